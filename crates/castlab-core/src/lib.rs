@@ -1,0 +1,21 @@
+//! castlab-core: the vocabulary every castlab crate shares.
+//!
+//! Time ([`time`]), identifiers ([`ids`]), the packet and its wire codec ([`packet`],
+//! [`codec`]), the sans-IO [`agent`] and [`router`] contracts, and deterministic RNG streams
+//! ([`rng`]). This crate depends on nothing but `thiserror`, so protocol state machines built on
+//! it run unchanged in the simulator, in hand-driven unit tests and over real sockets.
+
+pub mod agent;
+pub mod codec;
+pub mod ids;
+pub mod packet;
+pub mod rng;
+pub mod router;
+pub mod time;
+
+pub use agent::{Agent, AgentEvent, StartInfo, TimerTable};
+pub use ids::{Addr, AgentId, ChannelId, Dest, GroupId, NodeId, Port};
+pub use packet::{ControlMsg, Header, Packet};
+pub use rng::{Rng, StreamKind};
+pub use router::{NetView, RouterExtension, RouterSend, Verdict};
+pub use time::{Duration, Instant};

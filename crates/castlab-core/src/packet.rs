@@ -1,0 +1,75 @@
+//! The packet every agent, router extension and link handles.
+//!
+//! A `Packet` is a fixed-size `Copy` value: the simulator stores packets in a pool and moves
+//! them by value, so forwarding and multicast fan-out never allocate. Protocol headers are
+//! variants of [`Header`]; each protocol issue adds its own variant (and its wire encoding in
+//! [`crate::codec`]).
+
+use crate::ids::{Addr, Dest, GroupId};
+use crate::time::Instant;
+
+/// A small generic control message: a kind tag and three words. Enough for test extensions
+/// and simple signalling; protocols with richer headers get their own [`Header`] variant.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct ControlMsg {
+    pub kind: u16,
+    pub args: [u64; 3],
+}
+
+/// Protocol header carried by a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Header {
+    /// Application data (CBR and layered sources).
+    #[default]
+    Data,
+    /// A generic control message.
+    Control(ControlMsg),
+}
+
+/// A packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Packet {
+    /// Unique id within a run, stamped by the engine when the packet is first sent (0 before).
+    pub uid: u64,
+    /// Sender's address; the engine stamps it from the sending agent's binding.
+    pub src: Addr,
+    pub dst: Dest,
+    /// Size on the wire, headers included: what serialisation time is computed from.
+    pub size_bytes: u32,
+    /// Flow or session identifier, chosen by the sender; monitors key on it.
+    pub flow: u32,
+    /// Sequence number, per (flow, layer) for data.
+    pub seq: u64,
+    /// Layer (0-based) for layered sources; 0 otherwise.
+    pub layer: u8,
+    /// Congestion mark (RED in marking mode, ECN-like); routers may set it.
+    pub marked: bool,
+    /// When the sender created it.
+    pub sent_at: Instant,
+    pub header: Header,
+}
+
+impl Packet {
+    /// A data packet with the given destination and size; every other field zero.
+    pub fn data(dst: Dest, size_bytes: u32) -> Self {
+        Packet {
+            uid: 0,
+            src: Addr::default(),
+            dst,
+            size_bytes,
+            flow: 0,
+            seq: 0,
+            layer: 0,
+            marked: false,
+            sent_at: Instant::ZERO,
+            header: Header::Data,
+        }
+    }
+
+    pub fn group(&self) -> Option<GroupId> {
+        match self.dst {
+            Dest::Group(g) => Some(g),
+            Dest::Unicast(_) => None,
+        }
+    }
+}

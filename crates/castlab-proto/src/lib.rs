@@ -1,0 +1,11 @@
+//! castlab-proto: protocols as sans-IO state machines.
+//!
+//! Depends on `castlab-core` only: never on the simulator, an async runtime, Python or
+//! `std::time`. Every agent here follows the driving rule documented on
+//! [`castlab_core::agent`].
+
+pub mod cbr;
+pub mod sink;
+
+pub use cbr::{CbrSource, CbrStream};
+pub use sink::{LayeredSink, SinkRecords};
