@@ -14,6 +14,7 @@ use core::any::Any;
 
 use crate::ids::{ChannelId, GroupId, NodeId};
 use crate::packet::Packet;
+use crate::rng::Rng;
 use crate::time::Instant;
 
 /// What to do with a packet an extension has seen.
@@ -60,8 +61,8 @@ pub trait NetView {
 
 /// Code attached to a router. Default methods let every packet through.
 pub trait RouterExtension: Any {
-    /// Called once when the run starts.
-    fn handle_start(&mut self, _now: Instant, _net: &dyn NetView) {}
+    /// Called once when the run starts, with the extension's private random stream.
+    fn handle_start(&mut self, _now: Instant, _rng: Rng, _net: &dyn NetView) {}
     /// A packet arrived on `from` (None: sent by an agent on this node, or by the extension).
     fn on_arrival(
         &mut self,

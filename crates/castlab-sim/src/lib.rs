@@ -1,1 +1,20 @@
+//! castlab-sim: the deterministic packet-level discrete-event simulator.
+//!
+//! [`Simulator`] holds the topology (nodes, duplex links as two channels with output queues),
+//! shortest-path unicast routing, source-specific multicast trees with graft/prune latency,
+//! agents (any [`castlab_core::Agent`]) and router extensions (any
+//! [`castlab_core::RouterExtension`]), and runs the event loop. [`metrics`] holds the metrics
+//! computed in Rust (the RLM paper's worst-case windowed loss). See `engine` for the model.
 
+pub mod engine;
+pub mod error;
+pub mod metrics;
+pub mod queue;
+mod routing;
+pub mod testext;
+
+pub use engine::{
+    ChannelSeries, ChannelStats, Conservation, EngineStats, LinkConfig, NodeStats, SimConfig, Simulator, Timelines,
+};
+pub use error::{Result, SimError};
+pub use queue::{QueueConfig, RedConfig};
