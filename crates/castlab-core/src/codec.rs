@@ -4,22 +4,26 @@
 //! ```text
 //! 0  u8   version (= 1)
 //! 1  u8   dst kind (0 unicast, 1 group)
-//! 2  u8   header kind (0 data, 1 control)
-//! 3  u8   flags (bit 0: marked)
+//! 2  u8   header kind (0 data, 1 control, 2 tcp, 3 rlm)
+//! 3  u8   flags (bit 0: marked, bit 1: to_root)
 //! 4  u32  src node     8  u16 src port    10 u8 layer   11 u8 reserved (0)
 //! 12 u32  dst node or group                16 u16 dst port (0 for a group)  18 u16 reserved
 //! 20 u32  size_bytes   24 u32 flow        28 u64 seq     36 u64 uid       44 u64 sent_at ns
-//! 52 ...  header body: data none; control u16 kind, 3 x u64 args (26 bytes)
+//! 52 ...  header body: data none; control u16 kind, 3 x u64 args (26 bytes);
+//!          tcp u64 ack, u8 flags, u32 payload, u32 wnd, u64 ts_val, u64 ts_ecr (33 bytes);
+//!          rlm u8 kind, u8 level, u8 current, u32 receivers (7 bytes)
 //! ```
 //! Decoding never panics: a short, unknown or inconsistent buffer is a [`CodecError`].
 
 use crate::ids::{Addr, Dest, GroupId, NodeId};
-use crate::packet::{ControlMsg, Header, Packet};
+use crate::packet::{ControlMsg, Header, Packet, RlmHeader, TcpHeader};
 use crate::time::Instant;
 
 pub const VERSION: u8 = 1;
 pub const FIXED_LEN: usize = 52;
 const CONTROL_LEN: usize = 26;
+const TCP_LEN: usize = 33;
+const RLM_LEN: usize = 7;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {
@@ -43,6 +47,8 @@ pub fn encoded_len(p: &Packet) -> usize {
         + match p.header {
             Header::Data => 0,
             Header::Control(_) => CONTROL_LEN,
+            Header::Tcp(_) => TCP_LEN,
+            Header::Rlm(_) => RLM_LEN,
         }
 }
 
@@ -63,8 +69,10 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
     out[2] = match p.header {
         Header::Data => 0,
         Header::Control(_) => 1,
+        Header::Tcp(_) => 2,
+        Header::Rlm(_) => 3,
     };
-    out[3] = p.marked as u8;
+    out[3] = p.marked as u8 | (p.to_root as u8) << 1;
     out[4..8].copy_from_slice(&p.src.node.0.to_be_bytes());
     out[8..10].copy_from_slice(&p.src.port.to_be_bytes());
     out[10] = p.layer;
@@ -75,11 +83,28 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
     out[28..36].copy_from_slice(&p.seq.to_be_bytes());
     out[36..44].copy_from_slice(&p.uid.to_be_bytes());
     out[44..52].copy_from_slice(&p.sent_at.as_nanos().to_be_bytes());
-    if let Header::Control(c) = p.header {
-        let b = &mut out[FIXED_LEN..];
-        b[0..2].copy_from_slice(&c.kind.to_be_bytes());
-        for (i, a) in c.args.iter().enumerate() {
-            b[2 + 8 * i..10 + 8 * i].copy_from_slice(&a.to_be_bytes());
+    let b = &mut out[FIXED_LEN..];
+    match p.header {
+        Header::Data => {}
+        Header::Control(c) => {
+            b[0..2].copy_from_slice(&c.kind.to_be_bytes());
+            for (i, a) in c.args.iter().enumerate() {
+                b[2 + 8 * i..10 + 8 * i].copy_from_slice(&a.to_be_bytes());
+            }
+        }
+        Header::Tcp(t) => {
+            b[0..8].copy_from_slice(&t.ack.to_be_bytes());
+            b[8] = t.flags;
+            b[9..13].copy_from_slice(&t.payload.to_be_bytes());
+            b[13..17].copy_from_slice(&t.wnd.to_be_bytes());
+            b[17..25].copy_from_slice(&t.ts_val.to_be_bytes());
+            b[25..33].copy_from_slice(&t.ts_ecr.to_be_bytes());
+        }
+        Header::Rlm(r) => {
+            b[0] = r.kind;
+            b[1] = r.level;
+            b[2] = r.current;
+            b[3..7].copy_from_slice(&r.receivers.to_be_bytes());
         }
     }
     Ok(need)
@@ -109,7 +134,7 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
     if u16_at(buf, 18) != 0 {
         return Err(CodecError::Reserved("bytes 18-19"));
     }
-    if buf[3] & !1 != 0 {
+    if buf[3] & !3 != 0 {
         return Err(CodecError::Reserved("flags"));
     }
     let dnode = u32_at(buf, 12);
@@ -124,21 +149,30 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
         }
         v => return Err(CodecError::UnknownKind { field: "dst kind", value: v }),
     };
-    let (header, body_len) = match buf[2] {
-        0 => (Header::Data, 0),
-        1 => {
-            let need = FIXED_LEN + CONTROL_LEN;
-            if buf.len() < need {
-                return Err(CodecError::Truncated { got: buf.len(), need });
-            }
-            let b = &buf[FIXED_LEN..];
-            let c = ControlMsg {
-                kind: u16_at(b, 0),
-                args: [u64_at(b, 2), u64_at(b, 10), u64_at(b, 18)],
-            };
-            (Header::Control(c), CONTROL_LEN)
-        }
+    let body_len = match buf[2] {
+        0 => 0,
+        1 => CONTROL_LEN,
+        2 => TCP_LEN,
+        3 => RLM_LEN,
         v => return Err(CodecError::UnknownKind { field: "header kind", value: v }),
+    };
+    let need = FIXED_LEN + body_len;
+    if buf.len() < need {
+        return Err(CodecError::Truncated { got: buf.len(), need });
+    }
+    let b = &buf[FIXED_LEN..];
+    let header = match buf[2] {
+        0 => Header::Data,
+        1 => Header::Control(ControlMsg { kind: u16_at(b, 0), args: [u64_at(b, 2), u64_at(b, 10), u64_at(b, 18)] }),
+        2 => Header::Tcp(TcpHeader {
+            ack: u64_at(b, 0),
+            flags: b[8],
+            payload: u32_at(b, 9),
+            wnd: u32_at(b, 13),
+            ts_val: u64_at(b, 17),
+            ts_ecr: u64_at(b, 25),
+        }),
+        _ => Header::Rlm(RlmHeader { kind: b[0], level: b[1], current: b[2], receivers: u32_at(b, 3) }),
     };
     let end = FIXED_LEN + body_len;
     if buf.len() > end {
@@ -153,6 +187,7 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
         seq: u64_at(buf, 28),
         layer: buf[10],
         marked: buf[3] & 1 == 1,
+        to_root: buf[3] & 2 == 2,
         sent_at: Instant::from_nanos(u64_at(buf, 44)),
         header,
     })
@@ -173,6 +208,7 @@ mod tests {
             seq: 123_456_789,
             layer: 5,
             marked: true,
+            to_root: false,
             sent_at: Instant::from_nanos(987_654_321),
             header,
         }
@@ -184,6 +220,8 @@ mod tests {
         for h in [
             Header::Data,
             Header::Control(ControlMsg { kind: 3, args: [1, u64::MAX, 77] }),
+            Header::Tcp(TcpHeader { ack: 99, flags: TcpHeader::ACK | TcpHeader::DATA, payload: 960, wnd: 65535, ts_val: 5, ts_ecr: u64::MAX }),
+            Header::Rlm(RlmHeader { kind: RlmHeader::JOIN, level: 4, current: 3, receivers: 100_000 }),
         ] {
             for dst in [Dest::Unicast(Addr::new(NodeId(1), 2)), Dest::Group(GroupId(12))] {
                 let mut p = sample(h);
@@ -211,10 +249,13 @@ mod tests {
     #[test]
     fn malformed_input_is_an_error_never_a_panic() {
         let mut buf = [0u8; 128];
-        let n = encode(&sample(Header::Control(ControlMsg::default())), &mut buf).unwrap();
-        for cut in 0..n {
-            assert!(decode(&buf[..cut]).is_err(), "cut at {cut}");
+        for h in [Header::Control(ControlMsg::default()), Header::Tcp(TcpHeader::default()), Header::Rlm(RlmHeader::default())] {
+            let n = encode(&sample(h), &mut buf).unwrap();
+            for cut in 0..n {
+                assert!(decode(&buf[..cut]).is_err(), "cut at {cut}");
+            }
         }
+        let n = encode(&sample(Header::Control(ControlMsg::default())), &mut buf).unwrap();
         let mut bad = buf;
         bad[0] = 9;
         assert_eq!(decode(&bad[..n]), Err(CodecError::Version(9)));

@@ -16,6 +16,48 @@ pub struct ControlMsg {
     pub args: [u64; 3],
 }
 
+/// TCP segment header fields beyond `Packet::seq` (the first byte's sequence number for
+/// data, in bytes) and `Packet::size_bytes` (headers included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct TcpHeader {
+    /// Cumulative acknowledgement: the next byte expected (valid with `TcpHeader::ACK`).
+    pub ack: u64,
+    /// Bit set of `TcpHeader::DATA`, `TcpHeader::ACK`, `TcpHeader::FIN`.
+    pub flags: u8,
+    /// Payload bytes carried (0 for a pure ACK).
+    pub payload: u32,
+    /// Receiver window, bytes.
+    pub wnd: u32,
+    /// Timestamp value and echo (RFC 7323 style), ns: the sender's clock; the receiver echoes it.
+    pub ts_val: u64,
+    pub ts_ecr: u64,
+}
+
+impl TcpHeader {
+    pub const DATA: u8 = 1;
+    pub const ACK: u8 = 2;
+    pub const FIN: u8 = 4;
+}
+
+/// RLM control messages (McCanne et al. §3.3: join-experiment announcements, and session
+/// messages from which receivers estimate the group size, as RTCP does).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct RlmHeader {
+    /// `RlmHeader::JOIN` (an experiment at `level` starts) or `RlmHeader::SESSION`.
+    pub kind: u8,
+    /// The layer level concerned (1-based subscription level).
+    pub level: u8,
+    /// The sender's current subscription level (session messages).
+    pub current: u8,
+    /// The sender's estimate of the number of receivers (session messages).
+    pub receivers: u32,
+}
+
+impl RlmHeader {
+    pub const JOIN: u8 = 1;
+    pub const SESSION: u8 = 2;
+}
+
 /// Protocol header carried by a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Header {
@@ -24,6 +66,8 @@ pub enum Header {
     Data,
     /// A generic control message.
     Control(ControlMsg),
+    Tcp(TcpHeader),
+    Rlm(RlmHeader),
 }
 
 /// A packet.
@@ -44,6 +88,10 @@ pub struct Packet {
     pub layer: u8,
     /// Congestion mark (RED in marking mode, ECN-like); routers may set it.
     pub marked: bool,
+    /// A group packet sent by a node other than the group's source travels up to the source
+    /// first (the root of the shared tree, like PIM-SM's rendezvous point), then down the
+    /// tree. Set and cleared by the engine.
+    pub to_root: bool,
     /// When the sender created it.
     pub sent_at: Instant,
     pub header: Header,
@@ -61,6 +109,7 @@ impl Packet {
             seq: 0,
             layer: 0,
             marked: false,
+            to_root: false,
             sent_at: Instant::ZERO,
             header: Header::Data,
         }

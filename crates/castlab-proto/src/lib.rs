@@ -5,7 +5,9 @@
 //! [`castlab_core::agent`].
 
 pub mod cbr;
+pub mod rlm;
 pub mod sink;
+pub mod tcp;
 
 pub use cbr::{CbrSource, CbrStream};
 pub use sink::{LayeredSink, SinkRecords};

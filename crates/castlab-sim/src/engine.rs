@@ -22,6 +22,12 @@
 //! (without further latency). Packets go only down interfaces with members downstream:
 //! forwarding a packet costs its node's out-degree on that group's tree.
 //!
+//! Any agent may send to a group (RLM receivers announce join-experiments to the session). A
+//! group packet sent at a node other than the group's source first travels by unicast routing
+//! up to the source node, the root of the group's tree (as PIM-SM sends to its rendezvous
+//! point), and is then forwarded down the tree like the source's own packets: every member,
+//! the sender included if it is a member, receives it once.
+//!
 //! # Determinism
 //! One master seed; each agent, channel and router extension draws from its own stream
 //! derived from (seed, kind, index). No hash map is iterated on an event path. A run is a pure
@@ -933,6 +939,26 @@ impl Simulator {
                     self.pool.release(p);
                     return;
                 }
+                let source = self.groups[gi].source;
+                if source.0 != n {
+                    // A member sending to the group: up to the root first (shared tree).
+                    if from.is_none() {
+                        self.pool.slots[p as usize].to_root = true;
+                    }
+                    if self.pool.slots[p as usize].to_root {
+                        match self.routes.next(NodeId(n), source) {
+                            Some(ch) => self.forward(n, p, ch.0),
+                            None => {
+                                self.nodes[n as usize].stats.no_route += 1;
+                                self.pool.release(p);
+                            }
+                        }
+                        return;
+                    }
+                } else if pkt.to_root {
+                    self.pool.slots[p as usize].to_root = false;
+                }
+                let pkt = self.pool.slots[p as usize];
                 let st = &self.groups[gi].mc[n as usize];
                 if !st.members.is_empty() {
                     self.nodes[n as usize].stats.delivered_local += 1;

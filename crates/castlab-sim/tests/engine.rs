@@ -334,3 +334,25 @@ fn bad_input_is_an_error_naming_the_field() {
     sim.run(secs(11.0)).unwrap();
     assert!(sim.conservation().holds());
 }
+
+#[test]
+fn a_member_sending_to_the_group_reaches_every_member_via_the_root() {
+    let mut sim = Simulator::new(9);
+    let s = sim.add_node("s").unwrap();
+    let a = sim.add_node("a").unwrap();
+    let b = sim.add_node("b").unwrap();
+    let c = sim.add_node("c").unwrap();
+    sim.add_link(s, a, &link(1e9, 0.010, 50)).unwrap();
+    sim.add_link(a, b, &link(1e9, 0.020, 50)).unwrap();
+    sim.add_link(a, c, &link(1e9, 0.040, 50)).unwrap();
+    let g = sim.add_group(s).unwrap();
+    let rb = sim.add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(Instant::ZERO, 1)]))).unwrap();
+    let rc = sim.add_agent(c, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(Instant::ZERO, 1)]))).unwrap();
+    // b sends one 125-byte packet at t = 1 s (1 µs per hop to serialise)
+    sim.add_agent(b, None, secs(1.0), cbr_to(Dest::Group(g), 1e3, 125, 1.0, 1.5, false)).unwrap();
+    sim.run(secs(3.0)).unwrap();
+    // up b→a→s (20 + 10 ms), down s→a→c (10 + 40 ms) and s→a→b (10 + 20 ms); 1 µs per hop
+    assert_eq!(sink(&sim, rc).records.arr_time_ns, vec![1_000_000_000 + 80_000_000 + 4_000]);
+    assert_eq!(sink(&sim, rb).records.arr_time_ns, vec![1_000_000_000 + 60_000_000 + 4_000]);
+    assert!(sim.conservation().holds());
+}

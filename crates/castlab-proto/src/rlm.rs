@@ -1,0 +1,1 @@
+//! RLM receivers (issue 4). Work in progress.

@@ -1,0 +1,1 @@
+//! TCP Reno and NewReno (issue 3). Work in progress.
