@@ -1,1 +1,490 @@
+//! PyO3 bindings: conversions only, and the one place where Rust errors become Python ones.
+//!
+//! Every user-facing integer arrives as `i64` and is range-checked here, so that a negative
+//! queue limit or seed is a `ValueError` that names the field (PyO3's own conversion would
+//! raise `OverflowError`). Scenario errors from the engine ([`SimError`]) become `ValueError`
+//! with the engine's message, which starts with the field's name.
 
+use numpy::PyArray1;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use castlab_core::{Addr, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId};
+use castlab_proto::{CbrSource, CbrStream, LayeredSink};
+use castlab_sim::metrics;
+use castlab_sim::testext::LayerDropper;
+use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError};
+
+fn err(e: SimError) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+fn bad(field: &str, value: impl std::fmt::Display, reason: &str) -> PyErr {
+    PyValueError::new_err(format!("{field}: {reason} (got {value})"))
+}
+
+fn nonneg_u64(field: &str, v: i64) -> PyResult<u64> {
+    u64::try_from(v).map_err(|_| bad(field, v, "must be >= 0"))
+}
+
+fn positive_u32(field: &str, v: i64) -> PyResult<u32> {
+    if v <= 0 || v > u32::MAX as i64 {
+        return Err(bad(field, v, "must be a positive 32-bit integer"));
+    }
+    Ok(v as u32)
+}
+
+fn time_s(field: &str, v: f64) -> PyResult<Instant> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(bad(field, v, "must be a finite time in seconds >= 0"));
+    }
+    Ok(Instant::from_secs_f64(v))
+}
+
+fn duration_s(field: &str, v: f64) -> PyResult<Duration> {
+    if !v.is_finite() || v < 0.0 {
+        return Err(bad(field, v, "must be a finite duration in seconds >= 0"));
+    }
+    Ok(Duration::from_secs_f64(v))
+}
+
+fn arr_u64<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyArray1<u64>> {
+    PyArray1::from_slice(py, v)
+}
+
+/// The simulator (see `castlab.Simulator` for the documented Python face).
+#[pyclass(unsendable, module = "castlab._native")]
+pub struct Simulator {
+    inner: castlab_sim::Simulator,
+}
+
+impl Simulator {
+    fn node(&self, field: &'static str, name: &str) -> PyResult<NodeId> {
+        self.inner.node_named(field, name).map_err(err)
+    }
+    fn group(&self, field: &'static str, g: i64) -> PyResult<GroupId> {
+        let id = u32::try_from(g).map_err(|_| bad(field, g, "must be a group id >= 0"))?;
+        self.inner.check_group(field, GroupId(id)).map_err(err)?;
+        Ok(GroupId(id))
+    }
+    fn chan(&self, field: &'static str, ch: i64) -> PyResult<ChannelId> {
+        let id = u32::try_from(ch).map_err(|_| bad(field, ch, "must be a channel id >= 0"))?;
+        self.inner.check_channel(field, ChannelId(id)).map_err(err)?;
+        Ok(ChannelId(id))
+    }
+    fn agent_id(&self, field: &str, a: i64) -> PyResult<AgentId> {
+        match u32::try_from(a) {
+            Ok(id) if (id as usize) < self.inner.agent_count() => Ok(AgentId(id)),
+            _ => Err(bad(field, a, "no such agent")),
+        }
+    }
+    fn sink(&self, a: i64) -> PyResult<&LayeredSink> {
+        let id = self.agent_id("agent", a)?;
+        self.inner.agent::<LayeredSink>(id).ok_or_else(|| bad("agent", a, "is not a sink"))
+    }
+    fn start_stop(&self, start: f64, stop: Option<f64>) -> PyResult<(Instant, Instant)> {
+        let s = self.inner.check_start("start", start).map_err(err)?;
+        let e = match stop {
+            None => Instant::MAX,
+            Some(x) => {
+                let e = time_s("stop", x)?;
+                if e < s {
+                    return Err(bad("stop", x, "must not be before start"));
+                }
+                e
+            }
+        };
+        Ok((s, e))
+    }
+    fn port(&self, port: Option<i64>) -> PyResult<Option<u16>> {
+        port.map(|p| u16::try_from(p).map_err(|_| bad("port", p, "must be in 0..=65535"))).transpose()
+    }
+}
+
+#[pymethods]
+impl Simulator {
+    #[new]
+    #[pyo3(signature = (seed=0, join_latency=0.0, leave_latency=0.0, queue_avg_weight=0.002))]
+    fn new(seed: i64, join_latency: f64, leave_latency: f64, queue_avg_weight: f64) -> PyResult<Self> {
+        let cfg = SimConfig {
+            join_latency: duration_s("join_latency", join_latency)?,
+            leave_latency: duration_s("leave_latency", leave_latency)?,
+            queue_avg_weight,
+        };
+        let inner = castlab_sim::Simulator::with_config(nonneg_u64("seed", seed)?, cfg).map_err(err)?;
+        Ok(Simulator { inner })
+    }
+
+    /// Current simulated time, seconds.
+    #[getter]
+    fn now(&self) -> f64 {
+        self.inner.now().as_secs_f64()
+    }
+
+    #[getter]
+    fn seed(&self) -> u64 {
+        self.inner.seed()
+    }
+
+    fn add_node(&mut self, name: &str) -> PyResult<u32> {
+        self.inner.add_node(name).map(|n| n.0).map_err(err)
+    }
+
+    /// Add a duplex link; returns the channel ids (a→b, b→a).
+    #[pyo3(signature = (a, b, rate_bps, delay, queue="droptail", queue_limit_pkts=50, loss_ab=0.0, loss_ba=0.0, cost=1,
+        red_min_th=5.0, red_max_th=15.0, red_max_p=0.1, red_w_q=0.002, red_gentle=false, red_mark=false, mean_pkt_bytes=1000))]
+    #[allow(clippy::too_many_arguments)]
+    fn add_link(
+        &mut self,
+        a: &str,
+        b: &str,
+        rate_bps: f64,
+        delay: f64,
+        queue: &str,
+        queue_limit_pkts: i64,
+        loss_ab: f64,
+        loss_ba: f64,
+        cost: i64,
+        red_min_th: f64,
+        red_max_th: f64,
+        red_max_p: f64,
+        red_w_q: f64,
+        red_gentle: bool,
+        red_mark: bool,
+        mean_pkt_bytes: i64,
+    ) -> PyResult<(u32, u32)> {
+        let na = self.node("a", a)?;
+        let nb = self.node("b", b)?;
+        let limit = usize::try_from(queue_limit_pkts).map_err(|_| bad("queue_limit_pkts", queue_limit_pkts, "must be >= 0"))?;
+        let q = match queue {
+            "droptail" => QueueConfig::DropTail { limit_pkts: limit },
+            "red" => QueueConfig::Red(RedConfig {
+                limit_pkts: limit,
+                min_th: red_min_th,
+                max_th: red_max_th,
+                max_p: red_max_p,
+                w_q: red_w_q,
+                gentle: red_gentle,
+                mark: red_mark,
+                mean_pkt_bytes: positive_u32("mean_pkt_bytes", mean_pkt_bytes)?,
+            }),
+            other => return Err(bad("queue", format!("{other:?}"), "must be \"droptail\" or \"red\"")),
+        };
+        let cfg = LinkConfig { rate_bps, delay_s: delay, queue: q, loss_ab, loss_ba, cost: nonneg_u64("cost", cost)? };
+        self.inner.add_link(na, nb, &cfg).map(|(x, y)| (x.0, y.0)).map_err(err)
+    }
+
+    /// The channel id from node `a` to node `b`.
+    fn channel(&self, a: &str, b: &str) -> PyResult<u32> {
+        let na = self.node("a", a)?;
+        let nb = self.node("b", b)?;
+        self.inner.channel_between(na, nb).map(|c| c.0).ok_or_else(|| bad("b", b, "is not linked from a"))
+    }
+
+    /// A source-specific multicast group rooted at node `source`.
+    fn add_group(&mut self, source: &str) -> PyResult<u32> {
+        let n = self.node("source", source)?;
+        self.inner.add_group(n).map(|g| g.0).map_err(err)
+    }
+
+    /// A layered CBR source (RLM §4 law): layer m at rates_bps[m] on groups[m].
+    #[pyo3(signature = (node, groups, rates_bps, packet_size=1000, flow=0, start=0.0, stop=None, jitter=true))]
+    #[allow(clippy::too_many_arguments)]
+    fn add_layered_source(
+        &mut self,
+        node: &str,
+        groups: Vec<i64>,
+        rates_bps: Vec<f64>,
+        packet_size: i64,
+        flow: i64,
+        start: f64,
+        stop: Option<f64>,
+        jitter: bool,
+    ) -> PyResult<u32> {
+        let n = self.node("node", node)?;
+        if groups.is_empty() {
+            return Err(bad("groups", "[]", "needs at least one layer"));
+        }
+        if groups.len() != rates_bps.len() {
+            return Err(bad("rates_bps", rates_bps.len(), "needs one rate per group"));
+        }
+        if groups.len() > 255 {
+            return Err(bad("groups", groups.len(), "at most 255 layers"));
+        }
+        let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<PyResult<Vec<_>>>()?;
+        for &r in &rates_bps {
+            if !(r.is_finite() && r > 0.0) {
+                return Err(bad("rates_bps", r, "every rate must be positive and finite"));
+            }
+        }
+        let size = positive_u32("packet_size", packet_size)?;
+        let flow = u32::try_from(flow).map_err(|_| bad("flow", flow, "must be in 0..2^32"))?;
+        let (s, e) = self.start_stop(start, stop)?;
+        let src = CbrSource::layered(&gs, &rates_bps, size, flow, s, e, jitter);
+        self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
+    }
+
+    /// A unicast CBR source to (dst, dst_port); jitter as RLM §4 when `jitter`.
+    #[pyo3(signature = (node, dst, dst_port, rate_bps, packet_size=1000, flow=0, start=0.0, stop=None, jitter=false))]
+    #[allow(clippy::too_many_arguments)]
+    fn add_cbr(
+        &mut self,
+        node: &str,
+        dst: &str,
+        dst_port: i64,
+        rate_bps: f64,
+        packet_size: i64,
+        flow: i64,
+        start: f64,
+        stop: Option<f64>,
+        jitter: bool,
+    ) -> PyResult<u32> {
+        let n = self.node("node", node)?;
+        let d = self.node("dst", dst)?;
+        let port = u16::try_from(dst_port).map_err(|_| bad("dst_port", dst_port, "must be in 0..=65535"))?;
+        if !(rate_bps.is_finite() && rate_bps > 0.0) {
+            return Err(bad("rate_bps", rate_bps, "must be positive and finite"));
+        }
+        let size = positive_u32("packet_size", packet_size)?;
+        let flow = u32::try_from(flow).map_err(|_| bad("flow", flow, "must be in 0..2^32"))?;
+        let (s, e) = self.start_stop(start, stop)?;
+        let st = CbrStream::new(Dest::Unicast(Addr::new(d, port)), rate_bps, 0);
+        let src = CbrSource::new(vec![st], size, flow, s, e, jitter);
+        self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
+    }
+
+    /// A measuring sink on `node`: unicast on `port`, and/or subscribed by level to `groups`
+    /// (layer m on groups[m]) following `schedule`, a list of (time_s, level).
+    #[pyo3(signature = (node, groups=vec![], schedule=vec![], port=None, start=0.0))]
+    fn add_sink(&mut self, node: &str, groups: Vec<i64>, schedule: Vec<(f64, i64)>, port: Option<i64>, start: f64) -> PyResult<u32> {
+        let n = self.node("node", node)?;
+        let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<PyResult<Vec<_>>>()?;
+        let s = self.inner.check_start("start", start).map_err(err)?;
+        let mut sched = Vec::with_capacity(schedule.len());
+        for (t, lvl) in schedule {
+            let at = self.inner.check_start("schedule", t).map_err(err)?;
+            if lvl < 0 || lvl as usize > gs.len() {
+                return Err(bad("schedule", lvl, "levels must be between 0 and the number of groups"));
+            }
+            sched.push((at, lvl as u32));
+        }
+        let port = self.port(port)?;
+        self.inner.add_agent(n, port, s, Box::new(LayeredSink::new(gs, sched))).map(|a| a.0).map_err(err)
+    }
+
+    /// Attach the example extension that drops one layer's data on one output channel of
+    /// `node` (and optionally sends a report packet on `report_via` every `report_every` s).
+    #[pyo3(signature = (node, channel, layer, report_via=None, report_every=1.0))]
+    fn attach_layer_dropper(&mut self, node: &str, channel: i64, layer: i64, report_via: Option<i64>, report_every: f64) -> PyResult<()> {
+        let n = self.node("node", node)?;
+        let ch = self.chan("channel", channel)?;
+        let layer = u8::try_from(layer).map_err(|_| bad("layer", layer, "must be in 0..=255"))?;
+        let mut d = LayerDropper::new(ch, layer);
+        if let Some(v) = report_via {
+            let via = self.chan("report_via", v)?;
+            let every = duration_s("report_every", report_every)?;
+            if every.is_zero() {
+                return Err(bad("report_every", report_every, "must be positive"));
+            }
+            d = d.with_reports(via, every);
+        }
+        self.inner.attach_extension(n, Box::new(d)).map_err(err)
+    }
+
+    /// Packets the layer dropper on `node` has dropped.
+    fn layer_dropper_count(&self, node: &str) -> PyResult<u64> {
+        let n = self.node("node", node)?;
+        self.inner.extension::<LayerDropper>(n).map(|d| d.dropped).ok_or_else(|| bad("node", node, "has no layer dropper"))
+    }
+
+    /// Sample a channel every `interval` seconds (queue length, average, bytes, drops).
+    fn monitor_channel(&mut self, channel: i64, interval: f64) -> PyResult<()> {
+        let ch = self.chan("channel", channel)?;
+        let d = duration_s("interval", interval)?;
+        self.inner.monitor_channel(ch, d).map_err(err)
+    }
+
+    /// Run until `until` seconds. May be called repeatedly with growing times.
+    fn run(&mut self, until: f64) -> PyResult<()> {
+        let t = time_s("until", until)?;
+        self.inner.run(t).map_err(err)
+    }
+
+    /// A sink's arrivals: time_ns, flow, layer, seq, size (numpy arrays).
+    fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+        let r = &self.sink(agent)?.records;
+        let d = PyDict::new(py);
+        d.set_item("time_ns", arr_u64(py, &r.arr_time_ns))?;
+        d.set_item("flow", PyArray1::from_slice(py, &r.arr_flow))?;
+        d.set_item("layer", PyArray1::from_slice(py, &r.arr_layer))?;
+        d.set_item("seq", arr_u64(py, &r.arr_seq))?;
+        d.set_item("size", PyArray1::from_slice(py, &r.arr_size))?;
+        Ok(d)
+    }
+
+    /// A sink's detected losses: time_ns, flow, layer, count (numpy arrays).
+    fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+        let r = &self.sink(agent)?.records;
+        let d = PyDict::new(py);
+        d.set_item("time_ns", arr_u64(py, &r.loss_time_ns))?;
+        d.set_item("flow", PyArray1::from_slice(py, &r.loss_flow))?;
+        d.set_item("layer", PyArray1::from_slice(py, &r.loss_layer))?;
+        d.set_item("count", PyArray1::from_slice(py, &r.loss_count))?;
+        Ok(d)
+    }
+
+    /// Worst-case loss rate of a sink over windows of `window` seconds (RLM §4.2).
+    fn sink_worst_window_loss(&self, agent: i64, window: f64) -> PyResult<f64> {
+        let r = &self.sink(agent)?.records;
+        let w = duration_s("window", window)?;
+        let counts: Vec<u64> = r.loss_count.iter().map(|&c| c as u64).collect();
+        let (t, rec, lost) = metrics::arrival_process(&r.arr_time_ns, &r.loss_time_ns, &counts);
+        Ok(metrics::worst_window_loss(&t, &rec, &lost, w.as_nanos()))
+    }
+
+    fn channel_stats<'py>(&self, py: Python<'py>, channel: i64) -> PyResult<Bound<'py, PyDict>> {
+        let ch = self.chan("channel", channel)?;
+        let s = self.inner.channel_stats(ch).expect("checked");
+        let (from, to, rate, delay) = self.inner.channel_info(ch).expect("checked");
+        let d = PyDict::new(py);
+        d.set_item("from", self.inner.node_name(from))?;
+        d.set_item("to", self.inner.node_name(to))?;
+        d.set_item("rate_bps", rate)?;
+        d.set_item("delay", delay.as_secs_f64())?;
+        for (k, v) in [
+            ("arrivals", s.arrivals),
+            ("enqueued", s.enqueued),
+            ("drops_forced", s.drops_forced),
+            ("drops_early", s.drops_early),
+            ("marked", s.marked),
+            ("departures", s.departures),
+            ("bytes_departed", s.bytes_departed),
+            ("lost_random", s.lost_random),
+            ("delivered", s.delivered),
+            ("ext_drops", s.ext_drops),
+        ] {
+            d.set_item(k, v)?;
+        }
+        d.set_item("queue_len", self.inner.queue_len(ch).expect("checked"))?;
+        d.set_item("queue_avg", self.inner.queue_avg(ch).expect("checked"))?;
+        Ok(d)
+    }
+
+    /// Samples of a monitored channel: time_ns, qlen, qavg, bytes (cumulative), drops (cumulative).
+    fn channel_series<'py>(&self, py: Python<'py>, channel: i64) -> PyResult<Bound<'py, PyDict>> {
+        let ch = self.chan("channel", channel)?;
+        let s = self.inner.channel_series(ch).ok_or_else(|| bad("channel", channel, "is not monitored"))?;
+        let d = PyDict::new(py);
+        d.set_item("time_ns", arr_u64(py, &s.time_ns))?;
+        d.set_item("qlen", PyArray1::from_slice(py, &s.qlen))?;
+        d.set_item("qavg", PyArray1::from_slice(py, &s.qavg))?;
+        d.set_item("bytes", arr_u64(py, &s.bytes))?;
+        d.set_item("drops", arr_u64(py, &s.drops))?;
+        Ok(d)
+    }
+
+    fn node_stats<'py>(&self, py: Python<'py>, node: &str) -> PyResult<Bound<'py, PyDict>> {
+        let n = self.node("node", node)?;
+        let s = self.inner.node_stats(n).expect("checked");
+        let d = PyDict::new(py);
+        for (k, v) in [
+            ("ext_drops", s.ext_drops),
+            ("ext_consumed", s.ext_consumed),
+            ("delivered_local", s.delivered_local),
+            ("no_listener", s.no_listener),
+            ("no_route", s.no_route),
+            ("mc_unwanted", s.mc_unwanted),
+        ] {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+
+    /// Global packet accounting; `holds` is computed: created == sum of the fates.
+    fn conservation<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let c = self.inner.conservation();
+        let d = PyDict::new(py);
+        for (k, v) in [
+            ("created", c.created),
+            ("queue_drops", c.queue_drops),
+            ("lost_random", c.lost_random),
+            ("ext_drops", c.ext_drops),
+            ("ext_consumed", c.ext_consumed),
+            ("delivered_local", c.delivered_local),
+            ("no_listener", c.no_listener),
+            ("no_route", c.no_route),
+            ("mc_unwanted", c.mc_unwanted),
+            ("in_queues", c.in_queues),
+            ("in_transmission", c.in_transmission),
+            ("in_flight", c.in_flight),
+        ] {
+            d.set_item(k, v)?;
+        }
+        d.set_item("holds", c.holds())?;
+        Ok(d)
+    }
+
+    /// Events processed and packets serialised so far.
+    fn engine_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let s = self.inner.engine_stats();
+        let d = PyDict::new(py);
+        d.set_item("events", s.events)?;
+        d.set_item("forwarded", s.forwarded)?;
+        Ok(d)
+    }
+
+    /// Subscription-level changes of every receiver: time_ns, agent, level.
+    fn level_timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let t = self.inner.timelines();
+        let d = PyDict::new(py);
+        d.set_item("time_ns", arr_u64(py, &t.level_time_ns))?;
+        d.set_item("agent", PyArray1::from_slice(py, &t.level_agent))?;
+        d.set_item("level", PyArray1::from_slice(py, &t.level))?;
+        Ok(d)
+    }
+
+    /// Whether `node` currently forwards `group` on `channel`.
+    fn forwards(&self, group: i64, node: &str, channel: i64) -> PyResult<bool> {
+        let g = self.group("group", group)?;
+        let n = self.node("node", node)?;
+        let ch = self.chan("channel", channel)?;
+        Ok(self.inner.forwards(g, n, ch))
+    }
+}
+
+/// Worst-case windowed loss over an event process (RLM §4.2): `times_ns` sorted; at each
+/// event `received` packets arrived and `lost` were detected lost.
+#[pyfunction]
+fn worst_window_loss(times_ns: Vec<u64>, received: Vec<u64>, lost: Vec<u64>, window: f64) -> PyResult<f64> {
+    if times_ns.len() != received.len() || times_ns.len() != lost.len() {
+        return Err(bad("received", received.len(), "times_ns, received and lost must have equal lengths"));
+    }
+    if times_ns.windows(2).any(|w| w[0] > w[1]) {
+        return Err(bad("times_ns", "unsorted", "must be sorted"));
+    }
+    let w = duration_s("window", window)?;
+    if w.is_zero() {
+        return Err(bad("window", window, "must be positive"));
+    }
+    Ok(metrics::worst_window_loss(&times_ns, &received, &lost, w.as_nanos()))
+}
+
+/// Serialisation time in ns of `size_bytes` at `rate_bps` (the engine's rounding).
+#[pyfunction]
+fn transmission_ns(size_bytes: i64, rate_bps: f64) -> PyResult<u64> {
+    let s = positive_u32("size_bytes", size_bytes)?;
+    if !(rate_bps.is_finite() && rate_bps >= 1.0) {
+        return Err(bad("rate_bps", rate_bps, "must be at least 1 bit/s"));
+    }
+    Ok(Duration::transmission(s, rate_bps.round() as u64).as_nanos())
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Simulator>()?;
+    m.add_function(wrap_pyfunction!(worst_window_loss, m)?)?;
+    m.add_function(wrap_pyfunction!(transmission_ns, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,5 @@
+import sys
+
+from castlab.cli import main
+
+sys.exit(main())

@@ -1,0 +1,100 @@
+# Hand-written stub for the Rust extension module castlab._native.
+# tests/test_stub.py checks every name and parameter here against the compiled module.
+from typing import Optional
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+class Simulator:
+    """The deterministic packet-level simulator. A run is a pure function of scenario and seed."""
+
+    def __init__(
+        self,
+        seed: int = 0,
+        join_latency: float = 0.0,
+        leave_latency: float = 0.0,
+        queue_avg_weight: float = 0.002,
+    ) -> None: ...
+    @property
+    def now(self) -> float: ...
+    @property
+    def seed(self) -> int: ...
+    def add_node(self, name: str) -> int: ...
+    def add_link(
+        self,
+        a: str,
+        b: str,
+        rate_bps: float,
+        delay: float,
+        queue: str = "droptail",
+        queue_limit_pkts: int = 50,
+        loss_ab: float = 0.0,
+        loss_ba: float = 0.0,
+        cost: int = 1,
+        red_min_th: float = 5.0,
+        red_max_th: float = 15.0,
+        red_max_p: float = 0.1,
+        red_w_q: float = 0.002,
+        red_gentle: bool = False,
+        red_mark: bool = False,
+        mean_pkt_bytes: int = 1000,
+    ) -> tuple[int, int]: ...
+    def channel(self, a: str, b: str) -> int: ...
+    def add_group(self, source: str) -> int: ...
+    def add_layered_source(
+        self,
+        node: str,
+        groups: list[int],
+        rates_bps: list[float],
+        packet_size: int = 1000,
+        flow: int = 0,
+        start: float = 0.0,
+        stop: Optional[float] = None,
+        jitter: bool = True,
+    ) -> int: ...
+    def add_cbr(
+        self,
+        node: str,
+        dst: str,
+        dst_port: int,
+        rate_bps: float,
+        packet_size: int = 1000,
+        flow: int = 0,
+        start: float = 0.0,
+        stop: Optional[float] = None,
+        jitter: bool = False,
+    ) -> int: ...
+    def add_sink(
+        self,
+        node: str,
+        groups: list[int] = ...,
+        schedule: list[tuple[float, int]] = ...,
+        port: Optional[int] = None,
+        start: float = 0.0,
+    ) -> int: ...
+    def attach_layer_dropper(
+        self,
+        node: str,
+        channel: int,
+        layer: int,
+        report_via: Optional[int] = None,
+        report_every: float = 1.0,
+    ) -> None: ...
+    def layer_dropper_count(self, node: str) -> int: ...
+    def monitor_channel(self, channel: int, interval: float) -> None: ...
+    def run(self, until: float) -> None: ...
+    def sink_arrivals(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
+    def sink_losses(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
+    def sink_worst_window_loss(self, agent: int, window: float) -> float: ...
+    def channel_stats(self, channel: int) -> dict[str, object]: ...
+    def channel_series(self, channel: int) -> dict[str, npt.NDArray[np.generic]]: ...
+    def node_stats(self, node: str) -> dict[str, int]: ...
+    def conservation(self) -> dict[str, object]: ...
+    def engine_stats(self) -> dict[str, int]: ...
+    def level_timeline(self) -> dict[str, npt.NDArray[np.integer]]: ...
+    def forwards(self, group: int, node: str, channel: int) -> bool: ...
+
+def worst_window_loss(times_ns: list[int], received: list[int], lost: list[int], window: float) -> float: ...
+def transmission_ns(size_bytes: int, rate_bps: float) -> int: ...

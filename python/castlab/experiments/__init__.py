@@ -1,0 +1,10 @@
+"""Every figure or table castlab reproduces, by name."""
+
+from __future__ import annotations
+
+from castlab.experiments.common import Experiment
+from castlab.experiments import engine
+
+REGISTRY: dict[str, Experiment] = {e.name: e for e in [*engine.EXPERIMENTS]}
+
+__all__ = ["REGISTRY", "Experiment"]

@@ -1,0 +1,80 @@
+"""The hand-written castlab/_native.pyi must match the compiled module: same classes,
+functions, methods and parameters (names, order, defaults)."""
+
+import ast
+import inspect
+from pathlib import Path
+
+import castlab._native as native
+
+STUB = Path(castlab_path := native.__file__).parent / "_native.pyi"
+
+
+def _stub_defs():
+    tree = ast.parse(STUB.read_text())
+    funcs, classes = {}, {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            funcs[node.name] = node
+        elif isinstance(node, ast.ClassDef):
+            classes[node.name] = {n.name: n for n in node.body if isinstance(n, ast.FunctionDef)}
+    return funcs, classes
+
+
+def _params(fn: ast.FunctionDef):
+    a = fn.args
+    names = [x.arg for x in a.args]
+    defaults = [None] * (len(a.args) - len(a.defaults)) + [
+        ast.literal_eval(d) if not (isinstance(d, ast.Constant) and d.value is Ellipsis) else ... for d in a.defaults
+    ]
+    return list(zip(names, defaults))
+
+
+def _runtime_params(obj):
+    sig = inspect.signature(obj)
+    out = []
+    for p in sig.parameters.values():
+        d = None if p.default is inspect.Parameter.empty else p.default
+        out.append((p.name, d))
+    return out
+
+
+def _compare(stub_fn, runtime, *, method):
+    stub = _params(stub_fn)
+    rt = _runtime_params(runtime)
+    if method:
+        assert stub[0][0] == "self"
+        stub = stub[1:]
+        if rt and rt[0][0] == "self":
+            rt = rt[1:]
+    assert [n for n, _ in stub] == [n for n, _ in rt], (stub_fn.name, stub, rt)
+    for (n, sd), (_, rd) in zip(stub, rt):
+        if sd is not ...:
+            assert sd == rd, (stub_fn.name, n, sd, rd)
+
+
+def test_module_level_names_match():
+    funcs, classes = _stub_defs()
+    public = {n for n in dir(native) if not n.startswith("_")}
+    assert public == set(funcs) | set(classes)
+    for name, fn in funcs.items():
+        _compare(fn, getattr(native, name), method=False)
+
+
+def test_class_methods_match():
+    _, classes = _stub_defs()
+    for cname, methods in classes.items():
+        cls = getattr(native, cname)
+        runtime = {n for n in dir(cls) if not n.startswith("_")}
+        assert runtime == {n for n in methods if not n.startswith("_")}, cname
+        for mname, fn in methods.items():
+            if mname == "__init__":
+                sig = cls.__text_signature__.replace("(", "(self, ", 1) if cls.__text_signature__ != "()" else "(self)"
+                stub = [n for n, _ in _params(fn)]
+                assert stub == [p.strip().split("=")[0] for p in sig.strip("()").split(",")], (stub, sig)
+                continue
+            attr = inspect.getattr_static(cls, mname)
+            if isinstance(attr, property) or type(attr).__name__ == "getset_descriptor":
+                assert any(isinstance(d, ast.Name) and d.id == "property" for d in fn.decorator_list), mname
+                continue
+            _compare(fn, getattr(cls, mname), method=True)
