@@ -843,3 +843,643 @@ impl Agent for RlmReceiver {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use castlab_core::NodeId;
+
+    const CTL: GroupId = GroupId(99);
+
+    fn groups(n: u32) -> Vec<GroupId> {
+        (0..n).map(|m| GroupId(10 + m)).collect()
+    }
+    fn me() -> Addr {
+        Addr::new(NodeId(3), 7)
+    }
+    fn other(i: u32) -> Addr {
+        Addr::new(NodeId(100 + i), 1)
+    }
+    fn at(s: f64) -> Instant {
+        Instant::from_secs_f64(s)
+    }
+    fn secs(d: Duration) -> f64 {
+        d.as_secs_f64()
+    }
+    fn close(a: f64, b: f64) -> bool {
+        // timers and samples are rounded to whole nanoseconds
+        (a - b).abs() < 1e-8
+    }
+
+    /// A receiver driven by hand: records what it sends and asks for.
+    struct Rig {
+        rx: RlmReceiver,
+        seq: Vec<u64>,
+        sent: Vec<Packet>,
+        events: Vec<AgentEvent>,
+        now: Instant,
+    }
+
+    impl Rig {
+        fn with(cfg: RlmConfig, layers: u32) -> Rig {
+            let mut rx = RlmReceiver::new(cfg, groups(layers), CTL);
+            rx.handle_start(Instant::ZERO, StartInfo { addr: me(), rng: Rng::seed_from_u64(42) });
+            let mut r = Rig { rx, seq: vec![0; layers as usize], sent: vec![], events: vec![], now: Instant::ZERO };
+            r.drain();
+            r.data(at(0.01), 0); // sets the base of gap tracking on layer 0
+            r
+        }
+        fn new() -> Rig {
+            Rig::with(RlmConfig::default(), 6)
+        }
+        fn drain(&mut self) {
+            while let Some(p) = self.rx.poll_transmit() {
+                self.sent.push(p);
+            }
+            let _ = self.rx.poll_timeout();
+            while let Some(e) = self.rx.poll_event() {
+                self.events.push(e);
+            }
+        }
+        fn take_events(&mut self) -> Vec<AgentEvent> {
+            std::mem::take(&mut self.events)
+        }
+        fn joins_sent(&self) -> Vec<RlmHeader> {
+            self.sent
+                .iter()
+                .filter_map(|p| match p.header {
+                    Header::Rlm(h) if h.kind == RlmHeader::JOIN => Some(h),
+                    _ => None,
+                })
+                .collect()
+        }
+        /// Advance to `t` as a driver would: every deadline up to `t`, in order.
+        fn timeout(&mut self, t: Instant) {
+            assert!(t >= self.now);
+            while let Some(d) = self.rx.poll_timeout().filter(|d| *d <= t) {
+                self.now = d;
+                self.rx.handle_timeout(d);
+                self.drain();
+            }
+            self.now = t;
+        }
+        /// Fire the join-timer (any earlier timer fires first, as a driver would).
+        fn fire_join(&mut self) -> Instant {
+            let t = self.rx.join_deadline().expect("a pending join-timer");
+            self.timeout(t);
+            t
+        }
+        fn fire_detect(&mut self) -> Instant {
+            let t = self.rx.detection_deadline().expect("a detection timer");
+            self.timeout(t);
+            t
+        }
+        fn fire_session(&mut self) -> Instant {
+            let t = self.rx.session_deadline().expect("a session timer");
+            self.timeout(t);
+            t
+        }
+        fn packet(&mut self, t: Instant, p: Packet) {
+            assert!(t >= self.now);
+            self.now = t;
+            self.rx.handle_packet(t, &p);
+            self.drain();
+        }
+        /// The next packet of `layer` (0-based) arrives at `t`.
+        fn data(&mut self, t: Instant, layer: usize) {
+            self.lose(t, layer, 0);
+        }
+        /// `k` packets of `layer` are lost; the one after them arrives at `t`.
+        fn lose(&mut self, t: Instant, layer: usize, k: u64) {
+            self.seq[layer] += k;
+            let mut p = Packet::data(Dest::Group(GroupId(10 + layer as u32)), 1000);
+            p.layer = layer as u8;
+            p.seq = self.seq[layer];
+            self.seq[layer] += 1;
+            self.packet(t, p);
+        }
+        fn control(&mut self, t: Instant, from: Addr, kind: u8, level: u8) {
+            let mut p = Packet::data(Dest::Group(CTL), 40);
+            p.src = from;
+            p.header = Header::Rlm(RlmHeader { kind, level, current: level.saturating_sub(1), receivers: 1 });
+            self.packet(t, p);
+        }
+        /// Run one successful experiment: fire the join-timer, then its detection timer.
+        fn succeed(&mut self) {
+            let n = self.rx.level();
+            self.fire_join();
+            assert_eq!(self.rx.level(), n + 1);
+            self.fire_detect();
+            assert_eq!(self.rx.own_experiment(), None);
+        }
+        /// Run one failed experiment: add, lose a base-layer packet `after` later, wait out D.
+        fn fail(&mut self, after: f64) {
+            let n = self.rx.level();
+            let t = self.fire_join();
+            assert_eq!(self.rx.level(), n + 1);
+            self.lose(t + Duration::from_secs_f64(after), 0, 1);
+            assert_eq!(self.rx.state(), RlmState::Drop);
+            assert_eq!(self.rx.level(), n);
+            self.fire_detect();
+            assert_eq!(self.rx.state(), RlmState::Steady);
+        }
+        fn last_transition(&self) -> (u8, u8, u8) {
+            let r = &self.rx.records;
+            let i = r.trans_time_ns.len() - 1;
+            (r.trans_from[i], r.trans_to[i], r.trans_cause[i])
+        }
+    }
+
+    const S_: u8 = RlmState::Steady as u8;
+    const H_: u8 = RlmState::Hysteresis as u8;
+    const M_: u8 = RlmState::Measurement as u8;
+    const D_: u8 = RlmState::Drop as u8;
+
+    #[test]
+    fn defaults_are_the_papers_values() {
+        let c = RlmConfig::default();
+        // §4: α = 2, β = 2/3, k1 = 1, k2 = 2, g1 = g2 = 0.25, T_min = 5 s, T_max = 600 s
+        assert_eq!((c.alpha, c.beta, c.k1, c.k2, c.g1, c.g2), (2.0, 2.0 / 3.0, 1.0, 2.0, 0.25, 0.25));
+        assert_eq!((c.t_min, c.t_max), (Duration::from_secs(5), Duration::from_secs(600)));
+        assert_eq!(c.loss_threshold, 0.25);
+        assert!(c.validate().is_ok());
+        let bad = RlmConfig { alpha: 1.0, ..RlmConfig::default() };
+        assert!(matches!(bad.validate(), Err(RlmError::Invalid { field: "alpha", .. })));
+        let bad = RlmConfig { t_max: Duration::from_secs(1), ..RlmConfig::default() };
+        assert!(matches!(bad.validate(), Err(RlmError::Invalid { field: "t_max", .. })));
+        assert_eq!(RlmReceiver::try_new(RlmConfig::default(), vec![], CTL).err(), Some(RlmError::NoLayers));
+    }
+
+    #[test]
+    fn start_joins_control_group_and_base_layer() {
+        let mut rx = RlmReceiver::new(RlmConfig::default(), groups(6), CTL);
+        rx.handle_start(at(10.0), StartInfo { addr: me(), rng: Rng::seed_from_u64(1) });
+        let ev: Vec<_> = std::iter::from_fn(|| rx.poll_event()).collect();
+        assert_eq!(ev, vec![AgentEvent::Join(CTL), AgentEvent::Join(GroupId(10)), AgentEvent::LevelChanged { level: 1 }]);
+        assert_eq!((rx.state(), rx.level()), (RlmState::Steady, 1));
+        // join-timer for level 2 drawn from λ = T_min = 5 s: support [2.5, 22.5] s
+        let j = secs(rx.join_deadline().unwrap() - at(10.0));
+        assert!((2.5..=22.5).contains(&j), "{j}");
+        // detection timer k1·T_D + k2·σ_D = 2 + 2·0.5 = 3 s
+        assert_eq!(rx.detection_deadline(), Some(at(13.0)));
+        // first session message within [0.5, 1.5] × 5 s
+        let s = secs(rx.session_deadline().unwrap() - at(10.0));
+        assert!((2.5..7.5).contains(&s), "{s}");
+        assert_eq!(rx.poll_timeout(), [rx.join_deadline(), rx.detection_deadline(), rx.session_deadline()].into_iter().flatten().min());
+    }
+
+    #[test]
+    fn s_join_timer_announces_then_adds_a_layer() {
+        let mut r = Rig::new();
+        r.take_events();
+        let t = r.fire_join();
+        // §3.3: the announcement goes to the control group and names the experimental level
+        let js = r.joins_sent();
+        assert_eq!(js.len(), 1);
+        assert_eq!((js[0].level, js[0].current), (2, 1));
+        let p = r.sent.iter().find(|p| matches!(p.header, Header::Rlm(h) if h.kind == RlmHeader::JOIN)).unwrap();
+        assert_eq!((p.dst, p.size_bytes), (Dest::Group(CTL), 40));
+        assert_eq!(r.take_events(), vec![AgentEvent::Join(GroupId(11)), AgentEvent::LevelChanged { level: 2 }]);
+        assert_eq!((r.rx.state(), r.rx.level(), r.rx.own_experiment()), (RlmState::Steady, 2, Some(2)));
+        let rec = &r.rx.records;
+        assert_eq!((rec.exp_level.clone(), rec.exp_outcome.clone()), (vec![2], vec![Outcome::Running as u8]));
+        assert_eq!(rec.exp_start_ns, vec![t.as_nanos()]);
+        // the experiment lasts one detection time; a new join-timer (for level 3) is pending
+        assert_eq!(r.rx.detection_deadline(), Some(t + Duration::from_secs(3)));
+        assert!(r.rx.join_deadline().unwrap() >= t + Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn s_detection_timer_ends_a_clean_experiment_in_success() {
+        let mut r = Rig::new();
+        let t = r.fire_join();
+        r.data(t + Duration::from_secs(1), 1);
+        let td = r.fire_detect();
+        assert_eq!(td, t + Duration::from_secs(3));
+        let rec = &r.rx.records;
+        assert_eq!(rec.exp_outcome, vec![Outcome::Success as u8]);
+        assert_eq!(rec.exp_end_ns, vec![td.as_nanos()]);
+        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Steady, 2));
+        assert!(rec.trans_time_ns.is_empty(), "S→S edges are not state changes");
+    }
+
+    #[test]
+    fn s_loss_during_own_experiment_drops_backs_off_and_enters_d() {
+        let mut r = Rig::new();
+        let t = r.fire_join();
+        r.take_events();
+        let tl = t + Duration::from_millis(400);
+        r.lose(tl, 0, 1);
+        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Drop, 1));
+        assert_eq!(r.take_events(), vec![AgentEvent::Leave(GroupId(11)), AgentEvent::LevelChanged { level: 1 }]);
+        assert_eq!(r.last_transition(), (S_, D_, Cause::Loss as u8));
+        // §3.5 backoff: T_J^2 = min(2 · 5 s, 600 s) = 10 s; the others are untouched
+        assert_eq!(r.rx.join_timer_mean(2), Duration::from_secs(10));
+        assert_eq!(r.rx.join_timer_mean(3), Duration::from_secs(5));
+        let rec = &r.rx.records;
+        assert_eq!(rec.exp_outcome, vec![Outcome::Failed as u8]);
+        assert_eq!((rec.exp_end_ns[0], rec.exp_detect_ns[0]), (tl.as_nanos(), 400_000_000));
+        assert_eq!(r.rx.join_deadline(), None, "no join-timer outside S");
+        // D lasts one (updated) detection time
+        assert_eq!(r.rx.detection_deadline(), Some(tl + r.rx.detection_window()));
+    }
+
+    #[test]
+    fn d_ignores_losses_then_returns_to_s_on_its_timer() {
+        let mut r = Rig::new();
+        let t = r.fire_join();
+        r.lose(t + Duration::from_millis(400), 0, 1);
+        let n_trans = r.rx.records.trans_time_ns.len();
+        r.lose(t + Duration::from_millis(500), 0, 3);
+        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Drop, 1));
+        assert_eq!(r.rx.records.trans_time_ns.len(), n_trans);
+        assert_eq!(r.rx.records.lost(), 4, "losses are still recorded");
+        let td = r.fire_detect();
+        assert_eq!(r.rx.state(), RlmState::Steady);
+        assert_eq!(r.last_transition(), (D_, S_, Cause::DetectionTimer as u8));
+        // back in S, a join-timer drawn from the backed-off λ = 10 s: support [5, 45] s
+        let j = secs(r.rx.join_deadline().unwrap() - td);
+        assert!((5.0..=45.0).contains(&j), "{j}");
+    }
+
+    #[test]
+    fn s_loss_without_experiment_goes_through_h_and_m_back_to_s() {
+        let mut r = Rig::new();
+        r.lose(at(1.0), 0, 1);
+        assert_eq!(r.rx.state(), RlmState::Hysteresis);
+        assert_eq!(r.last_transition(), (S_, H_, Cause::Loss as u8));
+        assert_eq!(r.rx.join_deadline(), None);
+        // H absorbs further losses (even heavy ones)
+        r.lose(at(1.5), 0, 5);
+        assert_eq!(r.rx.state(), RlmState::Hysteresis);
+        assert!(r.rx.loss_rate() > 0.25);
+        let t = r.fire_detect();
+        assert_eq!(t, at(4.0));
+        assert_eq!(r.rx.state(), RlmState::Measurement);
+        assert_eq!(r.last_transition(), (H_, M_, Cause::DetectionTimer as u8));
+        let t2 = r.fire_detect();
+        assert_eq!(t2, at(7.0));
+        assert_eq!(r.rx.state(), RlmState::Steady);
+        assert_eq!(r.last_transition(), (M_, S_, Cause::DetectionTimer as u8));
+        assert_eq!(r.rx.level(), 1);
+        assert!(r.rx.join_deadline().is_some());
+        assert_eq!(r.rx.records.trans_to, vec![H_, M_, S_]);
+    }
+
+    #[test]
+    fn m_drops_on_loss_rate_above_threshold_but_not_on_a_single_loss() {
+        let mut r = Rig::new();
+        r.succeed(); // level 2
+        let t0 = r.now;
+        r.lose(t0 + Duration::from_millis(10), 0, 1); // S → H
+        r.fire_detect(); // H → M
+        assert_eq!(r.rx.state(), RlmState::Measurement);
+        // a quiet stretch lets the estimator decay: (15/16)^100 of what it was
+        let mut t = r.now;
+        for _ in 0..100 {
+            t += Duration::from_millis(5);
+            r.data(t, 0);
+        }
+        // a single loss: p = (1/16)(15/16) + tiny ≈ 0.06 < 0.25 → stay in M
+        r.lose(t + Duration::from_millis(5), 0, 1);
+        assert!(r.rx.loss_rate() < 0.07, "{}", r.rx.loss_rate());
+        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Measurement, 2));
+        // eight in a row: p ≥ (1 - (15/16)^8)(15/16) ≈ 0.378 > 0.25 → drop (L > T)
+        r.take_events();
+        r.lose(t + Duration::from_millis(10), 0, 8);
+        assert!(r.rx.loss_rate() > 0.37, "{}", r.rx.loss_rate());
+        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Drop, 1));
+        assert_eq!(r.last_transition(), (M_, D_, Cause::LossRate as u8));
+        assert_eq!(r.take_events(), vec![AgentEvent::Leave(GroupId(11)), AgentEvent::LevelChanged { level: 1 }]);
+        // the drop action backs off the dropped level's timer
+        assert_eq!(r.rx.join_timer_mean(2), Duration::from_secs(10));
+        // not an experiment: the experiment records are unchanged (the one success)
+        assert_eq!(r.rx.records.exp_outcome, vec![Outcome::Success as u8]);
+    }
+
+    /// Level 2, then a foreign experiment at `foreign` is announced just before my
+    /// join-timer (pending level 3) fires.
+    fn with_foreign_before_my_join(foreign: u8) -> (Rig, Instant) {
+        let mut r = Rig::new();
+        r.succeed();
+        let tj = r.rx.join_deadline().unwrap();
+        r.control(tj - Duration::from_millis(100), other(1), RlmHeader::JOIN, foreign);
+        r.sent.clear();
+        let t = r.fire_join();
+        (r, t)
+    }
+
+    #[test]
+    fn s_loss_during_own_experiment_under_a_higher_one_measures_first() {
+        // M → S: the congestion was the higher experiment's; mine survives
+        let (mut r, t) = with_foreign_before_my_join(5);
+        assert_eq!((r.rx.level(), r.rx.own_experiment()), (3, Some(3)), "a higher experiment does not suppress mine");
+        r.lose(t + Duration::from_millis(300), 0, 1);
+        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Measurement, 3));
+        assert_eq!(r.last_transition(), (S_, M_, Cause::Loss as u8));
+        assert_eq!(*r.rx.records.exp_outcome.last().unwrap(), Outcome::Running as u8);
+        r.fire_detect();
+        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Steady, 3));
+        assert_eq!(*r.rx.records.exp_outcome.last().unwrap(), Outcome::Success as u8);
+        assert_eq!(r.rx.join_timer_mean(3), Duration::from_secs(5));
+
+        // M → D: long-term congestion; my experiment failed, its detection time runs from its
+        // start to the first loss (the onset), not to the drop
+        let (mut r, t) = with_foreign_before_my_join(5);
+        r.lose(t + Duration::from_millis(300), 0, 1);
+        r.lose(t + Duration::from_millis(350), 0, 8);
+        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Drop, 2));
+        let rec = &r.rx.records;
+        assert_eq!(*rec.exp_outcome.last().unwrap(), Outcome::Failed as u8);
+        assert_eq!(*rec.exp_detect_ns.last().unwrap(), 300_000_000);
+        assert_eq!(r.rx.join_timer_mean(3), Duration::from_secs(10));
+    }
+
+    #[test]
+    fn same_level_overlap_is_allowed_and_a_loss_then_fails_my_experiment() {
+        let (mut r, t) = with_foreign_before_my_join(3);
+        assert_eq!(r.joins_sent().len(), 1, "overlap at the same level is allowed");
+        assert_eq!(r.rx.level(), 3);
+        r.lose(t + Duration::from_millis(300), 0, 1);
+        // mine is (jointly) the highest in progress: it failed
+        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Drop, 2));
+    }
+
+    #[test]
+    fn a_lower_experiment_in_progress_suppresses_mine() {
+        let (r, t) = with_foreign_before_my_join(2);
+        assert_eq!(r.joins_sent().len(), 0);
+        assert_eq!((r.rx.level(), r.rx.own_experiment()), (2, None));
+        assert_eq!(r.rx.records.supp_level, vec![3]);
+        assert_eq!(r.rx.records.supp_time_ns, vec![t.as_nanos()]);
+        // a new join-timer was scheduled, from λ = T_J^3 = 5 s
+        let j = secs(r.rx.join_deadline().unwrap() - t);
+        assert!((2.5..=22.5).contains(&j), "{j}");
+        // once the foreign experiment is over (older than the detection window), mine runs
+        let mut r = r;
+        let window = r.rx.detection_window();
+        let tj = r.rx.join_deadline().unwrap();
+        if tj - (t - Duration::from_millis(100)) >= window {
+            r.fire_join();
+            assert_eq!(r.rx.level(), 3);
+        }
+    }
+
+    #[test]
+    fn my_own_experiment_in_progress_suppresses_my_next_join_timer() {
+        // short join-timers (λ = 1 s: at most 4.5 s) and a long detection time (11 s) make the
+        // next join-timer fire while my experiment is still in progress
+        let cfg = RlmConfig { t_min: Duration::from_secs(1), detection_init: Duration::from_secs(10), ..RlmConfig::default() };
+        let mut r = Rig::with(cfg, 6);
+        let t = r.fire_join();
+        assert_eq!(r.rx.own_experiment(), Some(2));
+        let tj = r.fire_join();
+        assert!(tj < t + Duration::from_secs(11));
+        assert_eq!(r.rx.level(), 2);
+        assert_eq!(r.rx.records.supp_level, vec![3]);
+    }
+
+    #[test]
+    fn shared_learning_backs_off_my_next_level_only() {
+        // a foreign experiment at my next level (2) fails: I learn with it
+        let mut r = Rig::new();
+        r.control(at(1.0), other(1), RlmHeader::JOIN, 2);
+        r.lose(at(1.4), 0, 1);
+        assert_eq!(r.rx.state(), RlmState::Hysteresis);
+        assert_eq!(r.rx.join_timer_mean(2), Duration::from_secs(10));
+        assert_eq!(r.rx.records.shared_level, vec![2]);
+        assert_eq!(r.rx.level(), 1, "nothing to drop: I was not experimenting");
+
+        // a foreign experiment two levels up: not about my next level
+        let mut r = Rig::new();
+        r.control(at(1.0), other(1), RlmHeader::JOIN, 3);
+        r.lose(at(1.4), 0, 1);
+        assert_eq!(r.rx.state(), RlmState::Hysteresis);
+        assert_eq!((r.rx.join_timer_mean(2), r.rx.join_timer_mean(3)), (Duration::from_secs(5), Duration::from_secs(5)));
+        assert!(r.rx.records.shared_level.is_empty());
+
+        // a foreign experiment at my next level that ended (older than the 3 s window)
+        let mut r = Rig::new();
+        r.control(at(1.0), other(1), RlmHeader::JOIN, 2);
+        r.lose(at(4.5), 0, 1);
+        assert_eq!(r.rx.join_timer_mean(2), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn own_announcements_coming_back_are_ignored() {
+        let mut r = Rig::new();
+        r.fire_join();
+        let mine = *r.sent.iter().find(|p| matches!(p.header, Header::Rlm(h) if h.kind == RlmHeader::JOIN)).unwrap();
+        let mut back = mine;
+        back.src = me(); // the engine stamps the sender's address
+        let t = r.now + Duration::from_millis(20);
+        r.packet(t, back);
+        assert!(r.rx.records.heard_level.is_empty());
+        assert_eq!(r.rx.receivers_estimate(), 1);
+        // the same packet from someone else is a foreign experiment
+        back.src = other(2);
+        r.packet(t, back);
+        assert_eq!(r.rx.records.heard_level, vec![2]);
+        assert_eq!(r.rx.receivers_estimate(), 2);
+    }
+
+    #[test]
+    fn join_timer_distribution_matches_its_formula() {
+        // λ/2 + X, X ~ Exp(mean λ) truncated to [0, 4λ]:
+        // E = λ/2 + λ(1 - 5e^-4)/(1 - e^-4); P(T ≤ 3λ/2) = (1 - e^-1)/(1 - e^-4)
+        let lambda = 10.0;
+        let e4 = (-4.0f64).exp();
+        let mean_th = lambda / 2.0 + lambda * (1.0 - 5.0 * e4) / (1.0 - e4);
+        assert!((mean_th - 14.2536).abs() < 1e-3); // hand value: 5 + 10 · 0.908422 / 0.981684
+        let p_th = (1.0 - (-1.0f64).exp()) / (1.0 - e4);
+        let mut rng = Rng::seed_from_u64(7);
+        let n = 200_000;
+        let xs: Vec<f64> = (0..n).map(|_| secs(draw_join_interval(Duration::from_secs(10), &mut rng))).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let below = xs.iter().filter(|&&x| x <= 1.5 * lambda).count() as f64 / n as f64;
+        let (lo, hi) = xs.iter().fold((f64::MAX, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+        // sd of X ≈ 0.86λ: the mean's standard error is ~0.02 s, 5 SE = 0.1 s;
+        // the fraction's standard error is ~0.0011, 5 SE ≈ 0.006
+        assert!((mean - mean_th).abs() < 0.1, "mean {mean} vs {mean_th}");
+        assert!((below - p_th).abs() < 0.006, "{below} vs {p_th}");
+        assert!(lo >= 5.0 && hi <= 45.0, "support [{lo}, {hi}]");
+        assert!(lo < 5.01 && hi > 44.0, "the support is covered: [{lo}, {hi}]");
+    }
+
+    #[test]
+    fn backoff_saturates_at_t_max_and_relaxation_floors_at_t_min() {
+        // two layers: at level 2 there is no next experiment, so only T_J^2 moves
+        let mut r = Rig::with(RlmConfig::default(), 2);
+        let mut seen = vec![];
+        for _ in 0..8 {
+            r.fail(0.2);
+            seen.push(secs(r.rx.join_timer_mean(2)));
+        }
+        // T ← min(2T, 600 s) from 5 s
+        assert_eq!(seen, vec![10.0, 20.0, 40.0, 80.0, 160.0, 320.0, 600.0, 600.0]);
+        // a success, then relaxation at every detection-timer expiry in S: T ← max(2T/3, 5 s)
+        let t0 = r.fire_join();
+        assert_eq!(r.rx.level(), 2);
+        let mut relaxed = vec![];
+        let mut expect = vec![];
+        let mut e = 600.0f64;
+        let mut last = t0;
+        for _ in 0..14 {
+            let t = r.fire_detect();
+            assert_eq!(t - last, r.rx.detection_window(), "relaxation runs at detection-timer intervals");
+            last = t;
+            relaxed.push(secs(r.rx.join_timer_mean(2)));
+            e = (e * 2.0 / 3.0).max(5.0);
+            expect.push(e);
+        }
+        assert_eq!(*relaxed.last().unwrap(), 5.0);
+        for (a, b) in relaxed.iter().zip(&expect) {
+            assert!((a - b).abs() < 1e-6, "{relaxed:?} vs {expect:?}");
+        }
+        // 600 (2/3)^k > 5 for k ≤ 11: the floor is reached at the 12th relaxation
+        assert!(relaxed[10] > 5.0 && relaxed[11] == 5.0);
+    }
+
+    #[test]
+    fn detection_time_estimator_follows_the_update_equations() {
+        let mut r = Rig::new();
+        assert_eq!(r.rx.detection_estimate(), (Duration::from_secs(2), Duration::from_millis(500)));
+        r.fail(0.4);
+        // σ = 0.75·0.5 + 0.25·|0.4 − 2| = 0.775; T_D = 0.75·2 + 0.25·0.4 = 1.6
+        let (td, sd) = r.rx.detection_estimate();
+        assert!(close(secs(td), 1.6) && close(secs(sd), 0.775), "{td:?} {sd:?}");
+        r.fail(1.0);
+        // σ = 0.75·0.775 + 0.25·|1.0 − 1.6| = 0.73125; T_D = 0.75·1.6 + 0.25·1.0 = 1.45
+        let (td, sd) = r.rx.detection_estimate();
+        assert!(close(secs(td), 1.45) && close(secs(sd), 0.73125), "{td:?} {sd:?}");
+        // detection timer k1·T_D + k2·σ_D = 1.45 + 1.4625
+        assert!(close(secs(r.rx.detection_window()), 2.9125));
+        assert_eq!(r.rx.records.exp_detect_ns, vec![400_000_000, 1_000_000_000]);
+        // a foreign failure does not feed the estimator (§3.5: the latency of a local action)
+        r.control(r.now + Duration::from_millis(1), other(1), RlmHeader::JOIN, 2);
+        r.lose(r.now + Duration::from_millis(300), 0, 1);
+        assert!(close(secs(r.rx.detection_estimate().0), 1.45));
+    }
+
+    #[test]
+    fn group_size_is_estimated_from_session_messages_and_scales_t_max() {
+        // members are kept for a million session intervals here, so that they outlive the long
+        // join-timers of the backoff below without feeding session messages at every step
+        let cfg = RlmConfig { member_timeout_intervals: 1_000_000, ..RlmConfig::default() };
+        let mut r = Rig::with(cfg, 2);
+        for i in 0..3 {
+            r.control(at(0.5 + i as f64 * 0.1), other(i), RlmHeader::SESSION, 3);
+        }
+        r.control(at(0.9), other(0), RlmHeader::SESSION, 3); // a repeat is one member
+        assert_eq!(r.rx.receivers_estimate(), 4);
+        assert_eq!(r.rx.t_max_effective(), Duration::from_secs(2400));
+        // backing off: the timer saturates at 4 × 600 s
+        let mut seen = vec![];
+        for _ in 0..10 {
+            r.fail(0.2);
+            seen.push(secs(r.rx.join_timer_mean(2)));
+        }
+        assert_eq!(seen[8..], [2400.0, 2400.0], "{seen:?}");
+        assert_eq!(seen[7], 1280.0);
+        // my session messages carry my estimate
+        let sess: Vec<RlmHeader> = r
+            .sent
+            .iter()
+            .filter_map(|p| match p.header {
+                Header::Rlm(h) if h.kind == RlmHeader::SESSION => Some(h),
+                _ => None,
+            })
+            .collect();
+        assert!(!sess.is_empty());
+        assert!(sess.iter().all(|h| h.receivers == 4));
+    }
+
+    #[test]
+    fn silent_members_time_out_after_five_session_intervals() {
+        let mut r = Rig::new();
+        r.control(at(0.5), other(1), RlmHeader::SESSION, 3);
+        r.control(at(0.6), other(2), RlmHeader::JOIN, 2); // an announcement counts too
+        assert_eq!(r.rx.receivers_estimate(), 3);
+        assert_eq!(r.rx.t_max_effective(), Duration::from_secs(1800));
+        // other(2) keeps talking; other(1) falls silent. Timeout: 5 × max(5 s, 3·320/1600 s)
+        let mut t = 0.6;
+        while t < 24.0 {
+            t += 4.0;
+            r.timeout(at(t));
+            r.control(at(t), other(2), RlmHeader::SESSION, 3);
+        }
+        assert_eq!(r.rx.receivers_estimate(), 3, "heard within 25 s");
+        r.timeout(at(40.0));
+        r.control(at(40.0), other(2), RlmHeader::SESSION, 3);
+        let t = r.fire_session();
+        assert!(t > at(40.0));
+        assert_eq!(r.rx.receivers_estimate(), 2);
+        assert_eq!(r.rx.t_max_effective(), Duration::from_secs(1200));
+    }
+
+    #[test]
+    fn without_scaling_t_max_is_fixed() {
+        let cfg = RlmConfig { scale_t_max: false, ..RlmConfig::default() };
+        let mut r = Rig::with(cfg, 2);
+        r.control(at(0.5), other(1), RlmHeader::SESSION, 3);
+        assert_eq!(r.rx.receivers_estimate(), 2);
+        assert_eq!(r.rx.t_max_effective(), Duration::from_secs(600));
+    }
+
+    #[test]
+    fn session_interval_grows_with_the_group_as_rtcp() {
+        let mut r = Rig::new();
+        // 49 others: n̂ = 50, interval = max(5 s, 50 · 320 bit / 1600 b/s) = 10 s
+        for i in 0..49 {
+            r.control(at(0.1 + i as f64 * 0.001), other(i), RlmHeader::SESSION, 1);
+        }
+        assert_eq!(r.rx.receivers_estimate(), 50);
+        let t = r.fire_session();
+        let d = secs(r.rx.session_deadline().unwrap() - t);
+        assert!((5.0..15.0).contains(&d), "{d}");
+        let mut r = Rig::new();
+        let t = r.fire_session();
+        let d = secs(r.rx.session_deadline().unwrap() - t);
+        assert!((2.5..7.5).contains(&d), "{d}");
+    }
+
+    #[test]
+    fn gap_tracking_restarts_when_a_layer_is_rejoined() {
+        let mut r = Rig::new();
+        let t = r.fire_join();
+        r.data(t + Duration::from_millis(50), 1);
+        r.data(t + Duration::from_millis(60), 1);
+        r.lose(t + Duration::from_millis(100), 0, 1); // fails the experiment: layer 2 left
+        assert_eq!(r.rx.level(), 1);
+        // a straggler of the left layer: counted as received, not gap-checked
+        r.lose(t + Duration::from_millis(110), 1, 30);
+        assert_eq!(r.rx.records.lost(), 1);
+        r.fire_detect();
+        r.fire_join();
+        assert_eq!(r.rx.level(), 2);
+        // the first packet after the re-join sets the base; the 50 sent meanwhile are not lost
+        let t2 = r.now;
+        r.lose(t2 + Duration::from_millis(30), 1, 50);
+        r.data(t2 + Duration::from_millis(40), 1);
+        assert_eq!(r.rx.records.lost(), 1);
+        assert_eq!(r.rx.records.received, 1 + 2 + 1 + 1 + 2);
+        assert_eq!(r.rx.records.arr_time_ns.len() as u64, r.rx.records.received);
+    }
+
+    #[test]
+    fn malformed_or_foreign_input_is_ignored() {
+        let mut r = Rig::new();
+        let before = r.rx.records.clone();
+        r.control(at(1.0), other(1), RlmHeader::JOIN, 0);
+        r.control(at(1.0), other(1), RlmHeader::JOIN, 7); // only 6 layers
+        r.control(at(1.0), other(1), 9, 2); // unknown kind
+        let mut p = Packet::data(Dest::Group(GroupId(55)), 1000); // not a session group
+        p.seq = 9;
+        r.packet(at(1.1), p);
+        r.packet(at(1.1), Packet::data(Dest::Unicast(other(1)), 100));
+        assert_eq!(r.rx.records.ignored, 5);
+        assert!(r.rx.records.heard_level.is_empty());
+        assert_eq!(r.rx.records.received, before.received);
+        assert_eq!(r.rx.state(), RlmState::Steady);
+    }
+}

@@ -1,1 +1,110 @@
-fn main(){}
+//! Engine benchmarks (measured, not timed tests). Run with:
+//!
+//!     cargo bench -p castlab-sim --bench engine
+//!
+//! (a) 100 CBR flows (120 kb/s each, 1000-byte packets, RLM §4 jitter) through a 10 Mb/s
+//!     DropTail dumbbell for 100 simulated seconds;
+//! (b) one 6-layer source (32·2^m kb/s) to 1,000 receivers, all at level 5, behind one
+//!     1.5 Mb/s bottleneck, for 600 simulated seconds.
+//!
+//! Prints wall time, events per second, link transmissions (packets forwarded, one per hop)
+//! per second, and heap allocations per million events over the second half of each run,
+//! counted by a counting global allocator: the steady state should allocate (almost) nothing
+//! (the sinks' record columns still grow, amortised).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant as WallInstant;
+
+use castlab_core::{Addr, Dest, GroupId, Instant};
+use castlab_proto::{CbrSource, CbrStream, LayeredSink};
+use castlab_sim::{LinkConfig, QueueConfig, Simulator};
+
+struct Counting;
+static ALLOCS: AtomicU64 = AtomicU64::new(0);
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn dt(limit: usize) -> QueueConfig {
+    QueueConfig::DropTail { limit_pkts: limit }
+}
+
+fn dumbbell() -> Simulator {
+    let mut sim = Simulator::new(1);
+    let a = sim.add_node("A").unwrap();
+    let b = sim.add_node("B").unwrap();
+    sim.add_link(a, b, &LinkConfig::new(10e6, 0.020, dt(100))).unwrap();
+    for i in 0..100 {
+        let l = sim.add_node(&format!("L{i}")).unwrap();
+        let r = sim.add_node(&format!("R{i}")).unwrap();
+        sim.add_link(l, a, &LinkConfig::new(100e6, 0.001 + 0.0001 * i as f64, dt(100))).unwrap();
+        sim.add_link(b, r, &LinkConfig::new(100e6, 0.001, dt(100))).unwrap();
+        sim.add_agent(r, Some(5), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
+        let st = CbrStream::new(Dest::Unicast(Addr::new(r, 5)), 120e3, 0);
+        sim.add_agent(l, None, Instant::ZERO, Box::new(CbrSource::new(vec![st], 1000, i, Instant::ZERO, Instant::MAX, true))).unwrap();
+    }
+    sim
+}
+
+fn fanout() -> Simulator {
+    let mut sim = Simulator::new(1);
+    let s = sim.add_node("S").unwrap();
+    let a = sim.add_node("A").unwrap();
+    let b = sim.add_node("B").unwrap();
+    sim.add_link(s, a, &LinkConfig::new(100e6, 0.001, dt(100))).unwrap();
+    sim.add_link(a, b, &LinkConfig::new(1.5e6, 0.010, dt(20))).unwrap();
+    let groups: Vec<GroupId> = (0..6).map(|_| sim.add_group(s).unwrap()).collect();
+    let rates: Vec<f64> = (0..6).map(|m| 32e3 * 2f64.powi(m)).collect();
+    sim.add_agent(s, None, Instant::ZERO, Box::new(CbrSource::layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true))).unwrap();
+    for i in 0..1000 {
+        let r = sim.add_node(&format!("R{i}")).unwrap();
+        sim.add_link(b, r, &LinkConfig::new(10e6, 0.005, dt(20))).unwrap();
+        sim.add_agent(r, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), vec![(Instant::ZERO, 5)]))).unwrap();
+    }
+    sim
+}
+
+fn bench(name: &str, mut sim: Simulator, until_s: f64) {
+    let half = Instant::from_secs_f64(until_s / 2.0);
+    let t0 = WallInstant::now();
+    sim.run(half).unwrap();
+    let (e_half, a_half) = (sim.engine_stats().events, ALLOCS.load(Ordering::Relaxed));
+    sim.run(Instant::from_secs_f64(until_s)).unwrap();
+    let wall = t0.elapsed().as_secs_f64();
+    let st = sim.engine_stats();
+    let allocs = ALLOCS.load(Ordering::Relaxed) - a_half;
+    let per_m = allocs as f64 / ((st.events - e_half) as f64 / 1e6);
+    assert!(sim.conservation().holds());
+    println!(
+        "{name}: {until_s:.0} s simulated in {wall:.2} s wall | {:.2} M events, {:.2} M events/s | {:.2} M packets forwarded, {:.2} M forwarded/s | {per_m:.1} allocations per M events (2nd half)",
+        st.events as f64 / 1e6,
+        st.events as f64 / wall / 1e6,
+        st.forwarded as f64 / 1e6,
+        st.forwarded as f64 / wall / 1e6,
+    );
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` passes nothing and must stay quick.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("engine benchmarks: run with `cargo bench -p castlab-sim --bench engine`");
+        return;
+    }
+    bench("(a) 100 CBR flows, 10 Mb/s dumbbell", dumbbell(), 100.0);
+    bench("(b) 6-layer source to 1000 receivers, 1.5 Mb/s bottleneck", fanout(), 600.0);
+}

@@ -190,23 +190,60 @@ fn heterogeneous_tree_each_receiver_settles_at_its_own_optimum() {
 #[test]
 #[ignore]
 fn tmp_sweep() {
-    let mut v = vec![];
-    for seed in 1..40 {
-        let (mut sim, a) = topology1(seed, 1.0);
+    for seed in 1..15u64 {
+        let mut sim = Simulator::new(seed);
+        let s = sim.add_node("S").unwrap();
+        let r = sim.add_node("router").unwrap();
+        sim.add_link(s, r, &link(1.5e6, 0.010)).unwrap();
+        let (groups, control) = session(&mut sim, s);
+        let branches = [(1.5e6, 5u32), (600e3, 4), (256e3, 3)];
+        let mut rx = vec![];
+        for (i, (rate, _)) in branches.iter().enumerate() {
+            let n = sim.add_node(&format!("R{i}")).unwrap();
+            sim.add_link(r, n, &link(*rate, 0.010)).unwrap();
+            let recv = RlmReceiver::new(RlmConfig::default(), groups.clone(), control);
+            rx.push(sim.add_agent(n, None, secs(1.0 + 2.0 * i as f64), Box::new(recv)).unwrap());
+        }
         sim.run(secs(600.0)).unwrap();
-        let r = rlm(&sim, a);
-        let st = steps(r);
-        let t = settle_time(&st, 5).map(|t| t as f64 / 1e9 - 1.0);
-        let below = st.iter().filter(|&&(tt, l)| t.is_some_and(|ts| tt as f64 / 1e9 > ts + 1.0) && l < 5).count();
-        let lc = &r.records;
-        let (tt, rcv, lost) = arrival_process(&lc.arr_time_ns, &lc.loss_time_ns, &lc.loss_count);
-        let w100 = worst_window_loss(&tt, &rcv, &lost, 100 * S);
-        let w1 = worst_window_loss(&tt, &rcv, &lost, S);
-        let durs: Vec<f64> = (0..lc.exp_start_ns.len()).filter(|&i| lc.exp_end_ns[i] != u64::MAX).map(|i| (lc.exp_end_ns[i]-lc.exp_start_ns[i]) as f64/1e9).collect();
-        let maxd = durs.iter().cloned().fold(0.0, f64::max);
-        eprintln!("seed {seed}: settle {t:?} below-after {below} exps {} maxdur {maxd:.2} w1 {w1:.3} w100 {w100:.4} td {:?}", lc.exp_start_ns.len(), r.detection_estimate());
-        v.push(t.unwrap_or(1e9));
+        let mut line = format!("seed {seed}:");
+        for (i, (_, opt)) in branches.iter().enumerate() {
+            let rr = rlm(&sim, rx[i]);
+            let st = steps(rr);
+            let ts = settle_time(&st, *opt);
+            let at = ts.map(|t| time_at_levels(&st, t, 600 * S));
+            let frac = at.map(|a| a[*opt as usize] / a.iter().sum::<f64>());
+            let maxl = ts.map(|t| st.iter().filter(|s| s.0 >= t).map(|s| s.1).max().unwrap());
+            line += &format!(" [{i}: settle {:?} frac {:?} max {:?} lvl {}]", ts.map(|t| t as f64 / 1e9), frac, maxl, rr.level());
+        }
+        eprintln!("{line}");
     }
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    eprintln!("{v:?}");
+    // topology 2: n receivers behind one bottleneck
+    for n in [4usize, 16] {
+        let mut sim = Simulator::new(3);
+        let s = sim.add_node("S").unwrap();
+        let r = sim.add_node("router").unwrap();
+        sim.add_link(s, r, &link(1.5e6, 0.010)).unwrap();
+        let (groups, control) = session(&mut sim, s);
+        let b = sim.add_node("B").unwrap();
+        sim.add_link(r, b, &link(1.5e6, 0.010)).unwrap();
+        let mut rx = vec![];
+        for i in 0..n {
+            let x = sim.add_node(&format!("R{i}")).unwrap();
+            sim.add_link(b, x, &link(10e6, 0.001)).unwrap();
+            let recv = RlmReceiver::new(RlmConfig::default(), groups.clone(), control);
+            rx.push(sim.add_agent(x, None, secs(30.0 + 90.0 * (i as f64 / n as f64)), Box::new(recv)).unwrap());
+        }
+        let t0 = std::time::Instant::now();
+        sim.run(secs(600.0)).unwrap();
+        eprintln!("n = {n}: wall {:?}", t0.elapsed());
+        for i in 0..n {
+            let rr = rlm(&sim, rx[i]);
+            let st = steps(rr);
+            let ts = settle_time(&st, 5);
+            let lc = &rr.records;
+            let (tt, rcv, lost) = arrival_process(&lc.arr_time_ns, &lc.loss_time_ns, &lc.loss_count);
+            eprintln!("  R{i}: settle {:?} exps {} shared {} supp {} lvl {} n̂ {} w1 {:.3} w10 {:.3} w100 {:.4}", ts.map(|t| t as f64/1e9), lc.exp_start_ns.len(), lc.shared_level.len(), lc.supp_level.len(), rr.level(), rr.receivers_estimate(),
+              worst_window_loss(&tt, &rcv, &lost, S), worst_window_loss(&tt, &rcv, &lost, 10*S), worst_window_loss(&tt, &rcv, &lost, 100*S));
+        }
+    }
 }

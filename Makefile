@@ -1,0 +1,44 @@
+# castlab: one command sets up and runs the main job, one sets up and runs every test.
+#   make demo   set up, build, run the demo and a reproduction
+#   make test   set up, build, run the Rust tests and the Python tests
+#   make bench  the engine benchmarks (release, whole-program optimisation)
+# Needs python3 (with venv) and a Rust toolchain; everything else is installed into .venv.
+
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PIP    := $(VENV)/bin/pip
+OUT    ?= out
+export CARGO_TERM_COLOR ?= never
+
+.PHONY: setup build demo test test-rust test-python bench reproduce-all clean-out
+
+$(VENV)/.deps: pyproject.toml
+	@command -v cargo >/dev/null || { echo "castlab needs a Rust toolchain (cargo): install it with rustup"; exit 1; }
+	python3 -m venv $(VENV) || { command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq python3-venv && python3 -m venv $(VENV); }
+	$(PIP) install -q --upgrade pip
+	$(PIP) install -q "maturin>=1.5,<2" "numpy>=1.23" "pandas>=1.5" "matplotlib>=3.6" "pytest>=7"
+	touch $@
+
+setup: $(VENV)/.deps
+
+# Builds the Rust extension in release mode and installs castlab (editable) into .venv.
+build: setup
+	$(VENV)/bin/maturin develop --release --quiet
+
+demo: build
+	$(VENV)/bin/castlab run
+	$(VENV)/bin/castlab reproduce engine-bottleneck --out $(OUT)/engine-bottleneck
+
+test: test-rust test-python
+
+test-rust:
+	cargo test --workspace --exclude castlab-py
+
+test-python: build
+	$(VENV)/bin/pytest -q tests
+
+bench:
+	cargo bench -p castlab-sim --bench engine
+
+reproduce-all: build
+	$(VENV)/bin/castlab reproduce --all --out $(OUT)
