@@ -728,13 +728,13 @@ impl RlmReceiver {
         let w = self.cfg.loss_gain;
         let mut lost = 0u64;
         match self.gap_next[m] {
-            None => self.gap_next[m] = Some(p.seq + 1),
+            None => self.gap_next[m] = Some(p.seq.saturating_add(1)),
             Some(next) => {
                 if p.seq > next {
                     lost = p.seq - next;
                 }
                 if p.seq >= next {
-                    self.gap_next[m] = Some(p.seq + 1);
+                    self.gap_next[m] = Some(p.seq.saturating_add(1));
                 }
             }
         }
@@ -1163,7 +1163,8 @@ mod tests {
         let mut r = Rig::new();
         r.succeed();
         let tj = r.rx.join_deadline().unwrap();
-        r.control(tj - Duration::from_millis(100), other(1), RlmHeader::JOIN, foreign);
+        let heard = (tj - Duration::from_millis(100)).max(r.now);
+        r.control(heard, other(1), RlmHeader::JOIN, foreign);
         r.sent.clear();
         let t = r.fire_join();
         (r, t)
@@ -1215,14 +1216,22 @@ mod tests {
         // a new join-timer was scheduled, from λ = T_J^3 = 5 s
         let j = secs(r.rx.join_deadline().unwrap() - t);
         assert!((2.5..=22.5).contains(&j), "{j}");
-        // once the foreign experiment is over (older than the detection window), mine runs
-        let mut r = r;
-        let window = r.rx.detection_window();
+    }
+
+    #[test]
+    fn a_finished_lower_experiment_does_not_suppress_mine() {
+        // long join-timers (λ = 20 s: at least 10 s) leave room to hear a foreign experiment
+        // that is over (older than the 3 s window) by the time my timer fires
+        let cfg = RlmConfig { t_min: Duration::from_secs(20), ..RlmConfig::default() };
+        let mut r = Rig::with(cfg, 6);
+        r.succeed(); // level 2
         let tj = r.rx.join_deadline().unwrap();
-        if tj - (t - Duration::from_millis(100)) >= window {
-            r.fire_join();
-            assert_eq!(r.rx.level(), 3);
-        }
+        let heard = tj - Duration::from_millis(3500);
+        assert!(heard >= r.now);
+        r.control(heard, other(1), RlmHeader::JOIN, 2);
+        r.fire_join();
+        assert_eq!((r.rx.level(), r.rx.own_experiment()), (3, Some(3)));
+        assert!(r.rx.records.supp_level.is_empty());
     }
 
     #[test]

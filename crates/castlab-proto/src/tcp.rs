@@ -700,7 +700,7 @@ impl TcpSender {
     fn on_ack(&mut self, now: Instant, h: &TcpHeader) {
         let ack = h.ack;
         if ack > self.snd_max {
-            // Acknowledges data never sent (RFC 5681 §3.2 / RFC 793): ignore it.
+            // Acknowledges data never sent (RFC 793 §3.9, SEGMENT ARRIVES): ignore it.
             self.stats.ignored += 1;
             return;
         }

@@ -179,7 +179,10 @@ fn heterogeneous_tree_each_receiver_settles_at_its_own_optimum() {
         );
         assert!(t_settle <= 120 * S, "receiver {i} settled at {t_settle}");
         assert!(st.iter().all(|&(t, l)| t < t_settle || l <= opt + 1), "receiver {i}: {st:?}");
-        assert!(at[*opt as usize] / total > 0.98, "receiver {i}: {at:?}");
+        // brief experiments one level up are the only time away from the optimum; they last
+        // longest on the slowest branch (a gap shows only at the next packet of a layer):
+        // ~1.5 % of the time over 14 seeds tried, hence 0.97
+        assert!(at[*opt as usize] / total > 0.97, "receiver {i}: {at:?}");
         assert_eq!(rr.level(), *opt);
         // shared learning is live: everyone hears the others' experiments and session messages
         assert!(!rr.records.heard_level.is_empty());
@@ -187,63 +190,57 @@ fn heterogeneous_tree_each_receiver_settles_at_its_own_optimum() {
     }
 }
 
+/// Topology 2 of §4 in small: four receivers behind one 1.5 Mb/s bottleneck, each on its own
+/// fast access link, starting at uniform times over [30, 120] s.
 #[test]
-#[ignore]
-fn tmp_sweep() {
-    for seed in 1..15u64 {
-        let mut sim = Simulator::new(seed);
-        let s = sim.add_node("S").unwrap();
-        let r = sim.add_node("router").unwrap();
-        sim.add_link(s, r, &link(1.5e6, 0.010)).unwrap();
-        let (groups, control) = session(&mut sim, s);
-        let branches = [(1.5e6, 5u32), (600e3, 4), (256e3, 3)];
-        let mut rx = vec![];
-        for (i, (rate, _)) in branches.iter().enumerate() {
-            let n = sim.add_node(&format!("R{i}")).unwrap();
-            sim.add_link(r, n, &link(*rate, 0.010)).unwrap();
-            let recv = RlmReceiver::new(RlmConfig::default(), groups.clone(), control);
-            rx.push(sim.add_agent(n, None, secs(1.0 + 2.0 * i as f64), Box::new(recv)).unwrap());
-        }
-        sim.run(secs(600.0)).unwrap();
-        let mut line = format!("seed {seed}:");
-        for (i, (_, opt)) in branches.iter().enumerate() {
-            let rr = rlm(&sim, rx[i]);
-            let st = steps(rr);
-            let ts = settle_time(&st, *opt);
-            let at = ts.map(|t| time_at_levels(&st, t, 600 * S));
-            let frac = at.map(|a| a[*opt as usize] / a.iter().sum::<f64>());
-            let maxl = ts.map(|t| st.iter().filter(|s| s.0 >= t).map(|s| s.1).max().unwrap());
-            line += &format!(" [{i}: settle {:?} frac {:?} max {:?} lvl {}]", ts.map(|t| t as f64 / 1e9), frac, maxl, rr.level());
-        }
-        eprintln!("{line}");
+fn shared_bottleneck_receivers_learn_together_and_all_settle_at_the_optimum() {
+    let n = 4;
+    let mut sim = Simulator::new(3);
+    let s = sim.add_node("S").unwrap();
+    let r = sim.add_node("router").unwrap();
+    let b = sim.add_node("B").unwrap();
+    sim.add_link(s, r, &link(1.5e6, 0.010)).unwrap();
+    sim.add_link(r, b, &link(1.5e6, 0.010)).unwrap();
+    let (groups, control) = session(&mut sim, s);
+    let mut rx = vec![];
+    for i in 0..n {
+        let x = sim.add_node(&format!("R{i}")).unwrap();
+        sim.add_link(b, x, &link(10e6, 0.001)).unwrap();
+        let recv = RlmReceiver::new(RlmConfig::default(), groups.clone(), control);
+        rx.push(sim.add_agent(x, None, secs(30.0 + 90.0 * (i as f64 / n as f64)), Box::new(recv)).unwrap());
     }
-    // topology 2: n receivers behind one bottleneck
-    for n in [4usize, 16] {
-        let mut sim = Simulator::new(3);
-        let s = sim.add_node("S").unwrap();
-        let r = sim.add_node("router").unwrap();
-        sim.add_link(s, r, &link(1.5e6, 0.010)).unwrap();
-        let (groups, control) = session(&mut sim, s);
-        let b = sim.add_node("B").unwrap();
-        sim.add_link(r, b, &link(1.5e6, 0.010)).unwrap();
-        let mut rx = vec![];
-        for i in 0..n {
-            let x = sim.add_node(&format!("R{i}")).unwrap();
-            sim.add_link(b, x, &link(10e6, 0.001)).unwrap();
-            let recv = RlmReceiver::new(RlmConfig::default(), groups.clone(), control);
-            rx.push(sim.add_agent(x, None, secs(30.0 + 90.0 * (i as f64 / n as f64)), Box::new(recv)).unwrap());
-        }
-        let t0 = std::time::Instant::now();
-        sim.run(secs(600.0)).unwrap();
-        eprintln!("n = {n}: wall {:?}", t0.elapsed());
-        for i in 0..n {
-            let rr = rlm(&sim, rx[i]);
-            let st = steps(rr);
-            let ts = settle_time(&st, 5);
-            let lc = &rr.records;
-            let (tt, rcv, lost) = arrival_process(&lc.arr_time_ns, &lc.loss_time_ns, &lc.loss_count);
-            eprintln!("  R{i}: settle {:?} exps {} shared {} supp {} lvl {} n̂ {} w1 {:.3} w10 {:.3} w100 {:.4}", ts.map(|t| t as f64/1e9), lc.exp_start_ns.len(), lc.shared_level.len(), lc.supp_level.len(), rr.level(), rr.receivers_estimate(),
-              worst_window_loss(&tt, &rcv, &lost, S), worst_window_loss(&tt, &rcv, &lost, 10*S), worst_window_loss(&tt, &rcv, &lost, 100*S));
-        }
+    sim.run(secs(600.0)).unwrap();
+    let mut shared = 0;
+    for (i, a) in rx.iter().enumerate() {
+        let rr = rlm(&sim, *a);
+        let st = steps(rr);
+        let t_settle = settle_time(&st, OPT_1500K).unwrap_or_else(|| panic!("receiver {i} never settles"));
+        let at = time_at_levels(&st, t_settle, 600 * S);
+        let total: f64 = at.iter().sum();
+        eprintln!(
+            "receiver {i}: settled at {:.1} s, {} own experiments, {} shared backoffs, {} suppressed",
+            t_settle as f64 / 1e9,
+            rr.records.exp_start_ns.len(),
+            rr.records.shared_level.len(),
+            rr.records.supp_level.len()
+        );
+        // 0.98: brief experiments to level 6 are the only time away from the optimum
+        assert!(at[OPT_1500K as usize] / total > 0.98, "receiver {i}: {at:?}");
+        assert_eq!(rr.receivers_estimate(), n as u32);
+        shared += rr.records.shared_level.len();
     }
+    // the receivers learned from each other's failed experiments at level 6
+    assert!(shared > 0);
+}
+
+#[test]
+fn same_seed_same_run() {
+    let run = |seed| {
+        let (mut sim, a) = topology1(seed, 1.0);
+        sim.run(secs(200.0)).unwrap();
+        let r = &rlm(&sim, a).records;
+        (r.level_time_ns.clone(), r.level.clone(), r.loss_time_ns.clone(), r.trans_time_ns.clone(), r.received)
+    };
+    assert_eq!(run(21), run(21));
+    assert_ne!(run(21).0, run(22).0);
 }
