@@ -16,74 +16,77 @@ use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError};
 
-fn err(e: SimError) -> PyErr {
+mod rlm;
+mod tcp;
+
+pub(crate) fn err(e: SimError) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
-fn bad(field: &str, value: impl std::fmt::Display, reason: &str) -> PyErr {
+pub(crate) fn bad(field: &str, value: impl std::fmt::Display, reason: &str) -> PyErr {
     PyValueError::new_err(format!("{field}: {reason} (got {value})"))
 }
 
-fn nonneg_u64(field: &str, v: i64) -> PyResult<u64> {
+pub(crate) fn nonneg_u64(field: &str, v: i64) -> PyResult<u64> {
     u64::try_from(v).map_err(|_| bad(field, v, "must be >= 0"))
 }
 
-fn positive_u32(field: &str, v: i64) -> PyResult<u32> {
+pub(crate) fn positive_u32(field: &str, v: i64) -> PyResult<u32> {
     if v <= 0 || v > u32::MAX as i64 {
         return Err(bad(field, v, "must be a positive 32-bit integer"));
     }
     Ok(v as u32)
 }
 
-fn time_s(field: &str, v: f64) -> PyResult<Instant> {
+pub(crate) fn time_s(field: &str, v: f64) -> PyResult<Instant> {
     if !v.is_finite() || v < 0.0 {
         return Err(bad(field, v, "must be a finite time in seconds >= 0"));
     }
     Ok(Instant::from_secs_f64(v))
 }
 
-fn duration_s(field: &str, v: f64) -> PyResult<Duration> {
+pub(crate) fn duration_s(field: &str, v: f64) -> PyResult<Duration> {
     if !v.is_finite() || v < 0.0 {
         return Err(bad(field, v, "must be a finite duration in seconds >= 0"));
     }
     Ok(Duration::from_secs_f64(v))
 }
 
-fn arr_u64<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyArray1<u64>> {
+pub(crate) fn arr_u64<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyArray1<u64>> {
     PyArray1::from_slice(py, v)
 }
 
 /// The simulator (see `castlab.Simulator` for the documented Python face).
 #[pyclass(unsendable, module = "castlab._native")]
 pub struct Simulator {
-    inner: castlab_sim::Simulator,
+    pub(crate) inner: castlab_sim::Simulator,
 }
 
 impl Simulator {
-    fn node(&self, field: &'static str, name: &str) -> PyResult<NodeId> {
+    pub(crate) fn node(&self, field: &'static str, name: &str) -> PyResult<NodeId> {
         self.inner.node_named(field, name).map_err(err)
     }
-    fn group(&self, field: &'static str, g: i64) -> PyResult<GroupId> {
+    pub(crate) fn group(&self, field: &'static str, g: i64) -> PyResult<GroupId> {
         let id = u32::try_from(g).map_err(|_| bad(field, g, "must be a group id >= 0"))?;
         self.inner.check_group(field, GroupId(id)).map_err(err)?;
         Ok(GroupId(id))
     }
-    fn chan(&self, field: &'static str, ch: i64) -> PyResult<ChannelId> {
+    pub(crate) fn chan(&self, field: &'static str, ch: i64) -> PyResult<ChannelId> {
         let id = u32::try_from(ch).map_err(|_| bad(field, ch, "must be a channel id >= 0"))?;
         self.inner.check_channel(field, ChannelId(id)).map_err(err)?;
         Ok(ChannelId(id))
     }
-    fn agent_id(&self, field: &str, a: i64) -> PyResult<AgentId> {
+    pub(crate) fn agent_id(&self, field: &str, a: i64) -> PyResult<AgentId> {
         match u32::try_from(a) {
             Ok(id) if (id as usize) < self.inner.agent_count() => Ok(AgentId(id)),
             _ => Err(bad(field, a, "no such agent")),
         }
     }
-    fn sink(&self, a: i64) -> PyResult<&LayeredSink> {
+    pub(crate) fn sink(&self, a: i64) -> PyResult<&LayeredSink> {
         let id = self.agent_id("agent", a)?;
         self.inner.agent::<LayeredSink>(id).ok_or_else(|| bad("agent", a, "is not a sink"))
     }
-    fn start_stop(&self, start: f64, stop: Option<f64>) -> PyResult<(Instant, Instant)> {
+    pub(crate) fn start_stop(&self, start: f64, stop: Option<f64>) -> PyResult<(Instant, Instant)> {
         let s = self.inner.check_start("start", start).map_err(err)?;
         let e = match stop {
             None => Instant::MAX,
@@ -97,7 +100,7 @@ impl Simulator {
         };
         Ok((s, e))
     }
-    fn port(&self, port: Option<i64>) -> PyResult<Option<u16>> {
+    pub(crate) fn port(&self, port: Option<i64>) -> PyResult<Option<u16>> {
         port.map(|p| u16::try_from(p).map_err(|_| bad("port", p, "must be in 0..=65535"))).transpose()
     }
 }

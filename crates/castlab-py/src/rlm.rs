@@ -1,0 +1,1 @@
+//! Python bindings for the RLM receiver (issue 4).

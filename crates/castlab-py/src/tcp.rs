@@ -1,0 +1,1 @@
+//! Python bindings for the TCP agents (issue 3).
