@@ -220,7 +220,14 @@ mod tests {
         for h in [
             Header::Data,
             Header::Control(ControlMsg { kind: 3, args: [1, u64::MAX, 77] }),
-            Header::Tcp(TcpHeader { ack: 99, flags: TcpHeader::ACK | TcpHeader::DATA, payload: 960, wnd: 65535, ts_val: 5, ts_ecr: u64::MAX }),
+            Header::Tcp(TcpHeader {
+                ack: 99,
+                flags: TcpHeader::ACK | TcpHeader::DATA,
+                payload: 960,
+                wnd: 65535,
+                ts_val: 5,
+                ts_ecr: u64::MAX,
+            }),
             Header::Rlm(RlmHeader { kind: RlmHeader::JOIN, level: 4, current: 3, receivers: 100_000 }),
         ] {
             for dst in [Dest::Unicast(Addr::new(NodeId(1), 2)), Dest::Group(GroupId(12))] {
@@ -249,7 +256,11 @@ mod tests {
     #[test]
     fn malformed_input_is_an_error_never_a_panic() {
         let mut buf = [0u8; 128];
-        for h in [Header::Control(ControlMsg::default()), Header::Tcp(TcpHeader::default()), Header::Rlm(RlmHeader::default())] {
+        for h in [
+            Header::Control(ControlMsg::default()),
+            Header::Tcp(TcpHeader::default()),
+            Header::Rlm(RlmHeader::default()),
+        ] {
             let n = encode(&sample(h), &mut buf).unwrap();
             for cut in 0..n {
                 assert!(decode(&buf[..cut]).is_err(), "cut at {cut}");
@@ -281,9 +292,6 @@ mod tests {
     #[test]
     fn small_output_buffer_is_an_error() {
         let mut buf = [0u8; 10];
-        assert!(matches!(
-            encode(&sample(Header::Data), &mut buf),
-            Err(CodecError::BufferTooSmall { .. })
-        ));
+        assert!(matches!(encode(&sample(Header::Data), &mut buf), Err(CodecError::BufferTooSmall { .. })));
     }
 }

@@ -55,10 +55,7 @@ impl Rng {
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        let result = self.s[0]
-            .wrapping_add(self.s[3])
-            .rotate_left(23)
-            .wrapping_add(self.s[0]);
+        let result = self.s[0].wrapping_add(self.s[3]).rotate_left(23).wrapping_add(self.s[0]);
         let t = self.s[1] << 17;
         self.s[2] ^= self.s[0];
         self.s[3] ^= self.s[1];
@@ -119,22 +116,30 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a1: Vec<u64> = (0..4).map({
-            let mut r = Rng::stream(7, StreamKind::Agent, 3);
-            move |_| r.next_u64()
-        }).collect();
-        let a2: Vec<u64> = (0..4).map({
-            let mut r = Rng::stream(7, StreamKind::Agent, 3);
-            move |_| r.next_u64()
-        }).collect();
-        let c: Vec<u64> = (0..4).map({
-            let mut r = Rng::stream(7, StreamKind::Channel, 3);
-            move |_| r.next_u64()
-        }).collect();
-        let s: Vec<u64> = (0..4).map({
-            let mut r = Rng::stream(8, StreamKind::Agent, 3);
-            move |_| r.next_u64()
-        }).collect();
+        let a1: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::stream(7, StreamKind::Agent, 3);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let a2: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::stream(7, StreamKind::Agent, 3);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::stream(7, StreamKind::Channel, 3);
+                move |_| r.next_u64()
+            })
+            .collect();
+        let s: Vec<u64> = (0..4)
+            .map({
+                let mut r = Rng::stream(8, StreamKind::Agent, 3);
+                move |_| r.next_u64()
+            })
+            .collect();
         assert_eq!(a1, a2);
         assert_ne!(a1, c);
         assert_ne!(a1, s);

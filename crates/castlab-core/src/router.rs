@@ -74,13 +74,7 @@ pub trait RouterExtension: Any {
         Verdict::Forward
     }
     /// The packet is about to be queued on output channel `out`.
-    fn on_forward(
-        &mut self,
-        _now: Instant,
-        _pkt: &mut Packet,
-        _out: ChannelId,
-        _net: &dyn NetView,
-    ) -> Verdict {
+    fn on_forward(&mut self, _now: Instant, _pkt: &mut Packet, _out: ChannelId, _net: &dyn NetView) -> Verdict {
         Verdict::Forward
     }
     fn handle_timeout(&mut self, _now: Instant, _net: &dyn NetView) {}

@@ -25,14 +25,7 @@ pub struct CbrStream {
 
 impl CbrStream {
     pub fn new(dst: Dest, rate_bps: f64, layer: u8) -> Self {
-        CbrStream {
-            dst,
-            rate_bps,
-            layer,
-            delta: Duration::ZERO,
-            next_at: Instant::MAX,
-            next_seq: 0,
-        }
+        CbrStream { dst, rate_bps, layer, delta: Duration::ZERO, next_at: Instant::MAX, next_seq: 0 }
     }
     /// Packets sent so far on this stream.
     pub fn sent(&self) -> u64 {
@@ -66,16 +59,8 @@ impl CbrSource {
         jitter: bool,
     ) -> Self {
         let n = streams.len();
-        let mut s = CbrSource {
-            streams,
-            packet_size,
-            flow,
-            start,
-            stop,
-            jitter,
-            rng: None,
-            due: Vec::with_capacity(n),
-        };
+        let mut s =
+            CbrSource { streams, packet_size, flow, start, stop, jitter, rng: None, due: Vec::with_capacity(n) };
         for st in &mut s.streams {
             let bits = packet_size as f64 * 8.0;
             st.delta = Duration::from_secs_f64(bits / st.rate_bps);
@@ -185,10 +170,7 @@ mod tests {
 
     fn drive(src: &mut CbrSource, until: Instant) -> Vec<(Instant, Packet)> {
         let mut out = Vec::new();
-        src.handle_start(
-            Instant::ZERO,
-            StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(9) },
-        );
+        src.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(9) });
         while let Some(t) = src.poll_timeout() {
             if t > until {
                 break;
@@ -228,14 +210,7 @@ mod tests {
         // Inter-departure gaps are Δ + N with N uniform on [-Δ/2, Δ/2]: support [Δ/2, 3Δ/2],
         // mean Δ, variance Δ²/12.
         let dst = Dest::Group(GroupId(0));
-        let mut s = CbrSource::new(
-            vec![CbrStream::new(dst, 256_000.0, 0)],
-            1000,
-            0,
-            Instant::ZERO,
-            Instant::MAX,
-            true,
-        );
+        let mut s = CbrSource::new(vec![CbrStream::new(dst, 256_000.0, 0)], 1000, 0, Instant::ZERO, Instant::MAX, true);
         let out = drive(&mut s, Instant::from_secs_f64(2000.0));
         let delta = 8000.0 / 256_000.0;
         let gaps: Vec<f64> = out.windows(2).map(|w| (w[1].0 - w[0].0).as_secs_f64()).collect();

@@ -52,6 +52,15 @@ pub(crate) fn duration_s(field: &str, v: f64) -> PyResult<Duration> {
     Ok(Duration::from_secs_f64(v))
 }
 
+/// A dict of named counters.
+pub(crate) fn counters<'py>(py: Python<'py>, pairs: &[(&str, u64)]) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    for (k, v) in pairs {
+        d.set_item(*k, *v)?;
+    }
+    Ok(d)
+}
+
 pub(crate) fn arr_u64<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyArray1<u64>> {
     PyArray1::from_slice(py, v)
 }
@@ -159,7 +168,8 @@ impl Simulator {
     ) -> PyResult<(u32, u32)> {
         let na = self.node("a", a)?;
         let nb = self.node("b", b)?;
-        let limit = usize::try_from(queue_limit_pkts).map_err(|_| bad("queue_limit_pkts", queue_limit_pkts, "must be >= 0"))?;
+        let limit =
+            usize::try_from(queue_limit_pkts).map_err(|_| bad("queue_limit_pkts", queue_limit_pkts, "must be >= 0"))?;
         let q = match queue {
             "droptail" => QueueConfig::DropTail { limit_pkts: limit },
             "red" => QueueConfig::Red(RedConfig {
@@ -260,7 +270,14 @@ impl Simulator {
     /// A measuring sink on `node`: unicast on `port`, and/or subscribed by level to `groups`
     /// (layer m on groups[m]) following `schedule`, a list of (time_s, level).
     #[pyo3(signature = (node, groups=vec![], schedule=vec![], port=None, start=0.0))]
-    fn add_sink(&mut self, node: &str, groups: Vec<i64>, schedule: Vec<(f64, i64)>, port: Option<i64>, start: f64) -> PyResult<u32> {
+    fn add_sink(
+        &mut self,
+        node: &str,
+        groups: Vec<i64>,
+        schedule: Vec<(f64, i64)>,
+        port: Option<i64>,
+        start: f64,
+    ) -> PyResult<u32> {
         let n = self.node("node", node)?;
         let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<PyResult<Vec<_>>>()?;
         let s = self.inner.check_start("start", start).map_err(err)?;
@@ -279,7 +296,14 @@ impl Simulator {
     /// Attach the example extension that drops one layer's data on one output channel of
     /// `node` (and optionally sends a report packet on `report_via` every `report_every` s).
     #[pyo3(signature = (node, channel, layer, report_via=None, report_every=1.0))]
-    fn attach_layer_dropper(&mut self, node: &str, channel: i64, layer: i64, report_via: Option<i64>, report_every: f64) -> PyResult<()> {
+    fn attach_layer_dropper(
+        &mut self,
+        node: &str,
+        channel: i64,
+        layer: i64,
+        report_via: Option<i64>,
+        report_every: f64,
+    ) -> PyResult<()> {
         let n = self.node("node", node)?;
         let ch = self.chan("channel", channel)?;
         let layer = u8::try_from(layer).map_err(|_| bad("layer", layer, "must be in 0..=255"))?;
@@ -298,7 +322,10 @@ impl Simulator {
     /// Packets the layer dropper on `node` has dropped.
     fn layer_dropper_count(&self, node: &str) -> PyResult<u64> {
         let n = self.node("node", node)?;
-        self.inner.extension::<LayerDropper>(n).map(|d| d.dropped).ok_or_else(|| bad("node", node, "has no layer dropper"))
+        self.inner
+            .extension::<LayerDropper>(n)
+            .map(|d| d.dropped)
+            .ok_or_else(|| bad("node", node, "has no layer dropper"))
     }
 
     /// Sample a channel every `interval` seconds (queue length, average, bytes, drops).
@@ -350,25 +377,25 @@ impl Simulator {
         let ch = self.chan("channel", channel)?;
         let s = self.inner.channel_stats(ch).expect("checked");
         let (from, to, rate, delay) = self.inner.channel_info(ch).expect("checked");
-        let d = PyDict::new(py);
+        let d = counters(
+            py,
+            &[
+                ("arrivals", s.arrivals),
+                ("enqueued", s.enqueued),
+                ("drops_forced", s.drops_forced),
+                ("drops_early", s.drops_early),
+                ("marked", s.marked),
+                ("departures", s.departures),
+                ("bytes_departed", s.bytes_departed),
+                ("lost_random", s.lost_random),
+                ("delivered", s.delivered),
+                ("ext_drops", s.ext_drops),
+            ],
+        )?;
         d.set_item("from", self.inner.node_name(from))?;
         d.set_item("to", self.inner.node_name(to))?;
         d.set_item("rate_bps", rate)?;
         d.set_item("delay", delay.as_secs_f64())?;
-        for (k, v) in [
-            ("arrivals", s.arrivals),
-            ("enqueued", s.enqueued),
-            ("drops_forced", s.drops_forced),
-            ("drops_early", s.drops_early),
-            ("marked", s.marked),
-            ("departures", s.departures),
-            ("bytes_departed", s.bytes_departed),
-            ("lost_random", s.lost_random),
-            ("delivered", s.delivered),
-            ("ext_drops", s.ext_drops),
-        ] {
-            d.set_item(k, v)?;
-        }
         d.set_item("queue_len", self.inner.queue_len(ch).expect("checked"))?;
         d.set_item("queue_avg", self.inner.queue_avg(ch).expect("checked"))?;
         Ok(d)
@@ -390,40 +417,39 @@ impl Simulator {
     fn node_stats<'py>(&self, py: Python<'py>, node: &str) -> PyResult<Bound<'py, PyDict>> {
         let n = self.node("node", node)?;
         let s = self.inner.node_stats(n).expect("checked");
-        let d = PyDict::new(py);
-        for (k, v) in [
-            ("ext_drops", s.ext_drops),
-            ("ext_consumed", s.ext_consumed),
-            ("delivered_local", s.delivered_local),
-            ("no_listener", s.no_listener),
-            ("no_route", s.no_route),
-            ("mc_unwanted", s.mc_unwanted),
-        ] {
-            d.set_item(k, v)?;
-        }
-        Ok(d)
+        counters(
+            py,
+            &[
+                ("ext_drops", s.ext_drops),
+                ("ext_consumed", s.ext_consumed),
+                ("delivered_local", s.delivered_local),
+                ("no_listener", s.no_listener),
+                ("no_route", s.no_route),
+                ("mc_unwanted", s.mc_unwanted),
+            ],
+        )
     }
 
     /// Global packet accounting; `holds` is computed: created == sum of the fates.
     fn conservation<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let c = self.inner.conservation();
-        let d = PyDict::new(py);
-        for (k, v) in [
-            ("created", c.created),
-            ("queue_drops", c.queue_drops),
-            ("lost_random", c.lost_random),
-            ("ext_drops", c.ext_drops),
-            ("ext_consumed", c.ext_consumed),
-            ("delivered_local", c.delivered_local),
-            ("no_listener", c.no_listener),
-            ("no_route", c.no_route),
-            ("mc_unwanted", c.mc_unwanted),
-            ("in_queues", c.in_queues),
-            ("in_transmission", c.in_transmission),
-            ("in_flight", c.in_flight),
-        ] {
-            d.set_item(k, v)?;
-        }
+        let d = counters(
+            py,
+            &[
+                ("created", c.created),
+                ("queue_drops", c.queue_drops),
+                ("lost_random", c.lost_random),
+                ("ext_drops", c.ext_drops),
+                ("ext_consumed", c.ext_consumed),
+                ("delivered_local", c.delivered_local),
+                ("no_listener", c.no_listener),
+                ("no_route", c.no_route),
+                ("mc_unwanted", c.mc_unwanted),
+                ("in_queues", c.in_queues),
+                ("in_transmission", c.in_transmission),
+                ("in_flight", c.in_flight),
+            ],
+        )?;
         d.set_item("holds", c.holds())?;
         Ok(d)
     }
@@ -431,10 +457,7 @@ impl Simulator {
     /// Events processed and packets serialised so far.
     fn engine_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let s = self.inner.engine_stats();
-        let d = PyDict::new(py);
-        d.set_item("events", s.events)?;
-        d.set_item("forwarded", s.forwarded)?;
-        Ok(d)
+        counters(py, &[("events", s.events), ("forwarded", s.forwarded)])
     }
 
     /// Subscription-level changes of every receiver: time_ns, agent, level.

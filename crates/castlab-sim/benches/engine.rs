@@ -56,7 +56,13 @@ fn dumbbell() -> Simulator {
         sim.add_link(b, r, &LinkConfig::new(100e6, 0.001, dt(100))).unwrap();
         sim.add_agent(r, Some(5), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
         let st = CbrStream::new(Dest::Unicast(Addr::new(r, 5)), 120e3, 0);
-        sim.add_agent(l, None, Instant::ZERO, Box::new(CbrSource::new(vec![st], 1000, i, Instant::ZERO, Instant::MAX, true))).unwrap();
+        sim.add_agent(
+            l,
+            None,
+            Instant::ZERO,
+            Box::new(CbrSource::new(vec![st], 1000, i, Instant::ZERO, Instant::MAX, true)),
+        )
+        .unwrap();
     }
     sim
 }
@@ -70,11 +76,18 @@ fn fanout() -> Simulator {
     sim.add_link(a, b, &LinkConfig::new(1.5e6, 0.010, dt(20))).unwrap();
     let groups: Vec<GroupId> = (0..6).map(|_| sim.add_group(s).unwrap()).collect();
     let rates: Vec<f64> = (0..6).map(|m| 32e3 * 2f64.powi(m)).collect();
-    sim.add_agent(s, None, Instant::ZERO, Box::new(CbrSource::layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true))).unwrap();
+    sim.add_agent(
+        s,
+        None,
+        Instant::ZERO,
+        Box::new(CbrSource::layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true)),
+    )
+    .unwrap();
     for i in 0..1000 {
         let r = sim.add_node(&format!("R{i}")).unwrap();
         sim.add_link(b, r, &LinkConfig::new(10e6, 0.005, dt(20))).unwrap();
-        sim.add_agent(r, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), vec![(Instant::ZERO, 5)]))).unwrap();
+        sim.add_agent(r, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), vec![(Instant::ZERO, 5)])))
+            .unwrap();
     }
     sim
 }

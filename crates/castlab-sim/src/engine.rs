@@ -37,8 +37,8 @@ use std::cmp::Ordering;
 use std::collections::{BinaryHeap, HashMap};
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NetView, NodeId,
-    Packet, Port, RouterExtension, RouterSend, Rng, StartInfo, StreamKind, Verdict,
+    Addr, Agent, AgentEvent, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NetView, NodeId, Packet, Port, Rng,
+    RouterExtension, RouterSend, StartInfo, StreamKind, Verdict,
 };
 
 use crate::error::{Result, SimError};
@@ -187,19 +187,45 @@ pub struct Timelines {
 
 #[derive(Clone, Copy, Debug)]
 enum Ev {
-    TxDone { ch: u32, pkt: u32 },
-    Arrive { ch: u32, pkt: u32 },
-    AgentStart { agent: u32 },
-    AgentTimer { agent: u32 },
-    ExtStart { node: u32 },
-    ExtTimer { node: u32 },
+    TxDone {
+        ch: u32,
+        pkt: u32,
+    },
+    Arrive {
+        ch: u32,
+        pkt: u32,
+    },
+    AgentStart {
+        agent: u32,
+    },
+    AgentTimer {
+        agent: u32,
+    },
+    ExtStart {
+        node: u32,
+    },
+    ExtTimer {
+        node: u32,
+    },
     /// A graft travelling up channel `ch` (downstream → upstream).
-    Graft { group: u32, ch: u32 },
+    Graft {
+        group: u32,
+        ch: u32,
+    },
     /// A node decides to prune itself from a group's tree.
-    PruneFire { group: u32, node: u32, gen: u32 },
+    PruneFire {
+        group: u32,
+        node: u32,
+        gen: u32,
+    },
     /// A prune travelling up channel `ch`.
-    PruneArrive { group: u32, ch: u32 },
-    Sample { ch: u32 },
+    PruneArrive {
+        group: u32,
+        ch: u32,
+    },
+    Sample {
+        ch: u32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -599,7 +625,13 @@ impl Simulator {
 
     /// Attach an agent to `node`, bound to `port` (None: the next free port from 1000), started
     /// at `start` (not in the past).
-    pub fn add_agent(&mut self, node: NodeId, port: Option<Port>, start: Instant, agent: Box<dyn Agent>) -> Result<AgentId> {
+    pub fn add_agent(
+        &mut self,
+        node: NodeId,
+        port: Option<Port>,
+        start: Instant,
+        agent: Box<dyn Agent>,
+    ) -> Result<AgentId> {
         self.check_node("node", node)?;
         if start < self.now {
             return Err(SimError::InPast { field: "start", value: start.as_secs_f64(), now: self.now.as_secs_f64() });
@@ -773,7 +805,8 @@ impl Simulator {
             Ev::Sample { ch } => {
                 let now = self.now;
                 let c = &mut self.channels[ch as usize];
-                let (qlen, qavg, bytes, drops) = (c.queue.len() as u32, c.queue.avg(), c.stats.bytes_departed, c.stats.drops());
+                let (qlen, qavg, bytes, drops) =
+                    (c.queue.len() as u32, c.queue.avg(), c.stats.bytes_departed, c.stats.drops());
                 if let Some(s) = c.series.as_mut() {
                     s.time_ns.push(now.as_nanos());
                     s.qlen.push(qlen);
@@ -1226,10 +1259,7 @@ impl Simulator {
 
     /// Whether node `n` currently forwards group `g` on channel `ch`.
     pub fn forwards(&self, g: GroupId, n: NodeId, ch: ChannelId) -> bool {
-        self.groups
-            .get(g.index())
-            .and_then(|grp| grp.mc.get(n.index()))
-            .is_some_and(|st| st.oifs.contains(&ch.0))
+        self.groups.get(g.index()).and_then(|grp| grp.mc.get(n.index())).is_some_and(|st| st.oifs.contains(&ch.0))
     }
 
     /// Joins that could not graft because the source was unreachable.

@@ -103,11 +103,7 @@ impl RedState {
         let w = self.cfg.w_q;
         match idle_since {
             Some(t0) if q == 0 => {
-                let m = if self.s.is_zero() {
-                    0.0
-                } else {
-                    (now - t0).as_nanos() as f64 / self.s.as_nanos() as f64
-                };
+                let m = if self.s.is_zero() { 0.0 } else { (now - t0).as_nanos() as f64 / self.s.as_nanos() as f64 };
                 self.avg *= (1.0 - w).powf(m);
             }
             _ => self.avg = (1.0 - w) * self.avg + w * q as f64,
@@ -179,13 +175,7 @@ impl Queue {
             QueueConfig::DropTail { .. } => Disc::DropTail,
             QueueConfig::Red(r) => Disc::Red(RedState::new(r.clone(), rate_bps)),
         };
-        Queue {
-            buf: VecDeque::with_capacity(limit.min(1 << 20)),
-            limit,
-            disc,
-            plain_avg: 0.0,
-            plain_w: avg_weight,
-        }
+        Queue { buf: VecDeque::with_capacity(limit.min(1 << 20)), limit, disc, plain_avg: 0.0, plain_w: avg_weight }
     }
 
     pub fn len(&self) -> usize {

@@ -51,7 +51,13 @@ impl RouterExtension for LayerDropper {
         }
     }
 
-    fn on_arrival(&mut self, _now: Instant, _pkt: &mut Packet, _from: Option<ChannelId>, _net: &dyn NetView) -> Verdict {
+    fn on_arrival(
+        &mut self,
+        _now: Instant,
+        _pkt: &mut Packet,
+        _from: Option<ChannelId>,
+        _net: &dyn NetView,
+    ) -> Verdict {
         self.seen_on_arrival += 1;
         Verdict::Forward
     }

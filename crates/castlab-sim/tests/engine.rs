@@ -35,7 +35,8 @@ fn single_packet_delay_is_serialisation_plus_propagation_per_hop() {
     sim.add_link(b, c, &link(1e6, 0.020, 10)).unwrap();
     let rx = sim.add_agent(c, Some(7), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
     // one packet at t = 0 (the stream stops before its second packet at 8 ms)
-    sim.add_agent(a, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(c, 7)), 1e6, 1000, 0.0, 0.001, false)).unwrap();
+    sim.add_agent(a, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(c, 7)), 1e6, 1000, 0.0, 0.001, false))
+        .unwrap();
     sim.run(secs(1.0)).unwrap();
     let r = &sink(&sim, rx).records;
     // 8000 bits: 0.8 ms at 10 Mb/s + 5 ms + 8 ms at 1 Mb/s + 20 ms = 33.8 ms
@@ -52,11 +53,18 @@ fn bottleneck_throughput_is_min_of_offered_and_capacity() {
         sim.add_link(s, r1, &link(100e6, 0.001, 1000)).unwrap();
         sim.add_link(r1, d, &link(1e6, 0.010, 20)).unwrap();
         let rx = sim.add_agent(d, Some(5), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
-        sim.add_agent(s, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(d, 5)), offered, 1000, 0.0, 1e9, true)).unwrap();
+        sim.add_agent(s, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(d, 5)), offered, 1000, 0.0, 1e9, true))
+            .unwrap();
         sim.run(secs(100.0)).unwrap();
         let rec = &sink(&sim, rx).records;
         let (t0, t1) = (10e9 as u64, 100e9 as u64);
-        let bytes: u64 = rec.arr_time_ns.iter().zip(&rec.arr_size).filter(|(t, _)| (t0..t1).contains(*t)).map(|(_, s)| *s as u64).sum();
+        let bytes: u64 = rec
+            .arr_time_ns
+            .iter()
+            .zip(&rec.arr_size)
+            .filter(|(t, _)| (t0..t1).contains(*t))
+            .map(|(_, s)| *s as u64)
+            .sum();
         let thr = bytes as f64 * 8.0 / 90.0;
         let expect = offered.min(1e6);
         assert!((thr / expect - 1.0).abs() < 0.01, "offered {offered}: {thr} vs {expect}");
@@ -66,7 +74,9 @@ fn bottleneck_throughput_is_min_of_offered_and_capacity() {
 /// Builds a scenario exercising every packet fate: queue drops (DropTail and RED), random
 /// loss, multicast fan-out, joins and leaves, unicast to a port nobody listens on.
 fn busy_scenario(seed: u64) -> (Simulator, Vec<AgentId>) {
-    let mut sim = Simulator::with_config(seed, SimConfig { leave_latency: Duration::from_millis(300), ..Default::default() }).unwrap();
+    let mut sim =
+        Simulator::with_config(seed, SimConfig { leave_latency: Duration::from_millis(300), ..Default::default() })
+            .unwrap();
     let s = sim.add_node("s").unwrap();
     let r = sim.add_node("r").unwrap();
     let x = sim.add_node("x").unwrap();
@@ -82,14 +92,21 @@ fn busy_scenario(seed: u64) -> (Simulator, Vec<AgentId>) {
     sim.add_link(r, y, &link(1e6, 0.005, 10)).unwrap();
     let groups: Vec<GroupId> = (0..4).map(|_| sim.add_group(s).unwrap()).collect();
     let rates = [100e3, 200e3, 400e3, 800e3];
-    sim.add_agent(s, None, Instant::ZERO, Box::new(CbrSource::layered(&groups, &rates, 1000, 3, Instant::ZERO, Instant::MAX, true))).unwrap();
+    sim.add_agent(
+        s,
+        None,
+        Instant::ZERO,
+        Box::new(CbrSource::layered(&groups, &rates, 1000, 3, Instant::ZERO, Instant::MAX, true)),
+    )
+    .unwrap();
     let mut sinks = vec![];
     let sched_x = vec![(secs(1.0), 4), (secs(20.0), 2), (secs(30.0), 3), (secs(45.0), 1)];
     let sched_y = vec![(secs(2.0), 2), (secs(25.0), 4), (secs(35.0), 0), (secs(40.0), 3)];
     sinks.push(sim.add_agent(x, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), sched_x))).unwrap());
     sinks.push(sim.add_agent(y, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), sched_y))).unwrap());
     // unicast cross traffic y → x that starts and stops, and a stream to a port nobody binds
-    sim.add_agent(y, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(x, 4242)), 300e3, 500, 5.0, 40.0, true)).unwrap();
+    sim.add_agent(y, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(x, 4242)), 300e3, 500, 5.0, 40.0, true))
+        .unwrap();
     (sim, sinks)
 }
 
@@ -176,7 +193,13 @@ fn chain(join_latency: f64, leave_latency: f64) -> (Simulator, GroupId, [NodeId;
     }
     let g = sim.add_group(n[0]).unwrap();
     // one 100-byte packet every ms (0.8 µs per hop to serialise)
-    sim.add_agent(n[0], None, Instant::ZERO, Box::new(CbrSource::layered(&[g], &[800e3], 100, 1, Instant::ZERO, Instant::MAX, false))).unwrap();
+    sim.add_agent(
+        n[0],
+        None,
+        Instant::ZERO,
+        Box::new(CbrSource::layered(&[g], &[800e3], 100, 1, Instant::ZERO, Instant::MAX, false)),
+    )
+    .unwrap();
     (sim, g, [n[0], n[1], n[2], n[3]])
 }
 
@@ -184,7 +207,9 @@ fn chain(join_latency: f64, leave_latency: f64) -> (Simulator, GroupId, [NodeId;
 fn join_and_leave_latencies_on_a_three_hop_tree() {
     let (jl, ll) = (0.1, 0.5);
     let (mut sim, g, n) = chain(jl, ll);
-    let rx = sim.add_agent(n[3], None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(secs(1.0), 1), (secs(2.0), 0)]))).unwrap();
+    let rx = sim
+        .add_agent(n[3], None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(secs(1.0), 1), (secs(2.0), 0)])))
+        .unwrap();
     sim.run(secs(1.0 + jl + 0.0599)).unwrap();
     assert!(!sim.forwards(g, n[0], sim.channel_between(n[0], n[1]).unwrap()), "graft arrived early");
     sim.run(secs(1.0 + jl + 0.0601)).unwrap();
@@ -195,7 +220,10 @@ fn join_and_leave_latencies_on_a_three_hop_tree() {
     let tx = 3.0 * 0.8e-6;
     // graft reaches s at 1 + jl + 60 ms; the next packet (sent each whole ms) takes 60 ms + tx down
     let graft_done = 1.0 + jl + 0.060;
-    assert!(first >= graft_done + 0.060 + tx - 1e-9 && first <= graft_done + 0.001 + 0.060 + tx + 1e-9, "first {first}");
+    assert!(
+        first >= graft_done + 0.060 + tx - 1e-9 && first <= graft_done + 0.001 + 0.060 + tx + 1e-9,
+        "first {first}"
+    );
     // Leave at 2 s: n3 prunes at 2 + ll; the prune reaches n2 30 ms later, n1 20 ms after
     // that, s 10 ms after that. Step through each instant.
     let fwd = |sim: &Simulator, i: usize| sim.forwards(g, n[i], sim.channel_between(n[i], n[i + 1]).unwrap());
@@ -216,7 +244,9 @@ fn join_and_leave_latencies_on_a_three_hop_tree() {
 
 #[test]
 fn no_packet_goes_down_a_pruned_branch() {
-    let mut sim = Simulator::with_config(6, SimConfig { leave_latency: Duration::from_millis(200), ..Default::default() }).unwrap();
+    let mut sim =
+        Simulator::with_config(6, SimConfig { leave_latency: Duration::from_millis(200), ..Default::default() })
+            .unwrap();
     let s = sim.add_node("s").unwrap();
     let a = sim.add_node("a").unwrap();
     let b = sim.add_node("b").unwrap();
@@ -225,9 +255,17 @@ fn no_packet_goes_down_a_pruned_branch() {
     sim.add_link(a, b, &link(10e6, 0.01, 50)).unwrap();
     sim.add_link(a, c, &link(10e6, 0.01, 50)).unwrap();
     let g = sim.add_group(s).unwrap();
-    sim.add_agent(s, None, Instant::ZERO, Box::new(CbrSource::layered(&[g], &[1e6], 1000, 1, Instant::ZERO, Instant::MAX, true))).unwrap();
+    sim.add_agent(
+        s,
+        None,
+        Instant::ZERO,
+        Box::new(CbrSource::layered(&[g], &[1e6], 1000, 1, Instant::ZERO, Instant::MAX, true)),
+    )
+    .unwrap();
     let rb = sim.add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(secs(0.5), 1)]))).unwrap();
-    let rc = sim.add_agent(c, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(secs(0.5), 1), (secs(5.0), 0)]))).unwrap();
+    let rc = sim
+        .add_agent(c, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(secs(0.5), 1), (secs(5.0), 0)])))
+        .unwrap();
     let ac = sim.channel_between(a, c).unwrap();
     sim.run(secs(5.0 + 0.2 + 0.01 + 0.01)).unwrap();
     let after_prune = sim.channel_stats(ac).unwrap().departures;
@@ -251,13 +289,26 @@ fn router_extension_drops_one_layer_on_one_interface_and_sends_reports() {
         sim.add_link(x, y, &link(10e6, 0.005, 50)).unwrap();
     }
     let groups: Vec<GroupId> = (0..3).map(|_| sim.add_group(s).unwrap()).collect();
-    sim.add_agent(s, None, Instant::ZERO, Box::new(CbrSource::layered(&groups, &[64e3, 128e3, 256e3], 500, 1, Instant::ZERO, Instant::MAX, true))).unwrap();
-    let rb = sim.add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), vec![(Instant::ZERO, 3)]))).unwrap();
-    let rc = sim.add_agent(c, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), vec![(Instant::ZERO, 3)]))).unwrap();
+    sim.add_agent(
+        s,
+        None,
+        Instant::ZERO,
+        Box::new(CbrSource::layered(&groups, &[64e3, 128e3, 256e3], 500, 1, Instant::ZERO, Instant::MAX, true)),
+    )
+    .unwrap();
+    let rb = sim
+        .add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), vec![(Instant::ZERO, 3)])))
+        .unwrap();
+    let rc = sim
+        .add_agent(c, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), vec![(Instant::ZERO, 3)])))
+        .unwrap();
     let ac = sim.channel_between(a, c).unwrap();
     let as_ = sim.channel_between(a, s).unwrap();
     sim.attach_extension(a, Box::new(LayerDropper::new(ac, 1).with_reports(as_, Duration::from_secs(1)))).unwrap();
-    assert!(matches!(sim.attach_extension(a, Box::new(LayerDropper::new(ac, 1))), Err(SimError::ExtensionPresent { .. })));
+    assert!(matches!(
+        sim.attach_extension(a, Box::new(LayerDropper::new(ac, 1))),
+        Err(SimError::ExtensionPresent { .. })
+    ));
     sim.run(secs(20.5)).unwrap();
     let lb = &sink(&sim, rb).records.arr_layer;
     let lc = &sink(&sim, rc).records.arr_layer;
@@ -292,7 +343,8 @@ fn routing_follows_costs() {
         sim.add_link(a, c, &l2).unwrap();
         sim.add_link(c, d, &link(1e6, 0.001, 10)).unwrap();
         sim.add_agent(d, Some(1), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
-        sim.add_agent(a, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(d, 1)), 1e5, 100, 0.0, 1.0, false)).unwrap();
+        sim.add_agent(a, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(d, 1)), 1e5, 100, 0.0, 1.0, false))
+            .unwrap();
         sim.run(secs(2.0)).unwrap();
         let mid = sim.node_named("via", via).unwrap();
         let used = sim.channel_stats(sim.channel_between(mid, d).unwrap()).unwrap().departures;
@@ -317,14 +369,18 @@ fn bad_input_is_an_error_naming_the_field() {
     let mut l = link(1e6, 0.0, 1);
     l.loss_ba = 1.5;
     assert_eq!(field(sim.add_link(a, b, &l)), Some("loss_ba"));
-    let red = LinkConfig::new(1e6, 0.0, QueueConfig::Red(RedConfig { min_th: 10.0, max_th: 5.0, ..Default::default() }));
+    let red =
+        LinkConfig::new(1e6, 0.0, QueueConfig::Red(RedConfig { min_th: 10.0, max_th: 5.0, ..Default::default() }));
     assert_eq!(field(sim.add_link(a, b, &red)), Some("max_th"));
     assert_eq!(field(sim.add_group(NodeId(7))), Some("source"));
     assert_eq!(field(sim.check_group("groups", GroupId(0))), Some("groups"));
     assert_eq!(field(sim.node_named("node", "zz")), Some("node"));
     sim.add_link(a, b, &link(1e6, 0.0, 1)).unwrap();
     sim.add_agent(a, Some(5), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
-    assert_eq!(field(sim.add_agent(a, Some(5), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![])))), Some("port"));
+    assert_eq!(
+        field(sim.add_agent(a, Some(5), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![])))),
+        Some("port")
+    );
     sim.run(secs(10.0)).unwrap();
     assert_eq!(field(sim.add_agent(a, None, secs(3.0), Box::new(LayeredSink::new(vec![], vec![])))), Some("start"));
     assert_eq!(field(sim.check_start("start", 3.0)), Some("start"));
@@ -346,8 +402,10 @@ fn a_member_sending_to_the_group_reaches_every_member_via_the_root() {
     sim.add_link(a, b, &link(1e9, 0.020, 50)).unwrap();
     sim.add_link(a, c, &link(1e9, 0.040, 50)).unwrap();
     let g = sim.add_group(s).unwrap();
-    let rb = sim.add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(Instant::ZERO, 1)]))).unwrap();
-    let rc = sim.add_agent(c, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(Instant::ZERO, 1)]))).unwrap();
+    let rb =
+        sim.add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(Instant::ZERO, 1)]))).unwrap();
+    let rc =
+        sim.add_agent(c, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(Instant::ZERO, 1)]))).unwrap();
     // b sends one 125-byte packet at t = 1 s (1 µs per hop to serialise)
     sim.add_agent(b, None, secs(1.0), cbr_to(Dest::Group(g), 1e3, 125, 1.0, 1.5, false)).unwrap();
     sim.run(secs(3.0)).unwrap();
