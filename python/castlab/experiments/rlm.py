@@ -435,8 +435,238 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
     return Result(params, claims, ["fig10_receivers.csv", "fig10.csv", *files])
 
 
+# ---------------------------------------------------------------- Figure 11
+
+FIG11_SIZES = FIG10_SIZES
+FIG11_SIZES_QUICK = [1, 5, 20]
+
+
+def _r2(x: np.ndarray, y: np.ndarray) -> float:
+    """Coefficient of determination of the least-squares line y ~ a + b x."""
+    b, a = np.polyfit(x, y, 1)
+    res = y - (a + b * x)
+    return float(1 - np.sum(res**2) / np.sum((y - y.mean()) ** 2))
+
+
+def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
+    sizes = FIG11_SIZES_QUICK if quick else FIG11_SIZES
+    seeds = [seed + k for k in range(2 if quick else 4)]
+    duration = 300.0 if quick else DURATION_S
+    data = _topology2_runs(sizes, seeds, duration, "rlm-fig11")
+    data.to_csv(out / "fig11.csv", index=False)
+    conv = data[np.isfinite(data["convergence_s"])]
+    med = conv.groupby("size")["convergence_s"].median()
+
+    fig, ax = figure()
+    jitter = np.random.default_rng(0).uniform(0.92, 1.08, len(conv))  # spread the points only
+    ax.plot(conv["size"] * jitter, conv["convergence_s"], "o", ms=2.5, mfc="none", color="k", alpha=0.6)
+    ax.plot(med.index, med.values, "-", color="C3", label="median")
+    ax.set_xscale("log")
+    ax.set_xlabel("Session Size")
+    ax.set_ylabel("Convergence Time (sec)")
+    ax.set_title("Rate of convergence, topology (2)")
+    ax.legend()
+    files = save(fig, out, "fig11")
+
+    x, y = conv["size"].to_numpy(float), conv["convergence_s"].to_numpy(float)
+    slope = np.polyfit(np.log10(x), y, 1)[0]
+    claims = [
+        at_least("grows-with-size", "convergence time grows with session size: slope of the least-squares line of "
+                 "convergence time on log10(size), over every receiver", 0.0, slope, "s per decade"),
+        at_least("log-not-linear", "'linear trend in the log plot': the line on log10(size) fits better than a line on "
+                 "size (R² difference)", 0.0, _r2(np.log10(x), y) - _r2(x, y), "R²"),
+        at_most("sublinear", f"far from linear growth: median convergence at {sizes[-1]} receivers over that at 1, "
+                f"at most sqrt({sizes[-1]}) (a linear dependence would give {sizes[-1]})", float(np.sqrt(sizes[-1])),
+                med.iloc[-1] / med.iloc[0], "ratio"),
+        at_least("all-converge", "every receiver converges within the run (fraction)", 1.0,
+                 float(np.isfinite(data["convergence_s"]).mean()), "fraction"),
+    ]
+    params = _common_params(topology=2, sizes=sizes, seeds=seeds, duration_s=duration,
+                            convergence="time after the receiver's start when it reaches the optimal level and never "
+                            "goes below it again (excursions above, the join-experiments, allowed)",
+                            median_convergence_s={int(k): float(v) for k, v in med.items()},
+                            slope_s_per_decade=float(slope))
+    return Result(params, claims, ["fig11.csv", *files])
+
+
+# ---------------------------------------------------------------- Figure 12
+
+FIG12_SIZES = [2, 4, 10, 20, 50, 100]
+FIG12_SIZES_QUICK = [2, 10]
+
+
+def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
+    sizes = FIG12_SIZES_QUICK if quick else FIG12_SIZES
+    seeds = [seed] if quick else [seed + k for k in range(3)]
+    duration = 300.0 if quick else DURATION_S
+    frames = []
+    for n in sizes:
+        for s in seeds:
+            net = topology3(s, n // 2, n - n // 2)
+            net.run(duration, f"rlm-fig12 n={n} seed {s}")
+            df = net.receiver_table()
+            df["size"], df["seed"] = n, s
+            frames.append(df)
+    data = pd.concat(frames, ignore_index=True)
+    data.to_csv(out / "fig12_receivers.csv", index=False)
+    worst = _worst_by(data, "size")
+    worst.to_csv(out / "fig12.csv", index=False)
+    homo = _worst_by(_topology2_runs(sizes, seeds, duration, "rlm-fig12 homogeneous"), "size")
+    homo.to_csv(out / "fig12_homogeneous.csv", index=False)
+    files = _plot_worst(out, "fig12", worst, "size", "Session Size", "Bandwidth heterogeneity, topology (3)",
+                        ref=homo, ref_label="homogeneous")
+    claims = []
+    for w in WINDOWS_S:
+        col = f"worst_{w:g}s"
+        claims.append(in_range(f"comparable-a-bit-above-{w:g}s", f"{w:g} s window: worst-case loss comparable to, "
+                               "somewhat above, the homogeneous case (topology 2, same sizes and seeds): ratio of the "
+                               "means over sizes", 1.0, 3.0, worst[col].mean() / max(homo[col].mean(), 1e-9), "ratio"))
+    for g in ("B", "B/2"):
+        sub = data[data["group"] == g]
+        claims.append(at_least(f"set-{g}-optimum", f"receivers at {g} settle at their own optimum (level "
+                               f"{int(sub['optimal'].iloc[0])}): fraction whose level held longest over the second half "
+                               "is the optimum", 1.0, float((sub["held_level"] == sub["optimal"]).mean()), "fraction"))
+    params = _common_params(topology=3, sizes=sizes, split="half at B = 1.5 Mb/s, half behind a B/2 link",
+                            seeds=seeds, duration_s=duration,
+                            aggregate="per run the max over receivers of their worst-case loss; median over seeds")
+    return Result(params, claims, ["fig12_receivers.csv", "fig12.csv", "fig12_homogeneous.csv", *files])
+
+
+# ---------------------------------------------------------------- Figure 13
+
+FIG13_PAIRS = [1, 2, 4, 8, 16, 32]
+FIG13_PAIRS_QUICK = [1, 4]
+
+
+def best_packing_bps(pairs: int, capacity_bps: float) -> float:
+    """The largest aggregate of ``pairs`` cumulative layer rates (one level per pair, each
+    at least 1) that fits in ``capacity_bps``: what perfect discrete allocation would carry."""
+    unit = LAYER_RATES_BPS[0]
+    cap = int(capacity_bps // unit)
+    sizes = [int(round(cumulative_rate_bps(n) / unit)) for n in range(1, len(LAYER_RATES_BPS) + 1)]
+    reach = np.zeros(cap + 1, bool)
+    reach[0] = True
+    for _ in range(pairs):  # exactly one level per pair
+        nxt = np.zeros_like(reach)
+        for sz in sizes:
+            if sz <= cap:
+                nxt[sz:] |= reach[: cap + 1 - sz]
+        reach = nxt
+    return float(np.nonzero(reach)[0].max() * unit) if reach.any() else 0.0
+
+
+def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
+    pair_counts = FIG13_PAIRS_QUICK if quick else FIG13_PAIRS
+    seeds = [seed] if quick else [seed + k for k in range(2)]
+    duration = 300.0 if quick else DURATION_S
+    tail_from = duration / 2
+    frames, runs = [], []
+    for p in pair_counts:
+        for s in seeds:
+            net = topology4(s, p)
+            net.run(duration, f"rlm-fig13 pairs={p} seed {s}")
+            df = net.receiver_table(tail_from_s=tail_from)
+            df["pairs"], df["seed"] = p, s
+            frames.append(df)
+            rates = df["tail_rate_bps"].to_numpy()
+            cap = p * PAIR_SHARE_BPS
+            runs.append({"pairs": p, "seed": s, "capacity_bps": cap, "aggregate_bps": rates.sum(),
+                         "best_packing_bps": best_packing_bps(p, cap), "min_pair_bps": rates.min(),
+                         "max_pair_bps": rates.max(), "jain": rates.sum() ** 2 / (p * np.sum(rates**2)),
+                         "queue_pkts": topology4_queue_pkts(p)})
+    data = pd.concat(frames, ignore_index=True)
+    data.to_csv(out / "fig13_receivers.csv", index=False)
+    runs_df = pd.DataFrame(runs)
+    runs_df["utilisation"] = runs_df["aggregate_bps"] / runs_df["capacity_bps"]
+    runs_df["of_best_packing"] = runs_df["aggregate_bps"] / runs_df["best_packing_bps"]
+    runs_df["max_over_min"] = runs_df["max_pair_bps"] / runs_df["min_pair_bps"]
+    runs_df.to_csv(out / "fig13_shares.csv", index=False)
+    worst = _worst_by(data, "pairs")
+    worst.to_csv(out / "fig13.csv", index=False)
+    files = _plot_worst(out, "fig13", worst, "pairs", "Number of Source/Receiver Pairs", "Superposition, topology (4)")
+
+    fig, ax = figure()
+    ax.plot(data["pairs"], data["tail_rate_bps"] / 1e3, "o", mfc="none", color="k", ms=3, label="per-pair rate")
+    ax.axhline(PAIR_SHARE_BPS / 1e3, color="0.5", ls="--", label="fair share")
+    ax.set_xscale("log")
+    ax.set_xlabel("Number of Source/Receiver Pairs")
+    ax.set_ylabel(f"rate over the last {duration - tail_from:g} s (kb/s)")
+    ax.set_title("Per-pair shares, topology (4)")
+    ax.legend()
+    files += save(fig, out, "fig13_shares")
+
+    multi = runs_df[runs_df["pairs"] > 1]
+    claims = [
+        at_most("w100-under-1pct", "long-term (100 s) worst-case loss under 1 % at every number of pairs", 0.01,
+                worst["worst_100s"].max(), "loss fraction"),
+        in_range("w10-few-pct", "medium-term (10 s) worst-case loss 'a few percent' (largest over pair counts)",
+                 0.01, 0.05, worst["worst_10s"].max(), "loss fraction"),
+        at_least("utilisation", "aggregate close to what the link can carry in whole layers: aggregate rate over the "
+                 "best packing of levels into the bottleneck (smallest over runs)", 0.9,
+                 runs_df["of_best_packing"].min(), "fraction"),
+        at_least("no-pair-starved", "no pair is starved: smallest pair's rate over the rate of 3 layers (224 kb/s), "
+                 "smallest over runs", 1.0, runs_df["min_pair_bps"].min() / cumulative_rate_bps(3), "ratio"),
+    ]
+    if len(multi):
+        claims.append(at_least("often-unfair", "the allocation is often unfair: fraction of runs with 2+ pairs where "
+                               "the best-served pair gets over 1.5x the worst-served", 0.5,
+                               float((multi["max_over_min"] > 1.5).mean()), "fraction"))
+    params = _common_params(topology=4, pairs=pair_counts, seeds=seeds, duration_s=duration,
+                            bottleneck_bps_per_pair=PAIR_SHARE_BPS, access_bps=ACCESS_BPS,
+                            queue="2 x bandwidth x 60 ms round trip, at least 20 packets",
+                            shares_window_s=[tail_from, duration])
+    return Result(params, claims, ["fig13_receivers.csv", "fig13_shares.csv", "fig13.csv", *files])
+
+
+# ---------------------------------------------------------------- §5: RED
+
+RED_SIZES = [1, 5, 20, 50]
+RED_SIZES_QUICK = [1, 5]
+
+
+def run_red(out: Path, seed: int, quick: bool = False) -> Result:
+    sizes = RED_SIZES_QUICK if quick else RED_SIZES
+    seeds = [seed] if quick else [seed + k for k in range(3)]
+    duration = 300.0 if quick else DURATION_S
+    variants = {"droptail": ("droptail", None), "red": ("red", None)}
+    if not quick:
+        variants["red_wq_0.002"] = ("red", {"red_w_q": 0.002})
+    worst = {}
+    frames = []
+    for name, (q, red) in variants.items():
+        d = _topology2_runs(sizes, seeds, duration, f"rlm-red {name}", queue=q, red=red)
+        d["queue"] = name
+        frames.append(d)
+        worst[name] = _worst_by(d, "size")
+        worst[name]["queue"] = name
+    pd.concat(frames, ignore_index=True).to_csv(out / "red_receivers.csv", index=False)
+    pd.concat(worst.values(), ignore_index=True).to_csv(out / "red.csv", index=False)
+    files = _plot_worst(out, "red", worst["red"], "size", "Session Size",
+                        f"RED (w_q {RED_PARAMS['red_w_q']:g}) vs DropTail, topology (2)",
+                        ref=worst["droptail"], ref_label="DropTail")
+    claims = []
+    for w in WINDOWS_S:
+        col = f"worst_{w:g}s"
+        claims.append(at_most(f"red-improves-{w:g}s", f"{w:g} s window: RED's worst-case loss below DropTail's: ratio "
+                              "of the means over session sizes", 1.0,
+                              worst["red"][col].mean() / max(worst["droptail"][col].mean(), 1e-9), "ratio"))
+    params = _common_params(topology=2, sizes=sizes, seeds=seeds, duration_s=duration, red=RED_PARAMS,
+                            red_queue_limit_pkts=QUEUE_PKTS, variants=list(variants),
+                            red_on="every link (the bottleneck S-X is the only one that congests)")
+    if "red_wq_0.002" in worst:
+        params["red_wq_0.002_over_droptail"] = {
+            f"{w:g}s": float(worst["red_wq_0.002"][f"worst_{w:g}s"].mean() / worst["droptail"][f"worst_{w:g}s"].mean())
+            for w in WINDOWS_S}
+    return Result(params, claims, ["red_receivers.csv", "red.csv", *files])
+
+
 EXPERIMENTS: list[Experiment] = [
     Experiment("rlm-fig8", PAPER, "Figure 8", "RLM subscription level over time, topology (1), 10 ms", run_fig8),
     Experiment("rlm-fig9", PAPER, "Figure 9", "worst-case loss (1/10/100 s windows) against link latency", run_fig9),
     Experiment("rlm-fig10", PAPER, "Figure 10", "worst-case loss against session size, topology (2)", run_fig10),
+    Experiment("rlm-fig11", PAPER, "Figure 11", "convergence time of each receiver against session size", run_fig11),
+    Experiment("rlm-fig12", PAPER, "Figure 12", "worst-case loss with receivers at B and B/2, topology (3)", run_fig12),
+    Experiment("rlm-fig13", PAPER, "Figure 13", "independent pairs sharing a scaled bottleneck, topology (4)",
+               run_fig13),
+    Experiment("rlm-red", PAPER, "§5 (RED)", "RED instead of DropTail on topology (2): loss improves", run_red),
 ]
