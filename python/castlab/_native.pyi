@@ -97,6 +97,35 @@ class Simulator:
     def forwards(self, group: int, node: str, channel: int) -> bool: ...
     # --- tcp (crates/castlab-py/src/tcp.rs) ---
     # --- rlm (crates/castlab-py/src/rlm.rs) ---
+    def add_rlm_receiver(
+        self,
+        node: str,
+        data_groups: list[int],
+        control_group: int,
+        start: float = 0.0,
+        alpha: float = 2.0,
+        beta: float = 0.6666666666666666,
+        k1: float = 1.0,
+        k2: float = 2.0,
+        g1: float = 0.25,
+        g2: float = 0.25,
+        t_min: float = 5.0,
+        t_max: float = 600.0,
+        scale_t_max: bool = True,
+        detection_init: float = 2.0,
+        detection_dev_init: float = 0.5,
+        loss_gain: float = 0.0625,
+        loss_threshold: float = 0.25,
+        session_interval_min: float = 5.0,
+        session_bandwidth_bps: float = 1600.0,
+        member_timeout_intervals: int = 5,
+        control_size_bytes: int = 40,
+        record_arrivals: bool = True,
+    ) -> int: ...
+    def rlm_records(self, agent: int) -> dict[str, object]: ...
+    def rlm_status(self, agent: int) -> dict[str, object]: ...
+    def rlm_config(self, agent: int) -> dict[str, object]: ...
+    def rlm_worst_window_loss(self, agent: int, window: float) -> float: ...
 
 def worst_window_loss(times_ns: list[int], received: list[int], lost: list[int], window: float) -> float: ...
 def transmission_ns(size_bytes: int, rate_bps: float) -> int: ...

@@ -1,0 +1,213 @@
+"""RLM from Python: the bindings (records, status, config, windowed loss, input errors) and
+quick runs of the RLM experiments (McCanne, Jacobson, Vetterli, SIGCOMM 96, §4)."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import castlab
+from castlab.experiments import REGISTRY
+from castlab.experiments import rlm as X
+from castlab.experiments.common import write_summary
+
+RATES = [32e3 * 2**m for m in range(6)]
+
+
+def _topology1(seed=1, start=5.0, **kw):
+    sim = castlab.Simulator(seed=seed)
+    sim.add_node("S")
+    sim.add_node("R")
+    sim.add_link("S", "R", 1.5e6, 0.010, queue_limit_pkts=20)
+    groups = [sim.add_group("S") for _ in RATES]
+    control = sim.add_group("S")
+    sim.add_layered_source("S", groups, RATES)
+    a = sim.add_rlm_receiver("R", groups, control, start=start, **kw)
+    return sim, a, groups, control
+
+
+@pytest.fixture(scope="module")
+def run300():
+    sim, a, _, _ = _topology1()
+    sim.run(300.0)
+    return sim, a
+
+
+def test_defaults_are_the_papers_constants():
+    sim, a, _, _ = _topology1()
+    c = sim.rlm_config(a)
+    # §4: α = 2, β = 2/3, k1 = 1, k2 = 2, g1 = g2 = 0.25, T_J^min = 5 s, T_J^max = 600 s
+    assert (c["alpha"], c["k1"], c["k2"], c["g1"], c["g2"], c["t_min"], c["t_max"]) == (2, 1, 2, 0.25, 0.25, 5, 600)
+    assert c["beta"] == pytest.approx(2 / 3, abs=1e-15)
+    assert sim.rlm_config(sim.add_rlm_receiver("R", [0, 1], 6, alpha=3.0, t_min=2.0))["alpha"] == 3.0
+
+
+def test_records_are_consistent(run300):
+    sim, a = run300
+    r = sim.rlm_records(a)
+    lv, t = r["level"], r["level_time_ns"]
+    assert lv[0] == 1 and t[0] == 5_000_000_000  # starts at the base layer at its start time
+    assert np.all(np.diff(t.astype(np.int64)) >= 0)
+    assert np.all(np.abs(np.diff(lv.astype(int))) == 1)  # one layer at a time
+    assert lv.max() == 6 and sim.rlm_status(a)["level"] == lv[-1]
+    assert len(r["arr_time_ns"]) == r["received"] and r["lost"] == r["loss_count"].sum() > 0
+    n = len(r["exp_start_ns"])
+    assert n > 0 and all(len(r[k]) == n for k in ("exp_level", "exp_outcome", "exp_end_ns", "exp_detect_ns"))
+    failed = r["exp_outcome"] == 2
+    # a failed experiment's detection sample is the time from its start to the congestion
+    assert failed.any() and np.all(r["exp_detect_ns"][failed] > 0)
+    assert np.all(r["exp_end_ns"][failed] >= r["exp_start_ns"][failed])
+    assert set(np.unique(r["trans_to"])) <= {0, 1, 2, 3}
+    # the engine's level timeline is the receiver's own record
+    tl = sim.level_timeline()
+    mine = tl["agent"] == a
+    assert np.array_equal(tl["time_ns"][mine], t) and np.array_equal(tl["level"][mine], lv)
+    st = sim.rlm_status(a)
+    assert st["state"] in "SHMD" and st["receivers_estimate"] == 1 and len(st["join_timer_means"]) == 6
+    # level 6 keeps failing: its join-timer has backed off above the minimum
+    assert st["join_timer_means"][5] > 5.0
+
+
+def test_worst_window_loss_matches_the_generic_metric(run300):
+    sim, a = run300
+    r = sim.rlm_records(a)
+    ev = pd.concat([pd.DataFrame({"t": r["loss_time_ns"], "rcv": 0, "lost": r["loss_count"], "k": 0}),
+                    pd.DataFrame({"t": r["arr_time_ns"], "rcv": 1, "lost": 0, "k": 1})]).sort_values(["t", "k"])
+    for w in (1.0, 10.0, 100.0):
+        ours = sim.rlm_worst_window_loss(a, w)
+        ref = castlab.worst_window_loss(*(ev[c].astype(np.int64).tolist() for c in ("t", "rcv", "lost")), w)
+        assert ours == pytest.approx(ref)
+    # longer windows average the experiments' congestion over more clean time
+    assert sim.rlm_worst_window_loss(a, 1.0) > sim.rlm_worst_window_loss(a, 10.0) > sim.rlm_worst_window_loss(a, 100.0)
+    overall = r["lost"] / (r["lost"] + r["received"])
+    assert sim.rlm_worst_window_loss(a, 1000.0) == pytest.approx(overall)
+
+
+@pytest.mark.parametrize("kw, field", [
+    ({"alpha": 1.0}, "alpha"),
+    ({"beta": 1.5}, "beta"),
+    ({"g1": 0.0}, "g1"),
+    ({"loss_threshold": 1.0}, "loss_threshold"),
+    ({"t_min": -1.0}, "t_min"),
+    ({"t_max": 1.0}, "t_max"),
+    ({"start": -2.0}, "start"),
+    ({"member_timeout_intervals": 0}, "member_timeout_intervals"),
+    ({"control_size_bytes": -5}, "control_size_bytes"),
+    ({"session_bandwidth_bps": float("nan")}, "session_bandwidth_bps"),
+    ({"data_groups": []}, "data_groups"),
+    ({"data_groups": [0, 0]}, "data_groups"),
+    ({"data_groups": [0, 99]}, "data_groups"),
+    ({"control_group": 0}, "control_group"),
+    ({"control_group": -1}, "control_group"),
+    ({"node": "nowhere"}, "node"),
+])
+def test_bad_receiver_input_names_the_field(kw, field):
+    sim, _, groups, control = _topology1()
+    args = {"node": "R", "data_groups": groups, "control_group": control, **kw}
+    with pytest.raises(ValueError, match=field):
+        sim.add_rlm_receiver(**args)
+
+
+def test_bad_queries_name_the_field():
+    sim, a, _, _ = _topology1(record_arrivals=False)
+    sink = sim.add_sink("R")
+    with pytest.raises(ValueError, match="agent"):
+        sim.rlm_records(sink)  # not an RLM receiver
+    with pytest.raises(ValueError, match="agent"):
+        sim.rlm_status(999)
+    with pytest.raises(ValueError, match="window"):
+        sim.rlm_worst_window_loss(a, 0.0)
+    with pytest.raises(ValueError, match="record_arrivals"):
+        sim.rlm_worst_window_loss(a, 1.0)
+
+
+def test_helpers():
+    # cumulative 32, 96, 224, 480, 992, 2016 kb/s
+    assert X.optimal_level(1.5e6) == 5 and X.optimal_level(750e3) == 4 and X.optimal_level(10e3) == 1
+    t = np.array([0.0, 10, 20, 30, 31, 50, 60])
+    lv = np.array([1, 2, 3, 2, 3, 4, 3])
+    assert X.settle_time_s(t, lv, 3) == 31.0  # last time it came back to 3 and stayed at >= 3
+    assert np.isnan(X.settle_time_s(t, lv, 5))
+    # two pairs in 3 Mb/s: 2016 + 992 does not fit; 2016 + 480 = 2496 is the best that does
+    assert X.best_packing_bps(2, 3.0e6) == 2_496_000
+    assert X.best_packing_bps(2, 2.0e6) == 1_984_000  # 2016 alone leaves no room for the other pair
+    assert X.best_packing_bps(1, 2.1e6) == 2_016_000
+
+
+def _reproduce(name, tmp_path):
+    exp = REGISTRY[name]
+    out = tmp_path / name
+    out.mkdir()
+    res = exp.run(out, 1, quick=True)
+    s = write_summary(out, exp, 1, res, 0.0)
+    for f in res.files:
+        assert (out / f).stat().st_size > 0, f
+    assert json.loads((out / "summary.json").read_text())["experiment"] == name
+    for c in s["claims"]:
+        assert set(c) == {"id", "statement", "paper_value", "ours", "unit", "tolerance", "holds"}
+        assert isinstance(c["holds"], bool)
+    return out, {c["id"]: c for c in s["claims"]}
+
+
+def test_all_rlm_experiments_registered():
+    assert {f"rlm-fig{k}" for k in range(8, 14)} | {"rlm-red"} <= set(REGISTRY)
+
+
+def test_fig8_quick_reaches_level_5_with_short_experiments(tmp_path):
+    out, claims = _reproduce("rlm-fig8", tmp_path)
+    lv = pd.read_csv(out / "level.csv")
+    assert lv["level"].max() == 6 and 5 in set(lv["level"])
+    assert claims["reaches-optimal"]["ours"] == 5 and claims["reaches-optimal"]["holds"]
+    assert claims["experiment-under-1s"]["holds"]
+    assert claims["time-to-optimal"]["ours"] < 90
+
+
+def test_fig9_quick_loss_grows_with_latency(tmp_path):
+    out, claims = _reproduce("rlm-fig9", tmp_path)
+    w = pd.read_csv(out / "fig9.csv")
+    assert list(w["delay_s"]) == X.FIG9_DELAYS_QUICK_S
+    # every curve: the largest latency loses more than the smallest, and longer windows less
+    for col in ("worst_1s", "worst_10s", "worst_100s"):
+        assert w[col].iloc[-1] > w[col].iloc[0]
+    assert np.all(w["worst_1s"] >= w["worst_10s"]) and np.all(w["worst_10s"] >= w["worst_100s"])
+    assert claims["loss-grows-with-latency"]["holds"]
+
+
+def test_fig10_quick_every_receiver_at_the_optimum(tmp_path):
+    out, claims = _reproduce("rlm-fig10", tmp_path)
+    rx = pd.read_csv(out / "fig10_receivers.csv")
+    assert sorted(rx["size"].unique()) == X.FIG10_SIZES_QUICK and len(rx) == sum(X.FIG10_SIZES_QUICK)
+    assert claims["all-reach-optimum"]["holds"]
+    assert claims["w100-about-1pct-largest"]["ours"] < 0.02
+
+
+def test_fig13_quick_shares(tmp_path):
+    out, claims = _reproduce("rlm-fig13", tmp_path)
+    sh = pd.read_csv(out / "fig13_shares.csv")
+    # the shared link carries what it can: at least the best packing of whole levels (to 10 %)
+    assert np.all(sh["aggregate_bps"] <= sh["capacity_bps"] * 1.001)
+    assert claims["utilisation"]["holds"]
+
+
+def test_fig11_quick_convergence_times(tmp_path):
+    out, claims = _reproduce("rlm-fig11", tmp_path)
+    rx = pd.read_csv(out / "fig11.csv")
+    conv = rx["convergence_s"].dropna()
+    # a receiver needs at least four join-timers (each >= T_min/2 = 2.5 s) to climb from 1 to 5
+    assert len(conv) > 0.9 * len(rx) and conv.min() >= 10.0
+    assert claims["grows-with-size"]["ours"] > 0
+
+
+def test_fig12_quick_each_set_at_its_own_optimum(tmp_path):
+    out, claims = _reproduce("rlm-fig12", tmp_path)
+    rx = pd.read_csv(out / "fig12_receivers.csv")
+    assert set(zip(rx["group"], rx["optimal"])) == {("B", 5), ("B/2", 4)}
+    assert claims["set-B/2-optimum"]["holds"] and claims["set-B-optimum"]["holds"]
+
+
+def test_red_quick_compares_both_queues(tmp_path):
+    out, claims = _reproduce("rlm-red", tmp_path)
+    d = pd.read_csv(out / "red.csv")
+    assert set(d["queue"]) == {"droptail", "red"}
+    assert {f"red-improves-{w}s" for w in (1, 10, 100)} == set(claims)
