@@ -327,6 +327,10 @@ pub struct RlmReceiver {
     members: Vec<(Addr, Instant)>,
     /// Next expected sequence number per layer (None until the first packet after a join).
     gap_next: Vec<Option<u64>>,
+    /// When each layer was last joined: packets sent before that (the tail of an earlier
+    /// subscription still in flight) are counted as received but never seed gap tracking,
+    /// or the jump to the first packet of the new subscription would look like a loss.
+    joined_at: Vec<Instant>,
     /// Short-term loss-rate estimate.
     loss_rate: f64,
     out: VecDeque<Packet>,
@@ -370,6 +374,7 @@ impl RlmReceiver {
             foreign_start: vec![None; l + 1],
             members: Vec::new(),
             gap_next: vec![None; l],
+            joined_at: vec![Instant::ZERO; l],
             loss_rate: 0.0,
             out: VecDeque::new(),
             events: VecDeque::new(),
@@ -465,7 +470,8 @@ impl RlmReceiver {
     fn add_layer(&mut self, now: Instant) {
         let m = self.level as usize;
         self.events.push_back(AgentEvent::Join(self.data_groups[m]));
-        self.gap_next[m] = None; // gap tracking restarts at the first packet
+        self.gap_next[m] = None; // gap tracking restarts at the first packet sent after now
+        self.joined_at[m] = now;
         self.level += 1;
         self.push_level(now);
     }
@@ -722,8 +728,8 @@ impl RlmReceiver {
         if self.cfg.record_arrivals {
             self.records.arr_time_ns.push(now.as_nanos());
         }
-        if m >= self.level as usize {
-            return; // a late packet of a layer already left: not gap-checked
+        if m >= self.level as usize || p.sent_at < self.joined_at[m] {
+            return; // a late packet of a layer already left, or sent before our join: not gap-checked
         }
         let w = self.cfg.loss_gain;
         let mut lost = 0u64;
@@ -955,6 +961,7 @@ mod tests {
             let mut p = Packet::data(Dest::Group(GroupId(10 + layer as u32)), 1000);
             p.layer = layer as u8;
             p.seq = self.seq[layer];
+            p.sent_at = t; // as if sent with no delay
             self.seq[layer] += 1;
             self.packet(t, p);
         }
@@ -1466,12 +1473,19 @@ mod tests {
         r.fire_detect();
         r.fire_join();
         assert_eq!(r.rx.level(), 2);
-        // the first packet after the re-join sets the base; the 50 sent meanwhile are not lost
+        // the tail of the first subscription (sent before the re-join) arrives late: it must
+        // not seed gap tracking, or the jump to the new packets would count as a loss
         let t2 = r.now;
+        let mut stale = Packet::data(Dest::Group(GroupId(11)), 1000);
+        stale.layer = 1;
+        stale.seq = 3;
+        stale.sent_at = t2 - Duration::from_millis(5);
+        r.packet(t2 + Duration::from_millis(20), stale);
+        // the first packet sent after the re-join sets the base; the 50 sent meanwhile are not lost
         r.lose(t2 + Duration::from_millis(30), 1, 50);
         r.data(t2 + Duration::from_millis(40), 1);
         assert_eq!(r.rx.records.lost(), 1);
-        assert_eq!(r.rx.records.received, 1 + 2 + 1 + 1 + 2);
+        assert_eq!(r.rx.records.received, 1 + 2 + 1 + 1 + 1 + 2);
         assert_eq!(r.rx.records.arr_time_ns.len() as u64, r.rx.records.received);
     }
 

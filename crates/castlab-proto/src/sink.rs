@@ -7,7 +7,9 @@
 //! packet that revealed it. Gap tracking for a layer starts at the first packet after joining
 //! it and stops when the layer is left, so a leave/re-join does not count the packets sent
 //! while unsubscribed. Packets that still arrive for a layer after it was left (before the
-//! prune takes effect) are recorded as arrivals but not gap-checked.
+//! prune takes effect), or that were sent before the layer was (re)joined, are recorded as
+//! arrivals but not gap-checked: on a long path the tail of the old subscription can arrive
+//! after the re-join, and would otherwise make the jump to the new packets look like a loss.
 
 use core::any::Any;
 
@@ -54,6 +56,8 @@ pub struct LayeredSink {
     schedule: Vec<(Instant, u32)>,
     next_change: usize,
     level: u32,
+    /// When each layer was last joined; gap tracking uses only packets sent after it.
+    joined_at: Vec<Instant>,
     gaps: Vec<GapState>,
     events: Vec<AgentEvent>,
     pub records: SinkRecords,
@@ -65,6 +69,7 @@ impl LayeredSink {
     pub fn new(groups: Vec<GroupId>, mut schedule: Vec<(Instant, u32)>) -> Self {
         schedule.sort_by_key(|(t, _)| *t);
         LayeredSink {
+            joined_at: vec![Instant::ZERO; groups.len()],
             groups,
             schedule,
             next_change: 0,
@@ -79,7 +84,7 @@ impl LayeredSink {
         self.level
     }
 
-    fn set_level(&mut self, target: u32) {
+    fn set_level(&mut self, now: Instant, target: u32) {
         let target = target.min(self.groups.len() as u32);
         if target == self.level {
             return;
@@ -87,6 +92,7 @@ impl LayeredSink {
         // Join upward in layer order, leave downward from the top, as a cumulative receiver does.
         while self.level < target {
             self.events.push(AgentEvent::Join(self.groups[self.level as usize]));
+            self.joined_at[self.level as usize] = now;
             self.level += 1;
         }
         while self.level > target {
@@ -98,10 +104,15 @@ impl LayeredSink {
         self.events.push(AgentEvent::LevelChanged { level: self.level });
     }
 
-    fn subscribed(&self, p: &Packet) -> bool {
+    /// Whether `p` belongs to a subscribed layer and was sent after that layer was joined
+    /// (the tail of an earlier subscription still in flight must not seed gap tracking).
+    fn tracked(&self, p: &Packet) -> bool {
         match p.group() {
             None => true,
-            Some(g) => self.groups[..self.level as usize].contains(&g),
+            Some(g) => match self.groups[..self.level as usize].iter().position(|x| *x == g) {
+                Some(m) => p.sent_at >= self.joined_at[m],
+                None => false,
+            },
         }
     }
 }
@@ -118,7 +129,7 @@ impl Agent for LayeredSink {
         r.arr_layer.push(p.layer);
         r.arr_seq.push(p.seq);
         r.arr_size.push(p.size_bytes);
-        if !self.subscribed(p) {
+        if !self.tracked(p) {
             return;
         }
         match self.gaps.iter_mut().find(|g| g.flow == p.flow && g.layer == p.layer) {
@@ -144,7 +155,7 @@ impl Agent for LayeredSink {
                 break;
             }
             self.next_change += 1;
-            self.set_level(lvl);
+            self.set_level(now, lvl);
         }
     }
 
@@ -217,10 +228,23 @@ mod tests {
         assert_eq!(ev, vec![AgentEvent::Leave(GroupId(1)), AgentEvent::LevelChanged { level: 1 }]);
         s.handle_packet(t(1.1), &pkt(1, 1, 1)); // late packet before the prune: recorded, not checked
         s.handle_timeout(t(2.0));
-        s.handle_packet(t(2.5), &pkt(1, 1, 50));
-        s.handle_packet(t(2.6), &pkt(1, 1, 51));
+        // the tail of the first subscription, sent at 1.5 s, arrives after the re-join
+        let mut old = pkt(1, 1, 2);
+        old.sent_at = t(1.5);
+        s.handle_packet(t(2.2), &old);
+        let mut p50 = pkt(1, 1, 50);
+        p50.sent_at = t(2.1);
+        let mut p51 = pkt(1, 1, 51);
+        p51.sent_at = t(2.2);
+        s.handle_packet(t(2.5), &p50);
+        s.handle_packet(t(2.6), &p51);
         assert_eq!(s.records.lost(), 0);
-        assert_eq!(s.records.received(), 4);
+        assert_eq!(s.records.received(), 5);
+        // a real gap after the re-join is still a loss
+        let mut p55 = pkt(1, 1, 55);
+        p55.sent_at = t(2.3);
+        s.handle_packet(t(2.7), &p55);
+        assert_eq!(s.records.lost(), 3);
         assert_eq!(s.poll_timeout(), None);
     }
 }
