@@ -17,7 +17,10 @@ use crate::{arr_u64, bad, duration_s, err, nonneg_u64, positive_u32, Simulator};
 impl Simulator {
     fn tcp_sender(&self, a: i64) -> PyResult<(AgentId, &TcpSender)> {
         let id = self.agent_id("agent", a)?;
-        let s = self.inner.agent::<TcpSender>(id).ok_or_else(|| bad("agent", a, "is not a TCP sender (add_tcp_flow returns one)"))?;
+        let s = self
+            .inner
+            .agent::<TcpSender>(id)
+            .ok_or_else(|| bad("agent", a, "is not a TCP sender (add_tcp_flow returns one)"))?;
         Ok((id, s))
     }
 
@@ -79,7 +82,8 @@ impl Simulator {
             other => return Err(bad("variant", format!("{other:?}"), "must be \"reno\" or \"newreno\"")),
         };
         let mss = positive_u32("mss_bytes", mss_bytes)?;
-        let header = u32::try_from(header_bytes).map_err(|_| bad("header_bytes", header_bytes, "must be in 0..2^32"))?;
+        let header =
+            u32::try_from(header_bytes).map_err(|_| bad("header_bytes", header_bytes, "must be in 0..2^32"))?;
         if mss.checked_add(header).is_none() {
             return Err(bad("header_bytes", header_bytes, "mss_bytes + header_bytes must fit in 32 bits"));
         }
