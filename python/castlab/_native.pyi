@@ -96,6 +96,35 @@ class Simulator:
     def level_timeline(self) -> dict[str, npt.NDArray[np.integer]]: ...
     def forwards(self, group: int, node: str, channel: int) -> bool: ...
     # --- tcp (crates/castlab-py/src/tcp.rs) ---
+    def add_tcp_flow(
+        self,
+        src: str,
+        dst: str,
+        variant: str = "newreno",
+        mss_bytes: int = 1000,
+        start: float = 0.0,
+        stop: Optional[float] = None,
+        delayed_ack: bool = False,
+        min_rto: float = 1.0,
+        initial_window_segs: int = 2,
+        rwnd_bytes: Optional[int] = None,
+        transfer_bytes: Optional[int] = None,
+        port: Optional[int] = None,
+        flow: Optional[int] = None,
+        header_bytes: int = 40,
+        initial_ssthresh_bytes: Optional[int] = None,
+        initial_rto: float = 1.0,
+        max_rto: float = 60.0,
+        dupack_threshold: int = 3,
+        delayed_ack_timeout: float = 0.2,
+    ) -> int:
+        """A TCP Reno/NewReno sender on `src` and its sink on `dst`; returns the sender's agent id."""
+        ...
+    def tcp_trace(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
+        """cwnd/ssthresh changes, RTT samples, retransmissions, timeouts, cumulative acked and
+        received bytes of a TCP sender (times in ns)."""
+        ...
+    def tcp_stats(self, agent: int) -> dict[str, object]: ...
     # --- rlm (crates/castlab-py/src/rlm.rs) ---
     def add_rlm_receiver(
         self,

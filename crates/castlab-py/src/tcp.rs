@@ -1,1 +1,244 @@
-//! Python bindings for the TCP agents (issue 3).
+//! Python bindings for the TCP agents (issue 3): one call creates a Reno or NewReno sender and
+//! its sink; traces and counters come back as numpy arrays and dicts.
+//!
+//! `add_tcp_flow` adds the sink first and the sender right after it, so a sender with agent id
+//! `a` always has its sink at `a - 1` (checked when read). Everything is validated before
+//! either agent is added: a `ValueError` naming the field leaves the scenario untouched.
+
+use numpy::PyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use castlab_core::{Addr, AgentId, Duration, Instant};
+use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink, Transfer};
+
+use crate::{arr_u64, bad, duration_s, err, nonneg_u64, positive_u32, Simulator};
+
+impl Simulator {
+    fn tcp_sender(&self, a: i64) -> PyResult<(AgentId, &TcpSender)> {
+        let id = self.agent_id("agent", a)?;
+        let s = self
+            .inner
+            .agent::<TcpSender>(id)
+            .ok_or_else(|| bad("agent", a, "is not a TCP sender (add_tcp_flow returns one)"))?;
+        Ok((id, s))
+    }
+
+    fn tcp_sink_of(&self, sender: AgentId) -> Option<(AgentId, &TcpSink)> {
+        let id = AgentId(sender.0.checked_sub(1)?);
+        self.inner.agent::<TcpSink>(id).map(|s| (id, s))
+    }
+}
+
+fn positive_duration(field: &str, v: f64) -> PyResult<Duration> {
+    let d = duration_s(field, v)?;
+    if d.is_zero() {
+        return Err(bad(field, v, "must be positive"));
+    }
+    Ok(d)
+}
+
+fn opt_secs(t: Option<Instant>) -> Option<f64> {
+    t.map(|t| t.as_secs_f64())
+}
+
+#[pymethods]
+impl Simulator {
+    /// A one-way TCP transfer from node `src` to node `dst` (ns-2 `Agent/TCP` + `TCPSink`
+    /// style): adds the sink on `dst` (bound to `port`, or the next free port) and the sender on
+    /// `src`; returns the sender's agent id. Sizes in bytes, times in seconds.
+    #[pyo3(signature = (src, dst, variant="newreno", mss_bytes=1000, start=0.0, stop=None, delayed_ack=false,
+        min_rto=1.0, initial_window_segs=2, rwnd_bytes=None, transfer_bytes=None, port=None, flow=None,
+        header_bytes=40, initial_ssthresh_bytes=None, initial_rto=1.0, max_rto=60.0, dupack_threshold=3,
+        delayed_ack_timeout=0.2))]
+    #[allow(clippy::too_many_arguments)]
+    fn add_tcp_flow(
+        &mut self,
+        src: &str,
+        dst: &str,
+        variant: &str,
+        mss_bytes: i64,
+        start: f64,
+        stop: Option<f64>,
+        delayed_ack: bool,
+        min_rto: f64,
+        initial_window_segs: i64,
+        rwnd_bytes: Option<i64>,
+        transfer_bytes: Option<i64>,
+        port: Option<i64>,
+        flow: Option<i64>,
+        header_bytes: i64,
+        initial_ssthresh_bytes: Option<i64>,
+        initial_rto: f64,
+        max_rto: f64,
+        dupack_threshold: i64,
+        delayed_ack_timeout: f64,
+    ) -> PyResult<u32> {
+        let ns = self.node("src", src)?;
+        let nd = self.node("dst", dst)?;
+        let algo = match variant {
+            "reno" => CcAlgorithm::Reno,
+            "newreno" => CcAlgorithm::NewReno,
+            other => return Err(bad("variant", format!("{other:?}"), "must be \"reno\" or \"newreno\"")),
+        };
+        let mss = positive_u32("mss_bytes", mss_bytes)?;
+        let header =
+            u32::try_from(header_bytes).map_err(|_| bad("header_bytes", header_bytes, "must be in 0..2^32"))?;
+        if mss.checked_add(header).is_none() {
+            return Err(bad("header_bytes", header_bytes, "mss_bytes + header_bytes must fit in 32 bits"));
+        }
+        let (s, e) = self.start_stop(start, stop)?;
+        let min_rto = duration_s("min_rto", min_rto)?;
+        let initial_rto = positive_duration("initial_rto", initial_rto)?;
+        let max_rto_d = positive_duration("max_rto", max_rto)?;
+        if max_rto_d < min_rto {
+            return Err(bad("max_rto", max_rto, "must not be below min_rto"));
+        }
+        let iw = positive_u32("initial_window_segs", initial_window_segs)?;
+        let defaults = TcpConfig::default();
+        let rwnd = match rwnd_bytes {
+            None => defaults.rwnd_bytes,
+            Some(r) => {
+                let r32 = u32::try_from(r).map_err(|_| bad("rwnd_bytes", r, "must be in 0..2^32"))?;
+                if r32 < mss {
+                    return Err(bad("rwnd_bytes", r, "must be at least mss_bytes (one segment)"));
+                }
+                r32
+            }
+        };
+        let transfer = match transfer_bytes {
+            None => Transfer::Bulk,
+            Some(n) => {
+                let n = nonneg_u64("transfer_bytes", n)?;
+                if n == 0 {
+                    return Err(bad("transfer_bytes", n, "must be positive (None for a bulk transfer)"));
+                }
+                Transfer::Bytes(n)
+            }
+        };
+        let ssthresh = match initial_ssthresh_bytes {
+            None => defaults.initial_ssthresh_bytes,
+            Some(v) => {
+                let v = nonneg_u64("initial_ssthresh_bytes", v)?;
+                if v == 0 {
+                    return Err(bad("initial_ssthresh_bytes", v, "must be positive"));
+                }
+                v
+            }
+        };
+        let dupthresh = positive_u32("dupack_threshold", dupack_threshold)?;
+        let delack_to = positive_duration("delayed_ack_timeout", delayed_ack_timeout)?;
+        let port = self.port(port)?;
+        // The sink is added first, so the sender's id is the next one after it.
+        let sender_id = self.inner.agent_count() as u64 + 1;
+        let flow = match flow {
+            None => u32::try_from(sender_id).map_err(|_| bad("flow", sender_id, "too many agents"))?,
+            Some(f) => u32::try_from(f).map_err(|_| bad("flow", f, "must be in 0..2^32"))?,
+        };
+        let cfg = TcpConfig {
+            mss_bytes: mss,
+            header_bytes: header,
+            initial_window_segs: iw,
+            initial_ssthresh_bytes: ssthresh,
+            rwnd_bytes: rwnd,
+            initial_rto,
+            min_rto,
+            max_rto: max_rto_d,
+            dupack_threshold: dupthresh,
+            delayed_ack,
+            delayed_ack_timeout: delack_to,
+            transfer,
+            start: s,
+            stop: e,
+            ..defaults
+        };
+        // The sink listens from now on (the sender may start later); a port already in use is
+        // the only failure left, and it happens before anything is added.
+        let now = self.inner.now();
+        let sink = self.inner.add_agent(nd, port, now, Box::new(TcpSink::new(cfg.clone()))).map_err(err)?;
+        let addr: Addr = self.inner.agent_addr(sink).expect("just added");
+        let tx = TcpSender::new(addr, flow, cfg.clone(), algo.build(&cfg));
+        let id = self.inner.add_agent(ns, None, s, Box::new(tx)).map_err(err)?;
+        debug_assert_eq!(id.0, sink.0 + 1);
+        Ok(id.0)
+    }
+
+    /// Per-flow trace of a TCP sender (numpy arrays, times in ns since the start of the run):
+    /// cc_time_ns/cwnd_bytes/ssthresh_bytes (a row whenever either changed), rtt_time_ns/rtt_ns/
+    /// srtt_ns/rto_ns (one row per RTT sample), retx_time_ns/retx_seq/retx_kind (1 fast
+    /// retransmit, 2 NewReno partial ACK, 3 timeout, 4 go-back-N after a timeout),
+    /// timeout_time_ns/timeout_rto_ns, ack_time_ns/acked_bytes (cumulative bytes acknowledged),
+    /// and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).
+    fn tcp_trace<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+        let (id, s) = self.tcp_sender(agent)?;
+        let t = &s.trace;
+        let d = PyDict::new(py);
+        for (k, v) in [
+            ("cc_time_ns", &t.cc_time_ns),
+            ("cwnd_bytes", &t.cwnd_bytes),
+            ("ssthresh_bytes", &t.ssthresh_bytes),
+            ("rtt_time_ns", &t.rtt_time_ns),
+            ("rtt_ns", &t.rtt_ns),
+            ("srtt_ns", &t.srtt_ns),
+            ("rto_ns", &t.rto_ns),
+            ("retx_time_ns", &t.retx_time_ns),
+            ("retx_seq", &t.retx_seq),
+            ("timeout_time_ns", &t.timeout_time_ns),
+            ("timeout_rto_ns", &t.timeout_rto_ns),
+            ("ack_time_ns", &t.ack_time_ns),
+            ("acked_bytes", &t.acked_bytes),
+        ] {
+            d.set_item(k, arr_u64(py, v))?;
+        }
+        d.set_item("retx_kind", PyArray1::from_slice(py, &t.retx_kind))?;
+        let (_, sink) = self.tcp_sink_of(id).ok_or_else(|| bad("agent", agent, "has no TCP sink"))?;
+        d.set_item("rx_time_ns", arr_u64(py, &sink.trace.rx_time_ns))?;
+        d.set_item("rx_bytes", arr_u64(py, &sink.trace.rx_bytes))?;
+        Ok(d)
+    }
+
+    /// Counters and current state of a TCP sender and its sink (bytes, seconds).
+    fn tcp_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+        let (id, s) = self.tcp_sender(agent)?;
+        let (sink_id, sink) = self.tcp_sink_of(id).ok_or_else(|| bad("agent", agent, "has no TCP sink"))?;
+        let d = PyDict::new(py);
+        d.set_item("variant", s.controller().name())?;
+        d.set_item("sink", sink_id.0)?;
+        d.set_item("mss_bytes", s.config().mss_bytes)?;
+        d.set_item("cwnd_bytes", s.cwnd())?;
+        d.set_item("ssthresh_bytes", s.ssthresh())?;
+        d.set_item("in_recovery", s.controller().in_recovery())?;
+        d.set_item("srtt", s.rtt_estimator().srtt().map(|x| x.as_secs_f64()))?;
+        d.set_item("rttvar", s.rtt_estimator().rttvar().as_secs_f64())?;
+        d.set_item("rto", s.rtt_estimator().rto().as_secs_f64())?;
+        d.set_item("snd_una", s.snd_una())?;
+        d.set_item("snd_nxt", s.snd_nxt())?;
+        d.set_item("snd_max", s.snd_max())?;
+        d.set_item("completed_at", opt_secs(s.completed_at()))?;
+        let st = s.stats;
+        for (k, v) in [
+            ("segments_sent", st.segments_sent),
+            ("payload_bytes_sent", st.payload_bytes_sent),
+            ("retransmissions", st.retransmissions),
+            ("fast_retransmits", st.fast_retransmits),
+            ("timeouts", st.timeouts),
+            ("dup_acks", st.dup_acks),
+            ("ignored", st.ignored),
+        ] {
+            d.set_item(k, v)?;
+        }
+        let ks = sink.stats;
+        d.set_item("received_bytes", sink.received_bytes())?;
+        d.set_item("fin_at", opt_secs(sink.fin_at()))?;
+        for (k, v) in [
+            ("sink_segments", ks.segments),
+            ("sink_duplicates", ks.duplicates),
+            ("sink_out_of_order", ks.out_of_order),
+            ("sink_acks_sent", ks.acks_sent),
+            ("sink_ignored", ks.ignored),
+        ] {
+            d.set_item(k, v)?;
+        }
+        Ok(d)
+    }
+}

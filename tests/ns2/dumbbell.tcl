@@ -1,0 +1,73 @@
+# The dumbbell of tests/test_tcp.py::test_goodput_matches_ns2, in ns-2 (Debian's ns2 2.35):
+#   s_i --(100 Mb/s, 1 ms)-- r1 --(10 Mb/s, 20 ms, DropTail QUEUE pkts)-- r2 --(100 Mb/s, 1 ms)-- d_i
+# FLOWS one-way TCP flows (Agent/TCP/Reno or Agent/TCP/Newreno + Agent/TCPSink) with 1000-byte
+# segments (1040 on the wire, as castlab's mss 1000 + 40 bytes of headers), flow i starting at
+# i * 0.5 s. The agents' parameters are set to castlab's TcpConfig defaults where ns-2 differs.
+# Prints, per flow: "flow I ACKED_AT_WARMUP ACKED_AT_END" (cumulative ACK, in segments).
+#
+# usage: ns dumbbell.tcl VARIANT FLOWS QUEUE WARMUP_S END_S     (VARIANT: Reno or Newreno)
+
+set variant [lindex $argv 0]
+set flows [lindex $argv 1]
+set qlimit [lindex $argv 2]
+set warm [lindex $argv 3]
+set end [lindex $argv 4]
+
+set ns [new Simulator]
+
+Agent/TCP set packetSize_ 1000      ;# payload; ns-2 adds tcpip_base_hdr_size_ = 40
+Agent/TCP set window_ 1000000       ;# castlab rwnd 1 GiB: the congestion window governs
+Agent/TCP set windowInit_ 2         ;# RFC 2581 IW, castlab initial_window_segs = 2
+Agent/TCP set maxburst_ 0
+Agent/TCP set overhead_ 0
+Agent/TCP set tcpTick_ 0.001        ;# castlab clock granularity G = 1 ms
+Agent/TCP set minrto_ 1.0           ;# RFC 6298 §2.4, castlab min_rto
+Agent/TCP set rtxcur_init_ 1.0      ;# RFC 6298 §2.1 initial RTO
+Agent/TCP set maxrto_ 60            ;# RFC 6298 §2.5
+Agent/TCP set timestamps_ false     ;# keep 40-byte headers
+Agent/TCPSink set packetSize_ 40
+
+set r1 [$ns node]
+set r2 [$ns node]
+$ns duplex-link $r1 $r2 10Mb 20ms DropTail
+$ns queue-limit $r1 $r2 $qlimit
+
+set tcps {}
+for {set i 0} {$i < $flows} {incr i} {
+    set s [$ns node]
+    set d [$ns node]
+    $ns duplex-link $s $r1 100Mb 1ms DropTail
+    $ns duplex-link $r2 $d 100Mb 1ms DropTail
+    $ns queue-limit $s $r1 10000
+    $ns queue-limit $r1 $s 10000
+    $ns queue-limit $r2 $d 10000
+    $ns queue-limit $d $r2 10000
+    set tcp [new Agent/TCP/$variant]
+    $tcp set fid_ $i
+    set sink [new Agent/TCPSink]
+    $ns attach-agent $s $tcp
+    $ns attach-agent $d $sink
+    $ns connect $tcp $sink
+    set ftp [new Application/FTP]
+    $ftp attach-agent $tcp
+    $ns at [expr $i * 0.5] "$ftp start"
+    lappend tcps $tcp
+}
+
+set atwarm {}
+proc mark {} {
+    global tcps atwarm
+    foreach t $tcps { lappend atwarm [$t set ack_] }
+}
+proc finish {} {
+    global tcps atwarm
+    set i 0
+    foreach t $tcps {
+        puts "flow $i [lindex $atwarm $i] [$t set ack_]"
+        incr i
+    }
+    exit 0
+}
+$ns at $warm "mark"
+$ns at $end "finish"
+$ns run
