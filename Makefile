@@ -1,5 +1,5 @@
 # castlab: one command sets up and runs the main job, one sets up and runs every test.
-#   make demo   set up, build, run the demo and a reproduction
+#   make demo   set up, build, run the demo and reproduce RLM's Fig. 8
 #   make test   set up, build, run the Rust tests and the Python tests
 #   make bench  the engine benchmarks (release, whole-program optimisation)
 # Needs python3 (with venv) and a Rust toolchain; everything else is installed into .venv.
@@ -27,7 +27,7 @@ build: setup
 
 demo: build
 	$(VENV)/bin/castlab run
-	$(VENV)/bin/castlab reproduce engine-bottleneck --out $(OUT)/engine-bottleneck
+	$(VENV)/bin/castlab reproduce rlm-fig8 --out $(OUT)/rlm-fig8
 
 test: test-rust test-python
 
