@@ -117,8 +117,11 @@ class Simulator:
         max_rto: float = 60.0,
         dupack_threshold: int = 3,
         delayed_ack_timeout: float = 0.2,
+        timestamps: bool = True,
     ) -> int:
-        """A TCP Reno/NewReno sender on `src` and its sink on `dst`; returns the sender's agent id."""
+        """A TCP Reno/NewReno sender on `src` and its sink on `dst`; returns the sender's agent id.
+        `timestamps`: RTT samples from the timestamp echo, retransmissions included (RFC 7323
+        §4.1); False for strict Karn's rule, as ns-2's default agents."""
         ...
     def tcp_trace(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
         """cwnd/ssthresh changes, RTT samples, retransmissions, timeouts, cumulative acked and

@@ -66,6 +66,14 @@ pub struct TcpConfig {
     pub clock_granularity: Duration,
     /// Duplicate ACKs that trigger fast retransmit. Default 3, RFC 5681 §3.2.
     pub dupack_threshold: u32,
+    /// RTT measurement from the timestamp echo (RFC 7323 §4.1, RTTM). With timestamps every
+    /// ACK of new data gives a sample, retransmitted segments included: RFC 6298 §3 says the
+    /// timestamp option "removes the ambiguity" Karn's rule guards against. Without it the
+    /// ACK must cover data sent after the last retransmission (strict Karn). Default true.
+    /// Strict Karn lets a flow that lost a retransmission keep a backed-off RTO for many
+    /// RTTs (every loss in go-back-N recovery restarts the lockout); ns-2's default agents
+    /// (`timestamps_ false`) behave like `false`.
+    pub timestamps: bool,
     /// Delayed ACKs at the sink: ACK every second segment or after `delayed_ack_timeout`
     /// (RFC 5681 §4.2, RFC 1122 §4.2.3.2). Default off, as ns-2's plain `TCPSink`.
     pub delayed_ack: bool,
@@ -93,6 +101,7 @@ impl Default for TcpConfig {
             max_rto: Duration::from_secs(60),
             clock_granularity: Duration::from_millis(1),
             dupack_threshold: 3,
+            timestamps: true,
             delayed_ack: false,
             delayed_ack_timeout: Duration::from_millis(200),
             transfer: Transfer::Bulk,
@@ -216,23 +225,33 @@ impl Window {
         }
     }
 
-    /// RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize / 2, 2·SMSS).
-    fn halve(&mut self, flight: u64) {
-        self.ssthresh = (flight / 2).max(2 * self.mss);
+    /// RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize / 2, 2·SMSS), with FlightSize capped
+    /// by `window`, the congestion window not counting fast-recovery inflation. The RFC sets
+    /// ssthresh to "no more than" eq. (4); the cap matters in two cases where snd_max − snd_una
+    /// overstates what the window let into the network: after go-back-N (snd_max stays at the
+    /// old maximum while cwnd restarts from 1 SMSS), and in a fast recovery whose retransmission
+    /// was lost (every duplicate ACK inflates cwnd and sends new data, so FlightSize grows for
+    /// a whole RTO). Without the cap a timeout there set ssthresh to hundreds of segments and
+    /// the next slow start overran the bottleneck queue. ns-2's Reno and NewReno agents halve
+    /// their uninflated `cwnd_` the same way (inflation lives in `dupwnd_`).
+    fn halve(&mut self, flight: u64, window: u64) {
+        self.ssthresh = (flight.min(window) / 2).max(2 * self.mss);
         self.ca_acked = 0;
     }
 
     /// RFC 5681 §3.2 steps 2 and 3: set ssthresh, retransmit, cwnd = ssthresh + 3·SMSS.
     fn enter_fast_recovery(&mut self, flight: u64) {
-        self.halve(flight);
+        self.halve(flight, self.cwnd);
         self.cwnd = self.ssthresh + self.dupthresh as u64 * self.mss;
     }
 
     /// RFC 5681 §3.1: after a timeout cwnd is the loss window LW = 1 SMSS; ssthresh by eq. (4)
     /// unless the segment was already retransmitted by the timer, then held constant.
-    fn timeout(&mut self, to: &TimeoutInfo) {
+    /// `recovering`: the timer expired during fast recovery, whose uninflated window is ssthresh.
+    fn timeout(&mut self, to: &TimeoutInfo, recovering: bool) {
         if to.first_for_segment {
-            self.halve(to.flight);
+            let window = if recovering { self.ssthresh } else { self.cwnd };
+            self.halve(to.flight, window);
         }
         self.ca_acked = 0;
         self.cwnd = self.mss;
@@ -295,8 +314,8 @@ impl CongestionControl for Reno {
     }
 
     fn on_timeout(&mut self, to: &TimeoutInfo) {
+        self.w.timeout(to, self.recovering);
         self.recovering = false;
-        self.w.timeout(to);
     }
 }
 
@@ -385,8 +404,8 @@ impl CongestionControl for NewReno {
         // RFC 6582 §3.2 step 4: after a retransmit timeout, record the highest sequence number
         // transmitted in recover and exit fast recovery.
         self.recover = to.snd_max;
+        self.w.timeout(to, self.recovering);
         self.recovering = false;
-        self.w.timeout(to);
     }
 }
 
@@ -740,9 +759,11 @@ impl TcpSender {
             flight_after: self.snd_max - ack,
             snd_max: self.snd_max,
         };
-        // RFC 6298 §3 (Karn) with the timestamp echo: sample only when the ACK covers data
-        // sent after the last retransmission.
-        if ack > self.karn_mark && h.ts_ecr <= now.as_nanos() {
+        // RFC 7323 §4.1: the echo names the transmission the ACK answers, so with timestamps
+        // any ACK of new data is a sample. Without them, RFC 6298 §3 (Karn): only when the
+        // ACK covers data sent after the last retransmission.
+        let unambiguous = self.cfg.timestamps || ack > self.karn_mark;
+        if unambiguous && h.ts_ecr <= now.as_nanos() {
             let r = Duration::from_nanos(now.as_nanos() - h.ts_ecr);
             self.rtt.sample(r);
             self.trace.rtt_time_ns.push(now.as_nanos());
@@ -1347,6 +1368,28 @@ mod tests {
     }
 
     #[test]
+    fn timeout_in_fast_recovery_halves_the_uninflated_window_not_the_inflated_flight() {
+        // Segment 23 000 is lost and so is its fast retransmission. Every duplicate ACK then
+        // inflates cwnd and lets a new segment out, for a whole RTO, so snd_max - snd_una ends
+        // far above the 5-segment recovery window. The timeout must halve that window
+        // (ssthresh 5 000 -> 2 500), not the inflated FlightSize (RFC 5681 §3.1: "no more than"
+        // eq. (4)).
+        for newreno in [false, true] {
+            let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, ..Default::default() };
+            let mut snd = sender(newreno, cfg.clone());
+            let mut snk = TcpSink::new(cfg);
+            run(&mut snd, &mut snk, Duration::from_millis(50), ms(1400), &mut |seq, n| seq == 23_000 && n <= 1);
+            assert_eq!(snd.stats.timeouts, 1, "newreno={newreno}");
+            let at = snd.trace.timeout_time_ns[0];
+            assert!(snd.snd_max() > 23_000 + 20 * 1000, "the inflated recovery sent plenty: {}", snd.snd_max());
+            let mut thresholds: Vec<u64> =
+                snd.trace.cc_time_ns.iter().zip(&snd.trace.ssthresh_bytes).filter(|(t, _)| **t <= at).map(|(_, s)| *s).collect();
+            thresholds.dedup();
+            assert_eq!(thresholds, vec![8_000, 5_000, 2_500], "newreno={newreno}");
+        }
+    }
+
+    #[test]
     fn rto_backs_off_exponentially_up_to_the_maximum() {
         // Nothing ever arrives. RFC 6298: first RTO 1 s (§2.1), doubled at each expiry (§5.5),
         // capped at 60 s (§2.5); each expiry resends the first segment (§5.4).
@@ -1370,7 +1413,7 @@ mod tests {
         // Segment 0 is lost once; segment 1 alone gives one duplicate ACK, so the timer
         // recovers it at 1 s (RTO backs off to 2 s). Its ACK at 1.1 s covers retransmitted data
         // and gives no sample; the first sample comes from new data, acknowledged at 1.2 s.
-        let cfg = TcpConfig::default();
+        let cfg = TcpConfig { timestamps: false, ..Default::default() };
         let mut snd = TcpSender::newreno(RCV, 5, cfg.clone());
         let mut snk = TcpSink::new(cfg);
         let mut pipe = Pipe::new(Duration::from_millis(50));
@@ -1383,6 +1426,24 @@ mod tests {
         pipe.run(&mut snd, &mut snk, ms(1250), &mut drop);
         assert_eq!(snd.trace.rtt_time_ns.first(), Some(&ms(1200).as_nanos()));
         assert_eq!(snd.trace.rtt_ns[0], 100_000_000);
+        assert_eq!(snd.rtt_estimator().rto(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn timestamps_give_a_sample_from_a_retransmitted_segment() {
+        // The same loss as above with timestamps on (the default): the ACK at 1.1 s echoes the
+        // retransmission's timestamp (1.0 s), so it is an unambiguous 100 ms sample (RFC 7323
+        // §4.1) and the backed-off RTO falls back to the 1 s floor at once, not at 1.2 s.
+        let cfg = TcpConfig::default();
+        assert!(cfg.timestamps);
+        let mut snd = TcpSender::newreno(RCV, 5, cfg.clone());
+        let mut snk = TcpSink::new(cfg);
+        let mut pipe = Pipe::new(Duration::from_millis(50));
+        let mut drop = |seq: u64, n: u32| seq == 0 && n == 0;
+        pipe.run(&mut snd, &mut snk, ms(1150), &mut drop);
+        assert_eq!(snd.trace.timeout_time_ns, vec![ms(1000).as_nanos()]);
+        assert_eq!(snd.trace.rtt_time_ns.last(), Some(&ms(1100).as_nanos()));
+        assert_eq!(snd.trace.rtt_ns.last(), Some(&100_000_000));
         assert_eq!(snd.rtt_estimator().rto(), Duration::from_secs(1));
     }
 

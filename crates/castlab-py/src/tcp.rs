@@ -50,7 +50,7 @@ impl Simulator {
     #[pyo3(signature = (src, dst, variant="newreno", mss_bytes=1000, start=0.0, stop=None, delayed_ack=false,
         min_rto=1.0, initial_window_segs=2, rwnd_bytes=None, transfer_bytes=None, port=None, flow=None,
         header_bytes=40, initial_ssthresh_bytes=None, initial_rto=1.0, max_rto=60.0, dupack_threshold=3,
-        delayed_ack_timeout=0.2))]
+        delayed_ack_timeout=0.2, timestamps=true))]
     #[allow(clippy::too_many_arguments)]
     fn add_tcp_flow(
         &mut self,
@@ -73,6 +73,7 @@ impl Simulator {
         max_rto: f64,
         dupack_threshold: i64,
         delayed_ack_timeout: f64,
+        timestamps: bool,
     ) -> PyResult<u32> {
         let ns = self.node("src", src)?;
         let nd = self.node("dst", dst)?;
@@ -145,6 +146,7 @@ impl Simulator {
             min_rto,
             max_rto: max_rto_d,
             dupack_threshold: dupthresh,
+            timestamps,
             delayed_ack,
             delayed_ack_timeout: delack_to,
             transfer,

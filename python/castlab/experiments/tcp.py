@@ -95,12 +95,14 @@ def fairness_run(k: int, queue: str, seed: int, duration: float, warmup: float) 
     }
 
 
-# What keeps the index below 1 in some runs (measured, seed 1 full run): a flow whose slow
-# start ends in a burst of losses falls back to go-back-N from snd_una; Karn's rule (RFC 6298
-# §3, as castlab-proto applies it even with the timestamp echo) then gives no RTT sample until
-# data above the old snd_max is acknowledged, so each further loss doubles the RTO up to 60 s
-# and the flow can stay nearly silent for the whole run. DropTail phase effects (Floyd and
-# Jacobson 1992) add a bias between otherwise identical flows in this deterministic simulator.
+# Two sender details decide whether this holds (measured, seed 1 full run, before and after):
+# - RTT samples from timestamped retransmissions (TcpConfig.timestamps, RFC 7323 §4.1). With
+#   strict Karn a flow that lost a burst stays in go-back-N with a backed-off RTO for many
+#   RTTs, each further loss doubling it up to 60 s: Jain fell to 0.946 (DropTail, K = 2).
+# - On a timeout, ssthresh halves the uninflated window, not snd_max - snd_una. When a fast
+#   retransmission is lost, duplicate ACKs inflate cwnd for a whole RTO and FlightSize grows
+#   to hundreds of segments; halving that gave a slow start that overran the RED queue and
+#   synchronised timeouts of both flows (utilisation 0.82 at K = 2 under RED).
 
 
 def run_fairness(out: Path, seed: int, quick: bool = False) -> Result:
