@@ -193,7 +193,13 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
             if b[1] & !(BcfHeader::NULL | BcfHeader::REFRESH) != 0 {
                 return Err(CodecError::Reserved("bcf flags"));
             }
-            Header::Bcf(BcfHeader { kind: b[0], flags: b[1], level: u32_at(b, 2), label: u32_at(b, 6), msg: u64_at(b, 10) })
+            Header::Bcf(BcfHeader {
+                kind: b[0],
+                flags: b[1],
+                level: u32_at(b, 2),
+                label: u32_at(b, 6),
+                msg: u64_at(b, 10),
+            })
         }
     };
     let end = FIXED_LEN + body_len;
@@ -251,7 +257,13 @@ mod tests {
                 ts_ecr: u64::MAX,
             }),
             Header::Rlm(RlmHeader { kind: RlmHeader::JOIN, level: 4, current: 3, receivers: 100_000 }),
-            Header::Bcf(BcfHeader { kind: BcfHeader::REQUEST, flags: BcfHeader::NULL, level: 3, label: 0xdead_beef, msg: 7 }),
+            Header::Bcf(BcfHeader {
+                kind: BcfHeader::REQUEST,
+                flags: BcfHeader::NULL,
+                level: 3,
+                label: 0xdead_beef,
+                msg: 7,
+            }),
             Header::Bcf(BcfHeader {
                 kind: BcfHeader::REPLY,
                 flags: BcfHeader::NULL | BcfHeader::REFRESH,
@@ -306,7 +318,8 @@ mod tests {
         assert!(matches!(decode(&bad[..n]), Err(CodecError::UnknownKind { .. })));
         assert!(matches!(decode(&buf[..n + 1]), Err(CodecError::Trailing(1))));
         // a bcf body with an unknown message kind or unknown flag bits
-        let n = encode(&sample(Header::Bcf(BcfHeader { kind: BcfHeader::REQUEST, ..Default::default() })), &mut buf).unwrap();
+        let n = encode(&sample(Header::Bcf(BcfHeader { kind: BcfHeader::REQUEST, ..Default::default() })), &mut buf)
+            .unwrap();
         assert_eq!(n, FIXED_LEN + BCF_LEN);
         let mut bad = buf;
         bad[FIXED_LEN] = 3;
