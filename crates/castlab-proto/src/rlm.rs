@@ -43,7 +43,8 @@ use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, Dest, Duration, GroupId, Header, Instant, Packet, RlmHeader, Rng, StartInfo, TimerTable,
+    Addr, Agent, AgentEvent, Dest, Duration, GroupId, Header, Instant, Packet, RlmHeader, Rng, StartInfo,
+    TimerTable,
 };
 
 /// Protocol constants (Table 1 with the values of §4) and the choices the paper leaves open.
@@ -819,7 +820,9 @@ impl Agent for RlmReceiver {
 
     fn handle_timeout(&mut self, now: Instant) {
         loop {
-            let due = (0..3).filter_map(|i| self.timers.get(i).filter(|t| *t <= now).map(|t| (t, i))).min();
+            let due = (0..3)
+                .filter_map(|i| self.timers.get(i).filter(|t| *t <= now).map(|t| (t, i)))
+                .min();
             let Some((_, slot)) = due else { break };
             self.timers.stop(slot);
             match slot {
@@ -1019,10 +1022,7 @@ mod tests {
         let mut rx = RlmReceiver::new(RlmConfig::default(), groups(6), CTL);
         rx.handle_start(at(10.0), StartInfo { addr: me(), rng: Rng::seed_from_u64(1) });
         let ev: Vec<_> = std::iter::from_fn(|| rx.poll_event()).collect();
-        assert_eq!(
-            ev,
-            vec![AgentEvent::Join(CTL), AgentEvent::Join(GroupId(10)), AgentEvent::LevelChanged { level: 1 }]
-        );
+        assert_eq!(ev, vec![AgentEvent::Join(CTL), AgentEvent::Join(GroupId(10)), AgentEvent::LevelChanged { level: 1 }]);
         assert_eq!((rx.state(), rx.level()), (RlmState::Steady, 1));
         // join-timer for level 2 drawn from λ = T_min = 5 s: support [2.5, 22.5] s
         let j = secs(rx.join_deadline().unwrap() - at(10.0));
@@ -1032,10 +1032,7 @@ mod tests {
         // first session message within [0.5, 1.5] × 5 s
         let s = secs(rx.session_deadline().unwrap() - at(10.0));
         assert!((2.5..7.5).contains(&s), "{s}");
-        assert_eq!(
-            rx.poll_timeout(),
-            [rx.join_deadline(), rx.detection_deadline(), rx.session_deadline()].into_iter().flatten().min()
-        );
+        assert_eq!(rx.poll_timeout(), [rx.join_deadline(), rx.detection_deadline(), rx.session_deadline()].into_iter().flatten().min());
     }
 
     #[test]
@@ -1248,11 +1245,7 @@ mod tests {
     fn my_own_experiment_in_progress_suppresses_my_next_join_timer() {
         // short join-timers (λ = 1 s: at most 4.5 s) and a long detection time (11 s) make the
         // next join-timer fire while my experiment is still in progress
-        let cfg = RlmConfig {
-            t_min: Duration::from_secs(1),
-            detection_init: Duration::from_secs(10),
-            ..RlmConfig::default()
-        };
+        let cfg = RlmConfig { t_min: Duration::from_secs(1), detection_init: Duration::from_secs(10), ..RlmConfig::default() };
         let mut r = Rig::with(cfg, 6);
         let t = r.fire_join();
         assert_eq!(r.rx.own_experiment(), Some(2));
@@ -1278,10 +1271,7 @@ mod tests {
         r.control(at(1.0), other(1), RlmHeader::JOIN, 3);
         r.lose(at(1.4), 0, 1);
         assert_eq!(r.rx.state(), RlmState::Hysteresis);
-        assert_eq!(
-            (r.rx.join_timer_mean(2), r.rx.join_timer_mean(3)),
-            (Duration::from_secs(5), Duration::from_secs(5))
-        );
+        assert_eq!((r.rx.join_timer_mean(2), r.rx.join_timer_mean(3)), (Duration::from_secs(5), Duration::from_secs(5)));
         assert!(r.rx.records.shared_level.is_empty());
 
         // a foreign experiment at my next level that ended (older than the 3 s window)
