@@ -87,6 +87,10 @@ impl PgmSource {
             repairs_sent: 0,
         }
     }
+
+    pub fn group(&self) -> GroupId {
+        self.group
+    }
 }
 
 impl Agent for PgmSource {
