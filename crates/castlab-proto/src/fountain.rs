@@ -73,7 +73,7 @@ impl SymbolStore {
         if file.is_empty() {
             return Err(FountainError::EmptyFile);
         }
-        if symbol_size == 0 || symbol_size % 8 != 0 || symbol_size > u16::MAX as u32 {
+        if symbol_size == 0 || symbol_size & 7 != 0 || symbol_size > u16::MAX as u32 {
             return Err(FountainError::SymbolSize(symbol_size));
         }
         let k = (file.len() as u64).div_ceil(symbol_size as u64);
