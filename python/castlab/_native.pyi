@@ -158,6 +158,75 @@ class Simulator:
     def rlm_status(self, agent: int) -> dict[str, object]: ...
     def rlm_config(self, agent: int) -> dict[str, object]: ...
     def rlm_worst_window_loss(self, agent: int, window: float) -> float: ...
+    # --- bcfs: BCFS, digital fountain, Rainbow, PGM over BCFS (crates/castlab-py/src/bcfs.rs) ---
+    def add_bcf_routers(
+        self,
+        nodes: Optional[list[str]] = None,
+        max_entries: int = 4096,
+        refresh_interval: float = 1.0,
+        link_lifetime: float = 5.0,
+    ) -> int:
+        """Attach a BCF router to each node (every node when None); returns how many."""
+        ...
+    def bcf_router_stats(self, node: str) -> dict[str, int]: ...
+    def bcf_replies_per_channel(self, node: str) -> npt.NDArray[np.uint64]: ...
+    def add_fountain_source(
+        self,
+        node: str,
+        port: Optional[int] = None,
+        packet_bytes: int = 512,
+        flow: Optional[int] = None,
+        file: Optional[bytes] = None,
+        symbol_size: int = 448,
+        start: float = 0.0,
+    ) -> int:
+        """A digital-fountain source (symbolic, or RaptorQ over `file`); returns the agent id."""
+        ...
+    def fountain_stats(self, source: int) -> dict[str, object]: ...
+    def add_rainbow_receiver(
+        self,
+        node: str,
+        source: int,
+        start: float = 0.0,
+        needed_packets: int = 2000,
+        port: Optional[int] = None,
+        flow: Optional[int] = None,
+        request_bytes: int = 40,
+        initial_window: int = 1,
+        max_window: int = 1024,
+        initial_rto: float = 1.0,
+        min_rto: float = 0.2,
+        max_rto: float = 10.0,
+        hold_rtt_fraction: float = 0.5,
+        reorder_threshold: int = 3,
+    ) -> int:
+        """A Rainbow receiver fetching from fountain agent `source`; returns the agent id."""
+        ...
+    def rainbow_records(self, agent: int) -> dict[str, object]:
+        """Symbols received (rx_time_ns, rx_symbol), window changes (win_time_ns, win), counters."""
+        ...
+    def rainbow_decoded(self, agent: int) -> Optional[bytes]: ...
+    def add_pgm_source(
+        self,
+        node: str,
+        group: int,
+        count: int,
+        rate_bps: float,
+        start: float = 0.0,
+        port: Optional[int] = None,
+        flow: Optional[int] = None,
+        packet_bytes: int = 512,
+        label_prefix: int = 20551,
+    ) -> int: ...
+    def add_pgm_receiver(
+        self,
+        node: str,
+        source: int,
+        start: float = 0.0,
+        nak_timeout: float = 0.5,
+        idle_timeout: float = 0.5,
+    ) -> int: ...
+    def pgm_stats(self, agent: int) -> dict[str, object]: ...
 
 def worst_window_loss(times_ns: list[int], received: list[int], lost: list[int], window: float) -> float: ...
 def transmission_ns(size_bytes: int, rate_bps: float) -> int: ...

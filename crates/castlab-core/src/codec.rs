@@ -4,19 +4,20 @@
 //! ```text
 //! 0  u8   version (= 1)
 //! 1  u8   dst kind (0 unicast, 1 group)
-//! 2  u8   header kind (0 data, 1 control, 2 tcp, 3 rlm)
+//! 2  u8   header kind (0 data, 1 control, 2 tcp, 3 rlm, 7 bcf)
 //! 3  u8   flags (bit 0: marked, bit 1: to_root)
 //! 4  u32  src node     8  u16 src port    10 u8 layer   11 u8 reserved (0)
 //! 12 u32  dst node or group                16 u16 dst port (0 for a group)  18 u16 reserved
 //! 20 u32  size_bytes   24 u32 flow        28 u64 seq     36 u64 uid       44 u64 sent_at ns
 //! 52 ...  header body: data none; control u16 kind, 3 x u64 args (26 bytes);
 //!          tcp u64 ack, u8 flags, u32 payload, u32 wnd, u64 ts_val, u64 ts_ecr (33 bytes);
-//!          rlm u8 kind, u8 level, u8 current, u32 receivers (7 bytes)
+//!          rlm u8 kind, u8 level, u8 current, u32 receivers (7 bytes);
+//!          bcf u8 kind (1 request, 2 reply), u8 flags (bits 0-1), u32 level, u32 label, u64 msg (18 bytes)
 //! ```
 //! Decoding never panics: a short, unknown or inconsistent buffer is a [`CodecError`].
 
 use crate::ids::{Addr, Dest, GroupId, NodeId};
-use crate::packet::{ControlMsg, Header, Packet, RlmHeader, TcpHeader};
+use crate::packet::{BcfHeader, ControlMsg, Header, Packet, RlmHeader, TcpHeader};
 use crate::time::Instant;
 
 pub const VERSION: u8 = 1;
@@ -24,6 +25,8 @@ pub const FIXED_LEN: usize = 52;
 const CONTROL_LEN: usize = 26;
 const TCP_LEN: usize = 33;
 const RLM_LEN: usize = 7;
+const BCF_LEN: usize = 18;
+const BCF_KIND: u8 = 7;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {
@@ -49,6 +52,7 @@ pub fn encoded_len(p: &Packet) -> usize {
             Header::Control(_) => CONTROL_LEN,
             Header::Tcp(_) => TCP_LEN,
             Header::Rlm(_) => RLM_LEN,
+            Header::Bcf(_) => BCF_LEN,
         }
 }
 
@@ -71,6 +75,7 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
         Header::Control(_) => 1,
         Header::Tcp(_) => 2,
         Header::Rlm(_) => 3,
+        Header::Bcf(_) => BCF_KIND,
     };
     out[3] = p.marked as u8 | (p.to_root as u8) << 1;
     out[4..8].copy_from_slice(&p.src.node.0.to_be_bytes());
@@ -105,6 +110,13 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
             b[1] = r.level;
             b[2] = r.current;
             b[3..7].copy_from_slice(&r.receivers.to_be_bytes());
+        }
+        Header::Bcf(h) => {
+            b[0] = h.kind;
+            b[1] = h.flags;
+            b[2..6].copy_from_slice(&h.level.to_be_bytes());
+            b[6..10].copy_from_slice(&h.label.to_be_bytes());
+            b[10..18].copy_from_slice(&h.msg.to_be_bytes());
         }
     }
     Ok(need)
@@ -154,6 +166,7 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
         1 => CONTROL_LEN,
         2 => TCP_LEN,
         3 => RLM_LEN,
+        BCF_KIND => BCF_LEN,
         v => return Err(CodecError::UnknownKind { field: "header kind", value: v }),
     };
     let need = FIXED_LEN + body_len;
@@ -172,7 +185,22 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
             ts_val: u64_at(b, 17),
             ts_ecr: u64_at(b, 25),
         }),
-        _ => Header::Rlm(RlmHeader { kind: b[0], level: b[1], current: b[2], receivers: u32_at(b, 3) }),
+        3 => Header::Rlm(RlmHeader { kind: b[0], level: b[1], current: b[2], receivers: u32_at(b, 3) }),
+        _ => {
+            if !matches!(b[0], BcfHeader::REQUEST | BcfHeader::REPLY) {
+                return Err(CodecError::UnknownKind { field: "bcf kind", value: b[0] });
+            }
+            if b[1] & !(BcfHeader::NULL | BcfHeader::REFRESH) != 0 {
+                return Err(CodecError::Reserved("bcf flags"));
+            }
+            Header::Bcf(BcfHeader {
+                kind: b[0],
+                flags: b[1],
+                level: u32_at(b, 2),
+                label: u32_at(b, 6),
+                msg: u64_at(b, 10),
+            })
+        }
     };
     let end = FIXED_LEN + body_len;
     if buf.len() > end {
@@ -229,6 +257,20 @@ mod tests {
                 ts_ecr: u64::MAX,
             }),
             Header::Rlm(RlmHeader { kind: RlmHeader::JOIN, level: 4, current: 3, receivers: 100_000 }),
+            Header::Bcf(BcfHeader {
+                kind: BcfHeader::REQUEST,
+                flags: BcfHeader::NULL,
+                level: 3,
+                label: 0xdead_beef,
+                msg: 7,
+            }),
+            Header::Bcf(BcfHeader {
+                kind: BcfHeader::REPLY,
+                flags: BcfHeader::NULL | BcfHeader::REFRESH,
+                level: u32::MAX,
+                label: 0,
+                msg: u64::MAX,
+            }),
         ] {
             for dst in [Dest::Unicast(Addr::new(NodeId(1), 2)), Dest::Group(GroupId(12))] {
                 let mut p = sample(h);
@@ -260,6 +302,7 @@ mod tests {
             Header::Control(ControlMsg::default()),
             Header::Tcp(TcpHeader::default()),
             Header::Rlm(RlmHeader::default()),
+            Header::Bcf(BcfHeader { kind: BcfHeader::REPLY, ..Default::default() }),
         ] {
             let n = encode(&sample(h), &mut buf).unwrap();
             for cut in 0..n {
@@ -274,6 +317,16 @@ mod tests {
         bad[2] = 200;
         assert!(matches!(decode(&bad[..n]), Err(CodecError::UnknownKind { .. })));
         assert!(matches!(decode(&buf[..n + 1]), Err(CodecError::Trailing(1))));
+        // a bcf body with an unknown message kind or unknown flag bits
+        let n = encode(&sample(Header::Bcf(BcfHeader { kind: BcfHeader::REQUEST, ..Default::default() })), &mut buf)
+            .unwrap();
+        assert_eq!(n, FIXED_LEN + BCF_LEN);
+        let mut bad = buf;
+        bad[FIXED_LEN] = 3;
+        assert_eq!(decode(&bad[..n]), Err(CodecError::UnknownKind { field: "bcf kind", value: 3 }));
+        let mut bad = buf;
+        bad[FIXED_LEN + 1] = 4;
+        assert_eq!(decode(&bad[..n]), Err(CodecError::Reserved("bcf flags")));
         // random garbage never panics
         let mut r = Rng::seed_from_u64(5);
         for _ in 0..20_000 {

@@ -58,6 +58,39 @@ impl RlmHeader {
     pub const SESSION: u8 = 2;
 }
 
+/// A Breadcrumb Forwarding Service message (Yano & McCanne 1999, §II-A, Fig. 2): a request
+/// travels from a receiver toward the source and leaves breadcrumbs; a reply travels back along
+/// them. `Packet::dst` of a request is the source's address (the `src` of `bcf_request`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct BcfHeader {
+    /// `BcfHeader::REQUEST` or `BcfHeader::REPLY`.
+    pub kind: u8,
+    /// Bit set of `BcfHeader::NULL` (no transport message) and `BcfHeader::REFRESH` (a
+    /// router's specially marked null request, §II-B soft state).
+    pub flags: u8,
+    /// The level number (§II-A): requests pass a breadcrumb only above its level; a reply tears
+    /// down links whose level is at most this.
+    pub level: u32,
+    /// The BCF label; with the source it names the breadcrumb (S, L).
+    pub label: u32,
+    /// The transport message (`msg` of Fig. 2), one word: a symbol id, a sequence number...
+    pub msg: u64,
+}
+
+impl BcfHeader {
+    pub const REQUEST: u8 = 1;
+    pub const REPLY: u8 = 2;
+    pub const NULL: u8 = 1;
+    pub const REFRESH: u8 = 2;
+
+    pub fn is_request(&self) -> bool {
+        self.kind == Self::REQUEST
+    }
+    pub fn is_reply(&self) -> bool {
+        self.kind == Self::REPLY
+    }
+}
+
 /// Protocol header carried by a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Header {
@@ -68,6 +101,7 @@ pub enum Header {
     Control(ControlMsg),
     Tcp(TcpHeader),
     Rlm(RlmHeader),
+    Bcf(BcfHeader),
 }
 
 /// A packet.

@@ -4,7 +4,11 @@
 //! `std::time`. Every agent here follows the driving rule documented on
 //! [`castlab_core::agent`].
 
+pub mod bcfs;
 pub mod cbr;
+pub mod fountain;
+pub mod pgm;
+pub mod rainbow;
 pub mod rlm;
 pub mod sink;
 pub mod tcp;

@@ -1,0 +1,431 @@
+//! The digital fountain behind Rainbow (Yano & McCanne §III-A, after Byers et al. [21]).
+//!
+//! The source answers every transmission request (a BCF request, §III-B) with a *fresh*
+//! encoding symbol as a BCF reply on the request's label and at its level (§III-C: "the source
+//! replies by sending data with as high level as the TRQ"). A receiver is done once it can
+//! decode. Two modes:
+//!
+//! - **symbolic** ([`FountainMode::Symbolic`]): symbols are numbered and carry no bytes; a
+//!   receiver is done once it holds `block_symbols + overhead_symbols` distinct symbols (the
+//!   decoder's reception overhead). Fast, for sweeps.
+//! - **real** ([`FountainMode::Real`]): an actual file is encoded with RFC 6330 RaptorQ (the
+//!   `raptorq` crate) as one source block; symbol `i` is source symbol `i` for `i < K` and
+//!   repair symbols after that. Packets are fixed-size `Copy` values, so a symbol's bytes live in
+//!   a side store, the [`SymbolStore`], shared by the source and its receivers: the source
+//!   writes symbol `i`'s bytes there once, when it first puts symbol `i` on a packet (the packet
+//!   carries the symbol id in `seq` and in the BCF message), and they never change after. A
+//!   receiver copies the bytes of the symbol named by each packet it receives into its own
+//!   buffer at that moment, and decodes from that buffer only. So the bytes a receiver decodes
+//!   are exactly those carried by the packets it received; a symbol it never received never
+//!   reaches its decoder.
+//!
+//! The store generates symbols in chunks (`CHUNK`): the source's per-packet work allocates
+//! nothing except when the store grows by a chunk, amortised over `CHUNK` packets.
+
+use core::any::Any;
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use castlab_core::{Addr, Agent, AgentEvent, Instant, Packet, StartInfo};
+use raptorq::{Decoder, EncodingPacket, ObjectTransmissionInformation, PayloadId, SourceBlockEncoder};
+
+use crate::bcfs::BcfHost;
+
+/// Repair symbols generated per growth of the store.
+const CHUNK: u32 = 256;
+/// RaptorQ's largest number of source symbols in one block (RFC 6330 §5.1.2, K'_max).
+pub const MAX_BLOCK_SYMBOLS: u64 = 56_403;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FountainError {
+    #[error("file: must not be empty")]
+    EmptyFile,
+    #[error("symbol_size: must be a positive multiple of 8 bytes (got {0})")]
+    SymbolSize(u32),
+    #[error("file: {symbols} symbols of {symbol_size} bytes exceed one RaptorQ block ({max} symbols)")]
+    TooLarge { symbols: u64, symbol_size: u32, max: u64 },
+}
+
+/// The encoded file: RaptorQ encoder, the bytes of every symbol generated so far, their ESIs.
+pub struct SymbolStore {
+    config: ObjectTransmissionInformation,
+    encoder: SourceBlockEncoder,
+    k: u32,
+    symbol_size: usize,
+    bytes: Vec<u8>,
+    esi: Vec<u32>,
+    repairs: u32,
+    original: Vec<u8>,
+}
+
+impl core::fmt::Debug for SymbolStore {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SymbolStore").field("k", &self.k).field("symbol_size", &self.symbol_size).finish()
+    }
+}
+
+/// A store shared between a source and its receivers (one simulation thread).
+pub type SharedStore = Rc<RefCell<SymbolStore>>;
+
+impl SymbolStore {
+    /// Encode `file` as one RaptorQ source block of `symbol_size`-byte symbols.
+    pub fn encode(file: &[u8], symbol_size: u32) -> Result<SymbolStore, FountainError> {
+        if file.is_empty() {
+            return Err(FountainError::EmptyFile);
+        }
+        if symbol_size == 0 || symbol_size & 7 != 0 || symbol_size > u16::MAX as u32 {
+            return Err(FountainError::SymbolSize(symbol_size));
+        }
+        let k = (file.len() as u64).div_ceil(symbol_size as u64);
+        if k > MAX_BLOCK_SYMBOLS {
+            return Err(FountainError::TooLarge { symbols: k, symbol_size, max: MAX_BLOCK_SYMBOLS });
+        }
+        let config = ObjectTransmissionInformation::new(file.len() as u64, symbol_size as u16, 1, 1, 8);
+        let mut padded = file.to_vec();
+        padded.resize(k as usize * symbol_size as usize, 0);
+        let encoder = SourceBlockEncoder::new(0, &config, &padded);
+        let mut store = SymbolStore {
+            config,
+            encoder,
+            k: k as u32,
+            symbol_size: symbol_size as usize,
+            bytes: Vec::with_capacity(padded.len() * 2),
+            esi: Vec::with_capacity(2 * k as usize),
+            repairs: 0,
+            original: file.to_vec(),
+        };
+        for p in store.encoder.source_packets() {
+            let (id, data) = p.split();
+            store.esi.push(id.encoding_symbol_id());
+            store.bytes.extend_from_slice(&data);
+        }
+        Ok(store)
+    }
+
+    pub fn shared(self) -> SharedStore {
+        Rc::new(RefCell::new(self))
+    }
+
+    /// Number of source symbols K.
+    pub fn block_symbols(&self) -> u32 {
+        self.k
+    }
+
+    pub fn symbol_size(&self) -> usize {
+        self.symbol_size
+    }
+
+    /// Symbols generated so far.
+    pub fn generated(&self) -> u32 {
+        self.esi.len() as u32
+    }
+
+    pub fn original(&self) -> &[u8] {
+        &self.original
+    }
+
+    pub fn config(&self) -> ObjectTransmissionInformation {
+        self.config
+    }
+
+    /// Make sure symbol `id` exists (grows by whole chunks of repair symbols).
+    pub fn ensure(&mut self, id: u32) {
+        while id >= self.generated() {
+            for p in self.encoder.repair_packets(self.repairs, CHUNK) {
+                let (pid, data) = p.split();
+                self.esi.push(pid.encoding_symbol_id());
+                self.bytes.extend_from_slice(&data);
+            }
+            self.repairs += CHUNK;
+        }
+    }
+
+    /// The bytes and ESI of symbol `id`, if generated.
+    pub fn symbol(&self, id: u32) -> Option<(u32, &[u8])> {
+        let i = id as usize;
+        let esi = *self.esi.get(i)?;
+        Some((esi, &self.bytes[i * self.symbol_size..(i + 1) * self.symbol_size]))
+    }
+}
+
+/// What a receiver holds toward decoding.
+#[derive(Debug)]
+pub enum FountainMode {
+    /// Done once `needed` distinct symbols are held.
+    Symbolic { needed: u32 },
+    /// Done once the RaptorQ decoder succeeds on the symbols received.
+    Real { store: SharedStore },
+}
+
+/// A receiver's side of the fountain: which symbols it holds and, in real mode, their bytes.
+#[derive(Debug)]
+pub struct FountainSink {
+    mode: FountainMode,
+    /// Bitset of symbol ids held (grows by doubling when a symbol id exceeds it).
+    seen: Vec<u64>,
+    distinct: u32,
+    /// Real mode: (symbol id, ESI) of each symbol held, and its bytes, in arrival order.
+    ids: Vec<(u32, u32)>,
+    bytes: Vec<u8>,
+    decoded: Option<Vec<u8>>,
+    pub decode_attempts: u32,
+    pub duplicates: u64,
+}
+
+impl FountainSink {
+    pub fn new(mode: FountainMode) -> Self {
+        let (cap, bytes_cap) = match &mode {
+            FountainMode::Symbolic { needed } => (*needed as usize * 4, 0),
+            FountainMode::Real { store } => {
+                let s = store.borrow();
+                let k = s.block_symbols() as usize + 16;
+                (k * 4, k * s.symbol_size())
+            }
+        };
+        FountainSink {
+            seen: vec![0; cap.div_ceil(64).max(1)],
+            distinct: 0,
+            ids: Vec::with_capacity(if bytes_cap > 0 { cap / 4 } else { 0 }),
+            bytes: Vec::with_capacity(bytes_cap),
+            decoded: None,
+            decode_attempts: 0,
+            duplicates: 0,
+            mode,
+        }
+    }
+
+    /// Symbols needed before completion is possible (K plus overhead, or K in real mode).
+    pub fn needed(&self) -> u32 {
+        match &self.mode {
+            FountainMode::Symbolic { needed } => *needed,
+            FountainMode::Real { store } => store.borrow().block_symbols(),
+        }
+    }
+
+    pub fn distinct(&self) -> u32 {
+        self.distinct
+    }
+
+    /// Take in the symbol a packet carries; returns whether it was new.
+    pub fn add(&mut self, id: u32) -> bool {
+        let (w, b) = ((id / 64) as usize, id % 64);
+        if w >= self.seen.len() {
+            let n = (w + 1).max(self.seen.len() * 2);
+            self.seen.resize(n, 0);
+        }
+        if self.seen[w] & (1 << b) != 0 {
+            self.duplicates += 1;
+            return false;
+        }
+        self.seen[w] |= 1 << b;
+        self.distinct += 1;
+        if let FountainMode::Real { store } = &self.mode {
+            // copy the bytes this packet carries, now (see the module documentation)
+            let s = store.borrow();
+            if let Some((esi, data)) = s.symbol(id) {
+                self.ids.push((id, esi));
+                self.bytes.extend_from_slice(data);
+            }
+        }
+        true
+    }
+
+    /// Whether the receiver can now reconstruct the file. In real mode this runs the decoder
+    /// (once K symbols are held, then again on each new symbol until it succeeds).
+    pub fn try_complete(&mut self) -> bool {
+        match &self.mode {
+            FountainMode::Symbolic { needed } => self.distinct >= *needed,
+            FountainMode::Real { store } => {
+                if self.decoded.is_some() {
+                    return true;
+                }
+                let s = store.borrow();
+                if self.distinct < s.block_symbols() {
+                    return false;
+                }
+                self.decode_attempts += 1;
+                let t = s.symbol_size();
+                let mut dec = Decoder::new(s.config());
+                for (i, &(_, esi)) in self.ids.iter().enumerate() {
+                    let pkt = EncodingPacket::new(PayloadId::new(0, esi), self.bytes[i * t..(i + 1) * t].to_vec());
+                    if let Some(out) = dec.decode(pkt) {
+                        self.decoded = Some(out);
+                        return true;
+                    }
+                }
+                false
+            }
+        }
+    }
+
+    /// The decoded file (real mode, once complete).
+    pub fn decoded(&self) -> Option<&[u8]> {
+        self.decoded.as_deref()
+    }
+
+    /// Whether the decoded bytes equal the source's file (real mode).
+    pub fn matches_source(&self) -> Option<bool> {
+        match (&self.mode, &self.decoded) {
+            (FountainMode::Real { store }, Some(d)) => Some(d.as_slice() == store.borrow().original()),
+            _ => None,
+        }
+    }
+}
+
+/// The fountain source (§III-B "simple reply by a Digital Fountain source"): each request is
+/// answered by one fresh symbol on the request's label, at the request's level. Stateless per
+/// receiver.
+#[derive(Debug)]
+pub struct FountainSource {
+    pub host: BcfHost,
+    store: Option<SharedStore>,
+    next_symbol: u32,
+    pending: std::collections::VecDeque<Packet>,
+    /// Replies (symbols) sent.
+    pub sent: u64,
+    pub requests: u64,
+    /// Marked null requests from routers (§II-B: "the source is told" a request was lost); they
+    /// are answered like any request.
+    pub refreshes: u64,
+    /// Requests at a level above 1 (receivers clearing stale state after a loss, §III-C).
+    pub raised: u64,
+}
+
+impl FountainSource {
+    /// `store`: `Some` for the real mode (symbol bytes in the shared store), `None` symbolic.
+    pub fn new(flow: u32, packet_bytes: u32, store: Option<SharedStore>) -> Self {
+        let mut host = BcfHost::new(flow, 40, packet_bytes);
+        host.bind(0, 0);
+        FountainSource {
+            host,
+            store,
+            next_symbol: 0,
+            pending: std::collections::VecDeque::with_capacity(8),
+            sent: 0,
+            requests: 0,
+            refreshes: 0,
+            raised: 0,
+        }
+    }
+
+    pub fn addr(&self) -> Addr {
+        self.host.addr()
+    }
+
+    pub fn store(&self) -> Option<&SharedStore> {
+        self.store.as_ref()
+    }
+}
+
+impl Agent for FountainSource {
+    fn handle_start(&mut self, _now: Instant, info: StartInfo) {
+        self.host.set_addr(info.addr);
+    }
+
+    fn handle_packet(&mut self, _now: Instant, p: &Packet) {
+        let Some(m) = self.host.receive(p) else { return };
+        if !m.is_request() {
+            return;
+        }
+        self.requests += 1;
+        self.refreshes += m.is_refresh() as u64;
+        self.raised += (m.level > 1) as u64;
+        let id = self.next_symbol;
+        self.next_symbol += 1;
+        if let Some(s) = &self.store {
+            s.borrow_mut().ensure(id);
+        }
+        let mut r = self.host.reply(m.label, m.level, id as u64);
+        r.seq = id as u64;
+        self.sent += 1;
+        self.pending.push_back(r);
+    }
+
+    fn handle_timeout(&mut self, _now: Instant) {}
+
+    fn poll_transmit(&mut self) -> Option<Packet> {
+        self.pending.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+
+    fn poll_event(&mut self) -> Option<AgentEvent> {
+        None
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use castlab_core::Rng;
+
+    fn file(n: usize, seed: u64) -> Vec<u8> {
+        let mut r = Rng::seed_from_u64(seed);
+        (0..n).map(|_| r.next_u64() as u8).collect()
+    }
+
+    #[test]
+    fn raptorq_round_trip_with_random_symbol_loss() {
+        // 100 kB file, 448-byte symbols (K = ceil(100000 / 448) = 224); 40 % of the symbols put on the wire are lost
+        let data = file(100_000, 1);
+        let store = SymbolStore::encode(&data, 448).unwrap().shared();
+        let k = store.borrow().block_symbols();
+        assert_eq!(k, 224);
+        let mut sink = FountainSink::new(FountainMode::Real { store: store.clone() });
+        let mut rng = Rng::seed_from_u64(2);
+        let mut id = 0u32;
+        let mut lost_source = 0;
+        while !sink.try_complete() {
+            store.borrow_mut().ensure(id);
+            if rng.bernoulli(0.4) {
+                lost_source += (id < k) as u32;
+            } else {
+                sink.add(id);
+            }
+            id += 1;
+            assert!(id < 10 * k, "never decoded");
+        }
+        assert!(lost_source > 50, "the loss really removed source symbols ({lost_source})");
+        assert_eq!(sink.decoded().unwrap(), data.as_slice());
+        assert_eq!(sink.matches_source(), Some(true));
+        // RaptorQ needs barely more than K symbols (RFC 6330: K + 2 fail with p < 1e-6)
+        assert!(sink.distinct() <= k + 3, "{} > K + 3", sink.distinct());
+    }
+
+    #[test]
+    fn decoding_uses_the_received_bytes() {
+        // a receiver whose copy of one symbol is corrupted does not reproduce the file
+        let data = file(20_000, 3);
+        let store = SymbolStore::encode(&data, 512).unwrap().shared();
+        let mut sink = FountainSink::new(FountainMode::Real { store: store.clone() });
+        for id in 0..store.borrow().block_symbols() {
+            sink.add(id);
+        }
+        sink.bytes[700] ^= 0xff; // the symbol copied at arrival, not the store, is decoded
+        assert!(sink.try_complete());
+        assert_eq!(sink.matches_source(), Some(false));
+    }
+
+    #[test]
+    fn symbolic_mode_counts_distinct_symbols() {
+        let mut s = FountainSink::new(FountainMode::Symbolic { needed: 3 });
+        assert!(s.add(5) && !s.add(5) && s.add(100_000));
+        assert!(!s.try_complete());
+        s.add(0);
+        assert!(s.try_complete());
+        assert_eq!(s.duplicates, 1);
+    }
+
+    #[test]
+    fn bad_files_are_errors() {
+        assert_eq!(SymbolStore::encode(&[], 512).unwrap_err(), FountainError::EmptyFile);
+        assert_eq!(SymbolStore::encode(&[1], 500).unwrap_err(), FountainError::SymbolSize(500));
+        assert!(matches!(SymbolStore::encode(&vec![0; 60_000 * 8], 8), Err(FountainError::TooLarge { .. })));
+    }
+}

@@ -1,0 +1,606 @@
+//! Rainbow receivers (Yano & McCanne §III-B, §III-C): TCP-like window control at each receiver
+//! over BCFS, the source being a digital fountain ([`crate::fountain::FountainSource`]).
+//!
+//! The window is a set of labels 1..W. A transmission request (TRQ) is a BCF request on one
+//! label, at level 1 except after a loss (§III-C); each reply carries a fresh symbol and tears
+//! down the label's breadcrumbs, and its arrival sends the next TRQ on that label (the "ack
+//! clock"), so the TRQs outstanding never exceed W (§III-B).
+//!
+//! - Slow start: every answered TRQ grows W by one: the reply's label is re-requested and the
+//!   new label W is opened (two TRQs per reply, §III-C).
+//! - Congestion avoidance: W grows by one once every label held has been answered, counted as
+//!   W answered TRQs since the last increase (§III-C).
+//! - Loss detection: a TRQ whose timer (TCP-style RTO from the RTT estimate, §III-C) expires,
+//!   or an earlier TRQ still unanswered when a later one is answered (§III-C).
+//! - On loss: W is halved (labels 1..W/2 remain) and TRQs are held until the outstanding
+//!   estimate W_old - L - R drops below the new W (L: TRQs found lost, R: replies received since
+//!   the loss was detected), or RTT/2 has passed; then the idle labels are requested again and
+//!   the receiver is in congestion avoidance. Losses of TRQs sent before the halving belong to
+//!   the same event (as TCP fast recovery): they count in L, they do not halve again.
+//! - A label whose TRQ was lost may still hold breadcrumbs in the routers, which would suppress
+//!   a new level-1 request: its next TRQ goes one level higher (level 2, 3 after consecutive
+//!   losses); the source echoes the level, so one reply clears the stale state; once a reply at
+//!   the TRQ's level arrives, the label returns to level 1 (§III-C).
+
+use core::any::Any;
+use std::collections::VecDeque;
+
+use castlab_core::{Addr, Agent, AgentEvent, Duration, Instant, Packet, StartInfo};
+
+use crate::bcfs::BcfHost;
+use crate::fountain::{FountainMode, FountainSink};
+
+/// Rainbow receiver settings (§III-C). The paper gives the rules, not constants: every value
+/// here is our choice, stated per field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RainbowConfig {
+    /// Wire size of a TRQ, bytes. Paper silent: 40 (a TCP ACK's size).
+    pub request_bytes: u32,
+    /// Window at start: "At this point the receiver's window size is one" (§III-C).
+    pub initial_window: u32,
+    /// Slow-start threshold at start: unbounded, slow start runs to the first loss as in TCP.
+    pub initial_ssthresh: u32,
+    /// Bound on the window (labels in use). Paper silent: 1024.
+    pub max_window: u32,
+    /// TRQ timer before any RTT sample. Paper silent: 1 s (RFC 6298's initial RTO).
+    pub initial_rto: Duration,
+    /// Floor of the TRQ timer. Paper silent: 0.2 s (ns-2's TCP `minrto_` era default).
+    pub min_rto: Duration,
+    /// Ceiling of the TRQ timer after back-off. Paper silent: 10 s.
+    pub max_rto: Duration,
+    /// The hold after a loss ends at most this fraction of the RTT estimate after detection:
+    /// "TRQ also resumes when RTT/2 has passed after loss detection" (§III-C): 0.5.
+    pub hold_rtt_fraction: f64,
+    /// An outstanding TRQ is lost once this many TRQs sent after it have been answered. §III-C
+    /// states the rule ("a later TRQ is replied before an earlier TRQ") without a count; read
+    /// literally it is 1. TRQs aggregated at a router are answered early, so replies come out
+    /// of order without any loss (the paper's own §IV-B.4 remark); with 1, the fast receivers
+    /// of scenario A-(i) measured ~196 kb/s against the paper's 330 (see `rainbow-a1`, which
+    /// runs both). Default: 3, TCP's duplicate-ACK threshold, as "the window control algorithm
+    /// mirrors that in TCP" (§III-C).
+    pub reorder_threshold: u32,
+}
+
+impl Default for RainbowConfig {
+    fn default() -> Self {
+        RainbowConfig {
+            request_bytes: 40,
+            initial_window: 1,
+            initial_ssthresh: u32::MAX,
+            max_window: 1024,
+            initial_rto: Duration::from_secs(1),
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(10),
+            hold_rtt_fraction: 0.5,
+            reorder_threshold: 3,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Label {
+    outstanding: bool,
+    /// Send order of the last TRQ on this label.
+    seq: u64,
+    sent_at: Instant,
+    /// Level of the last TRQ sent on this label.
+    level: u32,
+    /// Level the next TRQ on this label uses.
+    next_level: u32,
+    /// TRQs sent after this one that were answered while it waits.
+    overtaken: u32,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Hold {
+    until: Instant,
+    w_orig: u32,
+    lost: u32,
+    recv: u32,
+}
+
+/// What a receiver records (per-receiver results of §IV).
+#[derive(Clone, Debug, Default)]
+pub struct RainbowRecords {
+    /// Arrival time and symbol id of every symbol received until completion.
+    pub rx_time_ns: Vec<u64>,
+    pub rx_symbol: Vec<u32>,
+    /// The window after every change.
+    pub win_time_ns: Vec<u64>,
+    pub win: Vec<u32>,
+    pub trqs_sent: u64,
+    /// TRQs sent above level 1.
+    pub trqs_raised: u64,
+    pub losses_timeout: u64,
+    pub losses_order: u64,
+    /// Window halvings.
+    pub loss_events: u64,
+    /// Replies that answered no outstanding TRQ (late ones for labels given up as lost, or
+    /// beyond the window after a halving): their symbols still count.
+    pub unmatched_replies: u64,
+    /// Replies arriving after completion (not counted as received).
+    pub after_done: u64,
+    pub started_at: Option<Instant>,
+    pub done_at: Option<Instant>,
+}
+
+/// A Rainbow receiver (§III-C).
+#[derive(Debug)]
+pub struct RainbowReceiver {
+    pub cfg: RainbowConfig,
+    pub host: BcfHost,
+    pub source: Addr,
+    pub sink: FountainSink,
+    labels: Vec<Label>,
+    w: u32,
+    ssthresh: u32,
+    ca_count: u32,
+    send_seq: u64,
+    recover_seq: u64,
+    srtt_ns: Option<f64>,
+    rttvar_ns: f64,
+    backoff: u32,
+    hold: Option<Hold>,
+    pending: VecDeque<Packet>,
+    pub rec: RainbowRecords,
+}
+
+impl RainbowReceiver {
+    pub fn new(cfg: RainbowConfig, source: Addr, flow: u32, mode: FountainMode) -> Self {
+        let mut host = BcfHost::new(flow, cfg.request_bytes, 0);
+        host.bind(0, 0);
+        let sink = FountainSink::new(mode);
+        let need = sink.needed() as usize + 64;
+        let cap = (cfg.max_window as usize).min(256);
+        RainbowReceiver {
+            host,
+            source,
+            sink,
+            labels: Vec::with_capacity(cap),
+            w: cfg.initial_window.max(1),
+            ssthresh: cfg.initial_ssthresh,
+            ca_count: 0,
+            send_seq: 0,
+            recover_seq: 0,
+            srtt_ns: None,
+            rttvar_ns: 0.0,
+            backoff: 0,
+            hold: None,
+            pending: VecDeque::with_capacity(cap),
+            rec: RainbowRecords {
+                rx_time_ns: Vec::with_capacity(need),
+                rx_symbol: Vec::with_capacity(need),
+                win_time_ns: Vec::with_capacity(need),
+                win: Vec::with_capacity(need),
+                ..Default::default()
+            },
+            cfg,
+        }
+    }
+
+    pub fn window(&self) -> u32 {
+        self.w
+    }
+    pub fn ssthresh(&self) -> u32 {
+        self.ssthresh
+    }
+    pub fn in_hold(&self) -> bool {
+        self.hold.is_some()
+    }
+    pub fn done(&self) -> bool {
+        self.rec.done_at.is_some()
+    }
+    /// Labels with a TRQ outstanding.
+    pub fn outstanding(&self) -> u32 {
+        self.labels.iter().filter(|l| l.outstanding).count() as u32
+    }
+    /// Whether `label` has a TRQ outstanding, and at which level.
+    pub fn label_state(&self, label: u32) -> Option<(bool, u32)> {
+        let l = self.labels.get(label.checked_sub(1)? as usize)?;
+        Some((l.outstanding, l.level))
+    }
+    pub fn srtt(&self) -> Option<Duration> {
+        self.srtt_ns.map(|s| Duration::from_nanos(s as u64))
+    }
+
+    /// The TRQ timer (RFC 6298 shape: srtt + 4 rttvar, floored, doubled per back-off).
+    pub fn rto(&self) -> Duration {
+        let base = match self.srtt_ns {
+            None => self.cfg.initial_rto,
+            Some(s) => Duration::from_nanos((s + 4.0 * self.rttvar_ns) as u64).max(self.cfg.min_rto),
+        };
+        let b = base.as_nanos().saturating_mul(1u64 << self.backoff.min(20));
+        Duration::from_nanos(b).min(self.cfg.max_rto)
+    }
+
+    fn record_window(&mut self, now: Instant) {
+        self.rec.win_time_ns.push(now.as_nanos());
+        self.rec.win.push(self.w);
+    }
+
+    fn ensure_label(&mut self, l: u32) {
+        while self.labels.len() < l as usize {
+            self.labels.push(Label { next_level: 1, ..Default::default() });
+        }
+    }
+
+    fn send(&mut self, now: Instant, l: u32) {
+        self.ensure_label(l);
+        self.send_seq += 1;
+        let lab = &mut self.labels[l as usize - 1];
+        let level = lab.next_level.max(1);
+        lab.outstanding = true;
+        lab.level = level;
+        lab.seq = self.send_seq;
+        lab.sent_at = now;
+        lab.overtaken = 0;
+        self.rec.trqs_sent += 1;
+        self.rec.trqs_raised += (level > 1) as u64;
+        self.pending.push_back(self.host.request(self.source, l, level, None));
+    }
+
+    /// Open label `l` (the window grew to it): request it unless a TRQ is still out on it.
+    fn open(&mut self, now: Instant, l: u32) {
+        self.ensure_label(l);
+        if !self.labels[l as usize - 1].outstanding {
+            self.send(now, l);
+        }
+    }
+
+    fn rtt_sample(&mut self, sample_ns: f64) {
+        match self.srtt_ns {
+            None => {
+                self.srtt_ns = Some(sample_ns);
+                self.rttvar_ns = sample_ns / 2.0;
+            }
+            Some(s) => {
+                self.rttvar_ns = 0.75 * self.rttvar_ns + 0.25 * (s - sample_ns).abs();
+                self.srtt_ns = Some(0.875 * s + 0.125 * sample_ns);
+            }
+        }
+    }
+
+    fn declare_lost(&mut self, now: Instant, l: u32) {
+        let lab = &mut self.labels[l as usize - 1];
+        lab.outstanding = false;
+        // breadcrumbs may remain at this level: go one higher next time (§III-C)
+        lab.next_level = lab.level + 1;
+        let seq = lab.seq;
+        if seq > self.recover_seq {
+            // a new loss event: halve, hold (§III-C)
+            let w_orig = self.w;
+            self.w = (self.w / 2).max(1);
+            self.ssthresh = self.w;
+            self.ca_count = 0;
+            self.recover_seq = self.send_seq;
+            let rtt = self.srtt_ns.map_or(self.cfg.initial_rto.as_nanos() as f64, |s| s);
+            let until = now + Duration::from_nanos((rtt * self.cfg.hold_rtt_fraction) as u64);
+            self.hold = Some(Hold { until, w_orig, lost: 1, recv: 0 });
+            self.rec.loss_events += 1;
+            self.record_window(now);
+        } else if let Some(h) = self.hold.as_mut() {
+            h.lost += 1;
+        } else if l <= self.w {
+            // same event, hold already over: re-request at once, one level up
+            self.send(now, l);
+        }
+    }
+
+    /// End the hold when the outstanding estimate W - L - R is below the new window, or RTT/2
+    /// has passed; then request every idle label of the window.
+    fn check_hold(&mut self, now: Instant) {
+        let Some(h) = self.hold else { return };
+        let estimate = h.w_orig as i64 - h.lost as i64 - h.recv as i64;
+        if estimate < self.w as i64 || now >= h.until {
+            self.hold = None;
+            for l in 1..=self.w {
+                self.open(now, l);
+            }
+        }
+    }
+
+    fn finish(&mut self, now: Instant) {
+        self.rec.done_at = Some(now);
+        self.hold = None;
+        for l in &mut self.labels {
+            l.outstanding = false;
+        }
+    }
+}
+
+impl Agent for RainbowReceiver {
+    fn handle_start(&mut self, now: Instant, info: StartInfo) {
+        self.host.set_addr(info.addr);
+        self.rec.started_at = Some(now);
+        self.record_window(now);
+        for l in 1..=self.w {
+            self.send(now, l);
+        }
+    }
+
+    fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        let Some(m) = self.host.receive(p) else { return };
+        if !m.is_reply() || m.from != self.source {
+            return;
+        }
+        if self.done() {
+            self.rec.after_done += 1;
+            return;
+        }
+        let sym = m.msg as u32;
+        self.rec.rx_time_ns.push(now.as_nanos());
+        self.rec.rx_symbol.push(sym);
+        self.sink.add(sym);
+        let l = m.label;
+        let mut answered: Option<u64> = None;
+        if l >= 1 && (l as usize) <= self.labels.len() {
+            let lab = &mut self.labels[l as usize - 1];
+            if m.level >= lab.level {
+                // the breadcrumbs of the label's last TRQ are torn down: back to level 1
+                lab.next_level = 1;
+                if lab.outstanding {
+                    lab.outstanding = false;
+                    answered = Some(lab.seq);
+                    let sample = now.saturating_since(lab.sent_at).as_nanos() as f64;
+                    self.rtt_sample(sample);
+                    self.backoff = 0;
+                }
+            }
+        }
+        if self.sink.try_complete() {
+            self.finish(now);
+            return;
+        }
+        if let Some(h) = self.hold.as_mut() {
+            h.recv += 1;
+        }
+        let Some(seq) = answered else {
+            self.rec.unmatched_replies += 1;
+            self.check_hold(now);
+            return;
+        };
+        // a later TRQ answered while an earlier one waits: the earlier is lost (§III-C)
+        for i in 0..self.labels.len() {
+            let lab = &mut self.labels[i];
+            if lab.outstanding && lab.seq < seq {
+                lab.overtaken += 1;
+                if lab.overtaken >= self.cfg.reorder_threshold {
+                    self.rec.losses_order += 1;
+                    self.declare_lost(now, i as u32 + 1);
+                }
+            }
+        }
+        if self.hold.is_none() {
+            if self.w < self.ssthresh {
+                // slow start: re-request this label and open label W + 1
+                if l <= self.w {
+                    self.send(now, l);
+                }
+                if self.w < self.cfg.max_window {
+                    self.w += 1;
+                    self.record_window(now);
+                    self.open(now, self.w);
+                }
+            } else {
+                // congestion avoidance: +1 once every label has been answered
+                if l <= self.w {
+                    self.send(now, l);
+                    self.ca_count += 1;
+                }
+                if self.ca_count >= self.w && self.w < self.cfg.max_window {
+                    self.ca_count = 0;
+                    self.w += 1;
+                    self.record_window(now);
+                    self.open(now, self.w);
+                }
+            }
+        }
+        self.check_hold(now);
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        if self.done() {
+            return;
+        }
+        let rto = self.rto();
+        let mut fired = false;
+        for i in 0..self.labels.len() {
+            let lab = self.labels[i];
+            if lab.outstanding && lab.sent_at + rto <= now {
+                fired = true;
+                self.rec.losses_timeout += 1;
+                self.declare_lost(now, i as u32 + 1);
+            }
+        }
+        if fired {
+            self.backoff += 1;
+        }
+        self.check_hold(now);
+    }
+
+    fn poll_transmit(&mut self) -> Option<Packet> {
+        self.pending.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        if self.done() {
+            return None;
+        }
+        let rto = self.rto();
+        let trq = self.labels.iter().filter(|l| l.outstanding).map(|l| l.sent_at + rto).min();
+        match (trq, self.hold.map(|h| h.until)) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn poll_event(&mut self) -> Option<AgentEvent> {
+        None
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use castlab_core::{BcfHeader, Dest, Header, NodeId, Rng};
+
+    const SRC: Addr = Addr::new(NodeId(0), 1);
+
+    fn ms(x: u64) -> Instant {
+        Instant::from_nanos(x * 1_000_000)
+    }
+
+    fn reply(label: u32, level: u32, sym: u64) -> Packet {
+        let mut p = Packet::data(Dest::Unicast(SRC), 512);
+        p.src = SRC;
+        p.header = Header::Bcf(BcfHeader { kind: BcfHeader::REPLY, flags: 0, level, label, msg: sym });
+        p
+    }
+
+    /// (label, level) of every TRQ sent since the last call.
+    fn sent(r: &mut RainbowReceiver) -> Vec<(u32, u32)> {
+        std::iter::from_fn(|| r.poll_transmit())
+            .map(|p| match p.header {
+                Header::Bcf(h) => {
+                    assert_eq!(h.kind, BcfHeader::REQUEST);
+                    assert_eq!(p.dst, Dest::Unicast(SRC));
+                    (h.label, h.level)
+                }
+                _ => panic!("not a request"),
+            })
+            .collect()
+    }
+
+    /// A receiver with the paper's literal out-of-order rule (one later answer = loss).
+    fn receiver() -> RainbowReceiver {
+        let cfg = RainbowConfig { reorder_threshold: 1, ..Default::default() };
+        let mut r = RainbowReceiver::new(cfg, SRC, 1, FountainMode::Symbolic { needed: 1000 });
+        r.handle_start(ms(0), StartInfo { addr: Addr::new(NodeId(5), 1000), rng: Rng::seed_from_u64(1) });
+        r
+    }
+
+    #[test]
+    fn window_dynamics_against_a_hand_trace() {
+        let mut r = receiver();
+        let mut sym = 0;
+        let mut rx = |r: &mut RainbowReceiver, t: u64, label: u32, level: u32| {
+            sym += 1;
+            r.handle_packet(ms(t), &reply(label, level, sym));
+            sent(r)
+        };
+        // start: W = 1, one TRQ on label 1 at level 1
+        assert_eq!(sent(&mut r), vec![(1, 1)]);
+        assert_eq!(r.window(), 1);
+        // slow start: each reply re-requests its label and opens label W
+        assert_eq!(rx(&mut r, 100, 1, 1), vec![(1, 1), (2, 1)]);
+        assert_eq!(r.window(), 2);
+        assert_eq!(rx(&mut r, 200, 1, 1), vec![(1, 1), (3, 1)]);
+        assert_eq!(rx(&mut r, 201, 2, 1), vec![(2, 1), (4, 1)]);
+        assert_eq!(r.window(), 4);
+        // RTT estimate 100 ms: first sample 100, then 100, 101 ms
+        assert!((r.srtt().unwrap().as_secs_f64() - 0.100).abs() < 0.001);
+        // TRQs now out, in send order: 1, 3, 2, 4. Label 3's answer arrives before label 1's:
+        // label 1 is lost. W: 4 -> 2 and the hold starts: W_old 4, L 1, R 0, 4-1-0 = 3, not < 2
+        assert_eq!(rx(&mut r, 300, 3, 1), vec![]);
+        assert_eq!(r.window(), 2);
+        assert_eq!(r.ssthresh(), 2);
+        assert!(r.in_hold());
+        assert_eq!(r.rec.losses_order, 1);
+        assert_eq!(r.rec.loss_events, 1);
+        // label 2 answered: R = 1, 4-1-1 = 2 is still not < 2: TRQs stay held
+        assert_eq!(rx(&mut r, 301, 2, 1), vec![]);
+        assert!(r.in_hold());
+        // label 4 (beyond the new W) answered: R = 2, 4-1-2 = 1 < 2: the hold ends and the idle
+        // labels of the new window are requested, label 1 one level up (stale breadcrumbs);
+        // label 4 itself is not re-requested
+        assert_eq!(rx(&mut r, 302, 4, 1), vec![(1, 2), (2, 1)]);
+        assert!(!r.in_hold());
+        assert_eq!(r.label_state(1), Some((true, 2)));
+        assert_eq!(r.window(), 2);
+        // congestion avoidance: W = 2 answers raise W by one; label 1's level-2 reply echoes
+        // the level and returns the label to level 1
+        assert_eq!(rx(&mut r, 400, 1, 2), vec![(1, 1)]);
+        assert_eq!(r.window(), 2);
+        assert_eq!(rx(&mut r, 401, 2, 1), vec![(2, 1), (3, 1)]);
+        assert_eq!(r.window(), 3);
+        assert_eq!(rx(&mut r, 500, 1, 1), vec![(1, 1)]);
+        assert_eq!(rx(&mut r, 501, 2, 1), vec![(2, 1)]);
+        assert_eq!(rx(&mut r, 502, 3, 1), vec![(3, 1), (4, 1)]);
+        assert_eq!(r.window(), 4);
+        assert_eq!(r.rec.win, vec![1, 2, 3, 4, 2, 3, 4]);
+    }
+
+    #[test]
+    fn reorder_threshold_counts_later_answers() {
+        let cfg = RainbowConfig { reorder_threshold: 3, ..Default::default() };
+        let mut r = RainbowReceiver::new(cfg, SRC, 1, FountainMode::Symbolic { needed: 1000 });
+        r.handle_start(ms(0), StartInfo { addr: Addr::new(NodeId(5), 1000), rng: Rng::seed_from_u64(1) });
+        let mut sym = 0;
+        for (t, l) in [(100, 1), (200, 1), (201, 2), (300, 1), (301, 3), (302, 2)] {
+            sym += 1;
+            r.handle_packet(ms(t), &reply(l, 1, sym));
+        }
+        sent(&mut r);
+        // W = 7; out, in send order: 4, 1, 5, 3, 6, 2, 7. Label 4 waits while TRQs sent after
+        // it are answered (1, then 5, then 3): two later answers are not enough, the third is
+        assert_eq!(r.window(), 7);
+        for (i, l) in [1u32, 5, 3].iter().enumerate() {
+            assert_eq!(r.rec.loss_events, 0, "after {i} later answers");
+            sym += 1;
+            r.handle_packet(ms(400 + i as u64), &reply(*l, 1, sym));
+        }
+        assert_eq!(r.rec.losses_order, 1);
+        assert_eq!(r.rec.loss_events, 1);
+        assert_eq!(r.label_state(4), Some((false, 1)));
+    }
+
+    #[test]
+    fn timer_loss_and_the_rtt_half_hold() {
+        let mut r = receiver();
+        sent(&mut r);
+        for (t, l) in [(100, 1), (200, 1), (201, 2)] {
+            r.handle_packet(ms(t), &reply(l, 1, t));
+        }
+        sent(&mut r);
+        // W = 4 with TRQs 1, 3, 2, 4 out; none is answered. The earliest TRQ timer fires at
+        // sent + RTO (RTO = srtt + 4 rttvar, floored at 200 ms)
+        let deadline = r.poll_timeout().unwrap();
+        assert_eq!(deadline, ms(200) + r.rto());
+        r.handle_timeout(deadline);
+        // labels 1 and 3 were sent at 200 ms: both lost, one event: W 4 -> 2, L = 2;
+        // estimate 4 - 2 - 0 = 2 is not < 2, so the hold lasts until RTT/2
+        assert_eq!(r.window(), 2);
+        assert_eq!(r.rec.loss_events, 1);
+        assert_eq!(r.rec.losses_timeout, 2);
+        assert!(r.in_hold());
+        assert_eq!(sent(&mut r), vec![]);
+        let srtt = r.srtt().unwrap();
+        let until = deadline + Duration::from_nanos(srtt.as_nanos() / 2);
+        assert_eq!(r.poll_timeout(), Some(until));
+        r.handle_timeout(until);
+        assert!(!r.in_hold());
+        // label 1 was lost: level 2; label 2 is still out (its timer has not fired)
+        assert_eq!(sent(&mut r), vec![(1, 2)]);
+    }
+
+    #[test]
+    fn stops_requesting_once_complete() {
+        let mut r = RainbowReceiver::new(RainbowConfig::default(), SRC, 1, FountainMode::Symbolic { needed: 3 });
+        r.handle_start(ms(0), StartInfo { addr: Addr::new(NodeId(5), 1000), rng: Rng::seed_from_u64(1) });
+        sent(&mut r);
+        r.handle_packet(ms(10), &reply(1, 1, 0));
+        r.handle_packet(ms(20), &reply(1, 1, 1));
+        sent(&mut r);
+        r.handle_packet(ms(30), &reply(2, 1, 2));
+        assert!(r.done());
+        assert_eq!(sent(&mut r), vec![]);
+        assert_eq!(r.poll_timeout(), None);
+        r.handle_packet(ms(40), &reply(1, 1, 3));
+        assert_eq!(r.rec.after_done, 1);
+        assert_eq!(r.rec.rx_symbol, vec![0, 1, 2]);
+    }
+}

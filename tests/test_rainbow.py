@@ -1,0 +1,166 @@
+"""BCFS, the digital fountain, Rainbow and PGM over BCFS from Python (Yano & McCanne 1999):
+bindings, records, input errors, the real RaptorQ mode, and quick runs of the experiments."""
+
+import json
+
+import numpy as np
+import pytest
+
+import castlab
+from castlab.experiments import REGISTRY
+from castlab.experiments import rainbow as X
+from castlab.experiments.common import write_summary
+
+RED = dict(queue="red", queue_limit_pkts=10, red_min_th=5.0, red_max_th=15.0, mean_pkt_bytes=512)
+
+
+def _star(seed=1, down=(1e6, 1e6, 256e3), file=None, shared=400e3):
+    """S - G0 ==(shared)== G1 - R_i, BCF routers everywhere."""
+    sim = castlab.Simulator(seed=seed)
+    for n in ["S", "G0", "G1", *[f"R{i}" for i in range(len(down))]]:
+        sim.add_node(n)
+    sim.add_link("S", "G0", 10e6, 0.005, **RED)
+    up, _ = sim.add_link("G0", "G1", shared, 0.020, **RED)
+    for i, bw in enumerate(down):
+        sim.add_link("G1", f"R{i}", bw, 0.010, **RED)
+    assert sim.add_bcf_routers() == sim_nodes(sim, len(down))
+    src = sim.add_fountain_source("S", file=file)
+    rx = [sim.add_rainbow_receiver(f"R{i}", src, start=0.5 * i, needed_packets=300) for i in range(len(down))]
+    return sim, src, rx, up
+
+
+def sim_nodes(sim, n_rx):
+    return 3 + n_rx
+
+
+def _raises(field, fn, *a, **kw):
+    with pytest.raises(ValueError) as e:
+        fn(*a, **kw)
+    assert str(e.value).startswith(f"{field}:"), str(e.value)
+
+
+def test_records_are_consistent_and_receivers_share_the_bottleneck():
+    sim, src, rx, up = _star()
+    sim.run(60.0)
+    recs = [sim.rainbow_records(a) for a in rx]
+    for r in recs:
+        assert r["done"] and r["received"] == r["distinct"] == r["needed"] == 300
+        assert len(r["rx_time_ns"]) == len(r["rx_symbol"]) == 300
+        assert np.all(np.diff(r["rx_time_ns"].astype(np.int64)) >= 0)
+        assert len(r["win_time_ns"]) == len(r["win"]) and r["win"][0] == 1
+        assert r["trqs_sent"] >= r["received"] - r["unmatched_replies"]
+        assert r["start_s"] < r["done_s"]
+    st = sim.fountain_stats(src)
+    # every symbol the source sent is distinct; the union of what receivers got is at most that
+    union = np.unique(np.concatenate([r["rx_symbol"] for r in recs]))
+    assert union.size <= st["sent"] and union.max() < st["sent"]
+    # the two fast receivers share the up-link: far fewer symbols crossed it than they received
+    assert sim.channel_stats(up)["departures"] < 0.8 * (recs[0]["received"] + recs[1]["received"] + 300)
+    # the slow (256 kb/s) receiver finishes last although it started in the middle
+    assert recs[2]["done_s"] - recs[2]["start_s"] > recs[0]["done_s"] - recs[0]["start_s"]
+    g1 = sim.bcf_router_stats("G1")
+    assert g1["requests_suppressed"] > 0 and g1["reply_copies"] > g1["replies"] - g1["replies_without_state"]
+    per = sim.bcf_replies_per_channel("G1")
+    assert per.sum() == g1["reply_copies"] - g1["local_deliveries"]
+    assert sim.conservation()["created"] > 0
+
+
+def test_same_seed_same_run():
+    def run():
+        sim, _, rx, _ = _star(seed=4)
+        sim.run(60.0)
+        return [sim.rainbow_records(a)["rx_symbol"].tolist() for a in rx]
+
+    assert run() == run()
+
+
+def test_real_mode_decodes_the_file():
+    data = bytes(np.random.default_rng(3).integers(0, 256, 30_000, dtype=np.uint8))
+    sim, src, rx, _ = _star(file=data)
+    sim.run(60.0)
+    assert sim.fountain_stats(src)["block_symbols"] == -(-len(data) // 448)
+    for a in rx:
+        r = sim.rainbow_records(a)
+        assert r["done"] and r["matches_source"] is True
+        assert sim.rainbow_decoded(a) == data
+
+
+def test_pgm_over_bcfs_repairs_only_nakers():
+    sim = castlab.Simulator(seed=2)
+    for n in ["S", "A", "B", "C", "b0", "c0"]:
+        sim.add_node(n)
+    sim.add_link("S", "A", 10e6, 0.005)
+    sim.add_link("A", "B", 10e6, 0.005, loss_ab=0.05)
+    sim.add_link("A", "C", 10e6, 0.005)
+    sim.add_link("B", "b0", 10e6, 0.005)
+    sim.add_link("C", "c0", 10e6, 0.005)
+    sim.add_bcf_routers()
+    g = sim.add_group("S")
+    src = sim.add_pgm_source("S", g, 500, 1e6, start=0.5)
+    b0 = sim.add_pgm_receiver("b0", src)
+    c0 = sim.add_pgm_receiver("c0", src)
+    sim.run(20.0)
+    sb, sc = sim.pgm_stats(b0), sim.pgm_stats(c0)
+    assert sb["complete"] and sc["complete"]
+    assert sb["naks_sent"] > 0 and sb["repairs_received"] > 0 and sb["repairs_unrequested"] == 0
+    assert sc["naks_sent"] == 0 and sc["repairs_received"] == 0
+    assert sim.pgm_stats(src)["repairs_sent"] >= sb["repairs_received"]
+
+
+def test_bad_input_names_the_field():
+    sim = castlab.Simulator()
+    for n in ["S", "R"]:
+        sim.add_node(n)
+    sim.add_link("S", "R", 1e6, 0.01)
+    _raises("refresh_interval", sim.add_bcf_routers, refresh_interval=0.0)
+    _raises("max_entries", sim.add_bcf_routers, max_entries=0)
+    sim.add_bcf_routers(["S"])
+    _raises("nodes", sim.add_bcf_routers, ["S"])
+    _raises("nodes", sim.add_bcf_routers, ["nope"])
+    _raises("file", sim.add_fountain_source, "S", file=b"")
+    _raises("symbol_size", sim.add_fountain_source, "S", file=b"abc", symbol_size=500)
+    src = sim.add_fountain_source("S")
+    _raises("source", sim.add_rainbow_receiver, "R", 99)
+    _raises("needed_packets", sim.add_rainbow_receiver, "R", src, needed_packets=0)
+    _raises("initial_window", sim.add_rainbow_receiver, "R", src, initial_window=10, max_window=5)
+    _raises("reorder_threshold", sim.add_rainbow_receiver, "R", src, reorder_threshold=0)
+    _raises("agent", sim.rainbow_records, src)
+    _raises("node", sim.bcf_router_stats, "R")
+    g = sim.add_group("S")
+    _raises("group", sim.add_pgm_source, "R", g, 10, 1e6)
+    _raises("rate_bps", sim.add_pgm_source, "S", g, 10, 0.0)
+
+
+def test_shared_while_others_active_by_hand():
+    def rec(start, done, times, syms):
+        return {"start_s": start, "done_s": done, "done": True, "rx_time_ns": np.array(times) * 1e9,
+                "rx_symbol": np.array(syms)}
+
+    a = rec(0.0, 10.0, [1, 2, 3, 8, 9], [1, 2, 3, 4, 5])
+    b = rec(1.5, 7.0, [2, 3, 4], [2, 9, 10])
+    c = rec(2.5, 5.0, [3, 4], [3, 11])
+    # a's packets at 2 and 3 s arrive while b or c is active (1 s: nobody yet; 8, 9 s: all done);
+    # symbols 2 and 3 were also received by b / c
+    assert X.shared_while_others_active([a, b, c], 0) == (2, 2)
+    # b: all three while a is active; symbol 2 shared with a, 9 and 10 with nobody
+    assert X.shared_while_others_active([a, b, c], 1) == (1, 3)
+
+
+@pytest.mark.parametrize("name", ["rainbow-a1", "rainbow-table1", "rainbow-b1", "rainbow-b2", "rainbow-b3",
+                                  "rainbow-b4", "bcfs-file"])
+def test_experiments_quick(tmp_path, name):
+    exp = REGISTRY[name]
+    res = exp.run(tmp_path, 1, quick=True)
+    s = write_summary(tmp_path, exp, 1, res, 0.0)
+    data = json.loads((tmp_path / "summary.json").read_text())
+    assert data["experiment"] == name and data["claims"]
+    for c in s["claims"]:
+        assert isinstance(c["holds"], bool)
+    for f in res.files:
+        assert (tmp_path / f).exists(), f
+    claims = {c.id: c for c in res.claims}
+    # behaviours that must hold even in a quick run
+    if "all-done" in claims:
+        assert claims["all-done"].holds
+    if name == "bcfs-file":
+        assert claims["identical"].holds
