@@ -5,6 +5,8 @@
 //! [`castlab_core::agent`].
 
 pub mod cbr;
+pub mod lesbcc;
+pub mod pgm;
 pub mod rlm;
 pub mod sink;
 pub mod tcp;
