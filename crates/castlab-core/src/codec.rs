@@ -313,7 +313,8 @@ mod tests {
     #[test]
     fn pgm_kind_is_checked() {
         let mut buf = [0u8; 128];
-        let n = encode(&sample(Header::Pgm(PgmHeader { kind: PgmHeader::RDATA, trail: 1, lead: 2 })), &mut buf).unwrap();
+        let n =
+            encode(&sample(Header::Pgm(PgmHeader { kind: PgmHeader::RDATA, trail: 1, lead: 2 })), &mut buf).unwrap();
         assert_eq!(n, FIXED_LEN + PGM_LEN);
         assert_eq!(buf[2], PGM_KIND);
         assert_eq!(buf[FIXED_LEN], PgmHeader::RDATA);

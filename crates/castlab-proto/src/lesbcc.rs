@@ -185,7 +185,7 @@ impl LesbccConfig {
         }
         pos("initial_rate_bps", self.initial_rate_bps)?;
         pos("min_rate_bps", self.min_rate_bps)?;
-        if !(self.max_rate_bps > 0.0) || self.max_rate_bps < self.min_rate_bps {
+        if self.max_rate_bps.is_nan() || self.max_rate_bps <= 0.0 || self.max_rate_bps < self.min_rate_bps {
             return Err(format!("max_rate_bps: must be >= min_rate_bps (got {})", self.max_rate_bps));
         }
         if self.initial_srtt.is_zero() {
@@ -292,7 +292,7 @@ impl RttEstimator {
         if r < self.prune_below * self.srtt {
             // §2.1: exclude a large fraction of the samples far below SRTT.
             self.low_seen += 1;
-            if self.low_seen % self.keep_one_in as u64 != 0 {
+            if !self.low_seen.is_multiple_of(self.keep_one_in as u64) {
                 self.pruned += 1;
                 return false;
             }
@@ -1599,7 +1599,7 @@ mod tests {
         assert_eq!(odata[1].0.as_nanos() - odata[0].0.as_nanos(), 10_000_000);
         // a NAK for seq 5 from a receiver: NCF at once, then silence (0.1 + 0.2 = 0.3 s here
         // after the first sample R: SRTT = R, σ = R/2, silence R/2 + R), then the RDATA first
-        now = now + Duration::from_millis(1);
+        now += Duration::from_millis(1);
         let mut nak = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 1)), 40);
         nak.src = Addr::new(NodeId(5), 1);
         nak.flow = 1;
