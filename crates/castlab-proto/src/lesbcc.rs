@@ -510,6 +510,15 @@ impl LossHistory {
     pub fn s0(&self) -> u64 {
         self.s0
     }
+    /// A loss event after `packets` packets since the previous one (for hand-made histories).
+    pub fn push_interval(&mut self, packets: u64) {
+        self.s0 = packets;
+        self.on_loss_event();
+    }
+    /// Set s_0, the packets since the most recent loss event.
+    pub fn set_s0(&mut self, packets: u64) {
+        self.s0 = packets;
+    }
     /// s_k for k >= 0 (None beyond the history).
     pub fn s(&self, k: usize) -> Option<u64> {
         if k == 0 {

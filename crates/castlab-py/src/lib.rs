@@ -16,6 +16,7 @@ use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError};
 
+mod lesbcc;
 mod rlm;
 mod tcp;
 
@@ -511,6 +512,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
     m.add_function(wrap_pyfunction!(worst_window_loss, m)?)?;
     m.add_function(wrap_pyfunction!(transmission_ns, m)?)?;
+    lesbcc::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
