@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from castlab.experiments.common import Experiment
-from castlab.experiments import engine, rlm, tcp
+from castlab.experiments import engine, lesbcc, rlm, tcp
 
-REGISTRY: dict[str, Experiment] = {e.name: e for e in [*engine.EXPERIMENTS, *tcp.EXPERIMENTS, *rlm.EXPERIMENTS]}
+REGISTRY: dict[str, Experiment] = {e.name: e for e in [*engine.EXPERIMENTS, *tcp.EXPERIMENTS, *rlm.EXPERIMENTS, *lesbcc.EXPERIMENTS]}
 
 __all__ = ["REGISTRY", "Experiment"]
