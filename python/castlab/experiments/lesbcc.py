@@ -136,10 +136,8 @@ def fig5_run(seed: int, duration: float, *, tcp: str = "none", queue: str = "dro
         les[k] = int((tr["li_outcome"][m] >= 1).sum())
     out["lis_per_receiver"] = lis
     out["les_per_receiver"] = les
-    srtt_used = tr["srtt_s"][tr["rtt_used"]] if tr["srtt_s"].size else np.array([st["srtt"]])
     out["main_srtt_mean"] = float(np.mean(tr["srtt_s"])) if tr["srtt_s"].size else float(st["srtt"])
     out["main_srtt_series"] = (tr["rtt_time_ns"] / 1e9, tr["srtt_s"])
-    del srtt_used
     rows = []
     series = {}
     bins = np.arange(0.0, duration, 2.0)
