@@ -96,15 +96,15 @@ def test_pgm_over_bcfs_repairs_only_nakers():
     sim.add_link("C", "c0", 10e6, 0.005)
     sim.add_bcf_routers()
     g = sim.add_group("S")
-    src = sim.add_pgm_source("S", g, 500, 1e6, start=0.5)
-    b0 = sim.add_pgm_receiver("b0", src)
-    c0 = sim.add_pgm_receiver("c0", src)
+    src = sim.add_bcf_pgm_source("S", g, 500, 1e6, start=0.5)
+    b0 = sim.add_bcf_pgm_receiver("b0", src)
+    c0 = sim.add_bcf_pgm_receiver("c0", src)
     sim.run(20.0)
-    sb, sc = sim.pgm_stats(b0), sim.pgm_stats(c0)
+    sb, sc = sim.bcf_pgm_stats(b0), sim.bcf_pgm_stats(c0)
     assert sb["complete"] and sc["complete"]
     assert sb["naks_sent"] > 0 and sb["repairs_received"] > 0 and sb["repairs_unrequested"] == 0
     assert sc["naks_sent"] == 0 and sc["repairs_received"] == 0
-    assert sim.pgm_stats(src)["repairs_sent"] >= sb["repairs_received"]
+    assert sim.bcf_pgm_stats(src)["repairs_sent"] >= sb["repairs_received"]
 
 
 def test_bad_input_names_the_field():
@@ -127,8 +127,8 @@ def test_bad_input_names_the_field():
     _raises("agent", sim.rainbow_records, src)
     _raises("node", sim.bcf_router_stats, "R")
     g = sim.add_group("S")
-    _raises("group", sim.add_pgm_source, "R", g, 10, 1e6)
-    _raises("rate_bps", sim.add_pgm_source, "S", g, 10, 0.0)
+    _raises("group", sim.add_bcf_pgm_source, "R", g, 10, 1e6)
+    _raises("rate_bps", sim.add_bcf_pgm_source, "S", g, 10, 0.0)
 
 
 def test_shared_while_others_active_by_hand():

@@ -206,7 +206,7 @@ class Simulator:
         """Symbols received (rx_time_ns, rx_symbol), window changes (win_time_ns, win), counters."""
         ...
     def rainbow_decoded(self, agent: int) -> Optional[bytes]: ...
-    def add_pgm_source(
+    def add_bcf_pgm_source(
         self,
         node: str,
         group: int,
@@ -218,7 +218,7 @@ class Simulator:
         packet_bytes: int = 512,
         label_prefix: int = 20551,
     ) -> int: ...
-    def add_pgm_receiver(
+    def add_bcf_pgm_receiver(
         self,
         node: str,
         source: int,
@@ -226,7 +226,97 @@ class Simulator:
         nak_timeout: float = 0.5,
         idle_timeout: float = 0.5,
     ) -> int: ...
-    def pgm_stats(self, agent: int) -> dict[str, object]: ...
+    def bcf_pgm_stats(self, agent: int) -> dict[str, object]: ...
+    # --- lesbcc (crates/castlab-py/src/lesbcc.rs) ---
+    def add_lesbcc_source(
+        self,
+        node: str,
+        group: int,
+        flow: int = 0,
+        start: float = 0.0,
+        packet_bytes: int = 560,
+        initial_rate_bps: float = 200e3,
+        min_rate_bps: float = 4480.0,
+        max_rate_bps: Optional[float] = None,
+        initial_srtt: float = 0.2,
+        li2le: bool = True,
+        max_lprf: bool = True,
+        atf: bool = True,
+        silence: bool = True,
+        policy: str = "aimd",
+        total_packets: Optional[int] = None,
+        tfrc_alpha: float = 0.95,
+        tfrc_n: int = 8,
+        rtt_prune_keep_one_in: int = 10,
+    ) -> int:
+        """An LE-SBCC multicast source (cascade of §2.1, AIMD or the TFRC module of §4) over the
+        PGM-like transport of §5.1; returns the agent id."""
+        ...
+    def add_pgm_receiver(
+        self,
+        node: str,
+        group: Optional[int] = None,
+        flow: int = 0,
+        port: Optional[int] = None,
+        start: float = 0.0,
+        nak_backoff_max: float = 0.1,
+        nak_rpt_ivl: float = 0.5,
+        nak_rdata_ivl: float = 1.0,
+        ncf_suppression: bool = True,
+    ) -> int:
+        """A PGM receiver (receive window, NAK back-off, NCF suppression); returns the agent id."""
+        ...
+    def add_lesbcc_unicast(
+        self,
+        src: str,
+        dst: str,
+        flow: Optional[int] = None,
+        port: Optional[int] = None,
+        start: float = 0.0,
+        packet_bytes: int = 560,
+        initial_rate_bps: float = 200e3,
+        min_rate_bps: float = 4480.0,
+        max_rate_bps: Optional[float] = None,
+        initial_srtt: float = 0.2,
+        li2le: bool = True,
+        max_lprf: bool = True,
+        atf: bool = True,
+        silence: bool = True,
+        policy: str = "aimd",
+        total_packets: Optional[int] = None,
+        tfrc_alpha: float = 0.95,
+        tfrc_n: int = 8,
+        rtt_prune_keep_one_in: int = 10,
+        nak_backoff_max: float = 0.1,
+        nak_rpt_ivl: float = 0.5,
+        nak_rdata_ivl: float = 1.0,
+        ncf_suppression: bool = True,
+    ) -> int:
+        """A unicast LE-SBCC flow: PGM receiver on `dst` (agent id - 1), source on `src`."""
+        ...
+    def lesbcc_stats(self, agent: int) -> dict[str, object]: ...
+    def lesbcc_trace(self, agent: int) -> dict[str, npt.NDArray[np.generic]]: ...
+    def pgm_receiver_stats(self, agent: int) -> dict[str, object]: ...
+    def attach_nak_aggregator(self, node: str, hold: float = 1.0) -> None: ...
+    def nak_aggregator_stats(self, node: str) -> dict[str, int]: ...
 
 def worst_window_loss(times_ns: list[int], received: list[int], lost: list[int], window: float) -> float: ...
 def transmission_ns(size_bytes: int, rate_bps: float) -> int: ...
+# --- lesbcc module functions (crates/castlab-py/src/lesbcc.rs) ---
+def lesbcc_synthetic(
+    classes: list[tuple[int, float, float]],
+    packets: int = 6000,
+    seed: int = 0,
+    initial_rate_bps: float = 200e3,
+    initial_srtt: float = 0.2,
+    li2le: bool = True,
+    max_lprf: bool = True,
+    atf: bool = True,
+    silence: bool = True,
+    policy: str = "aimd",
+) -> dict[str, object]:
+    """The LE-SBCC cascade driven by synthetic LIs: classes of (count, loss, rtt_s) receivers."""
+    ...
+def tfrc_average_interval(intervals: list[int], s0: int, i: int = 1, n: int = 8, alpha: float = 0.95) -> Optional[float]:
+    """ŝ_i of LE-SBCC §4.1 over loss intervals given newest first."""
+    ...

@@ -4,7 +4,7 @@
 //! ```text
 //! 0  u8   version (= 1)
 //! 1  u8   dst kind (0 unicast, 1 group)
-//! 2  u8   header kind (0 data, 1 control, 2 tcp, 3 rlm, 7 bcf)
+//! 2  u8   header kind (0 data, 1 control, 2 tcp, 3 rlm, 6 pgm, 7 bcf)
 //! 3  u8   flags (bit 0: marked, bit 1: to_root)
 //! 4  u32  src node     8  u16 src port    10 u8 layer   11 u8 reserved (0)
 //! 12 u32  dst node or group                16 u16 dst port (0 for a group)  18 u16 reserved
@@ -12,12 +12,13 @@
 //! 52 ...  header body: data none; control u16 kind, 3 x u64 args (26 bytes);
 //!          tcp u64 ack, u8 flags, u32 payload, u32 wnd, u64 ts_val, u64 ts_ecr (33 bytes);
 //!          rlm u8 kind, u8 level, u8 current, u32 receivers (7 bytes);
+//!          pgm u8 kind, u64 trail, u64 lead (17 bytes);
 //!          bcf u8 kind (1 request, 2 reply), u8 flags (bits 0-1), u32 level, u32 label, u64 msg (18 bytes)
 //! ```
 //! Decoding never panics: a short, unknown or inconsistent buffer is a [`CodecError`].
 
 use crate::ids::{Addr, Dest, GroupId, NodeId};
-use crate::packet::{BcfHeader, ControlMsg, Header, Packet, RlmHeader, TcpHeader};
+use crate::packet::{BcfHeader, ControlMsg, Header, Packet, PgmHeader, RlmHeader, TcpHeader};
 use crate::time::Instant;
 
 pub const VERSION: u8 = 1;
@@ -27,6 +28,9 @@ const TCP_LEN: usize = 33;
 const RLM_LEN: usize = 7;
 const BCF_LEN: usize = 18;
 const BCF_KIND: u8 = 7;
+const PGM_LEN: usize = 17;
+/// Header kind byte of [`Header::Pgm`].
+const PGM_KIND: u8 = 6;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {
@@ -53,6 +57,7 @@ pub fn encoded_len(p: &Packet) -> usize {
             Header::Tcp(_) => TCP_LEN,
             Header::Rlm(_) => RLM_LEN,
             Header::Bcf(_) => BCF_LEN,
+            Header::Pgm(_) => PGM_LEN,
         }
 }
 
@@ -76,6 +81,7 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
         Header::Tcp(_) => 2,
         Header::Rlm(_) => 3,
         Header::Bcf(_) => BCF_KIND,
+        Header::Pgm(_) => PGM_KIND,
     };
     out[3] = p.marked as u8 | (p.to_root as u8) << 1;
     out[4..8].copy_from_slice(&p.src.node.0.to_be_bytes());
@@ -117,6 +123,11 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
             b[2..6].copy_from_slice(&h.level.to_be_bytes());
             b[6..10].copy_from_slice(&h.label.to_be_bytes());
             b[10..18].copy_from_slice(&h.msg.to_be_bytes());
+        }
+        Header::Pgm(g) => {
+            b[0] = g.kind;
+            b[1..9].copy_from_slice(&g.trail.to_be_bytes());
+            b[9..17].copy_from_slice(&g.lead.to_be_bytes());
         }
     }
     Ok(need)
@@ -167,6 +178,7 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
         2 => TCP_LEN,
         3 => RLM_LEN,
         BCF_KIND => BCF_LEN,
+        PGM_KIND => PGM_LEN,
         v => return Err(CodecError::UnknownKind { field: "header kind", value: v }),
     };
     let need = FIXED_LEN + body_len;
@@ -186,7 +198,7 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
             ts_ecr: u64_at(b, 25),
         }),
         3 => Header::Rlm(RlmHeader { kind: b[0], level: b[1], current: b[2], receivers: u32_at(b, 3) }),
-        _ => {
+        BCF_KIND => {
             if !matches!(b[0], BcfHeader::REQUEST | BcfHeader::REPLY) {
                 return Err(CodecError::UnknownKind { field: "bcf kind", value: b[0] });
             }
@@ -201,6 +213,13 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
                 msg: u64_at(b, 10),
             })
         }
+        PGM_KIND => {
+            if !(PgmHeader::ODATA..=PgmHeader::SPM).contains(&b[0]) {
+                return Err(CodecError::UnknownKind { field: "pgm kind", value: b[0] });
+            }
+            Header::Pgm(PgmHeader { kind: b[0], trail: u64_at(b, 1), lead: u64_at(b, 9) })
+        }
+        v => return Err(CodecError::UnknownKind { field: "header kind", value: v }),
     };
     let end = FIXED_LEN + body_len;
     if buf.len() > end {
@@ -271,6 +290,8 @@ mod tests {
                 label: 0,
                 msg: u64::MAX,
             }),
+            Header::Pgm(PgmHeader { kind: PgmHeader::NAK, trail: 17, lead: u64::MAX }),
+            Header::Pgm(PgmHeader { kind: PgmHeader::ODATA, trail: 0, lead: 1 }),
         ] {
             for dst in [Dest::Unicast(Addr::new(NodeId(1), 2)), Dest::Group(GroupId(12))] {
                 let mut p = sample(h);
@@ -303,6 +324,7 @@ mod tests {
             Header::Tcp(TcpHeader::default()),
             Header::Rlm(RlmHeader::default()),
             Header::Bcf(BcfHeader { kind: BcfHeader::REPLY, ..Default::default() }),
+            Header::Pgm(PgmHeader { kind: PgmHeader::NCF, trail: 3, lead: 9 }),
         ] {
             let n = encode(&sample(h), &mut buf).unwrap();
             for cut in 0..n {
@@ -339,6 +361,21 @@ mod tests {
                 g[0] = VERSION;
             }
             let _ = decode(&g);
+        }
+    }
+
+    #[test]
+    fn pgm_kind_is_checked() {
+        let mut buf = [0u8; 128];
+        let n =
+            encode(&sample(Header::Pgm(PgmHeader { kind: PgmHeader::RDATA, trail: 1, lead: 2 })), &mut buf).unwrap();
+        assert_eq!(n, FIXED_LEN + PGM_LEN);
+        assert_eq!(buf[2], PGM_KIND);
+        assert_eq!(buf[FIXED_LEN], PgmHeader::RDATA);
+        for bad_kind in [0u8, 6, 255] {
+            let mut bad = buf;
+            bad[FIXED_LEN] = bad_kind;
+            assert_eq!(decode(&bad[..n]), Err(CodecError::UnknownKind { field: "pgm kind", value: bad_kind }));
         }
     }
 

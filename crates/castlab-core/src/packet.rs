@@ -91,6 +91,33 @@ impl BcfHeader {
     }
 }
 
+/// PGM-like transport header of LE-SBCC (Thapliyal et al. §5.1): the packet kinds ODATA,
+/// RDATA, NAK and NCF, with the source's transmit window carried in every packet the source
+/// sends (in place of PGM's SPMs). The sequence number concerned is `Packet::seq`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct PgmHeader {
+    /// `ODATA`, `RDATA`, `NAK`, `NCF` or `SPM`.
+    pub kind: u8,
+    /// Transmit-window trail: the oldest sequence number the source can still repair.
+    pub trail: u64,
+    /// Transmit-window lead, exclusive: one past the highest sequence number sent so far.
+    pub lead: u64,
+}
+
+impl PgmHeader {
+    /// Original data.
+    pub const ODATA: u8 = 1;
+    /// Repair data (a retransmission answering a NAK).
+    pub const RDATA: u8 = 2;
+    /// Negative acknowledgement, receiver to source (one loss indication, LI).
+    pub const NAK: u8 = 3;
+    /// NAK confirmation, multicast by the source: suppresses other receivers' NAKs.
+    pub const NCF: u8 = 4;
+    /// Window advertisement without data, sent only after the last ODATA of a finite transfer
+    /// so that a lost tail is noticed (PGM's SPM role, which §5.1 otherwise drops).
+    pub const SPM: u8 = 5;
+}
+
 /// Protocol header carried by a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Header {
@@ -102,6 +129,7 @@ pub enum Header {
     Tcp(TcpHeader),
     Rlm(RlmHeader),
     Bcf(BcfHeader),
+    Pgm(PgmHeader),
 }
 
 /// A packet.

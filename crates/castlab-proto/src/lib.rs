@@ -5,8 +5,10 @@
 //! [`castlab_core::agent`].
 
 pub mod bcfs;
+pub mod bcfs_pgm;
 pub mod cbr;
 pub mod fountain;
+pub mod lesbcc;
 pub mod pgm;
 pub mod rainbow;
 pub mod rlm;

@@ -1,323 +1,681 @@
-//! PGM-like reliable multicast over BCFS (Yano & McCanne §II-B.3).
+//! The simplified PGM transport LE-SBCC runs on (Thapliyal et al. §5.1): the receiver side
+//! ([`PgmReceiver`]) and LI aggregation in routers ([`NakAggregator`], §3.3).
 //!
-//! Original data go to the whole group by ordinary multicast. A receiver that finds a gap
-//! sends, for each missing sequence number, a NAK as a BCF request whose label is the sequence
-//! number hashed into the low 16 bits under a session prefix in the upper 16. The source
-//! answers with the lost packet as a BCF reply on the same label, which the BCF routers copy
-//! down exactly the links that requested it: the repair reaches the NAKers and nobody else.
-//! A NAK not answered within `nak_timeout` is sent again one level higher, so that it passes
-//! breadcrumbs left by a lost NAK or repair (§II-A levels).
+//! The source side (transmit window, ODATA, RDATA, NCF) is in [`crate::lesbcc::LesbccSource`].
+//! As §5.1 lists it: no SPMs (the transmit window travels in every packet the source sends,
+//! [`castlab_core::PgmHeader`]); a receive window at each receiver; a receiver that sees a gap
+//! waits a random back-off, uniform on [0, max] (default 100 ms, §5.2.1), then unicasts a NAK
+//! to the source, unless an NCF or the repair for that sequence number arrived meanwhile. Each
+//! NAK is one loss indication (LI) for the source's cascade.
+//!
+//! The retry intervals after a NAK (waiting for the NCF, then for the repair) follow PGM's
+//! NAK_RPT_IVL and NAK_RDATA_IVL; the paper gives no values, the defaults are ours.
 
 use core::any::Any;
-use std::collections::VecDeque;
+use core::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
-use castlab_core::{Addr, Agent, AgentEvent, Dest, Duration, GroupId, Instant, Packet, StartInfo};
+use castlab_core::{
+    Addr, Agent, AgentEvent, ChannelId, Dest, Duration, GroupId, Header, Instant, NetView, Packet, PgmHeader, Rng,
+    RouterExtension, StartInfo, Verdict,
+};
 
-use crate::bcfs::BcfHost;
-
-/// PGM-over-BCFS settings (§II-B.3 gives the scheme, no constants; ours are stated).
+/// Parameters of a PGM receiver.
 #[derive(Clone, Debug, PartialEq)]
-pub struct PgmConfig {
-    /// Original data packets in the session.
-    pub count: u32,
-    /// Wire size of data and repairs, bytes (512 as in §IV).
-    pub packet_bytes: u32,
-    /// Wire size of a NAK, bytes. Paper silent: 40.
+pub struct PgmReceiverConfig {
+    /// Upper end of the uniform NAK back-off. Default 100 ms (§5.2.1, "Receiver maximum random
+    /// backoff before sending NAK's").
+    pub nak_backoff_max: Duration,
+    /// After sending a NAK, wait this long for an NCF or the repair before backing off again
+    /// (PGM NAK_RPT_IVL). Paper silent: 500 ms.
+    pub nak_rpt_ivl: Duration,
+    /// After an NCF, wait this long for the repair before backing off again (PGM
+    /// NAK_RDATA_IVL). Paper silent: 1 s.
+    pub nak_rdata_ivl: Duration,
+    /// An NCF for a sequence number in back-off cancels this receiver's NAK for it (PGM NAK
+    /// suppression, §5.2.1). Default on.
+    pub ncf_suppression: bool,
+    /// NAK size on the wire, bytes. Paper silent: 40.
     pub nak_bytes: u32,
-    /// The well-known upper 16 bits of every NAK label (§II-B.3, "perhaps selected as a hash
-    /// of a session-specific identifier").
-    pub label_prefix: u16,
-    /// A NAK unanswered this long is repeated one level higher. Paper silent: 0.5 s.
-    pub nak_timeout: Duration,
-    /// With no original data for this long, a receiver NAKs everything still missing (losses
-    /// at the end of the session). Paper silent: 0.5 s.
-    pub idle_timeout: Duration,
+    /// Receive window, packets: gaps further than this behind the newest sequence number are
+    /// given up. Paper silent: 16384.
+    pub receive_window_pkts: usize,
 }
 
-impl Default for PgmConfig {
+impl Default for PgmReceiverConfig {
     fn default() -> Self {
-        PgmConfig {
-            count: 1000,
-            packet_bytes: 512,
+        PgmReceiverConfig {
+            nak_backoff_max: Duration::from_millis(100),
+            nak_rpt_ivl: Duration::from_millis(500),
+            nak_rdata_ivl: Duration::from_secs(1),
+            ncf_suppression: true,
             nak_bytes: 40,
-            label_prefix: 0x5047,
-            nak_timeout: Duration::from_millis(500),
-            idle_timeout: Duration::from_millis(500),
+            receive_window_pkts: 1 << 14,
         }
     }
 }
 
-impl PgmConfig {
-    /// The NAK label of sequence number `seq` (§II-B.3).
-    pub fn label(&self, seq: u32) -> u32 {
-        (self.label_prefix as u32) << 16 | (seq & 0xffff)
+impl PgmReceiverConfig {
+    pub fn validate(&self) -> Result<(), String> {
+        if self.nak_rpt_ivl.is_zero() {
+            return Err("nak_rpt_ivl: must be positive".into());
+        }
+        if self.nak_rdata_ivl.is_zero() {
+            return Err("nak_rdata_ivl: must be positive".into());
+        }
+        if self.nak_bytes == 0 {
+            return Err("nak_bytes: must be positive".into());
+        }
+        if self.receive_window_pkts == 0 {
+            return Err("receive_window_pkts: must be positive".into());
+        }
+        Ok(())
     }
 }
 
-/// The PGM source: original data at a constant rate to `group`; repairs as BCF replies.
-#[derive(Debug)]
-pub struct PgmSource {
-    pub cfg: PgmConfig,
-    pub host: BcfHost,
-    group: GroupId,
-    interval: Duration,
-    next: Option<Instant>,
-    seq: u32,
-    pending: VecDeque<Packet>,
-    pub data_sent: u64,
-    pub naks_seen: u64,
-    pub repairs_sent: u64,
-}
-
-impl PgmSource {
-    pub fn new(cfg: PgmConfig, group: GroupId, rate_bps: f64, flow: u32) -> Self {
-        let mut host = BcfHost::new(flow, cfg.nak_bytes, cfg.packet_bytes);
-        host.bind((cfg.label_prefix as u32) << 16, 0xffff_0000);
-        let interval = Duration::from_secs_f64(cfg.packet_bytes as f64 * 8.0 / rate_bps);
-        PgmSource {
-            cfg,
-            host,
-            group,
-            interval,
-            next: None,
-            seq: 0,
-            pending: VecDeque::with_capacity(8),
-            data_sent: 0,
-            naks_seen: 0,
-            repairs_sent: 0,
-        }
-    }
-
-    pub fn group(&self) -> GroupId {
-        self.group
-    }
-}
-
-impl Agent for PgmSource {
-    fn handle_start(&mut self, now: Instant, info: StartInfo) {
-        self.host.set_addr(info.addr);
-        self.next = Some(now);
-    }
-    fn handle_packet(&mut self, _now: Instant, p: &Packet) {
-        let Some(m) = self.host.receive(p) else { return };
-        if !m.is_request() {
-            return;
-        }
-        self.naks_seen += 1;
-        let seq = m.msg as u32;
-        if seq >= self.seq || m.label != self.cfg.label(seq) {
-            return; // not sent yet, or a label that does not match its sequence number
-        }
-        let mut r = self.host.reply(m.label, m.level, seq as u64);
-        r.seq = seq as u64;
-        self.repairs_sent += 1;
-        self.pending.push_back(r);
-    }
-    fn handle_timeout(&mut self, now: Instant) {
-        if self.seq >= self.cfg.count {
-            self.next = None;
-            return;
-        }
-        let mut p = Packet::data(Dest::Group(self.group), self.cfg.packet_bytes);
-        p.flow = self.host.flow;
-        p.seq = self.seq as u64;
-        self.seq += 1;
-        self.data_sent += 1;
-        self.pending.push_back(p);
-        self.next = Some(now + self.interval);
-    }
-    fn poll_transmit(&mut self) -> Option<Packet> {
-        self.pending.pop_front()
-    }
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.next
-    }
-    fn poll_event(&mut self) -> Option<AgentEvent> {
-        None
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// What a PGM receiver records.
-#[derive(Clone, Debug, Default)]
-pub struct PgmRecords {
-    pub data_received: u64,
-    pub naks_sent: u64,
-    pub repairs_received: u64,
-    /// Repairs for a sequence number this receiver never NAKed (BCFS should make this 0).
-    pub repairs_unrequested: u64,
+/// Counters of a [`PgmReceiver`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReceiverStats {
+    pub odata: u64,
+    pub rdata: u64,
+    pub ncf: u64,
+    pub spm: u64,
+    /// Data packets already held (or below the window).
     pub duplicates: u64,
-    pub done_at: Option<Instant>,
+    /// Distinct sequence numbers received.
+    pub unique: u64,
+    /// Gaps detected (sequence numbers found missing).
+    pub gaps: u64,
+    /// Gaps filled by RDATA (or a late ODATA).
+    pub repaired: u64,
+    pub naks_sent: u64,
+    /// NAKs cancelled in back-off by a matching NCF.
+    pub naks_suppressed_ncf: u64,
+    /// NAKs cancelled in back-off because the repair arrived first.
+    pub naks_cancelled_repair: u64,
+    /// Sequence numbers given up (fell out of the source's or the receive window).
+    pub unrecoverable: u64,
+    /// Packets not of this session: counted and ignored.
+    pub ignored: u64,
 }
 
-/// A PGM receiver over BCFS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+enum SlotState {
+    #[default]
+    Empty,
+    Received,
+    /// Missing, NAK back-off running.
+    Backoff,
+    /// NAK sent, waiting for an NCF or the repair.
+    WaitNcf,
+    /// NCF seen, waiting for the repair.
+    WaitData,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Slot {
+    /// seq + 1 (0: unused).
+    tag: u64,
+    state: SlotState,
+    deadline: Instant,
+}
+
+/// A PGM receiver: receive window, gap detection, NAK back-off and suppression, repair.
 #[derive(Debug)]
 pub struct PgmReceiver {
-    pub cfg: PgmConfig,
-    pub host: BcfHost,
-    source: Addr,
-    group: GroupId,
-    have: Vec<bool>,
-    /// Level of the last NAK sent per sequence number (0: never NAKed).
-    nak_level: Vec<u32>,
-    got: u32,
-    next_expected: u32,
-    last_data: Option<Instant>,
-    idle_fired: bool,
-    retries: VecDeque<(Instant, u32)>,
-    pending: VecDeque<Packet>,
-    events: Option<AgentEvent>,
-    pub rec: PgmRecords,
+    cfg: PgmReceiverConfig,
+    group: Option<GroupId>,
+    flow: u32,
+    rng: Rng,
+    started: bool,
+    joined: bool,
+    source: Option<Addr>,
+    /// Lowest sequence number not yet received (and not given up).
+    rx_trail: u64,
+    /// One past the highest sequence number known to exist.
+    lead: u64,
+    slots: Vec<Slot>,
+    timers: BinaryHeap<Reverse<(Instant, u64)>>,
+    naks: VecDeque<u64>,
+    pub stats: ReceiverStats,
+    /// When the receiver last became complete up to the source's lead (all data held).
+    pub complete_at: Option<Instant>,
 }
 
 impl PgmReceiver {
-    pub fn new(cfg: PgmConfig, source: Addr, group: GroupId, flow: u32) -> Self {
-        let mut host = BcfHost::new(flow, cfg.nak_bytes, 0);
-        host.bind((cfg.label_prefix as u32) << 16, 0xffff_0000);
-        let n = cfg.count as usize;
+    /// A receiver of session `flow`, joining `group` (multicast) or listening on its port
+    /// (unicast, `group` None). Panics on an invalid configuration (validate first).
+    pub fn new(group: Option<GroupId>, flow: u32, cfg: PgmReceiverConfig) -> Self {
+        cfg.validate().expect("invalid PgmReceiverConfig");
+        let w = cfg.receive_window_pkts;
         PgmReceiver {
-            host,
-            source,
             group,
-            have: vec![false; n],
-            nak_level: vec![0; n],
-            got: 0,
-            next_expected: 0,
-            last_data: None,
-            idle_fired: false,
-            retries: VecDeque::with_capacity(n.min(1024)),
-            pending: VecDeque::with_capacity(16),
-            events: None,
-            rec: PgmRecords::default(),
+            flow,
+            rng: Rng::seed_from_u64(0),
+            started: false,
+            joined: false,
+            source: None,
+            rx_trail: 0,
+            lead: 0,
+            slots: vec![Slot::default(); w],
+            timers: BinaryHeap::with_capacity(w),
+            naks: VecDeque::with_capacity(64),
+            stats: ReceiverStats::default(),
+            complete_at: None,
             cfg,
         }
     }
 
-    /// Whether sequence number `seq` was NAKed by this receiver.
-    pub fn naked(&self, seq: u32) -> bool {
-        self.nak_level.get(seq as usize).is_some_and(|l| *l > 0)
+    pub fn config(&self) -> &PgmReceiverConfig {
+        &self.cfg
     }
-
-    pub fn complete(&self) -> bool {
-        self.got == self.cfg.count
+    /// Every sequence number below this has been received (or given up).
+    pub fn rx_trail(&self) -> u64 {
+        self.rx_trail
     }
-
-    fn nak(&mut self, now: Instant, seq: u32) {
-        let level = self.nak_level[seq as usize] + 1;
-        self.nak_level[seq as usize] = level;
-        self.rec.naks_sent += 1;
-        let label = self.cfg.label(seq);
-        self.pending.push_back(self.host.request(self.source, label, level, Some(seq as u64)));
-        self.retries.push_back((now + self.cfg.nak_timeout, seq));
+    /// One past the highest sequence number the receiver knows the source has sent.
+    pub fn lead(&self) -> u64 {
+        self.lead
     }
-
-    fn take(&mut self, now: Instant, seq: u32) -> bool {
-        let Some(h) = self.have.get_mut(seq as usize) else { return false };
-        if *h {
-            self.rec.duplicates += 1;
-            return false;
+    /// All data the source announced has arrived (nothing missing, nothing given up).
+    pub fn is_complete(&self) -> bool {
+        self.started && self.rx_trail == self.lead && self.stats.unrecoverable == 0
+    }
+    /// Whether sequence number `seq` is held (or was, below the trail).
+    pub fn has(&self, seq: u64) -> bool {
+        if seq < self.rx_trail {
+            return true;
         }
-        *h = true;
-        self.got += 1;
-        if self.complete() && self.rec.done_at.is_none() {
-            self.rec.done_at = Some(now);
-            self.retries.clear();
+        let s = &self.slots[self.idx(seq)];
+        s.tag == seq + 1 && s.state == SlotState::Received
+    }
+    /// Sequence numbers currently missing (in back-off or waiting).
+    pub fn missing(&self) -> u64 {
+        (self.rx_trail..self.lead).filter(|&q| !self.has(q)).count() as u64
+    }
+
+    fn idx(&self, seq: u64) -> usize {
+        (seq % self.slots.len() as u64) as usize
+    }
+
+    fn backoff(&mut self, now: Instant) -> Instant {
+        let max = self.cfg.nak_backoff_max.as_secs_f64();
+        now + Duration::from_secs_f64(self.rng.uniform_range(0.0, max))
+    }
+
+    fn set_state(&mut self, seq: u64, state: SlotState, deadline: Instant) {
+        let i = self.idx(seq);
+        self.slots[i] = Slot { tag: seq + 1, state, deadline };
+        if state != SlotState::Received {
+            self.timers.push(Reverse((deadline, seq)));
         }
-        true
+    }
+
+    /// Give up everything below `to` that is missing; advance the trail.
+    fn give_up_below(&mut self, to: u64) {
+        while self.rx_trail < to {
+            let q = self.rx_trail;
+            if !self.has(q) {
+                self.stats.unrecoverable += 1;
+            }
+            let i = self.idx(q);
+            self.slots[i] = Slot::default();
+            self.rx_trail += 1;
+        }
+        if self.lead < self.rx_trail {
+            self.lead = self.rx_trail;
+        }
+    }
+
+    fn advance_trail(&mut self) {
+        while self.rx_trail < self.lead {
+            let q = self.rx_trail;
+            let i = self.idx(q);
+            if self.slots[i].tag == q + 1 && self.slots[i].state == SlotState::Received {
+                self.slots[i] = Slot::default();
+                self.rx_trail += 1;
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Window information from any source packet: sequence numbers below the source's trail
+    /// are given up, new ones up to its lead start their NAK back-off (except `except`, the
+    /// data packet being delivered).
+    fn on_window(&mut self, now: Instant, trail: u64, lead: u64, except: Option<u64>) {
+        if !self.started {
+            // The receive window starts at the oldest data the source can still repair.
+            self.started = true;
+            self.rx_trail = trail;
+            self.lead = trail;
+        }
+        if trail > self.rx_trail {
+            self.give_up_below(trail);
+        }
+        let w = self.slots.len() as u64;
+        if lead > self.rx_trail + w {
+            // the receive window cannot hold the gap: give up the oldest
+            self.give_up_below(lead - w);
+        }
+        while self.lead < lead {
+            let q = self.lead;
+            self.lead += 1;
+            if Some(q) == except {
+                continue;
+            }
+            self.stats.gaps += 1;
+            let at = self.backoff(now);
+            self.set_state(q, SlotState::Backoff, at);
+        }
+    }
+
+    fn on_data(&mut self, now: Instant, seq: u64, h: &PgmHeader) {
+        let trail = if self.started { h.trail } else { h.trail.min(seq) };
+        self.on_window(now, trail, h.lead.max(seq + 1), Some(seq));
+        if seq < self.rx_trail || self.has(seq) {
+            self.stats.duplicates += 1;
+            return;
+        }
+        let i = self.idx(seq);
+        let was = if self.slots[i].tag == seq + 1 { self.slots[i].state } else { SlotState::Empty };
+        match was {
+            SlotState::Backoff => {
+                self.stats.naks_cancelled_repair += 1;
+                self.stats.repaired += 1;
+            }
+            SlotState::WaitNcf | SlotState::WaitData => self.stats.repaired += 1,
+            _ => {}
+        }
+        self.set_state(seq, SlotState::Received, now);
+        self.stats.unique += 1;
+        self.advance_trail();
+    }
+
+    fn on_ncf(&mut self, now: Instant, seq: u64, h: &PgmHeader) {
+        self.on_window(now, h.trail, h.lead, None);
+        if seq < self.rx_trail || seq >= self.lead {
+            return;
+        }
+        let i = self.idx(seq);
+        if self.slots[i].tag != seq + 1 {
+            return;
+        }
+        match self.slots[i].state {
+            SlotState::Backoff if self.cfg.ncf_suppression => {
+                self.stats.naks_suppressed_ncf += 1;
+                self.set_state(seq, SlotState::WaitData, now + self.cfg.nak_rdata_ivl);
+            }
+            SlotState::WaitNcf => self.set_state(seq, SlotState::WaitData, now + self.cfg.nak_rdata_ivl),
+            _ => {}
+        }
+    }
+
+    fn check_complete(&mut self, now: Instant) {
+        if self.rx_trail == self.lead && self.started {
+            if self.complete_at.is_none() {
+                self.complete_at = Some(now);
+            }
+        } else {
+            self.complete_at = None;
+        }
     }
 }
 
 impl Agent for PgmReceiver {
     fn handle_start(&mut self, _now: Instant, info: StartInfo) {
-        self.host.set_addr(info.addr);
-        self.events = Some(AgentEvent::Join(self.group));
+        self.rng = info.rng;
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
-        if p.dst == Dest::Group(self.group) {
-            // original data (ODATA)
-            let s = p.seq as u32;
-            if s >= self.cfg.count {
+        let h = match p.header {
+            Header::Pgm(h) if p.flow == self.flow => h,
+            _ => {
+                self.stats.ignored += 1;
                 return;
             }
-            self.rec.data_received += 1;
-            self.last_data = Some(now);
-            self.take(now, s);
-            if s >= self.next_expected {
-                for miss in self.next_expected..s {
-                    if !self.have[miss as usize] {
-                        self.nak(now, miss);
-                    }
-                }
-                self.next_expected = s + 1;
+        };
+        if h.kind == PgmHeader::NAK {
+            self.stats.ignored += 1;
+            return;
+        }
+        self.source = Some(p.src);
+        match h.kind {
+            PgmHeader::ODATA => {
+                self.stats.odata += 1;
+                self.on_data(now, p.seq, &h);
             }
-            return;
+            PgmHeader::RDATA => {
+                self.stats.rdata += 1;
+                self.on_data(now, p.seq, &h);
+            }
+            PgmHeader::NCF => {
+                self.stats.ncf += 1;
+                self.on_ncf(now, p.seq, &h);
+            }
+            _ => {
+                self.stats.spm += 1;
+                self.on_window(now, h.trail, h.lead, None);
+            }
         }
-        let Some(m) = self.host.receive(p) else { return };
-        if !m.is_reply() || m.from != self.source {
-            return;
-        }
-        let s = m.msg as u32;
-        if s >= self.cfg.count {
-            return;
-        }
-        self.rec.repairs_received += 1;
-        if !self.naked(s) {
-            self.rec.repairs_unrequested += 1;
-        }
-        self.take(now, s);
+        self.check_complete(now);
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        while let Some(&(t, seq)) = self.retries.front() {
+        while let Some(&Reverse((t, seq))) = self.timers.peek() {
             if t > now {
                 break;
             }
-            self.retries.pop_front();
-            if !self.have[seq as usize] {
-                self.nak(now, seq);
+            self.timers.pop();
+            if seq < self.rx_trail || seq >= self.lead {
+                continue;
             }
-        }
-        if let Some(last) = self.last_data {
-            if !self.idle_fired && !self.complete() && now >= last + self.cfg.idle_timeout {
-                // the end of the session: NAK the tail nobody has announced as missing
-                self.idle_fired = true;
-                for miss in self.next_expected..self.cfg.count {
-                    if !self.have[miss as usize] {
-                        self.nak(now, miss);
-                    }
+            let i = self.idx(seq);
+            let s = self.slots[i];
+            if s.tag != seq + 1 || s.deadline != t {
+                continue; // stale entry
+            }
+            match s.state {
+                SlotState::Backoff => {
+                    // back-off over, no NCF or repair: send the NAK
+                    self.naks.push_back(seq);
+                    self.stats.naks_sent += 1;
+                    self.set_state(seq, SlotState::WaitNcf, now + self.cfg.nak_rpt_ivl);
                 }
-                self.next_expected = self.cfg.count;
+                SlotState::WaitNcf | SlotState::WaitData => {
+                    // no NCF / no repair in time: back off again
+                    let at = self.backoff(now);
+                    self.set_state(seq, SlotState::Backoff, at);
+                }
+                _ => {}
             }
         }
     }
 
     fn poll_transmit(&mut self) -> Option<Packet> {
-        self.pending.pop_front()
+        let src = self.source?;
+        let seq = self.naks.pop_front()?;
+        let mut p = Packet::data(Dest::Unicast(src), self.cfg.nak_bytes);
+        p.flow = self.flow;
+        p.seq = seq;
+        p.header = Header::Pgm(PgmHeader { kind: PgmHeader::NAK, trail: self.rx_trail, lead: self.lead });
+        Some(p)
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.complete() {
-            return None;
-        }
-        let retry = self.retries.front().map(|r| r.0);
-        let idle = match (self.last_data, self.idle_fired) {
-            (Some(t), false) => Some(t + self.cfg.idle_timeout),
-            _ => None,
-        };
-        match (retry, idle) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.timers.peek().map(|r| r.0 .0)
     }
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
-        self.events.take()
+        if !self.joined {
+            self.joined = true;
+            if let Some(g) = self.group {
+                return Some(AgentEvent::Join(g));
+            }
+        }
+        None
     }
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// LI aggregation in routers (§3.3)
+// ------------------------------------------------------------------------------------------
+
+/// Counters of a [`NakAggregator`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AggregatorStats {
+    /// NAKs forwarded toward the source (the first per sequence number).
+    pub naks_forwarded: u64,
+    /// NAKs suppressed (a NAK for the same session and sequence number already went up and
+    /// its repair has not passed yet).
+    pub naks_suppressed: u64,
+    /// Repairs (RDATA) seen passing, which clear the state of their sequence number.
+    pub repairs_seen: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct AggSlot {
+    tag: u64,
+    at: Instant,
+}
+
+/// PGM-style NAK aggregation at a router (§3.3): forward only the first NAK per (session,
+/// sequence number) until its repair passes through the router; later NAKs for it are
+/// consumed. State expires after `hold` (paper silent: 1 s) so that a repair lost upstream
+/// does not block further NAKs for ever. Attach it to the routers that aggregate: none,
+/// some ("partial") or all ("complete"), as §3.3 uses it.
+#[derive(Debug)]
+pub struct NakAggregator {
+    hold: Duration,
+    size: usize,
+    /// Per session (flow): a ring of slots indexed by seq.
+    flows: Vec<(u32, Vec<AggSlot>)>,
+    pub stats: AggregatorStats,
+}
+
+impl NakAggregator {
+    pub fn new(hold: Duration) -> Self {
+        NakAggregator { hold, size: 1 << 14, flows: Vec::new(), stats: AggregatorStats::default() }
+    }
+
+    fn ring(&mut self, flow: u32) -> &mut Vec<AggSlot> {
+        let k = match self.flows.iter().position(|(f, _)| *f == flow) {
+            Some(k) => k,
+            None => {
+                self.flows.push((flow, vec![AggSlot::default(); self.size]));
+                self.flows.len() - 1
+            }
+        };
+        &mut self.flows[k].1
+    }
+
+    /// Decide for one NAK: true = forward it.
+    pub fn offer_nak(&mut self, now: Instant, flow: u32, seq: u64) -> bool {
+        let hold = self.hold;
+        let size = self.size as u64;
+        let ring = self.ring(flow);
+        let s = &mut ring[(seq % size) as usize];
+        if s.tag == seq + 1 && now.saturating_since(s.at) < hold {
+            self.stats.naks_suppressed += 1;
+            false
+        } else {
+            *s = AggSlot { tag: seq + 1, at: now };
+            self.stats.naks_forwarded += 1;
+            true
+        }
+    }
+
+    /// A repair for (flow, seq) passed: clear its state.
+    pub fn on_repair(&mut self, flow: u32, seq: u64) {
+        let size = self.size as u64;
+        if let Some(k) = self.flows.iter().position(|(f, _)| *f == flow) {
+            let s = &mut self.flows[k].1[(seq % size) as usize];
+            if s.tag == seq + 1 {
+                *s = AggSlot::default();
+            }
+        }
+        self.stats.repairs_seen += 1;
+    }
+}
+
+impl RouterExtension for NakAggregator {
+    fn on_arrival(&mut self, now: Instant, pkt: &mut Packet, _from: Option<ChannelId>, net: &dyn NetView) -> Verdict {
+        let Header::Pgm(h) = pkt.header else { return Verdict::Forward };
+        match h.kind {
+            PgmHeader::NAK => {
+                // only NAKs passing through (not those addressed to this node)
+                if matches!(pkt.dst, Dest::Unicast(a) if a.node == net.node()) {
+                    return Verdict::Forward;
+                }
+                if self.offer_nak(now, pkt.flow, pkt.seq) {
+                    Verdict::Forward
+                } else {
+                    Verdict::Consume
+                }
+            }
+            PgmHeader::RDATA => {
+                self.on_repair(pkt.flow, pkt.seq);
+                Verdict::Forward
+            }
+            _ => Verdict::Forward,
+        }
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use castlab_core::NodeId;
+
+    fn ms(x: u64) -> Instant {
+        Instant::from_nanos(x * 1_000_000)
+    }
+
+    fn src_pkt(kind: u8, seq: u64, lead: u64) -> Packet {
+        let mut p = Packet::data(Dest::Group(GroupId(0)), 560);
+        p.src = Addr::new(NodeId(0), 1);
+        p.flow = 7;
+        p.seq = seq;
+        p.header = Header::Pgm(PgmHeader { kind, trail: 0, lead });
+        p
+    }
+
+    fn receiver(cfg: PgmReceiverConfig, seed: u64) -> PgmReceiver {
+        let mut r = PgmReceiver::new(Some(GroupId(0)), 7, cfg);
+        r.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(3), 1), rng: Rng::seed_from_u64(seed) });
+        assert_eq!(r.poll_event(), Some(AgentEvent::Join(GroupId(0))));
+        r
+    }
+
+    fn naks(r: &mut PgmReceiver) -> Vec<u64> {
+        let mut v = vec![];
+        while let Some(p) = r.poll_transmit() {
+            assert!(matches!(p.header, Header::Pgm(h) if h.kind == PgmHeader::NAK));
+            assert_eq!(p.dst, Dest::Unicast(Addr::new(NodeId(0), 1)));
+            v.push(p.seq);
+        }
+        v
+    }
+
+    #[test]
+    fn gap_naks_after_a_backoff_within_the_maximum() {
+        let mut r = receiver(PgmReceiverConfig::default(), 1);
+        r.handle_packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
+        r.handle_packet(ms(10), &src_pkt(PgmHeader::ODATA, 3, 4)); // 1 and 2 missing
+        assert_eq!(r.stats.gaps, 2);
+        assert!(naks(&mut r).is_empty());
+        let t = r.poll_timeout().unwrap();
+        assert!(t >= ms(10) && t <= ms(110), "back-off on [0, 100 ms]: {t:?}");
+        let mut sent = vec![];
+        let mut now = ms(10);
+        while now <= ms(110) {
+            now = r.poll_timeout().unwrap();
+            r.handle_timeout(now);
+            sent.extend(naks(&mut r));
+        }
+        sent.sort();
+        assert_eq!(sent, vec![1, 2]);
+        assert_eq!(r.stats.naks_sent, 2);
+        // repairs complete the data
+        r.handle_packet(ms(150), &src_pkt(PgmHeader::RDATA, 2, 4));
+        r.handle_packet(ms(151), &src_pkt(PgmHeader::RDATA, 1, 4));
+        assert!(r.is_complete());
+        assert_eq!(r.rx_trail(), 4);
+        assert_eq!(r.stats.repaired, 2);
+        assert_eq!(r.stats.unique, 4);
+    }
+
+    #[test]
+    fn ncf_in_backoff_suppresses_the_nak() {
+        for seed in 0..20 {
+            let mut r = receiver(PgmReceiverConfig::default(), seed);
+            r.handle_packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
+            r.handle_packet(ms(1), &src_pkt(PgmHeader::ODATA, 2, 3)); // 1 missing
+            let t = r.poll_timeout().unwrap();
+            // another receiver's NAK was confirmed before our back-off ends
+            let at = Instant::from_nanos((ms(1).as_nanos() + t.as_nanos()) / 2);
+            if at >= t {
+                continue;
+            }
+            r.handle_packet(at, &src_pkt(PgmHeader::NCF, 1, 3));
+            assert_eq!(r.stats.naks_suppressed_ncf, 1);
+            // the back-off deadline passes without a NAK
+            r.handle_timeout(t);
+            assert!(naks(&mut r).is_empty());
+            assert_eq!(r.stats.naks_sent, 0);
+            // the repair arrives: complete, still no NAK
+            r.handle_packet(at + Duration::from_millis(20), &src_pkt(PgmHeader::RDATA, 1, 3));
+            assert!(r.is_complete());
+            let mut now = at;
+            while let Some(t) = r.poll_timeout() {
+                now = t.max(now);
+                r.handle_timeout(now);
+            }
+            assert!(naks(&mut r).is_empty());
+        }
+        // with suppression off, the NAK still goes
+        let cfg = PgmReceiverConfig { ncf_suppression: false, ..PgmReceiverConfig::default() };
+        let mut r = receiver(cfg, 1);
+        r.handle_packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
+        r.handle_packet(ms(1), &src_pkt(PgmHeader::ODATA, 2, 3));
+        r.handle_packet(ms(1), &src_pkt(PgmHeader::NCF, 1, 3));
+        let t = r.poll_timeout().unwrap();
+        r.handle_timeout(t);
+        assert_eq!(naks(&mut r), vec![1]);
+    }
+
+    #[test]
+    fn unanswered_nak_is_repeated_and_repair_cancels_backoff() {
+        let mut r = receiver(PgmReceiverConfig::default(), 4);
+        r.handle_packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
+        r.handle_packet(ms(1), &src_pkt(PgmHeader::ODATA, 2, 3));
+        let mut now = ms(1);
+        let mut count = 0;
+        while now < ms(2000) {
+            now = r.poll_timeout().unwrap();
+            r.handle_timeout(now);
+            count += naks(&mut r).len();
+        }
+        // NAK, then after NAK_RPT_IVL (500 ms) + back-off another: 3 or 4 in 2 s
+        assert!((3..=4).contains(&count), "{count}");
+        // a lost tail is found from the window in an NCF/SPM
+        r.handle_packet(now, &src_pkt(PgmHeader::SPM, 3, 6));
+        assert_eq!(r.lead(), 6);
+        assert_eq!(r.missing(), 4); // 1, 3, 4, 5
+                                    // the repair of 3 arrives while its NAK back-off runs: the NAK is cancelled
+        r.handle_packet(now, &src_pkt(PgmHeader::RDATA, 3, 6));
+        assert_eq!(r.stats.naks_cancelled_repair, 1);
+        assert_eq!(r.missing(), 3);
+        let t = now + Duration::from_millis(101);
+        while r.poll_timeout().is_some_and(|x| x <= t) {
+            let x = r.poll_timeout().unwrap();
+            r.handle_timeout(x);
+        }
+        let sent = naks(&mut r);
+        assert!(sent.contains(&4) && sent.contains(&5) && !sent.contains(&3), "{sent:?}");
+    }
+
+    #[test]
+    fn aggregator_forwards_one_nak_per_sequence_number_until_the_repair() {
+        let mut a = NakAggregator::new(Duration::from_secs(1));
+        assert!(a.offer_nak(ms(0), 7, 10));
+        assert!(!a.offer_nak(ms(5), 7, 10));
+        assert!(!a.offer_nak(ms(6), 7, 10));
+        assert!(a.offer_nak(ms(6), 7, 11), "another sequence number");
+        assert!(a.offer_nak(ms(6), 8, 10), "another session");
+        a.on_repair(7, 10);
+        assert!(a.offer_nak(ms(20), 7, 10), "after the repair passed, a new NAK goes up");
+        assert!(!a.offer_nak(ms(30), 7, 10));
+        assert!(a.offer_nak(ms(1021), 7, 10), "state expires after the hold time");
+        assert_eq!(a.stats.naks_forwarded, 5);
+        assert_eq!(a.stats.naks_suppressed, 3);
     }
 }

@@ -9,21 +9,13 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use castlab_core::{Addr, AgentId, Duration, NodeId};
+use castlab_core::{Addr, AgentId, NodeId};
 use castlab_proto::bcfs::{BcfConfig, BcfRouter};
+use castlab_proto::bcfs_pgm::{PgmConfig, PgmReceiver, PgmSource};
 use castlab_proto::fountain::{FountainMode, FountainSource, SymbolStore};
-use castlab_proto::pgm::{PgmConfig, PgmReceiver, PgmSource};
 use castlab_proto::rainbow::{RainbowConfig, RainbowReceiver};
 
-use crate::{arr_u64, bad, counters, duration_s, err, positive_u32, Simulator};
-
-fn positive_duration(field: &str, v: f64) -> PyResult<Duration> {
-    let d = duration_s(field, v)?;
-    if d.is_zero() {
-        return Err(bad(field, v, "must be positive"));
-    }
-    Ok(d)
-}
+use crate::{arr_u64, bad, counters, duration_s, err, positive_duration, positive_u32, Simulator};
 
 fn u32_field(field: &str, v: i64) -> PyResult<u32> {
     u32::try_from(v).map_err(|_| bad(field, v, "must be in 0..2^32"))
@@ -274,7 +266,7 @@ impl Simulator {
     #[pyo3(signature = (node, group, count, rate_bps, start=0.0, port=None, flow=None, packet_bytes=512,
         label_prefix=20551))]
     #[allow(clippy::too_many_arguments)]
-    fn add_pgm_source(
+    fn add_bcf_pgm_source(
         &mut self,
         node: &str,
         group: i64,
@@ -310,7 +302,7 @@ impl Simulator {
     /// A PGM-like receiver over BCFS on `node`: joins `group`, NAKs gaps of the PGM agent
     /// `source`'s stream. Returns the agent id.
     #[pyo3(signature = (node, source, start=0.0, nak_timeout=0.5, idle_timeout=0.5))]
-    fn add_pgm_receiver(
+    fn add_bcf_pgm_receiver(
         &mut self,
         node: &str,
         source: i64,
@@ -335,7 +327,7 @@ impl Simulator {
     }
 
     /// Counters of a PGM source or receiver.
-    fn pgm_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn bcf_pgm_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let id = self.agent_id("agent", agent)?;
         if let Some(s) = self.inner.agent::<PgmSource>(id) {
             return counters(

@@ -17,8 +17,18 @@ use castlab_sim::testext::LayerDropper;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError};
 
 mod bcfs;
+mod lesbcc;
 mod rlm;
 mod tcp;
+
+/// A strictly positive duration in seconds, or a ValueError naming `field`.
+pub(crate) fn positive_duration(field: &str, v: f64) -> PyResult<Duration> {
+    let d = duration_s(field, v)?;
+    if d.is_zero() {
+        return Err(bad(field, v, "must be positive"));
+    }
+    Ok(d)
+}
 
 pub(crate) fn err(e: SimError) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -512,6 +522,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
     m.add_function(wrap_pyfunction!(worst_window_loss, m)?)?;
     m.add_function(wrap_pyfunction!(transmission_ns, m)?)?;
+    lesbcc::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -9,10 +9,10 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use castlab_core::{Addr, AgentId, Duration, Instant};
+use castlab_core::{Addr, AgentId, Instant};
 use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink, Transfer};
 
-use crate::{arr_u64, bad, duration_s, err, nonneg_u64, positive_u32, Simulator};
+use crate::{arr_u64, bad, duration_s, err, nonneg_u64, positive_duration, positive_u32, Simulator};
 
 impl Simulator {
     fn tcp_sender(&self, a: i64) -> PyResult<(AgentId, &TcpSender)> {
@@ -28,14 +28,6 @@ impl Simulator {
         let id = AgentId(sender.0.checked_sub(1)?);
         self.inner.agent::<TcpSink>(id).map(|s| (id, s))
     }
-}
-
-fn positive_duration(field: &str, v: f64) -> PyResult<Duration> {
-    let d = duration_s(field, v)?;
-    if d.is_zero() {
-        return Err(bad(field, v, "must be positive"));
-    }
-    Ok(d)
 }
 
 fn opt_secs(t: Option<Instant>) -> Option<f64> {

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 from castlab.experiments.common import Experiment
-from castlab.experiments import engine, rainbow, rlm, tcp
+from castlab.experiments import engine, lesbcc, rainbow, rlm, tcp
 
-REGISTRY: dict[str, Experiment] = {e.name: e for e in [*engine.EXPERIMENTS, *tcp.EXPERIMENTS, *rlm.EXPERIMENTS, *rainbow.EXPERIMENTS]}
+REGISTRY: dict[str, Experiment] = {
+    e.name: e
+    for e in [*engine.EXPERIMENTS, *tcp.EXPERIMENTS, *rlm.EXPERIMENTS, *lesbcc.EXPERIMENTS, *rainbow.EXPERIMENTS]
+}
 
 __all__ = ["REGISTRY", "Experiment"]

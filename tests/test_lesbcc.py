@@ -1,0 +1,195 @@
+"""LE-SBCC from Python (Thapliyal et al.): the bindings (source, PGM receiver, unicast flows, NAK
+aggregation, the synthetic LI drive, TFRC's average loss interval), input errors, and quick
+runs of the experiments."""
+
+import json
+
+import numpy as np
+import pytest
+
+import castlab
+from castlab._native import lesbcc_synthetic, tfrc_average_interval
+from castlab.experiments import REGISTRY
+from castlab.experiments import lesbcc as X
+from castlab.experiments.common import write_summary
+
+
+def _tree(seed=1, loss=0.03, packets=1500, n=4, aggregate=(), **src_kw):
+    sim = castlab.Simulator(seed=seed)
+    for name in ("src", "r1"):
+        sim.add_node(name)
+    sim.add_link("src", "r1", 100e6, 0.005, queue_limit_pkts=1000)
+    g = sim.add_group("src")
+    rx = []
+    for i in range(n):
+        h = f"h{i}"
+        sim.add_node(h)
+        sim.add_link("r1", h, 100e6, 0.010, queue_limit_pkts=1000, loss_ab=loss)
+        rx.append(sim.add_pgm_receiver(h, group=g))
+    for r in aggregate:
+        sim.attach_nak_aggregator(r)
+    src = sim.add_lesbcc_source("src", g, total_packets=packets, **src_kw)
+    return sim, src, rx
+
+
+def test_every_lost_packet_is_repaired_and_counts_agree():
+    sim, src, rx = _tree()
+    sim.run(60.0)
+    st = sim.lesbcc_stats(src)
+    assert st["odata_sent"] == 1500 and st["rdata_sent"] > 0
+    naks = 0
+    for r in rx:
+        s = sim.pgm_receiver_stats(r)
+        assert s["complete"] and s["unique"] == 1500 and s["unrecoverable"] == 0
+        assert s["gaps"] == s["repaired"] > 0
+        naks += s["naks_sent"]
+    # each NAK is an LI; the cascade only ever narrows the stream
+    assert st["lis"] == naks
+    assert st["lis"] >= st["les"] >= st["lprf_passed"] >= st["rate_reductions"] > 0
+    assert sorted(st["receivers"]) == [f"h{i}" for i in range(4)]
+    tr = sim.lesbcc_trace(src)
+    assert len(tr["li_time_ns"]) == st["lis"]
+    assert int((tr["li_outcome"] == 3).sum()) == st["rate_reductions"]
+    assert np.all(np.diff(tr["rate_time_ns"].astype(np.int64)) >= 0)
+    assert tr["rtt_used"].sum() == st["rtt_samples"]
+    # SRTT ends near the tree's round trip plus loss detection and NAK back-off (~30-200 ms)
+    assert 0.03 < st["srtt"] < 0.3
+
+
+def test_defaults_are_the_papers_values():
+    sim, src, _ = _tree()
+    sim.run(0.001)
+    st = sim.lesbcc_stats(src)
+    assert st["rate_bps"] == 200e3 and st["srtt"] == 0.2  # §5.2.1 initial rate and RTT estimate
+
+
+def test_switching_stages_off_changes_the_counts():
+    full = lesbcc_synthetic([(1, 0.1, 0.1), (50, 0.02, 0.1)], 3000, 1)
+    raw = lesbcc_synthetic([(1, 0.1, 0.1), (50, 0.02, 0.1)], 3000, 1, li2le=False, max_lprf=False)
+    assert full["les"] < full["lis"] and full["lprf_passed"] < full["les"]
+    assert raw["les"] == raw["lis"] == raw["lprf_passed"]
+    # without the filters the source cuts far more often and ends much slower
+    assert raw["rate_reductions"] > 2 * full["rate_reductions"]
+    assert raw["mean_rate_bps"] < full["mean_rate_bps"]
+
+
+def test_synthetic_drive_is_deterministic_and_scales():
+    a = lesbcc_synthetic([(1, 0.1, 0.1), (10000, 0.02, 0.1)], 6000, 7)
+    b = lesbcc_synthetic([(1, 0.1, 0.1), (10000, 0.02, 0.1)], 6000, 7)
+    assert a["lprf_passed"] == b["lprf_passed"] and a["lis"] == b["lis"]
+    assert a["packets"] == 6000 and a["lis"] > 1_000_000
+    # the worst receiver has the most LEs, and the number passed follows it
+    les = a["les_per_receiver"]
+    assert les.argmax() == 0
+    assert abs(a["lprf_passed"] / les[0] - 1) < 0.2
+
+
+def test_tfrc_average_interval_by_hand():
+    assert tfrc_average_interval([], 5, i=1) is None
+    assert tfrc_average_interval([4, 10, 7], 5, i=1) == pytest.approx(7.0)  # N < n: plain mean
+    assert tfrc_average_interval([4, 10, 7], 5, i=0) == pytest.approx(26 / 4)
+    v = [9, 3, 6, 8, 2, 20, 5, 4, 10, 7]  # N = 10 > n = 8: tail discounted by 0.95, 0.95^2
+    expect = (sum(v[:8]) + 10 * 0.95 + 7 * 0.95**2) / (8 + 0.95 + 0.95**2)
+    assert tfrc_average_interval(v, 0, i=1) == pytest.approx(expect)
+    assert tfrc_average_interval(v[:8], 0, i=1) == pytest.approx(sum(v[:8]) / 8)  # N = n: α = 0
+
+
+def test_aggregation_reduces_lis_and_keeps_reliability():
+    # losses on the shared link make every receiver lose the same packets
+    def run(aggregate):
+        sim = castlab.Simulator(seed=4)
+        for name in ("src", "r1", "r2"):
+            sim.add_node(name)
+        sim.add_link("src", "r1", 100e6, 0.005, queue_limit_pkts=1000)
+        sim.add_link("r1", "r2", 100e6, 0.005, queue_limit_pkts=1000, loss_ab=0.03)
+        g = sim.add_group("src")
+        rx = []
+        for i in range(4):
+            sim.add_node(f"h{i}")
+            sim.add_link("r2", f"h{i}", 100e6, 0.002, queue_limit_pkts=1000)
+            rx.append(sim.add_pgm_receiver(f"h{i}", group=g, ncf_suppression=False))
+        if aggregate:
+            sim.attach_nak_aggregator("r2")
+        src = sim.add_lesbcc_source("src", g, total_packets=1000)
+        sim.run(60.0)
+        assert all(sim.pgm_receiver_stats(r)["complete"] for r in rx)
+        return sim, src
+    sim_a, src_a = run(False)
+    sim_b, src_b = run(True)
+    agg = sim_b.nak_aggregator_stats("r2")
+    assert agg["naks_forwarded"] == sim_b.lesbcc_stats(src_b)["lis"]
+    assert agg["naks_suppressed"] > agg["naks_forwarded"]
+    assert sim_b.lesbcc_stats(src_b)["lis"] < sim_a.lesbcc_stats(src_a)["lis"]
+
+
+def test_unicast_flow_and_tfrc_policy():
+    sim = castlab.Simulator(seed=2)
+    for n in ("a", "r", "b"):
+        sim.add_node(n)
+    sim.add_link("a", "r", 10e6, 0.002, queue_limit_pkts=100)
+    sim.add_link("r", "b", 1e6, 0.020, queue_limit_pkts=25)
+    f1 = sim.add_lesbcc_unicast("a", "b")
+    f2 = sim.add_lesbcc_unicast("a", "b", policy="tfrc")
+    sim.run(60.0)
+    s1, s2 = sim.lesbcc_stats(f1), sim.lesbcc_stats(f2)
+    assert sim.pgm_receiver_stats(f1 - 1)["unrecoverable"] == 0
+    assert s1["rate_reductions"] > 0 and s2["rate_reductions"] > 0
+    assert s2["s_hat"] is not None and s2["s_hat"] > 1
+    assert s1["odata_sent"] > 1000 and s2["odata_sent"] > 1000
+
+
+def test_input_errors_name_the_field():
+    sim, src, rx = _tree()
+    with pytest.raises(ValueError, match="policy"):
+        sim.add_lesbcc_source("src", 0, policy="cubic")
+    with pytest.raises(ValueError, match="initial_rate_bps"):
+        sim.add_lesbcc_source("src", 0, initial_rate_bps=-1.0)
+    with pytest.raises(ValueError, match="total_packets"):
+        sim.add_lesbcc_source("src", 0, total_packets=0)
+    with pytest.raises(ValueError, match="tfrc_alpha"):
+        sim.add_lesbcc_source("src", 0, tfrc_alpha=1.5)
+    with pytest.raises(ValueError, match="group"):
+        sim.add_lesbcc_source("src", 99)
+    with pytest.raises(ValueError, match="nak_rpt_ivl"):
+        sim.add_pgm_receiver("h0", group=0, nak_rpt_ivl=0.0)
+    with pytest.raises(ValueError, match="hold"):
+        sim.attach_nak_aggregator("r1", hold=-1.0)
+    with pytest.raises(ValueError, match="agent"):
+        sim.lesbcc_stats(rx[0])
+    with pytest.raises(ValueError, match="agent"):
+        sim.pgm_receiver_stats(src)
+    with pytest.raises(ValueError, match="node"):
+        sim.nak_aggregator_stats("r1")
+    with pytest.raises(ValueError, match="classes"):
+        lesbcc_synthetic([(1, 1.5, 0.1)])
+    with pytest.raises(ValueError, match="packets"):
+        lesbcc_synthetic([(1, 0.1, 0.1)], packets=0)
+
+
+def test_markov_chain_by_hand():
+    # N = 2: from 1, no loss (prob a) -> 2; from 2, loss (1 - a^2) -> 1. s(1) a = s(2)(1 - a^2).
+    p = 0.3
+    a = 1 - p
+    x, s, le = X.markov_stationary(p, 2)
+    assert s[0] * a == pytest.approx(s[1] * (1 - a * a))
+    assert s.sum() == pytest.approx(1.0)
+    # non-bursty per-packet LE probability and the ratio
+    p_li, ratio = X.markov_ratio(p, 2, False)
+    assert ratio == pytest.approx(p / ((s[0] * p + s[1] * (1 - a * a)) / (s[0] + 2 * s[1])))
+
+
+@pytest.mark.parametrize("name", ["lesbcc-fig10", "lesbcc-fig12", "lesbcc-fig6"])
+def test_quick_experiments_write_their_files(tmp_path, name):
+    exp = REGISTRY[name]
+    res = exp.run(tmp_path, 1, quick=True)
+    summary = write_summary(tmp_path, exp, 1, res, 0.0)
+    for f in res.files:
+        assert (tmp_path / f).exists(), f
+    s = json.loads((tmp_path / "summary.json").read_text())
+    assert s["claims"] and all(isinstance(c["holds"], bool) for c in s["claims"])
+    assert summary["experiment"] == name
+
+
+def test_every_lesbcc_experiment_is_registered():
+    names = {n for n in REGISTRY if n.startswith("lesbcc-")}
+    assert names == {f"lesbcc-fig{k}" for k in (6, 7, 10, 12, 13, 14, 16, 19, 20)}
