@@ -4,19 +4,20 @@
 //! ```text
 //! 0  u8   version (= 1)
 //! 1  u8   dst kind (0 unicast, 1 group)
-//! 2  u8   header kind (0 data, 1 control, 2 tcp, 3 rlm)
+//! 2  u8   header kind (0 data, 1 control, 2 tcp, 3 rlm, 4 nlm)
 //! 3  u8   flags (bit 0: marked, bit 1: to_root)
 //! 4  u32  src node     8  u16 src port    10 u8 layer   11 u8 reserved (0)
 //! 12 u32  dst node or group                16 u16 dst port (0 for a group)  18 u16 reserved
 //! 20 u32  size_bytes   24 u32 flow        28 u64 seq     36 u64 uid       44 u64 sent_at ns
 //! 52 ...  header body: data none; control u16 kind, 3 x u64 args (26 bytes);
 //!          tcp u64 ack, u8 flags, u32 payload, u32 wnd, u64 ts_val, u64 ts_ecr (33 bytes);
-//!          rlm u8 kind, u8 level, u8 current, u32 receivers (7 bytes)
+//!          rlm u8 kind, u8 level, u8 current, u32 receivers (7 bytes);
+//!          nlm u8 kind, u8 level, u32 group, u32 up node, u16 up port (12 bytes)
 //! ```
 //! Decoding never panics: a short, unknown or inconsistent buffer is a [`CodecError`].
 
 use crate::ids::{Addr, Dest, GroupId, NodeId};
-use crate::packet::{ControlMsg, Header, Packet, RlmHeader, TcpHeader};
+use crate::packet::{ControlMsg, Header, NlmHeader, Packet, RlmHeader, TcpHeader};
 use crate::time::Instant;
 
 pub const VERSION: u8 = 1;
@@ -24,6 +25,7 @@ pub const FIXED_LEN: usize = 52;
 const CONTROL_LEN: usize = 26;
 const TCP_LEN: usize = 33;
 const RLM_LEN: usize = 7;
+const NLM_LEN: usize = 12;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {
@@ -49,6 +51,7 @@ pub fn encoded_len(p: &Packet) -> usize {
             Header::Control(_) => CONTROL_LEN,
             Header::Tcp(_) => TCP_LEN,
             Header::Rlm(_) => RLM_LEN,
+            Header::Nlm(_) => NLM_LEN,
         }
 }
 
@@ -71,6 +74,7 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
         Header::Control(_) => 1,
         Header::Tcp(_) => 2,
         Header::Rlm(_) => 3,
+        Header::Nlm(_) => 4,
     };
     out[3] = p.marked as u8 | (p.to_root as u8) << 1;
     out[4..8].copy_from_slice(&p.src.node.0.to_be_bytes());
@@ -105,6 +109,13 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
             b[1] = r.level;
             b[2] = r.current;
             b[3..7].copy_from_slice(&r.receivers.to_be_bytes());
+        }
+        Header::Nlm(h) => {
+            b[0] = h.kind;
+            b[1] = h.level;
+            b[2..6].copy_from_slice(&h.group.to_be_bytes());
+            b[6..10].copy_from_slice(&h.up.node.0.to_be_bytes());
+            b[10..12].copy_from_slice(&h.up.port.to_be_bytes());
         }
     }
     Ok(need)
@@ -154,6 +165,7 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
         1 => CONTROL_LEN,
         2 => TCP_LEN,
         3 => RLM_LEN,
+        4 => NLM_LEN,
         v => return Err(CodecError::UnknownKind { field: "header kind", value: v }),
     };
     let need = FIXED_LEN + body_len;
@@ -172,7 +184,13 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
             ts_val: u64_at(b, 17),
             ts_ecr: u64_at(b, 25),
         }),
-        _ => Header::Rlm(RlmHeader { kind: b[0], level: b[1], current: b[2], receivers: u32_at(b, 3) }),
+        3 => Header::Rlm(RlmHeader { kind: b[0], level: b[1], current: b[2], receivers: u32_at(b, 3) }),
+        _ => Header::Nlm(NlmHeader {
+            kind: b[0],
+            level: b[1],
+            group: u32_at(b, 2),
+            up: Addr::new(NodeId(u32_at(b, 6)), u16_at(b, 10)),
+        }),
     };
     let end = FIXED_LEN + body_len;
     if buf.len() > end {
@@ -229,6 +247,12 @@ mod tests {
                 ts_ecr: u64::MAX,
             }),
             Header::Rlm(RlmHeader { kind: RlmHeader::JOIN, level: 4, current: 3, receivers: 100_000 }),
+            Header::Nlm(NlmHeader {
+                kind: NlmHeader::SESS,
+                level: 5,
+                group: 0xDEAD_BEEF,
+                up: Addr::new(NodeId(u32::MAX), 65_000),
+            }),
         ] {
             for dst in [Dest::Unicast(Addr::new(NodeId(1), 2)), Dest::Group(GroupId(12))] {
                 let mut p = sample(h);
@@ -260,6 +284,7 @@ mod tests {
             Header::Control(ControlMsg::default()),
             Header::Tcp(TcpHeader::default()),
             Header::Rlm(RlmHeader::default()),
+            Header::Nlm(NlmHeader::default()),
         ] {
             let n = encode(&sample(h), &mut buf).unwrap();
             for cut in 0..n {

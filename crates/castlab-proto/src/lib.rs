@@ -5,6 +5,7 @@
 //! [`castlab_core::agent`].
 
 pub mod cbr;
+pub mod nlm;
 pub mod rlm;
 pub mod sink;
 pub mod tcp;
