@@ -12,7 +12,7 @@
 //! 52 ...  header body: data none; control u16 kind, 3 x u64 args (26 bytes);
 //!          tcp u64 ack, u8 flags, u32 payload, u32 wnd, u64 ts_val, u64 ts_ecr (33 bytes);
 //!          rlm u8 kind, u8 level, u8 current, u32 receivers (7 bytes);
-//!          nlm u8 kind, u8 level, u32 group, u32 up node, u16 up port (12 bytes)
+//!          nlm u8 kind, u8 level, u32 group, u32 up node, u16 up port, u32 seq (16 bytes)
 //! ```
 //! Decoding never panics: a short, unknown or inconsistent buffer is a [`CodecError`].
 
@@ -25,7 +25,7 @@ pub const FIXED_LEN: usize = 52;
 const CONTROL_LEN: usize = 26;
 const TCP_LEN: usize = 33;
 const RLM_LEN: usize = 7;
-const NLM_LEN: usize = 12;
+const NLM_LEN: usize = 16;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {
@@ -116,6 +116,7 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
             b[2..6].copy_from_slice(&h.group.to_be_bytes());
             b[6..10].copy_from_slice(&h.up.node.0.to_be_bytes());
             b[10..12].copy_from_slice(&h.up.port.to_be_bytes());
+            b[12..16].copy_from_slice(&h.seq.to_be_bytes());
         }
     }
     Ok(need)
@@ -190,6 +191,7 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
             level: b[1],
             group: u32_at(b, 2),
             up: Addr::new(NodeId(u32_at(b, 6)), u16_at(b, 10)),
+            seq: u32_at(b, 12),
         }),
     };
     let end = FIXED_LEN + body_len;
@@ -252,6 +254,7 @@ mod tests {
                 level: 5,
                 group: 0xDEAD_BEEF,
                 up: Addr::new(NodeId(u32::MAX), 65_000),
+                seq: 0x0102_0304,
             }),
         ] {
             for dst in [Dest::Unicast(Addr::new(NodeId(1), 2)), Dest::Group(GroupId(12))] {

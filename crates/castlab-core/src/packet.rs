@@ -72,7 +72,12 @@ pub struct NlmHeader {
     /// The session S_i: its (source-specific) multicast group.
     pub group: u32,
     /// SESS: UpID, the address of the last LMR (or the sender) the message passed.
+    /// DROP_REQ / ADD_REQ: the request's originator (kept when an LMR forwards it).
     pub up: Addr,
+    /// DROP_REQ / ADD_REQ: the originator's request number. The repetitions of a request carry
+    /// the same (originator, number), so that an LMR can tell a repetition from a new request
+    /// (§3.4-§3.5: a request changes L_cur only when it is "the first one received").
+    pub seq: u32,
 }
 
 impl NlmHeader {

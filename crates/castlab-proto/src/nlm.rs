@@ -39,6 +39,13 @@
 //!   than `detect_period` has passed (50 copies with Table 2). A newer request of the same LMR
 //!   for the same session replaces the one being repeated. Forwarded requests are not repeated
 //!   by the forwarder: the originator's repetitions are forwarded in turn.
+//! * **Telling a repetition from a new request.** Figures 5-6 assume a repeated copy finds
+//!   L_cur already changed and so changes nothing ("this is the first one received"). That
+//!   fails once L_cur has moved since: a downstream LMR still repeating ADD_REQ(S, 5) would undo
+//!   the DROP of layer 5 that congestion just forced here, and NLM would lose packets as a
+//!   drop-tail router does. Requests therefore carry (originator, number); a copy already seen
+//!   changes no state but is still forwarded by Figures 5-6's rule (it may be the copy that
+//!   reaches upstream).
 //! * **§3.6's verdict on an ADD** is given once per ADD: a failure as soon as congestion is
 //!   detected at the interface (average above `qmax`) or DROP_REQ(S, L_cur) arrives there
 //!   within `detect_period`; otherwise, at `detect_period` after the ADD, a failure if no SESS
@@ -214,6 +221,7 @@ pub struct NlmSender {
     sess_due: bool,
     events: Vec<AgentEvent>,
     rates_bps: Vec<f64>,
+    seen: Seen,
     pub records: SenderRecords,
 }
 
@@ -256,6 +264,7 @@ impl NlmSender {
             sess_due: false,
             events: Vec::with_capacity(4),
             rates_bps: rates_bps.to_vec(),
+            seen: Seen::default(),
             records: SenderRecords::default(),
         })
     }
@@ -300,6 +309,9 @@ impl Agent for NlmSender {
         self.records.req_time_ns.push(now.as_nanos());
         self.records.req_kind.push(h.kind);
         self.records.req_level.push(h.level);
+        if !self.seen.first_copy(&h) {
+            return; // a repetition of a request already acted on
+        }
         if h.kind == NlmHeader::DROP_REQ {
             // Figure 5: L ≤ L_cur → L_cur = L - 1 (never below the base layer)
             if h.level >= 2 && h.level <= self.l_cur {
@@ -330,7 +342,7 @@ impl Agent for NlmSender {
             self.records.sess_sent += 1;
             // §3.5: SESS(S, L) every ss_intvl; L = the layers the source can send (see the
             // module documentation), UpID = the sender itself.
-            let h = NlmHeader { kind: NlmHeader::SESS, level: self.layers, group: self.group.0, up: self.addr };
+            let h = NlmHeader { kind: NlmHeader::SESS, level: self.layers, group: self.group.0, up: self.addr, seq: 0 };
             return Some(control_packet(&self.cfg, Dest::Group(self.group), h));
         }
         loop {
@@ -345,6 +357,7 @@ impl Agent for NlmSender {
                 level: p.layer + 1,
                 group: self.group.0,
                 up: self.addr,
+                seq: 0,
             });
             return Some(p);
         }
@@ -417,6 +430,8 @@ pub struct NlmReceiver {
     win_lost: u32,
     win_top: u8,
     repeat: Option<Repeat>,
+    addr: Addr,
+    next_req: u32,
     joined: bool,
     events: Vec<AgentEvent>,
     out: Option<Packet>,
@@ -445,11 +460,17 @@ impl NlmReceiver {
             win_lost: 0,
             win_top: 0,
             repeat: None,
+            addr: Addr::default(),
+            next_req: 0,
             joined: false,
             events: Vec::with_capacity(4),
             out: None,
             records: ReceiverRecords { bin, ..Default::default() },
         })
+    }
+
+    pub fn layers(&self) -> usize {
+        self.layers
     }
 
     /// The upstream LMR (or sender) learnt from SESS.
@@ -511,7 +532,14 @@ impl NlmReceiver {
                 self.records.over_time_ns.push(now.as_nanos());
                 self.records.over_loss.push(rate);
                 if let (Some(up), true) = (self.upstream, self.win_top >= 2) {
-                    let h = NlmHeader { kind: NlmHeader::DROP_REQ, level: self.win_top, group: self.group.0, up };
+                    self.next_req = self.next_req.wrapping_add(1);
+                    let h = NlmHeader {
+                        kind: NlmHeader::DROP_REQ,
+                        level: self.win_top,
+                        group: self.group.0,
+                        up: self.addr,
+                        seq: self.next_req,
+                    };
                     self.records.req_time_ns.push(now.as_nanos());
                     self.records.req_level.push(self.win_top);
                     self.records.req_to.push(up.node.0);
@@ -541,7 +569,8 @@ impl NlmReceiver {
 }
 
 impl Agent for NlmReceiver {
-    fn handle_start(&mut self, _now: Instant, _info: StartInfo) {
+    fn handle_start(&mut self, _now: Instant, info: StartInfo) {
+        self.addr = info.addr;
         self.joined = true;
         self.events.push(AgentEvent::Join(self.group));
     }
@@ -579,6 +608,33 @@ impl Agent for NlmReceiver {
 
     fn as_any(&self) -> &dyn Any {
         self
+    }
+}
+
+/// The last few (originator, request number) pairs acted on: repetitions of a request are
+/// recognised and change nothing (fixed size: no allocation per request).
+#[derive(Clone, Copy, Debug)]
+struct Seen {
+    keys: [(Addr, u32); 8],
+    next: usize,
+}
+
+impl Default for Seen {
+    fn default() -> Self {
+        Seen { keys: [(Addr::new(castlab_core::NodeId(u32::MAX), u16::MAX), u32::MAX); 8], next: 0 }
+    }
+}
+
+impl Seen {
+    /// Whether `h` is the first copy of its request seen here (and remember it).
+    fn first_copy(&mut self, h: &NlmHeader) -> bool {
+        let k = (h.up, h.seq);
+        if self.keys.contains(&k) {
+            return false;
+        }
+        self.keys[self.next] = k;
+        self.next = (self.next + 1) % self.keys.len();
+        true
     }
 }
 
@@ -689,6 +745,7 @@ struct Session {
     last_sess_level: u8,
     last_sess_at: Option<Instant>,
     repeat: Option<Repeat>,
+    seen: Seen,
 }
 
 /// The LMR's logic, sans-IO. Interfaces are indices into the channel list given at creation.
@@ -711,6 +768,7 @@ pub struct Lmr {
     l_cur: Vec<Vec<u8>>,
     out: VecDeque<(Addr, NlmHeader)>,
     deadline: Option<Instant>,
+    next_req: u32,
     pub records: LmrRecords,
 }
 
@@ -740,6 +798,7 @@ impl Lmr {
             l_cur: vec![Vec::new(); oifs.len()],
             out: VecDeque::with_capacity(64),
             deadline: None,
+            next_req: 0,
             records: LmrRecords::default(),
         })
     }
@@ -808,6 +867,7 @@ impl Lmr {
             last_sess_level: 0,
             last_sess_at: None,
             repeat: None,
+            seen: Seen::default(),
         });
         for row in &mut self.l_cur {
             row.push(0);
@@ -866,7 +926,8 @@ impl Lmr {
 
     /// Generate a request for `slot` and repeat it every ss_intvl for detect_period (§3.4).
     fn generate(&mut self, now: Instant, oif: usize, slot: usize, kind: u8, level: u8) {
-        let h = NlmHeader { kind, level, group: self.sessions[slot].group.0, up: self.addr };
+        self.next_req = self.next_req.wrapping_add(1);
+        let h = NlmHeader { kind, level, group: self.sessions[slot].group.0, up: self.addr, seq: self.next_req };
         self.record_req(now, req_event::GENERATED, &h, Some(oif));
         let Some(to) = self.sessions[slot].prev else { return };
         self.out.push_back((to, h));
@@ -932,13 +993,19 @@ impl Lmr {
             self.record_req(now, req_event::DISCARDED, h, Some(oif));
             return;
         };
+        if h.kind != NlmHeader::DROP_REQ && h.kind != NlmHeader::ADD_REQ {
+            return;
+        }
         let lc = self.l_cur[oif][slot];
         let l = h.level;
-        if h.kind == NlmHeader::DROP_REQ {
-            if l <= 1 {
-                self.record_req(now, req_event::DISCARDED, h, Some(oif));
-                return;
-            }
+        if h.kind == NlmHeader::DROP_REQ && l <= 1 {
+            self.record_req(now, req_event::DISCARDED, h, Some(oif));
+            return;
+        }
+        // a repetition of a request already acted on changes nothing here, but is forwarded
+        // like the first copy (it may be the one that reaches upstream)
+        let first = self.sessions[slot].seen.first_copy(h);
+        if first && h.kind == NlmHeader::DROP_REQ {
             // §3.6, second way: DROP_REQ(S, L_cur(I_j, S)) within detect_period of an ADD
             if let Some(w) = self.ifs[oif].window {
                 if w.slot == slot && l == lc && now.saturating_since(w.start) < self.cfg.detect_period {
@@ -946,23 +1013,20 @@ impl Lmr {
                     self.refresh_deadline();
                 }
             }
+            // Figure 5
             if l <= lc {
                 self.set_lcur(now, oif, slot, l - 1, cause::DROP_REQ);
                 self.ifs[oif].drop_time = Some(now);
             }
-        } else if h.kind == NlmHeader::ADD_REQ {
-            if l > lc {
-                self.set_lcur(now, oif, slot, l, cause::ADD_REQ);
-                self.ifs[oif].add_time = Some(now);
-            }
-        } else {
-            return;
+        } else if first && l > lc {
+            // Figure 6
+            self.set_lcur(now, oif, slot, l, cause::ADD_REQ);
+            self.ifs[oif].add_time = Some(now);
         }
         match self.sessions[slot].prev {
             Some(prev) if l > self.max_other(oif, slot) => {
                 self.record_req(now, req_event::FORWARDED, h, Some(oif));
-                let fwd = NlmHeader { up: self.addr, ..*h };
-                self.out.push_back((prev, fwd));
+                self.out.push_back((prev, *h));
             }
             _ => self.record_req(now, req_event::DISCARDED, h, Some(oif)),
         }
@@ -1204,7 +1268,7 @@ mod tests {
     }
 
     fn sess(g: GroupId, level: u8, up: u32) -> NlmHeader {
-        NlmHeader { kind: NlmHeader::SESS, level, group: g.0, up: Addr::new(NodeId(up), LMR_PORT) }
+        NlmHeader { kind: NlmHeader::SESS, level, group: g.0, up: Addr::new(NodeId(up), LMR_PORT), seq: 0 }
     }
 
     /// Deliver a SESS to `l` at `now` and forward it on every interface in `oifs`.
@@ -1220,8 +1284,11 @@ mod tests {
             .collect()
     }
 
+    /// A new request (each call gets its own number).
     fn req(kind: u8, g: GroupId, level: u8) -> NlmHeader {
-        NlmHeader { kind, level, group: g.0, up: Addr::new(NodeId(99), LMR_PORT) }
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        let seq = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        NlmHeader { kind, level, group: g.0, up: Addr::new(NodeId(99), LMR_PORT), seq }
     }
 
     fn drain(l: &mut Lmr) -> Vec<(Addr, NlmHeader)> {
@@ -1345,6 +1412,25 @@ mod tests {
         relieve(&mut l, t(10.0), 0); // ADD layer 3 at I_0: needed again
         let out = drain(&mut l);
         assert_eq!((out[0].1.kind, out[0].1.level), (NlmHeader::ADD_REQ, 3));
+    }
+
+    #[test]
+    fn a_repeated_request_does_not_undo_a_later_drop_but_is_still_forwarded() {
+        let mut l = lmr(1);
+        feed_sess(&mut l, t(0.0), G1, 5, &[0]);
+        let add = req(NlmHeader::ADD_REQ, G1, 5);
+        l.handle_request(t(0.0), 0, &add);
+        assert_eq!(l.l_cur(0, G1), 5);
+        congest(&mut l, t(1.0), 0); // DROP of layer 5 here
+        assert_eq!(l.l_cur(0, G1), 4);
+        drain(&mut l);
+        l.handle_request(t(1.1), 0, &add); // the downstream LMR's repetition of its ADD_REQ
+        assert_eq!(l.l_cur(0, G1), 4);
+        let out = drain(&mut l);
+        assert!(out.iter().any(|(_, h)| h.kind == NlmHeader::ADD_REQ && h.seq == add.seq));
+        // a new ADD_REQ (another number) is acted on
+        l.handle_request(t(1.2), 0, &req(NlmHeader::ADD_REQ, G1, 5));
+        assert_eq!(l.l_cur(0, G1), 5);
     }
 
     #[test]
@@ -1486,7 +1572,7 @@ mod tests {
                 p.layer = m;
                 p.seq = seq[m as usize];
                 p.header =
-                    Header::Nlm(NlmHeader { kind: NlmHeader::DATA, level: m + 1, group: G1.0, up: Addr::default() });
+                    Header::Nlm(NlmHeader { kind: NlmHeader::DATA, level: m + 1, group: G1.0, ..Default::default() });
                 rx.handle_packet(t(now), &p);
             }
         }
@@ -1503,7 +1589,7 @@ mod tests {
                 p.layer = m;
                 p.seq = seq[m as usize];
                 p.header =
-                    Header::Nlm(NlmHeader { kind: NlmHeader::DATA, level: m + 1, group: G1.0, up: Addr::default() });
+                    Header::Nlm(NlmHeader { kind: NlmHeader::DATA, level: m + 1, group: G1.0, ..Default::default() });
                 rx.handle_packet(t(now), &p);
                 if rx.records.req_time_ns.len() == 1 {
                     break;
@@ -1555,7 +1641,16 @@ mod tests {
         p.header = Header::Nlm(req(NlmHeader::DROP_REQ, G1, 3));
         s.handle_packet(t(10.0), &p);
         assert_eq!(s.level(), 2);
-        p.header = Header::Nlm(req(NlmHeader::DROP_REQ, G1, 3)); // a repetition: no effect
+        p.header = Header::Nlm(req(NlmHeader::DROP_REQ, G1, 3)); // a new request, no effect: 3 > L_cur
+        s.handle_packet(t(10.0), &p);
+        assert_eq!(s.level(), 2);
+        let again = req(NlmHeader::ADD_REQ, G1, 3);
+        p.header = Header::Nlm(again);
+        s.handle_packet(t(10.0), &p);
+        assert_eq!(s.level(), 3);
+        p.header = Header::Nlm(req(NlmHeader::DROP_REQ, G1, 3));
+        s.handle_packet(t(10.0), &p);
+        p.header = Header::Nlm(again); // a repetition of the ADD_REQ acted on: no effect
         s.handle_packet(t(10.0), &p);
         assert_eq!(s.level(), 2);
         layers = [0; 3];

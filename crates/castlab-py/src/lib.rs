@@ -16,6 +16,7 @@ use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError};
 
+mod nlm;
 mod rlm;
 mod tcp;
 

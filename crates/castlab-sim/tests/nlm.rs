@@ -52,9 +52,10 @@ impl Agent for Injector {
     }
 }
 
-fn request(kind: u8, g: GroupId, level: u8, to: NodeId) -> Packet {
+/// A request numbered `seq` (the injector's own numbering, as an originator's).
+fn request(kind: u8, g: GroupId, level: u8, to: NodeId, seq: u32) -> Packet {
     let mut p = Packet::data(Dest::Unicast(Addr::new(to, LMR_PORT)), 40);
-    p.header = Header::Nlm(NlmHeader { kind, level, group: g.0, up: Addr::default() });
+    p.header = Header::Nlm(NlmHeader { kind, level, group: g.0, up: Addr::new(NodeId(u32::MAX - seq), 1), seq });
     p
 }
 
@@ -133,11 +134,11 @@ fn requests_are_forwarded_or_discarded_as_figures_5_and_6_on_a_three_lmr_tree() 
     }
     use NlmHeader as H;
     let plan1 = vec![
-        (secs(5.0), request(H::ADD_REQ, g, 5, b)),
-        (secs(20.0), request(H::DROP_REQ, g, 5, b)),
-        (secs(40.0), request(H::ADD_REQ, g, 5, b)),
+        (secs(5.0), request(H::ADD_REQ, g, 5, b, 1)),
+        (secs(20.0), request(H::DROP_REQ, g, 5, b, 2)),
+        (secs(40.0), request(H::ADD_REQ, g, 5, b, 3)),
     ];
-    let plan2 = vec![(secs(5.5), request(H::ADD_REQ, g, 5, c)), (secs(30.0), request(H::DROP_REQ, g, 5, c))];
+    let plan2 = vec![(secs(5.5), request(H::ADD_REQ, g, 5, c, 4)), (secs(30.0), request(H::DROP_REQ, g, 5, c, 5))];
     sim.add_agent(r1, None, Instant::ZERO, Box::new(Injector { plan: plan1, due: vec![] })).unwrap();
     sim.add_agent(r2, None, Instant::ZERO, Box::new(Injector { plan: plan2, due: vec![] })).unwrap();
     sim.run(secs(4.9)).unwrap();
