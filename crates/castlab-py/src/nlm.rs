@@ -55,6 +55,7 @@ fn config_from(over: Option<&Bound<'_, PyDict>>) -> PyResult<NlmConfig> {
                     _ => c.initial_layers = u8::try_from(x as u32).map_err(|_| bad(&key, x, "must be <= 255"))?,
                 }
             }
+            "sess_wait_per_session" => c.sess_wait_per_session = x != 0.0,
             other => return Err(bad("config", format!("{other:?}"), "unknown NLM parameter")),
         }
     }
@@ -76,6 +77,7 @@ fn config_dict<'py>(py: Python<'py>, c: &NlmConfig) -> PyResult<Bound<'py, PyDic
     d.set_item("loss_min_packets", c.loss_min_packets)?;
     d.set_item("control_size_bytes", c.control_size_bytes)?;
     d.set_item("initial_layers", c.initial_layers)?;
+    d.set_item("sess_wait_per_session", c.sess_wait_per_session)?;
     Ok(d)
 }
 

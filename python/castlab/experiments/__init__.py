@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from castlab.experiments.common import Experiment
-from castlab.experiments import engine, rlm, tcp
+from castlab.experiments import engine, nlm, rlm, tcp
 
-REGISTRY: dict[str, Experiment] = {e.name: e for e in [*engine.EXPERIMENTS, *tcp.EXPERIMENTS, *rlm.EXPERIMENTS]}
+REGISTRY: dict[str, Experiment] = {
+    e.name: e for e in [*engine.EXPERIMENTS, *tcp.EXPERIMENTS, *rlm.EXPERIMENTS, *nlm.EXPERIMENTS]
+}
 
 __all__ = ["REGISTRY", "Experiment"]
