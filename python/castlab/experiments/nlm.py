@@ -450,7 +450,7 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
         a.legend(fontsize=8, loc="upper right")
         a.grid(True, alpha=0.3)
     axes[2].set_xlabel("Time (sec)")
-    axes[0].set_title(f"Fig. 12: two sessions, B = 1.7 Mb/s, joins at 20 and 120 s (seed {seeds[0]}, 10 s means)")
+    axes[0].set_title(f"Fig. 12: B = 1.7 Mb/s, joins at 20 s and 120 s (seed {seeds[0]}, 10 s means)", fontsize=10)
     files = save(fig, out, "fig12")
 
     mean = ms.mean(numeric_only=True)
