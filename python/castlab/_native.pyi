@@ -158,6 +158,55 @@ class Simulator:
     def rlm_status(self, agent: int) -> dict[str, object]: ...
     def rlm_config(self, agent: int) -> dict[str, object]: ...
     def rlm_worst_window_loss(self, agent: int, window: float) -> float: ...
+    # --- nlm (crates/castlab-py/src/nlm.rs) ---
+    def nlm_default_config(self) -> dict[str, float]:
+        """Table 2's NLM parameters and castlab's documented choices (durations in seconds)."""
+        ...
+    def add_nlm_sender(
+        self,
+        node: str,
+        group: int,
+        rates_bps: list[float],
+        packet_size: int = 1024,
+        flow: int = 0,
+        start: float = 0.0,
+        stop: Optional[float] = None,
+        jitter: bool = True,
+        config: Optional[dict[str, float]] = None,
+    ) -> int:
+        """An NLM sender: every layer on `group` (rooted at `node`), SESS every ss_intvl."""
+        ...
+    def add_nlm_receiver(
+        self,
+        node: str,
+        group: int,
+        layers: int = 5,
+        start: float = 0.0,
+        bin: float = 1.0,
+        config: Optional[dict[str, float]] = None,
+    ) -> int:
+        """An NLM receiver: DROP_REQ upstream when its loss rate exceeds loss_th."""
+        ...
+    def attach_lmr(
+        self,
+        node: str,
+        config: Optional[dict[str, float]] = None,
+        meter_channel: Optional[int] = None,
+        meter_bin: float = 1.0,
+        meter_layers: int = 8,
+    ) -> None:
+        """Make `node` an LMR; optionally meter one output channel (see `loss_meter`)."""
+        ...
+    def attach_loss_meter(self, node: str, channel: int, bin: float = 1.0, layers: int = 8) -> None:
+        """A loss meter alone (plain DropTail router) on an output channel of `node`."""
+        ...
+    def loss_meter(self, node: str) -> dict[str, object]:
+        """Per flow: 2-D arrays [bin, layer] of packets offered to the queue and dropped by it."""
+        ...
+    def lmr_records(self, node: str) -> dict[str, object]: ...
+    def lmr_status(self, node: str) -> dict[str, object]: ...
+    def nlm_sender_records(self, agent: int) -> dict[str, object]: ...
+    def nlm_receiver_records(self, agent: int) -> dict[str, object]: ...
     # --- bcfs: BCFS, digital fountain, Rainbow, PGM over BCFS (crates/castlab-py/src/bcfs.rs) ---
     def add_bcf_routers(
         self,

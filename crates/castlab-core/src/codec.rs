@@ -4,7 +4,7 @@
 //! ```text
 //! 0  u8   version (= 1)
 //! 1  u8   dst kind (0 unicast, 1 group)
-//! 2  u8   header kind (0 data, 1 control, 2 tcp, 3 rlm, 6 pgm, 7 bcf)
+//! 2  u8   header kind (0 data, 1 control, 2 tcp, 3 rlm, 4 nlm, 6 pgm, 7 bcf)
 //! 3  u8   flags (bit 0: marked, bit 1: to_root)
 //! 4  u32  src node     8  u16 src port    10 u8 layer   11 u8 reserved (0)
 //! 12 u32  dst node or group                16 u16 dst port (0 for a group)  18 u16 reserved
@@ -12,13 +12,14 @@
 //! 52 ...  header body: data none; control u16 kind, 3 x u64 args (26 bytes);
 //!          tcp u64 ack, u8 flags, u32 payload, u32 wnd, u64 ts_val, u64 ts_ecr (33 bytes);
 //!          rlm u8 kind, u8 level, u8 current, u32 receivers (7 bytes);
+//!          nlm u8 kind, u8 level, u32 group, u32 up node, u16 up port, u32 seq (16 bytes);
 //!          pgm u8 kind, u64 trail, u64 lead (17 bytes);
 //!          bcf u8 kind (1 request, 2 reply), u8 flags (bits 0-1), u32 level, u32 label, u64 msg (18 bytes)
 //! ```
 //! Decoding never panics: a short, unknown or inconsistent buffer is a [`CodecError`].
 
 use crate::ids::{Addr, Dest, GroupId, NodeId};
-use crate::packet::{BcfHeader, ControlMsg, Header, Packet, PgmHeader, RlmHeader, TcpHeader};
+use crate::packet::{BcfHeader, ControlMsg, Header, NlmHeader, Packet, PgmHeader, RlmHeader, TcpHeader};
 use crate::time::Instant;
 
 pub const VERSION: u8 = 1;
@@ -26,6 +27,9 @@ pub const FIXED_LEN: usize = 52;
 const CONTROL_LEN: usize = 26;
 const TCP_LEN: usize = 33;
 const RLM_LEN: usize = 7;
+const NLM_LEN: usize = 16;
+/// Header kind byte of [`Header::Nlm`].
+const NLM_KIND: u8 = 4;
 const BCF_LEN: usize = 18;
 const BCF_KIND: u8 = 7;
 const PGM_LEN: usize = 17;
@@ -56,6 +60,7 @@ pub fn encoded_len(p: &Packet) -> usize {
             Header::Control(_) => CONTROL_LEN,
             Header::Tcp(_) => TCP_LEN,
             Header::Rlm(_) => RLM_LEN,
+            Header::Nlm(_) => NLM_LEN,
             Header::Bcf(_) => BCF_LEN,
             Header::Pgm(_) => PGM_LEN,
         }
@@ -80,6 +85,7 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
         Header::Control(_) => 1,
         Header::Tcp(_) => 2,
         Header::Rlm(_) => 3,
+        Header::Nlm(_) => NLM_KIND,
         Header::Bcf(_) => BCF_KIND,
         Header::Pgm(_) => PGM_KIND,
     };
@@ -116,6 +122,14 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
             b[1] = r.level;
             b[2] = r.current;
             b[3..7].copy_from_slice(&r.receivers.to_be_bytes());
+        }
+        Header::Nlm(h) => {
+            b[0] = h.kind;
+            b[1] = h.level;
+            b[2..6].copy_from_slice(&h.group.to_be_bytes());
+            b[6..10].copy_from_slice(&h.up.node.0.to_be_bytes());
+            b[10..12].copy_from_slice(&h.up.port.to_be_bytes());
+            b[12..16].copy_from_slice(&h.seq.to_be_bytes());
         }
         Header::Bcf(h) => {
             b[0] = h.kind;
@@ -177,6 +191,7 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
         1 => CONTROL_LEN,
         2 => TCP_LEN,
         3 => RLM_LEN,
+        NLM_KIND => NLM_LEN,
         BCF_KIND => BCF_LEN,
         PGM_KIND => PGM_LEN,
         v => return Err(CodecError::UnknownKind { field: "header kind", value: v }),
@@ -198,6 +213,18 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
             ts_ecr: u64_at(b, 25),
         }),
         3 => Header::Rlm(RlmHeader { kind: b[0], level: b[1], current: b[2], receivers: u32_at(b, 3) }),
+        NLM_KIND => {
+            if !(NlmHeader::DATA..=NlmHeader::SESS).contains(&b[0]) {
+                return Err(CodecError::UnknownKind { field: "nlm kind", value: b[0] });
+            }
+            Header::Nlm(NlmHeader {
+                kind: b[0],
+                level: b[1],
+                group: u32_at(b, 2),
+                up: Addr::new(NodeId(u32_at(b, 6)), u16_at(b, 10)),
+                seq: u32_at(b, 12),
+            })
+        }
         BCF_KIND => {
             if !matches!(b[0], BcfHeader::REQUEST | BcfHeader::REPLY) {
                 return Err(CodecError::UnknownKind { field: "bcf kind", value: b[0] });
@@ -276,6 +303,13 @@ mod tests {
                 ts_ecr: u64::MAX,
             }),
             Header::Rlm(RlmHeader { kind: RlmHeader::JOIN, level: 4, current: 3, receivers: 100_000 }),
+            Header::Nlm(NlmHeader {
+                kind: NlmHeader::SESS,
+                level: 5,
+                group: 0xDEAD_BEEF,
+                up: Addr::new(NodeId(u32::MAX), 65_000),
+                seq: 0x0102_0304,
+            }),
             Header::Bcf(BcfHeader {
                 kind: BcfHeader::REQUEST,
                 flags: BcfHeader::NULL,
@@ -323,6 +357,7 @@ mod tests {
             Header::Control(ControlMsg::default()),
             Header::Tcp(TcpHeader::default()),
             Header::Rlm(RlmHeader::default()),
+            Header::Nlm(NlmHeader::default()),
             Header::Bcf(BcfHeader { kind: BcfHeader::REPLY, ..Default::default() }),
             Header::Pgm(PgmHeader { kind: PgmHeader::NCF, trail: 3, lead: 9 }),
         ] {
@@ -361,6 +396,19 @@ mod tests {
                 g[0] = VERSION;
             }
             let _ = decode(&g);
+        }
+    }
+
+    #[test]
+    fn nlm_kind_is_checked() {
+        let mut buf = [0u8; 128];
+        let h = NlmHeader { kind: NlmHeader::ADD_REQ, level: 3, group: 9, up: Addr::new(NodeId(4), 5), seq: 6 };
+        let n = encode(&sample(Header::Nlm(h)), &mut buf).unwrap();
+        assert_eq!((n, buf[2], buf[FIXED_LEN]), (FIXED_LEN + NLM_LEN, NLM_KIND, NlmHeader::ADD_REQ));
+        for bad_kind in [0u8, 5, 255] {
+            let mut bad = buf;
+            bad[FIXED_LEN] = bad_kind;
+            assert_eq!(decode(&bad[..n]), Err(CodecError::UnknownKind { field: "nlm kind", value: bad_kind }));
         }
     }
 

@@ -118,6 +118,35 @@ impl PgmHeader {
     pub const SPM: u8 = 5;
 }
 
+/// NLM packets (Nakauchi, Morikawa, Aoyama, *Network-supported Rate Control Mechanism for
+/// Multicast Streaming Media*, §3): data with its layer (all layers of a session on one group,
+/// §3.1; the layer itself is `Packet::layer`, 0-based, i.e. Layer(S, L) has `layer = L - 1`),
+/// the signalling requests DROP_REQ / ADD_REQ (§3.4, unicast to the upstream LMR) and the
+/// session message SESS (§3.5, multicast by the sender and rewritten by each LMR, Fig. 7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct NlmHeader {
+    /// `NlmHeader::DATA`, `DROP_REQ`, `ADD_REQ` or `SESS`.
+    pub kind: u8,
+    /// L: the layer number of a request (1-based), or the number of layers in SESS.
+    pub level: u8,
+    /// The session S_i: its (source-specific) multicast group.
+    pub group: u32,
+    /// SESS: UpID, the address of the last LMR (or the sender) the message passed.
+    /// DROP_REQ / ADD_REQ: the request's originator (kept when an LMR forwards it).
+    pub up: Addr,
+    /// DROP_REQ / ADD_REQ: the originator's request number. The repetitions of a request carry
+    /// the same (originator, number), so that an LMR can tell a repetition from a new request
+    /// (§3.4-§3.5: a request changes L_cur only when it is "the first one received").
+    pub seq: u32,
+}
+
+impl NlmHeader {
+    pub const DATA: u8 = 1;
+    pub const DROP_REQ: u8 = 2;
+    pub const ADD_REQ: u8 = 3;
+    pub const SESS: u8 = 4;
+}
+
 /// Protocol header carried by a packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Header {
@@ -130,6 +159,7 @@ pub enum Header {
     Rlm(RlmHeader),
     Bcf(BcfHeader),
     Pgm(PgmHeader),
+    Nlm(NlmHeader),
 }
 
 /// A packet.

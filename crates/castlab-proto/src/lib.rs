@@ -9,6 +9,7 @@ pub mod bcfs_pgm;
 pub mod cbr;
 pub mod fountain;
 pub mod lesbcc;
+pub mod nlm;
 pub mod pgm;
 pub mod rainbow;
 pub mod rlm;

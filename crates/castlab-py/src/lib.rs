@@ -18,6 +18,7 @@ use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError};
 
 mod bcfs;
 mod lesbcc;
+mod nlm;
 mod rlm;
 mod tcp;
 

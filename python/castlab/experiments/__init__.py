@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from castlab.experiments.common import Experiment
-from castlab.experiments import engine, lesbcc, rainbow, rlm, tcp
+from castlab.experiments import engine, lesbcc, nlm, rainbow, rlm, tcp
 
 REGISTRY: dict[str, Experiment] = {
     e.name: e
-    for e in [*engine.EXPERIMENTS, *tcp.EXPERIMENTS, *rlm.EXPERIMENTS, *lesbcc.EXPERIMENTS, *rainbow.EXPERIMENTS]
+    for e in [*engine.EXPERIMENTS, *tcp.EXPERIMENTS, *rlm.EXPERIMENTS, *nlm.EXPERIMENTS, *lesbcc.EXPERIMENTS,
+              *rainbow.EXPERIMENTS]
 }
 
 __all__ = ["REGISTRY", "Experiment"]

@@ -1,0 +1,169 @@
+"""NLM from Python (Nakauchi, Morikawa, Aoyama, §3-§4): the bindings (config, records, status,
+loss meter, input errors), receiver-driven DROP_REQ for congestion between LMRs, and quick
+runs of the nlm-fig9..13 experiments."""
+
+import json
+
+import numpy as np
+import pytest
+
+import castlab
+from castlab.experiments import REGISTRY
+from castlab.experiments import nlm as X
+from castlab.experiments.common import write_summary
+
+RATES = X.LAYER_RATES_BPS
+
+
+def test_defaults_are_table_2():
+    c = castlab.Simulator().nlm_default_config()
+    assert (c["qmax"], c["qmin"], c["qweight"]) == (15, 3, 0.05)
+    assert (c["add_intvl_min"], c["add_intvl_max"], c["drop_intvl"], c["detect_period"]) == (5, 80, 0.5, 5)
+    assert (c["alpha"], c["beta"], c["loss_th"], c["ss_intvl"]) == (2.0, 0.75, 0.25, 0.1)
+    assert c["sess_wait_per_session"] is False
+
+
+def _line():
+    sim = castlab.Simulator(seed=1)
+    for n in ("S", "L", "R"):
+        sim.add_node(n)
+    sim.add_link("S", "L", 10e6, 0.01, queue_limit_pkts=20)
+    sim.add_link("L", "R", 1e6, 0.01, queue_limit_pkts=20)
+    return sim, sim.add_group("S")
+
+
+@pytest.mark.parametrize("kw, field", [
+    ({"config": {"qmax": 2.0}}, "qmax"),
+    ({"config": {"beta": 1.0}}, "beta"),
+    ({"config": {"ss_intvl": 0.0}}, "ss_intvl"),
+    ({"config": {"nonsense": 1.0}}, "config"),
+    ({"config": {"initial_layers": 1.5}}, "initial_layers"),
+    ({"rates_bps": []}, "rates_bps"),
+    ({"rates_bps": [1e5, -1.0]}, "rates_bps"),
+    ({"group": 7}, "group"),
+])
+def test_bad_sender_input_names_the_field(kw, field):
+    sim, g = _line()
+    args = {"node": "S", "group": g, "rates_bps": RATES, **kw}
+    with pytest.raises(ValueError, match=field):
+        sim.add_nlm_sender(**args)
+
+
+def test_bad_router_and_receiver_input_names_the_field():
+    sim, g = _line()
+    with pytest.raises(ValueError, match="group"):
+        sim.add_nlm_sender("R", g, RATES)  # not the group's source
+    with pytest.raises(ValueError, match="meter_channel"):
+        sim.attach_lmr("L", meter_channel=sim.channel("S", "L"))  # not an output of L
+    with pytest.raises(ValueError, match="qweight"):
+        sim.attach_lmr("L", config={"qweight": 0.0})
+    with pytest.raises(ValueError, match="layers"):
+        sim.add_nlm_receiver("R", g, layers=0)
+    with pytest.raises(ValueError, match="node"):
+        sim.lmr_records("L")  # no LMR there
+
+
+@pytest.fixture(scope="module")
+def fig9():
+    net = X.Fig8("nlm", 1, 1, 1.5e6, [20.0])
+    net.run(200.0, "")
+    return net
+
+
+def test_records_are_consistent(fig9):
+    sim = fig9.sim
+    r = sim.lmr_records("LMR1")
+    for pre in ("lcur_", "req_", "dec_", "intvl_"):
+        lens = {len(v) for k, v in r.items() if k.startswith(pre)}
+        assert len(lens) == 1 and lens.pop() > 0, pre
+    mine = r["lcur_oif"] == fig9.bott
+    # one layer at a time at the bottleneck, between 1 and 5, first the registration at 1
+    new, old = r["lcur_new"][mine].astype(int), r["lcur_old"][mine].astype(int)
+    assert new[0] == 1 and r["lcur_cause"][mine][0] == 5
+    assert np.all(np.abs(new[1:] - old[1:]) == 1) and new.min() >= 1 and new.max() == 5
+    # every DROP decision lowered the largest L_cur by one; every ADD raised the smallest
+    d = r["dec_oif"] == fig9.bott
+    assert set(np.unique(r["dec_kind"][d])) == {2, 3}
+    # add_intvl only ever doubles (failed ADD) or shrinks by 0.75 within [5, 80]
+    iv = r["intvl_s"][r["intvl_oif"] == fig9.bott]
+    assert iv.min() >= 5 and iv.max() <= 80
+    prev = np.concatenate([[5.0], iv[:-1]])
+    assert np.all(np.isclose(iv, np.minimum(prev * 2, 80)) | np.isclose(iv, np.maximum(prev * 0.75, 5)))
+    st = sim.lmr_status("LMR1")
+    (sess,) = st["sessions"]
+    assert sess["prev"] == (2, 1000)  # the sender: node S0 (third node), first agent port
+    assert sess["l_max"] == 5 and set(sess["l_cur"]) == {fig9.bott}
+    sr = sim.nlm_sender_records(fig9.senders[0])
+    assert sr["sess_sent"] == pytest.approx(2000, abs=1) and sr["data_withheld"] > 0
+    rr = sim.nlm_receiver_records(fig9.receivers[0])
+    assert rr["received"].shape[1] == 5 and rr["received"].sum() == rr["total_received"]
+    assert rr["upstream"] == (1, 65001)  # LMR2, the UpID of the SESS it last received
+
+
+def test_loss_meter_agrees_with_the_channel_counters(fig9):
+    m = fig9.sim.loss_meter("LMR1")
+    assert m["channel"] == fig9.bott and m["bin_s"] == 1.0
+    f = m["flows"][0]
+    cs = fig9.sim.channel_stats(fig9.bott)
+    sess = fig9.sim.lmr_records("LMR1")["sess_processed"]
+    # every data packet offered to the bottleneck queue is metered; the rest are SESS
+    assert f["passed"].sum() + sess == cs["arrivals"]
+    assert f["dropped"].sum() == cs["drops_forced"] == 0
+
+
+def test_same_seed_same_records():
+    def once():
+        net = X.Fig8("nlm", 4, 2, 1.7e6, [20.0, 60.0])
+        net.run(120.0, "")
+        r = net.sim.lmr_records("LMR1")
+        return r["lcur_time_ns"].tolist(), r["req_time_ns"].tolist(), net.sim.engine_stats()["events"]
+    assert once() == once()
+
+
+def test_receivers_ask_for_drops_when_congestion_is_between_lmrs():
+    """S - L1 - X - L2 - R with a 0.5 Mb/s link out of X, a plain router: no LMR sees the
+    congestion, the receiver does (loss over loss_th) and its DROP_REQ goes through L2 and L1
+    to the sender (§3.4)."""
+    sim = castlab.Simulator(seed=2)
+    for n in ("S", "L1", "X", "L2", "R"):
+        sim.add_node(n)
+    sim.add_link("S", "L1", 10e6, 0.01, queue_limit_pkts=20)
+    sim.add_link("L1", "X", 10e6, 0.01, queue_limit_pkts=20)
+    sim.add_link("X", "L2", 0.5e6, 0.01, queue_limit_pkts=20)
+    sim.add_link("L2", "R", 10e6, 0.01, queue_limit_pkts=20)
+    g = sim.add_group("S")
+    tx = sim.add_nlm_sender("S", g, RATES)
+    rx = sim.add_nlm_receiver("R", g, start=1.0)
+    sim.attach_lmr("L1")
+    sim.attach_lmr("L2")
+    sim.run(200.0)
+    rr = sim.nlm_receiver_records(rx)
+    assert len(rr["req_time_ns"]) >= 2 and np.all(rr["over_loss"] > 0.25)
+    assert set(rr["req_to"].tolist()) == {3}  # L2, the last LMR on the path (UpID of SESS)
+    assert rr["req_copies"] == 50 * len(rr["req_time_ns"])  # each repeated for detect_period
+    # the request reached the sender, which stopped sending layer 4 (4 layers: 0.8 Mb/s > 0.5)
+    sr = sim.nlm_sender_records(tx)
+    assert np.any((sr["level_cause"] == 2) & (sr["level"] == 3))
+    # and the session settles at 3 layers with little loss
+    rec, lost = rr["received"][120:], rr["lost"][120:]
+    assert lost.sum() / (rec.sum() + lost.sum()) < 0.05
+    assert rec[:, 4].sum() == 0 and rec[:, 2].sum() > 0
+
+
+def test_experiments_are_registered():
+    for n in ("nlm-fig9", "nlm-fig10", "nlm-fig11", "nlm-fig12", "nlm-fig13"):
+        assert n in REGISTRY
+
+
+@pytest.mark.parametrize("name", ["nlm-fig9", "nlm-fig10", "nlm-fig11", "nlm-fig12", "nlm-fig13"])
+def test_quick_runs_write_data_plots_and_computed_claims(name, tmp_path):
+    exp = REGISTRY[name]
+    res = exp.run(tmp_path, 1, quick=True)
+    s = write_summary(tmp_path, exp, 1, res, 0.0)
+    assert s["claims"] and all(isinstance(c["holds"], bool) for c in s["claims"])
+    for f in res.files:
+        assert (tmp_path / f).stat().st_size > 0
+    json.loads((tmp_path / "summary.json").read_text())
+    if name == "nlm-fig9":
+        # the paper's Figure 9 behaviour: DROP_REQ ~41 s in, add_intvl up to 80 s, no loss
+        assert all(c["holds"] for c in s["claims"]), s["claims"]
