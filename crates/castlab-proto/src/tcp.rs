@@ -21,7 +21,9 @@ use core::any::Any;
 use core::fmt::Debug;
 use std::collections::VecDeque;
 
-use castlab_core::{Addr, Agent, AgentEvent, Dest, Duration, Header, Instant, Packet, StartInfo, TcpHeader, TimerTable};
+use castlab_core::{
+    Addr, Agent, AgentEvent, Dest, Duration, Header, Instant, Packet, StartInfo, TcpHeader, TimerTable,
+};
 
 // ------------------------------------------------------------------------------------------
 // Configuration
@@ -530,7 +532,11 @@ impl TcpTrace {
 /// The value of a cumulative series at time `t` (last row with time <= t, else 0).
 fn cum_at(times: &[u64], cum: &[u64], t: u64) -> u64 {
     let k = times.partition_point(|&x| x <= t);
-    if k == 0 { 0 } else { cum[k - 1] }
+    if k == 0 {
+        0
+    } else {
+        cum[k - 1]
+    }
 }
 
 /// Counters of a [`TcpSender`].
@@ -883,7 +889,8 @@ impl Agent for TcpSender {
         }
         let seq = self.snd_nxt;
         if seq < self.snd_max {
-            let kind = if seq == self.snd_una && self.rto_seq == Some(seq) { RetxKind::Timeout } else { RetxKind::GoBackN };
+            let kind =
+                if seq == self.snd_una && self.rto_seq == Some(seq) { RetxKind::Timeout } else { RetxKind::GoBackN };
             self.record_retx(seq, kind);
         }
         self.snd_nxt += len;
@@ -1189,7 +1196,13 @@ mod tests {
 
         /// The driving rule: drain transmits after every input (timeouts are re-read by the
         /// loop in `run`; these agents raise no events).
-        fn pump(&mut self, now: Instant, snd: &mut TcpSender, snk: &mut TcpSink, drop: &mut dyn FnMut(u64, u32) -> bool) {
+        fn pump(
+            &mut self,
+            now: Instant,
+            snd: &mut TcpSender,
+            snk: &mut TcpSink,
+            drop: &mut dyn FnMut(u64, u32) -> bool,
+        ) {
             while let Some(mut p) = snd.poll_transmit() {
                 p.src = SND;
                 p.sent_at = now;
@@ -1213,7 +1226,13 @@ mod tests {
             }
         }
 
-        fn run(&mut self, snd: &mut TcpSender, snk: &mut TcpSink, until: Instant, drop: &mut dyn FnMut(u64, u32) -> bool) {
+        fn run(
+            &mut self,
+            snd: &mut TcpSender,
+            snk: &mut TcpSink,
+            until: Instant,
+            drop: &mut dyn FnMut(u64, u32) -> bool,
+        ) {
             if !self.started {
                 self.started = true;
                 snk.handle_start(Instant::ZERO, info(RCV));
@@ -1310,7 +1329,8 @@ mod tests {
             let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, ..Default::default() };
             let mut snd = sender(newreno, cfg.clone());
             let mut snk = TcpSink::new(cfg);
-            let sent = run(&mut snd, &mut snk, Duration::from_millis(50), ms(3000), &mut |seq, n| seq == 23_000 && n == 0);
+            let sent =
+                run(&mut snd, &mut snk, Duration::from_millis(50), ms(3000), &mut |seq, n| seq == 23_000 && n == 0);
             let r = rounds(&sent);
             assert_eq!(r[4], (ms(400), 10), "the window of 10 holding the loss");
             assert_eq!(cc_at(&snd.trace, ms(400)).0, 10_000);
@@ -1353,7 +1373,10 @@ mod tests {
         assert_eq!(newreno.stats.timeouts, 0);
         assert_eq!(newreno.trace.retx_seq, lost.to_vec());
         let k = |x: RetxKind| x as u8;
-        assert_eq!(newreno.trace.retx_kind, vec![k(RetxKind::Fast), k(RetxKind::Partial), k(RetxKind::Partial), k(RetxKind::Partial)]);
+        assert_eq!(
+            newreno.trace.retx_kind,
+            vec![k(RetxKind::Fast), k(RetxKind::Partial), k(RetxKind::Partial), k(RetxKind::Partial)]
+        );
         let want_t: Vec<u64> = [500, 600, 700, 800].iter().map(|&t| ms(t).as_nanos()).collect();
         assert_eq!(newreno.trace.retx_time_ns, want_t);
         let mut thresholds = newreno.trace.ssthresh_bytes.clone();
@@ -1382,8 +1405,14 @@ mod tests {
             assert_eq!(snd.stats.timeouts, 1, "newreno={newreno}");
             let at = snd.trace.timeout_time_ns[0];
             assert!(snd.snd_max() > 23_000 + 20 * 1000, "the inflated recovery sent plenty: {}", snd.snd_max());
-            let mut thresholds: Vec<u64> =
-                snd.trace.cc_time_ns.iter().zip(&snd.trace.ssthresh_bytes).filter(|(t, _)| **t <= at).map(|(_, s)| *s).collect();
+            let mut thresholds: Vec<u64> = snd
+                .trace
+                .cc_time_ns
+                .iter()
+                .zip(&snd.trace.ssthresh_bytes)
+                .filter(|(t, _)| **t <= at)
+                .map(|(_, s)| *s)
+                .collect();
             thresholds.dedup();
             assert_eq!(thresholds, vec![8_000, 5_000, 2_500], "newreno={newreno}");
         }
@@ -1556,7 +1585,9 @@ mod tests {
         let Header::Tcp(h) = last.header else { panic!() };
         assert_eq!((last.seq, h.payload, last.size_bytes), (10_000, 500, 540));
         assert!(h.flags & TcpHeader::FIN != 0);
-        assert!(sent[..sent.len() - 1].iter().all(|(_, p)| matches!(p.header, Header::Tcp(h) if h.flags & TcpHeader::FIN == 0)));
+        assert!(sent[..sent.len() - 1]
+            .iter()
+            .all(|(_, p)| matches!(p.header, Header::Tcp(h) if h.flags & TcpHeader::FIN == 0)));
         assert_eq!(snd.completed_at(), Some(ms(300)));
         assert_eq!(snk.fin_at(), Some(ms(250)));
         assert_eq!(snk.received_bytes(), 10_500);

@@ -855,8 +855,7 @@ impl Simulator {
                 self.schedule(t, Ev::AgentTimer { agent: a });
             }
         }
-        loop {
-            let Some(ev) = self.agents[a as usize].agent.poll_event() else { break };
+        while let Some(ev) = self.agents[a as usize].agent.poll_event() {
             match ev {
                 AgentEvent::Join(g) => self.join(a, g),
                 AgentEvent::Leave(g) => self.leave(a, g),

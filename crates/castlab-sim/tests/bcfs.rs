@@ -9,8 +9,8 @@ use castlab_core::{
     RouterExtension, RouterSend, StartInfo, Verdict,
 };
 use castlab_proto::bcfs::{BcfConfig, BcfHost, BcfLink, BcfRouter, ExpressReceiver, ExpressSource};
-use castlab_proto::fountain::{FountainMode, FountainSource, SymbolStore};
 use castlab_proto::bcfs_pgm::{PgmConfig, PgmReceiver, PgmSource};
+use castlab_proto::fountain::{FountainMode, FountainSource, SymbolStore};
 use castlab_proto::rainbow::{RainbowConfig, RainbowReceiver};
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, Simulator};
 

@@ -3,9 +3,7 @@
 
 use core::any::Any;
 
-use castlab_core::{
-    Addr, AgentId, ChannelId, Header, Instant, NetView, Packet, RouterExtension, TcpHeader, Verdict,
-};
+use castlab_core::{Addr, AgentId, ChannelId, Header, Instant, NetView, Packet, RouterExtension, TcpHeader, Verdict};
 use castlab_proto::tcp::{CcAlgorithm, RetxKind, TcpConfig, TcpSender, TcpSink};
 use castlab_sim::{LinkConfig, QueueConfig, Simulator};
 
@@ -107,7 +105,10 @@ fn one_flow_fills_an_idle_link_past_slow_start() {
                 tx.stats.retransmissions,
                 d.sim.channel_stats(d.bottleneck).unwrap().drops()
             );
-            println!("  timeouts at {:?} s", tx.trace.timeout_time_ns.iter().map(|&t| t as f64 / 1e9).collect::<Vec<_>>());
+            println!(
+                "  timeouts at {:?} s",
+                tx.trace.timeout_time_ns.iter().map(|&t| t as f64 / 1e9).collect::<Vec<_>>()
+            );
             // Upper bound: capacity, plus the one packet that may straddle the window's start.
             let one_pkt = (cfg.mss_bytes + cfg.header_bytes) as f64 * 8.0 / (50.0 * rate);
             assert!(util >= 0.95 && util <= 1.0 + one_pkt, "{algo:?} {delayed_ack}: utilisation {util}");
@@ -148,7 +149,10 @@ fn two_flows_with_equal_rtt_share_fairly() {
             d.sender(1).stats.timeouts
         );
         for i in 0..2 {
-            println!("  flow {i} timeouts at {:?} s", d.sender(i).trace.timeout_time_ns.iter().map(|&t| t as f64 / 1e9).collect::<Vec<_>>());
+            println!(
+                "  flow {i} timeouts at {:?} s",
+                d.sender(i).trace.timeout_time_ns.iter().map(|&t| t as f64 / 1e9).collect::<Vec<_>>()
+            );
         }
         assert!(j >= 0.95, "{algo:?}: Jain {j} from {g:?}");
         assert!(util > 0.9, "{algo:?}: utilisation {util}");
@@ -225,7 +229,9 @@ fn single_loss_in_congestion_avoidance_is_repaired_by_fast_retransmit_and_halves
         // pipe gives the same), within one RTT of the retransmission.
         let rtt_ns = 100_000_000;
         let after = tr.cc_time_ns.iter().position(|&t| t > tr.retx_time_ns[0] + rtt_ns).unwrap();
-        assert!(tr.cwnd_bytes[after - 1] >= tr.ssthresh_bytes[k] && tr.cwnd_bytes[after - 1] <= tr.ssthresh_bytes[k] + 1000);
+        assert!(
+            tr.cwnd_bytes[after - 1] >= tr.ssthresh_bytes[k] && tr.cwnd_bytes[after - 1] <= tr.ssthresh_bytes[k] + 1000
+        );
         assert!(!tx.controller().in_recovery());
     }
 }
@@ -260,7 +266,13 @@ fn same_seed_same_traces() {
         (0..3)
             .map(|i| {
                 let t = &d.sender(i).trace;
-                (t.cc_time_ns.clone(), t.cwnd_bytes.clone(), t.rtt_ns.clone(), t.retx_time_ns.clone(), d.sink(i).trace.rx_time_ns.clone())
+                (
+                    t.cc_time_ns.clone(),
+                    t.cwnd_bytes.clone(),
+                    t.rtt_ns.clone(),
+                    t.retx_time_ns.clone(),
+                    d.sink(i).trace.rx_time_ns.clone(),
+                )
             })
             .collect::<Vec<_>>()
     };
