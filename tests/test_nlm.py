@@ -167,3 +167,32 @@ def test_quick_runs_write_data_plots_and_computed_claims(name, tmp_path):
     if name == "nlm-fig9":
         # the paper's Figure 9 behaviour: DROP_REQ ~41 s in, add_intvl up to 80 s, no loss
         assert all(c["holds"] for c in s["claims"]), s["claims"]
+
+
+def test_downstream_add_reqs_raise_l_cur_at_the_bottleneck_only_when_lmr2_is_an_lmr():
+    """The mechanism behind Figure 13's loss (README, "Why ours differ"): with several sessions,
+    LMR1's per-interface add_time keeps Figure 7 from rewriting SESS, LMR2 sees L_max = 5 and
+    ADDs, and its ADD_REQs raise L_cur at LMR1's congested interface (Figure 6). With LMR2 a
+    plain router no ADD_REQ reaches LMR1 and its own ADDs are the only raises."""
+    starts = [20.0, 21.0, 22.0, 23.0, 24.0]
+    lit = X.Fig8("nlm", 1, 5, 5e6, starts)
+    lit.run(200.0, "")
+    plain = X.Fig8("nlm", 1, 5, 5e6, starts, lmr2=False)
+    plain.run(200.0, "")
+    with pytest.raises(ValueError, match="node"):
+        plain.sim.lmr_records("LMR2")
+    a, b = X.lcur_raises_by_cause(lit), X.lcur_raises_by_cause(plain)
+    assert a["add_req"] > a["add"] and b["add_req"] == 0 and b["add"] > 0
+    worst = lambda net: max(np.nanmax(net.loss(i, 200.0)) for i in range(5))  # noqa: E731
+    assert worst(lit) > 0.10 > 0.05 > worst(plain)
+
+
+def test_peak_window_loss():
+    p = np.zeros((8, 2))
+    d = np.zeros((8, 2))
+    p[:, 0] = 10
+    d[3, 0], d[4, 0], d[7, 0] = 5, 1, 2
+    assert X.peak_window_loss(p, d, 0, 1) == 0.5
+    assert X.peak_window_loss(p, d, 0, 2) == 0.3  # bins 3-4
+    assert X.peak_window_loss(p, d, 5, 1) == 0.2  # from bin 5 on
+    assert np.isnan(X.peak_window_loss(p, d, 0, 9))

@@ -57,7 +57,11 @@
 //! * **Receiver loss measurement.** Loss is measured from per-layer sequence gaps over
 //!   consecutive windows of `loss_interval` (1 s) with at least `loss_min_packets` (10) packets;
 //!   a layer silent for more than `layer_timeout` (1 s) restarts its gap tracking (it was
-//!   filtered, not lost). The receiver requests DROP_REQ(S, L) for the highest layer L it
+//!   filtered, not lost), and so does a layer that a SESS announced as not transmitted (its
+//!   number above the SESS's L, which the LMRs above rewrite to what they pass, §3.5) since its
+//!   last packet: an LMR may filter a layer for less than `layer_timeout` (a DROP, then an ADD
+//!   0.8 s later in Figure 10's set-up), and that gap is filtering, not the congestion loss
+//!   §3.4's receivers measure. The receiver requests DROP_REQ(S, L) for the highest layer L it
 //!   received in the window.
 
 use core::any::Any;
@@ -437,6 +441,8 @@ pub struct NlmReceiver {
     upstream: Option<Addr>,
     next_seq: Vec<u64>,
     last_seen: Vec<Option<Instant>>,
+    /// Per layer: a SESS announced it filtered since its last packet (restart its gap tracking).
+    announced_filtered: Vec<bool>,
     win_end: Instant,
     win_received: u32,
     win_lost: u32,
@@ -467,6 +473,7 @@ impl NlmReceiver {
             upstream: None,
             next_seq: vec![0; layers],
             last_seen: vec![None; layers],
+            announced_filtered: vec![false; layers],
             win_end: Instant::MAX,
             win_received: 0,
             win_lost: 0,
@@ -510,8 +517,9 @@ impl NlmReceiver {
         self.records.bin_received[b] += 1;
         let fresh = match self.last_seen[m] {
             None => true,
-            Some(t) => now.saturating_since(t) > self.cfg.layer_timeout,
+            Some(t) => now.saturating_since(t) > self.cfg.layer_timeout || self.announced_filtered[m],
         };
+        self.announced_filtered[m] = false;
         let mut lost = 0;
         if fresh {
             self.next_seq[m] = p.seq + 1;
@@ -597,6 +605,10 @@ impl Agent for NlmReceiver {
             NlmHeader::SESS => {
                 self.records.sess_received += 1;
                 self.upstream = Some(h.up);
+                // layers above L are not transmitted to us: their next gap is filtering
+                for m in (h.level as usize).min(self.layers)..self.layers {
+                    self.announced_filtered[m] = true;
+                }
             }
             _ => {}
         }
@@ -1641,6 +1653,55 @@ mod tests {
         assert_eq!(p.dst, Dest::Unicast(Addr::new(NodeId(9), LMR_PORT)));
         assert!(matches!(p.header, Header::Nlm(h) if h.kind == NlmHeader::DROP_REQ && h.level == 3));
         assert!(rx.records.over_loss[0] > 0.25);
+    }
+
+    #[test]
+    fn a_layer_filtered_for_less_than_layer_timeout_is_not_loss_once_sess_announces_it() {
+        // 2 layers, 100 packets/s each; layer 2 is filtered for 0.8 s (a DROP, then an ADD) while
+        // layer 1 goes on: the 80 missing packets would be 80 of 280 in the window that counts
+        // them, over loss_th
+        for announce in [true, false] {
+            let mut rx = NlmReceiver::try_new(NlmConfig::default(), G1, 5, Duration::from_secs(1)).unwrap();
+            rx.handle_start(t(0.0), StartInfo { addr: Addr::new(NodeId(3), 1000), rng: Rng::seed_from_u64(1) });
+            let sess_at = |rx: &mut NlmReceiver, now: f64, level: u8| {
+                let mut s = Packet::data(Dest::Group(G1), 40);
+                s.header = Header::Nlm(sess(G1, level, 9));
+                rx.handle_packet(t(now), &s);
+            };
+            sess_at(&mut rx, 0.0, 2);
+            let mut seq = [0u64; 2];
+            for k in 1..=400 {
+                let now = k as f64 * 0.01;
+                if announce && k % 10 == 0 {
+                    // SESS every 0.1 s: L = 1 while layer 2 is filtered upstream (1.2-2.0 s)
+                    sess_at(&mut rx, now, if (121..=200).contains(&k) { 1 } else { 2 });
+                }
+                for m in 0..2u8 {
+                    seq[m as usize] += 1;
+                    if m == 1 && (121..=200).contains(&k) {
+                        continue;
+                    }
+                    let mut p = Packet::data(Dest::Group(G1), 1024);
+                    p.layer = m;
+                    p.seq = seq[m as usize];
+                    p.header = Header::Nlm(NlmHeader {
+                        kind: NlmHeader::DATA,
+                        level: m + 1,
+                        group: G1.0,
+                        ..Default::default()
+                    });
+                    rx.handle_packet(t(now), &p);
+                }
+            }
+            if announce {
+                assert_eq!(rx.records.lost, 0);
+                assert!(rx.records.req_time_ns.is_empty() && rx.poll_transmit().is_none());
+            } else {
+                // without the announcement the 0.8 s gap (under layer_timeout) reads as loss
+                assert_eq!(rx.records.lost, 80);
+                assert_eq!(rx.records.req_time_ns.len(), 1);
+            }
+        }
     }
 
     #[test]

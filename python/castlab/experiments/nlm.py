@@ -46,6 +46,9 @@ CROSS_FLOW = 999
 # The ablation run beside the paper-literal NLM in Figures 12-13 (never the subject of a claim):
 # Figure 7 waits detect_period after the last ADD of the same session, not of the interface.
 ABLATION = "nlm_per_session_wait"
+# Measured in Figure 13 beside them (not a claim either): NLM as written with the far end of the
+# bottleneck a plain router, so that no downstream LMR sends ADD_REQ to LMR1.
+PLAIN_LMR2 = "nlm_lmr2_plain"
 
 
 def cumulative_bps(level: int) -> float:
@@ -67,6 +70,9 @@ class Fig8:
     starts: list[float]
     cross: Optional[tuple[float, float]] = None  # (start s, rate b/s) of CBR cross traffic
     config: Optional[dict] = None  # NLM parameters to override (None: Table 2)
+    # Whether the router at the far end of the bottleneck is an LMR too (our reading of "each LMR"
+    # in §4.1; the text names only LMR1). False makes it a plain router: a measurement, never a claim.
+    lmr2: bool = True
     sim: Simulator = field(init=False)
     bott: int = field(init=False)
     senders: list[int] = field(default_factory=list)
@@ -105,7 +111,8 @@ class Fig8:
         if self.proto == "nlm":
             sim.attach_lmr("LMR1", config=self.config, meter_channel=self.bott, meter_bin=BIN_S,
                            meter_layers=len(LAYER_RATES_BPS))
-            sim.attach_lmr("LMR2", config=self.config)
+            if self.lmr2:
+                sim.attach_lmr("LMR2", config=self.config)
         else:
             sim.attach_loss_meter("LMR1", self.bott, bin=BIN_S, layers=len(LAYER_RATES_BPS))
 
@@ -336,7 +343,26 @@ def _fig11_metrics(nets: dict[str, Fig8], until: float, opt: int) -> dict:
         p, d = net._flow(0, until)
         w = slice(int(CROSS_START_S / BIN_S), int((CROSS_START_S + 10) / BIN_S))
         m[f"{proto}_loss_90_100s"] = float(d[w].sum() / max(p[w].sum(), 1.0))
+        # the paper gives no loss window: the largest loss over any FIG11_WINDOWS_S-second window
+        # starting at or after 90 s, to show how the peak depends on it
+        for win in FIG11_WINDOWS_S:
+            m[f"{proto}_peak_loss_{win}s"] = peak_window_loss(p, d, int(CROSS_START_S / BIN_S), int(win / BIN_S))
     return m
+
+
+FIG11_WINDOWS_S = (1, 2, 5, 10)
+
+
+def peak_window_loss(p: np.ndarray, d: np.ndarray, first_bin: int, width_bins: int) -> float:
+    """Largest loss (dropped / offered) over ``width_bins`` consecutive bins, the first starting
+    at ``first_bin`` or later; ``p`` and ``d`` are per bin and layer."""
+    ps, ds = p.sum(1)[first_bin:], d.sum(1)[first_bin:]
+    if len(ps) < width_bins:
+        return float("nan")
+    k = np.ones(width_bins)
+    pw, dw = np.convolve(ps, k, "valid"), np.convolve(ds, k, "valid")
+    ok = pw > 0
+    return float((dw[ok] / pw[ok]).max()) if ok.any() else float("nan")
 
 
 def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
@@ -395,7 +421,10 @@ def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
     ]
     params = _params(n=1, bottleneck_bps=1.6e6, receiver_start_s=20.0, duration_s=until, seeds=seeds,
                      cross_start_s=CROSS_START_S, cross_bps=CROSS_BPS, optimal_after_cross=opt,
-                     per_seed=per_seed, rlm_drop_times_s=[float(x) for x in _drops(nets["rlm"], until)])
+                     per_seed=per_seed,
+                     peak_loss_by_window_mean_over_seeds={f"{proto} {win} s": float(mean[f"{proto}_peak_loss_{win}s"])
+                                                          for proto in ("nlm", "rlm") for win in FIG11_WINDOWS_S},
+                     rlm_drop_times_s=[float(x) for x in _drops(nets["rlm"], until)])
     return Result(params, claims, ["fig11.csv", "fig11_seeds.csv", *files])
 
 
@@ -470,6 +499,15 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
 
 # ---------------------------------------------------------------- Figure 13
 
+
+def lcur_raises_by_cause(net: Fig8) -> dict:
+    """How often L_cur went up at LMR1's bottleneck interface: by LMR1's own ADD (§3.3) and by an
+    ADD_REQ from downstream (Figure 6), summed over sessions."""
+    r = net.sim.lmr_records("LMR1")
+    up = (r["lcur_oif"] == net.bott) & (r["lcur_new"] > r["lcur_old"])
+    c = np.bincount(r["lcur_cause"][up].astype(int), minlength=6)
+    return {"add": int(c[1]), "add_req": int(c[3])}
+
 FIG13_N = [1, 2, 5, 10, 20, 50, 100]
 FIG13_N_QUICK = [1, 3, 8]
 FIG13_STARTS_S = (20.0, 30.0)  # our choice: receivers join uniformly on [20, 30] s
@@ -481,13 +519,14 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     rows = []
     import time
 
-    variants = {"nlm": ("nlm", None), "rlm": ("rlm", None), ABLATION: ("nlm", {"sess_wait_per_session": True})}
+    variants = {"nlm": ("nlm", None, True), "rlm": ("rlm", None, True),
+                ABLATION: ("nlm", {"sess_wait_per_session": True}, True), PLAIN_LMR2: ("nlm", None, False)}
     for n in ns:
         rng = np.random.default_rng([seed, n, 0x4E4C4D])
         starts = list(rng.uniform(*FIG13_STARTS_S, size=n))
-        for name, (proto, cfg) in variants.items():
+        for name, (proto, cfg, lmr2) in variants.items():
             t0 = time.perf_counter()
-            net = Fig8(proto, seed, n, n * 1e6, starts, config=cfg)
+            net = Fig8(proto, seed, n, n * 1e6, starts, config=cfg, lmr2=lmr2)
             net.run(until, f"nlm-fig13 N={n} {name}")
             wall = time.perf_counter() - t0
             losses = np.array([np.nanmax(np.append(net.loss(i, until), 0.0)) for i in range(n)])
@@ -496,15 +535,19 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
                 p, d = net._flow(i, until)
                 overall.append(d.sum() / max(p.sum(), 1.0))
             rates = [net.rate_bps(i, until)[int(until / 2 / BIN_S):].mean() for i in range(n)]
+            raises = lcur_raises_by_cause(net) if proto == "nlm" else {}
             rows.append({"n": n, "proto": name, "max_loss": float(losses.max()),
                          "mean_session_max_loss": float(losses.mean()), "max_overall_loss": float(max(overall)),
-                         "mean_rate_second_half_bps": float(np.mean(rates)), "wall_s": wall})
+                         "mean_rate_second_half_bps": float(np.mean(rates)),
+                         "lmr1_raises_by_add": raises.get("add", np.nan),
+                         "lmr1_raises_by_add_req": raises.get("add_req", np.nan), "wall_s": wall})
     df = pd.DataFrame(rows)
     df.to_csv(out / "fig13.csv", index=False)
 
     fig, ax = figure(5.0, 3.6)
     for name, st, lab in (("rlm", "C3s--", "RLM"), ("nlm", "ko-", "NLM"),
-                          (ABLATION, "C0^:", "NLM, per-session SESS wait (ablation)")):
+                          (ABLATION, "C0^:", "NLM, per-session SESS wait (ablation)"),
+                          (PLAIN_LMR2, "C2v:", "NLM, LMR2 a plain router")):
         d = df[df["proto"] == name]
         ax.plot(d["n"], 100 * d["max_loss"], st, label=lab)
     ax.set_xscale("log")
@@ -520,6 +563,8 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     rho = float(pd.Series(rl.index, dtype=float).rank().corr(pd.Series(rl.to_numpy()).rank())) \
         if len(rl) > 2 else float("nan")
     ab = df[df["proto"] == ABLATION].set_index("n")
+    pl = df[df["proto"] == PLAIN_LMR2].set_index("n")
+    lit = df[df["proto"] == "nlm"].set_index("n")
     claims = [
         at_most("nlm-about-2pct", "NLM keeps its maximum loss rate about 2 % regardless of N (largest 1 s loss of any "
                 "session, largest over N; bound twice the paper's 2 %)", 0.04, float(nl.max()), "fraction"),
@@ -533,6 +578,10 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
                      run_wall_s={f"{r['proto']} N={r['n']}": round(r["wall_s"], 2) for r in rows},
                      ablation_max_loss={int(k): float(v) for k, v in ab["max_loss"].items()},
                      ablation_mean_rate_bps={int(k): float(v) for k, v in ab["mean_rate_second_half_bps"].items()},
+                     lmr2_plain_max_loss={int(k): float(v) for k, v in pl["max_loss"].items()},
+                     lmr2_plain_mean_rate_bps={int(k): float(v) for k, v in pl["mean_rate_second_half_bps"].items()},
+                     nlm_lmr1_raises_by_add={int(k): int(v) for k, v in lit["lmr1_raises_by_add"].items()},
+                     nlm_lmr1_raises_by_add_req={int(k): int(v) for k, v in lit["lmr1_raises_by_add_req"].items()},
                      total_sim_wall_s=round(float(df["wall_s"].sum()), 2))
     return Result(params, claims, ["fig13.csv", *files])
 
