@@ -619,7 +619,7 @@ mod tests {
             let mut flight: Vec<(u64, u32, u32)> = Vec::new();
             let mut now = 0u64;
             let mut sym = 0u64;
-            let mut take = |r: &mut RainbowReceiver, now: u64, flight: &mut Vec<(u64, u32, u32)>, rng: &mut Rng| {
+            let take = |r: &mut RainbowReceiver, now: u64, flight: &mut Vec<(u64, u32, u32)>, rng: &mut Rng| {
                 let s = sent(r);
                 for &(l, lev) in &s {
                     if !rng.bernoulli(0.03) {
