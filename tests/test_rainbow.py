@@ -146,6 +146,36 @@ def test_shared_while_others_active_by_hand():
     assert X.shared_while_others_active([a, b, c], 1) == (1, 3)
 
 
+def test_eq1_overhead_is_zero_for_perfect_aggregation_with_staggered_starts():
+    """§IV-B.2: with every packet aggregated at the shared link the overhead is 0 %. Three
+    receivers get every packet the link carries (100 per second) while active, but start at 0, 2
+    and 4 s and finish 20 s later: eq. 1 over the stable window is 0, over whole runs it is not."""
+    link_t = np.arange(0.0, 24.0, 0.01)  # one 512-byte packet per 10 ms, from 0 to 24 s
+
+    def rec(start):
+        keep = (link_t >= start) & (link_t < start + 20.0)
+        return {"start_s": start, "done_s": start + 20.0, "done": True, "rx_time_ns": link_t[keep] * 1e9,
+                "rx_symbol": np.nonzero(keep)[0]}
+
+    recs = [rec(0.0), rec(2.0), rec(4.0)]
+    series = {"time_ns": np.arange(0, 25_000, 100) * 1_000_000,
+              "bytes": np.minimum(np.arange(0, 25_000, 100) // 10, 2400) * X.PACKET_BYTES,
+              "drops": np.zeros(250, dtype=np.uint64)}
+    w0, w1 = X.stable_window(recs)
+    assert (w0, w1) == (10.0, 20.0)
+    ps = X.packets_between(series, w0, w1)
+    assert ps == pytest.approx(1000)
+    assert X.eq1_overhead(3, ps, recs, w0, w1) == pytest.approx(0.0, abs=0.005)
+    # whole runs: 2,400 packets crossed the link, 3 × 2,000 received: 20 % although nothing was wasted
+    assert 3 * 2400 / sum(r["rx_symbol"].size for r in recs) - 1 == pytest.approx(0.2)
+    # the window ends with the first completion
+    recs[0]["done_s"] = 15.0
+    assert X.stable_window(recs) == (10.0, 15.0)
+    # with drops: packets offered to a channel
+    series["drops"] = np.arange(250, dtype=np.uint64)
+    assert X.packets_between(series, w0, w1, with_drops=True) == pytest.approx(1100)
+
+
 @pytest.mark.parametrize("name", ["rainbow-a1", "rainbow-table1", "rainbow-b1", "rainbow-b2", "rainbow-b3",
                                   "rainbow-b4", "bcfs-file"])
 def test_experiments_quick(tmp_path, name):

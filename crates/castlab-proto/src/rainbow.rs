@@ -14,8 +14,10 @@
 //!   or an earlier TRQ still unanswered when a later one is answered (§III-C).
 //! - On loss: W is halved (labels 1..W/2 remain) and TRQs are held until the outstanding
 //!   estimate W_old - L - R drops below the new W (L: TRQs found lost, R: replies received since
-//!   the loss was detected), or RTT/2 has passed; then the idle labels are requested again and
-//!   the receiver is in congestion avoidance. Losses of TRQs sent before the halving belong to
+//!   the loss was detected), or RTT/2 has passed; then the receiver is in congestion avoidance
+//!   and requests the idle labels of the window as the window allows: TRQs still out on labels
+//!   above the halved W count toward it until answered or found lost, so at most W TRQs are
+//!   ever out after a send (§III-B's invariant). Losses of TRQs sent before the halving belong to
 //!   the same event (as TCP fast recovery): they count in L, they do not halve again.
 //! - A label whose TRQ was lost may still hold breadcrumbs in the routers, which would suppress
 //!   a new level-1 request: its next TRQ goes one level higher (level 2, 3 after consecutive
@@ -239,11 +241,23 @@ impl RainbowReceiver {
         self.pending.push_back(self.host.request(self.source, l, level, None));
     }
 
-    /// Open label `l` (the window grew to it): request it unless a TRQ is still out on it.
-    fn open(&mut self, now: Instant, l: u32) {
-        self.ensure_label(l);
-        if !self.labels[l as usize - 1].outstanding {
-            self.send(now, l);
+    /// Request idle labels of the window, lowest first, while fewer TRQs than W are out: "the
+    /// number of breadcrumbs outstanding is less than or equal to the congestion window" (§III-B).
+    /// TRQs still out on labels above W (sent before a halving) count until they are answered
+    /// or found lost; each of those answers frees a slot for an idle label of the window.
+    fn fill(&mut self, now: Instant) {
+        if self.hold.is_some() || self.done() {
+            return;
+        }
+        let mut out = self.outstanding();
+        let mut l = 1;
+        while out < self.w && l <= self.w {
+            self.ensure_label(l);
+            if !self.labels[l as usize - 1].outstanding {
+                self.send(now, l);
+                out += 1;
+            }
+            l += 1;
         }
     }
 
@@ -280,23 +294,21 @@ impl RainbowReceiver {
             self.record_window(now);
         } else if let Some(h) = self.hold.as_mut() {
             h.lost += 1;
-        } else if l <= self.w {
-            // same event, hold already over: re-request at once, one level up
-            self.send(now, l);
         }
+        // same event with the hold already over: the slot is free, and `fill` re-requests the
+        // label (one level up) once it is the lowest idle label of the window
     }
 
     /// End the hold when the outstanding estimate W - L - R is below the new window, or RTT/2
-    /// has passed; then request every idle label of the window.
+    /// has passed; then request idle labels of the window as the window allows (`fill`).
     fn check_hold(&mut self, now: Instant) {
-        let Some(h) = self.hold else { return };
-        let estimate = h.w_orig as i64 - h.lost as i64 - h.recv as i64;
-        if estimate < self.w as i64 || now >= h.until {
-            self.hold = None;
-            for l in 1..=self.w {
-                self.open(now, l);
+        if let Some(h) = self.hold {
+            let estimate = h.w_orig as i64 - h.lost as i64 - h.recv as i64;
+            if estimate < self.w as i64 || now >= h.until {
+                self.hold = None;
             }
         }
+        self.fill(now);
     }
 
     fn finish(&mut self, now: Instant) {
@@ -371,27 +383,21 @@ impl Agent for RainbowReceiver {
             }
         }
         if self.hold.is_none() {
+            // the answered label is idle again: `fill` below re-requests it (it is the only idle
+            // label of the window, or the lowest) and, if W grew, the new label W
             if self.w < self.ssthresh {
-                // slow start: re-request this label and open label W + 1
-                if l <= self.w {
-                    self.send(now, l);
-                }
+                // slow start: W + 1 per reply (two TRQs: this label and the new label W)
                 if self.w < self.cfg.max_window {
                     self.w += 1;
                     self.record_window(now);
-                    self.open(now, self.w);
                 }
-            } else {
+            } else if l <= self.w {
                 // congestion avoidance: +1 once every label has been answered
-                if l <= self.w {
-                    self.send(now, l);
-                    self.ca_count += 1;
-                }
+                self.ca_count += 1;
                 if self.ca_count >= self.w && self.w < self.cfg.max_window {
                     self.ca_count = 0;
                     self.w += 1;
                     self.record_window(now);
-                    self.open(now, self.w);
                 }
             }
         }
@@ -583,8 +589,80 @@ mod tests {
         assert_eq!(r.poll_timeout(), Some(until));
         r.handle_timeout(until);
         assert!(!r.in_hold());
-        // label 1 was lost: level 2; label 2 is still out (its timer has not fired)
+        // labels 2 and 4 are still out (their timers have not fired): two TRQs fill the halved
+        // window, so nothing more is sent (§III-B: outstanding <= W)
+        assert_eq!(r.outstanding(), 2);
+        assert_eq!(sent(&mut r), vec![]);
+        // label 2's answer frees a slot: the lowest idle label, 1, goes one level up; label 2
+        // stays idle, since label 4 (beyond W) still counts
+        r.handle_packet(until + Duration::from_millis(1), &reply(2, 1, 999));
         assert_eq!(sent(&mut r), vec![(1, 2)]);
+        assert_eq!(r.outstanding(), 2);
+        // label 4's answer frees the next: label 2
+        r.handle_packet(until + Duration::from_millis(2), &reply(4, 1, 1000));
+        assert_eq!(sent(&mut r), vec![(2, 1)]);
+    }
+
+    /// §III-B: "the number of breadcrumbs outstanding is less than or equal to the congestion
+    /// window". Drive a receiver through random answer orders, lost replies and timer expiries
+    /// (the paths into and out of the hold after a halving) and check that whenever it sends a
+    /// TRQ, at most W TRQs are out afterwards.
+    #[test]
+    fn never_more_trqs_out_than_the_window() {
+        let mut rng = Rng::seed_from_u64(7);
+        let mut checked = 0;
+        for run in 0..40u64 {
+            let cfg = RainbowConfig { reorder_threshold: 1 + (run % 4) as u32, ..Default::default() };
+            let mut r = RainbowReceiver::new(cfg, SRC, 1, FountainMode::Symbolic { needed: 100_000 });
+            r.handle_start(ms(0), StartInfo { addr: Addr::new(NodeId(5), 1000), rng: Rng::seed_from_u64(run) });
+            // in flight: (arrival time ms, label, level); a TRQ's reply arrives 80-150 ms later, or never
+            let mut flight: Vec<(u64, u32, u32)> = Vec::new();
+            let mut now = 0u64;
+            let mut sym = 0u64;
+            let take = |r: &mut RainbowReceiver, now: u64, flight: &mut Vec<(u64, u32, u32)>, rng: &mut Rng| {
+                let s = sent(r);
+                for &(l, lev) in &s {
+                    if !rng.bernoulli(0.03) {
+                        flight.push((now + 80 + rng.next_u64() % (10 + 20 * (run % 4)), l, lev));
+                    }
+                }
+                s.len()
+            };
+            take(&mut r, now, &mut flight, &mut rng);
+            for _ in 0..3000 {
+                flight.sort();
+                let next_rx = flight.first().map(|f| f.0);
+                let next_to = r.poll_timeout().map(|t| t.as_nanos().div_ceil(1_000_000));
+                match (next_rx, next_to) {
+                    (Some(a), Some(b)) if b < a => {
+                        now = b.max(now);
+                        r.handle_timeout(ms(now));
+                    }
+                    (None, Some(b)) => {
+                        now = b.max(now);
+                        r.handle_timeout(ms(now));
+                    }
+                    (Some(a), _) => {
+                        let (t, l, lev) = flight.remove(0);
+                        now = a.max(t);
+                        sym += 1;
+                        r.handle_packet(ms(now), &reply(l, lev, sym));
+                    }
+                    (None, None) => break,
+                }
+                if take(&mut r, now, &mut flight, &mut rng) > 0 {
+                    checked += 1;
+                    assert!(
+                        r.outstanding() <= r.window(),
+                        "run {run} at {now} ms: {} out, W {}",
+                        r.outstanding(),
+                        r.window()
+                    );
+                }
+            }
+            assert!(r.rec.loss_events > 3, "run {run}: the trace went through the hold ({})", r.rec.loss_events);
+        }
+        assert!(checked > 10_000);
     }
 
     #[test]
