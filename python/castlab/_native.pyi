@@ -297,6 +297,7 @@ class Simulator:
         tfrc_alpha: float = 0.95,
         tfrc_n: int = 8,
         rtt_prune_keep_one_in: int = 10,
+        rtt_gain: float = 0.125,
     ) -> int:
         """An LE-SBCC multicast source (cascade of §2.1, AIMD or the TFRC module of §4) over the
         PGM-like transport of §5.1; returns the agent id."""
@@ -336,6 +337,7 @@ class Simulator:
         tfrc_alpha: float = 0.95,
         tfrc_n: int = 8,
         rtt_prune_keep_one_in: int = 10,
+        rtt_gain: float = 0.125,
         nak_backoff_max: float = 0.1,
         nak_rpt_ivl: float = 0.5,
         nak_rdata_ivl: float = 1.0,
@@ -346,7 +348,7 @@ class Simulator:
     def lesbcc_stats(self, agent: int) -> dict[str, object]: ...
     def lesbcc_trace(self, agent: int) -> dict[str, npt.NDArray[np.generic]]: ...
     def pgm_receiver_stats(self, agent: int) -> dict[str, object]: ...
-    def attach_nak_aggregator(self, node: str, hold: float = 1.0) -> None: ...
+    def attach_nak_aggregator(self, node: str, hold: float = 0.5) -> None: ...
     def nak_aggregator_stats(self, node: str) -> dict[str, int]: ...
 
 def worst_window_loss(times_ns: list[int], received: list[int], lost: list[int], window: float) -> float: ...

@@ -428,26 +428,40 @@ impl Agent for PgmReceiver {
 /// Counters of a [`NakAggregator`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AggregatorStats {
-    /// NAKs forwarded toward the source (the first per sequence number).
+    /// NAKs forwarded toward the source (the first per sequence number in an elimination
+    /// interval).
     pub naks_forwarded: u64,
-    /// NAKs suppressed (a NAK for the same session and sequence number already went up and
-    /// its repair has not passed yet).
+    /// NAKs eliminated (a NAK for the same session and sequence number went up less than the
+    /// elimination interval ago).
     pub naks_suppressed: u64,
-    /// Repairs (RDATA) seen passing, which clear the state of their sequence number.
+    /// Of `naks_suppressed`, those that arrived after the repair (RDATA) for their sequence
+    /// number had already passed this router: NAKs that crossed the repair.
+    pub naks_suppressed_after_repair: u64,
+    /// Repairs (RDATA) seen passing.
     pub repairs_seen: u64,
 }
 
 #[derive(Clone, Copy, Debug, Default)]
 struct AggSlot {
     tag: u64,
+    /// When the NAK that opened the elimination interval was forwarded.
     at: Instant,
+    /// The repair of this sequence number has passed since.
+    repaired: bool,
 }
 
-/// PGM-style NAK aggregation at a router (§3.3): forward only the first NAK per (session,
-/// sequence number) until its repair passes through the router; later NAKs for it are
-/// consumed. State expires after `hold` (paper silent: 1 s) so that a repair lost upstream
-/// does not block further NAKs for ever. Attach it to the routers that aggregate: none,
-/// some ("partial") or all ("complete"), as §3.3 uses it.
+/// PGM-style NAK aggregation at a router (§3.3): the first NAK per (session, sequence number)
+/// is forwarded and opens a NAK elimination interval of `hold`; every further NAK for it in
+/// that interval is consumed, whether or not the repair has passed meanwhile. PGM network
+/// elements eliminate duplicates for NAK_ELIM_IVL this way (RFC 3208 §7), and §3.3 needs it:
+/// the worst receiver's LIs are suppressed because its longer RTT makes its NAKs arrive after
+/// the other receivers' NAKs for the same losses, by which time the repair, sent at once by
+/// the source, has usually passed the router already. (Clearing the state when the repair
+/// passes forwarded exactly those late NAKs.) The interval also ends the state of a repair lost
+/// upstream. Paper silent on its length: 0.5 s by default, shorter than the receivers'
+/// NAK_RDATA_IVL (1 s), as PGM requires of NAK_ELIM_IVL, so that a receiver's repeat after a
+/// lost repair still goes up. Attach it to the routers that aggregate: none, some ("partial")
+/// or all ("complete"), as §3.3 uses it.
 #[derive(Debug)]
 pub struct NakAggregator {
     hold: Duration,
@@ -480,22 +494,27 @@ impl NakAggregator {
         let ring = self.ring(flow);
         let s = &mut ring[(seq % size) as usize];
         if s.tag == seq + 1 && now.saturating_since(s.at) < hold {
+            let crossed = s.repaired;
             self.stats.naks_suppressed += 1;
+            if crossed {
+                self.stats.naks_suppressed_after_repair += 1;
+            }
             false
         } else {
-            *s = AggSlot { tag: seq + 1, at: now };
+            *s = AggSlot { tag: seq + 1, at: now, repaired: false };
             self.stats.naks_forwarded += 1;
             true
         }
     }
 
-    /// A repair for (flow, seq) passed: clear its state.
+    /// A repair for (flow, seq) passed. The elimination interval goes on (NAKs that crossed the
+    /// repair are still eliminated); the slot only notes it.
     pub fn on_repair(&mut self, flow: u32, seq: u64) {
         let size = self.size as u64;
         if let Some(k) = self.flows.iter().position(|(f, _)| *f == flow) {
             let s = &mut self.flows[k].1[(seq % size) as usize];
             if s.tag == seq + 1 {
-                *s = AggSlot::default();
+                s.repaired = true;
             }
         }
         self.stats.repairs_seen += 1;
@@ -664,18 +683,23 @@ mod tests {
     }
 
     #[test]
-    fn aggregator_forwards_one_nak_per_sequence_number_until_the_repair() {
-        let mut a = NakAggregator::new(Duration::from_secs(1));
+    fn aggregator_eliminates_naks_for_an_interval_even_after_the_repair() {
+        let mut a = NakAggregator::new(Duration::from_millis(500));
         assert!(a.offer_nak(ms(0), 7, 10));
         assert!(!a.offer_nak(ms(5), 7, 10));
         assert!(!a.offer_nak(ms(6), 7, 10));
         assert!(a.offer_nak(ms(6), 7, 11), "another sequence number");
         assert!(a.offer_nak(ms(6), 8, 10), "another session");
+        // the repair passes 10 ms after the first NAK; a slower receiver's NAK for the same
+        // loss (longer RTT, §3.3) crosses it and must still be eliminated
         a.on_repair(7, 10);
-        assert!(a.offer_nak(ms(20), 7, 10), "after the repair passed, a new NAK goes up");
-        assert!(!a.offer_nak(ms(30), 7, 10));
-        assert!(a.offer_nak(ms(1021), 7, 10), "state expires after the hold time");
-        assert_eq!(a.stats.naks_forwarded, 5);
-        assert_eq!(a.stats.naks_suppressed, 3);
+        assert!(!a.offer_nak(ms(60), 7, 10), "a NAK that crossed the repair is eliminated");
+        assert!(!a.offer_nak(ms(499), 7, 10));
+        assert_eq!(a.stats.naks_suppressed_after_repair, 2);
+        assert!(a.offer_nak(ms(500), 7, 10), "the interval is over: a repeat goes up");
+        assert!(!a.offer_nak(ms(700), 7, 10), "and opens a new interval");
+        assert_eq!(a.stats.naks_forwarded, 4);
+        assert_eq!(a.stats.naks_suppressed, 5);
+        assert_eq!(a.stats.repairs_seen, 1);
     }
 }

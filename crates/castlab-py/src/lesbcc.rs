@@ -43,6 +43,7 @@ fn source_config(
     tfrc_alpha: f64,
     tfrc_n: i64,
     rtt_prune_keep_one_in: i64,
+    rtt_gain: f64,
 ) -> PyResult<LesbccConfig> {
     let policy = match policy {
         "aimd" => RatePolicy::Aimd,
@@ -78,6 +79,7 @@ fn source_config(
         tfrc_alpha,
         tfrc_weights: vec![1.0; n],
         rtt_prune_keep_one_in: positive_u32("rtt_prune_keep_one_in", rtt_prune_keep_one_in)?,
+        rtt_gain,
         ..LesbccConfig::default()
     };
     cfg.validate().map_err(cfg_err)?;
@@ -119,7 +121,7 @@ impl Simulator {
     /// Returns the agent id.
     #[pyo3(signature = (node, group, flow=0, start=0.0, packet_bytes=560, initial_rate_bps=200e3, min_rate_bps=4480.0,
         max_rate_bps=None, initial_srtt=0.2, li2le=true, max_lprf=true, atf=true, silence=true, policy="aimd",
-        total_packets=None, tfrc_alpha=0.95, tfrc_n=8, rtt_prune_keep_one_in=10))]
+        total_packets=None, tfrc_alpha=0.95, tfrc_n=8, rtt_prune_keep_one_in=10, rtt_gain=0.125))]
     #[allow(clippy::too_many_arguments)]
     fn add_lesbcc_source(
         &mut self,
@@ -141,6 +143,7 @@ impl Simulator {
         tfrc_alpha: f64,
         tfrc_n: i64,
         rtt_prune_keep_one_in: i64,
+        rtt_gain: f64,
     ) -> PyResult<u32> {
         let n = self.node("node", node)?;
         let g = self.group("group", group)?;
@@ -161,6 +164,7 @@ impl Simulator {
             tfrc_alpha,
             tfrc_n,
             rtt_prune_keep_one_in,
+            rtt_gain,
         )?;
         let src = LesbccSource::new(Dest::Group(g), flow, cfg);
         self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
@@ -197,7 +201,7 @@ impl Simulator {
     /// Returns the source's agent id.
     #[pyo3(signature = (src, dst, flow=None, port=None, start=0.0, packet_bytes=560, initial_rate_bps=200e3,
         min_rate_bps=4480.0, max_rate_bps=None, initial_srtt=0.2, li2le=true, max_lprf=true, atf=true, silence=true,
-        policy="aimd", total_packets=None, tfrc_alpha=0.95, tfrc_n=8, rtt_prune_keep_one_in=10, nak_backoff_max=0.1,
+        policy="aimd", total_packets=None, tfrc_alpha=0.95, tfrc_n=8, rtt_prune_keep_one_in=10, rtt_gain=0.125, nak_backoff_max=0.1,
         nak_rpt_ivl=0.5, nak_rdata_ivl=1.0, ncf_suppression=true))]
     #[allow(clippy::too_many_arguments)]
     fn add_lesbcc_unicast(
@@ -221,6 +225,7 @@ impl Simulator {
         tfrc_alpha: f64,
         tfrc_n: i64,
         rtt_prune_keep_one_in: i64,
+        rtt_gain: f64,
         nak_backoff_max: f64,
         nak_rpt_ivl: f64,
         nak_rdata_ivl: f64,
@@ -245,6 +250,7 @@ impl Simulator {
             tfrc_alpha,
             tfrc_n,
             rtt_prune_keep_one_in,
+            rtt_gain,
         )?;
         let rcfg = receiver_config(nak_backoff_max, nak_rpt_ivl, nak_rdata_ivl, ncf_suppression)?;
         let sender_id = self.inner.agent_count() as u64 + 1;
@@ -351,10 +357,11 @@ impl Simulator {
         Ok(d)
     }
 
-    /// Attach PGM-style NAK aggregation (§3.3) to router `node`: only the first NAK per
-    /// (session, sequence number) goes on toward the source until its repair passes (state
-    /// held at most `hold` seconds).
-    #[pyo3(signature = (node, hold=1.0))]
+    /// Attach PGM-style NAK aggregation (§3.3) to router `node`: the first NAK per (session,
+    /// sequence number) goes on toward the source and opens a NAK elimination interval of
+    /// `hold` seconds in which later NAKs for it are consumed, also those that crossed the
+    /// repair (PGM's NAK_ELIM_IVL; kept shorter than the receivers' NAK_RDATA_IVL).
+    #[pyo3(signature = (node, hold=0.5))]
     fn attach_nak_aggregator(&mut self, node: &str, hold: f64) -> PyResult<()> {
         let n = self.node("node", node)?;
         let h = positive_duration("hold", hold)?;
@@ -369,6 +376,7 @@ impl Simulator {
             &[
                 ("naks_forwarded", a.stats.naks_forwarded),
                 ("naks_suppressed", a.stats.naks_suppressed),
+                ("naks_suppressed_after_repair", a.stats.naks_suppressed_after_repair),
                 ("repairs_seen", a.stats.repairs_seen),
             ],
         )
@@ -410,6 +418,7 @@ fn lesbcc_synthetic<'py>(
         0.95,
         8,
         10,
+        0.125,
     )?;
     if classes.is_empty() {
         return Err(bad("classes", "[]", "needs at least one class of receivers"));

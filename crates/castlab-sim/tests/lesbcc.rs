@@ -204,3 +204,61 @@ fn unicast_flows_share_a_bottleneck_and_deliver_everything() {
     assert!(total > 10_000, "{sent:?}");
     assert!(sent.iter().all(|&x| x as f64 > 0.25 * total as f64), "{sent:?}");
 }
+
+#[test]
+fn aggregation_eliminates_the_slow_receivers_naks_that_cross_the_repair() {
+    // §3.3: the worst receiver's longer RTT biases aggregation against its LIs. Two receivers
+    // lose the same packets (loss on the shared link src → r1); the slow one sits 40 ms below
+    // r1, the fast one 2 ms. The source repairs at once, so the repair passes r1 a few ms
+    // after the fast receiver's NAK and long before the slow receiver's NAK for the same loss
+    // arrives. Aggregation at r1 must still eliminate that late NAK.
+    let rcfg = PgmReceiverConfig {
+        nak_backoff_max: castlab_core::Duration::ZERO,
+        ncf_suppression: false,
+        ..PgmReceiverConfig::default()
+    };
+    let run = |aggregate: bool| {
+        let mut sim = Simulator::new(11);
+        let s = sim.add_node("src").unwrap();
+        let r1 = sim.add_node("r1").unwrap();
+        sim.add_link(s, r1, &link(100e6, 0.005, 0.03)).unwrap();
+        let g = sim.add_group(s).unwrap();
+        let mut rx = vec![];
+        let mut hosts = vec![];
+        for (name, delay) in [("fast", 0.002), ("slow", 0.040)] {
+            let h = sim.add_node(name).unwrap();
+            hosts.push(h);
+            sim.add_link(r1, h, &link(100e6, delay, 0.0)).unwrap();
+            rx.push(
+                sim.add_agent(h, None, Instant::ZERO, Box::new(PgmReceiver::new(Some(g), 1, rcfg.clone()))).unwrap(),
+            );
+        }
+        if aggregate {
+            let hold = castlab_core::Duration::from_millis(500);
+            sim.attach_extension(r1, Box::new(NakAggregator::new(hold))).unwrap();
+        }
+        let cfg = LesbccConfig { total_packets: Some(2000), ..LesbccConfig::default() };
+        let src = sim.add_agent(s, None, Instant::ZERO, Box::new(LesbccSource::new(Dest::Group(g), 1, cfg))).unwrap();
+        sim.run(Instant::from_secs_f64(120.0)).unwrap();
+        for &r in &rx {
+            assert!(sim.agent::<PgmReceiver>(r).unwrap().is_complete());
+        }
+        let slow_naks = sim.agent::<PgmReceiver>(rx[1]).unwrap().stats.naks_sent;
+        let source = sim.agent::<LesbccSource>(src).unwrap();
+        let slow_idx = source.receiver_addrs().iter().position(|a| a.node == hosts[1]);
+        let slow_lis = match slow_idx {
+            None => 0,
+            Some(i) => source.cascade().records.li_receiver.iter().filter(|&&x| x as usize == i).count() as u64,
+        };
+        let agg = if aggregate { Some(sim.extension::<NakAggregator>(r1).unwrap().stats) } else { None };
+        (slow_naks, slow_lis, agg)
+    };
+    let (naks0, lis0, _) = run(false);
+    assert!(naks0 > 30, "{naks0}");
+    assert_eq!(lis0, naks0, "without aggregation every slow NAK is an LI");
+    let (naks1, lis1, st) = run(true);
+    let st = st.unwrap();
+    // nearly all the slow receiver's NAKs duplicate the fast one's and arrive after the repair
+    assert!(lis1 * 10 <= naks1, "slow receiver: {lis1} of {naks1} NAKs reached the source; {st:?}");
+    assert!(st.naks_suppressed_after_repair * 10 >= naks1 * 8, "{st:?} of {naks1}");
+}

@@ -9,7 +9,9 @@ The Figure 5 topology, shared by fig6, fig7, fig13, fig14, fig16 and fig20 (:fun
 - propagation delays are not given: §3.1.1 says the 125-packet buffer "is roughly twice the
   bandwidth times fixed delays", i.e. a fixed RTT of about 56 ms at 5 Mb/s. We use 5 ms on the
   source links, 13 ms Router 1 - Router 2 and 10 ms to the receivers (RTT 56 ms);
-- sources start uniformly on [0, 5] s (drawn from the run's seed; the paper does not say).
+- sources start uniformly on [0, 5] s (drawn from the run's seed; the paper does not say);
+- receivers NAK every loss at once, with no NCF suppression (:data:`SIM_RECEIVER`, §2.1's
+  "timely" LIs; fig19's Fig. 18 tree uses the same receivers).
 
 Rates of LE-SBCC flows are their controlled rate (the step function the source paces at,
 time-averaged); TCP rates are goodput (acknowledged bytes), in 2-s bins as the paper samples
@@ -42,6 +44,16 @@ FIG5 = {
     "bottleneck_bps": 5e6, "bottleneck_delay_s": 0.010, "buffer_pkts": BUFFER_PKTS, "packet_bytes": PACKET_BYTES,
     "start_window_s": 5.0,
 }
+# Two other readings of §3.1.1's "The buffer size (125 pkts) is roughly twice the bandwidth times
+# fixed delays" (FIG5 reads it as 2 · 5 Mb/s · 56 ms of fixed RTT):
+# - "fixed delays" as the one-way sum of the link delays, so that twice it is the RTT and the
+#   buffer one bandwidth-delay product: 125 · 560 · 8 b = 5 Mb/s · 2 · 56 ms, a fixed RTT of
+#   112 ms (every delay of FIG5 times 2);
+# - "bandwidth" as the 1 Mb/s fair rate of the sentence before it: 125 · 560 · 8 b =
+#   2 · 1 Mb/s · 0.28 s, a fixed RTT of 280 ms (every delay of FIG5 times 5).
+# fig6 reports their counts beside the main run's (not as claims).
+FIG5_RTT112 = {"access_delay_s": 0.010, "core_delay_s": 0.026, "bottleneck_delay_s": 0.020}
+FIG5_RTT280 = {"access_delay_s": 0.025, "core_delay_s": 0.065, "bottleneck_delay_s": 0.050}
 # §3.1.1 counts for the main source over 450 s
 PAPER_COUNTS = {"packets": 167_762, "lis": 949, "les": 32, "rate_reductions": 12}
 # RED on the bottlenecks for fig14: the paper gives no parameters. ns-2's defaults scaled to the
@@ -49,6 +61,17 @@ PAPER_COUNTS = {"packets": 167_762, "lis": 949, "les": 32, "rate_reductions": 12
 # w_q = 0.002 (Floyd and Jacobson's value).
 RED = {"red_min_th": 25.0, "red_max_th": 75.0, "red_max_p": 0.1, "red_w_q": 0.002, "mean_pkt_bytes": PACKET_BYTES}
 TCP_MSS = PACKET_BYTES - 40  # 560-byte packets on the wire with 40 bytes of headers
+# The receivers of the §3 simulations: every receiver NAKs every loss at once. The paper gives
+# no receiver parameters for its simulations. The 100 ms NAK back-off and the NCF suppression of
+# castlab's PgmReceiver defaults are §5.2.1's Linux set-up, chosen there as small against its
+# 500 ms round trip ("this does not affect RTT significantly"). Against the 56 ms round trip of
+# Fig. 5 the back-off is the larger part of every RTT sample. §2.1 asks of the receivers "at
+# least one LI per receiver seeing loss per RTT" and "timely generation ... of feedback ... to
+# allow reliable RTT sampling", and calls PGM-style suppression a form of LI aggregation, which
+# §3.3's "no LI aggregation" case does without. NCF suppression would also hide the worst
+# receiver's NAKs behind the others' there (measured: 219 of its ~245 losses reached the source
+# at 40 receivers).
+SIM_RECEIVER = {"nak_backoff_max": 0.0, "ncf_suppression": False}
 
 
 def _progress(msg: str) -> None:
@@ -80,12 +103,13 @@ def step_sample(time_ns: np.ndarray, values: np.ndarray, at_s: np.ndarray) -> np
 
 def fig5_run(seed: int, duration: float, *, tcp: str = "none", queue: str = "droptail",
              buffers: tuple = (BUFFER_PKTS,) * 4, aggregation: bool = False, policy: str = "aimd",
-             main_kw: Optional[dict] = None, warmup: float = 0.0, tcp_rwnd_bytes: Optional[int] = None) -> dict:
+             main_kw: Optional[dict] = None, warmup: float = 0.0, tcp_rwnd_bytes: Optional[int] = None,
+             rx_kw: Optional[dict] = None, unicast_kw: Optional[dict] = None, topo: Optional[dict] = None) -> dict:
     """One run of the Figure 5 scenario. ``tcp``: "none" (all unicast flows LE-SBCC), "one"
     (one flow of set 4 is TCP Reno, Fig. 13(a)) or "all" (all 16 are TCP Reno, Fig. 13(b)).
     ``aggregation`` attaches NAK aggregation to Router 2 (where the receivers' branches meet).
     Returns the measured rates, counters and series."""
-    f = FIG5
+    f = {**FIG5, **(topo or {})}
     sim = Simulator(seed=seed)
     rng = np.random.default_rng(seed)
     for n in ["main", "r1", "r2"] + [f"rcv{k}" for k in range(1, 5)]:
@@ -97,7 +121,8 @@ def fig5_run(seed: int, duration: float, *, tcp: str = "none", queue: str = "dro
         sim.add_link("r2", f"rcv{k}", f["bottleneck_bps"], f["bottleneck_delay_s"], queue_limit_pkts=buffers[k - 1],
                      **qkw)
     g = sim.add_group("main")
-    rx = [sim.add_pgm_receiver(f"rcv{k}", group=g, flow=0) for k in range(1, 5)]
+    rkw = {**SIM_RECEIVER, **(rx_kw or {})}
+    rx = [sim.add_pgm_receiver(f"rcv{k}", group=g, flow=0, **rkw) for k in range(1, 5)]
     flows = []  # (set k, kind, agent)
     for k in range(1, 5):
         for j in range(4):
@@ -110,7 +135,7 @@ def fig5_run(seed: int, duration: float, *, tcp: str = "none", queue: str = "dro
                 a = sim.add_tcp_flow(s, f"rcv{k}", variant="reno", mss_bytes=TCP_MSS, start=start, rwnd_bytes=tcp_rwnd_bytes)
                 flows.append((k, "tcp", a))
             else:
-                a = sim.add_lesbcc_unicast(s, f"rcv{k}", start=start, policy="aimd")
+                a = sim.add_lesbcc_unicast(s, f"rcv{k}", start=start, policy="aimd", **rkw, **(unicast_kw or {}))
                 flows.append((k, "lesbcc", a))
     main = sim.add_lesbcc_source("main", g, flow=0, start=float(rng.uniform(0, f["start_window_s"])), policy=policy,
                                  **(main_kw or {}))
@@ -224,12 +249,21 @@ def run_fig6(out: Path, seed: int, quick: bool = False) -> Result:
     ax.legend(fontsize=7, loc="upper right")
     files = save(fig, out, "fig6")
     uni = df[df["kind"] == "lesbcc"]
-    counts = {"packets_sent": st["odata_sent"] + st["rdata_sent"], "odata": st["odata_sent"], "rdata": st["rdata_sent"],
-              "lis": st["lis"], "les": st["les"], "lprf_passed": st["lprf_passed"],
-              "rate_reductions": st["rate_reductions"], "unicast_rate_reductions_mean": float(uni["rate_reductions"].mean())}
-    pd.DataFrame([{"quantity": k, "ours": v, "paper": {"packets_sent": 167_762, "lis": 949, "les": 32,
-                                                       "rate_reductions": 12}.get(k)} for k, v in counts.items()]
-                 ).to_csv(out / "counts.csv", index=False)
+
+    def _counts(r: dict) -> dict:
+        st, u = r["main_stats"], r["flows"][r["flows"]["kind"] == "lesbcc"]
+        return {"packets_sent": st["odata_sent"] + st["rdata_sent"], "odata": st["odata_sent"],
+                "rdata": st["rdata_sent"], "lis": st["lis"], "les": st["les"], "lprf_passed": st["lprf_passed"],
+                "rate_reductions": st["rate_reductions"], "unicast_rate_reductions_mean": float(u["rate_reductions"].mean()),
+                "main_mean_bps": r["main_mean_bps"], "unicast_mean_bps": float(u["mean_bps"].mean()),
+                "main_srtt_mean_s": r["main_srtt_mean"]}
+
+    counts = _counts(run)
+    alt112 = _counts(fig5_run(seed, duration, topo=FIG5_RTT112)) if not quick else {}
+    alt = _counts(fig5_run(seed, duration, topo=FIG5_RTT280)) if not quick else {}
+    paper = {"packets_sent": 167_762, "lis": 949, "les": 32, "rate_reductions": 12, "unicast_rate_reductions_mean": 12}
+    pd.DataFrame([{"quantity": k, "ours": v, "ours_rtt112": alt112.get(k), "ours_rtt280": alt.get(k),
+                   "paper": paper.get(k)} for k, v in counts.items()]).to_csv(out / "counts.csv", index=False)
     claims = [
         within("main-fair-share", "the main multicast flow averages about its fair share of 1 Mb/s", 1.0,
                run["main_mean_bps"] / 1e6, "Mb/s", rel_tol=0.25),
@@ -240,7 +274,9 @@ def run_fig6(out: Path, seed: int, quick: bool = False) -> Result:
     ]
     if not quick:
         claims += _counts_claims(run, "")
-    params = {**FIG5, "duration_s": duration, "counts": counts, "les_per_receiver": run["les_per_receiver"].tolist(),
+    params = {**FIG5, "receivers": SIM_RECEIVER, "duration_s": duration, "counts": counts,
+              "counts_rtt112": alt112, "counts_rtt280": alt,
+              "topology_rtt112": FIG5_RTT112, "topology_rtt280": FIG5_RTT280, "les_per_receiver": run["les_per_receiver"].tolist(),
               "lis_per_receiver": run["lis_per_receiver"].tolist(), "main_mean_bps": run["main_mean_bps"],
               "unicast_mean_bps": float(uni["mean_bps"].mean()), "main_srtt_mean_s": run["main_srtt_mean"],
               "wall_s_sim": run["wall_s"], "paper_counts": PAPER_COUNTS}
@@ -658,7 +694,7 @@ FIG19_SPLITS = [(20, 80), (60, 40), (80, 20)]
 AGG_MODES = {"none": [], "partial": ["r2", "r3"], "complete": ["r1", "r2", "r3"]}
 
 
-def fig19_run(seed: int, total: int, split: tuple, mode: str) -> dict:
+def fig19_run(seed: int, total: int, split: tuple, mode: str, rx_kw: Optional[dict] = None) -> dict:
     """Fig. 18: source – Router 1 – {Router 2, Router 3} – receivers; x % of the receivers (the
     4 % one among them, on a longer link) under Router 2, the rest under Router 3; every other
     receiver at 2 %. Losses are Bernoulli on the receiver links (downstream). Links are fast
@@ -680,7 +716,7 @@ def fig19_run(seed: int, total: int, split: tuple, mode: str) -> dict:
         worst = i == 0
         sim.add_link(parent, h, f["link_bps"], f["worst_leaf_delay_s"] if worst else f["leaf_delay_s"],
                      queue_limit_pkts=1000, loss_ab=f["worst_loss"] if worst else f["other_loss"])
-        rx.append(sim.add_pgm_receiver(h, group=g, flow=0))
+        rx.append(sim.add_pgm_receiver(h, group=g, flow=0, **{**SIM_RECEIVER, **(rx_kw or {})}))
     for r in AGG_MODES[mode]:
         sim.attach_nak_aggregator(r)
     src = sim.add_lesbcc_source("src", g, flow=0, total_packets=f["packets"])
@@ -690,8 +726,10 @@ def fig19_run(seed: int, total: int, split: tuple, mode: str) -> dict:
     tr = sim.lesbcc_trace(src)
     idx = st["receivers"].index("h0") if "h0" in st["receivers"] else -1
     worst_lis = int((tr["li_receiver"] == idx).sum()) if idx >= 0 else 0
+    wst = sim.pgm_receiver_stats(rx[0])
     return {"seed": seed, "receivers": total, "split": f"({split[0]},{split[1]})", "mode": mode,
             "les_passed": st["lprf_passed"], "les": st["les"], "lis": st["lis"], "worst_lis": worst_lis,
+            "worst_naks": wst["naks_sent"], "worst_gaps": wst["gaps"],
             "odata": st["odata_sent"], "rate_reductions": st["rate_reductions"],
             "complete": all(sim.pgm_receiver_stats(r)["complete"] for r in rx)}
 
@@ -743,7 +781,7 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
                  "fraction"),
     ]
     params = {**FIG18, "splits": FIG19_SPLITS, "totals": totals, "seeds": seeds, "modes": AGG_MODES,
-              "receiver_ncf_suppression": True, "run_s": round(time.perf_counter() - t0, 2)}
+              "receivers": SIM_RECEIVER, "run_s": round(time.perf_counter() - t0, 2)}
     return Result(params, claims, ["fig19.csv", "fig19_runs.csv", *files])
 
 
