@@ -217,6 +217,30 @@ def test_red_quick_compares_both_queues(tmp_path):
     assert {f"red-improves-{w}s" for w in (1, 10, 100)} == set(claims)
 
 
+@pytest.mark.parametrize("detection, judged_right", [({}, True),
+                                                     ({"detection_init": 2.0, "detection_dev_init": 0.5}, False)])
+def test_initial_detection_time_outlasts_a_slow_queue(detection, judged_right):
+    """§3.2: the detection-time estimator starts "conservative (i.e., large)". With a 300-packet
+    queue on topology (1), level 6's excess (2,016 - 1,500 kb/s) takes ~6 s to overflow it, the
+    same order as topology (4)'s 720-packet queue at 32 pairs. Every experiment to level 6 must
+    be judged failed; with the earlier 2 s ± 0.5 s initial estimate (a 3 s timer) each one was
+    declared successful before its congestion arrived (and left fig13's link overloaded)."""
+    sim = castlab.Simulator(seed=1)
+    sim.add_node("S")
+    sim.add_node("R")
+    sim.add_link("S", "R", 1.5e6, 0.010, queue_limit_pkts=300)
+    groups = [sim.add_group("S") for _ in RATES]
+    control = sim.add_group("S")
+    sim.add_layered_source("S", groups, RATES, jitter=True)
+    a = sim.add_rlm_receiver("R", groups, control, start=5.0, **detection)
+    sim.run(300.0)
+    r = sim.rlm_records(a)
+    done = (r["exp_level"] == 6) & (r["exp_outcome"] != 0)  # finished experiments to level 6
+    assert done.sum() >= 3
+    assert bool(np.all(r["exp_outcome"][done] == 2)) is judged_right
+    if judged_right:  # the measured detection time: two link delays plus ~6 s of queue filling
+        assert np.all((r["exp_detect_ns"][done] > 4e9) & (r["exp_detect_ns"][done] < 9e9))
+
 # ---------------------------------------------------------------- against ns-2's own RLM
 # Debian's ns2 (2.35) embeds McCanne's RLM receiver (MMG/ns); tests/ns2/rlm.tcl drives it on
 # topology (1) and tests/ns2/rlm_compare.py reduces both simulators' runs to the same numbers.
