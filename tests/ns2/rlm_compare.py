@@ -3,7 +3,12 @@ topology (1) of McCanne, Jacobson and Vetterli (SIGCOMM 1996, §4): the same lin
 layered source, receiver start time and measurement, for the README's comparison table and for
 tests/test_rlm.py.
 
-    python tests/ns2/rlm_compare.py [--delays 0.01,0.1,1] [--seeds 1-5] [--duration 600] [--csv F]
+    python tests/ns2/rlm_compare.py [--delays 0.01,0.1,1] [--seeds 1-5] [--duration 600]
+                                    [--variants ns2,castlab,...] [--pairs 1,4,16] [--csv F]
+
+Variants: ns2 (ns-2's rlm_param as shipped, with rlm.tcl's rearm=1), ns2-paper (ns-2 with the
+paper's β and T_max), castlab (its defaults), castlab-ns2const (castlab with ns-2's constants),
+ns2-red and castlab-red (rlm-red's RED on the bottleneck). --pairs runs topology (4) instead.
 
 Each run is reduced to the same numbers: the time from the receiver's start to its first reach
 of the optimal level (5), the join-experiments to level 6 after that, how long each lasted,
@@ -15,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import subprocess
-import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,9 +33,9 @@ SCRIPT = Path(__file__).with_name("rlm.tcl")
 WINDOWS_S = (1.0, 10.0, 100.0)
 OPTIMAL = X.optimal_level(X.LINK_BPS)  # 5 layers (992 kb/s) fit in 1.5 Mb/s
 
-# ns-2's rlm_param values as shipped, and castlab's RlmConfig fields set to them (for the
-# "castlab with ns-2's constants" variant). ns-2's relaxation floor init-tj is T_min = 5 s in both.
-NS2_AS_SHIPPED = {"alpha": 2.0, "beta": 0.75, "init-tj": 5.0, "max": 60.0, "init-td": 5.0, "init-td-var": 2.0}
+# castlab's RlmConfig fields set to ns-2's shipped rlm_param (alpha 2, beta 0.75, init-tj 5,
+# max 60, init-td 5, init-td-var 2, g1 = g2 = 0.25), for the "castlab-ns2const" variant; and the
+# paper's β and T_max for ns-2 ("ns2-paper").
 PAPER_FOR_NS2 = {"max": 600, "beta": 2 / 3}
 CASTLAB_WITH_NS2_CONSTANTS = {"beta": 0.75, "t_max": 60.0, "detection_init": 5.0, "detection_dev_init": 2.0}
 
@@ -282,12 +286,12 @@ def main(argv=None):
     df = compare([float(x) for x in a.delays.split(",")], _parse_seeds(a.seeds), a.duration, a.variants.split(","))
     if a.csv:
         df.to_csv(a.csv, index=False)
-    cols = ["reach_opt_s", "exps_above", "max_above_s", "worst_1s", "worst_10s", "worst_100s", "loss_frac"]
+    cols = ["reach_opt_s", "exps_above", "mean_above_s", "max_above_s", "worst_1s", "worst_10s", "worst_100s",
+            "loss_frac"]
     med = df.groupby(["delay_s", "variant"])[cols].median()
     mx = df.groupby(["delay_s", "variant"])[["worst_1s", "worst_10s", "worst_100s"]].max()
-    with np.printoptions(precision=4):
-        print("median over seeds:\n", med.to_string(float_format=lambda v: f"{v:.4g}"), file=sys.stdout)
-        print("max over seeds:\n", mx.to_string(float_format=lambda v: f"{v:.4g}"), file=sys.stdout)
+    print("median over seeds:\n", med.to_string(float_format=lambda v: f"{v:.4g}"))
+    print("max over seeds:\n", mx.to_string(float_format=lambda v: f"{v:.4g}"))
 
 
 if __name__ == "__main__":
