@@ -45,7 +45,7 @@ impl Simulator {
     /// session messages on `control_group`, starting at `start` seconds. Keyword arguments
     /// override the protocol constants (defaults: the paper's §4 values). Returns the agent id.
     #[pyo3(signature = (node, data_groups, control_group, start=0.0, alpha=2.0, beta=0.6666666666666666, k1=1.0, k2=2.0,
-        g1=0.25, g2=0.25, t_min=5.0, t_max=600.0, scale_t_max=true, detection_init=2.0, detection_dev_init=0.5,
+        g1=0.25, g2=0.25, t_min=5.0, t_max=600.0, scale_t_max=true, detection_init=5.0, detection_dev_init=2.0,
         loss_gain=0.0625, loss_threshold=0.25, session_interval_min=5.0, session_bandwidth_bps=1600.0,
         member_timeout_intervals=5, control_size_bytes=40, record_arrivals=true))]
     #[allow(clippy::too_many_arguments)]
