@@ -43,8 +43,7 @@ use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, Dest, Duration, GroupId, Header, Instant, Packet, RlmHeader, Rng, StartInfo,
-    TimerTable,
+    Addr, Agent, AgentEvent, Dest, Duration, GroupId, Header, Instant, Packet, RlmHeader, Rng, StartInfo, TimerTable,
 };
 
 /// Protocol constants (Table 1 with the values of §4) and the choices the paper leaves open.
@@ -825,9 +824,7 @@ impl Agent for RlmReceiver {
 
     fn handle_timeout(&mut self, now: Instant) {
         loop {
-            let due = (0..3)
-                .filter_map(|i| self.timers.get(i).filter(|t| *t <= now).map(|t| (t, i)))
-                .min();
+            let due = (0..3).filter_map(|i| self.timers.get(i).filter(|t| *t <= now).map(|t| (t, i))).min();
             let Some((_, slot)) = due else { break };
             self.timers.stop(slot);
             match slot {
@@ -1039,7 +1036,10 @@ mod tests {
         let mut rx = RlmReceiver::new(cfg3(), groups(6), CTL);
         rx.handle_start(at(10.0), StartInfo { addr: me(), rng: Rng::seed_from_u64(1) });
         let ev: Vec<_> = std::iter::from_fn(|| rx.poll_event()).collect();
-        assert_eq!(ev, vec![AgentEvent::Join(CTL), AgentEvent::Join(GroupId(10)), AgentEvent::LevelChanged { level: 1 }]);
+        assert_eq!(
+            ev,
+            vec![AgentEvent::Join(CTL), AgentEvent::Join(GroupId(10)), AgentEvent::LevelChanged { level: 1 }]
+        );
         assert_eq!((rx.state(), rx.level()), (RlmState::Steady, 1));
         // join-timer for level 2 drawn from λ = T_min = 5 s: support [2.5, 22.5] s
         let j = secs(rx.join_deadline().unwrap() - at(10.0));
@@ -1049,7 +1049,10 @@ mod tests {
         // first session message within [0.5, 1.5] × 5 s
         let s = secs(rx.session_deadline().unwrap() - at(10.0));
         assert!((2.5..7.5).contains(&s), "{s}");
-        assert_eq!(rx.poll_timeout(), [rx.join_deadline(), rx.detection_deadline(), rx.session_deadline()].into_iter().flatten().min());
+        assert_eq!(
+            rx.poll_timeout(),
+            [rx.join_deadline(), rx.detection_deadline(), rx.session_deadline()].into_iter().flatten().min()
+        );
     }
 
     #[test]
@@ -1288,7 +1291,10 @@ mod tests {
         r.control(at(1.0), other(1), RlmHeader::JOIN, 3);
         r.lose(at(1.4), 0, 1);
         assert_eq!(r.rx.state(), RlmState::Hysteresis);
-        assert_eq!((r.rx.join_timer_mean(2), r.rx.join_timer_mean(3)), (Duration::from_secs(5), Duration::from_secs(5)));
+        assert_eq!(
+            (r.rx.join_timer_mean(2), r.rx.join_timer_mean(3)),
+            (Duration::from_secs(5), Duration::from_secs(5))
+        );
         assert!(r.rx.records.shared_level.is_empty());
 
         // a foreign experiment at my next level that ended (older than the 3 s window)

@@ -103,7 +103,8 @@ fn topology1_single_receiver_settles_at_the_optimal_level() {
     assert!(st.iter().all(|&(_, l)| l <= 6));
 
     // After settling, only brief experiments to level 6, each of which fails.
-    let exps: Vec<usize> = (0..r.records.exp_start_ns.len()).filter(|&i| r.records.exp_start_ns[i] > t_settle).collect();
+    let exps: Vec<usize> =
+        (0..r.records.exp_start_ns.len()).filter(|&i| r.records.exp_start_ns[i] > t_settle).collect();
     assert!(!exps.is_empty());
     let mut durations = vec![];
     for &i in &exps {
