@@ -21,13 +21,14 @@
 //!
 //! Prints per scenario the simulated and wall time, events per second, link transmissions
 //! (packets forwarded, one per hop) per second, and heap allocations per million events over
-//! the second half of the run (a counting global allocator), plus the whole run's rate.
+//! the second half of the run's events (a counting global allocator; how many of them were
+//! reallocations, i.e. growing record columns, and the whole run's rate beside it).
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant as WallInstant;
 
-use castlab_core::{Dest, Duration, GroupId, Instant, NodeId, Rng};
+use castlab_core::{AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId, Rng};
 use castlab_proto::bcfs::{BcfConfig, BcfRouter};
 use castlab_proto::fountain::{FountainMode, FountainSource};
 use castlab_proto::lesbcc::{LesbccConfig, LesbccSource};
@@ -41,7 +42,10 @@ use castlab_sim::nlm::NlmRouter;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, Simulator};
 
 struct Counting;
+/// Every allocation, growth included.
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
+/// Of which reallocations (a growing `Vec` or `VecDeque`); the rest are fresh allocations.
+static REALLOCS: AtomicU64 = AtomicU64::new(0);
 
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
@@ -53,12 +57,21 @@ unsafe impl GlobalAlloc for Counting {
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        REALLOCS.fetch_add(1, Ordering::Relaxed);
         unsafe { System.realloc(p, l, n) }
     }
 }
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
+
+/// A scenario and a one-line account of what its run did (checks the set-up, not the speed).
+type Scenario = (Simulator, Box<dyn Fn(&Simulator) -> String>);
+
+/// Utilisation of `ch` over the whole run.
+fn util(sim: &Simulator, ch: ChannelId, rate_bps: f64) -> f64 {
+    sim.channel_stats(ch).unwrap().bytes_departed as f64 * 8.0 / (rate_bps * sim.now().as_secs_f64())
+}
 
 fn secs(s: f64) -> Instant {
     Instant::from_secs_f64(s)
@@ -79,35 +92,45 @@ fn starts(seed: u64, n: usize, lo: f64, hi: f64) -> Vec<f64> {
 }
 
 /// RLM §4 topology (2) with `n` receivers.
-fn rlm(n: usize) -> Simulator {
+fn rlm(n: usize) -> Scenario {
     let mut sim = Simulator::new(1);
     let link = droptail(1.5e6, 0.010, 20);
     let s = node(&mut sim, "S");
     let x = node(&mut sim, "X");
-    sim.add_link(s, x, &link).unwrap();
+    let (bott, _) = sim.add_link(s, x, &link).unwrap();
     let groups: Vec<GroupId> = (0..6).map(|_| sim.add_group(s).unwrap()).collect();
     let control = sim.add_group(s).unwrap();
     let rates: Vec<f64> = (0..6).map(|m| 32e3 * f64::from(1u32 << m)).collect();
     let source = CbrSource::layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true);
     sim.add_agent(s, None, Instant::ZERO, Box::new(source)).unwrap();
+    let mut rxs: Vec<AgentId> = vec![];
     for (i, t) in starts(1, n, 30.0, 120.0).into_iter().enumerate() {
         let r = node(&mut sim, &format!("R{i}"));
         sim.add_link(x, r, &link).unwrap();
         let rx = RlmReceiver::new(RlmConfig::default(), groups.clone(), control);
-        sim.add_agent(r, None, secs(t), Box::new(rx)).unwrap();
+        rxs.push(sim.add_agent(r, None, secs(t), Box::new(rx)).unwrap());
     }
-    sim
+    let summary = move |sim: &Simulator| {
+        let at5 = rxs.iter().filter(|&&a| sim.agent::<RlmReceiver>(a).unwrap().level() >= 5).count();
+        format!(
+            "{at5} of {} receivers at level >= 5 at the end, bottleneck utilisation {:.3}",
+            rxs.len(),
+            util(sim, bott, 1.5e6)
+        )
+    };
+    (sim, Box::new(summary))
 }
 
 /// `k` NewReno flows through a 10 Mb/s, 20 ms dumbbell whose DropTail queue holds one BDP.
-fn tcp(k: usize) -> Simulator {
+fn tcp(k: usize) -> Scenario {
     let mut sim = Simulator::new(1);
     let cfg = TcpConfig::default();
     let (rate, delay, access_delay) = (10e6, 0.020, 0.001);
     let bdp = rate * 2.0 * (2.0 * access_delay + delay) / 8.0 / f64::from(cfg.mss_bytes + cfg.header_bytes);
     let r1 = node(&mut sim, "r1");
     let r2 = node(&mut sim, "r2");
-    sim.add_link(r1, r2, &droptail(rate, delay, bdp.round() as usize)).unwrap();
+    let (bott, _) = sim.add_link(r1, r2, &droptail(rate, delay, bdp.round() as usize)).unwrap();
+    let mut sinks: Vec<AgentId> = vec![];
     for (i, t) in starts(1, k, 0.0, 5.0).into_iter().enumerate() {
         let s = node(&mut sim, &format!("s{i}"));
         let d = node(&mut sim, &format!("d{i}"));
@@ -117,12 +140,22 @@ fn tcp(k: usize) -> Simulator {
         let dst = sim.agent_addr(sink).unwrap();
         let tx = TcpSender::new(dst, i as u32, cfg.clone(), CcAlgorithm::NewReno.build(&cfg));
         sim.add_agent(s, None, secs(t), Box::new(tx)).unwrap();
+        sinks.push(sink);
     }
-    sim
+    let summary = move |sim: &Simulator| {
+        let g: Vec<f64> = sinks.iter().map(|&a| sim.agent::<TcpSink>(a).unwrap().received_bytes() as f64).collect();
+        let (sum, sq) = (g.iter().sum::<f64>(), g.iter().map(|x| x * x).sum::<f64>());
+        format!(
+            "bottleneck utilisation {:.3}, Jain's index of the goodputs {:.3}",
+            util(sim, bott, rate),
+            sum * sum / (g.len() as f64 * sq)
+        )
+    };
+    (sim, Box::new(summary))
 }
 
 /// NLM Fig. 8 with `n` sessions, 1 Mb/s of bottleneck each.
-fn nlm(n: usize) -> Simulator {
+fn nlm(n: usize) -> Scenario {
     const RATES: [f64; 5] = [100e3, 100e3, 200e3, 400e3, 800e3]; // NLM §4.1
     let mut sim = Simulator::new(1);
     let cfg = NlmConfig::default();
@@ -143,11 +176,12 @@ fn nlm(n: usize) -> Simulator {
     let meter = NlmRouter::lmr(cfg.clone()).unwrap().with_meter(bott, Duration::from_secs(1), RATES.len());
     sim.attach_extension(lmr1, Box::new(meter)).unwrap();
     sim.attach_extension(lmr2, Box::new(NlmRouter::lmr(cfg).unwrap())).unwrap();
-    sim
+    let summary = move |sim: &Simulator| format!("bottleneck utilisation {:.3}", util(sim, bott, n as f64 * 1e6));
+    (sim, Box::new(summary))
 }
 
 /// Rainbow B-(i) with `n` receivers behind one shared 500 kb/s link.
-fn rainbow(n: usize) -> Simulator {
+fn rainbow(n: usize) -> Scenario {
     let mut sim = Simulator::new(1);
     let red = |rate: f64, delay: f64| {
         let q = RedConfig {
@@ -165,7 +199,7 @@ fn rainbow(n: usize) -> Simulator {
     let g0 = node(&mut sim, "G0");
     let g1 = node(&mut sim, "G1");
     sim.add_link(s, g0, &red(10e6, 0.005)).unwrap();
-    sim.add_link(g0, g1, &red(500e3, 0.020)).unwrap();
+    let (shared, _) = sim.add_link(g0, g1, &red(500e3, 0.020)).unwrap();
     let rx_nodes: Vec<NodeId> = (0..n)
         .map(|k| {
             let r = node(&mut sim, &format!("R{k}"));
@@ -176,20 +210,31 @@ fn rainbow(n: usize) -> Simulator {
     for i in 0..sim.node_count() as u32 {
         sim.attach_extension(NodeId(i), Box::new(BcfRouter::new(BcfConfig::default()))).unwrap();
     }
+    let mut rxs: Vec<AgentId> = vec![];
     let src = FountainSource::new(sim.agent_count() as u32 + 1, 512, None);
     let src = sim.add_agent(s, None, Instant::ZERO, Box::new(src)).unwrap();
     let src = sim.agent_addr(src).unwrap();
     for (r, t) in rx_nodes.into_iter().zip(starts(1, n, 0.0, 5.0)) {
         let flow = sim.agent_count() as u32 + 1;
         let rx = RainbowReceiver::new(RainbowConfig::default(), src, flow, FountainMode::Symbolic { needed: 2000 });
-        sim.add_agent(r, None, secs(t), Box::new(rx)).unwrap();
+        rxs.push(sim.add_agent(r, None, secs(t), Box::new(rx)).unwrap());
     }
-    sim
+    let summary = move |sim: &Simulator| {
+        let recs: Vec<&RainbowReceiver> = rxs.iter().map(|&a| sim.agent::<RainbowReceiver>(a).unwrap()).collect();
+        let last = recs.iter().filter_map(|r| r.rec.done_at).max().map_or(f64::NAN, |t| t.as_secs_f64());
+        let done = recs.iter().filter(|r| r.done()).count();
+        let ps = sim.channel_stats(shared).unwrap().departures;
+        format!(
+            "{done} of {} receivers done, the last at {last:.1} s; {ps} packets crossed the shared link",
+            recs.len()
+        )
+    };
+    (sim, Box::new(summary))
 }
 
 /// LE-SBCC Fig. 5: the multicast source, 4 receivers, and 16 unicast LE-SBCC flows (4 per
 /// receiver), all with the §3 simulation receivers (NAK at once, no NCF suppression).
-fn lesbcc() -> Simulator {
+fn lesbcc() -> Scenario {
     let mut sim = Simulator::new(1);
     let (access, core, bott, buf) = ((6e6, 0.005), (102e6, 0.013), (5e6, 0.010), 125);
     let main = node(&mut sim, "main");
@@ -198,9 +243,9 @@ fn lesbcc() -> Simulator {
     let rcv: Vec<NodeId> = (1..=4).map(|k| node(&mut sim, &format!("rcv{k}"))).collect();
     sim.add_link(main, r1, &droptail(access.0, access.1, buf)).unwrap();
     sim.add_link(r1, r2, &droptail(core.0, core.1, buf)).unwrap();
-    for &r in &rcv {
-        sim.add_link(r2, r, &droptail(bott.0, bott.1, buf)).unwrap();
-    }
+    let botts: Vec<ChannelId> =
+        rcv.iter().map(|&r| sim.add_link(r2, r, &droptail(bott.0, bott.1, buf)).unwrap().0).collect();
+    let mut unicast: Vec<AgentId> = vec![];
     let g = sim.add_group(main).unwrap();
     let rcfg = PgmReceiverConfig { nak_backoff_max: Duration::ZERO, ncf_suppression: false, ..Default::default() };
     for &r in &rcv {
@@ -216,38 +261,78 @@ fn lesbcc() -> Simulator {
                 sim.add_agent(r, None, Instant::ZERO, Box::new(PgmReceiver::new(None, flow, rcfg.clone()))).unwrap();
             let dst = sim.agent_addr(rx).unwrap();
             let tx = LesbccSource::new(Dest::Unicast(dst), flow, LesbccConfig::default());
-            sim.add_agent(s, None, secs(t[k * 4 + j]), Box::new(tx)).unwrap();
+            unicast.push(sim.add_agent(s, None, secs(t[k * 4 + j]), Box::new(tx)).unwrap());
         }
     }
     let tx = LesbccSource::new(Dest::Group(g), 0, LesbccConfig::default());
-    sim.add_agent(main, None, secs(t[16]), Box::new(tx)).unwrap();
-    sim
+    let main_src = sim.add_agent(main, None, secs(t[16]), Box::new(tx)).unwrap();
+    let summary = move |sim: &Simulator| {
+        let rate =
+            |a: AgentId| sim.agent::<LesbccSource>(a).unwrap().stats.bytes_sent as f64 * 8.0 / sim.now().as_secs_f64();
+        let uni: Vec<f64> = unicast.iter().map(|&a| rate(a)).collect();
+        let utils: Vec<String> = botts.iter().map(|&c| format!("{:.3}", util(sim, c, bott.0))).collect();
+        format!(
+            "main source sent {:.0} kb/s, unicast flows {:.0}-{:.0} kb/s, bottleneck utilisations {}",
+            rate(main_src) / 1e3,
+            uni.iter().cloned().fold(f64::INFINITY, f64::min) / 1e3,
+            uni.iter().cloned().fold(0.0, f64::max) / 1e3,
+            utils.join(" ")
+        )
+    };
+    (sim, Box::new(summary))
 }
 
-fn bench(name: &str, mut sim: Simulator, until_s: f64) {
-    let half = secs(until_s / 2.0);
-    let (a0, t0) = (ALLOCS.load(Ordering::Relaxed), WallInstant::now());
-    sim.run(half).unwrap();
-    let (e_half, a_half) = (sim.engine_stats().events, ALLOCS.load(Ordering::Relaxed));
-    sim.run(secs(until_s)).unwrap();
+/// Counters at the end of one slice of simulated time.
+#[derive(Clone, Copy, Default)]
+struct Mark {
+    events: u64,
+    allocs: u64,
+    reallocs: u64,
+}
+
+fn counters(sim: &Simulator) -> Mark {
+    Mark {
+        events: sim.engine_stats().events,
+        allocs: ALLOCS.load(Ordering::Relaxed),
+        reallocs: REALLOCS.load(Ordering::Relaxed),
+    }
+}
+
+/// Runs `sim` to `until_s` in 1 s slices and reports. "Second half" is the second half of the
+/// run's events (from the first slice boundary by which half of them happened): for most
+/// scenarios that is about the second half of simulated time, but Rainbow's transfers end long
+/// before its 400 s do, and the second half of its time holds almost no events.
+fn bench(name: &str, (mut sim, summary): Scenario, until_s: f64) {
+    let slices = until_s.ceil() as usize;
+    let mut marks = vec![Mark::default(); slices + 1];
+    let t0 = WallInstant::now();
+    marks[0] = counters(&sim);
+    for k in 1..=slices {
+        sim.run(secs((k as f64).min(until_s))).unwrap();
+        marks[k] = counters(&sim);
+    }
     let wall = t0.elapsed().as_secs_f64();
-    let a_end = ALLOCS.load(Ordering::Relaxed);
+    let (first, last) = (marks[0], marks[slices]);
+    let h = marks.iter().position(|m| m.events - first.events >= (last.events - first.events) / 2).unwrap();
+    let mid = marks[h];
     let st = sim.engine_stats();
-    let per_m = |allocs: u64, events: u64| allocs as f64 / (events.max(1) as f64 / 1e6);
     assert!(sim.conservation().holds());
+    let per_m = |allocs: u64, events: u64| allocs as f64 / (events.max(1) as f64 / 1e6);
+    let (allocs, reallocs) = (last.allocs - mid.allocs, last.reallocs - mid.reallocs);
     println!(
         "{name}: {until_s:.0} s simulated in {wall:.2} s wall | {:.2} M events, {:.2} M events/s | {:.2} M packets \
-         forwarded, {:.2} M forwarded/s | {:.1} allocations per M events (2nd half: {} allocs over {:.2} M events; \
-         whole run {:.1})",
+         forwarded, {:.2} M forwarded/s | {:.1} allocations per M events in the 2nd half (from {h} s: {allocs} \
+         allocations, {reallocs} of them growth, over {:.2} M events); whole run {:.1} ({} fresh)",
         st.events as f64 / 1e6,
         st.events as f64 / wall / 1e6,
         st.forwarded as f64 / 1e6,
         st.forwarded as f64 / wall / 1e6,
-        per_m(a_end - a_half, st.events - e_half),
-        a_end - a_half,
-        (st.events - e_half) as f64 / 1e6,
-        per_m(a_end - a0, st.events),
+        per_m(allocs, last.events - mid.events),
+        (last.events - mid.events) as f64 / 1e6,
+        per_m(last.allocs - first.allocs, last.events - first.events),
+        (last.allocs - first.allocs) - (last.reallocs - first.reallocs),
     );
+    println!("    {}", summary(&sim));
 }
 
 fn main() {
