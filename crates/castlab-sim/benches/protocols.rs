@@ -307,9 +307,9 @@ fn bench(name: &str, (mut sim, summary): Scenario, until_s: f64) {
     let mut marks = vec![Mark::default(); slices + 1];
     let t0 = WallInstant::now();
     marks[0] = counters(&sim);
-    for k in 1..=slices {
+    for (k, m) in marks.iter_mut().enumerate().skip(1) {
         sim.run(secs((k as f64).min(until_s))).unwrap();
-        marks[k] = counters(&sim);
+        *m = counters(&sim);
     }
     let wall = t0.elapsed().as_secs_f64();
     let (first, last) = (marks[0], marks[slices]);
