@@ -39,6 +39,7 @@ test-python: build
 
 bench:
 	cargo bench -p castlab-sim --bench engine
+	cargo bench -p castlab-sim --bench protocols
 
 reproduce-all: build
 	$(VENV)/bin/castlab reproduce --all --out $(OUT)
