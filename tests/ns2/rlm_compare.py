@@ -362,16 +362,9 @@ def _print_tree(rx, runs):
     key = ["high", "low", "variant"]
     print("per run, median over seeds:\n", runs.groupby(key)[cols].median().to_string(float_format=lambda v: f"{v:.4g}"))
     print("per receiver, pooled over seeds (convergence median / fraction at optimum by set):")
-    g = rx.groupby(key + ["set"])
-    print(pd_concat({"conv_median_s": g["convergence_s"].median(),
-                     "at_optimum": g.apply(lambda d: float((d["held_level"] == d["optimal"]).mean())),
-                     "n": g.size()}).to_string(float_format=lambda v: f"{v:.4g}"))
-
-
-def pd_concat(cols: dict):
-    import pandas as pd
-
-    return pd.concat(cols, axis=1)
+    g = rx.assign(at_opt=rx["held_level"] == rx["optimal"]).groupby(key + ["set"])
+    out = g.agg(conv_median_s=("convergence_s", "median"), at_optimum=("at_opt", "mean"), n=("at_opt", "size"))
+    print(out.to_string(float_format=lambda v: f"{v:.4g}"))
 
 
 def _parse_seeds(x: str) -> list[int]:
