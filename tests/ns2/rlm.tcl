@@ -41,6 +41,9 @@
 #       experiment to the top layer no timer is ever set again and the receiver never
 #       re-probes it. With six layers on 1.5 Mb/s the top layer is the one that fails (ns-2's
 #       own RLM example used seven layers).
+#     pausetj=1 (default 0): castlab's join-timer arming instead of ns-2's, for a diagnosis: the
+#       join-timer is cancelled on leaving S and drawn afresh on entering it. ns-2's MMG keeps
+#       it running in H, M and D (a firing there only re-draws it).
 #     pairs=N: topology (4) with N pairs; queue=Q: its shared link's queue (packets).
 #     high=N [low=M]: topology (2) with N receivers, or (3) with N at B and M behind B/2. The
 #       trace then holds only the "r" lines of the links into the receivers (a full queue
@@ -71,6 +74,7 @@ set qshared 20
 set red 0
 set high 0
 set low 0
+set pausetj 0
 foreach kv [lrange $argv 5 end] {
     set k [lindex [split $kv =] 0]
     set v [lindex [split $kv =] 1]
@@ -80,6 +84,7 @@ foreach kv [lrange $argv 5 end] {
         queue { set qshared $v }
         red { set red $v }
         high { set high $v }
+        pausetj { set pausetj $v }
         low { set low $v }
         default {
             if {![info exists rlm_param($k)]} {
@@ -185,6 +190,19 @@ if {$rearm} {
         $self next
         $self instvar timers_
         if {![info exists timers_(TJ)]} {
+            $self set_TJ_timer
+        }
+    }
+}
+if {$pausetj} {
+    MMG/ns instproc set-state {s} {
+        $self instvar state_
+        set old $state_
+        $self next $s
+        if {$s != "/S"} {
+            $self cancel_timer TJ
+        } elseif {$old != "/S"} {
+            $self cancel_timer TJ
             $self set_TJ_timer
         }
     }
