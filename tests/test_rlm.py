@@ -302,3 +302,31 @@ def test_ns2_rlm_as_shipped_never_reprobes_the_top_layer():
     rearmed = C.run_ns2(0.01, 600.0, 1, start_s=30.0, rearm=True)
     assert np.count_nonzero(shipped.level == 6) == 1 and shipped.level[-1] == 5
     assert np.count_nonzero(rearmed.level == 6) >= 3
+
+
+@NEEDS_NS
+def test_rlm_matches_ns2_rlm_on_topology2():
+    """Topology (2), the shared-learning set-up of figs 10 and 11: one source, the shared
+    1.5 Mb/s link S-X, 10 receivers on their own links from X, starts uniform on [30, 120] s
+    (ns-2's draws, reused by castlab), 4 seeds x 300 s. castlab with ns-2's constants (β 0.75,
+    a fixed T_max of 60 s, initial detection 5 s ± 2 s) against ns-2's MMG (rearm=1).
+
+    Stated band, as on topology (1): every receiver of both converges to and holds the optimum
+    (5 layers); the worst-case 1 s loss, max over receivers per run, median over seeds, within
+    a factor 1.5; the median convergence time (pooled over receivers and seeds) within 25 %.
+    Not compared: the 10 s and 100 s windows. They hold several receivers' experiments to
+    level 6, and ns-2's receivers run a third more of those than castlab's with the same
+    constants (ns-2 keeps its join-timer running outside S), so on 600 s runs castlab's 10 s window is 15-25 % and its 100 s window 28-43 %
+    below ns-2's (README, "Against ns-2's own RLM")."""
+    C = _rlm_compare()
+    rx, runs = C.compare_tree([(10, 0)], [1, 2, 3, 4], 300.0, variants=("ns2", "castlab-ns2const"))
+    for v, d in rx.groupby("variant"):
+        assert len(d) == 40 and np.isfinite(d["convergence_s"]).all(), v
+        assert (d["held_level"] == 5).all(), v
+    med = runs.groupby("variant")["worst_1s"].median()
+    assert 1 / 1.5 <= med["castlab-ns2const"] / med["ns2"] <= 1.5, med.to_dict()
+    conv = rx.groupby("variant")["convergence_s"].median()
+    # climbing 1 -> 5 takes at least four join-timers of >= T_min / 2 each, and with ten
+    # receivers many of them are suppressed behind the others' lower experiments
+    assert conv["ns2"] > 10.0
+    assert conv["castlab-ns2const"] == pytest.approx(conv["ns2"], rel=0.25), conv.to_dict()

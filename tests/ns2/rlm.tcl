@@ -4,13 +4,18 @@
 #   topology (1), the default:   S --(1.5 Mb/s, DELAY, DropTail 20 pkts)-- R
 #   topology (4), with pairs=N:  S_i --(10 Mb/s)-- X --(N x 1.5 Mb/s, DropTail QUEUE)-- Y
 #                                --(10 Mb/s)-- R_i, i = 1..N, every link DELAY
+#   topology (2), with high=N:   S --(1.5 Mb/s)-- X --(1.5 Mb/s)-- H_i, i = 1..N
+#   topology (3), with high=N low=M: topology (2) plus X --(0.75 Mb/s)-- Y --(1.5 Mb/s)-- L_j,
+#                                j = 1..M; every link of (2) and (3) DELAY, DropTail 20 pkts
 #
 # Each source carries six UDP/CBR layers at 32*2^m kb/s (m = 0..5), 1000-byte packets, with
 # ns-2's CBR jitter (random_ 1: each interval is D + U(-D/2, D/2), the law of §4). In
 # topology (1) the link out of S is the bottleneck's queue, so no separate router node is
 # needed (a router behind an infinitely fast S-router link is the same network). Topology (4)
 # is castlab's (python/castlab/experiments/rlm.py: topology4): the paper gives neither the
-# access links nor the per-pair share.
+# access links nor the per-pair share. Topologies (2) and (3) are built as castlab's topology2
+# and topology3 (one session from S; receivers created H_1..H_N, then L_1..L_M, each drawing
+# its start in that order).
 #
 # The RLM receivers are ns-2's MMG/ns, unchanged. This script only supplies what the embedded
 # code expects its driver to define:
@@ -36,7 +41,13 @@
 #       experiment to the top layer no timer is ever set again and the receiver never
 #       re-probes it. With six layers on 1.5 Mb/s the top layer is the one that fails (ns-2's
 #       own RLM example used seven layers).
+#     pausetj=1 (default 0): castlab's join-timer arming instead of ns-2's, for a diagnosis: the
+#       join-timer is cancelled on leaving S and drawn afresh on entering it. ns-2's MMG keeps
+#       it running in H, M and D (a firing there only re-draws it).
 #     pairs=N: topology (4) with N pairs; queue=Q: its shared link's queue (packets).
+#     high=N [low=M]: topology (2) with N receivers, or (3) with N at B and M behind B/2. The
+#       trace then holds only the "r" lines of the links into the receivers (a full queue
+#       trace of 100 receivers would be gigabytes).
 #     red=WQ: topology (1) with a RED bottleneck instead of DropTail, as castlab's rlm-red:
 #       min_th 5, max_th 15, max_p 0.1, weight WQ, in packets, in the same 20-packet buffer;
 #       not gentle, and ns-2's wait_ off (castlab's RED is Floyd and Jacobson's original).
@@ -61,6 +72,9 @@ set rearm 0
 set pairs 0
 set qshared 20
 set red 0
+set high 0
+set low 0
+set pausetj 0
 foreach kv [lrange $argv 5 end] {
     set k [lindex [split $kv =] 0]
     set v [lindex [split $kv =] 1]
@@ -69,6 +83,9 @@ foreach kv [lrange $argv 5 end] {
         pairs { set pairs $v }
         queue { set qshared $v }
         red { set red $v }
+        high { set high $v }
+        pausetj { set pausetj $v }
+        low { set low $v }
         default {
             if {![info exists rlm_param($k)]} {
                 puts stderr "rlm.tcl: unknown option `$k'"
@@ -177,6 +194,19 @@ if {$rearm} {
         }
     }
 }
+if {$pausetj} {
+    MMG/ns instproc set-state {s} {
+        $self instvar state_
+        set old $state_
+        $self next $s
+        if {$s != "/S"} {
+            $self cancel_timer TJ
+        } elseif {$old != "/S"} {
+            $self cancel_timer TJ
+            $self set_TJ_timer
+        }
+    }
+}
 LossTrace instproc log-loss-ns2 [LossTrace info instargs log-loss] [LossTrace info instbody log-loss]
 LossTrace instproc log-loss {} {
     $self instvar layerNo counted_ mmg_
@@ -208,7 +238,45 @@ proc place_receiver {R session} {
     $ns at $t "build_receiver $R {$session} $t"
 }
 
-if {$pairs == 0} {
+# Receive events only of link A -> B into the trace (as SimpleLink's trace does for its rcvT_).
+proc trace_arrivals {a b} {
+    global ns tf tracefile
+    if {$tracefile == "-"} {
+        return
+    }
+    set l [$ns link $a $b]
+    set ttl [$l set ttl_]
+    set r [$ns create-trace Recv $tf $a $b]
+    $r target [$ttl target]
+    $ttl target $r
+}
+
+if {$high > 0 || $low > 0} {
+    set S [$ns node]
+    set X [$ns node]
+    link $S $X 1.5Mb 20
+    set sessions {}
+    set receivers {}
+    set session [source $S]
+    for {set i 0} {$i < $high} {incr i} {
+        set R [$ns node]
+        link $X $R 1.5Mb 20
+        trace_arrivals $X $R
+        lappend sessions $session
+        lappend receivers $R
+    }
+    if {$low > 0} {
+        set Y [$ns node]
+        link $X $Y 0.75Mb 20
+        for {set i 0} {$i < $low} {incr i} {
+            set R [$ns node]
+            link $Y $R 1.5Mb 20
+            trace_arrivals $Y $R
+            lappend sessions $session
+            lappend receivers $R
+        }
+    }
+} elseif {$pairs == 0} {
     set S [$ns node]
     set R [$ns node]
     if {$red > 0} {

@@ -5,10 +5,13 @@ tests/test_rlm.py.
 
     python tests/ns2/rlm_compare.py [--delays 0.01,0.1,1] [--seeds 1-5] [--duration 600]
                                     [--variants ns2,castlab,...] [--pairs 1,4,16] [--csv F]
+                                    [--topo2 1,10,50] [--topo3 5+5,25+25]
 
 Variants: ns2 (ns-2's rlm_param as shipped, with rlm.tcl's rearm=1), ns2-paper (ns-2 with the
 paper's β and T_max), castlab (its defaults), castlab-ns2const (castlab with ns-2's constants),
-ns2-red and castlab-red (rlm-red's RED on the bottleneck). --pairs runs topology (4) instead.
+ns2-red and castlab-red (rlm-red's RED on the bottleneck). --pairs runs topology (4) instead;
+--topo2 runs topology (2) with that many receivers behind the shared link, --topo3 topology (3)
+with H receivers at B and L behind the B/2 link (H+L), as castlab's topology2 / topology3.
 
 Each run is reduced to the same numbers: the time from the receiver's start to its first reach
 of the optimal level (5), the join-experiments to level 6 after that, how long each lasted,
@@ -37,7 +40,10 @@ OPTIMAL = X.optimal_level(X.LINK_BPS)  # 5 layers (992 kb/s) fit in 1.5 Mb/s
 # max 60, init-td 5, init-td-var 2, g1 = g2 = 0.25), for the "castlab-ns2const" variant; and the
 # paper's β and T_max for ns-2 ("ns2-paper").
 PAPER_FOR_NS2 = {"max": 600, "beta": 2 / 3}
-CASTLAB_WITH_NS2_CONSTANTS = {"beta": 0.75, "t_max": 60.0, "detection_init": 5.0, "detection_dev_init": 2.0}
+# ns-2's T_max is a fixed 60 s, so castlab's scaling of T_max with the estimated group size is
+# off (it changes nothing on topology (1), where the estimate is 1).
+CASTLAB_WITH_NS2_CONSTANTS = {"beta": 0.75, "t_max": 60.0, "scale_t_max": False, "detection_init": 5.0,
+                              "detection_dev_init": 2.0}
 
 
 @dataclass
@@ -129,6 +135,34 @@ def run_ns2_pairs(pairs: int, duration_s: float, seed: int, rearm: bool = True, 
     runs = _ns2(X.LINK_DELAY_S, duration_s, seed, -1.0, rearm, params,
                 {"pairs": pairs, "queue": X.topology4_queue_pkts(pairs)}, timeout_s)
     return list(runs.values())
+
+
+def run_ns2_tree(high: int, low: int, duration_s: float, seed: int, rearm: bool = True, params: dict | None = None,
+                 timeout_s: float = 600.0) -> list[Run]:
+    """ns-2's RLM on topology (2) (``low`` 0: ``high`` receivers behind the shared 1.5 Mb/s link)
+    or (3) (``high`` at B, ``low`` behind the B/2 link), 10 ms links, 20-packet DropTail
+    queues, receivers starting uniformly on [30, 120] s; receivers in creation order (the ``high``
+    ones first)."""
+    runs = _ns2(X.LINK_DELAY_S, duration_s, seed, -1.0, rearm, params, {"high": high, "low": low}, timeout_s)
+    return list(runs.values())
+
+
+def run_castlab_tree(high: int, low: int, duration_s: float, seed: int, starts: list[float], **cfg) -> list[Run]:
+    """castlab's topology (2) / (3), built as ``castlab.experiments.rlm.topology2`` /
+    ``topology3`` but with given start times and RlmConfig fields ``cfg``."""
+    net = X.Net(seed)
+    net.nodes("S", "X")
+    net.link("S", "X")
+    if low:
+        net.nodes("Y")
+        net.link("X", "Y", rate_bps=X.LINK_BPS / 2)
+    groups, control = net.sessions[net.session("S")]
+    agents = []
+    for i, (name, up) in enumerate([(f"H{i}", "X") for i in range(high)] + [(f"L{j}", "Y") for j in range(low)]):
+        net.nodes(name)
+        net.link(up, name)
+        agents.append((net.sim.add_rlm_receiver(name, groups, control, start=starts[i], **cfg), starts[i]))
+    return _castlab_runs(net, agents, duration_s)
 
 
 def _castlab_runs(net, agents, duration_s) -> list[Run]:
@@ -258,6 +292,81 @@ def compare_pairs(pair_counts, seeds, duration_s, variants=("ns2", "ns2-paper", 
     return pd.DataFrame(rows)
 
 
+def summarize_receiver(run: Run, optimal: int) -> dict:
+    """Per receiver on topologies (2) and (3): the worst-case windowed losses, the convergence
+    time (castlab's fig11 measure: from the start to reaching the optimum and never going below
+    it again, NaN if never) and the level held longest over the second half of the run (fig10,
+    fig12: "at the optimum")."""
+    t, lv = run.level_t, run.level
+    settle = X.settle_time_s(t, lv, optimal) if len(t) else float("nan")
+    held = X._modal_level(t, lv, run.duration_s / 2, run.duration_s) if len(t) else 0
+    lost, rec = int(run.loss_n.sum()), len(run.arr_t)
+    row = {"start_s": run.start_s, "optimal": optimal, "convergence_s": settle - run.start_s, "held_level": held,
+           "received": rec, "lost": lost}
+    for w, v in worst_windows(run).items():
+        row[f"worst_{w:g}s"] = v
+    return row
+
+
+TREE_VARIANTS = ("ns2", "castlab", "castlab-ns2const")
+
+
+def compare_tree(splits, seeds, duration_s, variants=TREE_VARIANTS):
+    """Topologies (2) and (3): ``splits`` are (high, low) receiver counts. Returns one row per
+    receiver (variant, high, low, seed, set "B" or "B/2", and :func:`summarize_receiver`'s
+    numbers) and one row per run: the max over receivers of each worst-case windowed loss
+    (§4.3's aggregate), the median convergence time over receivers, the fraction of receivers
+    converged and at their optimum, and the overall loss fraction."""
+    import pandas as pd
+
+    per_rx, per_run = [], []
+    opt_b, opt_half = X.optimal_level(X.LINK_BPS), X.optimal_level(X.LINK_BPS / 2)
+    for high, low in splits:
+        for s in seeds:
+            base = run_ns2_tree(high, low, duration_s, s)
+            if len(base) != high + low:
+                raise RuntimeError(f"ns-2 started {len(base)} of {high + low} receivers (start after the run's end?)")
+            starts = [r.start_s for r in base]
+            for v in variants:
+                if v == "ns2":
+                    runs = base
+                elif v == "ns2-paper":
+                    runs = run_ns2_tree(high, low, duration_s, s, params=PAPER_FOR_NS2)
+                elif v == "castlab":
+                    runs = run_castlab_tree(high, low, duration_s, s, starts)
+                elif v == "castlab-ns2const":
+                    runs = run_castlab_tree(high, low, duration_s, s, starts, **CASTLAB_WITH_NS2_CONSTANTS)
+                else:
+                    raise ValueError(f"variant {v!r} not available for topologies (2) and (3)")
+                rows = []
+                for i, r in enumerate(runs):
+                    grp = "B" if i < high else "B/2"
+                    rows.append({"variant": v, "high": high, "low": low, "seed": s, "set": grp,
+                                 **summarize_receiver(r, opt_b if grp == "B" else opt_half)})
+                per_rx += rows
+                d = pd.DataFrame(rows)
+                row = {"variant": v, "high": high, "low": low, "seed": s, "receivers": len(d),
+                       "conv_median_s": d["convergence_s"].median(), "conv_max_s": d["convergence_s"].max(),
+                       "converged": float(np.isfinite(d["convergence_s"]).mean()),
+                       "at_optimum": float((d["held_level"] == d["optimal"]).mean()),
+                       "loss_frac": d["lost"].sum() / max(int((d["lost"] + d["received"]).sum()), 1)}
+                for w in WINDOWS_S:
+                    row[f"worst_{w:g}s"] = d[f"worst_{w:g}s"].max()
+                per_run.append(row)
+    return pd.DataFrame(per_rx), pd.DataFrame(per_run)
+
+
+def _print_tree(rx, runs):
+    cols = ["worst_1s", "worst_10s", "worst_100s", "loss_frac", "conv_median_s", "conv_max_s", "converged",
+            "at_optimum"]
+    key = ["high", "low", "variant"]
+    print("per run, median over seeds:\n", runs.groupby(key)[cols].median().to_string(float_format=lambda v: f"{v:.4g}"))
+    print("per receiver, pooled over seeds (convergence median / fraction at optimum by set):")
+    g = rx.assign(at_opt=rx["held_level"] == rx["optimal"]).groupby(key + ["set"])
+    out = g.agg(conv_median_s=("convergence_s", "median"), at_optimum=("at_opt", "mean"), n=("at_opt", "size"))
+    print(out.to_string(float_format=lambda v: f"{v:.4g}"))
+
+
 def _parse_seeds(x: str) -> list[int]:
     if "-" in x:
         a, b = x.split("-")
@@ -272,8 +381,23 @@ def main(argv=None):
     ap.add_argument("--duration", type=float, default=600.0)
     ap.add_argument("--variants", default="ns2,ns2-paper,castlab,castlab-ns2const")
     ap.add_argument("--pairs", help="topology (4) with these pair counts instead of topology (1)")
-    ap.add_argument("--csv")
+    ap.add_argument("--topo2", help="topology (2) with these receiver counts")
+    ap.add_argument("--topo3", help="topology (3) with these H+L splits (H at B, L behind B/2), e.g. 5+5,25+25")
+    ap.add_argument("--csv", help="per-run rows (per-receiver rows too, as F with .rx before the suffix, for "
+                    "--topo2/--topo3)")
     a = ap.parse_args(argv)
+    if a.topo2 or a.topo3:
+        splits = [(int(n), 0) for n in a.topo2.split(",")] if a.topo2 else []
+        if a.topo3:
+            splits += [tuple(int(v) for v in x.split("+")) for x in a.topo3.split(",")]
+        variants = a.variants.split(",") if a.variants != ap.get_default("variants") else TREE_VARIANTS
+        rx, runs = compare_tree(splits, _parse_seeds(a.seeds), a.duration, variants)
+        if a.csv:
+            runs.to_csv(a.csv, index=False)
+            p = Path(a.csv)
+            rx.to_csv(p.with_name(p.stem + ".rx" + p.suffix), index=False)
+        _print_tree(rx, runs)
+        return
     if a.pairs:
         variants = [v for v in a.variants.split(",") if v != "castlab-ns2const"]
         df = compare_pairs([int(x) for x in a.pairs.split(",")], _parse_seeds(a.seeds), a.duration, variants)
