@@ -202,6 +202,7 @@ def _rate_plot(ax, run: dict, label_main: str = "main RM", others: int = 3, kind
     ax.plot(t, r / 1e6, "-", color="k", lw=1.2, label=label_main)
     df = run["flows"]
     sel = df if kind is None else df[df["kind"] == kind]
+    sel = sel.drop_duplicates(subset="set")  # one flow per set, so the legend tells them apart
     for i, row in enumerate(sel.head(others).itertuples()):
         ts, rs = run["series"][row.agent]
         ax.plot(ts, rs / 1e6, ":", lw=1, label=f"{row.kind} (set {row.set})")
