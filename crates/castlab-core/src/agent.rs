@@ -65,8 +65,11 @@ pub trait Agent: Any {
     fn poll_transmit(&mut self) -> Option<Packet>;
     /// The next instant at which [`Agent::handle_timeout`] must be called.
     fn poll_timeout(&self) -> Option<Instant>;
-    /// The next event for the driver or the monitors.
-    fn poll_event(&mut self) -> Option<AgentEvent>;
+    /// The next event for the driver or the monitors. Agents that never join, leave or report
+    /// a level or rate keep the default: none.
+    fn poll_event(&mut self) -> Option<AgentEvent> {
+        None
+    }
     /// For reading an agent's records back (monitors, Python bindings).
     fn as_any(&self) -> &dyn Any;
 }

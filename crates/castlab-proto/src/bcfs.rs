@@ -23,8 +23,8 @@ use core::any::Any;
 use std::collections::HashMap;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, BcfHeader, ChannelId, Dest, Duration, Header, Instant, NetView, Packet, Port, Rng,
-    RouterExtension, RouterSend, StartInfo, Verdict,
+    Addr, Agent, BcfHeader, ChannelId, Dest, Duration, Header, Instant, NetView, Packet, Port, Rng, RouterExtension,
+    RouterSend, StartInfo, Verdict,
 };
 
 /// BCF router settings. The paper gives the mechanisms but no constants (§II-B); every value
@@ -688,9 +688,6 @@ impl Agent for ExpressSource {
     fn poll_timeout(&self) -> Option<Instant> {
         self.next
     }
-    fn poll_event(&mut self) -> Option<AgentEvent> {
-        None
-    }
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -745,9 +742,6 @@ impl Agent for ExpressReceiver {
     }
     fn poll_timeout(&self) -> Option<Instant> {
         self.next
-    }
-    fn poll_event(&mut self) -> Option<AgentEvent> {
-        None
     }
     fn as_any(&self) -> &dyn Any {
         self

@@ -132,9 +132,6 @@ impl Agent for PgmSource {
     fn poll_timeout(&self) -> Option<Instant> {
         self.next
     }
-    fn poll_event(&mut self) -> Option<AgentEvent> {
-        None
-    }
     fn as_any(&self) -> &dyn Any {
         self
     }

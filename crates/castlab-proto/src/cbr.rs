@@ -9,7 +9,7 @@
 
 use core::any::Any;
 
-use castlab_core::{Agent, AgentEvent, Dest, Duration, Instant, Packet, Rng, StartInfo};
+use castlab_core::{Agent, Dest, Duration, Instant, Packet, Rng, StartInfo};
 
 /// One constant-rate stream of a source.
 #[derive(Clone, Debug)]
@@ -152,10 +152,6 @@ impl Agent for CbrSource {
 
     fn poll_timeout(&self) -> Option<Instant> {
         self.streams.iter().map(|s| s.next_at).filter(|t| *t != Instant::MAX).min()
-    }
-
-    fn poll_event(&mut self) -> Option<AgentEvent> {
-        None
     }
 
     fn as_any(&self) -> &dyn Any {

@@ -26,7 +26,7 @@ use core::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use castlab_core::{Addr, Agent, AgentEvent, Instant, Packet, StartInfo};
+use castlab_core::{Addr, Agent, Instant, Packet, StartInfo};
 use raptorq::{Decoder, EncodingPacket, ObjectTransmissionInformation, PayloadId, SourceBlockEncoder};
 
 use crate::bcfs::BcfHost;
@@ -348,10 +348,6 @@ impl Agent for FountainSource {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        None
-    }
-
-    fn poll_event(&mut self) -> Option<AgentEvent> {
         None
     }
 

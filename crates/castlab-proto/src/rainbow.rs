@@ -27,7 +27,7 @@
 use core::any::Any;
 use std::collections::VecDeque;
 
-use castlab_core::{Addr, Agent, AgentEvent, Duration, Instant, Packet, StartInfo};
+use castlab_core::{Addr, Agent, Duration, Instant, Packet, StartInfo};
 
 use crate::bcfs::BcfHost;
 use crate::fountain::{FountainMode, FountainSink};
@@ -438,10 +438,6 @@ impl Agent for RainbowReceiver {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
-    }
-
-    fn poll_event(&mut self) -> Option<AgentEvent> {
-        None
     }
 
     fn as_any(&self) -> &dyn Any {

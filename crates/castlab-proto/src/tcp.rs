@@ -21,9 +21,7 @@ use core::any::Any;
 use core::fmt::Debug;
 use std::collections::VecDeque;
 
-use castlab_core::{
-    Addr, Agent, AgentEvent, Dest, Duration, Header, Instant, Packet, StartInfo, TcpHeader, TimerTable,
-};
+use castlab_core::{Addr, Agent, Dest, Duration, Header, Instant, Packet, StartInfo, TcpHeader, TimerTable};
 
 // ------------------------------------------------------------------------------------------
 // Configuration
@@ -902,10 +900,6 @@ impl Agent for TcpSender {
         self.timers.next()
     }
 
-    fn poll_event(&mut self) -> Option<AgentEvent> {
-        None
-    }
-
     fn as_any(&self) -> &dyn Any {
         self
     }
@@ -1134,10 +1128,6 @@ impl Agent for TcpSink {
 
     fn poll_timeout(&self) -> Option<Instant> {
         self.timers.next()
-    }
-
-    fn poll_event(&mut self) -> Option<AgentEvent> {
-        None
     }
 
     fn as_any(&self) -> &dyn Any {

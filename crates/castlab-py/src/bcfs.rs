@@ -15,11 +15,7 @@ use castlab_proto::bcfs_pgm::{PgmConfig, PgmReceiver, PgmSource};
 use castlab_proto::fountain::{FountainMode, FountainSource, SymbolStore};
 use castlab_proto::rainbow::{RainbowConfig, RainbowReceiver};
 
-use crate::{arr_u64, bad, counters, duration_s, err, positive_duration, positive_u32, Simulator};
-
-fn u32_field(field: &str, v: i64) -> PyResult<u32> {
-    u32::try_from(v).map_err(|_| bad(field, v, "must be in 0..2^32"))
-}
+use crate::{arr_u64, bad, counters, duration_s, err, positive_duration, positive_u32, u32_field, Simulator};
 
 impl Simulator {
     fn fountain(&self, a: i64) -> PyResult<(AgentId, &FountainSource)> {

@@ -15,14 +15,12 @@ use castlab_core::{Addr, AgentId, Dest, GroupId};
 use castlab_proto::lesbcc::{run_synthetic, LesbccConfig, LesbccSource, LossHistory, RatePolicy, ReceiverClass};
 use castlab_proto::pgm::{NakAggregator, PgmReceiver, PgmReceiverConfig};
 
-use crate::{arr_u64, bad, counters, duration_s, err, nonneg_u64, positive_duration, positive_u32, Simulator};
+use crate::{
+    arr_u64, bad, counters, duration_s, err, nonneg_u64, positive_duration, positive_u32, u32_field, Simulator,
+};
 
 fn cfg_err(e: String) -> PyErr {
     PyValueError::new_err(e)
-}
-
-fn flow_id(v: i64) -> PyResult<u32> {
-    u32::try_from(v).map_err(|_| bad("flow", v, "must be in 0..2^32"))
 }
 
 /// The source keyword arguments shared by `add_lesbcc_source`, `add_lesbcc_unicast` and
@@ -147,7 +145,7 @@ impl Simulator {
     ) -> PyResult<u32> {
         let n = self.node("node", node)?;
         let g = self.group("group", group)?;
-        let flow = flow_id(flow)?;
+        let flow = u32_field("flow", flow)?;
         let s = self.inner.check_start("start", start).map_err(err)?;
         let cfg = source_config(
             packet_bytes,
@@ -189,7 +187,7 @@ impl Simulator {
     ) -> PyResult<u32> {
         let n = self.node("node", node)?;
         let g: Option<GroupId> = group.map(|g| self.group("group", g)).transpose()?;
-        let flow = flow_id(flow)?;
+        let flow = u32_field("flow", flow)?;
         let port = self.port(port)?;
         let s = self.inner.check_start("start", start).map_err(err)?;
         let cfg = receiver_config(nak_backoff_max, nak_rpt_ivl, nak_rdata_ivl, ncf_suppression)?;
@@ -256,7 +254,7 @@ impl Simulator {
         let sender_id = self.inner.agent_count() as u64 + 1;
         let flow = match flow {
             None => u32::try_from(sender_id).map_err(|_| bad("flow", sender_id, "too many agents"))?,
-            Some(f) => flow_id(f)?,
+            Some(f) => u32_field("flow", f)?,
         };
         let now = self.inner.now();
         let rx = self.inner.add_agent(nd, port, now, Box::new(PgmReceiver::new(None, flow, rcfg))).map_err(err)?;

@@ -43,6 +43,11 @@ pub(crate) fn nonneg_u64(field: &str, v: i64) -> PyResult<u64> {
     u64::try_from(v).map_err(|_| bad(field, v, "must be >= 0"))
 }
 
+/// A 32-bit unsigned field (a flow id, a size in bytes), or a ValueError naming `field`.
+pub(crate) fn u32_field(field: &str, v: i64) -> PyResult<u32> {
+    u32::try_from(v).map_err(|_| bad(field, v, "must be in 0..2^32"))
+}
+
 pub(crate) fn positive_u32(field: &str, v: i64) -> PyResult<u32> {
     if v <= 0 || v > u32::MAX as i64 {
         return Err(bad(field, v, "must be a positive 32-bit integer"));
@@ -244,7 +249,7 @@ impl Simulator {
             }
         }
         let size = positive_u32("packet_size", packet_size)?;
-        let flow = u32::try_from(flow).map_err(|_| bad("flow", flow, "must be in 0..2^32"))?;
+        let flow = u32_field("flow", flow)?;
         let (s, e) = self.start_stop(start, stop)?;
         let src = CbrSource::layered(&gs, &rates_bps, size, flow, s, e, jitter);
         self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
@@ -272,7 +277,7 @@ impl Simulator {
             return Err(bad("rate_bps", rate_bps, "must be positive and finite"));
         }
         let size = positive_u32("packet_size", packet_size)?;
-        let flow = u32::try_from(flow).map_err(|_| bad("flow", flow, "must be in 0..2^32"))?;
+        let flow = u32_field("flow", flow)?;
         let (s, e) = self.start_stop(start, stop)?;
         let st = CbrStream::new(Dest::Unicast(Addr::new(d, port)), rate_bps, 0);
         let src = CbrSource::new(vec![st], size, flow, s, e, jitter);

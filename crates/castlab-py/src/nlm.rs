@@ -13,7 +13,7 @@ use castlab_core::Duration;
 use castlab_proto::nlm::{Lmr, NlmConfig, NlmError, NlmReceiver, NlmSender};
 use castlab_sim::nlm::NlmRouter;
 
-use crate::{arr_u64, bad, duration_s, err, positive_u32, Simulator};
+use crate::{arr_u64, bad, duration_s, err, positive_u32, u32_field, Simulator};
 
 fn nlm_err(e: NlmError) -> PyErr {
     match e {
@@ -118,7 +118,7 @@ impl Simulator {
             return Err(bad("group", group, "must be a group whose source is this node"));
         }
         let size = positive_u32("packet_size", packet_size)?;
-        let flow = u32::try_from(flow).map_err(|_| bad("flow", flow, "must be in 0..2^32"))?;
+        let flow = u32_field("flow", flow)?;
         let (s, e) = self.start_stop(start, stop)?;
         let cfg = config_from(config)?;
         let tx = NlmSender::try_new(cfg, g, &rates_bps, size, flow, s, e, jitter).map_err(nlm_err)?;

@@ -12,7 +12,7 @@ use pyo3::types::PyDict;
 use castlab_core::{Addr, AgentId, Instant};
 use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink, Transfer};
 
-use crate::{arr_u64, bad, duration_s, err, nonneg_u64, positive_duration, positive_u32, Simulator};
+use crate::{arr_u64, bad, duration_s, err, nonneg_u64, positive_duration, positive_u32, u32_field, Simulator};
 
 impl Simulator {
     fn tcp_sender(&self, a: i64) -> PyResult<(AgentId, &TcpSender)> {
@@ -75,8 +75,7 @@ impl Simulator {
             other => return Err(bad("variant", format!("{other:?}"), "must be \"reno\" or \"newreno\"")),
         };
         let mss = positive_u32("mss_bytes", mss_bytes)?;
-        let header =
-            u32::try_from(header_bytes).map_err(|_| bad("header_bytes", header_bytes, "must be in 0..2^32"))?;
+        let header = u32_field("header_bytes", header_bytes)?;
         if mss.checked_add(header).is_none() {
             return Err(bad("header_bytes", header_bytes, "mss_bytes + header_bytes must fit in 32 bits"));
         }
@@ -92,7 +91,7 @@ impl Simulator {
         let rwnd = match rwnd_bytes {
             None => defaults.rwnd_bytes,
             Some(r) => {
-                let r32 = u32::try_from(r).map_err(|_| bad("rwnd_bytes", r, "must be in 0..2^32"))?;
+                let r32 = u32_field("rwnd_bytes", r)?;
                 if r32 < mss {
                     return Err(bad("rwnd_bytes", r, "must be at least mss_bytes (one segment)"));
                 }
@@ -126,7 +125,7 @@ impl Simulator {
         let sender_id = self.inner.agent_count() as u64 + 1;
         let flow = match flow {
             None => u32::try_from(sender_id).map_err(|_| bad("flow", sender_id, "too many agents"))?,
-            Some(f) => u32::try_from(f).map_err(|_| bad("flow", f, "must be in 0..2^32"))?,
+            Some(f) => u32_field("flow", f)?,
         };
         let cfg = TcpConfig {
             mss_bytes: mss,

@@ -12,30 +12,15 @@
 //! counted by a counting global allocator: the steady state should allocate (almost) nothing
 //! (the sinks' record columns still grow, amortised).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant as WallInstant;
 
 use castlab_core::{Addr, Dest, GroupId, Instant};
 use castlab_proto::{CbrSource, CbrStream, LayeredSink};
 use castlab_sim::{LinkConfig, QueueConfig, Simulator};
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+mod common;
+use common::{Counting, ALLOCS};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;

@@ -24,8 +24,7 @@
 //! the second half of the run's events (a counting global allocator; how many of them were
 //! reallocations, i.e. growing record columns, and the whole run's rate beside it).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Instant as WallInstant;
 
 use castlab_core::{AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId, Rng};
@@ -41,26 +40,8 @@ use castlab_proto::CbrSource;
 use castlab_sim::nlm::NlmRouter;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, Simulator};
 
-struct Counting;
-/// Every allocation, growth included.
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-/// Of which reallocations (a growing `Vec` or `VecDeque`); the rest are fresh allocations.
-static REALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        REALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+mod common;
+use common::{Counting, ALLOCS, REALLOCS};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;

@@ -5,8 +5,8 @@
 use core::any::Any;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, AgentId, ChannelId, Duration, GroupId, Header, Instant, NetView, NodeId, Packet, Rng,
-    RouterExtension, RouterSend, StartInfo, Verdict,
+    Addr, Agent, AgentId, ChannelId, Duration, GroupId, Header, Instant, NetView, NodeId, Packet, Rng, RouterExtension,
+    RouterSend, StartInfo, Verdict,
 };
 use castlab_proto::bcfs::{BcfConfig, BcfHost, BcfLink, BcfRouter, ExpressReceiver, ExpressSource};
 use castlab_proto::bcfs_pgm::{PgmConfig, PgmReceiver, PgmSource};
@@ -77,9 +77,6 @@ impl Agent for Scripted {
     }
     fn poll_timeout(&self) -> Option<Instant> {
         self.script.get(self.next).map(|s| s.0)
-    }
-    fn poll_event(&mut self) -> Option<AgentEvent> {
-        None
     }
     fn as_any(&self) -> &dyn Any {
         self

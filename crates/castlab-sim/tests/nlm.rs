@@ -5,8 +5,8 @@
 use core::any::Any;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, AgentId, ChannelId, Dest, Duration, GroupId, Header, Instant, NetView, NlmHeader, NodeId,
-    Packet, RouterExtension, StartInfo, Verdict,
+    Addr, Agent, AgentId, ChannelId, Dest, Duration, GroupId, Header, Instant, NetView, NlmHeader, NodeId, Packet,
+    RouterExtension, StartInfo, Verdict,
 };
 use castlab_proto::nlm::{cause, req_event, Lmr, NlmConfig, NlmReceiver, NlmSender, LMR_PORT};
 use castlab_sim::nlm::NlmRouter;
@@ -43,9 +43,6 @@ impl Agent for Injector {
     }
     fn poll_timeout(&self) -> Option<Instant> {
         self.plan.last().map(|(t, _)| *t)
-    }
-    fn poll_event(&mut self) -> Option<AgentEvent> {
-        None
     }
     fn as_any(&self) -> &dyn Any {
         self
