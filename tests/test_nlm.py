@@ -170,7 +170,7 @@ def test_quick_runs_write_data_plots_and_computed_claims(name, tmp_path):
 
 
 def test_downstream_add_reqs_raise_l_cur_at_the_bottleneck_only_when_lmr2_is_an_lmr():
-    """The mechanism behind Figure 13's loss (README, "Why ours differ"): with several sessions,
+    """The mechanism behind Figure 13's loss (docs/fidelity/nlm.md, "Why ours differ"): with several sessions,
     LMR1's per-interface add_time keeps Figure 7 from rewriting SESS, LMR2 sees L_max = 5 and
     ADDs, and its ADD_REQs raise L_cur at LMR1's congested interface (Figure 6). With LMR2 a
     plain router no ADD_REQ reaches LMR1 and its own ADDs are the only raises."""

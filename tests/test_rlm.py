@@ -270,7 +270,7 @@ def test_rlm_matches_ns2_rlm_on_topology1(delay):
     constants (castlab's defaults) only what the constants do not set is compared: the 1 s
     window (one experiment's drops) and the experiment's length. The 10 s window is not: it
     holds two experiments when the join-timer is short, and how soon the second comes depends
-    on those constants (README, "Against ns-2's own RLM")."""
+    on those constants (docs/fidelity/rlm.md, "Against ns-2's own RLM")."""
     C = _rlm_compare()
     rows = {"ns2": [], "castlab": [], "castlab-ns2const": []}
     for seed in (1, 2, 3, 4):
@@ -294,7 +294,7 @@ def test_rlm_matches_ns2_rlm_on_topology1(delay):
 
 @NEEDS_NS
 def test_ns2_rlm_as_shipped_never_reprobes_the_top_layer():
-    """The README's note on ns-2's MMG: it arms the next join-timer only when one fires, so
+    """The note in docs/fidelity/rlm.md on ns-2's MMG: it arms the next join-timer only when one fires, so
     after a failed experiment to the top layer (6 of 6) no timer is left and the receiver stays
     at 5 for good; rlm.tcl's rearm=1 re-arms it after the drop."""
     C = _rlm_compare()
@@ -317,7 +317,7 @@ def test_rlm_matches_ns2_rlm_on_topology2():
     Not compared: the 10 s and 100 s windows. They hold several receivers' experiments to
     level 6, and ns-2's receivers run a third more of those than castlab's with the same
     constants (ns-2 keeps its join-timer running outside S), so on 600 s runs castlab's 10 s window is 15-25 % and its 100 s window 28-43 %
-    below ns-2's (README, "Against ns-2's own RLM")."""
+    below ns-2's (docs/fidelity/rlm.md, "Against ns-2's own RLM")."""
     C = _rlm_compare()
     rx, runs = C.compare_tree([(10, 0)], [1, 2, 3, 4], 300.0, variants=("ns2", "castlab-ns2const"))
     for v, d in rx.groupby("variant"):
