@@ -507,7 +507,6 @@ impl RouterExtension for BcfRouter {
                 self.out = out;
                 Verdict::Consume
             }
-            _ => Verdict::Forward,
         }
     }
 
@@ -528,7 +527,7 @@ pub struct BcfMsg {
     /// Request: the source it was addressed to is this host; `from` is the sender of this copy.
     /// Reply: the source that sent it.
     pub from: Addr,
-    pub kind: u8,
+    pub kind: castlab_core::BcfKind,
     pub flags: u8,
     pub label: u32,
     pub level: u32,

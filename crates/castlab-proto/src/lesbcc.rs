@@ -1008,11 +1008,11 @@ impl LesbccSource {
         }
     }
 
-    fn header(&self, kind: u8) -> PgmHeader {
+    fn header(&self, kind: castlab_core::PgmKind) -> PgmHeader {
         PgmHeader { kind, trail: self.trail(), lead: self.lead }
     }
 
-    fn packet(&self, kind: u8, seq: u64, size: u32) -> Packet {
+    fn packet(&self, kind: castlab_core::PgmKind, seq: u64, size: u32) -> Packet {
         let mut p = Packet::data(self.dest, size);
         p.flow = self.flow;
         p.seq = seq;

@@ -558,7 +558,7 @@ mod tests {
         Instant::from_nanos(x * 1_000_000)
     }
 
-    fn src_pkt(kind: u8, seq: u64, lead: u64) -> Packet {
+    fn src_pkt(kind: castlab_core::PgmKind, seq: u64, lead: u64) -> Packet {
         let mut p = Packet::data(Dest::Group(GroupId(0)), 560);
         p.src = Addr::new(NodeId(0), 1);
         p.flow = 7;

@@ -43,7 +43,8 @@ use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, Dest, Duration, GroupId, Header, Instant, Packet, RlmHeader, Rng, StartInfo, TimerTable,
+    Addr, Agent, AgentEvent, Dest, Duration, GroupId, Header, Instant, Packet, RlmHeader, RlmKind, Rng, StartInfo,
+    TimerTable,
 };
 
 /// Protocol constants (Table 1 with the values of §4) and the choices the paper leaves open.
@@ -580,7 +581,7 @@ impl RlmReceiver {
         }
     }
 
-    fn control_packet(&self, kind: u8, level: u32) -> Packet {
+    fn control_packet(&self, kind: castlab_core::RlmKind, level: u32) -> Packet {
         let mut p = Packet::data(Dest::Group(self.control_group), self.cfg.control_size_bytes);
         p.header = Header::Rlm(RlmHeader {
             kind,
@@ -771,18 +772,19 @@ impl RlmReceiver {
             Some(m) => m.1 = now,
             None => self.members.push((p.src, now)),
         }
-        if h.kind == RlmHeader::JOIN {
-            let k = h.level as u32;
-            if k == 0 || k > self.layers() {
-                self.records.ignored += 1;
-                return;
+        match h.kind {
+            RlmKind::Join => {
+                let k = h.level as u32;
+                if k == 0 || k > self.layers() {
+                    self.records.ignored += 1;
+                    return;
+                }
+                // §3.4: note the experiment's start time for its level.
+                self.foreign_start[k as usize] = Some(now);
+                self.records.heard_time_ns.push(now.as_nanos());
+                self.records.heard_level.push(k);
             }
-            // §3.4: note the experiment's start time for its level.
-            self.foreign_start[k as usize] = Some(now);
-            self.records.heard_time_ns.push(now.as_nanos());
-            self.records.heard_level.push(k);
-        } else if h.kind != RlmHeader::SESSION {
-            self.records.ignored += 1;
+            RlmKind::Session => {}
         }
     }
 }
@@ -977,7 +979,7 @@ mod tests {
             self.seq[layer] += 1;
             self.packet(t, p);
         }
-        fn control(&mut self, t: Instant, from: Addr, kind: u8, level: u8) {
+        fn control(&mut self, t: Instant, from: Addr, kind: castlab_core::RlmKind, level: u8) {
             let mut p = Packet::data(Dest::Group(CTL), 40);
             p.src = from;
             p.header = Header::Rlm(RlmHeader { kind, level, current: level.saturating_sub(1), receivers: 1 });
@@ -1518,12 +1520,12 @@ mod tests {
         let before = r.rx.records.clone();
         r.control(at(1.0), other(1), RlmHeader::JOIN, 0);
         r.control(at(1.0), other(1), RlmHeader::JOIN, 7); // only 6 layers
-        r.control(at(1.0), other(1), 9, 2); // unknown kind
+                                                          // (an unknown kind byte no longer reaches an agent: the codec rejects it)
         let mut p = Packet::data(Dest::Group(GroupId(55)), 1000); // not a session group
         p.seq = 9;
         r.packet(at(1.1), p);
         r.packet(at(1.1), Packet::data(Dest::Unicast(other(1)), 100));
-        assert_eq!(r.rx.records.ignored, 5);
+        assert_eq!(r.rx.records.ignored, 4);
         assert!(r.rx.records.heard_level.is_empty());
         assert_eq!(r.rx.records.received, before.received);
         assert_eq!(r.rx.state(), RlmState::Steady);

@@ -10,8 +10,8 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use castlab_core::Duration;
+use castlab_proto::nlm::NlmRouter;
 use castlab_proto::nlm::{Lmr, NlmConfig, NlmError, NlmReceiver, NlmSender};
-use castlab_sim::nlm::NlmRouter;
 
 use crate::{arr_u64, bad, duration_s, err, positive_u32, u32_field, Simulator};
 

@@ -31,13 +31,13 @@ use castlab_core::{AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId,
 use castlab_proto::bcfs::{BcfConfig, BcfRouter};
 use castlab_proto::fountain::{FountainMode, FountainSource};
 use castlab_proto::lesbcc::{LesbccConfig, LesbccSource};
+use castlab_proto::nlm::NlmRouter;
 use castlab_proto::nlm::{NlmConfig, NlmReceiver, NlmSender};
 use castlab_proto::pgm::{PgmReceiver, PgmReceiverConfig};
 use castlab_proto::rainbow::{RainbowConfig, RainbowReceiver};
 use castlab_proto::rlm::{RlmConfig, RlmReceiver};
 use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink};
 use castlab_proto::CbrSource;
-use castlab_sim::nlm::NlmRouter;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, Simulator};
 
 mod common;

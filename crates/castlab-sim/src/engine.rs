@@ -258,6 +258,10 @@ impl Ord for Entry {
 #[derive(Default)]
 struct Pool {
     slots: Vec<Packet>,
+    /// Per slot: a group packet sent by a node other than the group's source travels up to the
+    /// source first (the root of the shared tree, like PIM-SM's rendezvous point), then down
+    /// the tree. Engine routing state, so it lives here and not in the packet.
+    to_root: Vec<bool>,
     free: Vec<u32>,
     live: u64,
 }
@@ -267,9 +271,11 @@ impl Pool {
         self.live += 1;
         if let Some(i) = self.free.pop() {
             self.slots[i as usize] = p;
+            self.to_root[i as usize] = false;
             i
         } else {
             self.slots.push(p);
+            self.to_root.push(false);
             (self.slots.len() - 1) as u32
         }
     }
@@ -975,9 +981,9 @@ impl Simulator {
                 if source.0 != n {
                     // A member sending to the group: up to the root first (shared tree).
                     if from.is_none() {
-                        self.pool.slots[p as usize].to_root = true;
+                        self.pool.to_root[p as usize] = true;
                     }
-                    if self.pool.slots[p as usize].to_root {
+                    if self.pool.to_root[p as usize] {
                         match self.routes.next(NodeId(n), source) {
                             Some(ch) => self.forward(n, p, ch.0),
                             None => {
@@ -987,8 +993,8 @@ impl Simulator {
                         }
                         return;
                     }
-                } else if pkt.to_root {
-                    self.pool.slots[p as usize].to_root = false;
+                } else {
+                    self.pool.to_root[p as usize] = false;
                 }
                 let pkt = self.pool.slots[p as usize];
                 let st = &self.groups[gi].mc[n as usize];

@@ -12,7 +12,7 @@
 //!   (Figure 1), the averaged queue length per interface, DROP and ADD (Figure 4 and §3.3),
 //!   filtering, signalling generation with repetition (§3.4), the processing of DROP_REQ and
 //!   ADD_REQ (Figures 5 and 6) and of SESS (Figure 7), and the adaptive `add_intvl` (§3.6). A
-//!   router extension (castlab-sim's `NlmRouter`) wraps it; [`LossMeter`] counts, per flow and
+//!   router extension ([`NlmRouter`], in `router.rs`) wraps it; [`LossMeter`] counts, per flow and
 //!   layer, the packets that passed the filters and those a DropTail queue then dropped, which
 //!   is how §4.1 counts NLM's loss.
 //!
@@ -72,6 +72,9 @@ use castlab_core::{
 };
 
 use crate::cbr::{CbrSource, CbrStream};
+
+mod router;
+pub use router::NlmRouter;
 
 /// The port an LMR answers on at its router node (signalling is unicast to `Addr(node, LMR_PORT)`).
 pub const LMR_PORT: u16 = 65_001;
@@ -323,7 +326,7 @@ impl Agent for NlmSender {
             return;
         }
         self.records.req_time_ns.push(now.as_nanos());
-        self.records.req_kind.push(h.kind);
+        self.records.req_kind.push(h.kind as u8);
         self.records.req_level.push(h.level);
         if !self.seen.first_copy(&h) {
             return; // a repetition of a request already acted on
@@ -924,7 +927,7 @@ impl Lmr {
         let r = &mut self.records;
         r.req_time_ns.push(now.as_nanos());
         r.req_event.push(ev);
-        r.req_kind.push(h.kind);
+        r.req_kind.push(h.kind as u8);
         r.req_group.push(h.group);
         r.req_level.push(h.level);
         r.req_oif.push(oif.map_or(u32::MAX, |o| self.ifs[o].ch.0));
@@ -955,7 +958,7 @@ impl Lmr {
     }
 
     /// Generate a request for `slot` and repeat it every ss_intvl for detect_period (§3.4).
-    fn generate(&mut self, now: Instant, oif: usize, slot: usize, kind: u8, level: u8) {
+    fn generate(&mut self, now: Instant, oif: usize, slot: usize, kind: castlab_core::NlmKind, level: u8) {
         self.next_req = self.next_req.wrapping_add(1);
         let h = NlmHeader { kind, level, group: self.sessions[slot].group.0, up: self.addr, seq: self.next_req };
         self.record_req(now, req_event::GENERATED, &h, Some(oif));
@@ -1155,12 +1158,12 @@ impl Lmr {
         }
     }
 
-    fn record_decision(&mut self, now: Instant, oif: usize, slot: usize, kind: u8, level: u8) {
+    fn record_decision(&mut self, now: Instant, oif: usize, slot: usize, kind: castlab_core::NlmKind, level: u8) {
         let r = &mut self.records;
         r.dec_time_ns.push(now.as_nanos());
         r.dec_oif.push(self.ifs[oif].ch.0);
         r.dec_group.push(self.sessions[slot].group.0);
-        r.dec_kind.push(kind);
+        r.dec_kind.push(kind as u8);
         r.dec_level.push(level);
         r.dec_qlen.push(self.ifs[oif].qlen);
     }
@@ -1319,7 +1322,7 @@ mod tests {
     }
 
     /// A new request (each call gets its own number).
-    fn req(kind: u8, g: GroupId, level: u8) -> NlmHeader {
+    fn req(kind: castlab_core::NlmKind, g: GroupId, level: u8) -> NlmHeader {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
         let seq = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         NlmHeader { kind, level, group: g.0, up: Addr::new(NodeId(99), LMR_PORT), seq }
@@ -1424,7 +1427,7 @@ mod tests {
         }
         assert_eq!((l.l_cur(0, G1), l.l_cur(0, G2), l.l_cur(0, G3)), (2, 5, 5));
         // ADD's target layers were always L_cur + 1 of the smallest growable session
-        assert!(l.records.dec_kind.iter().all(|&k| k == NlmHeader::ADD_REQ));
+        assert!(l.records.dec_kind.iter().all(|&k| k == NlmHeader::ADD_REQ as u8));
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The NLM router extension: a layered-multicast-capable router (LMR, Nakauchi et al. §3)
-//! wrapping the sans-IO [`Lmr`] of `castlab_proto::nlm`, and optionally a [`LossMeter`] on
+//! wrapping the sans-IO [`Lmr`], and optionally a [`LossMeter`] on
 //! one output channel that counts, per flow and layer, the data packets offered to its queue
 //! after the filters and those its DropTail queue dropped (§4.1's loss). The meter also runs
 //! alone (no LMR), to measure RLM the same way on the same set-up.
@@ -15,10 +15,10 @@
 
 use core::any::Any;
 
+use super::{Lmr, LossMeter, NlmConfig, NlmError, LMR_PORT};
 use castlab_core::{
     ChannelId, Dest, Duration, Header, Instant, NetView, NlmHeader, Packet, Rng, RouterExtension, RouterSend, Verdict,
 };
-use castlab_proto::nlm::{Lmr, LossMeter, NlmConfig, NlmError, LMR_PORT};
 
 /// An LMR and/or a loss meter on one router node.
 #[derive(Debug)]
