@@ -7,6 +7,7 @@
 
 pub mod agent;
 pub mod codec;
+pub mod config;
 pub mod ids;
 pub mod packet;
 pub mod rng;
@@ -14,6 +15,7 @@ pub mod router;
 pub mod time;
 
 pub use agent::{Agent, AgentEvent, StartInfo, TimerTable};
+pub use config::{Config, ConfigError, ConfigValue, Value};
 pub use ids::{Addr, AgentId, ChannelId, Dest, GroupId, NodeId, Port};
 pub use packet::{
     BcfHeader, BcfKind, ControlMsg, Header, HeaderKind, NlmHeader, NlmKind, Packet, PgmHeader, PgmKind, RlmHeader,

@@ -47,7 +47,20 @@ impl Default for PgmConfig {
     }
 }
 
+castlab_core::config_fields!(PgmConfig { count, packet_bytes, nak_bytes, label_prefix, nak_timeout, idle_timeout });
+
 impl PgmConfig {
+    /// Check every field; the error names the field.
+    pub fn validate(&self) -> Result<(), castlab_core::ConfigError> {
+        use castlab_core::config::check::{int_in, nonzero};
+        int_in("count", self.count.into(), 1, 1 << 16)?; // one 16-bit label space (see `label`)
+        int_in("packet_bytes", self.packet_bytes.into(), 1, 65_507)?;
+        int_in("nak_bytes", self.nak_bytes.into(), 1, 65_507)?;
+        nonzero("nak_timeout", self.nak_timeout)?;
+        nonzero("idle_timeout", self.idle_timeout)?;
+        Ok(())
+    }
+
     /// The NAK label of sequence number `seq` (§II-B.3).
     pub fn label(&self, seq: u32) -> u32 {
         (self.label_prefix as u32) << 16 | (seq & 0xffff)

@@ -26,7 +26,8 @@ use core::any::Any;
 use std::collections::{HashMap, VecDeque};
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, Dest, Duration, Header, Instant, Packet, PgmHeader, Rng, StartInfo, TimerTable,
+    Addr, Agent, AgentEvent, ConfigError, Dest, Duration, Header, Instant, Packet, PgmHeader, Rng, StartInfo,
+    TimerTable,
 };
 
 // ------------------------------------------------------------------------------------------
@@ -154,78 +155,97 @@ impl Default for LesbccConfig {
 
 impl LesbccConfig {
     /// Check every field; the error names the field.
-    pub fn validate(&self) -> Result<(), String> {
-        fn pos(name: &str, v: f64) -> Result<(), String> {
-            if v.is_finite() && v > 0.0 {
-                Ok(())
-            } else {
-                Err(format!("{name}: must be positive and finite (got {v})"))
-            }
-        }
-        fn frac(name: &str, v: f64, lo_open: bool) -> Result<(), String> {
-            let ok = v.is_finite() && v <= 1.0 && if lo_open { v > 0.0 } else { v >= 0.0 };
-            if ok {
-                Ok(())
-            } else {
-                Err(format!("{name}: must be in {}0, 1] (got {v})", if lo_open { "(" } else { "[" }))
-            }
-        }
-        fn nonneg(name: &str, v: f64) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        use castlab_core::config::check::{in_closed, in_open_closed, nonzero, positive};
+        let nonneg = |name: &str, v: f64| {
             if v.is_finite() && v >= 0.0 {
                 Ok(())
             } else {
-                Err(format!("{name}: must be finite and >= 0 (got {v})"))
+                Err(ConfigError::new(name, v, "must be finite and >= 0"))
             }
-        }
-        if self.packet_bytes == 0 {
-            return Err("packet_bytes: must be positive".into());
-        }
-        if self.control_bytes == 0 {
-            return Err("control_bytes: must be positive".into());
-        }
-        pos("initial_rate_bps", self.initial_rate_bps)?;
-        pos("min_rate_bps", self.min_rate_bps)?;
+        };
+        let at_least_one = |name: &str, v: u64| {
+            if v >= 1 {
+                Ok(())
+            } else {
+                Err(ConfigError::new(name, v, "must be at least 1"))
+            }
+        };
+        at_least_one("packet_bytes", self.packet_bytes.into())?;
+        at_least_one("control_bytes", self.control_bytes.into())?;
+        positive("initial_rate_bps", self.initial_rate_bps)?;
+        positive("min_rate_bps", self.min_rate_bps)?;
         if self.max_rate_bps.is_nan() || self.max_rate_bps <= 0.0 || self.max_rate_bps < self.min_rate_bps {
-            return Err(format!("max_rate_bps: must be >= min_rate_bps (got {})", self.max_rate_bps));
+            return Err(ConfigError::new("max_rate_bps", self.max_rate_bps, "must be >= min_rate_bps"));
         }
-        if self.initial_srtt.is_zero() {
-            return Err("initial_srtt: must be positive".into());
-        }
-        frac("rtt_gain", self.rtt_gain, true)?;
-        frac("rtt_dev_gain", self.rtt_dev_gain, true)?;
+        nonzero("initial_srtt", self.initial_srtt)?;
+        in_open_closed("rtt_gain", self.rtt_gain, 0.0, 1.0)?;
+        in_open_closed("rtt_dev_gain", self.rtt_dev_gain, 0.0, 1.0)?;
         nonneg("rtt_prune_below", self.rtt_prune_below)?;
-        if self.rtt_prune_keep_one_in == 0 {
-            return Err("rtt_prune_keep_one_in: must be at least 1".into());
-        }
+        at_least_one("rtt_prune_keep_one_in", self.rtt_prune_keep_one_in.into())?;
         nonneg("li2le_sigmas", self.li2le_sigmas)?;
-        frac("lprf_decay_factor", self.lprf_decay_factor, true)?;
-        pos("lprf_decay_every_srtts", self.lprf_decay_every_srtts)?;
+        in_open_closed("lprf_decay_factor", self.lprf_decay_factor, 0.0, 1.0)?;
+        positive("lprf_decay_every_srtts", self.lprf_decay_every_srtts)?;
         nonneg("atf_sigmas", self.atf_sigmas)?;
         nonneg("silence_sigmas", self.silence_sigmas)?;
         nonneg("increase_sigmas", self.increase_sigmas)?;
-        frac("decrease_factor", self.decrease_factor, true)?;
-        if self.tfrc_weights.is_empty() || self.tfrc_weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
-            return Err("tfrc_weights: need at least one weight, each finite and >= 0".into());
+        in_open_closed("decrease_factor", self.decrease_factor, 0.0, 1.0)?;
+        let w = &self.tfrc_weights;
+        if w.is_empty() || w.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || w.iter().sum::<f64>() <= 0.0 {
+            return Err(ConfigError::new(
+                "tfrc_weights",
+                format!("{w:?}"),
+                "needs at least one weight, each finite and >= 0, not all zero",
+            ));
         }
-        if self.tfrc_weights.iter().sum::<f64>() <= 0.0 {
-            return Err("tfrc_weights: must not all be zero".into());
-        }
-        frac("tfrc_alpha", self.tfrc_alpha, false)?;
+        in_closed("tfrc_alpha", self.tfrc_alpha, 0.0, 1.0)?;
         if self.tfrc_history < self.tfrc_weights.len() {
-            return Err(format!("tfrc_history: must be at least the number of weights (got {})", self.tfrc_history));
+            return Err(ConfigError::new("tfrc_history", self.tfrc_history, "must be at least the number of weights"));
         }
-        if self.transmit_window_pkts == 0 {
-            return Err("transmit_window_pkts: must be positive".into());
-        }
+        at_least_one("transmit_window_pkts", self.transmit_window_pkts as u64)?;
         if self.total_packets == Some(0) {
-            return Err("total_packets: must be positive (None for a bulk transfer)".into());
+            return Err(ConfigError::new("total_packets", 0, "must be positive (None for a bulk transfer)"));
         }
-        if self.tail_heartbeats > 0 && self.heartbeat_interval.is_zero() {
-            return Err("heartbeat_interval: must be positive".into());
+        if self.tail_heartbeats > 0 {
+            nonzero("heartbeat_interval", self.heartbeat_interval)?;
         }
         Ok(())
     }
 }
+
+castlab_core::config_enum!(RatePolicy { Aimd => "aimd", Tfrc => "tfrc" });
+
+castlab_core::config_fields!(LesbccConfig {
+    packet_bytes,
+    control_bytes,
+    initial_rate_bps,
+    min_rate_bps,
+    max_rate_bps,
+    initial_srtt,
+    rtt_gain,
+    rtt_dev_gain,
+    rtt_prune_below,
+    rtt_prune_keep_one_in,
+    li2le,
+    max_lprf,
+    atf,
+    silence,
+    li2le_sigmas,
+    lprf_decay_factor,
+    lprf_decay_every_srtts,
+    atf_sigmas,
+    silence_sigmas,
+    increase_sigmas,
+    decrease_factor,
+    policy,
+    tfrc_weights,
+    tfrc_alpha,
+    tfrc_history,
+    transmit_window_pkts,
+    total_packets,
+    tail_heartbeats,
+    heartbeat_interval,
+});
 
 // ------------------------------------------------------------------------------------------
 // Stage 1: RTT estimation (§2.1, Appendix A estimateRTT)
@@ -931,12 +951,12 @@ pub struct LesbccSource {
 }
 
 impl LesbccSource {
-    /// A source of session `flow` sending to `dest`. Panics if the configuration is invalid:
-    /// callers validate first ([`LesbccConfig::validate`]).
-    pub fn new(dest: Dest, flow: u32, cfg: LesbccConfig) -> Self {
-        cfg.validate().expect("invalid LesbccConfig");
+    /// A source of session `flow` sending to `dest`. The error names the bad configuration
+    /// field.
+    pub fn try_new(dest: Dest, flow: u32, cfg: LesbccConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
         let w = cfg.transmit_window_pkts;
-        LesbccSource {
+        Ok(LesbccSource {
             cascade: Cascade::new(&cfg, Rng::seed_from_u64(0)),
             dest,
             flow,
@@ -955,7 +975,7 @@ impl LesbccSource {
             pending_event: None,
             stats: SourceStats::default(),
             cfg,
-        }
+        })
     }
 
     pub fn config(&self) -> &LesbccConfig {
@@ -1592,7 +1612,7 @@ mod tests {
     #[test]
     fn source_paces_at_its_rate_and_goes_silent_after_a_reduction() {
         let cfg = LesbccConfig { initial_rate_bps: 448_000.0, ..LesbccConfig::default() }; // 100 pkt/s
-        let mut s = LesbccSource::new(Dest::Group(GroupId(0)), 1, cfg);
+        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
         let mut out = vec![];
         s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
         drive(&mut s, Instant::ZERO, &mut out);

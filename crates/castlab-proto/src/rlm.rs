@@ -43,8 +43,8 @@ use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, Dest, Duration, GroupId, Header, Instant, Packet, RlmHeader, RlmKind, Rng, StartInfo,
-    TimerTable,
+    Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Header, Instant, Packet, RlmHeader, RlmKind, Rng,
+    StartInfo, TimerTable,
 };
 
 /// Protocol constants (Table 1 with the values of §4) and the choices the paper leaves open.
@@ -144,19 +144,31 @@ impl Default for RlmConfig {
     }
 }
 
-/// A configuration value out of range; names the field.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RlmError {
-    #[error("RLM config field `{field}` = {value}: {reason}")]
-    Invalid { field: &'static str, value: f64, reason: &'static str },
-    #[error("an RLM receiver needs at least one data group")]
-    NoLayers,
-}
+castlab_core::config_fields!(RlmConfig {
+    alpha,
+    beta,
+    k1,
+    k2,
+    g1,
+    g2,
+    t_min,
+    t_max,
+    scale_t_max,
+    detection_init,
+    detection_dev_init,
+    loss_gain,
+    loss_threshold,
+    session_interval_min,
+    session_bandwidth_bps,
+    member_timeout_intervals,
+    control_size_bytes,
+    record_arrivals,
+});
 
 impl RlmConfig {
     /// Check every field; the error names the first bad one.
-    pub fn validate(&self) -> Result<(), RlmError> {
-        let bad = |field, value, reason| Err(RlmError::Invalid { field, value, reason });
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |field: &str, value: f64, reason: &str| Err(ConfigError::new(field, value, reason));
         if !(self.alpha.is_finite() && self.alpha > 1.0) {
             return bad("alpha", self.alpha, "must be > 1");
         }
@@ -345,21 +357,12 @@ pub struct RlmReceiver {
 
 impl RlmReceiver {
     /// A receiver of the layers on `data_groups` (layer m, 0-based, on `data_groups[m]`,
-    /// cumulative) that announces and hears experiments on `control_group`.
-    ///
-    /// Panics on an invalid configuration or no data groups; scenario code checks with
-    /// [`RlmReceiver::try_new`] first.
-    pub fn new(cfg: RlmConfig, data_groups: Vec<GroupId>, control_group: GroupId) -> Self {
-        match Self::try_new(cfg, data_groups, control_group) {
-            Ok(r) => r,
-            Err(e) => panic!("{e}"),
-        }
-    }
-
-    pub fn try_new(cfg: RlmConfig, data_groups: Vec<GroupId>, control_group: GroupId) -> Result<Self, RlmError> {
+    /// cumulative) that announces and hears experiments on `control_group`. The error names
+    /// the bad configuration field (or `data_groups` when there are none).
+    pub fn try_new(cfg: RlmConfig, data_groups: Vec<GroupId>, control_group: GroupId) -> Result<Self, ConfigError> {
         cfg.validate()?;
         if data_groups.is_empty() {
-            return Err(RlmError::NoLayers);
+            return Err(ConfigError::new("data_groups", "[]", "needs at least one layer"));
         }
         let l = data_groups.len();
         let t_min = cfg.t_min.as_secs_f64();
@@ -902,7 +905,7 @@ mod tests {
 
     impl Rig {
         fn with(cfg: RlmConfig, layers: u32) -> Rig {
-            let mut rx = RlmReceiver::new(cfg, groups(layers), CTL);
+            let mut rx = RlmReceiver::try_new(cfg, groups(layers), CTL).expect("valid config");
             rx.handle_start(Instant::ZERO, StartInfo { addr: me(), rng: Rng::seed_from_u64(42) });
             let mut r = Rig { rx, seq: vec![0; layers as usize], sent: vec![], events: vec![], now: Instant::ZERO };
             r.drain();
@@ -1027,15 +1030,15 @@ mod tests {
         assert_eq!((c.detection_init, c.detection_dev_init), (Duration::from_secs(5), Duration::from_secs(2)));
         assert!(c.validate().is_ok());
         let bad = RlmConfig { alpha: 1.0, ..RlmConfig::default() };
-        assert!(matches!(bad.validate(), Err(RlmError::Invalid { field: "alpha", .. })));
+        assert_eq!(bad.validate().unwrap_err().field, "alpha");
         let bad = RlmConfig { t_max: Duration::from_secs(1), ..RlmConfig::default() };
-        assert!(matches!(bad.validate(), Err(RlmError::Invalid { field: "t_max", .. })));
-        assert_eq!(RlmReceiver::try_new(RlmConfig::default(), vec![], CTL).err(), Some(RlmError::NoLayers));
+        assert_eq!(bad.validate().unwrap_err().field, "t_max");
+        assert_eq!(RlmReceiver::try_new(RlmConfig::default(), vec![], CTL).err().unwrap().field, "data_groups");
     }
 
     #[test]
     fn start_joins_control_group_and_base_layer() {
-        let mut rx = RlmReceiver::new(cfg3(), groups(6), CTL);
+        let mut rx = RlmReceiver::try_new(cfg3(), groups(6), CTL).expect("valid config");
         rx.handle_start(at(10.0), StartInfo { addr: me(), rng: Rng::seed_from_u64(1) });
         let ev: Vec<_> = std::iter::from_fn(|| rx.poll_event()).collect();
         assert_eq!(

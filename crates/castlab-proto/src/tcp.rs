@@ -21,7 +21,9 @@ use core::any::Any;
 use core::fmt::Debug;
 use std::collections::VecDeque;
 
-use castlab_core::{Addr, Agent, Dest, Duration, Header, Instant, Packet, StartInfo, TcpHeader, TimerTable};
+use castlab_core::{
+    Addr, Agent, ConfigError, Dest, Duration, Header, Instant, Packet, StartInfo, TcpHeader, TimerTable,
+};
 
 // ------------------------------------------------------------------------------------------
 // Configuration
@@ -35,6 +37,54 @@ pub enum Transfer {
     /// A fixed number of payload bytes; the last segment carries `FIN`.
     Bytes(u64),
 }
+
+impl TcpConfig {
+    /// The largest initial window accepted: RFC 6928 allows 10 segments; 1,000 leaves room for
+    /// experiments while a typo (10^9) can no longer send a whole window at t = 0.
+    pub const MAX_INITIAL_WINDOW_SEGS: u32 = 1000;
+
+    /// Check every field; the error names the field. (`transfer`, `start` and `stop` are the
+    /// flow's, set by whoever creates it.)
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        use castlab_core::config::check::{int_in, nonzero};
+        int_in("mss_bytes", self.mss_bytes.into(), 1, 65_495)?;
+        int_in("header_bytes", self.header_bytes.into(), 0, 65_535 - u64::from(self.mss_bytes))?;
+        int_in("initial_window_segs", self.initial_window_segs.into(), 1, Self::MAX_INITIAL_WINDOW_SEGS.into())?;
+        int_in("initial_ssthresh_bytes", self.initial_ssthresh_bytes, 2 * u64::from(self.mss_bytes), u64::MAX)?;
+        int_in("rwnd_bytes", self.rwnd_bytes.into(), self.mss_bytes.into(), u32::MAX.into())?;
+        nonzero("initial_rto", self.initial_rto)?;
+        nonzero("min_rto", self.min_rto)?;
+        if self.max_rto < self.min_rto {
+            return Err(ConfigError::new("max_rto", self.max_rto.as_secs_f64(), "must be >= min_rto"));
+        }
+        nonzero("clock_granularity", self.clock_granularity)?;
+        int_in("dupack_threshold", self.dupack_threshold.into(), 1, 1000)?;
+        nonzero("delayed_ack_timeout", self.delayed_ack_timeout)?;
+        if self.stop < self.start {
+            return Err(ConfigError::new("stop", self.stop.as_secs_f64(), "must not be before start"));
+        }
+        if self.transfer == Transfer::Bytes(0) {
+            return Err(ConfigError::new("transfer_bytes", 0, "must be positive (None for a bulk transfer)"));
+        }
+        Ok(())
+    }
+}
+
+castlab_core::config_fields!(TcpConfig {
+    mss_bytes,
+    header_bytes,
+    initial_window_segs,
+    initial_ssthresh_bytes,
+    rwnd_bytes,
+    initial_rto,
+    min_rto,
+    max_rto,
+    clock_granularity,
+    dupack_threshold,
+    timestamps,
+    delayed_ack,
+    delayed_ack_timeout,
+});
 
 /// Parameters of a TCP sender and sink. `Default` gives the values named on each field.
 #[derive(Clone, Debug, PartialEq)]

@@ -17,6 +17,7 @@ use castlab_sim::testext::LayerDropper;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError};
 
 mod bcfs;
+mod config;
 mod lesbcc;
 mod nlm;
 mod rlm;
@@ -528,6 +529,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
     m.add_function(wrap_pyfunction!(worst_window_loss, m)?)?;
     m.add_function(wrap_pyfunction!(transmission_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(config::config_defaults, m)?)?;
     lesbcc::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

@@ -683,6 +683,11 @@ impl Simulator {
         Ok(())
     }
 
+    /// Whether `node` already has a router extension (a node holds at most one).
+    pub fn has_extension(&self, node: NodeId) -> bool {
+        self.exts.get(node.index()).is_some_and(Option::is_some)
+    }
+
     /// The channel from `a` to `b`, if they are linked.
     pub fn channel_between(&self, a: NodeId, b: NodeId) -> Option<ChannelId> {
         self.nodes.get(a.index())?.out.iter().copied().find(|c| self.channels[c.index()].to == b)

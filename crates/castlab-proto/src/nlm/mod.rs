@@ -68,7 +68,8 @@ use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, ChannelId, Dest, Duration, GroupId, Header, Instant, NlmHeader, Packet, StartInfo,
+    Addr, Agent, AgentEvent, ChannelId, ConfigError, Dest, Duration, GroupId, Header, Instant, NlmHeader, Packet,
+    StartInfo,
 };
 
 use crate::cbr::{CbrSource, CbrStream};
@@ -146,17 +147,30 @@ impl Default for NlmConfig {
     }
 }
 
-/// A bad NLM configuration or set-up; names the field.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum NlmError {
-    #[error("NLM config field `{field}` = {value}: {reason}")]
-    Invalid { field: &'static str, value: f64, reason: &'static str },
-}
+castlab_core::config_fields!(NlmConfig {
+    qmax,
+    qmin,
+    qweight,
+    add_intvl_min,
+    add_intvl_max,
+    drop_intvl,
+    detect_period,
+    alpha,
+    beta,
+    loss_th,
+    ss_intvl,
+    loss_interval,
+    loss_min_packets,
+    layer_timeout,
+    control_size_bytes,
+    initial_layers,
+    sess_wait_per_session,
+});
 
 impl NlmConfig {
     /// Check every field; the error names the first bad one.
-    pub fn validate(&self) -> Result<(), NlmError> {
-        let bad = |field, value, reason| Err(NlmError::Invalid { field, value, reason });
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |field: &str, value: f64, reason: &str| Err(ConfigError::new(field, value, reason));
         if !(self.qmin.is_finite() && self.qmin >= 0.0) {
             return bad("qmin", self.qmin, "must be finite and >= 0");
         }
@@ -253,17 +267,13 @@ impl NlmSender {
         start: Instant,
         stop: Instant,
         jitter: bool,
-    ) -> Result<Self, NlmError> {
+    ) -> Result<Self, ConfigError> {
         cfg.validate()?;
         if rates_bps.is_empty() || rates_bps.len() > 255 {
-            return Err(NlmError::Invalid {
-                field: "rates_bps",
-                value: rates_bps.len() as f64,
-                reason: "needs 1 to 255 layers",
-            });
+            return Err(ConfigError::new("rates_bps", rates_bps.len() as f64, "needs 1 to 255 layers"));
         }
         if let Some(r) = rates_bps.iter().find(|r| !(r.is_finite() && **r > 0.0)) {
-            return Err(NlmError::Invalid { field: "rates_bps", value: *r, reason: "every rate must be positive" });
+            return Err(ConfigError::new("rates_bps", *r, "every rate must be positive"));
         }
         let streams =
             rates_bps.iter().enumerate().map(|(m, r)| CbrStream::new(Dest::Group(group), *r, m as u8)).collect();
@@ -461,13 +471,13 @@ pub struct NlmReceiver {
 
 impl NlmReceiver {
     /// A receiver of the session on `group` with `layers` layers, counting in bins of `bin`.
-    pub fn try_new(cfg: NlmConfig, group: GroupId, layers: usize, bin: Duration) -> Result<Self, NlmError> {
+    pub fn try_new(cfg: NlmConfig, group: GroupId, layers: usize, bin: Duration) -> Result<Self, ConfigError> {
         cfg.validate()?;
         if layers == 0 || layers > 255 {
-            return Err(NlmError::Invalid { field: "layers", value: layers as f64, reason: "needs 1 to 255 layers" });
+            return Err(ConfigError::new("layers", layers as f64, "needs 1 to 255 layers"));
         }
         if bin.is_zero() {
-            return Err(NlmError::Invalid { field: "bin", value: 0.0, reason: "must be > 0" });
+            return Err(ConfigError::new("bin", 0.0, "must be > 0"));
         }
         Ok(NlmReceiver {
             cfg,
@@ -804,7 +814,7 @@ pub struct Lmr {
 const NO_SLOT: u32 = u32::MAX;
 
 impl Lmr {
-    pub fn try_new(cfg: NlmConfig, addr: Addr, oifs: &[ChannelId]) -> Result<Self, NlmError> {
+    pub fn try_new(cfg: NlmConfig, addr: Addr, oifs: &[ChannelId]) -> Result<Self, ConfigError> {
         cfg.validate()?;
         let ifs = oifs
             .iter()
@@ -1349,9 +1359,9 @@ mod tests {
         assert_eq!((c.alpha, c.beta, c.loss_th, c.ss_intvl.as_secs_f64()), (2.0, 0.75, 0.25, 0.1));
         c.validate().unwrap();
         let bad = NlmConfig { qmax: 2.0, ..NlmConfig::default() };
-        assert!(matches!(bad.validate(), Err(NlmError::Invalid { field: "qmax", .. })));
+        assert_eq!(bad.validate().unwrap_err().field, "qmax");
         let bad = NlmConfig { beta: 1.0, ..NlmConfig::default() };
-        assert!(matches!(bad.validate(), Err(NlmError::Invalid { field: "beta", .. })));
+        assert_eq!(bad.validate().unwrap_err().field, "beta");
     }
 
     #[test]

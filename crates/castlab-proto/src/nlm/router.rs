@@ -15,7 +15,9 @@
 
 use core::any::Any;
 
-use super::{Lmr, LossMeter, NlmConfig, NlmError, LMR_PORT};
+use castlab_core::ConfigError;
+
+use super::{Lmr, LossMeter, NlmConfig, LMR_PORT};
 use castlab_core::{
     ChannelId, Dest, Duration, Header, Instant, NetView, NlmHeader, Packet, Rng, RouterExtension, RouterSend, Verdict,
 };
@@ -33,7 +35,7 @@ pub struct NlmRouter {
 impl NlmRouter {
     /// An LMR with this configuration (checked here; the LMR itself is built at start, when
     /// the node's interfaces are known).
-    pub fn lmr(cfg: NlmConfig) -> Result<Self, NlmError> {
+    pub fn lmr(cfg: NlmConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(NlmRouter { cfg: Some(cfg), lmr: None, oif_of: Vec::new(), meter: None })
     }
