@@ -316,6 +316,21 @@ pub mod check {
             Err(ConfigError::new(field, x, format!("must be in {lo}..={hi}")))
         }
     }
+    /// A sending rate for packets of `size_bytes`: finite, `> 0`, and slow enough that one
+    /// packet takes at least the clock's 1 ns (faster, the interval rounds to 0 and a run
+    /// never ends: 1.6e13 b/s with 1,000-byte packets).
+    pub fn packet_rate(field: &str, rate_bps: f64, size_bytes: u32) -> Result<(), ConfigError> {
+        positive(field, rate_bps)?;
+        let max = f64::from(size_bytes.max(1)) * 8.0 * 1e9;
+        if rate_bps > max {
+            return Err(ConfigError::new(
+                field,
+                rate_bps,
+                format!("must be at most {max:.3e} b/s for {size_bytes}-byte packets (one packet per ns)"),
+            ));
+        }
+        Ok(())
+    }
     /// A duration `> 0`.
     pub fn nonzero(field: &str, d: Duration) -> Result<(), ConfigError> {
         if d.is_zero() {

@@ -156,7 +156,7 @@ impl Default for LesbccConfig {
 impl LesbccConfig {
     /// Check every field; the error names the field.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        use castlab_core::config::check::{in_closed, in_open_closed, nonzero, positive};
+        use castlab_core::config::check::{in_closed, in_open_closed, nonzero, packet_rate, positive};
         let nonneg = |name: &str, v: f64| {
             if v.is_finite() && v >= 0.0 {
                 Ok(())
@@ -173,10 +173,13 @@ impl LesbccConfig {
         };
         at_least_one("packet_bytes", self.packet_bytes.into())?;
         at_least_one("control_bytes", self.control_bytes.into())?;
-        positive("initial_rate_bps", self.initial_rate_bps)?;
-        positive("min_rate_bps", self.min_rate_bps)?;
+        packet_rate("initial_rate_bps", self.initial_rate_bps, self.packet_bytes)?;
+        packet_rate("min_rate_bps", self.min_rate_bps, self.packet_bytes)?;
         if self.max_rate_bps.is_nan() || self.max_rate_bps <= 0.0 || self.max_rate_bps < self.min_rate_bps {
             return Err(ConfigError::new("max_rate_bps", self.max_rate_bps, "must be >= min_rate_bps"));
+        }
+        if self.max_rate_bps.is_finite() {
+            packet_rate("max_rate_bps", self.max_rate_bps, self.packet_bytes)?;
         }
         nonzero("initial_srtt", self.initial_srtt)?;
         in_open_closed("rtt_gain", self.rtt_gain, 0.0, 1.0)?;
@@ -1189,7 +1192,8 @@ impl Agent for LesbccSource {
             return None;
         };
         self.stats.bytes_sent += size as u64;
-        let gap = Duration::from_secs_f64(size as f64 * 8.0 / self.cascade.rate_bps());
+        // at least the clock's 1 ns, however far an unbounded rate has grown
+        let gap = Duration::from_secs_f64(size as f64 * 8.0 / self.cascade.rate_bps()).max(Duration::from_nanos(1));
         self.next_send = now + gap;
         self.arm_send();
         Some(pkt)

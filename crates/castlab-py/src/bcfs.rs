@@ -16,7 +16,7 @@ use castlab_proto::bcfs_pgm::{PgmConfig, PgmReceiver, PgmSource};
 use castlab_proto::fountain::{FountainMode, FountainSource, SymbolStore};
 use castlab_proto::rainbow::{RainbowConfig, RainbowReceiver};
 
-use crate::config::{apply, build};
+use crate::config::{apply, build, cfg_err};
 use crate::{arr_u64, bad, counters, err, positive_u32, u32_field, Simulator};
 
 impl Simulator {
@@ -251,6 +251,7 @@ impl Simulator {
         }
         let base = PgmConfig { count: positive_u32("count", count)?, ..PgmConfig::default() };
         let cfg = apply(base, config)?;
+        castlab_core::config::check::packet_rate("rate_bps", rate_bps, cfg.packet_bytes).map_err(cfg_err)?;
         let port = self.port(port)?;
         let flow = self.flow_or(flow)?;
         let at = self.inner.check_start("start", start).map_err(err)?;

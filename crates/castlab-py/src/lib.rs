@@ -10,6 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use crate::config::cfg_err;
 use castlab_core::{Addr, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId};
 use castlab_proto::{CbrSource, CbrStream, LayeredSink};
 use castlab_sim::metrics;
@@ -60,12 +61,27 @@ pub(crate) fn time_s(field: &str, v: f64) -> PyResult<Instant> {
     if !v.is_finite() || v < 0.0 {
         return Err(bad(field, v, "must be a finite time in seconds >= 0"));
     }
+    // The clock is u64 nanoseconds: about 584 years. Beyond it, say so rather than cap silently.
+    if v > Instant::MAX.as_secs_f64() {
+        return Err(bad(
+            field,
+            v,
+            &format!("must be at most {:.4e} s (the clock's range)", Instant::MAX.as_secs_f64()),
+        ));
+    }
     Ok(Instant::from_secs_f64(v))
 }
 
 pub(crate) fn duration_s(field: &str, v: f64) -> PyResult<Duration> {
     if !v.is_finite() || v < 0.0 {
         return Err(bad(field, v, "must be a finite duration in seconds >= 0"));
+    }
+    if v > Duration::MAX.as_secs_f64() {
+        return Err(bad(
+            field,
+            v,
+            &format!("must be at most {:.4e} s (the clock's range)", Duration::MAX.as_secs_f64()),
+        ));
     }
     Ok(Duration::from_secs_f64(v))
 }
@@ -252,7 +268,7 @@ impl Simulator {
         let size = positive_u32("packet_size", packet_size)?;
         let flow = u32_field("flow", flow)?;
         let (s, e) = self.start_stop(start, stop)?;
-        let src = CbrSource::layered(&gs, &rates_bps, size, flow, s, e, jitter);
+        let src = CbrSource::try_layered(&gs, &rates_bps, size, flow, s, e, jitter).map_err(cfg_err)?;
         self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
     }
 
@@ -274,14 +290,12 @@ impl Simulator {
         let n = self.node("node", node)?;
         let d = self.node("dst", dst)?;
         let port = u16::try_from(dst_port).map_err(|_| bad("dst_port", dst_port, "must be in 0..=65535"))?;
-        if !(rate_bps.is_finite() && rate_bps > 0.0) {
-            return Err(bad("rate_bps", rate_bps, "must be positive and finite"));
-        }
         let size = positive_u32("packet_size", packet_size)?;
+        castlab_core::config::check::packet_rate("rate_bps", rate_bps, size).map_err(cfg_err)?;
         let flow = u32_field("flow", flow)?;
         let (s, e) = self.start_stop(start, stop)?;
         let st = CbrStream::new(Dest::Unicast(Addr::new(d, port)), rate_bps, 0);
-        let src = CbrSource::new(vec![st], size, flow, s, e, jitter);
+        let src = CbrSource::try_new(vec![st], size, flow, s, e, jitter).map_err(cfg_err)?;
         self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
     }
 
@@ -386,6 +400,9 @@ impl Simulator {
     fn sink_worst_window_loss(&self, agent: i64, window: f64) -> PyResult<f64> {
         let r = &self.sink(agent)?.records;
         let w = duration_s("window", window)?;
+        if w.is_zero() {
+            return Err(bad("window", window, "must be positive"));
+        }
         let counts: Vec<u64> = r.loss_count.iter().map(|&c| c as u64).collect();
         let (t, rec, lost) = metrics::arrival_process(&r.arr_time_ns, &r.loss_time_ns, &counts);
         Ok(metrics::worst_window_loss(&t, &rec, &lost, w.as_nanos()))

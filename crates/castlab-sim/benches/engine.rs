@@ -45,7 +45,7 @@ fn dumbbell() -> Simulator {
             l,
             None,
             Instant::ZERO,
-            Box::new(CbrSource::new(vec![st], 1000, i, Instant::ZERO, Instant::MAX, true)),
+            Box::new(CbrSource::try_new(vec![st], 1000, i, Instant::ZERO, Instant::MAX, true).expect("valid source")),
         )
         .unwrap();
     }
@@ -65,7 +65,9 @@ fn fanout() -> Simulator {
         s,
         None,
         Instant::ZERO,
-        Box::new(CbrSource::layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true)),
+        Box::new(
+            CbrSource::try_layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source"),
+        ),
     )
     .unwrap();
     for i in 0..1000 {

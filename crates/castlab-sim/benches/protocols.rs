@@ -82,7 +82,8 @@ fn rlm(n: usize) -> Scenario {
     let groups: Vec<GroupId> = (0..6).map(|_| sim.add_group(s).unwrap()).collect();
     let control = sim.add_group(s).unwrap();
     let rates: Vec<f64> = (0..6).map(|m| 32e3 * f64::from(1u32 << m)).collect();
-    let source = CbrSource::layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true);
+    let source =
+        CbrSource::try_layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source");
     sim.add_agent(s, None, Instant::ZERO, Box::new(source)).unwrap();
     let mut rxs: Vec<AgentId> = vec![];
     for (i, t) in starts(1, n, 30.0, 120.0).into_iter().enumerate() {

@@ -18,7 +18,10 @@ fn link(rate: f64, delay: f64, limit: usize) -> LinkConfig {
 }
 
 fn cbr_to(dst: Dest, rate: f64, size: u32, start: f64, stop: f64, jitter: bool) -> Box<CbrSource> {
-    Box::new(CbrSource::new(vec![CbrStream::new(dst, rate, 0)], size, 1, secs(start), secs(stop), jitter))
+    Box::new(
+        CbrSource::try_new(vec![CbrStream::new(dst, rate, 0)], size, 1, secs(start), secs(stop), jitter)
+            .expect("valid source"),
+    )
 }
 
 fn sink(sim: &Simulator, a: AgentId) -> &LayeredSink {
@@ -96,7 +99,9 @@ fn busy_scenario(seed: u64) -> (Simulator, Vec<AgentId>) {
         s,
         None,
         Instant::ZERO,
-        Box::new(CbrSource::layered(&groups, &rates, 1000, 3, Instant::ZERO, Instant::MAX, true)),
+        Box::new(
+            CbrSource::try_layered(&groups, &rates, 1000, 3, Instant::ZERO, Instant::MAX, true).expect("valid source"),
+        ),
     )
     .unwrap();
     let mut sinks = vec![];
@@ -197,7 +202,9 @@ fn chain(join_latency: f64, leave_latency: f64) -> (Simulator, GroupId, [NodeId;
         n[0],
         None,
         Instant::ZERO,
-        Box::new(CbrSource::layered(&[g], &[800e3], 100, 1, Instant::ZERO, Instant::MAX, false)),
+        Box::new(
+            CbrSource::try_layered(&[g], &[800e3], 100, 1, Instant::ZERO, Instant::MAX, false).expect("valid source"),
+        ),
     )
     .unwrap();
     (sim, g, [n[0], n[1], n[2], n[3]])
@@ -259,7 +266,9 @@ fn no_packet_goes_down_a_pruned_branch() {
         s,
         None,
         Instant::ZERO,
-        Box::new(CbrSource::layered(&[g], &[1e6], 1000, 1, Instant::ZERO, Instant::MAX, true)),
+        Box::new(
+            CbrSource::try_layered(&[g], &[1e6], 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source"),
+        ),
     )
     .unwrap();
     let rb = sim.add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(secs(0.5), 1)]))).unwrap();
@@ -293,7 +302,10 @@ fn router_extension_drops_one_layer_on_one_interface_and_sends_reports() {
         s,
         None,
         Instant::ZERO,
-        Box::new(CbrSource::layered(&groups, &[64e3, 128e3, 256e3], 500, 1, Instant::ZERO, Instant::MAX, true)),
+        Box::new(
+            CbrSource::try_layered(&groups, &[64e3, 128e3, 256e3], 500, 1, Instant::ZERO, Instant::MAX, true)
+                .expect("valid source"),
+        ),
     )
     .unwrap();
     let rb = sim

@@ -23,7 +23,8 @@ fn session(sim: &mut Simulator, src: NodeId) -> (Vec<GroupId>, GroupId) {
     let groups: Vec<GroupId> = (0..6).map(|_| sim.add_group(src).unwrap()).collect();
     let control = sim.add_group(src).unwrap();
     let rates: Vec<f64> = (0..6).map(|m| 32_000.0 * f64::from(1u32 << m)).collect();
-    let source = CbrSource::layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true);
+    let source =
+        CbrSource::try_layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source");
     sim.add_agent(src, None, Instant::ZERO, Box::new(source)).unwrap();
     (groups, control)
 }

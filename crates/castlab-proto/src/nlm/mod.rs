@@ -283,7 +283,7 @@ impl NlmSender {
             cfg,
             group,
             layers,
-            cbr: CbrSource::new(streams, packet_size, flow, start, stop, jitter),
+            cbr: CbrSource::try_new(streams, packet_size, flow, start, stop, jitter)?,
             addr: Addr::default(),
             next_sess: Instant::MAX,
             stop,
