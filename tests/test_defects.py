@@ -88,3 +88,14 @@ def test_initial_window_is_bounded():
     sim = _pair()
     with pytest.raises(ValueError, match="^initial_window_segs"):
         sim.add_tcp_flow("s", "d", initial_window_segs=10**9)
+
+
+@pytest.mark.parametrize("kw, field", [
+    (dict(red_w_q=2.0), "red_w_q"),
+    (dict(red_max_p=-1.0), "red_max_p"),
+    (dict(red_min_th=20.0, red_max_th=10.0), "red_max_th"),
+])
+def test_red_errors_name_the_keyword_the_caller_wrote(kw, field):
+    sim = _pair()
+    with pytest.raises(ValueError, match=f"^{field}:"):
+        sim.add_link("s", "d", 1e6, 0.01, queue="red", **kw)

@@ -651,9 +651,10 @@ pub struct LesbccRecords {
     pub li_outcome: Vec<u8>,
 }
 
-const C_INCREASE: usize = 0;
-const C_DECAY: usize = 1;
-const C_TFRC: usize = 2;
+castlab_core::timers! {
+    /// The cascade's timers (Appendix A): rate increase, Max-LPRF decay, TFRC recomputation.
+    pub enum CascadeTimer { Increase, Decay, Tfrc }
+}
 
 /// The whole source-side cascade: RTT estimator, LI2LE, Max-LPRF, ATF and the rate policy.
 #[derive(Clone, Debug)]
@@ -668,7 +669,7 @@ pub struct Cascade {
     /// Current TFRC average loss interval ŝ (None before the first LE).
     s_hat: Option<f64>,
     rng: Rng,
-    timers: TimerTable<3>,
+    timers: TimerTable<CascadeTimer>,
     pub stats: CascadeStats,
     pub records: LesbccRecords,
     /// Record one row per LI and per RTT sample (off in the synthetic drive of large trees).
@@ -705,10 +706,10 @@ impl Cascade {
 
     /// Arm the periodic timers; call once at the start.
     pub fn start(&mut self, now: Instant) {
-        self.timers.set(C_INCREASE, now + self.rtt.plus_sigmas(self.cfg.increase_sigmas));
-        self.timers.set(C_DECAY, now + self.decay_period());
+        self.timers.set(CascadeTimer::Increase, now + self.rtt.plus_sigmas(self.cfg.increase_sigmas));
+        self.timers.set(CascadeTimer::Decay, now + self.decay_period());
         if self.cfg.policy == RatePolicy::Tfrc {
-            self.timers.set(C_TFRC, now + self.rtt.plus_sigmas(0.0));
+            self.timers.set(CascadeTimer::Tfrc, now + self.rtt.plus_sigmas(0.0));
         }
         self.note_rate(now);
     }
@@ -858,7 +859,7 @@ impl Cascade {
     pub fn handle_timeout(&mut self, now: Instant) {
         while let Some(slot) = self.timers.expire(now) {
             match slot {
-                C_INCREASE => {
+                CascadeTimer::Increase => {
                     // Appendix A RateIncreaseTimer: increase unless inside a congestion epoch.
                     let interval = self.rtt.plus_sigmas(self.cfg.increase_sigmas);
                     let congested = self.cfg.atf && self.atf.congested(now);
@@ -867,14 +868,14 @@ impl Cascade {
                         self.aimd.increase(interval.as_secs_f64());
                         self.stats.rate_increases += 1;
                     }
-                    self.timers.set(C_INCREASE, now + interval);
+                    self.timers.set(CascadeTimer::Increase, now + interval);
                 }
-                C_DECAY => {
+                CascadeTimer::Decay => {
                     self.lprf.decay(self.cfg.lprf_decay_factor);
                     self.stats.lprf_decays += 1;
-                    self.timers.set(C_DECAY, now + self.decay_period());
+                    self.timers.set(CascadeTimer::Decay, now + self.decay_period());
                 }
-                _ => {
+                CascadeTimer::Tfrc => {
                     // §4.1: each RTT without congestion, ŝ_0 is recomputed; ŝ = max(ŝ_0, ŝ_1).
                     if let (Some(s0), Some(s1)) = (self.history.average(0), self.history.average(1)) {
                         let s = s0.max(s1).max(1.0);
@@ -884,7 +885,7 @@ impl Cascade {
                             self.aimd.set(eq);
                         }
                     }
-                    self.timers.set(C_TFRC, now + self.rtt.plus_sigmas(0.0).max(Duration::from_millis(1)));
+                    self.timers.set(CascadeTimer::Tfrc, now + self.rtt.plus_sigmas(0.0).max(Duration::from_millis(1)));
                 }
             }
         }
@@ -922,9 +923,10 @@ struct WinSlot {
     repaired: bool,
 }
 
-const T_SEND: usize = 0;
-const T_SILENCE: usize = 1;
-const T_HEARTBEAT: usize = 2;
+castlab_core::timers! {
+    /// The source's timers: pacing, the end of a silence period, tail heartbeats (SPMs).
+    pub enum SourceTimer { Send, Silence, Heartbeat }
+}
 
 /// An LE-SBCC source over the PGM-like transport: paces ODATA (and RDATA, which take
 /// precedence) at the cascade's rate to a group (multicast) or one receiver (unicast, the
@@ -945,7 +947,7 @@ pub struct LesbccSource {
     ncfs: VecDeque<u64>,
     receivers: HashMap<Addr, u32>,
     receiver_addrs: Vec<Addr>,
-    timers: TimerTable<3>,
+    timers: TimerTable<SourceTimer>,
     send_ready: bool,
     next_send: Instant,
     heartbeats_left: u32,
@@ -1016,18 +1018,18 @@ impl LesbccSource {
 
     /// Arm the pacing timer if there is something to send and the ATF is not silent.
     fn arm_send(&mut self) {
-        if !self.started || self.send_ready || self.timers.is_armed(T_SEND) || !self.work_pending() {
+        if !self.started || self.send_ready || self.timers.is_armed(SourceTimer::Send) || !self.work_pending() {
             return;
         }
         if let Some(end) = self.cascade.silence_end().filter(|&t| self.now < t) {
-            self.timers.set(T_SILENCE, end);
+            self.timers.set(SourceTimer::Silence, end);
             return;
         }
         let at = self.next_send.max(self.now);
         if at <= self.now {
             self.send_ready = true;
         } else {
-            self.timers.set(T_SEND, at);
+            self.timers.set(SourceTimer::Send, at);
         }
     }
 
@@ -1073,10 +1075,10 @@ impl LesbccSource {
         }
         if !silenced_before && self.cascade.silenced(now) {
             // The ATF started a silence period: hold the pacer until it ends.
-            self.timers.stop(T_SEND);
+            self.timers.stop(SourceTimer::Send);
             self.send_ready = false;
             if let Some(end) = self.cascade.silence_end() {
-                self.timers.set(T_SILENCE, end);
+                self.timers.set(SourceTimer::Silence, end);
             }
         }
         if !known {
@@ -1125,14 +1127,14 @@ impl Agent for LesbccSource {
         self.now = now;
         while let Some(slot) = self.timers.expire(now) {
             match slot {
-                T_SEND => self.send_ready = true,
-                T_SILENCE => {}
-                _ => {
+                SourceTimer::Send => self.send_ready = true,
+                SourceTimer::Silence => {}
+                SourceTimer::Heartbeat => {
                     if self.heartbeats_left > 0 {
                         self.heartbeats_left -= 1;
                         self.ncfs.push_back(u64::MAX); // marker: an SPM
                         if self.heartbeats_left > 0 {
-                            self.timers.set(T_HEARTBEAT, now + self.cfg.heartbeat_interval);
+                            self.timers.set(SourceTimer::Heartbeat, now + self.cfg.heartbeat_interval);
                         }
                     }
                 }
@@ -1184,7 +1186,7 @@ impl Agent for LesbccSource {
             self.stats.odata_sent += 1;
             self.cascade.on_send();
             if !self.data_left() && self.heartbeats_left > 0 {
-                self.timers.set(T_HEARTBEAT, now + self.cfg.heartbeat_interval);
+                self.timers.set(SourceTimer::Heartbeat, now + self.cfg.heartbeat_interval);
             }
             // the lead in the header counts this packet
             self.packet(PgmHeader::ODATA, seq, size)

@@ -304,11 +304,12 @@ pub fn draw_join_interval(lambda: Duration, rng: &mut Rng) -> Duration {
     Duration::from_secs_f64(l / 2.0 + x.min(4.0 * l))
 }
 
-// Timer slots. Expired timers are handled in deadline order; on a tie the detection timer
-// goes first (an experiment's outcome is settled before the next join-timer is looked at).
-const T_DETECT: usize = 0;
-const T_JOIN: usize = 1;
-const T_SESSION: usize = 2;
+castlab_core::timers! {
+    /// The receiver's timers. Expired timers are handled in deadline order; on a tie the
+    /// detection timer goes first (an experiment's outcome is settled before the next
+    /// join-timer is looked at).
+    pub enum RlmTimer { Detect, Join, Session }
+}
 
 #[derive(Clone, Copy, Debug)]
 struct OwnExperiment {
@@ -336,7 +337,7 @@ pub struct RlmReceiver {
     /// T̂_D and σ̂_D, seconds.
     td_s: f64,
     sd_s: f64,
-    timers: TimerTable<3>,
+    timers: TimerTable<RlmTimer>,
     own: Option<OwnExperiment>,
     /// Start (arrival of the announcement) of the latest foreign experiment per level.
     foreign_start: Vec<Option<Instant>>,
@@ -425,14 +426,14 @@ impl RlmReceiver {
     }
     /// When the pending join-timer fires (only in S below the top level).
     pub fn join_deadline(&self) -> Option<Instant> {
-        self.timers.get(T_JOIN)
+        self.timers.get(RlmTimer::Join)
     }
     /// When the detection timer fires (relaxation in S; state timer in H, M, D).
     pub fn detection_deadline(&self) -> Option<Instant> {
-        self.timers.get(T_DETECT)
+        self.timers.get(RlmTimer::Detect)
     }
     pub fn session_deadline(&self) -> Option<Instant> {
-        self.timers.get(T_SESSION)
+        self.timers.get(RlmTimer::Session)
     }
     /// Estimated number of receivers n̂ (this one included), as of the last update.
     pub fn receivers_estimate(&self) -> u32 {
@@ -527,15 +528,15 @@ impl RlmReceiver {
             // the level's mean, clamped to the current (possibly shrunk) T_max
             let lambda = self.join_mean_s[k].min(self.t_max_effective().as_secs_f64());
             let d = draw_join_interval(Duration::from_secs_f64(lambda), &mut self.rng);
-            self.timers.set(T_JOIN, now + d);
+            self.timers.set(RlmTimer::Join, now + d);
         } else {
-            self.timers.stop(T_JOIN);
+            self.timers.stop(RlmTimer::Join);
         }
     }
 
     fn arm_detection(&mut self, now: Instant) {
         let w = self.window();
-        self.timers.set(T_DETECT, now + w);
+        self.timers.set(RlmTimer::Detect, now + w);
     }
 
     /// Enter S: a pending join-timer (§3.4) and the relaxation clock.
@@ -548,7 +549,7 @@ impl RlmReceiver {
     /// Enter H, M or D: no join-timer outside S; the detection timer bounds the stay.
     fn enter_waiting(&mut self, now: Instant, to: RlmState, cause: Cause) {
         self.set_state(now, to, cause);
-        self.timers.stop(T_JOIN);
+        self.timers.stop(RlmTimer::Join);
         self.arm_detection(now);
     }
 
@@ -665,7 +666,7 @@ impl RlmReceiver {
         let p = self.control_packet(RlmHeader::SESSION, self.level);
         self.send(p);
         let d = self.session_interval().mul_f64(self.rng.uniform_range(0.5, 1.5));
-        self.timers.set(T_SESSION, now + d);
+        self.timers.set(RlmTimer::Session, now + d);
     }
 
     /// RTCP-style deterministic interval (before randomisation).
@@ -805,7 +806,7 @@ impl Agent for RlmReceiver {
         self.state = RlmState::Steady;
         self.enter_steady(now, Cause::DetectionTimer);
         let d = self.session_interval().mul_f64(self.rng.uniform_range(0.5, 1.5));
-        self.timers.set(T_SESSION, now + d);
+        self.timers.set(RlmTimer::Session, now + d);
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
@@ -828,14 +829,11 @@ impl Agent for RlmReceiver {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        loop {
-            let due = (0..3).filter_map(|i| self.timers.get(i).filter(|t| *t <= now).map(|t| (t, i))).min();
-            let Some((_, slot)) = due else { break };
-            self.timers.stop(slot);
-            match slot {
-                T_JOIN => self.on_join_timer(now),
-                T_DETECT => self.on_detection_timer(now),
-                _ => self.on_session_timer(now),
+        while let Some(timer) = self.timers.expire_earliest(now) {
+            match timer {
+                RlmTimer::Join => self.on_join_timer(now),
+                RlmTimer::Detect => self.on_detection_timer(now),
+                RlmTimer::Session => self.on_session_timer(now),
             }
         }
     }

@@ -601,9 +601,10 @@ pub struct TcpSenderStats {
     pub ignored: u64,
 }
 
-const T_RTO: usize = 0;
-const T_START: usize = 1;
-const T_STOP: usize = 2;
+castlab_core::timers! {
+    /// The sender's timers: retransmission timeout, start and stop of the transfer.
+    pub enum SenderTimer { Rto, Start, Stop }
+}
 
 /// A TCP sender: one flow, to one [`TcpSink`].
 #[derive(Debug)]
@@ -613,7 +614,7 @@ pub struct TcpSender {
     flow: u32,
     cc: Box<dyn CongestionControl>,
     rtt: RttEstimator,
-    timers: TimerTable<3>,
+    timers: TimerTable<SenderTimer>,
     /// The latest `now` handed in; stamps segments built in `poll_transmit`.
     now: Instant,
     started: bool,
@@ -839,14 +840,14 @@ impl TcpSender {
         }
         if !self.outstanding() {
             // RFC 6298 §5.2: all outstanding data acknowledged, turn off the timer.
-            self.timers.stop(T_RTO);
+            self.timers.stop(SenderTimer::Rto);
             if matches!(self.cfg.transfer, Transfer::Bytes(n) if ack >= n) && self.completed_at.is_none() {
                 self.completed_at = Some(now);
-                self.timers.stop(T_STOP);
+                self.timers.stop(SenderTimer::Stop);
             }
         } else if r.restart_rto {
             // RFC 6298 §5.3: restart the timer so that it expires after RTO.
-            self.timers.set(T_RTO, now + self.rtt.rto());
+            self.timers.set(SenderTimer::Rto, now + self.rtt.rto());
         }
     }
 
@@ -866,7 +867,7 @@ impl TcpSender {
         });
         // RFC 6298 §5.5: back off the timer; §5.6: start it again for the retransmission.
         self.rtt.back_off();
-        self.timers.set(T_RTO, now + self.rtt.rto());
+        self.timers.set(SenderTimer::Rto, now + self.rtt.rto());
         // RFC 6298 §5.4: retransmit the earliest unacknowledged segment. Everything after it
         // is resent too as the window reopens (go-back-N, as BSD and ns-2 do).
         self.snd_nxt = self.snd_una;
@@ -881,12 +882,12 @@ impl Agent for TcpSender {
         if self.cfg.stop <= now.max(self.cfg.start) {
             self.stopped = true;
         } else if self.cfg.stop != Instant::MAX {
-            self.timers.set(T_STOP, self.cfg.stop);
+            self.timers.set(SenderTimer::Stop, self.cfg.stop);
         }
         if self.cfg.start <= now {
             self.started = true;
         } else {
-            self.timers.set(T_START, self.cfg.start);
+            self.timers.set(SenderTimer::Start, self.cfg.start);
         }
         self.record_cc();
     }
@@ -904,9 +905,9 @@ impl Agent for TcpSender {
         self.now = now;
         while let Some(slot) = self.timers.expire(now) {
             match slot {
-                T_START => self.started = true,
-                T_STOP => self.stopped = true,
-                _ => self.on_rto(now),
+                SenderTimer::Start => self.started = true,
+                SenderTimer::Stop => self.stopped = true,
+                SenderTimer::Rto => self.on_rto(now),
             }
         }
         self.record_cc();
@@ -961,8 +962,8 @@ impl TcpSender {
         self.stats.segments_sent += 1;
         self.stats.payload_bytes_sent += len;
         // RFC 6298 §5.1: start the timer, if it is not running, when data is sent.
-        if !self.timers.is_armed(T_RTO) {
-            self.timers.set(T_RTO, self.now + self.rtt.rto());
+        if !self.timers.is_armed(SenderTimer::Rto) {
+            self.timers.set(SenderTimer::Rto, self.now + self.rtt.rto());
         }
         self.segment(seq, len)
     }
@@ -1000,7 +1001,10 @@ pub struct TcpSinkStats {
     pub ignored: u64,
 }
 
-const T_DELACK: usize = 0;
+castlab_core::timers! {
+    /// The sink's one timer: the delayed ACK (RFC 5681 §4.2).
+    pub enum SinkTimer { DelAck }
+}
 
 /// A TCP receiver for one flow: cumulative ACKs, immediate or delayed (RFC 5681 §4.2).
 #[derive(Debug)]
@@ -1016,7 +1020,7 @@ pub struct TcpSink {
     ts_recent: u64,
     peer: Option<(Dest, u32)>,
     fin_at: Option<Instant>,
-    timers: TimerTable<1>,
+    timers: TimerTable<SinkTimer>,
     now: Instant,
     out: VecDeque<Packet>,
     pub stats: TcpSinkStats,
@@ -1064,7 +1068,7 @@ impl TcpSink {
             ts_ecr: self.ts_recent,
         });
         self.unacked = 0;
-        self.timers.stop(T_DELACK);
+        self.timers.stop(SinkTimer::DelAck);
         self.stats.acks_sent += 1;
         self.out.push_back(p);
     }
@@ -1132,8 +1136,8 @@ impl TcpSink {
         } else if !self.cfg.delayed_ack || self.unacked >= 2 || self.fin_at.is_some() {
             // RFC 5681 §4.2 / RFC 1122 §4.2.3.2: an ACK at least every second segment.
             self.send_ack();
-        } else if !self.timers.is_armed(T_DELACK) {
-            self.timers.set(T_DELACK, now + self.cfg.delayed_ack_timeout);
+        } else if !self.timers.is_armed(SinkTimer::DelAck) {
+            self.timers.set(SinkTimer::DelAck, now + self.cfg.delayed_ack_timeout);
         }
     }
 }
@@ -1167,7 +1171,7 @@ impl Agent for TcpSink {
 
     fn handle_timeout(&mut self, now: Instant) {
         self.now = now;
-        if self.timers.expire(now) == Some(T_DELACK) && self.unacked > 0 {
+        if self.timers.expire(now) == Some(SinkTimer::DelAck) && self.unacked > 0 {
             self.send_ack();
         }
     }

@@ -219,7 +219,15 @@ impl Simulator {
             other => return Err(bad("queue", format!("{other:?}"), "must be \"droptail\" or \"red\"")),
         };
         let cfg = LinkConfig { rate_bps, delay_s: delay, queue: q, loss_ab, loss_ba, cost: nonneg_u64("cost", cost)? };
-        self.inner.add_link(na, nb, &cfg).map(|(x, y)| (x.0, y.0)).map_err(err)
+        self.inner.add_link(na, nb, &cfg).map(|(x, y)| (x.0, y.0)).map_err(|e| {
+            // RedConfig's fields arrive as the red_* keywords: name them as the caller wrote them
+            let f = e.field();
+            if matches!(f, "min_th" | "max_th" | "max_p" | "w_q") {
+                PyValueError::new_err(format!("red_{e}"))
+            } else {
+                err(e)
+            }
+        })
     }
 
     /// The channel id from node `a` to node `b`.
