@@ -99,3 +99,26 @@ def test_red_errors_name_the_keyword_the_caller_wrote(kw, field):
     sim = _pair()
     with pytest.raises(ValueError, match=f"^{field}:"):
         sim.add_link("s", "d", 1e6, 0.01, queue="red", **kw)
+
+
+def test_a_simulator_used_from_another_thread_raises_a_clean_error():
+    import threading
+
+    sim = _pair()
+    caught = []
+
+    def use():
+        try:
+            sim.add_node("x")
+        except BaseException as e:  # the defect was a PanicException (a BaseException)
+            caught.append(e)
+
+    t = threading.Thread(target=use)
+    t.start()
+    t.join(timeout=10)
+    assert len(caught) == 1 and type(caught[0]) is RuntimeError, caught
+    assert "thread" in str(caught[0])
+    sim.add_node("y")  # the owner thread still uses it; nothing was changed by the refused call
+    with pytest.raises(ValueError, match="already exists"):
+        sim.add_node("y")
+    sim.add_node("x")

@@ -100,7 +100,7 @@ pub(crate) fn arr_u64<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyArray1<u6
 }
 
 /// The simulator (see `castlab.Simulator` for the documented Python face).
-#[pyclass(unsendable, module = "castlab._native")]
+#[pyclass(unsendable, subclass, module = "castlab._native")]
 pub struct Simulator {
     pub(crate) inner: castlab_sim::Simulator,
 }
