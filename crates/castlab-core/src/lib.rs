@@ -10,6 +10,7 @@ pub mod codec;
 pub mod config;
 pub mod ids;
 pub mod packet;
+pub mod records;
 pub mod rng;
 pub mod router;
 pub mod time;

@@ -98,6 +98,19 @@ impl RainbowConfig {
     }
 }
 
+castlab_core::records_table!(RainbowRecords {
+    columns: [rx_time_ns, rx_symbol, win_time_ns, win],
+    scalars: [
+        trqs_sent = |r| r.trqs_sent,
+        trqs_raised = |r| r.trqs_raised,
+        losses_timeout = |r| r.losses_timeout,
+        losses_order = |r| r.losses_order,
+        loss_events = |r| r.loss_events,
+        unmatched_replies = |r| r.unmatched_replies,
+        after_done = |r| r.after_done,
+    ],
+});
+
 castlab_core::config_fields!(RainbowConfig {
     request_bytes,
     initial_window,

@@ -21,6 +21,7 @@ mod bcfs;
 mod config;
 mod lesbcc;
 mod nlm;
+mod records;
 mod rlm;
 mod tcp;
 

@@ -220,6 +220,39 @@ impl NlmConfig {
     }
 }
 
+castlab_core::records_table!(SenderRecords {
+    columns: [level_time_ns, level, level_cause, req_time_ns, req_kind, req_level],
+    scalars: [sess_sent = |r| r.sess_sent, data_sent = |r| r.data_sent, data_withheld = |r| r.data_withheld],
+});
+
+castlab_core::records_table!(LmrRecords {
+    columns: [
+        lcur_time_ns,
+        lcur_oif,
+        lcur_group,
+        lcur_old,
+        lcur_new,
+        lcur_cause,
+        req_time_ns,
+        req_event,
+        req_kind,
+        req_group,
+        req_level,
+        req_oif,
+        dec_time_ns,
+        dec_oif,
+        dec_group,
+        dec_kind,
+        dec_level,
+        dec_qlen,
+        intvl_time_ns,
+        intvl_oif,
+        intvl_s,
+        intvl_reason,
+    ],
+    scalars: [sess_processed = |r| r.sess_processed],
+});
+
 /// A request being repeated every `ss_intvl` until `until` (§3.4), by a receiver or an LMR.
 #[derive(Clone, Copy, Debug)]
 struct Repeat {

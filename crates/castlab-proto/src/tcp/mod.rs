@@ -175,6 +175,26 @@ pub use rtt::RttEstimator;
 pub use sender::*;
 pub use sink::*;
 
+castlab_core::records_table!(TcpTrace {
+    columns: [
+        cc_time_ns,
+        cwnd_bytes,
+        ssthresh_bytes,
+        rtt_time_ns,
+        rtt_ns,
+        srtt_ns,
+        rto_ns,
+        retx_time_ns,
+        retx_seq,
+        timeout_time_ns,
+        timeout_rto_ns,
+        ack_time_ns,
+        acked_bytes,
+        retx_kind,
+    ],
+});
+castlab_core::records_table!(SinkTrace { columns: [rx_time_ns, rx_bytes] });
+
 #[cfg(test)]
 mod tests {
     use super::*;
