@@ -154,9 +154,9 @@ impl Envelope {
         Ok(total)
     }
 
-    /// Check and decode one datagram. The checks run in the order of the [`Reject`] reasons
-    /// that are about the envelope itself (form, session, authentication), then the size;
-    /// source and destination are checked by the driver, which knows the addresses.
+    /// Check and decode one datagram: form, session, codec, padding and size (cheap checks
+    /// first), then authentication. Source and destination are checked by the driver, which
+    /// knows the addresses. Decoding before authenticating is safe: the codec never panics.
     pub fn open(&self, d: &[u8]) -> Result<Packet, Reject> {
         if d.len() < HEADER_LEN || d[0..4] != MAGIC || d[4] != VERSION || d[5] & !FLAG_MAC != 0 {
             return Err(Reject::Malformed);
@@ -171,6 +171,13 @@ impl Envelope {
         if session != self.session {
             return Err(Reject::ForeignSession);
         }
+        let p = codec::decode(&d[ov..ov + n]).map_err(|_| Reject::Malformed)?;
+        if d[ov + n..].iter().any(|&b| b != 0) {
+            return Err(Reject::Malformed);
+        }
+        if d.len() != (ov + n).max(p.size_bytes as usize) {
+            return Err(Reject::WrongSize);
+        }
         match (&self.mac, has_mac) {
             (Some(_), false) => return Err(Reject::Unauthenticated),
             (None, true) => return Err(Reject::BadMac),
@@ -181,13 +188,6 @@ impl Envelope {
                 }
             }
             (None, false) => {}
-        }
-        let p = codec::decode(&d[ov..ov + n]).map_err(|_| Reject::Malformed)?;
-        if d[ov + n..].iter().any(|&b| b != 0) {
-            return Err(Reject::Malformed);
-        }
-        if d.len() != (ov + n).max(p.size_bytes as usize) {
-            return Err(Reject::WrongSize);
         }
         Ok(p)
     }
