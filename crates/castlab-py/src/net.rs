@@ -370,29 +370,35 @@ impl NetDriver {
     /// 100 ms; between slices, signals are checked (Ctrl-C raises KeyboardInterrupt, the
     /// records stay) and `status()` is called every `status_interval` seconds.
     #[pyo3(signature = (duration, status=None, status_interval=1.0))]
-    fn run(&mut self, py: Python<'_>, duration: f64, status: Option<Py<PyAny>>, status_interval: f64) -> PyResult<()> {
+    fn run(slf: &Bound<'_, Self>, duration: f64, status: Option<Py<PyAny>>, status_interval: f64) -> PyResult<()> {
+        let py = slf.py();
         let d = duration_s("duration", duration)?;
         let every = duration_s("status_interval", status_interval)?;
         if status.is_some() && every.is_zero() {
             return Err(bad("status_interval", status_interval, "must be positive"));
         }
-        let start = self.inner.now();
+        let start = slf.borrow().inner.now();
         let end = start + d;
         let mut next_status = start + every;
         loop {
-            let now = self.inner.now();
-            if now >= end {
-                return Ok(());
-            }
-            let mut slice_end = end.min(now + SLICE);
-            if status.is_some() {
-                slice_end = slice_end.min(next_status);
-            }
-            let inner = &mut self.inner;
-            py.detach(|| inner.run_until(slice_end)).map_err(net_err)?;
+            // The borrow ends before the callback, which may read the driver.
+            let now = {
+                let mut me = slf.borrow_mut();
+                let now = me.inner.now();
+                if now >= end {
+                    return Ok(());
+                }
+                let mut slice_end = end.min(now + SLICE);
+                if status.is_some() {
+                    slice_end = slice_end.min(next_status);
+                }
+                let inner = &mut me.inner;
+                py.detach(|| inner.run_until(slice_end)).map_err(net_err)?;
+                inner.now()
+            };
             py.check_signals()?;
             if let Some(cb) = &status {
-                if self.inner.now() >= next_status {
+                if now >= next_status {
                     cb.call0(py)?;
                     next_status += every;
                 }
