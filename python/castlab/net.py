@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from castlab._native import NetDriver
+from castlab._native import NetDriver, net_default_config
 
 SOURCE_NODE = 0
 SOURCE_PORT = 1
-#: Shown in --help; the values themselves come from Rust (NetDriver.default_config()).
-DEFAULTS = NetDriver.default_config()
+#: Shown in --help; the values themselves come from Rust (NetConfig::default).
+DEFAULTS = net_default_config()
 
 
 class Stopped(Exception):
@@ -100,6 +100,7 @@ class Session:
     node: int
     allow_any_group: bool
     rate_cap_bps: float
+    rate_cap_burst_bytes: int
     seed: int
 
     @classmethod
@@ -110,7 +111,7 @@ class Session:
         if not source and node == SOURCE_NODE:
             raise ValueError("--node: node 0 is the source host; a receiver needs another node id")
         return cls(a.session, a.key, a.iface_addr, a.ttl, a.port_base, a.group_base, a.group_port,
-                   a.source_addr, addr, node, a.allow_any_group, a.rate_cap, a.seed)
+                   a.source_addr, addr, node, a.allow_any_group, a.rate_cap, a.rate_cap_burst, a.seed)
 
     def group_addr(self, g: int) -> str:
         return str(ipaddress.IPv4Address(self.group_base) + g)
@@ -129,7 +130,8 @@ class Session:
             nodes.append((self.node, self.addr))
         cfg = {"session_id": self.session_id, "key": self.key, "iface_addr": self.iface_addr, "ttl": self.ttl,
                "port_base": self.port_base, "allow_any_group": self.allow_any_group,
-               "rate_cap_bps": self.rate_cap_bps, "seed": self.seed}
+               "rate_cap_bps": self.rate_cap_bps, "rate_cap_burst_bytes": self.rate_cap_burst_bytes,
+               "seed": self.seed}
         return NetDriver(nodes, groups, cfg)
 
 
@@ -275,7 +277,8 @@ class LesbccSourceRole(Role):
         import pandas as pd
 
         tr = self.drv.lesbcc_trace(self.agent)
-        files = _write_prefixed(out, "lesbcc", tr)
+        files = _write_prefixed(out, "lesbcc", tr, {"rtt": ["rtt_time_ns", "rtt_sample_s", "srtt_s", "sigma_s",
+                                                            "rtt_used"]})
         rt = self.drv.rate_timeline()
         df = pd.DataFrame(rt)
         df.insert(0, "time_s", df["time_ns"].to_numpy() / 1e9)
@@ -340,28 +343,29 @@ def _write_frame(stem: Path, df) -> str:
     return str(path)
 
 
-def _write_prefixed(out: Path, name: str, rec: dict) -> list[str]:
-    """Split a records dict into one table per column prefix (``loss_time_ns``, ``loss_count``
-    -> ``<name>_loss``, with a ``time_s`` column added), and its scalars into a JSON file."""
+def _write_prefixed(out: Path, name: str, rec: dict, tables: Optional[dict[str, list[str]]] = None) -> list[str]:
+    """Split a records dict into tables and write each as ``<name>_<table>``: the columns of
+    ``tables[t]`` where given, else one table per column-name prefix (``loss_time_ns``,
+    ``loss_count`` -> table ``loss`` with columns ``time_ns``, ``count``); a ``time_s``
+    column is added beside ``time_ns``. Scalars go to ``<name>_counts.json``."""
     import numpy as np
     import pandas as pd
 
-    tables: dict[str, dict] = {}
+    tables = dict(tables or {})
+    taken = {c for cols in tables.values() for c in cols}
     scalars = {}
     for k, v in rec.items():
-        if isinstance(v, np.ndarray) and "_" in k:
-            prefix, col = k.split("_", 1)
-            tables.setdefault(prefix, {})[col] = v
-        elif isinstance(v, np.ndarray):
-            tables.setdefault(k, {})[k] = v
+        if isinstance(v, np.ndarray):
+            if k not in taken:
+                tables.setdefault(k.split("_", 1)[0], []).append(k)
         else:
             scalars[k] = v
     files = []
-    for prefix, cols in tables.items():
-        df = pd.DataFrame(cols)
+    for t, cols in tables.items():
+        df = pd.DataFrame({c[len(t) + 1:] if c.startswith(t + "_") else c: rec[c] for c in cols})
         if "time_ns" in df:
             df.insert(0, "time_s", df["time_ns"].to_numpy() / 1e9)
-        files.append(_write_frame(out / f"{name}_{prefix}", df))
+        files.append(_write_frame(out / f"{name}_{t}", df))
     if scalars:
         files.append(_write_json(out / f"{name}_counts.json", scalars))
     return files
@@ -470,6 +474,8 @@ def add_parsers(sub) -> None:
         h.add_argument("--out", default=None, help="directory for the records (CSV, or Parquet with pyarrow)")
         h.add_argument("--rate-cap", type=parse_rate, default=DEFAULTS["rate_cap_bps"],
                        help="hard cap on this process's sending rate, bit/s (default %(default).0f)")
+        h.add_argument("--rate-cap-burst", type=int, default=DEFAULTS["rate_cap_burst_bytes"],
+                       help="the cap's token-bucket depth, bytes (default %(default)s)")
         h.add_argument("--config", type=parse_override, action="append", metavar="NAME=VALUE",
                        help="override a protocol config field (repeatable; durations in seconds)")
 

@@ -187,7 +187,7 @@ impl NetDriver {
 impl NetDriver {
     /// `nodes`: (node id, IPv4 address) pairs; `groups`: (group id, multicast address, UDP
     /// port, source node id or None) tuples; `config`: overrides of the driver's settings
-    /// (see `NetDriver.default_config()`; `key` is bytes).
+    /// (see `net_default_config()`; `key` is bytes).
     #[new]
     #[pyo3(signature = (nodes, groups, config=None))]
     fn new(nodes: Vec<(i64, String)>, groups: Vec<(i64, String, i64, Option<i64>)>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
@@ -206,24 +206,6 @@ impl NetDriver {
         }
         let inner = Driver::new(cfg, t).map_err(net_err)?;
         Ok(NetDriver { inner, ids: Vec::new() })
-    }
-
-    /// The driver settings' defaults (the only place they are written is Rust's `Default`).
-    #[staticmethod]
-    fn default_config<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let c = NetConfig::default();
-        let d = PyDict::new(py);
-        d.set_item("session_id", c.session_id)?;
-        d.set_item("key", py.None())?;
-        d.set_item("iface_addr", c.iface_addr.to_string())?;
-        d.set_item("ttl", c.ttl)?;
-        d.set_item("port_base", c.port_base)?;
-        d.set_item("allow_any_group", c.allow_any_group)?;
-        d.set_item("rate_cap_bps", c.rate_cap_bps)?;
-        d.set_item("rate_cap_burst_bytes", c.rate_cap_burst_bytes)?;
-        d.set_item("recv_buffer_bytes", c.recv_buffer_bytes)?;
-        d.set_item("seed", c.seed)?;
-        Ok(d)
     }
 
     /// Seconds since the driver was created (its time zero).
@@ -495,7 +477,26 @@ impl NetDriver {
     }
 }
 
+/// The driver settings' defaults (the only place they are written is Rust's `Default`).
+#[pyfunction]
+fn net_default_config<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    let c = NetConfig::default();
+    let d = PyDict::new(py);
+    d.set_item("session_id", c.session_id)?;
+    d.set_item("key", py.None())?;
+    d.set_item("iface_addr", c.iface_addr.to_string())?;
+    d.set_item("ttl", c.ttl)?;
+    d.set_item("port_base", c.port_base)?;
+    d.set_item("allow_any_group", c.allow_any_group)?;
+    d.set_item("rate_cap_bps", c.rate_cap_bps)?;
+    d.set_item("rate_cap_burst_bytes", c.rate_cap_burst_bytes)?;
+    d.set_item("recv_buffer_bytes", c.recv_buffer_bytes)?;
+    d.set_item("seed", c.seed)?;
+    Ok(d)
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NetDriver>()?;
+    m.add_function(wrap_pyfunction!(net_default_config, m)?)?;
     Ok(())
 }
