@@ -107,11 +107,18 @@ impl Driver {
         cfg.validate()?;
         for (g, e) in table.groups() {
             if !cfg.group_allowed(e.addr) {
-                return Err(invalid("group address", format!("{} for {g}", e.addr), "must be in 239.0.0.0/8 (or allow any group)").into());
+                return Err(invalid(
+                    "group address",
+                    format!("{} for {g}", e.addr),
+                    "must be in 239.0.0.0/8 (or allow any group)",
+                )
+                .into());
             }
             if let Some(s) = e.source {
                 if table.node(s).is_none() {
-                    return Err(invalid("group source", format!("{s} of {g}"), "the source node needs an address").into());
+                    return Err(
+                        invalid("group source", format!("{s} of {g}"), "the source node needs an address").into()
+                    );
                 }
             }
         }
@@ -181,7 +188,10 @@ impl Driver {
     /// now with the simulator's `StartInfo` (its address and `Rng::stream(seed, Agent, id)`),
     /// and apply the driving rule. Returns its index.
     pub fn add_agent(&mut self, id: AgentId, addr: Addr, agent: Box<dyn Agent + Send>) -> Result<usize, NetError> {
-        let ip = self.table.node(addr.node).ok_or_else(|| invalid("node", addr.node.0, "has no address in the session table"))?;
+        let ip = self
+            .table
+            .node(addr.node)
+            .ok_or_else(|| invalid("node", addr.node.0, "has no address in the session table"))?;
         let udp_port = self
             .cfg
             .port_base
@@ -247,7 +257,11 @@ impl Driver {
             }
             let pending = self.slots.iter().any(|s| s.pending) || self.gsocks.iter().any(|g| g.pending);
             let next = self.slots.iter().filter_map(|s| s.armed).min().unwrap_or(Instant::MAX).min(until);
-            let timeout = if pending { std::time::Duration::ZERO } else { std::time::Duration::from_nanos((next - now).as_nanos()) };
+            let timeout = if pending {
+                std::time::Duration::ZERO
+            } else {
+                std::time::Duration::from_nanos((next - now).as_nanos())
+            };
             match self.poll.poll(&mut self.events, Some(timeout)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
@@ -492,7 +506,10 @@ impl Driver {
         s.bind(&SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, udp_port).into()).map_err(io_err(format!("{what}: bind")))?;
         let mut socket = UdpSocket::from_std(s.into());
         let j = self.gsocks.len();
-        self.poll.registry().register(&mut socket, Token(GROUP_TOKEN_BASE + j), Interest::READABLE).map_err(io_err(what))?;
+        self.poll
+            .registry()
+            .register(&mut socket, Token(GROUP_TOKEN_BASE + j), Interest::READABLE)
+            .map_err(io_err(what))?;
         self.gsocks.push(GroupSocket { udp_port, socket, pending: false });
         Ok(j)
     }
@@ -507,7 +524,9 @@ impl Driver {
             None if join => s.join_multicast_v4(&e.addr, &iface),
             None => s.leave_multicast_v4(&e.addr, &iface),
         }
-        .map_err(|err| io::Error::new(err.kind(), format!("{} {g} {}: {err}", if join { "join" } else { "leave" }, e.addr)))
+        .map_err(|err| {
+            io::Error::new(err.kind(), format!("{} {g} {}: {err}", if join { "join" } else { "leave" }, e.addr))
+        })
     }
 
     fn join(&mut self, i: usize, g: GroupId) {
@@ -520,7 +539,10 @@ impl Driver {
             return;
         };
         if self.members[g.index()] == 0 {
-            let r = self.group_socket(e.udp_port).map_err(|e| e.to_string()).and_then(|j| self.membership(j, g, e, true).map_err(|e| e.to_string()));
+            let r = self
+                .group_socket(e.udp_port)
+                .map_err(|e| e.to_string())
+                .and_then(|j| self.membership(j, g, e, true).map_err(|e| e.to_string()));
             if let Err(msg) = r {
                 self.stats.join_errors += 1;
                 self.note_error(msg);

@@ -110,7 +110,12 @@ pub(crate) struct TokenBucket {
 
 impl TokenBucket {
     pub(crate) fn new(rate_bps: f64, burst_bytes: u32) -> Self {
-        TokenBucket { rate_bytes_per_ns: rate_bps / 8e9, burst: burst_bytes as f64, tokens: burst_bytes as f64, last_ns: 0 }
+        TokenBucket {
+            rate_bytes_per_ns: rate_bps / 8e9,
+            burst: burst_bytes as f64,
+            tokens: burst_bytes as f64,
+            last_ns: 0,
+        }
     }
 
     /// Take `bytes` at time `now_ns` if the bucket holds them.

@@ -82,7 +82,10 @@ fn sweep_stale() {
         let name = line.split_whitespace().next().unwrap_or("");
         if let Some(rest) = name.strip_prefix("castlab-t-") {
             let pid = rest.split('-').next().unwrap_or("");
-            if !pid.is_empty() && pid.chars().all(|c| c.is_ascii_digit()) && !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            if !pid.is_empty()
+                && pid.chars().all(|c| c.is_ascii_digit())
+                && !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            {
                 let _ = Command::new("ip").args(["netns", "del", name]).status();
             }
         }

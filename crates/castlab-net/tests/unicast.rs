@@ -231,12 +231,8 @@ fn hostile_datagrams_are_counted_by_reason_and_the_receiver_keeps_working() {
 #[test]
 fn rate_cap_holds_and_counts_what_it_drops() {
     // The source offers 4 Mb/s; the cap is 1 Mb/s with a 16 KB bucket.
-    let cfg = NetConfig {
-        port_base: port_base(2),
-        rate_cap_bps: 1e6,
-        rate_cap_burst_bytes: 16_000,
-        ..NetConfig::default()
-    };
+    let cfg =
+        NetConfig { port_base: port_base(2), rate_cap_bps: 1e6, rate_cap_burst_bytes: 16_000, ..NetConfig::default() };
     let (mut d, _src, sink) = source_and_sink(cfg, 4e6, 1000);
     let t0 = d.now();
     d.run_until(t0 + Duration::from_millis(1500)).unwrap();
@@ -280,5 +276,10 @@ fn bad_configuration_is_an_error_naming_the_field() {
     assert!(d.add_agent(AgentId(0), Addr::new(NodeId(3), 1), sink()).err().unwrap().to_string().starts_with("node"));
     d.add_agent(AgentId(0), Addr::new(NodeId(0), 1), sink()).unwrap();
     assert!(d.add_agent(AgentId(1), Addr::new(NodeId(0), 1), sink()).err().unwrap().to_string().starts_with("port"));
-    assert!(d.add_agent(AgentId(1), Addr::new(NodeId(0), 65_000), sink()).err().unwrap().to_string().starts_with("port"));
+    assert!(d
+        .add_agent(AgentId(1), Addr::new(NodeId(0), 65_000), sink())
+        .err()
+        .unwrap()
+        .to_string()
+        .starts_with("port"));
 }

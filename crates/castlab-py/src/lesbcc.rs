@@ -103,7 +103,11 @@ fn receiver_config(
 
 /// Counters and state of an LE-SBCC source (shared by the simulator and the real-network
 /// bindings); `names` are the receivers in the cascade's order.
-pub(crate) fn lesbcc_stats_dict<'py>(py: Python<'py>, s: &LesbccSource, names: Vec<String>) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn lesbcc_stats_dict<'py>(
+    py: Python<'py>,
+    s: &LesbccSource,
+    names: Vec<String>,
+) -> PyResult<Bound<'py, PyDict>> {
     let c = s.cascade();
     let st = s.stats;
     let cs = c.stats;

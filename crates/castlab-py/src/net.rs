@@ -54,16 +54,28 @@ mod conv {
         v.extract::<bool>().map_err(|_| bad(field, v, "must be a bool"))
     }
     pub fn u32(field: &str, v: &Bound<'_, PyAny>) -> PyResult<u32> {
-        v.extract::<i64>().ok().and_then(|x| u32::try_from(x).ok()).ok_or_else(|| bad(field, v, "must be an integer in 0..2^32"))
+        v.extract::<i64>()
+            .ok()
+            .and_then(|x| u32::try_from(x).ok())
+            .ok_or_else(|| bad(field, v, "must be an integer in 0..2^32"))
     }
     pub fn u16(field: &str, v: &Bound<'_, PyAny>) -> PyResult<u16> {
-        v.extract::<i64>().ok().and_then(|x| u16::try_from(x).ok()).ok_or_else(|| bad(field, v, "must be an integer in 0..=65535"))
+        v.extract::<i64>()
+            .ok()
+            .and_then(|x| u16::try_from(x).ok())
+            .ok_or_else(|| bad(field, v, "must be an integer in 0..=65535"))
     }
     pub fn u64(field: &str, v: &Bound<'_, PyAny>) -> PyResult<u64> {
-        v.extract::<i64>().ok().and_then(|x| u64::try_from(x).ok()).ok_or_else(|| bad(field, v, "must be an integer >= 0"))
+        v.extract::<i64>()
+            .ok()
+            .and_then(|x| u64::try_from(x).ok())
+            .ok_or_else(|| bad(field, v, "must be an integer >= 0"))
     }
     pub fn usize(field: &str, v: &Bound<'_, PyAny>) -> PyResult<usize> {
-        v.extract::<i64>().ok().and_then(|x| usize::try_from(x).ok()).ok_or_else(|| bad(field, v, "must be an integer >= 0"))
+        v.extract::<i64>()
+            .ok()
+            .and_then(|x| usize::try_from(x).ok())
+            .ok_or_else(|| bad(field, v, "must be an integer >= 0"))
     }
     pub fn ipv4(field: &str, v: &Bound<'_, PyAny>) -> PyResult<Ipv4Addr> {
         v.extract::<String>().ok().and_then(|s| s.parse().ok()).ok_or_else(|| bad(field, v, "must be an IPv4 address"))
@@ -149,12 +161,19 @@ impl NetDriver {
         self.inner.agent::<T>(i).ok_or_else(|| bad("agent", agent, what))
     }
 
-    fn add(&mut self, agent_id: i64, node: i64, port: i64, agent: Box<dyn castlab_core::Agent + Send>) -> PyResult<u32> {
+    fn add(
+        &mut self,
+        agent_id: i64,
+        node: i64,
+        port: i64,
+        agent: Box<dyn castlab_core::Agent + Send>,
+    ) -> PyResult<u32> {
         let id = u32::try_from(agent_id).map_err(|_| bad("agent_id", agent_id, "must be >= 0"))?;
         if self.ids.contains(&id) {
             return Err(bad("agent_id", id, "is already in use in this driver"));
         }
-        let port = u16::try_from(port).ok().filter(|p| *p > 0).ok_or_else(|| bad("port", port, "must be in 1..=65535"))?;
+        let port =
+            u16::try_from(port).ok().filter(|p| *p > 0).ok_or_else(|| bad("port", port, "must be in 1..=65535"))?;
         let addr = Addr::new(node_id("node", node)?, port);
         self.inner.add_agent(AgentId(id), addr, agent).map_err(net_err)?;
         self.ids.push(id);
@@ -190,7 +209,11 @@ impl NetDriver {
     /// (see `net_default_config()`; `key` is bytes).
     #[new]
     #[pyo3(signature = (nodes, groups, config=None))]
-    fn new(nodes: Vec<(i64, String)>, groups: Vec<(i64, String, i64, Option<i64>)>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+    fn new(
+        nodes: Vec<(i64, String)>,
+        groups: Vec<(i64, String, i64, Option<i64>)>,
+        config: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
         let cfg = net_config(config)?;
         let mut t = SessionTable::new();
         for (n, ip) in nodes {
@@ -249,7 +272,14 @@ impl NetDriver {
     /// A measuring sink: unicast on its port, and subscribed by level to `groups` following
     /// `schedule`, a list of (time_s in driver time, level).
     #[pyo3(signature = (agent_id, node, port, groups=vec![], schedule=vec![]))]
-    fn add_sink(&mut self, agent_id: i64, node: i64, port: i64, groups: Vec<i64>, schedule: Vec<(f64, i64)>) -> PyResult<u32> {
+    fn add_sink(
+        &mut self,
+        agent_id: i64,
+        node: i64,
+        port: i64,
+        groups: Vec<i64>,
+        schedule: Vec<(f64, i64)>,
+    ) -> PyResult<u32> {
         let gs = if groups.is_empty() { vec![] } else { self.groups("groups", &groups)? };
         let mut sched = Vec::with_capacity(schedule.len());
         for (t, lvl) in schedule {
