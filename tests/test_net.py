@@ -268,3 +268,37 @@ for _ in range(20):
     assert len(after) >= 20, (len(after), src_out)
     assert len(pd.read_csv(tmp_path / "sink" / "losses.csv")) == 0
     assert storm_done > 0
+
+
+# ---- bad input: a clear error naming the field, exit status 2, before any packet is sent
+
+@pytest.mark.parametrize("args, needle", [
+    (["sink", "--duration", "-1"], "--duration"),
+    (["sink", "--status-interval", "0"], "--status-interval"),
+    (["sink", "--level", "9", "--layers", "6"], "schedule"),
+    (["sink", "--layers", "0"], "groups"),
+    (["sink", "--node", "0"], "--node"),
+    (["sink", "--addr", "not-an-ip"], "nodes"),
+    (["sink", "--ttl", "0"], "ttl"),
+    (["sink", "--group-base", "224.0.0.1"], "group address"),
+    (["sink", "--addr", "192.0.2.77"], "bind"),
+    (["rlm-receiver", "--config", "bogus=1"], "config"),
+    (["rlm-receiver", "--config", "t_min=-1"], "t_min"),
+    (["pgm-receiver", "--config", "nak_rpt_ivl=0"], "nak_rpt_ivl"),
+])
+def test_bad_input_is_refused_with_the_field_named(args, needle):
+    # Every case fails while building the role, before a socket sends anything.
+    extra = [] if "--duration" in args else ["--duration", "1"]
+    r = subprocess.run([sys.executable, "-m", "castlab", "net", *args, *extra], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert needle in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("bad", [["--rate-cap", "-5"], ["--rate-cap", "fast"], ["--key", "zz"]])
+def test_bad_flag_values_are_argparse_errors(bad):
+    r = subprocess.run([sys.executable, "-m", "castlab", "net", "sink", *bad], capture_output=True, text=True,
+                       timeout=60)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert bad[0] in r.stderr or "rate" in r.stderr or "key" in r.stderr, r.stderr

@@ -374,6 +374,10 @@ def _write_prefixed(out: Path, name: str, rec: dict, tables: Optional[dict[str, 
 def run_role(args: argparse.Namespace, stream=None) -> int:
     """Run one role to the end of ``--duration`` (or a signal), then write and summarise."""
     stream = sys.stdout if stream is None else stream
+    for flag, v in (("--duration", args.duration), ("--status-interval", args.status_interval)):
+        if not (v > 0 and v != float("inf")):
+            print(f"castlab net {args.role}: {flag}: must be a positive number of seconds (got {v})", file=sys.stderr)
+            return 2
     try:
         role = ROLES[args.role](args)
         role.build()
