@@ -40,6 +40,8 @@ struct PingPong {
     fired: Vec<(Instant, Instant)>,
     pongs: Vec<u64>,
     pings_answered: u64,
+    /// (packet's sent_at, arrival) of every packet received.
+    arrivals: Vec<(Instant, Instant)>,
     out: VecDeque<Packet>,
     next: u64,
 }
@@ -55,6 +57,7 @@ impl PingPong {
             fired: Vec::new(),
             pongs: Vec::new(),
             pings_answered: 0,
+            arrivals: Vec::new(),
             out: VecDeque::new(),
             next: 0,
         }
@@ -69,7 +72,8 @@ impl PingPong {
 
 impl Agent for PingPong {
     fn handle_start(&mut self, _now: Instant, _info: StartInfo) {}
-    fn handle_packet(&mut self, _now: Instant, p: &Packet) {
+    fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        self.arrivals.push((p.sent_at, now));
         if let Header::Control(c) = p.header {
             match c.kind {
                 PING => {
@@ -282,4 +286,40 @@ fn bad_configuration_is_an_error_naming_the_field() {
         .unwrap()
         .to_string()
         .starts_with("port"));
+}
+
+#[test]
+fn sent_at_arrives_on_the_receivers_clock_across_drivers_started_apart() {
+    // Two drivers (as two processes would be) whose time zeros are 300 ms apart: the packet's
+    // sent_at, stamped on the sender's clock, must reach the receiver on the receiver's clock.
+    let base = port_base(4);
+    let cfg = move || NetConfig { port_base: base, session_id: 31, ..NetConfig::default() };
+    let a = Addr::new(NodeId(0), 1);
+    let b = Addr::new(NodeId(1), 2);
+    let mut rx = Driver::new(cfg(), table(2)).unwrap();
+    rx.add_agent(AgentId(1), b, Box::new(PingPong::new(a, vec![]))).unwrap();
+    let sender = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let mut tx = Driver::new(cfg(), table(2)).unwrap();
+        let t0 = tx.now();
+        let pings: Vec<Instant> = (1..=20).map(|k| t0 + Duration::from_millis(10 * k)).collect();
+        tx.add_agent(AgentId(0), a, Box::new(PingPong::new(b, pings))).unwrap();
+        tx.run_until(t0 + Duration::from_millis(400)).unwrap();
+        tx
+    });
+    rx.run_until(rx.now() + Duration::from_millis(900)).unwrap();
+    let tx = sender.join().unwrap();
+    let got = &rx.agent::<PingPong>(0).unwrap().arrivals;
+    assert_eq!(got.len(), 20);
+    for (sent, arrived) in got {
+        // the receiver's clock is ~300 ms ahead of the sender's; a raw copy would be 300 ms off
+        let one_way = arrived.as_nanos() as i64 - sent.as_nanos() as i64;
+        assert!((-1_000_000..100_000_000).contains(&one_way), "one-way {one_way} ns");
+        assert!(sent.as_nanos() > 300_000_000, "sent_at {sent} is on the sender's clock");
+    }
+    // and the pongs came back, on the sender's clock likewise
+    for (sent, arrived) in &tx.agent::<PingPong>(0).unwrap().arrivals {
+        let one_way = arrived.as_nanos() as i64 - sent.as_nanos() as i64;
+        assert!((-1_000_000..100_000_000).contains(&one_way), "one-way {one_way} ns");
+    }
 }
