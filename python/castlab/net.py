@@ -299,9 +299,10 @@ class PgmReceiverRole(Role):
     def status(self) -> str:
         _, rx = self._rates()
         s = self.drv.pgm_receiver_stats(self.agent)
+        # loss: the share of original transmissions found missing (each gap is one sequence number)
         return (f"rate={_fmt_rate(rx)} unique={s['unique']} odata={s['odata']} rdata={s['rdata']} gaps={s['gaps']} "
-                f"naks={s['naks_sent']} repaired={s['repaired']} unrecoverable={s['unrecoverable']} "
-                f"rejected={self._rejected()}")
+                f"loss={_loss(s['gaps'], s['odata']):.2%} naks={s['naks_sent']} repaired={s['repaired']} "
+                f"unrecoverable={s['unrecoverable']} rejected={self._rejected()}")
 
     def write(self, out: Path) -> list[str]:
         return [_write_json(out / "pgm_receiver_stats.json", self.drv.pgm_receiver_stats(self.agent))]
