@@ -252,7 +252,6 @@ for _ in range(20):
     r = subprocess.run(["ip", "netns", "exec", netns, sys.executable, "-c", storm], capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 0, r.stderr
-    storm_done = time.monotonic()
     src_out = src.wait(30)
     sink_out = sink.wait(30)
     assert sink.p.returncode == 0, sink_out
@@ -267,7 +266,6 @@ for _ in range(20):
     after = arr[arr["time_s"] > last - 1.5]
     assert len(after) >= 20, (len(after), src_out)
     assert len(pd.read_csv(tmp_path / "sink" / "losses.csv")) == 0
-    assert storm_done > 0
 
 
 # ---- bad input: a clear error naming the field, exit status 2, before any packet is sent
