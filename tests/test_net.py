@@ -280,6 +280,8 @@ for _ in range(20):
     (["sink", "--ttl", "0"], "ttl"),
     (["sink", "--group-base", "224.0.0.1"], "group address"),
     (["sink", "--addr", "192.0.2.77"], "bind"),
+    (["source", "--base-rate", "1M"], "--rate-cap"),
+    (["source", "--base-rate", "1e12", "--rate-cap", "1e15"], "rates_bps"),
     (["rlm-receiver", "--config", "bogus=1"], "config"),
     (["rlm-receiver", "--config", "t_min=-1"], "t_min"),
     (["pgm-receiver", "--config", "nak_rpt_ivl=0"], "nak_rpt_ivl"),

@@ -189,6 +189,9 @@ class SourceRole(Role):
     def build(self) -> None:
         a = self.args
         rates = [a.base_rate * 2 ** m for m in range(a.layers)]  # RLM §4: 32·2^m kb/s
+        if sum(rates) > self.session.rate_cap_bps:
+            raise ValueError(f"--base-rate: the {a.layers} layers offer {_fmt_rate(sum(rates))}, more than "
+                             f"--rate-cap {_fmt_rate(self.session.rate_cap_bps)}; raise the cap if you mean it")
         self.drv = self.session.driver(self.session.groups(a.layers, control=True))
         self.drv.add_layered_source(self.agent, SOURCE_NODE, SOURCE_PORT, list(range(a.layers)), rates,
                                     packet_size=a.packet_size, flow=a.flow, jitter=not a.no_jitter)

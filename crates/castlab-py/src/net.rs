@@ -263,6 +263,12 @@ impl NetDriver {
             }
         }
         let size = crate::positive_u32("packet_size", packet_size)?;
+        // A packet interval under 10 us is no real-time source: the wall-clock loop would spend
+        // its time queueing packets that the rate cap then drops.
+        let max_rate = size as f64 * 8.0 * 1e5;
+        if let Some(r) = rates_bps.iter().find(|r| **r > max_rate) {
+            return Err(bad("rates_bps", r, "more than 100,000 packets/s on one layer"));
+        }
         let flow = crate::u32_field("flow", flow)?;
         let stop = stop.map(|s| time_s("stop", s)).transpose()?.unwrap_or(Instant::MAX);
         let src = CbrSource::layered(&gs, &rates_bps, size, flow, self.inner.now(), stop, jitter);
