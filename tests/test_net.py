@@ -216,10 +216,14 @@ def envelope(session: int, codec: bytes, size: int, mac_flag: bool = False, extr
 
 
 def test_packet_storm_is_counted_and_the_receiver_keeps_working(netns, roles, tmp_path):
-    sink = roles(netns, "sink", "--addr", "127.0.0.2", "--node", "1", "--level", "1", "--duration", "5",
-                 "--out", str(tmp_path / "sink"))
+    # both take the session from a file: session id 5, two layers
+    sf = tmp_path / "session.json"
+    sf.write_text(json.dumps({"session": 5, "layers": 2, "group-base": "239.255.0.1", "port_base": PORT_BASE}))
+    sink = roles(netns, "sink", "--session-file", str(sf), "--addr", "127.0.0.2", "--node", "1", "--level", "1",
+                 "--duration", "5", "--out", str(tmp_path / "sink"))
     time.sleep(1.0)
-    src = roles(netns, "source", "--duration", "5", "--layers", "2", "--base-rate", "80k", "--packet-size", "500")
+    src = roles(netns, "source", "--session-file", str(sf), "--duration", "5", "--base-rate", "80k",
+                "--packet-size", "500")
     time.sleep(1.5)
     storm = r"""
 import socket, struct, sys
@@ -239,15 +243,15 @@ for k in range(30):
 for _ in range(20):
     s.sendto(envelope(999, ok, 500), group)                                       # foreign session
 for _ in range(20):
-    s.sendto(envelope(1, ok, 500, extra=1), group)                                # wrong size
+    s.sendto(envelope(5, ok, 500, extra=1), group)                                # wrong size
 for _ in range(20):
-    s.sendto(envelope(1, ok, 500, mac_flag=True), group)                          # MAC on an unkeyed session
+    s.sendto(envelope(5, ok, 500, mac_flag=True), group)                          # MAC on an unkeyed session
 to_sink = codec_data(0, 1, None, (1, 1), 500, 1, 10**9, 0)
 for _ in range(20):
-    u.sendto(envelope(1, to_sink, 500), uni)                                      # claims node 0, from .9
+    u.sendto(envelope(5, to_sink, 500), uni)                                      # claims node 0, from .9
 to_other = codec_data(1, 1, None, (1, 2), 500, 1, 10**9, 0)
 for _ in range(20):
-    u.sendto(envelope(1, to_other, 500), uni)                                     # not for this agent
+    u.sendto(envelope(5, to_other, 500), uni)                                     # not for this agent
 """ % (str(Path(__file__).parent), PORT_BASE, PORT_BASE + 1)
     r = subprocess.run(["ip", "netns", "exec", netns, sys.executable, "-c", storm], capture_output=True, text=True,
                        timeout=30)
@@ -259,6 +263,7 @@ for _ in range(20):
     want = {"malformed": 30, "foreign_session": 20, "wrong_size": 20, "bad_mac": 20, "wrong_source": 20,
             "misdirected": 20, "unauthenticated": 0}
     assert {k: st[k] for k in want} == want, sink_out
+    assert json.loads((tmp_path / "sink" / "net_stats.json").read_text())["params"]["session"] == 5
     arr = pd.read_csv(tmp_path / "sink" / "arrivals.csv")
     assert (arr["seq"] == 10**9).sum() == 0
     # it kept receiving after the storm: layer 0 at 80 kb/s of 500-byte packets is 20/s
@@ -283,6 +288,7 @@ for _ in range(20):
     (["source", "--base-rate", "1M"], "--rate-cap"),
     (["source", "--base-rate", "1e12", "--rate-cap", "1e15"], "rates_bps"),
     (["rlm-receiver", "--config", "bogus=1"], "config"),
+    (["sink", "--session-file", "/nonexistent/session.json"], "--session-file"),
     (["rlm-receiver", "--config", "t_min=-1"], "t_min"),
     (["pgm-receiver", "--config", "nak_rpt_ivl=0"], "nak_rpt_ivl"),
 ])
@@ -302,3 +308,11 @@ def test_bad_flag_values_are_argparse_errors(bad):
                        timeout=60)
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert bad[0] in r.stderr or "rate" in r.stderr or "key" in r.stderr, r.stderr
+
+
+def test_session_file_with_an_unknown_key_is_refused(tmp_path):
+    sf = tmp_path / "s.json"
+    sf.write_text(json.dumps({"sesion": 3}))
+    r = subprocess.run([sys.executable, "-m", "castlab", "net", "sink", "--session-file", str(sf)],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "sesion" in r.stderr and "Traceback" not in r.stderr, r.stderr

@@ -84,6 +84,67 @@ def parse_override(text: str) -> tuple[str, object]:
     return k.strip(), val
 
 
+def _key_value(v) -> Optional[bytes]:
+    return None if v is None else parse_key(str(v))
+
+
+#: Settings every process of a session shares: (dest, (converter, default)). The command line's
+#: flags default to "not given" so that a --session-file value applies only where no flag does.
+SESSION_DEFAULTS: dict[str, tuple[Callable, object]] = {
+    "session": (int, DEFAULTS["session_id"]),
+    "key": (_key_value, None),
+    "iface_addr": (str, DEFAULTS["iface_addr"]),
+    "ttl": (int, DEFAULTS["ttl"]),
+    "port_base": (int, DEFAULTS["port_base"]),
+    "group_base": (str, "239.255.0.1"),
+    "group_port": (int, None),
+    "allow_any_group": (bool, False),
+    "source_addr": (str, "127.0.0.1"),
+    "seed": (int, DEFAULTS["seed"]),
+    "layers": (int, 6),
+}
+
+SESSION_FLAGS = [
+    ("--session", "session", {"type": int}, "session id"),
+    ("--key", "key", {"type": parse_key}, "pre-shared key: hex digits or a file holding them"),
+    ("--iface-addr", "iface_addr", {}, "interface address for multicast"),
+    ("--ttl", "ttl", {"type": int}, "multicast TTL"),
+    ("--port-base", "port_base", {"type": int}, "castlab port p is UDP port base+p"),
+    ("--group-base", "group_base", {}, "group g is this address + g"),
+    ("--group-port", "group_port", {"type": int}, "UDP port of every group (None: the port base)"),
+    ("--allow-any-group", "allow_any_group", {"action": "store_true"}, "allow groups outside 239.0.0.0/8"),
+    ("--source-addr", "source_addr", {}, "the source host's address"),
+    ("--seed", "seed", {"type": int}, "master seed"),
+]
+
+
+def resolve_session_settings(args: argparse.Namespace) -> None:
+    """Fill the session settings not given as flags from ``--session-file`` or the defaults.
+    Unknown keys in the file are an error naming them."""
+    data = {}
+    if getattr(args, "session_file", None):
+        try:
+            data = json.loads(Path(args.session_file).read_text())
+        except (OSError, ValueError) as e:
+            raise ValueError(f"--session-file: {e}") from None
+        if not isinstance(data, dict):
+            raise ValueError("--session-file: must hold a JSON object")
+        data = {k.replace("-", "_"): v for k, v in data.items()}
+        unknown = sorted(set(data) - set(SESSION_DEFAULTS))
+        if unknown:
+            raise ValueError(f"--session-file: unknown keys {unknown} (known: {sorted(SESSION_DEFAULTS)})")
+    for dest, (conv, default) in SESSION_DEFAULTS.items():
+        if hasattr(args, dest):
+            continue
+        if dest in data:
+            try:
+                setattr(args, dest, None if data[dest] is None else conv(data[dest]))
+            except (TypeError, ValueError, argparse.ArgumentTypeError) as e:
+                raise ValueError(f"--session-file: {dest}: {e}") from None
+        else:
+            setattr(args, dest, default)
+
+
 @dataclass
 class Session:
     """Everything a role's process needs to address the others."""
@@ -378,6 +439,11 @@ def _write_prefixed(out: Path, name: str, rec: dict, tables: Optional[dict[str, 
 def run_role(args: argparse.Namespace, stream=None) -> int:
     """Run one role to the end of ``--duration`` (or a signal), then write and summarise."""
     stream = sys.stdout if stream is None else stream
+    try:
+        resolve_session_settings(args)
+    except ValueError as e:
+        print(f"castlab net {args.role}: {e}", file=sys.stderr)
+        return 2
     for flag, v in (("--duration", args.duration), ("--status-interval", args.status_interval)):
         if not (v > 0 and v != float("inf")):
             print(f"castlab net {args.role}: {flag}: must be a positive number of seconds (got {v})", file=sys.stderr)
@@ -452,20 +518,13 @@ def add_parsers(sub) -> None:
     roles = net.add_subparsers(dest="role", required=True)
 
     def common(p: argparse.ArgumentParser, receiver: bool) -> None:
-        g = p.add_argument_group("session (the same on every process of a session)")
-        g.add_argument("--session", type=int, default=DEFAULTS["session_id"], help="session id (default %(default)s)")
-        g.add_argument("--key", type=parse_key, default=None,
-                       help="pre-shared key: hex digits or a file holding them (default: none)")
-        g.add_argument("--iface-addr", default=DEFAULTS["iface_addr"],
-                       help="interface address for multicast (default %(default)s: loopback)")
-        g.add_argument("--ttl", type=int, default=DEFAULTS["ttl"], help="multicast TTL (default %(default)s)")
-        g.add_argument("--port-base", type=int, default=DEFAULTS["port_base"],
-                       help="castlab port p is UDP port base+p (default %(default)s)")
-        g.add_argument("--group-base", default="239.255.0.1",
-                       help="group g is this address + g (default %(default)s)")
-        g.add_argument("--group-port", type=int, default=None, help="UDP port of every group (default: --port-base)")
-        g.add_argument("--allow-any-group", action="store_true", help="allow groups outside 239.0.0.0/8")
-        g.add_argument("--source-addr", default="127.0.0.1", help="the source host's address (default %(default)s)")
+        g = p.add_argument_group("session (the same on every process of a session; may come from --session-file)")
+        g.add_argument("--session-file", default=None, metavar="FILE",
+                       help="JSON object of session settings: keys are the flags below and --layers, without "
+                            "the leading dashes (group-base or group_base); flags given on the command line win")
+        for flag, dest, kw, text in SESSION_FLAGS:
+            g.add_argument(flag, dest=dest, default=argparse.SUPPRESS, **kw,
+                           help=f"{text} (default {SESSION_DEFAULTS[dest][1]})")
         h = p.add_argument_group("this process")
         if receiver:
             h.add_argument("--addr", default="127.0.0.2", help="this host's address (default %(default)s)")
@@ -477,7 +536,6 @@ def add_parsers(sub) -> None:
         h.add_argument("--agent-id", type=int, default=None,
                        help="agent id, seeds its random stream with --seed (default: the node id)")
         h.add_argument("--duration", type=float, default=60.0, help="seconds to run (default %(default)s)")
-        h.add_argument("--seed", type=int, default=DEFAULTS["seed"], help="master seed (default %(default)s)")
         h.add_argument("--status-interval", type=float, default=1.0, help="seconds between status lines")
         h.add_argument("--out", default=None, help="directory for the records (CSV, or Parquet with pyarrow)")
         h.add_argument("--rate-cap", type=parse_rate, default=DEFAULTS["rate_cap_bps"],
@@ -489,7 +547,7 @@ def add_parsers(sub) -> None:
 
     p = roles.add_parser("source", help="layered CBR source (RLM §4: layer m at base·2^m)")
     common(p, receiver=False)
-    p.add_argument("--layers", type=int, default=6)
+    p.add_argument("--layers", type=int, default=argparse.SUPPRESS, help="(default 6; may come from --session-file)")
     p.add_argument("--base-rate", type=parse_rate, default=32e3, help="layer 0's rate, bit/s (default 32e3)")
     p.add_argument("--packet-size", type=int, default=1000, help="bytes (default %(default)s)")
     p.add_argument("--flow", type=int, default=1)
@@ -497,11 +555,13 @@ def add_parsers(sub) -> None:
 
     p = roles.add_parser("rlm-receiver", help="RLM receiver (McCanne et al. §3)")
     common(p, receiver=True)
-    p.add_argument("--layers", type=int, default=6, help="must match the source's")
+    p.add_argument("--layers", type=int, default=argparse.SUPPRESS,
+                   help="must match the source's (default 6; may come from --session-file)")
 
     p = roles.add_parser("sink", help="measuring receiver at a fixed level")
     common(p, receiver=True)
-    p.add_argument("--layers", type=int, default=6, help="must match the source's")
+    p.add_argument("--layers", type=int, default=argparse.SUPPRESS,
+                   help="must match the source's (default 6; may come from --session-file)")
     p.add_argument("--level", type=int, default=1, help="layers to subscribe to (default %(default)s)")
 
     p = roles.add_parser("lesbcc-source", help="LE-SBCC source over the PGM-like transport")
