@@ -316,3 +316,39 @@ def test_session_file_with_an_unknown_key_is_refused(tmp_path):
     r = subprocess.run([sys.executable, "-m", "castlab", "net", "sink", "--session-file", str(sf)],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "sesion" in r.stderr and "Traceback" not in r.stderr, r.stderr
+
+
+# ---- the binding's run loop, in process (a unicast sink on loopback: no packet is sent)
+
+def _idle_driver():
+    from castlab._native import NetDriver
+
+    d = NetDriver([(1, "127.0.0.2")], [], {"port_base": 20000 + os.getpid() % 20000})
+    d.add_sink(1, 1, 1)
+    return d
+
+
+def test_run_calls_status_on_schedule_and_returns_at_the_duration():
+    d = _idle_driver()
+    calls = []
+    t0 = time.monotonic()
+    d.run(1.0, status=lambda: calls.append(d.now), status_interval=0.25)
+    wall = time.monotonic() - t0
+    assert 0.95 <= wall < 1.5, wall
+    assert len(calls) in (3, 4), calls  # at 0.25, 0.5, 0.75 (and 1.0 if it falls inside)
+    assert all(b - a > 0.2 for a, b in zip(calls, calls[1:])), calls
+    assert d.stats()["recv_buffer_bytes"] > 0
+
+
+def test_sigint_stops_run_within_the_slice_and_keeps_the_driver():
+    import threading
+
+    d = _idle_driver()
+    threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT)).start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        d.run(10.0)
+    waited = time.monotonic() - t0
+    assert waited < 0.3 + 0.25, waited  # the GIL comes back at least every 100 ms
+    assert d.sink_arrivals(1)["time_ns"].size == 0 and d.now >= 0.3
+    d.run(0.1)  # still usable

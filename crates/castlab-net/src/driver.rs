@@ -138,7 +138,7 @@ impl Driver {
             members: vec![0; groups],
             next_uid: 0,
             buf: vec![0u8; MAX_DATAGRAM + 1].into_boxed_slice(),
-            stats: NetStats { recv_buffer_bytes: u64::MAX, ..NetStats::default() },
+            stats: NetStats::default(),
             timelines: Timelines::default(),
             last_error: None,
         })
@@ -225,7 +225,8 @@ impl Driver {
     fn set_rcvbuf(&mut self, s: &Socket, what: &str) -> Result<(), NetError> {
         s.set_recv_buffer_size(self.cfg.recv_buffer_bytes).map_err(io_err(format!("{what}: SO_RCVBUF")))?;
         let got = s.recv_buffer_size().map_err(io_err(what.to_string()))? as u64;
-        self.stats.recv_buffer_bytes = self.stats.recv_buffer_bytes.min(got);
+        let r = &mut self.stats.recv_buffer_bytes;
+        *r = if *r == 0 { got } else { (*r).min(got) };
         Ok(())
     }
 

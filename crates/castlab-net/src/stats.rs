@@ -37,7 +37,7 @@ pub struct NetStats {
     pub timer_fires: u64,
     pub late_total_ns: u64,
     pub late_max_ns: u64,
-    /// The smallest receive buffer the kernel granted to any of our sockets, bytes.
+    /// The smallest receive buffer the kernel granted to any of our sockets, bytes (0: no socket).
     pub recv_buffer_bytes: u64,
 }
 
