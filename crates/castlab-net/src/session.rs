@@ -99,7 +99,8 @@ impl SessionTable {
 /// The driver's settings. `Default` is the safe set-up: loopback, TTL 1, a 20 Mb/s cap.
 #[derive(Clone, Debug)]
 pub struct NetConfig {
-    /// Session id carried in every envelope; datagrams of other sessions are dropped.
+    /// Session id carried in every envelope; datagrams of other sessions are dropped. Default 1
+    /// (our choice; sessions sharing a network pick distinct ids).
     pub session_id: u32,
     /// Pre-shared key: when set, every datagram carries a truncated HMAC-SHA256 and datagrams
     /// without a valid one are dropped.
@@ -110,7 +111,8 @@ pub struct NetConfig {
     /// IP_MULTICAST_TTL. Default 1: multicast never leaves the link (our choice, the safe one;
     /// a routed testbed needs one more per router hop).
     pub ttl: u32,
-    /// castlab port p is UDP port `port_base + p`.
+    /// castlab port p is UDP port `port_base + p`. Default 47000 (our choice: a fixed base so
+    /// that the processes of a session agree without being told; any free range will do).
     pub port_base: u16,
     /// Allow multicast addresses outside 239.0.0.0/8 (the administratively scoped block,
     /// RFC 2365). Default false.
@@ -126,7 +128,7 @@ pub struct NetConfig {
     /// 20 Mb/s cap; the kernel may clamp it to net.core.rmem_max, reported in the counters).
     pub recv_buffer_bytes: usize,
     /// Master seed: agent `a`'s random stream is `Rng::stream(seed, Agent, a)`, as in the
-    /// simulator.
+    /// simulator. Default 0.
     pub seed: u64,
 }
 
