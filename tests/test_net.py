@@ -117,7 +117,7 @@ def test_source_rlm_receiver_and_sink_roles(netns, roles, tmp_path):
     fast_rlm = ["--config", "t_min=0.3", "--config", "detection_init=0.2", "--config", "detection_dev_init=0.05"]
     rlm = roles(netns, "rlm-receiver", "--addr", "127.0.0.2", "--node", "1", "--duration", "60",
                 "--out", str(tmp_path / "rlm"), *fast_rlm)
-    sink = roles(netns, "sink", "--addr", "127.0.0.3", "--node", "2", "--level", "2", "--duration", "4.5",
+    sink = roles(netns, "sink", "--addr", "127.0.0.3", "--node", "2", "--level", "2", "--duration", "7",
                  "--out", str(tmp_path / "sink"))
     time.sleep(1.0)  # the receivers' interpreters start and join
     src = roles(netns, "source", "--duration", "4", "--layers", "6", "--base-rate", "32k")
@@ -148,8 +148,9 @@ def test_source_rlm_receiver_and_sink_roles(netns, roles, tmp_path):
     assert list(arr.columns) == list(frames.arrivals_frame(sim, a).columns)
     assert list(pd.read_csv(tmp_path / "sink" / "losses.csv").columns) == list(frames.losses_frame(sim, a).columns)
     assert set(arr["layer"]) == {0, 1}
-    # 32 + 64 kb/s of 1000-byte packets: 12 packets/s, over the ~4 s the source ran
-    assert 35 <= len(arr) <= 60, len(arr)
+    # 32 + 64 kb/s of 1000-byte packets: 12 packets/s over the 4 s the source ran (the sink
+    # runs longer and sees all of it), up to the source's jitter
+    assert 42 <= len(arr) <= 54, len(arr)
     assert len(pd.read_csv(tmp_path / "sink" / "losses.csv")) == 0
     st = json.loads((tmp_path / "sink" / "net_stats.json").read_text())
     assert st["stats"]["delivered"] == len(arr)

@@ -249,9 +249,10 @@ fn layered_source_sink_and_rlm_receiver_over_loopback_multicast() {
     assert_eq!(sk.rejected_total(), 0);
     assert_eq!(sink.joined(0), &[GroupId(0)]);
     // layer 1 arrivals until the leave match what the source sent on it in that time (16 per
-    // second at layer 0, 32 at layer 1), up to the start-up offsets of the threads
+    // second at layer 0, 32 at layer 1) over the ~1.4 s between the source's start and the
+    // leave; the lower bound leaves room for a slow start of the source's thread
     let l1 = count(1, 0, leave_ns) as f64;
-    assert!((30.0..=55.0).contains(&l1), "layer 1 packets before the leave: {l1}");
+    assert!((20.0..=55.0).contains(&l1), "layer 1 packets before the leave: {l1}");
 
     // The RLM receiver climbed (no loss on loopback), its membership follows its level, it
     // heard nobody else, and the forged and malformed control datagrams were counted.
