@@ -278,3 +278,90 @@ def lesbcc_synthetic(
 def tfrc_average_interval(intervals: list[int], s0: int, i: int = 1, n: int = 8, alpha: float = 0.95) -> Optional[float]:
     """ŝ_i of LE-SBCC §4.1 over loss intervals given newest first."""
     ...
+
+# --- real-network driver (crates/castlab-py/src/net.rs) ---
+class NetDriver:
+    """castlab's agents on UDP sockets and IP multicast, on the wall clock (castlab-net).
+    Agents are named by the agent id given when adding them; records come back in the same
+    dicts as the simulator's. See docs/real-network.md."""
+
+    def __init__(
+        self,
+        nodes: list[tuple[int, str]],
+        groups: list[tuple[int, str, int, Optional[int]]],
+        config: Optional[dict[str, object]] = None,
+    ) -> None: ...
+    @property
+    def now(self) -> float:
+        """Seconds since the driver was created."""
+        ...
+    def add_layered_source(
+        self,
+        agent_id: int,
+        node: int,
+        port: int,
+        groups: list[int],
+        rates_bps: list[float],
+        packet_size: int = 1000,
+        flow: int = 0,
+        jitter: bool = True,
+        stop: Optional[float] = None,
+    ) -> int: ...
+    def add_sink(
+        self, agent_id: int, node: int, port: int, groups: list[int] = ..., schedule: list[tuple[float, int]] = ...
+    ) -> int: ...
+    def add_rlm_receiver(
+        self,
+        agent_id: int,
+        node: int,
+        port: int,
+        data_groups: list[int],
+        control_group: int,
+        **config: ConfigValue,
+    ) -> int:
+        """An RLM receiver on sockets. Overrides: config_defaults("rlm")."""
+        ...
+    def add_lesbcc_source(
+        self,
+        agent_id: int,
+        node: int,
+        port: int,
+        group: int,
+        flow: int = 0,
+        **config: ConfigValue,
+    ) -> int:
+        """An LE-SBCC source over the PGM-like transport. Overrides: config_defaults("lesbcc")."""
+        ...
+    def add_pgm_receiver(
+        self,
+        agent_id: int,
+        node: int,
+        port: int,
+        group: Optional[int] = None,
+        flow: int = 0,
+        **config: ConfigValue,
+    ) -> int:
+        """A PGM receiver that NAKs its losses. Overrides: config_defaults("pgm")."""
+        ...
+    def run(self, duration: float, status: Optional[object] = None, status_interval: float = 1.0) -> None:
+        """Run `duration` s of wall clock; GIL released in <= 100 ms slices, signals checked
+        between them, `status()` called every `status_interval` s."""
+        ...
+    def stats(self) -> dict[str, object]: ...
+    def joined(self, agent: int) -> list[int]: ...
+    def agents(self) -> list[int]: ...
+    def level_timeline(self) -> dict[str, npt.NDArray[np.integer]]: ...
+    def rate_timeline(self) -> dict[str, npt.NDArray[np.generic]]: ...
+    def source_sent(self, agent: int) -> list[int]: ...
+    def sink_arrivals(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
+    def sink_losses(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
+    def sink_level(self, agent: int) -> int: ...
+    def rlm_records(self, agent: int) -> dict[str, object]: ...
+    def rlm_status(self, agent: int) -> dict[str, object]: ...
+    def lesbcc_stats(self, agent: int) -> dict[str, object]: ...
+    def lesbcc_trace(self, agent: int) -> dict[str, npt.NDArray[np.generic]]: ...
+    def pgm_receiver_stats(self, agent: int) -> dict[str, object]: ...
+
+def net_default_config() -> dict[str, object]:
+    """The real-network driver's default settings (Rust's NetConfig::default)."""
+    ...

@@ -8,6 +8,7 @@ import sys
 import time
 from pathlib import Path
 
+from castlab import net
 from castlab.experiments import REGISTRY
 from castlab.experiments.common import write_summary
 
@@ -102,6 +103,7 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--duration", type=float, default=60.0)
     d.add_argument("--seed", type=int, default=1)
     d.set_defaults(fn=_cmd_run)
+    net.add_parsers(sub)
     args = p.parse_args(argv)
     return args.fn(args)
 

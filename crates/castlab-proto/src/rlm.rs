@@ -144,6 +144,38 @@ impl Default for RlmConfig {
     }
 }
 
+castlab_core::records_table!(RlmRecords {
+    columns: [
+        level_time_ns,
+        level,
+        exp_start_ns,
+        exp_level,
+        exp_outcome,
+        exp_end_ns,
+        exp_detect_ns,
+        trans_time_ns,
+        trans_from,
+        trans_to,
+        trans_cause,
+        loss_time_ns,
+        loss_layer,
+        loss_count,
+        arr_time_ns,
+        supp_time_ns,
+        supp_level,
+        shared_time_ns,
+        shared_level,
+        heard_time_ns,
+        heard_level,
+    ],
+    scalars: [
+        received = |r| r.received,
+        lost = |r| r.lost(),
+        control_sent = |r| r.control_sent,
+        ignored = |r| r.ignored,
+    ],
+});
+
 castlab_core::config_fields!(RlmConfig {
     alpha,
     beta,

@@ -12,7 +12,7 @@ use pyo3::types::PyDict;
 
 use crate::config::cfg_err;
 use castlab_core::{Addr, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId};
-use castlab_proto::{CbrSource, CbrStream, LayeredSink};
+use castlab_proto::{CbrSource, CbrStream, LayeredSink, SinkRecords};
 use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError};
@@ -20,6 +20,7 @@ use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError};
 mod bcfs;
 mod config;
 mod lesbcc;
+mod net;
 mod nlm;
 mod records;
 mod rlm;
@@ -98,6 +99,41 @@ pub(crate) fn counters<'py>(py: Python<'py>, pairs: &[(&str, u64)]) -> PyResult<
 
 pub(crate) fn arr_u64<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyArray1<u64>> {
     PyArray1::from_slice(py, v)
+}
+
+/// A sink's arrivals as numpy arrays (shared by the simulator and the real-network bindings).
+pub(crate) fn sink_arrivals_dict<'py>(py: Python<'py>, r: &SinkRecords) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("time_ns", arr_u64(py, &r.arr_time_ns))?;
+    d.set_item("flow", PyArray1::from_slice(py, &r.arr_flow))?;
+    d.set_item("layer", PyArray1::from_slice(py, &r.arr_layer))?;
+    d.set_item("seq", arr_u64(py, &r.arr_seq))?;
+    d.set_item("size", PyArray1::from_slice(py, &r.arr_size))?;
+    Ok(d)
+}
+
+/// A sink's detected losses as numpy arrays (shared like [`sink_arrivals_dict`]).
+pub(crate) fn sink_losses_dict<'py>(py: Python<'py>, r: &SinkRecords) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("time_ns", arr_u64(py, &r.loss_time_ns))?;
+    d.set_item("flow", PyArray1::from_slice(py, &r.loss_flow))?;
+    d.set_item("layer", PyArray1::from_slice(py, &r.loss_layer))?;
+    d.set_item("count", PyArray1::from_slice(py, &r.loss_count))?;
+    Ok(d)
+}
+
+/// Subscription-level changes as numpy arrays: time_ns, agent, level.
+pub(crate) fn level_timeline_dict<'py>(
+    py: Python<'py>,
+    time_ns: &[u64],
+    agent: &[u32],
+    level: &[u32],
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("time_ns", arr_u64(py, time_ns))?;
+    d.set_item("agent", PyArray1::from_slice(py, agent))?;
+    d.set_item("level", PyArray1::from_slice(py, level))?;
+    Ok(d)
 }
 
 /// The simulator (see `castlab.Simulator` for the documented Python face).
@@ -384,25 +420,12 @@ impl Simulator {
 
     /// A sink's arrivals: time_ns, flow, layer, seq, size (numpy arrays).
     fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        let r = &self.sink(agent)?.records;
-        let d = PyDict::new(py);
-        d.set_item("time_ns", arr_u64(py, &r.arr_time_ns))?;
-        d.set_item("flow", PyArray1::from_slice(py, &r.arr_flow))?;
-        d.set_item("layer", PyArray1::from_slice(py, &r.arr_layer))?;
-        d.set_item("seq", arr_u64(py, &r.arr_seq))?;
-        d.set_item("size", PyArray1::from_slice(py, &r.arr_size))?;
-        Ok(d)
+        sink_arrivals_dict(py, &self.sink(agent)?.records)
     }
 
     /// A sink's detected losses: time_ns, flow, layer, count (numpy arrays).
     fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        let r = &self.sink(agent)?.records;
-        let d = PyDict::new(py);
-        d.set_item("time_ns", arr_u64(py, &r.loss_time_ns))?;
-        d.set_item("flow", PyArray1::from_slice(py, &r.loss_flow))?;
-        d.set_item("layer", PyArray1::from_slice(py, &r.loss_layer))?;
-        d.set_item("count", PyArray1::from_slice(py, &r.loss_count))?;
-        Ok(d)
+        sink_losses_dict(py, &self.sink(agent)?.records)
     }
 
     /// Worst-case loss rate of a sink over windows of `window` seconds (RLM §4.2).
@@ -507,11 +530,7 @@ impl Simulator {
     /// Subscription-level changes of every receiver: time_ns, agent, level.
     fn level_timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let t = self.inner.timelines();
-        let d = PyDict::new(py);
-        d.set_item("time_ns", arr_u64(py, &t.level_time_ns))?;
-        d.set_item("agent", PyArray1::from_slice(py, &t.level_agent))?;
-        d.set_item("level", PyArray1::from_slice(py, &t.level))?;
-        Ok(d)
+        level_timeline_dict(py, &t.level_time_ns, &t.level_agent, &t.level)
     }
 
     /// Whether `node` currently forwards `group` on `channel`.
@@ -557,6 +576,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(transmission_ns, m)?)?;
     m.add_function(wrap_pyfunction!(config::config_defaults, m)?)?;
     lesbcc::register(m)?;
+    net::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
