@@ -15,6 +15,7 @@ pub enum Column<'a> {
     U64(&'a [u64]),
     I64(&'a [i64]),
     F64(&'a [f64]),
+    Bool(&'a [bool]),
 }
 
 impl Column<'_> {
@@ -26,6 +27,7 @@ impl Column<'_> {
             Column::U64(c) => c.len(),
             Column::I64(c) => c.len(),
             Column::F64(c) => c.len(),
+            Column::Bool(c) => c.len(),
         }
     }
     pub fn is_empty(&self) -> bool {
@@ -47,7 +49,7 @@ macro_rules! column_from {
         }
     )*};
 }
-column_from!(u8 => U8, u16 => U16, u32 => U32, u64 => U64, i64 => I64, f64 => F64);
+column_from!(u8 => U8, u16 => U16, u32 => U32, u64 => U64, i64 => I64, f64 => F64, bool => Bool);
 
 /// A value beside the columns (a counter, a time in seconds, a flag).
 #[derive(Clone, Copy, Debug, PartialEq)]

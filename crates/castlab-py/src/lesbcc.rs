@@ -82,19 +82,7 @@ pub(crate) fn lesbcc_stats_dict<'py>(
 
 /// Records of an LE-SBCC source as numpy arrays (shared like [`lesbcc_stats_dict`]).
 pub(crate) fn lesbcc_trace_dict<'py>(py: Python<'py>, s: &LesbccSource) -> PyResult<Bound<'py, PyDict>> {
-    let r = &s.cascade().records;
-    let d = PyDict::new(py);
-    d.set_item("rate_time_ns", arr_u64(py, &r.rate_time_ns))?;
-    d.set_item("rate_bps", PyArray1::from_slice(py, &r.rate_bps))?;
-    d.set_item("rtt_time_ns", arr_u64(py, &r.rtt_time_ns))?;
-    d.set_item("rtt_sample_s", PyArray1::from_slice(py, &r.rtt_sample_s))?;
-    d.set_item("srtt_s", PyArray1::from_slice(py, &r.srtt_s))?;
-    d.set_item("sigma_s", PyArray1::from_slice(py, &r.sigma_s))?;
-    d.set_item("rtt_used", PyArray1::from_vec(py, r.rtt_used.clone()))?;
-    d.set_item("li_time_ns", arr_u64(py, &r.li_time_ns))?;
-    d.set_item("li_receiver", PyArray1::from_slice(py, &r.li_receiver))?;
-    d.set_item("li_outcome", PyArray1::from_slice(py, &r.li_outcome))?;
-    Ok(d)
+    crate::records::table(py, &s.cascade().records)
 }
 
 /// Counters of a PGM receiver (shared like [`lesbcc_stats_dict`]).

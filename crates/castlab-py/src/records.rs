@@ -18,6 +18,7 @@ pub(crate) fn fill<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, t: &impl Table)
             Column::U64(v) => d.set_item(name, PyArray1::from_slice(py, v))?,
             Column::I64(v) => d.set_item(name, PyArray1::from_slice(py, v))?,
             Column::F64(v) => d.set_item(name, PyArray1::from_slice(py, v))?,
+            Column::Bool(v) => d.set_item(name, PyArray1::from_slice(py, v))?,
         }
     }
     for (name, s) in t.scalars() {

@@ -216,6 +216,21 @@ impl LesbccConfig {
     }
 }
 
+castlab_core::records_table!(LesbccRecords {
+    columns: [
+        rate_time_ns,
+        rate_bps,
+        rtt_time_ns,
+        rtt_sample_s,
+        srtt_s,
+        sigma_s,
+        rtt_used,
+        li_time_ns,
+        li_receiver,
+        li_outcome,
+    ],
+});
+
 castlab_core::config_enum!(RatePolicy { Aimd => "aimd", Tfrc => "tfrc" });
 
 castlab_core::config_fields!(LesbccConfig {
