@@ -53,8 +53,20 @@ pub struct StartInfo {
     pub rng: Rng,
 }
 
+/// Reading a hosted agent or extension back as its concrete type (monitors, bindings).
+/// Implemented for every `'static` type, so agents and extensions never write it.
+pub trait AsAny: Any {
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Any> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
 /// A sans-IO protocol endpoint. See the module documentation for the driving rule.
-pub trait Agent: Any {
+pub trait Agent: AsAny {
     /// Called once, at the agent's start time.
     fn handle_start(&mut self, now: Instant, info: StartInfo);
     /// A packet addressed to this agent (unicast to its port, or to a group it joined).
@@ -70,8 +82,6 @@ pub trait Agent: Any {
     fn poll_event(&mut self) -> Option<AgentEvent> {
         None
     }
-    /// For reading an agent's records back (monitors, Python bindings).
-    fn as_any(&self) -> &dyn Any;
 }
 
 /// The timers of one agent: a field-less enum whose [`Timer::VALUES`] lists every variant, so

@@ -5,7 +5,6 @@
 //! Alone in its test binary, so that no other test's allocations are counted.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::any::Any;
 use std::net::Ipv4Addr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -68,9 +67,6 @@ impl Agent for Blaster {
     }
     fn poll_timeout(&self) -> Option<Instant> {
         Some(self.next)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

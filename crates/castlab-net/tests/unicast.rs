@@ -6,7 +6,6 @@
 //! Each test takes its own UDP port range, derived from the process id, so parallel tests and
 //! parallel runs do not collide.
 
-use std::any::Any;
 use std::collections::VecDeque;
 use std::net::{Ipv4Addr, UdpSocket};
 
@@ -103,9 +102,6 @@ impl Agent for PingPong {
     }
     fn poll_timeout(&self) -> Option<Instant> {
         self.deadlines.front().copied()
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

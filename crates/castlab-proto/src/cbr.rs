@@ -7,8 +7,6 @@
 //! (§4: six layers at 32·2^m kb/s, m = 0..5, 1 KB packets). A unicast CBR source is a single
 //! stream to an address. Jitter can be switched off for exact-rate traffic.
 
-use core::any::Any;
-
 use castlab_core::{Agent, ConfigError, Dest, Duration, Instant, Packet, Rng, StartInfo};
 
 /// One constant-rate stream of a source.
@@ -159,10 +157,6 @@ impl Agent for CbrSource {
 
     fn poll_timeout(&self) -> Option<Instant> {
         self.streams.iter().map(|s| s.next_at).filter(|t| *t != Instant::MAX).min()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

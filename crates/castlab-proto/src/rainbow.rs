@@ -24,7 +24,6 @@
 //!   losses); the source echoes the level, so one reply clears the stale state; once a reply at
 //!   the TRQ's level arrives, the label returns to level 1 (§III-C).
 
-use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{Addr, Agent, ConfigError, Duration, Instant, Packet, StartInfo};
@@ -482,10 +481,6 @@ impl Agent for RainbowReceiver {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

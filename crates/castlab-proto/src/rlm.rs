@@ -39,7 +39,6 @@
 //! Driving follows [`castlab_core::agent`]; the receiver keeps its join, detection and session
 //! timers in a [`TimerTable`]. Everything it does is recorded in [`RlmRecords`].
 
-use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{
@@ -880,10 +879,6 @@ impl Agent for RlmReceiver {
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
         self.events.pop_front()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -11,8 +11,6 @@
 //! arrivals but not gap-checked: on a long path the tail of the old subscription can arrive
 //! after the re-join, and would otherwise make the jump to the new packets look like a loss.
 
-use core::any::Any;
-
 use castlab_core::{Agent, AgentEvent, GroupId, Instant, Packet, StartInfo};
 
 /// Columnar records of one sink.
@@ -173,10 +171,6 @@ impl Agent for LayeredSink {
         } else {
             Some(self.events.remove(0))
         }
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

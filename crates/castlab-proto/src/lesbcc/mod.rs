@@ -22,7 +22,6 @@
 //! [`run_synthetic`] drives the cascade directly with synthetic LI streams (the set-up of
 //! §3.1.4, Fig. 11: one router, constant RTTs, independent uniform losses).
 
-use core::any::Any;
 use std::collections::{HashMap, VecDeque};
 
 use castlab_core::{

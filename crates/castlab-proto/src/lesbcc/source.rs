@@ -320,8 +320,4 @@ impl Agent for LesbccSource {
     fn poll_event(&mut self) -> Option<AgentEvent> {
         self.pending_event.take().map(|rate_bps| AgentEvent::RateChanged { rate_bps })
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }

@@ -64,7 +64,6 @@
 //!   §3.4's receivers measure. The receiver requests DROP_REQ(S, L) for the highest layer L it
 //!   received in the window.
 
-use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{

@@ -224,8 +224,4 @@ impl Agent for NlmReceiver {
     fn poll_event(&mut self) -> Option<AgentEvent> {
         self.events.pop()
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }

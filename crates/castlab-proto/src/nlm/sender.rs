@@ -188,8 +188,4 @@ impl Agent for NlmSender {
             Some(self.events.remove(0))
         }
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }

@@ -17,7 +17,6 @@
 //! Per-flow traces ([`TcpTrace`], [`SinkTrace`]) are columnar vectors that a caller reads after
 //! a run (`Simulator::agent::<TcpSender>(id)`).
 
-use core::any::Any;
 use core::fmt::Debug;
 use std::collections::VecDeque;
 

@@ -426,10 +426,6 @@ impl Agent for TcpSender {
     fn poll_timeout(&self) -> Option<Instant> {
         self.timers.next()
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 impl TcpSender {

@@ -216,8 +216,4 @@ impl Agent for TcpSink {
     fn poll_timeout(&self) -> Option<Instant> {
         self.timers.next()
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
