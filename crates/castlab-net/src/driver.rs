@@ -392,24 +392,12 @@ impl Driver {
 
     fn read_agent_socket(&mut self, i: usize) {
         for _ in 0..READS_PER_TURN {
-            let (n, from) = match self.slots[i].socket.recv_from(&mut self.buf) {
-                Ok(x) => x,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+            let (mut p, from) = match receive(&self.slots[i].socket, &mut self.buf, &self.envelope, &mut self.stats) {
+                Received::Packet(p, from) => (p, from),
+                Received::Skip => continue,
+                Received::Drained => {
                     self.slots[i].pending = false;
                     return;
-                }
-                Err(_) => {
-                    self.stats.recv_errors += 1;
-                    continue;
-                }
-            };
-            self.stats.datagrams_received += 1;
-            self.stats.bytes_received += n as u64;
-            let mut p = match self.envelope.open(&self.buf[..n]) {
-                Ok(p) => p,
-                Err(r) => {
-                    self.stats.rejected[r as usize] += 1;
-                    continue;
                 }
             };
             if p.dst != Dest::Unicast(self.slots[i].addr) {
@@ -434,24 +422,12 @@ impl Driver {
 
     fn read_group_socket(&mut self, j: usize) {
         for _ in 0..READS_PER_TURN {
-            let (n, from) = match self.gsocks[j].socket.recv_from(&mut self.buf) {
-                Ok(x) => x,
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+            let (mut p, from) = match receive(&self.gsocks[j].socket, &mut self.buf, &self.envelope, &mut self.stats) {
+                Received::Packet(p, from) => (p, from),
+                Received::Skip => continue,
+                Received::Drained => {
                     self.gsocks[j].pending = false;
                     return;
-                }
-                Err(_) => {
-                    self.stats.recv_errors += 1;
-                    continue;
-                }
-            };
-            self.stats.datagrams_received += 1;
-            self.stats.bytes_received += n as u64;
-            let mut p = match self.envelope.open(&self.buf[..n]) {
-                Ok(p) => p,
-                Err(r) => {
-                    self.stats.rejected[r as usize] += 1;
-                    continue;
                 }
             };
             let entry = match p.dst {
@@ -567,6 +543,37 @@ impl Driver {
                 self.stats.join_errors += 1;
                 self.note_error(err.to_string());
             }
+        }
+    }
+}
+
+/// One datagram read from a socket.
+enum Received {
+    /// A datagram that passed the envelope (session, MAC, size), with its sender.
+    Packet(Packet, SocketAddr),
+    /// A datagram counted and dropped, or a read error counted: read on.
+    Skip,
+    /// Nothing left to read.
+    Drained,
+}
+
+/// Read one datagram and open its envelope, counting what arrives and what is rejected.
+fn receive(socket: &UdpSocket, buf: &mut [u8], envelope: &Envelope, stats: &mut NetStats) -> Received {
+    let (n, from) = match socket.recv_from(buf) {
+        Ok(x) => x,
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Received::Drained,
+        Err(_) => {
+            stats.recv_errors += 1;
+            return Received::Skip;
+        }
+    };
+    stats.datagrams_received += 1;
+    stats.bytes_received += n as u64;
+    match envelope.open(&buf[..n]) {
+        Ok(p) => Received::Packet(p, from),
+        Err(r) => {
+            stats.rejected[r as usize] += 1;
+            Received::Skip
         }
     }
 }

@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::config::cfg_err;
-use castlab_core::{Addr, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId};
+use castlab_core::{Addr, AgentId, ChannelId, ConfigValue, Dest, Duration, GroupId, Instant, NodeId, Value};
 use castlab_proto::{CbrSource, CbrStream, LayeredSink, SinkRecords};
 use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
@@ -59,33 +59,15 @@ pub(crate) fn positive_u32(field: &str, v: i64) -> PyResult<u32> {
     Ok(v as u32)
 }
 
+/// A time in seconds: finite, >= 0 and within the u64-nanosecond clock (about 584 years:
+/// beyond it, an error rather than a silent cap). The same check as every config field's.
 pub(crate) fn time_s(field: &str, v: f64) -> PyResult<Instant> {
-    if !v.is_finite() || v < 0.0 {
-        return Err(bad(field, v, "must be a finite time in seconds >= 0"));
-    }
-    // The clock is u64 nanoseconds: about 584 years. Beyond it, say so rather than cap silently.
-    if v > Instant::MAX.as_secs_f64() {
-        return Err(bad(
-            field,
-            v,
-            &format!("must be at most {:.4e} s (the clock's range)", Instant::MAX.as_secs_f64()),
-        ));
-    }
-    Ok(Instant::from_secs_f64(v))
+    Instant::from_value(field, &Value::Float(v)).map_err(cfg_err)
 }
 
+/// A duration in seconds, checked as [`time_s`].
 pub(crate) fn duration_s(field: &str, v: f64) -> PyResult<Duration> {
-    if !v.is_finite() || v < 0.0 {
-        return Err(bad(field, v, "must be a finite duration in seconds >= 0"));
-    }
-    if v > Duration::MAX.as_secs_f64() {
-        return Err(bad(
-            field,
-            v,
-            &format!("must be at most {:.4e} s (the clock's range)", Duration::MAX.as_secs_f64()),
-        ));
-    }
-    Ok(Duration::from_secs_f64(v))
+    Duration::from_value(field, &Value::Float(v)).map_err(cfg_err)
 }
 
 /// A dict of named counters.
