@@ -130,6 +130,9 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--seed", type=int, default=1)
     d.set_defaults(fn=_cmd_run)
     net.add_parsers(sub)
+    from castlab.testbed import cli as testbed_cli
+
+    testbed_cli.add_parsers(sub)
     args = p.parse_args(argv)
     return args.fn(args)
 
