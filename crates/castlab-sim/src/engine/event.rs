@@ -23,9 +23,9 @@
 /// What happens at an event.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Ev {
-    /// The packet on channel `ch`'s wire finishes and others wait behind it.
     TxDone {
         ch: u32,
+        pkt: u32,
     },
     Arrive {
         ch: u32,

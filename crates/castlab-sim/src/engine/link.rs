@@ -74,16 +74,8 @@ pub(super) struct Channel {
     pub(super) delay: Duration,
     pub(super) loss: f64,
     pub(super) queue: Queue,
-    /// A packet is being serialised (until `tx_end`), or its departure is not yet settled.
     pub(super) busy: bool,
     pub(super) idle_since: Instant,
-    /// When the packet on the wire finishes serialisation (valid while `busy`).
-    pub(super) tx_end: Instant,
-    /// The packet on the wire, whose departure (counters, loss draw) is not yet settled.
-    pub(super) dep_pending: Option<u32>,
-    /// A `TxDone` event is scheduled at `tx_end` (only while packets wait behind the one on
-    /// the wire: the next departure must start then).
-    pub(super) txdone_armed: bool,
     pub(super) reverse: u32,
     pub(super) cost: u64,
     pub(super) rng: Rng,
@@ -92,139 +84,61 @@ pub(super) struct Channel {
     pub(super) series: Option<ChannelSeries>,
 }
 
-// Departures without an event of their own.
-//
-// A packet that starts serialisation at `t0` finishes at `tx_end = t0 + size/rate` and arrives
-// at the far end at `tx_end + delay`; both times are known when it starts, so its `Arrive` is
-// scheduled then. A `TxDone` event at `tx_end` is only needed when packets wait behind it (the
-// next one must start then): it is armed when the first packet queues behind the one on the
-// wire. Otherwise the departure is *settled* lazily, the first time anything looks at the
-// channel at or after `tx_end`: a packet offered to it, its `Arrive`, a sample, the end of a
-// `run`. Settling does what the departure event did (counters, the Bernoulli loss draw, the
-// link going idle at `tx_end`), in the same order with respect to the channel's other random
-// draws (RED's, which happen when a packet is offered, after settling). Events that fall on
-// exactly the same nanosecond as a departure may run in another order than with a `TxDone`
-// per packet (docs/engine.md, "Fewer events").
 impl Simulator {
-    /// Settle the departure of the packet on the wire if it has finished by `now` and nothing
-    /// waits behind it.
-    #[inline]
-    pub(super) fn settle(&mut self, ch: u32) {
-        let now = self.now;
-        let c = &mut self.channels[ch as usize];
-        if c.busy && !c.txdone_armed && c.tx_end <= now {
-            debug_assert!(c.queue.is_empty(), "packets wait, so a TxDone must be armed");
-            self.depart(ch);
-            let c = &mut self.channels[ch as usize];
-            c.busy = false;
-            c.idle_since = c.tx_end;
-        }
-    }
-
-    /// The departure bookkeeping of the packet on the wire (once).
-    #[inline]
-    fn depart(&mut self, ch: u32) {
-        let c = &mut self.channels[ch as usize];
-        let Some(p) = c.dep_pending.take() else { return };
-        c.stats.departures += 1;
-        c.stats.bytes_departed += self.pool.slots[p as usize].size_bytes as u64;
-        self.stats.forwarded += 1;
-        if c.loss > 0.0 && c.rng.bernoulli(c.loss) {
-            // its Arrive is already scheduled: it finds the packet marked lost and drops it
-            c.stats.lost_random += 1;
-            self.pool.lost_on_wire[p as usize] = true;
-            self.lost_pending += 1;
-        } else {
-            c.in_flight += 1;
-        }
-    }
-
     pub(super) fn enqueue(&mut self, ch: u32, p: u32) {
-        self.settle(ch);
         let now = self.now;
         let c = &mut self.channels[ch as usize];
         c.stats.arrivals += 1;
         let idle = if c.busy { None } else { Some(c.idle_since) };
-        let admitted = match c.queue.arrive(p, now, idle, &mut c.rng) {
-            Admit::Enqueued => {
-                c.stats.enqueued += 1;
-                true
-            }
+        match c.queue.arrive(p, now, idle, &mut c.rng) {
+            Admit::Enqueued => c.stats.enqueued += 1,
             Admit::Marked => {
                 c.stats.enqueued += 1;
                 c.stats.marked += 1;
                 self.pool.slots[p as usize].marked = true;
-                true
             }
             Admit::DropForced => {
                 c.stats.drops_forced += 1;
                 self.pool.release(p);
-                false
             }
             Admit::DropEarly => {
                 c.stats.drops_early += 1;
                 self.pool.release(p);
-                false
             }
-        };
-        let c = &mut self.channels[ch as usize];
-        if !c.busy {
-            self.start_tx(ch, now);
-        } else if admitted && !c.txdone_armed {
-            // a packet waits behind the one on the wire: the next departure starts at tx_end
-            c.txdone_armed = true;
-            let at = c.tx_end;
-            self.schedule(at, Ev::TxDone { ch });
+        }
+        if !self.channels[ch as usize].busy {
+            self.start_tx(ch);
         }
     }
 
-    /// Start serialising the next waiting packet at `t0`.
-    pub(super) fn start_tx(&mut self, ch: u32, t0: Instant) {
+    pub(super) fn start_tx(&mut self, ch: u32) {
         let c = &mut self.channels[ch as usize];
         let Some(p) = c.queue.pop() else { return };
         c.busy = true;
-        c.dep_pending = Some(p);
-        c.tx_end = t0 + Duration::transmission(self.pool.slots[p as usize].size_bytes, c.rate_bps);
-        let arrive = c.tx_end + c.delay;
-        let more = !c.queue.is_empty();
-        self.schedule(arrive, Ev::Arrive { ch, pkt: p });
-        if more {
-            let c = &mut self.channels[ch as usize];
-            c.txdone_armed = true;
-            let at = c.tx_end;
-            self.schedule(at, Ev::TxDone { ch });
-        }
+        let t = self.now + Duration::transmission(self.pool.slots[p as usize].size_bytes, c.rate_bps);
+        self.schedule(t, Ev::TxDone { ch, pkt: p });
     }
 
-    /// The armed departure at `tx_end`: settle it and start the next waiting packet.
-    pub(super) fn tx_done(&mut self, ch: u32) {
+    pub(super) fn tx_done(&mut self, ch: u32, p: u32) {
         let now = self.now;
-        self.channels[ch as usize].txdone_armed = false;
-        self.depart(ch);
         let c = &mut self.channels[ch as usize];
         c.busy = false;
+        c.stats.departures += 1;
+        c.stats.bytes_departed += self.pool.slots[p as usize].size_bytes as u64;
+        self.stats.forwarded += 1;
+        if c.loss > 0.0 && c.rng.bernoulli(c.loss) {
+            c.stats.lost_random += 1;
+            self.pool.release(p);
+        } else {
+            c.in_flight += 1;
+            let at = now + c.delay;
+            self.schedule(at, Ev::Arrive { ch, pkt: p });
+        }
+        let c = &mut self.channels[ch as usize];
         if c.queue.is_empty() {
             c.idle_since = now;
         } else {
-            self.start_tx(ch, now);
+            self.start_tx(ch);
         }
-    }
-
-    /// A packet reaches the far end of `ch`.
-    pub(super) fn arrive(&mut self, ch: u32, p: u32) {
-        // its own departure is settled first (with no delay it arrives at tx_end)
-        if self.channels[ch as usize].dep_pending == Some(p) {
-            self.depart(ch);
-        }
-        if self.pool.lost_on_wire[p as usize] {
-            self.lost_pending -= 1;
-            self.pool.release(p);
-            return;
-        }
-        let c = &mut self.channels[ch as usize];
-        c.in_flight -= 1;
-        c.stats.delivered += 1;
-        let to = c.to.0;
-        self.node_receive(to, p, Some(ch), false);
     }
 }

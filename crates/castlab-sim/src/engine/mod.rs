@@ -124,8 +124,6 @@ pub struct Simulator {
     timelines: Timelines,
     stats: EngineStats,
     mc_unreachable: u64,
-    /// Packets lost on the wire whose `Arrive` event has not run yet (still in the pool).
-    lost_pending: u64,
 }
 
 /// What a router extension sees of the network.
@@ -210,7 +208,6 @@ impl Simulator {
             timelines: Timelines::default(),
             stats: EngineStats::default(),
             mc_unreachable: 0,
-            lost_pending: 0,
         })
     }
 
@@ -266,17 +263,19 @@ impl Simulator {
             self.drain_dirty();
         }
         self.now = until;
-        // departures finished by `until` are settled, so results read now count them
-        for ch in 0..self.channels.len() as u32 {
-            self.settle(ch);
-        }
         Ok(())
     }
 
     fn dispatch(&mut self, ev: Ev) {
         match ev {
-            Ev::TxDone { ch } => self.tx_done(ch),
-            Ev::Arrive { ch, pkt } => self.arrive(ch, pkt),
+            Ev::TxDone { ch, pkt } => self.tx_done(ch, pkt),
+            Ev::Arrive { ch, pkt } => {
+                let c = &mut self.channels[ch as usize];
+                c.in_flight -= 1;
+                c.stats.delivered += 1;
+                let to = c.to.0;
+                self.node_receive(to, pkt, Some(ch), false);
+            }
             Ev::AgentStart { agent } => {
                 let s = &mut self.agents[agent as usize];
                 let info = StartInfo {
@@ -322,7 +321,6 @@ impl Simulator {
             Ev::PruneFire { group, node, gen } => self.prune_fire(group, node, gen),
             Ev::PruneArrive { group, ch } => self.prune_arrive(group, ch),
             Ev::Sample { ch } => {
-                self.settle(ch);
                 let now = self.now;
                 let c = &mut self.channels[ch as usize];
                 let (qlen, qavg, bytes, drops) =

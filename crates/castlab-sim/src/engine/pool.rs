@@ -12,9 +12,6 @@ pub(super) struct Pool {
     /// source first (the root of the shared tree, like PIM-SM's rendezvous point), then down
     /// the tree. Engine routing state, so it lives here and not in the packet.
     pub(super) to_root: Vec<bool>,
-    /// Per slot: lost on the wire (Bernoulli loss, drawn when its departure settled); its
-    /// `Arrive` event is still scheduled and drops it.
-    pub(super) lost_on_wire: Vec<bool>,
     pub(super) free: Vec<u32>,
     pub(super) live: u64,
 }
@@ -25,12 +22,10 @@ impl Pool {
         if let Some(i) = self.free.pop() {
             self.slots[i as usize] = p;
             self.to_root[i as usize] = false;
-            self.lost_on_wire[i as usize] = false;
             i
         } else {
             self.slots.push(p);
             self.to_root.push(false);
-            self.lost_on_wire.push(false);
             (self.slots.len() - 1) as u32
         }
     }

@@ -146,7 +146,7 @@ impl Simulator {
             c.lost_random += ch.stats.lost_random;
             c.ext_drops += ch.stats.ext_drops;
             c.in_queues += ch.queue.len() as u64;
-            c.in_transmission += ch.dep_pending.is_some() as u64;
+            c.in_transmission += ch.busy as u64;
             c.in_flight += ch.in_flight;
         }
         for n in &self.nodes {
@@ -157,7 +157,7 @@ impl Simulator {
             c.no_route += n.stats.no_route;
             c.mc_unwanted += n.stats.mc_unwanted;
         }
-        debug_assert_eq!(self.pool.live, c.in_queues + c.in_transmission + c.in_flight + self.lost_pending);
+        debug_assert_eq!(self.pool.live, c.in_queues + c.in_transmission + c.in_flight);
         c
     }
 
