@@ -1,7 +1,7 @@
 # castlab: one command sets up and runs the main job, one sets up and runs every test.
 #   make demo   set up, build, run the demo and reproduce RLM's Fig. 8
 #   make test   set up, build, run the Rust tests and the Python tests
-#   make bench  the engine benchmarks (release, whole-program optimisation)
+#   make bench  the engine benchmarks (release, whole-program optimisation) and ns-2 beside them
 # Needs python3 (with venv) and a Rust toolchain; everything else is installed into .venv.
 
 VENV   ?= .venv
@@ -51,9 +51,12 @@ test-rust:
 test-python: build
 	$(VENV)/bin/pytest -q tests
 
+# Then the whole-process comparison of issue 14 (castlab's Rust engine, castlab from Python
+# when built, and ns-2 when Debian's `ns2` is installed) on the CBR star: bench/compare.py.
 bench:
 	cargo bench -p castlab-sim --bench engine
 	cargo bench -p castlab-sim --bench protocols
+	python3 bench/compare.py
 
 reproduce-all: build
 	$(VENV)/bin/castlab reproduce --all --out $(OUT)

@@ -79,9 +79,11 @@ def test_windowed_loss_rejects_a_zero_window_and_does_not_wrap():
 
 def test_a_sink_that_received_nothing_has_no_loss_rate():
     sim = _pair()
-    a = sim.add_sink("d", port=9)
+    a = sim.add_sink("d", port=9, windows=[1.0])  # computed online
+    b = sim.add_sink("d", port=10, record="arrivals")  # computed from the (empty) records
     sim.run(1.0)
     assert math.isnan(sim.sink_worst_window_loss(a, 1.0))
+    assert math.isnan(sim.sink_worst_window_loss(b, 1.0))
 
 
 def test_initial_window_is_bounded():

@@ -144,7 +144,7 @@ def test_source_rlm_receiver_and_sink_roles(netns, roles, tmp_path):
     arr = pd.read_csv(tmp_path / "sink" / "arrivals.csv")
     sim = castlab.Simulator(seed=1)
     sim.add_node("a")
-    a = sim.add_sink("a", port=5)
+    a = sim.add_sink("a", port=5, record="arrivals")
     assert list(arr.columns) == list(frames.arrivals_frame(sim, a).columns)
     assert list(pd.read_csv(tmp_path / "sink" / "losses.csv").columns) == list(frames.losses_frame(sim, a).columns)
     assert set(arr["layer"]) == {0, 1}

@@ -155,7 +155,7 @@ fn layered_source_sink_and_rlm_receiver_over_loopback_multicast() {
     // Receivers first, so that they are members when the source starts.
     let sink = thread::spawn(|| {
         let mut d = Driver::new(cfg(), table()).unwrap();
-        let s = LayeredSink::new(data_groups(), vec![(Instant::ZERO, 3), (secs(LEAVE_AT_S), 1)]);
+        let s = LayeredSink::recording(data_groups(), vec![(Instant::ZERO, 3), (secs(LEAVE_AT_S), 1)]);
         d.add_agent(AgentId(1), Addr::new(NodeId(1), 1), Box::new(s)).unwrap();
         d.run_until(secs(RUN_S)).unwrap();
         d

@@ -151,7 +151,7 @@ fn ping_pong_timers_fire_in_order_never_early_and_every_ping_is_answered() {
 fn source_and_sink(cfg: NetConfig, rate_bps: f64, size: u32) -> (Driver, usize, usize) {
     let mut d = Driver::new(cfg, table(3)).unwrap();
     let sink_addr = Addr::new(NodeId(1), 5);
-    let sink = d.add_agent(AgentId(1), sink_addr, Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
+    let sink = d.add_agent(AgentId(1), sink_addr, Box::new(LayeredSink::recording(vec![], vec![]))).unwrap();
     let st = CbrStream::new(Dest::Unicast(sink_addr), rate_bps, 0);
     let src = CbrSource::try_new(vec![st], size, 7, Instant::ZERO, Instant::MAX, false).expect("valid source");
     let s = d.add_agent(AgentId(0), Addr::new(NodeId(0), 4), Box::new(src)).unwrap();
@@ -272,7 +272,7 @@ fn bad_configuration_is_an_error_naming_the_field() {
     assert!(t2.set_node(NodeId(5000), lo(1)).unwrap_err().to_string().starts_with("node"));
     // an agent on a node without an address, or on a port in use
     let mut d = Driver::new(NetConfig { port_base: port_base(3), ..NetConfig::default() }, t).unwrap();
-    let sink = || Box::new(LayeredSink::new(vec![], vec![]));
+    let sink = || Box::new(LayeredSink::recording(vec![], vec![]));
     assert!(d.add_agent(AgentId(0), Addr::new(NodeId(3), 1), sink()).err().unwrap().to_string().starts_with("node"));
     d.add_agent(AgentId(0), Addr::new(NodeId(0), 1), sink()).unwrap();
     assert!(d.add_agent(AgentId(1), Addr::new(NodeId(0), 1), sink()).err().unwrap().to_string().starts_with("port"));

@@ -15,6 +15,7 @@ pub mod rainbow;
 pub mod rlm;
 pub mod sink;
 pub mod tcp;
+pub mod window;
 
 pub use cbr::{CbrSource, CbrStream};
-pub use sink::{LayeredSink, SinkRecords};
+pub use sink::{LayeredSink, Record, SinkRecords, SinkSummary};

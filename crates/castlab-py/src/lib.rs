@@ -24,6 +24,7 @@ mod net;
 mod nlm;
 mod records;
 mod rlm;
+mod sink;
 mod tcp;
 
 /// A strictly positive duration in seconds, or a ValueError naming `field`.
@@ -327,8 +328,11 @@ impl Simulator {
     }
 
     /// A measuring sink on `node`: unicast on `port`, and/or subscribed by level to `groups`
-    /// (layer m on groups[m]) following `schedule`, a list of (time_s, level).
-    #[pyo3(signature = (node, groups=vec![], schedule=vec![], port=None, start=0.0))]
+    /// (layer m on groups[m]) following `schedule`, a list of (time_s, level). `record`:
+    /// "summary" (counters and the online worst-case loss for `windows`, in seconds) or
+    /// "arrivals" (also every arrival and gap).
+    #[pyo3(signature = (node, groups=vec![], schedule=vec![], port=None, start=0.0, record="summary", windows=vec![]))]
+    #[allow(clippy::too_many_arguments)]
     fn add_sink(
         &mut self,
         node: &str,
@@ -336,7 +340,11 @@ impl Simulator {
         schedule: Vec<(f64, i64)>,
         port: Option<i64>,
         start: f64,
+        record: &str,
+        windows: Vec<f64>,
     ) -> PyResult<u32> {
+        let record = sink::record_mode(record)?;
+        let windows_ns = sink::windows_ns(&windows)?;
         let n = self.node("node", node)?;
         let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<PyResult<Vec<_>>>()?;
         let s = self.inner.check_start("start", start).map_err(err)?;
@@ -349,7 +357,8 @@ impl Simulator {
             sched.push((at, lvl as u32));
         }
         let port = self.port(port)?;
-        self.inner.add_agent(n, port, s, Box::new(LayeredSink::new(gs, sched))).map(|a| a.0).map_err(err)
+        let sink = LayeredSink::new(gs, sched).with_record(record).with_windows(&windows_ns);
+        self.inner.add_agent(n, port, s, Box::new(sink)).map(|a| a.0).map_err(err)
     }
 
     /// Attach the example extension that drops one layer's data on one output channel of
@@ -402,21 +411,30 @@ impl Simulator {
 
     /// A sink's arrivals: time_ns, flow, layer, seq, size (numpy arrays).
     fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        sink_arrivals_dict(py, &self.sink(agent)?.records)
+        sink_arrivals_dict(py, &sink::recorded(self.sink(agent)?)?.records)
     }
 
     /// A sink's detected losses: time_ns, flow, layer, count (numpy arrays).
     fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        sink_losses_dict(py, &self.sink(agent)?.records)
+        sink_losses_dict(py, &sink::recorded(self.sink(agent)?)?.records)
     }
 
-    /// Worst-case loss rate of a sink over windows of `window` seconds (RLM §4.2).
+    /// Worst-case loss rate of a sink over windows of `window` seconds (RLM §4.2): the online
+    /// value for a configured window, else computed from the recorded arrivals.
     fn sink_worst_window_loss(&self, agent: i64, window: f64) -> PyResult<f64> {
-        let r = &self.sink(agent)?.records;
         let w = duration_s("window", window)?;
         if w.is_zero() {
             return Err(bad("window", window, "must be positive"));
         }
+        let k = self.sink(agent)?;
+        if let Some(v) = k.worst_window_loss(w.as_nanos()) {
+            return Ok(v);
+        }
+        let r = &sink::recorded(k)
+            .map_err(|_| {
+                bad("window", window, "is not one of the sink's windows, and the sink does not record arrivals")
+            })?
+            .records;
         let counts: Vec<u64> = r.loss_count.iter().map(|&c| c as u64).collect();
         let (t, rec, lost) = metrics::arrival_process(&r.arr_time_ns, &r.loss_time_ns, &counts);
         Ok(metrics::worst_window_loss(&t, &rec, &lost, w.as_nanos()))

@@ -222,7 +222,7 @@ impl NetDriver {
             }
             sched.push((time_s("schedule", t)?, lvl as u32));
         }
-        self.add(agent_id, node, port, Box::new(LayeredSink::new(gs, sched)))
+        self.add(agent_id, node, port, Box::new(LayeredSink::recording(gs, sched)))
     }
 
     /// An RLM receiver (McCanne et al. §3): layer m on `data_groups[m]`, announcements on
