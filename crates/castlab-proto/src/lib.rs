@@ -15,7 +15,12 @@ pub mod rainbow;
 pub mod rlm;
 pub mod sink;
 pub mod tcp;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 pub mod window;
+
+#[cfg(test)]
+mod properties;
 
 pub use cbr::{CbrSource, CbrStream};
 pub use sink::{LayeredSink, Record, SinkRecords, SinkSummary};
