@@ -33,7 +33,7 @@ proptest! {
         let mut t = Instant::ZERO;
         let mut seq = [0u64; 8];
         for (dt, sel, x) in input {
-            t = t + Duration::from_millis(dt as u64);
+            t += Duration::from_millis(dt as u64);
             let layer = (sel % 8) as usize; // 6 and 7 are foreign groups
             let p = match sel % 5 {
                 0 => {
@@ -72,7 +72,7 @@ proptest! {
         let mut t = Instant::ZERO;
         let mut lead = 0u64;
         for (dt, sel, x) in input {
-            t = t + Duration::from_millis(dt as u64 / 4);
+            t += Duration::from_millis(dt as u64 / 4);
             let kind = [PgmKind::Odata, PgmKind::Odata, PgmKind::Odata, PgmKind::Rdata, PgmKind::Ncf, PgmKind::Spm][sel as usize % 6];
             let seq = if sel % 3 == 0 { lead.saturating_sub(x) } else { lead + x % 4 };
             lead = lead.max(seq + 1);
@@ -107,7 +107,7 @@ proptest! {
         let mut t = Instant::ZERO;
         let mut acked = 0u64;
         for (dt, sel, x) in input {
-            t = t + Duration::from_millis(dt as u64 / 8);
+            t += Duration::from_millis(dt as u64 / 8);
             let sent_hi = d.agent.snd_max();
             // new ACKs, duplicate ACKs and stale ACKs in a random mix
             acked = match sel % 4 { 0 | 1 => (acked + x * mss).min(sent_hi), 2 => acked, _ => acked.saturating_sub(mss) };
