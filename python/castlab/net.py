@@ -167,7 +167,7 @@ class Session:
 
     @classmethod
     def from_args(cls, a: argparse.Namespace) -> "Session":
-        source = a.role in ("source", "lesbcc-source")
+        source = a.role in ("source", "lesbcc-source", "rlc-source")
         addr = a.source_addr if source else a.addr
         node = SOURCE_NODE if source else a.node
         if not source and node == SOURCE_NODE:
@@ -376,8 +376,48 @@ class PgmReceiverRole(Role):
         return [_write_json(out / "pgm_receiver_stats.json", self.drv.pgm_receiver_stats(self.agent))]
 
 
+class RlcSourceRole(Role):
+    name = "rlc-source"
+
+    def build(self) -> None:
+        a = self.args
+        layers = int(self.overrides.get("layers", 10))
+        self.drv = self.session.driver(self.session.groups(layers, control=False))
+        self.drv.add_rlc_source(self.agent, SOURCE_NODE, SOURCE_PORT, list(range(layers)), flow=a.flow,
+                                **(self.overrides or {}))
+
+    def status(self) -> str:
+        sent, _ = self._rates()
+        return f"sending={_fmt_rate(sent)} sent={self.drv.stats()['datagrams_sent']}"
+
+
+class RlcReceiverRole(Role):
+    name = "rlc-receiver"
+
+    def build(self) -> None:
+        a = self.args
+        layers = int(self.overrides.get("layers", 10))
+        self.drv = self.session.driver(self.session.groups(layers, control=False))
+        self.drv.add_rlc_receiver(self.agent, a.node, a.port, list(range(layers)), **(self.overrides or {}))
+
+    def status(self) -> str:
+        _, rx = self._rates()
+        r = self.drv.rlc_records(self.agent)
+        lv = int(r["level"][-1]) if len(r["level"]) else 0
+        return (f"level={lv} rate={_fmt_rate(rx)} received={r['received']} lost={r['lost']} "
+                f"loss={_loss(r['lost'], r['received']):.2%} joins={r['joins']} drops={r['drops']} "
+                f"rejected={self._rejected()}")
+
+    def write(self, out: Path) -> list[str]:
+        from castlab.frames import level_frame
+
+        return [_write_frame(out / "levels", level_frame(self.drv)),
+                *_write_prefixed(out, "rlc", self.drv.rlc_records(self.agent))]
+
+
 ROLES: dict[str, type[Role]] = {r.name: r for r in
-                                (SourceRole, SinkRole, RlmReceiverRole, LesbccSourceRole, PgmReceiverRole)}
+                                (SourceRole, SinkRole, RlmReceiverRole, LesbccSourceRole, PgmReceiverRole,
+                                 RlcSourceRole, RlcReceiverRole)}
 
 
 def _jsonable(x):
@@ -576,6 +616,13 @@ def add_parsers(sub) -> None:
     p = roles.add_parser("pgm-receiver", help="PGM receiver that NAKs its losses (LE-SBCC §5.1)")
     common(p, receiver=True)
     p.add_argument("--flow", type=int, default=1)
+
+    p = roles.add_parser("rlc-source", help="RLC source (Vicisano et al.; layers and SPs from --config)")
+    common(p, receiver=False)
+    p.add_argument("--flow", type=int, default=1)
+
+    p = roles.add_parser("rlc-receiver", help="RLC receiver (joins at SPs, drops on loss, deaf period)")
+    common(p, receiver=True)
 
     for r in roles.choices.values():
         r.set_defaults(fn=run_role)

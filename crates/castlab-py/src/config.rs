@@ -15,6 +15,7 @@ use castlab_proto::lesbcc::LesbccConfig;
 use castlab_proto::nlm::NlmConfig;
 use castlab_proto::pgm::PgmReceiverConfig;
 use castlab_proto::rainbow::RainbowConfig;
+use castlab_proto::rlc::RlcConfig;
 use castlab_proto::rlm::RlmConfig;
 use castlab_proto::tcp::TcpConfig;
 
@@ -99,12 +100,13 @@ fn defaults(protocol: &str) -> Option<Vec<(&'static str, Value)>> {
         "bcf" => BcfConfig::default().values(),
         "rainbow" => RainbowConfig::default().values(),
         "bcf_pgm" => BcfPgmConfig::default().values(),
+        "rlc" => RlcConfig::default().values(),
         _ => return None,
     })
 }
 
 /// The protocols `config_defaults` knows.
-pub(crate) const PROTOCOLS: &[&str] = &["rlm", "nlm", "lesbcc", "pgm", "tcp", "bcf", "rainbow", "bcf_pgm"];
+pub(crate) const PROTOCOLS: &[&str] = &["rlm", "nlm", "lesbcc", "pgm", "tcp", "bcf", "rainbow", "bcf_pgm", "rlc"];
 
 /// The default configuration of `protocol` (the paper's values), as a dict of field -> value;
 /// durations in seconds. These are exactly the keyword overrides the matching `add_*` methods
