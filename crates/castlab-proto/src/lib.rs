@@ -15,6 +15,10 @@ pub mod rainbow;
 pub mod rlm;
 pub mod sink;
 pub mod tcp;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+#[cfg(test)]
+mod invariants;
 
 pub use cbr::{CbrSource, CbrStream};
 pub use sink::{LayeredSink, SinkRecords};
