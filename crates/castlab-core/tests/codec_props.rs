@@ -142,7 +142,7 @@ proptest! {
             prop_assert!(decode(&bytes[..cut]).is_err(), "cut at {}", cut);
         }
         let mut longer = bytes.clone();
-        longer.extend(std::iter::repeat(0).take(extra));
+        longer.extend(std::iter::repeat_n(0, extra));
         prop_assert_eq!(decode(&longer), Err(CodecError::Trailing(extra)));
     }
 }

@@ -87,7 +87,7 @@ fn rlm_packet(s: &Step, t: Instant, seqs: &mut [u64; 8]) -> Packet {
         }
         3 | 4 => {
             p.dst = Dest::Group(if s.kind == 3 { CTL } else { GroupId(g) });
-            let kind = if s.b % 2 == 0 { RlmKind::Join } else { RlmKind::Session };
+            let kind = if s.b.is_multiple_of(2) { RlmKind::Join } else { RlmKind::Session };
             let level = (s.c % 10) as u8;
             p.header = Header::Rlm(RlmHeader { kind, level, current: level.saturating_sub(1), receivers: 1 });
         }
@@ -122,7 +122,7 @@ fn rainbow_packet(s: &Step, w: u32) -> Packet {
 fn pgm_packet(s: &Step) -> Packet {
     let mut p = Packet::data(Dest::Group(GroupId(if s.kind == 5 { 4 } else { 5 })), 1000);
     p.src = SRC;
-    p.flow = if s.b % 7 == 0 { 2 } else { 1 };
+    p.flow = if s.b.is_multiple_of(7) { 2 } else { 1 };
     let kind = PgmKind::ALL[(s.a % PgmKind::ALL.len() as u64) as usize];
     let seq = s.c % 300;
     let trail = (s.a >> 8) % 200;
@@ -134,7 +134,7 @@ fn pgm_packet(s: &Step) -> Packet {
 fn tcp_packet(s: &Step, snd_una: u64, snd_nxt: u64) -> Packet {
     let mut p = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 1)), 40);
     p.src = Addr::new(NodeId(2), 80);
-    p.flow = if s.b % 9 == 0 { 3 } else { 1 };
+    p.flow = if s.b.is_multiple_of(9) { 3 } else { 1 };
     // acks below, at, inside and beyond the flight; duplicates come from repeated values
     let span = snd_nxt.saturating_sub(snd_una) + 1;
     let ack = match s.kind {
@@ -143,7 +143,7 @@ fn tcp_packet(s: &Step, snd_una: u64, snd_nxt: u64) -> Packet {
         4 => snd_una.saturating_sub(s.a % 5000),
         _ => s.a,
     };
-    let flags = if s.c % 11 == 0 { TcpHeader::FIN | TcpHeader::ACK } else { TcpHeader::ACK };
+    let flags = if s.c.is_multiple_of(11) { TcpHeader::FIN | TcpHeader::ACK } else { TcpHeader::ACK };
     p.header = Header::Tcp(TcpHeader { ack, flags, payload: 0, wnd: u32::MAX, ts_val: s.b, ts_ecr: s.c % 1_000_000 });
     p
 }
@@ -169,7 +169,7 @@ fn lesbcc_packet(s: &Step, lead: u64) -> Packet {
         3 => lead + s.a % 10,
         _ => s.a % 1000,
     };
-    let kind = if s.c % 6 == 0 { PgmKind::ALL[(s.c / 6 % PgmKind::ALL.len() as u64) as usize] } else { PgmKind::Nak };
+    let kind = if s.c.is_multiple_of(6) { PgmKind::ALL[(s.c / 6 % PgmKind::ALL.len() as u64) as usize] } else { PgmKind::Nak };
     p.header = Header::Pgm(PgmHeader { kind, trail: 0, lead: p.seq + 1 });
     p
 }
