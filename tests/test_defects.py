@@ -79,12 +79,48 @@ def test_windowed_loss_rejects_a_zero_window_and_does_not_wrap():
 
 def test_a_sink_that_received_nothing_has_no_loss_rate():
     sim = _pair()
-    a = sim.add_sink("d", port=9)
+    a = sim.add_sink("d", port=9, windows=[1.0])  # computed online
+    b = sim.add_sink("d", port=10, record="arrivals")  # computed from the (empty) records
     sim.run(1.0)
     assert math.isnan(sim.sink_worst_window_loss(a, 1.0))
+    assert math.isnan(sim.sink_worst_window_loss(b, 1.0))
 
 
 def test_initial_window_is_bounded():
     sim = _pair()
     with pytest.raises(ValueError, match="^initial_window_segs"):
         sim.add_tcp_flow("s", "d", initial_window_segs=10**9)
+
+
+@pytest.mark.parametrize("kw, field", [
+    (dict(red_w_q=2.0), "red_w_q"),
+    (dict(red_max_p=-1.0), "red_max_p"),
+    (dict(red_min_th=20.0, red_max_th=10.0), "red_max_th"),
+])
+def test_red_errors_name_the_keyword_the_caller_wrote(kw, field):
+    sim = _pair()
+    with pytest.raises(ValueError, match=f"^{field}:"):
+        sim.add_link("s", "d", 1e6, 0.01, queue="red", **kw)
+
+
+def test_a_simulator_used_from_another_thread_raises_a_clean_error():
+    import threading
+
+    sim = _pair()
+    caught = []
+
+    def use():
+        try:
+            sim.add_node("x")
+        except BaseException as e:  # the defect was a PanicException (a BaseException)
+            caught.append(e)
+
+    t = threading.Thread(target=use)
+    t.start()
+    t.join(timeout=10)
+    assert len(caught) == 1 and type(caught[0]) is RuntimeError, caught
+    assert "thread" in str(caught[0])
+    sim.add_node("y")  # the owner thread still uses it; nothing was changed by the refused call
+    with pytest.raises(ValueError, match="already exists"):
+        sim.add_node("y")
+    sim.add_node("x")

@@ -161,6 +161,19 @@ impl ConfigValue for Instant {
     }
 }
 
+impl ConfigValue for std::net::Ipv4Addr {
+    const KIND: &'static str = "IPv4 address";
+    fn from_value(field: &str, v: &Value) -> Result<Self, ConfigError> {
+        match v {
+            Value::Str(s) => s.parse().map_err(|_| expected(field, v, "an IPv4 address such as \"127.0.0.1\"")),
+            _ => Err(expected(field, v, "an IPv4 address such as \"127.0.0.1\"")),
+        }
+    }
+    fn to_value(&self) -> Value {
+        Value::Str(self.to_string())
+    }
+}
+
 impl<T: ConfigValue> ConfigValue for Option<T> {
     const KIND: &'static str = "optional";
     fn from_value(field: &str, v: &Value) -> Result<Self, ConfigError> {

@@ -10,11 +10,12 @@ pub mod codec;
 pub mod config;
 pub mod ids;
 pub mod packet;
+pub mod records;
 pub mod rng;
 pub mod router;
 pub mod time;
 
-pub use agent::{Agent, AgentEvent, StartInfo, TimerTable};
+pub use agent::{Agent, AgentEvent, StartInfo, Timer, TimerTable};
 pub use config::{Config, ConfigError, ConfigValue, Value};
 pub use ids::{Addr, AgentId, ChannelId, Dest, GroupId, NodeId, Port};
 pub use packet::{

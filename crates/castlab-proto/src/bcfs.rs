@@ -19,7 +19,6 @@
 //! sent by the source with `dst` = its own address; the BCF router at the source's node takes
 //! it and from there on every copy travels hop by hop on breadcrumbs (`RouterSend::Via`).
 
-use core::any::Any;
 use std::collections::HashMap;
 
 use castlab_core::{
@@ -532,10 +531,6 @@ impl RouterExtension for BcfRouter {
     fn poll_transmit(&mut self) -> Option<RouterSend> {
         self.pending.pop_front()
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 // ------------------------------------------------------------------------------- host API
@@ -706,9 +701,6 @@ impl Agent for ExpressSource {
     fn poll_timeout(&self) -> Option<Instant> {
         self.next
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// An EXPRESS channel subscriber: a level-1 null request on (S, L) every `refresh` until
@@ -760,9 +752,6 @@ impl Agent for ExpressReceiver {
     }
     fn poll_timeout(&self) -> Option<Instant> {
         self.next
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

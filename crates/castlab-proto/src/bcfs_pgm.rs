@@ -8,7 +8,6 @@
 //! A NAK not answered within `nak_timeout` is sent again one level higher, so that it passes
 //! breadcrumbs left by a lost NAK or repair (§II-A levels).
 
-use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{Addr, Agent, AgentEvent, Dest, Duration, GroupId, Instant, Packet, StartInfo};
@@ -144,9 +143,6 @@ impl Agent for PgmSource {
     }
     fn poll_timeout(&self) -> Option<Instant> {
         self.next
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -325,9 +321,5 @@ impl Agent for PgmReceiver {
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
         self.events.take()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }

@@ -7,8 +7,6 @@
 //! (§4: six layers at 32·2^m kb/s, m = 0..5, 1 KB packets). A unicast CBR source is a single
 //! stream to an address. Jitter can be switched off for exact-rate traffic.
 
-use core::any::Any;
-
 use castlab_core::{Agent, ConfigError, Dest, Duration, Instant, Packet, Rng, StartInfo};
 
 /// One constant-rate stream of a source.
@@ -160,10 +158,6 @@ impl Agent for CbrSource {
     fn poll_timeout(&self) -> Option<Instant> {
         self.streams.iter().map(|s| s.next_at).filter(|t| *t != Instant::MAX).min()
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 #[cfg(test)]
@@ -174,7 +168,7 @@ mod tests {
 
     /// `src` driven by the shared harness up to `until` (what it sent is in `sent`).
     fn drive(src: CbrSource, until: Instant) -> Driver<CbrSource> {
-        let mut d = Driver::start(src, 9);
+        let mut d = Driver::start(src, Instant::ZERO, Addr::new(NodeId(0), 1), 9);
         d.advance_to(until);
         d
     }
@@ -208,9 +202,8 @@ mod tests {
         // Inter-departure gaps are Δ + N with N uniform on [-Δ/2, Δ/2]: support [Δ/2, 3Δ/2],
         // mean Δ, variance Δ²/12.
         let dst = Dest::Group(GroupId(0));
-        let s =
-            CbrSource::try_new(vec![CbrStream::new(dst, 256_000.0, 0)], 1000, 0, Instant::ZERO, Instant::MAX, true)
-                .expect("valid source");
+        let s = CbrSource::try_new(vec![CbrStream::new(dst, 256_000.0, 0)], 1000, 0, Instant::ZERO, Instant::MAX, true)
+            .expect("valid source");
         let d = drive(s, Instant::from_secs_f64(2000.0));
         let out = &d.sent;
         let delta = 8000.0 / 256_000.0;

@@ -17,8 +17,12 @@ pub mod sink;
 pub mod tcp;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod window;
+
 #[cfg(test)]
 mod invariants;
+#[cfg(test)]
+mod properties;
 
 pub use cbr::{CbrSource, CbrStream};
-pub use sink::{LayeredSink, SinkRecords};
+pub use sink::{LayeredSink, Record, SinkRecords, SinkSummary};

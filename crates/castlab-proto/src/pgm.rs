@@ -11,7 +11,6 @@
 //! The retry intervals after a NAK (waiting for the NCF, then for the repair) follow PGM's
 //! NAK_RPT_IVL and NAK_RDATA_IVL; the paper gives no values, the defaults are ours.
 
-use core::any::Any;
 use core::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -417,10 +416,6 @@ impl Agent for PgmReceiver {
         }
         None
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -544,10 +539,6 @@ impl RouterExtension for NakAggregator {
             }
             _ => Verdict::Forward,
         }
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -24,7 +24,6 @@
 //!   losses); the source echoes the level, so one reply clears the stale state; once a reply at
 //!   the TRQ's level arrives, the label returns to level 1 (§III-C).
 
-use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{Addr, Agent, ConfigError, Duration, Instant, Packet, StartInfo};
@@ -97,6 +96,19 @@ impl RainbowConfig {
         Ok(())
     }
 }
+
+castlab_core::records_table!(RainbowRecords {
+    columns: [rx_time_ns, rx_symbol, win_time_ns, win],
+    scalars: [
+        trqs_sent = |r| r.trqs_sent,
+        trqs_raised = |r| r.trqs_raised,
+        losses_timeout = |r| r.losses_timeout,
+        losses_order = |r| r.losses_order,
+        loss_events = |r| r.loss_events,
+        unmatched_replies = |r| r.unmatched_replies,
+        after_done = |r| r.after_done,
+    ],
+});
 
 castlab_core::config_fields!(RainbowConfig {
     request_bytes,
@@ -479,10 +491,6 @@ impl Agent for RainbowReceiver {
         };
         // an overdue TRQ is due now (its expiry check in handle_timeout compares with `now`)
         next.map(|t| t.max(self.now))
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -39,7 +39,6 @@
 //! Driving follows [`castlab_core::agent`]; the receiver keeps its join, detection and session
 //! timers in a [`TimerTable`]. Everything it does is recorded in [`RlmRecords`].
 
-use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{
@@ -143,6 +142,38 @@ impl Default for RlmConfig {
         }
     }
 }
+
+castlab_core::records_table!(RlmRecords {
+    columns: [
+        level_time_ns,
+        level,
+        exp_start_ns,
+        exp_level,
+        exp_outcome,
+        exp_end_ns,
+        exp_detect_ns,
+        trans_time_ns,
+        trans_from,
+        trans_to,
+        trans_cause,
+        loss_time_ns,
+        loss_layer,
+        loss_count,
+        arr_time_ns,
+        supp_time_ns,
+        supp_level,
+        shared_time_ns,
+        shared_level,
+        heard_time_ns,
+        heard_level,
+    ],
+    scalars: [
+        received = |r| r.received,
+        lost = |r| r.lost(),
+        control_sent = |r| r.control_sent,
+        ignored = |r| r.ignored,
+    ],
+});
 
 castlab_core::config_fields!(RlmConfig {
     alpha,
@@ -304,11 +335,12 @@ pub fn draw_join_interval(lambda: Duration, rng: &mut Rng) -> Duration {
     Duration::from_secs_f64(l / 2.0 + x.min(4.0 * l))
 }
 
-// Timer slots. Expired timers are handled in deadline order; on a tie the detection timer
-// goes first (an experiment's outcome is settled before the next join-timer is looked at).
-const T_DETECT: usize = 0;
-const T_JOIN: usize = 1;
-const T_SESSION: usize = 2;
+castlab_core::timers! {
+    /// The receiver's timers. Expired timers are handled in deadline order; on a tie the
+    /// detection timer goes first (an experiment's outcome is settled before the next
+    /// join-timer is looked at).
+    pub enum RlmTimer { Detect, Join, Session }
+}
 
 #[derive(Clone, Copy, Debug)]
 struct OwnExperiment {
@@ -336,7 +368,7 @@ pub struct RlmReceiver {
     /// T̂_D and σ̂_D, seconds.
     td_s: f64,
     sd_s: f64,
-    timers: TimerTable<3>,
+    timers: TimerTable<RlmTimer>,
     own: Option<OwnExperiment>,
     /// Start (arrival of the announcement) of the latest foreign experiment per level.
     foreign_start: Vec<Option<Instant>>,
@@ -425,14 +457,14 @@ impl RlmReceiver {
     }
     /// When the pending join-timer fires (only in S below the top level).
     pub fn join_deadline(&self) -> Option<Instant> {
-        self.timers.get(T_JOIN)
+        self.timers.get(RlmTimer::Join)
     }
     /// When the detection timer fires (relaxation in S; state timer in H, M, D).
     pub fn detection_deadline(&self) -> Option<Instant> {
-        self.timers.get(T_DETECT)
+        self.timers.get(RlmTimer::Detect)
     }
     pub fn session_deadline(&self) -> Option<Instant> {
-        self.timers.get(T_SESSION)
+        self.timers.get(RlmTimer::Session)
     }
     /// Estimated number of receivers n̂ (this one included), as of the last update.
     pub fn receivers_estimate(&self) -> u32 {
@@ -527,15 +559,15 @@ impl RlmReceiver {
             // the level's mean, clamped to the current (possibly shrunk) T_max
             let lambda = self.join_mean_s[k].min(self.t_max_effective().as_secs_f64());
             let d = draw_join_interval(Duration::from_secs_f64(lambda), &mut self.rng);
-            self.timers.set(T_JOIN, now + d);
+            self.timers.set(RlmTimer::Join, now + d);
         } else {
-            self.timers.stop(T_JOIN);
+            self.timers.stop(RlmTimer::Join);
         }
     }
 
     fn arm_detection(&mut self, now: Instant) {
         let w = self.window();
-        self.timers.set(T_DETECT, now + w);
+        self.timers.set(RlmTimer::Detect, now + w);
     }
 
     /// Enter S: a pending join-timer (§3.4) and the relaxation clock.
@@ -548,7 +580,7 @@ impl RlmReceiver {
     /// Enter H, M or D: no join-timer outside S; the detection timer bounds the stay.
     fn enter_waiting(&mut self, now: Instant, to: RlmState, cause: Cause) {
         self.set_state(now, to, cause);
-        self.timers.stop(T_JOIN);
+        self.timers.stop(RlmTimer::Join);
         self.arm_detection(now);
     }
 
@@ -665,7 +697,7 @@ impl RlmReceiver {
         let p = self.control_packet(RlmHeader::SESSION, self.level);
         self.send(p);
         let d = self.session_interval().mul_f64(self.rng.uniform_range(0.5, 1.5));
-        self.timers.set(T_SESSION, now + d);
+        self.timers.set(RlmTimer::Session, now + d);
     }
 
     /// RTCP-style deterministic interval (before randomisation).
@@ -805,7 +837,7 @@ impl Agent for RlmReceiver {
         self.state = RlmState::Steady;
         self.enter_steady(now, Cause::DetectionTimer);
         let d = self.session_interval().mul_f64(self.rng.uniform_range(0.5, 1.5));
-        self.timers.set(T_SESSION, now + d);
+        self.timers.set(RlmTimer::Session, now + d);
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
@@ -828,14 +860,11 @@ impl Agent for RlmReceiver {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        loop {
-            let due = (0..3).filter_map(|i| self.timers.get(i).filter(|t| *t <= now).map(|t| (t, i))).min();
-            let Some((_, slot)) = due else { break };
-            self.timers.stop(slot);
-            match slot {
-                T_JOIN => self.on_join_timer(now),
-                T_DETECT => self.on_detection_timer(now),
-                _ => self.on_session_timer(now),
+        while let Some(timer) = self.timers.expire_earliest(now) {
+            match timer {
+                RlmTimer::Join => self.on_join_timer(now),
+                RlmTimer::Detect => self.on_detection_timer(now),
+                RlmTimer::Session => self.on_session_timer(now),
             }
         }
     }
@@ -850,10 +879,6 @@ impl Agent for RlmReceiver {
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
         self.events.pop_front()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -1,97 +1,78 @@
-//! One harness for driving an agent by hand (test support; modelled on quinn's `tests/util.rs`).
+//! One harness for driving any agent by hand (quinn-proto's `tests/util.rs` is the model): it
+//! follows the driving rule of [`castlab_core::agent`] exactly, keeps what the agent sent and
+//! reported with the instant it happened, fires timers in deadline order and never early, and
+//! checks on every step that the agent never asks to be woken in the past.
 //!
-//! [`Driver`] applies the driving rule of [`castlab_core::agent`] after every call: it drains
-//! the transmits into [`Driver::sent`] and the events into [`Driver::events`], and re-reads the
-//! deadline, checking that it is never earlier than `now` (an agent asking to be woken in the
-//! past is a bug the harness reports by panicking with the instant).
-//!
-//! Available to the crate's own tests and, with the `testing` feature, to other crates' tests.
+//! Compiled for this crate's tests and, with the `testing` feature, for other crates' tests.
 
-use castlab_core::{Addr, Agent, AgentEvent, Instant, NodeId, Packet, Rng, StartInfo};
+use castlab_core::{Addr, Agent, AgentEvent, Instant, NodeId, Packet, Rng, StartInfo, StreamKind};
 
-/// An agent driven by hand, with what it sent and asked for.
+/// An agent on virtual time.
 pub struct Driver<A: Agent> {
     pub agent: A,
     pub now: Instant,
-    /// Every packet the agent sent, with the instant it was sent.
+    /// Every packet the agent transmitted, with when.
     pub sent: Vec<(Instant, Packet)>,
+    /// Every event the agent reported, with when.
     pub events: Vec<(Instant, AgentEvent)>,
+    /// How many times `handle_timeout` ran.
+    pub timeouts: u64,
 }
 
 impl<A: Agent> Driver<A> {
-    /// Start `agent` at `at` with address `addr` and an RNG seeded with `seed`.
-    pub fn start_at(mut agent: A, at: Instant, addr: Addr, seed: u64) -> Self {
-        agent.handle_start(at, StartInfo { addr, rng: Rng::seed_from_u64(seed) });
-        let mut d = Driver { agent, now: at, sent: Vec::new(), events: Vec::new() };
+    /// Start `agent` at `at` on `addr`, with the random stream the simulator would give agent 0
+    /// of a run seeded `seed`.
+    pub fn start(mut agent: A, at: Instant, addr: Addr, seed: u64) -> Self {
+        agent.handle_start(at, StartInfo { addr, rng: Rng::stream(seed, StreamKind::Agent, 0) });
+        let mut d = Driver { agent, now: at, sent: Vec::new(), events: Vec::new(), timeouts: 0 };
         d.drain();
         d
     }
 
-    /// Start at time zero on node 0, port 1.
-    pub fn start(agent: A, seed: u64) -> Self {
-        Self::start_at(agent, Instant::ZERO, Addr::new(NodeId(0), 1), seed)
+    /// Start at 0 on node 1, port 1, seed 1.
+    pub fn started(agent: A) -> Self {
+        Self::start(agent, Instant::ZERO, Addr::new(NodeId(1), 1), 1)
     }
 
-    /// The driving rule after a `handle_*` call: drain transmits and events, check the deadline.
+    /// Advance to `t`, firing every timer due on the way (in deadline order, each at its
+    /// deadline), then deliver `p` at `t`.
+    pub fn packet(&mut self, t: Instant, p: &Packet) {
+        self.advance_to(t);
+        self.agent.handle_packet(self.now, p);
+        self.drain();
+    }
+
+    /// Fire every timer due at or before `t`, each at its own deadline; end at `t`.
+    pub fn advance_to(&mut self, t: Instant) {
+        assert!(t >= self.now, "time must not go back ({:?} < {:?})", t, self.now);
+        // bounded: an agent that re-arms for the same instant forever is a bug worth a panic
+        for _ in 0..1_000_000 {
+            match self.agent.poll_timeout() {
+                Some(d) if d <= t => {
+                    self.now = self.now.max(d);
+                    self.agent.handle_timeout(self.now);
+                    self.timeouts += 1;
+                    self.drain();
+                }
+                _ => {
+                    self.now = t;
+                    return;
+                }
+            }
+        }
+        panic!("more than 10^6 timeouts before {t:?}: a timer that never advances");
+    }
+
+    /// The driving rule's steps 1-3 after a `handle_*` call, with its invariant checked.
     fn drain(&mut self) {
         while let Some(p) = self.agent.poll_transmit() {
             self.sent.push((self.now, p));
         }
         if let Some(d) = self.agent.poll_timeout() {
-            assert!(d >= self.now, "poll_timeout gave {d:?}, earlier than now = {:?}", self.now);
+            assert!(d >= self.now, "poll_timeout {d:?} is before now {:?}", self.now);
         }
         while let Some(e) = self.agent.poll_event() {
             self.events.push((self.now, e));
         }
-    }
-
-    /// The next deadline the agent asked for.
-    pub fn deadline(&self) -> Option<Instant> {
-        self.agent.poll_timeout()
-    }
-
-    /// Deliver `p` at `at` (>= now), after firing every deadline before it.
-    pub fn packet(&mut self, at: Instant, p: &Packet) {
-        self.advance_to(at);
-        self.agent.handle_packet(at, p);
-        self.drain();
-    }
-
-    /// Fire the next deadline if there is one at or before `limit`; returns the instant fired.
-    pub fn step(&mut self, limit: Instant) -> Option<Instant> {
-        let d = self.agent.poll_timeout().filter(|d| *d <= limit)?;
-        self.now = self.now.max(d);
-        self.agent.handle_timeout(self.now);
-        self.drain();
-        Some(d)
-    }
-
-    /// Advance to `t` as a driver would: every deadline up to `t`, in order; `now` ends at `t`.
-    /// Stops after `max_steps` timeouts (returning false) so a timer that re-arms at `now` for
-    /// ever cannot hang a test.
-    pub fn advance_to_bounded(&mut self, t: Instant, max_steps: usize) -> bool {
-        assert!(t >= self.now, "time goes backwards: {t:?} < {:?}", self.now);
-        for _ in 0..max_steps {
-            if self.step(t).is_none() {
-                self.now = t;
-                return true;
-            }
-        }
-        false
-    }
-
-    /// [`Driver::advance_to_bounded`] with a generous bound; panics if it is reached.
-    pub fn advance_to(&mut self, t: Instant) {
-        assert!(self.advance_to_bounded(t, 10_000_000), "more than 10^7 timeouts before {t:?}");
-    }
-
-    /// Take what was sent so far.
-    pub fn take_sent(&mut self) -> Vec<(Instant, Packet)> {
-        std::mem::take(&mut self.sent)
-    }
-
-    /// Take the events so far.
-    pub fn take_events(&mut self) -> Vec<(Instant, AgentEvent)> {
-        std::mem::take(&mut self.events)
     }
 }

@@ -17,6 +17,7 @@ use castlab_proto::fountain::{FountainMode, FountainSource, SymbolStore};
 use castlab_proto::rainbow::{RainbowConfig, RainbowReceiver};
 
 use crate::config::{apply, build, cfg_err};
+use crate::records;
 use crate::{arr_u64, bad, counters, err, positive_u32, u32_field, Simulator};
 
 impl Simulator {
@@ -188,30 +189,17 @@ impl Simulator {
     fn rainbow_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let r = self.rainbow(agent)?;
         let rec = &r.rec;
-        let d = counters(
-            py,
-            &[
-                ("trqs_sent", rec.trqs_sent),
-                ("trqs_raised", rec.trqs_raised),
-                ("losses_timeout", rec.losses_timeout),
-                ("losses_order", rec.losses_order),
-                ("loss_events", rec.loss_events),
-                ("unmatched_replies", rec.unmatched_replies),
-                ("after_done", rec.after_done),
-                ("received", rec.rx_symbol.len() as u64),
-                ("distinct", r.sink.distinct() as u64),
-                ("needed", r.sink.needed() as u64),
-                ("duplicates", r.sink.duplicates),
-                ("decode_attempts", r.sink.decode_attempts as u64),
-                ("window", r.window() as u64),
-            ],
-        )?;
-        d.set_item("rx_time_ns", arr_u64(py, &rec.rx_time_ns))?;
-        let sym: Vec<u64> = rec.rx_symbol.iter().map(|&s| s as u64).collect();
-        d.set_item("rx_symbol", arr_u64(py, &sym))?;
-        d.set_item("win_time_ns", arr_u64(py, &rec.win_time_ns))?;
-        let win: Vec<u64> = rec.win.iter().map(|&w| w as u64).collect();
-        d.set_item("win", arr_u64(py, &win))?;
+        let d = records::table(py, rec)?;
+        for (k, v) in [
+            ("received", rec.rx_symbol.len() as u64),
+            ("distinct", r.sink.distinct() as u64),
+            ("needed", r.sink.needed() as u64),
+            ("duplicates", r.sink.duplicates),
+            ("decode_attempts", r.sink.decode_attempts as u64),
+            ("window", r.window() as u64),
+        ] {
+            d.set_item(k, v)?;
+        }
         d.set_item("done", r.done())?;
         d.set_item("start_s", rec.started_at.map(|t| t.as_secs_f64()))?;
         d.set_item("done_s", rec.done_at.map(|t| t.as_secs_f64()))?;

@@ -39,6 +39,80 @@ fn split_overrides<'py>(
     Ok((src, rcv))
 }
 
+/// Counters and state of an LE-SBCC source (shared by the simulator and the real-network
+/// bindings); `names` are the receivers in the cascade's order.
+pub(crate) fn lesbcc_stats_dict<'py>(
+    py: Python<'py>,
+    s: &LesbccSource,
+    names: Vec<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let c = s.cascade();
+    let st = s.stats;
+    let cs = c.stats;
+    let d = counters(
+        py,
+        &[
+            ("odata_sent", st.odata_sent),
+            ("rdata_sent", st.rdata_sent),
+            ("ncf_sent", st.ncf_sent),
+            ("spm_sent", st.spm_sent),
+            ("bytes_sent", st.bytes_sent),
+            ("naks_out_of_window", st.naks_out_of_window),
+            ("naks_repair_pending", st.naks_repair_pending),
+            ("ignored", st.ignored),
+            ("lis", cs.lis),
+            ("les", cs.les),
+            ("lprf_passed", cs.lprf_passed),
+            ("rate_reductions", cs.rate_reductions),
+            ("rate_increases", cs.rate_increases),
+            ("rtt_samples", cs.rtt_samples),
+            ("rtt_pruned", cs.rtt_pruned),
+            ("lprf_decays", cs.lprf_decays),
+            ("lead", s.lead()),
+        ],
+    )?;
+    d.set_item("rate_bps", c.rate_bps())?;
+    d.set_item("srtt", c.srtt())?;
+    d.set_item("sigma", c.sigma())?;
+    d.set_item("s_hat", c.s_hat())?;
+    d.set_item("receivers", names)?;
+    d.set_item("lprf_counts", PyArray1::from_slice(py, c.lprf.counts()))?;
+    Ok(d)
+}
+
+/// Records of an LE-SBCC source as numpy arrays (shared like [`lesbcc_stats_dict`]).
+pub(crate) fn lesbcc_trace_dict<'py>(py: Python<'py>, s: &LesbccSource) -> PyResult<Bound<'py, PyDict>> {
+    crate::records::table(py, &s.cascade().records)
+}
+
+/// Counters of a PGM receiver (shared like [`lesbcc_stats_dict`]).
+pub(crate) fn pgm_receiver_stats_dict<'py>(py: Python<'py>, r: &PgmReceiver) -> PyResult<Bound<'py, PyDict>> {
+    let s = r.stats;
+    let d = counters(
+        py,
+        &[
+            ("odata", s.odata),
+            ("rdata", s.rdata),
+            ("ncf", s.ncf),
+            ("spm", s.spm),
+            ("duplicates", s.duplicates),
+            ("unique", s.unique),
+            ("gaps", s.gaps),
+            ("repaired", s.repaired),
+            ("naks_sent", s.naks_sent),
+            ("naks_suppressed_ncf", s.naks_suppressed_ncf),
+            ("naks_cancelled_repair", s.naks_cancelled_repair),
+            ("unrecoverable", s.unrecoverable),
+            ("ignored", s.ignored),
+            ("rx_trail", r.rx_trail()),
+            ("lead", r.lead()),
+        ],
+    )?;
+    d.set_item("complete", r.is_complete())?;
+    d.set_item("complete_at", r.complete_at.map(|t| t.as_secs_f64()))?;
+    Ok(d)
+}
+
 impl Simulator {
     fn lesbcc(&self, a: i64) -> PyResult<(AgentId, &LesbccSource)> {
         let id = self.agent_id("agent", a)?;
@@ -139,39 +213,8 @@ impl Simulator {
     /// counts X_i of Max-LPRF (after decay).
     fn lesbcc_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let (_, s) = self.lesbcc(agent)?;
-        let c = s.cascade();
-        let st = s.stats;
-        let cs = c.stats;
-        let d = counters(
-            py,
-            &[
-                ("odata_sent", st.odata_sent),
-                ("rdata_sent", st.rdata_sent),
-                ("ncf_sent", st.ncf_sent),
-                ("spm_sent", st.spm_sent),
-                ("bytes_sent", st.bytes_sent),
-                ("naks_out_of_window", st.naks_out_of_window),
-                ("naks_repair_pending", st.naks_repair_pending),
-                ("ignored", st.ignored),
-                ("lis", cs.lis),
-                ("les", cs.les),
-                ("lprf_passed", cs.lprf_passed),
-                ("rate_reductions", cs.rate_reductions),
-                ("rate_increases", cs.rate_increases),
-                ("rtt_samples", cs.rtt_samples),
-                ("rtt_pruned", cs.rtt_pruned),
-                ("lprf_decays", cs.lprf_decays),
-                ("lead", s.lead()),
-            ],
-        )?;
-        d.set_item("rate_bps", c.rate_bps())?;
-        d.set_item("srtt", c.srtt())?;
-        d.set_item("sigma", c.sigma())?;
-        d.set_item("s_hat", c.s_hat())?;
         let names: Vec<String> = s.receiver_addrs().iter().map(|a| self.inner.node_name(a.node).to_string()).collect();
-        d.set_item("receivers", names)?;
-        d.set_item("lprf_counts", PyArray1::from_slice(py, c.lprf.counts()))?;
-        Ok(d)
+        lesbcc_stats_dict(py, s, names)
     }
 
     /// Records of an LE-SBCC source (numpy arrays, times in ns): rate_time_ns/rate_bps (each
@@ -179,49 +222,12 @@ impl Simulator {
     /// li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF,
     /// 3 reduction).
     fn lesbcc_trace<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        let (_, s) = self.lesbcc(agent)?;
-        let r = &s.cascade().records;
-        let d = PyDict::new(py);
-        d.set_item("rate_time_ns", arr_u64(py, &r.rate_time_ns))?;
-        d.set_item("rate_bps", PyArray1::from_slice(py, &r.rate_bps))?;
-        d.set_item("rtt_time_ns", arr_u64(py, &r.rtt_time_ns))?;
-        d.set_item("rtt_sample_s", PyArray1::from_slice(py, &r.rtt_sample_s))?;
-        d.set_item("srtt_s", PyArray1::from_slice(py, &r.srtt_s))?;
-        d.set_item("sigma_s", PyArray1::from_slice(py, &r.sigma_s))?;
-        d.set_item("rtt_used", PyArray1::from_vec(py, r.rtt_used.clone()))?;
-        d.set_item("li_time_ns", arr_u64(py, &r.li_time_ns))?;
-        d.set_item("li_receiver", PyArray1::from_slice(py, &r.li_receiver))?;
-        d.set_item("li_outcome", PyArray1::from_slice(py, &r.li_outcome))?;
-        Ok(d)
+        lesbcc_trace_dict(py, self.lesbcc(agent)?.1)
     }
 
     /// Counters of a PGM receiver, and whether it holds all data the source announced.
     fn pgm_receiver_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        let r = self.pgm_receiver(agent)?;
-        let s = r.stats;
-        let d = counters(
-            py,
-            &[
-                ("odata", s.odata),
-                ("rdata", s.rdata),
-                ("ncf", s.ncf),
-                ("spm", s.spm),
-                ("duplicates", s.duplicates),
-                ("unique", s.unique),
-                ("gaps", s.gaps),
-                ("repaired", s.repaired),
-                ("naks_sent", s.naks_sent),
-                ("naks_suppressed_ncf", s.naks_suppressed_ncf),
-                ("naks_cancelled_repair", s.naks_cancelled_repair),
-                ("unrecoverable", s.unrecoverable),
-                ("ignored", s.ignored),
-                ("rx_trail", r.rx_trail()),
-                ("lead", r.lead()),
-            ],
-        )?;
-        d.set_item("complete", r.is_complete())?;
-        d.set_item("complete_at", r.complete_at.map(|t| t.as_secs_f64()))?;
-        Ok(d)
+        pgm_receiver_stats_dict(py, self.pgm_receiver(agent)?)
     }
 
     /// Attach PGM-style NAK aggregation (§3.3) to router `node`: the first NAK per (session,

@@ -14,6 +14,7 @@ use castlab_proto::nlm::NlmRouter;
 use castlab_proto::nlm::{Lmr, NlmConfig, NlmReceiver, NlmSender};
 
 use crate::config::{build, cfg_err, config_dict};
+use crate::records;
 use crate::{arr_u64, bad, duration_s, err, positive_u32, u32_field, Simulator};
 
 impl Simulator {
@@ -138,32 +139,7 @@ impl Simulator {
     /// 3 ADD), add_intvl updates (`intvl_*`; reasons 0 success, 1 congestion, 2 DROP_REQ,
     /// 3 no SESS), and `sess_processed`.
     fn lmr_records<'py>(&self, py: Python<'py>, node: &str) -> PyResult<Bound<'py, PyDict>> {
-        let r = &self.lmr_core(node)?.records;
-        let d = PyDict::new(py);
-        d.set_item("lcur_time_ns", arr_u64(py, &r.lcur_time_ns))?;
-        d.set_item("lcur_oif", PyArray1::from_slice(py, &r.lcur_oif))?;
-        d.set_item("lcur_group", PyArray1::from_slice(py, &r.lcur_group))?;
-        d.set_item("lcur_old", PyArray1::from_slice(py, &r.lcur_old))?;
-        d.set_item("lcur_new", PyArray1::from_slice(py, &r.lcur_new))?;
-        d.set_item("lcur_cause", PyArray1::from_slice(py, &r.lcur_cause))?;
-        d.set_item("req_time_ns", arr_u64(py, &r.req_time_ns))?;
-        d.set_item("req_event", PyArray1::from_slice(py, &r.req_event))?;
-        d.set_item("req_kind", PyArray1::from_slice(py, &r.req_kind))?;
-        d.set_item("req_group", PyArray1::from_slice(py, &r.req_group))?;
-        d.set_item("req_level", PyArray1::from_slice(py, &r.req_level))?;
-        d.set_item("req_oif", PyArray1::from_slice(py, &r.req_oif))?;
-        d.set_item("dec_time_ns", arr_u64(py, &r.dec_time_ns))?;
-        d.set_item("dec_oif", PyArray1::from_slice(py, &r.dec_oif))?;
-        d.set_item("dec_group", PyArray1::from_slice(py, &r.dec_group))?;
-        d.set_item("dec_kind", PyArray1::from_slice(py, &r.dec_kind))?;
-        d.set_item("dec_level", PyArray1::from_slice(py, &r.dec_level))?;
-        d.set_item("dec_qlen", PyArray1::from_slice(py, &r.dec_qlen))?;
-        d.set_item("intvl_time_ns", arr_u64(py, &r.intvl_time_ns))?;
-        d.set_item("intvl_oif", PyArray1::from_slice(py, &r.intvl_oif))?;
-        d.set_item("intvl_s", PyArray1::from_slice(py, &r.intvl_s))?;
-        d.set_item("intvl_reason", PyArray1::from_slice(py, &r.intvl_reason))?;
-        d.set_item("sess_processed", r.sess_processed)?;
-        Ok(d)
+        records::table(py, &self.lmr_core(node)?.records)
     }
 
     /// An LMR's current state: `interfaces` (list of dicts: channel, qlen, add_intvl (s),
@@ -208,18 +184,7 @@ impl Simulator {
     fn nlm_sender_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let id = self.agent_id("agent", agent)?;
         let s = self.inner.agent::<NlmSender>(id).ok_or_else(|| bad("agent", agent, "is not an NLM sender"))?;
-        let r = &s.records;
-        let d = PyDict::new(py);
-        d.set_item("level_time_ns", arr_u64(py, &r.level_time_ns))?;
-        d.set_item("level", PyArray1::from_slice(py, &r.level))?;
-        d.set_item("level_cause", PyArray1::from_slice(py, &r.level_cause))?;
-        d.set_item("req_time_ns", arr_u64(py, &r.req_time_ns))?;
-        d.set_item("req_kind", PyArray1::from_slice(py, &r.req_kind))?;
-        d.set_item("req_level", PyArray1::from_slice(py, &r.req_level))?;
-        d.set_item("sess_sent", r.sess_sent)?;
-        d.set_item("data_sent", r.data_sent)?;
-        d.set_item("data_withheld", r.data_withheld)?;
-        Ok(d)
+        records::table(py, &s.records)
     }
 
     /// A receiver's records: `bin_s`, `received` and `lost` as 2-D arrays [bin, layer] (loss

@@ -6,16 +6,16 @@
 //! input is checked here or by [`RlmConfig::validate`], and a bad one becomes a `ValueError`
 //! that names the field.
 
-use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use castlab_core::GroupId;
-use castlab_proto::rlm::{RlmConfig, RlmReceiver, RlmState};
+use castlab_proto::rlm::{RlmConfig, RlmReceiver, RlmRecords, RlmState};
 use castlab_sim::metrics;
 
 use crate::config::{build, cfg_err, config_dict};
-use crate::{arr_u64, bad, duration_s, err, Simulator};
+use crate::records;
+use crate::{bad, duration_s, err, Simulator};
 
 fn state_name(s: RlmState) -> &'static str {
     match s {
@@ -24,6 +24,30 @@ fn state_name(s: RlmState) -> &'static str {
         RlmState::Measurement => "M",
         RlmState::Drop => "D",
     }
+}
+
+/// An RLM receiver's records as numpy arrays (shared by the simulator and the real-network
+/// bindings; see `Simulator.rlm_records`).
+pub(crate) fn rlm_records_dict<'py>(py: Python<'py>, r: &RlmRecords) -> PyResult<Bound<'py, PyDict>> {
+    records::table(py, r)
+}
+
+/// An RLM receiver's current protocol state (shared like [`rlm_records_dict`]).
+pub(crate) fn rlm_status_dict<'py>(py: Python<'py>, r: &RlmReceiver) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let (td, sd) = r.detection_estimate();
+    d.set_item("level", r.level())?;
+    d.set_item("layers", r.layers())?;
+    d.set_item("state", state_name(r.state()))?;
+    d.set_item("receivers_estimate", r.receivers_estimate())?;
+    d.set_item("detection_mean", td.as_secs_f64())?;
+    d.set_item("detection_dev", sd.as_secs_f64())?;
+    d.set_item("detection_window", r.detection_window().as_secs_f64())?;
+    d.set_item("t_max_effective", r.t_max_effective().as_secs_f64())?;
+    d.set_item("loss_rate", r.loss_rate())?;
+    let means: Vec<f64> = (1..=r.layers()).map(|k| r.join_timer_mean(k).as_secs_f64()).collect();
+    d.set_item("join_timer_means", means)?;
+    Ok(d)
 }
 
 impl Simulator {
@@ -79,55 +103,14 @@ impl Simulator {
     /// shared-learning backoffs (`shared_*`), heard announcements (`heard_*`), and the counts
     /// `received`, `lost`, `control_sent`, `ignored`.
     fn rlm_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        let r = &self.rlm(agent)?.records;
-        let d = PyDict::new(py);
-        d.set_item("level_time_ns", arr_u64(py, &r.level_time_ns))?;
-        d.set_item("level", PyArray1::from_slice(py, &r.level))?;
-        d.set_item("exp_start_ns", arr_u64(py, &r.exp_start_ns))?;
-        d.set_item("exp_level", PyArray1::from_slice(py, &r.exp_level))?;
-        d.set_item("exp_outcome", PyArray1::from_slice(py, &r.exp_outcome))?;
-        d.set_item("exp_end_ns", arr_u64(py, &r.exp_end_ns))?;
-        d.set_item("exp_detect_ns", arr_u64(py, &r.exp_detect_ns))?;
-        d.set_item("trans_time_ns", arr_u64(py, &r.trans_time_ns))?;
-        d.set_item("trans_from", PyArray1::from_slice(py, &r.trans_from))?;
-        d.set_item("trans_to", PyArray1::from_slice(py, &r.trans_to))?;
-        d.set_item("trans_cause", PyArray1::from_slice(py, &r.trans_cause))?;
-        d.set_item("loss_time_ns", arr_u64(py, &r.loss_time_ns))?;
-        d.set_item("loss_layer", PyArray1::from_slice(py, &r.loss_layer))?;
-        d.set_item("loss_count", arr_u64(py, &r.loss_count))?;
-        d.set_item("arr_time_ns", arr_u64(py, &r.arr_time_ns))?;
-        d.set_item("supp_time_ns", arr_u64(py, &r.supp_time_ns))?;
-        d.set_item("supp_level", PyArray1::from_slice(py, &r.supp_level))?;
-        d.set_item("shared_time_ns", arr_u64(py, &r.shared_time_ns))?;
-        d.set_item("shared_level", PyArray1::from_slice(py, &r.shared_level))?;
-        d.set_item("heard_time_ns", arr_u64(py, &r.heard_time_ns))?;
-        d.set_item("heard_level", PyArray1::from_slice(py, &r.heard_level))?;
-        d.set_item("received", r.received)?;
-        d.set_item("lost", r.lost())?;
-        d.set_item("control_sent", r.control_sent)?;
-        d.set_item("ignored", r.ignored)?;
-        Ok(d)
+        rlm_records_dict(py, &self.rlm(agent)?.records)
     }
 
     /// A receiver's current protocol state: `level`, `state` ("S", "H", "M" or "D"),
     /// `receivers_estimate`, `detection_mean` and `detection_dev` (s), `detection_window` (s),
     /// `t_max_effective` (s), `loss_rate`, `join_timer_means` (s, index k-1 for level k).
     fn rlm_status<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        let r = self.rlm(agent)?;
-        let d = PyDict::new(py);
-        let (td, sd) = r.detection_estimate();
-        d.set_item("level", r.level())?;
-        d.set_item("layers", r.layers())?;
-        d.set_item("state", state_name(r.state()))?;
-        d.set_item("receivers_estimate", r.receivers_estimate())?;
-        d.set_item("detection_mean", td.as_secs_f64())?;
-        d.set_item("detection_dev", sd.as_secs_f64())?;
-        d.set_item("detection_window", r.detection_window().as_secs_f64())?;
-        d.set_item("t_max_effective", r.t_max_effective().as_secs_f64())?;
-        d.set_item("loss_rate", r.loss_rate())?;
-        let means: Vec<f64> = (1..=r.layers()).map(|k| r.join_timer_mean(k).as_secs_f64()).collect();
-        d.set_item("join_timer_means", means)?;
-        Ok(d)
+        rlm_status_dict(py, self.rlm(agent)?)
     }
 
     /// The configuration a receiver runs with (durations in seconds).

@@ -5,7 +5,6 @@
 //! `a` always has its sink at `a - 1` (checked when read). Everything is validated before
 //! either agent is added: a `ValueError` naming the field leaves the scenario untouched.
 
-use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -13,7 +12,8 @@ use castlab_core::{Addr, AgentId, Instant};
 use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink, Transfer};
 
 use crate::config::build;
-use crate::{arr_u64, bad, err, nonneg_u64, u32_field, Simulator};
+use crate::records;
+use crate::{bad, err, nonneg_u64, u32_field, Simulator};
 
 impl Simulator {
     fn tcp_sender(&self, a: i64) -> PyResult<(AgentId, &TcpSender)> {
@@ -108,29 +108,9 @@ impl Simulator {
     /// and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).
     fn tcp_trace<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let (id, s) = self.tcp_sender(agent)?;
-        let t = &s.trace;
-        let d = PyDict::new(py);
-        for (k, v) in [
-            ("cc_time_ns", &t.cc_time_ns),
-            ("cwnd_bytes", &t.cwnd_bytes),
-            ("ssthresh_bytes", &t.ssthresh_bytes),
-            ("rtt_time_ns", &t.rtt_time_ns),
-            ("rtt_ns", &t.rtt_ns),
-            ("srtt_ns", &t.srtt_ns),
-            ("rto_ns", &t.rto_ns),
-            ("retx_time_ns", &t.retx_time_ns),
-            ("retx_seq", &t.retx_seq),
-            ("timeout_time_ns", &t.timeout_time_ns),
-            ("timeout_rto_ns", &t.timeout_rto_ns),
-            ("ack_time_ns", &t.ack_time_ns),
-            ("acked_bytes", &t.acked_bytes),
-        ] {
-            d.set_item(k, arr_u64(py, v))?;
-        }
-        d.set_item("retx_kind", PyArray1::from_slice(py, &t.retx_kind))?;
+        let d = records::table(py, &s.trace)?;
         let (_, sink) = self.tcp_sink_of(id).ok_or_else(|| bad("agent", agent, "has no TCP sink"))?;
-        d.set_item("rx_time_ns", arr_u64(py, &sink.trace.rx_time_ns))?;
-        d.set_item("rx_bytes", arr_u64(py, &sink.trace.rx_bytes))?;
+        records::fill(py, &d, &sink.trace)?;
         Ok(d)
     }
 

@@ -2,8 +2,6 @@
 //! hand-built trees, signalling (Figures 5-6) and its repetition, and fairness between two
 //! sessions of different start times on one bottleneck (§4, Figure 12's set-up).
 
-use core::any::Any;
-
 use castlab_core::{
     Addr, Agent, AgentId, ChannelId, Dest, Duration, GroupId, Header, Instant, NetView, NlmHeader, NodeId, Packet,
     RouterExtension, StartInfo, Verdict,
@@ -44,9 +42,6 @@ impl Agent for Injector {
     fn poll_timeout(&self) -> Option<Instant> {
         self.plan.last().map(|(t, _)| *t)
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// A request numbered `seq` (the injector's own numbering, as an originator's).
@@ -69,9 +64,6 @@ impl RouterExtension for LoseFirstDropReqs {
             return Verdict::Drop;
         }
         Verdict::Forward
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

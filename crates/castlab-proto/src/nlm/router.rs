@@ -13,8 +13,6 @@
 //!   queue length and may trigger DROP or ADD (§3.3);
 //! * requests the LMR generates or forwards are routed by unicast to the session's PrevID.
 
-use core::any::Any;
-
 use castlab_core::ConfigError;
 
 use super::{Lmr, LossMeter, NlmConfig, LMR_PORT};
@@ -150,9 +148,5 @@ impl RouterExtension for NlmRouter {
 
     fn poll_timeout(&self) -> Option<Instant> {
         self.lmr.as_ref().and_then(|l| l.poll_timeout())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
