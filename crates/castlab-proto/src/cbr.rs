@@ -163,28 +163,21 @@ impl Agent for CbrSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Driver;
     use castlab_core::{Addr, GroupId, NodeId};
 
-    fn drive(src: &mut CbrSource, until: Instant) -> Vec<(Instant, Packet)> {
-        let mut out = Vec::new();
-        src.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(9) });
-        while let Some(t) = src.poll_timeout() {
-            if t > until {
-                break;
-            }
-            src.handle_timeout(t);
-            while let Some(p) = src.poll_transmit() {
-                out.push((t, p));
-            }
-        }
-        out
+    /// `src` driven by the shared harness up to `until` (what it sent is in `sent`).
+    fn drive(src: CbrSource, until: Instant) -> Driver<CbrSource> {
+        let mut d = Driver::start(src, Instant::ZERO, Addr::new(NodeId(0), 1), 9);
+        d.advance_to(until);
+        d
     }
 
     #[test]
     fn exact_rate_without_jitter() {
         // 1000-byte packets at 800 kb/s: one every 10 ms, from t = 1 s to 2 s exclusive.
         let dst = Dest::Unicast(Addr::new(NodeId(1), 5));
-        let mut s = CbrSource::try_new(
+        let s = CbrSource::try_new(
             vec![CbrStream::new(dst, 800_000.0, 0)],
             1000,
             7,
@@ -193,14 +186,15 @@ mod tests {
             false,
         )
         .expect("valid source");
-        let out = drive(&mut s, Instant::from_secs_f64(5.0));
+        let d = drive(s, Instant::from_secs_f64(5.0));
+        let out = &d.sent;
         assert_eq!(out.len(), 100);
         for (k, (t, p)) in out.iter().enumerate() {
             assert_eq!(t.as_nanos(), 1_000_000_000 + k as u64 * 10_000_000);
             assert_eq!(p.seq, k as u64);
             assert_eq!(p.flow, 7);
         }
-        assert_eq!(s.poll_timeout(), None);
+        assert_eq!(d.agent.poll_timeout(), None);
     }
 
     #[test]
@@ -208,10 +202,10 @@ mod tests {
         // Inter-departure gaps are Δ + N with N uniform on [-Δ/2, Δ/2]: support [Δ/2, 3Δ/2],
         // mean Δ, variance Δ²/12.
         let dst = Dest::Group(GroupId(0));
-        let mut s =
-            CbrSource::try_new(vec![CbrStream::new(dst, 256_000.0, 0)], 1000, 0, Instant::ZERO, Instant::MAX, true)
-                .expect("valid source");
-        let out = drive(&mut s, Instant::from_secs_f64(2000.0));
+        let s = CbrSource::try_new(vec![CbrStream::new(dst, 256_000.0, 0)], 1000, 0, Instant::ZERO, Instant::MAX, true)
+            .expect("valid source");
+        let d = drive(s, Instant::from_secs_f64(2000.0));
+        let out = &d.sent;
         let delta = 8000.0 / 256_000.0;
         let gaps: Vec<f64> = out.windows(2).map(|w| (w[1].0 - w[0].0).as_secs_f64()).collect();
         let n = gaps.len() as f64;
@@ -228,9 +222,10 @@ mod tests {
     fn layered_rates_per_layer() {
         let groups: Vec<GroupId> = (0..6).map(GroupId).collect();
         let rates: Vec<f64> = (0..6).map(|m| 32_000.0 * 2f64.powi(m)).collect();
-        let mut s =
+        let s =
             CbrSource::try_layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source");
-        let out = drive(&mut s, Instant::from_secs_f64(100.0));
+        let d = drive(s, Instant::from_secs_f64(100.0));
+        let out = &d.sent;
         for m in 0..6u8 {
             let bits = out.iter().filter(|(_, p)| p.layer == m).count() as f64 * 8000.0;
             let rate = bits / 100.0;

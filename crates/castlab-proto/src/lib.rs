@@ -21,6 +21,8 @@ pub mod testing;
 pub mod window;
 
 #[cfg(test)]
+mod invariants;
+#[cfg(test)]
 mod properties;
 
 pub use cbr::{CbrSource, CbrStream};

@@ -187,6 +187,10 @@ pub struct RainbowReceiver {
     backoff: u32,
     hold: Option<Hold>,
     pending: VecDeque<Packet>,
+    /// The instant of the last `handle_*` call: a TRQ deadline computed with a smaller RTO
+    /// (after a new RTT sample) can lie before it, and the agent contract never asks for a
+    /// wake-up in the past.
+    now: Instant,
     pub rec: RainbowRecords,
 }
 
@@ -212,6 +216,7 @@ impl RainbowReceiver {
             backoff: 0,
             hold: None,
             pending: VecDeque::with_capacity(cap),
+            now: Instant::ZERO,
             rec: RainbowRecords {
                 rx_time_ns: Vec::with_capacity(need),
                 rx_symbol: Vec::with_capacity(need),
@@ -365,6 +370,7 @@ impl RainbowReceiver {
 
 impl Agent for RainbowReceiver {
     fn handle_start(&mut self, now: Instant, info: StartInfo) {
+        self.now = now;
         self.host.set_addr(info.addr);
         self.rec.started_at = Some(now);
         self.record_window(now);
@@ -374,6 +380,7 @@ impl Agent for RainbowReceiver {
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        self.now = now;
         let Some(m) = self.host.receive(p) else { return };
         if !m.is_reply() || m.from != self.source {
             return;
@@ -448,6 +455,7 @@ impl Agent for RainbowReceiver {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
+        self.now = now;
         if self.done() {
             return;
         }
@@ -477,10 +485,12 @@ impl Agent for RainbowReceiver {
         }
         let rto = self.rto();
         let trq = self.labels.iter().filter(|l| l.outstanding).map(|l| l.sent_at + rto).min();
-        match (trq, self.hold.map(|h| h.until)) {
+        let next = match (trq, self.hold.map(|h| h.until)) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
-        }
+        };
+        // an overdue TRQ is due now (its expiry check in handle_timeout compares with `now`)
+        next.map(|t| t.max(self.now))
     }
 }
 
