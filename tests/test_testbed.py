@@ -24,9 +24,15 @@ REASON = available()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=f"testbed unavailable: {REASON}")
 
 
-def _netns() -> set[str]:
+def _netns(prefix: str = "cl-") -> set[str]:
+    """Namespaces whose names start with `prefix` (other runs on the machine have their own)."""
     r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
-    return {line.split()[0] for line in r.stdout.splitlines() if line.strip()}
+    return {n for n in (line.split()[0] for line in r.stdout.splitlines() if line.strip()) if n.startswith(prefix)}
+
+
+def _name(kind: str) -> str:
+    """This process's testbed name for one test: concurrent runs never collide."""
+    return f"{kind}{os.getpid() % 100000}"
 
 
 ECHO_SERVER = """
@@ -82,19 +88,19 @@ print(n_before, n)
 
 
 def test_up_and_down_leave_nothing_behind():
-    before = _netns()
-    with Testbed(rlm1(receivers=2), "tup") as tb:
-        assert {tb.ns(n) for n in ("src", "rcv1", "rcv2", "r1")} <= _netns()
+    mine = f"cl-{_name('u')}-"
+    with Testbed(rlm1(receivers=2), _name("u")) as tb:
+        assert {tb.ns(n) for n in ("src", "rcv1", "rcv2", "r1")} == _netns(mine)
         assert all(p.poll() is None for p in tb.daemons.values()), "igmpproxy must be running"
         pids = [p.pid for p in tb.daemons.values()]
-    assert _netns() == before
+    assert _netns(mine) == set()
     for pid in pids:
         with pytest.raises(ProcessLookupError):
             os.kill(pid, 0)
 
 
 def test_unicast_crosses_the_topology():
-    with Testbed(rlm1(receivers=1), "tuni") as tb:
+    with Testbed(rlm1(receivers=1), _name("e")) as tb:
         srv = tb.spawn("rcv1", [sys.executable, "-c", ECHO_SERVER])
         time.sleep(0.3)
         r = tb.run("src", [sys.executable, "-c", ECHO_CLIENT, tb.addr("rcv1")], timeout=30)
@@ -103,7 +109,7 @@ def test_unicast_crosses_the_topology():
 
 
 def test_multicast_reaches_members_only_and_stops_at_a_leave():
-    with Testbed(rlm1(receivers=2), "tmc") as tb:
+    with Testbed(rlm1(receivers=2), _name("m")) as tb:
         ttl = tb.topo.hops("src", "rcv1") + 1
         assert ttl == 2
         snd = tb.spawn("src", [sys.executable, "-c", SEND, tb.addr("src"), ttl, 8])
@@ -148,7 +154,7 @@ print(nbytes * 8 / max(last - first, 1e-9))
 
 def test_the_bottleneck_holds_its_rate_and_counts_its_drops():
     rate = 1.5e6
-    with Testbed(rlm1(receivers=1, rate_bps=rate, queue_pkts=20), "tbn") as tb:
+    with Testbed(rlm1(receivers=1, rate_bps=rate, queue_pkts=20), _name("b")) as tb:
         sink = tb.spawn("rcv1", [sys.executable, "-c", SINK], stdout=subprocess.PIPE)
         time.sleep(0.3)
         tb.run("src", [sys.executable, "-c", BLAST, tb.addr("rcv1"), 3e6], timeout=30)  # twice the bottleneck
@@ -161,8 +167,8 @@ def test_the_bottleneck_holds_its_rate_and_counts_its_drops():
 
 
 def test_ctrl_c_tears_a_testbed_down():
-    before = _netns()
-    p = subprocess.Popen([sys.executable, "-m", "castlab", "testbed", "up", "rlm1", "--name", "tsig",
+    name = _name("s")
+    p = subprocess.Popen([sys.executable, "-m", "castlab", "testbed", "up", "rlm1", "--name", name,
                           "--receivers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.time() + 60
@@ -170,25 +176,25 @@ def test_ctrl_c_tears_a_testbed_down():
             line = p.stdout.readline()
             if line.startswith("up;") or not line:
                 break
-        assert any(n.startswith("cl-tsig-") for n in _netns())
+        assert _netns(f"cl-{name}-")
         p.send_signal(signal.SIGINT)
         p.wait(timeout=30)
     finally:
         if p.poll() is None:
             p.kill()
             p.wait()
-        subprocess.run([sys.executable, "-m", "castlab", "testbed", "down", "tsig"], capture_output=True)
+        subprocess.run([sys.executable, "-m", "castlab", "testbed", "down", name], capture_output=True)
     assert p.returncode == 0, p.stderr.read()
-    assert _netns() == before
+    assert _netns(f"cl-{name}-") == set()
 
 
 @pytest.mark.parametrize("name", ["net-rlm", "net-vs-sim", "net-lesbcc-fig21"])
 def test_real_network_experiments_run_in_quick_form(tmp_path, name):
     from castlab.experiments import REGISTRY
+    from castlab.experiments.net import testbed_name
 
-    before = _netns()
     res = REGISTRY[name].run(tmp_path, 1, quick=True)
-    assert _netns() == before
+    assert _netns(f"cl-{testbed_name('r')}-") == set() and _netns(f"cl-{testbed_name('l')}-") == set()
     assert res.params["network"] == "real"
     assert "skipped" not in res.params
     assert res.claims and all(isinstance(c.holds, bool) for c in res.claims)

@@ -17,6 +17,7 @@ twin. Every experiment skips (no claims, a reason in ``params``) where the testb
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -42,6 +43,11 @@ FIG21_HOSTS = 4
 FIG21_QUEUE = 50  # not stated: ours
 SAME_ORDER = 3.0  # "the same order": within a factor of 3 (decided before the first run)
 LOSS_FLOOR = 0.005  # below 0.5 % both ways a short run cannot tell rates apart
+
+
+def testbed_name(kind: str) -> str:
+    """A testbed name of this process (kind + pid): runs in parallel never share namespaces."""
+    return f"{kind}{os.getpid() % 100000}"
 
 
 def _skip(reason: str) -> Optional[Result]:
@@ -131,7 +137,7 @@ def _run_rlm_testbed(out: Path, seed: int, duration: float, receivers: int, spre
     starts = _rlm_starts(seed, receivers, spread_s)
     topo = rlm1(receivers=receivers, rate_bps=RLM_LINK_BPS, queue_pkts=RLM_QUEUE)
     res: dict = {"starts_s": starts}
-    with Testbed(topo, f"nr{seed % 1000}") as tb:
+    with Testbed(topo, testbed_name("r")) as tb:
         hosts = [h for h in topo.hosts if h != topo.source]
         join, leave = _measure_latencies(tb, hosts[0])
         res.update(join_latency_s=join, leave_latency_s=leave, netem=tb.netem)
@@ -386,7 +392,7 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
     logs = out / "logs"
     logs.mkdir(exist_ok=True)
     tcp_results = []
-    with Testbed(topo, f"nl{seed % 1000}") as tb:
+    with Testbed(topo, testbed_name("l")) as tb:
         hosts = [h for h in topo.hosts if h != topo.source]
         ttl = tb.topo.hops(topo.source, hosts[0]) + 1
         servers, clients, mc = [], [], []
