@@ -12,6 +12,7 @@ pub mod lesbcc;
 pub mod nlm;
 pub mod pgm;
 pub mod rainbow;
+pub mod rlc;
 pub mod rlm;
 pub mod sink;
 pub mod tcp;
