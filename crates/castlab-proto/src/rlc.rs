@@ -26,8 +26,9 @@
 //!   No new header variant in castlab-core.
 //! * **Which packet carries the SP**: the first base-layer packet whose nominal send time is at
 //!   or after the period boundary (every receiver gets the base layer).
-//! * **A clean interval** needs an SP seen before: the first SP after start (or after a join
-//!   or drop, which changes which SPs count) only opens an interval.
+//! * **A clean interval** runs from the last SP of any layer (every SP resets the loss and
+//!   late counts, as public RLC does) to the SP for the top layer; the first SP after start
+//!   only opens one. Receivers at the same level thus join at the same SPs (synchronisation).
 //! * **Deaf period** also forbids joining (a receiver that ignores losses cannot claim a
 //!   clean interval).
 //! * **Level 1 is never dropped**; a loss there only spoils the interval.
@@ -245,7 +246,7 @@ impl RlcSender {
         for (i, l) in self.layers.iter().enumerate() {
             if l.next_nominal < self.stop {
                 let at = self.warp(l.next_nominal);
-                if at <= now && pick.map_or(true, |(_, b)| at < b) {
+                if at <= now && pick.is_none_or(|(_, b)| at < b) {
                     pick = Some((i, at));
                 }
             }
@@ -280,7 +281,7 @@ impl RlcSender {
         }
         // §IV-B: spacing for top layer m is sp_base·2^m; the highest m dividing `period`.
         let mut m = 0u32;
-        while m + 1 < self.cfg.layers && period % (1u64 << (m + 1)) == 0 {
+        while m + 1 < self.cfg.layers && period.is_multiple_of(1u64 << (m + 1)) {
             m += 1;
         }
         m as u64 + 1
@@ -395,7 +396,7 @@ pub struct RlcReceiver {
     level: u32,
     layers: Vec<RxLayer>,
     deaf_until: Instant,
-    /// An SP for the current top layer was seen since the last level change.
+    /// An SP (any) was seen since start: the interval since the last SP is a whole one.
     interval_open: bool,
     /// A loss or a late packet since that SP.
     spoiled: bool,
@@ -470,7 +471,6 @@ impl RlcReceiver {
             let top = self.level as usize;
             self.layers[top] = RxLayer::default();
             self.deaf_until = now + self.cfg.deaf_period;
-            self.interval_open = false;
             self.records.drops.push(now);
             self.records.levels.push((now, self.level));
             self.push_event(AgentEvent::Leave(self.groups[top]));
@@ -482,7 +482,6 @@ impl RlcReceiver {
         let m = self.level as usize;
         self.level += 1;
         self.layers[m] = RxLayer::default();
-        self.interval_open = false;
         self.records.joins.push(now);
         self.records.levels.push((now, self.level));
         self.push_event(AgentEvent::Join(self.groups[m]));
@@ -560,17 +559,18 @@ impl Agent for RlcReceiver {
         // SP handling: marks travel on the base layer.
         let sp = args[0];
         if m == 0 && sp > 0 {
+            // Every SP closes an interval; a join needs the closing SP to be one for the top
+            // layer, a whole clean interval before it (no loss, no late packet) and no deafness.
             let top = self.level - 1;
-            if sp - 1 >= top as u64 {
+            if sp > top as u64 {
                 self.records.sps_seen += 1;
                 let clean = self.interval_open && !self.spoiled && !self.is_deaf(now);
                 if clean && self.level < self.cfg.layers {
                     self.join(now);
-                } else {
-                    self.interval_open = true;
                 }
-                self.spoiled = false;
             }
+            self.interval_open = true;
+            self.spoiled = false;
         }
         self.rearm();
     }
@@ -816,11 +816,9 @@ mod tests {
         feed(&mut r, ms(2048), 0, 9, 1);
         feed(&mut r, ms(3072), 0, 10, 1);
         assert_eq!(r.level(), 2);
-        // SPs for top layer ≥ 1 (mark 2): the first opens, the second joins.
-        feed(&mut r, ms(4096), 0, 11, 2);
-        assert_eq!(r.level(), 2);
-        feed(&mut r, ms(6144), 0, 12, 2);
-        assert_eq!(r.level(), 3);
+        // An SP for top layer ≥ 1 (mark 2) after a clean interval since the last SP: join.
+        let ev = feed(&mut r, ms(4096), 0, 11, 2);
+        assert_eq!(ev, vec![AgentEvent::Join(GroupId(12)), AgentEvent::LevelChanged { level: 3 }]);
     }
 
     #[test]
