@@ -1,7 +1,7 @@
 # castlab: one command sets up and runs the main job, one sets up and runs every test.
 #   make demo   set up, build, run the demo and reproduce RLM's Fig. 8
 #   make test   set up, build, run the Rust tests and the Python tests
-#   make bench  the engine benchmarks (release, whole-program optimisation)
+#   make bench  the engine benchmarks (release, whole-program optimisation) and ns-2 beside them
 # Needs python3 (with venv) and a Rust toolchain; everything else is installed into .venv.
 
 VENV   ?= .venv
@@ -10,16 +10,30 @@ PIP    := $(VENV)/bin/pip
 OUT    ?= out
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: setup build demo test test-rust test-python bench reproduce-all clean-out
+.PHONY: setup system-deps build demo test test-rust test-python bench reproduce-all clean-out
+
+# System packages: iproute2 (ip, tc), igmpproxy (the testbed's multicast routing), iperf3 (kernel
+# TCP cross traffic), ns2 (the independent reference some tests compare with). Installed with
+# apt when root and apt are there and something is missing; otherwise the tests that need them
+# skip with the reason.
+SYSTEM_TOOLS := ip:iproute2 tc:iproute2 igmpproxy:igmpproxy iperf3:iperf3 ns:ns2
+system-deps:
+	@missing=""; for t in $(SYSTEM_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing$$missing"; \
+		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
+		|| echo "apt-get could not install$$missing: the tests that need them will skip"; \
+	else echo "not installing$$missing (needs root and apt): the tests that need them will skip"; fi
 
 $(VENV)/.deps: pyproject.toml
 	@command -v cargo >/dev/null || { echo "castlab needs a Rust toolchain (cargo): install it with rustup"; exit 1; }
 	python3 -m venv $(VENV) || { command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq python3-venv && python3 -m venv $(VENV); }
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q "maturin>=1.5,<2" "numpy>=1.23" "pandas>=1.5" "matplotlib>=3.6" "pytest>=7"
+	$(PIP) install -q "maturin>=1.5,<2" "numpy>=1.23" "pandas>=1.5" "matplotlib>=3.6" "pytest>=7" "hypothesis>=6"
 	touch $@
 
-setup: $(VENV)/.deps
+setup: $(VENV)/.deps system-deps
 
 # Builds the Rust extension in release mode and installs castlab (editable) into .venv.
 build: setup
@@ -37,9 +51,12 @@ test-rust:
 test-python: build
 	$(VENV)/bin/pytest -q tests
 
+# Then the whole-process comparison of issue 14 (castlab's Rust engine, castlab from Python
+# when built, and ns-2 when Debian's `ns2` is installed) on the CBR star: bench/compare.py.
 bench:
 	cargo bench -p castlab-sim --bench engine
 	cargo bench -p castlab-sim --bench protocols
+	python3 bench/compare.py
 
 reproduce-all: build
 	$(VENV)/bin/castlab reproduce --all --out $(OUT)

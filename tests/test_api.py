@@ -10,7 +10,7 @@ import castlab
 
 def test_unicast_cbr_through_bottleneck(line):
     sim = line
-    sink = sim.add_sink("dst", port=9)
+    sink = sim.add_sink("dst", port=9, record="arrivals")
     sim.add_cbr("src", "dst", 9, 2e6, packet_size=1000, start=1.0, stop=21.0)
     sim.monitor_channel(sim.channel("r1", "dst"), 0.5)
     sim.run(30.0)
@@ -33,7 +33,7 @@ def test_layered_multicast_and_level_timeline(line):
     sim = line
     groups = [sim.add_group("src") for _ in range(3)]
     sim.add_layered_source("src", groups, [100e3, 200e3, 400e3], packet_size=500)
-    sink = sim.add_sink("dst", groups=groups, schedule=[(1.0, 3), (10.0, 1), (15.0, 2)])
+    sink = sim.add_sink("dst", groups=groups, schedule=[(1.0, 3), (10.0, 1), (15.0, 2)], record="arrivals")
     sim.run(20.0)
     arr = castlab.arrivals_frame(sim, sink)
     assert set(arr.layer.unique()) == {0, 1, 2}
@@ -49,7 +49,7 @@ def test_router_extension_from_python(line):
     sim = line
     groups = [sim.add_group("src") for _ in range(2)]
     sim.add_layered_source("src", groups, [100e3, 100e3], packet_size=500)
-    sink = sim.add_sink("dst", groups=groups, schedule=[(0.0, 2)])
+    sink = sim.add_sink("dst", groups=groups, schedule=[(0.0, 2)], record="arrivals")
     sim.attach_layer_dropper("r1", sim.channel("r1", "dst"), layer=1)
     sim.run(10.0)
     layers = sim.sink_arrivals(sink)["layer"]
@@ -66,8 +66,8 @@ def _fingerprint(seed):
     sim.add_link("r", "b", 1e6, 0.02, queue_limit_pkts=20, loss_ab=0.02)
     groups = [sim.add_group("s") for _ in range(4)]
     sim.add_layered_source("s", groups, [100e3, 200e3, 400e3, 800e3])
-    sinks = [sim.add_sink("a", groups=groups, schedule=[(1.0, 4), (20.0, 2)]),
-             sim.add_sink("b", groups=groups, schedule=[(2.0, 3)])]
+    sinks = [sim.add_sink("a", groups=groups, schedule=[(1.0, 4), (20.0, 2)], record="arrivals"),
+             sim.add_sink("b", groups=groups, schedule=[(2.0, 3)], record="arrivals")]
     sim.run(40.0)
     h = hashlib.sha256()
     for s in sinks:

@@ -38,3 +38,30 @@ def test_reproduce_writes_data_plot_and_computed_claims(tmp_path):
 def test_unknown_experiment_is_a_clear_error(tmp_path):
     r = castlab("reproduce", "no-such-figure", "--out", str(tmp_path))
     assert r.returncode == 2 and "castlab list" in r.stderr
+
+
+def test_an_interrupted_reproduce_leaves_the_output_folder_as_it_was(tmp_path):
+    """castlab reproduce writes into a temporary sibling and moves the files in only when the
+    run is complete: SIGINT midway leaves no partial files (it used to leave seed-2 CSVs beside
+    a seed-1 summary.json)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "mine.txt").write_text("keep")
+    p = subprocess.Popen([sys.executable, "-m", "castlab", "reproduce", "rlm-fig9", "--out", str(out)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 60
+    partial = []
+    while time.time() < deadline and not partial:  # wait until the run is writing its files
+        partial = [q for q in tmp_path.iterdir() if q.name.startswith(".out.partial-") and any(q.iterdir())]
+        time.sleep(0.05)
+    assert partial, "the run never started writing"
+    p.send_signal(signal.SIGINT)
+    p.wait(timeout=60)
+    assert sorted(q.name for q in out.iterdir()) == ["mine.txt"]
+    assert not [q for q in tmp_path.iterdir() if q.name.startswith(".out.")]

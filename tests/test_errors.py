@@ -20,7 +20,7 @@ def test_every_bad_input_names_its_field(line):
     _raises("delay", sim.add_link, "src", "dst", 1e6, -0.01)
     _raises("queue_limit_pkts", sim.add_link, "src", "dst", 1e6, 0.01, queue_limit_pkts=-5)
     _raises("queue", sim.add_link, "src", "dst", 1e6, 0.01, queue="fifo")
-    _raises("max_th", sim.add_link, "src", "dst", 1e6, 0.01, queue="red", red_min_th=10, red_max_th=5)
+    _raises("red_max_th", sim.add_link, "src", "dst", 1e6, 0.01, queue="red", red_min_th=10, red_max_th=5)
     _raises("loss_ab", sim.add_link, "src", "dst", 1e6, 0.01, loss_ab=1.5)
     _raises("name", sim.add_node, "src")
     _raises("source", sim.add_group, "nowhere")

@@ -16,7 +16,7 @@ RATES = X.LAYER_RATES_BPS
 
 
 def test_defaults_are_table_2():
-    c = castlab.Simulator().nlm_default_config()
+    c = castlab._native.config_defaults("nlm")
     assert (c["qmax"], c["qmin"], c["qweight"]) == (15, 3, 0.05)
     assert (c["add_intvl_min"], c["add_intvl_max"], c["drop_intvl"], c["detect_period"]) == (5, 80, 0.5, 5)
     assert (c["alpha"], c["beta"], c["loss_th"], c["ss_intvl"]) == (2.0, 0.75, 0.25, 0.1)
@@ -56,7 +56,7 @@ def test_bad_router_and_receiver_input_names_the_field():
     with pytest.raises(ValueError, match="meter_channel"):
         sim.attach_lmr("L", meter_channel=sim.channel("S", "L"))  # not an output of L
     with pytest.raises(ValueError, match="qweight"):
-        sim.attach_lmr("L", config={"qweight": 0.0})
+        sim.attach_lmr("L", qweight=0.0)
     with pytest.raises(ValueError, match="layers"):
         sim.add_nlm_receiver("R", g, layers=0)
     with pytest.raises(ValueError, match="node"):

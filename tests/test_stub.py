@@ -3,6 +3,7 @@ functions, methods and parameters (names, order, defaults)."""
 
 import ast
 import inspect
+import re
 from pathlib import Path
 
 import castlab._native as native
@@ -27,7 +28,10 @@ def _params(fn: ast.FunctionDef):
     defaults = [None] * (len(a.args) - len(a.defaults)) + [
         ast.literal_eval(d) if not (isinstance(d, ast.Constant) and d.value is Ellipsis) else ... for d in a.defaults
     ]
-    return list(zip(names, defaults))
+    out = list(zip(names, defaults))
+    if a.kwarg is not None:
+        out.append(("**" + a.kwarg.arg, None))
+    return out
 
 
 def _runtime_params(obj):
@@ -35,7 +39,7 @@ def _runtime_params(obj):
     out = []
     for p in sig.parameters.values():
         d = None if p.default is inspect.Parameter.empty else p.default
-        out.append((p.name, d))
+        out.append(("**" + p.name if p.kind is inspect.Parameter.VAR_KEYWORD else p.name, d))
     return out
 
 
@@ -78,3 +82,28 @@ def test_class_methods_match():
                 assert any(isinstance(d, ast.Name) and d.id == "property" for d in fn.decorator_list), mname
                 continue
             _compare(fn, getattr(cls, mname), method=True)
+
+
+def _all_stub_functions():
+    funcs, classes = _stub_defs()
+    yield from funcs.values()
+    for methods in classes.values():
+        yield from methods.values()
+
+
+def test_every_config_override_names_its_protocol():
+    """Protocol settings cross into Python one way: `**config`, checked in Rust against the
+    Config's Default. The stub types no default of them; each such entry point names the
+    protocol whose `config_defaults(...)` lists its keys, and that protocol exists."""
+    seen = 0
+    for fn in _all_stub_functions():
+        if fn.args.kwarg is None:
+            continue
+        assert fn.args.kwarg.arg == "config", fn.name
+        doc = ast.get_docstring(fn) or ""
+        protos = re.findall(r'config_defaults\("(\w+)"\)', doc)
+        assert protos, f"{fn.name}: the docstring must name config_defaults(\"protocol\")"
+        for p in protos:
+            assert native.config_defaults(p), (fn.name, p)
+        seen += 1
+    assert seen >= 12

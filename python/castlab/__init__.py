@@ -4,7 +4,8 @@ The simulator core is Rust (``castlab._native``); this package adds the scenario
 the experiments that reproduce the papers' figures, plots and the ``castlab`` command.
 """
 
-from castlab._native import Simulator, transmission_ns, worst_window_loss, __version__
+from castlab._native import transmission_ns, worst_window_loss, __version__
+from castlab.simulator import Simulator
 from castlab.frames import arrivals_frame, losses_frame, series_frame, level_frame
 from castlab.run import run_with_progress
 

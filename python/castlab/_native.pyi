@@ -1,11 +1,14 @@
 # Hand-written stub for the Rust extension module castlab._native.
 # tests/test_stub.py checks every name and parameter here against the compiled module.
-from typing import Optional
+from typing import Optional, Union
 
 import numpy as np
 import numpy.typing as npt
 
 __version__: str
+
+#: A configuration override: numbers (durations in seconds), flags, names ("aimd"), None, lists.
+ConfigValue = Union[int, float, bool, str, None, list[float]]
 
 class Simulator:
     """The deterministic packet-level simulator. A run is a pure function of scenario and seed."""
@@ -73,6 +76,8 @@ class Simulator:
         schedule: list[tuple[float, int]] = ...,
         port: Optional[int] = None,
         start: float = 0.0,
+        record: str = "summary",
+        windows: list[float] = ...,
     ) -> int: ...
     def attach_layer_dropper(
         self,
@@ -88,6 +93,7 @@ class Simulator:
     def sink_arrivals(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
     def sink_losses(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
     def sink_worst_window_loss(self, agent: int, window: float) -> float: ...
+    def sink_summary(self, agent: int) -> dict[str, object]: ...
     def channel_stats(self, channel: int) -> dict[str, object]: ...
     def channel_series(self, channel: int) -> dict[str, npt.NDArray[np.generic]]: ...
     def node_stats(self, node: str) -> dict[str, int]: ...
@@ -101,27 +107,16 @@ class Simulator:
         src: str,
         dst: str,
         variant: str = "newreno",
-        mss_bytes: int = 1000,
         start: float = 0.0,
         stop: Optional[float] = None,
-        delayed_ack: bool = False,
-        min_rto: float = 1.0,
-        initial_window_segs: int = 2,
-        rwnd_bytes: Optional[int] = None,
         transfer_bytes: Optional[int] = None,
         port: Optional[int] = None,
         flow: Optional[int] = None,
-        header_bytes: int = 40,
-        initial_ssthresh_bytes: Optional[int] = None,
-        initial_rto: float = 1.0,
-        max_rto: float = 60.0,
-        dupack_threshold: int = 3,
-        delayed_ack_timeout: float = 0.2,
-        timestamps: bool = True,
+        **config: ConfigValue,
     ) -> int:
         """A TCP Reno/NewReno sender on `src` and its sink on `dst`; returns the sender's agent id.
-        `timestamps`: RTT samples from the timestamp echo, retransmissions included (RFC 7323
-        §4.1); False for strict Karn's rule, as ns-2's default agents."""
+        Overrides: config_defaults("tcp") (`timestamps`: RTT samples from the timestamp echo,
+        retransmissions included, RFC 7323 §4.1; False for strict Karn's rule, as ns-2's)."""
         ...
     def tcp_trace(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
         """cwnd/ssthresh changes, RTT samples, retransmissions, timeouts, cumulative acked and
@@ -130,38 +125,15 @@ class Simulator:
     def tcp_stats(self, agent: int) -> dict[str, object]: ...
     # --- rlm (crates/castlab-py/src/rlm.rs) ---
     def add_rlm_receiver(
-        self,
-        node: str,
-        data_groups: list[int],
-        control_group: int,
-        start: float = 0.0,
-        alpha: float = 2.0,
-        beta: float = 0.6666666666666666,
-        k1: float = 1.0,
-        k2: float = 2.0,
-        g1: float = 0.25,
-        g2: float = 0.25,
-        t_min: float = 5.0,
-        t_max: float = 600.0,
-        scale_t_max: bool = True,
-        detection_init: float = 5.0,
-        detection_dev_init: float = 2.0,
-        loss_gain: float = 0.0625,
-        loss_threshold: float = 0.25,
-        session_interval_min: float = 5.0,
-        session_bandwidth_bps: float = 1600.0,
-        member_timeout_intervals: int = 5,
-        control_size_bytes: int = 40,
-        record_arrivals: bool = True,
-    ) -> int: ...
+        self, node: str, data_groups: list[int], control_group: int, start: float = 0.0, **config: ConfigValue
+    ) -> int:
+        """An RLM receiver (§3). Overrides: config_defaults("rlm") (the paper's §4 values)."""
+        ...
     def rlm_records(self, agent: int) -> dict[str, object]: ...
     def rlm_status(self, agent: int) -> dict[str, object]: ...
     def rlm_config(self, agent: int) -> dict[str, object]: ...
     def rlm_worst_window_loss(self, agent: int, window: float) -> float: ...
     # --- nlm (crates/castlab-py/src/nlm.rs) ---
-    def nlm_default_config(self) -> dict[str, float]:
-        """Table 2's NLM parameters and castlab's documented choices (durations in seconds)."""
-        ...
     def add_nlm_sender(
         self,
         node: str,
@@ -172,30 +144,27 @@ class Simulator:
         start: float = 0.0,
         stop: Optional[float] = None,
         jitter: bool = True,
-        config: Optional[dict[str, float]] = None,
+        **config: ConfigValue,
     ) -> int:
-        """An NLM sender: every layer on `group` (rooted at `node`), SESS every ss_intvl."""
+        """An NLM sender: every layer on `group` (rooted at `node`), SESS every ss_intvl.
+        Overrides: config_defaults("nlm") (Table 2)."""
         ...
     def add_nlm_receiver(
-        self,
-        node: str,
-        group: int,
-        layers: int = 5,
-        start: float = 0.0,
-        bin: float = 1.0,
-        config: Optional[dict[str, float]] = None,
+        self, node: str, group: int, layers: int = 5, start: float = 0.0, bin: float = 1.0, **config: ConfigValue
     ) -> int:
-        """An NLM receiver: DROP_REQ upstream when its loss rate exceeds loss_th."""
+        """An NLM receiver: DROP_REQ upstream when its loss rate exceeds loss_th.
+        Overrides: config_defaults("nlm")."""
         ...
     def attach_lmr(
         self,
         node: str,
-        config: Optional[dict[str, float]] = None,
         meter_channel: Optional[int] = None,
         meter_bin: float = 1.0,
         meter_layers: int = 8,
+        **config: ConfigValue,
     ) -> None:
-        """Make `node` an LMR; optionally meter one output channel (see `loss_meter`)."""
+        """Make `node` an LMR; optionally meter one output channel (see `loss_meter`).
+        Overrides: config_defaults("nlm")."""
         ...
     def attach_loss_meter(self, node: str, channel: int, bin: float = 1.0, layers: int = 8) -> None:
         """A loss meter alone (plain DropTail router) on an output channel of `node`."""
@@ -208,14 +177,9 @@ class Simulator:
     def nlm_sender_records(self, agent: int) -> dict[str, object]: ...
     def nlm_receiver_records(self, agent: int) -> dict[str, object]: ...
     # --- bcfs: BCFS, digital fountain, Rainbow, PGM over BCFS (crates/castlab-py/src/bcfs.rs) ---
-    def add_bcf_routers(
-        self,
-        nodes: Optional[list[str]] = None,
-        max_entries: int = 4096,
-        refresh_interval: float = 1.0,
-        link_lifetime: float = 5.0,
-    ) -> int:
-        """Attach a BCF router to each node (every node when None); returns how many."""
+    def add_bcf_routers(self, nodes: Optional[list[str]] = None, **config: ConfigValue) -> int:
+        """Attach a BCF router to each node (every node when None); returns how many.
+        Overrides: config_defaults("bcf")."""
         ...
     def bcf_router_stats(self, node: str) -> dict[str, int]: ...
     def bcf_replies_per_channel(self, node: str) -> npt.NDArray[np.uint64]: ...
@@ -240,16 +204,10 @@ class Simulator:
         needed_packets: int = 2000,
         port: Optional[int] = None,
         flow: Optional[int] = None,
-        request_bytes: int = 40,
-        initial_window: int = 1,
-        max_window: int = 1024,
-        initial_rto: float = 1.0,
-        min_rto: float = 0.2,
-        max_rto: float = 10.0,
-        hold_rtt_fraction: float = 0.5,
-        reorder_threshold: int = 3,
+        **config: ConfigValue,
     ) -> int:
-        """A Rainbow receiver fetching from fountain agent `source`; returns the agent id."""
+        """A Rainbow receiver fetching from fountain agent `source`; returns the agent id.
+        Overrides: config_defaults("rainbow")."""
         ...
     def rainbow_records(self, agent: int) -> dict[str, object]:
         """Symbols received (rx_time_ns, rx_symbol), window changes (win_time_ns, win), counters."""
@@ -264,43 +222,18 @@ class Simulator:
         start: float = 0.0,
         port: Optional[int] = None,
         flow: Optional[int] = None,
-        packet_bytes: int = 512,
-        label_prefix: int = 20551,
-    ) -> int: ...
-    def add_bcf_pgm_receiver(
-        self,
-        node: str,
-        source: int,
-        start: float = 0.0,
-        nak_timeout: float = 0.5,
-        idle_timeout: float = 0.5,
-    ) -> int: ...
+        **config: ConfigValue,
+    ) -> int:
+        """A PGM-like source over BCFS. Overrides: config_defaults("bcf_pgm")."""
+        ...
+    def add_bcf_pgm_receiver(self, node: str, source: int, start: float = 0.0, **config: ConfigValue) -> int:
+        """A PGM-like receiver over BCFS. Overrides of the source's settings: config_defaults("bcf_pgm")."""
+        ...
     def bcf_pgm_stats(self, agent: int) -> dict[str, object]: ...
     # --- lesbcc (crates/castlab-py/src/lesbcc.rs) ---
-    def add_lesbcc_source(
-        self,
-        node: str,
-        group: int,
-        flow: int = 0,
-        start: float = 0.0,
-        packet_bytes: int = 560,
-        initial_rate_bps: float = 200e3,
-        min_rate_bps: float = 4480.0,
-        max_rate_bps: Optional[float] = None,
-        initial_srtt: float = 0.2,
-        li2le: bool = True,
-        max_lprf: bool = True,
-        atf: bool = True,
-        silence: bool = True,
-        policy: str = "aimd",
-        total_packets: Optional[int] = None,
-        tfrc_alpha: float = 0.95,
-        tfrc_n: int = 8,
-        rtt_prune_keep_one_in: int = 10,
-        rtt_gain: float = 0.125,
-    ) -> int:
+    def add_lesbcc_source(self, node: str, group: int, flow: int = 0, start: float = 0.0, **config: ConfigValue) -> int:
         """An LE-SBCC multicast source (cascade of §2.1, AIMD or the TFRC module of §4) over the
-        PGM-like transport of §5.1; returns the agent id."""
+        PGM-like transport of §5.1; returns the agent id. Overrides: config_defaults("lesbcc")."""
         ...
     def add_pgm_receiver(
         self,
@@ -309,12 +242,10 @@ class Simulator:
         flow: int = 0,
         port: Optional[int] = None,
         start: float = 0.0,
-        nak_backoff_max: float = 0.1,
-        nak_rpt_ivl: float = 0.5,
-        nak_rdata_ivl: float = 1.0,
-        ncf_suppression: bool = True,
+        **config: ConfigValue,
     ) -> int:
-        """A PGM receiver (receive window, NAK back-off, NCF suppression); returns the agent id."""
+        """A PGM receiver (receive window, NAK back-off, NCF suppression); returns the agent id.
+        Overrides: config_defaults("pgm")."""
         ...
     def add_lesbcc_unicast(
         self,
@@ -323,27 +254,10 @@ class Simulator:
         flow: Optional[int] = None,
         port: Optional[int] = None,
         start: float = 0.0,
-        packet_bytes: int = 560,
-        initial_rate_bps: float = 200e3,
-        min_rate_bps: float = 4480.0,
-        max_rate_bps: Optional[float] = None,
-        initial_srtt: float = 0.2,
-        li2le: bool = True,
-        max_lprf: bool = True,
-        atf: bool = True,
-        silence: bool = True,
-        policy: str = "aimd",
-        total_packets: Optional[int] = None,
-        tfrc_alpha: float = 0.95,
-        tfrc_n: int = 8,
-        rtt_prune_keep_one_in: int = 10,
-        rtt_gain: float = 0.125,
-        nak_backoff_max: float = 0.1,
-        nak_rpt_ivl: float = 0.5,
-        nak_rdata_ivl: float = 1.0,
-        ncf_suppression: bool = True,
+        **config: ConfigValue,
     ) -> int:
-        """A unicast LE-SBCC flow: PGM receiver on `dst` (agent id - 1), source on `src`."""
+        """A unicast LE-SBCC flow: a PGM receiver on `dst`, then the source on `src`; returns the
+        source's id. Overrides: config_defaults("lesbcc") and config_defaults("pgm"), by name."""
         ...
     def lesbcc_stats(self, agent: int) -> dict[str, object]: ...
     def lesbcc_trace(self, agent: int) -> dict[str, npt.NDArray[np.generic]]: ...
@@ -352,22 +266,105 @@ class Simulator:
     def nak_aggregator_stats(self, node: str) -> dict[str, int]: ...
 
 def worst_window_loss(times_ns: list[int], received: list[int], lost: list[int], window: float) -> float: ...
+def config_defaults(protocol: str) -> dict[str, ConfigValue]:
+    """A protocol's default configuration (the paper's values; durations in seconds): exactly the
+    keyword overrides its `add_*` methods accept."""
+    ...
 def transmission_ns(size_bytes: int, rate_bps: float) -> int: ...
 # --- lesbcc module functions (crates/castlab-py/src/lesbcc.rs) ---
 def lesbcc_synthetic(
-    classes: list[tuple[int, float, float]],
-    packets: int = 6000,
-    seed: int = 0,
-    initial_rate_bps: float = 200e3,
-    initial_srtt: float = 0.2,
-    li2le: bool = True,
-    max_lprf: bool = True,
-    atf: bool = True,
-    silence: bool = True,
-    policy: str = "aimd",
+    classes: list[tuple[int, float, float]], packets: int = 6000, seed: int = 0, **config: ConfigValue
 ) -> dict[str, object]:
-    """The LE-SBCC cascade driven by synthetic LIs: classes of (count, loss, rtt_s) receivers."""
+    """The LE-SBCC cascade driven by synthetic LIs: classes of (count, loss, rtt_s) receivers.
+    Overrides: config_defaults("lesbcc")."""
     ...
 def tfrc_average_interval(intervals: list[int], s0: int, i: int = 1, n: int = 8, alpha: float = 0.95) -> Optional[float]:
     """ŝ_i of LE-SBCC §4.1 over loss intervals given newest first."""
+    ...
+
+# --- real-network driver (crates/castlab-py/src/net.rs) ---
+class NetDriver:
+    """castlab's agents on UDP sockets and IP multicast, on the wall clock (castlab-net).
+    Agents are named by the agent id given when adding them; records come back in the same
+    dicts as the simulator's. See docs/real-network.md."""
+
+    def __init__(
+        self,
+        nodes: list[tuple[int, str]],
+        groups: list[tuple[int, str, int, Optional[int]]],
+        config: Optional[dict[str, object]] = None,
+    ) -> None: ...
+    @property
+    def now(self) -> float:
+        """Seconds since the driver was created."""
+        ...
+    def add_layered_source(
+        self,
+        agent_id: int,
+        node: int,
+        port: int,
+        groups: list[int],
+        rates_bps: list[float],
+        packet_size: int = 1000,
+        flow: int = 0,
+        jitter: bool = True,
+        stop: Optional[float] = None,
+    ) -> int: ...
+    def add_sink(
+        self, agent_id: int, node: int, port: int, groups: list[int] = ..., schedule: list[tuple[float, int]] = ...
+    ) -> int: ...
+    def add_rlm_receiver(
+        self,
+        agent_id: int,
+        node: int,
+        port: int,
+        data_groups: list[int],
+        control_group: int,
+        **config: ConfigValue,
+    ) -> int:
+        """An RLM receiver on sockets. Overrides: config_defaults("rlm")."""
+        ...
+    def add_lesbcc_source(
+        self,
+        agent_id: int,
+        node: int,
+        port: int,
+        group: int,
+        flow: int = 0,
+        **config: ConfigValue,
+    ) -> int:
+        """An LE-SBCC source over the PGM-like transport. Overrides: config_defaults("lesbcc")."""
+        ...
+    def add_pgm_receiver(
+        self,
+        agent_id: int,
+        node: int,
+        port: int,
+        group: Optional[int] = None,
+        flow: int = 0,
+        **config: ConfigValue,
+    ) -> int:
+        """A PGM receiver that NAKs its losses. Overrides: config_defaults("pgm")."""
+        ...
+    def run(self, duration: float, status: Optional[object] = None, status_interval: float = 1.0) -> None:
+        """Run `duration` s of wall clock; GIL released in <= 100 ms slices, signals checked
+        between them, `status()` called every `status_interval` s."""
+        ...
+    def stats(self) -> dict[str, object]: ...
+    def joined(self, agent: int) -> list[int]: ...
+    def agents(self) -> list[int]: ...
+    def level_timeline(self) -> dict[str, npt.NDArray[np.integer]]: ...
+    def rate_timeline(self) -> dict[str, npt.NDArray[np.generic]]: ...
+    def source_sent(self, agent: int) -> list[int]: ...
+    def sink_arrivals(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
+    def sink_losses(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
+    def sink_level(self, agent: int) -> int: ...
+    def rlm_records(self, agent: int) -> dict[str, object]: ...
+    def rlm_status(self, agent: int) -> dict[str, object]: ...
+    def lesbcc_stats(self, agent: int) -> dict[str, object]: ...
+    def lesbcc_trace(self, agent: int) -> dict[str, npt.NDArray[np.generic]]: ...
+    def pgm_receiver_stats(self, agent: int) -> dict[str, object]: ...
+
+def net_default_config() -> dict[str, object]:
+    """The real-network driver's default settings (Rust's NetConfig::default)."""
     ...

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import shutil
 import sys
 import time
 from pathlib import Path
 
+from castlab import net
 from castlab.experiments import REGISTRY
 from castlab.experiments.common import write_summary
 
@@ -19,14 +22,38 @@ def _cmd_list(args) -> int:
     return 0
 
 
-def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
-    exp = REGISTRY[name]
+def _move_into(done: Path, out: Path) -> None:
+    """Move every file of the finished folder `done` into `out` (same names are replaced, other
+    files in `out` are left alone), summary.json last, then remove `done`."""
     out.mkdir(parents=True, exist_ok=True)
+    entries = sorted(done.iterdir(), key=lambda p: p.name == "summary.json")
+    for p in entries:
+        dest = out / p.name
+        if dest.is_dir() and not dest.is_symlink():
+            shutil.rmtree(dest)
+        os.replace(p, dest)
+    done.rmdir()
+
+
+def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
+    """Run one experiment into a temporary sibling of `out` and move it into place only once
+    complete: an interrupted run leaves `out` as it was (no seed-2 CSVs beside a seed-1
+    summary)."""
+    exp = REGISTRY[name]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    work = out.parent / f".{out.name}.partial-{os.getpid()}"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir()
     print(f"[{name}] running (seed {seed}{', quick' if quick else ''}) -> {out}", file=sys.stderr, flush=True)
     t = time.perf_counter()
-    result = exp.run(out, seed, quick=quick)
-    wall = time.perf_counter() - t
-    summary = write_summary(out, exp, seed, result, wall)
+    try:
+        result = exp.run(work, seed, quick=quick)
+        wall = time.perf_counter() - t
+        summary = write_summary(work, exp, seed, result, wall)
+        _move_into(work, out)
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
     ok = sum(c.holds for c in result.claims)
     print(f"[{name}] {ok}/{len(result.claims)} claims hold, {wall:.1f} s", file=sys.stderr, flush=True)
     for c in result.claims:
@@ -102,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     d.add_argument("--duration", type=float, default=60.0)
     d.add_argument("--seed", type=int, default=1)
     d.set_defaults(fn=_cmd_run)
+    net.add_parsers(sub)
+    from castlab.testbed import cli as testbed_cli
+
+    testbed_cli.add_parsers(sub)
     args = p.parse_args(argv)
     return args.fn(args)
 

@@ -23,7 +23,7 @@ def build(seed: int = 1, bottleneck_bps: float = 1.5e6, access_bps=(256e3, 512e3
         name = f"rcv{i + 1}"
         sim.add_node(name)
         sim.add_link("r2", name, acc, 0.005, queue_limit_pkts=20)
-        sinks.append((name, acc, lvl, sim.add_sink(name, groups=groups, schedule=[(1.0, lvl)])))
+        sinks.append((name, acc, lvl, sim.add_sink(name, groups=groups, schedule=[(1.0, lvl)], record="arrivals")))
     return sim, sinks
 
 

@@ -17,8 +17,8 @@
 //!
 //! When the armed deadline is reached, the driver calls [`Agent::handle_timeout`] and applies
 //! the rule again. A driver may call `handle_timeout` late, never early: an agent can assume
-//! `now >= ` the deadline it last returned. Agents with several timers keep them in a
-//! [`TimerTable`] and return its earliest deadline.
+//! `now >= ` the deadline it last returned. Agents with several timers declare them as an enum
+//! ([`timers!`]), keep them in a [`TimerTable`] and return its earliest deadline.
 //!
 //! Agents draw random numbers only from the [`crate::rng::Rng`] the driver hands them at
 //! start, derived from the run's seed and the agent's id, so that a run is a pure function of
@@ -53,8 +53,20 @@ pub struct StartInfo {
     pub rng: Rng,
 }
 
+/// Reading a hosted agent or extension back as its concrete type (monitors, bindings).
+/// Implemented for every `'static` type, so agents and extensions never write it.
+pub trait AsAny: Any {
+    fn as_any(&self) -> &dyn Any;
+}
+
+impl<T: Any> AsAny for T {
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
 /// A sans-IO protocol endpoint. See the module documentation for the driving rule.
-pub trait Agent: Any {
+pub trait Agent: AsAny {
     /// Called once, at the agent's start time.
     fn handle_start(&mut self, now: Instant, info: StartInfo);
     /// A packet addressed to this agent (unicast to its port, or to a group it joined).
@@ -70,51 +82,98 @@ pub trait Agent: Any {
     fn poll_event(&mut self) -> Option<AgentEvent> {
         None
     }
-    /// For reading an agent's records back (monitors, Python bindings).
-    fn as_any(&self) -> &dyn Any;
 }
 
-/// A fixed set of named timers, for agents that need several. `K` indexes the table.
+/// The timers of one agent: a field-less enum whose [`Timer::VALUES`] lists every variant, so
+/// `handle_timeout` matches on the enum exhaustively and a new timer cannot fall into a
+/// catch-all arm (quinn-proto's `Timer` and `TimerTable`). Declare one with [`timers!`].
+pub trait Timer: Copy + Eq + core::fmt::Debug + 'static {
+    /// Every timer, in the order ties between equal deadlines are broken.
+    const VALUES: &'static [Self];
+    /// The timer's slot: its position in [`Timer::VALUES`].
+    fn index(self) -> usize;
+}
+
+/// Declares a timer enum and implements [`Timer`] for it (declaration order is tie order).
 ///
-/// Modelled on the timer table of quinn-proto: each slot holds an optional deadline and
-/// [`TimerTable::next`] gives the earliest. Linear scan: agents have a handful of timers.
+/// ```
+/// castlab_core::timers! {
+///     /// The timers of an example agent.
+///     pub enum DemoTimer { Retransmit, Idle }
+/// }
+/// let mut t = castlab_core::TimerTable::<DemoTimer>::default();
+/// t.set(DemoTimer::Idle, castlab_core::Instant::from_nanos(5));
+/// assert_eq!(t.expire(castlab_core::Instant::from_nanos(9)), Some(DemoTimer::Idle));
+/// ```
+#[macro_export]
+macro_rules! timers {
+    ($(#[$m:meta])* $vis:vis enum $name:ident { $($(#[$vm:meta])* $var:ident),+ $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        $vis enum $name {
+            $($(#[$vm])* $var,)+
+        }
+        impl $crate::agent::Timer for $name {
+            const VALUES: &'static [Self] = &[$($name::$var),+];
+            fn index(self) -> usize {
+                self as usize
+            }
+        }
+    };
+}
+
+/// Most timers one agent may declare.
+pub const MAX_TIMERS: usize = 8;
+
+/// One optional deadline per timer of `T`. [`TimerTable::next`] gives the earliest; linear
+/// scans, since agents have a handful of timers.
 #[derive(Clone, Debug)]
-pub struct TimerTable<const N: usize> {
-    slots: [Option<Instant>; N],
+pub struct TimerTable<T: Timer> {
+    slots: [Option<Instant>; MAX_TIMERS],
+    _timers: core::marker::PhantomData<T>,
 }
 
-impl<const N: usize> Default for TimerTable<N> {
+impl<T: Timer> Default for TimerTable<T> {
     fn default() -> Self {
-        TimerTable { slots: [None; N] }
+        const { assert!(T::VALUES.len() <= MAX_TIMERS, "too many timers for a TimerTable") };
+        TimerTable { slots: [None; MAX_TIMERS], _timers: core::marker::PhantomData }
     }
 }
 
-impl<const N: usize> TimerTable<N> {
-    pub fn set(&mut self, slot: usize, at: Instant) {
-        self.slots[slot] = Some(at);
+impl<T: Timer> TimerTable<T> {
+    pub fn set(&mut self, timer: T, at: Instant) {
+        self.slots[timer.index()] = Some(at);
     }
-    pub fn stop(&mut self, slot: usize) {
-        self.slots[slot] = None;
+    pub fn stop(&mut self, timer: T) {
+        self.slots[timer.index()] = None;
     }
-    pub fn get(&self, slot: usize) -> Option<Instant> {
-        self.slots[slot]
+    pub fn get(&self, timer: T) -> Option<Instant> {
+        self.slots[timer.index()]
     }
-    pub fn is_armed(&self, slot: usize) -> bool {
-        self.slots[slot].is_some()
+    pub fn is_armed(&self, timer: T) -> bool {
+        self.slots[timer.index()].is_some()
     }
     /// The earliest armed deadline.
     pub fn next(&self) -> Option<Instant> {
         self.slots.iter().flatten().min().copied()
     }
-    /// Disarm and return the first slot (lowest index) whose deadline is at or before `now`.
-    pub fn expire(&mut self, now: Instant) -> Option<usize> {
-        for (i, s) in self.slots.iter_mut().enumerate() {
-            if matches!(s, Some(t) if *t <= now) {
-                *s = None;
-                return Some(i);
-            }
-        }
-        None
+    /// Disarm and return the first timer (in [`Timer::VALUES`] order) whose deadline is at or
+    /// before `now`.
+    pub fn expire(&mut self, now: Instant) -> Option<T> {
+        let t = *T::VALUES.iter().find(|t| matches!(self.slots[t.index()], Some(d) if d <= now))?;
+        self.slots[t.index()] = None;
+        Some(t)
+    }
+    /// Disarm and return the due timer with the earliest deadline (ties: [`Timer::VALUES`]
+    /// order), for agents that handle expired timers in deadline order.
+    pub fn expire_earliest(&mut self, now: Instant) -> Option<T> {
+        let t = T::VALUES
+            .iter()
+            .filter_map(|&t| self.slots[t.index()].filter(|d| *d <= now).map(|d| (d, t.index(), t)))
+            .min_by_key(|&(d, i, _)| (d, i))?
+            .2;
+        self.slots[t.index()] = None;
+        Some(t)
     }
 }
 
@@ -122,17 +181,34 @@ impl<const N: usize> TimerTable<N> {
 mod tests {
     use super::*;
 
+    crate::timers! {
+        enum T3 { A, B, C }
+    }
+
     #[test]
     fn timer_table_orders_and_expires() {
-        let mut t = TimerTable::<3>::default();
+        let mut t = TimerTable::<T3>::default();
         assert_eq!(t.next(), None);
-        t.set(2, Instant::from_nanos(50));
-        t.set(0, Instant::from_nanos(70));
+        t.set(T3::C, Instant::from_nanos(50));
+        t.set(T3::A, Instant::from_nanos(70));
         assert_eq!(t.next(), Some(Instant::from_nanos(50)));
         assert_eq!(t.expire(Instant::from_nanos(49)), None);
-        assert_eq!(t.expire(Instant::from_nanos(80)), Some(0));
-        assert_eq!(t.expire(Instant::from_nanos(80)), Some(2));
+        assert_eq!(t.expire(Instant::from_nanos(80)), Some(T3::A));
+        assert_eq!(t.expire(Instant::from_nanos(80)), Some(T3::C));
         assert_eq!(t.expire(Instant::from_nanos(80)), None);
         assert_eq!(t.next(), None);
+    }
+
+    #[test]
+    fn expire_earliest_takes_deadline_order_then_declaration_order() {
+        let mut t = TimerTable::<T3>::default();
+        t.set(T3::A, Instant::from_nanos(70));
+        t.set(T3::B, Instant::from_nanos(50));
+        t.set(T3::C, Instant::from_nanos(50));
+        assert_eq!(t.expire_earliest(Instant::from_nanos(80)), Some(T3::B));
+        assert_eq!(t.expire_earliest(Instant::from_nanos(80)), Some(T3::C));
+        assert_eq!(t.expire_earliest(Instant::from_nanos(80)), Some(T3::A));
+        assert!(!t.is_armed(T3::A) && t.get(T3::B).is_none());
+        assert_eq!(T3::VALUES, &[T3::A, T3::B, T3::C]);
     }
 }

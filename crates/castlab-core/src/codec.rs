@@ -4,8 +4,8 @@
 //! ```text
 //! 0  u8   version (= 1)
 //! 1  u8   dst kind (0 unicast, 1 group)
-//! 2  u8   header kind (0 data, 1 control, 2 tcp, 3 rlm, 4 nlm, 6 pgm, 7 bcf)
-//! 3  u8   flags (bit 0: marked, bit 1: to_root)
+//! 2  u8   header kind ([`HeaderKind`]: 0 data, 1 control, 2 tcp, 3 rlm, 4 nlm, 6 pgm, 7 bcf)
+//! 3  u8   flags (bit 0: marked; the other bits reserved, 0)
 //! 4  u32  src node     8  u16 src port    10 u8 layer   11 u8 reserved (0)
 //! 12 u32  dst node or group                16 u16 dst port (0 for a group)  18 u16 reserved
 //! 20 u32  size_bytes   24 u32 flow        28 u64 seq     36 u64 uid       44 u64 sent_at ns
@@ -16,10 +16,15 @@
 //!          pgm u8 kind, u64 trail, u64 lead (17 bytes);
 //!          bcf u8 kind (1 request, 2 reply), u8 flags (bits 0-1), u32 level, u32 label, u64 msg (18 bytes)
 //! ```
-//! Decoding never panics: a short, unknown or inconsistent buffer is a [`CodecError`].
+//! Decoding never panics: a short, unknown or inconsistent buffer is a [`CodecError`]. Every
+//! kind byte is a `u8`-backed enum checked here, and TCP flags outside
+//! [`TcpHeader::ALL_FLAGS`] are rejected.
 
 use crate::ids::{Addr, Dest, GroupId, NodeId};
-use crate::packet::{BcfHeader, ControlMsg, Header, NlmHeader, Packet, PgmHeader, RlmHeader, TcpHeader};
+use crate::packet::{
+    BcfHeader, BcfKind, ControlMsg, Header, HeaderKind, NlmHeader, NlmKind, Packet, PgmHeader, PgmKind, RlmHeader,
+    RlmKind, TcpHeader,
+};
 use crate::time::Instant;
 
 pub const VERSION: u8 = 1;
@@ -28,13 +33,8 @@ const CONTROL_LEN: usize = 26;
 const TCP_LEN: usize = 33;
 const RLM_LEN: usize = 7;
 const NLM_LEN: usize = 16;
-/// Header kind byte of [`Header::Nlm`].
-const NLM_KIND: u8 = 4;
 const BCF_LEN: usize = 18;
-const BCF_KIND: u8 = 7;
 const PGM_LEN: usize = 17;
-/// Header kind byte of [`Header::Pgm`].
-const PGM_KIND: u8 = 6;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {
@@ -52,18 +52,27 @@ pub enum CodecError {
     BufferTooSmall { got: usize, need: usize },
 }
 
+/// Length of a header kind's body.
+const fn body_len(k: HeaderKind) -> usize {
+    match k {
+        HeaderKind::Data => 0,
+        HeaderKind::Control => CONTROL_LEN,
+        HeaderKind::Tcp => TCP_LEN,
+        HeaderKind::Rlm => RLM_LEN,
+        HeaderKind::Nlm => NLM_LEN,
+        HeaderKind::Bcf => BCF_LEN,
+        HeaderKind::Pgm => PGM_LEN,
+    }
+}
+
 /// Bytes needed to encode `p`.
 pub fn encoded_len(p: &Packet) -> usize {
-    FIXED_LEN
-        + match p.header {
-            Header::Data => 0,
-            Header::Control(_) => CONTROL_LEN,
-            Header::Tcp(_) => TCP_LEN,
-            Header::Rlm(_) => RLM_LEN,
-            Header::Nlm(_) => NLM_LEN,
-            Header::Bcf(_) => BCF_LEN,
-            Header::Pgm(_) => PGM_LEN,
-        }
+    FIXED_LEN + body_len(p.header.kind())
+}
+
+/// `byte` as the wire enum `E`, or an error naming `field`.
+fn code<E: TryFrom<u8, Error = u8>>(field: &'static str, byte: u8) -> Result<E, CodecError> {
+    E::try_from(byte).map_err(|value| CodecError::UnknownKind { field, value })
 }
 
 /// Encode `p` into `out`, returning the number of bytes written.
@@ -80,16 +89,8 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
         Dest::Group(g) => (1u8, g.0, 0),
     };
     out[1] = dkind;
-    out[2] = match p.header {
-        Header::Data => 0,
-        Header::Control(_) => 1,
-        Header::Tcp(_) => 2,
-        Header::Rlm(_) => 3,
-        Header::Nlm(_) => NLM_KIND,
-        Header::Bcf(_) => BCF_KIND,
-        Header::Pgm(_) => PGM_KIND,
-    };
-    out[3] = p.marked as u8 | (p.to_root as u8) << 1;
+    out[2] = p.header.kind() as u8;
+    out[3] = p.marked as u8;
     out[4..8].copy_from_slice(&p.src.node.0.to_be_bytes());
     out[8..10].copy_from_slice(&p.src.port.to_be_bytes());
     out[10] = p.layer;
@@ -118,13 +119,13 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
             b[25..33].copy_from_slice(&t.ts_ecr.to_be_bytes());
         }
         Header::Rlm(r) => {
-            b[0] = r.kind;
+            b[0] = r.kind as u8;
             b[1] = r.level;
             b[2] = r.current;
             b[3..7].copy_from_slice(&r.receivers.to_be_bytes());
         }
         Header::Nlm(h) => {
-            b[0] = h.kind;
+            b[0] = h.kind as u8;
             b[1] = h.level;
             b[2..6].copy_from_slice(&h.group.to_be_bytes());
             b[6..10].copy_from_slice(&h.up.node.0.to_be_bytes());
@@ -132,14 +133,14 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
             b[12..16].copy_from_slice(&h.seq.to_be_bytes());
         }
         Header::Bcf(h) => {
-            b[0] = h.kind;
+            b[0] = h.kind as u8;
             b[1] = h.flags;
             b[2..6].copy_from_slice(&h.level.to_be_bytes());
             b[6..10].copy_from_slice(&h.label.to_be_bytes());
             b[10..18].copy_from_slice(&h.msg.to_be_bytes());
         }
         Header::Pgm(g) => {
-            b[0] = g.kind;
+            b[0] = g.kind as u8;
             b[1..9].copy_from_slice(&g.trail.to_be_bytes());
             b[9..17].copy_from_slice(&g.lead.to_be_bytes());
         }
@@ -171,7 +172,7 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
     if u16_at(buf, 18) != 0 {
         return Err(CodecError::Reserved("bytes 18-19"));
     }
-    if buf[3] & !3 != 0 {
+    if buf[3] & !1 != 0 {
         return Err(CodecError::Reserved("flags"));
     }
     let dnode = u32_at(buf, 12);
@@ -186,67 +187,54 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
         }
         v => return Err(CodecError::UnknownKind { field: "dst kind", value: v }),
     };
-    let body_len = match buf[2] {
-        0 => 0,
-        1 => CONTROL_LEN,
-        2 => TCP_LEN,
-        3 => RLM_LEN,
-        NLM_KIND => NLM_LEN,
-        BCF_KIND => BCF_LEN,
-        PGM_KIND => PGM_LEN,
-        v => return Err(CodecError::UnknownKind { field: "header kind", value: v }),
-    };
+    let kind: HeaderKind = code("header kind", buf[2])?;
+    let body_len = body_len(kind);
     let need = FIXED_LEN + body_len;
     if buf.len() < need {
         return Err(CodecError::Truncated { got: buf.len(), need });
     }
     let b = &buf[FIXED_LEN..];
-    let header = match buf[2] {
-        0 => Header::Data,
-        1 => Header::Control(ControlMsg { kind: u16_at(b, 0), args: [u64_at(b, 2), u64_at(b, 10), u64_at(b, 18)] }),
-        2 => Header::Tcp(TcpHeader {
-            ack: u64_at(b, 0),
-            flags: b[8],
-            payload: u32_at(b, 9),
-            wnd: u32_at(b, 13),
-            ts_val: u64_at(b, 17),
-            ts_ecr: u64_at(b, 25),
-        }),
-        3 => Header::Rlm(RlmHeader { kind: b[0], level: b[1], current: b[2], receivers: u32_at(b, 3) }),
-        NLM_KIND => {
-            if !(NlmHeader::DATA..=NlmHeader::SESS).contains(&b[0]) {
-                return Err(CodecError::UnknownKind { field: "nlm kind", value: b[0] });
+    let header = match kind {
+        HeaderKind::Data => Header::Data,
+        HeaderKind::Control => {
+            Header::Control(ControlMsg { kind: u16_at(b, 0), args: [u64_at(b, 2), u64_at(b, 10), u64_at(b, 18)] })
+        }
+        HeaderKind::Tcp => {
+            if b[8] & !TcpHeader::ALL_FLAGS != 0 {
+                return Err(CodecError::Reserved("tcp flags"));
             }
-            Header::Nlm(NlmHeader {
-                kind: b[0],
-                level: b[1],
-                group: u32_at(b, 2),
-                up: Addr::new(NodeId(u32_at(b, 6)), u16_at(b, 10)),
-                seq: u32_at(b, 12),
+            Header::Tcp(TcpHeader {
+                ack: u64_at(b, 0),
+                flags: b[8],
+                payload: u32_at(b, 9),
+                wnd: u32_at(b, 13),
+                ts_val: u64_at(b, 17),
+                ts_ecr: u64_at(b, 25),
             })
         }
-        BCF_KIND => {
-            if !matches!(b[0], BcfHeader::REQUEST | BcfHeader::REPLY) {
-                return Err(CodecError::UnknownKind { field: "bcf kind", value: b[0] });
-            }
+        HeaderKind::Rlm => Header::Rlm(RlmHeader {
+            kind: code::<RlmKind>("rlm kind", b[0])?,
+            level: b[1],
+            current: b[2],
+            receivers: u32_at(b, 3),
+        }),
+        HeaderKind::Nlm => Header::Nlm(NlmHeader {
+            kind: code::<NlmKind>("nlm kind", b[0])?,
+            level: b[1],
+            group: u32_at(b, 2),
+            up: Addr::new(NodeId(u32_at(b, 6)), u16_at(b, 10)),
+            seq: u32_at(b, 12),
+        }),
+        HeaderKind::Bcf => {
+            let kind = code::<BcfKind>("bcf kind", b[0])?;
             if b[1] & !(BcfHeader::NULL | BcfHeader::REFRESH) != 0 {
                 return Err(CodecError::Reserved("bcf flags"));
             }
-            Header::Bcf(BcfHeader {
-                kind: b[0],
-                flags: b[1],
-                level: u32_at(b, 2),
-                label: u32_at(b, 6),
-                msg: u64_at(b, 10),
-            })
+            Header::Bcf(BcfHeader { kind, flags: b[1], level: u32_at(b, 2), label: u32_at(b, 6), msg: u64_at(b, 10) })
         }
-        PGM_KIND => {
-            if !(PgmHeader::ODATA..=PgmHeader::SPM).contains(&b[0]) {
-                return Err(CodecError::UnknownKind { field: "pgm kind", value: b[0] });
-            }
-            Header::Pgm(PgmHeader { kind: b[0], trail: u64_at(b, 1), lead: u64_at(b, 9) })
+        HeaderKind::Pgm => {
+            Header::Pgm(PgmHeader { kind: code::<PgmKind>("pgm kind", b[0])?, trail: u64_at(b, 1), lead: u64_at(b, 9) })
         }
-        v => return Err(CodecError::UnknownKind { field: "header kind", value: v }),
     };
     let end = FIXED_LEN + body_len;
     if buf.len() > end {
@@ -261,7 +249,6 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
         seq: u64_at(buf, 28),
         layer: buf[10],
         marked: buf[3] & 1 == 1,
-        to_root: buf[3] & 2 == 2,
         sent_at: Instant::from_nanos(u64_at(buf, 44)),
         header,
     })
@@ -282,7 +269,6 @@ mod tests {
             seq: 123_456_789,
             layer: 5,
             marked: true,
-            to_root: false,
             sent_at: Instant::from_nanos(987_654_321),
             header,
         }
@@ -404,7 +390,7 @@ mod tests {
         let mut buf = [0u8; 128];
         let h = NlmHeader { kind: NlmHeader::ADD_REQ, level: 3, group: 9, up: Addr::new(NodeId(4), 5), seq: 6 };
         let n = encode(&sample(Header::Nlm(h)), &mut buf).unwrap();
-        assert_eq!((n, buf[2], buf[FIXED_LEN]), (FIXED_LEN + NLM_LEN, NLM_KIND, NlmHeader::ADD_REQ));
+        assert_eq!((n, buf[2], buf[FIXED_LEN]), (FIXED_LEN + NLM_LEN, 4, 3));
         for bad_kind in [0u8, 5, 255] {
             let mut bad = buf;
             bad[FIXED_LEN] = bad_kind;
@@ -418,13 +404,60 @@ mod tests {
         let n =
             encode(&sample(Header::Pgm(PgmHeader { kind: PgmHeader::RDATA, trail: 1, lead: 2 })), &mut buf).unwrap();
         assert_eq!(n, FIXED_LEN + PGM_LEN);
-        assert_eq!(buf[2], PGM_KIND);
-        assert_eq!(buf[FIXED_LEN], PgmHeader::RDATA);
+        assert_eq!(buf[2], 6);
+        assert_eq!(buf[FIXED_LEN], 2);
         for bad_kind in [0u8, 6, 255] {
             let mut bad = buf;
             bad[FIXED_LEN] = bad_kind;
             assert_eq!(decode(&bad[..n]), Err(CodecError::UnknownKind { field: "pgm kind", value: bad_kind }));
         }
+    }
+
+    /// The RLM kind, the TCP flags and the fixed part's flags were trusted before: every byte
+    /// outside the documented values is now an error.
+    #[test]
+    fn rlm_kind_tcp_flags_and_packet_flags_are_checked() {
+        let mut buf = [0u8; 128];
+        let rlm = RlmHeader { kind: RlmHeader::SESSION, level: 2, current: 2, receivers: 5 };
+        let n = encode(&sample(Header::Rlm(rlm)), &mut buf).unwrap();
+        assert_eq!((buf[2], buf[FIXED_LEN]), (3, 2));
+        for bad_kind in [0u8, 3, 255] {
+            let mut bad = buf;
+            bad[FIXED_LEN] = bad_kind;
+            assert_eq!(decode(&bad[..n]), Err(CodecError::UnknownKind { field: "rlm kind", value: bad_kind }));
+        }
+        let tcp = TcpHeader { flags: TcpHeader::ALL_FLAGS, ..Default::default() };
+        let n = encode(&sample(Header::Tcp(tcp)), &mut buf).unwrap();
+        assert!(decode(&buf[..n]).is_ok());
+        for bad_bit in [8u8, 0x80] {
+            let mut bad = buf;
+            bad[FIXED_LEN + 8] |= bad_bit;
+            assert_eq!(decode(&bad[..n]), Err(CodecError::Reserved("tcp flags")));
+        }
+        // bit 1 of the fixed part's flags carried the engine's old `to_root`: now reserved
+        let n = encode(&sample(Header::Data), &mut buf).unwrap();
+        let mut bad = buf;
+        bad[3] |= 2;
+        assert_eq!(decode(&bad[..n]), Err(CodecError::Reserved("flags")));
+        // the retired header kind 5 and everything past 7
+        for k in [5u8, 8, 255] {
+            let mut bad = buf;
+            bad[2] = k;
+            assert_eq!(decode(&bad[..n]), Err(CodecError::UnknownKind { field: "header kind", value: k }));
+        }
+    }
+
+    #[test]
+    fn wire_enums_round_trip_their_bytes() {
+        for &k in HeaderKind::ALL {
+            assert_eq!(HeaderKind::try_from(k as u8), Ok(k));
+        }
+        for &k in PgmKind::ALL {
+            assert_eq!(PgmKind::try_from(k as u8), Ok(k));
+        }
+        assert_eq!(PgmKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>(), ["Odata", "Rdata", "Nak", "Ncf", "Spm"]);
+        assert_eq!(NlmKind::try_from(0), Err(0));
+        assert_eq!(RlmKind::default(), RlmKind::Join);
     }
 
     #[test]

@@ -7,15 +7,21 @@
 
 pub mod agent;
 pub mod codec;
+pub mod config;
 pub mod ids;
 pub mod packet;
+pub mod records;
 pub mod rng;
 pub mod router;
 pub mod time;
 
-pub use agent::{Agent, AgentEvent, StartInfo, TimerTable};
+pub use agent::{Agent, AgentEvent, StartInfo, Timer, TimerTable};
+pub use config::{Config, ConfigError, ConfigValue, Value};
 pub use ids::{Addr, AgentId, ChannelId, Dest, GroupId, NodeId, Port};
-pub use packet::{BcfHeader, ControlMsg, Header, NlmHeader, Packet, PgmHeader, RlmHeader, TcpHeader};
+pub use packet::{
+    BcfHeader, BcfKind, ControlMsg, Header, HeaderKind, NlmHeader, NlmKind, Packet, PgmHeader, PgmKind, RlmHeader,
+    RlmKind, TcpHeader,
+};
 pub use rng::{Rng, StreamKind};
 pub use router::{NetView, RouterExtension, RouterSend, Verdict};
 pub use time::{Duration, Instant};

@@ -8,6 +8,48 @@
 use crate::ids::{Addr, Dest, GroupId};
 use crate::time::Instant;
 
+/// A `u8`-backed code carried on the wire: the codec turns an unknown byte into an error in one
+/// place ([`TryFrom<u8>`]), and bindings show it by [`name`](Self::name). The first variant is
+/// the `Default`.
+#[macro_export]
+macro_rules! wire_enum {
+    ($(#[$m:meta])* $vis:vis enum $name:ident { $(#[$fm:meta])* $first:ident = $fv:literal $(, $(#[$vm:meta])* $var:ident = $val:literal)* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        #[repr(u8)]
+        $vis enum $name {
+            $(#[$fm])* $first = $fv,
+            $($(#[$vm])* $var = $val,)*
+        }
+        impl Default for $name {
+            fn default() -> Self {
+                $name::$first
+            }
+        }
+        impl TryFrom<u8> for $name {
+            type Error = u8;
+            fn try_from(v: u8) -> Result<Self, u8> {
+                match v {
+                    $fv => Ok($name::$first),
+                    $($val => Ok($name::$var),)*
+                    other => Err(other),
+                }
+            }
+        }
+        impl $name {
+            /// Every value, in wire order.
+            pub const ALL: &'static [$name] = &[$name::$first $(, $name::$var)*];
+            /// The variant's name, for records and bindings.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $name::$first => stringify!($first),
+                    $($name::$var => stringify!($var),)*
+                }
+            }
+        }
+    };
+}
+
 /// A small generic control message: a kind tag and three words. Enough for test extensions
 /// and simple signalling; protocols with richer headers get their own [`Header`] variant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -37,14 +79,16 @@ impl TcpHeader {
     pub const DATA: u8 = 1;
     pub const ACK: u8 = 2;
     pub const FIN: u8 = 4;
+    /// Every flag bit; the codec rejects any other.
+    pub const ALL_FLAGS: u8 = Self::DATA | Self::ACK | Self::FIN;
 }
 
 /// RLM control messages (McCanne et al. §3.3: join-experiment announcements, and session
 /// messages from which receivers estimate the group size, as RTCP does).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct RlmHeader {
-    /// `RlmHeader::JOIN` (an experiment at `level` starts) or `RlmHeader::SESSION`.
-    pub kind: u8,
+    /// `RlmKind::Join` (an experiment at `level` starts) or `RlmKind::Session`.
+    pub kind: RlmKind,
     /// The layer level concerned (1-based subscription level).
     pub level: u8,
     /// The sender's current subscription level (session messages).
@@ -53,9 +97,14 @@ pub struct RlmHeader {
     pub receivers: u32,
 }
 
+wire_enum! {
+    /// The kind of an RLM control message.
+    pub enum RlmKind { Join = 1, Session = 2 }
+}
+
 impl RlmHeader {
-    pub const JOIN: u8 = 1;
-    pub const SESSION: u8 = 2;
+    pub const JOIN: RlmKind = RlmKind::Join;
+    pub const SESSION: RlmKind = RlmKind::Session;
 }
 
 /// A Breadcrumb Forwarding Service message (Yano & McCanne 1999, §II-A, Fig. 2): a request
@@ -63,8 +112,8 @@ impl RlmHeader {
 /// them. `Packet::dst` of a request is the source's address (the `src` of `bcf_request`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct BcfHeader {
-    /// `BcfHeader::REQUEST` or `BcfHeader::REPLY`.
-    pub kind: u8,
+    /// `BcfKind::Request` or `BcfKind::Reply`.
+    pub kind: BcfKind,
     /// Bit set of `BcfHeader::NULL` (no transport message) and `BcfHeader::REFRESH` (a
     /// router's specially marked null request, §II-B soft state).
     pub flags: u8,
@@ -77,9 +126,14 @@ pub struct BcfHeader {
     pub msg: u64,
 }
 
+wire_enum! {
+    /// The kind of a BCF message.
+    pub enum BcfKind { Request = 1, Reply = 2 }
+}
+
 impl BcfHeader {
-    pub const REQUEST: u8 = 1;
-    pub const REPLY: u8 = 2;
+    pub const REQUEST: BcfKind = BcfKind::Request;
+    pub const REPLY: BcfKind = BcfKind::Reply;
     pub const NULL: u8 = 1;
     pub const REFRESH: u8 = 2;
 
@@ -97,25 +151,36 @@ impl BcfHeader {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct PgmHeader {
     /// `ODATA`, `RDATA`, `NAK`, `NCF` or `SPM`.
-    pub kind: u8,
+    pub kind: PgmKind,
     /// Transmit-window trail: the oldest sequence number the source can still repair.
     pub trail: u64,
     /// Transmit-window lead, exclusive: one past the highest sequence number sent so far.
     pub lead: u64,
 }
 
+wire_enum! {
+    /// The kind of a PGM-like packet.
+    pub enum PgmKind {
+        /// Original data.
+        Odata = 1,
+        /// Repair data (a retransmission answering a NAK).
+        Rdata = 2,
+        /// Negative acknowledgement, receiver to source (one loss indication, LI).
+        Nak = 3,
+        /// NAK confirmation, multicast by the source: suppresses other receivers' NAKs.
+        Ncf = 4,
+        /// Window advertisement without data, sent only after the last ODATA of a finite
+        /// transfer so that a lost tail is noticed (PGM's SPM role, which §5.1 otherwise drops).
+        Spm = 5,
+    }
+}
+
 impl PgmHeader {
-    /// Original data.
-    pub const ODATA: u8 = 1;
-    /// Repair data (a retransmission answering a NAK).
-    pub const RDATA: u8 = 2;
-    /// Negative acknowledgement, receiver to source (one loss indication, LI).
-    pub const NAK: u8 = 3;
-    /// NAK confirmation, multicast by the source: suppresses other receivers' NAKs.
-    pub const NCF: u8 = 4;
-    /// Window advertisement without data, sent only after the last ODATA of a finite transfer
-    /// so that a lost tail is noticed (PGM's SPM role, which §5.1 otherwise drops).
-    pub const SPM: u8 = 5;
+    pub const ODATA: PgmKind = PgmKind::Odata;
+    pub const RDATA: PgmKind = PgmKind::Rdata;
+    pub const NAK: PgmKind = PgmKind::Nak;
+    pub const NCF: PgmKind = PgmKind::Ncf;
+    pub const SPM: PgmKind = PgmKind::Spm;
 }
 
 /// NLM packets (Nakauchi, Morikawa, Aoyama, *Network-supported Rate Control Mechanism for
@@ -125,8 +190,8 @@ impl PgmHeader {
 /// session message SESS (§3.5, multicast by the sender and rewritten by each LMR, Fig. 7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub struct NlmHeader {
-    /// `NlmHeader::DATA`, `DROP_REQ`, `ADD_REQ` or `SESS`.
-    pub kind: u8,
+    /// `NlmKind::Data`, `DropReq`, `AddReq` or `Sess`.
+    pub kind: NlmKind,
     /// L: the layer number of a request (1-based), or the number of layers in SESS.
     pub level: u8,
     /// The session S_i: its (source-specific) multicast group.
@@ -140,11 +205,21 @@ pub struct NlmHeader {
     pub seq: u32,
 }
 
+wire_enum! {
+    /// The kind of an NLM packet.
+    pub enum NlmKind { Data = 1, DropReq = 2, AddReq = 3, Sess = 4 }
+}
+
 impl NlmHeader {
-    pub const DATA: u8 = 1;
-    pub const DROP_REQ: u8 = 2;
-    pub const ADD_REQ: u8 = 3;
-    pub const SESS: u8 = 4;
+    pub const DATA: NlmKind = NlmKind::Data;
+    pub const DROP_REQ: NlmKind = NlmKind::DropReq;
+    pub const ADD_REQ: NlmKind = NlmKind::AddReq;
+    pub const SESS: NlmKind = NlmKind::Sess;
+}
+
+wire_enum! {
+    /// The wire tag of each [`Header`] variant (5 was used once and is retired).
+    pub enum HeaderKind { Data = 0, Control = 1, Tcp = 2, Rlm = 3, Nlm = 4, Pgm = 6, Bcf = 7 }
 }
 
 /// Protocol header carried by a packet.
@@ -160,6 +235,21 @@ pub enum Header {
     Bcf(BcfHeader),
     Pgm(PgmHeader),
     Nlm(NlmHeader),
+}
+
+impl Header {
+    /// This header's wire tag.
+    pub const fn kind(&self) -> HeaderKind {
+        match self {
+            Header::Data => HeaderKind::Data,
+            Header::Control(_) => HeaderKind::Control,
+            Header::Tcp(_) => HeaderKind::Tcp,
+            Header::Rlm(_) => HeaderKind::Rlm,
+            Header::Nlm(_) => HeaderKind::Nlm,
+            Header::Pgm(_) => HeaderKind::Pgm,
+            Header::Bcf(_) => HeaderKind::Bcf,
+        }
+    }
 }
 
 /// A packet.
@@ -180,10 +270,6 @@ pub struct Packet {
     pub layer: u8,
     /// Congestion mark (RED in marking mode, ECN-like); routers may set it.
     pub marked: bool,
-    /// A group packet sent by a node other than the group's source travels up to the source
-    /// first (the root of the shared tree, like PIM-SM's rendezvous point), then down the
-    /// tree. Set and cleared by the engine.
-    pub to_root: bool,
     /// When the sender created it.
     pub sent_at: Instant,
     pub header: Header,
@@ -201,7 +287,6 @@ impl Packet {
             seq: 0,
             layer: 0,
             marked: false,
-            to_root: false,
             sent_at: Instant::ZERO,
             header: Header::Data,
         }

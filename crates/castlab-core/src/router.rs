@@ -10,8 +10,6 @@
 //! call into the extension. Through [`NetView`] it reads its node's interfaces and their output
 //! queues' instantaneous and averaged lengths.
 
-use core::any::Any;
-
 use crate::ids::{ChannelId, GroupId, NodeId};
 use crate::packet::Packet;
 use crate::rng::Rng;
@@ -60,7 +58,7 @@ pub trait NetView {
 }
 
 /// Code attached to a router. Default methods let every packet through.
-pub trait RouterExtension: Any {
+pub trait RouterExtension: crate::agent::AsAny {
     /// Called once when the run starts, with the extension's private random stream.
     fn handle_start(&mut self, _now: Instant, _rng: Rng, _net: &dyn NetView) {}
     /// A packet arrived on `from` (None: sent by an agent on this node, or by the extension).
@@ -84,5 +82,4 @@ pub trait RouterExtension: Any {
     fn poll_timeout(&self) -> Option<Instant> {
         None
     }
-    fn as_any(&self) -> &dyn Any;
 }

@@ -19,12 +19,11 @@
 //! sent by the source with `dst` = its own address; the BCF router at the source's node takes
 //! it and from there on every copy travels hop by hop on breadcrumbs (`RouterSend::Via`).
 
-use core::any::Any;
 use std::collections::HashMap;
 
 use castlab_core::{
-    Addr, Agent, BcfHeader, ChannelId, Dest, Duration, Header, Instant, NetView, Packet, Port, Rng, RouterExtension,
-    RouterSend, StartInfo, Verdict,
+    Addr, Agent, BcfHeader, ChannelId, ConfigError, Dest, Duration, Header, Instant, NetView, Packet, Port, Rng,
+    RouterExtension, RouterSend, StartInfo, Verdict,
 };
 
 /// BCF router settings. The paper gives the mechanisms but no constants (§II-B); every value
@@ -56,6 +55,23 @@ impl Default for BcfConfig {
         }
     }
 }
+
+impl BcfConfig {
+    /// Most breadcrumb entries one router may be configured for: far beyond any scenario of
+    /// §IV (thousands of labels), and small enough that a typo cannot exhaust memory.
+    pub const MAX_ENTRIES_LIMIT: usize = 1 << 24;
+
+    /// Check every field; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        use castlab_core::config::check::{int_in, nonzero};
+        int_in("max_entries", self.max_entries as u64, 1, Self::MAX_ENTRIES_LIMIT as u64)?;
+        nonzero("refresh_interval", self.refresh_interval)?;
+        nonzero("link_lifetime", self.link_lifetime)?;
+        Ok(())
+    }
+}
+
+castlab_core::config_fields!(BcfConfig { max_entries, refresh_interval, link_lifetime });
 
 /// Where a breadcrumb points: an output channel of the router, or a local agent's port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -151,7 +167,9 @@ pub struct EntryView {
 
 impl BcfTable {
     pub fn new(cfg: BcfConfig) -> Self {
-        let cap = cfg.max_entries.max(1);
+        // Grows on demand: reserving `max_entries` up front made a large bound cost its memory
+        // at once (10^8 entries: 707 MB; 10^9: an abort).
+        let cap = cfg.max_entries.clamp(1, 1024);
         BcfTable {
             index: HashMap::with_capacity(cap),
             entries: Vec::new(),
@@ -507,16 +525,11 @@ impl RouterExtension for BcfRouter {
                 self.out = out;
                 Verdict::Consume
             }
-            _ => Verdict::Forward,
         }
     }
 
     fn poll_transmit(&mut self) -> Option<RouterSend> {
         self.pending.pop_front()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -528,7 +541,7 @@ pub struct BcfMsg {
     /// Request: the source it was addressed to is this host; `from` is the sender of this copy.
     /// Reply: the source that sent it.
     pub from: Addr,
-    pub kind: u8,
+    pub kind: castlab_core::BcfKind,
     pub flags: u8,
     pub label: u32,
     pub level: u32,
@@ -688,9 +701,6 @@ impl Agent for ExpressSource {
     fn poll_timeout(&self) -> Option<Instant> {
         self.next
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// An EXPRESS channel subscriber: a level-1 null request on (S, L) every `refresh` until
@@ -742,9 +752,6 @@ impl Agent for ExpressReceiver {
     }
     fn poll_timeout(&self) -> Option<Instant> {
         self.next
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

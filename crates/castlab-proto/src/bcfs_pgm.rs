@@ -8,7 +8,6 @@
 //! A NAK not answered within `nak_timeout` is sent again one level higher, so that it passes
 //! breadcrumbs left by a lost NAK or repair (§II-A levels).
 
-use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{Addr, Agent, AgentEvent, Dest, Duration, GroupId, Instant, Packet, StartInfo};
@@ -47,7 +46,20 @@ impl Default for PgmConfig {
     }
 }
 
+castlab_core::config_fields!(PgmConfig { count, packet_bytes, nak_bytes, label_prefix, nak_timeout, idle_timeout });
+
 impl PgmConfig {
+    /// Check every field; the error names the field.
+    pub fn validate(&self) -> Result<(), castlab_core::ConfigError> {
+        use castlab_core::config::check::{int_in, nonzero};
+        int_in("count", self.count.into(), 1, 1 << 16)?; // one 16-bit label space (see `label`)
+        int_in("packet_bytes", self.packet_bytes.into(), 1, 65_507)?;
+        int_in("nak_bytes", self.nak_bytes.into(), 1, 65_507)?;
+        nonzero("nak_timeout", self.nak_timeout)?;
+        nonzero("idle_timeout", self.idle_timeout)?;
+        Ok(())
+    }
+
     /// The NAK label of sequence number `seq` (§II-B.3).
     pub fn label(&self, seq: u32) -> u32 {
         (self.label_prefix as u32) << 16 | (seq & 0xffff)
@@ -131,9 +143,6 @@ impl Agent for PgmSource {
     }
     fn poll_timeout(&self) -> Option<Instant> {
         self.next
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -312,9 +321,5 @@ impl Agent for PgmReceiver {
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
         self.events.take()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }

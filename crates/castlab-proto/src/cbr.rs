@@ -7,9 +7,7 @@
 //! (§4: six layers at 32·2^m kb/s, m = 0..5, 1 KB packets). A unicast CBR source is a single
 //! stream to an address. Jitter can be switched off for exact-rate traffic.
 
-use core::any::Any;
-
-use castlab_core::{Agent, Dest, Duration, Instant, Packet, Rng, StartInfo};
+use castlab_core::{Agent, ConfigError, Dest, Duration, Instant, Packet, Rng, StartInfo};
 
 /// One constant-rate stream of a source.
 #[derive(Clone, Debug)]
@@ -49,15 +47,22 @@ pub struct CbrSource {
 
 impl CbrSource {
     /// A source of the given streams. `start`/`stop` bound the emission times; `jitter` turns
-    /// on the §4 noise term. Rates must be positive (validated by the scenario layer).
-    pub fn new(
+    /// on the §4 noise term. Every rate must be positive and leave at least 1 ns between two
+    /// packets; the error names `rates_bps`.
+    pub fn try_new(
         streams: Vec<CbrStream>,
         packet_size: u32,
         flow: u32,
         start: Instant,
         stop: Instant,
         jitter: bool,
-    ) -> Self {
+    ) -> Result<Self, ConfigError> {
+        if packet_size == 0 {
+            return Err(ConfigError::new("packet_size", 0, "must be positive"));
+        }
+        for st in &streams {
+            castlab_core::config::check::packet_rate("rates_bps", st.rate_bps, packet_size)?;
+        }
         let n = streams.len();
         let mut s =
             CbrSource { streams, packet_size, flow, start, stop, jitter, rng: None, due: Vec::with_capacity(n) };
@@ -65,11 +70,11 @@ impl CbrSource {
             let bits = packet_size as f64 * 8.0;
             st.delta = Duration::from_secs_f64(bits / st.rate_bps);
         }
-        s
+        Ok(s)
     }
 
     /// A layered source: stream m goes to `groups[m]` at `rates_bps[m]`, stamped layer m.
-    pub fn layered(
+    pub fn try_layered(
         groups: &[castlab_core::GroupId],
         rates_bps: &[f64],
         packet_size: u32,
@@ -77,14 +82,14 @@ impl CbrSource {
         start: Instant,
         stop: Instant,
         jitter: bool,
-    ) -> Self {
+    ) -> Result<Self, ConfigError> {
         let streams = groups
             .iter()
             .zip(rates_bps)
             .enumerate()
             .map(|(m, (g, r))| CbrStream::new(Dest::Group(*g), *r, m as u8))
             .collect();
-        CbrSource::new(streams, packet_size, flow, start, stop, jitter)
+        CbrSource::try_new(streams, packet_size, flow, start, stop, jitter)
     }
 
     pub fn streams(&self) -> &[CbrStream] {
@@ -153,10 +158,6 @@ impl Agent for CbrSource {
     fn poll_timeout(&self) -> Option<Instant> {
         self.streams.iter().map(|s| s.next_at).filter(|t| *t != Instant::MAX).min()
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 #[cfg(test)]
@@ -183,14 +184,15 @@ mod tests {
     fn exact_rate_without_jitter() {
         // 1000-byte packets at 800 kb/s: one every 10 ms, from t = 1 s to 2 s exclusive.
         let dst = Dest::Unicast(Addr::new(NodeId(1), 5));
-        let mut s = CbrSource::new(
+        let mut s = CbrSource::try_new(
             vec![CbrStream::new(dst, 800_000.0, 0)],
             1000,
             7,
             Instant::from_secs_f64(1.0),
             Instant::from_secs_f64(2.0),
             false,
-        );
+        )
+        .expect("valid source");
         let out = drive(&mut s, Instant::from_secs_f64(5.0));
         assert_eq!(out.len(), 100);
         for (k, (t, p)) in out.iter().enumerate() {
@@ -206,7 +208,9 @@ mod tests {
         // Inter-departure gaps are Δ + N with N uniform on [-Δ/2, Δ/2]: support [Δ/2, 3Δ/2],
         // mean Δ, variance Δ²/12.
         let dst = Dest::Group(GroupId(0));
-        let mut s = CbrSource::new(vec![CbrStream::new(dst, 256_000.0, 0)], 1000, 0, Instant::ZERO, Instant::MAX, true);
+        let mut s =
+            CbrSource::try_new(vec![CbrStream::new(dst, 256_000.0, 0)], 1000, 0, Instant::ZERO, Instant::MAX, true)
+                .expect("valid source");
         let out = drive(&mut s, Instant::from_secs_f64(2000.0));
         let delta = 8000.0 / 256_000.0;
         let gaps: Vec<f64> = out.windows(2).map(|w| (w[1].0 - w[0].0).as_secs_f64()).collect();
@@ -224,7 +228,8 @@ mod tests {
     fn layered_rates_per_layer() {
         let groups: Vec<GroupId> = (0..6).map(GroupId).collect();
         let rates: Vec<f64> = (0..6).map(|m| 32_000.0 * 2f64.powi(m)).collect();
-        let mut s = CbrSource::layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true);
+        let mut s =
+            CbrSource::try_layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source");
         let out = drive(&mut s, Instant::from_secs_f64(100.0));
         for m in 0..6u8 {
             let bits = out.iter().filter(|(_, p)| p.layer == m).count() as f64 * 8000.0;

@@ -22,7 +22,6 @@
 //! The store generates symbols in chunks (`CHUNK`): the source's per-packet work allocates
 //! nothing except when the store grows by a chunk, amortised over `CHUNK` packets.
 
-use core::any::Any;
 use std::cell::RefCell;
 use std::rc::Rc;
 
@@ -349,10 +348,6 @@ impl Agent for FountainSource {
 
     fn poll_timeout(&self) -> Option<Instant> {
         None
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -16,6 +16,12 @@ pub mod rlc;
 pub mod rlm;
 pub mod sink;
 pub mod tcp;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
+pub mod window;
+
+#[cfg(test)]
+mod properties;
 
 pub use cbr::{CbrSource, CbrStream};
-pub use sink::{LayeredSink, SinkRecords};
+pub use sink::{LayeredSink, Record, SinkRecords, SinkSummary};

@@ -11,13 +11,12 @@
 //! The retry intervals after a NAK (waiting for the NCF, then for the repair) follow PGM's
 //! NAK_RPT_IVL and NAK_RDATA_IVL; the paper gives no values, the defaults are ours.
 
-use core::any::Any;
 use core::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, ChannelId, Dest, Duration, GroupId, Header, Instant, NetView, Packet, PgmHeader, Rng,
-    RouterExtension, StartInfo, Verdict,
+    Addr, Agent, AgentEvent, ChannelId, ConfigError, Dest, Duration, GroupId, Header, Instant, NetView, Packet,
+    PgmHeader, Rng, RouterExtension, StartInfo, Verdict,
 };
 
 /// Parameters of a PGM receiver.
@@ -56,22 +55,24 @@ impl Default for PgmReceiverConfig {
 }
 
 impl PgmReceiverConfig {
-    pub fn validate(&self) -> Result<(), String> {
-        if self.nak_rpt_ivl.is_zero() {
-            return Err("nak_rpt_ivl: must be positive".into());
-        }
-        if self.nak_rdata_ivl.is_zero() {
-            return Err("nak_rdata_ivl: must be positive".into());
-        }
-        if self.nak_bytes == 0 {
-            return Err("nak_bytes: must be positive".into());
-        }
-        if self.receive_window_pkts == 0 {
-            return Err("receive_window_pkts: must be positive".into());
-        }
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        use castlab_core::config::check::{int_in, nonzero};
+        nonzero("nak_rpt_ivl", self.nak_rpt_ivl)?;
+        nonzero("nak_rdata_ivl", self.nak_rdata_ivl)?;
+        int_in("nak_bytes", self.nak_bytes.into(), 1, u32::MAX.into())?;
+        int_in("receive_window_pkts", self.receive_window_pkts as u64, 1, 1 << 24)?;
         Ok(())
     }
 }
+
+castlab_core::config_fields!(PgmReceiverConfig {
+    nak_backoff_max,
+    nak_rpt_ivl,
+    nak_rdata_ivl,
+    ncf_suppression,
+    nak_bytes,
+    receive_window_pkts,
+});
 
 /// Counters of a [`PgmReceiver`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -144,11 +145,11 @@ pub struct PgmReceiver {
 
 impl PgmReceiver {
     /// A receiver of session `flow`, joining `group` (multicast) or listening on its port
-    /// (unicast, `group` None). Panics on an invalid configuration (validate first).
-    pub fn new(group: Option<GroupId>, flow: u32, cfg: PgmReceiverConfig) -> Self {
-        cfg.validate().expect("invalid PgmReceiverConfig");
+    /// (unicast, `group` None). The error names the bad configuration field.
+    pub fn try_new(group: Option<GroupId>, flow: u32, cfg: PgmReceiverConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
         let w = cfg.receive_window_pkts;
-        PgmReceiver {
+        Ok(PgmReceiver {
             group,
             flow,
             rng: Rng::seed_from_u64(0),
@@ -163,7 +164,7 @@ impl PgmReceiver {
             stats: ReceiverStats::default(),
             complete_at: None,
             cfg,
-        }
+        })
     }
 
     pub fn config(&self) -> &PgmReceiverConfig {
@@ -415,10 +416,6 @@ impl Agent for PgmReceiver {
         }
         None
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -543,10 +540,6 @@ impl RouterExtension for NakAggregator {
             _ => Verdict::Forward,
         }
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 #[cfg(test)]
@@ -558,7 +551,7 @@ mod tests {
         Instant::from_nanos(x * 1_000_000)
     }
 
-    fn src_pkt(kind: u8, seq: u64, lead: u64) -> Packet {
+    fn src_pkt(kind: castlab_core::PgmKind, seq: u64, lead: u64) -> Packet {
         let mut p = Packet::data(Dest::Group(GroupId(0)), 560);
         p.src = Addr::new(NodeId(0), 1);
         p.flow = 7;
@@ -568,7 +561,7 @@ mod tests {
     }
 
     fn receiver(cfg: PgmReceiverConfig, seed: u64) -> PgmReceiver {
-        let mut r = PgmReceiver::new(Some(GroupId(0)), 7, cfg);
+        let mut r = PgmReceiver::try_new(Some(GroupId(0)), 7, cfg).expect("valid config");
         r.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(3), 1), rng: Rng::seed_from_u64(seed) });
         assert_eq!(r.poll_event(), Some(AgentEvent::Join(GroupId(0))));
         r

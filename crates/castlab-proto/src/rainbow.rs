@@ -24,10 +24,9 @@
 //!   losses); the source echoes the level, so one reply clears the stale state; once a reply at
 //!   the TRQ's level arrives, the label returns to level 1 (§III-C).
 
-use core::any::Any;
 use std::collections::VecDeque;
 
-use castlab_core::{Addr, Agent, Duration, Instant, Packet, StartInfo};
+use castlab_core::{Addr, Agent, ConfigError, Duration, Instant, Packet, StartInfo};
 
 use crate::bcfs::BcfHost;
 use crate::fountain::{FountainMode, FountainSink};
@@ -78,6 +77,50 @@ impl Default for RainbowConfig {
         }
     }
 }
+
+impl RainbowConfig {
+    /// Check every field; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        use castlab_core::config::check::{in_closed, int_in, nonzero};
+        int_in("request_bytes", self.request_bytes.into(), 1, 65_507)?;
+        int_in("max_window", self.max_window.into(), 1, 1 << 20)?;
+        int_in("initial_window", self.initial_window.into(), 1, self.max_window.into())?;
+        int_in("initial_ssthresh", self.initial_ssthresh.into(), 1, u32::MAX.into())?;
+        nonzero("initial_rto", self.initial_rto)?;
+        nonzero("min_rto", self.min_rto)?;
+        if self.max_rto < self.min_rto {
+            return Err(ConfigError::new("max_rto", self.max_rto.as_secs_f64(), "must be >= min_rto"));
+        }
+        in_closed("hold_rtt_fraction", self.hold_rtt_fraction, 0.0, 10.0)?;
+        int_in("reorder_threshold", self.reorder_threshold.into(), 1, 1 << 16)?;
+        Ok(())
+    }
+}
+
+castlab_core::records_table!(RainbowRecords {
+    columns: [rx_time_ns, rx_symbol, win_time_ns, win],
+    scalars: [
+        trqs_sent = |r| r.trqs_sent,
+        trqs_raised = |r| r.trqs_raised,
+        losses_timeout = |r| r.losses_timeout,
+        losses_order = |r| r.losses_order,
+        loss_events = |r| r.loss_events,
+        unmatched_replies = |r| r.unmatched_replies,
+        after_done = |r| r.after_done,
+    ],
+});
+
+castlab_core::config_fields!(RainbowConfig {
+    request_bytes,
+    initial_window,
+    initial_ssthresh,
+    max_window,
+    initial_rto,
+    min_rto,
+    max_rto,
+    hold_rtt_fraction,
+    reorder_threshold,
+});
 
 #[derive(Clone, Copy, Debug, Default)]
 struct Label {
@@ -438,10 +481,6 @@ impl Agent for RainbowReceiver {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

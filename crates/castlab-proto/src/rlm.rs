@@ -39,11 +39,11 @@
 //! Driving follows [`castlab_core::agent`]; the receiver keeps its join, detection and session
 //! timers in a [`TimerTable`]. Everything it does is recorded in [`RlmRecords`].
 
-use core::any::Any;
 use std::collections::VecDeque;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, Dest, Duration, GroupId, Header, Instant, Packet, RlmHeader, Rng, StartInfo, TimerTable,
+    Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Header, Instant, Packet, RlmHeader, RlmKind, Rng,
+    StartInfo, TimerTable,
 };
 
 /// Protocol constants (Table 1 with the values of §4) and the choices the paper leaves open.
@@ -143,19 +143,63 @@ impl Default for RlmConfig {
     }
 }
 
-/// A configuration value out of range; names the field.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RlmError {
-    #[error("RLM config field `{field}` = {value}: {reason}")]
-    Invalid { field: &'static str, value: f64, reason: &'static str },
-    #[error("an RLM receiver needs at least one data group")]
-    NoLayers,
-}
+castlab_core::records_table!(RlmRecords {
+    columns: [
+        level_time_ns,
+        level,
+        exp_start_ns,
+        exp_level,
+        exp_outcome,
+        exp_end_ns,
+        exp_detect_ns,
+        trans_time_ns,
+        trans_from,
+        trans_to,
+        trans_cause,
+        loss_time_ns,
+        loss_layer,
+        loss_count,
+        arr_time_ns,
+        supp_time_ns,
+        supp_level,
+        shared_time_ns,
+        shared_level,
+        heard_time_ns,
+        heard_level,
+    ],
+    scalars: [
+        received = |r| r.received,
+        lost = |r| r.lost(),
+        control_sent = |r| r.control_sent,
+        ignored = |r| r.ignored,
+    ],
+});
+
+castlab_core::config_fields!(RlmConfig {
+    alpha,
+    beta,
+    k1,
+    k2,
+    g1,
+    g2,
+    t_min,
+    t_max,
+    scale_t_max,
+    detection_init,
+    detection_dev_init,
+    loss_gain,
+    loss_threshold,
+    session_interval_min,
+    session_bandwidth_bps,
+    member_timeout_intervals,
+    control_size_bytes,
+    record_arrivals,
+});
 
 impl RlmConfig {
     /// Check every field; the error names the first bad one.
-    pub fn validate(&self) -> Result<(), RlmError> {
-        let bad = |field, value, reason| Err(RlmError::Invalid { field, value, reason });
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let bad = |field: &str, value: f64, reason: &str| Err(ConfigError::new(field, value, reason));
         if !(self.alpha.is_finite() && self.alpha > 1.0) {
             return bad("alpha", self.alpha, "must be > 1");
         }
@@ -291,11 +335,12 @@ pub fn draw_join_interval(lambda: Duration, rng: &mut Rng) -> Duration {
     Duration::from_secs_f64(l / 2.0 + x.min(4.0 * l))
 }
 
-// Timer slots. Expired timers are handled in deadline order; on a tie the detection timer
-// goes first (an experiment's outcome is settled before the next join-timer is looked at).
-const T_DETECT: usize = 0;
-const T_JOIN: usize = 1;
-const T_SESSION: usize = 2;
+castlab_core::timers! {
+    /// The receiver's timers. Expired timers are handled in deadline order; on a tie the
+    /// detection timer goes first (an experiment's outcome is settled before the next
+    /// join-timer is looked at).
+    pub enum RlmTimer { Detect, Join, Session }
+}
 
 #[derive(Clone, Copy, Debug)]
 struct OwnExperiment {
@@ -323,7 +368,7 @@ pub struct RlmReceiver {
     /// T̂_D and σ̂_D, seconds.
     td_s: f64,
     sd_s: f64,
-    timers: TimerTable<3>,
+    timers: TimerTable<RlmTimer>,
     own: Option<OwnExperiment>,
     /// Start (arrival of the announcement) of the latest foreign experiment per level.
     foreign_start: Vec<Option<Instant>>,
@@ -344,21 +389,12 @@ pub struct RlmReceiver {
 
 impl RlmReceiver {
     /// A receiver of the layers on `data_groups` (layer m, 0-based, on `data_groups[m]`,
-    /// cumulative) that announces and hears experiments on `control_group`.
-    ///
-    /// Panics on an invalid configuration or no data groups; scenario code checks with
-    /// [`RlmReceiver::try_new`] first.
-    pub fn new(cfg: RlmConfig, data_groups: Vec<GroupId>, control_group: GroupId) -> Self {
-        match Self::try_new(cfg, data_groups, control_group) {
-            Ok(r) => r,
-            Err(e) => panic!("{e}"),
-        }
-    }
-
-    pub fn try_new(cfg: RlmConfig, data_groups: Vec<GroupId>, control_group: GroupId) -> Result<Self, RlmError> {
+    /// cumulative) that announces and hears experiments on `control_group`. The error names
+    /// the bad configuration field (or `data_groups` when there are none).
+    pub fn try_new(cfg: RlmConfig, data_groups: Vec<GroupId>, control_group: GroupId) -> Result<Self, ConfigError> {
         cfg.validate()?;
         if data_groups.is_empty() {
-            return Err(RlmError::NoLayers);
+            return Err(ConfigError::new("data_groups", "[]", "needs at least one layer"));
         }
         let l = data_groups.len();
         let t_min = cfg.t_min.as_secs_f64();
@@ -421,14 +457,14 @@ impl RlmReceiver {
     }
     /// When the pending join-timer fires (only in S below the top level).
     pub fn join_deadline(&self) -> Option<Instant> {
-        self.timers.get(T_JOIN)
+        self.timers.get(RlmTimer::Join)
     }
     /// When the detection timer fires (relaxation in S; state timer in H, M, D).
     pub fn detection_deadline(&self) -> Option<Instant> {
-        self.timers.get(T_DETECT)
+        self.timers.get(RlmTimer::Detect)
     }
     pub fn session_deadline(&self) -> Option<Instant> {
-        self.timers.get(T_SESSION)
+        self.timers.get(RlmTimer::Session)
     }
     /// Estimated number of receivers n̂ (this one included), as of the last update.
     pub fn receivers_estimate(&self) -> u32 {
@@ -523,15 +559,15 @@ impl RlmReceiver {
             // the level's mean, clamped to the current (possibly shrunk) T_max
             let lambda = self.join_mean_s[k].min(self.t_max_effective().as_secs_f64());
             let d = draw_join_interval(Duration::from_secs_f64(lambda), &mut self.rng);
-            self.timers.set(T_JOIN, now + d);
+            self.timers.set(RlmTimer::Join, now + d);
         } else {
-            self.timers.stop(T_JOIN);
+            self.timers.stop(RlmTimer::Join);
         }
     }
 
     fn arm_detection(&mut self, now: Instant) {
         let w = self.window();
-        self.timers.set(T_DETECT, now + w);
+        self.timers.set(RlmTimer::Detect, now + w);
     }
 
     /// Enter S: a pending join-timer (§3.4) and the relaxation clock.
@@ -544,7 +580,7 @@ impl RlmReceiver {
     /// Enter H, M or D: no join-timer outside S; the detection timer bounds the stay.
     fn enter_waiting(&mut self, now: Instant, to: RlmState, cause: Cause) {
         self.set_state(now, to, cause);
-        self.timers.stop(T_JOIN);
+        self.timers.stop(RlmTimer::Join);
         self.arm_detection(now);
     }
 
@@ -580,7 +616,7 @@ impl RlmReceiver {
         }
     }
 
-    fn control_packet(&self, kind: u8, level: u32) -> Packet {
+    fn control_packet(&self, kind: castlab_core::RlmKind, level: u32) -> Packet {
         let mut p = Packet::data(Dest::Group(self.control_group), self.cfg.control_size_bytes);
         p.header = Header::Rlm(RlmHeader {
             kind,
@@ -661,7 +697,7 @@ impl RlmReceiver {
         let p = self.control_packet(RlmHeader::SESSION, self.level);
         self.send(p);
         let d = self.session_interval().mul_f64(self.rng.uniform_range(0.5, 1.5));
-        self.timers.set(T_SESSION, now + d);
+        self.timers.set(RlmTimer::Session, now + d);
     }
 
     /// RTCP-style deterministic interval (before randomisation).
@@ -771,18 +807,19 @@ impl RlmReceiver {
             Some(m) => m.1 = now,
             None => self.members.push((p.src, now)),
         }
-        if h.kind == RlmHeader::JOIN {
-            let k = h.level as u32;
-            if k == 0 || k > self.layers() {
-                self.records.ignored += 1;
-                return;
+        match h.kind {
+            RlmKind::Join => {
+                let k = h.level as u32;
+                if k == 0 || k > self.layers() {
+                    self.records.ignored += 1;
+                    return;
+                }
+                // §3.4: note the experiment's start time for its level.
+                self.foreign_start[k as usize] = Some(now);
+                self.records.heard_time_ns.push(now.as_nanos());
+                self.records.heard_level.push(k);
             }
-            // §3.4: note the experiment's start time for its level.
-            self.foreign_start[k as usize] = Some(now);
-            self.records.heard_time_ns.push(now.as_nanos());
-            self.records.heard_level.push(k);
-        } else if h.kind != RlmHeader::SESSION {
-            self.records.ignored += 1;
+            RlmKind::Session => {}
         }
     }
 }
@@ -800,7 +837,7 @@ impl Agent for RlmReceiver {
         self.state = RlmState::Steady;
         self.enter_steady(now, Cause::DetectionTimer);
         let d = self.session_interval().mul_f64(self.rng.uniform_range(0.5, 1.5));
-        self.timers.set(T_SESSION, now + d);
+        self.timers.set(RlmTimer::Session, now + d);
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
@@ -823,14 +860,11 @@ impl Agent for RlmReceiver {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        loop {
-            let due = (0..3).filter_map(|i| self.timers.get(i).filter(|t| *t <= now).map(|t| (t, i))).min();
-            let Some((_, slot)) = due else { break };
-            self.timers.stop(slot);
-            match slot {
-                T_JOIN => self.on_join_timer(now),
-                T_DETECT => self.on_detection_timer(now),
-                _ => self.on_session_timer(now),
+        while let Some(timer) = self.timers.expire_earliest(now) {
+            match timer {
+                RlmTimer::Join => self.on_join_timer(now),
+                RlmTimer::Detect => self.on_detection_timer(now),
+                RlmTimer::Session => self.on_session_timer(now),
             }
         }
     }
@@ -845,10 +879,6 @@ impl Agent for RlmReceiver {
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
         self.events.pop_front()
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 
@@ -900,7 +930,7 @@ mod tests {
 
     impl Rig {
         fn with(cfg: RlmConfig, layers: u32) -> Rig {
-            let mut rx = RlmReceiver::new(cfg, groups(layers), CTL);
+            let mut rx = RlmReceiver::try_new(cfg, groups(layers), CTL).expect("valid config");
             rx.handle_start(Instant::ZERO, StartInfo { addr: me(), rng: Rng::seed_from_u64(42) });
             let mut r = Rig { rx, seq: vec![0; layers as usize], sent: vec![], events: vec![], now: Instant::ZERO };
             r.drain();
@@ -977,7 +1007,7 @@ mod tests {
             self.seq[layer] += 1;
             self.packet(t, p);
         }
-        fn control(&mut self, t: Instant, from: Addr, kind: u8, level: u8) {
+        fn control(&mut self, t: Instant, from: Addr, kind: castlab_core::RlmKind, level: u8) {
             let mut p = Packet::data(Dest::Group(CTL), 40);
             p.src = from;
             p.header = Header::Rlm(RlmHeader { kind, level, current: level.saturating_sub(1), receivers: 1 });
@@ -1025,15 +1055,15 @@ mod tests {
         assert_eq!((c.detection_init, c.detection_dev_init), (Duration::from_secs(5), Duration::from_secs(2)));
         assert!(c.validate().is_ok());
         let bad = RlmConfig { alpha: 1.0, ..RlmConfig::default() };
-        assert!(matches!(bad.validate(), Err(RlmError::Invalid { field: "alpha", .. })));
+        assert_eq!(bad.validate().unwrap_err().field, "alpha");
         let bad = RlmConfig { t_max: Duration::from_secs(1), ..RlmConfig::default() };
-        assert!(matches!(bad.validate(), Err(RlmError::Invalid { field: "t_max", .. })));
-        assert_eq!(RlmReceiver::try_new(RlmConfig::default(), vec![], CTL).err(), Some(RlmError::NoLayers));
+        assert_eq!(bad.validate().unwrap_err().field, "t_max");
+        assert_eq!(RlmReceiver::try_new(RlmConfig::default(), vec![], CTL).err().unwrap().field, "data_groups");
     }
 
     #[test]
     fn start_joins_control_group_and_base_layer() {
-        let mut rx = RlmReceiver::new(cfg3(), groups(6), CTL);
+        let mut rx = RlmReceiver::try_new(cfg3(), groups(6), CTL).expect("valid config");
         rx.handle_start(at(10.0), StartInfo { addr: me(), rng: Rng::seed_from_u64(1) });
         let ev: Vec<_> = std::iter::from_fn(|| rx.poll_event()).collect();
         assert_eq!(
@@ -1518,12 +1548,12 @@ mod tests {
         let before = r.rx.records.clone();
         r.control(at(1.0), other(1), RlmHeader::JOIN, 0);
         r.control(at(1.0), other(1), RlmHeader::JOIN, 7); // only 6 layers
-        r.control(at(1.0), other(1), 9, 2); // unknown kind
+                                                          // (an unknown kind byte no longer reaches an agent: the codec rejects it)
         let mut p = Packet::data(Dest::Group(GroupId(55)), 1000); // not a session group
         p.seq = 9;
         r.packet(at(1.1), p);
         r.packet(at(1.1), Packet::data(Dest::Unicast(other(1)), 100));
-        assert_eq!(r.rx.records.ignored, 5);
+        assert_eq!(r.rx.records.ignored, 4);
         assert!(r.rx.records.heard_level.is_empty());
         assert_eq!(r.rx.records.received, before.received);
         assert_eq!(r.rx.state(), RlmState::Steady);

@@ -1,4 +1,11 @@
-//! A measuring receiver: records every arrival and detects losses from sequence gaps.
+//! A measuring receiver: counts arrivals and detects losses from sequence gaps.
+//!
+//! What it keeps is chosen with [`Record`]: by default ([`Record::Summary`]) counters only
+//! (packets, bytes and losses in all and per layer, first and last arrival) and the worst-case
+//! windowed loss for the configured windows computed online ([`crate::window`]), so its
+//! memory does not grow with the run; with [`Record::Arrivals`] also one row per arrival and
+//! per detected gap ([`SinkRecords`], 25 bytes per arrival). The counters and windowed losses
+//! are the same either way (tests check it).
 //!
 //! The sink subscribes to a layered session by level (level L = the groups of layers
 //! 0..L-1, cumulative as in RLM §2) following a fixed schedule of `(time, level)` changes, or
@@ -11,9 +18,45 @@
 //! arrivals but not gap-checked: on a long path the tail of the old subscription can arrive
 //! after the re-join, and would otherwise make the jump to the new packets look like a loss.
 
-use core::any::Any;
-
 use castlab_core::{Agent, AgentEvent, GroupId, Instant, Packet, StartInfo};
+
+use crate::window::WorstWindowLoss;
+
+/// What a sink keeps.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Record {
+    /// Counters and online windowed losses only: memory bounded by the scenario.
+    #[default]
+    Summary,
+    /// Also every arrival and every detected gap ([`SinkRecords`]).
+    Arrivals,
+}
+
+/// Counters a sink always keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SinkSummary {
+    pub received: u64,
+    pub bytes: u64,
+    /// Packets detected lost (sum of the gaps).
+    pub lost: u64,
+    /// Per layer (index = layer; grown to the highest layer seen).
+    pub layer_received: Vec<u64>,
+    pub layer_lost: Vec<u64>,
+    pub first_arrival_ns: Option<u64>,
+    pub last_arrival_ns: Option<u64>,
+}
+
+impl SinkSummary {
+    fn layer(&mut self, layer: u8) -> usize {
+        let l = layer as usize;
+        if self.layer_received.len() <= l {
+            // grows once per new layer, not per packet
+            self.layer_received.resize(l + 1, 0);
+            self.layer_lost.resize(l + 1, 0);
+        }
+        l
+    }
+}
 
 /// Columnar records of one sink.
 #[derive(Clone, Debug, Default)]
@@ -49,9 +92,14 @@ struct GapState {
     next: u64,
 }
 
-/// A receiver that records arrivals and losses, joining groups on a schedule.
+/// A receiver that counts arrivals and losses (and records them if asked), joining groups on
+/// a schedule.
 #[derive(Debug)]
 pub struct LayeredSink {
+    record: Record,
+    pub summary: SinkSummary,
+    /// Online worst-case windowed loss, one per configured window.
+    windows: Vec<WorstWindowLoss>,
     groups: Vec<GroupId>,
     schedule: Vec<(Instant, u32)>,
     next_change: usize,
@@ -60,15 +108,20 @@ pub struct LayeredSink {
     joined_at: Vec<Instant>,
     gaps: Vec<GapState>,
     events: Vec<AgentEvent>,
+    /// Per-arrival and per-gap rows; empty unless the sink records [`Record::Arrivals`].
     pub records: SinkRecords,
 }
 
 impl LayeredSink {
     /// `groups[m]` carries layer m. `schedule` lists `(time, level)` changes in time order.
-    /// With no groups the sink is a plain unicast sink.
+    /// With no groups the sink is a plain unicast sink. It keeps counters only
+    /// ([`Record::Summary`]); see [`LayeredSink::recording`] and [`LayeredSink::with_record`].
     pub fn new(groups: Vec<GroupId>, mut schedule: Vec<(Instant, u32)>) -> Self {
         schedule.sort_by_key(|(t, _)| *t);
         LayeredSink {
+            record: Record::Summary,
+            summary: SinkSummary::default(),
+            windows: Vec::new(),
             joined_at: vec![Instant::ZERO; groups.len()],
             groups,
             schedule,
@@ -78,6 +131,37 @@ impl LayeredSink {
             events: Vec::new(),
             records: SinkRecords::default(),
         }
+    }
+
+    /// A sink that also records every arrival and gap ([`Record::Arrivals`]).
+    pub fn recording(groups: Vec<GroupId>, schedule: Vec<(Instant, u32)>) -> Self {
+        LayeredSink::new(groups, schedule).with_record(Record::Arrivals)
+    }
+
+    pub fn with_record(mut self, record: Record) -> Self {
+        self.record = record;
+        self
+    }
+
+    /// Compute the worst-case loss online for each window (nanoseconds, each positive: the
+    /// caller checks and names the field).
+    pub fn with_windows(mut self, windows_ns: &[u64]) -> Self {
+        self.windows = windows_ns.iter().map(|&w| WorstWindowLoss::new(w)).collect();
+        self
+    }
+
+    pub fn record(&self) -> Record {
+        self.record
+    }
+
+    /// The configured windows (nanoseconds).
+    pub fn windows_ns(&self) -> Vec<u64> {
+        self.windows.iter().map(|w| w.window_ns()).collect()
+    }
+
+    /// The online worst-case loss for a configured window, or `None` if it is not configured.
+    pub fn worst_window_loss(&self, window_ns: u64) -> Option<f64> {
+        self.windows.iter().find(|w| w.window_ns() == window_ns).map(|w| w.value())
     }
 
     pub fn level(&self) -> u32 {
@@ -123,29 +207,56 @@ impl Agent for LayeredSink {
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
-        let r = &mut self.records;
-        r.arr_time_ns.push(now.as_nanos());
-        r.arr_flow.push(p.flow);
-        r.arr_layer.push(p.layer);
-        r.arr_seq.push(p.seq);
-        r.arr_size.push(p.size_bytes);
-        if !self.tracked(p) {
-            return;
+        let t = now.as_nanos();
+        let full = self.record == Record::Arrivals;
+        if full {
+            let r = &mut self.records;
+            r.arr_time_ns.push(t);
+            r.arr_flow.push(p.flow);
+            r.arr_layer.push(p.layer);
+            r.arr_seq.push(p.seq);
+            r.arr_size.push(p.size_bytes);
         }
-        match self.gaps.iter_mut().find(|g| g.flow == p.flow && g.layer == p.layer) {
-            None => self.gaps.push(GapState { flow: p.flow, layer: p.layer, next: p.seq + 1 }),
-            Some(g) => {
-                if p.seq > g.next {
-                    let r = &mut self.records;
-                    r.loss_time_ns.push(now.as_nanos());
-                    r.loss_flow.push(p.flow);
-                    r.loss_layer.push(p.layer);
-                    r.loss_count.push((p.seq - g.next).min(u32::MAX as u64) as u32);
-                }
-                if p.seq >= g.next {
-                    g.next = p.seq + 1;
+        let sm = &mut self.summary;
+        let l = sm.layer(p.layer);
+        sm.received += 1;
+        sm.bytes += u64::from(p.size_bytes);
+        sm.layer_received[l] += 1;
+        sm.first_arrival_ns.get_or_insert(t);
+        sm.last_arrival_ns = Some(t);
+        // the loss a gap reveals is counted at this instant, before this arrival (as
+        // castlab_sim::metrics::arrival_process orders them)
+        let mut gap = 0u64;
+        if self.tracked(p) {
+            match self.gaps.iter_mut().find(|g| g.flow == p.flow && g.layer == p.layer) {
+                None => self.gaps.push(GapState { flow: p.flow, layer: p.layer, next: p.seq + 1 }),
+                Some(g) => {
+                    if p.seq > g.next {
+                        // a gap row holds at most u32::MAX losses, in the records and here alike
+                        gap = (p.seq - g.next).min(u32::MAX as u64);
+                    }
+                    if p.seq >= g.next {
+                        g.next = p.seq + 1;
+                    }
                 }
             }
+        }
+        if gap > 0 {
+            self.summary.lost += gap;
+            self.summary.layer_lost[l] += gap;
+            if full {
+                let r = &mut self.records;
+                r.loss_time_ns.push(t);
+                r.loss_flow.push(p.flow);
+                r.loss_layer.push(p.layer);
+                r.loss_count.push(gap as u32);
+            }
+        }
+        for w in &mut self.windows {
+            if gap > 0 {
+                w.push(t, 0, gap);
+            }
+            w.push(t, 1, 0);
         }
     }
 
@@ -174,10 +285,6 @@ impl Agent for LayeredSink {
             Some(self.events.remove(0))
         }
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 #[cfg(test)]
@@ -199,7 +306,7 @@ mod tests {
 
     #[test]
     fn joins_cumulatively_and_counts_gaps() {
-        let mut s = LayeredSink::new(vec![GroupId(10), GroupId(11), GroupId(12)], vec![(Instant::ZERO, 2)]);
+        let mut s = LayeredSink::recording(vec![GroupId(10), GroupId(11), GroupId(12)], vec![(Instant::ZERO, 2)]);
         let ev = start(&mut s);
         assert_eq!(
             ev,
@@ -215,12 +322,41 @@ mod tests {
         // gaps on layer 0: 5,6 and 10,11 -> 4 lost in two rows; first packet sets the base.
         assert_eq!(s.records.loss_count, vec![2, 2]);
         assert_eq!(s.records.lost(), 4);
+        assert_eq!((s.summary.received, s.summary.lost, s.summary.bytes), (8, 4, 8000));
+        assert_eq!(s.summary.layer_received, vec![6, 2]);
+        assert_eq!(s.summary.layer_lost, vec![4, 0]);
+    }
+
+    #[test]
+    fn summary_sink_keeps_no_rows_but_the_same_counts() {
+        let groups = vec![GroupId(10), GroupId(11)];
+        let mut full = LayeredSink::recording(groups.clone(), vec![(Instant::ZERO, 2)]).with_windows(&[1_000, 10]);
+        let mut lean = LayeredSink::new(groups, vec![(Instant::ZERO, 2)]).with_windows(&[1_000, 10]);
+        assert_eq!(lean.record(), Record::Summary);
+        start(&mut full);
+        start(&mut lean);
+        for (i, seq) in [0u64, 1, 4, 5, 9, 10, 11, 30].into_iter().enumerate() {
+            let t = Instant::from_nanos(100 * i as u64);
+            full.handle_packet(t, &pkt(10, 0, seq));
+            lean.handle_packet(t, &pkt(10, 0, seq));
+            full.handle_packet(t, &pkt(11, 1, seq / 2));
+            lean.handle_packet(t, &pkt(11, 1, seq / 2));
+        }
+        assert_eq!(full.summary, lean.summary);
+        assert_eq!(lean.summary.lost, full.records.lost());
+        assert_eq!(lean.summary.received, full.records.received());
+        assert!(lean.records.arr_time_ns.is_empty() && lean.records.loss_time_ns.is_empty());
+        for w in [1_000, 10] {
+            let (a, b) = (full.worst_window_loss(w).unwrap(), lean.worst_window_loss(w).unwrap());
+            assert_eq!(a.to_bits(), b.to_bits());
+        }
+        assert_eq!(lean.worst_window_loss(5), None);
     }
 
     #[test]
     fn leave_and_rejoin_does_not_count_unsubscribed_packets() {
         let t = |s: f64| Instant::from_secs_f64(s);
-        let mut s = LayeredSink::new(vec![GroupId(0), GroupId(1)], vec![(t(0.0), 2), (t(1.0), 1), (t(2.0), 2)]);
+        let mut s = LayeredSink::recording(vec![GroupId(0), GroupId(1)], vec![(t(0.0), 2), (t(1.0), 1), (t(2.0), 2)]);
         start(&mut s);
         s.handle_packet(t(0.5), &pkt(1, 1, 0));
         s.handle_timeout(t(1.0));

@@ -2,8 +2,9 @@
 //! and McCanne, *The Breadcrumb Forwarding Service and the Digital Fountain Rainbow* (UCB/CSD
 //! 99-1068), §II-§III.
 //!
-//! Keyword defaults are the `Config` defaults of castlab-proto (`BcfConfig`, `RainbowConfig`,
-//! `PgmConfig`), where each choice the paper leaves open is documented. Times in seconds.
+//! Keyword arguments override the `Config` defaults of castlab-proto (`BcfConfig`,
+//! `RainbowConfig`, `PgmConfig`: `config_defaults("bcf")`, `("rainbow")`, `("bcf_pgm")`), where
+//! each choice the paper leaves open is documented. Times in seconds.
 
 use numpy::PyArray1;
 use pyo3::prelude::*;
@@ -15,7 +16,9 @@ use castlab_proto::bcfs_pgm::{PgmConfig, PgmReceiver, PgmSource};
 use castlab_proto::fountain::{FountainMode, FountainSource, SymbolStore};
 use castlab_proto::rainbow::{RainbowConfig, RainbowReceiver};
 
-use crate::{arr_u64, bad, counters, duration_s, err, positive_duration, positive_u32, u32_field, Simulator};
+use crate::config::{apply, build, cfg_err};
+use crate::records;
+use crate::{arr_u64, bad, counters, err, positive_u32, u32_field, Simulator};
 
 impl Simulator {
     fn fountain(&self, a: i64) -> PyResult<(AgentId, &FountainSource)> {
@@ -50,26 +53,21 @@ impl Simulator {
     /// request whose entry is older than `refresh_interval` goes up as a marked null request;
     /// links not refreshed within `link_lifetime` age out. Every node on a BCF path (hosts
     /// included) needs one. Returns the number attached.
-    #[pyo3(signature = (nodes=None, max_entries=4096, refresh_interval=1.0, link_lifetime=5.0))]
-    fn add_bcf_routers(
-        &mut self,
-        nodes: Option<Vec<String>>,
-        max_entries: i64,
-        refresh_interval: f64,
-        link_lifetime: f64,
-    ) -> PyResult<usize> {
-        let cfg = BcfConfig {
-            max_entries: positive_u32("max_entries", max_entries)? as usize,
-            refresh_interval: positive_duration("refresh_interval", refresh_interval)?,
-            link_lifetime: positive_duration("link_lifetime", link_lifetime)?,
-        };
+    /// Keyword arguments override `config_defaults("bcf")`. Every node is checked before
+    /// any router is attached: a bad list attaches nothing.
+    #[pyo3(signature = (nodes=None, **config))]
+    fn add_bcf_routers(&mut self, nodes: Option<Vec<String>>, config: Option<&Bound<'_, PyDict>>) -> PyResult<usize> {
+        let cfg: BcfConfig = build(config)?;
         let ids: Vec<NodeId> = match nodes {
             None => (0..self.inner.node_count() as u32).map(NodeId).collect(),
             Some(v) => v.iter().map(|n| self.node("nodes", n)).collect::<PyResult<_>>()?,
         };
-        for &n in &ids {
-            if self.inner.extension::<BcfRouter>(n).is_some() {
-                return Err(bad("nodes", self.inner.node_name(n), "already has a BCF router"));
+        for (i, &n) in ids.iter().enumerate() {
+            if ids[..i].contains(&n) {
+                return Err(bad("nodes", self.inner.node_name(n), "is listed twice"));
+            }
+            if self.inner.has_extension(n) {
+                return Err(bad("nodes", self.inner.node_name(n), "already has a router extension"));
             }
         }
         for &n in &ids {
@@ -158,9 +156,8 @@ impl Simulator {
     /// A Rainbow receiver on `node` (§III-C) fetching from the fountain agent `source`. It is
     /// done after `needed_packets` distinct symbols (symbolic source) or once its RaptorQ
     /// decoder succeeds (real source; `needed_packets` is then ignored). Returns the agent id.
-    #[pyo3(signature = (node, source, start=0.0, needed_packets=2000, port=None, flow=None, request_bytes=40,
-        initial_window=1, max_window=1024, initial_rto=1.0, min_rto=0.2, max_rto=10.0, hold_rtt_fraction=0.5,
-        reorder_threshold=3))]
+    /// Keyword arguments override `config_defaults("rainbow")`.
+    #[pyo3(signature = (node, source, start=0.0, needed_packets=2000, port=None, flow=None, **config))]
     #[allow(clippy::too_many_arguments)]
     fn add_rainbow_receiver(
         &mut self,
@@ -170,14 +167,7 @@ impl Simulator {
         needed_packets: i64,
         port: Option<i64>,
         flow: Option<i64>,
-        request_bytes: i64,
-        initial_window: i64,
-        max_window: i64,
-        initial_rto: f64,
-        min_rto: f64,
-        max_rto: f64,
-        hold_rtt_fraction: f64,
-        reorder_threshold: i64,
+        config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u32> {
         let n = self.node("node", node)?;
         let (sid, src) = self.fountain(source)?;
@@ -186,28 +176,7 @@ impl Simulator {
             Some(st) => FountainMode::Real { store: st.clone() },
             None => FountainMode::Symbolic { needed: positive_u32("needed_packets", needed_packets)? },
         };
-        let cfg = RainbowConfig {
-            request_bytes: positive_u32("request_bytes", request_bytes)?,
-            initial_window: positive_u32("initial_window", initial_window)?,
-            initial_ssthresh: u32::MAX,
-            max_window: positive_u32("max_window", max_window)?,
-            initial_rto: positive_duration("initial_rto", initial_rto)?,
-            min_rto: duration_s("min_rto", min_rto)?,
-            max_rto: positive_duration("max_rto", max_rto)?,
-            hold_rtt_fraction: {
-                if !(hold_rtt_fraction.is_finite() && hold_rtt_fraction >= 0.0) {
-                    return Err(bad("hold_rtt_fraction", hold_rtt_fraction, "must be a finite number >= 0"));
-                }
-                hold_rtt_fraction
-            },
-            reorder_threshold: positive_u32("reorder_threshold", reorder_threshold)?,
-        };
-        if cfg.initial_window > cfg.max_window {
-            return Err(bad("initial_window", initial_window, "must not exceed max_window"));
-        }
-        if cfg.max_rto < cfg.min_rto {
-            return Err(bad("max_rto", max_rto, "must not be below min_rto"));
-        }
+        let cfg: RainbowConfig = build(config)?;
         let port = self.port(port)?;
         let flow = self.flow_or(flow)?;
         let at = self.inner.check_start("start", start).map_err(err)?;
@@ -220,30 +189,17 @@ impl Simulator {
     fn rainbow_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let r = self.rainbow(agent)?;
         let rec = &r.rec;
-        let d = counters(
-            py,
-            &[
-                ("trqs_sent", rec.trqs_sent),
-                ("trqs_raised", rec.trqs_raised),
-                ("losses_timeout", rec.losses_timeout),
-                ("losses_order", rec.losses_order),
-                ("loss_events", rec.loss_events),
-                ("unmatched_replies", rec.unmatched_replies),
-                ("after_done", rec.after_done),
-                ("received", rec.rx_symbol.len() as u64),
-                ("distinct", r.sink.distinct() as u64),
-                ("needed", r.sink.needed() as u64),
-                ("duplicates", r.sink.duplicates),
-                ("decode_attempts", r.sink.decode_attempts as u64),
-                ("window", r.window() as u64),
-            ],
-        )?;
-        d.set_item("rx_time_ns", arr_u64(py, &rec.rx_time_ns))?;
-        let sym: Vec<u64> = rec.rx_symbol.iter().map(|&s| s as u64).collect();
-        d.set_item("rx_symbol", arr_u64(py, &sym))?;
-        d.set_item("win_time_ns", arr_u64(py, &rec.win_time_ns))?;
-        let win: Vec<u64> = rec.win.iter().map(|&w| w as u64).collect();
-        d.set_item("win", arr_u64(py, &win))?;
+        let d = records::table(py, rec)?;
+        for (k, v) in [
+            ("received", rec.rx_symbol.len() as u64),
+            ("distinct", r.sink.distinct() as u64),
+            ("needed", r.sink.needed() as u64),
+            ("duplicates", r.sink.duplicates),
+            ("decode_attempts", r.sink.decode_attempts as u64),
+            ("window", r.window() as u64),
+        ] {
+            d.set_item(k, v)?;
+        }
         d.set_item("done", r.done())?;
         d.set_item("start_s", rec.started_at.map(|t| t.as_secs_f64()))?;
         d.set_item("done_s", rec.done_at.map(|t| t.as_secs_f64()))?;
@@ -259,8 +215,8 @@ impl Simulator {
 
     /// A PGM-like source over BCFS (§II-B.3): `count` original packets multicast to `group` at
     /// `rate_bps`; NAKs (BCF requests) answered with repairs (BCF replies). Returns the agent id.
-    #[pyo3(signature = (node, group, count, rate_bps, start=0.0, port=None, flow=None, packet_bytes=512,
-        label_prefix=20551))]
+    /// Keyword arguments override `config_defaults("bcf_pgm")`.
+    #[pyo3(signature = (node, group, count, rate_bps, start=0.0, port=None, flow=None, **config))]
     #[allow(clippy::too_many_arguments)]
     fn add_bcf_pgm_source(
         &mut self,
@@ -271,8 +227,7 @@ impl Simulator {
         start: f64,
         port: Option<i64>,
         flow: Option<i64>,
-        packet_bytes: i64,
-        label_prefix: i64,
+        config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u32> {
         let n = self.node("node", node)?;
         let g = self.group("group", group)?;
@@ -282,13 +237,9 @@ impl Simulator {
         if !(rate_bps.is_finite() && rate_bps > 0.0) {
             return Err(bad("rate_bps", rate_bps, "must be a finite rate > 0"));
         }
-        let cfg = PgmConfig {
-            count: positive_u32("count", count)?,
-            packet_bytes: positive_u32("packet_bytes", packet_bytes)?,
-            label_prefix: u16::try_from(label_prefix)
-                .map_err(|_| bad("label_prefix", label_prefix, "must be in 0..65536"))?,
-            ..PgmConfig::default()
-        };
+        let base = PgmConfig { count: positive_u32("count", count)?, ..PgmConfig::default() };
+        let cfg = apply(base, config)?;
+        castlab_core::config::check::packet_rate("rate_bps", rate_bps, cfg.packet_bytes).map_err(cfg_err)?;
         let port = self.port(port)?;
         let flow = self.flow_or(flow)?;
         let at = self.inner.check_start("start", start).map_err(err)?;
@@ -297,23 +248,19 @@ impl Simulator {
 
     /// A PGM-like receiver over BCFS on `node`: joins `group`, NAKs gaps of the PGM agent
     /// `source`'s stream. Returns the agent id.
-    #[pyo3(signature = (node, source, start=0.0, nak_timeout=0.5, idle_timeout=0.5))]
+    /// Keyword arguments override the source's `PgmConfig` (e.g. `nak_timeout`, `idle_timeout`).
+    #[pyo3(signature = (node, source, start=0.0, **config))]
     fn add_bcf_pgm_receiver(
         &mut self,
         node: &str,
         source: i64,
         start: f64,
-        nak_timeout: f64,
-        idle_timeout: f64,
+        config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u32> {
         let n = self.node("node", node)?;
         let sid = self.agent_id("source", source)?;
         let src = self.pgm_source(source)?;
-        let cfg = PgmConfig {
-            nak_timeout: positive_duration("nak_timeout", nak_timeout)?,
-            idle_timeout: positive_duration("idle_timeout", idle_timeout)?,
-            ..src.cfg.clone()
-        };
+        let cfg = apply(src.cfg.clone(), config)?;
         let group = src.group();
         let addr = self.inner.agent_addr(sid).expect("agent exists");
         let flow = src.host.flow;

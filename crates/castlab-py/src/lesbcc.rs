@@ -2,103 +2,115 @@
 //! Source-based Multicast Congestion Control*, with its PGM-like transport (§5.1) and NAK
 //! aggregation in routers (§3.3).
 //!
-//! Keyword defaults are the paper's values (or the choices documented on `LesbccConfig` and
-//! `PgmReceiverConfig`); durations are in seconds. Every input is checked here or by the
-//! configs' `validate`, and a bad one is a `ValueError` that names the field.
+//! Keyword overrides of `LesbccConfig` and `PgmReceiverConfig` fields, whose defaults are the
+//! paper's values or the choices documented there (`config_defaults("lesbcc")`, `("pgm")`);
+//! durations are in seconds. Every input is checked here or by the configs' `validate`, and a
+//! bad one is a `ValueError` that names the field.
 
 use numpy::PyArray1;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
+use castlab_core::Config;
 use castlab_core::{Addr, AgentId, Dest, GroupId};
-use castlab_proto::lesbcc::{run_synthetic, LesbccConfig, LesbccSource, LossHistory, RatePolicy, ReceiverClass};
+use castlab_proto::lesbcc::{run_synthetic, LesbccConfig, LesbccSource, LossHistory, ReceiverClass};
 use castlab_proto::pgm::{NakAggregator, PgmReceiver, PgmReceiverConfig};
 
-use crate::{
-    arr_u64, bad, counters, duration_s, err, nonneg_u64, positive_duration, positive_u32, u32_field, Simulator,
-};
+use crate::config::{build, cfg_err};
+use crate::{arr_u64, bad, counters, err, nonneg_u64, positive_duration, positive_u32, u32_field, Simulator};
 
-fn cfg_err(e: String) -> PyErr {
-    PyValueError::new_err(e)
-}
-
-/// The source keyword arguments shared by `add_lesbcc_source`, `add_lesbcc_unicast` and
-/// `lesbcc_synthetic`.
-#[allow(clippy::too_many_arguments)]
-fn source_config(
-    packet_bytes: i64,
-    initial_rate_bps: f64,
-    min_rate_bps: f64,
-    max_rate_bps: Option<f64>,
-    initial_srtt: f64,
-    li2le: bool,
-    max_lprf: bool,
-    atf: bool,
-    silence: bool,
-    policy: &str,
-    total_packets: Option<i64>,
-    tfrc_alpha: f64,
-    tfrc_n: i64,
-    rtt_prune_keep_one_in: i64,
-    rtt_gain: f64,
-) -> PyResult<LesbccConfig> {
-    let policy = match policy {
-        "aimd" => RatePolicy::Aimd,
-        "tfrc" => RatePolicy::Tfrc,
-        other => return Err(bad("policy", format!("{other:?}"), "must be \"aimd\" or \"tfrc\"")),
-    };
-    let total = match total_packets {
-        None => None,
-        Some(n) => {
-            let n = nonneg_u64("total_packets", n)?;
-            if n == 0 {
-                return Err(bad("total_packets", n, "must be positive (None for a bulk transfer)"));
+/// Split keyword overrides between the source's [`LesbccConfig`] and the receiver's
+/// [`PgmReceiverConfig`] (their field names are disjoint), for `add_lesbcc_unicast`.
+fn split_overrides<'py>(
+    py: Python<'py>,
+    config: Option<&Bound<'py, PyDict>>,
+) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let (src, rcv) = (PyDict::new(py), PyDict::new(py));
+    if let Some(d) = config {
+        for (k, v) in d.iter() {
+            let key: String = k.extract()?;
+            if <PgmReceiverConfig as Config>::FIELDS.contains(&key.as_str()) {
+                rcv.set_item(k, v)?;
+            } else {
+                src.set_item(k, v)?;
             }
-            Some(n)
         }
-    };
-    let n = positive_u32("tfrc_n", tfrc_n)? as usize;
-    if n > 64 {
-        return Err(bad("tfrc_n", n, "at most 64 weights"));
     }
-    let cfg = LesbccConfig {
-        packet_bytes: positive_u32("packet_bytes", packet_bytes)?,
-        initial_rate_bps,
-        min_rate_bps,
-        max_rate_bps: max_rate_bps.unwrap_or(f64::INFINITY),
-        initial_srtt: positive_duration("initial_srtt", initial_srtt)?,
-        li2le,
-        max_lprf,
-        atf,
-        silence,
-        policy,
-        total_packets: total,
-        tfrc_alpha,
-        tfrc_weights: vec![1.0; n],
-        rtt_prune_keep_one_in: positive_u32("rtt_prune_keep_one_in", rtt_prune_keep_one_in)?,
-        rtt_gain,
-        ..LesbccConfig::default()
-    };
-    cfg.validate().map_err(cfg_err)?;
-    Ok(cfg)
+    Ok((src, rcv))
 }
 
-fn receiver_config(
-    nak_backoff_max: f64,
-    nak_rpt_ivl: f64,
-    nak_rdata_ivl: f64,
-    ncf_suppression: bool,
-) -> PyResult<PgmReceiverConfig> {
-    let cfg = PgmReceiverConfig {
-        nak_backoff_max: duration_s("nak_backoff_max", nak_backoff_max)?,
-        nak_rpt_ivl: positive_duration("nak_rpt_ivl", nak_rpt_ivl)?,
-        nak_rdata_ivl: positive_duration("nak_rdata_ivl", nak_rdata_ivl)?,
-        ncf_suppression,
-        ..PgmReceiverConfig::default()
-    };
-    cfg.validate().map_err(cfg_err)?;
-    Ok(cfg)
+/// Counters and state of an LE-SBCC source (shared by the simulator and the real-network
+/// bindings); `names` are the receivers in the cascade's order.
+pub(crate) fn lesbcc_stats_dict<'py>(
+    py: Python<'py>,
+    s: &LesbccSource,
+    names: Vec<String>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let c = s.cascade();
+    let st = s.stats;
+    let cs = c.stats;
+    let d = counters(
+        py,
+        &[
+            ("odata_sent", st.odata_sent),
+            ("rdata_sent", st.rdata_sent),
+            ("ncf_sent", st.ncf_sent),
+            ("spm_sent", st.spm_sent),
+            ("bytes_sent", st.bytes_sent),
+            ("naks_out_of_window", st.naks_out_of_window),
+            ("naks_repair_pending", st.naks_repair_pending),
+            ("ignored", st.ignored),
+            ("lis", cs.lis),
+            ("les", cs.les),
+            ("lprf_passed", cs.lprf_passed),
+            ("rate_reductions", cs.rate_reductions),
+            ("rate_increases", cs.rate_increases),
+            ("rtt_samples", cs.rtt_samples),
+            ("rtt_pruned", cs.rtt_pruned),
+            ("lprf_decays", cs.lprf_decays),
+            ("lead", s.lead()),
+        ],
+    )?;
+    d.set_item("rate_bps", c.rate_bps())?;
+    d.set_item("srtt", c.srtt())?;
+    d.set_item("sigma", c.sigma())?;
+    d.set_item("s_hat", c.s_hat())?;
+    d.set_item("receivers", names)?;
+    d.set_item("lprf_counts", PyArray1::from_slice(py, c.lprf.counts()))?;
+    Ok(d)
+}
+
+/// Records of an LE-SBCC source as numpy arrays (shared like [`lesbcc_stats_dict`]).
+pub(crate) fn lesbcc_trace_dict<'py>(py: Python<'py>, s: &LesbccSource) -> PyResult<Bound<'py, PyDict>> {
+    crate::records::table(py, &s.cascade().records)
+}
+
+/// Counters of a PGM receiver (shared like [`lesbcc_stats_dict`]).
+pub(crate) fn pgm_receiver_stats_dict<'py>(py: Python<'py>, r: &PgmReceiver) -> PyResult<Bound<'py, PyDict>> {
+    let s = r.stats;
+    let d = counters(
+        py,
+        &[
+            ("odata", s.odata),
+            ("rdata", s.rdata),
+            ("ncf", s.ncf),
+            ("spm", s.spm),
+            ("duplicates", s.duplicates),
+            ("unique", s.unique),
+            ("gaps", s.gaps),
+            ("repaired", s.repaired),
+            ("naks_sent", s.naks_sent),
+            ("naks_suppressed_ncf", s.naks_suppressed_ncf),
+            ("naks_cancelled_repair", s.naks_cancelled_repair),
+            ("unrecoverable", s.unrecoverable),
+            ("ignored", s.ignored),
+            ("rx_trail", r.rx_trail()),
+            ("lead", r.lead()),
+        ],
+    )?;
+    d.set_item("complete", r.is_complete())?;
+    d.set_item("complete_at", r.complete_at.map(|t| t.as_secs_f64()))?;
+    Ok(d)
 }
 
 impl Simulator {
@@ -117,62 +129,27 @@ impl Simulator {
 impl Simulator {
     /// An LE-SBCC multicast source on `node` sending session `flow` to `group` (§2, §5.1).
     /// Returns the agent id.
-    #[pyo3(signature = (node, group, flow=0, start=0.0, packet_bytes=560, initial_rate_bps=200e3, min_rate_bps=4480.0,
-        max_rate_bps=None, initial_srtt=0.2, li2le=true, max_lprf=true, atf=true, silence=true, policy="aimd",
-        total_packets=None, tfrc_alpha=0.95, tfrc_n=8, rtt_prune_keep_one_in=10, rtt_gain=0.125))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (node, group, flow=0, start=0.0, **config))]
     fn add_lesbcc_source(
         &mut self,
         node: &str,
         group: i64,
         flow: i64,
         start: f64,
-        packet_bytes: i64,
-        initial_rate_bps: f64,
-        min_rate_bps: f64,
-        max_rate_bps: Option<f64>,
-        initial_srtt: f64,
-        li2le: bool,
-        max_lprf: bool,
-        atf: bool,
-        silence: bool,
-        policy: &str,
-        total_packets: Option<i64>,
-        tfrc_alpha: f64,
-        tfrc_n: i64,
-        rtt_prune_keep_one_in: i64,
-        rtt_gain: f64,
+        config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u32> {
         let n = self.node("node", node)?;
         let g = self.group("group", group)?;
         let flow = u32_field("flow", flow)?;
         let s = self.inner.check_start("start", start).map_err(err)?;
-        let cfg = source_config(
-            packet_bytes,
-            initial_rate_bps,
-            min_rate_bps,
-            max_rate_bps,
-            initial_srtt,
-            li2le,
-            max_lprf,
-            atf,
-            silence,
-            policy,
-            total_packets,
-            tfrc_alpha,
-            tfrc_n,
-            rtt_prune_keep_one_in,
-            rtt_gain,
-        )?;
-        let src = LesbccSource::new(Dest::Group(g), flow, cfg);
+        let cfg: LesbccConfig = build(config)?;
+        let src = LesbccSource::try_new(Dest::Group(g), flow, cfg).map_err(cfg_err)?;
         self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
     }
 
     /// A PGM receiver of session `flow` on `node`: joins `group`, or (group None) listens for a
     /// unicast session on `port`. Returns the agent id.
-    #[pyo3(signature = (node, group=None, flow=0, port=None, start=0.0, nak_backoff_max=0.1, nak_rpt_ivl=0.5,
-        nak_rdata_ivl=1.0, ncf_suppression=true))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (node, group=None, flow=0, port=None, start=0.0, **config))]
     fn add_pgm_receiver(
         &mut self,
         node: &str,
@@ -180,86 +157,52 @@ impl Simulator {
         flow: i64,
         port: Option<i64>,
         start: f64,
-        nak_backoff_max: f64,
-        nak_rpt_ivl: f64,
-        nak_rdata_ivl: f64,
-        ncf_suppression: bool,
+        config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u32> {
         let n = self.node("node", node)?;
         let g: Option<GroupId> = group.map(|g| self.group("group", g)).transpose()?;
         let flow = u32_field("flow", flow)?;
         let port = self.port(port)?;
         let s = self.inner.check_start("start", start).map_err(err)?;
-        let cfg = receiver_config(nak_backoff_max, nak_rpt_ivl, nak_rdata_ivl, ncf_suppression)?;
-        self.inner.add_agent(n, port, s, Box::new(PgmReceiver::new(g, flow, cfg))).map(|a| a.0).map_err(err)
+        let cfg: PgmReceiverConfig = build(config)?;
+        let rx = PgmReceiver::try_new(g, flow, cfg).map_err(cfg_err)?;
+        self.inner.add_agent(n, port, s, Box::new(rx)).map(|a| a.0).map_err(err)
     }
 
     /// A unicast LE-SBCC flow (the background flows of Fig. 5): a PGM receiver on `dst` and
     /// the source on `src`, added in that order, so the receiver of source `a` is `a - 1`.
     /// Returns the source's agent id.
-    #[pyo3(signature = (src, dst, flow=None, port=None, start=0.0, packet_bytes=560, initial_rate_bps=200e3,
-        min_rate_bps=4480.0, max_rate_bps=None, initial_srtt=0.2, li2le=true, max_lprf=true, atf=true, silence=true,
-        policy="aimd", total_packets=None, tfrc_alpha=0.95, tfrc_n=8, rtt_prune_keep_one_in=10, rtt_gain=0.125, nak_backoff_max=0.1,
-        nak_rpt_ivl=0.5, nak_rdata_ivl=1.0, ncf_suppression=true))]
+    /// Keyword overrides go to the source's configuration (`config_defaults("lesbcc")`) or the
+    /// receiver's (`config_defaults("pgm")`), by name.
+    #[pyo3(signature = (src, dst, flow=None, port=None, start=0.0, **config))]
     #[allow(clippy::too_many_arguments)]
     fn add_lesbcc_unicast(
         &mut self,
+        py: Python<'_>,
         src: &str,
         dst: &str,
         flow: Option<i64>,
         port: Option<i64>,
         start: f64,
-        packet_bytes: i64,
-        initial_rate_bps: f64,
-        min_rate_bps: f64,
-        max_rate_bps: Option<f64>,
-        initial_srtt: f64,
-        li2le: bool,
-        max_lprf: bool,
-        atf: bool,
-        silence: bool,
-        policy: &str,
-        total_packets: Option<i64>,
-        tfrc_alpha: f64,
-        tfrc_n: i64,
-        rtt_prune_keep_one_in: i64,
-        rtt_gain: f64,
-        nak_backoff_max: f64,
-        nak_rpt_ivl: f64,
-        nak_rdata_ivl: f64,
-        ncf_suppression: bool,
+        config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u32> {
         let ns = self.node("src", src)?;
         let nd = self.node("dst", dst)?;
         let port = self.port(port)?;
         let s = self.inner.check_start("start", start).map_err(err)?;
-        let cfg = source_config(
-            packet_bytes,
-            initial_rate_bps,
-            min_rate_bps,
-            max_rate_bps,
-            initial_srtt,
-            li2le,
-            max_lprf,
-            atf,
-            silence,
-            policy,
-            total_packets,
-            tfrc_alpha,
-            tfrc_n,
-            rtt_prune_keep_one_in,
-            rtt_gain,
-        )?;
-        let rcfg = receiver_config(nak_backoff_max, nak_rpt_ivl, nak_rdata_ivl, ncf_suppression)?;
+        let (src_over, rcv_over) = split_overrides(py, config)?;
+        let cfg: LesbccConfig = build(Some(&src_over))?;
+        let rcfg: PgmReceiverConfig = build(Some(&rcv_over))?;
         let sender_id = self.inner.agent_count() as u64 + 1;
         let flow = match flow {
             None => u32::try_from(sender_id).map_err(|_| bad("flow", sender_id, "too many agents"))?,
             Some(f) => u32_field("flow", f)?,
         };
         let now = self.inner.now();
-        let rx = self.inner.add_agent(nd, port, now, Box::new(PgmReceiver::new(None, flow, rcfg))).map_err(err)?;
+        let rx = PgmReceiver::try_new(None, flow, rcfg).map_err(cfg_err)?;
+        let rx = self.inner.add_agent(nd, port, now, Box::new(rx)).map_err(err)?;
         let addr: Addr = self.inner.agent_addr(rx).expect("just added");
-        let tx = LesbccSource::new(Dest::Unicast(addr), flow, cfg);
+        let tx = LesbccSource::try_new(Dest::Unicast(addr), flow, cfg).map_err(cfg_err)?;
         let id = self.inner.add_agent(ns, None, s, Box::new(tx)).map_err(err)?;
         Ok(id.0)
     }
@@ -270,39 +213,8 @@ impl Simulator {
     /// counts X_i of Max-LPRF (after decay).
     fn lesbcc_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let (_, s) = self.lesbcc(agent)?;
-        let c = s.cascade();
-        let st = s.stats;
-        let cs = c.stats;
-        let d = counters(
-            py,
-            &[
-                ("odata_sent", st.odata_sent),
-                ("rdata_sent", st.rdata_sent),
-                ("ncf_sent", st.ncf_sent),
-                ("spm_sent", st.spm_sent),
-                ("bytes_sent", st.bytes_sent),
-                ("naks_out_of_window", st.naks_out_of_window),
-                ("naks_repair_pending", st.naks_repair_pending),
-                ("ignored", st.ignored),
-                ("lis", cs.lis),
-                ("les", cs.les),
-                ("lprf_passed", cs.lprf_passed),
-                ("rate_reductions", cs.rate_reductions),
-                ("rate_increases", cs.rate_increases),
-                ("rtt_samples", cs.rtt_samples),
-                ("rtt_pruned", cs.rtt_pruned),
-                ("lprf_decays", cs.lprf_decays),
-                ("lead", s.lead()),
-            ],
-        )?;
-        d.set_item("rate_bps", c.rate_bps())?;
-        d.set_item("srtt", c.srtt())?;
-        d.set_item("sigma", c.sigma())?;
-        d.set_item("s_hat", c.s_hat())?;
         let names: Vec<String> = s.receiver_addrs().iter().map(|a| self.inner.node_name(a.node).to_string()).collect();
-        d.set_item("receivers", names)?;
-        d.set_item("lprf_counts", PyArray1::from_slice(py, c.lprf.counts()))?;
-        Ok(d)
+        lesbcc_stats_dict(py, s, names)
     }
 
     /// Records of an LE-SBCC source (numpy arrays, times in ns): rate_time_ns/rate_bps (each
@@ -310,49 +222,12 @@ impl Simulator {
     /// li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF,
     /// 3 reduction).
     fn lesbcc_trace<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        let (_, s) = self.lesbcc(agent)?;
-        let r = &s.cascade().records;
-        let d = PyDict::new(py);
-        d.set_item("rate_time_ns", arr_u64(py, &r.rate_time_ns))?;
-        d.set_item("rate_bps", PyArray1::from_slice(py, &r.rate_bps))?;
-        d.set_item("rtt_time_ns", arr_u64(py, &r.rtt_time_ns))?;
-        d.set_item("rtt_sample_s", PyArray1::from_slice(py, &r.rtt_sample_s))?;
-        d.set_item("srtt_s", PyArray1::from_slice(py, &r.srtt_s))?;
-        d.set_item("sigma_s", PyArray1::from_slice(py, &r.sigma_s))?;
-        d.set_item("rtt_used", PyArray1::from_vec(py, r.rtt_used.clone()))?;
-        d.set_item("li_time_ns", arr_u64(py, &r.li_time_ns))?;
-        d.set_item("li_receiver", PyArray1::from_slice(py, &r.li_receiver))?;
-        d.set_item("li_outcome", PyArray1::from_slice(py, &r.li_outcome))?;
-        Ok(d)
+        lesbcc_trace_dict(py, self.lesbcc(agent)?.1)
     }
 
     /// Counters of a PGM receiver, and whether it holds all data the source announced.
     fn pgm_receiver_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        let r = self.pgm_receiver(agent)?;
-        let s = r.stats;
-        let d = counters(
-            py,
-            &[
-                ("odata", s.odata),
-                ("rdata", s.rdata),
-                ("ncf", s.ncf),
-                ("spm", s.spm),
-                ("duplicates", s.duplicates),
-                ("unique", s.unique),
-                ("gaps", s.gaps),
-                ("repaired", s.repaired),
-                ("naks_sent", s.naks_sent),
-                ("naks_suppressed_ncf", s.naks_suppressed_ncf),
-                ("naks_cancelled_repair", s.naks_cancelled_repair),
-                ("unrecoverable", s.unrecoverable),
-                ("ignored", s.ignored),
-                ("rx_trail", r.rx_trail()),
-                ("lead", r.lead()),
-            ],
-        )?;
-        d.set_item("complete", r.is_complete())?;
-        d.set_item("complete_at", r.complete_at.map(|t| t.as_secs_f64()))?;
-        Ok(d)
+        pgm_receiver_stats_dict(py, self.pgm_receiver(agent)?)
     }
 
     /// Attach PGM-style NAK aggregation (§3.3) to router `node`: the first NAK per (session,
@@ -385,39 +260,15 @@ impl Simulator {
 /// of receivers given as (count, loss probability, RTT seconds); `packets` sent at the
 /// cascade's rate; each loss at each receiver is one LI after that receiver's RTT.
 #[pyfunction]
-#[pyo3(signature = (classes, packets=6000, seed=0, initial_rate_bps=200e3, initial_srtt=0.2, li2le=true, max_lprf=true,
-    atf=true, silence=true, policy="aimd"))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (classes, packets=6000, seed=0, **config))]
 fn lesbcc_synthetic<'py>(
     py: Python<'py>,
     classes: Vec<(i64, f64, f64)>,
     packets: i64,
     seed: i64,
-    initial_rate_bps: f64,
-    initial_srtt: f64,
-    li2le: bool,
-    max_lprf: bool,
-    atf: bool,
-    silence: bool,
-    policy: &str,
+    config: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = source_config(
-        560,
-        initial_rate_bps,
-        4480.0,
-        None,
-        initial_srtt,
-        li2le,
-        max_lprf,
-        atf,
-        silence,
-        policy,
-        None,
-        0.95,
-        8,
-        10,
-        0.125,
-    )?;
+    let cfg: LesbccConfig = build(config)?;
     if classes.is_empty() {
         return Err(bad("classes", "[]", "needs at least one class of receivers"));
     }

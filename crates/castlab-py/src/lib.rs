@@ -10,16 +10,21 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use castlab_core::{Addr, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId};
-use castlab_proto::{CbrSource, CbrStream, LayeredSink};
+use crate::config::cfg_err;
+use castlab_core::{Addr, AgentId, ChannelId, ConfigValue, Dest, Duration, GroupId, Instant, NodeId, Value};
+use castlab_proto::{CbrSource, CbrStream, LayeredSink, SinkRecords};
 use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError};
 
 mod bcfs;
+mod config;
 mod lesbcc;
+mod net;
 mod nlm;
+mod records;
 mod rlm;
+mod sink;
 mod tcp;
 
 /// A strictly positive duration in seconds, or a ValueError naming `field`.
@@ -55,18 +60,15 @@ pub(crate) fn positive_u32(field: &str, v: i64) -> PyResult<u32> {
     Ok(v as u32)
 }
 
+/// A time in seconds: finite, >= 0 and within the u64-nanosecond clock (about 584 years:
+/// beyond it, an error rather than a silent cap). The same check as every config field's.
 pub(crate) fn time_s(field: &str, v: f64) -> PyResult<Instant> {
-    if !v.is_finite() || v < 0.0 {
-        return Err(bad(field, v, "must be a finite time in seconds >= 0"));
-    }
-    Ok(Instant::from_secs_f64(v))
+    Instant::from_value(field, &Value::Float(v)).map_err(cfg_err)
 }
 
+/// A duration in seconds, checked as [`time_s`].
 pub(crate) fn duration_s(field: &str, v: f64) -> PyResult<Duration> {
-    if !v.is_finite() || v < 0.0 {
-        return Err(bad(field, v, "must be a finite duration in seconds >= 0"));
-    }
-    Ok(Duration::from_secs_f64(v))
+    Duration::from_value(field, &Value::Float(v)).map_err(cfg_err)
 }
 
 /// A dict of named counters.
@@ -82,8 +84,43 @@ pub(crate) fn arr_u64<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyArray1<u6
     PyArray1::from_slice(py, v)
 }
 
+/// A sink's arrivals as numpy arrays (shared by the simulator and the real-network bindings).
+pub(crate) fn sink_arrivals_dict<'py>(py: Python<'py>, r: &SinkRecords) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("time_ns", arr_u64(py, &r.arr_time_ns))?;
+    d.set_item("flow", PyArray1::from_slice(py, &r.arr_flow))?;
+    d.set_item("layer", PyArray1::from_slice(py, &r.arr_layer))?;
+    d.set_item("seq", arr_u64(py, &r.arr_seq))?;
+    d.set_item("size", PyArray1::from_slice(py, &r.arr_size))?;
+    Ok(d)
+}
+
+/// A sink's detected losses as numpy arrays (shared like [`sink_arrivals_dict`]).
+pub(crate) fn sink_losses_dict<'py>(py: Python<'py>, r: &SinkRecords) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("time_ns", arr_u64(py, &r.loss_time_ns))?;
+    d.set_item("flow", PyArray1::from_slice(py, &r.loss_flow))?;
+    d.set_item("layer", PyArray1::from_slice(py, &r.loss_layer))?;
+    d.set_item("count", PyArray1::from_slice(py, &r.loss_count))?;
+    Ok(d)
+}
+
+/// Subscription-level changes as numpy arrays: time_ns, agent, level.
+pub(crate) fn level_timeline_dict<'py>(
+    py: Python<'py>,
+    time_ns: &[u64],
+    agent: &[u32],
+    level: &[u32],
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("time_ns", arr_u64(py, time_ns))?;
+    d.set_item("agent", PyArray1::from_slice(py, agent))?;
+    d.set_item("level", PyArray1::from_slice(py, level))?;
+    Ok(d)
+}
+
 /// The simulator (see `castlab.Simulator` for the documented Python face).
-#[pyclass(unsendable, module = "castlab._native")]
+#[pyclass(unsendable, subclass, module = "castlab._native")]
 pub struct Simulator {
     pub(crate) inner: castlab_sim::Simulator,
 }
@@ -202,7 +239,15 @@ impl Simulator {
             other => return Err(bad("queue", format!("{other:?}"), "must be \"droptail\" or \"red\"")),
         };
         let cfg = LinkConfig { rate_bps, delay_s: delay, queue: q, loss_ab, loss_ba, cost: nonneg_u64("cost", cost)? };
-        self.inner.add_link(na, nb, &cfg).map(|(x, y)| (x.0, y.0)).map_err(err)
+        self.inner.add_link(na, nb, &cfg).map(|(x, y)| (x.0, y.0)).map_err(|e| {
+            // RedConfig's fields arrive as the red_* keywords: name them as the caller wrote them
+            let f = e.field();
+            if matches!(f, "min_th" | "max_th" | "max_p" | "w_q") {
+                PyValueError::new_err(format!("red_{e}"))
+            } else {
+                err(e)
+            }
+        })
     }
 
     /// The channel id from node `a` to node `b`.
@@ -251,7 +296,7 @@ impl Simulator {
         let size = positive_u32("packet_size", packet_size)?;
         let flow = u32_field("flow", flow)?;
         let (s, e) = self.start_stop(start, stop)?;
-        let src = CbrSource::layered(&gs, &rates_bps, size, flow, s, e, jitter);
+        let src = CbrSource::try_layered(&gs, &rates_bps, size, flow, s, e, jitter).map_err(cfg_err)?;
         self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
     }
 
@@ -273,20 +318,21 @@ impl Simulator {
         let n = self.node("node", node)?;
         let d = self.node("dst", dst)?;
         let port = u16::try_from(dst_port).map_err(|_| bad("dst_port", dst_port, "must be in 0..=65535"))?;
-        if !(rate_bps.is_finite() && rate_bps > 0.0) {
-            return Err(bad("rate_bps", rate_bps, "must be positive and finite"));
-        }
         let size = positive_u32("packet_size", packet_size)?;
+        castlab_core::config::check::packet_rate("rate_bps", rate_bps, size).map_err(cfg_err)?;
         let flow = u32_field("flow", flow)?;
         let (s, e) = self.start_stop(start, stop)?;
         let st = CbrStream::new(Dest::Unicast(Addr::new(d, port)), rate_bps, 0);
-        let src = CbrSource::new(vec![st], size, flow, s, e, jitter);
+        let src = CbrSource::try_new(vec![st], size, flow, s, e, jitter).map_err(cfg_err)?;
         self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
     }
 
     /// A measuring sink on `node`: unicast on `port`, and/or subscribed by level to `groups`
-    /// (layer m on groups[m]) following `schedule`, a list of (time_s, level).
-    #[pyo3(signature = (node, groups=vec![], schedule=vec![], port=None, start=0.0))]
+    /// (layer m on groups[m]) following `schedule`, a list of (time_s, level). `record`:
+    /// "summary" (counters and the online worst-case loss for `windows`, in seconds) or
+    /// "arrivals" (also every arrival and gap).
+    #[pyo3(signature = (node, groups=vec![], schedule=vec![], port=None, start=0.0, record="summary", windows=vec![]))]
+    #[allow(clippy::too_many_arguments)]
     fn add_sink(
         &mut self,
         node: &str,
@@ -294,7 +340,11 @@ impl Simulator {
         schedule: Vec<(f64, i64)>,
         port: Option<i64>,
         start: f64,
+        record: &str,
+        windows: Vec<f64>,
     ) -> PyResult<u32> {
+        let record = sink::record_mode(record)?;
+        let windows_ns = sink::windows_ns(&windows)?;
         let n = self.node("node", node)?;
         let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<PyResult<Vec<_>>>()?;
         let s = self.inner.check_start("start", start).map_err(err)?;
@@ -307,7 +357,8 @@ impl Simulator {
             sched.push((at, lvl as u32));
         }
         let port = self.port(port)?;
-        self.inner.add_agent(n, port, s, Box::new(LayeredSink::new(gs, sched))).map(|a| a.0).map_err(err)
+        let sink = LayeredSink::new(gs, sched).with_record(record).with_windows(&windows_ns);
+        self.inner.add_agent(n, port, s, Box::new(sink)).map(|a| a.0).map_err(err)
     }
 
     /// Attach the example extension that drops one layer's data on one output channel of
@@ -360,31 +411,30 @@ impl Simulator {
 
     /// A sink's arrivals: time_ns, flow, layer, seq, size (numpy arrays).
     fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        let r = &self.sink(agent)?.records;
-        let d = PyDict::new(py);
-        d.set_item("time_ns", arr_u64(py, &r.arr_time_ns))?;
-        d.set_item("flow", PyArray1::from_slice(py, &r.arr_flow))?;
-        d.set_item("layer", PyArray1::from_slice(py, &r.arr_layer))?;
-        d.set_item("seq", arr_u64(py, &r.arr_seq))?;
-        d.set_item("size", PyArray1::from_slice(py, &r.arr_size))?;
-        Ok(d)
+        sink_arrivals_dict(py, &sink::recorded(self.sink(agent)?)?.records)
     }
 
     /// A sink's detected losses: time_ns, flow, layer, count (numpy arrays).
     fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        let r = &self.sink(agent)?.records;
-        let d = PyDict::new(py);
-        d.set_item("time_ns", arr_u64(py, &r.loss_time_ns))?;
-        d.set_item("flow", PyArray1::from_slice(py, &r.loss_flow))?;
-        d.set_item("layer", PyArray1::from_slice(py, &r.loss_layer))?;
-        d.set_item("count", PyArray1::from_slice(py, &r.loss_count))?;
-        Ok(d)
+        sink_losses_dict(py, &sink::recorded(self.sink(agent)?)?.records)
     }
 
-    /// Worst-case loss rate of a sink over windows of `window` seconds (RLM §4.2).
+    /// Worst-case loss rate of a sink over windows of `window` seconds (RLM §4.2): the online
+    /// value for a configured window, else computed from the recorded arrivals.
     fn sink_worst_window_loss(&self, agent: i64, window: f64) -> PyResult<f64> {
-        let r = &self.sink(agent)?.records;
         let w = duration_s("window", window)?;
+        if w.is_zero() {
+            return Err(bad("window", window, "must be positive"));
+        }
+        let k = self.sink(agent)?;
+        if let Some(v) = k.worst_window_loss(w.as_nanos()) {
+            return Ok(v);
+        }
+        let r = &sink::recorded(k)
+            .map_err(|_| {
+                bad("window", window, "is not one of the sink's windows, and the sink does not record arrivals")
+            })?
+            .records;
         let counts: Vec<u64> = r.loss_count.iter().map(|&c| c as u64).collect();
         let (t, rec, lost) = metrics::arrival_process(&r.arr_time_ns, &r.loss_time_ns, &counts);
         Ok(metrics::worst_window_loss(&t, &rec, &lost, w.as_nanos()))
@@ -480,11 +530,7 @@ impl Simulator {
     /// Subscription-level changes of every receiver: time_ns, agent, level.
     fn level_timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let t = self.inner.timelines();
-        let d = PyDict::new(py);
-        d.set_item("time_ns", arr_u64(py, &t.level_time_ns))?;
-        d.set_item("agent", PyArray1::from_slice(py, &t.level_agent))?;
-        d.set_item("level", PyArray1::from_slice(py, &t.level))?;
-        Ok(d)
+        level_timeline_dict(py, &t.level_time_ns, &t.level_agent, &t.level)
     }
 
     /// Whether `node` currently forwards `group` on `channel`.
@@ -528,7 +574,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Simulator>()?;
     m.add_function(wrap_pyfunction!(worst_window_loss, m)?)?;
     m.add_function(wrap_pyfunction!(transmission_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(config::config_defaults, m)?)?;
     lesbcc::register(m)?;
+    net::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,8 +1,8 @@
 //! Python bindings for NLM (issue 5): Nakauchi, Morikawa and Aoyama, *Network-supported Rate
 //! Control Mechanism for Multicast Streaming Media*, §3-§4.
 //!
-//! Every NLM entry point takes `config`, a dict of [`NlmConfig`] fields to override (durations
-//! in seconds); `nlm_default_config()` lists them with Table 2's values and our documented
+//! Every NLM entry point takes keyword overrides of [`NlmConfig`] fields (durations in
+//! seconds); `config_defaults("nlm")` lists them with Table 2's values and our documented
 //! choices. An unknown key, or a bad value, is a `ValueError` that names the field.
 
 use numpy::{PyArray1, PyArray2, PyArrayMethods};
@@ -10,76 +10,12 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use castlab_core::Duration;
-use castlab_proto::nlm::{Lmr, NlmConfig, NlmError, NlmReceiver, NlmSender};
-use castlab_sim::nlm::NlmRouter;
+use castlab_proto::nlm::NlmRouter;
+use castlab_proto::nlm::{Lmr, NlmConfig, NlmReceiver, NlmSender};
 
+use crate::config::{build, cfg_err, config_dict};
+use crate::records;
 use crate::{arr_u64, bad, duration_s, err, positive_u32, u32_field, Simulator};
-
-fn nlm_err(e: NlmError) -> PyErr {
-    match e {
-        NlmError::Invalid { field, value, reason } => bad(field, value, reason),
-    }
-}
-
-const DURATIONS: [&str; 7] =
-    ["add_intvl_min", "add_intvl_max", "drop_intvl", "detect_period", "ss_intvl", "loss_interval", "layer_timeout"];
-
-fn config_from(over: Option<&Bound<'_, PyDict>>) -> PyResult<NlmConfig> {
-    let mut c = NlmConfig::default();
-    let Some(d) = over else { return Ok(c) };
-    for (k, v) in d.iter() {
-        let key: String = k.extract().map_err(|_| bad("config", k.to_string(), "keys must be strings"))?;
-        let x: f64 = v.extract().map_err(|_| bad(&key, v.to_string(), "must be a number"))?;
-        let dur = || duration_s(&key, x);
-        match key.as_str() {
-            "qmax" => c.qmax = x,
-            "qmin" => c.qmin = x,
-            "qweight" => c.qweight = x,
-            "alpha" => c.alpha = x,
-            "beta" => c.beta = x,
-            "loss_th" => c.loss_th = x,
-            "add_intvl_min" => c.add_intvl_min = dur()?,
-            "add_intvl_max" => c.add_intvl_max = dur()?,
-            "drop_intvl" => c.drop_intvl = dur()?,
-            "detect_period" => c.detect_period = dur()?,
-            "ss_intvl" => c.ss_intvl = dur()?,
-            "loss_interval" => c.loss_interval = dur()?,
-            "layer_timeout" => c.layer_timeout = dur()?,
-            "loss_min_packets" | "control_size_bytes" | "initial_layers" => {
-                if x.fract() != 0.0 || !(0.0..=u32::MAX as f64).contains(&x) {
-                    return Err(bad(&key, x, "must be a whole number >= 0"));
-                }
-                match key.as_str() {
-                    "loss_min_packets" => c.loss_min_packets = x as u32,
-                    "control_size_bytes" => c.control_size_bytes = x as u32,
-                    _ => c.initial_layers = u8::try_from(x as u32).map_err(|_| bad(&key, x, "must be <= 255"))?,
-                }
-            }
-            "sess_wait_per_session" => c.sess_wait_per_session = x != 0.0,
-            other => return Err(bad("config", format!("{other:?}"), "unknown NLM parameter")),
-        }
-    }
-    c.validate().map_err(nlm_err)?;
-    Ok(c)
-}
-
-fn config_dict<'py>(py: Python<'py>, c: &NlmConfig) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    for (k, v) in [("qmax", c.qmax), ("qmin", c.qmin), ("qweight", c.qweight), ("alpha", c.alpha), ("beta", c.beta)] {
-        d.set_item(k, v)?;
-    }
-    d.set_item("loss_th", c.loss_th)?;
-    let durs =
-        [c.add_intvl_min, c.add_intvl_max, c.drop_intvl, c.detect_period, c.ss_intvl, c.loss_interval, c.layer_timeout];
-    for (k, v) in DURATIONS.iter().zip(durs) {
-        d.set_item(*k, v.as_secs_f64())?;
-    }
-    d.set_item("loss_min_packets", c.loss_min_packets)?;
-    d.set_item("control_size_bytes", c.control_size_bytes)?;
-    d.set_item("initial_layers", c.initial_layers)?;
-    d.set_item("sess_wait_per_session", c.sess_wait_per_session)?;
-    Ok(d)
-}
 
 impl Simulator {
     fn lmr_core(&self, node: &str) -> PyResult<&Lmr> {
@@ -91,14 +27,9 @@ impl Simulator {
 
 #[pymethods]
 impl Simulator {
-    /// Table 2's parameters and our documented choices (durations in seconds).
-    fn nlm_default_config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        config_dict(py, &NlmConfig::default())
-    }
-
     /// An NLM sender on `node` (§3.1): layer m at `rates_bps[m]`, every layer on `group` (whose
     /// source must be `node`), SESS every ss_intvl. Returns the agent id.
-    #[pyo3(signature = (node, group, rates_bps, packet_size=1024, flow=0, start=0.0, stop=None, jitter=true, config=None))]
+    #[pyo3(signature = (node, group, rates_bps, packet_size=1024, flow=0, start=0.0, stop=None, jitter=true, **config))]
     #[allow(clippy::too_many_arguments)]
     fn add_nlm_sender(
         &mut self,
@@ -120,15 +51,15 @@ impl Simulator {
         let size = positive_u32("packet_size", packet_size)?;
         let flow = u32_field("flow", flow)?;
         let (s, e) = self.start_stop(start, stop)?;
-        let cfg = config_from(config)?;
-        let tx = NlmSender::try_new(cfg, g, &rates_bps, size, flow, s, e, jitter).map_err(nlm_err)?;
+        let cfg: NlmConfig = build(config)?;
+        let tx = NlmSender::try_new(cfg, g, &rates_bps, size, flow, s, e, jitter).map_err(cfg_err)?;
         self.inner.add_agent(n, None, s, Box::new(tx)).map(|a| a.0).map_err(err)
     }
 
     /// An NLM receiver on `node` joining `group` at `start` (§3.4: DROP_REQ upstream when its
     /// loss rate over all layers exceeds loss_th); counts arrivals and losses per layer in bins
     /// of `bin` seconds. Returns the agent id.
-    #[pyo3(signature = (node, group, layers=5, start=0.0, bin=1.0, config=None))]
+    #[pyo3(signature = (node, group, layers=5, start=0.0, bin=1.0, **config))]
     fn add_nlm_receiver(
         &mut self,
         node: &str,
@@ -143,26 +74,26 @@ impl Simulator {
         let layers = usize::try_from(layers).map_err(|_| bad("layers", layers, "must be 1..255"))?;
         let s = self.inner.check_start("start", start).map_err(err)?;
         let b = duration_s("bin", bin)?;
-        let cfg = config_from(config)?;
-        let rx = NlmReceiver::try_new(cfg, g, layers, b).map_err(nlm_err)?;
+        let cfg: NlmConfig = build(config)?;
+        let rx = NlmReceiver::try_new(cfg, g, layers, b).map_err(cfg_err)?;
         self.inner.add_agent(n, None, s, Box::new(rx)).map(|a| a.0).map_err(err)
     }
 
     /// Make `node` an LMR (§3.2). With `meter_channel`, also count per flow and layer the data
     /// packets offered to that output channel's queue after the filters, and those its DropTail
     /// queue dropped, in bins of `meter_bin` seconds.
-    #[pyo3(signature = (node, config=None, meter_channel=None, meter_bin=1.0, meter_layers=8))]
+    #[pyo3(signature = (node, meter_channel=None, meter_bin=1.0, meter_layers=8, **config))]
     fn attach_lmr(
         &mut self,
         node: &str,
-        config: Option<&Bound<'_, PyDict>>,
         meter_channel: Option<i64>,
         meter_bin: f64,
         meter_layers: i64,
+        config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<()> {
         let n = self.node("node", node)?;
-        let cfg = config_from(config)?;
-        let mut r = NlmRouter::lmr(cfg).map_err(nlm_err)?;
+        let cfg: NlmConfig = build(config)?;
+        let mut r = NlmRouter::lmr(cfg).map_err(cfg_err)?;
         if let Some(ch) = meter_channel {
             let (c, b, l) = self.meter_args(node, ch, meter_bin, meter_layers)?;
             r = r.with_meter(c, b, l);
@@ -208,32 +139,7 @@ impl Simulator {
     /// 3 ADD), add_intvl updates (`intvl_*`; reasons 0 success, 1 congestion, 2 DROP_REQ,
     /// 3 no SESS), and `sess_processed`.
     fn lmr_records<'py>(&self, py: Python<'py>, node: &str) -> PyResult<Bound<'py, PyDict>> {
-        let r = &self.lmr_core(node)?.records;
-        let d = PyDict::new(py);
-        d.set_item("lcur_time_ns", arr_u64(py, &r.lcur_time_ns))?;
-        d.set_item("lcur_oif", PyArray1::from_slice(py, &r.lcur_oif))?;
-        d.set_item("lcur_group", PyArray1::from_slice(py, &r.lcur_group))?;
-        d.set_item("lcur_old", PyArray1::from_slice(py, &r.lcur_old))?;
-        d.set_item("lcur_new", PyArray1::from_slice(py, &r.lcur_new))?;
-        d.set_item("lcur_cause", PyArray1::from_slice(py, &r.lcur_cause))?;
-        d.set_item("req_time_ns", arr_u64(py, &r.req_time_ns))?;
-        d.set_item("req_event", PyArray1::from_slice(py, &r.req_event))?;
-        d.set_item("req_kind", PyArray1::from_slice(py, &r.req_kind))?;
-        d.set_item("req_group", PyArray1::from_slice(py, &r.req_group))?;
-        d.set_item("req_level", PyArray1::from_slice(py, &r.req_level))?;
-        d.set_item("req_oif", PyArray1::from_slice(py, &r.req_oif))?;
-        d.set_item("dec_time_ns", arr_u64(py, &r.dec_time_ns))?;
-        d.set_item("dec_oif", PyArray1::from_slice(py, &r.dec_oif))?;
-        d.set_item("dec_group", PyArray1::from_slice(py, &r.dec_group))?;
-        d.set_item("dec_kind", PyArray1::from_slice(py, &r.dec_kind))?;
-        d.set_item("dec_level", PyArray1::from_slice(py, &r.dec_level))?;
-        d.set_item("dec_qlen", PyArray1::from_slice(py, &r.dec_qlen))?;
-        d.set_item("intvl_time_ns", arr_u64(py, &r.intvl_time_ns))?;
-        d.set_item("intvl_oif", PyArray1::from_slice(py, &r.intvl_oif))?;
-        d.set_item("intvl_s", PyArray1::from_slice(py, &r.intvl_s))?;
-        d.set_item("intvl_reason", PyArray1::from_slice(py, &r.intvl_reason))?;
-        d.set_item("sess_processed", r.sess_processed)?;
-        Ok(d)
+        records::table(py, &self.lmr_core(node)?.records)
     }
 
     /// An LMR's current state: `interfaces` (list of dicts: channel, qlen, add_intvl (s),
@@ -278,18 +184,7 @@ impl Simulator {
     fn nlm_sender_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let id = self.agent_id("agent", agent)?;
         let s = self.inner.agent::<NlmSender>(id).ok_or_else(|| bad("agent", agent, "is not an NLM sender"))?;
-        let r = &s.records;
-        let d = PyDict::new(py);
-        d.set_item("level_time_ns", arr_u64(py, &r.level_time_ns))?;
-        d.set_item("level", PyArray1::from_slice(py, &r.level))?;
-        d.set_item("level_cause", PyArray1::from_slice(py, &r.level_cause))?;
-        d.set_item("req_time_ns", arr_u64(py, &r.req_time_ns))?;
-        d.set_item("req_kind", PyArray1::from_slice(py, &r.req_kind))?;
-        d.set_item("req_level", PyArray1::from_slice(py, &r.req_level))?;
-        d.set_item("sess_sent", r.sess_sent)?;
-        d.set_item("data_sent", r.data_sent)?;
-        d.set_item("data_withheld", r.data_withheld)?;
-        Ok(d)
+        records::table(py, &s.records)
     }
 
     /// A receiver's records: `bin_s`, `received` and `lost` as 2-D arrays [bin, layer] (loss

@@ -5,14 +5,15 @@
 //! `a` always has its sink at `a - 1` (checked when read). Everything is validated before
 //! either agent is added: a `ValueError` naming the field leaves the scenario untouched.
 
-use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use castlab_core::{Addr, AgentId, Instant};
 use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink, Transfer};
 
-use crate::{arr_u64, bad, duration_s, err, nonneg_u64, positive_duration, positive_u32, u32_field, Simulator};
+use crate::config::build;
+use crate::records;
+use crate::{bad, err, nonneg_u64, u32_field, Simulator};
 
 impl Simulator {
     fn tcp_sender(&self, a: i64) -> PyResult<(AgentId, &TcpSender)> {
@@ -39,65 +40,34 @@ impl Simulator {
     /// A one-way TCP transfer from node `src` to node `dst` (ns-2 `Agent/TCP` + `TCPSink`
     /// style): adds the sink on `dst` (bound to `port`, or the next free port) and the sender on
     /// `src`; returns the sender's agent id. Sizes in bytes, times in seconds.
-    #[pyo3(signature = (src, dst, variant="newreno", mss_bytes=1000, start=0.0, stop=None, delayed_ack=false,
-        min_rto=1.0, initial_window_segs=2, rwnd_bytes=None, transfer_bytes=None, port=None, flow=None,
-        header_bytes=40, initial_ssthresh_bytes=None, initial_rto=1.0, max_rto=60.0, dupack_threshold=3,
-        delayed_ack_timeout=0.2, timestamps=true))]
+    /// Keyword arguments override fields of the TCP configuration (`config_defaults("tcp")`).
+    #[pyo3(signature = (src, dst, variant="newreno", start=0.0, stop=None, transfer_bytes=None, port=None, flow=None,
+        **config))]
     #[allow(clippy::too_many_arguments)]
     fn add_tcp_flow(
         &mut self,
         src: &str,
         dst: &str,
         variant: &str,
-        mss_bytes: i64,
         start: f64,
         stop: Option<f64>,
-        delayed_ack: bool,
-        min_rto: f64,
-        initial_window_segs: i64,
-        rwnd_bytes: Option<i64>,
         transfer_bytes: Option<i64>,
         port: Option<i64>,
         flow: Option<i64>,
-        header_bytes: i64,
-        initial_ssthresh_bytes: Option<i64>,
-        initial_rto: f64,
-        max_rto: f64,
-        dupack_threshold: i64,
-        delayed_ack_timeout: f64,
-        timestamps: bool,
+        config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u32> {
         let ns = self.node("src", src)?;
         let nd = self.node("dst", dst)?;
+        if ns == nd {
+            // A flow to its own node never leaves it; it used to spin at t = 0.
+            return Err(bad("dst", dst, "must be another node than src"));
+        }
         let algo = match variant {
             "reno" => CcAlgorithm::Reno,
             "newreno" => CcAlgorithm::NewReno,
             other => return Err(bad("variant", format!("{other:?}"), "must be \"reno\" or \"newreno\"")),
         };
-        let mss = positive_u32("mss_bytes", mss_bytes)?;
-        let header = u32_field("header_bytes", header_bytes)?;
-        if mss.checked_add(header).is_none() {
-            return Err(bad("header_bytes", header_bytes, "mss_bytes + header_bytes must fit in 32 bits"));
-        }
         let (s, e) = self.start_stop(start, stop)?;
-        let min_rto = duration_s("min_rto", min_rto)?;
-        let initial_rto = positive_duration("initial_rto", initial_rto)?;
-        let max_rto_d = positive_duration("max_rto", max_rto)?;
-        if max_rto_d < min_rto {
-            return Err(bad("max_rto", max_rto, "must not be below min_rto"));
-        }
-        let iw = positive_u32("initial_window_segs", initial_window_segs)?;
-        let defaults = TcpConfig::default();
-        let rwnd = match rwnd_bytes {
-            None => defaults.rwnd_bytes,
-            Some(r) => {
-                let r32 = u32_field("rwnd_bytes", r)?;
-                if r32 < mss {
-                    return Err(bad("rwnd_bytes", r, "must be at least mss_bytes (one segment)"));
-                }
-                r32
-            }
-        };
         let transfer = match transfer_bytes {
             None => Transfer::Bulk,
             Some(n) => {
@@ -108,42 +78,16 @@ impl Simulator {
                 Transfer::Bytes(n)
             }
         };
-        let ssthresh = match initial_ssthresh_bytes {
-            None => defaults.initial_ssthresh_bytes,
-            Some(v) => {
-                let v = nonneg_u64("initial_ssthresh_bytes", v)?;
-                if v == 0 {
-                    return Err(bad("initial_ssthresh_bytes", v, "must be positive"));
-                }
-                v
-            }
-        };
-        let dupthresh = positive_u32("dupack_threshold", dupack_threshold)?;
-        let delack_to = positive_duration("delayed_ack_timeout", delayed_ack_timeout)?;
+        let mut cfg: TcpConfig = build(config)?;
+        cfg.transfer = transfer;
+        cfg.start = s;
+        cfg.stop = e;
         let port = self.port(port)?;
         // The sink is added first, so the sender's id is the next one after it.
         let sender_id = self.inner.agent_count() as u64 + 1;
         let flow = match flow {
             None => u32::try_from(sender_id).map_err(|_| bad("flow", sender_id, "too many agents"))?,
             Some(f) => u32_field("flow", f)?,
-        };
-        let cfg = TcpConfig {
-            mss_bytes: mss,
-            header_bytes: header,
-            initial_window_segs: iw,
-            initial_ssthresh_bytes: ssthresh,
-            rwnd_bytes: rwnd,
-            initial_rto,
-            min_rto,
-            max_rto: max_rto_d,
-            dupack_threshold: dupthresh,
-            timestamps,
-            delayed_ack,
-            delayed_ack_timeout: delack_to,
-            transfer,
-            start: s,
-            stop: e,
-            ..defaults
         };
         // The sink listens from now on (the sender may start later); a port already in use is
         // the only failure left, and it happens before anything is added.
@@ -164,29 +108,9 @@ impl Simulator {
     /// and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).
     fn tcp_trace<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let (id, s) = self.tcp_sender(agent)?;
-        let t = &s.trace;
-        let d = PyDict::new(py);
-        for (k, v) in [
-            ("cc_time_ns", &t.cc_time_ns),
-            ("cwnd_bytes", &t.cwnd_bytes),
-            ("ssthresh_bytes", &t.ssthresh_bytes),
-            ("rtt_time_ns", &t.rtt_time_ns),
-            ("rtt_ns", &t.rtt_ns),
-            ("srtt_ns", &t.srtt_ns),
-            ("rto_ns", &t.rto_ns),
-            ("retx_time_ns", &t.retx_time_ns),
-            ("retx_seq", &t.retx_seq),
-            ("timeout_time_ns", &t.timeout_time_ns),
-            ("timeout_rto_ns", &t.timeout_rto_ns),
-            ("ack_time_ns", &t.ack_time_ns),
-            ("acked_bytes", &t.acked_bytes),
-        ] {
-            d.set_item(k, arr_u64(py, v))?;
-        }
-        d.set_item("retx_kind", PyArray1::from_slice(py, &t.retx_kind))?;
+        let d = records::table(py, &s.trace)?;
         let (_, sink) = self.tcp_sink_of(id).ok_or_else(|| bad("agent", agent, "has no TCP sink"))?;
-        d.set_item("rx_time_ns", arr_u64(py, &sink.trace.rx_time_ns))?;
-        d.set_item("rx_bytes", arr_u64(py, &sink.trace.rx_bytes))?;
+        records::fill(py, &d, &sink.trace)?;
         Ok(d)
     }
 

@@ -5,7 +5,15 @@
 //! (a) 100 CBR flows (120 kb/s each, 1000-byte packets, RLM §4 jitter) through a 10 Mb/s
 //!     DropTail dumbbell for 100 simulated seconds;
 //! (b) one 6-layer source (32·2^m kb/s) to 1,000 receivers, all at level 5, behind one
-//!     1.5 Mb/s bottleneck, for 600 simulated seconds.
+//!     1.5 Mb/s bottleneck, for 600 simulated seconds;
+//! (c) the CBR star of issue 14: one 992 kb/s CBR source (1000-byte packets, one group) to
+//!     100 receivers on RLM's star (S–R1 10 Mb/s, R1–R2 1.5 Mb/s DropTail 20, R2–receivers
+//!     10 Mb/s, every link 10 ms), 600 simulated seconds. `bench/ns2/cbr_star.tcl` is the same
+//!     scenario for ns-2.
+//!
+//! One scenario alone, at another size (for profiling and A/B runs of a change):
+//!
+//!     cargo bench -p castlab-sim --bench engine -- star RECEIVERS SECONDS
 //!
 //! Prints wall time, events per second, link transmissions (packets forwarded, one per hop)
 //! per second, and heap allocations per million events over the second half of each run,
@@ -45,7 +53,7 @@ fn dumbbell() -> Simulator {
             l,
             None,
             Instant::ZERO,
-            Box::new(CbrSource::new(vec![st], 1000, i, Instant::ZERO, Instant::MAX, true)),
+            Box::new(CbrSource::try_new(vec![st], 1000, i, Instant::ZERO, Instant::MAX, true).expect("valid source")),
         )
         .unwrap();
     }
@@ -65,7 +73,9 @@ fn fanout() -> Simulator {
         s,
         None,
         Instant::ZERO,
-        Box::new(CbrSource::layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true)),
+        Box::new(
+            CbrSource::try_layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source"),
+        ),
     )
     .unwrap();
     for i in 0..1000 {
@@ -75,6 +85,41 @@ fn fanout() -> Simulator {
             .unwrap();
     }
     sim
+}
+
+/// The CBR star (c) with `n` receivers.
+fn star(n: usize) -> Simulator {
+    let mut sim = Simulator::new(1);
+    let s = sim.add_node("S").unwrap();
+    let r1 = sim.add_node("R1").unwrap();
+    let r2 = sim.add_node("R2").unwrap();
+    sim.add_link(s, r1, &LinkConfig::new(10e6, 0.010, dt(20))).unwrap();
+    sim.add_link(r1, r2, &LinkConfig::new(1.5e6, 0.010, dt(20))).unwrap();
+    let g = sim.add_group(s).unwrap();
+    let src = CbrStream::new(Dest::Group(g), 992e3, 0);
+    sim.add_agent(
+        s,
+        None,
+        Instant::ZERO,
+        Box::new(CbrSource::try_new(vec![src], 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source")),
+    )
+    .unwrap();
+    for i in 0..n {
+        let r = sim.add_node(&format!("X{i}")).unwrap();
+        sim.add_link(r2, r, &LinkConfig::new(10e6, 0.010, dt(20))).unwrap();
+        sim.add_agent(r, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(Instant::ZERO, 1)]))).unwrap();
+    }
+    sim
+}
+
+/// Peak resident memory of this process so far (Linux `VmHWM`), in MiB.
+fn peak_rss_mib() -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
+        })
+        .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
 fn bench(name: &str, mut sim: Simulator, until_s: f64) {
@@ -89,11 +134,12 @@ fn bench(name: &str, mut sim: Simulator, until_s: f64) {
     let per_m = allocs as f64 / ((st.events - e_half) as f64 / 1e6);
     assert!(sim.conservation().holds());
     println!(
-        "{name}: {until_s:.0} s simulated in {wall:.2} s wall | {:.2} M events, {:.2} M events/s | {:.2} M packets forwarded, {:.2} M forwarded/s | {per_m:.1} allocations per M events (2nd half)",
+        "{name}: {until_s:.0} s simulated in {wall:.2} s wall | {:.2} M events, {:.2} M events/s | {:.2} M packets forwarded, {:.2} M forwarded/s | {per_m:.1} allocations per M events (2nd half) | peak RSS so far {:.0} MiB",
         st.events as f64 / 1e6,
         st.events as f64 / wall / 1e6,
         st.forwarded as f64 / 1e6,
         st.forwarded as f64 / wall / 1e6,
+        peak_rss_mib(),
     );
 }
 
@@ -103,6 +149,14 @@ fn main() {
         println!("engine benchmarks: run with `cargo bench -p castlab-sim --bench engine`");
         return;
     }
+    let args: Vec<String> = std::env::args().filter(|a| a != "--bench").collect();
+    if args.get(1).map(String::as_str) == Some("star") {
+        let n: usize = args.get(2).and_then(|a| a.parse().ok()).expect("star RECEIVERS SECONDS");
+        let secs: f64 = args.get(3).and_then(|a| a.parse().ok()).expect("star RECEIVERS SECONDS");
+        bench(&format!("(c) CBR star, {n} receivers"), star(n), secs);
+        return;
+    }
     bench("(a) 100 CBR flows, 10 Mb/s dumbbell", dumbbell(), 100.0);
     bench("(b) 6-layer source to 1000 receivers, 1.5 Mb/s bottleneck", fanout(), 600.0);
+    bench("(c) CBR star, 100 receivers", star(100), 600.0);
 }

@@ -31,13 +31,13 @@ use castlab_core::{AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId,
 use castlab_proto::bcfs::{BcfConfig, BcfRouter};
 use castlab_proto::fountain::{FountainMode, FountainSource};
 use castlab_proto::lesbcc::{LesbccConfig, LesbccSource};
+use castlab_proto::nlm::NlmRouter;
 use castlab_proto::nlm::{NlmConfig, NlmReceiver, NlmSender};
 use castlab_proto::pgm::{PgmReceiver, PgmReceiverConfig};
 use castlab_proto::rainbow::{RainbowConfig, RainbowReceiver};
 use castlab_proto::rlm::{RlmConfig, RlmReceiver};
 use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink};
 use castlab_proto::CbrSource;
-use castlab_sim::nlm::NlmRouter;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, Simulator};
 
 mod common;
@@ -82,13 +82,14 @@ fn rlm(n: usize) -> Scenario {
     let groups: Vec<GroupId> = (0..6).map(|_| sim.add_group(s).unwrap()).collect();
     let control = sim.add_group(s).unwrap();
     let rates: Vec<f64> = (0..6).map(|m| 32e3 * f64::from(1u32 << m)).collect();
-    let source = CbrSource::layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true);
+    let source =
+        CbrSource::try_layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source");
     sim.add_agent(s, None, Instant::ZERO, Box::new(source)).unwrap();
     let mut rxs: Vec<AgentId> = vec![];
     for (i, t) in starts(1, n, 30.0, 120.0).into_iter().enumerate() {
         let r = node(&mut sim, &format!("R{i}"));
         sim.add_link(x, r, &link).unwrap();
-        let rx = RlmReceiver::new(RlmConfig::default(), groups.clone(), control);
+        let rx = RlmReceiver::try_new(RlmConfig::default(), groups.clone(), control).expect("valid config");
         rxs.push(sim.add_agent(r, None, secs(t), Box::new(rx)).unwrap());
     }
     let summary = move |sim: &Simulator| {
@@ -230,7 +231,13 @@ fn lesbcc() -> Scenario {
     let g = sim.add_group(main).unwrap();
     let rcfg = PgmReceiverConfig { nak_backoff_max: Duration::ZERO, ncf_suppression: false, ..Default::default() };
     for &r in &rcv {
-        sim.add_agent(r, None, Instant::ZERO, Box::new(PgmReceiver::new(Some(g), 0, rcfg.clone()))).unwrap();
+        sim.add_agent(
+            r,
+            None,
+            Instant::ZERO,
+            Box::new(PgmReceiver::try_new(Some(g), 0, rcfg.clone()).expect("valid config")),
+        )
+        .unwrap();
     }
     let t = starts(1, 17, 0.0, 5.0);
     for (k, &r) in rcv.iter().enumerate() {
@@ -238,14 +245,20 @@ fn lesbcc() -> Scenario {
             let s = node(&mut sim, &format!("u{}_{j}", k + 1));
             sim.add_link(s, r1, &droptail(access.0, access.1, buf)).unwrap();
             let flow = sim.agent_count() as u32 + 1;
-            let rx =
-                sim.add_agent(r, None, Instant::ZERO, Box::new(PgmReceiver::new(None, flow, rcfg.clone()))).unwrap();
+            let rx = sim
+                .add_agent(
+                    r,
+                    None,
+                    Instant::ZERO,
+                    Box::new(PgmReceiver::try_new(None, flow, rcfg.clone()).expect("valid config")),
+                )
+                .unwrap();
             let dst = sim.agent_addr(rx).unwrap();
-            let tx = LesbccSource::new(Dest::Unicast(dst), flow, LesbccConfig::default());
+            let tx = LesbccSource::try_new(Dest::Unicast(dst), flow, LesbccConfig::default()).expect("valid config");
             unicast.push(sim.add_agent(s, None, secs(t[k * 4 + j]), Box::new(tx)).unwrap());
         }
     }
-    let tx = LesbccSource::new(Dest::Group(g), 0, LesbccConfig::default());
+    let tx = LesbccSource::try_new(Dest::Group(g), 0, LesbccConfig::default()).expect("valid config");
     let main_src = sim.add_agent(main, None, secs(t[16]), Box::new(tx)).unwrap();
     let summary = move |sim: &Simulator| {
         let rate =

@@ -9,7 +9,6 @@
 pub mod engine;
 pub mod error;
 pub mod metrics;
-pub mod nlm;
 pub mod queue;
 mod routing;
 pub mod testext;

@@ -11,12 +11,14 @@
 /// rate). The window's content only changes where `t` passes an event (`t = t_i`, the event
 /// leaves just after) or where `t + W` passes one (`t = t_j − W`, it enters just after), so the
 /// contents at those breakpoints (and the range's ends) are every content the window takes.
-/// O(n) with two pointers after an O(n) merge. Returns 0 for an empty process.
+/// O(n) with two pointers after an O(n) merge. Returns NaN when no window holds a packet (an
+/// empty process: nothing received and nothing lost has no loss rate, not a loss rate of 0).
+/// Sums are 128-bit, so counts near 2^64 do not wrap.
 pub fn worst_window_loss(times_ns: &[u64], received: &[u64], lost: &[u64], window_ns: u64) -> f64 {
     let n = times_ns.len();
     assert!(received.len() == n && lost.len() == n, "column lengths differ");
     if n == 0 {
-        return 0.0;
+        return f64::NAN;
     }
     debug_assert!(times_ns.windows(2).all(|w| w[0] <= w[1]), "times must be sorted");
     let w = window_ns.max(1);
@@ -24,13 +26,13 @@ pub fn worst_window_loss(times_ns: &[u64], received: &[u64], lost: &[u64], windo
     let t_last = times_ns[n - 1];
     let t_end = t_first.max(t_last.saturating_sub(w));
     // prefix sums
-    let mut cr = Vec::with_capacity(n + 1);
-    let mut cl = Vec::with_capacity(n + 1);
-    cr.push(0u64);
-    cl.push(0u64);
+    let mut cr: Vec<u128> = Vec::with_capacity(n + 1);
+    let mut cl: Vec<u128> = Vec::with_capacity(n + 1);
+    cr.push(0);
+    cl.push(0);
     for i in 0..n {
-        cr.push(cr[i] + received[i]);
-        cl.push(cl[i] + lost[i]);
+        cr.push(cr[i] + u128::from(received[i]));
+        cl.push(cl[i] + u128::from(lost[i]));
     }
     // The content is constant on each interval (b, b'] between consecutive breakpoints
     // b ∈ {t_i} ∪ {t_i − W}, and equals the content at its right end b'. So evaluate at every
@@ -66,7 +68,7 @@ pub fn worst_window_loss(times_ns: &[u64], received: &[u64], lost: &[u64], windo
         }
     }
     cands.push(t_end);
-    let mut best = 0.0f64;
+    let mut best = f64::NAN;
     let (mut lo, mut hi) = (0usize, 0usize); // events in [lo, hi) lie in [t, t + W)
     let mut last = u64::MAX;
     for &t in &cands {
@@ -86,6 +88,7 @@ pub fn worst_window_loss(times_ns: &[u64], received: &[u64], lost: &[u64], windo
         let r = cr[hi] - cr[lo];
         let l = cl[hi] - cl[lo];
         if r + l > 0 {
+            // f64::max ignores a NaN operand: the first non-empty window replaces it
             best = best.max(l as f64 / (r + l) as f64);
         }
     }
@@ -191,7 +194,10 @@ mod tests {
         let r = [1, 0, 1, 1];
         let l = [0, 2, 0, 0];
         assert!((worst_window_loss(&t, &r, &l, 100 * S) - 0.4).abs() < 1e-12);
-        assert_eq!(worst_window_loss(&[], &[], &[], S), 0.0);
+        assert!(worst_window_loss(&[], &[], &[], S).is_nan(), "no packet: no loss rate");
+        // counts near 2^64 used to wrap the sums in release builds (0.1 instead of 1/3)
+        let big = worst_window_loss(&[1, 2, 3], &[u64::MAX, 5, 5], &[0, 0, u64::MAX], 10 * S);
+        assert!((big - 0.5).abs() < 1e-9, "{big}");
     }
 
     #[test]

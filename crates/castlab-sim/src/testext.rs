@@ -1,8 +1,6 @@
 //! Small router extensions that exercise the extension hook (used by tests, the Python API
 //! and as examples for protocol authors).
 
-use core::any::Any;
-
 use castlab_core::{ChannelId, ControlMsg, Header, Instant, NetView, Packet, RouterExtension, RouterSend, Verdict};
 
 /// Drops every packet of one layer on one output interface, and counts what it dropped.
@@ -95,9 +93,5 @@ impl RouterExtension for LayerDropper {
 
     fn poll_timeout(&self) -> Option<Instant> {
         self.next_report
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }

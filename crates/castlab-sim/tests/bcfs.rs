@@ -2,8 +2,6 @@
 //! three-router tree packet by packet, soft-state refresh after a lost request, EXPRESS
 //! channels, Rainbow receivers sharing a bottleneck, the RaptorQ file, PGM repairs.
 
-use core::any::Any;
-
 use castlab_core::{
     Addr, Agent, AgentId, ChannelId, Duration, GroupId, Header, Instant, NetView, NodeId, Packet, Rng, RouterExtension,
     RouterSend, StartInfo, Verdict,
@@ -78,9 +76,6 @@ impl Agent for Scripted {
     fn poll_timeout(&self) -> Option<Instant> {
         self.script.get(self.next).map(|s| s.0)
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// A BCF router whose first `drop` forwarded requests are lost on the way up (after the router
@@ -104,9 +99,6 @@ impl RouterExtension for LossyBcf {
     }
     fn poll_transmit(&mut self) -> Option<RouterSend> {
         self.inner.poll_transmit()
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

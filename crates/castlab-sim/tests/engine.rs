@@ -18,7 +18,10 @@ fn link(rate: f64, delay: f64, limit: usize) -> LinkConfig {
 }
 
 fn cbr_to(dst: Dest, rate: f64, size: u32, start: f64, stop: f64, jitter: bool) -> Box<CbrSource> {
-    Box::new(CbrSource::new(vec![CbrStream::new(dst, rate, 0)], size, 1, secs(start), secs(stop), jitter))
+    Box::new(
+        CbrSource::try_new(vec![CbrStream::new(dst, rate, 0)], size, 1, secs(start), secs(stop), jitter)
+            .expect("valid source"),
+    )
 }
 
 fn sink(sim: &Simulator, a: AgentId) -> &LayeredSink {
@@ -33,7 +36,7 @@ fn single_packet_delay_is_serialisation_plus_propagation_per_hop() {
     let c = sim.add_node("c").unwrap();
     sim.add_link(a, b, &link(10e6, 0.005, 10)).unwrap();
     sim.add_link(b, c, &link(1e6, 0.020, 10)).unwrap();
-    let rx = sim.add_agent(c, Some(7), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
+    let rx = sim.add_agent(c, Some(7), Instant::ZERO, Box::new(LayeredSink::recording(vec![], vec![]))).unwrap();
     // one packet at t = 0 (the stream stops before its second packet at 8 ms)
     sim.add_agent(a, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(c, 7)), 1e6, 1000, 0.0, 0.001, false))
         .unwrap();
@@ -52,7 +55,7 @@ fn bottleneck_throughput_is_min_of_offered_and_capacity() {
         let d = sim.add_node("d").unwrap();
         sim.add_link(s, r1, &link(100e6, 0.001, 1000)).unwrap();
         sim.add_link(r1, d, &link(1e6, 0.010, 20)).unwrap();
-        let rx = sim.add_agent(d, Some(5), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
+        let rx = sim.add_agent(d, Some(5), Instant::ZERO, Box::new(LayeredSink::recording(vec![], vec![]))).unwrap();
         sim.add_agent(s, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(d, 5)), offered, 1000, 0.0, 1e9, true))
             .unwrap();
         sim.run(secs(100.0)).unwrap();
@@ -96,14 +99,20 @@ fn busy_scenario(seed: u64) -> (Simulator, Vec<AgentId>) {
         s,
         None,
         Instant::ZERO,
-        Box::new(CbrSource::layered(&groups, &rates, 1000, 3, Instant::ZERO, Instant::MAX, true)),
+        Box::new(
+            CbrSource::try_layered(&groups, &rates, 1000, 3, Instant::ZERO, Instant::MAX, true).expect("valid source"),
+        ),
     )
     .unwrap();
     let mut sinks = vec![];
     let sched_x = vec![(secs(1.0), 4), (secs(20.0), 2), (secs(30.0), 3), (secs(45.0), 1)];
     let sched_y = vec![(secs(2.0), 2), (secs(25.0), 4), (secs(35.0), 0), (secs(40.0), 3)];
-    sinks.push(sim.add_agent(x, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), sched_x))).unwrap());
-    sinks.push(sim.add_agent(y, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), sched_y))).unwrap());
+    sinks.push(
+        sim.add_agent(x, None, Instant::ZERO, Box::new(LayeredSink::recording(groups.clone(), sched_x))).unwrap(),
+    );
+    sinks.push(
+        sim.add_agent(y, None, Instant::ZERO, Box::new(LayeredSink::recording(groups.clone(), sched_y))).unwrap(),
+    );
     // unicast cross traffic y → x that starts and stops, and a stream to a port nobody binds
     sim.add_agent(y, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(x, 4242)), 300e3, 500, 5.0, 40.0, true))
         .unwrap();
@@ -197,7 +206,9 @@ fn chain(join_latency: f64, leave_latency: f64) -> (Simulator, GroupId, [NodeId;
         n[0],
         None,
         Instant::ZERO,
-        Box::new(CbrSource::layered(&[g], &[800e3], 100, 1, Instant::ZERO, Instant::MAX, false)),
+        Box::new(
+            CbrSource::try_layered(&[g], &[800e3], 100, 1, Instant::ZERO, Instant::MAX, false).expect("valid source"),
+        ),
     )
     .unwrap();
     (sim, g, [n[0], n[1], n[2], n[3]])
@@ -208,7 +219,12 @@ fn join_and_leave_latencies_on_a_three_hop_tree() {
     let (jl, ll) = (0.1, 0.5);
     let (mut sim, g, n) = chain(jl, ll);
     let rx = sim
-        .add_agent(n[3], None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(secs(1.0), 1), (secs(2.0), 0)])))
+        .add_agent(
+            n[3],
+            None,
+            Instant::ZERO,
+            Box::new(LayeredSink::recording(vec![g], vec![(secs(1.0), 1), (secs(2.0), 0)])),
+        )
         .unwrap();
     sim.run(secs(1.0 + jl + 0.0599)).unwrap();
     assert!(!sim.forwards(g, n[0], sim.channel_between(n[0], n[1]).unwrap()), "graft arrived early");
@@ -259,12 +275,20 @@ fn no_packet_goes_down_a_pruned_branch() {
         s,
         None,
         Instant::ZERO,
-        Box::new(CbrSource::layered(&[g], &[1e6], 1000, 1, Instant::ZERO, Instant::MAX, true)),
+        Box::new(
+            CbrSource::try_layered(&[g], &[1e6], 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source"),
+        ),
     )
     .unwrap();
-    let rb = sim.add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(secs(0.5), 1)]))).unwrap();
+    let rb =
+        sim.add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::recording(vec![g], vec![(secs(0.5), 1)]))).unwrap();
     let rc = sim
-        .add_agent(c, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(secs(0.5), 1), (secs(5.0), 0)])))
+        .add_agent(
+            c,
+            None,
+            Instant::ZERO,
+            Box::new(LayeredSink::recording(vec![g], vec![(secs(0.5), 1), (secs(5.0), 0)])),
+        )
         .unwrap();
     let ac = sim.channel_between(a, c).unwrap();
     sim.run(secs(5.0 + 0.2 + 0.01 + 0.01)).unwrap();
@@ -293,14 +317,17 @@ fn router_extension_drops_one_layer_on_one_interface_and_sends_reports() {
         s,
         None,
         Instant::ZERO,
-        Box::new(CbrSource::layered(&groups, &[64e3, 128e3, 256e3], 500, 1, Instant::ZERO, Instant::MAX, true)),
+        Box::new(
+            CbrSource::try_layered(&groups, &[64e3, 128e3, 256e3], 500, 1, Instant::ZERO, Instant::MAX, true)
+                .expect("valid source"),
+        ),
     )
     .unwrap();
     let rb = sim
-        .add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), vec![(Instant::ZERO, 3)])))
+        .add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::recording(groups.clone(), vec![(Instant::ZERO, 3)])))
         .unwrap();
     let rc = sim
-        .add_agent(c, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), vec![(Instant::ZERO, 3)])))
+        .add_agent(c, None, Instant::ZERO, Box::new(LayeredSink::recording(groups.clone(), vec![(Instant::ZERO, 3)])))
         .unwrap();
     let ac = sim.channel_between(a, c).unwrap();
     let as_ = sim.channel_between(a, s).unwrap();
@@ -342,7 +369,7 @@ fn routing_follows_costs() {
         l2.cost = 2;
         sim.add_link(a, c, &l2).unwrap();
         sim.add_link(c, d, &link(1e6, 0.001, 10)).unwrap();
-        sim.add_agent(d, Some(1), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
+        sim.add_agent(d, Some(1), Instant::ZERO, Box::new(LayeredSink::recording(vec![], vec![]))).unwrap();
         sim.add_agent(a, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(d, 1)), 1e5, 100, 0.0, 1.0, false))
             .unwrap();
         sim.run(secs(2.0)).unwrap();
@@ -376,13 +403,16 @@ fn bad_input_is_an_error_naming_the_field() {
     assert_eq!(field(sim.check_group("groups", GroupId(0))), Some("groups"));
     assert_eq!(field(sim.node_named("node", "zz")), Some("node"));
     sim.add_link(a, b, &link(1e6, 0.0, 1)).unwrap();
-    sim.add_agent(a, Some(5), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
+    sim.add_agent(a, Some(5), Instant::ZERO, Box::new(LayeredSink::recording(vec![], vec![]))).unwrap();
     assert_eq!(
-        field(sim.add_agent(a, Some(5), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![])))),
+        field(sim.add_agent(a, Some(5), Instant::ZERO, Box::new(LayeredSink::recording(vec![], vec![])))),
         Some("port")
     );
     sim.run(secs(10.0)).unwrap();
-    assert_eq!(field(sim.add_agent(a, None, secs(3.0), Box::new(LayeredSink::new(vec![], vec![])))), Some("start"));
+    assert_eq!(
+        field(sim.add_agent(a, None, secs(3.0), Box::new(LayeredSink::recording(vec![], vec![])))),
+        Some("start")
+    );
     assert_eq!(field(sim.check_start("start", 3.0)), Some("start"));
     assert_eq!(field(sim.run(secs(5.0))), Some("until"));
     assert_eq!(field(sim.add_node("late")), Some("node"));
@@ -402,10 +432,12 @@ fn a_member_sending_to_the_group_reaches_every_member_via_the_root() {
     sim.add_link(a, b, &link(1e9, 0.020, 50)).unwrap();
     sim.add_link(a, c, &link(1e9, 0.040, 50)).unwrap();
     let g = sim.add_group(s).unwrap();
-    let rb =
-        sim.add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(Instant::ZERO, 1)]))).unwrap();
-    let rc =
-        sim.add_agent(c, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(Instant::ZERO, 1)]))).unwrap();
+    let rb = sim
+        .add_agent(b, None, Instant::ZERO, Box::new(LayeredSink::recording(vec![g], vec![(Instant::ZERO, 1)])))
+        .unwrap();
+    let rc = sim
+        .add_agent(c, None, Instant::ZERO, Box::new(LayeredSink::recording(vec![g], vec![(Instant::ZERO, 1)])))
+        .unwrap();
     // b sends one 125-byte packet at t = 1 s (1 µs per hop to serialise)
     sim.add_agent(b, None, secs(1.0), cbr_to(Dest::Group(g), 1e3, 125, 1.0, 1.5, false)).unwrap();
     sim.run(secs(3.0)).unwrap();

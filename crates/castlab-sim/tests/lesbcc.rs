@@ -34,7 +34,7 @@ fn tree(seed: u64, n_per_side: usize, loss: f64, packets: u64, aggregate: &[usiz
         for i in 0..n_per_side {
             let h = sim.add_node(&format!("h{side}_{i}")).unwrap();
             sim.add_link(r, h, &link(100e6, 0.010, loss)).unwrap();
-            let rx = PgmReceiver::new(Some(g), 1, rcfg.clone());
+            let rx = PgmReceiver::try_new(Some(g), 1, rcfg.clone()).expect("valid config");
             receivers.push(sim.add_agent(h, None, Instant::ZERO, Box::new(rx)).unwrap());
         }
     }
@@ -43,7 +43,14 @@ fn tree(seed: u64, n_per_side: usize, loss: f64, packets: u64, aggregate: &[usiz
         sim.attach_extension(routers[k], Box::new(NakAggregator::new(castlab_core::Duration::from_secs(1)))).unwrap();
     }
     let cfg = LesbccConfig { total_packets: Some(packets), ..LesbccConfig::default() };
-    let source = sim.add_agent(s, None, Instant::ZERO, Box::new(LesbccSource::new(Dest::Group(g), 1, cfg))).unwrap();
+    let source = sim
+        .add_agent(
+            s,
+            None,
+            Instant::ZERO,
+            Box::new(LesbccSource::try_new(Dest::Group(g), 1, cfg).expect("valid config")),
+        )
+        .unwrap();
     Tree { sim, source, receivers, routers }
 }
 
@@ -91,7 +98,13 @@ fn aggregation_forwards_one_nak_per_sequence_number() {
             let h = sim.add_node(&format!("h{i}")).unwrap();
             sim.add_link(r2, h, &link(100e6, 0.002, 0.0)).unwrap();
             rx.push(
-                sim.add_agent(h, None, Instant::ZERO, Box::new(PgmReceiver::new(Some(g), 1, rcfg.clone()))).unwrap(),
+                sim.add_agent(
+                    h,
+                    None,
+                    Instant::ZERO,
+                    Box::new(PgmReceiver::try_new(Some(g), 1, rcfg.clone()).expect("valid config")),
+                )
+                .unwrap(),
             );
         }
         for &k in aggregate {
@@ -99,7 +112,14 @@ fn aggregation_forwards_one_nak_per_sequence_number() {
             sim.attach_extension(n, Box::new(NakAggregator::new(castlab_core::Duration::from_secs(1)))).unwrap();
         }
         let cfg = LesbccConfig { total_packets: Some(1000), ..LesbccConfig::default() };
-        let src = sim.add_agent(s, None, Instant::ZERO, Box::new(LesbccSource::new(Dest::Group(g), 1, cfg))).unwrap();
+        let src = sim
+            .add_agent(
+                s,
+                None,
+                Instant::ZERO,
+                Box::new(LesbccSource::try_new(Dest::Group(g), 1, cfg).expect("valid config")),
+            )
+            .unwrap();
         sim.run(Instant::from_secs_f64(60.0)).unwrap();
         let lis = sim.agent::<LesbccSource>(src).unwrap().cascade().stats.lis;
         let sent: u64 = rx.iter().map(|&r| sim.agent::<PgmReceiver>(r).unwrap().stats.naks_sent).sum();
@@ -176,13 +196,19 @@ fn unicast_flows_share_a_bottleneck_and_deliver_everything() {
                 b,
                 Some(100 + f as u16),
                 Instant::ZERO,
-                Box::new(PgmReceiver::new(None, f, PgmReceiverConfig::default())),
+                Box::new(PgmReceiver::try_new(None, f, PgmReceiverConfig::default()).expect("valid config")),
             )
             .unwrap();
         let addr = sim.agent_addr(rx).unwrap();
         let cfg = LesbccConfig { total_packets: Some(8000), ..LesbccConfig::default() };
-        let tx =
-            sim.add_agent(a, None, Instant::ZERO, Box::new(LesbccSource::new(Dest::Unicast(addr), f, cfg))).unwrap();
+        let tx = sim
+            .add_agent(
+                a,
+                None,
+                Instant::ZERO,
+                Box::new(LesbccSource::try_new(Dest::Unicast(addr), f, cfg).expect("valid config")),
+            )
+            .unwrap();
         flows.push((tx, rx));
     }
     sim.run(Instant::from_secs_f64(150.0)).unwrap();
@@ -230,7 +256,13 @@ fn aggregation_eliminates_the_slow_receivers_naks_that_cross_the_repair() {
             hosts.push(h);
             sim.add_link(r1, h, &link(100e6, delay, 0.0)).unwrap();
             rx.push(
-                sim.add_agent(h, None, Instant::ZERO, Box::new(PgmReceiver::new(Some(g), 1, rcfg.clone()))).unwrap(),
+                sim.add_agent(
+                    h,
+                    None,
+                    Instant::ZERO,
+                    Box::new(PgmReceiver::try_new(Some(g), 1, rcfg.clone()).expect("valid config")),
+                )
+                .unwrap(),
             );
         }
         if aggregate {
@@ -238,7 +270,14 @@ fn aggregation_eliminates_the_slow_receivers_naks_that_cross_the_repair() {
             sim.attach_extension(r1, Box::new(NakAggregator::new(hold))).unwrap();
         }
         let cfg = LesbccConfig { total_packets: Some(2000), ..LesbccConfig::default() };
-        let src = sim.add_agent(s, None, Instant::ZERO, Box::new(LesbccSource::new(Dest::Group(g), 1, cfg))).unwrap();
+        let src = sim
+            .add_agent(
+                s,
+                None,
+                Instant::ZERO,
+                Box::new(LesbccSource::try_new(Dest::Group(g), 1, cfg).expect("valid config")),
+            )
+            .unwrap();
         sim.run(Instant::from_secs_f64(120.0)).unwrap();
         for &r in &rx {
             assert!(sim.agent::<PgmReceiver>(r).unwrap().is_complete());

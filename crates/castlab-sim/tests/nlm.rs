@@ -2,14 +2,12 @@
 //! hand-built trees, signalling (Figures 5-6) and its repetition, and fairness between two
 //! sessions of different start times on one bottleneck (§4, Figure 12's set-up).
 
-use core::any::Any;
-
 use castlab_core::{
     Addr, Agent, AgentId, ChannelId, Dest, Duration, GroupId, Header, Instant, NetView, NlmHeader, NodeId, Packet,
     RouterExtension, StartInfo, Verdict,
 };
+use castlab_proto::nlm::NlmRouter;
 use castlab_proto::nlm::{cause, req_event, Lmr, NlmConfig, NlmReceiver, NlmSender, LMR_PORT};
-use castlab_sim::nlm::NlmRouter;
 use castlab_sim::{LinkConfig, QueueConfig, Simulator};
 
 const RATES: [f64; 5] = [100e3, 100e3, 200e3, 400e3, 800e3]; // §4.1
@@ -44,13 +42,10 @@ impl Agent for Injector {
     fn poll_timeout(&self) -> Option<Instant> {
         self.plan.last().map(|(t, _)| *t)
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 /// A request numbered `seq` (the injector's own numbering, as an originator's).
-fn request(kind: u8, g: GroupId, level: u8, to: NodeId, seq: u32) -> Packet {
+fn request(kind: castlab_core::NlmKind, g: GroupId, level: u8, to: NodeId, seq: u32) -> Packet {
     let mut p = Packet::data(Dest::Unicast(Addr::new(to, LMR_PORT)), 40);
     p.header = Header::Nlm(NlmHeader { kind, level, group: g.0, up: Addr::new(NodeId(u32::MAX - seq), 1), seq });
     p
@@ -70,9 +65,6 @@ impl RouterExtension for LoseFirstDropReqs {
         }
         Verdict::Forward
     }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 fn lmr_at(sim: &Simulator, n: NodeId) -> &Lmr {
@@ -88,11 +80,12 @@ fn sender(sim: &Simulator, a: AgentId) -> &NlmSender {
 }
 
 /// Requests of kind `kind` an LMR received, as (time, event).
-fn received(l: &Lmr, kind: u8) -> Vec<(f64, u8)> {
+fn received(l: &Lmr, kind: castlab_core::NlmKind) -> Vec<(f64, u8)> {
     let r = &l.records;
     (0..r.req_time_ns.len())
         .filter(|&i| {
-            r.req_kind[i] == kind && (r.req_event[i] == req_event::FORWARDED || r.req_event[i] == req_event::DISCARDED)
+            r.req_kind[i] == kind as u8
+                && (r.req_event[i] == req_event::FORWARDED || r.req_event[i] == req_event::DISCARDED)
         })
         .map(|i| (r.req_time_ns[i] as f64 / 1e9, r.req_event[i]))
         .collect()
@@ -219,7 +212,7 @@ fn a_lost_drop_req_is_recovered_by_repetition_within_detect_period() {
     let la = lmr_at(&sim, a);
     let rb = &lb.records;
     let gen = (0..rb.req_time_ns.len())
-        .find(|&i| rb.req_event[i] == req_event::GENERATED && rb.req_kind[i] == NlmHeader::DROP_REQ)
+        .find(|&i| rb.req_event[i] == req_event::GENERATED && rb.req_kind[i] == NlmHeader::DROP_REQ as u8)
         .expect("B conducted a DROP and asked A to filter");
     let t_gen = rb.req_time_ns[gen] as f64 / 1e9;
     let level = rb.req_level[gen];
@@ -303,7 +296,7 @@ fn two_sessions_of_different_start_times_end_within_one_layer_of_max_min_fair() 
     // the session that joined first gave up bandwidth: it was DROPped after the second joined
     let r = &lmr.records;
     assert!((0..r.dec_time_ns.len()).any(|i| r.dec_group[i] == gs[0].0
-        && r.dec_kind[i] == NlmHeader::DROP_REQ
+        && r.dec_kind[i] == NlmHeader::DROP_REQ as u8
         && r.dec_time_ns[i] > 120_000_000_000));
 }
 

@@ -23,7 +23,8 @@ fn session(sim: &mut Simulator, src: NodeId) -> (Vec<GroupId>, GroupId) {
     let groups: Vec<GroupId> = (0..6).map(|_| sim.add_group(src).unwrap()).collect();
     let control = sim.add_group(src).unwrap();
     let rates: Vec<f64> = (0..6).map(|m| 32_000.0 * f64::from(1u32 << m)).collect();
-    let source = CbrSource::layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true);
+    let source =
+        CbrSource::try_layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source");
     sim.add_agent(src, None, Instant::ZERO, Box::new(source)).unwrap();
     (groups, control)
 }
@@ -66,7 +67,7 @@ fn topology1(seed: u64, start: f64) -> (Simulator, AgentId) {
     sim.add_link(s, r, &link(1.5e6, 0.010)).unwrap();
     sim.add_link(r, x, &link(1.5e6, 0.010)).unwrap();
     let (groups, control) = session(&mut sim, s);
-    let rx = RlmReceiver::new(RlmConfig::default(), groups, control);
+    let rx = RlmReceiver::try_new(RlmConfig::default(), groups, control).expect("valid config");
     let a = sim.add_agent(x, None, secs(start), Box::new(rx)).unwrap();
     (sim, a)
 }
@@ -161,7 +162,7 @@ fn heterogeneous_tree_each_receiver_settles_at_its_own_optimum() {
     for (i, (rate, _)) in branches.iter().enumerate() {
         let n = sim.add_node(&format!("R{i}")).unwrap();
         sim.add_link(r, n, &link(*rate, 0.010)).unwrap();
-        let recv = RlmReceiver::new(RlmConfig::default(), groups.clone(), control);
+        let recv = RlmReceiver::try_new(RlmConfig::default(), groups.clone(), control).expect("valid config");
         rx.push(sim.add_agent(n, None, secs(1.0 + 2.0 * i as f64), Box::new(recv)).unwrap());
     }
     sim.run(secs(600.0)).unwrap();
@@ -207,7 +208,7 @@ fn shared_bottleneck_receivers_learn_together_and_all_settle_at_the_optimum() {
     for i in 0..n {
         let x = sim.add_node(&format!("R{i}")).unwrap();
         sim.add_link(b, x, &link(10e6, 0.001)).unwrap();
-        let recv = RlmReceiver::new(RlmConfig::default(), groups.clone(), control);
+        let recv = RlmReceiver::try_new(RlmConfig::default(), groups.clone(), control).expect("valid config");
         rx.push(sim.add_agent(x, None, secs(30.0 + 90.0 * (i as f64 / n as f64)), Box::new(recv)).unwrap());
     }
     sim.run(secs(600.0)).unwrap();

@@ -1,8 +1,6 @@
 //! TCP Reno and NewReno flows through the simulator, on a dumbbell:
 //! senders – r1 – bottleneck – r2 – receivers.
 
-use core::any::Any;
-
 use castlab_core::{Addr, AgentId, ChannelId, Header, Instant, NetView, Packet, RouterExtension, TcpHeader, Verdict};
 use castlab_proto::tcp::{CcAlgorithm, RetxKind, TcpConfig, TcpSender, TcpSink};
 use castlab_sim::{LinkConfig, QueueConfig, Simulator};
@@ -188,9 +186,6 @@ impl RouterExtension for SegmentDropper {
             }
             _ => Verdict::Forward,
         }
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from castlab.experiments.common import Experiment
-from castlab.experiments import engine, lesbcc, nlm, rainbow, rlm, tcp
+from castlab.experiments import engine, lesbcc, net, nlm, rainbow, rlm, tcp
 
 REGISTRY: dict[str, Experiment] = {
     e.name: e
     for e in [*engine.EXPERIMENTS, *tcp.EXPERIMENTS, *rlm.EXPERIMENTS, *nlm.EXPERIMENTS, *lesbcc.EXPERIMENTS,
-              *rainbow.EXPERIMENTS]
+              *rainbow.EXPERIMENTS, *net.EXPERIMENTS]
 }
 
 __all__ = ["REGISTRY", "Experiment"]

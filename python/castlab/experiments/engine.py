@@ -19,7 +19,7 @@ def _bottleneck_run(offered_bps: float, capacity_bps: float, seed: int, duration
         sim.add_node(n)
     sim.add_link("src", "r1", 100e6, 0.001, queue_limit_pkts=1000)
     sim.add_link("r1", "dst", capacity_bps, 0.010, queue_limit_pkts=20)
-    sink = sim.add_sink("dst", port=5)
+    sink = sim.add_sink("dst", port=5, record="arrivals")
     # Exact CBR (no jitter): the check is against a deterministic formula, so the source adds
     # no randomness of its own (a jittered source's count in a window wanders by ~sqrt(N/12)).
     sim.add_cbr("src", "dst", 5, offered_bps, packet_size=1000, jitter=False)

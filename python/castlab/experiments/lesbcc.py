@@ -132,7 +132,8 @@ def fig5_run(seed: int, duration: float, *, tcp: str = "none", queue: str = "dro
             start = float(rng.uniform(0, f["start_window_s"]))
             is_tcp = tcp == "all" or (tcp == "one" and k == 4 and j == 0)
             if is_tcp:
-                a = sim.add_tcp_flow(s, f"rcv{k}", variant="reno", mss_bytes=TCP_MSS, start=start, rwnd_bytes=tcp_rwnd_bytes)
+                rwnd = {} if tcp_rwnd_bytes is None else {"rwnd_bytes": tcp_rwnd_bytes}
+                a = sim.add_tcp_flow(s, f"rcv{k}", variant="reno", mss_bytes=TCP_MSS, start=start, **rwnd)
                 flows.append((k, "tcp", a))
             else:
                 a = sim.add_lesbcc_unicast(s, f"rcv{k}", start=start, policy="aimd", **rkw, **(unicast_kw or {}))

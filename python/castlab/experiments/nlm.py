@@ -8,7 +8,7 @@ The set-up of §4.1 (Figure 8), shared by every experiment here:
   (DropTail);
 - five CBR layers of 100, 100, 200, 400, 800 kb/s (the RLM §4 jitter on packet times),
   1024-byte packets, 10 simulated minutes;
-- NLM with Table 2's parameters (the ``nlm_default_config`` defaults), LMR1 and LMR2 both LMRs;
+- NLM with Table 2's parameters (``castlab._native.config_defaults("nlm")``), LMR1 and LMR2 both LMRs;
 - RLM (McCanne et al.'s receiver, the ``add_rlm_receiver`` defaults, whose loss threshold is
   the same 25 %) with one group per layer and no IGMP leave delay (join and leave latency 0).
 
@@ -93,9 +93,9 @@ class Fig8:
             if self.proto == "nlm":
                 g = sim.add_group(s)
                 self.senders.append(sim.add_nlm_sender(s, g, LAYER_RATES_BPS, packet_size=PACKET_BYTES, flow=i,
-                                                       config=self.config))
+                                                       **(self.config or {})))
                 self.receivers.append(sim.add_nlm_receiver(r, g, layers=len(LAYER_RATES_BPS), start=self.starts[i],
-                                                           config=self.config))
+                                                           **(self.config or {})))
             else:
                 gs = [sim.add_group(s) for _ in LAYER_RATES_BPS]
                 ctl = sim.add_group(s)
@@ -109,10 +109,10 @@ class Fig8:
             sim.add_sink("Y", port=9)
             sim.add_cbr("X", "Y", 9, self.cross[1], packet_size=PACKET_BYTES, flow=CROSS_FLOW, start=self.cross[0])
         if self.proto == "nlm":
-            sim.attach_lmr("LMR1", config=self.config, meter_channel=self.bott, meter_bin=BIN_S,
-                           meter_layers=len(LAYER_RATES_BPS))
+            sim.attach_lmr("LMR1", meter_channel=self.bott, meter_bin=BIN_S,
+                           meter_layers=len(LAYER_RATES_BPS), **(self.config or {}))
             if self.lmr2:
-                sim.attach_lmr("LMR2", config=self.config)
+                sim.attach_lmr("LMR2", **(self.config or {}))
         else:
             sim.attach_loss_meter("LMR1", self.bott, bin=BIN_S, layers=len(LAYER_RATES_BPS))
 

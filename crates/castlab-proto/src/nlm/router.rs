@@ -1,5 +1,5 @@
 //! The NLM router extension: a layered-multicast-capable router (LMR, Nakauchi et al. §3)
-//! wrapping the sans-IO [`Lmr`] of `castlab_proto::nlm`, and optionally a [`LossMeter`] on
+//! wrapping the sans-IO [`Lmr`], and optionally a [`LossMeter`] on
 //! one output channel that counts, per flow and layer, the data packets offered to its queue
 //! after the filters and those its DropTail queue dropped (§4.1's loss). The meter also runs
 //! alone (no LMR), to measure RLM the same way on the same set-up.
@@ -13,12 +13,12 @@
 //!   queue length and may trigger DROP or ADD (§3.3);
 //! * requests the LMR generates or forwards are routed by unicast to the session's PrevID.
 
-use core::any::Any;
+use castlab_core::ConfigError;
 
+use super::{Lmr, LossMeter, NlmConfig, LMR_PORT};
 use castlab_core::{
     ChannelId, Dest, Duration, Header, Instant, NetView, NlmHeader, Packet, Rng, RouterExtension, RouterSend, Verdict,
 };
-use castlab_proto::nlm::{Lmr, LossMeter, NlmConfig, NlmError, LMR_PORT};
 
 /// An LMR and/or a loss meter on one router node.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ pub struct NlmRouter {
 impl NlmRouter {
     /// An LMR with this configuration (checked here; the LMR itself is built at start, when
     /// the node's interfaces are known).
-    pub fn lmr(cfg: NlmConfig) -> Result<Self, NlmError> {
+    pub fn lmr(cfg: NlmConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(NlmRouter { cfg: Some(cfg), lmr: None, oif_of: Vec::new(), meter: None })
     }
@@ -148,9 +148,5 @@ impl RouterExtension for NlmRouter {
 
     fn poll_timeout(&self) -> Option<Instant> {
         self.lmr.as_ref().and_then(|l| l.poll_timeout())
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
     }
 }

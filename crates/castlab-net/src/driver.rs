@@ -1,0 +1,579 @@
+//! The driver: castlab agents on real sockets and the wall clock.
+//!
+//! One thread and one [`mio::Poll`]. The loop runs every due timer deadline (in deadline order,
+//! never before the deadline), then waits for a readable socket no longer than until the next
+//! deadline. After every `handle_*` call it applies the driving rule of
+//! [`castlab_core::agent`]: drain `poll_transmit` (each packet becomes one datagram), re-read
+//! `poll_timeout` (replacing the armed deadline), drain `poll_event` (joins and leaves become
+//! socket options; level and rate changes go into [`Timelines`]).
+//!
+//! Sockets: each agent has its own UDP socket bound to its node's address and
+//! `port_base + port`; it receives the agent's unicast packets and sends everything the agent
+//! sends (so a datagram's IP source is the node's address, which receivers check). Group
+//! packets arrive on one socket per group UDP port, bound to the wildcard address with
+//! `IP_MULTICAST_ALL` off, so that it receives only the groups this process joined; the
+//! driver keeps a per-group count of local members and hands each packet to every local agent
+//! that joined the group, as a host's kernel would.
+//!
+//! Time: [`Instant`] is the monotonic clock since the driver was created. The codec's
+//! `sent_at` field carries the sender's time on a shared scale (Unix-epoch nanoseconds from
+//! the real-time clock, sampled once at creation and then advanced by the monotonic clock):
+//! the sending driver converts to it and the receiving one back to its own `Instant`, so an
+//! agent comparing `sent_at` with its own times (RLM's and the sink's join instants) compares
+//! like with like. On one host (namespaces share the clock) this is exact up to the sampling
+//! of the two clocks; across hosts it needs synchronised clocks (NTP).
+
+use std::io;
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use castlab_core::{Addr, Agent, AgentEvent, AgentId, Dest, GroupId, Instant, Packet, Rng, StartInfo, StreamKind};
+use mio::net::UdpSocket;
+use mio::{Events, Interest, Poll, Token};
+use socket2::{Domain, Protocol, SockRef, Socket, Type};
+
+use crate::envelope::{Envelope, Reject, MAX_DATAGRAM};
+use crate::session::{invalid, GroupEntry, NetConfig, SessionError, SessionTable};
+use crate::stats::{NetStats, Timelines, TokenBucket};
+
+/// Tokens at or above this are group sockets.
+const GROUP_TOKEN_BASE: usize = 1 << 20;
+/// At most this many datagrams are read from one socket per loop turn, so a flood cannot
+/// starve the timers; a socket left with data is read again on the next turn.
+const READS_PER_TURN: usize = 256;
+/// At most this many timer deadlines are run per loop turn, for the same reason.
+const FIRES_PER_TURN: usize = 1024;
+
+/// Errors setting up or running the driver. Each names the field or the socket concerned.
+#[derive(Debug, thiserror::Error)]
+pub enum NetError {
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error(transparent)]
+    Config(#[from] castlab_core::ConfigError),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> NetError {
+    let what = what.into();
+    move |source| NetError::Io { what, source }
+}
+
+struct Slot {
+    id: AgentId,
+    addr: Addr,
+    agent: Box<dyn Agent + Send>,
+    socket: UdpSocket,
+    armed: Option<Instant>,
+    joined: Vec<GroupId>,
+    pending: bool,
+}
+
+struct GroupSocket {
+    udp_port: u16,
+    socket: UdpSocket,
+    pending: bool,
+}
+
+/// The real-network driver. See the module documentation.
+pub struct Driver {
+    cfg: NetConfig,
+    table: SessionTable,
+    envelope: Envelope,
+    poll: Poll,
+    events: Events,
+    clock0: std::time::Instant,
+    /// Unix-epoch ns at `clock0`: the shared time scale of `sent_at` on the wire.
+    epoch_ns: u64,
+    slots: Vec<Slot>,
+    gsocks: Vec<GroupSocket>,
+    /// Local members per group id (index), so membership changes only on 0 <-> 1.
+    members: Vec<u32>,
+    bucket: TokenBucket,
+    next_uid: u64,
+    buf: Box<[u8]>,
+    stats: NetStats,
+    timelines: Timelines,
+    last_error: Option<String>,
+}
+
+impl Driver {
+    /// A driver for `table` under `cfg`. Checks the configuration and every group against
+    /// the safety settings (239.0.0.0/8 unless `allow_any_group`; sources with addresses).
+    pub fn new(cfg: NetConfig, table: SessionTable) -> Result<Self, NetError> {
+        cfg.validate()?;
+        for (g, e) in table.groups() {
+            if !cfg.group_allowed(e.addr) {
+                return Err(invalid(
+                    "group address",
+                    format!("{} for {g}", e.addr),
+                    "must be in 239.0.0.0/8 (or allow any group)",
+                )
+                .into());
+            }
+            if let Some(s) = e.source {
+                if table.node(s).is_none() {
+                    return Err(
+                        invalid("group source", format!("{s} of {g}"), "the source node needs an address").into()
+                    );
+                }
+            }
+        }
+        let epoch_ns = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+        let groups = table.groups().map(|(g, _)| g.index() + 1).max().unwrap_or(0);
+        Ok(Driver {
+            envelope: Envelope::new(cfg.session_id, cfg.key.as_deref()),
+            bucket: TokenBucket::new(cfg.rate_cap_bps, cfg.rate_cap_burst_bytes),
+            cfg,
+            table,
+            poll: Poll::new().map_err(io_err("creating the poll"))?,
+            events: Events::with_capacity(256),
+            clock0: std::time::Instant::now(),
+            epoch_ns,
+            slots: Vec::new(),
+            gsocks: Vec::new(),
+            members: vec![0; groups],
+            next_uid: 0,
+            buf: vec![0u8; MAX_DATAGRAM + 1].into_boxed_slice(),
+            stats: NetStats::default(),
+            timelines: Timelines::default(),
+            last_error: None,
+        })
+    }
+
+    /// Wall-clock time since the driver was created.
+    pub fn now(&self) -> Instant {
+        Instant::from_nanos(self.clock0.elapsed().as_nanos() as u64)
+    }
+
+    pub fn config(&self) -> &NetConfig {
+        &self.cfg
+    }
+    pub fn table(&self) -> &SessionTable {
+        &self.table
+    }
+    pub fn stats(&self) -> &NetStats {
+        &self.stats
+    }
+    pub fn timelines(&self) -> &Timelines {
+        &self.timelines
+    }
+    /// The last socket error met (membership or send), for status output.
+    pub fn last_error(&self) -> Option<&str> {
+        self.last_error.as_deref()
+    }
+    pub fn agent_count(&self) -> usize {
+        self.slots.len()
+    }
+    /// Agent `i` (in the order added) as its concrete type.
+    pub fn agent<T: 'static>(&self, i: usize) -> Option<&T> {
+        self.slots.get(i).and_then(|s| s.agent.as_any().downcast_ref::<T>())
+    }
+    pub fn agent_id(&self, i: usize) -> Option<AgentId> {
+        self.slots.get(i).map(|s| s.id)
+    }
+    /// The UDP address agent `i`'s socket is bound to.
+    pub fn local_addr(&self, i: usize) -> Option<SocketAddr> {
+        self.slots.get(i).and_then(|s| s.socket.local_addr().ok())
+    }
+    /// Groups agent `i` is a member of now.
+    pub fn joined(&self, i: usize) -> &[GroupId] {
+        self.slots.get(i).map_or(&[], |s| &s.joined)
+    }
+
+    /// Bind a socket for an agent at `addr` (its node's address, `port_base + port`), start it
+    /// now with the simulator's `StartInfo` (its address and `Rng::stream(seed, Agent, id)`),
+    /// and apply the driving rule. Returns its index.
+    pub fn add_agent(&mut self, id: AgentId, addr: Addr, agent: Box<dyn Agent + Send>) -> Result<usize, NetError> {
+        let ip = self
+            .table
+            .node(addr.node)
+            .ok_or_else(|| invalid("node", addr.node.0, "has no address in the session table"))?;
+        let udp_port = self
+            .cfg
+            .port_base
+            .checked_add(addr.port)
+            .ok_or_else(|| invalid("port", addr.port, "port_base + port exceeds 65535"))?;
+        if self.table.groups().any(|(_, e)| e.udp_port == udp_port) {
+            return Err(invalid("port", addr.port, "port_base + port is a group's UDP port").into());
+        }
+        if self.slots.iter().any(|s| s.addr == addr) {
+            return Err(invalid("port", addr.port, "another agent of this driver has this node and port").into());
+        }
+        let what = format!("agent {} socket {ip}:{udp_port}", id.0);
+        let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).map_err(io_err(what.clone()))?;
+        s.set_nonblocking(true).map_err(io_err(what.clone()))?;
+        s.set_multicast_ttl_v4(self.cfg.ttl).map_err(io_err(what.clone()))?;
+        s.set_multicast_if_v4(&self.cfg.iface_addr).map_err(io_err(format!("{what}: iface_addr")))?;
+        s.set_multicast_loop_v4(true).map_err(io_err(what.clone()))?;
+        self.set_rcvbuf(&s, &what)?;
+        s.bind(&SocketAddrV4::new(ip, udp_port).into()).map_err(io_err(format!("{what}: bind")))?;
+        let mut socket = UdpSocket::from_std(s.into());
+        let i = self.slots.len();
+        self.poll.registry().register(&mut socket, Token(i), Interest::READABLE).map_err(io_err(what))?;
+        self.slots.push(Slot { id, addr, agent, socket, armed: None, joined: Vec::new(), pending: false });
+        let now = self.now();
+        let info = StartInfo { addr, rng: Rng::stream(self.cfg.seed, StreamKind::Agent, id.0 as u64) };
+        self.slots[i].agent.handle_start(now, info);
+        self.drive(i, now);
+        Ok(i)
+    }
+
+    fn set_rcvbuf(&mut self, s: &Socket, what: &str) -> Result<(), NetError> {
+        s.set_recv_buffer_size(self.cfg.recv_buffer_bytes).map_err(io_err(format!("{what}: SO_RCVBUF")))?;
+        let got = s.recv_buffer_size().map_err(io_err(what.to_string()))? as u64;
+        let r = &mut self.stats.recv_buffer_bytes;
+        *r = if *r == 0 { got } else { (*r).min(got) };
+        Ok(())
+    }
+
+    /// Run until the wall clock reaches `until` (since the driver's creation), or until the
+    /// poll is interrupted by a signal (returns early so that the caller can look at it).
+    pub fn run_until(&mut self, until: Instant) -> Result<(), NetError> {
+        loop {
+            let mut now = self.now();
+            // Timers first: every due deadline, earliest first (ties: the agent added first).
+            for _ in 0..FIRES_PER_TURN {
+                let due = self
+                    .slots
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, s)| s.armed.filter(|t| *t <= now).map(|t| (t, i)))
+                    .min();
+                let Some((t, i)) = due else { break };
+                self.slots[i].armed = None;
+                let late = now.saturating_since(t).as_nanos();
+                self.stats.timer_fires += 1;
+                self.stats.late_total_ns += late;
+                self.stats.late_max_ns = self.stats.late_max_ns.max(late);
+                self.slots[i].agent.handle_timeout(now);
+                self.drive(i, now);
+                now = self.now();
+            }
+            if now >= until {
+                return Ok(());
+            }
+            let pending = self.slots.iter().any(|s| s.pending) || self.gsocks.iter().any(|g| g.pending);
+            let next = self.slots.iter().filter_map(|s| s.armed).min().unwrap_or(Instant::MAX).min(until);
+            let timeout = if pending {
+                std::time::Duration::ZERO
+            } else {
+                std::time::Duration::from_nanos((next - now).as_nanos())
+            };
+            match self.poll.poll(&mut self.events, Some(timeout)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(()),
+                Err(e) => return Err(NetError::Io { what: "poll".into(), source: e }),
+            }
+            for ev in self.events.iter() {
+                let t = ev.token().0;
+                if t >= GROUP_TOKEN_BASE {
+                    if let Some(g) = self.gsocks.get_mut(t - GROUP_TOKEN_BASE) {
+                        g.pending = true;
+                    }
+                } else if let Some(s) = self.slots.get_mut(t) {
+                    s.pending = true;
+                }
+            }
+            for i in 0..self.slots.len() {
+                if self.slots[i].pending {
+                    self.read_agent_socket(i);
+                }
+            }
+            for j in 0..self.gsocks.len() {
+                if self.gsocks[j].pending {
+                    self.read_group_socket(j);
+                }
+            }
+        }
+    }
+
+    /// The driving rule (castlab_core::agent) for agent `i` after a `handle_*` call.
+    fn drive(&mut self, i: usize, now: Instant) {
+        while let Some(p) = self.slots[i].agent.poll_transmit() {
+            self.send(i, p, now);
+        }
+        self.slots[i].armed = self.slots[i].agent.poll_timeout();
+        while let Some(ev) = self.slots[i].agent.poll_event() {
+            match ev {
+                AgentEvent::Join(g) => self.join(i, g),
+                AgentEvent::Leave(g) => self.leave(i, g),
+                AgentEvent::LevelChanged { level } => {
+                    self.timelines.level_time_ns.push(now.as_nanos());
+                    self.timelines.level_agent.push(self.slots[i].id.0);
+                    self.timelines.level.push(level);
+                }
+                AgentEvent::RateChanged { rate_bps } => {
+                    self.timelines.rate_time_ns.push(now.as_nanos());
+                    self.timelines.rate_agent.push(self.slots[i].id.0);
+                    self.timelines.rate_bps.push(rate_bps);
+                }
+            }
+        }
+    }
+
+    /// Stamp `src`, `uid` and `sent_at` as the simulator does, then send one datagram.
+    fn send(&mut self, i: usize, mut p: Packet, now: Instant) {
+        let slot = &self.slots[i];
+        let id = slot.id.0;
+        p.src = slot.addr;
+        self.next_uid += 1;
+        // Unique across the session's processes: the node in the top bits, a count below.
+        p.uid = (slot.addr.node.0 as u64) << 40 | (self.next_uid & ((1 << 40) - 1));
+        p.sent_at = Instant::from_nanos(self.epoch_ns.saturating_add(now.as_nanos()));
+        let target = match p.dst {
+            Dest::Unicast(a) => match (self.table.node(a.node), self.cfg.port_base.checked_add(a.port)) {
+                (Some(ip), Some(port)) => SocketAddrV4::new(ip, port),
+                _ => {
+                    self.stats.no_route += 1;
+                    return;
+                }
+            },
+            Dest::Group(g) => match self.table.group(g) {
+                Some(e) => SocketAddrV4::new(e.addr, e.udp_port),
+                None => {
+                    self.stats.no_route += 1;
+                    return;
+                }
+            },
+        };
+        let len = self.envelope.datagram_len(&p);
+        if !self.bucket.take(now.as_nanos(), len) {
+            self.stats.rate_cap_drops += 1;
+            self.stats.rate_cap_drop_bytes += len as u64;
+            return;
+        }
+        let n = match self.envelope.seal(&p, &mut self.buf) {
+            Ok(n) => n,
+            Err(e) => {
+                self.stats.send_errors += 1;
+                self.note_error(format!("agent {id}: {e}"));
+                return;
+            }
+        };
+        match self.slots[i].socket.send_to(&self.buf[..n], SocketAddr::V4(target)) {
+            Ok(_) => {
+                self.stats.datagrams_sent += 1;
+                self.stats.bytes_sent += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.stats.send_would_block += 1,
+            Err(e) => {
+                self.stats.send_errors += 1;
+                if self.last_error.is_none() {
+                    self.note_error(format!("send to {target}: {e}"));
+                }
+            }
+        }
+    }
+
+    fn note_error(&mut self, e: String) {
+        self.last_error = Some(e);
+    }
+
+    /// Whether the datagram's IP source fits the packet's claimed node (when listed).
+    fn source_ok(&mut self, p: &Packet, from: Ipv4Addr) -> bool {
+        match self.table.node(p.src.node) {
+            Some(ip) => ip == from,
+            None => {
+                self.stats.from_unlisted += 1;
+                true
+            }
+        }
+    }
+
+    fn to_local_time(&self, p: &mut Packet) {
+        p.sent_at = Instant::from_nanos(p.sent_at.as_nanos().saturating_sub(self.epoch_ns));
+    }
+
+    fn read_agent_socket(&mut self, i: usize) {
+        for _ in 0..READS_PER_TURN {
+            let (mut p, from) = match receive(&self.slots[i].socket, &mut self.buf, &self.envelope, &mut self.stats) {
+                Received::Packet(p, from) => (p, from),
+                Received::Skip => continue,
+                Received::Drained => {
+                    self.slots[i].pending = false;
+                    return;
+                }
+            };
+            if p.dst != Dest::Unicast(self.slots[i].addr) {
+                self.stats.rejected[Reject::Misdirected as usize] += 1;
+                continue;
+            }
+            let SocketAddr::V4(from) = from else {
+                self.stats.rejected[Reject::WrongSource as usize] += 1;
+                continue;
+            };
+            if !self.source_ok(&p, *from.ip()) {
+                self.stats.rejected[Reject::WrongSource as usize] += 1;
+                continue;
+            }
+            self.to_local_time(&mut p);
+            self.stats.delivered += 1;
+            let now = self.now();
+            self.slots[i].agent.handle_packet(now, &p);
+            self.drive(i, now);
+        }
+    }
+
+    fn read_group_socket(&mut self, j: usize) {
+        for _ in 0..READS_PER_TURN {
+            let (mut p, from) = match receive(&self.gsocks[j].socket, &mut self.buf, &self.envelope, &mut self.stats) {
+                Received::Packet(p, from) => (p, from),
+                Received::Skip => continue,
+                Received::Drained => {
+                    self.gsocks[j].pending = false;
+                    return;
+                }
+            };
+            let entry = match p.dst {
+                Dest::Group(g) => self.table.group(g).filter(|e| e.udp_port == self.gsocks[j].udp_port),
+                Dest::Unicast(_) => None,
+            };
+            let Some(entry) = entry else {
+                self.stats.rejected[Reject::Misdirected as usize] += 1;
+                continue;
+            };
+            let SocketAddr::V4(from) = from else {
+                self.stats.rejected[Reject::WrongSource as usize] += 1;
+                continue;
+            };
+            // Source-specific groups: only the group's source may send on it.
+            let from_source = match entry.source {
+                Some(s) => p.src.node == s && self.table.node(s) == Some(*from.ip()),
+                None => true,
+            };
+            if !from_source || !self.source_ok(&p, *from.ip()) {
+                self.stats.rejected[Reject::WrongSource as usize] += 1;
+                continue;
+            }
+            self.to_local_time(&mut p);
+            let g = p.group().expect("checked above");
+            let mut any = false;
+            let now = self.now();
+            for i in 0..self.slots.len() {
+                if self.slots[i].joined.contains(&g) {
+                    any = true;
+                    self.stats.delivered += 1;
+                    self.slots[i].agent.handle_packet(now, &p);
+                    self.drive(i, now);
+                }
+            }
+            if !any {
+                self.stats.not_joined += 1;
+            }
+        }
+    }
+
+    /// The socket receiving group port `udp_port`, created on first use.
+    fn group_socket(&mut self, udp_port: u16) -> Result<usize, NetError> {
+        if let Some(j) = self.gsocks.iter().position(|g| g.udp_port == udp_port) {
+            return Ok(j);
+        }
+        let what = format!("group socket 0.0.0.0:{udp_port}");
+        let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).map_err(io_err(what.clone()))?;
+        s.set_nonblocking(true).map_err(io_err(what.clone()))?;
+        // Several receivers on one host share the group port; each socket gets only the
+        // groups it joined (Linux delivers every joined group to every socket otherwise).
+        s.set_reuse_address(true).map_err(io_err(what.clone()))?;
+        s.set_multicast_all_v4(false).map_err(io_err(format!("{what}: IP_MULTICAST_ALL")))?;
+        self.set_rcvbuf(&s, &what)?;
+        s.bind(&SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, udp_port).into()).map_err(io_err(format!("{what}: bind")))?;
+        let mut socket = UdpSocket::from_std(s.into());
+        let j = self.gsocks.len();
+        self.poll
+            .registry()
+            .register(&mut socket, Token(GROUP_TOKEN_BASE + j), Interest::READABLE)
+            .map_err(io_err(what))?;
+        self.gsocks.push(GroupSocket { udp_port, socket, pending: false });
+        Ok(j)
+    }
+
+    /// The kernel membership for `g` (source-specific where the group has a source).
+    fn membership(&mut self, j: usize, g: GroupId, e: GroupEntry, join: bool) -> io::Result<()> {
+        let s = SockRef::from(&self.gsocks[j].socket);
+        let iface = self.cfg.iface_addr;
+        match e.source.and_then(|n| self.table.node(n)) {
+            Some(src) if join => s.join_ssm_v4(&src, &e.addr, &iface),
+            Some(src) => s.leave_ssm_v4(&src, &e.addr, &iface),
+            None if join => s.join_multicast_v4(&e.addr, &iface),
+            None => s.leave_multicast_v4(&e.addr, &iface),
+        }
+        .map_err(|err| {
+            io::Error::new(err.kind(), format!("{} {g} {}: {err}", if join { "join" } else { "leave" }, e.addr))
+        })
+    }
+
+    fn join(&mut self, i: usize, g: GroupId) {
+        if self.slots[i].joined.contains(&g) {
+            return;
+        }
+        let Some(e) = self.table.group(g) else {
+            self.stats.join_errors += 1;
+            self.note_error(format!("agent {} joined {g}, which the session table does not list", self.slots[i].id.0));
+            return;
+        };
+        if self.members[g.index()] == 0 {
+            let r = self
+                .group_socket(e.udp_port)
+                .map_err(|e| e.to_string())
+                .and_then(|j| self.membership(j, g, e, true).map_err(|e| e.to_string()));
+            if let Err(msg) = r {
+                self.stats.join_errors += 1;
+                self.note_error(msg);
+                return;
+            }
+        }
+        self.members[g.index()] += 1;
+        self.slots[i].joined.push(g);
+    }
+
+    fn leave(&mut self, i: usize, g: GroupId) {
+        let Some(k) = self.slots[i].joined.iter().position(|x| *x == g) else { return };
+        self.slots[i].joined.swap_remove(k);
+        self.members[g.index()] -= 1;
+        if self.members[g.index()] == 0 {
+            let e = self.table.group(g).expect("joined groups are listed");
+            let j = self.gsocks.iter().position(|s| s.udp_port == e.udp_port).expect("a joined group has its socket");
+            if let Err(err) = self.membership(j, g, e, false) {
+                self.stats.join_errors += 1;
+                self.note_error(err.to_string());
+            }
+        }
+    }
+}
+
+/// One datagram read from a socket.
+enum Received {
+    /// A datagram that passed the envelope (session, MAC, size), with its sender.
+    Packet(Packet, SocketAddr),
+    /// A datagram counted and dropped, or a read error counted: read on.
+    Skip,
+    /// Nothing left to read.
+    Drained,
+}
+
+/// Read one datagram and open its envelope, counting what arrives and what is rejected.
+fn receive(socket: &UdpSocket, buf: &mut [u8], envelope: &Envelope, stats: &mut NetStats) -> Received {
+    let (n, from) = match socket.recv_from(buf) {
+        Ok(x) => x,
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Received::Drained,
+        Err(_) => {
+            stats.recv_errors += 1;
+            return Received::Skip;
+        }
+    };
+    stats.datagrams_received += 1;
+    stats.bytes_received += n as u64;
+    match envelope.open(&buf[..n]) {
+        Ok(p) => Received::Packet(p, from),
+        Err(r) => {
+            stats.rejected[r as usize] += 1;
+            Received::Skip
+        }
+    }
+}

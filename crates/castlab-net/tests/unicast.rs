@@ -1,0 +1,321 @@
+//! The driver over loopback unicast (no root needed): timers and sockets with a ping-pong
+//! pair, hostile datagrams at a running receiver, the sending-rate cap.
+//!
+//! Nodes are distinct loopback addresses (127.0.0.1, 127.0.0.2, ...), which Linux routes to
+//! `lo` without configuration, so each node has its own IP and source checks mean something.
+//! Each test takes its own UDP port range, derived from the process id, so parallel tests and
+//! parallel runs do not collide.
+
+use std::collections::VecDeque;
+use std::net::{Ipv4Addr, UdpSocket};
+
+use castlab_core::{Addr, Agent, AgentId, Dest, Duration, Header, Instant, NodeId, Packet, StartInfo};
+use castlab_net::{Driver, Envelope, NetConfig, Reject, SessionTable};
+use castlab_proto::{CbrSource, CbrStream, LayeredSink};
+
+fn lo(n: u8) -> Ipv4Addr {
+    Ipv4Addr::new(127, 0, 0, n)
+}
+
+/// A port base for test number `k` of this process: 40 ports each, within 20000..60000.
+fn port_base(k: u32) -> u16 {
+    let pid = std::process::id();
+    (20_000 + (pid.wrapping_mul(97).wrapping_add(k * 40)) % 40_000) as u16
+}
+
+fn table(nodes: u8) -> SessionTable {
+    let mut t = SessionTable::new();
+    for n in 0..nodes {
+        t.set_node(NodeId(n as u32), lo(n + 1)).unwrap();
+    }
+    t
+}
+
+/// Sends a ping to its peer at each of its own deadlines and answers every ping with a pong.
+/// Records (deadline, when it ran) for each timer and the pongs it got.
+struct PingPong {
+    peer: Addr,
+    deadlines: VecDeque<Instant>,
+    fired: Vec<(Instant, Instant)>,
+    pongs: Vec<u64>,
+    pings_answered: u64,
+    /// (packet's sent_at, arrival) of every packet received.
+    arrivals: Vec<(Instant, Instant)>,
+    out: VecDeque<Packet>,
+    next: u64,
+}
+
+const PING: u16 = 1;
+const PONG: u16 = 2;
+
+impl PingPong {
+    fn new(peer: Addr, deadlines: Vec<Instant>) -> Self {
+        PingPong {
+            peer,
+            deadlines: deadlines.into(),
+            fired: Vec::new(),
+            pongs: Vec::new(),
+            pings_answered: 0,
+            arrivals: Vec::new(),
+            out: VecDeque::new(),
+            next: 0,
+        }
+    }
+    fn msg(&self, kind: u16, seq: u64) -> Packet {
+        let mut p = Packet::data(Dest::Unicast(self.peer), 100);
+        p.header = Header::Control(castlab_core::ControlMsg { kind, args: [seq, 0, 0] });
+        p.seq = seq;
+        p
+    }
+}
+
+impl Agent for PingPong {
+    fn handle_start(&mut self, _now: Instant, _info: StartInfo) {}
+    fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        self.arrivals.push((p.sent_at, now));
+        if let Header::Control(c) = p.header {
+            match c.kind {
+                PING => {
+                    self.pings_answered += 1;
+                    let m = self.msg(PONG, c.args[0]);
+                    self.out.push_back(m);
+                }
+                PONG => self.pongs.push(c.args[0]),
+                _ => {}
+            }
+        }
+    }
+    fn handle_timeout(&mut self, now: Instant) {
+        while let Some(&d) = self.deadlines.front() {
+            if d > now {
+                break;
+            }
+            self.deadlines.pop_front();
+            self.fired.push((d, now));
+            let m = self.msg(PING, self.next);
+            self.next += 1;
+            self.out.push_back(m);
+        }
+    }
+    fn poll_transmit(&mut self) -> Option<Packet> {
+        self.out.pop_front()
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.deadlines.front().copied()
+    }
+}
+
+#[test]
+fn ping_pong_timers_fire_in_order_never_early_and_every_ping_is_answered() {
+    let cfg = NetConfig { port_base: port_base(0), session_id: 11, ..NetConfig::default() };
+    let mut d = Driver::new(cfg, table(2)).unwrap();
+    let a = Addr::new(NodeId(0), 1);
+    let b = Addr::new(NodeId(1), 2);
+    let t0 = d.now();
+    // A: every 7 ms for 40 deadlines; B: an irregular set, with two equal deadlines.
+    let da: Vec<Instant> = (1..=40).map(|k| t0 + Duration::from_millis(7 * k)).collect();
+    let mut db: Vec<Instant> = (1..=15).map(|k| t0 + Duration::from_millis(3 + 11 * k * k % 250)).collect();
+    db.sort();
+    db.push(*db.last().unwrap());
+    let ia = d.add_agent(AgentId(0), a, Box::new(PingPong::new(b, da.clone()))).unwrap();
+    let ib = d.add_agent(AgentId(1), b, Box::new(PingPong::new(a, db.clone()))).unwrap();
+    d.run_until(t0 + Duration::from_millis(600)).unwrap();
+
+    for (i, want) in [(ia, &da), (ib, &db)] {
+        let pp = d.agent::<PingPong>(i).unwrap();
+        let deadlines: Vec<Instant> = pp.fired.iter().map(|f| f.0).collect();
+        // every deadline ran once, in order (deadlines already due at a wake-up run together)
+        assert_eq!(&deadlines, want, "agent {i}");
+        for (dl, ran) in &pp.fired {
+            assert!(ran >= dl, "agent {i}: deadline {dl} ran early at {ran}");
+        }
+        assert!(pp.fired.windows(2).all(|w| w[0].1 <= w[1].1), "run times go back");
+        // every ping came back as a pong, in order (loopback does not reorder)
+        assert_eq!(pp.pongs, (0..want.len() as u64).collect::<Vec<_>>(), "agent {i}");
+    }
+    let s = d.stats();
+    let pings = (da.len() + db.len()) as u64;
+    assert_eq!(s.datagrams_sent, 2 * pings);
+    assert_eq!(s.datagrams_received, 2 * pings);
+    assert_eq!(s.delivered, 2 * pings);
+    assert_eq!(s.rejected_total(), 0);
+    // each datagram is padded to the packet's 100 bytes
+    assert_eq!(s.bytes_sent, 2 * pings * 100);
+    assert!(s.timer_fires > 0 && s.late_max_ns as f64 >= s.late_mean_ns());
+    // the loop's lateness is bounded by the poll's millisecond granularity and the load of
+    // the machine; a generous bound that still catches a loop that polls on a fixed tick
+    assert!(s.late_max_ns < 200_000_000, "late max {} ns", s.late_max_ns);
+}
+
+/// A unicast CBR source on node 0 to a sink on node 1.
+fn source_and_sink(cfg: NetConfig, rate_bps: f64, size: u32) -> (Driver, usize, usize) {
+    let mut d = Driver::new(cfg, table(3)).unwrap();
+    let sink_addr = Addr::new(NodeId(1), 5);
+    let sink = d.add_agent(AgentId(1), sink_addr, Box::new(LayeredSink::recording(vec![], vec![]))).unwrap();
+    let st = CbrStream::new(Dest::Unicast(sink_addr), rate_bps, 0);
+    let src = CbrSource::try_new(vec![st], size, 7, Instant::ZERO, Instant::MAX, false).expect("valid source");
+    let s = d.add_agent(AgentId(0), Addr::new(NodeId(0), 4), Box::new(src)).unwrap();
+    (d, s, sink)
+}
+
+#[test]
+fn hostile_datagrams_are_counted_by_reason_and_the_receiver_keeps_working() {
+    let key = b"pre-shared".to_vec();
+    let cfg = NetConfig { port_base: port_base(1), session_id: 21, key: Some(key.clone()), ..NetConfig::default() };
+    let base = cfg.port_base;
+    let (mut d, _src, sink) = source_and_sink(cfg, 400_000.0, 500); // 100 packets/s
+    d.run_until(d.now() + Duration::from_millis(300)).unwrap();
+    let before = d.agent::<LayeredSink>(sink).unwrap().records.received();
+    assert!(before >= 20, "{before}");
+
+    // The attacker: another loopback address, sending at the sink's UDP port.
+    let target = (lo(2), base + 5);
+    let evil = UdpSocket::bind((lo(9), 0)).unwrap();
+    let good = Envelope::new(21, Some(&key));
+    let sink_addr = Addr::new(NodeId(1), 5);
+    let mut p = Packet::data(Dest::Unicast(sink_addr), 500);
+    p.src = Addr::new(NodeId(0), 4); // claims to be the source, but comes from 127.0.0.9
+    p.flow = 7;
+    p.seq = 1_000_000;
+    let mut buf = [0u8; 2048];
+    let mut sent = [0u64; 7];
+    let mut shoot = |bytes: &[u8], why: Reject| {
+        evil.send_to(bytes, target).unwrap();
+        sent[why as usize] += 1;
+    };
+    for k in 0..50u8 {
+        // garbage of every length from 0 to 49
+        let junk: Vec<u8> = (0..k).map(|i| i.wrapping_mul(31).wrapping_add(k)).collect();
+        shoot(&junk, Reject::Malformed);
+    }
+    let n = Envelope::new(99, Some(&key)).seal(&p, &mut buf).unwrap();
+    for _ in 0..20 {
+        shoot(&buf[..n], Reject::ForeignSession);
+    }
+    let n = Envelope::new(21, None).seal(&p, &mut buf).unwrap();
+    for _ in 0..20 {
+        shoot(&buf[..n], Reject::Unauthenticated);
+    }
+    let n = Envelope::new(21, Some(b"guess")).seal(&p, &mut buf).unwrap();
+    for _ in 0..20 {
+        shoot(&buf[..n], Reject::BadMac);
+    }
+    let n = good.seal(&p, &mut buf).unwrap();
+    for _ in 0..20 {
+        shoot(&buf[..n], Reject::WrongSource);
+    }
+    // right key, right claimed source, but one byte longer than size_bytes
+    buf[n] = 0;
+    for _ in 0..20 {
+        shoot(&buf[..n + 1], Reject::WrongSize);
+    }
+    let mut other = p;
+    other.dst = Dest::Unicast(Addr::new(NodeId(1), 6));
+    let n = good.seal(&other, &mut buf).unwrap();
+    for _ in 0..20 {
+        shoot(&buf[..n], Reject::Misdirected);
+    }
+
+    d.run_until(d.now() + Duration::from_millis(500)).unwrap();
+    let s = d.stats().clone();
+    for r in Reject::ALL {
+        assert_eq!(s.rejected_by(r), sent[r as usize], "{}", r.name());
+    }
+    let rec = &d.agent::<LayeredSink>(sink).unwrap().records;
+    assert!(rec.received() >= before + 30, "the sink stopped: {} -> {}", before, rec.received());
+    assert!(!rec.arr_seq.contains(&1_000_000), "a hostile packet reached the agent");
+    assert_eq!(rec.lost(), 0);
+    assert_eq!(s.delivered, rec.received());
+}
+
+#[test]
+fn rate_cap_holds_and_counts_what_it_drops() {
+    // The source offers 4 Mb/s; the cap is 1 Mb/s with a 16 KB bucket.
+    let cfg =
+        NetConfig { port_base: port_base(2), rate_cap_bps: 1e6, rate_cap_burst_bytes: 16_000, ..NetConfig::default() };
+    let (mut d, _src, sink) = source_and_sink(cfg, 4e6, 1000);
+    let t0 = d.now();
+    d.run_until(t0 + Duration::from_millis(1500)).unwrap();
+    let elapsed = (d.now() - t0).as_secs_f64();
+    let s = d.stats().clone();
+    let cap_bytes = 1e6 / 8.0 * elapsed + 16_000.0;
+    assert!(s.bytes_sent as f64 <= cap_bytes, "sent {} > {}", s.bytes_sent, cap_bytes);
+    assert!(s.bytes_sent as f64 >= 0.85 * 1e6 / 8.0 * elapsed, "sent {} far below the cap", s.bytes_sent);
+    assert!(s.rate_cap_drops > 0);
+    // everything offered was either sent or dropped by the cap
+    let offered = d.agent::<CbrSource>(1).unwrap().sent();
+    assert_eq!(s.datagrams_sent + s.rate_cap_drops, offered);
+    assert_eq!(s.rate_cap_drop_bytes, s.rate_cap_drops * 1000);
+    // what was sent arrived (loopback)
+    let rec = &d.agent::<LayeredSink>(sink).unwrap().records;
+    assert_eq!(rec.received(), s.datagrams_sent);
+}
+
+#[test]
+fn bad_configuration_is_an_error_naming_the_field() {
+    let t = table(1);
+    let err = |cfg: NetConfig, t: SessionTable| Driver::new(cfg, t).err().expect("an error").to_string();
+    assert!(err(NetConfig { rate_cap_bps: -1.0, ..NetConfig::default() }, t.clone()).starts_with("rate_cap_bps"));
+    assert!(err(NetConfig { ttl: 0, ..NetConfig::default() }, t.clone()).starts_with("ttl"));
+    let mut g = t.clone();
+    let e = castlab_net::GroupEntry { addr: Ipv4Addr::new(224, 1, 2, 3), udp_port: 5000, source: None };
+    g.set_group(castlab_core::GroupId(0), e).unwrap();
+    assert!(err(NetConfig::default(), g.clone()).starts_with("group address"));
+    assert!(Driver::new(NetConfig { allow_any_group: true, ..NetConfig::default() }, g).is_ok());
+    let mut s = t.clone();
+    let e = castlab_net::GroupEntry { addr: Ipv4Addr::new(239, 1, 2, 3), udp_port: 5000, source: Some(NodeId(7)) };
+    s.set_group(castlab_core::GroupId(0), e).unwrap();
+    assert!(err(NetConfig::default(), s).starts_with("group source"));
+    // table entries
+    let mut t2 = SessionTable::new();
+    assert!(t2.set_node(NodeId(0), Ipv4Addr::new(239, 0, 0, 1)).unwrap_err().to_string().starts_with("node address"));
+    assert!(t2.set_node(NodeId(5000), lo(1)).unwrap_err().to_string().starts_with("node"));
+    // an agent on a node without an address, or on a port in use
+    let mut d = Driver::new(NetConfig { port_base: port_base(3), ..NetConfig::default() }, t).unwrap();
+    let sink = || Box::new(LayeredSink::recording(vec![], vec![]));
+    assert!(d.add_agent(AgentId(0), Addr::new(NodeId(3), 1), sink()).err().unwrap().to_string().starts_with("node"));
+    d.add_agent(AgentId(0), Addr::new(NodeId(0), 1), sink()).unwrap();
+    assert!(d.add_agent(AgentId(1), Addr::new(NodeId(0), 1), sink()).err().unwrap().to_string().starts_with("port"));
+    assert!(d
+        .add_agent(AgentId(1), Addr::new(NodeId(0), 65_000), sink())
+        .err()
+        .unwrap()
+        .to_string()
+        .starts_with("port"));
+}
+
+#[test]
+fn sent_at_arrives_on_the_receivers_clock_across_drivers_started_apart() {
+    // Two drivers (as two processes would be) whose time zeros are 300 ms apart: the packet's
+    // sent_at, stamped on the sender's clock, must reach the receiver on the receiver's clock.
+    let base = port_base(4);
+    let cfg = move || NetConfig { port_base: base, session_id: 31, ..NetConfig::default() };
+    let a = Addr::new(NodeId(0), 1);
+    let b = Addr::new(NodeId(1), 2);
+    let mut rx = Driver::new(cfg(), table(2)).unwrap();
+    rx.add_agent(AgentId(1), b, Box::new(PingPong::new(a, vec![]))).unwrap();
+    let sender = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let mut tx = Driver::new(cfg(), table(2)).unwrap();
+        let t0 = tx.now();
+        let pings: Vec<Instant> = (1..=20).map(|k| t0 + Duration::from_millis(10 * k)).collect();
+        tx.add_agent(AgentId(0), a, Box::new(PingPong::new(b, pings))).unwrap();
+        tx.run_until(t0 + Duration::from_millis(400)).unwrap();
+        tx
+    });
+    rx.run_until(rx.now() + Duration::from_millis(900)).unwrap();
+    let tx = sender.join().unwrap();
+    let got = &rx.agent::<PingPong>(0).unwrap().arrivals;
+    assert_eq!(got.len(), 20);
+    for (sent, arrived) in got {
+        // the receiver's clock is ~300 ms ahead of the sender's; a raw copy would be 300 ms off
+        let one_way = arrived.as_nanos() as i64 - sent.as_nanos() as i64;
+        assert!((-1_000_000..100_000_000).contains(&one_way), "one-way {one_way} ns");
+        assert!(sent.as_nanos() > 300_000_000, "sent_at {sent} is on the sender's clock");
+    }
+    // and the pongs came back, on the sender's clock likewise
+    for (sent, arrived) in &tx.agent::<PingPong>(0).unwrap().arrivals {
+        let one_way = arrived.as_nanos() as i64 - sent.as_nanos() as i64;
+        assert!((-1_000_000..100_000_000).contains(&one_way), "one-way {one_way} ns");
+    }
+}

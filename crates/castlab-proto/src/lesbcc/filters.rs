@@ -1,0 +1,244 @@
+//! The LE-SBCC filter cascade's stages 1-4 and 5a (§2.1, Appendix A): RTT estimation, LI to LE,
+//! Max-LPRF, the adaptive time filter, and the rate AIMD.
+
+use super::*;
+
+// ------------------------------------------------------------------------------------------
+// Stage 1: RTT estimation (§2.1, Appendix A estimateRTT)
+// ------------------------------------------------------------------------------------------
+
+/// SRTT and mean deviation σ from LI timing (sample = arrival of the NAK for seq j minus the
+/// send time of j). Samples below `prune_below · SRTT` are pruned, keeping one in
+/// `keep_one_in` of them (§2.1).
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    srtt: f64,
+    sigma: f64,
+    has_sample: bool,
+    gain: f64,
+    dev_gain: f64,
+    prune_below: f64,
+    keep_one_in: u32,
+    low_seen: u64,
+    pub accepted: u64,
+    pub pruned: u64,
+}
+
+impl RttEstimator {
+    pub fn new(cfg: &LesbccConfig) -> Self {
+        let s = cfg.initial_srtt.as_secs_f64();
+        RttEstimator {
+            srtt: s,
+            sigma: s / 2.0,
+            has_sample: false,
+            gain: cfg.rtt_gain,
+            dev_gain: cfg.rtt_dev_gain,
+            prune_below: cfg.rtt_prune_below,
+            keep_one_in: cfg.rtt_prune_keep_one_in.max(1),
+            low_seen: 0,
+            accepted: 0,
+            pruned: 0,
+        }
+    }
+    /// SRTT, seconds.
+    pub fn srtt(&self) -> f64 {
+        self.srtt
+    }
+    /// Mean deviation σ, seconds.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+    /// SRTT + k·σ as a duration.
+    pub fn plus_sigmas(&self, k: f64) -> Duration {
+        Duration::from_secs_f64(self.srtt + k * self.sigma)
+    }
+    /// Offer one sample (seconds); returns whether it was used.
+    pub fn sample(&mut self, r: f64) -> bool {
+        if !(r.is_finite() && r >= 0.0) {
+            return false;
+        }
+        if !self.has_sample {
+            // First sample: SRTT = R, σ = R/2 (RFC 6298 §2.2; the paper is silent).
+            self.srtt = r;
+            self.sigma = r / 2.0;
+            self.has_sample = true;
+            self.accepted += 1;
+            return true;
+        }
+        if r < self.prune_below * self.srtt {
+            // §2.1: exclude a large fraction of the samples far below SRTT.
+            self.low_seen += 1;
+            if !self.low_seen.is_multiple_of(self.keep_one_in as u64) {
+                self.pruned += 1;
+                return false;
+            }
+        }
+        // Appendix A: δ = SRTT − RTT; SRTT moves toward RTT by the gain; σ += g (|δ| − σ).
+        let delta = self.srtt - r;
+        self.srtt -= self.gain * delta;
+        self.sigma += self.dev_gain * (delta.abs() - self.sigma);
+        self.accepted += 1;
+        true
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Stage 2: LI to LE (§2.1, Fig. 2)
+// ------------------------------------------------------------------------------------------
+
+/// Per receiver, the time the last LI was passed as an LE (`T_LastPassed`).
+#[derive(Clone, Debug, Default)]
+pub struct Li2Le {
+    last_pass: Vec<Option<Instant>>,
+}
+
+impl Li2Le {
+    /// Make room for receivers `0..n` (grows only when a new receiver appears).
+    pub fn ensure(&mut self, n: usize) {
+        if self.last_pass.len() < n {
+            self.last_pass.resize(n, None);
+        }
+    }
+    /// An LI from `rcv` at `now`: an LE if more than `window` (SRTT + 2σ) since the last pass.
+    pub fn offer(&mut self, now: Instant, rcv: usize, window: Duration) -> bool {
+        self.ensure(rcv + 1);
+        let pass = match self.last_pass[rcv] {
+            None => true,
+            Some(t) => now.saturating_since(t) > window,
+        };
+        if pass {
+            self.last_pass[rcv] = Some(now);
+        }
+        pass
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Stage 3: Max-LPRF (§2.1, Fig. 3)
+// ------------------------------------------------------------------------------------------
+
+/// Per-receiver LE counts X_i; passes each LE with probability max X_i / Σ X_i.
+#[derive(Clone, Debug, Default)]
+pub struct MaxLprf {
+    x: Vec<f64>,
+    sum: f64,
+    max: f64,
+}
+
+impl MaxLprf {
+    pub fn ensure(&mut self, n: usize) {
+        if self.x.len() < n {
+            self.x.resize(n, 0.0);
+        }
+    }
+    /// Count an LE from `rcv` and return the acceptance probability max X_i / Σ X_i (after the
+    /// update, Appendix A `maxLPRFilter`).
+    pub fn count(&mut self, rcv: usize) -> f64 {
+        self.ensure(rcv + 1);
+        self.x[rcv] += 1.0;
+        self.sum += 1.0;
+        if self.x[rcv] > self.max {
+            self.max = self.x[rcv];
+        }
+        self.max / self.sum
+    }
+    /// Count an LE and decide with the uniform draw `u` in [0, 1).
+    pub fn offer(&mut self, rcv: usize, u: f64) -> bool {
+        u < self.count(rcv)
+    }
+    /// Multiply every count by `factor` (the periodic 10 % decay).
+    pub fn decay(&mut self, factor: f64) {
+        let mut s = 0.0;
+        for v in &mut self.x {
+            *v *= factor;
+            s += *v;
+        }
+        self.sum = s;
+        self.max *= factor;
+    }
+    pub fn counts(&self) -> &[f64] {
+        &self.x
+    }
+    pub fn ratio(&self) -> f64 {
+        if self.sum > 0.0 {
+            self.max / self.sum
+        } else {
+            0.0
+        }
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Stage 4: adaptive time filter (§2.1, Fig. 4, Appendix A ATFilter)
+// ------------------------------------------------------------------------------------------
+
+/// At most one rate reduction per congestion epoch; a silence period at the start of each.
+#[derive(Clone, Debug, Default)]
+pub struct Atf {
+    epoch_end: Option<Instant>,
+    silence_end: Option<Instant>,
+}
+
+impl Atf {
+    /// Appendix A `CongestionFlag`.
+    pub fn congested(&self, now: Instant) -> bool {
+        self.epoch_end.is_some_and(|t| now < t)
+    }
+    /// Appendix A `SilenceFlag`.
+    pub fn silenced(&self, now: Instant) -> bool {
+        self.silence_end.is_some_and(|t| now < t)
+    }
+    pub fn silence_end(&self) -> Option<Instant> {
+        self.silence_end
+    }
+    pub fn epoch_end(&self) -> Option<Instant> {
+        self.epoch_end
+    }
+    /// An LE passed by Max-LPRF: filtered inside an epoch; otherwise accepted, starting a
+    /// silence period of `silence` and an epoch of `silence + epoch` (Appendix A).
+    pub fn offer(&mut self, now: Instant, silence: Duration, epoch: Duration) -> bool {
+        if self.congested(now) {
+            return false;
+        }
+        self.silence_end = Some(now + silence);
+        self.epoch_end = Some(now + silence + epoch);
+        true
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Stage 5a: rate AIMD (Appendix A)
+// ------------------------------------------------------------------------------------------
+
+/// The sending rate under AIMD.
+#[derive(Clone, Debug)]
+pub struct Aimd {
+    pub rate_bps: f64,
+    min_bps: f64,
+    max_bps: f64,
+    mss_bits: f64,
+    decrease: f64,
+}
+
+impl Aimd {
+    pub fn new(cfg: &LesbccConfig) -> Self {
+        Aimd {
+            rate_bps: cfg.initial_rate_bps.clamp(cfg.min_rate_bps, cfg.max_rate_bps),
+            min_bps: cfg.min_rate_bps,
+            max_bps: cfg.max_rate_bps,
+            mss_bits: cfg.packet_bytes as f64 * 8.0,
+            decrease: cfg.decrease_factor,
+        }
+    }
+    /// A rate reduction: rate = rate · 1/2.
+    pub fn decrease(&mut self) {
+        self.rate_bps = (self.rate_bps * self.decrease).max(self.min_bps);
+    }
+    /// One increase interval without a reduction: rate += MSS / (SRTT + 2σ).
+    pub fn increase(&mut self, interval_s: f64) {
+        self.rate_bps = (self.rate_bps + self.mss_bits / interval_s.max(1e-6)).min(self.max_bps);
+    }
+    pub fn set(&mut self, bps: f64) {
+        self.rate_bps = bps.clamp(self.min_bps, self.max_bps);
+    }
+}

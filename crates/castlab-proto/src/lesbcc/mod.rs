@@ -1,0 +1,594 @@
+//! LE-SBCC: loss-event oriented source-based multicast congestion control (Thapliyal,
+//! Sidhartha, Li, Kalyanaraman), the source side.
+//!
+//! The source turns the stream of loss indications (LIs: the NAKs of the PGM-like transport
+//! in [`crate::pgm`]) into rate changes through the cascade of §2.1 (Fig. 1, Appendix A):
+//!
+//! 1. [`RttEstimator`]: SRTT and mean deviation σ from LI timing, samples far below SRTT
+//!    pruned (§2.1 "RTT Estimation", Appendix A `estimateRTT`);
+//! 2. [`Li2Le`]: per receiver, an LI becomes a loss event (LE) only if it comes more than
+//!    SRTT + 2σ after the last one passed (§2.1, Fig. 2);
+//! 3. [`MaxLprf`]: each LE passes with probability max X_i / Σ X_i over the per-receiver LE
+//!    counts X_i, decayed by 10 % every 100 SRTT (§2.1, Fig. 3);
+//! 4. [`Atf`]: at most one rate reduction per congestion epoch, with a silence period in
+//!    which nothing is sent (§2.1, Fig. 4, Appendix A `ATFilter`);
+//! 5. the rate policy: [`Aimd`] (halve on a reduction, add MSS / (SRTT + 2σ) every increase
+//!    interval SRTT + 2σ, Appendix A) or the TFRC module of §4 ([`LossHistory`] and
+//!    [`padhye_rate`]).
+//!
+//! Each stage is its own unit, testable by hand, and stages 2-4 can be switched off
+//! ([`LesbccConfig`]) for the ablations of §3.1.2. [`Cascade`] chains them; [`LesbccSource`] is
+//! the sans-IO agent that puts the cascade on top of the PGM transmit side (ODATA, RDATA, NCF);
+//! [`run_synthetic`] drives the cascade directly with synthetic LI streams (the set-up of
+//! §3.1.4, Fig. 11: one router, constant RTTs, independent uniform losses).
+
+use std::collections::{HashMap, VecDeque};
+
+use castlab_core::{
+    Addr, Agent, AgentEvent, ConfigError, Dest, Duration, Header, Instant, Packet, PgmHeader, Rng, StartInfo,
+    TimerTable,
+};
+
+// ------------------------------------------------------------------------------------------
+// Configuration
+// ------------------------------------------------------------------------------------------
+
+/// The rate policy fed by the cascade.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RatePolicy {
+    /// Rate-based AIMD of §2.1 / Appendix A.
+    Aimd,
+    /// The TFRC module of §4.
+    Tfrc,
+}
+
+/// Parameters of an LE-SBCC source. `Default` is the paper's values where it gives them; the
+/// others are marked "paper silent" with the choice made here.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LesbccConfig {
+    /// Data packet size on the wire (ODATA and RDATA), bytes; also the MSS of the increase
+    /// rule and `s` of the TFRC equation. Default 560 (§3.1.1, §3.2.1).
+    pub packet_bytes: u32,
+    /// Size of NCF and SPM packets, bytes. Paper silent: 40.
+    pub control_bytes: u32,
+    /// Starting rate. Default 200 kb/s (§5.2.1, "Source initial transmission rate").
+    pub initial_rate_bps: f64,
+    /// Floor of the rate. Paper silent: one packet per second (4480 b/s at 560 bytes).
+    pub min_rate_bps: f64,
+    /// Ceiling of the rate. Paper silent: none (infinite).
+    pub max_rate_bps: f64,
+    /// SRTT before any sample. Default 200 ms (§5.2.1, "Source initial RTT estimate"); σ starts
+    /// at half of it and the first sample replaces both (SRTT = R, σ = R/2, as TCP's RFC 6298
+    /// §2.2; the paper is silent on the first sample).
+    pub initial_srtt: Duration,
+    /// Gain of SRTT on a new sample. Default 1/8: §2.1 says the estimator "works similar to the
+    /// TCP timeout procedure". (Appendix A as printed reads SRTT = RTT + 0.125·δ with
+    /// δ = SRTT − RTT, which would give the new sample weight 7/8; we read it as TCP's rule.)
+    pub rtt_gain: f64,
+    /// Gain of the mean deviation σ. Default 1/8 (Appendix A: σ += 0.125 (|δ| − σ)).
+    pub rtt_dev_gain: f64,
+    /// Samples below this fraction of SRTT are pruned. Default 0.5 ("smaller than SRTT/2", §2.1).
+    pub rtt_prune_below: f64,
+    /// Of the samples below the pruning threshold, one in this many is kept (the rest are
+    /// dropped). §2.1 prunes "a large fraction" without a number: we keep 1 in 10 (prune 90 %),
+    /// counted deterministically.
+    pub rtt_prune_keep_one_in: u32,
+    /// Stage switches, for the ablations of §3.1.2 (Fig. 7). Default all on.
+    pub li2le: bool,
+    pub max_lprf: bool,
+    pub atf: bool,
+    /// The ATF's silence period (no data sent). Default on (§2.1, Appendix A).
+    pub silence: bool,
+    /// LI2LE passes an LI if it comes more than SRTT + k·σ after the last passed. Default k = 2.
+    pub li2le_sigmas: f64,
+    /// Max-LPRF counts are multiplied by this every `lprf_decay_every_srtts` SRTTs. Default 0.9
+    /// ("decayed periodically by 10 % every 100 SRTTs", §2.1).
+    pub lprf_decay_factor: f64,
+    pub lprf_decay_every_srtts: f64,
+    /// ATF epoch: silence + SRTT + k·σ with k = 4 (Appendix A `CongestionEpochTimer`; §2.1
+    /// "at most one rate reduction per SRTT + 4σ").
+    pub atf_sigmas: f64,
+    /// Silence period: SRTT/2 + k·σ with k = 2 (Appendix A `SilencePeriodTimer` = RTT/2 + 2σ,
+    /// i.e. ½(SRTT + 4σ) of §2.1).
+    pub silence_sigmas: f64,
+    /// Increase interval (and increase step MSS / interval) SRTT + k·σ, k = 2 (Appendix A).
+    pub increase_sigmas: f64,
+    /// Multiplicative decrease. Default 0.5 ("rate = rate/2", Appendix A).
+    pub decrease_factor: f64,
+    /// AIMD (§2) or TFRC (§4). Default AIMD.
+    pub policy: RatePolicy,
+    /// TFRC weights w_1..w_n. Default n = 8, all 1 (§4.1).
+    pub tfrc_weights: Vec<f64>,
+    /// TFRC history discount α. Default 0.95 (§4.1).
+    pub tfrc_alpha: f64,
+    /// Loss intervals kept for the discounted tail. Paper silent (the sum runs to N): 256; with
+    /// α = 0.95 the weight of the 248th discounted term is below 3e-6.
+    pub tfrc_history: usize,
+    /// Transmit window, packets: the source keeps send times and can repair this many most
+    /// recent sequence numbers. Paper silent: 65536.
+    pub transmit_window_pkts: usize,
+    /// Number of ODATA packets to send; `None` sends for ever (bulk). Default `None`.
+    pub total_packets: Option<u64>,
+    /// After the last ODATA of a finite transfer, this many SPM window advertisements are sent,
+    /// one every `heartbeat_interval`, so that receivers notice a lost tail. Paper silent: 3
+    /// every 500 ms.
+    pub tail_heartbeats: u32,
+    pub heartbeat_interval: Duration,
+}
+
+impl Default for LesbccConfig {
+    fn default() -> Self {
+        LesbccConfig {
+            packet_bytes: 560,
+            control_bytes: 40,
+            initial_rate_bps: 200e3,
+            min_rate_bps: 560.0 * 8.0,
+            max_rate_bps: f64::INFINITY,
+            initial_srtt: Duration::from_millis(200),
+            rtt_gain: 0.125,
+            rtt_dev_gain: 0.125,
+            rtt_prune_below: 0.5,
+            rtt_prune_keep_one_in: 10,
+            li2le: true,
+            max_lprf: true,
+            atf: true,
+            silence: true,
+            li2le_sigmas: 2.0,
+            lprf_decay_factor: 0.9,
+            lprf_decay_every_srtts: 100.0,
+            atf_sigmas: 4.0,
+            silence_sigmas: 2.0,
+            increase_sigmas: 2.0,
+            decrease_factor: 0.5,
+            policy: RatePolicy::Aimd,
+            tfrc_weights: vec![1.0; 8],
+            tfrc_alpha: 0.95,
+            tfrc_history: 256,
+            transmit_window_pkts: 1 << 16,
+            total_packets: None,
+            tail_heartbeats: 3,
+            heartbeat_interval: Duration::from_millis(500),
+        }
+    }
+}
+
+impl LesbccConfig {
+    /// Check every field; the error names the field.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        use castlab_core::config::check::{in_closed, in_open_closed, nonzero, packet_rate, positive};
+        let nonneg = |name: &str, v: f64| {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                Err(ConfigError::new(name, v, "must be finite and >= 0"))
+            }
+        };
+        let at_least_one = |name: &str, v: u64| {
+            if v >= 1 {
+                Ok(())
+            } else {
+                Err(ConfigError::new(name, v, "must be at least 1"))
+            }
+        };
+        at_least_one("packet_bytes", self.packet_bytes.into())?;
+        at_least_one("control_bytes", self.control_bytes.into())?;
+        packet_rate("initial_rate_bps", self.initial_rate_bps, self.packet_bytes)?;
+        packet_rate("min_rate_bps", self.min_rate_bps, self.packet_bytes)?;
+        if self.max_rate_bps.is_nan() || self.max_rate_bps <= 0.0 || self.max_rate_bps < self.min_rate_bps {
+            return Err(ConfigError::new("max_rate_bps", self.max_rate_bps, "must be >= min_rate_bps"));
+        }
+        if self.max_rate_bps.is_finite() {
+            packet_rate("max_rate_bps", self.max_rate_bps, self.packet_bytes)?;
+        }
+        nonzero("initial_srtt", self.initial_srtt)?;
+        in_open_closed("rtt_gain", self.rtt_gain, 0.0, 1.0)?;
+        in_open_closed("rtt_dev_gain", self.rtt_dev_gain, 0.0, 1.0)?;
+        nonneg("rtt_prune_below", self.rtt_prune_below)?;
+        at_least_one("rtt_prune_keep_one_in", self.rtt_prune_keep_one_in.into())?;
+        nonneg("li2le_sigmas", self.li2le_sigmas)?;
+        in_open_closed("lprf_decay_factor", self.lprf_decay_factor, 0.0, 1.0)?;
+        positive("lprf_decay_every_srtts", self.lprf_decay_every_srtts)?;
+        nonneg("atf_sigmas", self.atf_sigmas)?;
+        nonneg("silence_sigmas", self.silence_sigmas)?;
+        nonneg("increase_sigmas", self.increase_sigmas)?;
+        in_open_closed("decrease_factor", self.decrease_factor, 0.0, 1.0)?;
+        let w = &self.tfrc_weights;
+        if w.is_empty() || w.iter().any(|w| !(w.is_finite() && *w >= 0.0)) || w.iter().sum::<f64>() <= 0.0 {
+            return Err(ConfigError::new(
+                "tfrc_weights",
+                format!("{w:?}"),
+                "needs at least one weight, each finite and >= 0, not all zero",
+            ));
+        }
+        in_closed("tfrc_alpha", self.tfrc_alpha, 0.0, 1.0)?;
+        if self.tfrc_history < self.tfrc_weights.len() {
+            return Err(ConfigError::new("tfrc_history", self.tfrc_history, "must be at least the number of weights"));
+        }
+        at_least_one("transmit_window_pkts", self.transmit_window_pkts as u64)?;
+        if self.total_packets == Some(0) {
+            return Err(ConfigError::new("total_packets", 0, "must be positive (None for a bulk transfer)"));
+        }
+        if self.tail_heartbeats > 0 {
+            nonzero("heartbeat_interval", self.heartbeat_interval)?;
+        }
+        Ok(())
+    }
+}
+
+castlab_core::records_table!(LesbccRecords {
+    columns: [
+        rate_time_ns,
+        rate_bps,
+        rtt_time_ns,
+        rtt_sample_s,
+        srtt_s,
+        sigma_s,
+        rtt_used,
+        li_time_ns,
+        li_receiver,
+        li_outcome,
+    ],
+});
+
+castlab_core::config_enum!(RatePolicy { Aimd => "aimd", Tfrc => "tfrc" });
+
+castlab_core::config_fields!(LesbccConfig {
+    packet_bytes,
+    control_bytes,
+    initial_rate_bps,
+    min_rate_bps,
+    max_rate_bps,
+    initial_srtt,
+    rtt_gain,
+    rtt_dev_gain,
+    rtt_prune_below,
+    rtt_prune_keep_one_in,
+    li2le,
+    max_lprf,
+    atf,
+    silence,
+    li2le_sigmas,
+    lprf_decay_factor,
+    lprf_decay_every_srtts,
+    atf_sigmas,
+    silence_sigmas,
+    increase_sigmas,
+    decrease_factor,
+    policy,
+    tfrc_weights,
+    tfrc_alpha,
+    tfrc_history,
+    transmit_window_pkts,
+    total_packets,
+    tail_heartbeats,
+    heartbeat_interval,
+});
+
+mod cascade;
+mod filters;
+mod source;
+mod synthetic;
+mod tfrc;
+
+pub use cascade::*;
+pub use filters::*;
+pub use source::*;
+pub use synthetic::*;
+pub use tfrc::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use castlab_core::{GroupId, NodeId};
+
+    fn ms(x: u64) -> Instant {
+        Instant::from_nanos(x * 1_000_000)
+    }
+
+    #[test]
+    fn rtt_estimator_follows_appendix_a_and_prunes_low_samples() {
+        let cfg = LesbccConfig::default();
+        let mut e = RttEstimator::new(&cfg);
+        assert_eq!(e.srtt(), 0.2);
+        assert!(e.sample(0.100));
+        assert!((e.srtt() - 0.100).abs() < 1e-12 && (e.sigma() - 0.050).abs() < 1e-12);
+        // δ = 0.1 − 0.18 = −0.08: SRTT = 0.1 + 0.125·0.08 = 0.11, σ = 0.05 + 0.125 (0.08 − 0.05)
+        assert!(e.sample(0.180));
+        assert!((e.srtt() - 0.110).abs() < 1e-12, "{}", e.srtt());
+        assert!((e.sigma() - 0.05375).abs() < 1e-12, "{}", e.sigma());
+        // samples below SRTT/2 = 0.055: nine of ten pruned
+        let mut used = 0;
+        for _ in 0..20 {
+            if e.sample(0.010) {
+                used += 1;
+            }
+        }
+        assert_eq!(used, 2);
+        assert_eq!(e.pruned, 18);
+        // a sample at or above SRTT/2 is always used
+        let before = e.accepted;
+        assert!(e.sample(e.srtt() * 0.6));
+        assert_eq!(e.accepted, before + 1);
+    }
+
+    #[test]
+    fn li2le_passes_one_li_per_window_per_receiver() {
+        let mut f = Li2Le::default();
+        let w = Duration::from_millis(100);
+        // receiver 0: an LI every 10 ms for 1 s -> passes at 0, 110, 220, ... (strictly > 100 ms)
+        let mut passed0 = vec![];
+        let mut passed1 = 0;
+        for k in 0..100u64 {
+            if f.offer(ms(10 * k), 0, w) {
+                passed0.push(10 * k);
+            }
+            // receiver 1 interleaved: its own clock
+            if f.offer(ms(10 * k + 5), 1, w) {
+                passed1 += 1;
+            }
+        }
+        assert_eq!(passed0, vec![0, 110, 220, 330, 440, 550, 660, 770, 880, 990]);
+        assert_eq!(passed1, 10);
+        // an LI exactly one window after the last pass is filtered, just after passes
+        let mut g = Li2Le::default();
+        assert!(g.offer(ms(0), 3, w));
+        assert!(!g.offer(ms(100), 3, w));
+        assert!(g.offer(Instant::from_nanos(100_000_001), 3, w));
+    }
+
+    #[test]
+    fn max_lprf_pass_rate_converges_to_max_over_sum() {
+        // receivers with LE rates 5:3:1:1 -> max/sum = 0.5
+        let mut f = MaxLprf::default();
+        let mut rng = Rng::seed_from_u64(11);
+        let pattern = [0usize, 0, 0, 0, 0, 1, 1, 1, 2, 3];
+        let (mut offered, mut passed) = (0u64, 0u64);
+        for round in 0..20_000 {
+            for &r in &pattern {
+                let u = rng.uniform();
+                if f.offer(r, u) {
+                    passed += 1;
+                }
+                offered += 1;
+            }
+            if round == 10_000 {
+                assert!((f.ratio() - 0.5).abs() < 1e-3);
+            }
+        }
+        let rate = passed as f64 / offered as f64;
+        assert!((rate - 0.5).abs() < 0.01, "pass rate {rate}");
+        // the number passed is about the worst receiver's count
+        assert!((passed as f64 / 100_000.0 - 1.0).abs() < 0.02);
+        // decay keeps the ratio, scales the counts
+        let before = f.ratio();
+        f.decay(0.9);
+        assert!((f.ratio() - before).abs() < 1e-9);
+        assert!((f.counts()[0] - 0.9 * 100_000.0).abs() < 1e-6);
+        // a single receiver: every LE passes
+        let mut one = MaxLprf::default();
+        assert!((0..100).all(|_| one.offer(7, 0.999_999)));
+    }
+
+    #[test]
+    fn atf_passes_at_most_one_per_epoch_with_silence() {
+        let mut a = Atf::default();
+        let silence = Duration::from_millis(60);
+        let epoch = Duration::from_millis(200);
+        let mut passed = vec![];
+        for k in 0..100u64 {
+            let t = ms(5 * k);
+            if a.offer(t, silence, epoch) {
+                passed.push(5 * k);
+                assert!(a.silenced(t) && a.congested(t));
+                assert!(a.silenced(t + Duration::from_millis(59)));
+                assert!(!a.silenced(t + Duration::from_millis(60)));
+                assert!(a.congested(t + Duration::from_millis(259)));
+            }
+        }
+        // epochs of 260 ms: 0, 260
+        assert_eq!(passed, vec![0, 260]);
+    }
+
+    #[test]
+    fn aimd_halves_and_adds_one_mss_per_interval() {
+        let cfg = LesbccConfig { initial_rate_bps: 1e6, ..LesbccConfig::default() };
+        let mut a = Aimd::new(&cfg);
+        a.decrease();
+        assert_eq!(a.rate_bps, 5e5);
+        a.increase(0.1);
+        assert!((a.rate_bps - (5e5 + 560.0 * 8.0 / 0.1)).abs() < 1e-6);
+        for _ in 0..100 {
+            a.decrease();
+        }
+        assert_eq!(a.rate_bps, cfg.min_rate_bps);
+    }
+
+    #[test]
+    fn tfrc_average_loss_interval_by_hand() {
+        // weights 1 x 8, α = 0.95
+        let mut h = LossHistory::new(vec![1.0; 8], 0.95, 256);
+        assert_eq!(h.average(1), None);
+        for _ in 0..7 {
+            h.on_packet();
+        }
+        // no interval yet: ŝ_0 is s_0 alone
+        assert_eq!(h.average(0), Some(7.0));
+        h.on_loss_event(); // s_1 = 7
+        assert_eq!(h.average(1), Some(7.0));
+        // N = 3 < n: plain mean of what exists (w_{N+1..n} = 0, α = 0)
+        for s in [10u64, 4] {
+            for _ in 0..s {
+                h.on_packet();
+            }
+            h.on_loss_event();
+        }
+        // history newest first: 4, 10, 7
+        assert_eq!(h.average(1), Some((4.0 + 10.0 + 7.0) / 3.0));
+        for _ in 0..5 {
+            h.on_packet();
+        }
+        // ŝ_0 over s_0..s_3 = 5, 4, 10, 7
+        assert_eq!(h.average(0), Some((5.0 + 4.0 + 10.0 + 7.0) / 4.0));
+        // fill to N = 8 = n: α = 0, plain mean of 8
+        h.on_loss_event(); // s = 5
+        let rest = [20u64, 2, 8, 6];
+        for s in rest {
+            for _ in 0..s {
+                h.on_packet();
+            }
+            h.on_loss_event();
+        }
+        // newest first: 6, 8, 2, 20, 5, 4, 10, 7
+        let all = [6.0, 8.0, 2.0, 20.0, 5.0, 4.0, 10.0, 7.0];
+        assert_eq!(h.n_intervals(), 8);
+        assert!((h.average(1).unwrap() - all.iter().sum::<f64>() / 8.0).abs() < 1e-12);
+        // N = 10 > n: the tail s_9, s_10 discounted by α, α²
+        for s in [3u64, 9] {
+            for _ in 0..s {
+                h.on_packet();
+            }
+            h.on_loss_event();
+        }
+        // newest first: 9, 3, 6, 8, 2, 20, 5, 4, 10, 7
+        let v = [9.0, 3.0, 6.0, 8.0, 2.0, 20.0, 5.0, 4.0, 10.0, 7.0];
+        let num = v[..8].iter().sum::<f64>() + 10.0 * 0.95 + 7.0 * 0.95 * 0.95;
+        let den = 8.0 + 0.95 + 0.95 * 0.95;
+        assert!((h.average(1).unwrap() - num / den).abs() < 1e-12);
+        // ŝ_2 starts at s_2: terms s_2..s_9 weighted 1, s_10 discounted by α
+        let num2 = v[1..9].iter().sum::<f64>() + 7.0 * 0.95;
+        assert!((h.average(2).unwrap() - num2 / 8.95).abs() < 1e-12);
+        // ŝ_0 with s_0 = 12: s_0..s_7 weighted 1, s_8.. discounted
+        for _ in 0..12 {
+            h.on_packet();
+        }
+        let num0 = 12.0 + v[..7].iter().sum::<f64>() + 4.0 * 0.95 + 10.0 * 0.95f64.powi(2) + 7.0 * 0.95f64.powi(3);
+        let den0 = 8.0 + 0.95 + 0.95f64.powi(2) + 0.95f64.powi(3);
+        assert!((h.average(0).unwrap() - num0 / den0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn padhye_rate_matches_the_formula() {
+        let (s, r, p, t) = (560.0, 0.1, 0.01, 0.3);
+        let expect =
+            s / (r * (2.0 * p / 3.0f64).sqrt() + t * 3.0 * (3.0 * p / 8.0f64).sqrt() * p * (1.0 + 32.0 * p * p));
+        assert!((padhye_rate(s, r, p, t) - expect).abs() < 1e-9);
+        assert!(padhye_rate(s, r, 0.001, t) > padhye_rate(s, r, 0.01, t));
+    }
+
+    #[test]
+    fn cascade_stages_can_be_switched_off() {
+        // one receiver, a burst of 10 LIs within one RTT
+        let run = |cfg: LesbccConfig| {
+            let mut c = Cascade::new(&cfg, Rng::seed_from_u64(1));
+            c.start(Instant::ZERO);
+            for k in 0..10 {
+                c.on_li(ms(1000 + k), 0, None);
+            }
+            c.stats
+        };
+        let all = run(LesbccConfig::default());
+        assert_eq!((all.lis, all.les, all.lprf_passed, all.rate_reductions), (10, 1, 1, 1));
+        let no_li2le = run(LesbccConfig { li2le: false, ..LesbccConfig::default() });
+        assert_eq!((no_li2le.les, no_li2le.lprf_passed, no_li2le.rate_reductions), (10, 10, 1));
+        let none = run(LesbccConfig { li2le: false, atf: false, ..LesbccConfig::default() });
+        assert_eq!(none.rate_reductions, 10);
+    }
+
+    #[test]
+    fn cascade_increases_once_per_interval_outside_epochs() {
+        let cfg = LesbccConfig { initial_rate_bps: 1e6, ..LesbccConfig::default() };
+        let mut c = Cascade::new(&cfg, Rng::seed_from_u64(1));
+        c.start(Instant::ZERO);
+        // initial SRTT 0.2, σ 0.1: interval 0.4 s, step 4480 / 0.4 = 11200 b/s
+        let first = c.next_timeout().unwrap();
+        assert_eq!(first, ms(400));
+        c.handle_timeout(first);
+        assert!((c.rate_bps() - (1e6 + 11_200.0)).abs() < 1e-6);
+        // an LI starts an epoch: halve, no increase until the epoch is over
+        c.on_li(ms(450), 0, None);
+        assert!((c.rate_bps() - (1e6 + 11_200.0) / 2.0).abs() < 1e-6);
+        assert!(c.silenced(ms(451)));
+        let r = c.rate_bps();
+        c.handle_timeout(ms(800));
+        assert_eq!(c.rate_bps(), r, "no increase inside the epoch");
+        assert!(c.stats.rate_increases == 1);
+    }
+
+    fn drive(src: &mut LesbccSource, now: Instant, out: &mut Vec<(Instant, Packet)>) {
+        while let Some(p) = src.poll_transmit() {
+            out.push((now, p));
+        }
+        while src.poll_event().is_some() {}
+    }
+
+    #[test]
+    fn source_paces_at_its_rate_and_goes_silent_after_a_reduction() {
+        let cfg = LesbccConfig { initial_rate_bps: 448_000.0, ..LesbccConfig::default() }; // 100 pkt/s
+        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
+        let mut out = vec![];
+        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
+        drive(&mut s, Instant::ZERO, &mut out);
+        let mut now = Instant::ZERO;
+        while now < ms(300) {
+            now = s.poll_timeout().unwrap();
+            s.handle_timeout(now);
+            drive(&mut s, now, &mut out);
+        }
+        let odata: Vec<_> =
+            out.iter().filter(|(_, p)| matches!(p.header, Header::Pgm(h) if h.kind == PgmHeader::ODATA)).collect();
+        assert!(odata.len() >= 30 && odata.len() <= 31, "{}", odata.len());
+        assert_eq!(odata[1].0.as_nanos() - odata[0].0.as_nanos(), 10_000_000);
+        // a NAK for seq 5 from a receiver: NCF at once, then silence (0.1 + 0.2 = 0.3 s here
+        // after the first sample R: SRTT = R, σ = R/2, silence R/2 + R), then the RDATA first
+        now += Duration::from_millis(1);
+        let mut nak = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 1)), 40);
+        nak.src = Addr::new(NodeId(5), 1);
+        nak.flow = 1;
+        nak.seq = 5;
+        nak.header = Header::Pgm(PgmHeader { kind: PgmHeader::NAK, trail: 0, lead: 6 });
+        out.clear();
+        s.handle_packet(now, &nak);
+        drive(&mut s, now, &mut out);
+        assert_eq!(out.len(), 1);
+        assert!(matches!(out[0].1.header, Header::Pgm(h) if h.kind == PgmHeader::NCF) && out[0].1.seq == 5);
+        assert_eq!(s.cascade().stats.rate_reductions, 1);
+        let r = now.saturating_since(ms(50)).as_secs_f64();
+        let silence_end = s.cascade().silence_end().unwrap();
+        assert!((silence_end.saturating_since(now).as_secs_f64() - (0.5 * r + 2.0 * 0.5 * r)).abs() < 1e-6);
+        out.clear();
+        while now < silence_end + Duration::from_millis(100) {
+            now = s.poll_timeout().unwrap();
+            s.handle_timeout(now);
+            drive(&mut s, now, &mut out);
+        }
+        let data: Vec<_> =
+            out.iter().filter(|(_, p)| matches!(p.header, Header::Pgm(h) if h.kind != PgmHeader::NCF)).collect();
+        assert!(data.iter().all(|(t, _)| *t >= silence_end), "nothing sent during the silence");
+        assert!(matches!(data[0].1.header, Header::Pgm(h) if h.kind == PgmHeader::RDATA) && data[0].1.seq == 5);
+        // half the rate: 20 ms between packets
+        assert_eq!(data[2].0.as_nanos() - data[1].0.as_nanos(), 20_000_000);
+    }
+
+    #[test]
+    fn synthetic_drive_passes_about_the_worst_receivers_les() {
+        let cfg = LesbccConfig::default();
+        let rtt = Duration::from_millis(100);
+        let one = run_synthetic(&cfg, &[ReceiverClass { count: 1, loss: 0.1, rtt }], 6000, 1);
+        let many = run_synthetic(
+            &cfg,
+            &[ReceiverClass { count: 1, loss: 0.1, rtt }, ReceiverClass { count: 1000, loss: 0.02, rtt }],
+            6000,
+            1,
+        );
+        assert_eq!(one.packets, 6000);
+        // one receiver: Max-LPRF passes everything
+        assert_eq!(one.stats.lprf_passed, one.stats.les);
+        // 1000 more receivers at 2 %: some 120,000 LIs, yet the LEs passed stay near the worst's
+        assert!(many.stats.lis > 100_000);
+        let worst = many.les_per_receiver[0] as f64;
+        let passed = many.stats.lprf_passed as f64;
+        assert!((passed / worst - 1.0).abs() < 0.25, "passed {passed} worst {worst}");
+        // and the worst receiver is the one with the most LEs
+        assert!(many.les_per_receiver[1..].iter().all(|&x| (x as f64) < worst));
+    }
+}

@@ -1,0 +1,323 @@
+//! The LE-SBCC source agent: the cascade over the PGM-like transmit side (§5.1).
+
+use super::*;
+
+// ------------------------------------------------------------------------------------------
+// The source agent: the cascade over the PGM transmit side (§5.1)
+// ------------------------------------------------------------------------------------------
+
+/// Counters of a [`LesbccSource`]'s transport.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SourceStats {
+    pub odata_sent: u64,
+    pub rdata_sent: u64,
+    pub ncf_sent: u64,
+    pub spm_sent: u64,
+    pub bytes_sent: u64,
+    /// NAKs for a sequence number outside the transmit window (still LIs; no repair).
+    pub naks_out_of_window: u64,
+    /// NAKs for a sequence number whose repair was already queued (one RDATA sent).
+    pub naks_repair_pending: u64,
+    /// Packets that were not a NAK of this session: counted and ignored.
+    pub ignored: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct WinSlot {
+    /// seq + 1 (0: empty).
+    tag: u64,
+    sent_at: Instant,
+    repair_queued: bool,
+    /// An RDATA of this sequence number has been sent.
+    repaired: bool,
+}
+
+castlab_core::timers! {
+    /// The source's timers: pacing, the end of a silence period, tail heartbeats (SPMs).
+    pub enum SourceTimer { Send, Silence, Heartbeat }
+}
+
+/// An LE-SBCC source over the PGM-like transport: paces ODATA (and RDATA, which take
+/// precedence) at the cascade's rate to a group (multicast) or one receiver (unicast, the
+/// background flows of Fig. 5), answers each NAK with an NCF and one RDATA, and feeds every
+/// NAK to the cascade as an LI. Receivers are told apart by the NAK's source address.
+#[derive(Debug)]
+pub struct LesbccSource {
+    cfg: LesbccConfig,
+    dest: Dest,
+    flow: u32,
+    cascade: Cascade,
+    now: Instant,
+    started: bool,
+    /// Next ODATA sequence number (the window lead, exclusive).
+    lead: u64,
+    window: Vec<WinSlot>,
+    repairs: VecDeque<u64>,
+    ncfs: VecDeque<u64>,
+    receivers: HashMap<Addr, u32>,
+    receiver_addrs: Vec<Addr>,
+    timers: TimerTable<SourceTimer>,
+    send_ready: bool,
+    next_send: Instant,
+    heartbeats_left: u32,
+    pending_event: Option<f64>,
+    pub stats: SourceStats,
+}
+
+impl LesbccSource {
+    /// A source of session `flow` sending to `dest`. The error names the bad configuration
+    /// field.
+    pub fn try_new(dest: Dest, flow: u32, cfg: LesbccConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        let w = cfg.transmit_window_pkts;
+        Ok(LesbccSource {
+            cascade: Cascade::new(&cfg, Rng::seed_from_u64(0)),
+            dest,
+            flow,
+            now: Instant::ZERO,
+            started: false,
+            lead: 0,
+            window: vec![WinSlot::default(); w],
+            repairs: VecDeque::with_capacity(1024),
+            ncfs: VecDeque::with_capacity(1024),
+            receivers: HashMap::new(),
+            receiver_addrs: Vec::new(),
+            timers: TimerTable::default(),
+            send_ready: false,
+            next_send: Instant::ZERO,
+            heartbeats_left: cfg.tail_heartbeats,
+            pending_event: None,
+            stats: SourceStats::default(),
+            cfg,
+        })
+    }
+
+    pub fn config(&self) -> &LesbccConfig {
+        &self.cfg
+    }
+    pub fn cascade(&self) -> &Cascade {
+        &self.cascade
+    }
+    pub fn flow(&self) -> u32 {
+        self.flow
+    }
+    pub fn rate_bps(&self) -> f64 {
+        self.cascade.rate_bps()
+    }
+    /// One past the highest sequence number sent.
+    pub fn lead(&self) -> u64 {
+        self.lead
+    }
+    /// Oldest sequence number the source can still repair.
+    pub fn trail(&self) -> u64 {
+        self.lead.saturating_sub(self.window.len() as u64)
+    }
+    /// Receivers seen (by the address their NAKs came from), in order of first NAK.
+    pub fn receiver_addrs(&self) -> &[Addr] {
+        &self.receiver_addrs
+    }
+
+    fn data_left(&self) -> bool {
+        self.cfg.total_packets.is_none_or(|n| self.lead < n)
+    }
+
+    fn work_pending(&self) -> bool {
+        !self.repairs.is_empty() || self.data_left()
+    }
+
+    /// Arm the pacing timer if there is something to send and the ATF is not silent.
+    fn arm_send(&mut self) {
+        if !self.started || self.send_ready || self.timers.is_armed(SourceTimer::Send) || !self.work_pending() {
+            return;
+        }
+        if let Some(end) = self.cascade.silence_end().filter(|&t| self.now < t) {
+            self.timers.set(SourceTimer::Silence, end);
+            return;
+        }
+        let at = self.next_send.max(self.now);
+        if at <= self.now {
+            self.send_ready = true;
+        } else {
+            self.timers.set(SourceTimer::Send, at);
+        }
+    }
+
+    fn header(&self, kind: castlab_core::PgmKind) -> PgmHeader {
+        PgmHeader { kind, trail: self.trail(), lead: self.lead }
+    }
+
+    fn packet(&self, kind: castlab_core::PgmKind, seq: u64, size: u32) -> Packet {
+        let mut p = Packet::data(self.dest, size);
+        p.flow = self.flow;
+        p.seq = seq;
+        p.header = Header::Pgm(self.header(kind));
+        p
+    }
+
+    fn slot(&self, seq: u64) -> usize {
+        (seq % self.window.len() as u64) as usize
+    }
+
+    fn on_nak(&mut self, now: Instant, src: Addr, seq: u64) {
+        let rcv = match self.receivers.get(&src) {
+            Some(&i) => i as usize,
+            None => {
+                let i = self.receiver_addrs.len();
+                self.receivers.insert(src, i as u32);
+                self.receiver_addrs.push(src);
+                i
+            }
+        };
+        let in_window = seq < self.lead && seq >= self.trail();
+        let idx = self.slot(seq);
+        let known = in_window && self.window[idx].tag == seq + 1;
+        // RTT sample from the ODATA's send time (Appendix A, T_send[j]) only while no repair of
+        // j has been sent: a NAK after a repair is a receiver's repeat (its NAK_RDATA_IVL or
+        // NAK_RPT_IVL ran out), whose timing is the receiver's wait, not a round trip. Such
+        // samples (seconds, against RTTs of ~0.1 s) would lift SRTT until the pruning of §2.1
+        // discards the true samples. They are still LIs for the filters.
+        let sample_from = if known && !self.window[idx].repaired { Some(self.window[idx].sent_at) } else { None };
+        let silenced_before = self.cascade.silenced(now);
+        self.cascade.on_li(now, rcv, sample_from);
+        if let Some(r) = self.cascade.take_rate_change() {
+            self.pending_event = Some(r);
+        }
+        if !silenced_before && self.cascade.silenced(now) {
+            // The ATF started a silence period: hold the pacer until it ends.
+            self.timers.stop(SourceTimer::Send);
+            self.send_ready = false;
+            if let Some(end) = self.cascade.silence_end() {
+                self.timers.set(SourceTimer::Silence, end);
+            }
+        }
+        if !known {
+            self.stats.naks_out_of_window += 1;
+            return;
+        }
+        // PGM: confirm with an NCF (multicast), queue one repair.
+        self.ncfs.push_back(seq);
+        if self.window[idx].repair_queued {
+            self.stats.naks_repair_pending += 1;
+        } else {
+            self.window[idx].repair_queued = true;
+            self.repairs.push_back(seq);
+            self.arm_send();
+        }
+    }
+
+    fn after_input(&mut self) {
+        if let Some(r) = self.cascade.take_rate_change() {
+            self.pending_event = Some(r);
+        }
+        self.arm_send();
+    }
+}
+
+impl Agent for LesbccSource {
+    fn handle_start(&mut self, now: Instant, info: StartInfo) {
+        self.now = now;
+        self.cascade = Cascade::new(&self.cfg, info.rng);
+        self.cascade.start(now);
+        self.started = true;
+        self.next_send = now;
+        self.after_input();
+    }
+
+    fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        self.now = now;
+        match p.header {
+            Header::Pgm(h) if h.kind == PgmHeader::NAK && p.flow == self.flow => self.on_nak(now, p.src, p.seq),
+            _ => self.stats.ignored += 1,
+        }
+        self.after_input();
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.now = now;
+        while let Some(slot) = self.timers.expire(now) {
+            match slot {
+                SourceTimer::Send => self.send_ready = true,
+                SourceTimer::Silence => {}
+                SourceTimer::Heartbeat => {
+                    if self.heartbeats_left > 0 {
+                        self.heartbeats_left -= 1;
+                        self.ncfs.push_back(u64::MAX); // marker: an SPM
+                        if self.heartbeats_left > 0 {
+                            self.timers.set(SourceTimer::Heartbeat, now + self.cfg.heartbeat_interval);
+                        }
+                    }
+                }
+            }
+        }
+        if self.cascade.next_timeout().is_some_and(|t| t <= now) {
+            self.cascade.handle_timeout(now);
+        }
+        self.after_input();
+    }
+
+    fn poll_transmit(&mut self) -> Option<Packet> {
+        if let Some(seq) = self.ncfs.pop_front() {
+            let size = self.cfg.control_bytes;
+            self.stats.bytes_sent += size as u64;
+            if seq == u64::MAX {
+                self.stats.spm_sent += 1;
+                return Some(self.packet(PgmHeader::SPM, self.lead, size));
+            }
+            self.stats.ncf_sent += 1;
+            return Some(self.packet(PgmHeader::NCF, seq, size));
+        }
+        if !self.send_ready {
+            return None;
+        }
+        self.send_ready = false;
+        if self.cascade.silenced(self.now) {
+            self.arm_send();
+            return None;
+        }
+        let now = self.now;
+        let size = self.cfg.packet_bytes;
+        let pkt = if let Some(seq) = self.repairs.pop_front() {
+            let idx = self.slot(seq);
+            self.window[idx].repair_queued = false;
+            if self.window[idx].tag != seq + 1 {
+                // fell out of the window while queued
+                self.arm_send();
+                return None;
+            }
+            self.window[idx].repaired = true;
+            self.stats.rdata_sent += 1;
+            self.packet(PgmHeader::RDATA, seq, size)
+        } else if self.data_left() {
+            let seq = self.lead;
+            let idx = self.slot(seq);
+            self.window[idx] = WinSlot { tag: seq + 1, sent_at: now, repair_queued: false, repaired: false };
+            self.lead += 1;
+            self.stats.odata_sent += 1;
+            self.cascade.on_send();
+            if !self.data_left() && self.heartbeats_left > 0 {
+                self.timers.set(SourceTimer::Heartbeat, now + self.cfg.heartbeat_interval);
+            }
+            // the lead in the header counts this packet
+            self.packet(PgmHeader::ODATA, seq, size)
+        } else {
+            return None;
+        };
+        self.stats.bytes_sent += size as u64;
+        // at least the clock's 1 ns, however far an unbounded rate has grown
+        let gap = Duration::from_secs_f64(size as f64 * 8.0 / self.cascade.rate_bps()).max(Duration::from_nanos(1));
+        self.next_send = now + gap;
+        self.arm_send();
+        Some(pkt)
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        match (self.timers.next(), self.cascade.next_timeout()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn poll_event(&mut self) -> Option<AgentEvent> {
+        self.pending_event.take().map(|rate_bps| AgentEvent::RateChanged { rate_bps })
+    }
+}

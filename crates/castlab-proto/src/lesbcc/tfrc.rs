@@ -1,0 +1,112 @@
+//! Stage 5b, the TFRC module of §4.1: the loss-interval history with its weights and discount,
+//! and Padhye's throughput equation.
+
+use super::*;
+
+// ------------------------------------------------------------------------------------------
+// Stage 5b: the TFRC module (§4.1)
+// ------------------------------------------------------------------------------------------
+
+/// Loss intervals counted at the source from the LE stream (§4.1). `s_0` is the number of
+/// packets sent since the most recent LE; `s_1, s_2, ...` the earlier intervals, newest first.
+/// The first interval runs from the start of the transfer to the first LE.
+#[derive(Clone, Debug)]
+pub struct LossHistory {
+    s0: u64,
+    /// s_1 at the front.
+    intervals: VecDeque<u64>,
+    weights: Vec<f64>,
+    alpha: f64,
+    cap: usize,
+    /// Total number of loss intervals N since the start (the deque keeps the newest `cap`).
+    pub total: u64,
+}
+
+impl LossHistory {
+    pub fn new(weights: Vec<f64>, alpha: f64, cap: usize) -> Self {
+        let cap = cap.max(weights.len()).max(1);
+        LossHistory { s0: 0, intervals: VecDeque::with_capacity(cap), weights, alpha, cap, total: 0 }
+    }
+    pub fn from_config(cfg: &LesbccConfig) -> Self {
+        LossHistory::new(cfg.tfrc_weights.clone(), cfg.tfrc_alpha, cfg.tfrc_history)
+    }
+    /// A packet was sent.
+    pub fn on_packet(&mut self) {
+        self.s0 += 1;
+    }
+    /// A loss event: s_0 becomes s_1.
+    pub fn on_loss_event(&mut self) {
+        if self.intervals.len() == self.cap {
+            self.intervals.pop_back();
+        }
+        self.intervals.push_front(self.s0);
+        self.s0 = 0;
+        self.total += 1;
+    }
+    pub fn s0(&self) -> u64 {
+        self.s0
+    }
+    /// A loss event after `packets` packets since the previous one (for hand-made histories).
+    pub fn push_interval(&mut self, packets: u64) {
+        self.s0 = packets;
+        self.on_loss_event();
+    }
+    /// Set s_0, the packets since the most recent loss event.
+    pub fn set_s0(&mut self, packets: u64) {
+        self.s0 = packets;
+    }
+    /// s_k for k >= 0 (None beyond the history).
+    pub fn s(&self, k: usize) -> Option<u64> {
+        if k == 0 {
+            Some(self.s0)
+        } else {
+            self.intervals.get(k - 1).copied()
+        }
+    }
+    /// Number of loss intervals held (N, up to the history cap).
+    pub fn n_intervals(&self) -> usize {
+        self.intervals.len()
+    }
+    /// ŝ_i of §4.1:
+    /// (Σ_{k=1..n} s_{i+k−1} w_k + Σ_{k=i+n..N} s_k α^{k−i−n+1}) /
+    /// (Σ_{k=1..n} w_k + Σ_{k=i+n..N} α^{k−i−n+1}).
+    /// Short histories (§4.1): the weights of the missing terms are 0 (N < n: w_{N+1..n} = 0,
+    /// and the discounted tail is empty, i.e. α = 0, while N <= n). None when no term exists.
+    pub fn average(&self, i: usize) -> Option<f64> {
+        let n = self.weights.len();
+        let big_n = self.intervals.len();
+        let (mut num, mut den) = (0.0, 0.0);
+        for k in 1..=n {
+            let idx = i + k - 1;
+            if idx > big_n {
+                break;
+            }
+            let w = self.weights[k - 1];
+            num += self.s(idx).expect("in range") as f64 * w;
+            den += w;
+        }
+        let mut a = self.alpha;
+        for k in (i + n)..=big_n {
+            num += self.s(k).expect("in range") as f64 * a;
+            den += a;
+            a *= self.alpha;
+        }
+        if den > 0.0 {
+            Some(num / den)
+        } else {
+            None
+        }
+    }
+}
+
+/// The TCP throughput equation of §4.1 (Padhye et al.), bytes per second:
+/// T = s / (R √(2p/3) + t_RTO · 3 √(3p/8) · p (1 + 32 p²)).
+pub fn padhye_rate(s_bytes: f64, rtt_s: f64, p: f64, t_rto_s: f64) -> f64 {
+    let p = p.clamp(1e-12, 1.0);
+    let den = rtt_s * (2.0 * p / 3.0).sqrt() + t_rto_s * 3.0 * (3.0 * p / 8.0).sqrt() * p * (1.0 + 32.0 * p * p);
+    if den > 0.0 {
+        s_bytes / den
+    } else {
+        f64::INFINITY
+    }
+}

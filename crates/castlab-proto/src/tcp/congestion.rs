@@ -1,0 +1,151 @@
+//! The congestion-control interface (RFC 5681's events as callbacks) and the window state the
+//! Reno family shares; one file per algorithm beside it, as smoltcp and quinn do.
+
+use super::*;
+
+// ------------------------------------------------------------------------------------------
+// Congestion control interface
+// ------------------------------------------------------------------------------------------
+
+/// What the sender tells its controller about an arriving ACK. Sequence numbers are bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckInfo {
+    /// The cumulative acknowledgement carried by the ACK.
+    pub ack: u64,
+    /// Bytes newly acknowledged by it (0 for a duplicate ACK).
+    pub bytes_acked: u64,
+    /// FlightSize before the ACK: bytes sent and not yet cumulatively acknowledged.
+    pub flight_before: u64,
+    /// FlightSize after the ACK ("the amount of data presently outstanding", RFC 6582 §3.2).
+    pub flight_after: u64,
+    /// One past the highest byte ever sent.
+    pub snd_max: u64,
+}
+
+/// What the sender tells its controller when the retransmission timer expires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TimeoutInfo {
+    /// FlightSize when the timer expired.
+    pub flight: u64,
+    /// One past the highest byte ever sent.
+    pub snd_max: u64,
+    /// False when the segment at the left edge was already retransmitted by the timer: RFC
+    /// 5681 §3.1 then holds ssthresh constant.
+    pub first_for_segment: bool,
+}
+
+/// The controller's answer to an ACK.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckResponse {
+    /// Retransmit the first unacknowledged segment now, whatever the window.
+    pub retransmit: bool,
+    /// Restart the retransmission timer (only consulted when the ACK acknowledged new data
+    /// and data remains outstanding; RFC 6298 §5.3 restarts it, RFC 6582 §3.2 only on the
+    /// first partial ACK of a recovery).
+    pub restart_rto: bool,
+}
+
+/// A TCP congestion controller. The sender owns sequence numbers, timers and the receiver
+/// window; the controller owns `cwnd` and `ssthresh` (bytes) and the recovery state.
+pub trait CongestionControl: Debug {
+    fn name(&self) -> &'static str;
+    fn cwnd(&self) -> u64;
+    fn ssthresh(&self) -> u64;
+    /// In fast recovery.
+    fn in_recovery(&self) -> bool;
+    /// An ACK that acknowledged new data.
+    fn on_new_ack(&mut self, ack: &AckInfo) -> AckResponse;
+    /// The `dupacks`-th consecutive duplicate ACK (RFC 5681 §2 definition).
+    fn on_dup_ack(&mut self, ack: &AckInfo, dupacks: u32) -> AckResponse;
+    /// The retransmission timer expired.
+    fn on_timeout(&mut self, to: &TimeoutInfo);
+}
+
+/// The algorithms shipped here, for callers that choose one by name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CcAlgorithm {
+    Reno,
+    NewReno,
+}
+
+impl CcAlgorithm {
+    pub fn build(self, cfg: &TcpConfig) -> Box<dyn CongestionControl> {
+        match self {
+            CcAlgorithm::Reno => Box::new(Reno::new(cfg)),
+            CcAlgorithm::NewReno => Box::new(NewReno::new(cfg)),
+        }
+    }
+}
+
+/// Window arithmetic shared by Reno and NewReno (RFC 5681 §3.1 and §3.2).
+#[derive(Clone, Debug)]
+pub(crate) struct Window {
+    pub(crate) mss: u64,
+    pub(crate) cwnd: u64,
+    pub(crate) ssthresh: u64,
+    /// Bytes acknowledged since cwnd last grew in congestion avoidance.
+    pub(crate) ca_acked: u64,
+    pub(crate) dupthresh: u32,
+}
+
+impl Window {
+    pub(crate) fn new(cfg: &TcpConfig) -> Self {
+        let mss = cfg.mss_bytes.max(1) as u64;
+        Window {
+            mss,
+            // RFC 5681 §3.1: IW, in bytes.
+            cwnd: cfg.initial_window_segs.max(1) as u64 * mss,
+            ssthresh: cfg.initial_ssthresh_bytes,
+            ca_acked: 0,
+            dupthresh: cfg.dupack_threshold.max(1),
+        }
+    }
+
+    /// Growth on an ACK of `n` new bytes outside recovery.
+    pub(crate) fn grow(&mut self, n: u64) {
+        if self.cwnd < self.ssthresh {
+            // RFC 5681 §3.1 eq. (2), slow start: cwnd += min(N, SMSS).
+            self.cwnd += n.min(self.mss);
+        } else {
+            // RFC 5681 §3.1, congestion avoidance, the RECOMMENDED byte counting (RFC 3465):
+            // when the bytes acknowledged reach cwnd, cwnd grows by SMSS.
+            self.ca_acked += n;
+            if self.ca_acked >= self.cwnd {
+                self.ca_acked -= self.cwnd;
+                self.cwnd += self.mss;
+            }
+        }
+    }
+
+    /// RFC 5681 §3.1 eq. (4): ssthresh = max(FlightSize / 2, 2·SMSS), with FlightSize capped
+    /// by `window`, the congestion window not counting fast-recovery inflation. The RFC sets
+    /// ssthresh to "no more than" eq. (4); the cap matters in two cases where snd_max − snd_una
+    /// overstates what the window let into the network: after go-back-N (snd_max stays at the
+    /// old maximum while cwnd restarts from 1 SMSS), and in a fast recovery whose retransmission
+    /// was lost (every duplicate ACK inflates cwnd and sends new data, so FlightSize grows for
+    /// a whole RTO). Without the cap a timeout there set ssthresh to hundreds of segments and
+    /// the next slow start overran the bottleneck queue. ns-2's Reno and NewReno agents halve
+    /// their uninflated `cwnd_` the same way (inflation lives in `dupwnd_`).
+    pub(crate) fn halve(&mut self, flight: u64, window: u64) {
+        self.ssthresh = (flight.min(window) / 2).max(2 * self.mss);
+        self.ca_acked = 0;
+    }
+
+    /// RFC 5681 §3.2 steps 2 and 3: set ssthresh, retransmit, cwnd = ssthresh + 3·SMSS.
+    pub(crate) fn enter_fast_recovery(&mut self, flight: u64) {
+        self.halve(flight, self.cwnd);
+        self.cwnd = self.ssthresh + self.dupthresh as u64 * self.mss;
+    }
+
+    /// RFC 5681 §3.1: after a timeout cwnd is the loss window LW = 1 SMSS; ssthresh by eq. (4)
+    /// unless the segment was already retransmitted by the timer, then held constant.
+    /// `recovering`: the timer expired during fast recovery, whose uninflated window is ssthresh.
+    pub(crate) fn timeout(&mut self, to: &TimeoutInfo, recovering: bool) {
+        if to.first_for_segment {
+            let window = if recovering { self.ssthresh } else { self.cwnd };
+            self.halve(to.flight, window);
+        }
+        self.ca_acked = 0;
+        self.cwnd = self.mss;
+    }
+}

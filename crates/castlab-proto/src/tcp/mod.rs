@@ -1,0 +1,675 @@
+//! TCP Reno and NewReno as sans-IO agents: a bulk or fixed-size sender ([`TcpSender`]) and a
+//! cumulative-ACK receiver ([`TcpSink`]).
+//!
+//! What is implemented, and where it comes from:
+//! - congestion control behind the [`CongestionControl`] interface: [`Reno`] (RFC 5681 §3.1
+//!   slow start and congestion avoidance, §3.2 fast retransmit and fast recovery) and
+//!   [`NewReno`] (RFC 6582 §3.2: partial acknowledgements keep the sender in fast recovery and
+//!   retransmit the next hole, `recover` guards against a second reduction);
+//! - the retransmission timer of RFC 6298 (§2 estimator, §3 Karn's rule, §5 timer management
+//!   with exponential back-off), in [`RttEstimator`] and [`TcpSender`];
+//! - a receiver sending cumulative ACKs, immediately or delayed (RFC 5681 §4.2, RFC 1122
+//!   §4.2.3.2), with an RFC 7323-style timestamp echo used for RTT samples.
+//!
+//! The model is one-way data transfer in the style of ns-2's `Agent/TCP` and `TCPSink`: no
+//! connection set-up or tear-down, sequence numbers count payload bytes from 0, and every
+//! segment but the last of a fixed-size transfer carries exactly `mss_bytes` of payload.
+//! Per-flow traces ([`TcpTrace`], [`SinkTrace`]) are columnar vectors that a caller reads after
+//! a run (`Simulator::agent::<TcpSender>(id)`).
+
+use core::fmt::Debug;
+use std::collections::VecDeque;
+
+use castlab_core::{
+    Addr, Agent, ConfigError, Dest, Duration, Header, Instant, Packet, StartInfo, TcpHeader, TimerTable,
+};
+
+// ------------------------------------------------------------------------------------------
+// Configuration
+// ------------------------------------------------------------------------------------------
+
+/// How much data the application hands to the sender.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transfer {
+    /// An FTP-like bulk source: always data to send (until the stop time).
+    Bulk,
+    /// A fixed number of payload bytes; the last segment carries `FIN`.
+    Bytes(u64),
+}
+
+/// Parameters of a TCP sender and sink. `Default` gives the values named on each field.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpConfig {
+    /// Sender maximum segment size (SMSS), payload bytes per segment. Default 1000 (the usual
+    /// ns-2 packet size of the papers' simulations).
+    pub mss_bytes: u32,
+    /// Header overhead added to the payload to get the on-wire size. Default 40 (IPv4 + TCP
+    /// without options). A pure ACK is this many bytes.
+    pub header_bytes: u32,
+    /// Initial window, segments. Default 2: RFC 2581 §3.1 (IW <= 2 segments), still within
+    /// the upper bound of RFC 5681 §3.1 eq. (1) for every SMSS (ns-2's `windowInit_` is 2 too).
+    pub initial_window_segs: u32,
+    /// Initial slow-start threshold, bytes. Default 1 GiB: RFC 5681 §3.1 says "arbitrarily
+    /// high (e.g., the size of the largest possible advertised window)", which is 2^30 with
+    /// RFC 7323 §2.3 window scaling.
+    pub initial_ssthresh_bytes: u64,
+    /// Receiver window the sink advertises, bytes. Default 1 GiB (RFC 7323 §2.3 maximum), so
+    /// that the congestion window governs; set e.g. 20 × MSS to mimic ns-2's `window_ 20`.
+    pub rwnd_bytes: u32,
+    /// RTO before any RTT sample. Default 1 s, RFC 6298 §2.1.
+    pub initial_rto: Duration,
+    /// Lower bound on the RTO. Default 1 s, RFC 6298 §2.4. (Many ns-2 scripts use 0.2 s, and
+    /// Linux uses 200 ms: make it a parameter of the scenario.)
+    pub min_rto: Duration,
+    /// Upper bound on the RTO. Default 60 s, RFC 6298 §2.5 ("at least 60 seconds").
+    pub max_rto: Duration,
+    /// Clock granularity G of RFC 6298 §2 (RTO = SRTT + max(G, K·RTTVAR)). Default 1 ms.
+    pub clock_granularity: Duration,
+    /// Duplicate ACKs that trigger fast retransmit. Default 3, RFC 5681 §3.2.
+    pub dupack_threshold: u32,
+    /// RTT measurement from the timestamp echo (RFC 7323 §4.1, RTTM). With timestamps every
+    /// ACK of new data gives a sample, retransmitted segments included: RFC 6298 §3 says the
+    /// timestamp option "removes the ambiguity" Karn's rule guards against. Without it the
+    /// ACK must cover data sent after the last retransmission (strict Karn). Default true.
+    /// Strict Karn lets a flow that lost a retransmission keep a backed-off RTO for many
+    /// RTTs (every loss in go-back-N recovery restarts the lockout); ns-2's default agents
+    /// (`timestamps_ false`) behave like `false`.
+    pub timestamps: bool,
+    /// Delayed ACKs at the sink: ACK every second segment or after `delayed_ack_timeout`
+    /// (RFC 5681 §4.2, RFC 1122 §4.2.3.2). Default off, as ns-2's plain `TCPSink`.
+    pub delayed_ack: bool,
+    /// Delayed-ACK timer. Default 200 ms (RFC 1122 §4.2.3.2 allows up to 500 ms).
+    pub delayed_ack_timeout: Duration,
+    /// Bulk (FTP-like) or fixed-size transfer. Default bulk.
+    pub transfer: Transfer,
+    /// The sender starts sending at `max(start, the agent's start)`. Default 0.
+    pub start: Instant,
+    /// The sender sends no new data from `stop` on; data already sent is still recovered
+    /// (retransmitted) until acknowledged. Default never.
+    pub stop: Instant,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss_bytes: 1000,
+            header_bytes: 40,
+            initial_window_segs: 2,
+            initial_ssthresh_bytes: 1 << 30,
+            rwnd_bytes: 1 << 30,
+            initial_rto: Duration::from_secs(1),
+            min_rto: Duration::from_secs(1),
+            max_rto: Duration::from_secs(60),
+            clock_granularity: Duration::from_millis(1),
+            dupack_threshold: 3,
+            timestamps: true,
+            delayed_ack: false,
+            delayed_ack_timeout: Duration::from_millis(200),
+            transfer: Transfer::Bulk,
+            start: Instant::ZERO,
+            stop: Instant::MAX,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The largest initial window accepted: RFC 6928 allows 10 segments; 1,000 leaves room for
+    /// experiments while a typo (10^9) can no longer send a whole window at t = 0.
+    pub const MAX_INITIAL_WINDOW_SEGS: u32 = 1000;
+
+    /// Check every field; the error names the field. (`transfer`, `start` and `stop` are the
+    /// flow's, set by whoever creates it.)
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        use castlab_core::config::check::{int_in, nonzero};
+        int_in("mss_bytes", self.mss_bytes.into(), 1, 65_495)?;
+        int_in("header_bytes", self.header_bytes.into(), 0, 65_535 - u64::from(self.mss_bytes))?;
+        int_in("initial_window_segs", self.initial_window_segs.into(), 1, Self::MAX_INITIAL_WINDOW_SEGS.into())?;
+        int_in("initial_ssthresh_bytes", self.initial_ssthresh_bytes, 2 * u64::from(self.mss_bytes), u64::MAX)?;
+        int_in("rwnd_bytes", self.rwnd_bytes.into(), self.mss_bytes.into(), u32::MAX.into())?;
+        nonzero("initial_rto", self.initial_rto)?;
+        nonzero("min_rto", self.min_rto)?;
+        if self.max_rto < self.min_rto {
+            return Err(ConfigError::new("max_rto", self.max_rto.as_secs_f64(), "must be >= min_rto"));
+        }
+        nonzero("clock_granularity", self.clock_granularity)?;
+        int_in("dupack_threshold", self.dupack_threshold.into(), 1, 1000)?;
+        nonzero("delayed_ack_timeout", self.delayed_ack_timeout)?;
+        if self.stop < self.start {
+            return Err(ConfigError::new("stop", self.stop.as_secs_f64(), "must not be before start"));
+        }
+        if self.transfer == Transfer::Bytes(0) {
+            return Err(ConfigError::new("transfer_bytes", 0, "must be positive (None for a bulk transfer)"));
+        }
+        Ok(())
+    }
+}
+
+castlab_core::config_fields!(TcpConfig {
+    mss_bytes,
+    header_bytes,
+    initial_window_segs,
+    initial_ssthresh_bytes,
+    rwnd_bytes,
+    initial_rto,
+    min_rto,
+    max_rto,
+    clock_granularity,
+    dupack_threshold,
+    timestamps,
+    delayed_ack,
+    delayed_ack_timeout,
+});
+
+mod congestion;
+mod new_reno;
+mod reno;
+mod rtt;
+mod sender;
+mod sink;
+
+pub use congestion::*;
+pub use new_reno::NewReno;
+pub use reno::Reno;
+pub use rtt::RttEstimator;
+pub use sender::*;
+pub use sink::*;
+
+castlab_core::records_table!(TcpTrace {
+    columns: [
+        cc_time_ns,
+        cwnd_bytes,
+        ssthresh_bytes,
+        rtt_time_ns,
+        rtt_ns,
+        srtt_ns,
+        rto_ns,
+        retx_time_ns,
+        retx_seq,
+        timeout_time_ns,
+        timeout_rto_ns,
+        ack_time_ns,
+        acked_bytes,
+        retx_kind,
+    ],
+});
+castlab_core::records_table!(SinkTrace { columns: [rx_time_ns, rx_bytes] });
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use castlab_core::{NodeId, Rng};
+
+    const SND: Addr = Addr::new(NodeId(0), 1);
+    const RCV: Addr = Addr::new(NodeId(1), 2);
+
+    fn ms(x: u64) -> Instant {
+        Instant::from_nanos(x * 1_000_000)
+    }
+
+    fn info(addr: Addr) -> StartInfo {
+        StartInfo { addr, rng: Rng::seed_from_u64(1) }
+    }
+
+    /// A hand-driven pair: sender and sink joined by a pipe of fixed one-way delay and
+    /// infinite rate, so that a window leaves in one instant and its ACKs return together one
+    /// RTT later. `drop(seq, n)` says whether the pipe loses the `n`-th (0-based) transmission
+    /// of the data segment starting at byte `seq`. ACKs are never lost. Returns every data
+    /// segment sent (lost or not) with its send time. Packets due at the same instant are
+    /// delivered in the order they were sent, before timers due then.
+    fn run(
+        snd: &mut TcpSender,
+        snk: &mut TcpSink,
+        one_way: Duration,
+        until: Instant,
+        drop: &mut dyn FnMut(u64, u32) -> bool,
+    ) -> Vec<(Instant, Packet)> {
+        let mut pipe = Pipe::new(one_way);
+        pipe.run(snd, snk, until, drop);
+        pipe.sent
+    }
+
+    /// The pipe's state, for runs resumed in steps.
+    struct Pipe {
+        one_way: Duration,
+        wire: Vec<(Instant, u64, bool, Packet)>,
+        sent: Vec<(Instant, Packet)>,
+        times_sent: Vec<u32>,
+        ord: u64,
+        started: bool,
+    }
+
+    impl Pipe {
+        fn new(one_way: Duration) -> Self {
+            Pipe { one_way, wire: Vec::new(), sent: Vec::new(), times_sent: Vec::new(), ord: 0, started: false }
+        }
+
+        /// The driving rule: drain transmits after every input (timeouts are re-read by the
+        /// loop in `run`; these agents raise no events).
+        fn pump(
+            &mut self,
+            now: Instant,
+            snd: &mut TcpSender,
+            snk: &mut TcpSink,
+            drop: &mut dyn FnMut(u64, u32) -> bool,
+        ) {
+            while let Some(mut p) = snd.poll_transmit() {
+                p.src = SND;
+                p.sent_at = now;
+                self.sent.push((now, p));
+                let k = (p.seq / 1000) as usize;
+                if self.times_sent.len() <= k {
+                    self.times_sent.resize(k + 1, 0);
+                }
+                let n = self.times_sent[k];
+                self.times_sent[k] += 1;
+                if !drop(p.seq, n) {
+                    self.ord += 1;
+                    self.wire.push((now + self.one_way, self.ord, true, p));
+                }
+            }
+            assert_eq!(snd.poll_event(), None);
+            while let Some(mut p) = snk.poll_transmit() {
+                p.src = RCV;
+                self.ord += 1;
+                self.wire.push((now + self.one_way, self.ord, false, p));
+            }
+        }
+
+        fn run(
+            &mut self,
+            snd: &mut TcpSender,
+            snk: &mut TcpSink,
+            until: Instant,
+            drop: &mut dyn FnMut(u64, u32) -> bool,
+        ) {
+            if !self.started {
+                self.started = true;
+                snk.handle_start(Instant::ZERO, info(RCV));
+                snd.handle_start(Instant::ZERO, info(SND));
+                self.pump(Instant::ZERO, snd, snk, drop);
+            }
+            loop {
+                let next_pkt = self.wire.iter().enumerate().min_by_key(|(_, w)| (w.0, w.1)).map(|(i, w)| (i, w.0));
+                let t_snd = snd.poll_timeout();
+                let t_snk = snk.poll_timeout();
+                let t = [next_pkt.map(|x| x.1), t_snd, t_snk].into_iter().flatten().min();
+                let Some(t) = t else { break };
+                if t > until {
+                    break;
+                }
+                match next_pkt {
+                    Some((i, tp)) if tp == t => {
+                        let (_, _, to_sink, p) = self.wire.remove(i);
+                        if to_sink {
+                            snk.handle_packet(t, &p);
+                        } else {
+                            snd.handle_packet(t, &p);
+                        }
+                    }
+                    _ if t_snd == Some(t) => snd.handle_timeout(t),
+                    _ => snk.handle_timeout(t),
+                }
+                self.pump(t, snd, snk, drop);
+            }
+        }
+    }
+
+    /// Data segments sent per distinct send time, in time order.
+    fn rounds(sent: &[(Instant, Packet)]) -> Vec<(Instant, usize)> {
+        let mut out: Vec<(Instant, usize)> = Vec::new();
+        for (t, _) in sent {
+            match out.last_mut() {
+                Some((lt, n)) if lt == t => *n += 1,
+                _ => out.push((*t, 1)),
+            }
+        }
+        out
+    }
+
+    /// cwnd and ssthresh in force at the end of instant `t`, from the trace.
+    fn cc_at(tr: &TcpTrace, t: Instant) -> (u64, u64) {
+        let k = tr.cc_time_ns.partition_point(|&x| x <= t.as_nanos());
+        assert!(k > 0);
+        (tr.cwnd_bytes[k - 1], tr.ssthresh_bytes[k - 1])
+    }
+
+    fn sender(newreno: bool, cfg: TcpConfig) -> TcpSender {
+        if newreno {
+            TcpSender::newreno(RCV, 5, cfg)
+        } else {
+            TcpSender::reno(RCV, 5, cfg)
+        }
+    }
+
+    #[test]
+    fn slow_start_doubles_per_rtt_until_ssthresh_then_one_segment_per_rtt() {
+        // RTT 100 ms, IW 2, ssthresh 64 segments. RFC 5681 §3.1: slow start adds one SMSS per
+        // ACK (one ACK per segment here), so each round is twice the previous one until cwnd
+        // reaches ssthresh; congestion avoidance then adds one SMSS per round.
+        for newreno in [false, true] {
+            let cfg = TcpConfig { initial_ssthresh_bytes: 64_000, ..Default::default() };
+            let mut snd = sender(newreno, cfg.clone());
+            let mut snk = TcpSink::new(cfg);
+            let sent = run(&mut snd, &mut snk, Duration::from_millis(50), ms(950), &mut |_, _| false);
+            let r = rounds(&sent);
+            let sizes: Vec<usize> = r.iter().map(|x| x.1).collect();
+            assert_eq!(sizes, vec![2, 4, 8, 16, 32, 64, 65, 66, 67, 68]);
+            for (k, (t, _)) in r.iter().enumerate() {
+                assert_eq!(*t, ms(100 * k as u64), "round {k} leaves one RTT after the previous");
+            }
+            // cwnd at the end of each round's ACK burst (the burst at 100·k ms closes round k-1).
+            let expect_cwnd = [4_000, 8_000, 16_000, 32_000, 64_000, 65_000, 66_000, 67_000, 68_000];
+            for (k, w) in expect_cwnd.iter().enumerate() {
+                assert_eq!(cc_at(&snd.trace, ms(100 * (k as u64 + 1))), (*w, 64_000), "after round {k}");
+            }
+            assert_eq!(snd.stats.retransmissions + snd.stats.timeouts, 0);
+            // Every RTT sample is the pipe's 100 ms.
+            assert!(!snd.trace.rtt_ns.is_empty());
+            assert!(snd.trace.rtt_ns.iter().all(|&r| r == 100_000_000));
+        }
+    }
+
+    // With ssthresh = 8 segments the rounds are 2, 4, 8 (slow start), 9, 10 (congestion
+    // avoidance): segments 23..=32 (bytes 23000..33000) form the window of 10 sent at 400 ms.
+
+    #[test]
+    fn single_loss_in_congestion_avoidance_halves_cwnd_by_fast_retransmit() {
+        for newreno in [false, true] {
+            let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, ..Default::default() };
+            let mut snd = sender(newreno, cfg.clone());
+            let mut snk = TcpSink::new(cfg);
+            let sent =
+                run(&mut snd, &mut snk, Duration::from_millis(50), ms(3000), &mut |seq, n| seq == 23_000 && n == 0);
+            let r = rounds(&sent);
+            assert_eq!(r[4], (ms(400), 10), "the window of 10 holding the loss");
+            assert_eq!(cc_at(&snd.trace, ms(400)).0, 10_000);
+            // The ACKs of that window return at 500 ms: the third duplicate triggers the fast
+            // retransmit of segment 23 at once (RFC 5681 §3.2), no timer.
+            assert_eq!(snd.trace.retx_seq, vec![23_000]);
+            assert_eq!(snd.trace.retx_kind, vec![RetxKind::Fast as u8]);
+            assert_eq!(snd.trace.retx_time_ns, vec![ms(500).as_nanos()]);
+            assert!(snd.trace.timeout_time_ns.is_empty());
+            assert_eq!(snd.stats.timeouts, 0);
+            // ssthresh = FlightSize / 2 = 10 segments / 2; cwnd = ssthresh + 3 SMSS on entry.
+            let k = snd.trace.ssthresh_bytes.iter().position(|&s| s == 5_000).expect("halved");
+            assert_eq!(snd.trace.cc_time_ns[k], ms(500).as_nanos());
+            assert_eq!(snd.trace.cwnd_bytes[k], 8_000);
+            // The retransmission is acknowledged at 600 ms: cwnd deflates to ssthresh = half
+            // the 10-segment window it had before the loss.
+            assert_eq!(cc_at(&snd.trace, ms(600)), (5_000, 5_000));
+            assert!(!snd.controller().in_recovery());
+            // and the transfer goes on in congestion avoidance.
+            assert!(snd.snd_una() > 100_000, "{}", snd.snd_una());
+            assert_eq!(snk.received_bytes(), snd.snd_una());
+        }
+    }
+
+    #[test]
+    fn newreno_recovers_several_losses_in_one_window_without_timeout_reno_does_not() {
+        let lost = [23_000u64, 25_000, 27_000, 29_000];
+        let mut results = Vec::new();
+        for newreno in [false, true] {
+            let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, ..Default::default() };
+            let mut snd = sender(newreno, cfg.clone());
+            let mut snk = TcpSink::new(cfg);
+            run(&mut snd, &mut snk, Duration::from_millis(50), ms(5000), &mut |seq, n| lost.contains(&seq) && n == 0);
+            assert!(snd.snd_una() > 100_000, "the transfer carries on");
+            results.push(snd);
+        }
+        let (reno, newreno) = (&results[0], &results[1]);
+        // NewReno (RFC 6582 §3.2): one fast retransmit, then one retransmission per partial
+        // ACK, one RTT apart; exactly the lost segments are resent and ssthresh is cut once.
+        assert_eq!(newreno.stats.timeouts, 0);
+        assert_eq!(newreno.trace.retx_seq, lost.to_vec());
+        let k = |x: RetxKind| x as u8;
+        assert_eq!(
+            newreno.trace.retx_kind,
+            vec![k(RetxKind::Fast), k(RetxKind::Partial), k(RetxKind::Partial), k(RetxKind::Partial)]
+        );
+        let want_t: Vec<u64> = [500, 600, 700, 800].iter().map(|&t| ms(t).as_nanos()).collect();
+        assert_eq!(newreno.trace.retx_time_ns, want_t);
+        let mut thresholds = newreno.trace.ssthresh_bytes.clone();
+        thresholds.dedup();
+        assert_eq!(thresholds, vec![8_000, 5_000], "one reduction, to half the 10-segment window");
+        // Reno leaves recovery on the first partial ACK with too little in flight to get three
+        // more duplicates: it must wait for the retransmission timer.
+        assert!(reno.stats.timeouts >= 1, "{:?}", reno.stats);
+        assert_eq!(reno.trace.retx_kind[0], k(RetxKind::Fast));
+        // The timer expires one (minimum, 1 s) RTO after the partial ACK at 600 ms restarted it.
+        assert_eq!(reno.trace.timeout_time_ns[0], ms(1600).as_nanos());
+    }
+
+    #[test]
+    fn timeout_in_fast_recovery_halves_the_uninflated_window_not_the_inflated_flight() {
+        // Segment 23 000 is lost and so is its fast retransmission. Every duplicate ACK then
+        // inflates cwnd and lets a new segment out, for a whole RTO, so snd_max - snd_una ends
+        // far above the 5-segment recovery window. The timeout must halve that window
+        // (ssthresh 5 000 -> 2 500), not the inflated FlightSize (RFC 5681 §3.1: "no more than"
+        // eq. (4)).
+        for newreno in [false, true] {
+            let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, ..Default::default() };
+            let mut snd = sender(newreno, cfg.clone());
+            let mut snk = TcpSink::new(cfg);
+            run(&mut snd, &mut snk, Duration::from_millis(50), ms(1400), &mut |seq, n| seq == 23_000 && n <= 1);
+            assert_eq!(snd.stats.timeouts, 1, "newreno={newreno}");
+            let at = snd.trace.timeout_time_ns[0];
+            assert!(snd.snd_max() > 23_000 + 20 * 1000, "the inflated recovery sent plenty: {}", snd.snd_max());
+            let mut thresholds: Vec<u64> = snd
+                .trace
+                .cc_time_ns
+                .iter()
+                .zip(&snd.trace.ssthresh_bytes)
+                .filter(|(t, _)| **t <= at)
+                .map(|(_, s)| *s)
+                .collect();
+            thresholds.dedup();
+            assert_eq!(thresholds, vec![8_000, 5_000, 2_500], "newreno={newreno}");
+        }
+    }
+
+    #[test]
+    fn rto_backs_off_exponentially_up_to_the_maximum() {
+        // Nothing ever arrives. RFC 6298: first RTO 1 s (§2.1), doubled at each expiry (§5.5),
+        // capped at 60 s (§2.5); each expiry resends the first segment (§5.4).
+        let cfg = TcpConfig::default();
+        let mut snd = TcpSender::reno(RCV, 5, cfg.clone());
+        let mut snk = TcpSink::new(cfg);
+        let sent = run(&mut snd, &mut snk, Duration::from_millis(50), Instant::from_secs_f64(200.0), &mut |_, _| true);
+        let s = |x: u64| x * 1_000_000_000;
+        assert_eq!(snd.trace.timeout_time_ns, vec![s(1), s(3), s(7), s(15), s(31), s(63), s(123), s(183)]);
+        assert_eq!(snd.trace.timeout_rto_ns, vec![s(1), s(2), s(4), s(8), s(16), s(32), s(60), s(60)]);
+        assert_eq!(snd.trace.retx_seq, vec![0; 8]);
+        assert!(snd.trace.retx_kind.iter().all(|&k| k == RetxKind::Timeout as u8));
+        // The loss window is one segment (RFC 5681 §3.1): IW of 2, then one per expiry.
+        assert_eq!(sent.len(), 2 + 8);
+        assert_eq!(snd.cwnd(), 1000);
+        assert_eq!(snd.ssthresh(), 2000);
+    }
+
+    #[test]
+    fn karn_no_rtt_sample_from_a_retransmitted_segment() {
+        // Segment 0 is lost once; segment 1 alone gives one duplicate ACK, so the timer
+        // recovers it at 1 s (RTO backs off to 2 s). Its ACK at 1.1 s covers retransmitted data
+        // and gives no sample; the first sample comes from new data, acknowledged at 1.2 s.
+        let cfg = TcpConfig { timestamps: false, ..Default::default() };
+        let mut snd = TcpSender::newreno(RCV, 5, cfg.clone());
+        let mut snk = TcpSink::new(cfg);
+        let mut pipe = Pipe::new(Duration::from_millis(50));
+        let mut drop = |seq: u64, n: u32| seq == 0 && n == 0;
+        pipe.run(&mut snd, &mut snk, ms(1150), &mut drop);
+        assert_eq!(snd.trace.timeout_time_ns, vec![ms(1000).as_nanos()]);
+        assert_eq!(snd.snd_una(), 2000);
+        assert!(snd.trace.rtt_ns.is_empty(), "{:?}", snd.trace.rtt_ns);
+        assert_eq!(snd.rtt_estimator().rto(), Duration::from_secs(2), "the backed-off RTO stays");
+        pipe.run(&mut snd, &mut snk, ms(1250), &mut drop);
+        assert_eq!(snd.trace.rtt_time_ns.first(), Some(&ms(1200).as_nanos()));
+        assert_eq!(snd.trace.rtt_ns[0], 100_000_000);
+        assert_eq!(snd.rtt_estimator().rto(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn timestamps_give_a_sample_from_a_retransmitted_segment() {
+        // The same loss as above with timestamps on (the default): the ACK at 1.1 s echoes the
+        // retransmission's timestamp (1.0 s), so it is an unambiguous 100 ms sample (RFC 7323
+        // §4.1) and the backed-off RTO falls back to the 1 s floor at once, not at 1.2 s.
+        let cfg = TcpConfig::default();
+        assert!(cfg.timestamps);
+        let mut snd = TcpSender::newreno(RCV, 5, cfg.clone());
+        let mut snk = TcpSink::new(cfg);
+        let mut pipe = Pipe::new(Duration::from_millis(50));
+        let mut drop = |seq: u64, n: u32| seq == 0 && n == 0;
+        pipe.run(&mut snd, &mut snk, ms(1150), &mut drop);
+        assert_eq!(snd.trace.timeout_time_ns, vec![ms(1000).as_nanos()]);
+        assert_eq!(snd.trace.rtt_time_ns.last(), Some(&ms(1100).as_nanos()));
+        assert_eq!(snd.trace.rtt_ns.last(), Some(&100_000_000));
+        assert_eq!(snd.rtt_estimator().rto(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn rtt_estimator_follows_rfc_6298() {
+        let cfg = TcpConfig { min_rto: Duration::from_millis(200), ..Default::default() };
+        let mut e = RttEstimator::new(&cfg);
+        assert_eq!(e.rto(), Duration::from_secs(1), "§2.1 initial RTO");
+        e.sample(Duration::from_millis(100));
+        // §2.2: SRTT = 100, RTTVAR = 50, RTO = 100 + 4·50 = 300 ms.
+        assert_eq!(e.srtt(), Some(Duration::from_millis(100)));
+        assert_eq!(e.rttvar(), Duration::from_millis(50));
+        assert_eq!(e.rto(), Duration::from_millis(300));
+        e.sample(Duration::from_millis(200));
+        // §2.3: RTTVAR = 3/4·50 + 1/4·|100 − 200| = 62.5; SRTT = 7/8·100 + 1/8·200 = 112.5;
+        // RTO = 112.5 + 4·62.5 = 362.5 ms.
+        assert_eq!(e.rttvar(), Duration::from_micros(62_500));
+        assert_eq!(e.srtt(), Some(Duration::from_micros(112_500)));
+        assert_eq!(e.rto(), Duration::from_micros(362_500));
+        for _ in 0..10 {
+            e.back_off();
+        }
+        assert_eq!(e.rto(), Duration::from_secs(60), "§2.5 cap");
+        // §2.4: the default floor is 1 s.
+        let mut d = RttEstimator::new(&TcpConfig::default());
+        d.sample(Duration::from_millis(100));
+        assert_eq!(d.rto(), Duration::from_secs(1));
+    }
+
+    fn seg(seq: u64, ts: u64) -> Packet {
+        let mut p = Packet::data(Dest::Unicast(RCV), 1040);
+        p.src = SND;
+        p.flow = 5;
+        p.seq = seq;
+        p.header = Header::Tcp(TcpHeader { flags: TcpHeader::DATA, payload: 1000, ts_val: ts, ..Default::default() });
+        p
+    }
+
+    fn acks(s: &mut TcpSink) -> Vec<(u64, u64)> {
+        std::iter::from_fn(|| s.poll_transmit())
+            .map(|p| {
+                assert_eq!(p.dst, Dest::Unicast(SND));
+                assert_eq!(p.size_bytes, 40);
+                let Header::Tcp(h) = p.header else { panic!("not tcp") };
+                assert_eq!(h.flags, TcpHeader::ACK);
+                (h.ack, h.ts_ecr)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn sink_delayed_acks_every_second_segment_or_on_timer() {
+        let cfg = TcpConfig { delayed_ack: true, ..Default::default() };
+        let mut s = TcpSink::new(cfg);
+        s.handle_start(Instant::ZERO, info(RCV));
+        s.handle_packet(ms(0), &seg(0, 7));
+        assert_eq!(acks(&mut s), vec![]);
+        assert_eq!(s.poll_timeout(), Some(ms(200)));
+        s.handle_packet(ms(10), &seg(1000, 8));
+        // RFC 5681 §4.2: every second segment; the echo is the earliest unacknowledged one's.
+        assert_eq!(acks(&mut s), vec![(2000, 7)]);
+        assert_eq!(s.poll_timeout(), None);
+        s.handle_packet(ms(20), &seg(2000, 9));
+        assert_eq!(acks(&mut s), vec![]);
+        s.handle_timeout(ms(220));
+        assert_eq!(acks(&mut s), vec![(3000, 9)], "timer ACK");
+        // Out of order: immediate duplicate ACK; filling the hole: immediate ACK past it.
+        s.handle_packet(ms(300), &seg(4000, 11));
+        assert_eq!(acks(&mut s), vec![(3000, 9)]);
+        s.handle_packet(ms(310), &seg(3000, 10));
+        assert_eq!(acks(&mut s), vec![(5000, 10)]);
+        // A duplicate segment: immediate ACK.
+        s.handle_packet(ms(320), &seg(0, 12));
+        assert_eq!(acks(&mut s), vec![(5000, 12)]);
+        assert_eq!(s.poll_timeout(), None);
+        assert_eq!((s.stats.duplicates, s.stats.out_of_order, s.stats.acks_sent), (1, 1, 5));
+        assert_eq!(s.trace.rx_bytes, vec![1000, 2000, 3000, 5000]);
+    }
+
+    #[test]
+    fn sink_without_delay_acks_each_segment_and_merges_holes() {
+        let mut s = TcpSink::new(TcpConfig::default());
+        s.handle_start(Instant::ZERO, info(RCV));
+        let mut got = Vec::new();
+        for (i, sq) in [0u64, 2000, 4000, 3000, 1000, 5000].into_iter().enumerate() {
+            s.handle_packet(ms(i as u64), &seg(sq, i as u64));
+            got.extend(acks(&mut s).into_iter().map(|a| a.0));
+        }
+        assert_eq!(got, vec![1000, 1000, 1000, 1000, 5000, 6000]);
+        assert_eq!(s.poll_timeout(), None);
+        // A packet of another connection or without a TCP header is counted and ignored.
+        let mut other = seg(6000, 0);
+        other.flow = 6;
+        s.handle_packet(ms(9), &other);
+        s.handle_packet(ms(9), &Packet::data(Dest::Unicast(RCV), 100));
+        assert_eq!(acks(&mut s), vec![]);
+        assert_eq!(s.stats.ignored, 2);
+        assert_eq!(s.received_bytes(), 6000);
+    }
+
+    #[test]
+    fn fixed_size_transfer_completes_with_fin() {
+        // 10 500 bytes = 10 full segments + 500: rounds of 2, 4, then the last 5 at 200 ms.
+        let cfg = TcpConfig { transfer: Transfer::Bytes(10_500), ..Default::default() };
+        let mut snd = TcpSender::newreno(RCV, 5, cfg.clone());
+        let mut snk = TcpSink::new(cfg);
+        let sent = run(&mut snd, &mut snk, Duration::from_millis(50), Instant::from_secs_f64(100.0), &mut |_, _| false);
+        assert_eq!(rounds(&sent).iter().map(|r| r.1).collect::<Vec<_>>(), vec![2, 4, 5]);
+        let last = sent.last().unwrap().1;
+        let Header::Tcp(h) = last.header else { panic!() };
+        assert_eq!((last.seq, h.payload, last.size_bytes), (10_000, 500, 540));
+        assert!(h.flags & TcpHeader::FIN != 0);
+        assert!(sent[..sent.len() - 1]
+            .iter()
+            .all(|(_, p)| matches!(p.header, Header::Tcp(h) if h.flags & TcpHeader::FIN == 0)));
+        assert_eq!(snd.completed_at(), Some(ms(300)));
+        assert_eq!(snk.fin_at(), Some(ms(250)));
+        assert_eq!(snk.received_bytes(), 10_500);
+        assert_eq!(snd.stats.payload_bytes_sent, 10_500);
+        assert_eq!(snd.poll_timeout(), None, "no timer left once done");
+        assert_eq!(snd.trace.acked_between(0, ms(300).as_nanos()), 10_500);
+    }
+
+    #[test]
+    fn start_and_stop_times_bound_new_data() {
+        let cfg = TcpConfig { start: ms(1000), stop: ms(1350), ..Default::default() };
+        let mut snd = TcpSender::reno(RCV, 5, cfg.clone());
+        let mut snk = TcpSink::new(cfg);
+        let sent = run(&mut snd, &mut snk, Duration::from_millis(50), Instant::from_secs_f64(10.0), &mut |_, _| false);
+        let r = rounds(&sent);
+        assert_eq!(r, vec![(ms(1000), 2), (ms(1100), 4), (ms(1200), 8), (ms(1300), 16)]);
+        assert_eq!(snd.snd_una(), 30_000);
+        assert_eq!(snd.poll_timeout(), None);
+    }
+
+    #[test]
+    fn sender_ignores_what_is_not_a_valid_ack() {
+        let cfg = TcpConfig::default();
+        let mut snd = TcpSender::reno(RCV, 5, cfg);
+        snd.handle_start(Instant::ZERO, info(SND));
+        while snd.poll_transmit().is_some() {}
+        let mut a = Packet::data(Dest::Unicast(SND), 40);
+        a.flow = 5;
+        a.header = Header::Tcp(TcpHeader { ack: 5000, flags: TcpHeader::ACK, wnd: 1 << 20, ..Default::default() });
+        snd.handle_packet(ms(1), &a); // acknowledges bytes never sent
+        snd.handle_packet(ms(1), &Packet::data(Dest::Unicast(SND), 40));
+        assert_eq!(snd.stats.ignored, 2);
+        assert_eq!(snd.snd_una(), 0);
+        assert_eq!(snd.cwnd(), 2000);
+    }
+}

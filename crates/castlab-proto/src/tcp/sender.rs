@@ -1,0 +1,442 @@
+//! The TCP sender agent: segments, ACK processing, retransmissions and the RTO timer.
+
+use super::*;
+
+// ------------------------------------------------------------------------------------------
+// Sender
+// ------------------------------------------------------------------------------------------
+
+/// Why a segment was sent again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RetxKind {
+    /// Fast retransmit on the third duplicate ACK (RFC 5681 §3.2 step 2).
+    Fast = 1,
+    /// NewReno retransmission on a partial ACK (RFC 6582 §3.2 step 3).
+    Partial = 2,
+    /// The retransmission of the first unacknowledged segment on timer expiry (RFC 6298 §5.4).
+    Timeout = 3,
+    /// A later segment resent in slow start after a timeout (go-back-N from `snd_una`).
+    GoBackN = 4,
+}
+
+/// Columnar per-flow records of a [`TcpSender`]. All times are ns since the start of the run.
+#[derive(Clone, Debug, Default)]
+pub struct TcpTrace {
+    /// One row whenever cwnd or ssthresh changed (after the input that changed them).
+    pub cc_time_ns: Vec<u64>,
+    pub cwnd_bytes: Vec<u64>,
+    pub ssthresh_bytes: Vec<u64>,
+    /// One row per RTT sample (Karn's rule: never from retransmitted data), with the
+    /// smoothed RTT and the RTO computed from it.
+    pub rtt_time_ns: Vec<u64>,
+    pub rtt_ns: Vec<u64>,
+    pub srtt_ns: Vec<u64>,
+    pub rto_ns: Vec<u64>,
+    /// One row per retransmitted segment: when, its first byte, and why ([`RetxKind`] as u8).
+    pub retx_time_ns: Vec<u64>,
+    pub retx_seq: Vec<u64>,
+    pub retx_kind: Vec<u8>,
+    /// One row per retransmission-timer expiry, with the RTO that expired (before back-off).
+    pub timeout_time_ns: Vec<u64>,
+    pub timeout_rto_ns: Vec<u64>,
+    /// One row per ACK of new data: the cumulative bytes acknowledged (snd_una) after it.
+    /// Throughput over time is the slope of this series.
+    pub ack_time_ns: Vec<u64>,
+    pub acked_bytes: Vec<u64>,
+}
+
+impl TcpTrace {
+    /// Bytes acknowledged in the window `(t0, t1]` (ns), from the cumulative series.
+    pub fn acked_between(&self, t0_ns: u64, t1_ns: u64) -> u64 {
+        cum_at(&self.ack_time_ns, &self.acked_bytes, t1_ns) - cum_at(&self.ack_time_ns, &self.acked_bytes, t0_ns)
+    }
+}
+
+/// The value of a cumulative series at time `t` (last row with time <= t, else 0).
+pub(crate) fn cum_at(times: &[u64], cum: &[u64], t: u64) -> u64 {
+    let k = times.partition_point(|&x| x <= t);
+    if k == 0 {
+        0
+    } else {
+        cum[k - 1]
+    }
+}
+
+/// Counters of a [`TcpSender`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpSenderStats {
+    pub segments_sent: u64,
+    pub payload_bytes_sent: u64,
+    pub retransmissions: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub dup_acks: u64,
+    /// Packets that were not a valid ACK for this flow (wrong header or flow, ACK beyond
+    /// anything sent): counted and dropped.
+    pub ignored: u64,
+}
+
+castlab_core::timers! {
+    /// The sender's timers: retransmission timeout, start and stop of the transfer.
+    pub enum SenderTimer { Rto, Start, Stop }
+}
+
+/// A TCP sender: one flow, to one [`TcpSink`].
+#[derive(Debug)]
+pub struct TcpSender {
+    cfg: TcpConfig,
+    dst: Addr,
+    flow: u32,
+    cc: Box<dyn CongestionControl>,
+    rtt: RttEstimator,
+    timers: TimerTable<SenderTimer>,
+    /// The latest `now` handed in; stamps segments built in `poll_transmit`.
+    now: Instant,
+    started: bool,
+    stopped: bool,
+    /// Oldest unacknowledged byte, next byte to send, one past the highest byte ever sent.
+    snd_una: u64,
+    snd_nxt: u64,
+    snd_max: u64,
+    /// The receiver's advertised window (unbounded until the first ACK).
+    snd_wnd: u64,
+    dupacks: u32,
+    /// Karn's rule (RFC 6298 §3): `snd_max` when a segment was last retransmitted; an ACK at
+    /// or below it may have been triggered by a retransmission and gives no RTT sample.
+    karn_mark: u64,
+    /// First byte of the segment last retransmitted by the timer (ssthresh is held on a second
+    /// timeout of the same segment, RFC 5681 §3.1).
+    rto_seq: Option<u64>,
+    pending_retx: Option<RetxKind>,
+    completed_at: Option<Instant>,
+    last_cc: (u64, u64),
+    pub stats: TcpSenderStats,
+    pub trace: TcpTrace,
+}
+
+impl TcpSender {
+    /// A sender of flow `flow` to the sink at `dst`, with the given controller.
+    pub fn new(dst: Addr, flow: u32, cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
+        TcpSender {
+            rtt: RttEstimator::new(&cfg),
+            cfg,
+            dst,
+            flow,
+            cc,
+            timers: TimerTable::default(),
+            now: Instant::ZERO,
+            started: false,
+            stopped: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            snd_max: 0,
+            snd_wnd: u64::MAX,
+            dupacks: 0,
+            karn_mark: 0,
+            rto_seq: None,
+            pending_retx: None,
+            completed_at: None,
+            last_cc: (u64::MAX, u64::MAX),
+            stats: TcpSenderStats::default(),
+            trace: TcpTrace::default(),
+        }
+    }
+
+    /// A Reno sender.
+    pub fn reno(dst: Addr, flow: u32, cfg: TcpConfig) -> Self {
+        let cc = Box::new(Reno::new(&cfg));
+        TcpSender::new(dst, flow, cfg, cc)
+    }
+
+    /// A NewReno sender.
+    pub fn newreno(dst: Addr, flow: u32, cfg: TcpConfig) -> Self {
+        let cc = Box::new(NewReno::new(&cfg));
+        TcpSender::new(dst, flow, cfg, cc)
+    }
+
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+    pub fn controller(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+    pub fn cwnd(&self) -> u64 {
+        self.cc.cwnd()
+    }
+    pub fn ssthresh(&self) -> u64 {
+        self.cc.ssthresh()
+    }
+    pub fn rtt_estimator(&self) -> &RttEstimator {
+        &self.rtt
+    }
+    /// Oldest unacknowledged byte (= payload bytes delivered and acknowledged so far).
+    pub fn snd_una(&self) -> u64 {
+        self.snd_una
+    }
+    pub fn snd_nxt(&self) -> u64 {
+        self.snd_nxt
+    }
+    pub fn snd_max(&self) -> u64 {
+        self.snd_max
+    }
+    /// When a fixed-size transfer was completely acknowledged.
+    pub fn completed_at(&self) -> Option<Instant> {
+        self.completed_at
+    }
+
+    /// One past the last byte the application lets us send.
+    fn data_limit(&self) -> u64 {
+        if self.stopped {
+            return self.snd_max;
+        }
+        match self.cfg.transfer {
+            Transfer::Bulk => u64::MAX,
+            Transfer::Bytes(n) => n,
+        }
+    }
+
+    /// Payload of the segment starting at `seq`: SMSS, or what is left of a fixed transfer.
+    fn seg_len(&self, seq: u64) -> u64 {
+        let end = match self.cfg.transfer {
+            Transfer::Bulk => u64::MAX,
+            Transfer::Bytes(n) => n,
+        };
+        (self.cfg.mss_bytes as u64).min(end.saturating_sub(seq))
+    }
+
+    fn segment(&self, seq: u64, len: u64) -> Packet {
+        let mut p = Packet::data(Dest::Unicast(self.dst), self.cfg.header_bytes + len as u32);
+        p.flow = self.flow;
+        p.seq = seq;
+        let mut flags = TcpHeader::DATA;
+        if matches!(self.cfg.transfer, Transfer::Bytes(n) if seq + len == n) {
+            flags |= TcpHeader::FIN;
+        }
+        p.header = Header::Tcp(TcpHeader {
+            ack: 0,
+            flags,
+            payload: len as u32,
+            wnd: 0,
+            ts_val: self.now.as_nanos(),
+            ts_ecr: 0,
+        });
+        p
+    }
+
+    fn record_retx(&mut self, seq: u64, kind: RetxKind) {
+        self.stats.retransmissions += 1;
+        self.trace.retx_time_ns.push(self.now.as_nanos());
+        self.trace.retx_seq.push(seq);
+        self.trace.retx_kind.push(kind as u8);
+        // RFC 6298 §3, Karn's rule: no RTT sample from anything this retransmission may ack.
+        self.karn_mark = self.snd_max;
+    }
+
+    fn record_cc(&mut self) {
+        let cur = (self.cc.cwnd(), self.cc.ssthresh());
+        if cur != self.last_cc {
+            self.last_cc = cur;
+            self.trace.cc_time_ns.push(self.now.as_nanos());
+            self.trace.cwnd_bytes.push(cur.0);
+            self.trace.ssthresh_bytes.push(cur.1);
+        }
+    }
+
+    fn outstanding(&self) -> bool {
+        self.snd_una < self.snd_max
+    }
+
+    fn on_ack(&mut self, now: Instant, h: &TcpHeader) {
+        let ack = h.ack;
+        if ack > self.snd_max {
+            // Acknowledges data never sent (RFC 793 §3.9, SEGMENT ARRIVES): ignore it.
+            self.stats.ignored += 1;
+            return;
+        }
+        if ack < self.snd_una {
+            return; // an old ACK, reordered
+        }
+        let wnd = h.wnd as u64;
+        if ack == self.snd_una {
+            // RFC 5681 §2, DUPLICATE ACKNOWLEDGMENT: outstanding data, no payload, same ACK
+            // number, unchanged window.
+            let is_dup = self.outstanding() && h.payload == 0 && wnd == self.snd_wnd;
+            self.snd_wnd = wnd;
+            if is_dup {
+                self.stats.dup_acks += 1;
+                self.dupacks += 1;
+                let info = AckInfo {
+                    ack,
+                    bytes_acked: 0,
+                    flight_before: self.snd_max - self.snd_una,
+                    flight_after: self.snd_max - self.snd_una,
+                    snd_max: self.snd_max,
+                };
+                let r = self.cc.on_dup_ack(&info, self.dupacks);
+                if r.retransmit {
+                    self.stats.fast_retransmits += 1;
+                    self.pending_retx = Some(RetxKind::Fast);
+                }
+            }
+            return;
+        }
+        // New data acknowledged.
+        self.snd_wnd = wnd;
+        let info = AckInfo {
+            ack,
+            bytes_acked: ack - self.snd_una,
+            flight_before: self.snd_max - self.snd_una,
+            flight_after: self.snd_max - ack,
+            snd_max: self.snd_max,
+        };
+        // RFC 7323 §4.1: the echo names the transmission the ACK answers, so with timestamps
+        // any ACK of new data is a sample. Without them, RFC 6298 §3 (Karn): only when the
+        // ACK covers data sent after the last retransmission.
+        let unambiguous = self.cfg.timestamps || ack > self.karn_mark;
+        if unambiguous && h.ts_ecr <= now.as_nanos() {
+            let r = Duration::from_nanos(now.as_nanos() - h.ts_ecr);
+            self.rtt.sample(r);
+            self.trace.rtt_time_ns.push(now.as_nanos());
+            self.trace.rtt_ns.push(r.as_nanos());
+            self.trace.srtt_ns.push(self.rtt.srtt().map_or(0, |d| d.as_nanos()));
+            self.trace.rto_ns.push(self.rtt.rto().as_nanos());
+        }
+        self.snd_una = ack;
+        if self.snd_nxt < ack {
+            self.snd_nxt = ack; // after go-back-N the receiver may hold more than we resent
+        }
+        self.dupacks = 0;
+        self.rto_seq = None;
+        self.trace.ack_time_ns.push(now.as_nanos());
+        self.trace.acked_bytes.push(ack);
+        let r = self.cc.on_new_ack(&info);
+        if r.retransmit {
+            self.pending_retx = Some(RetxKind::Partial);
+        }
+        if !self.outstanding() {
+            // RFC 6298 §5.2: all outstanding data acknowledged, turn off the timer.
+            self.timers.stop(SenderTimer::Rto);
+            if matches!(self.cfg.transfer, Transfer::Bytes(n) if ack >= n) && self.completed_at.is_none() {
+                self.completed_at = Some(now);
+                self.timers.stop(SenderTimer::Stop);
+            }
+        } else if r.restart_rto {
+            // RFC 6298 §5.3: restart the timer so that it expires after RTO.
+            self.timers.set(SenderTimer::Rto, now + self.rtt.rto());
+        }
+    }
+
+    fn on_rto(&mut self, now: Instant) {
+        if !self.outstanding() {
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.trace.timeout_time_ns.push(now.as_nanos());
+        self.trace.timeout_rto_ns.push(self.rtt.rto().as_nanos());
+        let first = self.rto_seq != Some(self.snd_una);
+        self.rto_seq = Some(self.snd_una);
+        self.cc.on_timeout(&TimeoutInfo {
+            flight: self.snd_max - self.snd_una,
+            snd_max: self.snd_max,
+            first_for_segment: first,
+        });
+        // RFC 6298 §5.5: back off the timer; §5.6: start it again for the retransmission.
+        self.rtt.back_off();
+        self.timers.set(SenderTimer::Rto, now + self.rtt.rto());
+        // RFC 6298 §5.4: retransmit the earliest unacknowledged segment. Everything after it
+        // is resent too as the window reopens (go-back-N, as BSD and ns-2 do).
+        self.snd_nxt = self.snd_una;
+        self.dupacks = 0;
+        self.pending_retx = None;
+    }
+}
+
+impl Agent for TcpSender {
+    fn handle_start(&mut self, now: Instant, _info: StartInfo) {
+        self.now = now;
+        if self.cfg.stop <= now.max(self.cfg.start) {
+            self.stopped = true;
+        } else if self.cfg.stop != Instant::MAX {
+            self.timers.set(SenderTimer::Stop, self.cfg.stop);
+        }
+        if self.cfg.start <= now {
+            self.started = true;
+        } else {
+            self.timers.set(SenderTimer::Start, self.cfg.start);
+        }
+        self.record_cc();
+    }
+
+    fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        self.now = now;
+        match p.header {
+            Header::Tcp(h) if p.flow == self.flow && h.flags & TcpHeader::ACK != 0 => self.on_ack(now, &h),
+            _ => self.stats.ignored += 1,
+        }
+        self.record_cc();
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        self.now = now;
+        while let Some(slot) = self.timers.expire(now) {
+            match slot {
+                SenderTimer::Start => self.started = true,
+                SenderTimer::Stop => self.stopped = true,
+                SenderTimer::Rto => self.on_rto(now),
+            }
+        }
+        self.record_cc();
+    }
+
+    fn poll_transmit(&mut self) -> Option<Packet> {
+        if !self.started {
+            return None;
+        }
+        if let Some(kind) = self.pending_retx.take() {
+            // Fast retransmit / partial-ACK retransmission of the segment at snd_una, sent
+            // whatever the window (RFC 5681 §3.2 step 3, RFC 6582 §3.2 step 3).
+            let seq = self.snd_una;
+            let len = self.seg_len(seq);
+            if len > 0 && self.outstanding() {
+                self.record_retx(seq, kind);
+                return Some(self.emit(seq, len));
+            }
+        }
+        let limit = self.data_limit();
+        if self.snd_nxt >= limit {
+            return None;
+        }
+        let len = self.seg_len(self.snd_nxt).min(limit - self.snd_nxt);
+        let wnd = self.cc.cwnd().min(self.snd_wnd);
+        if self.snd_nxt - self.snd_una + len > wnd {
+            return None;
+        }
+        let seq = self.snd_nxt;
+        if seq < self.snd_max {
+            let kind =
+                if seq == self.snd_una && self.rto_seq == Some(seq) { RetxKind::Timeout } else { RetxKind::GoBackN };
+            self.record_retx(seq, kind);
+        }
+        self.snd_nxt += len;
+        self.snd_max = self.snd_max.max(self.snd_nxt);
+        Some(self.emit(seq, len))
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+}
+
+impl TcpSender {
+    /// Build a segment and do the per-send bookkeeping.
+    fn emit(&mut self, seq: u64, len: u64) -> Packet {
+        self.stats.segments_sent += 1;
+        self.stats.payload_bytes_sent += len;
+        // RFC 6298 §5.1: start the timer, if it is not running, when data is sent.
+        if !self.timers.is_armed(SenderTimer::Rto) {
+            self.timers.set(SenderTimer::Rto, self.now + self.rtt.rto());
+        }
+        self.segment(seq, len)
+    }
+}

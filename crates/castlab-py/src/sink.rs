@@ -1,0 +1,77 @@
+//! Python side of the measuring sink's record modes (issue 14): `record="summary"` (the default)
+//! keeps counters and the online worst-case windowed loss; `record="arrivals"` also keeps every
+//! arrival and gap. `sink_summary` reads the same dict in either mode.
+
+use numpy::PyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use castlab_proto::{LayeredSink, Record};
+
+use crate::{bad, duration_s, Simulator};
+
+pub(crate) fn record_mode(record: &str) -> PyResult<Record> {
+    match record {
+        "summary" => Ok(Record::Summary),
+        "arrivals" => Ok(Record::Arrivals),
+        _ => Err(bad("record", record, "must be \"summary\" or \"arrivals\"")),
+    }
+}
+
+/// Windows in seconds → positive nanoseconds, without duplicates (order kept).
+pub(crate) fn windows_ns(windows: &[f64]) -> PyResult<Vec<u64>> {
+    let mut out: Vec<u64> = Vec::with_capacity(windows.len());
+    for &w in windows {
+        let d = duration_s("windows", w)?;
+        if d.is_zero() {
+            return Err(bad("windows", w, "every window must be positive"));
+        }
+        if !out.contains(&d.as_nanos()) {
+            out.push(d.as_nanos());
+        }
+    }
+    Ok(out)
+}
+
+/// The sink, if it keeps per-arrival rows.
+pub(crate) fn recorded(s: &LayeredSink) -> PyResult<&LayeredSink> {
+    match s.record() {
+        Record::Arrivals => Ok(s),
+        Record::Summary => {
+            Err(bad("record", "summary", "the sink keeps no per-arrival rows: create it with record=\"arrivals\""))
+        }
+    }
+}
+
+#[pymethods]
+impl Simulator {
+    /// A sink's counters, the same whatever it records: received, lost, bytes, per-layer
+    /// `layer_received` / `layer_lost` (numpy, index = layer), `first_arrival_ns` /
+    /// `last_arrival_ns` (None before any), `record`, and `worst_window_loss`, a dict from each
+    /// configured window (seconds) to the online worst-case loss.
+    fn sink_summary<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+        let k = self.sink(agent)?;
+        let s = &k.summary;
+        let d = PyDict::new(py);
+        d.set_item("received", s.received)?;
+        d.set_item("lost", s.lost)?;
+        d.set_item("bytes", s.bytes)?;
+        d.set_item("layer_received", PyArray1::from_slice(py, &s.layer_received))?;
+        d.set_item("layer_lost", PyArray1::from_slice(py, &s.layer_lost))?;
+        d.set_item("first_arrival_ns", s.first_arrival_ns)?;
+        d.set_item("last_arrival_ns", s.last_arrival_ns)?;
+        d.set_item(
+            "record",
+            match k.record() {
+                Record::Summary => "summary",
+                Record::Arrivals => "arrivals",
+            },
+        )?;
+        let ww = PyDict::new(py);
+        for w in k.windows_ns() {
+            ww.set_item(w as f64 / 1e9, k.worst_window_loss(w).unwrap_or(f64::NAN))?;
+        }
+        d.set_item("worst_window_loss", ww)?;
+        Ok(d)
+    }
+}

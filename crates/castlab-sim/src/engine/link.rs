@@ -1,0 +1,144 @@
+//! Links: a duplex link is two simplex channels, each with its own output queue at the sending
+//! node, as in ns-3's point-to-point device. A packet waits in the queue, is serialised for
+//! `size / rate`, then propagates for the link's delay; optional Bernoulli loss drops it on the
+//! wire after it has used the capacity.
+
+use castlab_core::{Duration, Instant, NodeId, Rng};
+
+use super::event::Ev;
+use super::Simulator;
+use crate::queue::{Admit, Queue, QueueConfig};
+
+/// One direction of a duplex link, as given by the user.
+#[derive(Clone, Debug)]
+pub struct LinkConfig {
+    pub rate_bps: f64,
+    pub delay_s: f64,
+    pub queue: QueueConfig,
+    /// Bernoulli loss on the wire, a→b and b→a.
+    pub loss_ab: f64,
+    pub loss_ba: f64,
+    /// Routing cost of each direction (1 = hop count).
+    pub cost: u64,
+}
+
+impl LinkConfig {
+    pub fn new(rate_bps: f64, delay_s: f64, queue: QueueConfig) -> Self {
+        LinkConfig { rate_bps, delay_s, queue, loss_ab: 0.0, loss_ba: 0.0, cost: 1 }
+    }
+}
+
+/// Per-channel counters.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChannelStats {
+    /// Packets offered to the output queue.
+    pub arrivals: u64,
+    pub enqueued: u64,
+    pub drops_forced: u64,
+    pub drops_early: u64,
+    pub marked: u64,
+    /// Packets that finished serialisation.
+    pub departures: u64,
+    pub bytes_departed: u64,
+    /// Packets lost on the wire (Bernoulli loss).
+    pub lost_random: u64,
+    /// Packets that reached the far node.
+    pub delivered: u64,
+    /// Packets the sending node's extension dropped for this interface.
+    pub ext_drops: u64,
+}
+
+impl ChannelStats {
+    pub fn drops(&self) -> u64 {
+        self.drops_forced + self.drops_early
+    }
+}
+
+/// Periodic samples of one channel.
+#[derive(Clone, Debug, Default)]
+pub struct ChannelSeries {
+    pub interval: Duration,
+    pub time_ns: Vec<u64>,
+    pub qlen: Vec<u32>,
+    pub qavg: Vec<f64>,
+    /// Cumulative bytes that finished serialisation.
+    pub bytes: Vec<u64>,
+    /// Cumulative queue drops.
+    pub drops: Vec<u64>,
+}
+
+pub(super) struct Channel {
+    pub(super) from: NodeId,
+    pub(super) to: NodeId,
+    pub(super) rate_bps: u64,
+    pub(super) delay: Duration,
+    pub(super) loss: f64,
+    pub(super) queue: Queue,
+    pub(super) busy: bool,
+    pub(super) idle_since: Instant,
+    pub(super) reverse: u32,
+    pub(super) cost: u64,
+    pub(super) rng: Rng,
+    pub(super) in_flight: u64,
+    pub(super) stats: ChannelStats,
+    pub(super) series: Option<ChannelSeries>,
+}
+
+impl Simulator {
+    pub(super) fn enqueue(&mut self, ch: u32, p: u32) {
+        let now = self.now;
+        let c = &mut self.channels[ch as usize];
+        c.stats.arrivals += 1;
+        let idle = if c.busy { None } else { Some(c.idle_since) };
+        match c.queue.arrive(p, now, idle, &mut c.rng) {
+            Admit::Enqueued => c.stats.enqueued += 1,
+            Admit::Marked => {
+                c.stats.enqueued += 1;
+                c.stats.marked += 1;
+                self.pool.slots[p as usize].marked = true;
+            }
+            Admit::DropForced => {
+                c.stats.drops_forced += 1;
+                self.pool.release(p);
+            }
+            Admit::DropEarly => {
+                c.stats.drops_early += 1;
+                self.pool.release(p);
+            }
+        }
+        if !self.channels[ch as usize].busy {
+            self.start_tx(ch);
+        }
+    }
+
+    pub(super) fn start_tx(&mut self, ch: u32) {
+        let c = &mut self.channels[ch as usize];
+        let Some(p) = c.queue.pop() else { return };
+        c.busy = true;
+        let t = self.now + Duration::transmission(self.pool.slots[p as usize].size_bytes, c.rate_bps);
+        self.schedule(t, Ev::TxDone { ch, pkt: p });
+    }
+
+    pub(super) fn tx_done(&mut self, ch: u32, p: u32) {
+        let now = self.now;
+        let c = &mut self.channels[ch as usize];
+        c.busy = false;
+        c.stats.departures += 1;
+        c.stats.bytes_departed += self.pool.slots[p as usize].size_bytes as u64;
+        self.stats.forwarded += 1;
+        if c.loss > 0.0 && c.rng.bernoulli(c.loss) {
+            c.stats.lost_random += 1;
+            self.pool.release(p);
+        } else {
+            c.in_flight += 1;
+            let at = now + c.delay;
+            self.schedule(at, Ev::Arrive { ch, pkt: p });
+        }
+        let c = &mut self.channels[ch as usize];
+        if c.queue.is_empty() {
+            c.idle_since = now;
+        } else {
+            self.start_tx(ch);
+        }
+    }
+}

@@ -1,0 +1,573 @@
+//! The discrete-event engine and the network it simulates.
+//!
+//! # Time and events
+//! Time is integer nanoseconds ([`Instant`]). Events are keyed by `(time, sequence number)`;
+//! the sequence number only grows, so events at equal times run in the order they were
+//! scheduled (first in, first out). The loop asserts that time never goes back.
+//!
+//! # Links
+//! A duplex link is two simplex channels, each with its own output queue at the sending node,
+//! as in ns-3's point-to-point device: a packet waits in the queue, is serialised onto the wire
+//! for `size / rate`, then propagates for the link's delay. Optional Bernoulli loss per
+//! direction drops a packet on the wire after serialisation (it used the capacity).
+//!
+//! # Multicast
+//! Groups are source-specific. A member's join grafts hop by hop toward the group's source
+//! along the reverse shortest path (the unicast route from the member to the source); each
+//! hop of the graft costs that link's propagation delay, and the first hop adds the
+//! configured `join_latency` (IGMP report delay, default 0). A node with no members and no
+//! downstream interfaces prunes itself `leave_latency` after it became empty (default 0, as in
+//! the NLM paper's "no IGMP leave delay"); the prune takes one link delay to reach the
+//! upstream node, which then removes the interface and, if it is itself left empty, prunes on
+//! (without further latency). Packets go only down interfaces with members downstream:
+//! forwarding a packet costs its node's out-degree on that group's tree.
+//!
+//! Any agent may send to a group (RLM receivers announce join-experiments to the session). A
+//! group packet sent at a node other than the group's source first travels by unicast routing
+//! up to the source node, the root of the group's tree (as PIM-SM sends to its rendezvous
+//! point), and is then forwarded down the tree like the source's own packets: every member,
+//! the sender included if it is a member, receives it once.
+//!
+//! # Determinism
+//! One master seed; each agent, channel and router extension draws from its own stream
+//! derived from (seed, kind, index). No hash map is iterated on an event path. A run is a pure
+//!
+//! # Where things are
+//! [`event`](self) holds the event type and the queue, with the reason for the `(time, seq)`
+//! order; `pool` the packet slots; `topology` building the scenario; `link` channels, queues
+//! and serialisation; `multicast` grafts and prunes; `stats` the counters and result
+//! accessors. This file holds the simulator itself, the run loop and packet handling at a node.
+
+mod event;
+mod link;
+mod multicast;
+mod pool;
+mod stats;
+mod topology;
+
+use std::collections::HashMap;
+
+use castlab_core::{
+    Addr, Agent, AgentEvent, ChannelId, Dest, Duration, GroupId, Instant, NetView, NodeId, Port, Rng, RouterExtension,
+    RouterSend, StartInfo, StreamKind, Verdict,
+};
+
+use crate::error::{Result, SimError};
+use crate::routing::Routes;
+use event::{Entry, Ev, EventQueue};
+use link::Channel;
+use multicast::{Group, Mc};
+use pool::Pool;
+
+pub use link::{ChannelSeries, ChannelStats, LinkConfig};
+pub use stats::{Conservation, EngineStats, NodeStats, Timelines};
+
+/// Engine-wide settings.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SimConfig {
+    /// Extra delay before a member's join leaves its node (IGMP report latency). Default 0:
+    /// a graft then costs only the links' propagation delays.
+    pub join_latency: Duration,
+    /// Delay from a node's last member leaving to its prune being sent. Default 0.
+    pub leave_latency: Duration,
+    /// Weight of the averaged queue length kept for DropTail queues (RED uses its own w_q).
+    pub queue_avg_weight: f64,
+}
+
+impl Default for SimConfig {
+    fn default() -> Self {
+        SimConfig { join_latency: Duration::ZERO, leave_latency: Duration::ZERO, queue_avg_weight: 0.002 }
+    }
+}
+
+pub(super) struct Node {
+    pub(super) name: String,
+    pub(super) out: Vec<ChannelId>,
+    pub(super) ports: Vec<(Port, u32)>,
+    pub(super) next_port: Port,
+    pub(super) stats: NodeStats,
+}
+
+pub(super) struct AgentSlot {
+    pub(super) agent: Box<dyn Agent>,
+    pub(super) node: NodeId,
+    pub(super) port: Port,
+    pub(super) armed: Option<Instant>,
+    pub(super) joined: Vec<GroupId>,
+}
+
+pub(super) struct ExtSlot {
+    pub(super) ext: Box<dyn RouterExtension>,
+    pub(super) armed: Option<Instant>,
+}
+
+/// The simulator: topology, agents, extensions and the event loop.
+pub struct Simulator {
+    cfg: SimConfig,
+    seed: u64,
+    now: Instant,
+    seq: u64,
+    queue: EventQueue,
+    pool: Pool,
+    nodes: Vec<Node>,
+    names: HashMap<String, NodeId>,
+    channels: Vec<Channel>,
+    routes: Routes,
+    groups: Vec<Group>,
+    agents: Vec<AgentSlot>,
+    exts: Vec<Option<ExtSlot>>,
+    frozen: bool,
+    next_uid: u64,
+    created: u64,
+    dirty_agents: Vec<u32>,
+    dirty_exts: Vec<u32>,
+    timelines: Timelines,
+    stats: EngineStats,
+    mc_unreachable: u64,
+}
+
+/// What a router extension sees of the network.
+struct View<'a> {
+    node: NodeId,
+    nodes: &'a [Node],
+    channels: &'a [Channel],
+    routes: &'a Routes,
+    groups: &'a [Group],
+}
+
+impl NetView for View<'_> {
+    fn node(&self) -> NodeId {
+        self.node
+    }
+    fn out_channels(&self) -> &[ChannelId] {
+        &self.nodes[self.node.index()].out
+    }
+    fn channel_peer(&self, ch: ChannelId) -> NodeId {
+        self.channels[ch.index()].to
+    }
+    fn reverse_channel(&self, ch: ChannelId) -> Option<ChannelId> {
+        self.channels.get(ch.index()).map(|c| ChannelId(c.reverse))
+    }
+    fn queue_len_pkts(&self, ch: ChannelId) -> usize {
+        self.channels[ch.index()].queue.len()
+    }
+    fn queue_avg_pkts(&self, ch: ChannelId) -> f64 {
+        self.channels[ch.index()].queue.avg()
+    }
+    fn queue_limit_pkts(&self, ch: ChannelId) -> usize {
+        self.channels[ch.index()].queue.limit()
+    }
+    fn channel_rate_bps(&self, ch: ChannelId) -> u64 {
+        self.channels[ch.index()].rate_bps
+    }
+    fn route_channel(&self, dst: NodeId) -> Option<ChannelId> {
+        if dst.index() >= self.nodes.len() {
+            return None;
+        }
+        self.routes.next(self.node, dst)
+    }
+    fn group_source(&self, group: GroupId) -> Option<NodeId> {
+        self.groups.get(group.index()).map(|g| g.source)
+    }
+}
+
+macro_rules! view {
+    ($s:ident, $n:expr) => {
+        View { node: NodeId($n), nodes: &$s.nodes, channels: &$s.channels, routes: &$s.routes, groups: &$s.groups }
+    };
+}
+
+impl Simulator {
+    pub fn new(seed: u64) -> Self {
+        Simulator::with_config(seed, SimConfig::default()).expect("default config is valid")
+    }
+
+    pub fn with_config(seed: u64, cfg: SimConfig) -> Result<Self> {
+        if !(cfg.queue_avg_weight > 0.0 && cfg.queue_avg_weight <= 1.0) {
+            return Err(SimError::invalid("queue_avg_weight", cfg.queue_avg_weight, "must be in (0, 1]"));
+        }
+        Ok(Simulator {
+            cfg,
+            seed,
+            now: Instant::ZERO,
+            seq: 0,
+            queue: EventQueue::default(),
+            pool: Pool::default(),
+            nodes: Vec::new(),
+            names: HashMap::new(),
+            channels: Vec::new(),
+            routes: Routes::new(0),
+            groups: Vec::new(),
+            agents: Vec::new(),
+            exts: Vec::new(),
+            frozen: false,
+            next_uid: 0,
+            created: 0,
+            dirty_agents: Vec::new(),
+            dirty_exts: Vec::new(),
+            timelines: Timelines::default(),
+            stats: EngineStats::default(),
+            mc_unreachable: 0,
+        })
+    }
+
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    pub fn config(&self) -> &SimConfig {
+        &self.cfg
+    }
+
+    // ----------------------------------------------------------------------------- running
+
+    fn schedule(&mut self, at: Instant, ev: Ev) {
+        self.seq += 1;
+        self.queue.push(Entry { time: at.as_nanos(), seq: self.seq, ev });
+    }
+
+    fn freeze(&mut self) {
+        if self.frozen {
+            return;
+        }
+        self.frozen = true;
+        let n = self.nodes.len();
+        self.routes = Routes::new(n);
+        for (i, c) in self.channels.iter().enumerate() {
+            self.routes.add_channel(c.from, c.to, ChannelId(i as u32), c.cost);
+        }
+        for g in &mut self.groups {
+            g.mc = vec![Mc::default(); n];
+            g.mc[g.source.index()].on_tree = true;
+        }
+    }
+
+    /// Run until `until` (inclusive of events at `until`). May be called repeatedly.
+    pub fn run(&mut self, until: Instant) -> Result<()> {
+        if until < self.now {
+            return Err(SimError::InPast { field: "until", value: until.as_secs_f64(), now: self.now.as_secs_f64() });
+        }
+        self.freeze();
+        let limit = until.as_nanos();
+        while let Some(t) = self.queue.peek_time() {
+            if t > limit {
+                break;
+            }
+            let e = self.queue.pop().expect("peeked");
+            assert!(e.time >= self.now.as_nanos(), "time went back: {} < {}", e.time, self.now.as_nanos());
+            self.now = Instant::from_nanos(e.time);
+            self.stats.events += 1;
+            self.dispatch(e.ev);
+            self.drain_dirty();
+        }
+        self.now = until;
+        Ok(())
+    }
+
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::TxDone { ch, pkt } => self.tx_done(ch, pkt),
+            Ev::Arrive { ch, pkt } => {
+                let c = &mut self.channels[ch as usize];
+                c.in_flight -= 1;
+                c.stats.delivered += 1;
+                let to = c.to.0;
+                self.node_receive(to, pkt, Some(ch), false);
+            }
+            Ev::AgentStart { agent } => {
+                let s = &mut self.agents[agent as usize];
+                let info = StartInfo {
+                    addr: Addr::new(s.node, s.port),
+                    rng: Rng::stream(self.seed, StreamKind::Agent, agent as u64),
+                };
+                s.agent.handle_start(self.now, info);
+                self.drive_agent(agent);
+            }
+            Ev::AgentTimer { agent } => {
+                let now = self.now;
+                let s = &mut self.agents[agent as usize];
+                if s.armed == Some(now) {
+                    s.armed = None;
+                }
+                if matches!(s.agent.poll_timeout(), Some(t) if t <= now) {
+                    s.agent.handle_timeout(now);
+                }
+                self.drive_agent(agent);
+            }
+            Ev::ExtStart { node } => {
+                let rng = Rng::stream(self.seed, StreamKind::Extension, node as u64);
+                if let Some(x) = self.exts[node as usize].as_mut() {
+                    let v = view!(self, node);
+                    x.ext.handle_start(self.now, rng, &v);
+                }
+                self.drive_ext(node);
+            }
+            Ev::ExtTimer { node } => {
+                let now = self.now;
+                if let Some(x) = self.exts[node as usize].as_mut() {
+                    if x.armed == Some(now) {
+                        x.armed = None;
+                    }
+                    if matches!(x.ext.poll_timeout(), Some(t) if t <= now) {
+                        let v = view!(self, node);
+                        x.ext.handle_timeout(now, &v);
+                    }
+                }
+                self.drive_ext(node);
+            }
+            Ev::Graft { group, ch } => self.graft_arrive(group, ch),
+            Ev::PruneFire { group, node, gen } => self.prune_fire(group, node, gen),
+            Ev::PruneArrive { group, ch } => self.prune_arrive(group, ch),
+            Ev::Sample { ch } => {
+                let now = self.now;
+                let c = &mut self.channels[ch as usize];
+                let (qlen, qavg, bytes, drops) =
+                    (c.queue.len() as u32, c.queue.avg(), c.stats.bytes_departed, c.stats.drops());
+                if let Some(s) = c.series.as_mut() {
+                    s.time_ns.push(now.as_nanos());
+                    s.qlen.push(qlen);
+                    s.qavg.push(qavg);
+                    s.bytes.push(bytes);
+                    s.drops.push(drops);
+                    let next = now + s.interval;
+                    self.schedule(next, Ev::Sample { ch });
+                }
+            }
+        }
+    }
+
+    fn drain_dirty(&mut self) {
+        loop {
+            if let Some(a) = self.dirty_agents.pop() {
+                self.drive_agent(a);
+            } else if let Some(n) = self.dirty_exts.pop() {
+                self.drive_ext(n);
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Apply the driving rule to an agent: drain transmits, re-arm its timer, drain events.
+    fn drive_agent(&mut self, a: u32) {
+        let now = self.now;
+        loop {
+            let s = &mut self.agents[a as usize];
+            let Some(mut p) = s.agent.poll_transmit() else { break };
+            p.src = Addr::new(s.node, s.port);
+            self.next_uid += 1;
+            p.uid = self.next_uid;
+            p.sent_at = now;
+            let node = s.node.0;
+            self.created += 1;
+            let i = self.pool.alloc(p);
+            self.node_receive(node, i, None, false);
+        }
+        let s = &mut self.agents[a as usize];
+        if let Some(t) = s.agent.poll_timeout() {
+            let t = t.max(now);
+            if s.armed.is_none_or(|armed| t < armed) {
+                s.armed = Some(t);
+                self.schedule(t, Ev::AgentTimer { agent: a });
+            }
+        }
+        while let Some(ev) = self.agents[a as usize].agent.poll_event() {
+            match ev {
+                AgentEvent::Join(g) => self.join(a, g),
+                AgentEvent::Leave(g) => self.leave(a, g),
+                AgentEvent::LevelChanged { level } => {
+                    self.timelines.level_time_ns.push(now.as_nanos());
+                    self.timelines.level_agent.push(a);
+                    self.timelines.level.push(level);
+                }
+                AgentEvent::RateChanged { rate_bps } => {
+                    self.timelines.rate_time_ns.push(now.as_nanos());
+                    self.timelines.rate_agent.push(a);
+                    self.timelines.rate_bps.push(rate_bps);
+                }
+            }
+        }
+    }
+
+    fn drive_ext(&mut self, n: u32) {
+        let now = self.now;
+        loop {
+            let Some(x) = self.exts[n as usize].as_mut() else { return };
+            let Some(send) = x.ext.poll_transmit() else { break };
+            let (mut p, via) = match send {
+                RouterSend::Route(p) => (p, None),
+                RouterSend::Via(ch, p) => (p, Some(ch)),
+            };
+            self.next_uid += 1;
+            p.uid = self.next_uid;
+            p.sent_at = now;
+            self.created += 1;
+            let i = self.pool.alloc(p);
+            match via {
+                None => self.node_receive(n, i, None, true),
+                Some(ch) if ch.index() < self.channels.len() && self.channels[ch.index()].from.0 == n => {
+                    self.enqueue(ch.0, i)
+                }
+                Some(_) => {
+                    // not one of this node's interfaces: the extension's mistake, counted
+                    self.nodes[n as usize].stats.no_route += 1;
+                    self.pool.release(i);
+                }
+            }
+        }
+        let Some(x) = self.exts[n as usize].as_mut() else { return };
+        if let Some(t) = x.ext.poll_timeout() {
+            let t = t.max(now);
+            if x.armed.is_none_or(|armed| t < armed) {
+                x.armed = Some(t);
+                self.schedule(t, Ev::ExtTimer { node: n });
+            }
+        }
+    }
+
+    /// A packet is at node `n`: from channel `from`, or sent locally (`from` None).
+    fn node_receive(&mut self, n: u32, p: u32, from: Option<u32>, skip_ext: bool) {
+        if !skip_ext {
+            if let Some(x) = self.exts[n as usize].as_mut() {
+                let v = View {
+                    node: NodeId(n),
+                    nodes: &self.nodes,
+                    channels: &self.channels,
+                    routes: &self.routes,
+                    groups: &self.groups,
+                };
+                let verdict = x.ext.on_arrival(self.now, &mut self.pool.slots[p as usize], from.map(ChannelId), &v);
+                self.dirty_exts.push(n);
+                match verdict {
+                    Verdict::Forward => {}
+                    Verdict::Drop => {
+                        self.nodes[n as usize].stats.ext_drops += 1;
+                        self.pool.release(p);
+                        return;
+                    }
+                    Verdict::Consume => {
+                        self.nodes[n as usize].stats.ext_consumed += 1;
+                        self.pool.release(p);
+                        return;
+                    }
+                }
+            }
+        }
+        let pkt = self.pool.slots[p as usize];
+        match pkt.dst {
+            Dest::Unicast(addr) => {
+                if addr.node.0 == n {
+                    let nd = &mut self.nodes[n as usize];
+                    match nd.ports.iter().find(|(q, _)| *q == addr.port) {
+                        Some(&(_, a)) => {
+                            nd.stats.delivered_local += 1;
+                            self.agents[a as usize].agent.handle_packet(self.now, &pkt);
+                            self.dirty_agents.push(a);
+                        }
+                        None => nd.stats.no_listener += 1,
+                    }
+                    self.pool.release(p);
+                } else if addr.node.index() < self.nodes.len() {
+                    match self.routes.next(NodeId(n), addr.node) {
+                        Some(ch) => self.forward(n, p, ch.0),
+                        None => {
+                            self.nodes[n as usize].stats.no_route += 1;
+                            self.pool.release(p);
+                        }
+                    }
+                } else {
+                    self.nodes[n as usize].stats.no_route += 1;
+                    self.pool.release(p);
+                }
+            }
+            Dest::Group(g) => {
+                let gi = g.index();
+                if gi >= self.groups.len() {
+                    self.nodes[n as usize].stats.no_route += 1;
+                    self.pool.release(p);
+                    return;
+                }
+                let source = self.groups[gi].source;
+                if source.0 != n {
+                    // A member sending to the group: up to the root first (shared tree).
+                    if from.is_none() {
+                        self.pool.to_root[p as usize] = true;
+                    }
+                    if self.pool.to_root[p as usize] {
+                        match self.routes.next(NodeId(n), source) {
+                            Some(ch) => self.forward(n, p, ch.0),
+                            None => {
+                                self.nodes[n as usize].stats.no_route += 1;
+                                self.pool.release(p);
+                            }
+                        }
+                        return;
+                    }
+                } else {
+                    self.pool.to_root[p as usize] = false;
+                }
+                let pkt = self.pool.slots[p as usize];
+                let st = &self.groups[gi].mc[n as usize];
+                if !st.members.is_empty() {
+                    self.nodes[n as usize].stats.delivered_local += 1;
+                    for &m in &st.members {
+                        self.agents[m as usize].agent.handle_packet(self.now, &pkt);
+                        self.dirty_agents.push(m);
+                    }
+                }
+                let k = st.oifs.len();
+                if k == 0 {
+                    if st.members.is_empty() {
+                        self.nodes[n as usize].stats.mc_unwanted += 1;
+                    }
+                    self.pool.release(p);
+                    return;
+                }
+                if !self.groups[gi].mc[n as usize].members.is_empty() {
+                    // the original went to the local members; every interface gets a copy
+                    for i in 0..k {
+                        let ch = self.groups[gi].mc[n as usize].oifs[i];
+                        let q = self.pool.alloc(pkt);
+                        self.created += 1;
+                        self.forward(n, q, ch);
+                    }
+                    self.pool.release(p);
+                } else {
+                    for i in 0..k {
+                        let ch = self.groups[gi].mc[n as usize].oifs[i];
+                        let q = if i + 1 == k {
+                            p
+                        } else {
+                            self.created += 1;
+                            self.pool.alloc(pkt)
+                        };
+                        self.forward(n, q, ch);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Node `n` puts packet `p` on output channel `ch`, after its extension's say.
+    fn forward(&mut self, n: u32, p: u32, ch: u32) {
+        if let Some(x) = self.exts[n as usize].as_mut() {
+            let v = View {
+                node: NodeId(n),
+                nodes: &self.nodes,
+                channels: &self.channels,
+                routes: &self.routes,
+                groups: &self.groups,
+            };
+            let verdict = x.ext.on_forward(self.now, &mut self.pool.slots[p as usize], ChannelId(ch), &v);
+            self.dirty_exts.push(n);
+            if verdict != Verdict::Forward {
+                self.channels[ch as usize].stats.ext_drops += 1;
+                self.pool.release(p);
+                return;
+            }
+        }
+        self.enqueue(ch, p);
+    }
+}

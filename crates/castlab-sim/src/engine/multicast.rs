@@ -1,0 +1,113 @@
+//! Source-specific multicast trees: joins graft hop by hop toward the source, leaves prune
+//! after the configured latency (see the engine's module documentation for the model).
+
+use castlab_core::{Duration, GroupId, NodeId};
+
+use super::event::Ev;
+use super::Simulator;
+
+#[derive(Clone, Default)]
+pub(super) struct Mc {
+    pub(super) oifs: Vec<u32>,
+    pub(super) members: Vec<u32>,
+    pub(super) on_tree: bool,
+    pub(super) gen: u32,
+}
+
+pub(super) struct Group {
+    pub(super) source: NodeId,
+    pub(super) mc: Vec<Mc>,
+}
+
+impl Simulator {
+    pub(super) fn join(&mut self, a: u32, g: GroupId) {
+        let gi = g.index();
+        if gi >= self.groups.len() {
+            return; // agents are built with validated groups; nothing to join otherwise
+        }
+        let node = self.agents[a as usize].node.0;
+        if !self.agents[a as usize].joined.contains(&g) {
+            self.agents[a as usize].joined.push(g);
+        }
+        let st = &mut self.groups[gi].mc[node as usize];
+        if !st.members.contains(&a) {
+            st.members.push(a);
+        }
+        st.gen = st.gen.wrapping_add(1);
+        if !st.on_tree {
+            self.graft_up(gi as u32, node, self.cfg.join_latency);
+        }
+    }
+
+    pub(super) fn graft_up(&mut self, g: u32, n: u32, extra: Duration) {
+        let source = self.groups[g as usize].source;
+        match self.routes.next(NodeId(n), source) {
+            Some(ch) => {
+                self.groups[g as usize].mc[n as usize].on_tree = true;
+                let at = self.now + extra + self.channels[ch.index()].delay;
+                self.schedule(at, Ev::Graft { group: g, ch: ch.0 });
+            }
+            None => self.mc_unreachable += 1,
+        }
+    }
+
+    pub(super) fn graft_arrive(&mut self, g: u32, ch: u32) {
+        let c = &self.channels[ch as usize];
+        let (u, oif) = (c.to.0, c.reverse);
+        let st = &mut self.groups[g as usize].mc[u as usize];
+        if !st.oifs.contains(&oif) {
+            st.oifs.push(oif);
+        }
+        st.gen = st.gen.wrapping_add(1);
+        if !st.on_tree {
+            self.graft_up(g, u, Duration::ZERO);
+        }
+    }
+
+    pub(super) fn leave(&mut self, a: u32, g: GroupId) {
+        let gi = g.index();
+        if gi >= self.groups.len() {
+            return;
+        }
+        self.agents[a as usize].joined.retain(|x| *x != g);
+        let node = self.agents[a as usize].node.0;
+        let st = &mut self.groups[gi].mc[node as usize];
+        st.members.retain(|m| *m != a);
+        st.gen = st.gen.wrapping_add(1);
+        self.maybe_prune(gi as u32, node, self.cfg.leave_latency);
+    }
+
+    pub(super) fn maybe_prune(&mut self, g: u32, n: u32, after: Duration) {
+        let grp = &mut self.groups[g as usize];
+        let is_source = grp.source.0 == n;
+        let st = &mut grp.mc[n as usize];
+        if is_source || !st.on_tree || !st.members.is_empty() || !st.oifs.is_empty() {
+            return;
+        }
+        st.gen = st.gen.wrapping_add(1);
+        let gen = st.gen;
+        self.schedule(self.now + after, Ev::PruneFire { group: g, node: n, gen });
+    }
+
+    pub(super) fn prune_fire(&mut self, g: u32, n: u32, gen: u32) {
+        let source = self.groups[g as usize].source;
+        let st = &mut self.groups[g as usize].mc[n as usize];
+        if st.gen != gen || !st.on_tree || !st.members.is_empty() || !st.oifs.is_empty() {
+            return;
+        }
+        st.on_tree = false;
+        if let Some(ch) = self.routes.next(NodeId(n), source) {
+            let at = self.now + self.channels[ch.index()].delay;
+            self.schedule(at, Ev::PruneArrive { group: g, ch: ch.0 });
+        }
+    }
+
+    pub(super) fn prune_arrive(&mut self, g: u32, ch: u32) {
+        let c = &self.channels[ch as usize];
+        let (u, oif) = (c.to.0, c.reverse);
+        let st = &mut self.groups[g as usize].mc[u as usize];
+        st.oifs.retain(|o| *o != oif);
+        st.gen = st.gen.wrapping_add(1);
+        self.maybe_prune(g, u, Duration::ZERO);
+    }
+}

@@ -1,0 +1,581 @@
+"""Real-network roles: castlab's agents over UDP and IP multicast, one role per process.
+
+Each role (``castlab net source|rlm-receiver|sink|lesbcc-source|pgm-receiver``) builds a
+:class:`castlab._native.NetDriver` from command-line settings, hosts one agent on it, prints a
+status line every ``--status-interval`` seconds, stops by itself after ``--duration`` seconds
+or on SIGINT/SIGTERM, then writes its records (the simulator's frames: CSV, or Parquet when
+pyarrow is installed) and prints a summary with the driver's counters.
+
+The session layout every process of one session derives from the same flags:
+
+* node 0 is the source host (``--source-addr``), the agent's own node is ``--node`` at
+  ``--addr``; castlab port p is UDP port ``--port-base + p``;
+* a layered session's layer m is group m at ``--group-base + m``, and RLM's control group is
+  group ``--layers`` (any-source: every receiver sends on it); an LE-SBCC session is group 0;
+  all groups use UDP port ``--group-port`` (default: the port base itself, which no agent
+  port maps to since agent ports start at 1), and data groups are source-specific with
+  node 0 as the source.
+
+See docs/real-network.md.
+"""
+
+from __future__ import annotations
+
+import abc
+import argparse
+import ipaddress
+import json
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Optional
+
+from castlab._native import NetDriver, net_default_config
+
+SOURCE_NODE = 0
+SOURCE_PORT = 1
+#: Shown in --help; the values themselves come from Rust (NetConfig::default).
+DEFAULTS = net_default_config()
+
+
+class Stopped(Exception):
+    """Raised by the SIGTERM handler so that a role stops between two driver slices."""
+
+
+def parse_rate(text: str) -> float:
+    """A rate in bit/s: a bare number (``32e3``) or with a k/M/G suffix (``32k``, ``1.5M``)."""
+    t = str(text).strip()
+    mult = {"k": 1e3, "K": 1e3, "m": 1e6, "M": 1e6, "g": 1e9, "G": 1e9}
+    try:
+        if t and t[-1] in mult:
+            v = float(t[:-1]) * mult[t[-1]]
+        else:
+            v = float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a rate in bit/s: {text!r}") from None
+    if not (v > 0 and v != float("inf")):
+        raise argparse.ArgumentTypeError(f"a rate must be positive and finite: {text!r}")
+    return v
+
+
+def parse_key(text: str) -> bytes:
+    """A pre-shared key: hex digits, or the path of a file that holds them."""
+    p = Path(text)
+    raw = p.read_text().strip() if p.is_file() else text.strip()
+    try:
+        key = bytes.fromhex(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError("--key: hex digits, or a file holding them") from None
+    if not key:
+        raise argparse.ArgumentTypeError("--key: empty key")
+    return key
+
+
+def parse_override(text: str) -> tuple[str, object]:
+    """``NAME=VALUE`` for ``--config``: VALUE as JSON (numbers, true/false), else a string."""
+    if "=" not in text:
+        raise argparse.ArgumentTypeError(f"--config wants NAME=VALUE, got {text!r}")
+    k, v = text.split("=", 1)
+    try:
+        val = json.loads(v)
+    except ValueError:
+        val = v
+    return k.strip(), val
+
+
+def _key_value(v) -> Optional[bytes]:
+    return None if v is None else parse_key(str(v))
+
+
+#: Settings every process of a session shares: (dest, (converter, default)). The command line's
+#: flags default to "not given" so that a --session-file value applies only where no flag does.
+SESSION_DEFAULTS: dict[str, tuple[Callable, object]] = {
+    "session": (int, DEFAULTS["session_id"]),
+    "key": (_key_value, None),
+    "iface_addr": (str, DEFAULTS["iface_addr"]),
+    "ttl": (int, DEFAULTS["ttl"]),
+    "port_base": (int, DEFAULTS["port_base"]),
+    "group_base": (str, "239.255.0.1"),
+    "group_port": (int, None),
+    "allow_any_group": (bool, False),
+    "source_addr": (str, "127.0.0.1"),
+    "seed": (int, DEFAULTS["seed"]),
+    "layers": (int, 6),
+}
+
+SESSION_FLAGS = [
+    ("--session", "session", {"type": int}, "session id"),
+    ("--key", "key", {"type": parse_key}, "pre-shared key: hex digits or a file holding them"),
+    ("--iface-addr", "iface_addr", {}, "interface address for multicast"),
+    ("--ttl", "ttl", {"type": int}, "multicast TTL"),
+    ("--port-base", "port_base", {"type": int}, "castlab port p is UDP port base+p"),
+    ("--group-base", "group_base", {}, "group g is this address + g"),
+    ("--group-port", "group_port", {"type": int}, "UDP port of every group (None: the port base)"),
+    ("--allow-any-group", "allow_any_group", {"action": "store_true"}, "allow groups outside 239.0.0.0/8"),
+    ("--source-addr", "source_addr", {}, "the source host's address"),
+    ("--seed", "seed", {"type": int}, "master seed"),
+]
+
+
+def resolve_session_settings(args: argparse.Namespace) -> None:
+    """Fill the session settings not given as flags from ``--session-file`` or the defaults.
+    Unknown keys in the file are an error naming them."""
+    data = {}
+    if getattr(args, "session_file", None):
+        try:
+            data = json.loads(Path(args.session_file).read_text())
+        except (OSError, ValueError) as e:
+            raise ValueError(f"--session-file: {e}") from None
+        if not isinstance(data, dict):
+            raise ValueError("--session-file: must hold a JSON object")
+        data = {k.replace("-", "_"): v for k, v in data.items()}
+        unknown = sorted(set(data) - set(SESSION_DEFAULTS))
+        if unknown:
+            raise ValueError(f"--session-file: unknown keys {unknown} (known: {sorted(SESSION_DEFAULTS)})")
+    for dest, (conv, default) in SESSION_DEFAULTS.items():
+        if hasattr(args, dest):
+            continue
+        if dest in data:
+            try:
+                setattr(args, dest, None if data[dest] is None else conv(data[dest]))
+            except (TypeError, ValueError, argparse.ArgumentTypeError) as e:
+                raise ValueError(f"--session-file: {dest}: {e}") from None
+        else:
+            setattr(args, dest, default)
+
+
+@dataclass
+class Session:
+    """Everything a role's process needs to address the others."""
+
+    session_id: int
+    key: Optional[bytes]
+    iface_addr: str
+    ttl: int
+    port_base: int
+    group_base: str
+    group_port: Optional[int]
+    source_addr: str
+    addr: str
+    node: int
+    allow_any_group: bool
+    rate_cap_bps: float
+    rate_cap_burst_bytes: int
+    seed: int
+
+    @classmethod
+    def from_args(cls, a: argparse.Namespace) -> "Session":
+        source = a.role in ("source", "lesbcc-source")
+        addr = a.source_addr if source else a.addr
+        node = SOURCE_NODE if source else a.node
+        if not source and node == SOURCE_NODE:
+            raise ValueError("--node: node 0 is the source host; a receiver needs another node id")
+        return cls(a.session, a.key, a.iface_addr, a.ttl, a.port_base, a.group_base, a.group_port,
+                   a.source_addr, addr, node, a.allow_any_group, a.rate_cap, a.rate_cap_burst, a.seed)
+
+    def group_addr(self, g: int) -> str:
+        return str(ipaddress.IPv4Address(self.group_base) + g)
+
+    def groups(self, data: int, control: bool) -> list[tuple[int, str, int, Optional[int]]]:
+        """Data groups 0..data-1 (source: node 0) and, with ``control``, an any-source group."""
+        port = self.group_port if self.group_port is not None else self.port_base
+        out = [(g, self.group_addr(g), port, SOURCE_NODE) for g in range(data)]
+        if control:
+            out.append((data, self.group_addr(data), port, None))
+        return out
+
+    def driver(self, groups) -> NetDriver:
+        nodes = [(SOURCE_NODE, self.source_addr)]
+        if self.node != SOURCE_NODE:
+            nodes.append((self.node, self.addr))
+        cfg = {"session_id": self.session_id, "key": self.key, "iface_addr": self.iface_addr, "ttl": self.ttl,
+               "port_base": self.port_base, "allow_any_group": self.allow_any_group,
+               "rate_cap_bps": self.rate_cap_bps, "rate_cap_burst_bytes": self.rate_cap_burst_bytes,
+               "seed": self.seed}
+        return NetDriver(nodes, groups, cfg)
+
+
+def _fmt_rate(bps: float) -> str:
+    if bps >= 1e6:
+        return f"{bps / 1e6:.2f} Mb/s"
+    return f"{bps / 1e3:.1f} kb/s"
+
+
+def _loss(lost: int, received: int) -> float:
+    """Loss rate; NaN when nothing arrived or was lost (no rate, not a rate of 0)."""
+    return lost / (lost + received) if lost + received else float("nan")
+
+
+class Role(abc.ABC):
+    """One role: builds its agent, describes its status, writes its records."""
+
+    name = ""
+
+    def __init__(self, args: argparse.Namespace):
+        self.args = args
+        self.session = Session.from_args(args)
+        self.overrides = dict(args.config or [])
+        self.agent = args.agent_id if args.agent_id is not None else self.session.node
+        self.drv: NetDriver = None  # type: ignore[assignment]
+        self._last = (0.0, 0, 0)
+
+    @abc.abstractmethod
+    def build(self) -> None:
+        """Create the driver and add this role's agent to it."""
+
+    @abc.abstractmethod
+    def status(self) -> str:
+        """One status line."""
+
+    def write(self, out: Path) -> list[str]:
+        return []
+
+    # ---- shared pieces
+    def _rates(self) -> tuple[float, float]:
+        """(sent, received) bit/s since the previous status line, from the driver's counters."""
+        s = self.drv.stats()
+        t = self.drv.now
+        t0, sent0, rx0 = self._last
+        dt = max(t - t0, 1e-9)
+        self._last = (t, s["bytes_sent"], s["bytes_received"])
+        return (s["bytes_sent"] - sent0) * 8 / dt, (s["bytes_received"] - rx0) * 8 / dt
+
+    def _rejected(self) -> int:
+        s = self.drv.stats()
+        return sum(s[k] for k in ("malformed", "foreign_session", "unauthenticated", "bad_mac", "wrong_source",
+                                  "wrong_size", "misdirected"))
+
+
+class SourceRole(Role):
+    name = "source"
+
+    def build(self) -> None:
+        a = self.args
+        rates = [a.base_rate * 2 ** m for m in range(a.layers)]  # RLM §4: 32·2^m kb/s
+        if sum(rates) > self.session.rate_cap_bps:
+            raise ValueError(f"--base-rate: the {a.layers} layers offer {_fmt_rate(sum(rates))}, more than "
+                             f"--rate-cap {_fmt_rate(self.session.rate_cap_bps)}; raise the cap if you mean it")
+        self.drv = self.session.driver(self.session.groups(a.layers, control=True))
+        self.drv.add_layered_source(self.agent, SOURCE_NODE, SOURCE_PORT, list(range(a.layers)), rates,
+                                    packet_size=a.packet_size, flow=a.flow, jitter=not a.no_jitter)
+        self.rates = rates
+
+    def status(self) -> str:
+        sent, _ = self._rates()
+        n = sum(self.drv.source_sent(self.agent))
+        s = self.drv.stats()
+        return (f"layers={self.args.layers} offered={_fmt_rate(sum(self.rates))} sending={_fmt_rate(sent)} "
+                f"sent={n} cap_drops={s['rate_cap_drops']}")
+
+    def write(self, out: Path) -> list[str]:
+        per = self.drv.source_sent(self.agent)
+        return [_write_json(out / "source.json", {"layers": self.args.layers, "rates_bps": self.rates,
+                                                   "sent_per_layer": per})]
+
+
+class SinkRole(Role):
+    name = "sink"
+
+    def build(self) -> None:
+        a = self.args
+        self.drv = self.session.driver(self.session.groups(a.layers, control=False))
+        self.drv.add_sink(self.agent, a.node, a.port, list(range(a.layers)), [(0.0, a.level)])
+
+    def status(self) -> str:
+        _, rx = self._rates()
+        arr = self.drv.sink_arrivals(self.agent)
+        lost = int(self.drv.sink_losses(self.agent)["count"].sum())
+        got = len(arr["time_ns"])
+        return (f"level={self.drv.sink_level(self.agent)} rate={_fmt_rate(rx)} received={got} lost={lost} "
+                f"loss={_loss(lost, got):.2%} rejected={self._rejected()}")
+
+    def write(self, out: Path) -> list[str]:
+        from castlab.frames import arrivals_frame, level_frame, losses_frame
+
+        return [_write_frame(out / "arrivals", arrivals_frame(self.drv, self.agent)),
+                _write_frame(out / "losses", losses_frame(self.drv, self.agent)),
+                _write_frame(out / "levels", level_frame(self.drv))]
+
+
+class RlmReceiverRole(Role):
+    name = "rlm-receiver"
+
+    def build(self) -> None:
+        a = self.args
+        self.drv = self.session.driver(self.session.groups(a.layers, control=True))
+        self.drv.add_rlm_receiver(self.agent, a.node, a.port, list(range(a.layers)), a.layers,
+                                  **(self.overrides or {}))
+
+    def status(self) -> str:
+        _, rx = self._rates()
+        st = self.drv.rlm_status(self.agent)
+        r = self.drv.rlm_records(self.agent)
+        return (f"level={st['level']} state={st['state']} rate={_fmt_rate(rx)} received={r['received']} "
+                f"lost={r['lost']} loss={_loss(r['lost'], r['received']):.2%} rejected={self._rejected()}")
+
+    def write(self, out: Path) -> list[str]:
+        from castlab.frames import level_frame
+
+        r = self.drv.rlm_records(self.agent)
+        files = [_write_frame(out / "levels", level_frame(self.drv))]
+        files += _write_prefixed(out, "rlm", r)
+        files.append(_write_json(out / "rlm_status.json", self.drv.rlm_status(self.agent)))
+        return files
+
+
+class LesbccSourceRole(Role):
+    name = "lesbcc-source"
+
+    def build(self) -> None:
+        a = self.args
+        self.drv = self.session.driver(self.session.groups(1, control=False))
+        self.drv.add_lesbcc_source(self.agent, SOURCE_NODE, SOURCE_PORT, 0, flow=a.flow,
+                                   **{"policy": a.policy, **(self.overrides or {})})
+
+    def status(self) -> str:
+        sent, _ = self._rates()
+        s = self.drv.lesbcc_stats(self.agent)
+        return (f"policy={self.args.policy} rate={_fmt_rate(s['rate_bps'])} sending={_fmt_rate(sent)} "
+                f"odata={s['odata_sent']} rdata={s['rdata_sent']} lis={s['lis']} les={s['les']} "
+                f"receivers={len(s['receivers'])} rejected={self._rejected()}")
+
+    def write(self, out: Path) -> list[str]:
+        import pandas as pd
+
+        tr = self.drv.lesbcc_trace(self.agent)
+        files = _write_prefixed(out, "lesbcc", tr, {"rtt": ["rtt_time_ns", "rtt_sample_s", "srtt_s", "sigma_s",
+                                                            "rtt_used"]})
+        rt = self.drv.rate_timeline()
+        df = pd.DataFrame(rt)
+        df.insert(0, "time_s", df["time_ns"].to_numpy() / 1e9)
+        files.append(_write_frame(out / "rates", df))
+        st = self.drv.lesbcc_stats(self.agent)
+        files.append(_write_json(out / "lesbcc_stats.json", st))
+        return files
+
+
+class PgmReceiverRole(Role):
+    name = "pgm-receiver"
+
+    def build(self) -> None:
+        a = self.args
+        self.drv = self.session.driver(self.session.groups(1, control=False))
+        self.drv.add_pgm_receiver(self.agent, a.node, a.port, 0, flow=a.flow, **(self.overrides or {}))
+
+    def status(self) -> str:
+        _, rx = self._rates()
+        s = self.drv.pgm_receiver_stats(self.agent)
+        # loss: the share of original transmissions found missing (each gap is one sequence number)
+        return (f"rate={_fmt_rate(rx)} unique={s['unique']} odata={s['odata']} rdata={s['rdata']} gaps={s['gaps']} "
+                f"loss={_loss(s['gaps'], s['odata']):.2%} naks={s['naks_sent']} repaired={s['repaired']} "
+                f"unrecoverable={s['unrecoverable']} rejected={self._rejected()}")
+
+    def write(self, out: Path) -> list[str]:
+        return [_write_json(out / "pgm_receiver_stats.json", self.drv.pgm_receiver_stats(self.agent))]
+
+
+ROLES: dict[str, type[Role]] = {r.name: r for r in
+                                (SourceRole, SinkRole, RlmReceiverRole, LesbccSourceRole, PgmReceiverRole)}
+
+
+def _jsonable(x):
+    import numpy as np
+
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    return x
+
+
+def _write_json(path: Path, obj) -> str:
+    path.write_text(json.dumps(_jsonable(obj), indent=2) + "\n")
+    return str(path)
+
+
+def _write_frame(stem: Path, df) -> str:
+    """Parquet when pyarrow is installed, CSV otherwise."""
+    try:
+        import pyarrow  # noqa: F401
+
+        path = stem.with_suffix(".parquet")
+        df.to_parquet(path, index=False)
+    except ImportError:
+        path = stem.with_suffix(".csv")
+        df.to_csv(path, index=False)
+    return str(path)
+
+
+def _write_prefixed(out: Path, name: str, rec: dict, tables: Optional[dict[str, list[str]]] = None) -> list[str]:
+    """Split a records dict into tables and write each as ``<name>_<table>``: the columns of
+    ``tables[t]`` where given, else one table per column-name prefix (``loss_time_ns``,
+    ``loss_count`` -> table ``loss`` with columns ``time_ns``, ``count``); a ``time_s``
+    column is added beside ``time_ns``. Scalars go to ``<name>_counts.json``."""
+    import numpy as np
+    import pandas as pd
+
+    tables = dict(tables or {})
+    taken = {c for cols in tables.values() for c in cols}
+    scalars = {}
+    for k, v in rec.items():
+        if isinstance(v, np.ndarray):
+            if k not in taken:
+                tables.setdefault(k.split("_", 1)[0], []).append(k)
+        else:
+            scalars[k] = v
+    files = []
+    for t, cols in tables.items():
+        df = pd.DataFrame({c[len(t) + 1:] if c.startswith(t + "_") else c: rec[c] for c in cols})
+        if "time_ns" in df:
+            df.insert(0, "time_s", df["time_ns"].to_numpy() / 1e9)
+        files.append(_write_frame(out / f"{name}_{t}", df))
+    if scalars:
+        files.append(_write_json(out / f"{name}_counts.json", scalars))
+    return files
+
+
+def run_role(args: argparse.Namespace, stream=None) -> int:
+    """Run one role to the end of ``--duration`` (or a signal), then write and summarise."""
+    stream = sys.stdout if stream is None else stream
+    try:
+        resolve_session_settings(args)
+    except ValueError as e:
+        print(f"castlab net {args.role}: {e}", file=sys.stderr)
+        return 2
+    for flag, v in (("--duration", args.duration), ("--status-interval", args.status_interval)):
+        if not (v > 0 and v != float("inf")):
+            print(f"castlab net {args.role}: {flag}: must be a positive number of seconds (got {v})", file=sys.stderr)
+            return 2
+    try:
+        role = ROLES[args.role](args)
+        role.build()
+    except (ValueError, OSError) as e:
+        print(f"castlab net {args.role}: {e}", file=sys.stderr)
+        return 2
+
+    def say(line: str) -> None:
+        print(line, file=stream, flush=True)
+
+    def on_term(signum, frame):
+        raise Stopped(signal.Signals(signum).name)
+
+    old_term = signal.signal(signal.SIGTERM, on_term)
+    # A process started in the background may inherit SIGINT ignored; a role must stop on it.
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    s = role.session
+    say(f"[{role.name}] session {s.session_id} agent {role.agent} node {s.node} at {s.addr} "
+        f"port base {s.port_base} groups from {s.group_base} ttl {s.ttl} iface {s.iface_addr} "
+        f"cap {_fmt_rate(s.rate_cap_bps)}{' keyed' if s.key else ''}; running {args.duration:g} s")
+    why = "duration"
+
+    def status() -> None:
+        say(f"[{role.name}] t={role.drv.now:7.2f}s {role.status()}")
+
+    try:
+        role.drv.run(args.duration, status=status, status_interval=args.status_interval)
+    except KeyboardInterrupt:
+        why = "SIGINT"
+    except Stopped as e:
+        why = str(e)
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+        signal.signal(signal.SIGINT, old_int)
+    if role.drv.now - role._last[0] >= 0.2:  # a last status line unless one was just printed
+        status()
+    stats = role.drv.stats()
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        files = role.write(out)
+        files.append(_write_json(out / "net_stats.json", {"role": role.name, "stopped_by": why,
+                                                          "duration_s": role.drv.now, "params": _params(args),
+                                                          "stats": stats}))
+        say(f"[{role.name}] records: {', '.join(files)}")
+    late = f"late timers mean {stats['late_mean_ns'] / 1e3:.0f} us max {stats['late_max_ns'] / 1e3:.0f} us"
+    drops = " ".join(f"{k}={stats[k]}" for k in ("malformed", "foreign_session", "unauthenticated", "bad_mac",
+                                                   "wrong_source", "wrong_size", "misdirected") if stats[k])
+    say(f"[{role.name}] stopped by {why} after {role.drv.now:.2f} s: sent {stats['datagrams_sent']} datagrams "
+        f"({stats['bytes_sent']} B), received {stats['datagrams_received']} ({stats['bytes_received']} B), "
+        f"delivered {stats['delivered']}, rejected {role._rejected()}{' (' + drops + ')' if drops else ''}, "
+        f"rate-cap drops {stats['rate_cap_drops']}, send errors {stats['send_errors'] + stats['send_would_block']}, "
+        f"join errors {stats['join_errors']}, {late}"
+        + (f"; last error: {stats['last_error']}" if stats["last_error"] else ""))
+    return 0
+
+
+def _params(args: argparse.Namespace) -> dict:
+    d = {k: v for k, v in vars(args).items() if k not in ("fn", "key")}
+    d["keyed"] = args.key is not None
+    d["network"] = "real"
+    return d
+
+
+def add_parsers(sub) -> None:
+    """Register ``castlab net ROLE`` under the ``castlab`` command's subparsers."""
+    net = sub.add_parser("net", help="run one real-network role (UDP / IP multicast); see docs/real-network.md")
+    roles = net.add_subparsers(dest="role", required=True)
+
+    def common(p: argparse.ArgumentParser, receiver: bool) -> None:
+        g = p.add_argument_group("session (the same on every process of a session; may come from --session-file)")
+        g.add_argument("--session-file", default=None, metavar="FILE",
+                       help="JSON object of session settings: keys are the flags below and --layers, without "
+                            "the leading dashes (group-base or group_base); flags given on the command line win")
+        for flag, dest, kw, text in SESSION_FLAGS:
+            g.add_argument(flag, dest=dest, default=argparse.SUPPRESS, **kw,
+                           help=f"{text} (default {SESSION_DEFAULTS[dest][1]})")
+        h = p.add_argument_group("this process")
+        if receiver:
+            h.add_argument("--addr", default="127.0.0.2", help="this host's address (default %(default)s)")
+            h.add_argument("--node", type=int, default=1,
+                           help="this host's node id, not 0 (the source's) (default %(default)s)")
+            h.add_argument("--port", type=int, default=1, help="the agent's castlab port (default %(default)s)")
+        else:
+            p.set_defaults(addr=None, node=SOURCE_NODE, port=SOURCE_PORT)
+        h.add_argument("--agent-id", type=int, default=None,
+                       help="agent id, seeds its random stream with --seed (default: the node id)")
+        h.add_argument("--duration", type=float, default=60.0, help="seconds to run (default %(default)s)")
+        h.add_argument("--status-interval", type=float, default=1.0, help="seconds between status lines")
+        h.add_argument("--out", default=None, help="directory for the records (CSV, or Parquet with pyarrow)")
+        h.add_argument("--rate-cap", type=parse_rate, default=DEFAULTS["rate_cap_bps"],
+                       help="hard cap on this process's sending rate, bit/s (default %(default).0f)")
+        h.add_argument("--rate-cap-burst", type=int, default=DEFAULTS["rate_cap_burst_bytes"],
+                       help="the cap's token-bucket depth, bytes (default %(default)s)")
+        h.add_argument("--config", type=parse_override, action="append", metavar="NAME=VALUE",
+                       help="override a protocol config field (repeatable; durations in seconds)")
+
+    p = roles.add_parser("source", help="layered CBR source (RLM §4: layer m at base·2^m)")
+    common(p, receiver=False)
+    p.add_argument("--layers", type=int, default=argparse.SUPPRESS, help="(default 6; may come from --session-file)")
+    p.add_argument("--base-rate", type=parse_rate, default=32e3, help="layer 0's rate, bit/s (default 32e3)")
+    p.add_argument("--packet-size", type=int, default=1000, help="bytes (default %(default)s)")
+    p.add_argument("--flow", type=int, default=1)
+    p.add_argument("--no-jitter", action="store_true", help="exact intervals instead of RLM §4's jitter")
+
+    p = roles.add_parser("rlm-receiver", help="RLM receiver (McCanne et al. §3)")
+    common(p, receiver=True)
+    p.add_argument("--layers", type=int, default=argparse.SUPPRESS,
+                   help="must match the source's (default 6; may come from --session-file)")
+
+    p = roles.add_parser("sink", help="measuring receiver at a fixed level")
+    common(p, receiver=True)
+    p.add_argument("--layers", type=int, default=argparse.SUPPRESS,
+                   help="must match the source's (default 6; may come from --session-file)")
+    p.add_argument("--level", type=int, default=1, help="layers to subscribe to (default %(default)s)")
+
+    p = roles.add_parser("lesbcc-source", help="LE-SBCC source over the PGM-like transport")
+    common(p, receiver=False)
+    p.add_argument("--policy", choices=("aimd", "tfrc"), default="aimd")
+    p.add_argument("--flow", type=int, default=1)
+
+    p = roles.add_parser("pgm-receiver", help="PGM receiver that NAKs its losses (LE-SBCC §5.1)")
+    common(p, receiver=True)
+    p.add_argument("--flow", type=int, default=1)
+
+    for r in roles.choices.values():
+        r.set_defaults(fn=run_role)

@@ -1,0 +1,443 @@
+"""A real network on one Linux host: hosts and routers as network namespaces, veth links, a
+kernel bottleneck (tc tbf + pfifo; netem delay where the kernel has it), unicast routes, and
+kernel IP multicast routing driven by IGMP membership through igmpproxy, so that a receiver's
+leave prunes its branch. Kernel TCP (iperf3) gives cross traffic.
+
+Everything it creates (namespaces, links, daemons, processes it starts) is removed on exit, on
+error and on SIGINT/SIGTERM; ``castlab testbed down NAME`` removes a testbed left behind by a
+killed process, by the namespace prefix and the pids in its state file. Needs root, ``ip``,
+``tc`` and ``igmpproxy`` (the Makefile's set-up installs them with apt); ``available()`` says
+what is missing. See docs/testbed.md.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ipaddress
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Optional, Sequence
+
+from castlab.testbed.topology import NET_PREFIX, TOPOLOGIES, Lan, Link, Topology, lesbcc5, rlm1
+
+__all__ = ["Testbed", "Topology", "Link", "Lan", "TOPOLOGIES", "rlm1", "lesbcc5", "available", "down_by_name",
+           "list_testbeds", "netem_available"]
+
+STATE_ROOT = Path(tempfile.gettempdir()) / "castlab-testbed"
+#: Every namespace the testbed creates starts with this; `down` removes only those of one name.
+NS_PREFIX = "cl-"
+
+
+def _run(argv: Sequence[str], *, check: bool = True, timeout: float = 30.0) -> subprocess.CompletedProcess:
+    r = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
+    if check and r.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv)}: exit {r.returncode}: {r.stderr.strip() or r.stdout.strip()}")
+    return r
+
+
+def available() -> Optional[str]:
+    """None when a testbed can be built here, else the reason it cannot."""
+    if sys.platform != "linux":
+        return "needs Linux network namespaces"
+    if os.geteuid() != 0:
+        return "needs root (network namespaces, tc, multicast routing)"
+    for tool in ("ip", "tc", "igmpproxy"):
+        if shutil.which(tool) is None:
+            return f"needs `{tool}` (make setup installs iproute2 and igmpproxy with apt)"
+    probe = f"{NS_PREFIX}probe-{os.getpid()}"
+    r = _run(["ip", "netns", "add", probe], check=False)
+    if r.returncode != 0:
+        return f"cannot create a network namespace: {r.stderr.strip()}"
+    _run(["ip", "netns", "del", probe], check=False)
+    return None
+
+
+_NETEM: Optional[bool] = None
+
+
+def netem_available() -> bool:
+    """Whether this kernel has the netem qdisc (probed once, in a scratch namespace)."""
+    global _NETEM
+    if _NETEM is None:
+        probe = f"{NS_PREFIX}netem-{os.getpid()}"
+        _run(["ip", "netns", "add", probe])
+        try:
+            r = _run(["ip", "netns", "exec", probe, "tc", "qdisc", "add", "dev", "lo", "root", "netem", "delay", "1ms"],
+                     check=False)
+            _NETEM = r.returncode == 0
+        finally:
+            _run(["ip", "netns", "del", probe], check=False)
+    return _NETEM
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+
+
+def _kill_pid(pid: int, timeout: float = 3.0) -> None:
+    """SIGTERM, then SIGKILL after `timeout`: a process this testbed started, by its id."""
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+            if done == pid:
+                return
+        except ChildProcessError:
+            if not _pid_alive(pid):
+                return
+        time.sleep(0.05)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+class Testbed:
+    """A topology brought up as namespaces. Use as a context manager, or call `up` and `down`.
+
+    ``tb.run(node, argv)`` runs a command inside a node and waits; ``tb.spawn(node, argv)``
+    starts one and tracks it (stopped with ``tb.stop``, and at teardown in any case).
+    """
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    def __init__(self, topology: Topology, name: str = "tb", *, verbose: bool = False):
+        topology.check()
+        if not name.isalnum() or len(name) > 6:
+            raise ValueError(f"name: {name!r} must be alphanumeric, at most 6 characters")
+        self.topo = topology
+        self.name = name
+        self.verbose = verbose
+        self.state_dir = STATE_ROOT / name
+        self.procs: list[subprocess.Popen] = []
+        self.daemons: dict[str, subprocess.Popen] = {}
+        self.netem = False
+        self.is_up = False
+        self._old_handlers: dict[int, object] = {}
+        self._ifaces: dict[tuple[str, str], str] = {}  # (node, peer) -> interface in node
+
+    # ---- naming
+    def ns(self, node: str) -> str:
+        return f"{NS_PREFIX}{self.name}-{node}"
+
+    def addr(self, node: str) -> str:
+        return self.topo.addr(node)
+
+    def iface(self, node: str, peer: str) -> str:
+        """The interface of `node` that faces `peer` (a link's veth, or a LAN's port)."""
+        return self._ifaces[(node, peer)]
+
+    # ---- running commands inside nodes
+    def _argv(self, node: str, argv: Sequence[str]) -> list[str]:
+        return ["ip", "netns", "exec", self.ns(node), *[str(a) for a in argv]]
+
+    def run(self, node: str, argv: Sequence[str], *, check: bool = True, timeout: float = 30.0):
+        return _run(self._argv(node, argv), check=check, timeout=timeout)
+
+    def spawn(self, node: str, argv: Sequence[str], *, stdout=None, stderr=None, env=None) -> subprocess.Popen:
+        p = subprocess.Popen(self._argv(node, argv), stdout=stdout if stdout is not None else subprocess.DEVNULL,
+                             stderr=stderr if stderr is not None else subprocess.DEVNULL, env=env,
+                             start_new_session=True)
+        self.procs.append(p)
+        self._save_state()
+        return p
+
+    def stop(self, p: subprocess.Popen, sig: int = signal.SIGINT, timeout: float = 10.0) -> Optional[int]:
+        """Signal a process this testbed started; SIGKILL it if it outlives `timeout`."""
+        if p.poll() is None:
+            try:
+                p.send_signal(sig)
+                p.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait(timeout=timeout)
+        return p.returncode
+
+    # ---- bring up
+    def up(self) -> "Testbed":
+        reason = available()
+        if reason:
+            raise RuntimeError(f"testbed: {reason}")
+        if self.state_dir.exists() or any(n.startswith(f"{NS_PREFIX}{self.name}-") for n in _netns_list()):
+            raise RuntimeError(f"testbed {self.name!r} exists already: `castlab testbed down {self.name}` removes it")
+        self.state_dir.mkdir(parents=True)
+        self.is_up = True
+        try:
+            self._build()
+        except BaseException:
+            self.down()
+            raise
+        return self
+
+    def _build(self) -> None:
+        t = self.topo
+        nodes = t.hosts + t.routers
+        for n in nodes:
+            _run(["ip", "netns", "add", self.ns(n)])
+            self._save_state()
+            self.run(n, ["ip", "link", "set", "lo", "up"])
+        self.netem = netem_available()
+        for i, ln in enumerate(t.links):
+            ia, ib = f"l{i}a", f"l{i}b"
+            _run(["ip", "link", "add", ia, "netns", self.ns(ln.a), "type", "veth", "peer", "name", ib,
+                  "netns", self.ns(ln.b)])
+            self._ifaces[(ln.a, ln.b)] = ia
+            self._ifaces[(ln.b, ln.a)] = ib
+        for j, lan in enumerate(t.lans):
+            br = f"br{j}"
+            snoop = "1" if lan.shaping == "per-host" else "0"
+            # per-host: the bridge snoops IGMP (and is the segment's querier, so that snooping
+            # filters rather than floods) and drops a port from a group on that port's leave
+            self.run(lan.router, ["ip", "link", "add", br, "type", "bridge", "mcast_snooping", snoop,
+                                  "mcast_querier", snoop, "mcast_query_use_ifaddr", snoop, "mcast_last_member_interval", "50",
+                                  "mcast_startup_query_interval", "100", "mcast_query_response_interval", "100"])
+            for k, h in enumerate(lan.hosts):
+                hi, pi = f"n{j}h{k}", f"n{j}p{k}"
+                _run(["ip", "link", "add", hi, "netns", self.ns(h), "type", "veth", "peer", "name", pi,
+                      "netns", self.ns(lan.router)])
+                self.run(lan.router, ["ip", "link", "set", pi, "master", br])
+                if lan.shaping == "per-host":
+                    self.run(lan.router, ["ip", "link", "set", pi, "type", "bridge_slave", "fastleave", "on",
+                                          "mcast_flood", "off", "mcast_router", "0"])
+                self.run(lan.router, ["ip", "link", "set", pi, "up"])
+                self._ifaces[(h, lan.router)] = hi
+                self._ifaces[(lan.router, h)] = br
+        # addresses
+        for net, m in t.subnets():
+            plen = net.split("/")[1]
+            for node, a in m.items():
+                dev = self._dev_on(node, m)
+                self.run(node, ["ip", "addr", "add", f"{a}/{plen}", "dev", dev])
+                self.run(node, ["ip", "link", "set", dev, "up"])
+        # unicast routes; hosts also route 239.0.0.0/8 out of their (single) interface
+        for node, rs in t.routes().items():
+            for net, via in rs:
+                self.run(node, ["ip", "route", "add", net, "via", via])
+        for h in t.hosts:
+            dev = next(d for (n, _), d in self._ifaces.items() if n == h)
+            self.run(h, ["ip", "route", "add", "239.0.0.0/8", "dev", dev])
+        for r in t.routers:
+            self.run(r, ["sysctl", "-qw", "net.ipv4.ip_forward=1", "net.ipv4.conf.all.rp_filter=0",
+                         "net.ipv4.conf.default.rp_filter=0"])
+        # bottlenecks
+        for ln in t.links:
+            if ln.rate_bps is not None:
+                self._shape(ln.a, self.iface(ln.a, ln.b), ln.rate_bps, ln.queue_pkts, ln.delay_s)
+        for j, lan in enumerate(t.lans):
+            if lan.rate_bps is None:
+                continue
+            if lan.shaping == "shared":
+                self._shape(lan.router, f"br{j}", lan.rate_bps, lan.queue_pkts, lan.delay_s)
+            else:
+                for k in range(len(lan.hosts)):
+                    self._shape(lan.router, f"n{j}p{k}", lan.rate_bps, lan.queue_pkts, lan.delay_s)
+        # multicast routing
+        for r in t.routers:
+            self._start_igmpproxy(r)
+        # igmpproxy installs its VIFs; a snooping bridge filters only once its own querier is
+        # established (before that it floods what the router sends onto it, so a leave seems
+        # to take seconds): still flooding 4-6 s after creation, filtering at 8 s (measured)
+        time.sleep(8.0 if any(lan.shaping == "per-host" for lan in t.lans) else 0.3)
+        self._save_state()
+
+    def _dev_on(self, node: str, members: dict[str, str]) -> str:
+        for peer in members:
+            if peer != node and (node, peer) in self._ifaces:
+                return self._ifaces[(node, peer)]
+        raise RuntimeError(f"no interface of {node} on {members}")
+
+    def _shape(self, node: str, dev: str, rate_bps: float, queue_pkts: int, delay_s: float) -> None:
+        rate = f"{int(rate_bps)}bit"
+        # tbf: one 1500-byte packet of burst at most (a fluid bottleneck); the queue is the pfifo
+        self.run(node, ["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "tbf", "rate", rate,
+                        "burst", "1600", "latency", "10s"])
+        if delay_s > 0 and self.netem:
+            self.run(node, ["tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "netem",
+                            "delay", f"{delay_s * 1e3:.3f}ms", "limit", str(queue_pkts)])
+        else:
+            self.run(node, ["tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "pfifo",
+                            "limit", str(queue_pkts)])
+
+    def bottleneck(self) -> tuple[str, str]:
+        """(node, device) of the topology's (first) bottleneck."""
+        for ln in self.topo.links:
+            if ln.rate_bps is not None:
+                return ln.a, self.iface(ln.a, ln.b)
+        for j, lan in enumerate(self.topo.lans):
+            if lan.rate_bps is not None:
+                return lan.router, f"br{j}" if lan.shaping == "shared" else f"n{j}p0"
+        raise ValueError(f"topology {self.topo.name} has no bottleneck")
+
+    def _start_igmpproxy(self, r: str) -> None:
+        t = self.topo
+        up_peer = t.upstream(r)
+        lines = ["quickleave", f"phyint {self.iface(r, up_peer)} upstream ratelimit 0 threshold 1",
+                 f"  altnet {NET_PREFIX}.0.0/16"]
+        done = {self.iface(r, up_peer)}
+        for (n, peer), dev in self._ifaces.items():
+            if n == r and dev not in done:
+                done.add(dev)
+                lines.append(f"phyint {dev} downstream ratelimit 0 threshold 1")
+        # bridge ports are not interfaces of their own for multicast routing: the bridge is
+        for j, lan in enumerate(t.lans):
+            if lan.router == r:
+                for k in range(len(lan.hosts)):
+                    lines.append(f"phyint n{j}p{k} disabled")
+        lines.append("phyint lo disabled")
+        conf = self.state_dir / f"igmpproxy-{r}.conf"
+        conf.write_text("\n".join(lines) + "\n")
+        log = open(self.state_dir / f"igmpproxy-{r}.log", "w")
+        p = subprocess.Popen(self._argv(r, ["igmpproxy", "-d", "-v", str(conf)]), stdout=log,
+                             stderr=subprocess.STDOUT, start_new_session=True)
+        self.daemons[r] = p
+        self._save_state()
+
+    # ---- reading the network
+    def bottleneck_of(self, host: str) -> tuple[str, str]:
+        """(node, device) of the bottleneck in front of `host` (its port when shaped per host)."""
+        for j, lan in enumerate(self.topo.lans):
+            if lan.rate_bps is not None and host in lan.hosts:
+                if lan.shaping == "per-host":
+                    return lan.router, f"n{j}p{lan.hosts.index(host)}"
+                return lan.router, f"br{j}"
+        return self.bottleneck()
+
+    def qdisc_stats(self, host: Optional[str] = None) -> dict:
+        """A bottleneck's qdiscs' own counters (`tc -s -j`): sent bytes/packets, drops,
+        overlimits, backlog, for the tbf and its child queue (the one in front of `host`, or
+        the topology's first)."""
+        node, dev = self.bottleneck() if host is None else self.bottleneck_of(host)
+        r = self.run(node, ["tc", "-s", "-j", "qdisc", "show", "dev", dev])
+        out = {}
+        for q in json.loads(r.stdout or "[]"):
+            out[q.get("kind", "?")] = {k: q.get(k) for k in ("bytes", "packets", "drops", "overlimits", "requeues",
+                                                             "backlog", "qlen")}
+        return out
+
+    def link_rx_packets(self, node: str, peer: str) -> int:
+        dev = self.iface(node, peer)
+        return int(self.run(node, ["cat", f"/sys/class/net/{dev}/statistics/rx_packets"]).stdout.strip())
+
+    def mroutes(self, router: str) -> str:
+        return self.run(router, ["ip", "mroute", "show"]).stdout
+
+    # ---- teardown
+    def down(self) -> None:
+        """Stop every process and daemon this testbed started (by pid) and delete its
+        namespaces. Safe to call twice, and after a partial `up`."""
+        for p in self.procs:
+            if p.poll() is None:
+                self.stop(p, signal.SIGTERM, timeout=3.0)
+        for p in self.daemons.values():
+            if p.poll() is None:
+                _kill_pid(p.pid)
+        self.procs.clear()
+        self.daemons.clear()
+        for n in _netns_list():
+            if n.startswith(f"{NS_PREFIX}{self.name}-"):
+                _run(["ip", "netns", "del", n], check=False)
+        shutil.rmtree(self.state_dir, ignore_errors=True)
+        self.is_up = False
+
+    def _save_state(self) -> None:
+        if not self.state_dir.exists():
+            return
+        st = {"name": self.name, "topology": self.topo.name, "owner_pid": os.getpid(),
+              "pids": [p.pid for p in self.procs] + [p.pid for p in self.daemons.values()]}
+        (self.state_dir / "state.json").write_text(json.dumps(st))
+
+    # ---- context manager: teardown on exit, error and SIGINT/SIGTERM
+    def __enter__(self) -> "Testbed":
+        def on_signal(signum, frame):
+            raise KeyboardInterrupt(f"signal {signum}")
+
+        for s in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._old_handlers[s] = signal.signal(s, on_signal)
+            except ValueError:  # not the main thread
+                pass
+        atexit.register(self.down)
+        return self.up()
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self.down()
+        finally:
+            atexit.unregister(self.down)
+            for s, h in self._old_handlers.items():
+                signal.signal(s, h)
+
+    def describe(self) -> str:
+        t = self.topo
+        lines = [f"testbed {self.name!r}: {t.description}"]
+        for n in t.hosts:
+            lines.append(f"  host   {n:<6} {self.addr(n):<14} netns {self.ns(n)}")
+        for n in t.routers:
+            lines.append(f"  router {n:<6} netns {self.ns(n)}")
+        shaped = [(f"{ln.a}->{ln.b}", ln) for ln in t.links if ln.rate_bps is not None]
+        shaped += [(f"{lan.router}->LAN", lan) for lan in t.lans if lan.rate_bps is not None]
+        for where, x in shaped:
+            delay = (f", delay {x.delay_s * 1e3:g} ms" if self.netem else
+                     f", no propagation delay (netem absent; wanted {x.delay_s * 1e3:g} ms)") if x.delay_s else ""
+            lines.append(f"  bottleneck {where}: tbf {x.rate_bps / 1e6:g} Mb/s, pfifo {x.queue_pkts} pkts{delay}")
+        lines.append("  multicast routing: igmpproxy in every router (IGMP-driven, quickleave)")
+        return "\n".join(lines)
+
+
+def _netns_list() -> list[str]:
+    r = _run(["ip", "netns", "list"], check=False)
+    return [line.split()[0] for line in r.stdout.splitlines() if line.strip()]
+
+
+def list_testbeds() -> dict[str, list[str]]:
+    """Testbeds present on this host: name -> namespaces."""
+    out: dict[str, list[str]] = {}
+    for n in _netns_list():
+        if n.startswith(NS_PREFIX) and "-" in n[len(NS_PREFIX):]:
+            name = n[len(NS_PREFIX):].split("-", 1)[0]
+            out.setdefault(name, []).append(n)
+    return out
+
+
+def down_by_name(name: str) -> list[str]:
+    """Remove a testbed left behind by a killed process: the processes whose pids its state
+    file lists (all started by it), then its namespaces. Returns what was removed."""
+    removed = []
+    st_file = STATE_ROOT / name / "state.json"
+    if st_file.exists():
+        try:
+            st = json.loads(st_file.read_text())
+        except ValueError:
+            st = {}
+        for pid in st.get("pids", []):
+            if _pid_alive(pid):
+                _kill_pid(pid)
+                removed.append(f"pid {pid}")
+    for n in _netns_list():
+        if n.startswith(f"{NS_PREFIX}{name}-"):
+            _run(["ip", "netns", "del", n], check=False)
+            removed.append(n)
+    shutil.rmtree(STATE_ROOT / name, ignore_errors=True)
+    return removed
+
+
+def ip_in_testbed(a: str) -> bool:
+    return ipaddress.ip_address(a) in ipaddress.ip_network(f"{NET_PREFIX}.0.0/16")
