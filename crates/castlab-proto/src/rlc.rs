@@ -33,9 +33,10 @@
 //!   clean interval).
 //! * **Level 1 is never dropped**; a loss there only spoils the interval.
 
-use core::any::Any;
-
-use castlab_core::{Agent, AgentEvent, ControlMsg, Dest, Duration, GroupId, Header, Instant, Packet, StartInfo, TimerTable};
+use castlab_core::config::check;
+use castlab_core::{
+    Agent, AgentEvent, ConfigError, ControlMsg, Dest, Duration, GroupId, Header, Instant, Packet, StartInfo, TimerTable,
+};
 
 /// `ControlMsg::kind` of RLC data packets ("RL").
 pub const RLC_DATA_KIND: u16 = 0x524C;
@@ -87,47 +88,33 @@ impl Default for RlcConfig {
     }
 }
 
-/// A configuration value out of range.
-#[derive(Clone, Debug, PartialEq)]
-pub struct RlcConfigError {
-    pub field: &'static str,
-    pub reason: &'static str,
-}
-
-impl core::fmt::Display for RlcConfigError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "RlcConfig.{}: {}", self.field, self.reason)
-    }
-}
-
-impl std::error::Error for RlcConfigError {}
+castlab_core::config_fields!(RlcConfig {
+    base_rate_bps,
+    layers,
+    packet_size,
+    sp_base,
+    burst,
+    burst_len,
+    deaf_period,
+    reorder_timeout,
+});
 
 impl RlcConfig {
-    pub fn validate(&self) -> Result<(), RlcConfigError> {
-        let err = |field, reason| Err(RlcConfigError { field, reason });
-        if !(self.base_rate_bps.is_finite() && self.base_rate_bps > 0.0) {
-            return err("base_rate_bps", "must be a positive finite rate");
-        }
-        if self.layers == 0 || self.layers as usize > RLC_MAX_LAYERS {
-            return err("layers", "must be between 1 and 16");
-        }
-        if self.packet_size == 0 {
-            return err("packet_size", "must be positive");
-        }
-        if self.sp_base.is_zero() {
-            return err("sp_base", "must be positive");
-        }
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check::positive("base_rate_bps", self.base_rate_bps)?;
+        check::int_in("layers", self.layers as u64, 1, RLC_MAX_LAYERS as u64)?;
+        check::int_in("packet_size", self.packet_size as u64, 1, 65_535)?;
+        check::nonzero("sp_base", self.sp_base)?;
+        check::nonzero("reorder_timeout", self.reorder_timeout)?;
         if self.burst && (self.burst_len.is_zero() || self.burst_len * 2 >= self.sp_base) {
-            return err("burst_len", "must be positive and less than half of sp_base");
+            return Err(ConfigError::new(
+                "burst_len",
+                self.burst_len.as_secs_f64(),
+                "must be positive and less than half of sp_base",
+            ));
         }
-        if self.reorder_timeout.is_zero() {
-            return err("reorder_timeout", "must be positive");
-        }
-        // Cumulative rate B·2^(layers-1) must stay finite and the packet interval non-zero.
-        let top = self.layer_rate_bps(self.layers - 1);
-        if Duration::from_secs_f64(self.packet_size as f64 * 8.0 / top).is_zero() {
-            return err("base_rate_bps", "top layer's packet interval rounds to zero");
-        }
+        // The top layer's packet interval must not round to zero.
+        check::packet_rate("base_rate_bps", self.layer_rate_bps(self.layers - 1), self.packet_size)?;
         Ok(())
     }
 
@@ -151,15 +138,12 @@ impl RlcConfig {
     }
 }
 
-/// The sender's timers (quinn's TimerTable style: one slot per variant).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SenderTimer {
-    /// The next packet of some layer is due.
-    Send = 0,
-}
-
-impl SenderTimer {
-    pub const VALUES: [SenderTimer; 1] = [SenderTimer::Send];
+castlab_core::timers! {
+    /// The sender's timers.
+    pub enum SenderTimer {
+        /// The next packet of some layer is due.
+        Send,
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -179,7 +163,7 @@ pub struct RlcSender {
     start: Instant,
     stop: Instant,
     layers: Vec<Layer>,
-    timers: TimerTable<1>,
+    timers: TimerTable<SenderTimer>,
     /// Index of the layer whose packet is due (set on timeout, taken by poll_transmit).
     due: Option<usize>,
     /// `now` of the last timeout, so that poll_transmit can release every packet due by then.
@@ -191,10 +175,10 @@ pub struct RlcSender {
 
 impl RlcSender {
     /// A sender of `cfg.layers` layers, layer m on `groups[m]`, sending from `start` to `stop`.
-    pub fn new(cfg: RlcConfig, groups: &[GroupId], flow: u32, start: Instant, stop: Instant) -> Result<Self, RlcConfigError> {
+    pub fn try_new(cfg: RlcConfig, groups: &[GroupId], flow: u32, start: Instant, stop: Instant) -> Result<Self, ConfigError> {
         cfg.validate()?;
         if groups.len() != cfg.layers as usize {
-            return Err(RlcConfigError { field: "groups", reason: "need exactly one group per layer" });
+            return Err(ConfigError::new("groups", groups.len(), "need exactly one group per layer"));
         }
         let layers = groups
             .iter()
@@ -263,8 +247,8 @@ impl RlcSender {
             }
         }
         match best {
-            Some(at) => self.timers.set(SenderTimer::Send as usize, at),
-            None => self.timers.stop(SenderTimer::Send as usize),
+            Some(at) => self.timers.set(SenderTimer::Send, at),
+            None => self.timers.stop(SenderTimer::Send),
         }
     }
 
@@ -297,8 +281,8 @@ impl Agent for RlcSender {
     fn handle_packet(&mut self, _now: Instant, _packet: &Packet) {}
 
     fn handle_timeout(&mut self, now: Instant) {
-        while let Some(slot) = self.timers.expire(now) {
-            match SenderTimer::VALUES[slot] {
+        while let Some(timer) = self.timers.expire(now) {
+            match timer {
                 SenderTimer::Send => {
                     self.last_now = now;
                     self.due = self.pick_due(now);
@@ -334,21 +318,14 @@ impl Agent for RlcSender {
     fn poll_timeout(&self) -> Option<Instant> {
         self.timers.next()
     }
+}
 
-    fn as_any(&self) -> &dyn Any {
-        self
+castlab_core::timers! {
+    /// The receiver's timers.
+    pub enum ReceiverTimer {
+        /// The earliest pending gap's reorder deadline.
+        Reorder,
     }
-}
-
-/// The receiver's timers.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ReceiverTimer {
-    /// The earliest pending gap's reorder deadline.
-    Reorder = 0,
-}
-
-impl ReceiverTimer {
-    pub const VALUES: [ReceiverTimer; 1] = [ReceiverTimer::Reorder];
 }
 
 /// What the receiver did, for monitors and tests.
@@ -400,17 +377,17 @@ pub struct RlcReceiver {
     interval_open: bool,
     /// A loss or a late packet since that SP.
     spoiled: bool,
-    timers: TimerTable<1>,
+    timers: TimerTable<ReceiverTimer>,
     events: [Option<AgentEvent>; 4],
     records: RlcRecords,
 }
 
 impl RlcReceiver {
     /// A receiver of the session whose layer m is on `groups[m]` (its data carries `flow`).
-    pub fn new(cfg: RlcConfig, groups: &[GroupId], flow: u32) -> Result<Self, RlcConfigError> {
+    pub fn try_new(cfg: RlcConfig, groups: &[GroupId], flow: u32) -> Result<Self, ConfigError> {
         cfg.validate()?;
         if groups.len() != cfg.layers as usize {
-            return Err(RlcConfigError { field: "groups", reason: "need exactly one group per layer" });
+            return Err(ConfigError::new("groups", groups.len(), "need exactly one group per layer"));
         }
         Ok(RlcReceiver {
             layers: vec![RxLayer::default(); groups.len()],
@@ -451,8 +428,8 @@ impl RlcReceiver {
             }
         }
         match best {
-            Some(d) => self.timers.set(ReceiverTimer::Reorder as usize, d),
-            None => self.timers.stop(ReceiverTimer::Reorder as usize),
+            Some(d) => self.timers.set(ReceiverTimer::Reorder, d),
+            None => self.timers.stop(ReceiverTimer::Reorder),
         }
     }
 
@@ -576,8 +553,8 @@ impl Agent for RlcReceiver {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
-        while let Some(slot) = self.timers.expire(now) {
-            match ReceiverTimer::VALUES[slot] {
+        while let Some(timer) = self.timers.expire(now) {
+            match timer {
                 ReceiverTimer::Reorder => {
                     // Every pending gap past its deadline is a loss; one loss event per layer.
                     for m in (0..self.level as usize).rev() {
@@ -616,10 +593,6 @@ impl Agent for RlcReceiver {
         self.events.rotate_left(1);
         Some(e)
     }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
 }
 
 #[cfg(test)]
@@ -643,7 +616,7 @@ mod tests {
     /// Runs a sender alone until `until`, returning every packet it emits (with its send time).
     fn run_sender(cfg: RlcConfig, until: Instant) -> Vec<Packet> {
         let n = cfg.layers;
-        let mut s = RlcSender::new(cfg, &groups(n), 7, Instant::ZERO, until).unwrap();
+        let mut s = RlcSender::try_new(cfg, &groups(n), 7, Instant::ZERO, until).unwrap();
         s.handle_start(Instant::ZERO, info());
         let mut out = Vec::new();
         while let Some(t) = s.poll_timeout() {
@@ -665,7 +638,7 @@ mod tests {
 
     fn rx(cfg: RlcConfig) -> RlcReceiver {
         let n = cfg.layers;
-        let mut r = RlcReceiver::new(cfg, &groups(n), 7).unwrap();
+        let mut r = RlcReceiver::try_new(cfg, &groups(n), 7).unwrap();
         r.handle_start(Instant::ZERO, info());
         while r.poll_event().is_some() {}
         r
@@ -729,7 +702,7 @@ mod tests {
             .validate()
             .unwrap_err();
         assert_eq!(e.field, "burst_len");
-        let e = RlcReceiver::new(RlcConfig::default(), &groups(3), 7).unwrap_err();
+        let e = RlcReceiver::try_new(RlcConfig::default(), &groups(3), 7).unwrap_err();
         assert_eq!(e.field, "groups");
     }
 

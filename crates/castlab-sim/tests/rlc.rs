@@ -17,7 +17,7 @@ fn link(rate: f64, delay: f64, limit_pkts: usize) -> LinkConfig {
 /// An RLC session rooted at `src`: one group per layer and the sender.
 fn session(sim: &mut Simulator, src: NodeId, cfg: &RlcConfig, flow: u32, start: f64) -> Vec<GroupId> {
     let groups: Vec<GroupId> = (0..cfg.layers).map(|_| sim.add_group(src).unwrap()).collect();
-    let tx = RlcSender::new(cfg.clone(), &groups, flow, secs(start), Instant::MAX).unwrap();
+    let tx = RlcSender::try_new(cfg.clone(), &groups, flow, secs(start), Instant::MAX).unwrap();
     sim.add_agent(src, None, secs(start), Box::new(tx)).unwrap();
     groups
 }
@@ -54,7 +54,7 @@ fn star(seed: u64, bottleneck_bps: f64, starts: &[f64]) -> (Simulator, Vec<Agent
     for (i, &st) in starts.iter().enumerate() {
         let x = sim.add_node(&format!("R{i}")).unwrap();
         sim.add_link(r2, x, &link(100e6, 0.005, 1000)).unwrap();
-        let r = RlcReceiver::new(cfg.clone(), &groups, 1).unwrap();
+        let r = RlcReceiver::try_new(cfg.clone(), &groups, 1).unwrap();
         rx.push(sim.add_agent(x, None, secs(st), Box::new(r)).unwrap());
     }
     (sim, rx)
@@ -113,7 +113,7 @@ fn rlc_vs_newreno(seed: u64, bottleneck_bps: f64) -> (f64, f64, f64) {
         sim.add_link(r2, d, &link(100e6, 0.001, 1000)).unwrap();
     }
     let groups = session(&mut sim, s_rlc, &cfg, 1, 1.0);
-    let rx = sim.add_agent(d_rlc, None, secs(1.0), Box::new(RlcReceiver::new(cfg.clone(), &groups, 1).unwrap())).unwrap();
+    let rx = sim.add_agent(d_rlc, None, secs(1.0), Box::new(RlcReceiver::try_new(cfg.clone(), &groups, 1).unwrap())).unwrap();
     // 512-byte packets (§IV-B): 40 bytes of headers + 472 of payload.
     let tcfg = TcpConfig { mss_bytes: 472, ..Default::default() };
     let sink = sim.add_agent(d_tcp, Some(80), Instant::ZERO, Box::new(TcpSink::new(tcfg.clone()))).unwrap();
