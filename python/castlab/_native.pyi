@@ -133,6 +133,25 @@ class Simulator:
     def rlm_status(self, agent: int) -> dict[str, object]: ...
     def rlm_config(self, agent: int) -> dict[str, object]: ...
     def rlm_worst_window_loss(self, agent: int, window: float) -> float: ...
+    # --- rlc (crates/castlab-py/src/rlc.rs) ---
+    def add_rlc_sender(
+        self,
+        node: str,
+        groups: list[int],
+        flow: int,
+        start: float = 0.0,
+        stop: float | None = None,
+        **config: ConfigValue,
+    ) -> int:
+        """An RLC sender, one group per layer. Overrides: config_defaults("rlc")."""
+        ...
+    def add_rlc_receiver(
+        self, node: str, groups: list[int], flow: int, start: float = 0.0, **config: ConfigValue
+    ) -> int:
+        """An RLC receiver. Overrides: config_defaults("rlc")."""
+        ...
+    def rlc_records(self, agent: int) -> dict[str, object]: ...
+    def rlc_config(self, agent: int) -> dict[str, object]: ...
     # --- nlm (crates/castlab-py/src/nlm.rs) ---
     def add_nlm_sender(
         self,

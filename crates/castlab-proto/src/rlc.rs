@@ -407,6 +407,9 @@ impl RlcReceiver {
     pub fn level(&self) -> u32 {
         self.level
     }
+    pub fn config(&self) -> &RlcConfig {
+        &self.cfg
+    }
     pub fn records(&self) -> &RlcRecords {
         &self.records
     }

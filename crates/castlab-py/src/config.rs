@@ -92,6 +92,7 @@ pub(crate) fn apply<C: Config>(mut base: C, overrides: Option<&Bound<'_, PyDict>
 fn defaults(protocol: &str) -> Option<Vec<(&'static str, Value)>> {
     Some(match protocol {
         "rlm" => RlmConfig::default().values(),
+        "rlc" => castlab_proto::rlc::RlcConfig::default().values(),
         "nlm" => NlmConfig::default().values(),
         "lesbcc" => LesbccConfig::default().values(),
         "pgm" => PgmReceiverConfig::default().values(),
@@ -104,7 +105,7 @@ fn defaults(protocol: &str) -> Option<Vec<(&'static str, Value)>> {
 }
 
 /// The protocols `config_defaults` knows.
-pub(crate) const PROTOCOLS: &[&str] = &["rlm", "nlm", "lesbcc", "pgm", "tcp", "bcf", "rainbow", "bcf_pgm"];
+pub(crate) const PROTOCOLS: &[&str] = &["rlm", "rlc", "nlm", "lesbcc", "pgm", "tcp", "bcf", "rainbow", "bcf_pgm"];
 
 /// The default configuration of `protocol` (the paper's values), as a dict of field -> value;
 /// durations in seconds. These are exactly the keyword overrides the matching `add_*` methods

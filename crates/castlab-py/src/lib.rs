@@ -23,6 +23,7 @@ mod lesbcc;
 mod net;
 mod nlm;
 mod records;
+mod rlc;
 mod rlm;
 mod sink;
 mod tcp;
