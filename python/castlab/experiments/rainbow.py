@@ -580,7 +580,8 @@ def tcp_share_run(seed: int, shared_bps: float, n_each: int, duration: float = 6
 RLC_WINDOW_END_S = 300.0  # ours: RLC has no completion; its rates are measured over [5 s, 300 s]
 
 
-def rlc_share_run(seed: int, shared_bps: float, n_each: int, duration: float = RLC_WINDOW_END_S) -> dict:
+def rlc_share_run(seed: int, shared_bps: float, n_each: int, duration: float = RLC_WINDOW_END_S,
+                  rlc_kw: Optional[dict] = None) -> dict:
     """As :func:`tcp_share_run` with RLC sessions (sender and one receiver each, the Rainbow
     paper's RLC set-up: `config_defaults("rlc")`) in place of Rainbow. Same topology, RED
     links and seeds; throughputs over [5 s, `duration`], wire bytes."""
@@ -597,8 +598,8 @@ def rlc_share_run(seed: int, shared_bps: float, n_each: int, duration: float = R
     for k in range(n_each):
         groups = [net.sim.add_group(f"SRB{k}") for _ in range(layers)]
         start = float(net.rng.uniform(*START_RANGE_S))
-        net.sim.add_rlc_sender(f"SRB{k}", groups, 100 + k, start=start)
-        rx.append(net.sim.add_rlc_receiver(f"DRB{k}", groups, 100 + k, start=start))
+        net.sim.add_rlc_sender(f"SRB{k}", groups, 100 + k, start=start, **(rlc_kw or {}))
+        rx.append(net.sim.add_rlc_receiver(f"DRB{k}", groups, 100 + k, start=start, **(rlc_kw or {})))
         tcp.append(net.sim.add_tcp_flow(f"STCP{k}", f"DTCP{k}", variant="newreno", mss_bytes=TCP_MSS, min_rto=TCP_MIN_RTO_S,
                                         start=float(net.rng.uniform(*START_RANGE_S))))
     t0, t1 = MEASURE_FROM_S, duration
