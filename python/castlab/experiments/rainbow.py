@@ -632,6 +632,14 @@ def _agg(df: pd.DataFrame, key: str) -> pd.DataFrame:
                                loss_rate=("loss_rate", "mean"), utilisation=("utilisation", "mean")).reset_index()
 
 
+def _settled_claim(agg: pd.DataFrame, ragg: pd.DataFrame, fig: str) -> Claim:
+    """Rainbow's fairness spread (max - min over the x values) minus RLC's: at most 0."""
+    spread = lambda d: float(d["fairness"].max() - d["fairness"].min())  # noqa: E731
+    return at_most("fairness-more-settled-than-rlc", f"spread of Rainbow's fairness minus spread of RLC's over the "
+                   f"x values (paper, {fig}: 'Rainbow shows more settled fairness change')", 0.0,
+                   spread(agg) - spread(ragg), "index")
+
+
 def _tcp_claims(agg: pd.DataFrame, key: str, label) -> list[Claim]:
     claims = []
     for _, r in agg.iterrows():
@@ -691,6 +699,7 @@ def run_b3(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     if 512e3 in rr.index:
         claims.append(at_most("rlc-ratio-512k", "512k: RLC / TCP rate (paper, Fig. 12(b): 'less bandwidth share "
                               "for 512 Kbps')", 1.0, float(rr.loc[512e3, "ratio"]), "ratio"))
+    claims.append(_settled_claim(agg, ragg, "Fig. 12"))
     if 256e3 in rr.index:
         claims.append(at_least("rlc-fair-256k", "256k: Jain's index of RLC and TCP (paper, Fig. 12(a): RLC is "
                                "unfair 'except of the case of 256 Kbps')", 0.9, float(rr.loc[256e3, "fairness"]), "index"))
@@ -725,6 +734,7 @@ def run_b4(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
                       f"Scenario B-(iv): N Rainbow (or RLC) and N NewReno on {B4_SHARED_BPS / 1e6:g} Mb/s", rlc=ragg)
     claims = _tcp_claims(agg, "sessions", lambda s: f"2N={int(s)}")
     rr = ragg.set_index("sessions")
+    claims.append(_settled_claim(agg, ragg, "Fig. 13"))
     lo, hi = min(sessions), max(sessions)
     claims.append(at_most(f"rlc-ratio-2N={lo}", f"2N={lo}: RLC / TCP rate (paper, Fig. 13: with four sessions 'RLC "
                           "cannot get enough bandwidth share')", 1.0, float(rr.loc[lo, "ratio"]), "ratio"))
