@@ -133,6 +133,25 @@ class Simulator:
     def rlm_status(self, agent: int) -> dict[str, object]: ...
     def rlm_config(self, agent: int) -> dict[str, object]: ...
     def rlm_worst_window_loss(self, agent: int, window: float) -> float: ...
+    # --- rlc (crates/castlab-py/src/rlc.rs) ---
+    def add_rlc_sender(
+        self,
+        node: str,
+        groups: list[int],
+        flow: int,
+        start: float = 0.0,
+        stop: float | None = None,
+        **config: ConfigValue,
+    ) -> int:
+        """An RLC sender, one group per layer. Overrides: config_defaults("rlc")."""
+        ...
+    def add_rlc_receiver(
+        self, node: str, groups: list[int], flow: int, start: float = 0.0, **config: ConfigValue
+    ) -> int:
+        """An RLC receiver. Overrides: config_defaults("rlc")."""
+        ...
+    def rlc_records(self, agent: int) -> dict[str, object]: ...
+    def rlc_config(self, agent: int) -> dict[str, object]: ...
     # --- nlm (crates/castlab-py/src/nlm.rs) ---
     def add_nlm_sender(
         self,
@@ -230,23 +249,6 @@ class Simulator:
         """A PGM-like receiver over BCFS. Overrides of the source's settings: config_defaults("bcf_pgm")."""
         ...
     def bcf_pgm_stats(self, agent: int) -> dict[str, object]: ...
-    # --- rlc (crates/castlab-py/src/rlc.rs) ---
-    def add_rlc_source(
-        self,
-        node: str,
-        groups: list[int],
-        flow: int = 0,
-        start: float = 0.0,
-        stop: Optional[float] = None,
-        **config: ConfigValue,
-    ) -> int:
-        """An RLC source: layer i on groups[i], SPs and burst tests. Overrides: config_defaults("rlc")."""
-        ...
-    def add_rlc_receiver(self, node: str, groups: list[int], start: float = 0.0, **config: ConfigValue) -> int:
-        """An RLC receiver of the layers on `groups`. Overrides: config_defaults("rlc")."""
-        ...
-    def rlc_records(self, agent: int) -> dict[str, object]: ...
-    def rlc_config(self, agent: int) -> dict[str, object]: ...
     # --- lesbcc (crates/castlab-py/src/lesbcc.rs) ---
     def add_lesbcc_source(self, node: str, group: int, flow: int = 0, start: float = 0.0, **config: ConfigValue) -> int:
         """An LE-SBCC multicast source (cascade of §2.1, AIMD or the TFRC module of §4) over the
@@ -339,7 +341,9 @@ class NetDriver:
     ) -> int:
         """An RLC source on sockets. Overrides: config_defaults("rlc")."""
         ...
-    def add_rlc_receiver(self, agent_id: int, node: int, port: int, groups: list[int], **config: ConfigValue) -> int:
+    def add_rlc_receiver(
+        self, agent_id: int, node: int, port: int, groups: list[int], flow: int = 0, **config: ConfigValue
+    ) -> int:
         """An RLC receiver on sockets. Overrides: config_defaults("rlc")."""
         ...
     def rlc_records(self, agent: int) -> dict[str, object]: ...

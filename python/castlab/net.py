@@ -376,12 +376,19 @@ class PgmReceiverRole(Role):
         return [_write_json(out / "pgm_receiver_stats.json", self.drv.pgm_receiver_stats(self.agent))]
 
 
+def _rlc_layers(overrides: dict) -> int:
+    """RLC's layers: --config layers=N, else RlcConfig's default."""
+    from castlab._native import config_defaults
+
+    return int(overrides.get("layers", config_defaults("rlc")["layers"]))
+
+
 class RlcSourceRole(Role):
     name = "rlc-source"
 
     def build(self) -> None:
         a = self.args
-        layers = int(self.overrides.get("layers", 10))
+        layers = _rlc_layers(self.overrides)
         self.drv = self.session.driver(self.session.groups(layers, control=False))
         self.drv.add_rlc_source(self.agent, SOURCE_NODE, SOURCE_PORT, list(range(layers)), flow=a.flow,
                                 **(self.overrides or {}))
@@ -396,23 +403,30 @@ class RlcReceiverRole(Role):
 
     def build(self) -> None:
         a = self.args
-        layers = int(self.overrides.get("layers", 10))
+        layers = _rlc_layers(self.overrides)
         self.drv = self.session.driver(self.session.groups(layers, control=False))
-        self.drv.add_rlc_receiver(self.agent, a.node, a.port, list(range(layers)), **(self.overrides or {}))
+        self.drv.add_rlc_receiver(self.agent, a.node, a.port, list(range(layers)), flow=a.flow,
+                                  **(self.overrides or {}))
 
     def status(self) -> str:
         _, rx = self._rates()
         r = self.drv.rlc_records(self.agent)
         lv = int(r["level"][-1]) if len(r["level"]) else 0
-        return (f"level={lv} rate={_fmt_rate(rx)} received={r['received']} lost={r['lost']} "
-                f"loss={_loss(r['lost'], r['received']):.2%} joins={r['joins']} drops={r['drops']} "
-                f"rejected={self._rejected()}")
+        got, lost = sum(r["received"]), sum(r["lost"])
+        return (f"level={lv} rate={_fmt_rate(rx)} received={got} lost={lost} loss={_loss(lost, got):.2%} "
+                f"joins={len(r['join_ns'])} drops={len(r['drop_ns'])} rejected={self._rejected()}")
 
     def write(self, out: Path) -> list[str]:
+        import pandas as pd
+
         from castlab.frames import level_frame
 
-        return [_write_frame(out / "levels", level_frame(self.drv)),
-                *_write_prefixed(out, "rlc", self.drv.rlc_records(self.agent))]
+        r = self.drv.rlc_records(self.agent)
+        lv = pd.DataFrame({"time_ns": r["level_time_ns"], "level": r["level"]})
+        lv.insert(0, "time_s", lv["time_ns"] / 1e9)
+        counts = {k: v for k, v in r.items() if k not in ("level_time_ns", "level")}
+        return [_write_frame(out / "levels", level_frame(self.drv)), _write_frame(out / "rlc_level", lv),
+                _write_json(out / "rlc_counts.json", counts)]
 
 
 ROLES: dict[str, type[Role]] = {r.name: r for r in
@@ -623,6 +637,7 @@ def add_parsers(sub) -> None:
 
     p = roles.add_parser("rlc-receiver", help="RLC receiver (joins at SPs, drops on loss, deaf period)")
     common(p, receiver=True)
+    p.add_argument("--flow", type=int, default=1)
 
     for r in roles.choices.values():
         r.set_defaults(fn=run_role)

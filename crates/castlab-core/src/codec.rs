@@ -4,7 +4,7 @@
 //! ```text
 //! 0  u8   version (= 1)
 //! 1  u8   dst kind (0 unicast, 1 group)
-//! 2  u8   header kind ([`HeaderKind`]: 0 data, 1 control, 2 tcp, 3 rlm, 4 nlm, 6 pgm, 7 bcf, 8 rlc)
+//! 2  u8   header kind ([`HeaderKind`]: 0 data, 1 control, 2 tcp, 3 rlm, 4 nlm, 6 pgm, 7 bcf)
 //! 3  u8   flags (bit 0: marked; the other bits reserved, 0)
 //! 4  u32  src node     8  u16 src port    10 u8 layer   11 u8 reserved (0)
 //! 12 u32  dst node or group                16 u16 dst port (0 for a group)  18 u16 reserved
@@ -14,8 +14,7 @@
 //!          rlm u8 kind, u8 level, u8 current, u32 receivers (7 bytes);
 //!          nlm u8 kind, u8 level, u32 group, u32 up node, u16 up port, u32 seq (16 bytes);
 //!          pgm u8 kind, u64 trail, u64 lead (17 bytes);
-//!          bcf u8 kind (1 request, 2 reply), u8 flags (bits 0-1), u32 level, u32 label, u64 msg (18 bytes);
-//!          rlc u32 sp_index, u8 sp_level, u8 flags (bit 0 burst) (6 bytes)
+//!          bcf u8 kind (1 request, 2 reply), u8 flags (bits 0-1), u32 level, u32 label, u64 msg (18 bytes)
 //! ```
 //! Decoding never panics: a short, unknown or inconsistent buffer is a [`CodecError`]. Every
 //! kind byte is a `u8`-backed enum checked here, and TCP flags outside
@@ -23,8 +22,8 @@
 
 use crate::ids::{Addr, Dest, GroupId, NodeId};
 use crate::packet::{
-    BcfHeader, BcfKind, ControlMsg, Header, HeaderKind, NlmHeader, NlmKind, Packet, PgmHeader, PgmKind, RlcHeader,
-    RlmHeader, RlmKind, TcpHeader,
+    BcfHeader, BcfKind, ControlMsg, Header, HeaderKind, NlmHeader, NlmKind, Packet, PgmHeader, PgmKind, RlmHeader,
+    RlmKind, TcpHeader,
 };
 use crate::time::Instant;
 
@@ -36,7 +35,6 @@ const RLM_LEN: usize = 7;
 const NLM_LEN: usize = 16;
 const BCF_LEN: usize = 18;
 const PGM_LEN: usize = 17;
-const RLC_LEN: usize = 6;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum CodecError {
@@ -63,7 +61,6 @@ const fn body_len(k: HeaderKind) -> usize {
         HeaderKind::Rlm => RLM_LEN,
         HeaderKind::Nlm => NLM_LEN,
         HeaderKind::Bcf => BCF_LEN,
-        HeaderKind::Rlc => RLC_LEN,
         HeaderKind::Pgm => PGM_LEN,
     }
 }
@@ -146,11 +143,6 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
             b[0] = g.kind as u8;
             b[1..9].copy_from_slice(&g.trail.to_be_bytes());
             b[9..17].copy_from_slice(&g.lead.to_be_bytes());
-        }
-        Header::Rlc(r) => {
-            b[0..4].copy_from_slice(&r.sp_index.to_be_bytes());
-            b[4] = r.sp_level;
-            b[5] = r.burst as u8;
         }
     }
     Ok(need)
@@ -240,12 +232,6 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
             }
             Header::Bcf(BcfHeader { kind, flags: b[1], level: u32_at(b, 2), label: u32_at(b, 6), msg: u64_at(b, 10) })
         }
-        HeaderKind::Rlc => {
-            if b[5] & !1 != 0 {
-                return Err(CodecError::Reserved("rlc flags"));
-            }
-            Header::Rlc(RlcHeader { sp_index: u32_at(b, 0), sp_level: b[4], burst: b[5] & 1 == 1 })
-        }
         HeaderKind::Pgm => {
             Header::Pgm(PgmHeader { kind: code::<PgmKind>("pgm kind", b[0])?, trail: u64_at(b, 1), lead: u64_at(b, 9) })
         }
@@ -326,8 +312,6 @@ mod tests {
             }),
             Header::Pgm(PgmHeader { kind: PgmHeader::NAK, trail: 17, lead: u64::MAX }),
             Header::Pgm(PgmHeader { kind: PgmHeader::ODATA, trail: 0, lead: 1 }),
-            Header::Rlc(RlcHeader { sp_index: 77, sp_level: 3, burst: true }),
-            Header::Rlc(RlcHeader::default()),
         ] {
             for dst in [Dest::Unicast(Addr::new(NodeId(1), 2)), Dest::Group(GroupId(12))] {
                 let mut p = sample(h);
@@ -455,8 +439,8 @@ mod tests {
         let mut bad = buf;
         bad[3] |= 2;
         assert_eq!(decode(&bad[..n]), Err(CodecError::Reserved("flags")));
-        // the retired header kind 5 and everything past 8
-        for k in [5u8, 9, 255] {
+        // the retired header kind 5 and everything past 7
+        for k in [5u8, 8, 255] {
             let mut bad = buf;
             bad[2] = k;
             assert_eq!(decode(&bad[..n]), Err(CodecError::UnknownKind { field: "header kind", value: k }));

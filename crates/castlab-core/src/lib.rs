@@ -19,8 +19,8 @@ pub use agent::{Agent, AgentEvent, StartInfo, Timer, TimerTable};
 pub use config::{Config, ConfigError, ConfigValue, Value};
 pub use ids::{Addr, AgentId, ChannelId, Dest, GroupId, NodeId, Port};
 pub use packet::{
-    BcfHeader, BcfKind, ControlMsg, Header, HeaderKind, NlmHeader, NlmKind, Packet, PgmHeader, PgmKind, RlcHeader,
-    RlmHeader, RlmKind, TcpHeader,
+    BcfHeader, BcfKind, ControlMsg, Header, HeaderKind, NlmHeader, NlmKind, Packet, PgmHeader, PgmKind, RlmHeader,
+    RlmKind, TcpHeader,
 };
 pub use rng::{Rng, StreamKind};
 pub use router::{NetView, RouterExtension, RouterSend, Verdict};

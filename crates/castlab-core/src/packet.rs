@@ -217,23 +217,9 @@ impl NlmHeader {
     pub const SESS: NlmKind = NlmKind::Sess;
 }
 
-/// RLC data (Vicisano, Rizzo, Crowcroft, INFOCOM 1998): a layer's packet (`Packet::layer`,
-/// `Packet::seq` per layer), marked when it is the first of its layer after a synchronisation
-/// point (SP) and when it was sent in a burst test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct RlcHeader {
-    /// The SP's number (SP k is at `k` base intervals), valid when `sp_level > 0`.
-    pub sp_index: u32,
-    /// 0: not an SP packet. L > 0: an SP at which receivers at levels 1..=L may join the next
-    /// layer (SPs for level L come every 2^(L-1) base intervals).
-    pub sp_level: u8,
-    /// Sent during the burst that precedes an SP (at twice the layer's rate).
-    pub burst: bool,
-}
-
 wire_enum! {
     /// The wire tag of each [`Header`] variant (5 was used once and is retired).
-    pub enum HeaderKind { Data = 0, Control = 1, Tcp = 2, Rlm = 3, Nlm = 4, Pgm = 6, Bcf = 7, Rlc = 8 }
+    pub enum HeaderKind { Data = 0, Control = 1, Tcp = 2, Rlm = 3, Nlm = 4, Pgm = 6, Bcf = 7 }
 }
 
 /// Protocol header carried by a packet.
@@ -247,7 +233,6 @@ pub enum Header {
     Tcp(TcpHeader),
     Rlm(RlmHeader),
     Bcf(BcfHeader),
-    Rlc(RlcHeader),
     Pgm(PgmHeader),
     Nlm(NlmHeader),
 }
@@ -263,7 +248,6 @@ impl Header {
             Header::Nlm(_) => HeaderKind::Nlm,
             Header::Pgm(_) => HeaderKind::Pgm,
             Header::Bcf(_) => HeaderKind::Bcf,
-            Header::Rlc(_) => HeaderKind::Rlc,
         }
     }
 }

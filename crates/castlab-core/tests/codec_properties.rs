@@ -13,8 +13,8 @@
 use castlab_core::codec::{decode, encode, encoded_len};
 use castlab_core::packet::{BcfKind, NlmKind, PgmKind, RlmKind};
 use castlab_core::{
-    Addr, BcfHeader, ControlMsg, Dest, GroupId, Header, Instant, NlmHeader, NodeId, Packet, PgmHeader, RlcHeader,
-    RlmHeader, Rng, TcpHeader,
+    Addr, BcfHeader, ControlMsg, Dest, GroupId, Header, Instant, NlmHeader, NodeId, Packet, PgmHeader, RlmHeader, Rng,
+    TcpHeader,
 };
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -45,11 +45,6 @@ fn header() -> impl Strategy<Value = Header> {
             .prop_map(|(kind, flags, level, label, msg)| Header::Bcf(BcfHeader { kind, flags, level, label, msg })),
         (prop::sample::select(PgmKind::ALL.to_vec()), any::<u64>(), any::<u64>())
             .prop_map(|(kind, trail, lead)| Header::Pgm(PgmHeader { kind, trail, lead })),
-        (any::<u32>(), any::<u8>(), any::<bool>()).prop_map(|(sp_index, sp_level, burst)| Header::Rlc(RlcHeader {
-            sp_index,
-            sp_level,
-            burst
-        })),
     ]
 }
 

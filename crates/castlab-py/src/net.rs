@@ -221,30 +221,33 @@ impl NetDriver {
         let cfg: castlab_proto::rlc::RlcConfig = build(config)?;
         let stop = stop.map(|s| time_s("stop", s)).transpose()?.unwrap_or(Instant::MAX);
         let src =
-            castlab_proto::rlc::RlcSource::try_new(cfg, &gs, crate::u32_field("flow", flow)?, self.inner.now(), stop)
+            castlab_proto::rlc::RlcSender::try_new(cfg, &gs, crate::u32_field("flow", flow)?, self.inner.now(), stop)
                 .map_err(cfg_err)?;
         self.add(agent_id, node, port, Box::new(src))
     }
 
     /// An RLC receiver of the layers on `groups`. Overrides: config_defaults("rlc").
-    #[pyo3(signature = (agent_id, node, port, groups, **config))]
+    #[pyo3(signature = (agent_id, node, port, groups, flow=0, **config))]
+    #[allow(clippy::too_many_arguments)]
     fn add_rlc_receiver(
         &mut self,
         agent_id: i64,
         node: i64,
         port: i64,
         groups: Vec<i64>,
+        flow: i64,
         config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u32> {
         let gs = self.groups("groups", &groups)?;
         let cfg: castlab_proto::rlc::RlcConfig = build(config)?;
-        let rx = castlab_proto::rlc::RlcReceiver::try_new(cfg, gs).map_err(cfg_err)?;
+        let rx =
+            castlab_proto::rlc::RlcReceiver::try_new(cfg, &gs, crate::u32_field("flow", flow)?).map_err(cfg_err)?;
         self.add(agent_id, node, port, Box::new(rx))
     }
 
     /// An RLC receiver's records (as `Simulator.rlc_records`).
     fn rlc_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        crate::records::table(py, &self.get::<castlab_proto::rlc::RlcReceiver>(agent, "an RLC receiver")?.records)
+        crate::rlc::rlc_records_dict(py, self.get::<castlab_proto::rlc::RlcReceiver>(agent, "an RLC receiver")?)
     }
 
     /// A measuring sink: unicast on its port, and subscribed by level to `groups` following

@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from castlab import Simulator
+from castlab._native import config_defaults
 from castlab.experiments.common import Claim, Experiment, Result, at_least, at_most, in_range, within
 from castlab.experiments.plotting import figure, save
 from castlab.metrics import jain_index
@@ -576,6 +577,69 @@ def tcp_share_run(seed: int, shared_bps: float, n_each: int, duration: float = 6
             "utilisation": float(x.sum() / shared_bps)}
 
 
+RLC_WINDOW_END_S = 300.0  # ours: RLC has no completion; its rates are measured over [5 s, 300 s]
+
+
+def rlc_share_run(seed: int, shared_bps: float, n_each: int, duration: float = RLC_WINDOW_END_S,
+                  rlc_kw: Optional[dict] = None) -> dict:
+    """As :func:`tcp_share_run` with RLC sessions (sender and one receiver each, the Rainbow
+    paper's RLC set-up: `config_defaults("rlc")`) in place of Rainbow. Same topology, RED
+    links and seeds; throughputs over [5 s, `duration`], wire bytes."""
+    L = LINKS_TCP
+    net = Net(seed)
+    shared, _ = net.link("G0", "G1", shared_bps, L["shared_delay_s"])
+    for k in range(n_each):
+        for kind in ("RB", "TCP"):
+            net.link(f"S{kind}{k}", "G0", L["access_bps"], L["access_delay_s"])
+            net.link("G1", f"D{kind}{k}", L["access_bps"], L["access_delay_s"])
+    net.finish_build()
+    layers = int(config_defaults("rlc")["layers"])
+    rx, tcp = [], []
+    for k in range(n_each):
+        groups = [net.sim.add_group(f"SRB{k}") for _ in range(layers)]
+        start = float(net.rng.uniform(*START_RANGE_S))
+        net.sim.add_rlc_sender(f"SRB{k}", groups, 100 + k, start=start, **(rlc_kw or {}))
+        rx.append(net.sim.add_rlc_receiver(f"DRB{k}", groups, 100 + k, start=start, **(rlc_kw or {})))
+        tcp.append(net.sim.add_tcp_flow(f"STCP{k}", f"DTCP{k}", variant="newreno", mss_bytes=TCP_MSS, min_rto=TCP_MIN_RTO_S,
+                                        start=float(net.rng.uniform(*START_RANGE_S))))
+    t0, t1 = MEASURE_FROM_S, duration
+    net.sim.run(t0)
+    b0 = [net.sim.rlc_records(a)["bytes"] for a in rx]
+    net.sim.run(t1)
+    b1 = [net.sim.rlc_records(a)["bytes"] for a in rx]
+    span = t1 - t0
+    rl = [(y - x) * 8 / span for x, y in zip(b0, b1)]
+    tc = []
+    for a in tcp:
+        tr = net.sim.tcp_trace(a)
+        t = tr["rx_time_ns"] / 1e9
+        b = tr["rx_bytes"].astype(float)
+        at = lambda x: float(b[np.searchsorted(t, x, side="right") - 1]) if np.any(t <= x) else 0.0  # noqa: E731
+        tc.append((at(t1) - at(t0)) / TCP_MSS * PACKET_BYTES * 8 / span)
+    st = net.sim.channel_stats(shared)
+    x = np.array(rl + tc)
+    fair = shared_bps / (2 * n_each)
+    return {"seed": seed, "shared_bps": shared_bps, "n_each": n_each, "window_s": span,
+            "rlc_bps": float(np.mean(rl)), "tcp_bps": float(np.mean(tc)),
+            "fairness": jain_index(x, fair) if x.sum() > 0 else float("nan"),
+            "ratio": float(np.mean(rl) / np.mean(tc)) if np.mean(tc) > 0 else float("inf"),
+            "loss_rate": (st["drops_forced"] + st["drops_early"]) / max(st["arrivals"], 1),
+            "utilisation": float(x.sum() / shared_bps)}
+
+
+def _agg(df: pd.DataFrame, key: str) -> pd.DataFrame:
+    return df.groupby(key).agg(fairness=("fairness", "mean"), ratio=("ratio", "mean"),
+                               loss_rate=("loss_rate", "mean"), utilisation=("utilisation", "mean")).reset_index()
+
+
+def _settled_claim(agg: pd.DataFrame, ragg: pd.DataFrame, fig: str) -> Claim:
+    """Rainbow's fairness spread (max - min over the x values) minus RLC's: at most 0."""
+    spread = lambda d: float(d["fairness"].max() - d["fairness"].min())  # noqa: E731
+    return at_most("fairness-more-settled-than-rlc", f"spread of Rainbow's fairness minus spread of RLC's over the "
+                   f"x values (paper, {fig}: 'Rainbow shows more settled fairness change')", 0.0,
+                   spread(agg) - spread(ragg), "index")
+
+
 def _tcp_claims(agg: pd.DataFrame, key: str, label) -> list[Claim]:
     claims = []
     for _, r in agg.iterrows():
@@ -587,20 +651,25 @@ def _tcp_claims(agg: pd.DataFrame, key: str, label) -> list[Claim]:
     return claims
 
 
-def _tcp_plot(agg: pd.DataFrame, key: str, xlabel: str, out: Path, stem: str, title: str) -> list[str]:
+def _tcp_plot(agg: pd.DataFrame, key: str, xlabel: str, out: Path, stem: str, title: str,
+              rlc: Optional[pd.DataFrame] = None) -> list[str]:
     import matplotlib.pyplot as plt
 
     from castlab.experiments.plotting import save as _save
 
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), dpi=120)
     for ax, col, yl in zip(axes, ["fairness", "ratio", "loss_rate"],
-                           ["fairness (eq. 3)", "Rainbow / TCP rate", "loss rate at the shared link"]):
-        ax.plot(agg[key], agg[col], "o-")
+                           ["fairness (eq. 3)", "scheme / TCP rate", "loss rate at the shared link"]):
+        ax.plot(agg[key], agg[col], "o-", label="Rainbow")
+        if rlc is not None:
+            ax.plot(rlc[key], rlc[col], "s--", label="RLC")
         ax.set_xlabel(xlabel)
         ax.set_ylabel(yl)
         ax.grid(True, alpha=0.3)
     axes[0].set_ylim(0, 1.05)
     axes[1].axhline(1.0, color="0.6", ls="--", lw=1)
+    if rlc is not None:
+        axes[0].legend(fontsize=8)
     fig.suptitle(title)
     return _save(fig, out, stem)
 
@@ -615,13 +684,31 @@ def run_b3(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
                                        loss_rate=("loss_rate", "mean"), utilisation=("utilisation", "mean")
                                        ).reset_index()
     agg.to_csv(out / "b3.csv", index=False)
+    rdf = pd.DataFrame([rlc_share_run(seed + k, bw, 1) for bw in bws for k in range(n)])
+    rdf.to_csv(out / "b3_rlc_runs.csv", index=False)
+    ragg = _agg(rdf, "shared_bps")
+    ragg.to_csv(out / "b3_rlc.csv", index=False)
     files = _tcp_plot(agg.assign(kbps=agg["shared_bps"] / 1e3), "kbps", "shared link (kb/s)", out, "b3",
-                      "Scenario B-(iii): one Rainbow receiver and one NewReno flow")
+                      "Scenario B-(iii): one Rainbow (or RLC) receiver and one NewReno flow",
+                      rlc=ragg.assign(kbps=ragg["shared_bps"] / 1e3))
     claims = _tcp_claims(agg, "shared_bps", lambda b: f"{b / 1e3:g}k")
+    rr = ragg.set_index("shared_bps")
+    if 128e3 in rr.index:
+        claims.append(at_least("rlc-ratio-128k", "128k: RLC / TCP rate (paper, Fig. 12(b): RLC gets 'too much "
+                               "bandwidth share in case of 128 Kbps')", 1.0, float(rr.loc[128e3, "ratio"]), "ratio"))
+    if 512e3 in rr.index:
+        claims.append(at_most("rlc-ratio-512k", "512k: RLC / TCP rate (paper, Fig. 12(b): 'less bandwidth share "
+                              "for 512 Kbps')", 1.0, float(rr.loc[512e3, "ratio"]), "ratio"))
+    claims.append(_settled_claim(agg, ragg, "Fig. 12"))
+    if 256e3 in rr.index:
+        claims.append(at_least("rlc-fair-256k", "256k: Jain's index of RLC and TCP (paper, Fig. 12(a): RLC is "
+                               "unfair 'except of the case of 256 Kbps')", 0.9, float(rr.loc[256e3, "fairness"]), "index"))
     params = {"seeds": n, "first_seed": seed, "shared_bps": bws, "links": LINKS_TCP, "red": RED, "tcp": "NewReno, "
               f"{TCP_MSS}-byte MSS (512 B on the wire), min RTO {TCP_MIN_RTO_S} s", "window": "[5 s, first Rainbow completion]",
               "paper_runs": 50, "table": agg.to_dict(orient="records")}
-    return Result(params, claims, ["b3.csv", "b3_runs.csv", *files])
+    params["rlc_table"] = ragg.to_dict(orient="records")
+    params["rlc_window"] = f"[{MEASURE_FROM_S} s, {RLC_WINDOW_END_S} s]"
+    return Result(params, claims, ["b3.csv", "b3_runs.csv", "b3_rlc.csv", "b3_rlc_runs.csv", *files])
 
 
 B4_SHARED_BPS = 1e6  # ours: N-against-N shares of 1 Mb/s span the per-flow shares of B-(iii)
@@ -638,13 +725,27 @@ def run_b4(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
                                      loss_rate=("loss_rate", "mean"), utilisation=("utilisation", "mean")
                                      ).reset_index()
     agg.to_csv(out / "b4.csv", index=False)
+    rdf = pd.DataFrame([rlc_share_run(seed + k, B4_SHARED_BPS, s // 2) for s in sessions for k in range(n)])
+    rdf["sessions"] = 2 * rdf["n_each"]
+    rdf.to_csv(out / "b4_rlc_runs.csv", index=False)
+    ragg = _agg(rdf, "sessions")
+    ragg.to_csv(out / "b4_rlc.csv", index=False)
     files = _tcp_plot(agg, "sessions", "sessions 2N", out, "b4",
-                      f"Scenario B-(iv): N Rainbow and N NewReno on {B4_SHARED_BPS / 1e6:g} Mb/s")
+                      f"Scenario B-(iv): N Rainbow (or RLC) and N NewReno on {B4_SHARED_BPS / 1e6:g} Mb/s", rlc=ragg)
     claims = _tcp_claims(agg, "sessions", lambda s: f"2N={int(s)}")
+    rr = ragg.set_index("sessions")
+    claims.append(_settled_claim(agg, ragg, "Fig. 13"))
+    lo, hi = min(sessions), max(sessions)
+    claims.append(at_most(f"rlc-ratio-2N={lo}", f"2N={lo}: RLC / TCP rate (paper, Fig. 13: with four sessions 'RLC "
+                          "cannot get enough bandwidth share')", 1.0, float(rr.loc[lo, "ratio"]), "ratio"))
+    claims.append(at_least(f"rlc-ratio-2N={hi}", f"2N={hi}: RLC / TCP rate (paper, Fig. 13: as sessions increase "
+                           "'RLC gets more than its fair share')", 1.0, float(rr.loc[hi, "ratio"]), "ratio"))
     params = {"seeds": n, "first_seed": seed, "sessions": sessions, "shared_bps": B4_SHARED_BPS, "links": LINKS_TCP,
               "red": RED, "tcp": f"NewReno, {TCP_MSS}-byte MSS, min RTO {TCP_MIN_RTO_S} s", "window": "[5 s, first Rainbow completion]",
               "paper_runs": 50, "table": agg.to_dict(orient="records")}
-    return Result(params, claims, ["b4.csv", "b4_runs.csv", *files])
+    params["rlc_table"] = ragg.to_dict(orient="records")
+    params["rlc_window"] = f"[{MEASURE_FROM_S} s, {RLC_WINDOW_END_S} s]"
+    return Result(params, claims, ["b4.csv", "b4_runs.csv", "b4_rlc.csv", "b4_rlc_runs.csv", *files])
 
 
 # ------------------------------------------------------------------------------------------
