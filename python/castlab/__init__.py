@@ -6,8 +6,31 @@ the experiments that reproduce the papers' figures, plots and the ``castlab`` co
 
 from castlab._native import transmission_ns, worst_window_loss, __version__
 from castlab.simulator import Simulator
-from castlab.frames import arrivals_frame, losses_frame, series_frame, level_frame
 from castlab.run import run_with_progress
+
+# The frame helpers need pandas, which takes most of a second to import; they are loaded on
+# first use so that `import castlab` (and `castlab --version`) stays fast (issue 15, item 5).
+_LAZY = {
+    "arrivals_frame": "castlab.frames",
+    "losses_frame": "castlab.frames",
+    "series_frame": "castlab.frames",
+    "level_frame": "castlab.frames",
+}
+
+
+def __getattr__(name: str):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'castlab' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
 
 __all__ = [
     "Simulator",

@@ -113,8 +113,15 @@ def _cmd_run(args) -> int:
     return 0
 
 
+def _version() -> str:
+    from castlab import __version__
+
+    return __version__
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="castlab", description="Multicast congestion control toolkit")
+    p.add_argument("--version", action="version", version=f"castlab {_version()}")
     sub = p.add_subparsers(dest="cmd", required=True)
     sub.add_parser("list", help="list the experiments").set_defaults(fn=_cmd_list)
     r = sub.add_parser("reproduce", help="reproduce an experiment (a paper figure or an engine check)")

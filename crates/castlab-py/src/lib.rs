@@ -405,9 +405,29 @@ impl Simulator {
     }
 
     /// Run until `until` seconds. May be called repeatedly with growing times.
-    fn run(&mut self, until: f64) -> PyResult<()> {
+    fn run(&mut self, py: Python<'_>, until: f64) -> PyResult<()> {
         let t = time_s("until", until)?;
-        self.inner.run(t).map_err(err)
+        // Issue 15: run in slices of simulated time so Ctrl-C (SIGINT) is seen between them;
+        // the slice adapts to keep each one near 50 ms of wall time. Slicing does not change
+        // results: `run(t)` handles every event at or before `t` and nothing after it.
+        let end = t.as_nanos();
+        let mut step: u64 = 10_000_000; // 10 ms simulated to start (our choice)
+        loop {
+            let now = self.inner.now().as_nanos();
+            let next = now.saturating_add(step).min(end);
+            let started = std::time::Instant::now();
+            self.inner.run(castlab_core::Instant::from_nanos(next)).map_err(err)?;
+            if next >= end {
+                return Ok(());
+            }
+            py.check_signals()?;
+            let wall = started.elapsed().as_secs_f64();
+            if wall < 0.025 {
+                step = step.saturating_mul(2);
+            } else if wall > 0.1 && step > 1_000 {
+                step /= 2;
+            }
+        }
     }
 
     /// A sink's arrivals: time_ns, flow, layer, seq, size (numpy arrays).
