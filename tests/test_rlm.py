@@ -330,3 +330,24 @@ def test_rlm_matches_ns2_rlm_on_topology2():
     # receivers many of them are suppressed behind the others' lower experiments
     assert conv["ns2"] > 10.0
     assert conv["castlab-ns2const"] == pytest.approx(conv["ns2"], rel=0.25), conv.to_dict()
+
+
+def test_records_name_their_codes():
+    """RLM's state, cause and outcome codes come with their names (index = code)."""
+    sim = castlab.Simulator(seed=3)
+    for n in ("S", "R", "X"):
+        sim.add_node(n)
+    sim.add_link("S", "R", 1.5e6, 0.01, queue_limit_pkts=20)
+    sim.add_link("R", "X", 1.5e6, 0.01, queue_limit_pkts=20)
+    gs = [sim.add_group("S") for _ in range(6)]
+    ctl = sim.add_group("S")
+    sim.add_layered_source("S", gs, [32e3 * 2**m for m in range(6)])
+    a = sim.add_rlm_receiver("X", gs, ctl, start=1.0)
+    sim.run(120.0)
+    r = sim.rlm_records(a)
+    names = r["names"]
+    assert names["trans_from"] == ["Steady", "Hysteresis", "Measurement", "Drop"]
+    assert names["trans_cause"] == ["Loss", "LossRate", "DetectionTimer"]
+    assert names["exp_outcome"] == ["Running", "Success", "Failed"]
+    assert len(r["trans_cause"]) > 0 and all(0 <= c < len(names["trans_cause"]) for c in r["trans_cause"])
+    assert {names["exp_outcome"][o] for o in r["exp_outcome"]} <= {"Running", "Success", "Failed"}

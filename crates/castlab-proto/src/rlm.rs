@@ -241,39 +241,36 @@ impl RlmConfig {
     }
 }
 
-/// The four states of Figure 6 (§3.4). The `u8` value is what the records store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum RlmState {
-    /// Steady state: a join-timer is pending (below the top level).
-    Steady = 0,
-    /// Hysteresis: absorb transient congestion for a detection time.
-    Hysteresis = 1,
-    /// Measurement: watch the loss-rate estimator for long-term congestion.
-    Measurement = 2,
-    /// Drop: a layer was just dropped; ignore losses for a detection time.
-    Drop = 3,
+castlab_core::wire_enum! {
+    /// The four states of Figure 6 (§3.4). The `u8` value is what the records store; bindings
+    /// show it by name.
+    pub enum RlmState {
+        /// Steady state: a join-timer is pending (below the top level).
+        Steady = 0,
+        /// Hysteresis: absorb transient congestion for a detection time.
+        Hysteresis = 1,
+        /// Measurement: watch the loss-rate estimator for long-term congestion.
+        Measurement = 2,
+        /// Drop: a layer was just dropped; ignore losses for a detection time.
+        Drop = 3,
+    }
 }
 
-/// Why a state transition happened (records' `trans_cause`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Cause {
-    /// A single packet loss (the "L" edges).
-    Loss = 0,
-    /// The loss-rate estimator crossed the threshold ("L > T").
-    LossRate = 1,
-    /// The detection timer expired ("T_D").
-    DetectionTimer = 2,
+castlab_core::wire_enum! {
+    /// Why a state transition happened (records' `trans_cause`).
+    pub enum Cause {
+        /// A single packet loss (the "L" edges).
+        Loss = 0,
+        /// The loss-rate estimator crossed the threshold ("L > T").
+        LossRate = 1,
+        /// The detection timer expired ("T_D").
+        DetectionTimer = 2,
+    }
 }
 
-/// Outcome of a join-experiment (records' `exp_outcome`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Outcome {
-    Running = 0,
-    Success = 1,
-    Failed = 2,
+castlab_core::wire_enum! {
+    /// Outcome of a join-experiment (records' `exp_outcome`).
+    pub enum Outcome { Running = 0, Success = 1, Failed = 2 }
 }
 
 /// Columnar records of one receiver, readable after a run.

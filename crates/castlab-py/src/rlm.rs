@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use castlab_core::GroupId;
-use castlab_proto::rlm::{RlmConfig, RlmReceiver, RlmRecords, RlmState};
+use castlab_proto::rlm::{Cause, Outcome, RlmConfig, RlmReceiver, RlmRecords, RlmState};
 use castlab_sim::metrics;
 
 use crate::config::{build, cfg_err, config_dict};
@@ -29,7 +29,16 @@ fn state_name(s: RlmState) -> &'static str {
 /// An RLM receiver's records as numpy arrays (shared by the simulator and the real-network
 /// bindings; see `Simulator.rlm_records`).
 pub(crate) fn rlm_records_dict<'py>(py: Python<'py>, r: &RlmRecords) -> PyResult<Bound<'py, PyDict>> {
-    records::table(py, r)
+    let d = records::table(py, r)?;
+    // the codes' names, indexed by code: names["trans_cause"][code] and so on
+    let names = PyDict::new(py);
+    let states: Vec<&str> = RlmState::ALL.iter().map(|s| s.name()).collect();
+    names.set_item("trans_from", states.clone())?;
+    names.set_item("trans_to", states)?;
+    names.set_item("trans_cause", Cause::ALL.iter().map(|c| c.name()).collect::<Vec<_>>())?;
+    names.set_item("exp_outcome", Outcome::ALL.iter().map(|o| o.name()).collect::<Vec<_>>())?;
+    d.set_item("names", names)?;
+    Ok(d)
 }
 
 /// An RLM receiver's current protocol state (shared like [`rlm_records_dict`]).
