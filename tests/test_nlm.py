@@ -196,3 +196,19 @@ def test_peak_window_loss():
     assert X.peak_window_loss(p, d, 0, 2) == 0.3  # bins 3-4
     assert X.peak_window_loss(p, d, 5, 1) == 0.2  # from bin 5 on
     assert np.isnan(X.peak_window_loss(p, d, 0, 9))
+
+
+def test_lmr_records_name_their_codes():
+    """The LMR's cause, request-event and verdict codes come with their names (index = code)."""
+    sim, g = _line()
+    sim.attach_lmr("L")
+    sim.add_nlm_sender("S", g, RATES)
+    sim.add_nlm_receiver("R", g, layers=len(RATES), start=1.0)
+    sim.run(30.0)
+    r = sim.lmr_records("L")
+    names = r["names"]
+    assert names["lcur_cause"] == ["Drop", "Add", "DropReq", "AddReq", "Sess", "Register"]
+    assert names["req_event"] == ["Generated", "Repeated", "Forwarded", "Discarded"]
+    assert names["intvl_reason"] == ["Success", "Congestion", "DropReq", "NoSess"]
+    assert len(r["lcur_cause"]) > 0
+    assert all(0 <= c < len(names["lcur_cause"]) for c in r["lcur_cause"])

@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 
 use castlab_core::Duration;
 use castlab_proto::nlm::NlmRouter;
-use castlab_proto::nlm::{Lmr, NlmConfig, NlmReceiver, NlmSender};
+use castlab_proto::nlm::{AddVerdict, LcurCause, Lmr, NlmConfig, NlmReceiver, NlmSender, ReqEvent};
 
 use crate::config::{build, cfg_err, config_dict};
 use crate::records;
@@ -139,7 +139,14 @@ impl Simulator {
     /// 3 ADD), add_intvl updates (`intvl_*`; reasons 0 success, 1 congestion, 2 DROP_REQ,
     /// 3 no SESS), and `sess_processed`.
     fn lmr_records<'py>(&self, py: Python<'py>, node: &str) -> PyResult<Bound<'py, PyDict>> {
-        records::table(py, &self.lmr_core(node)?.records)
+        let d = records::table(py, &self.lmr_core(node)?.records)?;
+        // the codes' names, indexed by code: names["lcur_cause"][code] and so on
+        let names = PyDict::new(py);
+        names.set_item("lcur_cause", LcurCause::ALL.iter().map(|c| c.name()).collect::<Vec<_>>())?;
+        names.set_item("req_event", ReqEvent::ALL.iter().map(|c| c.name()).collect::<Vec<_>>())?;
+        names.set_item("intvl_reason", AddVerdict::ALL.iter().map(|c| c.name()).collect::<Vec<_>>())?;
+        d.set_item("names", names)?;
+        Ok(d)
     }
 
     /// An LMR's current state: `interfaces` (list of dicts: channel, qlen, add_intvl (s),
