@@ -39,6 +39,8 @@ macro_rules! wire_enum {
         impl $name {
             /// Every value, in wire order.
             pub const ALL: &'static [$name] = &[$name::$first $(, $name::$var)*];
+            /// Every value's name, in wire order (index = code where the codes count from 0).
+            pub const NAMES: &'static [&'static str] = &[stringify!($first) $(, stringify!($var))*];
             /// The variant's name, for records and bindings.
             pub const fn name(self) -> &'static str {
                 match self {

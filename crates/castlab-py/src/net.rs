@@ -22,6 +22,7 @@ use castlab_core::{Addr, AgentId, Dest, Duration, GroupId, Instant, NodeId};
 use castlab_net::{Driver, GroupEntry, NetConfig, NetError, SessionTable};
 use castlab_proto::lesbcc::{LesbccConfig, LesbccSource};
 use castlab_proto::pgm::{PgmReceiver, PgmReceiverConfig};
+use castlab_proto::rlc::{RlcConfig, RlcReceiver, RlcSender};
 use castlab_proto::rlm::{RlmConfig, RlmReceiver};
 use castlab_proto::{CbrSource, LayeredSink};
 
@@ -218,11 +219,10 @@ impl NetDriver {
         config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u32> {
         let gs = self.groups("groups", &groups)?;
-        let cfg: castlab_proto::rlc::RlcConfig = build(config)?;
+        let cfg: RlcConfig = build(config)?;
         let stop = stop.map(|s| time_s("stop", s)).transpose()?.unwrap_or(Instant::MAX);
         let src =
-            castlab_proto::rlc::RlcSender::try_new(cfg, &gs, crate::u32_field("flow", flow)?, self.inner.now(), stop)
-                .map_err(cfg_err)?;
+            RlcSender::try_new(cfg, &gs, crate::u32_field("flow", flow)?, self.inner.now(), stop).map_err(cfg_err)?;
         self.add(agent_id, node, port, Box::new(src))
     }
 
@@ -239,15 +239,14 @@ impl NetDriver {
         config: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<u32> {
         let gs = self.groups("groups", &groups)?;
-        let cfg: castlab_proto::rlc::RlcConfig = build(config)?;
-        let rx =
-            castlab_proto::rlc::RlcReceiver::try_new(cfg, &gs, crate::u32_field("flow", flow)?).map_err(cfg_err)?;
+        let cfg: RlcConfig = build(config)?;
+        let rx = RlcReceiver::try_new(cfg, &gs, crate::u32_field("flow", flow)?).map_err(cfg_err)?;
         self.add(agent_id, node, port, Box::new(rx))
     }
 
     /// An RLC receiver's records (as `Simulator.rlc_records`).
     fn rlc_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        crate::rlc::rlc_records_dict(py, self.get::<castlab_proto::rlc::RlcReceiver>(agent, "an RLC receiver")?)
+        crate::rlc::rlc_records_dict(py, self.get::<RlcReceiver>(agent, "an RLC receiver")?)
     }
 
     /// A measuring sink: unicast on its port, and subscribed by level to `groups` following

@@ -142,9 +142,9 @@ impl Simulator {
         let d = records::table(py, &self.lmr_core(node)?.records)?;
         // the codes' names, indexed by code: names["lcur_cause"][code] and so on
         let names = PyDict::new(py);
-        names.set_item("lcur_cause", LcurCause::ALL.iter().map(|c| c.name()).collect::<Vec<_>>())?;
-        names.set_item("req_event", ReqEvent::ALL.iter().map(|c| c.name()).collect::<Vec<_>>())?;
-        names.set_item("intvl_reason", AddVerdict::ALL.iter().map(|c| c.name()).collect::<Vec<_>>())?;
+        names.set_item("lcur_cause", LcurCause::NAMES)?;
+        names.set_item("req_event", ReqEvent::NAMES)?;
+        names.set_item("intvl_reason", AddVerdict::NAMES)?;
         d.set_item("names", names)?;
         Ok(d)
     }

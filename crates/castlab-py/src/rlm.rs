@@ -32,11 +32,10 @@ pub(crate) fn rlm_records_dict<'py>(py: Python<'py>, r: &RlmRecords) -> PyResult
     let d = records::table(py, r)?;
     // the codes' names, indexed by code: names["trans_cause"][code] and so on
     let names = PyDict::new(py);
-    let states: Vec<&str> = RlmState::ALL.iter().map(|s| s.name()).collect();
-    names.set_item("trans_from", states.clone())?;
-    names.set_item("trans_to", states)?;
-    names.set_item("trans_cause", Cause::ALL.iter().map(|c| c.name()).collect::<Vec<_>>())?;
-    names.set_item("exp_outcome", Outcome::ALL.iter().map(|o| o.name()).collect::<Vec<_>>())?;
+    names.set_item("trans_from", RlmState::NAMES)?;
+    names.set_item("trans_to", RlmState::NAMES)?;
+    names.set_item("trans_cause", Cause::NAMES)?;
+    names.set_item("exp_outcome", Outcome::NAMES)?;
     d.set_item("names", names)?;
     Ok(d)
 }
