@@ -30,7 +30,8 @@ $(VENV)/.deps: pyproject.toml
 	@command -v cargo >/dev/null || { echo "castlab needs a Rust toolchain (cargo): install it with rustup"; exit 1; }
 	python3 -m venv $(VENV) || { command -v apt-get >/dev/null && apt-get update -qq && apt-get install -y -qq python3-venv && python3 -m venv $(VENV); }
 	$(PIP) install -q --upgrade pip
-	$(PIP) install -q "maturin>=1.5,<2" "numpy>=1.23" "pandas>=1.5" "matplotlib>=3.6" "pytest>=7" "hypothesis>=6"
+	$(PIP) install -q "maturin>=1.5,<2" "numpy>=1.23" "pandas>=1.5" "matplotlib>=3.6" "scipy>=1.9" "pyarrow>=12" "tqdm>=4.60" \
+		"pytest>=7" "hypothesis>=6" "dask[distributed]>=2023.1"
 	touch $@
 
 setup: $(VENV)/.deps system-deps

@@ -55,11 +55,15 @@ def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
         shutil.rmtree(work, ignore_errors=True)
         raise
     ok = sum(c.holds for c in result.claims)
-    print(f"[{name}] {ok}/{len(result.claims)} claims hold, {wall:.1f} s", file=sys.stderr, flush=True)
-    for c in result.claims:
+    paper = [c for c in result.claims if c.kind == "paper"]
+    print(f"[{name}] {ok}/{len(result.claims)} claims hold ({sum(c.holds for c in paper)}/{len(paper)} of the "
+          f"paper's), {wall:.1f} s", file=sys.stderr, flush=True)
+    for c in sorted(result.claims, key=lambda c: _KIND_ORDER.get(c.kind, len(_KIND_ORDER))):
         mark = "ok  " if c.holds else "FAIL"
-        print(f"  {mark} {c.id}: ours {c.ours:.6g} {c.unit} vs {c.paper_value} — {c.statement}"
-              if isinstance(c.ours, float) else f"  {mark} {c.id}: ours {c.ours} vs {c.paper_value}")
+        ours = f"{c.ours:.6g} {c.unit}" if isinstance(c.ours, float) else f"{c.ours}"
+        print(f"  {mark} [{c.kind}] {c.id}: ours {ours} vs {c.paper_value} — {c.statement}")
+        if c.explanation and not c.holds:
+            print(f"       why: {c.explanation}")
     return summary
 
 
@@ -85,17 +89,55 @@ def _cmd_reproduce(args) -> int:
     return 0 if held or not args.strict else 1
 
 
-def _write_report(out: Path, summaries: list[dict]) -> None:
-    (out / "report.json").write_text(json.dumps(summaries, indent=2, default=str) + "\n")
-    lines = ["# castlab reproduction report", "",
-             "| experiment | paper | figure | claim | paper | ours | unit | holds |", "|---|---|---|---|---|---|---|---|"]
+_KIND_ORDER = {"paper": 0, "derived": 1, "variant": 2, "sanity": 3}
+
+
+def paper_claim_counts(summaries: list[dict]) -> dict[str, dict[str, tuple[int, int]]]:
+    """{paper: {kind: (held, total)}} over the summaries' claims."""
+    counts: dict[str, dict[str, list[int]]] = {}
     for s in summaries:
         for c in s["claims"]:
-            ours = f"{c['ours']:.4g}" if isinstance(c["ours"], float) else c["ours"]
-            lines.append(f"| {s['experiment']} | {s['paper']} | {s['figure']} | {c['statement']} | {c['paper_value']} "
-                         f"| {ours} | {c['unit']} | {'yes' if c['holds'] else 'NO'} |")
+            k = c.get("kind", "unclassified")
+            held_total = counts.setdefault(s["paper"], {}).setdefault(k, [0, 0])
+            held_total[0] += bool(c["holds"])
+            held_total[1] += 1
+    return {p: {k: (v[0], v[1]) for k, v in ks.items()} for p, ks in counts.items()}
+
+
+def _write_report(out: Path, summaries: list[dict]) -> None:
+    """report.json (the summaries) and report.md: per paper, the paper's own claims first with
+    their count, then derived, variant and sanity claims, each kind counted on its own."""
+    (out / "report.json").write_text(json.dumps(summaries, indent=2, default=str) + "\n")
+    counts = paper_claim_counts(summaries)
+    kinds = sorted({k for ks in counts.values() for k in ks}, key=lambda k: _KIND_ORDER.get(k, 9))
+    lines = ["# castlab reproduction report", "",
+             "| paper | " + " | ".join(f"{k} claims held" for k in kinds) + " |",
+             "|---|" + "---|" * len(kinds)]
+    for paper, ks in counts.items():
+        cells = [f"{ks[k][0]} of {ks[k][1]}" if k in ks else "" for k in kinds]
+        lines.append(f"| {paper} | " + " | ".join(cells) + " |")
+    tot = {k: [sum(ks.get(k, (0, 0))[i] for ks in counts.values()) for i in (0, 1)] for k in kinds}
+    lines.append("| **all** | " + " | ".join(f"**{tot[k][0]} of {tot[k][1]}**" for k in kinds) + " |")
+    for paper in counts:
+        for kind in kinds:
+            rows = [(s, c) for s in summaries if s["paper"] == paper for c in s["claims"]
+                    if c.get("kind", "unclassified") == kind]
+            if not rows:
+                continue
+            held = sum(c["holds"] for _, c in rows)
+            lines += ["", f"## {paper}: {kind} claims, {held} of {len(rows)} hold", "",
+                      "| experiment | figure | claim | paper | ours | unit | holds | why, if not |",
+                      "|---|---|---|---|---|---|---|---|"]
+            for s, c in rows:
+                ours = f"{c['ours']:.4g}" if isinstance(c["ours"], float) else c["ours"]
+                why = c.get("explanation", "") if not c["holds"] else ""
+                lines.append(f"| {s['experiment']} | {s['figure']} | {c['statement']} | {c['paper_value']} "
+                             f"| {ours} | {c['unit']} | {'yes' if c['holds'] else 'NO'} | {why} |")
     (out / "report.md").write_text("\n".join(lines) + "\n")
     print(f"report: {out / 'report.md'}", file=sys.stderr)
+    for paper, ks in counts.items():
+        if "paper" in ks:
+            print(f"  {paper}: {ks['paper'][0]} of {ks['paper'][1]} of the paper's claims hold", file=sys.stderr)
 
 
 def _cmd_run(args) -> int:

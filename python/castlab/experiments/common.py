@@ -1,4 +1,16 @@
-"""What every experiment shares: claims whose ``holds`` is computed, and the summary file."""
+"""What every experiment shares: claims whose ``holds`` is computed, and the summary file.
+
+Every claim has a ``kind``:
+
+- ``paper``: a statement or number the paper makes (the claim's statement quotes or cites it);
+- ``derived``: follows from the paper, but the paper does not state it;
+- ``variant``: a set-up the paper does not use (an ablation, another queue, another seed rule);
+- ``sanity``: a check that the run did what it should (all data delivered, the engine agrees
+  with arithmetic).
+
+A failing ``paper`` claim carries an ``explanation``: a short cause and where in the outputs
+(file and key) the ablation or arithmetic that shows it can be read.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +20,11 @@ import platform
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
+
+KINDS = ("paper", "derived", "variant", "sanity")
+# Until every experiment classifies its claims, a claim without a kind says so.
+UNCLASSIFIED = "unclassified"
 
 
 @dataclass
@@ -20,6 +36,12 @@ class Claim:
     unit: str
     tolerance: Any
     holds: bool
+    kind: str = UNCLASSIFIED
+    explanation: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS and self.kind != UNCLASSIFIED:
+            raise ValueError(f"claim {self.id!r}: kind must be one of {KINDS}, not {self.kind!r}")
 
 
 def _num(x: float) -> float:
@@ -27,7 +49,8 @@ def _num(x: float) -> float:
 
 
 def within(id: str, statement: str, paper_value: float, ours: float, unit: str, *,
-           abs_tol: Optional[float] = None, rel_tol: Optional[float] = None) -> Claim:
+           abs_tol: Optional[float] = None, rel_tol: Optional[float] = None,
+           kind: str = UNCLASSIFIED, explanation: str = "") -> Claim:
     """A numeric claim: holds when |ours - paper_value| <= the tolerance (absolute, or
     relative to the paper's value)."""
     if (abs_tol is None) == (rel_tol is None):
@@ -36,23 +59,51 @@ def within(id: str, statement: str, paper_value: float, ours: float, unit: str, 
     tol = abs_tol if abs_tol is not None else rel_tol * abs(paper_value)
     holds = math.isfinite(ours) and abs(ours - paper_value) <= tol
     tol_text = f"±{abs_tol}" if abs_tol is not None else f"±{rel_tol:.0%}"
-    return Claim(id, statement, paper_value, ours, unit, tol_text, bool(holds))
+    return Claim(id, statement, paper_value, ours, unit, tol_text, bool(holds), kind, explanation)
 
 
-def at_most(id: str, statement: str, bound: float, ours: float, unit: str) -> Claim:
+def at_most(id: str, statement: str, bound: float, ours: float, unit: str, *,
+            kind: str = UNCLASSIFIED, explanation: str = "") -> Claim:
     """A bound: holds when ours <= bound."""
     ours = _num(ours)
-    return Claim(id, statement, f"<= {bound}", ours, unit, "bound", bool(math.isfinite(ours) and ours <= bound))
+    return Claim(id, statement, f"<= {bound}", ours, unit, "bound", bool(math.isfinite(ours) and ours <= bound),
+                 kind, explanation)
 
 
-def at_least(id: str, statement: str, bound: float, ours: float, unit: str) -> Claim:
+def at_least(id: str, statement: str, bound: float, ours: float, unit: str, *,
+             kind: str = UNCLASSIFIED, explanation: str = "") -> Claim:
     ours = _num(ours)
-    return Claim(id, statement, f">= {bound}", ours, unit, "bound", bool(math.isfinite(ours) and ours >= bound))
+    return Claim(id, statement, f">= {bound}", ours, unit, "bound", bool(math.isfinite(ours) and ours >= bound),
+                 kind, explanation)
 
 
-def in_range(id: str, statement: str, lo: float, hi: float, ours: float, unit: str) -> Claim:
+def in_range(id: str, statement: str, lo: float, hi: float, ours: float, unit: str, *,
+             kind: str = UNCLASSIFIED, explanation: str = "") -> Claim:
     ours = _num(ours)
-    return Claim(id, statement, f"{lo}..{hi}", ours, unit, "range", bool(math.isfinite(ours) and lo <= ours <= hi))
+    return Claim(id, statement, f"{lo}..{hi}", ours, unit, "range", bool(math.isfinite(ours) and lo <= ours <= hi),
+                 kind, explanation)
+
+
+def in_band(id: str, statement: str, paper_value: float, readings: dict[str, float], unit: str, *,
+            kind: str = UNCLASSIFIED, explanation: str = "") -> Claim:
+    """A sensitivity band: the paper leaves a parameter open, we run each reading it allows
+    (``readings``: reading -> our value), and the claim holds when the paper's value lies
+    inside [min, max] of ours. ``ours`` is the band itself, as text, so the report shows it."""
+    vals = {k: _num(v) for k, v in readings.items()}
+    finite = [v for v in vals.values() if math.isfinite(v)]
+    if not finite:
+        return Claim(id, statement, paper_value, "no finite reading", unit, "band", False, kind, explanation)
+    lo, hi = min(finite), max(finite)
+    band = f"{lo:.4g}..{hi:.4g} (" + ", ".join(f"{k}: {v:.4g}" for k, v in vals.items()) + ")"
+    return Claim(id, statement, paper_value, band, unit, "band", bool(lo <= paper_value <= hi), kind, explanation)
+
+
+def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
+    """Mean and the Student-t confidence interval (lo, hi) of `values` (n >= 2; with one value
+    the interval is that value)."""
+    from castlab.stats import t_interval as _t
+
+    return _t(values, confidence)
 
 
 @dataclass
