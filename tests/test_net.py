@@ -116,7 +116,7 @@ def status_lines(out: str, role: str) -> list[str]:
 def test_source_rlm_receiver_and_sink_roles(netns, roles, tmp_path):
     fast_rlm = ["--config", "t_min=0.3", "--config", "detection_init=0.2", "--config", "detection_dev_init=0.05"]
     rlm = roles(netns, "rlm-receiver", "--addr", "127.0.0.2", "--node", "1", "--duration", "60",
-                "--out", str(tmp_path / "rlm"), *fast_rlm)
+                "--out", str(tmp_path / "rlm"), "--format", "parquet", *fast_rlm)
     sink = roles(netns, "sink", "--addr", "127.0.0.3", "--node", "2", "--level", "2", "--duration", "7",
                  "--out", str(tmp_path / "sink"))
     time.sleep(1.0)  # the receivers' interpreters start and join
@@ -157,7 +157,8 @@ def test_source_rlm_receiver_and_sink_roles(netns, roles, tmp_path):
     assert st["params"]["network"] == "real"
 
     # the RLM receiver climbed on a lossless path, and its records were written on SIGINT
-    levels = pd.read_csv(tmp_path / "rlm" / "levels.csv")
+    levels = pd.read_parquet(tmp_path / "rlm" / "levels.parquet")  # --format parquet
+    assert not (tmp_path / "rlm" / "levels.csv").exists()
     assert list(levels.columns) == ["time_s", "time_ns", "agent", "level"]
     assert levels["level"].max() >= 3, levels
     counts = json.loads((tmp_path / "rlm" / "rlm_counts.json").read_text())

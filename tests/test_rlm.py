@@ -149,7 +149,7 @@ def _reproduce(name, tmp_path):
         assert (out / f).stat().st_size > 0, f
     assert json.loads((out / "summary.json").read_text())["experiment"] == name
     for c in s["claims"]:
-        assert set(c) == {"id", "statement", "paper_value", "ours", "unit", "tolerance", "holds"}
+        assert set(c) == {"id", "statement", "paper_value", "ours", "unit", "tolerance", "holds", "kind", "explanation"}
         assert isinstance(c["holds"], bool)
     return out, {c["id"]: c for c in s["claims"]}
 

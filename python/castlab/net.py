@@ -3,8 +3,8 @@
 Each role (``castlab net source|rlm-receiver|sink|lesbcc-source|pgm-receiver``) builds a
 :class:`castlab._native.NetDriver` from command-line settings, hosts one agent on it, prints a
 status line every ``--status-interval`` seconds, stops by itself after ``--duration`` seconds
-or on SIGINT/SIGTERM, then writes its records (the simulator's frames: CSV, or Parquet when
-pyarrow is installed) and prints a summary with the driver's counters.
+or on SIGINT/SIGTERM, then writes its records (the simulator's frames: CSV, or Parquet with
+``--format parquet``) and prints a summary with the driver's counters.
 
 The session layout every process of one session derives from the same flags:
 
@@ -453,14 +453,16 @@ def _write_json(path: Path, obj) -> str:
     return str(path)
 
 
-def _write_frame(stem: Path, df) -> str:
-    """Parquet when pyarrow is installed, CSV otherwise."""
-    try:
-        import pyarrow  # noqa: F401
+# The records' file format, set from --format by run_role: "csv" (the default) or "parquet".
+_FORMAT = {"value": "csv"}
 
+
+def _write_frame(stem: Path, df) -> str:
+    """One table, as CSV or Parquet (--format)."""
+    if _FORMAT["value"] == "parquet":
         path = stem.with_suffix(".parquet")
         df.to_parquet(path, index=False)
-    except ImportError:
+    else:
         path = stem.with_suffix(".csv")
         df.to_csv(path, index=False)
     return str(path)
@@ -507,6 +509,7 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
             print(f"castlab net {args.role}: {flag}: must be a positive number of seconds (got {v})", file=sys.stderr)
             return 2
     try:
+        _FORMAT["value"] = getattr(args, "format", "csv")
         role = ROLES[args.role](args)
         role.build()
     except (ValueError, OSError) as e:
@@ -595,7 +598,9 @@ def add_parsers(sub) -> None:
                        help="agent id, seeds its random stream with --seed (default: the node id)")
         h.add_argument("--duration", type=float, default=60.0, help="seconds to run (default %(default)s)")
         h.add_argument("--status-interval", type=float, default=1.0, help="seconds between status lines")
-        h.add_argument("--out", default=None, help="directory for the records (CSV, or Parquet with pyarrow)")
+        h.add_argument("--out", default=None, help="directory for the records")
+        h.add_argument("--format", choices=("csv", "parquet"), default="csv",
+                       help="the records' tables as CSV or Parquet (default %(default)s)")
         h.add_argument("--rate-cap", type=parse_rate, default=DEFAULTS["rate_cap_bps"],
                        help="hard cap on this process's sending rate, bit/s (default %(default).0f)")
         h.add_argument("--rate-cap-burst", type=int, default=DEFAULTS["rate_cap_burst_bytes"],
