@@ -22,8 +22,10 @@ import copy
 import csv
 import json
 import math
+import os
 import platform
 import re
+import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -895,7 +897,21 @@ class Scenario:
         rows = self.flow_table(sim)
         metrics = self.metrics(rows, sim)
         if out is not None:
-            self._write(Path(out), seed, sim, rows, metrics, time.perf_counter() - t0)
+            # Written beside `out` and moved in when complete, summary.json last, so an
+            # interrupted run never leaves a summary beside another run's CSVs.
+            out = Path(out)
+            out.parent.mkdir(parents=True, exist_ok=True)
+            work = out.parent / f".{out.name}.partial-{os.getpid()}"
+            shutil.rmtree(work, ignore_errors=True)
+            try:
+                self._write(work, seed, sim, rows, metrics, time.perf_counter() - t0)
+                out.mkdir(exist_ok=True)
+                for f in sorted(work.iterdir(), key=lambda f: f.name == "summary.json"):
+                    os.replace(f, out / f.name)
+                work.rmdir()
+            except BaseException:
+                shutil.rmtree(work, ignore_errors=True)
+                raise
         return metrics
 
     # -- outputs
