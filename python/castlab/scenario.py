@@ -262,6 +262,7 @@ def _name_items(raw: dict, chk: _Checker) -> None:
                 n = _default_name(t, i, it)
             elif not isinstance(n, str) or not n or "." in n:
                 raise chk.fail((t, i, "name"), f"a name is a non-empty string without dots, got {n!r}")
+            names[(t, i)] = n
             if n in seen:
                 raise chk.fail((t, i, "name"), f"{n!r} names two {t} entries")
             if t in ("receivers", "tcp", "cbr"):
@@ -873,7 +874,8 @@ class Scenario:
             for k, v in r.items():
                 if k in ("name", "kind", "node"):
                     continue
-                out[f"{r['name']}.{k}"] = v
+                # plain scalars for the results store: None (no level for TCP) becomes NaN
+                out[f"{r['name']}.{k}"] = float("nan") if v is None else (float(v) if isinstance(v, float) else int(v))
         sent = sum(r["sent"] for r in rows)
         lost = sum(r["lost"] for r in rows)
         out["total.sent"] = sent
