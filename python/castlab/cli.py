@@ -163,6 +163,8 @@ def _cmd_scenario_run(args) -> int:
 
     try:
         scenario = Scenario.from_toml(args.file, strict=not args.lenient)
+        if args.set:
+            scenario = scenario.with_params(dict(_key_value(kv) for kv in args.set))
         seeds = parse_seeds(args.seeds) if args.seeds else scenario.seeds
     except (ScenarioError, ValueError, OSError) as e:
         print(f"castlab scenario: {e}", file=sys.stderr)
@@ -188,6 +190,21 @@ def _cmd_scenario_run(args) -> int:
     return 0
 
 
+def _key_value(text: str) -> tuple[str, object]:
+    """`--set KEY=VALUE`: the value read as a TOML value when it is one (3, 0.5, true, [1, 2]),
+    else as a string ("20ms")."""
+    import tomllib
+
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise ValueError(f"--set {text!r}: write KEY=VALUE, e.g. links.bottleneck.delay=20ms")
+    try:
+        v = tomllib.loads(f"v = {value.strip()}")["v"]
+    except tomllib.TOMLDecodeError:
+        v = value.strip()
+    return key.strip(), v
+
+
 def _add_scenario_parser(sub) -> None:
     sc = sub.add_parser("scenario", help="run a scenario file (TOML; see docs/guide.md, Scenarios)")
     ssub = sc.add_subparsers(dest="scenario_cmd", required=True)
@@ -195,6 +212,8 @@ def _add_scenario_parser(sub) -> None:
     r.add_argument("file", help="the scenario file (.toml)")
     r.add_argument("--seeds", help="seeds: 5, 1-3 or 1,4,7 (default: the file's `seeds`)")
     r.add_argument("--out", default="out/scenario", help="output directory (default: out/scenario)")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a value by its dotted key (links.NAME.delay=20ms, duration=60s); repeatable")
     r.add_argument("--lenient", action="store_true",
                    help="implausible values (rate < 1 kb/s, delay > 100 s) warn instead of failing")
     r.set_defaults(fn=_cmd_scenario_run)

@@ -859,11 +859,11 @@ class Scenario:
         for t in d["tcp"]:
             s = sim.tcp_stats(h.tcp[t["name"]])
             sent, got = s["segments_sent"], s["sink_segments"]
-            rows.append(row(t["name"], "tcp", t["src"], got, max(sent - got, 0), s["received_bytes"], t["start"],
+            rows.append(row(t["name"], "tcp", f"{t['src']}->{t['dst']}", got, max(sent - got, 0), s["received_bytes"], t["start"],
                             [nan] * len(wins), None, sent=sent))
         for c in d["cbr"]:
             s = sim.sink_summary(h.cbr[c["name"]][1])
-            rows.append(row(c["name"], "cbr", c["dst"], s["received"], s["lost"], s["bytes"], c["start"],
+            rows.append(row(c["name"], "cbr", f"{c['src']}->{c['dst']}", s["received"], s["lost"], s["bytes"], c["start"],
                             [s["worst_window_loss"].get(w, nan) for w in wins], None))
         return rows
 
