@@ -483,3 +483,11 @@ def test_cli_scenario_run_reports_bad_files(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "'links.l1.rate' (line 8)" in err
     assert cli.main(["scenario", "run", str(tmp_path / "s.toml"), "--seeds", "x", "--out", str(tmp_path)]) == 2
+
+
+def test_a_receiver_that_starts_after_the_end_has_an_empty_row():
+    d = _minimal()
+    d["receivers"][0]["start"] = "8s"  # the run lasts 5 s
+    m = Scenario.from_dict(d).run(1)
+    assert m["r.received"] == 0 and m["r.sent"] == 0
+    assert math.isnan(m["r.final_level"]) and math.isnan(m["r.loss"]) and math.isnan(m["r.mean_rate_bps"])

@@ -822,7 +822,8 @@ class Scenario:
                 rec = sim.rlm_records(a)
                 rows.append(row(r["name"], p, r["node"], rec["received"], rec["lost"],
                                 rec["received"] * se["packet_size"], start,
-                                [sim.rlm_worst_window_loss(a, w) for w in wins], int(rec["level"][-1])))
+                                [sim.rlm_worst_window_loss(a, w) for w in wins],
+                                int(rec["level"][-1]) if len(rec["level"]) else None))  # None: not started
             elif p == "sink":
                 s = sim.sink_summary(a)
                 lv = final_level(a)
