@@ -491,3 +491,26 @@ def test_a_receiver_that_starts_after_the_end_has_an_empty_row():
     m = Scenario.from_dict(d).run(1)
     assert m["r.received"] == 0 and m["r.sent"] == 0
     assert math.isnan(m["r.final_level"]) and math.isnan(m["r.loss"]) and math.isnan(m["r.mean_rate_bps"])
+
+
+def test_values_rust_rejects_are_named_with_their_entry():
+    d = _minimal()
+    d["simulator"] = {"queue_avg_weight": 7.0}
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(d).build(1)
+    assert "simulator" in str(e.value) and "queue_avg_weight" in str(e.value)
+    d = _minimal()
+    d["sessions"][0]["stop"] = "1s"
+    d["sessions"][0]["start"] = "2s"
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_dict(d).build(1)
+    assert "sessions.v" in str(e.value) and "stop" in str(e.value)
+
+
+def test_a_scenario_pickles_for_process_pools():
+    import pickle
+
+    sc = Scenario.from_dict(_minimal())
+    back = pickle.loads(pickle.dumps(sc))
+    assert back.to_dict() == sc.to_dict() and back.name == "scenario"
+    assert _same(back.run(4), sc.run(4))

@@ -674,10 +674,6 @@ class Scenario:
         from castlab import Simulator
 
         d = self._data
-        s = d["simulator"]
-        sim = Simulator(seed=seed, join_latency=s["join_latency"], leave_latency=s["leave_latency"],
-                        queue_avg_weight=s["queue_avg_weight"])
-        h = Handles(self, seed)
 
         def at(path: str, fn, *args, **kw):
             try:
@@ -685,6 +681,11 @@ class Scenario:
             except ValueError as e:
                 where = f"{self.source}: " if self.source else ""
                 raise ScenarioError(f"{where}{path}: {e}") from None
+
+        s = d["simulator"]
+        sim = at("simulator", Simulator, seed=seed, join_latency=s["join_latency"],
+                 leave_latency=s["leave_latency"], queue_avg_weight=s["queue_avg_weight"])
+        h = Handles(self, seed)
 
         for n in d["nodes"]:
             sim.add_node(n)
