@@ -448,6 +448,13 @@ def test_parse_seeds(text, seeds):
     assert parse_seeds(text) == seeds
 
 
+def test_parse_seeds_takes_one_number_and_keeps_the_order_written():
+    assert parse_seeds(5) == [5]
+    assert parse_seeds("5,1-2,2") == [5, 1, 2]
+    with pytest.raises(ValueError, match="seeds"):
+        parse_seeds(True)
+
+
 @pytest.mark.parametrize("text, needle", [("", "empty"), ("a", "'a'"), ("3-1", "backwards"), ("-1", "negative"),
                                           ("1-2-3", "'1-2-3'"), ("1,,2", "empty item"), ("1.5", "'1.5'"),
                                           ("0-2000000", "more than")])

@@ -27,6 +27,8 @@ def _int(part: str, text: str) -> int:
 
 def parse_seeds(text: str) -> list[int]:
     """The seeds that ``text`` lists: ``"5"`` -> [5], ``"1-3"`` -> [1, 2, 3], ``"1,4,7"``."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        text = str(text)  # a single seed given as a number
     if not isinstance(text, str):
         raise ValueError(f"seeds: expected a string such as '1-3' or '1,4,7', got {text!r}")
     if not text.strip():
