@@ -521,3 +521,13 @@ def test_a_scenario_pickles_for_process_pools():
     back = pickle.loads(pickle.dumps(sc))
     assert back.to_dict() == sc.to_dict() and back.name == "scenario"
     assert _same(back.run(4), sc.run(4))
+
+
+def test_lines_are_found_in_sub_tables_and_plain_tables(tmp_path):
+    text = BASE.replace("config = { t_min = 2 }", '\n[receivers.config]\nt_min = 2\nalpha = "x2"')
+    # line 21: [receivers.config]; 22: t_min; 23: alpha
+    msg = _err(tmp_path, text)
+    assert "'receivers.r.config.alpha' (line 23)" in msg, msg
+    text = BASE.replace('nodes = ["s", "x"]', 'nodes = ["s", "x"]\n\n[simulator]\nleave_latency = "5 weeks"')
+    msg = _err(tmp_path, text)
+    assert "'simulator.leave_latency' (line 5)" in msg, msg
