@@ -580,6 +580,12 @@ class Scenario:
         self._data = data
         self.source = source
 
+    def __repr__(self) -> str:
+        d = self._data
+        return (f"Scenario({d['name']!r}, {len(d['nodes'])} nodes, {len(d['links'])} links, "
+                f"{len(d['receivers'])} receivers, {len(d['tcp'])} tcp, {len(d['cbr'])} cbr, "
+                f"{d['duration']:g} s)")
+
     # -- construction
 
     @classmethod
