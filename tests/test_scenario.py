@@ -531,3 +531,13 @@ def test_lines_are_found_in_sub_tables_and_plain_tables(tmp_path):
     text = BASE.replace('nodes = ["s", "x"]', 'nodes = ["s", "x"]\n\n[simulator]\nleave_latency = "5 weeks"')
     msg = _err(tmp_path, text)
     assert "'simulator.leave_latency' (line 5)" in msg, msg
+
+
+def test_cli_scenario_check(tree_file, tmp_path, capsys):
+    assert cli.main(["scenario", "check", str(tree_file)]) == 0
+    assert "ok: Scenario('tree'" in capsys.readouterr().out
+    assert cli.main(["scenario", "check", str(tree_file), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == Scenario.from_toml(tree_file).to_dict()
+    bad = _write(tmp_path, BASE.replace('b = "x"', 'b = "y"'))
+    assert cli.main(["scenario", "check", str(bad)]) == 2
+    assert "'links.l1.b' (line 7): no node named 'y'" in capsys.readouterr().err

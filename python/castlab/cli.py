@@ -190,6 +190,20 @@ def _cmd_scenario_run(args) -> int:
     return 0
 
 
+def _cmd_scenario_check(args) -> int:
+    """`castlab scenario check FILE`: read and check the file without running it; `--json`
+    prints the canonical form (SI units, defaults filled in, entries named)."""
+    from castlab.scenario import Scenario, ScenarioError
+
+    try:
+        scenario = Scenario.from_toml(args.file, strict=not args.lenient)
+    except (ScenarioError, OSError) as e:
+        print(f"castlab scenario: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(scenario.to_dict(), indent=2) if args.json else f"ok: {scenario!r}")
+    return 0
+
+
 def _key_value(text: str) -> tuple[str, object]:
     """`--set KEY=VALUE`: the value read as a TOML value when it is one (3, 0.5, true, [1, 2]),
     else as a string ("20ms")."""
@@ -217,6 +231,11 @@ def _add_scenario_parser(sub) -> None:
     r.add_argument("--lenient", action="store_true",
                    help="implausible values (rate < 1 kb/s, delay > 100 s) warn instead of failing")
     r.set_defaults(fn=_cmd_scenario_run)
+    c = ssub.add_parser("check", help="check FILE (keys, units, nodes) without running it")
+    c.add_argument("file")
+    c.add_argument("--json", action="store_true", help="print the canonical scenario as JSON")
+    c.add_argument("--lenient", action="store_true", help="implausible values warn instead of failing")
+    c.set_defaults(fn=_cmd_scenario_check)
 
 
 def _version() -> str:
