@@ -399,6 +399,12 @@ OTHERS = textwrap.dedent("""\
     kind = "fountain"
     source = "s"
     [[sessions]]
+    name = "bp"
+    kind = "bcf_pgm"
+    source = "s"
+    rate = "200kbps"
+    count = 300
+    [[sessions]]
     name = "nlm"
     kind = "nlm"
     source = "s"
@@ -418,6 +424,10 @@ OTHERS = textwrap.dedent("""\
     session = "df"
     needed_packets = 200
     [[receivers]]
+    name = "bp_y"
+    node = "y"
+    session = "bp"
+    [[receivers]]
     name = "nlm_y"
     node = "y"
     session = "nlm"
@@ -427,7 +437,7 @@ OTHERS = textwrap.dedent("""\
 def test_every_session_kind_builds_and_delivers(tmp_path):
     sc = Scenario.from_toml(_write(tmp_path, OTHERS))
     m = sc.run(1)
-    for n, kind in (("rlc_x", "rlc"), ("pgm_y", "pgm"), ("rb_x", "rainbow"), ("nlm_y", "nlm")):
+    for n, kind in (("rlc_x", "rlc"), ("pgm_y", "pgm"), ("rb_x", "rainbow"), ("nlm_y", "nlm"), ("bp_y", "bcf_pgm")):
         assert m[f"{n}.received"] > 50, (n, m[f"{n}.received"])
         assert m[f"{n}.mean_rate_bps"] > 0
     assert m["rlc_x.final_level"] >= 1

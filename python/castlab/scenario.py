@@ -49,10 +49,11 @@ _RECEIVERS_OF = {
     "nlm": ("nlm",),
     "lesbcc": ("pgm",),
     "fountain": ("rainbow",),
+    "bcf_pgm": ("bcf_pgm",),
 }
 # The config_defaults(...) table each protocol's `config` is checked against.
 _CONFIG_OF = {"rlm": "rlm", "rlc": "rlc", "nlm": "nlm", "pgm": "pgm", "rainbow": "rainbow",
-              "tcp": "tcp", "lesbcc": "lesbcc", "lmr": "nlm", "bcf": "bcf"}
+              "tcp": "tcp", "lesbcc": "lesbcc", "lmr": "nlm", "bcf": "bcf", "bcf_pgm": "bcf_pgm"}
 
 _TABLES = ("links", "sessions", "receivers", "tcp", "cbr", "routers", "monitors")
 _TOP_KEYS = {"name", "description", "duration", "seeds", "windows", "simulator", "nodes", *_TABLES}
@@ -327,9 +328,11 @@ def _normalise(raw: dict, chk: _Checker) -> dict:
     out["routers"] = [_router(chk, i, it, nodes) for i, it in enumerate(raw.get("routers", []))]
     out["sessions"] = [_session(chk, i, it, nodes) for i, it in enumerate(raw.get("sessions", []))]
     sessions = {s["name"]: s for s in out["sessions"]}
-    if any(s["kind"] == "fountain" for s in out["sessions"]) and not any(r["kind"] == "bcf" for r in out["routers"]):
-        i = next(i for i, s in enumerate(out["sessions"]) if s["kind"] == "fountain")
-        raise chk.fail(("sessions", i, "kind"), "a fountain session needs BCF routers: add [[routers]] kind = \"bcf\"")
+    if not any(r["kind"] == "bcf" for r in out["routers"]):
+        for i, s in enumerate(out["sessions"]):
+            if s["kind"] in ("fountain", "bcf_pgm"):
+                raise chk.fail(("sessions", i, "kind"), f"a {s['kind']} session needs BCF routers: "
+                               "add [[routers]] kind = \"bcf\"")
     out["receivers"] = [_receiver(chk, i, it, nodes, sessions) for i, it in enumerate(raw.get("receivers", []))]
     out["tcp"] = [_tcp(chk, i, it, nodes) for i, it in enumerate(raw.get("tcp", []))]
     out["cbr"] = [_cbr(chk, i, it, nodes) for i, it in enumerate(raw.get("cbr", []))]
@@ -415,6 +418,7 @@ _SESSION_KEYS = {
     "nlm": {"rates", "layers", "base_rate", "packet_size", "jitter", "start", "stop", "flow", "config"},
     "lesbcc": {"flow", "start", "config"},
     "fountain": {"packet_bytes", "start"},
+    "bcf_pgm": {"rate", "count", "flow", "start", "config"},
 }
 
 
@@ -457,6 +461,13 @@ def _session(chk: _Checker, i: int, it: dict, nodes: list[str]) -> dict:
                                    p + ("config",))
     if kind == "fountain":
         out["packet_bytes"] = chk.int_(it.get("packet_bytes", 512), p + ("packet_bytes",), 1, 65535)
+    if kind == "bcf_pgm":
+        if "rate" not in it:
+            raise chk.fail(p, "missing required key 'rate' (the source's sending rate)")
+        out["rate"] = chk.rate(it["rate"], p + ("rate",))
+        out["count"] = chk.int_(it.get("count", 1000), p + ("count",), 1)  # packets in the transfer
+        out["flow"] = chk.int_(it.get("flow", i + 1), p + ("flow",))
+        out["config"] = chk.config(it.get("config", {}), "bcf_pgm", p + ("config",))
     return out
 
 
@@ -473,7 +484,8 @@ def _receiver(chk: _Checker, i: int, it: dict, nodes: list[str], sessions: dict)
         raise chk.fail(p + ("protocol",), f"a {s['kind']} session takes receivers of protocol "
                        f"{' or '.join(accepted)}, got {proto!r}")
     extra = {"rlm": {"config"}, "sink": {"level", "schedule"}, "rlc": {"config"},
-             "nlm": {"config", "layers", "bin"}, "pgm": {"config"}, "rainbow": {"config", "needed_packets"}}[proto]
+             "nlm": {"config", "layers", "bin"}, "pgm": {"config"}, "rainbow": {"config", "needed_packets"},
+             "bcf_pgm": {"config"}}[proto]
     chk.keys(it, {"name", "node", "session", "protocol", "start"} | extra, p, required=("node", "session"))
     out: dict[str, Any] = {"name": chk._names[("receivers", i)], "node": chk.node(it["node"], p + ("node",), nodes),
                            "session": s["name"], "protocol": proto,
@@ -743,6 +755,10 @@ class Scenario:
                 info["groups"] = [at(p, sim.add_group, se["source"])]
                 info["source"] = at(p, sim.add_lesbcc_source, se["source"], info["groups"][0], flow=se["flow"],
                                     start=se["start"], **se["config"])
+            elif k == "bcf_pgm":
+                info["groups"] = [at(p, sim.add_group, se["source"])]
+                info["source"] = at(p, sim.add_bcf_pgm_source, se["source"], info["groups"][0], se["count"],
+                                    se["rate"], start=se["start"], flow=se["flow"], **se["config"])
             else:  # fountain
                 info["groups"] = []
                 info["source"] = at(p, sim.add_fountain_source, se["source"], packet_bytes=se["packet_bytes"],
@@ -773,6 +789,8 @@ class Scenario:
                        bin=r["bin"], **cfg)
             elif proto == "pgm":
                 a = at(p, sim.add_pgm_receiver, r["node"], info["groups"][0], flow=se["flow"], start=start, **cfg)
+            elif proto == "bcf_pgm":
+                a = at(p, sim.add_bcf_pgm_receiver, r["node"], info["source"], start=start, **cfg)
             else:  # rainbow
                 a = at(p, sim.add_rainbow_receiver, r["node"], info["source"], start=start,
                        needed_packets=r["needed_packets"], **cfg)
@@ -857,6 +875,17 @@ class Scenario:
                 pkt = se["config"].get("packet_bytes", config_defaults("lesbcc")["packet_bytes"])
                 rows.append(row(r["name"], p, r["node"], s["odata"], s["gaps"], (s["odata"] + s["rdata"]) * pkt,
                                 start, [nan] * len(wins), None, sent=s["lead"]))
+            elif p == "bcf_pgm":
+                s = sim.bcf_pgm_stats(a)
+                sent = sim.bcf_pgm_stats(h.sessions[r["session"]]["source"])["data_sent"]
+                from castlab._native import config_defaults
+
+                pkt = se["config"].get("packet_bytes", config_defaults("bcf_pgm")["packet_bytes"])
+                got = s["data_received"]
+                end = s["done_s"] if s["done_s"] is not None else now
+                rr = row(r["name"], p, r["node"], got, max(sent - got, 0), 0, start, [nan] * len(wins), None, sent=sent)
+                rr["mean_rate_bps"] = ((got + s["repairs_received"]) * pkt * 8 / (end - start)) if end > start else nan
+                rows.append(rr)
             else:  # rainbow
                 s = sim.rainbow_records(a)
                 end = s["done_s"] if s["done_s"] is not None else now
