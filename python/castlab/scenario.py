@@ -36,7 +36,6 @@ from castlab.units import UnitError, parse_rate, parse_time
 
 __all__ = ["Scenario", "ScenarioError", "Handles", "FLOW_COLUMNS"]
 
-_TIME_FOREVER = None  # a source's `stop` when absent: runs to the end
 
 # The columns of the per-receiver / per-flow table (a FlowMonitor-like summary).
 FLOW_COLUMNS = ["name", "kind", "node", "sent", "received", "lost", "loss", "mean_rate_bps",
