@@ -46,8 +46,9 @@ def test_another_thread_counts_while_the_engine_runs():
         t.join()
         sys.setswitchinterval(interval)
     assert sim.now == 400.0
-    # Measured on this machine: the build that held the GIL let the counter do about 50,000
-    # increments around the call whatever the run's length (44,000-54,000 for runs of 20 and
-    # 100 s); the releasing build does about 9,000 per simulated second here (900,000 for
-    # 100 s). The bound sits between the two with a wide margin on each side.
+    # Measured on the 2-core development machine: the build that held the GIL let the counter
+    # do about 50,000 increments around the call whatever the run's length (44,000-55,000 for
+    # runs of 20, 100 and 400 s); the releasing build does 3.3-3.7 million during this run
+    # (5 trials at a load average of 7). The bound sits between the two with a wide margin on
+    # each side.
     assert after - before > 500_000, (before, after)
