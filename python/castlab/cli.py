@@ -180,6 +180,11 @@ def _cmd_scenario_run(args) -> int:
         except ScenarioError as e:
             print(f"castlab scenario: {e}", file=sys.stderr)
             return 2
+        except KeyboardInterrupt:
+            done = [r["seed"] for r in every if r["seed"] != seed]
+            print(f"castlab scenario: interrupted during seed {seed}; finished seeds "
+                  f"{sorted(set(done)) or 'none'} are in {out}", file=sys.stderr)
+            return 130
         rows = json.loads((run_dir / "summary.json").read_text())["flows"]
         print(f"{scenario.name}, seed {seed}, {scenario.duration:g} s simulated in {time.perf_counter() - t:.2f} s")
         print(format_table(rows))
