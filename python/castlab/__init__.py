@@ -15,6 +15,8 @@ _LAZY = {
     "losses_frame": "castlab.frames",
     "series_frame": "castlab.frames",
     "level_frame": "castlab.frames",
+    "Scenario": "castlab.scenario",
+    "ScenarioError": "castlab.scenario",
 }
 
 
@@ -41,5 +43,7 @@ __all__ = [
     "series_frame",
     "level_frame",
     "run_with_progress",
+    "Scenario",
+    "ScenarioError",
     "__version__",
 ]

@@ -93,7 +93,8 @@ class Simulator:
         """Run until ``until`` seconds (events at ``until`` included); may be called again.
 
         Runs in slices and raises ``KeyboardInterrupt`` on Ctrl-C between them; the results do
-        not depend on the slicing. The GIL is held while it runs.
+        not depend on the slicing. The GIL is released while each slice runs, so other Python
+        threads run meanwhile; the simulator itself stays usable only from its own thread.
         """
     def sink_arrivals(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
     def sink_losses(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...

@@ -120,6 +120,28 @@ pub(crate) fn level_timeline_dict<'py>(
     Ok(d)
 }
 
+/// Carries `&mut castlab_sim::Simulator` into `Python::detach`, which asks for `Send` because
+/// it cannot tell "releases the GIL" from "moves to another thread". The engine is not `Send`:
+/// agents may share state through `Rc` (the fountain's `SharedStore`) and are boxed as
+/// `dyn Agent` without a `Send` bound.
+struct AssertSend<T>(T);
+
+// SAFETY: `detach` runs its closure on the calling thread; it only releases the GIL around it.
+// So the engine is used on the thread that owns it, the thread `unsendable` pins the pyclass to
+// (PyO3 refuses a borrow from any other thread, and `castlab.Simulator` checks the thread
+// first). Nothing else can reach the engine during the slice: `run` holds the pyclass's unique
+// borrow (`&mut self`), so another thread is refused by the thread check and this one is busy
+// in the closure; the `Rc`s inside the engine are therefore only touched by their own thread.
+// The engine holds no Python objects (no `Py<T>` in castlab-sim, -proto or the agents the
+// bindings add), so nothing in the closure needs the GIL.
+unsafe impl<T> Send for AssertSend<T> {}
+
+impl<T> AssertSend<T> {
+    fn into_inner(self) -> T {
+        self.0
+    }
+}
+
 /// The simulator (see `castlab.Simulator` for the documented Python face).
 #[pyclass(unsendable, subclass, module = "castlab._native")]
 pub struct Simulator {
@@ -416,7 +438,15 @@ impl Simulator {
             let now = self.inner.now().as_nanos();
             let next = now.saturating_add(step).min(end);
             let started = std::time::Instant::now();
-            self.inner.run(castlab_core::Instant::from_nanos(next)).map_err(err)?;
+            let engine = AssertSend(&mut self.inner);
+            // The GIL is released for the slice, so other Python threads run meanwhile
+            // (issue 15); it is taken back before the signal check.
+            py.detach(move || {
+                // A method call moves the whole wrapper in (destructuring would capture only
+                // the field, which is not `Send`).
+                engine.into_inner().run(castlab_core::Instant::from_nanos(next))
+            })
+            .map_err(err)?;
             if next >= end {
                 return Ok(());
             }
