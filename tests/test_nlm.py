@@ -187,6 +187,16 @@ def test_downstream_add_reqs_raise_l_cur_at_the_bottleneck_only_when_lmr2_is_an_
     assert worst(lit) > 0.10 > 0.05 > worst(plain)
 
 
+def test_rlm_drop_times_follow_each_stay_below_a_layer():
+    t = np.array([0.0, 20.0, 50.0, 86.9, 103.3, 202.1, 218.6, 220.7])
+    lv = np.array([0, 1, 5, 4, 3, 2, 3, 2])
+    # layer 5 was dropped at 86.9 s, before 90 s, and the stay below 5 lasts past 90 s
+    assert X.rlm_drop_times(t, lv, 90.0) == {5: 86.9, 4: 103.3, 3: 202.1}
+    assert X.rlm_drop_times(t, lv, 219.0) == {5: 86.9, 4: 103.3, 3: 220.7}  # back at 3 from 218.6 s
+    flat = X.rlm_drop_times(np.array([0.0, 20.0]), np.array([0, 5]), 90.0)
+    assert all(np.isnan(v) for v in flat.values())
+
+
 def test_peak_window_loss():
     p = np.zeros((8, 2))
     d = np.zeros((8, 2))

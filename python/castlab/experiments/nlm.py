@@ -400,12 +400,21 @@ RLM_DROP_TOL_S = 8.0
 
 
 def rlm_drop_times(t: np.ndarray, lv: np.ndarray, after_s: float) -> dict[int, float]:
-    """For each layer L in RLM_DROPS_S, the first time at or after ``after_s`` the level (steps
-    ``t``, ``lv``) falls below L, that is, layer L is dropped; NaN if never."""
+    """For each layer L in RLM_DROPS_S: when RLM dropped layer L for the stay below L that it is
+    in at ``after_s`` or first enters after it (steps ``t``, ``lv``); so a drop shortly before
+    ``after_s`` that lasts past it counts with its own time. NaN if the level never goes below L."""
     out = {}
     for layer in RLM_DROPS_S:
-        idx = np.nonzero((t >= after_s) & (lv < layer))[0]
-        out[layer] = float(t[idx[0]]) if idx.size else float("nan")
+        k = int(np.searchsorted(t, after_s, side="right")) - 1
+        if k < 0 or lv[k] >= layer:
+            later = np.nonzero((t > after_s) & (lv < layer))[0]
+            if not later.size:
+                out[layer] = float("nan")
+                continue
+            k = int(later[0])
+        while k > 0 and lv[k - 1] < layer:
+            k -= 1
+        out[layer] = float(t[k])
     return out
 
 
