@@ -278,6 +278,11 @@ def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
     a1.legend(loc="lower right", fontsize=8)
     a2.step(np.concatenate([[20.0], it]), np.concatenate([[5.0], iv]), "k-", where="post")
     a2.set_ylabel("add_intvl (s)")
+    # the paper's numbers: DROP_REQ(S1, 5) at 41 s, add_intvl up to add_intvl_max = 80 s
+    a1.axvline(41.0, color="C2", ls=":", lw=0.9, label="paper: DROP_REQ at 41 s")
+    a2.axhline(80.0, color="C2", ls=":", lw=0.9, label="paper: add_intvl_max")
+    a2.legend(fontsize=7, loc="lower right")
+    a1.legend(loc="lower right", fontsize=8)
     for proto in nets:
         st, lab = STYLE[proto]
         a3.plot(bins, 100 * np.nan_to_num(rows[f"{proto}_loss"]), st, lw=0.8, label=lab)
@@ -501,6 +506,11 @@ def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
         a2.plot(bins, 100 * np.nan_to_num(df[f"{proto}_loss"]), st, lw=0.9, label=lab)
     a1.axvline(CROSS_START_S, color="0.6", lw=0.8)
     a2.axvline(CROSS_START_S, color="0.6", lw=0.8)
+    # the paper's numbers: RLM's drops at 98, 114, 130 s; loss 50 % (RLM) and 1 % (NLM)
+    a1.plot(list(RLM_DROPS_S.values()), [k - 1 for k in RLM_DROPS_S], "C2v", ms=5, label="paper: RLM drops")
+    a2.axhline(50.0, color="C3", ls=":", lw=0.9, label="paper: RLM 50 %")
+    a2.axhline(1.0, color="k", ls=":", lw=0.9, label="paper: NLM 1 %")
+    a2.legend(fontsize=7)
     a1.set_ylabel("Layers")
     a1.set_ylim(0, 6)
     a1.legend(fontsize=8)
@@ -697,6 +707,7 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_xscale("log")
     ax.set_xlabel("Number of Sessions N (B = N Mb/s)")
     ax.set_ylabel("Max Loss Rate (%)")
+    ax.axhline(2.0, color="k", ls=":", lw=0.9, label="paper: NLM 2 %")
     ax.legend()
     ax.set_title("Fig. 13: session scalability")
     files = save(fig, out, "fig13")
