@@ -708,7 +708,7 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_xlabel("Number of Sessions N (B = N Mb/s)")
     ax.set_ylabel("Max Loss Rate (%)")
     ax.axhline(2.0, color="k", ls=":", lw=0.9, label="paper: NLM 2 %")
-    ax.legend()
+    ax.legend(loc="upper left", fontsize=7)
     ax.set_title("Fig. 13: session scalability")
     files = save(fig, out, "fig13")
 
