@@ -479,8 +479,8 @@ def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
     low = [ratio[d] for d in delays if d < 1.0]
     dev = max(abs(r - 1.0) for r in low) if low and all(np.isfinite(low)) else float("nan")
     claims.append(at_most("experiment-twice-latency-plus-queue", "'the duration of the join-experiment is roughly "
-                          "twice the link latency plus the queue build-up time': largest relative deviation of the mean "
-                          "time above the optimum from 2 x latency + 20-packet fill at 516 kb/s excess + one full "
+                          "twice the link latency plus the queue build-up time': largest relative deviation of the "
+                          "mean time above the optimum from 2 x latency + 20-packet fill at 516 kb/s excess + one full "
                           "queue's delay, over the delays under 1 s", 0.25, dev, "fraction", kind="paper"))
     params = _common_params(topology=1, delays_s=delays, seeds=seeds, duration_s=duration,
                             aggregate="median over seeds of the receiver's worst-case loss",
@@ -803,7 +803,8 @@ def run_red(out: Path, seed: int, quick: bool = False) -> Result:
                               worst["red"][col].mean() / max(worst["droptail"][col].mean(), 1e-9), "ratio",
                               kind="paper",
                               explanation="§5 gives no RED parameters: with w_q 0.002 RED never leaves min_th during "
-                              "a sub-second experiment and equals DropTail (summary params red_wq_0.002_over_droptail); "
+                              "a sub-second experiment and equals DropTail (summary params "
+                              "red_wq_0.002_over_droptail); "
                               "with 0.02 it drops early inside the same 20-packet buffer and loses more (red.csv); "
                               "ns-2's RLM behind ns-2's RED is worse than DropTail too (docs/fidelity/rlm.md)"))
     params = _common_params(topology=2, sizes=sizes, seeds=seeds, duration_s=duration, red=RED_PARAMS,
