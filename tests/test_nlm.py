@@ -2,9 +2,14 @@
 loss meter, input errors), receiver-driven DROP_REQ for congestion between LMRs, and quick
 runs of the nlm-fig9..13 experiments."""
 
+import importlib.util
 import json
+import shutil
+import sys
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import castlab
@@ -187,6 +192,16 @@ def test_downstream_add_reqs_raise_l_cur_at_the_bottleneck_only_when_lmr2_is_an_
     assert worst(lit) > 0.10 > 0.05 > worst(plain)
 
 
+def test_rlm_drop_times_follow_each_stay_below_a_layer():
+    t = np.array([0.0, 20.0, 50.0, 86.9, 103.3, 202.1, 218.6, 220.7])
+    lv = np.array([0, 1, 5, 4, 3, 2, 3, 2])
+    # layer 5 was dropped at 86.9 s, before 90 s, and the stay below 5 lasts past 90 s
+    assert X.rlm_drop_times(t, lv, 90.0) == {5: 86.9, 4: 103.3, 3: 202.1}
+    assert X.rlm_drop_times(t, lv, 219.0) == {5: 86.9, 4: 103.3, 3: 220.7}  # back at 3 from 218.6 s
+    flat = X.rlm_drop_times(np.array([0.0, 20.0]), np.array([0, 5]), 90.0)
+    assert all(np.isnan(v) for v in flat.values())
+
+
 def test_peak_window_loss():
     p = np.zeros((8, 2))
     d = np.zeros((8, 2))
@@ -212,3 +227,48 @@ def test_lmr_records_name_their_codes():
     assert names["intvl_reason"] == ["Success", "Congestion", "DropReq", "NoSess"]
     assert len(r["lcur_cause"]) > 0
     assert all(0 <= c < len(names["lcur_cause"]) for c in r["lcur_cause"])
+
+
+# ---------------------------------------------------------------- against ns-2's own RLM
+# tests/ns2/rlm.tcl (nlm=N) runs ns-2's MMG/ns on Figure 8's topology, the NLM authors'
+# simulator; tests/ns2/nlm_rlm_compare.py reduces both simulators' receivers to the same numbers.
+
+NEEDS_NS = pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 not installed (Debian: apt-get install "
+                              "ns2); the comparison with ns-2's own RLM needs the `ns` command")
+
+
+def _nlm_rlm_compare():
+    path = Path(__file__).parent / "ns2" / "nlm_rlm_compare.py"
+    spec = importlib.util.spec_from_file_location("nlm_rlm_compare", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("nlm_rlm_compare", mod)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@NEEDS_NS
+def test_rlm_matches_ns2_rlm_on_nlm_figure8():
+    """Figure 11's set-up (1.3 Mb/s of CBR from 90 s on B = 1.6 Mb/s), seeds 1-4, 300 s, and
+    Figure 12's (two sessions on 1.7 Mb/s, starts 20 and 120 s), seeds 1-2, 600 s. ns-2's
+    MMG/ns (rlm_param as shipped, rearm=1) against castlab's defaults.
+
+    Figure 11: the median over seeds of the time layer 4 is dropped agrees within 10 s, and in
+    every seed of both, the first stay at level 3 after 90 s sees a receiver loss between 5 %
+    and 25 %: enough to matter, under the 25 % threshold of the measurement state, which is
+    why neither drops layer 3 at the paper's 130 s. Figure 12: in every seed of both, S1 holds
+    5 layers longest over 300-600 s and S2 at most 3 (under its 0.8 Mb/s fair share)."""
+    M = _nlm_rlm_compare()
+    rows = {"ns2": [], "castlab": []}
+    for seed in (1, 2, 3, 4):
+        (a,) = M.run_ns2("fig11", seed, 300.0)
+        (b,) = M.run_castlab("fig11", seed, 300.0)
+        rows["ns2"].append(M.summarize(a))
+        rows["castlab"].append(M.summarize(b))
+    df = {k: pd.DataFrame(v) for k, v in rows.items()}
+    assert abs(df["ns2"]["drop4_s"].median() - df["castlab"]["drop4_s"].median()) <= 10.0, df
+    for k in df:
+        assert df[k]["first_stay3_loss"].between(0.05, 0.25).all(), (k, df[k])
+    for seed in (1, 2):
+        for runs in (M.run_ns2("fig12", seed, 600.0), M.run_castlab("fig12", seed, 600.0)):
+            s1, s2 = (M.summarize(r) for r in runs)
+            assert s1["held_300_600"] == 5 and 1 <= s2["held_300_600"] <= 3, (seed, s1, s2)

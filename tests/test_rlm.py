@@ -149,9 +149,22 @@ def _reproduce(name, tmp_path):
         assert (out / f).stat().st_size > 0, f
     assert json.loads((out / "summary.json").read_text())["experiment"] == name
     for c in s["claims"]:
-        assert set(c) == {"id", "statement", "paper_value", "ours", "unit", "tolerance", "holds", "kind", "explanation"}
-        assert isinstance(c["holds"], bool)
+        assert set(c) == {"id", "statement", "paper_value", "ours", "unit", "tolerance", "holds", "kind",
+                          "explanation"}
+        assert isinstance(c["holds"], bool) and c["kind"] in ("paper", "derived", "variant", "sanity")
     return out, {c["id"]: c for c in s["claims"]}
+
+
+def test_excursions_and_the_predicted_experiment_length():
+    t = np.array([0.0, 10.0, 20.0, 20.5, 40.0, 41.0, 41.2, 60.0])
+    lv = np.array([1, 5, 6, 5, 6, 6, 5, 6])
+    # stays above 5 from t_from = 15 s on: 20-20.5, 40-41.2 (two records, one stay), 60-end
+    assert X.excursions_above_s(t, lv, 5, 15.0, 62.0) == pytest.approx([0.5, 1.2, 2.0])
+    assert X.excursions_above_s(t, lv, 5, 30.0, 62.0) == pytest.approx([1.2, 2.0])
+    # 10 ms: 2 x 10 ms + 160 kb filling at 2016 - 1500 kb/s + 160 kb draining at 1.5 Mb/s
+    assert X.predicted_experiment_s(0.01) == pytest.approx(0.02 + 160 / 516 + 160 / 1500)
+    m, note = X.over_seeds([1.0, 2.0, 3.0])
+    assert m == 2.0 and "mean of 3 seeds" in note and "-0.484..4.48" in note  # 2 ± 4.303 / sqrt(3)
 
 
 def test_all_rlm_experiments_registered():
@@ -162,7 +175,10 @@ def test_fig8_quick_reaches_level_5_with_short_experiments(tmp_path):
     out, claims = _reproduce("rlm-fig8", tmp_path)
     lv = pd.read_csv(out / "level.csv")
     assert lv["level"].max() == 6 and 5 in set(lv["level"])
-    assert claims["reaches-optimal"]["ours"] == 5 and claims["reaches-optimal"]["holds"]
+    seeds = pd.read_csv(out / "fig8_seeds.csv")
+    assert len(seeds) == 2 and set(seeds["held_level"]) == {5}
+    assert claims["reaches-optimal"]["ours"] == 1.0 and claims["reaches-optimal"]["holds"]
+    assert "mean of 2 seeds" in claims["time-to-optimal"]["statement"]
     assert claims["experiment-under-1s"]["holds"]
     assert claims["time-to-optimal"]["ours"] < 90
 

@@ -51,6 +51,13 @@
 #     red=WQ: topology (1) with a RED bottleneck instead of DropTail, as castlab's rlm-red:
 #       min_th 5, max_th 15, max_p 0.1, weight WQ, in packets, in the same 20-packet buffer;
 #       not gentle, and ns-2's wait_ off (castlab's RED is Floyd and Jacobson's original).
+#     nlm=N bneck=BPS starts=T1,T2,... [cross=START:RATE]: the topology of Figure 8 of Nakauchi,
+#       Morikawa and Aoyama's NLM paper, as castlab's python/castlab/experiments/nlm.py builds
+#       it for RLM: S_i --(10 Mb/s)-- LMR1 --(BPS)-- LMR2 --(10 Mb/s)-- R_i, i = 1..N, every link
+#       DELAY with DropTail 20 packets (LMR1 and LMR2 plain routers: RLM needs no LMR); five
+#       layers of 100, 100, 200, 400, 800 kb/s in 1024-byte packets; receiver i starts at T_i
+#       (START_S is ignored); with cross=, a 1024-byte CBR of RATE b/s from START s, from a node
+#       X behind LMR1 to a node Y behind LMR2 (10 Mb/s links).
 #     any rlm_param key (alpha, beta, init-tj, max, init-td, init-td-var, g1, g2): override the
 #       value ns-2 ships (alpha 2, beta 0.75, init-tj 5, max 60, init-td 5, init-td-var 2,
 #       g1 = g2 = 0.25).
@@ -75,6 +82,10 @@ set red 0
 set high 0
 set low 0
 set pausetj 0
+set nlm 0
+set bneck 1.6e6
+set starts {}
+set cross {}
 foreach kv [lrange $argv 5 end] {
     set k [lindex [split $kv =] 0]
     set v [lindex [split $kv =] 1]
@@ -86,6 +97,10 @@ foreach kv [lrange $argv 5 end] {
         high { set high $v }
         pausetj { set pausetj $v }
         low { set low $v }
+        nlm { set nlm $v }
+        bneck { set bneck $v }
+        starts { set starts [split $v ,] }
+        cross { set cross [split $v :] }
         default {
             if {![info exists rlm_param($k)]} {
                 puts stderr "rlm.tcl: unknown option `$k'"
@@ -98,6 +113,14 @@ foreach kv [lrange $argv 5 end] {
 
 set packet_bytes 1000
 set rates {32e3 64e3 128e3 256e3 512e3 1024e3}
+if {$nlm > 0} {
+    set packet_bytes 1024
+    set rates {100e3 100e3 200e3 400e3 800e3}
+    if {[llength $starts] != $nlm} {
+        puts stderr "rlm.tcl: nlm=$nlm needs starts= with $nlm times"
+        exit 2
+    }
+}
 
 # Two independent streams per seed: MRG32k3a substreams (seeding with small consecutive
 # integers gives nearly equal first draws). The default RNG drives the CBR jitter
@@ -251,7 +274,40 @@ proc trace_arrivals {a b} {
     $ttl target $r
 }
 
-if {$high > 0 || $low > 0} {
+if {$nlm > 0} {
+    set L1 [$ns node]
+    set L2 [$ns node]
+    link $L1 $L2 $bneck 20
+    set sessions {}
+    set receivers {}
+    for {set i 0} {$i < $nlm} {incr i} {
+        set S [$ns node]
+        set R [$ns node]
+        link $S $L1 10Mb 20
+        link $L2 $R 10Mb 20
+        trace_arrivals $L2 $R
+        lappend sessions [source $S]
+        lappend receivers $R
+    }
+    if {[llength $cross] == 2} {
+        set CX [$ns node]
+        set CY [$ns node]
+        link $CX $L1 10Mb 20
+        link $L2 $CY 10Mb 20
+        set u [new Agent/UDP]
+        $u set fid_ 99
+        $u set packetSize_ $packet_bytes
+        $ns attach-agent $CX $u
+        set sink [new Agent/Null]
+        $ns attach-agent $CY $sink
+        $ns connect $u $sink
+        set c [new Application/Traffic/CBR]
+        $c attach-agent $u
+        $c set packetSize_ $packet_bytes
+        $c set rate_ [lindex $cross 1]
+        $ns at [lindex $cross 0] "$c start"
+    }
+} elseif {$high > 0 || $low > 0} {
     set S [$ns node]
     set X [$ns node]
     link $S $X 1.5Mb 20
@@ -321,8 +377,15 @@ $ns mrtproto DM {}
 foreach k [lsort [array names rlm_param]] {
     puts "param $k $rlm_param($k)"
 }
-foreach R $receivers s $sessions {
-    place_receiver $R $s
+if {$nlm > 0} {
+    foreach R $receivers s $sessions t $starts {
+        puts "rx [$R id]"
+        $ns at $t "build_receiver $R {$s} $t"
+    }
+} else {
+    foreach R $receivers s $sessions {
+        place_receiver $R $s
+    }
 }
 
 proc finish {} {

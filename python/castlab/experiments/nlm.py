@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from castlab import Simulator, run_with_progress
-from castlab.experiments.common import Claim, Experiment, Result, at_least, at_most, within
+from castlab.experiments.common import Claim, Experiment, Result, at_least, at_most, in_band, t_interval, within
 from castlab.experiments.plotting import figure, plt, save
 
 PAPER = "Nakauchi et al. 2000 (NLM)"
@@ -43,6 +43,8 @@ DURATION_S = 600.0  # §4.1: 10 minutes
 ACCESS_BPS = 10e6  # our choice: only the shared link binds
 BIN_S = 1.0  # our choice: loss and rates per second
 CROSS_FLOW = 999
+SEEDS_FULL = 5  # runs vary from seed to seed: claims use this many (mean, with a Student-t interval)
+SEEDS_QUICK = 2
 # The ablation run beside the paper-literal NLM in Figures 12-13 (never the subject of a claim):
 # Figure 7 waits detect_period after the last ADD of the same session, not of the interface.
 ABLATION = "nlm_per_session_wait"
@@ -73,6 +75,8 @@ class Fig8:
     # Whether the router at the far end of the bottleneck is an LMR too (our reading of "each LMR"
     # in §4.1; the text names only LMR1). False makes it a plain router: a measurement, never a claim.
     lmr2: bool = True
+    # RLM receiver settings (RlmConfig fields, record_arrivals) for cross-checks; None: defaults
+    rlm: Optional[dict] = None
     sim: Simulator = field(init=False)
     bott: int = field(init=False)
     senders: list[int] = field(default_factory=list)
@@ -100,7 +104,8 @@ class Fig8:
                 gs = [sim.add_group(s) for _ in LAYER_RATES_BPS]
                 ctl = sim.add_group(s)
                 self.senders.append(sim.add_layered_source(s, gs, LAYER_RATES_BPS, packet_size=PACKET_BYTES, flow=i))
-                self.receivers.append(sim.add_rlm_receiver(r, gs, ctl, start=self.starts[i], record_arrivals=False))
+                kw = {"record_arrivals": False, **(self.rlm or {})}
+                self.receivers.append(sim.add_rlm_receiver(r, gs, ctl, start=self.starts[i], **kw))
         if self.cross is not None:
             sim.add_node("X")
             sim.add_node("Y")
@@ -183,6 +188,15 @@ class Fig8:
         return lv[np.clip(idx, 0, len(lv) - 1)]
 
 
+def over_seeds(values) -> tuple[float, str]:
+    """The mean of per-seed values and a note for the claim's statement giving the number of
+    seeds and the 95 % Student-t interval of that mean."""
+    vals = [float(v) for v in values]
+    mean, lo, hi = t_interval(vals)
+    n = sum(1 for v in vals if np.isfinite(v))
+    return mean, f" [mean of {n} seeds; 95 % t interval {lo:.3g}..{hi:.3g}]"
+
+
 def _params(**extra) -> dict:
     return {"layer_rates_bps": LAYER_RATES_BPS, "packet_bytes": PACKET_BYTES, "queue_pkts": QUEUE_PKTS,
             "link_delay_s": LINK_DELAY_S, "access_bps": ACCESS_BPS, "bin_s": BIN_S,
@@ -211,14 +225,34 @@ STYLE = {"nlm": ("k-", "NLM"), "rlm": ("C3--", "RLM")}
 # ---------------------------------------------------------------- Figure 9
 
 
+def _fig9_metrics(nets: dict[str, "Fig8"], until: float) -> dict:
+    nlm = nets["nlm"]
+    srec = nlm.sim.nlm_sender_records(nlm.senders[0])
+    req_t = srec["req_time_ns"] / 1e9
+    lr = nlm.sim.lmr_records("LMR1")
+    iv = lr["intvl_s"][lr["intvl_oif"] == nlm.bott]
+    bins = np.arange(0, until, BIN_S)
+    after = bins >= 20.0
+    return {"first_drop_req_s": _first(req_t, (srec["req_kind"] == 2) & (srec["req_level"] == 5)),
+            "add_intvl_max_s": float(iv.max()) if len(iv) else float("nan"),
+            "nlm_max_loss": float(np.nanmax(nets["nlm"].loss(0, until)[after])),
+            "rlm_max_loss": float(np.nanmax(nets["rlm"].loss(0, until)[after]))}
+
+
 def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
     until = DURATION_S
+    seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
+    per_seed = []
+    for sd in seeds[1:]:
+        per_seed.append({"seed": sd, **_fig9_metrics(_both(sd, 1, 1.5e6, [20.0], until, f"nlm-fig9 seed {sd}"),
+                                                     until)})
     nets = _both(seed, 1, 1.5e6, [20.0], until, "nlm-fig9")
+    per_seed.insert(0, {"seed": seed, **_fig9_metrics(nets, until)})
+    ms = pd.DataFrame(per_seed)
+    ms.to_csv(out / "fig9_seeds.csv", index=False)
     nlm = nets["nlm"]
     sim = nlm.sim
     srec = sim.nlm_sender_records(nlm.senders[0])
-    req_t = srec["req_time_ns"] / 1e9
-    first_drop = _first(req_t, (srec["req_kind"] == 2) & (srec["req_level"] == 5))
     lr = sim.lmr_records("LMR1")
     sel = lr["intvl_oif"] == nlm.bott
     it, iv = lr["intvl_time_ns"][sel] / 1e9, lr["intvl_s"][sel]
@@ -244,6 +278,11 @@ def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
     a1.legend(loc="lower right", fontsize=8)
     a2.step(np.concatenate([[20.0], it]), np.concatenate([[5.0], iv]), "k-", where="post")
     a2.set_ylabel("add_intvl (s)")
+    # the paper's numbers: DROP_REQ(S1, 5) at 41 s, add_intvl up to add_intvl_max = 80 s
+    a1.axvline(41.0, color="C2", ls=":", lw=0.9, label="paper: DROP_REQ at 41 s")
+    a2.axhline(80.0, color="C2", ls=":", lw=0.9, label="paper: add_intvl_max")
+    a2.legend(fontsize=7, loc="lower right")
+    a1.legend(loc="lower right", fontsize=8)
     for proto in nets:
         st, lab = STYLE[proto]
         a3.plot(bins, 100 * np.nan_to_num(rows[f"{proto}_loss"]), st, lw=0.8, label=lab)
@@ -256,26 +295,26 @@ def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
     files = save(fig, out, "fig9")
 
     after = df["time_s"] >= 20.0
+    drop_t, drop_note = over_seeds(ms["first_drop_req_s"])
     claims = [
-        within("drop-req-at-41s", "LMR1 detects congestion and DROP_REQ(S1, 5) reaches the sender about 41 s in",
-               41.0, first_drop, "s", abs_tol=2.5),
-        within("add-intvl-max", "add_intvl at LMR1's bottleneck interface grows up to add_intvl_max", 80.0,
-               float(iv.max()) if len(iv) else float("nan"), "s", abs_tol=0.0),
-        at_most("nlm-zero-loss", "NLM's loss rate stays 0 % throughout (largest 1 s loss)", 0.0,
-                float(np.nanmax(df.loc[after, "nlm_loss"])), "fraction"),
+        within("drop-req-at-41s", "'LMR1 detects congestion and sends DROP_REQ(S1, 5) to the sender at 41[s]': time "
+               "the sender receives it" + drop_note, 41.0, drop_t, "s", abs_tol=2.5, kind="paper"),
+        within("add-intvl-max", "'LMR1 increases add_intvl gradually up to add_intvl_max' (80 s): largest add_intvl "
+               "at LMR1's bottleneck interface, smallest over seeds", 80.0, float(ms["add_intvl_max_s"].min()), "s",
+               abs_tol=0.0, kind="paper"),
+        at_most("nlm-zero-loss", "'NLM keeps packet loss rate 0[%] through this simulation': largest 1 s loss after "
+                "20 s, largest over seeds", 0.0, float(ms["nlm_max_loss"].max()), "fraction", kind="paper"),
     ]
-    params = _params(n=1, bottleneck_bps=1.5e6, receiver_start_s=20.0, duration_s=until,
+    params = _params(n=1, bottleneck_bps=1.5e6, receiver_start_s=20.0, duration_s=until, seeds=seeds,
                      rlm_max_loss=float(np.nanmax(df.loc[after, "rlm_loss"])),
                      nlm_add_intvl_steps=[[float(a), float(b)] for a, b in zip(it, iv)])
-    return Result(params, claims, ["fig9.csv", "fig9_add_intvl.csv", *files])
+    return Result(params, claims, ["fig9.csv", "fig9_add_intvl.csv", "fig9_seeds.csv", *files])
 
 
 # ---------------------------------------------------------------- Figure 10
 
 
-def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
-    until = DURATION_S
-    nets = _both(seed, 1, 1.6e6, [20.0], until, "nlm-fig10")
+def _fig10_frame(nets: dict[str, "Fig8"], until: float) -> pd.DataFrame:
     bins = np.arange(0, until, BIN_S)
     rows = {"time_s": bins}
     for proto, net in nets.items():
@@ -283,11 +322,40 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
         rows[f"{proto}_goodput_bps"] = net.goodput_bps(0, until)
         rows[f"{proto}_loss"] = net.loss(0, until)
         rows[f"{proto}_layers"] = net.level_at(0, bins, until)
-    df = pd.DataFrame(rows)
+    return pd.DataFrame(rows)
+
+
+FIG10_FROM_S = 60.0  # measured after both have climbed
+
+
+def _fig10_metrics(df: pd.DataFrame) -> dict:
+    w = df["time_s"] >= FIG10_FROM_S
+    ng = df.loc[w, "nlm_goodput_bps"]
+    return {"rlm_max_loss": float(np.nanmax(df.loc[w, "rlm_loss"])),
+            "rlm_held_level": int(df.loc[w, "rlm_layers"].mode().iloc[0]),
+            "rlm_goodput_min_bps": float(df.loc[w, "rlm_goodput_bps"].min()),
+            "rlm_throughput_mean_bps": float(df.loc[w, "rlm_throughput_bps"].mean()),
+            "nlm_goodput_mean_bps": float(ng.mean()), "nlm_goodput_min_bps": float(ng.min()),
+            "nlm_goodput_min_over_mean": float(ng.min() / ng.mean()) if ng.mean() > 0 else float("nan"),
+            "nlm_goodput_over_rlm_throughput": float(ng.mean() / df.loc[w, "rlm_throughput_bps"].mean()),
+            "nlm_max_loss": float(np.nanmax(df.loc[w, "nlm_loss"]))}
+
+
+def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
+    until = DURATION_S
+    seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
+    per_seed, df = [], None
+    for sd in seeds:
+        d = _fig10_frame(_both(sd, 1, 1.6e6, [20.0], until, f"nlm-fig10 seed {sd}"), until)
+        per_seed.append({"seed": sd, **_fig10_metrics(d)})
+        df = d if df is None else df
     df.to_csv(out / "fig10.csv", index=False)
+    ms = pd.DataFrame(per_seed)
+    ms.to_csv(out / "fig10_seeds.csv", index=False)
+    bins = df["time_s"].to_numpy()
 
     fig, ax = figure(6.0, 3.4)
-    for proto in nets:
+    for proto in ("nlm", "rlm"):
         st, lab = STYLE[proto]
         ax.plot(bins, df[f"{proto}_goodput_bps"] / 1e6, st, lw=0.9, label=f"{lab} goodput")
     ax.plot(bins, df["nlm_throughput_bps"] / 1e6, ":", color="0.5", lw=0.8, label="NLM throughput")
@@ -295,39 +363,74 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_ylabel("Goodput (Mbps)")
     ax.set_ylim(0, 1.8)
     ax.legend(fontsize=8, loc="lower right")
-    ax.set_title("Fig. 10: goodput, N = 1, B = 1.6 Mb/s")
+    ax.set_title(f"Fig. 10: goodput, N = 1, B = 1.6 Mb/s (seed {seed})")
     files = save(fig, out, "fig10")
 
-    w = df["time_s"] >= 60.0  # after both have climbed
-    rlm_levels = df.loc[w, "rlm_layers"]
+    rlm_loss, rlm_loss_note = over_seeds(ms["rlm_max_loss"])
+    rlm_gmin, rlm_gmin_note = over_seeds(ms["rlm_goodput_min_bps"] / 1e6)
+    nlm_ratio, nlm_ratio_note = over_seeds(ms["nlm_goodput_over_rlm_throughput"])
     claims = [
-        within("rlm-max-loss-9pct", "the maximum overall packet loss rate (RLM; largest 1 s loss after 60 s) is 9 %",
-               0.09, float(np.nanmax(df.loc[w, "rlm_loss"])), "fraction", rel_tol=0.5),
-        within("rlm-keeps-level-5", "RLM does not detect congestion (loss under its 25 % threshold) and keeps level 5 "
-               "(the level held longest after 60 s)", 5, int(rlm_levels.mode().iloc[0]), "layers", abs_tol=0),
-        within("rlm-goodput-worst-0", "RLM's goodput is not stable: 0 Mb/s in the worst case (smallest 1 s goodput "
-               "after 60 s)", 0.0, float(df.loc[w, "rlm_goodput_bps"].min()) / 1e6, "Mb/s", abs_tol=0.1),
-        at_least("nlm-goodput-near-throughput", "NLM's goodput is as high as its throughput: mean goodput over mean "
-                 "throughput after 60 s", 0.95,
-                 float(df.loc[w, "nlm_goodput_bps"].mean() / df.loc[w, "nlm_throughput_bps"].mean()), "ratio"),
-        at_least("nlm-goodput-stable", "NLM's goodput is stable: its smallest 1 s goodput after 60 s over RLM's "
-                 "(higher is better; the paper's RLM reaches 0)", 1.0,
-                 float(df.loc[w, "nlm_goodput_bps"].min() / max(df.loc[w, "rlm_goodput_bps"].min(), 1.0)), "ratio"),
+        within("rlm-max-loss-9pct", "'the maximum overall packet loss rate is 9[%]' (RLM; largest 1 s loss after 60 s)"
+               + rlm_loss_note, 0.09, rlm_loss, "fraction", rel_tol=0.5, kind="paper"),
+        at_least("rlm-keeps-level-5", "'RLM does not detect congestion and keeps the subscription level 5': fraction "
+                 "of seeds whose level held longest after 60 s is 5", 1.0, float((ms["rlm_held_level"] == 5).mean()),
+                 "fraction", kind="paper"),
+        within("rlm-goodput-worst-0", "'obtained goodput of RLM is not stable and is 0 [Mbps] in the worst case': "
+               "smallest 1 s goodput after 60 s" + rlm_gmin_note, 0.0, rlm_gmin, "Mb/s", abs_tol=0.1, kind="paper",
+               explanation="RLM's goodput falls to 0 in some seeds only (fig10_seeds.csv rlm_goodput_min_bps): it "
+               "takes a second in which a loss burst costs the base layer 20 %, which is chance; in the other seeds "
+               "the worst second keeps 3-4 layers"),
+        # The paper's "as high goodput as throughput" holds by definition once NLM loses
+        # nothing. Rule, fixed before looking: NLM's avoiding loss must not cost it rate: its
+        # mean goodput after 60 s is at least 90 % of the mean throughput RLM pushes through
+        # the same link, in the mean over seeds.
+        at_least("nlm-goodput-near-throughput", "'NLM can achieve ... as high goodput as throughput': NLM's mean "
+                 "goodput after 60 s over RLM's mean throughput on the same link (at least 0.9)" + nlm_ratio_note,
+                 0.9, nlm_ratio, "ratio", kind="paper",
+                 explanation="5 layers and SESS carry slightly more than the 1.6 Mb/s link, so LMR1's queue average "
+                 "passes qmax and it filters layer 5 for an add interval at a time, the paper's own 'DROP in "
+                 "advance': NLM holds 4 layers a large part of the time (fig10.csv nlm_layers; "
+                 "fig10_seeds.csv nlm_goodput_mean_bps against rlm_throughput_mean_bps)"),
+        # "Stable": rule, fixed before looking: in every seed NLM's smallest 1 s goodput after
+        # 60 s is at least half its mean goodput (RLM's fall to 0 fails this).
+        at_least("nlm-goodput-stable", "'NLM can achieve stable ... goodput': smallest 1 s goodput after 60 s over the "
+                 "mean goodput, smallest over seeds (at least 0.5)", 0.5,
+                 float(ms["nlm_goodput_min_over_mean"].min()), "ratio", kind="paper"),
     ]
     params = _params(n=1, bottleneck_bps=1.6e6, receiver_start_s=20.0, duration_s=until, goodput_max_loss=0.2,
-                     nlm_goodput_min_bps=float(df.loc[w, "nlm_goodput_bps"].min()),
-                     nlm_max_loss=float(np.nanmax(df.loc[w, "nlm_loss"])))
-    return Result(params, claims, ["fig10.csv", *files])
+                     seeds=seeds, per_seed=per_seed)
+    return Result(params, claims, ["fig10.csv", "fig10_seeds.csv", *files])
 
 
 # ---------------------------------------------------------------- Figure 11
 
 CROSS_START_S = 90.0
 CROSS_BPS = 1.3e6
+# §4.2: "RLM detects congestion at 98[s], 114[s], and 130[s], and drops Layer(S1, 5),
+# Layer(S1, 4), and Layer(S1, 3) respectively".
+RLM_DROPS_S = {5: 98.0, 4: 114.0, 3: 130.0}
+# Rule, fixed before looking: each of our drop times (mean over seeds) within half the paper's
+# 16 s spacing between them.
+RLM_DROP_TOL_S = 8.0
 
 
-SEEDS_FULL = 5  # Figures 11-12 vary from seed to seed: claims use the mean over this many
-SEEDS_QUICK = 2
+def rlm_drop_times(t: np.ndarray, lv: np.ndarray, after_s: float) -> dict[int, float]:
+    """For each layer L in RLM_DROPS_S: when RLM dropped layer L for the stay below L that it is
+    in at ``after_s`` or first enters after it (steps ``t``, ``lv``); so a drop shortly before
+    ``after_s`` that lasts past it counts with its own time. NaN if the level never goes below L."""
+    out = {}
+    for layer in RLM_DROPS_S:
+        k = int(np.searchsorted(t, after_s, side="right")) - 1
+        if k < 0 or lv[k] >= layer:
+            later = np.nonzero((t > after_s) & (lv < layer))[0]
+            if not later.size:
+                out[layer] = float("nan")
+                continue
+            k = int(later[0])
+        while k > 0 and lv[k - 1] < layer:
+            k -= 1
+        out[layer] = float(t[k])
+    return out
 
 
 def _fig11_metrics(nets: dict[str, Fig8], until: float, opt: int) -> dict:
@@ -347,6 +450,10 @@ def _fig11_metrics(nets: dict[str, Fig8], until: float, opt: int) -> dict:
         # starting at or after 90 s, to show how the peak depends on it
         for win in FIG11_WINDOWS_S:
             m[f"{proto}_peak_loss_{win}s"] = peak_window_loss(p, d, int(CROSS_START_S / BIN_S), int(win / BIN_S))
+        if proto == "rlm":
+            t, lv = net.level_steps(0, until)
+            for layer, when in rlm_drop_times(t, lv, CROSS_START_S).items():
+                m[f"rlm_drop_layer{layer}_s"] = when
     return m
 
 
@@ -373,8 +480,12 @@ def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
     first = None
     for sd in seeds:
         nets = _both(sd, 1, 1.6e6, [20.0], until, f"nlm-fig11 seed {sd}", cross=(CROSS_START_S, CROSS_BPS))
+        # the other reading of Figure 8: LMR2 a plain router (the sensitivity band of nlm-loss-1pct)
+        plain = Fig8("nlm", sd, 1, 1.6e6, [20.0], (CROSS_START_S, CROSS_BPS), lmr2=False)
+        plain.run(until, f"nlm-fig11 seed {sd} {PLAIN_LMR2}")
+        nets = {**nets, PLAIN_LMR2: plain}
         per_seed.append({"seed": sd, **_fig11_metrics(nets, until, opt)})
-        first = first or nets
+        first = first or {k: v for k, v in nets.items() if k != PLAIN_LMR2}
     ms = pd.DataFrame(per_seed)
     ms.to_csv(out / "fig11_seeds.csv", index=False)
     nets = first
@@ -395,6 +506,11 @@ def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
         a2.plot(bins, 100 * np.nan_to_num(df[f"{proto}_loss"]), st, lw=0.9, label=lab)
     a1.axvline(CROSS_START_S, color="0.6", lw=0.8)
     a2.axvline(CROSS_START_S, color="0.6", lw=0.8)
+    # the paper's numbers: RLM's drops at 98, 114, 130 s; loss 50 % (RLM) and 1 % (NLM)
+    a1.plot(list(RLM_DROPS_S.values()), [k - 1 for k in RLM_DROPS_S], "C2v", ms=5, label="paper: RLM drops")
+    a2.axhline(50.0, color="C3", ls=":", lw=0.9, label="paper: RLM 50 %")
+    a2.axhline(1.0, color="k", ls=":", lw=0.9, label="paper: NLM 1 %")
+    a2.legend(fontsize=7)
     a1.set_ylabel("Layers")
     a1.set_ylim(0, 6)
     a1.legend(fontsize=8)
@@ -407,17 +523,44 @@ def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
     files = save(fig, out, "fig11")
 
     mean = ms.mean(numeric_only=True)
-    claims = [
-        within("rlm-40s-to-level-2", "RLM takes about 40 s (estimation delay) to come down to level 2 after the cross "
-               "traffic starts (mean over seeds)", 40.0, mean["rlm_response_s"], "s", abs_tol=20.0),
-        within("rlm-peak-loss-50pct", "RLM's loss rate is as high as 50 % just after the cross traffic starts (largest "
-               "1 s loss, mean over seeds)", 0.5, mean["rlm_peak_loss"], "fraction", abs_tol=0.15),
-        within("rlm-40s-over-10pct", "RLM keeps a loss rate over 10 % for about 40 s (seconds with over 10 % loss after "
-               "90 s, mean over seeds)", 40.0, mean["rlm_s_over_10pct"], "s", abs_tol=20.0),
-        at_most("nlm-responds-within-2s", "NLM responds within 2 s: time from 90 s until LMR1 filters down to 2 layers "
-                "(largest over seeds)", 2.0, float(ms["nlm_response_s"].max()), "s"),
-        within("nlm-loss-1pct", "NLM's loss rate is only about 1 % (largest 1 s loss after 90 s, mean over seeds)", 0.01,
-               mean["nlm_peak_loss"], "fraction", abs_tol=0.02),
+    resp, resp_note = over_seeds(ms["rlm_response_s"])
+    peak, peak_note = over_seeds(ms["rlm_peak_loss"])
+    over10, over10_note = over_seeds(ms["rlm_s_over_10pct"])
+    rlm_why = ("RLM drops layers 5 and 4 near the paper's times, then holds level 3 at about 10 % loss, under its "
+               "25 % threshold, so the loss estimator and threshold keep it there, not the detection estimate "
+               "(fig11_seeds.csv rlm_drop_layer*_s; fig11.csv rlm_layers and rlm_loss); ns-2's own RLM on the same "
+               "set-up holds level 3 even longer (docs/fidelity/nlm.md, against ns-2's own RLM)")
+    claims = []
+    for layer, paper_t in RLM_DROPS_S.items():
+        t_mean, t_note = over_seeds(ms[f"rlm_drop_layer{layer}_s"])
+        claims.append(within(f"rlm-drops-layer{layer}-at-{paper_t:g}s", f"'RLM detects congestion at 98[s], 114[s], "
+                             f"and 130[s], and drops Layer(S1, 5), Layer(S1, 4), and Layer(S1, 3) respectively': time "
+                             f"RLM drops layer {layer} (±{RLM_DROP_TOL_S:g} s, half the paper's spacing)" + t_note,
+                             paper_t, t_mean, "s", abs_tol=RLM_DROP_TOL_S, kind="paper",
+                             explanation=rlm_why if layer == 3 else
+                             "our RLM's first detection after the cross traffic starts (fig11_seeds.csv "
+                             f"rlm_drop_layer{layer}_s)"))
+    claims += [
+        within("rlm-40s-to-level-2", "'RLM takes 40[s] to solve the congestion because of the estimation delay': time "
+               "after 90 s until RLM is down to level 2" + resp_note, 40.0, resp, "s", abs_tol=20.0, kind="paper",
+               explanation=rlm_why),
+        within("rlm-peak-loss-50pct", "'suffered packet loss rate of RLM is as high as 50[%] just after cross traffic "
+               "is generated': largest 1 s loss" + peak_note, 0.5, peak, "fraction", abs_tol=0.15, kind="paper"),
+        within("rlm-40s-over-10pct", "'RLM keeps high loss rate (more than 10[%]) for 40[s]': seconds with over 10 % "
+               "loss after 90 s" + over10_note, 40.0, over10, "s", abs_tol=20.0, kind="paper", explanation=rlm_why),
+        at_most("nlm-responds-within-2s", "'NLM quickly responds to the congestion within 2[s]': time from 90 s until "
+                "LMR1 filters down to 2 layers (largest over seeds)", 2.0, float(ms["nlm_response_s"].max()), "s",
+                kind="paper"),
+        # Figure 8's second router: an LMR ("each LMR") or a plain router; the paper does not
+        # say, so the claim is a band over both readings (mean over seeds of each).
+        in_band("nlm-loss-1pct", "'suffered packet loss rate [of NLM] is only 1[%]': largest 1 s loss after 90 s, mean "
+                "over seeds, with LMR2 an LMR or a plain router", 0.01,
+                {"LMR2 an LMR": mean["nlm_peak_loss"], "LMR2 plain": mean[f"{PLAIN_LMR2}_peak_loss"]}, "fraction",
+                kind="paper",
+                explanation="the queue average (weight 0.05 per packet) crosses qmax about 20 packets after the cross "
+                "traffic starts and DROP removes one layer per drop_intvl = 0.5 s, three needed, so the DropTail "
+                "queue overflows for about a second whichever router LMR2 is (fig11_seeds.csv nlm_peak_loss and "
+                "nlm_peak_loss_*s for 2-10 s windows)"),
     ]
     params = _params(n=1, bottleneck_bps=1.6e6, receiver_start_s=20.0, duration_s=until, seeds=seeds,
                      cross_start_s=CROSS_START_S, cross_bps=CROSS_BPS, optimal_after_cross=opt,
@@ -451,10 +594,15 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
         # ablation (not a claim): Figure 7's wait after the last ADD of the same session only
         nets[ABLATION] = Fig8("nlm", sd, 2, b, [20.0, 120.0], config={"sess_wait_per_session": True})
         nets[ABLATION].run(until, f"nlm-fig12 seed {sd} {ABLATION}")
+        # measured, not a claim: the other reading of Figure 8, LMR2 a plain router
+        nets[PLAIN_LMR2] = Fig8("nlm", sd, 2, b, [20.0, 120.0], lmr2=False)
+        nets[PLAIN_LMR2].run(until, f"nlm-fig12 seed {sd} {PLAIN_LMR2}")
         row = {"seed": sd}
         for proto, net in nets.items():
             for i in range(2):
                 row[f"{proto}_s{i + 1}_bps"] = float(net.rate_bps(i, until)[w].mean())
+                if proto == "rlm":
+                    row[f"rlm_s{i + 1}_held_level"] = int(pd.Series(net.level_at(i, bins[w], until)).mode().iloc[0])
         per_seed.append(row)
         if df is None:
             cols = {"time_s": bins}
@@ -483,13 +631,19 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     files = save(fig, out, "fig12")
 
     mean = ms.mean(numeric_only=True)
+    s1, s1_note = over_seeds(ms["nlm_s1_bps"])
+    s2, s2_note = over_seeds(ms["nlm_s2_bps"])
+    r2, r2_note = over_seeds(ms["rlm_s2_bps"])
     claims = [
-        within("nlm-s1-fair", "NLM: S1 gets the fair share, 0.8 Mb/s (mean rate over 300-600 s, mean over seeds)", fair,
-               mean["nlm_s1_bps"], "b/s", rel_tol=0.15),
-        within("nlm-s2-fair", "NLM: S2, which started 100 s later, gets the fair share, 0.8 Mb/s (mean rate over "
-               "300-600 s, mean over seeds)", fair, mean["nlm_s2_bps"], "b/s", rel_tol=0.15),
-        at_most("rlm-s2-below-fair", "RLM: S2 cannot get the fair share (mean rate over 300-600 s, mean over seeds, at "
-                "most 90 % of 0.8 Mb/s)", 0.9 * fair, mean["rlm_s2_bps"], "b/s"),
+        within("nlm-s1-fair", "'NLM can achieve fairness': S1 gets the fair share, 0.8 Mb/s (mean rate over 300-600 s)"
+               + s1_note, fair, s1, "b/s", rel_tol=0.15, kind="paper"),
+        within("nlm-s2-fair", "'NLM can achieve fairness': S2, which started 100 s later, gets the fair share, "
+               "0.8 Mb/s (mean rate over 300-600 s)" + s2_note, fair, s2, "b/s", rel_tol=0.15, kind="paper"),
+        at_most("rlm-s2-below-fair", "'In RLM, S2 cannot get the fair share (0.8 [Mbps])': mean rate over 300-600 s, "
+                "at most 90 % of 0.8 Mb/s" + r2_note, 0.9 * fair, r2, "b/s", kind="paper"),
+        at_least("rlm-s1-keeps-layer-5", "'the receiver of the ongoing and stable session (S1) does not drop "
+                 "Layer(S1, 5)': fraction of seeds in which RLM's S1 holds level 5 longest over 300-600 s", 1.0,
+                 float((ms["rlm_s1_held_level"] == 5).mean()), "fraction", kind="paper"),
     ]
     params = _params(n=2, bottleneck_bps=b, receiver_starts_s=[20.0, 120.0], duration_s=until, seeds=seeds,
                      fair_share_bps=fair, mean_over_seeds_bps={k: float(v) for k, v in mean.items() if k != "seed"},
@@ -553,7 +707,8 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_xscale("log")
     ax.set_xlabel("Number of Sessions N (B = N Mb/s)")
     ax.set_ylabel("Max Loss Rate (%)")
-    ax.legend()
+    ax.axhline(2.0, color="k", ls=":", lw=0.9, label="paper: NLM 2 %")
+    ax.legend(loc="upper left", fontsize=7)
     ax.set_title("Fig. 13: session scalability")
     files = save(fig, out, "fig13")
 
@@ -566,12 +721,25 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     pl = df[df["proto"] == PLAIN_LMR2].set_index("n")
     lit = df[df["proto"] == "nlm"].set_index("n")
     claims = [
-        at_most("nlm-about-2pct", "NLM keeps its maximum loss rate about 2 % regardless of N (largest 1 s loss of any "
-                "session, largest over N; bound twice the paper's 2 %)", 0.04, float(nl.max()), "fraction"),
-        at_least("rlm-grows-with-n", "RLM's maximum loss rate increases with N (Spearman rank correlation of max loss "
-                 "with N)", 0.5, rho, "rho"),
-        at_least("rlm-above-nlm", "RLM's maximum loss is above NLM's at the largest N (ratio)", 1.0,
-                 float(rl.iloc[-1] / max(nl.iloc[-1], 1e-9)), "ratio"),
+        # Figure 8's second router: an LMR or a plain router (the paper does not say): a band
+        # over both readings of the same measure.
+        in_band("nlm-about-2pct", "'NLM can keep it only 2[%] regardless of the number of sessions': largest 1 s loss "
+                "of any session, largest over N, with LMR2 an LMR or a plain router", 0.02,
+                {"LMR2 an LMR": float(nl.max()), "LMR2 plain": float(pl["max_loss"].max())}, "fraction", kind="paper",
+                explanation="with LMR2 an LMR its ADD_REQs raise L_cur at LMR1's congested interface faster than one "
+                "DROP per 0.5 s removes layers, so loss grows with N (fig13.csv lmr1_raises_by_add_req); with LMR2 "
+                "plain the largest is N = 1, where one ADD of layer 5 puts 1.6 Mb/s on 1 Mb/s (fig13.csv, proto "
+                "nlm_lmr2_plain, n 1), and N >= 2 stay at or under 2 % (summary params lmr2_plain_max_loss)"),
+        at_least("rlm-grows-with-n", "'In RLM, suffered packet loss rate increases as the number of sessions "
+                 "increases': Spearman rank correlation of RLM's max loss with N", 0.5, rho, "rho", kind="paper",
+                 explanation="each session's largest 1 s loss is set by its own join-experiments whatever N is, and "
+                 "with more sessions each experiment overloads the link by a smaller fraction (fig13.csv, proto rlm, "
+                 "max_loss and max_overall_loss)"),
+        at_least("rlm-above-nlm", "RLM's maximum loss is above NLM's at the largest N (ratio); the paper's figure "
+                 "implies it, its text states each curve apart", 1.0, float(rl.iloc[-1] / max(nl.iloc[-1], 1e-9)),
+                 "ratio", kind="derived",
+                 explanation="NLM as written loses more than RLM at large N, see nlm-about-2pct (fig13.csv max_loss, "
+                 "proto nlm and rlm)"),
     ]
     params = _params(ns=ns, bottleneck_bps_per_session=1e6, receiver_starts_s=list(FIG13_STARTS_S),
                      duration_s=until, loss_window="1 s bins; per session the largest, then the largest over sessions",

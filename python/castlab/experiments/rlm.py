@@ -23,7 +23,8 @@ import numpy as np
 import pandas as pd
 
 from castlab import Simulator, run_with_progress
-from castlab.experiments.common import Claim, Experiment, Result, at_least, at_most, in_range, within
+from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_range, t_interval,
+                                        within)
 from castlab.experiments.plotting import figure, save
 
 PAPER = "McCanne et al. 1996"
@@ -51,6 +52,42 @@ def cumulative_rate_bps(level: int) -> float:
 def optimal_level(capacity_bps: float) -> int:
     """The highest level whose cumulative rate fits in ``capacity_bps`` (§4.1's optimum)."""
     return max(n for n in range(1, len(LAYER_RATES_BPS) + 1) if n == 1 or cumulative_rate_bps(n) <= capacity_bps)
+
+
+def over_seeds(values) -> tuple[float, str]:
+    """The mean of per-seed values and a note for the claim's statement giving the number of
+    seeds and the 95 % Student-t interval of that mean."""
+    mean, lo, hi = t_interval(list(values))
+    n = sum(1 for v in values if np.isfinite(v))
+    return mean, f" [mean of {n} seeds; 95 % t interval {lo:.3g}..{hi:.3g}]"
+
+
+def excursions_above_s(t: np.ndarray, lv: np.ndarray, opt: int, t_from: float, t_end: float) -> list[float]:
+    """Durations of the stays above ``opt`` that start at or after ``t_from`` (the
+    join-experiments once settled); a stay still open at ``t_end`` ends there."""
+    out, i = [], 0
+    while i < len(t):
+        if t[i] >= t_from and lv[i] > opt and (i == 0 or lv[i - 1] <= opt):
+            j = i + 1
+            while j < len(t) and lv[j] > opt:
+                j += 1
+            out.append((t[j] if j < len(t) else t_end) - t[i])
+            i = j
+        else:
+            i += 1
+    return out
+
+
+def predicted_experiment_s(delay_s: float, hops: int = 1) -> float:
+    """§4.3: "the duration of the join-experiment is roughly twice the link latency plus the
+    queue build-up time". Our arithmetic for topology (1) with the receiver at level 5 trying
+    level 6: the graft and the first new packet each cross the path once (2 x latency); the
+    bottleneck's 20-packet queue fills at the excess rate (level 6 minus the link), then the
+    packet behind the first drop waits a full queue before it reaches the receiver and shows
+    the gap (the build-up: fill time plus one full queue's delay)."""
+    q_bits = QUEUE_PKTS * PACKET_BYTES * 8
+    fill = q_bits / (cumulative_rate_bps(6) - LINK_BPS)
+    return 2 * hops * delay_s + fill + q_bits / LINK_BPS
 
 
 def settle_time_s(times_s: np.ndarray, levels: np.ndarray, opt: int) -> float:
@@ -131,6 +168,7 @@ class Net:
             r = self.sim.rlm_records(rx.agent)
             t = r["level_time_ns"] / 1e9
             settle = settle_time_s(t, r["level"], rx.optimal)
+            above = excursions_above_s(t, r["level"].astype(int), rx.optimal, settle, now)
             arr = r["arr_time_ns"] / 1e9
             tail = int(np.count_nonzero(arr >= tail_from_s))
             row = {"agent": rx.agent, "node": rx.node, "group": rx.group, "session": rx.session,
@@ -138,7 +176,8 @@ class Net:
                    "held_level": _modal_level(t, r["level"].astype(int), now / 2, now),
                    "convergence_s": settle - rx.start_s, "received": int(r["received"]), "lost": int(r["lost"]),
                    "tail_rate_bps": tail * PACKET_BYTES * 8 / max(now - tail_from_s, 1e-9),
-                   "experiments": len(r["exp_start_ns"])}
+                   "experiments": len(r["exp_start_ns"]),
+                   "above_mean_s": float(np.mean(above)) if above else float("nan"), "above_n": len(above)}
             for w in windows:
                 row[f"worst_{w:g}s"] = self.sim.rlm_worst_window_loss(rx.agent, w)
             rows.append(row)
@@ -240,9 +279,10 @@ def _common_params(**extra) -> dict:
 def _loss_axes(ax, xlabel: str, log_x: bool = True):
     if log_x:
         ax.set_xscale("log")
+    ax.set_yscale("log")  # as the paper draws its loss plots: the sub-1 % values stay readable
     ax.set_xlabel(xlabel)
     ax.set_ylabel("Loss Rate")
-    ax.legend(title="window")
+    ax.legend(title="window", fontsize=7)
 
 
 WINDOW_STYLES = {1.0: ("o-", "1 sec"), 10.0: ("s--", "10 sec"), 100.0: ("^:", "100 sec")}
@@ -258,14 +298,26 @@ def _worst_by(df: pd.DataFrame, key: str) -> pd.DataFrame:
 
 
 def _plot_worst(out: Path, stem: str, worst: pd.DataFrame, key: str, xlabel: str, title: str,
-                ref: Optional[pd.DataFrame] = None, ref_label: str = "") -> list[str]:
+                ref: Optional[pd.DataFrame] = None, ref_label: str = "",
+                paper: Optional[dict] = None) -> list[str]:
+    """The worst-case loss per window against ``key``, on log-log axes. ``paper`` maps a window
+    (s) to the paper's number for it, {"y": value or (lo, hi), "x": (from, to)} (x: where the
+    paper states it; default the whole sweep), drawn in that window's colour."""
     fig, ax = figure()
-    for w in WINDOWS_S:
+    for k, w in enumerate(WINDOWS_S):
         style, lab = WINDOW_STYLES[w]
-        ax.plot(worst[key], worst[f"worst_{w:g}s"], style, label=lab)
+        y = np.where(worst[f"worst_{w:g}s"] > 0, worst[f"worst_{w:g}s"], np.nan)  # 0 has no place on a log axis
+        ax.plot(worst[key], y, style, color=f"C{k}", label=lab)
         if ref is not None:
-            ax.plot(ref[key], ref[f"worst_{w:g}s"], style, color="0.6", alpha=0.6, lw=0.8,
-                    label=f"{lab} ({ref_label})")
+            ax.plot(ref[key], ref[f"worst_{w:g}s"].where(ref[f"worst_{w:g}s"] > 0), style, color=f"C{k}", alpha=0.35,
+                    lw=0.8, label=f"{lab} ({ref_label})")
+        v = (paper or {}).get(w)
+        if v is not None:
+            y, (x0, x1) = v["y"], v.get("x", (worst[key].min(), worst[key].max()))
+            if isinstance(y, tuple):
+                ax.fill_between([x0, x1], [y[0]] * 2, [y[1]] * 2, color=f"C{k}", alpha=0.12, label=f"paper, {lab}")
+            else:
+                ax.plot([x0, x1], [y, y], "-.", color=f"C{k}", lw=0.9, label=f"paper, {lab}")
     ax.set_title(title)
     _loss_axes(ax, xlabel)
     return save(fig, out, stem)
@@ -274,30 +326,44 @@ def _plot_worst(out: Path, stem: str, worst: pd.DataFrame, key: str, xlabel: str
 # ---------------------------------------------------------------- Figure 8
 
 
-def run_fig8(out: Path, seed: int, quick: bool = False) -> Result:
-    duration = 300.0 if quick else DURATION_S
+FIG8_SEEDS = 5  # the paper shows one run; the claims use this many seeds (the plot: the first)
+
+
+def _fig8_run(seed: int, duration: float) -> dict:
     net = topology1(seed)
-    net.run(duration, "rlm-fig8")
+    net.run(duration, f"rlm-fig8 seed {seed}")
     rx = net.rxs[0]
     r = net.sim.rlm_records(rx.agent)
     t = r["level_time_ns"] / 1e9
     lv = r["level"].astype(int)
-    pd.DataFrame({"time_s": t, "level": lv}).to_csv(out / "level.csv", index=False)
-    ex = pd.DataFrame({"start_s": r["exp_start_ns"] / 1e9, "level": r["exp_level"], "outcome": r["exp_outcome"],
-                       "end_s": np.where(r["exp_end_ns"] == np.iinfo(np.uint64).max, np.nan, r["exp_end_ns"] / 1e9)})
-    ex.to_csv(out / "experiments.csv", index=False)
-
     opt = rx.optimal
     settle = settle_time_s(t, lv, opt)
     reach = float(t[np.argmax(lv >= opt)]) if (lv >= opt).any() else float("nan")
-    # time spent above the optimum in each excursion after settling: the join-experiments
-    above = []
-    for i in range(len(t)):
-        if t[i] >= settle and lv[i] > opt:
-            end = t[i + 1] if i + 1 < len(t) else duration
-            above.append(end - t[i])
+    above = excursions_above_s(t, lv, opt, settle, duration)
+    ex = pd.DataFrame({"start_s": r["exp_start_ns"] / 1e9, "level": r["exp_level"], "outcome": r["exp_outcome"],
+                       "end_s": np.where(r["exp_end_ns"] == np.iinfo(np.uint64).max, np.nan, r["exp_end_ns"] / 1e9)})
     after = ex[ex["start_s"] > settle].sort_values("start_s")
     gaps = np.diff(after["start_s"].to_numpy())
+    return {"seed": seed, "start_s": rx.start_s, "optimal": opt, "settle_s": settle,
+            "held_level": _modal_level(t, lv, rx.start_s, duration), "time_to_optimal_s": reach - rx.start_s,
+            "longest_experiment_s": max(above) if above else float("nan"),
+            "mean_experiment_s": float(np.mean(above)) if above else float("nan"),
+            "experiments_after_settling": int(len(after)),
+            "last_over_first_gap": gaps[-1] / gaps[0] if len(gaps) >= 2 else float("nan"),
+            "_t": t, "_lv": lv, "_ex": ex}
+
+
+def run_fig8(out: Path, seed: int, quick: bool = False) -> Result:
+    duration = 300.0 if quick else DURATION_S
+    seeds = [seed + k for k in range(2 if quick else FIG8_SEEDS)]
+    runs = [_fig8_run(s, duration) for s in seeds]
+    first = runs[0]
+    t, lv = first["_t"], first["_lv"]
+    pd.DataFrame({"time_s": t, "level": lv}).to_csv(out / "level.csv", index=False)
+    first["_ex"].to_csv(out / "experiments.csv", index=False)
+    per_seed = pd.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in runs])
+    per_seed.to_csv(out / "fig8_seeds.csv", index=False)
+    opt = first["optimal"]
 
     fig, ax = figure(6.0, 3.2)
     ax.step(np.append(t, duration), np.append(lv, lv[-1]), where="post", color="k", lw=1.0)
@@ -305,23 +371,31 @@ def run_fig8(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_ylim(0, len(LAYER_RATES_BPS) + 1)
     ax.set_xlabel("Time (sec)")
     ax.set_ylabel("Layer #")
-    ax.set_title("RLM sample path, topology (1), 10 ms")
+    ax.set_title(f"RLM sample path, topology (1), 10 ms (seed {seed})")
     files = save(fig, out, "fig8")
 
+    reach, reach_note = over_seeds(per_seed["time_to_optimal_s"])
     claims: list[Claim] = [
-        within("reaches-optimal", "the receiver settles at the optimal level, 5 layers (992 kb/s fits in 1.5 Mb/s, "
-               "2016 kb/s does not): the level it holds longest after its start", opt,
-               _modal_level(t, lv, rx.start_s, duration), "layers", abs_tol=0),
-        within("time-to-optimal", "time from the receiver's start to first reaching the optimal level: "
-               "'about half a minute'", 30.0, reach - rx.start_s, "s", abs_tol=15.0),
-        at_most("experiment-under-1s", "each join-experiment after settling lasts less than a second "
-                "(longest time spent above the optimal level)", 1.0, max(above) if above else float("nan"), "s"),
-        at_least("intervals-grow", "join-experiments at progressively larger intervals: last gap between "
-                 "experiments over the first", 1.0, gaps[-1] / gaps[0] if len(gaps) >= 2 else float("nan"), "ratio"),
+        at_least("reaches-optimal", "the receiver 'ramps up to the number of layers supported by the link', 5 layers "
+                 "(992 kb/s fits in 1.5 Mb/s, 2016 kb/s does not): fraction of seeds whose level held longest after "
+                 "the receiver's start is 5", 1.0, float((per_seed["held_level"] == opt).mean()), "fraction",
+                 kind="paper"),
+        within("time-to-optimal", "time from the receiver's start to first reaching the optimal level: 'about half a "
+               "minute'" + reach_note, 30.0, reach, "s", abs_tol=15.0, kind="paper",
+               explanation="a new level is tried only after the last experiment's detection time; with the initial "
+               "estimate 5 s ± 2 s (a 9 s timer) four steps take about 50 s, and ns-2's own RLM takes 49 s "
+               "(docs/fidelity/rlm.md, 'reach level 5'); per seed: fig8_seeds.csv time_to_optimal_s"),
+        at_most("experiment-under-1s", "'each join-experiment lasts less than a second': longest stay above the "
+                "optimal level after settling, largest over seeds", 1.0, float(per_seed["longest_experiment_s"].max()),
+                "s", kind="paper"),
+        at_least("intervals-grow", "join-experiments 'at progressively larger time intervals': last gap between "
+                 "experiments after settling over the first, smallest over seeds", 1.0,
+                 float(per_seed["last_over_first_gap"].min()), "ratio", kind="paper"),
     ]
-    params = _common_params(topology=1, link_delay_s=LINK_DELAY_S, duration_s=duration, receiver_start_s=rx.start_s,
-                            settle_s=settle, experiments_after_settling=int(len(after)))
-    return Result(params, claims, ["level.csv", "experiments.csv", *files])
+    params = _common_params(topology=1, link_delay_s=LINK_DELAY_S, duration_s=duration, seeds=seeds,
+                            receiver_start_s=first["start_s"], settle_s=first["settle_s"],
+                            experiments_after_settling=first["experiments_after_settling"])
+    return Result(params, claims, ["level.csv", "experiments.csv", "fig8_seeds.csv", *files])
 
 
 # ---------------------------------------------------------------- Figure 9
@@ -358,35 +432,62 @@ def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
     data.to_csv(out / "fig9_runs.csv", index=False)
     worst = _worst_by(data, "delay_s")
     worst.to_csv(out / "fig9.csv", index=False)
-    files = _plot_worst(out, "fig9", worst, "delay_s", "Link Latency (sec)", "Latency scalability, topology (1)")
+    files = _plot_worst(out, "fig9", worst, "delay_s", "Link Latency (sec)", "Latency scalability, topology (1)",
+                        paper={1.0: {"y": (0.10, 0.20), "x": (min(delays), 0.1)},
+                               100.0: {"y": 0.01, "x": (min(delays), 0.5)}})
 
     dl = worst["delay_s"].to_numpy()
     l100_low = worst.loc[dl < 1.0, "worst_100s"].max()
     l1_low = worst.loc[dl <= 0.1, "worst_1s"]
     claims = [
-        at_most("w100-under-1pct", "100 s window, link delays under 1 s: worst-case loss under 1 % (max over those "
-                "delays)", 0.01, l100_low, "loss fraction"),
-        in_range("w1-10-20pct-low-delay", "1 s window, delays up to 100 ms: worst-case loss 10-20 % (smallest of "
-                 "those delays)", 0.10, 0.20, float(l1_low.min()), "loss fraction"),
-        in_range("w1-10-20pct-low-delay-max", "1 s window, delays up to 100 ms: worst-case loss 10-20 % (largest of "
-                 "those delays)", 0.10, 0.20, float(l1_low.max()), "loss fraction"),
+        at_most("w100-under-1pct", "'for the large measurement window (100 sec) and low delays (< 1 sec), the "
+                "worst-case loss rates are under 1%' (max over those delays)", 0.01, l100_low, "loss fraction",
+                kind="paper",
+                explanation="only the 500 ms point is above (fig9.csv worst_100s at delay_s 0.5); ns-2's own RLM on "
+                "the same set-up gives 1.5 % there (docs/fidelity/rlm.md, the ns-2 table)"),
+        in_range("w1-10-20pct-low-delay", "'the short-term worst-case loss rate (window of 1 sec) ranges from 10 to "
+                 "20% even for latencies below 100 ms' (smallest of the delays up to 100 ms)", 0.10, 0.20,
+                 float(l1_low.min()), "loss fraction", kind="paper",
+                 explanation="an experiment costs about 20 drops (one queue) against 120-250 packets a second, which "
+                 "caps the 1 s window near 6-7 % at 1-10 ms (fig9.csv worst_1s); ns-2's own RLM gives 5.8 % and "
+                 "6.7 % there (docs/fidelity/rlm.md)"),
     ]
-    # the knee: "roughly where measurement window size is twice the link latency"; our
-    # computed knee (80 % of the curve's top) must lie within a factor 4 of W/2.
+    # The knee: "roughly where measurement window size is twice the link latency". Rule, fixed
+    # before looking at the sweep: the computed knee (largest fall of the log-log slope) lies
+    # within a factor 2 of W/2, i.e. in [W/4, W]: for W = 1 s that admits 0.5 and 1 s, for
+    # W = 10 s 5 and 10 s, two of the ten sweep points each.
     knees = {}
     for w in WINDOWS_S:
         k = knee_latency(dl, worst[f"worst_{w:g}s"].to_numpy())
         knees[w] = k
         if w / 2 <= max(delays) / 2:  # the 100 s curve's knee (50 s) lies beyond the sweep
-            claims.append(in_range(f"knee-{w:g}s", f"{w:g} s window: the knee (largest fall of the log-log slope) "
-                                   f"lies within a factor 4 of W/2 = {w / 2:g} s", w / 8, 2 * w, k, "s"))
-    claims.append(at_least("loss-grows-with-latency", "loss grows with latency: 10 s window worst-case loss at the "
-                           "largest latency over that at 10 ms", 2.0,
+            claims.append(in_range(f"knee-{w:g}s", f"{w:g} s window: 'each curve has a knee that occurs roughly where "
+                                   "measurement window size is twice the link latency': the knee (largest fall of the "
+                                   f"log-log slope) lies within a factor 2 of W/2 = {w / 2:g} s", w / 4, w, k, "s",
+                                   kind="paper"))
+    claims.append(at_least("loss-grows-with-latency", "'the impact of packet loss is ... proportional to the link "
+                           "latency': 10 s window worst-case loss at the largest latency over that at 10 ms "
+                           "(at least 2)", 2.0,
                            float(worst["worst_10s"].iloc[-1] / max(worst.loc[dl == 0.01, "worst_10s"].iloc[0], 1e-9)),
-                           "ratio"))
+                           "ratio", kind="paper"))
+    # §4.3: "the duration of the join-experiment is roughly twice the link latency plus the queue
+    # build-up time". Rule, fixed before looking: per delay, the mean over seeds of each run's
+    # mean stay above the optimum after settling, over predicted_experiment_s(delay); "roughly"
+    # is within 25 %, at every delay under 1 s (the range Fig. 9's text calls low delays).
+    dur = data.groupby("delay_s")["above_mean_s"].mean()
+    ratio = {float(d): float(dur.get(d, np.nan) / predicted_experiment_s(d)) for d in delays}
+    low = [ratio[d] for d in delays if d < 1.0]
+    dev = max(abs(r - 1.0) for r in low) if low and all(np.isfinite(low)) else float("nan")
+    claims.append(at_most("experiment-twice-latency-plus-queue", "'the duration of the join-experiment is roughly "
+                          "twice the link latency plus the queue build-up time': largest relative deviation of the "
+                          "mean time above the optimum from 2 x latency + 20-packet fill at 516 kb/s excess + one full "
+                          "queue's delay, over the delays under 1 s", 0.25, dev, "fraction", kind="paper"))
     params = _common_params(topology=1, delays_s=delays, seeds=seeds, duration_s=duration,
                             aggregate="median over seeds of the receiver's worst-case loss",
-                            knees_s={f"{w:g}": v for w, v in knees.items()})
+                            knees_s={f"{w:g}": v for w, v in knees.items()},
+                            experiment_mean_s={f"{d:g}": float(dur.get(d, np.nan)) for d in delays},
+                            experiment_predicted_s={f"{d:g}": predicted_experiment_s(d) for d in delays},
+                            experiment_over_predicted={f"{d:g}": v for d, v in ratio.items()})
     return Result(params, claims, ["fig9_runs.csv", "fig9.csv", *files])
 
 
@@ -416,20 +517,30 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
     data.to_csv(out / "fig10_receivers.csv", index=False)
     worst = _worst_by(data, "size")
     worst.to_csv(out / "fig10.csv", index=False)
-    files = _plot_worst(out, "fig10", worst, "size", "Session Size", "Session-size scalability, topology (2)")
+    files = _plot_worst(out, "fig10", worst, "size", "Session Size", "Session-size scalability, topology (2)",
+                        paper={100.0: {"y": 0.01}})
     big, one = worst.iloc[-1], worst.iloc[0]
+    # "Even for the largest sessions the long-term loss rate is only about 1%". Rule, fixed
+    # before looking: "about 1 %" is within a factor 2 either way, 0.5-2 % (the old ±1 point
+    # accepted no loss at all).
     claims = [
-        within("w100-about-1pct-largest", f"long-term (100 s) worst-case loss at the largest session "
-               f"({sizes[-1]}) is about 1 %", 0.01, big["worst_100s"], "loss fraction", abs_tol=0.01),
+        in_range("w100-about-1pct-largest", "'even for the largest sessions the long-term loss rate is only about 1%': "
+                 f"100 s window worst-case loss at the largest session ({sizes[-1]}), within a factor 2 of 1 %",
+                 0.005, 0.02, big["worst_100s"], "loss fraction", kind="paper",
+                 explanation="our long-term loss is lower than the paper's (fig10.csv worst_100s); ns-2's own RLM "
+                 "gives 0.56 % "
+                 "at 100 receivers against our 0.32 %: its join-timer keeps running outside the steady state, so "
+                 "it runs more experiments to level 6 (docs/fidelity/rlm.md, topologies 2 and 3)"),
     ]
     for w in WINDOWS_S:
         col = f"worst_{w:g}s"
-        claims.append(at_most(f"size-independent-{w:g}s", f"{w:g} s window: worst-case loss essentially independent "
-                              f"of session size: loss at {sizes[-1]} receivers over loss at 1 (factor at most 3)",
-                              3.0, big[col] / max(one[col], 1e-4), "ratio"))
-    claims.append(at_least("all-reach-optimum", "every receiver reaches the optimal level (§4.1): fraction of "
-                           "receivers whose level held longest over the second half of the run is the optimum",
-                           1.0, float((data["held_level"] == data["optimal"]).mean()), "fraction"))
+        claims.append(at_most(f"size-independent-{w:g}s", f"{w:g} s window: 'the worst-case loss rates are essentially "
+                              f"independent of the session size': loss at {sizes[-1]} receivers over loss at 1 (factor "
+                              "at most 3)", 3.0, big[col] / max(one[col], 1e-4), "ratio", kind="paper"))
+    claims.append(at_least("all-reach-optimum", "'in all of the single-source simulations, each receiver eventually "
+                           "reaches the optimal level': fraction of receivers whose level held longest over the second "
+                           "half of the run is the optimum", 1.0, float((data["held_level"] == data["optimal"]).mean()),
+                           "fraction", kind="paper"))
     params = _common_params(topology=2, sizes=sizes, seeds=seeds, duration_s=duration, link_delay_s=LINK_DELAY_S,
                             aggregate="per run the max over receivers of their worst-case loss; median over seeds")
     return Result(params, claims, ["fig10_receivers.csv", "fig10.csv", *files])
@@ -471,15 +582,17 @@ def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
     x, y = conv["size"].to_numpy(float), conv["convergence_s"].to_numpy(float)
     slope = np.polyfit(np.log10(x), y, 1)[0]
     claims = [
-        at_least("grows-with-size", "convergence time grows with session size: slope of the least-squares line of "
-                 "convergence time on log10(size), over every receiver", 0.0, slope, "s per decade"),
+        at_least("grows-with-size", "'we expect longer convergence times' as the session grows: slope of the "
+                 "least-squares line of convergence time on log10(size), over every receiver", 0.0, slope,
+                 "s per decade", kind="paper"),
         at_least("log-not-linear", "'linear trend in the log plot': the line on log10(size) fits better than a line on "
-                 "size (R² difference)", 0.0, _r2(np.log10(x), y) - _r2(x, y), "R²"),
+                 "size (R² difference)", 0.0, _r2(np.log10(x), y) - _r2(x, y), "R²", kind="paper"),
         at_most("sublinear", f"far from linear growth: median convergence at {sizes[-1]} receivers over that at 1, "
                 f"at most sqrt({sizes[-1]}) (a linear dependence would give {sizes[-1]})", float(np.sqrt(sizes[-1])),
-                med.iloc[-1] / med.iloc[0], "ratio"),
-        at_least("all-converge", "every receiver converges within the run (fraction)", 1.0,
-                 float(np.isfinite(data["convergence_s"]).mean()), "fraction"),
+                med.iloc[-1] / med.iloc[0], "ratio", kind="derived"),
+        at_least("all-converge", "'each receiver eventually reaches the optimal level': fraction of receivers that "
+                 "converge within the run", 1.0, float(np.isfinite(data["convergence_s"]).mean()), "fraction",
+                 kind="paper"),
     ]
     params = _common_params(topology=2, sizes=sizes, seeds=seeds, duration_s=duration,
                             convergence="time after the receiver's start when it reaches the optimal level and never "
@@ -515,20 +628,50 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     homo.to_csv(out / "fig12_homogeneous.csv", index=False)
     files = _plot_worst(out, "fig12", worst, "size", "Session Size", "Bandwidth heterogeneity, topology (3)",
                         ref=homo, ref_label="homogeneous")
+    # "The worst-case loss rates are comparable though somewhat higher than the homogeneous
+    # cases". Rule, fixed before looking: per window, the ratio of the means over sizes lies in
+    # [1, 2]: above 1 ("higher"), and at most double ("comparable", "somewhat"); the old ×1-×3
+    # admitted three times the loss.
     claims = []
     for w in WINDOWS_S:
         col = f"worst_{w:g}s"
-        claims.append(in_range(f"comparable-a-bit-above-{w:g}s", f"{w:g} s window: worst-case loss comparable to, "
-                               "somewhat above, the homogeneous case (topology 2, same sizes and seeds): ratio of the "
-                               "means over sizes", 1.0, 3.0, worst[col].mean() / max(homo[col].mean(), 1e-9), "ratio"))
+        claims.append(in_range(f"comparable-a-bit-above-{w:g}s", f"{w:g} s window: worst-case loss 'comparable though "
+                               "somewhat higher than the homogeneous cases' (topology 2, same sizes and seeds): ratio "
+                               "of the means over sizes, 1 to 2", 1.0, 2.0,
+                               worst[col].mean() / max(homo[col].mean(), 1e-9), "ratio", kind="paper",
+                               explanation="the B/2 set lifts it, the B set alone matches the homogeneous case "
+                               "(fig12_receivers.csv by group): an experiment to level 5 overloads the 750 kb/s link "
+                               "by 242 kb/s only, so its 20-packet queue takes 0.66 s to fill instead of 0.31 s and "
+                               "the failed experiment lasts about twice as long (fig12_receivers.csv above_mean_s by "
+                               "group); ns-2's own RLM on topology 3 is 1.6-4.3 "
+                               "times its homogeneous loss too (docs/fidelity/rlm.md, topologies 2 and 3)"))
+    # "The dependence on session size is more notable on short-term time scales". Rule, fixed
+    # before looking: the least-squares slope of log10(worst-case loss) on log10(size) over the
+    # sweep is larger for the 1 s window than for the 100 s window, and positive.
+    lx = np.log10(worst["size"].to_numpy(float))
+    slopes = {w: float(np.polyfit(lx, np.log10(np.maximum(worst[f"worst_{w:g}s"].to_numpy(float), 1e-6)), 1)[0])
+              for w in WINDOWS_S} if len(lx) >= 2 else {w: float("nan") for w in WINDOWS_S}
+    claims.append(at_least("short-term-grows-with-size", "'the dependence on session size is more notable on "
+                           "short-term time scales': slope of log worst-case loss on log session size, 1 s window",
+                           0.0, slopes[1.0], "decades per decade", kind="paper"))
+    claims.append(at_least("short-term-more-size-dependent", "'the dependence on session size is more notable on "
+                           "short-term time scales': slope (log loss on log size) of the 1 s window minus that of the "
+                           "100 s window", 0.0, slopes[1.0] - slopes[100.0], "decades per decade", kind="paper",
+                           explanation="both windows grow alike with the session size (summary params size_slopes, "
+                           "fig12.csv); ns-2's own RLM on topology 3 does not show it either: from 5+5 to 50+50 "
+                           "receivers its 1 s window grows 1.5 times, its 100 s window 2.3 times "
+                           "(docs/fidelity/rlm.md, topologies 2 and 3)"))
     for g in ("B", "B/2"):
         sub = data[data["group"] == g]
         claims.append(at_least(f"set-{g}-optimum", f"receivers at {g} settle at their own optimum (level "
-                               f"{int(sub['optimal'].iloc[0])}): fraction whose level held longest over the second half "
-                               "is the optimum", 1.0, float((sub["held_level"] == sub["optimal"]).mean()), "fraction"))
+                               f"{int(sub['optimal'].iloc[0])}), 'the algorithm works well even in the presence of "
+                               "large sets of receivers with different bandwidth constraints': fraction whose level "
+                               "held longest over the second half is the optimum", 1.0,
+                               float((sub["held_level"] == sub["optimal"]).mean()), "fraction", kind="paper"))
     params = _common_params(topology=3, sizes=sizes, split="half at B = 1.5 Mb/s, half behind a B/2 link",
                             seeds=seeds, duration_s=duration,
-                            aggregate="per run the max over receivers of their worst-case loss; median over seeds")
+                            aggregate="per run the max over receivers of their worst-case loss; median over seeds",
+                            size_slopes={f"{w:g}s": v for w, v in slopes.items()})
     return Result(params, claims, ["fig12_receivers.csv", "fig12.csv", "fig12_homogeneous.csv", *files])
 
 
@@ -583,7 +726,8 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     runs_df.to_csv(out / "fig13_shares.csv", index=False)
     worst = _worst_by(data, "pairs")
     worst.to_csv(out / "fig13.csv", index=False)
-    files = _plot_worst(out, "fig13", worst, "pairs", "Number of Source/Receiver Pairs", "Superposition, topology (4)")
+    files = _plot_worst(out, "fig13", worst, "pairs", "Number of Source/Receiver Pairs", "Superposition, topology (4)",
+                        paper={100.0: {"y": 0.01}})
 
     fig, ax = figure()
     ax.plot(data["pairs"], data["tail_rate_bps"] / 1e3, "o", mfc="none", color="k", ms=3, label="per-pair rate")
@@ -596,21 +740,27 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     files += save(fig, out, "fig13_shares")
 
     multi = runs_df[runs_df["pairs"] > 1]
+    # "No pair was ever starved of bandwidth". Rule, fixed before looking: a pair is starved when
+    # it holds two layers or fewer; the bar sits halfway between the nominal rates of 2 and 3
+    # layers (96 and 224 kb/s), 160 kb/s, so that a pair holding 3 layers and measuring a hair
+    # under their nominal rate is not called starved (the old bar was 224 kb/s itself).
+    starve_bps = (cumulative_rate_bps(2) + cumulative_rate_bps(3)) / 2
     claims = [
-        at_most("w100-under-1pct", "long-term (100 s) worst-case loss under 1 % at every number of pairs", 0.01,
-                worst["worst_100s"].max(), "loss fraction"),
-        in_range("w10-few-pct", "medium-term (10 s) worst-case loss 'a few percent' (largest over pair counts)",
-                 0.01, 0.05, worst["worst_10s"].max(), "loss fraction"),
-        at_least("utilisation", "aggregate close to what the link can carry in whole layers: aggregate rate over the "
-                 "best packing of levels into the bottleneck (smallest over runs)", 0.9,
-                 runs_df["of_best_packing"].min(), "fraction"),
-        at_least("no-pair-starved", "no pair is starved: smallest pair's rate over the rate of 3 layers (224 kb/s), "
-                 "smallest over runs", 1.0, runs_df["min_pair_bps"].min() / cumulative_rate_bps(3), "ratio"),
+        at_most("w100-under-1pct", "'long-term loss rates are under 1%': 100 s window worst-case loss at every number "
+                "of pairs (largest)", 0.01, worst["worst_100s"].max(), "loss fraction", kind="paper"),
+        in_range("w10-few-pct", "'medium-term rates are a few percent': 10 s window worst-case loss (largest over pair "
+                 "counts) in 1-5 %", 0.01, 0.05, worst["worst_10s"].max(), "loss fraction", kind="paper"),
+        at_least("utilisation", "'each simulation converged to an aggregate link utilization close to one': aggregate "
+                 "rate over the best packing of whole levels into the bottleneck (smallest over runs)", 0.9,
+                 runs_df["of_best_packing"].min(), "fraction", kind="paper"),
+        at_least("no-pair-starved", "'no pair was ever starved of bandwidth': smallest pair's rate over 160 kb/s, "
+                 "halfway between 2 layers (96 kb/s) and 3 (224 kb/s), smallest over runs", 1.0,
+                 runs_df["min_pair_bps"].min() / starve_bps, "ratio", kind="paper"),
     ]
     if len(multi):
-        claims.append(at_least("often-unfair", "the allocation is often unfair: fraction of runs with 2+ pairs where "
-                               "the best-served pair gets over 1.5x the worst-served", 0.5,
-                               float((multi["max_over_min"] > 1.5).mean()), "fraction"))
+        claims.append(at_least("often-unfair", "'the bandwidth allocation to each pair was often unfair': fraction of "
+                               "runs with 2+ pairs where the best-served pair gets over 1.5x the worst-served", 0.5,
+                               float((multi["max_over_min"] > 1.5).mean()), "fraction", kind="paper"))
     params = _common_params(topology=4, pairs=pair_counts, seeds=seeds, duration_s=duration,
                             bottleneck_bps_per_pair=PAIR_SHARE_BPS, access_bps=ACCESS_BPS,
                             queue="2 x bandwidth x 60 ms round trip, at least 20 packets",
@@ -647,9 +797,16 @@ def run_red(out: Path, seed: int, quick: bool = False) -> Result:
     claims = []
     for w in WINDOWS_S:
         col = f"worst_{w:g}s"
-        claims.append(at_most(f"red-improves-{w:g}s", f"{w:g} s window: RED's worst-case loss below DropTail's: ratio "
-                              "of the means over session sizes", 1.0,
-                              worst["red"][col].mean() / max(worst["droptail"][col].mean(), 1e-9), "ratio"))
+        claims.append(at_most(f"red-improves-{w:g}s", f"{w:g} s window: 'using RED gateways ... the loss rate "
+                              "performance indeed improves': RED's worst-case loss over DropTail's, ratio of the means "
+                              "over session sizes", 1.0,
+                              worst["red"][col].mean() / max(worst["droptail"][col].mean(), 1e-9), "ratio",
+                              kind="paper",
+                              explanation="§5 gives no RED parameters: with w_q 0.002 RED never leaves min_th during "
+                              "a sub-second experiment and equals DropTail (summary params "
+                              "red_wq_0.002_over_droptail); "
+                              "with 0.02 it drops early inside the same 20-packet buffer and loses more (red.csv); "
+                              "ns-2's RLM behind ns-2's RED is worse than DropTail too (docs/fidelity/rlm.md)"))
     params = _common_params(topology=2, sizes=sizes, seeds=seeds, duration_s=duration, red=RED_PARAMS,
                             red_queue_limit_pkts=QUEUE_PKTS, variants=list(variants),
                             red_on="every link (the bottleneck S-X is the only one that congests)")
