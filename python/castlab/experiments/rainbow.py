@@ -501,6 +501,7 @@ def b1_rlc_run(seed: int, n_rx: int, rlc_kw: Optional[dict] = None) -> dict:
     return {"seed": seed, "n": n_rx, "overhead": n_rx * dep / pr - 1, "overhead_offered": n_rx * (dep + drops) / pr - 1,
             "loss": drops / (dep + drops) if dep + drops else float("nan"),
             "same_level_at_end": len({lv[-1] for lv in levels}) == 1,
+            "pr_spread": max(b - a for a, b in zip(p0, p1)) - min(b - a for a, b in zip(p0, p1)),
             "rate_kbps": pr * pkt * 8 / n_rx / (w1 - w0) / 1e3}
 
 
