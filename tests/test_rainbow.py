@@ -242,7 +242,7 @@ def test_rlc_in_b1_is_synchronised_and_its_overhead_is_small():
     """§IV-B.3: RLC's receivers behind one shared link join and leave together, so in the window
     every receiver gets the same packets, and eq. 1 with ps = packets the link carried is small:
     what remains are the packets of a dropped layer still crossing during the leave latency
-    (about a dozen per drop here), not unsynchronised receivers."""
+    (about nine per drop here), not unsynchronised receivers."""
     r = X.b1_rlc_run(2, 8)
     assert r["same_level_at_end"] and r["pr_spread"] == 0, r
     assert 0 <= r["overhead"] < 0.02, r
