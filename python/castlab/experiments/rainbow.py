@@ -649,8 +649,9 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
                "fraction", abs_tol=0.02, kind="derived"),
     ]
     if not quick:
-        claims.append(within("overhead-levels-near-25", "Rainbow's overhead at N = 125 (paper: 'converges at around "
-                             "25 %')", 0.25, float(ov[125]), "fraction", abs_tol=0.10, kind="paper"))
+        claims.append(within("overhead-levels-near-25", "Rainbow's overhead at N = 125 with our RED pick 5/15 (paper: "
+                             "'converges at around 25 %'; the paper's claim is the band over RED readings)", 0.25,
+                             float(ov[125]), "fraction", abs_tol=0.10, kind="variant"))
         claims.append(at_most("overhead-levels-off", "growth of Rainbow's overhead from N = 32 to 125 is smaller than "
                               "from N = 4 to 32 (paper: 'does not grow linearly'): (ov125 - ov32) - (ov32 - ov4)", 0.0,
                               float((ov[125] - ov[32]) - (ov[32] - ov[4])), "fraction", kind="paper"))
