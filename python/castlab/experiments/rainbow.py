@@ -608,6 +608,7 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     bx.set_xscale("log")
     bx.set_xlabel("number of receivers N")
     bx.set_ylabel("%")
+    bx.set_ylim(bottom=0)
     bx.set_title("(b) loss")
     bx.legend(fontsize=7)
     bx.grid(True, alpha=0.3)
