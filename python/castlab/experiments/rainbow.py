@@ -15,8 +15,9 @@ The set-up shared by every experiment (§IV-A.2, §IV-B.2):
   parameters (``LINKS_*``) and in ``summary.json``.
 
 Averages run over ``seeds`` runs (a parameter of every experiment); ``reproduce`` uses the
-paper's counts, 100 in §IV-A and 50 in §IV-B (5 files for ``bcfs-file``), which take about four
-minutes in all on one core; ``quick`` runs 1-3.
+paper's counts, 100 in §IV-A and 50 in §IV-B (5 files for ``bcfs-file``); with RLC beside Rainbow
+in B-(i) .. B-(iv) (issue 13), the RED and delay readings and the RLC ablations, the seven take about
+twelve minutes in all on one shared core; ``quick`` runs 1-3.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import pandas as pd
 
 from castlab import Simulator
 from castlab._native import config_defaults
-from castlab.experiments.common import Claim, Experiment, Result, at_least, at_most, in_range, within
+from castlab.experiments.common import Claim, Experiment, Result, at_least, at_most, in_band, in_range, within
 from castlab.experiments.plotting import figure, save
 from castlab.metrics import jain_index
 
@@ -57,11 +58,12 @@ class Net:
     """One simulation: nodes, RED links, BCF routers everywhere, fountain sources and Rainbow
     receivers. Call :meth:`finish_build` before adding agents."""
 
-    def __init__(self, seed: int, rainbow_kw: Optional[dict] = None):
+    def __init__(self, seed: int, rainbow_kw: Optional[dict] = None, queue: Optional[dict] = None):
         self.sim = Simulator(seed=seed)
         self.rng = np.random.default_rng(seed)
         self.nodes: set[str] = set()
         self.rainbow_kw = rainbow_kw or {}
+        self.queue = RED if queue is None else queue  # every link's queue (an ablation may replace RED)
         self.receivers: list[dict] = []
 
     def node(self, name: str) -> str:
@@ -71,7 +73,7 @@ class Net:
         return name
 
     def link(self, a: str, b: str, bps: float, delay_s: float) -> tuple[int, int]:
-        return self.sim.add_link(self.node(a), self.node(b), bps, delay_s, **RED)
+        return self.sim.add_link(self.node(a), self.node(b), bps, delay_s, **self.queue)
 
     def finish_build(self) -> None:
         self.sim.add_bcf_routers()
@@ -88,6 +90,19 @@ class Net:
 
     def records(self) -> list[dict]:
         return [{**r, **self.sim.rainbow_records(r["agent"])} for r in self.receivers]
+
+    def rlc_session(self, src_node: str, start: float = 0.0, **rlc_kw) -> list[int]:
+        """An RLC sender on `src_node` (the Rainbow paper's RLC set-up, `config_defaults("rlc")`,
+        overridable); returns its layers' groups for :meth:`rlc_receiver`."""
+        layers = int(rlc_kw.get("layers", config_defaults("rlc")["layers"]))
+        groups = [self.sim.add_group(src_node) for _ in range(layers)]
+        self.sim.add_rlc_sender(src_node, groups, 1, start=start, **rlc_kw)
+        return groups
+
+    def rlc_receiver(self, node: str, groups: list[int], start: Optional[float] = None, **rlc_kw) -> int:
+        if start is None:
+            start = float(self.rng.uniform(*START_RANGE_S))
+        return self.sim.add_rlc_receiver(node, groups, 1, start=start, **rlc_kw)
 
 
 def avg_rate_kbps(rec: dict) -> float:
@@ -165,7 +180,14 @@ def shared_while_others_active(recs: list[dict], i: int) -> tuple[int, int]:
 LINKS_A1 = {"source_bps": FAST_BPS, "source_delay_s": 0.005, "uplink_bps": 400e3, "uplink_delay_s": 0.020,
             "slow_bps": 256e3, "slow_delay_s": 0.010, "fast_bps": 1e6, "fast_delays_s": [0.005, 0.010, 0.020, 0.040]}
 OVERHEAD_WINDOW_S = (10.0, 20.0)  # §IV-A.3: "during the stable condition, between 10 and 20 seconds"
-A1_DELAY_SENSITIVITY = [[0.005, 0.010, 0.015, 0.020], [0.010, 0.010, 0.010, 0.010]]
+# Issue 16: the fast down-links' delays as sensitivity readings, fixed before running. Fig. 5 only
+# says the four have "different transmission delay": each reading is four distinct delays, from
+# tight to wide spreads (ours, 5/10/20/40 ms, is the widest relative spread). The claims on the
+# delay-sensitive quantities hold when the paper's value lies in the band of these readings.
+A1_DELAY_READINGS = {"5/10/20/40 ms": LINKS_A1["fast_delays_s"], "5/10/15/20 ms": [0.005, 0.010, 0.015, 0.020],
+                     "2/4/6/8 ms": [0.002, 0.004, 0.006, 0.008], "10/20/30/40 ms": [0.010, 0.020, 0.030, 0.040]}
+# reported beside the band, not in it: equal delays are not a reading of "different transmission delay"
+A1_DELAY_SENSITIVITY = [[0.010, 0.010, 0.010, 0.010]]
 
 
 def a1_run(seed: int, rainbow_kw: Optional[dict] = None, duration: float = 200.0,
@@ -241,19 +263,21 @@ def run_a1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     ax.legend(fontsize=7)
     files = save(fig, out, "a1")
     ok = df[df["all_active_in_window"]]
+    ours = " at our fast delays 5/10/20/40 ms (the paper's claim is the band over delay readings)"
     claims = [
-        within("slow-rate", "slow receiver (256 kb/s down-link): average receiving rate", 214.4,
-               float(df["slow_kbps"].mean()), "kb/s", rel_tol=0.15),
-        within("fast-rate", "fast receivers (400 kb/s shared up-link): average receiving rate", 329.7,
-               float(df["fast_kbps"].mean()), "kb/s", rel_tol=0.15),
+        within("slow-rate", "slow receiver (256 kb/s down-link): average receiving rate (paper: 214.4 kb/s)", 214.4,
+               float(df["slow_kbps"].mean()), "kb/s", rel_tol=0.15, kind="paper"),
+        within("fast-rate", "fast receivers (400 kb/s shared up-link): average receiving rate" + ours, 329.7,
+               float(df["fast_kbps"].mean()), "kb/s", rel_tol=0.15, kind="variant"),
         within("overhead", "overhead against one multicast channel, 4·ps/Σpr - 1 over 10-20 s, ps = packets sent "
-               f"from the source (runs where every receiver is active then: {len(ok)} of {n})", 0.152,
-               float(ok["overhead"].mean()), "fraction", abs_tol=0.10),
+               f"from the source (runs where every receiver is active then: {len(ok)} of {n})" + ours, 0.152,
+               float(ok["overhead"].mean()), "fraction", abs_tol=0.10, kind="variant"),
         within("slow-shared", "fraction of the slow receiver's packets received while another receiver is active that "
-               "another receiver also got (paper: 1264.4 of 1279.9)", 1264.4 / 1279.9,
+               "another receiver also got (paper: 1264.4 of 1279.9)" + ours, 1264.4 / 1279.9,
                float(df["slow_shared"].sum() / df["slow_received_while_others_active"].sum()), "fraction",
-               abs_tol=0.05),
-        at_least("all-done", "every receiver finishes (fraction of runs)", 1.0, float(df["all_done"].mean()), "fraction"),
+               abs_tol=0.05, kind="variant"),
+        at_least("all-done", "every receiver finishes (fraction of runs)", 1.0, float(df["all_done"].mean()), "fraction",
+                 kind="sanity"),
     ]
     params = {"seeds": n, "first_seed": seed, "links": LINKS_A1, "red": RED, "needed_packets": NEEDED,
               "overhead_window_s": OVERHEAD_WINDOW_S, "paper_runs": 100,
@@ -289,6 +313,31 @@ def run_a1_with_ablation(out: Path, seed: int, quick: bool = False, seeds: Optio
     for delays in A1_DELAY_SENSITIVITY:
         dfd = pd.DataFrame([a1_run(seed + k, links={"fast_delays_s": delays})[0] for k in range(n)])
         res.params["fast_delay_sensitivity"]["/".join(f"{1e3 * d:g}" for d in delays) + " ms"] = summary(dfd)
+    # the band over the delay readings (ours is the main run)
+    bands = {}
+    for name, delays in A1_DELAY_READINGS.items():
+        if delays == LINKS_A1["fast_delays_s"]:
+            dfd = pd.read_csv(out / "a1_runs.csv")
+        else:
+            dfd = pd.DataFrame([a1_run(seed + k, links={"fast_delays_s": delays})[0] for k in range(n)])
+        bands[name] = summary(dfd)
+    res.params["fast_delay_readings"] = bands
+    pd.DataFrame([{"reading": k, **v} for k, v in bands.items()]).to_csv(out / "a1_delay_band.csv", index=False)
+    res.files.append("a1_delay_band.csv")
+    q = " over the fast down-links' delay readings " + ", ".join(A1_DELAY_READINGS)
+    res.claims.extend([
+        in_band("fast-rate-band", "fast receivers' average receiving rate" + q + " (paper: 329.7 kb/s)", 329.7,
+                {k: v["fast_kbps"] for k, v in bands.items()}, "kb/s", kind="paper"),
+        in_band("overhead-band", "overhead against one multicast channel, 10-20 s" + q + " (paper: 15.2 %)", 0.152,
+                {k: v["overhead"] for k, v in bands.items()}, "fraction", kind="paper"),
+        in_band("slow-shared-band", "slow receiver's packets shared while another is active" + q +
+                " (paper: 1264.4 of 1279.9)", 1264.4 / 1279.9, {k: v["slow_shared"] for k, v in bands.items()},
+                "fraction", kind="paper",
+                explanation="the closer together the fast receivers' delays, the more of the slow receiver's packets are "
+                "shared (a receiver far from the branch point requests labels the others no longer hold breadcrumbs "
+                f"for), but the best reading gives {100 * max(v['slow_shared'] for v in bands.values()):.1f} % against "
+                "98.8 %; the rest is not traced (a1_delay_band.csv, slow_shared)"),
+    ])
     return res
 
 
@@ -358,16 +407,23 @@ def run_table1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] =
         b = r["l1_bps"]
         tag = f"{b / 1e3:g}k"
         for c in ("c1", "c2"):
-            claims.append(within(f"{c}-rate-{tag}", f"L1 {b / 1e3:g} kb/s: cluster {c.upper()} average rate",
-                                 TABLE1[b][0 if c == "c1" else 1], float(r[f"{c}_kbps"]), "kb/s", rel_tol=0.15))
-        claims.append(within(f"sent-{tag}", f"L1 {b / 1e3:g} kb/s: packets sent by the source", TABLE1[b][2],
-                             float(r["packets_sent"]), "packets", rel_tol=0.15))
+            claims.append(within(f"{c}-rate-{tag}", f"L1 {b / 1e3:g} kb/s: cluster {c.upper()} average rate (Table 1)",
+                                 TABLE1[b][0 if c == "c1" else 1], float(r[f"{c}_kbps"]), "kb/s", rel_tol=0.15,
+                                 kind="paper"))
+        claims.append(within(f"sent-{tag}", f"L1 {b / 1e3:g} kb/s: packets sent by the source (Table 1)", TABLE1[b][2],
+                             float(r["packets_sent"]), "packets", rel_tol=0.15, kind="paper",
+                             explanation="Table 1 counts whole runs: the five receivers of a cluster start over 5 s "
+                             "and each takes 2,000 distinct symbols, so a cluster's union exceeds 2,000 by the start "
+                             "spread, and a wide L1 aggregates the two clusters little (table1.csv packets_sent; "
+                             "docs/fidelity/rainbow.md, Table 1 at 1 Mb/s)"))
     sent = dict(zip(agg["l1_bps"], agg["packets_sent"]))
-    claims.append(at_least("narrower-l1-aggregates-more", "packets sent at L1 = 1 Mb/s minus at 250 kb/s (more "
-                           "aggregation on a narrower backbone)", 0.0, float(sent[1e6] - sent[250e3]), "packets"))
+    claims.append(at_least("narrower-l1-aggregates-more", "packets sent at L1 = 1 Mb/s minus at 250 kb/s (paper: 'a "
+                           "decrease in overall packets shows that more data are aggregated')", 0.0,
+                           float(sent[1e6] - sent[250e3]), "packets", kind="paper"))
     gap = float(np.max(np.abs(agg["c1_kbps"] - agg["c2_kbps"]) / agg[["c1_kbps", "c2_kbps"]].mean(axis=1)))
-    claims.append(at_most("intra-fairness", "the two clusters' rates differ by at most 5 % (largest gap)", 0.05, gap,
-                          "fraction"))
+    claims.append(at_most("intra-fairness", "the two clusters' rates differ by at most 5 % (largest gap; paper: "
+                          "'receivers on both subtrees (C1,C2) attain approximately equal throughputs')", 0.05, gap,
+                          "fraction", kind="paper"))
     params = {"seeds": n, "first_seed": seed, "links": LINKS_T1, "red": RED, "needed_packets": NEEDED,
               "paper_runs": 100}
     return Result(params, claims, ["table1.csv", "table1_runs.csv", *files])
@@ -383,9 +439,9 @@ LINKS_B1 = {"source_bps": FAST_BPS, "source_delay_s": 0.005, "shared_bps": 500e3
             "down_bps": 1e6, "down_delay_s": 0.010}
 
 
-def b1_run(seed: int, n_rx: int, duration: float = 400.0) -> dict:
+def b1_run(seed: int, n_rx: int, duration: float = 400.0, queue: Optional[dict] = None) -> dict:
     L = LINKS_B1
-    net = Net(seed)
+    net = Net(seed, queue=queue)
     net.link("S", "G0", L["source_bps"], L["source_delay_s"])
     shared, _ = net.link("G0", "G1", L["shared_bps"], L["shared_delay_s"])
     for k in range(n_rx):
@@ -398,15 +454,89 @@ def b1_run(seed: int, n_rx: int, duration: float = 400.0) -> dict:
     net.sim.run(duration)
     recs = net.records()
     w0, w1 = stable_window(recs)
-    ps = packets_between(net.sim.channel_series(shared), w0, w1) if w1 > w0 else float("nan")
+    series = net.sim.channel_series(shared)
+    ps = packets_between(series, w0, w1) if w1 > w0 else float("nan")
     ps_all = net.sim.channel_stats(shared)["departures"]
     pr_all = sum(r["received"] for r in recs)
     return {"seed": seed, "n": n_rx, "window_s": max(w1 - w0, 0.0),
             "overhead": eq1_overhead(n_rx, ps, recs, w0, w1) if w1 > w0 else float("nan"),
+            "loss_window": (1 - ps / packets_between(series, w0, w1, with_drops=True)) if w1 > w0 else float("nan"),
             "overhead_whole_run": n_rx * ps_all / pr_all - 1, "ps_all": ps_all, "pr_all": pr_all,
             "all_done": all(r["done"] for r in recs),
             "rate_kbps": float(np.mean([avg_rate_kbps(r) for r in recs])),
             "loss_events_mean": float(np.mean([r["loss_events"] for r in recs]))}
+
+
+# RLC in B-(i): RLC never completes, so its eq. 1 runs over a window every receiver spends
+# receiving after its first climb (ours: [20 s, 200 s]; the climb to the 256 kb/s level that fits
+# 500 kb/s takes 1 + 2 + 4 + 8 s of SP waits from a start in [0, 5] s).
+RLC_B1_WINDOW_S = (20.0, 200.0)
+
+
+def b1_rlc_run(seed: int, n_rx: int, rlc_kw: Optional[dict] = None) -> dict:
+    """One RLC session (sender at S from 0 s, N receivers starting in [0, 5] s) on B-(i)'s
+    topology and seed. Eq. 1 over `RLC_B1_WINDOW_S`, with ps read two ways: packets that crossed
+    the shared link (`overhead`, as Rainbow's) and packets offered to it, its drops included
+    (`overhead_offered`); `loss` is the shared link's drop fraction in the window."""
+    L = LINKS_B1
+    kw = rlc_kw or {}
+    net = Net(seed)
+    net.link("S", "G0", L["source_bps"], L["source_delay_s"])
+    shared, _ = net.link("G0", "G1", L["shared_bps"], L["shared_delay_s"])
+    for k in range(n_rx):
+        net.link("G1", f"R{k}", L["down_bps"], L["down_delay_s"])
+    net.finish_build()
+    groups = net.rlc_session("S", **kw)
+    rx = [net.rlc_receiver(f"R{k}", groups, **kw) for k in range(n_rx)]
+    pkt = int(kw.get("packet_size", config_defaults("rlc")["packet_size"]))
+
+    def snap():
+        st = net.sim.channel_stats(shared)
+        return (st["departures"], st["drops_forced"] + st["drops_early"],
+                [net.sim.rlc_records(a)["bytes"] / pkt for a in rx])
+
+    w0, w1 = RLC_B1_WINDOW_S
+    net.sim.run(w0)
+    d0, x0, p0 = snap()
+    net.sim.run(w1)
+    d1, x1, p1 = snap()
+    dep, drops = d1 - d0, x1 - x0
+    pr = sum(b - a for a, b in zip(p0, p1))
+    levels = [net.sim.rlc_records(a)["level"] for a in rx]
+    return {"seed": seed, "n": n_rx, "overhead": n_rx * dep / pr - 1, "overhead_offered": n_rx * (dep + drops) / pr - 1,
+            "loss": drops / (dep + drops) if dep + drops else float("nan"),
+            "same_level_at_end": len({lv[-1] for lv in levels}) == 1,
+            "pr_spread": max(b - a for a, b in zip(p0, p1)) - min(b - a for a, b in zip(p0, p1)),
+            "rate_kbps": pr * pkt * 8 / n_rx / (w1 - w0) / 1e3}
+
+
+def sawtooth_eq1(n_rx: int, seed: int, w_max: float = 32.0, periods: int = 200, steps: int = 64) -> dict:
+    """Fig. 10's model (§IV-B.3) on synthetic receivers: each window rises linearly from W/2 to W
+    and halves, with one period T for all and independent uniform phases. With every TRQ for a
+    label aggregated, the shared link carries max_i w_i(t) packets per RTT and receiver i gets
+    w_i(t). Returns eq. 1's overhead (N·Σps/ΣΣpr - 1) and the fraction of the link's packets some
+    receiver did not get, Σ_t Σ_i (ps - pr_i) / (N·Σps), which is the triangles' share of the
+    W·T rectangle in Fig. 10. As N grows the max tends to W and the mean to 3W/4: eq. 1 tends
+    to 1/3 and the triangle share to 1/4."""
+    rng = np.random.default_rng(seed)
+    phase = rng.uniform(0.0, 1.0, n_rx)
+    t = np.arange(periods * steps) / steps  # in periods
+    w = w_max / 2 * (1 + np.mod(t[None, :] + phase[:, None], 1.0))  # (receiver, time)
+    ps = w.max(axis=0).sum()
+    pr = w.sum()
+    return {"n": n_rx, "eq1": n_rx * ps / pr - 1, "triangle_share": 1 - pr / (n_rx * ps)}
+
+
+# Issue 16: the paper's RED gateways have a 10-packet queue and no thresholds. Readings of RED in
+# that queue, fixed before running: ns-2's defaults 5/15 (ours; with w_q = 0.002 the average
+# rarely passes 5, so RED seldom drops early), 3/9 and 2/6 (min_th a fifth to a third of the
+# buffer, max_th = 3·min_th, Floyd's rule of thumb). DropTail is reported beside them but is not
+# a reading of "RED gateways", so it is not in the band.
+B1_RED_READINGS = {"5/15": (5.0, 15.0), "3/9": (3.0, 9.0), "2/6": (2.0, 6.0)}
+
+
+def _red(min_th: float, max_th: float) -> dict:
+    return {**RED, "red_min_th": min_th, "red_max_th": max_th}
 
 
 def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
@@ -423,42 +553,139 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     df.to_csv(out / "b1_runs.csv", index=False)
     agg = df.groupby("n").agg(overhead=("overhead", "mean"), overhead_min=("overhead", "min"),
                               overhead_max=("overhead", "max"), runs_with_window=("overhead", "count"),
-                              overhead_whole_run=("overhead_whole_run", "mean"),
+                              overhead_whole_run=("overhead_whole_run", "mean"), loss=("loss_window", "mean"),
                               all_done=("all_done", "mean")).reset_index()
     agg.to_csv(out / "b1.csv", index=False)
-    fig, ax = figure()
+    # RLC on the same topology and seeds (Fig. 9 draws both)
+    rdf = pd.DataFrame([b1_rlc_run(seed + k, nr) for nr in ns for k in range(n)])
+    rdf.to_csv(out / "b1_rlc_runs.csv", index=False)
+    ragg = rdf.groupby("n").agg(overhead=("overhead", "mean"), overhead_offered=("overhead_offered", "mean"),
+                                loss=("loss", "mean"), same_level_at_end=("same_level_at_end", "mean"),
+                                rate_kbps=("rate_kbps", "mean")).reset_index()
+    ragg["loss_predicted_overhead"] = ragg["loss"] / (1 - ragg["loss"])  # every offered packet lost to all
+    ragg.to_csv(out / "b1_rlc.csv", index=False)
+    _progress(f"rainbow-b1 RLC: {len(rdf)} runs (wall {time.perf_counter() - t0:.1f} s)")
+    # Fig. 10's model on synthetic independent sawtooths (many seeds: it is cheap)
+    synth = pd.DataFrame([sawtooth_eq1(nr, seed + k) for nr in ns for k in range(20)])
+    sagg = synth.groupby("n").mean(numeric_only=True).reset_index()
+    sagg.to_csv(out / "b1_sawtooth_model.csv", index=False)
+    # RED readings in the 10-packet queue (issue 16), and DropTail beside them
+    red_rows = []
+    red_n = [ns[0], ns[-1]]
+    variants = {**{k: _red(*v) for k, v in B1_RED_READINGS.items() if k != "5/15"},
+                "droptail": {"queue": "droptail", "queue_limit_pkts": QUEUE_PKTS}}
+    for name, q in variants.items():
+        for nr in red_n:
+            for k in range(n):
+                red_rows.append({"queue": name, **b1_run(seed + k, nr, queue=q)})
+    red_rows.extend({"queue": "5/15", **r} for r in rows if r["n"] in red_n)
+    red = pd.DataFrame(red_rows)
+    red.to_csv(out / "b1_red_runs.csv", index=False)
+    red_agg = red.groupby(["queue", "n"]).agg(overhead=("overhead", "mean"), loss=("loss_window", "mean"),
+                                              loss_events_mean=("loss_events_mean", "mean")).reset_index()
+    red_agg.to_csv(out / "b1_red.csv", index=False)
+    _progress(f"rainbow-b1 RED readings: {len(red)} runs (wall {time.perf_counter() - t0:.1f} s)")
+
+    import matplotlib.pyplot as plt
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.6), dpi=120)
     ax.errorbar(agg["n"], 100 * agg["overhead"], yerr=[100 * (agg["overhead"] - agg["overhead_min"]),
                                                         100 * (agg["overhead_max"] - agg["overhead"])],
                 fmt="o-", capsize=3, label=f"Rainbow (mean, min-max of {n} runs)")
-    ax.plot(agg["n"], 100 * agg["overhead_whole_run"], "s:", color="0.4", label="same over whole runs")
-    ax.axhline(25, color="0.6", ls="--", lw=1, label="paper: levels near 25 %")
+    ax.plot(ragg["n"], 100 * ragg["overhead"], "s--", label="RLC")
+    ax.plot(ragg["n"], 100 * ragg["overhead_offered"], "s:", color="C1", alpha=0.6,
+            label="RLC, ps = packets offered to the link")
+    ax.plot(sagg["n"], 100 * sagg["eq1"], "d:", color="0.5", label="Fig. 10 model (independent sawtooths)")
+    ax.axhline(25, color="0.6", ls="--", lw=1, label="paper: Rainbow levels near 25 %")
     ax.set_xscale("log")
     ax.set_xlabel("number of receivers N")
     ax.set_ylabel("overhead (%), eq. 1")
-    ax.set_title("Scenario B-(i)")
-    ax.legend()
+    ax.set_title("(a) overhead")
+    ax.legend(fontsize=7)
+    ax.grid(True, alpha=0.3)
+    bx.plot(ragg["n"], 100 * ragg["loss"], "s--", color="C1", label="RLC: loss at the shared link")
+    bx.plot(ragg["n"], 100 * ragg["overhead_offered"], "x:", color="C1", label="RLC: overhead, ps offered")
+    bx.plot(agg["n"], 100 * agg["loss"], "o-", color="C0", label="Rainbow: loss at the shared link")
+    bx.set_xscale("log")
+    bx.set_xlabel("number of receivers N")
+    bx.set_ylabel("%")
+    bx.set_ylim(bottom=0)
+    bx.set_title("(b) loss")
+    bx.legend(fontsize=7)
+    bx.grid(True, alpha=0.3)
+    fig.suptitle("Scenario B-(i)")
     files = save(fig, out, "b1")
     ov = dict(zip(agg["n"], agg["overhead"]))
+    rov = ragg.set_index("n")
     first, last = ns[0], ns[-1]
+    s_last = sagg.set_index("n").loc[last]
     claims = [
-        at_least("overhead-rises", f"overhead at N = {last} minus at N = {first} (rises with N)", 0.0,
-                 float(ov[last] - ov[first]), "fraction"),
+        at_least("overhead-rises", f"Rainbow's overhead at N = {last} minus at N = {first} (paper: 'Rainbow's "
+                 "overhead increases with the number of receivers')", 0.0, float(ov[last] - ov[first]), "fraction",
+                 kind="paper"),
         at_least("all-done", "every receiver finishes (fraction of runs)", 1.0, float(agg["all_done"].min()),
-                 "fraction"),
+                 "fraction", kind="sanity"),
+        # Rules decided before the RLC runs existed: "does not depend on N" = the mean overhead
+        # varies by at most 2 points over the N swept; "comes from lost packets" = at every N the
+        # overhead counting packets offered to the link is within 1 point of loss/(1 - loss),
+        # what it would be if every offered packet reached every receiver unless the link lost it.
+        at_most("rlc-overhead-flat-in-n", "RLC's overhead (eq. 1, ps as Rainbow's), max - min over N (paper: "
+                "'Overhead of RLC does not depend on the number of receivers')", 0.02,
+                float(rov["overhead"].max() - rov["overhead"].min()), "fraction", kind="paper"),
+        at_most("rlc-overhead-from-loss", "largest |RLC overhead with ps = packets offered to the shared link - "
+                "loss/(1 - loss)| over N (paper: 'The overhead of RLC comes from lost packets', Fig. 9(b))", 0.01,
+                float((rov["overhead_offered"] - rov["loss_predicted_overhead"]).abs().max()), "fraction",
+                kind="paper"),
+        at_least("rlc-receivers-synchronised", "fraction of RLC runs whose receivers end at one level (paper: "
+                 "'receivers conduct synchronized congestion control')", 0.9,
+                 float(rdf["same_level_at_end"].mean()), "fraction", kind="derived"),
+        # Fig. 10: rule fixed before running: "about 25 %" = within 5 points
+        within("fig10-model-eq1", f"eq. 1 on {last} synthetic independent sawtooth receivers, Fig. 10's model "
+               "(paper: 'the overhead extends to sum of triangle areas, which makes 25 % overhead traffic')", 0.25,
+               float(s_last["eq1"]), "fraction", abs_tol=0.05, kind="paper",
+               explanation="eq. 1 divides by what receivers get (3W/4 per RTT on average) while the link carries "
+               "max_i w_i -> W, so independent sawtooths give (W - 3W/4)/(3W/4) = 1/3; the paper's 25 % is the "
+               "triangles' share of the W·T rectangle, 1 - Σpr/(N·ps) (b1_sawtooth_model.csv, triangle_share)"),
+        within("fig10-model-triangles", f"the same model: share of the link's packets a receiver did not get, "
+               "1 - Σpr/(N·ps) (the triangle areas of Fig. 10 over W·T)", 0.25, float(s_last["triangle_share"]),
+               "fraction", abs_tol=0.02, kind="derived"),
     ]
     if not quick:
-        claims.append(within("overhead-levels-near-25", "overhead at N = 125", 0.25, float(ov[125]), "fraction",
-                             abs_tol=0.10))
-        claims.append(at_most("overhead-levels-off", "growth of the overhead from N = 32 to 125 is smaller than from "
-                              "N = 4 to 32 (sub-linear: levels off): (ov125 - ov32) - (ov32 - ov4)", 0.0,
-                              float((ov[125] - ov[32]) - (ov[32] - ov[4])), "fraction"))
+        claims.append(within("overhead-levels-near-25", "Rainbow's overhead at N = 125 with our RED pick 5/15 (paper: "
+                             "'converges at around 25 %'; the paper's claim is the band over RED readings)", 0.25,
+                             float(ov[125]), "fraction", abs_tol=0.10, kind="variant"))
+        claims.append(at_most("overhead-levels-off", "growth of Rainbow's overhead from N = 32 to 125 is smaller than "
+                              "from N = 4 to 32 (paper: 'does not grow linearly'): (ov125 - ov32) - (ov32 - ov4)", 0.0,
+                              float((ov[125] - ov[32]) - (ov[32] - ov[4])), "fraction", kind="paper"))
+    rr = red_agg.set_index(["queue", "n"])
+    at_last = ", ".join(f"{q} {100 * rr.loc[(q, last), 'overhead']:.1f} %" for q in [*B1_RED_READINGS, "droptail"])
+    red_expl = (f"earlier RED drops synchronise the receivers more, not less: a dropped reply is lost to every "
+                f"receiver that asked for it, so their windows halve together; N = {last}: {at_last} "
+                "(b1_red.csv, overhead)")
+    for c in claims:
+        if c.id == "overhead-levels-near-25":
+            c.explanation = ("homogeneous receivers lose the same replies at the shared link and halve together: more "
+                             "synchronised than Fig. 10's independent sawtooths (whose eq. 1 is "
+                             f"{100 * s_last['eq1']:.0f} %, b1_sawtooth_model.csv); no queue reading reaches 25 %: "
+                             + red_expl)
+    claims.append(in_band(f"overhead-n{last}-red-band", f"Rainbow's overhead at N = {last} over the RED readings of "
+                          "a 10-packet queue (min/max thresholds " + ", ".join(B1_RED_READINGS) + "; paper: 'around "
+                          "25 %')", 0.25, {k: float(rr.loc[(k, last), "overhead"]) for k in B1_RED_READINGS}, "fraction",
+                          kind="paper", explanation=red_expl))
     params = {"seeds": n, "first_seed": seed, "ns": ns, "links": LINKS_B1, "red": RED, "needed_packets": NEEDED,
               "paper_runs": 50, "overhead": "eq. 1: N·ps/Σpr - 1, ps = packets that crossed the shared link, "
               "pr_i = packets received by receiver i, over 10-20 s ended early by the first completion (every "
               "receiver active; §IV-A.3's stable condition)",
               "overhead_whole_run": "the same over whole runs (start and completion spread counted N-fold)",
-              "table": agg.to_dict(orient="records")}
-    return Result(params, claims, ["b1.csv", "b1_runs.csv", *files])
+              "table": agg.to_dict(orient="records"),
+              "rlc": f"config_defaults('rlc'), sender from 0 s, receivers start in [0, 5] s; eq. 1 over "
+              f"{RLC_B1_WINDOW_S} s; overhead_offered counts the shared link's drops in ps",
+              "rlc_table": ragg.to_dict(orient="records"),
+              "sawtooth_model": sagg.to_dict(orient="records"),
+              "red_readings": {k: {"min_th": a, "max_th": b} for k, (a, b) in B1_RED_READINGS.items()},
+              "red_table": red_agg.to_dict(orient="records")}
+    return Result(params, claims, ["b1.csv", "b1_runs.csv", "b1_rlc.csv", "b1_rlc_runs.csv", "b1_sawtooth_model.csv",
+                                   "b1_red.csv", "b1_red_runs.csv", *files])
 
 
 # ------------------------------------------------------------------------------------------
@@ -469,21 +696,89 @@ LINKS_B2 = {"source_bps": 100e6, "source_delay_s": 0.005, "r0_bps": 512e3, "down
 ALPHAS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
 
 
+def _loss(st: dict) -> float:
+    return (st["drops_forced"] + st["drops_early"]) / st["arrivals"] if st["arrivals"] else 0.0
+
+
 def b2_run(seed: int, alpha: float, duration: float = 400.0) -> list[dict]:
     L = LINKS_B2
     net = Net(seed)
     net.link("S", "G", L["source_bps"], L["source_delay_s"])
-    bws = {}
+    bws, chans = {}, {}
     for nn in range(-6, 7):
         bws[nn] = 2 ** (alpha * nn) * L["r0_bps"]  # §IV-B.2: r_n = 2^(αn) r_0
-        net.link("G", f"R{nn}", bws[nn], L["down_delay_s"])
+        chans[nn], _ = net.link("G", f"R{nn}", bws[nn], L["down_delay_s"])
     net.finish_build()
     src = net.source("S")
     for nn in range(-6, 7):
         net.receiver(f"R{nn}", src, str(nn))
     net.sim.run(duration)
+    # a receiver's down-link carries nothing after it is done: the whole run's loss is its session's
     return [{"seed": seed, "alpha": alpha, "n": int(r["label"]), "link_bps": bws[int(r["label"])],
-             "utilisation": avg_rate_kbps(r) * 1e3 / bws[int(r["label"])], "done": r["done"]} for r in net.records()]
+             "utilisation": avg_rate_kbps(r) * 1e3 / bws[int(r["label"])], "done": r["done"],
+             "loss": _loss(net.sim.channel_stats(chans[int(r["label"])]))} for r in net.records()]
+
+
+RLC_B2_SLICE_S = 0.5  # ours: how often an RLC run is sampled to find when a receiver has 2,000 packets
+
+
+def b2_rlc_run(seed: int, alpha: float, duration: float = 600.0, rlc_kw: Optional[dict] = None) -> list[dict]:
+    """B-(ii) with one RLC session (`config_defaults("rlc")`, sender from 0 s) on the same links
+    and seed. As for Rainbow (eq. 2), a receiver's utilisation is 2,000 packets over the time it
+    took to receive them since its start, over its link's bandwidth (linear between samples every
+    `RLC_B2_SLICE_S`); its loss is its down-link's drop fraction over the same time. A receiver
+    without 2,000 packets by `duration` has NaN."""
+    L = LINKS_B2
+    kw = rlc_kw or {}
+    net = Net(seed)
+    net.link("S", "G", L["source_bps"], L["source_delay_s"])
+    bws, chans = {}, {}
+    for nn in range(-6, 7):
+        bws[nn] = 2 ** (alpha * nn) * L["r0_bps"]
+        chans[nn], _ = net.link("G", f"R{nn}", bws[nn], L["down_delay_s"])
+    net.finish_build()
+    groups = net.rlc_session("S", **kw)
+    starts = {nn: float(net.rng.uniform(*START_RANGE_S)) for nn in range(-6, 7)}
+    rx = {nn: net.rlc_receiver(f"R{nn}", groups, start=starts[nn], **kw) for nn in range(-6, 7)}
+    pkt = int(kw.get("packet_size", config_defaults("rlc")["packet_size"]))
+    prev = {nn: (0.0, 0.0) for nn in rx}  # (time, packets) at the last sample
+    done: dict[int, dict] = {}
+    t = 0.0
+    while len(done) < len(rx) and t < duration:
+        t = min(t + RLC_B2_SLICE_S, duration)
+        net.sim.run(t)
+        for nn, a in rx.items():
+            if nn in done:
+                continue
+            got = net.sim.rlc_records(a)["bytes"] / pkt
+            if got >= NEEDED:
+                t_prev, g_prev = prev[nn]
+                t_done = t_prev + (NEEDED - g_prev) / (got - g_prev) * (t - t_prev)
+                done[nn] = {"t_done": t_done, "loss": _loss(net.sim.channel_stats(chans[nn])),
+                            "level": net.sim.rlc_records(a)["level"][-1]}
+            prev[nn] = (t, got)
+    rows = []
+    for nn in range(-6, 7):
+        d = done.get(nn)
+        rate = NEEDED * PACKET_BYTES * 8 / (d["t_done"] - starts[nn]) if d else float("nan")
+        rows.append({"seed": seed, "alpha": alpha, "n": nn, "link_bps": bws[nn], "utilisation": rate / bws[nn],
+                     "done": d is not None, "loss": d["loss"] if d else _loss(net.sim.channel_stats(chans[nn])),
+                     "level_at_done": d["level"] if d else -1})
+    return rows
+
+
+def _b2_summary(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per α, over runs: mean / min / max utilisation among the 13 links (eq. 2) and the loss of the
+    link that lost most (Fig. 11(b)); and per run which link was worst, best and lossiest."""
+    g = df.groupby(["alpha", "seed"])
+    per_run = g.agg(mean=("utilisation", "mean"), min=("utilisation", "min"), max=("utilisation", "max"),
+                    worst_loss=("loss", "max")).reset_index()
+    per_run["worst_n"] = df.loc[g["utilisation"].idxmin(), "n"].to_numpy()
+    per_run["best_n"] = df.loc[g["utilisation"].idxmax(), "n"].to_numpy()
+    per_run["lossiest_n"] = df.loc[g["loss"].idxmax(), "n"].to_numpy()
+    agg = per_run.groupby("alpha").agg(mean=("mean", "mean"), min=("min", "mean"), max=("max", "mean"),
+                                       worst_loss=("worst_loss", "mean")).reset_index()
+    return per_run, agg
 
 
 def run_b2(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
@@ -497,35 +792,95 @@ def run_b2(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     _progress(f"rainbow-b2: {len(alphas) * n} runs in {time.perf_counter() - t0:.1f} s")
     df = pd.DataFrame(rows)
     df.to_csv(out / "b2_receivers.csv", index=False)
-    per_run = df.groupby(["alpha", "seed"]).agg(mean=("utilisation", "mean"), min=("utilisation", "min"),
-                                                max=("utilisation", "max")).reset_index()
-    worst_n = df.loc[df.groupby(["alpha", "seed"])["utilisation"].idxmin(), ["alpha", "seed", "n"]]
-    agg = per_run.groupby("alpha").agg(mean=("mean", "mean"), min=("min", "mean"), max=("max", "mean")).reset_index()
+    per_run, agg = _b2_summary(df)
     agg.to_csv(out / "b2.csv", index=False)
-    fig, ax = figure()
-    ax.plot(agg["alpha"], agg["mean"], "o-", label="mean")
-    ax.plot(agg["alpha"], agg["min"], "v--", label="min")
-    ax.plot(agg["alpha"], agg["max"], "^--", label="max")
+    rrows = []
+    for a in alphas:
+        for k in range(n):
+            rrows.extend(b2_rlc_run(seed + k, a))
+    _progress(f"rainbow-b2 RLC: {len(alphas) * n} runs in {time.perf_counter() - t0:.1f} s")
+    rdf = pd.DataFrame(rrows)
+    rdf.to_csv(out / "b2_rlc_receivers.csv", index=False)
+    rper_run, ragg = _b2_summary(rdf)
+    ragg.to_csv(out / "b2_rlc.csv", index=False)
+
+    import matplotlib.pyplot as plt
+
+    fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.6), dpi=120)
+    for d, name, c, m in ((agg, "Rainbow", "C0", "o"), (ragg, "RLC", "C1", "s")):
+        ax.plot(d["alpha"], d["mean"], f"{m}-", color=c, label=f"{name} mean")
+        ax.plot(d["alpha"], d["min"], f"{m}--", color=c, alpha=0.6, label=f"{name} min")
+        ax.plot(d["alpha"], d["max"], f"{m}:", color=c, alpha=0.6, label=f"{name} max")
+        bx.plot(d["alpha"], 100 * d["worst_loss"], f"{m}-", color=c, label=name)
     ax.set_ylim(0, 1.05)
     ax.set_xlabel("heterogeneity α")
     ax.set_ylabel("link utilisation (eq. 2)")
-    ax.set_title("Scenario B-(ii): 13 receivers, r_n = 2^(αn)·512 kb/s")
-    ax.legend()
+    ax.set_title("(a) utilisation")
+    ax.legend(fontsize=7, ncol=2)
+    ax.grid(True, alpha=0.3)
+    bx.set_xlabel("heterogeneity α")
+    bx.set_ylabel("loss rate of the lossiest link (%)")
+    bx.set_title("(b) loss")
+    bx.legend(fontsize=7)
+    bx.grid(True, alpha=0.3)
+    fig.suptitle("Scenario B-(ii): 13 receivers, r_n = 2^(αn)·512 kb/s")
     files = save(fig, out, "b2")
-    u = agg.set_index("alpha")
-    top = worst_n[worst_n["alpha"] == alphas[-1]]
+    u, ru = agg.set_index("alpha"), ragg.set_index("alpha")
+    amax = alphas[-1]
+    top, rtop = per_run[per_run["alpha"] == amax], rper_run[rper_run["alpha"] == amax]
+    spread = lambda d: float(d["mean"].max() - d["mean"].min())  # noqa: E731
+    r_l6 = float(rdf[(rdf["alpha"] == amax) & (rdf["n"] == 6)]["utilisation"].mean())
+    b_l6 = float(df[(df["alpha"] == amax) & (df["n"] == 6)]["utilisation"].mean())
+    # Rules fixed before the RLC runs: "mostly" / "tends to" = in at least half the runs;
+    # "going up" / "increases" = larger at the largest α than at α = 0; "more settled" = a smaller
+    # range of the mean utilisation over α.
     claims = [
-        at_least("worst-degrades", f"min utilisation at α = 0 minus at α = {alphas[-1]} (the worst degrades as "
-                 "heterogeneity grows)", 0.0, float(u.loc[0.0, "min"] - u.loc[alphas[-1], "min"]), "fraction"),
-        at_least("worst-is-broadest", f"α = {alphas[-1]}: fraction of runs whose worst-utilised link is one of the "
-                 "two broadest (n = 5, 6; the paper: 'mostly ... l_6')", 0.5, float((top["n"] >= 5).mean()),
-                 "fraction"),
-        at_least("all-done", "every receiver finishes", 1.0, float(df["done"].mean()), "fraction"),
+        at_least("worst-degrades", f"Rainbow: min utilisation at α = 0 minus at α = {amax} (paper: 'the worst "
+                 "utilization degrades as heterogeneity increases')", 0.0,
+                 float(u.loc[0.0, "min"] - u.loc[amax, "min"]), "fraction", kind="paper"),
+        at_least("worst-is-broadest", f"α = {amax}: fraction of Rainbow runs whose worst-utilised link is one of the "
+                 "two broadest (n = 5, 6; paper: 'The worst results mostly came from the highest bandwidth link')",
+                 0.5, float((top["worst_n"] >= 5).mean()), "fraction", kind="paper"),
+        at_least("all-done", "every Rainbow receiver finishes", 1.0, float(df["done"].mean()), "fraction",
+                 kind="sanity"),
+        at_most("avg-utilisation-rlc-more-settled", "range over α of the mean utilisation of all links, RLC's minus "
+                "Rainbow's (paper: 'in terms of average link utilization for all links, RLC seems realizing more "
+                "settled link utilization than Rainbow')", 0.0, spread(ragg) - spread(agg), "fraction", kind="paper",
+                explanation=f"at α = 0 every link is 512 kb/s, exactly RLC's cumulative level 5, which a 512 kb/s link "
+                f"cannot carry with other packets queued, so RLC swings between 256 and 512 kb/s ({ru.loc[0.0, 'mean']:.2f}); "
+                f"over α > 0 alone RLC's range is {spread(ragg[ragg['alpha'] > 0]):.3f} against Rainbow's "
+                f"{spread(agg[agg['alpha'] > 0]):.3f} (b2_rlc.csv and b2.csv, mean)"),
+        at_least("rlc-worst-is-broadest", f"α = {amax}: fraction of RLC runs whose worst-utilised link is one of the "
+                 "two broadest (paper: RLC's infrequent SPs for higher layers cause 'slow adaptation for higher "
+                 "bandwidth links')", 0.5, float((rtop["worst_n"] >= 5).mean()), "fraction", kind="paper"),
+        at_most("rlc-slower-than-rainbow-on-l6", f"α = {amax}: RLC's utilisation of l_6 (4 Mb/s) minus Rainbow's "
+                "(Rainbow has slow start, RLC climbs one layer per SP)", 0.0, r_l6 - b_l6, "fraction", kind="derived"),
+        at_least("rlc-lossiest-is-narrowest", f"α = {amax}: fraction of RLC runs whose lossiest link is one of the "
+                 "two narrowest (n = -6, -5; paper: 'The lowest bandwidth link tends to suffer from packet loss "
+                 "most')", 0.5, float((rtop["lossiest_n"] <= -5).mean()), "fraction", kind="paper"),
+        at_least("rlc-best-is-narrowest", f"α = {amax}: fraction of RLC runs whose best-utilised link is one of the "
+                 "two narrowest (paper: the lowest bandwidth link 'also record[s] the best utilization')", 0.5,
+                 float((rtop["best_n"] <= -5).mean()), "fraction", kind="paper"),
+        at_least("rlc-best-utilisation-rises", f"RLC's best utilisation at α = {amax} minus at α = 0 (paper: 'as α "
+                 "increases ... the best link utilization is going up')", 0.0,
+                 float(ru.loc[amax, "max"] - ru.loc[0.0, "max"]), "fraction", kind="paper"),
+        at_least("rlc-worst-loss-rises", f"RLC's loss on its lossiest link at α = {amax} minus at α = 0 (paper: "
+                 "'but the loss rate increases')", 0.0, float(ru.loc[amax, "worst_loss"] - ru.loc[0.0, "worst_loss"]),
+                 "fraction", kind="paper"),
+        at_least("rlc-loss-above-rainbow", f"α = {amax}: loss on the lossiest link, RLC's minus Rainbow's (paper: "
+                 "RLC 'sends packets aggressively to low bit rate link at the cost of packet loss')", 0.0,
+                 float(ru.loc[amax, "worst_loss"] - u.loc[amax, "worst_loss"]), "fraction", kind="paper"),
+        at_least("rlc-all-done", "every RLC receiver gets 2,000 packets within 600 s", 1.0,
+                 float(rdf["done"].mean()), "fraction", kind="sanity"),
     ]
     params = {"seeds": n, "first_seed": seed, "alphas": alphas, "links": LINKS_B2, "red": RED, "paper_runs": 50,
               "utilisation": "eq. 2: average receiving rate (2000 × 512 B over the session) / link bandwidth",
-              "table": agg.to_dict(orient="records")}
-    return Result(params, claims, ["b2.csv", "b2_receivers.csv", *files])
+              "loss": "drop fraction of a receiver's down-link over its session; worst_loss = the lossiest link's",
+              "table": agg.to_dict(orient="records"),
+              "rlc": "config_defaults('rlc'), sender from 0 s; a receiver's session ends at its 2,000th packet",
+              "rlc_table": ragg.to_dict(orient="records"),
+              "l6_utilisation_at_max_alpha": {"rainbow": b_l6, "rlc": r_l6}}
+    return Result(params, claims, ["b2.csv", "b2_receivers.csv", "b2_rlc.csv", "b2_rlc_receivers.csv", *files])
 
 
 # ------------------------------------------------------------------------------------------
@@ -580,13 +935,28 @@ def tcp_share_run(seed: int, shared_bps: float, n_each: int, duration: float = 6
 RLC_WINDOW_END_S = 300.0  # ours: RLC has no completion; its rates are measured over [5 s, 300 s]
 
 
+def level_time_fractions(rec: dict, t0: float, t1: float) -> dict[int, float]:
+    """Fraction of [t0, t1) an RLC receiver spent at each level, from `rlc_records`' level
+    changes (level_time_ns, level)."""
+    t = np.asarray(rec["level_time_ns"], dtype=float) / 1e9
+    lv = np.asarray(rec["level"])
+    ends = np.append(t[1:], np.inf)
+    out: dict[int, float] = {}
+    for a, b, v in zip(t, ends, lv):
+        d = min(b, t1) - max(a, t0)
+        if d > 0:
+            out[int(v)] = out.get(int(v), 0.0) + d / (t1 - t0)
+    return out
+
+
 def rlc_share_run(seed: int, shared_bps: float, n_each: int, duration: float = RLC_WINDOW_END_S,
-                  rlc_kw: Optional[dict] = None) -> dict:
+                  rlc_kw: Optional[dict] = None, queue: Optional[dict] = None) -> dict:
     """As :func:`tcp_share_run` with RLC sessions (sender and one receiver each, the Rainbow
     paper's RLC set-up: `config_defaults("rlc")`) in place of Rainbow. Same topology, RED
-    links and seeds; throughputs over [5 s, `duration`], wire bytes."""
+    links and seeds; throughputs over [5 s, `duration`], wire bytes. `queue` replaces RED on
+    every link (ablations)."""
     L = LINKS_TCP
-    net = Net(seed)
+    net = Net(seed, queue=queue)
     shared, _ = net.link("G0", "G1", shared_bps, L["shared_delay_s"])
     for k in range(n_each):
         for kind in ("RB", "TCP"):
@@ -619,8 +989,11 @@ def rlc_share_run(seed: int, shared_bps: float, n_each: int, duration: float = R
     st = net.sim.channel_stats(shared)
     x = np.array(rl + tc)
     fair = shared_bps / (2 * n_each)
+    lv = [level_time_fractions(net.sim.rlc_records(a), t0, t1) for a in rx]
     return {"seed": seed, "shared_bps": shared_bps, "n_each": n_each, "window_s": span,
             "rlc_bps": float(np.mean(rl)), "tcp_bps": float(np.mean(tc)),
+            "rlc_frac_level1": float(np.mean([f.get(1, 0.0) for f in lv])),
+            "rlc_mean_level": float(np.mean([sum(k * v for k, v in f.items()) for f in lv])),
             "fairness": jain_index(x, fair) if x.sum() > 0 else float("nan"),
             "ratio": float(np.mean(rl) / np.mean(tc)) if np.mean(tc) > 0 else float("inf"),
             "loss_rate": (st["drops_forced"] + st["drops_early"]) / max(st["arrivals"], 1),
@@ -632,12 +1005,52 @@ def _agg(df: pd.DataFrame, key: str) -> pd.DataFrame:
                                loss_rate=("loss_rate", "mean"), utilisation=("utilisation", "mean")).reset_index()
 
 
-def _settled_claim(agg: pd.DataFrame, ragg: pd.DataFrame, fig: str) -> Claim:
-    """Rainbow's fairness spread (max - min over the x values) minus RLC's: at most 0."""
-    spread = lambda d: float(d["fairness"].max() - d["fairness"].min())  # noqa: E731
-    return at_most("fairness-more-settled-than-rlc", f"spread of Rainbow's fairness minus spread of RLC's over the "
-                   f"x values (paper, {fig}: 'Rainbow shows more settled fairness change')", 0.0,
-                   spread(agg) - spread(ragg), "index")
+def total_variation(values) -> float:
+    """Σ|f(x_k+1) - f(x_k)| over a sweep: how much a curve changes, every wiggle counted."""
+    v = np.asarray(values, dtype=float)
+    return float(np.abs(np.diff(v)).sum())
+
+
+def _settled_claim(agg: pd.DataFrame, ragg: pd.DataFrame, fig: str, kind: str, quote: str) -> Claim:
+    """Re-decided for issue 13 from the paper's words, before the re-run: §IV-B.6 says "Rainbow
+    shows more settled fairness change for different number of sessions", i.e. across the sweep
+    Rainbow's fairness index changes less than RLC's. Rule: the total variation of the mean
+    fairness (Σ over consecutive x values of |change|) of Rainbow minus that of RLC is at most 0,
+    no tolerance. Total variation rather than max - min because a curve that goes down and up
+    again has changed twice; for monotone curves the two agree."""
+    return at_most("fairness-more-settled-than-rlc", f"total variation over the x values of Rainbow's mean fairness "
+                   f"minus RLC's ({fig}; {quote})", 0.0,
+                   total_variation(agg["fairness"]) - total_variation(ragg["fairness"]), "index", kind=kind)
+
+
+# Issue 13: the RLC settings the Rainbow paper does not fix (deaf period, SP spacing of public RLC,
+# burst test, reorder timeout) and the queue, tried one at a time on the B-(iii)/(iv) runs where an
+# RLC claim of the paper fails. Reported (b3_rlc_ablation.csv, b4_rlc_ablation.csv), not claims.
+RLC_ABLATION = {"default": ({}, None), "deaf 1 s": ({"deaf_period": 1.0}, None),
+                "SP base 250 ms": ({"sp_base": 0.25}, None), "burst on": ({"burst": True}, None),
+                "reorder 100 ms": ({"reorder_timeout": 0.1}, None),
+                "DropTail 10": ({}, {"queue": "droptail", "queue_limit_pkts": QUEUE_PKTS}),
+                "deaf 1 s + DropTail 10": ({"deaf_period": 1.0}, {"queue": "droptail", "queue_limit_pkts": QUEUE_PKTS})}
+RLC_ABLATION_SEEDS = 10
+
+
+def rlc_ablation(points: list[tuple[float, int]], seed: int, n: int) -> pd.DataFrame:
+    rows = []
+    for name, (kw, q) in RLC_ABLATION.items():
+        for bw, n_each in points:
+            for k in range(n):
+                rows.append({"variant": name, **rlc_share_run(seed + k, bw, n_each, rlc_kw=kw, queue=q)})
+    df = pd.DataFrame(rows)
+    return df.groupby(["variant", "shared_bps", "n_each"], sort=False).agg(
+        ratio=("ratio", "mean"), fairness=("fairness", "mean"), loss_rate=("loss_rate", "mean"),
+        rlc_frac_level1=("rlc_frac_level1", "mean"), rlc_mean_level=("rlc_mean_level", "mean")).reset_index()
+
+
+def ratio_expl(r) -> str:
+    if 0.67 <= float(r["ratio"]) <= 1.5:
+        return ""
+    return ("Rainbow halves on a TRQ timer expiry where TCP falls to one segment and goes back N, and the fountain "
+            "never resends; at small per-flow windows both lose mostly by timer (docs/fidelity/rainbow.md)")
 
 
 def _tcp_claims(agg: pd.DataFrame, key: str, label) -> list[Claim]:
@@ -645,9 +1058,11 @@ def _tcp_claims(agg: pd.DataFrame, key: str, label) -> list[Claim]:
     for _, r in agg.iterrows():
         tag = label(r[key])
         claims.append(at_least(f"fair-{tag}", f"{tag}: Jain's index (eq. 3-4) of Rainbow and TCP (paper: Rainbow "
-                               "'behaves fairly against TCP traffic')", 0.9, float(r["fairness"]), "index"))
-        claims.append(in_range(f"ratio-{tag}", f"{tag}: Rainbow / TCP average receiving rate", 0.67, 1.5,
-                               float(r["ratio"]), "ratio"))
+                               "'behaves fairly against TCP traffic')", 0.9, float(r["fairness"]), "index",
+                               kind="paper"))
+        claims.append(in_range(f"ratio-{tag}", f"{tag}: Rainbow / TCP average receiving rate (fair, read as within "
+                               "a factor 1.5 either way; the paper states no ratio)", 0.67, 1.5,
+                               float(r["ratio"]), "ratio", kind="derived", explanation=ratio_expl(r)))
     return claims
 
 
@@ -674,44 +1089,89 @@ def _tcp_plot(agg: pd.DataFrame, key: str, xlabel: str, out: Path, stem: str, ti
     return _save(fig, out, stem)
 
 
+def _loss_claims(agg: pd.DataFrame, ragg: pd.DataFrame, key: str, lo, hi, tag, falls: bool) -> list[Claim]:
+    """Figs 12(c) / 13(c): loss at the shared link. Rules fixed before the re-run: Rainbow's own
+    loss moves as a TCP-like window's does (falls as the per-flow share grows, in B-(iii); rises as
+    it shrinks, in B-(iv)): the difference between the two ends of the sweep is >= 0; RLC's loss is
+    at least Rainbow's where the per-flow share is smallest (the paper: RLC's loss on a low-rate
+    link shows its 'aggressive behavior')."""
+    a, r = agg.set_index(key), ragg.set_index(key)
+    small = lo if falls else hi  # the x with the smallest per-flow share
+    d = a.loc[lo, "loss_rate"] - a.loc[hi, "loss_rate"]
+    return [
+        at_least("rainbow-loss-falls-with-share" if falls else "rainbow-loss-rises-with-sessions",
+                 f"Rainbow runs: loss at the shared link at {tag(lo)} minus at {tag(hi)}" if falls else
+                 f"Rainbow runs: loss at the shared link at {tag(hi)} minus at {tag(lo)}", 0.0,
+                 float(d if falls else -d), "fraction", kind="derived"),
+        at_least(f"rlc-loss-above-rainbow-{tag(small)}", f"{tag(small)}: loss at the shared link, RLC runs minus "
+                 "Rainbow runs (paper: 'the loss rate of RLC for low bit rate link also indicates RLC's aggressive "
+                 "behavior')", 0.0, float(r.loc[small, "loss_rate"] - a.loc[small, "loss_rate"]), "fraction",
+                 kind="paper" if falls else "derived"),
+    ]
+
+
 def run_b3(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
     bws = [128e3, 512e3] if quick else [128e3, 256e3, 384e3, 512e3]
     n = seeds or (1 if quick else 50)
     rows = [tcp_share_run(seed + k, bw, 1) for bw in bws for k in range(n)]
     df = pd.DataFrame(rows)
     df.to_csv(out / "b3_runs.csv", index=False)
-    agg = df.groupby("shared_bps").agg(fairness=("fairness", "mean"), ratio=("ratio", "mean"),
-                                       loss_rate=("loss_rate", "mean"), utilisation=("utilisation", "mean")
-                                       ).reset_index()
+    agg = _agg(df, "shared_bps")
     agg.to_csv(out / "b3.csv", index=False)
     rdf = pd.DataFrame([rlc_share_run(seed + k, bw, 1) for bw in bws for k in range(n)])
     rdf.to_csv(out / "b3_rlc_runs.csv", index=False)
     ragg = _agg(rdf, "shared_bps")
     ragg.to_csv(out / "b3_rlc.csv", index=False)
+    n_abl = 1 if quick else RLC_ABLATION_SEEDS
+    abl = rlc_ablation([(bw, 1) for bw in bws], seed, n_abl)
+    abl.to_csv(out / "b3_rlc_ablation.csv", index=False)
     files = _tcp_plot(agg.assign(kbps=agg["shared_bps"] / 1e3), "kbps", "shared link (kb/s)", out, "b3",
                       "Scenario B-(iii): one Rainbow (or RLC) receiver and one NewReno flow",
                       rlc=ragg.assign(kbps=ragg["shared_bps"] / 1e3))
-    claims = _tcp_claims(agg, "shared_bps", lambda b: f"{b / 1e3:g}k")
+    tag = lambda b: f"{b / 1e3:g}k"  # noqa: E731
+    claims = _tcp_claims(agg, "shared_bps", tag)
     rr = ragg.set_index("shared_bps")
+    ab = abl.set_index(["variant", "shared_bps"])
+
+    def abl_text(bw: float) -> str:
+        return ", ".join(f"{v}: {ab.loc[(v, bw), 'ratio']:.2f}" for v in RLC_ABLATION)
+
     if 128e3 in rr.index:
         claims.append(at_least("rlc-ratio-128k", "128k: RLC / TCP rate (paper, Fig. 12(b): RLC gets 'too much "
-                               "bandwidth share in case of 128 Kbps')", 1.0, float(rr.loc[128e3, "ratio"]), "ratio"))
+                               "bandwidth share in case of 128 Kbps')", 1.0, float(rr.loc[128e3, "ratio"]), "ratio",
+                               kind="paper",
+                               explanation="our RLC holds back at 128 kb/s with its defaults (10 s deaf period, RED "
+                               f"5/15); RLC / TCP over the settings the paper leaves open, {n_abl} seeds "
+                               f"(b3_rlc_ablation.csv, ratio): {abl_text(128e3)}"))
+        claims.append(at_most("rlc-unfair-128k", "128k: Jain's index of RLC and TCP below 0.9 (paper, Fig. 12(a): "
+                              "RLC 'gets unfair bandwidth share except of the case of 256 Kbps')", 0.9,
+                              float(rr.loc[128e3, "fairness"]), "index", kind="paper",
+                              explanation="follows rlc-ratio-128k: our RLC takes less than TCP at 128 kb/s, not more, "
+                              "and close to its share (b3_rlc.csv, fairness; b3_rlc_ablation.csv)"))
     if 512e3 in rr.index:
         claims.append(at_most("rlc-ratio-512k", "512k: RLC / TCP rate (paper, Fig. 12(b): 'less bandwidth share "
-                              "for 512 Kbps')", 1.0, float(rr.loc[512e3, "ratio"]), "ratio"))
-    claims.append(_settled_claim(agg, ragg, "Fig. 12"))
+                              "for 512 Kbps')", 1.0, float(rr.loc[512e3, "ratio"]), "ratio", kind="paper"))
+        claims.append(at_most("rlc-unfair-512k", "512k: Jain's index of RLC and TCP below 0.9 (paper, Fig. 12(a))",
+                              0.9, float(rr.loc[512e3, "fairness"]), "index", kind="paper"))
+    # §IV-B.6 says it of Fig. 13 and that B-(iv)'s tendency is "similar to scenario B-iii": here derived
+    claims.append(_settled_claim(agg, ragg, "Fig. 12", "derived", "the paper says it of Fig. 13 and calls the two "
+                                 "scenarios' tendencies similar"))
     if 256e3 in rr.index:
         claims.append(at_least("rlc-fair-256k", "256k: Jain's index of RLC and TCP (paper, Fig. 12(a): RLC is "
-                               "unfair 'except of the case of 256 Kbps')", 0.9, float(rr.loc[256e3, "fairness"]), "index"))
+                               "unfair 'except of the case of 256 Kbps')", 0.9, float(rr.loc[256e3, "fairness"]),
+                               "index", kind="paper"))
+    claims.extend(_loss_claims(agg, ragg, "shared_bps", bws[0], bws[-1], tag, falls=True))
     params = {"seeds": n, "first_seed": seed, "shared_bps": bws, "links": LINKS_TCP, "red": RED, "tcp": "NewReno, "
               f"{TCP_MSS}-byte MSS (512 B on the wire), min RTO {TCP_MIN_RTO_S} s", "window": "[5 s, first Rainbow completion]",
               "paper_runs": 50, "table": agg.to_dict(orient="records")}
     params["rlc_table"] = ragg.to_dict(orient="records")
     params["rlc_window"] = f"[{MEASURE_FROM_S} s, {RLC_WINDOW_END_S} s]"
-    return Result(params, claims, ["b3.csv", "b3_runs.csv", "b3_rlc.csv", "b3_rlc_runs.csv", *files])
+    params["rlc_ablation"] = abl.to_dict(orient="records")
+    return Result(params, claims, ["b3.csv", "b3_runs.csv", "b3_rlc.csv", "b3_rlc_runs.csv", "b3_rlc_ablation.csv",
+                                   *files])
 
 
-B4_SHARED_BPS = 1e6  # ours: N-against-N shares of 1 Mb/s span the per-flow shares of B-(iii)
+B4_SHARED_BPS = 1e6  # ours: N-against-N shares of 1 Mb/s (250 to 62.5 kb/s) span B-(iii)'s per-flow shares (64-256)
 
 
 def run_b4(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
@@ -721,31 +1181,50 @@ def run_b4(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     df = pd.DataFrame(rows)
     df["sessions"] = 2 * df["n_each"]
     df.to_csv(out / "b4_runs.csv", index=False)
-    agg = df.groupby("sessions").agg(fairness=("fairness", "mean"), ratio=("ratio", "mean"),
-                                     loss_rate=("loss_rate", "mean"), utilisation=("utilisation", "mean")
-                                     ).reset_index()
+    agg = _agg(df, "sessions")
     agg.to_csv(out / "b4.csv", index=False)
     rdf = pd.DataFrame([rlc_share_run(seed + k, B4_SHARED_BPS, s // 2) for s in sessions for k in range(n)])
     rdf["sessions"] = 2 * rdf["n_each"]
     rdf.to_csv(out / "b4_rlc_runs.csv", index=False)
     ragg = _agg(rdf, "sessions")
     ragg.to_csv(out / "b4_rlc.csv", index=False)
+    lo, hi = min(sessions), max(sessions)
+    n_abl = 1 if quick else RLC_ABLATION_SEEDS
+    abl = rlc_ablation([(B4_SHARED_BPS, hi // 2)], seed, n_abl)
+    abl["sessions"] = 2 * abl["n_each"]
+    abl.to_csv(out / "b4_rlc_ablation.csv", index=False)
     files = _tcp_plot(agg, "sessions", "sessions 2N", out, "b4",
                       f"Scenario B-(iv): N Rainbow (or RLC) and N NewReno on {B4_SHARED_BPS / 1e6:g} Mb/s", rlc=ragg)
-    claims = _tcp_claims(agg, "sessions", lambda s: f"2N={int(s)}")
+    tag = lambda s: f"2N={int(s)}"  # noqa: E731
+    claims = _tcp_claims(agg, "sessions", tag)
     rr = ragg.set_index("sessions")
-    claims.append(_settled_claim(agg, ragg, "Fig. 13"))
-    lo, hi = min(sessions), max(sessions)
+    claims.append(_settled_claim(agg, ragg, "Fig. 13", "paper", "paper: 'Rainbow shows more settled fairness change "
+                                 "for different number of sessions'"))
     claims.append(at_most(f"rlc-ratio-2N={lo}", f"2N={lo}: RLC / TCP rate (paper, Fig. 13: with four sessions 'RLC "
-                          "cannot get enough bandwidth share')", 1.0, float(rr.loc[lo, "ratio"]), "ratio"))
+                          "cannot get enough bandwidth share')", 1.0, float(rr.loc[lo, "ratio"]), "ratio", kind="paper"))
+    claims.append(at_most(f"rlc-unfair-2N={lo}", f"2N={lo}: Jain's index of RLC and TCP below 0.9 (paper, Fig. 13: "
+                          "'fairness metric is worse')", 0.9, float(rr.loc[lo, "fairness"]), "index", kind="paper"))
+    ab = abl.set_index("variant")
+    loss_hi = float(rr.loc[hi, "loss_rate"])
+    pps2 = config_defaults("rlc")["base_rate_bps"] * 2 / (8 * PACKET_BYTES)  # level 2's packets per second
     claims.append(at_least(f"rlc-ratio-2N={hi}", f"2N={hi}: RLC / TCP rate (paper, Fig. 13: as sessions increase "
-                           "'RLC gets more than its fair share')", 1.0, float(rr.loc[hi, "ratio"]), "ratio"))
+                           "'RLC gets more than its fair share')", 1.0, float(rr.loc[hi, "ratio"]), "ratio",
+                           kind="paper",
+                           explanation=f"at {hi} sessions the shared link loses {100 * loss_hi:.0f} %, so an RLC "
+                           f"receiver at level 2 ({pps2:.1f} packets/s) meets a loss every ~{1 / (loss_hi * pps2):.1f} s "
+                           f"and spends {100 * rdf[rdf['sessions'] == hi]['rlc_frac_level1'].mean():.0f} % of the time at "
+                           "level 1 (32 kb/s, never dropped; b4_rlc_runs.csv rlc_frac_level1); no setting the paper "
+                           f"leaves open lifts it above TCP, {n_abl} seeds (b4_rlc_ablation.csv, ratio): "
+                           + ", ".join(f"{v}: {ab.loc[v, 'ratio']:.2f}" for v in RLC_ABLATION)))
+    claims.extend(_loss_claims(agg, ragg, "sessions", lo, hi, tag, falls=False))
     params = {"seeds": n, "first_seed": seed, "sessions": sessions, "shared_bps": B4_SHARED_BPS, "links": LINKS_TCP,
               "red": RED, "tcp": f"NewReno, {TCP_MSS}-byte MSS, min RTO {TCP_MIN_RTO_S} s", "window": "[5 s, first Rainbow completion]",
               "paper_runs": 50, "table": agg.to_dict(orient="records")}
     params["rlc_table"] = ragg.to_dict(orient="records")
     params["rlc_window"] = f"[{MEASURE_FROM_S} s, {RLC_WINDOW_END_S} s]"
-    return Result(params, claims, ["b4.csv", "b4_runs.csv", "b4_rlc.csv", "b4_rlc_runs.csv", *files])
+    params["rlc_ablation"] = abl.to_dict(orient="records")
+    return Result(params, claims, ["b4.csv", "b4_runs.csv", "b4_rlc.csv", "b4_rlc_runs.csv", "b4_rlc_ablation.csv",
+                                   *files])
 
 
 # ------------------------------------------------------------------------------------------
@@ -798,9 +1277,9 @@ def run_file(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = N
     files = save(fig, out, "file")
     claims = [
         at_least("identical", "fraction of receivers whose decoded bytes equal the source's file", 1.0,
-                 float(df["identical"].mean()), "fraction"),
+                 float(df["identical"].mean()), "fraction", kind="sanity"),
         at_most("reception-overhead", "largest number of symbols a receiver needed beyond K (RaptorQ: ~0-2)", 2,
-                int(df["reception_overhead"].max()), "symbols"),
+                int(df["reception_overhead"].max()), "symbols", kind="sanity"),
     ]
     params = {"seeds": n, "first_seed": seed, "file_bytes": file_bytes, "symbol_bytes": SYMBOL_BYTES,
               "links": LINKS_A1, "red": RED, "code": "RFC 6330 RaptorQ (raptorq crate), one source block",
