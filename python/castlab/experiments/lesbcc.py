@@ -763,7 +763,7 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
                 per.append({"tcp_window": wname, "case": case, "seed": s, "main_mean_bps": run["main_mean_bps"],
                             "tcp_mean_bps": tcp_mean, "ratio": run["main_mean_bps"] / tcp_mean, "line_bps": line,
                             "main_over_line": run["main_mean_bps"] / line, "tcp_over_line": tcp_mean / line,
-                            "p_le_worst": p_le, "srtt_mean": rtt,
+                            "p_le_worst": p_le, "srtt_mean": rtt, "tcp_srtt_mean": float(tcp["srtt"].mean()),
                             "main_rate_reductions": run["main_stats"]["rate_reductions"],
                             "tcp_timeouts": int(tcp["timeouts"].sum()), "wall_s": run["wall_s"]})
                 if s == seeds[0]:
@@ -781,9 +781,12 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
             c = _with_interval(in_range(f"fair-{tag}", f"({case}, TCP {wname}) 'the main RM flow shares the "
                                         "bottleneck(s) fairly' (§3.2): main RM mean rate / mean TCP rate, mean over "
                                         "seeds", 0.5, 2.0, _mean(d["ratio"]), "ratio", kind=kind), d["ratio"])
-            claims.append(_explain(c, "LIs sample the RTT only when a queue overflows, so SRTT is the full-queue round "
-                                      "trip; TCP climbs per its own, shorter RTT, about (SRTT_main / RTT_tcp)² faster "
-                                      "(fig13_runs.csv: srtt_mean, ratio per seed)"))
+            sm, st_ = _mean(d["srtt_mean"]), _mean(d["tcp_srtt_mean"])
+            claims.append(_explain(c, f"LIs sample the RTT only when a queue overflows, so the main SRTT is the "
+                                      f"full-queue round trip ({sm:.3f} s) while TCP's SRTT follows the queue "
+                                      f"({st_:.3f} s): an additive climb per RTT² is (SRTT_main / SRTT_tcp)² = "
+                                      f"{(sm / st_) ** 2:.2f} times faster for TCP (fig13_runs.csv: srtt_mean, "
+                                      "tcp_srtt_mean, ratio per seed)"))
             claims.append(_with_interval(within(f"line-main-{tag}", f"({case}, TCP {wname}) the AIMD module obeys its "
                                                 "law: main RM mean rate / 1.22·MSS/(RTT·√p_le) of its own SRTT and "
                                                 "worst receiver", 1.0, _mean(d["main_over_line"]), "ratio",
@@ -791,9 +794,10 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
             c = _with_interval(within(f"line-tcp-{tag}", f"({case}, TCP {wname}) 'the rate values oscillate about the "
                                       "theoretical mean' (§3.2): TCP mean rate / the line (±50 %)", 1.0,
                                       _mean(d["tcp_over_line"]), "ratio", rel_tol=0.5, kind=kind), d["tcp_over_line"])
-            claims.append(_explain(c, "the line uses the multicast source's SRTT, the full-queue round trip; TCP's "
-                                      "own round trip is shorter, and in (b) 16 TCP flows' rate is set by their RTT, "
-                                      "not the main flow's LEs (fig13_runs.csv: tcp_over_line, srtt_mean)"))
+            claims.append(_explain(c, f"the line uses the multicast source's SRTT ({sm:.3f} s, the full-queue round "
+                                      f"trip); TCP's own SRTT is {st_:.3f} s, and with it the line is {sm / st_:.2f}× "
+                                      f"higher, putting TCP at {_mean(d['tcp_over_line']) * st_ / sm:.2f}× it "
+                                      "(fig13_runs.csv: tcp_over_line, srtt_mean, tcp_srtt_mean)"))
             _progress(f"lesbcc-fig13 ({case}, {wname}): main/TCP {d['ratio'].mean():.2f}, TCP/line "
                       f"{d['tcp_over_line'].mean():.2f}")
     runs = pd.DataFrame(rows)
@@ -917,13 +921,14 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
         _explain(_with_interval(at_most("red-converges-faster", "'the RTT converges much faster with RED' (§3.2.1): RED "
                                         "− DropTail convergence time (5 s bin medians within ±20 % of the second-half "
                                         "median), mean over seeds", 0.0, _mean(conv), "s", kind="paper"), conv),
-                 "with DropTail every LI comes from a full queue, so every RTT sample is the full-queue round trip "
-                 f"from the first loss on (DropTail settles at {_mean(dt['srtt_converge_s']):.1f} s); RED's samples "
-                 f"follow its average queue, which drifts while the flows settle ({_mean(red['srtt_converge_s']):.1f} s). "
-                 "Starting the estimate at 100 ms instead of 200 ms gives DropTail "
-                 f"{_mean(abl[abl['queue'] == 'droptail']['srtt_converge_s']):.1f} s and RED "
-                 f"{_mean(abl[abl['queue'] == 'red']['srtt_converge_s']):.1f} s, so the initial estimate is not the "
-                 "cause (fig14_runs.csv: srtt_converge_s; fig14_initial_srtt.csv)"),
+                 f"DropTail's full-queue round trip ({_mean(dt['main_srtt_mean']):.3f} s) lies within ±20 % of the "
+                 "200 ms initial estimate (§5.2.1), so its SRTT counts as settled from the start; RED's must come down "
+                 f"to {_mean(red['main_srtt_mean']):.3f} s on RTT samples that only LIs bring. Per seed RED settles at "
+                 + ", ".join(f"{v:g}" for v in red["srtt_converge_s"]) + " s, DropTail at "
+                 + ", ".join(f"{v:g}" for v in dt["srtt_converge_s"]) + " s; with the estimate started at 100 ms, RED "
+                 + ", ".join(f"{v:g}" for v in abl[abl["queue"] == "red"]["srtt_converge_s"]) + " s, DropTail "
+                 + ", ".join(f"{v:g}" for v in abl[abl["queue"] == "droptail"]["srtt_converge_s"])
+                 + " s (fig14_runs.csv, fig14_initial_srtt.csv: srtt_converge_s)"),
         _with_interval(in_range("fair-droptail", "DropTail: 'the scheme remains fair towards the competing TCP flow' "
                                 "(§3.2.1): main / TCP mean rate, mean over seeds", 0.5, 2.0, _mean(f_dt), "ratio",
                                 kind="paper"), f_dt),
@@ -1004,9 +1009,12 @@ def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
                                     "heterogeneous loss probability and RTT' (§3.2.2): main mean rate / mean unicast "
                                     "rate (no beat-down, fig6's bar), mean over seeds", 0.5, _mean(ratio), "ratio",
                                     kind="paper"), ratio)
-        claims.append(_explain(c, "the main flow halves on receiver 1's LEs as often as set 1's flows but climbs "
-                                  "per its SRTT, biased toward the average of the four paths as §3.2.2 says: "
-                                  "(SRTT_set1 / SRTT_main)² of set 1's slope (fig16_runs.csv: set1_srtt, main_srtt_mean)"))
+        s1, sm = _mean(d["set1_srtt"]), _mean(d["main_srtt_mean"])
+        claims.append(_explain(c, "the main flow halves on receiver 1's LEs (the most LEs) but climbs per its own "
+                                  f"SRTT, biased toward the average of the four paths as §3.2.2 says ({sm:.3f} s against "
+                                  f"set 1's {s1:.3f} s): (SRTT_set1 / SRTT_main)² = {(s1 / sm) ** 2:.2f} of set 1's "
+                                  f"slope; main / set-1 rate {_mean(d['main_mean_bps'] / d['set1_mean_bps']):.2f} "
+                                  "(fig16_runs.csv: set1_srtt, main_srtt_mean, set1_mean_bps)"))
         lo = _mean(d[[f"set{k}_srtt" for k in range(1, 5)]].min(axis=1))
         hi = _mean(d[[f"set{k}_srtt" for k in range(1, 5)]].max(axis=1))
         claims.append(in_range(f"rtt-between-{tag}", f"{w} aggregation: 'its RTT would be biased higher (average of "
@@ -1125,9 +1133,12 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
     files = save(fig, out, "fig19")
     piv = agg.pivot_table(index=["split", "receivers"], columns="mode", values="mean")
     order_bad = int(((piv["none"] < piv["partial"] - 1e-9) | (piv["partial"] < piv["complete"] - 1e-9)).sum())
-    why_240 = ("LI2LE as Appendix A defines it filters the LIs of the next x packets after each LE it passes, so "
-               "the 4 % receiver's 240 LIs make 240 / (1 + p·x) LEs, not 240 (lesbcc-fig12's li2le.csv; here "
-               "fig19_runs.csv: worst_lis against les_passed)")
+    nd = df[df["mode"] == "none"]
+    why_240 = ("LI2LE as Appendix A defines it filters the LIs of the next x packets after each LE it passes "
+               "(LIs per LE = 1 + p·x, lesbcc-fig12's li2le.csv): without aggregation the 4 % receiver's LIs reach "
+               f"the source ({_mean(nd['worst_lis']):.0f} per run) and {_mean(nd['les_passed']):.0f} LEs pass, "
+               f"{_mean(nd['worst_lis']) / _mean(nd['les_passed']):.2f} LIs per LE (fig19_runs.csv: worst_lis, "
+               "les_passed)")
     claims = []
     for split, letter in zip(FIG19_SPLITS, "abc"):
         s = f"({split[0]},{split[1]})"
@@ -1149,9 +1160,12 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
     c = at_most("complete-suppresses", "'the worst-case curve ... suppresses all the LIs from the worst-loss "
                 "receiver': complete aggregation passes far fewer LEs than none (complete / none, mean)", 0.7,
                 float(piv["complete"].mean() / piv["none"].mean()), "ratio", kind="paper")
-    claims.append(_explain(c, "at 5 receivers only 1 − 0.98⁴ = 8 % of the worst receiver's losses are shared with "
-                              "another receiver, so per-sequence-number aggregation can hide only those; the "
-                              "paper's 'all' is more than such a tree gives (fig19.csv: worst_lis by mode)"))
+    wl = agg.groupby(["receivers", "mode"])["worst_lis"].mean()
+    claims.append(_explain(c, "per-sequence-number aggregation can hide only the worst receiver's losses that another "
+                              "receiver shares (1 − 0.98^(k−1) of them at k receivers: 8 % at 5); its LIs at the source, "
+                              "none → complete: " + "; ".join(f"{k} receivers {wl[(k, 'none')]:.0f} → "
+                                                             f"{wl[(k, 'complete')]:.0f}" for k in totals)
+                              + ". The paper's 'all' is more than such a tree gives (fig19.csv: worst_lis by mode)"))
     claims += [
         at_most("ordering", "none >= partial >= complete at every point (points violating it)", 0, order_bad, "points",
                 kind="derived"),
