@@ -188,6 +188,10 @@ def test_quick_experiments_write_their_files(tmp_path, name):
         assert (tmp_path / f).exists(), f
     s = json.loads((tmp_path / "summary.json").read_text())
     assert s["claims"] and all(isinstance(c["holds"], bool) for c in s["claims"])
+    # every failing paper claim says why, naming the output that shows it
+    for c in s["claims"]:
+        if c["kind"] == "paper" and not c["holds"]:
+            assert ".csv" in c["explanation"], c["id"]
     assert summary["experiment"] == name
 
 
