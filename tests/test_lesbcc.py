@@ -227,8 +227,11 @@ def test_monte_carlo_of_the_chain_matches_its_stationary_solution(bursty):
     # transition (e.g. halving to ⌈x/2⌉) or a wrong burst law moves one away from the other.
     n, p = 30, (0.05 if not bursty else 0.01)
     _, analytic = X.markov_ratio(p, n, bursty)
-    _, mc = X.markov_monte_carlo(p, n, bursty, rounds=60_000, seed=3)
+    _, mc, mean_x = X.markov_monte_carlo(p, n, bursty, rounds=60_000, seed=3)
     assert mc == pytest.approx(analytic, rel=0.03)
+    # the mean packets per round is the sharper check: halving to ⌈x/2⌉ moves it 4-9 % here
+    x, s, _ = X.markov_stationary(p, n)
+    assert mean_x == pytest.approx(float((x * s).sum()), rel=0.02)
     # and the bursty ratio is not the non-bursty one, so the check tells the models apart
     assert X.markov_ratio(0.01, n, True)[1] > 1.5 * X.markov_ratio(0.01, n, False)[1]
 

@@ -485,14 +485,14 @@ def markov_ratio(p: float, n: int, bursty: bool) -> tuple[float, float]:
 
 
 
-def markov_monte_carlo(p: float, n: int, bursty: bool, rounds: int, seed: int) -> tuple[float, float]:
+def markov_monte_carlo(p: float, n: int, bursty: bool, rounds: int, seed: int) -> tuple[float, float, float]:
     """Play the chain of §3.1.3 round by round: in state x send x packets; non-bursty, each is
     lost with probability p; bursty, the first i packets survive with probability (1−p)^i·p
     and the rest of the round is lost. A round with a loss is an LE and halves x (at least 1),
-    else x + 1 (at most N). Returns (p_li, p_li / p_le) per packet over the rounds after a
-    tenth of them (burn-in)."""
+    else x + 1 (at most N). Returns (p_li, p_li / p_le) per packet and the mean state (packets
+    per round) over the rounds after a tenth of them (burn-in)."""
     rng = np.random.default_rng(seed)
-    x, sent, lost, les = 1, 0, 0, 0
+    x, sent, lost, les, counted = 1, 0, 0, 0, 0
     burn = rounds // 10
     u = rng.random(rounds)
     log_a = np.log1p(-p)
@@ -506,9 +506,10 @@ def markov_monte_carlo(p: float, n: int, bursty: bool, rounds: int, seed: int) -
             sent += x
             lost += nl
             les += nl > 0
+            counted += 1
         x = max(x // 2, 1) if nl > 0 else min(x + 1, n)
     p_li = lost / sent
-    return p_li, p_li / (les / sent)
+    return p_li, p_li / (les / sent), sent / counted
 
 
 def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
@@ -533,9 +534,11 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
         for j, p in enumerate(ps):
             bursty = model == "bursty"
             a_li, a_ratio = markov_ratio(p, n, bursty)
-            m_li, m_ratio = markov_monte_carlo(p, n, bursty, rounds, seed * 100 + j + (50 if bursty else 0))
+            m_li, m_ratio, m_x = markov_monte_carlo(p, n, bursty, rounds, seed * 100 + j + (50 if bursty else 0))
+            xs, ss, _ = markov_stationary(p, n)
             mc_rows.append({"model": model, "p": p, "N": n, "rounds": rounds, "analytic_p_li": a_li,
                             "analytic_ratio": a_ratio, "mc_p_li": m_li, "mc_ratio": m_ratio,
+                            "analytic_mean_state": float((xs * ss).sum()), "mc_mean_state": m_x,
                             "rel_diff": abs(m_ratio - a_ratio) / a_ratio})
     mc = pd.DataFrame(mc_rows)
     mc.to_csv(out / "fig10_monte_carlo.csv", index=False)
