@@ -1,5 +1,11 @@
 """LE-SBCC experiments (issue 6): Thapliyal, Sidhartha, Li, Kalyanaraman, *LE-SBCC: Loss-Event
-Oriented Source-based Multicast Congestion Control*, §3 (Figures 6-19) and §4 (Figure 20).
+Oriented Source-based Multicast Congestion Control*, §3 (Figures 6-19), §4 (Figure 20 and the TFRC
+module against Padhye's equation) and §5.2.1 (Figures 13(c), 21 simulated: ``lesbcc-fig21-sim``,
+the twin of the testbed's ``net-lesbcc-fig21``).
+
+The Fig. 5 experiments run :data:`FIG5_SEEDS` seeds and decide their claims on the mean, with its
+Student-t interval; fig6's counts and fig10's low-p_li ratios are bands over the readings the
+paper leaves open (Fig. 5's delays, the chain's N).
 
 The Figure 5 topology, shared by fig6, fig7, fig13, fig14, fig16 and fig20 (:func:`fig5_run`):
 - the main multicast source and 16 unicast sources (4 sets of 4) each on a 6 Mb/s link to
