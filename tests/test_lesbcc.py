@@ -178,7 +178,8 @@ def test_markov_chain_by_hand():
     assert ratio == pytest.approx(p / ((s[0] * p + s[1] * (1 - a * a)) / (s[0] + 2 * s[1])))
 
 
-@pytest.mark.parametrize("name", ["lesbcc-fig10", "lesbcc-fig12", "lesbcc-fig6"])
+@pytest.mark.parametrize("name", ["lesbcc-fig10", "lesbcc-fig12", "lesbcc-fig6", "lesbcc-fig21-sim",
+                                  "lesbcc-tfrc-padhye"])
 def test_quick_experiments_write_their_files(tmp_path, name):
     exp = REGISTRY[name]
     res = exp.run(tmp_path, 1, quick=True)
@@ -187,12 +188,17 @@ def test_quick_experiments_write_their_files(tmp_path, name):
         assert (tmp_path / f).exists(), f
     s = json.loads((tmp_path / "summary.json").read_text())
     assert s["claims"] and all(isinstance(c["holds"], bool) for c in s["claims"])
+    # every failing paper claim says why, naming the output that shows it
+    for c in s["claims"]:
+        if c["kind"] == "paper" and not c["holds"]:
+            assert ".csv" in c["explanation"], c["id"]
     assert summary["experiment"] == name
 
 
 def test_every_lesbcc_experiment_is_registered():
     names = {n for n in REGISTRY if n.startswith("lesbcc-")}
-    assert names == {f"lesbcc-fig{k}" for k in (6, 7, 10, 12, 13, 14, 16, 19, 20)}
+    assert names == {f"lesbcc-fig{k}" for k in (6, 7, 10, 12, 13, 14, 16, 19, 20)} | {"lesbcc-fig21-sim",
+                                                                                  "lesbcc-tfrc-padhye"}
 
 
 def test_simulation_receivers_report_every_loss_of_the_worst_receiver():
@@ -213,3 +219,36 @@ def test_complete_aggregation_suppresses_the_slow_worst_receiver():
     full = X.fig19_run(3, 20, (80, 20), "complete")
     # P(another of 19 receivers at 2 % lost the same packet) = 1 - 0.98^19 = 32 %
     assert full["worst_lis"] < 0.8 * none["worst_lis"]
+
+
+@pytest.mark.parametrize("bursty", [False, True])
+def test_monte_carlo_of_the_chain_matches_its_stationary_solution(bursty):
+    # Playing the chain of §3.1.3 round by round must give the analytic p_li / p_le: a wrong
+    # transition (e.g. halving to ⌈x/2⌉) or a wrong burst law moves one away from the other.
+    n, p = 30, (0.05 if not bursty else 0.01)
+    _, analytic = X.markov_ratio(p, n, bursty)
+    _, mc, mean_x = X.markov_monte_carlo(p, n, bursty, rounds=60_000, seed=3)
+    assert mc == pytest.approx(analytic, rel=0.03)
+    # the mean packets per round is the sharper check: halving to ⌈x/2⌉ moves it 4-9 % here
+    x, s, _ = X.markov_stationary(p, n)
+    assert mean_x == pytest.approx(float((x * s).sum()), rel=0.02)
+    # and the bursty ratio is not the non-bursty one, so the check tells the models apart
+    assert X.markov_ratio(0.01, n, True)[1] > 1.5 * X.markov_ratio(0.01, n, False)[1]
+
+
+def test_srtt_convergence_ignores_scatter_but_not_a_level_shift():
+    rng = np.random.default_rng(0)
+    t = np.arange(0.0, 200.0, 0.1)
+    # noisy around 0.1 s from the start (±30 % scatter in single samples): the bin medians settle at once
+    noisy = 0.1 * (1 + rng.uniform(-0.3, 0.3, t.size))
+    assert X._converge_time(t, noisy) == 0.0
+    # a level that moves from 0.2 s to 0.1 s at 42 s converges in the bin that starts at 40 s
+    shift = np.where(t < 42.0, 0.2, 0.1)
+    assert X._converge_time(t, shift) == 40.0  # 30 of the 50 samples of [40, 45) are at the new level
+
+
+def test_claims_over_seeds_report_the_student_t_interval():
+    c = X._with_interval(X.within("x", "s", 1.0, 1.0, "u", abs_tol=0.1, kind="sanity"), [0.9, 1.0, 1.1, 1.0, 1.0])
+    # sd = sqrt(0.005), t(0.975, 4) = 2.776
+    half = 2.776 * np.sqrt(0.005) / np.sqrt(5)
+    assert f"{1 - half:.4g}..{1 + half:.4g}" in c.tolerance

@@ -1,5 +1,11 @@
 """LE-SBCC experiments (issue 6): Thapliyal, Sidhartha, Li, Kalyanaraman, *LE-SBCC: Loss-Event
-Oriented Source-based Multicast Congestion Control*, §3 (Figures 6-19) and §4 (Figure 20).
+Oriented Source-based Multicast Congestion Control*, §3 (Figures 6-19), §4 (Figure 20 and the TFRC
+module against Padhye's equation) and §5.2.1 (Figures 13(c), 21 simulated: ``lesbcc-fig21-sim``,
+the twin of the testbed's ``net-lesbcc-fig21``).
+
+The Fig. 5 experiments run :data:`FIG5_SEEDS` seeds and decide their claims on the mean, with its
+Student-t interval; fig6's counts and fig10's low-p_li ratios are bands over the readings the
+paper leaves open (Fig. 5's delays, the chain's N).
 
 The Figure 5 topology, shared by fig6, fig7, fig13, fig14, fig16 and fig20 (:func:`fig5_run`):
 - the main multicast source and 16 unicast sources (4 sets of 4) each on a 6 Mb/s link to
@@ -30,9 +36,11 @@ import pandas as pd
 
 from castlab import Simulator
 from castlab._native import lesbcc_synthetic
-from castlab.experiments.common import Claim, Experiment, Result, at_least, at_most, in_range, within
+from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_band, in_range, t_interval,
+                                         within)
 from castlab.experiments.plotting import figure, save
-from castlab.metrics import rate_series, tcp_simple_throughput
+from castlab.metrics import padhye_throughput, rate_series, tcp_simple_throughput
+from castlab.stats import t_quantile
 
 PAPER = "Thapliyal et al. (LE-SBCC)"
 PACKET_BYTES = 560  # §3.1.1
@@ -51,9 +59,18 @@ FIG5 = {
 #   112 ms (every delay of FIG5 times 2);
 # - "bandwidth" as the 1 Mb/s fair rate of the sentence before it: 125 · 560 · 8 b =
 #   2 · 1 Mb/s · 0.28 s, a fixed RTT of 280 ms (every delay of FIG5 times 5).
-# fig6 reports their counts beside the main run's (not as claims).
+# - §5.2.1's testbed, which used "the topology in simulation (Figure 5) with the bandwidths and
+#   delays changed" to a round-trip latency of 500 ms (every delay of FIG5 times 500/56).
+# fig6's count claims are sensitivity bands over these four readings (issue 16): a count holds
+# when the paper's number lies inside [min, max] of our readings (each the mean over seeds).
 FIG5_RTT112 = {"access_delay_s": 0.010, "core_delay_s": 0.026, "bottleneck_delay_s": 0.020}
 FIG5_RTT280 = {"access_delay_s": 0.025, "core_delay_s": 0.065, "bottleneck_delay_s": 0.050}
+FIG5_RTT500 = {"access_delay_s": 0.045, "core_delay_s": 0.115, "bottleneck_delay_s": 0.090}
+FIG5_READINGS = {"56 ms": {}, "112 ms": FIG5_RTT112, "280 ms": FIG5_RTT280, "500 ms": FIG5_RTT500}
+# Seeds per point of the Fig. 5 experiments (fig6, 7, 13, 14, 16, 20): the paper shows one run;
+# our claims take the mean over these seeds and report its 95 % Student-t interval (our choice:
+# seed, seed + 1, ...; one seed decided fig13's (b) and it failed at 2 of 3 other seeds).
+FIG5_SEEDS = 5
 # §3.1.1 counts for the main source over 450 s
 PAPER_COUNTS = {"packets": 167_762, "lis": 949, "les": 32, "rate_reductions": 12}
 # RED on the bottlenecks for fig14: the paper gives no parameters. ns-2's defaults scaled to the
@@ -211,78 +228,133 @@ def _rate_plot(ax, run: dict, label_main: str = "main RM", others: int = 3, kind
     ax.set_ylabel("rate (Mb/s)")
 
 
-def _counts_claims(run: dict, tag: str) -> list[Claim]:
-    st = run["main_stats"]
-    df = run["flows"]
-    uni = df[df["kind"] == "lesbcc"]
-    return [
-        within(f"{tag}packets", "packets sent by the main source in 450 s (ODATA + RDATA; paper 167,762)",
-               PAPER_COUNTS["packets"], st["odata_sent"] + st["rdata_sent"], "packets", rel_tol=0.25),
-        within(f"{tag}lis", "LIs received by the main source (paper 949)", PAPER_COUNTS["lis"], st["lis"], "LIs",
-               rel_tol=0.5),
-        within(f"{tag}les", "LEs after LI2LE (paper 32)", PAPER_COUNTS["les"], st["les"], "LEs", rel_tol=0.5),
-        within(f"{tag}rate-reductions", "rate reductions of the main source (paper 12)", PAPER_COUNTS["rate_reductions"],
-               st["rate_reductions"], "reductions", rel_tol=0.5),
-        in_range(f"{tag}li-le-ratio", "LIs per LE: an order of magnitude from bursty losses (paper 949/32 = 29.7; "
-                 "the bursty Markov chain gives 9-90)", 9, 90, st["lis"] / max(st["les"], 1), "ratio"),
-        within(f"{tag}same-reductions", "the main flow makes about as many rate reductions as the unicast LE-SBCC flows "
-               "(paper: all 12): main / mean unicast", 1.0,
-               st["rate_reductions"] / max(float(uni["rate_reductions"].mean()), 1e-9), "ratio", abs_tol=0.25),
-    ]
+
+
+def _seeds(seed: int, quick: bool) -> list[int]:
+    return [seed + k for k in range(2 if quick else FIG5_SEEDS)]
+
+
+def _with_interval(c: Claim, values, confidence: float = 0.95) -> Claim:
+    """Report, beside a claim decided on the mean over seeds, that mean's Student-t interval."""
+    vals = [float(v) for v in values]
+    _, lo, hi = t_interval(vals, confidence)
+    c.tolerance = f"{c.tolerance}; mean of {len(vals)} seeds, {confidence:.0%} t-interval {lo:.4g}..{hi:.4g}"
+    return c
+
+
+def _explain(c: Claim, text: str) -> Claim:
+    """A failing paper claim carries its cause and the output that shows it."""
+    if c.kind == "paper" and not c.holds:
+        c.explanation = text
+    return c
+
+
+def _mean(values) -> float:
+    v = np.asarray([float(x) for x in values], dtype=float)
+    v = v[np.isfinite(v)]
+    return float(v.mean()) if v.size else float("nan")
 
 
 # ------------------------------------------------------------------------------------------
 # fig6: drop-to-zero avoidance
 # ------------------------------------------------------------------------------------------
 
+def _fig6_counts(r: dict) -> dict:
+    st, u = r["main_stats"], r["flows"][r["flows"]["kind"] == "lesbcc"]
+    return {"packets_sent": st["odata_sent"] + st["rdata_sent"], "odata": st["odata_sent"],
+            "rdata": st["rdata_sent"], "lis": st["lis"], "les": st["les"], "lprf_passed": st["lprf_passed"],
+            "rate_reductions": st["rate_reductions"], "li_per_le": st["lis"] / max(st["les"], 1),
+            "unicast_rate_reductions_mean": float(u["rate_reductions"].mean()),
+            "main_mean_bps": r["main_mean_bps"], "unicast_mean_bps": float(u["mean_bps"].mean()),
+            "main_srtt_mean_s": r["main_srtt_mean"], "receivers_complete": int(sum(r["receivers_complete"]))}
+
+
+# Why the count claims miss (docs/fidelity/lesbcc.md, fig6), with the file that shows it.
+FIG6_WHY = {
+    "packets": "the paper's count does not fit its own rate: 167,762 × 560 × 8 b / 450 s = 1.67 Mb/s, 67 % above "
+               "the 1 Mb/s share it says the flow averages (1 Mb/s for 450 s is 100,446 packets); every delay "
+               "reading sends about the fair share (counts.csv: packets_sent, main_mean_bps)",
+    "lis": "LIs per overflow are set by the 125-packet buffer (about √(2·B·MSS/n) ≈ 7 per flow), not the delay, and "
+           "the number of overflows by the increase interval SRTT + 2σ (counts.csv: lis, rate_reductions per reading)",
+    "les": "LEs follow the reductions, whose number is set by the increase interval SRTT + 2σ: the paper's 12 "
+           "reductions in 450 s need SRTT + 2σ ≈ 0.58 s (counts.csv: les, main_srtt_mean_s per reading)",
+    "rate-reductions": "a cycle lasts about C·I²/(2·n·MSS) = 111.6·I² s for the increase interval I = SRTT + 2σ; "
+                       "the paper's 12 reductions (37.5 s per cycle) need I ≈ 0.58 s (counts.csv: rate_reductions, "
+                       "main_srtt_mean_s per reading)",
+    "li-le-ratio": "the burst lost per overflow is set by the buffer, about √(2·B·MSS/n) ≈ 7 packets per flow "
+                   "(B = 125 packets, n = 5 flows), and grows little with the delay; 29.7 LIs per LE needs bursts "
+                   "about 3-4× larger than any reading gives (counts.csv: li_per_le per reading)",
+}
+
+
 def run_fig6(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 100.0 if quick else DURATION_S
-    run = fig5_run(seed, duration)
-    _progress(f"lesbcc-fig6: main {run['main_mean_bps'] / 1e6:.3f} Mb/s, wall {run['wall_s']:.1f} s")
-    df = run["flows"]
-    df.to_csv(out / "flows.csv", index=False)
-    st = run["main_stats"]
+    seeds = _seeds(seed, quick)
+    readings = {"56 ms": {}} if quick else FIG5_READINGS
+    rows, first = [], None
+    for name, topo in readings.items():
+        for s in seeds:
+            run = fig5_run(s, duration, topo=topo)
+            if first is None:
+                first = run
+            rows.append({"reading": name, "seed": s, **_fig6_counts(run)})
+        m = pd.DataFrame(rows)
+        m = m[m["reading"] == name]
+        _progress(f"lesbcc-fig6 RTT {name}: main {m['main_mean_bps'].mean() / 1e6:.3f} Mb/s, reductions "
+                  f"{m['rate_reductions'].mean():.1f}, LIs/LE {m['li_per_le'].mean():.2f}")
+    df = pd.DataFrame(rows)
+    df.to_csv(out / "counts_runs.csv", index=False)
+    means = df.drop(columns="seed").groupby("reading", sort=False).mean()
+    paper = {"packets_sent": 167_762, "lis": 949, "les": 32, "rate_reductions": 12, "li_per_le": 949 / 32,
+             "unicast_rate_reductions_mean": 12}
+    table = means.T
+    table["paper"] = [paper.get(k) for k in table.index]
+    table.rename_axis("quantity").to_csv(out / "counts.csv")
+    run = first
+    first["flows"].to_csv(out / "flows.csv", index=False)
     t, r = run["main_series"]
     pd.DataFrame({"time_s": t, "main_rate_bps": r}).to_csv(out / "main_rate.csv", index=False)
     fig, ax = figure(6, 3.6)
     _rate_plot(ax, run)
-    ax.axhline(FAIR_BPS / 1e6, color="0.5", ls="--", lw=1)
-    ax.set_title("Fig. 6: main RM vs unicast LE-SBCC flows (Fig. 5 topology)")
+    ax.axhline(FAIR_BPS / 1e6, color="0.5", ls="--", lw=1, label="paper: fair share 1 Mb/s")
+    ax.set_ylim(0, None)
+    ax.set_title(f"Fig. 6: main RM vs unicast LE-SBCC flows (Fig. 5 topology, seed {seeds[0]})")
     ax.legend(fontsize=7, loc="upper right")
     files = save(fig, out, "fig6")
-    uni = df[df["kind"] == "lesbcc"]
 
-    def _counts(r: dict) -> dict:
-        st, u = r["main_stats"], r["flows"][r["flows"]["kind"] == "lesbcc"]
-        return {"packets_sent": st["odata_sent"] + st["rdata_sent"], "odata": st["odata_sent"],
-                "rdata": st["rdata_sent"], "lis": st["lis"], "les": st["les"], "lprf_passed": st["lprf_passed"],
-                "rate_reductions": st["rate_reductions"], "unicast_rate_reductions_mean": float(u["rate_reductions"].mean()),
-                "main_mean_bps": r["main_mean_bps"], "unicast_mean_bps": float(u["mean_bps"].mean()),
-                "main_srtt_mean_s": r["main_srtt_mean"]}
-
-    counts = _counts(run)
-    alt112 = _counts(fig5_run(seed, duration, topo=FIG5_RTT112)) if not quick else {}
-    alt = _counts(fig5_run(seed, duration, topo=FIG5_RTT280)) if not quick else {}
-    paper = {"packets_sent": 167_762, "lis": 949, "les": 32, "rate_reductions": 12, "unicast_rate_reductions_mean": 12}
-    pd.DataFrame([{"quantity": k, "ours": v, "ours_rtt112": alt112.get(k), "ours_rtt280": alt.get(k),
-                   "paper": paper.get(k)} for k, v in counts.items()]).to_csv(out / "counts.csv", index=False)
+    main = df[df["reading"] == "56 ms"]
+    ratio = main["main_mean_bps"] / main["unicast_mean_bps"]
+    red = main["rate_reductions"] / main["unicast_rate_reductions_mean"]
     claims = [
-        within("main-fair-share", "the main multicast flow averages about its fair share of 1 Mb/s", 1.0,
-               run["main_mean_bps"] / 1e6, "Mb/s", rel_tol=0.25),
-        at_least("no-drop-to-zero", "the main flow is not beaten down: main mean rate / mean unicast rate", 0.8,
-                 run["main_mean_bps"] / float(uni["mean_bps"].mean()), "ratio"),
-        at_least("reliable", "every receiver of the main flow ends with no unrecoverable loss", 4,
-                 sum(run["receivers_complete"]), "receivers"),
+        _with_interval(within("main-fair-share", "'the average rate is close to 1 Mbps, the fair share' (§3.1.1): the "
+                              "main flow's mean rate (mean over seeds)", 1.0, _mean(main["main_mean_bps"] / 1e6),
+                              "Mb/s", rel_tol=0.25, kind="paper"), main["main_mean_bps"] / 1e6),
+        _with_interval(at_least("no-drop-to-zero", "'the multicast flow does not get beaten down' (§3.1.1): main mean "
+                                "rate / mean unicast rate (mean over seeds)", 0.8, _mean(ratio), "ratio", kind="paper"),
+                       ratio),
+        at_least("reliable", "every receiver of the main flow ends with no unrecoverable loss, in every run (fraction)",
+                 1.0, float(df["receivers_complete"].sum()) / (4 * len(df)), "fraction", kind="sanity"),
     ]
     if not quick:
-        claims += _counts_claims(run, "")
-    params = {**FIG5, "receivers": SIM_RECEIVER, "duration_s": duration, "counts": counts,
-              "counts_rtt112": alt112, "counts_rtt280": alt,
-              "topology_rtt112": FIG5_RTT112, "topology_rtt280": FIG5_RTT280, "les_per_receiver": run["les_per_receiver"].tolist(),
-              "lis_per_receiver": run["lis_per_receiver"].tolist(), "main_mean_bps": run["main_mean_bps"],
-              "unicast_mean_bps": float(uni["mean_bps"].mean()), "main_srtt_mean_s": run["main_srtt_mean"],
-              "wall_s_sim": run["wall_s"], "paper_counts": PAPER_COUNTS}
-    return Result(params, claims, ["flows.csv", "main_rate.csv", "counts.csv", *files])
+        c = _with_interval(within("same-reductions", "'all flows have 12 rate-reductions' (§3.1.1): main reductions / "
+                                  "mean unicast reductions (56 ms, mean over seeds)", 1.0, _mean(red), "ratio",
+                                  abs_tol=0.25, kind="paper"), red)
+        claims.append(c)
+        for cid, col, pv, what in (("packets", "packets_sent", 167_762, "packets sent by the main source in 450 s"),
+                                   ("lis", "lis", 949, "LIs received by the main source"),
+                                   ("les", "les", 32, "LEs after LI2LE"),
+                                   ("rate-reductions", "rate_reductions", 12, "rate reductions of the main source"),
+                                   ("li-le-ratio", "li_per_le", 949 / 32, "LIs per LE (949/32)")):
+            c = in_band(cid, f"{what} (paper {pv:,.4g}): band over the delay readings of Fig. 5 (fixed RTT 56/112/280 "
+                        "ms and §5.2.1's 500 ms), each the mean over seeds", pv,
+                        {k: float(means.loc[k, col]) for k in readings}, col, kind="paper")
+            claims.append(_explain(c, FIG6_WHY[cid]))
+    params = {**FIG5, "receivers": SIM_RECEIVER, "duration_s": duration, "seeds": seeds,
+              "readings": {k: {**FIG5, **v} for k, v in readings.items()},
+              "counts_mean": {k: means.loc[k].to_dict() for k in readings}, "paper_counts": PAPER_COUNTS,
+              "les_per_receiver_first_run": run["les_per_receiver"].tolist(),
+              "lis_per_receiver_first_run": run["lis_per_receiver"].tolist()}
+    return Result(params, claims, ["flows.csv", "main_rate.csv", "counts.csv", "counts_runs.csv", *files])
 
 
 # ------------------------------------------------------------------------------------------
@@ -295,41 +367,68 @@ FIG7_CASES = [
     ("(b) no Max-LPRF", {"max_lprf": False}),
     ("(c) no LI2LE", {"li2le": False}),
 ]
+# Rules (fixed before the second-pass runs, issue 16): "beaten down" uses fig6's bar, so it
+# tells the cases apart: the full cascade is not beaten down when main / unicast >= 0.8
+# (fig6's no-drop-to-zero), a reduced cascade is when its mean over seeds is below 0.8; a
+# derived claim checks that the full cascade clears the bar here too. "Worse than the full
+# cascade" holds when the upper end of the case's 95 % t-interval lies below the lower end of
+# the full cascade's. (b) is reported but not claimed: it is the run of (a) (without σ every LI
+# that LI2LE would filter falls in the ATF epoch of the LE before it), so its claims would count
+# the same run twice (issue 16); params says whether the runs are identical.
+BEATEN_DOWN = 0.8
 
 
 def run_fig7(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 100.0 if quick else DURATION_S
-    rows, runs = [], {}
+    seeds = _seeds(seed, quick)
+    rows, first = [], {}
     for name, kw in FIG7_CASES:
-        run = fig5_run(seed, duration, main_kw=kw)
-        uni = run["flows"][run["flows"]["kind"] == "lesbcc"]
-        st = run["main_stats"]
-        rows.append({"case": name, "main_mean_bps": run["main_mean_bps"], "unicast_mean_bps": float(uni["mean_bps"].mean()),
-                     "ratio": run["main_mean_bps"] / float(uni["mean_bps"].mean()), "lis": st["lis"], "les": st["les"],
-                     "lprf_passed": st["lprf_passed"], "rate_reductions": st["rate_reductions"],
-                     "unicast_rate_reductions": float(uni["rate_reductions"].mean())})
-        runs[name] = run
-        _progress(f"lesbcc-fig7 {name}: ratio {rows[-1]['ratio']:.2f} (wall {run['wall_s']:.1f} s)")
+        for s in seeds:
+            run = fig5_run(s, duration, main_kw=kw)
+            uni = run["flows"][run["flows"]["kind"] == "lesbcc"]
+            st = run["main_stats"]
+            rows.append({"case": name, "seed": s, "main_mean_bps": run["main_mean_bps"],
+                         "unicast_mean_bps": float(uni["mean_bps"].mean()),
+                         "ratio": run["main_mean_bps"] / float(uni["mean_bps"].mean()), "lis": st["lis"],
+                         "les": st["les"], "lprf_passed": st["lprf_passed"], "rate_reductions": st["rate_reductions"],
+                         "unicast_rate_reductions": float(uni["rate_reductions"].mean())})
+            first.setdefault(name, run)
+        r = pd.DataFrame(rows)
+        _progress(f"lesbcc-fig7 {name}: ratio {r[r['case'] == name]['ratio'].mean():.2f}")
     df = pd.DataFrame(rows)
-    df.to_csv(out / "fig7.csv", index=False)
+    df.to_csv(out / "fig7_runs.csv", index=False)
+    df.drop(columns="seed").groupby("case", sort=False).mean().to_csv(out / "fig7.csv")
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.4), dpi=120, sharey=True)
     for ax, (name, _) in zip(axes, FIG7_CASES[1:]):
-        _rate_plot(ax, runs[name], others=2)
+        _rate_plot(ax, first[name], others=2)
+        ax.axhline(FAIR_BPS / 1e6, color="0.5", ls="--", lw=1)
         ax.set_title(name, fontsize=9)
         ax.grid(True, alpha=0.3)
+    axes[0].set_ylim(0, None)
     axes[0].legend(fontsize=7)
     files = save(fig, out, "fig7")
-    claims = []
-    full = df.iloc[0]
-    for _, r in df.iloc[1:].iterrows():
-        claims.append(at_most(f"beaten-down-{r['case'][:3].strip('( )')}",
-                              f"{r['case']}: the main flow is beaten below the unicast flows (main / unicast mean rate)",
-                              1.0, r["ratio"], "ratio"))
-        claims.append(at_most(f"worse-than-full-{r['case'][:3].strip('( )')}",
-                              f"{r['case']}: main / unicast ratio below the full cascade's ({full['ratio']:.2f})",
-                              float(full["ratio"]), r["ratio"], "ratio"))
-    return Result({**FIG5, "duration_s": duration, "cases": [c for c, _ in FIG7_CASES]}, claims, ["fig7.csv", *files])
+    by = {name: df[df["case"] == name]["ratio"].to_numpy() for name, _ in FIG7_CASES}
+    _, full_lo, _ = t_interval(by["full cascade"])
+    claims = [_with_interval(at_least("full-not-beaten-down", "control: the full cascade clears fig6's bar on the same "
+                                      "runs (main / unicast mean rate, mean over seeds)", BEATEN_DOWN,
+                                      _mean(by["full cascade"]), "ratio", kind="derived"), by["full cascade"])]
+    for name, tag in (("(a) no LI2LE, no Max-LPRF", "a"), ("(c) no LI2LE", "c")):
+        claims.append(_with_interval(at_most(f"beaten-down-{tag}", f"{name}: 'we observe the drop-to-zero problem' "
+                                             f"(§3.1.2): main / unicast mean rate below fig6's bar {BEATEN_DOWN} (mean "
+                                             "over seeds)", BEATEN_DOWN, _mean(by[name]), "ratio", kind="paper"),
+                                     by[name]))
+        _, _, hi = t_interval(by[name])
+        claims.append(at_most(f"worse-than-full-{tag}", f"{name}: the case's 95 % t-interval lies below the full "
+                              "cascade's (upper end of the case's interval; bound: lower end of the full cascade's)",
+                              round(full_lo, 4), hi, "ratio", kind="derived"))
+    a = df[df["case"] == FIG7_CASES[1][0]].reset_index(drop=True)
+    b = df[df["case"] == FIG7_CASES[2][0]].reset_index(drop=True)
+    same = int(((a["rate_reductions"] == b["rate_reductions"]) & np.isclose(a["main_mean_bps"], b["main_mean_bps"])).sum())
+    return Result({**FIG5, "duration_s": duration, "seeds": seeds, "cases": [c for c, _ in FIG7_CASES],
+                   "beaten_down_below": BEATEN_DOWN, "b_runs_identical_to_a": f"{same} of {len(a)}",
+                   "mean_ratio": {k: _mean(v) for k, v in by.items()}},
+                  claims, ["fig7.csv", "fig7_runs.csv", *files])
 
 
 # ------------------------------------------------------------------------------------------
@@ -337,7 +436,18 @@ def run_fig7(out: Path, seed: int, quick: bool = False) -> Result:
 # ------------------------------------------------------------------------------------------
 
 MC_N = 500  # "different large N's" (§3.1.3): the maximum packets per RTT
-
+# The readings of N for the sensitivity band (fixed before running them, issue 16): §3.1.3 says
+# only "different large N's". On Fig. 5 one flow at its 6 Mb/s access rate sends 75-234
+# packets of 560 bytes per round trip (56 ms fixed, 175 ms with a full queue); 500 and 1000 are
+# "large" beyond that. A claim on the low-p_li region holds when the paper's number lies inside
+# the band of our readings.
+MC_N_READINGS = (100, 200, 500, 1000)
+# The Monte Carlo of the chain (a check of our stationary solution, not of the paper): rounds per
+# point, and the relative difference from the analytic ratio it must stay within (fixed before
+# running: 5 %, a few standard errors at these round counts).
+MC_ROUNDS = 200_000
+MC_REL_TOL = 0.05
+MC_POINTS = {"non-bursty": (0.01, 0.05, 0.1, 0.3), "bursty": (1e-4, 1e-3, 1e-2, 0.1)}
 
 def markov_stationary(p: float, n: int, tol: float = 1e-14, max_iter: int = 1_000_000
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -380,53 +490,141 @@ def markov_ratio(p: float, n: int, bursty: bool) -> tuple[float, float]:
     return p_li, p_li / p_le
 
 
+
+def markov_monte_carlo(p: float, n: int, bursty: bool, rounds: int, seed: int) -> tuple[float, float, float]:
+    """Play the chain of §3.1.3 round by round: in state x send x packets; non-bursty, each is
+    lost with probability p; bursty, the first i packets survive with probability (1−p)^i·p
+    and the rest of the round is lost. A round with a loss is an LE and halves x (at least 1),
+    else x + 1 (at most N). Returns (p_li, p_li / p_le) per packet and the mean state (packets
+    per round) over the rounds after a tenth of them (burn-in)."""
+    rng = np.random.default_rng(seed)
+    x, sent, lost, les, counted = 1, 0, 0, 0, 0
+    burn = rounds // 10
+    u = rng.random(rounds)
+    log_a = np.log1p(-p)
+    for k in range(rounds):
+        if bursty:
+            i = int(np.log(u[k]) / log_a) if u[k] > 0 else n  # survivors before the first loss
+            nl = x - i if i < x else 0
+        else:
+            nl = int(rng.binomial(x, p))
+        if k >= burn:
+            sent += x
+            lost += nl
+            les += nl > 0
+            counted += 1
+        x = max(x // 2, 1) if nl > 0 else min(x + 1, n)
+    p_li = lost / sent
+    return p_li, p_li / (les / sent), sent / counted
+
+
 def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
     n = 200 if quick else MC_N
     ps_nb = np.linspace(0.005, 0.6, 25 if quick else 120)
     ps_b = np.logspace(-5, np.log10(0.6), 25 if quick else 120)
-    nb = [markov_ratio(float(p), n, False) for p in ps_nb]
-    bu = [markov_ratio(float(p), n, True) for p in ps_b]
-    df = pd.concat([pd.DataFrame({"model": "non-bursty", "p": ps_nb, "p_li": [a for a, _ in nb], "ratio": [b for _, b in nb]}),
-                    pd.DataFrame({"model": "bursty", "p": ps_b, "p_li": [a for a, _ in bu], "ratio": [b for _, b in bu]})])
+    n_readings = (100, 200) if quick else MC_N_READINGS
+    frames = []
+    for nn in sorted(set(n_readings) | {n}):
+        nb = [markov_ratio(float(p), nn, False) for p in ps_nb]
+        bu = [markov_ratio(float(p), nn, True) for p in ps_b]
+        frames += [pd.DataFrame({"N": nn, "model": "non-bursty", "p": ps_nb, "p_li": [a for a, _ in nb],
+                                 "ratio": [b for _, b in nb]}),
+                   pd.DataFrame({"N": nn, "model": "bursty", "p": ps_b, "p_li": [a for a, _ in bu],
+                                 "ratio": [b for _, b in bu]})]
+    df = pd.concat(frames)
     df.to_csv(out / "fig10.csv", index=False)
+    # Monte Carlo against the analytic chain at N = n
+    rounds = 20_000 if quick else MC_ROUNDS
+    mc_rows = []
+    for model, ps in MC_POINTS.items():
+        for j, p in enumerate(ps):
+            bursty = model == "bursty"
+            a_li, a_ratio = markov_ratio(p, n, bursty)
+            m_li, m_ratio, m_x = markov_monte_carlo(p, n, bursty, rounds, seed * 100 + j + (50 if bursty else 0))
+            xs, ss, _ = markov_stationary(p, n)
+            mc_rows.append({"model": model, "p": p, "N": n, "rounds": rounds, "analytic_p_li": a_li,
+                            "analytic_ratio": a_ratio, "mc_p_li": m_li, "mc_ratio": m_ratio,
+                            "analytic_mean_state": float((xs * ss).sum()), "mc_mean_state": m_x,
+                            "rel_diff": abs(m_ratio - a_ratio) / a_ratio})
+    mc = pd.DataFrame(mc_rows)
+    mc.to_csv(out / "fig10_monte_carlo.csv", index=False)
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.4), dpi=120)
-    a = df[df["model"] == "non-bursty"]
-    b = df[df["model"] == "bursty"]
-    axes[0].plot(a["p_li"], a["ratio"], "-")
+    for nn in sorted(df["N"].unique()):
+        a = df[(df["model"] == "non-bursty") & (df["N"] == nn)]
+        b = df[(df["model"] == "bursty") & (df["N"] == nn)]
+        lw = 1.6 if nn == n else 0.8
+        axes[0].plot(a["p_li"], a["ratio"], "-", lw=lw, label=f"N = {nn}")
+        axes[1].plot(b["p_li"], b["ratio"], "-", lw=lw, label=f"N = {nn}")
+        low = b[b["p_li"] <= 0.05]
+        axes[2].plot(low["p_li"], low["ratio"], "-", lw=lw, label=f"N = {nn}")
+    for model, ax in (("non-bursty", axes[0]), ("bursty", axes[1])):
+        m = mc[mc["model"] == model]
+        ax.plot(m["mc_p_li"], m["mc_ratio"], "kx", label=f"Monte Carlo, N = {n}")
+    axes[0].axhline(1.25, color="0.5", ls="--", lw=1, label="paper: max < 1.25")
+    axes[2].axhspan(9, 90, color="0.85", zorder=0, label="paper: 9-90")
     axes[0].set_title("(a) non-bursty")
-    axes[1].plot(b["p_li"], b["ratio"], "-")
     axes[1].set_title("(b) bursty")
-    low = b[b["p_li"] <= 0.05]
-    axes[2].plot(low["p_li"], low["ratio"], "-")
+    axes[1].set_yscale("log")
     axes[2].set_title("(c) bursty, low p_li")
     for ax in axes:
         ax.set_xlabel("p_li")
         ax.set_ylabel("p_li / p_le")
         ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=6)
     files = save(fig, out, "fig10")
-    r10 = markov_ratio(0.10, n, False)[1]
     # the bursty ratio at the LI probability of §3.1.1's simulation (949 LIs / 167,762 packets)
     p_sim = 949 / 167_762
-    order = np.argsort(b["p_li"].to_numpy())
-    r_sim = float(np.interp(p_sim, b["p_li"].to_numpy()[order], b["ratio"].to_numpy()[order]))
-    region = b[(b["p_li"] >= 0.005) & (b["p_li"] <= 0.05)]
+    per_n = {}
+    for nn in n_readings:
+        a = df[(df["model"] == "non-bursty") & (df["N"] == nn)]
+        b = df[(df["model"] == "bursty") & (df["N"] == nn)]
+        order = np.argsort(b["p_li"].to_numpy())
+        region = b[(b["p_li"] >= 0.005) & (b["p_li"] <= 0.05)]
+        per_n[nn] = {"nonbursty_max": float(a["ratio"].max()),
+                     "low_min": float(region["ratio"].min()) if len(region) else float("nan"),
+                     "low_max": float(region["ratio"].max()) if len(region) else float("nan"),
+                     "at_p_sim": float(np.interp(p_sim, b["p_li"].to_numpy()[order], b["ratio"].to_numpy()[order]))}
+    r10 = markov_ratio(0.10, n, False)[1]
+    sim_vals = [v["at_p_sim"] for v in per_n.values()]
+    lo_s, hi_s = min(sim_vals), max(sim_vals)
+    overlap = hi_s >= 29.7 / 3 and lo_s <= 29.7 * 3
     claims = [
-        at_most("nonbursty-max", "non-bursty: p_li / p_le stays under 1.25 for every p", 1.25, float(a["ratio"].max()),
-                "ratio"),
-        within("nonbursty-10pct", "non-bursty at p = 10 %: p_li / p_le ≈ 1.2 (used for Fig. 12's 600/1.2 = 500)", 1.2,
-               r10, "ratio", abs_tol=0.05),
-        at_least("bursty-low-min", "bursty, low p_li (0.5-5 %): the ratio is at least 9", 9.0,
-                 float(region["ratio"].min()) if len(region) else float("nan"), "ratio"),
-        at_most("bursty-low-max", "bursty, low p_li (0.5-5 %): the ratio is at most 90", 90.0,
-                float(region["ratio"].max()) if len(region) else float("nan"), "ratio"),
-        in_range("bursty-matches-sim", "bursty ratio at the simulation's p_li = 949/167,762 is of the same order as "
-                 "its 949/32 = 29.7 (within a factor 3)", 29.7 / 3, 29.7 * 3, r_sim, "ratio"),
+        at_most("nonbursty-max", "'the maximum ratio of LI to LE probability is less than 1.25' (non-bursty): the "
+                "largest p_li / p_le over every p and every reading of N", 1.25,
+                max(v["nonbursty_max"] for v in per_n.values()), "ratio", kind="paper"),
+        within("nonbursty-10pct", f"non-bursty at p = 10 %: 'p_li/p_le ratio is around 1.2' (§3.1.4; N = {n})", 1.2,
+               r10, "ratio", abs_tol=0.05, kind="paper"),
+        in_band("bursty-low-min", "bursty, low p_li (0.5-5 %): 'high p_li/p_le ratios (9-90)': the smallest ratio of "
+                "the region, band over N", 9.0, {f"N={k}": v["low_min"] for k, v in per_n.items()}, "ratio",
+                kind="paper"),
+        in_band("bursty-low-max", "bursty, low p_li (0.5-5 %): 'high p_li/p_le ratios (9-90)': the largest ratio of "
+                "the region, band over N", 90.0, {f"N={k}": v["low_max"] for k, v in per_n.items()}, "ratio",
+                kind="paper"),
+        Claim("bursty-matches-sim", "'the model gives the same order of magnitude' as the simulation's 949/32 = 29.7: "
+              "the band over N of the bursty ratio at p_li = 949/167,762 overlaps 29.7/3..29.7·3",
+              "9.9..89.1", f"{lo_s:.4g}..{hi_s:.4g} (" + ", ".join(f"N={k}: {v['at_p_sim']:.4g}"
+                                                                 for k, v in per_n.items()) + ")",
+              "ratio", "band overlaps range", bool(overlap), "paper"),
+        at_most("monte-carlo-agrees", f"a Monte Carlo of the chain ({rounds:,} rounds per point, N = {n}) gives the "
+                "analytic p_li / p_le at 8 points (largest relative difference)", MC_REL_TOL,
+                float(mc["rel_diff"].max()), "fraction", kind="sanity"),
     ]
-    params = {"N": n, "p_nonbursty": [float(ps_nb[0]), float(ps_nb[-1])], "p_bursty": [float(ps_b[0]), float(ps_b[-1])],
-              "ratio_at_p_sim": r_sim, "p_li_region": [0.005, 0.05],
-              "region_p_li_covered": [float(region["p_li"].min()), float(region["p_li"].max())] if len(region) else None}
-    return Result(params, claims, ["fig10.csv", *files])
+    b = df[(df["model"] == "bursty") & (df["N"] == n)].sort_values("p_li")
+    at9 = float(np.interp(-9.0, -b["ratio"].to_numpy(), b["p_li"].to_numpy()))  # the ratio falls as p_li grows
+    for c in claims:
+        if c.id == "bursty-low-min":
+            _explain(c, f"the smallest ratio sits at the region's upper end (p_li = 5 %), where N does not matter; the "
+                        f"ratio reaches 9 at p_li = {at9:.1%} (N = {n}), so the paper's low region reaches further "
+                        "than the 5 % we read (fig10.csv: bursty rows, p_li and ratio)")
+        elif c.id == "bursty-low-max":
+            _explain(c, "the low-p_li end grows with N: as p → 0 the chain sits at state N and a burst loses a fixed "
+                        "share of N packets, so the region's largest ratio scales with N (fig10.csv, column N)")
+    params = {"N": n, "N_readings": list(n_readings), "p_nonbursty": [float(ps_nb[0]), float(ps_nb[-1])],
+              "p_bursty": [float(ps_b[0]), float(ps_b[-1])], "p_li_region": [0.005, 0.05], "p_sim": p_sim,
+              "per_N": {str(k): v for k, v in per_n.items()}, "monte_carlo_rounds": rounds,
+              "bursty_p_li_at_ratio_9": at9}
+    return Result(params, claims, ["fig10.csv", "fig10_monte_carlo.csv", *files])
 
 
 # ------------------------------------------------------------------------------------------
@@ -435,6 +633,13 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
 
 FIG12_RTT_S = 0.1  # "constant RTTs" (§3.1.4), value not given: 100 ms for every receiver
 FIG12_PACKETS = 6000  # §3.1.4 (and §3.3): 6000 packets
+# Appendix A's LI2LE passes an LI when it comes more than SRTT + 2σ after the last one passed, so
+# after each LE the LIs of the next x packets sent (x = rate · (SRTT + 2σ) / packet size) are
+# filtered: LIs per LE = 1 + p·x for one receiver with independent loss p. The claim (derived,
+# rule fixed before running): the drive's LIs / LEs of a single receiver lies within ±10 % of
+# 1 + p·x, x measured from the same runs (mean rate × final SRTT; σ → 0 at a constant RTT).
+LI2LE_PS = (0.05, 0.10, 0.20)
+LI2LE_TOL = 0.10
 
 
 def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
@@ -455,16 +660,33 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     agg = df.groupby(["worst_loss", "receivers"]).agg(mean=("les_passed", "mean"), std=("les_passed", "std"),
                                                       count=("les_passed", "size"), worst_les=("worst_les", "mean"),
                                                       lis=("lis", "mean")).reset_index()
-    # 99 % confidence half-width (normal approximation, as the paper's 99 % intervals)
-    agg["ci99"] = 2.576 * agg["std"].fillna(0) / np.sqrt(agg["count"])
+    # 99 % confidence half-width, Student's t with n − 1 degrees of freedom (the paper's 99 % intervals)
+    agg["ci99"] = [t_quantile(0.99, int(c)) * (s if np.isfinite(s) else 0.0) / np.sqrt(c) if c >= 2 else 0.0
+                   for s, c in zip(agg["std"], agg["count"])]
     agg.to_csv(out / "fig12.csv", index=False)
+    # LI2LE's LIs per LE, one receiver
+    li_rows = []
+    for p in LI2LE_PS:
+        for k in range(seeds):
+            r = lesbcc_synthetic([(1, p, FIG12_RTT_S)], FIG12_PACKETS, seed * 1000 + 500 + k)
+            x = r["mean_rate_bps"] * r["final_srtt_s"] / (PACKET_BYTES * 8)
+            li_rows.append({"p": p, "seed": seed * 1000 + 500 + k, "lis": r["lis"], "les": r["les"], "x": x,
+                            "mean_rate_bps": r["mean_rate_bps"], "srtt_s": r["final_srtt_s"]})
+    li = pd.DataFrame(li_rows)
+    li.to_csv(out / "li2le_runs.csv", index=False)
+    li_agg = li.groupby("p").agg(lis=("lis", "sum"), les=("les", "sum"), x=("x", "mean")).reset_index()
+    li_agg["measured"] = li_agg["lis"] / li_agg["les"]
+    li_agg["predicted"] = 1 + li_agg["p"] * li_agg["x"]
+    li_agg["chain_rounds"] = li_agg["p"] * li_agg["x"] / (1 - (1 - li_agg["p"]) ** li_agg["x"])
+    li_agg.to_csv(out / "li2le.csv", index=False)
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), dpi=120)
     for ax, worst, expect in zip(axes, (0.10, 0.20), (500, 1000)):
         a = agg[agg["worst_loss"] == worst]
-        ax.errorbar(a["receivers"], a["mean"], yerr=a["ci99"], fmt="o-", capsize=3, label="LEs passed (99 % CI)")
+        ax.errorbar(a["receivers"], a["mean"], yerr=a["ci99"], fmt="o-", capsize=3, label="LEs passed (99 % t-interval)")
         ax.axhline(expect, color="0.5", ls="--", lw=1, label=f"paper ≈ {expect}")
         ax.set_xscale("log")
+        ax.set_ylim(0, None)
         ax.set_xlabel("number of receivers")
         ax.set_ylabel("LEs passed by Max-LPRF")
         ax.set_title(f"({'a' if worst == 0.1 else 'b'}) worst receiver {worst:.0%}, others 2 %")
@@ -474,19 +696,32 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     claims = []
     for worst, lo, hi, paper in ((0.10, 500, 520, 510), (0.20, 950, 1050, 1000)):
         a = agg[agg["worst_loss"] == worst]
-        claims.append(within(f"level-{int(worst * 100)}pct", f"worst receiver at {worst:.0%}: mean LEs passed over all "
-                             f"receiver counts (paper {lo}-{hi})", paper, float(a["mean"].mean()), "LEs", rel_tol=0.1))
+        c = within(f"level-{int(worst * 100)}pct", f"worst receiver at {worst:.0%}: mean LEs passed over all "
+                   f"receiver counts (paper {lo}-{hi})", paper, float(a["mean"].mean()), "LEs", rel_tol=0.1,
+                   kind="paper")
+        pred = float(li_agg[np.isclose(li_agg["p"], worst)]["predicted"].iloc[0])
+        lis_worst = worst * FIG12_PACKETS
+        claims.append(_explain(c, f"the paper divides {lis_worst:.0f} LIs by 1.2, the chain's ratio for fixed rounds; "
+                                  "LI2LE as Appendix A defines it opens its window at the LI it passes, so LIs per LE "
+                                  f"= 1 + p·x = {pred:.2f} here, and {lis_worst:.0f} / {pred:.2f} = "
+                                  f"{lis_worst / pred:.0f} LEs (li2le.csv: measured, predicted, chain_rounds)"))
         flat = float(a["mean"].max() - a["mean"].min()) / float(a["mean"].mean())
         claims.append(at_most(f"flat-{int(worst * 100)}pct", f"worst at {worst:.0%}: flat from 1 to {ns[-1]} receivers "
-                              "((max − min) / mean of the per-size means)", 0.1, flat, "fraction"))
+                              "((max − min) / mean of the per-size means)", 0.1, flat, "fraction", kind="paper"))
         ratio = float((a["mean"] / a["worst_les"]).mean())
         claims.append(within(f"tracks-worst-{int(worst * 100)}pct", f"worst at {worst:.0%}: LEs passed ≈ the LEs the "
-                             "worst receiver generated (passed / worst receiver's LEs)", 1.0, ratio, "ratio", abs_tol=0.1))
+                             "worst receiver generated (passed / worst receiver's LEs)", 1.0, ratio, "ratio", abs_tol=0.1,
+                             kind="paper"))
+    for r in li_agg.itertuples():
+        claims.append(within(f"li2le-1-plus-px-{int(round(r.p * 100))}pct", f"Appendix A's LI2LE, one receiver at "
+                             f"{r.p:.0%} loss: LIs per LE ≈ 1 + p·x (x = {r.x:.2f} packets per SRTT + 2σ; measured / "
+                             "predicted)", 1.0, r.measured / r.predicted, "ratio", rel_tol=LI2LE_TOL, kind="derived"))
     params = {"receivers": ns, "seeds_per_point": seeds, "packets": FIG12_PACKETS, "rtt_s": FIG12_RTT_S,
               "others_loss": 0.02, "method": "direct drive of the source cascade (lesbcc_synthetic): §3.1.4's set-up "
               "(one router, constant RTTs, independent uniform losses, no aggregation), each loss one LI after the RTT",
+              "interval": "99 % Student-t", "li2le": li_agg.to_dict("records"),
               "run_s": round(time.perf_counter() - t0, 2)}
-    return Result(params, claims, ["fig12.csv", "fig12_runs.csv", *files])
+    return Result(params, claims, ["fig12.csv", "fig12_runs.csv", "li2le.csv", "li2le_runs.csv", *files])
 
 
 # ------------------------------------------------------------------------------------------
@@ -500,6 +735,8 @@ def _worst_le_line(run: dict) -> tuple[float, float, float]:
     packets = st["odata_sent"] + st["rdata_sent"]
     p_le = float(run["les_per_receiver"].max()) / max(packets, 1)
     rtt = run["main_srtt_mean"]
+    if p_le <= 0:  # no LE at all (a short run): no line
+        return float("nan"), p_le, rtt
     return float(tcp_simple_throughput(PACKET_BYTES, rtt, p_le)) * 8, p_le, rtt
 
 
@@ -509,113 +746,210 @@ def _worst_le_line(run: dict) -> tuple[float, float, float]:
 TCP_WINDOWS = {"unlimited": None, "ns2-window20": 20 * TCP_MSS}
 
 
+# The line claims: the main flow's own rate against 1.22·MSS/(RTT·√p_le) with its own SRTT and
+# its worst receiver's LEs restates AIMD's law (the source halves on those LEs and climbs MSS
+# per SRTT + 2σ), so it is a sanity check of the AIMD module; the paper claim is TCP's rate
+# against the same line.
+
+
 def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 100.0 if quick else DURATION_S
     warm = 20.0
+    seeds = _seeds(seed, quick)
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(2, 2, figsize=(11, 6.4), dpi=120, sharey=True)
     rows = []
     claims = []
     for wi, (wname, rwnd) in enumerate(TCP_WINDOWS.items()):
+        kind = "paper" if rwnd is None else "variant"
         for ci, case in enumerate(("a", "b")):
-            run = fig5_run(seed, duration, tcp="one" if case == "a" else "all", warmup=warm, tcp_rwnd_bytes=rwnd)
-            ax = axes[wi, ci]
-            line, p_le, rtt = _worst_le_line(run)
-            df = run["flows"]
-            tcp = df[df["kind"] == "tcp"]
-            _rate_plot(ax, run, others=2, kind="tcp")
-            ax.axhline(line / 1e6, color="0.4", ls="--", lw=1, label="1.22·MSS/(RTT·√p_le)")
-            ax.set_title(f"({case}) {'one TCP in set 4' if case == 'a' else 'all unicast flows TCP Reno'}, TCP {wname}",
-                         fontsize=9)
-            ax.grid(True, alpha=0.3)
-            ax.legend(fontsize=7)
-            ratio = run["main_mean_bps"] / float(tcp["mean_bps"].mean())
-            rows.append({"tcp_window": wname, "case": case, "main_mean_bps": run["main_mean_bps"],
-                         "tcp_mean_bps": float(tcp["mean_bps"].mean()), "ratio": ratio, "line_bps": line,
-                         "p_le_worst": p_le, "srtt_mean": rtt, "main_rate_reductions": run["main_stats"]["rate_reductions"],
-                         "tcp_timeouts": int(tcp["timeouts"].sum()), "wall_s": run["wall_s"]})
+            per = []
+            for s in seeds:
+                run = fig5_run(s, duration, tcp="one" if case == "a" else "all", warmup=warm, tcp_rwnd_bytes=rwnd)
+                line, p_le, rtt = _worst_le_line(run)
+                tcp = run["flows"][run["flows"]["kind"] == "tcp"]
+                tcp_mean = float(tcp["mean_bps"].mean())
+                per.append({"tcp_window": wname, "case": case, "seed": s, "main_mean_bps": run["main_mean_bps"],
+                            "tcp_mean_bps": tcp_mean, "ratio": run["main_mean_bps"] / tcp_mean, "line_bps": line,
+                            "main_over_line": run["main_mean_bps"] / line, "tcp_over_line": tcp_mean / line,
+                            "p_le_worst": p_le, "srtt_mean": rtt, "tcp_srtt_mean": float(tcp["srtt"].mean()),
+                            "main_rate_reductions": run["main_stats"]["rate_reductions"],
+                            "tcp_timeouts": int(tcp["timeouts"].sum()), "wall_s": run["wall_s"]})
+                if s == seeds[0]:
+                    ax = axes[wi, ci]
+                    _rate_plot(ax, run, others=2, kind="tcp")
+                    if np.isfinite(line):
+                        ax.axhline(line / 1e6, color="0.4", ls="--", lw=1, label="1.22·MSS/(RTT·√p_le)")
+                    ax.set_title(f"({case}) {'one TCP in set 4' if case == 'a' else 'all unicast flows TCP Reno'}, "
+                                 f"TCP {wname}, seed {s}", fontsize=9)
+                    ax.grid(True, alpha=0.3)
+                    ax.legend(fontsize=7)
+            rows += per
+            d = pd.DataFrame(per)
             tag = f"{case}-{wname}"
-            claims.append(in_range(f"fair-{tag}", f"({case}, TCP {wname}) main RM mean rate / mean TCP rate (fair: about "
-                                   "the same mean)", 0.5, 2.0, ratio, "ratio"))
-            claims.append(within(f"line-main-{tag}", f"({case}, TCP {wname}) main RM mean rate about 1.22·MSS/(RTT·√p_le) "
-                                 "of the worst receiver (±50 %)", 1.0, run["main_mean_bps"] / line, "ratio", rel_tol=0.5))
-            claims.append(within(f"line-tcp-{tag}", f"({case}, TCP {wname}) TCP mean rate about the same line (±50 %)", 1.0,
-                                 float(tcp["mean_bps"].mean()) / line, "ratio", rel_tol=0.5))
-            _progress(f"lesbcc-fig13 ({case}, {wname}): main {run['main_mean_bps'] / 1e6:.2f}, "
-                      f"tcp {float(tcp['mean_bps'].mean()) / 1e6:.2f}, line {line / 1e6:.2f} Mb/s (wall {run['wall_s']:.1f} s)")
-    pd.DataFrame(rows).to_csv(out / "fig13.csv", index=False)
+            c = _with_interval(in_range(f"fair-{tag}", f"({case}, TCP {wname}) 'the main RM flow shares the "
+                                        "bottleneck(s) fairly' (§3.2): main RM mean rate / mean TCP rate, mean over "
+                                        "seeds", 0.5, 2.0, _mean(d["ratio"]), "ratio", kind=kind), d["ratio"])
+            sm, st_ = _mean(d["srtt_mean"]), _mean(d["tcp_srtt_mean"])
+            claims.append(_explain(c, f"LIs sample the RTT only when a queue overflows, so the main SRTT is the "
+                                      f"full-queue round trip ({sm:.3f} s) while TCP's SRTT follows the queue "
+                                      f"({st_:.3f} s): an additive climb per RTT² is (SRTT_main / SRTT_tcp)² = "
+                                      f"{(sm / st_) ** 2:.2f} times faster for TCP (fig13_runs.csv: srtt_mean, "
+                                      "tcp_srtt_mean, ratio per seed)"))
+            claims.append(_with_interval(within(f"line-main-{tag}", f"({case}, TCP {wname}) the AIMD module obeys its "
+                                                "law: main RM mean rate / 1.22·MSS/(RTT·√p_le) of its own SRTT and "
+                                                "worst receiver", 1.0, _mean(d["main_over_line"]), "ratio",
+                                                rel_tol=0.5, kind="sanity"), d["main_over_line"]))
+            c = _with_interval(within(f"line-tcp-{tag}", f"({case}, TCP {wname}) 'the rate values oscillate about the "
+                                      "theoretical mean' (§3.2): TCP mean rate / the line (±50 %)", 1.0,
+                                      _mean(d["tcp_over_line"]), "ratio", rel_tol=0.5, kind=kind), d["tcp_over_line"])
+            claims.append(_explain(c, f"the line uses the multicast source's SRTT ({sm:.3f} s, the full-queue round "
+                                      f"trip); TCP's own SRTT is {st_:.3f} s, and with it the line is {sm / st_:.2f}× "
+                                      f"higher, putting TCP at {_mean(d['tcp_over_line']) * st_ / sm:.2f}× it "
+                                      "(fig13_runs.csv: tcp_over_line, srtt_mean, tcp_srtt_mean)"))
+            _progress(f"lesbcc-fig13 ({case}, {wname}): main/TCP {d['ratio'].mean():.2f}, TCP/line "
+                      f"{d['tcp_over_line'].mean():.2f}")
+    runs = pd.DataFrame(rows)
+    runs.to_csv(out / "fig13_runs.csv", index=False)
+    runs.drop(columns="seed").groupby(["tcp_window", "case"], sort=False).mean().to_csv(out / "fig13.csv")
     axes[0, 0].set_ylim(0, None)
     files = save(fig, out, "fig13")
-    return Result({**FIG5, "duration_s": duration, "warmup_s": warm, "tcp": "Reno, MSS 520 + 40 header bytes",
-                   "tcp_windows": TCP_WINDOWS,
+    return Result({**FIG5, "duration_s": duration, "warmup_s": warm, "seeds": seeds,
+                   "tcp": "Reno, MSS 520 + 40 header bytes", "tcp_windows": TCP_WINDOWS,
                    "line": "1.22·MSS/(RTT·√p_le), p_le = worst receiver's LEs / main packets, RTT = main mean SRTT"},
-                  claims, ["fig13.csv", *files])
+                  claims, ["fig13.csv", "fig13_runs.csv", *files])
 
 
 # ------------------------------------------------------------------------------------------
 # fig14: DropTail vs RED
 # ------------------------------------------------------------------------------------------
 
-def _converge_time(t: np.ndarray, srtt: np.ndarray, tol: float = 0.2) -> float:
-    """First time after which SRTT stays within ±tol of its mean over the second half."""
-    if t.size < 4:
+# Convergence of SRTT (rule fixed before the second-pass runs, issue 16). The old rule (first
+# time after which every sample stays within ±20 % of the second-half mean) never fires for RED,
+# whose samples spread with the queue it drops at, although its curve settles. Now: the SRTT
+# samples are binned into CONV_BIN_S bins, each bin's median taken (an empty bin keeps the last
+# median); the final level is the median of all samples in the second half of the run; the
+# convergence time is the start of the first bin from which every later bin's median lies within
+# ±CONV_TOL of the final level. "RED converges faster" holds when RED's convergence time,
+# averaged over the seeds, is below DropTail's (same seeds).
+CONV_BIN_S = 5.0
+CONV_TOL = 0.2
+
+
+def _converge_time(t: np.ndarray, srtt: np.ndarray, tol: float = CONV_TOL, bin_s: float = CONV_BIN_S) -> float:
+    """The start of the first `bin_s` bin from which every bin's median SRTT stays within ±tol
+    of the median of the second half of the samples (NaN with no samples)."""
+    t = np.asarray(t, dtype=float)
+    srtt = np.asarray(srtt, dtype=float)
+    if t.size < 2:
         return float("nan")
-    final = float(np.mean(srtt[t >= t[-1] / 2]))
-    bad = np.nonzero(np.abs(srtt - final) > tol * final)[0]
+    final = float(np.median(srtt[t >= t[-1] / 2]))
+    edges = np.arange(0.0, t[-1] + bin_s, bin_s)
+    med, last = [], float(srtt[0])
+    for a in edges:
+        m = (t >= a) & (t < a + bin_s)
+        if m.any():
+            last = float(np.median(srtt[m]))
+        med.append(last)
+    ok = np.abs(np.asarray(med) - final) <= tol * final
+    bad = np.nonzero(~ok)[0]
     if bad.size == 0:
-        return float(t[0])
-    if bad[-1] + 1 >= t.size:
+        return float(edges[0])
+    if bad[-1] + 1 >= edges.size:
         return float("nan")
-    return float(t[bad[-1] + 1])
+    return float(edges[bad[-1] + 1])
 
 
 def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 100.0 if quick else DURATION_S
     warm = 20.0
-    rows, runs = [], {}
+    seeds = _seeds(seed, quick)
+    rows, first = [], {}
     for q in ("droptail", "red"):
-        run = fig5_run(seed, duration, tcp="one", queue=q, warmup=warm)
-        runs[q] = run
-        df = run["flows"]
-        tcp = df[df["kind"] == "tcp"]
-        t, s = run["main_srtt_series"]
-        rows.append({"queue": q, "main_mean_bps": run["main_mean_bps"], "tcp_mean_bps": float(tcp["mean_bps"].mean()),
-                     "main_srtt_mean": float(np.mean(s[t >= warm])) if (t >= warm).any() else float("nan"),
-                     "srtt_converge_s": _converge_time(t, s), "main_rate_reductions": run["main_stats"]["rate_reductions"],
-                     "wall_s": run["wall_s"]})
-        _progress(f"lesbcc-fig14 {q}: main {rows[-1]['main_mean_bps'] / 1e6:.2f} Mb/s, SRTT {rows[-1]['main_srtt_mean']:.3f} s")
+        for s in seeds:
+            run = fig5_run(s, duration, tcp="one", queue=q, warmup=warm)
+            first.setdefault(q, run)
+            tcp = run["flows"][run["flows"]["kind"] == "tcp"]
+            t, sr = run["main_srtt_series"]
+            rows.append({"queue": q, "seed": s, "main_mean_bps": run["main_mean_bps"],
+                         "tcp_mean_bps": float(tcp["mean_bps"].mean()),
+                         "main_srtt_mean": float(np.mean(sr[t >= warm])) if (t >= warm).any() else float("nan"),
+                         "srtt_converge_s": _converge_time(t, sr),
+                         "main_rate_reductions": run["main_stats"]["rate_reductions"], "wall_s": run["wall_s"]})
+        d = pd.DataFrame(rows)
+        d = d[d["queue"] == q]
+        _progress(f"lesbcc-fig14 {q}: main {d['main_mean_bps'].mean() / 1e6:.2f} Mb/s, SRTT "
+                  f"{d['main_srtt_mean'].mean():.3f} s, converges {d['srtt_converge_s'].mean():.1f} s")
     df = pd.DataFrame(rows)
-    df.to_csv(out / "fig14.csv", index=False)
+    df.to_csv(out / "fig14_runs.csv", index=False)
+    df.drop(columns="seed").groupby("queue", sort=False).mean().to_csv(out / "fig14.csv")
+    # Ablation for the convergence claim: the same runs with the source's initial RTT estimate
+    # at 100 ms instead of §5.2.1's 200 ms (near RED's level rather than DropTail's).
+    abl = []
+    for q in ("droptail", "red"):
+        for s in seeds:
+            run = fig5_run(s, duration, tcp="one", queue=q, warmup=warm, main_kw={"initial_srtt": 0.1})
+            t, sr = run["main_srtt_series"]
+            abl.append({"queue": q, "seed": s, "initial_srtt_s": 0.1, "srtt_converge_s": _converge_time(t, sr),
+                        "main_srtt_mean": float(np.mean(sr[t >= warm])) if (t >= warm).any() else float("nan")})
+    abl = pd.DataFrame(abl)
+    abl.to_csv(out / "fig14_initial_srtt.csv", index=False)
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.4), dpi=120)
     for ax, q in zip(axes[:2], ("droptail", "red")):
-        _rate_plot(ax, runs[q], others=1, kind="tcp")
-        ax.set_title(f"Fig. 14 rates, {q}", fontsize=9)
+        _rate_plot(ax, first[q], others=1, kind="tcp")
+        ax.set_title(f"Fig. 14 rates, {q}, seed {seeds[0]}", fontsize=9)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
+    top = max(ax.get_ylim()[1] for ax in axes[:2])
+    for ax in axes[:2]:  # the two rate panels on one scale
+        ax.set_ylim(0, top)
     for q in ("droptail", "red"):
-        t, s = runs[q]["main_srtt_series"]
-        axes[2].plot(t, s, label=q)
+        t, s = first[q]["main_srtt_series"]
+        axes[2].plot(t, s, lw=0.8, label=q)
+    axes[2].set_ylim(0, None)
     axes[2].set_title("Fig. 15: main SRTT", fontsize=9)
     axes[2].set_xlabel("time (s)")
     axes[2].set_ylabel("SRTT (s)")
     axes[2].legend()
     axes[2].grid(True, alpha=0.3)
     files = save(fig, out, "fig14")
-    dt, red = df.iloc[0], df.iloc[1]
+    dt = df[df["queue"] == "droptail"].sort_values("seed").reset_index(drop=True)
+    red = df[df["queue"] == "red"].sort_values("seed").reset_index(drop=True)
+    thr = red["main_mean_bps"] / dt["main_mean_bps"]
+    rtt = red["main_srtt_mean"] / dt["main_srtt_mean"]
+    conv = red["srtt_converge_s"] - dt["srtt_converge_s"]
+    f_dt = dt["main_mean_bps"] / dt["tcp_mean_bps"]
+    f_red = red["main_mean_bps"] / red["tcp_mean_bps"]
     claims = [
-        in_range("red-marginally-lower", "main throughput with RED is marginally lower than with DropTail (RED / DropTail)",
-                 0.7, 1.0, red["main_mean_bps"] / dt["main_mean_bps"], "ratio"),
-        at_most("red-smaller-rtt", "the measured RTT is smaller with RED (RED mean SRTT / DropTail's)", 1.0,
-                red["main_srtt_mean"] / dt["main_srtt_mean"], "ratio"),
-        at_most("red-converges-faster", "SRTT converges faster with RED (RED convergence time − DropTail's, s)", 0.0,
-                red["srtt_converge_s"] - dt["srtt_converge_s"], "s"),
-        in_range("fair-droptail", "DropTail: main / TCP mean rate", 0.5, 2.0, dt["main_mean_bps"] / dt["tcp_mean_bps"], "ratio"),
-        in_range("fair-red", "RED: main / TCP mean rate", 0.5, 2.0, red["main_mean_bps"] / red["tcp_mean_bps"], "ratio"),
+        _with_interval(in_range("red-marginally-lower", "'the throughput is marginally lower with RED than with "
+                                "DropTail' (§3.2.1): RED / DropTail main mean rate, mean over seeds", 0.7, 1.0,
+                                _mean(thr), "ratio", kind="paper"), thr),
+        _with_interval(at_most("red-smaller-rtt", "'and so is the measured RTT' (§3.2.1): RED / DropTail mean SRTT, "
+                               "mean over seeds", 1.0, _mean(rtt), "ratio", kind="paper"), rtt),
+        _explain(_with_interval(at_most("red-converges-faster", "'the RTT converges much faster with RED' (§3.2.1): RED "
+                                        "− DropTail convergence time (5 s bin medians within ±20 % of the second-half "
+                                        "median), mean over seeds", 0.0, _mean(conv), "s", kind="paper"), conv),
+                 f"DropTail's full-queue round trip ({_mean(dt['main_srtt_mean']):.3f} s) lies within ±20 % of the "
+                 "200 ms initial estimate (§5.2.1), so its SRTT counts as settled from the start; RED's must come down "
+                 f"to {_mean(red['main_srtt_mean']):.3f} s on RTT samples that only LIs bring. Per seed RED settles at "
+                 + ", ".join(f"{v:g}" for v in red["srtt_converge_s"]) + " s, DropTail at "
+                 + ", ".join(f"{v:g}" for v in dt["srtt_converge_s"]) + " s; with the estimate started at 100 ms, RED "
+                 + ", ".join(f"{v:g}" for v in abl[abl["queue"] == "red"]["srtt_converge_s"]) + " s, DropTail "
+                 + ", ".join(f"{v:g}" for v in abl[abl["queue"] == "droptail"]["srtt_converge_s"])
+                 + " s (fig14_runs.csv, fig14_initial_srtt.csv: srtt_converge_s)"),
+        _with_interval(in_range("fair-droptail", "DropTail: 'the scheme remains fair towards the competing TCP flow' "
+                                "(§3.2.1): main / TCP mean rate, mean over seeds", 0.5, 2.0, _mean(f_dt), "ratio",
+                                kind="paper"), f_dt),
+        _with_interval(in_range("fair-red", "RED: main / TCP mean rate, mean over seeds", 0.5, 2.0, _mean(f_red),
+                                "ratio", kind="paper"), f_red),
     ]
-    return Result({**FIG5, "duration_s": duration, "red": RED, "tcp": "one flow of set 4 is TCP Reno (Fig. 13(a))",
-                   "convergence": "first time after which SRTT stays within ±20 % of its second-half mean"},
-                  claims, ["fig14.csv", *files])
+    return Result({**FIG5, "duration_s": duration, "seeds": seeds, "red": RED,
+                   "tcp": "one flow of set 4 is TCP Reno (Fig. 13(a))",
+                   "convergence": f"start of the first {CONV_BIN_S:g} s bin from which every bin's median SRTT stays "
+                                  f"within ±{CONV_TOL:.0%} of the second-half median",
+                   "converge_s_initial_srtt_100ms": abl.groupby("queue")["srtt_converge_s"].mean().to_dict()},
+                  claims, ["fig14.csv", "fig14_runs.csv", "fig14_initial_srtt.csv", *files])
 
 
 # ------------------------------------------------------------------------------------------
@@ -625,28 +959,34 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
 def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 100.0 if quick else DURATION_S
     buffers = (25, 50, 75, 100)
-    rows, runs = [], {}
+    seeds = _seeds(seed, quick)
+    rows, first = [], {}
     for agg in (False, True):
-        run = fig5_run(seed, duration, buffers=buffers, aggregation=agg)
-        runs[agg] = run
-        df = run["flows"]
-        per_set = df.groupby("set")["mean_bps"].mean()
-        srtt_set = df.groupby("set")["srtt"].mean()
-        st = run["main_stats"]
-        rows.append({"aggregation": agg, "main_mean_bps": run["main_mean_bps"], "unicast_mean_bps": float(df["mean_bps"].mean()),
-                     **{f"set{k}_mean_bps": float(per_set[k]) for k in range(1, 5)},
-                     **{f"set{k}_srtt": float(srtt_set[k]) for k in range(1, 5)},
-                     "main_srtt_mean": run["main_srtt_mean"], "lis": st["lis"], "les": st["les"],
-                     "lprf_passed": st["lprf_passed"], "rate_reductions": st["rate_reductions"],
-                     **{f"les_rcv{k + 1}": int(run["les_per_receiver"][k]) for k in range(4)},
-                     "worst_by_les": int(np.argmax(run["les_per_receiver"])) + 1, "wall_s": run["wall_s"]})
-        _progress(f"lesbcc-fig16 aggregation={agg}: main {run['main_mean_bps'] / 1e6:.2f} Mb/s, LIs {st['lis']}")
+        for s in seeds:
+            run = fig5_run(s, duration, buffers=buffers, aggregation=agg)
+            first.setdefault(agg, run)
+            df = run["flows"]
+            per_set = df.groupby("set")["mean_bps"].mean()
+            srtt_set = df.groupby("set")["srtt"].mean()
+            st = run["main_stats"]
+            rows.append({"aggregation": agg, "seed": s, "main_mean_bps": run["main_mean_bps"],
+                         "unicast_mean_bps": float(df["mean_bps"].mean()),
+                         **{f"set{k}_mean_bps": float(per_set[k]) for k in range(1, 5)},
+                         **{f"set{k}_srtt": float(srtt_set[k]) for k in range(1, 5)},
+                         "main_srtt_mean": run["main_srtt_mean"], "lis": st["lis"], "les": st["les"],
+                         "lprf_passed": st["lprf_passed"], "rate_reductions": st["rate_reductions"],
+                         **{f"les_rcv{k + 1}": int(run["les_per_receiver"][k]) for k in range(4)},
+                         "worst_by_les": int(np.argmax(run["les_per_receiver"])) + 1, "wall_s": run["wall_s"]})
+        d = pd.DataFrame(rows)
+        d = d[d["aggregation"] == agg]
+        _progress(f"lesbcc-fig16 aggregation={agg}: main {d['main_mean_bps'].mean() / 1e6:.2f} Mb/s, LIs {d['lis'].mean():.0f}")
     df = pd.DataFrame(rows)
-    df.to_csv(out / "fig16.csv", index=False)
+    df.to_csv(out / "fig16_runs.csv", index=False)
+    df.drop(columns="seed").groupby("aggregation").mean().to_csv(out / "fig16.csv")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(2, 2, figsize=(11, 6), dpi=120)
+    fig, axes = plt.subplots(2, 2, figsize=(11, 6), dpi=120, sharey="row")
     for col, agg in enumerate((False, True)):
-        run = runs[agg]
+        run = first[agg]
         ax = axes[0, col]
         t, r = run["main_series"]
         ax.plot(t, r / 1e6, "k-", lw=1.2, label="main RM")
@@ -654,36 +994,54 @@ def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
             a = run["flows"][run["flows"]["set"] == k].iloc[0]["agent"]
             ts, rs = run["series"][a]
             ax.plot(ts, rs / 1e6, ":", lw=1, label=f"set {k} (buffer {buffers[k - 1]})")
-        ax.set_title(f"rates, {'with' if agg else 'without'} aggregation", fontsize=9)
+        ax.set_title(f"rates, {'with' if agg else 'without'} aggregation, seed {seeds[0]}", fontsize=9)
         ax.set_ylabel("Mb/s")
+        ax.set_ylim(0, None)
         ax.legend(fontsize=6)
         ax.grid(True, alpha=0.3)
         ax = axes[1, col]
         t, s = run["main_srtt_series"]
         ax.plot(t, s, "k-", lw=1)
+        ax.set_ylim(0, None)
         ax.set_title("main SRTT", fontsize=9)
         ax.set_xlabel("time (s)")
         ax.set_ylabel("s")
         ax.grid(True, alpha=0.3)
     files = save(fig, out, "fig16")
     claims = []
-    for _, r in df.iterrows():
-        tag = "agg" if r["aggregation"] else "noagg"
-        claims.append(at_least(f"no-drop-to-zero-{tag}", f"{'with' if r['aggregation'] else 'without'} aggregation: main "
-                               "mean rate / mean unicast rate (no beat-down)", 0.5, r["main_mean_bps"] / r["unicast_mean_bps"],
-                               "ratio"))
-        lo = min(r[f"set{k}_srtt"] for k in range(1, 5))
-        hi = max(r[f"set{k}_srtt"] for k in range(1, 5))
-        claims.append(in_range(f"rtt-between-{tag}", f"{'with' if r['aggregation'] else 'without'} aggregation: the main "
-                               "SRTT lies within the range of the four paths' SRTTs (biased toward an average)", lo, hi,
-                               r["main_srtt_mean"], "s"))
-    noagg = df[~df["aggregation"]].iloc[0]
-    claims.append(at_most("worst-is-receiver-1", "without aggregation, receiver 1 (25-packet buffer, highest loss) "
-                          "gives the most LEs (index of the receiver with most LEs)", 1, noagg["worst_by_les"], "receiver"))
-    claims.append(at_most("aggregation-fewer-lis", "aggregation lets fewer LIs reach the source (with / without)", 1.0,
-                          df[df["aggregation"]].iloc[0]["lis"] / max(noagg["lis"], 1), "ratio"))
-    return Result({**FIG5, "duration_s": duration, "receiver_buffers": buffers, "aggregation_at": "Router 2"},
-                  claims, ["fig16.csv", *files])
+    for agg in (False, True):
+        d = df[df["aggregation"] == agg]
+        tag = "agg" if agg else "noagg"
+        w = "with" if agg else "without"
+        ratio = d["main_mean_bps"] / d["unicast_mean_bps"]
+        c = _with_interval(at_least(f"no-drop-to-zero-{tag}", f"{w} aggregation: 'the algorithm works well under "
+                                    "heterogeneous loss probability and RTT' (§3.2.2): main mean rate / mean unicast "
+                                    "rate (no beat-down, fig6's bar), mean over seeds", 0.5, _mean(ratio), "ratio",
+                                    kind="paper"), ratio)
+        s1, sm = _mean(d["set1_srtt"]), _mean(d["main_srtt_mean"])
+        claims.append(_explain(c, "the main flow halves on receiver 1's LEs (the most LEs) but climbs per its own "
+                                  f"SRTT, biased toward the average of the four paths as §3.2.2 says ({sm:.3f} s against "
+                                  f"set 1's {s1:.3f} s): (SRTT_set1 / SRTT_main)² = {(s1 / sm) ** 2:.2f} of set 1's "
+                                  f"slope; main / set-1 rate {_mean(d['main_mean_bps'] / d['set1_mean_bps']):.2f} "
+                                  "(fig16_runs.csv: set1_srtt, main_srtt_mean, set1_mean_bps)"))
+        lo = _mean(d[[f"set{k}_srtt" for k in range(1, 5)]].min(axis=1))
+        hi = _mean(d[[f"set{k}_srtt" for k in range(1, 5)]].max(axis=1))
+        claims.append(in_range(f"rtt-between-{tag}", f"{w} aggregation: 'its RTT would be biased higher (average of "
+                               "the 4 different RTTs)' (§3.2.2): the main SRTT lies within the range of the four "
+                               "paths' SRTTs (means over seeds)", round(lo, 4), round(hi, 4),
+                               _mean(d["main_srtt_mean"]), "s", kind="paper"))
+    noagg = df[~df["aggregation"]]
+    sums = [int(noagg[f"les_rcv{k}"].sum()) for k in range(1, 5)]
+    claims.append(at_most("worst-is-receiver-1", "'MaxLPRF will respond to LEs from receiver 1' (§3.2.2): without "
+                          "aggregation, receiver 1 (25-packet buffer) gives the most LEs, summed over seeds (index of "
+                          "the receiver with most LEs)", 1, int(np.argmax(sums)) + 1, "receiver", kind="paper"))
+    lis_ratio = df[df["aggregation"]]["lis"].to_numpy() / np.maximum(noagg["lis"].to_numpy(), 1)
+    claims.append(_with_interval(at_most("aggregation-fewer-lis", "(not the paper's) aggregation at Router 2 lets "
+                                         "fewer LIs reach the source: with / without, same seed, mean over seeds", 1.0,
+                                         _mean(lis_ratio), "ratio", kind="derived"), lis_ratio))
+    return Result({**FIG5, "duration_s": duration, "seeds": seeds, "receiver_buffers": buffers,
+                   "aggregation_at": "Router 2", "les_per_receiver_sum_noagg": sums},
+                  claims, ["fig16.csv", "fig16_runs.csv", *files])
 
 
 # ------------------------------------------------------------------------------------------
@@ -736,6 +1094,17 @@ def fig19_run(seed: int, total: int, split: tuple, mode: str, rx_kw: Optional[di
             "complete": all(sim.pgm_receiver_stats(r)["complete"] for r in rx)}
 
 
+
+# Fig. 19's per-split statements (rules fixed before the second-pass runs, issue 16), each on
+# the means over the receiver counts of the split:
+# - (a) = (20,80): "the intermediate (partial aggregation) curve is almost comparable to the
+#   scenario with no aggregation": |partial − none| < |partial − complete|;
+# - (b), (c) = (60,40), (80,20): "the partial aggregation curve closer to the worst-case curve":
+#   |partial − complete| < |partial − none|;
+# - every split: "the no-aggregation case passes just under 240 LEs": none within ±15 % of 240.
+FIG19_PARTIAL_LIKE = {"(20,80)": "none", "(60,40)": "complete", "(80,20)": "complete"}
+
+
 def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
     totals = [5, 20] if quick else [5, 10, 20, 40]
     seeds = 2 if quick else 5
@@ -752,38 +1121,68 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
     agg = df.groupby(["split", "receivers", "mode"]).agg(mean=("les_passed", "mean"), std=("les_passed", "std"),
                                                         count=("les_passed", "size"), worst_lis=("worst_lis", "mean"),
                                                         lis=("lis", "mean")).reset_index()
-    agg["ci99"] = 2.576 * agg["std"].fillna(0) / np.sqrt(agg["count"])
+    # 99 % intervals as the paper plots them, Student's t with n − 1 degrees of freedom (4.60 at n = 5)
+    agg["ci99"] = [t_quantile(0.99, int(c)) * (s if np.isfinite(s) else 0.0) / np.sqrt(c) if c >= 2 else 0.0
+                   for s, c in zip(agg["std"], agg["count"])]
     agg.to_csv(out / "fig19.csv", index=False)
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.4), dpi=120, sharey=True)
-    for ax, split in zip(axes, FIG19_SPLITS):
+    for ax, split, letter in zip(axes, FIG19_SPLITS, "abc"):
         s = f"({split[0]},{split[1]})"
         for mode, m in (("none", "o-"), ("partial", "s-"), ("complete", "^-")):
             a = agg[(agg["split"] == s) & (agg["mode"] == mode)]
             ax.errorbar(a["receivers"], a["mean"], yerr=a["ci99"], fmt=m, capsize=3, label=f"{mode} aggregation")
-        ax.axhline(240, color="0.5", ls="--", lw=1, label="expected 240")
-        ax.set_title(f"split {s}", fontsize=9)
+        ax.axhline(240, color="0.5", ls="--", lw=1, label="paper: expected 240")
+        ax.set_title(f"({letter}) split {s}, 99 % t-intervals", fontsize=9)
         ax.set_xlabel("number of receivers")
         ax.grid(True, alpha=0.3)
+    axes[0].set_ylim(0, None)
     axes[0].set_ylabel("LEs passed by Max-LPRF")
     axes[0].legend(fontsize=7)
     files = save(fig, out, "fig19")
-    none = agg[agg["mode"] == "none"]
     piv = agg.pivot_table(index=["split", "receivers"], columns="mode", values="mean")
     order_bad = int(((piv["none"] < piv["partial"] - 1e-9) | (piv["partial"] < piv["complete"] - 1e-9)).sum())
-    claims = [
-        within("none-near-240", "no aggregation: LEs passed ≈ 240, the 4 % receiver's share of 6000 packets (mean over "
-               "all points)", 240, float(none["mean"].mean()), "LEs", rel_tol=0.15),
-        at_most("none-not-above-240", "no aggregation passes just under 240 (largest point mean / 240)", 1.05,
-                float(none["mean"].max()) / 240, "ratio"),
-        at_most("complete-suppresses", "complete aggregation passes far fewer LEs than none (complete / none, mean)", 0.7,
-                float(piv["complete"].mean() / piv["none"].mean()), "ratio"),
-        at_most("ordering", "none >= partial >= complete at every point (points violating it)", 0, order_bad, "points"),
+    nd = df[df["mode"] == "none"]
+    why_240 = ("LI2LE as Appendix A defines it filters the LIs of the next x packets after each LE it passes "
+               "(LIs per LE = 1 + p·x, lesbcc-fig12's li2le.csv): without aggregation the 4 % receiver's LIs reach "
+               f"the source ({_mean(nd['worst_lis']):.0f} per run) and {_mean(nd['les_passed']):.0f} LEs pass, "
+               f"{_mean(nd['worst_lis']) / _mean(nd['les_passed']):.2f} LIs per LE (fig19_runs.csv: worst_lis, "
+               "les_passed)")
+    claims = []
+    for split, letter in zip(FIG19_SPLITS, "abc"):
+        s = f"({split[0]},{split[1]})"
+        m = piv.loc[s].mean()
+        c = within(f"none-near-240-{letter}", f"({letter}) split {s}: 'the no-aggregation case passes just under 240 "
+                   "LEs': mean over receiver counts", 240, float(m["none"]), "LEs", rel_tol=0.15, kind="paper")
+        claims.append(_explain(c, why_240))
+        like = FIG19_PARTIAL_LIKE[s]
+        other = "complete" if like == "none" else "none"
+        d_like, d_other = abs(m["partial"] - m[like]), abs(m["partial"] - m[other])
+        text = ("'the intermediate (partial aggregation) curve is almost comparable to the scenario with no "
+                "aggregation'" if like == "none" else "'the partial aggregation curve closer to the worst-case curve'")
+        c = at_most(f"partial-like-{like}-{letter}", f"({letter}) split {s}: {text}: |partial − {like}| − |partial − "
+                    f"{other}| of the means over receiver counts", 0.0, float(d_like - d_other), "LEs", kind="paper")
+        claims.append(_explain(c, "with independent losses a per-sequence-number aggregator can only hide the worst "
+                                  "receiver's losses that another receiver of the same subtree shares (1 − 0.98^k), "
+                                  "so partial aggregation at 5-40 receivers removes few of them (fig19.csv: mean by "
+                                  "split, receivers and mode; worst_lis)"))
+    c = at_most("complete-suppresses", "'the worst-case curve ... suppresses all the LIs from the worst-loss "
+                "receiver': complete aggregation passes far fewer LEs than none (complete / none, mean)", 0.7,
+                float(piv["complete"].mean() / piv["none"].mean()), "ratio", kind="paper")
+    wl = agg.groupby(["receivers", "mode"])["worst_lis"].mean()
+    claims.append(_explain(c, "per-sequence-number aggregation can hide only the worst receiver's losses that another "
+                              "receiver shares (1 − 0.98^(k−1) of them at k receivers: 8 % at 5); its LIs at the source, "
+                              "none → complete: " + "; ".join(f"{k} receivers {wl[(k, 'none')]:.0f} → "
+                                                             f"{wl[(k, 'complete')]:.0f}" for k in totals)
+                              + ". The paper's 'all' is more than such a tree gives (fig19.csv: worst_lis by mode)"))
+    claims += [
+        at_most("ordering", "none >= partial >= complete at every point (points violating it)", 0, order_bad, "points",
+                kind="derived"),
         at_least("reliable", "all receivers complete in every run (fraction of runs)", 1.0, float(df["complete"].mean()),
-                 "fraction"),
+                 "fraction", kind="sanity"),
     ]
     params = {**FIG18, "splits": FIG19_SPLITS, "totals": totals, "seeds": seeds, "modes": AGG_MODES,
-              "receivers": SIM_RECEIVER, "run_s": round(time.perf_counter() - t0, 2)}
+              "receivers": SIM_RECEIVER, "interval": "99 % Student-t", "run_s": round(time.perf_counter() - t0, 2)}
     return Result(params, claims, ["fig19.csv", "fig19_runs.csv", *files])
 
 
@@ -799,27 +1198,34 @@ def _cov(run: dict, warm: float) -> float:
     return float(np.std(x) / np.mean(x)) if x.size else float("nan")
 
 
+
 def run_fig20(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 100.0 if quick else DURATION_S
     warm = 20.0
-    runs = {(p, w): fig5_run(seed, duration, tcp="all", policy=p, warmup=warm, tcp_rwnd_bytes=rw)
-            for w, rw in TCP_WINDOWS.items() for p in ("tfrc", "aimd")}
-    rows = []
-    for (p, w), run in runs.items():
-        tcp = run["flows"]
-        rows.append({"policy": p, "tcp_window": w, "main_mean_bps": run["main_mean_bps"],
-                     "tcp_mean_bps": float(tcp["mean_bps"].mean()),
-                     "ratio": run["main_mean_bps"] / float(tcp["mean_bps"].mean()), "cov": _cov(run, warm),
-                     "rate_reductions": run["main_stats"]["rate_reductions"], "wall_s": run["wall_s"]})
-        _progress(f"lesbcc-fig20 {p}, TCP {w}: main {rows[-1]['main_mean_bps'] / 1e6:.2f} Mb/s, "
-                  f"TCP {rows[-1]['tcp_mean_bps'] / 1e6:.2f}, CoV {rows[-1]['cov']:.2f}")
+    seeds = _seeds(seed, quick)
+    rows, first = [], {}
+    for w, rw in TCP_WINDOWS.items():
+        for p in ("tfrc", "aimd"):
+            for s in seeds:
+                run = fig5_run(s, duration, tcp="all", policy=p, warmup=warm, tcp_rwnd_bytes=rw)
+                first.setdefault((p, w), run)
+                tcp = run["flows"]
+                rows.append({"policy": p, "tcp_window": w, "seed": s, "main_mean_bps": run["main_mean_bps"],
+                             "tcp_mean_bps": float(tcp["mean_bps"].mean()),
+                             "ratio": run["main_mean_bps"] / float(tcp["mean_bps"].mean()), "cov": _cov(run, warm),
+                             "rate_reductions": run["main_stats"]["rate_reductions"], "wall_s": run["wall_s"]})
+            d = pd.DataFrame(rows)
+            d = d[(d["policy"] == p) & (d["tcp_window"] == w)]
+            _progress(f"lesbcc-fig20 {p}, TCP {w}: main/TCP {d['ratio'].mean():.2f}, CoV {d['cov'].mean():.2f}")
     df = pd.DataFrame(rows)
-    df.to_csv(out / "fig20.csv", index=False)
+    df.to_csv(out / "fig20_runs.csv", index=False)
+    df.drop(columns="seed").groupby(["policy", "tcp_window"], sort=False).mean().to_csv(out / "fig20.csv")
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), dpi=120)
-    run = runs[("tfrc", "unlimited")]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), dpi=120, sharey=True)
+    run = first[("tfrc", "unlimited")]
     _rate_plot(axes[0], run, label_main="main RM (TFRC)", others=2, kind="tcp")
-    axes[0].set_title("(a) instant rates", fontsize=9)
+    axes[0].set_title(f"(a) instant rates, seed {seeds[0]}", fontsize=9)
+    axes[0].set_ylim(0, None)
     axes[0].legend(fontsize=7)
     axes[0].grid(True, alpha=0.3)
     # (b) average rate at t = data sent in [0, t] / t (footnote 7)
@@ -839,28 +1245,270 @@ def run_fig20(out: Path, seed: int, quick: bool = False) -> Result:
     files = save(fig, out, "fig20")
     claims = []
     for w in TCP_WINDOWS:
-        tf = df[(df["policy"] == "tfrc") & (df["tcp_window"] == w)].iloc[0]
-        ai = df[(df["policy"] == "aimd") & (df["tcp_window"] == w)].iloc[0]
-        claims.append(at_most(f"smoother-{w}", f"TCP {w}: TFRC's rate is smoother than AIMD's (coefficient of variation "
-                              "of the rate sampled every 2 s: TFRC / AIMD)", 1.0, tf["cov"] / ai["cov"], "ratio"))
-        claims.append(in_range(f"fair-{w}", f"TCP {w}: the TFRC multicast flow is still fair to TCP (main / mean TCP "
-                               "rate)", 0.5, 2.0, tf["ratio"], "ratio"))
-    return Result({**FIG5, "duration_s": duration, "warmup_s": warm, "tcp_windows": TCP_WINDOWS,
-                   "tfrc": {"n": 8, "weights": "all 1", "alpha": 0.95}}, claims, ["fig20.csv", *files])
+        kind = "paper" if TCP_WINDOWS[w] is None else "variant"
+        tf = df[(df["policy"] == "tfrc") & (df["tcp_window"] == w)].sort_values("seed").reset_index(drop=True)
+        ai = df[(df["policy"] == "aimd") & (df["tcp_window"] == w)].sort_values("seed").reset_index(drop=True)
+        cov = tf["cov"] / ai["cov"]
+        claims.append(_with_interval(at_most(f"smoother-{w}", f"TCP {w}: 'compared to Figure 13 (b), the rate changes "
+                                             "are much smoother' (§4.2): coefficient of variation of the rate sampled "
+                                             "every 2 s, TFRC / AIMD (same seed), mean over seeds", 1.0, _mean(cov),
+                                             "ratio", kind=kind), cov))
+        c = _with_interval(in_range(f"fair-{w}", f"TCP {w}: 'the multicast flow is still fair to other TCP flows' "
+                                    "(§4.2): TFRC main / mean TCP rate, mean over seeds", 0.5, 2.0, _mean(tf["ratio"]),
+                                    "ratio", kind=kind), tf["ratio"])
+        claims.append(_explain(c, "the TFRC rate uses the source's SRTT, the full-queue round trip that LIs sample, "
+                                  "against TCP's own shorter RTT (fig20_runs.csv: ratio per seed)"))
+    return Result({**FIG5, "duration_s": duration, "warmup_s": warm, "seeds": seeds, "tcp_windows": TCP_WINDOWS,
+                   "tfrc": {"n": 8, "weights": "all 1", "alpha": 0.95}}, claims, ["fig20.csv", "fig20_runs.csv", *files])
+
+
+# ------------------------------------------------------------------------------------------
+# fig21-sim: §5's Linux set-up (Figs. 13(c), 21) in the simulator, the twin of net-lesbcc-fig21
+# ------------------------------------------------------------------------------------------
+
+# §5.2.1's parameters, and the testbed's where §5.2.1 is silent (net.py's FIG21_*, testbed
+# lesbcc5), so that the real run has a simulated twin: one sending host (the multicast source
+# and 16 TCP sources), a 1 Mb/s bottleneck with 500 ms of round-trip link latency (250 ms each
+# way), four receiver hosts behind it, each with one multicast receiver and four TCP receivers.
+FIG21 = {"bottleneck_bps": 1e6,  # §5.2.1 "Bottleneck bandwidth (set by tc): 1Mbps"
+         "one_way_delay_s": 0.25,  # §5.2.1 "Round trip link latency (set by tc): 500 ms"
+         "queue_pkts": 50,  # not stated: the testbed's (net.py FIG21_QUEUE)
+         "lan_bps": 100e6, "lan_delay_s": 0.0005,  # the hosts' own links: fast (ours)
+         "hosts": 4, "tcp_per_host": 4,  # §5.2.1: four receiver machines, four TCP receivers each
+         "tcp_mss_bytes": 1460,  # Ethernet-sized segments as on the testbed (iperf3 over veth)
+         "start_window_s": 1.0, "warmup_s": 20.0}
+# The receivers are §5.2.1's: NAK back-off uniform on [0, 100 ms] with NCF suppression (castlab's
+# PgmReceiver defaults); the source starts at §5.2.1's 200 kb/s and 200 ms (LesbccConfig's
+# defaults). TCP: castlab has Reno and NewReno, no SACK; NewReno is the closer to Linux's SACK
+# recovery of several losses per window.
+FIG21_SEEDS = 5
+FIG21_WINDOW_S = 10.0  # the drop-to-zero windows of net-lesbcc-fig21
+
+
+def fig21_run(seed: int, duration: float, rx_kw: Optional[dict] = None, topo: Optional[dict] = None,
+              main_kw: Optional[dict] = None) -> dict:
+    f = {**FIG21, **(topo or {})}
+    sim = Simulator(seed=seed)
+    rng = np.random.default_rng(seed)
+    for n in ["src", "r1", "r2"] + [f"rcv{k}" for k in range(1, f["hosts"] + 1)]:
+        sim.add_node(n)
+    sim.add_link("src", "r1", f["lan_bps"], f["lan_delay_s"], queue_limit_pkts=1000)
+    sim.add_link("r1", "r2", f["bottleneck_bps"], f["one_way_delay_s"], queue_limit_pkts=f["queue_pkts"])
+    for k in range(1, f["hosts"] + 1):
+        sim.add_link("r2", f"rcv{k}", f["lan_bps"], f["lan_delay_s"], queue_limit_pkts=1000)
+    g = sim.add_group("src")
+    rx = [sim.add_pgm_receiver(f"rcv{k}", group=g, flow=0, **(rx_kw or {})) for k in range(1, f["hosts"] + 1)]
+    tcps = []
+    for k in range(1, f["hosts"] + 1):
+        for j in range(f["tcp_per_host"]):
+            tcps.append(sim.add_tcp_flow("src", f"rcv{k}", variant="newreno", mss_bytes=f["tcp_mss_bytes"],
+                                         start=float(rng.uniform(0, f["start_window_s"]))))
+    src = sim.add_lesbcc_source("src", g, flow=0, start=float(rng.uniform(0, f["start_window_s"])), policy="aimd",
+                                **(main_kw or {}))
+    t0 = time.perf_counter()
+    sim.run(duration)
+    wall = time.perf_counter() - t0
+    warm = min(f["warmup_s"], duration / 3)
+    tr = sim.lesbcc_trace(src)
+    st = sim.lesbcc_stats(src)
+    mc_mean = step_mean(tr["rate_time_ns"], tr["rate_bps"], warm, duration)
+    bins = np.arange(0.0, duration, 1.0)
+    mc_rate = step_sample(tr["rate_time_ns"], tr["rate_bps"], bins)
+    good, curves = [], []
+    for a in tcps:
+        ttr = sim.tcp_trace(a)
+        acked = ttr["acked_bytes"]
+        keep = ttr["ack_time_ns"] >= warm * 1e9
+        base = float(acked[~keep][-1]) if (~keep).any() else 0.0
+        tot = float(acked[-1]) if acked.size else 0.0
+        good.append((tot - base) * 8 / (duration - warm))
+        curves.append(rate_series(ttr["ack_time_ns"], ttr["acked_bytes"], 1.0, t_end_s=duration))
+    tcp_mean = float(np.mean(good))
+    fair = f["bottleneck_bps"] / (len(tcps) + 1)
+    starts = np.arange(warm, duration - FIG21_WINDOW_S + 1e-9, FIG21_WINDOW_S)
+    windows = [float(np.nanmean(mc_rate[(bins >= a) & (bins < a + FIG21_WINDOW_S)])) for a in starts]
+    # RTT samples against the gap between two packets at the rate of the moment: an LI leaves a
+    # receiver only when a later packet shows the gap, so a sample carries that spacing
+    ts = tr["rtt_time_ns"] / 1e9
+    gap = PACKET_BYTES * 8 / step_sample(tr["rate_time_ns"], tr["rate_bps"], ts)
+    path_max = 2 * (f["one_way_delay_s"] + 2 * f["lan_delay_s"]) + f["queue_pkts"] * (f["tcp_mss_bytes"] + 40) * 8 / \
+        f["bottleneck_bps"]
+    return {"rtt_sample_median_s": float(np.median(tr["rtt_sample_s"])) if ts.size else float("nan"),
+            "packet_gap_median_s": float(np.nanmedian(gap)) if ts.size else float("nan"), "path_rtt_max_s": path_max,
+            "rtt_samples": pd.DataFrame({"time_s": ts, "rtt_sample_s": tr["rtt_sample_s"], "packet_gap_s": gap}),"seed": seed, "wall_s": wall, "mc_mean_bps": mc_mean, "tcp_mean_bps": tcp_mean, "tcp_goodputs_bps": good,
+            "ratio": mc_mean / tcp_mean if tcp_mean > 0 else float("nan"), "fair_bps": fair,
+            "min_window_over_fair": (min(windows) / fair) if windows else float("nan"), "bins": bins,
+            "mc_rate": mc_rate, "tcp_curves": curves, "stats": st,
+            "receivers_complete": [sim.pgm_receiver_stats(r)["unrecoverable"] == 0 for r in rx],
+            "srtt_mean": float(np.mean(tr["srtt_s"])) if tr["srtt_s"].size else float(st["srtt"])}
+
+
+def run_fig21_sim(out: Path, seed: int, quick: bool = False) -> Result:
+    duration = 60.0 if quick else 300.0  # net-lesbcc-fig21's durations
+    seeds = [seed + k for k in range(2 if quick else FIG21_SEEDS)]
+    runs = []
+    for s in seeds:
+        runs.append(fig21_run(s, duration))
+        r = runs[-1]
+        _progress(f"lesbcc-fig21-sim seed {s}: LE-SBCC {r['mc_mean_bps'] / 1e3:.1f} kb/s, TCP "
+                  f"{r['tcp_mean_bps'] / 1e3:.1f} kb/s, SRTT {r['srtt_mean']:.3f} s (wall {r['wall_s']:.1f} s)")
+    df = pd.DataFrame([{k: v for k, v in r.items() if k in ("seed", "mc_mean_bps", "tcp_mean_bps", "ratio", "fair_bps",
+                                                            "min_window_over_fair", "srtt_mean", "rtt_sample_median_s",
+                                                            "packet_gap_median_s", "path_rtt_max_s", "wall_s")}
+                       | {"rate_reductions": r["stats"]["rate_reductions"], "lis": r["stats"]["lis"],
+                          "les": r["stats"]["les"], "tcp_min_bps": min(r["tcp_goodputs_bps"]),
+                          "tcp_max_bps": max(r["tcp_goodputs_bps"]),
+                          "receivers_complete": int(sum(r["receivers_complete"]))} for r in runs])
+    df.to_csv(out / "fig21_sim.csv", index=False)
+    r0 = runs[0]
+    r0["rtt_samples"].to_csv(out / "fig21_sim_rtt.csv", index=False)
+    avg_mc = np.nancumsum(r0["mc_rate"]) / np.arange(1, len(r0["mc_rate"]) + 1)
+    pd.DataFrame({"time_s": r0["bins"], "lesbcc_rate_bps": r0["mc_rate"], "lesbcc_avg_rate_bps": avg_mc}).to_csv(
+        out / "fig21_sim_lesbcc.csv", index=False)
+    fig, ax = figure(6.5, 3.4)
+    ax.plot(r0["bins"], avg_mc / 1e3, color="k", lw=1.2, label="LE-SBCC (average rate)")
+    pick = int(np.random.default_rng(seed).integers(len(r0["tcp_curves"])))  # §5.2.1: one TCP flow "randomly chosen"
+    tt, rr = r0["tcp_curves"][pick]
+    ax.plot(tt, np.cumsum(rr) / np.arange(1, len(rr) + 1) / 1e3, color="0.5", lw=1.0, ls="--",
+            label=f"TCP flow {pick} (average rate)")
+    ax.axhline(r0["fair_bps"] / 1e3, color="0.7", ls=":", lw=1, label="fair share (1 Mb/s / 17)")
+    ax.set_ylim(0, None)
+    ax.set_xlabel("Time (sec)")
+    ax.set_ylabel("Average rate (kb/s)")
+    ax.set_title(f"Fig. 21 set-up in the simulator (seed {seed})")
+    ax.legend(fontsize=7)
+    files = save(fig, out, "fig21_sim")
+    ratio = df["ratio"]
+    why = (f"the source is held down by its own RTT samples: an LI leaves a receiver only when a later packet "
+           f"shows the gap, so each sample carries the spacing of the packets, {_mean(df['packet_gap_median_s']):.2f} s "
+           f"(median) at the rates reached; the samples' median is {_mean(df['rtt_sample_median_s']):.2f} s and SRTT "
+           f"averages {_mean(df['srtt_mean']):.2f} s against a path round trip of at most "
+           f"{float(df['path_rtt_max_s'].iloc[0]):.2f} s (the rest of the excess: the NAK back-off of up to 0.1 s, and "
+           "each further packet lost in a row adds one more spacing); the climb MSS/(SRTT + 2σ) per SRTT + 2σ slows "
+           "with the square of SRTT, and the rate falls toward the 1-packet/s floor (fig21_sim.csv: rtt_sample_median_s, packet_gap_median_s, srtt_mean; fig21_sim_rtt.csv)")
+    claims = [
+        _with_interval(in_range("tcp-friendly", "(§5.2.1) 'The results indicate TCP friendliness': LE-SBCC's mean rate "
+                                "over the mean TCP flow's goodput within the band of lesbcc-fig13 (0.5-2), mean over "
+                                "seeds", 0.5, 2.0, _mean(ratio), "ratio", kind="paper"), ratio),
+        _explain(_with_interval(at_least("multicast-above-tcp", "(§5.2.1) 'the average rate of multicast is higher "
+                                         "than that of TCP' (Fig. 21): the same ratio, mean over seeds", 1.0,
+                                         _mean(ratio), "ratio", kind="paper"), ratio),
+                 "§5.2.1 blames its Linux implementation for it (bursty token bucket, 10 ms timers, user-space "
+                 "priority), which the simulation does not have; here the source is below TCP for the reason of "
+                 "tcp-friendly (fig21_sim.csv: ratio per seed)"),
+        at_least("no-drop-to-zero", f"(§5.2.1) 'drop-to-zero avoidance': in every {FIG21_WINDOW_S:g} s window after "
+                 f"the first {FIG21['warmup_s']:g} s the source's mean rate stays above a tenth of the fair share; "
+                 "ours: the lowest window over the fair share, lowest over seeds", 0.1,
+                 float(df["min_window_over_fair"].min()), "fraction of fair share", kind="paper"),
+        at_least("reliable", "every multicast receiver ends with no unrecoverable loss, in every run (fraction)", 1.0,
+                 float(df["receivers_complete"].sum()) / (FIG21["hosts"] * len(df)), "fraction", kind="sanity"),
+    ]
+    params = {**FIG21, "duration_s": duration, "seeds": seeds, "fair_share_bps": r0["fair_bps"],
+              "receivers": "PgmReceiver defaults (§5.2.1: back-off ≤ 100 ms, NCF suppression)",
+              "source": "LesbccConfig defaults (§5.2.1: 200 kb/s, initial RTT 200 ms), AIMD",
+              "tcp": "castlab NewReno (the testbed runs Linux Reno with SACK)", "twin_of": "net-lesbcc-fig21",
+              "lesbcc_mean_rate_bps": _mean(df["mc_mean_bps"]), "tcp_mean_goodput_bps": _mean(df["tcp_mean_bps"])}
+    for c in claims:
+        if c.id in ("tcp-friendly", "no-drop-to-zero"):
+            _explain(c, why)
+    return Result(params, claims, ["fig21_sim.csv", "fig21_sim_lesbcc.csv", "fig21_sim_rtt.csv", *files])
+
+
+# ------------------------------------------------------------------------------------------
+# tfrc-padhye: the TFRC module (§4.1) against Padhye's equation on a path with fixed loss
+# ------------------------------------------------------------------------------------------
+
+# One source, one receiver, fast links (no queueing), Bernoulli loss p on the receiver's link,
+# a fixed RTT of 100 ms. The module sets its rate from Padhye's equation with its own LE rate
+# (LEs after the cascade, per packet), SRTT and t_RTO = SRTT + 4σ (§4.1). Rule (fixed before
+# running, derived): the time-averaged rate after the warm-up lies within ±25 % of Padhye's T
+# at the run's measured LE rate, mean SRTT and mean σ (mean over seeds); the equation is written
+# independently in castlab.metrics.padhye_throughput.
+TFRC_PATH = {"link_bps": 100e6, "link_delay_s": 0.025, "warmup_s": 30.0}  # two links each way: RTT 100 ms
+TFRC_PS = (0.01, 0.02, 0.05)
+TFRC_TOL = 0.25
+
+
+def tfrc_path_run(seed: int, p: float, duration: float) -> dict:
+    f = TFRC_PATH
+    sim = Simulator(seed=seed)
+    for n in ("s", "r", "d"):
+        sim.add_node(n)
+    sim.add_link("s", "r", f["link_bps"], f["link_delay_s"], queue_limit_pkts=1000)
+    sim.add_link("r", "d", f["link_bps"], f["link_delay_s"], queue_limit_pkts=1000, loss_ab=p)
+    g = sim.add_group("s")
+    sim.add_pgm_receiver("d", group=g, flow=0, **SIM_RECEIVER)
+    src = sim.add_lesbcc_source("s", g, flow=0, policy="tfrc")
+    sim.run(duration)
+    st = sim.lesbcc_stats(src)
+    tr = sim.lesbcc_trace(src)
+    warm = f["warmup_s"]
+    rate = step_mean(tr["rate_time_ns"], tr["rate_bps"], warm, duration)
+    t = tr["rtt_time_ns"] / 1e9
+    keep = t >= warm
+    srtt = float(np.mean(tr["srtt_s"][keep])) if keep.any() else float(st["srtt"])
+    sigma = float(np.mean(tr["sigma_s"][keep])) if keep.any() and "sigma_s" in tr else float(st["sigma"])
+    packets = st["odata_sent"] + st["rdata_sent"]
+    p_le = st["rate_reductions"] / max(packets, 1)
+    eq = float(padhye_throughput(PACKET_BYTES, srtt, p_le, srtt + 4 * sigma)) * 8 if p_le > 0 else float("nan")
+    return {"p": p, "seed": seed, "rate_bps": rate, "srtt_s": srtt, "sigma_s": sigma, "packets": packets,
+            "lis": st["lis"], "les": st["rate_reductions"], "p_le": p_le, "padhye_bps": eq, "ratio": rate / eq}
+
+
+def run_tfrc_padhye(out: Path, seed: int, quick: bool = False) -> Result:
+    duration = 120.0 if quick else 600.0
+    seeds = [seed + k for k in range(2 if quick else 5)]
+    rows = [tfrc_path_run(s, p, duration) for p in TFRC_PS for s in seeds]
+    df = pd.DataFrame(rows)
+    df.to_csv(out / "tfrc_padhye_runs.csv", index=False)
+    agg = df.drop(columns="seed").groupby("p").mean()
+    agg.to_csv(out / "tfrc_padhye.csv")
+    for p, r in agg.iterrows():
+        _progress(f"lesbcc-tfrc-padhye p = {p:.0%}: rate {r['rate_bps'] / 1e3:.0f} kb/s, Padhye "
+                  f"{r['padhye_bps'] / 1e3:.0f} kb/s (p_le {r['p_le']:.4f}, SRTT {r['srtt_s']:.3f} s)")
+    fig, ax = figure(5.5, 3.4)
+    ax.plot(df["p_le"], df["rate_bps"] / 1e3, "o", label="TFRC module (mean rate per run)")
+    pl = np.linspace(df["p_le"].min() * 0.8, df["p_le"].max() * 1.2, 100)
+    ax.plot(pl, padhye_throughput(PACKET_BYTES, float(df["srtt_s"].mean()), pl,
+                                  float((df["srtt_s"] + 4 * df["sigma_s"]).mean())) * 8 / 1e3, "k--",
+            label="Padhye's T (§4.1) at the mean SRTT")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("LE rate p (LEs per packet)")
+    ax.set_ylabel("rate (kb/s)")
+    ax.set_title("TFRC module on a path with fixed loss")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=7)
+    files = save(fig, out, "tfrc_padhye")
+    claims = []
+    for p in TFRC_PS:
+        d = df[df["p"] == p]
+        claims.append(_with_interval(within(f"padhye-{int(round(p * 100))}pct", f"packet loss {p:.0%}, RTT 100 ms: the "
+                                            "TFRC module's mean rate / Padhye's T at its LE rate, SRTT and SRTT + 4σ "
+                                            "(mean over seeds)", 1.0, _mean(d["ratio"]), "ratio", rel_tol=TFRC_TOL,
+                                            kind="derived"), d["ratio"]))
+    return Result({**TFRC_PATH, "packet_loss": TFRC_PS, "duration_s": duration, "seeds": seeds,
+                   "receivers": SIM_RECEIVER, "tolerance": TFRC_TOL}, claims,
+                  ["tfrc_padhye.csv", "tfrc_padhye_runs.csv", *files])
 
 
 EXPERIMENTS = [
     Experiment("lesbcc-fig6", PAPER, "Fig. 6 (§3.1.1)", "drop-to-zero avoidance on the Fig. 5 topology, with the packet, "
-               "LI, LE and reduction counts", run_fig6),
+               "LI, LE and reduction counts as bands over the delay readings", run_fig6),
     Experiment("lesbcc-fig7", PAPER, "Fig. 7 (§3.1.2)", "removing LI2LE and/or Max-LPRF: the multicast flow is beaten "
                "down", run_fig7),
-    Experiment("lesbcc-fig10", PAPER, "Fig. 10 (§3.1.3)", "Markov chain: p_li / p_le, non-bursty and bursty", run_fig10),
-    Experiment("lesbcc-fig12", PAPER, "Fig. 12 (§3.1.4)", "1 to 10,001 receivers: LEs passed stay at the worst "
-               "receiver's (direct drive of the cascade)", run_fig12),
+    Experiment("lesbcc-fig10", PAPER, "Fig. 10 (§3.1.3)", "Markov chain: p_li / p_le, non-bursty and bursty, bands over "
+               "N and a Monte Carlo of the chain", run_fig10),
+    Experiment("lesbcc-fig12", PAPER, "Fig. 12 (§3.1.4), Appendix A", "1 to 10,001 receivers: LEs passed stay at the "
+               "worst receiver's (direct drive of the cascade); LI2LE's 1 + p·x LIs per LE", run_fig12),
     Experiment("lesbcc-fig13", PAPER, "Fig. 13 (§3.2)", "TCP friendliness: one / all unicast flows TCP Reno", run_fig13),
     Experiment("lesbcc-fig14", PAPER, "Figs. 14-15 (§3.2.1)", "DropTail vs RED: rates and RTT convergence", run_fig14),
     Experiment("lesbcc-fig16", PAPER, "Figs. 16-17 (§3.2.2)", "receiver buffers 25/50/75/100, without and with "
                "aggregation", run_fig16),
     Experiment("lesbcc-fig19", PAPER, "Fig. 19 (§3.3)", "Fig. 18 tree: no / partial / complete LI aggregation", run_fig19),
     Experiment("lesbcc-fig20", PAPER, "Fig. 20 (§4.2)", "TFRC module vs 16 TCP Reno flows", run_fig20),
+    Experiment("lesbcc-fig21-sim", PAPER, "Figs. 13(c), 21 (§5.2.1)", "§5's Linux set-up simulated (1 Mb/s, 500 ms, "
+               "16 TCP): the twin of net-lesbcc-fig21", run_fig21_sim),
+    Experiment("lesbcc-tfrc-padhye", PAPER, "§4.1", "the TFRC module's rate against Padhye's equation on a path with "
+               "fixed loss", run_tfrc_padhye),
 ]
