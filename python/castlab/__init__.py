@@ -15,6 +15,10 @@ _LAZY = {
     "losses_frame": "castlab.frames",
     "series_frame": "castlab.frames",
     "level_frame": "castlab.frames",
+    # studies (issue 15): they load pandas, pyarrow, tqdm and dask only when called
+    "sweep": "castlab.study",
+    "results": "castlab.study",
+    "aggregate": "castlab.study",
 }
 
 
@@ -41,5 +45,8 @@ __all__ = [
     "series_frame",
     "level_frame",
     "run_with_progress",
+    "sweep",
+    "results",
+    "aggregate",
     "__version__",
 ]
