@@ -294,3 +294,15 @@ def test_import_castlab_loads_no_study_dependencies():
     """)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
+
+
+def test_any_executor_serves_the_runner(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    from castlab.study import sweep
+
+    serial = sweep(FakeScenario(), {"cbr.load": [0.8, 1.3]}, SEEDS, jobs=1, progress=False)
+    with ThreadPoolExecutor(2) as ex:
+        threaded = sweep(FakeScenario(), {"cbr.load": [0.8, 1.3]}, SEEDS, executor=ex, progress=False)
+        assert not ex._shutdown, "the runner uses a given executor, it does not shut it down"
+    assert _rows(threaded) == _rows(serial)
