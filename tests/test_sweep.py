@@ -306,3 +306,20 @@ def test_any_executor_serves_the_runner(tmp_path):
         threaded = sweep(FakeScenario(), {"cbr.load": [0.8, 1.3]}, SEEDS, executor=ex, progress=False)
         assert not ex._shutdown, "the runner uses a given executor, it does not shut it down"
     assert _rows(threaded) == _rows(serial)
+
+
+def test_a_worker_of_another_version_is_not_filed_under_ours(tmp_path, monkeypatch):
+    import castlab.study.runner as runner
+    from castlab.study import results, sweep
+
+    real = runner.execute
+
+    def old_worker(target, params, seed):
+        outcome = real(target, params, seed)
+        return {**outcome, "castlab_version": "0.0.1"}
+
+    monkeypatch.setattr(runner, "execute", old_worker)
+    df = sweep(FakeScenario(), None, [1, 2], store=tmp_path, jobs=1, progress=False)
+    assert (df["status"] == "error").all()
+    assert set(df["error"]) == {f"the worker runs castlab 0.0.1, the sweep castlab {runner.castlab_version()}"}
+    assert "loss" not in results(tmp_path).columns

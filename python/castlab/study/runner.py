@@ -100,6 +100,7 @@ def execute(target: Target, params: dict, seed: int) -> dict:
                     break
                 outcome["files"][str(p.relative_to(out))] = p.read_bytes()
     outcome["host"] = socket.gethostname()
+    outcome["castlab_version"] = castlab_version()
     return outcome
 
 
@@ -167,6 +168,11 @@ def run_sweep(target: Any, grid: Optional[Mapping[str, Sequence[Any]]] = None, s
     bar = _progress(len(todo), tgt.label, progress)
 
     def finish(run: Run, outcome: dict) -> None:
+        worker_version = outcome.get("castlab_version")
+        if worker_version is not None and worker_version != version:
+            # a cluster worker with another castlab: its numbers must not be filed under ours
+            outcome = {**outcome, "status": "error", "metrics": {}, "files": None,
+                       "error": f"the worker runs castlab {worker_version}, the sweep castlab {version}"}
         row = {"key": run.key, "target": tgt.label, "seed": run.seed, "status": outcome["status"],
                "error": outcome["error"], "castlab_version": version, "git_commit": commit,
                "wall_s": float(outcome["wall_s"]),
