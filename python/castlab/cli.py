@@ -244,6 +244,10 @@ def _cmd_sweep(args) -> int:
     except ValueError as e:
         print(f"castlab sweep: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("castlab sweep: interrupted" + (f"; the finished runs are in {args.store}: the same command resumes"
+                                               if args.store else ""), file=sys.stderr)
+        return 130
     print(f"castlab sweep: {rep.total} runs: {rep.ran - rep.failed} ran, {rep.failed} failed, "
           f"{rep.skipped} already stored" + (f"; store {args.store}" if args.store else ""), file=sys.stderr)
     if rep.rows and rep.metrics:
