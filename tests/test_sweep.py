@@ -323,3 +323,32 @@ def test_a_worker_of_another_version_is_not_filed_under_ours(tmp_path, monkeypat
     assert (df["status"] == "error").all()
     assert set(df["error"]) == {f"the worker runs castlab 0.0.1, the sweep castlab {runner.castlab_version()}"}
     assert "loss" not in results(tmp_path).columns
+
+
+def test_ctrl_c_stops_a_sweep_and_keeps_its_finished_runs(tmp_path):
+    from castlab.study import results
+
+    store = tmp_path / "store"
+    script = tmp_path / "interrupted.py"
+    script.write_text(KILLED.format(tests=str(TESTS), store=str(store)))
+    proc = subprocess.Popen([sys.executable, str(script)], start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            if len(list((store / "runs").glob("*.parquet"))) >= 2:
+                break
+            time.sleep(0.02)
+        assert proc.poll() is None, proc.stderr.read().decode()
+        t = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C sends to the terminal's foreground group
+        proc.wait(timeout=20)
+        stopped_in = time.monotonic() - t
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert proc.returncode != 0 and "KeyboardInterrupt" in proc.stderr.read().decode()
+    assert stopped_in < 10, f"took {stopped_in:.1f} s to stop"
+    stored = results(store)
+    assert 2 <= len(stored) < 10 and (stored["status"] == "ok").all()
