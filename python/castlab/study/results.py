@@ -49,8 +49,7 @@ def aggregate(df, by: Optional[Sequence[str]] = None, metrics: Optional[Sequence
             raise ValueError(f"aggregate: no column {c!r} to group by (columns: {', '.join(df.columns)})")
     if metrics is None:
         names = df.attrs.get("metrics") or [c for c in df.columns if c not in by and c != "seed"]
-        metrics = [m for m in names if m in df.columns and
-                   (pd.api.types.is_numeric_dtype(df[m]) or pd.api.types.is_bool_dtype(df[m]))]
+        metrics = [m for m in names if m in df.columns and _numeric(df[m])]
     for m in metrics:
         if m not in df.columns:
             raise ValueError(f"aggregate: no metric column {m!r}")
@@ -59,7 +58,14 @@ def aggregate(df, by: Optional[Sequence[str]] = None, metrics: Optional[Sequence
     for gkey, g in groups:
         gkey = gkey if isinstance(gkey, tuple) else (gkey,)
         for m in metrics:
-            vals = pd.to_numeric(g[m].astype("float64", errors="ignore"), errors="coerce").dropna()
-            mean, lo, hi = t_interval(list(vals), confidence)
+            vals = [float(v) for v in g[m].dropna() if isinstance(v, (bool, int, float)) or hasattr(v, "item")]
+            mean, lo, hi = t_interval(vals, confidence)
             out.append({**dict(zip(by, gkey)), "metric": m, "n": int(len(vals)), "mean": mean, "lo": lo, "hi": hi})
     return pd.DataFrame(out, columns=[*by, "metric", "n", "mean", "lo", "hi"])
+
+
+def _numeric(col) -> bool:
+    """A column of numbers or booleans (with gaps allowed), not text."""
+    vals = col.dropna()
+    return len(vals) > 0 and all(isinstance(v, (bool, int, float)) or (hasattr(v, "item") and not isinstance(v, str))
+                                 for v in vals)
