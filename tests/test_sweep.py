@@ -394,3 +394,17 @@ def test_scenario_file_sweep(tmp_path):
     f.write_text(SCENARIO_FILE.replace('rate = "1.2Mbps"', 'rate = "0.8Mbps"'))
     assert sweep(str(f), grid, [1, 2], store=tmp_path / "s", jobs=1, progress=False).attrs["ran"] == 4
     assert len(results(tmp_path / "s")) == 8
+
+
+def test_an_unreadable_row_is_named_and_its_run_done_again(tmp_path):
+    from castlab.study import results, sweep
+
+    sweep(FakeScenario(), None, [1, 2], store=tmp_path, jobs=1, progress=False)
+    victim = sorted((tmp_path / "runs").glob("*.parquet"))[0]
+    victim.write_bytes(b"not parquet")
+    with pytest.raises(ValueError, match=f"{victim.name}: not a readable results row"):
+        results(tmp_path)
+    with pytest.warns(UserWarning, match="unreadable"):
+        again = sweep(FakeScenario(), None, [1, 2], store=tmp_path, jobs=1, progress=False)
+    assert again.attrs["ran"] == 1
+    assert len(results(tmp_path)) == 2

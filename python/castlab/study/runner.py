@@ -109,7 +109,8 @@ def _progress(total: int, label: str, enabled: bool):
         return None
     from tqdm import tqdm
 
-    return tqdm(total=total, desc=label, unit="run", file=sys.stderr, dynamic_ncols=True)
+    # disable=None: a bar on a terminal, nothing in a log file or a pipe
+    return tqdm(total=total, desc=label, unit="run", file=sys.stderr, dynamic_ncols=True, disable=None)
 
 
 def _default_executor(jobs: int) -> cf.Executor:

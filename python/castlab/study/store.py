@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import subprocess
+import warnings
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
@@ -94,7 +95,11 @@ class Store:
 
         out = {}
         for p in self._row_files():
-            t = pq.read_table(p, columns=["status"])
+            try:
+                t = pq.read_table(p, columns=["status"])
+            except Exception as e:  # noqa: BLE001 - an unreadable row is run again and rewritten
+                warnings.warn(f"{p}: unreadable ({e}); its run counts as missing", stacklevel=2)
+                continue
             out[p.name[: -len(ROW_SUFFIX)]] = t.column("status")[0].as_py()
         return out
 
@@ -146,7 +151,11 @@ class Store:
 
         frames, params, metrics = [], [], []
         for p in self._row_files():
-            t = pq.read_table(p)
+            try:
+                t = pq.read_table(p)
+            except Exception as e:  # noqa: BLE001 - name the file, whatever pyarrow raised
+                raise ValueError(f"{p}: not a readable results row ({e}); remove it, and the next sweep runs "
+                                 f"that run again") from e
             md = t.schema.metadata or {}
             for names, field in ((params, _META_PARAMS), (metrics, _META_METRICS)):
                 for n in json.loads(md.get(field, b"[]")):
