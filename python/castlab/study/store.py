@@ -161,11 +161,11 @@ class Store:
                 for n in json.loads(md.get(field, b"[]")):
                     if n not in names:
                         names.append(n)
-            frames.append(t.to_pandas())
+            frames.append(t.replace_schema_metadata(None))
         if not frames:
             df = pd.DataFrame(columns=["key", "target", "seed", "status", "castlab_version"])
         else:
-            df = pd.concat(frames, ignore_index=True)
+            df = _concat(frames)
         versions = sorted(set(df["castlab_version"].dropna()))
         if version is None:
             if len(versions) > 1:
@@ -182,6 +182,19 @@ class Store:
         df.attrs["params"] = [p for p in params if p in df.columns]
         df.attrs["metrics"] = [m for m in metrics if m in df.columns]
         return df
+
+
+def _concat(tables):
+    """One DataFrame from one-row tables whose columns differ: Arrow concatenates them in one go
+    (missing columns become nulls); when a column's type differs between runs (a parameter given
+    as 10 in one and "10ms" in another) pandas does it, column by column, as objects."""
+    import pandas as pd
+    import pyarrow as pa
+
+    try:
+        return pa.concat_tables(tables, promote_options="permissive").to_pandas()
+    except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError):
+        return pd.concat([t.to_pandas() for t in tables], ignore_index=True)
 
 
 def _sorted(df, params: list[str]):
