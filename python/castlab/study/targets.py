@@ -2,7 +2,8 @@
 
 A target knows its identity (what goes into the run key), checks a grid point's parameters
 before anything runs, and runs one (params, seed) into a folder, returning flat scalar metrics.
-Targets are pickled into worker processes, so they hold names and paths, not live simulators.
+Targets are pickled into worker processes, so they hold names and scenario data, not live
+simulators.
 
 The scenario contract (``castlab.scenario``): ``Scenario.from_toml(path)``, ``.name``,
 ``.to_dict()`` (canonical, for hashing), ``.with_params({dotted key: value}) -> Scenario`` and
@@ -100,8 +101,9 @@ class ExperimentTarget(Target):
 
 
 class ScenarioTarget(Target):
-    """A scenario: loaded from a TOML file (the file is read again in each worker, so only its
-    path crosses the process boundary) or given as an object that follows the contract."""
+    """A scenario: loaded from a TOML file or given as an object that follows the contract. The
+    loaded scenario itself goes to the workers (not its path), so editing the file while a sweep
+    runs cannot give a run other content than its key says."""
 
     def __init__(self, scenario: Any = None, path: Optional[Path] = None):
         if (scenario is None) == (path is None):
@@ -119,12 +121,6 @@ class ScenarioTarget(Target):
         except ImportError as e:  # the scenario files land on another branch
             raise ValueError(f"cannot read scenario file {self.path}: castlab.scenario is not available ({e})") from e
         return Scenario.from_toml(self.path)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        if self.path is not None:
-            state["_scenario"] = None
-        return state
 
     def scenario(self):
         if self._scenario is None:
