@@ -408,3 +408,12 @@ def test_an_unreadable_row_is_named_and_its_run_done_again(tmp_path):
         again = sweep(FakeScenario(), None, [1, 2], store=tmp_path, jobs=1, progress=False)
     assert again.attrs["ran"] == 1
     assert len(results(tmp_path)) == 2
+
+
+def test_reproduce_jobs_starts_the_longest_experiments_first(tmp_path):
+    from castlab import cli
+
+    for name, wall in (("a", 1.0), ("b", 30.0), ("c", 5.0)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "summary.json").write_text(json.dumps({"wall_s": wall}))
+    assert cli._longest_first(["a", "b", "c", "d"], tmp_path) == ["d", "b", "c", "a"]

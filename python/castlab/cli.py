@@ -79,6 +79,19 @@ def _reproduce_quiet(name: str, out: Path, seed: int, quick: bool) -> tuple[dict
     return summary, buf.getvalue()
 
 
+def _longest_first(names: list[str], out: Path) -> list[str]:
+    """`names` with the longest experiments first, by the wall times of the summaries a previous
+    run left in `out` (unknown ones first, in their order): a long experiment started last
+    would leave the other workers idle at the end."""
+    wall: dict[str, float] = {}
+    for n in names:
+        try:
+            wall[n] = float(json.loads((out / n / "summary.json").read_text())["wall_s"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    return sorted(names, key=lambda n: -wall.get(n, float("inf")))
+
+
 def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, jobs: int) -> tuple[list, list]:
     """Every experiment in a process pool of `jobs` workers, each still written atomically into
     its own folder. Returns (summaries in `names` order, failures as (name, error)); a failed
@@ -88,8 +101,9 @@ def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, job
 
     done: dict[str, dict] = {}
     failed: list[tuple[str, str]] = []
+    order = _longest_first(names, out)
     with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as ex:
-        futures = {ex.submit(_reproduce_quiet, n, out / n, seed, quick): n for n in names}
+        futures = {ex.submit(_reproduce_quiet, n, out / n, seed, quick): n for n in order}
         try:
             for fut in cf.as_completed(futures):
                 n = futures[fut]
