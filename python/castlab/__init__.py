@@ -17,6 +17,10 @@ _LAZY = {
     "level_frame": "castlab.frames",
     "Scenario": "castlab.scenario",
     "ScenarioError": "castlab.scenario",
+    # studies (issue 15): they load pandas, pyarrow, tqdm and dask only when called
+    "sweep": "castlab.study",
+    "results": "castlab.study",
+    "aggregate": "castlab.study",
 }
 
 
@@ -45,5 +49,8 @@ __all__ = [
     "run_with_progress",
     "Scenario",
     "ScenarioError",
+    "sweep",
+    "results",
+    "aggregate",
     "__version__",
 ]

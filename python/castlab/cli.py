@@ -67,6 +67,62 @@ def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
     return summary
 
 
+def _reproduce_quiet(name: str, out: Path, seed: int, quick: bool) -> tuple[dict, str]:
+    """_reproduce_one in a worker process: its per-claim lines come back as text, so experiments
+    that finish together do not interleave their listings."""
+    import contextlib
+    import io
+
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        summary = _reproduce_one(name, out, seed, quick)
+    return summary, buf.getvalue()
+
+
+def _longest_first(names: list[str], out: Path) -> list[str]:
+    """`names` with the longest experiments first, by the wall times of the summaries a previous
+    run left in `out` (unknown ones first, in their order): a long experiment started last
+    would leave the other workers idle at the end."""
+    wall: dict[str, float] = {}
+    for n in names:
+        try:
+            wall[n] = float(json.loads((out / n / "summary.json").read_text())["wall_s"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+    return sorted(names, key=lambda n: -wall.get(n, float("inf")))
+
+
+def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, jobs: int) -> tuple[list, list]:
+    """Every experiment in a process pool of `jobs` workers, each still written atomically into
+    its own folder. Returns (summaries in `names` order, failures as (name, error)); a failed
+    experiment does not stop the others."""
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    done: dict[str, dict] = {}
+    failed: list[tuple[str, str]] = []
+    order = _longest_first(names, out)
+    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as ex:
+        futures = {ex.submit(_reproduce_quiet, n, out / n, seed, quick): n for n in order}
+        try:
+            for fut in cf.as_completed(futures):
+                n = futures[fut]
+                try:
+                    summary, text = fut.result()
+                except Exception as e:  # noqa: BLE001 - reported with the others at the end
+                    failed.append((n, f"{type(e).__name__}: {e}"))
+                    print(f"[{n}] FAILED: {type(e).__name__}: {e}", file=sys.stderr, flush=True)
+                    continue
+                sys.stdout.write(text)
+                sys.stdout.flush()
+                done[n] = summary
+        except BaseException:
+            for f in futures:
+                f.cancel()
+            raise
+    return [done[n] for n in names if n in done], failed
+
+
 def _cmd_reproduce(args) -> int:
     if args.all:
         names = list(REGISTRY)
@@ -78,14 +134,29 @@ def _cmd_reproduce(args) -> int:
     else:
         print("castlab reproduce: give an experiment NAME or --all", file=sys.stderr)
         return 2
+    if args.jobs is not None and args.jobs < 1:
+        print(f"castlab reproduce: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
+        return 2
     out = Path(args.out)
-    summaries = []
-    for n in names:
-        target = out / n if args.all else out
-        summaries.append(_reproduce_one(n, target, args.seed, args.quick))
+    jobs = min(args.jobs or 1, len(names))
+    failed: list[tuple[str, str]] = []
+    if args.all and jobs > 1:
+        t = time.perf_counter()
+        summaries, failed = _reproduce_parallel(names, out, args.seed, args.quick, jobs)
+        print(f"castlab reproduce: {len(summaries)} experiments on {jobs} jobs in {time.perf_counter() - t:.1f} s",
+              file=sys.stderr)
+    else:
+        summaries = []
+        for n in names:
+            target = out / n if args.all else out
+            summaries.append(_reproduce_one(n, target, args.seed, args.quick))
     if args.all:
         _write_report(out, summaries)
+    for n, err in failed:
+        print(f"castlab reproduce: {n} failed: {err}", file=sys.stderr)
     held = all(c["holds"] for s in summaries for c in s["claims"])
+    if failed:
+        return 1
     return 0 if held or not args.strict else 1
 
 
@@ -138,6 +209,119 @@ def _write_report(out: Path, summaries: list[dict]) -> None:
     for paper, ks in counts.items():
         if "paper" in ks:
             print(f"  {paper}: {ks['paper'][0]} of {ks['paper'][1]} of the paper's claims hold", file=sys.stderr)
+
+
+def _parse_value(text: str):
+    """A grid value as typed: an integer, a float, true/false, else the text itself (units such
+    as "10ms" are the target's to read)."""
+    t = text.strip()
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    for conv in (int, float):
+        try:
+            return conv(t)
+        except ValueError:
+            pass
+    return t
+
+
+def _parse_grid(items: list[str]) -> dict:
+    grid: dict = {}
+    for item in items or []:
+        key, eq, values = item.partition("=")
+        key = key.strip()
+        if not eq or not key or not values.strip():
+            raise ValueError(f"--grid {item!r}: expected KEY=V1,V2,...")
+        if key in grid:
+            raise ValueError(f"--grid: {key!r} given twice")
+        grid[key] = [_parse_value(v) for v in values.split(",")]
+    return grid
+
+
+def _cmd_sweep(args) -> int:
+    from castlab.seeds import parse_seeds
+    from castlab.study.runner import run_sweep
+
+    try:
+        grid = _parse_grid(args.grid)
+        seeds = parse_seeds(args.seeds)
+        if args.jobs is not None and args.jobs < 1:
+            raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
+        kw = dict(store=args.store, quick=args.quick, progress=not args.no_progress)
+        if args.dask:
+            from castlab.study.cluster import dask_executor
+
+            with dask_executor(args.dask, args.jobs) as ex:
+                rep = run_sweep(args.target, grid, seeds, executor=ex, **kw)
+        else:
+            rep = run_sweep(args.target, grid, seeds, jobs=args.jobs, **kw)
+    except ValueError as e:
+        print(f"castlab sweep: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("castlab sweep: interrupted" + (f"; the finished runs are in {args.store}: the same command resumes"
+                                               if args.store else ""), file=sys.stderr)
+        return 130
+    print(f"castlab sweep: {rep.total} runs: {rep.ran - rep.failed} ran, {rep.failed} failed, "
+          f"{rep.skipped} already stored" + (f"; store {args.store}" if args.store else ""), file=sys.stderr)
+    if rep.rows and rep.metrics:
+        import pandas as pd
+
+        from castlab.study import aggregate
+
+        df = pd.DataFrame(rep.rows)
+        df.attrs.update(params=rep.params, metrics=rep.metrics)
+        with pd.option_context("display.width", 200, "display.max_rows", 200):
+            print(aggregate(df).to_string(index=False))
+    return 1 if rep.failed else 0
+
+
+def _cmd_results(args) -> int:
+    import pandas as pd
+
+    from castlab.study import aggregate, results
+
+    version = "all" if args.all_versions else args.version
+    try:
+        df = results(args.store, version=version)
+        if args.aggregate:
+            by = args.by.split(",") if args.by else None
+            metrics = args.metrics.split(",") if args.metrics else None
+            df = aggregate(df, by=by, metrics=metrics, confidence=args.confidence)
+    except ValueError as e:
+        print(f"castlab results: {e}", file=sys.stderr)
+        return 2
+    if args.csv:
+        df.to_csv(args.csv, index=False)
+        print(f"castlab results: {len(df)} rows -> {args.csv}", file=sys.stderr)
+    else:
+        with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 50):
+            print(df.to_string(index=False))
+    return 0
+
+
+def _add_study_parsers(sub) -> None:
+    s = sub.add_parser("sweep", help="run an experiment or a scenario file over a grid of parameters times seeds")
+    s.add_argument("target", help="an experiment name (`castlab list`) or a scenario file (.toml)")
+    s.add_argument("--grid", action="append", metavar="KEY=V1,V2",
+                   help="a parameter and its values (repeat for more; the sweep runs their product)")
+    s.add_argument("--seeds", default="1", help="seeds, e.g. 1-10 or 1,3,5 (default 1)")
+    s.add_argument("--jobs", type=int, default=None, help="worker processes (default: one per core; 1 runs here)")
+    s.add_argument("--store", metavar="DIR", help="results store: finished runs are kept, stored runs skipped")
+    s.add_argument("--dask", metavar="ADDRESS", help="run on Dask: 'local' (a LocalCluster) or tcp://host:port")
+    s.add_argument("--quick", action="store_true", help="experiments' shorter settings")
+    s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    s.set_defaults(fn=_cmd_sweep)
+    r = sub.add_parser("results", help="read a results store: one row per run, or aggregated over seeds")
+    r.add_argument("store", metavar="DIR")
+    r.add_argument("--aggregate", action="store_true", help="mean and Student-t interval over seeds per group")
+    r.add_argument("--by", help="with --aggregate: grouping columns, comma-separated (default: the parameters)")
+    r.add_argument("--metrics", help="with --aggregate: metrics, comma-separated (default: all numeric ones)")
+    r.add_argument("--confidence", type=float, default=0.95)
+    r.add_argument("--csv", metavar="FILE", help="write a CSV instead of printing")
+    r.add_argument("--version", dest="version", help="read the results of this castlab version only")
+    r.add_argument("--all-versions", action="store_true", help="read the results of every castlab version together")
+    r.set_defaults(fn=_cmd_results)
 
 
 def _cmd_run(args) -> int:
@@ -261,7 +445,10 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
     r.add_argument("--strict", action="store_true", help="exit 1 if any claim does not hold")
+    r.add_argument("--jobs", type=int, default=None,
+                   help="with --all: run this many experiments at once, in worker processes (default 1)")
     r.set_defaults(fn=_cmd_reproduce)
+    _add_study_parsers(sub)
     d = sub.add_parser("run", help="run the built-in demo and print per-receiver throughput and loss")
     d.add_argument("--duration", type=float, default=60.0)
     d.add_argument("--seed", type=int, default=1)

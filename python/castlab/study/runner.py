@@ -1,0 +1,249 @@
+"""The runner: a run is (target, params, seed); runs go through any ``concurrent.futures``
+executor and each finished run is stored at once.
+
+A worker runs one (params, seed) in a temporary folder with its output captured into
+``log.txt``, and sends back the metrics and the folder's files as bytes. Only the parent writes
+the store, so workers need no access to it (a Dask cluster on other machines works without a
+shared file system) and there is one writer per store.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import io
+import itertools
+import os
+import socket
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from castlab.study.store import Store, castlab_version, git_commit, run_key
+from castlab.study.targets import META_COLUMNS, Target, flat_metrics, make_target
+
+__all__ = ["Run", "SweepReport", "grid_points", "run_sweep", "execute"]
+
+# Raw outputs larger than this are not sent back (the row is still stored, with a note): the
+# store is for results, not for bulk traces. Our choice.
+MAX_OUTPUT_BYTES = 200 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Run:
+    params: tuple  # ((name, value), ...) in grid order
+    seed: int
+    key: str
+
+    @property
+    def param_dict(self) -> dict:
+        return dict(self.params)
+
+
+@dataclass
+class SweepReport:
+    """What one call of ``run_sweep`` did. ``rows`` holds every run of the sweep (those run now
+    and those found in the store), in grid order."""
+    total: int = 0
+    skipped: int = 0
+    ran: int = 0
+    failed: int = 0
+    rows: list = field(default_factory=list)
+    params: list = field(default_factory=list)
+    metrics: list = field(default_factory=list)
+
+
+def grid_points(grid: Optional[Mapping[str, Sequence[Any]]]) -> list[dict]:
+    """The Cartesian product of a grid {name: [values]}, in the order given (last name fastest)."""
+    if not grid:
+        return [{}]
+    names = list(grid)
+    for n in names:
+        vals = grid[n]
+        if isinstance(vals, (str, bytes)) or not hasattr(vals, "__iter__"):
+            raise ValueError(f"grid {n!r}: expected a list of values, got {vals!r}")
+        if len(list(vals)) == 0:
+            raise ValueError(f"grid {n!r}: no values")
+    return [dict(zip(names, combo)) for combo in itertools.product(*(list(grid[n]) for n in names))]
+
+
+def execute(target: Target, params: dict, seed: int) -> dict:
+    """Run one (params, seed) of `target` in a temporary folder: the outcome with the metrics, the
+    folder's files as bytes, the wall time and, when the run raised, its error. Never raises for
+    the run's own errors (a failed run is a result too); KeyboardInterrupt passes."""
+    t = time.perf_counter()
+    log = io.StringIO()
+    outcome: dict[str, Any] = {"status": "ok", "error": None, "metrics": {}, "files": {}}
+    with tempfile.TemporaryDirectory(prefix="castlab-run-") as tmp:
+        out = Path(tmp)
+        try:
+            with contextlib.redirect_stdout(log), contextlib.redirect_stderr(log):
+                outcome["metrics"] = flat_metrics(target.run(params, seed, out))
+        except Exception as e:  # noqa: BLE001 - a failed run is recorded, the sweep goes on
+            outcome["status"] = "error"
+            outcome["error"] = f"{type(e).__name__}: {e}"
+            log.write("\n" + traceback.format_exc())
+        outcome["wall_s"] = time.perf_counter() - t
+        if log.getvalue():
+            (out / "log.txt").write_text(log.getvalue())
+        total = 0
+        for p in sorted(out.rglob("*")):
+            if p.is_file():
+                total += p.stat().st_size
+                if total > MAX_OUTPUT_BYTES:
+                    outcome["files"] = {"TRUNCATED.txt": b"outputs over the size limit were not kept\n"}
+                    break
+                outcome["files"][str(p.relative_to(out))] = p.read_bytes()
+    outcome["host"] = socket.gethostname()
+    outcome["castlab_version"] = castlab_version()
+    return outcome
+
+
+def _progress(total: int, label: str, enabled: bool):
+    if not enabled or total == 0:
+        return None
+    from tqdm import tqdm
+
+    # disable=None: a bar on a terminal, nothing in a log file or a pipe
+    return tqdm(total=total, desc=label, unit="run", file=sys.stderr, dynamic_ncols=True, disable=None)
+
+
+def _default_executor(jobs: int) -> cf.Executor:
+    import multiprocessing as mp
+
+    # spawn, not fork: the parent may hold threads (the progress bar, Dask); fork copies their
+    # locks mid-use. Workers import castlab once and serve many runs.
+    return cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"))
+
+
+def run_sweep(target: Any, grid: Optional[Mapping[str, Sequence[Any]]] = None, seeds: Iterable[int] = (1,), *,
+              store: Optional[os.PathLike | str] = None, jobs: Optional[int] = None,
+              executor: Optional[cf.Executor] = None, quick: bool = False, progress: bool = True,
+              rerun_failed: bool = True, log=None) -> SweepReport:
+    """Run `target` at every grid point times every seed.
+
+    - `executor`: any ``concurrent.futures.Executor`` (a Dask ``client.get_executor()`` too); it
+      is used, not shut down. Without one: ``jobs=1`` runs in this process, otherwise a process
+      pool of `jobs` workers (default: one per core).
+    - `store`: a results directory; runs already stored (same key, status ok) are skipped, and
+      every run is stored the moment it finishes. Failed runs are stored with their error and are
+      run again next time unless ``rerun_failed=False``.
+    A failed run does not stop the others. Ctrl-C cancels what has not started and raises.
+    """
+    log = sys.stderr if log is None else log
+    tgt = make_target(target, quick=quick)
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise ValueError("seeds: no seed given")
+    if any(s < 0 for s in seeds):
+        raise ValueError(f"seeds must be non-negative, got {seeds}")
+    points = grid_points(grid)
+    for pt in points:
+        for k in pt:
+            if k in META_COLUMNS:
+                raise ValueError(f"parameter {k!r} clashes with a results column; rename it")
+        tgt.check(pt)
+    version = castlab_version()
+    commit = git_commit()
+    identity = tgt.identity()
+    runs = [Run(tuple(pt.items()), s, run_key(identity, pt, s, version)) for pt in points for s in seeds]
+    if len({r.key for r in runs}) != len(runs):
+        raise ValueError("the grid names the same run twice (repeated values or seeds)")
+
+    st = Store(store).create() if store is not None else None
+    stored = st.statuses() if st is not None else {}
+    todo = [r for r in runs if not (stored.get(r.key) == "ok" or (stored.get(r.key) and not rerun_failed))]
+    report = SweepReport(total=len(runs), skipped=len(runs) - len(todo), params=list(points[0]))
+    if st is not None:
+        again = sum(1 for r in todo if r.key in stored)
+        print(f"castlab sweep: {len(runs)} runs, {report.skipped} already stored (skipped), {len(todo)} to run"
+              + (f" ({again} failed before)" if again else ""), file=log, flush=True)
+
+    rows: dict[str, dict] = {}
+    metric_names: list[str] = []
+    bar = _progress(len(todo), tgt.label, progress)
+
+    def finish(run: Run, outcome: dict) -> None:
+        worker_version = outcome.get("castlab_version")
+        if worker_version is not None and worker_version != version:
+            # a cluster worker with another castlab: its numbers must not be filed under ours
+            outcome = {**outcome, "status": "error", "metrics": {}, "files": None,
+                       "error": f"the worker runs castlab {worker_version}, the sweep castlab {version}"}
+        row = {"key": run.key, "target": tgt.label, "seed": run.seed, "status": outcome["status"],
+               "error": outcome["error"], "castlab_version": version, "git_commit": commit,
+               "wall_s": float(outcome["wall_s"]),
+               "finished_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "host": outcome.get("host")}
+        pnames = [k for k, _ in run.params]
+        row.update(run.params)
+        mnames = []
+        for k, v in outcome["metrics"].items():
+            col = k if k not in row else f"metric.{k}"
+            row[col] = v
+            mnames.append(col)
+            if col not in metric_names:
+                metric_names.append(col)
+        if st is not None:
+            st.write(row, pnames, mnames, outcome["files"])
+        rows[run.key] = row
+        report.ran += 1
+        if outcome["status"] != "ok":
+            report.failed += 1
+            msg = f"run failed (seed {run.seed}, {dict(run.params)}): {outcome['error']}"
+            (bar.write(msg, file=log) if bar is not None else print(msg, file=log, flush=True))
+        if bar is not None:
+            bar.set_postfix(done=report.ran - report.failed, failed=report.failed, refresh=False)
+            bar.update(1)
+
+    try:
+        if executor is None and (jobs == 1 or len(todo) <= 1):
+            for r in todo:
+                finish(r, execute(tgt, r.param_dict, r.seed))
+        elif todo:
+            own = executor is None
+            ex = executor if executor is not None else _default_executor(jobs or os.cpu_count() or 1)
+            futures: dict[cf.Future, Run] = {}
+            try:
+                for r in todo:
+                    futures[ex.submit(execute, tgt, r.param_dict, r.seed)] = r
+                for fut in cf.as_completed(futures):
+                    r = futures[fut]
+                    try:
+                        outcome = fut.result()
+                    except Exception as e:  # the worker itself died (killed, out of memory, unpicklable)
+                        outcome = {"status": "error", "error": f"worker failed: {type(e).__name__}: {e}",
+                                   "metrics": {}, "files": None, "wall_s": float("nan"), "host": None}
+                    finish(r, outcome)
+            except BaseException:
+                for f in futures:
+                    f.cancel()
+                raise
+            finally:
+                if own:
+                    ex.shutdown(wait=True, cancel_futures=True)
+    finally:
+        if bar is not None:
+            bar.close()
+
+    if st is not None and report.skipped:
+        # the skipped rows come from the store, so the report covers the whole sweep
+        df = st.read(version=version)
+        by_key = {k: rec for k, rec in zip(df["key"], df.to_dict("records"))}
+        for r in runs:
+            if r.key not in rows and r.key in by_key:
+                rows[r.key] = {k: v for k, v in by_key[r.key].items() if not _isnan(v)}
+        for m in df.attrs.get("metrics", []):
+            if m not in metric_names:
+                metric_names.append(m)
+    report.rows = [rows[r.key] for r in runs if r.key in rows]
+    report.metrics = metric_names
+    return report
+
+
+def _isnan(v) -> bool:
+    return isinstance(v, float) and v != v
