@@ -144,10 +144,11 @@ def run_fairness(out: Path, seed: int, quick: bool = False) -> Result:
         a = agg[agg["queue"] == q]
         claims.append(at_least(f"jain-near-1-{q}", f"{q}: Jain's index (eq. 3-4), averaged over {runs} runs, is >= 0.95 "
                                f"for every K in {ks[0]}..{ks[-1]} (the lowest K's value)", 0.95, float(a["jain_mean"].min()),
-                               "index"))
+                               "index", kind="derived"))
         claims.append(at_least(f"utilisation-{q}", f"{q}: the flows' goodput fills >= 85 % of the bottleneck at every K "
                                "(payload is 1000/1040 of the wire; RED keeps the queue short, which costs some "
-                               "utilisation when there are few flows)", 0.85, float(a["utilisation_mean"].min()), "fraction"))
+                               "utilisation when there are few flows)", 0.85, float(a["utilisation_mean"].min()), "fraction",
+                               kind="sanity"))
     params = {**FAIR, "ks": ks, "runs_per_k": runs, "duration_s": duration, "warmup_s": warmup, "queues": queues,
               "bdp_pkts": round(_bdp_pkts(), 1),
               "droptail": _fair_queue("droptail", _bdp_pkts()), "red": _fair_queue("red", _bdp_pkts()),
@@ -248,15 +249,17 @@ def run_formula(out: Path, seed: int, quick: bool = False) -> Result:
     worst_p = df.loc[df["p"].idxmax()]
     claims = [
         at_most("padhye-band", f"Padhye's formula is within ±{PADHYE_BAND:.0%} of the measured send rate for every p in "
-                "0.5-5 % (largest |relative error|)", PADHYE_BAND, float(band["padhye_rel_err"].abs().max()), "relative error"),
+                "0.5-5 % (largest |relative error|)", PADHYE_BAND, float(band["padhye_rel_err"].abs().max()),
+                "relative error", kind="derived"),
         at_most("simple-low-p", f"the simple formula is within ±{SIMPLE_BAND_LOW_P:.0%} where timeouts are rare (p <= {SIMPLE_LOW_P_MAX:.1%})",
-                SIMPLE_BAND_LOW_P, float(low["simple_rel_err"].abs().max()), "relative error"),
+                SIMPLE_BAND_LOW_P, float(low["simple_rel_err"].abs().max()), "relative error", kind="derived"),
         at_least("simple-overestimates-high-p", f"the simple formula overestimates at p = {worst_p['p']:.0%} "
-                 "(it ignores timeouts): simple / measured", 1.5, float(worst_p["simple_pps"] / worst_p["send_rate_pps"]), "ratio"),
+                 "(it ignores timeouts): simple / measured", 1.5, float(worst_p["simple_pps"] / worst_p["send_rate_pps"]),
+                 "ratio", kind="derived"),
         at_most("padhye-closer-high-p", "Padhye is closer than the simple formula at every p >= 2 % (points where it is not)",
-                0, int((high["padhye_rel_err"].abs() >= high["simple_rel_err"].abs()).sum()), "points"),
+                0, int((high["padhye_rel_err"].abs() >= high["simple_rel_err"].abs()).sum()), "points", kind="derived"),
         at_most("losses-only-from-p", "no queue drops: every loss comes from the link's Bernoulli p", 0,
-                int(df["queue_drops"].sum()), "packets"),
+                int(df["queue_drops"].sum()), "packets", kind="sanity"),
     ]
     params = {**FORMULA, "ps": ps, "duration_s": duration, "warmup_s": warmup, "seeds": [seed + k for k in range(len(ps))],
               "padhye_band": PADHYE_BAND, "simple_band_low_p": SIMPLE_BAND_LOW_P, "simple_low_p_max": SIMPLE_LOW_P_MAX,
