@@ -168,6 +168,12 @@ FORMULA = {
     "variant": "reno",
     "min_rto": 1.0,  # RFC 6298 §2.4 (the TcpConfig default)
     "delayed_ack": False,  # b = 1 in the formulas
+    # Padhye et al. (1998) model Reno as it was then: a loss with fewer than three duplicate
+    # ACKs behind it ends in a timeout. Limited Transmit (RFC 3042, 2001; the TcpConfig default)
+    # turns some of those into fast retransmits; with it the measured send rate at p = 5 % is
+    # 31.2 pkt/s against the model's 24.7 (seed 1, full run), outside the band for a reason the
+    # model does not cover.
+    "limited_transmit": False,
 }
 
 # The band for Padhye's formula over p in 0.5-5 %, and why: the model assumes that once a
@@ -191,7 +197,7 @@ def formula_run(p: float, seed: int, duration: float, warmup: float) -> dict:
     sim.add_node("dst")
     ab, _ = sim.add_link("src", "dst", f["rate_bps"], f["delay_s"], queue_limit_pkts=f["queue_limit_pkts"], loss_ab=p)
     a = sim.add_tcp_flow("src", "dst", variant=f["variant"], mss_bytes=f["mss_bytes"], min_rto=f["min_rto"],
-                         delayed_ack=f["delayed_ack"])
+                         delayed_ack=f["delayed_ack"], limited_transmit=f["limited_transmit"])
     sim.run(warmup)
     s0, c0 = sim.tcp_stats(a), sim.channel_stats(ab)
     sim.run(duration)
