@@ -37,9 +37,15 @@ foreach kv [lrange $argv 7 end] {
     Agent/TCP set [lindex $p 0] [lindex $p 1]
 }
 
-set fh [open $startsf r]
-set starts [split [string trim [read $fh]] "\n"]
-close $fh
+if {$startsf == "-"} {
+    # no file: flow i starts at i * 5 / FLOWS s (bench/tcp100.py does the same)
+    set starts {}
+    for {set i 0} {$i < $flows} {incr i} { lappend starts [expr 5.0 * $i / $flows] }
+} else {
+    set fh [open $startsf r]
+    set starts [split [string trim [read $fh]] "\n"]
+    close $fh
+}
 
 set r1 [$ns node]
 set r2 [$ns node]
