@@ -2,9 +2,11 @@
 # counter beside castlab (tests/ns2/tcp100_compare.py):
 #   s_i --(100 Mb/s, 1 ms)-- r1 --(10 Mb/s, 20 ms, DropTail QUEUE)-- r2 --(100 Mb/s, 1 ms)-- d_i
 # FLOWS one-way TCP flows (Agent/TCP/VARIANT + Agent/TCPSink, FTP), 1000-byte segments (1040 on
-# the wire), flow i starting at the i-th time of STARTS_FILE (one number a line, seconds). The
+# the wire), flow i starting at the i-th time of STARTS_FILE (one number a line, seconds; "-":
+# flow i at i * 5 / FLOWS s). The
 # agents' parameters are set to castlab's TcpConfig defaults where ns-2's differ; KEY=VALUE
-# arguments after the fixed ones override any Agent/TCP variable (e.g. minrto_=0.2) to ablate.
+# arguments after the fixed ones override any Agent/TCP/VARIANT variable (e.g. minrto_=0.2,
+# exit_recovery_fix_=1) to ablate.
 # Prints per flow "flow I ACK_WARM ACK_END REXMITPACK_WARM REXMITPACK_END TIMEOUTS_WARM
 # TIMEOUTS_END DATAPACK_WARM DATAPACK_END" (segments), and writes the bottleneck's queue trace to
 # TRACE_FILE ("-" for none): its "r" lines at r2 are the data segments that reach the sinks.
@@ -34,7 +36,7 @@ Agent/TCP set timestamps_ false     ;# keep 40-byte headers
 Agent/TCPSink set packetSize_ 40
 foreach kv [lrange $argv 7 end] {
     set p [split $kv =]
-    Agent/TCP set [lindex $p 0] [lindex $p 1]
+    Agent/TCP/$variant set [lindex $p 0] [lindex $p 1]
 }
 
 if {$startsf == "-"} {
