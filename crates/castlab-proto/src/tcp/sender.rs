@@ -275,8 +275,9 @@ impl TcpSender {
                 self.dupacks += 1;
                 // RFC 5681 §3.2 step 2: segments sent by Limited Transmit do not count in the
                 // FlightSize that sets ssthresh.
-                let flight = self.snd_max - self.snd_una - self.lt_bytes.min(self.snd_max - self.snd_una);
-                let info = AckInfo { ack, bytes_acked: 0, flight_before: flight, flight_after: flight, snd_max: self.snd_max };
+                let flight = (self.snd_max - self.snd_una).saturating_sub(self.lt_bytes);
+                let info =
+                    AckInfo { ack, bytes_acked: 0, flight_before: flight, flight_after: flight, snd_max: self.snd_max };
                 let in_recovery = self.cc.in_recovery();
                 let r = self.cc.on_dup_ack(&info, self.dupacks);
                 if r.retransmit {
@@ -423,11 +424,14 @@ impl Agent for TcpSender {
         }
         if std::mem::take(&mut self.pending_lt) && self.snd_nxt == self.snd_max {
             // RFC 3042 §2: one segment of previously unsent data, if the receiver's window
-            // allows it and FlightSize stays within cwnd + 2·SMSS; cwnd is unchanged. (After a
-            // timeout, while go-back-N resends old data, snd_nxt < snd_max: nothing is sent.)
+            // allows it and FlightSize stays within cwnd + 2·SMSS; cwnd is unchanged. Only a
+            // segment the window would not let out counts as Limited Transmit (one it allows
+            // goes below, as usual). After a timeout, while go-back-N resends old data,
+            // snd_nxt < snd_max: nothing is sent.
             let len = self.seg_len(self.snd_nxt).min(limit - self.snd_nxt);
-            let flight = self.snd_max - self.snd_una;
-            if flight + len <= self.cc.cwnd() + 2 * self.cfg.mss_bytes as u64 && flight + len <= self.snd_wnd {
+            let after = self.snd_max - self.snd_una + len;
+            let cwnd = self.cc.cwnd();
+            if after > cwnd && after <= cwnd + 2 * self.cfg.mss_bytes as u64 && after <= self.snd_wnd {
                 let seq = self.snd_nxt;
                 self.snd_nxt += len;
                 self.snd_max = self.snd_nxt;
