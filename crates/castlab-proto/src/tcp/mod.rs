@@ -73,8 +73,8 @@ pub struct TcpConfig {
     /// segments are left out of the ssthresh of a following fast retransmit. Default true. It
     /// lets a flow with a small window get the three duplicates fast retransmit needs instead
     /// of waiting for the timer: with 100 flows on a 10 Mb/s dumbbell (a few segments each) it
-    /// turned ~2,800 timeouts a minute into ~100 (docs/fidelity/tcp.md). ns-2's agents do the
-    /// same (`singledup_ 1`, their default).
+    /// turned about 2,900 timeouts a minute into about 150 (docs/fidelity/tcp.md). ns-2's
+    /// agents do the same (`singledup_ 1`, their default).
     pub limited_transmit: bool,
     /// RTT measurement from the timestamp echo (RFC 7323 §4.1, RTTM). With timestamps every
     /// ACK of new data gives a sample, retransmitted segments included: RFC 6298 §3 says the
@@ -461,7 +461,7 @@ mod tests {
         // of waiting for the 1 s timer. ssthresh leaves the Limited Transmit segments out of
         // FlightSize (RFC 5681 §3.2 step 2): max(3 SMSS / 2, 2 SMSS) = 2 SMSS. Without Limited
         // Transmit (ns-2's singledup_ 0) the same loss costs a timeout, which is what castlab
-        // did before: at 100 flows on a 10 Mb/s dumbbell, ~28x ns-2's timeouts.
+        // did before: at 100 flows on a 10 Mb/s dumbbell, 13-22x ns-2's timeouts.
         for newreno in [false, true] {
             let cfg = TcpConfig { initial_window_segs: 3, initial_ssthresh_bytes: 3_000, ..Default::default() };
             let lose = &mut |seq: u64, n: u32| seq == 1_000 && n == 0;
