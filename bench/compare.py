@@ -14,7 +14,7 @@ Scenarios: RLM receivers on the RLM paper's topology (2), 100 receivers, 600 s (
 protocols bench `rlm` against ns-2's own RLM in tests/ns2/rlm.tcl); the CBR star (one
 992 kb/s CBR source, RLM's star S-R1 10 Mb/s, R1-R2 1.5 Mb/s, R2-receivers 10 Mb/s, 10 ms
 links) at 100 receivers for 600 s, 1,000 for 60 s and 10,000 for 60 s; with --big also
-100,000 for 60 s. ns-2 runs up to 1,000 receivers (at 10,000 it held 9 GB after 165 s and was
+100,000 for 60 s; tcp-ns2-100: 100 NewReno flows on a 10 Mb/s dumbbell (queue 20) for 60 s. ns-2 runs up to 1,000 receivers (at 10,000 it held 9 GB after 165 s and was
 stopped).
 """
 
@@ -91,6 +91,12 @@ def main() -> None:
     if ns:
         procs["ns-2.35"] = [ns, "tests/ns2/rlm.tcl", "0.01", "600", "1", "-1", "-", "high=100", "rearm=1"]
     scenarios.append(("rlm-100", "RLM, 100 receivers on topology (2), 600 s simulated", 100, procs))
+    # 100 NewReno flows on the 10 Mb/s dumbbell, queue 20, 60 s (docs/fidelity/tcp.md): castlab
+    # through Python (bench/tcp100.py), ns-2 its Agent/TCP/Newreno (tests/ns2/dumbbell100.tcl)
+    procs = {"castlab (Python, whole process)": [py, "bench/tcp100.py", "100", "20", "60"]}
+    if ns:
+        procs["ns-2.35"] = [ns, "tests/ns2/dumbbell100.tcl", "Newreno", "100", "20", "0", "60", "-", "-"]
+    scenarios.append(("tcp-ns2-100", "TCP NewReno, 100 flows on a 10 Mb/s dumbbell, 60 s simulated", 100, procs))
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores shared: wall times are upper bounds above ~1)")
     for name, title, n, procs in scenarios:
         if only and only != name:

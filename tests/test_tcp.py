@@ -205,3 +205,38 @@ def test_goodput_matches_ns2(variant, flows, queue):
     ours = _castlab_dumbbell(variant, flows, queue, 10.0, 60.0)
     assert sum(ns) > 0.8 * 50 * 10e6 / 8 / 1040, ns
     assert sum(ours) == pytest.approx(sum(ns), rel=0.05), (ours, ns)
+
+
+@pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 not installed (Debian: apt-get install ns2); "
+                    "the 100-flow comparison needs the `ns` command")
+def test_100_newreno_flows_agree_with_ns2_counter_by_counter():
+    """100 NewReno flows on the 10 Mb/s dumbbell with a 20-packet DropTail queue, castlab beside
+    ns-2.35 (tests/ns2/tcp100_compare.py), seeds 4 and 5, counters over (20, 60] s, medians.
+
+    The bands were fixed after the exploratory runs of the driver on seeds 1-3 (the table in
+    docs/fidelity/tcp.md) and before this test's seeds were ever run:
+    - goodput within 2 % of ns-2's: both should fill the link; without Limited Transmit
+      castlab was 6.8 % under (8.97 against 9.62 Mb/s);
+    - timeouts at most 4x ns-2's: Limited Transmit leaves castlab at about 2.5x at this queue
+      (castlab takes RTT samples from timestamps where ns-2 keeps a backed-off RTO under
+      Karn's rule); without it castlab had 13x;
+    - segments delivered again at most 2x ns-2's + 20: go-back-N after a timeout resends what
+      the sink holds, so this follows the timeouts (80 against 0 before);
+    - retransmissions between 0.5x and 2x ns-2's: every retransmission repairs a drop in both,
+      castlab drops about 1.5x as many (docs/fidelity/tcp.md says what is known of why); this
+      band only records that the gap has not grown.
+    """
+    sys.path.insert(0, str(Path(__file__).parent / "ns2"))
+    import tcp100_compare as T
+
+    runs = {"castlab": [], "ns-2": []}
+    for seed in (4, 5):
+        runs["castlab"].append(T.run_castlab("newreno", 100, 20, 20.0, 60.0, seed))
+        runs["ns-2"].append(T.run_ns2("newreno", 100, 20, 20.0, 60.0, seed))
+    med = {s: {k: float(np.median([r[k] for r in rs])) for k in T.COLS} for s, rs in runs.items()}
+    ours, ns = med["castlab"], med["ns-2"]
+    assert ns["goodput_mbps"] > 9.0, ns
+    assert ours["goodput_mbps"] == pytest.approx(ns["goodput_mbps"], rel=0.02), med
+    assert ours["timeouts"] <= 4 * ns["timeouts"], med
+    assert ours["delivered_again"] <= 2 * ns["delivered_again"] + 20, med
+    assert 0.5 * ns["retransmissions"] <= ours["retransmissions"] <= 2 * ns["retransmissions"], med

@@ -122,7 +122,8 @@ class Simulator:
     ) -> int:
         """A TCP Reno/NewReno sender on `src` and its sink on `dst`; returns the sender's agent id.
         Overrides: config_defaults("tcp") (`timestamps`: RTT samples from the timestamp echo,
-        retransmissions included, RFC 7323 §4.1; False for strict Karn's rule, as ns-2's)."""
+        retransmissions included, RFC 7323 §4.1; False for strict Karn's rule, as ns-2's;
+        `limited_transmit`: RFC 3042, on by default as in ns-2, False for 1990s Reno)."""
         ...
     def tcp_trace(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
         """cwnd/ssthresh changes, RTT samples, retransmissions, timeouts, cumulative acked and

@@ -61,9 +61,9 @@ def run_bottleneck(out: Path, seed: int, quick: bool = False) -> Result:
     files = save(fig, out, "bottleneck")
     claims = [
         at_most("throughput-within-1pct", "throughput = min(offered, capacity) within 1 % at every load",
-                0.01, float(df["rel_error"].abs().max()), "relative error"),
+                0.01, float(df["rel_error"].abs().max()), "relative error", kind="sanity"),
         at_most("loss-matches-excess", "loss fraction = max(0, 1 - C/offered) within 0.005 at every load",
-                0.005, float((df["loss"] - df["expected_loss"]).abs().max()), "absolute error"),
+                0.005, float((df["loss"] - df["expected_loss"]).abs().max()), "absolute error", kind="sanity"),
     ]
     return Result({"capacity_bps": capacity, "duration_s": duration, "ratios": ratios, "packet_size": 1000,
                    "queue_limit_pkts": 20}, claims, ["bottleneck.csv", *files])
@@ -138,9 +138,9 @@ def run_red(out: Path, seed: int, quick: bool = False) -> Result:
     rel = ((df["measured"] - df["theory"]) / df["theory"]).abs()
     claims = [
         at_most("red-drop-vs-formula", "measured early-drop fraction within 10 % of the formula applied to the "
-                "sampled average queue, at every load", 0.10, float(rel.max()), "relative error"),
+                "sampled average queue, at every load", 0.10, float(rel.max()), "relative error", kind="derived"),
         at_most("red-no-forced-drops", "RED keeps the average below max_th: no forced drops", 0,
-                int(df["forced_drops"].sum()), "packets"),
+                int(df["forced_drops"].sum()), "packets", kind="sanity"),
     ]
     return Result({"capacity_bps": capacity, "min_th": min_th, "max_th": max_th, "max_p": max_p, "w_q": w_q,
                    "duration_s": duration, "warmup_s": warm, "loads": loads}, claims, ["red.csv", *files])

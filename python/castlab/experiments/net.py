@@ -31,7 +31,7 @@ from castlab.experiments.common import Claim, Experiment, Result, at_least, in_r
 from castlab.experiments.plotting import figure, save
 
 RLM_PAPER = "McCanne et al. 1996"
-LESBCC_PAPER = "Thapliyal et al."
+LESBCC_PAPER = "Thapliyal et al. (LE-SBCC)"  # the same name as experiments/lesbcc.py, so the report groups them
 LAYERS_BPS = [32e3 * 2**m for m in range(6)]  # RLM §4: six layers at 32·2^m kb/s
 RLM_LINK_BPS = 1.5e6  # RLM §4
 RLM_QUEUE = 20  # RLM §4
@@ -295,17 +295,17 @@ def run_net_rlm(out: Path, seed: int, quick: bool = False) -> Result:
         at_least("reaches-optimal", "(paper, RLM §4.3, topology (1)) 'The receiver ramps up to the number of layers "
                  "supported by the link': every receiver reaches 5 layers (992 kb/s fits 1.5 Mb/s, 2016 kb/s does "
                  "not); ours: receivers that reached it, of all", 1.0,
-                 float(np.mean(np.isfinite(df["real_time_to_optimal_s"]))), "fraction"),
+                 float(np.mean(np.isfinite(df["real_time_to_optimal_s"]))), "fraction", kind="paper"),
         at_least("holds-optimal", "(derived) after first reaching 5 layers each receiver stays at 5 or above (the "
                  "join-experiments to 6) at least 90 % of the time; ours: the lowest receiver's fraction", 0.9,
-                 min_held, "fraction"),
+                 min_held, "fraction", kind="derived"),
         in_range("loss-same-order-as-sim", "(derived; the issue's test) long-term loss (second half of each "
                  "receiver's run) of the same order as the simulation of the same set-up: real/sim within x3, "
                  f"or both under {LOSS_FLOOR:.1%}; ours: real/sim ratio (1 when both are that small)",
-                 1 / SAME_ORDER, SAME_ORDER, 1.0 if both_small else ratio, "ratio"),
+                 1 / SAME_ORDER, SAME_ORDER, 1.0 if both_small else ratio, "ratio", kind="derived"),
         at_least("tc-counts-the-losses", "(sanity) the bottleneck qdiscs dropped at least as many packets as the "
                  "receivers counted lost (every loss is a real queue drop); ours: tc drops minus counted losses",
-                 0, tc_drops - seen_lost, "packets"),
+                 0, tc_drops - seen_lost, "packets", kind="sanity"),
     ]
     params.update(real_loss_mean=real_loss, sim_loss_mean=sim_loss, worst_time_to_optimal_s=worst_reach,
                   tc_drops=tc_drops, receivers_counted_lost=seen_lost)
@@ -361,11 +361,11 @@ def run_net_vs_sim(out: Path, seed: int, quick: bool = False) -> Result:
     claims = [
         in_range("mean-level-matches", "(derived) mean subscription level over the second half, testbed against "
                  "simulator, per receiver: differs by at most half a layer; ours: the largest difference", 0.0, 0.5,
-                 diff, "layers"),
+                 diff, "layers", kind="derived"),
         in_range("whole-run-loss-same-order", "(derived) whole-run loss of all receivers, testbed over simulator, "
                  f"within x3 (or both under {LOSS_FLOOR:.1%}: ratio 1)", 1 / SAME_ORDER, SAME_ORDER,
                  1.0 if (real_lr <= LOSS_FLOOR and sim_lr <= LOSS_FLOOR) else
-                 (real_lr / sim_lr if sim_lr > 0 else float("inf")), "ratio"),
+                 (real_lr / sim_lr if sim_lr > 0 else float("inf")), "ratio", kind="derived"),
     ]
     params.update(real_loss=real_lr, sim_loss=float(sim_lr),
                   differences="no propagation delay on the testbed without netem (the simulator is given the same); "
@@ -480,13 +480,13 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
     claims = [
         in_range("tcp-friendly", "(paper, §5.2.1) 'The results indicate TCP friendliness': LE-SBCC's mean rate over "
                  "the mean TCP flow's goodput within the band castlab uses in simulation (0.5-2, lesbcc-fig13)",
-                 0.5, 2.0, ratio, "ratio"),
+                 0.5, 2.0, ratio, "ratio", kind="paper"),
         at_least("multicast-above-tcp", "(paper, §5.2.1) 'the average rate of multicast is higher than that of TCP' "
-                 "(Fig. 21); ours: the same ratio", 1.0, ratio, "ratio"),
+                 "(Fig. 21); ours: the same ratio", 1.0, ratio, "ratio", kind="paper"),
         at_least("no-drop-to-zero", "(paper, §5.2.1) 'drop-to-zero avoidance': in every 10 s window after the "
                  f"first {warm:g} s the source's mean rate stays above a tenth of the fair share "
                  f"({fair / 1e3:.1f} kb/s); ours: the lowest window over the fair share", 0.1,
-                 min_window / fair, "fraction of fair share"),
+                 min_window / fair, "fraction of fair share", kind="paper"),
     ]
     params = {"network": "real", "topology": "lesbcc5 (Fig. 5 shape as §5.2.1 ran it)", "duration_s": duration,
               "bottleneck_bps": FIG21_LINK_BPS, "queue_pkts": FIG21_QUEUE, "tcp_flows": len(tcp_results),

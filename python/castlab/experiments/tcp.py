@@ -144,10 +144,11 @@ def run_fairness(out: Path, seed: int, quick: bool = False) -> Result:
         a = agg[agg["queue"] == q]
         claims.append(at_least(f"jain-near-1-{q}", f"{q}: Jain's index (eq. 3-4), averaged over {runs} runs, is >= 0.95 "
                                f"for every K in {ks[0]}..{ks[-1]} (the lowest K's value)", 0.95, float(a["jain_mean"].min()),
-                               "index"))
+                               "index", kind="derived"))
         claims.append(at_least(f"utilisation-{q}", f"{q}: the flows' goodput fills >= 85 % of the bottleneck at every K "
                                "(payload is 1000/1040 of the wire; RED keeps the queue short, which costs some "
-                               "utilisation when there are few flows)", 0.85, float(a["utilisation_mean"].min()), "fraction"))
+                               "utilisation when there are few flows)", 0.85, float(a["utilisation_mean"].min()), "fraction",
+                               kind="sanity"))
     params = {**FAIR, "ks": ks, "runs_per_k": runs, "duration_s": duration, "warmup_s": warmup, "queues": queues,
               "bdp_pkts": round(_bdp_pkts(), 1),
               "droptail": _fair_queue("droptail", _bdp_pkts()), "red": _fair_queue("red", _bdp_pkts()),
@@ -167,6 +168,12 @@ FORMULA = {
     "variant": "reno",
     "min_rto": 1.0,  # RFC 6298 §2.4 (the TcpConfig default)
     "delayed_ack": False,  # b = 1 in the formulas
+    # Padhye et al. (1998) model Reno as it was then: a loss with fewer than three duplicate
+    # ACKs behind it ends in a timeout. Limited Transmit (RFC 3042, 2001; the TcpConfig default)
+    # turns some of those into fast retransmits; with it the measured send rate at p = 5 % is
+    # 31.2 pkt/s against the model's 24.7 (seed 1, full run), outside the band for a reason the
+    # model does not cover.
+    "limited_transmit": False,
 }
 
 # The band for Padhye's formula over p in 0.5-5 %, and why: the model assumes that once a
@@ -190,7 +197,7 @@ def formula_run(p: float, seed: int, duration: float, warmup: float) -> dict:
     sim.add_node("dst")
     ab, _ = sim.add_link("src", "dst", f["rate_bps"], f["delay_s"], queue_limit_pkts=f["queue_limit_pkts"], loss_ab=p)
     a = sim.add_tcp_flow("src", "dst", variant=f["variant"], mss_bytes=f["mss_bytes"], min_rto=f["min_rto"],
-                         delayed_ack=f["delayed_ack"])
+                         delayed_ack=f["delayed_ack"], limited_transmit=f["limited_transmit"])
     sim.run(warmup)
     s0, c0 = sim.tcp_stats(a), sim.channel_stats(ab)
     sim.run(duration)
@@ -248,15 +255,17 @@ def run_formula(out: Path, seed: int, quick: bool = False) -> Result:
     worst_p = df.loc[df["p"].idxmax()]
     claims = [
         at_most("padhye-band", f"Padhye's formula is within ±{PADHYE_BAND:.0%} of the measured send rate for every p in "
-                "0.5-5 % (largest |relative error|)", PADHYE_BAND, float(band["padhye_rel_err"].abs().max()), "relative error"),
+                "0.5-5 % (largest |relative error|)", PADHYE_BAND, float(band["padhye_rel_err"].abs().max()),
+                "relative error", kind="derived"),
         at_most("simple-low-p", f"the simple formula is within ±{SIMPLE_BAND_LOW_P:.0%} where timeouts are rare (p <= {SIMPLE_LOW_P_MAX:.1%})",
-                SIMPLE_BAND_LOW_P, float(low["simple_rel_err"].abs().max()), "relative error"),
+                SIMPLE_BAND_LOW_P, float(low["simple_rel_err"].abs().max()), "relative error", kind="derived"),
         at_least("simple-overestimates-high-p", f"the simple formula overestimates at p = {worst_p['p']:.0%} "
-                 "(it ignores timeouts): simple / measured", 1.5, float(worst_p["simple_pps"] / worst_p["send_rate_pps"]), "ratio"),
+                 "(it ignores timeouts): simple / measured", 1.5, float(worst_p["simple_pps"] / worst_p["send_rate_pps"]),
+                 "ratio", kind="derived"),
         at_most("padhye-closer-high-p", "Padhye is closer than the simple formula at every p >= 2 % (points where it is not)",
-                0, int((high["padhye_rel_err"].abs() >= high["simple_rel_err"].abs()).sum()), "points"),
+                0, int((high["padhye_rel_err"].abs() >= high["simple_rel_err"].abs()).sum()), "points", kind="derived"),
         at_most("losses-only-from-p", "no queue drops: every loss comes from the link's Bernoulli p", 0,
-                int(df["queue_drops"].sum()), "packets"),
+                int(df["queue_drops"].sum()), "packets", kind="sanity"),
     ]
     params = {**FORMULA, "ps": ps, "duration_s": duration, "warmup_s": warmup, "seeds": [seed + k for k in range(len(ps))],
               "padhye_band": PADHYE_BAND, "simple_band_low_p": SIMPLE_BAND_LOW_P, "simple_low_p_max": SIMPLE_LOW_P_MAX,

@@ -109,6 +109,11 @@ pub struct TcpSender {
     /// timeout of the same segment, RFC 5681 §3.1).
     rto_seq: Option<u64>,
     pending_retx: Option<RetxKind>,
+    /// A duplicate ACK allowed one Limited Transmit segment (RFC 3042 §2).
+    pending_lt: bool,
+    /// Bytes sent by Limited Transmit since the last ACK of new data: RFC 5681 §3.2 step 2
+    /// leaves them out of the FlightSize that sets ssthresh.
+    lt_bytes: u64,
     completed_at: Option<Instant>,
     last_cc: (u64, u64),
     pub stats: TcpSenderStats,
@@ -136,6 +141,8 @@ impl TcpSender {
             karn_mark: 0,
             rto_seq: None,
             pending_retx: None,
+            pending_lt: false,
+            lt_bytes: 0,
             completed_at: None,
             last_cc: (u64::MAX, u64::MAX),
             stats: TcpSenderStats::default(),
@@ -266,17 +273,20 @@ impl TcpSender {
             if is_dup {
                 self.stats.dup_acks += 1;
                 self.dupacks += 1;
-                let info = AckInfo {
-                    ack,
-                    bytes_acked: 0,
-                    flight_before: self.snd_max - self.snd_una,
-                    flight_after: self.snd_max - self.snd_una,
-                    snd_max: self.snd_max,
-                };
+                // RFC 5681 §3.2 step 2: segments sent by Limited Transmit do not count in the
+                // FlightSize that sets ssthresh.
+                let flight = (self.snd_max - self.snd_una).saturating_sub(self.lt_bytes);
+                let info =
+                    AckInfo { ack, bytes_acked: 0, flight_before: flight, flight_after: flight, snd_max: self.snd_max };
+                let in_recovery = self.cc.in_recovery();
                 let r = self.cc.on_dup_ack(&info, self.dupacks);
                 if r.retransmit {
                     self.stats.fast_retransmits += 1;
                     self.pending_retx = Some(RetxKind::Fast);
+                } else if self.cfg.limited_transmit && !in_recovery && self.dupacks < self.cfg.dupack_threshold {
+                    // RFC 3042 §2 / RFC 5681 §3.2 step 1: the first and second duplicate ACKs
+                    // each send one new segment (checked in poll_transmit).
+                    self.pending_lt = true;
                 }
             }
             return;
@@ -307,6 +317,8 @@ impl TcpSender {
             self.snd_nxt = ack; // after go-back-N the receiver may hold more than we resent
         }
         self.dupacks = 0;
+        self.lt_bytes = 0;
+        self.pending_lt = false;
         self.rto_seq = None;
         self.trace.ack_time_ns.push(now.as_nanos());
         self.trace.acked_bytes.push(ack);
@@ -349,6 +361,8 @@ impl TcpSender {
         self.snd_nxt = self.snd_una;
         self.dupacks = 0;
         self.pending_retx = None;
+        self.pending_lt = false;
+        self.lt_bytes = 0;
     }
 }
 
@@ -405,7 +419,25 @@ impl Agent for TcpSender {
         }
         let limit = self.data_limit();
         if self.snd_nxt >= limit {
+            self.pending_lt = false;
             return None;
+        }
+        if std::mem::take(&mut self.pending_lt) && self.snd_nxt == self.snd_max {
+            // RFC 3042 §2: one segment of previously unsent data, if the receiver's window
+            // allows it and FlightSize stays within cwnd + 2·SMSS; cwnd is unchanged. Only a
+            // segment the window would not let out counts as Limited Transmit (one it allows
+            // goes below, as usual). After a timeout, while go-back-N resends old data,
+            // snd_nxt < snd_max: nothing is sent.
+            let len = self.seg_len(self.snd_nxt).min(limit - self.snd_nxt);
+            let after = self.snd_max - self.snd_una + len;
+            let cwnd = self.cc.cwnd();
+            if after > cwnd && after <= cwnd + 2 * self.cfg.mss_bytes as u64 && after <= self.snd_wnd {
+                let seq = self.snd_nxt;
+                self.snd_nxt += len;
+                self.snd_max = self.snd_nxt;
+                self.lt_bytes += len;
+                return Some(self.emit(seq, len));
+            }
         }
         let len = self.seg_len(self.snd_nxt).min(limit - self.snd_nxt);
         let wnd = self.cc.cwnd().min(self.snd_wnd);
