@@ -417,3 +417,19 @@ def test_reproduce_jobs_starts_the_longest_experiments_first(tmp_path):
         (tmp_path / name).mkdir()
         (tmp_path / name / "summary.json").write_text(json.dumps({"wall_s": wall}))
     assert cli._longest_first(["a", "b", "c", "d"], tmp_path) == ["d", "b", "c", "a"]
+
+
+def test_an_experiments_own_seed_loop_on_workers_gives_the_same_files(tmp_path):
+    """`castlab reproduce NAME --jobs 2` runs rainbow-b3's runs over seeds and bandwidths on two
+    worker processes (map_runs); every CSV is byte-identical to the serial run's."""
+    import subprocess
+    import sys
+
+    outs = {}
+    for j in (1, 2):
+        out = tmp_path / f"j{j}"
+        r = subprocess.run([sys.executable, "-m", "castlab", "reproduce", "rainbow-b3", "--quick", "--jobs", str(j),
+                            "--out", str(out)], capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+        outs[j] = {p.name: p.read_bytes() for p in out.glob("*.csv")}
+    assert len(outs[1]) >= 4 and outs[1] == outs[2]

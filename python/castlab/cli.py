@@ -138,6 +138,11 @@ def _cmd_reproduce(args) -> int:
         print(f"castlab reproduce: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
         return 2
     out = Path(args.out)
+    if not args.all and args.jobs:
+        # one experiment: its own loop over seeds and points runs on the workers
+        from castlab.experiments.common import set_jobs
+
+        set_jobs(args.jobs)
     jobs = min(args.jobs or 1, len(names))
     failed: list[tuple[str, str]] = []
     if args.all and jobs > 1:
@@ -446,7 +451,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
     r.add_argument("--strict", action="store_true", help="exit 1 if any claim does not hold")
     r.add_argument("--jobs", type=int, default=None,
-                   help="with --all: run this many experiments at once, in worker processes (default 1)")
+                   help="worker processes (default 1): with --all, experiments run at once; with NAME, its runs over seeds and points")
     r.set_defaults(fn=_cmd_reproduce)
     _add_study_parsers(sub)
     d = sub.add_parser("run", help="run the built-in demo and print per-receiver throughput and loss")

@@ -106,6 +106,30 @@ def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float
     return _t(values, confidence)
 
 
+# Worker processes for an experiment's own loop over seeds and points (map_runs): 1 runs them
+# here; `castlab reproduce NAME --jobs N` sets N. `reproduce --all --jobs N` keeps 1 here and runs
+# the experiments themselves in parallel instead.
+_JOBS = {"n": 1}
+
+
+def set_jobs(n: int) -> None:
+    if int(n) < 1:
+        raise ValueError(f"jobs must be at least 1, got {n}")
+    _JOBS["n"] = int(n)
+
+
+def map_runs(fn: Callable[..., Any], calls: Sequence[tuple]) -> list:
+    """An experiment's loop of independent runs, ``[fn(*args) for args in calls]``, through the
+    studies runner's process pool when jobs > 1. Each run is a pure function of its arguments,
+    so the list is the same either way (tests/test_sweep.py checks it on an experiment)."""
+    calls = [tuple(a) for a in calls]
+    if _JOBS["n"] <= 1 or len(calls) < 2:
+        return [fn(*a) for a in calls]
+    from castlab.study.runner import map_calls
+
+    return map_calls(fn, calls, min(_JOBS["n"], len(calls)))
+
+
 @dataclass
 class Experiment:
     name: str

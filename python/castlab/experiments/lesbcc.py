@@ -36,8 +36,8 @@ import pandas as pd
 
 from castlab import Simulator
 from castlab._native import lesbcc_synthetic
-from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_band, in_range, t_interval,
-                                         within)
+from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_band, in_range, map_runs,
+                                         t_interval, within)
 from castlab.experiments.plotting import figure, save
 from castlab.metrics import padhye_throughput, rate_series, tcp_simple_throughput
 from castlab.stats import t_quantile
@@ -1465,7 +1465,7 @@ def tfrc_path_run(seed: int, p: float, duration: float) -> dict:
 def run_tfrc_padhye(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 120.0 if quick else 600.0
     seeds = [seed + k for k in range(2 if quick else 5)]
-    rows = [tfrc_path_run(s, p, duration) for p in TFRC_PS for s in seeds]
+    rows = map_runs(tfrc_path_run, [(s, p, duration) for p in TFRC_PS for s in seeds])
     df = pd.DataFrame(rows)
     df.to_csv(out / "tfrc_padhye_runs.csv", index=False)
     agg = df.drop(columns="seed").groupby("p").mean()

@@ -22,6 +22,8 @@ twelve minutes in all on one shared core; ``quick`` runs 1-3.
 
 from __future__ import annotations
 
+from functools import partial
+
 import sys
 import time
 from pathlib import Path
@@ -32,7 +34,8 @@ import pandas as pd
 
 from castlab import Simulator
 from castlab._native import config_defaults
-from castlab.experiments.common import Claim, Experiment, Result, at_least, at_most, in_band, in_range, within
+from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_band, in_range, map_runs,
+                                        within)
 from castlab.experiments.plotting import figure, save
 from castlab.metrics import jain_index
 
@@ -307,7 +310,7 @@ def run_a1_with_ablation(out: Path, seed: int, quick: bool = False, seeds: Optio
         d["slow_shared"] = float(df["slow_shared"].sum() / df["slow_received_while_others_active"].sum())
         return d
 
-    rows = [a1_run(seed + k, {"reorder_threshold": 1})[0] for k in range(n)]
+    rows = [r[0] for r in map_runs(a1_run, [(seed + k, {"reorder_threshold": 1}) for k in range(n)])]
     df1 = pd.DataFrame(rows)
     df1.to_csv(out / "a1_runs_reorder1.csv", index=False)
     res.params["reorder_threshold_1"] = summary(df1)
@@ -316,7 +319,8 @@ def run_a1_with_ablation(out: Path, seed: int, quick: bool = False, seeds: Optio
     # same runs with the four delays closer together (reported, not claims)
     res.params["fast_delay_sensitivity"] = {}
     for delays in A1_DELAY_SENSITIVITY:
-        dfd = pd.DataFrame([a1_run(seed + k, links={"fast_delays_s": delays})[0] for k in range(n)])
+        dfd = pd.DataFrame([r[0] for r in map_runs(partial(a1_run, links={"fast_delays_s": delays}),
+                                                         [(seed + k,) for k in range(n)])])
         res.params["fast_delay_sensitivity"]["/".join(f"{1e3 * d:g}" for d in delays) + " ms"] = summary(dfd)
     # the band over the delay readings (ours is the main run)
     bands = {}
@@ -324,7 +328,8 @@ def run_a1_with_ablation(out: Path, seed: int, quick: bool = False, seeds: Optio
         if delays == LINKS_A1["fast_delays_s"]:
             dfd = pd.read_csv(out / "a1_runs.csv")
         else:
-            dfd = pd.DataFrame([a1_run(seed + k, links={"fast_delays_s": delays})[0] for k in range(n)])
+            dfd = pd.DataFrame([r[0] for r in map_runs(partial(a1_run, links={"fast_delays_s": delays}),
+                                                         [(seed + k,) for k in range(n)])])
         bands[name] = summary(dfd)
     res.params["fast_delay_readings"] = bands
     pd.DataFrame([{"reading": k, **v} for k, v in bands.items()]).to_csv(out / "a1_delay_band.csv", index=False)
@@ -562,7 +567,7 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
                               all_done=("all_done", "mean")).reset_index()
     agg.to_csv(out / "b1.csv", index=False)
     # RLC on the same topology and seeds (Fig. 9 draws both)
-    rdf = pd.DataFrame([b1_rlc_run(seed + k, nr) for nr in ns for k in range(n)])
+    rdf = pd.DataFrame(map_runs(b1_rlc_run, [(seed + k, nr) for nr in ns for k in range(n)]))
     rdf.to_csv(out / "b1_rlc_runs.csv", index=False)
     ragg = rdf.groupby("n").agg(overhead=("overhead", "mean"), overhead_offered=("overhead_offered", "mean"),
                                 loss=("loss", "mean"), same_level_at_end=("same_level_at_end", "mean"),
@@ -1120,12 +1125,12 @@ def _loss_claims(agg: pd.DataFrame, ragg: pd.DataFrame, key: str, lo, hi, tag, f
 def run_b3(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
     bws = [128e3, 512e3] if quick else [128e3, 256e3, 384e3, 512e3]
     n = seeds or (1 if quick else 50)
-    rows = [tcp_share_run(seed + k, bw, 1) for bw in bws for k in range(n)]
+    rows = map_runs(tcp_share_run, [(seed + k, bw, 1) for bw in bws for k in range(n)])
     df = pd.DataFrame(rows)
     df.to_csv(out / "b3_runs.csv", index=False)
     agg = _agg(df, "shared_bps")
     agg.to_csv(out / "b3.csv", index=False)
-    rdf = pd.DataFrame([rlc_share_run(seed + k, bw, 1) for bw in bws for k in range(n)])
+    rdf = pd.DataFrame(map_runs(rlc_share_run, [(seed + k, bw, 1) for bw in bws for k in range(n)]))
     rdf.to_csv(out / "b3_rlc_runs.csv", index=False)
     ragg = _agg(rdf, "shared_bps")
     ragg.to_csv(out / "b3_rlc.csv", index=False)
@@ -1184,13 +1189,13 @@ B4_SHARED_BPS = 1e6  # ours: N-against-N shares of 1 Mb/s (250 to 62.5 kb/s) spa
 def run_b4(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
     sessions = [4, 16] if quick else [4, 8, 12, 16]
     n = seeds or (1 if quick else 50)
-    rows = [tcp_share_run(seed + k, B4_SHARED_BPS, s // 2) for s in sessions for k in range(n)]
+    rows = map_runs(tcp_share_run, [(seed + k, B4_SHARED_BPS, s // 2) for s in sessions for k in range(n)])
     df = pd.DataFrame(rows)
     df["sessions"] = 2 * df["n_each"]
     df.to_csv(out / "b4_runs.csv", index=False)
     agg = _agg(df, "sessions")
     agg.to_csv(out / "b4.csv", index=False)
-    rdf = pd.DataFrame([rlc_share_run(seed + k, B4_SHARED_BPS, s // 2) for s in sessions for k in range(n)])
+    rdf = pd.DataFrame(map_runs(rlc_share_run, [(seed + k, B4_SHARED_BPS, s // 2) for s in sessions for k in range(n)]))
     rdf["sessions"] = 2 * rdf["n_each"]
     rdf.to_csv(out / "b4_rlc_runs.csv", index=False)
     ragg = _agg(rdf, "sessions")

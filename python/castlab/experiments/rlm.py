@@ -23,8 +23,8 @@ import numpy as np
 import pandas as pd
 
 from castlab import Simulator, run_with_progress
-from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_range, t_interval,
-                                        within)
+from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_range, map_runs,
+                                        t_interval, within)
 from castlab.experiments.plotting import figure, save
 
 PAPER = "McCanne et al. 1996"
@@ -356,7 +356,7 @@ def _fig8_run(seed: int, duration: float) -> dict:
 def run_fig8(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 300.0 if quick else DURATION_S
     seeds = [seed + k for k in range(2 if quick else FIG8_SEEDS)]
-    runs = [_fig8_run(s, duration) for s in seeds]
+    runs = map_runs(_fig8_run, [(s, duration) for s in seeds])
     first = runs[0]
     t, lv = first["_t"], first["_lv"]
     pd.DataFrame({"time_s": t, "level": lv}).to_csv(out / "level.csv", index=False)

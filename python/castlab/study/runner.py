@@ -121,6 +121,22 @@ def _default_executor(jobs: int) -> cf.Executor:
     return cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"))
 
 
+def _call(fn_args):
+    fn, args = fn_args
+    return fn(*args)
+
+
+def map_calls(fn, calls: Sequence[tuple], jobs: int, executor: Optional[cf.Executor] = None) -> list:
+    """``[fn(*args) for args in calls]`` over a process pool of `jobs` workers (or `executor`), in
+    the order given. `fn` and the arguments must pickle (module-level functions, partials of
+    them). The built-in experiments' seed loops use this (``castlab reproduce NAME --jobs N``)."""
+    items = [(fn, tuple(a)) for a in calls]
+    if executor is not None:
+        return list(executor.map(_call, items))
+    with _default_executor(jobs) as ex:
+        return list(ex.map(_call, items))
+
+
 def run_sweep(target: Any, grid: Optional[Mapping[str, Sequence[Any]]] = None, seeds: Iterable[int] = (1,), *,
               store: Optional[os.PathLike | str] = None, jobs: Optional[int] = None,
               executor: Optional[cf.Executor] = None, quick: bool = False, progress: bool = True,
