@@ -107,3 +107,18 @@ def test_every_config_override_names_its_protocol():
             assert native.config_defaults(p), (fn.name, p)
         seen += 1
     assert seen >= 12
+
+
+def test_every_method_in_the_stub_has_a_docstring():
+    """Issue 15: `_native.pyi` carries docstrings (editors show them)."""
+    import ast
+    from pathlib import Path
+
+    stub = Path(native.__file__).with_name("_native.pyi")
+    missing = []
+    for cls in ast.parse(stub.read_text()).body:
+        if isinstance(cls, ast.ClassDef):
+            for fn in cls.body:
+                if isinstance(fn, ast.FunctionDef) and ast.get_docstring(fn) is None:
+                    missing.append(f"{cls.name}.{fn.name}")
+    assert not missing, missing

@@ -19,12 +19,19 @@ class Simulator:
         join_latency: float = 0.0,
         leave_latency: float = 0.0,
         queue_avg_weight: float = 0.002,
-    ) -> None: ...
+    ) -> None:
+        """A simulator with master seed `seed`. `join_latency`: added once to every graft (s);
+        `leave_latency`: how long a node with no members waits before pruning (s);
+        `queue_avg_weight`: the EWMA weight of every queue's averaged length.
+        """
     @property
-    def now(self) -> float: ...
+    def now(self) -> float:
+        """Current simulated time, seconds."""
     @property
-    def seed(self) -> int: ...
-    def add_node(self, name: str) -> int: ...
+    def seed(self) -> int:
+        """The master seed every entity's random stream derives from."""
+    def add_node(self, name: str) -> int:
+        """Add a node named `name`; returns its id. A duplicate name is a ValueError."""
     def add_link(
         self,
         a: str,
@@ -43,9 +50,16 @@ class Simulator:
         red_gentle: bool = False,
         red_mark: bool = False,
         mean_pkt_bytes: int = 1000,
-    ) -> tuple[int, int]: ...
-    def channel(self, a: str, b: str) -> int: ...
-    def add_group(self, source: str) -> int: ...
+    ) -> tuple[int, int]:
+        """A duplex link a <-> b of `rate_bps` bit/s and `delay` s each way, with an output queue
+        per direction (`queue`: "droptail" with `queue_limit_pkts` waiting packets, or "red" with
+        the red_* parameters, Floyd & Jacobson 1993), optional Bernoulli loss per direction and a
+        routing `cost`. Returns the two channel ids (a->b, b->a).
+        """
+    def channel(self, a: str, b: str) -> int:
+        """The channel id from node `a` to node `b`."""
+    def add_group(self, source: str) -> int:
+        """A source-specific multicast group rooted at node `source`."""
     def add_layered_source(
         self,
         node: str,
@@ -56,7 +70,8 @@ class Simulator:
         start: float = 0.0,
         stop: Optional[float] = None,
         jitter: bool = True,
-    ) -> int: ...
+    ) -> int:
+        """A layered CBR source (RLM §4 law): layer m at rates_bps[m] on groups[m]."""
     def add_cbr(
         self,
         node: str,
@@ -68,7 +83,8 @@ class Simulator:
         start: float = 0.0,
         stop: Optional[float] = None,
         jitter: bool = False,
-    ) -> int: ...
+    ) -> int:
+        """A unicast CBR source to (dst, dst_port); jitter as RLM §4 when `jitter`."""
     def add_sink(
         self,
         node: str,
@@ -78,7 +94,12 @@ class Simulator:
         start: float = 0.0,
         record: str = "summary",
         windows: list[float] = ...,
-    ) -> int: ...
+    ) -> int:
+        """A measuring sink on `node`: unicast on `port`, and/or subscribed by level to `groups`
+        (layer m on groups[m]) following `schedule`, a list of (time_s, level). `record`:
+        "summary" (counters and the online worst-case loss for `windows`, in seconds) or
+        "arrivals" (also every arrival and gap).
+        """
     def attach_layer_dropper(
         self,
         node: str,
@@ -86,9 +107,14 @@ class Simulator:
         layer: int,
         report_via: Optional[int] = None,
         report_every: float = 1.0,
-    ) -> None: ...
-    def layer_dropper_count(self, node: str) -> int: ...
-    def monitor_channel(self, channel: int, interval: float) -> None: ...
+    ) -> None:
+        """Attach the example extension that drops one layer's data on one output channel of
+        `node` (and optionally sends a report packet on `report_via` every `report_every` s).
+        """
+    def layer_dropper_count(self, node: str) -> int:
+        """Packets the layer dropper on `node` has dropped."""
+    def monitor_channel(self, channel: int, interval: float) -> None:
+        """Sample a channel every `interval` seconds (queue length, average, bytes, drops)."""
     def run(self, until: float) -> None:
         """Run until ``until`` seconds (events at ``until`` included); may be called again.
 
@@ -96,17 +122,46 @@ class Simulator:
         not depend on the slicing. The GIL is released while each slice runs, so other Python
         threads run meanwhile; the simulator itself stays usable only from its own thread.
         """
-    def sink_arrivals(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
-    def sink_losses(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
-    def sink_worst_window_loss(self, agent: int, window: float) -> float: ...
-    def sink_summary(self, agent: int) -> dict[str, object]: ...
-    def channel_stats(self, channel: int) -> dict[str, object]: ...
-    def channel_series(self, channel: int) -> dict[str, npt.NDArray[np.generic]]: ...
-    def node_stats(self, node: str) -> dict[str, int]: ...
-    def conservation(self) -> dict[str, object]: ...
-    def engine_stats(self) -> dict[str, int]: ...
-    def level_timeline(self) -> dict[str, npt.NDArray[np.integer]]: ...
-    def forwards(self, group: int, node: str, channel: int) -> bool: ...
+    def sink_arrivals(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
+        """Every arrival of a sink added with record="arrivals": columns time_ns, flow, layer, seq,
+        size (numpy arrays).
+        """
+    def sink_losses(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
+        """Every detected gap of a sink added with record="arrivals": time_ns (detection), flow,
+        layer, first_seq, count.
+        """
+    def sink_worst_window_loss(self, agent: int, window: float) -> float:
+        """Worst-case loss rate of a sink over windows of `window` seconds (RLM §4.2): the online
+        value for a configured window, else computed from the recorded arrivals.
+        """
+    def sink_summary(self, agent: int) -> dict[str, object]:
+        """A sink's counters in either record mode: received, lost, bytes, per-layer received/lost,
+        first and last arrival (ns), the record mode, and worst_window_loss {window_s: loss} for
+        its configured windows.
+        """
+    def channel_stats(self, channel: int) -> dict[str, object]:
+        """A channel's counters (arrivals, enqueued, drops_forced, drops_early, marked, departures,
+        bytes_departed, lost_random, delivered, ext_drops) and its set-up (from, to, rate_bps,
+        delay) with the current queue_len and queue_avg.
+        """
+    def channel_series(self, channel: int) -> dict[str, npt.NDArray[np.generic]]:
+        """The periodic samples of a monitored channel (`monitor_channel`): time_ns, qlen, qavg,
+        bytes and drops per interval.
+        """
+    def node_stats(self, node: str) -> dict[str, int]:
+        """A node's packet fates: ext_drops, ext_consumed (router extensions), delivered_local,
+        no_listener, no_route, mc_unwanted.
+        """
+    def conservation(self) -> dict[str, object]:
+        """Packet conservation over the run: every packet created is dropped, lost, consumed,
+        delivered, queued, on the wire or in flight; `holds` says whether the books balance.
+        """
+    def engine_stats(self) -> dict[str, int]:
+        """The engine's counters: events processed and packets forwarded (link transmissions)."""
+    def level_timeline(self) -> dict[str, npt.NDArray[np.integer]]:
+        """Every subscription-level change of every layered receiver: time_ns, agent, level."""
+    def forwards(self, group: int, node: str, channel: int) -> bool:
+        """Whether `node` currently forwards `group` on `channel`."""
     # --- tcp (crates/castlab-py/src/tcp.rs) ---
     def add_tcp_flow(
         self,
@@ -129,17 +184,33 @@ class Simulator:
         """cwnd/ssthresh changes, RTT samples, retransmissions, timeouts, cumulative acked and
         received bytes of a TCP sender (times in ns)."""
         ...
-    def tcp_stats(self, agent: int) -> dict[str, object]: ...
+    def tcp_stats(self, agent: int) -> dict[str, object]:
+        """A TCP flow's state and counters: variant, cwnd/ssthresh, SRTT/RTTVAR/RTO, sequence
+        pointers, segments sent, retransmissions, fast retransmits, timeouts, duplicate ACKs,
+        bytes received by its sink, completion time.
+        """
     # --- rlm (crates/castlab-py/src/rlm.rs) ---
     def add_rlm_receiver(
         self, node: str, data_groups: list[int], control_group: int, start: float = 0.0, **config: ConfigValue
     ) -> int:
         """An RLM receiver (§3). Overrides: config_defaults("rlm") (the paper's §4 values)."""
         ...
-    def rlm_records(self, agent: int) -> dict[str, object]: ...
-    def rlm_status(self, agent: int) -> dict[str, object]: ...
-    def rlm_config(self, agent: int) -> dict[str, object]: ...
-    def rlm_worst_window_loss(self, agent: int, window: float) -> float: ...
+    def rlm_records(self, agent: int) -> dict[str, object]:
+        """An RLM receiver's records: its join experiments, level changes and loss-detection events
+        (codes with their `names`), as arrays.
+        """
+    def rlm_status(self, agent: int) -> dict[str, object]:
+        """An RLM receiver's current state: level, layers, state (S/H/M/D), receivers_estimate,
+        detection_mean/dev/window, t_max_effective, loss_rate and the join-timer means per layer.
+        """
+    def rlm_config(self, agent: int) -> dict[str, object]:
+        """The RlmConfig an RLM receiver runs with (paper defaults with the overrides applied)."""
+    def rlm_worst_window_loss(self, agent: int, window: float) -> float:
+        """Worst-case loss rate of an RLM receiver over sliding windows of `window` seconds
+        (§4.1/§4.3): the maximum over all window positions of lost / (lost + received),
+        computed by `castlab_sim::metrics` over the receiver's whole arrival process. Needs
+        the receiver to have been created with `record_arrivals=True`.
+        """
     # --- rlc (crates/castlab-py/src/rlc.rs) ---
     def add_rlc_sender(
         self,
@@ -157,8 +228,13 @@ class Simulator:
     ) -> int:
         """An RLC receiver. Overrides: config_defaults("rlc")."""
         ...
-    def rlc_records(self, agent: int) -> dict[str, object]: ...
-    def rlc_config(self, agent: int) -> dict[str, object]: ...
+    def rlc_records(self, agent: int) -> dict[str, object]:
+        """An RLC receiver's records: level changes (level_time_ns, level), received, lost, late,
+        ignored (deaf period) and bytes counts, synchronisation points seen, and the times of its
+        joins and drops.
+        """
+    def rlc_config(self, agent: int) -> dict[str, object]:
+        """The RlcConfig an RLC agent runs with (defaults with the overrides applied)."""
     # --- nlm (crates/castlab-py/src/nlm.rs) ---
     def add_nlm_sender(
         self,
@@ -198,17 +274,34 @@ class Simulator:
     def loss_meter(self, node: str) -> dict[str, object]:
         """Per flow: 2-D arrays [bin, layer] of packets offered to the queue and dropped by it."""
         ...
-    def lmr_records(self, node: str) -> dict[str, object]: ...
-    def lmr_status(self, node: str) -> dict[str, object]: ...
-    def nlm_sender_records(self, agent: int) -> dict[str, object]: ...
-    def nlm_receiver_records(self, agent: int) -> dict[str, object]: ...
+    def lmr_records(self, node: str) -> dict[str, object]:
+        """An NLM router's (LMR) records: L_cur changes with their causes, DROP/ADD requests and
+        verdicts (codes with their `names`).
+        """
+    def lmr_status(self, node: str) -> dict[str, object]:
+        """An NLM router's current state: per interface its queue and add interval, per session its
+        L_max and L_cur, and its config.
+        """
+    def nlm_sender_records(self, agent: int) -> dict[str, object]:
+        """An NLM agent's records: received and lost per bin, the overload episodes, the
+        DROP_REQ/ADD_REQ it sent (time, level, destination, copies) and totals.
+        """
+    def nlm_receiver_records(self, agent: int) -> dict[str, object]:
+        """An NLM receiver's records: received and lost per bin (bin_s), the overload episodes, the
+        requests it sent (time, level, destination, copies) and totals.
+        """
     # --- bcfs: BCFS, digital fountain, Rainbow, PGM over BCFS (crates/castlab-py/src/bcfs.rs) ---
     def add_bcf_routers(self, nodes: Optional[list[str]] = None, **config: ConfigValue) -> int:
         """Attach a BCF router to each node (every node when None); returns how many.
         Overrides: config_defaults("bcf")."""
         ...
-    def bcf_router_stats(self, node: str) -> dict[str, int]: ...
-    def bcf_replies_per_channel(self, node: str) -> npt.NDArray[np.uint64]: ...
+    def bcf_router_stats(self, node: str) -> dict[str, int]:
+        """A BCF router's counters: requests (forwarded, suppressed), refreshes sent, levels raised,
+        entries created, aged, evicted and their peak, replies and reply copies, links torn down,
+        local deliveries.
+        """
+    def bcf_replies_per_channel(self, node: str) -> npt.NDArray[np.uint64]:
+        """Replies a BCF router forwarded, per output channel (index = channel id)."""
     def add_fountain_source(
         self,
         node: str,
@@ -221,7 +314,10 @@ class Simulator:
     ) -> int:
         """A digital-fountain source (symbolic, or RaptorQ over `file`); returns the agent id."""
         ...
-    def fountain_stats(self, source: int) -> dict[str, object]: ...
+    def fountain_stats(self, source: int) -> dict[str, object]:
+        """A digital-fountain source's counters: symbols sent, requests, refreshes, levels raised,
+        and the block's symbol count and symbol size.
+        """
     def add_rainbow_receiver(
         self,
         node: str,
@@ -238,7 +334,8 @@ class Simulator:
     def rainbow_records(self, agent: int) -> dict[str, object]:
         """Symbols received (rx_time_ns, rx_symbol), window changes (win_time_ns, win), counters."""
         ...
-    def rainbow_decoded(self, agent: int) -> Optional[bytes]: ...
+    def rainbow_decoded(self, agent: int) -> Optional[bytes]:
+        """The file a Rainbow receiver decoded, as bytes, or None before it completes."""
     def add_bcf_pgm_source(
         self,
         node: str,
@@ -255,7 +352,11 @@ class Simulator:
     def add_bcf_pgm_receiver(self, node: str, source: int, start: float = 0.0, **config: ConfigValue) -> int:
         """A PGM-like receiver over BCFS. Overrides of the source's settings: config_defaults("bcf_pgm")."""
         ...
-    def bcf_pgm_stats(self, agent: int) -> dict[str, object]: ...
+    def bcf_pgm_stats(self, agent: int) -> dict[str, object]:
+        """A PGM-over-BCFS agent's counters: for a source data sent, NAKs seen, repairs sent; for a
+        receiver data received, NAKs sent, repairs received (and unrequested), duplicates,
+        complete and done_s.
+        """
     # --- lesbcc (crates/castlab-py/src/lesbcc.rs) ---
     def add_lesbcc_source(self, node: str, group: int, flow: int = 0, start: float = 0.0, **config: ConfigValue) -> int:
         """An LE-SBCC multicast source (cascade of §2.1, AIMD or the TFRC module of §4) over the
@@ -285,18 +386,41 @@ class Simulator:
         """A unicast LE-SBCC flow: a PGM receiver on `dst`, then the source on `src`; returns the
         source's id. Overrides: config_defaults("lesbcc") and config_defaults("pgm"), by name."""
         ...
-    def lesbcc_stats(self, agent: int) -> dict[str, object]: ...
-    def lesbcc_trace(self, agent: int) -> dict[str, npt.NDArray[np.generic]]: ...
-    def pgm_receiver_stats(self, agent: int) -> dict[str, object]: ...
-    def attach_nak_aggregator(self, node: str, hold: float = 0.5) -> None: ...
-    def nak_aggregator_stats(self, node: str) -> dict[str, int]: ...
+    def lesbcc_stats(self, agent: int) -> dict[str, object]:
+        """An LE-SBCC source's counters and state: ODATA/RDATA/NCF/SPM sent, bytes, LIs, LEs, Max-
+        LPRF passes, rate reductions and increases, RTT samples, and the current rate_bps.
+        """
+    def lesbcc_trace(self, agent: int) -> dict[str, npt.NDArray[np.generic]]:
+        """An LE-SBCC source's time series: rate (rate_time_ns, rate_bps), RTT samples (rtt_time_ns,
+        rtt_sample_s, srtt_s, sigma_s, rtt_used) and every loss indication (li_time_ns,
+        li_receiver, li_outcome: where in the cascade it stopped).
+        """
+    def pgm_receiver_stats(self, agent: int) -> dict[str, object]:
+        """A PGM receiver's counters: ODATA, RDATA, NCF and SPM received, duplicates, unique, gaps,
+        repaired, NAKs sent, suppressed by NCF and cancelled by a repair, unrecoverable, and
+        completion.
+        """
+    def attach_nak_aggregator(self, node: str, hold: float = 0.5) -> None:
+        """Attach PGM-style NAK aggregation (§3.3) to router `node`: the first NAK per (session,
+        sequence number) goes on toward the source and opens a NAK elimination interval of
+        `hold` seconds in which later NAKs for it are consumed, also those that crossed the
+        repair (PGM's NAK_ELIM_IVL; kept shorter than the receivers' NAK_RDATA_IVL).
+        """
+    def nak_aggregator_stats(self, node: str) -> dict[str, int]:
+        """A router's NAK aggregator counters (LI aggregation, LE-SBCC §3.3): NAKs forwarded and
+        suppressed (also after a repair), repairs seen.
+        """
 
-def worst_window_loss(times_ns: list[int], received: list[int], lost: list[int], window: float) -> float: ...
+def worst_window_loss(times_ns: list[int], received: list[int], lost: list[int], window: float) -> float:
+    """Worst-case windowed loss over an event process (RLM §4.2): `times_ns` sorted; at each
+    event `received` packets arrived and `lost` were detected lost.
+    """
 def config_defaults(protocol: str) -> dict[str, ConfigValue]:
     """A protocol's default configuration (the paper's values; durations in seconds): exactly the
     keyword overrides its `add_*` methods accept."""
     ...
-def transmission_ns(size_bytes: int, rate_bps: float) -> int: ...
+def transmission_ns(size_bytes: int, rate_bps: float) -> int:
+    """Serialisation time in ns of `size_bytes` at `rate_bps` (the engine's rounding)."""
 # --- lesbcc module functions (crates/castlab-py/src/lesbcc.rs) ---
 def lesbcc_synthetic(
     classes: list[tuple[int, float, float]], packets: int = 6000, seed: int = 0, **config: ConfigValue
@@ -319,7 +443,10 @@ class NetDriver:
         nodes: list[tuple[int, str]],
         groups: list[tuple[int, str, int, Optional[int]]],
         config: Optional[dict[str, object]] = None,
-    ) -> None: ...
+    ) -> None:
+        """A real-network driver: castlab agents over UDP and IP multicast on this host (see
+        docs/real-network.md).
+        """
     @property
     def now(self) -> float:
         """Seconds since the driver was created."""
@@ -335,7 +462,10 @@ class NetDriver:
         flow: int = 0,
         jitter: bool = True,
         stop: Optional[float] = None,
-    ) -> int: ...
+    ) -> int:
+        """A layered CBR source (RLM §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
+        sending at `stop` seconds (driver time) if given.
+        """
     def add_rlc_source(
         self,
         agent_id: int,
@@ -353,10 +483,14 @@ class NetDriver:
     ) -> int:
         """An RLC receiver on sockets. Overrides: config_defaults("rlc")."""
         ...
-    def rlc_records(self, agent: int) -> dict[str, object]: ...
+    def rlc_records(self, agent: int) -> dict[str, object]:
+        """An RLC receiver's records, as `Simulator.rlc_records`."""
     def add_sink(
         self, agent_id: int, node: int, port: int, groups: list[int] = ..., schedule: list[tuple[float, int]] = ...
-    ) -> int: ...
+    ) -> int:
+        """A measuring sink: unicast on its port, and subscribed by level to `groups` following
+        `schedule`, a list of (time_s in driver time, level).
+        """
     def add_rlm_receiver(
         self,
         agent_id: int,
@@ -394,20 +528,39 @@ class NetDriver:
         """Run `duration` s of wall clock; GIL released in <= 100 ms slices, signals checked
         between them, `status()` called every `status_interval` s."""
         ...
-    def stats(self) -> dict[str, object]: ...
-    def joined(self, agent: int) -> list[int]: ...
-    def agents(self) -> list[int]: ...
-    def level_timeline(self) -> dict[str, npt.NDArray[np.integer]]: ...
-    def rate_timeline(self) -> dict[str, npt.NDArray[np.generic]]: ...
-    def source_sent(self, agent: int) -> list[int]: ...
-    def sink_arrivals(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
-    def sink_losses(self, agent: int) -> dict[str, npt.NDArray[np.integer]]: ...
-    def sink_level(self, agent: int) -> int: ...
-    def rlm_records(self, agent: int) -> dict[str, object]: ...
-    def rlm_status(self, agent: int) -> dict[str, object]: ...
-    def lesbcc_stats(self, agent: int) -> dict[str, object]: ...
-    def lesbcc_trace(self, agent: int) -> dict[str, npt.NDArray[np.generic]]: ...
-    def pgm_receiver_stats(self, agent: int) -> dict[str, object]: ...
+    def stats(self) -> dict[str, object]:
+        """The driver's counters: datagrams sent and received, bytes, and drops by reason
+        (malformed, foreign session, unauthenticated, bad MAC, wrong source, wrong size,
+        misdirected).
+        """
+    def joined(self, agent: int) -> list[int]:
+        """The groups agent `agent` is a member of now."""
+    def agents(self) -> list[int]:
+        """The agent ids in the order added."""
+    def level_timeline(self) -> dict[str, npt.NDArray[np.integer]]:
+        """Every level change of the driver's layered receivers: time_ns, agent, level (wall-clock
+        time since the driver started).
+        """
+    def rate_timeline(self) -> dict[str, npt.NDArray[np.generic]]:
+        """Every rate change of the driver's rate-controlled sources: time_ns, agent, rate_bps."""
+    def source_sent(self, agent: int) -> list[int]:
+        """Packets sent so far by a layered source, per layer."""
+    def sink_arrivals(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
+        """A sink's arrivals, in the simulator's columns (time_ns, flow, layer, seq, size)."""
+    def sink_losses(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
+        """A sink's detected gaps, in the simulator's columns."""
+    def sink_level(self, agent: int) -> int:
+        """A sink's current level."""
+    def rlm_records(self, agent: int) -> dict[str, object]:
+        """An RLM receiver's records, as `Simulator.rlm_records`."""
+    def rlm_status(self, agent: int) -> dict[str, object]:
+        """An RLM receiver's current state, as `Simulator.rlm_status`."""
+    def lesbcc_stats(self, agent: int) -> dict[str, object]:
+        """An LE-SBCC source's counters, as `Simulator.lesbcc_stats`."""
+    def lesbcc_trace(self, agent: int) -> dict[str, npt.NDArray[np.generic]]:
+        """An LE-SBCC source's time series, as `Simulator.lesbcc_trace`."""
+    def pgm_receiver_stats(self, agent: int) -> dict[str, object]:
+        """A PGM receiver's counters, as `Simulator.pgm_receiver_stats`."""
 
 def net_default_config() -> dict[str, object]:
     """The real-network driver's default settings (Rust's NetConfig::default)."""
