@@ -100,7 +100,7 @@ class Fig8:
                 gs = [sim.add_group(s) for _ in LAYER_RATES_BPS]
                 ctl = sim.add_group(s)
                 self.senders.append(sim.add_layered_source(s, gs, LAYER_RATES_BPS, packet_size=PACKET_BYTES, flow=i))
-                self.receivers.append(sim.add_rlm_receiver(r, gs, ctl, start=self.starts[i], record_arrivals=False))
+                self.receivers.append(sim.add_rlm_receiver(r, gs, ctl, start=self.starts[i]))
         if self.cross is not None:
             sim.add_node("X")
             sim.add_node("Y")
