@@ -371,6 +371,8 @@ pub struct RlmReceiver {
     cfg: RlmConfig,
     data_groups: Vec<GroupId>,
     control_group: GroupId,
+    /// No group carries two layers (then a packet's layer field can pick its layer directly).
+    groups_distinct: bool,
     addr: Addr,
     rng: Rng,
     started: bool,
@@ -415,7 +417,9 @@ impl RlmReceiver {
         let l = data_groups.len();
         let t_min = cfg.t_min.as_secs_f64();
         let windows = cfg.windows.iter().map(|w| WorstWindowLoss::new(w.as_nanos())).collect();
+        let groups_distinct = data_groups.iter().enumerate().all(|(i, g)| !data_groups[..i].contains(g));
         Ok(RlmReceiver {
+            groups_distinct,
             td_s: cfg.detection_init.as_secs_f64(),
             sd_s: cfg.detection_dev_init.as_secs_f64(),
             cfg,
@@ -886,10 +890,20 @@ impl Agent for RlmReceiver {
             return;
         };
         match p.header {
-            Header::Data => match self.data_groups.iter().position(|x| *x == g) {
-                Some(m) => self.on_data(now, m, p),
-                None => self.records.ignored += 1,
-            },
+            Header::Data => {
+                // the layer the packet says it is, when that layer's group is its group (one
+                // comparison); else a search, which also gives the first of duplicate groups
+                let m = p.layer as usize;
+                let m = if self.groups_distinct && self.data_groups.get(m) == Some(&g) {
+                    Some(m)
+                } else {
+                    self.data_groups.iter().position(|x| *x == g)
+                };
+                match m {
+                    Some(m) => self.on_data(now, m, p),
+                    None => self.records.ignored += 1,
+                }
+            }
             Header::Rlm(h) if g == self.control_group => self.on_control(now, p, &h),
             _ => self.records.ignored += 1,
         }

@@ -455,15 +455,16 @@ impl Simulator {
                 }
             }
         }
-        let pkt = self.pool.slots[p as usize];
-        match pkt.dst {
+        // the packet is read in its slot, not copied out (it is ~100 bytes and this runs at
+        // every hop)
+        match self.pool.slots[p as usize].dst {
             Dest::Unicast(addr) => {
                 if addr.node.0 == n {
                     let nd = &mut self.nodes[n as usize];
                     match nd.ports.iter().find(|(q, _)| *q == addr.port) {
                         Some(&(_, a)) => {
                             nd.stats.delivered_local += 1;
-                            self.agents[a as usize].agent.handle_packet(self.now, &pkt);
+                            self.agents[a as usize].agent.handle_packet(self.now, &self.pool.slots[p as usize]);
                             self.dirty_agents.push(a);
                         }
                         None => nd.stats.no_listener += 1,
@@ -508,12 +509,12 @@ impl Simulator {
                 } else {
                     self.pool.to_root[p as usize] = false;
                 }
-                let pkt = self.pool.slots[p as usize];
                 let st = &self.groups[gi].mc[n as usize];
                 if !st.members.is_empty() {
                     self.nodes[n as usize].stats.delivered_local += 1;
+                    let pkt = &self.pool.slots[p as usize];
                     for &m in &st.members {
-                        self.agents[m as usize].agent.handle_packet(self.now, &pkt);
+                        self.agents[m as usize].agent.handle_packet(self.now, pkt);
                         self.dirty_agents.push(m);
                     }
                 }
@@ -525,6 +526,7 @@ impl Simulator {
                     self.pool.release(p);
                     return;
                 }
+                let pkt = self.pool.slots[p as usize];
                 if !self.groups[gi].mc[n as usize].members.is_empty() {
                     // the original went to the local members; every interface gets a copy
                     for i in 0..k {
