@@ -255,11 +255,11 @@ impl Simulator {
             if t > limit {
                 break;
             }
-            let e = self.queue.pop().expect("peeked");
-            assert!(e.time >= self.now.as_nanos(), "time went back: {} < {}", e.time, self.now.as_nanos());
-            self.now = Instant::from_nanos(e.time);
+            let (time, ev) = self.queue.pop().expect("peeked");
+            assert!(time >= self.now.as_nanos(), "time went back: {} < {}", time, self.now.as_nanos());
+            self.now = Instant::from_nanos(time);
             self.stats.events += 1;
-            self.dispatch(e.ev);
+            self.dispatch(ev);
             self.drain_dirty();
         }
         self.now = until;
