@@ -11,7 +11,9 @@ ns-2 / castlab of the medians from the same run. Wall times depend on the machin
 the load average is printed with the results.
 
 Scenarios: RLM receivers on the RLM paper's topology (2), 100 receivers, 600 s (castlab's
-protocols bench `rlm` against ns-2's own RLM in tests/ns2/rlm.tcl); the CBR star (one
+protocols bench `rlm` against ns-2's own RLM in tests/ns2/rlm.tcl); 100 NewReno flows through
+a 10 Mb/s dumbbell, 100 s (protocols bench `tcp100` against bench/ns2/newreno_dumbbell.tcl);
+the CBR star (one
 992 kb/s CBR source, RLM's star S-R1 10 Mb/s, R1-R2 1.5 Mb/s, R2-receivers 10 Mb/s, 10 ms
 links) at 100 receivers for 600 s, 1,000 for 60 s and 10,000 for 60 s; with --big also
 100,000 for 60 s. ns-2 runs up to 1,000 receivers (at 10,000 it held 9 GB after 165 s and was
@@ -91,6 +93,13 @@ def main() -> None:
     if ns:
         procs["ns-2.35"] = [ns, "tests/ns2/rlm.tcl", "0.01", "600", "1", "-1", "-", "high=100", "rearm=1"]
     scenarios.append(("rlm-100", "RLM, 100 receivers on topology (2), 600 s simulated", 100, procs))
+    # 100 NewReno flows through a 10 Mb/s, 20 ms dumbbell with a one-BDP DropTail queue, flow i
+    # starting at i * 0.05 s, 100 s: castlab's protocols bench `tcp100` against
+    # bench/ns2/newreno_dumbbell.tcl (the same set-up and TCP parameters).
+    procs = {"castlab (Rust)": [bench_binary("protocols"), "--bench", "tcp100"]}
+    if ns:
+        procs["ns-2.35"] = [ns, "bench/ns2/newreno_dumbbell.tcl", "100", "100"]
+    scenarios.append(("newreno-100", "100 NewReno flows, 10 Mb/s dumbbell, 100 s simulated", 100, procs))
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores shared: wall times are upper bounds above ~1)")
     for name, title, n, procs in scenarios:
         if only and only != name:
