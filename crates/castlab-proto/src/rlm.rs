@@ -740,6 +740,7 @@ impl RlmReceiver {
     }
 
     /// A loss was detected (the "L" and "L > T" edges of Figure 6).
+    #[inline(never)]
     fn on_loss(&mut self, now: Instant) {
         match self.state {
             RlmState::Steady => {
@@ -790,6 +791,22 @@ impl RlmReceiver {
         }
     }
 
+    /// A gap of `lost` packets on layer `m`, revealed now: its record row and `lost` loss
+    /// indicators into the loss-rate estimator. Out of line: rare beside the arrivals, and it
+    /// keeps the per-packet path short.
+    #[cold]
+    #[inline(never)]
+    fn record_gap(&mut self, now: Instant, m: usize, lost: u64) {
+        let r = &mut self.records;
+        r.loss_time_ns.push(now.as_nanos());
+        r.loss_layer.push(m as u8);
+        r.loss_count.push(lost);
+        // k loss indicators in a row: p ← (1-w)^k p + 1 - (1-w)^k
+        let w = self.cfg.loss_gain;
+        let keep = (1.0 - w).powf(lost.min(1 << 20) as f64);
+        self.loss_rate = keep * self.loss_rate + (1.0 - keep);
+    }
+
     fn on_data(&mut self, now: Instant, m: usize, p: &Packet) {
         self.records.received += 1;
         let t = now.as_nanos();
@@ -817,13 +834,7 @@ impl RlmReceiver {
             }
         }
         if lost > 0 {
-            let r = &mut self.records;
-            r.loss_time_ns.push(now.as_nanos());
-            r.loss_layer.push(m as u8);
-            r.loss_count.push(lost);
-            // k loss indicators in a row: p ← (1-w)^k p + 1 - (1-w)^k
-            let keep = (1.0 - w).powf(lost.min(1 << 20) as f64);
-            self.loss_rate = keep * self.loss_rate + (1.0 - keep);
+            self.record_gap(now, m, lost);
         }
         self.loss_rate *= 1.0 - w; // the received packet
         // the loss a gap reveals counts at this instant, before this arrival (as
@@ -839,6 +850,7 @@ impl RlmReceiver {
         }
     }
 
+    #[inline(never)]
     fn on_control(&mut self, now: Instant, p: &Packet, h: &RlmHeader) {
         if p.src == self.addr {
             return; // our own message, back down the tree

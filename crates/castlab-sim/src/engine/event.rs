@@ -182,12 +182,20 @@ impl EventQueue {
     #[inline]
     pub(super) fn push(&mut self, e: Entry) {
         self.len += 1;
-        for &(t, r) in &self.open {
+        // newest first: a push most often continues the run started last (a fan-out)
+        for k in 1..=OPEN {
+            let (t, r) = self.open[(self.victim + OPEN - k) % OPEN];
             if t == e.time && r != NONE {
                 self.runs[r as usize].items.push(e.ev);
                 return;
             }
         }
+        self.start_run(e);
+    }
+
+    /// Start a run with `e` (out of line: the common push appends, and stays short).
+    #[inline(never)]
+    fn start_run(&mut self, e: Entry) {
         let r = match self.free.pop() {
             Some(r) => r,
             None => {

@@ -223,6 +223,7 @@ impl Simulator {
 
     // ----------------------------------------------------------------------------- running
 
+    #[inline]
     fn schedule(&mut self, at: Instant, ev: Ev) {
         self.seq += 1;
         self.queue.push(Entry { time: at.as_nanos(), seq: self.seq, ev });
