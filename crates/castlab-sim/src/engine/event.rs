@@ -173,7 +173,7 @@ impl EventQueue {
     }
 
     /// The earliest pending event's time.
-    #[inline]
+    #[cfg(test)]
     pub(super) fn peek_time(&self) -> Option<u64> {
         self.heap.peek().map(|k| (k.key >> 64) as u64)
     }
@@ -212,9 +212,18 @@ impl EventQueue {
     }
 
     /// The earliest event: its time and what happens.
-    #[inline]
+    #[cfg(test)]
     pub(super) fn pop(&mut self) -> Option<(u64, Ev)> {
+        self.pop_until(u64::MAX)
+    }
+
+    /// The earliest event if its time is at most `limit`.
+    #[inline]
+    pub(super) fn pop_until(&mut self, limit: u64) -> Option<(u64, Ev)> {
         let top = *self.heap.peek()?;
+        if (top.key >> 64) as u64 > limit {
+            return None;
+        }
         let run = &mut self.runs[top.run as usize];
         let ev = run.items[run.head];
         run.head += 1;
@@ -284,6 +293,14 @@ mod tests {
                         q.push(entry(t, seq));
                         reference.insert((t, seq));
                     }
+                } else if rng.uniform() < 0.2 {
+                    // a run's end: nothing after `limit` comes out
+                    let limit = rng.below(distinct);
+                    let want = reference.first().copied().filter(|w| w.0 <= limit);
+                    if want.is_some() {
+                        reference.pop_first();
+                    }
+                    assert_eq!(q.pop_until(limit).map(popped), want);
                 } else {
                     let want = reference.pop_first();
                     assert_eq!(q.peek_time(), want.map(|w| w.0));

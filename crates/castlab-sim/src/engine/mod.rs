@@ -252,11 +252,7 @@ impl Simulator {
         }
         self.freeze();
         let limit = until.as_nanos();
-        while let Some(t) = self.queue.peek_time() {
-            if t > limit {
-                break;
-            }
-            let (time, ev) = self.queue.pop().expect("peeked");
+        while let Some((time, ev)) = self.queue.pop_until(limit) {
             assert!(time >= self.now.as_nanos(), "time went back: {} < {}", time, self.now.as_nanos());
             self.now = Instant::from_nanos(time);
             self.stats.events += 1;
@@ -511,6 +507,20 @@ impl Simulator {
                     self.pool.to_root[p as usize] = false;
                 }
                 let st = &self.groups[gi].mc[n as usize];
+                if from.is_some() && st.members.len() == 1 && st.oifs.is_empty() && self.exts[n as usize].is_none() {
+                    // A packet off a link for this node's one member and nobody downstream (a
+                    // receiver's leaf): the agent is driven at once instead of through
+                    // `dirty_agents`. The same order: this is the last thing its `Arrive` event
+                    // does (`from` is only set there, and an extension would have been marked
+                    // dirty first), so `drain_dirty` would drive exactly this agent next.
+                    let m = st.members[0];
+                    self.nodes[n as usize].stats.delivered_local += 1;
+                    self.agents[m as usize].agent.handle_packet(self.now, &self.pool.slots[p as usize]);
+                    self.pool.release(p);
+                    debug_assert!(self.dirty_agents.is_empty() && self.dirty_exts.is_empty());
+                    self.drive_agent(m);
+                    return;
+                }
                 if !st.members.is_empty() {
                     self.nodes[n as usize].stats.delivered_local += 1;
                     let pkt = &self.pool.slots[p as usize];
