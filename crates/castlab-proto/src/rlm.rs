@@ -836,7 +836,8 @@ impl RlmReceiver {
         if lost > 0 {
             self.record_gap(now, m, lost);
         }
-        self.loss_rate *= 1.0 - w; // the received packet
+        // the received packet
+        self.loss_rate *= 1.0 - w;
         // the loss a gap reveals counts at this instant, before this arrival (as
         // castlab_sim::metrics::arrival_process orders the recorded rows)
         for win in &mut self.windows {
@@ -1599,7 +1600,12 @@ mod tests {
         let (a, b) = (&lean.rx.records, &full.rx.records);
         assert!(a.arr_time_ns.is_empty());
         assert_eq!(b.arr_time_ns.len() as u64, b.received);
-        assert!(a.lost() > 0 && !a.exp_start_ns.is_empty(), "the script must lose packets and run experiments: {} {}", a.lost(), a.exp_start_ns.len());
+        assert!(
+            a.lost() > 0 && !a.exp_start_ns.is_empty(),
+            "the script must lose packets and run experiments: {} {}",
+            a.lost(),
+            a.exp_start_ns.len()
+        );
         // everything but the arrival rows is the same, and so are the online windows
         assert_eq!((a.received, a.lost(), a.control_sent), (b.received, b.lost(), b.control_sent));
         assert_eq!((&a.level_time_ns, &a.level), (&b.level_time_ns, &b.level));
@@ -1612,7 +1618,9 @@ mod tests {
             assert!(x > 0.0 && x < 1.0, "{x}");
         }
         // the 1 s window's worst loss at least the 10 s one's (a smaller window can only be worse)
-        assert!(lean.rx.worst_window_loss(1_000_000_000).unwrap() >= lean.rx.worst_window_loss(10_000_000_000).unwrap());
+        assert!(
+            lean.rx.worst_window_loss(1_000_000_000).unwrap() >= lean.rx.worst_window_loss(10_000_000_000).unwrap()
+        );
         assert_eq!(lean.rx.worst_window_loss(5_000_000_000), None);
         // what the windows hold is bounded by one window of arrivals, not by the 60 s run
         assert!(lean.rx.windows.iter().all(|w| w.held() <= 1 + (w.window_ns() / 10_000_000) as usize));
