@@ -20,6 +20,9 @@
 //! compare, 0.936 G with the packed key, 0.708 G with runs; wall time of the 10,000-receiver
 //! star for 60 s: 9.8 s with the heap of single events, 4.3 s with runs (docs/engine.md). A
 //! hand-written 4-ary heap of single events took 1.202 G (2-ary 1.124 G) and was dropped.
+//! Four runs open to appends instead of one (see [`EventQueue`]): 6.52 G to 5.27 G on the
+//! protocols bench's RLM scenario, whose saturated links had made nearly every run a single
+//! event.
 
 use std::collections::BinaryHeap;
 

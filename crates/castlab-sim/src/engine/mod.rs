@@ -511,8 +511,10 @@ impl Simulator {
                     // A packet off a link for this node's one member and nobody downstream (a
                     // receiver's leaf): the agent is driven at once instead of through
                     // `dirty_agents`. The same order: this is the last thing its `Arrive` event
-                    // does (`from` is only set there, and an extension would have been marked
-                    // dirty first), so `drain_dirty` would drive exactly this agent next.
+                    // does (`from` is only set there; no extension here to mark dirty), and
+                    // `drain_dirty`, which runs right after, pops the agent pushed last first:
+                    // it would drive exactly this agent next (nothing else is pending: the
+                    // lists are drained after every event, and only events fill them).
                     let m = st.members[0];
                     self.nodes[n as usize].stats.delivered_local += 1;
                     self.agents[m as usize].agent.handle_packet(self.now, &self.pool.slots[p as usize]);
