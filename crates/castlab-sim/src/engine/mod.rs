@@ -550,6 +550,8 @@ impl Simulator {
                     }
                     self.pool.release(p);
                 } else {
+                    // without an extension at this node, `forward` is `enqueue`: called directly
+                    let ext = self.exts[n as usize].is_some();
                     for i in 0..k {
                         let ch = self.groups[gi].mc[n as usize].oifs[i];
                         let q = if i + 1 == k {
@@ -558,7 +560,11 @@ impl Simulator {
                             self.created += 1;
                             self.pool.alloc(pkt)
                         };
-                        self.forward(n, q, ch);
+                        if ext {
+                            self.forward(n, q, ch);
+                        } else {
+                            self.enqueue(ch, q);
+                        }
                     }
                 }
             }
