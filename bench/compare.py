@@ -5,17 +5,22 @@
 For each scenario it runs the processes one after another (castlab's Rust engine bench binary,
 castlab through its Python API with `import castlab` included, and ns-2 where `ns` is on the
 PATH), N times each (default 3, alternating; once from 10,000 receivers), and prints per
-process the median wall time, its peak resident memory (the child's maximum RSS from wait4), events/s and packets forwarded/s
-(castlab's own counters; ns-2 has none, so its rates are not printed), and the ratio
-ns-2 / castlab of the medians from the same run. Wall times depend on the machine's load:
+process the median wall time, the median CPU time (user + system: less sensitive to the
+machine's load than the wall time when other processes compete for the cores), its peak
+resident memory (the child's maximum RSS from wait4), events/s and packets forwarded/s
+(castlab's own counters, per wall second; ns-2 has none, so its rates are not printed), and
+the ratios ns-2 / castlab of the wall and of the CPU medians from the same run. Wall times depend on the machine's load:
 the load average is printed with the results.
 
 Scenarios: RLM receivers on the RLM paper's topology (2), 100 receivers, 600 s (castlab's
-protocols bench `rlm` against ns-2's own RLM in tests/ns2/rlm.tcl); the CBR star (one
+protocols bench `rlm` against ns-2's own RLM in tests/ns2/rlm.tcl); 100 NewReno flows through
+a 10 Mb/s dumbbell, 100 s (protocols bench `tcp100` against bench/ns2/newreno_dumbbell.tcl);
+the CBR star (one
 992 kb/s CBR source, RLM's star S-R1 10 Mb/s, R1-R2 1.5 Mb/s, R2-receivers 10 Mb/s, 10 ms
 links) at 100 receivers for 600 s, 1,000 for 60 s and 10,000 for 60 s; with --big also
-100,000 for 60 s; tcp-ns2-100: 100 NewReno flows on a 10 Mb/s dumbbell (queue 20) for 60 s. ns-2 runs up to 1,000 receivers (at 10,000 it held 9 GB after 165 s and was
-stopped).
+100,000 for 60 s; tcp-ns2-100: 100 NewReno flows on a 10 Mb/s dumbbell (queue 20) for 60 s,
+castlab through Python (the fidelity comparison of docs/fidelity/tcp.md). ns-2 runs up to 1,000
+receivers (at 10,000 it held 9 GB after 165 s and was stopped).
 """
 
 import json
@@ -42,8 +47,8 @@ def bench_binary(name: str) -> str:
     raise SystemExit(f"could not find the {name} bench binary")
 
 
-def run(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS MiB and stdout of one process."""
+def run(cmd: list[str]) -> tuple[float, float, str, float]:
+    """Wall seconds, peak RSS MiB, stdout and CPU seconds (user + system) of one process."""
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     out = p.stdout.read()
@@ -51,7 +56,7 @@ def run(cmd: list[str]) -> tuple[float, float, str]:
     wall = time.perf_counter() - t0
     if status != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({status})")
-    return wall, ru.ru_maxrss / 1024.0, out
+    return wall, ru.ru_maxrss / 1024.0, out, ru.ru_utime + ru.ru_stime
 
 
 def counters(out: str) -> tuple[float, float]:
@@ -97,6 +102,13 @@ def main() -> None:
     if ns:
         procs["ns-2.35"] = [ns, "tests/ns2/dumbbell100.tcl", "Newreno", "100", "20", "0", "60", "-", "-"]
     scenarios.append(("tcp-ns2-100", "TCP NewReno, 100 flows on a 10 Mb/s dumbbell, 60 s simulated", 100, procs))
+    # 100 NewReno flows through a 10 Mb/s, 20 ms dumbbell with a one-BDP DropTail queue, flow i
+    # starting at i * 0.05 s, 100 s: castlab's protocols bench `tcp100` against
+    # bench/ns2/newreno_dumbbell.tcl (the same set-up and TCP parameters).
+    procs = {"castlab (Rust)": [bench_binary("protocols"), "--bench", "tcp100"]}
+    if ns:
+        procs["ns-2.35"] = [ns, "bench/ns2/newreno_dumbbell.tcl", "100", "100"]
+    scenarios.append(("newreno-100", "100 NewReno flows, 10 Mb/s dumbbell, 100 s simulated", 100, procs))
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores shared: wall times are upper bounds above ~1)")
     for name, title, n, procs in scenarios:
         if only and only != name:
@@ -107,21 +119,23 @@ def main() -> None:
             for k, cmd in procs.items():
                 res[k].append(run(cmd))
         print(f"\n{title} ({n_runs} runs each, median):")
-        med = {}
+        med, med_cpu = {}, {}
         for k, rs in res.items():
             wall = statistics.median(r[0] for r in rs)
+            cpu = statistics.median(r[3] for r in rs)
             rss = max(r[1] for r in rs)
-            med[k] = wall
+            med[k], med_cpu[k] = wall, cpu
             if k.startswith("castlab"):
                 ev, fw = counters(rs[0][2])
-                print(f"  {k:34s} {wall:7.2f} s  {rss:7.0f} MiB  {ev / wall / 1e6:6.2f} M events/s  "
+                print(f"  {k:34s} {wall:7.2f} s  (cpu {cpu:6.2f} s)  {rss:7.0f} MiB  {ev / wall / 1e6:6.2f} M events/s  "
                       f"{fw / wall / 1e6:6.2f} M forwarded/s  ({ev / 1e6:.2f} M events)")
             else:
-                print(f"  {k:34s} {wall:7.2f} s  {rss:7.0f} MiB")
+                print(f"  {k:34s} {wall:7.2f} s  (cpu {cpu:6.2f} s)  {rss:7.0f} MiB")
         if "ns-2.35" in med:
             for k in med:
                 if k.startswith("castlab"):
-                    print(f"  ns-2 / {k}: {med['ns-2.35'] / med[k]:.1f}")
+                    print(f"  ns-2 / {k}: {med['ns-2.35'] / med[k]:.1f} (wall), "
+                          f"{med_cpu['ns-2.35'] / med_cpu[k]:.1f} (cpu)")
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
 
 

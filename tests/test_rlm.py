@@ -33,7 +33,7 @@ def _topology1(seed=1, start=5.0, **kw):
 
 @pytest.fixture(scope="module")
 def run300():
-    sim, a, _, _ = _topology1()
+    sim, a, _, _ = _topology1(record="arrivals")
     sim.run(300.0)
     return sim, a
 
@@ -88,6 +88,19 @@ def test_worst_window_loss_matches_the_generic_metric(run300):
     assert sim.rlm_worst_window_loss(a, 1000.0) == pytest.approx(overall)
 
 
+def test_windows_online_read_the_same_as_from_arrivals(run300):
+    # the same run with the arrivals not kept and the windows computed online instead
+    sim_full, a_full = run300
+    sim, a, _, _ = _topology1(windows=[1.0, 10.0, 100.0])
+    sim.run(300.0)
+    r, full = sim.rlm_records(a), sim_full.rlm_records(a_full)
+    assert len(r["arr_time_ns"]) == 0 and r["received"] == full["received"] > 0
+    assert np.array_equal(r["level_time_ns"], full["level_time_ns"]) and r["lost"] == full["lost"] > 0
+    assert sim.rlm_config(a)["record"] == "summary" and sim.rlm_config(a)["windows"] == [1.0, 10.0, 100.0]
+    for w in (1.0, 10.0, 100.0):
+        assert sim.rlm_worst_window_loss(a, w) == sim_full.rlm_worst_window_loss(a_full, w)  # exactly
+
+
 @pytest.mark.parametrize("kw, field", [
     ({"alpha": 1.0}, "alpha"),
     ({"beta": 1.5}, "beta"),
@@ -114,7 +127,7 @@ def test_bad_receiver_input_names_the_field(kw, field):
 
 
 def test_bad_queries_name_the_field():
-    sim, a, _, _ = _topology1(record_arrivals=False)
+    sim, a, _, _ = _topology1(windows=[10.0])
     sink = sim.add_sink("R")
     with pytest.raises(ValueError, match="agent"):
         sim.rlm_records(sink)  # not an RLM receiver
@@ -122,8 +135,13 @@ def test_bad_queries_name_the_field():
         sim.rlm_status(999)
     with pytest.raises(ValueError, match="window"):
         sim.rlm_worst_window_loss(a, 0.0)
-    with pytest.raises(ValueError, match="record_arrivals"):
-        sim.rlm_worst_window_loss(a, 1.0)
+    with pytest.raises(ValueError, match="window.*record=.arrivals"):
+        sim.rlm_worst_window_loss(a, 1.0)  # not configured, and no arrivals to compute it from
+    assert np.isnan(sim.rlm_worst_window_loss(a, 10.0))  # configured, nothing received yet
+    with pytest.raises(ValueError, match="windows"):
+        sim.add_rlm_receiver("R", [0, 1], 6, windows=[1.0, 0.0])
+    with pytest.raises(ValueError, match="record"):
+        sim.add_rlm_receiver("R", [0, 1], 6, record="everything")
 
 
 def test_helpers():

@@ -193,7 +193,9 @@ class Simulator:
     def add_rlm_receiver(
         self, node: str, data_groups: list[int], control_group: int, start: float = 0.0, **config: ConfigValue
     ) -> int:
-        """An RLM receiver (§3). Overrides: config_defaults("rlm") (the paper's §4 values)."""
+        """An RLM receiver (§3). Overrides: config_defaults("rlm") (the paper's §4 values). It
+        keeps counters by default; ``windows=[1, 10, 100]`` computes those windows' worst-case
+        loss online, ``record="arrivals"`` also keeps every arrival time (``arr_time_ns``)."""
         ...
     def rlm_records(self, agent: int) -> dict[str, object]:
         """An RLM receiver's records: its join experiments, level changes and loss-detection events
@@ -206,11 +208,8 @@ class Simulator:
     def rlm_config(self, agent: int) -> dict[str, object]:
         """The RlmConfig an RLM receiver runs with (paper defaults with the overrides applied)."""
     def rlm_worst_window_loss(self, agent: int, window: float) -> float:
-        """Worst-case loss rate of an RLM receiver over sliding windows of `window` seconds
-        (§4.1/§4.3): the maximum over all window positions of lost / (lost + received),
-        computed by `castlab_sim::metrics` over the receiver's whole arrival process. Needs
-        the receiver to have been created with `record_arrivals=True`.
-        """
+        """Worst-case windowed loss (§4.1): online for a configured window, else from the
+        recorded arrivals (``record="arrivals"``); the same number either way."""
     # --- rlc (crates/castlab-py/src/rlc.rs) ---
     def add_rlc_sender(
         self,

@@ -305,8 +305,9 @@ class RlmReceiverRole(Role):
     def build(self) -> None:
         a = self.args
         self.drv = self.session.driver(self.session.groups(a.layers, control=True))
+        # the testbed's analysis (experiments/net.py) reads every arrival: record them unless told
         self.drv.add_rlm_receiver(self.agent, a.node, a.port, list(range(a.layers)), a.layers,
-                                  **(self.overrides or {}))
+                                  **{"record": "arrivals", **(self.overrides or {})})
 
     def status(self) -> str:
         _, rx = self._rates()

@@ -59,7 +59,7 @@ def run_ns2(setup: str, seed: int, duration_s: float, timeout_s: float = 300.0) 
 
 def run_castlab(setup: str, seed: int, duration_s: float, **cfg) -> list:
     s = SETUPS[setup]
-    net = N.Fig8("rlm", seed, s["n"], s["bneck"], s["starts"], s["cross"], rlm={"record_arrivals": True, **cfg})
+    net = N.Fig8("rlm", seed, s["n"], s["bneck"], s["starts"], s["cross"], rlm={"record": "arrivals", **cfg})
     net.run(duration_s, "")
     out = []
     for a, st in zip(net.receivers, s["starts"]):

@@ -161,7 +161,8 @@ def run_castlab_tree(high: int, low: int, duration_s: float, seed: int, starts: 
     for i, (name, up) in enumerate([(f"H{i}", "X") for i in range(high)] + [(f"L{j}", "Y") for j in range(low)]):
         net.nodes(name)
         net.link(up, name)
-        agents.append((net.sim.add_rlm_receiver(name, groups, control, start=starts[i], **cfg), starts[i]))
+        a = net.sim.add_rlm_receiver(name, groups, control, start=starts[i], **{"record": "arrivals", **cfg})
+        agents.append((a, starts[i]))
     return _castlab_runs(net, agents, duration_s)
 
 
@@ -183,7 +184,7 @@ def run_castlab(delay_s: float, duration_s: float, seed: int, start_s: float, qu
     net.nodes("S", "R")
     net.link("S", "R", delay_s=delay_s)
     groups, control = net.sessions[net.session("S")]
-    a = net.sim.add_rlm_receiver("R", groups, control, start=start_s, **cfg)
+    a = net.sim.add_rlm_receiver("R", groups, control, start=start_s, **{"record": "arrivals", **cfg})
     return _castlab_runs(net, [(a, start_s)], duration_s)[0]
 
 
@@ -198,7 +199,8 @@ def run_castlab_pairs(pairs: int, duration_s: float, seed: int, starts: list[flo
         net.link(f"S{i}", "X", rate_bps=X.ACCESS_BPS)
         net.link("Y", f"R{i}", rate_bps=X.ACCESS_BPS)
         groups, control = net.sessions[net.session(f"S{i}")]
-        agents.append((net.sim.add_rlm_receiver(f"R{i}", groups, control, start=starts[i], **cfg), starts[i]))
+        a = net.sim.add_rlm_receiver(f"R{i}", groups, control, start=starts[i], **{"record": "arrivals", **cfg})
+        agents.append((a, starts[i]))
     return _castlab_runs(net, agents, duration_s)
 
 

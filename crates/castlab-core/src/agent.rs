@@ -125,27 +125,46 @@ macro_rules! timers {
 /// Most timers one agent may declare.
 pub const MAX_TIMERS: usize = 8;
 
-/// One optional deadline per timer of `T`. [`TimerTable::next`] gives the earliest; linear
-/// scans, since agents have a handful of timers.
+/// One optional deadline per timer of `T`. [`TimerTable::next`] gives the earliest in O(1):
+/// a driver asks for it after every packet an agent handles, while the deadlines change far
+/// more rarely, so the earliest is kept up to date when a deadline changes (a linear scan of
+/// the agent's handful of timers).
 #[derive(Clone, Debug)]
 pub struct TimerTable<T: Timer> {
     slots: [Option<Instant>; MAX_TIMERS],
+    /// The earliest of `slots`.
+    earliest: Option<Instant>,
     _timers: core::marker::PhantomData<T>,
 }
 
 impl<T: Timer> Default for TimerTable<T> {
     fn default() -> Self {
         const { assert!(T::VALUES.len() <= MAX_TIMERS, "too many timers for a TimerTable") };
-        TimerTable { slots: [None; MAX_TIMERS], _timers: core::marker::PhantomData }
+        TimerTable { slots: [None; MAX_TIMERS], earliest: None, _timers: core::marker::PhantomData }
     }
 }
 
 impl<T: Timer> TimerTable<T> {
+    fn rescan(&mut self) {
+        self.earliest = self.slots[..T::VALUES.len()].iter().flatten().min().copied();
+    }
     pub fn set(&mut self, timer: T, at: Instant) {
-        self.slots[timer.index()] = Some(at);
+        let old = self.slots[timer.index()].replace(at);
+        match (old, self.earliest) {
+            // the earliest can only have moved earlier: no scan
+            (_, Some(e)) if at <= e => self.earliest = Some(at),
+            (_, None) => self.earliest = Some(at),
+            // this timer was not the earliest, and the new deadline is later than it
+            (Some(o), Some(e)) if o != e => {}
+            (None, Some(_)) => {}
+            _ => self.rescan(),
+        }
     }
     pub fn stop(&mut self, timer: T) {
-        self.slots[timer.index()] = None;
+        let old = self.slots[timer.index()].take();
+        if old.is_some() && old == self.earliest {
+            self.rescan();
+        }
     }
     pub fn get(&self, timer: T) -> Option<Instant> {
         self.slots[timer.index()]
@@ -154,14 +173,15 @@ impl<T: Timer> TimerTable<T> {
         self.slots[timer.index()].is_some()
     }
     /// The earliest armed deadline.
+    #[inline]
     pub fn next(&self) -> Option<Instant> {
-        self.slots.iter().flatten().min().copied()
+        self.earliest
     }
     /// Disarm and return the first timer (in [`Timer::VALUES`] order) whose deadline is at or
     /// before `now`.
     pub fn expire(&mut self, now: Instant) -> Option<T> {
         let t = *T::VALUES.iter().find(|t| matches!(self.slots[t.index()], Some(d) if d <= now))?;
-        self.slots[t.index()] = None;
+        self.stop(t);
         Some(t)
     }
     /// Disarm and return the due timer with the earliest deadline (ties: [`Timer::VALUES`]
@@ -172,7 +192,7 @@ impl<T: Timer> TimerTable<T> {
             .filter_map(|&t| self.slots[t.index()].filter(|d| *d <= now).map(|d| (d, t.index(), t)))
             .min_by_key(|&(d, i, _)| (d, i))?
             .2;
-        self.slots[t.index()] = None;
+        self.stop(t);
         Some(t)
     }
 }
@@ -210,5 +230,30 @@ mod tests {
         assert_eq!(t.expire_earliest(Instant::from_nanos(80)), Some(T3::A));
         assert!(!t.is_armed(T3::A) && t.get(T3::B).is_none());
         assert_eq!(T3::VALUES, &[T3::A, T3::B, T3::C]);
+    }
+
+    #[test]
+    fn the_kept_earliest_deadline_is_always_the_minimum_of_the_slots() {
+        // random sets, stops and expiries over few distinct deadlines (many ties), checked
+        // against a scan of the timers after every step
+        let mut rng = crate::rng::Rng::seed_from_u64(3);
+        let mut t = TimerTable::<T3>::default();
+        let all = [T3::A, T3::B, T3::C];
+        for step in 0..100_000 {
+            let timer = all[rng.below(3) as usize];
+            let at = Instant::from_nanos(rng.below(6));
+            match rng.below(5) {
+                0 | 1 => t.set(timer, at),
+                2 => t.stop(timer),
+                3 => {
+                    t.expire(at);
+                }
+                _ => {
+                    t.expire_earliest(at);
+                }
+            }
+            let scan = all.iter().filter_map(|&x| t.get(x)).min();
+            assert_eq!(t.next(), scan, "step {step}");
+        }
     }
 }

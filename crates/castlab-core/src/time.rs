@@ -80,6 +80,11 @@ impl Duration {
     /// nanosecond (ties up). `rate_bps` must be positive.
     pub fn transmission(bytes: u32, rate_bps: u64) -> Duration {
         debug_assert!(rate_bps > 0);
+        // in 64 bits when nothing overflows (every packet smaller than ~2 GB on a link under
+        // ~18 Eb/s): the same quotient as in 128 bits, without the 128-bit division's call
+        if let Some(n) = (bytes as u64).checked_mul(8_000_000_000).and_then(|n| n.checked_add(rate_bps / 2)) {
+            return Duration(n / rate_bps);
+        }
         let num = bytes as u128 * 8 * 1_000_000_000u128;
         let rate = rate_bps as u128;
         Duration(((num + rate / 2) / rate) as u64)
@@ -178,6 +183,28 @@ mod tests {
         assert_eq!(Duration::transmission(1500, 10_000_000).as_nanos(), 1_200_000);
         // rounding to nearest: 1 byte at 3 bit/s = 2.6666..s
         assert_eq!(Duration::transmission(1, 3).as_nanos(), 2_666_666_667);
+    }
+
+    #[test]
+    fn transmission_in_64_bits_is_the_128_bit_quotient() {
+        let exact = |b: u32, r: u64| {
+            let (n, r) = (b as u128 * 8_000_000_000, r as u128);
+            ((n + r / 2) / r) as u64
+        };
+        let mut rng = crate::rng::Rng::seed_from_u64(5);
+        for _ in 0..100_000 {
+            let b = match rng.below(3) {
+                0 => rng.below(70_000) as u32,
+                1 => rng.below(u32::MAX as u64 + 1) as u32,
+                _ => u32::MAX - rng.below(4) as u32,
+            };
+            let r = match rng.below(3) {
+                0 => 1 + rng.below(100_000_000_000),
+                1 => 1 + rng.below(u64::MAX - 1),
+                _ => u64::MAX - rng.below(4),
+            };
+            assert_eq!(Duration::transmission(b, r).as_nanos(), exact(b, r), "{b} bytes at {r} b/s");
+        }
     }
 
     #[test]

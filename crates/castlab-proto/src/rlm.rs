@@ -46,6 +46,9 @@ use castlab_core::{
     StartInfo, TimerTable,
 };
 
+pub use crate::sink::Record;
+use crate::window::WorstWindowLoss;
+
 /// Protocol constants (Table 1 with the values of §4) and the choices the paper leaves open.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RlmConfig {
@@ -114,8 +117,17 @@ pub struct RlmConfig {
     pub member_timeout_intervals: u32,
     /// Size of RLM control packets (join announcements and session messages), bytes.
     pub control_size_bytes: u32,
-    /// Record every data arrival time (for the windowed loss metric). Costs 8 bytes per packet.
-    pub record_arrivals: bool,
+    /// What the receiver keeps besides its protocol records (not a paper constant; our
+    /// choice). [`Record::Summary`] (the default): the count of data arrivals and the online
+    /// worst-case loss for `windows`, so memory does not grow with the run.
+    /// [`Record::Arrivals`]: also every data arrival time in `records.arr_time_ns` (8 bytes
+    /// per packet), from which the windowed loss of any window can be computed afterwards.
+    pub record: Record,
+    /// Windows (§4.1: the paper uses 1, 10 and 100 s) for which the worst-case windowed loss
+    /// is computed online while the receiver runs ([`crate::window`]); memory per window is
+    /// bounded by the arrivals of one window length, not by the run. Default none (our
+    /// choice: experiments ask for the windows they report).
+    pub windows: Vec<Duration>,
 }
 
 impl Default for RlmConfig {
@@ -138,7 +150,8 @@ impl Default for RlmConfig {
             session_bandwidth_bps: 1600.0,
             member_timeout_intervals: 5,
             control_size_bytes: 40,
-            record_arrivals: true,
+            record: Record::Summary,
+            windows: Vec::new(),
         }
     }
 }
@@ -193,7 +206,8 @@ castlab_core::config_fields!(RlmConfig {
     session_bandwidth_bps,
     member_timeout_intervals,
     control_size_bytes,
-    record_arrivals,
+    record,
+    windows,
 });
 
 impl RlmConfig {
@@ -236,6 +250,9 @@ impl RlmConfig {
         }
         if self.member_timeout_intervals == 0 {
             return bad("member_timeout_intervals", 0.0, "must be >= 1");
+        }
+        if self.windows.iter().any(|w| w.is_zero()) {
+            return bad("windows", 0.0, "every window must be positive");
         }
         Ok(())
     }
@@ -296,7 +313,7 @@ pub struct RlmRecords {
     pub loss_time_ns: Vec<u64>,
     pub loss_layer: Vec<u8>,
     pub loss_count: Vec<u64>,
-    /// Data arrival times (when `record_arrivals`), and the total count either way.
+    /// Data arrival times (with [`Record::Arrivals`]), and the total count either way.
     pub arr_time_ns: Vec<u64>,
     pub received: u64,
     /// Join-timer firings suppressed by a lower experiment in progress (§3.4).
@@ -354,6 +371,8 @@ pub struct RlmReceiver {
     cfg: RlmConfig,
     data_groups: Vec<GroupId>,
     control_group: GroupId,
+    /// No group carries two layers (then a packet's layer field can pick its layer directly).
+    groups_distinct: bool,
     addr: Addr,
     rng: Rng,
     started: bool,
@@ -379,6 +398,8 @@ pub struct RlmReceiver {
     joined_at: Vec<Instant>,
     /// Short-term loss-rate estimate.
     loss_rate: f64,
+    /// Online worst-case windowed loss, one per configured window.
+    windows: Vec<WorstWindowLoss>,
     out: VecDeque<Packet>,
     events: VecDeque<AgentEvent>,
     pub records: RlmRecords,
@@ -395,7 +416,10 @@ impl RlmReceiver {
         }
         let l = data_groups.len();
         let t_min = cfg.t_min.as_secs_f64();
+        let windows = cfg.windows.iter().map(|w| WorstWindowLoss::new(w.as_nanos())).collect();
+        let groups_distinct = data_groups.iter().enumerate().all(|(i, g)| !data_groups[..i].contains(g));
         Ok(RlmReceiver {
+            groups_distinct,
             td_s: cfg.detection_init.as_secs_f64(),
             sd_s: cfg.detection_dev_init.as_secs_f64(),
             cfg,
@@ -413,6 +437,7 @@ impl RlmReceiver {
             gap_next: vec![None; l],
             joined_at: vec![Instant::ZERO; l],
             loss_rate: 0.0,
+            windows,
             out: VecDeque::new(),
             events: VecDeque::new(),
             records: RlmRecords::default(),
@@ -478,6 +503,11 @@ impl RlmReceiver {
     /// Whether an own experiment is running, and at which level.
     pub fn own_experiment(&self) -> Option<u32> {
         self.own.map(|e| e.level)
+    }
+    /// The online worst-case loss (§4.1) over windows of `window_ns`, or `None` if that window
+    /// is not configured (`RlmConfig::windows`). Readable at any time; the run can go on.
+    pub fn worst_window_loss(&self, window_ns: u64) -> Option<f64> {
+        self.windows.iter().find(|w| w.window_ns() == window_ns).map(|w| w.value())
     }
 
     // ------------------------------------------------------------------ internals
@@ -710,6 +740,7 @@ impl RlmReceiver {
     }
 
     /// A loss was detected (the "L" and "L > T" edges of Figure 6).
+    #[inline(never)]
     fn on_loss(&mut self, now: Instant) {
         match self.state {
             RlmState::Steady => {
@@ -760,13 +791,34 @@ impl RlmReceiver {
         }
     }
 
+    /// A gap of `lost` packets on layer `m`, revealed now: its record row and `lost` loss
+    /// indicators into the loss-rate estimator. Out of line: rare beside the arrivals, and it
+    /// keeps the per-packet path short.
+    #[cold]
+    #[inline(never)]
+    fn record_gap(&mut self, now: Instant, m: usize, lost: u64) {
+        let r = &mut self.records;
+        r.loss_time_ns.push(now.as_nanos());
+        r.loss_layer.push(m as u8);
+        r.loss_count.push(lost);
+        // k loss indicators in a row: p ← (1-w)^k p + 1 - (1-w)^k
+        let w = self.cfg.loss_gain;
+        let keep = (1.0 - w).powf(lost.min(1 << 20) as f64);
+        self.loss_rate = keep * self.loss_rate + (1.0 - keep);
+    }
+
     fn on_data(&mut self, now: Instant, m: usize, p: &Packet) {
         self.records.received += 1;
-        if self.cfg.record_arrivals {
-            self.records.arr_time_ns.push(now.as_nanos());
+        let t = now.as_nanos();
+        if self.cfg.record == Record::Arrivals {
+            self.records.arr_time_ns.push(t);
         }
         if m >= self.level as usize || p.sent_at < self.joined_at[m] {
-            return; // a late packet of a layer already left, or sent before our join: not gap-checked
+            // a late packet of a layer already left, or sent before our join: not gap-checked
+            for w in &mut self.windows {
+                w.push(t, 1, 0);
+            }
+            return;
         }
         let w = self.cfg.loss_gain;
         let mut lost = 0u64;
@@ -782,20 +834,24 @@ impl RlmReceiver {
             }
         }
         if lost > 0 {
-            let r = &mut self.records;
-            r.loss_time_ns.push(now.as_nanos());
-            r.loss_layer.push(m as u8);
-            r.loss_count.push(lost);
-            // k loss indicators in a row: p ← (1-w)^k p + 1 - (1-w)^k
-            let keep = (1.0 - w).powf(lost.min(1 << 20) as f64);
-            self.loss_rate = keep * self.loss_rate + (1.0 - keep);
+            self.record_gap(now, m, lost);
         }
-        self.loss_rate *= 1.0 - w; // the received packet
+        // the received packet
+        self.loss_rate *= 1.0 - w;
+        // the loss a gap reveals counts at this instant, before this arrival (as
+        // castlab_sim::metrics::arrival_process orders the recorded rows)
+        for win in &mut self.windows {
+            if lost > 0 {
+                win.push(t, 0, lost);
+            }
+            win.push(t, 1, 0);
+        }
         if lost > 0 {
             self.on_loss(now);
         }
     }
 
+    #[inline(never)]
     fn on_control(&mut self, now: Instant, p: &Packet, h: &RlmHeader) {
         if p.src == self.addr {
             return; // our own message, back down the tree
@@ -847,10 +903,20 @@ impl Agent for RlmReceiver {
             return;
         };
         match p.header {
-            Header::Data => match self.data_groups.iter().position(|x| *x == g) {
-                Some(m) => self.on_data(now, m, p),
-                None => self.records.ignored += 1,
-            },
+            Header::Data => {
+                // the layer the packet says it is, when that layer's group is its group (one
+                // comparison); else a search, which also gives the first of duplicate groups
+                let m = p.layer as usize;
+                let m = if self.groups_distinct && self.data_groups.get(m) == Some(&g) {
+                    Some(m)
+                } else {
+                    self.data_groups.iter().position(|x| *x == g)
+                };
+                match m {
+                    Some(m) => self.on_data(now, m, p),
+                    None => self.records.ignored += 1,
+                }
+            }
             Header::Rlm(h) if g == self.control_group => self.on_control(now, p, &h),
             _ => self.records.ignored += 1,
         }
@@ -1509,9 +1575,67 @@ mod tests {
         assert!((2.5..7.5).contains(&d), "{d}");
     }
 
+    /// Drive a rig through a run with losses, experiments and a foreign announcement.
+    fn scripted(cfg: RlmConfig) -> Rig {
+        let mut r = Rig::with(cfg, 6);
+        let mut t = 0.02;
+        for i in 0..6000u64 {
+            t += 0.01;
+            r.timeout(at(t));
+            // a gap of one to three packets every 12 s, on the base layer
+            let k = if i % 1201 == 600 { 1 + i % 3 } else { 0 };
+            r.lose(at(t), 0, k);
+            if i == 1500 {
+                r.control(at(t + 0.001), other(1), RlmHeader::JOIN, 3);
+            }
+        }
+        r
+    }
+
+    #[test]
+    fn records_summary_and_arrivals_drive_the_same_receiver() {
+        let w = vec![Duration::from_secs(1), Duration::from_secs(10)];
+        let lean = scripted(RlmConfig { windows: w.clone(), ..cfg3() });
+        let full = scripted(RlmConfig { record: Record::Arrivals, windows: w, ..cfg3() });
+        let (a, b) = (&lean.rx.records, &full.rx.records);
+        assert!(a.arr_time_ns.is_empty());
+        assert_eq!(b.arr_time_ns.len() as u64, b.received);
+        assert!(
+            a.lost() > 0 && !a.exp_start_ns.is_empty(),
+            "the script must lose packets and run experiments: {} {}",
+            a.lost(),
+            a.exp_start_ns.len()
+        );
+        // everything but the arrival rows is the same, and so are the online windows
+        assert_eq!((a.received, a.lost(), a.control_sent), (b.received, b.lost(), b.control_sent));
+        assert_eq!((&a.level_time_ns, &a.level), (&b.level_time_ns, &b.level));
+        assert_eq!((&a.trans_time_ns, &a.trans_to, &a.exp_outcome), (&b.trans_time_ns, &b.trans_to, &b.exp_outcome));
+        assert_eq!((&a.loss_time_ns, &a.loss_count), (&b.loss_time_ns, &b.loss_count));
+        assert_eq!(lean.sent.len(), full.sent.len());
+        for ns in [1_000_000_000, 10_000_000_000] {
+            let (x, y) = (lean.rx.worst_window_loss(ns).unwrap(), full.rx.worst_window_loss(ns).unwrap());
+            assert_eq!(x.to_bits(), y.to_bits());
+            assert!(x > 0.0 && x < 1.0, "{x}");
+        }
+        // the 1 s window's worst loss at least the 10 s one's (a smaller window can only be worse)
+        assert!(
+            lean.rx.worst_window_loss(1_000_000_000).unwrap() >= lean.rx.worst_window_loss(10_000_000_000).unwrap()
+        );
+        assert_eq!(lean.rx.worst_window_loss(5_000_000_000), None);
+        // what the windows hold is bounded by one window of arrivals, not by the 60 s run
+        assert!(lean.rx.windows.iter().all(|w| w.held() <= 1 + (w.window_ns() / 10_000_000) as usize));
+    }
+
+    #[test]
+    fn a_zero_window_is_refused_by_name() {
+        let cfg = RlmConfig { windows: vec![Duration::from_secs(1), Duration::ZERO], ..RlmConfig::default() };
+        let e = RlmReceiver::try_new(cfg, groups(2), CTL).expect_err("zero window");
+        assert!(e.to_string().contains("windows"), "{e}");
+    }
+
     #[test]
     fn gap_tracking_restarts_when_a_layer_is_rejoined() {
-        let mut r = Rig::new();
+        let mut r = Rig::with(RlmConfig { record: Record::Arrivals, ..cfg3() }, 6);
         let t = r.fire_join();
         r.data(t + Duration::from_millis(50), 1);
         r.data(t + Duration::from_millis(60), 1);

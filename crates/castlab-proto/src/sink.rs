@@ -32,6 +32,8 @@ pub enum Record {
     Arrivals,
 }
 
+castlab_core::config_enum!(Record { Summary => "summary", Arrivals => "arrivals" });
+
 /// Counters a sink always keeps.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SinkSummary {

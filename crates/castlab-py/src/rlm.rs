@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use castlab_core::GroupId;
-use castlab_proto::rlm::{Cause, Outcome, RlmConfig, RlmReceiver, RlmRecords, RlmState};
+use castlab_proto::rlm::{Cause, Outcome, Record, RlmConfig, RlmReceiver, RlmRecords, RlmState};
 use castlab_sim::metrics;
 
 use crate::config::{build, cfg_err, config_dict};
@@ -127,17 +127,25 @@ impl Simulator {
     }
 
     /// Worst-case loss rate of an RLM receiver over sliding windows of `window` seconds
-    /// (§4.1/§4.3): the maximum over all window positions of lost / (lost + received),
-    /// computed by `castlab_sim::metrics` over the receiver's whole arrival process. Needs
-    /// the receiver to have been created with `record_arrivals=True`.
+    /// (§4.1/§4.3): the maximum over all window positions of lost / (lost + received). For a
+    /// window in the receiver's `windows` it is the value computed online while it ran; else
+    /// it is computed by `castlab_sim::metrics` from the recorded arrivals, which needs
+    /// `record="arrivals"`. Both give the same number to the last bit.
     fn rlm_worst_window_loss(&self, agent: i64, window: f64) -> PyResult<f64> {
         let r = self.rlm(agent)?;
         let w = duration_s("window", window)?;
         if w.is_zero() {
             return Err(bad("window", window, "must be positive"));
         }
-        if !r.config().record_arrivals {
-            return Err(bad("record_arrivals", false, "the receiver must record arrivals for the windowed loss"));
+        if let Some(v) = r.worst_window_loss(w.as_nanos()) {
+            return Ok(v);
+        }
+        if r.config().record != Record::Arrivals {
+            return Err(bad(
+                "window",
+                window,
+                "is not one of the receiver's `windows` and it keeps no arrivals: create it with windows=[...] or record=\"arrivals\"",
+            ));
         }
         let rec = &r.records;
         let (t, received, lost) = metrics::arrival_process(&rec.arr_time_ns, &rec.loss_time_ns, &rec.loss_count);

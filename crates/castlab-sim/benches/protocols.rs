@@ -9,6 +9,9 @@
 //!          on [30, 120] s, 600 s (python/castlab/experiments/rlm.py `topology2`);
 //! (tcp)    16 NewReno flows through a 10 Mb/s, 20 ms dumbbell with a one-BDP DropTail queue,
 //!          starts on [0, 5] s, 200 s (experiments/tcp.py `fairness_run`, K = 16);
+//! (tcp100) issue 14's row: 100 NewReno flows through the same dumbbell, flow i starting at
+//!          i·0.05 s, 100 s; run only when named (`-- tcp100`), by bench/compare.py beside
+//!          ns-2 running bench/ns2/newreno_dumbbell.tcl;
 //! (nlm)    NLM Fig. 8 with N = 100 sessions on a 100 Mb/s LMR1–LMR2 link (1 Mb/s each),
 //!          LMRs on both ends and the loss meter on LMR1, receivers joining on [20, 30] s, 600 s
 //!          (experiments/nlm.py `Fig8`, Fig. 13's largest N);
@@ -103,8 +106,21 @@ fn rlm(n: usize) -> Scenario {
     (sim, Box::new(summary))
 }
 
-/// `k` NewReno flows through a 10 Mb/s, 20 ms dumbbell whose DropTail queue holds one BDP.
+/// `k` NewReno flows through a 10 Mb/s, 20 ms dumbbell whose DropTail queue holds one BDP,
+/// starting on [0, 5] s.
 fn tcp(k: usize) -> Scenario {
+    tcp_dumbbell(starts(1, k, 0.0, 5.0))
+}
+
+/// Issue 14's NewReno row: 100 flows through the same dumbbell, flow i starting at i·0.05 s
+/// (a schedule bench/ns2/newreno_dumbbell.tcl repeats exactly).
+fn newreno100() -> Scenario {
+    tcp_dumbbell((0..100).map(|i| f64::from(i) * 0.05).collect())
+}
+
+/// NewReno flows starting at `starts` (s) through a 10 Mb/s, 20 ms dumbbell (100 Mb/s, 1 ms
+/// access links) whose DropTail queue holds one BDP.
+fn tcp_dumbbell(starts: Vec<f64>) -> Scenario {
     let mut sim = Simulator::new(1);
     let cfg = TcpConfig::default();
     let (rate, delay, access_delay) = (10e6, 0.020, 0.001);
@@ -113,7 +129,7 @@ fn tcp(k: usize) -> Scenario {
     let r2 = node(&mut sim, "r2");
     let (bott, _) = sim.add_link(r1, r2, &droptail(rate, delay, bdp.round() as usize)).unwrap();
     let mut sinks: Vec<AgentId> = vec![];
-    for (i, t) in starts(1, k, 0.0, 5.0).into_iter().enumerate() {
+    for (i, t) in starts.into_iter().enumerate() {
         let s = node(&mut sim, &format!("s{i}"));
         let d = node(&mut sim, &format!("d{i}"));
         sim.add_link(s, r1, &droptail(100e6, access_delay, 10_000)).unwrap();
@@ -344,6 +360,10 @@ fn main() {
     }
     if want("tcp") {
         bench("(tcp) 16 NewReno flows, 10 Mb/s dumbbell", tcp(16), 200.0);
+    }
+    // issue 14's row beside ns-2 (bench/compare.py); not in the default set
+    if only.contains(&"tcp100") {
+        bench("(tcp100) 100 NewReno flows, 10 Mb/s dumbbell", newreno100(), 100.0);
     }
     if want("nlm") {
         bench("(nlm) NLM, N = 100 sessions (Fig. 8/13)", nlm(100), 600.0);

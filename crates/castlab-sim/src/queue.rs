@@ -203,6 +203,7 @@ impl Queue {
     }
 
     /// Decide on and (if admitted) enqueue packet `pkt`.
+    #[inline]
     pub fn arrive(&mut self, pkt: u32, now: Instant, idle_since: Option<Instant>, rng: &mut Rng) -> Admit {
         let q = self.buf.len();
         let mut verdict = Admit::Enqueued;

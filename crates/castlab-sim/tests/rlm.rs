@@ -2,8 +2,8 @@
 //! 1.5 Mb/s links, DropTail queues of 20 packets, 1000-byte packets, a six-layer source at
 //! 32·2^m kb/s (m = 0..5) with the §4 jitter, the control group rooted at the source node.
 
-use castlab_core::{AgentId, GroupId, Instant, NodeId};
-use castlab_proto::rlm::{Outcome, RlmConfig, RlmReceiver};
+use castlab_core::{AgentId, Duration, GroupId, Instant, NodeId};
+use castlab_proto::rlm::{Outcome, Record, RlmConfig, RlmReceiver};
 use castlab_proto::CbrSource;
 use castlab_sim::metrics::{arrival_process, worst_window_loss};
 use castlab_sim::{LinkConfig, QueueConfig, Simulator};
@@ -67,7 +67,13 @@ fn topology1(seed: u64, start: f64) -> (Simulator, AgentId) {
     sim.add_link(s, r, &link(1.5e6, 0.010)).unwrap();
     sim.add_link(r, x, &link(1.5e6, 0.010)).unwrap();
     let (groups, control) = session(&mut sim, s);
-    let rx = RlmReceiver::try_new(RlmConfig::default(), groups, control).expect("valid config");
+    // arrivals recorded and the §4.1 windows computed online, so the two can be compared
+    let cfg = RlmConfig {
+        record: Record::Arrivals,
+        windows: vec![Duration::from_secs(1), Duration::from_secs(10), Duration::from_secs(100)],
+        ..RlmConfig::default()
+    };
+    let rx = RlmReceiver::try_new(cfg, groups, control).expect("valid config");
     let a = sim.add_agent(x, None, secs(start), Box::new(rx)).unwrap();
     (sim, a)
 }
@@ -143,6 +149,15 @@ fn topology1_single_receiver_settles_at_the_optimal_level() {
     let w1 = worst_window_loss(&t, &rcv, &lost, S);
     eprintln!("worst-case loss: 1 s {w1:.3}, 100 s {w100:.4}; lost {} of {}", lc.lost(), lc.received);
     assert!(w100 < 0.01, "{w100}");
+    assert!(lc.lost() > 0, "the run must lose something for the comparison below to mean anything");
+    assert_eq!(lc.arr_time_ns.len() as u64, lc.received);
+    // the online windows give the offline metric's numbers to the last bit
+    for w in [S, 10 * S, 100 * S] {
+        let offline = worst_window_loss(&t, &rcv, &lost, w);
+        let online = r.worst_window_loss(w).expect("a configured window");
+        assert_eq!(online.to_bits(), offline.to_bits(), "window {w} ns: online {online}, offline {offline}");
+    }
+    assert_eq!(r.worst_window_loss(2 * S), None, "an unconfigured window has no online value");
 }
 
 #[test]

@@ -193,7 +193,7 @@ def _run_rlm_sim(seed: int, duration: float, receivers: int, starts: list[float]
         h = f"rcv{i + 1}"
         sim.add_node(h)
         sim.add_link("r1", h, RLM_LINK_BPS, max(delay_s, 1e-4), queue_limit_pkts=RLM_QUEUE)
-        agents.append(sim.add_rlm_receiver(h, gs, ctl, start=1.0 + starts[i]))
+        agents.append(sim.add_rlm_receiver(h, gs, ctl, start=1.0 + starts[i], record="arrivals"))
     sim.run(duration + 1.0)
     out = []
     for a in agents:

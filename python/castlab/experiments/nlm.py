@@ -75,7 +75,7 @@ class Fig8:
     # Whether the router at the far end of the bottleneck is an LMR too (our reading of "each LMR"
     # in §4.1; the text names only LMR1). False makes it a plain router: a measurement, never a claim.
     lmr2: bool = True
-    # RLM receiver settings (RlmConfig fields, record_arrivals) for cross-checks; None: defaults
+    # RLM receiver settings (RlmConfig fields, record="arrivals") for cross-checks; None: defaults
     rlm: Optional[dict] = None
     sim: Simulator = field(init=False)
     bott: int = field(init=False)
@@ -104,8 +104,7 @@ class Fig8:
                 gs = [sim.add_group(s) for _ in LAYER_RATES_BPS]
                 ctl = sim.add_group(s)
                 self.senders.append(sim.add_layered_source(s, gs, LAYER_RATES_BPS, packet_size=PACKET_BYTES, flow=i))
-                kw = {"record_arrivals": False, **(self.rlm or {})}
-                self.receivers.append(sim.add_rlm_receiver(r, gs, ctl, start=self.starts[i], **kw))
+                self.receivers.append(sim.add_rlm_receiver(r, gs, ctl, start=self.starts[i], **(self.rlm or {})))
         if self.cross is not None:
             sim.add_node("X")
             sim.add_node("Y")

@@ -149,7 +149,9 @@ class Net:
     def receiver(self, node: str, session: int, optimal: int, group: str = "", start_s: Optional[float] = None) -> Rx:
         start = float(self._starts.uniform(*START_RANGE_S)) if start_s is None else start_s
         groups, control = self.sessions[session]
-        a = self.sim.add_rlm_receiver(node, groups, control, start=start)
+        # receiver_table reads the arrival times (its tail rate) and the §4.1 windows (online)
+        a = self.sim.add_rlm_receiver(node, groups, control, start=start, record="arrivals",
+                                      windows=list(WINDOWS_S))
         rx = Rx(a, node, start, optimal, group, session)
         self.rxs.append(rx)
         return rx

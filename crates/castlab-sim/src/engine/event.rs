@@ -20,8 +20,11 @@
 //! compare, 0.936 G with the packed key, 0.708 G with runs; wall time of the 10,000-receiver
 //! star for 60 s: 9.8 s with the heap of single events, 4.3 s with runs (docs/engine.md). A
 //! hand-written 4-ary heap of single events took 1.202 G (2-ary 1.124 G) and was dropped.
+//! Four runs open to appends instead of one (see [`EventQueue`]): 6.52 G to 5.27 G on the
+//! protocols bench's RLM scenario, whose saturated links had made nearly every run a single
+//! event.
 
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::BinaryHeap;
 
 /// What happens at an event.
 #[derive(Clone, Copy, Debug)]
@@ -83,12 +86,21 @@ impl Entry {
     }
 }
 
-/// A run: events of one time pushed one after another (so consecutive in `seq`).
+/// A run: events of one time, in `seq` order (see [`EventQueue`]), popped from the front by
+/// moving `head` (a `Vec` and an index: cheaper than a ring buffer's wrap-around, and the
+/// storage is reused when the run empties). The heap key holds the first event's `seq`; the
+/// events' own `seq`s are not needed once they are in order, so the run does not store them.
 #[derive(Default)]
 struct Run {
     time: u64,
-    items: VecDeque<(u64, Ev)>,
+    head: usize,
+    items: Vec<Ev>,
 }
+
+/// How many open runs (of distinct times) a push may append to.
+const OPEN: usize = 4;
+/// An empty slot of [`EventQueue::open`].
+const NONE: u32 = u32::MAX;
 
 /// A run's place in the heap: its time and its first event's `seq`, packed.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -113,26 +125,48 @@ impl Ord for RunKey {
 ///
 /// A multicast fan-out schedules one event per branch at the same time in one go (every copy's
 /// `TxDone`, then every copy's `Arrive`): with 10,000 receivers, 10,000 heap entries that a
-/// plain heap sifts through 14 levels each. So events are grouped into *runs*: an event whose
-/// time equals that of the most recently started run is appended to it; otherwise it starts a
-/// new run. The heap holds runs, keyed by `(time, seq of the run's first event)`.
+/// plain heap sifts through 14 levels each. So events are grouped into *runs* of one time, and
+/// the heap holds runs, keyed by `(time, seq of the run's first event)`. A push at time T
+/// appends to the newest run of time T if that run is one of the few recently started runs
+/// remembered in `open`; otherwise it starts a new run. Remembering several (not only the
+/// last) matters on a saturated link: each departure schedules its packet's `Arrive` and the
+/// next packet's `TxDone`, alternating two times, and with only the last run remembered every
+/// event would start a run of its own (measured: 5.6 M runs for 11.5 M events in the protocols
+/// bench's RLM scenario).
 ///
-/// Why the order is still exactly `(time, seq)`: `seq` only grows, and only the most recent run
-/// is appended to, so of two runs with the same time, every event of the older one has a
-/// smaller `seq` than every event of the newer one. Hence the run at the top of the heap holds
-/// the smallest pending `(time, seq)` at its front, keeps it after each pop (its key does not
-/// change, and whatever it is compared with is later in time or, at the same time, wholly
-/// after it), and is popped from the front until it is empty. A fan-out's events are then
-/// popped at O(1) each. Runs are recycled with their storage, so a steady state allocates
-/// nothing.
-#[derive(Default)]
+/// Why the order is still exactly `(time, seq)`: `seq` only grows, and a push at T only ever
+/// appends to the *newest* run of time T (a run enters `open` when it is started, a new run of
+/// T is only started when no run of T is in `open`, and a run leaves `open` for good when it
+/// is evicted or emptied). So of two runs with the same time, every event of the older one has
+/// a smaller `seq` than every event of the newer one, and each run is in `seq` order. Hence the
+/// run at the top of the heap holds the smallest pending `(time, seq)` at its front, keeps it
+/// after each pop (its key does not change, and whatever it is compared with is later in
+/// time or, at the same time, wholly after it), and is popped from the front until it is
+/// empty. A fan-out's events are then popped at O(1) each. Runs are recycled with their
+/// storage, so a steady state allocates nothing.
 pub(super) struct EventQueue {
     heap: BinaryHeap<RunKey>,
     runs: Vec<Run>,
     free: Vec<u32>,
-    /// The most recently started run, while it holds events.
-    last: Option<u32>,
+    /// Recently started runs that still hold events, as `(time, run)`; at most one per time,
+    /// and it is the newest run of its time. `NONE` marks an empty slot.
+    open: [(u64, u32); OPEN],
+    /// The slot the next started run takes (round robin).
+    victim: usize,
     len: usize,
+}
+
+impl Default for EventQueue {
+    fn default() -> Self {
+        EventQueue {
+            heap: BinaryHeap::new(),
+            runs: Vec::new(),
+            free: Vec::new(),
+            open: [(0, NONE); OPEN],
+            victim: 0,
+            len: 0,
+        }
+    }
 }
 
 impl EventQueue {
@@ -142,21 +176,29 @@ impl EventQueue {
     }
 
     /// The earliest pending event's time.
-    #[inline]
+    #[cfg(test)]
     pub(super) fn peek_time(&self) -> Option<u64> {
         self.heap.peek().map(|k| (k.key >> 64) as u64)
     }
 
+    /// Push an event. Its `seq` must be larger than every earlier push's.
     #[inline]
     pub(super) fn push(&mut self, e: Entry) {
         self.len += 1;
-        if let Some(l) = self.last {
-            let run = &mut self.runs[l as usize];
-            if run.time == e.time {
-                run.items.push_back((e.seq, e.ev));
+        // newest first: a push most often continues the run started last (a fan-out)
+        for k in 1..=OPEN {
+            let (t, r) = self.open[(self.victim + OPEN - k) % OPEN];
+            if t == e.time && r != NONE {
+                self.runs[r as usize].items.push(e.ev);
                 return;
             }
         }
+        self.start_run(e);
+    }
+
+    /// Start a run with `e` (out of line: the common push appends, and stays short).
+    #[inline(never)]
+    fn start_run(&mut self, e: Entry) {
         let r = match self.free.pop() {
             Some(r) => r,
             None => {
@@ -166,26 +208,42 @@ impl EventQueue {
         };
         let run = &mut self.runs[r as usize];
         run.time = e.time;
-        run.items.push_back((e.seq, e.ev));
+        run.items.push(e.ev);
         self.heap.push(RunKey { key: e.key(), run: r });
-        self.last = Some(r);
+        self.open[self.victim] = (e.time, r);
+        self.victim = (self.victim + 1) % OPEN;
     }
 
+    /// The earliest event: its time and what happens.
+    #[cfg(test)]
+    pub(super) fn pop(&mut self) -> Option<(u64, Ev)> {
+        self.pop_until(u64::MAX)
+    }
+
+    /// The earliest event if its time is at most `limit`.
     #[inline]
-    pub(super) fn pop(&mut self) -> Option<Entry> {
+    pub(super) fn pop_until(&mut self, limit: u64) -> Option<(u64, Ev)> {
         let top = *self.heap.peek()?;
+        if (top.key >> 64) as u64 > limit {
+            return None;
+        }
         let run = &mut self.runs[top.run as usize];
-        let (seq, ev) = run.items.pop_front().expect("runs in the heap are not empty");
+        let ev = run.items[run.head];
+        run.head += 1;
         let time = run.time;
-        if run.items.is_empty() {
+        if run.head == run.items.len() {
+            run.items.clear();
+            run.head = 0;
             self.heap.pop();
             self.free.push(top.run);
-            if self.last == Some(top.run) {
-                self.last = None;
+            for slot in &mut self.open {
+                if slot.1 == top.run {
+                    *slot = (0, NONE);
+                }
             }
         }
         self.len -= 1;
-        Some(Entry { time, seq, ev })
+        Some((time, ev))
     }
 }
 
@@ -199,6 +257,14 @@ mod tests {
         Entry { time, seq, ev: Ev::Sample { ch: seq as u32 } }
     }
 
+    /// `(time, seq)` of a popped event: these tests push `Ev::Sample { ch: seq }`.
+    fn popped((time, ev): (u64, Ev)) -> (u64, u64) {
+        match ev {
+            Ev::Sample { ch } => (time, u64::from(ch)),
+            other => panic!("{other:?}"),
+        }
+    }
+
     #[test]
     fn equal_time_events_pop_first_in_first_out() {
         let mut q = EventQueue::default();
@@ -206,7 +272,7 @@ mod tests {
         for (t, s) in evs {
             q.push(entry(t, s));
         }
-        let order: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).map(|e| (e.time, e.seq)).collect();
+        let order: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).map(popped).collect();
         assert_eq!(order, vec![(1, 6), (3, 2), (3, 4), (5, 1), (5, 3), (5, 5)]);
     }
 
@@ -216,7 +282,7 @@ mod tests {
         // the queue must return exactly the minimum every time. Few distinct times make long
         // runs and many runs of one time; bursts push one time many times in a row, as a
         // fan-out does.
-        for (distinct, burst) in [(3u64, 1usize), (50, 1), (5, 40), (1_000, 200)] {
+        for (distinct, burst) in [(2u64, 1usize), (3, 1), (6, 1), (50, 1), (5, 40), (1_000, 200)] {
             let mut rng = Rng::seed_from_u64(7 + distinct);
             let mut q = EventQueue::default();
             let mut reference: BTreeSet<(u64, u64)> = BTreeSet::new();
@@ -230,16 +296,24 @@ mod tests {
                         q.push(entry(t, seq));
                         reference.insert((t, seq));
                     }
+                } else if rng.uniform() < 0.2 {
+                    // a run's end: nothing after `limit` comes out
+                    let limit = rng.below(distinct);
+                    let want = reference.first().copied().filter(|w| w.0 <= limit);
+                    if want.is_some() {
+                        reference.pop_first();
+                    }
+                    assert_eq!(q.pop_until(limit).map(popped), want);
                 } else {
                     let want = reference.pop_first();
                     assert_eq!(q.peek_time(), want.map(|w| w.0));
-                    assert_eq!(q.pop().map(|e| (e.time, e.seq)), want);
+                    assert_eq!(q.pop().map(popped), want);
                 }
                 assert_eq!(q.len(), reference.len());
             }
             while let Some(want) = reference.pop_first() {
                 assert_eq!(q.peek_time(), Some(want.0));
-                assert_eq!(q.pop().map(|e| (e.time, e.seq)), Some(want));
+                assert_eq!(q.pop().map(popped), Some(want));
             }
             assert!(q.pop().is_none());
         }

@@ -223,6 +223,7 @@ impl Simulator {
 
     // ----------------------------------------------------------------------------- running
 
+    #[inline]
     fn schedule(&mut self, at: Instant, ev: Ev) {
         self.seq += 1;
         self.queue.push(Entry { time: at.as_nanos(), seq: self.seq, ev });
@@ -251,15 +252,11 @@ impl Simulator {
         }
         self.freeze();
         let limit = until.as_nanos();
-        while let Some(t) = self.queue.peek_time() {
-            if t > limit {
-                break;
-            }
-            let e = self.queue.pop().expect("peeked");
-            assert!(e.time >= self.now.as_nanos(), "time went back: {} < {}", e.time, self.now.as_nanos());
-            self.now = Instant::from_nanos(e.time);
+        while let Some((time, ev)) = self.queue.pop_until(limit) {
+            assert!(time >= self.now.as_nanos(), "time went back: {} < {}", time, self.now.as_nanos());
+            self.now = Instant::from_nanos(time);
             self.stats.events += 1;
-            self.dispatch(e.ev);
+            self.dispatch(ev);
             self.drain_dirty();
         }
         self.now = until;
@@ -455,15 +452,16 @@ impl Simulator {
                 }
             }
         }
-        let pkt = self.pool.slots[p as usize];
-        match pkt.dst {
+        // the packet is read in its slot, not copied out (it is ~100 bytes and this runs at
+        // every hop)
+        match self.pool.slots[p as usize].dst {
             Dest::Unicast(addr) => {
                 if addr.node.0 == n {
                     let nd = &mut self.nodes[n as usize];
                     match nd.ports.iter().find(|(q, _)| *q == addr.port) {
                         Some(&(_, a)) => {
                             nd.stats.delivered_local += 1;
-                            self.agents[a as usize].agent.handle_packet(self.now, &pkt);
+                            self.agents[a as usize].agent.handle_packet(self.now, &self.pool.slots[p as usize]);
                             self.dirty_agents.push(a);
                         }
                         None => nd.stats.no_listener += 1,
@@ -508,12 +506,28 @@ impl Simulator {
                 } else {
                     self.pool.to_root[p as usize] = false;
                 }
-                let pkt = self.pool.slots[p as usize];
                 let st = &self.groups[gi].mc[n as usize];
+                if from.is_some() && st.members.len() == 1 && st.oifs.is_empty() && self.exts[n as usize].is_none() {
+                    // A packet off a link for this node's one member and nobody downstream (a
+                    // receiver's leaf): the agent is driven at once instead of through
+                    // `dirty_agents`. The same order: this is the last thing its `Arrive` event
+                    // does (`from` is only set there; no extension here to mark dirty), and
+                    // `drain_dirty`, which runs right after, pops the agent pushed last first:
+                    // it would drive exactly this agent next (nothing else is pending: the
+                    // lists are drained after every event, and only events fill them).
+                    let m = st.members[0];
+                    self.nodes[n as usize].stats.delivered_local += 1;
+                    self.agents[m as usize].agent.handle_packet(self.now, &self.pool.slots[p as usize]);
+                    self.pool.release(p);
+                    debug_assert!(self.dirty_agents.is_empty() && self.dirty_exts.is_empty());
+                    self.drive_agent(m);
+                    return;
+                }
                 if !st.members.is_empty() {
                     self.nodes[n as usize].stats.delivered_local += 1;
+                    let pkt = &self.pool.slots[p as usize];
                     for &m in &st.members {
-                        self.agents[m as usize].agent.handle_packet(self.now, &pkt);
+                        self.agents[m as usize].agent.handle_packet(self.now, pkt);
                         self.dirty_agents.push(m);
                     }
                 }
@@ -525,6 +539,7 @@ impl Simulator {
                     self.pool.release(p);
                     return;
                 }
+                let pkt = self.pool.slots[p as usize];
                 if !self.groups[gi].mc[n as usize].members.is_empty() {
                     // the original went to the local members; every interface gets a copy
                     for i in 0..k {
@@ -535,6 +550,8 @@ impl Simulator {
                     }
                     self.pool.release(p);
                 } else {
+                    // without an extension at this node, `forward` is `enqueue`: called directly
+                    let ext = self.exts[n as usize].is_some();
                     for i in 0..k {
                         let ch = self.groups[gi].mc[n as usize].oifs[i];
                         let q = if i + 1 == k {
@@ -543,7 +560,11 @@ impl Simulator {
                             self.created += 1;
                             self.pool.alloc(pkt)
                         };
-                        self.forward(n, q, ch);
+                        if ext {
+                            self.forward(n, q, ch);
+                        } else {
+                            self.enqueue(ch, q);
+                        }
                     }
                 }
             }

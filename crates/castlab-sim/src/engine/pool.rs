@@ -17,6 +17,7 @@ pub(super) struct Pool {
 }
 
 impl Pool {
+    #[inline]
     pub(super) fn alloc(&mut self, p: Packet) -> u32 {
         self.live += 1;
         if let Some(i) = self.free.pop() {
@@ -29,6 +30,7 @@ impl Pool {
             (self.slots.len() - 1) as u32
         }
     }
+    #[inline]
     pub(super) fn release(&mut self, i: u32) {
         self.live -= 1;
         self.free.push(i);
