@@ -54,7 +54,7 @@ class RlmBottleneck:
         groups = [sim.add_group("S") for _ in LAYERS_BPS]
         control = sim.add_group("S")
         sim.add_layered_source("S", groups, LAYERS_BPS, packet_size=1000)
-        rx = sim.add_rlm_receiver("R", groups, control, start=float(p["start"]))
+        rx = sim.add_rlm_receiver("R", groups, control, start=float(p["start"]), windows=[10.0])
         sim.run(float(p["duration"]))
         r = sim.rlm_records(rx)
         received, lost = int(r["received"]), int(r["lost"])

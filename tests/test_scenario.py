@@ -63,7 +63,7 @@ TREE = textwrap.dedent("""\
     node = "a"
     session = "video"
     start = "2s"
-    config = { t_min = "2s", detection_init = 3 }
+    config = { t_min = "2s", detection_init = 3, record = "arrivals" }
 
     [[receivers]]
     name = "fixed"
@@ -113,7 +113,9 @@ def _by_hand(seed):
     groups = [sim.add_group("src") for _ in range(5)]
     control = sim.add_group("src")
     sim.add_layered_source("src", groups, [32e3 * 2**m for m in range(5)], packet_size=1000)
-    ra = sim.add_rlm_receiver("a", groups, control, start=2.0, t_min=2.0, detection_init=3.0)
+    # the scenario adds its windows to every RLM receiver; record="arrivals" is in TREE's config
+    ra = sim.add_rlm_receiver("a", groups, control, start=2.0, t_min=2.0, detection_init=3.0, record="arrivals",
+                              windows=[1.0, 10.0])
     fixed = sim.add_sink("b", groups=groups, schedule=[(1.0, 3)], start=1.0, windows=[1.0, 10.0])
     ftp = sim.add_tcp_flow("src", "b", start=3.0)
     voice_sink = sim.add_sink("a", port=7000, windows=[1.0, 10.0])

@@ -774,7 +774,10 @@ class Scenario:
             h.starts[r["name"]] = start
             proto, cfg = r["protocol"], r.get("config", {})
             if proto == "rlm":
-                a = at(p, sim.add_rlm_receiver, r["node"], info["groups"], info["control"], start=start, **cfg)
+                # the scenario's windows are computed online (RLM receivers keep no arrivals
+                # unless record="arrivals"), with any the receiver's own config asks for
+                kw = {**cfg, "windows": sorted(set(d["windows"]) | set(cfg.get("windows") or []))}
+                a = at(p, sim.add_rlm_receiver, r["node"], info["groups"], info["control"], start=start, **kw)
             elif proto == "sink":
                 # a fixed level is joined at the receiver's start
                 sched = [(start, r["level"])] if r["level"] is not None else [(t, lv) for t, lv in r["schedule"]]
