@@ -26,6 +26,8 @@ TCP (footnote 6).
 
 from __future__ import annotations
 
+from functools import partial
+
 import sys
 import time
 from pathlib import Path
@@ -300,8 +302,9 @@ def run_fig6(out: Path, seed: int, quick: bool = False) -> Result:
     readings = {"56 ms": {}} if quick else FIG5_READINGS
     rows, first = [], None
     for name, topo in readings.items():
-        for s in seeds:
-            run = fig5_run(s, duration, topo=topo)
+        # the seeds' runs go through the studies runner (map_runs: in parallel under --jobs N)
+        runs = map_runs(partial(fig5_run, duration=duration, topo=topo), [(s,) for s in seeds])
+        for s, run in zip(seeds, runs):
             if first is None:
                 first = run
             rows.append({"reading": name, "seed": s, **_fig6_counts(run)})
@@ -390,8 +393,9 @@ def run_fig7(out: Path, seed: int, quick: bool = False) -> Result:
     seeds = _seeds(seed, quick)
     rows, first = [], {}
     for name, kw in FIG7_CASES:
-        for s in seeds:
-            run = fig5_run(s, duration, main_kw=kw)
+        # the seeds' runs go through the studies runner (map_runs: in parallel under --jobs N)
+        runs = map_runs(partial(fig5_run, duration=duration, main_kw=kw), [(s,) for s in seeds])
+        for s, run in zip(seeds, runs):
             uni = run["flows"][run["flows"]["kind"] == "lesbcc"]
             st = run["main_stats"]
             rows.append({"case": name, "seed": s, "main_mean_bps": run["main_mean_bps"],
@@ -771,8 +775,10 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
         kind = "paper" if rwnd is None else "variant"
         for ci, case in enumerate(("a", "b")):
             per = []
-            for s in seeds:
-                run = fig5_run(s, duration, tcp="one" if case == "a" else "all", warmup=warm, tcp_rwnd_bytes=rwnd)
+            # the seeds' runs go through the studies runner (map_runs: in parallel under --jobs N)
+            runs = map_runs(partial(fig5_run, duration=duration, tcp="one" if case == "a" else "all", warmup=warm,
+                                    tcp_rwnd_bytes=rwnd), [(s,) for s in seeds])
+            for s, run in zip(seeds, runs):
                 line, p_le, rtt = _worst_le_line(run)
                 tcp = run["flows"][run["flows"]["kind"] == "tcp"]
                 tcp_mean = float(tcp["mean_bps"].mean())
@@ -873,8 +879,9 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
     seeds = _seeds(seed, quick)
     rows, first = [], {}
     for q in ("droptail", "red"):
-        for s in seeds:
-            run = fig5_run(s, duration, tcp="one", queue=q, warmup=warm)
+        # the seeds' runs go through the studies runner (map_runs: in parallel under --jobs N)
+        runs = map_runs(partial(fig5_run, duration=duration, tcp="one", queue=q, warmup=warm), [(s,) for s in seeds])
+        for s, run in zip(seeds, runs):
             first.setdefault(q, run)
             tcp = run["flows"][run["flows"]["kind"] == "tcp"]
             t, sr = run["main_srtt_series"]
@@ -894,8 +901,10 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
     # at 100 ms instead of §5.2.1's 200 ms (near RED's level rather than DropTail's).
     abl = []
     for q in ("droptail", "red"):
-        for s in seeds:
-            run = fig5_run(s, duration, tcp="one", queue=q, warmup=warm, main_kw={"initial_srtt": 0.1})
+        # the seeds' runs go through the studies runner (map_runs: in parallel under --jobs N)
+        runs = map_runs(partial(fig5_run, duration=duration, tcp="one", queue=q, warmup=warm, main_kw={"initial_srtt": 0.1}),
+                       [(s,) for s in seeds])
+        for s, run in zip(seeds, runs):
             t, sr = run["main_srtt_series"]
             abl.append({"queue": q, "seed": s, "initial_srtt_s": 0.1, "srtt_converge_s": _converge_time(t, sr),
                         "main_srtt_mean": float(np.mean(sr[t >= warm])) if (t >= warm).any() else float("nan")})
@@ -969,8 +978,9 @@ def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
     seeds = _seeds(seed, quick)
     rows, first = [], {}
     for agg in (False, True):
-        for s in seeds:
-            run = fig5_run(s, duration, buffers=buffers, aggregation=agg)
+        # the seeds' runs go through the studies runner (map_runs: in parallel under --jobs N)
+        runs = map_runs(partial(fig5_run, duration=duration, buffers=buffers, aggregation=agg), [(s,) for s in seeds])
+        for s, run in zip(seeds, runs):
             first.setdefault(agg, run)
             df = run["flows"]
             per_set = df.groupby("set")["mean_bps"].mean()
@@ -1213,8 +1223,10 @@ def run_fig20(out: Path, seed: int, quick: bool = False) -> Result:
     rows, first = [], {}
     for w, rw in TCP_WINDOWS.items():
         for p in ("tfrc", "aimd"):
-            for s in seeds:
-                run = fig5_run(s, duration, tcp="all", policy=p, warmup=warm, tcp_rwnd_bytes=rw)
+            # the seeds' runs go through the studies runner (map_runs: in parallel under --jobs N)
+            runs = map_runs(partial(fig5_run, duration=duration, tcp="all", policy=p, warmup=warm, tcp_rwnd_bytes=rw),
+                           [(s,) for s in seeds])
+            for s, run in zip(seeds, runs):
                 first.setdefault((p, w), run)
                 tcp = run["flows"]
                 rows.append({"policy": p, "tcp_window": w, "seed": s, "main_mean_bps": run["main_mean_bps"],
@@ -1354,9 +1366,8 @@ def run_fig21_sim(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 60.0 if quick else 300.0  # net-lesbcc-fig21's durations
     seeds = [seed + k for k in range(2 if quick else FIG21_SEEDS)]
     runs = []
-    for s in seeds:
-        runs.append(fig21_run(s, duration))
-        r = runs[-1]
+    for s, r in zip(seeds, map_runs(fig21_run, [(s, duration) for s in seeds])):
+        runs.append(r)
         _progress(f"lesbcc-fig21-sim seed {s}: LE-SBCC {r['mc_mean_bps'] / 1e3:.1f} kb/s, TCP "
                   f"{r['tcp_mean_bps'] / 1e3:.1f} kb/s, SRTT {r['srtt_mean']:.3f} s (wall {r['wall_s']:.1f} s)")
     df = pd.DataFrame([{k: v for k, v in r.items() if k in ("seed", "mc_mean_bps", "tcp_mean_bps", "ratio", "fair_bps",
