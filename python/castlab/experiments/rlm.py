@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 import pandas as pd
@@ -423,13 +423,12 @@ def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
     seeds = [seed] if quick else [seed + k for k in range(3)]
     duration = 300.0 if quick else DURATION_S
     frames = []
-    for d in delays:
-        for s in seeds:
-            net = topology1(s, delay_s=d)
-            net.run(duration, f"rlm-fig9 delay {d:g} s seed {s}")
-            df = net.receiver_table()
-            df["delay_s"], df["seed"] = d, s
-            frames.append(df)
+    points = [(d, s) for d in delays for s in seeds]
+    tables = map_runs(_receiver_table_run, [(topology1, (s,), {"delay_s": d}, duration, f"rlm-fig9 delay {d:g} s seed {s}")
+                                            for d, s in points])
+    for (d, s), df in zip(points, tables):
+        df["delay_s"], df["seed"] = d, s
+        frames.append(df)
     data = pd.concat(frames, ignore_index=True)
     data.to_csv(out / "fig9_runs.csv", index=False)
     worst = _worst_by(data, "delay_s")
@@ -499,15 +498,23 @@ FIG10_SIZES = [1, 2, 5, 10, 20, 50, 100]
 FIG10_SIZES_QUICK = [1, 5, 20]
 
 
+def _receiver_table_run(build: Callable, args: tuple, kw: dict, duration: float, label: str,
+                        table_kw: Optional[dict] = None) -> pd.DataFrame:
+    """One run of the experiments' seed loops, as map_runs hands it to a worker: build the
+    topology, run it, return its receiver table."""
+    net = build(*args, **kw)
+    net.run(duration, label)
+    return net.receiver_table(**(table_kw or {}))
+
+
 def _topology2_runs(sizes, seeds, duration, label, queue: str = "droptail", red: Optional[dict] = None) -> pd.DataFrame:
     frames = []
-    for n in sizes:
-        for s in seeds:
-            net = topology2(s, n, queue=queue, red=red)
-            net.run(duration, f"{label} n={n} seed {s}")
-            df = net.receiver_table()
-            df["size"], df["seed"] = n, s
-            frames.append(df)
+    points = [(n, s) for n in sizes for s in seeds]
+    tables = map_runs(_receiver_table_run, [(topology2, (s, n), {"queue": queue, "red": red}, duration,
+                                             f"{label} n={n} seed {s}") for n, s in points])
+    for (n, s), df in zip(points, tables):
+        df["size"], df["seed"] = n, s
+        frames.append(df)
     return pd.concat(frames, ignore_index=True)
 
 
@@ -615,13 +622,12 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     seeds = [seed] if quick else [seed + k for k in range(3)]
     duration = 300.0 if quick else DURATION_S
     frames = []
-    for n in sizes:
-        for s in seeds:
-            net = topology3(s, n // 2, n - n // 2)
-            net.run(duration, f"rlm-fig12 n={n} seed {s}")
-            df = net.receiver_table()
-            df["size"], df["seed"] = n, s
-            frames.append(df)
+    points = [(n, s) for n in sizes for s in seeds]
+    tables = map_runs(_receiver_table_run, [(topology3, (s, n // 2, n - n // 2), {}, duration, f"rlm-fig12 n={n} seed {s}")
+                                            for n, s in points])
+    for (n, s), df in zip(points, tables):
+        df["size"], df["seed"] = n, s
+        frames.append(df)
     data = pd.concat(frames, ignore_index=True)
     data.to_csv(out / "fig12_receivers.csv", index=False)
     worst = _worst_by(data, "size")
@@ -706,19 +712,18 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 300.0 if quick else DURATION_S
     tail_from = duration / 2
     frames, runs = [], []
-    for p in pair_counts:
-        for s in seeds:
-            net = topology4(s, p)
-            net.run(duration, f"rlm-fig13 pairs={p} seed {s}")
-            df = net.receiver_table(tail_from_s=tail_from)
-            df["pairs"], df["seed"] = p, s
-            frames.append(df)
-            rates = df["tail_rate_bps"].to_numpy()
-            cap = p * PAIR_SHARE_BPS
-            runs.append({"pairs": p, "seed": s, "capacity_bps": cap, "aggregate_bps": rates.sum(),
-                         "best_packing_bps": best_packing_bps(p, cap), "min_pair_bps": rates.min(),
-                         "max_pair_bps": rates.max(), "jain": rates.sum() ** 2 / (p * np.sum(rates**2)),
-                         "queue_pkts": topology4_queue_pkts(p)})
+    points = [(p, s) for p in pair_counts for s in seeds]
+    tables = map_runs(_receiver_table_run, [(topology4, (s, p), {}, duration, f"rlm-fig13 pairs={p} seed {s}",
+                                             {"tail_from_s": tail_from}) for p, s in points])
+    for (p, s), df in zip(points, tables):
+        df["pairs"], df["seed"] = p, s
+        frames.append(df)
+        rates = df["tail_rate_bps"].to_numpy()
+        cap = p * PAIR_SHARE_BPS
+        runs.append({"pairs": p, "seed": s, "capacity_bps": cap, "aggregate_bps": rates.sum(),
+                     "best_packing_bps": best_packing_bps(p, cap), "min_pair_bps": rates.min(),
+                     "max_pair_bps": rates.max(), "jain": rates.sum() ** 2 / (p * np.sum(rates**2)),
+                     "queue_pkts": topology4_queue_pkts(p)})
     data = pd.concat(frames, ignore_index=True)
     data.to_csv(out / "fig13_receivers.csv", index=False)
     runs_df = pd.DataFrame(runs)
