@@ -246,8 +246,7 @@ def run_a1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     n = seeds or (3 if quick else 100)
     rows, example = [], None
     t0 = time.perf_counter()
-    for k in range(n):
-        row, recs = a1_run(seed + k)
+    for row, recs in map_runs(a1_run, [(seed + k,) for k in range(n)]):
         rows.append(row)
         if example is None:
             example = recs
@@ -389,9 +388,7 @@ def run_table1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] =
     n = seeds or (2 if quick else 100)
     rows = []
     t0 = time.perf_counter()
-    for bw in LINKS_T1["l1_bps"]:
-        for k in range(n):
-            rows.append(t1_run(seed + k, bw))
+    rows.extend(map_runs(t1_run, [(seed + k, bw) for bw in LINKS_T1["l1_bps"] for k in range(n)]))
     _progress(f"rainbow-table1: {3 * n} runs in {time.perf_counter() - t0:.1f} s")
     df = pd.DataFrame(rows)
     df.to_csv(out / "table1_runs.csv", index=False)
@@ -554,9 +551,8 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     n = seeds or (1 if quick else 50)
     rows = []
     t0 = time.perf_counter()
+    rows.extend(map_runs(b1_run, [(seed + k, nr) for nr in ns for k in range(n)]))
     for nr in ns:
-        for k in range(n):
-            rows.append(b1_run(seed + k, nr))
         _progress(f"rainbow-b1 N={nr}: overhead {np.nanmean([r['overhead'] for r in rows if r['n'] == nr]):.3f} "
                   f"(wall {time.perf_counter() - t0:.1f} s)")
     df = pd.DataFrame(rows)
@@ -585,9 +581,8 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     variants = {**{k: _red(*v) for k, v in B1_RED_READINGS.items() if k != "5/15"},
                 "droptail": {"queue": "droptail", "queue_limit_pkts": QUEUE_PKTS}}
     for name, q in variants.items():
-        for nr in red_n:
-            for k in range(n):
-                red_rows.append({"queue": name, **b1_run(seed + k, nr, queue=q)})
+        runs = map_runs(partial(b1_run, queue=q), [(seed + k, nr) for nr in red_n for k in range(n)])
+        red_rows.extend({"queue": name, **r} for r in runs)
     red_rows.extend({"queue": "5/15", **r} for r in rows if r["n"] in red_n)
     red = pd.DataFrame(red_rows)
     red.to_csv(out / "b1_red_runs.csv", index=False)
@@ -796,18 +791,16 @@ def run_b2(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     n = seeds or (1 if quick else 50)
     rows = []
     t0 = time.perf_counter()
-    for a in alphas:
-        for k in range(n):
-            rows.extend(b2_run(seed + k, a))
+    for r in map_runs(b2_run, [(seed + k, a) for a in alphas for k in range(n)]):
+        rows.extend(r)
     _progress(f"rainbow-b2: {len(alphas) * n} runs in {time.perf_counter() - t0:.1f} s")
     df = pd.DataFrame(rows)
     df.to_csv(out / "b2_receivers.csv", index=False)
     per_run, agg = _b2_summary(df)
     agg.to_csv(out / "b2.csv", index=False)
     rrows = []
-    for a in alphas:
-        for k in range(n):
-            rrows.extend(b2_rlc_run(seed + k, a))
+    for r in map_runs(b2_rlc_run, [(seed + k, a) for a in alphas for k in range(n)]):
+        rrows.extend(r)
     _progress(f"rainbow-b2 RLC: {len(alphas) * n} runs in {time.perf_counter() - t0:.1f} s")
     rdf = pd.DataFrame(rrows)
     rdf.to_csv(out / "b2_rlc_receivers.csv", index=False)
@@ -1049,9 +1042,9 @@ RLC_ABLATION_SEEDS = 10
 def rlc_ablation(points: list[tuple[float, int]], seed: int, n: int) -> pd.DataFrame:
     rows = []
     for name, (kw, q) in RLC_ABLATION.items():
-        for bw, n_each in points:
-            for k in range(n):
-                rows.append({"variant": name, **rlc_share_run(seed + k, bw, n_each, rlc_kw=kw, queue=q)})
+        runs = map_runs(partial(rlc_share_run, rlc_kw=kw, queue=q),
+                        [(seed + k, bw, n_each) for bw, n_each in points for k in range(n)])
+        rows.extend({"variant": name, **r} for r in runs)
     df = pd.DataFrame(rows)
     return df.groupby(["variant", "shared_bps", "n_each"], sort=False).agg(
         ratio=("ratio", "mean"), fairness=("fairness", "mean"), loss_rate=("loss_rate", "mean"),
