@@ -477,16 +477,26 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
     pd.DataFrame([{k: v for k, v in r.items() if k != "intervals"} for r in tcp_results]).to_csv(
         out / "fig21_tcp.csv", index=False)
     ratio = mc_mean / tcp_mean if tcp_mean > 0 else float("nan")
+    srtt = src_stats.get("srtt") if isinstance(src_stats, dict) else None
+    srtt_text = f"{srtt:.2f} s" if isinstance(srtt, (int, float)) else "n/a"
+    # Why the claims below fail here (measured, docs/testbed.md): without netem the path has no
+    # propagation delay, unlike §5.2.1's 500 ms; the simulated twin with the paper's delay,
+    # lesbcc-fig21-sim, fails too, so the delay is not the whole story.
+    why = (f"round-trip latency {0.5 if tb.netem else 0.0:g} s here against the paper's 0.5 s (params.round_trip_latency_s;"
+           f" no netem on this kernel): the queue is the whole round trip and LE-SBCC's SRTT reads {srtt_text} "
+           f"(params.lesbcc_stats.srtt), so its increase timer crawls; its simulated twin with the paper's 500 ms, "
+           f"lesbcc-fig21-sim, also sits near its rate floor (fig21_sim.csv ratio), so the delay is not the whole cause") \
+        if not tb.netem else ""
     claims = [
         in_range("tcp-friendly", "(paper, §5.2.1) 'The results indicate TCP friendliness': LE-SBCC's mean rate over "
                  "the mean TCP flow's goodput within the band castlab uses in simulation (0.5-2, lesbcc-fig13)",
-                 0.5, 2.0, ratio, "ratio", kind="paper"),
+                 0.5, 2.0, ratio, "ratio", kind="paper", explanation=why),
         at_least("multicast-above-tcp", "(paper, §5.2.1) 'the average rate of multicast is higher than that of TCP' "
-                 "(Fig. 21); ours: the same ratio", 1.0, ratio, "ratio", kind="paper"),
+                 "(Fig. 21); ours: the same ratio", 1.0, ratio, "ratio", kind="paper", explanation=why),
         at_least("no-drop-to-zero", "(paper, §5.2.1) 'drop-to-zero avoidance': in every 10 s window after the "
                  f"first {warm:g} s the source's mean rate stays above a tenth of the fair share "
                  f"({fair / 1e3:.1f} kb/s); ours: the lowest window over the fair share", 0.1,
-                 min_window / fair, "fraction of fair share", kind="paper"),
+                 min_window / fair, "fraction of fair share", kind="paper", explanation=why),
     ]
     params = {"network": "real", "topology": "lesbcc5 (Fig. 5 shape as §5.2.1 ran it)", "duration_s": duration,
               "bottleneck_bps": FIG21_LINK_BPS, "queue_pkts": FIG21_QUEUE, "tcp_flows": len(tcp_results),
