@@ -14,7 +14,7 @@ the load average is printed with the results.
 
 Scenarios: RLM receivers on the RLM paper's topology (2), 100 receivers, 600 s (castlab's
 protocols bench `rlm` against ns-2's own RLM in tests/ns2/rlm.tcl); 100 NewReno flows through
-a 10 Mb/s dumbbell, 100 s (protocols bench `tcp100` against bench/ns2/newreno_dumbbell.tcl);
+a 10 Mb/s dumbbell, 100 s (protocols bench `tcp100` against tests/ns2/dumbbell100.tcl);
 the CBR star (one
 992 kb/s CBR source, RLM's star S-R1 10 Mb/s, R1-R2 1.5 Mb/s, R2-receivers 10 Mb/s, 10 ms
 links) at 100 receivers for 600 s, 1,000 for 60 s and 10,000 for 60 s; with --big also
@@ -104,10 +104,11 @@ def main() -> None:
     scenarios.append(("tcp-ns2-100", "TCP NewReno, 100 flows on a 10 Mb/s dumbbell, 60 s simulated", 100, procs))
     # 100 NewReno flows through a 10 Mb/s, 20 ms dumbbell with a one-BDP DropTail queue, flow i
     # starting at i * 0.05 s, 100 s: castlab's protocols bench `tcp100` against
-    # bench/ns2/newreno_dumbbell.tcl (the same set-up and TCP parameters).
+    # tests/ns2/dumbbell100.tcl with queue-limit 54 (castlab's 53 waiting packets) and its evenly
+    # spaced starts, i * 5 / 100 s (the same set-up and TCP parameters).
     procs = {"castlab (Rust)": [bench_binary("protocols"), "--bench", "tcp100"]}
     if ns:
-        procs["ns-2.35"] = [ns, "bench/ns2/newreno_dumbbell.tcl", "100", "100"]
+        procs["ns-2.35"] = [ns, "tests/ns2/dumbbell100.tcl", "Newreno", "100", "54", "0", "100", "-", "-"]
     scenarios.append(("newreno-100", "100 NewReno flows, 10 Mb/s dumbbell, 100 s simulated", 100, procs))
     print(f"load average before: {os.getloadavg()[0]:.2f} (2 cores shared: wall times are upper bounds above ~1)")
     for name, title, n, procs in scenarios:
