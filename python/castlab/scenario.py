@@ -603,7 +603,10 @@ class Scenario:
     def from_toml(cls, path: Union[str, Path], strict: bool = True) -> "Scenario":
         """Read a scenario file. Errors name the key and its line; with ``strict=False`` an
         implausible value (a rate under 1 kb/s, a delay over 100 s) is a warning instead."""
-        import tomllib
+        try:
+            import tomllib
+        except ModuleNotFoundError:  # Python < 3.11: the same parser, as the tomli package
+            import tomli as tomllib
 
         path = Path(path)
         text = path.read_text()
