@@ -265,7 +265,10 @@ impl Cascade {
             match slot {
                 CascadeTimer::Increase => {
                     // Appendix A RateIncreaseTimer: increase unless inside a congestion epoch.
-                    let interval = self.rtt.plus_sigmas(self.cfg.increase_sigmas);
+                    // At least 1 ms (our choice, as the Tfrc and decay timers): a zero RTT
+                    // estimate (an LI echoing its own send instant) re-armed the timer at `now`
+                    // and this loop never ended.
+                    let interval = self.rtt.plus_sigmas(self.cfg.increase_sigmas).max(Duration::from_millis(1));
                     let congested = self.cfg.atf && self.atf.congested(now);
                     let tfrc_active = self.cfg.policy == RatePolicy::Tfrc && self.history.total > 0;
                     if !congested && !tfrc_active {

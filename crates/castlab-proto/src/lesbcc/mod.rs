@@ -285,6 +285,31 @@ mod tests {
         Instant::from_nanos(x * 1_000_000)
     }
 
+    /// A zero RTT estimate (an LI whose echoed send time is its arrival time: same-instant in a
+    /// harness, forged on a network) must not re-arm a timer at the same instant: the timeout
+    /// returns, and the next deadline lies ahead. Run on a thread so a regression fails in
+    /// seconds instead of hanging the suite.
+    #[test]
+    fn a_zero_rtt_estimate_does_not_re_arm_the_increase_timer_forever() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let cfg = LesbccConfig::default();
+            let mut c = Cascade::new(&cfg, Rng::seed_from_u64(1));
+            c.start(ms(0));
+            let t = ms(50);
+            c.on_li(t, 0, Some(t)); // RTT sample 0 s: SRTT 0, σ 0
+            let mut now = t;
+            for _ in 0..100 {
+                let next = c.next_timeout().expect("the increase timer is armed");
+                now = now.max(next);
+                c.handle_timeout(now);
+            }
+            tx.send((now, c.next_timeout())).unwrap();
+        });
+        let (now, next) = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("handle_timeout returned");
+        assert!(next.expect("still armed") > now);
+    }
+
     #[test]
     fn rtt_estimator_follows_appendix_a_and_prunes_low_samples() {
         let cfg = LesbccConfig::default();
