@@ -306,7 +306,7 @@ mod tests {
             }
             tx.send((now, c.next_timeout())).unwrap();
         });
-        let (now, next) = rx.recv_timeout(std::time::Duration::from_secs(10)).expect("handle_timeout returned");
+        let (now, next) = rx.recv_timeout(core::time::Duration::from_secs(10)).expect("handle_timeout returned");
         assert!(next.expect("still armed") > now);
     }
 
