@@ -97,12 +97,13 @@ def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, job
     its own folder. Returns (summaries in `names` order, failures as (name, error)); a failed
     experiment does not stop the others."""
     import concurrent.futures as cf
-    import multiprocessing as mp
+
+    from castlab.study.runner import process_pool
 
     done: dict[str, dict] = {}
     failed: list[tuple[str, str]] = []
     order = _longest_first(names, out)
-    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as ex:
+    with process_pool(jobs) as ex:
         futures = {ex.submit(_reproduce_quiet, n, out / n, seed, quick): n for n in order}
         try:
             for fut in cf.as_completed(futures):

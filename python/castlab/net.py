@@ -233,6 +233,13 @@ class Role(abc.ABC):
         return []
 
     # ---- shared pieces
+    def frame(self, stem: Path, df) -> str:
+        """One table of the records, in the --format asked for."""
+        return _write_frame(stem, df, getattr(self.args, "format", "csv"))
+
+    def prefixed(self, out: Path, name: str, rec: dict, tables: Optional[dict[str, list[str]]] = None) -> list[str]:
+        return _write_prefixed(out, name, rec, tables, getattr(self.args, "format", "csv"))
+
     def _rates(self) -> tuple[float, float]:
         """(sent, received) bit/s since the previous status line, from the driver's counters."""
         s = self.drv.stats()
@@ -294,9 +301,9 @@ class SinkRole(Role):
     def write(self, out: Path) -> list[str]:
         from castlab.frames import arrivals_frame, level_frame, losses_frame
 
-        return [_write_frame(out / "arrivals", arrivals_frame(self.drv, self.agent)),
-                _write_frame(out / "losses", losses_frame(self.drv, self.agent)),
-                _write_frame(out / "levels", level_frame(self.drv))]
+        return [self.frame(out / "arrivals", arrivals_frame(self.drv, self.agent)),
+                self.frame(out / "losses", losses_frame(self.drv, self.agent)),
+                self.frame(out / "levels", level_frame(self.drv))]
 
 
 class RlmReceiverRole(Role):
@@ -320,8 +327,8 @@ class RlmReceiverRole(Role):
         from castlab.frames import level_frame
 
         r = self.drv.rlm_records(self.agent)
-        files = [_write_frame(out / "levels", level_frame(self.drv))]
-        files += _write_prefixed(out, "rlm", r)
+        files = [self.frame(out / "levels", level_frame(self.drv))]
+        files += self.prefixed(out, "rlm", r)
         files.append(_write_json(out / "rlm_status.json", self.drv.rlm_status(self.agent)))
         return files
 
@@ -346,12 +353,12 @@ class LesbccSourceRole(Role):
         import pandas as pd
 
         tr = self.drv.lesbcc_trace(self.agent)
-        files = _write_prefixed(out, "lesbcc", tr, {"rtt": ["rtt_time_ns", "rtt_sample_s", "srtt_s", "sigma_s",
+        files = self.prefixed(out, "lesbcc", tr, {"rtt": ["rtt_time_ns", "rtt_sample_s", "srtt_s", "sigma_s",
                                                             "rtt_used"]})
         rt = self.drv.rate_timeline()
         df = pd.DataFrame(rt)
         df.insert(0, "time_s", df["time_ns"].to_numpy() / 1e9)
-        files.append(_write_frame(out / "rates", df))
+        files.append(self.frame(out / "rates", df))
         st = self.drv.lesbcc_stats(self.agent)
         files.append(_write_json(out / "lesbcc_stats.json", st))
         return files
@@ -426,7 +433,7 @@ class RlcReceiverRole(Role):
         lv = pd.DataFrame({"time_ns": r["level_time_ns"], "level": r["level"]})
         lv.insert(0, "time_s", lv["time_ns"] / 1e9)
         counts = {k: v for k, v in r.items() if k not in ("level_time_ns", "level")}
-        return [_write_frame(out / "levels", level_frame(self.drv)), _write_frame(out / "rlc_level", lv),
+        return [self.frame(out / "levels", level_frame(self.drv)), self.frame(out / "rlc_level", lv),
                 _write_json(out / "rlc_counts.json", counts)]
 
 
@@ -454,13 +461,9 @@ def _write_json(path: Path, obj) -> str:
     return str(path)
 
 
-# The records' file format, set from --format by run_role: "csv" (the default) or "parquet".
-_FORMAT = {"value": "csv"}
-
-
-def _write_frame(stem: Path, df) -> str:
+def _write_frame(stem: Path, df, fmt: str) -> str:
     """One table, as CSV or Parquet (--format)."""
-    if _FORMAT["value"] == "parquet":
+    if fmt == "parquet":
         path = stem.with_suffix(".parquet")
         df.to_parquet(path, index=False)
     else:
@@ -469,7 +472,8 @@ def _write_frame(stem: Path, df) -> str:
     return str(path)
 
 
-def _write_prefixed(out: Path, name: str, rec: dict, tables: Optional[dict[str, list[str]]] = None) -> list[str]:
+def _write_prefixed(out: Path, name: str, rec: dict, tables: Optional[dict[str, list[str]]] = None,
+                    fmt: str = "csv") -> list[str]:
     """Split a records dict into tables and write each as ``<name>_<table>``: the columns of
     ``tables[t]`` where given, else one table per column-name prefix (``loss_time_ns``,
     ``loss_count`` -> table ``loss`` with columns ``time_ns``, ``count``); a ``time_s``
@@ -491,7 +495,7 @@ def _write_prefixed(out: Path, name: str, rec: dict, tables: Optional[dict[str, 
         df = pd.DataFrame({c[len(t) + 1:] if c.startswith(t + "_") else c: rec[c] for c in cols})
         if "time_ns" in df:
             df.insert(0, "time_s", df["time_ns"].to_numpy() / 1e9)
-        files.append(_write_frame(out / f"{name}_{t}", df))
+        files.append(_write_frame(out / f"{name}_{t}", df, fmt))
     if scalars:
         files.append(_write_json(out / f"{name}_counts.json", scalars))
     return files
@@ -510,7 +514,6 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
             print(f"castlab net {args.role}: {flag}: must be a positive number of seconds (got {v})", file=sys.stderr)
             return 2
     try:
-        _FORMAT["value"] = getattr(args, "format", "csv")
         role = ROLES[args.role](args)
         role.build()
     except (ValueError, OSError) as e:

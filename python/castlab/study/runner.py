@@ -113,7 +113,7 @@ def _progress(total: int, label: str, enabled: bool):
     return tqdm(total=total, desc=label, unit="run", file=sys.stderr, dynamic_ncols=True, disable=None)
 
 
-def _default_executor(jobs: int) -> cf.Executor:
+def process_pool(jobs: int) -> cf.Executor:
     import multiprocessing as mp
 
     # spawn, not fork: the parent may hold threads (the progress bar, Dask); fork copies their
@@ -133,7 +133,7 @@ def map_calls(fn, calls: Sequence[tuple], jobs: int, executor: Optional[cf.Execu
     items = [(fn, tuple(a)) for a in calls]
     if executor is not None:
         return list(executor.map(_call, items))
-    with _default_executor(jobs) as ex:
+    with process_pool(jobs) as ex:
         return list(ex.map(_call, items))
 
 
@@ -222,7 +222,7 @@ def run_sweep(target: Any, grid: Optional[Mapping[str, Sequence[Any]]] = None, s
                 finish(r, execute(tgt, r.param_dict, r.seed))
         elif todo:
             own = executor is None
-            ex = executor if executor is not None else _default_executor(jobs or os.cpu_count() or 1)
+            ex = executor if executor is not None else process_pool(jobs or os.cpu_count() or 1)
             futures: dict[cf.Future, Run] = {}
             try:
                 for r in todo:

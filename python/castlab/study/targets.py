@@ -12,6 +12,8 @@ The scenario contract (``castlab.scenario``): ``Scenario.from_toml(path)``, ``.n
 
 from __future__ import annotations
 
+import abc
+
 import inspect
 import warnings
 from pathlib import Path
@@ -25,17 +27,22 @@ META_COLUMNS = ("key", "target", "seed", "status", "error", "castlab_version", "
 _SCALARS = (bool, int, float, str)
 
 
-class Target:
+class Target(abc.ABC):
+    """What a sweep runs: an experiment or a scenario."""
+
     label: str
 
+    @abc.abstractmethod
     def identity(self) -> dict:
-        raise NotImplementedError
+        """What identifies the target in a run's key (with params, seed and version)."""
 
+    @abc.abstractmethod
     def check(self, params: Mapping[str, Any]) -> None:
-        raise NotImplementedError
+        """Raise ValueError naming an unknown or bad parameter, before anything runs."""
 
+    @abc.abstractmethod
     def run(self, params: Mapping[str, Any], seed: int, out: Path) -> dict:
-        raise NotImplementedError
+        """Run once into `out`; return the flat metrics."""
 
 
 class ExperimentTarget(Target):
