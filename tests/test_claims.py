@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from castlab.cli import _write_report, paper_claim_counts
-from castlab.experiments.common import Claim, in_band, within
+from castlab.cli import _write_report, consistent_paper_counts, paper_claim_counts, unexplained_paper_failures
+from castlab.experiments.common import (Claim, band_at_least, band_at_most, band_in_range, in_band, inconsistent,
+                                        within)
 from castlab.stats import t_interval, t_quantile
 
 
@@ -42,6 +43,27 @@ def test_a_band_holds_only_when_the_papers_value_is_inside():
     assert "56 ms: 0.2" in inside.ours
 
 
+def test_range_and_bound_bands_hold_when_some_allowed_reading_meets_the_statement():
+    readings = {"56 ms": 0.45, "112 ms": 0.55, "280 ms": 0.4}
+    assert band_in_range("r", "s", 0.5, 2.0, readings, "", kind="paper").holds
+    assert not band_in_range("r", "s", 0.6, 2.0, readings, "", kind="paper").holds
+    assert not band_in_range("r", "s", 0.1, 0.3, readings, "", kind="paper").holds
+    assert band_at_least("l", "s", 0.55, readings, "", kind="paper").holds
+    assert not band_at_least("l", "s", 0.56, readings, "", kind="paper").holds
+    assert band_at_most("m", "s", 0.4, readings, "", kind="paper").holds
+    assert not band_at_most("m", "s", 0.39, readings, "", kind="paper").holds
+    nan = band_in_range("n", "s", 0.5, 2.0, {"a": float("nan")}, "", kind="paper")
+    assert not nan.holds and nan.ours == "no finite reading"
+    assert "280 ms: 0.4" in band_at_least("l", "s", 0.5, readings, "", kind="paper").ours
+
+
+def test_only_a_paper_claim_can_be_marked_inconsistent():
+    c = inconsistent(within("x", "s", 1.0, 2.0, "u", abs_tol=0.1, kind="paper"), "1 + 1 = 3 in the paper's Table 2")
+    assert c.paper_inconsistent.startswith("1 + 1")
+    with pytest.raises(ValueError, match="paper_inconsistent"):
+        inconsistent(within("y", "s", 1.0, 2.0, "u", abs_tol=0.1, kind="derived"), "a")
+
+
 def _summary(paper, claims):
     return {"experiment": "e-" + paper, "paper": paper, "figure": "f", "claims": claims}
 
@@ -65,8 +87,22 @@ def test_the_report_counts_paper_claims_per_paper_apart_from_the_rest(tmp_path: 
     assert "**2 of 3**" in md  # the papers' claims over both papers
 
 
+def test_the_report_counts_consistent_paper_claims_and_names_unexplained_failures(tmp_path: Path):
+    bad = {**_c("paper", False, "the paper's sum is off"), "paper_inconsistent": "3 x 4 = 13 in its text",
+           "id": "bad"}
+    sums = [_summary("A", [_c("paper", True), bad, {**_c("paper", False), "id": "mute"}, _c("derived", False)])]
+    assert consistent_paper_counts(sums) == {"A": (1, 2)}
+    assert unexplained_paper_failures(sums) == ["e-A/mute"]
+    _write_report(tmp_path, sums)
+    md = (tmp_path / "report.md").read_text()
+    assert "| A | 1 of 2 |" in md
+    assert "3 x 4 = 13 in its text" in md
+    assert "1 failing paper claims have no explanation:** e-A/mute" in md
+
+
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "python" / "castlab" / "experiments"
-CLAIM_MAKERS = {"within", "at_most", "at_least", "in_range", "in_band"}
+CLAIM_MAKERS = {"within", "at_most", "at_least", "in_range", "in_band", "band_in_range", "band_at_least",
+               "band_at_most"}
 
 
 def test_every_claim_in_the_experiments_states_its_kind():

@@ -181,6 +181,25 @@ def paper_claim_counts(summaries: list[dict]) -> dict[str, dict[str, tuple[int, 
     return {p: {k: (v[0], v[1]) for k, v in ks.items()} for p, ks in counts.items()}
 
 
+def consistent_paper_counts(summaries: list[dict]) -> dict[str, tuple[int, int]]:
+    """{paper: (held, total)} over the paper claims the paper's own numbers do not contradict
+    (claims without ``paper_inconsistent``)."""
+    counts: dict[str, list[int]] = {}
+    for s in summaries:
+        for c in s["claims"]:
+            if c.get("kind") == "paper" and not c.get("paper_inconsistent"):
+                ht = counts.setdefault(s["paper"], [0, 0])
+                ht[0] += bool(c["holds"])
+                ht[1] += 1
+    return {p: (v[0], v[1]) for p, v in counts.items()}
+
+
+def unexplained_paper_failures(summaries: list[dict]) -> list[str]:
+    """experiment/claim of each failing paper claim without an explanation."""
+    return [f"{s['experiment']}/{c['id']}" for s in summaries for c in s["claims"]
+            if c.get("kind") == "paper" and not c["holds"] and not c.get("explanation")]
+
+
 def _write_report(out: Path, summaries: list[dict]) -> None:
     """report.json (the summaries) and report.md: per paper, the paper's own claims first with
     their count, then derived, variant and sanity claims, each kind counted on its own."""
@@ -195,6 +214,17 @@ def _write_report(out: Path, summaries: list[dict]) -> None:
         lines.append(f"| {paper} | " + " | ".join(cells) + " |")
     tot = {k: [sum(ks.get(k, (0, 0))[i] for ks in counts.values()) for i in (0, 1)] for k in kinds}
     lines.append("| **all** | " + " | ".join(f"**{tot[k][0]} of {tot[k][1]}**" for k in kinds) + " |")
+    consistent = consistent_paper_counts(summaries)
+    if consistent:
+        held, total = (sum(v[i] for v in consistent.values()) for i in (0, 1))
+        lines += ["", "The paper's claims whose numbers the paper itself does not contradict "
+                  "(a claim marked inconsistent shows the paper's own arithmetic):", "",
+                  "| paper | consistent paper claims held |", "|---|---|"]
+        lines += [f"| {p} | {h} of {t} |" for p, (h, t) in consistent.items()]
+        lines.append(f"| **all** | **{held} of {total}** ({100 * held / max(total, 1):.0f} %) |")
+    missing = unexplained_paper_failures(summaries)
+    if missing:
+        lines += ["", f"**{len(missing)} failing paper claims have no explanation:** " + ", ".join(missing)]
     for paper in counts:
         for kind in kinds:
             rows = [(s, c) for s in summaries if s["paper"] == paper for c in s["claims"]
@@ -208,6 +238,8 @@ def _write_report(out: Path, summaries: list[dict]) -> None:
             for s, c in rows:
                 ours = f"{c['ours']:.4g}" if isinstance(c["ours"], float) else c["ours"]
                 why = c.get("explanation", "") if not c["holds"] else ""
+                if c.get("paper_inconsistent"):
+                    why = (why + " " if why else "") + f"(the paper contradicts itself: {c['paper_inconsistent']})"
                 lines.append(f"| {s['experiment']} | {s['figure']} | {c['statement']} | {c['paper_value']} "
                              f"| {ours} | {c['unit']} | {'yes' if c['holds'] else 'NO'} | {why} |")
     (out / "report.md").write_text("\n".join(lines) + "\n")
@@ -215,6 +247,8 @@ def _write_report(out: Path, summaries: list[dict]) -> None:
     for paper, ks in counts.items():
         if "paper" in ks:
             print(f"  {paper}: {ks['paper'][0]} of {ks['paper'][1]} of the paper's claims hold", file=sys.stderr)
+    if missing:
+        print(f"  {len(missing)} failing paper claims have no explanation: {', '.join(missing)}", file=sys.stderr)
 
 
 def _parse_value(text: str):

@@ -10,6 +10,11 @@ Every claim has a ``kind``:
 
 A failing ``paper`` claim carries an ``explanation``: a short cause and where in the outputs
 (file and key) the ablation or arithmetic that shows it can be read.
+
+A ``paper`` claim whose number the paper itself contradicts (its own arithmetic on its own
+figures, equations or settings gives another value) carries ``paper_inconsistent``: that
+arithmetic, from the paper's numbers alone, never from ours. It still counts among the paper's
+claims; the report also counts the paper's claims without these (the consistent ones).
 """
 
 from __future__ import annotations
@@ -38,10 +43,21 @@ class Claim:
     holds: bool
     kind: str = UNCLASSIFIED
     explanation: str = ""
+    paper_inconsistent: str = ""
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS and self.kind != UNCLASSIFIED:
             raise ValueError(f"claim {self.id!r}: kind must be one of {KINDS}, not {self.kind!r}")
+        if self.paper_inconsistent and self.kind != "paper":
+            raise ValueError(f"claim {self.id!r}: only a paper claim can be marked paper_inconsistent")
+
+
+def inconsistent(c: Claim, arithmetic: str) -> Claim:
+    """Mark a paper claim whose value the paper's own numbers contradict; ``arithmetic`` shows it
+    from the paper alone (figures, equations, settings), so the mark does not depend on our run."""
+    c.paper_inconsistent = arithmetic
+    c.__post_init__()
+    return c
 
 
 def _num(x: float) -> float:
@@ -89,13 +105,50 @@ def in_band(id: str, statement: str, paper_value: float, readings: dict[str, flo
     """A sensitivity band: the paper leaves a parameter open, we run each reading it allows
     (``readings``: reading -> our value), and the claim holds when the paper's value lies
     inside [min, max] of ours. ``ours`` is the band itself, as text, so the report shows it."""
+    b = _band(readings)
+    if b is None:
+        return Claim(id, statement, paper_value, "no finite reading", unit, "band", False, kind, explanation)
+    lo, hi, band = b
+    return Claim(id, statement, paper_value, band, unit, "band", bool(lo <= paper_value <= hi), kind, explanation)
+
+
+def _band(readings: dict[str, float]) -> tuple[float, float, str] | None:
     vals = {k: _num(v) for k, v in readings.items()}
     finite = [v for v in vals.values() if math.isfinite(v)]
     if not finite:
-        return Claim(id, statement, paper_value, "no finite reading", unit, "band", False, kind, explanation)
+        return None
     lo, hi = min(finite), max(finite)
-    band = f"{lo:.4g}..{hi:.4g} (" + ", ".join(f"{k}: {v:.4g}" for k, v in vals.items()) + ")"
-    return Claim(id, statement, paper_value, band, unit, "band", bool(lo <= paper_value <= hi), kind, explanation)
+    return lo, hi, f"{lo:.4g}..{hi:.4g} (" + ", ".join(f"{k}: {v:.4g}" for k, v in vals.items()) + ")"
+
+
+def band_in_range(id: str, statement: str, lo: float, hi: float, readings: dict[str, float], unit: str, *,
+                  kind: str = UNCLASSIFIED, explanation: str = "") -> Claim:
+    """A sensitivity band against a paper's range: the claim holds when the band of our readings
+    (the parameter values the paper allows) meets [lo, hi], i.e. some reading the paper allows
+    makes the statement true. ``ours`` is the band, as text."""
+    b = _band(readings)
+    if b is None:
+        return Claim(id, statement, f"{lo}..{hi}", "no finite reading", unit, "band", False, kind, explanation)
+    blo, bhi, text = b
+    return Claim(id, statement, f"{lo}..{hi}", text, unit, "band", bool(blo <= hi and bhi >= lo), kind, explanation)
+
+
+def band_at_least(id: str, statement: str, bound: float, readings: dict[str, float], unit: str, *,
+                  kind: str = UNCLASSIFIED, explanation: str = "") -> Claim:
+    """A sensitivity band against a lower bound: holds when the band's top reaches ``bound``."""
+    b = _band(readings)
+    if b is None:
+        return Claim(id, statement, f">= {bound}", "no finite reading", unit, "band", False, kind, explanation)
+    return Claim(id, statement, f">= {bound}", b[2], unit, "band", bool(b[1] >= bound), kind, explanation)
+
+
+def band_at_most(id: str, statement: str, bound: float, readings: dict[str, float], unit: str, *,
+                 kind: str = UNCLASSIFIED, explanation: str = "") -> Claim:
+    """A sensitivity band against an upper bound: holds when the band's bottom is at most ``bound``."""
+    b = _band(readings)
+    if b is None:
+        return Claim(id, statement, f"<= {bound}", "no finite reading", unit, "band", False, kind, explanation)
+    return Claim(id, statement, f"<= {bound}", b[2], unit, "band", bool(b[0] <= bound), kind, explanation)
 
 
 def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
