@@ -64,6 +64,8 @@ def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
         print(f"  {mark} [{c.kind}] {c.id}: ours {ours} vs {c.paper_value} — {c.statement}")
         if c.explanation and not c.holds:
             print(f"       why: {c.explanation}")
+        if c.paper_inconsistent:
+            print(f"       the paper contradicts itself: {c.paper_inconsistent}")
     return summary
 
 
