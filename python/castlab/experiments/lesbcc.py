@@ -4,8 +4,9 @@ module against Padhye's equation) and §5.2.1 (Figures 13(c), 21 simulated: ``le
 the twin of the testbed's ``net-lesbcc-fig21``).
 
 The Fig. 5 experiments run :data:`FIG5_SEEDS` seeds and decide their claims on the mean, with its
-Student-t interval; fig6's counts and fig10's low-p_li ratios are bands over the readings the
-paper leaves open (Fig. 5's delays, the chain's N).
+Student-t interval; fig6's counts, the delay-dependent paper claims of fig7, fig13, fig14, fig16
+and fig20, and fig10's low-p_li ratios are bands over the readings the paper leaves open (Fig. 5's
+delays, the chain's N).
 
 The Figure 5 topology, shared by fig6, fig7, fig13, fig14, fig16 and fig20 (:func:`fig5_run`):
 - the main multicast source and 16 unicast sources (4 sets of 4) each on a 6 Mb/s link to
@@ -1079,15 +1080,18 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
     def per(col: str, fmt: str = ".3g") -> str:
         return _per_reading(pair, col, fmt)
 
-    conv_why = (f"DropTail's SRTT starts at the 200 ms initial estimate (§5.2.1) and settles near its full-queue round "
-                f"trip, RED's must come to its lower level on RTT samples that only LIs bring. Per reading: SRTT "
-                f"DropTail {per('main_srtt_mean_droptail')} s, RED {per('main_srtt_mean_red')} s; convergence time "
-                f"DropTail {per('srtt_converge_s_droptail')} s, RED {per('srtt_converge_s_red')} s. At 56 ms per seed "
+    conv_why = (f"both SRTTs start at the 200 ms initial estimate (§5.2.1) and move only on the RTT samples LIs bring. "
+                "At 56 ms DropTail's full-queue round trip lies within ±20 % of that estimate, so it counts as settled "
+                "from the start, while RED's must come down; at the longer readings both must climb, and RED's moves "
+                f"on fewer samples. Per reading: SRTT DropTail {per('main_srtt_mean_droptail')} s, RED "
+                f"{per('main_srtt_mean_red')} s; RTT samples DropTail {per('srtt_samples_droptail', '.4g')}, RED "
+                f"{per('srtt_samples_red', '.4g')}; convergence time DropTail {per('srtt_converge_s_droptail')} s, "
+                f"RED {per('srtt_converge_s_red')} s. At 56 ms per seed "
                 "RED settles at " + ", ".join(f"{v:g}" for v in red["srtt_converge_s"]) + " s, DropTail at "
                 + ", ".join(f"{v:g}" for v in dt["srtt_converge_s"]) + " s; with the estimate started at 100 ms, RED "
                 + ", ".join(f"{v:g}" for v in abl[abl["queue"] == "red"]["srtt_converge_s"]) + " s, DropTail "
                 + ", ".join(f"{v:g}" for v in abl[abl["queue"] == "droptail"]["srtt_converge_s"])
-                + f" s ({table}: main_srtt_mean_*, srtt_converge_s_*; fig14_runs.csv, fig14_initial_srtt.csv: "
+                + f" s ({table}: main_srtt_mean_*, srtt_samples_*, srtt_converge_s_*; fig14_runs.csv, fig14_initial_srtt.csv: "
                 "srtt_converge_s)")
     claims = [
         band_claim("red-marginally-lower", "'the throughput is marginally lower with RED than with DropTail' "
