@@ -522,13 +522,13 @@ def run_fig7(out: Path, seed: int, quick: bool = False) -> Result:
                                       _mean(by["full cascade"]), "ratio", kind="derived"), by["full cascade"])]
     for name, tag in (("(a) no LI2LE, no Max-LPRF", "a"), ("(c) no LI2LE", "c")):
         case = everything[everything["case"] == name]
-        claims.append(band_claim(f"beaten-down-{tag}", f"{name}: 'we observe the drop-to-zero problem' (§3.1.2): main / "
-                                 f"unicast mean rate below fig6's bar {BEATEN_DOWN}", "at_most", (BEATEN_DOWN,), case,
-                                 "ratio", "ratio",
-                                 "no reading beats the main flow down below the bar: main / unicast per reading "
-                                 f"{_per_reading(case, 'ratio')}, with main reductions {_per_reading(case, 'rate_reductions')} "
-                                 f"against the unicast flows' {_per_reading(case, 'unicast_rate_reductions')} ({table}: "
-                                 "ratio, rate_reductions, unicast_rate_reductions)"))
+        claims.append(band_claim(
+            f"beaten-down-{tag}", f"{name}: 'we observe the drop-to-zero problem' (§3.1.2): main / unicast mean rate "
+            f"below fig6's bar {BEATEN_DOWN}", "at_most", (BEATEN_DOWN,), case, "ratio", "ratio",
+            "no reading beats the main flow down below the bar: main / unicast per reading "
+            f"{_per_reading(case, 'ratio')}, with main reductions {_per_reading(case, 'rate_reductions')} against the "
+            f"unicast flows' {_per_reading(case, 'unicast_rate_reductions')} ({table}: ratio, rate_reductions, "
+            "unicast_rate_reductions)"))
         _, _, hi = t_interval(by[name])
         claims.append(at_most(f"worse-than-full-{tag}", f"{name}: the case's 95 % t-interval lies below the full "
                               "cascade's (56 ms; upper end of the case's interval; bound: lower end of the full "
@@ -922,8 +922,8 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
             tag = f"{case}-{wname}"
             allr = everything[(everything["tcp_window"] == wname) & (everything["case"] == case)]
             d = allr[allr["reading"] == "56 ms"]
-            fair = (f"({case}, TCP {wname}) 'the main RM flow shares the bottleneck(s) fairly' (§3.2): main RM mean rate "
-                    "/ mean TCP rate")
+            fair = (f"({case}, TCP {wname}) 'the main RM flow shares the bottleneck(s) fairly' (§3.2): main RM mean "
+                    "rate / mean TCP rate")
             line_tcp = (f"({case}, TCP {wname}) 'the rate values oscillate about the theoretical mean' (§3.2): TCP "
                         "mean rate / the line (±50 %)")
             if rwnd is None:  # the paper's set-up: bands over the delay readings
@@ -1091,8 +1091,8 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
                 + ", ".join(f"{v:g}" for v in dt["srtt_converge_s"]) + " s; with the estimate started at 100 ms, RED "
                 + ", ".join(f"{v:g}" for v in abl[abl["queue"] == "red"]["srtt_converge_s"]) + " s, DropTail "
                 + ", ".join(f"{v:g}" for v in abl[abl["queue"] == "droptail"]["srtt_converge_s"])
-                + f" s ({table}: main_srtt_mean_*, srtt_samples_*, srtt_converge_s_*; fig14_runs.csv, fig14_initial_srtt.csv: "
-                "srtt_converge_s)")
+                + f" s ({table}: main_srtt_mean_*, srtt_samples_*, srtt_converge_s_*; fig14_runs.csv, "
+                "fig14_initial_srtt.csv: srtt_converge_s)")
     claims = [
         band_claim("red-marginally-lower", "'the throughput is marginally lower with RED than with DropTail' "
                    "(§3.2.1): RED / DropTail main mean rate (same seed)", "range", (0.7, 1.0), pair,
