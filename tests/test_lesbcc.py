@@ -179,7 +179,8 @@ def test_markov_chain_by_hand():
 
 
 @pytest.mark.parametrize("name", ["lesbcc-fig10", "lesbcc-fig12", "lesbcc-fig6", "lesbcc-fig21-sim",
-                                  "lesbcc-tfrc-padhye"])
+                                  "lesbcc-tfrc-padhye", "lesbcc-fig7", "lesbcc-fig13", "lesbcc-fig14",
+                                  "lesbcc-fig16", "lesbcc-fig20"])
 def test_quick_experiments_write_their_files(tmp_path, name):
     exp = REGISTRY[name]
     res = exp.run(tmp_path, 1, quick=True)
@@ -252,3 +253,45 @@ def test_claims_over_seeds_report_the_student_t_interval():
     # sd = sqrt(0.005), t(0.975, 4) = 2.776
     half = 2.776 * np.sqrt(0.005) / np.sqrt(5)
     assert f"{1 - half:.4g}..{1 + half:.4g}" in c.tolerance
+
+
+def _synthetic_readings_frame():
+    # one row per (reading, seed), rows out of FIG5_READINGS' order; the means per reading are
+    # 0.5 (56 ms), 1.0 (112 ms), 0.3 (280 ms) and 0.7 (500 ms), by hand
+    vals = {"280 ms": [0.2, 0.3, 0.4], "56 ms": [0.4, 0.5, 0.6], "500 ms": [0.7, 0.7, 0.7], "112 ms": [0.9, 1.0, 1.1]}
+    import pandas as pd
+    return pd.DataFrame([{"reading": r, "seed": k, "x": v} for r, vs in vals.items() for k, v in enumerate(vs)])
+
+
+def test_band_claim_is_built_from_every_reading_mean():
+    df = _synthetic_readings_frame()
+    c = X.band_claim("c", "s", "range", (0.8, 2.0), df, "x", "ratio", explanation="why (t.csv: x)")
+    # every reading's mean over its seeds, in the order of FIG5_READINGS
+    assert c.ours == "0.3..1 (56 ms: 0.5, 112 ms: 1, 280 ms: 0.3, 500 ms: 0.7)"
+    assert c.kind == "paper" and c.holds  # 112 ms meets 0.8..2 although 56 ms does not
+    assert c.explanation == ""  # kept only on a failing claim
+    # the 56 ms reading's mean and 95 % t-interval: sd 0.1, t(0.975, 2) = 4.303
+    half = 4.303 * 0.1 / np.sqrt(3)
+    assert f"56 ms: mean of 3 seeds 0.5, 95% t-interval {0.5 - half:.4g}..{0.5 + half:.4g}" in c.tolerance
+    # the same thresholds as the point claims: the band must reach the bound
+    assert X.band_claim("l", "s", "at_least", (1.0,), df, "x", "").holds
+    assert not X.band_claim("l", "s", "at_least", (1.01,), df, "x", "").holds
+    assert X.band_claim("m", "s", "at_most", (0.3,), df, "x", "").holds
+    failing = X.band_claim("m", "s", "at_most", (0.29,), df, "x", "", explanation="why (t.csv: x)")
+    assert not failing.holds and failing.explanation == "why (t.csv: x)"
+    assert not X.band_claim("r", "s", "range", (1.01, 2.0), df, "x", "").holds
+    # one reading (quick mode): the band is that reading alone
+    one = X.band_claim("q", "s", "range", (0.45, 0.55), df[df["reading"] == "56 ms"], "x", "")
+    assert one.holds and one.ours == "0.5..0.5 (56 ms: 0.5)"
+
+
+def test_every_reading_of_fig5_runs_each_seed_in_one_map(monkeypatch):
+    calls = []
+    monkeypatch.setattr(X, "_fig5_at", lambda kw, seed: calls.append((kw["topo"], seed, kw["duration"])) or
+                        (kw["topo"], seed))
+    got = X._runs_at(X.FIG5_READINGS, [3, 4], duration=9.0)
+    assert list(got) == list(X.FIG5_READINGS)
+    for name, topo in X.FIG5_READINGS.items():
+        assert got[name] == [(topo, 3), (topo, 4)]
+    assert len(calls) == 8 and all(d == 9.0 for _, _, d in calls)
+    assert X._readings(True) == {"56 ms": {}} and X._readings(False) is X.FIG5_READINGS
