@@ -168,7 +168,7 @@ def _reproduce(name, tmp_path):
     assert json.loads((out / "summary.json").read_text())["experiment"] == name
     for c in s["claims"]:
         assert set(c) == {"id", "statement", "paper_value", "ours", "unit", "tolerance", "holds", "kind",
-                          "explanation"}
+                          "explanation", "paper_inconsistent"}
         assert isinstance(c["holds"], bool) and c["kind"] in ("paper", "derived", "variant", "sanity")
     return out, {c["id"]: c for c in s["claims"]}
 
