@@ -561,39 +561,54 @@ def _topology2_runs(sizes, seeds, duration, label, queue: str = "droptail", red:
 
 def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
     sizes = FIG10_SIZES_QUICK if quick else FIG10_SIZES
-    seeds = [seed] if quick else [seed + k for k in range(3)]
+    seeds = _seeds(seed, quick)
     duration = 300.0 if quick else DURATION_S
     data = _topology2_runs(sizes, seeds, duration, "rlm-fig10")
     data.to_csv(out / "fig10_receivers.csv", index=False)
     worst = _worst_by(data, "size")
     worst.to_csv(out / "fig10.csv", index=False)
     files = _plot_worst(out, "fig10", worst, "size", "Session Size", "Session-size scalability, topology (2)",
-                        paper={100.0: {"y": 0.01}})
-    big, one = worst.iloc[-1], worst.iloc[0]
+                        len(seeds), paper={100.0: {"y": 0.01}})
+    # Per seed (fig10_seeds.csv): the run's worst-case loss at the largest session, its ratio to
+    # the 1-receiver run's, and the fraction of receivers at the optimum; claims on the mean.
+    runs = _per_run(data, "size").set_index(["seed", "size"])
+    rows = []
+    for s in seeds:
+        big, one = runs.loc[(s, sizes[-1])], runs.loc[(s, sizes[0])]
+        sub = data[data["seed"] == s]
+        rows.append({"seed": s, "w100_largest": float(big["worst_100s"]),
+                     **{f"ratio_{w:g}s": float(big[f"worst_{w:g}s"] / max(one[f"worst_{w:g}s"], 1e-4))
+                        for w in WINDOWS_S},
+                     "at_optimum": float((sub["held_level"] == sub["optimal"]).mean())})
+    ps = pd.DataFrame(rows)
+    ps.to_csv(out / "fig10_seeds.csv", index=False)
     # "Even for the largest sessions the long-term loss rate is only about 1%". Rule, fixed
     # before looking: "about 1 %" is within a factor 2 either way, 0.5-2 % (the old ±1 point
     # accepted no loss at all).
     claims = [
-        in_range("w100-about-1pct-largest", "'even for the largest sessions the long-term loss rate is only about 1%': "
-                 f"100 s window worst-case loss at the largest session ({sizes[-1]}), within a factor 2 of 1 %",
-                 0.005, 0.02, big["worst_100s"], "loss fraction", kind="paper",
-                 explanation="our long-term loss is lower than the paper's (fig10.csv worst_100s); ns-2's own RLM "
-                 "gives 0.56 % "
-                 "at 100 receivers against our 0.32 %: its join-timer keeps running outside the steady state, so "
-                 "it runs more experiments to level 6 (docs/fidelity/rlm.md, topologies 2 and 3)"),
+        _claim_over_seeds(in_range, ps["w100_largest"], "w100-about-1pct-largest", "'even for the largest sessions "
+                          "the long-term loss rate is only about 1%': 100 s window worst-case loss at the largest "
+                          f"session ({sizes[-1]}), within a factor 2 of 1 %", 0.005, 0.02, None, "loss fraction",
+                          kind="paper",
+                          explanation="our long-term loss is lower than the paper's (fig10_seeds.csv w100_largest, "
+                          "fig10.csv worst_100s); ns-2's own RLM gives 0.56 % at 100 receivers against our 0.3 %: its "
+                          "join-timer keeps running outside the steady state, so it runs more experiments to level 6 "
+                          "(docs/fidelity/rlm.md, topologies 2 and 3)"),
     ]
     for w in WINDOWS_S:
-        col = f"worst_{w:g}s"
-        claims.append(at_most(f"size-independent-{w:g}s", f"{w:g} s window: 'the worst-case loss rates are essentially "
-                              f"independent of the session size': loss at {sizes[-1]} receivers over loss at 1 (factor "
-                              "at most 3)", 3.0, big[col] / max(one[col], 1e-4), "ratio", kind="paper"))
-    claims.append(at_least("all-reach-optimum", "'in all of the single-source simulations, each receiver eventually "
-                           "reaches the optimal level': fraction of receivers whose level held longest over the second "
-                           "half of the run is the optimum", 1.0, float((data["held_level"] == data["optimal"]).mean()),
-                           "fraction", kind="paper"))
+        claims.append(_claim_over_seeds(at_most, ps[f"ratio_{w:g}s"], f"size-independent-{w:g}s", f"{w:g} s window: "
+                                        "'the worst-case loss rates are essentially independent of the session "
+                                        f"size': loss at {sizes[-1]} receivers over loss at 1, per seed (factor at "
+                                        "most 3)", 3.0, None, "ratio", kind="paper"))
+    claims.append(_claim_over_seeds(at_least, ps["at_optimum"], "all-reach-optimum", "'in all of the single-source "
+                                    "simulations, each receiver eventually reaches the optimal level': fraction of "
+                                    "receivers (per seed) whose level held longest over the second half of the run is "
+                                    "the optimum", 1.0, None, "fraction", kind="paper"))
     params = _common_params(topology=2, sizes=sizes, seeds=seeds, duration_s=duration, link_delay_s=LINK_DELAY_S,
-                            aggregate="per run the max over receivers of their worst-case loss; median over seeds")
-    return Result(params, claims, ["fig10_receivers.csv", "fig10.csv", *files])
+                            aggregate="per run the max over receivers of their worst-case loss; claims: each "
+                            "statistic per seed (fig10_seeds.csv), mean over seeds with a 95 % Student-t interval; "
+                            "fig10.csv and the plot: per size the mean over seeds")
+    return Result(params, claims, ["fig10_receivers.csv", "fig10.csv", "fig10_seeds.csv", *files])
 
 
 # ---------------------------------------------------------------- Figure 11
