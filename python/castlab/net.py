@@ -32,7 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from castlab._native import NetDriver, net_default_config
+from castlab import _native, _registry
+from castlab._native import net_default_config
+
+
+class NetDriver(_native.NetDriver):
+    """The real-network driver, with a method per registered role and reader that runs on
+    the network (made from the protocol registry: ``castlab._registry``)."""
+
+
+_registry.install(NetDriver, net=True)
 
 SOURCE_NODE = 0
 SOURCE_PORT = 1
@@ -398,7 +407,7 @@ class RlcSourceRole(Role):
         a = self.args
         layers = _rlc_layers(self.overrides)
         self.drv = self.session.driver(self.session.groups(layers, control=False))
-        self.drv.add_rlc_source(self.agent, SOURCE_NODE, SOURCE_PORT, list(range(layers)), flow=a.flow,
+        self.drv.add_rlc_sender(self.agent, SOURCE_NODE, SOURCE_PORT, list(range(layers)), flow=a.flow,
                                 **(self.overrides or {}))
 
     def status(self) -> str:

@@ -1,4 +1,4 @@
-"""Declarative scenarios (issue 15, item 1): a TOML file or a dict describes a simulation.
+"""Declarative scenarios: a TOML file or a dict describes a simulation.
 
 A scenario is data: nodes, links with their queues, sessions (a source and its multicast
 groups), receivers with their protocol configs, TCP and CBR flows, router services, monitors,
@@ -41,18 +41,29 @@ __all__ = ["Scenario", "ScenarioError", "Handles", "FLOW_COLUMNS"]
 FLOW_COLUMNS = ["name", "kind", "node", "sent", "received", "lost", "loss", "mean_rate_bps",
                 "final_level"]
 
-# Which receiver protocols a session kind accepts; the first is the default.
-_RECEIVERS_OF = {
-    "layered": ("rlm", "sink"),
-    "rlc": ("rlc",),
-    "nlm": ("nlm",),
-    "lesbcc": ("pgm",),
-    "fountain": ("rainbow",),
-    "bcf_pgm": ("bcf_pgm",),
-}
-# The config_defaults(...) table each protocol's `config` is checked against.
-_CONFIG_OF = {"rlm": "rlm", "rlc": "rlc", "nlm": "nlm", "pgm": "pgm", "rainbow": "rainbow",
-              "tcp": "tcp", "lesbcc": "lesbcc", "lmr": "nlm", "bcf": "bcf", "bcf_pgm": "bcf_pgm"}
+# The session, receiver and router kinds of registered protocols come from the protocol
+# registry (castlab._registry); the layered CBR session and its measuring sink are the
+# engine's own and described here.
+_LAYERED_KEYS = {"rates", "layers", "base_rate", "packet_size", "jitter", "start", "stop"}
+
+
+def _kinds():
+    from castlab._registry import scenario_kinds
+
+    return scenario_kinds()
+
+
+def _receivers_of(kind: str) -> tuple[str, ...]:
+    """The receiver protocols a session kind accepts; the first is the default."""
+    _, receivers, _ = _kinds()
+    out = [p for p, r in receivers.items() if kind in r["sessions"]]
+    return tuple(out + ["sink"]) if kind == "layered" else tuple(out)
+
+
+def _session_kinds() -> list[str]:
+    sessions, _, _ = _kinds()
+    return ["layered", *sessions]
+
 
 _TABLES = ("links", "sessions", "receivers", "tcp", "cbr", "routers", "monitors")
 _TOP_KEYS = {"name", "description", "duration", "seeds", "windows", "simulator", "nodes", *_TABLES}
@@ -227,12 +238,13 @@ class _Checker:
             raise self.fail(path, f"no node named {v!r} (nodes: {', '.join(nodes)})")
         return v
 
-    def config(self, d: Any, protocol: str, path: tuple) -> dict:
-        """Overrides of a protocol's Config: names checked against Rust's Default; strings on
-        duration fields read with units ("5s"), on *_bps fields as rates."""
+    def config(self, d: Any, table: str, path: tuple) -> dict:
+        """Overrides of a config table (``config_defaults(table)``): names checked against
+        Rust's Default; strings on duration fields read with units ("5s"), on *_bps fields as
+        rates."""
         from castlab._native import config_defaults
 
-        defaults = config_defaults(_CONFIG_OF[protocol])
+        defaults = config_defaults(table)
         self.keys(d, set(defaults), path)
         out = {}
         for k, v in d.items():
@@ -327,11 +339,11 @@ def _normalise(raw: dict, chk: _Checker) -> dict:
     out["routers"] = [_router(chk, i, it, nodes) for i, it in enumerate(raw.get("routers", []))]
     out["sessions"] = [_session(chk, i, it, nodes) for i, it in enumerate(raw.get("sessions", []))]
     sessions = {s["name"]: s for s in out["sessions"]}
-    if not any(r["kind"] == "bcf" for r in out["routers"]):
-        for i, s in enumerate(out["sessions"]):
-            if s["kind"] in ("fountain", "bcf_pgm"):
-                raise chk.fail(("sessions", i, "kind"), f"a {s['kind']} session needs BCF routers: "
-                               "add [[routers]] kind = \"bcf\"")
+    for i, s in enumerate(out["sessions"]):
+        need = s.pop("_needs_router", None)
+        if need is not None and not any(r["kind"] == need for r in out["routers"]):
+            raise chk.fail(("sessions", i, "kind"), f"a {s['kind']} session needs {need.upper()} routers: "
+                           f"add [[routers]] kind = \"{need}\"")
     out["receivers"] = [_receiver(chk, i, it, nodes, sessions) for i, it in enumerate(raw.get("receivers", []))]
     out["tcp"] = [_tcp(chk, i, it, nodes) for i, it in enumerate(raw.get("tcp", []))]
     out["cbr"] = [_cbr(chk, i, it, nodes) for i, it in enumerate(raw.get("cbr", []))]
@@ -392,33 +404,52 @@ def _link(chk: _Checker, i: int, it: dict, nodes: list[str]) -> dict:
 def _router(chk: _Checker, i: int, it: dict, nodes: list[str]) -> dict:
     p = ("routers", i)
     kind = it.get("kind")
-    allowed = {"lmr": {"name", "kind", "node", "config"}, "bcf": {"name", "kind", "nodes", "config"},
-               "nak_aggregator": {"name", "kind", "node", "hold"}}
-    if kind not in allowed:
-        raise chk.fail(p + ("kind",), f"a router kind is one of {', '.join(allowed)}, got {kind!r}")
-    chk.keys(it, allowed[kind], p, required=("node",) if kind != "bcf" else ())
+    _, _, routers = _kinds()
+    if kind not in routers:
+        raise chk.fail(p + ("kind",), f"a router kind is one of {', '.join(routers)}, got {kind!r}")
+    spec = routers[kind]
+    where = "nodes" if spec["many"] else "node"
+    chk.keys(it, {"name", "kind", where} | {k["name"] for k in spec["keys"]}, p,
+             required=() if spec["many"] else ("node",))
     out = {"name": chk._names[("routers", i)], "kind": kind}
-    if kind == "bcf":
+    if spec["many"]:
         ns = it.get("nodes")
         out["nodes"] = None if ns is None else [chk.node(n, p + ("nodes",), nodes) for n in ns]
-        out["config"] = chk.config(it.get("config", {}), "bcf", p + ("config",))
     else:
         out["node"] = chk.node(it["node"], p + ("node",), nodes)
-        if kind == "lmr":
-            out["config"] = chk.config(it.get("config", {}), "lmr", p + ("config",))
-        else:
-            out["hold"] = chk.time(it.get("hold", 0.5), p + ("hold",), max_s=100.0, allow_zero=False)
+    out.update(_keys(chk, spec["keys"], spec["config"], it, p, i))
     return out
 
 
-_SESSION_KEYS = {
-    "layered": {"rates", "layers", "base_rate", "packet_size", "jitter", "start", "stop"},
-    "rlc": {"flow", "start", "stop", "config"},
-    "nlm": {"rates", "layers", "base_rate", "packet_size", "jitter", "start", "stop", "flow", "config"},
-    "lesbcc": {"flow", "start", "config"},
-    "fountain": {"packet_bytes", "start"},
-    "bcf_pgm": {"rate", "count", "flow", "start", "config"},
-}
+def _keys(chk: _Checker, keys: list[dict], table: Optional[str], it: dict, p: tuple, i: int) -> dict:
+    """The registered scenario keys of an entry, checked and converted by their kind."""
+    out: dict[str, Any] = {}
+    for k in keys:
+        name, kind, default = k["name"], k["kind"], k["default"]
+        if kind == "rates":
+            out["rates"] = _rates(chk, it, p)
+            continue
+        if k["required"] and name not in it:
+            raise chk.fail(p, f"missing required key {name!r}")
+        v = it.get(name, default)
+        q = p + (name,)
+        if kind == "config":
+            out[name] = chk.config(it.get(name, {}), table, q)
+        elif kind == "flow":
+            out[name] = chk.int_(it.get(name, i + 1), q)
+        elif v is None:
+            out[name] = None
+        elif kind == "time":
+            out[name] = chk.time(v, q, max_s=None)
+        elif kind == "positive_time":
+            out[name] = chk.time(v, q, max_s=100.0, allow_zero=False)
+        elif kind == "rate":
+            out[name] = chk.rate(v, q)
+        elif kind == "int":
+            out[name] = chk.int_(v, q, k["lo"], k["hi"])
+        elif kind == "bool":
+            out[name] = chk.typed(v, bool, q, "true or false")
+    return out
 
 
 def _rates(chk: _Checker, it: dict, p: tuple) -> list[float]:
@@ -441,32 +472,26 @@ def _rates(chk: _Checker, it: dict, p: tuple) -> list[float]:
 def _session(chk: _Checker, i: int, it: dict, nodes: list[str]) -> dict:
     p = ("sessions", i)
     kind = it.get("kind", "layered")
-    if kind not in _SESSION_KEYS:
-        raise chk.fail(p + ("kind",), f"a session kind is one of {', '.join(_SESSION_KEYS)}, got {kind!r}")
-    chk.keys(it, _SESSION_KEYS[kind] | {"name", "kind", "source"}, p, required=("source",))
+    kinds, _, _ = _kinds()
+    if kind != "layered" and kind not in kinds:
+        raise chk.fail(p + ("kind",), f"a session kind is one of {', '.join(_session_kinds())}, got {kind!r}")
+    spec = kinds.get(kind)
+    allowed = _LAYERED_KEYS if spec is None else {"start"} | {k["name"] for k in spec["keys"]}
+    if spec is not None and any(k["kind"] == "rates" for k in spec["keys"]):
+        allowed |= {"layers", "base_rate"}
+    chk.keys(it, allowed | {"name", "kind", "source"}, p, required=("source",))
     out: dict[str, Any] = {"name": chk._names[("sessions", i)], "kind": kind,
                            "source": chk.node(it["source"], p + ("source",), nodes),
                            "start": chk.time(it.get("start", 0.0), p + ("start",), max_s=None)}
-    if kind in ("layered", "nlm"):
+    if spec is None:  # the engine's layered CBR session
         out["rates"] = _rates(chk, it, p)
-        out["packet_size"] = chk.int_(it.get("packet_size", 1000 if kind == "layered" else 1024),
-                                      p + ("packet_size",), 1, 65535)
+        out["packet_size"] = chk.int_(it.get("packet_size", 1000), p + ("packet_size",), 1, 65535)
         out["jitter"] = chk.typed(it.get("jitter", True), bool, p + ("jitter",), "true or false")
-    if kind in ("layered", "nlm", "rlc"):
         out["stop"] = _stop(chk, it.get("stop"), p + ("stop",))
-    if kind in ("rlc", "nlm", "lesbcc"):
-        out["flow"] = chk.int_(it.get("flow", i + 1), p + ("flow",))
-        out["config"] = chk.config(it.get("config", {}), {"rlc": "rlc", "nlm": "nlm", "lesbcc": "lesbcc"}[kind],
-                                   p + ("config",))
-    if kind == "fountain":
-        out["packet_bytes"] = chk.int_(it.get("packet_bytes", 512), p + ("packet_bytes",), 1, 65535)
-    if kind == "bcf_pgm":
-        if "rate" not in it:
-            raise chk.fail(p, "missing required key 'rate' (the source's sending rate)")
-        out["rate"] = chk.rate(it["rate"], p + ("rate",))
-        out["count"] = chk.int_(it.get("count", 1000), p + ("count",), 1)  # packets in the transfer
-        out["flow"] = chk.int_(it.get("flow", i + 1), p + ("flow",))
-        out["config"] = chk.config(it.get("config", {}), "bcf_pgm", p + ("config",))
+        return out
+    out.update(_keys(chk, spec["keys"], spec["config"], it, p, i))
+    if spec["needs_router"] is not None:
+        out["_needs_router"] = spec["needs_router"]
     return out
 
 
@@ -477,41 +502,40 @@ def _receiver(chk: _Checker, i: int, it: dict, nodes: list[str], sessions: dict)
         raise chk.fail(p + ("session",), f"no session named {it.get('session')!r} "
                        f"(sessions: {', '.join(sessions) or 'none'})")
     s = sessions[it["session"]]
-    accepted = _RECEIVERS_OF[s["kind"]]
+    accepted = _receivers_of(s["kind"])
     proto = it.get("protocol", accepted[0])
     if proto not in accepted:
         raise chk.fail(p + ("protocol",), f"a {s['kind']} session takes receivers of protocol "
                        f"{' or '.join(accepted)}, got {proto!r}")
-    extra = {"rlm": {"config"}, "sink": {"level", "schedule"}, "rlc": {"config"},
-             "nlm": {"config", "layers", "bin"}, "pgm": {"config"}, "rainbow": {"config", "needed_packets"},
-             "bcf_pgm": {"config"}}[proto]
+    _, receivers, _ = _kinds()
+    spec = receivers.get(proto)
+    extra = {"level", "schedule"} if spec is None else {k["name"] for k in spec["keys"]}
     chk.keys(it, {"name", "node", "session", "protocol", "start"} | extra, p, required=("node", "session"))
     out: dict[str, Any] = {"name": chk._names[("receivers", i)], "node": chk.node(it["node"], p + ("node",), nodes),
                            "session": s["name"], "protocol": proto,
                            "start": _start(chk, it.get("start", 0.0), p + ("start",))}
-    if "config" in extra:
-        out["config"] = chk.config(it.get("config", {}), proto, p + ("config",))
-    if proto == "sink":
-        has_level, has_schedule = it.get("level") is not None, it.get("schedule") is not None
-        if has_level == has_schedule:
-            raise chk.fail(p, "a sink takes either level (fixed from its start) or schedule = [[time, level], ...]")
-        n = len(s["rates"])
-        out["level"], out["schedule"] = None, None
-        if has_level:
-            out["level"] = chk.int_(it["level"], p + ("level",), 0, n)
-        else:
-            sched = chk.typed(it["schedule"], list, p + ("schedule",), "a list of [time, level]")
-            out["schedule"] = []
-            for e in sched:
-                if not isinstance(e, list) or len(e) != 2:
-                    raise chk.fail(p + ("schedule",), f"each entry is [time, level], got {e!r}")
-                out["schedule"].append([chk.time(e[0], p + ("schedule",), max_s=None),
-                                        chk.int_(e[1], p + ("schedule",), 0, n)])
-    if proto == "nlm":
-        out["layers"] = chk.int_(it.get("layers", len(s["rates"])), p + ("layers",), 1, 32)
-        out["bin"] = chk.time(it.get("bin", 1.0), p + ("bin",), max_s=100.0, allow_zero=False)
-    if proto == "rainbow":
-        out["needed_packets"] = chk.int_(it.get("needed_packets", 2000), p + ("needed_packets",), 1)
+    if spec is not None:
+        keys = _keys(chk, spec["keys"], spec["config"], it, p, i)
+        # a receiver's `layers` defaults to its session's
+        if "layers" in keys and keys["layers"] is None:
+            keys["layers"] = chk.int_(len(s["rates"]), p + ("layers",), 1, 32)
+        out.update(keys)
+        return out
+    has_level, has_schedule = it.get("level") is not None, it.get("schedule") is not None
+    if has_level == has_schedule:
+        raise chk.fail(p, "a sink takes either level (fixed from its start) or schedule = [[time, level], ...]")
+    n = len(s["rates"])
+    out["level"], out["schedule"] = None, None
+    if has_level:
+        out["level"] = chk.int_(it["level"], p + ("level",), 0, n)
+    else:
+        sched = chk.typed(it["schedule"], list, p + ("schedule",), "a list of [time, level]")
+        out["schedule"] = []
+        for e in sched:
+            if not isinstance(e, list) or len(e) != 2:
+                raise chk.fail(p + ("schedule",), f"each entry is [time, level], got {e!r}")
+            out["schedule"].append([chk.time(e[0], p + ("schedule",), max_s=None),
+                                    chk.int_(e[1], p + ("schedule",), 0, n)])
     return out
 
 
@@ -564,6 +588,71 @@ def _monitor(chk: _Checker, i: int, it: dict, links: dict) -> dict:
         out["bin"] = chk.time(it.get("bin", 1.0), p + ("bin",), max_s=100.0, allow_zero=False)
         out["layers"] = chk.int_(it.get("layers", 8), p + ("layers",), 1, 64)
     return out
+
+
+# ----------------------------------------------------------------------------- building
+
+
+def kinds_of(se: dict) -> Optional[dict]:
+    """The registered session kind of a session (None for the engine's layered one)."""
+    return _kinds()[0].get(se["kind"])
+
+
+def _packet_size(se: dict, spec: Optional[dict]) -> Optional[int]:
+    """The size of the session's data packets: its own key, else its config's."""
+    from castlab._native import config_defaults
+
+    for k in ("packet_size", "packet_bytes"):
+        if k in se:
+            return se[k]
+    if spec is not None and spec["config"] is not None:
+        defaults = config_defaults(spec["config"])
+        if "packet_bytes" in defaults:
+            return se.get("config", {}).get("packet_bytes", defaults["packet_bytes"])
+    return None
+
+
+def _takes(reader: str, param: str) -> bool:
+    from castlab._registry import readers
+
+    return any(n == param for n, _, _ in readers()[reader]["params"])
+
+
+def _group_count(spec: dict, se: dict) -> int:
+    """How many groups a registered session kind needs."""
+    from castlab._native import config_defaults
+
+    g = spec["groups"]
+    if g == "one":
+        return 1
+    if g == "none":
+        return 0
+    if g == "per_config_layer":
+        return int(se["config"].get("layers", config_defaults(spec["layers_from"])["layers"]))
+    return len(se["rates"]) + 1
+
+
+# scenario keys whose role parameter carries the unit
+_PARAM_OF = {"rates": "rates_bps", "rate": "rate_bps"}
+
+
+def _role_args(role: str, entry: dict, info: dict, exclude: set[str]) -> dict:
+    """A registered role's arguments from a scenario entry: the session's groups, control
+    group and source agent where the role takes them, the entry's keys by name."""
+    from castlab._registry import roles
+
+    names = [n for n, _, _ in roles()[role]["params"]]
+    vals = {_PARAM_OF.get(k, k): v for k, v in entry.items() if k not in ("config", "name", "kind", "protocol",
+                                                                         "session", *exclude)}
+    vals["source"] = info.get("source")
+    groups = info.get("groups", [])
+    for n in ("groups", "data_groups"):
+        vals[n] = groups
+    if groups:
+        vals["group"] = groups[0]
+    if "control" in info:
+        vals["control_group"] = info["control"]
+    return {n: vals[n] for n in names if n in vals and not (n == "source" and "source" in exclude)}
 
 
 # ----------------------------------------------------------------------------- the scenario
@@ -714,14 +803,11 @@ class Scenario:
             h.channels[l["name"]] = at(f"links.{l['name']}", sim.add_link, l["a"], l["b"], l["rate"], l["delay"],
                                        queue=l["queue"], queue_limit_pkts=l["queue_limit"], loss_ab=l["loss_ab"],
                                        loss_ba=l["loss_ba"], cost=l["cost"], **kw)
+        kinds, receivers, routers = _kinds()
         for r in d["routers"]:
-            p = f"routers.{r['name']}"
-            if r["kind"] == "bcf":
-                at(p, sim.add_bcf_routers, r["nodes"], **r["config"])
-            elif r["kind"] == "lmr":
-                at(p, sim.attach_lmr, r["node"], **r["config"])
-            else:
-                at(p, sim.attach_nak_aggregator, r["node"], hold=r["hold"])
+            spec = routers[r["kind"]]
+            kw = {k: v for k, v in r.items() if k not in ("name", "kind", "config")}
+            at(f"routers.{r['name']}", getattr(sim, spec["role"]), **kw, **r.get("config", {}))
         for m in d["monitors"]:
             ch = h.channels[m["link"]][0 if m["direction"] == "ab" else 1]
             p = f"monitors.{m['name']}"
@@ -741,30 +827,12 @@ class Scenario:
                 info["source"] = at(p, sim.add_layered_source, se["source"], info["groups"], se["rates"],
                                     packet_size=se["packet_size"], start=se["start"], stop=se["stop"],
                                     jitter=se["jitter"])
-            elif k == "rlc":
-                from castlab._native import config_defaults
-
-                layers = se["config"].get("layers", config_defaults("rlc")["layers"])
-                info["groups"] = [at(p, sim.add_group, se["source"]) for _ in range(int(layers))]
-                info["source"] = at(p, sim.add_rlc_sender, se["source"], info["groups"], se["flow"],
-                                    start=se["start"], stop=se["stop"], **se["config"])
-            elif k == "nlm":
-                info["groups"] = [at(p, sim.add_group, se["source"])]
-                info["source"] = at(p, sim.add_nlm_sender, se["source"], info["groups"][0], se["rates"],
-                                    packet_size=se["packet_size"], flow=se["flow"], start=se["start"],
-                                    stop=se["stop"], jitter=se["jitter"], **se["config"])
-            elif k == "lesbcc":
-                info["groups"] = [at(p, sim.add_group, se["source"])]
-                info["source"] = at(p, sim.add_lesbcc_source, se["source"], info["groups"][0], flow=se["flow"],
-                                    start=se["start"], **se["config"])
-            elif k == "bcf_pgm":
-                info["groups"] = [at(p, sim.add_group, se["source"])]
-                info["source"] = at(p, sim.add_bcf_pgm_source, se["source"], info["groups"][0], se["count"],
-                                    se["rate"], start=se["start"], flow=se["flow"], **se["config"])
-            else:  # fountain
-                info["groups"] = []
-                info["source"] = at(p, sim.add_fountain_source, se["source"], packet_bytes=se["packet_bytes"],
-                                    start=se["start"])
+            else:
+                spec = kinds[k]
+                info["groups"] = [at(p, sim.add_group, se["source"]) for _ in range(_group_count(spec, se))]
+                info["source"] = at(p, getattr(sim, spec["role"]), se["source"],
+                                    **_role_args(spec["role"], se, info, exclude={"source", "node"}),
+                                    **se.get("config", {}))
             h.sessions[se["name"]] = info
         sessions = {se["name"]: se for se in d["sessions"]}
         for i, r in enumerate(d["receivers"]):
@@ -775,30 +843,24 @@ class Scenario:
                 # its own stream per (seed, receiver index), so it depends on the seed only
                 start = float(np.random.default_rng([seed, 0x5343454E, i]).uniform(start[0], start[1]))
             h.starts[r["name"]] = start
-            proto, cfg = r["protocol"], r.get("config", {})
-            if proto == "rlm":
-                # the scenario's windows are computed online (RLM receivers keep no arrivals
-                # unless record="arrivals"), with any the receiver's own config asks for
-                kw = {**cfg, "windows": sorted(set(d["windows"]) | set(cfg.get("windows") or []))}
-                a = at(p, sim.add_rlm_receiver, r["node"], info["groups"], info["control"], start=start, **kw)
-            elif proto == "sink":
+            proto = r["protocol"]
+            if proto == "sink":
                 # a fixed level is joined at the receiver's start
                 sched = [(start, r["level"])] if r["level"] is not None else [(t, lv) for t, lv in r["schedule"]]
                 a = at(p, sim.add_sink, r["node"], groups=info["groups"], schedule=sched, start=start,
                        windows=d["windows"])
-            elif proto == "rlc":
-                a = at(p, sim.add_rlc_receiver, r["node"], info["groups"], se["flow"], start=start,
-                       **{**se["config"], **cfg})
-            elif proto == "nlm":
-                a = at(p, sim.add_nlm_receiver, r["node"], info["groups"][0], layers=r["layers"], start=start,
-                       bin=r["bin"], **cfg)
-            elif proto == "pgm":
-                a = at(p, sim.add_pgm_receiver, r["node"], info["groups"][0], flow=se["flow"], start=start, **cfg)
-            elif proto == "bcf_pgm":
-                a = at(p, sim.add_bcf_pgm_receiver, r["node"], info["source"], start=start, **cfg)
-            else:  # rainbow
-                a = at(p, sim.add_rainbow_receiver, r["node"], info["source"], start=start,
-                       needed_packets=r["needed_packets"], **cfg)
+            else:
+                spec = receivers[proto]
+                cfg = dict(r.get("config", {}))
+                if spec["inherits_session_config"]:
+                    cfg = {**se.get("config", {}), **cfg}
+                if spec["windows_in_config"]:
+                    # the scenario's windows are computed online, with any the receiver's own
+                    # config asks for
+                    cfg["windows"] = sorted(set(d["windows"]) | set(cfg.get("windows") or []))
+                args = _role_args(spec["role"], {**r, "flow": se.get("flow")}, info, exclude=set())
+                args["start"] = start
+                a = at(p, getattr(sim, spec["role"]), **args, **cfg)
             h.receivers[r["name"]] = a
         for t in d["tcp"]:
             h.tcp[t["name"]] = at(f"tcp.{t['name']}", sim.add_tcp_flow, t["src"], t["dst"], variant=t["variant"],
@@ -844,60 +906,38 @@ class Scenario:
                 r[f"worst_loss_{w:g}s"] = v
             return r
 
+        _, receivers, _ = _kinds()
         rows = []
         for r in d["receivers"]:
             a, se, start = h.receivers[r["name"]], sessions[r["session"]], h.starts[r["name"]]
             p = r["protocol"]
-            if p == "rlm":
-                rec = sim.rlm_records(a)
-                rows.append(row(r["name"], p, r["node"], rec["received"], rec["lost"],
-                                rec["received"] * se["packet_size"], start,
-                                [sim.rlm_worst_window_loss(a, w) for w in wins],
-                                int(rec["level"][-1]) if len(rec["level"]) else None))  # None: not started
-            elif p == "sink":
+            if p == "sink":
                 s = sim.sink_summary(a)
                 lv = final_level(a)
                 rows.append(row(r["name"], p, r["node"], s["received"], s["lost"], s["bytes"], start,
                                 [s["worst_window_loss"].get(w, nan) for w in wins],
                                 lv if lv is not None else (r["level"] if r["level"] is not None
                                                            else r["schedule"][-1][1])))
-            elif p == "rlc":
-                rec = sim.rlc_records(a)
-                rows.append(row(r["name"], p, r["node"], sum(rec["received"]), sum(rec["lost"]), rec["bytes"], start,
-                                [nan] * len(wins), int(rec["level"][-1]) if rec["level"] else None))
-            elif p == "nlm":
-                rec = sim.nlm_receiver_records(a)
-                rcv, lst = rec["received"].sum(axis=1), rec["lost"].sum(axis=1)
-                t_ns = [int(round((k + 1) * rec["bin_s"] * 1e9)) for k in range(len(rcv))]
-                worst = [worst_window_loss(t_ns, [int(x) for x in rcv], [int(x) for x in lst], w)
-                         if len(rcv) else nan for w in wins]
-                rows.append(row(r["name"], p, r["node"], rec["total_received"], rec["total_lost"],
-                                rec["total_received"] * se["packet_size"], start, worst, final_level(a)))
-            elif p == "pgm":
-                s = sim.pgm_receiver_stats(a)
-                from castlab._native import config_defaults
-
-                pkt = se["config"].get("packet_bytes", config_defaults("lesbcc")["packet_bytes"])
-                rows.append(row(r["name"], p, r["node"], s["odata"], s["gaps"], (s["odata"] + s["rdata"]) * pkt,
-                                start, [nan] * len(wins), None, sent=s["lead"]))
-            elif p == "bcf_pgm":
-                s = sim.bcf_pgm_stats(a)
-                sent = sim.bcf_pgm_stats(h.sessions[r["session"]]["source"])["data_sent"]
-                from castlab._native import config_defaults
-
-                pkt = se["config"].get("packet_bytes", config_defaults("bcf_pgm")["packet_bytes"])
-                got = s["data_received"]
-                end = s["done_s"] if s["done_s"] is not None else now
-                rr = row(r["name"], p, r["node"], got, max(sent - got, 0), 0, start, [nan] * len(wins), None, sent=sent)
-                rr["mean_rate_bps"] = ((got + s["repairs_received"]) * pkt * 8 / (end - start)) if end > start else nan
-                rows.append(rr)
-            else:  # rainbow
-                s = sim.rainbow_records(a)
-                end = s["done_s"] if s["done_s"] is not None else now
-                rr = row(r["name"], p, r["node"], s["received"], 0, s["received"] * se["packet_bytes"], start,
-                         [nan] * len(wins), None)
-                rr["mean_rate_bps"] = s["received"] * se["packet_bytes"] * 8 / (end - start) if end > start else nan
-                rows.append(rr)
+                continue
+            # a registered receiver reports its own row (castlab._registry)
+            x = getattr(sim, receivers[p]["row"])(a, packet_size=_packet_size(se, kinds_of(se)),
+                                                   windows=wins, **({"source": h.sessions[r["session"]]["source"]}
+                                                                    if _takes(receivers[p]["row"], "source") else {}))
+            if "worst" in x:
+                worst = x["worst"]
+            elif "bin_received" in x:
+                rcv, lst = x["bin_received"], x["bin_lost"]
+                t_ns = [int(round((k + 1) * x["bin_s"] * 1e9)) for k in range(len(rcv))]
+                worst = [worst_window_loss(t_ns, rcv, lst, w) if len(rcv) else nan for w in wins]
+            else:
+                worst = [nan] * len(wins)
+            level = x["level"] if "level" in x else final_level(a)
+            rr = row(r["name"], p, r["node"], x["received"], x["lost"], x["bytes"], start, worst,
+                     None if level is None else int(level), sent=x.get("sent"))
+            if "end_s" in x:
+                end = x["end_s"] if x["end_s"] is not None else now
+                rr["mean_rate_bps"] = x["bytes"] * 8 / (end - start) if end > start else nan
+            rows.append(rr)
         for t in d["tcp"]:
             s = sim.tcp_stats(h.tcp[t["name"]])
             sent, got = s["segments_sent"], s["sink_segments"]

@@ -3,15 +3,16 @@
 The engine is single-threaded (agents own plain, non-shared state), so the native class is
 "unsendable": used from another thread, PyO3 would panic with a Rust backtrace and raise
 ``PanicException``, which is not an ``Exception``. This subclass checks the thread first and
-raises a ``RuntimeError`` that says what to do instead. Every method and its documentation are
-the native class's (``castlab/_native.pyi``).
+raises a ``RuntimeError`` that says what to do instead. The engine's methods and their
+documentation are the native class's (``castlab/_native.pyi``); each protocol's roles and
+readers are methods made from the protocol registry (``castlab._registry``).
 """
 
 from __future__ import annotations
 
 import threading
 
-from castlab import _native
+from castlab import _native, _registry
 
 _OWNER = "_castlab_owner_thread"
 
@@ -33,3 +34,6 @@ class Simulator(_native.Simulator):
                 "(castlab's sweeps use processes)"
             )
         return object.__getattribute__(self, name)
+
+
+_registry.install(Simulator, net=False)

@@ -38,6 +38,8 @@ pub enum Value {
     Float(f64),
     Str(String),
     List(Vec<Value>),
+    /// Raw bytes (a file to send); no config field takes them, a role's argument may.
+    Bytes(Vec<u8>),
 }
 
 impl core::fmt::Display for Value {
@@ -48,6 +50,7 @@ impl core::fmt::Display for Value {
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{x}"),
             Value::Str(s) => write!(f, "{s:?}"),
+            Value::Bytes(b) => write!(f, "<{} bytes>", b.len()),
             Value::List(v) => {
                 write!(f, "[")?;
                 for (i, x) in v.iter().enumerate() {

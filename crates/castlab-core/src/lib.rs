@@ -9,6 +9,7 @@ pub mod agent;
 pub mod codec;
 pub mod config;
 pub mod ids;
+pub mod metrics;
 pub mod packet;
 pub mod records;
 pub mod rng;

@@ -174,6 +174,10 @@ impl Driver {
     pub fn agent<T: 'static>(&self, i: usize) -> Option<&T> {
         self.slots.get(i).and_then(|s| s.agent.as_any().downcast_ref::<T>())
     }
+    /// Agent `i` as `Any`, for a caller that tries several types.
+    pub fn agent_any(&self, i: usize) -> Option<&dyn core::any::Any> {
+        self.slots.get(i).map(|s| s.agent.as_any())
+    }
     pub fn agent_id(&self, i: usize) -> Option<AgentId> {
         self.slots.get(i).map(|s| s.id)
     }

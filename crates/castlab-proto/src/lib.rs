@@ -5,13 +5,10 @@
 //! [`castlab_core::agent`].
 
 pub mod bcfs;
-pub mod bcfs_pgm;
 pub mod cbr;
-pub mod fountain;
 pub mod lesbcc;
 pub mod nlm;
-pub mod pgm;
-pub mod rainbow;
+pub mod registry;
 pub mod rlc;
 pub mod rlm;
 pub mod sink;
@@ -27,3 +24,14 @@ mod properties;
 
 pub use cbr::{CbrSource, CbrStream};
 pub use sink::{LayeredSink, Record, SinkRecords, SinkSummary};
+
+/// The protocol registry: every protocol the drivers know, each described beside its code
+/// (see [`registry`]). Registering a protocol is one line here.
+pub static PROTOCOLS: &[&registry::Protocol] = &[
+    &rlm::registration::PROTOCOL,
+    &nlm::protocol::PROTOCOL,
+    &bcfs::protocol::PROTOCOL,
+    &lesbcc::protocol::PROTOCOL,
+    &rlc::registration::PROTOCOL,
+    &tcp::PROTOCOL,
+];

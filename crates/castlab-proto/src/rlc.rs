@@ -49,7 +49,7 @@ pub const RLC_MAX_LAYERS: usize = 16;
 pub const RLC_MAX_PENDING: usize = 64;
 
 /// RLC constants. `Default` is the Rainbow paper's set-up (§IV-B) where it gives a value, else
-/// the public RLC implementations' values (INRIA MCL, Tampere MAD-RLC) quoted in issue 13.
+/// the public RLC implementations' values (INRIA MCL, Tampere MAD-RLC).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RlcConfig {
     /// B, base-layer rate, b/s (Rainbow §IV-B: 32 kb/s).
@@ -183,9 +183,7 @@ impl RlcSender {
         stop: Instant,
     ) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        if groups.len() != cfg.layers as usize {
-            return Err(ConfigError::new("groups", groups.len(), "need exactly one group per layer"));
-        }
+        check_groups(&cfg, groups)?;
         let layers = groups
             .iter()
             .enumerate()
@@ -403,9 +401,7 @@ impl RlcReceiver {
     /// A receiver of the session whose layer m is on `groups[m]` (its data carries `flow`).
     pub fn try_new(cfg: RlcConfig, groups: &[GroupId], flow: u32) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        if groups.len() != cfg.layers as usize {
-            return Err(ConfigError::new("groups", groups.len(), "need exactly one group per layer"));
-        }
+        check_groups(&cfg, groups)?;
         Ok(RlcReceiver {
             layers: vec![RxLayer::default(); groups.len()],
             groups: groups.to_vec(),
@@ -613,6 +609,170 @@ impl Agent for RlcReceiver {
         self.events.rotate_left(1);
         Some(e)
     }
+}
+
+/// §2: one group per layer, each layer its own group.
+fn check_groups(cfg: &RlcConfig, groups: &[GroupId]) -> Result<(), ConfigError> {
+    if groups.len() != cfg.layers as usize {
+        return Err(ConfigError::new("groups", groups.len(), "need exactly one group per layer"));
+    }
+    for (i, g) in groups.iter().enumerate() {
+        if groups[..i].contains(g) {
+            return Err(ConfigError::new("groups", g.0, "each layer needs its own group (duplicate)"));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------- registration
+
+/// RLC in the protocol registry ([`crate::registry`]). The sender and the receivers of a
+/// session must run with the same configuration (layers, rates, SP spacing): the scenario's
+/// receivers start from their session's config.
+pub mod registration {
+    use castlab_core::Value;
+
+    use super::{RlcConfig, RlcReceiver, RlcSender};
+    use crate::param;
+    use crate::registry::{
+        agent_as, Args, BuildResult, ConfigTable, Default_, Groups, Host, Hosts, KeyKind, Out, Protocol, Reader,
+        ReceiverKind, Role, ScenarioKey, SessionKind, Target,
+    };
+
+    fn receiver<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h RlcReceiver> {
+        agent_as::<RlcReceiver>(host, "agent", v, "is not an RLC receiver").map(|x| x.1)
+    }
+
+    fn add_sender(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+        let n = a.node(host, "node")?;
+        let gs = a.layer_groups(host, "groups")?;
+        let flow = a.u32("flow")?;
+        let s = a.start(host, "start")?;
+        let e = a.stop(host, "stop", s)?;
+        let tx = RlcSender::try_new(a.config::<RlcConfig>()?, &gs, flow, s, e)?;
+        Ok(host.add_agent(n, None, s, Box::new(tx))?.0.into())
+    }
+
+    fn add_receiver(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+        let n = a.node(host, "node")?;
+        let gs = a.layer_groups(host, "groups")?;
+        let flow = a.u32("flow")?;
+        let s = a.start(host, "start")?;
+        let rx = RlcReceiver::try_new(a.config::<RlcConfig>()?, &gs, flow)?;
+        Ok(host.add_agent(n, None, s, Box::new(rx))?.0.into())
+    }
+
+    fn records<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = receiver(host, v)?;
+        let rec = r.records();
+        let layers = r.config().layers as usize;
+        let mut d = Out::dict();
+        d.set("level_time_ns", rec.levels.iter().map(|l| l.0.as_nanos()).collect::<Vec<u64>>());
+        d.set("level", rec.levels.iter().map(|l| l.1).collect::<Vec<u32>>());
+        d.set("received", rec.received[..layers].to_vec());
+        d.set("lost", rec.lost[..layers].to_vec());
+        d.set("bytes", rec.bytes);
+        d.set("late", rec.late);
+        d.set("ignored", rec.ignored);
+        d.set("sps_seen", rec.sps_seen);
+        d.set("join_ns", rec.joins.iter().map(|t| t.as_nanos()).collect::<Vec<u64>>());
+        d.set("drop_ns", rec.drops.iter().map(|t| t.as_nanos()).collect::<Vec<u64>>());
+        Ok(d)
+    }
+
+    fn config<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        Ok(Out::config(receiver(host, v)?.config()))
+    }
+
+    fn row<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = receiver(host, v)?;
+        let rec = r.records();
+        let layers = r.config().layers as usize;
+        let mut d = Out::dict();
+        d.set("received", rec.received[..layers].iter().sum::<u64>());
+        d.set("lost", rec.lost[..layers].iter().sum::<u64>());
+        d.set("bytes", rec.bytes);
+        d.set("level", rec.levels.last().map(|l| l.1));
+        Ok(d)
+    }
+
+    const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
+
+    pub static PROTOCOL: Protocol = Protocol {
+        name: "rlc",
+        paper: "Vicisano, Rizzo and Crowcroft, TCP-like congestion control for layered multicast data transfer (INFOCOM 1998)",
+        configs: &[ConfigTable::of::<RlcConfig>("rlc")],
+        roles: &[
+            Role {
+                name: "add_rlc_sender",
+                doc: "An RLC sender on `node`: layer m on `groups[m]` (one group per layer, `layers` of the \
+config), data flow id `flow`, sending from `start` until `stop` seconds (None: for ever). Overrides: \
+config_defaults(\"rlc\"). Returns the agent id.",
+                params: &[param!(node), param!(groups), param!(flow), param!(start = Float(0.0)), param!(stop = None)],
+                config: Some("rlc"),
+                hosts: Hosts::SimAndNet,
+                build: add_sender,
+            },
+            Role {
+                name: "add_rlc_receiver",
+                doc: "An RLC receiver on `node` for the session on `groups` with data flow id `flow`, starting \
+at `start` seconds. Overrides: config_defaults(\"rlc\"). Returns the agent id.",
+                params: &[param!(node), param!(groups), param!(flow), param!(start = Float(0.0))],
+                config: Some("rlc"),
+                hosts: Hosts::SimAndNet,
+                build: add_receiver,
+            },
+        ],
+        readers: &[
+            Reader {
+                name: "rlc_records",
+                doc: "An RLC receiver's records: `level_time_ns` and `level` (every level change), `received` \
+and `lost` (packets per layer), `bytes`, `late`, `ignored` (losses in deaf periods), `sps_seen`, `join_ns`, \
+`drop_ns`.",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::SimAndNet,
+                read: records,
+            },
+            Reader {
+                name: "rlc_config",
+                doc: "The configuration an RLC receiver runs with (durations in seconds).",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::Sim,
+                read: config,
+            },
+            Reader {
+                name: "rlc_flow_row",
+                doc: "The scenario flow table's row of an RLC receiver: received, lost, bytes, level.",
+                target: Target::Agent("agent"),
+                params: &[param!(packet_size = None), param!(windows = [])],
+                hosts: Hosts::Sim,
+                read: row,
+            },
+        ],
+        sessions: &[SessionKind {
+            kind: "rlc",
+            keys: &[
+                ScenarioKey { name: "stop", kind: KeyKind::Time, default: Default_::None },
+                ScenarioKey { name: "flow", kind: KeyKind::Flow, default: Default_::None },
+                CONFIG,
+            ],
+            groups: Groups::PerConfigLayer("rlc"),
+            role: "add_rlc_sender",
+            needs_router: None,
+        }],
+        receivers: &[ReceiverKind {
+            protocol: "rlc",
+            sessions: &["rlc"],
+            keys: &[CONFIG],
+            role: "add_rlc_receiver",
+            row: "rlc_flow_row",
+            windows_in_config: false,
+            inherits_session_config: true,
+        }],
+        routers: &[],
+    };
 }
 
 #[cfg(test)]

@@ -10,21 +10,19 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::config::cfg_err;
+use crate::error::Error;
 use castlab_core::{Addr, AgentId, ChannelId, ConfigValue, Dest, Duration, GroupId, Instant, NodeId, Value};
 use castlab_proto::{CbrSource, CbrStream, LayeredSink, SinkRecords};
 use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError};
 
-mod bcfs;
 mod config;
+mod error;
 mod lesbcc;
 mod net;
-mod nlm;
 mod records;
-mod rlc;
-mod rlm;
+mod registry;
 mod sink;
 mod tcp;
 
@@ -38,11 +36,11 @@ pub(crate) fn positive_duration(field: &str, v: f64) -> PyResult<Duration> {
 }
 
 pub(crate) fn err(e: SimError) -> PyErr {
-    PyValueError::new_err(e.to_string())
+    Error::from(e).into()
 }
 
 pub(crate) fn bad(field: &str, value: impl std::fmt::Display, reason: &str) -> PyErr {
-    PyValueError::new_err(format!("{field}: {reason} (got {value})"))
+    Error::bad(field, value, reason).into()
 }
 
 pub(crate) fn nonneg_u64(field: &str, v: i64) -> PyResult<u64> {
@@ -64,12 +62,12 @@ pub(crate) fn positive_u32(field: &str, v: i64) -> PyResult<u32> {
 /// A time in seconds: finite, >= 0 and within the u64-nanosecond clock (about 584 years:
 /// beyond it, an error rather than a silent cap). The same check as every config field's.
 pub(crate) fn time_s(field: &str, v: f64) -> PyResult<Instant> {
-    Instant::from_value(field, &Value::Float(v)).map_err(cfg_err)
+    Ok(Instant::from_value(field, &Value::Float(v)).map_err(Error::from)?)
 }
 
 /// A duration in seconds, checked as [`time_s`].
 pub(crate) fn duration_s(field: &str, v: f64) -> PyResult<Duration> {
-    Duration::from_value(field, &Value::Float(v)).map_err(cfg_err)
+    Ok(Duration::from_value(field, &Value::Float(v)).map_err(Error::from)?)
 }
 
 /// A dict of named counters.
@@ -319,7 +317,7 @@ impl Simulator {
         let size = positive_u32("packet_size", packet_size)?;
         let flow = u32_field("flow", flow)?;
         let (s, e) = self.start_stop(start, stop)?;
-        let src = CbrSource::try_layered(&gs, &rates_bps, size, flow, s, e, jitter).map_err(cfg_err)?;
+        let src = CbrSource::try_layered(&gs, &rates_bps, size, flow, s, e, jitter).map_err(Error::from)?;
         self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
     }
 
@@ -342,11 +340,11 @@ impl Simulator {
         let d = self.node("dst", dst)?;
         let port = u16::try_from(dst_port).map_err(|_| bad("dst_port", dst_port, "must be in 0..=65535"))?;
         let size = positive_u32("packet_size", packet_size)?;
-        castlab_core::config::check::packet_rate("rate_bps", rate_bps, size).map_err(cfg_err)?;
+        castlab_core::config::check::packet_rate("rate_bps", rate_bps, size).map_err(Error::from)?;
         let flow = u32_field("flow", flow)?;
         let (s, e) = self.start_stop(start, stop)?;
         let st = CbrStream::new(Dest::Unicast(Addr::new(d, port)), rate_bps, 0);
-        let src = CbrSource::try_new(vec![st], size, flow, s, e, jitter).map_err(cfg_err)?;
+        let src = CbrSource::try_new(vec![st], size, flow, s, e, jitter).map_err(Error::from)?;
         self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
     }
 
@@ -429,7 +427,7 @@ impl Simulator {
     /// Run until `until` seconds. May be called repeatedly with growing times.
     fn run(&mut self, py: Python<'_>, until: f64) -> PyResult<()> {
         let t = time_s("until", until)?;
-        // Issue 15: run in slices of simulated time so Ctrl-C (SIGINT) is seen between them;
+        // Run in slices of simulated time so Ctrl-C (SIGINT) is seen between them;
         // the slice adapts to keep each one near 50 ms of wall time. Slicing does not change
         // results: `run(t)` handles every event at or before `t` and nothing after it.
         let end = t.as_nanos();
@@ -440,7 +438,7 @@ impl Simulator {
             let started = std::time::Instant::now();
             let engine = AssertSend(&mut self.inner);
             // The GIL is released for the slice, so other Python threads run meanwhile
-            // (issue 15); it is taken back before the signal check.
+            // it is taken back before the signal check.
             py.detach(move || {
                 // A method call moves the whole wrapper in (destructuring would capture only
                 // the field, which is not `Send`).
@@ -626,6 +624,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(worst_window_loss, m)?)?;
     m.add_function(wrap_pyfunction!(transmission_ns, m)?)?;
     m.add_function(wrap_pyfunction!(config::config_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::protocols, m)?)?;
     lesbcc::register(m)?;
     net::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

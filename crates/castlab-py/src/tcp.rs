@@ -1,4 +1,4 @@
-//! Python bindings for the TCP agents (issue 3): one call creates a Reno or NewReno sender and
+//! Python bindings for the TCP agents: one call creates a Reno or NewReno sender and
 //! its sink; traces and counters come back as numpy arrays and dicts.
 //!
 //! `add_tcp_flow` adds the sink first and the sender right after it, so a sender with agent id
@@ -11,7 +11,7 @@ use pyo3::types::PyDict;
 use castlab_core::{Addr, AgentId, Instant};
 use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink, Transfer};
 
-use crate::config::build;
+use crate::config::apply;
 use crate::records;
 use crate::{bad, err, nonneg_u64, u32_field, Simulator};
 
@@ -78,7 +78,7 @@ impl Simulator {
                 Transfer::Bytes(n)
             }
         };
-        let mut cfg: TcpConfig = build(config)?;
+        let mut cfg: TcpConfig = apply(TcpConfig::default(), config)?;
         cfg.transfer = transfer;
         cfg.start = s;
         cfg.stop = e;

@@ -8,7 +8,8 @@
 
 pub mod engine;
 pub mod error;
-pub mod metrics;
+/// The metrics moved to castlab-core (the protocols' readers compute them too); kept here by name.
+pub use castlab_core::metrics;
 pub mod queue;
 mod routing;
 pub mod testext;

@@ -2,7 +2,7 @@
 //! Sidhartha, Li, Kalyanaraman), the source side.
 //!
 //! The source turns the stream of loss indications (LIs: the NAKs of the PGM-like transport
-//! in [`crate::pgm`]) into rate changes through the cascade of §2.1 (Fig. 1, Appendix A):
+//! in [`crate::lesbcc::pgm`]) into rate changes through the cascade of §2.1 (Fig. 1, Appendix A):
 //!
 //! 1. [`RttEstimator`]: SRTT and mean deviation σ from LI timing, samples far below SRTT
 //!    pruned (§2.1 "RTT Estimation", Appendix A `estimateRTT`);
@@ -266,6 +266,8 @@ castlab_core::config_fields!(LesbccConfig {
 
 mod cascade;
 mod filters;
+pub mod pgm;
+pub mod protocol;
 mod source;
 mod synthetic;
 mod tfrc;

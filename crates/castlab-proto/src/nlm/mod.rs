@@ -75,6 +75,7 @@ use crate::cbr::{CbrSource, CbrStream};
 
 mod lmr;
 mod meter;
+pub mod protocol;
 mod receiver;
 mod router;
 mod sender;

@@ -19,6 +19,11 @@
 //! sent by the source with `dst` = its own address; the BCF router at the source's node takes
 //! it and from there on every copy travels hop by hop on breadcrumbs (`RouterSend::Via`).
 
+pub mod fountain;
+pub mod pgm;
+pub mod protocol;
+pub mod rainbow;
+
 use std::collections::HashMap;
 
 use castlab_core::{
