@@ -1,4 +1,4 @@
-//! Python side of the measuring sink's record modes (issue 14): `record="summary"` (the default)
+//! Python side of the measuring sink's record modes: `record="summary"` (the default)
 //! keeps counters and the online worst-case windowed loss; `record="arrivals"` also keeps every
 //! arrival and gap. `sink_summary` reads the same dict in either mode.
 

@@ -31,6 +31,7 @@
 //! # Determinism
 //! One master seed; each agent, channel and router extension draws from its own stream
 //! derived from (seed, kind, index). No hash map is iterated on an event path. A run is a pure
+//! function of (scenario, seed): the same inputs give byte-identical outputs.
 //!
 //! # Where things are
 //! [`event`](self) holds the event type and the queue, with the reason for the `(time, seq)`
