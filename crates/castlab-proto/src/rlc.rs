@@ -635,8 +635,8 @@ pub mod registration {
     use super::{RlcConfig, RlcReceiver, RlcSender};
     use crate::param;
     use crate::registry::{
-        agent_as, Args, BuildResult, ConfigTable, Default_, Groups, Host, Hosts, KeyKind, Out, Protocol, Reader,
-        ReceiverKind, Role, ScenarioKey, SessionKind, Target,
+        agent_as, percent, Args, BuildResult, ConfigTable, Default_, FlagKind, Groups, Host, Hosts, KeyKind, NetFlag,
+        NetGroups, NetOutput, NetRole, Out, Protocol, Reader, ReceiverKind, Role, ScenarioKey, SessionKind, Target,
     };
 
     fn receiver<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h RlcReceiver> {
@@ -696,6 +696,29 @@ pub mod registration {
         Ok(d)
     }
 
+    /// The `castlab net` status lines.
+    fn net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = receiver(host, v)?;
+        let rec = r.records();
+        let layers = r.config().layers as usize;
+        let (got, lost) = (rec.received[..layers].iter().sum::<u64>(), rec.lost[..layers].iter().sum::<u64>());
+        Ok(Out::Str(format!(
+            "level={} rate={{rx}} received={got} lost={lost} loss={} joins={} drops={} rejected={{rejected}}",
+            rec.levels.last().map_or(0, |l| l.1),
+            percent(lost, got),
+            rec.joins.len(),
+            rec.drops.len()
+        )))
+    }
+
+    fn net_source_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        agent_as::<RlcSender>(host, "agent", v, "is not an RLC sender")?;
+        Ok(Out::Str("sending={sent} sent={datagrams_sent}".into()))
+    }
+
+    const FLOW: NetFlag =
+        NetFlag { name: "flow", kind: FlagKind::Int(1), help: "the session's data flow id", config: false };
+
     const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
 
     pub static PROTOCOL: Protocol = Protocol {
@@ -743,6 +766,22 @@ and `lost` (packets per layer), `bytes`, `late`, `ignored` (losses in deaf perio
                 read: config,
             },
             Reader {
+                name: "rlc_net_status",
+                doc: "The status line of `castlab net rlc-receiver` ({rx} and {rejected} for the driver).",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::SimAndNet,
+                read: net_status,
+            },
+            Reader {
+                name: "rlc_net_source_status",
+                doc: "The status line of `castlab net rlc-source` ({sent} and {datagrams_sent} for the driver).",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::SimAndNet,
+                read: net_source_status,
+            },
+            Reader {
                 name: "rlc_flow_row",
                 doc: "The scenario flow table's row of an RLC receiver: received, lost, bytes, level.",
                 target: Target::Agent("agent"),
@@ -772,6 +811,38 @@ and `lost` (packets per layer), `bytes`, `late`, `ignored` (losses in deaf perio
             inherits_session_config: true,
         }],
         routers: &[],
+        net_roles: &[
+            NetRole {
+                cli: "rlc-source",
+                help: "RLC source (Vicisano et al.; layers and SPs from --config)",
+                role: "add_rlc_sender",
+                source: true,
+                groups: NetGroups::ConfigLayers("rlc"),
+                flags: &[FLOW],
+                defaults: &[],
+                status: "rlc_net_source_status",
+                outputs: &[],
+            },
+            NetRole {
+                cli: "rlc-receiver",
+                help: "RLC receiver (joins at SPs, drops on loss, deaf period)",
+                role: "add_rlc_receiver",
+                source: false,
+                groups: NetGroups::ConfigLayers("rlc"),
+                flags: &[FLOW],
+                defaults: &[],
+                status: "rlc_net_status",
+                outputs: &[
+                    NetOutput::Levels,
+                    NetOutput::Columns {
+                        reader: "rlc_records",
+                        file: "rlc_level",
+                        columns: &[("level_time_ns", "time_ns"), ("level", "level")],
+                        rest: "rlc_counts.json",
+                    },
+                ],
+            },
+        ],
     };
 }
 

@@ -959,8 +959,8 @@ pub mod registration {
     use super::{Cause, Outcome, Record, RlmConfig, RlmReceiver, RlmState};
     use crate::param;
     use crate::registry::{
-        agent_as, Args, BuildError, BuildResult, ConfigTable, Default_, Host, Hosts, KeyKind, Out, Protocol, Reader,
-        ReceiverKind, Role, ScenarioKey, Target,
+        agent_as, percent, Args, BuildError, BuildResult, ConfigTable, Default_, Host, Hosts, KeyKind, NetGroups,
+        NetOutput, NetRole, Out, Protocol, Reader, ReceiverKind, Role, ScenarioKey, Target,
     };
 
     fn state_name(s: RlmState) -> &'static str {
@@ -1018,6 +1018,18 @@ pub mod registration {
 
     fn config<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
         Ok(Out::config(receiver(host, v)?.config()))
+    }
+
+    /// The `castlab net` status line.
+    fn net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = receiver(host, v)?;
+        let (got, lost) = (r.records.received, r.records.lost());
+        Ok(Out::Str(format!(
+            "level={} state={} rate={{rx}} received={got} lost={lost} loss={} rejected={{rejected}}",
+            r.level(),
+            state_name(r.state()),
+            percent(lost, got)
+        )))
     }
 
     /// The online value for a configured window, else computed from the recorded arrivals.
@@ -1123,6 +1135,14 @@ number to the last bit.",
                 read: worst_window_loss,
             },
             Reader {
+                name: "rlm_net_status",
+                doc: "The status line of `castlab net rlm-receiver` ({rx} and {rejected} for the driver).",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::SimAndNet,
+                read: net_status,
+            },
+            Reader {
                 name: "rlm_flow_row",
                 doc: "The scenario flow table's row of an RLM receiver: received, lost, bytes, level, worst \
 (one per window of `windows`, seconds); `packet_size` is the source's.",
@@ -1143,6 +1163,22 @@ number to the last bit.",
             inherits_session_config: false,
         }],
         routers: &[],
+        net_roles: &[NetRole {
+            cli: "rlm-receiver",
+            help: "RLM receiver (McCanne et al. §3)",
+            role: "add_rlm_receiver",
+            source: false,
+            groups: NetGroups::Layers { control: true },
+            flags: &[],
+            // the testbed's analysis reads every arrival: record them unless told
+            defaults: &[("record", Default_::Str("arrivals"))],
+            status: "rlm_net_status",
+            outputs: &[
+                NetOutput::Levels,
+                NetOutput::Prefixed { reader: "rlm_records", name: "rlm", tables: &[] },
+                NetOutput::Json { reader: "rlm_status", file: "rlm_status.json" },
+            ],
+        }],
     };
 }
 

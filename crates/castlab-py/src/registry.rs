@@ -503,6 +503,81 @@ pub(crate) fn protocols(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
             routers.append(e)?;
         }
         d.set_item("routers", routers)?;
+        let net_roles = PyList::empty(py);
+        for r in p.net_roles {
+            let e = PyDict::new(py);
+            e.set_item("cli", r.cli)?;
+            e.set_item("help", r.help)?;
+            e.set_item("role", r.role)?;
+            e.set_item("source", r.source)?;
+            let (g, control, table) = match r.groups {
+                registry::NetGroups::Layers { control } => ("layers", control, None),
+                registry::NetGroups::One => ("one", false, None),
+                registry::NetGroups::ConfigLayers(t) => ("config_layers", false, Some(t)),
+            };
+            e.set_item("groups", g)?;
+            e.set_item("control", control)?;
+            e.set_item("layers_from", table)?;
+            let flags = PyList::empty(py);
+            for fl in r.flags {
+                let x = PyDict::new(py);
+                x.set_item("name", fl.name)?;
+                match fl.kind {
+                    registry::FlagKind::Int(d) => {
+                        x.set_item("default", d)?;
+                        x.set_item("choices", py.None())?;
+                    }
+                    registry::FlagKind::Choice(c) => {
+                        x.set_item("default", c[0])?;
+                        x.set_item("choices", c.to_vec())?;
+                    }
+                }
+                x.set_item("help", fl.help)?;
+                x.set_item("config", fl.config)?;
+                flags.append(x)?;
+            }
+            e.set_item("flags", flags)?;
+            let defaults = PyDict::new(py);
+            for (k, v) in r.defaults {
+                defaults.set_item(*k, default_py(py, v)?)?;
+            }
+            e.set_item("defaults", defaults)?;
+            e.set_item("status", r.status)?;
+            let outs = PyList::empty(py);
+            for o in r.outputs {
+                let x = PyDict::new(py);
+                match *o {
+                    registry::NetOutput::Levels => x.set_item("kind", "levels")?,
+                    registry::NetOutput::Rates => x.set_item("kind", "rates")?,
+                    registry::NetOutput::Json { reader, file } => {
+                        x.set_item("kind", "json")?;
+                        x.set_item("reader", reader)?;
+                        x.set_item("file", file)?;
+                    }
+                    registry::NetOutput::Prefixed { reader, name, tables } => {
+                        x.set_item("kind", "prefixed")?;
+                        x.set_item("reader", reader)?;
+                        x.set_item("name", name)?;
+                        let t = PyDict::new(py);
+                        for (k, cols) in tables {
+                            t.set_item(*k, cols.to_vec())?;
+                        }
+                        x.set_item("tables", t)?;
+                    }
+                    registry::NetOutput::Columns { reader, file, columns, rest } => {
+                        x.set_item("kind", "columns")?;
+                        x.set_item("reader", reader)?;
+                        x.set_item("file", file)?;
+                        x.set_item("columns", columns.to_vec())?;
+                        x.set_item("rest", rest)?;
+                    }
+                }
+                outs.append(x)?;
+            }
+            e.set_item("outputs", outs)?;
+            net_roles.append(e)?;
+        }
+        d.set_item("net_roles", net_roles)?;
         out.append(d)?;
     }
     Ok(out)

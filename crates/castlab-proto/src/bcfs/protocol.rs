@@ -427,4 +427,5 @@ the window after each change, and counters (`done_s`, `start_s` in seconds).",
         },
     ],
     routers: &[RouterKind { kind: "bcf", keys: &[CONFIG], many: true, role: "add_bcf_routers" }],
+    net_roles: &[],
 };

@@ -3,14 +3,15 @@
 //! in routers (§3.3), their counters and traces, and the scenario's `lesbcc` sessions, `pgm`
 //! receivers and `nak_aggregator` routers.
 
-use castlab_core::{Addr, Dest, Value};
+use castlab_core::{Addr, ConfigValue, Dest, Value};
 
 use super::pgm::{NakAggregator, PgmReceiver, PgmReceiverConfig};
 use super::{LesbccConfig, LesbccSource};
 use crate::param;
 use crate::registry::{
-    agent_as, extension_as, Args, BuildError, BuildResult, ConfigTable, Default_, Groups, Host, Hosts, KeyKind, Out,
-    Protocol, Reader, ReceiverKind, Role, RouterKind, ScenarioKey, SessionKind, Target,
+    agent_as, extension_as, percent, Args, BuildError, BuildResult, ConfigTable, Default_, FlagKind, Groups, Host,
+    Hosts, KeyKind, NetFlag, NetGroups, NetOutput, NetRole, Out, Protocol, Reader, ReceiverKind, Role, RouterKind,
+    ScenarioKey, SessionKind, Target,
 };
 
 fn source<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h LesbccSource> {
@@ -157,6 +158,50 @@ fn row<'h>(host: &'h dyn Host, v: &Value, a: &Args<'_>) -> BuildResult<Out<'h>> 
     Ok(d)
 }
 
+/// The `castlab net` status lines.
+fn net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let s = source(host, v)?;
+    let c = s.cascade();
+    Ok(Out::Str(format!(
+        "policy={} rate={} sending={{sent}} odata={} rdata={} lis={} les={} receivers={} rejected={{rejected}}",
+        c.config().policy.to_value().to_string().trim_matches('"'),
+        rate_text(c.rate_bps()),
+        s.stats.odata_sent,
+        s.stats.rdata_sent,
+        c.stats.lis,
+        c.stats.les,
+        s.receiver_addrs().len()
+    )))
+}
+
+/// The loss is the share of original transmissions found missing (a gap is one sequence number).
+fn pgm_net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let s = receiver(host, v)?.stats;
+    Ok(Out::Str(format!(
+        "rate={{rx}} unique={} odata={} rdata={} gaps={} loss={} naks={} repaired={} unrecoverable={} rejected={{rejected}}",
+        s.unique,
+        s.odata,
+        s.rdata,
+        s.gaps,
+        percent(s.gaps, s.odata),
+        s.naks_sent,
+        s.repaired,
+        s.unrecoverable
+    )))
+}
+
+/// A rate as the status lines print it.
+fn rate_text(bps: f64) -> String {
+    if bps >= 1e6 {
+        format!("{:.2} Mb/s", bps / 1e6)
+    } else {
+        format!("{:.1} kb/s", bps / 1e3)
+    }
+}
+
+const FLOW: NetFlag =
+    NetFlag { name: "flow", kind: FlagKind::Int(1), help: "the session's data flow id", config: false };
+
 const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
 
 pub static PROTOCOL: Protocol = Protocol {
@@ -252,6 +297,22 @@ li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF, 
             read: aggregator_stats,
         },
         Reader {
+            name: "lesbcc_net_status",
+            doc: "The status line of `castlab net lesbcc-source` ({sent} and {rejected} for the driver).",
+            target: Target::Agent("agent"),
+            params: &[],
+            hosts: Hosts::SimAndNet,
+            read: net_status,
+        },
+        Reader {
+            name: "pgm_net_status",
+            doc: "The status line of `castlab net pgm-receiver` ({rx} and {rejected} for the driver).",
+            target: Target::Agent("agent"),
+            params: &[],
+            hosts: Hosts::SimAndNet,
+            read: pgm_net_status,
+        },
+        Reader {
             name: "pgm_flow_row",
             doc: "The scenario flow table's row of a PGM receiver.",
             target: Target::Agent("agent"),
@@ -282,4 +343,44 @@ li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF, 
         many: false,
         role: "attach_nak_aggregator",
     }],
+    net_roles: &[
+        NetRole {
+            cli: "lesbcc-source",
+            help: "LE-SBCC source over the PGM-like transport",
+            role: "add_lesbcc_source",
+            source: true,
+            groups: NetGroups::One,
+            flags: &[
+                NetFlag {
+                    name: "policy",
+                    kind: FlagKind::Choice(&["aimd", "tfrc"]),
+                    help: "rate control (§2 AIMD or §4 TFRC)",
+                    config: true,
+                },
+                FLOW,
+            ],
+            defaults: &[],
+            status: "lesbcc_net_status",
+            outputs: &[
+                NetOutput::Prefixed {
+                    reader: "lesbcc_trace",
+                    name: "lesbcc",
+                    tables: &[("rtt", &["rtt_time_ns", "rtt_sample_s", "srtt_s", "sigma_s", "rtt_used"])],
+                },
+                NetOutput::Rates,
+                NetOutput::Json { reader: "lesbcc_stats", file: "lesbcc_stats.json" },
+            ],
+        },
+        NetRole {
+            cli: "pgm-receiver",
+            help: "PGM receiver that NAKs its losses (LE-SBCC §5.1)",
+            role: "add_pgm_receiver",
+            source: false,
+            groups: NetGroups::One,
+            flags: &[FLOW],
+            defaults: &[],
+            status: "pgm_net_status",
+            outputs: &[NetOutput::Json { reader: "pgm_receiver_stats", file: "pgm_receiver_stats.json" }],
+        },
+    ],
 };

@@ -347,4 +347,5 @@ sequence gaps), windows over loss_th (`over_time_ns`, `over_loss`), DROP_REQs it
         inherits_session_config: false,
     }],
     routers: &[RouterKind { kind: "lmr", keys: &[CONFIG], many: false, role: "attach_lmr" }],
+    net_roles: &[],
 };

@@ -189,6 +189,7 @@ pub static PROTOCOL: crate::registry::Protocol = crate::registry::Protocol {
     sessions: &[],
     receivers: &[],
     routers: &[],
+    net_roles: &[],
 };
 
 pub use congestion::*;
