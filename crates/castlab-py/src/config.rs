@@ -45,7 +45,7 @@ pub(crate) fn to_value(field: &str, v: &Bound<'_, PyAny>) -> Result<Value> {
     }
 }
 
-pub(crate) fn value_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+pub(crate) fn value_to_py<'py>(py: Python<'py>, v: &Value) -> Result<Bound<'py, PyAny>> {
     Ok(match v {
         Value::None => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
@@ -53,14 +53,14 @@ pub(crate) fn value_to_py<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py
         Value::Float(x) => x.into_pyobject(py)?.into_any(),
         Value::Str(s) => PyString::new(py, s).into_any(),
         Value::List(items) => {
-            PyList::new(py, items.iter().map(|x| value_to_py(py, x)).collect::<PyResult<Vec<_>>>()?)?.into_any()
+            PyList::new(py, items.iter().map(|x| value_to_py(py, x)).collect::<Result<Vec<_>>>()?)?.into_any()
         }
         Value::Bytes(b) => PyBytes::new(py, b).into_any(),
     })
 }
 
 /// A configuration as a dict of field -> value (durations in seconds).
-pub(crate) fn config_dict<'py, C: Config>(py: Python<'py>, c: &C) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn config_dict<'py, C: Config>(py: Python<'py>, c: &C) -> Result<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (k, v) in c.values() {
         d.set_item(k, value_to_py(py, &v)?)?;

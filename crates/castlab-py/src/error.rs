@@ -55,6 +55,12 @@ impl From<Error> for PyErr {
     }
 }
 
+impl From<std::convert::Infallible> for Error {
+    fn from(x: std::convert::Infallible) -> Self {
+        match x {}
+    }
+}
+
 impl From<PyErr> for Error {
     fn from(e: PyErr) -> Self {
         Error::Py(e)

@@ -3,6 +3,8 @@
 //! themselves are built through the protocol registry (`registry.rs`).
 
 use pyo3::prelude::*;
+
+use crate::error::Result;
 use pyo3::types::PyDict;
 
 use castlab_proto::lesbcc::{run_synthetic, LesbccConfig, LossHistory, ReceiverClass};
@@ -21,7 +23,7 @@ fn lesbcc_synthetic<'py>(
     packets: i64,
     seed: i64,
     config: Option<&Bound<'py, PyDict>>,
-) -> PyResult<Bound<'py, PyDict>> {
+) -> Result<Bound<'py, PyDict>> {
     let cfg: LesbccConfig = apply(LesbccConfig::default(), config)?;
     if classes.is_empty() {
         return Err(bad("classes", "[]", "needs at least one class of receivers"));
@@ -71,7 +73,7 @@ fn lesbcc_synthetic<'py>(
 /// ...), `s0` the packets since the last LE, weights all 1 (n of them), discount `alpha`.
 #[pyfunction]
 #[pyo3(signature = (intervals, s0, i=1, n=8, alpha=0.95))]
-fn tfrc_average_interval(intervals: Vec<i64>, s0: i64, i: i64, n: i64, alpha: f64) -> PyResult<Option<f64>> {
+fn tfrc_average_interval(intervals: Vec<i64>, s0: i64, i: i64, n: i64, alpha: f64) -> Result<Option<f64>> {
     let n = positive_u32("n", n)? as usize;
     if !(0.0..=1.0).contains(&alpha) {
         return Err(bad("alpha", alpha, "must be in [0, 1]"));
@@ -85,7 +87,7 @@ fn tfrc_average_interval(intervals: Vec<i64>, s0: i64, i: i64, n: i64, alpha: f6
     Ok(h.average(i))
 }
 
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> Result<()> {
     m.add_function(wrap_pyfunction!(lesbcc_synthetic, m)?)?;
     m.add_function(wrap_pyfunction!(tfrc_average_interval, m)?)?;
     Ok(())

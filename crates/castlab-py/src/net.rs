@@ -45,11 +45,11 @@ fn net_config(d: Option<&Bound<'_, PyDict>>) -> Result<NetConfig> {
     apply(base, Some(&rest))
 }
 
-fn node_id(field: &str, n: i64) -> PyResult<NodeId> {
+fn node_id(field: &str, n: i64) -> Result<NodeId> {
     u32::try_from(n).map(NodeId).map_err(|_| bad(field, n, "must be a node id >= 0"))
 }
 
-fn group_id(field: &str, g: i64) -> PyResult<GroupId> {
+fn group_id(field: &str, g: i64) -> Result<GroupId> {
     u32::try_from(g).map(GroupId).map_err(|_| bad(field, g, "must be a group id >= 0"))
 }
 
@@ -62,14 +62,14 @@ pub struct NetDriver {
 }
 
 impl NetDriver {
-    pub(crate) fn index(&self, agent: i64) -> PyResult<usize> {
+    pub(crate) fn index(&self, agent: i64) -> Result<usize> {
         u32::try_from(agent)
             .ok()
             .and_then(|a| self.ids.iter().position(|x| *x == a))
             .ok_or_else(|| bad("agent", agent, "no such agent in this driver"))
     }
 
-    fn get<T: 'static>(&self, agent: i64, what: &str) -> PyResult<&T> {
+    fn get<T: 'static>(&self, agent: i64, what: &str) -> Result<&T> {
         let i = self.index(agent)?;
         self.inner.agent::<T>(i).ok_or_else(|| bad("agent", agent, what))
     }
@@ -95,7 +95,7 @@ impl NetDriver {
         Ok(id)
     }
 
-    fn groups(&self, field: &str, gs: &[i64]) -> PyResult<Vec<GroupId>> {
+    fn groups(&self, field: &str, gs: &[i64]) -> Result<Vec<GroupId>> {
         if gs.is_empty() {
             return Err(bad(field, "[]", "needs at least one group"));
         }
@@ -152,7 +152,7 @@ impl NetDriver {
         self.inner.now().as_secs_f64()
     }
 
-    /// A layered CBR source (RLM §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
+    /// A layered CBR source (McCanne et al. §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
     /// sending at `stop` seconds (driver time) if given.
     #[pyo3(signature = (agent_id, node, port, groups, rates_bps, packet_size=1000, flow=0, jitter=true, stop=None))]
     #[allow(clippy::too_many_arguments)]
@@ -167,7 +167,7 @@ impl NetDriver {
         flow: i64,
         jitter: bool,
         stop: Option<f64>,
-    ) -> PyResult<u32> {
+    ) -> Result<u32> {
         let gs = self.groups("groups", &groups)?;
         if rates_bps.len() != gs.len() {
             return Err(bad("rates_bps", rates_bps.len(), "needs one rate per group"));
@@ -186,8 +186,7 @@ impl NetDriver {
         }
         let flow = crate::u32_field("flow", flow)?;
         let stop = stop.map(|s| time_s("stop", s)).transpose()?.unwrap_or(Instant::MAX);
-        let src =
-            CbrSource::try_layered(&gs, &rates_bps, size, flow, self.inner.now(), stop, jitter).map_err(Error::from)?;
+        let src = CbrSource::try_layered(&gs, &rates_bps, size, flow, self.inner.now(), stop, jitter)?;
         Ok(self.add(agent_id, node, port, Box::new(src))?)
     }
 
@@ -201,7 +200,7 @@ impl NetDriver {
         port: i64,
         groups: Vec<i64>,
         schedule: Vec<(f64, i64)>,
-    ) -> PyResult<u32> {
+    ) -> Result<u32> {
         let gs = if groups.is_empty() { vec![] } else { self.groups("groups", &groups)? };
         let mut sched = Vec::with_capacity(schedule.len());
         for (t, lvl) in schedule {
@@ -217,7 +216,7 @@ impl NetDriver {
     /// 100 ms; between slices, signals are checked (Ctrl-C raises KeyboardInterrupt, the
     /// records stay) and `status()` is called every `status_interval` seconds.
     #[pyo3(signature = (duration, status=None, status_interval=1.0))]
-    fn run(slf: &Bound<'_, Self>, duration: f64, status: Option<Py<PyAny>>, status_interval: f64) -> PyResult<()> {
+    fn run(slf: &Bound<'_, Self>, duration: f64, status: Option<Py<PyAny>>, status_interval: f64) -> Result<()> {
         let py = slf.py();
         let d = duration_s("duration", duration)?;
         let every = duration_s("status_interval", status_interval)?;
@@ -240,7 +239,7 @@ impl NetDriver {
                     slice_end = slice_end.min(next_status);
                 }
                 let inner = &mut me.inner;
-                py.detach(|| inner.run_until(slice_end)).map_err(Error::from)?;
+                py.detach(|| inner.run_until(slice_end))?;
                 inner.now()
             };
             py.check_signals()?;
@@ -258,7 +257,7 @@ impl NetDriver {
     /// misdirected), not_joined, from_unlisted, no_route, rate-cap drops, send/receive/join
     /// errors, timer fires and lateness (late_mean_ns, late_max_ns), the receive buffer the
     /// kernel granted, and `last_error` (str or None).
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn stats<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let s = self.inner.stats();
         let d = crate::counters(py, &s.pairs())?;
         d.set_item("late_mean_ns", s.late_mean_ns())?;
@@ -267,7 +266,7 @@ impl NetDriver {
     }
 
     /// The groups agent `agent` is a member of now.
-    fn joined(&self, agent: i64) -> PyResult<Vec<u32>> {
+    fn joined(&self, agent: i64) -> Result<Vec<u32>> {
         let i = self.index(agent)?;
         Ok(self.inner.joined(i).iter().map(|g| g.0).collect())
     }
@@ -278,13 +277,13 @@ impl NetDriver {
     }
 
     /// Subscription-level changes of every receiver: time_ns (driver time), agent, level.
-    fn level_timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn level_timeline<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let t = self.inner.timelines();
         level_timeline_dict(py, &t.level_time_ns, &t.level_agent, &t.level)
     }
 
     /// Sending-rate changes of every rate-controlled sender: time_ns, agent, rate_bps.
-    fn rate_timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn rate_timeline<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let t = self.inner.timelines();
         let d = PyDict::new(py);
         d.set_item("time_ns", arr_u64(py, &t.rate_time_ns))?;
@@ -294,34 +293,34 @@ impl NetDriver {
     }
 
     /// Packets sent so far by a layered source, per layer.
-    fn source_sent(&self, agent: i64) -> PyResult<Vec<u64>> {
+    fn source_sent(&self, agent: i64) -> Result<Vec<u64>> {
         let s = self.get::<CbrSource>(agent, "is not a layered source")?;
         Ok(s.streams().iter().map(|st| st.sent()).collect())
     }
 
-    fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         sink_arrivals_dict(py, &self.get::<LayeredSink>(agent, "is not a sink")?.records)
     }
 
-    fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         sink_losses_dict(py, &self.get::<LayeredSink>(agent, "is not a sink")?.records)
     }
 
     /// A sink's current level.
-    fn sink_level(&self, agent: i64) -> PyResult<u32> {
+    fn sink_level(&self, agent: i64) -> Result<u32> {
         Ok(self.get::<LayeredSink>(agent, "is not a sink")?.level())
     }
 }
 
 /// The driver settings' defaults (the only place they are written is Rust's `Default`).
 #[pyfunction]
-fn net_default_config<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+fn net_default_config<'py>(py: Python<'py>) -> Result<Bound<'py, PyDict>> {
     let d = config_dict(py, &NetConfig::default())?;
     d.set_item("key", py.None())?;
     Ok(d)
 }
 
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> Result<()> {
     m.add_class::<NetDriver>()?;
     m.add_function(wrap_pyfunction!(net_default_config, m)?)?;
     Ok(())

@@ -15,12 +15,12 @@ use castlab_core::{Addr, Agent, AgentId, ChannelId, GroupId, Instant, NodeId, Ro
 use castlab_proto::registry::{self, Args, BuildError, BuildResult, Default_, Host, Hosts, Key, Out, Raw, Target};
 
 use crate::config::to_value;
-use crate::error::Error;
+use crate::error::{Error, Result};
 use crate::net::NetDriver;
 use crate::Simulator;
 
 /// Keyword arguments as (name, value) pairs.
-fn pairs(d: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, Value)>> {
+fn pairs(d: Option<&Bound<'_, PyDict>>) -> Result<Vec<(String, Value)>> {
     let mut out = Vec::new();
     if let Some(d) = d {
         for (k, v) in d.iter() {
@@ -33,7 +33,7 @@ fn pairs(d: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, Value)>> {
 }
 
 /// The call's arguments in the order of `params`, each present: given, or its default.
-fn complete(params: &[registry::Param], mut given: Vec<(String, Value)>) -> Result<Vec<(String, Value)>, Error> {
+fn complete(params: &[registry::Param], mut given: Vec<(String, Value)>) -> Result<Vec<(String, Value)>> {
     if let Some((k, _)) = given.iter().find(|(k, _)| !params.iter().any(|p| p.name == k)) {
         return Err(Error::Type(format!("unexpected argument {k:?}")));
     }
@@ -185,7 +185,7 @@ fn no_such(kind: &str, name: &str) -> Error {
 }
 
 /// A reader's target as a [`Value`], checked for its kind.
-fn target_value(t: &Bound<'_, PyAny>) -> PyResult<Value> {
+fn target_value(t: &Bound<'_, PyAny>) -> Result<Value> {
     Ok(to_value("target", t)?)
 }
 
@@ -201,15 +201,15 @@ impl Simulator {
         role: &str,
         args: Option<&Bound<'py, PyDict>>,
         config: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> Result<Bound<'py, PyAny>> {
         let r = registry::role(role).ok_or_else(|| no_such("role", role))?;
         let vals = complete(r.params, pairs(args)?)?;
         let cfg = pairs(config)?;
         if r.config.is_none() && !cfg.is_empty() {
             return Err(Error::Type(format!("{role}: takes no config overrides (got {:?})", cfg[0].0)).into());
         }
-        let out = (r.build)(&mut SimHost(&mut self.inner), &Args::new(&vals, &cfg)).map_err(Error::from)?;
-        to_py(py, &out)
+        let out = (r.build)(&mut SimHost(&mut self.inner), &Args::new(&vals, &cfg))?;
+        Ok(to_py(py, &out)?)
     }
 
     /// Read the registered record or status `reader` of `target` (an agent id or a node
@@ -221,13 +221,13 @@ impl Simulator {
         reader: &str,
         target: &Bound<'py, PyAny>,
         args: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> Result<Bound<'py, PyAny>> {
         let r = registry::reader(reader).ok_or_else(|| no_such("reader", reader))?;
         let vals = complete(r.params, pairs(args)?)?;
         let t = target_value(target)?;
         let host = SimHost(&mut self.inner);
-        let out = (r.read)(&host, &t, &Args::new(&vals, &[])).map_err(Error::from)?;
-        to_py(py, &out)
+        let out = (r.read)(&host, &t, &Args::new(&vals, &[]))?;
+        Ok(to_py(py, &out)?)
     }
 }
 
@@ -334,7 +334,7 @@ impl NetDriver {
         port: i64,
         args: Option<&Bound<'py, PyDict>>,
         config: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> Result<Bound<'py, PyAny>> {
         let r = registry::role(role).ok_or_else(|| no_such("role", role))?;
         if r.hosts != Hosts::SimAndNet {
             return Err(Error::Value(format!("role: {role} runs in the simulator only")).into());
@@ -344,8 +344,8 @@ impl NetDriver {
         vals.push(("start".into(), Value::Float(0.0)));
         let cfg = pairs(config)?;
         let mut host = NetHost { drv: self, agent_id, port, added: None };
-        let out = (r.build)(&mut host, &Args::new(&vals, &cfg)).map_err(Error::from)?;
-        to_py(py, &out)
+        let out = (r.build)(&mut host, &Args::new(&vals, &cfg))?;
+        Ok(to_py(py, &out)?)
     }
 
     /// Read the registered record or status `reader` of agent `agent`.
@@ -356,15 +356,15 @@ impl NetDriver {
         reader: &str,
         agent: i64,
         args: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> Result<Bound<'py, PyAny>> {
         let r = registry::reader(reader).ok_or_else(|| no_such("reader", reader))?;
         if r.hosts != Hosts::SimAndNet {
             return Err(Error::Value(format!("reader: {reader} reads the simulator only")).into());
         }
         let vals = complete(r.params, pairs(args)?)?;
         let host = NetHost { drv: self, agent_id: 0, port: 0, added: None };
-        let out = (r.read)(&host, &Value::Int(agent), &Args::new(&vals, &[])).map_err(Error::from)?;
-        to_py(py, &out)
+        let out = (r.read)(&host, &Value::Int(agent), &Args::new(&vals, &[]))?;
+        Ok(to_py(py, &out)?)
     }
 }
 
@@ -373,7 +373,7 @@ impl NetDriver {
 fn default_py<'py>(py: Python<'py>, d: &Default_) -> PyResult<Bound<'py, PyAny>> {
     match d.value() {
         None => Ok(py.None().into_bound(py)),
-        Some(v) => crate::config::value_to_py(py, &v),
+        Some(v) => Ok(crate::config::value_to_py(py, &v)?),
     }
 }
 

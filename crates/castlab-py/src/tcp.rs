@@ -6,6 +6,8 @@
 //! either agent is added: a `ValueError` naming the field leaves the scenario untouched.
 
 use pyo3::prelude::*;
+
+use crate::error::Result;
 use pyo3::types::PyDict;
 
 use castlab_core::{Addr, AgentId, Instant};
@@ -13,10 +15,10 @@ use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink, Transfer};
 
 use crate::config::apply;
 use crate::records;
-use crate::{bad, err, nonneg_u64, u32_field, Simulator};
+use crate::{bad, nonneg_u64, u32_field, Simulator};
 
 impl Simulator {
-    fn tcp_sender(&self, a: i64) -> PyResult<(AgentId, &TcpSender)> {
+    fn tcp_sender(&self, a: i64) -> Result<(AgentId, &TcpSender)> {
         let id = self.agent_id("agent", a)?;
         let s = self
             .inner
@@ -55,7 +57,7 @@ impl Simulator {
         port: Option<i64>,
         flow: Option<i64>,
         config: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<u32> {
+    ) -> Result<u32> {
         let ns = self.node("src", src)?;
         let nd = self.node("dst", dst)?;
         if ns == nd {
@@ -92,10 +94,10 @@ impl Simulator {
         // The sink listens from now on (the sender may start later); a port already in use is
         // the only failure left, and it happens before anything is added.
         let now = self.inner.now();
-        let sink = self.inner.add_agent(nd, port, now, Box::new(TcpSink::new(cfg.clone()))).map_err(err)?;
+        let sink = self.inner.add_agent(nd, port, now, Box::new(TcpSink::new(cfg.clone())))?;
         let addr: Addr = self.inner.agent_addr(sink).expect("just added");
         let tx = TcpSender::new(addr, flow, cfg.clone(), algo.build(&cfg));
-        let id = self.inner.add_agent(ns, None, s, Box::new(tx)).map_err(err)?;
+        let id = self.inner.add_agent(ns, None, s, Box::new(tx))?;
         debug_assert_eq!(id.0, sink.0 + 1);
         Ok(id.0)
     }
@@ -106,7 +108,7 @@ impl Simulator {
     /// retransmit, 2 NewReno partial ACK, 3 timeout, 4 go-back-N after a timeout),
     /// timeout_time_ns/timeout_rto_ns, ack_time_ns/acked_bytes (cumulative bytes acknowledged),
     /// and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).
-    fn tcp_trace<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn tcp_trace<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         let (id, s) = self.tcp_sender(agent)?;
         let d = records::table(py, &s.trace)?;
         let (_, sink) = self.tcp_sink_of(id).ok_or_else(|| bad("agent", agent, "has no TCP sink"))?;
@@ -115,7 +117,7 @@ impl Simulator {
     }
 
     /// Counters and current state of a TCP sender and its sink (bytes, seconds).
-    fn tcp_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn tcp_stats<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         let (id, s) = self.tcp_sender(agent)?;
         let (sink_id, sink) = self.tcp_sink_of(id).ok_or_else(|| bad("agent", agent, "has no TCP sink"))?;
         let d = PyDict::new(py);
