@@ -1,6 +1,7 @@
 """How many code files outside a protocol's own places name it: the measure of "one place per
 protocol". A file counts when it is a .rs, .py or .pyi file tracked by git, lies outside the
-protocol's own module in castlab-proto, the tests (tests/, crates/*/tests/), the experiments
+protocol's own module in castlab-proto, the tests (tests/, crates/*/tests/, and test-only
+modules in crates/*/src/tests/), the experiments
 (python/castlab/experiments/), docs/, bench/ and examples/, and contains the protocol's name
 (case-insensitive; comments count too).
 
@@ -32,7 +33,7 @@ EXCLUDED = ("tests/", "docs/", "bench/", "examples/", "python/castlab/experiment
 def _files() -> list[str]:
     out = subprocess.run(["git", "ls-files", "*.rs", "*.py", "*.pyi"], cwd=ROOT, capture_output=True, text=True,
                          check=True).stdout.split()
-    return [f for f in out if not f.startswith(EXCLUDED) and not re.match(r"crates/[^/]+/tests/", f)]
+    return [f for f in out if not f.startswith(EXCLUDED) and not re.match(r"crates/[^/]+/(src/)?tests/", f)]
 
 
 def naming_files() -> dict[str, list[str]]:

@@ -71,7 +71,7 @@ class Simulator:
         stop: Optional[float] = None,
         jitter: bool = True,
     ) -> int:
-        """A layered CBR source (RLM §4 law): layer m at rates_bps[m] on groups[m]."""
+        """A layered CBR source (McCanne et al. §4 law): layer m at rates_bps[m] on groups[m]."""
     def add_cbr(
         self,
         node: str,
@@ -84,7 +84,7 @@ class Simulator:
         stop: Optional[float] = None,
         jitter: bool = False,
     ) -> int:
-        """A unicast CBR source to (dst, dst_port); jitter as RLM §4 when `jitter`."""
+        """A unicast CBR source to (dst, dst_port); jitter as McCanne et al. §4 when `jitter`."""
     def add_sink(
         self,
         node: str,
@@ -131,7 +131,7 @@ class Simulator:
         layer, first_seq, count.
         """
     def sink_worst_window_loss(self, agent: int, window: float) -> float:
-        """Worst-case loss rate of a sink over windows of `window` seconds (RLM §4.2): the online
+        """Worst-case loss rate of a sink over windows of `window` seconds (McCanne et al. §4.2): the online
         value for a configured window, else computed from the recorded arrivals.
         """
     def sink_summary(self, agent: int) -> dict[str, object]:
@@ -198,7 +198,7 @@ class Simulator:
         name), with the reader's further arguments `args`."""
 
 def worst_window_loss(times_ns: list[int], received: list[int], lost: list[int], window: float) -> float:
-    """Worst-case windowed loss over an event process (RLM §4.2): `times_ns` sorted; at each
+    """Worst-case windowed loss over an event process (McCanne et al. §4.2): `times_ns` sorted; at each
     event `received` packets arrived and `lost` were detected lost.
     """
 def config_defaults(protocol: str) -> dict[str, ConfigValue]:
@@ -254,7 +254,7 @@ class NetDriver:
         jitter: bool = True,
         stop: Optional[float] = None,
     ) -> int:
-        """A layered CBR source (RLM §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
+        """A layered CBR source (McCanne et al. §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
         sending at `stop` seconds (driver time) if given.
         """
     def add_sink(

@@ -271,7 +271,7 @@ class SourceRole(Role):
 
     def build(self) -> None:
         a = self.args
-        rates = [a.base_rate * 2 ** m for m in range(a.layers)]  # RLM §4: 32·2^m kb/s
+        rates = [a.base_rate * 2 ** m for m in range(a.layers)]  # McCanne et al. §4: 32·2^m kb/s
         if sum(rates) > self.session.rate_cap_bps:
             raise ValueError(f"--base-rate: the {a.layers} layers offer {_fmt_rate(sum(rates))}, more than "
                              f"--rate-cap {_fmt_rate(self.session.rate_cap_bps)}; raise the cap if you mean it")
@@ -565,13 +565,13 @@ def add_parsers(sub) -> None:
         h.add_argument("--config", type=parse_override, action="append", metavar="NAME=VALUE",
                        help="override a protocol config field (repeatable; durations in seconds)")
 
-    p = roles.add_parser("source", help="layered CBR source (RLM §4: layer m at base·2^m)")
+    p = roles.add_parser("source", help="layered CBR source (McCanne et al. §4: layer m at base·2^m)")
     common(p, receiver=False)
     p.add_argument("--layers", type=int, default=argparse.SUPPRESS, help="(default 6; may come from --session-file)")
     p.add_argument("--base-rate", type=parse_rate, default=32e3, help="layer 0's rate, bit/s (default 32e3)")
     p.add_argument("--packet-size", type=int, default=1000, help="bytes (default %(default)s)")
     p.add_argument("--flow", type=int, default=1)
-    p.add_argument("--no-jitter", action="store_true", help="exact intervals instead of RLM §4's jitter")
+    p.add_argument("--no-jitter", action="store_true", help="exact intervals instead of McCanne et al. §4's jitter")
 
     p = roles.add_parser("sink", help="measuring receiver at a fixed level")
     common(p, receiver=True)

@@ -245,7 +245,7 @@ pub fn unknown_field(field: &str, known: &[&str]) -> ConfigError {
 /// `fn validate(&self) -> Result<(), ConfigError>`.
 ///
 /// ```ignore
-/// castlab_core::config_fields!(RlmConfig { alpha, beta, t_min, t_max });
+/// castlab_core::config_fields!(ProtoConfig { alpha, beta, t_min, t_max });
 /// ```
 #[macro_export]
 macro_rules! config_fields {

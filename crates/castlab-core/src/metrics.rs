@@ -1,6 +1,6 @@
 //! Metrics computed once, in Rust: by the simulator, the protocols' readers and Python.
 
-/// Worst-case windowed loss rate (McCanne, Jacobson and Vetterli, RLM §4.2): slide a window
+/// Worst-case windowed loss rate (McCanne, Jacobson and Vetterli 1996, §4.2): slide a window
 /// of length `window_ns` over a receiver's arrival process; within each window position the
 /// loss rate is `lost / (lost + received)`; return the maximum over all positions.
 ///

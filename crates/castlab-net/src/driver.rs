@@ -19,7 +19,7 @@
 //! `sent_at` field carries the sender's time on a shared scale (Unix-epoch nanoseconds from
 //! the real-time clock, sampled once at creation and then advanced by the monotonic clock):
 //! the sending driver converts to it and the receiving one back to its own `Instant`, so an
-//! agent comparing `sent_at` with its own times (RLM's and the sink's join instants) compares
+//! agent comparing `sent_at` with its own times (a receiver's join instants) compares
 //! like with like. On one host (namespaces share the clock) this is exact up to the sampling
 //! of the two clocks; across hosts it needs synchronised clocks (NTP).
 

@@ -18,9 +18,7 @@ pub mod testing;
 pub mod window;
 
 #[cfg(test)]
-mod invariants;
-#[cfg(test)]
-mod properties;
+mod tests;
 
 pub use cbr::{CbrSource, CbrStream};
 pub use sink::{LayeredSink, Record, SinkRecords, SinkSummary};

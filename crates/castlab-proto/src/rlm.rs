@@ -98,8 +98,8 @@ pub struct RlmConfig {
     /// once per lost packet (as gaps reveal them) and once per received packet, with
     /// w = 1/16 (a memory of about 16 packets: ~0.13 s at level 5 of the §4 source).
     pub loss_gain: f64,
-    /// T, the loss-rate threshold of the "L > T" transitions. 0.25: the NLM paper (Nakauchi
-    /// et al., §5) reports running RLM with a 25 % threshold.
+    /// T, the loss-rate threshold of the "L > T" transitions. 0.25: Nakauchi et al. (§5)
+    /// report running RLM with a 25 % threshold.
     pub loss_threshold: f64,
     /// Minimum interval between this receiver's session messages. The paper only says the
     /// group size is estimated "through the exchange of session-wide control messages (e.g.,

@@ -1,4 +1,4 @@
-//! The RLM paper's worst-case windowed loss (McCanne, Jacobson and Vetterli, §4.2), computed
+//! The worst-case windowed loss of McCanne, Jacobson and Vetterli (1996, §4.2), computed
 //! online while a receiver runs, so a sink need not keep every arrival.
 //!
 //! The definition is the one `castlab_sim::metrics::worst_window_loss` computes offline from
