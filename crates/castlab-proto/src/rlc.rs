@@ -849,6 +849,7 @@ and `lost` (packets per layer), `bytes`, `late`, `ignored` (losses in deaf perio
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Driver;
     use castlab_core::{Addr, NodeId, Rng};
 
     fn groups(n: u32) -> Vec<GroupId> {
@@ -865,19 +866,17 @@ mod tests {
     }
 
     /// Runs a sender alone until `until`, returning every packet it emits (with its send time).
+    /// The packets a sender sends from 0 until `until` (and its timers after it, until it has
+    /// none), driven by the shared harness: events drained, packets never before their time.
     fn run_sender(cfg: RlcConfig, until: Instant) -> Vec<Packet> {
         let n = cfg.layers;
-        let mut s = RlcSender::try_new(cfg, &groups(n), 7, Instant::ZERO, until).unwrap();
-        s.handle_start(Instant::ZERO, info());
-        let mut out = Vec::new();
-        while let Some(t) = s.poll_timeout() {
-            s.handle_timeout(t);
-            while let Some(p) = s.poll_transmit() {
-                assert!(p.sent_at <= t, "packet released before its time");
-                out.push(p);
-            }
+        let s = RlcSender::try_new(cfg, &groups(n), 7, Instant::ZERO, until).unwrap();
+        let mut d = Driver::start_with(s, Instant::ZERO, info());
+        while let Some(t) = d.agent.poll_timeout() {
+            d.advance_to(t);
         }
-        out
+        assert!(d.sent.iter().all(|(t, p)| p.sent_at <= *t), "packet released before its time");
+        d.sent.into_iter().map(|(_, p)| p).collect()
     }
 
     fn sp_of(p: &Packet) -> u64 {
