@@ -12,9 +12,8 @@ use castlab_proto::bcfs::rainbow::{RainbowConfig, RainbowReceiver};
 use castlab_proto::bcfs::{BcfConfig, BcfHost, BcfLink, BcfRouter, ExpressReceiver, ExpressSource};
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, Simulator};
 
-fn secs(s: f64) -> Instant {
-    Instant::from_secs_f64(s)
-}
+mod common;
+use common::secs;
 
 fn fast(delay_s: f64) -> LinkConfig {
     LinkConfig::new(10e6, delay_s, QueueConfig::DropTail { limit_pkts: 1000 })
