@@ -842,7 +842,7 @@ impl RlmReceiver {
         // the received packet
         self.loss_rate *= 1.0 - w;
         // the loss a gap reveals counts at this instant, before this arrival (as
-        // castlab_sim::metrics::arrival_process orders the recorded rows)
+        // castlab_core::metrics::arrival_process orders the recorded rows)
         for win in &mut self.windows {
             if lost > 0 {
                 win.push(t, 0, lost);

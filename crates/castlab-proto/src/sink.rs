@@ -227,7 +227,7 @@ impl Agent for LayeredSink {
         sm.first_arrival_ns.get_or_insert(t);
         sm.last_arrival_ns = Some(t);
         // the loss a gap reveals is counted at this instant, before this arrival (as
-        // castlab_sim::metrics::arrival_process orders them)
+        // castlab_core::metrics::arrival_process orders them)
         let mut gap = 0u64;
         if self.tracked(p) {
             match self.gaps.iter_mut().find(|g| g.flow == p.flow && g.layer == p.layer) {
