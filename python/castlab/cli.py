@@ -140,7 +140,16 @@ def _cmd_reproduce(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         print(f"castlab reproduce: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
         return 2
-    out = Path(args.out)
+    # Default folders never mix runs: out/NAME for one experiment, out/ (out/NAME each and the
+    # report) for --all; a folder holding another experiment's outputs is refused.
+    out = Path(args.out) if args.out else (Path("out") if args.all else Path("out") / names[0])
+    from castlab.outdir import OutDirError, check_all_out, check_reproduce_out
+
+    try:
+        check_all_out(out, names) if args.all else check_reproduce_out(out, names[0])
+    except OutDirError as e:
+        print(f"castlab reproduce: {e}", file=sys.stderr)
+        return 2
     if not args.all and args.jobs:
         # one experiment: its own loop over seeds and points runs on the workers
         from castlab.experiments.common import set_jobs
@@ -395,7 +404,14 @@ def _cmd_scenario_run(args) -> int:
     except (ScenarioError, ValueError, OSError) as e:
         print(f"castlab scenario: {e}", file=sys.stderr)
         return 2
-    out = Path(args.out)
+    from castlab.outdir import OutDirError, check_scenario_out
+
+    out = Path(args.out) if args.out else Path("out") / scenario.name
+    try:
+        check_scenario_out(out, scenario.name, scenario.to_dict())
+    except OutDirError as e:
+        print(f"castlab scenario: {e}", file=sys.stderr)
+        return 2
     every: list[dict] = []
     for seed in seeds:
         run_dir = out / f"seed-{seed}"
@@ -456,7 +472,7 @@ def _add_scenario_parser(sub) -> None:
     r = ssub.add_parser("run", help="run FILE for each seed and print the per-receiver and per-flow table")
     r.add_argument("file", help="the scenario file (.toml)")
     r.add_argument("--seeds", help="seeds: 5, 1-3 or 1,4,7 (default: the file's `seeds`)")
-    r.add_argument("--out", default="out/scenario", help="output directory (default: out/scenario)")
+    r.add_argument("--out", default=None, help="output directory (default: out/NAME, the scenario's name)")
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a value by its dotted key (links.NAME.delay=20ms, duration=60s); repeatable")
     r.add_argument("--lenient", action="store_true",
@@ -483,7 +499,8 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("reproduce", help="reproduce an experiment (a paper figure or an engine check)")
     r.add_argument("name", nargs="?", help="experiment name (see `castlab list`)")
     r.add_argument("--all", action="store_true", help="every experiment, with a report")
-    r.add_argument("--out", default="out", help="output directory (default: out)")
+    r.add_argument("--out", default=None,
+                   help="output directory (default: out/NAME; with --all, out/ with a folder per experiment)")
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
     r.add_argument("--strict", action="store_true", help="exit 1 if any claim does not hold")
