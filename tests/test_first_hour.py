@@ -108,3 +108,92 @@ def test_two_scenario_files_do_not_share_seed_folders(tmp_path):
     assert r.returncode == 2 and "other parameters" in r.stderr
     assert castlab("scenario", "run", str(a), "--seeds", "2", cwd=tmp_path).returncode == 0
     assert sorted(p.name for p in (tmp_path / "out" / "alpha").glob("seed-*")) == ["seed-1", "seed-2"]
+
+
+# ---- aggregates: plain numbers, numeric order, short names
+
+
+def _sweep_frame():
+    import pandas as pd
+
+    rows = []
+    for delay, base in (("160ms", 0.3), ("10ms", 0.01), ("40ms", 0.05)):
+        for seed, d in zip((1, 2, 3), (-0.009, 0.0, 0.009)):
+            rows.append({"target": "t.toml", "seed": seed, "status": "ok", "links.bottleneck.delay": delay,
+                         "rx.loss": base + d, "rx.mean_rate_bps": 1.4e6 + 1e4 * seed, "total.loss": base})
+    df = pd.DataFrame(rows)
+    df.attrs.update(params=["links.bottleneck.delay"], metrics=["rx.loss", "rx.mean_rate_bps", "total.loss"])
+    return df
+
+
+def test_aggregate_orders_grid_values_by_magnitude_and_reads_short_names():
+    from castlab.study import aggregate
+
+    agg = aggregate(_sweep_frame(), by=["delay"], metrics=["loss"])
+    assert list(dict.fromkeys(agg["links.bottleneck.delay"])) == ["10ms", "40ms", "160ms"]
+    assert set(agg["metric"]) == {"rx.loss", "total.loss"}
+    with pytest.raises(ValueError) as e:
+        aggregate(_sweep_frame(), by=["dealy"])
+    assert "links.bottleneck.delay" in str(e.value)
+    with pytest.raises(ValueError) as e:
+        aggregate(_sweep_frame(), metrics=["los"])
+    assert "rx.loss" in str(e.value) and "rx.mean_rate_bps" in str(e.value)
+
+
+def test_value_sort_key_reads_units():
+    from castlab.study.results import value_sort_key
+
+    assert sorted(["160ms", "1s", "10ms", "40ms"], key=value_sort_key) == ["10ms", "40ms", "160ms", "1s"]
+    assert sorted(["10Mbps", "1.5Mbps", "500kbps"], key=value_sort_key) == ["500kbps", "1.5Mbps", "10Mbps"]
+    assert sorted([10, 2, 160], key=value_sort_key) == [2, 10, 160]
+
+
+def test_aggregate_table_prints_plain_numbers():
+    from castlab.study import aggregate
+    from castlab.study.results import format_aggregate, plain
+
+    assert plain(0.0042513) == "0.004251" and plain(1413000.0) == "1413000" and plain(12.5) == "12.5"
+    text = format_aggregate(aggregate(_sweep_frame()))
+    assert "e-0" not in text and "e+0" not in text
+    head = text.splitlines()[0]
+    assert head.index("delay=10ms") < head.index("delay=40ms") < head.index("delay=160ms")
+    assert len(text.splitlines()) == 1 + 3 + 1  # header, one row per metric, the note
+
+
+def test_cli_results_aggregate_by_the_guides_short_names(tmp_path, capsys):
+    from castlab import cli
+
+    sc = small(tmp_path, "grid", duration="10s")
+    assert cli.main(["sweep", str(sc), "--grid", "links.bottleneck.delay=160ms,10ms,40ms", "--seeds", "1",
+                     "--store", str(tmp_path / "st"), "--jobs", "1", "--no-progress"]) == 0
+    capsys.readouterr()
+    assert cli.main(["results", str(tmp_path / "st"), "--aggregate", "--by", "delay", "--metrics", "loss"]) == 0
+    text = capsys.readouterr().out
+    assert text.index("delay=10ms") < text.index("delay=40ms") < text.index("delay=160ms")
+    assert "ra.loss" in text and "total.loss" in text and "e-0" not in text
+    assert cli.main(["results", str(tmp_path / "st"), "--aggregate", "--by", "latency"]) == 2
+    assert "links.bottleneck.delay" in capsys.readouterr().err
+
+
+# ---- small samples
+
+
+def test_aggregate_of_one_run_has_no_interval_and_nonnegative_ones_stay_nonnegative():
+    from castlab.study import aggregate
+
+    df = _sweep_frame()
+    one = aggregate(df[df["seed"] == 1], metrics=["rx.loss"])
+    assert one["n"].tolist() == [1, 1, 1] and one["lo"].isna().all() and one["hi"].isna().all()
+    # loss 0.001, 0.01, 0.019 over three seeds: the t interval's lower half crosses 0, loss cannot
+    agg = aggregate(df, metrics=["rx.loss"]).set_index("links.bottleneck.delay")
+    assert agg.loc["10ms", "lo"] == 0.0 and agg.loc["10ms", "hi"] > 0.01
+
+
+def test_t_interval_clips_a_nonnegative_quantity_and_says_so():
+    from castlab.stats import describe_interval, t_interval
+
+    mean, lo, hi = t_interval([0.0, 0.01, 0.0], nonnegative=True)
+    assert lo == 0.0 and hi > mean > 0
+    assert t_interval([0.0, 0.01, 0.0])[1] < 0  # the plain interval does cross 0
+    assert "clipped at 0" in describe_interval([0.0, 0.01, 0.0], nonnegative=True)
+    assert describe_interval([0.00425]) == "1 seed: no interval"

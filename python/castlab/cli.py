@@ -320,10 +320,11 @@ def _cmd_sweep(args) -> int:
 
         from castlab.study import aggregate
 
+        from castlab.study.results import format_aggregate
+
         df = pd.DataFrame(rep.rows)
         df.attrs.update(params=rep.params, metrics=rep.metrics)
-        with pd.option_context("display.width", 200, "display.max_rows", 200):
-            print(aggregate(df).to_string(index=False))
+        print(format_aggregate(aggregate(df)))
     return 1 if rep.failed else 0
 
 
@@ -345,6 +346,10 @@ def _cmd_results(args) -> int:
     if args.csv:
         df.to_csv(args.csv, index=False)
         print(f"castlab results: {len(df)} rows -> {args.csv}", file=sys.stderr)
+    elif args.aggregate:
+        from castlab.study.results import format_aggregate
+
+        print(format_aggregate(df, args.confidence))
     else:
         with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 50):
             print(df.to_string(index=False))

@@ -152,11 +152,11 @@ def band_at_most(id: str, statement: str, bound: float, readings: dict[str, floa
 
 
 def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean and the Student-t confidence interval (lo, hi) of `values` (n >= 2; with one value
-    the interval is that value)."""
-    from castlab.stats import t_interval as _t
+    """Mean and the Student-t confidence interval (lo, hi) of `values`; with fewer than two
+    values there is no interval (lo = hi = NaN), never a zero-width one."""
+    from castlab.stats import mean_interval
 
-    return _t(values, confidence)
+    return mean_interval(values, confidence)[:3]
 
 
 # Worker processes for an experiment's own loop over seeds and points (map_runs): 1 runs them
