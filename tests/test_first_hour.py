@@ -197,3 +197,43 @@ def test_t_interval_clips_a_nonnegative_quantity_and_says_so():
     assert t_interval([0.0, 0.01, 0.0])[1] < 0  # the plain interval does cross 0
     assert "clipped at 0" in describe_interval([0.0, 0.01, 0.0], nonnegative=True)
     assert describe_interval([0.00425]) == "1 seed: no interval"
+
+
+# ---- quick runs and short examples
+
+
+def test_a_quick_run_is_marked_not_a_verdict(tmp_path):
+    r = castlab("reproduce", "engine-red", "--quick", "--out", str(tmp_path / "q"))
+    assert r.returncode == 0, r.stderr
+    s = json.loads((tmp_path / "q" / "summary.json").read_text())
+    assert s["quick"] is True and s["claims"]
+    assert all(c["verdict"] == "quick run: not a verdict" for c in s["claims"])
+    lines = r.stdout.splitlines()
+    assert lines and not any(line.startswith(("  ok", "  FAIL")) for line in lines)
+    assert "not a verdict" in r.stdout and "not a verdict" in r.stderr
+    assert max(len(line) for line in lines) <= 100
+
+
+def test_a_full_run_summary_is_not_marked_quick(tmp_path):
+    from castlab.experiments import REGISTRY
+    from castlab.experiments.common import Claim, Result, write_summary
+
+    c = Claim("c", "a statement", 1.0, 1.0, "s", "exact", True, kind="sanity")
+    s = write_summary(tmp_path, REGISTRY["engine-red"], 1, Result({}, [c]), 0.1)
+    assert s["quick"] is False and "verdict" not in s["claims"][0]
+
+
+def test_rlm_vs_tcp_tree_short_run_starts_every_receiver(tmp_path):
+    out = tmp_path / "short"
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "rlm_vs_tcp_tree.py"), "--duration", "60",
+                        "--seeds", "1", "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "nan" not in r.stdout and "not started" not in r.stdout
+    assert "shorter than 240 s" in r.stdout  # the scaled start window is said
+    import csv
+
+    levels = list(csv.DictReader(open(out / "seed-1" / "levels.csv")))
+    assert {"r128", "r256", "r512", "r1M"} <= {row["name"] for row in levels}  # no empty panel
+    r = subprocess.run([sys.executable, str(ROOT / "examples" / "rlm_vs_tcp_tree.py"), "--duration", "5",
+                        "--out", str(tmp_path / "tiny")], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "at least 20 s" in r.stderr

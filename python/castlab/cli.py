@@ -12,7 +12,7 @@ from pathlib import Path
 
 from castlab import net
 from castlab.experiments import REGISTRY
-from castlab.experiments.common import write_summary
+from castlab.experiments.common import QUICK_NOTE, write_summary
 
 
 def _cmd_list(args) -> int:
@@ -49,7 +49,7 @@ def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
     try:
         result = exp.run(work, seed, quick=quick)
         wall = time.perf_counter() - t
-        summary = write_summary(work, exp, seed, result, wall)
+        summary = write_summary(work, exp, seed, result, wall, quick=quick)
         _move_into(work, out)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -57,16 +57,29 @@ def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
     ok = sum(c.holds for c in result.claims)
     paper = [c for c in result.claims if c.kind == "paper"]
     print(f"[{name}] {ok}/{len(result.claims)} claims hold ({sum(c.holds for c in paper)}/{len(paper)} of the "
-          f"paper's), {wall:.1f} s", file=sys.stderr, flush=True)
+          f"paper's), {wall:.1f} s" + (f" — {QUICK_NOTE} (shorter settings)" if quick else ""),
+          file=sys.stderr, flush=True)
     for c in sorted(result.claims, key=lambda c: _KIND_ORDER.get(c.kind, len(_KIND_ORDER))):
-        mark = "ok  " if c.holds else "FAIL"
-        ours = f"{c.ours:.6g} {c.unit}" if isinstance(c.ours, float) else f"{c.ours}"
-        print(f"  {mark} [{c.kind}] {c.id}: ours {ours} vs {c.paper_value} — {c.statement}")
-        if c.explanation and not c.holds:
-            print(f"       why: {c.explanation}")
-        if c.paper_inconsistent:
-            print(f"       the paper contradicts itself: {c.paper_inconsistent}")
+        print(_claim_text(c, quick))
     return summary
+
+
+def _claim_text(c, quick: bool, width: int = 100) -> str:
+    """A claim as printed: the mark ("ok", "FAIL", or in parentheses on a quick run, which is
+    not a verdict), kind, id, ours against the paper, the statement; wrapped at `width`."""
+    import textwrap
+
+    mark = ("ok" if c.holds else "FAIL") if not quick else ("(ok)" if c.holds else "(FAIL)")
+    ours = f"{c.ours:.6g} {c.unit}" if isinstance(c.ours, float) else f"{c.ours}"
+    wrap = lambda text, first: textwrap.fill(text, width, initial_indent=first,  # noqa: E731
+                                             subsequent_indent=" " * 7, break_on_hyphens=False)
+    lines = [wrap(f"[{c.kind}] {c.id}: ours {ours} vs {c.paper_value}" + (f" ({QUICK_NOTE})" if quick else "")
+                  + f" — {c.statement}", f"  {mark:<5}")]
+    if c.explanation and not c.holds:
+        lines.append(wrap(f"why: {c.explanation}", " " * 7))
+    if c.paper_inconsistent:
+        lines.append(wrap(f"the paper contradicts itself: {c.paper_inconsistent}", " " * 7))
+    return "\n".join(lines)
 
 
 def _reproduce_quiet(name: str, out: Path, seed: int, quick: bool) -> tuple[dict, str]:
@@ -217,7 +230,10 @@ def _write_report(out: Path, summaries: list[dict]) -> None:
     (out / "report.json").write_text(json.dumps(summaries, indent=2, default=str) + "\n")
     counts = paper_claim_counts(summaries)
     kinds = sorted({k for ks in counts.values() for k in ks}, key=lambda k: _KIND_ORDER.get(k, 9))
+    quick = any(s.get("quick") for s in summaries)
     lines = ["# castlab reproduction report", "",
+             *([f"**Quick run** (`--quick`, shorter settings): {QUICK_NOTE}; the counts below say what "
+                "the short settings gave, not whether the papers' claims hold.", ""] if quick else []),
              "| paper | " + " | ".join(f"{k} claims held" for k in kinds) + " |",
              "|---|" + "---|" * len(kinds)]
     for paper, ks in counts.items():

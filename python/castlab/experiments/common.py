@@ -199,7 +199,18 @@ class Result:
     files: list[str] = field(default_factory=list)
 
 
-def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s: float) -> dict:
+#: What a claim of a ``--quick`` run says beside its ``holds``: the shorter settings decide
+#: nothing about the paper (a claim can hold on them and fail on the full run).
+QUICK_NOTE = "quick run: not a verdict"
+
+
+def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s: float, quick: bool = False) -> dict:
+    """summary.json; a ``quick`` run is marked as a whole (``"quick": true``) and per claim
+    (``"verdict": QUICK_NOTE``), so its ``holds`` is not read as the experiment's result."""
+    claims = [asdict(c) for c in result.claims]
+    if quick:
+        for c in claims:
+            c["verdict"] = QUICK_NOTE
     summary = {
         "experiment": exp.name,
         "paper": exp.paper,
@@ -208,7 +219,8 @@ def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s:
         "params": result.params,
         "wall_s": round(wall_s, 3),
         "machine": f"{platform.machine()} {platform.system()} python {platform.python_version()}",
-        "claims": [asdict(c) for c in result.claims],
+        "quick": bool(quick),
+        "claims": claims,
         "files": result.files,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json_default) + "\n")
