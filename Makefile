@@ -43,6 +43,7 @@ build: setup
 demo: build
 	$(VENV)/bin/castlab run
 	$(VENV)/bin/castlab reproduce rlm-fig8 --out $(OUT)/rlm-fig8
+	@echo "castlab is installed in $(VENV): run \`. $(VENV)/bin/activate\` once per shell for \`castlab\` and its \`python\`"
 
 test: test-rust test-python
 
