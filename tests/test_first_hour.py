@@ -237,3 +237,123 @@ def test_rlm_vs_tcp_tree_short_run_starts_every_receiver(tmp_path):
     r = subprocess.run([sys.executable, str(ROOT / "examples" / "rlm_vs_tcp_tree.py"), "--duration", "5",
                         "--out", str(tmp_path / "tiny")], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and "at least 20 s" in r.stderr
+
+
+# ---- scenario typos and unit-less quantities
+
+
+def test_a_key_typo_suggests_the_key(tmp_path):
+    from castlab.scenario import Scenario, ScenarioError
+
+    p = small(tmp_path, "typo")
+    p.write_text(p.read_text().replace("queue_limit = 20", "queue_limt = 20"))
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_toml(p)
+    msg = str(e.value)
+    assert "'links.bottleneck.queue_limt'" in msg and "did you mean 'queue_limit'?" in msg
+    p.write_text(p.read_text().replace("queue_limt = 20", "zzz = 20"))
+    with pytest.raises(ScenarioError) as e:
+        Scenario.from_toml(p)
+    assert "did you mean" not in str(e.value)  # nothing close: no guess
+
+
+def test_a_unitless_time_or_rate_in_a_file_warns(tmp_path):
+    import warnings
+
+    from castlab.scenario import BareNumberWarning, Scenario
+
+    p = small(tmp_path, "bare")
+    p.write_text(p.read_text().replace('delay = "10ms"', 'delay = "5"').replace('rate = "256kbps"', "rate = 256000"))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        sc = Scenario.from_toml(p, strict=False)
+    msgs = [str(x.message) for x in w if issubclass(x.category, BareNumberWarning)]
+    assert any("'links.bottleneck.delay'" in m and "no unit" in m and "5 s" in m for m in msgs), msgs
+    assert any("'links.r-b.rate'" in m and "bit/s" in m for m in msgs), msgs
+    assert sc.to_dict()["links"][0]["delay"] == 5.0  # still read as SI: a warning, not a change
+    # with units, and in code (a dict in SI), nothing is said
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        Scenario.from_toml(small(tmp_path, "units"))
+        Scenario.from_dict({**Scenario.from_toml(small(tmp_path, "units2")).to_dict()})
+    assert not [x for x in w if issubclass(x.category, BareNumberWarning)]
+
+
+# ---- reproduce --all without the real network
+
+
+def _fake_all(monkeypatch, tmp_path, reason):
+    from castlab import cli
+    from castlab.experiments import REGISTRY
+
+    from castlab.experiments.common import Experiment, Result
+
+    ran = []
+
+    def make(name):
+        def run(out, seed, quick=False):
+            ran.append(name)
+            return Result({}, [])
+        return Experiment(name, "paper", "fig", "fake", run)
+
+    monkeypatch.setattr(cli, "REGISTRY", {n: make(n) for n in ("engine-x", "net-rlm", "net-vs-sim")})
+    monkeypatch.setattr(cli, "net_unavailable", lambda: reason)
+    return cli, ran
+
+
+def test_reproduce_all_no_net_leaves_the_testbed_experiments_out(tmp_path, monkeypatch, capsys):
+    cli, ran = _fake_all(monkeypatch, tmp_path, None)
+    assert cli.main(["reproduce", "--all", "--no-net", "--out", str(tmp_path / "a")]) == 0
+    assert ran == ["engine-x"] and "--no-net" in capsys.readouterr().err
+    assert not (tmp_path / "a" / "net-rlm").exists()
+
+
+def test_reproduce_all_without_root_skips_them_with_the_reason(tmp_path, monkeypatch, capsys):
+    cli, ran = _fake_all(monkeypatch, tmp_path, "needs root (network namespaces, tc, multicast routing)")
+    assert cli.main(["reproduce", "--all", "--out", str(tmp_path / "b")]) == 0
+    err = capsys.readouterr().err
+    assert ran == ["engine-x"] and "net-rlm, net-vs-sim" in err and "needs root" in err
+
+
+# ---- castlab plot
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n")
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def _inked(path: Path) -> float:
+    """The fraction of pixels that are not background white: a blank figure has almost none."""
+    import matplotlib.image as mpimg
+    import numpy as np
+
+    img = mpimg.imread(path)[..., :3]
+    return float((img.min(axis=2) < 0.9).mean())
+
+
+def test_plot_a_store_draws_a_metric_against_the_grid(tmp_path, capsys):
+    from castlab import cli
+
+    sc = small(tmp_path, "grid", duration="30s")
+    assert cli.main(["sweep", str(sc), "--grid", "links.bottleneck.delay=160ms,10ms,40ms", "--seeds", "1-2",
+                     "--store", str(tmp_path / "st"), "--jobs", "1", "--no-progress"]) == 0
+    assert cli.main(["plot", str(tmp_path / "st"), "--metric", "ra.loss,total.loss"]) == 0
+    png = tmp_path / "st" / "plot.png"
+    w, h = _png_size(png)
+    assert w > 400 and h > 400 and _inked(png) > 0.01
+    assert cli.main(["plot", str(tmp_path / "st"), "--metric", "nosuch"]) == 2
+    assert "ra.loss" in capsys.readouterr().err  # the error lists the metrics
+
+
+def test_plot_a_scenario_run_draws_levels_and_queues(tmp_path, capsys):
+    from castlab import cli
+
+    sc = small(tmp_path, "levels", duration="30s")
+    assert cli.main(["scenario", "run", str(sc), "--seeds", "2", "--out", str(tmp_path / "run")]) == 0
+    assert cli.main(["plot", str(tmp_path / "run"), "--out", str(tmp_path / "run.png")]) == 0
+    w, h = _png_size(tmp_path / "run.png")
+    assert w > 400 and h > 400 and _inked(tmp_path / "run.png") > 0.01
+    assert cli.main(["plot", str(tmp_path)]) == 2
+    assert "no scenario run here" in capsys.readouterr().err

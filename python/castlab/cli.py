@@ -22,6 +22,14 @@ def _cmd_list(args) -> int:
     return 0
 
 
+def net_unavailable():
+    """Why the real-network (net-*) experiments cannot run here (they need root and the
+    testbed's tools), or None."""
+    from castlab.testbed import available
+
+    return available()
+
+
 def _move_into(done: Path, out: Path) -> None:
     """Move every file of the finished folder `done` into `out` (same names are replaced, other
     files in `out` are left alone), summary.json last, then remove `done`."""
@@ -142,6 +150,13 @@ def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, job
 def _cmd_reproduce(args) -> int:
     if args.all:
         names = list(REGISTRY)
+        net_names = [n for n in names if n.startswith("net-")]
+        reason = None if args.no_net else net_unavailable()
+        if args.no_net or reason:
+            names = [n for n in names if n not in net_names]
+            why = "--no-net" if args.no_net else f"{reason}; --no-net leaves them out without this note"
+            print(f"castlab reproduce: skipping the real-network experiments {', '.join(net_names)} ({why})",
+                  file=sys.stderr)
     elif args.name:
         if args.name not in REGISTRY:
             print(f"castlab: unknown experiment {args.name!r}; `castlab list` shows them", file=sys.stderr)
@@ -372,6 +387,19 @@ def _cmd_results(args) -> int:
     return 0
 
 
+def _cmd_plot(args) -> int:
+    from castlab.plot import plot_path
+
+    metrics = [m for item in args.metric or [] for m in item.split(",") if m.strip()] or None
+    try:
+        png = plot_path(args.path, args.out, metrics=metrics, x=args.x, seed=args.seed)
+    except ValueError as e:
+        print(f"castlab plot: {e}", file=sys.stderr)
+        return 2
+    print(f"castlab plot: {png}", file=sys.stderr)
+    return 0
+
+
 def _add_study_parsers(sub) -> None:
     s = sub.add_parser("sweep", help="run an experiment or a scenario file over a grid of parameters times seeds")
     s.add_argument("target", help="an experiment name (`castlab list`) or a scenario file (.toml)")
@@ -394,6 +422,15 @@ def _add_study_parsers(sub) -> None:
     r.add_argument("--version", dest="version", help="read the results of this castlab version only")
     r.add_argument("--all-versions", action="store_true", help="read the results of every castlab version together")
     r.set_defaults(fn=_cmd_results)
+    pl = sub.add_parser("plot", help="plot a results store (a metric against a grid parameter) or a scenario run "
+                        "(levels, rates and queues over time)")
+    pl.add_argument("path", help="a results store (--store of a sweep) or a scenario run's --out folder")
+    pl.add_argument("--metric", action="append", metavar="NAME",
+                    help="store: the metric(s) to draw, full or short names (loss: every *.loss); default the first")
+    pl.add_argument("--x", metavar="PARAM", help="store: the grid parameter on the x axis (default: the first varying)")
+    pl.add_argument("--seed", type=int, help="scenario run: which seed (default: the first)")
+    pl.add_argument("--out", metavar="FILE.png", help="the PNG (default: PATH/plot.png or PATH/plot-seed-N.png)")
+    pl.set_defaults(fn=_cmd_plot)
 
 
 def _cmd_run(args) -> int:
@@ -525,6 +562,8 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
     r.add_argument("--strict", action="store_true", help="exit 1 if any claim does not hold")
+    r.add_argument("--no-net", action="store_true",
+                   help="with --all: leave out the real-network experiments (net-*: root and the namespace testbed)")
     r.add_argument("--jobs", type=int, default=None,
                    help="worker processes (default 1): with --all, experiments run at once; with NAME, its runs over seeds and points")
     r.set_defaults(fn=_cmd_reproduce)
@@ -539,7 +578,15 @@ def main(argv: list[str] | None = None) -> int:
 
     testbed_cli.add_parsers(sub)
     args = p.parse_args(argv)
-    return args.fn(args)
+    import warnings
+
+    # warnings about the user's input (a unit-less delay, an implausible rate) as one plain line
+    old_format = warnings.formatwarning
+    warnings.formatwarning = lambda msg, cat, *a, **k: f"castlab: warning: {msg}\n"
+    try:
+        return args.fn(args)
+    finally:
+        warnings.formatwarning = old_format
 
 
 if __name__ == "__main__":
