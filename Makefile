@@ -38,7 +38,7 @@ setup: $(VENV)/.deps system-deps
 
 # Builds the Rust extension in release mode and installs castlab (editable) into .venv.
 build: setup
-	$(VENV)/bin/maturin develop --release --quiet
+	PIP_QUIET=1 $(VENV)/bin/maturin develop --release --quiet   # PIP_QUIET: maturin runs pip, which --quiet does not reach
 
 demo: build
 	$(VENV)/bin/castlab run

@@ -357,3 +357,25 @@ def test_plot_a_scenario_run_draws_levels_and_queues(tmp_path, capsys):
     assert w > 400 and h > 400 and _inked(tmp_path / "run.png") > 0.01
     assert cli.main(["plot", str(tmp_path)]) == 2
     assert "no scenario run here" in capsys.readouterr().err
+
+
+# ---- cosmetics
+
+
+def test_list_columns_line_up():
+    from castlab.experiments import REGISTRY
+
+    r = castlab("list")
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    assert len(lines) == len(REGISTRY)
+    starts = {line.index(e.paper, len(name)) for line, (name, e) in zip(lines, REGISTRY.items())}
+    ends = {line.index(e.figure + ":", line.index(e.paper) + len(e.paper))
+            for line, (name, e) in zip(lines, REGISTRY.items())}
+    assert len(starts) == 1 and len(ends) == 1, (starts, ends)
+
+
+def test_make_build_quiets_the_pip_that_maturin_runs():
+    text = (ROOT / "Makefile").read_text()
+    build = text.split("\nbuild:", 1)[1].split("\n\n", 1)[0]
+    assert "PIP_QUIET=1" in build and "--quiet" in build

@@ -16,9 +16,12 @@ from castlab.experiments.common import QUICK_NOTE, write_summary
 
 
 def _cmd_list(args) -> int:
+    """One experiment a line: name and paper in columns sized to the longest entry, then the
+    figure and what it shows."""
     width = max(len(n) for n in REGISTRY)
+    paper = max(len(e.paper) for e in REGISTRY.values())
     for name, e in REGISTRY.items():
-        print(f"{name:<{width}}  {e.paper:<22} {e.figure:<14} {e.description}")
+        print(f"{name:<{width}}  {e.paper:<{paper}}  {e.figure}: {e.description}")
     return 0
 
 

@@ -350,7 +350,8 @@ def _plot_worst(out: Path, stem: str, worst: pd.DataFrame, key: str, xlabel: str
                 ax.plot([x0, x1], [y, y], "-.", color=f"C{k}", lw=0.9, label=f"paper, {lab}")
     ax.set_title(title)
     _loss_axes(ax, xlabel)
-    ax.set_ylabel(f"Loss Rate (worst over receivers; mean of {n_seeds} seed{'s' if n_seeds > 1 else ''})")
+    # two lines: on one, the label is taller than the axes and loses both ends
+    ax.set_ylabel(f"Loss Rate\n(worst over receivers, mean of {n_seeds} seed{'s' if n_seeds > 1 else ''})")
     return save(fig, out, stem)
 
 
