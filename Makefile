@@ -37,8 +37,9 @@ $(VENV)/.deps: pyproject.toml
 setup: $(VENV)/.deps system-deps
 
 # Builds the Rust extension in release mode and installs castlab (editable) into .venv.
+# PIP_QUIET: maturin runs pip, which its own --quiet does not reach.
 build: setup
-	PIP_QUIET=1 $(VENV)/bin/maturin develop --release --quiet   # PIP_QUIET: maturin runs pip, which --quiet does not reach
+	PIP_QUIET=1 $(VENV)/bin/maturin develop --release --quiet
 
 demo: build
 	$(VENV)/bin/castlab run

@@ -62,5 +62,5 @@ def describe_interval(values: Sequence[float], confidence: float = 0.95, *, nonn
     if n < 2:
         return f"{n} {one if n == 1 else unit}: no interval"
     clipped = nonnegative and lo == 0.0 and mean - (hi - mean) < 0.0
-    return (f"mean of {n} {unit}; {confidence:.0%} t interval {lo:{fmt}}..{hi:{fmt}}"
+    return (f"mean of {n} {unit}; {confidence * 100:g} % t interval {lo:{fmt}}..{hi:{fmt}}"
             + (" (lower bound clipped at 0)" if clipped else ""))
