@@ -82,7 +82,9 @@ def test_two_reproduces_without_out_get_a_folder_each(tmp_path):
 
 def test_reproduce_refuses_a_folder_holding_another_experiment(tmp_path):
     out = tmp_path / "shared"
-    assert castlab("reproduce", "engine-red", "--quick", "--out", str(out)).returncode == 0
+    out.mkdir()  # what `reproduce engine-red --out shared` leaves (the check reads summary.json)
+    (out / "summary.json").write_text(json.dumps({"experiment": "engine-red", "claims": []}))
+    (out / "red.png").write_bytes(b"png")
     before = sorted(p.name for p in out.iterdir())
     r = castlab("reproduce", "engine-bottleneck", "--quick", "--out", str(out))
     assert r.returncode == 2
