@@ -300,9 +300,11 @@ class NetDriver:
         config: Optional[dict[str, ConfigValue]] = None,
     ) -> object:
         """Build the registered role `role` as agent `agent_id` on node `node`, UDP port base +
-        `port` (see `protocols()`; `castlab.net` names each role as a method)."""
+        `port` (see `protocols()`; `castlab.net` names each role as a method), with its further
+        arguments `args` and config overrides `config`; returns what the role returns (an agent id)."""
     def read(self, reader: str, agent: int, args: Optional[dict[str, object]] = None) -> object:
-        """Read the registered record or status `reader` of agent `agent`."""
+        """Read the registered record or status `reader` of agent `agent`, with the reader's
+        further arguments `args`."""
 
 def net_default_config() -> dict[str, object]:
     """The real-network driver's default settings (Rust's NetConfig::default)."""

@@ -72,6 +72,11 @@ def _reader_method(name: str, doc: str, target: str, params: list) -> Callable:
     return method
 
 
+# What the real network's roles take instead of the simulator's `node` (and `start`, `port`).
+_NET_DOC = ("\n\nOn the real network: `agent_id`, `node`, `port`: the agent's id in this driver (unique, "
+            ">= 0), the node id it speaks as and its UDP port (base + `port`); it starts at once.")
+
+
 def install(cls: type, net: bool) -> None:
     """Give `cls` a method per registered role and reader (for the real-network driver,
     only those that run there, with ``agent_id, node, port`` first)."""
@@ -81,7 +86,8 @@ def install(cls: type, net: bool) -> None:
                 continue
             params = r["net_params"] if net else r["params"]
             prefix = ["agent_id", "node", "port"] if net else []
-            setattr(cls, r["name"], _role_method(r["name"], r["doc"], params, r["config"] is not None, prefix))
+            doc = r["doc"] + _NET_DOC if net else r["doc"]
+            setattr(cls, r["name"], _role_method(r["name"], doc, params, r["config"] is not None, prefix))
         for r in p["readers"]:
             if net and not r["net"]:
                 continue

@@ -730,7 +730,8 @@ pub mod registration {
                 name: "add_rlc_sender",
                 doc: "An RLC sender on `node`: layer m on `groups[m]` (one group per layer, `layers` of the \
 config), data flow id `flow`, sending from `start` until `stop` seconds (None: for ever). Overrides: \
-config_defaults(\"rlc\"). Returns the agent id.",
+config_defaults(\"rlc\"). Returns the agent id. \
+`config`: the keyword overrides.",
                 params: &[param!(node), param!(groups), param!(flow), param!(start = Float(0.0)), param!(stop = None)],
                 config: Some("rlc"),
                 hosts: Hosts::SimAndNet,
@@ -739,7 +740,8 @@ config_defaults(\"rlc\"). Returns the agent id.",
             Role {
                 name: "add_rlc_receiver",
                 doc: "An RLC receiver on `node` for the session on `groups` with data flow id `flow`, starting \
-at `start` seconds. Overrides: config_defaults(\"rlc\"). Returns the agent id.",
+at `start` seconds. Overrides: config_defaults(\"rlc\"). Returns the agent id. \
+`config`: the keyword overrides.",
                 params: &[param!(node), param!(groups), param!(flow), param!(start = Float(0.0))],
                 config: Some("rlc"),
                 hosts: Hosts::SimAndNet,
@@ -751,7 +753,8 @@ at `start` seconds. Overrides: config_defaults(\"rlc\"). Returns the agent id.",
                 name: "rlc_records",
                 doc: "An RLC receiver's records: `level_time_ns` and `level` (every level change), `received` \
 and `lost` (packets per layer), `bytes`, `late`, `ignored` (losses in deaf periods), `sps_seen`, `join_ns`, \
-`drop_ns`.",
+`drop_ns`. \
+`agent`: the receiver's agent id.",
                 target: Target::Agent("agent"),
                 params: &[],
                 hosts: Hosts::SimAndNet,
@@ -759,7 +762,8 @@ and `lost` (packets per layer), `bytes`, `late`, `ignored` (losses in deaf perio
             },
             Reader {
                 name: "rlc_config",
-                doc: "The configuration an RLC receiver runs with (durations in seconds).",
+                doc: "The configuration an RLC receiver runs with (durations in seconds). \
+`agent`: the receiver's agent id.",
                 target: Target::Agent("agent"),
                 params: &[],
                 hosts: Hosts::Sim,
@@ -767,7 +771,8 @@ and `lost` (packets per layer), `bytes`, `late`, `ignored` (losses in deaf perio
             },
             Reader {
                 name: "rlc_net_status",
-                doc: "The status line of `castlab net rlc-receiver` ({rx} and {rejected} for the driver).",
+                doc: "The status line of `castlab net rlc-receiver` ({rx} and {rejected} for the driver). \
+`agent`: the receiver's agent id.",
                 target: Target::Agent("agent"),
                 params: &[],
                 hosts: Hosts::SimAndNet,
@@ -775,7 +780,8 @@ and `lost` (packets per layer), `bytes`, `late`, `ignored` (losses in deaf perio
             },
             Reader {
                 name: "rlc_net_source_status",
-                doc: "The status line of `castlab net rlc-source` ({sent} and {datagrams_sent} for the driver).",
+                doc: "The status line of `castlab net rlc-source` ({sent} and {datagrams_sent} for the driver). \
+`agent`: the sender's agent id.",
                 target: Target::Agent("agent"),
                 params: &[],
                 hosts: Hosts::SimAndNet,
@@ -783,7 +789,9 @@ and `lost` (packets per layer), `bytes`, `late`, `ignored` (losses in deaf perio
             },
             Reader {
                 name: "rlc_flow_row",
-                doc: "The scenario flow table's row of an RLC receiver: received, lost, bytes, level.",
+                doc: "The scenario flow table's row of an RLC receiver: received, lost, bytes, level. \
+`agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; `windows`: the scenario's \
+loss windows (seconds): accepted as by every flow-table row, not used.",
                 target: Target::Agent("agent"),
                 params: &[param!(packet_size = None), param!(windows = [])],
                 hosts: Hosts::Sim,

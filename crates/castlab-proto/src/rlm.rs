@@ -1076,7 +1076,8 @@ pub mod registration {
 
     const RECEIVER_DOC: &str = "An RLM receiver on `node` (§3): layer m on `data_groups[m]`, join announcements and \
 session messages on `control_group`, starting at `start` seconds. Keyword arguments override fields of the \
-protocol's configuration (`config_defaults(\"rlm\")`: the paper's §4 values). Returns the agent id.";
+protocol's configuration (`config_defaults(\"rlm\")`: the paper's §4 values). Returns the agent id. \
+`config`: the keyword overrides.";
 
     pub static PROTOCOL: Protocol = Protocol {
         name: "rlm",
@@ -1098,7 +1099,8 @@ protocol's configuration (`config_defaults(\"rlm\")`: the paper's §4 values). R
 running), state transitions (`trans_*`; states 0 S, 1 H, 2 M, 3 D; causes 0 loss, 1 loss rate, 2 detection \
 timer), losses (`loss_*`, one row per sequence gap), data arrivals (`arr_time_ns`), suppressed join-timers \
 (`supp_*`), shared-learning backoffs (`shared_*`), heard announcements (`heard_*`), the counts `received`, \
-`lost`, `control_sent`, `ignored`, and `names`: each code's names, indexed by code.",
+`lost`, `control_sent`, `ignored`, and `names`: each code's names, indexed by code. \
+`agent`: the receiver's agent id.",
                 target: Target::Agent("agent"),
                 params: &[],
                 hosts: Hosts::SimAndNet,
@@ -1108,7 +1110,8 @@ timer), losses (`loss_*`, one row per sequence gap), data arrivals (`arr_time_ns
                 name: "rlm_status",
                 doc: "A receiver's current protocol state: `level`, `state` (\"S\", \"H\", \"M\" or \"D\"), \
 `receivers_estimate`, `detection_mean` and `detection_dev` (s), `detection_window` (s), `t_max_effective` (s), \
-`loss_rate`, `join_timer_means` (s, index k-1 for level k).",
+`loss_rate`, `join_timer_means` (s, index k-1 for level k). \
+`agent`: the receiver's agent id.",
                 target: Target::Agent("agent"),
                 params: &[],
                 hosts: Hosts::SimAndNet,
@@ -1116,7 +1119,8 @@ timer), losses (`loss_*`, one row per sequence gap), data arrivals (`arr_time_ns
             },
             Reader {
                 name: "rlm_config",
-                doc: "The configuration a receiver runs with (durations in seconds).",
+                doc: "The configuration a receiver runs with (durations in seconds). \
+`agent`: the receiver's agent id.",
                 target: Target::Agent("agent"),
                 params: &[],
                 hosts: Hosts::Sim,
@@ -1128,7 +1132,8 @@ timer), losses (`loss_*`, one row per sequence gap), data arrivals (`arr_time_ns
 (§4.1/§4.3): the maximum over all window positions of lost / (lost + received). For a window in the \
 receiver's `windows` it is the value computed online while it ran; else it is computed by \
 `castlab_core::metrics` from the recorded arrivals, which needs `record=\"arrivals\"`. Both give the same \
-number to the last bit.",
+number to the last bit. \
+`agent`: the receiver's agent id.",
                 target: Target::Agent("agent"),
                 params: &[param!(window)],
                 hosts: Hosts::Sim,
@@ -1136,7 +1141,8 @@ number to the last bit.",
             },
             Reader {
                 name: "rlm_net_status",
-                doc: "The status line of `castlab net rlm-receiver` ({rx} and {rejected} for the driver).",
+                doc: "The status line of `castlab net rlm-receiver` ({rx} and {rejected} for the driver). \
+`agent`: the receiver's agent id.",
                 target: Target::Agent("agent"),
                 params: &[],
                 hosts: Hosts::SimAndNet,
@@ -1145,7 +1151,8 @@ number to the last bit.",
             Reader {
                 name: "rlm_flow_row",
                 doc: "The scenario flow table's row of an RLM receiver: received, lost, bytes, level, worst \
-(one per window of `windows`, seconds); `packet_size` is the source's.",
+(one per window of `windows`, seconds); `packet_size` is the source's. \
+`agent`: the receiver's agent id.",
                 target: Target::Agent("agent"),
                 params: &[param!(packet_size), param!(windows)],
                 hosts: Hosts::Sim,

@@ -15,6 +15,8 @@ use crate::{arr_u64, bad, counters, nonneg_u64, positive_duration, positive_u32}
 /// Drive the LE-SBCC source cascade with synthetic LI streams (§3.1.4, Fig. 11-12): classes
 /// of receivers given as (count, loss probability, RTT seconds); `packets` sent at the
 /// cascade's rate; each loss at each receiver is one LI after that receiver's RTT.
+/// `seed`: the random stream's seed; `config`: the keyword overrides of the source
+/// (`config_defaults("lesbcc")`).
 #[pyfunction]
 #[pyo3(signature = (classes, packets=6000, seed=0, **config))]
 fn lesbcc_synthetic<'py>(
@@ -71,6 +73,7 @@ fn lesbcc_synthetic<'py>(
 
 /// The TFRC average loss interval ŝ_i of LE-SBCC §4.1: `intervals` newest first (s_1, s_2,
 /// ...), `s0` the packets since the last LE, weights all 1 (n of them), discount `alpha`.
+/// `i`: the i of ŝ_i (§4.1).
 #[pyfunction]
 #[pyo3(signature = (intervals, s0, i=1, n=8, alpha=0.95))]
 fn tfrc_average_interval(intervals: Vec<i64>, s0: i64, i: i64, n: i64, alpha: f64) -> Result<Option<f64>> {

@@ -154,6 +154,9 @@ impl NetDriver {
 
     /// A layered CBR source (McCanne et al. §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
     /// sending at `stop` seconds (driver time) if given.
+    /// `agent_id`: the agent's id in this driver (unique, >= 0); `node`: the node id it speaks as;
+    /// `port`: its UDP port; `packet_size` bytes; `flow`: the flow id its packets carry; `jitter`:
+    /// McCanne et al. §4's random send times.
     #[pyo3(signature = (agent_id, node, port, groups, rates_bps, packet_size=1000, flow=0, jitter=true, stop=None))]
     #[allow(clippy::too_many_arguments)]
     fn add_layered_source(
@@ -192,6 +195,7 @@ impl NetDriver {
 
     /// A measuring sink: unicast on its port, and subscribed by level to `groups` following
     /// `schedule`, a list of (time_s in driver time, level).
+    /// `agent_id`, `node`: the agent's id in this driver and its node id.
     #[pyo3(signature = (agent_id, node, port, groups=vec![], schedule=vec![]))]
     fn add_sink(
         &mut self,
@@ -293,20 +297,26 @@ impl NetDriver {
     }
 
     /// Packets sent so far by a layered source, per layer.
+    /// `agent`: the source's agent id.
     fn source_sent(&self, agent: i64) -> Result<Vec<u64>> {
         let s = self.get::<CbrSource>(agent, "is not a layered source")?;
         Ok(s.streams().iter().map(|st| st.sent()).collect())
     }
 
+    /// A sink's arrivals (time_ns, flow, layer, seq, size; numpy arrays, driver time); `agent`:
+    /// the sink's agent id.
     fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         sink_arrivals_dict(py, &self.get::<LayeredSink>(agent, "is not a sink")?.records)
     }
 
+    /// A sink's detected losses (time_ns, flow, layer, count; numpy arrays, driver time);
+    /// `agent`: the sink's agent id.
     fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         sink_losses_dict(py, &self.get::<LayeredSink>(agent, "is not a sink")?.records)
     }
 
     /// A sink's current level.
+    /// `agent`: the sink's agent id.
     fn sink_level(&self, agent: i64) -> Result<u32> {
         Ok(self.get::<LayeredSink>(agent, "is not a sink")?.level())
     }

@@ -322,7 +322,9 @@ pub(crate) fn net_params(params: &[registry::Param]) -> Vec<registry::Param> {
 #[pymethods]
 impl NetDriver {
     /// Build the registered role `role` as agent `agent_id` on node `node`, UDP port base +
-    /// `port` (see `castlab._native.protocols()`; `castlab.net` names each role as a method).
+    /// `port` (see `castlab._native.protocols()`; `castlab.net` names each role as a method),
+    /// with its further arguments `args` and config overrides `config`; returns what the role
+    /// returns (an agent id).
     #[pyo3(signature = (role, agent_id, node, port, args=None, config=None))]
     #[allow(clippy::too_many_arguments)]
     fn add_role<'py>(
@@ -348,7 +350,8 @@ impl NetDriver {
         Ok(to_py(py, &out)?)
     }
 
-    /// Read the registered record or status `reader` of agent `agent`.
+    /// Read the registered record or status `reader` of agent `agent`, with the reader's
+    /// further arguments `args`.
     #[pyo3(signature = (reader, agent, args=None))]
     fn read<'py>(
         &mut self,

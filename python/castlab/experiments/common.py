@@ -152,11 +152,11 @@ def band_at_most(id: str, statement: str, bound: float, readings: dict[str, floa
 
 
 def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean and the Student-t confidence interval (lo, hi) of `values` (n >= 2; with one value
-    the interval is that value)."""
-    from castlab.stats import t_interval as _t
+    """Mean and the Student-t confidence interval (lo, hi) of `values`; with fewer than two
+    values there is no interval (lo = hi = NaN), never a zero-width one."""
+    from castlab.stats import mean_interval
 
-    return _t(values, confidence)
+    return mean_interval(values, confidence)[:3]
 
 
 # Worker processes for an experiment's own loop over seeds and points (map_runs): 1 runs them
@@ -199,7 +199,18 @@ class Result:
     files: list[str] = field(default_factory=list)
 
 
-def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s: float) -> dict:
+#: What a claim of a ``--quick`` run says beside its ``holds``: the shorter settings decide
+#: nothing about the paper (a claim can hold on them and fail on the full run).
+QUICK_NOTE = "quick run: not a verdict"
+
+
+def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s: float, quick: bool = False) -> dict:
+    """summary.json; a ``quick`` run is marked as a whole (``"quick": true``) and per claim
+    (``"verdict": QUICK_NOTE``), so its ``holds`` is not read as the experiment's result."""
+    claims = [asdict(c) for c in result.claims]
+    if quick:
+        for c in claims:
+            c["verdict"] = QUICK_NOTE
     summary = {
         "experiment": exp.name,
         "paper": exp.paper,
@@ -208,7 +219,8 @@ def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s:
         "params": result.params,
         "wall_s": round(wall_s, 3),
         "machine": f"{platform.machine()} {platform.system()} python {platform.python_version()}",
-        "claims": [asdict(c) for c in result.claims],
+        "quick": bool(quick),
+        "claims": claims,
         "files": result.files,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json_default) + "\n")

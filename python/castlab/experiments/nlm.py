@@ -31,9 +31,10 @@ import numpy as np
 import pandas as pd
 
 from castlab import Simulator, run_with_progress
-from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_band, map_runs, t_interval,
+from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_band, map_runs,
                                         within)
 from castlab.experiments.plotting import figure, plt, save
+from castlab.stats import describe_interval, mean_interval
 
 PAPER = "Nakauchi et al. 2000 (NLM)"
 LAYER_RATES_BPS = [100e3, 100e3, 200e3, 400e3, 800e3]  # §4.1
@@ -188,13 +189,14 @@ class Fig8:
         return lv[np.clip(idx, 0, len(lv) - 1)]
 
 
-def over_seeds(values) -> tuple[float, str]:
+def over_seeds(values, nonnegative: bool = True) -> tuple[float, str]:
     """The mean of per-seed values and a note for the claim's statement giving the number of
-    seeds and the 95 % Student-t interval of that mean."""
+    seeds and the 95 % Student-t interval of that mean ("1 seed: no interval" for one seed).
+    Losses, times, rates and their ratios cannot be negative: their lower bound is clipped at 0
+    (the note says so); a correlation passes ``nonnegative=False``."""
     vals = [float(v) for v in values]
-    mean, lo, hi = t_interval(vals)
-    n = sum(1 for v in vals if np.isfinite(v))
-    return mean, f" [mean of {n} seeds; 95 % t interval {lo:.3g}..{hi:.3g}]"
+    mean, _, _, _ = mean_interval(vals)
+    return mean, f" [{describe_interval(vals, nonnegative=nonnegative)}]"
 
 
 def _params(**extra) -> dict:
@@ -748,7 +750,7 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     ms.to_csv(out / "fig13_seeds.csv", index=False)
     lit_m, lit_note = over_seeds(ms["nlm_max_loss"])
     plain_m, plain_note = over_seeds(ms["lmr2_plain_max_loss"])
-    rho, rho_note = over_seeds(ms["rlm_rho"])
+    rho, rho_note = over_seeds(ms["rlm_rho"], nonnegative=False)
     ratio, ratio_note = over_seeds(ms["rlm_over_nlm_largest_n"])
     claims = [
         # Figure 8's second router: an LMR or a plain router (the paper does not say): a band

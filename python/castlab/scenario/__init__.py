@@ -35,12 +35,14 @@ from castlab.scenario.outputs import FLOW_COLUMNS, format_table, write_csv
 from castlab.scenario.outputs import flow_table as _flow_table
 from castlab.scenario.outputs import metrics as _metrics
 from castlab.scenario.outputs import write as _write_outputs
-from castlab.scenario.schema import ScenarioError, _Checker, _Lines, _normalise
+from castlab.scenario.schema import (BareNumberWarning, ScenarioError, _Checker, _Lines, _normalise, did_you_mean,
+                                     warn_bare_quantity, written_at)
 
-__all__ = ["Scenario", "ScenarioError", "Handles", "FLOW_COLUMNS", "format_table", "write_csv"]
+__all__ = ["Scenario", "ScenarioError", "BareNumberWarning", "Handles", "FLOW_COLUMNS", "format_table", "write_csv",
+           "did_you_mean", "written_at", "warn_bare_quantity"]
 
 # the public names keep their home
-ScenarioError.__module__ = Handles.__module__ = __name__
+ScenarioError.__module__ = BareNumberWarning.__module__ = Handles.__module__ = __name__
 
 
 class Scenario:

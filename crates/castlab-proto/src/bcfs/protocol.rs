@@ -240,7 +240,8 @@ per (source, label), bounded by `max_entries` with LRU reclamation; a suppressed
 than `refresh_interval` goes up as a marked null request; links not refreshed within `link_lifetime` age \
 out. Every node on a BCF path (hosts included) needs one. Returns the number attached. Keyword arguments \
 override config_defaults(\"bcf\"). Every node is checked before any router is attached: a bad list attaches \
-nothing.",
+nothing. \
+`config`: the keyword overrides.",
             params: &[param!(nodes = None)],
             config: Some("bcf"),
             hosts: Hosts::Sim,
@@ -250,7 +251,9 @@ nothing.",
             name: "add_fountain_source",
             doc: "A digital-fountain source on `node` (§III-A, §III-B): each BCF request is answered by a fresh \
 symbol at the request's level. Symbolic mode when `file` is None; with `file` (bytes) the real mode: RFC 6330 \
-RaptorQ, one source block of `symbol_size`-byte symbols. Returns the agent id.",
+RaptorQ, one source block of `symbol_size`-byte symbols. Returns the agent id. \
+`port`, `flow`: its port and flow id (None: the next free ones); `packet_bytes`: the size of a symbolic packet; \
+`start`: seconds at which it answers.",
             params: &[
                 param!(node),
                 param!(port = None),
@@ -269,7 +272,9 @@ RaptorQ, one source block of `symbol_size`-byte symbols. Returns the agent id.",
             doc: "A Rainbow receiver on `node` (§III-C) fetching from the fountain agent `source`. It is done \
 after `needed_packets` distinct symbols (symbolic source) or once its RaptorQ decoder succeeds (real source; \
 `needed_packets` is then ignored). Returns the agent id. Keyword arguments override \
-config_defaults(\"rainbow\").",
+config_defaults(\"rainbow\"). \
+`start` seconds; `port`, `flow`: its port and flow id (None: the next free ones); `config`: the keyword \
+overrides.",
             params: &[
                 param!(node),
                 param!(source),
@@ -286,7 +291,9 @@ config_defaults(\"rainbow\").",
             name: "add_bcf_pgm_source",
             doc: "A PGM-like source over BCFS (§II-B.3): `count` original packets multicast to `group` at \
 `rate_bps`; NAKs (BCF requests) answered with repairs (BCF replies). Returns the agent id. Keyword arguments \
-override config_defaults(\"bcf_pgm\").",
+override config_defaults(\"bcf_pgm\"). \
+`node`: where the source runs; `start` seconds; `port`, `flow`: its port and flow id (None: the next free ones); \
+`config`: the keyword overrides.",
             params: &[
                 param!(node),
                 param!(group),
@@ -304,7 +311,8 @@ override config_defaults(\"bcf_pgm\").",
             name: "add_bcf_pgm_receiver",
             doc: "A PGM-like receiver over BCFS on `node`: joins `group`, NAKs gaps of the PGM agent `source`'s \
 stream. Returns the agent id. Keyword arguments override the source's config (config_defaults(\"bcf_pgm\"), \
-e.g. `nak_timeout`, `idle_timeout`).",
+e.g. `nak_timeout`, `idle_timeout`). \
+`start`: seconds at which it joins; `config`: the keyword overrides.",
             params: &[param!(node), param!(source), param!(start = Float(0.0))],
             config: Some("bcf_pgm"),
             hosts: Hosts::Sim,
@@ -339,7 +347,8 @@ e.g. `nak_timeout`, `idle_timeout`).",
         Reader {
             name: "rainbow_records",
             doc: "A Rainbow receiver's records: every symbol received until completion (time ns, symbol id), \
-the window after each change, and counters (`done_s`, `start_s` in seconds).",
+the window after each change, and counters (`done_s`, `start_s` in seconds). \
+`agent`: the receiver's agent id.",
             target: Target::Agent("agent"),
             params: &[],
             hosts: Hosts::Sim,
@@ -347,7 +356,8 @@ the window after each change, and counters (`done_s`, `start_s` in seconds).",
         },
         Reader {
             name: "rainbow_decoded",
-            doc: "The file a real-mode Rainbow receiver decoded (None before it is done, or symbolic).",
+            doc: "The file a real-mode Rainbow receiver decoded (None before it is done, or symbolic). \
+`agent`: the receiver's agent id.",
             target: Target::Agent("agent"),
             params: &[],
             hosts: Hosts::Sim,
@@ -355,7 +365,8 @@ the window after each change, and counters (`done_s`, `start_s` in seconds).",
         },
         Reader {
             name: "bcf_pgm_stats",
-            doc: "Counters of a PGM source or receiver over BCFS.",
+            doc: "Counters of a PGM source or receiver over BCFS. \
+`agent`: the source's or receiver's agent id.",
             target: Target::Agent("agent"),
             params: &[],
             hosts: Hosts::Sim,
@@ -363,7 +374,9 @@ the window after each change, and counters (`done_s`, `start_s` in seconds).",
         },
         Reader {
             name: "rainbow_flow_row",
-            doc: "The scenario flow table's row of a Rainbow receiver.",
+            doc: "The scenario flow table's row of a Rainbow receiver. \
+`agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; `windows`: the scenario's \
+loss windows (seconds); the windows are not used.",
             target: Target::Agent("agent"),
             params: &[param!(packet_size), param!(windows = [])],
             hosts: Hosts::Sim,
@@ -371,7 +384,9 @@ the window after each change, and counters (`done_s`, `start_s` in seconds).",
         },
         Reader {
             name: "bcf_pgm_flow_row",
-            doc: "The scenario flow table's row of a PGM receiver over BCFS.",
+            doc: "The scenario flow table's row of a PGM receiver over BCFS. \
+`agent`: the receiver's agent id.; `source`: the PGM source's agent id. `packet_size`: the session's packet size \
+in bytes; `windows`: the scenario's loss windows (seconds); the windows are not used.",
             target: Target::Agent("agent"),
             params: &[param!(packet_size), param!(source), param!(windows = [])],
             hosts: Hosts::Sim,

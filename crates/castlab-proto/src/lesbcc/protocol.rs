@@ -213,7 +213,8 @@ pub static PROTOCOL: Protocol = Protocol {
             name: "add_lesbcc_source",
             doc: "An LE-SBCC multicast source on `node` sending session `flow` to `group` (§2, §5.1). \
 Overrides: config_defaults(\"lesbcc\") (`policy=\"tfrc\"` for the §4 module; durations in seconds). Returns \
-the agent id.",
+the agent id. \
+`start`: seconds at which it sends; `config`: the keyword overrides.",
             params: &[param!(node), param!(group), param!(flow = Int(0)), param!(start = Float(0.0))],
             config: Some("lesbcc"),
             hosts: Hosts::SimAndNet,
@@ -223,7 +224,8 @@ the agent id.",
             name: "add_pgm_receiver",
             doc: "A PGM receiver of session `flow` on `node` that NAKs its losses (§5.1): joins `group`, or \
 (group None) listens for a unicast session on `port`. Overrides: config_defaults(\"pgm\"). Returns the \
-agent id.",
+agent id. \
+`start`: seconds at which it joins; `config`: the keyword overrides.",
             params: &[
                 param!(node),
                 param!(group = None),
@@ -240,7 +242,9 @@ agent id.",
             doc: "A unicast LE-SBCC flow (the background flows of Fig. 5): a PGM receiver on `dst` and the \
 source on `src`, added in that order, so the receiver of source `a` is `a - 1`. Returns the source's agent \
 id. Keyword overrides go to the source's configuration (config_defaults(\"lesbcc\")) or the receiver's \
-(config_defaults(\"pgm\")), by name.",
+(config_defaults(\"pgm\")), by name. \
+`flow`: the session's flow id (None: one past the number of agents); `port`: the receiver's port (None: the next \
+free one); `start` seconds; `config`: the keyword overrides.",
             params: &[param!(src), param!(dst), param!(flow = None), param!(port = None), param!(start = Float(0.0))],
             config: Some("lesbcc"),
             hosts: Hosts::Sim,
@@ -264,7 +268,8 @@ the receivers' NAK_RDATA_IVL).",
             doc: "Counters and state of an LE-SBCC source: transport (odata_sent, rdata_sent, ncf_sent...), \
 cascade (lis, les, lprf_passed, rate_reductions...), rate_bps, srtt, sigma, and `receivers` (the nodes in \
 the order the cascade numbers them: names in the simulator, addresses on the network) with `lprf_counts`, \
-the counts X_i of Max-LPRF (after decay).",
+the counts X_i of Max-LPRF (after decay). \
+`agent`: the source's agent id.",
             target: Target::Agent("agent"),
             params: &[],
             hosts: Hosts::SimAndNet,
@@ -274,7 +279,8 @@ the counts X_i of Max-LPRF (after decay).",
             name: "lesbcc_trace",
             doc: "Records of an LE-SBCC source (numpy arrays, times in ns): rate_time_ns/rate_bps (each \
 change), rtt_time_ns/rtt_sample_s/srtt_s/sigma_s/rtt_used (each sample offered), \
-li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF, 3 reduction).",
+li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF, 3 reduction). \
+`agent`: the source's agent id.",
             target: Target::Agent("agent"),
             params: &[],
             hosts: Hosts::SimAndNet,
@@ -282,7 +288,8 @@ li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF, 
         },
         Reader {
             name: "pgm_receiver_stats",
-            doc: "Counters of a PGM receiver, and whether it holds all data the source announced.",
+            doc: "Counters of a PGM receiver, and whether it holds all data the source announced. \
+`agent`: the receiver's agent id.",
             target: Target::Agent("agent"),
             params: &[],
             hosts: Hosts::SimAndNet,
@@ -290,7 +297,8 @@ li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF, 
         },
         Reader {
             name: "nak_aggregator_stats",
-            doc: "Counters of the NAK aggregator on `node`.",
+            doc: "Counters of the NAK aggregator on `node`. \
+NAKs forwarded and suppressed (also after a repair), repairs seen (LE-SBCC §3.3).",
             target: Target::Node,
             params: &[],
             hosts: Hosts::Sim,
@@ -298,7 +306,8 @@ li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF, 
         },
         Reader {
             name: "lesbcc_net_status",
-            doc: "The status line of `castlab net lesbcc-source` ({sent} and {rejected} for the driver).",
+            doc: "The status line of `castlab net lesbcc-source` ({sent} and {rejected} for the driver). \
+`agent`: the source's agent id.",
             target: Target::Agent("agent"),
             params: &[],
             hosts: Hosts::SimAndNet,
@@ -306,7 +315,8 @@ li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF, 
         },
         Reader {
             name: "pgm_net_status",
-            doc: "The status line of `castlab net pgm-receiver` ({rx} and {rejected} for the driver).",
+            doc: "The status line of `castlab net pgm-receiver` ({rx} and {rejected} for the driver). \
+`agent`: the receiver's agent id.",
             target: Target::Agent("agent"),
             params: &[],
             hosts: Hosts::SimAndNet,
@@ -314,7 +324,9 @@ li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF, 
         },
         Reader {
             name: "pgm_flow_row",
-            doc: "The scenario flow table's row of a PGM receiver.",
+            doc: "The scenario flow table's row of a PGM receiver. \
+`agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; `windows`: the scenario's \
+loss windows (seconds); the windows are not used.",
             target: Target::Agent("agent"),
             params: &[param!(packet_size), param!(windows = [])],
             hosts: Hosts::Sim,

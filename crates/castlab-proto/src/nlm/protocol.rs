@@ -203,7 +203,9 @@ pub static PROTOCOL: Protocol = Protocol {
         Role {
             name: "add_nlm_sender",
             doc: "An NLM sender on `node` (§3.1): layer m at `rates_bps[m]`, every layer on `group` (whose \
-source must be `node`), SESS every ss_intvl. Overrides: config_defaults(\"nlm\"). Returns the agent id.",
+source must be `node`), SESS every ss_intvl. Overrides: config_defaults(\"nlm\"). Returns the agent id. \
+`packet_size` bytes; `flow`: the flow id; from `start` to `stop` seconds (None: the end of the run); `jitter`: \
+random send times; `config`: the keyword overrides.",
             params: &[
                 param!(node),
                 param!(group),
@@ -222,7 +224,8 @@ source must be `node`), SESS every ss_intvl. Overrides: config_defaults(\"nlm\")
             name: "add_nlm_receiver",
             doc: "An NLM receiver on `node` joining `group` at `start` (§3.4: DROP_REQ upstream when its loss \
 rate over all layers exceeds loss_th); counts arrivals and losses per layer in bins of `bin` seconds. \
-Overrides: config_defaults(\"nlm\"). Returns the agent id.",
+Overrides: config_defaults(\"nlm\"). Returns the agent id. \
+`config`: the keyword overrides.",
             params: &[
                 param!(node),
                 param!(group),
@@ -238,7 +241,8 @@ Overrides: config_defaults(\"nlm\"). Returns the agent id.",
             name: "attach_lmr",
             doc: "Make `node` an LMR (§3.2). With `meter_channel`, also count per flow and layer the data \
 packets offered to that output channel's queue after the filters, and those its DropTail queue dropped, in \
-bins of `meter_bin` seconds. Overrides: config_defaults(\"nlm\").",
+bins of `meter_bin` seconds. Overrides: config_defaults(\"nlm\"). \
+`meter_layers`: how many layers the meter counts; `config`: the keyword overrides.",
             params: &[
                 param!(node),
                 param!(meter_channel = None),
@@ -252,7 +256,8 @@ bins of `meter_bin` seconds. Overrides: config_defaults(\"nlm\").",
         Role {
             name: "attach_loss_meter",
             doc: "A loss meter alone (no LMR) on `channel`, an output channel of `node`: measures a plain \
-DropTail router the way `attach_lmr` measures an LMR.",
+DropTail router the way `attach_lmr` measures an LMR. \
+Counts in bins of `bin` seconds for `layers` layers.",
             params: &[param!(node), param!(channel), param!(bin = Float(1.0)), param!(layers = Int(8))],
             config: None,
             hosts: Hosts::Sim,
@@ -263,7 +268,8 @@ DropTail router the way `attach_lmr` measures an LMR.",
         Reader {
             name: "loss_meter",
             doc: "A meter's counts: `bin_s`, `channel`, and `flows`: {flow: {\"passed\", \"dropped\"}} with 2-D \
-arrays [bin, layer] (packets offered to the queue after the filters / dropped by it).",
+arrays [bin, layer] (packets offered to the queue after the filters / dropped by it). \
+`node`: the node the meter is attached to.",
             target: Target::Node,
             params: &[],
             hosts: Hosts::Sim,
@@ -275,7 +281,8 @@ arrays [bin, layer] (packets offered to the queue after the filters / dropped by
 (`lcur_*`; causes 0 DROP, 1 ADD, 2 DROP_REQ, 3 ADD_REQ, 4 SESS, 5 registration), requests (`req_*`; events \
 0 generated, 1 repeated, 2 received and forwarded, 3 received and discarded; kinds 2 DROP_REQ, 3 ADD_REQ), \
 DROP/ADD decisions (`dec_*`; kind 2 DROP, 3 ADD), add_intvl updates (`intvl_*`; reasons 0 success, \
-1 congestion, 2 DROP_REQ, 3 no SESS), `sess_processed`, and `names`: each code's names.",
+1 congestion, 2 DROP_REQ, 3 no SESS), `sess_processed`, and `names`: each code's names. \
+`node`: the LMR's node name.",
             target: Target::Node,
             params: &[],
             hosts: Hosts::Sim,
@@ -285,7 +292,8 @@ DROP/ADD decisions (`dec_*`; kind 2 DROP, 3 ADD), add_intvl updates (`intvl_*`; 
             name: "lmr_status",
             doc: "An LMR's current state: `interfaces` (list of dicts: channel, qlen, add_intvl (s), filtered) \
 and `sessions` (list of dicts: group, prev (node, port) or None, l_max, l_cur: {channel: L_cur} for the \
-interfaces where the session is registered), and its `config`.",
+interfaces where the session is registered), and its `config`. \
+`node`: the LMR's node name.",
             target: Target::Node,
             params: &[],
             hosts: Hosts::Sim,
@@ -294,7 +302,8 @@ interfaces where the session is registered), and its `config`.",
         Reader {
             name: "nlm_sender_records",
             doc: "A sender's records: its L_cur changes (`level_time_ns`, `level`, `level_cause`), requests \
-received (`req_*`), and counts `sess_sent`, `data_sent`, `data_withheld`.",
+received (`req_*`), and counts `sess_sent`, `data_sent`, `data_withheld`. \
+`agent`: the sender's agent id.",
             target: Target::Agent("agent"),
             params: &[],
             hosts: Hosts::Sim,
@@ -304,7 +313,8 @@ received (`req_*`), and counts `sess_sent`, `data_sent`, `data_withheld`.",
             name: "nlm_receiver_records",
             doc: "A receiver's records: `bin_s`, `received` and `lost` as 2-D arrays [bin, layer] (loss from \
 sequence gaps), windows over loss_th (`over_time_ns`, `over_loss`), DROP_REQs it generated (`req_time_ns`, \
-`req_level`, `req_to`), and totals.",
+`req_level`, `req_to`), and totals. \
+`agent`: the receiver's agent id.",
             target: Target::Agent("agent"),
             params: &[],
             hosts: Hosts::Sim,
@@ -312,7 +322,9 @@ sequence gaps), windows over loss_th (`over_time_ns`, `over_loss`), DROP_REQs it
         },
         Reader {
             name: "nlm_flow_row",
-            doc: "The scenario flow table's row of an NLM receiver: received, lost, bytes, and per-bin totals.",
+            doc: "The scenario flow table's row of an NLM receiver: received, lost, bytes, and per-bin totals. \
+`agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; `windows`: the scenario's \
+loss windows (seconds); the windows are not used.",
             target: Target::Agent("agent"),
             params: &[param!(packet_size), param!(windows = [])],
             hosts: Hosts::Sim,
