@@ -594,6 +594,86 @@ mod tests {
         assert_eq!(data[2].0.as_nanos() - data[1].0.as_nanos(), 20_000_000);
     }
 
+    fn nak_from(node: u32, seq: u64) -> Packet {
+        let mut nak = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 1)), 40);
+        nak.src = Addr::new(NodeId(node), 1);
+        nak.flow = 1;
+        nak.seq = seq;
+        nak.header = Header::Pgm(PgmHeader { kind: PgmHeader::NAK, trail: 0, lead: seq + 1 });
+        nak
+    }
+
+    /// Runs the source's timers up to `until`, collecting what it sends.
+    fn run_until(s: &mut LesbccSource, now: &mut Instant, until: Instant, out: &mut Vec<(Instant, Packet)>) {
+        while let Some(t) = s.poll_timeout().filter(|&t| t <= until) {
+            *now = t;
+            s.handle_timeout(t);
+            drive(s, t, out);
+        }
+        *now = until;
+    }
+
+    #[test]
+    fn a_nak_and_its_repeats_give_one_rtt_sample_per_receiver() {
+        let cfg = LesbccConfig { initial_rate_bps: 448_000.0, ..LesbccConfig::default() }; // 100 pkt/s
+        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
+        let mut out = vec![];
+        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
+        drive(&mut s, Instant::ZERO, &mut out);
+        let mut now = Instant::ZERO;
+        run_until(&mut s, &mut now, ms(300), &mut out);
+        let offered = |s: &LesbccSource| s.cascade().stats.rtt_samples + s.cascade().stats.rtt_pruned;
+        // receiver 5's first NAK for seq 5 (sent at 50 ms): one sample of 250 ms
+        s.handle_packet(now, &nak_from(5, 5));
+        drive(&mut s, now, &mut out);
+        assert_eq!(offered(&s), 1);
+        assert_eq!(s.cascade().records.rtt_sample_s, vec![0.25]);
+        // its repeats: one while the repair is held back by the silence period, one after the
+        // RDATA went out (the repair was lost), as NAK_RPT_IVL / NAK_RDATA_IVL would send them
+        let t1 = now + Duration::from_millis(20);
+        run_until(&mut s, &mut now, t1, &mut out);
+        assert!(s.cascade().silenced(now) && s.stats.rdata_sent == 0);
+        s.handle_packet(now, &nak_from(5, 5));
+        drive(&mut s, now, &mut out);
+        run_until(&mut s, &mut now, ms(2000), &mut out);
+        assert_eq!(s.stats.rdata_sent, 1);
+        s.handle_packet(now, &nak_from(5, 5));
+        drive(&mut s, now, &mut out);
+        assert_eq!(s.cascade().stats.lis, 3, "every NAK is an LI");
+        assert_eq!(offered(&s), 1, "a repeat's timing is not a round trip");
+        // another receiver's first NAK for the same loss is its own round trip
+        s.handle_packet(now, &nak_from(6, 5));
+        drive(&mut s, now, &mut out);
+        assert_eq!(offered(&s), 2);
+        assert!((s.cascade().records.rtt_sample_s[1] - 1.95).abs() < 1e-9);
+        // and receiver 5's first NAK for another loss is a sample again
+        s.handle_packet(now, &nak_from(5, 10));
+        drive(&mut s, now, &mut out);
+        assert_eq!(offered(&s), 3);
+    }
+
+    #[test]
+    fn a_window_slot_reused_by_a_new_sequence_number_forgets_the_old_naks() {
+        let cfg = LesbccConfig { initial_rate_bps: 448_000.0, transmit_window_pkts: 16, ..LesbccConfig::default() };
+        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
+        let mut out = vec![];
+        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
+        drive(&mut s, Instant::ZERO, &mut out);
+        let mut now = Instant::ZERO;
+        run_until(&mut s, &mut now, ms(100), &mut out);
+        assert!(s.lead() > 3);
+        s.handle_packet(now, &nak_from(5, 3));
+        drive(&mut s, now, &mut out);
+        // seq 19 takes seq 3's slot (16 slots)
+        while s.lead() <= 19 {
+            let t = now + Duration::from_millis(10);
+            run_until(&mut s, &mut now, t, &mut out);
+        }
+        s.handle_packet(now, &nak_from(5, 19));
+        drive(&mut s, now, &mut out);
+        assert_eq!(s.cascade().stats.rtt_samples + s.cascade().stats.rtt_pruned, 2);
+    }
+
     #[test]
     fn synthetic_drive_passes_about_the_worst_receivers_les() {
         let cfg = LesbccConfig::default();
