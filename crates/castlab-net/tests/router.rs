@@ -27,7 +27,7 @@ use castlab_core::{
     RouterSend, Verdict,
 };
 use castlab_net::router::config::{IfaceConfig, RouterSession};
-use castlab_net::router::sys;
+use castlab_net::router::{frame, sys};
 use castlab_net::{Envelope, GroupEntry, NetConfig, Router, RouterConfig, SessionTable};
 use socket2::{Domain, Protocol, Socket, Type};
 
@@ -784,4 +784,85 @@ fn refuses_the_root_namespace_and_foreign_interfaces() {
     let cfg = t.router_config();
     let e = in_ns(&t.ns("r"), move || Router::new(cfg).err().map(|e| e.to_string())).join().unwrap();
     assert!(e.expect("refused with forwarding on").contains("ip_forward"));
+}
+
+#[test]
+fn garbage_on_the_wire_is_counted_and_forwarding_goes_on() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = topo_or_skip!("garbage_on_the_wire_is_counted_and_forwarding_goes_on", "g");
+    let mut cfg = t.router_config();
+    cfg.session =
+        Some(RouterSession { net: NetConfig { session_id: 9, ..NetConfig::default() }, table: SessionTable::new() });
+    let rt = RouterThread::start(&t.ns("r"), cfg, None);
+    warm_up(&t, 2);
+    let before = rt.snap().forwarded;
+    // h1 writes raw frames onto its link: mutated valid frames and random bytes, every one
+    // broadcast at the Ethernet layer so that the router reads it
+    let hif = t.hif(1);
+    let sent = in_ns(&t.ns("h1"), move || {
+        let sock = castlab_net::router::sys::PacketSocket::open(&hif, 1 << 20).unwrap();
+        let mut r = castlab_core::Rng::seed_from_u64(3);
+        let env = Envelope::new(10, None); // another session
+        let mut p = Packet::data(Dest::Unicast(Addr::new(NodeId(2), 1)), 200);
+        p.src = Addr::new(NodeId(1), 1);
+        let mut payload = [0u8; 256];
+        let n = env.seal(&p, &mut payload).unwrap();
+        let mut good = vec![0u8; 14 + 28 + n];
+        frame::write_eth(&mut good, frame::BROADCAST_MAC, [2, 0, 0, 0, 0, 9], frame::ETHERTYPE_IPV4);
+        frame::write_ipv4(&mut good, 28 + n, 9, frame::PROTO_UDP, Topo::host_addr(1), Topo::host_addr(2), false);
+        good[42..].copy_from_slice(&payload[..n]);
+        frame::write_udp(&mut good, 20, Topo::host_addr(1), Topo::host_addr(2), 47_001, 47_001, n);
+        let mut igmp = vec![0u8; 14 + 24 + 16];
+        frame::write_eth(&mut igmp, frame::BROADCAST_MAC, [2, 0, 0, 0, 0, 9], frame::ETHERTYPE_IPV4);
+        frame::write_ipv4(&mut igmp, 40, 1, frame::PROTO_IGMP, Topo::host_addr(1), Ipv4Addr::new(224, 0, 0, 22), true);
+        igmp[38] = frame::IGMP_V3_REPORT;
+        igmp[45] = 1;
+        igmp[46] = frame::CHANGE_TO_EXCLUDE;
+        igmp[50..54].copy_from_slice(&[239, 9, 9, 9]);
+        let mut sent = 0;
+        let mut f = Vec::with_capacity(1600);
+        for i in 0..3000u32 {
+            f.clear();
+            f.extend_from_slice(if i % 2 == 0 { &good } else { &igmp });
+            match r.below(4) {
+                0 => {
+                    let k = 14 + r.below((f.len() - 14) as u64) as usize;
+                    f[k] ^= 1 << r.below(8);
+                }
+                1 => f.truncate(14 + r.below((f.len() - 13) as u64) as usize),
+                2 => {
+                    let k = 14 + r.below(30) as usize;
+                    f[k] = r.next_u64() as u8;
+                    let hl = 20.max(((f[14] & 15) as usize * 4).min(24));
+                    frame::write_ip_checksum(&mut f, hl);
+                }
+                _ => {
+                    let len = 14 + r.below(1400) as usize;
+                    f.resize(len, 0);
+                    for b in &mut f[14..] {
+                        *b = r.next_u64() as u8;
+                    }
+                    f[12] = 8;
+                    f[13] = 0;
+                }
+            }
+            if sock.send(&f).unwrap_or(false) {
+                sent += 1;
+            }
+            if i % 100 == 0 {
+                thread::sleep(StdDuration::from_millis(1));
+            }
+        }
+        sent
+    })
+    .join()
+    .unwrap();
+    thread::sleep(StdDuration::from_millis(100));
+    warm_up(&t, 2);
+    let s = rt.finish();
+    eprintln!("garbage: {sent} frames written; router counters:\n{}", s.text);
+    assert!(s.forwarded > before, "still forwarding after the garbage");
+    for c in ["bad_ip_checksum", "foreign_session", "bad_igmp"] {
+        assert!(s.text.contains(&format!(" {c} ")), "no {c} counted: {}", s.text);
+    }
 }
