@@ -516,10 +516,14 @@ fn delay_lines_give_the_configured_round_trip() {
     echo.join().unwrap();
     rt.finish();
     eprintln!("delay line: RTTs {:?} ms", rtts.iter().map(|r| (r * 1e4).round() / 10.0).collect::<Vec<_>>());
-    for r in &rtts {
-        // 2 x 250 ms of delay line, plus the loop's wake-up and the hosts' stacks
-        assert!(*r >= 0.5 && *r < 0.505, "RTT {r} s");
-    }
+    // 2 x 250 ms of delay line, plus the hosts' stacks and the loop's wake-up: never early; the
+    // median within 5 ms; any single probe within 20 ms (a busy 2-core machine may hold one back)
+    let mut sorted = rtts.clone();
+    sorted.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let median = (sorted[1] + sorted[2]) / 2.0;
+    assert!(sorted[0] >= 0.5, "an RTT below the delay lines: {rtts:?}");
+    assert!(median < 0.505, "median RTT {median} s");
+    assert!(sorted[3] < 0.52, "{rtts:?}");
 }
 
 /// Long-run early-drop fraction of Floyd and Jacobson's Fig. 2 for a fixed p_b: gaps between

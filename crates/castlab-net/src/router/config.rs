@@ -59,12 +59,20 @@ pub fn prefix_contains(net: Ipv4Addr, len: u8, ip: Ipv4Addr) -> bool {
     u32::from(net) & mask == u32::from(ip) & mask
 }
 
-/// A static route: `dst/prefix_len` via the neighbour `via` (on one of the interfaces' links).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A static route: `dst/prefix_len` via the neighbour `via` (on one of the interfaces' links),
+/// or straight out of interface `dev` (hosts on point-to-point links that share one subnet,
+/// as the testbed's per-host LANs do).
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Route {
     pub dst: Ipv4Addr,
     pub prefix_len: u8,
-    pub via: Ipv4Addr,
+    pub via: RouteVia,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RouteVia {
+    Gateway(Ipv4Addr),
+    Dev(String),
 }
 
 /// The castlab session whose datagrams the router opens for a hosted extension.
@@ -226,8 +234,14 @@ impl RouterConfig {
             }
         }
         for r in &self.routes {
-            if !self.ifaces.iter().any(|f| f.contains(r.via)) {
-                return Err(err("route", r.via, "the gateway is on none of the interfaces' links"));
+            match &r.via {
+                RouteVia::Gateway(g) if !self.ifaces.iter().any(|f| f.contains(*g)) => {
+                    return Err(err("route", g, "the gateway is on none of the interfaces' links"));
+                }
+                RouteVia::Dev(d) if !self.ifaces.iter().any(|f| &f.name == d) => {
+                    return Err(err("route", d, "no such interface"));
+                }
+                _ => {}
             }
         }
         if !(self.queue_avg_weight > 0.0 && self.queue_avg_weight <= 1.0) {
@@ -243,7 +257,7 @@ impl RouterConfig {
     ///
     /// ```text
     /// --iface NAME,ADDR/LEN[,rate=R][,delay=D][,queue=Q][,lan][,peer=NODE]   (repeatable)
-    /// --route DST/LEN|default,via=GW                                        (repeatable)
+    /// --route DST/LEN|default,via=GW  or  DST/LEN,dev=IFACE                  (repeatable)
     /// --node N  --seed N  --queue-avg-weight W  --allow-any-driver  --multicast-ttl N
     /// --igmp-query-interval D  --igmp-response-interval D  --igmp-last-member-interval D
     /// --session N [--key HEX] [--port-base P] [--allow-any-group]
@@ -266,9 +280,15 @@ impl RouterConfig {
                 "--iface" => c.ifaces.push(parse_iface(&val("--iface")?)?),
                 "--route" => {
                     let v = val("--route")?;
-                    let (p, via) = v.split_once(",via=").ok_or_else(|| err("--route", &v, "must be DST/LEN,via=GW"))?;
+                    let (p, via) = if let Some((p, gw)) = v.split_once(",via=") {
+                        let gw = gw.parse().map_err(|_| err("--route", &v, "the gateway is not an IPv4 address"))?;
+                        (p, RouteVia::Gateway(gw))
+                    } else if let Some((p, dev)) = v.split_once(",dev=") {
+                        (p, RouteVia::Dev(dev.to_string()))
+                    } else {
+                        return Err(err("--route", &v, "must be DST/LEN,via=GW or DST/LEN,dev=IFACE"));
+                    };
                     let (dst, prefix_len) = parse_prefix("--route", p)?;
-                    let via = via.parse().map_err(|_| err("--route", &v, "the gateway is not an IPv4 address"))?;
                     c.routes.push(Route { dst, prefix_len, via });
                 }
                 "--node" => c.node = NodeId(num(&val("--node")?, "--node")?),
@@ -385,10 +405,10 @@ mod tests {
         let QueueConfig::Red(r) = &c.ifaces[0].queue else { panic!() };
         assert!(r.gentle && r.min_th == 5.0 && r.max_th == 15.0 && r.max_p == 0.1 && r.w_q == 0.002);
         assert!(c.ifaces[1].lan && c.ifaces[1].rate_bps == 0);
-        assert_eq!(
-            c.routes,
-            vec![Route { dst: Ipv4Addr::new(10, 9, 0, 0), prefix_len: 16, via: Ipv4Addr::new(10, 0, 2, 7) }]
-        );
+        let via = RouteVia::Gateway(Ipv4Addr::new(10, 0, 2, 7));
+        assert_eq!(c.routes, vec![Route { dst: Ipv4Addr::new(10, 9, 0, 0), prefix_len: 16, via }]);
+        let (c, _) = RouterConfig::from_args(&words("--iface a,10.0.1.1/24 --route 10.0.1.9/32,dev=a")).unwrap();
+        assert_eq!(c.routes[0].via, RouteVia::Dev("a".into()));
     }
 
     #[test]
@@ -403,6 +423,7 @@ mod tests {
             "--iface x,239.0.0.1/24",
             "--iface x,10.0.0.1/24 --group 1=239.1.1.1",
             "--iface x,10.0.0.1/24,bogus",
+            "--iface x,10.0.0.1/24 --route 10.0.0.9/32,dev=y",
         ] {
             assert!(RouterConfig::from_args(&words(bad)).is_err(), "{bad:?} accepted");
         }

@@ -57,6 +57,11 @@ const READS_PER_TURN: usize = 64;
 const RX_BUF: usize = 65_536 + ETH_HDR;
 /// TTL of the unicast packets an extension sends.
 const UNICAST_TTL: u8 = 64;
+/// Frames held while their next hop's address is resolved (as a host's ARP queue holds them),
+/// at most this many in all, each at most `HOLD_FOR`; beyond either they are dropped and
+/// counted as `no_neighbour`.
+const MAX_HELD: usize = 64;
+const HOLD_FOR: castlab_core::Duration = castlab_core::Duration::from_secs(3);
 
 /// Errors starting or running the router. Each names what it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -96,8 +101,11 @@ pub struct RouterStats {
     pub martian: u64,
     pub ttl_expired: u64,
     pub no_route: u64,
-    /// Packets whose next hop's MAC address was not known yet (an ARP request went out).
+    /// Packets whose next hop's MAC address did not come in time (an ARP request went out;
+    /// the packet was held up to 3 s, at most 64 at once).
     pub no_neighbour: u64,
+    /// Packets held while their next hop was resolved, then sent.
+    pub arp_held: u64,
     /// Unicast packets for the router itself that no extension consumed, and broadcasts.
     pub local: u64,
     /// Multicast packets that failed the reverse-path check (not from the interface toward
@@ -146,6 +154,7 @@ impl RouterStats {
             ("ttl_expired", self.ttl_expired),
             ("no_route", self.no_route),
             ("no_neighbour", self.no_neighbour),
+            ("arp_held", self.arp_held),
             ("local", self.local),
             ("rpf_fail", self.rpf_fail),
             ("mc_no_members", self.mc_no_members),
@@ -213,6 +222,16 @@ struct Neighbour {
     ip: Ipv4Addr,
     mac: Mac,
     port: usize,
+}
+
+/// A frame built in `slot` of `port`, waiting for the MAC address of `hop`.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    port: usize,
+    hop: Ipv4Addr,
+    slot: u32,
+    len: usize,
+    since: Instant,
 }
 
 struct ExtSlot {
@@ -290,6 +309,7 @@ pub struct Router {
     neighbours: Vec<Neighbour>,
     /// Neighbours asked for: (ip, port, when the last request went out).
     asked: Vec<(Ipv4Addr, usize, Instant)>,
+    held: Vec<Held>,
     clock0: std::time::Instant,
     epoch_ns: u64,
     rx: Box<[u8]>,
@@ -360,8 +380,11 @@ impl Router {
             .map(|(i, f)| RouteEntry { net: f.addr, len: f.prefix_len, port: i, via: None })
             .collect();
         for r in &cfg.routes {
-            let port = cfg.ifaces.iter().position(|f| f.contains(r.via)).expect("validated");
-            routes.push(RouteEntry { net: r.dst, len: r.prefix_len, port, via: Some(r.via) });
+            let (port, via) = match &r.via {
+                config::RouteVia::Gateway(g) => (cfg.ifaces.iter().position(|f| f.contains(*g)), Some(*g)),
+                config::RouteVia::Dev(d) => (cfg.ifaces.iter().position(|f| &f.name == d), None),
+            };
+            routes.push(RouteEntry { net: r.dst, len: r.prefix_len, port: port.expect("validated"), via });
         }
         routes.sort_by_key(|r| std::cmp::Reverse(r.len));
         let pollfds = ports
@@ -378,6 +401,7 @@ impl Router {
             routes,
             neighbours: Vec::with_capacity(64),
             asked: Vec::with_capacity(64),
+            held: Vec::with_capacity(MAX_HELD),
             clock0: now0,
             epoch_ns,
             rx: vec![0u8; RX_BUF].into_boxed_slice(),
@@ -519,10 +543,24 @@ impl Router {
         if let Some(a) = self.ext.as_ref().and_then(|x| x.armed) {
             t = t.min(a);
         }
+        if let Some(h) = self.held.first() {
+            t = t.min(h.since + HOLD_FOR);
+        }
         t
     }
 
     fn run_timers(&mut self, now: Instant) {
+        let mut k = 0;
+        while k < self.held.len() {
+            let h = self.held[k];
+            if now.saturating_since(h.since) >= HOLD_FOR {
+                self.held.swap_remove(k);
+                self.ports[h.port].release(h.slot);
+                self.stats.no_neighbour += 1;
+            } else {
+                k += 1;
+            }
+        }
         for i in 0..self.ports.len() {
             self.ports[i].poll(now);
             self.queries.clear();
@@ -625,6 +663,30 @@ impl Router {
             }
         }
         self.asked.retain(|(a, p, _)| !(*a == ip && *p == port));
+        let mut k = 0;
+        while k < self.held.len() {
+            let h = self.held[k];
+            if h.port == port && h.hop == ip {
+                self.held.swap_remove(k);
+                self.ports[port].slot_mut(h.slot)[0..6].copy_from_slice(&mac);
+                self.stats.arp_held += 1;
+                let now = self.now();
+                self.ports[port].enqueue(h.slot, h.len, h.len - ETH_HDR, now);
+            } else {
+                k += 1;
+            }
+        }
+    }
+
+    /// Hold a frame built in `slot` until `hop` is resolved (or drop it if too many wait).
+    fn hold(&mut self, port: usize, hop: Ipv4Addr, slot: u32, len: usize, now: Instant) {
+        if self.held.len() >= MAX_HELD {
+            self.stats.no_neighbour += 1;
+            self.ports[port].release(slot);
+        } else {
+            self.held.push(Held { port, hop, slot, len, since: now });
+        }
+        self.ask(port, hop, now);
     }
 
     fn handle_arp(&mut self, i: usize, a: frame::Arp, now: Instant) {
@@ -792,12 +854,8 @@ impl Router {
             self.stats.no_route += 1;
             return;
         };
-        let Some(mac) = self.neighbour(out, hop) else {
-            self.stats.no_neighbour += 1;
-            self.ask(out, hop, now);
-            return;
-        };
-        self.forward_copy(out, mac, &ip, opened, now);
+        let mac = self.neighbour(out, hop);
+        self.forward_copy(out, mac.ok_or(hop), &ip, opened, now);
     }
 
     fn handle_multicast(&mut self, i: usize, ip: Ipv4, now: Instant) {
@@ -832,14 +890,22 @@ impl Router {
         let mac = frame::group_mac(ip.dst);
         for k in 0..self.ports.len() {
             if k != i && self.ports[k].membership.wants(ip.dst, ip.src) {
-                self.forward_copy(k, mac, &ip, opened, now);
+                self.forward_copy(k, Ok(mac), &ip, opened, now);
             }
         }
     }
 
-    /// Copy the frame in `self.rx` to output `out` toward `dst_mac`, decrement its TTL, let the
-    /// extension see it (`on_forward`), seal it again if rewritten, and queue it.
-    fn forward_copy(&mut self, out: usize, dst_mac: Mac, ip: &Ipv4, opened: Option<Opened>, now: Instant) {
+    /// Copy the frame in `self.rx` to output `out` toward `dst_mac` (or, `Err(hop)`, toward a
+    /// next hop still to resolve: the frame is held), decrement its TTL, let the extension see
+    /// it (`on_forward`), seal it again if rewritten, and queue it.
+    fn forward_copy(
+        &mut self,
+        out: usize,
+        dst_mac: Result<Mac, Ipv4Addr>,
+        ip: &Ipv4,
+        opened: Option<Opened>,
+        now: Instant,
+    ) {
         let mut opened = opened;
         if let Some(o) = opened.as_mut() {
             if self.ext.is_some() {
@@ -859,7 +925,7 @@ impl Router {
         let src_mac = self.ports[out].mac;
         let slot = self.ports[out].slot_mut(s);
         slot[..end].copy_from_slice(&self.rx[..end]);
-        frame::write_eth(slot, dst_mac, src_mac, frame::ETHERTYPE_IPV4);
+        frame::write_eth(slot, dst_mac.unwrap_or([0; 6]), src_mac, frame::ETHERTYPE_IPV4);
         frame::decrement_ttl(slot, ip);
         let mut len = end;
         if let Some(o) = opened.filter(|o| o.pkt != o.orig) {
@@ -873,6 +939,10 @@ impl Router {
             }
         }
         self.stats.forwarded += 1;
+        if let Err(hop) = dst_mac {
+            self.hold(out, hop, s, len, now);
+            return;
+        }
         if self.ports[out].enqueue(s, len, len - ETH_HDR, now) == Admit::Marked {
             // ECN-style marking is a castlab packet field: seal the mark into the datagram
             if let Some(mut o) = opened {
