@@ -571,7 +571,9 @@ class NetRouter:
     static routes, an IGMP querier, DropTail/RED queues drained at each link's rate and delay
     lines. Built from the router's command-line words; see docs/real-network.md."""
 
-    def __init__(self, args: list[str]) -> None: ...
+    def __init__(self, args: list[str]) -> None:
+        """Open the interfaces the words name; refuses (PermissionError) outside an `ip netns`
+        namespace, with kernel forwarding on, or on an interface that is not a veth."""
     @property
     def now(self) -> float:
         """Seconds since the router started."""

@@ -41,13 +41,13 @@ class Lan:
     rate_bps: Optional[float] = None
     queue_pkts: int = 20
     delay_s: float = 0.0
-    #: RED instead of DropTail, as for a link (user-space routers only).
-    red: Optional[tuple] = None
     #: "shared": one bottleneck on the bridge device, shared by every host (a leave prunes
     #: only when the router's IGMP daemon does: igmpproxy took about 20 s, docs/testbed.md);
     #: "per-host": a bottleneck on each host's bridge port, with IGMP snooping and fast leave
     #: on the bridge, so a leave stops a group on that host's link at once.
     shaping: str = "shared"
+    #: RED instead of DropTail, as for a link (user-space routers only).
+    red: Optional[tuple] = None
 
 
 @dataclass
