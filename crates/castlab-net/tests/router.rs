@@ -870,3 +870,84 @@ fn garbage_on_the_wire_is_counted_and_forwarding_goes_on() {
         assert!(s.text.contains(&format!(" {c} ")), "no {c} counted: {}", s.text);
     }
 }
+
+// ------------------------------------------------------------------ the router's speed
+
+/// One rate step: h1 sends `pps` 200-byte datagrams a second for `secs` through the router
+/// (a 1 ms delay line toward h2), each carrying its send time; h2 records the one-way delay.
+/// Returns (sent, received, one-way delays minus the delay line, in µs, sorted).
+fn bench_step(t: &Topo, pps: u64, secs: f64) -> (u64, u64, Vec<f64>) {
+    let clock0 = StdInstant::now();
+    let rx = in_ns(&t.ns("h2"), move || {
+        let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).unwrap();
+        s.set_recv_buffer_size(8 << 20).unwrap();
+        s.bind(&SocketAddrV4::new(Topo::host_addr(2), 40_010).into()).unwrap();
+        let s: UdpSocket = s.into();
+        s.set_read_timeout(Some(StdDuration::from_millis(300))).unwrap();
+        let mut buf = [0u8; 256];
+        let mut lat = Vec::with_capacity((pps as f64 * secs) as usize + 16);
+        while let Ok(n) = s.recv(&mut buf) {
+            if n >= 8 {
+                let sent = u64::from_be_bytes(buf[..8].try_into().unwrap());
+                let now = clock0.elapsed().as_nanos() as u64;
+                lat.push((now.saturating_sub(sent)) as f64 / 1e3 - 1000.0);
+            }
+        }
+        lat
+    });
+    let tx = in_ns(&t.ns("h1"), move || {
+        let s = UdpSocket::bind(SocketAddrV4::new(Topo::host_addr(1), 0)).unwrap();
+        let dst = SocketAddrV4::new(Topo::host_addr(2), 40_010);
+        let mut buf = [0u8; 200];
+        let t0 = StdInstant::now();
+        let total = (pps as f64 * secs) as u64;
+        let mut n = 0u64;
+        while n < total {
+            let due = ((t0.elapsed().as_secs_f64() * pps as f64) as u64).min(total);
+            while n < due {
+                buf[..8].copy_from_slice(&(clock0.elapsed().as_nanos() as u64).to_be_bytes());
+                if s.send_to(&buf, dst).is_ok() {
+                    n += 1;
+                }
+            }
+            if n < total {
+                thread::sleep(StdDuration::from_micros(50));
+            }
+        }
+        n
+    });
+    let sent = tx.join().unwrap();
+    let mut lat = rx.join().unwrap();
+    lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (sent, lat.len() as u64, lat)
+}
+
+#[test]
+#[ignore = "benchmark (make bench): cargo test --release -p castlab-net --test router -- --ignored --nocapture"]
+fn router_bench() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = topo_or_skip!("router_bench", "b");
+    let mut cfg = t.router_config();
+    cfg.ifaces[1].delay = Duration::from_millis(1);
+    cfg.ifaces[1].queue = QueueConfig::DropTail { limit_pkts: 10_000 };
+    let rt = RouterThread::start(&t.ns("r"), cfg, None);
+    warm_up(&t, 2);
+    let pct = |v: &[f64], q: f64| if v.is_empty() { f64::NAN } else { v[((v.len() - 1) as f64 * q) as usize] };
+    println!("router benchmark: 200-byte UDP datagrams h1 -> router (1 ms delay line) -> h2, 3 s per rate");
+    println!(
+        "{:>9} {:>9} {:>9} {:>7} {:>12} {:>12}",
+        "pps", "sent", "received", "loss%", "added p50 us", "added p99 us"
+    );
+    let mut best = 0;
+    for pps in [1_000u64, 10_000, 50_000, 80_000, 120_000, 160_000, 200_000] {
+        let (sent, got, lat) = bench_step(&t, pps, 3.0);
+        let loss = 100.0 * (sent - got.min(sent)) as f64 / sent as f64;
+        println!("{pps:>9} {sent:>9} {got:>9} {loss:>7.3} {:>12.1} {:>12.1}", pct(&lat, 0.5), pct(&lat, 0.99));
+        if got >= sent {
+            best = best.max(pps);
+        }
+        thread::sleep(StdDuration::from_millis(300));
+    }
+    let s = rt.finish();
+    println!("highest rate with no loss: {best} packets/s (router forwarded {} in all)", s.forwarded);
+}
