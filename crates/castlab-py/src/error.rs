@@ -3,13 +3,14 @@
 //! Every binding returns [`Result`]; `?` converts the engine's, the configs', the registry's
 //! and the driver's errors through the `From` impls below, and `From<Error> for PyErr` decides
 //! the Python kind once: bad input is a `ValueError` whose message starts with the field, a
-//! call that does not fit the signature a `TypeError`, a socket failure an `OSError`.
+//! call that does not fit the signature a `TypeError`, a socket failure an `OSError`, a start
+//! the router's safety checks refuse a `PermissionError`.
 
-use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyPermissionError, PyTypeError, PyValueError};
 use pyo3::PyErr;
 
 use castlab_core::ConfigError;
-use castlab_net::NetError;
+use castlab_net::{NetError, RouterError};
 use castlab_proto::registry::BuildError;
 use castlab_sim::SimError;
 
@@ -22,6 +23,8 @@ pub(crate) enum Error {
     Type(String),
     /// The operating system refused (a socket, a multicast join): `OSError`.
     Os(String),
+    /// A start refused as unsafe (the router outside a namespace of its own): `PermissionError`.
+    Permission(String),
     /// Already a Python exception (a failed conversion, a callback that raised).
     Py(PyErr),
 }
@@ -38,7 +41,7 @@ impl Error {
 impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Error::Value(m) | Error::Type(m) | Error::Os(m) => f.write_str(m),
+            Error::Value(m) | Error::Type(m) | Error::Os(m) | Error::Permission(m) => f.write_str(m),
             Error::Py(e) => write!(f, "{e}"),
         }
     }
@@ -50,6 +53,7 @@ impl From<Error> for PyErr {
             Error::Value(m) => PyValueError::new_err(m),
             Error::Type(m) => PyTypeError::new_err(m),
             Error::Os(m) => PyOSError::new_err(m),
+            Error::Permission(m) => PyPermissionError::new_err(m),
             Error::Py(e) => e,
         }
     }
@@ -91,6 +95,16 @@ impl From<NetError> for Error {
             NetError::Session(s) => Error::Value(s.to_string()),
             NetError::Config(c) => c.into(),
             io @ NetError::Io { .. } => Error::Os(io.to_string()),
+        }
+    }
+}
+
+impl From<RouterError> for Error {
+    fn from(e: RouterError) -> Self {
+        match e {
+            RouterError::Config(c) => Error::Value(c.to_string()),
+            r @ RouterError::Refused(_) => Error::Permission(r.to_string()),
+            io @ RouterError::Io { .. } => Error::Os(io.to_string()),
         }
     }
 }

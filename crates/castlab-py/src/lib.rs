@@ -21,6 +21,7 @@ mod lesbcc;
 mod net;
 mod records;
 mod registry;
+mod router;
 mod sink;
 mod tcp;
 
@@ -602,6 +603,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry::protocols, m)?)?;
     lesbcc::register(m)?;
     net::register(m)?;
+    router::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -10,7 +10,8 @@ pub mod engine;
 pub mod error;
 /// The metrics moved to castlab-core (the protocols' readers compute them too); kept here by name.
 pub use castlab_core::metrics;
-pub mod queue;
+/// The queue disciplines live in `castlab-core`, shared with the real-network router.
+pub use castlab_core::queue;
 mod routing;
 pub mod testext;
 
