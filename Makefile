@@ -54,7 +54,7 @@ test-rust:
 test-python: build
 	$(VENV)/bin/pytest -q tests
 
-# Then the whole-process comparison of issue 14 (castlab's Rust engine, castlab from Python
+# Then the whole-process comparison (castlab's Rust engine, castlab from Python
 # when built, and ns-2 when Debian's `ns2` is installed) on the CBR star: bench/compare.py.
 bench:
 	cargo bench -p castlab-sim --bench engine

@@ -25,7 +25,8 @@ CHILD = textwrap.dedent(r'''
     import castlab
 
     ALLOWED = (ValueError, TypeError, OverflowError)
-    NATIVE = castlab._native.Simulator
+    # the engine's methods and those made from the protocol registry
+    NATIVE = castlab.Simulator
     METHODS = sorted(n for n in dir(NATIVE) if not n.startswith("_") and callable(getattr(NATIVE, n)))
 
     def base():

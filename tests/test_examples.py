@@ -1,4 +1,4 @@
-"""Issue 15, item 6: the examples run (with short settings, so this file stays well under a
+"""The examples run (with short settings, so this file stays well under a
 minute) and write what they say they write."""
 
 import csv

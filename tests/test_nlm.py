@@ -275,7 +275,7 @@ def test_rlm_matches_ns2_rlm_on_nlm_figure8():
 
 
 def test_fig13_seeds_spread_over_workers_and_claims_are_means_of_per_seed_values(tmp_path):
-    """Issue 16: nlm-fig13 runs its seeds (2 in quick mode) through map_runs. Every CSV is the
+    """nlm-fig13 runs its seeds (2 in quick mode) through map_runs. Every CSV is the
     same bytes with --jobs 1 and --jobs 2 and has no wall-time column; fig13_seeds.csv is
     recomputed here from fig13.csv, and each claim's reading is the mean over seeds."""
     import subprocess

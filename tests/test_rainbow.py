@@ -196,7 +196,7 @@ def test_experiments_quick(tmp_path, name):
         assert claims["identical"].holds
     for c in res.claims:
         assert c.kind in ("paper", "derived", "variant", "sanity"), c.id
-    # RLC beside Rainbow (issue 13): its rows exist and its claims are computed
+    # RLC beside Rainbow: its rows exist and its claims are computed
     rlc_files = {"rainbow-b1": "b1_rlc.csv", "rainbow-b2": "b2_rlc.csv", "rainbow-b3": "b3_rlc.csv",
                  "rainbow-b4": "b4_rlc.csv"}
     if name in rlc_files:

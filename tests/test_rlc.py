@@ -1,4 +1,4 @@
-"""RLC through the Python bindings (issue 13)."""
+"""RLC through the Python bindings."""
 
 import pytest
 

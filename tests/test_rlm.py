@@ -414,7 +414,7 @@ def _t_note(values) -> str:
 
 @pytest.mark.parametrize("jobs", [1, 2])
 def test_fig13_claims_are_means_of_per_seed_statistics(tmp_path, monkeypatch, jobs):
-    """Issue 16: each claim's statistic is taken per seed over that seed's sweep and the claim is
+    """Each claim's statistic is taken per seed over that seed's sweep and the claim is
     decided on the mean over seeds, with the t interval in the statement. Two seeds in quick
     mode; the per-seed values are recomputed here from the per-receiver and per-run tables. With
     two worker processes (map_runs) every CSV is the same bytes as the serial run's."""

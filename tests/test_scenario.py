@@ -1,4 +1,4 @@
-"""Issue 15, item 1: scenario files and dicts, their errors (key and line), the flow table,
+"""Scenario files and dicts, their errors (key and line), the flow table,
 with_params for sweeps, and `castlab scenario run`."""
 
 import hashlib

@@ -1,4 +1,4 @@
-"""Issue 15, item 4: `Simulator.run` releases the GIL while the engine runs, so another Python
+"""`Simulator.run` releases the GIL while the engine runs, so another Python
 thread makes progress during a long run (counted, not timed)."""
 
 import sys

@@ -1,4 +1,4 @@
-"""Issue 15, item 4: `Simulator.run` runs in slices, sees Ctrl-C between them, and slicing
+"""`Simulator.run` runs in slices, sees Ctrl-C between them, and slicing
 does not change results."""
 
 import hashlib

@@ -1,4 +1,4 @@
-"""Sink record modes (issue 14): a sink that keeps only counters reads the same results as one
+"""Sink record modes: a sink that keeps only counters reads the same results as one
 that records every arrival, and its online worst-case windowed loss equals the offline metric
 computed from the full records."""
 

@@ -93,24 +93,36 @@ def _all_stub_functions():
 
 def test_every_config_override_names_its_protocol():
     """Protocol settings cross into Python one way: `**config`, checked in Rust against the
-    Config's Default. The stub types no default of them; each such entry point names the
-    protocol whose `config_defaults(...)` lists its keys, and that protocol exists."""
+    Config's Default. Every registered role that takes them documents which config table
+    (`config_defaults("...")`) lists its keys, and that table exists; the methods made from
+    the registry carry the registered signature and documentation."""
+    import castlab
+    from castlab import _registry
+
     seen = 0
-    for fn in _all_stub_functions():
-        if fn.args.kwarg is None:
-            continue
-        assert fn.args.kwarg.arg == "config", fn.name
-        doc = ast.get_docstring(fn) or ""
-        protos = re.findall(r'config_defaults\("(\w+)"\)', doc)
-        assert protos, f"{fn.name}: the docstring must name config_defaults(\"protocol\")"
-        for p in protos:
-            assert native.config_defaults(p), (fn.name, p)
-        seen += 1
+    for p in native.protocols():
+        for r in p["roles"]:
+            m = getattr(castlab.Simulator, r["name"])
+            assert m.__doc__ == r["doc"], r["name"]
+            params = list(inspect.signature(m).parameters)
+            assert params[1:1 + len(r["params"])] == [n for n, _, _ in r["params"]], r["name"]
+            if r["config"] is None:
+                assert "config" not in params, r["name"]
+                continue
+            assert params[-1] == "config", r["name"]
+            protos = re.findall(r'config_defaults\(\\?"(\w+)\\?"\)', r["doc"])
+            assert r["config"] in protos, (r["name"], r["doc"])
+            for t in protos:
+                assert native.config_defaults(t), (r["name"], t)
+            seen += 1
+        for r in p["readers"]:
+            assert getattr(castlab.Simulator, r["name"]).__doc__ == r["doc"]
     assert seen >= 12
+    assert set(_registry.roles()).isdisjoint(dir(native.Simulator))
 
 
 def test_every_method_in_the_stub_has_a_docstring():
-    """Issue 15: `_native.pyi` carries docstrings (editors show them)."""
+    """`_native.pyi` carries docstrings (editors show them)."""
     import ast
     from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""Issue 15, items 2-4: sweeps through one runner, the Parquet results store, Dask, and
+"""Sweeps through one runner, the Parquet results store, Dask, and
 `reproduce --all --jobs N`. The target is tests/study_fake.py's FakeScenario (CBR through one
 bottleneck, a few simulated seconds), which follows the scenario contract."""
 

@@ -1,4 +1,4 @@
-"""Issue 15: quantities with units (items 1 and 5) and a fast `import castlab`."""
+"""Quantities with units and a fast `import castlab`."""
 
 import subprocess
 import sys

@@ -71,7 +71,7 @@ class Simulator:
         stop: Optional[float] = None,
         jitter: bool = True,
     ) -> int:
-        """A layered CBR source (RLM §4 law): layer m at rates_bps[m] on groups[m]."""
+        """A layered CBR source (McCanne et al. §4 law): layer m at rates_bps[m] on groups[m]."""
     def add_cbr(
         self,
         node: str,
@@ -84,7 +84,7 @@ class Simulator:
         stop: Optional[float] = None,
         jitter: bool = False,
     ) -> int:
-        """A unicast CBR source to (dst, dst_port); jitter as RLM §4 when `jitter`."""
+        """A unicast CBR source to (dst, dst_port); jitter as McCanne et al. §4 when `jitter`."""
     def add_sink(
         self,
         node: str,
@@ -131,7 +131,7 @@ class Simulator:
         layer, first_seq, count.
         """
     def sink_worst_window_loss(self, agent: int, window: float) -> float:
-        """Worst-case loss rate of a sink over windows of `window` seconds (RLM §4.2): the online
+        """Worst-case loss rate of a sink over windows of `window` seconds (McCanne et al. §4.2): the online
         value for a configured window, else computed from the recorded arrivals.
         """
     def sink_summary(self, agent: int) -> dict[str, object]:
@@ -189,235 +189,27 @@ class Simulator:
         pointers, segments sent, retransmissions, fast retransmits, timeouts, duplicate ACKs,
         bytes received by its sink, completion time.
         """
-    # --- rlm (crates/castlab-py/src/rlm.rs) ---
-    def add_rlm_receiver(
-        self, node: str, data_groups: list[int], control_group: int, start: float = 0.0, **config: ConfigValue
-    ) -> int:
-        """An RLM receiver (§3). Overrides: config_defaults("rlm") (the paper's §4 values). It
-        keeps counters by default; ``windows=[1, 10, 100]`` computes those windows' worst-case
-        loss online, ``record="arrivals"`` also keeps every arrival time (``arr_time_ns``)."""
-        ...
-    def rlm_records(self, agent: int) -> dict[str, object]:
-        """An RLM receiver's records: its join experiments, level changes and loss-detection events
-        (codes with their `names`), as arrays.
-        """
-    def rlm_status(self, agent: int) -> dict[str, object]:
-        """An RLM receiver's current state: level, layers, state (S/H/M/D), receivers_estimate,
-        detection_mean/dev/window, t_max_effective, loss_rate and the join-timer means per layer.
-        """
-    def rlm_config(self, agent: int) -> dict[str, object]:
-        """The RlmConfig an RLM receiver runs with (paper defaults with the overrides applied)."""
-    def rlm_worst_window_loss(self, agent: int, window: float) -> float:
-        """Worst-case windowed loss (§4.1): online for a configured window, else from the
-        recorded arrivals (``record="arrivals"``); the same number either way."""
-    # --- rlc (crates/castlab-py/src/rlc.rs) ---
-    def add_rlc_sender(
-        self,
-        node: str,
-        groups: list[int],
-        flow: int,
-        start: float = 0.0,
-        stop: float | None = None,
-        **config: ConfigValue,
-    ) -> int:
-        """An RLC sender, one group per layer. Overrides: config_defaults("rlc")."""
-        ...
-    def add_rlc_receiver(
-        self, node: str, groups: list[int], flow: int, start: float = 0.0, **config: ConfigValue
-    ) -> int:
-        """An RLC receiver. Overrides: config_defaults("rlc")."""
-        ...
-    def rlc_records(self, agent: int) -> dict[str, object]:
-        """An RLC receiver's records: level changes (level_time_ns, level), received, lost, late,
-        ignored (deaf period) and bytes counts, synchronisation points seen, and the times of its
-        joins and drops.
-        """
-    def rlc_config(self, agent: int) -> dict[str, object]:
-        """The RlcConfig an RLC agent runs with (defaults with the overrides applied)."""
-    # --- nlm (crates/castlab-py/src/nlm.rs) ---
-    def add_nlm_sender(
-        self,
-        node: str,
-        group: int,
-        rates_bps: list[float],
-        packet_size: int = 1024,
-        flow: int = 0,
-        start: float = 0.0,
-        stop: Optional[float] = None,
-        jitter: bool = True,
-        **config: ConfigValue,
-    ) -> int:
-        """An NLM sender: every layer on `group` (rooted at `node`), SESS every ss_intvl.
-        Overrides: config_defaults("nlm") (Table 2)."""
-        ...
-    def add_nlm_receiver(
-        self, node: str, group: int, layers: int = 5, start: float = 0.0, bin: float = 1.0, **config: ConfigValue
-    ) -> int:
-        """An NLM receiver: DROP_REQ upstream when its loss rate exceeds loss_th.
-        Overrides: config_defaults("nlm")."""
-        ...
-    def attach_lmr(
-        self,
-        node: str,
-        meter_channel: Optional[int] = None,
-        meter_bin: float = 1.0,
-        meter_layers: int = 8,
-        **config: ConfigValue,
-    ) -> None:
-        """Make `node` an LMR; optionally meter one output channel (see `loss_meter`).
-        Overrides: config_defaults("nlm")."""
-        ...
-    def attach_loss_meter(self, node: str, channel: int, bin: float = 1.0, layers: int = 8) -> None:
-        """A loss meter alone (plain DropTail router) on an output channel of `node`."""
-        ...
-    def loss_meter(self, node: str) -> dict[str, object]:
-        """Per flow: 2-D arrays [bin, layer] of packets offered to the queue and dropped by it."""
-        ...
-    def lmr_records(self, node: str) -> dict[str, object]:
-        """An NLM router's (LMR) records: L_cur changes with their causes, DROP/ADD requests and
-        verdicts (codes with their `names`).
-        """
-    def lmr_status(self, node: str) -> dict[str, object]:
-        """An NLM router's current state: per interface its queue and add interval, per session its
-        L_max and L_cur, and its config.
-        """
-    def nlm_sender_records(self, agent: int) -> dict[str, object]:
-        """An NLM agent's records: received and lost per bin, the overload episodes, the
-        DROP_REQ/ADD_REQ it sent (time, level, destination, copies) and totals.
-        """
-    def nlm_receiver_records(self, agent: int) -> dict[str, object]:
-        """An NLM receiver's records: received and lost per bin (bin_s), the overload episodes, the
-        requests it sent (time, level, destination, copies) and totals.
-        """
-    # --- bcfs: BCFS, digital fountain, Rainbow, PGM over BCFS (crates/castlab-py/src/bcfs.rs) ---
-    def add_bcf_routers(self, nodes: Optional[list[str]] = None, **config: ConfigValue) -> int:
-        """Attach a BCF router to each node (every node when None); returns how many.
-        Overrides: config_defaults("bcf")."""
-        ...
-    def bcf_router_stats(self, node: str) -> dict[str, int]:
-        """A BCF router's counters: requests (forwarded, suppressed), refreshes sent, levels raised,
-        entries created, aged, evicted and their peak, replies and reply copies, links torn down,
-        local deliveries.
-        """
-    def bcf_replies_per_channel(self, node: str) -> npt.NDArray[np.uint64]:
-        """Replies a BCF router forwarded, per output channel (index = channel id)."""
-    def add_fountain_source(
-        self,
-        node: str,
-        port: Optional[int] = None,
-        packet_bytes: int = 512,
-        flow: Optional[int] = None,
-        file: Optional[bytes] = None,
-        symbol_size: int = 448,
-        start: float = 0.0,
-    ) -> int:
-        """A digital-fountain source (symbolic, or RaptorQ over `file`); returns the agent id."""
-        ...
-    def fountain_stats(self, source: int) -> dict[str, object]:
-        """A digital-fountain source's counters: symbols sent, requests, refreshes, levels raised,
-        and the block's symbol count and symbol size.
-        """
-    def add_rainbow_receiver(
-        self,
-        node: str,
-        source: int,
-        start: float = 0.0,
-        needed_packets: int = 2000,
-        port: Optional[int] = None,
-        flow: Optional[int] = None,
-        **config: ConfigValue,
-    ) -> int:
-        """A Rainbow receiver fetching from fountain agent `source`; returns the agent id.
-        Overrides: config_defaults("rainbow")."""
-        ...
-    def rainbow_records(self, agent: int) -> dict[str, object]:
-        """Symbols received (rx_time_ns, rx_symbol), window changes (win_time_ns, win), counters."""
-        ...
-    def rainbow_decoded(self, agent: int) -> Optional[bytes]:
-        """The file a Rainbow receiver decoded, as bytes, or None before it completes."""
-    def add_bcf_pgm_source(
-        self,
-        node: str,
-        group: int,
-        count: int,
-        rate_bps: float,
-        start: float = 0.0,
-        port: Optional[int] = None,
-        flow: Optional[int] = None,
-        **config: ConfigValue,
-    ) -> int:
-        """A PGM-like source over BCFS. Overrides: config_defaults("bcf_pgm")."""
-        ...
-    def add_bcf_pgm_receiver(self, node: str, source: int, start: float = 0.0, **config: ConfigValue) -> int:
-        """A PGM-like receiver over BCFS. Overrides of the source's settings: config_defaults("bcf_pgm")."""
-        ...
-    def bcf_pgm_stats(self, agent: int) -> dict[str, object]:
-        """A PGM-over-BCFS agent's counters: for a source data sent, NAKs seen, repairs sent; for a
-        receiver data received, NAKs sent, repairs received (and unrequested), duplicates,
-        complete and done_s.
-        """
-    # --- lesbcc (crates/castlab-py/src/lesbcc.rs) ---
-    def add_lesbcc_source(self, node: str, group: int, flow: int = 0, start: float = 0.0, **config: ConfigValue) -> int:
-        """An LE-SBCC multicast source (cascade of §2.1, AIMD or the TFRC module of §4) over the
-        PGM-like transport of §5.1; returns the agent id. Overrides: config_defaults("lesbcc")."""
-        ...
-    def add_pgm_receiver(
-        self,
-        node: str,
-        group: Optional[int] = None,
-        flow: int = 0,
-        port: Optional[int] = None,
-        start: float = 0.0,
-        **config: ConfigValue,
-    ) -> int:
-        """A PGM receiver (receive window, NAK back-off, NCF suppression); returns the agent id.
-        Overrides: config_defaults("pgm")."""
-        ...
-    def add_lesbcc_unicast(
-        self,
-        src: str,
-        dst: str,
-        flow: Optional[int] = None,
-        port: Optional[int] = None,
-        start: float = 0.0,
-        **config: ConfigValue,
-    ) -> int:
-        """A unicast LE-SBCC flow: a PGM receiver on `dst`, then the source on `src`; returns the
-        source's id. Overrides: config_defaults("lesbcc") and config_defaults("pgm"), by name."""
-        ...
-    def lesbcc_stats(self, agent: int) -> dict[str, object]:
-        """An LE-SBCC source's counters and state: ODATA/RDATA/NCF/SPM sent, bytes, LIs, LEs, Max-
-        LPRF passes, rate reductions and increases, RTT samples, and the current rate_bps.
-        """
-    def lesbcc_trace(self, agent: int) -> dict[str, npt.NDArray[np.generic]]:
-        """An LE-SBCC source's time series: rate (rate_time_ns, rate_bps), RTT samples (rtt_time_ns,
-        rtt_sample_s, srtt_s, sigma_s, rtt_used) and every loss indication (li_time_ns,
-        li_receiver, li_outcome: where in the cascade it stopped).
-        """
-    def pgm_receiver_stats(self, agent: int) -> dict[str, object]:
-        """A PGM receiver's counters: ODATA, RDATA, NCF and SPM received, duplicates, unique, gaps,
-        repaired, NAKs sent, suppressed by NCF and cancelled by a repair, unrecoverable, and
-        completion.
-        """
-    def attach_nak_aggregator(self, node: str, hold: float = 0.5) -> None:
-        """Attach PGM-style NAK aggregation (§3.3) to router `node`: the first NAK per (session,
-        sequence number) goes on toward the source and opens a NAK elimination interval of
-        `hold` seconds in which later NAKs for it are consumed, also those that crossed the
-        repair (PGM's NAK_ELIM_IVL; kept shorter than the receivers' NAK_RDATA_IVL).
-        """
-    def nak_aggregator_stats(self, node: str) -> dict[str, int]:
-        """A router's NAK aggregator counters (LI aggregation, LE-SBCC §3.3): NAKs forwarded and
-        suppressed (also after a repair), repairs seen.
-        """
+    def add_role(self, role: str, args: Optional[dict[str, object]] = None, config: Optional[dict[str, ConfigValue]] = None) -> object:
+        """Build the registered role `role` (see `protocols()`) with its arguments `args` and
+        config overrides `config`; returns what the role returns (an agent id, a count, None).
+        `castlab.Simulator` names each role as a method."""
+    def read(self, reader: str, target: object, args: Optional[dict[str, object]] = None) -> object:
+        """Read the registered record or status `reader` of `target` (an agent id or a node
+        name), with the reader's further arguments `args`."""
 
 def worst_window_loss(times_ns: list[int], received: list[int], lost: list[int], window: float) -> float:
-    """Worst-case windowed loss over an event process (RLM §4.2): `times_ns` sorted; at each
+    """Worst-case windowed loss over an event process (McCanne et al. §4.2): `times_ns` sorted; at each
     event `received` packets arrived and `lost` were detected lost.
     """
 def config_defaults(protocol: str) -> dict[str, ConfigValue]:
     """A protocol's default configuration (the paper's values; durations in seconds): exactly the
     keyword overrides its `add_*` methods accept."""
     ...
+def protocols() -> list[dict[str, object]]:
+    """The protocol registry as plain data: per protocol its name, paper, config tables, roles
+    (name, doc, params as (name, default, required), config table, net), readers (name, doc,
+    target, params, net), and the scenario's session, receiver and router kinds."""
+
 def transmission_ns(size_bytes: int, rate_bps: float) -> int:
     """Serialisation time in ns of `size_bytes` at `rate_bps` (the engine's rounding)."""
 # --- lesbcc module functions (crates/castlab-py/src/lesbcc.rs) ---
@@ -462,67 +254,15 @@ class NetDriver:
         jitter: bool = True,
         stop: Optional[float] = None,
     ) -> int:
-        """A layered CBR source (RLM §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
+        """A layered CBR source (McCanne et al. §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
         sending at `stop` seconds (driver time) if given.
         """
-    def add_rlc_source(
-        self,
-        agent_id: int,
-        node: int,
-        port: int,
-        groups: list[int],
-        flow: int = 0,
-        stop: Optional[float] = None,
-        **config: ConfigValue,
-    ) -> int:
-        """An RLC source on sockets. Overrides: config_defaults("rlc")."""
-        ...
-    def add_rlc_receiver(
-        self, agent_id: int, node: int, port: int, groups: list[int], flow: int = 0, **config: ConfigValue
-    ) -> int:
-        """An RLC receiver on sockets. Overrides: config_defaults("rlc")."""
-        ...
-    def rlc_records(self, agent: int) -> dict[str, object]:
-        """An RLC receiver's records, as `Simulator.rlc_records`."""
     def add_sink(
         self, agent_id: int, node: int, port: int, groups: list[int] = ..., schedule: list[tuple[float, int]] = ...
     ) -> int:
         """A measuring sink: unicast on its port, and subscribed by level to `groups` following
         `schedule`, a list of (time_s in driver time, level).
         """
-    def add_rlm_receiver(
-        self,
-        agent_id: int,
-        node: int,
-        port: int,
-        data_groups: list[int],
-        control_group: int,
-        **config: ConfigValue,
-    ) -> int:
-        """An RLM receiver on sockets. Overrides: config_defaults("rlm")."""
-        ...
-    def add_lesbcc_source(
-        self,
-        agent_id: int,
-        node: int,
-        port: int,
-        group: int,
-        flow: int = 0,
-        **config: ConfigValue,
-    ) -> int:
-        """An LE-SBCC source over the PGM-like transport. Overrides: config_defaults("lesbcc")."""
-        ...
-    def add_pgm_receiver(
-        self,
-        agent_id: int,
-        node: int,
-        port: int,
-        group: Optional[int] = None,
-        flow: int = 0,
-        **config: ConfigValue,
-    ) -> int:
-        """A PGM receiver that NAKs its losses. Overrides: config_defaults("pgm")."""
-        ...
     def run(self, duration: float, status: Optional[object] = None, status_interval: float = 1.0) -> None:
         """Run `duration` s of wall clock; GIL released in <= 100 ms slices, signals checked
         between them, `status()` called every `status_interval` s."""
@@ -550,16 +290,21 @@ class NetDriver:
         """A sink's detected gaps, in the simulator's columns."""
     def sink_level(self, agent: int) -> int:
         """A sink's current level."""
-    def rlm_records(self, agent: int) -> dict[str, object]:
-        """An RLM receiver's records, as `Simulator.rlm_records`."""
-    def rlm_status(self, agent: int) -> dict[str, object]:
-        """An RLM receiver's current state, as `Simulator.rlm_status`."""
-    def lesbcc_stats(self, agent: int) -> dict[str, object]:
-        """An LE-SBCC source's counters, as `Simulator.lesbcc_stats`."""
-    def lesbcc_trace(self, agent: int) -> dict[str, npt.NDArray[np.generic]]:
-        """An LE-SBCC source's time series, as `Simulator.lesbcc_trace`."""
-    def pgm_receiver_stats(self, agent: int) -> dict[str, object]:
-        """A PGM receiver's counters, as `Simulator.pgm_receiver_stats`."""
+    def add_role(
+        self,
+        role: str,
+        agent_id: int,
+        node: int,
+        port: int,
+        args: Optional[dict[str, object]] = None,
+        config: Optional[dict[str, ConfigValue]] = None,
+    ) -> object:
+        """Build the registered role `role` as agent `agent_id` on node `node`, UDP port base +
+        `port` (see `protocols()`; `castlab.net` names each role as a method), with its further
+        arguments `args` and config overrides `config`; returns what the role returns (an agent id)."""
+    def read(self, reader: str, agent: int, args: Optional[dict[str, object]] = None) -> object:
+        """Read the registered record or status `reader` of agent `agent`, with the reader's
+        further arguments `args`."""
 
 def net_default_config() -> dict[str, object]:
     """The real-network driver's default settings (Rust's NetConfig::default)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from castlab import Simulator
 
-LAYERS_BPS = [32e3 * 2**m for m in range(6)]  # RLM §4: 32·2^m kb/s, m = 0..5
+LAYERS_BPS = [32e3 * 2**m for m in range(6)]  # McCanne et al. §4: 32·2^m kb/s, m = 0..5
 
 
 def build(seed: int = 1, bottleneck_bps: float = 1.5e6, access_bps=(256e3, 512e3, 1e6, 2e6),

@@ -1,13 +1,13 @@
 """Metrics used across the papers, in one place.
 
-- :func:`jain_index`: the fairness metric of the Rainbow paper (Yano et al.), §B.1 eq. (3)
+- :func:`jain_index`: the fairness metric of Yano and McCanne, §B.1 eq. (3)
   over the normalised throughputs of eq. (4), after Jain, Durresi and Babic (ATM Forum/99-0045).
-- :func:`rate_ratio`: the ratio of a flow's mean rate to TCP's mean rate (the Rainbow paper's
+- :func:`rate_ratio`: the ratio of a flow's mean rate to TCP's mean rate (Yano and McCanne's
   Fig. 12(b) and 13(b): above 1 means the flow takes more than TCP).
 - :func:`tcp_simple_throughput`: the simplified TCP throughput 1.22·MSS/(RTT·√p) that the
-  LE-SBCC paper (§3, Fig. 13) draws as the TCP-friendly reference (Mathis et al. 1997).
+  paper of Thapliyal et al. (§3, Fig. 13) draws as the TCP-friendly reference (Mathis et al. 1997).
 - :func:`padhye_throughput`: the Padhye et al. (SIGCOMM '98) approximate model, the equation
-  LE-SBCC's TFRC module computes its rate from (LE-SBCC §4.1).
+  the TFRC module of Thapliyal et al. computes its rate from (§4.1).
 - :func:`rate_series`: throughput over time from a cumulative byte count (a TCP trace's
   ``acked_bytes`` or ``rx_bytes``, a channel series' ``bytes``).
 
@@ -29,7 +29,7 @@ def _scalar_or_array(x: np.ndarray):
 
 
 def jain_index(throughputs: ArrayLike, fair_shares: Optional[ArrayLike] = None) -> float:
-    """Jain's fairness index, the Rainbow paper's eq. (3):
+    """Jain's fairness index, Yano and McCanne's eq. (3):
 
         fairness = (Σ x_i)² / (n · Σ x_i²)
 
@@ -59,7 +59,7 @@ def jain_index(throughputs: ArrayLike, fair_shares: Optional[ArrayLike] = None) 
 
 
 def rate_ratio(flow_rates: ArrayLike, tcp_rates: ArrayLike) -> float:
-    """Mean rate of the flow(s) over the mean rate of the TCP flow(s): the Rainbow paper's
+    """Mean rate of the flow(s) over the mean rate of the TCP flow(s): Yano and McCanne's
     "ratio of average receiving rate of Rainbow (or RLC) and TCP" (§B.5, Fig. 12(b)); a value
     above 1 means the flow gets more than TCP. Either argument may be one rate or several
     (several runs, or several flows of each kind)."""
@@ -89,7 +89,7 @@ def _check_common(mss: float, rtt_s: float, p: ArrayLike, field_mss: str) -> np.
 
 
 def tcp_simple_throughput(mss_bytes: float, rtt_s: float, p: ArrayLike, c: float = 1.22):
-    """The simplified TCP throughput, c·MSS / (RTT·√p) with c = 1.22 (≈ √(3/2)), as the LE-SBCC
+    """The simplified TCP throughput, c·MSS / (RTT·√p) with c = 1.22 (≈ √(3/2)), as Thapliyal et al.'s
     paper writes it (§3, "the simplified TCP equation (1.22 MSS/RTT √p_le)"; Mathis et al.
     1997, periodic losses, one ACK per segment). ``p`` is the loss (event) probability, a
     number or an array. Returns bytes/s when ``mss_bytes`` is in bytes.
@@ -102,14 +102,14 @@ def tcp_simple_throughput(mss_bytes: float, rtt_s: float, p: ArrayLike, c: float
 def padhye_throughput(s_bytes: float, rtt_s: float, p: ArrayLike, t_rto_s: float, b: float = 1.0,
                       w_max_pkts: Optional[float] = None):
     """The Padhye et al. approximate TCP throughput (SIGCOMM '98, the full model's closed
-    form), in the form the LE-SBCC paper's TFRC module uses (§4.1):
+    form), in the form the TFRC module of Thapliyal et al. uses (§4.1):
 
         T = s / ( R·√(2bp/3) + t_RTO · min(1, 3·√(3bp/8)) · p · (1 + 32p²) )
 
     with s the packet size, R the round-trip time, p the loss event rate, t_RTO the
-    retransmission timeout (LE-SBCC: t_RTO = SRTT + 4σ) and b the packets acknowledged per
-    ACK (1 without delayed ACKs; LE-SBCC's form has b = 1). The ``min(1, ·)`` is Padhye's;
-    LE-SBCC writes the term without it, which is the same expression for p < 8/(27b)
+    retransmission timeout (Thapliyal et al.: t_RTO = SRTT + 4σ) and b the packets acknowledged per
+    ACK (1 without delayed ACKs; Thapliyal et al.'s form has b = 1). The ``min(1, ·)`` is Padhye's;
+    Thapliyal et al. write the term without it, which is the same expression for p < 8/(27b)
     (p < 29.6 % when b = 1). With ``w_max_pkts`` (the receiver window), the rate is also capped
     at w_max·s/R as in Padhye's eq. (33). Returns bytes/s when ``s_bytes`` is in bytes.
     """

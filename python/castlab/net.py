@@ -1,6 +1,7 @@
 """Real-network roles: castlab's agents over UDP and IP multicast, one role per process.
 
-Each role (``castlab net source|rlm-receiver|sink|lesbcc-source|pgm-receiver``) builds a
+Each role (``castlab net source|sink``, and each protocol's roles from the protocol registry:
+``castlab net --help`` lists them) builds a
 :class:`castlab._native.NetDriver` from command-line settings, hosts one agent on it, prints a
 status line every ``--status-interval`` seconds, stops by itself after ``--duration`` seconds
 or on SIGINT/SIGTERM, then writes its records (the simulator's frames: CSV, or Parquet with
@@ -10,9 +11,10 @@ The session layout every process of one session derives from the same flags:
 
 * node 0 is the source host (``--source-addr``), the agent's own node is ``--node`` at
   ``--addr``; castlab port p is UDP port ``--port-base + p``;
-* a layered session's layer m is group m at ``--group-base + m``, and RLM's control group is
-  group ``--layers`` (any-source: every receiver sends on it); an LE-SBCC session is group 0;
-  all groups use UDP port ``--group-port`` (default: the port base itself, which no agent
+* a layered session's layer m is group m at ``--group-base + m``, and a control group (a
+  protocol whose receivers talk to each other) is group ``--layers`` (any-source: every
+  receiver sends on it); a single-group session is group 0; all groups use UDP port
+  ``--group-port`` (default: the port base itself, which no agent
   port maps to since agent ports start at 1), and data groups are source-specific with
   node 0 as the source.
 
@@ -32,7 +34,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Optional
 
-from castlab._native import NetDriver, net_default_config
+from castlab import _native, _registry
+from castlab._native import net_default_config
+
+
+class NetDriver(_native.NetDriver):
+    """The real-network driver, with a method per registered role and reader that runs on
+    the network (made from the protocol registry: ``castlab._registry``)."""
+
+
+_registry.install(NetDriver, net=True)
 
 SOURCE_NODE = 0
 SOURCE_PORT = 1
@@ -167,7 +178,7 @@ class Session:
 
     @classmethod
     def from_args(cls, a: argparse.Namespace) -> "Session":
-        source = a.role in ("source", "lesbcc-source", "rlc-source")
+        source = a.role == "source" or (a.role in _net_roles() and _net_roles()[a.role]["source"])
         addr = a.source_addr if source else a.addr
         node = SOURCE_NODE if source else a.node
         if not source and node == SOURCE_NODE:
@@ -260,7 +271,7 @@ class SourceRole(Role):
 
     def build(self) -> None:
         a = self.args
-        rates = [a.base_rate * 2 ** m for m in range(a.layers)]  # RLM §4: 32·2^m kb/s
+        rates = [a.base_rate * 2 ** m for m in range(a.layers)]  # McCanne et al. §4: 32·2^m kb/s
         if sum(rates) > self.session.rate_cap_bps:
             raise ValueError(f"--base-rate: the {a.layers} layers offer {_fmt_rate(sum(rates))}, more than "
                              f"--rate-cap {_fmt_rate(self.session.rate_cap_bps)}; raise the cap if you mean it")
@@ -306,140 +317,82 @@ class SinkRole(Role):
                 self.frame(out / "levels", level_frame(self.drv))]
 
 
-class RlmReceiverRole(Role):
-    name = "rlm-receiver"
+def _net_roles() -> dict[str, dict]:
+    """The protocols' `castlab net` roles, from the protocol registry, by command name."""
+    return {r["cli"]: r for p in _registry.protocols() for r in p["net_roles"]}
+
+
+class RegisteredRole(Role):
+    """A protocol's role as its registration describes it: the groups it uses, its flags,
+    its status line and what it writes."""
+
+    spec: dict = {}
+
+    def _layers(self) -> int:
+        from castlab._native import config_defaults
+
+        g = self.spec["groups"]
+        if g == "one":
+            return 1
+        if g == "layers":
+            return self.args.layers
+        return int(self.overrides.get("layers", config_defaults(self.spec["layers_from"])["layers"]))
 
     def build(self) -> None:
-        a = self.args
-        self.drv = self.session.driver(self.session.groups(a.layers, control=True))
-        # the testbed's analysis (experiments/net.py) reads every arrival: record them unless told
-        self.drv.add_rlm_receiver(self.agent, a.node, a.port, list(range(a.layers)), a.layers,
-                                  **{"record": "arrivals", **(self.overrides or {})})
+        a, spec = self.args, self.spec
+        n = self._layers()
+        control = spec["groups"] == "layers" and spec["control"]
+        self.drv = self.session.driver(self.session.groups(n, control=control))
+        params = {name for name, _, _ in _registry.roles()[spec["role"]]["net_params"]}
+        given = {"groups": list(range(n)), "data_groups": list(range(n)), "group": 0, "control_group": n}
+        kw = {k: v for k, v in given.items() if k in params}
+        cfg = dict(spec["defaults"])
+        for fl in spec["flags"]:
+            (cfg if fl["config"] else kw)[fl["name"]] = getattr(a, fl["name"])
+        cfg.update(self.overrides or {})
+        node, port = (SOURCE_NODE, SOURCE_PORT) if spec["source"] else (a.node, a.port)
+        getattr(self.drv, spec["role"])(self.agent, node, port, **kw, **cfg)
 
     def status(self) -> str:
-        _, rx = self._rates()
-        st = self.drv.rlm_status(self.agent)
-        r = self.drv.rlm_records(self.agent)
-        return (f"level={st['level']} state={st['state']} rate={_fmt_rate(rx)} received={r['received']} "
-                f"lost={r['lost']} loss={_loss(r['lost'], r['received']):.2%} rejected={self._rejected()}")
-
-    def write(self, out: Path) -> list[str]:
-        from castlab.frames import level_frame
-
-        r = self.drv.rlm_records(self.agent)
-        files = [self.frame(out / "levels", level_frame(self.drv))]
-        files += self.prefixed(out, "rlm", r)
-        files.append(_write_json(out / "rlm_status.json", self.drv.rlm_status(self.agent)))
-        return files
-
-
-class LesbccSourceRole(Role):
-    name = "lesbcc-source"
-
-    def build(self) -> None:
-        a = self.args
-        self.drv = self.session.driver(self.session.groups(1, control=False))
-        self.drv.add_lesbcc_source(self.agent, SOURCE_NODE, SOURCE_PORT, 0, flow=a.flow,
-                                   **{"policy": a.policy, **(self.overrides or {})})
-
-    def status(self) -> str:
-        sent, _ = self._rates()
-        s = self.drv.lesbcc_stats(self.agent)
-        return (f"policy={self.args.policy} rate={_fmt_rate(s['rate_bps'])} sending={_fmt_rate(sent)} "
-                f"odata={s['odata_sent']} rdata={s['rdata_sent']} lis={s['lis']} les={s['les']} "
-                f"receivers={len(s['receivers'])} rejected={self._rejected()}")
-
-    def write(self, out: Path) -> list[str]:
-        import pandas as pd
-
-        tr = self.drv.lesbcc_trace(self.agent)
-        files = self.prefixed(out, "lesbcc", tr, {"rtt": ["rtt_time_ns", "rtt_sample_s", "srtt_s", "sigma_s",
-                                                            "rtt_used"]})
-        rt = self.drv.rate_timeline()
-        df = pd.DataFrame(rt)
-        df.insert(0, "time_s", df["time_ns"].to_numpy() / 1e9)
-        files.append(self.frame(out / "rates", df))
-        st = self.drv.lesbcc_stats(self.agent)
-        files.append(_write_json(out / "lesbcc_stats.json", st))
-        return files
-
-
-class PgmReceiverRole(Role):
-    name = "pgm-receiver"
-
-    def build(self) -> None:
-        a = self.args
-        self.drv = self.session.driver(self.session.groups(1, control=False))
-        self.drv.add_pgm_receiver(self.agent, a.node, a.port, 0, flow=a.flow, **(self.overrides or {}))
-
-    def status(self) -> str:
-        _, rx = self._rates()
-        s = self.drv.pgm_receiver_stats(self.agent)
-        # loss: the share of original transmissions found missing (each gap is one sequence number)
-        return (f"rate={_fmt_rate(rx)} unique={s['unique']} odata={s['odata']} rdata={s['rdata']} gaps={s['gaps']} "
-                f"loss={_loss(s['gaps'], s['odata']):.2%} naks={s['naks_sent']} repaired={s['repaired']} "
-                f"unrecoverable={s['unrecoverable']} rejected={self._rejected()}")
-
-    def write(self, out: Path) -> list[str]:
-        return [_write_json(out / "pgm_receiver_stats.json", self.drv.pgm_receiver_stats(self.agent))]
-
-
-def _rlc_layers(overrides: dict) -> int:
-    """RLC's layers: --config layers=N, else RlcConfig's default."""
-    from castlab._native import config_defaults
-
-    return int(overrides.get("layers", config_defaults("rlc")["layers"]))
-
-
-class RlcSourceRole(Role):
-    name = "rlc-source"
-
-    def build(self) -> None:
-        a = self.args
-        layers = _rlc_layers(self.overrides)
-        self.drv = self.session.driver(self.session.groups(layers, control=False))
-        self.drv.add_rlc_source(self.agent, SOURCE_NODE, SOURCE_PORT, list(range(layers)), flow=a.flow,
-                                **(self.overrides or {}))
-
-    def status(self) -> str:
-        sent, _ = self._rates()
-        return f"sending={_fmt_rate(sent)} sent={self.drv.stats()['datagrams_sent']}"
-
-
-class RlcReceiverRole(Role):
-    name = "rlc-receiver"
-
-    def build(self) -> None:
-        a = self.args
-        layers = _rlc_layers(self.overrides)
-        self.drv = self.session.driver(self.session.groups(layers, control=False))
-        self.drv.add_rlc_receiver(self.agent, a.node, a.port, list(range(layers)), flow=a.flow,
-                                  **(self.overrides or {}))
-
-    def status(self) -> str:
-        _, rx = self._rates()
-        r = self.drv.rlc_records(self.agent)
-        lv = int(r["level"][-1]) if len(r["level"]) else 0
-        got, lost = sum(r["received"]), sum(r["lost"])
-        return (f"level={lv} rate={_fmt_rate(rx)} received={got} lost={lost} loss={_loss(lost, got):.2%} "
-                f"joins={len(r['join_ns'])} drops={len(r['drop_ns'])} rejected={self._rejected()}")
+        sent, rx = self._rates()
+        line = getattr(self.drv, self.spec["status"])(self.agent)
+        return line.format(sent=_fmt_rate(sent), rx=_fmt_rate(rx), rejected=self._rejected(),
+                           datagrams_sent=self.drv.stats()["datagrams_sent"])
 
     def write(self, out: Path) -> list[str]:
         import pandas as pd
 
         from castlab.frames import level_frame
 
-        r = self.drv.rlc_records(self.agent)
-        lv = pd.DataFrame({"time_ns": r["level_time_ns"], "level": r["level"]})
-        lv.insert(0, "time_s", lv["time_ns"] / 1e9)
-        counts = {k: v for k, v in r.items() if k not in ("level_time_ns", "level")}
-        return [self.frame(out / "levels", level_frame(self.drv)), self.frame(out / "rlc_level", lv),
-                _write_json(out / "rlc_counts.json", counts)]
+        files: list[str] = []
+        for o in self.spec["outputs"]:
+            kind = o["kind"]
+            if kind == "levels":
+                files.append(self.frame(out / "levels", level_frame(self.drv)))
+            elif kind == "rates":
+                df = pd.DataFrame(self.drv.rate_timeline())
+                df.insert(0, "time_s", df["time_ns"].to_numpy() / 1e9)
+                files.append(self.frame(out / "rates", df))
+            elif kind == "json":
+                files.append(_write_json(out / o["file"], getattr(self.drv, o["reader"])(self.agent)))
+            elif kind == "prefixed":
+                rec = getattr(self.drv, o["reader"])(self.agent)
+                files += self.prefixed(out, o["name"], rec, o["tables"] or None)
+            else:  # columns
+                rec = getattr(self.drv, o["reader"])(self.agent)
+                df = pd.DataFrame({new: rec[old] for old, new in o["columns"]})
+                df.insert(0, "time_s", df["time_ns"] / 1e9)
+                rest = {k: v for k, v in rec.items() if k not in {old for old, _ in o["columns"]}}
+                files += [self.frame(out / o["file"], df), _write_json(out / o["rest"], rest)]
+        return files
 
 
-ROLES: dict[str, type[Role]] = {r.name: r for r in
-                                (SourceRole, SinkRole, RlmReceiverRole, LesbccSourceRole, PgmReceiverRole,
-                                 RlcSourceRole, RlcReceiverRole)}
+def _role_class(spec: dict) -> type[Role]:
+    return type(f"Role_{spec['cli']}", (RegisteredRole,), {"name": spec["cli"], "spec": spec})
+
+
+ROLES: dict[str, type[Role]] = {r.name: r for r in (SourceRole, SinkRole)}
+ROLES.update({cli: _role_class(spec) for cli, spec in _net_roles().items()})
 
 
 def _jsonable(x):
@@ -612,18 +565,13 @@ def add_parsers(sub) -> None:
         h.add_argument("--config", type=parse_override, action="append", metavar="NAME=VALUE",
                        help="override a protocol config field (repeatable; durations in seconds)")
 
-    p = roles.add_parser("source", help="layered CBR source (RLM §4: layer m at base·2^m)")
+    p = roles.add_parser("source", help="layered CBR source (McCanne et al. §4: layer m at base·2^m)")
     common(p, receiver=False)
     p.add_argument("--layers", type=int, default=argparse.SUPPRESS, help="(default 6; may come from --session-file)")
     p.add_argument("--base-rate", type=parse_rate, default=32e3, help="layer 0's rate, bit/s (default 32e3)")
     p.add_argument("--packet-size", type=int, default=1000, help="bytes (default %(default)s)")
     p.add_argument("--flow", type=int, default=1)
-    p.add_argument("--no-jitter", action="store_true", help="exact intervals instead of RLM §4's jitter")
-
-    p = roles.add_parser("rlm-receiver", help="RLM receiver (McCanne et al. §3)")
-    common(p, receiver=True)
-    p.add_argument("--layers", type=int, default=argparse.SUPPRESS,
-                   help="must match the source's (default 6; may come from --session-file)")
+    p.add_argument("--no-jitter", action="store_true", help="exact intervals instead of McCanne et al. §4's jitter")
 
     p = roles.add_parser("sink", help="measuring receiver at a fixed level")
     common(p, receiver=True)
@@ -631,22 +579,17 @@ def add_parsers(sub) -> None:
                    help="must match the source's (default 6; may come from --session-file)")
     p.add_argument("--level", type=int, default=1, help="layers to subscribe to (default %(default)s)")
 
-    p = roles.add_parser("lesbcc-source", help="LE-SBCC source over the PGM-like transport")
-    common(p, receiver=False)
-    p.add_argument("--policy", choices=("aimd", "tfrc"), default="aimd")
-    p.add_argument("--flow", type=int, default=1)
-
-    p = roles.add_parser("pgm-receiver", help="PGM receiver that NAKs its losses (LE-SBCC §5.1)")
-    common(p, receiver=True)
-    p.add_argument("--flow", type=int, default=1)
-
-    p = roles.add_parser("rlc-source", help="RLC source (Vicisano et al.; layers and SPs from --config)")
-    common(p, receiver=False)
-    p.add_argument("--flow", type=int, default=1)
-
-    p = roles.add_parser("rlc-receiver", help="RLC receiver (joins at SPs, drops on loss, deaf period)")
-    common(p, receiver=True)
-    p.add_argument("--flow", type=int, default=1)
+    for cli, spec in _net_roles().items():
+        p = roles.add_parser(cli, help=spec["help"])
+        common(p, receiver=not spec["source"])
+        if spec["groups"] == "layers":
+            p.add_argument("--layers", type=int, default=argparse.SUPPRESS,
+                           help="must match the source's (default 6; may come from --session-file)")
+        for fl in spec["flags"]:
+            if fl["choices"] is not None:
+                p.add_argument(f"--{fl['name']}", choices=tuple(fl["choices"]), default=fl["default"], help=fl["help"])
+            else:
+                p.add_argument(f"--{fl['name']}", type=int, default=fl["default"], help=fl["help"])
 
     for r in roles.choices.values():
         r.set_defaults(fn=run_role)

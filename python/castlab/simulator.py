@@ -3,8 +3,10 @@
 The engine is single-threaded (agents own plain, non-shared state), so the native class is
 "unsendable": used from another thread, PyO3 would panic with a Rust backtrace and raise
 ``PanicException``, which is not an ``Exception``. This subclass checks the thread first and
-raises a ``RuntimeError`` that says what to do instead. Every method and its documentation are
-the native class's (``castlab/_native.pyi``), plus ``tcp_goodput_bps``, computed from them.
+raises a ``RuntimeError`` that says what to do instead. The engine's methods and their
+documentation are the native class's (``castlab/_native.pyi``), plus ``tcp_goodput_bps``,
+computed from them; each protocol's roles and readers are methods made from the protocol
+registry (``castlab._registry``).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from __future__ import annotations
 import threading
 from typing import Optional
 
-from castlab import _native
+from castlab import _native, _registry
 
 _OWNER = "_castlab_owner_thread"
 
@@ -47,3 +49,6 @@ class Simulator(_native.Simulator):
         if end <= start:
             raise ValueError(f"tcp_goodput_bps: the interval [{start}, {end}] s is empty (start after the end?)")
         return 8.0 * st["received_bytes"] / (end - start)
+
+
+_registry.install(Simulator, net=False)

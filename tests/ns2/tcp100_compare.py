@@ -1,5 +1,5 @@
-"""Many NewReno flows on a 10 Mb/s dumbbell, castlab beside ns-2.35 counter by counter (issue 16
-item 7; docs/fidelity/tcp.md, "100 flows against ns-2").
+"""Many NewReno flows on a 10 Mb/s dumbbell, castlab beside ns-2.35 counter by counter
+(docs/fidelity/tcp.md, "100 flows against ns-2").
 
     python tests/ns2/tcp100_compare.py [--flows 100] [--queue 53] [--seeds 1-3] [--warm 20]
         [--end 80] [--variant newreno] [--castlab KEY=VALUE ...] [--ns2 VAR=VALUE ...]

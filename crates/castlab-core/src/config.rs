@@ -38,6 +38,8 @@ pub enum Value {
     Float(f64),
     Str(String),
     List(Vec<Value>),
+    /// Raw bytes (a file to send); no config field takes them, a role's argument may.
+    Bytes(Vec<u8>),
 }
 
 impl core::fmt::Display for Value {
@@ -48,6 +50,7 @@ impl core::fmt::Display for Value {
             Value::Int(i) => write!(f, "{i}"),
             Value::Float(x) => write!(f, "{x}"),
             Value::Str(s) => write!(f, "{s:?}"),
+            Value::Bytes(b) => write!(f, "<{} bytes>", b.len()),
             Value::List(v) => {
                 write!(f, "[")?;
                 for (i, x) in v.iter().enumerate() {
@@ -242,7 +245,7 @@ pub fn unknown_field(field: &str, known: &[&str]) -> ConfigError {
 /// `fn validate(&self) -> Result<(), ConfigError>`.
 ///
 /// ```ignore
-/// castlab_core::config_fields!(RlmConfig { alpha, beta, t_min, t_max });
+/// castlab_core::config_fields!(ProtoConfig { alpha, beta, t_min, t_max });
 /// ```
 #[macro_export]
 macro_rules! config_fields {

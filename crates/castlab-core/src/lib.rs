@@ -10,6 +10,7 @@ pub mod agent;
 pub mod codec;
 pub mod config;
 pub mod ids;
+pub mod metrics;
 pub mod packet;
 pub mod queue;
 pub mod records;

@@ -1,6 +1,6 @@
 //! Records as tables: one way for an agent's or an extension's columnar records to leave Rust.
 //!
-//! A records struct (e.g. `RlmRecords`) keeps one `Vec` per column, appended to on the event
+//! A records struct (a receiver's `...Records`) keeps one `Vec` per column, appended to on the event
 //! path (amortised, no per-packet allocation). The [`records_table!`](crate::records_table)
 //! macro lists its columns and scalars once and implements [`Table`]; bindings turn any
 //! [`Table`] into a dict of numpy arrays in one call, and the real-network driver writes the

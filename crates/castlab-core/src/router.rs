@@ -1,6 +1,6 @@
 //! The router-extension contract: code attached to a router node.
 //!
-//! NLM's layered-multicast-capable router, the BCFS router and PGM NAK aggregation are router
+//! A layered-multicast-capable router, a breadcrumb router and PGM NAK aggregation are router
 //! extensions. An extension sees each packet when it arrives at its node
 //! ([`RouterExtension::on_arrival`]) and again at each output interface the packet would be
 //! forwarded on ([`RouterExtension::on_forward`]); it may let the packet pass, drop it, or (on

@@ -19,7 +19,7 @@
 //! `sent_at` field carries the sender's time on a shared scale (Unix-epoch nanoseconds from
 //! the real-time clock, sampled once at creation and then advanced by the monotonic clock):
 //! the sending driver converts to it and the receiving one back to its own `Instant`, so an
-//! agent comparing `sent_at` with its own times (RLM's and the sink's join instants) compares
+//! agent comparing `sent_at` with its own times (a receiver's join instants) compares
 //! like with like. On one host (namespaces share the clock) this is exact up to the sampling
 //! of the two clocks; across hosts it needs synchronised clocks (NTP).
 
@@ -173,6 +173,10 @@ impl Driver {
     /// Agent `i` (in the order added) as its concrete type.
     pub fn agent<T: 'static>(&self, i: usize) -> Option<&T> {
         self.slots.get(i).and_then(|s| s.agent.as_any().downcast_ref::<T>())
+    }
+    /// Agent `i` as `Any`, for a caller that tries several types.
+    pub fn agent_any(&self, i: usize) -> Option<&dyn core::any::Any> {
+        self.slots.get(i).map(|s| s.agent.as_any())
     }
     pub fn agent_id(&self, i: usize) -> Option<AgentId> {
         self.slots.get(i).map(|s| s.id)

@@ -208,7 +208,7 @@ fn ct_eq(a: &[u8], b: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use castlab_core::{Addr, Dest, GroupId, Header, NodeId, RlmHeader};
+    use castlab_core::{Addr, ControlMsg, Dest, GroupId, Header, NodeId};
 
     fn pkt(size: u32) -> Packet {
         let mut p = Packet::data(Dest::Group(GroupId(3)), size);
@@ -228,7 +228,7 @@ mod tests {
         assert_eq!(e.open(&buf[..n]), Ok(pkt(1000)));
         // a packet smaller than its encoding: the datagram is the encoding, no padding
         let mut small = pkt(10);
-        small.header = Header::Rlm(RlmHeader { kind: RlmHeader::JOIN, level: 2, current: 1, receivers: 3 });
+        small.header = Header::Control(ControlMsg { kind: 7, args: [2, 1, 3] });
         let n = e.seal(&small, &mut buf).unwrap();
         assert_eq!(n, HEADER_LEN + codec::encoded_len(&small));
         assert_eq!(e.open(&buf[..n]), Ok(small));

@@ -5,7 +5,7 @@
 //! * castlab port `p` -> UDP port `port_base + p` on the node's address.
 //! * `GroupId` -> a multicast address (in 239.0.0.0/8 unless `allow_any_group`) and UDP port,
 //!   with the group's source node where it has one (groups are source-specific; a group with
-//!   no source, such as RLM's control group that every receiver sends to, is joined
+//!   no source, such as a control group that every receiver sends to, is joined
 //!   any-source).
 
 use std::net::Ipv4Addr;
@@ -119,7 +119,7 @@ pub struct NetConfig {
     pub allow_any_group: bool,
     /// Hard cap on this process's sending rate, bit/s of UDP payload. Datagrams over it are
     /// dropped and counted. Default 20 Mb/s (our choice: ten times the largest rate the papers'
-    /// set-ups send, 2 Mb/s for RLM's six layers).
+    /// set-ups send, 2 Mb/s for six doubling layers from 32 kb/s).
     pub rate_cap_bps: f64,
     /// Token-bucket depth of the cap, bytes. Default 64 KiB (our choice: absorbs a burst of a
     /// few dozen 1 KB packets due at one instant, as a layered source's streams can be).

@@ -198,7 +198,7 @@ mod tests {
     }
 
     #[test]
-    fn jitter_law_of_rlm_section_4() {
+    fn jitter_law_of_mccanne_section_4() {
         // Inter-departure gaps are Δ + N with N uniform on [-Δ/2, Δ/2]: support [Δ/2, 3Δ/2],
         // mean Δ, variance Δ²/12.
         let dst = Dest::Group(GroupId(0));

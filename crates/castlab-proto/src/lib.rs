@@ -5,13 +5,10 @@
 //! [`castlab_core::agent`].
 
 pub mod bcfs;
-pub mod bcfs_pgm;
 pub mod cbr;
-pub mod fountain;
 pub mod lesbcc;
 pub mod nlm;
-pub mod pgm;
-pub mod rainbow;
+pub mod registry;
 pub mod rlc;
 pub mod rlm;
 pub mod sink;
@@ -21,9 +18,18 @@ pub mod testing;
 pub mod window;
 
 #[cfg(test)]
-mod invariants;
-#[cfg(test)]
-mod properties;
+mod tests;
 
 pub use cbr::{CbrSource, CbrStream};
 pub use sink::{LayeredSink, Record, SinkRecords, SinkSummary};
+
+/// The protocol registry: every protocol the drivers know, each described beside its code
+/// (see [`registry`]). Registering a protocol is one line here.
+pub static PROTOCOLS: &[&registry::Protocol] = &[
+    &rlm::registration::PROTOCOL,
+    &nlm::protocol::PROTOCOL,
+    &bcfs::protocol::PROTOCOL,
+    &lesbcc::protocol::PROTOCOL,
+    &rlc::registration::PROTOCOL,
+    &tcp::PROTOCOL,
+];

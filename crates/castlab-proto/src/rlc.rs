@@ -49,7 +49,7 @@ pub const RLC_MAX_LAYERS: usize = 16;
 pub const RLC_MAX_PENDING: usize = 64;
 
 /// RLC constants. `Default` is the Rainbow paper's set-up (§IV-B) where it gives a value, else
-/// the public RLC implementations' values (INRIA MCL, Tampere MAD-RLC) quoted in issue 13.
+/// the public RLC implementations' values (INRIA MCL, Tampere MAD-RLC).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RlcConfig {
     /// B, base-layer rate, b/s (Rainbow §IV-B: 32 kb/s).
@@ -183,9 +183,7 @@ impl RlcSender {
         stop: Instant,
     ) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        if groups.len() != cfg.layers as usize {
-            return Err(ConfigError::new("groups", groups.len(), "need exactly one group per layer"));
-        }
+        check_groups(&cfg, groups)?;
         let layers = groups
             .iter()
             .enumerate()
@@ -403,9 +401,7 @@ impl RlcReceiver {
     /// A receiver of the session whose layer m is on `groups[m]` (its data carries `flow`).
     pub fn try_new(cfg: RlcConfig, groups: &[GroupId], flow: u32) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        if groups.len() != cfg.layers as usize {
-            return Err(ConfigError::new("groups", groups.len(), "need exactly one group per layer"));
-        }
+        check_groups(&cfg, groups)?;
         Ok(RlcReceiver {
             layers: vec![RxLayer::default(); groups.len()],
             groups: groups.to_vec(),
@@ -615,9 +611,253 @@ impl Agent for RlcReceiver {
     }
 }
 
+/// §2: one group per layer, each layer its own group.
+fn check_groups(cfg: &RlcConfig, groups: &[GroupId]) -> Result<(), ConfigError> {
+    if groups.len() != cfg.layers as usize {
+        return Err(ConfigError::new("groups", groups.len(), "need exactly one group per layer"));
+    }
+    for (i, g) in groups.iter().enumerate() {
+        if groups[..i].contains(g) {
+            return Err(ConfigError::new("groups", g.0, "each layer needs its own group (duplicate)"));
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------- registration
+
+/// RLC in the protocol registry ([`crate::registry`]). The sender and the receivers of a
+/// session must run with the same configuration (layers, rates, SP spacing): the scenario's
+/// receivers start from their session's config.
+pub mod registration {
+    use castlab_core::Value;
+
+    use super::{RlcConfig, RlcReceiver, RlcSender};
+    use crate::param;
+    use crate::registry::{
+        agent_as, percent, Args, BuildResult, ConfigTable, Default_, FlagKind, Groups, Host, Hosts, KeyKind, NetFlag,
+        NetGroups, NetOutput, NetRole, Out, Protocol, Reader, ReceiverKind, Role, ScenarioKey, SessionKind, Target,
+    };
+
+    fn receiver<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h RlcReceiver> {
+        agent_as::<RlcReceiver>(host, "agent", v, "is not an RLC receiver").map(|x| x.1)
+    }
+
+    fn add_sender(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+        let n = a.node(host, "node")?;
+        let gs = a.layer_groups(host, "groups")?;
+        let flow = a.u32("flow")?;
+        let s = a.start(host, "start")?;
+        let e = a.stop(host, "stop", s)?;
+        let tx = RlcSender::try_new(a.config::<RlcConfig>()?, &gs, flow, s, e)?;
+        Ok(host.add_agent(n, None, s, Box::new(tx))?.0.into())
+    }
+
+    fn add_receiver(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+        let n = a.node(host, "node")?;
+        let gs = a.layer_groups(host, "groups")?;
+        let flow = a.u32("flow")?;
+        let s = a.start(host, "start")?;
+        let rx = RlcReceiver::try_new(a.config::<RlcConfig>()?, &gs, flow)?;
+        Ok(host.add_agent(n, None, s, Box::new(rx))?.0.into())
+    }
+
+    fn records<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = receiver(host, v)?;
+        let rec = r.records();
+        let layers = r.config().layers as usize;
+        let mut d = Out::dict();
+        d.set("level_time_ns", rec.levels.iter().map(|l| l.0.as_nanos()).collect::<Vec<u64>>());
+        d.set("level", rec.levels.iter().map(|l| l.1).collect::<Vec<u32>>());
+        d.set("received", rec.received[..layers].to_vec());
+        d.set("lost", rec.lost[..layers].to_vec());
+        d.set("bytes", rec.bytes);
+        d.set("late", rec.late);
+        d.set("ignored", rec.ignored);
+        d.set("sps_seen", rec.sps_seen);
+        d.set("join_ns", rec.joins.iter().map(|t| t.as_nanos()).collect::<Vec<u64>>());
+        d.set("drop_ns", rec.drops.iter().map(|t| t.as_nanos()).collect::<Vec<u64>>());
+        Ok(d)
+    }
+
+    fn config<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        Ok(Out::config(receiver(host, v)?.config()))
+    }
+
+    fn row<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = receiver(host, v)?;
+        let rec = r.records();
+        let layers = r.config().layers as usize;
+        let mut d = Out::dict();
+        d.set("received", rec.received[..layers].iter().sum::<u64>());
+        d.set("lost", rec.lost[..layers].iter().sum::<u64>());
+        d.set("bytes", rec.bytes);
+        d.set("level", rec.levels.last().map(|l| l.1));
+        Ok(d)
+    }
+
+    /// The `castlab net` status lines.
+    fn net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = receiver(host, v)?;
+        let rec = r.records();
+        let layers = r.config().layers as usize;
+        let (got, lost) = (rec.received[..layers].iter().sum::<u64>(), rec.lost[..layers].iter().sum::<u64>());
+        Ok(Out::Str(format!(
+            "level={} rate={{rx}} received={got} lost={lost} loss={} joins={} drops={} rejected={{rejected}}",
+            rec.levels.last().map_or(0, |l| l.1),
+            percent(lost, got),
+            rec.joins.len(),
+            rec.drops.len()
+        )))
+    }
+
+    fn net_source_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        agent_as::<RlcSender>(host, "agent", v, "is not an RLC sender")?;
+        Ok(Out::Str("sending={sent} sent={datagrams_sent}".into()))
+    }
+
+    const FLOW: NetFlag =
+        NetFlag { name: "flow", kind: FlagKind::Int(1), help: "the session's data flow id", config: false };
+
+    const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
+
+    pub static PROTOCOL: Protocol = Protocol {
+        name: "rlc",
+        paper: "Vicisano, Rizzo and Crowcroft, TCP-like congestion control for layered multicast data transfer (INFOCOM 1998)",
+        configs: &[ConfigTable::of::<RlcConfig>("rlc")],
+        roles: &[
+            Role {
+                name: "add_rlc_sender",
+                doc: "An RLC sender on `node`: layer m on `groups[m]` (one group per layer, `layers` of the \
+config), data flow id `flow`, sending from `start` until `stop` seconds (None: for ever). Overrides: \
+config_defaults(\"rlc\"). Returns the agent id. \
+`config`: the keyword overrides.",
+                params: &[param!(node), param!(groups), param!(flow), param!(start = Float(0.0)), param!(stop = None)],
+                config: Some("rlc"),
+                hosts: Hosts::SimAndNet,
+                build: add_sender,
+            },
+            Role {
+                name: "add_rlc_receiver",
+                doc: "An RLC receiver on `node` for the session on `groups` with data flow id `flow`, starting \
+at `start` seconds. Overrides: config_defaults(\"rlc\"). Returns the agent id. \
+`config`: the keyword overrides.",
+                params: &[param!(node), param!(groups), param!(flow), param!(start = Float(0.0))],
+                config: Some("rlc"),
+                hosts: Hosts::SimAndNet,
+                build: add_receiver,
+            },
+        ],
+        readers: &[
+            Reader {
+                name: "rlc_records",
+                doc: "An RLC receiver's records: `level_time_ns` and `level` (every level change), `received` \
+and `lost` (packets per layer), `bytes`, `late`, `ignored` (losses in deaf periods), `sps_seen`, `join_ns`, \
+`drop_ns`. \
+`agent`: the receiver's agent id.",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::SimAndNet,
+                read: records,
+            },
+            Reader {
+                name: "rlc_config",
+                doc: "The configuration an RLC receiver runs with (durations in seconds). \
+`agent`: the receiver's agent id.",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::Sim,
+                read: config,
+            },
+            Reader {
+                name: "rlc_net_status",
+                doc: "The status line of `castlab net rlc-receiver` ({rx} and {rejected} for the driver). \
+`agent`: the receiver's agent id.",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::SimAndNet,
+                read: net_status,
+            },
+            Reader {
+                name: "rlc_net_source_status",
+                doc: "The status line of `castlab net rlc-source` ({sent} and {datagrams_sent} for the driver). \
+`agent`: the sender's agent id.",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::SimAndNet,
+                read: net_source_status,
+            },
+            Reader {
+                name: "rlc_flow_row",
+                doc: "The scenario flow table's row of an RLC receiver: received, lost, bytes, level. \
+`agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; `windows`: the scenario's \
+loss windows (seconds): accepted as by every flow-table row, not used.",
+                target: Target::Agent("agent"),
+                params: &[param!(packet_size = None), param!(windows = [])],
+                hosts: Hosts::Sim,
+                read: row,
+            },
+        ],
+        sessions: &[SessionKind {
+            kind: "rlc",
+            keys: &[
+                ScenarioKey { name: "stop", kind: KeyKind::Time, default: Default_::None },
+                ScenarioKey { name: "flow", kind: KeyKind::Flow, default: Default_::None },
+                CONFIG,
+            ],
+            groups: Groups::PerConfigLayer("rlc"),
+            role: "add_rlc_sender",
+            needs_router: None,
+        }],
+        receivers: &[ReceiverKind {
+            protocol: "rlc",
+            sessions: &["rlc"],
+            keys: &[CONFIG],
+            role: "add_rlc_receiver",
+            row: "rlc_flow_row",
+            windows_in_config: false,
+            inherits_session_config: true,
+        }],
+        routers: &[],
+        net_roles: &[
+            NetRole {
+                cli: "rlc-source",
+                help: "RLC source (Vicisano et al.; layers and SPs from --config)",
+                role: "add_rlc_sender",
+                source: true,
+                groups: NetGroups::ConfigLayers("rlc"),
+                flags: &[FLOW],
+                defaults: &[],
+                status: "rlc_net_source_status",
+                outputs: &[],
+            },
+            NetRole {
+                cli: "rlc-receiver",
+                help: "RLC receiver (joins at SPs, drops on loss, deaf period)",
+                role: "add_rlc_receiver",
+                source: false,
+                groups: NetGroups::ConfigLayers("rlc"),
+                flags: &[FLOW],
+                defaults: &[],
+                status: "rlc_net_status",
+                outputs: &[
+                    NetOutput::Levels,
+                    NetOutput::Columns {
+                        reader: "rlc_records",
+                        file: "rlc_level",
+                        columns: &[("level_time_ns", "time_ns"), ("level", "level")],
+                        rest: "rlc_counts.json",
+                    },
+                ],
+            },
+        ],
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Driver;
     use castlab_core::{Addr, NodeId, Rng};
 
     fn groups(n: u32) -> Vec<GroupId> {
@@ -634,19 +874,17 @@ mod tests {
     }
 
     /// Runs a sender alone until `until`, returning every packet it emits (with its send time).
+    /// The packets a sender sends from 0 until `until` (and its timers after it, until it has
+    /// none), driven by the shared harness: events drained, packets never before their time.
     fn run_sender(cfg: RlcConfig, until: Instant) -> Vec<Packet> {
         let n = cfg.layers;
-        let mut s = RlcSender::try_new(cfg, &groups(n), 7, Instant::ZERO, until).unwrap();
-        s.handle_start(Instant::ZERO, info());
-        let mut out = Vec::new();
-        while let Some(t) = s.poll_timeout() {
-            s.handle_timeout(t);
-            while let Some(p) = s.poll_transmit() {
-                assert!(p.sent_at <= t, "packet released before its time");
-                out.push(p);
-            }
+        let s = RlcSender::try_new(cfg, &groups(n), 7, Instant::ZERO, until).unwrap();
+        let mut d = Driver::start_with(s, Instant::ZERO, info());
+        while let Some(t) = d.agent.poll_timeout() {
+            d.advance_to(t);
         }
-        out
+        assert!(d.sent.iter().all(|(t, p)| p.sent_at <= *t), "packet released before its time");
+        d.sent.into_iter().map(|(_, p)| p).collect()
     }
 
     fn sp_of(p: &Packet) -> u64 {

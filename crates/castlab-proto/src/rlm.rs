@@ -98,8 +98,8 @@ pub struct RlmConfig {
     /// once per lost packet (as gaps reveal them) and once per received packet, with
     /// w = 1/16 (a memory of about 16 packets: ~0.13 s at level 5 of the §4 source).
     pub loss_gain: f64,
-    /// T, the loss-rate threshold of the "L > T" transitions. 0.25: the NLM paper (Nakauchi
-    /// et al., §5) reports running RLM with a 25 % threshold.
+    /// T, the loss-rate threshold of the "L > T" transitions. 0.25: Nakauchi et al. (§5)
+    /// report running RLM with a 25 % threshold.
     pub loss_threshold: f64,
     /// Minimum interval between this receiver's session messages. The paper only says the
     /// group size is estimated "through the exchange of session-wide control messages (e.g.,
@@ -413,6 +413,9 @@ impl RlmReceiver {
         cfg.validate()?;
         if data_groups.is_empty() {
             return Err(ConfigError::new("data_groups", "[]", "needs at least one layer"));
+        }
+        if data_groups.contains(&control_group) {
+            return Err(ConfigError::new("control_group", control_group.0, "must not be one of the data groups"));
         }
         let l = data_groups.len();
         let t_min = cfg.t_min.as_secs_f64();
@@ -839,7 +842,7 @@ impl RlmReceiver {
         // the received packet
         self.loss_rate *= 1.0 - w;
         // the loss a gap reveals counts at this instant, before this arrival (as
-        // castlab_sim::metrics::arrival_process orders the recorded rows)
+        // castlab_core::metrics::arrival_process orders the recorded rows)
         for win in &mut self.windows {
             if lost > 0 {
                 win.push(t, 0, lost);
@@ -945,9 +948,251 @@ impl Agent for RlmReceiver {
     }
 }
 
+// ---------------------------------------------------------------------- registration
+
+/// RLM in the protocol registry ([`crate::registry`]): its config, its receiver, its
+/// records and status, and the scenario's `rlm` receivers on a layered session.
+pub mod registration {
+    use castlab_core::metrics;
+    use castlab_core::Value;
+
+    use super::{Cause, Outcome, Record, RlmConfig, RlmReceiver, RlmState};
+    use crate::param;
+    use crate::registry::{
+        agent_as, percent, Args, BuildError, BuildResult, ConfigTable, Default_, Host, Hosts, KeyKind, NetGroups,
+        NetOutput, NetRole, Out, Protocol, Reader, ReceiverKind, Role, ScenarioKey, Target,
+    };
+
+    fn state_name(s: RlmState) -> &'static str {
+        match s {
+            RlmState::Steady => "S",
+            RlmState::Hysteresis => "H",
+            RlmState::Measurement => "M",
+            RlmState::Drop => "D",
+        }
+    }
+
+    fn receiver<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h RlmReceiver> {
+        agent_as::<RlmReceiver>(host, "agent", v, "is not an RLM receiver").map(|x| x.1)
+    }
+
+    fn add_receiver(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+        let n = a.node(host, "node")?;
+        let gs = a.layer_groups(host, "data_groups")?;
+        let ctl = a.group(host, "control_group")?;
+        let s = a.start(host, "start")?;
+        let rx = RlmReceiver::try_new(a.config::<RlmConfig>()?, gs, ctl)?;
+        Ok(host.add_agent(n, None, s, Box::new(rx))?.0.into())
+    }
+
+    fn records<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = receiver(host, v)?;
+        let mut d = Out::table(&r.records);
+        // the codes' names, indexed by code: names["trans_cause"][code] and so on
+        let mut names = Out::dict();
+        names.set("trans_from", Out::names(&RlmState::NAMES));
+        names.set("trans_to", Out::names(&RlmState::NAMES));
+        names.set("trans_cause", Out::names(&Cause::NAMES));
+        names.set("exp_outcome", Out::names(&Outcome::NAMES));
+        d.set("names", names);
+        Ok(d)
+    }
+
+    fn status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = receiver(host, v)?;
+        let (td, sd) = r.detection_estimate();
+        let mut d = Out::dict();
+        d.set("level", r.level());
+        d.set("layers", r.layers());
+        d.set("state", state_name(r.state()));
+        d.set("receivers_estimate", r.receivers_estimate());
+        d.set("detection_mean", td.as_secs_f64());
+        d.set("detection_dev", sd.as_secs_f64());
+        d.set("detection_window", r.detection_window().as_secs_f64());
+        d.set("t_max_effective", r.t_max_effective().as_secs_f64());
+        d.set("loss_rate", r.loss_rate());
+        let means: Vec<f64> = (1..=r.layers()).map(|k| r.join_timer_mean(k).as_secs_f64()).collect();
+        d.set("join_timer_means", means);
+        Ok(d)
+    }
+
+    fn config<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        Ok(Out::config(receiver(host, v)?.config()))
+    }
+
+    /// The `castlab net` status line.
+    fn net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = receiver(host, v)?;
+        let (got, lost) = (r.records.received, r.records.lost());
+        Ok(Out::Str(format!(
+            "level={} state={} rate={{rx}} received={got} lost={lost} loss={} rejected={{rejected}}",
+            r.level(),
+            state_name(r.state()),
+            percent(lost, got)
+        )))
+    }
+
+    /// The online value for a configured window, else computed from the recorded arrivals.
+    fn worst(r: &RlmReceiver, w: castlab_core::Duration, raw: f64) -> BuildResult<f64> {
+        if let Some(x) = r.worst_window_loss(w.as_nanos()) {
+            return Ok(x);
+        }
+        if r.config().record != Record::Arrivals {
+            return Err(BuildError::bad(
+                "window",
+                raw,
+                "is not one of the receiver's `windows` and it keeps no arrivals: create it with windows=[...] or record=\"arrivals\"",
+            ));
+        }
+        let rec = &r.records;
+        let (t, received, lost) = metrics::arrival_process(&rec.arr_time_ns, &rec.loss_time_ns, &rec.loss_count);
+        Ok(metrics::worst_window_loss(&t, &received, &lost, w.as_nanos()))
+    }
+
+    fn worst_window_loss<'h>(host: &'h dyn Host, v: &Value, a: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = receiver(host, v)?;
+        Ok(worst(r, a.positive_duration("window")?, a.f64("window")?)?.into())
+    }
+
+    /// The scenario's flow-table row: received, lost, bytes (`packet_size` each), the final
+    /// level (None before the start) and the worst-window loss per window of `windows`.
+    fn row<'h>(host: &'h dyn Host, v: &Value, a: &Args<'_>) -> BuildResult<Out<'h>> {
+        use castlab_core::ConfigValue;
+        let r = receiver(host, v)?;
+        let rec = &r.records;
+        let mut d = Out::dict();
+        d.set("received", rec.received);
+        d.set("lost", rec.lost());
+        d.set("bytes", rec.received * a.int("packet_size")? as u64);
+        d.set("level", rec.level.last().copied());
+        let mut ws = Vec::new();
+        for w in a.f64s("windows")? {
+            let dur = castlab_core::Duration::from_value("windows", &Value::Float(w))?;
+            ws.push(Out::from(worst(r, dur, w)?));
+        }
+        d.set("worst", Out::List(ws));
+        Ok(d)
+    }
+
+    const RECEIVER_DOC: &str = "An RLM receiver on `node` (§3): layer m on `data_groups[m]`, join announcements and \
+session messages on `control_group`, starting at `start` seconds. Keyword arguments override fields of the \
+protocol's configuration (`config_defaults(\"rlm\")`: the paper's §4 values). Returns the agent id. \
+`config`: the keyword overrides.";
+
+    pub static PROTOCOL: Protocol = Protocol {
+        name: "rlm",
+        paper: "McCanne, Jacobson and Vetterli, Receiver-driven Layered Multicast (SIGCOMM 1996)",
+        configs: &[ConfigTable::of::<RlmConfig>("rlm")],
+        roles: &[Role {
+            name: "add_rlm_receiver",
+            doc: RECEIVER_DOC,
+            params: &[param!(node), param!(data_groups), param!(control_group), param!(start = Float(0.0))],
+            config: Some("rlm"),
+            hosts: Hosts::SimAndNet,
+            build: add_receiver,
+        }],
+        readers: &[
+            Reader {
+                name: "rlm_records",
+                doc: "A receiver's records as numpy arrays (times in ns): level changes (`level_time_ns`, \
+`level`), own join-experiments (`exp_*`; outcome 0 running, 1 success, 2 failed; `exp_end_ns` is 2^64-1 while \
+running), state transitions (`trans_*`; states 0 S, 1 H, 2 M, 3 D; causes 0 loss, 1 loss rate, 2 detection \
+timer), losses (`loss_*`, one row per sequence gap), data arrivals (`arr_time_ns`), suppressed join-timers \
+(`supp_*`), shared-learning backoffs (`shared_*`), heard announcements (`heard_*`), the counts `received`, \
+`lost`, `control_sent`, `ignored`, and `names`: each code's names, indexed by code. \
+`agent`: the receiver's agent id.",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::SimAndNet,
+                read: records,
+            },
+            Reader {
+                name: "rlm_status",
+                doc: "A receiver's current protocol state: `level`, `state` (\"S\", \"H\", \"M\" or \"D\"), \
+`receivers_estimate`, `detection_mean` and `detection_dev` (s), `detection_window` (s), `t_max_effective` (s), \
+`loss_rate`, `join_timer_means` (s, index k-1 for level k). \
+`agent`: the receiver's agent id.",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::SimAndNet,
+                read: status,
+            },
+            Reader {
+                name: "rlm_config",
+                doc: "The configuration a receiver runs with (durations in seconds). \
+`agent`: the receiver's agent id.",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::Sim,
+                read: config,
+            },
+            Reader {
+                name: "rlm_worst_window_loss",
+                doc: "Worst-case loss rate of an RLM receiver over sliding windows of `window` seconds \
+(§4.1/§4.3): the maximum over all window positions of lost / (lost + received). For a window in the \
+receiver's `windows` it is the value computed online while it ran; else it is computed by \
+`castlab_core::metrics` from the recorded arrivals, which needs `record=\"arrivals\"`. Both give the same \
+number to the last bit. \
+`agent`: the receiver's agent id.",
+                target: Target::Agent("agent"),
+                params: &[param!(window)],
+                hosts: Hosts::Sim,
+                read: worst_window_loss,
+            },
+            Reader {
+                name: "rlm_net_status",
+                doc: "The status line of `castlab net rlm-receiver` ({rx} and {rejected} for the driver). \
+`agent`: the receiver's agent id.",
+                target: Target::Agent("agent"),
+                params: &[],
+                hosts: Hosts::SimAndNet,
+                read: net_status,
+            },
+            Reader {
+                name: "rlm_flow_row",
+                doc: "The scenario flow table's row of an RLM receiver: received, lost, bytes, level, worst \
+(one per window of `windows`, seconds); `packet_size` is the source's. \
+`agent`: the receiver's agent id.",
+                target: Target::Agent("agent"),
+                params: &[param!(packet_size), param!(windows)],
+                hosts: Hosts::Sim,
+                read: row,
+            },
+        ],
+        sessions: &[],
+        receivers: &[ReceiverKind {
+            protocol: "rlm",
+            sessions: &["layered"],
+            keys: &[ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None }],
+            role: "add_rlm_receiver",
+            row: "rlm_flow_row",
+            windows_in_config: true,
+            inherits_session_config: false,
+        }],
+        routers: &[],
+        net_roles: &[NetRole {
+            cli: "rlm-receiver",
+            help: "RLM receiver (McCanne et al. §3)",
+            role: "add_rlm_receiver",
+            source: false,
+            groups: NetGroups::Layers { control: true },
+            flags: &[],
+            // the testbed's analysis reads every arrival: record them unless told
+            defaults: &[("record", Default_::Str("arrivals"))],
+            status: "rlm_net_status",
+            outputs: &[
+                NetOutput::Levels,
+                NetOutput::Prefixed { reader: "rlm_records", name: "rlm", tables: &[] },
+                NetOutput::Json { reader: "rlm_status", file: "rlm_status.json" },
+            ],
+        }],
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Driver;
     use castlab_core::NodeId;
 
     const CTL: GroupId = GroupId(99);
@@ -982,43 +1227,32 @@ mod tests {
         }
     }
 
-    /// A receiver driven by hand: records what it sends and asks for.
+    /// A receiver driven by hand through the shared harness ([`crate::testing::Driver`]), with
+    /// the next sequence number of each layer.
     struct Rig {
-        rx: RlmReceiver,
+        d: Driver<RlmReceiver>,
         seq: Vec<u64>,
-        sent: Vec<Packet>,
-        events: Vec<AgentEvent>,
-        now: Instant,
     }
 
     impl Rig {
         fn with(cfg: RlmConfig, layers: u32) -> Rig {
-            let mut rx = RlmReceiver::try_new(cfg, groups(layers), CTL).expect("valid config");
-            rx.handle_start(Instant::ZERO, StartInfo { addr: me(), rng: Rng::seed_from_u64(42) });
-            let mut r = Rig { rx, seq: vec![0; layers as usize], sent: vec![], events: vec![], now: Instant::ZERO };
-            r.drain();
+            let rx = RlmReceiver::try_new(cfg, groups(layers), CTL).expect("valid config");
+            let d = Driver::start_with(rx, Instant::ZERO, StartInfo { addr: me(), rng: Rng::seed_from_u64(42) });
+            let mut r = Rig { d, seq: vec![0; layers as usize] };
             r.data(at(0.01), 0); // sets the base of gap tracking on layer 0
             r
         }
         fn new() -> Rig {
             Rig::with(cfg3(), 6)
         }
-        fn drain(&mut self) {
-            while let Some(p) = self.rx.poll_transmit() {
-                self.sent.push(p);
-            }
-            let _ = self.rx.poll_timeout();
-            while let Some(e) = self.rx.poll_event() {
-                self.events.push(e);
-            }
-        }
         fn take_events(&mut self) -> Vec<AgentEvent> {
-            std::mem::take(&mut self.events)
+            std::mem::take(&mut self.d.events).into_iter().map(|(_, e)| e).collect()
         }
         fn joins_sent(&self) -> Vec<RlmHeader> {
-            self.sent
+            self.d
+                .sent
                 .iter()
-                .filter_map(|p| match p.header {
+                .filter_map(|(_, p)| match p.header {
                     Header::Rlm(h) if h.kind == RlmHeader::JOIN => Some(h),
                     _ => None,
                 })
@@ -1026,35 +1260,27 @@ mod tests {
         }
         /// Advance to `t` as a driver would: every deadline up to `t`, in order.
         fn timeout(&mut self, t: Instant) {
-            assert!(t >= self.now);
-            while let Some(d) = self.rx.poll_timeout().filter(|d| *d <= t) {
-                self.now = d;
-                self.rx.handle_timeout(d);
-                self.drain();
-            }
-            self.now = t;
+            self.d.advance_to(t);
         }
         /// Fire the join-timer (any earlier timer fires first, as a driver would).
         fn fire_join(&mut self) -> Instant {
-            let t = self.rx.join_deadline().expect("a pending join-timer");
+            let t = self.d.agent.join_deadline().expect("a pending join-timer");
             self.timeout(t);
             t
         }
         fn fire_detect(&mut self) -> Instant {
-            let t = self.rx.detection_deadline().expect("a detection timer");
+            let t = self.d.agent.detection_deadline().expect("a detection timer");
             self.timeout(t);
             t
         }
         fn fire_session(&mut self) -> Instant {
-            let t = self.rx.session_deadline().expect("a session timer");
+            let t = self.d.agent.session_deadline().expect("a session timer");
             self.timeout(t);
             t
         }
+        /// Deliver `p` at `t`, every timer due before it fired first.
         fn packet(&mut self, t: Instant, p: Packet) {
-            assert!(t >= self.now);
-            self.now = t;
-            self.rx.handle_packet(t, &p);
-            self.drain();
+            self.d.packet(t, &p);
         }
         /// The next packet of `layer` (0-based) arrives at `t`.
         fn data(&mut self, t: Instant, layer: usize) {
@@ -1078,25 +1304,25 @@ mod tests {
         }
         /// Run one successful experiment: fire the join-timer, then its detection timer.
         fn succeed(&mut self) {
-            let n = self.rx.level();
+            let n = self.d.agent.level();
             self.fire_join();
-            assert_eq!(self.rx.level(), n + 1);
+            assert_eq!(self.d.agent.level(), n + 1);
             self.fire_detect();
-            assert_eq!(self.rx.own_experiment(), None);
+            assert_eq!(self.d.agent.own_experiment(), None);
         }
         /// Run one failed experiment: add, lose a base-layer packet `after` later, wait out D.
         fn fail(&mut self, after: f64) {
-            let n = self.rx.level();
+            let n = self.d.agent.level();
             let t = self.fire_join();
-            assert_eq!(self.rx.level(), n + 1);
+            assert_eq!(self.d.agent.level(), n + 1);
             self.lose(t + Duration::from_secs_f64(after), 0, 1);
-            assert_eq!(self.rx.state(), RlmState::Drop);
-            assert_eq!(self.rx.level(), n);
+            assert_eq!(self.d.agent.state(), RlmState::Drop);
+            assert_eq!(self.d.agent.level(), n);
             self.fire_detect();
-            assert_eq!(self.rx.state(), RlmState::Steady);
+            assert_eq!(self.d.agent.state(), RlmState::Steady);
         }
         fn last_transition(&self) -> (u8, u8, u8) {
-            let r = &self.rx.records;
+            let r = &self.d.agent.records;
             let i = r.trans_time_ns.len() - 1;
             (r.trans_from[i], r.trans_to[i], r.trans_cause[i])
         }
@@ -1157,16 +1383,21 @@ mod tests {
         let js = r.joins_sent();
         assert_eq!(js.len(), 1);
         assert_eq!((js[0].level, js[0].current), (2, 1));
-        let p = r.sent.iter().find(|p| matches!(p.header, Header::Rlm(h) if h.kind == RlmHeader::JOIN)).unwrap();
+        let p =
+            r.d.sent
+                .iter()
+                .map(|(_, p)| p)
+                .find(|p| matches!(p.header, Header::Rlm(h) if h.kind == RlmHeader::JOIN))
+                .unwrap();
         assert_eq!((p.dst, p.size_bytes), (Dest::Group(CTL), 40));
         assert_eq!(r.take_events(), vec![AgentEvent::Join(GroupId(11)), AgentEvent::LevelChanged { level: 2 }]);
-        assert_eq!((r.rx.state(), r.rx.level(), r.rx.own_experiment()), (RlmState::Steady, 2, Some(2)));
-        let rec = &r.rx.records;
+        assert_eq!((r.d.agent.state(), r.d.agent.level(), r.d.agent.own_experiment()), (RlmState::Steady, 2, Some(2)));
+        let rec = &r.d.agent.records;
         assert_eq!((rec.exp_level.clone(), rec.exp_outcome.clone()), (vec![2], vec![Outcome::Running as u8]));
         assert_eq!(rec.exp_start_ns, vec![t.as_nanos()]);
         // the experiment lasts one detection time; a new join-timer (for level 3) is pending
-        assert_eq!(r.rx.detection_deadline(), Some(t + Duration::from_secs(3)));
-        assert!(r.rx.join_deadline().unwrap() >= t + Duration::from_millis(2500));
+        assert_eq!(r.d.agent.detection_deadline(), Some(t + Duration::from_secs(3)));
+        assert!(r.d.agent.join_deadline().unwrap() >= t + Duration::from_millis(2500));
     }
 
     #[test]
@@ -1176,10 +1407,10 @@ mod tests {
         r.data(t + Duration::from_secs(1), 1);
         let td = r.fire_detect();
         assert_eq!(td, t + Duration::from_secs(3));
-        let rec = &r.rx.records;
+        let rec = &r.d.agent.records;
         assert_eq!(rec.exp_outcome, vec![Outcome::Success as u8]);
         assert_eq!(rec.exp_end_ns, vec![td.as_nanos()]);
-        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Steady, 2));
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Steady, 2));
         assert!(rec.trans_time_ns.is_empty(), "S→S edges are not state changes");
     }
 
@@ -1190,18 +1421,18 @@ mod tests {
         r.take_events();
         let tl = t + Duration::from_millis(400);
         r.lose(tl, 0, 1);
-        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Drop, 1));
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Drop, 1));
         assert_eq!(r.take_events(), vec![AgentEvent::Leave(GroupId(11)), AgentEvent::LevelChanged { level: 1 }]);
         assert_eq!(r.last_transition(), (S_, D_, Cause::Loss as u8));
         // §3.5 backoff: T_J^2 = min(2 · 5 s, 600 s) = 10 s; the others are untouched
-        assert_eq!(r.rx.join_timer_mean(2), Duration::from_secs(10));
-        assert_eq!(r.rx.join_timer_mean(3), Duration::from_secs(5));
-        let rec = &r.rx.records;
+        assert_eq!(r.d.agent.join_timer_mean(2), Duration::from_secs(10));
+        assert_eq!(r.d.agent.join_timer_mean(3), Duration::from_secs(5));
+        let rec = &r.d.agent.records;
         assert_eq!(rec.exp_outcome, vec![Outcome::Failed as u8]);
         assert_eq!((rec.exp_end_ns[0], rec.exp_detect_ns[0]), (tl.as_nanos(), 400_000_000));
-        assert_eq!(r.rx.join_deadline(), None, "no join-timer outside S");
+        assert_eq!(r.d.agent.join_deadline(), None, "no join-timer outside S");
         // D lasts one (updated) detection time
-        assert_eq!(r.rx.detection_deadline(), Some(tl + r.rx.detection_window()));
+        assert_eq!(r.d.agent.detection_deadline(), Some(tl + r.d.agent.detection_window()));
     }
 
     #[test]
@@ -1209,16 +1440,16 @@ mod tests {
         let mut r = Rig::new();
         let t = r.fire_join();
         r.lose(t + Duration::from_millis(400), 0, 1);
-        let n_trans = r.rx.records.trans_time_ns.len();
+        let n_trans = r.d.agent.records.trans_time_ns.len();
         r.lose(t + Duration::from_millis(500), 0, 3);
-        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Drop, 1));
-        assert_eq!(r.rx.records.trans_time_ns.len(), n_trans);
-        assert_eq!(r.rx.records.lost(), 4, "losses are still recorded");
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Drop, 1));
+        assert_eq!(r.d.agent.records.trans_time_ns.len(), n_trans);
+        assert_eq!(r.d.agent.records.lost(), 4, "losses are still recorded");
         let td = r.fire_detect();
-        assert_eq!(r.rx.state(), RlmState::Steady);
+        assert_eq!(r.d.agent.state(), RlmState::Steady);
         assert_eq!(r.last_transition(), (D_, S_, Cause::DetectionTimer as u8));
         // back in S, a join-timer drawn from the backed-off λ = 10 s: support [5, 45] s
-        let j = secs(r.rx.join_deadline().unwrap() - td);
+        let j = secs(r.d.agent.join_deadline().unwrap() - td);
         assert!((5.0..=45.0).contains(&j), "{j}");
     }
 
@@ -1226,55 +1457,55 @@ mod tests {
     fn s_loss_without_experiment_goes_through_h_and_m_back_to_s() {
         let mut r = Rig::new();
         r.lose(at(1.0), 0, 1);
-        assert_eq!(r.rx.state(), RlmState::Hysteresis);
+        assert_eq!(r.d.agent.state(), RlmState::Hysteresis);
         assert_eq!(r.last_transition(), (S_, H_, Cause::Loss as u8));
-        assert_eq!(r.rx.join_deadline(), None);
+        assert_eq!(r.d.agent.join_deadline(), None);
         // H absorbs further losses (even heavy ones)
         r.lose(at(1.5), 0, 5);
-        assert_eq!(r.rx.state(), RlmState::Hysteresis);
-        assert!(r.rx.loss_rate() > 0.25);
+        assert_eq!(r.d.agent.state(), RlmState::Hysteresis);
+        assert!(r.d.agent.loss_rate() > 0.25);
         let t = r.fire_detect();
         assert_eq!(t, at(4.0));
-        assert_eq!(r.rx.state(), RlmState::Measurement);
+        assert_eq!(r.d.agent.state(), RlmState::Measurement);
         assert_eq!(r.last_transition(), (H_, M_, Cause::DetectionTimer as u8));
         let t2 = r.fire_detect();
         assert_eq!(t2, at(7.0));
-        assert_eq!(r.rx.state(), RlmState::Steady);
+        assert_eq!(r.d.agent.state(), RlmState::Steady);
         assert_eq!(r.last_transition(), (M_, S_, Cause::DetectionTimer as u8));
-        assert_eq!(r.rx.level(), 1);
-        assert!(r.rx.join_deadline().is_some());
-        assert_eq!(r.rx.records.trans_to, vec![H_, M_, S_]);
+        assert_eq!(r.d.agent.level(), 1);
+        assert!(r.d.agent.join_deadline().is_some());
+        assert_eq!(r.d.agent.records.trans_to, vec![H_, M_, S_]);
     }
 
     #[test]
     fn m_drops_on_loss_rate_above_threshold_but_not_on_a_single_loss() {
         let mut r = Rig::new();
         r.succeed(); // level 2
-        let t0 = r.now;
+        let t0 = r.d.now;
         r.lose(t0 + Duration::from_millis(10), 0, 1); // S → H
         r.fire_detect(); // H → M
-        assert_eq!(r.rx.state(), RlmState::Measurement);
+        assert_eq!(r.d.agent.state(), RlmState::Measurement);
         // a quiet stretch lets the estimator decay: (15/16)^100 of what it was
-        let mut t = r.now;
+        let mut t = r.d.now;
         for _ in 0..100 {
             t += Duration::from_millis(5);
             r.data(t, 0);
         }
         // a single loss: p = (1/16)(15/16) + tiny ≈ 0.06 < 0.25 → stay in M
         r.lose(t + Duration::from_millis(5), 0, 1);
-        assert!(r.rx.loss_rate() < 0.07, "{}", r.rx.loss_rate());
-        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Measurement, 2));
+        assert!(r.d.agent.loss_rate() < 0.07, "{}", r.d.agent.loss_rate());
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Measurement, 2));
         // eight in a row: p ≥ (1 - (15/16)^8)(15/16) ≈ 0.378 > 0.25 → drop (L > T)
         r.take_events();
         r.lose(t + Duration::from_millis(10), 0, 8);
-        assert!(r.rx.loss_rate() > 0.37, "{}", r.rx.loss_rate());
-        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Drop, 1));
+        assert!(r.d.agent.loss_rate() > 0.37, "{}", r.d.agent.loss_rate());
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Drop, 1));
         assert_eq!(r.last_transition(), (M_, D_, Cause::LossRate as u8));
         assert_eq!(r.take_events(), vec![AgentEvent::Leave(GroupId(11)), AgentEvent::LevelChanged { level: 1 }]);
         // the drop action backs off the dropped level's timer
-        assert_eq!(r.rx.join_timer_mean(2), Duration::from_secs(10));
+        assert_eq!(r.d.agent.join_timer_mean(2), Duration::from_secs(10));
         // not an experiment: the experiment records are unchanged (the one success)
-        assert_eq!(r.rx.records.exp_outcome, vec![Outcome::Success as u8]);
+        assert_eq!(r.d.agent.records.exp_outcome, vec![Outcome::Success as u8]);
     }
 
     /// Level 2, then a foreign experiment at `foreign` is announced just before my
@@ -1282,10 +1513,10 @@ mod tests {
     fn with_foreign_before_my_join(foreign: u8) -> (Rig, Instant) {
         let mut r = Rig::new();
         r.succeed();
-        let tj = r.rx.join_deadline().unwrap();
-        let heard = (tj - Duration::from_millis(100)).max(r.now);
+        let tj = r.d.agent.join_deadline().unwrap();
+        let heard = (tj - Duration::from_millis(100)).max(r.d.now);
         r.control(heard, other(1), RlmHeader::JOIN, foreign);
-        r.sent.clear();
+        r.d.sent.clear();
         let t = r.fire_join();
         (r, t)
     }
@@ -1294,47 +1525,51 @@ mod tests {
     fn s_loss_during_own_experiment_under_a_higher_one_measures_first() {
         // M → S: the congestion was the higher experiment's; mine survives
         let (mut r, t) = with_foreign_before_my_join(5);
-        assert_eq!((r.rx.level(), r.rx.own_experiment()), (3, Some(3)), "a higher experiment does not suppress mine");
+        assert_eq!(
+            (r.d.agent.level(), r.d.agent.own_experiment()),
+            (3, Some(3)),
+            "a higher experiment does not suppress mine"
+        );
         r.lose(t + Duration::from_millis(300), 0, 1);
-        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Measurement, 3));
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Measurement, 3));
         assert_eq!(r.last_transition(), (S_, M_, Cause::Loss as u8));
-        assert_eq!(*r.rx.records.exp_outcome.last().unwrap(), Outcome::Running as u8);
+        assert_eq!(*r.d.agent.records.exp_outcome.last().unwrap(), Outcome::Running as u8);
         r.fire_detect();
-        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Steady, 3));
-        assert_eq!(*r.rx.records.exp_outcome.last().unwrap(), Outcome::Success as u8);
-        assert_eq!(r.rx.join_timer_mean(3), Duration::from_secs(5));
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Steady, 3));
+        assert_eq!(*r.d.agent.records.exp_outcome.last().unwrap(), Outcome::Success as u8);
+        assert_eq!(r.d.agent.join_timer_mean(3), Duration::from_secs(5));
 
         // M → D: long-term congestion; my experiment failed, its detection time runs from its
         // start to the first loss (the onset), not to the drop
         let (mut r, t) = with_foreign_before_my_join(5);
         r.lose(t + Duration::from_millis(300), 0, 1);
         r.lose(t + Duration::from_millis(350), 0, 8);
-        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Drop, 2));
-        let rec = &r.rx.records;
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Drop, 2));
+        let rec = &r.d.agent.records;
         assert_eq!(*rec.exp_outcome.last().unwrap(), Outcome::Failed as u8);
         assert_eq!(*rec.exp_detect_ns.last().unwrap(), 300_000_000);
-        assert_eq!(r.rx.join_timer_mean(3), Duration::from_secs(10));
+        assert_eq!(r.d.agent.join_timer_mean(3), Duration::from_secs(10));
     }
 
     #[test]
     fn same_level_overlap_is_allowed_and_a_loss_then_fails_my_experiment() {
         let (mut r, t) = with_foreign_before_my_join(3);
         assert_eq!(r.joins_sent().len(), 1, "overlap at the same level is allowed");
-        assert_eq!(r.rx.level(), 3);
+        assert_eq!(r.d.agent.level(), 3);
         r.lose(t + Duration::from_millis(300), 0, 1);
         // mine is (jointly) the highest in progress: it failed
-        assert_eq!((r.rx.state(), r.rx.level()), (RlmState::Drop, 2));
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Drop, 2));
     }
 
     #[test]
     fn a_lower_experiment_in_progress_suppresses_mine() {
         let (r, t) = with_foreign_before_my_join(2);
         assert_eq!(r.joins_sent().len(), 0);
-        assert_eq!((r.rx.level(), r.rx.own_experiment()), (2, None));
-        assert_eq!(r.rx.records.supp_level, vec![3]);
-        assert_eq!(r.rx.records.supp_time_ns, vec![t.as_nanos()]);
+        assert_eq!((r.d.agent.level(), r.d.agent.own_experiment()), (2, None));
+        assert_eq!(r.d.agent.records.supp_level, vec![3]);
+        assert_eq!(r.d.agent.records.supp_time_ns, vec![t.as_nanos()]);
         // a new join-timer was scheduled, from λ = T_J^3 = 5 s
-        let j = secs(r.rx.join_deadline().unwrap() - t);
+        let j = secs(r.d.agent.join_deadline().unwrap() - t);
         assert!((2.5..=22.5).contains(&j), "{j}");
     }
 
@@ -1345,13 +1580,13 @@ mod tests {
         let cfg = RlmConfig { t_min: Duration::from_secs(20), ..cfg3() };
         let mut r = Rig::with(cfg, 6);
         r.succeed(); // level 2
-        let tj = r.rx.join_deadline().unwrap();
+        let tj = r.d.agent.join_deadline().unwrap();
         let heard = tj - Duration::from_millis(3500);
-        assert!(heard >= r.now);
+        assert!(heard >= r.d.now);
         r.control(heard, other(1), RlmHeader::JOIN, 2);
         r.fire_join();
-        assert_eq!((r.rx.level(), r.rx.own_experiment()), (3, Some(3)));
-        assert!(r.rx.records.supp_level.is_empty());
+        assert_eq!((r.d.agent.level(), r.d.agent.own_experiment()), (3, Some(3)));
+        assert!(r.d.agent.records.supp_level.is_empty());
     }
 
     #[test]
@@ -1361,11 +1596,11 @@ mod tests {
         let cfg = RlmConfig { t_min: Duration::from_secs(1), detection_init: Duration::from_secs(10), ..cfg3() };
         let mut r = Rig::with(cfg, 6);
         let t = r.fire_join();
-        assert_eq!(r.rx.own_experiment(), Some(2));
+        assert_eq!(r.d.agent.own_experiment(), Some(2));
         let tj = r.fire_join();
         assert!(tj < t + Duration::from_secs(11));
-        assert_eq!(r.rx.level(), 2);
-        assert_eq!(r.rx.records.supp_level, vec![3]);
+        assert_eq!(r.d.agent.level(), 2);
+        assert_eq!(r.d.agent.records.supp_level, vec![3]);
     }
 
     #[test]
@@ -1374,45 +1609,50 @@ mod tests {
         let mut r = Rig::new();
         r.control(at(1.0), other(1), RlmHeader::JOIN, 2);
         r.lose(at(1.4), 0, 1);
-        assert_eq!(r.rx.state(), RlmState::Hysteresis);
-        assert_eq!(r.rx.join_timer_mean(2), Duration::from_secs(10));
-        assert_eq!(r.rx.records.shared_level, vec![2]);
-        assert_eq!(r.rx.level(), 1, "nothing to drop: I was not experimenting");
+        assert_eq!(r.d.agent.state(), RlmState::Hysteresis);
+        assert_eq!(r.d.agent.join_timer_mean(2), Duration::from_secs(10));
+        assert_eq!(r.d.agent.records.shared_level, vec![2]);
+        assert_eq!(r.d.agent.level(), 1, "nothing to drop: I was not experimenting");
 
         // a foreign experiment two levels up: not about my next level
         let mut r = Rig::new();
         r.control(at(1.0), other(1), RlmHeader::JOIN, 3);
         r.lose(at(1.4), 0, 1);
-        assert_eq!(r.rx.state(), RlmState::Hysteresis);
+        assert_eq!(r.d.agent.state(), RlmState::Hysteresis);
         assert_eq!(
-            (r.rx.join_timer_mean(2), r.rx.join_timer_mean(3)),
+            (r.d.agent.join_timer_mean(2), r.d.agent.join_timer_mean(3)),
             (Duration::from_secs(5), Duration::from_secs(5))
         );
-        assert!(r.rx.records.shared_level.is_empty());
+        assert!(r.d.agent.records.shared_level.is_empty());
 
         // a foreign experiment at my next level that ended (older than the 3 s window)
         let mut r = Rig::new();
         r.control(at(1.0), other(1), RlmHeader::JOIN, 2);
         r.lose(at(4.5), 0, 1);
-        assert_eq!(r.rx.join_timer_mean(2), Duration::from_secs(5));
+        assert_eq!(r.d.agent.join_timer_mean(2), Duration::from_secs(5));
     }
 
     #[test]
     fn own_announcements_coming_back_are_ignored() {
         let mut r = Rig::new();
         r.fire_join();
-        let mine = *r.sent.iter().find(|p| matches!(p.header, Header::Rlm(h) if h.kind == RlmHeader::JOIN)).unwrap();
+        let mine =
+            *r.d.sent
+                .iter()
+                .map(|(_, p)| p)
+                .find(|p| matches!(p.header, Header::Rlm(h) if h.kind == RlmHeader::JOIN))
+                .unwrap();
         let mut back = mine;
         back.src = me(); // the engine stamps the sender's address
-        let t = r.now + Duration::from_millis(20);
+        let t = r.d.now + Duration::from_millis(20);
         r.packet(t, back);
-        assert!(r.rx.records.heard_level.is_empty());
-        assert_eq!(r.rx.receivers_estimate(), 1);
+        assert!(r.d.agent.records.heard_level.is_empty());
+        assert_eq!(r.d.agent.receivers_estimate(), 1);
         // the same packet from someone else is a foreign experiment
         back.src = other(2);
         r.packet(t, back);
-        assert_eq!(r.rx.records.heard_level, vec![2]);
-        assert_eq!(r.rx.receivers_estimate(), 2);
+        assert_eq!(r.d.agent.records.heard_level, vec![2]);
+        assert_eq!(r.d.agent.receivers_estimate(), 2);
     }
 
     #[test]
@@ -1445,22 +1685,22 @@ mod tests {
         let mut seen = vec![];
         for _ in 0..8 {
             r.fail(0.2);
-            seen.push(secs(r.rx.join_timer_mean(2)));
+            seen.push(secs(r.d.agent.join_timer_mean(2)));
         }
         // T ← min(2T, 600 s) from 5 s
         assert_eq!(seen, vec![10.0, 20.0, 40.0, 80.0, 160.0, 320.0, 600.0, 600.0]);
         // a success, then relaxation at every detection-timer expiry in S: T ← max(2T/3, 5 s)
         let t0 = r.fire_join();
-        assert_eq!(r.rx.level(), 2);
+        assert_eq!(r.d.agent.level(), 2);
         let mut relaxed = vec![];
         let mut expect = vec![];
         let mut e = 600.0f64;
         let mut last = t0;
         for _ in 0..14 {
             let t = r.fire_detect();
-            assert_eq!(t - last, r.rx.detection_window(), "relaxation runs at detection-timer intervals");
+            assert_eq!(t - last, r.d.agent.detection_window(), "relaxation runs at detection-timer intervals");
             last = t;
-            relaxed.push(secs(r.rx.join_timer_mean(2)));
+            relaxed.push(secs(r.d.agent.join_timer_mean(2)));
             e = (e * 2.0 / 3.0).max(5.0);
             expect.push(e);
         }
@@ -1475,22 +1715,22 @@ mod tests {
     #[test]
     fn detection_time_estimator_follows_the_update_equations() {
         let mut r = Rig::new();
-        assert_eq!(r.rx.detection_estimate(), (Duration::from_secs(2), Duration::from_millis(500)));
+        assert_eq!(r.d.agent.detection_estimate(), (Duration::from_secs(2), Duration::from_millis(500)));
         r.fail(0.4);
         // σ = 0.75·0.5 + 0.25·|0.4 − 2| = 0.775; T_D = 0.75·2 + 0.25·0.4 = 1.6
-        let (td, sd) = r.rx.detection_estimate();
+        let (td, sd) = r.d.agent.detection_estimate();
         assert!(close(secs(td), 1.6) && close(secs(sd), 0.775), "{td:?} {sd:?}");
         r.fail(1.0);
         // σ = 0.75·0.775 + 0.25·|1.0 − 1.6| = 0.73125; T_D = 0.75·1.6 + 0.25·1.0 = 1.45
-        let (td, sd) = r.rx.detection_estimate();
+        let (td, sd) = r.d.agent.detection_estimate();
         assert!(close(secs(td), 1.45) && close(secs(sd), 0.73125), "{td:?} {sd:?}");
         // detection timer k1·T_D + k2·σ_D = 1.45 + 1.4625
-        assert!(close(secs(r.rx.detection_window()), 2.9125));
-        assert_eq!(r.rx.records.exp_detect_ns, vec![400_000_000, 1_000_000_000]);
+        assert!(close(secs(r.d.agent.detection_window()), 2.9125));
+        assert_eq!(r.d.agent.records.exp_detect_ns, vec![400_000_000, 1_000_000_000]);
         // a foreign failure does not feed the estimator (§3.5: the latency of a local action)
-        r.control(r.now + Duration::from_millis(1), other(1), RlmHeader::JOIN, 2);
-        r.lose(r.now + Duration::from_millis(300), 0, 1);
-        assert!(close(secs(r.rx.detection_estimate().0), 1.45));
+        r.control(r.d.now + Duration::from_millis(1), other(1), RlmHeader::JOIN, 2);
+        r.lose(r.d.now + Duration::from_millis(300), 0, 1);
+        assert!(close(secs(r.d.agent.detection_estimate().0), 1.45));
     }
 
     #[test]
@@ -1503,25 +1743,25 @@ mod tests {
             r.control(at(0.5 + i as f64 * 0.1), other(i), RlmHeader::SESSION, 3);
         }
         r.control(at(0.9), other(0), RlmHeader::SESSION, 3); // a repeat is one member
-        assert_eq!(r.rx.receivers_estimate(), 4);
-        assert_eq!(r.rx.t_max_effective(), Duration::from_secs(2400));
+        assert_eq!(r.d.agent.receivers_estimate(), 4);
+        assert_eq!(r.d.agent.t_max_effective(), Duration::from_secs(2400));
         // backing off: the timer saturates at 4 × 600 s
         let mut seen = vec![];
         for _ in 0..10 {
             r.fail(0.2);
-            seen.push(secs(r.rx.join_timer_mean(2)));
+            seen.push(secs(r.d.agent.join_timer_mean(2)));
         }
         assert_eq!(seen[8..], [2400.0, 2400.0], "{seen:?}");
         assert_eq!(seen[7], 1280.0);
         // my session messages carry my estimate
-        let sess: Vec<RlmHeader> = r
-            .sent
-            .iter()
-            .filter_map(|p| match p.header {
-                Header::Rlm(h) if h.kind == RlmHeader::SESSION => Some(h),
-                _ => None,
-            })
-            .collect();
+        let sess: Vec<RlmHeader> =
+            r.d.sent
+                .iter()
+                .filter_map(|(_, p)| match p.header {
+                    Header::Rlm(h) if h.kind == RlmHeader::SESSION => Some(h),
+                    _ => None,
+                })
+                .collect();
         assert!(!sess.is_empty());
         assert!(sess.iter().all(|h| h.receivers == 4));
     }
@@ -1531,8 +1771,8 @@ mod tests {
         let mut r = Rig::new();
         r.control(at(0.5), other(1), RlmHeader::SESSION, 3);
         r.control(at(0.6), other(2), RlmHeader::JOIN, 2); // an announcement counts too
-        assert_eq!(r.rx.receivers_estimate(), 3);
-        assert_eq!(r.rx.t_max_effective(), Duration::from_secs(1800));
+        assert_eq!(r.d.agent.receivers_estimate(), 3);
+        assert_eq!(r.d.agent.t_max_effective(), Duration::from_secs(1800));
         // other(2) keeps talking; other(1) falls silent. Timeout: 5 × max(5 s, 3·320/1600 s)
         let mut t = 0.6;
         while t < 24.0 {
@@ -1540,13 +1780,13 @@ mod tests {
             r.timeout(at(t));
             r.control(at(t), other(2), RlmHeader::SESSION, 3);
         }
-        assert_eq!(r.rx.receivers_estimate(), 3, "heard within 25 s");
+        assert_eq!(r.d.agent.receivers_estimate(), 3, "heard within 25 s");
         r.timeout(at(40.0));
         r.control(at(40.0), other(2), RlmHeader::SESSION, 3);
         let t = r.fire_session();
         assert!(t > at(40.0));
-        assert_eq!(r.rx.receivers_estimate(), 2);
-        assert_eq!(r.rx.t_max_effective(), Duration::from_secs(1200));
+        assert_eq!(r.d.agent.receivers_estimate(), 2);
+        assert_eq!(r.d.agent.t_max_effective(), Duration::from_secs(1200));
     }
 
     #[test]
@@ -1554,8 +1794,8 @@ mod tests {
         let cfg = RlmConfig { scale_t_max: false, ..cfg3() };
         let mut r = Rig::with(cfg, 2);
         r.control(at(0.5), other(1), RlmHeader::SESSION, 3);
-        assert_eq!(r.rx.receivers_estimate(), 2);
-        assert_eq!(r.rx.t_max_effective(), Duration::from_secs(600));
+        assert_eq!(r.d.agent.receivers_estimate(), 2);
+        assert_eq!(r.d.agent.t_max_effective(), Duration::from_secs(600));
     }
 
     #[test]
@@ -1565,13 +1805,13 @@ mod tests {
         for i in 0..49 {
             r.control(at(0.1 + i as f64 * 0.001), other(i), RlmHeader::SESSION, 1);
         }
-        assert_eq!(r.rx.receivers_estimate(), 50);
+        assert_eq!(r.d.agent.receivers_estimate(), 50);
         let t = r.fire_session();
-        let d = secs(r.rx.session_deadline().unwrap() - t);
+        let d = secs(r.d.agent.session_deadline().unwrap() - t);
         assert!((5.0..15.0).contains(&d), "{d}");
         let mut r = Rig::new();
         let t = r.fire_session();
-        let d = secs(r.rx.session_deadline().unwrap() - t);
+        let d = secs(r.d.agent.session_deadline().unwrap() - t);
         assert!((2.5..7.5).contains(&d), "{d}");
     }
 
@@ -1597,7 +1837,7 @@ mod tests {
         let w = vec![Duration::from_secs(1), Duration::from_secs(10)];
         let lean = scripted(RlmConfig { windows: w.clone(), ..cfg3() });
         let full = scripted(RlmConfig { record: Record::Arrivals, windows: w, ..cfg3() });
-        let (a, b) = (&lean.rx.records, &full.rx.records);
+        let (a, b) = (&lean.d.agent.records, &full.d.agent.records);
         assert!(a.arr_time_ns.is_empty());
         assert_eq!(b.arr_time_ns.len() as u64, b.received);
         assert!(
@@ -1611,19 +1851,20 @@ mod tests {
         assert_eq!((&a.level_time_ns, &a.level), (&b.level_time_ns, &b.level));
         assert_eq!((&a.trans_time_ns, &a.trans_to, &a.exp_outcome), (&b.trans_time_ns, &b.trans_to, &b.exp_outcome));
         assert_eq!((&a.loss_time_ns, &a.loss_count), (&b.loss_time_ns, &b.loss_count));
-        assert_eq!(lean.sent.len(), full.sent.len());
+        assert_eq!(lean.d.sent.len(), full.d.sent.len());
         for ns in [1_000_000_000, 10_000_000_000] {
-            let (x, y) = (lean.rx.worst_window_loss(ns).unwrap(), full.rx.worst_window_loss(ns).unwrap());
+            let (x, y) = (lean.d.agent.worst_window_loss(ns).unwrap(), full.d.agent.worst_window_loss(ns).unwrap());
             assert_eq!(x.to_bits(), y.to_bits());
             assert!(x > 0.0 && x < 1.0, "{x}");
         }
         // the 1 s window's worst loss at least the 10 s one's (a smaller window can only be worse)
         assert!(
-            lean.rx.worst_window_loss(1_000_000_000).unwrap() >= lean.rx.worst_window_loss(10_000_000_000).unwrap()
+            lean.d.agent.worst_window_loss(1_000_000_000).unwrap()
+                >= lean.d.agent.worst_window_loss(10_000_000_000).unwrap()
         );
-        assert_eq!(lean.rx.worst_window_loss(5_000_000_000), None);
+        assert_eq!(lean.d.agent.worst_window_loss(5_000_000_000), None);
         // what the windows hold is bounded by one window of arrivals, not by the 60 s run
-        assert!(lean.rx.windows.iter().all(|w| w.held() <= 1 + (w.window_ns() / 10_000_000) as usize));
+        assert!(lean.d.agent.windows.iter().all(|w| w.held() <= 1 + (w.window_ns() / 10_000_000) as usize));
     }
 
     #[test]
@@ -1640,16 +1881,16 @@ mod tests {
         r.data(t + Duration::from_millis(50), 1);
         r.data(t + Duration::from_millis(60), 1);
         r.lose(t + Duration::from_millis(100), 0, 1); // fails the experiment: layer 2 left
-        assert_eq!(r.rx.level(), 1);
+        assert_eq!(r.d.agent.level(), 1);
         // a straggler of the left layer: counted as received, not gap-checked
         r.lose(t + Duration::from_millis(110), 1, 30);
-        assert_eq!(r.rx.records.lost(), 1);
+        assert_eq!(r.d.agent.records.lost(), 1);
         r.fire_detect();
         r.fire_join();
-        assert_eq!(r.rx.level(), 2);
+        assert_eq!(r.d.agent.level(), 2);
         // the tail of the first subscription (sent before the re-join) arrives late: it must
         // not seed gap tracking, or the jump to the new packets would count as a loss
-        let t2 = r.now;
+        let t2 = r.d.now;
         let mut stale = Packet::data(Dest::Group(GroupId(11)), 1000);
         stale.layer = 1;
         stale.seq = 3;
@@ -1658,15 +1899,15 @@ mod tests {
         // the first packet sent after the re-join sets the base; the 50 sent meanwhile are not lost
         r.lose(t2 + Duration::from_millis(30), 1, 50);
         r.data(t2 + Duration::from_millis(40), 1);
-        assert_eq!(r.rx.records.lost(), 1);
-        assert_eq!(r.rx.records.received, 1 + 2 + 1 + 1 + 1 + 2);
-        assert_eq!(r.rx.records.arr_time_ns.len() as u64, r.rx.records.received);
+        assert_eq!(r.d.agent.records.lost(), 1);
+        assert_eq!(r.d.agent.records.received, 1 + 2 + 1 + 1 + 1 + 2);
+        assert_eq!(r.d.agent.records.arr_time_ns.len() as u64, r.d.agent.records.received);
     }
 
     #[test]
     fn malformed_or_foreign_input_is_ignored() {
         let mut r = Rig::new();
-        let before = r.rx.records.clone();
+        let before = r.d.agent.records.clone();
         r.control(at(1.0), other(1), RlmHeader::JOIN, 0);
         r.control(at(1.0), other(1), RlmHeader::JOIN, 7); // only 6 layers
                                                           // (an unknown kind byte no longer reaches an agent: the codec rejects it)
@@ -1674,9 +1915,9 @@ mod tests {
         p.seq = 9;
         r.packet(at(1.1), p);
         r.packet(at(1.1), Packet::data(Dest::Unicast(other(1)), 100));
-        assert_eq!(r.rx.records.ignored, 4);
-        assert!(r.rx.records.heard_level.is_empty());
-        assert_eq!(r.rx.records.received, before.received);
-        assert_eq!(r.rx.state(), RlmState::Steady);
+        assert_eq!(r.d.agent.records.ignored, 4);
+        assert!(r.d.agent.records.heard_level.is_empty());
+        assert_eq!(r.d.agent.records.received, before.received);
+        assert_eq!(r.d.agent.state(), RlmState::Steady);
     }
 }

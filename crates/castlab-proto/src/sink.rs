@@ -8,7 +8,7 @@
 //! are the same either way (tests check it).
 //!
 //! The sink subscribes to a layered session by level (level L = the groups of layers
-//! 0..L-1, cumulative as in RLM §2) following a fixed schedule of `(time, level)` changes, or
+//! 0..L-1, cumulative as in McCanne et al. §2) following a fixed schedule of `(time, level)` changes, or
 //! receives unicast packets on its port. For each (flow, layer) it tracks the next expected
 //! sequence number; a gap of k packets is recorded as k losses at the arrival time of the
 //! packet that revealed it. Gap tracking for a layer starts at the first packet after joining
@@ -227,7 +227,7 @@ impl Agent for LayeredSink {
         sm.first_arrival_ns.get_or_insert(t);
         sm.last_arrival_ns = Some(t);
         // the loss a gap reveals is counted at this instant, before this arrival (as
-        // castlab_sim::metrics::arrival_process orders them)
+        // castlab_core::metrics::arrival_process orders them)
         let mut gap = 0u64;
         if self.tracked(p) {
             match self.gaps.iter_mut().find(|g| g.flow == p.flow && g.layer == p.layer) {

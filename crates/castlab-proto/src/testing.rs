@@ -29,6 +29,15 @@ impl<A: Agent> Driver<A> {
         d
     }
 
+    /// Start `agent` at `at` with the given address and random stream (a test that needs the
+    /// stream it always had).
+    pub fn start_with(mut agent: A, at: Instant, info: StartInfo) -> Self {
+        agent.handle_start(at, info);
+        let mut d = Driver { agent, now: at, sent: Vec::new(), events: Vec::new(), timeouts: 0 };
+        d.drain();
+        d
+    }
+
     /// Start at 0 on node 1, port 1, seed 1.
     pub fn started(agent: A) -> Self {
         Self::start(agent, Instant::ZERO, Addr::new(NodeId(1), 1), 1)

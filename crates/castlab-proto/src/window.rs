@@ -1,7 +1,7 @@
-//! The RLM paper's worst-case windowed loss (McCanne, Jacobson and Vetterli, §4.2), computed
+//! The worst-case windowed loss of McCanne, Jacobson and Vetterli (1996, §4.2), computed
 //! online while a receiver runs, so a sink need not keep every arrival.
 //!
-//! The definition is the one `castlab_sim::metrics::worst_window_loss` computes offline from
+//! The definition is the one `castlab_core::metrics::worst_window_loss` computes offline from
 //! full records, and this must give the same number to the last bit (a test in
 //! `crates/castlab-sim/tests/streaming.rs` checks it on random processes): a window `[t, t + W)`
 //! slides over `t ∈ [T_first, max(T_first, T_last − W)]`; its loss rate is

@@ -1,80 +1,32 @@
-//! PyO3 bindings: conversions only, and the one place where Rust errors become Python ones.
-//!
-//! Every user-facing integer arrives as `i64` and is range-checked here, so that a negative
-//! queue limit or seed is a `ValueError` that names the field (PyO3's own conversion would
-//! raise `OverflowError`). Scenario errors from the engine ([`SimError`]) become `ValueError`
-//! with the engine's message, which starts with the field's name.
+//! PyO3 bindings: conversions only. Errors become Python exceptions in one place
+//! (`error.rs`), the bindings' own arguments are checked in `args.rs`, and every protocol is
+//! built and read through the protocol registry (`registry.rs`).
 
 use numpy::PyArray1;
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::config::cfg_err;
-use castlab_core::{Addr, AgentId, ChannelId, ConfigValue, Dest, Duration, GroupId, Instant, NodeId, Value};
+pub(crate) use crate::args::{bad, duration_s, err, nonneg_u64, positive_duration, positive_u32, time_s, u32_field};
+use crate::error::{Error, Result};
+use castlab_core::{Addr, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId};
 use castlab_proto::{CbrSource, CbrStream, LayeredSink, SinkRecords};
 use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
-use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError};
+use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig};
 
-mod bcfs;
+mod args;
 mod config;
+mod error;
 mod lesbcc;
 mod net;
-mod nlm;
 mod records;
-mod rlc;
-mod rlm;
+mod registry;
 mod router;
 mod sink;
 mod tcp;
 
-/// A strictly positive duration in seconds, or a ValueError naming `field`.
-pub(crate) fn positive_duration(field: &str, v: f64) -> PyResult<Duration> {
-    let d = duration_s(field, v)?;
-    if d.is_zero() {
-        return Err(bad(field, v, "must be positive"));
-    }
-    Ok(d)
-}
-
-pub(crate) fn err(e: SimError) -> PyErr {
-    PyValueError::new_err(e.to_string())
-}
-
-pub(crate) fn bad(field: &str, value: impl std::fmt::Display, reason: &str) -> PyErr {
-    PyValueError::new_err(format!("{field}: {reason} (got {value})"))
-}
-
-pub(crate) fn nonneg_u64(field: &str, v: i64) -> PyResult<u64> {
-    u64::try_from(v).map_err(|_| bad(field, v, "must be >= 0"))
-}
-
-/// A 32-bit unsigned field (a flow id, a size in bytes), or a ValueError naming `field`.
-pub(crate) fn u32_field(field: &str, v: i64) -> PyResult<u32> {
-    u32::try_from(v).map_err(|_| bad(field, v, "must be in 0..2^32"))
-}
-
-pub(crate) fn positive_u32(field: &str, v: i64) -> PyResult<u32> {
-    if v <= 0 || v > u32::MAX as i64 {
-        return Err(bad(field, v, "must be a positive 32-bit integer"));
-    }
-    Ok(v as u32)
-}
-
-/// A time in seconds: finite, >= 0 and within the u64-nanosecond clock (about 584 years:
-/// beyond it, an error rather than a silent cap). The same check as every config field's.
-pub(crate) fn time_s(field: &str, v: f64) -> PyResult<Instant> {
-    Instant::from_value(field, &Value::Float(v)).map_err(cfg_err)
-}
-
-/// A duration in seconds, checked as [`time_s`].
-pub(crate) fn duration_s(field: &str, v: f64) -> PyResult<Duration> {
-    Duration::from_value(field, &Value::Float(v)).map_err(cfg_err)
-}
-
 /// A dict of named counters.
-pub(crate) fn counters<'py>(py: Python<'py>, pairs: &[(&str, u64)]) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn counters<'py>(py: Python<'py>, pairs: &[(&str, u64)]) -> Result<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     for (k, v) in pairs {
         d.set_item(*k, *v)?;
@@ -87,7 +39,7 @@ pub(crate) fn arr_u64<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyArray1<u6
 }
 
 /// A sink's arrivals as numpy arrays (shared by the simulator and the real-network bindings).
-pub(crate) fn sink_arrivals_dict<'py>(py: Python<'py>, r: &SinkRecords) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn sink_arrivals_dict<'py>(py: Python<'py>, r: &SinkRecords) -> Result<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("time_ns", arr_u64(py, &r.arr_time_ns))?;
     d.set_item("flow", PyArray1::from_slice(py, &r.arr_flow))?;
@@ -98,7 +50,7 @@ pub(crate) fn sink_arrivals_dict<'py>(py: Python<'py>, r: &SinkRecords) -> PyRes
 }
 
 /// A sink's detected losses as numpy arrays (shared like [`sink_arrivals_dict`]).
-pub(crate) fn sink_losses_dict<'py>(py: Python<'py>, r: &SinkRecords) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn sink_losses_dict<'py>(py: Python<'py>, r: &SinkRecords) -> Result<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("time_ns", arr_u64(py, &r.loss_time_ns))?;
     d.set_item("flow", PyArray1::from_slice(py, &r.loss_flow))?;
@@ -113,7 +65,7 @@ pub(crate) fn level_timeline_dict<'py>(
     time_ns: &[u64],
     agent: &[u32],
     level: &[u32],
-) -> PyResult<Bound<'py, PyDict>> {
+) -> Result<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     d.set_item("time_ns", arr_u64(py, time_ns))?;
     d.set_item("agent", PyArray1::from_slice(py, agent))?;
@@ -150,31 +102,31 @@ pub struct Simulator {
 }
 
 impl Simulator {
-    pub(crate) fn node(&self, field: &'static str, name: &str) -> PyResult<NodeId> {
-        self.inner.node_named(field, name).map_err(err)
+    pub(crate) fn node(&self, field: &'static str, name: &str) -> Result<NodeId> {
+        self.inner.node_named(field, name).map_err(Error::from)
     }
-    pub(crate) fn group(&self, field: &'static str, g: i64) -> PyResult<GroupId> {
+    pub(crate) fn group(&self, field: &'static str, g: i64) -> Result<GroupId> {
         let id = u32::try_from(g).map_err(|_| bad(field, g, "must be a group id >= 0"))?;
-        self.inner.check_group(field, GroupId(id)).map_err(err)?;
+        self.inner.check_group(field, GroupId(id))?;
         Ok(GroupId(id))
     }
-    pub(crate) fn chan(&self, field: &'static str, ch: i64) -> PyResult<ChannelId> {
+    pub(crate) fn chan(&self, field: &'static str, ch: i64) -> Result<ChannelId> {
         let id = u32::try_from(ch).map_err(|_| bad(field, ch, "must be a channel id >= 0"))?;
-        self.inner.check_channel(field, ChannelId(id)).map_err(err)?;
+        self.inner.check_channel(field, ChannelId(id))?;
         Ok(ChannelId(id))
     }
-    pub(crate) fn agent_id(&self, field: &str, a: i64) -> PyResult<AgentId> {
+    pub(crate) fn agent_id(&self, field: &str, a: i64) -> Result<AgentId> {
         match u32::try_from(a) {
             Ok(id) if (id as usize) < self.inner.agent_count() => Ok(AgentId(id)),
             _ => Err(bad(field, a, "no such agent")),
         }
     }
-    pub(crate) fn sink(&self, a: i64) -> PyResult<&LayeredSink> {
+    pub(crate) fn sink(&self, a: i64) -> Result<&LayeredSink> {
         let id = self.agent_id("agent", a)?;
         self.inner.agent::<LayeredSink>(id).ok_or_else(|| bad("agent", a, "is not a sink"))
     }
-    pub(crate) fn start_stop(&self, start: f64, stop: Option<f64>) -> PyResult<(Instant, Instant)> {
-        let s = self.inner.check_start("start", start).map_err(err)?;
+    pub(crate) fn start_stop(&self, start: f64, stop: Option<f64>) -> Result<(Instant, Instant)> {
+        let s = self.inner.check_start("start", start)?;
         let e = match stop {
             None => Instant::MAX,
             Some(x) => {
@@ -187,7 +139,7 @@ impl Simulator {
         };
         Ok((s, e))
     }
-    pub(crate) fn port(&self, port: Option<i64>) -> PyResult<Option<u16>> {
+    pub(crate) fn port(&self, port: Option<i64>) -> Result<Option<u16>> {
         port.map(|p| u16::try_from(p).map_err(|_| bad("port", p, "must be in 0..=65535"))).transpose()
     }
 }
@@ -196,13 +148,13 @@ impl Simulator {
 impl Simulator {
     #[new]
     #[pyo3(signature = (seed=0, join_latency=0.0, leave_latency=0.0, queue_avg_weight=0.002))]
-    fn new(seed: i64, join_latency: f64, leave_latency: f64, queue_avg_weight: f64) -> PyResult<Self> {
+    fn new(seed: i64, join_latency: f64, leave_latency: f64, queue_avg_weight: f64) -> Result<Self> {
         let cfg = SimConfig {
             join_latency: duration_s("join_latency", join_latency)?,
             leave_latency: duration_s("leave_latency", leave_latency)?,
             queue_avg_weight,
         };
-        let inner = castlab_sim::Simulator::with_config(nonneg_u64("seed", seed)?, cfg).map_err(err)?;
+        let inner = castlab_sim::Simulator::with_config(nonneg_u64("seed", seed)?, cfg)?;
         Ok(Simulator { inner })
     }
 
@@ -219,8 +171,8 @@ impl Simulator {
     }
 
     /// Add a node called `name` (unique); returns its id.
-    fn add_node(&mut self, name: &str) -> PyResult<u32> {
-        self.inner.add_node(name).map(|n| n.0).map_err(err)
+    fn add_node(&mut self, name: &str) -> Result<u32> {
+        self.inner.add_node(name).map(|n| n.0).map_err(Error::from)
     }
 
     /// Add a duplex link; returns the channel ids (a→b, b→a).
@@ -250,7 +202,7 @@ impl Simulator {
         red_gentle: bool,
         red_mark: bool,
         mean_pkt_bytes: i64,
-    ) -> PyResult<(u32, u32)> {
+    ) -> Result<(u32, u32)> {
         let na = self.node("a", a)?;
         let nb = self.node("b", b)?;
         let limit =
@@ -274,7 +226,7 @@ impl Simulator {
             // RedConfig's fields arrive as the red_* keywords: name them as the caller wrote them
             let f = e.field();
             if matches!(f, "min_th" | "max_th" | "max_p" | "w_q") {
-                PyValueError::new_err(format!("red_{e}"))
+                Error::Value(format!("red_{e}"))
             } else {
                 err(e)
             }
@@ -282,21 +234,22 @@ impl Simulator {
     }
 
     /// The channel id from node `a` to node `b`.
-    fn channel(&self, a: &str, b: &str) -> PyResult<u32> {
+    fn channel(&self, a: &str, b: &str) -> Result<u32> {
         let na = self.node("a", a)?;
         let nb = self.node("b", b)?;
         self.inner.channel_between(na, nb).map(|c| c.0).ok_or_else(|| bad("b", b, "is not linked from a"))
     }
 
     /// A source-specific multicast group rooted at node `source`.
-    fn add_group(&mut self, source: &str) -> PyResult<u32> {
+    fn add_group(&mut self, source: &str) -> Result<u32> {
         let n = self.node("source", source)?;
-        self.inner.add_group(n).map(|g| g.0).map_err(err)
+        self.inner.add_group(n).map(|g| g.0).map_err(Error::from)
     }
 
-    /// A layered CBR source (RLM §4 law): layer m at rates_bps[m] on groups[m].
+    /// A layered CBR source (McCanne et al. §4 law): layer m at rates_bps[m] on groups[m].
     /// `node`: where it runs; `packet_size` bytes; `flow`: the flow id its packets carry; from
-    /// `start` to `stop` seconds (None: the end of the run); `jitter`: RLM §4's random send times.
+    /// `start` to `stop` seconds (None: the end of the run); `jitter`: McCanne et al. §4's random
+    /// send times.
     #[pyo3(signature = (node, groups, rates_bps, packet_size=1000, flow=0, start=0.0, stop=None, jitter=true))]
     #[allow(clippy::too_many_arguments)]
     fn add_layered_source(
@@ -309,7 +262,7 @@ impl Simulator {
         start: f64,
         stop: Option<f64>,
         jitter: bool,
-    ) -> PyResult<u32> {
+    ) -> Result<u32> {
         let n = self.node("node", node)?;
         if groups.is_empty() {
             return Err(bad("groups", "[]", "needs at least one layer"));
@@ -320,7 +273,7 @@ impl Simulator {
         if groups.len() > 255 {
             return Err(bad("groups", groups.len(), "at most 255 layers"));
         }
-        let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<PyResult<Vec<_>>>()?;
+        let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<Result<Vec<_>>>()?;
         for &r in &rates_bps {
             if !(r.is_finite() && r > 0.0) {
                 return Err(bad("rates_bps", r, "every rate must be positive and finite"));
@@ -329,11 +282,11 @@ impl Simulator {
         let size = positive_u32("packet_size", packet_size)?;
         let flow = u32_field("flow", flow)?;
         let (s, e) = self.start_stop(start, stop)?;
-        let src = CbrSource::try_layered(&gs, &rates_bps, size, flow, s, e, jitter).map_err(cfg_err)?;
-        self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
+        let src = CbrSource::try_layered(&gs, &rates_bps, size, flow, s, e, jitter)?;
+        self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(Error::from)
     }
 
-    /// A unicast CBR source to (dst, dst_port); jitter as RLM §4 when `jitter`.
+    /// A unicast CBR source to (dst, dst_port); jitter as McCanne et al. §4 when `jitter`.
     /// `node`: where it runs; `rate_bps` bit/s in `packet_size`-byte packets, flow id `flow`, from
     /// `start` to `stop` seconds (None: the end of the run).
     #[pyo3(signature = (node, dst, dst_port, rate_bps, packet_size=1000, flow=0, start=0.0, stop=None, jitter=false))]
@@ -349,17 +302,17 @@ impl Simulator {
         start: f64,
         stop: Option<f64>,
         jitter: bool,
-    ) -> PyResult<u32> {
+    ) -> Result<u32> {
         let n = self.node("node", node)?;
         let d = self.node("dst", dst)?;
         let port = u16::try_from(dst_port).map_err(|_| bad("dst_port", dst_port, "must be in 0..=65535"))?;
         let size = positive_u32("packet_size", packet_size)?;
-        castlab_core::config::check::packet_rate("rate_bps", rate_bps, size).map_err(cfg_err)?;
+        castlab_core::config::check::packet_rate("rate_bps", rate_bps, size)?;
         let flow = u32_field("flow", flow)?;
         let (s, e) = self.start_stop(start, stop)?;
         let st = CbrStream::new(Dest::Unicast(Addr::new(d, port)), rate_bps, 0);
-        let src = CbrSource::try_new(vec![st], size, flow, s, e, jitter).map_err(cfg_err)?;
-        self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(err)
+        let src = CbrSource::try_new(vec![st], size, flow, s, e, jitter)?;
+        self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(Error::from)
     }
 
     /// A measuring sink on `node`: unicast on `port`, and/or subscribed by level to `groups`
@@ -378,15 +331,15 @@ impl Simulator {
         start: f64,
         record: &str,
         windows: Vec<f64>,
-    ) -> PyResult<u32> {
+    ) -> Result<u32> {
         let record = sink::record_mode(record)?;
         let windows_ns = sink::windows_ns(&windows)?;
         let n = self.node("node", node)?;
-        let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<PyResult<Vec<_>>>()?;
-        let s = self.inner.check_start("start", start).map_err(err)?;
+        let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<Result<Vec<_>>>()?;
+        let s = self.inner.check_start("start", start)?;
         let mut sched = Vec::with_capacity(schedule.len());
         for (t, lvl) in schedule {
-            let at = self.inner.check_start("schedule", t).map_err(err)?;
+            let at = self.inner.check_start("schedule", t)?;
             if lvl < 0 || lvl as usize > gs.len() {
                 return Err(bad("schedule", lvl, "levels must be between 0 and the number of groups"));
             }
@@ -394,7 +347,7 @@ impl Simulator {
         }
         let port = self.port(port)?;
         let sink = LayeredSink::new(gs, sched).with_record(record).with_windows(&windows_ns);
-        self.inner.add_agent(n, port, s, Box::new(sink)).map(|a| a.0).map_err(err)
+        self.inner.add_agent(n, port, s, Box::new(sink)).map(|a| a.0).map_err(Error::from)
     }
 
     /// Attach the example extension that drops one layer's data on one output channel of
@@ -407,7 +360,7 @@ impl Simulator {
         layer: i64,
         report_via: Option<i64>,
         report_every: f64,
-    ) -> PyResult<()> {
+    ) -> Result<()> {
         let n = self.node("node", node)?;
         let ch = self.chan("channel", channel)?;
         let layer = u8::try_from(layer).map_err(|_| bad("layer", layer, "must be in 0..=255"))?;
@@ -420,11 +373,11 @@ impl Simulator {
             }
             d = d.with_reports(via, every);
         }
-        self.inner.attach_extension(n, Box::new(d)).map_err(err)
+        self.inner.attach_extension(n, Box::new(d)).map_err(Error::from)
     }
 
     /// Packets the layer dropper on `node` has dropped.
-    fn layer_dropper_count(&self, node: &str) -> PyResult<u64> {
+    fn layer_dropper_count(&self, node: &str) -> Result<u64> {
         let n = self.node("node", node)?;
         self.inner
             .extension::<LayerDropper>(n)
@@ -433,16 +386,16 @@ impl Simulator {
     }
 
     /// Sample a channel every `interval` seconds (queue length, average, bytes, drops).
-    fn monitor_channel(&mut self, channel: i64, interval: f64) -> PyResult<()> {
+    fn monitor_channel(&mut self, channel: i64, interval: f64) -> Result<()> {
         let ch = self.chan("channel", channel)?;
         let d = duration_s("interval", interval)?;
-        self.inner.monitor_channel(ch, d).map_err(err)
+        self.inner.monitor_channel(ch, d).map_err(Error::from)
     }
 
     /// Run until `until` seconds. May be called repeatedly with growing times.
-    fn run(&mut self, py: Python<'_>, until: f64) -> PyResult<()> {
+    fn run(&mut self, py: Python<'_>, until: f64) -> Result<()> {
         let t = time_s("until", until)?;
-        // Issue 15: run in slices of simulated time so Ctrl-C (SIGINT) is seen between them;
+        // Run in slices of simulated time so Ctrl-C (SIGINT) is seen between them;
         // the slice adapts to keep each one near 50 ms of wall time. Slicing does not change
         // results: `run(t)` handles every event at or before `t` and nothing after it.
         let end = t.as_nanos();
@@ -453,13 +406,12 @@ impl Simulator {
             let started = std::time::Instant::now();
             let engine = AssertSend(&mut self.inner);
             // The GIL is released for the slice, so other Python threads run meanwhile
-            // (issue 15); it is taken back before the signal check.
+            // it is taken back before the signal check.
             py.detach(move || {
                 // A method call moves the whole wrapper in (destructuring would capture only
                 // the field, which is not `Send`).
                 engine.into_inner().run(castlab_core::Instant::from_nanos(next))
-            })
-            .map_err(err)?;
+            })?;
             if next >= end {
                 return Ok(());
             }
@@ -475,20 +427,20 @@ impl Simulator {
 
     /// A sink's arrivals: time_ns, flow, layer, seq, size (numpy arrays).
     /// `agent`: the sink's agent id (added with `record="arrivals"`).
-    fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         sink_arrivals_dict(py, &sink::recorded(self.sink(agent)?)?.records)
     }
 
     /// A sink's detected losses: time_ns, flow, layer, count (numpy arrays).
     /// `agent`: the sink's agent id (added with `record="arrivals"`).
-    fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         sink_losses_dict(py, &sink::recorded(self.sink(agent)?)?.records)
     }
 
-    /// Worst-case loss rate of a sink over windows of `window` seconds (RLM §4.2): the online
+    /// Worst-case loss rate of a sink over windows of `window` seconds (McCanne et al. §4.2): the online
     /// value for a configured window, else computed from the recorded arrivals.
     /// `agent`: the sink's agent id.
-    fn sink_worst_window_loss(&self, agent: i64, window: f64) -> PyResult<f64> {
+    fn sink_worst_window_loss(&self, agent: i64, window: f64) -> Result<f64> {
         let w = duration_s("window", window)?;
         if w.is_zero() {
             return Err(bad("window", window, "must be positive"));
@@ -510,7 +462,7 @@ impl Simulator {
     /// The counters of channel `channel` (arrivals, enqueued, drops_forced, drops_early, marked,
     /// departures, bytes_departed, lost_random, delivered, ext_drops) and its set-up (from, to,
     /// rate_bps, delay) with the current queue_len and queue_avg.
-    fn channel_stats<'py>(&self, py: Python<'py>, channel: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn channel_stats<'py>(&self, py: Python<'py>, channel: i64) -> Result<Bound<'py, PyDict>> {
         let ch = self.chan("channel", channel)?;
         let s = self.inner.channel_stats(ch).expect("checked");
         let (from, to, rate, delay) = self.inner.channel_info(ch).expect("checked");
@@ -539,7 +491,7 @@ impl Simulator {
     }
 
     /// Samples of a monitored channel: time_ns, qlen, qavg, bytes (cumulative), drops (cumulative).
-    fn channel_series<'py>(&self, py: Python<'py>, channel: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn channel_series<'py>(&self, py: Python<'py>, channel: i64) -> Result<Bound<'py, PyDict>> {
         let ch = self.chan("channel", channel)?;
         let s = self.inner.channel_series(ch).ok_or_else(|| bad("channel", channel, "is not monitored"))?;
         let d = PyDict::new(py);
@@ -553,7 +505,7 @@ impl Simulator {
 
     /// The packet fates at `node`: ext_drops, ext_consumed (router extensions), delivered_local,
     /// no_listener, no_route, mc_unwanted.
-    fn node_stats<'py>(&self, py: Python<'py>, node: &str) -> PyResult<Bound<'py, PyDict>> {
+    fn node_stats<'py>(&self, py: Python<'py>, node: &str) -> Result<Bound<'py, PyDict>> {
         let n = self.node("node", node)?;
         let s = self.inner.node_stats(n).expect("checked");
         counters(
@@ -570,7 +522,7 @@ impl Simulator {
     }
 
     /// Global packet accounting; `holds` is computed: created == sum of the fates.
-    fn conservation<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn conservation<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let c = self.inner.conservation();
         let d = counters(
             py,
@@ -594,19 +546,19 @@ impl Simulator {
     }
 
     /// Events processed and packets serialised so far.
-    fn engine_stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn engine_stats<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let s = self.inner.engine_stats();
         counters(py, &[("events", s.events), ("forwarded", s.forwarded)])
     }
 
     /// Subscription-level changes of every receiver: time_ns, agent, level.
-    fn level_timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn level_timeline<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let t = self.inner.timelines();
         level_timeline_dict(py, &t.level_time_ns, &t.level_agent, &t.level)
     }
 
     /// Whether `node` currently forwards `group` on `channel`.
-    fn forwards(&self, group: i64, node: &str, channel: i64) -> PyResult<bool> {
+    fn forwards(&self, group: i64, node: &str, channel: i64) -> Result<bool> {
         let g = self.group("group", group)?;
         let n = self.node("node", node)?;
         let ch = self.chan("channel", channel)?;
@@ -614,11 +566,11 @@ impl Simulator {
     }
 }
 
-/// Worst-case windowed loss over an event process (RLM §4.2): `times_ns` sorted; at each
+/// Worst-case windowed loss over an event process (McCanne et al. §4.2): `times_ns` sorted; at each
 /// event `received` packets arrived and `lost` were detected lost.
 /// `window`: the window length in seconds.
 #[pyfunction]
-fn worst_window_loss(times_ns: Vec<u64>, received: Vec<u64>, lost: Vec<u64>, window: f64) -> PyResult<f64> {
+fn worst_window_loss(times_ns: Vec<u64>, received: Vec<u64>, lost: Vec<u64>, window: f64) -> Result<f64> {
     if times_ns.len() != received.len() || times_ns.len() != lost.len() {
         return Err(bad("received", received.len(), "times_ns, received and lost must have equal lengths"));
     }
@@ -634,7 +586,7 @@ fn worst_window_loss(times_ns: Vec<u64>, received: Vec<u64>, lost: Vec<u64>, win
 
 /// Serialisation time in ns of `size_bytes` at `rate_bps` (the engine's rounding).
 #[pyfunction]
-fn transmission_ns(size_bytes: i64, rate_bps: f64) -> PyResult<u64> {
+fn transmission_ns(size_bytes: i64, rate_bps: f64) -> Result<u64> {
     let s = positive_u32("size_bytes", size_bytes)?;
     if !(rate_bps.is_finite() && rate_bps >= 1.0) {
         return Err(bad("rate_bps", rate_bps, "must be at least 1 bit/s"));
@@ -648,6 +600,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(worst_window_loss, m)?)?;
     m.add_function(wrap_pyfunction!(transmission_ns, m)?)?;
     m.add_function(wrap_pyfunction!(config::config_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::protocols, m)?)?;
     lesbcc::register(m)?;
     net::register(m)?;
     router::register(m)?;

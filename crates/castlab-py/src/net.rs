@@ -1,12 +1,11 @@
 //! Python bindings for the real-network driver (`castlab-net`): the same agents as the
-//! simulator's (`CbrSource::layered`, `LayeredSink`, `RlmReceiver`, `LesbccSource`,
-//! `PgmReceiver`) on UDP sockets and the wall clock, and their records through the same
+//! simulator's on UDP sockets and the wall clock, and their records through the same
 //! conversion functions the simulator bindings use, so `castlab.frames` and the experiments'
 //! analysis read a real run as they read a simulated one.
 //!
-//! Configs come in as keyword overrides of Rust's `Default` (the paper's values) through the
-//! one mechanism of `config.rs`, as in the simulator bindings. Adding a role (RLC's receiver, say) is
-//! one method: build the agent, `self.add(agent_id, node, port, Box::new(agent))`.
+//! The layered CBR source and the measuring sink are here; every protocol's agents are built
+//! through the registry (`add_role` and `read` in `registry.rs`), with configs as keyword
+//! overrides of Rust's `Default` (the paper's values).
 //!
 //! `run` releases the GIL in slices of at most 100 ms and checks for signals between them, so
 //! Ctrl-C (or SIGTERM turned into an exception by the caller) stops a run between two slices
@@ -14,37 +13,23 @@
 
 use std::net::Ipv4Addr;
 
-use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use castlab_core::{Addr, AgentId, Dest, Duration, GroupId, Instant, NodeId};
-use castlab_net::{Driver, GroupEntry, NetConfig, NetError, SessionTable};
-use castlab_proto::lesbcc::{LesbccConfig, LesbccSource};
-use castlab_proto::pgm::{PgmReceiver, PgmReceiverConfig};
-use castlab_proto::rlc::{RlcConfig, RlcReceiver, RlcSender};
-use castlab_proto::rlm::{RlmConfig, RlmReceiver};
+use castlab_core::{Addr, AgentId, Duration, GroupId, Instant, NodeId};
+use castlab_net::{Driver, GroupEntry, NetConfig, SessionTable};
 use castlab_proto::{CbrSource, LayeredSink};
 
-use crate::config::{apply, build, cfg_err, config_dict};
-use crate::lesbcc::{lesbcc_stats_dict, lesbcc_trace_dict, pgm_receiver_stats_dict};
-use crate::rlm::{rlm_records_dict, rlm_status_dict};
+use crate::config::{apply, config_dict};
+use crate::error::{Error, Result};
 use crate::{arr_u64, bad, duration_s, level_timeline_dict, sink_arrivals_dict, sink_losses_dict, time_s};
 
 /// The longest the GIL stays released: the latency of Ctrl-C and of status callbacks.
 const SLICE: Duration = Duration::from_millis(100);
 
-fn net_err(e: NetError) -> PyErr {
-    match e {
-        NetError::Session(s) => PyValueError::new_err(s.to_string()),
-        NetError::Config(c) => cfg_err(c),
-        io @ NetError::Io { .. } => PyOSError::new_err(io.to_string()),
-    }
-}
-
 /// The driver's settings: keyword overrides of `NetConfig`'s `Default` through the one config
 /// mechanism, except the pre-shared `key` (bytes, or None).
-fn net_config(d: Option<&Bound<'_, PyDict>>) -> PyResult<NetConfig> {
+fn net_config(d: Option<&Bound<'_, PyDict>>) -> Result<NetConfig> {
     let mut base = NetConfig::default();
     let Some(d) = d else { return apply(base, None) };
     let rest = d.copy()?;
@@ -60,55 +45,57 @@ fn net_config(d: Option<&Bound<'_, PyDict>>) -> PyResult<NetConfig> {
     apply(base, Some(&rest))
 }
 
-fn node_id(field: &str, n: i64) -> PyResult<NodeId> {
+fn node_id(field: &str, n: i64) -> Result<NodeId> {
     u32::try_from(n).map(NodeId).map_err(|_| bad(field, n, "must be a node id >= 0"))
 }
 
-fn group_id(field: &str, g: i64) -> PyResult<GroupId> {
+fn group_id(field: &str, g: i64) -> Result<GroupId> {
     u32::try_from(g).map(GroupId).map_err(|_| bad(field, g, "must be a group id >= 0"))
 }
 
 /// A real-network driver hosting castlab agents (see `castlab.net`).
-#[pyclass(unsendable, module = "castlab._native")]
+#[pyclass(unsendable, subclass, module = "castlab._native")]
 pub struct NetDriver {
-    inner: Driver,
+    pub(crate) inner: Driver,
     /// Agent ids in the order added (the driver's index).
-    ids: Vec<u32>,
+    pub(crate) ids: Vec<u32>,
 }
 
 impl NetDriver {
-    fn index(&self, agent: i64) -> PyResult<usize> {
+    pub(crate) fn index(&self, agent: i64) -> Result<usize> {
         u32::try_from(agent)
             .ok()
             .and_then(|a| self.ids.iter().position(|x| *x == a))
             .ok_or_else(|| bad("agent", agent, "no such agent in this driver"))
     }
 
-    fn get<T: 'static>(&self, agent: i64, what: &str) -> PyResult<&T> {
+    fn get<T: 'static>(&self, agent: i64, what: &str) -> Result<&T> {
         let i = self.index(agent)?;
         self.inner.agent::<T>(i).ok_or_else(|| bad("agent", agent, what))
     }
 
-    fn add(
+    pub(crate) fn add(
         &mut self,
         agent_id: i64,
         node: i64,
         port: i64,
         agent: Box<dyn castlab_core::Agent + Send>,
-    ) -> PyResult<u32> {
-        let id = u32::try_from(agent_id).map_err(|_| bad("agent_id", agent_id, "must be >= 0"))?;
+    ) -> Result<u32> {
+        let id = u32::try_from(agent_id).map_err(|_| Error::bad("agent_id", agent_id, "must be >= 0"))?;
         if self.ids.contains(&id) {
-            return Err(bad("agent_id", id, "is already in use in this driver"));
+            return Err(Error::bad("agent_id", id, "is already in use in this driver"));
         }
-        let port =
-            u16::try_from(port).ok().filter(|p| *p > 0).ok_or_else(|| bad("port", port, "must be in 1..=65535"))?;
+        let port = u16::try_from(port)
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| Error::bad("port", port, "must be in 1..=65535"))?;
         let addr = Addr::new(node_id("node", node)?, port);
-        self.inner.add_agent(AgentId(id), addr, agent).map_err(net_err)?;
+        self.inner.add_agent(AgentId(id), addr, agent)?;
         self.ids.push(id);
         Ok(id)
     }
 
-    fn groups(&self, field: &str, gs: &[i64]) -> PyResult<Vec<GroupId>> {
+    fn groups(&self, field: &str, gs: &[i64]) -> Result<Vec<GroupId>> {
         if gs.is_empty() {
             return Err(bad(field, "[]", "needs at least one group"));
         }
@@ -141,21 +128,21 @@ impl NetDriver {
         nodes: Vec<(i64, String)>,
         groups: Vec<(i64, String, i64, Option<i64>)>,
         config: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<Self> {
+    ) -> Result<Self> {
         let cfg = net_config(config)?;
         let mut t = SessionTable::new();
         for (n, ip) in nodes {
             let ip: Ipv4Addr = ip.parse().map_err(|_| bad("nodes", &ip, "must be IPv4 addresses"))?;
-            t.set_node(node_id("nodes", n)?, ip).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            t.set_node(node_id("nodes", n)?, ip).map_err(|e| Error::Value(e.to_string()))?;
         }
         for (g, addr, port, source) in groups {
             let a: Ipv4Addr = addr.parse().map_err(|_| bad("groups", &addr, "must be IPv4 multicast addresses"))?;
             let udp_port = u16::try_from(port).map_err(|_| bad("groups", port, "UDP ports must be in 1..=65535"))?;
             let source = source.map(|s| node_id("groups", s)).transpose()?;
             t.set_group(group_id("groups", g)?, GroupEntry { addr: a, udp_port, source })
-                .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                .map_err(|e| Error::Value(e.to_string()))?;
         }
-        let inner = Driver::new(cfg, t).map_err(net_err)?;
+        let inner = Driver::new(cfg, t)?;
         Ok(NetDriver { inner, ids: Vec::new() })
     }
 
@@ -165,11 +152,11 @@ impl NetDriver {
         self.inner.now().as_secs_f64()
     }
 
-    /// A layered CBR source (RLM §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
+    /// A layered CBR source (McCanne et al. §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
     /// sending at `stop` seconds (driver time) if given.
     /// `agent_id`: the agent's id in this driver (unique, >= 0); `node`: the node id it speaks as;
     /// `port`: its UDP port; `packet_size` bytes; `flow`: the flow id its packets carry; `jitter`:
-    /// RLM §4's random send times.
+    /// McCanne et al. §4's random send times.
     #[pyo3(signature = (agent_id, node, port, groups, rates_bps, packet_size=1000, flow=0, jitter=true, stop=None))]
     #[allow(clippy::too_many_arguments)]
     fn add_layered_source(
@@ -183,7 +170,7 @@ impl NetDriver {
         flow: i64,
         jitter: bool,
         stop: Option<f64>,
-    ) -> PyResult<u32> {
+    ) -> Result<u32> {
         let gs = self.groups("groups", &groups)?;
         if rates_bps.len() != gs.len() {
             return Err(bad("rates_bps", rates_bps.len(), "needs one rate per group"));
@@ -202,60 +189,8 @@ impl NetDriver {
         }
         let flow = crate::u32_field("flow", flow)?;
         let stop = stop.map(|s| time_s("stop", s)).transpose()?.unwrap_or(Instant::MAX);
-        let src =
-            CbrSource::try_layered(&gs, &rates_bps, size, flow, self.inner.now(), stop, jitter).map_err(cfg_err)?;
-        self.add(agent_id, node, port, Box::new(src))
-    }
-
-    /// An RLC source (Vicisano et al.): layer i on `groups[i]`, SPs and burst tests.
-    /// Overrides: config_defaults("rlc").
-    /// `agent_id`, `node`, `port`: the agent's id in this driver, its node id and UDP port;
-    /// `flow`: the data flow id; `stop`: driver seconds to stop at (None: never); `config`: the
-    /// keyword overrides.
-    #[pyo3(signature = (agent_id, node, port, groups, flow=0, stop=None, **config))]
-    #[allow(clippy::too_many_arguments)]
-    fn add_rlc_source(
-        &mut self,
-        agent_id: i64,
-        node: i64,
-        port: i64,
-        groups: Vec<i64>,
-        flow: i64,
-        stop: Option<f64>,
-        config: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<u32> {
-        let gs = self.groups("groups", &groups)?;
-        let cfg: RlcConfig = build(config)?;
-        let stop = stop.map(|s| time_s("stop", s)).transpose()?.unwrap_or(Instant::MAX);
-        let src =
-            RlcSender::try_new(cfg, &gs, crate::u32_field("flow", flow)?, self.inner.now(), stop).map_err(cfg_err)?;
-        self.add(agent_id, node, port, Box::new(src))
-    }
-
-    /// An RLC receiver of the layers on `groups`. Overrides: config_defaults("rlc").
-    /// `agent_id`, `node`, `port`: the agent's id in this driver, its node id and UDP port;
-    /// `flow`: the session's data flow id; `config`: the keyword overrides.
-    #[pyo3(signature = (agent_id, node, port, groups, flow=0, **config))]
-    #[allow(clippy::too_many_arguments)]
-    fn add_rlc_receiver(
-        &mut self,
-        agent_id: i64,
-        node: i64,
-        port: i64,
-        groups: Vec<i64>,
-        flow: i64,
-        config: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<u32> {
-        let gs = self.groups("groups", &groups)?;
-        let cfg: RlcConfig = build(config)?;
-        let rx = RlcReceiver::try_new(cfg, &gs, crate::u32_field("flow", flow)?).map_err(cfg_err)?;
-        self.add(agent_id, node, port, Box::new(rx))
-    }
-
-    /// An RLC receiver's records (as `Simulator.rlc_records`).
-    /// `agent`: the receiver's agent id.
-    fn rlc_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        crate::rlc::rlc_records_dict(py, self.get::<RlcReceiver>(agent, "an RLC receiver")?)
+        let src = CbrSource::try_layered(&gs, &rates_bps, size, flow, self.inner.now(), stop, jitter)?;
+        Ok(self.add(agent_id, node, port, Box::new(src))?)
     }
 
     /// A measuring sink: unicast on its port, and subscribed by level to `groups` following
@@ -269,7 +204,7 @@ impl NetDriver {
         port: i64,
         groups: Vec<i64>,
         schedule: Vec<(f64, i64)>,
-    ) -> PyResult<u32> {
+    ) -> Result<u32> {
         let gs = if groups.is_empty() { vec![] } else { self.groups("groups", &groups)? };
         let mut sched = Vec::with_capacity(schedule.len());
         for (t, lvl) in schedule {
@@ -278,82 +213,14 @@ impl NetDriver {
             }
             sched.push((time_s("schedule", t)?, lvl as u32));
         }
-        self.add(agent_id, node, port, Box::new(LayeredSink::recording(gs, sched)))
-    }
-
-    /// An RLM receiver (McCanne et al. §3): layer m on `data_groups[m]`, announcements on
-    /// `control_group`. Overrides: config_defaults("rlm") (durations in seconds).
-    /// `agent_id`, `node`, `port`: the agent's id in this driver, its node id and UDP port;
-    /// `config`: the keyword overrides.
-    #[pyo3(signature = (agent_id, node, port, data_groups, control_group, **config))]
-    fn add_rlm_receiver(
-        &mut self,
-        agent_id: i64,
-        node: i64,
-        port: i64,
-        data_groups: Vec<i64>,
-        control_group: i64,
-        config: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<u32> {
-        let gs = self.groups("data_groups", &data_groups)?;
-        let ctl = self.groups("control_group", &[control_group])?[0];
-        if gs.contains(&ctl) {
-            return Err(bad("control_group", control_group, "must not be one of the data groups"));
-        }
-        let c: RlmConfig = build(config)?;
-        let rx = RlmReceiver::try_new(c, gs, ctl).map_err(cfg_err)?;
-        self.add(agent_id, node, port, Box::new(rx))
-    }
-
-    /// An LE-SBCC source over the PGM-like transport (Thapliyal et al. §2, §5.1) sending
-    /// session `flow` to `group`. Overrides: config_defaults("lesbcc") (`policy="tfrc"` for the
-    /// §4 module; durations in seconds).
-    /// `agent_id`, `node`, `port`: the agent's id in this driver, its node id and UDP port;
-    /// `config`: the keyword overrides.
-    #[pyo3(signature = (agent_id, node, port, group, flow=0, **config))]
-    #[allow(clippy::too_many_arguments)]
-    fn add_lesbcc_source(
-        &mut self,
-        agent_id: i64,
-        node: i64,
-        port: i64,
-        group: i64,
-        flow: i64,
-        config: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<u32> {
-        let g = self.groups("group", &[group])?[0];
-        let c: LesbccConfig = build(config)?;
-        let flow = crate::u32_field("flow", flow)?;
-        let src = LesbccSource::try_new(Dest::Group(g), flow, c).map_err(cfg_err)?;
-        self.add(agent_id, node, port, Box::new(src))
-    }
-
-    /// A PGM receiver of session `flow` that NAKs its losses (§5.1): joins `group`, or (None)
-    /// listens for a unicast session on its port. Overrides: config_defaults("pgm").
-    /// `agent_id`, `node`: the agent's id in this driver and its node id; `config`: the keyword
-    /// overrides.
-    #[pyo3(signature = (agent_id, node, port, group=None, flow=0, **config))]
-    fn add_pgm_receiver(
-        &mut self,
-        agent_id: i64,
-        node: i64,
-        port: i64,
-        group: Option<i64>,
-        flow: i64,
-        config: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<u32> {
-        let g = group.map(|g| self.groups("group", &[g]).map(|v| v[0])).transpose()?;
-        let c: PgmReceiverConfig = build(config)?;
-        let flow = crate::u32_field("flow", flow)?;
-        let rx = PgmReceiver::try_new(g, flow, c).map_err(cfg_err)?;
-        self.add(agent_id, node, port, Box::new(rx))
+        Ok(self.add(agent_id, node, port, Box::new(LayeredSink::recording(gs, sched)))?)
     }
 
     /// Run for `duration` seconds of wall clock, with the GIL released in slices of at most
     /// 100 ms; between slices, signals are checked (Ctrl-C raises KeyboardInterrupt, the
     /// records stay) and `status()` is called every `status_interval` seconds.
     #[pyo3(signature = (duration, status=None, status_interval=1.0))]
-    fn run(slf: &Bound<'_, Self>, duration: f64, status: Option<Py<PyAny>>, status_interval: f64) -> PyResult<()> {
+    fn run(slf: &Bound<'_, Self>, duration: f64, status: Option<Py<PyAny>>, status_interval: f64) -> Result<()> {
         let py = slf.py();
         let d = duration_s("duration", duration)?;
         let every = duration_s("status_interval", status_interval)?;
@@ -376,7 +243,7 @@ impl NetDriver {
                     slice_end = slice_end.min(next_status);
                 }
                 let inner = &mut me.inner;
-                py.detach(|| inner.run_until(slice_end)).map_err(net_err)?;
+                py.detach(|| inner.run_until(slice_end))?;
                 inner.now()
             };
             py.check_signals()?;
@@ -394,7 +261,7 @@ impl NetDriver {
     /// misdirected), not_joined, from_unlisted, no_route, rate-cap drops, send/receive/join
     /// errors, timer fires and lateness (late_mean_ns, late_max_ns), the receive buffer the
     /// kernel granted, and `last_error` (str or None).
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn stats<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let s = self.inner.stats();
         let d = crate::counters(py, &s.pairs())?;
         d.set_item("late_mean_ns", s.late_mean_ns())?;
@@ -403,7 +270,7 @@ impl NetDriver {
     }
 
     /// The groups agent `agent` is a member of now.
-    fn joined(&self, agent: i64) -> PyResult<Vec<u32>> {
+    fn joined(&self, agent: i64) -> Result<Vec<u32>> {
         let i = self.index(agent)?;
         Ok(self.inner.joined(i).iter().map(|g| g.0).collect())
     }
@@ -414,13 +281,13 @@ impl NetDriver {
     }
 
     /// Subscription-level changes of every receiver: time_ns (driver time), agent, level.
-    fn level_timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn level_timeline<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let t = self.inner.timelines();
         level_timeline_dict(py, &t.level_time_ns, &t.level_agent, &t.level)
     }
 
     /// Sending-rate changes of every rate-controlled sender: time_ns, agent, rate_bps.
-    fn rate_timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn rate_timeline<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let t = self.inner.timelines();
         let d = PyDict::new(py);
         d.set_item("time_ns", arr_u64(py, &t.rate_time_ns))?;
@@ -431,75 +298,39 @@ impl NetDriver {
 
     /// Packets sent so far by a layered source, per layer.
     /// `agent`: the source's agent id.
-    fn source_sent(&self, agent: i64) -> PyResult<Vec<u64>> {
+    fn source_sent(&self, agent: i64) -> Result<Vec<u64>> {
         let s = self.get::<CbrSource>(agent, "is not a layered source")?;
         Ok(s.streams().iter().map(|st| st.sent()).collect())
     }
 
     /// A sink's arrivals (time_ns, flow, layer, seq, size; numpy arrays, driver time); `agent`:
     /// the sink's agent id.
-    fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         sink_arrivals_dict(py, &self.get::<LayeredSink>(agent, "is not a sink")?.records)
     }
 
     /// A sink's detected losses (time_ns, flow, layer, count; numpy arrays, driver time);
     /// `agent`: the sink's agent id.
-    fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         sink_losses_dict(py, &self.get::<LayeredSink>(agent, "is not a sink")?.records)
     }
 
     /// A sink's current level.
     /// `agent`: the sink's agent id.
-    fn sink_level(&self, agent: i64) -> PyResult<u32> {
+    fn sink_level(&self, agent: i64) -> Result<u32> {
         Ok(self.get::<LayeredSink>(agent, "is not a sink")?.level())
-    }
-
-    /// An RLM receiver's records, as `Simulator.rlm_records` (times in driver ns); `agent`: the
-    /// receiver's agent id.
-    fn rlm_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        rlm_records_dict(py, &self.get::<RlmReceiver>(agent, "is not an RLM receiver")?.records)
-    }
-
-    /// An RLM receiver's current state, as `Simulator.rlm_status`; `agent`: its agent id.
-    fn rlm_status<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        rlm_status_dict(py, self.get::<RlmReceiver>(agent, "is not an RLM receiver")?)
-    }
-
-    /// As `Simulator.lesbcc_stats`; `receivers` are the receivers' IPv4 addresses (or
-    /// "node N" for a node the session table does not list).
-    /// `agent`: the source's agent id.
-    fn lesbcc_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        let s = self.get::<LesbccSource>(agent, "is not an LE-SBCC source")?;
-        let t = self.inner.table();
-        let names = s
-            .receiver_addrs()
-            .iter()
-            .map(|a| t.node(a.node).map_or_else(|| format!("node {}", a.node.0), |ip| ip.to_string()))
-            .collect();
-        lesbcc_stats_dict(py, s, names)
-    }
-
-    /// An LE-SBCC source's records, as `Simulator.lesbcc_trace` (times in driver ns); `agent`: the
-    /// source's agent id.
-    fn lesbcc_trace<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        lesbcc_trace_dict(py, self.get::<LesbccSource>(agent, "is not an LE-SBCC source")?)
-    }
-
-    /// A PGM receiver's counters (as `Simulator.pgm_receiver_stats`); `agent`: its agent id.
-    fn pgm_receiver_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
-        pgm_receiver_stats_dict(py, self.get::<PgmReceiver>(agent, "is not a PGM receiver")?)
     }
 }
 
 /// The driver settings' defaults (the only place they are written is Rust's `Default`).
 #[pyfunction]
-fn net_default_config<'py>(py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+fn net_default_config<'py>(py: Python<'py>) -> Result<Bound<'py, PyDict>> {
     let d = config_dict(py, &NetConfig::default())?;
     d.set_item("key", py.None())?;
     Ok(d)
 }
 
-pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> Result<()> {
     m.add_class::<NetDriver>()?;
     m.add_function(wrap_pyfunction!(net_default_config, m)?)?;
     Ok(())

@@ -4,12 +4,14 @@
 
 use numpy::PyArray1;
 use pyo3::prelude::*;
+
+use crate::error::Result;
 use pyo3::types::PyDict;
 
 use castlab_core::records::{Column, Scalar, Table};
 
 /// Append the table's columns (numpy arrays) and scalars to `d`.
-pub(crate) fn fill<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, t: &impl Table) -> PyResult<()> {
+pub(crate) fn fill<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, t: &impl Table) -> Result<()> {
     for (name, c) in t.columns() {
         match c {
             Column::U8(v) => d.set_item(name, PyArray1::from_slice(py, v))?,
@@ -33,7 +35,7 @@ pub(crate) fn fill<'py>(py: Python<'py>, d: &Bound<'py, PyDict>, t: &impl Table)
 }
 
 /// The table as a new dict.
-pub(crate) fn table<'py>(py: Python<'py>, t: &impl Table) -> PyResult<Bound<'py, PyDict>> {
+pub(crate) fn table<'py>(py: Python<'py>, t: &impl Table) -> Result<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     fill(py, &d, t)?;
     Ok(d)

@@ -6,26 +6,18 @@
 //! as `NetDriver.run` does. Hosting extensions from Python is not offered yet: the router
 //! forwards, queues and delays; extensions are hosted from Rust (`Router::set_extension`).
 
-use pyo3::exceptions::{PyOSError, PyPermissionError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use castlab_core::Duration;
 use castlab_net::router::sys;
-use castlab_net::{Router, RouterConfig, RouterError};
+use castlab_net::{Router, RouterConfig};
 
+use crate::error::{Error, Result};
 use crate::{bad, duration_s};
 
 /// The longest the GIL stays released: the latency of Ctrl-C and of status callbacks.
 const SLICE: Duration = Duration::from_millis(100);
-
-fn router_err(e: RouterError) -> PyErr {
-    match e {
-        RouterError::Config(c) => PyValueError::new_err(c.to_string()),
-        r @ RouterError::Refused(_) => PyPermissionError::new_err(r.to_string()),
-        io @ RouterError::Io { .. } => PyOSError::new_err(io.to_string()),
-    }
-}
 
 /// The user-space multicast router of castlab-net, in this process's network namespace.
 #[pyclass(name = "NetRouter", unsendable, module = "castlab._native")]
@@ -38,12 +30,12 @@ impl NetRouter {
     /// `args`: the router's words (`--iface NAME,ADDR/LEN[,rate=R][,delay=D][,queue=Q][,lan]`,
     /// `--route DST/LEN,via=GW`, `--seed N`, the IGMP timers...; docs/real-network.md).
     #[new]
-    fn new(args: Vec<String>) -> PyResult<Self> {
-        let (cfg, rest) = RouterConfig::from_args(&args).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    fn new(args: Vec<String>) -> Result<Self> {
+        let (cfg, rest) = RouterConfig::from_args(&args).map_err(|e| Error::Value(e.to_string()))?;
         if let Some(w) = rest.first() {
             return Err(bad("router argument", w, "unknown (see docs/real-network.md)"));
         }
-        Ok(NetRouter { inner: Router::new(cfg).map_err(router_err)? })
+        Ok(NetRouter { inner: Router::new(cfg)? })
     }
 
     /// Seconds since the router started.
@@ -55,7 +47,7 @@ impl NetRouter {
     /// Forward for `duration` seconds of wall clock (or until a signal), calling `status()`
     /// every `status_interval` seconds if given.
     #[pyo3(signature = (duration, status=None, status_interval=1.0))]
-    fn run(slf: &Bound<'_, Self>, duration: f64, status: Option<Py<PyAny>>, status_interval: f64) -> PyResult<()> {
+    fn run(slf: &Bound<'_, Self>, duration: f64, status: Option<Py<PyAny>>, status_interval: f64) -> Result<()> {
         let py = slf.py();
         let d = duration_s("duration", duration)?;
         let every = duration_s("status_interval", status_interval)?;
@@ -77,7 +69,7 @@ impl NetRouter {
                     slice_end = slice_end.min(next_status);
                 }
                 let inner = &mut me.inner;
-                py.detach(|| inner.run_until(slice_end)).map_err(router_err)?;
+                py.detach(|| inner.run_until(slice_end))?;
                 inner.now()
             };
             py.check_signals()?;
@@ -92,7 +84,7 @@ impl NetRouter {
 
     /// Router-wide counters (frames refused by reason, forwarding, ARP, IGMP, envelope
     /// rejections, extension), and `last_error` (str or None).
-    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    fn stats<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let d = crate::counters(py, &self.inner.stats().pairs())?;
         d.set_item("last_error", self.inner.last_error())?;
         Ok(d)
@@ -101,7 +93,7 @@ impl NetRouter {
     /// One dict per interface: `name`, the queue's `backlog` and `avg` (packets), the counters
     /// (arrivals, enqueued, marked, drops by cause, departures, tx, lateness), and `groups`
     /// with members as (group, any_source, n_sources).
-    fn ports<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+    fn ports<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         for i in 0..self.inner.port_count() {
             let d = crate::counters(py, &self.inner.port_stats(i).pairs())?;
@@ -125,8 +117,8 @@ impl NetRouter {
 /// Switch off tx checksumming, scatter-gather, TSO, GSO and GRO on interface `name` of this
 /// process's network namespace (what lets the router's AF_PACKET sockets see whole frames).
 #[pyfunction]
-fn net_offloads_off(name: &str) -> PyResult<()> {
-    sys::offloads_off(name).map_err(|e| PyOSError::new_err(format!("{name}: {e}")))
+fn net_offloads_off(name: &str) -> Result<()> {
+    sys::offloads_off(name).map_err(|e| Error::Os(format!("{name}: {e}")))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

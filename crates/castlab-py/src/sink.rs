@@ -1,16 +1,18 @@
-//! Python side of the measuring sink's record modes (issue 14): `record="summary"` (the default)
+//! Python side of the measuring sink's record modes: `record="summary"` (the default)
 //! keeps counters and the online worst-case windowed loss; `record="arrivals"` also keeps every
 //! arrival and gap. `sink_summary` reads the same dict in either mode.
 
 use numpy::PyArray1;
 use pyo3::prelude::*;
+
+use crate::error::Result;
 use pyo3::types::PyDict;
 
 use castlab_proto::{LayeredSink, Record};
 
 use crate::{bad, duration_s, Simulator};
 
-pub(crate) fn record_mode(record: &str) -> PyResult<Record> {
+pub(crate) fn record_mode(record: &str) -> Result<Record> {
     match record {
         "summary" => Ok(Record::Summary),
         "arrivals" => Ok(Record::Arrivals),
@@ -19,7 +21,7 @@ pub(crate) fn record_mode(record: &str) -> PyResult<Record> {
 }
 
 /// Windows in seconds → positive nanoseconds, without duplicates (order kept).
-pub(crate) fn windows_ns(windows: &[f64]) -> PyResult<Vec<u64>> {
+pub(crate) fn windows_ns(windows: &[f64]) -> Result<Vec<u64>> {
     let mut out: Vec<u64> = Vec::with_capacity(windows.len());
     for &w in windows {
         let d = duration_s("windows", w)?;
@@ -34,7 +36,7 @@ pub(crate) fn windows_ns(windows: &[f64]) -> PyResult<Vec<u64>> {
 }
 
 /// The sink, if it keeps per-arrival rows.
-pub(crate) fn recorded(s: &LayeredSink) -> PyResult<&LayeredSink> {
+pub(crate) fn recorded(s: &LayeredSink) -> Result<&LayeredSink> {
     match s.record() {
         Record::Arrivals => Ok(s),
         Record::Summary => {
@@ -50,7 +52,7 @@ impl Simulator {
     /// `last_arrival_ns` (None before any), `record`, and `worst_window_loss`, a dict from each
     /// configured window (seconds) to the online worst-case loss.
     /// `agent`: the sink's agent id.
-    fn sink_summary<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn sink_summary<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         let k = self.sink(agent)?;
         let s = &k.summary;
         let d = PyDict::new(py);

@@ -1,4 +1,4 @@
-//! Python bindings for the TCP agents (issue 3): one call creates a Reno or NewReno sender and
+//! Python bindings for the TCP agents: one call creates a Reno or NewReno sender and
 //! its sink; traces and counters come back as numpy arrays and dicts.
 //!
 //! `add_tcp_flow` adds the sink first and the sender right after it, so a sender with agent id
@@ -6,17 +6,19 @@
 //! either agent is added: a `ValueError` naming the field leaves the scenario untouched.
 
 use pyo3::prelude::*;
+
+use crate::error::Result;
 use pyo3::types::PyDict;
 
 use castlab_core::{Addr, AgentId, Instant};
 use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink, Transfer};
 
-use crate::config::build;
+use crate::config::apply;
 use crate::records;
-use crate::{bad, err, nonneg_u64, u32_field, Simulator};
+use crate::{bad, nonneg_u64, u32_field, Simulator};
 
 impl Simulator {
-    fn tcp_sender(&self, a: i64) -> PyResult<(AgentId, &TcpSender)> {
+    fn tcp_sender(&self, a: i64) -> Result<(AgentId, &TcpSender)> {
         let id = self.agent_id("agent", a)?;
         let s = self
             .inner
@@ -58,7 +60,7 @@ impl Simulator {
         port: Option<i64>,
         flow: Option<i64>,
         config: Option<&Bound<'_, PyDict>>,
-    ) -> PyResult<u32> {
+    ) -> Result<u32> {
         let ns = self.node("src", src)?;
         let nd = self.node("dst", dst)?;
         if ns == nd {
@@ -81,7 +83,7 @@ impl Simulator {
                 Transfer::Bytes(n)
             }
         };
-        let mut cfg: TcpConfig = build(config)?;
+        let mut cfg: TcpConfig = apply(TcpConfig::default(), config)?;
         cfg.transfer = transfer;
         cfg.start = s;
         cfg.stop = e;
@@ -95,10 +97,10 @@ impl Simulator {
         // The sink listens from now on (the sender may start later); a port already in use is
         // the only failure left, and it happens before anything is added.
         let now = self.inner.now();
-        let sink = self.inner.add_agent(nd, port, now, Box::new(TcpSink::new(cfg.clone()))).map_err(err)?;
+        let sink = self.inner.add_agent(nd, port, now, Box::new(TcpSink::new(cfg.clone())))?;
         let addr: Addr = self.inner.agent_addr(sink).expect("just added");
         let tx = TcpSender::new(addr, flow, cfg.clone(), algo.build(&cfg));
-        let id = self.inner.add_agent(ns, None, s, Box::new(tx)).map_err(err)?;
+        let id = self.inner.add_agent(ns, None, s, Box::new(tx))?;
         debug_assert_eq!(id.0, sink.0 + 1);
         Ok(id.0)
     }
@@ -110,7 +112,7 @@ impl Simulator {
     /// timeout_time_ns/timeout_rto_ns, ack_time_ns/acked_bytes (cumulative bytes acknowledged),
     /// and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).
     /// `agent`: the sender's agent id.
-    fn tcp_trace<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn tcp_trace<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         let (id, s) = self.tcp_sender(agent)?;
         let d = records::table(py, &s.trace)?;
         let (_, sink) = self.tcp_sink_of(id).ok_or_else(|| bad("agent", agent, "has no TCP sink"))?;
@@ -120,7 +122,7 @@ impl Simulator {
 
     /// Counters and current state of a TCP sender and its sink (bytes, seconds).
     /// `agent`: the sender's agent id (what `add_tcp_flow` returned).
-    fn tcp_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
+    fn tcp_stats<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
         let (id, s) = self.tcp_sender(agent)?;
         let (sink_id, sink) = self.tcp_sink_of(id).ok_or_else(|| bad("agent", agent, "has no TCP sink"))?;
         let d = PyDict::new(py);

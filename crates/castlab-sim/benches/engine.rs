@@ -6,7 +6,7 @@
 //!     DropTail dumbbell for 100 simulated seconds;
 //! (b) one 6-layer source (32·2^m kb/s) to 1,000 receivers, all at level 5, behind one
 //!     1.5 Mb/s bottleneck, for 600 simulated seconds;
-//! (c) the CBR star of issue 14: one 992 kb/s CBR source (1000-byte packets, one group) to
+//! (c) the CBR star: one 992 kb/s CBR source (1000-byte packets, one group) to
 //!     100 receivers on RLM's star (S–R1 10 Mb/s, R1–R2 1.5 Mb/s DropTail 20, R2–receivers
 //!     10 Mb/s, every link 10 ms), 600 simulated seconds. `bench/ns2/cbr_star.tcl` is the same
 //!     scenario for ns-2.

@@ -9,7 +9,7 @@
 //!          on [30, 120] s, 600 s (python/castlab/experiments/rlm.py `topology2`);
 //! (tcp)    16 NewReno flows through a 10 Mb/s, 20 ms dumbbell with a one-BDP DropTail queue,
 //!          starts on [0, 5] s, 200 s (experiments/tcp.py `fairness_run`, K = 16);
-//! (tcp100) issue 14's row: 100 NewReno flows through the same dumbbell, flow i starting at
+//! (tcp100) the many-flow row: 100 NewReno flows through the same dumbbell, flow i starting at
 //!          i·0.05 s, 100 s; run only when named (`-- tcp100`), by bench/compare.py beside
 //!          ns-2 running bench/ns2/newreno_dumbbell.tcl;
 //! (nlm)    NLM Fig. 8 with N = 100 sessions on a 100 Mb/s LMR1–LMR2 link (1 Mb/s each),
@@ -31,13 +31,13 @@ use std::sync::atomic::Ordering;
 use std::time::Instant as WallInstant;
 
 use castlab_core::{AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId, Rng};
+use castlab_proto::bcfs::fountain::{FountainMode, FountainSource};
+use castlab_proto::bcfs::rainbow::{RainbowConfig, RainbowReceiver};
 use castlab_proto::bcfs::{BcfConfig, BcfRouter};
-use castlab_proto::fountain::{FountainMode, FountainSource};
+use castlab_proto::lesbcc::pgm::{PgmReceiver, PgmReceiverConfig};
 use castlab_proto::lesbcc::{LesbccConfig, LesbccSource};
 use castlab_proto::nlm::NlmRouter;
 use castlab_proto::nlm::{NlmConfig, NlmReceiver, NlmSender};
-use castlab_proto::pgm::{PgmReceiver, PgmReceiverConfig};
-use castlab_proto::rainbow::{RainbowConfig, RainbowReceiver};
 use castlab_proto::rlm::{RlmConfig, RlmReceiver};
 use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink};
 use castlab_proto::CbrSource;
@@ -112,7 +112,7 @@ fn tcp(k: usize) -> Scenario {
     tcp_dumbbell(starts(1, k, 0.0, 5.0))
 }
 
-/// Issue 14's NewReno row: 100 flows through the same dumbbell, flow i starting at i·0.05 s
+/// The many-flow NewReno row: 100 flows through the same dumbbell, flow i starting at i·0.05 s
 /// (a schedule bench/ns2/newreno_dumbbell.tcl repeats exactly).
 fn newreno100() -> Scenario {
     tcp_dumbbell((0..100).map(|i| f64::from(i) * 0.05).collect())
@@ -361,7 +361,7 @@ fn main() {
     if want("tcp") {
         bench("(tcp) 16 NewReno flows, 10 Mb/s dumbbell", tcp(16), 200.0);
     }
-    // issue 14's row beside ns-2 (bench/compare.py); not in the default set
+    // the many-flow row beside ns-2 (bench/compare.py); not in the default set
     if only.contains(&"tcp100") {
         bench("(tcp100) 100 NewReno flows, 10 Mb/s dumbbell", newreno100(), 100.0);
     }

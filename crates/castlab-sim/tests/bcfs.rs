@@ -6,15 +6,14 @@ use castlab_core::{
     Addr, Agent, AgentId, ChannelId, Duration, GroupId, Header, Instant, NetView, NodeId, Packet, Rng, RouterExtension,
     RouterSend, StartInfo, Verdict,
 };
+use castlab_proto::bcfs::fountain::{FountainMode, FountainSource, SymbolStore};
+use castlab_proto::bcfs::pgm::{PgmConfig, PgmReceiver, PgmSource};
+use castlab_proto::bcfs::rainbow::{RainbowConfig, RainbowReceiver};
 use castlab_proto::bcfs::{BcfConfig, BcfHost, BcfLink, BcfRouter, ExpressReceiver, ExpressSource};
-use castlab_proto::bcfs_pgm::{PgmConfig, PgmReceiver, PgmSource};
-use castlab_proto::fountain::{FountainMode, FountainSource, SymbolStore};
-use castlab_proto::rainbow::{RainbowConfig, RainbowReceiver};
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, Simulator};
 
-fn secs(s: f64) -> Instant {
-    Instant::from_secs_f64(s)
-}
+mod common;
+use common::secs;
 
 fn fast(delay_s: f64) -> LinkConfig {
     LinkConfig::new(10e6, delay_s, QueueConfig::DropTail { limit_pkts: 1000 })

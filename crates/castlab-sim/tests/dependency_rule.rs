@@ -59,22 +59,28 @@ fn real_network_driver_knows_no_protocol() {
 #[test]
 fn proto_reads_no_clock() {
     // Agents get `now` from their driver; a wall clock inside a protocol breaks determinism.
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../castlab-proto/src");
-    let mut stack = vec![src];
-    let mut offenders = Vec::new();
-    while let Some(dir) = stack.pop() {
-        for e in std::fs::read_dir(&dir).expect("proto sources") {
-            let p = e.expect("entry").path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|x| x == "rs") {
-                let text = std::fs::read_to_string(&p).expect("read");
-                let code = text.lines().filter(|l| !l.trim_start().starts_with("//"));
-                if code.into_iter().any(|l| l.contains("std::time") || l.contains("SystemTime")) {
-                    offenders.push(p.display().to_string());
-                }
-            }
-        }
+    // The rule is clippy's (`crates/castlab-proto/clippy.toml`: disallowed methods and types),
+    // run here with those lints denied; a separate target directory keeps it off the lock of
+    // the `cargo test` that runs this.
+    let proto = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../castlab-proto");
+    let rules = std::fs::read_to_string(proto.join("clippy.toml")).expect("castlab-proto/clippy.toml");
+    for path in ["std::time::Instant::now", "std::time::SystemTime::now", "std::time::Instant", "std::time::SystemTime"]
+    {
+        assert!(rules.contains(&format!("\"{path}\"")), "clippy.toml must disallow {path}");
     }
-    assert!(offenders.is_empty(), "castlab-proto must not read a clock: {offenders:?}");
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("clippy-clock");
+    let out = Command::new(cargo)
+        .args(["clippy", "--offline", "--quiet", "-p", "castlab-proto", "--lib", "--target-dir"])
+        .arg(&target)
+        .args(["--", "-A", "clippy::all", "-D", "clippy::disallowed_methods", "-D", "clippy::disallowed_types"])
+        .current_dir(&proto)
+        .output()
+        .expect("cargo runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && err.contains("no such command") {
+        eprintln!("skipped: cargo clippy is not installed (rustup component add clippy)");
+        return;
+    }
+    assert!(out.status.success(), "castlab-proto must not read a clock (clippy.toml):\n{err}");
 }

@@ -5,17 +5,8 @@ use castlab_proto::{CbrSource, CbrStream, LayeredSink};
 use castlab_sim::testext::LayerDropper;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, SimError, Simulator};
 
-fn secs(s: f64) -> Instant {
-    Instant::from_secs_f64(s)
-}
-
-fn droptail(limit: usize) -> QueueConfig {
-    QueueConfig::DropTail { limit_pkts: limit }
-}
-
-fn link(rate: f64, delay: f64, limit: usize) -> LinkConfig {
-    LinkConfig::new(rate, delay, droptail(limit))
-}
+mod common;
+use common::{link, secs};
 
 fn cbr_to(dst: Dest, rate: f64, size: u32, start: f64, stop: f64, jitter: bool) -> Box<CbrSource> {
     Box::new(

@@ -10,11 +10,10 @@ use castlab_proto::nlm::NlmRouter;
 use castlab_proto::nlm::{cause, req_event, Lmr, NlmConfig, NlmReceiver, NlmSender, LMR_PORT};
 use castlab_sim::{LinkConfig, QueueConfig, Simulator};
 
-const RATES: [f64; 5] = [100e3, 100e3, 200e3, 400e3, 800e3]; // §4.1
+mod common;
+use common::secs;
 
-fn secs(s: f64) -> Instant {
-    Instant::from_secs_f64(s)
-}
+const RATES: [f64; 5] = [100e3, 100e3, 200e3, 400e3, 800e3]; // §4.1
 
 fn link(rate: f64) -> LinkConfig {
     LinkConfig::new(rate, 0.010, QueueConfig::DropTail { limit_pkts: 20 })

@@ -4,15 +4,10 @@
 use castlab_core::{Addr, AgentId, GroupId, Instant, NodeId};
 use castlab_proto::rlc::{RlcConfig, RlcReceiver, RlcSender};
 use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink};
-use castlab_sim::{LinkConfig, QueueConfig, Simulator};
+use castlab_sim::Simulator;
 
-fn secs(s: f64) -> Instant {
-    Instant::from_secs_f64(s)
-}
-
-fn link(rate: f64, delay: f64, limit_pkts: usize) -> LinkConfig {
-    LinkConfig::new(rate, delay, QueueConfig::DropTail { limit_pkts })
-}
+mod common;
+use common::{link, secs};
 
 /// An RLC session rooted at `src`: one group per layer and the sender.
 fn session(sim: &mut Simulator, src: NodeId, cfg: &RlcConfig, flow: u32, start: f64) -> Vec<GroupId> {

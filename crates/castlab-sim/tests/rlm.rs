@@ -8,11 +8,10 @@ use castlab_proto::CbrSource;
 use castlab_sim::metrics::{arrival_process, worst_window_loss};
 use castlab_sim::{LinkConfig, QueueConfig, Simulator};
 
-const S: u64 = 1_000_000_000;
+mod common;
+use common::secs;
 
-fn secs(s: f64) -> Instant {
-    Instant::from_secs_f64(s)
-}
+const S: u64 = 1_000_000_000;
 
 fn link(rate: f64, delay: f64) -> LinkConfig {
     LinkConfig::new(rate, delay, QueueConfig::DropTail { limit_pkts: 20 })

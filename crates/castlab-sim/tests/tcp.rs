@@ -3,15 +3,10 @@
 
 use castlab_core::{Addr, AgentId, ChannelId, Header, Instant, NetView, Packet, RouterExtension, TcpHeader, Verdict};
 use castlab_proto::tcp::{CcAlgorithm, RetxKind, TcpConfig, TcpSender, TcpSink};
-use castlab_sim::{LinkConfig, QueueConfig, Simulator};
+use castlab_sim::Simulator;
 
-fn secs(s: f64) -> Instant {
-    Instant::from_secs_f64(s)
-}
-
-fn link(rate_bps: f64, delay_s: f64, limit_pkts: usize) -> LinkConfig {
-    LinkConfig::new(rate_bps, delay_s, QueueConfig::DropTail { limit_pkts })
-}
+mod common;
+use common::{link, secs};
 
 /// Access links: fast enough never to be the bottleneck, with room for any window.
 const ACCESS_BPS: f64 = 100e6;

@@ -2,7 +2,7 @@
 //! Sidhartha, Li, Kalyanaraman), the source side.
 //!
 //! The source turns the stream of loss indications (LIs: the NAKs of the PGM-like transport
-//! in [`crate::pgm`]) into rate changes through the cascade of §2.1 (Fig. 1, Appendix A):
+//! in [`crate::lesbcc::pgm`]) into rate changes through the cascade of §2.1 (Fig. 1, Appendix A):
 //!
 //! 1. [`RttEstimator`]: SRTT and mean deviation σ from LI timing, samples far below SRTT
 //!    pruned (§2.1 "RTT Estimation", Appendix A `estimateRTT`);
@@ -268,6 +268,8 @@ castlab_core::config_fields!(LesbccConfig {
 
 mod cascade;
 mod filters;
+pub mod pgm;
+pub mod protocol;
 mod source;
 mod synthetic;
 mod tfrc;
@@ -564,60 +566,58 @@ mod tests {
         assert!(c.stats.rate_increases == 1);
     }
 
-    fn drive(src: &mut LesbccSource, now: Instant, out: &mut Vec<(Instant, Packet)>) {
-        while let Some(p) = src.poll_transmit() {
-            out.push((now, p));
-        }
-        while src.poll_event().is_some() {}
-    }
-
     #[test]
     fn source_paces_at_its_rate_and_goes_silent_after_a_reduction() {
         let cfg = LesbccConfig { initial_rate_bps: 448_000.0, ..LesbccConfig::default() }; // 100 pkt/s
-        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
-        let mut out = vec![];
-        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
-        drive(&mut s, Instant::ZERO, &mut out);
-        let mut now = Instant::ZERO;
-        while now < ms(300) {
-            now = s.poll_timeout().unwrap();
-            s.handle_timeout(now);
-            drive(&mut s, now, &mut out);
+        let s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
+        let info = StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) };
+        let mut d = crate::testing::Driver::start_with(s, Instant::ZERO, info);
+        // timer by timer, until the first one at or after `end`
+        fn run_to(d: &mut crate::testing::Driver<LesbccSource>, end: Instant) {
+            while d.now < end {
+                let t = d.agent.poll_timeout().unwrap();
+                d.advance_to(t);
+            }
         }
+        run_to(&mut d, ms(300));
         let odata: Vec<_> =
-            out.iter().filter(|(_, p)| matches!(p.header, Header::Pgm(h) if h.kind == PgmHeader::ODATA)).collect();
+            d.sent.iter().filter(|(_, p)| matches!(p.header, Header::Pgm(h) if h.kind == PgmHeader::ODATA)).collect();
         assert!(odata.len() >= 30 && odata.len() <= 31, "{}", odata.len());
         assert_eq!(odata[1].0.as_nanos() - odata[0].0.as_nanos(), 10_000_000);
         // a NAK for seq 5 from a receiver: NCF at once, then silence (SRTT/2 + 2σ after the
         // first sample R moved SRTT and σ from 0.2 and 0.1 by the gains 1/8), then the RDATA
-        now += Duration::from_millis(1);
+        let now = d.now + Duration::from_millis(1);
         let mut nak = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 1)), 40);
         nak.src = Addr::new(NodeId(5), 1);
         nak.flow = 1;
         nak.seq = 5;
         nak.header = Header::Pgm(PgmHeader { kind: PgmHeader::NAK, trail: 0, lead: 6 });
-        out.clear();
-        s.handle_packet(now, &nak);
-        drive(&mut s, now, &mut out);
-        assert_eq!(out.len(), 1);
-        assert!(matches!(out[0].1.header, Header::Pgm(h) if h.kind == PgmHeader::NCF) && out[0].1.seq == 5);
-        assert_eq!(s.cascade().stats.rate_reductions, 1);
+        d.advance_to(now);
+        d.sent.clear();
+        d.packet(now, &nak);
+        assert_eq!(d.sent.len(), 1);
+        assert!(matches!(d.sent[0].1.header, Header::Pgm(h) if h.kind == PgmHeader::NCF) && d.sent[0].1.seq == 5);
+        assert_eq!(d.agent.cascade().stats.rate_reductions, 1);
         let r = now.saturating_since(ms(50)).as_secs_f64();
         let (srtt, sigma) = (0.2 - 0.125 * (0.2 - r), 0.1 + 0.125 * ((0.2 - r).abs() - 0.1));
-        let silence_end = s.cascade().silence_end().unwrap();
+        let silence_end = d.agent.cascade().silence_end().unwrap();
         assert!((silence_end.saturating_since(now).as_secs_f64() - (0.5 * srtt + 2.0 * sigma)).abs() < 1e-6);
-        out.clear();
-        while now < silence_end + Duration::from_millis(100) {
-            now = s.poll_timeout().unwrap();
-            s.handle_timeout(now);
-            drive(&mut s, now, &mut out);
-        }
+        d.sent.clear();
+        run_to(&mut d, silence_end + Duration::from_millis(100));
         let data: Vec<_> =
-            out.iter().filter(|(_, p)| matches!(p.header, Header::Pgm(h) if h.kind != PgmHeader::NCF)).collect();
+            d.sent.iter().filter(|(_, p)| matches!(p.header, Header::Pgm(h) if h.kind != PgmHeader::NCF)).collect();
         assert!(data.iter().all(|(t, _)| *t >= silence_end), "nothing sent during the silence");
         assert!(matches!(data[0].1.header, Header::Pgm(h) if h.kind == PgmHeader::RDATA) && data[0].1.seq == 5);
         // half the rate: 20 ms between packets
         assert_eq!(data[2].0.as_nanos() - data[1].0.as_nanos(), 20_000_000);
+    }
+
+    /// Collects what the source sends at `now` (for the tests that drive it by hand).
+    fn drive(src: &mut LesbccSource, now: Instant, out: &mut Vec<(Instant, Packet)>) {
+        while let Some(p) = src.poll_transmit() {
+            out.push((now, p));
+        }
+        while src.poll_event().is_some() {}
     }
 
     fn nak_from(node: u32, seq: u64) -> Packet {

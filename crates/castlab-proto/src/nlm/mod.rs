@@ -75,6 +75,7 @@ use crate::cbr::{CbrSource, CbrStream};
 
 mod lmr;
 mod meter;
+pub mod protocol;
 mod receiver;
 mod router;
 mod sender;
@@ -723,54 +724,52 @@ mod tests {
 
     #[test]
     fn sender_honours_requests_and_announces_sess() {
-        let mut s =
+        let s =
             NlmSender::try_new(NlmConfig::default(), G1, &[100e3, 100e3, 200e3], 1024, 7, t(0.0), Instant::MAX, false)
                 .unwrap();
-        s.handle_start(t(0.0), StartInfo { addr: Addr::new(NodeId(0), 1000), rng: Rng::seed_from_u64(1) });
-        let mut layers = [0u32; 3];
-        let mut sess = 0;
-        fn drive(s: &mut NlmSender, until: f64, layers: &mut [u32; 3], sess: &mut u32) {
-            while let Some(d) = s.poll_timeout() {
-                if d > t(until) {
-                    break;
-                }
-                s.handle_timeout(d);
-                while let Some(p) = s.poll_transmit() {
-                    match p.header {
-                        Header::Nlm(h) if h.kind == NlmHeader::SESS => {
-                            assert_eq!(h.level, 3);
-                            *sess += 1;
-                        }
-                        Header::Nlm(h) if h.kind == NlmHeader::DATA => layers[p.layer as usize] += 1,
-                        _ => panic!("unexpected"),
+        let info = StartInfo { addr: Addr::new(NodeId(0), 1000), rng: Rng::seed_from_u64(1) };
+        let mut d = crate::testing::Driver::start_with(s, t(0.0), info);
+        /// Data packets per layer and SESS messages the sender sent since the last call.
+        fn sent(d: &mut crate::testing::Driver<NlmSender>) -> ([u32; 3], u32) {
+            let (mut layers, mut sess) = ([0u32; 3], 0);
+            for (_, p) in d.sent.drain(..) {
+                match p.header {
+                    Header::Nlm(h) if h.kind == NlmHeader::SESS => {
+                        assert_eq!(h.level, 3);
+                        sess += 1;
                     }
+                    Header::Nlm(h) if h.kind == NlmHeader::DATA => layers[p.layer as usize] += 1,
+                    _ => panic!("unexpected"),
                 }
             }
+            (layers, sess)
         }
-        drive(&mut s, 9.95, &mut layers, &mut sess);
+        d.advance_to(t(9.95));
+        let (layers, sess) = sent(&mut d);
         assert!(sess == 99 || sess == 100, "{sess}"); // every ss_intvl, from a random phase
         assert_eq!(layers[1] + layers[2], 0); // base layer only at first
         let mut p = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 1000)), 40);
         p.header = Header::Nlm(req(NlmHeader::ADD_REQ, G1, 3));
-        s.handle_packet(t(10.0), &p);
-        assert_eq!(s.level(), 3);
+        d.packet(t(10.0), &p);
+        assert_eq!(d.agent.level(), 3);
         p.header = Header::Nlm(req(NlmHeader::DROP_REQ, G1, 3));
-        s.handle_packet(t(10.0), &p);
-        assert_eq!(s.level(), 2);
+        d.packet(t(10.0), &p);
+        assert_eq!(d.agent.level(), 2);
         p.header = Header::Nlm(req(NlmHeader::DROP_REQ, G1, 3)); // a new request, no effect: 3 > L_cur
-        s.handle_packet(t(10.0), &p);
-        assert_eq!(s.level(), 2);
+        d.packet(t(10.0), &p);
+        assert_eq!(d.agent.level(), 2);
         let again = req(NlmHeader::ADD_REQ, G1, 3);
         p.header = Header::Nlm(again);
-        s.handle_packet(t(10.0), &p);
-        assert_eq!(s.level(), 3);
+        d.packet(t(10.0), &p);
+        assert_eq!(d.agent.level(), 3);
         p.header = Header::Nlm(req(NlmHeader::DROP_REQ, G1, 3));
-        s.handle_packet(t(10.0), &p);
+        d.packet(t(10.0), &p);
         p.header = Header::Nlm(again); // a repetition of the ADD_REQ acted on: no effect
-        s.handle_packet(t(10.0), &p);
-        assert_eq!(s.level(), 2);
-        layers = [0; 3];
-        drive(&mut s, 19.95, &mut layers, &mut sess);
+        d.packet(t(10.0), &p);
+        assert_eq!(d.agent.level(), 2);
+        sent(&mut d);
+        d.advance_to(t(19.95));
+        let (layers, _) = sent(&mut d);
         assert!(layers[1] > 0 && layers[2] == 0);
     }
 }

@@ -2,7 +2,7 @@
 //! wrapping the sans-IO [`Lmr`], and optionally a [`LossMeter`] on
 //! one output channel that counts, per flow and layer, the data packets offered to its queue
 //! after the filters and those its DropTail queue dropped (§4.1's loss). The meter also runs
-//! alone (no LMR), to measure RLM the same way on the same set-up.
+//! alone (no LMR), to measure another protocol the same way on the same set-up.
 //!
 //! Wiring (§3.2-§3.5):
 //! * on arrival: SESS updates PrevID / UpID / L_max; DROP_REQ / ADD_REQ addressed to this LMR
@@ -38,7 +38,7 @@ impl NlmRouter {
         Ok(NlmRouter { cfg: Some(cfg), lmr: None, oif_of: Vec::new(), meter: None })
     }
 
-    /// No LMR: only the loss meter (a plain DropTail router, as for RLM).
+    /// No LMR: only the loss meter (a plain DropTail router, as for a protocol without router support).
     pub fn meter_only(channel: ChannelId, bin: Duration, layers: usize) -> Self {
         NlmRouter { cfg: None, lmr: None, oif_of: Vec::new(), meter: Some((channel, LossMeter::new(bin, layers))) }
     }

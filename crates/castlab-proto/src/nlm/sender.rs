@@ -39,7 +39,7 @@ pub struct NlmSender {
 }
 
 impl NlmSender {
-    /// Layer m (0-based) at `rates_bps[m]`, all on `group`; CBR with RLM §4's jitter if asked.
+    /// Layer m (0-based) at `rates_bps[m]`, all on `group`; CBR with McCanne et al. §4's jitter if asked.
     #[allow(clippy::too_many_arguments)]
     pub fn try_new(
         cfg: NlmConfig,

@@ -178,6 +178,20 @@ mod rtt;
 mod sender;
 mod sink;
 
+/// TCP in the protocol registry: its config table (the flows are built by the bindings' own
+/// `add_tcp_flow`, which pairs a sender with its sink).
+pub static PROTOCOL: crate::registry::Protocol = crate::registry::Protocol {
+    name: "tcp",
+    paper: "RFC 5681 (Reno) and RFC 6582 (NewReno), ns-2 style agents",
+    configs: &[crate::registry::ConfigTable::of::<TcpConfig>("tcp")],
+    roles: &[],
+    readers: &[],
+    sessions: &[],
+    receivers: &[],
+    routers: &[],
+    net_roles: &[],
+};
+
 pub use congestion::*;
 pub use new_reno::NewReno;
 pub use reno::Reno;

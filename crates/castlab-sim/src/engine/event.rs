@@ -21,7 +21,7 @@
 //! star for 60 s: 9.8 s with the heap of single events, 4.3 s with runs (docs/engine.md). A
 //! hand-written 4-ary heap of single events took 1.202 G (2-ary 1.124 G) and was dropped.
 //! Four runs open to appends instead of one (see [`EventQueue`]): 6.52 G to 5.27 G on the
-//! protocols bench's RLM scenario, whose saturated links had made nearly every run a single
+//! protocols bench's layered-receiver scenario, whose saturated links had made nearly every run a single
 //! event.
 
 use std::collections::BinaryHeap;
@@ -132,7 +132,7 @@ impl Ord for RunKey {
 /// last) matters on a saturated link: each departure schedules its packet's `Arrive` and the
 /// next packet's `TxDone`, alternating two times, and with only the last run remembered every
 /// event would start a run of its own (measured: 5.6 M runs for 11.5 M events in the protocols
-/// bench's RLM scenario).
+/// bench's layered-receiver scenario).
 ///
 /// Why the order is still exactly `(time, seq)`: `seq` only grows, and a push at T only ever
 /// appends to the *newest* run of time T (a run enters `open` when it is started, a new run of

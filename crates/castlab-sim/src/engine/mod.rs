@@ -17,12 +17,12 @@
 //! hop of the graft costs that link's propagation delay, and the first hop adds the
 //! configured `join_latency` (IGMP report delay, default 0). A node with no members and no
 //! downstream interfaces prunes itself `leave_latency` after it became empty (default 0, as in
-//! the NLM paper's "no IGMP leave delay"); the prune takes one link delay to reach the
+//! Nakauchi et al.'s "no IGMP leave delay"); the prune takes one link delay to reach the
 //! upstream node, which then removes the interface and, if it is itself left empty, prunes on
 //! (without further latency). Packets go only down interfaces with members downstream:
 //! forwarding a packet costs its node's out-degree on that group's tree.
 //!
-//! Any agent may send to a group (RLM receivers announce join-experiments to the session). A
+//! Any agent may send to a group (receivers may announce their experiments to the session). A
 //! group packet sent at a node other than the group's source first travels by unicast routing
 //! up to the source node, the root of the group's tree (as PIM-SM sends to its rendezvous
 //! point), and is then forwarded down the tree like the source's own packets: every member,
@@ -31,6 +31,7 @@
 //! # Determinism
 //! One master seed; each agent, channel and router extension draws from its own stream
 //! derived from (seed, kind, index). No hash map is iterated on an event path. A run is a pure
+//! function of (scenario, seed): the same inputs give byte-identical outputs.
 //!
 //! # Where things are
 //! [`event`](self) holds the event type and the queue, with the reason for the `(time, seq)`

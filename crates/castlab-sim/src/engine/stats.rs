@@ -120,6 +120,16 @@ impl Simulator {
         self.agents.get(a.index()).and_then(|s| s.agent.as_any().downcast_ref::<T>())
     }
 
+    /// Borrow an agent as `Any`, for a caller that tries several types.
+    pub fn agent_any(&self, a: AgentId) -> Option<&dyn core::any::Any> {
+        self.agents.get(a.index()).map(|s| s.agent.as_any())
+    }
+
+    /// Borrow the router extension of a node as `Any`.
+    pub fn extension_any(&self, n: NodeId) -> Option<&dyn core::any::Any> {
+        Some(self.exts.get(n.index())?.as_ref()?.ext.as_any())
+    }
+
     pub fn extension<T: RouterExtension>(&self, n: NodeId) -> Option<&T> {
         self.exts.get(n.index())?.as_ref()?.ext.as_any().downcast_ref::<T>()
     }

@@ -1,5 +1,5 @@
 //! Rainbow receivers (Yano & McCanne §III-B, §III-C): TCP-like window control at each receiver
-//! over BCFS, the source being a digital fountain ([`crate::fountain::FountainSource`]).
+//! over BCFS, the source being a digital fountain ([`crate::bcfs::fountain::FountainSource`]).
 //!
 //! The window is a set of labels 1..W. A transmission request (TRQ) is a BCF request on one
 //! label, at level 1 except after a loss (§III-C); each reply carries a fresh symbol and tears
@@ -28,8 +28,8 @@ use std::collections::VecDeque;
 
 use castlab_core::{Addr, Agent, ConfigError, Duration, Instant, Packet, StartInfo};
 
+use crate::bcfs::fountain::{FountainMode, FountainSink};
 use crate::bcfs::BcfHost;
-use crate::fountain::{FountainMode, FountainSink};
 
 /// Rainbow receiver settings (§III-C). The paper gives the rules, not constants: every value
 /// here is our choice, stated per field.

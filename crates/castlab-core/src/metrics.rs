@@ -1,6 +1,6 @@
-//! Metrics computed once, in Rust, and exposed to Python.
+//! Metrics computed once, in Rust: by the simulator, the protocols' readers and Python.
 
-/// Worst-case windowed loss rate (McCanne, Jacobson and Vetterli, RLM §4.2): slide a window
+/// Worst-case windowed loss rate (McCanne, Jacobson and Vetterli 1996, §4.2): slide a window
 /// of length `window_ns` over a receiver's arrival process; within each window position the
 /// loss rate is `lost / (lost + received)`; return the maximum over all positions.
 ///
@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn matches_brute_force_on_irregular_sequences() {
-        let mut rng = castlab_core::Rng::seed_from_u64(4);
+        let mut rng = crate::Rng::seed_from_u64(4);
         for case in 0..30 {
             let n = 20 + rng.below(60) as usize;
             let mut t = vec![];

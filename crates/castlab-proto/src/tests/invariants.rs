@@ -10,10 +10,10 @@ use castlab_core::{
 };
 use proptest::prelude::*;
 
-use crate::fountain::FountainMode;
+use crate::bcfs::fountain::FountainMode;
+use crate::bcfs::rainbow::{RainbowConfig, RainbowReceiver};
 use crate::lesbcc::{LesbccConfig, LesbccSource};
 use crate::nlm::{NlmConfig, NlmSender};
-use crate::rainbow::{RainbowConfig, RainbowReceiver};
 use crate::testing::Driver;
 
 /// One step of a random schedule: wait `dt_us`, then deliver a packet built from `(a, b, c)`

@@ -1,0 +1,446 @@
+//! BCFS and Rainbow in the protocol registry ([`crate::registry`]): the BCF router, the
+//! digital fountain, the Rainbow receiver and PGM over BCFS, their counters and records, and
+//! the scenario's `fountain` and `bcf_pgm` sessions, their receivers and `bcf` routers.
+
+use castlab_core::{Addr, NodeId, Value};
+
+use super::fountain::{FountainMode, FountainSource, SymbolStore};
+use super::pgm::{PgmConfig, PgmReceiver, PgmSource};
+use super::rainbow::{RainbowConfig, RainbowReceiver};
+use super::{BcfConfig, BcfRouter};
+use crate::param;
+use crate::registry::{
+    agent_as, extension_as, Args, BuildError, BuildResult, ConfigTable, Default_, Groups, Host, Hosts, KeyKind, Out,
+    Protocol, Raw, Reader, ReceiverKind, Role, RouterKind, ScenarioKey, SessionKind, Target,
+};
+
+fn fountain<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<(castlab_core::AgentId, &'h FountainSource)> {
+    agent_as::<FountainSource>(host, "source", v, "is not a fountain source")
+}
+
+fn rainbow<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h RainbowReceiver> {
+    agent_as::<RainbowReceiver>(host, "agent", v, "is not a Rainbow receiver").map(|x| x.1)
+}
+
+fn bcf_router<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h BcfRouter> {
+    extension_as::<BcfRouter>(host, "node", v, "has no BCF router")
+}
+
+/// Every node is checked before any router is attached: a bad list attaches nothing.
+fn add_routers(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+    let cfg: BcfConfig = a.config()?;
+    let ids: Vec<NodeId> = if a.is_none("nodes") {
+        (0..host.node_count() as u32).map(NodeId).collect()
+    } else {
+        a.list("nodes")?.iter().map(|n| host.node("nodes", n)).collect::<BuildResult<_>>()?
+    };
+    for (i, &n) in ids.iter().enumerate() {
+        if ids[..i].contains(&n) {
+            return Err(BuildError::bad("nodes", host.node_label(n), "is listed twice"));
+        }
+        if host.extension(n).is_some() {
+            return Err(BuildError::bad("nodes", host.node_label(n), "already has a router extension"));
+        }
+    }
+    for &n in &ids {
+        host.attach(n, Box::new(BcfRouter::new(cfg.clone())))?;
+    }
+    Ok(ids.len().into())
+}
+
+fn add_fountain(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+    let n = a.node(host, "node")?;
+    let size = a.positive_u32("packet_bytes")?;
+    let port = a.port("port")?;
+    let flow = a.flow_or_next(host, "flow")?;
+    let at = a.start(host, "start")?;
+    let store = match a.bytes("file")? {
+        None => None,
+        Some(f) => {
+            let t = a.u32("symbol_size")?;
+            let s = SymbolStore::encode(f, t).map_err(|e| BuildError::Host(e.to_string()))?;
+            Some(s.shared())
+        }
+    };
+    let src = FountainSource::new(flow, size, store);
+    Ok(host.add_local_agent(n, port, at, Box::new(src))?.0.into())
+}
+
+fn add_rainbow(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+    let n = a.node(host, "node")?;
+    let (sid, src) = fountain(host, a.get("source"))?;
+    let src_addr = host.agent_addr(sid).expect("agent exists");
+    let mode = match src.store() {
+        Some(st) => FountainMode::Real { store: st.clone() },
+        None => FountainMode::Symbolic { needed: a.positive_u32("needed_packets")? },
+    };
+    let cfg: RainbowConfig = a.config()?;
+    let port = a.port("port")?;
+    let flow = a.flow_or_next(host, "flow")?;
+    let at = a.start(host, "start")?;
+    let r = RainbowReceiver::new(cfg, Addr::new(src_addr.node, src_addr.port), flow, mode);
+    Ok(host.add_local_agent(n, port, at, Box::new(r))?.0.into())
+}
+
+fn add_pgm_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+    let n = a.node(host, "node")?;
+    let g = a.group(host, "group")?;
+    if host.group_source(g) != Some(n) {
+        return Err(BuildError::bad("group", Raw(a.get("group")), "is not rooted at node"));
+    }
+    let rate_bps = a.f64("rate_bps")?;
+    if !(rate_bps.is_finite() && rate_bps > 0.0) {
+        return Err(BuildError::bad("rate_bps", rate_bps, "must be a finite rate > 0"));
+    }
+    let base = PgmConfig { count: a.positive_u32("count")?, ..PgmConfig::default() };
+    let cfg = a.config_over(base)?;
+    castlab_core::config::check::packet_rate("rate_bps", rate_bps, cfg.packet_bytes)?;
+    let port = a.port("port")?;
+    let flow = a.flow_or_next(host, "flow")?;
+    let at = a.start(host, "start")?;
+    Ok(host.add_agent(n, port, at, Box::new(PgmSource::new(cfg, g, rate_bps, flow)))?.0.into())
+}
+
+fn add_pgm_receiver(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+    let n = a.node(host, "node")?;
+    let (sid, src) = agent_as::<PgmSource>(host, "source", a.get("source"), "is not a PGM source")?;
+    let cfg = a.config_over(src.cfg.clone())?;
+    let group = src.group();
+    let addr = host.agent_addr(sid).expect("agent exists");
+    let flow = src.host.flow;
+    let at = a.start(host, "start")?;
+    let r = PgmReceiver::new(cfg, addr, group, flow);
+    Ok(host.add_agent(n, None, at, Box::new(r))?.0.into())
+}
+
+fn router_stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let r = bcf_router(host, v)?;
+    let s = r.table.stats;
+    Ok(Out::counters(&[
+        ("requests", s.requests),
+        ("requests_forwarded", s.requests_forwarded),
+        ("requests_suppressed", s.requests_suppressed),
+        ("refreshes_sent", s.refreshes_sent),
+        ("levels_raised", s.levels_raised),
+        ("entries_created", s.entries_created),
+        ("replies", s.replies),
+        ("reply_copies", s.reply_copies),
+        ("replies_without_state", s.replies_without_state),
+        ("links_torn_down", s.links_torn_down),
+        ("links_aged", s.links_aged),
+        ("entries_evicted", s.entries_evicted),
+        ("peak_entries", s.peak_entries),
+        ("entries", r.table.len() as u64),
+        ("local_deliveries", r.local_deliveries),
+    ]))
+}
+
+fn replies_per_channel<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    Ok(Out::Col((&bcf_router(host, v)?.replies_per_channel).into()))
+}
+
+fn fountain_stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let (_, s) = fountain(host, v)?;
+    let mut d =
+        Out::counters(&[("sent", s.sent), ("requests", s.requests), ("refreshes", s.refreshes), ("raised", s.raised)]);
+    d.set("block_symbols", s.store().map(|st| st.borrow().block_symbols()));
+    d.set("symbol_size", s.store().map(|st| st.borrow().symbol_size()));
+    Ok(d)
+}
+
+fn rainbow_records<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let r = rainbow(host, v)?;
+    let rec = &r.rec;
+    let mut d = Out::table(rec);
+    d.set("received", rec.rx_symbol.len() as u64);
+    d.set("distinct", r.sink.distinct() as u64);
+    d.set("needed", r.sink.needed() as u64);
+    d.set("duplicates", r.sink.duplicates);
+    d.set("decode_attempts", r.sink.decode_attempts as u64);
+    d.set("window", r.window() as u64);
+    d.set("done", r.done());
+    d.set("start_s", rec.started_at.map(|t| t.as_secs_f64()));
+    d.set("done_s", rec.done_at.map(|t| t.as_secs_f64()));
+    d.set("srtt_s", r.srtt().map(|t| t.as_secs_f64()));
+    d.set("matches_source", r.sink.matches_source());
+    Ok(d)
+}
+
+fn rainbow_decoded<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    Ok(rainbow(host, v)?.sink.decoded().map_or(Out::None, Out::Bytes))
+}
+
+fn pgm_stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let (id, any) = host.agent("agent", v)?;
+    let _ = id;
+    if let Some(s) = any.downcast_ref::<PgmSource>() {
+        return Ok(Out::counters(&[
+            ("data_sent", s.data_sent),
+            ("naks_seen", s.naks_seen),
+            ("repairs_sent", s.repairs_sent),
+        ]));
+    }
+    let r = any.downcast_ref::<PgmReceiver>().ok_or_else(|| BuildError::bad("agent", Raw(v), "is not a PGM agent"))?;
+    let mut d = Out::counters(&[
+        ("data_received", r.rec.data_received),
+        ("naks_sent", r.rec.naks_sent),
+        ("repairs_received", r.rec.repairs_received),
+        ("repairs_unrequested", r.rec.repairs_unrequested),
+        ("duplicates", r.rec.duplicates),
+    ]);
+    d.set("complete", r.complete());
+    d.set("done_s", r.rec.done_at.map(|t| t.as_secs_f64()));
+    Ok(d)
+}
+
+/// The flow-table row of a Rainbow receiver: symbols received, the time it finished.
+fn rainbow_row<'h>(host: &'h dyn Host, v: &Value, a: &Args<'_>) -> BuildResult<Out<'h>> {
+    let r = rainbow(host, v)?;
+    let got = r.rec.rx_symbol.len() as u64;
+    let mut d = Out::dict();
+    d.set("received", got);
+    d.set("lost", 0u64);
+    d.set("bytes", got * a.int("packet_size")? as u64);
+    d.set("level", Out::None);
+    d.set("end_s", r.rec.done_at.map(|t| t.as_secs_f64()));
+    Ok(d)
+}
+
+/// The flow-table row of a PGM receiver over BCFS: originals received against the source's
+/// originals sent, bytes with repairs, the time it finished.
+fn pgm_row<'h>(host: &'h dyn Host, v: &Value, a: &Args<'_>) -> BuildResult<Out<'h>> {
+    let (_, r) = agent_as::<PgmReceiver>(host, "agent", v, "is not a PGM agent")?;
+    let (_, s) = agent_as::<PgmSource>(host, "source", a.get("source"), "is not a PGM source")?;
+    let got = r.rec.data_received;
+    let mut d = Out::dict();
+    d.set("received", got);
+    d.set("lost", s.data_sent.saturating_sub(got));
+    d.set("sent", s.data_sent);
+    d.set("bytes", (got + r.rec.repairs_received) * a.int("packet_size")? as u64);
+    d.set("level", Out::None);
+    d.set("end_s", r.rec.done_at.map(|t| t.as_secs_f64()));
+    Ok(d)
+}
+
+const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
+
+pub static PROTOCOL: Protocol = Protocol {
+    name: "rainbow",
+    paper: "Yano and McCanne, The Breadcrumb Forwarding Service and the Digital Fountain Rainbow (UCB/CSD 99-1068)",
+    configs: &[
+        ConfigTable::of::<BcfConfig>("bcf"),
+        ConfigTable::of::<RainbowConfig>("rainbow"),
+        ConfigTable::of::<PgmConfig>("bcf_pgm"),
+    ],
+    roles: &[
+        Role {
+            name: "add_bcf_routers",
+            doc: "Attach a BCF router (§II-B) to each node in `nodes` (every node when None): breadcrumb state \
+per (source, label), bounded by `max_entries` with LRU reclamation; a suppressed request whose entry is older \
+than `refresh_interval` goes up as a marked null request; links not refreshed within `link_lifetime` age \
+out. Every node on a BCF path (hosts included) needs one. Returns the number attached. Keyword arguments \
+override config_defaults(\"bcf\"). Every node is checked before any router is attached: a bad list attaches \
+nothing. \
+`config`: the keyword overrides.",
+            params: &[param!(nodes = None)],
+            config: Some("bcf"),
+            hosts: Hosts::Sim,
+            build: add_routers,
+        },
+        Role {
+            name: "add_fountain_source",
+            doc: "A digital-fountain source on `node` (§III-A, §III-B): each BCF request is answered by a fresh \
+symbol at the request's level. Symbolic mode when `file` is None; with `file` (bytes) the real mode: RFC 6330 \
+RaptorQ, one source block of `symbol_size`-byte symbols. Returns the agent id. \
+`port`, `flow`: its port and flow id (None: the next free ones); `packet_bytes`: the size of a symbolic packet; \
+`start`: seconds at which it answers.",
+            params: &[
+                param!(node),
+                param!(port = None),
+                param!(packet_bytes = Int(512)),
+                param!(flow = None),
+                param!(file = None),
+                param!(symbol_size = Int(448)),
+                param!(start = Float(0.0)),
+            ],
+            config: None,
+            hosts: Hosts::Sim,
+            build: add_fountain,
+        },
+        Role {
+            name: "add_rainbow_receiver",
+            doc: "A Rainbow receiver on `node` (§III-C) fetching from the fountain agent `source`. It is done \
+after `needed_packets` distinct symbols (symbolic source) or once its RaptorQ decoder succeeds (real source; \
+`needed_packets` is then ignored). Returns the agent id. Keyword arguments override \
+config_defaults(\"rainbow\"). \
+`start` seconds; `port`, `flow`: its port and flow id (None: the next free ones); `config`: the keyword \
+overrides.",
+            params: &[
+                param!(node),
+                param!(source),
+                param!(start = Float(0.0)),
+                param!(needed_packets = Int(2000)),
+                param!(port = None),
+                param!(flow = None),
+            ],
+            config: Some("rainbow"),
+            hosts: Hosts::Sim,
+            build: add_rainbow,
+        },
+        Role {
+            name: "add_bcf_pgm_source",
+            doc: "A PGM-like source over BCFS (§II-B.3): `count` original packets multicast to `group` at \
+`rate_bps`; NAKs (BCF requests) answered with repairs (BCF replies). Returns the agent id. Keyword arguments \
+override config_defaults(\"bcf_pgm\"). \
+`node`: where the source runs; `start` seconds; `port`, `flow`: its port and flow id (None: the next free ones); \
+`config`: the keyword overrides.",
+            params: &[
+                param!(node),
+                param!(group),
+                param!(count),
+                param!(rate_bps),
+                param!(start = Float(0.0)),
+                param!(port = None),
+                param!(flow = None),
+            ],
+            config: Some("bcf_pgm"),
+            hosts: Hosts::Sim,
+            build: add_pgm_source,
+        },
+        Role {
+            name: "add_bcf_pgm_receiver",
+            doc: "A PGM-like receiver over BCFS on `node`: joins `group`, NAKs gaps of the PGM agent `source`'s \
+stream. Returns the agent id. Keyword arguments override the source's config (config_defaults(\"bcf_pgm\"), \
+e.g. `nak_timeout`, `idle_timeout`). \
+`start`: seconds at which it joins; `config`: the keyword overrides.",
+            params: &[param!(node), param!(source), param!(start = Float(0.0))],
+            config: Some("bcf_pgm"),
+            hosts: Hosts::Sim,
+            build: add_pgm_receiver,
+        },
+    ],
+    readers: &[
+        Reader {
+            name: "bcf_router_stats",
+            doc: "Counters of the BCF router on `node`.",
+            target: Target::Node,
+            params: &[],
+            hosts: Hosts::Sim,
+            read: router_stats,
+        },
+        Reader {
+            name: "bcf_replies_per_channel",
+            doc: "Reply copies the BCF router on `node` sent down each channel, indexed by channel id.",
+            target: Target::Node,
+            params: &[],
+            hosts: Hosts::Sim,
+            read: replies_per_channel,
+        },
+        Reader {
+            name: "fountain_stats",
+            doc: "Counters of a fountain source; `block_symbols` is K in the real mode (None symbolic).",
+            target: Target::Agent("source"),
+            params: &[],
+            hosts: Hosts::Sim,
+            read: fountain_stats,
+        },
+        Reader {
+            name: "rainbow_records",
+            doc: "A Rainbow receiver's records: every symbol received until completion (time ns, symbol id), \
+the window after each change, and counters (`done_s`, `start_s` in seconds). \
+`agent`: the receiver's agent id.",
+            target: Target::Agent("agent"),
+            params: &[],
+            hosts: Hosts::Sim,
+            read: rainbow_records,
+        },
+        Reader {
+            name: "rainbow_decoded",
+            doc: "The file a real-mode Rainbow receiver decoded (None before it is done, or symbolic). \
+`agent`: the receiver's agent id.",
+            target: Target::Agent("agent"),
+            params: &[],
+            hosts: Hosts::Sim,
+            read: rainbow_decoded,
+        },
+        Reader {
+            name: "bcf_pgm_stats",
+            doc: "Counters of a PGM source or receiver over BCFS. \
+`agent`: the source's or receiver's agent id.",
+            target: Target::Agent("agent"),
+            params: &[],
+            hosts: Hosts::Sim,
+            read: pgm_stats,
+        },
+        Reader {
+            name: "rainbow_flow_row",
+            doc: "The scenario flow table's row of a Rainbow receiver. \
+`agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; `windows`: the scenario's \
+loss windows (seconds); the windows are not used.",
+            target: Target::Agent("agent"),
+            params: &[param!(packet_size), param!(windows = [])],
+            hosts: Hosts::Sim,
+            read: rainbow_row,
+        },
+        Reader {
+            name: "bcf_pgm_flow_row",
+            doc: "The scenario flow table's row of a PGM receiver over BCFS. \
+`agent`: the receiver's agent id.; `source`: the PGM source's agent id. `packet_size`: the session's packet size \
+in bytes; `windows`: the scenario's loss windows (seconds); the windows are not used.",
+            target: Target::Agent("agent"),
+            params: &[param!(packet_size), param!(source), param!(windows = [])],
+            hosts: Hosts::Sim,
+            read: pgm_row,
+        },
+    ],
+    sessions: &[
+        SessionKind {
+            kind: "fountain",
+            keys: &[ScenarioKey { name: "packet_bytes", kind: KeyKind::Int(1, 65535), default: Default_::Int(512) }],
+            groups: Groups::None_,
+            role: "add_fountain_source",
+            needs_router: Some("bcf"),
+        },
+        SessionKind {
+            kind: "bcf_pgm",
+            keys: &[
+                ScenarioKey { name: "rate", kind: KeyKind::Rate, default: Default_::Required },
+                ScenarioKey { name: "count", kind: KeyKind::Int(1, u32::MAX as i64), default: Default_::Int(1000) },
+                ScenarioKey { name: "flow", kind: KeyKind::Flow, default: Default_::None },
+                CONFIG,
+            ],
+            groups: Groups::One,
+            role: "add_bcf_pgm_source",
+            needs_router: Some("bcf"),
+        },
+    ],
+    receivers: &[
+        ReceiverKind {
+            protocol: "rainbow",
+            sessions: &["fountain"],
+            keys: &[
+                CONFIG,
+                ScenarioKey {
+                    name: "needed_packets",
+                    kind: KeyKind::Int(1, u32::MAX as i64),
+                    default: Default_::Int(2000),
+                },
+            ],
+            role: "add_rainbow_receiver",
+            row: "rainbow_flow_row",
+            windows_in_config: false,
+            inherits_session_config: false,
+        },
+        ReceiverKind {
+            protocol: "bcf_pgm",
+            sessions: &["bcf_pgm"],
+            keys: &[CONFIG],
+            role: "add_bcf_pgm_receiver",
+            row: "bcf_pgm_flow_row",
+            windows_in_config: false,
+            inherits_session_config: false,
+        },
+    ],
+    routers: &[RouterKind { kind: "bcf", keys: &[CONFIG], many: true, role: "add_bcf_routers" }],
+    net_roles: &[],
+};

@@ -1,0 +1,184 @@
+"""Building a scenario: the simulator, its nodes, links, routers, monitors, sessions,
+receivers and flows, every protocol's part through the protocol registry."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from castlab.scenario.schema import _RED_KEYS, ScenarioError, _kinds
+
+def kinds_of(se: dict) -> Optional[dict]:
+    """The registered session kind of a session (None for the engine's layered one)."""
+    return _kinds()[0].get(se["kind"])
+
+
+def _packet_size(se: dict, spec: Optional[dict]) -> Optional[int]:
+    """The size of the session's data packets: its own key, else its config's."""
+    from castlab._native import config_defaults
+
+    for k in ("packet_size", "packet_bytes"):
+        if k in se:
+            return se[k]
+    if spec is not None and spec["config"] is not None:
+        defaults = config_defaults(spec["config"])
+        if "packet_bytes" in defaults:
+            return se.get("config", {}).get("packet_bytes", defaults["packet_bytes"])
+    return None
+
+
+def _takes(reader: str, param: str) -> bool:
+    from castlab._registry import readers
+
+    return any(n == param for n, _, _ in readers()[reader]["params"])
+
+
+def _group_count(spec: dict, se: dict) -> int:
+    """How many groups a registered session kind needs."""
+    from castlab._native import config_defaults
+
+    g = spec["groups"]
+    if g == "one":
+        return 1
+    if g == "none":
+        return 0
+    if g == "per_config_layer":
+        return int(se["config"].get("layers", config_defaults(spec["layers_from"])["layers"]))
+    return len(se["rates"]) + 1
+
+
+# scenario keys whose role parameter carries the unit
+_PARAM_OF = {"rates": "rates_bps", "rate": "rate_bps"}
+
+
+def _role_args(role: str, entry: dict, info: dict, exclude: set[str]) -> dict:
+    """A registered role's arguments from a scenario entry: the session's groups, control
+    group and source agent where the role takes them, the entry's keys by name."""
+    from castlab._registry import roles
+
+    names = [n for n, _, _ in roles()[role]["params"]]
+    vals = {_PARAM_OF.get(k, k): v for k, v in entry.items() if k not in ("config", "name", "kind", "protocol",
+                                                                         "session", *exclude)}
+    vals["source"] = info.get("source")
+    groups = info.get("groups", [])
+    for n in ("groups", "data_groups"):
+        vals[n] = groups
+    if groups:
+        vals["group"] = groups[0]
+    if "control" in info:
+        vals["control_group"] = info["control"]
+    return {n: vals[n] for n in names if n in vals and not (n == "source" and "source" in exclude)}
+
+
+@dataclass
+class Handles:
+    """What `build` made, by the names of the scenario's entries."""
+
+    scenario: "Scenario"
+    seed: int
+    channels: dict[str, tuple[int, int]] = field(default_factory=dict)  # link -> (a->b, b->a)
+    sessions: dict[str, dict] = field(default_factory=dict)  # name -> groups, control, source agent
+    receivers: dict[str, int] = field(default_factory=dict)  # name -> agent id
+    starts: dict[str, float] = field(default_factory=dict)  # receiver name -> start drawn for this seed
+    tcp: dict[str, int] = field(default_factory=dict)  # name -> sender agent id
+    cbr: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (source, sink) agent ids
+
+
+def build(sc, seed: int):
+    """A :class:`castlab.Simulator` for this scenario and ``seed``; its ``scenario_handles``
+    attribute (:class:`Handles`) maps the entries' names to agent ids and channels."""
+    import numpy as np
+
+    from castlab import Simulator
+
+    d = sc._data
+
+    def at(path: str, fn, *args, **kw):
+        try:
+            return fn(*args, **kw)
+        except ValueError as e:
+            where = f"{sc.source}: " if sc.source else ""
+            raise ScenarioError(f"{where}{path}: {e}") from None
+
+    s = d["simulator"]
+    sim = at("simulator", Simulator, seed=seed, join_latency=s["join_latency"],
+             leave_latency=s["leave_latency"], queue_avg_weight=s["queue_avg_weight"])
+    h = Handles(sc, seed)
+
+    for n in d["nodes"]:
+        sim.add_node(n)
+    for l in d["links"]:
+        kw = {k: l[k] for k in _RED_KEYS if k in l}
+        h.channels[l["name"]] = at(f"links.{l['name']}", sim.add_link, l["a"], l["b"], l["rate"], l["delay"],
+                                   queue=l["queue"], queue_limit_pkts=l["queue_limit"], loss_ab=l["loss_ab"],
+                                   loss_ba=l["loss_ba"], cost=l["cost"], **kw)
+    kinds, receivers, routers = _kinds()
+    for r in d["routers"]:
+        spec = routers[r["kind"]]
+        kw = {k: v for k, v in r.items() if k not in ("name", "kind", "config")}
+        at(f"routers.{r['name']}", getattr(sim, spec["role"]), **kw, **r.get("config", {}))
+    for m in d["monitors"]:
+        ch = h.channels[m["link"]][0 if m["direction"] == "ab" else 1]
+        p = f"monitors.{m['name']}"
+        if m["kind"] == "queue":
+            at(p, sim.monitor_channel, ch, m["interval"])
+        else:
+            link = next(l for l in d["links"] if l["name"] == m["link"])
+            node = link["a"] if m["direction"] == "ab" else link["b"]
+            at(p, sim.attach_loss_meter, node, ch, bin=m["bin"], layers=m["layers"])
+    for se in d["sessions"]:
+        p = f"sessions.{se['name']}"
+        k = se["kind"]
+        info: dict[str, Any] = {"kind": k}
+        if k == "layered":
+            info["groups"] = [at(p, sim.add_group, se["source"]) for _ in se["rates"]]
+            info["control"] = at(p, sim.add_group, se["source"])
+            info["source"] = at(p, sim.add_layered_source, se["source"], info["groups"], se["rates"],
+                                packet_size=se["packet_size"], start=se["start"], stop=se["stop"],
+                                jitter=se["jitter"])
+        else:
+            spec = kinds[k]
+            info["groups"] = [at(p, sim.add_group, se["source"]) for _ in range(_group_count(spec, se))]
+            info["source"] = at(p, getattr(sim, spec["role"]), se["source"],
+                                **_role_args(spec["role"], se, info, exclude={"source", "node"}),
+                                **se.get("config", {}))
+        h.sessions[se["name"]] = info
+    sessions = {se["name"]: se for se in d["sessions"]}
+    for i, r in enumerate(d["receivers"]):
+        p = f"receivers.{r['name']}"
+        se, info = sessions[r["session"]], h.sessions[r["session"]]
+        start = r["start"]
+        if isinstance(start, list):
+            # its own stream per (seed, receiver index), so it depends on the seed only
+            start = float(np.random.default_rng([seed, 0x5343454E, i]).uniform(start[0], start[1]))
+        h.starts[r["name"]] = start
+        proto = r["protocol"]
+        if proto == "sink":
+            # a fixed level is joined at the receiver's start
+            sched = [(start, r["level"])] if r["level"] is not None else [(t, lv) for t, lv in r["schedule"]]
+            a = at(p, sim.add_sink, r["node"], groups=info["groups"], schedule=sched, start=start,
+                   windows=d["windows"])
+        else:
+            spec = receivers[proto]
+            cfg = dict(r.get("config", {}))
+            if spec["inherits_session_config"]:
+                cfg = {**se.get("config", {}), **cfg}
+            if spec["windows_in_config"]:
+                # the scenario's windows are computed online, with any the receiver's own
+                # config asks for
+                cfg["windows"] = sorted(set(d["windows"]) | set(cfg.get("windows") or []))
+            args = _role_args(spec["role"], {**r, "flow": se.get("flow")}, info, exclude=set())
+            args["start"] = start
+            a = at(p, getattr(sim, spec["role"]), **args, **cfg)
+        h.receivers[r["name"]] = a
+    for t in d["tcp"]:
+        h.tcp[t["name"]] = at(f"tcp.{t['name']}", sim.add_tcp_flow, t["src"], t["dst"], variant=t["variant"],
+                              start=t["start"], stop=t["stop"], transfer_bytes=t["transfer_bytes"], **t["config"])
+    for c in d["cbr"]:
+        p = f"cbr.{c['name']}"
+        sink = at(p, sim.add_sink, c["dst"], port=c["port"], start=c["start"], windows=d["windows"])
+        src = at(p, sim.add_cbr, c["src"], c["dst"], c["port"], c["rate"], packet_size=c["packet_size"],
+                 start=c["start"], stop=c["stop"], jitter=c["jitter"])
+        h.cbr[c["name"]] = (src, sink)
+    object.__setattr__(sim, "scenario_handles", h)
+    return sim

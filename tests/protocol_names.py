@@ -1,0 +1,55 @@
+"""How many code files outside a protocol's own places name it: the measure of "one place per
+protocol". A file counts when it is a .rs, .py or .pyi file tracked by git, lies outside the
+protocol's own module in castlab-proto, the tests (tests/, crates/*/tests/, and test-only
+modules in crates/*/src/tests/), the experiments
+(python/castlab/experiments/), docs/, bench/ and examples/, and contains the protocol's name
+(case-insensitive; comments count too).
+
+    python tests/protocol_names.py          # counts
+    python tests/protocol_names.py -v       # and the files
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# name -> (pattern, the protocol's own module in castlab-proto)
+PROTOCOLS = {
+    "RLC": (r"rlc", "crates/castlab-proto/src/rlc.rs"),
+    "NLM": (r"nlm", "crates/castlab-proto/src/nlm/"),
+    "LE-SBCC": (r"le[-_]?sbcc", "crates/castlab-proto/src/lesbcc/"),
+    "Rainbow": (r"rainbow", "crates/castlab-proto/src/bcfs/"),
+    "RLM": (r"rlm", "crates/castlab-proto/src/rlm.rs"),
+}
+
+EXCLUDED = ("tests/", "docs/", "bench/", "examples/", "python/castlab/experiments/")
+
+
+def _files() -> list[str]:
+    out = subprocess.run(["git", "ls-files", "*.rs", "*.py", "*.pyi"], cwd=ROOT, capture_output=True, text=True,
+                         check=True).stdout.split()
+    return [f for f in out if not f.startswith(EXCLUDED) and not re.match(r"crates/[^/]+/(src/)?tests/", f)]
+
+
+def naming_files() -> dict[str, list[str]]:
+    """Per protocol, the files outside its own places that name it."""
+    texts = {f: (ROOT / f).read_text(errors="replace").lower() for f in _files() if (ROOT / f).exists()}
+    out = {}
+    for name, (pat, own) in PROTOCOLS.items():
+        rx = re.compile(pat)
+        out[name] = sorted(f for f, t in texts.items() if not f.startswith(own) and rx.search(t))
+    return out
+
+
+if __name__ == "__main__":
+    verbose = "-v" in sys.argv
+    for name, files in naming_files().items():
+        print(f"{name:8s} {len(files)}")
+        if verbose:
+            for f in files:
+                print(f"           {f}")
