@@ -402,16 +402,13 @@ def test_fig13_claims_are_means_of_per_seed_statistics(tmp_path, monkeypatch, jo
     decided on the mean over seeds, with the t interval in the statement. Two seeds in quick
     mode; the per-seed values are recomputed here from the per-receiver and per-run tables. With
     two worker processes (map_runs) every CSV is the same bytes as the serial run's."""
-    from castlab.experiments.common import set_jobs
+    from castlab.parallel import workers
 
     monkeypatch.setattr(X, "SEEDS_QUICK", 2)
-    set_jobs(jobs)
-    try:
+    with workers(jobs):
         out = tmp_path / f"j{jobs}"
         out.mkdir()
         res = X.run_fig13(out, 3, quick=True)
-    finally:
-        set_jobs(1)
     claims = {c.id: c for c in res.claims}
     rx, sh = pd.read_csv(out / "fig13_receivers.csv"), pd.read_csv(out / "fig13_shares.csv")
     assert sorted(rx["seed"].unique()) == [3, 4] and sorted(sh["seed"].unique()) == [3, 4]
