@@ -27,6 +27,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from castlab.experiments import streams
 from castlab.experiments.common import Claim, Experiment, Result, at_least, in_range
 from castlab.experiments.plotting import figure, save
 
@@ -125,7 +126,7 @@ def _read_table(out: Path, stem: str) -> pd.DataFrame:
 
 
 def _rlm_starts(seed: int, n: int, spread_s: float) -> list[float]:
-    rng = np.random.default_rng(seed)
+    rng = streams.rng(seed, "net-rlm-starts")
     return sorted(float(x) for x in rng.uniform(0.0, spread_s, n))
 
 
@@ -461,7 +462,7 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
     avg_mc = np.nancumsum(mc_rate) / np.arange(1, len(mc_rate) + 1)
     ax.plot(t_bins, avg_mc / 1e3, color="k", lw=1.2, label="LE-SBCC (average rate)")
     ok_flows = [r for r in tcp_results if not r["error"]]
-    pick = ok_flows[int(np.random.default_rng(seed).integers(len(ok_flows)))] if ok_flows else None  # §5.2.1: one TCP flow "randomly chosen"
+    pick = ok_flows[int(streams.rng(seed, "net-lesbcc-pick").integers(len(ok_flows)))] if ok_flows else None  # §5.2.1: one TCP flow "randomly chosen"
     if pick and pick["intervals"]:
         tt = np.array([x[0] for x in pick["intervals"]])
         rr = np.array([x[1] for x in pick["intervals"]])

@@ -1,9 +1,5 @@
-"""TCP Reno/NewReno experiments (issue 3): tcp-fairness, tcp-formula.
-
-These are the baselines the multicast papers measure against: TCP sharing a dumbbell (the
-Rainbow paper's fairness metric, §B.1 eq. 3-4, used in its Fig. 13 scenario B-(iv)) and TCP's
-throughput against the formulas LE-SBCC uses (the simplified 1.22·MSS/(RTT·√p) of its §3 and
-the Padhye et al. equation of its TFRC module, §4.1).
+"""tcp-fairness and tcp-formula: the runs over K, queues, loss rates and seeds, their CSVs,
+plots and claims.
 """
 
 from __future__ import annotations
@@ -15,84 +11,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from castlab import Simulator
-from castlab.experiments.common import Experiment, Result, at_least, at_most
+from castlab.experiments.common import Result, at_least, at_most
 from castlab.experiments.plotting import figure, save
-from castlab.metrics import jain_index, padhye_throughput, tcp_simple_throughput
-
-HEADER_BYTES = 40  # TcpConfig default: IPv4 + TCP without options
+from castlab.experiments.tcp.scenarios import FAIR, FORMULA, dumbbell_bdp_pkts, fair_queue, fairness_run, formula_run
+from castlab.metrics import padhye_throughput, tcp_simple_throughput
 
 
 def _progress(msg: str) -> None:
     print(f"  {msg}", file=sys.stderr, flush=True)
-
-
-# ------------------------------------------------------------------------------------------
-# tcp-fairness
-# ------------------------------------------------------------------------------------------
-
-FAIR = {
-    "bottleneck_bps": 10e6,
-    "bottleneck_delay_s": 0.020,
-    "access_bps": 100e6,
-    "access_delay_s": 0.001,
-    "mss_bytes": 1000,
-    "variant": "newreno",
-    "start_window_s": 5.0,  # Rainbow §B.2: "each session starts at uniformly randomized time in [0...5] seconds"
-}
-
-
-def _bdp_pkts() -> float:
-    """Bandwidth-delay product of the dumbbell at its base RTT, in data packets."""
-    f = FAIR
-    base_rtt = 2 * (2 * f["access_delay_s"] + f["bottleneck_delay_s"])
-    return f["bottleneck_bps"] * base_rtt / 8 / (f["mss_bytes"] + HEADER_BYTES)
-
-
-def _fair_queue(queue: str, bdp_pkts: float) -> dict:
-    if queue == "droptail":
-        # the classic buffer-sizing rule: one bandwidth-delay product of buffer
-        return {"queue": "droptail", "queue_limit_pkts": int(round(bdp_pkts))}
-    # RED (Floyd & Jacobson 1993): w_q and max_p at the paper's values, max_th = 3 min_th
-    # (Floyd's later guideline), min_th ~ 0.4 BDP so that a few flows keep the link busy; the
-    # hard limit is 2 max_th, never reached while the average stays below max_th.
-    min_th = float(round(0.375 * bdp_pkts))
-    return {"queue": "red", "queue_limit_pkts": int(6 * min_th), "red_min_th": min_th, "red_max_th": 3 * min_th,
-            "red_max_p": 0.1, "red_w_q": 0.002, "mean_pkt_bytes": FAIR["mss_bytes"] + HEADER_BYTES}
-
-
-def fairness_run(k: int, queue: str, seed: int, duration: float, warmup: float) -> dict:
-    """K NewReno flows, equal RTTs, one bottleneck; goodput of each flow over (warmup, duration]."""
-    f = FAIR
-    sim = Simulator(seed=seed)
-    rng = np.random.default_rng(seed)
-    bdp_pkts = _bdp_pkts()
-    sim.add_node("r1")
-    sim.add_node("r2")
-    qcfg = _fair_queue(queue, bdp_pkts)
-    sim.add_link("r1", "r2", f["bottleneck_bps"], f["bottleneck_delay_s"], **qcfg)
-    starts = rng.uniform(0.0, f["start_window_s"], k)
-    flows = []
-    for i in range(k):
-        s, d = f"s{i}", f"d{i}"
-        sim.add_node(s)
-        sim.add_node(d)
-        sim.add_link(s, "r1", f["access_bps"], f["access_delay_s"], queue_limit_pkts=10_000)
-        sim.add_link("r2", d, f["access_bps"], f["access_delay_s"], queue_limit_pkts=10_000)
-        flows.append(sim.add_tcp_flow(s, d, variant=f["variant"], mss_bytes=f["mss_bytes"], start=float(starts[i])))
-    sim.run(warmup)
-    before = [sim.tcp_stats(a)["received_bytes"] for a in flows]
-    sim.run(duration)
-    stats = [sim.tcp_stats(a) for a in flows]
-    goodput = np.array([(st["received_bytes"] - b) * 8 / (duration - warmup) for st, b in zip(stats, before)])
-    fair = f["bottleneck_bps"] / k  # eq. (4)'s O_i: the link's bandwidth over the number of flows
-    x = goodput / fair
-    return {
-        "k": k, "queue": queue, "seed": seed, "jain": jain_index(goodput, fair), "utilisation": goodput.sum() / f["bottleneck_bps"],
-        "min_x": float(x.min()), "max_x": float(x.max()), "timeouts": int(sum(st["timeouts"] for st in stats)),
-        "retransmissions": int(sum(st["retransmissions"] for st in stats)), "queue_limit_pkts": qcfg["queue_limit_pkts"],
-        "events": sim.engine_stats()["events"],
-    }
 
 
 # Two sender details decide whether this holds (measured, seed 1 full run, before and after):
@@ -150,31 +76,10 @@ def run_fairness(out: Path, seed: int, quick: bool = False) -> Result:
                                "utilisation when there are few flows)", 0.85, float(a["utilisation_mean"].min()), "fraction",
                                kind="sanity"))
     params = {**FAIR, "ks": ks, "runs_per_k": runs, "duration_s": duration, "warmup_s": warmup, "queues": queues,
-              "bdp_pkts": round(_bdp_pkts(), 1),
-              "droptail": _fair_queue("droptail", _bdp_pkts()), "red": _fair_queue("red", _bdp_pkts()),
+              "bdp_pkts": round(dumbbell_bdp_pkts(), 1),
+              "droptail": fair_queue("droptail", dumbbell_bdp_pkts()), "red": fair_queue("red", dumbbell_bdp_pkts()),
               "fair_share": "O_i = bottleneck_bps / K (Rainbow eq. 4)", "throughput": "goodput (in-order payload at the sink)"}
     return Result(params, claims, ["fairness.csv", "fairness_runs.csv", *files])
-
-
-# ------------------------------------------------------------------------------------------
-# tcp-formula
-# ------------------------------------------------------------------------------------------
-
-FORMULA = {
-    "rate_bps": 100e6,  # far above any window the losses allow: no queueing, no queue drops
-    "delay_s": 0.050,  # one way: a fixed RTT of ~100 ms
-    "queue_limit_pkts": 100_000,
-    "mss_bytes": 1000,
-    "variant": "reno",
-    "min_rto": 1.0,  # RFC 6298 §2.4 (the TcpConfig default)
-    "delayed_ack": False,  # b = 1 in the formulas
-    # Padhye et al. (1998) model Reno as it was then: a loss with fewer than three duplicate
-    # ACKs behind it ends in a timeout. Limited Transmit (RFC 3042, 2001; the TcpConfig default)
-    # turns some of those into fast retransmits; with it the measured send rate at p = 5 % is
-    # 31.2 pkt/s against the model's 24.7 (seed 1, full run), outside the band for a reason the
-    # model does not cover.
-    "limited_transmit": False,
-}
 
 # The band for Padhye's formula over p in 0.5-5 %, and why: the model assumes that once a
 # packet of a round is lost, the rest of that round is lost too (Padhye et al. §2.1), which
@@ -188,39 +93,6 @@ PADHYE_BAND = 0.20
 # formula is ~10 % high, so the claim covers p <= 0.5 %.
 SIMPLE_BAND_LOW_P = 0.10
 SIMPLE_LOW_P_MAX = 0.005
-
-
-def formula_run(p: float, seed: int, duration: float, warmup: float) -> dict:
-    f = FORMULA
-    sim = Simulator(seed=seed)
-    sim.add_node("src")
-    sim.add_node("dst")
-    ab, _ = sim.add_link("src", "dst", f["rate_bps"], f["delay_s"], queue_limit_pkts=f["queue_limit_pkts"], loss_ab=p)
-    a = sim.add_tcp_flow("src", "dst", variant=f["variant"], mss_bytes=f["mss_bytes"], min_rto=f["min_rto"],
-                         delayed_ack=f["delayed_ack"], limited_transmit=f["limited_transmit"])
-    sim.run(warmup)
-    s0, c0 = sim.tcp_stats(a), sim.channel_stats(ab)
-    sim.run(duration)
-    s1, c1, tr = sim.tcp_stats(a), sim.channel_stats(ab), sim.tcp_trace(a)
-    span = duration - warmup
-    keep = tr["rtt_time_ns"] > warmup * 1e9
-    rtt = float(np.mean(tr["rtt_ns"][keep])) / 1e9
-    t_rto = float(np.mean(tr["rto_ns"][keep])) / 1e9
-    mss = f["mss_bytes"]
-    sent = s1["segments_sent"] - s0["segments_sent"]
-    # Padhye's B(p) counts every packet sent (retransmissions included) per unit time.
-    send_rate = sent / span
-    goodput = (s1["received_bytes"] - s0["received_bytes"]) / mss / span
-    arrivals = c1["arrivals"] - c0["arrivals"]
-    simple = tcp_simple_throughput(mss, rtt, p) / mss
-    padhye = padhye_throughput(mss, rtt, p, t_rto, b=1.0) / mss
-    return {
-        "p": p, "seed": seed, "send_rate_pps": send_rate, "goodput_pps": goodput, "simple_pps": simple, "padhye_pps": padhye,
-        "simple_rel_err": simple / send_rate - 1, "padhye_rel_err": padhye / send_rate - 1,
-        "rtt_s": rtt, "t_rto_s": t_rto, "measured_loss": (c1["lost_random"] - c0["lost_random"]) / max(arrivals, 1),
-        "queue_drops": c1["drops_forced"] + c1["drops_early"], "timeouts": s1["timeouts"] - s0["timeouts"],
-        "fast_retransmits": s1["fast_retransmits"] - s0["fast_retransmits"], "segments_sent": sent,
-    }
 
 
 def run_formula(out: Path, seed: int, quick: bool = False) -> Result:
@@ -272,11 +144,3 @@ def run_formula(out: Path, seed: int, quick: bool = False) -> Result:
               "rtt": "mean RTT sample of the run", "t_rto": "mean RTO of the run (RFC 6298, floor min_rto)",
               "measured": "segments sent per second, retransmissions included (Padhye's B(p))"}
     return Result(params, claims, ["formula.csv", *files])
-
-
-EXPERIMENTS = [
-    Experiment("tcp-fairness", "Rainbow §B.1 (eq. 3-4)", "TCP baseline",
-               "K = 2..16 NewReno flows on a dumbbell: Jain's index near 1", run_fairness),
-    Experiment("tcp-formula", "Padhye 1998 / LE-SBCC", "TCP baseline",
-               "one Reno flow under random loss p: throughput against 1.22/(RTT√p) and Padhye", run_formula),
-]
