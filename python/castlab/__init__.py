@@ -9,7 +9,7 @@ from castlab.simulator import Simulator
 from castlab.run import run_with_progress
 
 # The frame helpers need pandas, which takes most of a second to import; they are loaded on
-# first use so that `import castlab` (and `castlab --version`) stays fast (issue 15, item 5).
+# first use so that `import castlab` (and `castlab --version`) stays fast.
 _LAZY = {
     "arrivals_frame": "castlab.frames",
     "losses_frame": "castlab.frames",
@@ -17,7 +17,7 @@ _LAZY = {
     "level_frame": "castlab.frames",
     "Scenario": "castlab.scenario",
     "ScenarioError": "castlab.scenario",
-    # studies (issue 15): they load pandas, pyarrow, tqdm and dask only when called
+    # studies: they load pandas, pyarrow, tqdm and dask only when called
     "sweep": "castlab.study",
     "results": "castlab.study",
     "aggregate": "castlab.study",

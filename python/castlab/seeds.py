@@ -1,6 +1,6 @@
 """Seed lists as written on the command line: ``"5"``, ``"1-3"``, ``"1,4,7"``, ``"1-3,10"``.
 
-Shared by ``castlab scenario run --seeds`` and ``castlab sweep --seeds`` (issue 15). Ranges are
+Shared by ``castlab scenario run --seeds`` and ``castlab sweep --seeds``. Ranges are
 inclusive; the result keeps the order written and drops repeats. Errors are ``ValueError`` that
 quote the bad part.
 """

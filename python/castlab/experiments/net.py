@@ -1,4 +1,4 @@
-"""Real-network experiments (issue "Real-network mode"): the papers' protocols as processes
+"""Real-network experiments: the papers' protocols as processes
 (`castlab net ROLE`) on the namespace testbed (`castlab.testbed`), with kernel bottlenecks, kernel
 multicast routing and kernel TCP, each beside a simulation of the same set-up.
 
@@ -300,7 +300,7 @@ def run_net_rlm(out: Path, seed: int, quick: bool = False) -> Result:
         at_least("holds-optimal", "(derived) after first reaching 5 layers each receiver stays at 5 or above (the "
                  "join-experiments to 6) at least 90 % of the time; ours: the lowest receiver's fraction", 0.9,
                  min_held, "fraction", kind="derived"),
-        in_range("loss-same-order-as-sim", "(derived; the issue's test) long-term loss (second half of each "
+        in_range("loss-same-order-as-sim", "(derived) long-term loss (second half of each "
                  "receiver's run) of the same order as the simulation of the same set-up: real/sim within x3, "
                  f"or both under {LOSS_FLOOR:.1%}; ours: real/sim ratio (1 when both are that small)",
                  1 / SAME_ORDER, SAME_ORDER, 1.0 if both_small else ratio, "ratio", kind="derived"),
@@ -480,7 +480,7 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
     ratio = mc_mean / tcp_mean if tcp_mean > 0 else float("nan")
     srtt = src_stats.get("srtt") if isinstance(src_stats, dict) else None
     srtt_text = f"{srtt:.2f} s" if isinstance(srtt, (int, float)) else "n/a"
-    # Why the claims below fail here (measured, docs/testbed.md): without netem the path has no
+    # Why the claims below fail here (docs/testbed.md): without netem the path has no
     # propagation delay, unlike §5.2.1's 500 ms; the simulated twin with the paper's delay,
     # lesbcc-fig21-sim, fails too, so the delay is not the whole story.
     why = (f"round-trip latency {0.5 if tb.netem else 0.0:g} s here against the paper's 0.5 s (params.round_trip_latency_s;"

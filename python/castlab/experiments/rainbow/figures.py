@@ -29,7 +29,7 @@ PAPER = "Yano & McCanne 1999"
 
 def _progress(msg: str) -> None:
     print(f"  {msg}", file=sys.stderr, flush=True)
-# Issue 16: the fast down-links' delays as sensitivity readings, fixed before running. Fig. 5 only
+# The fast down-links' delays as sensitivity readings, fixed before running. Fig. 5 only
 # says the four have "different transmission delay": each reading is four distinct delays, from
 # tight to wide spreads (ours, 5/10/20/40 ms, is the widest relative spread). The claims on the
 # delay-sensitive quantities hold when the paper's value lies in the band of these readings.
@@ -200,7 +200,7 @@ def run_table1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] =
     return Result(params, claims, ["table1.csv", "table1_runs.csv", *files])
 
 
-# Issue 16: the paper's RED gateways have a 10-packet queue and no thresholds. Readings of RED in
+# The paper's RED gateways have a 10-packet queue and no thresholds. Readings of RED in
 # that queue, fixed before running: ns-2's defaults 5/15 (ours; with w_q = 0.002 the average
 # rarely passes 5, so RED seldom drops early), 3/9 and 2/6 (min_th a fifth to a third of the
 # buffer, max_th = 3·min_th, Floyd's rule of thumb). DropTail is reported beside them but is not
@@ -241,7 +241,7 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     synth = pd.DataFrame([sawtooth_eq1(nr, seed + k) for nr in ns for k in range(20)])
     sagg = synth.groupby("n").mean(numeric_only=True).reset_index()
     sagg.to_csv(out / "b1_sawtooth_model.csv", index=False)
-    # RED readings in the 10-packet queue (issue 16), and DropTail beside them
+    # RED readings in the 10-packet queue, and DropTail beside them
     red_rows = []
     red_n = [ns[0], ns[-1]]
     variants = {**{k: _red(*v) for k, v in B1_RED_READINGS.items() if k != "5/15"},
@@ -482,7 +482,7 @@ def _agg(df: pd.DataFrame, key: str) -> pd.DataFrame:
 
 
 def _settled_claim(agg: pd.DataFrame, ragg: pd.DataFrame, fig: str, kind: str, quote: str) -> Claim:
-    """Re-decided for issue 13 from the paper's words, before the re-run: §IV-B.6 says "Rainbow
+    """Decided from the paper's words before the run: §IV-B.6 says "Rainbow
     shows more settled fairness change for different number of sessions", i.e. across the sweep
     Rainbow's fairness index changes less than RLC's. Rule: the total variation of the mean
     fairness (Σ over consecutive x values of |change|) of Rainbow minus that of RLC is at most 0,
@@ -493,7 +493,7 @@ def _settled_claim(agg: pd.DataFrame, ragg: pd.DataFrame, fig: str, kind: str, q
                    total_variation(agg["fairness"]) - total_variation(ragg["fairness"]), "index", kind=kind)
 
 
-# Issue 13: the RLC settings the Rainbow paper does not fix (deaf period, SP spacing of public RLC,
+# The RLC settings the Rainbow paper does not fix (deaf period, SP spacing of public RLC,
 # burst test, reorder timeout) and the queue, tried one at a time on the B-(iii)/(iv) runs where an
 # RLC claim of the paper fails. Reported (b3_rlc_ablation.csv, b4_rlc_ablation.csv), not claims.
 RLC_ABLATION = {"default": ({}, None), "deaf 1 s": ({"deaf_period": 1.0}, None),

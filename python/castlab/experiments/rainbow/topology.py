@@ -13,9 +13,8 @@ The set-up shared by every experiment (§IV-A.2, §IV-B.2):
   parameters (``LINKS_*``) and in ``summary.json``.
 
 Averages run over ``seeds`` runs (a parameter of every experiment); ``reproduce`` uses the
-paper's counts, 100 in §IV-A and 50 in §IV-B (5 files for ``bcfs-file``); with RLC beside Rainbow
-in B-(i) .. B-(iv) (issue 13), the RED and delay readings and the RLC ablations, the seven take about
-twelve minutes in all on one shared core; ``quick`` runs 1-3.
+paper's counts, 100 in §IV-A and 50 in §IV-B (5 files for ``bcfs-file``), with RLC beside Rainbow
+in B-(i) .. B-(iv), the RED and delay readings and the RLC ablations; ``quick`` runs 1-3.
 """
 
 from __future__ import annotations

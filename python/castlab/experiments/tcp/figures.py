@@ -21,14 +21,14 @@ def _progress(msg: str) -> None:
     print(f"  {msg}", file=sys.stderr, flush=True)
 
 
-# Two sender details decide whether this holds (measured, seed 1 full run, before and after):
+# Two sender details decide whether this holds:
 # - RTT samples from timestamped retransmissions (TcpConfig.timestamps, RFC 7323 §4.1). With
 #   strict Karn a flow that lost a burst stays in go-back-N with a backed-off RTO for many
-#   RTTs, each further loss doubling it up to 60 s: Jain fell to 0.946 (DropTail, K = 2).
+#   RTTs, each further loss doubling it up to 60 s, and Jain's index drops under DropTail.
 # - On a timeout, ssthresh halves the uninflated window, not snd_max - snd_una. When a fast
 #   retransmission is lost, duplicate ACKs inflate cwnd for a whole RTO and FlightSize grows
-#   to hundreds of segments; halving that gave a slow start that overran the RED queue and
-#   synchronised timeouts of both flows (utilisation 0.82 at K = 2 under RED).
+#   to hundreds of segments; halving that gives a slow start that overruns the RED queue and
+#   synchronises the flows' timeouts, which leaves the link under-used.
 
 
 def run_fairness(out: Path, seed: int, quick: bool = False) -> Result:
@@ -85,12 +85,12 @@ def run_fairness(out: Path, seed: int, quick: bool = False) -> Result:
 # packet of a round is lost, the rest of that round is lost too (Padhye et al. §2.1), which
 # makes a loss end in a timeout with probability ~min(1, 3/w); Bernoulli losses on the link
 # are independent, so fewer losses end in a timeout than the model says and it underestimates
-# by some 10-15 % in this range. 20 % covers that structural bias and the sampling noise of a
-# quick run (a few hundred loss events per point).
+# in this range. The band covers that structural bias and the sampling noise of a quick run (a
+# few hundred loss events per point).
 PADHYE_BAND = 0.20
-# The simple formula ignores timeouts: it should be close only where they are rare. At p = 1 %
-# some 3 % of loss indications already end in a timeout of min_rto = 1 s (10 RTTs) and the
-# formula is ~10 % high, so the claim covers p <= 0.5 %.
+# The simple formula ignores timeouts: it should be close only where they are rare. From
+# p = 1 % on, enough loss indications end in a timeout of min_rto = 1 s (10 RTTs) that the
+# formula runs high, so the claim covers p <= 0.5 %.
 SIMPLE_BAND_LOW_P = 0.10
 SIMPLE_LOW_P_MAX = 0.005
 

@@ -93,9 +93,8 @@ FORMULA = {
     "delayed_ack": False,  # b = 1 in the formulas
     # Padhye et al. (1998) model Reno as it was then: a loss with fewer than three duplicate
     # ACKs behind it ends in a timeout. Limited Transmit (RFC 3042, 2001; the TcpConfig default)
-    # turns some of those into fast retransmits; with it the measured send rate at p = 5 % is
-    # 31.2 pkt/s against the model's 24.7 (seed 1, full run), outside the band for a reason the
-    # model does not cover.
+    # turns some of those into fast retransmits; with it the send rate at high loss rates lies
+    # above the model's, outside the band, for a reason the model does not cover.
     "limited_transmit": False,
 }
 
