@@ -20,8 +20,10 @@ arithmetic, from the paper's numbers alone, never from ours. It still counts amo
 claims; the report also counts the paper's claims without these (the consistent ones).
 
 A claim decided on the mean over seeds carries that mean's Student-t interval in one place, at
-the end of its ``statement``: `` [mean of N seeds; 95 % t interval LO..HI]``
-(``castlab.experiments.common.claim_over_seeds`` writes it). ``tolerance`` says only how
+the end of its ``statement``: `` [mean of N seeds; 95 % t interval LO..HI]``, with the reading
+named first when the claim is a band (`` [56 ms: mean of ...]``). ``over_seeds`` in
+``castlab.experiments.common`` writes it, through ``claim_over_seeds`` (the claim built on the
+mean) or ``with_seed_interval`` (a claim already built). ``tolerance`` says only how
 ``ours`` is compared with ``paper_value`` (``±x``, ``bound``, ``range``, ``band``).
 """
 

@@ -22,16 +22,27 @@ from castlab.parallel import map_runs
 
 __all__ = ["KINDS", "UNCLASSIFIED", "Claim", "inconsistent", "within", "at_most", "at_least", "in_range", "in_band",
            "band_in_range", "band_at_least", "band_at_most", "t_interval", "map_runs", "over_seeds",
-           "claim_over_seeds", "Experiment", "Result", "write_summary", "timed"]
+           "claim_over_seeds", "with_seed_interval", "Experiment", "Result", "write_summary", "timed"]
 
 
-def over_seeds(values: Sequence[float], confidence: float = 0.95) -> tuple[float, str]:
+def over_seeds(values: Sequence[float], confidence: float = 0.95, label: str = "") -> tuple[float, str]:
     """The mean of per-seed values and the note that ends the statement of a claim decided on
-    it: the number of (finite) seeds and the Student-t interval of that mean."""
+    it: the number of (finite) seeds and the Student-t interval of that mean (`label` names the
+    reading it belongs to, when the claim is decided on several)."""
     vals = [float(v) for v in values]
     mean, lo, hi = t_interval(vals, confidence)
     n = sum(1 for v in vals if np.isfinite(v))
-    return mean, f" [mean of {n} seeds; {confidence * 100:.0f} % t interval {lo:.3g}..{hi:.3g}]"
+    where = f"{label}: " if label else ""
+    return mean, f" [{where}mean of {n} seeds; {confidence * 100:.0f} % t interval {lo:.3g}..{hi:.3g}]"
+
+
+def with_seed_interval(c: Claim, values: Sequence[float], confidence: float = 0.95, label: str = "") -> Claim:
+    """A claim already decided on the mean of `values` (or on a band whose `label` reading is
+    that mean), with the mean's t interval appended to its statement as ``over_seeds`` writes
+    it: the one place the interval of a claim over seeds goes."""
+    _, note = over_seeds(values, confidence, label)
+    c.statement += note
+    return c
 
 
 def claim_over_seeds(make: Callable[..., Claim], per_seed: Sequence[float], *args, **kw) -> Claim:
