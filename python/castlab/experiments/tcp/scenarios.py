@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from castlab import Simulator
 from castlab.experiments import streams
+from castlab.scenario import Scenario
 from castlab.metrics import jain_index, padhye_throughput, tcp_simple_throughput
 
 HEADER_BYTES = 40  # TcpConfig default: IPv4 + TCP without options
@@ -45,25 +45,34 @@ def fair_queue(queue: str, bdp_pkts: float) -> dict:
             "red_max_p": 0.1, "red_w_q": 0.002, "mean_pkt_bytes": FAIR["mss_bytes"] + HEADER_BYTES}
 
 
+def fairness_scenario(k: int, qcfg: dict, seed: int, duration: float) -> Scenario:
+    """tcp-fairness's dumbbell as a scenario: K NewReno flows s_i -> r1 -> r2 -> d_i, the
+    bottleneck r1 -> r2 with queue `qcfg`, the flows starting at random in FAIR's start window
+    (drawn from `seed`)."""
+    f = FAIR
+    starts = streams.rng(seed, "tcp-fairness-starts").uniform(0.0, f["start_window_s"], k)
+    q = {("queue_limit" if key == "queue_limit_pkts" else key): v for key, v in qcfg.items()}
+    nodes, links, tcp = ["r1", "r2"], [{"name": "bottleneck", "a": "r1", "b": "r2", "rate": f["bottleneck_bps"],
+                                        "delay": f["bottleneck_delay_s"], **q}], []
+    for i in range(k):
+        s, d = f"s{i}", f"d{i}"
+        nodes += [s, d]
+        links += [{"name": f"in{i}", "a": s, "b": "r1", "rate": f["access_bps"], "delay": f["access_delay_s"],
+                   "queue_limit": 10_000},
+                  {"name": f"out{i}", "a": "r2", "b": d, "rate": f["access_bps"], "delay": f["access_delay_s"],
+                   "queue_limit": 10_000}]
+        tcp.append({"name": f"flow{i}", "src": s, "dst": d, "variant": f["variant"], "start": float(starts[i]),
+                    "config": {"mss_bytes": f["mss_bytes"]}})
+    return Scenario.from_dict({"name": f"tcp-fairness K={k} {qcfg['queue']}", "duration": duration, "nodes": nodes,
+                               "links": links, "tcp": tcp})
+
+
 def fairness_run(k: int, queue: str, seed: int, duration: float, warmup: float) -> dict:
     """K NewReno flows, equal RTTs, one bottleneck; goodput of each flow over (warmup, duration]."""
     f = FAIR
-    sim = Simulator(seed=seed)
-    rng = streams.rng(seed, "tcp-fairness-starts")
-    bdp_pkts = dumbbell_bdp_pkts()
-    sim.add_node("r1")
-    sim.add_node("r2")
-    qcfg = fair_queue(queue, bdp_pkts)
-    sim.add_link("r1", "r2", f["bottleneck_bps"], f["bottleneck_delay_s"], **qcfg)
-    starts = rng.uniform(0.0, f["start_window_s"], k)
-    flows = []
-    for i in range(k):
-        s, d = f"s{i}", f"d{i}"
-        sim.add_node(s)
-        sim.add_node(d)
-        sim.add_link(s, "r1", f["access_bps"], f["access_delay_s"], queue_limit_pkts=10_000)
-        sim.add_link("r2", d, f["access_bps"], f["access_delay_s"], queue_limit_pkts=10_000)
-        flows.append(sim.add_tcp_flow(s, d, variant=f["variant"], mss_bytes=f["mss_bytes"], start=float(starts[i])))
+    qcfg = fair_queue(queue, dumbbell_bdp_pkts())
+    sim = fairness_scenario(k, qcfg, seed, duration).build(seed)
+    flows = [sim.scenario_handles.tcp[f"flow{i}"] for i in range(k)]
     sim.run(warmup)
     before = [sim.tcp_stats(a)["received_bytes"] for a in flows]
     sim.run(duration)
@@ -99,14 +108,25 @@ FORMULA = {
 }
 
 
+def formula_scenario(p: float, duration: float) -> Scenario:
+    """tcp-formula's set-up as a scenario: one Reno flow over one link that loses a fraction `p`
+    of the packets it carries, at random."""
+    f = FORMULA
+    return Scenario.from_dict({
+        "name": f"tcp-formula p={p:g}", "duration": duration, "nodes": ["src", "dst"],
+        "links": [{"name": "path", "a": "src", "b": "dst", "rate": f["rate_bps"], "delay": f["delay_s"],
+                   "queue_limit": f["queue_limit_pkts"], "loss_ab": p}],
+        "tcp": [{"name": "reno", "src": "src", "dst": "dst", "variant": f["variant"],
+                 "config": {"mss_bytes": f["mss_bytes"], "min_rto": f["min_rto"], "delayed_ack": f["delayed_ack"],
+                            "limited_transmit": f["limited_transmit"]}}],
+    })
+
+
 def formula_run(p: float, seed: int, duration: float, warmup: float) -> dict:
     f = FORMULA
-    sim = Simulator(seed=seed)
-    sim.add_node("src")
-    sim.add_node("dst")
-    ab, _ = sim.add_link("src", "dst", f["rate_bps"], f["delay_s"], queue_limit_pkts=f["queue_limit_pkts"], loss_ab=p)
-    a = sim.add_tcp_flow("src", "dst", variant=f["variant"], mss_bytes=f["mss_bytes"], min_rto=f["min_rto"],
-                         delayed_ack=f["delayed_ack"], limited_transmit=f["limited_transmit"])
+    sim = formula_scenario(p, duration).build(seed)
+    ab, _ = sim.scenario_handles.channels["path"]
+    a = sim.scenario_handles.tcp["reno"]
     sim.run(warmup)
     s0, c0 = sim.tcp_stats(a), sim.channel_stats(ab)
     sim.run(duration)
