@@ -37,12 +37,14 @@ $(VENV)/.deps: pyproject.toml
 setup: $(VENV)/.deps system-deps
 
 # Builds the Rust extension in release mode and installs castlab (editable) into .venv.
+# PIP_QUIET: maturin runs pip, which its own --quiet does not reach.
 build: setup
-	$(VENV)/bin/maturin develop --release --quiet
+	PIP_QUIET=1 $(VENV)/bin/maturin develop --release --quiet
 
 demo: build
 	$(VENV)/bin/castlab run
 	$(VENV)/bin/castlab reproduce rlm-fig8 --out $(OUT)/rlm-fig8
+	@echo "castlab is installed in $(VENV): run \`. $(VENV)/bin/activate\` once per shell for \`castlab\` and its \`python\`"
 
 test: test-rust test-python
 

@@ -3,7 +3,9 @@
 The scenario is built in Python (the same schema as a TOML file, see examples/tree.toml): a
 six-layer source at 32·2^m kb/s (RLM §4) and a TCP NewReno transfer share a 1.5 Mb/s
 bottleneck; below it, RLM receivers sit behind access links of 128 kb/s to 1 Mb/s. Each seed
-draws the receivers' start times on [30, 120] s (§4). The script writes, into --out:
+draws the receivers' start times on [30, 120] s (§4); a run shorter than 240 s scales that
+window to [duration / 8, duration / 2] and says so, so that every receiver has half the run at
+least to climb (at 60 s most would otherwise never start). The script writes, into --out:
 
 - seed-N/: each run's summary.json and CSVs (as `castlab scenario run` writes them);
 - flows.csv: the per-receiver / per-flow table of every seed;
@@ -13,6 +15,7 @@ draws the receivers' start times on [30, 120] s (§4). The script writes, into -
 
 Run:  python examples/rlm_vs_tcp_tree.py --out out/rlm_vs_tcp
 Short (as the tests do): python examples/rlm_vs_tcp_tree.py --duration 60 --out /tmp/x
+(durations under 20 s are refused: TCP starts at 10 s)
 """
 
 from __future__ import annotations
@@ -27,9 +30,24 @@ from castlab.seeds import parse_seeds
 LAYERS = 6
 BASE_BPS = 32e3  # RLM §4: layer m carries 32·2^m kb/s
 ACCESS = {"r128": "128kbps", "r256": "256kbps", "r512": "512kbps", "r1M": "1Mbps"}
+START_S = (30.0, 120.0)  # RLM §4: receivers start at uniform times on [30, 120] s
+TCP_START_S = 10.0
+MIN_DURATION_S = 2 * TCP_START_S
+
+
+def start_window(duration_s: float) -> tuple[float, float]:
+    """The receivers' start window: §4's [30, 120] s when the run leaves them as long again
+    after the last start (240 s or more), else scaled to [duration / 8, duration / 2]."""
+    if duration_s >= 2 * START_S[1]:
+        return START_S
+    return (duration_s / 8, duration_s / 2)
 
 
 def scenario(duration_s: float) -> Scenario:
+    if duration_s < MIN_DURATION_S:
+        raise ValueError(f"--duration {duration_s:g}: at least {MIN_DURATION_S:g} s (TCP starts at "
+                         f"{TCP_START_S:g} s, the receivers after it)")
+    lo, hi = start_window(duration_s)
     nodes = ["src", "core", "sink", *ACCESS]
     links = [
         {"name": "bottleneck", "a": "src", "b": "core", "rate": "1.5Mbps", "delay": "10ms", "queue_limit": 20},
@@ -44,8 +62,8 @@ def scenario(duration_s: float) -> Scenario:
         "links": links,
         "sessions": [{"name": "video", "source": "src", "layers": LAYERS, "base_rate": BASE_BPS,
                       "packet_size": 1000}],
-        "receivers": [{"name": n, "node": n, "session": "video", "start": ["30s", "120s"]} for n in ACCESS],
-        "tcp": [{"name": "tcp", "src": "src", "dst": "sink", "start": "10s"}],
+        "receivers": [{"name": n, "node": n, "session": "video", "start": [lo, hi]} for n in ACCESS],
+        "tcp": [{"name": "tcp", "src": "src", "dst": "sink", "start": TCP_START_S}],
         "monitors": [{"name": "bottleneck", "link": "bottleneck", "interval": "500ms"}],
     })
 
@@ -73,12 +91,19 @@ def main(argv: list[str] | None = None) -> dict:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from castlab.stats import t_interval
+    from castlab.stats import mean_interval
     from castlab.units import parse_rate
 
     out = Path(args.out)
     seeds = parse_seeds(args.seeds)
-    sc = scenario(args.duration)
+    try:
+        sc = scenario(args.duration)
+    except ValueError as e:
+        p.error(str(e))
+    if start_window(args.duration) != START_S:
+        lo, hi = start_window(args.duration)
+        print(f"note: {args.duration:g} s is shorter than 240 s: the receivers start on [{lo:g}, {hi:g}] s, not "
+              f"§4's [{START_S[0]:g}, {START_S[1]:g}] s")
     flows: list[dict] = []
     fig, axes = plt.subplots(len(seeds), 1, figsize=(8, 2.2 * len(seeds)), sharex=True, squeeze=False)
     for ax, seed in zip(axes[:, 0], seeds):
@@ -95,7 +120,8 @@ def main(argv: list[str] | None = None) -> dict:
         ax.set_ylabel(f"level\nseed {seed}")
         ax.set_ylim(0, LAYERS + 0.5)
         print(f"seed {seed}: tcp {metrics['tcp.mean_rate_bps'] / 1e3:.0f} kb/s, "
-              + ", ".join(f"{n} level {metrics[f'{n}.final_level']:.0f}" for n in ACCESS))
+              + ", ".join(f"{n} level {metrics[f'{n}.final_level']:.0f}" if metrics[f"{n}.final_level"] >= 1
+                          else f"{n} not started" for n in ACCESS))
     axes[0, 0].legend(loc="upper left", fontsize=7, ncol=2)
     axes[-1, 0].set_xlabel("time (s)")
     fig.suptitle("RLM subscription levels beside a TCP transfer")
@@ -111,9 +137,9 @@ def main(argv: list[str] | None = None) -> dict:
     names = [*ACCESS, "tcp"]
     means, errs = [], []
     for n in names:
-        m, lo, hi = t_interval([float(r["mean_rate_bps"]) for r in flows if r["name"] == n])
+        m, lo, hi, _ = mean_interval([float(r["mean_rate_bps"]) for r in flows if r["name"] == n], nonnegative=True)
         means.append(m / 1e3)
-        errs.append(((m - lo) / 1e3, (hi - m) / 1e3))
+        errs.append(((m - lo) / 1e3, (hi - m) / 1e3) if len(seeds) > 1 else (0.0, 0.0))
     fig, ax = plt.subplots(figsize=(7, 3.5))
     x = range(len(names))
     ax.bar(x, means, yerr=list(zip(*errs)), capsize=4, color=["tab:blue"] * len(ACCESS) + ["tab:orange"])
@@ -121,7 +147,8 @@ def main(argv: list[str] | None = None) -> dict:
                marker="_", s=400, color="k", label="best level for the access link alone")
     ax.set_xticks(list(x), [f"{n}\n{ACCESS.get(n, 'bulk')}" for n in names])
     ax.set_ylabel("mean rate (kb/s)")
-    ax.set_title(f"Mean rate over {len(seeds)} seeds (95 % t interval)")
+    ax.set_title(f"Mean rate over {len(seeds)} seeds (95 % t interval)" if len(seeds) > 1
+                 else f"Mean rate, seed {seeds[0]} (one seed: no interval)")
     ax.legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(out / "rates.png", dpi=110)

@@ -33,8 +33,10 @@ def test_t_interval_of_a_known_sample():
     assert mean == 3.0
     assert hi - mean == pytest.approx(2.776 * math.sqrt(0.5), abs=2e-3)
     assert lo == pytest.approx(2 * mean - hi)
-    assert t_interval([7.0]) == (7.0, 7.0, 7.0)
-    assert all(math.isnan(x) for x in t_interval([]))
+    # one sample has no spread: no interval rather than a zero-width one
+    for few in ([7.0], [], [7.0, float("nan")]):
+        with pytest.raises(ValueError, match="at least 2"):
+            t_interval(few)
 
 
 def test_a_band_holds_only_when_the_papers_value_is_inside():

@@ -109,11 +109,11 @@ def test_the_module_level_import_graph_has_no_cycle():
     assert _cycle(graph) is None, " -> ".join(_cycle(graph))
 
 
-def test_the_leaf_modules_import_no_castlab_module_but_stats():
+def test_the_leaf_modules_import_no_castlab_module_but_stats_and_claims():
     graph = _graph(top_level_only=False)
     assert graph["castlab.parallel"] == set() and graph["castlab.assign"] == set()
     assert graph["castlab.claims"] == {"castlab.stats"}
-    assert graph["castlab.report"] == set()
+    assert graph["castlab.report"] == {"castlab.claims"}
 
 
 def test_the_chain_imports_castlab_at_module_level_only():

@@ -388,12 +388,16 @@ def test_records_name_their_codes():
 
 
 def _t_note(values) -> str:
-    """The statement's note, computed here with scipy rather than through castlab.stats."""
+    """The statement's note, computed here with scipy rather than through castlab.stats. Both
+    claims read below are of quantities that cannot be negative (a loss fraction, a ratio of
+    rates): a lower bound under 0 is reported as 0, with a note."""
     from scipy.stats import t
 
     v = np.asarray(values, float)
     half = t.ppf(0.975, len(v) - 1) * v.std(ddof=1) / np.sqrt(len(v))
-    return f"[mean of {len(v)} seeds; 95 % t interval {v.mean() - half:.3g}..{v.mean() + half:.3g}]"
+    lo = v.mean() - half
+    clipped = " (lower bound clipped at 0)" if lo < 0 else ""
+    return f"[mean of {len(v)} seeds; 95 % t interval {max(lo, 0.0):.3g}..{v.mean() + half:.3g}{clipped}]"
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -204,3 +204,73 @@ def test_real_network_experiments_run_in_quick_form(tmp_path, name):
     if name == "net-rlm":
         # the driver, the testbed and RLM together: every receiver reaches the level that fits
         assert {c.id: c.holds for c in res.claims}["reaches-optimal"]
+
+
+def _hand_started(ns: str) -> subprocess.Popen:
+    """A process started by hand inside a testbed's namespace, as a user would with
+    `ip netns exec` (not through Testbed.spawn, so the testbed has no record of it)."""
+    return subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, "-c", "import time; time.sleep(120)"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def _ended_within(p: subprocess.Popen, seconds: float) -> bool:
+    try:
+        p.wait(timeout=seconds)
+        return True
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def test_teardown_ends_processes_started_by_hand_in_its_namespaces():
+    name = _name("h")
+    hand = None
+    try:
+        with Testbed(rlm1(receivers=1), name) as tb:
+            hand = _hand_started(tb.ns("rcv1"))
+            deadline = time.time() + 10
+            while hand.pid not in set(_pids_in(tb.ns("rcv1"))) and time.time() < deadline:
+                time.sleep(0.05)
+            assert hand.poll() is None
+        assert _ended_within(hand, 10), "a process started by hand outlived the testbed"
+        assert _netns(f"cl-{name}-") == set()
+    finally:
+        if hand is not None and hand.poll() is None:
+            hand.kill()
+            hand.wait()
+
+
+def _pids_in(ns: str) -> list[int]:
+    r = subprocess.run(["ip", "netns", "pids", ns], capture_output=True, text=True)
+    return [int(t) for t in r.stdout.split() if t.isdigit()]
+
+
+def test_foreground_up_exits_when_down_runs_from_another_shell():
+    name = _name("f")
+    up = subprocess.Popen([sys.executable, "-m", "castlab", "testbed", "up", "rlm1", "--name", name,
+                           "--receivers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    hand = None
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            line = up.stdout.readline()
+            if line.startswith("up;") or not line:
+                break
+        assert _netns(f"cl-{name}-"), up.stderr.read() if up.poll() is not None else "not up"
+        hand = _hand_started(f"cl-{name}-rcv1")
+        time.sleep(0.5)
+        down = subprocess.run([sys.executable, "-m", "castlab", "testbed", "down", name], capture_output=True,
+                              text=True, timeout=60)
+        assert down.returncode == 0, down.stderr
+        t0 = time.monotonic()
+        assert _ended_within(up, 15), "`testbed up` did not notice `testbed down`"
+        assert time.monotonic() - t0 < 15
+        assert up.returncode == 0
+        assert "is gone" in up.stderr.read()
+        assert _ended_within(hand, 10), "the hand-started process outlived `testbed down`"
+        assert _netns(f"cl-{name}-") == set()
+    finally:
+        for p in (up, hand):
+            if p is not None and p.poll() is None:
+                p.kill()
+                p.wait()
+        subprocess.run([sys.executable, "-m", "castlab", "testbed", "down", name], capture_output=True)

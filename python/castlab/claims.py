@@ -33,12 +33,15 @@ import math
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
-from castlab.stats import t_interval as _t_interval
+from castlab.stats import mean_interval as _mean_interval
 
-__all__ = ["KINDS", "UNCLASSIFIED", "Claim", "inconsistent", "within", "at_most", "at_least", "in_range", "in_band",
+__all__ = ["KINDS", "QUICK_NOTE", "UNCLASSIFIED", "Claim", "inconsistent", "within", "at_most", "at_least", "in_range", "in_band",
            "band_in_range", "band_at_least", "band_at_most", "t_interval"]
 
 KINDS = ("paper", "derived", "variant", "sanity")
+#: What a claim of a ``--quick`` run says beside its ``holds``: the shorter settings decide
+#: nothing about the paper (a claim can hold on them and fail on the full run).
+QUICK_NOTE = "quick run: not a verdict"
 # Until every experiment classifies its claims, a claim without a kind says so.
 UNCLASSIFIED = "unclassified"
 
@@ -167,8 +170,6 @@ def band_at_most(id: str, statement: str, bound: float, readings: dict[str, floa
 
 
 def t_interval(values: Sequence[float], confidence: float = 0.95) -> tuple[float, float, float]:
-    """Mean and the Student-t confidence interval (lo, hi) of `values` (n >= 2; with one value
-    the interval is that value)."""
-    return _t_interval(values, confidence)
-
-
+    """Mean and the Student-t confidence interval (lo, hi) of `values`; with fewer than two
+    values there is no interval (lo = hi = NaN), never a zero-width one."""
+    return _mean_interval(values, confidence)[:3]

@@ -13,17 +13,28 @@ from pathlib import Path
 from castlab import net
 from castlab.assign import parse_assignment, parse_grid
 from castlab.experiments import REGISTRY
-from castlab.experiments.common import write_summary
+from castlab.experiments.common import QUICK_NOTE, write_summary
 from castlab.parallel import process_pool, stop_pool, workers
 from castlab.report import KIND_ORDER, write_report
 from castlab.study.runner import SweepInterrupted
 
 
 def _cmd_list(args) -> int:
+    """One experiment a line: name and paper in columns sized to the longest entry, then the
+    figure and what it shows."""
     width = max(len(n) for n in REGISTRY)
+    paper = max(len(e.paper) for e in REGISTRY.values())
     for name, e in REGISTRY.items():
-        print(f"{name:<{width}}  {e.paper:<22} {e.figure:<14} {e.description}")
+        print(f"{name:<{width}}  {e.paper:<{paper}}  {e.figure}: {e.description}")
     return 0
+
+
+def net_unavailable():
+    """Why the real-network (net-*) experiments cannot run here (they need root and the
+    testbed's tools), or None."""
+    from castlab.testbed import available
+
+    return available()
 
 
 def _move_into(done: Path, out: Path) -> None:
@@ -53,7 +64,7 @@ def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
     try:
         result = exp.run(work, seed, quick=quick)
         wall = time.perf_counter() - t
-        summary = write_summary(work, exp, seed, result, wall)
+        summary = write_summary(work, exp, seed, result, wall, quick=quick)
         _move_into(work, out)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
@@ -61,16 +72,29 @@ def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
     ok = sum(c.holds for c in result.claims)
     paper = [c for c in result.claims if c.kind == "paper"]
     print(f"[{name}] {ok}/{len(result.claims)} claims hold ({sum(c.holds for c in paper)}/{len(paper)} of the "
-          f"paper's), {wall:.1f} s", file=sys.stderr, flush=True)
+          f"paper's), {wall:.1f} s" + (f" — {QUICK_NOTE} (shorter settings)" if quick else ""),
+          file=sys.stderr, flush=True)
     for c in sorted(result.claims, key=lambda c: KIND_ORDER.get(c.kind, len(KIND_ORDER))):
-        mark = "ok  " if c.holds else "FAIL"
-        ours = f"{c.ours:.6g} {c.unit}" if isinstance(c.ours, float) else f"{c.ours}"
-        print(f"  {mark} [{c.kind}] {c.id}: ours {ours} vs {c.paper_value} — {c.statement}")
-        if c.explanation and not c.holds:
-            print(f"       why: {c.explanation}")
-        if c.paper_inconsistent:
-            print(f"       the paper contradicts itself: {c.paper_inconsistent}")
+        print(_claim_text(c, quick))
     return summary
+
+
+def _claim_text(c, quick: bool, width: int = 100) -> str:
+    """A claim as printed: the mark ("ok", "FAIL", or in parentheses on a quick run, which is
+    not a verdict), kind, id, ours against the paper, the statement; wrapped at `width`."""
+    import textwrap
+
+    mark = ("ok" if c.holds else "FAIL") if not quick else ("(ok)" if c.holds else "(FAIL)")
+    ours = f"{c.ours:.6g} {c.unit}" if isinstance(c.ours, float) else f"{c.ours}"
+    wrap = lambda text, first: textwrap.fill(text, width, initial_indent=first,  # noqa: E731
+                                             subsequent_indent=" " * 7, break_on_hyphens=False)
+    lines = [wrap(f"[{c.kind}] {c.id}: ours {ours} vs {c.paper_value}" + (f" ({QUICK_NOTE})" if quick else "")
+                  + f" — {c.statement}", f"  {mark:<5}")]
+    if c.explanation and not c.holds:
+        lines.append(wrap(f"why: {c.explanation}", " " * 7))
+    if c.paper_inconsistent:
+        lines.append(wrap(f"the paper contradicts itself: {c.paper_inconsistent}", " " * 7))
+    return "\n".join(lines)
 
 
 def _reproduce_quiet(name: str, out: Path, seed: int, quick: bool) -> tuple[dict, str]:
@@ -131,6 +155,13 @@ def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, job
 def _cmd_reproduce(args) -> int:
     if args.all:
         names = list(REGISTRY)
+        net_names = [n for n in names if n.startswith("net-")]
+        reason = None if args.no_net else net_unavailable()
+        if args.no_net or reason:
+            names = [n for n in names if n not in net_names]
+            why = "--no-net" if args.no_net else f"{reason}; --no-net leaves them out without this note"
+            print(f"castlab reproduce: skipping the real-network experiments {', '.join(net_names)} ({why})",
+                  file=sys.stderr)
     elif args.name:
         if args.name not in REGISTRY:
             print(f"castlab: unknown experiment {args.name!r}; `castlab list` shows them", file=sys.stderr)
@@ -142,7 +173,16 @@ def _cmd_reproduce(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         print(f"castlab reproduce: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
         return 2
-    out = Path(args.out)
+    # Default folders never mix runs: out/NAME for one experiment, out/ (out/NAME each and the
+    # report) for --all; a folder holding another experiment's outputs is refused.
+    out = Path(args.out) if args.out else (Path("out") if args.all else Path("out") / names[0])
+    from castlab.outdir import OutDirError, check_all_out, check_reproduce_out
+
+    try:
+        check_all_out(out, names) if args.all else check_reproduce_out(out, names[0])
+    except OutDirError as e:
+        print(f"castlab reproduce: {e}", file=sys.stderr)
+        return 2
     jobs = min(args.jobs or 1, len(names))
     failed: list[tuple[str, str]] = []
     if args.all and jobs > 1:
@@ -203,10 +243,11 @@ def _cmd_sweep(args) -> int:
 
         from castlab.study import aggregate
 
+        from castlab.study.results import format_aggregate
+
         df = pd.DataFrame(rep.rows)
         df.attrs.update(params=rep.params, metrics=rep.metrics)
-        with pd.option_context("display.width", 200, "display.max_rows", 200):
-            print(aggregate(df).to_string(index=False))
+        print(format_aggregate(aggregate(df)))
     return 1 if rep.failed else 0
 
 
@@ -228,9 +269,26 @@ def _cmd_results(args) -> int:
     if args.csv:
         df.to_csv(args.csv, index=False)
         print(f"castlab results: {len(df)} rows -> {args.csv}", file=sys.stderr)
+    elif args.aggregate:
+        from castlab.study.results import format_aggregate
+
+        print(format_aggregate(df, args.confidence))
     else:
         with pd.option_context("display.width", 200, "display.max_rows", 500, "display.max_columns", 50):
             print(df.to_string(index=False))
+    return 0
+
+
+def _cmd_plot(args) -> int:
+    from castlab.plot import plot_path
+
+    metrics = [m for item in args.metric or [] for m in item.split(",") if m.strip()] or None
+    try:
+        png = plot_path(args.path, args.out, metrics=metrics, x=args.x, seed=args.seed)
+    except ValueError as e:
+        print(f"castlab plot: {e}", file=sys.stderr)
+        return 2
+    print(f"castlab plot: {png}", file=sys.stderr)
     return 0
 
 
@@ -256,6 +314,15 @@ def _add_study_parsers(sub) -> None:
     r.add_argument("--version", dest="version", help="read the results of this castlab version only")
     r.add_argument("--all-versions", action="store_true", help="read the results of every castlab version together")
     r.set_defaults(fn=_cmd_results)
+    pl = sub.add_parser("plot", help="plot a results store (a metric against a grid parameter) or a scenario run "
+                        "(levels, rates and queues over time)")
+    pl.add_argument("path", help="a results store (--store of a sweep) or a scenario run's --out folder")
+    pl.add_argument("--metric", action="append", metavar="NAME",
+                    help="store: the metric(s) to draw, full or short names (loss: every *.loss); default the first")
+    pl.add_argument("--x", metavar="PARAM", help="store: the grid parameter on the x axis (default: the first varying)")
+    pl.add_argument("--seed", type=int, help="scenario run: which seed (default: the first)")
+    pl.add_argument("--out", metavar="FILE.png", help="the PNG (default: PATH/plot.png or PATH/plot-seed-N.png)")
+    pl.set_defaults(fn=_cmd_plot)
 
 
 def _cmd_run(args) -> int:
@@ -287,7 +354,14 @@ def _cmd_scenario_run(args) -> int:
     except (ScenarioError, ValueError, OSError) as e:
         print(f"castlab scenario: {e}", file=sys.stderr)
         return 2
-    out = Path(args.out)
+    from castlab.outdir import OutDirError, check_scenario_out
+
+    out = Path(args.out) if args.out else Path("out") / scenario.name
+    try:
+        check_scenario_out(out, scenario.name, scenario.to_dict())
+    except OutDirError as e:
+        print(f"castlab scenario: {e}", file=sys.stderr)
+        return 2
     every: list[dict] = []
     for seed in seeds:
         run_dir = out / f"seed-{seed}"
@@ -333,7 +407,7 @@ def _add_scenario_parser(sub) -> None:
     r = ssub.add_parser("run", help="run FILE for each seed and print the per-receiver and per-flow table")
     r.add_argument("file", help="the scenario file (.toml)")
     r.add_argument("--seeds", help="seeds: 5, 1-3 or 1,4,7 (default: the file's `seeds`)")
-    r.add_argument("--out", default="out/scenario", help="output directory (default: out/scenario)")
+    r.add_argument("--out", default=None, help="output directory (default: out/NAME, the scenario's name)")
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a value by its dotted key (links.NAME.delay=20ms, duration=60s); repeatable")
     r.add_argument("--lenient", action="store_true",
@@ -360,10 +434,13 @@ def main(argv: list[str] | None = None) -> int:
     r = sub.add_parser("reproduce", help="reproduce an experiment (a paper figure or an engine check)")
     r.add_argument("name", nargs="?", help="experiment name (see `castlab list`)")
     r.add_argument("--all", action="store_true", help="every experiment, with a report")
-    r.add_argument("--out", default="out", help="output directory (default: out)")
+    r.add_argument("--out", default=None,
+                   help="output directory (default: out/NAME; with --all, out/ with a folder per experiment)")
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--quick", action="store_true", help="shorter runs, for a smoke test")
     r.add_argument("--strict", action="store_true", help="exit 1 if any claim does not hold")
+    r.add_argument("--no-net", action="store_true",
+                   help="with --all: leave out the real-network experiments (net-*: root and the namespace testbed)")
     r.add_argument("--jobs", type=int, default=None,
                    help="worker processes (default 1): with --all, experiments run at once; with NAME, its runs over seeds and points")
     r.set_defaults(fn=_cmd_reproduce)
@@ -378,7 +455,15 @@ def main(argv: list[str] | None = None) -> int:
 
     testbed_cli.add_parsers(sub)
     args = p.parse_args(argv)
-    return args.fn(args)
+    import warnings
+
+    # warnings about the user's input (a unit-less delay, an implausible rate) as one plain line
+    old_format = warnings.formatwarning
+    warnings.formatwarning = lambda msg, cat, *a, **k: f"castlab: warning: {msg}\n"
+    try:
+        return args.fn(args)
+    finally:
+        warnings.formatwarning = old_format
 
 
 if __name__ == "__main__":

@@ -7,6 +7,8 @@ import json
 import sys
 from pathlib import Path
 
+from castlab.claims import QUICK_NOTE
+
 __all__ = ["KIND_ORDER", "paper_claim_counts", "consistent_paper_counts", "unexplained_paper_failures",
            "write_report"]
 
@@ -50,7 +52,10 @@ def write_report(out: Path, summaries: list[dict]) -> None:
     (out / "report.json").write_text(json.dumps(summaries, indent=2, default=str) + "\n")
     counts = paper_claim_counts(summaries)
     kinds = sorted({k for ks in counts.values() for k in ks}, key=lambda k: KIND_ORDER.get(k, 9))
+    quick = any(s.get("quick") for s in summaries)
     lines = ["# castlab reproduction report", "",
+             *([f"**Quick run** (`--quick`, shorter settings): {QUICK_NOTE}; the counts below say what "
+                "the short settings gave, not whether the papers' claims hold.", ""] if quick else []),
              "| paper | " + " | ".join(f"{k} claims held" for k in kinds) + " |",
              "|---|" + "---|" * len(kinds)]
     for paper, ks in counts.items():

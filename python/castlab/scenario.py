@@ -27,6 +27,7 @@ import platform
 import re
 import shutil
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Union
@@ -149,6 +150,49 @@ class _Lines:
 # ----------------------------------------------------------------------------- validation
 
 
+class BareNumberWarning(UserWarning):
+    """A time or rate written in a scenario file without a unit (``delay = "5"``): read in SI
+    (seconds, bit/s), which is rarely what a bare 5 meant."""
+
+
+def did_you_mean(word: str, choices) -> str:
+    """" did you mean 'queue_limit'?" when `word` is close to one of `choices`, else ""."""
+    import difflib
+
+    close = difflib.get_close_matches(str(word), sorted(map(str, choices)), n=1, cutoff=0.6)
+    return f" did you mean {close[0]!r}?" if close else ""
+
+
+def written_at(lines: Optional["_Lines"], line: Optional[int], path: tuple) -> bool:
+    """Whether the file's `line` writes the key `path` ends with (``delay = ...``, or inside
+    an inline table): a default filled in by the reader has no line of its own."""
+    if lines is None or line is None or not path or not 1 <= line <= len(lines.lines):
+        return False
+    key = next((str(p) for p in reversed(path) if not isinstance(p, int)), "")
+    return re.search(rf"(^|[\s{{,]){re.escape(key)}\s*=", lines.lines[line - 1]) is not None
+
+
+def warn_bare_quantity(value: Any, key: str, line: Optional[int], source: Optional[str], si_unit: str) -> None:
+    """Warn (BareNumberWarning) when a file's time or rate has no unit; 0 needs none."""
+    from castlab.units import _NUMBER
+
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        return
+    if isinstance(value, str):
+        m = _NUMBER.match(value)
+        if not m or m.group(2):
+            return
+        number = float(m.group(1))
+    else:
+        number = float(value)
+    if number == 0:
+        return
+    at = f" (line {line})" if line is not None else ""
+    examples = '"5ms" or "5s"' if si_unit == "s" else '"5Mbps" or "5kbps"'
+    warnings.warn(f"{source + ': ' if source else ''}{key!r}{at}: {value!r} has no unit and is read as "
+                  f"{number:g} {si_unit}; write the unit ({examples}) to say which", BareNumberWarning, stacklevel=4)
+
+
 class _Checker:
     """Normalises a raw scenario dict, raising ScenarioError that names the key and line."""
 
@@ -181,9 +225,12 @@ class _Checker:
     def unit(self, fn, value, path: tuple, **kw) -> float:
         key, line = self.where(path)
         try:
-            return fn(value, key=key, line=line, strict=self.strict, **kw)
+            v = fn(value, key=key, line=line, strict=self.strict, **kw)
         except UnitError as e:
             raise ScenarioError((f"{self.source}: " if self.source else "") + str(e)) from None
+        if written_at(self.lines, line, path):  # in a file: a bare 5 is easily meant as 5 ms or 5 Mb/s
+            warn_bare_quantity(value, key, line, self.source, "s" if fn is parse_time else "bit/s")
+        return v
 
     def rate(self, value, path: tuple) -> float:
         return self.unit(parse_rate, value, path)
@@ -196,7 +243,8 @@ class _Checker:
             raise self.fail(path, f"expected a table, got {d!r}")
         for k in d:
             if k not in allowed:
-                raise self.fail(path + (k,), f"unknown key; allowed here: {', '.join(sorted(allowed))}")
+                raise self.fail(path + (k,), f"unknown key;{did_you_mean(k, allowed)} allowed here: "
+                                f"{', '.join(sorted(allowed))}")
         for k in required:
             if k not in d:
                 raise self.fail(path, f"missing required key {k!r}")

@@ -4,12 +4,13 @@ The engine is single-threaded (agents own plain, non-shared state), so the nativ
 "unsendable": used from another thread, PyO3 would panic with a Rust backtrace and raise
 ``PanicException``, which is not an ``Exception``. This subclass checks the thread first and
 raises a ``RuntimeError`` that says what to do instead. Every method and its documentation are
-the native class's (``castlab/_native.pyi``).
+the native class's (``castlab/_native.pyi``), plus ``tcp_goodput_bps``, computed from them.
 """
 
 from __future__ import annotations
 
 import threading
+from typing import Optional
 
 from castlab import _native
 
@@ -33,3 +34,16 @@ class Simulator(_native.Simulator):
                 "(castlab's sweeps use processes)"
             )
         return object.__getattribute__(self, name)
+
+    def tcp_goodput_bps(self, agent: int, start: float = 0.0, end: Optional[float] = None) -> float:
+        """Goodput of the TCP flow `agent` in bit/s: the bytes its sink delivered in order
+        (``tcp_stats(agent)["received_bytes"]``, retransmitted copies counted once) times 8,
+        over [`start`, `end`]. `start`: when the flow started (the ``start`` given to
+        ``add_tcp_flow``; 0 by default). `end`: the transfer's completion (``completed_at``)
+        when it has completed, else the simulator's current time (``now``)."""
+        st = self.tcp_stats(agent)
+        if end is None:
+            end = st["completed_at"] if st["completed_at"] is not None else self.now
+        if end <= start:
+            raise ValueError(f"tcp_goodput_bps: the interval [{start}, {end}] s is empty (start after the end?)")
+        return 8.0 * st["received_bytes"] / (end - start)

@@ -55,6 +55,7 @@ impl Simulator {
     /// included) needs one. Returns the number attached.
     /// Keyword arguments override `config_defaults("bcf")`. Every node is checked before
     /// any router is attached: a bad list attaches nothing.
+    /// `config`: the keyword overrides (`config_defaults("bcf_router")`).
     #[pyo3(signature = (nodes=None, **config))]
     fn add_bcf_routers(&mut self, nodes: Option<Vec<String>>, config: Option<&Bound<'_, PyDict>>) -> PyResult<usize> {
         let cfg: BcfConfig = build(config)?;
@@ -111,6 +112,8 @@ impl Simulator {
     /// fresh symbol at the request's level. Symbolic mode when `file` is None; with `file`
     /// (bytes) the real mode: RFC 6330 RaptorQ, one source block of `symbol_size`-byte symbols.
     /// Returns the agent id.
+    /// `port`, `flow`: its port and flow id (None: the next free ones); `packet_bytes`: the size of
+    /// a symbolic packet; `start`: seconds at which it answers.
     #[pyo3(signature = (node, port=None, packet_bytes=512, flow=None, file=None, symbol_size=448, start=0.0))]
     #[allow(clippy::too_many_arguments)]
     fn add_fountain_source(
@@ -157,6 +160,8 @@ impl Simulator {
     /// done after `needed_packets` distinct symbols (symbolic source) or once its RaptorQ
     /// decoder succeeds (real source; `needed_packets` is then ignored). Returns the agent id.
     /// Keyword arguments override `config_defaults("rainbow")`.
+    /// `start` seconds; `port`, `flow`: its port and flow id (None: the next free ones); `config`:
+    /// the keyword overrides.
     #[pyo3(signature = (node, source, start=0.0, needed_packets=2000, port=None, flow=None, **config))]
     #[allow(clippy::too_many_arguments)]
     fn add_rainbow_receiver(
@@ -186,6 +191,7 @@ impl Simulator {
 
     /// A Rainbow receiver's records: every symbol received until completion (time ns, symbol
     /// id), the window after each change, and counters (`done_s`, `start_s` in seconds).
+    /// `agent`: the receiver's agent id.
     fn rainbow_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let r = self.rainbow(agent)?;
         let rec = &r.rec;
@@ -209,6 +215,7 @@ impl Simulator {
     }
 
     /// The file a real-mode Rainbow receiver decoded (None before it is done, or symbolic).
+    /// `agent`: the receiver's agent id.
     fn rainbow_decoded<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Option<Bound<'py, PyBytes>>> {
         Ok(self.rainbow(agent)?.sink.decoded().map(|b| PyBytes::new(py, b)))
     }
@@ -216,6 +223,8 @@ impl Simulator {
     /// A PGM-like source over BCFS (§II-B.3): `count` original packets multicast to `group` at
     /// `rate_bps`; NAKs (BCF requests) answered with repairs (BCF replies). Returns the agent id.
     /// Keyword arguments override `config_defaults("bcf_pgm")`.
+    /// `node`: where the source runs; `start` seconds; `port`, `flow`: its port and flow id (None:
+    /// the next free ones); `config`: the keyword overrides.
     #[pyo3(signature = (node, group, count, rate_bps, start=0.0, port=None, flow=None, **config))]
     #[allow(clippy::too_many_arguments)]
     fn add_bcf_pgm_source(
@@ -249,6 +258,7 @@ impl Simulator {
     /// A PGM-like receiver over BCFS on `node`: joins `group`, NAKs gaps of the PGM agent
     /// `source`'s stream. Returns the agent id.
     /// Keyword arguments override the source's `PgmConfig` (e.g. `nak_timeout`, `idle_timeout`).
+    /// `start`: seconds at which it joins; `config`: the keyword overrides.
     #[pyo3(signature = (node, source, start=0.0, **config))]
     fn add_bcf_pgm_receiver(
         &mut self,
@@ -270,6 +280,7 @@ impl Simulator {
     }
 
     /// Counters of a PGM source or receiver.
+    /// `agent`: the source's or receiver's agent id.
     fn bcf_pgm_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let id = self.agent_id("agent", agent)?;
         if let Some(s) = self.inner.agent::<PgmSource>(id) {

@@ -129,6 +129,8 @@ impl Simulator {
 impl Simulator {
     /// An LE-SBCC multicast source on `node` sending session `flow` to `group` (§2, §5.1).
     /// Returns the agent id.
+    /// `start`: seconds at which it sends; `config`: the keyword overrides
+    /// (`config_defaults("lesbcc")`).
     #[pyo3(signature = (node, group, flow=0, start=0.0, **config))]
     fn add_lesbcc_source(
         &mut self,
@@ -149,6 +151,8 @@ impl Simulator {
 
     /// A PGM receiver of session `flow` on `node`: joins `group`, or (group None) listens for a
     /// unicast session on `port`. Returns the agent id.
+    /// `start`: seconds at which it joins; `config`: the keyword overrides
+    /// (`config_defaults("pgm")`).
     #[pyo3(signature = (node, group=None, flow=0, port=None, start=0.0, **config))]
     fn add_pgm_receiver(
         &mut self,
@@ -174,6 +178,8 @@ impl Simulator {
     /// Returns the source's agent id.
     /// Keyword overrides go to the source's configuration (`config_defaults("lesbcc")`) or the
     /// receiver's (`config_defaults("pgm")`), by name.
+    /// `port`: the receiver's port (None: the next free one); `start` seconds; `config`: the
+    /// keyword overrides.
     #[pyo3(signature = (src, dst, flow=None, port=None, start=0.0, **config))]
     #[allow(clippy::too_many_arguments)]
     fn add_lesbcc_unicast(
@@ -211,6 +217,7 @@ impl Simulator {
     /// cascade (lis, les, lprf_passed, rate_reductions...), rate_bps, srtt, sigma, and
     /// `receivers` (the node names in the order the cascade numbers them) with `les_per_receiver`
     /// counts X_i of Max-LPRF (after decay).
+    /// `agent`: the source's agent id.
     fn lesbcc_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let (_, s) = self.lesbcc(agent)?;
         let names: Vec<String> = s.receiver_addrs().iter().map(|a| self.inner.node_name(a.node).to_string()).collect();
@@ -221,11 +228,13 @@ impl Simulator {
     /// change), rtt_time_ns/rtt_sample_s/srtt_s/sigma_s/rtt_used (each sample offered),
     /// li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF,
     /// 3 reduction).
+    /// `agent`: the source's agent id.
     fn lesbcc_trace<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         lesbcc_trace_dict(py, self.lesbcc(agent)?.1)
     }
 
     /// Counters of a PGM receiver, and whether it holds all data the source announced.
+    /// `agent`: the receiver's agent id.
     fn pgm_receiver_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         pgm_receiver_stats_dict(py, self.pgm_receiver(agent)?)
     }
@@ -241,6 +250,8 @@ impl Simulator {
         self.inner.attach_extension(n, Box::new(NakAggregator::new(h))).map_err(err)
     }
 
+    /// The counters of the NAK aggregator on `node` (LI aggregation, LE-SBCC §3.3): NAKs forwarded
+    /// and suppressed (also after a repair), repairs seen.
     fn nak_aggregator_stats<'py>(&self, py: Python<'py>, node: &str) -> PyResult<Bound<'py, PyDict>> {
         let n = self.node("node", node)?;
         let a = self.inner.extension::<NakAggregator>(n).ok_or_else(|| bad("node", node, "has no NAK aggregator"))?;
@@ -259,6 +270,8 @@ impl Simulator {
 /// Drive the LE-SBCC source cascade with synthetic LI streams (§3.1.4, Fig. 11-12): classes
 /// of receivers given as (count, loss probability, RTT seconds); `packets` sent at the
 /// cascade's rate; each loss at each receiver is one LI after that receiver's RTT.
+/// `seed`: the random stream's seed; `config`: the keyword overrides of the source
+/// (`config_defaults("lesbcc")`).
 #[pyfunction]
 #[pyo3(signature = (classes, packets=6000, seed=0, **config))]
 fn lesbcc_synthetic<'py>(
@@ -315,6 +328,7 @@ fn lesbcc_synthetic<'py>(
 
 /// The TFRC average loss interval ŝ_i of LE-SBCC §4.1: `intervals` newest first (s_1, s_2,
 /// ...), `s0` the packets since the last LE, weights all 1 (n of them), discount `alpha`.
+/// `i`: the i of ŝ_i (§4.1).
 #[pyfunction]
 #[pyo3(signature = (intervals, s0, i=1, n=8, alpha=0.95))]
 fn tfrc_average_interval(intervals: Vec<i64>, s0: i64, i: i64, n: i64, alpha: f64) -> PyResult<Option<f64>> {

@@ -211,16 +211,23 @@ impl Simulator {
         self.inner.now().as_secs_f64()
     }
 
+    /// The master seed every random stream of this simulator is derived from.
     #[getter]
     fn seed(&self) -> u64 {
         self.inner.seed()
     }
 
+    /// Add a node called `name` (unique); returns its id.
     fn add_node(&mut self, name: &str) -> PyResult<u32> {
         self.inner.add_node(name).map(|n| n.0).map_err(err)
     }
 
     /// Add a duplex link; returns the channel ids (a→b, b→a).
+    /// `a`, `b`: node names; `rate_bps` bit/s and `delay` seconds each way; `queue`: "droptail"
+    /// (`queue_limit_pkts` waiting packets) or "red" (`red_min_th`, `red_max_th` in packets,
+    /// `red_max_p`, `red_w_q`, `red_gentle`, `red_mark` to mark instead of drop, `mean_pkt_bytes`
+    /// for the idle-time decay; Floyd & Jacobson 1993); `loss_ab`, `loss_ba`: Bernoulli loss per
+    /// direction; `cost`: the routing cost.
     #[pyo3(signature = (a, b, rate_bps, delay, queue="droptail", queue_limit_pkts=50, loss_ab=0.0, loss_ba=0.0, cost=1,
         red_min_th=5.0, red_max_th=15.0, red_max_p=0.1, red_w_q=0.002, red_gentle=false, red_mark=false, mean_pkt_bytes=1000))]
     #[allow(clippy::too_many_arguments)]
@@ -287,6 +294,8 @@ impl Simulator {
     }
 
     /// A layered CBR source (RLM §4 law): layer m at rates_bps[m] on groups[m].
+    /// `node`: where it runs; `packet_size` bytes; `flow`: the flow id its packets carry; from
+    /// `start` to `stop` seconds (None: the end of the run); `jitter`: RLM §4's random send times.
     #[pyo3(signature = (node, groups, rates_bps, packet_size=1000, flow=0, start=0.0, stop=None, jitter=true))]
     #[allow(clippy::too_many_arguments)]
     fn add_layered_source(
@@ -324,6 +333,8 @@ impl Simulator {
     }
 
     /// A unicast CBR source to (dst, dst_port); jitter as RLM §4 when `jitter`.
+    /// `node`: where it runs; `rate_bps` bit/s in `packet_size`-byte packets, flow id `flow`, from
+    /// `start` to `stop` seconds (None: the end of the run).
     #[pyo3(signature = (node, dst, dst_port, rate_bps, packet_size=1000, flow=0, start=0.0, stop=None, jitter=false))]
     #[allow(clippy::too_many_arguments)]
     fn add_cbr(
@@ -354,6 +365,7 @@ impl Simulator {
     /// (layer m on groups[m]) following `schedule`, a list of (time_s, level). `record`:
     /// "summary" (counters and the online worst-case loss for `windows`, in seconds) or
     /// "arrivals" (also every arrival and gap).
+    /// `start`: seconds at which the sink starts (the schedule's times are absolute).
     #[pyo3(signature = (node, groups=vec![], schedule=vec![], port=None, start=0.0, record="summary", windows=vec![]))]
     #[allow(clippy::too_many_arguments)]
     fn add_sink(
@@ -461,17 +473,20 @@ impl Simulator {
     }
 
     /// A sink's arrivals: time_ns, flow, layer, seq, size (numpy arrays).
+    /// `agent`: the sink's agent id (added with `record="arrivals"`).
     fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         sink_arrivals_dict(py, &sink::recorded(self.sink(agent)?)?.records)
     }
 
     /// A sink's detected losses: time_ns, flow, layer, count (numpy arrays).
+    /// `agent`: the sink's agent id (added with `record="arrivals"`).
     fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         sink_losses_dict(py, &sink::recorded(self.sink(agent)?)?.records)
     }
 
     /// Worst-case loss rate of a sink over windows of `window` seconds (RLM §4.2): the online
     /// value for a configured window, else computed from the recorded arrivals.
+    /// `agent`: the sink's agent id.
     fn sink_worst_window_loss(&self, agent: i64, window: f64) -> PyResult<f64> {
         let w = duration_s("window", window)?;
         if w.is_zero() {
@@ -491,6 +506,9 @@ impl Simulator {
         Ok(metrics::worst_window_loss(&t, &rec, &lost, w.as_nanos()))
     }
 
+    /// The counters of channel `channel` (arrivals, enqueued, drops_forced, drops_early, marked,
+    /// departures, bytes_departed, lost_random, delivered, ext_drops) and its set-up (from, to,
+    /// rate_bps, delay) with the current queue_len and queue_avg.
     fn channel_stats<'py>(&self, py: Python<'py>, channel: i64) -> PyResult<Bound<'py, PyDict>> {
         let ch = self.chan("channel", channel)?;
         let s = self.inner.channel_stats(ch).expect("checked");
@@ -532,6 +550,8 @@ impl Simulator {
         Ok(d)
     }
 
+    /// The packet fates at `node`: ext_drops, ext_consumed (router extensions), delivered_local,
+    /// no_listener, no_route, mc_unwanted.
     fn node_stats<'py>(&self, py: Python<'py>, node: &str) -> PyResult<Bound<'py, PyDict>> {
         let n = self.node("node", node)?;
         let s = self.inner.node_stats(n).expect("checked");
@@ -595,6 +615,7 @@ impl Simulator {
 
 /// Worst-case windowed loss over an event process (RLM §4.2): `times_ns` sorted; at each
 /// event `received` packets arrived and `lost` were detected lost.
+/// `window`: the window length in seconds.
 #[pyfunction]
 fn worst_window_loss(times_ns: Vec<u64>, received: Vec<u64>, lost: Vec<u64>, window: f64) -> PyResult<f64> {
     if times_ns.len() != received.len() || times_ns.len() != lost.len() {

@@ -167,6 +167,9 @@ impl NetDriver {
 
     /// A layered CBR source (RLM §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
     /// sending at `stop` seconds (driver time) if given.
+    /// `agent_id`: the agent's id in this driver (unique, >= 0); `node`: the node id it speaks as;
+    /// `port`: its UDP port; `packet_size` bytes; `flow`: the flow id its packets carry; `jitter`:
+    /// RLM §4's random send times.
     #[pyo3(signature = (agent_id, node, port, groups, rates_bps, packet_size=1000, flow=0, jitter=true, stop=None))]
     #[allow(clippy::too_many_arguments)]
     fn add_layered_source(
@@ -206,6 +209,9 @@ impl NetDriver {
 
     /// An RLC source (Vicisano et al.): layer i on `groups[i]`, SPs and burst tests.
     /// Overrides: config_defaults("rlc").
+    /// `agent_id`, `node`, `port`: the agent's id in this driver, its node id and UDP port;
+    /// `flow`: the data flow id; `stop`: driver seconds to stop at (None: never); `config`: the
+    /// keyword overrides.
     #[pyo3(signature = (agent_id, node, port, groups, flow=0, stop=None, **config))]
     #[allow(clippy::too_many_arguments)]
     fn add_rlc_source(
@@ -227,6 +233,8 @@ impl NetDriver {
     }
 
     /// An RLC receiver of the layers on `groups`. Overrides: config_defaults("rlc").
+    /// `agent_id`, `node`, `port`: the agent's id in this driver, its node id and UDP port;
+    /// `flow`: the session's data flow id; `config`: the keyword overrides.
     #[pyo3(signature = (agent_id, node, port, groups, flow=0, **config))]
     #[allow(clippy::too_many_arguments)]
     fn add_rlc_receiver(
@@ -245,12 +253,14 @@ impl NetDriver {
     }
 
     /// An RLC receiver's records (as `Simulator.rlc_records`).
+    /// `agent`: the receiver's agent id.
     fn rlc_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         crate::rlc::rlc_records_dict(py, self.get::<RlcReceiver>(agent, "an RLC receiver")?)
     }
 
     /// A measuring sink: unicast on its port, and subscribed by level to `groups` following
     /// `schedule`, a list of (time_s in driver time, level).
+    /// `agent_id`, `node`: the agent's id in this driver and its node id.
     #[pyo3(signature = (agent_id, node, port, groups=vec![], schedule=vec![]))]
     fn add_sink(
         &mut self,
@@ -273,6 +283,8 @@ impl NetDriver {
 
     /// An RLM receiver (McCanne et al. §3): layer m on `data_groups[m]`, announcements on
     /// `control_group`. Overrides: config_defaults("rlm") (durations in seconds).
+    /// `agent_id`, `node`, `port`: the agent's id in this driver, its node id and UDP port;
+    /// `config`: the keyword overrides.
     #[pyo3(signature = (agent_id, node, port, data_groups, control_group, **config))]
     fn add_rlm_receiver(
         &mut self,
@@ -296,6 +308,8 @@ impl NetDriver {
     /// An LE-SBCC source over the PGM-like transport (Thapliyal et al. §2, §5.1) sending
     /// session `flow` to `group`. Overrides: config_defaults("lesbcc") (`policy="tfrc"` for the
     /// §4 module; durations in seconds).
+    /// `agent_id`, `node`, `port`: the agent's id in this driver, its node id and UDP port;
+    /// `config`: the keyword overrides.
     #[pyo3(signature = (agent_id, node, port, group, flow=0, **config))]
     #[allow(clippy::too_many_arguments)]
     fn add_lesbcc_source(
@@ -316,6 +330,8 @@ impl NetDriver {
 
     /// A PGM receiver of session `flow` that NAKs its losses (§5.1): joins `group`, or (None)
     /// listens for a unicast session on its port. Overrides: config_defaults("pgm").
+    /// `agent_id`, `node`: the agent's id in this driver and its node id; `config`: the keyword
+    /// overrides.
     #[pyo3(signature = (agent_id, node, port, group=None, flow=0, **config))]
     fn add_pgm_receiver(
         &mut self,
@@ -414,34 +430,44 @@ impl NetDriver {
     }
 
     /// Packets sent so far by a layered source, per layer.
+    /// `agent`: the source's agent id.
     fn source_sent(&self, agent: i64) -> PyResult<Vec<u64>> {
         let s = self.get::<CbrSource>(agent, "is not a layered source")?;
         Ok(s.streams().iter().map(|st| st.sent()).collect())
     }
 
+    /// A sink's arrivals (time_ns, flow, layer, seq, size; numpy arrays, driver time); `agent`:
+    /// the sink's agent id.
     fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         sink_arrivals_dict(py, &self.get::<LayeredSink>(agent, "is not a sink")?.records)
     }
 
+    /// A sink's detected losses (time_ns, flow, layer, count; numpy arrays, driver time);
+    /// `agent`: the sink's agent id.
     fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         sink_losses_dict(py, &self.get::<LayeredSink>(agent, "is not a sink")?.records)
     }
 
     /// A sink's current level.
+    /// `agent`: the sink's agent id.
     fn sink_level(&self, agent: i64) -> PyResult<u32> {
         Ok(self.get::<LayeredSink>(agent, "is not a sink")?.level())
     }
 
+    /// An RLM receiver's records, as `Simulator.rlm_records` (times in driver ns); `agent`: the
+    /// receiver's agent id.
     fn rlm_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         rlm_records_dict(py, &self.get::<RlmReceiver>(agent, "is not an RLM receiver")?.records)
     }
 
+    /// An RLM receiver's current state, as `Simulator.rlm_status`; `agent`: its agent id.
     fn rlm_status<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         rlm_status_dict(py, self.get::<RlmReceiver>(agent, "is not an RLM receiver")?)
     }
 
     /// As `Simulator.lesbcc_stats`; `receivers` are the receivers' IPv4 addresses (or
     /// "node N" for a node the session table does not list).
+    /// `agent`: the source's agent id.
     fn lesbcc_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let s = self.get::<LesbccSource>(agent, "is not an LE-SBCC source")?;
         let t = self.inner.table();
@@ -453,10 +479,13 @@ impl NetDriver {
         lesbcc_stats_dict(py, s, names)
     }
 
+    /// An LE-SBCC source's records, as `Simulator.lesbcc_trace` (times in driver ns); `agent`: the
+    /// source's agent id.
     fn lesbcc_trace<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         lesbcc_trace_dict(py, self.get::<LesbccSource>(agent, "is not an LE-SBCC source")?)
     }
 
+    /// A PGM receiver's counters (as `Simulator.pgm_receiver_stats`); `agent`: its agent id.
     fn pgm_receiver_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         pgm_receiver_stats_dict(py, self.get::<PgmReceiver>(agent, "is not a PGM receiver")?)
     }

@@ -29,6 +29,9 @@ impl Simulator {
 impl Simulator {
     /// An NLM sender on `node` (§3.1): layer m at `rates_bps[m]`, every layer on `group` (whose
     /// source must be `node`), SESS every ss_intvl. Returns the agent id.
+    /// `packet_size` bytes; `flow`: the flow id; from `start` to `stop` seconds (None: the end of
+    /// the run); `jitter`: random send times; `config`: the keyword overrides
+    /// (`config_defaults("nlm")`).
     #[pyo3(signature = (node, group, rates_bps, packet_size=1024, flow=0, start=0.0, stop=None, jitter=true, **config))]
     #[allow(clippy::too_many_arguments)]
     fn add_nlm_sender(
@@ -59,6 +62,7 @@ impl Simulator {
     /// An NLM receiver on `node` joining `group` at `start` (§3.4: DROP_REQ upstream when its
     /// loss rate over all layers exceeds loss_th); counts arrivals and losses per layer in bins
     /// of `bin` seconds. Returns the agent id.
+    /// `config`: the keyword overrides (`config_defaults("nlm")`).
     #[pyo3(signature = (node, group, layers=5, start=0.0, bin=1.0, **config))]
     fn add_nlm_receiver(
         &mut self,
@@ -82,6 +86,8 @@ impl Simulator {
     /// Make `node` an LMR (§3.2). With `meter_channel`, also count per flow and layer the data
     /// packets offered to that output channel's queue after the filters, and those its DropTail
     /// queue dropped, in bins of `meter_bin` seconds.
+    /// `meter_layers`: how many layers the meter counts; `config`: the keyword overrides
+    /// (`config_defaults("lmr")`).
     #[pyo3(signature = (node, meter_channel=None, meter_bin=1.0, meter_layers=8, **config))]
     fn attach_lmr(
         &mut self,
@@ -103,6 +109,7 @@ impl Simulator {
 
     /// A loss meter alone (no LMR) on `channel`, an output channel of `node`: measures a plain
     /// DropTail router the way `attach_lmr` measures an LMR (for RLM on the same set-up).
+    /// Counts in bins of `bin` seconds for `layers` layers.
     #[pyo3(signature = (node, channel, bin=1.0, layers=8))]
     fn attach_loss_meter(&mut self, node: &str, channel: i64, bin: f64, layers: i64) -> PyResult<()> {
         let n = self.node("node", node)?;
@@ -112,6 +119,7 @@ impl Simulator {
 
     /// A meter's counts: `bin_s`, `channel`, and `flows`: {flow: {"passed", "dropped"}} with
     /// 2-D arrays [bin, layer] (packets offered to the queue after the filters / dropped by it).
+    /// `node`: the node the meter is attached to.
     fn loss_meter<'py>(&self, py: Python<'py>, node: &str) -> PyResult<Bound<'py, PyDict>> {
         let n = self.node("node", node)?;
         let r = self.inner.extension::<NlmRouter>(n).ok_or_else(|| bad("node", node, "has no NLM router"))?;
@@ -138,6 +146,7 @@ impl Simulator {
     /// and discarded; kinds 2 DROP_REQ, 3 ADD_REQ), DROP/ADD decisions (`dec_*`; kind 2 DROP,
     /// 3 ADD), add_intvl updates (`intvl_*`; reasons 0 success, 1 congestion, 2 DROP_REQ,
     /// 3 no SESS), and `sess_processed`.
+    /// `node`: the LMR's node name.
     fn lmr_records<'py>(&self, py: Python<'py>, node: &str) -> PyResult<Bound<'py, PyDict>> {
         let d = records::table(py, &self.lmr_core(node)?.records)?;
         // the codes' names, indexed by code: names["lcur_cause"][code] and so on
@@ -188,6 +197,7 @@ impl Simulator {
 
     /// A sender's records: its L_cur changes (`level_time_ns`, `level`, `level_cause`),
     /// requests received (`req_*`), and counts `sess_sent`, `data_sent`, `data_withheld`.
+    /// `agent`: the sender's agent id.
     fn nlm_sender_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let id = self.agent_id("agent", agent)?;
         let s = self.inner.agent::<NlmSender>(id).ok_or_else(|| bad("agent", agent, "is not an NLM sender"))?;
@@ -197,6 +207,7 @@ impl Simulator {
     /// A receiver's records: `bin_s`, `received` and `lost` as 2-D arrays [bin, layer] (loss
     /// from sequence gaps), windows over loss_th (`over_time_ns`, `over_loss`), DROP_REQs it
     /// generated (`req_time_ns`, `req_level`, `req_to`), and totals.
+    /// `agent`: the receiver's agent id.
     fn nlm_receiver_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let id = self.agent_id("agent", agent)?;
         let rx = self.inner.agent::<NlmReceiver>(id).ok_or_else(|| bad("agent", agent, "is not an NLM receiver"))?;

@@ -60,6 +60,7 @@ impl Simulator {
 
     /// An RLC receiver on `node` for the session on `groups` with data flow id `flow`,
     /// starting at `start` seconds. Overrides: config_defaults("rlc"). Returns the agent id.
+    /// `config`: the keyword overrides.
     #[pyo3(signature = (node, groups, flow, start=0.0, **config))]
     fn add_rlc_receiver(
         &mut self,
@@ -80,11 +81,13 @@ impl Simulator {
     /// An RLC receiver's records: `level_time_ns` and `level` (every level change),
     /// `received` and `lost` (packets per layer), `bytes`, `late`, `ignored` (losses in deaf
     /// periods), `sps_seen`, `join_ns`, `drop_ns`.
+    /// `agent`: the receiver's agent id.
     fn rlc_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         rlc_records_dict(py, self.rlc(agent)?)
     }
 
     /// The configuration an RLC receiver runs with (durations in seconds).
+    /// `agent`: the receiver's agent id.
     fn rlc_config<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         config_dict(py, self.rlc(agent)?.config())
     }

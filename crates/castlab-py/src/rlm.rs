@@ -71,6 +71,7 @@ impl Simulator {
     /// session messages on `control_group`, starting at `start` seconds. Keyword arguments
     /// override fields of the protocol's configuration (`config_defaults("rlm")`: the paper's
     /// §4 values). Returns the agent id.
+    /// `config`: the keyword overrides.
     #[pyo3(signature = (node, data_groups, control_group, start=0.0, **config))]
     fn add_rlm_receiver(
         &mut self,
@@ -110,6 +111,7 @@ impl Simulator {
     /// sequence gap), data arrivals (`arr_time_ns`), suppressed join-timers (`supp_*`),
     /// shared-learning backoffs (`shared_*`), heard announcements (`heard_*`), and the counts
     /// `received`, `lost`, `control_sent`, `ignored`.
+    /// `agent`: the receiver's agent id.
     fn rlm_records<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         rlm_records_dict(py, &self.rlm(agent)?.records)
     }
@@ -117,11 +119,13 @@ impl Simulator {
     /// A receiver's current protocol state: `level`, `state` ("S", "H", "M" or "D"),
     /// `receivers_estimate`, `detection_mean` and `detection_dev` (s), `detection_window` (s),
     /// `t_max_effective` (s), `loss_rate`, `join_timer_means` (s, index k-1 for level k).
+    /// `agent`: the receiver's agent id.
     fn rlm_status<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         rlm_status_dict(py, self.rlm(agent)?)
     }
 
     /// The configuration a receiver runs with (durations in seconds).
+    /// `agent`: the receiver's agent id.
     fn rlm_config<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         config_dict(py, self.rlm(agent)?.config())
     }
@@ -131,6 +135,7 @@ impl Simulator {
     /// window in the receiver's `windows` it is the value computed online while it ran; else
     /// it is computed by `castlab_sim::metrics` from the recorded arrivals, which needs
     /// `record="arrivals"`. Both give the same number to the last bit.
+    /// `agent`: the receiver's agent id.
     fn rlm_worst_window_loss(&self, agent: i64, window: f64) -> PyResult<f64> {
         let r = self.rlm(agent)?;
         let w = duration_s("window", window)?;

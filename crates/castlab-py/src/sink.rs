@@ -49,6 +49,7 @@ impl Simulator {
     /// `layer_received` / `layer_lost` (numpy, index = layer), `first_arrival_ns` /
     /// `last_arrival_ns` (None before any), `record`, and `worst_window_loss`, a dict from each
     /// configured window (seconds) to the online worst-case loss.
+    /// `agent`: the sink's agent id.
     fn sink_summary<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let k = self.sink(agent)?;
         let s = &k.summary;

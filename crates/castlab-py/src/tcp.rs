@@ -41,6 +41,9 @@ impl Simulator {
     /// style): adds the sink on `dst` (bound to `port`, or the next free port) and the sender on
     /// `src`; returns the sender's agent id. Sizes in bytes, times in seconds.
     /// Keyword arguments override fields of the TCP configuration (`config_defaults("tcp")`).
+    /// `variant`: "newreno" or "reno"; from `start` to `stop` seconds (None: the end of the run);
+    /// `transfer_bytes`: the transfer's size (None: unbounded); `flow`: the flow id (None: the next
+    /// free one); `config`: the keyword overrides.
     #[pyo3(signature = (src, dst, variant="newreno", start=0.0, stop=None, transfer_bytes=None, port=None, flow=None,
         **config))]
     #[allow(clippy::too_many_arguments)]
@@ -106,6 +109,7 @@ impl Simulator {
     /// retransmit, 2 NewReno partial ACK, 3 timeout, 4 go-back-N after a timeout),
     /// timeout_time_ns/timeout_rto_ns, ack_time_ns/acked_bytes (cumulative bytes acknowledged),
     /// and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).
+    /// `agent`: the sender's agent id.
     fn tcp_trace<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let (id, s) = self.tcp_sender(agent)?;
         let d = records::table(py, &s.trace)?;
@@ -115,6 +119,7 @@ impl Simulator {
     }
 
     /// Counters and current state of a TCP sender and its sink (bytes, seconds).
+    /// `agent`: the sender's agent id (what `add_tcp_flow` returned).
     fn tcp_stats<'py>(&self, py: Python<'py>, agent: i64) -> PyResult<Bound<'py, PyDict>> {
         let (id, s) = self.tcp_sender(agent)?;
         let (sink_id, sink) = self.tcp_sink_of(id).ok_or_else(|| bad("agent", agent, "has no TCP sink"))?;

@@ -14,43 +14,55 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-import numpy as np
 
-from castlab.claims import (KINDS, UNCLASSIFIED, Claim, at_least, at_most, band_at_least, band_at_most,
+from castlab.claims import (KINDS, QUICK_NOTE, UNCLASSIFIED, Claim, at_least, at_most, band_at_least, band_at_most,
                             band_in_range, in_band, in_range, inconsistent, t_interval, within)
 from castlab.parallel import map_runs
+from castlab.stats import describe_interval, mean_interval
 
-__all__ = ["KINDS", "UNCLASSIFIED", "Claim", "inconsistent", "within", "at_most", "at_least", "in_range", "in_band",
+__all__ = ["KINDS", "QUICK_NOTE", "UNCLASSIFIED", "NONNEGATIVE_UNITS", "Claim", "inconsistent", "within", "at_most", "at_least", "in_range", "in_band",
            "band_in_range", "band_at_least", "band_at_most", "t_interval", "map_runs", "over_seeds",
            "claim_over_seeds", "with_seed_interval", "Experiment", "Result", "write_summary", "timed"]
 
 
-def over_seeds(values: Sequence[float], confidence: float = 0.95, label: str = "") -> tuple[float, str]:
+# Units of quantities that cannot be negative: the interval over seeds of a claim in one of these
+# units is clipped at 0 (``claim_over_seeds``; the note says so when it clips).
+NONNEGATIVE_UNITS = {"loss fraction", "fraction", "ratio", "s", "ms", "bps", "b/s", "kb/s", "Mb/s"}
+
+
+def over_seeds(values: Sequence[float], confidence: float = 0.95, label: str = "", *,
+               nonnegative: bool = False) -> tuple[float, str]:
     """The mean of per-seed values and the note that ends the statement of a claim decided on
-    it: the number of (finite) seeds and the Student-t interval of that mean (`label` names the
-    reading it belongs to, when the claim is decided on several)."""
+    it: the number of (finite) seeds and the Student-t interval of that mean ("1 seed: no
+    interval" for one). `label` names the reading it belongs to, when the claim is decided on
+    several; a `nonnegative` quantity's lower bound is clipped at 0."""
     vals = [float(v) for v in values]
-    mean, lo, hi = t_interval(vals, confidence)
-    n = sum(1 for v in vals if np.isfinite(v))
+    mean = mean_interval(vals, confidence)[0]
     where = f"{label}: " if label else ""
-    return mean, f" [{where}mean of {n} seeds; {confidence * 100:.0f} % t interval {lo:.3g}..{hi:.3g}]"
+    return mean, f" [{where}{describe_interval(vals, confidence, nonnegative=nonnegative)}]"
 
 
-def with_seed_interval(c: Claim, values: Sequence[float], confidence: float = 0.95, label: str = "") -> Claim:
+def with_seed_interval(c: Claim, values: Sequence[float], confidence: float = 0.95, label: str = "", *,
+                       nonnegative: bool | None = None) -> Claim:
     """A claim already decided on the mean of `values` (or on a band whose `label` reading is
     that mean), with the mean's t interval appended to its statement as ``over_seeds`` writes
-    it: the one place the interval of a claim over seeds goes."""
-    _, note = over_seeds(values, confidence, label)
+    it: the one place the interval of a claim over seeds goes. `nonnegative` defaults to the
+    claim's unit being one of NONNEGATIVE_UNITS."""
+    if nonnegative is None:
+        nonnegative = c.unit in NONNEGATIVE_UNITS
+    _, note = over_seeds(values, confidence, label, nonnegative=nonnegative)
     c.statement += note
     return c
 
 
 def claim_over_seeds(make: Callable[..., Claim], per_seed: Sequence[float], *args, **kw) -> Claim:
     """``make(id, statement, ..., ours, ...)`` with ``ours`` the mean over seeds of ``per_seed`` and
-    the statement ending with the seeds' count and the 95 % t interval (``over_seeds``).
-    ``args`` holds the builder's positional arguments with ``None`` where ``ours`` goes."""
+    the statement ending with the seeds' count and the 95 % t interval (``over_seeds``; clipped
+    at 0 when the claim's unit is one of NONNEGATIVE_UNITS). ``args`` holds the builder's
+    positional arguments with ``None`` where ``ours`` goes."""
     values = per_seed.to_numpy(float) if hasattr(per_seed, "to_numpy") else per_seed
-    mean, note = over_seeds(values)
+    nonneg = any(isinstance(a, str) and a in NONNEGATIVE_UNITS for a in args[2:])
+    mean, note = over_seeds(values, nonnegative=nonneg)
     args = [mean if a is None else a for a in args]
     args[1] = args[1] + note
     return make(*args, **kw)
@@ -72,7 +84,13 @@ class Result:
     files: list[str] = field(default_factory=list)
 
 
-def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s: float) -> dict:
+def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s: float, quick: bool = False) -> dict:
+    """summary.json; a ``quick`` run is marked as a whole (``"quick": true``) and per claim
+    (``"verdict": QUICK_NOTE``), so its ``holds`` is not read as the experiment's result."""
+    claims = [asdict(c) for c in result.claims]
+    if quick:
+        for c in claims:
+            c["verdict"] = QUICK_NOTE
     summary = {
         "experiment": exp.name,
         "paper": exp.paper,
@@ -81,7 +99,8 @@ def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s:
         "params": result.params,
         "wall_s": round(wall_s, 3),
         "machine": f"{platform.machine()} {platform.system()} python {platform.python_version()}",
-        "claims": [asdict(c) for c in result.claims],
+        "quick": bool(quick),
+        "claims": claims,
         "files": result.files,
     }
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json_default) + "\n")

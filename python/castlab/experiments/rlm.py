@@ -24,8 +24,9 @@ import pandas as pd
 
 from castlab import Simulator, run_with_progress
 from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_range, map_runs,
-                                        t_interval, within)
+                                        within)
 from castlab.experiments.plotting import figure, save
+from castlab.stats import describe_interval, mean_interval
 
 PAPER = "McCanne et al. 1996"
 LAYER_RATES_BPS = [32e3 * 2**m for m in range(6)]  # §4: 32·2^m kb/s, m = 0..5
@@ -54,12 +55,16 @@ def optimal_level(capacity_bps: float) -> int:
     return max(n for n in range(1, len(LAYER_RATES_BPS) + 1) if n == 1 or cumulative_rate_bps(n) <= capacity_bps)
 
 
-def over_seeds(values) -> tuple[float, str]:
+def over_seeds(values, nonnegative: bool = False) -> tuple[float, str]:
     """The mean of per-seed values and a note for the claim's statement giving the number of
-    seeds and the 95 % Student-t interval of that mean."""
-    mean, lo, hi = t_interval(list(values))
-    n = sum(1 for v in values if np.isfinite(v))
-    return mean, f" [mean of {n} seeds; 95 % t interval {lo:.3g}..{hi:.3g}]"
+    seeds and the 95 % Student-t interval of that mean ("1 seed: no interval" for one seed;
+    a `nonnegative` quantity's lower bound is clipped at 0, and the note says so)."""
+    mean, _, _, _ = mean_interval(list(values))
+    return mean, f" [{describe_interval(list(values), nonnegative=nonnegative)}]"
+
+
+# Units of quantities that cannot be negative: their intervals over seeds are clipped at 0.
+NONNEGATIVE_UNITS = {"loss fraction", "fraction", "ratio", "s", "ms", "bps", "kb/s", "Mb/s"}
 
 
 def excursions_above_s(t: np.ndarray, lv: np.ndarray, opt: int, t_from: float, t_end: float) -> list[float]:
@@ -315,7 +320,8 @@ def _claim_over_seeds(make: Callable[..., Claim], per_seed: pd.Series, *args, **
     """``make(id, statement, ..., ours, ...)`` with ``ours`` the mean over seeds of ``per_seed`` and
     the statement ending with the seeds' count and 95 % t interval. ``args`` holds the builder's
     positional arguments with ``None`` where ``ours`` goes."""
-    mean, note = over_seeds(per_seed.to_numpy(float))
+    nonneg = any(isinstance(a, str) and a in NONNEGATIVE_UNITS for a in args[2:])
+    mean, note = over_seeds(per_seed.to_numpy(float), nonnegative=nonneg)
     args = [mean if a is None else a for a in args]
     args[1] = args[1] + note
     return make(*args, **kw)
@@ -344,7 +350,8 @@ def _plot_worst(out: Path, stem: str, worst: pd.DataFrame, key: str, xlabel: str
                 ax.plot([x0, x1], [y, y], "-.", color=f"C{k}", lw=0.9, label=f"paper, {lab}")
     ax.set_title(title)
     _loss_axes(ax, xlabel)
-    ax.set_ylabel(f"Loss Rate (worst over receivers; mean of {n_seeds} seed{'s' if n_seeds > 1 else ''})")
+    # two lines: on one, the label is taller than the axes and loses both ends
+    ax.set_ylabel(f"Loss Rate\n(worst over receivers, mean of {n_seeds} seed{'s' if n_seeds > 1 else ''})")
     return save(fig, out, stem)
 
 
@@ -399,7 +406,7 @@ def run_fig8(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_title(f"RLM sample path, topology (1), 10 ms (seed {seed})")
     files = save(fig, out, "fig8")
 
-    reach, reach_note = over_seeds(per_seed["time_to_optimal_s"])
+    reach, reach_note = over_seeds(per_seed["time_to_optimal_s"], nonnegative=True)
     claims: list[Claim] = [
         at_least("reaches-optimal", "the receiver 'ramps up to the number of layers supported by the link', 5 layers "
                  "(992 kb/s fits in 1.5 Mb/s, 2016 kb/s does not): fraction of seeds whose level held longest after "

@@ -89,7 +89,7 @@ class ExperimentTarget(Target):
         exp = REGISTRY[self.name]
         t = time.perf_counter()
         result = exp.run(out, seed, quick=self.quick, **params)
-        write_summary(out, exp, seed, result, time.perf_counter() - t)
+        write_summary(out, exp, seed, result, time.perf_counter() - t, quick=self.quick)
         metrics: dict[str, Any] = {}
         for c in result.claims:
             ours = c.ours.item() if hasattr(c.ours, "item") else c.ours

@@ -5,7 +5,9 @@ leave prunes its branch. Kernel TCP (iperf3) gives cross traffic.
 
 Everything it creates (namespaces, links, daemons, processes it starts) is removed on exit, on
 error and on SIGINT/SIGTERM; ``castlab testbed down NAME`` removes a testbed left behind by a
-killed process, by the namespace prefix and the pids in its state file. Needs root, ``ip``,
+killed process, by the namespace prefix and the pids in its state file. Teardown also ends
+every process still running inside the testbed's namespaces (``ip netns pids``), those
+started by hand with ``ip netns exec`` included. Needs root, ``ip``,
 ``tc`` and ``igmpproxy`` (the Makefile's set-up installs them with apt); ``available()`` says
 what is missing. See docs/testbed.md.
 """
@@ -28,7 +30,7 @@ from typing import Optional, Sequence
 from castlab.testbed.topology import NET_PREFIX, TOPOLOGIES, Lan, Link, Topology, lesbcc5, rlm1
 
 __all__ = ["Testbed", "Topology", "Link", "Lan", "TOPOLOGIES", "rlm1", "lesbcc5", "available", "down_by_name",
-           "list_testbeds", "netem_available"]
+           "list_testbeds", "netem_available", "netns_pids", "removed_elsewhere"]
 
 STATE_ROOT = Path(tempfile.gettempdir()) / "castlab-testbed"
 #: Every namespace the testbed creates starts with this; `down` removes only those of one name.
@@ -108,6 +110,42 @@ def _kill_pid(pid: int, timeout: float = 3.0) -> None:
         os.waitpid(pid, 0)
     except (ProcessLookupError, ChildProcessError):
         pass
+
+
+def netns_pids(ns: str) -> list[int]:
+    """The processes running in network namespace `ns` (``ip netns pids``)."""
+    r = _run(["ip", "netns", "pids", ns], check=False)
+    return [int(t) for t in r.stdout.split() if t.isdigit()]
+
+
+def _end_processes_in(namespaces: Sequence[str], timeout: float = 3.0) -> list[int]:
+    """End every process inside `namespaces`: the ones the testbed started and the ones started
+    by hand with ``ip netns exec`` (a receiver left running would otherwise outlive its
+    network, reporting from a namespace no longer listed). SIGTERM, then SIGKILL for those
+    still there after `timeout`. Returns the pids signalled."""
+    pids = sorted({pid for ns in namespaces for pid in netns_pids(ns)} - {os.getpid()})
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    end = time.monotonic() + timeout
+    left = list(pids)
+    while left and time.monotonic() < end:
+        for pid in list(left):
+            try:  # reap our own children, so that a zombie does not count as alive
+                os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                pass
+        left = [pid for pid in left if pid in {q for ns in namespaces for q in netns_pids(ns)}]
+        if left:
+            time.sleep(0.05)
+    for pid in left:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    return pids
 
 
 class Testbed:
@@ -351,9 +389,10 @@ class Testbed:
                 _kill_pid(p.pid)
         self.procs.clear()
         self.daemons.clear()
-        for n in _netns_list():
-            if n.startswith(f"{NS_PREFIX}{self.name}-"):
-                _run(["ip", "netns", "del", n], check=False)
+        mine = [n for n in _netns_list() if n.startswith(f"{NS_PREFIX}{self.name}-")]
+        _end_processes_in(mine)
+        for n in mine:
+            _run(["ip", "netns", "del", n], check=False)
         shutil.rmtree(self.state_dir, ignore_errors=True)
         self.is_up = False
 
@@ -431,12 +470,29 @@ def down_by_name(name: str) -> list[str]:
             if _pid_alive(pid):
                 _kill_pid(pid)
                 removed.append(f"pid {pid}")
-    for n in _netns_list():
-        if n.startswith(f"{NS_PREFIX}{name}-"):
-            _run(["ip", "netns", "del", n], check=False)
-            removed.append(n)
+    mine = [n for n in _netns_list() if n.startswith(f"{NS_PREFIX}{name}-")]
+    removed += [f"pid {pid} (in its namespaces)" for pid in _end_processes_in(mine)]
+    for n in mine:
+        _run(["ip", "netns", "del", n], check=False)
+        removed.append(n)
     shutil.rmtree(STATE_ROOT / name, ignore_errors=True)
     return removed
+
+
+def removed_elsewhere(tb: "Testbed") -> Optional[str]:
+    """Why a testbed that is up in this process is gone, if it is: its state folder or one of
+    its namespaces was removed (``castlab testbed down NAME`` from another shell), or one of
+    its daemons died. None while it is whole."""
+    if not tb.state_dir.exists():
+        return "its state was removed (`castlab testbed down` from elsewhere?)"
+    present = set(_netns_list())
+    gone = [tb.ns(n) for n in tb.topo.hosts + tb.topo.routers if tb.ns(n) not in present]
+    if gone:
+        return f"namespace {gone[0]} was removed"
+    dead = [r for r, p in tb.daemons.items() if p.poll() is not None]
+    if dead:
+        return f"igmpproxy in {dead[0]} exited"
+    return None
 
 
 def ip_in_testbed(a: str) -> bool:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 import time
 
-from castlab.testbed import TOPOLOGIES, Testbed, available, down_by_name, list_testbeds, netem_available
+from castlab.testbed import (TOPOLOGIES, Testbed, available, down_by_name, list_testbeds, netem_available,
+                             removed_elsewhere)
 
 
 def _up(args) -> int:
@@ -39,10 +40,19 @@ def _up(args) -> int:
     try:
         with tb:
             print(tb.describe(), flush=True)
-            print(f"up; run commands with `ip netns exec {tb.ns('src')} ...`; Ctrl-C tears it down", flush=True)
+            print(f"up; run commands with `ip netns exec {tb.ns('src')} ...`; Ctrl-C or `castlab testbed "
+                  f"down {args.name}` tears it down (processes left in its namespaces too)", flush=True)
             end = time.monotonic() + args.duration if args.duration else None
+            next_check = 0.0
             while end is None or time.monotonic() < end:
                 time.sleep(0.2)
+                if time.monotonic() >= next_check:  # `testbed down` from another shell ends this one
+                    next_check = time.monotonic() + 1.0
+                    why = removed_elsewhere(tb)
+                    if why:
+                        print(f"castlab testbed: {args.name!r} is gone: {why}; tearing down the rest",
+                              file=sys.stderr, flush=True)
+                        break
     except KeyboardInterrupt:
         pass
     except RuntimeError as e:

@@ -123,7 +123,7 @@ def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
     files = save(fig, out, "fig9")
 
     after = df["time_s"] >= 20.0
-    drop_t, drop_note = over_seeds(ms["first_drop_req_s"])
+    drop_t, drop_note = over_seeds(ms["first_drop_req_s"], nonnegative=True)
     claims = [
         within("drop-req-at-41s", "'LMR1 detects congestion and sends DROP_REQ(S1, 5) to the sender at 41[s]': time "
                "the sender receives it" + drop_note, 41.0, drop_t, "s", abs_tol=2.5, kind="paper"),
@@ -194,9 +194,9 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_title(f"Fig. 10: goodput, N = 1, B = 1.6 Mb/s (seed {seed})")
     files = save(fig, out, "fig10")
 
-    rlm_loss, rlm_loss_note = over_seeds(ms["rlm_max_loss"])
-    rlm_gmin, rlm_gmin_note = over_seeds(ms["rlm_goodput_min_bps"] / 1e6)
-    nlm_ratio, nlm_ratio_note = over_seeds(ms["nlm_goodput_over_rlm_throughput"])
+    rlm_loss, rlm_loss_note = over_seeds(ms["rlm_max_loss"], nonnegative=True)
+    rlm_gmin, rlm_gmin_note = over_seeds(ms["rlm_goodput_min_bps"] / 1e6, nonnegative=True)
+    nlm_ratio, nlm_ratio_note = over_seeds(ms["nlm_goodput_over_rlm_throughput"], nonnegative=True)
     claims = [
         within("rlm-max-loss-9pct", "'the maximum overall packet loss rate is 9[%]' (RLM; largest 1 s loss after 60 s)"
                + rlm_loss_note, 0.09, rlm_loss, "fraction", rel_tol=0.5, kind="paper"),
@@ -317,16 +317,16 @@ def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
     files = save(fig, out, "fig11")
 
     mean = ms.mean(numeric_only=True)
-    resp, resp_note = over_seeds(ms["rlm_response_s"])
-    peak, peak_note = over_seeds(ms["rlm_peak_loss"])
-    over10, over10_note = over_seeds(ms["rlm_s_over_10pct"])
+    resp, resp_note = over_seeds(ms["rlm_response_s"], nonnegative=True)
+    peak, peak_note = over_seeds(ms["rlm_peak_loss"], nonnegative=True)
+    over10, over10_note = over_seeds(ms["rlm_s_over_10pct"], nonnegative=True)
     rlm_why = ("RLM drops layers 5 and 4 near the paper's times, then holds level 3 at about 10 % loss, under its "
                "25 % threshold, so the loss estimator and threshold keep it there, not the detection estimate "
                "(fig11_seeds.csv rlm_drop_layer*_s; fig11.csv rlm_layers and rlm_loss); ns-2's own RLM on the same "
                "set-up holds level 3 even longer (docs/fidelity/nlm.md, against ns-2's own RLM)")
     claims = []
     for layer, paper_t in RLM_DROPS_S.items():
-        t_mean, t_note = over_seeds(ms[f"rlm_drop_layer{layer}_s"])
+        t_mean, t_note = over_seeds(ms[f"rlm_drop_layer{layer}_s"], nonnegative=True)
         claims.append(within(f"rlm-drops-layer{layer}-at-{paper_t:g}s", f"'RLM detects congestion at 98[s], 114[s], "
                              f"and 130[s], and drops Layer(S1, 5), Layer(S1, 4), and Layer(S1, 3) respectively': time "
                              f"RLM drops layer {layer} (±{RLM_DROP_TOL_S:g} s, half the paper's spacing)" + t_note,
@@ -425,9 +425,9 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     files = save(fig, out, "fig12")
 
     mean = ms.mean(numeric_only=True)
-    s1, s1_note = over_seeds(ms["nlm_s1_bps"])
-    s2, s2_note = over_seeds(ms["nlm_s2_bps"])
-    r2, r2_note = over_seeds(ms["rlm_s2_bps"])
+    s1, s1_note = over_seeds(ms["nlm_s1_bps"], nonnegative=True)
+    s2, s2_note = over_seeds(ms["nlm_s2_bps"], nonnegative=True)
+    r2, r2_note = over_seeds(ms["rlm_s2_bps"], nonnegative=True)
     claims = [
         within("nlm-s1-fair", "'NLM can achieve fairness': S1 gets the fair share, 0.8 Mb/s (mean rate over 300-600 s)"
                + s1_note, fair, s1, "b/s", rel_tol=0.15, kind="paper"),
@@ -519,10 +519,10 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
                          "rlm_over_nlm_largest_n": float(rl.iloc[-1] / max(nl.iloc[-1], 1e-9))})
     ms = pd.DataFrame(per_seed)
     ms.to_csv(out / "fig13_seeds.csv", index=False)
-    lit_m, lit_note = over_seeds(ms["nlm_max_loss"])
-    plain_m, plain_note = over_seeds(ms["lmr2_plain_max_loss"])
-    rho, rho_note = over_seeds(ms["rlm_rho"])
-    ratio, ratio_note = over_seeds(ms["rlm_over_nlm_largest_n"])
+    lit_m, lit_note = over_seeds(ms["nlm_max_loss"], nonnegative=True)
+    plain_m, plain_note = over_seeds(ms["lmr2_plain_max_loss"], nonnegative=True)
+    rho, rho_note = over_seeds(ms["rlm_rho"], nonnegative=False)
+    ratio, ratio_note = over_seeds(ms["rlm_over_nlm_largest_n"], nonnegative=True)
     claims = [
         # Figure 8's second router: an LMR or a plain router (the paper does not say): a band
         # over both readings of the same measure, each the mean over seeds.
