@@ -244,6 +244,18 @@ def test_fig12_quick_each_set_at_its_own_optimum(tmp_path):
     assert claims["set-B/2-optimum"]["holds"] and claims["set-B-optimum"]["holds"]
 
 
+def test_red_weight_gives_the_stated_memory():
+    """rlm-red's RED weight comes from a memory of about 27 ms at 1.5 Mb/s: RED's average forgets
+    over about 1/w_q packet arrivals, 1000-byte packets take 5.33 ms, so w_q is 1/5 (0.02 would be
+    a 50-packet, 0.27 s memory)."""
+    from castlab.experiments import rlm as X
+
+    packet_s = 8 * X.PACKET_BYTES / X.LINK_BPS
+    memory_s = packet_s / X.RED_PARAMS["red_w_q"]
+    assert abs(memory_s - 0.027) < packet_s / 2, memory_s
+    assert X.RED_PARAMS["red_w_q"] in X.RED_WQ_READINGS
+
+
 def test_red_quick_compares_both_queues(tmp_path):
     out, claims = _reproduce("rlm-red", tmp_path)
     d = pd.read_csv(out / "red.csv")

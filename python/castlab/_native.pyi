@@ -564,3 +564,28 @@ class NetDriver:
 def net_default_config() -> dict[str, object]:
     """The real-network driver's default settings (Rust's NetConfig::default)."""
     ...
+
+# --- the user-space router (crates/castlab-py/src/router.rs) ---
+class NetRouter:
+    """castlab-net's user-space multicast router in this process's network namespace: ARP,
+    static routes, an IGMP querier, DropTail/RED queues drained at each link's rate and delay
+    lines. Built from the router's command-line words; see docs/real-network.md."""
+
+    def __init__(self, args: list[str]) -> None:
+        """Open the interfaces the words name; refuses (PermissionError) outside an `ip netns`
+        namespace, with kernel forwarding on, or on an interface that is not a veth."""
+    @property
+    def now(self) -> float:
+        """Seconds since the router started."""
+    def run(self, duration: float, status: Optional[object] = None, status_interval: float = 1.0) -> None:
+        """Forward for `duration` seconds (or until a signal), calling `status()` periodically."""
+    def stats(self) -> dict[str, object]:
+        """Router-wide counters and `last_error`."""
+    def ports(self) -> list[dict[str, object]]:
+        """One dict of counters per interface, with its queue's backlog and average."""
+    def stats_text(self) -> str:
+        """The counters as text, like `tc -s qdisc`."""
+
+def net_offloads_off(name: str) -> None:
+    """Switch off tx checksumming, SG, TSO, GSO and GRO on an interface of this namespace."""
+    ...

@@ -650,3 +650,6 @@ def add_parsers(sub) -> None:
 
     for r in roles.choices.values():
         r.set_defaults(fn=run_role)
+    # the user-space router is not an agent role: its own parser and runner (castlab/router.py)
+    from castlab.router import add_router_parser
+    add_router_parser(roles)

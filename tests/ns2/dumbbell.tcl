@@ -3,15 +3,19 @@
 # FLOWS one-way TCP flows (Agent/TCP/Reno or Agent/TCP/Newreno + Agent/TCPSink) with 1000-byte
 # segments (1040 on the wire, as castlab's mss 1000 + 40 bytes of headers), flow i starting at
 # i * 0.5 s. The agents' parameters are set to castlab's TcpConfig defaults where ns-2 differs.
-# Prints, per flow: "flow I ACKED_AT_WARMUP ACKED_AT_END" (cumulative ACK, in segments).
+# Prints, per flow: "flow I ACKED_AT_WARMUP ACKED_AT_END ACKS_AT_WARMUP ACKS_AT_END" (cumulative
+# ACK, in segments; ACK packets the sender has received, nackpack_).
 #
-# usage: ns dumbbell.tcl VARIANT FLOWS QUEUE WARMUP_S END_S     (VARIANT: Reno or Newreno)
+# usage: ns dumbbell.tcl VARIANT FLOWS QUEUE WARMUP_S END_S [SINK]
+#   VARIANT: Reno or Newreno; SINK: TCPSink (default) or TCPSink/DelAck (delayed ACKs, with
+#   castlab's 200 ms delayed-ACK timer in place of ns-2's 100 ms interval_)
 
 set variant [lindex $argv 0]
 set flows [lindex $argv 1]
 set qlimit [lindex $argv 2]
 set warm [lindex $argv 3]
 set end [lindex $argv 4]
+set sinktype [expr {[llength $argv] > 5 ? [lindex $argv 5] : "TCPSink"}]
 
 set ns [new Simulator]
 
@@ -26,6 +30,7 @@ Agent/TCP set rtxcur_init_ 1.0      ;# RFC 6298 §2.1 initial RTO
 Agent/TCP set maxrto_ 60            ;# RFC 6298 §2.5
 Agent/TCP set timestamps_ false     ;# keep 40-byte headers
 Agent/TCPSink set packetSize_ 40
+Agent/TCPSink/DelAck set interval_ 0.2    ;# castlab delayed_ack_timeout (RFC 1122 §4.2.3.2)
 
 set r1 [$ns node]
 set r2 [$ns node]
@@ -44,7 +49,7 @@ for {set i 0} {$i < $flows} {incr i} {
     $ns queue-limit $d $r2 10000
     set tcp [new Agent/TCP/$variant]
     $tcp set fid_ $i
-    set sink [new Agent/TCPSink]
+    set sink [new Agent/$sinktype]
     $ns attach-agent $s $tcp
     $ns attach-agent $d $sink
     $ns connect $tcp $sink
@@ -57,13 +62,14 @@ for {set i 0} {$i < $flows} {incr i} {
 set atwarm {}
 proc mark {} {
     global tcps atwarm
-    foreach t $tcps { lappend atwarm [$t set ack_] }
+    foreach t $tcps { lappend atwarm [list [$t set ack_] [$t set nackpack_]] }
 }
 proc finish {} {
     global tcps atwarm
     set i 0
     foreach t $tcps {
-        puts "flow $i [lindex $atwarm $i] [$t set ack_]"
+        set w [lindex $atwarm $i]
+        puts "flow $i [lindex $w 0] [$t set ack_] [lindex $w 1] [$t set nackpack_]"
         incr i
     }
     exit 0

@@ -242,7 +242,7 @@ VARIANTS = {
     "ns2-paper": lambda d, T, s, st: run_ns2(d, T, s, st, params=PAPER_FOR_NS2),
     "castlab": lambda d, T, s, st: run_castlab(d, T, s, st),
     "castlab-ns2const": lambda d, T, s, st: run_castlab(d, T, s, st, **CASTLAB_WITH_NS2_CONSTANTS),
-    # rlm-red's RED (min_th 5, max_th 15, max_p 0.1, w_q 0.02) on the bottleneck
+    # rlm-red's RED (min_th 5, max_th 15, max_p 0.1, its chosen w_q) on the bottleneck
     "ns2-red": lambda d, T, s, st: run_ns2(d, T, s, st, params={"red": X.RED_PARAMS["red_w_q"]}),
     "castlab-red": lambda d, T, s, st: run_castlab(d, T, s, st, queue="red"),
 }

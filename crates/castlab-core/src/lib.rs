@@ -1,8 +1,9 @@
 //! castlab-core: the vocabulary every castlab crate shares.
 //!
 //! Time ([`time`]), identifiers ([`ids`]), the packet and its wire codec ([`packet`],
-//! [`codec`]), the sans-IO [`agent`] and [`router`] contracts, and deterministic RNG streams
-//! ([`rng`]). This crate depends on nothing but `thiserror`, so protocol state machines built on
+//! [`codec`]), the sans-IO [`agent`] and [`router`] contracts, deterministic RNG streams
+//! ([`rng`]), and the output-queue disciplines ([`queue`]) the simulator and the real router
+//! share. This crate depends on nothing but `thiserror`, so protocol state machines built on
 //! it run unchanged in the simulator, in hand-driven unit tests and over real sockets.
 
 pub mod agent;
@@ -10,6 +11,7 @@ pub mod codec;
 pub mod config;
 pub mod ids;
 pub mod packet;
+pub mod queue;
 pub mod records;
 pub mod rng;
 pub mod router;

@@ -12,6 +12,9 @@
 //!   optional truncated HMAC-SHA256, padding to the packet's `size_bytes`).
 //! * [`driver`]: the event loop ([`Driver`]).
 //! * [`stats`]: counters ([`NetStats`]) and level/rate timelines.
+//! * [`router`]: the user-space multicast router ([`Router`]): AF_PACKET forwarding, ARP,
+//!   static routes, an IGMP querier, DropTail/RED queues with delay lines, and hosted
+//!   `RouterExtension`s.
 //!
 //! `docs/real-network.md` explains how to run a session by hand and how a user-space router
 //! hosting `RouterExtension`s would be built on this crate.
@@ -20,10 +23,12 @@
 
 pub mod driver;
 pub mod envelope;
+pub mod router;
 pub mod session;
 pub mod stats;
 
 pub use driver::{Driver, NetError};
 pub use envelope::{Envelope, Reject};
+pub use router::{Router, RouterConfig, RouterError};
 pub use session::{GroupEntry, NetConfig, SessionError, SessionTable};
 pub use stats::{NetStats, Timelines};

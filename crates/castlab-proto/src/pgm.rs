@@ -9,7 +9,8 @@
 //! NAK is one loss indication (LI) for the source's cascade.
 //!
 //! The retry intervals after a NAK (waiting for the NCF, then for the repair) follow PGM's
-//! NAK_RPT_IVL and NAK_RDATA_IVL; the paper gives no values, the defaults are ours.
+//! NAK_RPT_IVL and NAK_RDATA_IVL (RFC 3208 §6.3); neither the paper nor the RFC gives values,
+//! the defaults are chosen from what the RFC says the intervals are for (see the fields).
 
 use core::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -26,10 +27,21 @@ pub struct PgmReceiverConfig {
     /// backoff before sending NAK's").
     pub nak_backoff_max: Duration,
     /// After sending a NAK, wait this long for an NCF or the repair before backing off again
-    /// (PGM NAK_RPT_IVL). Paper silent: 500 ms.
+    /// (PGM NAK_RPT_IVL). Paper and RFC 3208 silent on the value: 2 s, our choice. RFC 3208
+    /// §6.3 makes it the wait for the matching NCF, so it must exceed the longest NAK-to-NCF
+    /// round trip; otherwise the receiver repeats NAKs whose NCF is still on its way, and each
+    /// repeat is one more LI for the cascade. The paper's longest round trip is §5.2.1's 500 ms
+    /// of propagation plus a full bottleneck queue (`lesbcc-fig21-sim`: 50 packets of 1500 bytes
+    /// at 1 Mb/s, 0.6 s more): 2 s covers it, and is what OpenPGM's example receivers use.
     pub nak_rpt_ivl: Duration,
     /// After an NCF, wait this long for the repair before backing off again (PGM
-    /// NAK_RDATA_IVL). Paper silent: 1 s.
+    /// NAK_RDATA_IVL). Paper and RFC 3208 silent on the value: 2 s, our choice. RFC 3208 §6.3
+    /// makes it the wait for the repair once the NAK is confirmed; the LE-SBCC source holds
+    /// repairs back through the ATF's silence period (½(SRTT + 4σ), §2.1) and paces them at its
+    /// rate, so the repair comes a round trip plus up to a silence period after the NCF. 2 s
+    /// covers that at §5.2.1's round trip, and is what OpenPGM's example receivers use; it
+    /// also leaves NAK aggregation's elimination interval (0.5 s) the "small fraction" of it
+    /// that RFC 3208 §7.4 asks of NAK_ELIM_IVL.
     pub nak_rdata_ivl: Duration,
     /// An NCF for a sequence number in back-off cancels this receiver's NAK for it (PGM NAK
     /// suppression, §5.2.1). Default on.
@@ -45,8 +57,8 @@ impl Default for PgmReceiverConfig {
     fn default() -> Self {
         PgmReceiverConfig {
             nak_backoff_max: Duration::from_millis(100),
-            nak_rpt_ivl: Duration::from_millis(500),
-            nak_rdata_ivl: Duration::from_secs(1),
+            nak_rpt_ivl: Duration::from_secs(2),
+            nak_rdata_ivl: Duration::from_secs(2),
             ncf_suppression: true,
             nak_bytes: 40,
             receive_window_pkts: 1 << 14,
@@ -456,7 +468,7 @@ struct AggSlot {
 /// the source, has usually passed the router already. (Clearing the state when the repair
 /// passes forwarded exactly those late NAKs.) The interval also ends the state of a repair lost
 /// upstream. Paper silent on its length: 0.5 s by default, shorter than the receivers'
-/// NAK_RDATA_IVL (1 s), as PGM requires of NAK_ELIM_IVL, so that a receiver's repeat after a
+/// NAK_RDATA_IVL (2 s), as PGM requires of NAK_ELIM_IVL, so that a receiver's repeat after a
 /// lost repair still goes up. Attach it to the routers that aggregate: none, some ("partial")
 /// or all ("complete"), as §3.3 uses it.
 #[derive(Debug)]
@@ -646,7 +658,8 @@ mod tests {
 
     #[test]
     fn unanswered_nak_is_repeated_and_repair_cancels_backoff() {
-        let mut r = receiver(PgmReceiverConfig::default(), 4);
+        let cfg = PgmReceiverConfig { nak_rpt_ivl: Duration::from_millis(500), ..PgmReceiverConfig::default() };
+        let mut r = receiver(cfg, 4);
         r.handle_packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
         r.handle_packet(ms(1), &src_pkt(PgmHeader::ODATA, 2, 3));
         let mut now = ms(1);

@@ -25,6 +25,7 @@ mod nlm;
 mod records;
 mod rlc;
 mod rlm;
+mod router;
 mod sink;
 mod tcp;
 
@@ -649,6 +650,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(config::config_defaults, m)?)?;
     lesbcc::register(m)?;
     net::register(m)?;
+    router::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

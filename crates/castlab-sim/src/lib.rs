@@ -9,7 +9,8 @@
 pub mod engine;
 pub mod error;
 pub mod metrics;
-pub mod queue;
+/// The queue disciplines live in `castlab-core`, shared with the real-network router.
+pub use castlab_core::queue;
 mod routing;
 pub mod testext;
 

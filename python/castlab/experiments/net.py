@@ -4,12 +4,13 @@ multicast routing and kernel TCP, each beside a simulation of the same set-up.
 
 - ``net-rlm``: RLM receivers behind real 1.5 Mb/s, 20-packet bottlenecks (RLM's topology (1),
   once per receiver), claims computed as ``rlm-fig8``'s.
-- ``net-lesbcc-fig21``: LE-SBCC (AIMD) against 16 kernel TCP flows through one 1 Mb/s tbf
-  bottleneck, as the LE-SBCC paper's §5.2.1 (Fig. 21) ran it on Linux.
+- ``net-lesbcc-fig21``: LE-SBCC (AIMD) against 16 kernel TCP flows through one 1 Mb/s
+  bottleneck with §5.2.1's 500 ms round trip, as the LE-SBCC paper (Fig. 21) ran it on Linux:
+  the router is castlab's user-space router (DropTail queue, delay lines), ``"routers": "user"``.
 - ``net-vs-sim``: the ``net-rlm`` set-up in the simulator and on the testbed, side by side.
 
-What the testbed cannot reproduce is recorded in each summary's ``params``: without netem (absent
-on this kernel) there is no propagation delay, only serialisation and queueing; the join and
+What the testbed cannot reproduce is recorded in each summary's ``params``: with kernel routers
+and without netem (absent on this kernel) there is no propagation delay, only serialisation and queueing; the join and
 leave latencies are the testbed's, measured at the start of each run and given to the simulated
 twin. Every experiment skips (no claims, a reason in ``params``) where the testbed cannot be built.
 """
@@ -393,7 +394,8 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
     logs = out / "logs"
     logs.mkdir(exist_ok=True)
     tcp_results = []
-    with Testbed(topo, testbed_name("l")) as tb:
+    # §5.2.1's 500 ms round trip needs delay lines: castlab's user-space router (docs/testbed.md)
+    with Testbed(topo, testbed_name("l"), routers="user") as tb:
         hosts = [h for h in topo.hosts if h != topo.source]
         ttl = tb.topo.hops(topo.source, hosts[0]) + 1
         servers, clients, mc = [], [], []
@@ -421,9 +423,12 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
         time.sleep(1.0)
         for p in mc:
             tb.stop(p, timeout=15)
-        qdisc = tb.qdisc_stats()
         for p in servers:
             tb.stop(p, timeout=5)
+    # the bottleneck's counters: the router's port onto the LAN, as it wrote them at teardown
+    router = tb.final_router_stats.get("r1", {})
+    qdisc = next((p for p in router.get("ports", []) if p.get("name") == "n0r"), {})
+    rtt = 2 * topo.lans[0].delay_s  # the router delays its egress onto the LAN and onto src's link
     for h, k, f, p in clients:
         f.close()
         try:
@@ -480,14 +485,11 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
     ratio = mc_mean / tcp_mean if tcp_mean > 0 else float("nan")
     srtt = src_stats.get("srtt") if isinstance(src_stats, dict) else None
     srtt_text = f"{srtt:.2f} s" if isinstance(srtt, (int, float)) else "n/a"
-    # Why the claims below fail here (docs/testbed.md): without netem the path has no
-    # propagation delay, unlike §5.2.1's 500 ms; the simulated twin with the paper's delay,
-    # lesbcc-fig21-sim, fails too, so the delay is not the whole story.
-    why = (f"round-trip latency {0.5 if tb.netem else 0.0:g} s here against the paper's 0.5 s (params.round_trip_latency_s;"
-           f" no netem on this kernel): the queue is the whole round trip and LE-SBCC's SRTT reads {srtt_text} "
-           f"(params.lesbcc_stats.srtt), so its increase timer crawls; its simulated twin with the paper's 500 ms, "
-           f"lesbcc-fig21-sim, also sits near its rate floor (fig21_sim.csv ratio), so the delay is not the whole cause") \
-        if not tb.netem else ""
+    # the round trip is §5.2.1's now (delay lines in the user-space router); a failing claim
+    # points at LE-SBCC's SRTT and its simulated twin, which fails the same way (docs/testbed.md)
+    why = (f"with the paper's {rtt:g} s round trip (params.round_trip_latency_s) LE-SBCC's SRTT reads {srtt_text} "
+           f"(params.lesbcc_stats.srtt); its simulated twin with the same delay, lesbcc-fig21-sim, also sits near "
+           f"its rate floor (fig21_sim.csv ratio)")
     claims = [
         in_range("tcp-friendly", "(paper, §5.2.1) 'The results indicate TCP friendliness': LE-SBCC's mean rate over "
                  "the mean TCP flow's goodput within the band castlab uses in simulation (0.5-2, lesbcc-fig13)",
@@ -501,8 +503,9 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
     ]
     params = {"network": "real", "topology": "lesbcc5 (Fig. 5 shape as §5.2.1 ran it)", "duration_s": duration,
               "bottleneck_bps": FIG21_LINK_BPS, "queue_pkts": FIG21_QUEUE, "tcp_flows": len(tcp_results),
-              "tcp": "Linux reno (iperf3 -C reno), SACK on as in §5.2.1", "netem": bool(tb.netem),
-              "round_trip_latency_s": 0.5 if tb.netem else 0.0,
+              "tcp": "Linux reno (iperf3 -C reno), SACK on as in §5.2.1", "routers": "user",
+              "link_delays_s": {"r1->src": topo.links[0].delay_s, "r1->LAN": topo.lans[0].delay_s},
+              "round_trip_latency_s": rtt, "router_stats": router.get("stats", {}),
               "paper_round_trip_latency_s": 0.5, "qdisc": qdisc, "fair_share_bps": fair,
               "lesbcc_mean_rate_bps": mc_mean, "tcp_mean_goodput_bps": tcp_mean,
               "tcp_goodputs_bps": [float(x) for x in tcp_good], "tcp_failed": tcp_failed, "lesbcc_stats": src_stats}
@@ -513,7 +516,7 @@ EXPERIMENTS = [
     Experiment("net-rlm", RLM_PAPER, "Fig. 8 (real)", "RLM receivers behind real tbf bottlenecks on the namespace "
                "testbed (root)", run_net_rlm),
     Experiment("net-lesbcc-fig21", LESBCC_PAPER, "Fig. 21", "LE-SBCC (AIMD) against 16 kernel TCP flows through a "
-               "1 Mb/s tbf bottleneck (root)", run_net_lesbcc_fig21),
+               "1 Mb/s bottleneck with a 500 ms round trip in castlab's router (root)", run_net_lesbcc_fig21),
     Experiment("net-vs-sim", RLM_PAPER, "Fig. 8 (real vs sim)", "the net-rlm set-up on the testbed and in the "
                "simulator, side by side (root)", run_net_vs_sim),
 ]

@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Optional, Sequence
@@ -35,6 +36,8 @@ __all__ = ["Testbed", "Topology", "Link", "Lan", "TOPOLOGIES", "rlm1", "lesbcc5"
 STATE_ROOT = Path(tempfile.gettempdir()) / "castlab-testbed"
 #: Every namespace the testbed creates starts with this; `down` removes only those of one name.
 NS_PREFIX = "cl-"
+#: A dead user-space router is restarted this many times before its testbed is torn down.
+ROUTER_RESTARTS = 3
 
 
 def _run(argv: Sequence[str], *, check: bool = True, timeout: float = 30.0) -> subprocess.CompletedProcess:
@@ -157,10 +160,23 @@ class Testbed:
 
     __test__ = False  # not a pytest test class, despite its name
 
-    def __init__(self, topology: Topology, name: str = "tb", *, verbose: bool = False):
+    def __init__(self, topology: Topology, name: str = "tb", *, verbose: bool = False, routers: str = "kernel"):
         topology.check()
         if not name.isalnum() or len(name) > 6:
             raise ValueError(f"name: {name!r} must be alphanumeric, at most 6 characters")
+        if routers not in ("kernel", "user"):
+            raise ValueError(f"routers: {routers!r} must be 'kernel' (kernel forwarding, igmpproxy, tc) or 'user' "
+                             "(castlab's user-space router)")
+        if routers == "kernel" and any(x.red is not None for x in list(topology.links) + list(topology.lans)):
+            raise ValueError("red: a RED bottleneck needs routers='user' (this kernel has no sch_red)")
+        #: "kernel" (ip_forward, igmpproxy, tc tbf) or "user" (castlab-net's router process)
+        self.routers = routers
+        self.router_argv: dict[str, list[str]] = {}
+        self.router_restarts: dict[str, int] = {}
+        self.failed: Optional[str] = None
+        #: each user-space router's counters as it wrote them at teardown
+        self.final_router_stats: dict[str, dict] = {}
+        self._stopping = False
         self.topo = topology
         self.name = name
         self.verbose = verbose
@@ -226,6 +242,9 @@ class Testbed:
         return self
 
     def _build(self) -> None:
+        if self.routers == "user":
+            self._build_user()
+            return
         t = self.topo
         nodes = t.hosts + t.routers
         for n in nodes:
@@ -295,6 +314,166 @@ class Testbed:
         # to take seconds): the wait covers the querier's start-up (docs/testbed.md)
         time.sleep(8.0 if any(lan.shaping == "per-host" for lan in t.lans) else 0.3)
         self._save_state()
+
+    # ---- user-space routers
+    def _build_user(self) -> None:
+        """Routers as castlab-net's router process (docs/testbed.md): kernel forwarding off and
+        no addresses on the routers' interfaces (the router answers ARP for them), every rate,
+        queue (DropTail or RED) and delay at the router's egress, no igmpproxy. A shared LAN
+        is a bridge in a namespace of its own (a switch) behind one router interface; a
+        per-host LAN gives each host its own point-to-point link to the router."""
+        t = self.topo
+        switches = [f"lan{j}" for j, lan in enumerate(t.lans) if lan.shaping == "shared"]
+        for n in t.hosts + t.routers + switches:
+            _run(["ip", "netns", "add", self.ns(n)])
+            self._save_state()
+            self.run(n, ["ip", "link", "set", "lo", "up"])
+        for i, ln in enumerate(t.links):
+            ia, ib = f"l{i}a", f"l{i}b"
+            _run(["ip", "link", "add", ia, "netns", self.ns(ln.a), "type", "veth", "peer", "name", ib,
+                  "netns", self.ns(ln.b)])
+            self._ifaces[(ln.a, ln.b)] = ia
+            self._ifaces[(ln.b, ln.a)] = ib
+        for j, lan in enumerate(t.lans):
+            if lan.shaping == "shared":
+                sw = f"lan{j}"
+                self.run(sw, ["ip", "link", "add", f"br{j}", "type", "bridge", "mcast_snooping", "0"])
+                _run(["ip", "link", "add", f"n{j}r", "netns", self.ns(lan.router), "type", "veth", "peer", "name",
+                      f"n{j}u", "netns", self.ns(sw)])
+                ports = [f"n{j}u"]
+                for k, h in enumerate(lan.hosts):
+                    hi, pi = f"n{j}h{k}", f"n{j}p{k}"
+                    _run(["ip", "link", "add", hi, "netns", self.ns(h), "type", "veth", "peer", "name", pi,
+                          "netns", self.ns(sw)])
+                    ports.append(pi)
+                    self._ifaces[(h, lan.router)] = hi
+                    self._ifaces[(lan.router, h)] = f"n{j}r"
+                for pi in ports:
+                    self.run(sw, ["ip", "link", "set", pi, "master", f"br{j}"])
+                    self.run(sw, ["ip", "link", "set", pi, "up"])
+                self.run(sw, ["ip", "link", "set", f"br{j}", "up"])
+            else:
+                for k, h in enumerate(lan.hosts):
+                    hi, pi = f"n{j}h{k}", f"n{j}p{k}"
+                    _run(["ip", "link", "add", hi, "netns", self.ns(h), "type", "veth", "peer", "name", pi,
+                          "netns", self.ns(lan.router)])
+                    self._ifaces[(h, lan.router)] = hi
+                    self._ifaces[(lan.router, h)] = pi
+        for net, m in t.subnets():
+            plen = net.split("/")[1]
+            for node, a in m.items():
+                if node in t.hosts:
+                    dev = self._dev_on(node, m)
+                    self.run(node, ["ip", "addr", "add", f"{a}/{plen}", "dev", dev])
+                    self.run(node, ["ip", "link", "set", dev, "up"])
+        for r in t.routers:
+            for (n, _), dev in self._ifaces.items():
+                if n == r:
+                    self.run(r, ["ip", "link", "set", dev, "up"])
+            self.run(r, ["sysctl", "-qw", "net.ipv4.ip_forward=0", "net.ipv6.conf.all.disable_ipv6=1"])
+        for h in t.hosts:
+            for net, via in t.routes()[h]:
+                self.run(h, ["ip", "route", "add", net, "via", via])
+            devs = sorted({d for (n, _), d in self._ifaces.items() if n == h})
+            self.run(h, ["ip", "route", "add", "239.0.0.0/8", "dev", devs[0]])
+            # the hosts' offloads off: the router's AF_PACKET sockets then see whole frames of
+            # at most the MTU with their checksums filled in
+            code = "import sys; from castlab._native import net_offloads_off as f; [f(d) for d in sys.argv[1:]]"
+            self.run(h, [sys.executable, "-c", code, *devs])
+        for r in t.routers:
+            self.router_argv[r] = self._router_argv(r)
+            self._start_router(r)
+        for r in t.routers:
+            self._wait_router(r)
+        self._save_state()
+        threading.Thread(target=self._watch_routers, name=f"castlab-testbed-{self.name}-watchdog",
+                         daemon=True).start()
+
+    def _router_argv(self, r: str) -> list[str]:
+        """`castlab net router` words for router `r`: each interface with the rate, queue and
+        delay of the link it leads onto (the router's egress), its routes."""
+        t = self.topo
+        words: list[str] = []
+
+        def iface(dev: str, addr: str, x, lan: bool) -> str:
+            parts = [dev, f"{addr}/24"]
+            if x is not None:
+                if x.rate_bps is not None:
+                    parts.append(f"rate={int(x.rate_bps)}")
+                if x.delay_s:
+                    parts.append(f"delay={x.delay_s!r}")
+                if x.red is not None:
+                    mn, mx, p, w, gentle = x.red
+                    parts.append(f"queue=red:{x.queue_pkts}:{mn}:{mx}:{p}:{w}" + (":gentle" if gentle else ""))
+                elif x.rate_bps is not None:
+                    parts.append(f"queue=droptail:{x.queue_pkts}")
+            if lan:
+                parts.append("lan")
+            return ",".join(parts)
+
+        subnets = t.subnets()
+        for i, ln in enumerate(t.links):
+            if r in (ln.a, ln.b):
+                peer = ln.b if ln.a == r else ln.a
+                words += ["--iface", iface(self.iface(r, peer), subnets[i][1][r], ln, False)]
+        for j, lan in enumerate(t.lans):
+            if lan.router != r:
+                continue
+            addr = subnets[len(t.links) + j][1][r]
+            if lan.shaping == "shared":
+                words += ["--iface", iface(f"n{j}r", addr, lan, True)]
+            else:
+                for k, h in enumerate(lan.hosts):
+                    words += ["--iface", iface(f"n{j}p{k}", addr, lan, False)]
+                    words += ["--route", f"{t.addr(h)}/32,dev=n{j}p{k}"]
+        for net, via in t.routes()[r]:
+            words += ["--route", f"{net},via={via}"]
+        return [sys.executable, "-m", "castlab.router", *words, "--status-interval", "3600",
+                "--out", str(self.state_dir / f"router-{r}")]
+
+    def _wait_router(self, r: str, timeout: float = 30.0) -> None:
+        """Until router `r` says it runs (its interfaces open), or raise with its log."""
+        log = self.state_dir / f"router-{r}.log"
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            text = log.read_text() if log.exists() else ""
+            if "[router]" in text and "running" in text.split("[router]")[-1]:
+                return
+            if self.daemons[r].poll() is not None:
+                raise RuntimeError(f"router {r} did not start (exit {self.daemons[r].returncode}): {text.strip()}")
+            time.sleep(0.05)
+        raise RuntimeError(f"router {r} did not start within {timeout:g} s")
+
+    def _start_router(self, r: str) -> None:
+        log = open(self.state_dir / f"router-{r}.log", "a")
+        self.daemons[r] = subprocess.Popen(self._argv(r, self.router_argv[r]), stdout=log, stderr=subprocess.STDOUT,
+                                           start_new_session=True)
+        self._save_state()
+
+    def _watch_routers(self) -> None:
+        """A router process that dies is restarted (its namespace forwards nothing while it is
+        down: kernel forwarding is off), at most ROUTER_RESTARTS times; after that the testbed
+        is torn down rather than left half working."""
+        while self.is_up and not self._stopping:
+            time.sleep(0.2)
+            for r, p in list(self.daemons.items()):
+                if self._stopping or not self.is_up or p.poll() is None:
+                    continue
+                n = self.router_restarts.get(r, 0)
+                if n >= ROUTER_RESTARTS:
+                    self.failed = f"router {r} died {n + 1} times (last exit {p.returncode}): testbed torn down"
+                    print(f"castlab testbed {self.name}: {self.failed}", file=sys.stderr, flush=True)
+                    self.down()
+                    return
+                self.router_restarts[r] = n + 1
+                print(f"castlab testbed {self.name}: router {r} exited ({p.returncode}); restarting",
+                      file=sys.stderr, flush=True)
+                self._start_router(r)
+
+    def router_stats(self, r: str) -> dict:
+        """The router's counters as it last wrote them (at its exit), or {} while it runs."""
+        f = self.state_dir / f"router-{r}" / "router_stats.json"
+        return json.loads(f.read_text()) if f.exists() else {}
 
     def _dev_on(self, node: str, members: dict[str, str]) -> str:
         for peer in members:
@@ -381,12 +560,19 @@ class Testbed:
     def down(self) -> None:
         """Stop every process and daemon this testbed started (by pid) and delete its
         namespaces. Safe to call twice, and after a partial `up`."""
+        self._stopping = True
         for p in self.procs:
             if p.poll() is None:
                 self.stop(p, signal.SIGTERM, timeout=3.0)
-        for p in self.daemons.values():
+        for r, p in self.daemons.items():
             if p.poll() is None:
-                _kill_pid(p.pid)
+                if self.routers == "user" and r in self.router_argv:
+                    self.stop(p, signal.SIGTERM, timeout=3.0)  # it writes its counters on the way out
+                else:
+                    _kill_pid(p.pid)
+        if self.routers == "user":
+            for r in self.router_argv:
+                self.final_router_stats[r] = self.router_stats(r)
         self.procs.clear()
         self.daemons.clear()
         mine = [n for n in _netns_list() if n.startswith(f"{NS_PREFIX}{self.name}-")]
@@ -431,6 +617,12 @@ class Testbed:
             lines.append(f"  host   {n:<6} {self.addr(n):<14} netns {self.ns(n)}")
         for n in t.routers:
             lines.append(f"  router {n:<6} netns {self.ns(n)}")
+        if self.routers == "user":
+            for r in t.routers:
+                lines.append(f"  router {r}: castlab net router " + " ".join(self.router_argv.get(r, [])[3:-4]))
+            lines.append("  user-space routers: kernel forwarding off, rates, queues and delays at each router's "
+                         "egress, IGMP querier in the router")
+            return "\n".join(lines)
         shaped = [(f"{ln.a}->{ln.b}", ln) for ln in t.links if ln.rate_bps is not None]
         shaped += [(f"{lan.router}->LAN", lan) for lan in t.lans if lan.rate_bps is not None]
         for where, x in shaped:
@@ -489,7 +681,9 @@ def removed_elsewhere(tb: "Testbed") -> Optional[str]:
     gone = [tb.ns(n) for n in tb.topo.hosts + tb.topo.routers if tb.ns(n) not in present]
     if gone:
         return f"namespace {gone[0]} was removed"
-    dead = [r for r, p in tb.daemons.items() if p.poll() is not None]
+    # A user-space router that dies is the watchdog's to restart (`tb.failed` says when it gives up).
+    dead = [r for r, p in tb.daemons.items()
+            if p.poll() is not None and not (tb.routers == "user" and r in tb.router_argv)]
     if dead:
         return f"igmpproxy in {dead[0]} exited"
     return None

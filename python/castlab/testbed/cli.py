@@ -23,7 +23,7 @@ def _up(args) -> int:
     if args.queue is not None:
         kw["queue_pkts"] = args.queue
     try:
-        tb = Testbed(make(**kw), args.name)
+        tb = Testbed(make(**kw), args.name, routers=args.routers)
     except ValueError as e:
         print(f"castlab testbed: {e}", file=sys.stderr)
         return 2
@@ -46,6 +46,9 @@ def _up(args) -> int:
             next_check = 0.0
             while end is None or time.monotonic() < end:
                 time.sleep(0.2)
+                if tb.failed:
+                    print(f"castlab testbed: {tb.failed}", file=sys.stderr)
+                    return 1
                 if time.monotonic() >= next_check:  # `testbed down` from another shell ends this one
                     next_check = time.monotonic() + 1.0
                     why = removed_elsewhere(tb)
@@ -92,6 +95,9 @@ def add_parsers(sub) -> None:
     u.add_argument("--receivers", type=int, help="receiver hosts")
     u.add_argument("--rate", type=float, help="bottleneck rate, bit/s")
     u.add_argument("--queue", type=int, help="bottleneck queue, packets")
+    u.add_argument("--routers", choices=("kernel", "user"), default="kernel",
+                   help="kernel forwarding with igmpproxy and tc (default), or castlab's user-space router "
+                        "(delays, RED, exact queue lengths; docs/testbed.md)")
     u.add_argument("--duration", type=float, default=0.0, help="tear down after this many seconds (0: on Ctrl-C)")
     u.add_argument("--detach", action="store_true", help="leave it up and return (remove with `down`)")
     u.set_defaults(fn=_up)

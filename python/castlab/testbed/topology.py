@@ -24,6 +24,9 @@ class Link:
     rate_bps: Optional[float] = None
     queue_pkts: int = 20
     delay_s: float = 0.0
+    #: RED instead of DropTail, (min_th, max_th, max_p, w_q, gentle), `queue_pkts` its
+    #: buffer: only with user-space routers (this kernel has no sch_red).
+    red: Optional[tuple] = None
 
 
 @dataclass(frozen=True)
@@ -43,6 +46,8 @@ class Lan:
     #: "per-host": a bottleneck on each host's bridge port, with IGMP snooping and fast leave
     #: on the bridge, so a leave stops a group on that host's link at once.
     shaping: str = "shared"
+    #: RED instead of DropTail, as for a link (user-space routers only).
+    red: Optional[tuple] = None
 
 
 @dataclass
@@ -78,6 +83,16 @@ class Topology:
                 raise ValueError(f"topology {self.name}: LAN of {lan.router}: queue_pkts must be 1..100000")
             if lan.shaping not in ("shared", "per-host"):
                 raise ValueError(f"topology {self.name}: LAN of {lan.router}: shaping must be 'shared' or 'per-host'")
+        for x in list(self.links) + list(self.lans):
+            if x.red is not None:
+                if len(x.red) != 5:
+                    raise ValueError(f"topology {self.name}: red must be (min_th, max_th, max_p, w_q, gentle)")
+                mn, mx, p, w, _ = x.red
+                if not (0 <= mn < mx and 0 <= p <= 1 and 0 < w <= 1):
+                    raise ValueError(f"topology {self.name}: red {x.red}: needs 0 <= min_th < max_th, max_p in "
+                                     "[0, 1], w_q in (0, 1]")
+            if not (0 <= x.delay_s <= 10):
+                raise ValueError(f"topology {self.name}: delay_s {x.delay_s} outside 0..10 s")
         for lan in self.lans:
             if lan.router not in self.routers:
                 raise ValueError(f"topology {self.name}: LAN router {lan.router!r} is not a router")
@@ -210,15 +225,17 @@ def lesbcc5(receiver_hosts: int = 4, rate_bps: float = 1e6, queue_pkts: int = 50
     """LE-SBCC's Fig. 5 dumbbell as §5.2.1 ran it on Linux: every sender (the multicast source
     and the TCP sources) on one host, a 1 Mb/s tbf bottleneck, four receiver hosts behind it
     (each one multicast receiver and four TCP receivers). §5.2.1 sets 500 ms of round-trip
-    latency with tc (netem here, where the kernel has it: 250 ms each way on the bottleneck);
-    the queue is not stated (50 packets: ours)."""
+    latency with tc: `delay_s` on the bottleneck and on the source's link, so that with
+    user-space routers (which delay their egress onto each link) the round trip is
+    2·delay_s; with kernel routers only the bottleneck is shaped, with netem where the kernel
+    has it. The queue is not stated (50 packets: ours)."""
     hosts = ["src"] + [f"rcv{i + 1}" for i in range(receiver_hosts)]
     return Topology(
         name="lesbcc5",
         description=f"LE-SBCC Fig. 5 / §5.2.1: src - r1 =[{rate_bps / 1e6:g} Mb/s, {queue_pkts} pkts]=> LAN of {receiver_hosts} receiver hosts",
         hosts=hosts,
         routers=["r1"],
-        links=[Link("src", "r1")],
+        links=[Link("src", "r1", delay_s=delay_s)],
         lans=[Lan("r1", tuple(hosts[1:]), rate_bps, queue_pkts, delay_s)],
     )
 

@@ -8,13 +8,12 @@ use super::*;
 // ------------------------------------------------------------------------------------------
 
 /// SRTT and mean deviation σ from LI timing (sample = arrival of the NAK for seq j minus the
-/// send time of j). Samples below `prune_below · SRTT` are pruned, keeping one in
-/// `keep_one_in` of them (§2.1).
+/// send time of j), starting from the initial estimate. Samples below `prune_below · SRTT` are
+/// pruned, keeping one in `keep_one_in` of them (§2.1).
 #[derive(Clone, Debug)]
 pub struct RttEstimator {
     srtt: f64,
     sigma: f64,
-    has_sample: bool,
     gain: f64,
     dev_gain: f64,
     prune_below: f64,
@@ -30,7 +29,6 @@ impl RttEstimator {
         RttEstimator {
             srtt: s,
             sigma: s / 2.0,
-            has_sample: false,
             gain: cfg.rtt_gain,
             dev_gain: cfg.rtt_dev_gain,
             prune_below: cfg.rtt_prune_below,
@@ -57,14 +55,8 @@ impl RttEstimator {
         if !(r.is_finite() && r >= 0.0) {
             return false;
         }
-        if !self.has_sample {
-            // First sample: SRTT = R, σ = R/2 (RFC 6298 §2.2; the paper is silent).
-            self.srtt = r;
-            self.sigma = r / 2.0;
-            self.has_sample = true;
-            self.accepted += 1;
-            return true;
-        }
+        // Every sample, the first included, moves the estimate by the gain (Appendix A
+        // estimateRTT has no first-sample rule: SRTT and σ start from the initial estimate).
         if r < self.prune_below * self.srtt {
             // §2.1: exclude a large fraction of the samples far below SRTT.
             self.low_seen += 1;

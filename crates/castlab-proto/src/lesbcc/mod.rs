@@ -58,8 +58,10 @@ pub struct LesbccConfig {
     /// Ceiling of the rate. Paper silent: none (infinite).
     pub max_rate_bps: f64,
     /// SRTT before any sample. Default 200 ms (§5.2.1, "Source initial RTT estimate"); σ starts
-    /// at half of it and the first sample replaces both (SRTT = R, σ = R/2, as TCP's RFC 6298
-    /// §2.2; the paper is silent on the first sample).
+    /// at half of it (paper silent on σ: our choice). The first sample moves both by the gains
+    /// like every later one (Appendix A `estimateRTT` has no first-sample rule; TCP's RFC 6298
+    /// §2.2 would set SRTT = R, σ = R/2, and one burst-inflated first sample would then hold
+    /// SRTT high while the pruning of §2.1 discards the true samples below SRTT/2).
     pub initial_srtt: Duration,
     /// Gain of SRTT on a new sample. Default 1/8: §2.1 says the estimator "works similar to the
     /// TCP timeout procedure". (Appendix A as printed reads SRTT = RTT + 0.125·δ with
@@ -293,11 +295,14 @@ mod tests {
     fn a_zero_rtt_estimate_does_not_re_arm_the_increase_timer_forever() {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
-            let cfg = LesbccConfig::default();
+            let cfg =
+                LesbccConfig { rtt_gain: 1.0, rtt_dev_gain: 1.0, rtt_prune_below: 0.0, ..LesbccConfig::default() };
             let mut c = Cascade::new(&cfg, Rng::seed_from_u64(1));
             c.start(ms(0));
             let t = ms(50);
-            c.on_li(t, 0, Some(t)); // RTT sample 0 s: SRTT 0, σ 0
+            c.on_li(t, 0, Some(t)); // RTT sample 0 s: SRTT 0, σ 0.2 (gains 1, no pruning)
+            c.on_li(t, 0, Some(t)); // again: SRTT 0, σ 0
+            assert_eq!((c.srtt(), c.sigma()), (0.0, 0.0));
             let mut now = t;
             for _ in 0..100 {
                 let next = c.next_timeout().expect("the increase timer is armed");
@@ -314,14 +319,16 @@ mod tests {
     fn rtt_estimator_follows_appendix_a_and_prunes_low_samples() {
         let cfg = LesbccConfig::default();
         let mut e = RttEstimator::new(&cfg);
-        assert_eq!(e.srtt(), 0.2);
+        assert_eq!((e.srtt(), e.sigma()), (0.2, 0.1));
+        // from the initial estimate: δ = 0.2 − 0.1 = 0.1: SRTT = 0.2 − 0.125·0.1 = 0.1875,
+        // σ = 0.1 + 0.125 (0.1 − 0.1) = 0.1
         assert!(e.sample(0.100));
-        assert!((e.srtt() - 0.100).abs() < 1e-12 && (e.sigma() - 0.050).abs() < 1e-12);
-        // δ = 0.1 − 0.18 = −0.08: SRTT = 0.1 + 0.125·0.08 = 0.11, σ = 0.05 + 0.125 (0.08 − 0.05)
+        assert!((e.srtt() - 0.1875).abs() < 1e-12 && (e.sigma() - 0.1).abs() < 1e-12);
+        // δ = 0.1875 − 0.18 = 0.0075: SRTT = 0.1865625, σ = 0.1 + 0.125 (0.0075 − 0.1) = 0.0884375
         assert!(e.sample(0.180));
-        assert!((e.srtt() - 0.110).abs() < 1e-12, "{}", e.srtt());
-        assert!((e.sigma() - 0.05375).abs() < 1e-12, "{}", e.sigma());
-        // samples below SRTT/2 = 0.055: nine of ten pruned
+        assert!((e.srtt() - 0.1865625).abs() < 1e-12, "{}", e.srtt());
+        assert!((e.sigma() - 0.0884375).abs() < 1e-12, "{}", e.sigma());
+        // samples below SRTT/2 ≈ 0.093: nine of ten pruned
         let mut used = 0;
         for _ in 0..20 {
             if e.sample(0.010) {
@@ -334,6 +341,24 @@ mod tests {
         let before = e.accepted;
         assert!(e.sample(e.srtt() * 0.6));
         assert_eq!(e.accepted, before + 1);
+    }
+
+    #[test]
+    fn a_first_sample_far_above_the_initial_estimate_does_not_pin_srtt() {
+        // Appendix A applies the gain from the initial estimate (200 ms, σ 100 ms) on every
+        // sample, the first included: R = 1.2 s gives δ = −1.0, SRTT = 0.2 + 1.0/8 = 0.325,
+        // σ = 0.1 + (1.0 − 0.1)/8 = 0.2125.
+        let cfg = LesbccConfig::default();
+        let mut e = RttEstimator::new(&cfg);
+        assert!(e.sample(1.2));
+        assert!((e.srtt() - 0.325).abs() < 1e-12, "{}", e.srtt());
+        assert!((e.sigma() - 0.2125).abs() < 1e-12, "{}", e.sigma());
+        // the true round trips that follow (0.45 s) are not pruned and pull SRTT to them
+        for _ in 0..40 {
+            assert!(e.sample(0.45));
+        }
+        assert!((e.srtt() - 0.45).abs() < 0.01, "{}", e.srtt());
+        assert_eq!(e.pruned, 0);
     }
 
     #[test]
@@ -563,8 +588,8 @@ mod tests {
             out.iter().filter(|(_, p)| matches!(p.header, Header::Pgm(h) if h.kind == PgmHeader::ODATA)).collect();
         assert!(odata.len() >= 30 && odata.len() <= 31, "{}", odata.len());
         assert_eq!(odata[1].0.as_nanos() - odata[0].0.as_nanos(), 10_000_000);
-        // a NAK for seq 5 from a receiver: NCF at once, then silence (0.1 + 0.2 = 0.3 s here
-        // after the first sample R: SRTT = R, σ = R/2, silence R/2 + R), then the RDATA first
+        // a NAK for seq 5 from a receiver: NCF at once, then silence (SRTT/2 + 2σ after the
+        // first sample R moved SRTT and σ from 0.2 and 0.1 by the gains 1/8), then the RDATA
         now += Duration::from_millis(1);
         let mut nak = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 1)), 40);
         nak.src = Addr::new(NodeId(5), 1);
@@ -578,8 +603,9 @@ mod tests {
         assert!(matches!(out[0].1.header, Header::Pgm(h) if h.kind == PgmHeader::NCF) && out[0].1.seq == 5);
         assert_eq!(s.cascade().stats.rate_reductions, 1);
         let r = now.saturating_since(ms(50)).as_secs_f64();
+        let (srtt, sigma) = (0.2 - 0.125 * (0.2 - r), 0.1 + 0.125 * ((0.2 - r).abs() - 0.1));
         let silence_end = s.cascade().silence_end().unwrap();
-        assert!((silence_end.saturating_since(now).as_secs_f64() - (0.5 * r + 2.0 * 0.5 * r)).abs() < 1e-6);
+        assert!((silence_end.saturating_since(now).as_secs_f64() - (0.5 * srtt + 2.0 * sigma)).abs() < 1e-6);
         out.clear();
         while now < silence_end + Duration::from_millis(100) {
             now = s.poll_timeout().unwrap();
@@ -592,6 +618,86 @@ mod tests {
         assert!(matches!(data[0].1.header, Header::Pgm(h) if h.kind == PgmHeader::RDATA) && data[0].1.seq == 5);
         // half the rate: 20 ms between packets
         assert_eq!(data[2].0.as_nanos() - data[1].0.as_nanos(), 20_000_000);
+    }
+
+    fn nak_from(node: u32, seq: u64) -> Packet {
+        let mut nak = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 1)), 40);
+        nak.src = Addr::new(NodeId(node), 1);
+        nak.flow = 1;
+        nak.seq = seq;
+        nak.header = Header::Pgm(PgmHeader { kind: PgmHeader::NAK, trail: 0, lead: seq + 1 });
+        nak
+    }
+
+    /// Runs the source's timers up to `until`, collecting what it sends.
+    fn run_until(s: &mut LesbccSource, now: &mut Instant, until: Instant, out: &mut Vec<(Instant, Packet)>) {
+        while let Some(t) = s.poll_timeout().filter(|&t| t <= until) {
+            *now = t;
+            s.handle_timeout(t);
+            drive(s, t, out);
+        }
+        *now = until;
+    }
+
+    #[test]
+    fn a_nak_and_its_repeats_give_one_rtt_sample_per_receiver() {
+        let cfg = LesbccConfig { initial_rate_bps: 448_000.0, ..LesbccConfig::default() }; // 100 pkt/s
+        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
+        let mut out = vec![];
+        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
+        drive(&mut s, Instant::ZERO, &mut out);
+        let mut now = Instant::ZERO;
+        run_until(&mut s, &mut now, ms(300), &mut out);
+        let offered = |s: &LesbccSource| s.cascade().stats.rtt_samples + s.cascade().stats.rtt_pruned;
+        // receiver 5's first NAK for seq 5 (sent at 50 ms): one sample of 250 ms
+        s.handle_packet(now, &nak_from(5, 5));
+        drive(&mut s, now, &mut out);
+        assert_eq!(offered(&s), 1);
+        assert_eq!(s.cascade().records.rtt_sample_s, vec![0.25]);
+        // its repeats: one while the repair is held back by the silence period, one after the
+        // RDATA went out (the repair was lost), as NAK_RPT_IVL / NAK_RDATA_IVL would send them
+        let t1 = now + Duration::from_millis(20);
+        run_until(&mut s, &mut now, t1, &mut out);
+        assert!(s.cascade().silenced(now) && s.stats.rdata_sent == 0);
+        s.handle_packet(now, &nak_from(5, 5));
+        drive(&mut s, now, &mut out);
+        run_until(&mut s, &mut now, ms(2000), &mut out);
+        assert_eq!(s.stats.rdata_sent, 1);
+        s.handle_packet(now, &nak_from(5, 5));
+        drive(&mut s, now, &mut out);
+        assert_eq!(s.cascade().stats.lis, 3, "every NAK is an LI");
+        assert_eq!(offered(&s), 1, "a repeat's timing is not a round trip");
+        // another receiver's first NAK for the same loss is its own round trip
+        s.handle_packet(now, &nak_from(6, 5));
+        drive(&mut s, now, &mut out);
+        assert_eq!(offered(&s), 2);
+        assert!((s.cascade().records.rtt_sample_s[1] - 1.95).abs() < 1e-9);
+        // and receiver 5's first NAK for another loss is a sample again
+        s.handle_packet(now, &nak_from(5, 10));
+        drive(&mut s, now, &mut out);
+        assert_eq!(offered(&s), 3);
+    }
+
+    #[test]
+    fn a_window_slot_reused_by_a_new_sequence_number_forgets_the_old_naks() {
+        let cfg = LesbccConfig { initial_rate_bps: 448_000.0, transmit_window_pkts: 16, ..LesbccConfig::default() };
+        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
+        let mut out = vec![];
+        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
+        drive(&mut s, Instant::ZERO, &mut out);
+        let mut now = Instant::ZERO;
+        run_until(&mut s, &mut now, ms(100), &mut out);
+        assert!(s.lead() > 3);
+        s.handle_packet(now, &nak_from(5, 3));
+        drive(&mut s, now, &mut out);
+        // seq 19 takes seq 3's slot (16 slots)
+        while s.lead() <= 19 {
+            let t = now + Duration::from_millis(10);
+            run_until(&mut s, &mut now, t, &mut out);
+        }
+        s.handle_packet(now, &nak_from(5, 19));
+        drive(&mut s, now, &mut out);
+        assert_eq!(s.cascade().stats.rtt_samples + s.cascade().stats.rtt_pruned, 2);
     }
 
     #[test]

@@ -28,8 +28,9 @@ struct WinSlot {
     tag: u64,
     sent_at: Instant,
     repair_queued: bool,
-    /// An RDATA of this sequence number has been sent.
-    repaired: bool,
+    /// The receivers whose NAK for this sequence number has arrived, as bit (index mod 64):
+    /// only a receiver's first NAK for a loss is an RTT sample.
+    naked_by: u64,
 }
 
 castlab_core::timers! {
@@ -171,12 +172,19 @@ impl LesbccSource {
         let in_window = seq < self.lead && seq >= self.trail();
         let idx = self.slot(seq);
         let known = in_window && self.window[idx].tag == seq + 1;
-        // RTT sample from the ODATA's send time (Appendix A, T_send[j]) only while no repair of
-        // j has been sent: a NAK after a repair is a receiver's repeat (its NAK_RDATA_IVL or
-        // NAK_RPT_IVL ran out), whose timing is the receiver's wait, not a round trip. Such
-        // samples (seconds, against RTTs of ~0.1 s) would lift SRTT until the pruning of §2.1
-        // discards the true samples. They are still LIs for the filters.
-        let sample_from = if known && !self.window[idx].repaired { Some(self.window[idx].sent_at) } else { None };
+        // RTT sample from the ODATA's send time (Appendix A, T_send[j]) only on this receiver's
+        // first NAK for j. A later NAK from it is a repeat (PGM's NAK_RPT_IVL or NAK_RDATA_IVL ran
+        // out, RFC 3208 §6.3): its timing holds the receiver's own wait, not a round trip, and
+        // such samples lift SRTT until the pruning of §2.1 discards the true ones. Repeats are
+        // still LIs for the filters. The record is a bit per receiver index mod 64: exact up to
+        // 64 receivers; beyond, a first NAK that shares its bit with an earlier NAK for the same
+        // sequence number gives no sample (a sample missed, never a false one).
+        let bit = 1u64 << (rcv % 64);
+        let first = known && self.window[idx].naked_by & bit == 0;
+        let sample_from = if first { Some(self.window[idx].sent_at) } else { None };
+        if known {
+            self.window[idx].naked_by |= bit;
+        }
         let silenced_before = self.cascade.silenced(now);
         self.cascade.on_li(now, rcv, sample_from);
         if let Some(r) = self.cascade.take_rate_change() {
@@ -284,13 +292,12 @@ impl Agent for LesbccSource {
                 self.arm_send();
                 return None;
             }
-            self.window[idx].repaired = true;
             self.stats.rdata_sent += 1;
             self.packet(PgmHeader::RDATA, seq, size)
         } else if self.data_left() {
             let seq = self.lead;
             let idx = self.slot(seq);
-            self.window[idx] = WinSlot { tag: seq + 1, sent_at: now, repair_queued: false, repaired: false };
+            self.window[idx] = WinSlot { tag: seq + 1, sent_at: now, repair_queued: false, naked_by: 0 };
             self.lead += 1;
             self.stats.odata_sent += 1;
             self.cascade.on_send();

@@ -1,4 +1,5 @@
-//! Output-queue disciplines: DropTail and RED.
+//! Output-queue disciplines: DropTail and RED, shared by the simulator's links and the
+//! real-network router's interfaces (pure logic: a queue of slot indices, no packets, no I/O).
 //!
 //! Queue lengths count packets *waiting* in the queue, not the one being serialised onto the
 //! link (as in ns-2, whose results the papers report): a DropTail queue of limit 20 holds 20
@@ -20,7 +21,7 @@
 
 use std::collections::VecDeque;
 
-use castlab_core::{Duration, Instant, Rng};
+use crate::{Duration, Instant, Rng};
 
 /// RED parameters. Defaults follow Floyd and Jacobson's recommendations (w_q = 0.002,
 /// max_p = 0.1, max_th = 3·min_th) with min_th = 5 packets.
@@ -36,6 +37,32 @@ pub struct RedConfig {
     pub mark: bool,
     /// Typical packet size for the idle-period correction.
     pub mean_pkt_bytes: u32,
+}
+
+impl RedConfig {
+    /// Check the parameters; the error names the field.
+    pub fn validate(&self) -> Result<(), String> {
+        let nonneg = |v: f64| v.is_finite() && v >= 0.0;
+        if !nonneg(self.min_th) {
+            return Err(format!("min_th must be a finite number >= 0 (got {})", self.min_th));
+        }
+        if !nonneg(self.max_th) || self.max_th <= self.min_th {
+            return Err(format!("max_th must exceed min_th (got {} <= {})", self.max_th, self.min_th));
+        }
+        if !(0.0..=1.0).contains(&self.max_p) {
+            return Err(format!("max_p must be a probability in [0, 1] (got {})", self.max_p));
+        }
+        if !(self.w_q > 0.0 && self.w_q <= 1.0) {
+            return Err(format!("w_q must be in (0, 1] (got {})", self.w_q));
+        }
+        if self.mean_pkt_bytes == 0 {
+            return Err("mean_pkt_bytes must be positive".into());
+        }
+        if self.limit_pkts == 0 {
+            return Err("limit_pkts must be at least 1".into());
+        }
+        Ok(())
+    }
 }
 
 impl Default for RedConfig {

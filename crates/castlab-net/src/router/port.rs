@@ -1,0 +1,339 @@
+//! One router interface: its packet socket, its output queue drained at the link's rate, and
+//! the delay line behind it (the link's propagation delay), as the simulator's channel models
+//! a link: wait in the queue, serialise for `size / rate`, propagate for `delay`.
+//!
+//! The schedule runs on virtual times: a frame's serialisation ends exactly `size / rate`
+//! after the previous one's (or after its own arrival at an idle link), and it leaves the
+//! delay line `delay` after that, however late the loop wakes. So the queue lengths the
+//! extensions read are the exact lengths of that schedule, and the only inexactness on the
+//! wire is how late the loop hands a frame to the kernel.
+//!
+//! Sizes: serialisation counts the IP datagram (total length), not the Ethernet header, so
+//! that a castlab packet of `size_bytes` takes `size_bytes + 28` bytes of link time (its UDP
+//! and IP headers), a choice stated in `docs/real-network.md`.
+//!
+//! Storage: every frame slot is allocated when the port is made (queue limit + the one being
+//! serialised + the delay line's capacity); the per-packet path allocates nothing.
+
+use std::collections::VecDeque;
+use std::io;
+
+use castlab_core::queue::{Admit, Queue};
+use castlab_core::{Duration, Instant, Rng};
+
+use super::config::IfaceConfig;
+use super::frame::Mac;
+use super::igmp::Membership;
+use super::sys::PacketSocket;
+
+/// Bytes of one frame slot: a 1500-byte MTU frame and its Ethernet header, rounded up.
+pub const SLOT: usize = 2048;
+/// The delay line holds at most this many frames (a 1 Gb/s link with 10 ms of delay).
+pub const MAX_DELAY_LINE: usize = 1 << 15;
+
+/// Counters of one interface and its queue, in `tc -s`'s terms where they exist.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PortStats {
+    /// Frames and bytes read from the interface.
+    pub rx_frames: u64,
+    pub rx_bytes: u64,
+    /// Packets offered to the output queue, and admitted (marked ones included).
+    pub arrivals: u64,
+    pub enqueued: u64,
+    pub marked: u64,
+    /// Drops by cause: the buffer was full; RED dropped early; the delay line was full; the
+    /// extension's `on_forward` said drop.
+    pub drops_forced: u64,
+    pub drops_early: u64,
+    pub drops_delay_line: u64,
+    pub drops_ext: u64,
+    /// Frames that finished serialisation (IP bytes, as the queue counts them).
+    pub departures: u64,
+    pub bytes_departed: u64,
+    /// Frames handed to the kernel after the delay line, their bytes (whole frames), and the
+    /// frames the kernel refused (a full socket buffer or an error).
+    pub tx_frames: u64,
+    pub tx_bytes: u64,
+    pub tx_errors: u64,
+    /// How late, after their due time, frames left the delay line: the sum and the maximum.
+    pub late_total_ns: u64,
+    pub late_max_ns: u64,
+}
+
+/// A frame slot in flight: serialised until `done`, or waiting in the delay line until `due`.
+#[derive(Clone, Copy, Debug)]
+struct InFlight {
+    slot: u32,
+    at: Instant,
+}
+
+pub struct Port {
+    pub cfg: IfaceConfig,
+    pub sock: PacketSocket,
+    pub mac: Mac,
+    pub mtu: u32,
+    pub membership: Membership,
+    pub stats: PortStats,
+    buf: Box<[u8]>,
+    lens: Box<[u16]>,
+    /// IP datagram length of each slot (serialisation size).
+    ip_lens: Box<[u16]>,
+    free: Vec<u32>,
+    queue: Queue,
+    rng: Rng,
+    /// The frame being serialised and when it ends.
+    tx: Option<InFlight>,
+    idle_since: Instant,
+    delay_line: VecDeque<InFlight>,
+    delay_cap: usize,
+}
+
+impl Port {
+    pub fn new(
+        cfg: IfaceConfig,
+        sock: PacketSocket,
+        mac: Mac,
+        mtu: u32,
+        membership: Membership,
+        rng: Rng,
+        avg_weight: f64,
+    ) -> Self {
+        // enough slots for a full delay line of minimum-size frames (64 bytes of IP)
+        let delay_cap = if cfg.delay.is_zero() {
+            0
+        } else if cfg.rate_bps == 0 {
+            MAX_DELAY_LINE
+        } else {
+            let pkts = (cfg.rate_bps as f64 * cfg.delay.as_secs_f64() / (64.0 * 8.0)).ceil() as usize + 2;
+            pkts.min(MAX_DELAY_LINE)
+        };
+        let limit = cfg.queue.limit_pkts();
+        let n = limit + 1 + delay_cap;
+        let queue = Queue::new(&cfg.queue, cfg.rate_bps.max(1), avg_weight);
+        Port {
+            sock,
+            mac,
+            mtu,
+            membership,
+            stats: PortStats::default(),
+            buf: vec![0u8; n * SLOT].into_boxed_slice(),
+            lens: vec![0u16; n].into_boxed_slice(),
+            ip_lens: vec![0u16; n].into_boxed_slice(),
+            free: (0..n as u32).rev().collect(),
+            queue,
+            rng,
+            tx: None,
+            idle_since: Instant::ZERO,
+            delay_line: VecDeque::with_capacity(delay_cap.max(1)),
+            delay_cap,
+            cfg,
+        }
+    }
+
+    /// A free slot to build a frame in, or None (every slot in use: cannot happen while the
+    /// queue and delay line respect their bounds, counted as a forced drop if it does).
+    pub fn alloc(&mut self) -> Option<u32> {
+        self.free.pop()
+    }
+
+    pub fn slot_mut(&mut self, s: u32) -> &mut [u8] {
+        let at = s as usize * SLOT;
+        &mut self.buf[at..at + SLOT]
+    }
+
+    pub fn release(&mut self, s: u32) {
+        self.free.push(s);
+    }
+
+    pub fn queue_len(&self) -> usize {
+        self.queue.len()
+    }
+    pub fn queue_avg(&self) -> f64 {
+        self.queue.avg()
+    }
+    pub fn queue_limit(&self) -> usize {
+        self.queue.limit()
+    }
+    pub fn queue(&self) -> &Queue {
+        &self.queue
+    }
+    pub fn delay_line_len(&self) -> usize {
+        self.delay_line.len()
+    }
+
+    fn tx_time(&self, s: u32) -> Duration {
+        if self.cfg.rate_bps == 0 {
+            Duration::ZERO
+        } else {
+            Duration::transmission(self.ip_lens[s as usize] as u32, self.cfg.rate_bps)
+        }
+    }
+
+    /// Offer the frame in slot `s` (`len` bytes, `ip_len` of them the IP datagram) to the
+    /// output queue at `now`. Runs the schedule up to `now` first, so that the discipline
+    /// sees the exact queue. Returns the discipline's decision; a dropped slot is released.
+    pub fn enqueue(&mut self, s: u32, len: usize, ip_len: usize, now: Instant) -> Admit {
+        self.advance(now);
+        self.lens[s as usize] = len as u16;
+        self.ip_lens[s as usize] = ip_len as u16;
+        self.stats.arrivals += 1;
+        let idle = if self.tx.is_none() { Some(self.idle_since) } else { None };
+        let a = self.queue.arrive(s, now, idle, &mut self.rng);
+        match a {
+            Admit::Enqueued => self.stats.enqueued += 1,
+            Admit::Marked => {
+                self.stats.enqueued += 1;
+                self.stats.marked += 1;
+            }
+            Admit::DropForced => {
+                self.stats.drops_forced += 1;
+                self.release(s);
+            }
+            Admit::DropEarly => {
+                self.stats.drops_early += 1;
+                self.release(s);
+            }
+        }
+        if self.tx.is_none() {
+            self.start_tx(now);
+        }
+        self.poll(now);
+        a
+    }
+
+    fn start_tx(&mut self, at: Instant) {
+        if let Some(s) = self.queue.pop() {
+            let done = at + self.tx_time(s);
+            self.tx = Some(InFlight { slot: s, at: done });
+        }
+    }
+
+    /// Run the serialisation schedule up to `now` (on its own virtual times), moving finished
+    /// frames into the delay line.
+    pub fn advance(&mut self, now: Instant) {
+        while let Some(t) = self.tx {
+            if t.at > now {
+                break;
+            }
+            self.tx = None;
+            self.stats.departures += 1;
+            self.stats.bytes_departed += self.ip_lens[t.slot as usize] as u64;
+            if self.delay_cap == 0 {
+                self.delay_line.push_back(InFlight { slot: t.slot, at: t.at });
+            } else if self.delay_line.len() >= self.delay_cap {
+                self.stats.drops_delay_line += 1;
+                self.release(t.slot);
+            } else {
+                self.delay_line.push_back(InFlight { slot: t.slot, at: t.at + self.cfg.delay });
+            }
+            if self.queue.is_empty() {
+                self.idle_since = t.at;
+            } else {
+                self.start_tx(t.at);
+            }
+        }
+    }
+
+    /// Hand every frame whose delay has passed to the kernel.
+    pub fn flush(&mut self, now: Instant) {
+        while let Some(f) = self.delay_line.front().copied() {
+            if f.at > now {
+                break;
+            }
+            self.delay_line.pop_front();
+            let late = now.saturating_since(f.at).as_nanos();
+            self.stats.late_total_ns += late;
+            self.stats.late_max_ns = self.stats.late_max_ns.max(late);
+            let at = f.slot as usize * SLOT;
+            let len = self.lens[f.slot as usize] as usize;
+            match self.sock.send(&self.buf[at..at + len]) {
+                Ok(true) => {
+                    self.stats.tx_frames += 1;
+                    self.stats.tx_bytes += len as u64;
+                }
+                Ok(false) | Err(_) => self.stats.tx_errors += 1,
+            }
+            self.release(f.slot);
+        }
+    }
+
+    /// Advance and flush at `now`.
+    pub fn poll(&mut self, now: Instant) {
+        self.advance(now);
+        self.flush(now);
+    }
+
+    /// The next instant something is due: a serialisation ends or a frame leaves the delay line.
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let a = self.tx.map(|t| t.at);
+        let b = self.delay_line.front().map(|f| f.at);
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (x, None) | (None, x) => x,
+        }
+    }
+
+    /// Send a frame built in slot `s` past the queue (ARP and IGMP: control traffic of the
+    /// router itself, which a real router's control plane also sends ahead of data).
+    pub fn send_now(&mut self, s: u32, len: usize) -> io::Result<()> {
+        let at = s as usize * SLOT;
+        let r = self.sock.send(&self.buf[at..at + len]);
+        self.release(s);
+        match r {
+            Ok(true) => {
+                self.stats.tx_frames += 1;
+                self.stats.tx_bytes += len as u64;
+                Ok(())
+            }
+            Ok(false) => {
+                self.stats.tx_errors += 1;
+                Err(io::Error::from(io::ErrorKind::WouldBlock))
+            }
+            Err(e) => {
+                self.stats.tx_errors += 1;
+                Err(e)
+            }
+        }
+    }
+
+    /// The counters as `tc -s qdisc` would print them, one paragraph.
+    pub fn tc_text(&self) -> String {
+        let kind = match &self.cfg.queue {
+            castlab_core::queue::QueueConfig::DropTail { limit_pkts } => format!("droptail limit {limit_pkts}p"),
+            castlab_core::queue::QueueConfig::Red(r) => format!(
+                "red limit {}p min {} max {} probability {} w_q {}{}",
+                r.limit_pkts,
+                r.min_th,
+                r.max_th,
+                r.max_p,
+                r.w_q,
+                if r.gentle { " gentle" } else { "" }
+            ),
+        };
+        let s = &self.stats;
+        let rate = if self.cfg.rate_bps == 0 { "unlimited".to_string() } else { format!("{}bit", self.cfg.rate_bps) };
+        format!(
+            "qdisc {kind} dev {} rate {rate} delay {:.6}s\n Sent {} bytes {} pkt (dropped {}, overlimits 0 requeues 0)\n \
+             backlog {}p avg {:.3}p delay-line {}p\n arrivals {} enqueued {} marked {} drops forced {} early {} \
+             delay-line {} extension {} tx-errors {} late mean {:.0}us max {:.0}us\n",
+            self.cfg.name,
+            self.cfg.delay.as_secs_f64(),
+            s.bytes_departed,
+            s.departures,
+            s.drops_forced + s.drops_early + s.drops_delay_line + s.drops_ext,
+            self.queue.len(),
+            self.queue.avg(),
+            self.delay_line.len(),
+            s.arrivals,
+            s.enqueued,
+            s.marked,
+            s.drops_forced,
+            s.drops_early,
+            s.drops_delay_line,
+            s.drops_ext,
+            s.tx_errors,
+            if s.tx_frames == 0 { 0.0 } else { s.late_total_ns as f64 / s.tx_frames as f64 / 1e3 },
+            s.late_max_ns as f64 / 1e3,
+        )
+    }
+}

@@ -1,0 +1,137 @@
+"""``castlab net router``: castlab-net's user-space multicast router in a router namespace.
+
+The router forwards by itself (kernel forwarding off in its namespace): ARP, static routes, an
+IGMP querier with per-interface membership, source-specific multicast forwarding, and per
+output interface a DropTail or RED queue drained at the link's rate and a delay line. The
+testbed starts one per router namespace (``castlab testbed up TOPOLOGY --routers user``); by
+hand::
+
+    ip netns exec ROUTER_NS castlab net router \\
+        --iface l0b,10.77.0.1/24,delay=250ms \\
+        --iface n0r,10.77.100.1/24,rate=1M,delay=250ms,queue=red:50:5:15:0.1:0.002,lan
+
+It prints a status line per interface every ``--status-interval`` seconds, runs until
+``--duration`` passes (0: until SIGINT/SIGTERM), then writes ``router_stats.json`` and
+``router_stats.txt`` (``tc -s``-like) into ``--out``. See docs/real-network.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+from pathlib import Path
+
+
+class _Stopped(Exception):
+    pass
+
+
+def router_words(args: argparse.Namespace) -> list[str]:
+    """The router's own words (parsed in Rust by ``RouterConfig::from_args``)."""
+    words: list[str] = []
+    for f in args.iface or []:
+        words += ["--iface", f]
+    for r in args.route or []:
+        words += ["--route", r]
+    for flag, v in (("--node", args.node), ("--seed", args.seed), ("--igmp-query-interval", args.igmp_query_interval),
+                    ("--igmp-last-member-interval", args.igmp_last_member_interval), ("--session", args.session)):
+        if v is not None:
+            words += [flag, str(v)]
+    return words
+
+
+def _port_line(p: dict) -> str:
+    drops = p["drops_forced"] + p["drops_early"] + p["drops_delay_line"] + p["drops_ext"]
+    return (f"{p['name']}: q={p['backlog']} avg={p['avg']:.2f} sent={p['tx_frames']} drops={drops}"
+            f" (forced {p['drops_forced']}, early {p['drops_early']}) groups={len(p['groups'])}")
+
+
+def run_router(args: argparse.Namespace, stream=None) -> int:
+    """Run the router until ``--duration`` or a signal, then write and summarise."""
+    from castlab._native import NetRouter
+
+    stream = sys.stdout if stream is None else stream
+    if not args.iface:
+        print("castlab net router: --iface: at least one interface is needed", file=sys.stderr)
+        return 2
+    if not (args.duration >= 0 and args.status_interval > 0):
+        print("castlab net router: --duration must be >= 0 and --status-interval > 0", file=sys.stderr)
+        return 2
+    try:
+        r = NetRouter(router_words(args))
+    except (ValueError, OSError) as e:  # PermissionError (a refused start) is an OSError
+        print(f"castlab net router: {e}", file=sys.stderr)
+        return 2
+
+    def say(line: str) -> None:
+        print(line, file=stream, flush=True)
+
+    def on_term(signum, frame):
+        raise _Stopped(signal.Signals(signum).name)
+
+    old_term = signal.signal(signal.SIGTERM, on_term)
+    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+    say(f"[router] {len(args.iface)} interfaces; running {'until a signal' if not args.duration else f'{args.duration:g} s'}")
+
+    def status() -> None:
+        say(f"[router] t={r.now:7.2f}s " + "; ".join(_port_line(p) for p in r.ports()))
+
+    why = "duration"
+    try:
+        if args.duration:
+            r.run(args.duration, status=status, status_interval=args.status_interval)
+        else:
+            while True:
+                r.run(3600.0, status=status, status_interval=args.status_interval)
+    except KeyboardInterrupt:
+        why = "SIGINT"
+    except _Stopped as e:
+        why = str(e)
+    finally:
+        signal.signal(signal.SIGTERM, old_term)
+        signal.signal(signal.SIGINT, old_int)
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "router_stats.json").write_text(json.dumps(
+            {"stopped_by": why, "duration_s": r.now, "words": router_words(args), "stats": r.stats(),
+             "ports": r.ports()}, indent=1))
+        (out / "router_stats.txt").write_text(r.stats_text())
+    say(f"[router] stopped by {why} after {r.now:.2f} s")
+    say(r.stats_text().rstrip())
+    return 0
+
+
+def add_router_parser(roles) -> None:
+    """Register ``castlab net router`` under ``castlab net``'s subparsers."""
+    p = roles.add_parser("router", help="the user-space multicast router (run inside a router namespace)")
+    p.add_argument("--iface", action="append", metavar="NAME,ADDR/LEN[,rate=R][,delay=D][,queue=Q][,lan]",
+                   help="an interface (repeatable): rate in bit/s (k/M/G), delay in s or ms, queue "
+                        "droptail:LIMIT or red:LIMIT:MIN:MAX:MAX_P:W_Q[:gentle], lan for a shared segment")
+    p.add_argument("--route", action="append", metavar="DST/LEN,via=GW|DST/LEN,dev=IFACE",
+                   help="a static route (repeatable)")
+    p.add_argument("--node", type=int, default=None, help="the router's castlab node id (for extensions)")
+    p.add_argument("--seed", type=int, default=None, help="seeds RED's draws (default 0)")
+    p.add_argument("--igmp-query-interval", default=None, help="RFC 3376 §8.2 (default 125 s)")
+    p.add_argument("--igmp-last-member-interval", default=None, help="RFC 3376 §8.8 (default 1 s)")
+    p.add_argument("--session", type=int, default=None,
+                   help="castlab session id: other sessions' castlab datagrams are counted and dropped")
+    p.add_argument("--duration", type=float, default=0.0, help="seconds to run (default 0: until a signal)")
+    p.add_argument("--status-interval", type=float, default=5.0, help="seconds between status lines")
+    p.add_argument("--out", default=None, help="directory for router_stats.json and router_stats.txt")
+    p.set_defaults(fn=run_router)
+
+
+def main(argv=None) -> int:
+    """``python -m castlab.router ARGS``: the role without the ``castlab`` command's imports,
+    so that the testbed's routers are forwarding within a fraction of a second of their start."""
+    p = argparse.ArgumentParser(prog="castlab net")
+    add_router_parser(p.add_subparsers(dest="role", required=True))
+    args = p.parse_args(["router", *(sys.argv[1:] if argv is None else argv)])
+    return args.fn(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
