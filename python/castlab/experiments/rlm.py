@@ -24,7 +24,7 @@ import pandas as pd
 
 from castlab import Simulator, run_with_progress
 from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_range, map_runs,
-                                        within)
+                                        t_interval, within)
 from castlab.experiments.plotting import figure, save
 from castlab.stats import describe_interval, mean_interval
 
