@@ -20,9 +20,9 @@ from castlab.claims import (KINDS, QUICK_NOTE, UNCLASSIFIED, Claim, at_least, at
 from castlab.parallel import map_runs
 from castlab.stats import describe_interval, mean_interval
 
-__all__ = ["KINDS", "QUICK_NOTE", "UNCLASSIFIED", "NONNEGATIVE_UNITS", "Claim", "inconsistent", "within", "at_most", "at_least", "in_range", "in_band",
-           "band_in_range", "band_at_least", "band_at_most", "t_interval", "map_runs", "over_seeds",
-           "claim_over_seeds", "with_seed_interval", "Experiment", "Result", "write_summary", "timed"]
+__all__ = ["KINDS", "QUICK_NOTE", "UNCLASSIFIED", "NONNEGATIVE_UNITS", "Claim", "inconsistent", "within", "at_most",
+           "at_least", "in_range", "in_band", "band_in_range", "band_at_least", "band_at_most", "t_interval", "map_runs",
+           "over_seeds", "claim_over_seeds", "with_seed_interval", "Experiment", "Result", "write_summary", "timed"]
 
 
 # Units of quantities that cannot be negative: the interval over seeds of a claim in one of these
