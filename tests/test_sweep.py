@@ -495,3 +495,28 @@ def test_a_lost_worker_is_said_on_the_progress_line(tmp_path):
     assert rep.ran == 4 and rep.failed == 0
     lines = [ln for ln in log.getvalue().splitlines() if "lost" in ln]
     assert lines == ["castlab sweep: 1 worker lost (1 in all); the runs it held are being recomputed on the others"]
+
+
+def test_a_dask_worker_killed_mid_sweep_is_said_and_its_runs_recomputed():
+    """A LocalCluster worker SIGKILLed (by its pid, a process this test's cluster started) while
+    it runs: Dask recomputes its runs elsewhere, every run finishes, and the sweep's log says a
+    worker was lost instead of staying silent."""
+    pytest.importorskip("distributed", reason="Dask distributed is not installed (pip install castlab[dask])")
+    import io
+    import threading
+
+    from castlab.study.cluster import dask_executor
+    from castlab.study.runner import run_sweep
+
+    log = io.StringIO()
+    with dask_executor("local", 2) as ex:
+        pids = list(ex._client.run(os.getpid).values())
+        killer = threading.Timer(3.0, os.kill, (pids[0], signal.SIGKILL))
+        killer.start()
+        try:
+            rep = run_sweep(FakeScenario().with_params({"sleep": 1.0}), {"cbr.load": [0.8, 1.3]}, [1, 2, 3, 4],
+                            executor=ex, progress=False, log=log)
+        finally:
+            killer.cancel()
+    assert rep.ran == 8 and rep.failed == 0
+    assert "castlab sweep: 1 worker lost (1 in all)" in log.getvalue(), log.getvalue()
