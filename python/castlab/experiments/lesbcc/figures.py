@@ -1,5 +1,5 @@
-"""The LE-SBCC experiments: each runs its
-scenario over seeds and readings, writes its CSVs and plot, and decides its claims.
+"""The LE-SBCC experiments: each runs its scenario over seeds and readings, writes its CSVs and
+plot, and decides its claims.
 
 The Fig. 5 experiments run :data:`FIG5_SEEDS` seeds and decide their claims on the mean, with its
 Student-t interval; fig6's counts, the delay-dependent paper claims of fig7, fig13, fig14, fig16
