@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from castlab.cli import _write_report, consistent_paper_counts, paper_claim_counts, unexplained_paper_failures
+from castlab.report import consistent_paper_counts, paper_claim_counts, unexplained_paper_failures
+from castlab.report import write_report as _write_report
 from castlab.experiments.common import (Claim, band_at_least, band_at_most, band_in_range, in_band, inconsistent,
                                         within)
 from castlab.stats import t_interval, t_quantile

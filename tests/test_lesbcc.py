@@ -10,8 +10,12 @@ import pytest
 import castlab
 from castlab._native import lesbcc_synthetic, tfrc_average_interval
 from castlab.experiments import REGISTRY
-from castlab.experiments import lesbcc as X
-from castlab.experiments.common import write_summary
+from castlab.experiments.common import with_seed_interval, within, write_summary
+from castlab.experiments.lesbcc import figures as XF
+from castlab.experiments.lesbcc import markov as XK
+from castlab.experiments.lesbcc import metrics as XM
+from castlab.experiments.lesbcc import scenarios as XS
+from castlab.experiments.lesbcc import topology as XT
 
 
 def _tree(seed=1, loss=0.03, packets=1500, n=4, aggregate=(), **src_kw):
@@ -172,11 +176,11 @@ def test_markov_chain_by_hand():
     # N = 2: from 1, no loss (prob a) -> 2; from 2, loss (1 - a^2) -> 1. s(1) a = s(2)(1 - a^2).
     p = 0.3
     a = 1 - p
-    x, s, le = X.markov_stationary(p, 2)
+    x, s, le = XK.markov_stationary(p, 2)
     assert s[0] * a == pytest.approx(s[1] * (1 - a * a))
     assert s.sum() == pytest.approx(1.0)
     # non-bursty per-packet LE probability and the ratio
-    p_li, ratio = X.markov_ratio(p, 2, False)
+    p_li, ratio = XK.markov_ratio(p, 2, False)
     assert ratio == pytest.approx(p / ((s[0] * p + s[1] * (1 - a * a)) / (s[0] + 2 * s[1])))
 
 
@@ -208,18 +212,18 @@ def test_simulation_receivers_report_every_loss_of_the_worst_receiver():
     # §2.1 / §3.3 "no LI aggregation": in the simulations every loss of the worst receiver must
     # reach the source as an LI. With §5.2.1's Linux receivers (100 ms back-off, NCF
     # suppression) the other receivers' NCFs hid a share of them.
-    r = X.fig19_run(7, 20, (80, 20), "none")
+    r = XS.fig19_run(7, 20, (80, 20), "none")
     assert r["worst_gaps"] > 150
     assert r["worst_lis"] == r["worst_naks"] >= r["worst_gaps"]
-    old = X.fig19_run(7, 20, (80, 20), "none", rx_kw={"nak_backoff_max": 0.1, "ncf_suppression": True})
+    old = XS.fig19_run(7, 20, (80, 20), "none", rx_kw={"nak_backoff_max": 0.1, "ncf_suppression": True})
     assert old["worst_naks"] < old["worst_gaps"]
 
 
 def test_complete_aggregation_suppresses_the_slow_worst_receiver():
     # §3.3: with aggregation at Router 1 the worst receiver (4 %, longer RTT) loses the LIs
     # whose sequence numbers another receiver NAKed first, even after the repair passed.
-    none = X.fig19_run(3, 20, (80, 20), "none")
-    full = X.fig19_run(3, 20, (80, 20), "complete")
+    none = XS.fig19_run(3, 20, (80, 20), "none")
+    full = XS.fig19_run(3, 20, (80, 20), "complete")
     # P(another of 19 receivers at 2 % lost the same packet) = 1 - 0.98^19 = 32 %
     assert full["worst_lis"] < 0.8 * none["worst_lis"]
 
@@ -229,14 +233,14 @@ def test_monte_carlo_of_the_chain_matches_its_stationary_solution(bursty):
     # Playing the chain of §3.1.3 round by round must give the analytic p_li / p_le: a wrong
     # transition (e.g. halving to ⌈x/2⌉) or a wrong burst law moves one away from the other.
     n, p = 30, (0.05 if not bursty else 0.01)
-    _, analytic = X.markov_ratio(p, n, bursty)
-    _, mc, mean_x = X.markov_monte_carlo(p, n, bursty, rounds=60_000, seed=3)
+    _, analytic = XK.markov_ratio(p, n, bursty)
+    _, mc, mean_x = XK.markov_monte_carlo(p, n, bursty, rounds=60_000, seed=3)
     assert mc == pytest.approx(analytic, rel=0.03)
     # the mean packets per round is the sharper check: halving to ⌈x/2⌉ moves it 4-9 % here
-    x, s, _ = X.markov_stationary(p, n)
+    x, s, _ = XK.markov_stationary(p, n)
     assert mean_x == pytest.approx(float((x * s).sum()), rel=0.02)
     # and the bursty ratio is not the non-bursty one, so the check tells the models apart
-    assert X.markov_ratio(0.01, n, True)[1] > 1.5 * X.markov_ratio(0.01, n, False)[1]
+    assert XK.markov_ratio(0.01, n, True)[1] > 1.5 * XK.markov_ratio(0.01, n, False)[1]
 
 
 def test_srtt_convergence_ignores_scatter_but_not_a_level_shift():
@@ -244,17 +248,18 @@ def test_srtt_convergence_ignores_scatter_but_not_a_level_shift():
     t = np.arange(0.0, 200.0, 0.1)
     # noisy around 0.1 s from the start (±30 % scatter in single samples): the bin medians settle at once
     noisy = 0.1 * (1 + rng.uniform(-0.3, 0.3, t.size))
-    assert X._converge_time(t, noisy) == 0.0
+    assert XM.converge_time(t, noisy) == 0.0
     # a level that moves from 0.2 s to 0.1 s at 42 s converges in the bin that starts at 40 s
     shift = np.where(t < 42.0, 0.2, 0.1)
-    assert X._converge_time(t, shift) == 40.0  # 30 of the 50 samples of [40, 45) are at the new level
+    assert XM.converge_time(t, shift) == 40.0  # 30 of the 50 samples of [40, 45) are at the new level
 
 
 def test_claims_over_seeds_report_the_student_t_interval():
-    c = X._with_interval(X.within("x", "s", 1.0, 1.0, "u", abs_tol=0.1, kind="sanity"), [0.9, 1.0, 1.1, 1.0, 1.0])
-    # sd = sqrt(0.005), t(0.975, 4) = 2.776
+    c = with_seed_interval(within("x", "s", 1.0, 1.0, "u", abs_tol=0.1, kind="sanity"), [0.9, 1.0, 1.1, 1.0, 1.0])
+    # sd = sqrt(0.005), t(0.975, 4) = 2.776; the interval ends the statement, the tolerance is the rule's
     half = 2.776 * np.sqrt(0.005) / np.sqrt(5)
-    assert f"{1 - half:.4g}..{1 + half:.4g}" in c.tolerance
+    assert c.statement == f"s [mean of 5 seeds; 95 % t interval {1 - half:.3g}..{1 + half:.3g}]"
+    assert c.tolerance == "±0.1"
 
 
 def _synthetic_readings_frame():
@@ -267,33 +272,34 @@ def _synthetic_readings_frame():
 
 def test_band_claim_is_built_from_every_reading_mean():
     df = _synthetic_readings_frame()
-    c = X.band_claim("c", "s", "range", (0.8, 2.0), df, "x", "ratio", explanation="why (t.csv: x)")
+    c = XF.band_claim("c", "s", "range", (0.8, 2.0), df, "x", "ratio", explanation="why (t.csv: x)")
     # every reading's mean over its seeds, in the order of FIG5_READINGS
     assert c.ours == "0.3..1 (56 ms: 0.5, 112 ms: 1, 280 ms: 0.3, 500 ms: 0.7)"
     assert c.kind == "paper" and c.holds  # 112 ms meets 0.8..2 although 56 ms does not
     assert c.explanation == ""  # kept only on a failing claim
-    # the 56 ms reading's mean and 95 % t-interval: sd 0.1, t(0.975, 2) = 4.303
+    # the 56 ms reading's mean and 95 % t interval: sd 0.1, t(0.975, 2) = 4.303
     half = 4.303 * 0.1 / np.sqrt(3)
-    assert f"56 ms: mean of 3 seeds 0.5, 95% t-interval {0.5 - half:.4g}..{0.5 + half:.4g}" in c.tolerance
+    assert c.statement.endswith(f" [56 ms: mean of 3 seeds; 95 % t interval {0.5 - half:.3g}..{0.5 + half:.3g}]")
+    assert c.tolerance == "band"
     # the same thresholds as the point claims: the band must reach the bound
-    assert X.band_claim("l", "s", "at_least", (1.0,), df, "x", "").holds
-    assert not X.band_claim("l", "s", "at_least", (1.01,), df, "x", "").holds
-    assert X.band_claim("m", "s", "at_most", (0.3,), df, "x", "").holds
-    failing = X.band_claim("m", "s", "at_most", (0.29,), df, "x", "", explanation="why (t.csv: x)")
+    assert XF.band_claim("l", "s", "at_least", (1.0,), df, "x", "").holds
+    assert not XF.band_claim("l", "s", "at_least", (1.01,), df, "x", "").holds
+    assert XF.band_claim("m", "s", "at_most", (0.3,), df, "x", "").holds
+    failing = XF.band_claim("m", "s", "at_most", (0.29,), df, "x", "", explanation="why (t.csv: x)")
     assert not failing.holds and failing.explanation == "why (t.csv: x)"
-    assert not X.band_claim("r", "s", "range", (1.01, 2.0), df, "x", "").holds
+    assert not XF.band_claim("r", "s", "range", (1.01, 2.0), df, "x", "").holds
     # one reading (quick mode): the band is that reading alone
-    one = X.band_claim("q", "s", "range", (0.45, 0.55), df[df["reading"] == "56 ms"], "x", "")
+    one = XF.band_claim("q", "s", "range", (0.45, 0.55), df[df["reading"] == "56 ms"], "x", "")
     assert one.holds and one.ours == "0.5..0.5 (56 ms: 0.5)"
 
 
 def test_every_reading_of_fig5_runs_each_seed_in_one_map(monkeypatch):
     calls = []
-    monkeypatch.setattr(X, "_fig5_at", lambda kw, seed: calls.append((kw["topo"], seed, kw["duration"])) or
+    monkeypatch.setattr(XS, "fig5_at", lambda kw, seed: calls.append((kw["topo"], seed, kw["duration"])) or
                         (kw["topo"], seed))
-    got = X._runs_at(X.FIG5_READINGS, [3, 4], duration=9.0)
-    assert list(got) == list(X.FIG5_READINGS)
-    for name, topo in X.FIG5_READINGS.items():
+    got = XS.runs_at(XT.FIG5_READINGS, [3, 4], duration=9.0)
+    assert list(got) == list(XT.FIG5_READINGS)
+    for name, topo in XT.FIG5_READINGS.items():
         assert got[name] == [(topo, 3), (topo, 4)]
     assert len(calls) == 8 and all(d == 9.0 for _, _, d in calls)
-    assert X._readings(True) == {"56 ms": {}} and X._readings(False) is X.FIG5_READINGS
+    assert XF._readings(True) == {"56 ms": {}} and XF._readings(False) is XT.FIG5_READINGS

@@ -14,10 +14,12 @@ import pytest
 
 import castlab
 from castlab.experiments import REGISTRY
-from castlab.experiments import nlm as X
 from castlab.experiments.common import write_summary
+from castlab.experiments.nlm import figures as XF
+from castlab.experiments.nlm import metrics as XM
+from castlab.experiments.nlm import topology as XT
 
-RATES = X.LAYER_RATES_BPS
+RATES = XT.LAYER_RATES_BPS
 
 
 def test_defaults_are_table_2():
@@ -70,7 +72,7 @@ def test_bad_router_and_receiver_input_names_the_field():
 
 @pytest.fixture(scope="module")
 def fig9():
-    net = X.Fig8("nlm", 1, 1, 1.5e6, [20.0])
+    net = XT.Fig8("nlm", 1, 1, 1.5e6, [20.0])
     net.run(200.0, "")
     return net
 
@@ -118,7 +120,7 @@ def test_loss_meter_agrees_with_the_channel_counters(fig9):
 
 def test_same_seed_same_records():
     def once():
-        net = X.Fig8("nlm", 4, 2, 1.7e6, [20.0, 60.0])
+        net = XT.Fig8("nlm", 4, 2, 1.7e6, [20.0, 60.0])
         net.run(120.0, "")
         r = net.sim.lmr_records("LMR1")
         return r["lcur_time_ns"].tolist(), r["req_time_ns"].tolist(), net.sim.engine_stats()["events"]
@@ -180,13 +182,13 @@ def test_downstream_add_reqs_raise_l_cur_at_the_bottleneck_only_when_lmr2_is_an_
     ADDs, and its ADD_REQs raise L_cur at LMR1's congested interface (Figure 6). With LMR2 a
     plain router no ADD_REQ reaches LMR1 and its own ADDs are the only raises."""
     starts = [20.0, 21.0, 22.0, 23.0, 24.0]
-    lit = X.Fig8("nlm", 1, 5, 5e6, starts)
+    lit = XT.Fig8("nlm", 1, 5, 5e6, starts)
     lit.run(200.0, "")
-    plain = X.Fig8("nlm", 1, 5, 5e6, starts, lmr2=False)
+    plain = XT.Fig8("nlm", 1, 5, 5e6, starts, lmr2=False)
     plain.run(200.0, "")
     with pytest.raises(ValueError, match="node"):
         plain.sim.lmr_records("LMR2")
-    a, b = X.lcur_raises_by_cause(lit), X.lcur_raises_by_cause(plain)
+    a, b = XM.lcur_raises_by_cause(lit), XM.lcur_raises_by_cause(plain)
     assert a["add_req"] > a["add"] and b["add_req"] == 0 and b["add"] > 0
     worst = lambda net: max(np.nanmax(net.loss(i, 200.0)) for i in range(5))  # noqa: E731
     assert worst(lit) > 0.10 > 0.05 > worst(plain)
@@ -196,9 +198,9 @@ def test_rlm_drop_times_follow_each_stay_below_a_layer():
     t = np.array([0.0, 20.0, 50.0, 86.9, 103.3, 202.1, 218.6, 220.7])
     lv = np.array([0, 1, 5, 4, 3, 2, 3, 2])
     # layer 5 was dropped at 86.9 s, before 90 s, and the stay below 5 lasts past 90 s
-    assert X.rlm_drop_times(t, lv, 90.0) == {5: 86.9, 4: 103.3, 3: 202.1}
-    assert X.rlm_drop_times(t, lv, 219.0) == {5: 86.9, 4: 103.3, 3: 220.7}  # back at 3 from 218.6 s
-    flat = X.rlm_drop_times(np.array([0.0, 20.0]), np.array([0, 5]), 90.0)
+    assert XM.rlm_drop_times(t, lv, 90.0) == {5: 86.9, 4: 103.3, 3: 202.1}
+    assert XM.rlm_drop_times(t, lv, 219.0) == {5: 86.9, 4: 103.3, 3: 220.7}  # back at 3 from 218.6 s
+    flat = XM.rlm_drop_times(np.array([0.0, 20.0]), np.array([0, 5]), 90.0)
     assert all(np.isnan(v) for v in flat.values())
 
 
@@ -207,10 +209,10 @@ def test_peak_window_loss():
     d = np.zeros((8, 2))
     p[:, 0] = 10
     d[3, 0], d[4, 0], d[7, 0] = 5, 1, 2
-    assert X.peak_window_loss(p, d, 0, 1) == 0.5
-    assert X.peak_window_loss(p, d, 0, 2) == 0.3  # bins 3-4
-    assert X.peak_window_loss(p, d, 5, 1) == 0.2  # from bin 5 on
-    assert np.isnan(X.peak_window_loss(p, d, 0, 9))
+    assert XM.peak_window_loss(p, d, 0, 1) == 0.5
+    assert XM.peak_window_loss(p, d, 0, 2) == 0.3  # bins 3-4
+    assert XM.peak_window_loss(p, d, 5, 1) == 0.2  # from bin 5 on
+    assert np.isnan(XM.peak_window_loss(p, d, 0, 9))
 
 
 def test_lmr_records_name_their_codes():
@@ -291,11 +293,11 @@ def test_fig13_seeds_spread_over_workers_and_claims_are_means_of_per_seed_values
     out = tmp_path / "j1"
     df, ms = pd.read_csv(out / "fig13.csv"), pd.read_csv(out / "fig13_seeds.csv")
     assert "wall_s" not in df.columns and sorted(df["seed"].unique()) == [1, 2] == list(ms["seed"])
-    assert len(df) == 2 * len(X.FIG13_N_QUICK) * 4
+    assert len(df) == 2 * len(XF.FIG13_N_QUICK) * 4
     for s in (1, 2):
         d, row = df[df["seed"] == s], ms[ms["seed"] == s].iloc[0]
         assert row["nlm_max_loss"] == d[d["proto"] == "nlm"]["max_loss"].max()
-        assert row["lmr2_plain_max_loss"] == d[d["proto"] == X.PLAIN_LMR2]["max_loss"].max()
+        assert row["lmr2_plain_max_loss"] == d[d["proto"] == XF.PLAIN_LMR2]["max_loss"].max()
         rl = d[d["proto"] == "rlm"].sort_values("n")
         rho = np.corrcoef(rl["n"].rank(), rl["max_loss"].rank())[0, 1]
         assert row["rlm_rho"] == pytest.approx(rho)

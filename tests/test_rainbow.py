@@ -8,8 +8,10 @@ import pytest
 
 import castlab
 from castlab.experiments import REGISTRY
-from castlab.experiments import rainbow as X
 from castlab.experiments.common import write_summary
+from castlab.experiments.rainbow import metrics as XM
+from castlab.experiments.rainbow import scenarios as XS
+from castlab.experiments.rainbow import topology as XT
 
 RED = dict(queue="red", queue_limit_pkts=10, red_min_th=5.0, red_max_th=15.0, mean_pkt_bytes=512)
 
@@ -141,9 +143,9 @@ def test_shared_while_others_active_by_hand():
     c = rec(2.5, 5.0, [3, 4], [3, 11])
     # a's packets at 2 and 3 s arrive while b or c is active (1 s: nobody yet; 8, 9 s: all done);
     # symbols 2 and 3 were also received by b / c
-    assert X.shared_while_others_active([a, b, c], 0) == (2, 2)
+    assert XM.shared_while_others_active([a, b, c], 0) == (2, 2)
     # b: all three while a is active; symbol 2 shared with a, 9 and 10 with nobody
-    assert X.shared_while_others_active([a, b, c], 1) == (1, 3)
+    assert XM.shared_while_others_active([a, b, c], 1) == (1, 3)
 
 
 def test_eq1_overhead_is_zero_for_perfect_aggregation_with_staggered_starts():
@@ -159,21 +161,21 @@ def test_eq1_overhead_is_zero_for_perfect_aggregation_with_staggered_starts():
 
     recs = [rec(0.0), rec(2.0), rec(4.0)]
     series = {"time_ns": np.arange(0, 25_000, 100) * 1_000_000,
-              "bytes": np.minimum(np.arange(0, 25_000, 100) // 10, 2400) * X.PACKET_BYTES,
+              "bytes": np.minimum(np.arange(0, 25_000, 100) // 10, 2400) * XT.PACKET_BYTES,
               "drops": np.zeros(250, dtype=np.uint64)}
-    w0, w1 = X.stable_window(recs)
+    w0, w1 = XM.stable_window(recs)
     assert (w0, w1) == (10.0, 20.0)
-    ps = X.packets_between(series, w0, w1)
+    ps = XM.packets_between(series, w0, w1)
     assert ps == pytest.approx(1000)
-    assert X.eq1_overhead(3, ps, recs, w0, w1) == pytest.approx(0.0, abs=0.005)
+    assert XM.eq1_overhead(3, ps, recs, w0, w1) == pytest.approx(0.0, abs=0.005)
     # whole runs: 2,400 packets crossed the link, 3 × 2,000 received: 20 % although nothing was wasted
     assert 3 * 2400 / sum(r["rx_symbol"].size for r in recs) - 1 == pytest.approx(0.2)
     # the window ends with the first completion
     recs[0]["done_s"] = 15.0
-    assert X.stable_window(recs) == (10.0, 15.0)
+    assert XM.stable_window(recs) == (10.0, 15.0)
     # with drops: packets offered to a channel
     series["drops"] = np.arange(250, dtype=np.uint64)
-    assert X.packets_between(series, w0, w1, with_drops=True) == pytest.approx(1100)
+    assert XM.packets_between(series, w0, w1, with_drops=True) == pytest.approx(1100)
 
 
 @pytest.mark.parametrize("name", ["rainbow-a1", "rainbow-table1", "rainbow-b1", "rainbow-b2", "rainbow-b3",
@@ -221,19 +223,19 @@ def test_sawtooth_model_matches_order_statistics():
     for n in (1, 2, 16, 125):
         emax = 0.5 + 0.5 * n / (n + 1)
         # per-run spread shrinks with N (the max pins to W): more runs where it is wide
-        runs = [X.sawtooth_eq1(n, s, periods=50) for s in range(400 if n <= 16 else 20)]
+        runs = [XM.sawtooth_eq1(n, s, periods=50) for s in range(400 if n <= 16 else 20)]
         eq1 = np.mean([r["eq1"] for r in runs])
         tri = np.mean([r["triangle_share"] for r in runs])
         assert eq1 == pytest.approx(emax / 0.75 - 1, abs=0.01), n
         assert tri == pytest.approx(1 - 0.75 / emax, abs=0.01), n
-    assert X.sawtooth_eq1(1, 0)["eq1"] == pytest.approx(0.0, abs=1e-12)
+    assert XM.sawtooth_eq1(1, 0)["eq1"] == pytest.approx(0.0, abs=1e-12)
 
 
 def test_total_variation_and_rlc_level_time_by_hand():
-    assert X.total_variation([0.9, 0.7, 0.9]) == pytest.approx(0.4)  # range 0.2, but it changed twice
-    assert X.total_variation([0.5, 0.6, 0.8]) == pytest.approx(0.3)
+    assert XM.total_variation([0.9, 0.7, 0.9]) == pytest.approx(0.4)  # range 0.2, but it changed twice
+    assert XM.total_variation([0.5, 0.6, 0.8]) == pytest.approx(0.3)
     rec = {"level_time_ns": [0, 10e9, 30e9, 35e9], "level": [1, 2, 1, 3]}
-    f = X.level_time_fractions(rec, 5.0, 45.0)
+    f = XM.level_time_fractions(rec, 5.0, 45.0)
     # level 1 over [5, 10) and [30, 35); level 2 over [10, 30); level 3 over [35, 45)
     assert f == pytest.approx({1: 10 / 40, 2: 20 / 40, 3: 10 / 40})
 
@@ -243,7 +245,7 @@ def test_rlc_in_b1_is_synchronised_and_its_overhead_is_small():
     every receiver gets the same packets, and eq. 1 with ps = packets the link carried is small:
     what remains are the packets of a dropped layer still crossing during the leave latency
     (about nine per drop here), not unsynchronised receivers."""
-    r = X.b1_rlc_run(2, 8)
+    r = XS.b1_rlc_run(2, 8)
     assert r["same_level_at_end"] and r["pr_spread"] == 0, r
     assert 0 <= r["overhead"] < 0.02, r
     assert r["loss"] > 0 and r["overhead_offered"] > r["overhead"]
@@ -252,7 +254,7 @@ def test_rlc_in_b1_is_synchronised_and_its_overhead_is_small():
 
 
 def test_rlc_in_b2_measures_each_receiver_over_its_2000_packets():
-    rows = X.b2_rlc_run(1, 0.5, duration=400.0)
+    rows = XS.b2_rlc_run(1, 0.5, duration=400.0)
     assert len(rows) == 13 and all(r["done"] for r in rows)
     for r in rows:
         # a receiver cannot take more than its link carries

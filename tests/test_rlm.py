@@ -13,8 +13,11 @@ from pathlib import Path
 
 import castlab
 from castlab.experiments import REGISTRY
-from castlab.experiments import rlm as X
-from castlab.experiments.common import write_summary
+from castlab.experiments.common import over_seeds, write_summary
+from castlab.experiments.rlm import figures as XF
+from castlab.experiments.rlm import levels as XL
+from castlab.experiments.rlm import metrics as XM
+from castlab.experiments.rlm import topology as XT
 
 RATES = [32e3 * 2**m for m in range(6)]
 
@@ -146,15 +149,15 @@ def test_bad_queries_name_the_field():
 
 def test_helpers():
     # cumulative 32, 96, 224, 480, 992, 2016 kb/s
-    assert X.optimal_level(1.5e6) == 5 and X.optimal_level(750e3) == 4 and X.optimal_level(10e3) == 1
+    assert XT.optimal_level(1.5e6) == 5 and XT.optimal_level(750e3) == 4 and XT.optimal_level(10e3) == 1
     t = np.array([0.0, 10, 20, 30, 31, 50, 60])
     lv = np.array([1, 2, 3, 2, 3, 4, 3])
-    assert X.settle_time_s(t, lv, 3) == 31.0  # last time it came back to 3 and stayed at >= 3
-    assert np.isnan(X.settle_time_s(t, lv, 5))
+    assert XL.settle_time_s(t, lv, 3) == 31.0  # last time it came back to 3 and stayed at >= 3
+    assert np.isnan(XL.settle_time_s(t, lv, 5))
     # two pairs in 3 Mb/s: 2016 + 992 does not fit; 2016 + 480 = 2496 is the best that does
-    assert X.best_packing_bps(2, 3.0e6) == 2_496_000
-    assert X.best_packing_bps(2, 2.0e6) == 1_984_000  # 2016 alone leaves no room for the other pair
-    assert X.best_packing_bps(1, 2.1e6) == 2_016_000
+    assert XM.best_packing_bps(2, 3.0e6) == 2_496_000
+    assert XM.best_packing_bps(2, 2.0e6) == 1_984_000  # 2016 alone leaves no room for the other pair
+    assert XM.best_packing_bps(1, 2.1e6) == 2_016_000
 
 
 def _reproduce(name, tmp_path):
@@ -177,11 +180,11 @@ def test_excursions_and_the_predicted_experiment_length():
     t = np.array([0.0, 10.0, 20.0, 20.5, 40.0, 41.0, 41.2, 60.0])
     lv = np.array([1, 5, 6, 5, 6, 6, 5, 6])
     # stays above 5 from t_from = 15 s on: 20-20.5, 40-41.2 (two records, one stay), 60-end
-    assert X.excursions_above_s(t, lv, 5, 15.0, 62.0) == pytest.approx([0.5, 1.2, 2.0])
-    assert X.excursions_above_s(t, lv, 5, 30.0, 62.0) == pytest.approx([1.2, 2.0])
+    assert XL.excursions_above_s(t, lv, 5, 15.0, 62.0) == pytest.approx([0.5, 1.2, 2.0])
+    assert XL.excursions_above_s(t, lv, 5, 30.0, 62.0) == pytest.approx([1.2, 2.0])
     # 10 ms: 2 x 10 ms + 160 kb filling at 2016 - 1500 kb/s + 160 kb draining at 1.5 Mb/s
-    assert X.predicted_experiment_s(0.01) == pytest.approx(0.02 + 160 / 516 + 160 / 1500)
-    m, note = X.over_seeds([1.0, 2.0, 3.0])
+    assert XM.predicted_experiment_s(0.01) == pytest.approx(0.02 + 160 / 516 + 160 / 1500)
+    m, note = over_seeds([1.0, 2.0, 3.0])
     assert m == 2.0 and "mean of 3 seeds" in note and "-0.484..4.48" in note  # 2 ± 4.303 / sqrt(3)
 
 
@@ -204,7 +207,7 @@ def test_fig8_quick_reaches_level_5_with_short_experiments(tmp_path):
 def test_fig9_quick_loss_grows_with_latency(tmp_path):
     out, claims = _reproduce("rlm-fig9", tmp_path)
     w = pd.read_csv(out / "fig9.csv")
-    assert list(w["delay_s"]) == X.FIG9_DELAYS_QUICK_S
+    assert list(w["delay_s"]) == XF.FIG9_DELAYS_QUICK_S
     # every curve: the largest latency loses more than the smallest, and longer windows less
     for col in ("worst_1s", "worst_10s", "worst_100s"):
         assert w[col].iloc[-1] > w[col].iloc[0]
@@ -215,7 +218,7 @@ def test_fig9_quick_loss_grows_with_latency(tmp_path):
 def test_fig10_quick_every_receiver_at_the_optimum(tmp_path):
     out, claims = _reproduce("rlm-fig10", tmp_path)
     rx = pd.read_csv(out / "fig10_receivers.csv")
-    assert sorted(rx["size"].unique()) == X.FIG10_SIZES_QUICK and len(rx) == sum(X.FIG10_SIZES_QUICK)
+    assert sorted(rx["size"].unique()) == XF.FIG10_SIZES_QUICK and len(rx) == sum(XF.FIG10_SIZES_QUICK)
     assert claims["all-reach-optimum"]["holds"]
     assert claims["w100-about-1pct-largest"]["ours"] < 0.02
 
@@ -248,12 +251,10 @@ def test_red_weight_gives_the_stated_memory():
     """rlm-red's RED weight comes from a memory of about 27 ms at 1.5 Mb/s: RED's average forgets
     over about 1/w_q packet arrivals, 1000-byte packets take 5.33 ms, so w_q is 1/5 (0.02 would be
     a 50-packet, 0.27 s memory)."""
-    from castlab.experiments import rlm as X
-
-    packet_s = 8 * X.PACKET_BYTES / X.LINK_BPS
-    memory_s = packet_s / X.RED_PARAMS["red_w_q"]
+    packet_s = 8 * XT.PACKET_BYTES / XT.LINK_BPS
+    memory_s = packet_s / XT.RED_PARAMS["red_w_q"]
     assert abs(memory_s - 0.027) < packet_s / 2, memory_s
-    assert X.RED_PARAMS["red_w_q"] in X.RED_WQ_READINGS
+    assert XT.RED_PARAMS["red_w_q"] in XF.RED_WQ_READINGS
 
 
 def test_red_quick_compares_both_queues(tmp_path):
@@ -418,16 +419,13 @@ def test_fig13_claims_are_means_of_per_seed_statistics(tmp_path, monkeypatch, jo
     decided on the mean over seeds, with the t interval in the statement. Two seeds in quick
     mode; the per-seed values are recomputed here from the per-receiver and per-run tables. With
     two worker processes (map_runs) every CSV is the same bytes as the serial run's."""
-    from castlab.experiments.common import set_jobs
+    from castlab.parallel import workers
 
-    monkeypatch.setattr(X, "SEEDS_QUICK", 2)
-    set_jobs(jobs)
-    try:
+    monkeypatch.setattr(XF, "SEEDS_QUICK", 2)
+    with workers(jobs):
         out = tmp_path / f"j{jobs}"
         out.mkdir()
-        res = X.run_fig13(out, 3, quick=True)
-    finally:
-        set_jobs(1)
+        res = XF.run_fig13(out, 3, quick=True)
     claims = {c.id: c for c in res.claims}
     rx, sh = pd.read_csv(out / "fig13_receivers.csv"), pd.read_csv(out / "fig13_shares.csv")
     assert sorted(rx["seed"].unique()) == [3, 4] and sorted(sh["seed"].unique()) == [3, 4]
@@ -442,8 +440,8 @@ def test_fig13_claims_are_means_of_per_seed_statistics(tmp_path, monkeypatch, jo
     if jobs == 2:
         serial = tmp_path / "serial"
         serial.mkdir()
-        monkeypatch.setattr(X, "SEEDS_QUICK", 2)
-        X.run_fig13(serial, 3, quick=True)
+        monkeypatch.setattr(XF, "SEEDS_QUICK", 2)
+        XF.run_fig13(serial, 3, quick=True)
         files = sorted(p.name for p in serial.glob("*.csv"))
         assert "fig13_seeds.csv" in files
         assert all((serial / f).read_bytes() == (out / f).read_bytes() for f in files)
@@ -453,11 +451,11 @@ def test_fig9_per_seed_statistics_of_one_seed():
     """fig9's per-seed statistics on a hand-made sweep: the 100 s maximum below 1 s, the 1 s
     minimum up to 100 ms, the knee, the latency ratio and the experiment-length deviation."""
     delays = [0.001, 0.01, 0.1, 1.0, 5.0]
-    pred = [X.predicted_experiment_s(d) for d in delays]
+    pred = [XM.predicted_experiment_s(d) for d in delays]
     run = pd.DataFrame({"delay_s": delays, "worst_1s": [0.05, 0.07, 0.11, 0.5, 0.6],
                         "worst_10s": [0.01, 0.01, 0.02, 0.2, 0.5], "worst_100s": [0.002, 0.002, 0.004, 0.02, 0.1],
                         "above_mean_s": [pred[0] * 1.1, pred[1] * 0.95, pred[2], pred[3] * 1.5, np.nan]})
-    st = X._fig9_seed_stats(run, delays)
+    st = XF._fig9_seed_stats(run, delays)
     assert st["w100_max_below_1s"] == 0.004 and st["w1_min_to_100ms"] == 0.05
     assert st["w10_largest_over_10ms"] == pytest.approx(50.0)
     assert st["experiment_max_dev"] == pytest.approx(0.1)  # 1 s and above are not "low delay"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import castlab
-from castlab.experiments.tcp import formula_run
+from castlab.experiments.tcp.scenarios import formula_run
 from castlab.metrics import padhye_throughput, rate_series
 
 NS2_SCRIPT = Path(__file__).parent / "ns2" / "dumbbell.tcl"
@@ -131,7 +131,7 @@ def test_bad_input_names_the_field_and_adds_nothing():
 def test_reno_throughput_within_the_padhye_band(p):
     # One Reno flow, fixed ~100 ms RTT, Bernoulli loss p on the data direction, no queue drops.
     # The band: within 20 % of Padhye's formula for p in 0.5-5 % (the reason is in
-    # castlab/experiments/tcp.py: Bernoulli losses end in timeouts less often than the model's
+    # castlab/experiments/tcp/figures.py: Bernoulli losses end in timeouts less often than the model's
     # correlated-loss rounds, so it underestimates by ~10-15 % here).
     r = formula_run(p, seed=11, duration=500.0, warmup=20.0)
     assert r["queue_drops"] == 0

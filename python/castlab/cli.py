@@ -11,8 +11,12 @@ import time
 from pathlib import Path
 
 from castlab import net
+from castlab.assign import parse_assignment, parse_grid
 from castlab.experiments import REGISTRY
 from castlab.experiments.common import QUICK_NOTE, write_summary
+from castlab.parallel import process_pool, stop_pool, workers
+from castlab.report import KIND_ORDER, write_report
+from castlab.study.runner import SweepInterrupted
 
 
 def _cmd_list(args) -> int:
@@ -70,7 +74,7 @@ def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
     print(f"[{name}] {ok}/{len(result.claims)} claims hold ({sum(c.holds for c in paper)}/{len(paper)} of the "
           f"paper's), {wall:.1f} s" + (f" — {QUICK_NOTE} (shorter settings)" if quick else ""),
           file=sys.stderr, flush=True)
-    for c in sorted(result.claims, key=lambda c: _KIND_ORDER.get(c.kind, len(_KIND_ORDER))):
+    for c in sorted(result.claims, key=lambda c: KIND_ORDER.get(c.kind, len(KIND_ORDER))):
         print(_claim_text(c, quick))
     return summary
 
@@ -124,8 +128,6 @@ def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, job
     experiment does not stop the others."""
     import concurrent.futures as cf
 
-    from castlab.study.runner import process_pool
-
     done: dict[str, dict] = {}
     failed: list[tuple[str, str]] = []
     order = _longest_first(names, out)
@@ -144,8 +146,8 @@ def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, job
                 sys.stdout.flush()
                 done[n] = summary
         except BaseException:
-            for f in futures:
-                f.cancel()
+            # Ctrl-C: the workers ignore SIGINT, so stop them rather than wait for whole experiments
+            stop_pool(ex)
             raise
     return [done[n] for n in names if n in done], failed
 
@@ -181,11 +183,6 @@ def _cmd_reproduce(args) -> int:
     except OutDirError as e:
         print(f"castlab reproduce: {e}", file=sys.stderr)
         return 2
-    if not args.all and args.jobs:
-        # one experiment: its own loop over seeds and points runs on the workers
-        from castlab.experiments.common import set_jobs
-
-        set_jobs(args.jobs)
     jobs = min(args.jobs or 1, len(names))
     failed: list[tuple[str, str]] = []
     if args.all and jobs > 1:
@@ -195,11 +192,13 @@ def _cmd_reproduce(args) -> int:
               file=sys.stderr)
     else:
         summaries = []
-        for n in names:
-            target = out / n if args.all else out
-            summaries.append(_reproduce_one(n, target, args.seed, args.quick))
+        # one experiment: its own loop over seeds and points runs on the workers
+        with workers(1 if args.all else args.jobs or 1):
+            for n in names:
+                target = out / n if args.all else out
+                summaries.append(_reproduce_one(n, target, args.seed, args.quick))
     if args.all:
-        _write_report(out, summaries)
+        write_report(out, summaries)
     for n, err in failed:
         print(f"castlab reproduce: {n} failed: {err}", file=sys.stderr)
     held = all(c["holds"] for s in summaries for c in s["claims"])
@@ -208,127 +207,12 @@ def _cmd_reproduce(args) -> int:
     return 0 if held or not args.strict else 1
 
 
-_KIND_ORDER = {"paper": 0, "derived": 1, "variant": 2, "sanity": 3}
-
-
-def paper_claim_counts(summaries: list[dict]) -> dict[str, dict[str, tuple[int, int]]]:
-    """{paper: {kind: (held, total)}} over the summaries' claims."""
-    counts: dict[str, dict[str, list[int]]] = {}
-    for s in summaries:
-        for c in s["claims"]:
-            k = c.get("kind", "unclassified")
-            held_total = counts.setdefault(s["paper"], {}).setdefault(k, [0, 0])
-            held_total[0] += bool(c["holds"])
-            held_total[1] += 1
-    return {p: {k: (v[0], v[1]) for k, v in ks.items()} for p, ks in counts.items()}
-
-
-def consistent_paper_counts(summaries: list[dict]) -> dict[str, tuple[int, int]]:
-    """{paper: (held, total)} over the paper claims the paper's own numbers do not contradict
-    (claims without ``paper_inconsistent``)."""
-    counts: dict[str, list[int]] = {}
-    for s in summaries:
-        for c in s["claims"]:
-            if c.get("kind") == "paper" and not c.get("paper_inconsistent"):
-                ht = counts.setdefault(s["paper"], [0, 0])
-                ht[0] += bool(c["holds"])
-                ht[1] += 1
-    return {p: (v[0], v[1]) for p, v in counts.items()}
-
-
-def unexplained_paper_failures(summaries: list[dict]) -> list[str]:
-    """experiment/claim of each failing paper claim without an explanation."""
-    return [f"{s['experiment']}/{c['id']}" for s in summaries for c in s["claims"]
-            if c.get("kind") == "paper" and not c["holds"] and not c.get("explanation")]
-
-
-def _write_report(out: Path, summaries: list[dict]) -> None:
-    """report.json (the summaries) and report.md: per paper, the paper's own claims first with
-    their count, then derived, variant and sanity claims, each kind counted on its own."""
-    (out / "report.json").write_text(json.dumps(summaries, indent=2, default=str) + "\n")
-    counts = paper_claim_counts(summaries)
-    kinds = sorted({k for ks in counts.values() for k in ks}, key=lambda k: _KIND_ORDER.get(k, 9))
-    quick = any(s.get("quick") for s in summaries)
-    lines = ["# castlab reproduction report", "",
-             *([f"**Quick run** (`--quick`, shorter settings): {QUICK_NOTE}; the counts below say what "
-                "the short settings gave, not whether the papers' claims hold.", ""] if quick else []),
-             "| paper | " + " | ".join(f"{k} claims held" for k in kinds) + " |",
-             "|---|" + "---|" * len(kinds)]
-    for paper, ks in counts.items():
-        cells = [f"{ks[k][0]} of {ks[k][1]}" if k in ks else "" for k in kinds]
-        lines.append(f"| {paper} | " + " | ".join(cells) + " |")
-    tot = {k: [sum(ks.get(k, (0, 0))[i] for ks in counts.values()) for i in (0, 1)] for k in kinds}
-    lines.append("| **all** | " + " | ".join(f"**{tot[k][0]} of {tot[k][1]}**" for k in kinds) + " |")
-    consistent = consistent_paper_counts(summaries)
-    if consistent:
-        held, total = (sum(v[i] for v in consistent.values()) for i in (0, 1))
-        lines += ["", "The paper's claims whose numbers the paper itself does not contradict "
-                  "(a claim marked inconsistent shows the paper's own arithmetic):", "",
-                  "| paper | consistent paper claims held |", "|---|---|"]
-        lines += [f"| {p} | {h} of {t} |" for p, (h, t) in consistent.items()]
-        lines.append(f"| **all** | **{held} of {total}** ({100 * held / max(total, 1):.0f} %) |")
-    missing = unexplained_paper_failures(summaries)
-    if missing:
-        lines += ["", f"**{len(missing)} failing paper claims have no explanation:** " + ", ".join(missing)]
-    for paper in counts:
-        for kind in kinds:
-            rows = [(s, c) for s in summaries if s["paper"] == paper for c in s["claims"]
-                    if c.get("kind", "unclassified") == kind]
-            if not rows:
-                continue
-            held = sum(c["holds"] for _, c in rows)
-            lines += ["", f"## {paper}: {kind} claims, {held} of {len(rows)} hold", "",
-                      "| experiment | figure | claim | paper | ours | unit | holds | why, if not |",
-                      "|---|---|---|---|---|---|---|---|"]
-            for s, c in rows:
-                ours = f"{c['ours']:.4g}" if isinstance(c["ours"], float) else c["ours"]
-                why = c.get("explanation", "") if not c["holds"] else ""
-                if c.get("paper_inconsistent"):
-                    why = (why + " " if why else "") + f"(the paper contradicts itself: {c['paper_inconsistent']})"
-                lines.append(f"| {s['experiment']} | {s['figure']} | {c['statement']} | {c['paper_value']} "
-                             f"| {ours} | {c['unit']} | {'yes' if c['holds'] else 'NO'} | {why} |")
-    (out / "report.md").write_text("\n".join(lines) + "\n")
-    print(f"report: {out / 'report.md'}", file=sys.stderr)
-    for paper, ks in counts.items():
-        if "paper" in ks:
-            print(f"  {paper}: {ks['paper'][0]} of {ks['paper'][1]} of the paper's claims hold", file=sys.stderr)
-    if missing:
-        print(f"  {len(missing)} failing paper claims have no explanation: {', '.join(missing)}", file=sys.stderr)
-
-
-def _parse_value(text: str):
-    """A grid value as typed: an integer, a float, true/false, else the text itself (units such
-    as "10ms" are the target's to read)."""
-    t = text.strip()
-    if t.lower() in ("true", "false"):
-        return t.lower() == "true"
-    for conv in (int, float):
-        try:
-            return conv(t)
-        except ValueError:
-            pass
-    return t
-
-
-def _parse_grid(items: list[str]) -> dict:
-    grid: dict = {}
-    for item in items or []:
-        key, eq, values = item.partition("=")
-        key = key.strip()
-        if not eq or not key or not values.strip():
-            raise ValueError(f"--grid {item!r}: expected KEY=V1,V2,...")
-        if key in grid:
-            raise ValueError(f"--grid: {key!r} given twice")
-        grid[key] = [_parse_value(v) for v in values.split(",")]
-    return grid
-
-
 def _cmd_sweep(args) -> int:
     from castlab.seeds import parse_seeds
     from castlab.study.runner import run_sweep
 
     try:
-        grid = _parse_grid(args.grid)
+        grid = parse_grid(args.grid)
         seeds = parse_seeds(args.seeds)
         if args.jobs is not None and args.jobs < 1:
             raise ValueError(f"--jobs must be at least 1, got {args.jobs}")
@@ -343,9 +227,14 @@ def _cmd_sweep(args) -> int:
     except ValueError as e:
         print(f"castlab sweep: {e}", file=sys.stderr)
         return 2
+    except SweepInterrupted as e:
+        print(f"castlab sweep: interrupted: {e.report.ran} runs finished"
+              + (f" and are stored in {args.store}" if args.store else "")
+              + f"; {len(e.interrupted)} stopped while running and {len(e.not_run) - len(e.interrupted)} not started "
+              f"are not run" + ("; the same command runs them" if args.store else ""), file=sys.stderr)
+        return 130
     except KeyboardInterrupt:
-        print("castlab sweep: interrupted" + (f"; the finished runs are in {args.store}: the same command resumes"
-                                               if args.store else ""), file=sys.stderr)
+        print("castlab sweep: interrupted", file=sys.stderr)
         return 130
     print(f"castlab sweep: {rep.total} runs: {rep.ran - rep.failed} ran, {rep.failed} failed, "
           f"{rep.skipped} already stored" + (f"; store {args.store}" if args.store else ""), file=sys.stderr)
@@ -460,7 +349,7 @@ def _cmd_scenario_run(args) -> int:
     try:
         scenario = Scenario.from_toml(args.file, strict=not args.lenient)
         if args.set:
-            scenario = scenario.with_params(dict(_key_value(kv) for kv in args.set))
+            scenario = scenario.with_params(dict(parse_assignment(kv, "--set") for kv in args.set))
         seeds = parse_seeds(args.seeds) if args.seeds else scenario.seeds
     except (ScenarioError, ValueError, OSError) as e:
         print(f"castlab scenario: {e}", file=sys.stderr)
@@ -510,21 +399,6 @@ def _cmd_scenario_check(args) -> int:
         return 2
     print(json.dumps(scenario.to_dict(), indent=2) if args.json else f"ok: {scenario!r}")
     return 0
-
-
-def _key_value(text: str) -> tuple[str, object]:
-    """`--set KEY=VALUE`: the value read as a TOML value when it is one (3, 0.5, true, [1, 2]),
-    else as a string ("20ms")."""
-    import tomllib
-
-    key, sep, value = text.partition("=")
-    if not sep or not key.strip():
-        raise ValueError(f"--set {text!r}: write KEY=VALUE, e.g. links.bottleneck.delay=20ms")
-    try:
-        v = tomllib.loads(f"v = {value.strip()}")["v"]
-    except tomllib.TOMLDecodeError:
-        v = value.strip()
-    return key.strip(), v
 
 
 def _add_scenario_parser(sub) -> None:

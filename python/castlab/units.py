@@ -2,8 +2,8 @@
 
 A bare number stays SI (bits per second, seconds). Errors name the key (and the line when the
 caller knows it), so a unit slip in a scenario file points at the line to fix. Values that
-parse but are implausible (a rate under 1 kb/s, a delay over 100 s: probably a unit slip, issue
-15) raise ``UnitError`` too unless ``strict=False``, which turns them into a warning.
+parse but are implausible (a rate under 1 kb/s, a delay over 100 s: probably a unit slip)
+raise ``UnitError`` too unless ``strict=False``, which turns them into a warning.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ _RATE_UNITS = {
 _BYTE_RATE_UNITS = {"Bps": 8.0, "kBps": 8e3, "KBps": 8e3, "MBps": 8e6, "GBps": 8e9}
 _TIME_UNITS = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "min": 60.0}
 
-# Plausibility bounds (our choice, from the issue's examples of unit slips).
+# Plausibility bounds (our choice, from typical unit slips: kb/s for b/s, ms for s).
 MIN_RATE_BPS = 1e3
 MAX_DELAY_S = 100.0
 

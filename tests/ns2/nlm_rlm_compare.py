@@ -27,7 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from castlab.experiments import nlm as N
+from castlab.experiments.nlm import figures as NF
+from castlab.experiments.nlm import metrics as NM
+from castlab.experiments.nlm import topology as NT
 
 HERE = Path(__file__).resolve().parent
 
@@ -43,7 +45,7 @@ def _rlm_compare():
 C = _rlm_compare()
 
 SETUPS = {
-    "fig11": {"n": 1, "bneck": 1.6e6, "starts": [20.0], "cross": (N.CROSS_START_S, N.CROSS_BPS)},
+    "fig11": {"n": 1, "bneck": 1.6e6, "starts": [20.0], "cross": (NF.CROSS_START_S, NF.CROSS_BPS)},
     "fig12": {"n": 2, "bneck": 1.7e6, "starts": [20.0, 120.0], "cross": None},
 }
 
@@ -53,13 +55,13 @@ def run_ns2(setup: str, seed: int, duration_s: float, timeout_s: float = 300.0) 
     opts = {"nlm": s["n"], "bneck": s["bneck"], "starts": ",".join(repr(t) for t in s["starts"])}
     if s["cross"]:
         opts["cross"] = f"{s['cross'][0]!r}:{s['cross'][1]!r}"
-    runs = C._ns2(N.LINK_DELAY_S, duration_s, seed, -1.0, True, None, opts, timeout_s)
+    runs = C._ns2(NT.LINK_DELAY_S, duration_s, seed, -1.0, True, None, opts, timeout_s)
     return list(runs.values())
 
 
 def run_castlab(setup: str, seed: int, duration_s: float, **cfg) -> list:
     s = SETUPS[setup]
-    net = N.Fig8("rlm", seed, s["n"], s["bneck"], s["starts"], s["cross"], rlm={"record": "arrivals", **cfg})
+    net = NT.Fig8("rlm", seed, s["n"], s["bneck"], s["starts"], s["cross"], rlm={"record": "arrivals", **cfg})
     net.run(duration_s, "")
     out = []
     for a, st in zip(net.receivers, s["starts"]):
@@ -69,10 +71,10 @@ def run_castlab(setup: str, seed: int, duration_s: float, **cfg) -> list:
     return out
 
 
-def summarize(run, after_s: float = N.CROSS_START_S) -> dict:
+def summarize(run, after_s: float = NF.CROSS_START_S) -> dict:
     t = np.concatenate([[0.0], run.level_t])
     lv = np.concatenate([[0], run.level])
-    drops = N.rlm_drop_times(t, lv, after_s)
+    drops = NM.rlm_drop_times(t, lv, after_s)
     at2 = np.nonzero((t >= after_s) & (lv <= 2))[0]
     # the first stay at level 3 at or after after_s
     k = int(np.searchsorted(t, after_s, side="right")) - 1

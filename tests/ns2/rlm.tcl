@@ -12,7 +12,7 @@
 # ns-2's CBR jitter (random_ 1: each interval is D + U(-D/2, D/2), the law of §4). In
 # topology (1) the link out of S is the bottleneck's queue, so no separate router node is
 # needed (a router behind an infinitely fast S-router link is the same network). Topology (4)
-# is castlab's (python/castlab/experiments/rlm.py: topology4): the paper gives neither the
+# is castlab's (python/castlab/experiments/rlm/topology.py: topology4): the paper gives neither the
 # access links nor the per-pair share. Topologies (2) and (3) are built as castlab's topology2
 # and topology3 (one session from S; receivers created H_1..H_N, then L_1..L_M, each drawing
 # its start in that order).
@@ -52,7 +52,7 @@
 #       min_th 5, max_th 15, max_p 0.1, weight WQ, in packets, in the same 20-packet buffer;
 #       not gentle, and ns-2's wait_ off (castlab's RED is Floyd and Jacobson's original).
 #     nlm=N bneck=BPS starts=T1,T2,... [cross=START:RATE]: the topology of Figure 8 of Nakauchi,
-#       Morikawa and Aoyama's NLM paper, as castlab's python/castlab/experiments/nlm.py builds
+#       Morikawa and Aoyama's NLM paper, as castlab's python/castlab/experiments/nlm/topology.py builds
 #       it for RLM: S_i --(10 Mb/s)-- LMR1 --(BPS)-- LMR2 --(10 Mb/s)-- R_i, i = 1..N, every link
 #       DELAY with DropTail 20 packets (LMR1 and LMR2 plain routers: RLM needs no LMR); five
 #       layers of 100, 100, 200, 400, 800 kb/s in 1024-byte packets; receiver i starts at T_i

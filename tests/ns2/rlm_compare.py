@@ -30,11 +30,12 @@ from pathlib import Path
 import numpy as np
 
 import castlab
-from castlab.experiments import rlm as X
+from castlab.experiments.rlm import levels as XL
+from castlab.experiments.rlm import topology as XT
 
 SCRIPT = Path(__file__).with_name("rlm.tcl")
 WINDOWS_S = (1.0, 10.0, 100.0)
-OPTIMAL = X.optimal_level(X.LINK_BPS)  # 5 layers (992 kb/s) fit in 1.5 Mb/s
+OPTIMAL = XT.optimal_level(XT.LINK_BPS)  # 5 layers (992 kb/s) fit in 1.5 Mb/s
 
 # castlab's RlmConfig fields set to ns-2's shipped rlm_param (alpha 2, beta 0.75, init-tj 5,
 # max 60, init-td 5, init-td-var 2, g1 = g2 = 0.25), for the "castlab-ns2const" variant; and the
@@ -132,8 +133,8 @@ def run_ns2_pairs(pairs: int, duration_s: float, seed: int, rearm: bool = True, 
                   timeout_s: float = 300.0) -> list[Run]:
     """ns-2's RLM on topology (4), castlab's version of it (10 ms links, 10 Mb/s access links,
     shared link pairs x 1.5 Mb/s with a queue of twice its bandwidth-delay product)."""
-    runs = _ns2(X.LINK_DELAY_S, duration_s, seed, -1.0, rearm, params,
-                {"pairs": pairs, "queue": X.topology4_queue_pkts(pairs)}, timeout_s)
+    runs = _ns2(XT.LINK_DELAY_S, duration_s, seed, -1.0, rearm, params,
+                {"pairs": pairs, "queue": XT.topology4_queue_pkts(pairs)}, timeout_s)
     return list(runs.values())
 
 
@@ -143,19 +144,19 @@ def run_ns2_tree(high: int, low: int, duration_s: float, seed: int, rearm: bool 
     or (3) (``high`` at B, ``low`` behind the B/2 link), 10 ms links, 20-packet DropTail
     queues, receivers starting uniformly on [30, 120] s; receivers in creation order (the ``high``
     ones first)."""
-    runs = _ns2(X.LINK_DELAY_S, duration_s, seed, -1.0, rearm, params, {"high": high, "low": low}, timeout_s)
+    runs = _ns2(XT.LINK_DELAY_S, duration_s, seed, -1.0, rearm, params, {"high": high, "low": low}, timeout_s)
     return list(runs.values())
 
 
 def run_castlab_tree(high: int, low: int, duration_s: float, seed: int, starts: list[float], **cfg) -> list[Run]:
-    """castlab's topology (2) / (3), built as ``castlab.experiments.rlm.topology2`` /
+    """castlab's topology (2) / (3), built as ``castlab.experiments.rlm.topology.topology2`` /
     ``topology3`` but with given start times and RlmConfig fields ``cfg``."""
-    net = X.Net(seed)
+    net = XT.Net(seed)
     net.nodes("S", "X")
     net.link("S", "X")
     if low:
         net.nodes("Y")
-        net.link("X", "Y", rate_bps=X.LINK_BPS / 2)
+        net.link("X", "Y", rate_bps=XT.LINK_BPS / 2)
     groups, control = net.sessions[net.session("S")]
     agents = []
     for i, (name, up) in enumerate([(f"H{i}", "X") for i in range(high)] + [(f"L{j}", "Y") for j in range(low)]):
@@ -180,7 +181,7 @@ def run_castlab(delay_s: float, duration_s: float, seed: int, start_s: float, qu
     """castlab's RLM on the same topology (1) (``castlab.experiments.rlm``'s set-up) with the
     receiver starting at ``start_s``; ``queue`` "red" uses rlm-red's RED; ``cfg`` are RlmConfig
     fields."""
-    net = X.Net(seed, queue)
+    net = XT.Net(seed, queue)
     net.nodes("S", "R")
     net.link("S", "R", delay_s=delay_s)
     groups, control = net.sessions[net.session("S")]
@@ -189,15 +190,15 @@ def run_castlab(delay_s: float, duration_s: float, seed: int, start_s: float, qu
 
 
 def run_castlab_pairs(pairs: int, duration_s: float, seed: int, starts: list[float], **cfg) -> list[Run]:
-    """castlab's topology (4) (as ``castlab.experiments.rlm.topology4``) with given start times."""
-    net = X.Net(seed)
+    """castlab's topology (4) (as ``castlab.experiments.rlm.topology.topology4``) with given start times."""
+    net = XT.Net(seed)
     net.nodes("X", "Y")
-    net.link("X", "Y", rate_bps=pairs * X.PAIR_SHARE_BPS, limit_pkts=X.topology4_queue_pkts(pairs))
+    net.link("X", "Y", rate_bps=pairs * XT.PAIR_SHARE_BPS, limit_pkts=XT.topology4_queue_pkts(pairs))
     agents = []
     for i in range(pairs):
         net.nodes(f"S{i}", f"R{i}")
-        net.link(f"S{i}", "X", rate_bps=X.ACCESS_BPS)
-        net.link("Y", f"R{i}", rate_bps=X.ACCESS_BPS)
+        net.link(f"S{i}", "X", rate_bps=XT.ACCESS_BPS)
+        net.link("Y", f"R{i}", rate_bps=XT.ACCESS_BPS)
         groups, control = net.sessions[net.session(f"S{i}")]
         a = net.sim.add_rlm_receiver(f"R{i}", groups, control, start=starts[i], **{"record": "arrivals", **cfg})
         agents.append((a, starts[i]))
@@ -218,7 +219,7 @@ def summarize(run: Run) -> dict:
     t, lv = run.level_t, run.level
     reach_i = np.nonzero(lv >= OPTIMAL)[0]
     reach = float(t[reach_i[0]] - run.start_s) if reach_i.size else float("nan")
-    settle = X.settle_time_s(t, lv, OPTIMAL)
+    settle = XL.settle_time_s(t, lv, OPTIMAL)
     # excursions above the optimum after first reaching it: the join-experiments to level 6
     above = []
     if reach_i.size:
@@ -226,7 +227,7 @@ def summarize(run: Run) -> dict:
             if lv[i] > OPTIMAL:
                 end = t[i + 1] if i + 1 < len(t) else run.duration_s
                 above.append(end - t[i])
-    held = X._modal_level(t, lv, run.start_s, run.duration_s) if len(t) else 0
+    held = XL.modal_level(t, lv, run.start_s, run.duration_s) if len(t) else 0
     lost, rec = int(run.loss_n.sum()), len(run.arr_t)
     row = {"start_s": run.start_s, "reach_opt_s": reach, "settle_s": settle - run.start_s, "held_level": held,
            "exps_above": len(above), "max_above_s": max(above) if above else float("nan"),
@@ -243,7 +244,7 @@ VARIANTS = {
     "castlab": lambda d, T, s, st: run_castlab(d, T, s, st),
     "castlab-ns2const": lambda d, T, s, st: run_castlab(d, T, s, st, **CASTLAB_WITH_NS2_CONSTANTS),
     # rlm-red's RED (min_th 5, max_th 15, max_p 0.1, its chosen w_q) on the bottleneck
-    "ns2-red": lambda d, T, s, st: run_ns2(d, T, s, st, params={"red": X.RED_PARAMS["red_w_q"]}),
+    "ns2-red": lambda d, T, s, st: run_ns2(d, T, s, st, params={"red": XT.RED_PARAMS["red_w_q"]}),
     "castlab-red": lambda d, T, s, st: run_castlab(d, T, s, st, queue="red"),
 }
 
@@ -282,11 +283,11 @@ def compare_pairs(pair_counts, seeds, duration_s, variants=("ns2", "ns2-paper", 
                 else:
                     raise ValueError(f"variant {v!r} not available for topology (4)")
                 sums = [summarize(r) for r in runs]
-                rates = np.array([np.count_nonzero(r.arr_t >= duration_s / 2) * X.PACKET_BYTES * 8 / (duration_s / 2)
+                rates = np.array([np.count_nonzero(r.arr_t >= duration_s / 2) * XT.PACKET_BYTES * 8 / (duration_s / 2)
                                   for r in runs])
                 row = {"variant": v, "pairs": p, "seed": s,
                        "loss_frac": sum(x["lost"] for x in sums) / max(sum(x["lost"] + x["received"] for x in sums), 1),
-                       "utilisation": rates.sum() / (p * X.PAIR_SHARE_BPS), "min_pair_kbps": rates.min() / 1e3,
+                       "utilisation": rates.sum() / (p * XT.PAIR_SHARE_BPS), "min_pair_kbps": rates.min() / 1e3,
                        "max_pair_kbps": rates.max() / 1e3}
                 for w in WINDOWS_S:
                     row[f"worst_{w:g}s"] = max(x[f"worst_{w:g}s"] for x in sums)
@@ -300,8 +301,8 @@ def summarize_receiver(run: Run, optimal: int) -> dict:
     it again, NaN if never) and the level held longest over the second half of the run (fig10,
     fig12: "at the optimum")."""
     t, lv = run.level_t, run.level
-    settle = X.settle_time_s(t, lv, optimal) if len(t) else float("nan")
-    held = X._modal_level(t, lv, run.duration_s / 2, run.duration_s) if len(t) else 0
+    settle = XL.settle_time_s(t, lv, optimal) if len(t) else float("nan")
+    held = XL.modal_level(t, lv, run.duration_s / 2, run.duration_s) if len(t) else 0
     lost, rec = int(run.loss_n.sum()), len(run.arr_t)
     row = {"start_s": run.start_s, "optimal": optimal, "convergence_s": settle - run.start_s, "held_level": held,
            "received": rec, "lost": lost}
@@ -322,7 +323,7 @@ def compare_tree(splits, seeds, duration_s, variants=TREE_VARIANTS):
     import pandas as pd
 
     per_rx, per_run = [], []
-    opt_b, opt_half = X.optimal_level(X.LINK_BPS), X.optimal_level(X.LINK_BPS / 2)
+    opt_b, opt_half = XT.optimal_level(XT.LINK_BPS), XT.optimal_level(XT.LINK_BPS / 2)
     for high, low in splits:
         for s in seeds:
             base = run_ns2_tree(high, low, duration_s, s)

@@ -11,6 +11,7 @@ import pandas as pd
 from castlab import Simulator, run_with_progress
 from castlab.experiments.common import Experiment, Result, at_most
 from castlab.experiments.plotting import figure, save
+from castlab.scenario import Scenario
 
 
 def _bottleneck_run(offered_bps: float, capacity_bps: float, seed: int, duration: float) -> dict:
@@ -86,6 +87,21 @@ def red_theory_fraction(pb: float) -> float:
     return 1 / mean_gap
 
 
+def red_scenario(load: float, capacity_bps: float, red: tuple[float, float, float, float], duration: float) -> Scenario:
+    """engine-red's set-up as a scenario: jittered CBR at `load` times the capacity into a RED
+    queue (`red`: min_th, max_th, max_p, w_q) on the way to its sink."""
+    min_th, max_th, max_p, w_q = red
+    return Scenario.from_dict({
+        "name": f"engine-red load {load:g}", "duration": duration, "nodes": ["src", "r1", "dst"],
+        "links": [{"name": "access", "a": "src", "b": "r1", "rate": 1e9, "delay": 0.001, "queue_limit": 10_000},
+                  {"name": "red", "a": "r1", "b": "dst", "rate": capacity_bps, "delay": 0.005, "queue": "red",
+                   "queue_limit": 500, "red_min_th": min_th, "red_max_th": max_th, "red_max_p": max_p,
+                   "red_w_q": w_q}],
+        "cbr": [{"name": "load", "src": "src", "dst": "dst", "port": 5, "rate": load * capacity_bps,
+                 "packet_size": 1000, "jitter": True}],
+    })
+
+
 def run_red(out: Path, seed: int, quick: bool = False) -> Result:
     capacity = 10e6
     min_th, max_th, max_p, w_q = 5.0, 15.0, 0.1, 0.002
@@ -94,15 +110,8 @@ def run_red(out: Path, seed: int, quick: bool = False) -> Result:
     loads = [1.01, 1.03, 1.06, 1.1, 1.14, 1.18]
     rows = []
     for k, load in enumerate(loads):
-        sim = Simulator(seed=seed + k)
-        for n in ("src", "r1", "dst"):
-            sim.add_node(n)
-        sim.add_link("src", "r1", 1e9, 0.001, queue_limit_pkts=10_000)
-        sim.add_link("r1", "dst", capacity, 0.005, queue="red", queue_limit_pkts=500, red_min_th=min_th,
-                     red_max_th=max_th, red_max_p=max_p, red_w_q=w_q)
-        sim.add_sink("dst", port=5)
-        sim.add_cbr("src", "dst", 5, load * capacity, packet_size=1000, jitter=True)
-        ch = sim.channel("r1", "dst")
+        sim = red_scenario(load, capacity, (min_th, max_th, max_p, w_q), duration).build(seed + k)
+        ch, _ = sim.scenario_handles.channels["red"]
         sim.run(warm)
         before = sim.channel_stats(ch)
         sim.monitor_channel(ch, 0.01)

@@ -1,4 +1,4 @@
-"""Real-network experiments (issue "Real-network mode"): the papers' protocols as processes
+"""Real-network experiments: the papers' protocols as processes
 (`castlab net ROLE`) on the namespace testbed (`castlab.testbed`), with kernel bottlenecks, kernel
 multicast routing and kernel TCP, each beside a simulation of the same set-up.
 
@@ -28,6 +28,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
+from castlab.experiments import streams
 from castlab.experiments.common import Claim, Experiment, Result, at_least, in_range
 from castlab.experiments.plotting import figure, save
 
@@ -126,7 +127,7 @@ def _read_table(out: Path, stem: str) -> pd.DataFrame:
 
 
 def _rlm_starts(seed: int, n: int, spread_s: float) -> list[float]:
-    rng = np.random.default_rng(seed)
+    rng = streams.rng(seed, "net-rlm-starts")
     return sorted(float(x) for x in rng.uniform(0.0, spread_s, n))
 
 
@@ -300,7 +301,7 @@ def run_net_rlm(out: Path, seed: int, quick: bool = False) -> Result:
         at_least("holds-optimal", "(derived) after first reaching 5 layers each receiver stays at 5 or above (the "
                  "join-experiments to 6) at least 90 % of the time; ours: the lowest receiver's fraction", 0.9,
                  min_held, "fraction", kind="derived"),
-        in_range("loss-same-order-as-sim", "(derived; the issue's test) long-term loss (second half of each "
+        in_range("loss-same-order-as-sim", "(derived) long-term loss (second half of each "
                  "receiver's run) of the same order as the simulation of the same set-up: real/sim within x3, "
                  f"or both under {LOSS_FLOOR:.1%}; ours: real/sim ratio (1 when both are that small)",
                  1 / SAME_ORDER, SAME_ORDER, 1.0 if both_small else ratio, "ratio", kind="derived"),
@@ -466,7 +467,7 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
     avg_mc = np.nancumsum(mc_rate) / np.arange(1, len(mc_rate) + 1)
     ax.plot(t_bins, avg_mc / 1e3, color="k", lw=1.2, label="LE-SBCC (average rate)")
     ok_flows = [r for r in tcp_results if not r["error"]]
-    pick = ok_flows[int(np.random.default_rng(seed).integers(len(ok_flows)))] if ok_flows else None  # §5.2.1: one TCP flow "randomly chosen"
+    pick = ok_flows[int(streams.rng(seed, "net-lesbcc-pick").integers(len(ok_flows)))] if ok_flows else None  # §5.2.1: one TCP flow "randomly chosen"
     if pick and pick["intervals"]:
         tt = np.array([x[0] for x in pick["intervals"]])
         rr = np.array([x[1] for x in pick["intervals"]])

@@ -1,17 +1,56 @@
 """Dask as an executor: ``local`` starts a ``distributed.LocalCluster`` on this machine, any
 other text is a scheduler address (``tcp://host:8786``). Runs are submitted through
 ``Client.get_executor()``, a ``concurrent.futures`` executor, so the runner treats Dask like
-any other pool. Install with ``pip install castlab[dask]``."""
+any other pool. Install with ``pip install castlab[dask]``.
+
+Dask recomputes the runs of a worker it loses on the other workers; the executor counts such
+losses (``lost_workers()``) so that the sweep's progress line says so.
+"""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import contextlib
 import os
+import threading
 from typing import Iterator, Optional
 
 
+class DaskExecutor(cf.Executor):
+    """``client.get_executor(pure=False)`` plus a count of the workers that left the cluster
+    unexpectedly while it was in use (the scheduler's ``remove-worker`` events)."""
+
+    def __init__(self, client):
+        self._inner = client.get_executor(pure=False)
+        self._client = client
+        self._lock = threading.Lock()
+        self._lost: set[str] = set()
+        client.subscribe_topic("all", self._on_event)
+
+    def _on_event(self, event) -> None:
+        _, msg = event
+        if isinstance(msg, dict) and msg.get("action") == "remove-worker" and not msg.get("expected"):
+            with self._lock:
+                self._lost.add(str(msg.get("worker")))
+
+    def lost_workers(self) -> int:
+        with self._lock:
+            return len(self._lost)
+
+    def submit(self, fn, /, *args, **kwargs):
+        return self._inner.submit(fn, *args, **kwargs)
+
+    def map(self, fn, *iterables, **kwargs):
+        return self._inner.map(fn, *iterables, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        with contextlib.suppress(Exception):
+            self._client.unsubscribe_topic("all")
+        self._inner.shutdown(wait=wait)
+
+
 @contextlib.contextmanager
-def dask_executor(address: str, jobs: Optional[int] = None) -> Iterator:
+def dask_executor(address: str, jobs: Optional[int] = None) -> Iterator[DaskExecutor]:
     try:
         from distributed import Client, LocalCluster
     except ImportError as e:
@@ -23,9 +62,9 @@ def dask_executor(address: str, jobs: Optional[int] = None) -> Iterator:
         n = jobs or os.cpu_count() or 1
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                 Client(cluster) as client:
-            yield client.get_executor(pure=False)
+            yield DaskExecutor(client)
     else:
         if jobs is not None:
             raise ValueError("--jobs does not apply to an existing Dask cluster (its workers are set where it runs)")
         with Client(address) as client:
-            yield client.get_executor(pure=False)
+            yield DaskExecutor(client)

@@ -24,10 +24,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
+from castlab.parallel import map_calls, process_pool, stop_pool
 from castlab.study.store import Store, castlab_version, git_commit, run_key
 from castlab.study.targets import META_COLUMNS, Target, flat_metrics, make_target
 
-__all__ = ["Run", "SweepReport", "grid_points", "run_sweep", "execute"]
+__all__ = ["Run", "SweepReport", "SweepInterrupted", "grid_points", "run_sweep", "execute", "map_calls"]
 
 # Raw outputs larger than this are not sent back (the row is still stored, with a note): the
 # store is for results, not for bulk traces. Our choice.
@@ -56,6 +57,40 @@ class SweepReport:
     rows: list = field(default_factory=list)
     params: list = field(default_factory=list)
     metrics: list = field(default_factory=list)
+
+
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a sweep. Every run that finished is stored (``report``: what it did). The
+    runs in progress (handed to a worker: running, or queued on it) were stopped
+    (``interrupted``); they and the runs not yet started are not run (``not_run``): nothing of
+    them is stored, so the same sweep runs them again."""
+
+    def __init__(self, report: SweepReport, interrupted: list, not_run: list):
+        super().__init__(f"sweep interrupted: {report.ran} runs finished and kept, {len(interrupted)} stopped "
+                         f"while running, {len(not_run)} not run")
+        self.report = report
+        self.interrupted = interrupted
+        self.not_run = not_run
+
+
+class _LostWorkers:
+    """Counts the workers an executor lost while a sweep ran, when the executor can tell
+    (``lost_workers()``, as castlab's Dask executor has): their runs are recomputed on the
+    other workers, and the progress line says so instead of staying silent."""
+
+    def __init__(self, ex):
+        self._probe = getattr(ex, "lost_workers", None)
+        self.count = 0
+
+    def note(self) -> Optional[str]:
+        if self._probe is None:
+            return None
+        n = int(self._probe())
+        if n <= self.count:
+            return None
+        new, self.count = n - self.count, n
+        return (f"castlab sweep: {new} worker{'s' if new > 1 else ''} lost ({n} in all); "
+                f"the runs it held are being recomputed on the others")
 
 
 def grid_points(grid: Optional[Mapping[str, Sequence[Any]]]) -> list[dict]:
@@ -113,30 +148,6 @@ def _progress(total: int, label: str, enabled: bool):
     return tqdm(total=total, desc=label, unit="run", file=sys.stderr, dynamic_ncols=True, disable=None)
 
 
-def process_pool(jobs: int) -> cf.Executor:
-    import multiprocessing as mp
-
-    # spawn, not fork: the parent may hold threads (the progress bar, Dask); fork copies their
-    # locks mid-use. Workers import castlab once and serve many runs.
-    return cf.ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"))
-
-
-def _call(fn_args):
-    fn, args = fn_args
-    return fn(*args)
-
-
-def map_calls(fn, calls: Sequence[tuple], jobs: int, executor: Optional[cf.Executor] = None) -> list:
-    """``[fn(*args) for args in calls]`` over a process pool of `jobs` workers (or `executor`), in
-    the order given. `fn` and the arguments must pickle (module-level functions, partials of
-    them). The built-in experiments' seed loops use this (``castlab reproduce NAME --jobs N``)."""
-    items = [(fn, tuple(a)) for a in calls]
-    if executor is not None:
-        return list(executor.map(_call, items))
-    with process_pool(jobs) as ex:
-        return list(ex.map(_call, items))
-
-
 def run_sweep(target: Any, grid: Optional[Mapping[str, Sequence[Any]]] = None, seeds: Iterable[int] = (1,), *,
               store: Optional[os.PathLike | str] = None, jobs: Optional[int] = None,
               executor: Optional[cf.Executor] = None, quick: bool = False, progress: bool = True,
@@ -149,7 +160,8 @@ def run_sweep(target: Any, grid: Optional[Mapping[str, Sequence[Any]]] = None, s
     - `store`: a results directory; runs already stored (same key, status ok) are skipped, and
       every run is stored the moment it finishes. Failed runs are stored with their error and are
       run again next time unless ``rerun_failed=False``.
-    A failed run does not stop the others. Ctrl-C cancels what has not started and raises.
+    A failed run does not stop the others. Ctrl-C (KeyboardInterrupt) stores every run that finished,
+    stops the pool's workers at once and raises ``SweepInterrupted``, which names the runs not run.
     """
     log = sys.stderr if log is None else log
     tgt = make_target(target, quick=quick)
@@ -216,32 +228,72 @@ def run_sweep(target: Any, grid: Optional[Mapping[str, Sequence[Any]]] = None, s
             bar.set_postfix(done=report.ran - report.failed, failed=report.failed, refresh=False)
             bar.update(1)
 
+    done_keys: set[str] = set()
+    running: list[Run] = []
     try:
         if executor is None and (jobs == 1 or len(todo) <= 1):
             for r in todo:
+                running = [r]
                 finish(r, execute(tgt, r.param_dict, r.seed))
+                done_keys.add(r.key)
+            running = []
         elif todo:
             own = executor is None
             ex = executor if executor is not None else process_pool(jobs or os.cpu_count() or 1)
             futures: dict[cf.Future, Run] = {}
+            lost = _LostWorkers(ex)
             try:
                 for r in todo:
                     futures[ex.submit(execute, tgt, r.param_dict, r.seed)] = r
-                for fut in cf.as_completed(futures):
-                    r = futures[fut]
-                    try:
-                        outcome = fut.result()
-                    except Exception as e:  # the worker itself died (killed, out of memory, unpicklable)
-                        outcome = {"status": "error", "error": f"worker failed: {type(e).__name__}: {e}",
-                                   "metrics": {}, "files": None, "wall_s": float("nan"), "host": None}
-                    finish(r, outcome)
+                pending = set(futures)
+                while pending:
+                    # a timeout, so that a lost Dask worker shows on the progress line while the
+                    # runs it held are recomputed elsewhere
+                    ready, pending = cf.wait(pending, timeout=1.0, return_when=cf.FIRST_COMPLETED)
+                    for fut in ready:
+                        r = futures[fut]
+                        try:
+                            outcome = fut.result()
+                        except Exception as e:  # the worker itself died (killed, out of memory, unpicklable)
+                            outcome = {"status": "error", "error": f"worker failed: {type(e).__name__}: {e}",
+                                       "metrics": {}, "files": None, "wall_s": float("nan"), "host": None}
+                        finish(r, outcome)
+                        done_keys.add(r.key)
+                    note = lost.note()
+                    if note:
+                        (bar.write(note, file=log) if bar is not None else print(note, file=log, flush=True))
+                        if bar is not None:
+                            bar.set_postfix(done=report.ran - report.failed, failed=report.failed,
+                                            lost_workers=lost.count, refresh=True)
             except BaseException:
+                # Ctrl-C (or any error here): keep what finished, stop what did not
+                running = [r for f, r in futures.items() if f.running()]
                 for f in futures:
                     f.cancel()
+                if own:
+                    stop_pool(ex)
+                for f, r in futures.items():
+                    if r.key in done_keys or not f.done() or f.cancelled():
+                        continue
+                    try:
+                        outcome = f.result(timeout=0)
+                    except BaseException:  # noqa: BLE001 - a run that did not finish is not run
+                        continue
+                    finish(r, outcome)
+                    done_keys.add(r.key)
                 raise
             finally:
                 if own:
                     ex.shutdown(wait=True, cancel_futures=True)
+    except KeyboardInterrupt:
+        if bar is not None:
+            bar.close()
+            bar = None
+        interrupted = [r for r in running if r.key not in done_keys]
+        not_run = [r for r in todo if r.key not in done_keys]
+        report.rows = [rows[r.key] for r in runs if r.key in rows]
+        report.metrics = metric_names
+        raise SweepInterrupted(report, interrupted, not_run) from None
     finally:
         if bar is not None:
             bar.close()

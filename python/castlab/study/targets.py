@@ -13,11 +13,15 @@ The scenario contract (``castlab.scenario``): ``Scenario.from_toml(path)``, ``.n
 from __future__ import annotations
 
 import abc
-
 import inspect
+import time
 import warnings
 from pathlib import Path
 from typing import Any, Mapping, Optional
+
+from castlab.experiments import REGISTRY
+from castlab.experiments.common import write_summary
+from castlab.scenario import Scenario
 
 __all__ = ["Target", "ExperimentTarget", "ScenarioTarget", "make_target", "flat_metrics"]
 
@@ -51,8 +55,6 @@ class ExperimentTarget(Target):
     numeric) and ``holds``, keyed by the claim id (``<id>`` and ``<id>.holds``)."""
 
     def __init__(self, name: str, quick: bool = False):
-        from castlab.experiments import REGISTRY
-
         if name not in REGISTRY:
             raise ValueError(f"unknown experiment {name!r}; `castlab list` shows them")
         self.name = name
@@ -65,8 +67,6 @@ class ExperimentTarget(Target):
 
     def accepted(self) -> Optional[list[str]]:
         """The parameter names the run function takes, or None when it takes **kwargs."""
-        from castlab.experiments import REGISTRY
-
         sig = inspect.signature(REGISTRY[self.name].run)
         names = []
         for p in sig.parameters.values():
@@ -86,11 +86,6 @@ class ExperimentTarget(Target):
                 raise ValueError(f"experiment {self.name!r} has no parameter {k!r} (it takes: {takes})")
 
     def run(self, params: Mapping[str, Any], seed: int, out: Path) -> dict:
-        import time
-
-        from castlab.experiments import REGISTRY
-        from castlab.experiments.common import write_summary
-
         exp = REGISTRY[self.name]
         t = time.perf_counter()
         result = exp.run(out, seed, quick=self.quick, **params)
@@ -123,10 +118,6 @@ class ScenarioTarget(Target):
         self._identity = {"scenario": self._scenario.to_dict()}
 
     def _load(self):
-        try:
-            from castlab.scenario import Scenario
-        except ImportError as e:  # the scenario files land on another branch
-            raise ValueError(f"cannot read scenario file {self.path}: castlab.scenario is not available ({e})") from e
         return Scenario.from_toml(self.path)
 
     def scenario(self):
@@ -159,8 +150,6 @@ def make_target(target: Any, quick: bool = False) -> Target:
     if isinstance(target, Target):
         return target
     if isinstance(target, (str, Path)):
-        from castlab.experiments import REGISTRY
-
         if isinstance(target, str) and target in REGISTRY:
             return ExperimentTarget(target, quick=quick)
         p = Path(target)

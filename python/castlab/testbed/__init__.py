@@ -311,7 +311,7 @@ class Testbed:
             self._start_igmpproxy(r)
         # igmpproxy installs its VIFs; a snooping bridge filters only once its own querier is
         # established (before that it floods what the router sends onto it, so a leave seems
-        # to take seconds): still flooding 4-6 s after creation, filtering at 8 s (measured)
+        # to take seconds): the wait covers the querier's start-up (docs/testbed.md)
         time.sleep(8.0 if any(lan.shaping == "per-host" for lan in t.lans) else 0.3)
         self._save_state()
 

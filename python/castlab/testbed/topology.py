@@ -42,7 +42,7 @@ class Lan:
     queue_pkts: int = 20
     delay_s: float = 0.0
     #: "shared": one bottleneck on the bridge device, shared by every host (a leave prunes
-    #: only when the router's IGMP daemon does: igmpproxy took about 20 s, docs/testbed.md);
+    #: only when the router's IGMP daemon does: igmpproxy takes tens of seconds, docs/testbed.md);
     #: "per-host": a bottleneck on each host's bridge port, with IGMP snooping and fast leave
     #: on the bridge, so a leave stops a group on that host's link at once.
     shaping: str = "shared"
@@ -209,7 +209,7 @@ def rlm1(receivers: int = 3, rate_bps: float = 1.5e6, queue_pkts: int = 20, dela
     delay only with netem), the receivers on one segment so that they hear each other's
     join-experiment announcements. The bottleneck sits on each receiver's bridge port behind
     IGMP snooping with fast leave, so a leave stops a layer on that link within a second:
-    behind igmpproxy alone a leave took about 20 s to prune (docs/testbed.md)."""
+    behind igmpproxy alone a leave takes tens of seconds to prune (docs/testbed.md)."""
     hosts = ["src"] + [f"rcv{i + 1}" for i in range(receivers)]
     return Topology(
         name="rlm1",

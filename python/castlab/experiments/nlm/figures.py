@@ -1,50 +1,25 @@
-"""NLM experiments (issue 5): Nakauchi, Morikawa and Aoyama, *Network-supported Rate Control
-Mechanism for Multicast Streaming Media*, §4 (Figures 9-13), each run with NLM and with RLM
-on the same set-up.
-
-The set-up of §4.1 (Figure 8), shared by every experiment here:
-- N single-source single-receiver sessions S_i -> LMR1 -> LMR2 -> R_i; the bottleneck
-  LMR1 -> LMR2 runs at B Mb/s; every link has 10 ms of delay and an output queue of 20 packets
-  (DropTail);
-- five CBR layers of 100, 100, 200, 400, 800 kb/s (the RLM §4 jitter on packet times),
-  1024-byte packets, 10 simulated minutes;
-- NLM with Table 2's parameters (``castlab._native.config_defaults("nlm")``), LMR1 and LMR2 both LMRs;
-- RLM (McCanne et al.'s receiver, the ``add_rlm_receiver`` defaults, whose loss threshold is
-  the same 25 %) with one group per layer and no IGMP leave delay (join and leave latency 0).
-
-Our choices where the paper gives none: the access links S_i - LMR1 and LMR2 - R_i run at
-10 Mb/s (only the shared link is a bottleneck); loss and rates are counted in 1 s bins.
-
-Loss is counted as §4.1 does for NLM: at the bottleneck's output queue (LMR1 -> LMR2), per
-session, the packets its DropTail queue dropped over those offered to it after the LMR's
-filters (a loss meter on that channel; the same meter on the plain router for RLM). Rates are
-what left that queue (offered minus dropped), per session.
+"""Figures 9-13 of the NLM paper: each runs NLM and RLM on Figure 8's set-up, writes its CSVs and
+plot, and decides its claims.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import time
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 import pandas as pd
 
-from castlab import Simulator, run_with_progress
-from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_band, map_runs,
-                                        within)
+from castlab.experiments import streams
+from castlab.experiments.common import Result, at_least, at_most, in_band, map_runs, over_seeds, within
+from castlab.experiments.nlm.metrics import (RLM_DROPS_S, first_time, lcur_raises_by_cause, peak_window_loss,
+                                             rlm_drop_times, spearman)
+from castlab.experiments.nlm.topology import (ACCESS_BPS, BIN_S, DURATION_S, Fig8, LAYER_RATES_BPS, LINK_DELAY_S,
+                                              PACKET_BYTES, QUEUE_PKTS, optimal_level)
 from castlab.experiments.plotting import figure, plt, save
-from castlab.stats import describe_interval, mean_interval
 
 PAPER = "Nakauchi et al. 2000 (NLM)"
-LAYER_RATES_BPS = [100e3, 100e3, 200e3, 400e3, 800e3]  # §4.1
-PACKET_BYTES = 1024  # §4.1
-QUEUE_PKTS = 20  # §4.1: output queue of each LMR
-LINK_DELAY_S = 0.010  # §4.1
-DURATION_S = 600.0  # §4.1: 10 minutes
-ACCESS_BPS = 10e6  # our choice: only the shared link binds
-BIN_S = 1.0  # our choice: loss and rates per second
-CROSS_FLOW = 999
 SEEDS_FULL = 5  # runs vary from seed to seed: claims use this many (mean, with a Student-t interval)
 SEEDS_QUICK = 2
 # The ablation run beside the paper-literal NLM in Figures 12-13 (never the subject of a claim):
@@ -53,150 +28,6 @@ ABLATION = "nlm_per_session_wait"
 # Measured in Figure 13 beside them (not a claim either): NLM as written with the far end of the
 # bottleneck a plain router, so that no downstream LMR sends ADD_REQ to LMR1.
 PLAIN_LMR2 = "nlm_lmr2_plain"
-
-
-def cumulative_bps(level: int) -> float:
-    return float(sum(LAYER_RATES_BPS[:level]))
-
-
-def optimal_level(capacity_bps: float) -> int:
-    return max(n for n in range(1, len(LAYER_RATES_BPS) + 1) if n == 1 or cumulative_bps(n) <= capacity_bps)
-
-
-@dataclass
-class Fig8:
-    """Figure 8's topology with ``n`` sessions, run with ``proto`` ("nlm" or "rlm")."""
-
-    proto: str
-    seed: int
-    n: int
-    bottleneck_bps: float
-    starts: list[float]
-    cross: Optional[tuple[float, float]] = None  # (start s, rate b/s) of CBR cross traffic
-    config: Optional[dict] = None  # NLM parameters to override (None: Table 2)
-    # Whether the router at the far end of the bottleneck is an LMR too (our reading of "each LMR"
-    # in §4.1; the text names only LMR1). False makes it a plain router: a measurement, never a claim.
-    lmr2: bool = True
-    # RLM receiver settings (RlmConfig fields, record="arrivals") for cross-checks; None: defaults
-    rlm: Optional[dict] = None
-    sim: Simulator = field(init=False)
-    bott: int = field(init=False)
-    senders: list[int] = field(default_factory=list)
-    receivers: list[int] = field(default_factory=list)
-
-    def __post_init__(self):
-        sim = Simulator(seed=self.seed, join_latency=0.0, leave_latency=0.0)
-        self.sim = sim
-        sim.add_node("LMR1")
-        sim.add_node("LMR2")
-        self.bott, _ = sim.add_link("LMR1", "LMR2", self.bottleneck_bps, LINK_DELAY_S, queue_limit_pkts=QUEUE_PKTS)
-        for i in range(self.n):
-            s, r = f"S{i}", f"R{i}"
-            sim.add_node(s)
-            sim.add_node(r)
-            sim.add_link(s, "LMR1", ACCESS_BPS, LINK_DELAY_S, queue_limit_pkts=QUEUE_PKTS)
-            sim.add_link("LMR2", r, ACCESS_BPS, LINK_DELAY_S, queue_limit_pkts=QUEUE_PKTS)
-            if self.proto == "nlm":
-                g = sim.add_group(s)
-                self.senders.append(sim.add_nlm_sender(s, g, LAYER_RATES_BPS, packet_size=PACKET_BYTES, flow=i,
-                                                       **(self.config or {})))
-                self.receivers.append(sim.add_nlm_receiver(r, g, layers=len(LAYER_RATES_BPS), start=self.starts[i],
-                                                           **(self.config or {})))
-            else:
-                gs = [sim.add_group(s) for _ in LAYER_RATES_BPS]
-                ctl = sim.add_group(s)
-                self.senders.append(sim.add_layered_source(s, gs, LAYER_RATES_BPS, packet_size=PACKET_BYTES, flow=i))
-                self.receivers.append(sim.add_rlm_receiver(r, gs, ctl, start=self.starts[i], **(self.rlm or {})))
-        if self.cross is not None:
-            sim.add_node("X")
-            sim.add_node("Y")
-            sim.add_link("X", "LMR1", ACCESS_BPS, LINK_DELAY_S, queue_limit_pkts=QUEUE_PKTS)
-            sim.add_link("LMR2", "Y", ACCESS_BPS, LINK_DELAY_S, queue_limit_pkts=QUEUE_PKTS)
-            sim.add_sink("Y", port=9)
-            sim.add_cbr("X", "Y", 9, self.cross[1], packet_size=PACKET_BYTES, flow=CROSS_FLOW, start=self.cross[0])
-        if self.proto == "nlm":
-            sim.attach_lmr("LMR1", meter_channel=self.bott, meter_bin=BIN_S,
-                           meter_layers=len(LAYER_RATES_BPS), **(self.config or {}))
-            if self.lmr2:
-                sim.attach_lmr("LMR2", **(self.config or {}))
-        else:
-            sim.attach_loss_meter("LMR1", self.bott, bin=BIN_S, layers=len(LAYER_RATES_BPS))
-
-    def run(self, until: float, label: str) -> None:
-        run_with_progress(self.sim, until, label=label)
-
-    # ------------------------------------------------------------------ measurements
-
-    def _flow(self, flow: int, until: float) -> tuple[np.ndarray, np.ndarray]:
-        """(offered, dropped) per bin and layer for a flow, padded to ``until``."""
-        nb = int(np.ceil(until / BIN_S))
-        f = self.sim.loss_meter("LMR1")["flows"].get(flow)
-        shape = (nb, len(LAYER_RATES_BPS))
-        if f is None:
-            return np.zeros(shape), np.zeros(shape)
-        out = []
-        for k in ("passed", "dropped"):
-            a = np.zeros(shape)
-            v = f[k][:nb]
-            a[: len(v)] = v
-            out.append(a)
-        return out[0], out[1]
-
-    def loss(self, flow: int, until: float) -> np.ndarray:
-        """Loss rate per bin (NaN where nothing was offered)."""
-        p, d = self._flow(flow, until)
-        tot = p.sum(1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return np.where(tot > 0, d.sum(1) / tot, np.nan)
-
-    def rate_bps(self, flow: int, until: float) -> np.ndarray:
-        """What left the bottleneck queue per bin, b/s."""
-        p, d = self._flow(flow, until)
-        return (p - d).sum(1) * PACKET_BYTES * 8 / BIN_S
-
-    def goodput_bps(self, flow: int, until: float, max_loss: float = 0.2) -> np.ndarray:
-        """§4.2: the layers received with under 20 % loss in order from the base layer."""
-        p, d = self._flow(flow, until)
-        out = np.zeros(len(p))
-        for b in range(len(p)):
-            for m in range(p.shape[1]):
-                if p[b, m] == 0 or d[b, m] / p[b, m] >= max_loss:
-                    break
-                out[b] += (p[b, m] - d[b, m]) * PACKET_BYTES * 8 / BIN_S
-        return out
-
-    def level_steps(self, i: int, until: float) -> tuple[np.ndarray, np.ndarray]:
-        """The session's number of layers over time: RLM's subscription level; NLM's L_cur at
-        the bottleneck interface of LMR1."""
-        if self.proto == "rlm":
-            r = self.sim.rlm_records(self.receivers[i])
-            t, lv = r["level_time_ns"] / 1e9, r["level"].astype(int)
-        else:
-            r = self.sim.lmr_records("LMR1")
-            g = self.group(i)
-            sel = (r["lcur_oif"] == self.bott) & (r["lcur_group"] == g)
-            t, lv = r["lcur_time_ns"][sel] / 1e9, r["lcur_new"][sel].astype(int)
-        t = np.concatenate([[0.0], t, [until]])
-        lv = np.concatenate([[0], lv, [lv[-1] if len(lv) else 0]])
-        return t, lv
-
-    def group(self, i: int) -> int:
-        return i  # NLM: one group per session, created in session order
-
-    def level_at(self, i: int, times: np.ndarray, until: float) -> np.ndarray:
-        t, lv = self.level_steps(i, until)
-        idx = np.searchsorted(t, times, side="right") - 1
-        return lv[np.clip(idx, 0, len(lv) - 1)]
-
-
-def over_seeds(values, nonnegative: bool = True) -> tuple[float, str]:
-    """The mean of per-seed values and a note for the claim's statement giving the number of
-    seeds and the 95 % Student-t interval of that mean ("1 seed: no interval" for one seed).
-    Losses, times, rates and their ratios cannot be negative: their lower bound is clipped at 0
-    (the note says so); a correlation passes ``nonnegative=False``."""
-    vals = [float(v) for v in values]
-    mean, _, _, _ = mean_interval(vals)
-    return mean, f" [{describe_interval(vals, nonnegative=nonnegative)}]"
 
 
 def _params(**extra) -> dict:
@@ -216,11 +47,6 @@ def _both(seed: int, n: int, b: float, starts: list[float], until: float, label:
     return nets
 
 
-def _first(times: np.ndarray, cond: np.ndarray) -> float:
-    idx = np.nonzero(cond)[0]
-    return float(times[idx[0]]) if idx.size else float("nan")
-
-
 STYLE = {"nlm": ("k-", "NLM"), "rlm": ("C3--", "RLM")}
 
 
@@ -235,7 +61,7 @@ def _fig9_metrics(nets: dict[str, "Fig8"], until: float) -> dict:
     iv = lr["intvl_s"][lr["intvl_oif"] == nlm.bott]
     bins = np.arange(0, until, BIN_S)
     after = bins >= 20.0
-    return {"first_drop_req_s": _first(req_t, (srec["req_kind"] == 2) & (srec["req_level"] == 5)),
+    return {"first_drop_req_s": first_time(req_t, (srec["req_kind"] == 2) & (srec["req_level"] == 5)),
             "add_intvl_max_s": float(iv.max()) if len(iv) else float("nan"),
             "nlm_max_loss": float(np.nanmax(nets["nlm"].loss(0, until)[after])),
             "rlm_max_loss": float(np.nanmax(nets["rlm"].loss(0, until)[after]))}
@@ -297,7 +123,7 @@ def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
     files = save(fig, out, "fig9")
 
     after = df["time_s"] >= 20.0
-    drop_t, drop_note = over_seeds(ms["first_drop_req_s"])
+    drop_t, drop_note = over_seeds(ms["first_drop_req_s"], nonnegative=True)
     claims = [
         within("drop-req-at-41s", "'LMR1 detects congestion and sends DROP_REQ(S1, 5) to the sender at 41[s]': time "
                "the sender receives it" + drop_note, 41.0, drop_t, "s", abs_tol=2.5, kind="paper"),
@@ -368,9 +194,9 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_title(f"Fig. 10: goodput, N = 1, B = 1.6 Mb/s (seed {seed})")
     files = save(fig, out, "fig10")
 
-    rlm_loss, rlm_loss_note = over_seeds(ms["rlm_max_loss"])
-    rlm_gmin, rlm_gmin_note = over_seeds(ms["rlm_goodput_min_bps"] / 1e6)
-    nlm_ratio, nlm_ratio_note = over_seeds(ms["nlm_goodput_over_rlm_throughput"])
+    rlm_loss, rlm_loss_note = over_seeds(ms["rlm_max_loss"], nonnegative=True)
+    rlm_gmin, rlm_gmin_note = over_seeds(ms["rlm_goodput_min_bps"] / 1e6, nonnegative=True)
+    nlm_ratio, nlm_ratio_note = over_seeds(ms["nlm_goodput_over_rlm_throughput"], nonnegative=True)
     claims = [
         within("rlm-max-loss-9pct", "'the maximum overall packet loss rate is 9[%]' (RLM; largest 1 s loss after 60 s)"
                + rlm_loss_note, 0.09, rlm_loss, "fraction", rel_tol=0.5, kind="paper"),
@@ -408,31 +234,9 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
 
 CROSS_START_S = 90.0
 CROSS_BPS = 1.3e6
-# §4.2: "RLM detects congestion at 98[s], 114[s], and 130[s], and drops Layer(S1, 5),
-# Layer(S1, 4), and Layer(S1, 3) respectively".
-RLM_DROPS_S = {5: 98.0, 4: 114.0, 3: 130.0}
 # Rule, fixed before looking: each of our drop times (mean over seeds) within half the paper's
 # 16 s spacing between them.
 RLM_DROP_TOL_S = 8.0
-
-
-def rlm_drop_times(t: np.ndarray, lv: np.ndarray, after_s: float) -> dict[int, float]:
-    """For each layer L in RLM_DROPS_S: when RLM dropped layer L for the stay below L that it is
-    in at ``after_s`` or first enters after it (steps ``t``, ``lv``); so a drop shortly before
-    ``after_s`` that lasts past it counts with its own time. NaN if the level never goes below L."""
-    out = {}
-    for layer in RLM_DROPS_S:
-        k = int(np.searchsorted(t, after_s, side="right")) - 1
-        if k < 0 or lv[k] >= layer:
-            later = np.nonzero((t > after_s) & (lv < layer))[0]
-            if not later.size:
-                out[layer] = float("nan")
-                continue
-            k = int(later[0])
-        while k > 0 and lv[k - 1] < layer:
-            k -= 1
-        out[layer] = float(t[k])
-    return out
 
 
 def _fig11_metrics(nets: dict[str, Fig8], until: float, opt: int) -> dict:
@@ -442,7 +246,7 @@ def _fig11_metrics(nets: dict[str, Fig8], until: float, opt: int) -> dict:
     for proto, net in nets.items():
         lv = net.level_at(0, bins, until)[after]
         loss = net.loss(0, until)[after]
-        m[f"{proto}_response_s"] = _first(bins[after], lv <= opt) - CROSS_START_S
+        m[f"{proto}_response_s"] = first_time(bins[after], lv <= opt) - CROSS_START_S
         m[f"{proto}_peak_loss"] = float(np.nanmax(loss))
         m[f"{proto}_s_over_10pct"] = float(np.sum(np.nan_to_num(loss) > 0.10))
         p, d = net._flow(0, until)
@@ -460,18 +264,6 @@ def _fig11_metrics(nets: dict[str, Fig8], until: float, opt: int) -> dict:
 
 
 FIG11_WINDOWS_S = (1, 2, 5, 10)
-
-
-def peak_window_loss(p: np.ndarray, d: np.ndarray, first_bin: int, width_bins: int) -> float:
-    """Largest loss (dropped / offered) over ``width_bins`` consecutive bins, the first starting
-    at ``first_bin`` or later; ``p`` and ``d`` are per bin and layer."""
-    ps, ds = p.sum(1)[first_bin:], d.sum(1)[first_bin:]
-    if len(ps) < width_bins:
-        return float("nan")
-    k = np.ones(width_bins)
-    pw, dw = np.convolve(ps, k, "valid"), np.convolve(ds, k, "valid")
-    ok = pw > 0
-    return float((dw[ok] / pw[ok]).max()) if ok.any() else float("nan")
 
 
 def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
@@ -525,16 +317,16 @@ def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
     files = save(fig, out, "fig11")
 
     mean = ms.mean(numeric_only=True)
-    resp, resp_note = over_seeds(ms["rlm_response_s"])
-    peak, peak_note = over_seeds(ms["rlm_peak_loss"])
-    over10, over10_note = over_seeds(ms["rlm_s_over_10pct"])
+    resp, resp_note = over_seeds(ms["rlm_response_s"], nonnegative=True)
+    peak, peak_note = over_seeds(ms["rlm_peak_loss"], nonnegative=True)
+    over10, over10_note = over_seeds(ms["rlm_s_over_10pct"], nonnegative=True)
     rlm_why = ("RLM drops layers 5 and 4 near the paper's times, then holds level 3 at about 10 % loss, under its "
                "25 % threshold, so the loss estimator and threshold keep it there, not the detection estimate "
                "(fig11_seeds.csv rlm_drop_layer*_s; fig11.csv rlm_layers and rlm_loss); ns-2's own RLM on the same "
                "set-up holds level 3 even longer (docs/fidelity/nlm.md, against ns-2's own RLM)")
     claims = []
     for layer, paper_t in RLM_DROPS_S.items():
-        t_mean, t_note = over_seeds(ms[f"rlm_drop_layer{layer}_s"])
+        t_mean, t_note = over_seeds(ms[f"rlm_drop_layer{layer}_s"], nonnegative=True)
         claims.append(within(f"rlm-drops-layer{layer}-at-{paper_t:g}s", f"'RLM detects congestion at 98[s], 114[s], "
                              f"and 130[s], and drops Layer(S1, 5), Layer(S1, 4), and Layer(S1, 3) respectively': time "
                              f"RLM drops layer {layer} (±{RLM_DROP_TOL_S:g} s, half the paper's spacing)" + t_note,
@@ -633,9 +425,9 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     files = save(fig, out, "fig12")
 
     mean = ms.mean(numeric_only=True)
-    s1, s1_note = over_seeds(ms["nlm_s1_bps"])
-    s2, s2_note = over_seeds(ms["nlm_s2_bps"])
-    r2, r2_note = over_seeds(ms["rlm_s2_bps"])
+    s1, s1_note = over_seeds(ms["nlm_s1_bps"], nonnegative=True)
+    s2, s2_note = over_seeds(ms["nlm_s2_bps"], nonnegative=True)
+    r2, r2_note = over_seeds(ms["rlm_s2_bps"], nonnegative=True)
     claims = [
         within("nlm-s1-fair", "'NLM can achieve fairness': S1 gets the fair share, 0.8 Mb/s (mean rate over 300-600 s)"
                + s1_note, fair, s1, "b/s", rel_tol=0.15, kind="paper"),
@@ -652,18 +444,6 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
                      nlm_s1_min_over_seeds_bps=float(ms["nlm_s1_bps"].min()))
     return Result(params, claims, ["fig12.csv", "fig12_seeds.csv", *files])
 
-
-# ---------------------------------------------------------------- Figure 13
-
-
-def lcur_raises_by_cause(net: Fig8) -> dict:
-    """How often L_cur went up at LMR1's bottleneck interface: by LMR1's own ADD (§3.3) and by an
-    ADD_REQ from downstream (Figure 6), summed over sessions."""
-    r = net.sim.lmr_records("LMR1")
-    up = (r["lcur_oif"] == net.bott) & (r["lcur_new"] > r["lcur_old"])
-    c = np.bincount(r["lcur_cause"][up].astype(int), minlength=6)
-    return {"add": int(c[1]), "add_req": int(c[3])}
-
 FIG13_N = [1, 2, 5, 10, 20, 50, 100]
 FIG13_N_QUICK = [1, 3, 8]
 FIG13_STARTS_S = (20.0, 30.0)  # our choice: receivers join uniformly on [20, 30] s
@@ -677,10 +457,8 @@ def _fig13_run(name: str, seed: int, n: int, until: float) -> dict:
     """One run of Figure 13 (as map_runs hands it to a worker): variant ``name`` of
     :data:`FIG13_VARIANTS`, ``n`` sessions on B = n Mb/s, receivers joining on
     :data:`FIG13_STARTS_S` (drawn from the seed and n); its row of fig13.csv, and its wall time."""
-    import time
-
     proto, cfg, lmr2 = FIG13_VARIANTS[name]
-    rng = np.random.default_rng([seed, n, 0x4E4C4D])
+    rng = streams.rng(seed, "nlm-fig13-starts", n)
     starts = list(rng.uniform(*FIG13_STARTS_S, size=n))
     t0 = time.perf_counter()
     net = Fig8(proto, seed, n, n * 1e6, starts, config=cfg, lmr2=lmr2)
@@ -698,13 +476,6 @@ def _fig13_run(name: str, seed: int, n: int, until: float) -> dict:
             "mean_rate_second_half_bps": float(np.mean(rates)),
             "lmr1_raises_by_add": raises.get("add", np.nan), "lmr1_raises_by_add_req": raises.get("add_req", np.nan),
             "_wall_s": wall}
-
-
-def _spearman(x, y) -> float:
-    """Spearman's rho: Pearson's on the ranks; NaN with fewer than three points."""
-    if len(x) <= 2:
-        return float("nan")
-    return float(pd.Series(np.asarray(x, float)).rank().corr(pd.Series(np.asarray(y, float)).rank()))
 
 
 def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
@@ -744,14 +515,14 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
                          float(by[PLAIN_LMR2]["max_loss"].max()),
                          "lmr2_plain_max_loss_n_ge_2": float(by[PLAIN_LMR2]["max_loss"][by[PLAIN_LMR2].index >= 2].max()),
                          "ablation_max_loss": float(by[ABLATION]["max_loss"].max()),
-                         "rlm_max_loss": float(rl.max()), "rlm_rho": _spearman(rl.index, rl.to_numpy()),
+                         "rlm_max_loss": float(rl.max()), "rlm_rho": spearman(rl.index, rl.to_numpy()),
                          "rlm_over_nlm_largest_n": float(rl.iloc[-1] / max(nl.iloc[-1], 1e-9))})
     ms = pd.DataFrame(per_seed)
     ms.to_csv(out / "fig13_seeds.csv", index=False)
-    lit_m, lit_note = over_seeds(ms["nlm_max_loss"])
-    plain_m, plain_note = over_seeds(ms["lmr2_plain_max_loss"])
+    lit_m, lit_note = over_seeds(ms["nlm_max_loss"], nonnegative=True)
+    plain_m, plain_note = over_seeds(ms["lmr2_plain_max_loss"], nonnegative=True)
     rho, rho_note = over_seeds(ms["rlm_rho"], nonnegative=False)
-    ratio, ratio_note = over_seeds(ms["rlm_over_nlm_largest_n"])
+    ratio, ratio_note = over_seeds(ms["rlm_over_nlm_largest_n"], nonnegative=True)
     claims = [
         # Figure 8's second router: an LMR or a plain router (the paper does not say): a band
         # over both readings of the same measure, each the mean over seeds.
@@ -795,16 +566,3 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
                                                                  lit["lmr1_raises_by_add_req"].items()},
                      total_sim_wall_s=round(float(sum(walls.values())), 2))
     return Result(params, claims, ["fig13.csv", "fig13_seeds.csv", *files])
-
-
-EXPERIMENTS: list[Experiment] = [
-    Experiment("nlm-fig9", PAPER, "Figure 9", "NLM rate control, N = 1, B = 1.5 Mb/s (and RLM on the same set-up)",
-               run_fig9),
-    Experiment("nlm-fig10", PAPER, "Figure 10", "goodput of NLM and RLM, N = 1, B = 1.6 Mb/s", run_fig10),
-    Experiment("nlm-fig11", PAPER, "Figure 11", "response to 1.3 Mb/s CBR cross traffic from 90 s, NLM and RLM",
-               run_fig11),
-    Experiment("nlm-fig12", PAPER, "Figure 12", "fairness of two sessions joining at 20 s and 120 s, NLM and RLM",
-               run_fig12),
-    Experiment("nlm-fig13", PAPER, "Figure 13", "maximum loss rate against N sessions with B = N Mb/s, NLM and RLM",
-               run_fig13),
-]

@@ -1,287 +1,30 @@
-"""RLM experiments (issue 4): McCanne, Jacobson and Vetterli, *Receiver-driven Layered
-Multicast*, SIGCOMM 1996, §4 (Figures 8-13) and §5 (RED).
-
-The set-up of §4, shared by every experiment here:
-- links 1.5 Mb/s with DropTail queues of 20 packets, 1000-byte packets;
-- a six-layer CBR source at 32·2^m kb/s (m = 0..5) with the §4 jitter (``add_layered_source``);
-- receivers start uniformly on [30, 120] s (drawn from the run's seed), 10 simulated minutes;
-- the RLM constants of §4 (the ``add_rlm_receiver`` defaults);
-- multicast join and leave latency 0: a join grafts at once and a leave prunes at once, each
-  then taking one link delay per hop to travel (ns-2's prune timing is not stated in the paper).
-
-The topologies of Figure 7 are built by :func:`topology1` ... :func:`topology4`, all through
-:class:`Net`, and every per-receiver metric comes from :meth:`Net.receiver_table`.
+"""Figures 8-13 and §5 (RED) of the RLM paper: each runs its topology over seeds and sizes, writes
+its CSVs and plot, and decides its claims on the mean over seeds (``claim_over_seeds``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
 import numpy as np
 import pandas as pd
 
-from castlab import Simulator, run_with_progress
-from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_range, map_runs,
-                                        within)
+from castlab.experiments import streams
+from castlab.experiments.common import (Claim, Result, at_least, at_most, claim_over_seeds, in_range, map_runs,
+                                        over_seeds, t_interval, within)
 from castlab.experiments.plotting import figure, save
-from castlab.stats import describe_interval, mean_interval
+from castlab.experiments.rlm.levels import excursions_above_s, modal_level, settle_time_s
+from castlab.experiments.rlm.metrics import (best_packing_bps, knee_latency, predicted_experiment_s, r_squared,
+                                             worst_by, worst_per_run)
+from castlab.experiments.rlm.topology import (ACCESS_BPS, DURATION_S, JOIN_LATENCY_S, LAYER_RATES_BPS, LEAVE_LATENCY_S,
+                                              LINK_BPS, LINK_DELAY_S, PACKET_BYTES, PAIR_SHARE_BPS, QUEUE_PKTS,
+                                              RED_MEMORY_S, RED_PARAMS, RED_W_Q, START_RANGE_S, WINDOWS_S,
+                                              cumulative_rate_bps, topology1, topology2, topology3, topology4,
+                                              topology4_queue_pkts)
 
 PAPER = "McCanne et al. 1996"
-LAYER_RATES_BPS = [32e3 * 2**m for m in range(6)]  # §4: 32·2^m kb/s, m = 0..5
-LINK_BPS = 1.5e6  # §4: "the link bandwidths are 1.5 Mb/s"
-QUEUE_PKTS = 20  # §4: router queue size 20 packets
-PACKET_BYTES = 1000  # §4: 1 KB packets
-DURATION_S = 600.0  # §4.3: 10 simulated minutes
-START_RANGE_S = (30.0, 120.0)  # §4: receivers start uniformly on [30, 120] s
-LINK_DELAY_S = 0.010  # §4.3: 10 ms links
-WINDOWS_S = (1.0, 10.0, 100.0)  # §4.3: 1, 10 and 100 s measurement windows
-JOIN_LATENCY_S = 0.0
-LEAVE_LATENCY_S = 0.0
-# §5 RED: Floyd & Jacobson's recommended thresholds (min_th 5, max_th 15, max_p 0.1) in the
-# same 20-packet buffer. The paper gives no RED parameters; w_q is the one value we scale. RED's
-# average forgets with a time constant of about 1/w_q packet arrivals, so a memory of M seconds
-# on a link of C b/s carrying s-byte packets is w_q = 1 / (M·C / 8s) (rule fixed before the runs
-# that use it). RED's 0.002 is tuned for fast links (500 packets are 2.7 s at 1.5 Mb/s, longer
-# than a join-experiment); the intent here is a memory of about 27 ms at 1.5 Mb/s, which is
-# five 1000-byte packet times: w_q = 1/5. (An earlier reading took 0.02 for it, a 50-packet,
-# 0.27 s memory: an arithmetic slip.) RED_WQ_READINGS are run beside it and reported as a band.
-RED_MEMORY_S = 0.027
-RED_W_Q = 1.0 / round(RED_MEMORY_S * LINK_BPS / (8 * PACKET_BYTES))
-RED_PARAMS = {"red_min_th": 5.0, "red_max_th": 15.0, "red_max_p": 0.1, "red_w_q": RED_W_Q}
 RED_WQ_READINGS = [0.002, 0.02, 0.05, 0.1, 0.2]
-
-
-def cumulative_rate_bps(level: int) -> float:
-    return float(sum(LAYER_RATES_BPS[:level]))
-
-
-def optimal_level(capacity_bps: float) -> int:
-    """The highest level whose cumulative rate fits in ``capacity_bps`` (§4.1's optimum)."""
-    return max(n for n in range(1, len(LAYER_RATES_BPS) + 1) if n == 1 or cumulative_rate_bps(n) <= capacity_bps)
-
-
-def over_seeds(values, nonnegative: bool = False) -> tuple[float, str]:
-    """The mean of per-seed values and a note for the claim's statement giving the number of
-    seeds and the 95 % Student-t interval of that mean ("1 seed: no interval" for one seed;
-    a `nonnegative` quantity's lower bound is clipped at 0, and the note says so)."""
-    mean, _, _, _ = mean_interval(list(values))
-    return mean, f" [{describe_interval(list(values), nonnegative=nonnegative)}]"
-
-
-# Units of quantities that cannot be negative: their intervals over seeds are clipped at 0.
-NONNEGATIVE_UNITS = {"loss fraction", "fraction", "ratio", "s", "ms", "bps", "kb/s", "Mb/s"}
-
-
-def excursions_above_s(t: np.ndarray, lv: np.ndarray, opt: int, t_from: float, t_end: float) -> list[float]:
-    """Durations of the stays above ``opt`` that start at or after ``t_from`` (the
-    join-experiments once settled); a stay still open at ``t_end`` ends there."""
-    out, i = [], 0
-    while i < len(t):
-        if t[i] >= t_from and lv[i] > opt and (i == 0 or lv[i - 1] <= opt):
-            j = i + 1
-            while j < len(t) and lv[j] > opt:
-                j += 1
-            out.append((t[j] if j < len(t) else t_end) - t[i])
-            i = j
-        else:
-            i += 1
-    return out
-
-
-def predicted_experiment_s(delay_s: float, hops: int = 1) -> float:
-    """§4.3: "the duration of the join-experiment is roughly twice the link latency plus the
-    queue build-up time". Our arithmetic for topology (1) with the receiver at level 5 trying
-    level 6: the graft and the first new packet each cross the path once (2 x latency); the
-    bottleneck's 20-packet queue fills at the excess rate (level 6 minus the link), then the
-    packet behind the first drop waits a full queue before it reaches the receiver and shows
-    the gap (the build-up: fill time plus one full queue's delay)."""
-    q_bits = QUEUE_PKTS * PACKET_BYTES * 8
-    fill = q_bits / (cumulative_rate_bps(6) - LINK_BPS)
-    return 2 * hops * delay_s + fill + q_bits / LINK_BPS
-
-
-def settle_time_s(times_s: np.ndarray, levels: np.ndarray, opt: int) -> float:
-    """First time the receiver reaches ``opt`` and afterwards never goes below it (brief
-    excursions above it, the join-experiments, do not count); NaN if it never does."""
-    below = np.nonzero(levels < opt)[0]
-    first = below[-1] + 1 if below.size else 0
-    at = np.nonzero(levels[first:] >= opt)[0]
-    return float(times_s[first + at[0]]) if at.size else float("nan")
-
-
-@dataclass
-class Rx:
-    agent: int
-    node: str
-    start_s: float
-    optimal: int
-    group: str  # which set the receiver belongs to (e.g. "B", "B/2", "pair 3")
-    session: int
-
-
-@dataclass
-class Net:
-    """A simulation of the §4 set-up: nodes, links with the chosen queue, layered sessions and
-    RLM receivers. ``queue`` is "droptail" or "red" (with :data:`RED_PARAMS` unless ``red``
-    overrides them)."""
-
-    seed: int
-    queue: str = "droptail"
-    red: Optional[dict] = None
-    sim: Simulator = field(init=False)
-    rxs: list[Rx] = field(default_factory=list)
-    sessions: list[tuple[list[int], int]] = field(default_factory=list)
-
-    def __post_init__(self):
-        self.sim = Simulator(seed=self.seed, join_latency=JOIN_LATENCY_S, leave_latency=LEAVE_LATENCY_S)
-        # start times: their own stream, so they depend on the seed only
-        self._starts = np.random.default_rng([self.seed, 0x524C4D])
-
-    def nodes(self, *names: str) -> None:
-        for n in names:
-            self.sim.add_node(n)
-
-    def link(self, a: str, b: str, rate_bps: float = LINK_BPS, delay_s: float = LINK_DELAY_S,
-             limit_pkts: int = QUEUE_PKTS) -> None:
-        kw = {}
-        if self.queue == "red":
-            kw = {"queue": "red", **RED_PARAMS, **(self.red or {}), "mean_pkt_bytes": PACKET_BYTES}
-        self.sim.add_link(a, b, rate_bps, delay_s, queue_limit_pkts=limit_pkts, **kw)
-
-    def session(self, src: str) -> int:
-        """Six data groups and a control group rooted at ``src``, and the §4 source there."""
-        groups = [self.sim.add_group(src) for _ in LAYER_RATES_BPS]
-        control = self.sim.add_group(src)
-        self.sim.add_layered_source(src, groups, LAYER_RATES_BPS, packet_size=PACKET_BYTES, jitter=True)
-        self.sessions.append((groups, control))
-        return len(self.sessions) - 1
-
-    def receiver(self, node: str, session: int, optimal: int, group: str = "", start_s: Optional[float] = None) -> Rx:
-        start = float(self._starts.uniform(*START_RANGE_S)) if start_s is None else start_s
-        groups, control = self.sessions[session]
-        # receiver_table reads the arrival times (its tail rate) and the §4.1 windows (online)
-        a = self.sim.add_rlm_receiver(node, groups, control, start=start, record="arrivals",
-                                      windows=list(WINDOWS_S))
-        rx = Rx(a, node, start, optimal, group, session)
-        self.rxs.append(rx)
-        return rx
-
-    def run(self, until: float = DURATION_S, label: str = "") -> None:
-        run_with_progress(self.sim, until, label=label)
-
-    def receiver_table(self, windows=WINDOWS_S, tail_from_s: float = 300.0) -> pd.DataFrame:
-        """One row per receiver: start, optimum, final level, level held longest over the
-        second half of the run, convergence time (s after its
-        start), worst-case loss per window, packets received and lost, mean rate over
-        [tail_from_s, now], experiments run."""
-        rows = []
-        now = self.sim.now
-        for rx in self.rxs:
-            r = self.sim.rlm_records(rx.agent)
-            t = r["level_time_ns"] / 1e9
-            settle = settle_time_s(t, r["level"], rx.optimal)
-            above = excursions_above_s(t, r["level"].astype(int), rx.optimal, settle, now)
-            arr = r["arr_time_ns"] / 1e9
-            tail = int(np.count_nonzero(arr >= tail_from_s))
-            row = {"agent": rx.agent, "node": rx.node, "group": rx.group, "session": rx.session,
-                   "start_s": rx.start_s, "optimal": rx.optimal, "final_level": int(r["level"][-1]),
-                   "held_level": _modal_level(t, r["level"].astype(int), now / 2, now),
-                   "convergence_s": settle - rx.start_s, "received": int(r["received"]), "lost": int(r["lost"]),
-                   "tail_rate_bps": tail * PACKET_BYTES * 8 / max(now - tail_from_s, 1e-9),
-                   "experiments": len(r["exp_start_ns"]),
-                   "above_mean_s": float(np.mean(above)) if above else float("nan"), "above_n": len(above)}
-            for w in windows:
-                row[f"worst_{w:g}s"] = self.sim.rlm_worst_window_loss(rx.agent, w)
-            rows.append(row)
-        return pd.DataFrame(rows)
-
-
-# ---------------------------------------------------------------- the topologies of Figure 7
-
-
-def topology1(seed: int, delay_s: float = LINK_DELAY_S, queue: str = "droptail", red: Optional[dict] = None) -> Net:
-    """(1): source S and receiver R on either side of one 1.5 Mb/s bottleneck link."""
-    net = Net(seed, queue, red)
-    net.nodes("S", "R")
-    net.link("S", "R", delay_s=delay_s)
-    s = net.session("S")
-    net.receiver("R", s, optimal_level(LINK_BPS), "R")
-    return net
-
-
-def topology2(seed: int, n: int, queue: str = "droptail", red: Optional[dict] = None) -> Net:
-    """(2): S –bottleneck– X, and n receivers each on its own link from X (all 1.5 Mb/s, 10 ms)."""
-    net = Net(seed, queue, red)
-    net.nodes("S", "X")
-    net.link("S", "X")
-    s = net.session("S")
-    for i in range(n):
-        net.nodes(f"R{i}")
-        net.link("X", f"R{i}")
-        net.receiver(f"R{i}", s, optimal_level(LINK_BPS), "B")
-    return net
-
-
-def topology3(seed: int, n_high: int, n_low: int, queue: str = "droptail") -> Net:
-    """(3): S –B– X; n_high receivers on links from X (rate B); a B/2 link X–Y with n_low
-    receivers behind Y. B = 1.5 Mb/s, 10 ms links. Optima: level 5 at B (992 kb/s), level 4
-    at B/2 = 750 kb/s (480 kb/s)."""
-    net = Net(seed, queue)
-    net.nodes("S", "X", "Y")
-    net.link("S", "X")
-    net.link("X", "Y", rate_bps=LINK_BPS / 2)
-    s = net.session("S")
-    for i in range(n_high):
-        net.nodes(f"H{i}")
-        net.link("X", f"H{i}")
-        net.receiver(f"H{i}", s, optimal_level(LINK_BPS), "B")
-    for i in range(n_low):
-        net.nodes(f"L{i}")
-        net.link("Y", f"L{i}")
-        net.receiver(f"L{i}", s, optimal_level(LINK_BPS / 2), "B/2")
-    return net
-
-
-PAIR_SHARE_BPS = LINK_BPS  # topology (4): bottleneck = pairs × 1.5 Mb/s
-ACCESS_BPS = 10e6  # topology (4): access links fast enough that only the shared link binds
-
-
-def topology4_queue_pkts(pairs: int) -> int:
-    """§4.3: the queue limit is twice the bandwidth-delay product of the bottleneck; the delay
-    is the path's round trip (three 10 ms hops each way)."""
-    rtt = 2 * 3 * LINK_DELAY_S
-    return max(QUEUE_PKTS, int(round(2 * pairs * PAIR_SHARE_BPS * rtt / (8 * PACKET_BYTES))))
-
-
-def topology4(seed: int, pairs: int, queue: str = "droptail") -> Net:
-    """(4): ``pairs`` independent sessions S_i → R_i sharing X–Y, whose rate is pairs × 1.5
-    Mb/s and whose queue is twice its bandwidth-delay product (§4.3). Access links S_i–X and
-    Y–R_i are 10 Mb/s (our choice: with 1.5 Mb/s access links the shared link could never be
-    the bottleneck)."""
-    net = Net(seed, queue)
-    net.nodes("X", "Y")
-    net.link("X", "Y", rate_bps=pairs * PAIR_SHARE_BPS, limit_pkts=topology4_queue_pkts(pairs))
-    for i in range(pairs):
-        net.nodes(f"S{i}", f"R{i}")
-        net.link(f"S{i}", "X", rate_bps=ACCESS_BPS)
-        net.link("Y", f"R{i}", rate_bps=ACCESS_BPS)
-        s = net.session(f"S{i}")
-        # the fair share is 1.5 Mb/s: level 5; a pair may reach 6 only at others' expense
-        net.receiver(f"R{i}", s, optimal_level(PAIR_SHARE_BPS), f"pair {i}")
-    return net
-
-
-# ---------------------------------------------------------------- helpers for the figures
-
-
-def _modal_level(t: np.ndarray, lv: np.ndarray, t0: float, t1: float) -> int:
-    """The level held for the longest total time over [t0, t1]."""
-    ends = np.append(t[1:], t1)
-    dur = np.clip(np.minimum(ends, t1) - np.maximum(t, t0), 0, None)
-    per = np.bincount(lv, weights=dur)
-    return int(np.argmax(per))
 
 
 def _common_params(**extra) -> dict:
@@ -302,36 +45,12 @@ def _loss_axes(ax, xlabel: str, log_x: bool = True):
 WINDOW_STYLES = {1.0: ("o-", "1 sec"), 10.0: ("s--", "10 sec"), 100.0: ("^:", "100 sec")}
 
 
-SEEDS_FULL = 5  # issue 16: every claim on the mean over this many seeds, with a Student-t interval
+SEEDS_FULL = 5  # every claim on the mean over this many seeds, with a Student-t interval
 SEEDS_QUICK = 1  # --quick: one seed, as before (its "interval" is that one value)
-WORST_COLS = [f"worst_{w:g}s" for w in WINDOWS_S]
 
 
 def _seeds(seed: int, quick: bool) -> list[int]:
     return [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
-
-
-def _per_run(df: pd.DataFrame, key: str) -> pd.DataFrame:
-    """Per (key, seed), one run: the maximum over receivers of each receiver's worst-case loss
-    (§4.3: "the maximum across the worst-case loss rates for each receiver")."""
-    return df.groupby([key, "seed"])[WORST_COLS].max().reset_index()
-
-
-def _worst_by(df: pd.DataFrame, key: str) -> pd.DataFrame:
-    """Per key: the mean over seeds of :func:`_per_run` (what the figures and their CSVs show;
-    the claims take their statistic per seed first, then the mean)."""
-    return _per_run(df, key).groupby(key)[WORST_COLS].mean().reset_index()
-
-
-def _claim_over_seeds(make: Callable[..., Claim], per_seed: pd.Series, *args, **kw) -> Claim:
-    """``make(id, statement, ..., ours, ...)`` with ``ours`` the mean over seeds of ``per_seed`` and
-    the statement ending with the seeds' count and 95 % t interval. ``args`` holds the builder's
-    positional arguments with ``None`` where ``ours`` goes."""
-    nonneg = any(isinstance(a, str) and a in NONNEGATIVE_UNITS for a in args[2:])
-    mean, note = over_seeds(per_seed.to_numpy(float), nonnegative=nonneg)
-    args = [mean if a is None else a for a in args]
-    args[1] = args[1] + note
-    return make(*args, **kw)
 
 
 def _plot_worst(out: Path, stem: str, worst: pd.DataFrame, key: str, xlabel: str, title: str, n_seeds: int,
@@ -384,7 +103,7 @@ def _fig8_run(seed: int, duration: float) -> dict:
     after = ex[ex["start_s"] > settle].sort_values("start_s")
     gaps = np.diff(after["start_s"].to_numpy())
     return {"seed": seed, "start_s": rx.start_s, "optimal": opt, "settle_s": settle,
-            "held_level": _modal_level(t, lv, rx.start_s, duration), "time_to_optimal_s": reach - rx.start_s,
+            "held_level": modal_level(t, lv, rx.start_s, duration), "time_to_optimal_s": reach - rx.start_s,
             "longest_experiment_s": max(above) if above else float("nan"),
             "mean_experiment_s": float(np.mean(above)) if above else float("nan"),
             "experiments_after_settling": int(len(after)),
@@ -443,18 +162,6 @@ FIG9_DELAYS_S = [0.001, 0.01, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
 FIG9_DELAYS_QUICK_S = [0.001, 0.01, 0.1, 1.0, 5.0]
 
 
-def knee_latency(delays: np.ndarray, loss: np.ndarray) -> float:
-    """The knee of a worst-case-loss curve on log-log axes: the inner point where the slope
-    falls the most (steep before, flat after). NaN with fewer than three positive points."""
-    ok = loss > 0
-    x, y = np.log(delays[ok]), np.log(loss[ok])
-    if len(x) < 3:
-        return float("nan")
-    slope = np.diff(y) / np.diff(x)
-    drop = slope[:-1] - slope[1:]
-    return float(np.exp(x[1 + int(np.argmax(drop))]))
-
-
 def _fig9_seed_stats(run: pd.DataFrame, delays: list[float]) -> dict:
     """One seed's statistics of Fig. 9: ``run`` holds that seed's runs, one row per delay (a
     single receiver, so its worst-case losses are the run's)."""
@@ -486,23 +193,23 @@ def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
         frames.append(df)
     data = pd.concat(frames, ignore_index=True)
     data.to_csv(out / "fig9_runs.csv", index=False)
-    worst = _worst_by(data, "delay_s")
+    worst = worst_by(data, "delay_s")
     worst.to_csv(out / "fig9.csv", index=False)
     files = _plot_worst(out, "fig9", worst, "delay_s", "Link Latency (sec)", "Latency scalability, topology (1)",
                         len(seeds), paper={1.0: {"y": (0.10, 0.20), "x": (min(delays), 0.1)},
                                            100.0: {"y": 0.01, "x": (min(delays), 0.5)}})
     # Every statistic below is computed per seed over that seed's sweep (fig9_seeds.csv); each
-    # claim is decided on the mean over seeds (issue 16: rules and tolerances unchanged).
+    # claim is decided on the mean over seeds (rules and tolerances as for one seed).
     ps = pd.DataFrame([{"seed": s, **_fig9_seed_stats(data[data["seed"] == s], delays)} for s in seeds])
     ps.to_csv(out / "fig9_seeds.csv", index=False)
     claims = [
-        _claim_over_seeds(at_most, ps["w100_max_below_1s"], "w100-under-1pct", "'for the large measurement window "
+        claim_over_seeds(at_most, ps["w100_max_below_1s"], "w100-under-1pct", "'for the large measurement window "
                           "(100 sec) and low delays (< 1 sec), the worst-case loss rates are under 1%' (per seed the "
                           "max over those delays)", 0.01, None, "loss fraction", kind="paper",
                           explanation="the 500 ms point is the largest in every seed, 1.0-1.5 % (fig9_runs.csv "
                           "worst_100s at delay_s 0.5; fig9_seeds.csv w100_max_below_1s), 0.2-0.7 % below it; ns-2's "
                           "own RLM on the same set-up gives 1.5 % there (docs/fidelity/rlm.md, the ns-2 table)"),
-        _claim_over_seeds(in_range, ps["w1_min_to_100ms"], "w1-10-20pct-low-delay", "'the short-term worst-case loss "
+        claim_over_seeds(in_range, ps["w1_min_to_100ms"], "w1-10-20pct-low-delay", "'the short-term worst-case loss "
                           "rate (window of 1 sec) ranges from 10 to 20% even for latencies below 100 ms' (per seed the "
                           "smallest of the delays up to 100 ms)", 0.10, 0.20, None, "loss fraction", kind="paper",
                           explanation="an experiment costs about 20 drops (one queue) against 120-250 packets a "
@@ -516,12 +223,12 @@ def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
     # W = 10 s 5 and 10 s, two of the ten sweep points each. Per seed, then the mean.
     for w in WINDOWS_S:
         if w / 2 <= max(delays) / 2:  # the 100 s curve's knee (50 s) lies beyond the sweep
-            claims.append(_claim_over_seeds(
+            claims.append(claim_over_seeds(
                 in_range, ps[f"knee_{w:g}s"], f"knee-{w:g}s", f"{w:g} s window: 'each curve has a knee that occurs "
                 "roughly where measurement window size is twice the link latency': the knee (largest fall of the "
                 f"log-log slope, per seed) lies within a factor 2 of W/2 = {w / 2:g} s", w / 4, w, None, "s",
                 kind="paper"))
-    claims.append(_claim_over_seeds(at_least, ps["w10_largest_over_10ms"], "loss-grows-with-latency", "'the impact of "
+    claims.append(claim_over_seeds(at_least, ps["w10_largest_over_10ms"], "loss-grows-with-latency", "'the impact of "
                                     "packet loss is ... proportional to the link latency': 10 s window worst-case loss "
                                     "at the largest latency over that at 10 ms, per seed (at least 2)", 2.0, None,
                                     "ratio", kind="paper"))
@@ -530,7 +237,7 @@ def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
     # after settling, over predicted_experiment_s(delay); "roughly" is within 25 %, at every
     # delay under 1 s (the range Fig. 9's text calls low delays): per seed the largest
     # deviation over those delays, then the mean over seeds.
-    claims.append(_claim_over_seeds(at_most, ps["experiment_max_dev"], "experiment-twice-latency-plus-queue", "'the "
+    claims.append(claim_over_seeds(at_most, ps["experiment_max_dev"], "experiment-twice-latency-plus-queue", "'the "
                                     "duration of the join-experiment is roughly twice the link latency plus the queue "
                                     "build-up time': largest relative deviation (per seed, over the delays under 1 s) "
                                     "of the mean time above the optimum from 2 x latency + 20-packet fill at 516 kb/s "
@@ -579,13 +286,13 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 300.0 if quick else DURATION_S
     data = _topology2_runs(sizes, seeds, duration, "rlm-fig10")
     data.to_csv(out / "fig10_receivers.csv", index=False)
-    worst = _worst_by(data, "size")
+    worst = worst_by(data, "size")
     worst.to_csv(out / "fig10.csv", index=False)
     files = _plot_worst(out, "fig10", worst, "size", "Session Size", "Session-size scalability, topology (2)",
                         len(seeds), paper={100.0: {"y": 0.01}})
     # Per seed (fig10_seeds.csv): the run's worst-case loss at the largest session, its ratio to
     # the 1-receiver run's, and the fraction of receivers at the optimum; claims on the mean.
-    runs = _per_run(data, "size").set_index(["seed", "size"])
+    runs = worst_per_run(data, "size").set_index(["seed", "size"])
     rows = []
     for s in seeds:
         big, one = runs.loc[(s, sizes[-1])], runs.loc[(s, sizes[0])]
@@ -600,7 +307,7 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
     # before looking: "about 1 %" is within a factor 2 either way, 0.5-2 % (the old ±1 point
     # accepted no loss at all).
     claims = [
-        _claim_over_seeds(in_range, ps["w100_largest"], "w100-about-1pct-largest", "'even for the largest sessions "
+        claim_over_seeds(in_range, ps["w100_largest"], "w100-about-1pct-largest", "'even for the largest sessions "
                           "the long-term loss rate is only about 1%': 100 s window worst-case loss at the largest "
                           f"session ({sizes[-1]}), within a factor 2 of 1 %", 0.005, 0.02, None, "loss fraction",
                           kind="paper",
@@ -610,11 +317,11 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
                           "(docs/fidelity/rlm.md, topologies 2 and 3)"),
     ]
     for w in WINDOWS_S:
-        claims.append(_claim_over_seeds(at_most, ps[f"ratio_{w:g}s"], f"size-independent-{w:g}s", f"{w:g} s window: "
+        claims.append(claim_over_seeds(at_most, ps[f"ratio_{w:g}s"], f"size-independent-{w:g}s", f"{w:g} s window: "
                                         "'the worst-case loss rates are essentially independent of the session "
                                         f"size': loss at {sizes[-1]} receivers over loss at 1, per seed (factor at "
                                         "most 3)", 3.0, None, "ratio", kind="paper"))
-    claims.append(_claim_over_seeds(at_least, ps["at_optimum"], "all-reach-optimum", "'in all of the single-source "
+    claims.append(claim_over_seeds(at_least, ps["at_optimum"], "all-reach-optimum", "'in all of the single-source "
                                     "simulations, each receiver eventually reaches the optimal level': fraction of "
                                     "receivers (per seed) whose level held longest over the second half of the run is "
                                     "the optimum", 1.0, None, "fraction", kind="paper"))
@@ -631,13 +338,6 @@ FIG11_SIZES = FIG10_SIZES
 FIG11_SIZES_QUICK = [1, 5, 20]
 
 
-def _r2(x: np.ndarray, y: np.ndarray) -> float:
-    """Coefficient of determination of the least-squares line y ~ a + b x."""
-    b, a = np.polyfit(x, y, 1)
-    res = y - (a + b * x)
-    return float(1 - np.sum(res**2) / np.sum((y - y.mean()) ** 2))
-
-
 def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
     sizes = FIG11_SIZES_QUICK if quick else FIG11_SIZES
     seeds = [seed + k for k in range(2 if quick else 4)]
@@ -648,7 +348,7 @@ def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
     med = conv.groupby("size")["convergence_s"].median()
 
     fig, ax = figure()
-    jitter = np.random.default_rng(0).uniform(0.92, 1.08, len(conv))  # spread the points only
+    jitter = streams.rng(0, "plot-jitter").uniform(0.92, 1.08, len(conv))  # spread the points only
     ax.plot(conv["size"] * jitter, conv["convergence_s"], "o", ms=2.5, mfc="none", color="k", alpha=0.6)
     ax.plot(med.index, med.values, "-", color="C3", label="median")
     ax.set_xscale("log")
@@ -665,7 +365,7 @@ def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
                  "least-squares line of convergence time on log10(size), over every receiver", 0.0, slope,
                  "s per decade", kind="paper"),
         at_least("log-not-linear", "'linear trend in the log plot': the line on log10(size) fits better than a line on "
-                 "size (R² difference)", 0.0, _r2(np.log10(x), y) - _r2(x, y), "R²", kind="paper"),
+                 "size (R² difference)", 0.0, r_squared(np.log10(x), y) - r_squared(x, y), "R²", kind="paper"),
         at_most("sublinear", f"far from linear growth: median convergence at {sizes[-1]} receivers over that at 1, "
                 f"at most sqrt({sizes[-1]}) (a linear dependence would give {sizes[-1]})", float(np.sqrt(sizes[-1])),
                 med.iloc[-1] / med.iloc[0], "ratio", kind="derived"),
@@ -710,16 +410,16 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
         frames.append(df)
     data = pd.concat(frames, ignore_index=True)
     data.to_csv(out / "fig12_receivers.csv", index=False)
-    worst = _worst_by(data, "size")
+    worst = worst_by(data, "size")
     worst.to_csv(out / "fig12.csv", index=False)
     homo_data = _topology2_runs(sizes, seeds, duration, "rlm-fig12 homogeneous")
-    homo = _worst_by(homo_data, "size")
+    homo = worst_by(homo_data, "size")
     homo.to_csv(out / "fig12_homogeneous.csv", index=False)
     files = _plot_worst(out, "fig12", worst, "size", "Session Size", "Bandwidth heterogeneity, topology (3)",
                         len(seeds), ref=homo, ref_label="homogeneous")
     # Per seed (fig12_seeds.csv): the ratio to the homogeneous runs of the same seed and sizes,
     # the size slopes of that seed's sweep, and each set's fraction at its optimum.
-    het_runs, homo_runs = _per_run(data, "size"), _per_run(homo_data, "size")
+    het_runs, homo_runs = worst_per_run(data, "size"), worst_per_run(homo_data, "size")
     rows = []
     for s in seeds:
         h, o = het_runs[het_runs["seed"] == s].sort_values("size"), homo_runs[homo_runs["seed"] == s]
@@ -745,7 +445,7 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     # admitted three times the loss. Per seed, then the mean.
     claims = []
     for w in WINDOWS_S:
-        claims.append(_claim_over_seeds(
+        claims.append(claim_over_seeds(
             in_range, ps[f"over_homogeneous_{w:g}s"], f"comparable-a-bit-above-{w:g}s", f"{w:g} s window: worst-case "
             "loss 'comparable though somewhat higher than the homogeneous cases' (topology 2, same sizes and seed): "
             "ratio of the means over sizes, per seed, 1 to 2", 1.0, 2.0, None, "ratio", kind="paper",
@@ -758,11 +458,11 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     # before looking: the least-squares slope of log10(worst-case loss) on log10(size) over the
     # sweep is larger for the 1 s window than for the 100 s window, and positive. Per seed's
     # sweep, then the mean.
-    claims.append(_claim_over_seeds(at_least, ps["size_slope_1s"], "short-term-grows-with-size", "'the dependence on "
+    claims.append(claim_over_seeds(at_least, ps["size_slope_1s"], "short-term-grows-with-size", "'the dependence on "
                                     "session size is more notable on short-term time scales': slope of log worst-case "
                                     "loss on log session size, 1 s window, per seed", 0.0, None, "decades per decade",
                                     kind="paper"))
-    claims.append(_claim_over_seeds(at_least, ps["slope_1s_minus_100s"], "short-term-more-size-dependent", "'the "
+    claims.append(claim_over_seeds(at_least, ps["slope_1s_minus_100s"], "short-term-more-size-dependent", "'the "
                                     "dependence on session size is more notable on short-term time scales': slope (log "
                                     "loss on log size) of the 1 s window minus that of the 100 s window, per seed",
                                     0.0, None, "decades per decade", kind="paper",
@@ -772,7 +472,7 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
                                     "window 2.3 times (docs/fidelity/rlm.md, topologies 2 and 3)"))
     for g in ("B", "B/2"):
         opt = int(data.loc[data["group"] == g, "optimal"].iloc[0])
-        claims.append(_claim_over_seeds(at_least, ps[f"at_optimum_{g}"], f"set-{g}-optimum", f"receivers at {g} "
+        claims.append(claim_over_seeds(at_least, ps[f"at_optimum_{g}"], f"set-{g}-optimum", f"receivers at {g} "
                                         f"settle at their own optimum (level {opt}), 'the algorithm works well even "
                                         "in the presence of large sets of receivers with different bandwidth "
                                         "constraints': fraction (per seed) whose level held longest over the second "
@@ -792,23 +492,6 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
 
 FIG13_PAIRS = [1, 2, 4, 8, 16, 32]
 FIG13_PAIRS_QUICK = [1, 4]
-
-
-def best_packing_bps(pairs: int, capacity_bps: float) -> float:
-    """The largest aggregate of ``pairs`` cumulative layer rates (one level per pair, each
-    at least 1) that fits in ``capacity_bps``: what perfect discrete allocation would carry."""
-    unit = LAYER_RATES_BPS[0]
-    cap = int(capacity_bps // unit)
-    sizes = [int(round(cumulative_rate_bps(n) / unit)) for n in range(1, len(LAYER_RATES_BPS) + 1)]
-    reach = np.zeros(cap + 1, bool)
-    reach[0] = True
-    for _ in range(pairs):  # exactly one level per pair
-        nxt = np.zeros_like(reach)
-        for sz in sizes:
-            if sz <= cap:
-                nxt[sz:] |= reach[: cap + 1 - sz]
-        reach = nxt
-    return float(np.nonzero(reach)[0].max() * unit) if reach.any() else 0.0
 
 
 def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
@@ -836,7 +519,7 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     runs_df["of_best_packing"] = runs_df["aggregate_bps"] / runs_df["best_packing_bps"]
     runs_df["max_over_min"] = runs_df["max_pair_bps"] / runs_df["min_pair_bps"]
     runs_df.to_csv(out / "fig13_shares.csv", index=False)
-    worst = _worst_by(data, "pairs")
+    worst = worst_by(data, "pairs")
     worst.to_csv(out / "fig13.csv", index=False)
     files = _plot_worst(out, "fig13", worst, "pairs", "Number of Source/Receiver Pairs", "Superposition, topology (4)",
                         len(seeds), paper={100.0: {"y": 0.01}})
@@ -858,7 +541,7 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     # under their nominal rate is not called starved (the old bar was 224 kb/s itself).
     starve_bps = (cumulative_rate_bps(2) + cumulative_rate_bps(3)) / 2
     # Per seed (fig13_seeds.csv) over that seed's pair counts; claims on the mean over seeds.
-    per_run = _per_run(data, "pairs")
+    per_run = worst_per_run(data, "pairs")
     rows = []
     for s in seeds:
         r, w = runs_df[runs_df["seed"] == s], per_run[per_run["seed"] == s]
@@ -870,22 +553,22 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
     ps = pd.DataFrame(rows)
     ps.to_csv(out / "fig13_seeds.csv", index=False)
     claims = [
-        _claim_over_seeds(at_most, ps["w100_max"], "w100-under-1pct", "'long-term loss rates are under 1%': 100 s "
+        claim_over_seeds(at_most, ps["w100_max"], "w100-under-1pct", "'long-term loss rates are under 1%': 100 s "
                           "window worst-case loss at every number of pairs (per seed the largest)", 0.01, None,
                           "loss fraction", kind="paper"),
-        _claim_over_seeds(in_range, ps["w10_max"], "w10-few-pct", "'medium-term rates are a few percent': 10 s window "
+        claim_over_seeds(in_range, ps["w10_max"], "w10-few-pct", "'medium-term rates are a few percent': 10 s window "
                           "worst-case loss (per seed the largest over pair counts) in 1-5 %", 0.01, 0.05, None,
                           "loss fraction", kind="paper"),
-        _claim_over_seeds(at_least, ps["of_best_packing_min"], "utilisation", "'each simulation converged to an "
+        claim_over_seeds(at_least, ps["of_best_packing_min"], "utilisation", "'each simulation converged to an "
                           "aggregate link utilization close to one': aggregate rate over the best packing of whole "
                           "levels into the bottleneck (per seed the smallest over pair counts)", 0.9, None, "fraction",
                           kind="paper"),
-        _claim_over_seeds(at_least, ps["min_pair_over_bar"], "no-pair-starved", "'no pair was ever starved of "
+        claim_over_seeds(at_least, ps["min_pair_over_bar"], "no-pair-starved", "'no pair was ever starved of "
                           "bandwidth': smallest pair's rate over 160 kb/s, halfway between 2 layers (96 kb/s) and 3 "
                           "(224 kb/s), per seed the smallest over pair counts", 1.0, None, "ratio", kind="paper"),
     ]
     if len(runs_df[runs_df["pairs"] > 1]):
-        claims.append(_claim_over_seeds(at_least, ps["unfair_fraction"], "often-unfair", "'the bandwidth allocation "
+        claims.append(claim_over_seeds(at_least, ps["unfair_fraction"], "often-unfair", "'the bandwidth allocation "
                                         "to each pair was often unfair': fraction of a seed's runs with 2+ pairs where "
                                         "the best-served pair gets over 1.5x the worst-served", 0.5, None, "fraction",
                                         kind="paper"))
@@ -933,8 +616,8 @@ def run_red(out: Path, seed: int, quick: bool = False) -> Result:
         d = _topology2_runs(sizes, seeds, duration, f"rlm-red {name}", queue=q, red=red)
         d["queue"] = name
         frames.append(d)
-        runs[name] = _per_run(d, "size")
-        worst[name] = _worst_by(d, "size")
+        runs[name] = worst_per_run(d, "size")
+        worst[name] = worst_by(d, "size")
         worst[name]["queue"] = name
     pd.concat(frames, ignore_index=True).to_csv(out / "red_receivers.csv", index=False)
     pd.concat(worst.values(), ignore_index=True).to_csv(out / "red.csv", index=False)
@@ -986,7 +669,7 @@ def run_red(out: Path, seed: int, quick: bool = False) -> Result:
     for w in WINDOWS_S:
         b = band[band["window_s"] == w]
         by_wq = ", ".join(f"w_q {r.w_q:g} ×{r.red_over_droptail_mean:.2f}" for r in b.itertuples())
-        claims.append(_claim_over_seeds(
+        claims.append(claim_over_seeds(
             at_most, ps[f"{main}_over_droptail_{w:g}s"], f"red-improves-{w:g}s", f"{w:g} s window: 'using RED "
             "gateways ... the loss rate performance indeed improves': RED's worst-case loss over DropTail's, ratio "
             f"of the means over session sizes, per seed, at w_q {RED_W_Q:g} (a memory of about "
@@ -1005,15 +688,3 @@ def run_red(out: Path, seed: int, quick: bool = False) -> Result:
         f"{w:g}s": [float(band.loc[band["window_s"] == w, "red_over_droptail_mean"].min()),
                     float(band.loc[band["window_s"] == w, "red_over_droptail_mean"].max())] for w in WINDOWS_S}
     return Result(params, claims, ["red_receivers.csv", "red.csv", "red_seeds.csv", "red_wq.csv", *files])
-
-
-EXPERIMENTS: list[Experiment] = [
-    Experiment("rlm-fig8", PAPER, "Figure 8", "RLM subscription level over time, topology (1), 10 ms", run_fig8),
-    Experiment("rlm-fig9", PAPER, "Figure 9", "worst-case loss (1/10/100 s windows) against link latency", run_fig9),
-    Experiment("rlm-fig10", PAPER, "Figure 10", "worst-case loss against session size, topology (2)", run_fig10),
-    Experiment("rlm-fig11", PAPER, "Figure 11", "convergence time of each receiver against session size", run_fig11),
-    Experiment("rlm-fig12", PAPER, "Figure 12", "worst-case loss with receivers at B and B/2, topology (3)", run_fig12),
-    Experiment("rlm-fig13", PAPER, "Figure 13", "independent pairs sharing a scaled bottleneck, topology (4)",
-               run_fig13),
-    Experiment("rlm-red", PAPER, "§5 (RED)", "RED instead of DropTail on topology (2): loss improves", run_red),
-]

@@ -1,194 +1,35 @@
-"""BCFS and Rainbow experiments (issue 7): Yano and McCanne, *The Breadcrumb Forwarding Service
-and the Digital Fountain Rainbow*, UCB/CSD-99-1068, §IV-A (scenarios A-(i), A-(ii)) and the
-Rainbow parts of §IV-B (B-(i) .. B-(iv)), plus the real-mode fountain (``bcfs-file``).
-
-The set-up shared by every experiment (§IV-A.2, §IV-B.2):
-- 512-byte data packets; a receiver stops after 2,000 packets (the fountain's symbolic mode:
-  2,000 distinct symbols);
-- each receiver (session) starts at a uniformly random time in [0, 5] s, drawn from the seed;
-- every router is a RED gateway with a 10-packet queue. The paper gives no RED thresholds: we
-  use ns-2's defaults of the time (thresh 5, maxthresh 15, linterm 10 i.e. max_p 0.1,
-  q_weight 0.002) in the 10-packet buffer, on every link (hosts' interfaces included);
-- every node runs a BCF router (``add_bcf_routers``) with the ``BcfConfig`` defaults;
-- Rainbow receivers with the ``RainbowConfig`` defaults except where an experiment says so;
-- the paper's Fig. 5 and 8 hold link delays its text does not: ours are in each experiment's
-  parameters (``LINKS_*``) and in ``summary.json``.
-
-Averages run over ``seeds`` runs (a parameter of every experiment); ``reproduce`` uses the
-paper's counts, 100 in §IV-A and 50 in §IV-B (5 files for ``bcfs-file``); with RLC beside Rainbow
-in B-(i) .. B-(iv) (issue 13), the RED and delay readings and the RLC ablations, the seven take about
-twelve minutes in all on one shared core; ``quick`` runs 1-3.
+"""The Rainbow experiments: each runs its scenario over seeds, writes its CSVs and plot, and
+decides its claims.
 """
 
 from __future__ import annotations
 
-from functools import partial
-
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import Optional
 
 import numpy as np
 import pandas as pd
 
-from castlab import Simulator
 from castlab._native import config_defaults
-from castlab.experiments.common import (Claim, Experiment, Result, at_least, at_most, in_band, in_range, inconsistent,
-                                        map_runs, within)
-from castlab.experiments.plotting import figure, save
-from castlab.metrics import jain_index
+from castlab.experiments.common import (Claim, Result, at_least, at_most, in_band, in_range, inconsistent, map_runs,
+                                        within)
+from castlab.experiments.plotting import figure, plt, save
+from castlab.experiments.rainbow.metrics import OVERHEAD_WINDOW_S, rate_timeline, sawtooth_eq1, total_variation
+from castlab.experiments.rainbow.scenarios import (MEASURE_FROM_S, RLC_B1_WINDOW_S, RLC_WINDOW_END_S, SYMBOL_BYTES,
+                                                   a1_run, b1_rlc_run, b1_run, b2_rlc_run, b2_run, file_run,
+                                                   rlc_share_run, t1_run, tcp_share_run)
+from castlab.experiments.rainbow.topology import (LINKS_A1, LINKS_B1, LINKS_B2, LINKS_T1, LINKS_TCP, NEEDED,
+                                                  PACKET_BYTES, QUEUE_PKTS, RED, TCP_MIN_RTO_S, TCP_MSS)
 
 PAPER = "Yano & McCanne 1999"
-PACKET_BYTES = 512  # §IV-A.2 and §IV-B.2
-NEEDED = 2000  # §IV-A.2: "a receiver stops sending TRQs after receiving 2000 packets"
-START_RANGE_S = (0.0, 5.0)  # §IV-A.2, §IV-B.2
-QUEUE_PKTS = 10  # §IV-A.2: "All routers are RED gateways with a queue size of 10 packets"
-RED = {"queue": "red", "queue_limit_pkts": QUEUE_PKTS, "red_min_th": 5.0, "red_max_th": 15.0, "red_max_p": 0.1,
-       "red_w_q": 0.002, "mean_pkt_bytes": PACKET_BYTES}
-FAST_BPS = 10e6  # "fast" links (source access, receivers' access where not the bottleneck)
-TCP_MSS = PACKET_BYTES - 40  # TCP segments are 512 bytes on the wire too (40-byte header)
-# The paper ran ns-2's NewReno; ns-2 of 1999 floored the RTO at two 100 ms ticks (0.2 s), and
-# so does the Rainbow receivers' TRQ timer here. castlab's TcpConfig default is RFC 6298's 1 s.
-TCP_MIN_RTO_S = 0.2
-# The paper's TCP is ns-2's NewReno of 1999, before Limited Transmit (RFC 3042, 2001): ns-2's
-# `singledup_` became 1 only on 2001-11-28 (its ns-default.tcl says so). castlab's TcpConfig has
-# it on by default (RFC 5681 §3.2, ns-2.35), so the Rainbow experiments turn it off. Decided on
-# the dates, not on the results (docs/fidelity/rainbow.md gives the effect).
-TCP_LIMITED_TRANSMIT = False
 
 
 def _progress(msg: str) -> None:
     print(f"  {msg}", file=sys.stderr, flush=True)
-
-
-class Net:
-    """One simulation: nodes, RED links, BCF routers everywhere, fountain sources and Rainbow
-    receivers. Call :meth:`finish_build` before adding agents."""
-
-    def __init__(self, seed: int, rainbow_kw: Optional[dict] = None, queue: Optional[dict] = None):
-        self.sim = Simulator(seed=seed)
-        self.rng = np.random.default_rng(seed)
-        self.nodes: set[str] = set()
-        self.rainbow_kw = rainbow_kw or {}
-        self.queue = RED if queue is None else queue  # every link's queue (an ablation may replace RED)
-        self.receivers: list[dict] = []
-
-    def node(self, name: str) -> str:
-        if name not in self.nodes:
-            self.sim.add_node(name)
-            self.nodes.add(name)
-        return name
-
-    def link(self, a: str, b: str, bps: float, delay_s: float) -> tuple[int, int]:
-        return self.sim.add_link(self.node(a), self.node(b), bps, delay_s, **self.queue)
-
-    def finish_build(self) -> None:
-        self.sim.add_bcf_routers()
-
-    def source(self, node: str, **kw) -> int:
-        return self.sim.add_fountain_source(node, packet_bytes=PACKET_BYTES, **kw)
-
-    def receiver(self, node: str, source: int, label: str, start: Optional[float] = None, **kw) -> int:
-        if start is None:
-            start = float(self.rng.uniform(*START_RANGE_S))
-        a = self.sim.add_rainbow_receiver(node, source, start=start, needed_packets=NEEDED, **{**self.rainbow_kw, **kw})
-        self.receivers.append({"agent": a, "node": node, "label": label, "start_s": start})
-        return a
-
-    def records(self) -> list[dict]:
-        return [{**r, **self.sim.rainbow_records(r["agent"])} for r in self.receivers]
-
-    def rlc_session(self, src_node: str, start: float = 0.0, **rlc_kw) -> list[int]:
-        """An RLC sender on `src_node` (the Rainbow paper's RLC set-up, `config_defaults("rlc")`,
-        overridable); returns its layers' groups for :meth:`rlc_receiver`."""
-        layers = int(rlc_kw.get("layers", config_defaults("rlc")["layers"]))
-        groups = [self.sim.add_group(src_node) for _ in range(layers)]
-        self.sim.add_rlc_sender(src_node, groups, 1, start=start, **rlc_kw)
-        return groups
-
-    def rlc_receiver(self, node: str, groups: list[int], start: Optional[float] = None, **rlc_kw) -> int:
-        if start is None:
-            start = float(self.rng.uniform(*START_RANGE_S))
-        return self.sim.add_rlc_receiver(node, groups, 1, start=start, **rlc_kw)
-
-
-def avg_rate_kbps(rec: dict) -> float:
-    """A receiver's average receiving rate over its session: symbols received × 512 B × 8 over
-    (completion - start); NaN if it did not finish."""
-    if not rec["done"]:
-        return float("nan")
-    return rec["received"] * PACKET_BYTES * 8 / (rec["done_s"] - rec["start_s"]) / 1e3
-
-
-def received_in(rec: dict, t0: float, t1: float) -> int:
-    t = rec["rx_time_ns"] / 1e9
-    return int(np.count_nonzero((t >= t0) & (t < t1)))
-
-
-def packets_between(series: dict, t0: float, t1: float, with_drops: bool = False) -> float:
-    """Packets that left a monitored channel in [t0, t1) (from its cumulative bytes, all packets
-    being 512-byte replies), plus, with ``with_drops``, those its queue dropped: i.e. the packets
-    offered to it."""
-    t = series["time_ns"] / 1e9
-    n = (np.interp(t1, t, series["bytes"]) - np.interp(t0, t, series["bytes"])) / PACKET_BYTES
-    if with_drops:
-        n += np.interp(t1, t, series["drops"]) - np.interp(t0, t, series["drops"])
-    return float(n)
-
-
-def eq1_overhead(n: int, ps: float, recs: list[dict], t0: float, t1: float) -> float:
-    """Eq. 1, N·ps/Σpr_i - 1, over [t0, t1): ps packets sent through the shared link (or from the
-    source, §IV-A.3), pr_i the packets receiver i received then. The interval must be one in
-    which every receiver is receiving: §IV-B.2 says that with every packet aggregated the
-    overhead is 0 %, and only an interval common to all receivers gives that (over whole runs,
-    starts spread over [0, 5] s and 2,000-packet completions count the spread N-fold)."""
-    pr = sum(received_in(r, t0, t1) for r in recs)
-    return n * ps / pr - 1 if pr else float("nan")
-
-
-def stable_window(recs: list[dict]) -> tuple[float, float]:
-    """§IV-A.3's "stable condition, between 10 and 20 seconds", ended earlier by the first
-    completion, so that every receiver is active throughout (empty if someone finished by 10 s)."""
-    w0, w1 = OVERHEAD_WINDOW_S
-    first_done = min((r["done_s"] for r in recs if r["done"]), default=np.inf)
-    return w0, float(min(w1, first_done))
-
-
-def rate_timeline(rec: dict, bin_s: float, t_end: float) -> tuple[np.ndarray, np.ndarray]:
-    edges = np.arange(0.0, t_end + bin_s, bin_s)
-    counts, _ = np.histogram(rec["rx_time_ns"] / 1e9, bins=edges)
-    return edges[:-1], counts * PACKET_BYTES * 8 / bin_s / 1e3
-
-
-def shared_while_others_active(recs: list[dict], i: int) -> tuple[int, int]:
-    """§IV-A.3: of receiver i's packets received while at least one other receiver is receiving
-    (started, not yet done), how many carried a symbol some other receiver also received.
-    Returns (shared, received while others active)."""
-    me = recs[i]
-    t = me["rx_time_ns"] / 1e9
-    active = np.zeros(t.size, dtype=bool)
-    others_syms = []
-    for j, r in enumerate(recs):
-        if j == i:
-            continue
-        end = r["done_s"] if r["done"] else np.inf
-        active |= (t >= r["start_s"]) & (t <= end)
-        others_syms.append(r["rx_symbol"])
-    shared = np.isin(me["rx_symbol"], np.concatenate(others_syms)) if others_syms else np.zeros(t.size, dtype=bool)
-    return int(np.count_nonzero(shared & active)), int(np.count_nonzero(active))
-
-
-# ------------------------------------------------------------------------------------------
-# rainbow-a1: scenario A-(i)
-# ------------------------------------------------------------------------------------------
-
-# Fig. 5 (A-(i)): one shared up-link of 400 kb/s, a 256 kb/s down-link (R1) and four fast
-# down-links "with different transmission delay" (R2..R5). Delays and the fast rate are ours.
-LINKS_A1 = {"source_bps": FAST_BPS, "source_delay_s": 0.005, "uplink_bps": 400e3, "uplink_delay_s": 0.020,
-            "slow_bps": 256e3, "slow_delay_s": 0.010, "fast_bps": 1e6, "fast_delays_s": [0.005, 0.010, 0.020, 0.040]}
-OVERHEAD_WINDOW_S = (10.0, 20.0)  # §IV-A.3: "during the stable condition, between 10 and 20 seconds"
-# Issue 16: the fast down-links' delays as sensitivity readings, fixed before running. Fig. 5 only
+# The fast down-links' delays as sensitivity readings, fixed before running. Fig. 5 only
 # says the four have "different transmission delay": each reading is four distinct delays, from
 # tight to wide spreads (ours, 5/10/20/40 ms, is the widest relative spread). The claims on the
 # delay-sensitive quantities hold when the paper's value lies in the band of these readings.
@@ -196,50 +37,6 @@ A1_DELAY_READINGS = {"5/10/20/40 ms": LINKS_A1["fast_delays_s"], "5/10/15/20 ms"
                      "2/4/6/8 ms": [0.002, 0.004, 0.006, 0.008], "10/20/30/40 ms": [0.010, 0.020, 0.030, 0.040]}
 # reported beside the band, not in it: equal delays are not a reading of "different transmission delay"
 A1_DELAY_SENSITIVITY = [[0.010, 0.010, 0.010, 0.010]]
-
-
-def a1_run(seed: int, rainbow_kw: Optional[dict] = None, duration: float = 200.0,
-           links: Optional[dict] = None) -> tuple[dict, list[dict]]:
-    L = {**LINKS_A1, **(links or {})}
-    net = Net(seed, rainbow_kw)
-    src_ch, _ = net.link("S", "G0", L["source_bps"], L["source_delay_s"])
-    up, _ = net.link("G0", "G1", L["uplink_bps"], L["uplink_delay_s"])
-    net.link("G1", "R1", L["slow_bps"], L["slow_delay_s"])
-    for k, d in enumerate(L["fast_delays_s"]):
-        net.link("G1", f"R{k + 2}", L["fast_bps"], d)
-    net.finish_build()
-    net.sim.monitor_channel(src_ch, 0.1)
-    net.sim.monitor_channel(up, 0.1)
-    src = net.source("S")
-    for k in range(1, 6):
-        net.receiver(f"R{k}", src, "slow" if k == 1 else "fast")
-    net.sim.run(duration)
-    recs = net.records()
-    w0, w1 = OVERHEAD_WINDOW_S
-    # §IV-A.3: "four times of the packet number sent from the source over the total packet number
-    # received by the four faster receivers": every reply the source sent in the window (the
-    # source's own link only carries replies), the ones the up-link then dropped included
-    ps = packets_between(net.sim.channel_series(src_ch), w0, w1, with_drops=True)
-    ps_uplink = packets_between(net.sim.channel_series(up), w0, w1)
-    fast = [r for r in recs if r["label"] == "fast"]
-    all_active = all(r["start_s"] <= w0 and r["done"] and r["done_s"] >= w1 for r in recs)
-    shared, active = shared_while_others_active(recs, 0)
-    row = {
-        "seed": seed,
-        "slow_kbps": avg_rate_kbps(recs[0]),
-        "fast_kbps": float(np.mean([avg_rate_kbps(r) for r in fast])),
-        "overhead": eq1_overhead(4, ps, fast, w0, w1),
-        "overhead_uplink": eq1_overhead(4, ps_uplink, fast, w0, w1),
-        **{f"{r['node']}_kbps": avg_rate_kbps(r) for r in recs},
-        "all_active_in_window": all_active,
-        "slow_shared": shared,
-        "slow_received_while_others_active": active,
-        "source_sent": net.sim.fountain_stats(src)["sent"],
-        "uplink_drops": net.sim.channel_stats(up)["drops_forced"] + net.sim.channel_stats(up)["drops_early"],
-        "loss_events_mean": float(np.mean([r["loss_events"] for r in recs])),
-        "all_done": all(r["done"] for r in recs),
-    }
-    return row, recs
 
 
 def run_a1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
@@ -348,40 +145,7 @@ def run_a1_with_ablation(out: Path, seed: int, quick: bool = False, seeds: Optio
                 "98.8 %; the rest is not traced (a1_delay_band.csv, slow_shared)"),
     ])
     return res
-
-
-# ------------------------------------------------------------------------------------------
-# rainbow-table1: scenario A-(ii)
-# ------------------------------------------------------------------------------------------
-
-# Fig. 5 (A-(ii)): backbone L1 shared by two clusters of five receivers, each cluster behind a
-# 256 kb/s down-link. Delays and the receivers' access links are ours.
-LINKS_T1 = {"source_bps": FAST_BPS, "source_delay_s": 0.005, "l1_bps": [1e6, 500e3, 250e3], "l1_delay_s": 0.020,
-            "cluster_bps": 256e3, "cluster_delay_s": 0.010, "access_bps": FAST_BPS,
-            "access_delays_s": [0.002, 0.004, 0.006, 0.008, 0.010]}
 TABLE1 = {1e6: (202.4, 202.6, 3402.7), 500e3: (201.6, 200.7, 3320.5), 250e3: (190.8, 191.9, 2849.1)}
-
-
-def t1_run(seed: int, l1_bps: float, duration: float = 300.0) -> dict:
-    L = LINKS_T1
-    net = Net(seed)
-    net.link("S", "G0", L["source_bps"], L["source_delay_s"])
-    net.link("G0", "G1", l1_bps, L["l1_delay_s"])
-    for c in (1, 2):
-        net.link("G1", f"C{c}", L["cluster_bps"], L["cluster_delay_s"])
-        for k, d in enumerate(L["access_delays_s"]):
-            net.link(f"C{c}", f"C{c}R{k}", L["access_bps"], d)
-    net.finish_build()
-    src = net.source("S")
-    for c in (1, 2):
-        for k in range(5):
-            net.receiver(f"C{c}R{k}", src, f"C{c}")
-    net.sim.run(duration)
-    recs = net.records()
-    return {"seed": seed, "l1_bps": l1_bps,
-            "c1_kbps": float(np.mean([avg_rate_kbps(r) for r in recs if r["label"] == "C1"])),
-            "c2_kbps": float(np.mean([avg_rate_kbps(r) for r in recs if r["label"] == "C2"])),
-            "packets_sent": net.sim.fountain_stats(src)["sent"], "all_done": all(r["done"] for r in recs)}
 
 
 def run_table1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
@@ -436,105 +200,7 @@ def run_table1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] =
     return Result(params, claims, ["table1.csv", "table1_runs.csv", *files])
 
 
-# ------------------------------------------------------------------------------------------
-# rainbow-b1: scenario B-(i)
-# ------------------------------------------------------------------------------------------
-
-# Fig. 8 (B-(i)): N homogeneous receivers; "the shared up-link is narrower than a down-link for
-# each receiver". Rates and delays are ours.
-LINKS_B1 = {"source_bps": FAST_BPS, "source_delay_s": 0.005, "shared_bps": 500e3, "shared_delay_s": 0.020,
-            "down_bps": 1e6, "down_delay_s": 0.010}
-
-
-def b1_run(seed: int, n_rx: int, duration: float = 400.0, queue: Optional[dict] = None) -> dict:
-    L = LINKS_B1
-    net = Net(seed, queue=queue)
-    net.link("S", "G0", L["source_bps"], L["source_delay_s"])
-    shared, _ = net.link("G0", "G1", L["shared_bps"], L["shared_delay_s"])
-    for k in range(n_rx):
-        net.link("G1", f"R{k}", L["down_bps"], L["down_delay_s"])
-    net.finish_build()
-    net.sim.monitor_channel(shared, 0.1)
-    src = net.source("S")
-    for k in range(n_rx):
-        net.receiver(f"R{k}", src, "rx")
-    net.sim.run(duration)
-    recs = net.records()
-    w0, w1 = stable_window(recs)
-    series = net.sim.channel_series(shared)
-    ps = packets_between(series, w0, w1) if w1 > w0 else float("nan")
-    ps_all = net.sim.channel_stats(shared)["departures"]
-    pr_all = sum(r["received"] for r in recs)
-    return {"seed": seed, "n": n_rx, "window_s": max(w1 - w0, 0.0),
-            "overhead": eq1_overhead(n_rx, ps, recs, w0, w1) if w1 > w0 else float("nan"),
-            "loss_window": (1 - ps / packets_between(series, w0, w1, with_drops=True)) if w1 > w0 else float("nan"),
-            "overhead_whole_run": n_rx * ps_all / pr_all - 1, "ps_all": ps_all, "pr_all": pr_all,
-            "all_done": all(r["done"] for r in recs),
-            "rate_kbps": float(np.mean([avg_rate_kbps(r) for r in recs])),
-            "loss_events_mean": float(np.mean([r["loss_events"] for r in recs]))}
-
-
-# RLC in B-(i): RLC never completes, so its eq. 1 runs over a window every receiver spends
-# receiving after its first climb (ours: [20 s, 200 s]; the climb to the 256 kb/s level that fits
-# 500 kb/s takes 1 + 2 + 4 + 8 s of SP waits from a start in [0, 5] s).
-RLC_B1_WINDOW_S = (20.0, 200.0)
-
-
-def b1_rlc_run(seed: int, n_rx: int, rlc_kw: Optional[dict] = None) -> dict:
-    """One RLC session (sender at S from 0 s, N receivers starting in [0, 5] s) on B-(i)'s
-    topology and seed. Eq. 1 over `RLC_B1_WINDOW_S`, with ps read two ways: packets that crossed
-    the shared link (`overhead`, as Rainbow's) and packets offered to it, its drops included
-    (`overhead_offered`); `loss` is the shared link's drop fraction in the window."""
-    L = LINKS_B1
-    kw = rlc_kw or {}
-    net = Net(seed)
-    net.link("S", "G0", L["source_bps"], L["source_delay_s"])
-    shared, _ = net.link("G0", "G1", L["shared_bps"], L["shared_delay_s"])
-    for k in range(n_rx):
-        net.link("G1", f"R{k}", L["down_bps"], L["down_delay_s"])
-    net.finish_build()
-    groups = net.rlc_session("S", **kw)
-    rx = [net.rlc_receiver(f"R{k}", groups, **kw) for k in range(n_rx)]
-    pkt = int(kw.get("packet_size", config_defaults("rlc")["packet_size"]))
-
-    def snap():
-        st = net.sim.channel_stats(shared)
-        return (st["departures"], st["drops_forced"] + st["drops_early"],
-                [net.sim.rlc_records(a)["bytes"] / pkt for a in rx])
-
-    w0, w1 = RLC_B1_WINDOW_S
-    net.sim.run(w0)
-    d0, x0, p0 = snap()
-    net.sim.run(w1)
-    d1, x1, p1 = snap()
-    dep, drops = d1 - d0, x1 - x0
-    pr = sum(b - a for a, b in zip(p0, p1))
-    levels = [net.sim.rlc_records(a)["level"] for a in rx]
-    return {"seed": seed, "n": n_rx, "overhead": n_rx * dep / pr - 1, "overhead_offered": n_rx * (dep + drops) / pr - 1,
-            "loss": drops / (dep + drops) if dep + drops else float("nan"),
-            "same_level_at_end": len({lv[-1] for lv in levels}) == 1,
-            "pr_spread": max(b - a for a, b in zip(p0, p1)) - min(b - a for a, b in zip(p0, p1)),
-            "rate_kbps": pr * pkt * 8 / n_rx / (w1 - w0) / 1e3}
-
-
-def sawtooth_eq1(n_rx: int, seed: int, w_max: float = 32.0, periods: int = 200, steps: int = 64) -> dict:
-    """Fig. 10's model (§IV-B.3) on synthetic receivers: each window rises linearly from W/2 to W
-    and halves, with one period T for all and independent uniform phases. With every TRQ for a
-    label aggregated, the shared link carries max_i w_i(t) packets per RTT and receiver i gets
-    w_i(t). Returns eq. 1's overhead (N·Σps/ΣΣpr - 1) and the fraction of the link's packets some
-    receiver did not get, Σ_t Σ_i (ps - pr_i) / (N·Σps), which is the triangles' share of the
-    W·T rectangle in Fig. 10. As N grows the max tends to W and the mean to 3W/4: eq. 1 tends
-    to 1/3 and the triangle share to 1/4."""
-    rng = np.random.default_rng(seed)
-    phase = rng.uniform(0.0, 1.0, n_rx)
-    t = np.arange(periods * steps) / steps  # in periods
-    w = w_max / 2 * (1 + np.mod(t[None, :] + phase[:, None], 1.0))  # (receiver, time)
-    ps = w.max(axis=0).sum()
-    pr = w.sum()
-    return {"n": n_rx, "eq1": n_rx * ps / pr - 1, "triangle_share": 1 - pr / (n_rx * ps)}
-
-
-# Issue 16: the paper's RED gateways have a 10-packet queue and no thresholds. Readings of RED in
+# The paper's RED gateways have a 10-packet queue and no thresholds. Readings of RED in
 # that queue, fixed before running: ns-2's defaults 5/15 (ours; with w_q = 0.002 the average
 # rarely passes 5, so RED seldom drops early), 3/9 and 2/6 (min_th a fifth to a third of the
 # buffer, max_th = 3·min_th, Floyd's rule of thumb). DropTail is reported beside them but is not
@@ -575,7 +241,7 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     synth = pd.DataFrame([sawtooth_eq1(nr, seed + k) for nr in ns for k in range(20)])
     sagg = synth.groupby("n").mean(numeric_only=True).reset_index()
     sagg.to_csv(out / "b1_sawtooth_model.csv", index=False)
-    # RED readings in the 10-packet queue (issue 16), and DropTail beside them
+    # RED readings in the 10-packet queue, and DropTail beside them
     red_rows = []
     red_n = [ns[0], ns[-1]]
     variants = {**{k: _red(*v) for k, v in B1_RED_READINGS.items() if k != "5/15"},
@@ -693,85 +359,7 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
               "red_table": red_agg.to_dict(orient="records")}
     return Result(params, claims, ["b1.csv", "b1_runs.csv", "b1_rlc.csv", "b1_rlc_runs.csv", "b1_sawtooth_model.csv",
                                    "b1_red.csv", "b1_red_runs.csv", *files])
-
-
-# ------------------------------------------------------------------------------------------
-# rainbow-b2: scenario B-(ii)
-# ------------------------------------------------------------------------------------------
-
-LINKS_B2 = {"source_bps": 100e6, "source_delay_s": 0.005, "r0_bps": 512e3, "down_delay_s": 0.010}
 ALPHAS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
-
-
-def _loss(st: dict) -> float:
-    return (st["drops_forced"] + st["drops_early"]) / st["arrivals"] if st["arrivals"] else 0.0
-
-
-def b2_run(seed: int, alpha: float, duration: float = 400.0) -> list[dict]:
-    L = LINKS_B2
-    net = Net(seed)
-    net.link("S", "G", L["source_bps"], L["source_delay_s"])
-    bws, chans = {}, {}
-    for nn in range(-6, 7):
-        bws[nn] = 2 ** (alpha * nn) * L["r0_bps"]  # §IV-B.2: r_n = 2^(αn) r_0
-        chans[nn], _ = net.link("G", f"R{nn}", bws[nn], L["down_delay_s"])
-    net.finish_build()
-    src = net.source("S")
-    for nn in range(-6, 7):
-        net.receiver(f"R{nn}", src, str(nn))
-    net.sim.run(duration)
-    # a receiver's down-link carries nothing after it is done: the whole run's loss is its session's
-    return [{"seed": seed, "alpha": alpha, "n": int(r["label"]), "link_bps": bws[int(r["label"])],
-             "utilisation": avg_rate_kbps(r) * 1e3 / bws[int(r["label"])], "done": r["done"],
-             "loss": _loss(net.sim.channel_stats(chans[int(r["label"])]))} for r in net.records()]
-
-
-RLC_B2_SLICE_S = 0.5  # ours: how often an RLC run is sampled to find when a receiver has 2,000 packets
-
-
-def b2_rlc_run(seed: int, alpha: float, duration: float = 600.0, rlc_kw: Optional[dict] = None) -> list[dict]:
-    """B-(ii) with one RLC session (`config_defaults("rlc")`, sender from 0 s) on the same links
-    and seed. As for Rainbow (eq. 2), a receiver's utilisation is 2,000 packets over the time it
-    took to receive them since its start, over its link's bandwidth (linear between samples every
-    `RLC_B2_SLICE_S`); its loss is its down-link's drop fraction over the same time. A receiver
-    without 2,000 packets by `duration` has NaN."""
-    L = LINKS_B2
-    kw = rlc_kw or {}
-    net = Net(seed)
-    net.link("S", "G", L["source_bps"], L["source_delay_s"])
-    bws, chans = {}, {}
-    for nn in range(-6, 7):
-        bws[nn] = 2 ** (alpha * nn) * L["r0_bps"]
-        chans[nn], _ = net.link("G", f"R{nn}", bws[nn], L["down_delay_s"])
-    net.finish_build()
-    groups = net.rlc_session("S", **kw)
-    starts = {nn: float(net.rng.uniform(*START_RANGE_S)) for nn in range(-6, 7)}
-    rx = {nn: net.rlc_receiver(f"R{nn}", groups, start=starts[nn], **kw) for nn in range(-6, 7)}
-    pkt = int(kw.get("packet_size", config_defaults("rlc")["packet_size"]))
-    prev = {nn: (0.0, 0.0) for nn in rx}  # (time, packets) at the last sample
-    done: dict[int, dict] = {}
-    t = 0.0
-    while len(done) < len(rx) and t < duration:
-        t = min(t + RLC_B2_SLICE_S, duration)
-        net.sim.run(t)
-        for nn, a in rx.items():
-            if nn in done:
-                continue
-            got = net.sim.rlc_records(a)["bytes"] / pkt
-            if got >= NEEDED:
-                t_prev, g_prev = prev[nn]
-                t_done = t_prev + (NEEDED - g_prev) / (got - g_prev) * (t - t_prev)
-                done[nn] = {"t_done": t_done, "loss": _loss(net.sim.channel_stats(chans[nn])),
-                            "level": net.sim.rlc_records(a)["level"][-1]}
-            prev[nn] = (t, got)
-    rows = []
-    for nn in range(-6, 7):
-        d = done.get(nn)
-        rate = NEEDED * PACKET_BYTES * 8 / (d["t_done"] - starts[nn]) if d else float("nan")
-        rows.append({"seed": seed, "alpha": alpha, "n": nn, "link_bps": bws[nn], "utilisation": rate / bws[nn],
-                     "done": d is not None, "loss": d["loss"] if d else _loss(net.sim.channel_stats(chans[nn])),
-                     "level_at_done": d["level"] if d else -1})
-    return rows
 
 
 def _b2_summary(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -888,138 +476,13 @@ def run_b2(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     return Result(params, claims, ["b2.csv", "b2_receivers.csv", "b2_rlc.csv", "b2_rlc_receivers.csv", *files])
 
 
-# ------------------------------------------------------------------------------------------
-# rainbow-b3 and rainbow-b4: Rainbow against TCP NewReno
-# ------------------------------------------------------------------------------------------
-
-LINKS_TCP = {"access_bps": FAST_BPS, "access_delay_s": 0.005, "shared_delay_s": 0.020}
-MEASURE_FROM_S = 5.0  # every session has started by then (§IV-B.2 starts in [0, 5] s)
-
-
-def tcp_share_run(seed: int, shared_bps: float, n_each: int, duration: float = 600.0) -> dict:
-    """`n_each` Rainbow sessions (own fountain source and receiver) and `n_each` NewReno flows
-    over one RED link. Throughputs over [5 s, first Rainbow completion], wire bytes."""
-    L = LINKS_TCP
-    net = Net(seed)
-    shared, _ = net.link("G0", "G1", shared_bps, L["shared_delay_s"])
-    for k in range(n_each):
-        for kind in ("RB", "TCP"):
-            net.link(f"S{kind}{k}", "G0", L["access_bps"], L["access_delay_s"])
-            net.link("G1", f"D{kind}{k}", L["access_bps"], L["access_delay_s"])
-    net.finish_build()
-    tcp = []
-    for k in range(n_each):
-        src = net.source(f"SRB{k}")
-        net.receiver(f"DRB{k}", src, "rainbow")
-        tcp.append(net.sim.add_tcp_flow(f"STCP{k}", f"DTCP{k}", variant="newreno", mss_bytes=TCP_MSS, min_rto=TCP_MIN_RTO_S,
-                                        limited_transmit=TCP_LIMITED_TRANSMIT,
-                                        start=float(net.rng.uniform(*START_RANGE_S))))
-    net.sim.run(duration)
-    recs = net.records()
-    t0 = MEASURE_FROM_S
-    t1 = min((r["done_s"] for r in recs if r["done"]), default=duration)
-    span = t1 - t0
-    rb = [received_in(r, t0, t1) * PACKET_BYTES * 8 / span for r in recs]
-    tc = []
-    for a in tcp:
-        tr = net.sim.tcp_trace(a)
-        t = tr["rx_time_ns"] / 1e9
-        b = tr["rx_bytes"].astype(float)
-        at = lambda x: float(b[np.searchsorted(t, x, side="right") - 1]) if np.any(t <= x) else 0.0  # noqa: E731
-        tc.append((at(t1) - at(t0)) / TCP_MSS * PACKET_BYTES * 8 / span)  # payload → 512-byte wire packets
-    st = net.sim.channel_stats(shared)
-    x = np.array(rb + tc)
-    fair = shared_bps / (2 * n_each)  # eq. 4's O_i
-    return {"seed": seed, "shared_bps": shared_bps, "n_each": n_each, "window_s": span,
-            "rainbow_bps": float(np.mean(rb)), "tcp_bps": float(np.mean(tc)),
-            "fairness": jain_index(x, fair) if x.sum() > 0 else float("nan"),
-            "ratio": float(np.mean(rb) / np.mean(tc)) if np.mean(tc) > 0 else float("inf"),
-            "loss_rate": (st["drops_forced"] + st["drops_early"]) / max(st["arrivals"], 1),
-            "utilisation": float(x.sum() / shared_bps)}
-
-
-RLC_WINDOW_END_S = 300.0  # ours: RLC has no completion; its rates are measured over [5 s, 300 s]
-
-
-def level_time_fractions(rec: dict, t0: float, t1: float) -> dict[int, float]:
-    """Fraction of [t0, t1) an RLC receiver spent at each level, from `rlc_records`' level
-    changes (level_time_ns, level)."""
-    t = np.asarray(rec["level_time_ns"], dtype=float) / 1e9
-    lv = np.asarray(rec["level"])
-    ends = np.append(t[1:], np.inf)
-    out: dict[int, float] = {}
-    for a, b, v in zip(t, ends, lv):
-        d = min(b, t1) - max(a, t0)
-        if d > 0:
-            out[int(v)] = out.get(int(v), 0.0) + d / (t1 - t0)
-    return out
-
-
-def rlc_share_run(seed: int, shared_bps: float, n_each: int, duration: float = RLC_WINDOW_END_S,
-                  rlc_kw: Optional[dict] = None, queue: Optional[dict] = None) -> dict:
-    """As :func:`tcp_share_run` with RLC sessions (sender and one receiver each, the Rainbow
-    paper's RLC set-up: `config_defaults("rlc")`) in place of Rainbow. Same topology, RED
-    links and seeds; throughputs over [5 s, `duration`], wire bytes. `queue` replaces RED on
-    every link (ablations)."""
-    L = LINKS_TCP
-    net = Net(seed, queue=queue)
-    shared, _ = net.link("G0", "G1", shared_bps, L["shared_delay_s"])
-    for k in range(n_each):
-        for kind in ("RB", "TCP"):
-            net.link(f"S{kind}{k}", "G0", L["access_bps"], L["access_delay_s"])
-            net.link("G1", f"D{kind}{k}", L["access_bps"], L["access_delay_s"])
-    net.finish_build()
-    layers = int(config_defaults("rlc")["layers"])
-    rx, tcp = [], []
-    for k in range(n_each):
-        groups = [net.sim.add_group(f"SRB{k}") for _ in range(layers)]
-        start = float(net.rng.uniform(*START_RANGE_S))
-        net.sim.add_rlc_sender(f"SRB{k}", groups, 100 + k, start=start, **(rlc_kw or {}))
-        rx.append(net.sim.add_rlc_receiver(f"DRB{k}", groups, 100 + k, start=start, **(rlc_kw or {})))
-        tcp.append(net.sim.add_tcp_flow(f"STCP{k}", f"DTCP{k}", variant="newreno", mss_bytes=TCP_MSS, min_rto=TCP_MIN_RTO_S,
-                                        limited_transmit=TCP_LIMITED_TRANSMIT,
-                                        start=float(net.rng.uniform(*START_RANGE_S))))
-    t0, t1 = MEASURE_FROM_S, duration
-    net.sim.run(t0)
-    b0 = [net.sim.rlc_records(a)["bytes"] for a in rx]
-    net.sim.run(t1)
-    b1 = [net.sim.rlc_records(a)["bytes"] for a in rx]
-    span = t1 - t0
-    rl = [(y - x) * 8 / span for x, y in zip(b0, b1)]
-    tc = []
-    for a in tcp:
-        tr = net.sim.tcp_trace(a)
-        t = tr["rx_time_ns"] / 1e9
-        b = tr["rx_bytes"].astype(float)
-        at = lambda x: float(b[np.searchsorted(t, x, side="right") - 1]) if np.any(t <= x) else 0.0  # noqa: E731
-        tc.append((at(t1) - at(t0)) / TCP_MSS * PACKET_BYTES * 8 / span)
-    st = net.sim.channel_stats(shared)
-    x = np.array(rl + tc)
-    fair = shared_bps / (2 * n_each)
-    lv = [level_time_fractions(net.sim.rlc_records(a), t0, t1) for a in rx]
-    return {"seed": seed, "shared_bps": shared_bps, "n_each": n_each, "window_s": span,
-            "rlc_bps": float(np.mean(rl)), "tcp_bps": float(np.mean(tc)),
-            "rlc_frac_level1": float(np.mean([f.get(1, 0.0) for f in lv])),
-            "rlc_mean_level": float(np.mean([sum(k * v for k, v in f.items()) for f in lv])),
-            "fairness": jain_index(x, fair) if x.sum() > 0 else float("nan"),
-            "ratio": float(np.mean(rl) / np.mean(tc)) if np.mean(tc) > 0 else float("inf"),
-            "loss_rate": (st["drops_forced"] + st["drops_early"]) / max(st["arrivals"], 1),
-            "utilisation": float(x.sum() / shared_bps)}
-
-
 def _agg(df: pd.DataFrame, key: str) -> pd.DataFrame:
     return df.groupby(key).agg(fairness=("fairness", "mean"), ratio=("ratio", "mean"),
                                loss_rate=("loss_rate", "mean"), utilisation=("utilisation", "mean")).reset_index()
 
 
-def total_variation(values) -> float:
-    """Σ|f(x_k+1) - f(x_k)| over a sweep: how much a curve changes, every wiggle counted."""
-    v = np.asarray(values, dtype=float)
-    return float(np.abs(np.diff(v)).sum())
-
-
 def _settled_claim(agg: pd.DataFrame, ragg: pd.DataFrame, fig: str, kind: str, quote: str) -> Claim:
-    """Re-decided for issue 13 from the paper's words, before the re-run: §IV-B.6 says "Rainbow
+    """Decided from the paper's words before the run: §IV-B.6 says "Rainbow
     shows more settled fairness change for different number of sessions", i.e. across the sweep
     Rainbow's fairness index changes less than RLC's. Rule: the total variation of the mean
     fairness (Σ over consecutive x values of |change|) of Rainbow minus that of RLC is at most 0,
@@ -1030,7 +493,7 @@ def _settled_claim(agg: pd.DataFrame, ragg: pd.DataFrame, fig: str, kind: str, q
                    total_variation(agg["fairness"]) - total_variation(ragg["fairness"]), "index", kind=kind)
 
 
-# Issue 13: the RLC settings the Rainbow paper does not fix (deaf period, SP spacing of public RLC,
+# The RLC settings the Rainbow paper does not fix (deaf period, SP spacing of public RLC,
 # burst test, reorder timeout) and the queue, tried one at a time on the B-(iii)/(iv) runs where an
 # RLC claim of the paper fails. Reported (b3_rlc_ablation.csv, b4_rlc_ablation.csv), not claims.
 RLC_ABLATION = {"default": ({}, None), "deaf 1 s": ({"deaf_period": 1.0}, None),
@@ -1075,10 +538,6 @@ def _tcp_claims(agg: pd.DataFrame, key: str, label) -> list[Claim]:
 
 def _tcp_plot(agg: pd.DataFrame, key: str, xlabel: str, out: Path, stem: str, title: str,
               rlc: Optional[pd.DataFrame] = None) -> list[str]:
-    import matplotlib.pyplot as plt
-
-    from castlab.experiments.plotting import save as _save
-
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), dpi=120)
     for ax, col, yl in zip(axes, ["fairness", "ratio", "loss_rate"],
                            ["fairness (eq. 3)", "scheme / TCP rate", "loss rate at the shared link"]):
@@ -1093,7 +552,7 @@ def _tcp_plot(agg: pd.DataFrame, key: str, xlabel: str, out: Path, stem: str, ti
     if rlc is not None:
         axes[0].legend(fontsize=8)
     fig.suptitle(title)
-    return _save(fig, out, stem)
+    return save(fig, out, stem)
 
 
 def _loss_claims(agg: pd.DataFrame, ragg: pd.DataFrame, key: str, lo, hi, tag, falls: bool) -> list[Claim]:
@@ -1234,39 +693,6 @@ def run_b4(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
                                    *files])
 
 
-# ------------------------------------------------------------------------------------------
-# bcfs-file: the real-mode fountain
-# ------------------------------------------------------------------------------------------
-
-SYMBOL_BYTES = 448  # RaptorQ symbol size: 512-byte packets less 64 bytes of headers (ours)
-
-
-def file_run(seed: int, file_bytes: int) -> tuple[dict, list[dict]]:
-    L = LINKS_A1
-    data = np.random.default_rng(seed).integers(0, 256, file_bytes, dtype=np.uint8).tobytes()
-    net = Net(seed)
-    net.link("S", "G0", L["source_bps"], L["source_delay_s"])
-    net.link("G0", "G1", L["uplink_bps"], L["uplink_delay_s"])
-    net.link("G1", "R1", L["slow_bps"], L["slow_delay_s"])
-    for k, d in enumerate(L["fast_delays_s"]):
-        net.link("G1", f"R{k + 2}", L["fast_bps"], d)
-    net.finish_build()
-    src = net.source("S", file=data, symbol_size=SYMBOL_BYTES)
-    for k in range(1, 6):
-        net.receiver(f"R{k}", src, "slow" if k == 1 else "fast")
-    net.sim.run(400.0)
-    k_sym = net.sim.fountain_stats(src)["block_symbols"]
-    rows = []
-    for r in net.records():
-        dec = net.sim.rainbow_decoded(r["agent"])
-        rows.append({"seed": seed, "node": r["node"], "done": r["done"], "identical": dec == data,
-                     "symbols_received": r["received"], "block_symbols": k_sym,
-                     "reception_overhead": r["received"] - k_sym, "decode_attempts": r["decode_attempts"],
-                     "completion_s": (r["done_s"] - r["start_s"]) if r["done"] else float("nan"),
-                     "rate_kbps": avg_rate_kbps(r)})
-    return {"seed": seed, "file_bytes": file_bytes, "source_sent": net.sim.fountain_stats(src)["sent"]}, rows
-
-
 def run_file(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
     file_bytes = 100_000 if quick else NEEDED * SYMBOL_BYTES  # K = 2000 symbols, as §IV's 2000 packets
     n = seeds or (1 if quick else 5)
@@ -1293,22 +719,3 @@ def run_file(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = N
               "payload": "symbol bytes in a store shared by source and receivers, keyed by symbol id; each receiver "
               "copies the bytes of the symbol a packet names when the packet arrives and decodes only those"}
     return Result(params, claims, ["file_receivers.csv", *files])
-
-
-EXPERIMENTS = [
-    Experiment("rainbow-a1", PAPER, "Fig. 6 (scenario A-(i))",
-               "shared 400 kb/s up-link, four fast and one 256 kb/s down-link: rates, overhead, sharing",
-               run_a1_with_ablation),
-    Experiment("rainbow-table1", PAPER, "Table 1 (scenario A-(ii))",
-               "two clusters of five behind 256 kb/s down-links, backbone 1 Mb/s / 500 / 250 kb/s", run_table1),
-    Experiment("rainbow-b1", PAPER, "Fig. 9(a) (scenario B-(i))",
-               "N homogeneous receivers behind one shared link: overhead (eq. 1) against N", run_b1),
-    Experiment("rainbow-b2", PAPER, "Fig. 11(a) (scenario B-(ii))",
-               "13 receivers at 2^(αn)·512 kb/s: link utilisation (eq. 2) against α", run_b2),
-    Experiment("rainbow-b3", PAPER, "Fig. 12 (scenario B-(iii))",
-               "one Rainbow receiver and one NewReno flow on 128-512 kb/s: fairness, rate ratio, loss", run_b3),
-    Experiment("rainbow-b4", PAPER, "Fig. 13 (scenario B-(iv))",
-               "N Rainbow and N NewReno sessions on 1 Mb/s, 2N = 4..16: fairness, rate ratio, loss", run_b4),
-    Experiment("bcfs-file", PAPER, "§III-A (digital fountain, real mode)",
-               "a RaptorQ-encoded file over Rainbow to heterogeneous receivers: every copy identical", run_file),
-]

@@ -1,0 +1,37 @@
+"""LE-SBCC experiments: Thapliyal, Sidhartha, Li, Kalyanaraman, *LE-SBCC: Loss-Event
+Oriented Source-based Multicast Congestion Control*, §3 (Figures 6-19), §4 (Figure 20 and the TFRC
+module against Padhye's equation) and §5.2.1 (Figures 13(c), 21 simulated: ``lesbcc-fig21-sim``,
+the twin of the testbed's ``net-lesbcc-fig21``).
+
+``topology`` holds the paper's set-ups (Fig. 5, Fig. 18, §5.2.1's Linux network, the TFRC path),
+``scenarios`` one run of each, ``markov`` §3.1.3's Markov chain, ``metrics`` what is read from
+the runs, ``figures`` the experiments: seeds, bands over the readings, CSVs, plots and claims.
+"""
+
+from __future__ import annotations
+
+from castlab.experiments.common import Experiment
+from castlab.experiments.lesbcc.figures import (PAPER, run_fig10, run_fig12, run_fig13, run_fig14, run_fig16,
+                                                run_fig19, run_fig20, run_fig21_sim, run_fig6, run_fig7,
+                                                run_tfrc_padhye)
+
+EXPERIMENTS = [
+    Experiment("lesbcc-fig6", PAPER, "Fig. 6 (§3.1.1)", "drop-to-zero avoidance on the Fig. 5 topology, with the packet, "
+               "LI, LE and reduction counts as bands over the delay readings", run_fig6),
+    Experiment("lesbcc-fig7", PAPER, "Fig. 7 (§3.1.2)", "removing LI2LE and/or Max-LPRF: the multicast flow is beaten "
+               "down", run_fig7),
+    Experiment("lesbcc-fig10", PAPER, "Fig. 10 (§3.1.3)", "Markov chain: p_li / p_le, non-bursty and bursty, bands over "
+               "N and a Monte Carlo of the chain", run_fig10),
+    Experiment("lesbcc-fig12", PAPER, "Fig. 12 (§3.1.4), Appendix A", "1 to 10,001 receivers: LEs passed stay at the "
+               "worst receiver's (direct drive of the cascade); LI2LE's 1 + p·x LIs per LE", run_fig12),
+    Experiment("lesbcc-fig13", PAPER, "Fig. 13 (§3.2)", "TCP friendliness: one / all unicast flows TCP Reno", run_fig13),
+    Experiment("lesbcc-fig14", PAPER, "Figs. 14-15 (§3.2.1)", "DropTail vs RED: rates and RTT convergence", run_fig14),
+    Experiment("lesbcc-fig16", PAPER, "Figs. 16-17 (§3.2.2)", "receiver buffers 25/50/75/100, without and with "
+               "aggregation", run_fig16),
+    Experiment("lesbcc-fig19", PAPER, "Fig. 19 (§3.3)", "Fig. 18 tree: no / partial / complete LI aggregation", run_fig19),
+    Experiment("lesbcc-fig20", PAPER, "Fig. 20 (§4.2)", "TFRC module vs 16 TCP Reno flows", run_fig20),
+    Experiment("lesbcc-fig21-sim", PAPER, "Figs. 13(c), 21 (§5.2.1)", "§5's Linux set-up simulated (1 Mb/s, 500 ms, "
+               "16 TCP): the twin of net-lesbcc-fig21", run_fig21_sim),
+    Experiment("lesbcc-tfrc-padhye", PAPER, "§4.1", "the TFRC module's rate against Padhye's equation on a path with "
+               "fixed loss", run_tfrc_padhye),
+]

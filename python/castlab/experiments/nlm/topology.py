@@ -1,0 +1,172 @@
+"""Figure 8 of the NLM paper (§4.1) as a simulator set-up, with NLM or RLM on it.
+
+The set-up of §4.1 (Figure 8), shared by every experiment here:
+- N single-source single-receiver sessions S_i -> LMR1 -> LMR2 -> R_i; the bottleneck
+  LMR1 -> LMR2 runs at B Mb/s; every link has 10 ms of delay and an output queue of 20 packets
+  (DropTail);
+- five CBR layers of 100, 100, 200, 400, 800 kb/s (the RLM §4 jitter on packet times),
+  1024-byte packets, 10 simulated minutes;
+- NLM with Table 2's parameters (``castlab._native.config_defaults("nlm")``), LMR1 and LMR2 both LMRs;
+- RLM (McCanne et al.'s receiver, the ``add_rlm_receiver`` defaults, whose loss threshold is
+  the same 25 %) with one group per layer and no IGMP leave delay (join and leave latency 0).
+
+Our choices where the paper gives none: the access links S_i - LMR1 and LMR2 - R_i run at
+10 Mb/s (only the shared link is a bottleneck); loss and rates are counted in 1 s bins.
+
+Loss is counted as §4.1 does for NLM: at the bottleneck's output queue (LMR1 -> LMR2), per
+session, the packets its DropTail queue dropped over those offered to it after the LMR's
+filters (a loss meter on that channel; the same meter on the plain router for RLM). Rates are
+what left that queue (offered minus dropped), per session.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from castlab import Simulator, run_with_progress
+
+LAYER_RATES_BPS = [100e3, 100e3, 200e3, 400e3, 800e3]  # §4.1
+PACKET_BYTES = 1024  # §4.1
+QUEUE_PKTS = 20  # §4.1: output queue of each LMR
+LINK_DELAY_S = 0.010  # §4.1
+DURATION_S = 600.0  # §4.1: 10 minutes
+ACCESS_BPS = 10e6  # our choice: only the shared link binds
+BIN_S = 1.0  # our choice: loss and rates per second
+CROSS_FLOW = 999
+
+
+def cumulative_bps(level: int) -> float:
+    return float(sum(LAYER_RATES_BPS[:level]))
+
+
+def optimal_level(capacity_bps: float) -> int:
+    return max(n for n in range(1, len(LAYER_RATES_BPS) + 1) if n == 1 or cumulative_bps(n) <= capacity_bps)
+
+
+@dataclass
+class Fig8:
+    """Figure 8's topology with ``n`` sessions, run with ``proto`` ("nlm" or "rlm")."""
+
+    proto: str
+    seed: int
+    n: int
+    bottleneck_bps: float
+    starts: list[float]
+    cross: Optional[tuple[float, float]] = None  # (start s, rate b/s) of CBR cross traffic
+    config: Optional[dict] = None  # NLM parameters to override (None: Table 2)
+    # Whether the router at the far end of the bottleneck is an LMR too (our reading of "each LMR"
+    # in §4.1; the text names only LMR1). False makes it a plain router: a measurement, never a claim.
+    lmr2: bool = True
+    # RLM receiver settings (RlmConfig fields, record="arrivals") for cross-checks; None: defaults
+    rlm: Optional[dict] = None
+    sim: Simulator = field(init=False)
+    bott: int = field(init=False)
+    senders: list[int] = field(default_factory=list)
+    receivers: list[int] = field(default_factory=list)
+
+    def __post_init__(self):
+        sim = Simulator(seed=self.seed, join_latency=0.0, leave_latency=0.0)
+        self.sim = sim
+        sim.add_node("LMR1")
+        sim.add_node("LMR2")
+        self.bott, _ = sim.add_link("LMR1", "LMR2", self.bottleneck_bps, LINK_DELAY_S, queue_limit_pkts=QUEUE_PKTS)
+        for i in range(self.n):
+            s, r = f"S{i}", f"R{i}"
+            sim.add_node(s)
+            sim.add_node(r)
+            sim.add_link(s, "LMR1", ACCESS_BPS, LINK_DELAY_S, queue_limit_pkts=QUEUE_PKTS)
+            sim.add_link("LMR2", r, ACCESS_BPS, LINK_DELAY_S, queue_limit_pkts=QUEUE_PKTS)
+            if self.proto == "nlm":
+                g = sim.add_group(s)
+                self.senders.append(sim.add_nlm_sender(s, g, LAYER_RATES_BPS, packet_size=PACKET_BYTES, flow=i,
+                                                       **(self.config or {})))
+                self.receivers.append(sim.add_nlm_receiver(r, g, layers=len(LAYER_RATES_BPS), start=self.starts[i],
+                                                           **(self.config or {})))
+            else:
+                gs = [sim.add_group(s) for _ in LAYER_RATES_BPS]
+                ctl = sim.add_group(s)
+                self.senders.append(sim.add_layered_source(s, gs, LAYER_RATES_BPS, packet_size=PACKET_BYTES, flow=i))
+                self.receivers.append(sim.add_rlm_receiver(r, gs, ctl, start=self.starts[i], **(self.rlm or {})))
+        if self.cross is not None:
+            sim.add_node("X")
+            sim.add_node("Y")
+            sim.add_link("X", "LMR1", ACCESS_BPS, LINK_DELAY_S, queue_limit_pkts=QUEUE_PKTS)
+            sim.add_link("LMR2", "Y", ACCESS_BPS, LINK_DELAY_S, queue_limit_pkts=QUEUE_PKTS)
+            sim.add_sink("Y", port=9)
+            sim.add_cbr("X", "Y", 9, self.cross[1], packet_size=PACKET_BYTES, flow=CROSS_FLOW, start=self.cross[0])
+        if self.proto == "nlm":
+            sim.attach_lmr("LMR1", meter_channel=self.bott, meter_bin=BIN_S,
+                           meter_layers=len(LAYER_RATES_BPS), **(self.config or {}))
+            if self.lmr2:
+                sim.attach_lmr("LMR2", **(self.config or {}))
+        else:
+            sim.attach_loss_meter("LMR1", self.bott, bin=BIN_S, layers=len(LAYER_RATES_BPS))
+
+    def run(self, until: float, label: str) -> None:
+        run_with_progress(self.sim, until, label=label)
+
+    # ------------------------------------------------------------------ measurements
+
+    def _flow(self, flow: int, until: float) -> tuple[np.ndarray, np.ndarray]:
+        """(offered, dropped) per bin and layer for a flow, padded to ``until``."""
+        nb = int(np.ceil(until / BIN_S))
+        f = self.sim.loss_meter("LMR1")["flows"].get(flow)
+        shape = (nb, len(LAYER_RATES_BPS))
+        if f is None:
+            return np.zeros(shape), np.zeros(shape)
+        out = []
+        for k in ("passed", "dropped"):
+            a = np.zeros(shape)
+            v = f[k][:nb]
+            a[: len(v)] = v
+            out.append(a)
+        return out[0], out[1]
+
+    def loss(self, flow: int, until: float) -> np.ndarray:
+        """Loss rate per bin (NaN where nothing was offered)."""
+        p, d = self._flow(flow, until)
+        tot = p.sum(1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(tot > 0, d.sum(1) / tot, np.nan)
+
+    def rate_bps(self, flow: int, until: float) -> np.ndarray:
+        """What left the bottleneck queue per bin, b/s."""
+        p, d = self._flow(flow, until)
+        return (p - d).sum(1) * PACKET_BYTES * 8 / BIN_S
+
+    def goodput_bps(self, flow: int, until: float, max_loss: float = 0.2) -> np.ndarray:
+        """§4.2: the layers received with under 20 % loss in order from the base layer."""
+        p, d = self._flow(flow, until)
+        out = np.zeros(len(p))
+        for b in range(len(p)):
+            for m in range(p.shape[1]):
+                if p[b, m] == 0 or d[b, m] / p[b, m] >= max_loss:
+                    break
+                out[b] += (p[b, m] - d[b, m]) * PACKET_BYTES * 8 / BIN_S
+        return out
+
+    def level_steps(self, i: int, until: float) -> tuple[np.ndarray, np.ndarray]:
+        """The session's number of layers over time: RLM's subscription level; NLM's L_cur at
+        the bottleneck interface of LMR1."""
+        if self.proto == "rlm":
+            r = self.sim.rlm_records(self.receivers[i])
+            t, lv = r["level_time_ns"] / 1e9, r["level"].astype(int)
+        else:
+            r = self.sim.lmr_records("LMR1")
+            g = self.group(i)
+            sel = (r["lcur_oif"] == self.bott) & (r["lcur_group"] == g)
+            t, lv = r["lcur_time_ns"][sel] / 1e9, r["lcur_new"][sel].astype(int)
+        t = np.concatenate([[0.0], t, [until]])
+        lv = np.concatenate([[0], lv, [lv[-1] if len(lv) else 0]])
+        return t, lv
+
+    def group(self, i: int) -> int:
+        return i  # NLM: one group per session, created in session order
+
+    def level_at(self, i: int, times: np.ndarray, until: float) -> np.ndarray:
+        t, lv = self.level_steps(i, until)
+        idx = np.searchsorted(t, times, side="right") - 1
+        return lv[np.clip(idx, 0, len(lv) - 1)]

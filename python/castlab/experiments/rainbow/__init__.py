@@ -1,0 +1,32 @@
+"""BCFS and Rainbow experiments: Yano and McCanne, *The Breadcrumb Forwarding Service and the
+Digital Fountain Rainbow*, UCB/CSD-99-1068, §IV-A (scenarios A-(i), A-(ii)) and the Rainbow
+parts of §IV-B (B-(i) .. B-(iv)), plus the real-mode fountain (``bcfs-file``).
+
+``topology`` holds the set-up every scenario shares and the network builder, ``scenarios`` one
+run of each scenario, ``metrics`` what is read from the runs (eq. 1's overhead, rates, sharing),
+``figures`` the experiments: seeds, CSVs, plots and claims.
+"""
+
+from __future__ import annotations
+
+from castlab.experiments.common import Experiment
+from castlab.experiments.rainbow.figures import (PAPER, run_a1_with_ablation, run_b1, run_b2, run_b3, run_b4, run_file,
+                                                 run_table1)
+
+EXPERIMENTS = [
+    Experiment("rainbow-a1", PAPER, "Fig. 6 (scenario A-(i))",
+               "shared 400 kb/s up-link, four fast and one 256 kb/s down-link: rates, overhead, sharing",
+               run_a1_with_ablation),
+    Experiment("rainbow-table1", PAPER, "Table 1 (scenario A-(ii))",
+               "two clusters of five behind 256 kb/s down-links, backbone 1 Mb/s / 500 / 250 kb/s", run_table1),
+    Experiment("rainbow-b1", PAPER, "Fig. 9(a) (scenario B-(i))",
+               "N homogeneous receivers behind one shared link: overhead (eq. 1) against N", run_b1),
+    Experiment("rainbow-b2", PAPER, "Fig. 11(a) (scenario B-(ii))",
+               "13 receivers at 2^(αn)·512 kb/s: link utilisation (eq. 2) against α", run_b2),
+    Experiment("rainbow-b3", PAPER, "Fig. 12 (scenario B-(iii))",
+               "one Rainbow receiver and one NewReno flow on 128-512 kb/s: fairness, rate ratio, loss", run_b3),
+    Experiment("rainbow-b4", PAPER, "Fig. 13 (scenario B-(iv))",
+               "N Rainbow and N NewReno sessions on 1 Mb/s, 2N = 4..16: fairness, rate ratio, loss", run_b4),
+    Experiment("bcfs-file", PAPER, "§III-A (digital fountain, real mode)",
+               "a RaptorQ-encoded file over Rainbow to heterogeneous receivers: every copy identical", run_file),
+]
