@@ -303,7 +303,9 @@ fn forwards_unicast_udp_and_decrements_ttl() {
         // IP_RECVTTL: read the TTL each datagram arrives with
         let one: libc::c_int = 1;
         unsafe { libc::setsockopt(s.as_raw_fd(), libc::IPPROTO_IP, libc::IP_RECVTTL, &one as *const _ as _, 4) };
-        s.set_read_timeout(Some(StdDuration::from_millis(300))).unwrap();
+        // the loop ends on the first silence this long: long enough that a descheduled sender or
+        // router on a loaded machine is not taken for the end of the stream
+        s.set_read_timeout(Some(StdDuration::from_millis(2000))).unwrap();
         let mut got = 0;
         let mut ttls = Vec::new();
         let mut buf = [0u8; 2048];
