@@ -297,9 +297,13 @@ fn forwards_unicast_udp_and_decrements_ttl() {
     let t = topo_or_skip!("forwards_unicast_udp_and_decrements_ttl", "u");
     let rt = RouterThread::start(&t.ns("r"), t.router_config(), None);
     warm_up(&t, 2);
-    let rx = in_ns(&t.ns("h2"), || {
+    // the sender starts only once the receiver's socket is bound: a datagram that arrives
+    // before would be refused by h2's kernel, not lost by the router
+    let (bound_tx, bound_rx) = std::sync::mpsc::channel();
+    let rx = in_ns(&t.ns("h2"), move || {
         let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).unwrap();
         s.bind(&SocketAddrV4::new(Topo::host_addr(2), 40_000).into()).unwrap();
+        bound_tx.send(()).unwrap();
         // IP_RECVTTL: read the TTL each datagram arrives with
         let one: libc::c_int = 1;
         unsafe { libc::setsockopt(s.as_raw_fd(), libc::IPPROTO_IP, libc::IP_RECVTTL, &one as *const _ as _, 4) };
@@ -333,6 +337,7 @@ fn forwards_unicast_udp_and_decrements_ttl() {
         }
         (got, ttls)
     });
+    bound_rx.recv_timeout(StdDuration::from_secs(10)).expect("the receiver bound its socket");
     let tx = in_ns(&t.ns("h1"), || {
         let s = UdpSocket::bind(SocketAddrV4::new(Topo::host_addr(1), 0)).unwrap();
         s.set_ttl(17).unwrap();
@@ -366,8 +371,10 @@ fn kernel_tcp_crosses_the_router() {
     let rt = RouterThread::start(&t.ns("r"), cfg, None);
     warm_up(&t, 3);
     let n_bytes = 4_000_000usize;
+    let (listening_tx, listening_rx) = std::sync::mpsc::channel();
     let server = in_ns(&t.ns("h3"), move || {
         let l = TcpListener::bind(SocketAddrV4::new(Topo::host_addr(3), 40_001)).unwrap();
+        listening_tx.send(()).unwrap();
         let (mut c, _) = l.accept().unwrap();
         let mut buf = vec![0u8; 65536];
         let mut total = 0usize;
@@ -382,7 +389,7 @@ fn kernel_tcp_crosses_the_router() {
         }
         (total, sum)
     });
-    thread::sleep(StdDuration::from_millis(100));
+    listening_rx.recv_timeout(StdDuration::from_secs(10)).expect("h3 is listening");
     let t0 = StdInstant::now();
     let client = in_ns(&t.ns("h1"), move || {
         let mut c = TcpStream::connect(SocketAddrV4::new(Topo::host_addr(3), 40_001)).unwrap();
@@ -701,9 +708,11 @@ fn hosts_an_extension_with_verdicts_rewrites_sends_and_timers() {
     warm_up(&t, 2);
     let env = Envelope::new(SESSION, None);
     // h2 listens on castlab port 5 (UDP PORT_BASE + 5)
+    let (bound_tx, bound_rx) = std::sync::mpsc::channel();
     let rx = in_ns(&t.ns("h2"), move || {
         let env = Envelope::new(SESSION, None);
         let s = UdpSocket::bind(SocketAddrV4::new(Topo::host_addr(2), PORT_BASE + 5)).unwrap();
+        bound_tx.send(()).unwrap();
         s.set_read_timeout(Some(StdDuration::from_millis(400))).unwrap();
         let mut layers = [0u32; 8];
         let mut flows = Vec::new();
@@ -715,6 +724,7 @@ fn hosts_an_extension_with_verdicts_rewrites_sends_and_timers() {
         }
         (layers, flows)
     });
+    bound_rx.recv_timeout(StdDuration::from_secs(10)).expect("h2 bound its socket");
     let h1 = in_ns(&t.ns("h1"), move || {
         let s = UdpSocket::bind(SocketAddrV4::new(Topo::host_addr(1), PORT_BASE + 1)).unwrap();
         s.set_read_timeout(Some(StdDuration::from_secs(1))).unwrap();

@@ -246,9 +246,11 @@ fn rate_cap_holds_and_counts_what_it_drops() {
     let offered = d.agent::<CbrSource>(1).unwrap().sent();
     assert_eq!(s.datagrams_sent + s.rate_cap_drops, offered);
     assert_eq!(s.rate_cap_drop_bytes, s.rate_cap_drops * 1000);
-    // what was sent arrived (loopback)
+    // what was sent arrived (loopback); the last datagram may still be in the socket when the
+    // run stops, so read on a little: the sink must then hold at least everything sent before
+    d.run_until(d.now() + Duration::from_millis(100)).unwrap();
     let rec = &d.agent::<LayeredSink>(sink).unwrap().records;
-    assert_eq!(rec.received(), s.datagrams_sent);
+    assert!(rec.received() >= s.datagrams_sent, "{} received of {} sent", rec.received(), s.datagrams_sent);
 }
 
 #[test]
