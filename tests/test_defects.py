@@ -1,5 +1,5 @@
-"""The defects a stress probe found (issue "One way to add a protocol", item 4), each driven
-as the probe drove it. Every call here used to abort, hang, silently cap or mislead."""
+"""The defects a stress probe of the Python API found, each driven as the probe drove it.
+Every call here used to abort, hang, silently cap or mislead."""
 
 import math
 
