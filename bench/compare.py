@@ -1,4 +1,4 @@
-"""Whole-process benchmarks of issue 14, castlab beside ns-2 (run by `make bench`).
+"""Whole-process benchmarks, castlab beside ns-2 (run by `make bench`).
 
     python3 bench/compare.py [--big] [--runs N] [--only NAME]
 

@@ -1,4 +1,4 @@
-"""The CBR star of issue 14 through castlab's Python API, as a whole process (import included).
+"""The CBR star through castlab's Python API, as a whole process (import included).
 
     python bench/star.py RECEIVERS SECONDS [--record summary|arrivals]
 
