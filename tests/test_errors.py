@@ -56,3 +56,26 @@ def test_window_loss_input_checks():
     _raises("received", castlab.worst_window_loss, [1, 2], [1], [0, 0], 1.0)
     _raises("times_ns", castlab.worst_window_loss, [2, 1], [1, 1], [0, 0], 1.0)
     _raises("window", castlab.worst_window_loss, [1, 2], [1, 1], [0, 0], 0.0)
+
+
+def test_config_overrides_for_a_role_without_config_are_refused(line):
+    """A role with no protocol config (the loss meter) refuses config overrides by name."""
+    sim = line
+    with pytest.raises(TypeError, match="attach_loss_meter: takes no config overrides"):
+        sim.add_role("attach_loss_meter", {"node": "r1", "channel": 1}, {"w_q": 0.1})
+
+
+def test_net_config_flag_reads_values_as_set_does():
+    """``castlab net --config`` reads NAME=VALUE in the grammar of ``--set``: TOML values,
+    else the text; a missing ``=`` names the flag."""
+    import argparse
+
+    from castlab.net import parse_override
+
+    assert parse_override("t_min=0.3") == ("t_min", 0.3)
+    assert parse_override(" layers = 5") == ("layers", 5)
+    assert parse_override("fast=TRUE") == ("fast", True)
+    assert parse_override("groups=[1, 2]") == ("groups", [1, 2])
+    assert parse_override("name=abc") == ("name", "abc")
+    with pytest.raises(argparse.ArgumentTypeError, match="--config 'layers'"):
+        parse_override("layers")

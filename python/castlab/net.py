@@ -36,6 +36,7 @@ from typing import Callable, Optional
 
 from castlab import _native, _registry
 from castlab._native import net_default_config
+from castlab.assign import parse_assignment
 
 
 class NetDriver(_native.NetDriver):
@@ -85,15 +86,11 @@ def parse_key(text: str) -> bytes:
 
 
 def parse_override(text: str) -> tuple[str, object]:
-    """``NAME=VALUE`` for ``--config``: VALUE as JSON (numbers, true/false), else a string."""
-    if "=" not in text:
-        raise argparse.ArgumentTypeError(f"--config wants NAME=VALUE, got {text!r}")
-    k, v = text.split("=", 1)
+    """``NAME=VALUE`` for ``--config``, in the grammar of ``--set`` (castlab.assign)."""
     try:
-        val = json.loads(v)
-    except ValueError:
-        val = v
-    return k.strip(), val
+        return parse_assignment(text, "--config", "rate=64000")
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _key_value(v) -> Optional[bytes]:

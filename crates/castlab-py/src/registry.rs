@@ -184,6 +184,15 @@ fn no_such(kind: &str, name: &str) -> Error {
     Error::Value(format!("{kind}: no registered {kind} named {name:?}"))
 }
 
+/// A role's config overrides, refused when the role has no config to override.
+fn overrides(r: &registry::Role, config: Option<&Bound<'_, PyDict>>) -> Result<Vec<(String, Value)>> {
+    let cfg = pairs(config)?;
+    if r.config.is_none() && !cfg.is_empty() {
+        return Err(Error::Type(format!("{}: takes no config overrides (got {:?})", r.name, cfg[0].0)));
+    }
+    Ok(cfg)
+}
+
 /// A reader's target as a [`Value`], checked for its kind.
 fn target_value(t: &Bound<'_, PyAny>) -> Result<Value> {
     Ok(to_value("target", t)?)
@@ -204,10 +213,7 @@ impl Simulator {
     ) -> Result<Bound<'py, PyAny>> {
         let r = registry::role(role).ok_or_else(|| no_such("role", role))?;
         let vals = complete(r.params, pairs(args)?)?;
-        let cfg = pairs(config)?;
-        if r.config.is_none() && !cfg.is_empty() {
-            return Err(Error::Type(format!("{role}: takes no config overrides (got {:?})", cfg[0].0)).into());
-        }
+        let cfg = overrides(r, config)?;
         let out = (r.build)(&mut SimHost(&mut self.inner), &Args::new(&vals, &cfg))?;
         Ok(to_py(py, &out)?)
     }
@@ -344,7 +350,7 @@ impl NetDriver {
         let mut vals = complete(&net_params(r.params), pairs(args)?)?;
         vals.push(("node".into(), Value::Int(node)));
         vals.push(("start".into(), Value::Float(0.0)));
-        let cfg = pairs(config)?;
+        let cfg = overrides(r, config)?;
         let mut host = NetHost { drv: self, agent_id, port, added: None };
         let out = (r.build)(&mut host, &Args::new(&vals, &cfg))?;
         Ok(to_py(py, &out)?)
