@@ -12,16 +12,13 @@ from pathlib import Path
 
 from castlab import net
 from castlab.assign import parse_assignment, parse_grid
-from castlab.experiments import REGISTRY
-from castlab.experiments.common import QUICK_NOTE, write_summary
-from castlab.parallel import process_pool, stop_pool, workers
-from castlab.report import KIND_ORDER, write_report
-from castlab.study.runner import SweepInterrupted
 
 
 def _cmd_list(args) -> int:
     """One experiment a line: name and paper in columns sized to the longest entry, then the
     figure and what it shows."""
+    from castlab.experiments import REGISTRY
+
     width = max(len(n) for n in REGISTRY)
     paper = max(len(e.paper) for e in REGISTRY.values())
     for name, e in REGISTRY.items():
@@ -54,6 +51,10 @@ def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
     """Run one experiment into a temporary sibling of `out` and move it into place only once
     complete: an interrupted run leaves `out` as it was (no seed-2 CSVs beside a seed-1
     summary)."""
+    from castlab.experiments import REGISTRY
+    from castlab.experiments.common import QUICK_NOTE, write_summary
+    from castlab.report import KIND_ORDER
+
     exp = REGISTRY[name]
     out.parent.mkdir(parents=True, exist_ok=True)
     work = out.parent / f".{out.name}.partial-{os.getpid()}"
@@ -82,6 +83,8 @@ def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
 def _claim_text(c, quick: bool, width: int = 100) -> str:
     """A claim as printed: the mark ("ok", "FAIL", or in parentheses on a quick run, which is
     not a verdict), kind, id, ours against the paper, the statement; wrapped at `width`."""
+    from castlab.experiments.common import QUICK_NOTE
+
     import textwrap
 
     mark = ("ok" if c.holds else "FAIL") if not quick else ("(ok)" if c.holds else "(FAIL)")
@@ -126,6 +129,8 @@ def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, job
     """Every experiment in a process pool of `jobs` workers, each still written atomically into
     its own folder. Returns (summaries in `names` order, failures as (name, error)); a failed
     experiment does not stop the others."""
+    from castlab.parallel import process_pool, stop_pool
+
     import concurrent.futures as cf
 
     done: dict[str, dict] = {}
@@ -153,6 +158,10 @@ def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, job
 
 
 def _cmd_reproduce(args) -> int:
+    from castlab.experiments import REGISTRY
+    from castlab.parallel import workers
+    from castlab.report import write_report
+
     if args.all:
         names = list(REGISTRY)
         net_names = [n for n in names if n.startswith("net-")]
@@ -208,6 +217,8 @@ def _cmd_reproduce(args) -> int:
 
 
 def _cmd_sweep(args) -> int:
+    from castlab.study.runner import SweepInterrupted
+
     from castlab.seeds import parse_seeds
     from castlab.study.runner import run_sweep
 
