@@ -14,6 +14,7 @@ import socket
 import struct
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -69,18 +70,38 @@ def netns():
 
 
 class Role:
-    """One `castlab net ROLE` process inside the namespace."""
+    """One `castlab net ROLE` process inside the namespace; its output is read as it comes."""
 
     def __init__(self, ns: str, role: str, *args: str):
         cmd = ["ip", "netns", "exec", ns, sys.executable, "-m", "castlab", "net", role, "--status-interval", "0.5",
                *args]
         # `ip netns exec` execs the command: the pid is the role's own.
         self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.out = ""
+        self.role = role
+        self.lines: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self.p.stdout:
+            self.lines.append(line)
+
+    @property
+    def out(self) -> str:
+        return "".join(self.lines)
+
+    def ready(self, timeout: float = 30.0) -> None:
+        """Wait until the role has built its agent (bound and joined): its first line."""
+        deadline = time.monotonic() + timeout
+        while not any(line.startswith(f"[{self.role}] session") for line in self.lines):
+            assert self.p.poll() is None, f"{self.role} exited before it was ready: {self.out}"
+            assert time.monotonic() < deadline, f"{self.role} not ready after {timeout} s: {self.out}"
+            time.sleep(0.02)
 
     def wait(self, timeout: float) -> str:
         try:
-            self.out, _ = self.p.communicate(timeout=timeout)
+            self.p.wait(timeout=timeout)
+            self._reader.join(timeout=10)
         finally:
             self.stop()
         return self.out
@@ -119,7 +140,8 @@ def test_source_rlm_receiver_and_sink_roles(netns, roles, tmp_path):
                 "--out", str(tmp_path / "rlm"), "--format", "parquet", *fast_rlm)
     sink = roles(netns, "sink", "--addr", "127.0.0.3", "--node", "2", "--level", "2", "--duration", "7",
                  "--out", str(tmp_path / "sink"))
-    time.sleep(1.0)  # the receivers' interpreters start and join
+    rlm.ready()
+    sink.ready()
     src = roles(netns, "source", "--duration", "4", "--layers", "6", "--base-rate", "32k")
     src_out = src.wait(30)
     sink_out = sink.wait(30)
@@ -174,7 +196,7 @@ def test_lesbcc_source_and_pgm_receiver_nak_over_the_network(netns, roles, tmp_p
     # the loss indications (§2, §5.1) and repairs.
     rx = roles(netns, "pgm-receiver", "--addr", "127.0.0.2", "--node", "1", "--duration", "60",
                "--out", str(tmp_path / "pgm"))
-    time.sleep(1.0)
+    rx.ready()
     src = roles(netns, "lesbcc-source", "--policy", "aimd", "--duration", "4", "--rate-cap", "150k",
                 "--rate-cap-burst", "3000",
                 "--out", str(tmp_path / "les"))
@@ -223,10 +245,11 @@ def test_packet_storm_is_counted_and_the_receiver_keeps_working(netns, roles, tm
     sf.write_text(json.dumps({"session": 5, "layers": 2, "group-base": "239.255.0.1", "port_base": PORT_BASE}))
     sink = roles(netns, "sink", "--session-file", str(sf), "--addr", "127.0.0.2", "--node", "1", "--level", "1",
                  "--duration", "5", "--out", str(tmp_path / "sink"))
-    time.sleep(1.0)
+    sink.ready()
     src = roles(netns, "source", "--session-file", str(sf), "--duration", "5", "--base-rate", "80k",
                 "--packet-size", "500")
-    time.sleep(1.5)
+    src.ready()
+    time.sleep(0.5)
     storm = r"""
 import socket, struct, sys
 sys.path.insert(0, %r)
@@ -363,7 +386,7 @@ def test_rlc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
     cfg = ["--config", "layers=5", "--config", "sp_base=0.5"]
     rx = roles(netns, "rlc-receiver", "--addr", "127.0.0.2", "--node", "1", "--duration", "60",
                "--out", str(tmp_path / "rlc"), *cfg)
-    time.sleep(1.0)
+    rx.ready()
     src = roles(netns, "rlc-source", "--duration", "5", *cfg)
     src_out = src.wait(30)
     rx.signal(signal.SIGTERM)
