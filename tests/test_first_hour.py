@@ -285,9 +285,7 @@ def test_a_unitless_time_or_rate_in_a_file_warns(tmp_path):
 
 
 def _fake_all(monkeypatch, tmp_path, reason):
-    from castlab import cli
-    from castlab.experiments import REGISTRY
-
+    from castlab import cli, experiments
     from castlab.experiments.common import Experiment, Result
 
     ran = []
@@ -298,7 +296,7 @@ def _fake_all(monkeypatch, tmp_path, reason):
             return Result({}, [])
         return Experiment(name, "paper", "fig", "fake", run)
 
-    monkeypatch.setattr(cli, "REGISTRY", {n: make(n) for n in ("engine-x", "net-rlm", "net-vs-sim")})
+    monkeypatch.setattr(experiments, "REGISTRY", {n: make(n) for n in ("engine-x", "net-rlm", "net-vs-sim")})
     monkeypatch.setattr(cli, "net_unavailable", lambda: reason)
     return cli, ran
 

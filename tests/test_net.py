@@ -244,9 +244,9 @@ def test_packet_storm_is_counted_and_the_receiver_keeps_working(netns, roles, tm
     sf = tmp_path / "session.json"
     sf.write_text(json.dumps({"session": 5, "layers": 2, "group-base": "239.255.0.1", "port_base": PORT_BASE}))
     sink = roles(netns, "sink", "--session-file", str(sf), "--addr", "127.0.0.2", "--node", "1", "--level", "1",
-                 "--duration", "5", "--out", str(tmp_path / "sink"))
+                 "--duration", "60", "--out", str(tmp_path / "sink"))
     sink.ready()
-    src = roles(netns, "source", "--session-file", str(sf), "--duration", "5", "--base-rate", "80k",
+    src = roles(netns, "source", "--session-file", str(sf), "--duration", "60", "--base-rate", "80k",
                 "--packet-size", "500")
     src.ready()
     time.sleep(0.5)
@@ -281,7 +281,10 @@ for _ in range(20):
     r = subprocess.run(["ip", "netns", "exec", netns, sys.executable, "-c", storm], capture_output=True, text=True,
                        timeout=30)
     assert r.returncode == 0, r.stderr
+    time.sleep(2.0)  # the stream goes on after the storm; both roles stop on SIGINT
+    src.signal(signal.SIGINT)
     src_out = src.wait(30)
+    sink.signal(signal.SIGINT)
     sink_out = sink.wait(30)
     assert sink.p.returncode == 0, sink_out
     st = json.loads((tmp_path / "sink" / "net_stats.json").read_text())["stats"]
