@@ -160,7 +160,12 @@ class Testbed:
 
     __test__ = False  # not a pytest test class, despite its name
 
-    def __init__(self, topology: Topology, name: str = "tb", *, verbose: bool = False, routers: str = "kernel"):
+    def __init__(self, topology: Topology, name: str = "tb", *, verbose: bool = False, routers: str = "kernel",
+                 extensions: Optional[dict[str, tuple[str, dict]]] = None, session: Optional[dict] = None):
+        """`extensions`: router -> (router kind, options) for user routers to host (e.g.
+        ``{"r1": ("lmr", {})}``), for the castlab session `session` describes (the host roles'
+        settings: ``session``, ``key``, ``port_base``, ``group_base``, ``layers``...; node 0 is
+        the topology's source, the nodes' ids are :meth:`node_id`)."""
         topology.check()
         if not name.isalnum() or len(name) > 6:
             raise ValueError(f"name: {name!r} must be alphanumeric, at most 6 characters")
@@ -169,8 +174,16 @@ class Testbed:
                              "(castlab's user-space router)")
         if routers == "kernel" and any(x.red is not None for x in list(topology.links) + list(topology.lans)):
             raise ValueError("red: a RED bottleneck needs routers='user' (this kernel has no sch_red)")
+        extensions = dict(extensions or {})
+        for r in extensions:
+            if r not in topology.routers:
+                raise ValueError(f"extensions: {r!r} is not a router of topology {topology.name}")
+        if extensions and routers != "user":
+            raise ValueError("extensions: router extensions need routers='user'")
         #: "kernel" (ip_forward, igmpproxy, tc tbf) or "user" (castlab-net's router process)
         self.routers = routers
+        self.extensions = extensions
+        self.session = dict(session or {})
         self.router_argv: dict[str, list[str]] = {}
         self.router_restarts: dict[str, int] = {}
         self.failed: Optional[str] = None
@@ -194,6 +207,37 @@ class Testbed:
 
     def addr(self, node: str) -> str:
         return self.topo.addr(node)
+
+    def node_id(self, node: str) -> int:
+        """The castlab node id of a host or router: the source is 0, the other hosts 1, 2...
+        in the topology's order, then the routers."""
+        t = self.topo
+        order = [t.source] + [h for h in t.hosts if h != t.source] + list(t.routers)
+        return order.index(node)
+
+    def host_words(self) -> list[str]:
+        """``--host ID=ADDR`` for every node but the source (whose address is the session's
+        ``--source-addr``): what a role or router needs to address the others."""
+        t = self.topo
+        out: list[str] = []
+        for n in t.hosts + t.routers:
+            if n != t.source:
+                out += ["--host", f"{self.node_id(n)}={self.addr(n)}"]
+        return out
+
+    def session_words(self) -> list[str]:
+        """The session settings as the host roles' and the router's flags."""
+        out = ["--source-addr", self.addr(self.topo.source)]
+        for k, v in self.session.items():
+            if k == "key" and isinstance(v, (bytes, bytearray)):
+                v = v.hex()
+            if isinstance(v, bool):
+                if v:
+                    out.append(f"--{k.replace('_', '-')}")
+                continue
+            if v is not None:
+                out += [f"--{k.replace('_', '-')}", str(v)]
+        return out
 
     def iface(self, node: str, peer: str) -> str:
         """The interface of `node` that faces `peer` (a link's veth, or a LAN's port)."""
@@ -428,6 +472,11 @@ class Testbed:
                     words += ["--route", f"{t.addr(h)}/32,dev=n{j}p{k}"]
         for net, via in t.routes()[r]:
             words += ["--route", f"{net},via={via}"]
+        if r in self.extensions:
+            kind, options = self.extensions[r]
+            words += ["--node", str(self.node_id(r)), "--extension", kind,
+                      *(f"{k}={json.dumps(v)}" for k, v in options.items())]
+            words += self.session_words() + self.host_words()
         return [sys.executable, "-m", "castlab.router", *words, "--status-interval", "3600",
                 "--out", str(self.state_dir / f"router-{r}")]
 

@@ -358,6 +358,6 @@ loss windows (seconds); the windows are not used.",
         windows_in_config: false,
         inherits_session_config: false,
     }],
-    routers: &[RouterKind { kind: "lmr", keys: &[CONFIG], many: false, role: "attach_lmr" }],
+    routers: &[RouterKind { kind: "lmr", keys: &[CONFIG], many: false, role: "attach_lmr", status: "lmr_status" }],
     net_roles: &[],
 };
