@@ -77,3 +77,37 @@ def test_nak_aggregator_hosted_in_the_router_sees_and_aggregates_the_receivers_n
     assert lan["drops_forced"] > 0, lan  # the bottleneck lost packets: there were NAKs to see
     assert s["naks_forwarded"] > 0, s
     assert s["naks_suppressed"] + s["naks_suppressed_after_repair"] > 0, s
+
+
+@needs_testbed
+def test_lmr_hosted_in_the_router_filters_layers_at_a_congested_interface():
+    """An NLM sender starting at 3 layers (400 kb/s) through a router hosting an LMR whose
+    output onto the receiver's LAN runs at 250 kb/s: the LMR's averaged queue passes qmax, it
+    DROPs the top layer there and filters it (§3.3), and the receiver still gets the base layer."""
+    topo = lesbcc5(receiver_hosts=1, rate_bps=250e3, queue_pkts=20, delay_s=0.01)
+    name = f"y{os.getpid() % 100000}"
+    with Testbed(topo, name, routers="user", extensions={"r1": ("lmr", {})}, session={"session": 79}) as tb:
+        ttl = tb.topo.hops("src", "rcv1") + 1
+        words = [*tb.session_words(), "--ttl", ttl, *tb.host_words()]
+        out = tb.state_dir / "rcv1-out"
+        rx = tb.spawn("rcv1", _castlab("net", "nlm-receiver", "--addr", tb.addr("rcv1"), "--node", tb.node_id("rcv1"),
+                                       "--iface-addr", tb.addr("rcv1"), "--duration", 11, "--out", out, *words),
+                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        src = tb.spawn("src", _castlab("net", "nlm-sender", "--duration", 10, "--iface-addr", tb.addr("src"),
+                                       "--config", "initial_layers=3", *words),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        src_out = src.communicate(timeout=40)[0].decode()
+        rx_out = rx.communicate(timeout=40)[0].decode()
+        assert src.returncode == 0 and rx.returncode == 0, src_out + rx_out
+        import json
+
+        rec = json.loads((out / "nlm_receiver.json").read_text())
+    st = tb.final_router_stats["r1"]
+    ext = st["extension"]
+    assert ext["kind"] == "lmr", ext
+    lan = [p["name"] for p in st["ports"]].index("n0r")
+    ifs = {i["channel"]: i for i in ext["status"]["interfaces"]}
+    assert ifs[lan]["filtered"] > 0, (ext["status"], rx_out)
+    (sess,) = ext["status"]["sessions"]
+    assert 1 <= sess["l_cur"][str(lan)] < 3, sess  # JSON keys are strings
+    assert rec["total_received"] > 100 and rec["sess_received"] > 10, (rec, rx_out)

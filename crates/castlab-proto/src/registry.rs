@@ -754,6 +754,8 @@ pub struct NetFlag {
 pub enum FlagKind {
     Int(i64),
     Choice(&'static [&'static str]),
+    /// A comma-separated list of numbers (`--rates_bps 100e3,200e3`), this by default.
+    Floats(&'static [f64]),
 }
 
 /// What a `castlab net` role writes into `--out` after its run.

@@ -527,10 +527,17 @@ pub(crate) fn protocols(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
                 x.set_item("name", fl.name)?;
                 match fl.kind {
                     registry::FlagKind::Int(d) => {
+                        x.set_item("kind", "int")?;
                         x.set_item("default", d)?;
                         x.set_item("choices", py.None())?;
                     }
+                    registry::FlagKind::Floats(d) => {
+                        x.set_item("kind", "floats")?;
+                        x.set_item("default", d.to_vec())?;
+                        x.set_item("choices", py.None())?;
+                    }
                     registry::FlagKind::Choice(c) => {
+                        x.set_item("kind", "choice")?;
                         x.set_item("default", c[0])?;
                         x.set_item("choices", c.to_vec())?;
                     }
