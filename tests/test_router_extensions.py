@@ -66,9 +66,12 @@ def test_nak_aggregator_hosted_in_the_router_sees_and_aggregates_the_receivers_n
                                        "--iface-addr", tb.addr("src"), *words),
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         src.wait(timeout=40)
+        live = tb.qdisc_stats("rcv1")  # read while the router runs
         for p in rx:
             tb.stop(p, timeout=15)
     st = tb.final_router_stats["r1"]
+    assert live["final"] is False and live["port"]["name"] == "n0r", live
+    assert 0 < live["user"]["drops"] <= tb.qdisc_stats("rcv1")["user"]["drops"], live
     ext = st["extension"]
     assert ext["kind"] == "nak_aggregator" and ext["options"] == {"hold": 0.5}
     s = ext["status"]

@@ -145,16 +145,39 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
     ext = f"; hosting {kind} {options or ''} on node {args.node or 0}" if kind else ""
     say(f"[router] {len(args.iface)} interfaces{ext}; running {'until a signal' if not args.duration else f'{args.duration:g} s'}")
 
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+
+    def write(why: str) -> None:
+        extension = None if kind is None else {"kind": kind, "options": options, "status": r.extension_status()}
+        # numpy arrays (a status reader's columns) as lists, without importing numpy here: an
+        # import would stall forwarding for a fifth of a second
+        text = json.dumps({"stopped_by": why, "duration_s": r.now, "words": _words_for_json(args),
+                           "stats": r.stats(), "ports": r.ports(), "extension": extension}, indent=1,
+                          default=lambda x: x.tolist() if hasattr(x, "tolist") else str(x))
+        tmp = out / "router_stats.json.tmp"
+        tmp.write_text(text)
+        tmp.replace(out / "router_stats.json")  # a reader never sees half a file
+
+    every = args.stats_every if (args.stats_every and out is not None) else None
+    tick = min(args.status_interval, every) if every else args.status_interval
+    next_line = [args.status_interval]
+
     def status() -> None:
-        say(f"[router] t={r.now:7.2f}s " + "; ".join(_port_line(p) for p in r.ports()))
+        if r.now + 1e-3 >= next_line[0]:
+            next_line[0] += args.status_interval
+            say(f"[router] t={r.now:7.2f}s " + "; ".join(_port_line(p) for p in r.ports()))
+        if every:
+            write(None)
 
     why = "duration"
     try:
         if args.duration:
-            r.run(args.duration, status=status, status_interval=args.status_interval)
+            r.run(args.duration, status=status, status_interval=tick)
         else:
             while True:
-                r.run(3600.0, status=status, status_interval=args.status_interval)
+                r.run(3600.0, status=status, status_interval=tick)
     except KeyboardInterrupt:
         why = "SIGINT"
     except _Stopped as e:
@@ -162,15 +185,8 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
     finally:
         signal.signal(signal.SIGTERM, old_term)
         signal.signal(signal.SIGINT, old_int)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        from castlab.net import _jsonable
-
-        extension = None if kind is None else {"kind": kind, "options": options, "status": r.extension_status()}
-        (out / "router_stats.json").write_text(json.dumps(_jsonable(
-            {"stopped_by": why, "duration_s": r.now, "words": _words_for_json(args), "stats": r.stats(),
-             "ports": r.ports(), "extension": extension}), indent=1))
+    if out is not None:
+        write(why)
         (out / "router_stats.txt").write_text(r.stats_text())
     say(f"[router] stopped by {why} after {r.now:.2f} s")
     say(r.stats_text().rstrip())
@@ -214,6 +230,9 @@ def add_router_parser(roles) -> None:
     p.add_argument("--duration", type=float, default=0.0, help="seconds to run (default 0: until a signal)")
     p.add_argument("--status-interval", type=float, default=5.0, help="seconds between status lines")
     p.add_argument("--out", default=None, help="directory for router_stats.json and router_stats.txt")
+    p.add_argument("--stats-every", type=float, default=None, metavar="S",
+                   help="also rewrite router_stats.json every S seconds while running (stopped_by null), "
+                        "for readers such as Testbed.qdisc_stats")
     p.set_defaults(fn=run_router)
 
 

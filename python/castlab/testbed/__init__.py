@@ -38,6 +38,8 @@ STATE_ROOT = Path(tempfile.gettempdir()) / "castlab-testbed"
 NS_PREFIX = "cl-"
 #: A dead user-space router is restarted this many times before its testbed is torn down.
 ROUTER_RESTARTS = 3
+#: How often a user router rewrites its counters while it runs (what qdisc_stats reads).
+ROUTER_STATS_EVERY_S = 0.5
 
 
 def _run(argv: Sequence[str], *, check: bool = True, timeout: float = 30.0) -> subprocess.CompletedProcess:
@@ -478,7 +480,7 @@ class Testbed:
                       *(f"{k}={json.dumps(v)}" for k, v in options.items())]
             words += self.session_words() + self.host_words()
         return [sys.executable, "-m", "castlab.router", *words, "--status-interval", "3600",
-                "--out", str(self.state_dir / f"router-{r}")]
+                "--stats-every", str(ROUTER_STATS_EVERY_S), "--out", str(self.state_dir / f"router-{r}")]
 
     def _wait_router(self, r: str, timeout: float = 30.0) -> None:
         """Until router `r` says it runs (its interfaces open), or raise with its log."""
@@ -520,7 +522,8 @@ class Testbed:
                 self._start_router(r)
 
     def router_stats(self, r: str) -> dict:
-        """The router's counters as it last wrote them (at its exit), or {} while it runs."""
+        """The router's counters as it last wrote them: every ROUTER_STATS_EVERY_S seconds
+        while it runs (`stopped_by` None), and at its exit; {} before the first write."""
         f = self.state_dir / f"router-{r}" / "router_stats.json"
         return json.loads(f.read_text()) if f.exists() else {}
 
@@ -587,16 +590,35 @@ class Testbed:
         return self.bottleneck()
 
     def qdisc_stats(self, host: Optional[str] = None) -> dict:
-        """A bottleneck's qdiscs' own counters (`tc -s -j`): sent bytes/packets, drops,
-        overlimits, backlog, for the tbf and its child queue (the one in front of `host`, or
-        the topology's first)."""
+        """A bottleneck's own counters (the one in front of `host`, or the topology's first).
+        Kernel routers: its qdiscs' (`tc -s -j`): sent bytes/packets, drops, overlimits,
+        backlog, for the tbf and its child queue. User routers: the router's output port onto
+        the bottleneck, as the router last wrote it (at most ROUTER_STATS_EVERY_S old), under
+        ``"user"`` in the same keys (``drops`` = forced + early, ``overlimits`` = early drops
+        and marks, ``backlog`` = ``qlen`` in packets) and, as the router names them, under
+        ``"port"``."""
         node, dev = self.bottleneck() if host is None else self.bottleneck_of(host)
+        if self.routers == "user":
+            return self._user_queue_stats(node, dev)
         r = self.run(node, ["tc", "-s", "-j", "qdisc", "show", "dev", dev])
         out = {}
         for q in json.loads(r.stdout or "[]"):
             out[q.get("kind", "?")] = {k: q.get(k) for k in ("bytes", "packets", "drops", "overlimits", "requeues",
                                                              "backlog", "qlen")}
         return out
+
+    def _user_queue_stats(self, node: str, dev: str) -> dict:
+        if dev.startswith("br"):  # a shared LAN: the user router's one port onto it
+            dev = f"n{dev[2:]}r"
+        st = self.final_router_stats.get(node) or self.router_stats(node)
+        port = next((p for p in st.get("ports", []) if p.get("name") == dev), None)
+        if port is None:
+            raise RuntimeError(f"router {node} has written no counters for {dev} yet")
+        q = {"bytes": port["bytes_departed"], "packets": port["departures"],
+             "drops": port["drops_forced"] + port["drops_early"],
+             "overlimits": port["drops_early"] + port["marked"], "requeues": 0,
+             "backlog": port["backlog"], "qlen": port["backlog"]}
+        return {"user": q, "port": port, "final": bool(st.get("stopped_by"))}
 
     def link_rx_packets(self, node: str, peer: str) -> int:
         dev = self.iface(node, peer)
