@@ -23,6 +23,7 @@
 
 pub mod driver;
 pub mod envelope;
+pub mod pgm;
 pub mod router;
 pub mod session;
 pub mod stats;
