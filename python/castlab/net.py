@@ -197,7 +197,9 @@ class Session:
             out.append((data, self.group_addr(data), port, None))
         return out
 
-    def driver(self, groups) -> NetDriver:
+    def driver(self, groups, pgm_flow: Optional[int] = None) -> NetDriver:
+        """The driver; with ``pgm_flow``, speaking PGM (RFC 3208) for that flow instead of
+        castlab's envelope."""
         nodes = [(SOURCE_NODE, self.source_addr)]
         if self.node != SOURCE_NODE:
             nodes.append((self.node, self.addr))
@@ -205,6 +207,10 @@ class Session:
                "port_base": self.port_base, "allow_any_group": self.allow_any_group,
                "rate_cap_bps": self.rate_cap_bps, "rate_cap_burst_bytes": self.rate_cap_burst_bytes,
                "seed": self.seed}
+        if pgm_flow is not None:
+            if self.key is not None:
+                raise ValueError("--key: PGM on the wire carries no MAC; --wire pgm takes no key")
+            cfg.update(pgm_wire=True, pgm_flow=pgm_flow)
         return NetDriver(nodes, groups, cfg)
 
 
@@ -317,6 +323,18 @@ class SinkRole(Role):
                 self.frame(out / "levels", level_frame(self.drv))]
 
 
+#: The ambient SPM interval a PGM-wire source gets unless ``--config spm_interval=...`` says
+#: otherwise (our choice: an OpenPGM receiver can NAK only after an SPM; see the source's
+#: `spm_interval` field).
+PGM_SPM_INTERVAL_S = 0.5
+
+
+def config_defaults_of(table: str) -> dict:
+    from castlab._native import config_defaults
+
+    return config_defaults(table)
+
+
 def _net_roles() -> dict[str, dict]:
     """The protocols' `castlab net` roles, from the protocol registry, by command name."""
     return {r["cli"]: r for p in _registry.protocols() for r in p["net_roles"]}
@@ -342,13 +360,21 @@ class RegisteredRole(Role):
         a, spec = self.args, self.spec
         n = self._layers()
         control = spec["groups"] == "layers" and spec["control"]
-        self.drv = self.session.driver(self.session.groups(n, control=control))
         params = {name for name, _, _ in _registry.roles()[spec["role"]]["net_params"]}
         given = {"groups": list(range(n)), "data_groups": list(range(n)), "group": 0, "control_group": n}
         kw = {k: v for k, v in given.items() if k in params}
         cfg = dict(spec["defaults"])
         for fl in spec["flags"]:
             (cfg if fl["config"] else kw)[fl["name"]] = getattr(a, fl["name"])
+        # `--wire` is the driver's: PGM on the wire for the role's flow
+        self.wire = kw.pop("wire", "castlab")
+        pgm_flow = None
+        if self.wire == "pgm":
+            pgm_flow = int(kw.get("flow", 1))
+            fields = _registry.roles()[spec["role"]].get("config")
+            if fields and "spm_interval" in config_defaults_of(fields):
+                cfg["spm_interval"] = PGM_SPM_INTERVAL_S
+        self.drv = self.session.driver(self.session.groups(n, control=control), pgm_flow=pgm_flow)
         cfg.update(self.overrides or {})
         node, port = (SOURCE_NODE, SOURCE_PORT) if spec["source"] else (a.node, a.port)
         getattr(self.drv, spec["role"])(self.agent, node, port, **kw, **cfg)
