@@ -1,5 +1,6 @@
 # Hand-written stub for the Rust extension module castlab._native.
 # tests/test_stub.py checks every name and parameter here against the compiled module.
+import os
 from typing import Optional, Union
 
 import numpy as np
@@ -272,6 +273,11 @@ class NetDriver:
         (malformed, foreign session, unauthenticated, bad MAC, wrong source, wrong size,
         misdirected).
         """
+    def set_pcap(self, path: Union[str, os.PathLike[str]]) -> None:
+        """Write every datagram this driver sends and reads from now on into the pcap file `path`
+        (synthetic IPv4/UDP headers around the bytes on the wire; Unix-epoch timestamps)."""
+    def flush_pcap(self) -> int:
+        """Flush the pcap file; returns the number of datagrams written to it (0 without one)."""
     def joined(self, agent: int) -> list[int]:
         """The groups agent `agent` is a member of now."""
     def agents(self) -> list[int]:

@@ -175,6 +175,8 @@ class Session:
     rate_cap_bps: float
     rate_cap_burst_bytes: int
     seed: int
+    #: A pcap file for everything this process sends and receives (None: no capture).
+    pcap: Optional[str] = None
 
     @classmethod
     def from_args(cls, a: argparse.Namespace) -> "Session":
@@ -184,7 +186,8 @@ class Session:
         if not source and node == SOURCE_NODE:
             raise ValueError("--node: node 0 is the source host; a receiver needs another node id")
         return cls(a.session, a.key, a.iface_addr, a.ttl, a.port_base, a.group_base, a.group_port,
-                   a.source_addr, addr, node, a.allow_any_group, a.rate_cap, a.rate_cap_burst, a.seed)
+                   a.source_addr, addr, node, a.allow_any_group, a.rate_cap, a.rate_cap_burst, a.seed,
+                   getattr(a, "pcap", None))
 
     def group_addr(self, g: int) -> str:
         return str(ipaddress.IPv4Address(self.group_base) + g)
@@ -211,7 +214,10 @@ class Session:
             if self.key is not None:
                 raise ValueError("--key: PGM on the wire carries no MAC; --wire pgm takes no key")
             cfg.update(pgm_wire=True, pgm_flow=pgm_flow)
-        return NetDriver(nodes, groups, cfg)
+        d = NetDriver(nodes, groups, cfg)
+        if self.pcap:
+            d.set_pcap(self.pcap)  # before any agent starts: its first packets are captured too
+        return d
 
 
 def _fmt_rate(bps: float) -> str:
@@ -528,7 +534,9 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
         signal.signal(signal.SIGINT, old_int)
     if role.drv.now - role._last[0] >= 0.2:  # a last status line unless one was just printed
         status()
+    captured = role.drv.flush_pcap()
     stats = role.drv.stats()
+    stats["pcap_records"] = captured
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -590,6 +598,8 @@ def add_parsers(sub) -> None:
                        help="the cap's token-bucket depth, bytes (default %(default)s)")
         h.add_argument("--config", type=parse_override, action="append", metavar="NAME=VALUE",
                        help="override a protocol config field (repeatable; durations in seconds)")
+        h.add_argument("--pcap", default=None, metavar="FILE",
+                       help="write what this process sends and receives to a pcap file (Wireshark, tshark)")
 
     p = roles.add_parser("source", help="layered CBR source (McCanne et al. §4: layer m at base·2^m)")
     common(p, receiver=False)

@@ -36,6 +36,7 @@ use mio::{Events, Interest, Poll, Token};
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
 
 use crate::envelope::{Envelope, Reject, MAX_DATAGRAM};
+use crate::pcap::PcapWriter;
 use crate::pgm::{self, PgmPacket, PgmType};
 use crate::session::{invalid, GroupEntry, NetConfig, SessionError, SessionTable};
 use crate::stats::{NetStats, Timelines, TokenBucket};
@@ -71,6 +72,8 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> NetError {
 struct Slot {
     id: AgentId,
     addr: Addr,
+    /// The socket's address (node address and UDP port).
+    bound: SocketAddrV4,
     agent: Box<dyn Agent + Send>,
     socket: UdpSocket,
     armed: Option<Instant>,
@@ -131,6 +134,7 @@ pub struct Driver {
     timelines: Timelines,
     last_error: Option<String>,
     pgm: Option<PgmSession>,
+    pcap: Option<PcapWriter>,
 }
 
 impl Driver {
@@ -176,7 +180,38 @@ impl Driver {
             timelines: Timelines::default(),
             last_error: None,
             pgm,
+            pcap: None,
         })
+    }
+
+    /// Write every datagram this driver sends and reads from now on into the pcap file `path`
+    /// (see [`crate::pcap`]), timestamped on the Unix epoch.
+    pub fn set_pcap(&mut self, path: &std::path::Path) -> Result<(), NetError> {
+        let w = PcapWriter::create(path).map_err(io_err(format!("pcap file {}", path.display())))?;
+        self.pcap = Some(w);
+        Ok(())
+    }
+
+    /// Flush the pcap file (also done when the driver is dropped); returns the records written.
+    pub fn flush_pcap(&mut self) -> Result<u64, NetError> {
+        match &mut self.pcap {
+            Some(w) => {
+                w.flush().map_err(io_err("pcap file"))?;
+                Ok(w.records)
+            }
+            None => Ok(0),
+        }
+    }
+
+    /// Note one datagram in the capture, if there is one. A write error ends the capture (and
+    /// is noted), never the run.
+    fn capture(&mut self, now: Instant, from: SocketAddrV4, to: SocketAddrV4, len: usize) {
+        if let Some(w) = &mut self.pcap {
+            if let Err(e) = w.record(self.epoch_ns.saturating_add(now.as_nanos()), from, to, &self.buf[..len]) {
+                self.pcap = None;
+                self.last_error = Some(format!("pcap: {e}"));
+            }
+        }
     }
 
     /// Wall-clock time since the driver was created.
@@ -269,7 +304,8 @@ impl Driver {
         let mut socket = UdpSocket::from_std(s.into());
         let i = self.slots.len();
         self.poll.registry().register(&mut socket, Token(i), Interest::READABLE).map_err(io_err(what))?;
-        self.slots.push(Slot { id, addr, agent, socket, armed: None, joined: Vec::new(), pending: false });
+        let bound = SocketAddrV4::new(ip, udp_port);
+        self.slots.push(Slot { id, addr, bound, agent, socket, armed: None, joined: Vec::new(), pending: false });
         let now = self.now();
         let info = StartInfo { addr, rng: Rng::stream(self.cfg.seed, StreamKind::Agent, id.0 as u64) };
         self.slots[i].agent.handle_start(now, info);
@@ -417,6 +453,7 @@ impl Driver {
             Ok(_) => {
                 self.stats.datagrams_sent += 1;
                 self.stats.bytes_sent += n as u64;
+                self.capture(now, self.slots[i].bound, target, n);
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.stats.send_would_block += 1,
             Err(e) => {
@@ -452,7 +489,8 @@ impl Driver {
             return self.read_pgm(Some(i), None);
         }
         for _ in 0..READS_PER_TURN {
-            let (mut p, from) = match receive(&self.slots[i].socket, &mut self.buf, &self.envelope, &mut self.stats) {
+            let to = Some(self.slots[i].bound);
+            let (mut p, from) = match self.receive_on(Some(i), None, to) {
                 Received::Packet(p, from) => (p, from),
                 Received::Skip => continue,
                 Received::Drained => {
@@ -485,7 +523,7 @@ impl Driver {
             return self.read_pgm(None, Some(j));
         }
         for _ in 0..READS_PER_TURN {
-            let (mut p, from) = match receive(&self.gsocks[j].socket, &mut self.buf, &self.envelope, &mut self.stats) {
+            let (mut p, from) = match self.receive_on(None, Some(j), None) {
                 Received::Packet(p, from) => (p, from),
                 Received::Skip => continue,
                 Received::Drained => {
@@ -637,6 +675,51 @@ fn pgm_session(cfg: &NetConfig, table: &SessionTable) -> Result<PgmSession, NetE
     })
 }
 
+impl Driver {
+    /// Read one datagram from agent `i`'s or group socket `j` and open its envelope, counting
+    /// what arrives and what is rejected, and noting it in the capture: to `to`, or (group
+    /// sockets) to the group the packet names.
+    fn receive_on(&mut self, i: Option<usize>, j: Option<usize>, to: Option<SocketAddrV4>) -> Received {
+        let sock = match (i, j) {
+            (Some(i), _) => &self.slots[i].socket,
+            (None, Some(j)) => &self.gsocks[j].socket,
+            _ => return Received::Drained,
+        };
+        let (n, from) = match sock.recv_from(&mut self.buf) {
+            Ok(x) => x,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Received::Drained,
+            Err(_) => {
+                self.stats.recv_errors += 1;
+                return Received::Skip;
+            }
+        };
+        self.stats.datagrams_received += 1;
+        self.stats.bytes_received += n as u64;
+        let opened = self.envelope.open(&self.buf[..n]);
+        if self.pcap.is_some() {
+            let to = to
+                .or_else(|| match &opened {
+                    Ok(p) => p.group().and_then(|g| self.table.group(g)).map(|e| SocketAddrV4::new(e.addr, e.udp_port)),
+                    Err(_) => None,
+                })
+                .unwrap_or(crate::pcap::UNKNOWN);
+            let from = match from {
+                SocketAddr::V4(a) => a,
+                SocketAddr::V6(_) => crate::pcap::UNKNOWN,
+            };
+            let now = self.now();
+            self.capture(now, from, to, n);
+        }
+        match opened {
+            Ok(p) => Received::Packet(p, from),
+            Err(r) => {
+                self.stats.rejected[r as usize] += 1;
+                Received::Skip
+            }
+        }
+    }
+}
+
 /// What `read_pgm` does with one decoded datagram.
 enum PgmIn {
     /// Deliver to the agent socket's agent (NAKs) or to the group's members (the rest).
@@ -761,6 +844,7 @@ impl Driver {
                 self.stats.datagrams_sent += 1;
                 self.stats.bytes_sent += n as u64;
                 self.stats.pgm_sent[w.kind as usize & 0x0f] += 1;
+                self.capture(now, self.slots[i].bound, target, n);
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.stats.send_would_block += 1,
             Err(e) => {
@@ -800,6 +884,19 @@ impl Driver {
             };
             self.stats.datagrams_received += 1;
             self.stats.bytes_received += n as u64;
+            if self.pcap.is_some() {
+                let to = match (agent, &self.pgm) {
+                    (Some(i), _) => self.slots[i].bound,
+                    (None, Some(s)) => SocketAddrV4::new(s.group_addr, s.port),
+                    _ => crate::pcap::UNKNOWN,
+                };
+                let from = match from {
+                    SocketAddr::V4(a) => a,
+                    SocketAddr::V6(_) => crate::pcap::UNKNOWN,
+                };
+                let now = self.now();
+                self.capture(now, from, to, n);
+            }
             let w = match pgm::decode(&self.buf[..n]) {
                 Ok(w) => w,
                 Err(_) => {
@@ -934,6 +1031,14 @@ impl Driver {
     }
 }
 
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(w) = &mut self.pcap {
+            let _ = w.flush();
+        }
+    }
+}
+
 /// One datagram read from a socket.
 enum Received {
     /// A datagram that passed the envelope (session, MAC, size), with its sender.
@@ -942,25 +1047,4 @@ enum Received {
     Skip,
     /// Nothing left to read.
     Drained,
-}
-
-/// Read one datagram and open its envelope, counting what arrives and what is rejected.
-fn receive(socket: &UdpSocket, buf: &mut [u8], envelope: &Envelope, stats: &mut NetStats) -> Received {
-    let (n, from) = match socket.recv_from(buf) {
-        Ok(x) => x,
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Received::Drained,
-        Err(_) => {
-            stats.recv_errors += 1;
-            return Received::Skip;
-        }
-    };
-    stats.datagrams_received += 1;
-    stats.bytes_received += n as u64;
-    match envelope.open(&buf[..n]) {
-        Ok(p) => Received::Packet(p, from),
-        Err(r) => {
-            stats.rejected[r as usize] += 1;
-            Received::Skip
-        }
-    }
 }
