@@ -57,6 +57,15 @@ class Simulator:
         the red_* parameters, Floyd & Jacobson 1993), optional Bernoulli loss per direction and a
         routing `cost`. Returns the two channel ids (a->b, b->a).
         """
+    def enable_pcap(self, a: str, b: str, path: Union[str, os.PathLike[str]], wire: str = "castlab", session: int = 1,
+                    port_base: int = 47000) -> None:
+        """Write every packet that leaves node `a` toward node `b` into the pcap file `path`, as the
+        real mode would send it (ns-3's `EnablePcap`, one direction of a link): `wire` "castlab"
+        (the envelope of session `session`) or "pgm" (RFC 3208; packets that are not PGM are left
+        out). Node n is 10.0.0.0 + n + 1, group g 239.255.0.1 + g, castlab port p UDP port
+        `port_base` + p (every PGM datagram and group on `port_base`); timestamps are simulated
+        time. The file is complete when the simulator is dropped or the tap replaced.
+        """
     def channel(self, a: str, b: str) -> int:
         """The channel id from node `a` to node `b`."""
     def add_group(self, source: str) -> int:

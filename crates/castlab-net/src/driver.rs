@@ -765,57 +765,22 @@ impl Driver {
         };
         let s = self.pgm.as_ref().expect("pgm wire");
         let own_ip = self.table.node(self.slots[i].addr.node).expect("agents have addresses");
-        let mut w = PgmPacket::new(PgmType::Odata);
-        w.sport = s.sport;
-        w.dport = s.port;
-        w.gsi = s.gsi;
-        w.sqn = p.seq as u32;
-        w.trail = h.trail as u32;
-        let (target, data) = match (h.kind, p.dst) {
-            (PgmKind::Odata | PgmKind::Rdata, Dest::Group(_)) => {
-                w.kind = if h.kind == PgmKind::Odata { PgmType::Odata } else { PgmType::Rdata };
-                (SocketAddrV4::new(s.group_addr, s.port), true)
-            }
-            (PgmKind::Ncf, Dest::Group(_)) => {
-                w.kind = PgmType::Ncf;
-                w.trail = 0;
-                w.nla = own_ip;
-                w.group = s.group_addr;
-                (SocketAddrV4::new(s.group_addr, s.port), false)
-            }
-            (PgmKind::Spm, Dest::Group(_)) => {
-                // §8.1: spm_lead is the highest sequence number sent (castlab's lead is one past)
-                w.kind = PgmType::Spm;
-                w.sqn = s.spm_sqn;
-                w.lead = (h.lead as u32).wrapping_sub(1);
-                w.nla = own_ip;
-                (SocketAddrV4::new(s.group_addr, s.port), false)
-            }
-            (PgmKind::Nak, Dest::Unicast(a)) => {
-                // §8.3: upstream, the ports swap and the TSI is the source's
-                let (Some(ip), Some((gsi, sport))) = (self.ip_of(a.node), s.remote) else {
-                    self.stats.no_route += 1;
-                    return;
-                };
-                w.kind = PgmType::Nak;
-                w.sport = s.port;
-                w.dport = sport;
-                w.gsi = gsi;
-                w.trail = 0;
-                w.nla = ip;
-                w.group = s.group_addr;
-                (SocketAddrV4::new(ip, s.port), false)
-            }
-            _ => {
-                self.stats.no_route += 1;
-                return;
-            }
+        let ends = pgm::Ends {
+            port: s.port,
+            group_addr: s.group_addr,
+            gsi: s.gsi,
+            sport: s.sport,
+            remote: s.remote,
+            spm_sqn: s.spm_sqn,
         };
-        if data {
-            let head = w.wire_len();
-            w.tsdu_len =
-                (p.size_bytes as usize).saturating_sub(head).max(pgm::zmq::MIN_TSDU).min(u16::MAX as usize) as u16;
-        }
+        let dst_ip = match p.dst {
+            Dest::Unicast(a) => self.ip_of(a.node),
+            Dest::Group(_) => None,
+        };
+        let Some((w, target, data)) = pgm::from_castlab(&p, h, &ends, own_ip, dst_ip) else {
+            self.stats.no_route += 1;
+            return;
+        };
         let len = w.wire_len();
         if !self.bucket.take(now.as_nanos(), len) {
             self.stats.rate_cap_drops += 1;

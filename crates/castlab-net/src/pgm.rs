@@ -1,11 +1,13 @@
-//! PGM (RFC 3208) on the wire, over UDP encapsulation: the codec only.
+//! PGM (RFC 3208) on the wire, over UDP encapsulation: the codec, and how castlab's PGM header
+//! maps onto it.
 //!
 //! castlab's PGM transport (LE-SBCC's, Thapliyal et al. §5.1) speaks the standard's packet
 //! formats so that third-party PGM receivers and sources (OpenPGM, and ZeroMQ's `epgm://`
 //! transport built on it) take part, and tshark's PGM dissector reads a capture. This module
-//! turns one PGM packet's fields ([`PgmPacket`]) into bytes and back; it knows nothing of
-//! windows, NAK back-off or repairs (that is `castlab_proto::lesbcc`), nor of castlab's
-//! [`Packet`](castlab_core::Packet) (the driver maps one onto the other).
+//! turns one PGM packet's fields ([`PgmPacket`]) into bytes and back, and castlab's PGM
+//! header into those fields ([`from_castlab`], used by the driver and by the simulator's
+//! captures; the driver maps received fields back). It knows nothing of windows, NAK back-off
+//! or repairs: that is `castlab_proto::lesbcc`.
 //!
 //! ```text
 //! common header (RFC 3208 §8), 16 bytes, big-endian:
@@ -36,7 +38,9 @@
 //! Decoding never panics and never allocates: every problem is a [`PgmError`] that the
 //! driver counts as a malformed datagram.
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddrV4};
+
+use castlab_core::{Dest, Packet, PgmHeader, PgmKind};
 
 /// The common header's length.
 pub const HEADER_LEN: usize = 16;
@@ -427,6 +431,78 @@ pub fn decode(d: &[u8]) -> Result<PgmPacket, PgmError> {
         _ => return Err(PgmError::Length),
     }
     Ok(p)
+}
+
+/// The session's side of the mapping from castlab's PGM packets to RFC 3208's: the one UDP
+/// port, the group, this sender's TSI, the source's TSI (for NAKs) and the next SPM sequence
+/// number.
+#[derive(Clone, Copy, Debug)]
+pub struct Ends {
+    pub port: u16,
+    pub group_addr: Ipv4Addr,
+    pub gsi: [u8; 6],
+    pub sport: u16,
+    pub remote: Option<([u8; 6], u16)>,
+    pub spm_sqn: u32,
+}
+
+/// castlab's PGM packet `p` (header `h`), sent from `own_ip`, as RFC 3208 fields, the UDP
+/// destination, and whether it carries data (its TSDU then pads the packet to `size_bytes`):
+/// ODATA/RDATA and NCF and SPM to the group, a NAK to `dst_ip` with the ports swapped and the
+/// source's TSI (§8.3). Sequence numbers are the low 32 bits. None: no PGM form (a NAK
+/// without a known source TSI or address, a downstream kind sent unicast).
+pub fn from_castlab(
+    p: &Packet,
+    h: PgmHeader,
+    e: &Ends,
+    own_ip: Ipv4Addr,
+    dst_ip: Option<Ipv4Addr>,
+) -> Option<(PgmPacket, SocketAddrV4, bool)> {
+    let mut w = PgmPacket::new(PgmType::Odata);
+    w.sport = e.sport;
+    w.dport = e.port;
+    w.gsi = e.gsi;
+    w.sqn = p.seq as u32;
+    w.trail = h.trail as u32;
+    let group = SocketAddrV4::new(e.group_addr, e.port);
+    let (target, data) = match (h.kind, p.dst) {
+        (PgmKind::Odata | PgmKind::Rdata, Dest::Group(_)) => {
+            w.kind = if h.kind == PgmKind::Odata { PgmType::Odata } else { PgmType::Rdata };
+            (group, true)
+        }
+        (PgmKind::Ncf, Dest::Group(_)) => {
+            w.kind = PgmType::Ncf;
+            w.trail = 0;
+            w.nla = own_ip;
+            w.group = e.group_addr;
+            (group, false)
+        }
+        (PgmKind::Spm, Dest::Group(_)) => {
+            // §8.1: spm_lead is the highest sequence number sent (castlab's lead is one past)
+            w.kind = PgmType::Spm;
+            w.sqn = e.spm_sqn;
+            w.lead = (h.lead as u32).wrapping_sub(1);
+            w.nla = own_ip;
+            (group, false)
+        }
+        (PgmKind::Nak, Dest::Unicast(_)) => {
+            let (ip, (gsi, sport)) = (dst_ip?, e.remote?);
+            w.kind = PgmType::Nak;
+            w.sport = e.port;
+            w.dport = sport;
+            w.gsi = gsi;
+            w.trail = 0;
+            w.nla = ip;
+            w.group = e.group_addr;
+            (SocketAddrV4::new(ip, e.port), false)
+        }
+        _ => return None,
+    };
+    if data {
+        let head = w.wire_len();
+        w.tsdu_len = (p.size_bytes as usize).saturating_sub(head).max(zmq::MIN_TSDU).min(u16::MAX as usize) as u16;
+    }
+    Some((w, target, data))
 }
 
 /// The payload framing a ZeroMQ `epgm://` SUB needs to deliver a PGM data packet's TSDU as one
