@@ -13,15 +13,18 @@ export CARGO_TERM_COLOR ?= never
 .PHONY: setup system-deps build demo test test-rust test-python bench reproduce-all clean-out
 
 # System packages: iproute2 (ip, tc), igmpproxy (the testbed's multicast routing), iperf3 (kernel
-# TCP cross traffic), ns2 (the independent reference some tests compare with). Installed with
-# apt when root and apt are there and something is missing; otherwise the tests that need them
-# skip with the reason.
-SYSTEM_TOOLS := ip:iproute2 tc:iproute2 igmpproxy:igmpproxy iperf3:iperf3 ns:ns2
+# TCP cross traffic), ns2 (the independent reference some tests compare with), tshark (reads
+# castlab's captures), python3-zmq and libzmq5 (ZeroMQ's epgm: the OpenPGM peers of the PGM
+# interop tests, run by the system python3). Installed with apt when root and apt are there and
+# something is missing; otherwise the tests that need them skip with the reason.
+SYSTEM_TOOLS := ip:iproute2 tc:iproute2 igmpproxy:igmpproxy iperf3:iperf3 ns:ns2 tshark:tshark
 system-deps:
 	@missing=""; for t in $(SYSTEM_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
+	/usr/bin/python3 -c "import zmq" 2>/dev/null || missing="$$missing python3-zmq libzmq5"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "installing$$missing"; \
+		echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections 2>/dev/null; \
 		apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
 		|| echo "apt-get could not install$$missing: the tests that need them will skip"; \
 	else echo "not installing$$missing (needs root and apt): the tests that need them will skip"; fi

@@ -1,5 +1,6 @@
 # Hand-written stub for the Rust extension module castlab._native.
 # tests/test_stub.py checks every name and parameter here against the compiled module.
+import os
 from typing import Optional, Union
 
 import numpy as np
@@ -55,6 +56,15 @@ class Simulator:
         per direction (`queue`: "droptail" with `queue_limit_pkts` waiting packets, or "red" with
         the red_* parameters, Floyd & Jacobson 1993), optional Bernoulli loss per direction and a
         routing `cost`. Returns the two channel ids (a->b, b->a).
+        """
+    def enable_pcap(self, a: str, b: str, path: Union[str, os.PathLike[str]], wire: str = "castlab", session: int = 1,
+                    port_base: int = 47000) -> None:
+        """Write every packet that leaves node `a` toward node `b` into the pcap file `path`, as the
+        real mode would send it (ns-3's `EnablePcap`, one direction of a link): `wire` "castlab"
+        (the envelope of session `session`) or "pgm" (RFC 3208; packets that are not PGM are left
+        out). Node n is 10.0.0.0 + n + 1, group g 239.255.0.1 + g, castlab port p UDP port
+        `port_base` + p (every PGM datagram and group on `port_base`); timestamps are simulated
+        time. The file is complete when the simulator is dropped or the tap replaced.
         """
     def channel(self, a: str, b: str) -> int:
         """The channel id from node `a` to node `b`."""
@@ -272,6 +282,11 @@ class NetDriver:
         (malformed, foreign session, unauthenticated, bad MAC, wrong source, wrong size,
         misdirected).
         """
+    def set_pcap(self, path: Union[str, os.PathLike[str]]) -> None:
+        """Write every datagram this driver sends and reads from now on into the pcap file `path`
+        (synthetic IPv4/UDP headers around the bytes on the wire; Unix-epoch timestamps)."""
+    def flush_pcap(self) -> int:
+        """Flush the pcap file; returns the number of datagrams written to it (0 without one)."""
     def joined(self, agent: int) -> list[int]:
         """The groups agent `agent` is a member of now."""
     def agents(self) -> list[int]:

@@ -199,6 +199,8 @@ class Session:
     seed: int
     #: Other nodes this process may address (a router hosting an extension, say): (id, address).
     hosts: tuple = ()
+    #: A pcap file for everything this process sends and receives (None: no capture).
+    pcap: Optional[str] = None
 
     @classmethod
     def from_args(cls, a: argparse.Namespace) -> "Session":
@@ -209,7 +211,7 @@ class Session:
             raise ValueError("--node: node 0 is the source host; a receiver needs another node id")
         return cls(a.session, a.key, a.iface_addr, a.ttl, a.port_base, a.group_base, a.group_port,
                    a.source_addr, addr, node, a.allow_any_group, a.rate_cap, a.rate_cap_burst, a.seed,
-                   tuple(getattr(a, "host", None) or ()))
+                   tuple(getattr(a, "host", None) or ()), getattr(a, "pcap", None))
 
     def group_addr(self, g: int) -> str:
         return str(ipaddress.IPv4Address(self.group_base) + g)
@@ -222,7 +224,9 @@ class Session:
             out.append((data, self.group_addr(data), port, None))
         return out
 
-    def driver(self, groups) -> NetDriver:
+    def driver(self, groups, pgm_flow: Optional[int] = None) -> NetDriver:
+        """The driver; with ``pgm_flow``, speaking PGM (RFC 3208) for that flow instead of
+        castlab's envelope."""
         nodes = [(SOURCE_NODE, self.source_addr)]
         if self.node != SOURCE_NODE:
             nodes.append((self.node, self.addr))
@@ -236,7 +240,14 @@ class Session:
                "port_base": self.port_base, "allow_any_group": self.allow_any_group,
                "rate_cap_bps": self.rate_cap_bps, "rate_cap_burst_bytes": self.rate_cap_burst_bytes,
                "seed": self.seed}
-        return NetDriver(nodes, groups, cfg)
+        if pgm_flow is not None:
+            if self.key is not None:
+                raise ValueError("--key: PGM on the wire carries no MAC; --wire pgm takes no key")
+            cfg.update(pgm_wire=True, pgm_flow=pgm_flow)
+        d = NetDriver(nodes, groups, cfg)
+        if self.pcap:
+            d.set_pcap(self.pcap)  # before any agent starts: its first packets are captured too
+        return d
 
 
 def _fmt_rate(bps: float) -> str:
@@ -348,6 +359,18 @@ class SinkRole(Role):
                 self.frame(out / "levels", level_frame(self.drv))]
 
 
+#: The ambient SPM interval a PGM-wire source gets unless ``--config spm_interval=...`` says
+#: otherwise (our choice: an OpenPGM receiver can NAK only after an SPM; see the source's
+#: `spm_interval` field).
+PGM_SPM_INTERVAL_S = 0.5
+
+
+def config_defaults_of(table: str) -> dict:
+    from castlab._native import config_defaults
+
+    return config_defaults(table)
+
+
 def _net_roles() -> dict[str, dict]:
     """The protocols' `castlab net` roles, from the protocol registry, by command name."""
     return {r["cli"]: r for p in _registry.protocols() for r in p["net_roles"]}
@@ -373,13 +396,21 @@ class RegisteredRole(Role):
         a, spec = self.args, self.spec
         n = self._layers()
         control = spec["groups"] == "layers" and spec["control"]
-        self.drv = self.session.driver(self.session.groups(n, control=control))
         params = {name for name, _, _ in _registry.roles()[spec["role"]]["net_params"]}
         given = {"groups": list(range(n)), "data_groups": list(range(n)), "group": 0, "control_group": n}
         kw = {k: v for k, v in given.items() if k in params}
         cfg = dict(spec["defaults"])
         for fl in spec["flags"]:
             (cfg if fl["config"] else kw)[fl["name"]] = getattr(a, fl["name"])
+        # `--wire` is the driver's: PGM on the wire for the role's flow
+        self.wire = kw.pop("wire", "castlab")
+        pgm_flow = None
+        if self.wire == "pgm":
+            pgm_flow = int(kw.get("flow", 1))
+            fields = _registry.roles()[spec["role"]].get("config")
+            if fields and "spm_interval" in config_defaults_of(fields):
+                cfg["spm_interval"] = PGM_SPM_INTERVAL_S
+        self.drv = self.session.driver(self.session.groups(n, control=control), pgm_flow=pgm_flow)
         cfg.update(self.overrides or {})
         node, port = (SOURCE_NODE, SOURCE_PORT) if spec["source"] else (a.node, a.port)
         getattr(self.drv, spec["role"])(self.agent, node, port, **kw, **cfg)
@@ -533,7 +564,9 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
         signal.signal(signal.SIGINT, old_int)
     if role.drv.now - role._last[0] >= 0.2:  # a last status line unless one was just printed
         status()
+    captured = role.drv.flush_pcap()
     stats = role.drv.stats()
+    stats["pcap_records"] = captured
     if args.out:
         out = Path(args.out)
         out.mkdir(parents=True, exist_ok=True)
@@ -597,6 +630,8 @@ def add_parsers(sub) -> None:
                        help="override a protocol config field (repeatable; durations in seconds)")
         h.add_argument("--host", type=parse_host, action="append", metavar="NODE=ADDR",
                        help="another node's address (repeatable): a router whose extension this agent answers")
+        h.add_argument("--pcap", default=None, metavar="FILE",
+                       help="write what this process sends and receives to a pcap file (Wireshark, tshark)")
 
     p = roles.add_parser("source", help="layered CBR source (McCanne et al. §4: layer m at base·2^m)")
     common(p, receiver=False)

@@ -27,12 +27,17 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use castlab_core::{Addr, Agent, AgentEvent, AgentId, Dest, GroupId, Instant, Packet, Rng, StartInfo, StreamKind};
+use castlab_core::{
+    Addr, Agent, AgentEvent, AgentId, Dest, GroupId, Header, Instant, NodeId, Packet, PgmHeader, PgmKind, Rng,
+    StartInfo, StreamKind,
+};
 use mio::net::UdpSocket;
 use mio::{Events, Interest, Poll, Token};
 use socket2::{Domain, Protocol, SockRef, Socket, Type};
 
 use crate::envelope::{Envelope, Reject, MAX_DATAGRAM};
+use crate::pcap::PcapWriter;
+use crate::pgm::{self, PgmPacket, PgmType};
 use crate::session::{invalid, GroupEntry, NetConfig, SessionError, SessionTable};
 use crate::stats::{NetStats, Timelines, TokenBucket};
 
@@ -67,11 +72,39 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> NetError {
 struct Slot {
     id: AgentId,
     addr: Addr,
+    /// The socket's address (node address and UDP port).
+    bound: SocketAddrV4,
     agent: Box<dyn Agent + Send>,
     socket: UdpSocket,
     armed: Option<Instant>,
     joined: Vec<GroupId>,
     pending: bool,
+}
+
+/// Node ids from here up name PGM peers the session table does not list (third-party
+/// receivers known only by the address their NAKs come from), in order of first datagram.
+pub const PEER_NODE_BASE: u32 = 1 << 30;
+/// At most this many unlisted PGM peers are remembered; datagrams from more are refused as
+/// from a wrong source (the table is allocated as it grows, never per packet after).
+const MAX_PEERS: usize = 4096;
+
+/// The PGM session of a driver with `pgm_wire` (see [`crate::pgm`] for the format).
+struct PgmSession {
+    /// The one UDP port: the groups', every agent socket's, and PGM's data-destination port.
+    port: u16,
+    /// The session's group and its address (the group NLA of NAKs and NCFs).
+    group: GroupId,
+    group_addr: Ipv4Addr,
+    /// This process's TSI (what its downstream packets carry): GSI "cl" + the session id,
+    /// data-source port `pgm_flow` (our choice: stable across runs, unique per session).
+    gsi: [u8; 6],
+    sport: u16,
+    /// The TSI of the source whose downstream packets arrived last: the NAKs' destination TSI.
+    remote: Option<([u8; 6], u16)>,
+    /// SPM sequence number (RFC 3208 §8.1: its own sequence, one per SPM sent).
+    spm_sqn: u32,
+    /// Unlisted peers' addresses: peer k is node `PEER_NODE_BASE + k`.
+    peers: Vec<Ipv4Addr>,
 }
 
 struct GroupSocket {
@@ -100,6 +133,8 @@ pub struct Driver {
     stats: NetStats,
     timelines: Timelines,
     last_error: Option<String>,
+    pgm: Option<PgmSession>,
+    pcap: Option<PcapWriter>,
 }
 
 impl Driver {
@@ -124,6 +159,7 @@ impl Driver {
                 }
             }
         }
+        let pgm = if cfg.pgm_wire { Some(pgm_session(&cfg, &table)?) } else { None };
         let epoch_ns = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
         let groups = table.groups().map(|(g, _)| g.index() + 1).max().unwrap_or(0);
         Ok(Driver {
@@ -143,7 +179,39 @@ impl Driver {
             stats: NetStats::default(),
             timelines: Timelines::default(),
             last_error: None,
+            pgm,
+            pcap: None,
         })
+    }
+
+    /// Write every datagram this driver sends and reads from now on into the pcap file `path`
+    /// (see [`crate::pcap`]), timestamped on the Unix epoch.
+    pub fn set_pcap(&mut self, path: &std::path::Path) -> Result<(), NetError> {
+        let w = PcapWriter::create(path).map_err(io_err(format!("pcap file {}", path.display())))?;
+        self.pcap = Some(w);
+        Ok(())
+    }
+
+    /// Flush the pcap file (also done when the driver is dropped); returns the records written.
+    pub fn flush_pcap(&mut self) -> Result<u64, NetError> {
+        match &mut self.pcap {
+            Some(w) => {
+                w.flush().map_err(io_err("pcap file"))?;
+                Ok(w.records)
+            }
+            None => Ok(0),
+        }
+    }
+
+    /// Note one datagram in the capture, if there is one. A write error ends the capture (and
+    /// is noted), never the run.
+    fn capture(&mut self, now: Instant, from: SocketAddrV4, to: SocketAddrV4, len: usize) {
+        if let Some(w) = &mut self.pcap {
+            if let Err(e) = w.record(self.epoch_ns.saturating_add(now.as_nanos()), from, to, &self.buf[..len]) {
+                self.pcap = None;
+                self.last_error = Some(format!("pcap: {e}"));
+            }
+        }
     }
 
     /// Wall-clock time since the driver was created.
@@ -198,14 +266,26 @@ impl Driver {
             .table
             .node(addr.node)
             .ok_or_else(|| invalid("node", addr.node.0, "has no address in the session table"))?;
-        let udp_port = self
-            .cfg
-            .port_base
-            .checked_add(addr.port)
-            .ok_or_else(|| invalid("port", addr.port, "port_base + port exceeds 65535"))?;
-        if self.table.groups().any(|(_, e)| e.udp_port == udp_port) {
-            return Err(invalid("port", addr.port, "port_base + port is a group's UDP port").into());
-        }
+        let udp_port = match &self.pgm {
+            // PGM's UDP encapsulation has one port: NAKs come to the source at the group's.
+            Some(s) => {
+                if self.slots.iter().any(|x| x.addr.node == addr.node) {
+                    return Err(invalid("node", addr.node.0, "with pgm_wire, one agent per node and driver").into());
+                }
+                s.port
+            }
+            None => {
+                let udp_port = self
+                    .cfg
+                    .port_base
+                    .checked_add(addr.port)
+                    .ok_or_else(|| invalid("port", addr.port, "port_base + port exceeds 65535"))?;
+                if self.table.groups().any(|(_, e)| e.udp_port == udp_port) {
+                    return Err(invalid("port", addr.port, "port_base + port is a group's UDP port").into());
+                }
+                udp_port
+            }
+        };
         if self.slots.iter().any(|s| s.addr == addr) {
             return Err(invalid("port", addr.port, "another agent of this driver has this node and port").into());
         }
@@ -215,12 +295,17 @@ impl Driver {
         s.set_multicast_ttl_v4(self.cfg.ttl).map_err(io_err(what.clone()))?;
         s.set_multicast_if_v4(&self.cfg.iface_addr).map_err(io_err(format!("{what}: iface_addr")))?;
         s.set_multicast_loop_v4(true).map_err(io_err(what.clone()))?;
+        if self.pgm.is_some() {
+            // beside this process's group socket on the same port (the wildcard address)
+            s.set_reuse_address(true).map_err(io_err(what.clone()))?;
+        }
         self.set_rcvbuf(&s, &what)?;
         s.bind(&SocketAddrV4::new(ip, udp_port).into()).map_err(io_err(format!("{what}: bind")))?;
         let mut socket = UdpSocket::from_std(s.into());
         let i = self.slots.len();
         self.poll.registry().register(&mut socket, Token(i), Interest::READABLE).map_err(io_err(what))?;
-        self.slots.push(Slot { id, addr, agent, socket, armed: None, joined: Vec::new(), pending: false });
+        let bound = SocketAddrV4::new(ip, udp_port);
+        self.slots.push(Slot { id, addr, bound, agent, socket, armed: None, joined: Vec::new(), pending: false });
         let now = self.now();
         let info = StartInfo { addr, rng: Rng::stream(self.cfg.seed, StreamKind::Agent, id.0 as u64) };
         self.slots[i].agent.handle_start(now, info);
@@ -323,6 +408,10 @@ impl Driver {
 
     /// Stamp `src`, `uid` and `sent_at` as the simulator does, then send one datagram.
     fn send(&mut self, i: usize, mut p: Packet, now: Instant) {
+        if self.pgm.is_some() {
+            p.src = self.slots[i].addr;
+            return self.send_pgm(i, p, now);
+        }
         let slot = &self.slots[i];
         let id = slot.id.0;
         p.src = slot.addr;
@@ -364,6 +453,7 @@ impl Driver {
             Ok(_) => {
                 self.stats.datagrams_sent += 1;
                 self.stats.bytes_sent += n as u64;
+                self.capture(now, self.slots[i].bound, target, n);
             }
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.stats.send_would_block += 1,
             Err(e) => {
@@ -395,8 +485,12 @@ impl Driver {
     }
 
     fn read_agent_socket(&mut self, i: usize) {
+        if self.pgm.is_some() {
+            return self.read_pgm(Some(i), None);
+        }
         for _ in 0..READS_PER_TURN {
-            let (mut p, from) = match receive(&self.slots[i].socket, &mut self.buf, &self.envelope, &mut self.stats) {
+            let to = Some(self.slots[i].bound);
+            let (mut p, from) = match self.receive_on(Some(i), None, to) {
                 Received::Packet(p, from) => (p, from),
                 Received::Skip => continue,
                 Received::Drained => {
@@ -425,8 +519,11 @@ impl Driver {
     }
 
     fn read_group_socket(&mut self, j: usize) {
+        if self.pgm.is_some() {
+            return self.read_pgm(None, Some(j));
+        }
         for _ in 0..READS_PER_TURN {
-            let (mut p, from) = match receive(&self.gsocks[j].socket, &mut self.buf, &self.envelope, &mut self.stats) {
+            let (mut p, from) = match self.receive_on(None, Some(j), None) {
                 Received::Packet(p, from) => (p, from),
                 Received::Skip => continue,
                 Received::Drained => {
@@ -551,6 +648,362 @@ impl Driver {
     }
 }
 
+/// The PGM session of a configuration with `pgm_wire`: the groups must share one UDP port;
+/// the lowest group id is the session's group.
+fn pgm_session(cfg: &NetConfig, table: &SessionTable) -> Result<PgmSession, NetError> {
+    let mut groups = table.groups();
+    let (group, first) =
+        groups.next().ok_or_else(|| invalid("groups", "none", "pgm_wire needs the session's group"))?;
+    if let Some((g, e)) = table.groups().find(|(_, e)| e.udp_port != first.udp_port) {
+        return Err(invalid(
+            "group port",
+            format!("{} of {g}", e.udp_port),
+            "with pgm_wire, every group has one UDP port",
+        )
+        .into());
+    }
+    let id = cfg.session_id.to_be_bytes();
+    Ok(PgmSession {
+        port: first.udp_port,
+        group,
+        group_addr: first.addr,
+        gsi: [b'c', b'l', id[0], id[1], id[2], id[3]],
+        sport: cfg.pgm_flow as u16,
+        remote: None,
+        spm_sqn: 0,
+        peers: Vec::new(),
+    })
+}
+
+impl Driver {
+    /// Read one datagram from agent `i`'s or group socket `j` and open its envelope, counting
+    /// what arrives and what is rejected, and noting it in the capture: to `to`, or (group
+    /// sockets) to the group the packet names.
+    fn receive_on(&mut self, i: Option<usize>, j: Option<usize>, to: Option<SocketAddrV4>) -> Received {
+        let sock = match (i, j) {
+            (Some(i), _) => &self.slots[i].socket,
+            (None, Some(j)) => &self.gsocks[j].socket,
+            _ => return Received::Drained,
+        };
+        let (n, from) = match sock.recv_from(&mut self.buf) {
+            Ok(x) => x,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Received::Drained,
+            Err(_) => {
+                self.stats.recv_errors += 1;
+                return Received::Skip;
+            }
+        };
+        self.stats.datagrams_received += 1;
+        self.stats.bytes_received += n as u64;
+        let opened = self.envelope.open(&self.buf[..n]);
+        if self.pcap.is_some() {
+            let to = to
+                .or_else(|| match &opened {
+                    Ok(p) => p.group().and_then(|g| self.table.group(g)).map(|e| SocketAddrV4::new(e.addr, e.udp_port)),
+                    Err(_) => None,
+                })
+                .unwrap_or(crate::pcap::UNKNOWN);
+            let from = match from {
+                SocketAddr::V4(a) => a,
+                SocketAddr::V6(_) => crate::pcap::UNKNOWN,
+            };
+            let now = self.now();
+            self.capture(now, from, to, n);
+        }
+        match opened {
+            Ok(p) => Received::Packet(p, from),
+            Err(r) => {
+                self.stats.rejected[r as usize] += 1;
+                Received::Skip
+            }
+        }
+    }
+}
+
+/// What `read_pgm` does with one decoded datagram.
+enum PgmIn {
+    /// Deliver to the agent socket's agent (NAKs) or to the group's members (the rest).
+    Deliver,
+    /// Counted, not for an agent (SPMR, NNAK, POLL...).
+    Counted,
+}
+
+impl Driver {
+    /// The IPv4 address of `node`: the session table's, or an unlisted PGM peer's.
+    fn ip_of(&self, node: NodeId) -> Option<Ipv4Addr> {
+        match (&self.pgm, node.0.checked_sub(PEER_NODE_BASE)) {
+            (Some(s), Some(k)) => s.peers.get(k as usize).copied(),
+            _ => self.table.node(node),
+        }
+    }
+
+    /// The node id of `ip`: the session table's node with that address, or a PGM peer's (a new
+    /// one is remembered; None when the peer table is full).
+    fn node_of(&mut self, ip: Ipv4Addr) -> Option<NodeId> {
+        if let Some(n) = self.table.node_of(ip) {
+            return Some(n);
+        }
+        let s = self.pgm.as_mut()?;
+        let k = match s.peers.iter().position(|a| *a == ip) {
+            Some(k) => k,
+            None if s.peers.len() < MAX_PEERS => {
+                s.peers.push(ip);
+                s.peers.len() - 1
+            }
+            None => return None,
+        };
+        Some(NodeId(PEER_NODE_BASE + k as u32))
+    }
+
+    /// One of agent `i`'s packets as a PGM datagram (castlab's PGM header mapped onto RFC 3208's
+    /// fields; the sequence numbers are the low 32 bits, as on the wire).
+    fn send_pgm(&mut self, i: usize, p: Packet, now: Instant) {
+        let Header::Pgm(h) = p.header else {
+            // the PGM wire carries PGM only
+            self.stats.no_route += 1;
+            return;
+        };
+        let s = self.pgm.as_ref().expect("pgm wire");
+        let own_ip = self.table.node(self.slots[i].addr.node).expect("agents have addresses");
+        let ends = pgm::Ends {
+            port: s.port,
+            group_addr: s.group_addr,
+            gsi: s.gsi,
+            sport: s.sport,
+            remote: s.remote,
+            spm_sqn: s.spm_sqn,
+        };
+        let dst_ip = match p.dst {
+            Dest::Unicast(a) => self.ip_of(a.node),
+            Dest::Group(_) => None,
+        };
+        let Some((w, target, data)) = pgm::from_castlab(&p, h, &ends, own_ip, dst_ip) else {
+            self.stats.no_route += 1;
+            return;
+        };
+        let len = w.wire_len();
+        if !self.bucket.take(now.as_nanos(), len) {
+            self.stats.rate_cap_drops += 1;
+            self.stats.rate_cap_drop_bytes += len as u64;
+            return;
+        }
+        let seq = p.seq;
+        let n = match pgm::encode(&w, &mut self.buf, |t| {
+            if data {
+                pgm::zmq::frame(t, seq)
+            }
+        }) {
+            Ok(n) => n,
+            Err(e) => {
+                self.stats.send_errors += 1;
+                self.note_error(format!("agent {}: {e}", self.slots[i].id.0));
+                return;
+            }
+        };
+        if w.kind == PgmType::Spm {
+            let s = self.pgm.as_mut().expect("pgm wire");
+            s.spm_sqn = s.spm_sqn.wrapping_add(1);
+        }
+        match self.slots[i].socket.send_to(&self.buf[..n], SocketAddr::V4(target)) {
+            Ok(_) => {
+                self.stats.datagrams_sent += 1;
+                self.stats.bytes_sent += n as u64;
+                self.stats.pgm_sent[w.kind as usize & 0x0f] += 1;
+                self.capture(now, self.slots[i].bound, target, n);
+            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.stats.send_would_block += 1,
+            Err(e) => {
+                self.stats.send_errors += 1;
+                if self.last_error.is_none() {
+                    self.note_error(format!("send to {target}: {e}"));
+                }
+            }
+        }
+    }
+
+    /// Read PGM datagrams from agent `agent`'s socket (upstream: NAKs for that agent) or group
+    /// socket `group` (downstream: for the group's local members), check them against the
+    /// session, and deliver each as castlab packets: one per sequence number (a NAK or NCF with
+    /// an OPT_NAK_LIST is several).
+    fn read_pgm(&mut self, agent: Option<usize>, group: Option<usize>) {
+        for _ in 0..READS_PER_TURN {
+            let sock = match (agent, group) {
+                (Some(i), _) => &self.slots[i].socket,
+                (None, Some(j)) => &self.gsocks[j].socket,
+                _ => return,
+            };
+            let (n, from) = match sock.recv_from(&mut self.buf) {
+                Ok(x) => x,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    match (agent, group) {
+                        (Some(i), _) => self.slots[i].pending = false,
+                        (None, Some(j)) => self.gsocks[j].pending = false,
+                        _ => {}
+                    }
+                    return;
+                }
+                Err(_) => {
+                    self.stats.recv_errors += 1;
+                    continue;
+                }
+            };
+            self.stats.datagrams_received += 1;
+            self.stats.bytes_received += n as u64;
+            if self.pcap.is_some() {
+                let to = match (agent, &self.pgm) {
+                    (Some(i), _) => self.slots[i].bound,
+                    (None, Some(s)) => SocketAddrV4::new(s.group_addr, s.port),
+                    _ => crate::pcap::UNKNOWN,
+                };
+                let from = match from {
+                    SocketAddr::V4(a) => a,
+                    SocketAddr::V6(_) => crate::pcap::UNKNOWN,
+                };
+                let now = self.now();
+                self.capture(now, from, to, n);
+            }
+            let w = match pgm::decode(&self.buf[..n]) {
+                Ok(w) => w,
+                Err(_) => {
+                    self.stats.rejected[Reject::Malformed as usize] += 1;
+                    continue;
+                }
+            };
+            self.stats.pgm_received[w.kind as usize & 0x0f] += 1;
+            let SocketAddr::V4(from) = from else {
+                self.stats.rejected[Reject::WrongSource as usize] += 1;
+                continue;
+            };
+            match self.check_pgm(agent, &w) {
+                Ok(PgmIn::Deliver) => {}
+                Ok(PgmIn::Counted) => continue,
+                Err(r) => {
+                    self.stats.rejected[r as usize] += 1;
+                    continue;
+                }
+            }
+            let Some(node) = self.node_of(*from.ip()) else {
+                self.stats.rejected[Reject::WrongSource as usize] += 1;
+                continue;
+            };
+            let s = self.pgm.as_mut().expect("pgm wire");
+            let mut p = Packet::data(Dest::Group(s.group), n as u32);
+            p.src = Addr::new(node, 0);
+            p.flow = self.cfg.pgm_flow;
+            p.seq = w.sqn as u64;
+            let (kind, trail, lead) = match w.kind {
+                PgmType::Odata => (PgmKind::Odata, w.trail as u64, w.sqn as u64 + 1),
+                PgmType::Rdata => (PgmKind::Rdata, w.trail as u64, w.sqn as u64 + 1),
+                // an NCF carries no window: trail 0 gives nothing up, lead = the confirmed one
+                PgmType::Ncf => (PgmKind::Ncf, 0, w.sqn as u64 + 1),
+                PgmType::Spm => {
+                    p.seq = w.lead.wrapping_add(1) as u64;
+                    (PgmKind::Spm, w.trail as u64, w.lead.wrapping_add(1) as u64)
+                }
+                _ => (PgmKind::Nak, 0, 0),
+            };
+            p.header = Header::Pgm(PgmHeader { kind, trail, lead });
+            if w.kind.downstream() {
+                s.remote = Some((w.gsi, w.sport));
+            }
+            if let Some(i) = agent {
+                p.dst = Dest::Unicast(self.slots[i].addr);
+            } else {
+                // only the group's source may send on it, as for the envelope
+                let entry = self.table.group(p.group().expect("group packet")).expect("the session's group");
+                let ok = match entry.source {
+                    Some(src) => node == src && self.table.node(src) == Some(*from.ip()),
+                    None => true,
+                };
+                if !ok {
+                    self.stats.rejected[Reject::WrongSource as usize] += 1;
+                    continue;
+                }
+            }
+            if self.table.node(node).is_none() {
+                self.stats.from_unlisted += 1;
+            }
+            let now = self.now();
+            p.sent_at = now;
+            let extra = w.naks;
+            self.deliver_pgm(agent, now, &p);
+            for &q in extra.as_slice() {
+                p.seq = q as u64;
+                if let Header::Pgm(h) = &mut p.header {
+                    if h.kind == PgmKind::Ncf {
+                        h.lead = q as u64 + 1;
+                    }
+                }
+                self.deliver_pgm(agent, now, &p);
+            }
+        }
+    }
+
+    /// Whether a decoded datagram belongs to this session and this socket.
+    fn check_pgm(&self, agent: Option<usize>, w: &PgmPacket) -> Result<PgmIn, Reject> {
+        let s = self.pgm.as_ref().expect("pgm wire");
+        match (agent, w.kind) {
+            // upstream to our source: its TSI, its address, our group
+            (Some(i), PgmType::Nak) => {
+                if w.gsi != s.gsi || w.dport != s.sport || w.sport != s.port {
+                    return Err(Reject::ForeignSession);
+                }
+                let own = self.table.node(self.slots[i].addr.node);
+                if own != Some(w.nla) || w.group != s.group_addr {
+                    return Err(Reject::Misdirected);
+                }
+                Ok(PgmIn::Deliver)
+            }
+            (Some(_), PgmType::Nnak | PgmType::Spmr) => Ok(PgmIn::Counted),
+            (None, PgmType::Odata | PgmType::Rdata | PgmType::Ncf | PgmType::Spm) => {
+                if w.dport != s.port {
+                    return Err(Reject::ForeignSession);
+                }
+                if w.kind == PgmType::Ncf && w.group != s.group_addr {
+                    return Err(Reject::Misdirected);
+                }
+                Ok(PgmIn::Deliver)
+            }
+            // receivers' multicast SPMRs (§13.6) and the rest: seen, not ours to answer
+            (None, PgmType::Spmr | PgmType::Poll | PgmType::Polr | PgmType::Ack | PgmType::Nnak) => Ok(PgmIn::Counted),
+            _ => Err(Reject::Misdirected),
+        }
+    }
+
+    fn deliver_pgm(&mut self, agent: Option<usize>, now: Instant, p: &Packet) {
+        match agent {
+            Some(i) => {
+                self.stats.delivered += 1;
+                self.slots[i].agent.handle_packet(now, p);
+                self.drive(i, now);
+            }
+            None => {
+                let g = p.group().expect("group packet");
+                let mut any = false;
+                for i in 0..self.slots.len() {
+                    if self.slots[i].joined.contains(&g) {
+                        any = true;
+                        self.stats.delivered += 1;
+                        self.slots[i].agent.handle_packet(now, p);
+                        self.drive(i, now);
+                    }
+                }
+                if !any {
+                    self.stats.not_joined += 1;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some(w) = &mut self.pcap {
+            let _ = w.flush();
+        }
+    }
+}
+
 /// One datagram read from a socket.
 enum Received {
     /// A datagram that passed the envelope (session, MAC, size), with its sender.
@@ -559,25 +1012,4 @@ enum Received {
     Skip,
     /// Nothing left to read.
     Drained,
-}
-
-/// Read one datagram and open its envelope, counting what arrives and what is rejected.
-fn receive(socket: &UdpSocket, buf: &mut [u8], envelope: &Envelope, stats: &mut NetStats) -> Received {
-    let (n, from) = match socket.recv_from(buf) {
-        Ok(x) => x,
-        Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Received::Drained,
-        Err(_) => {
-            stats.recv_errors += 1;
-            return Received::Skip;
-        }
-    };
-    stats.datagrams_received += 1;
-    stats.bytes_received += n as u64;
-    match envelope.open(&buf[..n]) {
-        Ok(p) => Received::Packet(p, from),
-        Err(r) => {
-            stats.rejected[r as usize] += 1;
-            Received::Skip
-        }
-    }
 }

@@ -23,6 +23,8 @@
 
 pub mod driver;
 pub mod envelope;
+pub mod pcap;
+pub mod pgm;
 pub mod router;
 pub mod session;
 pub mod stats;

@@ -91,6 +91,11 @@ impl SessionTable {
         self.groups.get(g.index()).copied().flatten()
     }
 
+    /// The node whose address is `ip` (the lowest id if several share it).
+    pub fn node_of(&self, ip: Ipv4Addr) -> Option<NodeId> {
+        self.nodes.iter().position(|a| *a == Some(ip)).map(|i| NodeId(i as u32))
+    }
+
     pub fn groups(&self) -> impl Iterator<Item = (GroupId, GroupEntry)> + '_ {
         self.groups.iter().enumerate().filter_map(|(i, e)| e.map(|e| (GroupId(i as u32), e)))
     }
@@ -130,6 +135,17 @@ pub struct NetConfig {
     /// Master seed: agent `a`'s random stream is `Rng::stream(seed, Agent, a)`, as in the
     /// simulator. Default 0.
     pub seed: u64,
+    /// Speak PGM (RFC 3208 over UDP, [`crate::pgm`]) instead of castlab's envelope, for agents
+    /// whose packets carry `Header::Pgm`. The session's groups then share one UDP port, which is
+    /// also PGM's data-destination port and the port every agent's socket binds (PGM's UDP
+    /// encapsulation has one port, OpenPGM's and ZeroMQ's `epgm://` alike), and a datagram
+    /// carries no session id, MAC or `sent_at`: the port and the TSI tell sessions apart.
+    /// Default false (castlab's envelope, which castlab's own protocols need).
+    pub pgm_wire: bool,
+    /// With `pgm_wire`: the castlab flow id of the PGM session (what the agents' packets carry)
+    /// and the data-source port of the TSI this process sends with. Default 1 (the PGM roles'
+    /// default `--flow`).
+    pub pgm_flow: u32,
 }
 
 impl Default for NetConfig {
@@ -145,6 +161,8 @@ impl Default for NetConfig {
             rate_cap_burst_bytes: 64 * 1024,
             recv_buffer_bytes: 4 << 20,
             seed: 0,
+            pgm_wire: false,
+            pgm_flow: 1,
         }
     }
 }
@@ -160,6 +178,8 @@ castlab_core::config_fields!(NetConfig {
     rate_cap_burst_bytes,
     recv_buffer_bytes,
     seed,
+    pgm_wire,
+    pgm_flow,
 });
 
 impl NetConfig {
@@ -172,6 +192,12 @@ impl NetConfig {
             return Err(ConfigError::new("iface_addr", self.iface_addr, "must be a unicast interface address"));
         }
         int_in("port_base", self.port_base.into(), 1, u16::MAX.into())?;
+        if self.pgm_wire {
+            int_in("pgm_flow", self.pgm_flow.into(), 1, u16::MAX.into())?;
+            if self.key.is_some() {
+                return Err(ConfigError::new("key", "(set)", "PGM on the wire carries no MAC: no key with pgm_wire"));
+            }
+        }
         if self.key.as_ref().is_some_and(|k| k.is_empty()) {
             return Err(ConfigError::new("key", "b''", "must not be empty (None for no key)"));
         }

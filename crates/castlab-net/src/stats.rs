@@ -37,6 +37,11 @@ pub struct NetStats {
     pub timer_fires: u64,
     pub late_total_ns: u64,
     pub late_max_ns: u64,
+    /// With the PGM wire: datagrams sent and received (decoded, before the session checks) by
+    /// PGM type, indexed by the type's code (SPM 0, ODATA 4, RDATA 5, NAK 8, NNAK 9, NCF 10,
+    /// SPMR 12).
+    pub pgm_sent: [u64; 16],
+    pub pgm_received: [u64; 16],
     /// The smallest receive buffer the kernel granted to any of our sockets, bytes (0: no socket).
     pub recv_buffer_bytes: u64,
 }
@@ -83,9 +88,46 @@ impl NetStats {
             ("late_max_ns", self.late_max_ns),
             ("recv_buffer_bytes", self.recv_buffer_bytes),
         ]);
+        for code in PGM_COUNTED {
+            v.push((PGM_SENT_NAMES[code], self.pgm_sent[code]));
+            v.push((PGM_RECEIVED_NAMES[code], self.pgm_received[code]));
+        }
         v
     }
 }
+
+/// The codes of the PGM types counted by name in [`NetStats::pairs`].
+const PGM_COUNTED: [usize; 7] = [0, 4, 5, 8, 9, 10, 12];
+const PGM_SENT_NAMES: [&str; 13] = [
+    "pgm_sent_spm",
+    "",
+    "",
+    "",
+    "pgm_sent_odata",
+    "pgm_sent_rdata",
+    "",
+    "",
+    "pgm_sent_nak",
+    "pgm_sent_nnak",
+    "pgm_sent_ncf",
+    "",
+    "pgm_sent_spmr",
+];
+const PGM_RECEIVED_NAMES: [&str; 13] = [
+    "pgm_received_spm",
+    "",
+    "",
+    "",
+    "pgm_received_odata",
+    "pgm_received_rdata",
+    "",
+    "",
+    "pgm_received_nak",
+    "pgm_received_nnak",
+    "pgm_received_ncf",
+    "",
+    "pgm_received_spmr",
+];
 
 /// Level and rate changes reported by the agents (`AgentEvent::LevelChanged` and
 /// `RateChanged`), columnar like the simulator's timelines. `agent` is the `AgentId`.

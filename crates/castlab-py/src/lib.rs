@@ -19,6 +19,7 @@ mod config;
 mod error;
 mod lesbcc;
 mod net;
+mod pcap;
 mod records;
 mod registry;
 mod router;
@@ -231,6 +232,37 @@ impl Simulator {
                 err(e)
             }
         })
+    }
+
+    /// Write every packet that leaves node `a` toward node `b` into the pcap file `path`, as the
+    /// real mode would send it (ns-3's `EnablePcap`, one direction of a link): `wire` "castlab"
+    /// (the envelope of session `session`) or "pgm" (RFC 3208; packets that are not PGM are left
+    /// out). Node n is 10.0.0.0 + n + 1, group g 239.255.0.1 + g, castlab port p UDP port
+    /// `port_base` + p (every PGM datagram and group on `port_base`); timestamps are simulated
+    /// time. The file is complete when the simulator is dropped or the tap replaced.
+    #[pyo3(signature = (a, b, path, wire="castlab", session=1, port_base=47000))]
+    fn enable_pcap(
+        &mut self,
+        a: &str,
+        b: &str,
+        path: std::path::PathBuf,
+        wire: &str,
+        session: u32,
+        port_base: u16,
+    ) -> Result<()> {
+        let ch = self.channel(a, b)?;
+        let w = match wire {
+            "castlab" => pcap::Wire::Castlab(castlab_net::Envelope::new(session, None)),
+            "pgm" => {
+                let id = session.to_be_bytes();
+                pcap::Wire::Pgm { gsi: [b'c', b'l', id[0], id[1], id[2], id[3]] }
+            }
+            _ => return Err(bad("wire", wire, "must be \"castlab\" or \"pgm\"")),
+        };
+        let tap = pcap::PcapTap::create(&path, w, port_base)
+            .map_err(|e| Error::Os(format!("path: {}: {e}", path.display())))?;
+        self.inner.set_link_tap(ChannelId(ch), Box::new(tap));
+        Ok(())
     }
 
     /// The channel id from node `a` to node `b`.

@@ -269,6 +269,17 @@ impl NetDriver {
         Ok(d)
     }
 
+    /// Write every datagram this driver sends and reads from now on into the pcap file `path`
+    /// (synthetic IPv4/UDP headers around the bytes on the wire; Unix-epoch timestamps).
+    fn set_pcap(&mut self, path: std::path::PathBuf) -> Result<()> {
+        Ok(self.inner.set_pcap(&path)?)
+    }
+
+    /// Flush the pcap file; returns the number of datagrams written to it (0 without one).
+    fn flush_pcap(&mut self) -> Result<u64> {
+        Ok(self.inner.flush_pcap()?)
+    }
+
     /// The groups agent `agent` is a member of now.
     fn joined(&self, agent: i64) -> Result<Vec<u32>> {
         let i = self.index(agent)?;

@@ -16,7 +16,8 @@ mod routing;
 pub mod testext;
 
 pub use engine::{
-    ChannelSeries, ChannelStats, Conservation, EngineStats, LinkConfig, NodeStats, SimConfig, Simulator, Timelines,
+    ChannelSeries, ChannelStats, Conservation, EngineStats, LinkConfig, LinkTap, NodeStats, SimConfig, Simulator,
+    Timelines,
 };
 pub use error::{Result, SimError};
 pub use queue::{QueueConfig, RedConfig};

@@ -116,6 +116,13 @@ pub struct LesbccConfig {
     /// every 500 ms.
     pub tail_heartbeats: u32,
     pub heartbeat_interval: Duration,
+    /// Ambient SPMs (RFC 3208 §6.1): one when the source starts and then one every this
+    /// interval, for the whole session. §5.1 drops SPMs (the window travels in every packet),
+    /// so the default is zero, none; a standard PGM receiver (OpenPGM) learns where to send
+    /// NAKs only from an SPM's path NLA, so the PGM wire needs them (`castlab net
+    /// lesbcc-source --wire pgm` sets 0.5 s, our choice: a receiver that joins or loses the
+    /// first SPM can NAK within half a second, at 36 bytes per SPM).
+    pub spm_interval: Duration,
 }
 
 impl Default for LesbccConfig {
@@ -150,6 +157,7 @@ impl Default for LesbccConfig {
             total_packets: None,
             tail_heartbeats: 3,
             heartbeat_interval: Duration::from_millis(500),
+            spm_interval: Duration::ZERO,
         }
     }
 }
@@ -264,6 +272,7 @@ castlab_core::config_fields!(LesbccConfig {
     total_packets,
     tail_heartbeats,
     heartbeat_interval,
+    spm_interval,
 });
 
 mod cascade;

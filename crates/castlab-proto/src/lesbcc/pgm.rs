@@ -306,6 +306,10 @@ impl PgmReceiver {
     }
 
     fn on_ncf(&mut self, now: Instant, seq: u64, h: &PgmHeader) {
+        if !self.started {
+            // an NCF answers someone else's NAK: no place to start a receive window from
+            return;
+        }
         self.on_window(now, h.trail, h.lead, None);
         if seq < self.rx_trail || seq >= self.lead {
             return;

@@ -202,6 +202,16 @@ fn rate_text(bps: f64) -> String {
 const FLOW: NetFlag =
     NetFlag { name: "flow", kind: FlagKind::Int(1), help: "the session's data flow id", config: false };
 
+/// `--wire pgm`: RFC 3208 PGM on the wire (castlab-net's `pgm_wire`), so that third-party PGM
+/// receivers and sources take part; `castlab` keeps castlab's envelope. The driver reads it,
+/// not the agent.
+const WIRE: NetFlag = NetFlag {
+    name: "wire",
+    kind: FlagKind::Choice(&["castlab", "pgm"]),
+    help: "the wire format: castlab's envelope, or PGM (RFC 3208 over UDP) for third-party PGM peers",
+    config: false,
+};
+
 const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
 
 pub static PROTOCOL: Protocol = Protocol {
@@ -371,6 +381,7 @@ loss windows (seconds); the windows are not used.",
                     config: true,
                 },
                 FLOW,
+                WIRE,
             ],
             defaults: &[],
             status: "lesbcc_net_status",
@@ -390,7 +401,7 @@ loss windows (seconds); the windows are not used.",
             role: "add_pgm_receiver",
             source: false,
             groups: NetGroups::One,
-            flags: &[FLOW],
+            flags: &[FLOW, WIRE],
             defaults: &[],
             status: "pgm_net_status",
             outputs: &[NetOutput::Json { reader: "pgm_receiver_stats", file: "pgm_receiver_stats.json" }],

@@ -34,8 +34,9 @@ struct WinSlot {
 }
 
 castlab_core::timers! {
-    /// The source's timers: pacing, the end of a silence period, tail heartbeats (SPMs).
-    pub enum SourceTimer { Send, Silence, Heartbeat }
+    /// The source's timers: pacing, the end of a silence period, tail heartbeats and ambient
+    /// SPMs.
+    pub enum SourceTimer { Send, Silence, Heartbeat, Spm }
 }
 
 /// An LE-SBCC source over the PGM-like transport: paces ODATA (and RDATA, which take
@@ -228,6 +229,11 @@ impl Agent for LesbccSource {
         self.cascade.start(now);
         self.started = true;
         self.next_send = now;
+        if !self.cfg.spm_interval.is_zero() {
+            // RFC 3208 §6.1: an SPM at once, then ambient SPMs
+            self.ncfs.push_back(u64::MAX);
+            self.timers.set(SourceTimer::Spm, now + self.cfg.spm_interval);
+        }
         self.after_input();
     }
 
@@ -246,6 +252,10 @@ impl Agent for LesbccSource {
             match slot {
                 SourceTimer::Send => self.send_ready = true,
                 SourceTimer::Silence => {}
+                SourceTimer::Spm => {
+                    self.ncfs.push_back(u64::MAX); // marker: an SPM
+                    self.timers.set(SourceTimer::Spm, now + self.cfg.spm_interval);
+                }
                 SourceTimer::Heartbeat => {
                     if self.heartbeats_left > 0 {
                         self.heartbeats_left -= 1;

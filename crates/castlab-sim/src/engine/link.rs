@@ -3,7 +3,7 @@
 //! `size / rate`, then propagates for the link's delay; optional Bernoulli loss drops it on the
 //! wire after it has used the capacity.
 
-use castlab_core::{Duration, Instant, NodeId, Rng};
+use castlab_core::{ChannelId, Duration, Instant, NodeId, Packet, Rng};
 
 use super::event::Ev;
 use super::Simulator;
@@ -67,6 +67,13 @@ pub struct ChannelSeries {
     pub drops: Vec<u64>,
 }
 
+/// A trace point on a channel (ns-3's device trace sources): told of every packet that finishes
+/// serialisation onto the wire, before the wire's loss. Per-link pcap is one (castlab-py
+/// writes the bytes the real mode would send), since the engine knows no wire format.
+pub trait LinkTap: Send {
+    fn on_depart(&mut self, now: Instant, from: NodeId, to: NodeId, packet: &Packet);
+}
+
 pub(super) struct Channel {
     pub(super) from: NodeId,
     pub(super) to: NodeId,
@@ -82,9 +89,22 @@ pub(super) struct Channel {
     pub(super) in_flight: u64,
     pub(super) stats: ChannelStats,
     pub(super) series: Option<ChannelSeries>,
+    pub(super) tap: Option<Box<dyn LinkTap>>,
 }
 
 impl Simulator {
+    /// Attach `tap` to channel `ch` (replacing any earlier one); false when there is no such
+    /// channel.
+    pub fn set_link_tap(&mut self, ch: ChannelId, tap: Box<dyn LinkTap>) -> bool {
+        match self.channels.get_mut(ch.index()) {
+            Some(c) => {
+                c.tap = Some(tap);
+                true
+            }
+            None => false,
+        }
+    }
+
     pub(super) fn enqueue(&mut self, ch: u32, p: u32) {
         let now = self.now;
         let c = &mut self.channels[ch as usize];
@@ -125,6 +145,9 @@ impl Simulator {
         c.busy = false;
         c.stats.departures += 1;
         c.stats.bytes_departed += self.pool.slots[p as usize].size_bytes as u64;
+        if let Some(t) = &mut c.tap {
+            t.on_depart(now, c.from, c.to, &self.pool.slots[p as usize]);
+        }
         self.stats.forwarded += 1;
         if c.loss > 0.0 && c.rng.bernoulli(c.loss) {
             c.stats.lost_random += 1;

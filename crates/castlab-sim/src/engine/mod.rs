@@ -60,7 +60,7 @@ use link::Channel;
 use multicast::{Group, Mc};
 use pool::Pool;
 
-pub use link::{ChannelSeries, ChannelStats, LinkConfig};
+pub use link::{ChannelSeries, ChannelStats, LinkConfig, LinkTap};
 pub use stats::{Conservation, EngineStats, NodeStats, Timelines};
 
 /// Engine-wide settings.

@@ -134,6 +134,7 @@ impl Simulator {
                 in_flight: 0,
                 stats: ChannelStats::default(),
                 series: None,
+                tap: None,
             });
             self.nodes[from.index()].out.push(ChannelId(id));
         }
