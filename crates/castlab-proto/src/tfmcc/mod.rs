@@ -20,7 +20,8 @@
 //!   `Header::Control` with kinds [`TFMCC_DATA_KIND`] and [`TFMCC_FEEDBACK_KIND`], laid out
 //!   in [`DataHeader`] and [`FeedbackHeader`]. Timestamps are the sender's or receiver's own
 //!   clock in nanoseconds (`Packet::sent_at`; the RFC asks for at least millisecond
-//!   resolution); rates are floats (the RFC's 12-bit float is a size optimisation); the
+//!   resolution); rates are floats (the RFC's 12-bit float is a size optimisation); R_max
+//!   takes the RFC's 8-bit float, rounded up ([`rtt_on_the_wire`]); the
 //!   feedback round counter is 8 bits (the RFC asks for at least 4). The receiver ID is the
 //!   receiver's address (§2.2.2: "it may simply be the IP address").
 //! * **Feedback is unicast to the sender** (the SSM case of §1.2 and §4.5), so T is 6·R_max
@@ -312,6 +313,25 @@ impl FeedbackHeader {
             loss_event_rate: loss,
         })
     }
+}
+
+/// R_max as §2.2.1 carries it: an 8-bit float of 4 exponent and 4 mantissa bits in
+/// milliseconds, (1 + m/16)·2^e ms (1 ms to 63.5 s, steps of at most 6.25 %), rounded up so
+/// that a receiver never sees a maximum below the sender's. The margin matters: receivers whose
+/// RTT exceeds R_max are exempt from suppression (§3.4), and on paths of equal RTT an exact
+/// maximum would exempt every receiver whose estimate lies a nanosecond above it.
+pub fn rtt_on_the_wire(r: Duration) -> Duration {
+    let ms = r.as_secs_f64() * 1e3;
+    for e in 0..16 {
+        let base = (1u64 << e) as f64;
+        for m in 0..16u64 {
+            let v = base * (1.0 + m as f64 / 16.0);
+            if v >= ms {
+                return Duration::from_micros((v * 1000.0).round() as u64);
+            }
+        }
+    }
+    Duration::from_micros(31 * (1 << 15) * 1000 / 16)
 }
 
 /// `a` is a newer feedback round than `b` (§4.5: a counter more than half the space below

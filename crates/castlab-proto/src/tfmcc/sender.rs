@@ -4,7 +4,7 @@ use castlab_core::{
     Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Instant, Packet, StartInfo, TimerTable,
 };
 
-use super::{DataHeader, Echo, FeedbackHeader, TfmccConfig};
+use super::{rtt_on_the_wire, DataHeader, Echo, FeedbackHeader, TfmccConfig};
 
 castlab_core::timers! {
     /// The sender's timers.
@@ -571,7 +571,7 @@ impl Agent for TfmccSender {
             is_clr: echo.is_some_and(|e| e.1),
             fb_nr: self.fb_nr,
             suppression_bps: self.suppression_bps as f32,
-            r_max: self.r_max,
+            r_max: rtt_on_the_wire(self.r_max),
         };
         let mut p = Packet::data(Dest::Group(self.group), self.cfg.packet_size);
         p.flow = self.flow;

@@ -133,6 +133,20 @@ fn a_packet_is_lost_only_after_three_later_ones_arrive() {
 }
 
 #[test]
+fn rmax_travels_as_the_rfcs_8_bit_float_rounded_up() {
+    // (1 + m/16)·2^e ms: 1 ms to 31/16 · 2^15 ms, steps of at most 1/16
+    assert_eq!(rtt_on_the_wire(Duration::from_micros(1)), Duration::from_millis(1));
+    assert_eq!(rtt_on_the_wire(Duration::from_millis(40)), Duration::from_millis(40)); // 1.25 · 32
+    assert_eq!(rtt_on_the_wire(Duration::from_micros(40_001)), Duration::from_millis(42)); // 1.3125 · 32
+    assert_eq!(rtt_on_the_wire(Duration::from_secs(100)), Duration::from_millis(63_488));
+    for us in [1_500u64, 7_777, 123_456, 4_000_000] {
+        let d = Duration::from_micros(us);
+        let w = rtt_on_the_wire(d);
+        assert!(w >= d && w.as_secs_f64() <= d.as_secs_f64() * (1.0 + 1.0 / 16.0) + 1e-9, "{us}: {w:?}");
+    }
+}
+
+#[test]
 fn wire_headers_round_trip_and_bad_ones_are_refused() {
     let h = DataHeader {
         echo: Some(Echo { receiver: Addr::new(NodeId(0xC0A8_0102), 4321), timestamp_ns: 123_456_789_012 }),
@@ -218,7 +232,8 @@ fn sender_starts_at_one_packet_per_rmax_with_no_suppression() {
     assert_eq!(times, vec![ms(0), ms(500), ms(1000)]);
     assert_eq!(d.agent.rate_bps(), 16_000.0);
     let h = last_header(&d);
-    assert_eq!(h.r_max, Duration::from_millis(500));
+    // R_max = 500 ms travels as the next value of §2.2.1's 8-bit float: (1 + 0/16)·2^9 ms
+    assert_eq!(h.r_max, Duration::from_millis(512));
     assert_eq!(h.suppression_bps, f32::INFINITY);
     assert_eq!((h.fb_nr, h.echo), (0, None));
     assert!(d.sent.iter().all(|(_, p)| p.dst == Dest::Group(G) && p.size_bytes == 1000));
