@@ -25,6 +25,7 @@ PROTOCOLS = {
     "LE-SBCC": (r"le[-_]?sbcc", "crates/castlab-proto/src/lesbcc/"),
     "Rainbow": (r"rainbow", "crates/castlab-proto/src/bcfs/"),
     "RLM": (r"rlm", "crates/castlab-proto/src/rlm.rs"),
+    "TFMCC": (r"tfmcc", "crates/castlab-proto/src/tfmcc/"),
 }
 
 EXCLUDED = ("tests/", "docs/", "bench/", "examples/", "python/castlab/experiments/")

@@ -15,6 +15,7 @@ pub mod sink;
 pub mod tcp;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+pub mod tfmcc;
 pub mod window;
 
 #[cfg(test)]
@@ -32,4 +33,5 @@ pub static PROTOCOLS: &[&registry::Protocol] = &[
     &lesbcc::protocol::PROTOCOL,
     &rlc::registration::PROTOCOL,
     &tcp::PROTOCOL,
+    &tfmcc::protocol::PROTOCOL,
 ];

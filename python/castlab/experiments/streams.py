@@ -76,6 +76,7 @@ STREAMS = _streams(
     Stream("net-rlm-starts", 9, SEED, "net-rlm: receivers' start times"),
     Stream("net-lesbcc-pick", 10, SEED, "net-lesbcc-fig21: which TCP flow the plot shows"),
     Stream("plot-jitter", 11, SEED, "rlm-fig11: horizontal jitter of the plotted points (drawing only)"),
+    Stream("tfmcc-starts", 0x54464D, SEED_KIND_INDEX, "tfmcc: the TCP flows' start times, index = set-up"),
 )
 
 

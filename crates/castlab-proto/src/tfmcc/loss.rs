@@ -1,0 +1,242 @@
+//! §5: detecting lost packets from sequence numbers, grouping them into loss events, and the
+//! weighted average loss interval that gives the loss event rate p.
+
+use castlab_core::{Duration, Instant};
+
+use super::TFMCC_MAX_INTERVALS;
+
+/// Sequence numbers tracked while waiting for three later packets (a gap wider than this is
+/// decided at once: our choice, keeps the tracker allocation-free).
+const RING: usize = 256;
+
+/// §5.1: which packets arrived and which are lost. A packet is lost when `dupacks` packets
+/// with higher sequence numbers have arrived; its nominal arrival time is interpolated
+/// between its neighbours' (§5.2).
+#[derive(Clone, Debug)]
+pub struct LossTracker {
+    dupacks: u32,
+    /// Arrival time of sequence number s at `s % RING` (with s, to tell it from an older one).
+    ring: [(u64, Instant, bool); RING],
+    highest: Option<u64>,
+    /// The lowest sequence number not yet decided (arrived, or lost).
+    next: u64,
+    /// The last decided packet that arrived: S_before, T_before.
+    before: Option<(u64, Instant)>,
+}
+
+/// A packet found lost, with its interpolated arrival time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Lost {
+    pub seq: u64,
+    pub at: Instant,
+}
+
+impl LossTracker {
+    pub fn new(dupacks: u32) -> Self {
+        LossTracker { dupacks, ring: [(0, Instant::ZERO, false); RING], highest: None, next: 0, before: None }
+    }
+
+    pub fn highest(&self) -> Option<u64> {
+        self.highest
+    }
+
+    fn has(&self, s: u64) -> Option<Instant> {
+        let (q, t, ok) = self.ring[(s % RING as u64) as usize];
+        (ok && q == s).then_some(t)
+    }
+
+    /// The first arrived packet after `s` (up to the highest): S_after, T_after, and how many
+    /// arrived after `s`.
+    fn after(&self, s: u64) -> (Option<(u64, Instant)>, u32) {
+        let Some(h) = self.highest else { return (None, 0) };
+        let mut first = None;
+        let mut n = 0;
+        let mut q = s + 1;
+        while q <= h && q < s + RING as u64 {
+            if let Some(t) = self.has(q) {
+                first = first.or(Some((q, t)));
+                n += 1;
+                if n >= self.dupacks {
+                    break;
+                }
+            }
+            q += 1;
+        }
+        (first, n)
+    }
+
+    /// Packet `seq` arrived at `now`; `on_lost` is called for each packet this reveals as
+    /// lost, in sequence order. Returns false for a duplicate or a packet already counted lost.
+    pub fn arrive(&mut self, seq: u64, now: Instant, mut on_lost: impl FnMut(Lost)) -> bool {
+        let Some(h) = self.highest else {
+            // §4.1: the stream starts at the first packet seen.
+            self.highest = Some(seq);
+            self.next = seq + 1;
+            self.before = Some((seq, now));
+            self.ring[(seq % RING as u64) as usize] = (seq, now, true);
+            return true;
+        };
+        if seq < self.next || self.has(seq).is_some() {
+            return false;
+        }
+        // Keep the undecided window inside the ring: decide the oldest ones now.
+        while seq >= self.next + RING as u64 {
+            self.decide(true, &mut on_lost);
+        }
+        self.ring[(seq % RING as u64) as usize] = (seq, now, true);
+        self.highest = Some(h.max(seq));
+        while self.next <= self.highest.unwrap_or(0) {
+            if !self.decide(false, &mut on_lost) {
+                break;
+            }
+        }
+        true
+    }
+
+    /// Decide `next`: arrived, lost (or `force`d lost); false when it must wait.
+    fn decide(&mut self, force: bool, on_lost: &mut impl FnMut(Lost)) -> bool {
+        let s = self.next;
+        if let Some(t) = self.has(s) {
+            self.before = Some((s, t));
+            self.next += 1;
+            return true;
+        }
+        let (after, n) = self.after(s);
+        if n < self.dupacks && !force {
+            return false;
+        }
+        // §5.2: T_loss = T_before + (T_after - T_before)·(S_loss - S_before)/(S_after - S_before).
+        let at = match (self.before, after) {
+            (Some((sb, tb)), Some((sa, ta))) => {
+                let frac = (s - sb) as f64 / (sa - sb) as f64;
+                let (tb, ta) = (tb.as_nanos() as f64, ta.as_nanos() as f64);
+                Instant::from_nanos((tb + (ta - tb) * frac).max(0.0) as u64)
+            }
+            (Some((_, tb)), None) => tb,
+            (None, Some((_, ta))) => ta,
+            (None, None) => Instant::ZERO,
+        };
+        self.next += 1;
+        on_lost(Lost { seq: s, at });
+        true
+    }
+}
+
+/// §5.2-§5.4 and §5.6: loss events and the average loss interval.
+#[derive(Clone, Debug)]
+pub struct LossHistory {
+    n: usize,
+    weights: [f64; TFMCC_MAX_INTERVALS],
+    /// Closed intervals I_1..I_k, most recent first (packets; the synthetic one may be a
+    /// fraction).
+    closed: [f64; TFMCC_MAX_INTERVALS],
+    k: usize,
+    /// Start of the most recent loss event: S_A and its nominal time T_old.
+    last: Option<(u64, Instant)>,
+    /// Index in `closed` of the synthetic interval of §5.6 while it is there.
+    synthetic: Option<usize>,
+    /// Loss events so far.
+    pub events: u64,
+}
+
+impl LossHistory {
+    /// A history averaging `n` intervals with §5.4's weights.
+    pub fn new(n: usize) -> Self {
+        let n = n.clamp(2, TFMCC_MAX_INTERVALS);
+        let mut weights = [0.0; TFMCC_MAX_INTERVALS];
+        let half = n as f64 / 2.0;
+        for (i, w) in weights.iter_mut().enumerate().take(n) {
+            // §5.4: w_i = 1 for i < n/2, else 1 - (i - (n/2 - 1))/(n/2 + 1).
+            *w = if (i as f64) < half { 1.0 } else { 1.0 - (i as f64 - (half - 1.0)) / (half + 1.0) };
+        }
+        LossHistory { n, weights, closed: [0.0; TFMCC_MAX_INTERVALS], k: 0, last: None, synthetic: None, events: 0 }
+    }
+
+    pub fn weights(&self) -> &[f64] {
+        &self.weights[..self.n]
+    }
+
+    /// Whether any loss event has been seen.
+    pub fn has_loss(&self) -> bool {
+        self.last.is_some()
+    }
+
+    fn push(&mut self, interval: f64) {
+        // shift: I_i -> I_(i+1), the oldest forgotten
+        let keep = self.n.min(TFMCC_MAX_INTERVALS);
+        for i in (1..keep).rev() {
+            self.closed[i] = self.closed[i - 1];
+        }
+        self.closed[0] = interval;
+        self.k = (self.k + 1).min(keep);
+        self.synthetic = self.synthetic.map(|i| i + 1).filter(|&i| i < self.k);
+    }
+
+    /// A packet found lost at nominal time `at` with RTT `rtt` (§5.2): a new loss event when
+    /// it lies more than an RTT after the start of the last one. For the first event the
+    /// history is seeded with `first_interval` (§5.6), computed only then. Returns whether
+    /// a new event began.
+    pub fn on_lost(&mut self, seq: u64, at: Instant, rtt: Duration, first_interval: impl FnOnce() -> f64) -> bool {
+        match self.last {
+            None => {
+                self.push(first_interval().max(1.0));
+                self.synthetic = Some(0);
+            }
+            Some((s_old, t_old)) => {
+                if t_old + rtt >= at || seq <= s_old {
+                    return false;
+                }
+                // §5.3: interval A holds S_B - S_A packets.
+                self.push((seq - s_old) as f64);
+            }
+        }
+        self.last = Some((seq, at));
+        self.events += 1;
+        true
+    }
+
+    /// §5.6: scale the synthetic interval by (R/R_max)² when the first RTT is measured while
+    /// it is still in the history.
+    pub fn scale_synthetic(&mut self, factor: f64) {
+        if let Some(i) = self.synthetic {
+            self.closed[i] = (self.closed[i] * factor).max(1.0);
+        }
+    }
+
+    /// I_0 with `highest` the highest sequence number received.
+    pub fn open_interval(&self, highest: u64) -> f64 {
+        self.last.map_or(0.0, |(s, _)| (highest + 1).saturating_sub(s) as f64)
+    }
+
+    /// §5.4: the loss event rate p = 1/I_mean (0 before the first loss event). With fewer
+    /// than n closed intervals each sum is normalised by the weights it used.
+    pub fn loss_event_rate(&self, highest: u64) -> f64 {
+        if self.k == 0 {
+            return 0.0;
+        }
+        let i0 = self.open_interval(highest);
+        let w = &self.weights;
+        // I_tot0: I_0..I_(n-1) with w_0..w_(n-1); I_tot1: I_1..I_n with w_0..w_(n-1).
+        let (mut t0, mut w0) = (i0 * w[0], w[0]);
+        for (ii, wi) in self.closed.iter().zip(&w[1..self.n.min(self.k + 1)]) {
+            t0 += ii * wi;
+            w0 += wi;
+        }
+        let (mut t1, mut w1) = (0.0, 0.0);
+        for (ii, wi) in self.closed.iter().zip(&w[..self.k.min(self.n)]) {
+            t1 += ii * wi;
+            w1 += wi;
+        }
+        let mean = (t0 / w0).max(t1 / w1);
+        if mean > 0.0 {
+            1.0 / mean
+        } else {
+            0.0
+        }
+    }
+
+    /// The closed intervals, most recent first.
+    pub fn intervals(&self) -> &[f64] {
+        &self.closed[..self.k]
+    }
+}

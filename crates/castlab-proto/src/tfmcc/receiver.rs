@@ -1,0 +1,439 @@
+//! The TFMCC receiver (RFC 4654 §4, §5).
+
+use castlab_core::{
+    Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Instant, Packet, Rng, StartInfo, TimerTable,
+};
+
+use super::loss::{LossHistory, LossTracker};
+use super::{round_is_newer, synthetic_interval, tcp_rate_bps, DataHeader, FeedbackHeader, TfmccConfig};
+
+castlab_core::timers! {
+    /// The receiver's timers.
+    pub enum ReceiverTimer {
+        /// The biased feedback timer of a non-CLR receiver (§4.5).
+        Feedback,
+        /// The CLR's report, once per RTT (§4.5).
+        ClrFeedback,
+    }
+}
+
+/// Arrivals kept for the receive rate (a rate needing more than this many packets per k RTTs
+/// is underestimated: our choice, allocated once).
+const RATE_RING: usize = 4096;
+
+/// What the receiver did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReceiverRecords {
+    /// Every report sent: when, X_r (b/s), p, the RTT it used (s), whether it was the CLR.
+    pub report_time_ns: Vec<u64>,
+    pub report_rate_bps: Vec<f64>,
+    pub report_loss_event_rate: Vec<f64>,
+    pub report_rtt_s: Vec<f64>,
+    pub report_clr: Vec<bool>,
+    /// Every RTT measurement (§4.3.2): when, the sample and the smoothed RTT (s).
+    pub rtt_time_ns: Vec<u64>,
+    pub rtt_sample_s: Vec<f64>,
+    pub rtt_s: Vec<f64>,
+    pub received: u64,
+    pub bytes: u64,
+    /// Packets found lost (§5.1).
+    pub lost: u64,
+    pub loss_events: u64,
+    /// Feedback timers cancelled by suppression or by a new round (§4.5).
+    pub suppressed: u64,
+    /// Packets that were not TFMCC data of this session, or duplicates.
+    pub ignored: u64,
+}
+
+castlab_core::records_table!(ReceiverRecords {
+    columns: [
+        report_time_ns,
+        report_rate_bps,
+        report_loss_event_rate,
+        report_rtt_s,
+        report_clr,
+        rtt_time_ns,
+        rtt_sample_s,
+        rtt_s,
+    ],
+    scalars: [
+        received = |r| r.received,
+        bytes = |r| r.bytes,
+        lost = |r| r.lost,
+        loss_events = |r| r.loss_events,
+        suppressed = |r| r.suppressed,
+        ignored = |r| r.ignored,
+    ],
+});
+
+/// The TFMCC receiver of session `flow` on `group`: reports to the sender by unicast.
+#[derive(Debug)]
+pub struct TfmccReceiver {
+    cfg: TfmccConfig,
+    group: GroupId,
+    flow: u32,
+    me: Addr,
+    sender: Option<Addr>,
+    rng: Rng,
+    /// R_max from the last data packet.
+    r_max: Duration,
+    /// The smoothed RTT R (§4.3.2), once measured.
+    rtt: Option<Duration>,
+    /// D_r of §4.3.3, sender clock minus receiver clock (ns, wrapping).
+    one_way_ns: Option<u64>,
+    /// The RTT in use: R' between measurements (§4.3.3), R_max before any.
+    r_now: Duration,
+    have_loss: bool,
+    is_clr: bool,
+    tracker: LossTracker,
+    history: LossHistory,
+    rate_times: Vec<Instant>,
+    rate_bytes: Vec<u32>,
+    rate_head: usize,
+    /// The last data packet: its timestamp (sender's clock) and arrival.
+    last_ts_ns: u64,
+    last_arrival: Option<Instant>,
+    // §4.5
+    fb_nr: Option<u8>,
+    x_fbr: f64,
+    fb_set_at: Instant,
+    fb_delay: Duration,
+    fb_postponed: Duration,
+    fb_rmax: Duration,
+    data_since_report: bool,
+    last_clr_report: Option<Instant>,
+    out: [Option<Packet>; 2],
+    timers: TimerTable<ReceiverTimer>,
+    events: [Option<AgentEvent>; 1],
+    records: ReceiverRecords,
+}
+
+impl TfmccReceiver {
+    pub fn try_new(cfg: TfmccConfig, group: GroupId, flow: u32) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        Ok(TfmccReceiver {
+            r_max: cfg.initial_rtt,
+            r_now: cfg.initial_rtt,
+            tracker: LossTracker::new(cfg.dupacks),
+            history: LossHistory::new(cfg.loss_intervals as usize),
+            fb_rmax: cfg.initial_rtt,
+            cfg,
+            group,
+            flow,
+            me: Addr::default(),
+            sender: None,
+            rng: Rng::seed_from_u64(0),
+            rtt: None,
+            one_way_ns: None,
+            have_loss: false,
+            is_clr: false,
+            rate_times: vec![Instant::ZERO; RATE_RING],
+            rate_bytes: vec![0; RATE_RING],
+            rate_head: 0,
+            last_ts_ns: 0,
+            last_arrival: None,
+            fb_nr: None,
+            x_fbr: f64::INFINITY,
+            fb_set_at: Instant::ZERO,
+            fb_delay: Duration::ZERO,
+            fb_postponed: Duration::ZERO,
+            data_since_report: false,
+            last_clr_report: None,
+            out: [None; 2],
+            timers: TimerTable::default(),
+            events: [None; 1],
+            records: ReceiverRecords::default(),
+        })
+    }
+
+    pub fn config(&self) -> &TfmccConfig {
+        &self.cfg
+    }
+    pub fn records(&self) -> &ReceiverRecords {
+        &self.records
+    }
+    pub fn is_clr(&self) -> bool {
+        self.is_clr
+    }
+    pub fn have_loss(&self) -> bool {
+        self.have_loss
+    }
+    /// The smoothed RTT, once measured.
+    pub fn rtt(&self) -> Option<Duration> {
+        self.rtt
+    }
+    /// The RTT the rate uses now (§4.3.3's R', or R_max before a measurement).
+    pub fn current_rtt(&self) -> Duration {
+        self.r_now
+    }
+    pub fn loss_history(&self) -> &LossHistory {
+        &self.history
+    }
+    /// p (§5.4).
+    pub fn loss_event_rate(&self) -> f64 {
+        self.tracker.highest().map_or(0.0, |h| self.history.loss_event_rate(h))
+    }
+
+    /// Bits per second received over the last `window` (§4.3.4).
+    pub fn receive_rate_bps(&self, now: Instant, window: Duration) -> f64 {
+        if window.is_zero() {
+            return 0.0;
+        }
+        let from = now - window;
+        let mut bytes = 0u64;
+        for k in 1..=RATE_RING {
+            let i = (self.rate_head + RATE_RING - k) % RATE_RING;
+            let t = self.rate_times[i];
+            if self.rate_bytes[i] == 0 || t <= from {
+                break;
+            }
+            bytes += self.rate_bytes[i] as u64;
+        }
+        bytes as f64 * 8.0 / window.as_secs_f64()
+    }
+
+    /// X_r (§4.4): equation (1) once a loss event was seen, else twice the receive rate; at
+    /// least one packet per 8 s.
+    pub fn desired_rate_bps(&self, now: Instant) -> f64 {
+        let s = self.cfg.packet_size as f64;
+        let p = self.loss_event_rate();
+        let x = if self.have_loss && p > 0.0 {
+            tcp_rate_bps(s, self.r_now.as_secs_f64(), p)
+        } else {
+            2.0 * self.receive_rate_bps(now, self.r_now * self.cfg.receive_rate_rtts as u64)
+        };
+        x.max(self.cfg.min_rate_bps())
+    }
+
+    fn round_time(&self) -> Duration {
+        self.r_max.mul_f64(self.cfg.round_rtts)
+    }
+
+    /// §4.5: t = max(T·(1 + ln x / ln N), 0), x uniform in (0, 1].
+    fn feedback_delay(&mut self) -> Duration {
+        let x = 1.0 - self.rng.uniform();
+        let f = (1.0 + x.ln() / self.cfg.receivers_bound.ln()).max(0.0);
+        self.round_time().mul_f64(f)
+    }
+
+    fn send_report(&mut self, now: Instant) {
+        let Some(dst) = self.sender else { return };
+        let Some(last) = self.last_arrival else { return };
+        let x = self.desired_rate_bps(now);
+        let p = self.loss_event_rate();
+        // ts_i' = ts_i + tr_d
+        let held = (now - last).as_nanos();
+        let fb = FeedbackHeader {
+            ts_echo_ns: self.last_ts_ns.wrapping_add(held),
+            rate_bps: x,
+            have_rtt: self.rtt.is_some(),
+            have_loss: self.have_loss,
+            leave: false,
+            fb_nr: self.fb_nr.unwrap_or(0),
+            loss_event_rate: p as f32,
+        };
+        let mut pkt = Packet::data(Dest::Unicast(dst), self.cfg.feedback_size);
+        pkt.flow = self.flow;
+        pkt.sent_at = now;
+        pkt.header = fb.encode();
+        if let Some(slot) = self.out.iter_mut().find(|s| s.is_none()) {
+            *slot = Some(pkt);
+        }
+        self.data_since_report = false;
+        self.records.report_time_ns.push(now.as_nanos());
+        self.records.report_rate_bps.push(x);
+        self.records.report_loss_event_rate.push(p);
+        self.records.report_rtt_s.push(self.r_now.as_secs_f64());
+        self.records.report_clr.push(self.is_clr);
+    }
+
+    fn cancel_feedback(&mut self) {
+        if self.timers.is_armed(ReceiverTimer::Feedback) {
+            self.timers.stop(ReceiverTimer::Feedback);
+            self.records.suppressed += 1;
+        }
+    }
+
+    fn on_data(&mut self, now: Instant, p: &Packet, h: DataHeader) {
+        if self.last_arrival.is_none() {
+            // §4.1: initialised by the first data packet; R = R_max until measured.
+            self.sender = Some(p.src);
+            self.r_now = h.r_max;
+        }
+        // §4.3.1: no data for 10 RTTs clears have_loss (the sender may slowstart again).
+        if let Some(last) = self.last_arrival {
+            if now - last > self.r_now * self.cfg.clr_timeout_rtts as u64 {
+                self.have_loss = false;
+            }
+        }
+        self.records.received += 1;
+        self.records.bytes += p.size_bytes as u64;
+        self.rate_times[self.rate_head] = now;
+        self.rate_bytes[self.rate_head] = p.size_bytes.max(1);
+        self.rate_head = (self.rate_head + 1) % RATE_RING;
+
+        // §4.3.2: an echo of our own timestamp gives an RTT sample.
+        let mine = h.echo.is_some_and(|e| e.receiver == self.me);
+        if mine {
+            self.is_clr = h.is_clr;
+        } else if h.is_clr {
+            self.is_clr = false;
+        }
+        if let (true, Some(e)) = (mine, h.echo) {
+            // at least 1 ms (§4.3.2), at most the 64 s R_max can carry (§2.2.1)
+            let sample = Duration::from_nanos(now.as_nanos().wrapping_sub(e.timestamp_ns))
+                .max(Duration::from_millis(1))
+                .min(Duration::from_secs(64));
+            let r = match self.rtt {
+                None => {
+                    // §5.6: a synthetic interval made with R_max is scaled by (R/R_max)².
+                    let k = sample.as_secs_f64() / self.r_now.as_secs_f64();
+                    self.history.scale_synthetic(k * k);
+                    sample
+                }
+                Some(r) => {
+                    let q = if self.is_clr { self.cfg.clr_rtt_filter } else { self.cfg.rtt_filter };
+                    Duration::from_secs_f64(q * r.as_secs_f64() + (1.0 - q) * sample.as_secs_f64())
+                }
+            };
+            self.rtt = Some(r);
+            self.r_now = r;
+            // §4.3.3: the delay from here to the sender, ts_i - tr_r' (see the module's
+            // readings for the sign), in mixed clocks: only sums with a forward delay mean
+            // anything.
+            self.one_way_ns = Some(p.sent_at.as_nanos().wrapping_sub(e.timestamp_ns));
+            self.records.rtt_time_ns.push(now.as_nanos());
+            self.records.rtt_sample_s.push(sample.as_secs_f64());
+            self.records.rtt_s.push(r.as_secs_f64());
+        } else if let Some(d) = self.one_way_ns {
+            // §4.3.3: R' = max(D_r + tr_now - ts_j, 1 ms).
+            let r = d.wrapping_add(now.as_nanos()).wrapping_sub(p.sent_at.as_nanos()) as i64;
+            self.r_now = Duration::from_nanos(r.max(1_000_000) as u64);
+        } else {
+            self.r_now = h.r_max;
+        }
+
+        // §5: losses and loss events.
+        let rtt = self.r_now;
+        let s = self.cfg.packet_size as f64;
+        let recv_last_rtt = self.receive_rate_bps(now, rtt);
+        let (history, records) = (&mut self.history, &mut self.records);
+        let mut new_event = false;
+        let fresh = self.tracker.arrive(p.seq, now, |l| {
+            records.lost += 1;
+            if history.on_lost(l.seq, l.at, rtt, || synthetic_interval(s, rtt.as_secs_f64(), recv_last_rtt)) {
+                records.loss_events += 1;
+                new_event = true;
+            }
+        });
+        if !fresh {
+            self.records.ignored += 1;
+        }
+        if new_event {
+            self.have_loss = true;
+        }
+        self.last_ts_ns = p.sent_at.as_nanos();
+        self.last_arrival = Some(now);
+        self.data_since_report = true;
+
+        // §4.5: R_max changed by more than 10 %: rescale the pending timer.
+        self.r_max = h.r_max;
+        if self.timers.is_armed(ReceiverTimer::Feedback) {
+            let ratio = self.r_max.as_secs_f64() / self.fb_rmax.as_secs_f64();
+            if !(0.9..=1.1).contains(&ratio) {
+                self.fb_delay = self.fb_delay.mul_f64(ratio);
+                self.fb_rmax = self.r_max;
+                self.timers.set(ReceiverTimer::Feedback, self.fb_set_at + self.fb_delay);
+            }
+        }
+
+        let x = self.desired_rate_bps(now);
+        let new_round = self.fb_nr.is_none_or(|n| round_is_newer(h.fb_nr, n));
+        if new_round {
+            // §4.5: a new round cancels feedback for older ones; non-CLR receivers set a timer.
+            self.cancel_feedback();
+            self.fb_nr = Some(h.fb_nr);
+            self.x_fbr = x;
+            if !self.is_clr {
+                self.fb_set_at = now;
+                self.fb_delay = self.feedback_delay();
+                self.fb_postponed = Duration::ZERO;
+                self.fb_rmax = self.r_max;
+                self.timers.set(ReceiverTimer::Feedback, now + self.fb_delay);
+            }
+        } else if self.timers.is_armed(ReceiverTimer::Feedback) {
+            // §4.5: suppressed by a lower X_supp (than X_r or X_fbr) unless our RTT exceeds R_max.
+            let supp = h.suppression_bps as f64;
+            if (supp < x || supp < self.x_fbr) && self.r_max >= self.r_now {
+                self.cancel_feedback();
+            }
+        }
+        if self.is_clr {
+            self.cancel_feedback();
+            if !self.timers.is_armed(ReceiverTimer::ClrFeedback) {
+                let at = self.last_clr_report.map_or(now, |t| (t + self.r_now).max(now));
+                self.timers.set(ReceiverTimer::ClrFeedback, at);
+            }
+        } else {
+            self.timers.stop(ReceiverTimer::ClrFeedback);
+        }
+    }
+}
+
+impl Agent for TfmccReceiver {
+    fn handle_start(&mut self, _now: Instant, info: StartInfo) {
+        self.me = info.addr;
+        self.rng = info.rng;
+        self.events[0] = Some(AgentEvent::Join(self.group));
+    }
+
+    fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        if p.flow != self.flow || !matches!(p.dst, Dest::Group(g) if g == self.group) {
+            self.records.ignored += 1;
+            return;
+        }
+        match DataHeader::decode(p) {
+            Some(h) => self.on_data(now, p, h),
+            None => self.records.ignored += 1,
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        while let Some(t) = self.timers.expire_earliest(now) {
+            match t {
+                ReceiverTimer::Feedback => {
+                    // §4.5: data older than R_max postpones the report by the excess.
+                    let since = self.last_arrival.map_or(Duration::ZERO, |l| now - l);
+                    let extra = since - self.r_max;
+                    if extra > self.fb_postponed {
+                        self.fb_postponed = extra;
+                        self.timers.set(ReceiverTimer::Feedback, self.fb_set_at + self.fb_delay + extra);
+                    } else if !self.is_clr {
+                        self.send_report(now);
+                    }
+                }
+                ReceiverTimer::ClrFeedback => {
+                    if self.is_clr && self.data_since_report {
+                        self.send_report(now);
+                        self.last_clr_report = Some(now);
+                        self.timers.set(ReceiverTimer::ClrFeedback, now + self.r_now);
+                    }
+                }
+            }
+        }
+    }
+
+    fn poll_transmit(&mut self) -> Option<Packet> {
+        let p = self.out[0].take()?;
+        self.out.rotate_left(1);
+        Some(p)
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+
+    fn poll_event(&mut self) -> Option<AgentEvent> {
+        self.events[0].take()
+    }
+}

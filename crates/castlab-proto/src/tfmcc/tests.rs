@@ -1,0 +1,630 @@
+//! TFMCC driven by hand against RFC 4654's rules and equation (1).
+
+use super::*;
+use crate::testing::Driver;
+use castlab_core::{Agent, AgentEvent, Dest, GroupId, Instant, Rng, StartInfo};
+
+const G: GroupId = GroupId(5);
+const SENDER: Addr = Addr::new(NodeId(1), 1);
+
+fn ms(x: u64) -> Instant {
+    Instant::from_nanos(x * 1_000_000)
+}
+fn rx_addr(i: u32) -> Addr {
+    Addr::new(NodeId(10 + i), 7)
+}
+
+// ------------------------------------------------------------------ equation and history
+
+#[test]
+fn default_config_is_rfc_4654s() {
+    let c = TfmccConfig::default();
+    assert_eq!(c.initial_rtt, Duration::from_millis(500)); // §3.1
+    assert_eq!(c.rmax_decay, 0.9); // §3.2
+    assert_eq!(c.suppression_g, 0.1); // §3.4
+    assert_eq!(c.round_rtts, 6.0); // §3.4, unicast feedback
+    assert_eq!(c.receivers_bound, 10_000.0); // §4.5
+    assert_eq!((c.rtt_filter, c.clr_rtt_filter), (0.5, 0.9)); // §4.3.2
+    assert_eq!((c.loss_intervals, c.dupacks), (8, 3)); // §5.4, §5.1
+    assert_eq!((c.clr_halve_rtts, c.clr_timeout_rtts), (4, 10)); // §3.3
+    assert_eq!(c.clock_granularity, Duration::from_millis(10)); // §3.7
+    assert!((2..=4).contains(&c.receive_rate_rtts)); // §4.3.4
+    assert!(c.validate().is_ok());
+    // one packet per 8 s (§4.4)
+    assert_eq!(c.min_rate_bps(), 1000.0);
+}
+
+#[test]
+fn bad_config_names_the_field() {
+    let e = TfmccConfig { suppression_g: 1.5, ..TfmccConfig::default() }.validate().unwrap_err();
+    assert_eq!(e.field, "suppression_g");
+    let e = TfmccConfig { loss_intervals: 40, ..TfmccConfig::default() }.validate().unwrap_err();
+    assert_eq!(e.field, "loss_intervals");
+    let e = TfmccSender::try_new(TfmccConfig::default(), G, 0, ms(5), ms(1)).unwrap_err();
+    assert_eq!(e.field, "stop");
+}
+
+#[test]
+fn equation_1_by_hand() {
+    // s = 1000 B, R = 100 ms, p = 0.01: sqrt(2p/3) = 0.0816497, 12·sqrt(3p/8)·p·(1+32p²) =
+    // 0.0073720, X = 8000 / (0.1 · 0.0890217) = 898,658 b/s.
+    let x = tcp_rate_bps(1000.0, 0.1, 0.01);
+    assert!((x - 898_658.0).abs() < 2.0, "{x}");
+    // Small p: the square-root law 8s / (R·sqrt(2p/3)).
+    let p = 1e-6;
+    let law = 8000.0 / (0.1 * (2.0 * p / 3.0f64).sqrt());
+    assert!((tcp_rate_bps(1000.0, 0.1, p) / law - 1.0).abs() < 1e-3);
+    // Inversely proportional to R; infinite without loss.
+    assert!((tcp_rate_bps(1000.0, 0.2, 0.01) * 2.0 - x).abs() < 1e-6);
+    assert!(tcp_rate_bps(1000.0, 0.1, 0.0).is_infinite());
+    // §5.6: the synthetic interval inverts the simplified equation.
+    let l0 = synthetic_interval(1000.0, 0.05, 500e3);
+    assert!((l0 - 6.5104).abs() < 1e-3, "{l0}");
+    assert!((1.5f64.sqrt() * 8000.0 / (0.05 * (1.0 / l0).sqrt()) - 500e3).abs() < 1e-6);
+}
+
+#[test]
+fn loss_interval_weights_are_the_rfcs() {
+    let h = LossHistory::new(8);
+    let want = [1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2];
+    assert!(h.weights().iter().zip(want).all(|(w, x)| (w - x).abs() < 1e-12), "{:?}", h.weights());
+}
+
+#[test]
+fn average_loss_interval_by_hand() {
+    let mut h = LossHistory::new(8);
+    let r = Duration::from_millis(10);
+    // first event at seq 100, seeded with a synthetic interval of 50
+    assert!(h.on_lost(100, ms(1000), r, || 50.0));
+    // then events at 200, 260, 400 (each more than an RTT apart)
+    assert!(h.on_lost(200, ms(2000), r, || unreachable!()));
+    assert!(h.on_lost(260, ms(3000), r, || unreachable!()));
+    assert!(h.on_lost(400, ms(4000), r, || unreachable!()));
+    assert_eq!(h.intervals(), &[140.0, 60.0, 100.0, 50.0]);
+    // highest 409: I_0 = 10. I_tot0 = 10 + 140 + 60 + 100 + 50·0.8 = 350 over 4.8;
+    // I_tot1 = 140 + 60 + 100 + 50 = 350 over 4: I_mean = max(72.9, 87.5) = 87.5.
+    let p = h.loss_event_rate(409);
+    assert!((p - 1.0 / 87.5).abs() < 1e-12, "{p}");
+    // A long open interval counts once it raises the mean: I_0 = 1000.
+    let p = h.loss_event_rate(1399);
+    assert!((p - 4.8 / (1000.0 + 340.0)).abs() < 1e-12, "{p}");
+}
+
+#[test]
+fn losses_within_an_rtt_of_the_event_start_are_one_event() {
+    let mut h = LossHistory::new(8);
+    let r = Duration::from_millis(100);
+    assert!(h.on_lost(10, ms(1000), r, || 20.0));
+    assert!(!h.on_lost(11, ms(1050), r, || 0.0));
+    assert!(!h.on_lost(15, ms(1100), r, || 0.0), "T_old + R >= T_new: same event");
+    assert!(h.on_lost(16, ms(1101), r, || 0.0));
+    assert_eq!(h.events, 2);
+    assert_eq!(h.intervals(), &[6.0, 20.0]);
+}
+
+#[test]
+fn a_packet_is_lost_only_after_three_later_ones_arrive() {
+    let mut t = LossTracker::new(3);
+    let mut lost = Vec::new();
+    for s in [0u64, 1, 2, 3, 4] {
+        t.arrive(s, ms(10 * s), |l| lost.push(l));
+    }
+    // 5 is missing
+    t.arrive(6, ms(60), |l| lost.push(l));
+    t.arrive(7, ms(70), |l| lost.push(l));
+    assert!(lost.is_empty());
+    // a late 5 would still fill the hole; instead 8 is the third later packet
+    t.arrive(8, ms(80), |l| lost.push(l));
+    assert_eq!(lost.len(), 1);
+    // §5.2: the nominal arrival time is interpolated between 4 (40 ms) and 6 (60 ms)
+    assert_eq!(lost[0], loss::Lost { seq: 5, at: ms(50) });
+    // a late packet after its loss was counted changes nothing; duplicates are refused
+    assert!(!t.arrive(5, ms(90), |l| lost.push(l)));
+    assert!(!t.arrive(7, ms(91), |l| lost.push(l)));
+    // two missing in a row, interpolated 1/3 and 2/3 of the way
+    for s in [11u64, 12, 13] {
+        t.arrive(s, ms(10 * s), |l| lost.push(l));
+    }
+    assert_eq!(lost.len(), 3);
+    assert_eq!(lost[1].seq, 9);
+    assert_eq!(lost[2].seq, 10);
+    assert_eq!(lost[1].at, ms(80 + 10));
+    assert_eq!(lost[2].at, ms(80 + 20));
+}
+
+#[test]
+fn rmax_travels_as_the_rfcs_8_bit_float_rounded_up() {
+    // (1 + m/16)·2^e ms: 1 ms to 31/16 · 2^15 ms, steps of at most 1/16
+    assert_eq!(rtt_on_the_wire(Duration::from_micros(1)), Duration::from_millis(1));
+    assert_eq!(rtt_on_the_wire(Duration::from_millis(40)), Duration::from_millis(40)); // 1.25 · 32
+    assert_eq!(rtt_on_the_wire(Duration::from_micros(40_001)), Duration::from_millis(42)); // 1.3125 · 32
+    assert_eq!(rtt_on_the_wire(Duration::from_secs(100)), Duration::from_millis(63_488));
+    for us in [1_500u64, 7_777, 123_456, 4_000_000] {
+        let d = Duration::from_micros(us);
+        let w = rtt_on_the_wire(d);
+        assert!(w >= d && w.as_secs_f64() <= d.as_secs_f64() * (1.0 + 1.0 / 16.0) + 1e-9, "{us}: {w:?}");
+    }
+}
+
+#[test]
+fn wire_headers_round_trip_and_bad_ones_are_refused() {
+    let h = DataHeader {
+        echo: Some(Echo { receiver: Addr::new(NodeId(0xC0A8_0102), 4321), timestamp_ns: 123_456_789_012 }),
+        is_clr: true,
+        fb_nr: 200,
+        suppression_bps: 1.5e6,
+        r_max: Duration::from_micros(123_456),
+    };
+    let mut p = Packet::data(Dest::Group(G), 1000);
+    p.header = h.encode();
+    assert_eq!(DataHeader::decode(&p), Some(h));
+    let mut q = p;
+    q.header = DataHeader { echo: None, suppression_bps: f32::INFINITY, ..h }.encode();
+    let d = DataHeader::decode(&q).unwrap();
+    assert_eq!((d.echo, d.suppression_bps), (None, f32::INFINITY));
+    let f = FeedbackHeader {
+        ts_echo_ns: u64::MAX - 5,
+        rate_bps: 123_456.5,
+        have_rtt: true,
+        have_loss: false,
+        leave: true,
+        fb_nr: 255,
+        loss_event_rate: 0.25,
+    };
+    p.header = f.encode();
+    assert_eq!(FeedbackHeader::decode(&p), Some(f));
+    p.header = FeedbackHeader { rate_bps: f64::NAN, ..f }.encode();
+    assert_eq!(FeedbackHeader::decode(&p), None);
+    p.header = FeedbackHeader { rate_bps: -1.0, ..f }.encode();
+    assert_eq!(FeedbackHeader::decode(&p), None);
+    assert!(round_is_newer(1, 0) && round_is_newer(0, 255) && !round_is_newer(0, 1) && !round_is_newer(3, 3));
+}
+
+// ------------------------------------------------------------------ sender
+
+fn sender() -> Driver<TfmccSender> {
+    let s = TfmccSender::try_new(TfmccConfig::default(), G, 0, Instant::ZERO, Instant::MAX).unwrap();
+    Driver::start(s, Instant::ZERO, SENDER, 1)
+}
+
+/// A report from `from`, arriving at `t`, whose echo makes the sender's RTT sample `rtt_ms`.
+#[allow(clippy::too_many_arguments)]
+fn report(
+    from: Addr,
+    t: Instant,
+    rtt_ms: u64,
+    rate: f64,
+    have_rtt: bool,
+    have_loss: bool,
+    leave: bool,
+    fb_nr: u8,
+) -> Packet {
+    let mut p = Packet::data(Dest::Unicast(SENDER), 64);
+    p.src = from;
+    p.sent_at = t;
+    p.header = FeedbackHeader {
+        ts_echo_ns: t.as_nanos() - rtt_ms * 1_000_000,
+        rate_bps: rate,
+        have_rtt,
+        have_loss,
+        leave,
+        fb_nr,
+        loss_event_rate: 0.01,
+    }
+    .encode();
+    p
+}
+
+fn loss_report(from: Addr, t: Instant, rate: f64, fb_nr: u8) -> Packet {
+    report(from, t, 100, rate, true, true, false, fb_nr)
+}
+
+fn last_header(d: &Driver<TfmccSender>) -> DataHeader {
+    DataHeader::decode(&d.sent.last().unwrap().1).unwrap()
+}
+
+#[test]
+fn sender_starts_at_one_packet_per_rmax_with_no_suppression() {
+    let mut d = sender();
+    d.advance_to(ms(1200));
+    // §3.1: X = 8s/R_max = 16 kb/s: a 1000-byte packet every 500 ms
+    let times: Vec<Instant> = d.sent.iter().map(|(t, _)| *t).collect();
+    assert_eq!(times, vec![ms(0), ms(500), ms(1000)]);
+    assert_eq!(d.agent.rate_bps(), 16_000.0);
+    let h = last_header(&d);
+    // R_max = 500 ms travels as the next value of §2.2.1's 8-bit float: (1 + 0/16)·2^9 ms
+    assert_eq!(h.r_max, Duration::from_millis(512));
+    assert_eq!(h.suppression_bps, f32::INFINITY);
+    assert_eq!((h.fb_nr, h.echo), (0, None));
+    assert!(d.sent.iter().all(|(_, p)| p.dst == Dest::Group(G) && p.size_bytes == 1000));
+    assert_eq!(d.sent.iter().map(|(_, p)| p.seq).collect::<Vec<_>>(), vec![0, 1, 2]);
+    assert!(d.agent.in_slowstart());
+}
+
+#[test]
+fn sender_case_1_then_case_4_increase_at_most_one_packet_per_rmax() {
+    let mut d = sender();
+    let a = rx_addr(1);
+    d.packet(ms(100), &loss_report(a, ms(100), 100_000.0, 0));
+    // case 1: a becomes CLR; the rate rises by at most 8s/R_max = 16 kb/s
+    assert_eq!(d.agent.clr(), Some(a));
+    assert_eq!(d.agent.rate_bps(), 32_000.0);
+    assert!(!d.agent.in_slowstart(), "a report with have_loss ends slowstart (§3.6)");
+    // case 4: the CLR's reports raise it by 16 kb/s each, up to its rate
+    d.packet(ms(200), &loss_report(a, ms(200), 100_000.0, 0));
+    assert_eq!(d.agent.rate_bps(), 48_000.0);
+    d.packet(ms(300), &loss_report(a, ms(300), 60_000.0, 0));
+    assert_eq!(d.agent.rate_bps(), 60_000.0);
+    // and a lower rate from the CLR is taken at once
+    d.packet(ms(400), &loss_report(a, ms(400), 20_000.0, 0));
+    assert_eq!(d.agent.rate_bps(), 20_000.0);
+    let r = d.agent.records();
+    assert_eq!(r.rate_bps, vec![16_000.0, 32_000.0, 48_000.0, 60_000.0, 20_000.0]);
+    assert!(d.events.iter().any(|(_, e)| *e == AgentEvent::RateChanged { rate_bps: 20_000.0 }));
+}
+
+#[test]
+fn sender_case_2_a_lower_rate_takes_over_the_clr_unless_leaving() {
+    let mut d = sender();
+    let (a, b, c) = (rx_addr(1), rx_addr(2), rx_addr(3));
+    d.packet(ms(100), &loss_report(a, ms(100), 20_000.0, 0));
+    assert_eq!(d.agent.rate_bps(), 20_000.0);
+    // higher than X: no change
+    d.packet(ms(150), &loss_report(b, ms(150), 50_000.0, 0));
+    assert_eq!(d.agent.clr(), Some(a));
+    // lower but leaving: no change
+    d.packet(ms(160), &report(c, ms(160), 100, 5_000.0, true, true, true, 0));
+    assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(a), 20_000.0));
+    // lower: b' becomes CLR and the rate drops to its rate at once
+    d.packet(ms(170), &loss_report(b, ms(170), 10_000.0, 0));
+    assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(b), 10_000.0));
+    assert_eq!(d.agent.records().clr_receiver, vec![0, 1]);
+}
+
+#[test]
+fn sender_case_3_a_leaving_clr_is_replaced_without_an_increase_for_a_round() {
+    let mut d = sender();
+    let (a, b) = (rx_addr(1), rx_addr(2));
+    d.packet(ms(100), &loss_report(a, ms(100), 20_000.0, 0));
+    d.packet(ms(200), &report(a, ms(200), 100, 20_000.0, true, true, true, 0));
+    // b reports more than X: it becomes CLR, X stays for a feedback round (T = 3 s)
+    d.packet(ms(300), &loss_report(b, ms(300), 80_000.0, 0));
+    assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(b), 20_000.0));
+    d.packet(ms(1300), &loss_report(b, ms(1300), 80_000.0, 0));
+    assert_eq!(d.agent.rate_bps(), 20_000.0);
+    // after the round, case 4's increase resumes
+    d.packet(ms(3400), &loss_report(b, ms(3400), 80_000.0, 0));
+    assert!(d.agent.rate_bps() > 20_000.0);
+}
+
+#[test]
+fn sender_scales_a_rate_computed_with_rmax_by_its_measured_rtt() {
+    let mut d = sender();
+    let (a, b, c) = (rx_addr(1), rx_addr(2), rx_addr(3));
+    d.packet(ms(100), &loss_report(a, ms(100), 20_000.0, 0));
+    // have_loss without have_RTT: X_r' = X_r·R_max/R_r = 10 kb/s · 500/100 = 50 kb/s > X
+    d.packet(ms(200), &report(b, ms(200), 100, 10_000.0, false, true, false, 0));
+    assert_eq!(d.agent.clr(), Some(a));
+    // 2 kb/s · 5 = 10 kb/s < X: c becomes CLR at 10 kb/s
+    d.packet(ms(300), &report(c, ms(300), 100, 2_000.0, false, true, false, 0));
+    assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(c), 10_000.0));
+    // its timestamp is echoed first (a new CLR, §3.5 priority 1), marked as the CLR's
+    d.advance_to(ms(1500));
+    let h = last_header(&d);
+    assert_eq!(h.echo.map(|e| e.receiver), Some(c));
+    assert!(h.is_clr);
+}
+
+#[test]
+fn sender_echo_adds_the_time_it_held_the_timestamp() {
+    let mut d = sender();
+    let a = rx_addr(1);
+    // the report is stamped at 100 ms in a's clock; the next packet leaves at 500 ms
+    d.packet(ms(100), &loss_report(a, ms(100), 20_000.0, 0));
+    let n = d.sent.len();
+    d.advance_to(ms(500));
+    assert_eq!(d.sent.len(), n + 1);
+    let e = last_header(&d).echo.unwrap();
+    assert_eq!(e.timestamp_ns, ms(100).as_nanos() + (d.sent.last().unwrap().0 - ms(100)).as_nanos());
+}
+
+#[test]
+fn sender_rmax_rises_with_a_larger_rtt_and_decays_by_a_tenth_per_quiet_round() {
+    let mut d = sender();
+    let (a, b) = (rx_addr(1), rx_addr(2));
+    d.packet(ms(1000), &report(a, ms(1000), 800, 20_000.0, true, true, false, 0));
+    assert_eq!(d.agent.r_max(), Duration::from_millis(800));
+    // the round that started at 0 with T = 3 s ends at 3 s (it had non-CLR feedback): no decay
+    // in a round that saw a larger RTT
+    d.advance_to(ms(3000));
+    assert_eq!(d.agent.feedback_round(), 1);
+    assert_eq!(d.agent.r_max(), Duration::from_millis(800));
+    // next round: T = 6 · 0.8 = 4.8 s; one non-CLR report with a 100 ms RTT
+    d.packet(ms(4000), &report(b, ms(4000), 100, 50_000.0, true, true, false, 1));
+    d.advance_to(ms(3000 + 4800));
+    assert_eq!(d.agent.feedback_round(), 2);
+    // R_max = max(0.9 · 800, R_peak = 100) = 720 ms
+    assert_eq!(d.agent.r_max(), Duration::from_millis(720));
+    assert_eq!(d.agent.records().round_rmax_s, vec![0.8, 0.72]);
+}
+
+#[test]
+fn sender_suppression_rate_follows_non_clr_reports_of_the_round() {
+    let mut d = sender();
+    let (a, b, c) = (rx_addr(1), rx_addr(2), rx_addr(3));
+    d.packet(ms(100), &loss_report(a, ms(100), 20_000.0, 0));
+    // the report that made a CLR was non-CLR when sent: X_supp = 0.9 · 20 kb/s
+    assert_eq!(d.agent.suppression_bps(), 18_000.0);
+    d.packet(ms(200), &loss_report(b, ms(200), 30_000.0, 0));
+    assert_eq!(d.agent.suppression_bps(), 18_000.0);
+    d.packet(ms(300), &loss_report(c, ms(300), 15_000.0, 0));
+    assert_eq!(d.agent.suppression_bps(), 13_500.0);
+    // the CLR's own reports and reports for older rounds do not suppress
+    d.packet(ms(400), &loss_report(c, ms(400), 14_000.0, 0));
+    d.packet(ms(450), &loss_report(b, ms(450), 10_000.0, 7));
+    assert_eq!(d.agent.suppression_bps(), 13_500.0);
+    d.advance_to(ms(2000));
+    assert_eq!(last_header(&d).suppression_bps, 13_500.0);
+    // a new round resets it
+    d.advance_to(ms(3001));
+    assert_eq!(d.agent.feedback_round(), 1);
+    assert!(d.agent.suppression_bps().is_infinite());
+}
+
+#[test]
+fn sender_round_without_non_clr_feedback_ends_at_the_first_one_after_t_or_at_2t() {
+    let mut d = sender();
+    // no feedback at all: the round ends at 2T = 6 s
+    d.advance_to(ms(5999));
+    assert_eq!(d.agent.feedback_round(), 0);
+    d.advance_to(ms(6000));
+    assert_eq!(d.agent.feedback_round(), 1);
+    // 10 RTTs (5 s) without feedback halved the rate to 8 kb/s (§3.3), so R_max decays only
+    // to the packet interval plus ts_gran: max(0.9 · 500 ms, 1 s + 10 ms) (§3.2)
+    assert_eq!(d.agent.rate_bps(), 8_000.0);
+    assert_eq!(d.agent.r_max(), Duration::from_millis(1010));
+    // T = 6.06 s; past it, the round waits for a non-CLR report, which ends it at once
+    d.advance_to(ms(6000 + 6060 + 500));
+    assert_eq!(d.agent.feedback_round(), 1);
+    d.packet(ms(12_600), &loss_report(rx_addr(1), ms(12_600), 20_000.0, 1));
+    assert_eq!(d.agent.feedback_round(), 2);
+}
+
+#[test]
+fn sender_halves_after_a_silent_clr_then_drops_it_and_halves_per_ten_silent_rtts() {
+    let mut d = sender();
+    let a = rx_addr(1);
+    // the CLR reports every 100 ms for 3 s at 20 kb/s (RTT 100 ms; packets every 400 ms, so
+    // the silence unit is the 400 ms packet interval)
+    for k in 1..=30u64 {
+        d.packet(ms(100 * k), &loss_report(a, ms(100 * k), 20_000.0, d.agent.feedback_round()));
+    }
+    assert_eq!(d.agent.rate_bps(), 20_000.0);
+    // 4 units of silence after its last report at 3 s: halved once
+    d.advance_to(ms(3000 + 1599));
+    assert_eq!(d.agent.rate_bps(), 20_000.0);
+    d.advance_to(ms(3000 + 1600));
+    assert_eq!(d.agent.rate_bps(), 10_000.0);
+    assert_eq!(d.agent.clr(), Some(a));
+    // 10 units (now 800 ms each) after the last report: the CLR is gone
+    d.advance_to(ms(3000 + 8000));
+    assert_eq!(d.agent.clr(), None);
+    // without any feedback the rate keeps halving, down to one packet per 8 s
+    d.advance_to(Instant::from_secs_f64(2000.0));
+    assert_eq!(d.agent.rate_bps(), 1000.0);
+    // a new report picks a new CLR as in case 3: no increase for a round
+    let b = rx_addr(2);
+    d.packet(Instant::from_secs_f64(2000.0), &loss_report(b, Instant::from_secs_f64(2000.0), 20_000.0, 0));
+    assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(b), 1000.0));
+}
+
+#[test]
+fn sender_ignores_other_sessions_and_garbage() {
+    let mut d = sender();
+    let mut p = loss_report(rx_addr(1), ms(100), 20_000.0, 0);
+    p.flow = 9;
+    d.packet(ms(100), &p);
+    let mut q = loss_report(rx_addr(1), ms(100), 20_000.0, 0);
+    q.header = castlab_core::Header::Data;
+    d.packet(ms(100), &q);
+    assert_eq!(d.agent.clr(), None);
+    assert_eq!(d.agent.records().ignored, 1);
+}
+
+#[test]
+fn sender_slowstart_follows_the_lowest_report_without_the_increase_limit() {
+    let mut d = sender();
+    let (a, b) = (rx_addr(1), rx_addr(2));
+    // reports of twice the receive rate, no loss yet: straight to 200 kb/s
+    d.packet(ms(100), &report(a, ms(100), 100, 200_000.0, true, false, false, 0));
+    assert_eq!(d.agent.rate_bps(), 200_000.0);
+    d.packet(ms(200), &report(a, ms(200), 100, 400_000.0, true, false, false, 0));
+    assert_eq!(d.agent.rate_bps(), 400_000.0);
+    // a lower report takes the CLR and limits the rate
+    d.packet(ms(300), &report(b, ms(300), 100, 300_000.0, true, false, false, 0));
+    assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(b), 300_000.0));
+    assert!(d.agent.in_slowstart());
+}
+
+// ------------------------------------------------------------------ receiver
+
+/// The sender's clock runs 1000 s ahead of the receiver's: nothing may depend on them agreeing.
+const SKEW_NS: u64 = 1_000_000_000_000;
+
+fn receiver_with(cfg: TfmccConfig, seed: u64) -> Driver<TfmccReceiver> {
+    let r = TfmccReceiver::try_new(cfg, G, 0).unwrap();
+    Driver::start_with(r, Instant::ZERO, StartInfo { addr: rx_addr(1), rng: Rng::seed_from_u64(seed) })
+}
+
+fn receiver() -> Driver<TfmccReceiver> {
+    receiver_with(TfmccConfig::default(), 1)
+}
+
+/// A data packet arriving at `t` after a one-way delay `owd_ms`.
+fn data(seq: u64, t: Instant, owd_ms: u64, h: DataHeader) -> Packet {
+    let mut p = Packet::data(Dest::Group(G), 1000);
+    p.src = SENDER;
+    p.seq = seq;
+    p.sent_at = Instant::from_nanos(t.as_nanos() + SKEW_NS - owd_ms * 1_000_000);
+    p.header = h.encode();
+    p
+}
+
+fn plain(fb_nr: u8) -> DataHeader {
+    DataHeader { echo: None, is_clr: false, fb_nr, suppression_bps: f32::INFINITY, r_max: Duration::from_millis(500) }
+}
+
+fn reports(d: &Driver<TfmccReceiver>) -> Vec<(Instant, FeedbackHeader)> {
+    d.sent.iter().map(|(t, p)| (*t, FeedbackHeader::decode(p).unwrap())).collect()
+}
+
+#[test]
+fn receiver_joins_and_reports_twice_its_receive_rate_before_a_loss() {
+    let mut d = receiver();
+    assert_eq!(d.events[0].1, AgentEvent::Join(G));
+    // 100 kb/s: a 1000-byte packet every 80 ms, for 3 s
+    for k in 0..=37u64 {
+        d.packet(ms(80 * k), &data(k, ms(80 * k), 20, plain(0)));
+    }
+    let now = ms(80 * 37);
+    // k·R = 2 · R_max = 1 s holds 12 or 13 packets: 2 · (96..104 kb/s)
+    let x = d.agent.desired_rate_bps(now);
+    assert!((190_000.0..=210_000.0).contains(&x), "{x}");
+    // it answered round 0 with that rate, unicast to the sender
+    let rs = reports(&d);
+    assert_eq!(rs.len(), 1);
+    assert!(!rs[0].1.have_loss && !rs[0].1.have_rtt);
+    assert_eq!(d.sent[0].1.dst, Dest::Unicast(SENDER));
+}
+
+#[test]
+fn receiver_first_loss_seeds_the_history_from_its_receive_rate() {
+    let mut d = receiver();
+    for k in 0..=40u64 {
+        if k != 30 {
+            d.packet(ms(80 * k), &data(k, ms(80 * k), 20, plain(0)));
+        }
+    }
+    assert!(d.agent.have_loss());
+    assert_eq!(d.agent.records().loss_events, 1);
+    // §5.6 with R = R_max = 0.5 s and X_recv over the last RTT: 6 or 7 packets in 0.5 s
+    let l0 = d.agent.loss_history().intervals()[0];
+    let lo = synthetic_interval(1000.0, 0.5, 6.0 * 8000.0 / 0.5);
+    let hi = synthetic_interval(1000.0, 0.5, 7.0 * 8000.0 / 0.5);
+    assert!((lo..=hi).contains(&l0), "{lo} <= {l0} <= {hi}");
+    // X_r is equation (1) with p = 1/I_mean and R = R_max
+    let p = d.agent.loss_event_rate();
+    let want = tcp_rate_bps(1000.0, 0.5, p);
+    assert!((d.agent.desired_rate_bps(ms(3200)) - want).abs() < 1e-6);
+}
+
+#[test]
+fn receiver_measures_rtt_from_its_echo_and_adjusts_by_one_way_delay() {
+    let mut d = receiver();
+    d.packet(ms(0), &data(0, ms(0), 20, plain(0)));
+    // a report timestamp tr_r' (our clock) echoed back: R_sample = now - tr_r'
+    let echo = |ts: Instant, is_clr| DataHeader {
+        echo: Some(Echo { receiver: rx_addr(1), timestamp_ns: ts.as_nanos() }),
+        is_clr,
+        ..plain(0)
+    };
+    d.packet(ms(200), &data(1, ms(200), 20, echo(ms(140), false)));
+    assert_eq!(d.agent.rtt(), Some(Duration::from_millis(60)));
+    // D_r = ts_i - tr_r' = (200 - 20) - 140 = 40 ms (plus the clocks' offset); the next
+    // packet with a 50 ms one-way delay: R' = D_r + tr_now - ts_j = 40 + 50 = 90 ms
+    d.packet(ms(300), &data(2, ms(300), 50, plain(0)));
+    assert_eq!(d.agent.current_rtt(), Duration::from_millis(90));
+    // a second sample is filtered with q = 0.5 (non-CLR): 0.5·60 + 0.5·100 = 80 ms
+    d.packet(ms(400), &data(3, ms(400), 20, echo(ms(300), false)));
+    assert_eq!(d.agent.rtt(), Some(Duration::from_millis(80)));
+    assert!(!d.agent.is_clr());
+    // as the CLR, q = 0.9: 0.9·80 + 0.1·180 = 90 ms
+    d.packet(ms(500), &data(4, ms(500), 20, echo(ms(320), true)));
+    assert!(d.agent.is_clr());
+    assert_eq!(d.agent.rtt(), Some(Duration::from_millis(90)));
+    // another receiver named as CLR: not us any more
+    let other = DataHeader { echo: Some(Echo { receiver: rx_addr(2), timestamp_ns: 0 }), is_clr: true, ..plain(0) };
+    d.packet(ms(600), &data(5, ms(600), 20, other));
+    assert!(!d.agent.is_clr());
+}
+
+#[test]
+fn receiver_feedback_timer_is_cancelled_by_a_lower_suppression_rate() {
+    let mut d = receiver();
+    for k in 0..10u64 {
+        d.packet(ms(10 * k), &data(k, ms(10 * k), 20, plain(0)));
+    }
+    assert!(d.agent.poll_timeout().is_some());
+    let x = d.agent.desired_rate_bps(ms(90));
+    // X_supp above our rate: the timer stays
+    let h = DataHeader { suppression_bps: (x * 1.5) as f32, ..plain(0) };
+    d.packet(ms(100), &data(10, ms(100), 20, h));
+    assert!(d.agent.poll_timeout().is_some());
+    // below it: cancelled
+    let h = DataHeader { suppression_bps: (x * 0.5) as f32, ..plain(0) };
+    d.packet(ms(110), &data(11, ms(110), 20, h));
+    assert_eq!(d.agent.poll_timeout(), None);
+    assert_eq!(d.agent.records().suppressed, 1);
+    d.advance_to(ms(5000));
+    assert!(d.sent.is_empty());
+    // a new round sets a new timer within T = 6·R_max = 3 s
+    d.packet(ms(5000), &data(12, ms(5000), 20, plain(1)));
+    let t = d.agent.poll_timeout().unwrap();
+    assert!(t >= ms(5000) && t <= ms(8000));
+}
+
+#[test]
+fn receiver_with_an_rtt_above_rmax_is_not_suppressed() {
+    let mut d = receiver();
+    d.packet(ms(0), &data(0, ms(0), 20, plain(0)));
+    // measure an RTT of 700 ms > R_max = 500 ms
+    let h = DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_ns: ms(0).as_nanos() }), ..plain(0) };
+    d.packet(ms(700), &data(1, ms(700), 20, h));
+    assert!(d.agent.poll_timeout().is_some());
+    let h = DataHeader { suppression_bps: 1.0, ..plain(0) };
+    d.packet(ms(710), &data(2, ms(710), 20, h));
+    assert!(d.agent.poll_timeout().is_some(), "§3.4: receivers with RTT > R_max may report");
+}
+
+#[test]
+fn receiver_feedback_delays_follow_the_biased_exponential_law() {
+    // §4.5: t = max(T(1 + ln x / ln N), 0): P(t <= T(1 - a)) = N^-a.
+    let n = 4000;
+    let (mut half, mut three_q, mut over) = (0, 0, 0);
+    for seed in 0..n {
+        let mut d = receiver_with(TfmccConfig::default(), seed);
+        d.packet(ms(0), &data(0, ms(0), 20, plain(0)));
+        let t = d.agent.poll_timeout().unwrap();
+        let f = t.as_secs_f64() / 3.0;
+        half += (f <= 0.5) as u32;
+        three_q += (f <= 0.75) as u32;
+        over += (f > 1.0) as u32;
+    }
+    assert_eq!(over, 0);
+    // expected 40 (N^-1/2 = 1 %) and 400 (N^-1/4 = 10 %), within about four standard deviations
+    assert!((15..=65).contains(&half), "{half}");
+    assert!((320..=480).contains(&three_q), "{three_q}");
+}
+
+#[test]
+fn clr_reports_once_per_rtt_and_not_in_rounds() {
+    let mut d = receiver();
+    d.packet(ms(0), &data(0, ms(0), 20, plain(0)));
+    let h = DataHeader {
+        echo: Some(Echo { receiver: rx_addr(1), timestamp_ns: ms(0).as_nanos() }),
+        is_clr: true,
+        ..plain(0)
+    };
+    // RTT 100 ms; then a packet every 10 ms for 1 s
+    d.packet(ms(100), &data(1, ms(100), 20, h));
+    for k in 1..=100u64 {
+        d.packet(ms(100 + 10 * k), &data(1 + k, ms(100 + 10 * k), 20, plain(0)));
+    }
+    let n = reports(&d).len();
+    assert!((9..=12).contains(&n), "{n} reports in 1 s at RTT ~100 ms");
+    assert!(d.agent.records().report_clr.iter().all(|&c| c));
+    // no data: no more reports
+    let before = d.sent.len();
+    d.advance_to(ms(5000));
+    assert!(d.sent.len() <= before + 1);
+}
