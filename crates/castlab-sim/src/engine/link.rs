@@ -5,7 +5,6 @@
 
 use castlab_core::{Duration, Instant, NodeId, Rng};
 
-use super::event::Ev;
 use super::Simulator;
 use crate::queue::{Admit, Queue, QueueConfig};
 
@@ -116,7 +115,7 @@ impl Simulator {
         let Some(p) = c.queue.pop() else { return };
         c.busy = true;
         let t = self.now + Duration::transmission(self.pool.slots[p as usize].size_bytes, c.rate_bps);
-        self.schedule(t, Ev::TxDone { ch, pkt: p });
+        self.schedule_link(t, false, ch, p);
     }
 
     pub(super) fn tx_done(&mut self, ch: u32, p: u32) {
@@ -132,7 +131,7 @@ impl Simulator {
         } else {
             c.in_flight += 1;
             let at = now + c.delay;
-            self.schedule(at, Ev::Arrive { ch, pkt: p });
+            self.schedule_link(at, true, ch, p);
         }
         let c = &mut self.channels[ch as usize];
         if c.queue.is_empty() {
