@@ -87,7 +87,7 @@ impl Simulator {
     }
 
     pub fn channel_series(&self, ch: ChannelId) -> Option<&ChannelSeries> {
-        self.channels.get(ch.index()).and_then(|c| c.series.as_ref())
+        self.channels.get(ch.index()).and_then(|c| c.series.as_deref())
     }
 
     /// (from, to, rate_bps, delay) of a channel.
