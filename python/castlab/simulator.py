@@ -5,9 +5,8 @@ The engine is single-threaded (agents own plain, non-shared state), so the nativ
 ``PanicException``, which is not an ``Exception``. This subclass checks the thread first and
 raises a ``RuntimeError`` that says what to do instead. The engine's methods and their
 documentation are the native class's (``castlab/_native.pyi``), plus ``tcp_goodput_bps``,
-and ``sink_summary`` wraps the native one so that its per-layer columns become numpy arrays
-only when read,
-computed from them; each protocol's roles and readers are methods made from the protocol
+computed from them (``sink_summary`` wraps the native one: its per-layer columns become numpy
+arrays only when read, so that numpy is imported only then); each protocol's roles and readers are methods made from the protocol
 registry (``castlab._registry``).
 """
 
