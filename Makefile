@@ -61,6 +61,8 @@ test-python: build
 # when built, and ns-2 when Debian's `ns2` is installed) on the CBR star: bench/compare.py.
 bench:
 	cargo bench -p castlab-sim --bench engine
+	@# ns per delivered packet on the CBR star at 100 ... 1,000,000 receivers (2 s simulated each)
+	cargo bench -p castlab-sim --bench engine -- scale 2
 	cargo bench -p castlab-sim --bench protocols
 	@# the user-space router's sustained packets/s and added latency (root; skips otherwise)
 	cargo test --release -p castlab-net --test router -- --ignored --nocapture router_bench

@@ -70,3 +70,29 @@ def test_summary_sink_refuses_rows_and_unconfigured_windows_naming_the_field():
         with pytest.raises(ValueError, match="^windows"):
             sim.add_sink("b", windows=[1.0, bad])
     assert sim.sink_summary(lean)["received"] > 0
+
+
+def test_counters_are_read_without_numpy_and_columns_become_arrays():
+    """A run that reads only a sink's counters does not import numpy (its import is most of a
+    short run's start-up); reading a per-layer column gives a numpy array."""
+    import subprocess
+    import sys
+
+    code = """
+import sys
+from castlab import Simulator
+sim = Simulator(seed=1)
+sim.add_node("a"); sim.add_node("b"); sim.add_link("a", "b", 1e6, 0.01)
+g = sim.add_group("a")
+sim.add_layered_source("a", [g], [200e3], packet_size=500)
+k = sim.add_sink("b", groups=[g], schedule=[(0.0, 1)])
+sim.run(2.0)
+s = sim.sink_summary(k)
+assert s["received"] > 50 and "layer_received" in s
+assert "numpy" not in sys.modules, "numpy imported before a column was read"
+col = s["layer_received"]
+import numpy as np
+assert isinstance(col, np.ndarray) and col.dtype == np.uint64 and int(col[0]) == s["received"]
+assert isinstance(dict(s.items())["layer_lost"], np.ndarray)
+"""
+    subprocess.run([sys.executable, "-c", code], check=True)

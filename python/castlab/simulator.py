@@ -5,7 +5,8 @@ The engine is single-threaded (agents own plain, non-shared state), so the nativ
 ``PanicException``, which is not an ``Exception``. This subclass checks the thread first and
 raises a ``RuntimeError`` that says what to do instead. The engine's methods and their
 documentation are the native class's (``castlab/_native.pyi``), plus ``tcp_goodput_bps``,
-computed from them; each protocol's roles and readers are methods made from the protocol
+computed from them (``sink_summary`` wraps the native one: its per-layer columns become numpy
+arrays only when read, so that numpy is imported only then); each protocol's roles and readers are methods made from the protocol
 registry (``castlab._registry``).
 """
 
@@ -17,6 +18,43 @@ from typing import Optional
 from castlab import _native, _registry
 
 _OWNER = "_castlab_owner_thread"
+
+
+class _ArraysOnRead(dict):
+    """A dict whose list-valued `columns` become numpy arrays (uint64) when first read.
+
+    numpy's import is most of a short run's start-up: results that carry small columns hand
+    them over as lists, and numpy is imported only when one is read."""
+
+    __slots__ = ("_columns",)
+
+    def __init__(self, d: dict, columns: tuple[str, ...]):
+        super().__init__(d)
+        self._columns = columns
+
+    def __getitem__(self, key):
+        v = dict.__getitem__(self, key)
+        if key in self._columns and isinstance(v, list):
+            import numpy as np
+
+            v = np.asarray(v, dtype=np.uint64)
+            dict.__setitem__(self, key, v)
+        return v
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def values(self):
+        return [self[k] for k in self]
+
+    def items(self):
+        return [(k, self[k]) for k in self]
+
+    def copy(self):
+        return dict(self.items())
+
+    def __reduce__(self):
+        return (dict, (dict(self.items()),))
 
 
 class Simulator(_native.Simulator):
@@ -36,6 +74,11 @@ class Simulator(_native.Simulator):
                 "(castlab's sweeps use processes)"
             )
         return object.__getattribute__(self, name)
+
+    def sink_summary(self, agent: int) -> dict:
+        return _ArraysOnRead(super().sink_summary(agent), ("layer_received", "layer_lost"))
+
+    sink_summary.__doc__ = _native.Simulator.sink_summary.__doc__
 
     def tcp_goodput_bps(self, agent: int, start: float = 0.0, end: Optional[float] = None) -> float:
         """Goodput of the TCP flow `agent` in bit/s: the bytes its sink delivered in order

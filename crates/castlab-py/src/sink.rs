@@ -2,7 +2,6 @@
 //! keeps counters and the online worst-case windowed loss; `record="arrivals"` also keeps every
 //! arrival and gap. `sink_summary` reads the same dict in either mode.
 
-use numpy::PyArray1;
 use pyo3::prelude::*;
 
 use crate::error::Result;
@@ -48,7 +47,9 @@ pub(crate) fn recorded(s: &LayeredSink) -> Result<&LayeredSink> {
 #[pymethods]
 impl Simulator {
     /// A sink's counters, the same whatever it records: received, lost, bytes, per-layer
-    /// `layer_received` / `layer_lost` (numpy, index = layer), `first_arrival_ns` /
+    /// `layer_received` / `layer_lost` (lists here, index = layer; `castlab.Simulator`
+    /// turns them into numpy arrays when they are read, so that a run that reads only
+    /// counters never imports numpy), `first_arrival_ns` /
     /// `last_arrival_ns` (None before any), `record`, and `worst_window_loss`, a dict from each
     /// configured window (seconds) to the online worst-case loss.
     /// `agent`: the sink's agent id.
@@ -59,8 +60,8 @@ impl Simulator {
         d.set_item("received", s.received)?;
         d.set_item("lost", s.lost)?;
         d.set_item("bytes", s.bytes)?;
-        d.set_item("layer_received", PyArray1::from_slice(py, &s.layer_received))?;
-        d.set_item("layer_lost", PyArray1::from_slice(py, &s.layer_lost))?;
+        d.set_item("layer_received", &s.layer_received)?;
+        d.set_item("layer_lost", &s.layer_lost)?;
         d.set_item("first_arrival_ns", s.first_arrival_ns)?;
         d.set_item("last_arrival_ns", s.last_arrival_ns)?;
         d.set_item(

@@ -15,15 +15,22 @@
 //!
 //!     cargo bench -p castlab-sim --bench engine -- star RECEIVERS SECONDS
 //!
+//! The star at 100, 1,000, ... receivers up to MAX (default 1,000,000), each for SECONDS
+//! simulated (default 2), for the cost per delivered packet against the receiver count:
+//!
+//!     cargo bench -p castlab-sim --bench engine -- scale [SECONDS [MAX]]
+//!
 //! Prints wall time, events per second, link transmissions (packets forwarded, one per hop)
-//! per second, and heap allocations per million events over the second half of each run,
+//! per second, wall nanoseconds per packet delivered to an agent, the event queue's pops per
+//! event (a batch of link events is one pop), and heap allocations per million events over
+//! the second half of each run,
 //! counted by a counting global allocator: the steady state should allocate (almost) nothing
 //! (the sinks' record columns still grow, amortised).
 
 use std::sync::atomic::Ordering;
 use std::time::Instant as WallInstant;
 
-use castlab_core::{Addr, Dest, GroupId, Instant};
+use castlab_core::{Addr, Dest, GroupId, Instant, NodeId};
 use castlab_proto::{CbrSource, CbrStream, LayeredSink};
 use castlab_sim::{LinkConfig, QueueConfig, Simulator};
 
@@ -133,12 +140,17 @@ fn bench(name: &str, mut sim: Simulator, until_s: f64) {
     let allocs = ALLOCS.load(Ordering::Relaxed) - a_half;
     let per_m = allocs as f64 / ((st.events - e_half) as f64 / 1e6);
     assert!(sim.conservation().holds());
+    let delivered: u64 =
+        (0..sim.node_count()).map(|n| sim.node_stats(NodeId(n as u32)).map_or(0, |s| s.delivered_local)).sum();
     println!(
-        "{name}: {until_s:.0} s simulated in {wall:.2} s wall | {:.2} M events, {:.2} M events/s | {:.2} M packets forwarded, {:.2} M forwarded/s | {per_m:.1} allocations per M events (2nd half) | peak RSS so far {:.0} MiB",
+        "{name}: {until_s} s simulated in {wall:.2} s wall | {:.2} M events, {:.2} M events/s | {:.2} M packets forwarded, {:.2} M forwarded/s | {:.1} ns per delivery ({:.2} M delivered) | {:.2} pops per event | {per_m:.1} allocations per M events (2nd half) | peak RSS so far {:.0} MiB",
         st.events as f64 / 1e6,
         st.events as f64 / wall / 1e6,
         st.forwarded as f64 / 1e6,
         st.forwarded as f64 / wall / 1e6,
+        wall * 1e9 / delivered.max(1) as f64,
+        delivered as f64 / 1e6,
+        sim.queue_pops() as f64 / st.events.max(1) as f64,
         peak_rss_mib(),
     );
 }
@@ -154,6 +166,16 @@ fn main() {
         let n: usize = args.get(2).and_then(|a| a.parse().ok()).expect("star RECEIVERS SECONDS");
         let secs: f64 = args.get(3).and_then(|a| a.parse().ok()).expect("star RECEIVERS SECONDS");
         bench(&format!("(c) CBR star, {n} receivers"), star(n), secs);
+        return;
+    }
+    if args.get(1).map(String::as_str) == Some("scale") {
+        let secs: f64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(2.0);
+        let max: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+        let mut n = 100;
+        while n <= max {
+            bench(&format!("(c) CBR star, {n} receivers"), star(n), secs);
+            n *= 10;
+        }
         return;
     }
     bench("(a) 100 CBR flows, 10 Mb/s dumbbell", dumbbell(), 100.0);

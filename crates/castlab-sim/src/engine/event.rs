@@ -68,6 +68,15 @@ pub(super) enum Ev {
     Sample {
         ch: u32,
     },
+    /// Several `TxDone`s of one time with consecutive `seq`s, in that order (a fan-out's
+    /// copies leaving idle links of one rate): `Simulator::batches` holds their `(ch, pkt)`.
+    TxDoneBatch {
+        batch: u32,
+    },
+    /// Several `Arrive`s of one time with consecutive `seq`s, in that order.
+    ArriveBatch {
+        batch: u32,
+    },
 }
 
 /// A scheduled event: its key `(time, seq)` and what happens.
@@ -154,6 +163,10 @@ pub(super) struct EventQueue {
     /// The slot the next started run takes (round robin).
     victim: usize,
     len: usize,
+    /// Where the most recent push went: its run and its index in the run.
+    last: (u32, u32),
+    /// Entries popped so far (a batch counts once).
+    pub(super) pops: u64,
 }
 
 impl Default for EventQueue {
@@ -165,6 +178,8 @@ impl Default for EventQueue {
             open: [(0, NONE); OPEN],
             victim: 0,
             len: 0,
+            last: (NONE, 0),
+            pops: 0,
         }
     }
 }
@@ -189,7 +204,9 @@ impl EventQueue {
         for k in 1..=OPEN {
             let (t, r) = self.open[(self.victim + OPEN - k) % OPEN];
             if t == e.time && r != NONE {
-                self.runs[r as usize].items.push(e.ev);
+                let items = &mut self.runs[r as usize].items;
+                items.push(e.ev);
+                self.last = (r, (items.len() - 1) as u32);
                 return;
             }
         }
@@ -209,9 +226,19 @@ impl EventQueue {
         let run = &mut self.runs[r as usize];
         run.time = e.time;
         run.items.push(e.ev);
+        self.last = (r, 0);
         self.heap.push(RunKey { key: e.key(), run: r });
         self.open[self.victim] = (e.time, r);
         self.victim = (self.victim + 1) % OPEN;
+    }
+
+    /// The most recently pushed event, in its place in the queue. Only valid while that event
+    /// has not been popped: the caller knows (the simulator asks only about the event of the
+    /// `schedule` call just before, with no pop in between).
+    #[inline]
+    pub(super) fn last_pushed_mut(&mut self) -> &mut Ev {
+        let (r, i) = self.last;
+        &mut self.runs[r as usize].items[i as usize]
     }
 
     /// The earliest event: its time and what happens.
@@ -243,6 +270,7 @@ impl EventQueue {
             }
         }
         self.len -= 1;
+        self.pops += 1;
         Some((time, ev))
     }
 }

@@ -5,7 +5,6 @@
 
 use castlab_core::{ChannelId, Duration, Instant, NodeId, Packet, Rng};
 
-use super::event::Ev;
 use super::Simulator;
 use crate::queue::{Admit, Queue, QueueConfig};
 
@@ -88,7 +87,8 @@ pub(super) struct Channel {
     pub(super) rng: Rng,
     pub(super) in_flight: u64,
     pub(super) stats: ChannelStats,
-    pub(super) series: Option<ChannelSeries>,
+    // boxed: most channels keep no series, and every byte of a channel counts at 10^6 receivers
+    pub(super) series: Option<Box<ChannelSeries>>,
     pub(super) tap: Option<Box<dyn LinkTap>>,
 }
 
@@ -136,7 +136,7 @@ impl Simulator {
         let Some(p) = c.queue.pop() else { return };
         c.busy = true;
         let t = self.now + Duration::transmission(self.pool.slots[p as usize].size_bytes, c.rate_bps);
-        self.schedule(t, Ev::TxDone { ch, pkt: p });
+        self.schedule_link(t, false, ch, p);
     }
 
     pub(super) fn tx_done(&mut self, ch: u32, p: u32) {
@@ -155,7 +155,7 @@ impl Simulator {
         } else {
             c.in_flight += 1;
             let at = now + c.delay;
-            self.schedule(at, Ev::Arrive { ch, pkt: p });
+            self.schedule_link(at, true, ch, p);
         }
         let c = &mut self.channels[ch as usize];
         if c.queue.is_empty() {

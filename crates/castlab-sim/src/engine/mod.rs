@@ -44,6 +44,8 @@ mod link;
 mod multicast;
 mod pool;
 mod stats;
+#[cfg(test)]
+mod tests;
 mod topology;
 
 use std::collections::HashMap;
@@ -125,7 +127,27 @@ pub struct Simulator {
     timelines: Timelines,
     stats: EngineStats,
     mc_unreachable: u64,
+    /// The `(ch, pkt)` lists of `Ev::TxDoneBatch` / `Ev::ArriveBatch`, reused.
+    batches: Vec<Vec<(u32, u32)>>,
+    batch_free: Vec<u32>,
+    /// The link event the latest `schedule` call pushed, while it may still grow into a batch.
+    last_link: Option<LastLink>,
+    /// Batch link events and share fan-out copies' slots (off only in the test that checks
+    /// that both give the same run).
+    coalesce: bool,
 }
+
+/// The latest `TxDone` or `Arrive` pushed (see [`Simulator::schedule_link`]).
+#[derive(Clone, Copy)]
+struct LastLink {
+    time: u64,
+    seq: u64,
+    arrive: bool,
+    /// Its batch, or `NO_BATCH` while it is a single event.
+    batch: u32,
+}
+
+const NO_BATCH: u32 = u32::MAX;
 
 /// What a router extension sees of the network.
 struct View<'a> {
@@ -209,6 +231,10 @@ impl Simulator {
             timelines: Timelines::default(),
             stats: EngineStats::default(),
             mc_unreachable: 0,
+            batches: Vec::new(),
+            batch_free: Vec::new(),
+            last_link: None,
+            coalesce: true,
         })
     }
 
@@ -227,7 +253,77 @@ impl Simulator {
     #[inline]
     fn schedule(&mut self, at: Instant, ev: Ev) {
         self.seq += 1;
+        self.last_link = None;
         self.queue.push(Entry { time: at.as_nanos(), seq: self.seq, ev });
+    }
+
+    /// Schedule a `TxDone` (`arrive` false) or an `Arrive` of packet `pkt` on channel `ch`.
+    ///
+    /// Link events of one kind scheduled back to back at one time become one batch event:
+    /// a fan-out to idle links of one rate schedules one `TxDone` per copy in a row, each of
+    /// them an `Arrive` in a row. The order stays exactly `(time, seq)`: each member still
+    /// takes its own `seq`, and the members' `seq`s are consecutive (nothing was scheduled
+    /// between them) at one time, so no other event can come between two members; the batch
+    /// sits in the queue at its first member's key and runs its members in order, as their
+    /// own events would have run.
+    #[inline]
+    fn schedule_link(&mut self, at: Instant, arrive: bool, ch: u32, pkt: u32) {
+        let time = at.as_nanos();
+        if !self.coalesce {
+            let ev = if arrive { Ev::Arrive { ch, pkt } } else { Ev::TxDone { ch, pkt } };
+            return self.schedule(at, ev);
+        }
+        if let Some(l) = self.last_link {
+            if l.seq == self.seq && l.time == time && l.arrive == arrive {
+                self.seq += 1;
+                let batch = if l.batch == NO_BATCH { self.start_batch(arrive) } else { l.batch };
+                self.batches[batch as usize].push((ch, pkt));
+                self.last_link = Some(LastLink { seq: self.seq, batch, ..l });
+                return;
+            }
+        }
+        self.seq += 1;
+        let ev = if arrive { Ev::Arrive { ch, pkt } } else { Ev::TxDone { ch, pkt } };
+        self.queue.push(Entry { time, seq: self.seq, ev });
+        self.last_link = Some(LastLink { time, seq: self.seq, arrive, batch: NO_BATCH });
+    }
+
+    /// Turn the event pushed last (a `TxDone` or an `Arrive`) into a batch holding it.
+    #[inline(never)]
+    fn start_batch(&mut self, arrive: bool) -> u32 {
+        let b = match self.batch_free.pop() {
+            Some(b) => b,
+            None => {
+                self.batches.push(Vec::new());
+                (self.batches.len() - 1) as u32
+            }
+        };
+        let last = self.queue.last_pushed_mut();
+        let first = match *last {
+            Ev::TxDone { ch, pkt } | Ev::Arrive { ch, pkt } => (ch, pkt),
+            _ => unreachable!("the last push was a link event"),
+        };
+        *last = if arrive { Ev::ArriveBatch { batch: b } } else { Ev::TxDoneBatch { batch: b } };
+        self.batches[b as usize].push(first);
+        b
+    }
+
+    /// Run a batch's members in order, each as its own event would have run.
+    fn run_batch(&mut self, batch: u32, arrive: bool) {
+        let list = std::mem::take(&mut self.batches[batch as usize]);
+        self.stats.events += list.len() as u64 - 1;
+        for &(ch, pkt) in &list {
+            if arrive {
+                self.arrive(ch, pkt);
+            } else {
+                self.tx_done(ch, pkt);
+            }
+            self.drain_dirty();
+        }
+        let mut list = list;
+        list.clear();
+        self.batches[batch as usize] = list;
+        self.batch_free.push(batch);
     }
 
     fn freeze(&mut self) {
@@ -256,6 +352,8 @@ impl Simulator {
         while let Some((time, ev)) = self.queue.pop_until(limit) {
             assert!(time >= self.now.as_nanos(), "time went back: {} < {}", time, self.now.as_nanos());
             self.now = Instant::from_nanos(time);
+            // a popped event's batch is closed: later link events start their own
+            self.last_link = None;
             self.stats.events += 1;
             self.dispatch(ev);
             self.drain_dirty();
@@ -267,13 +365,9 @@ impl Simulator {
     fn dispatch(&mut self, ev: Ev) {
         match ev {
             Ev::TxDone { ch, pkt } => self.tx_done(ch, pkt),
-            Ev::Arrive { ch, pkt } => {
-                let c = &mut self.channels[ch as usize];
-                c.in_flight -= 1;
-                c.stats.delivered += 1;
-                let to = c.to.0;
-                self.node_receive(to, pkt, Some(ch), false);
-            }
+            Ev::Arrive { ch, pkt } => self.arrive(ch, pkt),
+            Ev::TxDoneBatch { batch } => self.run_batch(batch, false),
+            Ev::ArriveBatch { batch } => self.run_batch(batch, true),
             Ev::AgentStart { agent } => {
                 let s = &mut self.agents[agent as usize];
                 let info = StartInfo {
@@ -334,6 +428,16 @@ impl Simulator {
                 }
             }
         }
+    }
+
+    /// Packet `pkt` reaches the far end of channel `ch`.
+    #[inline]
+    fn arrive(&mut self, ch: u32, pkt: u32) {
+        let c = &mut self.channels[ch as usize];
+        c.in_flight -= 1;
+        c.stats.delivered += 1;
+        let to = c.to.0;
+        self.node_receive(to, pkt, Some(ch), false);
     }
 
     fn drain_dirty(&mut self) {
@@ -426,7 +530,11 @@ impl Simulator {
     }
 
     /// A packet is at node `n`: from channel `from`, or sent locally (`from` None).
-    fn node_receive(&mut self, n: u32, p: u32, from: Option<u32>, skip_ext: bool) {
+    fn node_receive(&mut self, n: u32, mut p: u32, from: Option<u32>, skip_ext: bool) {
+        if self.pool.shared(p) && !self.leaf(n, p, from) {
+            // the copy may be written or forwarded from here: it gets its own slot
+            p = self.pool.unshare(p);
+        }
         if !skip_ext {
             if let Some(x) = self.exts[n as usize].as_mut() {
                 let v = View {
@@ -508,7 +616,7 @@ impl Simulator {
                     self.pool.to_root[p as usize] = false;
                 }
                 let st = &self.groups[gi].mc[n as usize];
-                if from.is_some() && st.members.len() == 1 && st.oifs.is_empty() && self.exts[n as usize].is_none() {
+                if from.is_some() && st.is_leaf() && self.exts[n as usize].is_none() {
                     // A packet off a link for this node's one member and nobody downstream (a
                     // receiver's leaf): the agent is driven at once instead of through
                     // `dirty_agents`. The same order: this is the last thing its `Arrive` event
@@ -551,7 +659,10 @@ impl Simulator {
                     }
                     self.pool.release(p);
                 } else {
-                    // without an extension at this node, `forward` is `enqueue`: called directly
+                    // without an extension at this node, `forward` is `enqueue`: called directly;
+                    // and the copies share the slot where nothing can write them on the way (a
+                    // DropTail queue does not mark; `node_receive` unshares at the far end
+                    // unless the copy is for a receiver's leaf)
                     let ext = self.exts[n as usize].is_some();
                     for i in 0..k {
                         let ch = self.groups[gi].mc[n as usize].oifs[i];
@@ -559,7 +670,11 @@ impl Simulator {
                             p
                         } else {
                             self.created += 1;
-                            self.pool.alloc(pkt)
+                            if !ext && self.coalesce && self.channels[ch as usize].queue.red().is_none() {
+                                self.pool.share(p)
+                            } else {
+                                self.pool.alloc(pkt)
+                            }
                         };
                         if ext {
                             self.forward(n, q, ch);
@@ -570,6 +685,18 @@ impl Simulator {
                 }
             }
         }
+    }
+
+    /// Whether a group packet off a link at node `n` is for a receiver's leaf: the node's one
+    /// member, nobody downstream, no extension (the packet is only read there).
+    fn leaf(&self, n: u32, p: u32, from: Option<u32>) -> bool {
+        let Dest::Group(g) = self.pool.slots[p as usize].dst else { return false };
+        let Some(gr) = self.groups.get(g.index()) else { return false };
+        from.is_some()
+            && gr.source.0 != n
+            && !self.pool.to_root[p as usize]
+            && gr.mc[n as usize].is_leaf()
+            && self.exts[n as usize].is_none()
     }
 
     /// Node `n` puts packet `p` on output channel `ch`, after its extension's say.

@@ -14,6 +14,14 @@ pub(super) struct Mc {
     pub(super) gen: u32,
 }
 
+impl Mc {
+    /// One member here and no branch downstream: a receiver's leaf.
+    #[inline]
+    pub(super) fn is_leaf(&self) -> bool {
+        self.members.len() == 1 && self.oifs.is_empty()
+    }
+}
+
 pub(super) struct Group {
     pub(super) source: NodeId,
     pub(super) mc: Vec<Mc>,

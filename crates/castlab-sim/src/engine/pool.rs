@@ -1,5 +1,10 @@
 //! The packet pool: packets live in reused slots and are referred to by index, so forwarding,
 //! queueing and fan-out move a `u32`, and the steady state allocates nothing.
+//!
+//! A fan-out's copies may share one slot (each copy holds a reference): copies that only
+//! wait, travel and are read by the receiving agent never need their own. A slot is written
+//! only by its sole holder; the engine takes a private copy ([`Pool::unshare`]) before anything
+//! that could write one (an extension, a congestion mark, forwarding on).
 
 use castlab_core::Packet;
 
@@ -13,6 +18,9 @@ pub(super) struct Pool {
     /// the tree. Engine routing state, so it lives here and not in the packet.
     pub(super) to_root: Vec<bool>,
     pub(super) free: Vec<u32>,
+    /// Per slot: how many packet copies refer to it (0 when free).
+    pub(super) refs: Vec<u32>,
+    /// Packet copies alive (a shared slot counts once per copy).
     pub(super) live: u64,
 }
 
@@ -23,16 +31,42 @@ impl Pool {
         if let Some(i) = self.free.pop() {
             self.slots[i as usize] = p;
             self.to_root[i as usize] = false;
+            self.refs[i as usize] = 1;
             i
         } else {
             self.slots.push(p);
             self.to_root.push(false);
+            self.refs.push(1);
             (self.slots.len() - 1) as u32
         }
+    }
+    /// One more copy of the packet in slot `i`, sharing the slot.
+    #[inline]
+    pub(super) fn share(&mut self, i: u32) -> u32 {
+        self.live += 1;
+        self.refs[i as usize] += 1;
+        i
+    }
+    #[inline]
+    pub(super) fn shared(&self, i: u32) -> bool {
+        self.refs[i as usize] > 1
+    }
+    /// A private slot for one copy of the shared packet in slot `i` (which keeps the others).
+    #[inline(never)]
+    pub(super) fn unshare(&mut self, i: u32) -> u32 {
+        let (p, up) = (self.slots[i as usize], self.to_root[i as usize]);
+        self.release(i);
+        let j = self.alloc(p);
+        self.to_root[j as usize] = up;
+        j
     }
     #[inline]
     pub(super) fn release(&mut self, i: u32) {
         self.live -= 1;
-        self.free.push(i);
+        let r = &mut self.refs[i as usize];
+        *r -= 1;
+        if *r == 0 {
+            self.free.push(i);
+        }
     }
 }

@@ -87,7 +87,7 @@ impl Simulator {
     }
 
     pub fn channel_series(&self, ch: ChannelId) -> Option<&ChannelSeries> {
-        self.channels.get(ch.index()).and_then(|c| c.series.as_ref())
+        self.channels.get(ch.index()).and_then(|c| c.series.as_deref())
     }
 
     /// (from, to, rate_bps, delay) of a channel.
@@ -172,6 +172,12 @@ impl Simulator {
     }
 
     /// Packets currently held by the engine (queued, on the wire or being serialised).
+    /// Entries the event queue has popped: `engine_stats().events` counts every event, and a
+    /// batch of link events (see `Simulator::schedule_link`) is one entry.
+    pub fn queue_pops(&self) -> u64 {
+        self.queue.pops
+    }
+
     pub fn packets_live(&self) -> u64 {
         self.pool.live
     }

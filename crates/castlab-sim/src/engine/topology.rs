@@ -257,7 +257,7 @@ impl Simulator {
             return Err(SimError::invalid("interval", 0, "must be positive"));
         }
         if self.channels[ch.index()].series.is_none() {
-            self.channels[ch.index()].series = Some(ChannelSeries { interval, ..Default::default() });
+            self.channels[ch.index()].series = Some(Box::new(ChannelSeries { interval, ..Default::default() }));
             self.schedule(self.now, Ev::Sample { ch: ch.0 });
         }
         Ok(())

@@ -1,0 +1,188 @@
+//! Batched link events and shared fan-out slots give the same run as one event and one slot
+//! per copy: the engine's observable state after a run, compared field by field.
+
+use castlab_core::{Duration, GroupId, Instant, NodeId};
+use castlab_proto::rlm::{RlmConfig, RlmReceiver};
+use castlab_proto::{CbrSource, CbrStream, LayeredSink};
+
+use super::{ChannelId, Simulator};
+use crate::testext::LayerDropper;
+use crate::{LinkConfig, QueueConfig, RedConfig};
+
+fn dt(limit: usize) -> QueueConfig {
+    QueueConfig::DropTail { limit_pkts: limit }
+}
+
+/// A tree with every case a batch or a shared slot meets: receivers on links of equal and of
+/// different rates and delays (batches of several sizes, split by rate), Bernoulli loss on
+/// some (lost members), RED marking and dropping queues (no sharing there), a receiver node
+/// with a downstream branch and an extension (unshared on arrival), RLM receivers that join,
+/// leave and announce to the group (grafts, prunes, packets up to the root), sinks joining
+/// late, and unicast CBR across the tree (links busy when a fan-out comes).
+fn scenario(seed: u64, coalesce: bool) -> Simulator {
+    let mut sim = Simulator::new(seed);
+    sim.coalesce = coalesce;
+    let s = sim.add_node("S").unwrap();
+    let r1 = sim.add_node("R1").unwrap();
+    let r2 = sim.add_node("R2").unwrap();
+    sim.add_link(s, r1, &LinkConfig::new(10e6, 0.010, dt(20))).unwrap();
+    sim.add_link(r1, r2, &LinkConfig::new(1.5e6, 0.010, dt(20))).unwrap();
+    let groups: Vec<GroupId> = (0..4).map(|_| sim.add_group(s).unwrap()).collect();
+    let control = sim.add_group(s).unwrap();
+    let rates = [64e3, 128e3, 256e3, 512e3];
+    let src = CbrSource::try_layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true).unwrap();
+    sim.add_agent(s, None, Instant::ZERO, Box::new(src)).unwrap();
+    let red = RedConfig { mark: true, ..RedConfig::default() };
+    let mut leaves: Vec<NodeId> = Vec::new();
+    for i in 0..40 {
+        let x = sim.add_node(&format!("X{i}")).unwrap();
+        let (rate, delay) = match (i % 7, i % 9) {
+            (_, 4 | 5) => (300e3, 0.010), // RED queues that fill
+            (3, _) => (2e6, 0.005),
+            _ => (10e6, 0.010),
+        };
+        let q = match i % 9 {
+            4 => QueueConfig::Red(red.clone()),
+            5 => QueueConfig::Red(RedConfig::default()),
+            _ => dt(20),
+        };
+        let mut l = LinkConfig::new(rate, delay, q);
+        if i % 5 == 1 {
+            l.loss_ab = 0.02;
+        }
+        sim.add_link(r2, x, &l).unwrap();
+        leaves.push(x);
+        if i % 4 == 0 {
+            let cfg = RlmConfig::default();
+            let rx = RlmReceiver::try_new(cfg, groups.clone(), control).unwrap();
+            sim.add_agent(x, None, Instant::from_secs_f64(1.0 + 0.3 * i as f64), Box::new(rx)).unwrap();
+        } else {
+            let start = Instant::from_secs_f64(0.1 * (i % 6) as f64);
+            let sink =
+                LayeredSink::new(groups.clone(), vec![(start, 1 + (i % 4) as u32), (Instant::from_secs_f64(20.0), 2)]);
+            sim.add_agent(x, None, Instant::ZERO, Box::new(sink)).unwrap();
+        }
+    }
+    // a receiver with a branch below it and an extension that drops layer 3 there
+    let y = sim.add_node("Y").unwrap();
+    let (down, _) = sim.add_link(leaves[2], y, &LinkConfig::new(10e6, 0.010, dt(20))).unwrap();
+    sim.add_agent(y, None, Instant::ZERO, Box::new(LayeredSink::new(groups.clone(), vec![(Instant::ZERO, 4)])))
+        .unwrap();
+    sim.attach_extension(leaves[2], Box::new(LayerDropper::new(down, 3))).unwrap();
+    // unicast traffic from S to two leaves, sharing their links with the fan-out
+    for &x in &leaves[..2] {
+        let dst = castlab_core::Dest::Unicast(castlab_core::Addr::new(x, 9));
+        sim.add_agent(x, Some(9), Instant::ZERO, Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
+        let st = CbrStream::new(dst, 200e3, 0);
+        let src = CbrSource::try_new(vec![st], 600, 7, Instant::ZERO, Instant::MAX, true).unwrap();
+        sim.add_agent(s, None, Instant::ZERO, Box::new(src)).unwrap();
+    }
+    for ch in 0..4 {
+        sim.monitor_channel(ChannelId(ch), Duration::from_millis(100)).unwrap();
+    }
+    sim
+}
+
+/// Everything a run exposes, printed.
+fn fingerprint(sim: &Simulator) -> String {
+    let mut out = format!("{:?}\n{:?}\n{:?}\n", sim.engine_stats(), sim.conservation(), sim.timelines());
+    for c in 0..sim.channel_count() {
+        let ch = ChannelId(c as u32);
+        out +=
+            &format!("{:?} {:?} {:?}\n", sim.channel_stats(ch), sim.queue_len(ch), sim.queue_avg(ch).map(f64::to_bits));
+        if let Some(s) = sim.channel_series(ch) {
+            out += &format!("{:?}\n", (&s.time_ns, &s.qlen, &s.bytes, &s.drops));
+        }
+    }
+    for n in 0..sim.node_count() {
+        out += &format!("{:?}\n", sim.node_stats(NodeId(n as u32)));
+    }
+    for a in 0..sim.agent_count() {
+        let id = castlab_core::AgentId(a as u32);
+        if let Some(k) = sim.agent::<LayeredSink>(id) {
+            out += &format!("{:?}\n", k.summary);
+        } else if let Some(r) = sim.agent::<RlmReceiver>(id) {
+            out += &format!("{:?} {:?}\n", r.records.level_time_ns, r.records.level);
+        }
+    }
+    out
+}
+
+#[test]
+fn batched_and_shared_copies_give_the_same_run_as_single_events() {
+    for seed in [1, 2, 3] {
+        let mut a = scenario(seed, true);
+        let mut b = scenario(seed, false);
+        // in several pieces, so that runs stop and resume with batches pending
+        for t in [7.3, 19.99, 45.0, 60.0] {
+            a.run(Instant::from_secs_f64(t)).unwrap();
+            b.run(Instant::from_secs_f64(t)).unwrap();
+            assert_eq!(fingerprint(&a), fingerprint(&b), "seed {seed}, at {t} s");
+        }
+        let st = a.engine_stats();
+        assert!(a.conservation().holds());
+        // the scenario exercises what it is for: losses, marks, extension drops, batches
+        let chans: Vec<_> =
+            (0..a.channel_count()).map(|c| a.channel_stats(ChannelId(c as u32)).unwrap().clone()).collect();
+        let (lost, marked) = (chans.iter().any(|c| c.lost_random > 0), chans.iter().any(|c| c.marked > 0));
+        let (early, ext) = (chans.iter().any(|c| c.drops_early > 0), chans.iter().any(|c| c.ext_drops > 0));
+        assert!(lost && marked && early && ext, "lost {lost} marked {marked} early {early} ext {ext}");
+        // without batches every event is a pop; with them, a fan-out's copies are few pops
+        assert_eq!(b.queue_pops(), st.events);
+        assert!(a.queue_pops() * 4 < st.events * 3, "{} pops for {} events", a.queue_pops(), st.events);
+    }
+}
+
+#[test]
+fn batches_pop_in_exactly_the_order_of_their_members_keys() {
+    // Random schedules of link events and other events at few distinct times, interleaved
+    // with pops as the run loop does them; every popped batch is expanded into its members.
+    // The sequence must be exactly the `(time, seq)` order of the events as scheduled.
+    use super::event::Ev;
+    use castlab_core::Rng;
+    use std::collections::BTreeSet;
+    let mut rng = Rng::seed_from_u64(11);
+    let mut sim = Simulator::new(1);
+    let mut reference: BTreeSet<(u64, u64, u32)> = BTreeSet::new();
+    let (mut id, mut batched) = (0u32, 0usize);
+    let mut now = 0u64;
+    for _ in 0..50_000 {
+        let u = rng.uniform();
+        if u < 0.6 {
+            // a burst of link events of one kind and time, sometimes broken by another event
+            let t = now + rng.below(4);
+            let arrive = rng.uniform() < 0.5;
+            for _ in 0..1 + rng.below(5) {
+                id += 1;
+                if rng.uniform() < 0.15 {
+                    sim.schedule(Instant::from_nanos(t), Ev::Sample { ch: id });
+                } else {
+                    let (t2, a2) = if rng.uniform() < 0.1 { (t + 1, !arrive) } else { (t, arrive) };
+                    sim.schedule_link(Instant::from_nanos(t2), a2, id, 0);
+                    reference.insert((t2, sim.seq, id));
+                    continue;
+                }
+                reference.insert((t, sim.seq, id));
+            }
+        } else {
+            let Some((time, ev)) = sim.queue.pop_until(u64::MAX) else { continue };
+            now = time;
+            sim.last_link = None;
+            let ids: Vec<u32> = match ev {
+                Ev::TxDone { ch, .. } | Ev::Arrive { ch, .. } | Ev::Sample { ch } => vec![ch],
+                Ev::TxDoneBatch { batch } | Ev::ArriveBatch { batch } => {
+                    batched += 1;
+                    let list = std::mem::take(&mut sim.batches[batch as usize]);
+                    sim.batch_free.push(batch);
+                    list.iter().map(|m| m.0).collect()
+                }
+                other => panic!("{other:?}"),
+            };
+            for got in ids {
+                let want = reference.pop_first().expect("an event is pending");
+                assert_eq!((time, got), (want.0, want.2));
+            }
+        }
+    }
+    assert!(batched > 1000, "{batched} batches");
+}
