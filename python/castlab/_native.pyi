@@ -181,8 +181,8 @@ class Simulator:
         flow: Optional[int] = None,
         **config: ConfigValue,
     ) -> int:
-        """A TCP Reno/NewReno sender on `src` and its sink on `dst`; returns the sender's agent id.
-        Overrides: config_defaults("tcp") (`timestamps`: RTT samples from the timestamp echo,
+        """A TCP Reno/NewReno/SACK sender on `src` and its sink on `dst`; returns the sender's agent
+        id. `variant` "sack": RFC 2018 SACK at both ends, RFC 6675 loss recovery. Overrides: config_defaults("tcp") (`timestamps`: RTT samples from the timestamp echo,
         retransmissions included, RFC 7323 §4.1; False for strict Karn's rule, as ns-2's;
         `limited_transmit`: RFC 3042, on by default as in ns-2, False for 1990s Reno)."""
         ...
