@@ -64,6 +64,14 @@ def _progress(msg: str) -> None:
     print(f"  {msg}", file=sys.stderr, flush=True)
 
 
+def _pop_wall(df: pd.DataFrame) -> dict:
+    """Take the runs' wall-clock times out of `df` (in place): a result table must be a pure
+    function of scenario and seed, byte for byte. The times go to summary.json (the params'
+    ``run_wall_s``), per run in the order of the rows of the runs' CSV."""
+    w = df.pop("wall_s")
+    return {"total_s": round(float(w.sum()), 3), "per_run_s": [round(float(x), 3) for x in w]}
+
+
 def _rate_plot(ax, run: dict, label_main: str = "main RM", others: int = 3, kind: Optional[str] = None):
     t, r = run["main_series"]
     ax.plot(t, r / 1e6, "-", color="k", lw=1.2, label=label_main)
@@ -584,6 +592,7 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
     everything = pd.DataFrame(rows)
+    walls = _pop_wall(everything)
     everything.to_csv(out / "fig13_runs.csv", index=False)
     table = _write_readings(out, "fig13", everything, ["tcp_window", "case"])
     runs56 = everything[everything["reading"] == "56 ms"]
@@ -629,7 +638,7 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
                 claims.append(with_seed_interval(within(f"line-tcp-{tag}", line_tcp + " (56 ms, mean over seeds)", 1.0,
                                                     finite_mean(d["tcp_over_line"]), "ratio", rel_tol=0.5, kind="variant"),
                                              d["tcp_over_line"]))
-    return Result({**FIG5, "duration_s": duration, "warmup_s": warm, "seeds": seeds,
+    return Result({**FIG5, "duration_s": duration, "warmup_s": warm, "seeds": seeds, "run_wall_s": walls,
                    "readings": {k: {**FIG5, **v} for k, v in readings.items()},
                    "tcp": "Reno, MSS 520 + 40 header bytes", "tcp_windows": TCP_WINDOWS,
                    "line": "1.22·MSS/(RTT·√p_le), p_le = worst receiver's LEs / main packets, RTT = main mean SRTT"},
@@ -661,6 +670,7 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
             _progress(f"lesbcc-fig14 {q}, RTT {rname}: main {d['main_mean_bps'].mean() / 1e6:.2f} Mb/s, SRTT "
                       f"{d['main_srtt_mean'].mean():.3f} s, converges {d['srtt_converge_s'].mean():.1f} s")
     everything = pd.DataFrame(rows)
+    walls = _pop_wall(everything)
     everything.to_csv(out / "fig14_runs.csv", index=False)
     df = everything[everything["reading"] == "56 ms"]
     df.drop(columns=["seed", "reading"]).groupby("queue", sort=False).mean().to_csv(out / "fig14.csv")
@@ -673,7 +683,6 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
     pair["red_minus_droptail_converge_s"] = pair["srtt_converge_s_red"] - pair["srtt_converge_s_droptail"]
     pair["fair_droptail"] = pair["main_mean_bps_droptail"] / pair["tcp_mean_bps_droptail"]
     pair["fair_red"] = pair["main_mean_bps_red"] / pair["tcp_mean_bps_red"]
-    pair = pair.drop(columns=[c for c in pair.columns if c.startswith("wall_s")])
     table = _write_readings(out, "fig14", pair, [])
     # Ablation for the convergence claim (56 ms only): the same runs with the source's initial RTT
     # estimate at 100 ms instead of §5.2.1's 200 ms (near RED's level rather than DropTail's).
@@ -750,7 +759,7 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
                    f"main / TCP per reading {per('fair_red')}, main SRTT {per('main_srtt_mean_red')} s ({table}: "
                    "fair_red, main_mean_bps_red, tcp_mean_bps_red)"),
     ]
-    return Result({**FIG5, "duration_s": duration, "seeds": seeds, "red": RED,
+    return Result({**FIG5, "duration_s": duration, "seeds": seeds, "run_wall_s": walls, "red": RED,
                    "readings": {k: {**FIG5, **v} for k, v in readings.items()},
                    "tcp": "one flow of set 4 is TCP Reno (Fig. 13(a))",
                    "convergence": f"start of the first {CONV_BIN_S:g} s bin from which every bin's median SRTT stays "
@@ -798,6 +807,7 @@ def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
             _progress(f"lesbcc-fig16 aggregation={agg}, RTT {rname}: main {d['main_mean_bps'].mean() / 1e6:.2f} Mb/s, "
                       f"LIs {d['lis'].mean():.0f}")
     everything = pd.DataFrame(rows)
+    walls = _pop_wall(everything)
     everything.to_csv(out / "fig16_runs.csv", index=False)
     table = _write_readings(out, "fig16", everything, ["aggregation"])
     df = everything[everything["reading"] == "56 ms"]
@@ -879,7 +889,7 @@ def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
     claims.append(with_seed_interval(at_most("aggregation-fewer-lis", "(not the paper's) aggregation at Router 2 lets "
                                          "fewer LIs reach the source: with / without, same seed, 56 ms, mean over "
                                          "seeds", 1.0, finite_mean(lis_ratio), "ratio", kind="derived"), lis_ratio))
-    return Result({**FIG5, "duration_s": duration, "seeds": seeds, "receiver_buffers": buffers,
+    return Result({**FIG5, "duration_s": duration, "seeds": seeds, "run_wall_s": walls, "receiver_buffers": buffers,
                    "readings": {k: {**FIG5, **v} for k, v in readings.items()},
                    "aggregation_at": "Router 2", "les_per_receiver_sum_noagg": sums_by},
                   claims, ["fig16.csv", "fig16_runs.csv", table, *files])
@@ -1004,6 +1014,7 @@ def run_fig20(out: Path, seed: int, quick: bool = False) -> Result:
                 _progress(f"lesbcc-fig20 {p}, TCP {w}, RTT {rname}: main/TCP {d['ratio'].mean():.2f}, CoV "
                           f"{d['cov'].mean():.2f}")
     everything = pd.DataFrame(rows)
+    walls = _pop_wall(everything)
     everything.to_csv(out / "fig20_runs.csv", index=False)
     df = everything[everything["reading"] == "56 ms"]
     df.drop(columns=["seed", "reading"]).groupby(["policy", "tcp_window"], sort=False).mean().to_csv(out / "fig20.csv")
@@ -1012,7 +1023,6 @@ def run_fig20(out: Path, seed: int, quick: bool = False) -> Result:
     ai_all = everything[everything["policy"] == "aimd"].drop(columns="policy")
     pair = tf_all.merge(ai_all, on=["tcp_window", "reading", "seed"], suffixes=("_tfrc", "_aimd"))
     pair["cov_tfrc_over_aimd"] = pair["cov_tfrc"] / pair["cov_aimd"]
-    pair = pair.drop(columns=[c for c in pair.columns if c.startswith("wall_s")])
     table = _write_readings(out, "fig20", pair, ["tcp_window"])
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), dpi=120, sharey=True)
@@ -1063,7 +1073,7 @@ def run_fig20(out: Path, seed: int, quick: bool = False) -> Result:
                                          d["cov_tfrc_over_aimd"]))
             claims.append(with_seed_interval(in_range(f"fair-{w}", fair + ", 56 ms, mean over seeds", 0.5, 2.0,
                                                   finite_mean(d["ratio_tfrc"]), "ratio", kind="variant"), d["ratio_tfrc"]))
-    return Result({**FIG5, "duration_s": duration, "warmup_s": warm, "seeds": seeds, "tcp_windows": TCP_WINDOWS,
+    return Result({**FIG5, "duration_s": duration, "warmup_s": warm, "seeds": seeds, "run_wall_s": walls, "tcp_windows": TCP_WINDOWS,
                    "readings": {k: {**FIG5, **v} for k, v in readings.items()},
                    "tfrc": {"n": 8, "weights": "all 1", "alpha": 0.95}},
                   claims, ["fig20.csv", "fig20_runs.csv", table, *files])
@@ -1084,11 +1094,12 @@ def run_fig21_sim(out: Path, seed: int, quick: bool = False) -> Result:
                   f"{r['tcp_mean_bps'] / 1e3:.1f} kb/s, SRTT {r['srtt_mean']:.3f} s (wall {r['wall_s']:.1f} s)")
     df = pd.DataFrame([{k: v for k, v in r.items() if k in ("seed", "mc_mean_bps", "tcp_mean_bps", "ratio", "fair_bps",
                                                             "min_window_over_fair", "srtt_mean", "rtt_sample_median_s",
-                                                            "packet_gap_median_s", "path_rtt_max_s", "wall_s")}
+                                                            "packet_gap_median_s", "path_rtt_max_s")}
                        | {"rate_reductions": r["stats"]["rate_reductions"], "lis": r["stats"]["lis"],
                           "les": r["stats"]["les"], "tcp_min_bps": min(r["tcp_goodputs_bps"]),
                           "tcp_max_bps": max(r["tcp_goodputs_bps"]),
                           "receivers_complete": int(sum(r["receivers_complete"]))} for r in runs])
+    walls = {"total_s": round(sum(r["wall_s"] for r in runs), 3), "per_run_s": [round(r["wall_s"], 3) for r in runs]}
     df.to_csv(out / "fig21_sim.csv", index=False)
     r0 = runs[0]
     r0["rtt_samples"].to_csv(out / "fig21_sim_rtt.csv", index=False)
@@ -1133,7 +1144,7 @@ def run_fig21_sim(out: Path, seed: int, quick: bool = False) -> Result:
         at_least("reliable", "every multicast receiver ends with no unrecoverable loss, in every run (fraction)", 1.0,
                  float(df["receivers_complete"].sum()) / (FIG21["hosts"] * len(df)), "fraction", kind="sanity"),
     ]
-    params = {**FIG21, "duration_s": duration, "seeds": seeds, "fair_share_bps": r0["fair_bps"],
+    params = {**FIG21, "duration_s": duration, "seeds": seeds, "run_wall_s": walls, "fair_share_bps": r0["fair_bps"],
               "receivers": "PgmReceiver defaults (§5.2.1: back-off ≤ 100 ms, NCF suppression)",
               "source": "LesbccConfig defaults (§5.2.1: 200 kb/s, initial RTT 200 ms), AIMD",
               "tcp": "castlab NewReno (the testbed runs Linux Reno with SACK)", "twin_of": "net-lesbcc-fig21",
