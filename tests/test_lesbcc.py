@@ -5,6 +5,7 @@ runs of the experiments."""
 import json
 
 import numpy as np
+import pandas as pd
 import pytest
 
 import castlab
@@ -200,6 +201,13 @@ def test_quick_experiments_write_their_files(tmp_path, name):
         if c["kind"] == "paper" and not c["holds"]:
             assert ".csv" in c["explanation"], c["id"]
     assert summary["experiment"] == name
+    # a wall-clock time would break the tables' byte identity: it is in summary.json only
+    for f in res.files:
+        if f.endswith(".csv"):
+            assert not any(c.startswith("wall_s") for c in pd.read_csv(tmp_path / f).columns), f
+    if name in ("lesbcc-fig13", "lesbcc-fig14", "lesbcc-fig16", "lesbcc-fig20", "lesbcc-fig21-sim"):
+        w = s["params"]["run_wall_s"]
+        assert w["total_s"] > 0 and w["total_s"] == pytest.approx(sum(w["per_run_s"]), abs=0.01)
 
 
 def test_every_lesbcc_experiment_is_registered():

@@ -1,7 +1,7 @@
 # Many NewReno (or Reno) flows on one 10 Mb/s dumbbell, in ns-2 (Debian's ns2 2.35), counter by
 # counter beside castlab (tests/ns2/tcp100_compare.py):
 #   s_i --(100 Mb/s, 1 ms)-- r1 --(10 Mb/s, 20 ms, DropTail QUEUE)-- r2 --(100 Mb/s, 1 ms)-- d_i
-# FLOWS one-way TCP flows (Agent/TCP/VARIANT + Agent/TCPSink, FTP), 1000-byte segments (1040 on
+# FLOWS one-way TCP flows (Agent/TCP/VARIANT + Agent/TCPSink, or TCPSink/Sack1 for Sack1; FTP), 1000-byte segments (1040 on
 # the wire), flow i starting at the i-th time of STARTS_FILE (one number a line, seconds; "-":
 # flow i at i * 5 / FLOWS s). The
 # agents' parameters are set to castlab's TcpConfig defaults where ns-2's differ; KEY=VALUE
@@ -70,7 +70,8 @@ for {set i 0} {$i < $flows} {incr i} {
     $ns queue-limit $d $r2 10000
     set tcp [new Agent/TCP/$variant]
     $tcp set fid_ $i
-    set sink [new Agent/TCPSink]
+    # Sack1 needs its SACK-generating sink (max_sack_blocks_ 3, RFC 2018's three with timestamps)
+    if {$variant == "Sack1"} { set sink [new Agent/TCPSink/Sack1] } else { set sink [new Agent/TCPSink] }
     $ns attach-agent $s $tcp
     $ns attach-agent $d $sink
     $ns connect $tcp $sink

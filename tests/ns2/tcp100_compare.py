@@ -84,7 +84,7 @@ def run_castlab(variant: str, flows: int, queue: int, warm: float, end: float, s
 
 def run_ns2(variant: str, flows: int, queue: int, warm: float, end: float, seed: int,
             overrides: dict | None = None) -> dict:
-    ns_variant = {"reno": "Reno", "newreno": "Newreno"}[variant]
+    ns_variant = {"reno": "Reno", "newreno": "Newreno", "sack": "Sack1"}[variant]
     with tempfile.TemporaryDirectory() as tmp:
         sf = Path(tmp) / "starts"
         sf.write_text("\n".join(f"{t:.9f}" for t in starts(seed, flows)) + "\n")

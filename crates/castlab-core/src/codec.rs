@@ -10,7 +10,8 @@
 //! 12 u32  dst node or group                16 u16 dst port (0 for a group)  18 u16 reserved
 //! 20 u32  size_bytes   24 u32 flow        28 u64 seq     36 u64 uid       44 u64 sent_at ns
 //! 52 ...  header body: data none; control u16 kind, 3 x u64 args (26 bytes);
-//!          tcp u64 ack, u8 flags, u32 payload, u32 wnd, u64 ts_val, u64 ts_ecr (33 bytes);
+//!          tcp u64 ack, u8 flags, u32 payload, u32 wnd, u64 ts_val, u64 ts_ecr,
+//!              3 x (u32, u32) SACK blocks as offsets above ack, (0, 0) absent (57 bytes);
 //!          rlm u8 kind, u8 level, u8 current, u32 receivers (7 bytes);
 //!          nlm u8 kind, u8 level, u32 group, u32 up node, u16 up port, u32 seq (16 bytes);
 //!          pgm u8 kind, u64 trail, u64 lead (17 bytes);
@@ -30,7 +31,7 @@ use crate::time::Instant;
 pub const VERSION: u8 = 1;
 pub const FIXED_LEN: usize = 52;
 const CONTROL_LEN: usize = 26;
-const TCP_LEN: usize = 33;
+const TCP_LEN: usize = 57;
 const RLM_LEN: usize = 7;
 const NLM_LEN: usize = 16;
 const BCF_LEN: usize = 18;
@@ -117,6 +118,10 @@ pub fn encode(p: &Packet, out: &mut [u8]) -> Result<usize, CodecError> {
             b[13..17].copy_from_slice(&t.wnd.to_be_bytes());
             b[17..25].copy_from_slice(&t.ts_val.to_be_bytes());
             b[25..33].copy_from_slice(&t.ts_ecr.to_be_bytes());
+            for (i, (s, e)) in t.sack.iter().enumerate() {
+                b[33 + 8 * i..37 + 8 * i].copy_from_slice(&s.to_be_bytes());
+                b[37 + 8 * i..41 + 8 * i].copy_from_slice(&e.to_be_bytes());
+            }
         }
         Header::Rlm(r) => {
             b[0] = r.kind as u8;
@@ -203,6 +208,13 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
             if b[8] & !TcpHeader::ALL_FLAGS != 0 {
                 return Err(CodecError::Reserved("tcp flags"));
             }
+            let mut sack = [(0u32, 0u32); 3];
+            for (i, blk) in sack.iter_mut().enumerate() {
+                *blk = (u32_at(b, 33 + 8 * i), u32_at(b, 37 + 8 * i));
+                if blk.0 > blk.1 || (blk.0 == blk.1 && blk.0 != 0) {
+                    return Err(CodecError::Reserved("tcp sack block"));
+                }
+            }
             Header::Tcp(TcpHeader {
                 ack: u64_at(b, 0),
                 flags: b[8],
@@ -210,6 +222,7 @@ pub fn decode(buf: &[u8]) -> Result<Packet, CodecError> {
                 wnd: u32_at(b, 13),
                 ts_val: u64_at(b, 17),
                 ts_ecr: u64_at(b, 25),
+                sack,
             })
         }
         HeaderKind::Rlm => Header::Rlm(RlmHeader {
@@ -287,6 +300,7 @@ mod tests {
                 wnd: 65535,
                 ts_val: 5,
                 ts_ecr: u64::MAX,
+                sack: [(1000, 3000), (5000, 6000), (0, 0)],
             }),
             Header::Rlm(RlmHeader { kind: RlmHeader::JOIN, level: 4, current: 3, receivers: 100_000 }),
             Header::Nlm(NlmHeader {

@@ -75,6 +75,10 @@ pub struct TcpHeader {
     /// Timestamp value and echo (RFC 7323 style), ns: the sender's clock; the receiver echoes it.
     pub ts_val: u64,
     pub ts_ecr: u64,
+    /// SACK blocks (RFC 2018 §3), at most three (the option space left beside timestamps),
+    /// as offsets above `ack`: block i covers bytes `[ack + sack[i].0, ack + sack[i].1)`; a
+    /// block with `0 == 1` is absent. Offsets keep the header small (a window is < 2^32 bytes).
+    pub sack: [(u32, u32); 3],
 }
 
 impl TcpHeader {
@@ -83,6 +87,12 @@ impl TcpHeader {
     pub const FIN: u8 = 4;
     /// Every flag bit; the codec rejects any other.
     pub const ALL_FLAGS: u8 = Self::DATA | Self::ACK | Self::FIN;
+
+    /// SACK block `i` as absolute `[start, end)`, or None when absent.
+    pub fn sack_block(&self, i: usize) -> Option<(u64, u64)> {
+        let (s, e) = *self.sack.get(i)?;
+        (s < e).then(|| (self.ack + s as u64, self.ack + e as u64))
+    }
 }
 
 /// RLM control messages (McCanne et al. §3.3: join-experiment announcements, and session

@@ -27,16 +27,17 @@ fn header() -> impl Strategy<Value = Header> {
     prop_oneof![
         Just(Header::Data),
         (any::<u16>(), any::<[u64; 3]>()).prop_map(|(kind, args)| Header::Control(ControlMsg { kind, args })),
-        (any::<u64>(), 0u8..8, any::<u32>(), any::<u32>(), any::<u64>(), any::<u64>()).prop_map(
-            |(ack, flags, payload, wnd, ts_val, ts_ecr)| Header::Tcp(TcpHeader {
+        (any::<u64>(), 0u8..8, any::<u32>(), any::<u32>(), any::<u64>(), any::<u64>(), any::<[(u32, u32); 3]>())
+            .prop_map(|(ack, flags, payload, wnd, ts_val, ts_ecr, blocks)| Header::Tcp(TcpHeader {
                 ack,
                 flags,
                 payload,
                 wnd,
                 ts_val,
-                ts_ecr
-            })
-        ),
+                ts_ecr,
+                // a block is (start, end) with start < end, or (0, 0) when absent
+                sack: blocks.map(|(a, b)| if a < b { (a, b) } else { (0, 0) }),
+            })),
         (prop::sample::select(RlmKind::ALL.to_vec()), any::<u8>(), any::<u8>(), any::<u32>())
             .prop_map(|(kind, level, current, receivers)| Header::Rlm(RlmHeader { kind, level, current, receivers })),
         (prop::sample::select(NlmKind::ALL.to_vec()), any::<u8>(), any::<u32>(), addr(), any::<u32>())

@@ -43,7 +43,8 @@ impl Simulator {
     /// style): adds the sink on `dst` (bound to `port`, or the next free port) and the sender on
     /// `src`; returns the sender's agent id. Sizes in bytes, times in seconds.
     /// Keyword arguments override fields of the TCP configuration (`config_defaults("tcp")`).
-    /// `variant`: "newreno" or "reno"; from `start` to `stop` seconds (None: the end of the run);
+    /// `variant`: "newreno", "reno" or "sack" (RFC 2018 SACK at both ends with RFC 6675 loss
+    /// recovery, as ns-2's Agent/TCP/Sack1 with TCPSink/Sack1); from `start` to `stop` seconds (None: the end of the run);
     /// `transfer_bytes`: the transfer's size (None: unbounded); `flow`: the flow id (None: the next
     /// free one); `config`: the keyword overrides.
     #[pyo3(signature = (src, dst, variant="newreno", start=0.0, stop=None, transfer_bytes=None, port=None, flow=None,
@@ -70,7 +71,8 @@ impl Simulator {
         let algo = match variant {
             "reno" => CcAlgorithm::Reno,
             "newreno" => CcAlgorithm::NewReno,
-            other => return Err(bad("variant", format!("{other:?}"), "must be \"reno\" or \"newreno\"")),
+            "sack" => CcAlgorithm::Sack,
+            other => return Err(bad("variant", format!("{other:?}"), "must be \"reno\", \"newreno\" or \"sack\"")),
         };
         let (s, e) = self.start_stop(start, stop)?;
         let transfer = match transfer_bytes {
@@ -85,6 +87,8 @@ impl Simulator {
         };
         let mut cfg: TcpConfig = apply(TcpConfig::default(), config)?;
         cfg.transfer = transfer;
+        // RFC 2018 SACK is negotiated by both ends: the variant turns it on at sender and sink
+        cfg.sack = algo == CcAlgorithm::Sack;
         cfg.start = s;
         cfg.stop = e;
         let port = self.port(port)?;
@@ -108,7 +112,8 @@ impl Simulator {
     /// Per-flow trace of a TCP sender (numpy arrays, times in ns since the start of the run):
     /// cc_time_ns/cwnd_bytes/ssthresh_bytes (a row whenever either changed), rtt_time_ns/rtt_ns/
     /// srtt_ns/rto_ns (one row per RTT sample), retx_time_ns/retx_seq/retx_kind (1 fast
-    /// retransmit, 2 NewReno partial ACK, 3 timeout, 4 go-back-N after a timeout),
+    /// retransmit, 2 NewReno partial ACK, 3 timeout, 4 go-back-N after a timeout, 5 a hole
+    /// chosen in SACK recovery),
     /// timeout_time_ns/timeout_rto_ns, ack_time_ns/acked_bytes (cumulative bytes acknowledged),
     /// and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).
     /// `agent`: the sender's agent id.

@@ -59,6 +59,16 @@ pub trait CongestionControl: Debug {
     fn on_dup_ack(&mut self, ack: &AckInfo, dupacks: u32) -> AckResponse;
     /// The retransmission timer expired.
     fn on_timeout(&mut self, to: &TimeoutInfo);
+    /// Whether the sender keeps a SACK scoreboard and recovers by RFC 6675 for this
+    /// controller. Default false.
+    fn uses_sack(&self) -> bool {
+        false
+    }
+    /// The scoreboard says the first unacknowledged segment is lost (RFC 6675 §5 step 2,
+    /// `IsLost(HighACK + 1)`) before the third duplicate ACK. Only a SACK controller acts.
+    fn on_sack_loss(&mut self, _ack: &AckInfo) -> AckResponse {
+        AckResponse::default()
+    }
 }
 
 /// The algorithms shipped here, for callers that choose one by name.
@@ -66,6 +76,8 @@ pub trait CongestionControl: Debug {
 pub enum CcAlgorithm {
     Reno,
     NewReno,
+    /// RFC 2018 SACK with RFC 6675 loss recovery; needs `TcpConfig::sack` at both ends.
+    Sack,
 }
 
 impl CcAlgorithm {
@@ -73,6 +85,7 @@ impl CcAlgorithm {
         match self {
             CcAlgorithm::Reno => Box::new(Reno::new(cfg)),
             CcAlgorithm::NewReno => Box::new(NewReno::new(cfg)),
+            CcAlgorithm::Sack => Box::new(Sack::new(cfg)),
         }
     }
 }

@@ -6,6 +6,8 @@
 //!   slow start and congestion avoidance, §3.2 fast retransmit and fast recovery) and
 //!   [`NewReno`] (RFC 6582 §3.2: partial acknowledgements keep the sender in fast recovery and
 //!   retransmit the next hole, `recover` guards against a second reduction);
+//! - [`Sack`]: selective acknowledgements (RFC 2018) with the scoreboard-based loss recovery
+//!   of RFC 6675 (`IsLost`, `SetPipe`, `NextSeg` in the sender, the window in [`Sack`]);
 //! - the retransmission timer of RFC 6298 (§2 estimator, §3 Karn's rule, §5 timer management
 //!   with exponential back-off), in [`RttEstimator`] and [`TcpSender`];
 //! - a receiver sending cumulative ACKs, immediately or delayed (RFC 5681 §4.2, RFC 1122
@@ -89,6 +91,11 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// Delayed-ACK timer. Default 200 ms (RFC 1122 §4.2.3.2 allows up to 500 ms).
     pub delayed_ack_timeout: Duration,
+    /// Selective acknowledgements (RFC 2018) at both ends: the sink reports SACK blocks and the
+    /// sender recovers by RFC 6675's scoreboard. Default false (ns-2's default agents and
+    /// RFC 5681 have none). Set by choosing the "sack" variant (`CcAlgorithm::Sack`), not on its
+    /// own: the two ends negotiate it (SACK-permitted) and the sender needs the SACK controller.
+    pub sack: bool,
     /// Bulk (FTP-like) or fixed-size transfer. Default bulk.
     pub transfer: Transfer,
     /// The sender starts sending at `max(start, the agent's start)`. Default 0.
@@ -115,6 +122,7 @@ impl Default for TcpConfig {
             timestamps: true,
             delayed_ack: false,
             delayed_ack_timeout: Duration::from_millis(200),
+            sack: false,
             transfer: Transfer::Bulk,
             start: Instant::ZERO,
             stop: Instant::MAX,
@@ -175,6 +183,7 @@ mod congestion;
 mod new_reno;
 mod reno;
 mod rtt;
+mod sack;
 mod sender;
 mod sink;
 
@@ -196,6 +205,7 @@ pub use congestion::*;
 pub use new_reno::NewReno;
 pub use reno::Reno;
 pub use rtt::RttEstimator;
+pub use sack::Sack;
 pub use sender::*;
 pub use sink::*;
 
@@ -462,6 +472,90 @@ mod tests {
         assert_eq!(reno.trace.retx_kind[0], k(RetxKind::Fast));
         // The timer expires one (minimum, 1 s) RTO after the partial ACK at 600 ms restarted it.
         assert_eq!(reno.trace.timeout_time_ns[0], ms(1600).as_nanos());
+    }
+
+    #[test]
+    fn sack_repairs_four_losses_of_one_window_in_two_round_trips_without_a_timeout() {
+        // The window of 10 sent at 400 ms (segments 23..=32) loses 23, 25, 27 and 29. The
+        // sink SACKs 24, 26, 28, 30-32 as they arrive at 450 ms; the ACKs return at 500 ms.
+        // The first two duplicates send 33 and 34 (Limited Transmit). RFC 6675: the third
+        // (SACKing 24, 26, 28) makes 23 lost (three SACKed ranges above it): cwnd = ssthresh =
+        // 10 segments / 2 (the Limited Transmit segments left out), RecoveryPoint 35 000, 23
+        // retransmitted. Counting 33 and 34, the pipe has room for two more only after the
+        // ACK SACKing 32, when 25 and 27 are lost (29 is not yet: two SACKed segments above
+        // it). At 600 ms the SACKs of 33 and 34 mark 29 lost: it goes with one new segment.
+        // Four losses, two round trips, no timeout; NewReno needs one round trip per loss
+        // (newreno_recovers_several_losses_...). Recovery ends at 700 ms.
+        let lost = [23_000u64, 25_000, 27_000, 29_000];
+        let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, sack: true, ..Default::default() };
+        let mut snd = TcpSender::sack(RCV, 5, cfg.clone());
+        let mut snk = TcpSink::new(cfg);
+        let mut pipe = Pipe::new(Duration::from_millis(50));
+        let mut drop = |seq: u64, n: u32| lost.contains(&seq) && n == 0;
+        pipe.run(&mut snd, &mut snk, ms(500), &mut drop);
+        assert_eq!(snd.trace.retx_seq, lost[..3].to_vec());
+        assert_eq!(snd.trace.retx_time_ns, vec![ms(500).as_nanos(); 3]);
+        let k = |x: RetxKind| x as u8;
+        assert_eq!(snd.trace.retx_kind, vec![k(RetxKind::Fast), k(RetxKind::Sack), k(RetxKind::Sack)]);
+        let at_500: Vec<u64> = pipe.sent.iter().filter(|(t, _)| *t == ms(500)).map(|(_, p)| p.seq).collect();
+        assert_eq!(at_500, vec![33_000, 34_000, 23_000, 25_000, 27_000]);
+        assert_eq!(cc_at(&snd.trace, ms(500)), (5_000, 5_000));
+        assert!(snd.controller().in_recovery());
+        assert_eq!(snd.scoreboard(), &[(24_000, 25_000), (26_000, 27_000), (28_000, 29_000), (30_000, 33_000)]);
+        pipe.run(&mut snd, &mut snk, ms(600), &mut drop);
+        assert_eq!(snd.trace.retx_seq, lost.to_vec());
+        assert_eq!(snd.trace.retx_time_ns[3], ms(600).as_nanos());
+        assert!(snd.controller().in_recovery());
+        pipe.run(&mut snd, &mut snk, ms(700), &mut drop);
+        assert!(!snd.controller().in_recovery());
+        assert!(snd.snd_una() >= 35_000, "{}", snd.snd_una());
+        assert_eq!(snd.ssthresh(), 5_000);
+        pipe.run(&mut snd, &mut snk, ms(3000), &mut drop);
+        assert_eq!((snd.stats.timeouts, snd.stats.fast_retransmits, snd.stats.retransmissions), (0, 1, 4));
+        assert_eq!(snk.stats.duplicates, 0, "nothing SACKed was sent again");
+        assert_eq!(snk.received_bytes(), snd.snd_una());
+    }
+
+    #[test]
+    fn sack_sender_after_a_timeout_skips_what_the_sink_sacks_again() {
+        // Segment 23 and its fast retransmission are lost, so the timer fires. RFC 2018 §8:
+        // the scoreboard is cleared; the go-back-N that follows resends 23, and the ACK of it
+        // jumps over everything the sink holds: no segment reaches the sink twice.
+        let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, sack: true, ..Default::default() };
+        let mut snd = TcpSender::sack(RCV, 5, cfg.clone());
+        let mut snk = TcpSink::new(cfg);
+        run(&mut snd, &mut snk, Duration::from_millis(50), ms(4000), &mut |seq, n| seq == 23_000 && n <= 1);
+        assert_eq!(snd.stats.timeouts, 1);
+        assert_eq!(snk.stats.duplicates, 0);
+        assert!(snd.snd_una() > 40_000);
+        assert_eq!(snk.received_bytes(), snd.snd_una());
+    }
+
+    #[test]
+    fn sink_reports_sack_blocks_most_recent_first() {
+        // RFC 2018 §4: the first block holds the segment that triggered the ACK; the others
+        // repeat the most recently reported blocks; at most three; none without SACK.
+        let cfg = TcpConfig { sack: true, ..Default::default() };
+        let mut s = TcpSink::new(cfg);
+        s.handle_start(Instant::ZERO, info(RCV));
+        let mut blocks = |s: &mut TcpSink, seq: u64| -> (u64, Vec<(u64, u64)>) {
+            s.handle_packet(ms(seq / 1000), &seg(seq, 0));
+            let p = s.poll_transmit().expect("an ack");
+            let Header::Tcp(h) = p.header else { panic!() };
+            (h.ack, (0..3).filter_map(|i| h.sack_block(i)).collect())
+        };
+        assert_eq!(blocks(&mut s, 0), (1000, vec![]));
+        assert_eq!(blocks(&mut s, 2000), (1000, vec![(2000, 3000)]));
+        assert_eq!(blocks(&mut s, 4000), (1000, vec![(4000, 5000), (2000, 3000)]));
+        assert_eq!(blocks(&mut s, 6000), (1000, vec![(6000, 7000), (4000, 5000), (2000, 3000)]));
+        assert_eq!(blocks(&mut s, 8000), (1000, vec![(8000, 9000), (6000, 7000), (4000, 5000)]));
+        // 3000 joins 2000 and 4000 into one block, reported first
+        assert_eq!(blocks(&mut s, 3000), (1000, vec![(2000, 5000), (8000, 9000), (6000, 7000)]));
+        // 1000 advances the ACK past the first block: the others remain
+        assert_eq!(blocks(&mut s, 1000), (5000, vec![(8000, 9000), (6000, 7000)]));
+        let mut plain = TcpSink::new(TcpConfig::default());
+        plain.handle_start(Instant::ZERO, info(RCV));
+        assert_eq!(blocks(&mut plain, 2000), (0, vec![]));
     }
 
     #[test]

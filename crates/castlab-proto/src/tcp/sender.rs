@@ -18,6 +18,9 @@ pub enum RetxKind {
     Timeout = 3,
     /// A later segment resent in slow start after a timeout (go-back-N from `snd_una`).
     GoBackN = 4,
+    /// A segment chosen by RFC 6675's `NextSeg` (rules 1 and 3) during SACK loss recovery,
+    /// after the first retransmission (which is `Fast`).
+    Sack = 5,
 }
 
 /// Columnar per-flow records of a [`TcpSender`]. All times are ns since the start of the run.
@@ -116,6 +119,12 @@ pub struct TcpSender {
     lt_bytes: u64,
     completed_at: Option<Instant>,
     last_cc: (u64, u64),
+    /// SACK (RFC 6675): whether the controller recovers by the scoreboard; the scoreboard,
+    /// SACKed ranges above `snd_una` (disjoint, sorted, `[start, end)`); HighRxt, one past the
+    /// highest byte retransmitted in the current recovery.
+    sack: bool,
+    scoreboard: Vec<(u64, u64)>,
+    high_rxt: u64,
     pub stats: TcpSenderStats,
     pub trace: TcpTrace,
 }
@@ -123,7 +132,11 @@ pub struct TcpSender {
 impl TcpSender {
     /// A sender of flow `flow` to the sink at `dst`, with the given controller.
     pub fn new(dst: Addr, flow: u32, cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
+        let sack = cfg.sack && cc.uses_sack();
         TcpSender {
+            sack,
+            scoreboard: Vec::with_capacity(if sack { 32 } else { 0 }),
+            high_rxt: 0,
             rtt: RttEstimator::new(&cfg),
             cfg,
             dst,
@@ -160,6 +173,18 @@ impl TcpSender {
     pub fn newreno(dst: Addr, flow: u32, cfg: TcpConfig) -> Self {
         let cc = Box::new(NewReno::new(&cfg));
         TcpSender::new(dst, flow, cfg, cc)
+    }
+
+    /// A SACK sender (RFC 2018, RFC 6675 recovery); sets `cfg.sack`, which its sink needs too.
+    pub fn sack(dst: Addr, flow: u32, mut cfg: TcpConfig) -> Self {
+        cfg.sack = true;
+        let cc = Box::new(Sack::new(&cfg));
+        TcpSender::new(dst, flow, cfg, cc)
+    }
+
+    /// The SACK scoreboard: SACKed byte ranges above `snd_una` (empty without SACK).
+    pub fn scoreboard(&self) -> &[(u64, u64)] {
+        &self.scoreboard
     }
 
     pub fn config(&self) -> &TcpConfig {
@@ -227,6 +252,7 @@ impl TcpSender {
             wnd: 0,
             ts_val: self.now.as_nanos(),
             ts_ecr: 0,
+            sack: [(0, 0); 3],
         });
         p
     }
@@ -254,6 +280,152 @@ impl TcpSender {
         self.snd_una < self.snd_max
     }
 
+    // ----- SACK scoreboard (RFC 6675 §3 and §4) -----
+
+    /// Record the ACK's SACK blocks (RFC 6675 §5: "the scoreboard MUST be updated") and drop
+    /// what the cumulative ACK covers. Blocks outside (snd_una, snd_max] are ignored.
+    fn update_scoreboard(&mut self, h: &TcpHeader) {
+        for i in 0..h.sack.len() {
+            let Some((s, e)) = h.sack_block(i) else { continue };
+            let (s, e) = (s.max(self.snd_una), e.min(self.snd_max));
+            if s >= e {
+                continue;
+            }
+            let a = self.scoreboard.partition_point(|&(_, end)| end < s);
+            let mut b = a;
+            let (mut ns, mut ne) = (s, e);
+            while b < self.scoreboard.len() && self.scoreboard[b].0 <= e {
+                ns = ns.min(self.scoreboard[b].0);
+                ne = ne.max(self.scoreboard[b].1);
+                b += 1;
+            }
+            if b > a {
+                self.scoreboard[a] = (ns, ne);
+                self.scoreboard.drain(a + 1..b);
+            } else {
+                self.scoreboard.insert(a, (ns, ne));
+            }
+        }
+    }
+
+    fn trim_scoreboard(&mut self) {
+        let una = self.snd_una;
+        let k = self.scoreboard.partition_point(|&(_, e)| e <= una);
+        self.scoreboard.drain(..k);
+        if let Some(first) = self.scoreboard.first_mut() {
+            first.0 = first.0.max(una);
+        }
+    }
+
+    /// Whether the segment `[s, s + len)` is SACKed whole.
+    fn is_sacked(&self, s: u64, len: u64) -> bool {
+        let i = self.scoreboard.partition_point(|&(_, e)| e <= s);
+        self.scoreboard.get(i).is_some_and(|&(a, b)| a <= s && s + len <= b)
+    }
+
+    /// RFC 6675 §4 `IsLost(s)`: more than (DupThresh − 1)·SMSS bytes SACKed above the segment
+    /// at `s`, or DupThresh discontiguous SACKed ranges above it.
+    fn is_lost(&self, s: u64, len: u64) -> bool {
+        let above = s + len;
+        let i = self.scoreboard.partition_point(|&(_, e)| e <= above);
+        let (mut bytes, mut ranges) = (0u64, 0u32);
+        for &(a, b) in &self.scoreboard[i..] {
+            bytes += b - a.max(above);
+            ranges += 1;
+        }
+        let dt = self.cfg.dupack_threshold;
+        bytes > (dt as u64 - 1) * self.cfg.mss_bytes as u64 || ranges >= dt
+    }
+
+    /// One past the highest SACKed byte (HighACK's SACK counterpart), or `snd_una`.
+    fn high_sacked(&self) -> u64 {
+        self.scoreboard.last().map_or(self.snd_una, |r| r.1)
+    }
+
+    /// RFC 6675 §4 `SetPipe`: the octets in flight by the scoreboard's reckoning.
+    fn pipe(&self) -> u64 {
+        let mut pipe = 0;
+        let mut s = self.snd_una;
+        while s < self.snd_max {
+            let len = self.seg_len(s).min(self.snd_max - s).max(1);
+            if !self.is_sacked(s, len) {
+                if !self.is_lost(s, len) {
+                    pipe += len;
+                }
+                if s < self.high_rxt {
+                    pipe += len;
+                }
+            }
+            s += len;
+        }
+        pipe
+    }
+
+    /// RFC 6675 §4 `NextSeg` rules 1 and 3: the first unSACKed segment at or above HighRxt
+    /// and below the highest SACKed byte that is lost (rule 1), else any such (rule 3, only
+    /// when `rule3`). Rule 2 (new data) is the caller's; rule 4 (rescue) is not used.
+    fn next_hole(&self, rule3: bool) -> Option<(u64, u64)> {
+        let top = self.high_sacked();
+        let mut s = self.high_rxt.max(self.snd_una);
+        let mut first_unsacked = None;
+        while s < top {
+            let len = self.seg_len(s).min(self.snd_max - s).max(1);
+            if !self.is_sacked(s, len) {
+                if self.is_lost(s, len) {
+                    return Some((s, len));
+                }
+                first_unsacked.get_or_insert((s, len));
+            }
+            s += len;
+        }
+        if rule3 {
+            first_unsacked
+        } else {
+            None
+        }
+    }
+
+    /// SACK loss recovery's next segment (RFC 6675 §5 step (C)): while cwnd − pipe ≥ 1 SMSS,
+    /// `NextSeg` by rules 1, 2, 3.
+    fn sack_recovery_transmit(&mut self) -> Option<Packet> {
+        if let Some(kind) = self.pending_retx.take() {
+            // §5 step 4.3: the first segment presumed dropped, whatever the window.
+            let seq = self.snd_una;
+            let len = self.seg_len(seq).min(self.snd_max - seq);
+            if len > 0 {
+                self.record_retx(seq, kind);
+                self.high_rxt = seq + len;
+                return Some(self.emit(seq, len));
+            }
+        }
+        let mss = self.cfg.mss_bytes as u64;
+        if self.cc.cwnd() < self.pipe() + mss {
+            return None;
+        }
+        if let Some((seq, len)) = self.next_hole(false) {
+            self.record_retx(seq, RetxKind::Sack);
+            self.high_rxt = seq + len;
+            return Some(self.emit(seq, len));
+        }
+        // rule 2: new data, within the receiver's window
+        let limit = self.data_limit();
+        if self.snd_nxt == self.snd_max && self.snd_nxt < limit {
+            let len = self.seg_len(self.snd_nxt).min(limit - self.snd_nxt);
+            if self.snd_max - self.snd_una + len <= self.snd_wnd {
+                let seq = self.snd_nxt;
+                self.snd_nxt += len;
+                self.snd_max = self.snd_nxt;
+                return Some(self.emit(seq, len));
+            }
+        }
+        if let Some((seq, len)) = self.next_hole(true) {
+            self.record_retx(seq, RetxKind::Sack);
+            self.high_rxt = seq + len;
+            return Some(self.emit(seq, len));
+        }
+        None
+    }
+
     fn on_ack(&mut self, now: Instant, h: &TcpHeader) {
         let ack = h.ack;
         if ack > self.snd_max {
@@ -263,6 +435,9 @@ impl TcpSender {
         }
         if ack < self.snd_una {
             return; // an old ACK, reordered
+        }
+        if self.sack {
+            self.update_scoreboard(h);
         }
         let wnd = h.wnd as u64;
         if ack == self.snd_una {
@@ -279,10 +454,15 @@ impl TcpSender {
                 let info =
                     AckInfo { ack, bytes_acked: 0, flight_before: flight, flight_after: flight, snd_max: self.snd_max };
                 let in_recovery = self.cc.in_recovery();
-                let r = self.cc.on_dup_ack(&info, self.dupacks);
+                let mut r = self.cc.on_dup_ack(&info, self.dupacks);
+                if self.sack && !r.retransmit && !in_recovery && self.first_is_lost() {
+                    // RFC 6675 §5 step 2: IsLost(HighACK + 1) enters recovery early.
+                    r = self.cc.on_sack_loss(&info);
+                }
                 if r.retransmit {
                     self.stats.fast_retransmits += 1;
                     self.pending_retx = Some(RetxKind::Fast);
+                    self.high_rxt = self.snd_una;
                 } else if self.cfg.limited_transmit && !in_recovery && self.dupacks < self.cfg.dupack_threshold {
                     // RFC 3042 §2 / RFC 5681 §3.2 step 1: the first and second duplicate ACKs
                     // each send one new segment (checked in poll_transmit).
@@ -313,6 +493,10 @@ impl TcpSender {
             self.trace.rto_ns.push(self.rtt.rto().as_nanos());
         }
         self.snd_una = ack;
+        if self.sack {
+            self.trim_scoreboard();
+            self.high_rxt = self.high_rxt.max(ack);
+        }
         if self.snd_nxt < ack {
             self.snd_nxt = ack; // after go-back-N the receiver may hold more than we resent
         }
@@ -325,6 +509,18 @@ impl TcpSender {
         let r = self.cc.on_new_ack(&info);
         if r.retransmit {
             self.pending_retx = Some(RetxKind::Partial);
+        }
+        if self.sack && !self.cc.in_recovery() && self.outstanding() && self.first_is_lost() {
+            // RFC 6675 §5 step 2 on an ACK that also SACKs: the scoreboard alone may show the
+            // new first segment lost.
+            let flight = (self.snd_max - self.snd_una).saturating_sub(self.lt_bytes);
+            let info =
+                AckInfo { ack, bytes_acked: 0, flight_before: flight, flight_after: flight, snd_max: self.snd_max };
+            if self.cc.on_sack_loss(&info).retransmit {
+                self.stats.fast_retransmits += 1;
+                self.pending_retx = Some(RetxKind::Fast);
+                self.high_rxt = self.snd_una;
+            }
         }
         if !self.outstanding() {
             // RFC 6298 §5.2: all outstanding data acknowledged, turn off the timer.
@@ -359,6 +555,10 @@ impl TcpSender {
         // RFC 6298 §5.4: retransmit the earliest unacknowledged segment. Everything after it
         // is resent too as the window reopens (go-back-N, as BSD and ns-2 do).
         self.snd_nxt = self.snd_una;
+        // RFC 2018 §8: after a timeout the SACKed bits are turned off (the receiver may have
+        // reneged); go-back-N skips what later ACKs SACK again.
+        self.scoreboard.clear();
+        self.high_rxt = self.snd_una;
         self.dupacks = 0;
         self.pending_retx = None;
         self.pending_lt = false;
@@ -407,6 +607,9 @@ impl Agent for TcpSender {
         if !self.started {
             return None;
         }
+        if self.sack && self.cc.in_recovery() {
+            return self.sack_recovery_transmit();
+        }
         if let Some(kind) = self.pending_retx.take() {
             // Fast retransmit / partial-ACK retransmission of the segment at snd_una, sent
             // whatever the window (RFC 5681 §3.2 step 3, RFC 6582 §3.2 step 3).
@@ -439,6 +642,19 @@ impl Agent for TcpSender {
                 return Some(self.emit(seq, len));
             }
         }
+        if self.sack {
+            // go-back-N after a timeout: segments SACKed since are not sent again
+            while self.snd_nxt < self.snd_max {
+                let len = self.seg_len(self.snd_nxt).min(self.snd_max - self.snd_nxt);
+                if len == 0 || !self.is_sacked(self.snd_nxt, len) {
+                    break;
+                }
+                self.snd_nxt += len;
+            }
+            if self.snd_nxt >= limit {
+                return None;
+            }
+        }
         let len = self.seg_len(self.snd_nxt).min(limit - self.snd_nxt);
         let wnd = self.cc.cwnd().min(self.snd_wnd);
         if self.snd_nxt - self.snd_una + len > wnd {
@@ -461,6 +677,13 @@ impl Agent for TcpSender {
 }
 
 impl TcpSender {
+    /// RFC 6675 `IsLost(HighACK + 1)`: the first unacknowledged segment is lost by the
+    /// scoreboard.
+    fn first_is_lost(&self) -> bool {
+        let len = self.seg_len(self.snd_una).min(self.snd_max - self.snd_una);
+        len > 0 && !self.scoreboard.is_empty() && self.is_lost(self.snd_una, len)
+    }
+
     /// Build a segment and do the per-send bookkeeping.
     fn emit(&mut self, seq: u64, len: u64) -> Packet {
         self.stats.segments_sent += 1;

@@ -1,4 +1,5 @@
-//! The TCP sink agent: cumulative ACKs, immediate or delayed (RFC 5681 §4.2).
+//! The TCP sink agent: cumulative ACKs, immediate or delayed (RFC 5681 §4.2), with SACK
+//! blocks when the flow uses SACK (RFC 2018 §4).
 
 use super::*;
 
@@ -49,6 +50,11 @@ pub struct TcpSink {
     ooo: Vec<(u64, u64)>,
     /// In-order segments received since the last ACK (delayed ACKs).
     unacked: u32,
+    /// The SACK blocks of the last ACK, most recent first (RFC 2018 §4 repeats them).
+    sack_recent: [(u64, u64); 3],
+    /// The out-of-order segment that triggers the ACK being built (RFC 2018 §4: its block
+    /// comes first).
+    sack_trigger: Option<u64>,
     /// Timestamp to echo in the next ACK and where to send it.
     ts_recent: u64,
     peer: Option<(Dest, u32)>,
@@ -66,6 +72,8 @@ impl TcpSink {
             cfg,
             rcv_nxt: 0,
             ooo: Vec::with_capacity(16),
+            sack_recent: [(0, 0); 3],
+            sack_trigger: None,
             unacked: 0,
             ts_recent: 0,
             peer: None,
@@ -87,8 +95,35 @@ impl TcpSink {
         self.fin_at
     }
 
+    /// The out-of-order block holding byte `x`, if any.
+    fn ooo_block(&self, x: u64) -> Option<(u64, u64)> {
+        let i = self.ooo.partition_point(|&(_, e)| e <= x);
+        self.ooo.get(i).copied().filter(|&(s, _)| s <= x)
+    }
+
+    /// RFC 2018 §4: the first block holds the segment that triggered the ACK (unless it
+    /// advanced the cumulative ACK), then the most recently reported blocks not yet listed, as
+    /// they stand now; at most three. Offsets above `rcv_nxt` (`TcpHeader::sack`).
+    fn sack_blocks(&mut self) -> [(u32, u32); 3] {
+        let mut chosen = [(0u64, 0u64); 3];
+        let mut n = 0;
+        let trigger = self.sack_trigger.take().and_then(|x| self.ooo_block(x));
+        let recent = self.sack_recent;
+        for cand in trigger.into_iter().chain(recent.iter().filter(|b| b.0 < b.1).filter_map(|b| self.ooo_block(b.0))) {
+            if n < 3 && !chosen[..n].contains(&cand) {
+                chosen[n] = cand;
+                n += 1;
+            }
+        }
+        self.sack_recent = chosen;
+        let base = self.rcv_nxt;
+        let off = |x: u64| u32::try_from(x - base).unwrap_or(u32::MAX);
+        chosen.map(|(s, e)| if s < e { (off(s), off(e)) } else { (0, 0) })
+    }
+
     fn send_ack(&mut self) {
         let Some((dst, flow)) = self.peer else { return };
+        let sack = if self.cfg.sack { self.sack_blocks() } else { [(0, 0); 3] };
         let mut p = Packet::data(dst, self.cfg.header_bytes);
         p.flow = flow;
         p.seq = 0;
@@ -99,6 +134,7 @@ impl TcpSink {
             wnd: self.cfg.rwnd_bytes,
             ts_val: self.now.as_nanos(),
             ts_ecr: self.ts_recent,
+            sack,
         });
         self.unacked = 0;
         self.timers.stop(SinkTimer::DelAck);
@@ -139,6 +175,7 @@ impl TcpSink {
             // echoed timestamp stays that of the last in-order segment (RFC 7323 §4.3).
             self.stats.out_of_order += 1;
             self.insert_ooo(s, e);
+            self.sack_trigger = Some(s);
             self.send_ack();
             return;
         }

@@ -114,7 +114,7 @@ proptest! {
             let mut a = Packet::data(Dest::Unicast(Addr::new(NodeId(1), 1)), 40);
             a.src = Addr::new(NodeId(2), 1);
             a.flow = 1;
-            a.header = Header::Tcp(TcpHeader { ack: acked, flags: TcpHeader::ACK, payload: 0, wnd: u32::MAX, ts_val: 0, ts_ecr: 0 });
+            a.header = Header::Tcp(TcpHeader { ack: acked, flags: TcpHeader::ACK, payload: 0, wnd: u32::MAX, ts_val: 0, ts_ecr: 0, sack: [(0, 0); 3] });
             d.packet(t, &a);
             prop_assert!(d.agent.cwnd() >= mss, "cwnd {} < mss {mss}", d.agent.cwnd());
         }

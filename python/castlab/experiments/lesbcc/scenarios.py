@@ -193,7 +193,8 @@ def fig21_run(seed: int, duration: float, rx_kw: Optional[dict] = None, topo: Op
     tcps = []
     for k in range(1, f["hosts"] + 1):
         for j in range(f["tcp_per_host"]):
-            tcps.append(sim.add_tcp_flow("src", f"rcv{k}", variant="newreno", mss_bytes=f["tcp_mss_bytes"],
+            tcps.append(sim.add_tcp_flow("src", f"rcv{k}", variant=f["tcp_variant"], mss_bytes=f["tcp_mss_bytes"],
+                                         delayed_ack=f["tcp_delayed_ack"],
                                          start=float(rng.uniform(0, f["start_window_s"]))))
     src = sim.add_lesbcc_source("src", g, flow=0, start=float(rng.uniform(0, f["start_window_s"])), policy="aimd",
                                 **(main_kw or {}))
@@ -222,7 +223,7 @@ def fig21_run(seed: int, duration: float, rx_kw: Optional[dict] = None, topo: Op
     # RTT samples against the gap between two packets at the rate of the moment: an LI leaves a
     # receiver only when a later packet shows the gap, so a sample carries that spacing
     ts = tr["rtt_time_ns"] / 1e9
-    gap = PACKET_BYTES * 8 / step_sample(tr["rate_time_ns"], tr["rate_bps"], ts)
+    gap = (main_kw or {}).get("packet_bytes", PACKET_BYTES) * 8 / step_sample(tr["rate_time_ns"], tr["rate_bps"], ts)
     path_max = 2 * (f["one_way_delay_s"] + 2 * f["lan_delay_s"]) + f["queue_pkts"] * (f["tcp_mss_bytes"] + 40) * 8 / \
         f["bottleneck_bps"]
     return {"rtt_sample_median_s": float(np.median(tr["rtt_sample_s"])) if ts.size else float("nan"),
