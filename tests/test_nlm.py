@@ -252,7 +252,8 @@ def _nlm_rlm_compare():
 def test_rlm_matches_ns2_rlm_on_nlm_figure8():
     """Figure 11's set-up (1.3 Mb/s of CBR from 90 s on B = 1.6 Mb/s), seeds 1-4, 300 s, and
     Figure 12's (two sessions on 1.7 Mb/s, starts 20 and 120 s), seeds 1-2, 600 s. ns-2's
-    MMG/ns (rlm_param as shipped, rearm=1) against castlab's defaults.
+    MMG/ns (rlm_param as shipped, rearm=1) against castlab's receiver configured as MMG
+    (``NS2_MMG_RLM``, the NLM experiments' RLM side).
 
     Figure 11: the median over seeds of the time layer 4 is dropped agrees within 10 s, and in
     every seed of both, the first stay at level 3 after 90 s sees a receiver loss between 5 %
