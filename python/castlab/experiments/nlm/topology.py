@@ -88,6 +88,8 @@ class Fig8:
     # cross-checks); rlm_base=None gives castlab's own defaults (the RLM paper's reading) instead
     rlm: Optional[dict] = None
     rlm_base: Optional[dict] = field(default_factory=lambda: dict(NS2_MMG_RLM))
+    # The loss meter's bin (s); measures read it in bins of any whole multiple (default BIN_S)
+    meter_bin_s: float = BIN_S
     sim: Simulator = field(init=False)
     bott: int = field(init=False)
     senders: list[int] = field(default_factory=list)
@@ -125,54 +127,58 @@ class Fig8:
             sim.add_sink("Y", port=9)
             sim.add_cbr("X", "Y", 9, self.cross[1], packet_size=PACKET_BYTES, flow=CROSS_FLOW, start=self.cross[0])
         if self.proto == "nlm":
-            sim.attach_lmr("LMR1", meter_channel=self.bott, meter_bin=BIN_S,
+            sim.attach_lmr("LMR1", meter_channel=self.bott, meter_bin=self.meter_bin_s,
                            meter_layers=len(LAYER_RATES_BPS), **(self.config or {}))
             if self.lmr2:
                 sim.attach_lmr("LMR2", **(self.config or {}))
         else:
-            sim.attach_loss_meter("LMR1", self.bott, bin=BIN_S, layers=len(LAYER_RATES_BPS))
+            sim.attach_loss_meter("LMR1", self.bott, bin=self.meter_bin_s, layers=len(LAYER_RATES_BPS))
 
     def run(self, until: float, label: str) -> None:
         run_with_progress(self.sim, until, label=label)
 
     # ------------------------------------------------------------------ measurements
 
-    def _flow(self, flow: int, until: float) -> tuple[np.ndarray, np.ndarray]:
-        """(offered, dropped) per bin and layer for a flow, padded to ``until``."""
-        nb = int(np.ceil(until / BIN_S))
+    def _flow(self, flow: int, until: float, bin_s: float = BIN_S) -> tuple[np.ndarray, np.ndarray]:
+        """(offered, dropped) per bin of ``bin_s`` (a whole multiple of the meter's bin) and layer
+        for a flow, padded to ``until``."""
+        k = int(round(bin_s / self.meter_bin_s))
+        if k < 1 or abs(k * self.meter_bin_s - bin_s) > 1e-9:
+            raise ValueError(f"bin_s {bin_s} is not a whole multiple of the meter's {self.meter_bin_s} s bin")
+        nb = int(np.ceil(until / bin_s))
         f = self.sim.loss_meter("LMR1")["flows"].get(flow)
-        shape = (nb, len(LAYER_RATES_BPS))
+        shape = (nb * k, len(LAYER_RATES_BPS))
         if f is None:
-            return np.zeros(shape), np.zeros(shape)
+            return np.zeros((nb, shape[1])), np.zeros((nb, shape[1]))
         out = []
-        for k in ("passed", "dropped"):
+        for key in ("passed", "dropped"):
             a = np.zeros(shape)
-            v = f[k][:nb]
+            v = f[key][: nb * k]
             a[: len(v)] = v
-            out.append(a)
+            out.append(a.reshape(nb, k, shape[1]).sum(1))
         return out[0], out[1]
 
-    def loss(self, flow: int, until: float) -> np.ndarray:
+    def loss(self, flow: int, until: float, bin_s: float = BIN_S) -> np.ndarray:
         """Loss rate per bin (NaN where nothing was offered)."""
-        p, d = self._flow(flow, until)
+        p, d = self._flow(flow, until, bin_s)
         tot = p.sum(1)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(tot > 0, d.sum(1) / tot, np.nan)
 
-    def rate_bps(self, flow: int, until: float) -> np.ndarray:
+    def rate_bps(self, flow: int, until: float, bin_s: float = BIN_S) -> np.ndarray:
         """What left the bottleneck queue per bin, b/s."""
-        p, d = self._flow(flow, until)
-        return (p - d).sum(1) * PACKET_BYTES * 8 / BIN_S
+        p, d = self._flow(flow, until, bin_s)
+        return (p - d).sum(1) * PACKET_BYTES * 8 / bin_s
 
-    def goodput_bps(self, flow: int, until: float, max_loss: float = 0.2) -> np.ndarray:
+    def goodput_bps(self, flow: int, until: float, max_loss: float = 0.2, bin_s: float = BIN_S) -> np.ndarray:
         """§4.2: the layers received with under 20 % loss in order from the base layer."""
-        p, d = self._flow(flow, until)
+        p, d = self._flow(flow, until, bin_s)
         out = np.zeros(len(p))
         for b in range(len(p)):
             for m in range(p.shape[1]):
                 if p[b, m] == 0 or d[b, m] / p[b, m] >= max_loss:
                     break
-                out[b] += (p[b, m] - d[b, m]) * PACKET_BYTES * 8 / BIN_S
+                out[b] += (p[b, m] - d[b, m]) * PACKET_BYTES * 8 / bin_s
         return out
 
     def level_steps(self, i: int, until: float) -> tuple[np.ndarray, np.ndarray]:
