@@ -4,6 +4,7 @@ import hashlib
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import castlab
 
@@ -57,8 +58,8 @@ def test_router_extension_from_python(line):
     assert sim.layer_dropper_count("r1") > 200
 
 
-def _fingerprint(seed):
-    sim = castlab.Simulator(seed=seed)
+def _fingerprint(seed, **sim_kw):
+    sim = castlab.Simulator(seed=seed, **sim_kw)
     for n in ("s", "r", "a", "b"):
         sim.add_node(n)
     sim.add_link("s", "r", 1.5e6, 0.01, queue_limit_pkts=20)
@@ -81,6 +82,26 @@ def test_determinism_same_seed_same_bytes_other_seed_differs():
     a = _fingerprint(7)
     assert a == _fingerprint(7)
     assert a != _fingerprint(8)
+
+
+def test_phase_randomisation_off_by_default_seeded_when_on_and_settable_for_a_whole_process(monkeypatch):
+    from castlab.simulator import PHASE_ENV
+
+    monkeypatch.delenv(PHASE_ENV, raising=False)
+    off = _fingerprint(7)
+    assert _fingerprint(7, phase_overhead=0.0) == off
+    on = _fingerprint(7, phase_overhead=0.002)
+    assert on != off and on == _fingerprint(7, phase_overhead=0.002)
+    assert on != _fingerprint(8, phase_overhead=0.002)
+    # the environment sets the default of simulators that do not name it (experiments' code)
+    monkeypatch.setenv(PHASE_ENV, "0.002")
+    assert _fingerprint(7) == on
+    assert _fingerprint(7, phase_overhead=0.0) == off
+    monkeypatch.setenv(PHASE_ENV, "two ms")
+    with pytest.raises(ValueError, match=PHASE_ENV):
+        castlab.Simulator(seed=1)
+    with pytest.raises(ValueError, match="phase_overhead"):
+        castlab.Simulator(seed=1, phase_overhead=2.0)
 
 
 def test_worst_window_loss_python_matches_hand_computation():

@@ -19,10 +19,15 @@ class Simulator:
         join_latency: float = 0.0,
         leave_latency: float = 0.0,
         queue_avg_weight: float = 0.002,
+        phase_overhead: float = 0.0,
     ) -> None:
         """A simulator with master seed `seed`. `join_latency`: added once to every graft (s);
         `leave_latency`: how long a node with no members waits before pruning (s);
-        `queue_avg_weight`: the EWMA weight of every queue's averaged length.
+        `queue_avg_weight`: the EWMA weight of every queue's averaged length;
+        `phase_overhead`: phase randomisation, the largest random delay (s, at most 1) a packet
+        waits at its sending agent before it enters the network, drawn uniformly per packet on
+        the agent's own stream, the agent's packets kept in order (as ns-2's ``overhead_``,
+        against the phase effects of Floyd and Jacobson 1992). 0, the default, is off.
         """
     @property
     def now(self) -> float:
@@ -154,7 +159,8 @@ class Simulator:
         """
     def conservation(self) -> dict[str, object]:
         """Packet conservation over the run: every packet created is dropped, lost, consumed,
-        delivered, queued, on the wire or in flight; `holds` says whether the books balance.
+        delivered, queued, on the wire, in flight or waiting at its sender (`in_sender`, phase
+        randomisation); `holds` says whether the books balance.
         """
     def engine_stats(self) -> dict[str, int]:
         """The engine's counters: events processed and packets forwarded (link transmissions)."""

@@ -173,6 +173,15 @@ def _cmd_reproduce(args) -> int:
     if args.jobs is not None and args.jobs < 1:
         print(f"castlab reproduce: --jobs must be at least 1, got {args.jobs}", file=sys.stderr)
         return 2
+    if args.phase_overhead is not None:
+        from castlab.simulator import PHASE_ENV
+
+        if not (0.0 <= args.phase_overhead <= 1.0):
+            print(f"castlab reproduce: --phase-overhead must be in [0, 1] s, got {args.phase_overhead}",
+                  file=sys.stderr)
+            return 2
+        # every simulator of the run, in this process and in the workers it starts, reads it
+        os.environ[PHASE_ENV] = repr(args.phase_overhead)
     # Default folders never mix runs: out/NAME for one experiment, out/ (out/NAME each and the
     # report) for --all; a folder holding another experiment's outputs is refused.
     out = Path(args.out) if args.out else (Path("out") if args.all else Path("out") / names[0])
@@ -443,6 +452,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="with --all: leave out the real-network experiments (net-*: root and the namespace testbed)")
     r.add_argument("--jobs", type=int, default=None,
                    help="worker processes (default 1): with --all, experiments run at once; with NAME, its runs over seeds and points")
+    r.add_argument("--phase-overhead", type=float, default=None, metavar="SECONDS",
+                   help="phase randomisation: every packet waits a uniform random time of up to SECONDS at "
+                        "its sender (ns-2's overhead_; default off)")
     r.set_defaults(fn=_cmd_reproduce)
     _add_study_parsers(sub)
     d = sub.add_parser("run", help="run the built-in demo and print per-receiver throughput and loss")

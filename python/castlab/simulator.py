@@ -7,22 +7,48 @@ raises a ``RuntimeError`` that says what to do instead. The engine's methods and
 documentation are the native class's (``castlab/_native.pyi``), plus ``tcp_goodput_bps``,
 computed from them; each protocol's roles and readers are methods made from the protocol
 registry (``castlab._registry``).
+
+Phase randomisation (``phase_overhead``, see the native class) is off unless asked for. A
+simulator built without the argument takes the process's default, the environment variable
+``CASTLAB_PHASE_OVERHEAD`` (seconds; ``castlab reproduce --phase-overhead`` sets it), so that an
+experiment whose code never names it, and the worker processes of its seed loop, can be run
+with it on.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Optional
 
 from castlab import _native, _registry
 
 _OWNER = "_castlab_owner_thread"
+PHASE_ENV = "CASTLAB_PHASE_OVERHEAD"
+# position of `phase_overhead` among the native constructor's arguments
+_PHASE_POS = 4
+
+
+def default_phase_overhead() -> float:
+    """The process's default ``phase_overhead`` in seconds: ``CASTLAB_PHASE_OVERHEAD``, or 0."""
+    raw = os.environ.get(PHASE_ENV, "").strip()
+    if not raw:
+        return 0.0
+    try:
+        v = float(raw)
+    except ValueError:
+        raise ValueError(f"{PHASE_ENV}={raw!r}: not a number of seconds") from None
+    if not (0.0 <= v <= 1.0):
+        raise ValueError(f"{PHASE_ENV}={raw!r}: must be in [0, 1] s")
+    return v
 
 
 class Simulator(_native.Simulator):
     __doc__ = _native.Simulator.__doc__
 
     def __new__(cls, *args, **kwargs):
+        if len(args) <= _PHASE_POS and "phase_overhead" not in kwargs:
+            kwargs["phase_overhead"] = default_phase_overhead()
         self = super().__new__(cls, *args, **kwargs)
         object.__setattr__(self, _OWNER, threading.get_ident())
         return self

@@ -22,6 +22,9 @@ pub enum StreamKind {
     Channel = 2,
     Extension = 3,
     Scenario = 4,
+    /// The simulator's per-agent send jitter (phase randomisation), apart from the agent's own
+    /// stream so that turning it on does not shift the agent's numbers.
+    Phase = 5,
 }
 
 /// A xoshiro256++ generator.

@@ -147,12 +147,19 @@ impl Simulator {
 #[pymethods]
 impl Simulator {
     #[new]
-    #[pyo3(signature = (seed=0, join_latency=0.0, leave_latency=0.0, queue_avg_weight=0.002))]
-    fn new(seed: i64, join_latency: f64, leave_latency: f64, queue_avg_weight: f64) -> Result<Self> {
+    #[pyo3(signature = (seed=0, join_latency=0.0, leave_latency=0.0, queue_avg_weight=0.002, phase_overhead=0.0))]
+    fn new(
+        seed: i64,
+        join_latency: f64,
+        leave_latency: f64,
+        queue_avg_weight: f64,
+        phase_overhead: f64,
+    ) -> Result<Self> {
         let cfg = SimConfig {
             join_latency: duration_s("join_latency", join_latency)?,
             leave_latency: duration_s("leave_latency", leave_latency)?,
             queue_avg_weight,
+            phase_overhead: duration_s("phase_overhead", phase_overhead)?,
         };
         let inner = castlab_sim::Simulator::with_config(nonneg_u64("seed", seed)?, cfg)?;
         Ok(Simulator { inner })
@@ -539,6 +546,7 @@ impl Simulator {
                 ("in_queues", c.in_queues),
                 ("in_transmission", c.in_transmission),
                 ("in_flight", c.in_flight),
+                ("in_sender", c.in_sender),
             ],
         )?;
         d.set_item("holds", c.holds())?;

@@ -68,9 +68,13 @@ fn bottleneck_throughput_is_min_of_offered_and_capacity() {
 /// Builds a scenario exercising every packet fate: queue drops (DropTail and RED), random
 /// loss, multicast fan-out, joins and leaves, unicast to a port nobody listens on.
 fn busy_scenario(seed: u64) -> (Simulator, Vec<AgentId>) {
-    let mut sim =
-        Simulator::with_config(seed, SimConfig { leave_latency: Duration::from_millis(300), ..Default::default() })
-            .unwrap();
+    busy_scenario_with(seed, Duration::ZERO)
+}
+
+/// [`busy_scenario`] with phase randomisation of up to `overhead` at every sender.
+fn busy_scenario_with(seed: u64, overhead: Duration) -> (Simulator, Vec<AgentId>) {
+    let cfg = SimConfig { leave_latency: Duration::from_millis(300), phase_overhead: overhead, ..Default::default() };
+    let mut sim = Simulator::with_config(seed, cfg).unwrap();
     let s = sim.add_node("s").unwrap();
     let r = sim.add_node("r").unwrap();
     let x = sim.add_node("x").unwrap();
@@ -436,4 +440,71 @@ fn a_member_sending_to_the_group_reaches_every_member_via_the_root() {
     assert_eq!(sink(&sim, rc).records.arr_time_ns, vec![1_000_000_000 + 80_000_000 + 4_000]);
     assert_eq!(sink(&sim, rb).records.arr_time_ns, vec![1_000_000_000 + 60_000_000 + 4_000]);
     assert!(sim.conservation().holds());
+}
+
+/// The fingerprint of `busy_scenario(11)` run for 50 s, taken with the engine as it was before
+/// phase randomisation existed: with it off, a run must not change by a byte.
+const BUSY_11_BEFORE_PHASE: u64 = 12580318498038028972;
+
+#[test]
+fn phase_randomisation_off_leaves_the_run_as_it_was() {
+    let (mut sim, sinks) = busy_scenario(11);
+    sim.run(secs(50.0)).unwrap();
+    assert_eq!(fingerprint(&sim, &sinks), BUSY_11_BEFORE_PHASE);
+    assert_eq!(sim.conservation().in_sender, 0);
+}
+
+#[test]
+fn phase_randomisation_same_seed_same_run_and_it_changes_the_run() {
+    let ms = Duration::from_millis(2);
+    let run = |seed, overhead| {
+        let (mut sim, sinks) = busy_scenario_with(seed, overhead);
+        let mut waiting = 0;
+        for t in [7.3, 21.0, 33.3, 50.0] {
+            sim.run(secs(t)).unwrap();
+            let c = sim.conservation();
+            assert!(c.holds(), "at {t}: {c:?}");
+            waiting += c.in_sender;
+        }
+        (fingerprint(&sim, &sinks), waiting)
+    };
+    let (a, waiting) = run(11, ms);
+    assert_eq!(a, run(11, ms).0);
+    assert_ne!(a, run(12, ms).0);
+    assert_ne!(a, run(11, Duration::ZERO).0);
+    assert_ne!(a, run(11, Duration::from_millis(1)).0);
+    // packets do wait at their senders (and are counted while they do)
+    assert!(waiting > 0);
+}
+
+/// One sender, one receiver, 1000-byte packets every 16 ms over 10 Mb/s + 1 Mb/s hops: each
+/// packet arrives 33.8 ms after it was sent plus its random wait at the sender, the waits
+/// spread over [0, overhead], and the packets arrive in the order they were sent.
+#[test]
+fn phase_randomisation_delays_each_packet_by_at_most_the_overhead_in_order() {
+    let overhead = Duration::from_millis(3);
+    let mut sim = Simulator::with_config(4, SimConfig { phase_overhead: overhead, ..Default::default() }).unwrap();
+    let a = sim.add_node("a").unwrap();
+    let b = sim.add_node("b").unwrap();
+    let c = sim.add_node("c").unwrap();
+    sim.add_link(a, b, &link(10e6, 0.005, 10)).unwrap();
+    sim.add_link(b, c, &link(1e6, 0.020, 10)).unwrap();
+    let rx = sim.add_agent(c, Some(7), Instant::ZERO, Box::new(LayeredSink::recording(vec![], vec![]))).unwrap();
+    sim.add_agent(a, None, Instant::ZERO, cbr_to(Dest::Unicast(Addr::new(c, 7)), 0.5e6, 1000, 0.0, 8.0, false))
+        .unwrap();
+    sim.run(secs(9.0)).unwrap();
+    let r = &sink(&sim, rx).records;
+    assert_eq!(r.arr_time_ns.len(), 500);
+    let mut waits = vec![];
+    for (k, (&t, &seq)) in r.arr_time_ns.iter().zip(&r.arr_seq).enumerate() {
+        assert_eq!(seq, k as u64, "packet {k} out of order");
+        // sent at k * 16 ms; 33.8 ms through the network (the 1 Mb/s hop is free when a packet
+        // comes: a packet takes 8 ms on it and the next leaves its sender at least 13 ms later)
+        let wait = t as i64 - (k as i64 * 16_000_000 + 33_800_000);
+        assert!((0..=overhead.as_nanos() as i64).contains(&wait), "packet {k}: waited {wait} ns");
+        waits.push(wait as f64 / overhead.as_nanos() as f64);
+    }
+    let mean = waits.iter().sum::<f64>() / waits.len() as f64;
+    assert!((mean - 0.5).abs() < 0.05, "mean wait {mean} of the overhead");
+    assert!(waits.iter().any(|&w| w < 0.1) && waits.iter().any(|&w| w > 0.9));
 }

@@ -103,6 +103,11 @@ def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s:
         "claims": claims,
         "files": result.files,
     }
+    from castlab.simulator import default_phase_overhead
+
+    if default_phase_overhead() > 0:
+        # phase randomisation was on for every simulator of the run (`castlab.simulator`)
+        summary["phase_overhead_s"] = default_phase_overhead()
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json_default) + "\n")
     return summary
 

@@ -102,7 +102,8 @@ def build(sc, seed: int):
 
     s = d["simulator"]
     sim = at("simulator", Simulator, seed=seed, join_latency=s["join_latency"],
-             leave_latency=s["leave_latency"], queue_avg_weight=s["queue_avg_weight"])
+             leave_latency=s["leave_latency"], queue_avg_weight=s["queue_avg_weight"],
+             **({"phase_overhead": s["phase_overhead"]} if "phase_overhead" in s else {}))
     h = Handles(sc, seed)
 
     for n in d["nodes"]:

@@ -333,13 +333,18 @@ def _normalise(raw: dict, chk: _Checker) -> dict:
     chk.typed(windows, list, ("windows",), "a list of times")
     out["windows"] = [chk.time(w, ("windows",), max_s=None, allow_zero=False) for w in windows]
 
-    sim = chk.keys(raw.get("simulator", {}), {"join_latency", "leave_latency", "queue_avg_weight"}, ("simulator",))
+    sim = chk.keys(raw.get("simulator", {}), {"join_latency", "leave_latency", "queue_avg_weight", "phase_overhead"},
+                   ("simulator",))
     out["simulator"] = {
         "join_latency": chk.time(sim.get("join_latency", 0.0), ("simulator", "join_latency"), max_s=100.0),
         "leave_latency": chk.time(sim.get("leave_latency", 0.0), ("simulator", "leave_latency"), max_s=100.0),
         "queue_avg_weight": float(chk.typed(sim.get("queue_avg_weight", 0.002), (int, float),
                                             ("simulator", "queue_avg_weight"), "a number")),
     }
+    if "phase_overhead" in sim:
+        # phase randomisation (castlab.Simulator); kept out of the canonical form when not given
+        out["simulator"]["phase_overhead"] = chk.time(sim["phase_overhead"], ("simulator", "phase_overhead"),
+                                                      max_s=1.0)
 
     nodes = raw["nodes"]
     if not isinstance(nodes, list) or not nodes or not all(isinstance(n, str) and n for n in nodes):

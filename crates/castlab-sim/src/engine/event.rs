@@ -68,6 +68,11 @@ pub(super) enum Ev {
     Sample {
         ch: u32,
     },
+    /// A packet agent `agent` sent, leaving its host after the phase-randomisation delay.
+    Inject {
+        agent: u32,
+        pkt: u32,
+    },
 }
 
 /// A scheduled event: its key `(time, seq)` and what happens.

@@ -33,6 +33,18 @@
 //! derived from (seed, kind, index). No hash map is iterated on an event path. A run is a pure
 //! function of (scenario, seed): the same inputs give byte-identical outputs.
 //!
+//! # Phase randomisation
+//! A deterministic simulator lines packets up in fixed phases: a paced flow behind a TCP flow
+//! may always meet a full queue, or never, and a sub-millisecond change of a delay swings its
+//! loss (Floyd and Jacobson, "On traffic phase effects in packet-switched gateways", 1992).
+//! Their remedy, ns-2's `overhead_` at TCP senders, is a random processing time at the sender.
+//! With [`SimConfig::phase_overhead`] set, every packet an agent sends leaves its node after a
+//! delay drawn uniformly from [0, `phase_overhead`] on the agent's own phase stream; an agent's
+//! packets still leave in the order it sent them (a packet never overtakes the one before it,
+//! so a burst is not stretched into one packet per delay as ns-2's one-packet-per-timer TCP
+//! does). Off (zero) by default: packets then leave at once and no stream is drawn, so runs are
+//! those without the mechanism, byte for byte.
+//!
 //! # Where things are
 //! [`event`](self) holds the event type and the queue, with the reason for the `(time, seq)`
 //! order; `pool` the packet slots; `topology` building the scenario; `link` channels, queues
@@ -73,12 +85,28 @@ pub struct SimConfig {
     pub leave_latency: Duration,
     /// Weight of the averaged queue length kept for DropTail queues (RED uses its own w_q).
     pub queue_avg_weight: f64,
+    /// Phase randomisation: the largest random delay a sent packet waits at its sender before
+    /// it enters the network (uniform on [0, this]). Default 0: off, every packet leaves at once
+    /// (our choice, so that runs without it are unchanged; see the module doc).
+    pub phase_overhead: Duration,
 }
 
 impl Default for SimConfig {
     fn default() -> Self {
-        SimConfig { join_latency: Duration::ZERO, leave_latency: Duration::ZERO, queue_avg_weight: 0.002 }
+        SimConfig {
+            join_latency: Duration::ZERO,
+            leave_latency: Duration::ZERO,
+            queue_avg_weight: 0.002,
+            phase_overhead: Duration::ZERO,
+        }
     }
+}
+
+/// An agent's phase randomisation: its stream, and when its last packet leaves (the next one
+/// may not leave before it).
+pub(super) struct Phase {
+    pub(super) rng: Rng,
+    pub(super) last: Instant,
 }
 
 pub(super) struct Node {
@@ -95,6 +123,8 @@ pub(super) struct AgentSlot {
     pub(super) port: Port,
     pub(super) armed: Option<Instant>,
     pub(super) joined: Vec<GroupId>,
+    /// Set only when `SimConfig::phase_overhead` is positive.
+    pub(super) phase: Option<Phase>,
 }
 
 pub(super) struct ExtSlot {
@@ -125,6 +155,8 @@ pub struct Simulator {
     timelines: Timelines,
     stats: EngineStats,
     mc_unreachable: u64,
+    /// Packets sent by agents and still waiting out their phase-randomisation delay.
+    in_sender: u64,
 }
 
 /// What a router extension sees of the network.
@@ -187,6 +219,13 @@ impl Simulator {
         if !(cfg.queue_avg_weight > 0.0 && cfg.queue_avg_weight <= 1.0) {
             return Err(SimError::invalid("queue_avg_weight", cfg.queue_avg_weight, "must be in (0, 1]"));
         }
+        if cfg.phase_overhead > Duration::from_secs(1) {
+            return Err(SimError::invalid(
+                "phase_overhead",
+                cfg.phase_overhead.as_secs_f64(),
+                "must be at most 1 s (a processing delay, not a path delay)",
+            ));
+        }
         Ok(Simulator {
             cfg,
             seed,
@@ -209,6 +248,7 @@ impl Simulator {
             timelines: Timelines::default(),
             stats: EngineStats::default(),
             mc_unreachable: 0,
+            in_sender: 0,
         })
     }
 
@@ -315,6 +355,12 @@ impl Simulator {
                 }
                 self.drive_ext(node);
             }
+            Ev::Inject { agent, pkt } => {
+                self.in_sender -= 1;
+                self.pool.slots[pkt as usize].sent_at = self.now;
+                let node = self.agents[agent as usize].node.0;
+                self.node_receive(node, pkt, None, false);
+            }
             Ev::Graft { group, ch } => self.graft_arrive(group, ch),
             Ev::PruneFire { group, node, gen } => self.prune_fire(group, node, gen),
             Ev::PruneArrive { group, ch } => self.prune_arrive(group, ch),
@@ -360,6 +406,16 @@ impl Simulator {
             p.sent_at = now;
             let node = s.node.0;
             self.created += 1;
+            if let Some(ph) = s.phase.as_mut() {
+                // phase randomisation (module doc): a uniform delay, never overtaking
+                let max_ns = self.cfg.phase_overhead.as_nanos();
+                let at = (now + Duration::from_nanos(ph.rng.below(max_ns + 1))).max(ph.last);
+                ph.last = at;
+                let i = self.pool.alloc(p);
+                self.in_sender += 1;
+                self.schedule(at, Ev::Inject { agent: a, pkt: i });
+                continue;
+            }
             let i = self.pool.alloc(p);
             self.node_receive(node, i, None, false);
         }

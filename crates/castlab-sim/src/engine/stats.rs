@@ -37,6 +37,8 @@ pub struct Conservation {
     pub in_queues: u64,
     pub in_transmission: u64,
     pub in_flight: u64,
+    /// Sent by an agent and still waiting out its phase-randomisation delay.
+    pub in_sender: u64,
 }
 
 impl Conservation {
@@ -52,6 +54,7 @@ impl Conservation {
             + self.in_queues
             + self.in_transmission
             + self.in_flight
+            + self.in_sender
     }
     pub fn holds(&self) -> bool {
         self.created == self.accounted()
@@ -150,7 +153,7 @@ impl Simulator {
     }
 
     pub fn conservation(&self) -> Conservation {
-        let mut c = Conservation { created: self.created, ..Default::default() };
+        let mut c = Conservation { created: self.created, in_sender: self.in_sender, ..Default::default() };
         for ch in &self.channels {
             c.queue_drops += ch.stats.drops();
             c.lost_random += ch.stats.lost_random;
@@ -167,11 +170,12 @@ impl Simulator {
             c.no_route += n.stats.no_route;
             c.mc_unwanted += n.stats.mc_unwanted;
         }
-        debug_assert_eq!(self.pool.live, c.in_queues + c.in_transmission + c.in_flight);
+        debug_assert_eq!(self.pool.live, c.in_queues + c.in_transmission + c.in_flight + c.in_sender);
         c
     }
 
-    /// Packets currently held by the engine (queued, on the wire or being serialised).
+    /// Packets currently held by the engine (queued, on the wire, being serialised, or waiting
+    /// out a phase-randomisation delay at their sender).
     pub fn packets_live(&self) -> u64 {
         self.pool.live
     }

@@ -1,6 +1,7 @@
 //! Building the scenario: nodes, links, groups, agents, router extensions and monitors, with
 //! every input checked (a clear error naming the field, never a panic).
 
+use super::Phase;
 use castlab_core::{
     Addr, Agent, AgentId, ChannelId, Duration, GroupId, Instant, NodeId, Port, Rng, RouterExtension, StreamKind,
 };
@@ -207,7 +208,9 @@ impl Simulator {
         };
         let id = self.agents.len() as u32;
         nd.ports.push((port, id));
-        self.agents.push(AgentSlot { agent, node, port, armed: None, joined: Vec::new() });
+        let phase = (self.cfg.phase_overhead > Duration::ZERO)
+            .then(|| Phase { rng: Rng::stream(self.seed, StreamKind::Phase, id as u64), last: Instant::ZERO });
+        self.agents.push(AgentSlot { agent, node, port, armed: None, joined: Vec::new(), phase });
         self.schedule(start, Ev::AgentStart { agent: id });
         Ok(AgentId(id))
     }
