@@ -61,10 +61,11 @@ def _params(**extra) -> dict:
 
 
 def _both(seed: int, n: int, b: float, starts: list[float], until: float, label: str,
-          cross: Optional[tuple[float, float]] = None, meter_bin_s: float = BIN_S) -> dict[str, Fig8]:
+          cross: Optional[tuple[float, float]] = None, meter_bin_s: float = BIN_S,
+          jitter: bool = True) -> dict[str, Fig8]:
     nets = {}
     for proto in ("nlm", "rlm"):
-        net = Fig8(proto, seed, n, b, starts, cross, meter_bin_s=meter_bin_s)
+        net = Fig8(proto, seed, n, b, starts, cross, meter_bin_s=meter_bin_s, jitter=jitter)
         net.run(until, f"{label} {proto}")
         nets[proto] = net
     return nets
@@ -90,14 +91,16 @@ def _fig9_metrics(nets: dict[str, "Fig8"], until: float) -> dict:
             "rlm_max_loss": float(np.nanmax(nets["rlm"].loss(0, until)[after]))}
 
 
-def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig9(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
+    jitter = bool((reading or {}).get("jitter", True))
     until = DURATION_S
     seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
     per_seed = []
     for sd in seeds[1:]:
-        per_seed.append({"seed": sd, **_fig9_metrics(_both(sd, 1, 1.5e6, [20.0], until, f"nlm-fig9 seed {sd}"),
+        per_seed.append({"seed": sd, **_fig9_metrics(_both(sd, 1, 1.5e6, [20.0], until, f"nlm-fig9 seed {sd}",
+                                                                   jitter=jitter),
                                                      until)})
-    nets = _both(seed, 1, 1.5e6, [20.0], until, "nlm-fig9")
+    nets = _both(seed, 1, 1.5e6, [20.0], until, "nlm-fig9", jitter=jitter)
     per_seed.insert(0, {"seed": seed, **_fig9_metrics(nets, until)})
     ms = pd.DataFrame(per_seed)
     ms.to_csv(out / "fig9_seeds.csv", index=False)
@@ -203,12 +206,13 @@ def _fig10_metrics(df: pd.DataFrame, nets: dict[str, Fig8], until: float) -> dic
             "nlm_max_loss": float(np.nanmax(df.loc[w, "nlm_loss"]))}
 
 
-def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig10(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
+    jitter = bool((reading or {}).get("jitter", True))
     until = DURATION_S
     seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
     per_seed, df = [], None
     for sd in seeds:
-        nets = _both(sd, 1, 1.6e6, [20.0], until, f"nlm-fig10 seed {sd}", meter_bin_s=0.5)
+        nets = _both(sd, 1, 1.6e6, [20.0], until, f"nlm-fig10 seed {sd}", meter_bin_s=0.5, jitter=jitter)
         d = _fig10_frame(nets, until)
         per_seed.append({"seed": sd, **_fig10_metrics(d, nets, until)})
         df = d if df is None else df
@@ -308,16 +312,18 @@ def _fig11_metrics(nets: dict[str, Fig8], until: float, opt: int) -> dict:
 FIG11_WINDOWS_S = (1, 2, 5, 10)
 
 
-def run_fig11(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig11(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
+    jitter = bool((reading or {}).get("jitter", True))
     until = 300.0 if quick else DURATION_S
     seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
     opt = optimal_level(1.6e6 - CROSS_BPS)  # 2 layers in the remaining 0.3 Mb/s
     per_seed = []
     first = None
     for sd in seeds:
-        nets = _both(sd, 1, 1.6e6, [20.0], until, f"nlm-fig11 seed {sd}", cross=(CROSS_START_S, CROSS_BPS))
+        nets = _both(sd, 1, 1.6e6, [20.0], until, f"nlm-fig11 seed {sd}", cross=(CROSS_START_S, CROSS_BPS),
+                     jitter=jitter)
         # the other reading of Figure 8: LMR2 a plain router (the sensitivity band of nlm-loss-1pct)
-        plain = Fig8("nlm", sd, 1, 1.6e6, [20.0], (CROSS_START_S, CROSS_BPS), lmr2=False)
+        plain = Fig8("nlm", sd, 1, 1.6e6, [20.0], (CROSS_START_S, CROSS_BPS), lmr2=False, jitter=jitter)
         plain.run(until, f"nlm-fig11 seed {sd} {PLAIN_LMR2}")
         nets = {**nets, PLAIN_LMR2: plain}
         per_seed.append({"seed": sd, **_fig11_metrics(nets, until, opt)})
@@ -424,7 +430,8 @@ def _drops(net: Fig8, until: float) -> list[float]:
 # ---------------------------------------------------------------- Figure 12
 
 
-def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig12(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
+    jitter = bool((reading or {}).get("jitter", True))
     until = DURATION_S
     b = 1.7e6
     fair = 0.8e6  # 4 layers each; a 5th layer for either would need 2.4 Mb/s in 1.7
@@ -434,12 +441,12 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     per_seed = []
     df = None
     for sd in seeds:
-        nets = _both(sd, 2, b, [20.0, 120.0], until, f"nlm-fig12 seed {sd}")
+        nets = _both(sd, 2, b, [20.0, 120.0], until, f"nlm-fig12 seed {sd}", jitter=jitter)
         # ablation (not a claim): Figure 7's wait after the last ADD of the same session only
-        nets[ABLATION] = Fig8("nlm", sd, 2, b, [20.0, 120.0], config={"sess_wait_per_session": True})
+        nets[ABLATION] = Fig8("nlm", sd, 2, b, [20.0, 120.0], config={"sess_wait_per_session": True}, jitter=jitter)
         nets[ABLATION].run(until, f"nlm-fig12 seed {sd} {ABLATION}")
         # measured, not a claim: the other reading of Figure 8, LMR2 a plain router
-        nets[PLAIN_LMR2] = Fig8("nlm", sd, 2, b, [20.0, 120.0], lmr2=False)
+        nets[PLAIN_LMR2] = Fig8("nlm", sd, 2, b, [20.0, 120.0], lmr2=False, jitter=jitter)
         nets[PLAIN_LMR2].run(until, f"nlm-fig12 seed {sd} {PLAIN_LMR2}")
         row = {"seed": sd}
         for proto, net in nets.items():
@@ -503,7 +510,7 @@ FIG13_VARIANTS = {"nlm": ("nlm", None, True), "rlm": ("rlm", None, True),
                   ABLATION: ("nlm", {"sess_wait_per_session": True}, True), PLAIN_LMR2: ("nlm", None, False)}
 
 
-def _fig13_run(name: str, seed: int, n: int, until: float) -> dict:
+def _fig13_run(name: str, seed: int, n: int, until: float, jitter: bool = True) -> dict:
     """One run of Figure 13 (as map_runs hands it to a worker): variant ``name`` of
     :data:`FIG13_VARIANTS`, ``n`` sessions on B = n Mb/s, receivers joining on
     :data:`FIG13_STARTS_S` (drawn from the seed and n); its row of fig13.csv, and its wall time."""
@@ -511,7 +518,7 @@ def _fig13_run(name: str, seed: int, n: int, until: float) -> dict:
     rng = streams.rng(seed, "nlm-fig13-starts", n)
     starts = list(rng.uniform(*FIG13_STARTS_S, size=n))
     t0 = time.perf_counter()
-    net = Fig8(proto, seed, n, n * 1e6, starts, config=cfg, lmr2=lmr2)
+    net = Fig8(proto, seed, n, n * 1e6, starts, config=cfg, lmr2=lmr2, jitter=jitter)
     net.run(until, f"nlm-fig13 N={n} {name} seed {seed}")
     wall = time.perf_counter() - t0
     losses = np.array([np.nanmax(np.append(net.loss(i, until), 0.0)) for i in range(n)])
@@ -528,11 +535,12 @@ def _fig13_run(name: str, seed: int, n: int, until: float) -> dict:
             "_wall_s": wall}
 
 
-def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig13(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
+    jitter = bool((reading or {}).get("jitter", True))
     ns = FIG13_N_QUICK if quick else FIG13_N
     until = 300.0 if quick else DURATION_S
     seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
-    calls = [(name, sd, n, until) for n in ns for sd in seeds for name in FIG13_VARIANTS]
+    calls = [(name, sd, n, until, jitter) for n in ns for sd in seeds for name in FIG13_VARIANTS]
     rows = map_runs(_fig13_run, calls)
     walls = {f"{r['proto']} N={r['n']} seed {r['seed']}": round(r.pop("_wall_s"), 2) for r in rows}
     # wall times go to the summary only: the CSVs stay a function of the seed

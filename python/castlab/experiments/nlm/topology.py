@@ -4,8 +4,13 @@ The set-up of §4.1 (Figure 8), shared by every experiment here:
 - N single-source single-receiver sessions S_i -> LMR1 -> LMR2 -> R_i; the bottleneck
   LMR1 -> LMR2 runs at B Mb/s; every link has 10 ms of delay and an output queue of 20 packets
   (DropTail);
-- five CBR layers of 100, 100, 200, 400, 800 kb/s (the RLM §4 jitter on packet times),
-  1024-byte packets, 10 simulated minutes;
+- five CBR layers of 100, 100, 200, 400, 800 kb/s, 1024-byte packets, 10 simulated minutes;
+  the paper says only "CBR", so whether the sources' packet times carry jitter (the RLM §4 law)
+  is open: ``jitter`` sets it for every source of the run alike, layers and cross traffic.
+  Exactly periodic sources lock into fixed phases with each other and the bottleneck (Floyd and
+  Jacobson 1992), so without jitter every sender's packets wait a random time of up to one
+  bottleneck packet time before leaving (the simulator's phase randomisation, their remedy);
+  jittered sources already draw their phases;
 - NLM with Table 2's parameters (``castlab._native.config_defaults("nlm")``), LMR1 and LMR2 both LMRs;
 - RLM configured as the RLM the paper ran: the NLM authors used ns, whose RLM is McCanne's
   ``MMG`` (ns-2.35, ``rlm_param`` as shipped), so the RLM side is castlab's receiver with
@@ -90,13 +95,18 @@ class Fig8:
     rlm_base: Optional[dict] = field(default_factory=lambda: dict(NS2_MMG_RLM))
     # The loss meter's bin (s); measures read it in bins of any whole multiple (default BIN_S)
     meter_bin_s: float = BIN_S
+    # Every source's packet times (layers, NLM sender, cross traffic) with the RLM §4 jitter
+    # (True) or exactly periodic (False): one reading for the whole run
+    jitter: bool = True
     sim: Simulator = field(init=False)
     bott: int = field(init=False)
     senders: list[int] = field(default_factory=list)
     receivers: list[int] = field(default_factory=list)
 
     def __post_init__(self):
-        sim = Simulator(seed=self.seed, join_latency=0.0, leave_latency=0.0)
+        # periodic sources: phase randomisation of up to one bottleneck packet time (module doc)
+        phase = 0.0 if self.jitter else PACKET_BYTES * 8 / self.bottleneck_bps
+        sim = Simulator(seed=self.seed, join_latency=0.0, leave_latency=0.0, phase_overhead=phase)
         self.sim = sim
         sim.add_node("LMR1")
         sim.add_node("LMR2")
@@ -110,13 +120,14 @@ class Fig8:
             if self.proto == "nlm":
                 g = sim.add_group(s)
                 self.senders.append(sim.add_nlm_sender(s, g, LAYER_RATES_BPS, packet_size=PACKET_BYTES, flow=i,
-                                                       **(self.config or {})))
+                                                       jitter=self.jitter, **(self.config or {})))
                 self.receivers.append(sim.add_nlm_receiver(r, g, layers=len(LAYER_RATES_BPS), start=self.starts[i],
                                                            **(self.config or {})))
             else:
                 gs = [sim.add_group(s) for _ in LAYER_RATES_BPS]
                 ctl = sim.add_group(s)
-                self.senders.append(sim.add_layered_source(s, gs, LAYER_RATES_BPS, packet_size=PACKET_BYTES, flow=i))
+                self.senders.append(sim.add_layered_source(s, gs, LAYER_RATES_BPS, packet_size=PACKET_BYTES, flow=i,
+                                                           jitter=self.jitter))
                 self.receivers.append(sim.add_rlm_receiver(r, gs, ctl, start=self.starts[i],
                                                            **{**(self.rlm_base or {}), **(self.rlm or {})}))
         if self.cross is not None:
@@ -125,7 +136,8 @@ class Fig8:
             sim.add_link("X", "LMR1", ACCESS_BPS, LINK_DELAY_S, queue_limit_pkts=QUEUE_PKTS)
             sim.add_link("LMR2", "Y", ACCESS_BPS, LINK_DELAY_S, queue_limit_pkts=QUEUE_PKTS)
             sim.add_sink("Y", port=9)
-            sim.add_cbr("X", "Y", 9, self.cross[1], packet_size=PACKET_BYTES, flow=CROSS_FLOW, start=self.cross[0])
+            sim.add_cbr("X", "Y", 9, self.cross[1], packet_size=PACKET_BYTES, flow=CROSS_FLOW, start=self.cross[0],
+                        jitter=self.jitter)
         if self.proto == "nlm":
             sim.attach_lmr("LMR1", meter_channel=self.bott, meter_bin=self.meter_bin_s,
                            meter_layers=len(LAYER_RATES_BPS), **(self.config or {}))

@@ -87,8 +87,8 @@ def _plot_worst(out: Path, stem: str, worst: pd.DataFrame, key: str, xlabel: str
 FIG8_SEEDS = 5  # the paper shows one run; the claims use this many seeds (the plot: the first)
 
 
-def _fig8_run(seed: int, duration: float) -> dict:
-    net = topology1(seed)
+def _fig8_run(seed: int, duration: float, reading: Optional[dict] = None) -> dict:
+    net = topology1(seed, reading=reading)
     net.run(duration, f"rlm-fig8 seed {seed}")
     rx = net.rxs[0]
     r = net.sim.rlm_records(rx.agent)
@@ -111,10 +111,10 @@ def _fig8_run(seed: int, duration: float) -> dict:
             "_t": t, "_lv": lv, "_ex": ex}
 
 
-def run_fig8(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig8(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
     duration = 300.0 if quick else DURATION_S
     seeds = [seed + k for k in range(2 if quick else FIG8_SEEDS)]
-    runs = map_runs(_fig8_run, [(s, duration) for s in seeds])
+    runs = map_runs(_fig8_run, [(s, duration, reading) for s in seeds])
     first = runs[0]
     t, lv = first["_t"], first["_lv"]
     pd.DataFrame({"time_s": t, "level": lv}).to_csv(out / "level.csv", index=False)
@@ -180,13 +180,14 @@ def _fig9_seed_stats(run: pd.DataFrame, delays: list[float]) -> dict:
     return row
 
 
-def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig9(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
     delays = FIG9_DELAYS_QUICK_S if quick else FIG9_DELAYS_S
     seeds = _seeds(seed, quick)
     duration = 300.0 if quick else DURATION_S
     frames = []
     points = [(d, s) for d in delays for s in seeds]
-    tables = map_runs(_receiver_table_run, [(topology1, (s,), {"delay_s": d}, duration, f"rlm-fig9 delay {d:g} s seed {s}")
+    tables = map_runs(_receiver_table_run, [(topology1, (s,), {"delay_s": d, "reading": reading}, duration,
+                                             f"rlm-fig9 delay {d:g} s seed {s}")
                                             for d, s in points])
     for (d, s), df in zip(points, tables):
         df["delay_s"], df["seed"] = d, s
@@ -269,10 +270,12 @@ def _receiver_table_run(build: Callable, args: tuple, kw: dict, duration: float,
     return net.receiver_table(**(table_kw or {}))
 
 
-def _topology2_runs(sizes, seeds, duration, label, queue: str = "droptail", red: Optional[dict] = None) -> pd.DataFrame:
+def _topology2_runs(sizes, seeds, duration, label, queue: str = "droptail", red: Optional[dict] = None,
+                    reading: Optional[dict] = None) -> pd.DataFrame:
     frames = []
     points = [(n, s) for n in sizes for s in seeds]
-    tables = map_runs(_receiver_table_run, [(topology2, (s, n), {"queue": queue, "red": red}, duration,
+    tables = map_runs(_receiver_table_run, [(topology2, (s, n), {"queue": queue, "red": red, "reading": reading},
+                                             duration,
                                              f"{label} n={n} seed {s}") for n, s in points])
     for (n, s), df in zip(points, tables):
         df["size"], df["seed"] = n, s
@@ -280,11 +283,11 @@ def _topology2_runs(sizes, seeds, duration, label, queue: str = "droptail", red:
     return pd.concat(frames, ignore_index=True)
 
 
-def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig10(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
     sizes = FIG10_SIZES_QUICK if quick else FIG10_SIZES
     seeds = _seeds(seed, quick)
     duration = 300.0 if quick else DURATION_S
-    data = _topology2_runs(sizes, seeds, duration, "rlm-fig10")
+    data = _topology2_runs(sizes, seeds, duration, "rlm-fig10", reading=reading)
     data.to_csv(out / "fig10_receivers.csv", index=False)
     worst = worst_by(data, "size")
     worst.to_csv(out / "fig10.csv", index=False)
@@ -508,14 +511,15 @@ FIG13_PAIRS = [1, 2, 4, 8, 16, 32]
 FIG13_PAIRS_QUICK = [1, 4]
 
 
-def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig13(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
     pair_counts = FIG13_PAIRS_QUICK if quick else FIG13_PAIRS
     seeds = _seeds(seed, quick)
     duration = 300.0 if quick else DURATION_S
     tail_from = duration / 2
     frames, runs = [], []
     points = [(p, s) for p in pair_counts for s in seeds]
-    tables = map_runs(_receiver_table_run, [(topology4, (s, p), {}, duration, f"rlm-fig13 pairs={p} seed {s}",
+    tables = map_runs(_receiver_table_run, [(topology4, (s, p), {"reading": reading}, duration,
+                                             f"rlm-fig13 pairs={p} seed {s}",
                                              {"tail_from_s": tail_from}) for p, s in points])
     for (p, s), df in zip(points, tables):
         df["pairs"], df["seed"] = p, s
