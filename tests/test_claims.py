@@ -118,3 +118,17 @@ def test_every_claim_in_the_experiments_states_its_kind():
                 if not any(k.arg == "kind" for k in node.keywords):
                     missing.append(f"{f.name}:{node.lineno}")
     assert not missing, f"claims without kind=: {missing}"
+
+
+def test_a_band_over_readings_holds_when_some_reading_holds():
+    from castlab.claims import at_least, band_over_readings, within
+    a = [within("x", "s", 1.0, 1.2, "s", abs_tol=0.1, kind="paper", explanation="why"),
+         at_least("y", "t", 0.5, 0.4, "f", kind="paper", explanation="why")]
+    b = [within("x", "s", 1.0, 1.05, "s", abs_tol=0.1, kind="paper"),
+         at_least("y", "t", 0.5, 0.3, "f", kind="paper", explanation="why")]
+    x, y = band_over_readings({"A": a, "B": b}, "a setting")
+    assert x.holds and not y.holds
+    assert x.ours.startswith("1.05..1.2") and "A fails, B holds" in x.statement and "a setting" in x.statement
+    assert y.explanation == "why" and y.tolerance.startswith("band")
+    with pytest.raises(ValueError, match="same claims"):
+        band_over_readings({"A": a, "B": b[:1]}, "a setting")

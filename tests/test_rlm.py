@@ -460,3 +460,13 @@ def test_fig9_per_seed_statistics_of_one_seed():
     assert st["w10_largest_over_10ms"] == pytest.approx(50.0)
     assert st["experiment_max_dev"] == pytest.approx(0.1)  # 1 s and above are not "low delay"
     assert st["knee_1s"] == pytest.approx(1.0)  # the 1 s curve: log-log slope 0.66 before 1 s, 0.11 after
+
+
+def test_a_sign_over_seeds_is_shown_only_when_its_interval_excludes_zero():
+    from castlab.experiments.rlm.figures import _shown_positive
+    one_positive = pd.Series([-0.2, -0.1, 0.3, -0.05, -0.15])
+    assert not _shown_positive(one_positive, "x", "s", "u").holds
+    assert not _shown_positive(pd.Series([0.4, -0.1, 0.5, 0.2, 0.3]), "x", "s", "u").holds  # mean > 0, interval not
+    c = _shown_positive(pd.Series([0.4, 0.35, 0.5, 0.45, 0.3]), "x", "s", "u")
+    assert c.holds and 0.0 < c.ours < 0.4
+    assert not _shown_positive(pd.Series([0.4]), "x", "s", "u").holds  # one seed: no interval

@@ -36,6 +36,7 @@ from typing import Any, Optional, Sequence
 from castlab.stats import mean_interval as _mean_interval
 
 __all__ = ["KINDS", "QUICK_NOTE", "UNCLASSIFIED", "Claim", "inconsistent", "within", "at_most", "at_least", "in_range", "in_band",
+           "band_over_readings",
            "band_in_range", "band_at_least", "band_at_most", "t_interval"]
 
 KINDS = ("paper", "derived", "variant", "sanity")
@@ -128,6 +129,37 @@ def in_band(id: str, statement: str, paper_value: float, readings: dict[str, flo
         return Claim(id, statement, paper_value, "no finite reading", unit, "band", False, kind, explanation)
     lo, hi, band = b
     return Claim(id, statement, paper_value, band, unit, "band", bool(lo <= paper_value <= hi), kind, explanation)
+
+
+def band_over_readings(claims_by_reading: dict[str, list[Claim]], setting: str) -> list[Claim]:
+    """The claims of one experiment run under each reading of a setting the paper leaves open
+    (``claims_by_reading``: reading -> that run's claims, the same ids in the same order), decided
+    by the band rule: a claim holds when it holds under some reading. ``ours`` shows every
+    reading's value (the band when all are numbers); statement, explanation and any
+    ``paper_inconsistent`` are the first reading's, and the statement names each reading's verdict."""
+    names = list(claims_by_reading)
+    lists = [claims_by_reading[n] for n in names]
+    if any(len(c) != len(lists[0]) or [x.id for x in c] != [x.id for x in lists[0]] for c in lists):
+        raise ValueError(f"the readings of {setting!r} must give the same claims in the same order")
+    if len(names) == 1:  # one reading (a quick run): its claims, saying which reading they are
+        return [Claim(c.id, f"{c.statement} [{setting}: {names[0]} only]", c.paper_value, c.ours, c.unit, c.tolerance,
+                      c.holds, c.kind, c.explanation, c.paper_inconsistent) for c in lists[0]]
+    out = []
+    for cs in zip(*lists):
+        first = cs[0]
+        nums = {}
+        for n, c in zip(names, cs):
+            v = c.ours
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                nums[n] = float(v)
+        b = _band(nums) if len(nums) == len(cs) else None
+        ours = b[2] if b is not None else "; ".join(f"{n}: {c.ours}" for n, c in zip(names, cs))
+        verdicts = ", ".join(f"{n} {'holds' if c.holds else 'fails'}" for n, c in zip(names, cs))
+        c = Claim(first.id, f"{first.statement} [band over {setting}: {verdicts}]", first.paper_value, ours,
+                  first.unit, f"band ({first.tolerance} per reading)", any(c.holds for c in cs), first.kind,
+                  first.explanation, first.paper_inconsistent)
+        out.append(c)
+    return out
 
 
 def _band(readings: dict[str, float]) -> tuple[float, float, str] | None:

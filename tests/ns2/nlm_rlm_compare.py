@@ -15,7 +15,8 @@ Each receiver is reduced to the same numbers: when it dropped layers 5, 4 and 3 
 90 s (``nlm.rlm_drop_times``), when it first reached level 2 after 90 s, how long its first
 stay at level 3 after 90 s lasted and the loss it saw there (lost over lost + received, at the
 receiver, over the joined layers), and the level it held longest over 300-600 s.
-ns-2 runs with its rlm_param as shipped plus rlm.tcl's rearm=1; castlab with its defaults.
+ns-2 runs with its rlm_param as shipped plus rlm.tcl's rearm=1; castlab with the same constants
+(``nlm.topology.NS2_MMG_RLM``, the RLM side of the NLM experiments).
 """
 
 from __future__ import annotations

@@ -123,6 +123,30 @@ pub struct RlmConfig {
     /// [`Record::Arrivals`]: also every data arrival time in `records.arr_time_ns` (8 bytes
     /// per packet), from which the windowed loss of any window can be computed afterwards.
     pub record: Record,
+    /// How the "L > T" test of the measurement state reads the loss rate. `false` (default,
+    /// our choice above): the moving average of `loss_gain`. `true`: the estimator of ns-2's
+    /// RLM (McCanne's `MMG`, `exceed_loss_thresh`): packets lost over packets lost plus
+    /// received since M was entered, judged only once `loss_ratio_min_packets` packets have
+    /// been received in M.
+    pub loss_ratio_in_m: bool,
+    /// The packets M must receive before `loss_ratio_in_m` judges its ratio (ns-2's MMG: 10).
+    pub loss_ratio_min_packets: u32,
+    /// Extra σ̂_D multiples per level in the measurement state's timer: M lasts
+    /// `k1·T̂_D + (k2 + k2_m_per_level·N)·σ̂_D` at level N. Default 0: §3.4 gives one detection
+    /// timer for every state. ns-2's MMG (`set_TD_timer_wait`) waits `T̂_D + (N/2 + 1.5)σ̂_D`
+    /// in M and `T̂_D + 1.5σ̂_D` elsewhere, i.e. k2 = 1.5 with 0.5 here.
+    pub k2_m_per_level: f64,
+    /// Whether the join-timer keeps running outside S. Default false: §3.4 sets a join-timer in
+    /// the steady state, so it is cancelled on leaving S and drawn afresh on entering it.
+    /// `true` is ns-2's MMG arming: the timer keeps running in H, M and D, a firing outside S
+    /// (or suppressed) only draws the next one, entering S does not redraw it, and after a drop
+    /// one is armed if none is pending (ns-2's MMG never re-arms after a failed experiment to
+    /// the top layer; `tests/ns2/rlm.tcl` adds that re-arming as `rearm=1`).
+    pub join_timer_outside_steady: bool,
+    /// Whether a drop on the loss rate in M ("L > T") backs off the dropped level's join-timer.
+    /// Default true: §3.4's drop action. ns-2's MMG backs off only a level whose experiment
+    /// failed in S (`log-loss`), never on a drop from M.
+    pub backoff_on_loss_rate_drop: bool,
     /// Windows (§4.1: the paper uses 1, 10 and 100 s) for which the worst-case windowed loss
     /// is computed online while the receiver runs ([`crate::window`]); memory per window is
     /// bounded by the arrivals of one window length, not by the run. Default none (our
@@ -151,6 +175,11 @@ impl Default for RlmConfig {
             member_timeout_intervals: 5,
             control_size_bytes: 40,
             record: Record::Summary,
+            loss_ratio_in_m: false,
+            loss_ratio_min_packets: 10,
+            k2_m_per_level: 0.0,
+            join_timer_outside_steady: false,
+            backoff_on_loss_rate_drop: true,
             windows: Vec::new(),
         }
     }
@@ -207,6 +236,11 @@ castlab_core::config_fields!(RlmConfig {
     member_timeout_intervals,
     control_size_bytes,
     record,
+    loss_ratio_in_m,
+    loss_ratio_min_packets,
+    k2_m_per_level,
+    join_timer_outside_steady,
+    backoff_on_loss_rate_drop,
     windows,
 });
 
@@ -220,7 +254,7 @@ impl RlmConfig {
         if !(self.beta > 0.0 && self.beta < 1.0) {
             return bad("beta", self.beta, "must be in (0, 1)");
         }
-        for (f, v) in [("k1", self.k1), ("k2", self.k2)] {
+        for (f, v) in [("k1", self.k1), ("k2", self.k2), ("k2_m_per_level", self.k2_m_per_level)] {
             if !(v.is_finite() && v >= 0.0) {
                 return bad(f, v, "must be finite and >= 0");
             }
@@ -398,6 +432,9 @@ pub struct RlmReceiver {
     joined_at: Vec<Instant>,
     /// Short-term loss-rate estimate.
     loss_rate: f64,
+    /// Packets received and lost since M was last entered (`loss_ratio_in_m`).
+    m_received: u64,
+    m_lost: u64,
     /// Online worst-case windowed loss, one per configured window.
     windows: Vec<WorstWindowLoss>,
     out: VecDeque<Packet>,
@@ -440,6 +477,8 @@ impl RlmReceiver {
             gap_next: vec![None; l],
             joined_at: vec![Instant::ZERO; l],
             loss_rate: 0.0,
+            m_received: 0,
+            m_lost: 0,
             windows,
             out: VecDeque::new(),
             events: VecDeque::new(),
@@ -546,14 +585,16 @@ impl RlmReceiver {
         self.push_level(now);
     }
 
-    /// The "drop" action (§3.4): leave the top layer and back off its join-timer (§3.5).
-    /// Returns false at level 1 (the base layer is kept).
-    fn drop_layer(&mut self, now: Instant) -> bool {
+    /// The "drop" action (§3.4): leave the top layer and, with `backoff`, back off its
+    /// join-timer (§3.5). Returns false at level 1 (the base layer is kept).
+    fn drop_layer(&mut self, now: Instant, backoff: bool) -> bool {
         if self.level <= 1 {
             return false;
         }
         let k = self.level;
-        self.backoff(k);
+        if backoff {
+            self.backoff(k);
+        }
         self.level -= 1;
         let m = self.level as usize;
         self.events.push_back(AgentEvent::Leave(self.data_groups[m]));
@@ -600,18 +641,56 @@ impl RlmReceiver {
         self.timers.set(RlmTimer::Detect, now + w);
     }
 
+    /// Draw a join-timer unless one is pending (`join_timer_outside_steady`).
+    fn arm_join_timer_if_idle(&mut self, now: Instant) {
+        if self.timers.get(RlmTimer::Join).is_none() {
+            self.arm_join_timer(now);
+        }
+    }
+
     /// Enter S: a pending join-timer (§3.4) and the relaxation clock.
     fn enter_steady(&mut self, now: Instant, cause: Cause) {
         self.set_state(now, RlmState::Steady, cause);
-        self.arm_join_timer(now);
+        if self.cfg.join_timer_outside_steady {
+            self.arm_join_timer_if_idle(now);
+        } else {
+            self.arm_join_timer(now);
+        }
         self.arm_detection(now);
     }
 
-    /// Enter H, M or D: no join-timer outside S; the detection timer bounds the stay.
+    /// Enter H, M or D: no join-timer outside S (unless `join_timer_outside_steady`); the
+    /// detection timer bounds the stay, in M lengthened by `k2_m_per_level` per level.
     fn enter_waiting(&mut self, now: Instant, to: RlmState, cause: Cause) {
         self.set_state(now, to, cause);
-        self.timers.stop(RlmTimer::Join);
-        self.arm_detection(now);
+        if self.cfg.join_timer_outside_steady {
+            self.arm_join_timer_if_idle(now);
+        } else {
+            self.timers.stop(RlmTimer::Join);
+        }
+        if to == RlmState::Measurement {
+            self.m_received = 0;
+            self.m_lost = 0;
+            let extra = self.cfg.k2_m_per_level * self.level as f64 * self.sd_s;
+            let w = self.window() + Duration::from_secs_f64(extra);
+            self.timers.set(RlmTimer::Detect, now + w);
+        } else {
+            self.arm_detection(now);
+        }
+    }
+
+    /// The "L > T" test of M: the moving average, or with `loss_ratio_in_m` the ratio since M
+    /// was entered (once enough packets were received there).
+    fn loss_rate_exceeded(&self) -> bool {
+        if self.cfg.loss_ratio_in_m {
+            if self.m_received < self.cfg.loss_ratio_min_packets as u64 {
+                return false;
+            }
+            let lost = self.m_lost as f64;
+            lost / (lost + self.m_received as f64) > self.cfg.loss_threshold
+        } else {
+            self.loss_rate > self.cfg.loss_threshold
+        }
     }
 
     /// Highest foreign experiment in progress (started less than a detection window ago).
@@ -665,6 +744,10 @@ impl RlmReceiver {
     /// The join-timer fired in S (§3.4).
     fn on_join_timer(&mut self, now: Instant) {
         if self.state != RlmState::Steady || self.level >= self.layers() {
+            if self.cfg.join_timer_outside_steady {
+                // ns-2's MMG: a firing outside S only draws the next one
+                self.arm_join_timer(now);
+            }
             return;
         }
         let pending = self.level + 1;
@@ -754,7 +837,7 @@ impl RlmReceiver {
                         let sample = now.saturating_since(e.start);
                         self.feed_detection(sample);
                         self.end_experiment(now, Outcome::Failed, Some(sample));
-                        self.drop_layer(now);
+                        self.drop_layer(now, true);
                         self.enter_waiting(now, RlmState::Drop, Cause::Loss);
                     } else {
                         // §3.4: a higher experiment is running too: measure before dropping.
@@ -777,14 +860,14 @@ impl RlmReceiver {
                 }
             }
             RlmState::Measurement => {
-                if self.loss_rate > self.cfg.loss_threshold {
+                if self.loss_rate_exceeded() {
                     // §3.4: long-term congestion: drop the current layer.
                     if let Some(e) = self.own {
                         let sample = e.onset.unwrap_or(now).saturating_since(e.start);
                         self.feed_detection(sample);
                         self.end_experiment(now, Outcome::Failed, Some(sample));
                     }
-                    if self.drop_layer(now) {
+                    if self.drop_layer(now, self.cfg.backoff_on_loss_rate_drop) {
                         self.enter_waiting(now, RlmState::Drop, Cause::LossRate);
                     }
                 }
@@ -800,6 +883,7 @@ impl RlmReceiver {
     #[cold]
     #[inline(never)]
     fn record_gap(&mut self, now: Instant, m: usize, lost: u64) {
+        self.m_lost = self.m_lost.saturating_add(lost);
         let r = &mut self.records;
         r.loss_time_ns.push(now.as_nanos());
         r.loss_layer.push(m as u8);
@@ -824,6 +908,7 @@ impl RlmReceiver {
             return;
         }
         let w = self.cfg.loss_gain;
+        self.m_received += 1;
         let mut lost = 0u64;
         match self.gap_next[m] {
             None => self.gap_next[m] = Some(p.seq.saturating_add(1)),
@@ -1919,5 +2004,121 @@ mod tests {
         assert!(r.d.agent.records.heard_level.is_empty());
         assert_eq!(r.d.agent.records.received, before.received);
         assert_eq!(r.d.agent.state(), RlmState::Steady);
+    }
+
+    /// ns-2's MMG receiver (McCanne's RLM in ns-2.35) as castlab options, on the 3 s rig.
+    fn mmg3() -> RlmConfig {
+        RlmConfig {
+            loss_ratio_in_m: true,
+            k2_m_per_level: 0.5,
+            join_timer_outside_steady: true,
+            backoff_on_loss_rate_drop: false,
+            ..cfg3()
+        }
+    }
+
+    #[test]
+    fn loss_ratio_in_m_counts_from_entering_m_and_waits_for_ten_packets() {
+        let mut r = Rig::with(RlmConfig { join_timer_outside_steady: false, ..mmg3() }, 6);
+        r.succeed(); // level 2
+        let t0 = r.d.now;
+        r.lose(t0 + Duration::from_millis(10), 0, 1); // S → H
+        r.lose(t0 + Duration::from_millis(20), 0, 20); // absorbed in H, and not M's to count
+        r.fire_detect(); // H → M
+        assert_eq!(r.d.agent.state(), RlmState::Measurement);
+        let mut t = r.d.now;
+        // 5 lost against 1 received: over T, but fewer than 10 packets received in M
+        t += Duration::from_millis(5);
+        r.lose(t, 0, 5);
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Measurement, 2));
+        for _ in 0..9 {
+            t += Duration::from_millis(5);
+            r.data(t, 0);
+        }
+        // 5 lost, 10 received: 1/3 > 0.25 is only judged at the next loss; one more lost
+        // and one received: 6 / (6 + 11) > 0.25 → drop
+        t += Duration::from_millis(5);
+        r.lose(t, 0, 1);
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Drop, 1));
+        assert_eq!(r.last_transition(), (M_, D_, Cause::LossRate as u8));
+        // MMG does not back off a level dropped from M
+        assert_eq!(r.d.agent.join_timer_mean(2), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn loss_ratio_in_m_stays_under_the_threshold_without_the_losses_of_h() {
+        let mut r = Rig::with(RlmConfig { join_timer_outside_steady: false, ..mmg3() }, 6);
+        r.succeed();
+        let t0 = r.d.now;
+        r.lose(t0 + Duration::from_millis(10), 0, 1);
+        r.lose(t0 + Duration::from_millis(20), 0, 20);
+        r.fire_detect();
+        let mut t = r.d.now;
+        for _ in 0..10 {
+            t += Duration::from_millis(5);
+            r.data(t, 0);
+        }
+        // 3 lost against 11 received since M: 0.21 ≤ 0.25; counting H's 21 it would be over
+        t += Duration::from_millis(5);
+        r.lose(t, 0, 3);
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Measurement, 2));
+    }
+
+    #[test]
+    fn m_timer_grows_by_k2_m_per_level_sigma_per_level() {
+        let mut r = Rig::with(RlmConfig { join_timer_outside_steady: false, ..mmg3() }, 6);
+        r.succeed(); // level 2
+        let t0 = r.d.now + Duration::from_millis(10);
+        r.lose(t0, 0, 1); // S → H: k1·T̂_D + k2·σ̂_D = 2 + 2·0.5 = 3 s
+        assert_eq!(r.d.agent.detection_deadline(), Some(t0 + Duration::from_secs(3)));
+        let tm = r.fire_detect(); // H → M: 2 + (2 + 0.5·2)·0.5 = 3.5 s at level 2
+        assert_eq!(r.d.agent.state(), RlmState::Measurement);
+        assert_eq!(r.d.agent.detection_deadline(), Some(tm + Duration::from_millis(3500)));
+    }
+
+    #[test]
+    fn join_timer_outside_steady_keeps_running_and_is_rearmed_after_a_drop() {
+        // a 31 s detection timer outlasts any first join-timer (at most 22.5 s)
+        let cfg = RlmConfig { detection_init: Duration::from_secs(30), ..mmg3() };
+        let mut r = Rig::with(cfg, 2);
+        let tj = r.d.agent.join_deadline().expect("a join-timer in S");
+        r.lose(r.d.now + Duration::from_millis(10), 0, 1); // S → H
+        assert_eq!(r.d.agent.state(), RlmState::Hysteresis);
+        assert_eq!(r.d.agent.join_deadline(), Some(tj), "H keeps the join-timer");
+        r.timeout(tj); // it fires in H: no experiment, only the next draw
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Hysteresis, 1));
+        let tj2 = r.d.agent.join_deadline().expect("drawn again");
+        assert!(tj2 >= tj + Duration::from_millis(2500));
+        assert!(r.joins_sent().is_empty());
+        // leaving H for M, and M for S, does not redraw it (3 s states on this rig)
+        let mut r3 = Rig::with(mmg3(), 2);
+        r3.lose(r3.d.now + Duration::from_millis(10), 0, 1);
+        let mut kept = 0;
+        for to in [RlmState::Measurement, RlmState::Steady] {
+            let tj = r3.d.agent.join_deadline().expect("a join-timer");
+            r3.fire_detect();
+            assert_eq!(r3.d.agent.state(), to);
+            if tj > r3.d.now {
+                assert_eq!(r3.d.agent.join_deadline(), Some(tj));
+                kept += 1;
+            }
+        }
+        assert!(kept >= 1, "the seed's join-timer outlasts a state change");
+        // at the top level there is no join-timer; a failed experiment to it re-arms one
+        let mut r = Rig::with(mmg3(), 2);
+        let t = r.fire_join();
+        assert_eq!((r.d.agent.level(), r.d.agent.join_deadline()), (2, None));
+        r.lose(t + Duration::from_millis(300), 0, 1);
+        assert_eq!((r.d.agent.state(), r.d.agent.level()), (RlmState::Drop, 1));
+        assert!(r.d.agent.join_deadline().is_some(), "re-armed in D");
+    }
+
+    #[test]
+    fn the_mmg_options_default_to_the_papers_reading() {
+        let c = RlmConfig::default();
+        assert!(!c.loss_ratio_in_m && !c.join_timer_outside_steady && c.backoff_on_loss_rate_drop);
+        assert_eq!((c.k2_m_per_level, c.loss_ratio_min_packets), (0.0, 10));
+        let bad = RlmConfig { k2_m_per_level: -1.0, ..RlmConfig::default() };
+        assert_eq!(bad.validate().unwrap_err().field, "k2_m_per_level");
     }
 }

@@ -16,13 +16,14 @@ from typing import Any, Callable, Sequence
 
 
 from castlab.claims import (KINDS, QUICK_NOTE, UNCLASSIFIED, Claim, at_least, at_most, band_at_least, band_at_most,
-                            band_in_range, in_band, in_range, inconsistent, t_interval, within)
+                            band_in_range, band_over_readings, in_band, in_range, inconsistent, t_interval, within)
 from castlab.parallel import map_runs
 from castlab.stats import describe_interval, mean_interval
 
 __all__ = ["KINDS", "QUICK_NOTE", "UNCLASSIFIED", "NONNEGATIVE_UNITS", "Claim", "inconsistent", "within", "at_most",
-           "at_least", "in_range", "in_band", "band_in_range", "band_at_least", "band_at_most", "t_interval", "map_runs",
-           "over_seeds", "claim_over_seeds", "with_seed_interval", "Experiment", "Result", "write_summary", "timed"]
+           "at_least", "in_range", "in_band", "band_in_range", "band_at_least", "band_at_most", "band_over_readings",
+           "t_interval", "map_runs", "over_seeds", "claim_over_seeds", "with_seed_interval", "Experiment", "Result",
+           "write_summary", "timed", "banded"]
 
 
 # Units of quantities that cannot be negative: the interval over seeds of a claim in one of these
@@ -82,6 +83,35 @@ class Result:
     params: dict
     claims: list[Claim]
     files: list[str] = field(default_factory=list)
+
+
+def banded(run: Callable[..., "Result"], setting: str, readings: dict[str, dict]) -> Callable[..., "Result"]:
+    """An experiment run under every reading of a setting the paper leaves open: ``run(out, seed,
+    quick, reading=...)`` once per entry of ``readings`` (name -> what ``run`` takes as
+    ``reading``), the first into ``out`` itself and the others into ``out/reading-NAME``; the
+    claims decided by the band rule (``band_over_readings``). A ``--quick`` run (which decides
+    nothing) runs the first reading only."""
+    names = list(readings)
+
+    def run_banded(out: Path, seed: int, quick: bool = False, **params) -> Result:
+        results = {}
+        for k, name in enumerate(names[:1] if quick else names):
+            sub = out if k == 0 else out / f"reading-{name.replace(' ', '-')}"
+            sub.mkdir(parents=True, exist_ok=True)
+            results[name] = run(sub, seed, quick, reading=readings[name], **params)
+        first = results[names[0]]
+        claims = band_over_readings({n: r.claims for n, r in results.items()}, setting)
+        files = list(first.files)
+        for k, (name, r) in enumerate(results.items()):
+            if k:
+                files += [f"reading-{name.replace(' ', '-')}/{f}" for f in r.files]
+        params_out = {**first.params, "open_setting": setting, "readings": {n: readings[n] for n in results},
+                      "params_by_reading": {n: r.params for k, (n, r) in enumerate(results.items()) if k}}
+        return Result(params_out, claims, files)
+
+    run_banded.__name__ = getattr(run, "__name__", "run")
+    run_banded.__doc__ = run.__doc__
+    return run_banded
 
 
 def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s: float, quick: bool = False) -> dict:

@@ -27,7 +27,13 @@
 //!   of Figure 9 (add_intvl growing to its maximum) could not happen. We read `L_max` as the
 //!   paper motivates it ("to know the available bandwidth at upstream links"): the sender
 //!   announces the number of layers it can send (all encoded layers), and each LMR lowers it
-//!   to its own `L_cur` by Figure 7. The sender's own `L_cur` filters what it transmits.
+//!   to its own `L_cur` by Figure 7. The sender's own `L_cur` filters what it transmits. This
+//!   departs from §3.5's literal "L_cur", forced by the other sentence.
+//! * **The averaged queue length** follows §3.3's formula, updated at each packet queued at the
+//!   interface, and nothing else: §3.3 cites RED [12] for it, but RED's idle-time correction
+//!   (decaying the average over an idle queue as if small packets had arrived) is not in §3.3,
+//!   so an average stays where the last enqueue left it while the queue is idle. It only
+//!   matters after silences; a busy bottleneck queues packets all the time.
 //! * **SESS phase.** A sender's first SESS goes out at a random instant within its first
 //!   `ss_intvl` (from the agent's own random stream), so that senders started together do not
 //!   burst their SESS into the same queue at the same instants.

@@ -66,3 +66,31 @@ def spearman(x, y) -> float:
     if len(x) <= 2:
         return float("nan")
     return float(pd.Series(np.asarray(x, float)).rank().corr(pd.Series(np.asarray(y, float)).rank()))
+
+
+def first_episode_over(loss: np.ndarray, first_bin: int, threshold: float = 0.10, quiet_bins: int = 10) -> float:
+    """Bins with loss over ``threshold`` in the first episode from ``first_bin``: the episode ends
+    at the first ``quiet_bins`` consecutive bins at or under it (a bin with nothing offered is
+    quiet), so a later, separate episode (a failed experiment much later) does not count."""
+    over = np.nan_to_num(np.asarray(loss, float)[first_bin:], nan=0.0) > threshold
+    quiet = 0
+    count = 0
+    for o in over:
+        if o:
+            count += 1
+            quiet = 0
+        else:
+            quiet += 1
+            if quiet >= quiet_bins and count > 0:
+                break
+    return float(count)
+
+
+def first_time_at_or_below(t: np.ndarray, lv: np.ndarray, after_s: float, level: int) -> float:
+    """From level steps (``t``, ``lv``): the first instant at or after ``after_s`` at which the
+    level is at most ``level`` (exact: the step's own time, or ``after_s`` if already there)."""
+    k = int(np.searchsorted(t, after_s, side="right")) - 1
+    if k >= 0 and lv[k] <= level:
+        return float(after_s)
+    later = np.nonzero((t > after_s) & (lv <= level))[0]
+    return float(t[later[0]]) if later.size else float("nan")

@@ -87,8 +87,8 @@ def _plot_worst(out: Path, stem: str, worst: pd.DataFrame, key: str, xlabel: str
 FIG8_SEEDS = 5  # the paper shows one run; the claims use this many seeds (the plot: the first)
 
 
-def _fig8_run(seed: int, duration: float) -> dict:
-    net = topology1(seed)
+def _fig8_run(seed: int, duration: float, reading: Optional[dict] = None) -> dict:
+    net = topology1(seed, reading=reading)
     net.run(duration, f"rlm-fig8 seed {seed}")
     rx = net.rxs[0]
     r = net.sim.rlm_records(rx.agent)
@@ -111,10 +111,10 @@ def _fig8_run(seed: int, duration: float) -> dict:
             "_t": t, "_lv": lv, "_ex": ex}
 
 
-def run_fig8(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig8(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
     duration = 300.0 if quick else DURATION_S
     seeds = [seed + k for k in range(2 if quick else FIG8_SEEDS)]
-    runs = map_runs(_fig8_run, [(s, duration) for s in seeds])
+    runs = map_runs(_fig8_run, [(s, duration, reading) for s in seeds])
     first = runs[0]
     t, lv = first["_t"], first["_lv"]
     pd.DataFrame({"time_s": t, "level": lv}).to_csv(out / "level.csv", index=False)
@@ -180,13 +180,14 @@ def _fig9_seed_stats(run: pd.DataFrame, delays: list[float]) -> dict:
     return row
 
 
-def run_fig9(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig9(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
     delays = FIG9_DELAYS_QUICK_S if quick else FIG9_DELAYS_S
     seeds = _seeds(seed, quick)
     duration = 300.0 if quick else DURATION_S
     frames = []
     points = [(d, s) for d in delays for s in seeds]
-    tables = map_runs(_receiver_table_run, [(topology1, (s,), {"delay_s": d}, duration, f"rlm-fig9 delay {d:g} s seed {s}")
+    tables = map_runs(_receiver_table_run, [(topology1, (s,), {"delay_s": d, "reading": reading}, duration,
+                                             f"rlm-fig9 delay {d:g} s seed {s}")
                                             for d, s in points])
     for (d, s), df in zip(points, tables):
         df["delay_s"], df["seed"] = d, s
@@ -269,10 +270,12 @@ def _receiver_table_run(build: Callable, args: tuple, kw: dict, duration: float,
     return net.receiver_table(**(table_kw or {}))
 
 
-def _topology2_runs(sizes, seeds, duration, label, queue: str = "droptail", red: Optional[dict] = None) -> pd.DataFrame:
+def _topology2_runs(sizes, seeds, duration, label, queue: str = "droptail", red: Optional[dict] = None,
+                    reading: Optional[dict] = None) -> pd.DataFrame:
     frames = []
     points = [(n, s) for n in sizes for s in seeds]
-    tables = map_runs(_receiver_table_run, [(topology2, (s, n), {"queue": queue, "red": red}, duration,
+    tables = map_runs(_receiver_table_run, [(topology2, (s, n), {"queue": queue, "red": red, "reading": reading},
+                                             duration,
                                              f"{label} n={n} seed {s}") for n, s in points])
     for (n, s), df in zip(points, tables):
         df["size"], df["seed"] = n, s
@@ -280,11 +283,11 @@ def _topology2_runs(sizes, seeds, duration, label, queue: str = "droptail", red:
     return pd.concat(frames, ignore_index=True)
 
 
-def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig10(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
     sizes = FIG10_SIZES_QUICK if quick else FIG10_SIZES
     seeds = _seeds(seed, quick)
     duration = 300.0 if quick else DURATION_S
-    data = _topology2_runs(sizes, seeds, duration, "rlm-fig10")
+    data = _topology2_runs(sizes, seeds, duration, "rlm-fig10", reading=reading)
     data.to_csv(out / "fig10_receivers.csv", index=False)
     worst = worst_by(data, "size")
     worst.to_csv(out / "fig10.csv", index=False)
@@ -397,6 +400,20 @@ def _size_slopes(run: pd.DataFrame) -> dict:
             for w in WINDOWS_S}
 
 
+def _shown_positive(per_seed: pd.Series, id: str, statement: str, unit: str, explanation: str = "") -> Claim:
+    """A sign claim over seeds: ``ours`` is the lower end of the 95 % Student-t interval of the
+    mean, and the claim holds when it is above 0 (the interval excludes 0); with one seed there is
+    no interval and nothing is shown."""
+    vals = per_seed.to_numpy(float)
+    vals = vals[np.isfinite(vals)]
+    mean, lo, hi = t_interval(vals)
+    note = (f" [{len(vals)} seeds: mean {mean:.3g}, 95 % t interval {lo:.3g} to {hi:.3g}; decided on its lower end, "
+            "shown only above 0]")
+    c = at_least(id, statement + note, 0.0, lo, unit, kind="paper", explanation=explanation)
+    c.holds = bool(np.isfinite(lo) and lo > 0.0)
+    return c
+
+
 def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     sizes = FIG12_SIZES_QUICK if quick else FIG12_SIZES
     seeds = _seeds(seed, quick)
@@ -457,15 +474,15 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     # "The dependence on session size is more notable on short-term time scales". Rule, fixed
     # before looking: the least-squares slope of log10(worst-case loss) on log10(size) over the
     # sweep is larger for the 1 s window than for the 100 s window, and positive. Per seed's
-    # sweep, then the mean.
-    claims.append(claim_over_seeds(at_least, ps["size_slope_1s"], "short-term-grows-with-size", "'the dependence on "
-                                    "session size is more notable on short-term time scales': slope of log worst-case "
-                                    "loss on log session size, 1 s window, per seed", 0.0, None, "decades per decade",
-                                    kind="paper"))
-    claims.append(claim_over_seeds(at_least, ps["slope_1s_minus_100s"], "short-term-more-size-dependent", "'the "
-                                    "dependence on session size is more notable on short-term time scales': slope (log "
-                                    "loss on log size) of the 1 s window minus that of the 100 s window, per seed",
-                                    0.0, None, "decades per decade", kind="paper",
+    # sweep; a sign is shown only when the 95 % Student-t interval of the mean over seeds
+    # excludes 0, so each claim is decided on the interval's lower end (above 0), not the mean.
+    claims.append(_shown_positive(ps["size_slope_1s"], "short-term-grows-with-size", "'the dependence on "
+                                  "session size is more notable on short-term time scales': slope of log worst-case "
+                                  "loss on log session size, 1 s window, per seed", "decades per decade"))
+    claims.append(_shown_positive(ps["slope_1s_minus_100s"], "short-term-more-size-dependent", "'the "
+                                  "dependence on session size is more notable on short-term time scales': slope (log "
+                                  "loss on log size) of the 1 s window minus that of the 100 s window, per seed",
+                                  "decades per decade",
                                     explanation="both windows grow alike with the session size (fig12_seeds.csv "
                                     "size_slope_1s, size_slope_100s); ns-2's own RLM on topology 3 does not show it "
                                     "either: from 5+5 to 50+50 receivers its 1 s window grows 1.5 times, its 100 s "
@@ -494,14 +511,15 @@ FIG13_PAIRS = [1, 2, 4, 8, 16, 32]
 FIG13_PAIRS_QUICK = [1, 4]
 
 
-def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
+def run_fig13(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
     pair_counts = FIG13_PAIRS_QUICK if quick else FIG13_PAIRS
     seeds = _seeds(seed, quick)
     duration = 300.0 if quick else DURATION_S
     tail_from = duration / 2
     frames, runs = [], []
     points = [(p, s) for p in pair_counts for s in seeds]
-    tables = map_runs(_receiver_table_run, [(topology4, (s, p), {}, duration, f"rlm-fig13 pairs={p} seed {s}",
+    tables = map_runs(_receiver_table_run, [(topology4, (s, p), {"reading": reading}, duration,
+                                             f"rlm-fig13 pairs={p} seed {s}",
                                              {"tail_from_s": tail_from}) for p, s in points])
     for (p, s), df in zip(points, tables):
         df["pairs"], df["seed"] = p, s

@@ -75,12 +75,16 @@ class Net:
     seed: int
     queue: str = "droptail"
     red: Optional[dict] = None
+    # A reading of a setting the paper leaves open (castlab.experiments.rlm.READINGS): "rlm",
+    # RlmConfig overrides for every receiver; "leave_latency_s", the multicast leave latency
+    reading: Optional[dict] = None
     sim: Simulator = field(init=False)
     rxs: list[Rx] = field(default_factory=list)
     sessions: list[tuple[list[int], int]] = field(default_factory=list)
 
     def __post_init__(self):
-        self.sim = Simulator(seed=self.seed, join_latency=JOIN_LATENCY_S, leave_latency=LEAVE_LATENCY_S)
+        leave = float((self.reading or {}).get("leave_latency_s", LEAVE_LATENCY_S))
+        self.sim = Simulator(seed=self.seed, join_latency=JOIN_LATENCY_S, leave_latency=leave)
         # start times: their own stream, so they depend on the seed only
         self._starts = streams.rng(self.seed, "rlm-starts")
 
@@ -108,7 +112,7 @@ class Net:
         groups, control = self.sessions[session]
         # receiver_table reads the arrival times (its tail rate) and the §4.1 windows (online)
         a = self.sim.add_rlm_receiver(node, groups, control, start=start, record="arrivals",
-                                      windows=list(WINDOWS_S))
+                                      windows=list(WINDOWS_S), **(self.reading or {}).get("rlm", {}))
         rx = Rx(a, node, start, optimal, group, session)
         self.rxs.append(rx)
         return rx
@@ -146,9 +150,10 @@ class Net:
 # ---------------------------------------------------------------- the topologies of Figure 7
 
 
-def topology1(seed: int, delay_s: float = LINK_DELAY_S, queue: str = "droptail", red: Optional[dict] = None) -> Net:
+def topology1(seed: int, delay_s: float = LINK_DELAY_S, queue: str = "droptail", red: Optional[dict] = None,
+              reading: Optional[dict] = None) -> Net:
     """(1): source S and receiver R on either side of one 1.5 Mb/s bottleneck link."""
-    net = Net(seed, queue, red)
+    net = Net(seed, queue, red, reading)
     net.nodes("S", "R")
     net.link("S", "R", delay_s=delay_s)
     s = net.session("S")
@@ -156,9 +161,10 @@ def topology1(seed: int, delay_s: float = LINK_DELAY_S, queue: str = "droptail",
     return net
 
 
-def topology2(seed: int, n: int, queue: str = "droptail", red: Optional[dict] = None) -> Net:
+def topology2(seed: int, n: int, queue: str = "droptail", red: Optional[dict] = None,
+              reading: Optional[dict] = None) -> Net:
     """(2): S –bottleneck– X, and n receivers each on its own link from X (all 1.5 Mb/s, 10 ms)."""
-    net = Net(seed, queue, red)
+    net = Net(seed, queue, red, reading)
     net.nodes("S", "X")
     net.link("S", "X")
     s = net.session("S")
@@ -200,12 +206,12 @@ def topology4_queue_pkts(pairs: int) -> int:
     return max(QUEUE_PKTS, int(round(2 * pairs * PAIR_SHARE_BPS * rtt / (8 * PACKET_BYTES))))
 
 
-def topology4(seed: int, pairs: int, queue: str = "droptail") -> Net:
+def topology4(seed: int, pairs: int, queue: str = "droptail", reading: Optional[dict] = None) -> Net:
     """(4): ``pairs`` independent sessions S_i → R_i sharing X–Y, whose rate is pairs × 1.5
     Mb/s and whose queue is twice its bandwidth-delay product (§4.3). Access links S_i–X and
     Y–R_i are 10 Mb/s (our choice: with 1.5 Mb/s access links the shared link could never be
     the bottleneck)."""
-    net = Net(seed, queue)
+    net = Net(seed, queue, reading=reading)
     net.nodes("X", "Y")
     net.link("X", "Y", rate_bps=pairs * PAIR_SHARE_BPS, limit_pkts=topology4_queue_pkts(pairs))
     for i in range(pairs):
