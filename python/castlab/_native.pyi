@@ -316,9 +316,17 @@ class NetRouter:
     static routes, an IGMP querier, DropTail/RED queues drained at each link's rate and delay
     lines. Built from the router's command-line words; see docs/real-network.md."""
 
-    def __init__(self, args: list[str]) -> None:
+    def __init__(self, args: list[str], extension: Optional[str] = None,
+                 options: Optional[dict[str, object]] = None) -> None:
         """Open the interfaces the words name; refuses (PermissionError) outside an `ip netns`
-        namespace, with kernel forwarding on, or on an interface that is not a veth."""
+        namespace, with kernel forwarding on, or on an interface that is not a veth. With
+        `extension`, host that registered router kind (its keys and config fields in `options`)
+        on the router's node; it needs the session (`--session`)."""
+    @property
+    def extension(self) -> Optional[str]:
+        """The hosted router kind, or None."""
+    def extension_status(self) -> Optional[dict[str, object]]:
+        """The hosted extension's status snapshot (its kind's registered status reader)."""
     @property
     def now(self) -> float:
         """Seconds since the router started."""

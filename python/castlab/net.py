@@ -96,6 +96,31 @@ def parse_override(text: str) -> tuple[str, object]:
     return k.strip(), val
 
 
+def parse_floats(text: str) -> list[float]:
+    """Comma-separated numbers (``100e3,200e3``), each with an optional k/M/G suffix."""
+    try:
+        return [parse_rate(x) for x in str(text).split(",") if x.strip()] or _no_floats(text)
+    except argparse.ArgumentTypeError as e:
+        raise argparse.ArgumentTypeError(f"comma-separated positive numbers: {e}") from None
+
+
+def _no_floats(text: str) -> list[float]:
+    raise argparse.ArgumentTypeError(f"no numbers in {text!r}")
+
+
+def parse_host(text: str) -> tuple[int, str]:
+    """``NODE=ADDR``: another castlab node's id and IPv4 address."""
+    n, sep, a = str(text).partition("=")
+    try:
+        node = int(n)
+        ipaddress.IPv4Address(a)
+    except ValueError:
+        node = -1
+    if not sep or node < 0:
+        raise argparse.ArgumentTypeError(f"--host wants NODE=ADDR (a node id >= 0, an IPv4 address), got {text!r}")
+    return node, a
+
+
 def _key_value(v) -> Optional[bytes]:
     return None if v is None else parse_key(str(v))
 
@@ -175,6 +200,8 @@ class Session:
     rate_cap_bps: float
     rate_cap_burst_bytes: int
     seed: int
+    #: Other nodes this process may address (a router hosting an extension, say): (id, address).
+    hosts: tuple = ()
 
     @classmethod
     def from_args(cls, a: argparse.Namespace) -> "Session":
@@ -184,7 +211,8 @@ class Session:
         if not source and node == SOURCE_NODE:
             raise ValueError("--node: node 0 is the source host; a receiver needs another node id")
         return cls(a.session, a.key, a.iface_addr, a.ttl, a.port_base, a.group_base, a.group_port,
-                   a.source_addr, addr, node, a.allow_any_group, a.rate_cap, a.rate_cap_burst, a.seed)
+                   a.source_addr, addr, node, a.allow_any_group, a.rate_cap, a.rate_cap_burst, a.seed,
+                   tuple(getattr(a, "host", None) or ()))
 
     def group_addr(self, g: int) -> str:
         return str(ipaddress.IPv4Address(self.group_base) + g)
@@ -201,6 +229,12 @@ class Session:
         nodes = [(SOURCE_NODE, self.source_addr)]
         if self.node != SOURCE_NODE:
             nodes.append((self.node, self.addr))
+        known = dict(nodes)
+        for n, addr in self.hosts:
+            if n in known and known[n] != addr:
+                raise ValueError(f"--host: node {n} is {known[n]} already (got {addr})")
+            known.setdefault(n, addr)
+        nodes = list(known.items())
         cfg = {"session_id": self.session_id, "key": self.key, "iface_addr": self.iface_addr, "ttl": self.ttl,
                "port_base": self.port_base, "allow_any_group": self.allow_any_group,
                "rate_cap_bps": self.rate_cap_bps, "rate_cap_burst_bytes": self.rate_cap_burst_bytes,
@@ -564,6 +598,8 @@ def add_parsers(sub) -> None:
                        help="the cap's token-bucket depth, bytes (default %(default)s)")
         h.add_argument("--config", type=parse_override, action="append", metavar="NAME=VALUE",
                        help="override a protocol config field (repeatable; durations in seconds)")
+        h.add_argument("--host", type=parse_host, action="append", metavar="NODE=ADDR",
+                       help="another node's address (repeatable): a router whose extension this agent answers")
 
     p = roles.add_parser("source", help="layered CBR source (McCanne et al. §4: layer m at base·2^m)")
     common(p, receiver=False)
@@ -588,6 +624,8 @@ def add_parsers(sub) -> None:
         for fl in spec["flags"]:
             if fl["choices"] is not None:
                 p.add_argument(f"--{fl['name']}", choices=tuple(fl["choices"]), default=fl["default"], help=fl["help"])
+            elif fl.get("kind") == "floats":
+                p.add_argument(f"--{fl['name']}", type=parse_floats, default=list(fl["default"]), help=fl["help"])
             else:
                 p.add_argument(f"--{fl['name']}", type=int, default=fl["default"], help=fl["help"])
 

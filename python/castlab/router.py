@@ -10,9 +10,17 @@ hand::
         --iface l0b,10.77.0.1/24,delay=250ms \\
         --iface n0r,10.77.100.1/24,rate=1M,delay=250ms,queue=red:50:5:15:0.1:0.002,lan
 
+With ``--extension KIND [KEY=VALUE ...]`` it hosts a router kind of the protocol registry
+(``lmr``, ``nak_aggregator``, ``bcf``: the simulator's extensions, built by the same factory)
+on its node ``--node``, for the castlab session the session flags describe (the host roles'
+``--session``, ``--key``, ``--port-base``, ``--group-base``, ``--layers``, ``--source-addr``,
+or ``--session-file``; ``--host NODE=ADDR`` for the other nodes the extension may address).
+KEYs are the kind's own (``hold``) or fields of its config table (``qweight``).
+
 It prints a status line per interface every ``--status-interval`` seconds, runs until
-``--duration`` passes (0: until SIGINT/SIGTERM), then writes ``router_stats.json`` and
-``router_stats.txt`` (``tc -s``-like) into ``--out``. See docs/real-network.md.
+``--duration`` passes (0: until SIGINT/SIGTERM), then writes ``router_stats.json`` (with the
+extension's status snapshot under ``extension``) and ``router_stats.txt`` (``tc -s``-like)
+into ``--out``. See docs/real-network.md.
 """
 
 from __future__ import annotations
@@ -28,18 +36,76 @@ class _Stopped(Exception):
     pass
 
 
+def _wants_session(args: argparse.Namespace) -> bool:
+    """A session is opened with an extension or when asked for (before the defaults fill in)."""
+    return bool(getattr(args, "extension", None)) or hasattr(args, "session") or bool(
+        getattr(args, "session_file", None))
+
+
+def resolve(args: argparse.Namespace) -> None:
+    """Fill the session settings from ``--session-file`` or the defaults (the host roles'
+    rules), remembering first whether a session was asked for."""
+    from castlab.net import resolve_session_settings
+
+    args.with_session = _wants_session(args)
+    resolve_session_settings(args)
+
+
 def router_words(args: argparse.Namespace) -> list[str]:
-    """The router's own words (parsed in Rust by ``RouterConfig::from_args``)."""
+    """The router's own words (parsed in Rust by ``RouterConfig::from_args``), after
+    :func:`resolve`. The session's groups are laid out as the host roles lay them out
+    (``castlab.net.Session.groups``): data groups 0..layers-1 from node 0, and group
+    ``layers`` any-source (a control group, where the protocol has one)."""
+    import ipaddress
+
     words: list[str] = []
     for f in args.iface or []:
         words += ["--iface", f]
     for r in args.route or []:
         words += ["--route", r]
     for flag, v in (("--node", args.node), ("--seed", args.seed), ("--igmp-query-interval", args.igmp_query_interval),
-                    ("--igmp-last-member-interval", args.igmp_last_member_interval), ("--session", args.session)):
+                    ("--igmp-last-member-interval", args.igmp_last_member_interval)):
         if v is not None:
             words += [flag, str(v)]
+    if getattr(args, "with_session", False):
+        words += ["--session", str(args.session), "--port-base", str(args.port_base)]
+        if args.key is not None:
+            words += ["--key", args.key.hex()]
+        if args.allow_any_group:
+            words += ["--allow-any-group"]
+        port = args.group_port if args.group_port is not None else args.port_base
+        base = ipaddress.IPv4Address(args.group_base)
+        for g in range(args.layers + 1):
+            words += ["--group", f"{g}={base + g}:{port}" + ("@0" if g < args.layers else "")]
+        hosts = list(args.host or [])
+        if not any(h.split("=", 1)[0].strip() == "0" for h in hosts):
+            hosts.insert(0, f"0={args.source_addr}")
+        for h in hosts:
+            words += ["--host", h]
     return words
+
+
+def _words_for_json(args: argparse.Namespace) -> list[str]:
+    """The words without the key's digits."""
+    w = router_words(args)
+    return [("(hidden)" if i and w[i - 1] == "--key" else x) for i, x in enumerate(w)]
+
+
+def extension_options(args: argparse.Namespace) -> tuple[object, dict]:
+    """``--extension KIND KEY=VALUE ...`` as (kind or None, options): VALUE as JSON
+    (numbers, true/false), else a string, as the host roles' ``--config``."""
+    from castlab.net import parse_override
+
+    ext = getattr(args, "extension", None)
+    if not ext:
+        return None, {}
+    opts: dict = {}
+    for w in ext[1:]:
+        k, v = parse_override(w)
+        if k in opts:
+            raise ValueError(f"--extension: {k} given twice")
+        opts[k] = v
+    return ext[0], opts
 
 
 def _port_line(p: dict) -> str:
@@ -60,8 +126,11 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
         print("castlab net router: --duration must be >= 0 and --status-interval > 0", file=sys.stderr)
         return 2
     try:
-        r = NetRouter(router_words(args))
-    except (ValueError, OSError) as e:  # PermissionError (a refused start) is an OSError
+        resolve(args)
+        kind, options = extension_options(args)
+        r = NetRouter(router_words(args), kind, options)
+    except (ValueError, TypeError, OSError, argparse.ArgumentTypeError) as e:
+        # PermissionError (a refused start) is an OSError
         print(f"castlab net router: {e}", file=sys.stderr)
         return 2
 
@@ -73,18 +142,42 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
 
     old_term = signal.signal(signal.SIGTERM, on_term)
     old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
-    say(f"[router] {len(args.iface)} interfaces; running {'until a signal' if not args.duration else f'{args.duration:g} s'}")
+    ext = f"; hosting {kind} {options or ''} on node {args.node or 0}" if kind else ""
+    say(f"[router] {len(args.iface)} interfaces{ext}; running {'until a signal' if not args.duration else f'{args.duration:g} s'}")
+
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+
+    def write(why: str) -> None:
+        extension = None if kind is None else {"kind": kind, "options": options, "status": r.extension_status()}
+        # numpy arrays (a status reader's columns) as lists, without importing numpy here: an
+        # import would stall forwarding for a fifth of a second
+        text = json.dumps({"stopped_by": why, "duration_s": r.now, "words": _words_for_json(args),
+                           "stats": r.stats(), "ports": r.ports(), "extension": extension}, indent=1,
+                          default=lambda x: x.tolist() if hasattr(x, "tolist") else str(x))
+        tmp = out / "router_stats.json.tmp"
+        tmp.write_text(text)
+        tmp.replace(out / "router_stats.json")  # a reader never sees half a file
+
+    every = args.stats_every if (args.stats_every and out is not None) else None
+    tick = min(args.status_interval, every) if every else args.status_interval
+    next_line = [args.status_interval]
 
     def status() -> None:
-        say(f"[router] t={r.now:7.2f}s " + "; ".join(_port_line(p) for p in r.ports()))
+        if r.now + 1e-3 >= next_line[0]:
+            next_line[0] += args.status_interval
+            say(f"[router] t={r.now:7.2f}s " + "; ".join(_port_line(p) for p in r.ports()))
+        if every:
+            write(None)
 
     why = "duration"
     try:
         if args.duration:
-            r.run(args.duration, status=status, status_interval=args.status_interval)
+            r.run(args.duration, status=status, status_interval=tick)
         else:
             while True:
-                r.run(3600.0, status=status, status_interval=args.status_interval)
+                r.run(3600.0, status=status, status_interval=tick)
     except KeyboardInterrupt:
         why = "SIGINT"
     except _Stopped as e:
@@ -92,16 +185,18 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
     finally:
         signal.signal(signal.SIGTERM, old_term)
         signal.signal(signal.SIGINT, old_int)
-    if args.out:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
-        (out / "router_stats.json").write_text(json.dumps(
-            {"stopped_by": why, "duration_s": r.now, "words": router_words(args), "stats": r.stats(),
-             "ports": r.ports()}, indent=1))
+    if out is not None:
+        write(why)
         (out / "router_stats.txt").write_text(r.stats_text())
     say(f"[router] stopped by {why} after {r.now:.2f} s")
     say(r.stats_text().rstrip())
     return 0
+
+
+def _router_kinds() -> list[str]:
+    from castlab import _registry
+
+    return list(_registry.scenario_kinds()[2])
 
 
 def add_router_parser(roles) -> None:
@@ -113,14 +208,31 @@ def add_router_parser(roles) -> None:
     p.add_argument("--route", action="append", metavar="DST/LEN,via=GW|DST/LEN,dev=IFACE",
                    help="a static route (repeatable)")
     p.add_argument("--node", type=int, default=None, help="the router's castlab node id (for extensions)")
-    p.add_argument("--seed", type=int, default=None, help="seeds RED's draws (default 0)")
     p.add_argument("--igmp-query-interval", default=None, help="RFC 3376 §8.2 (default 125 s)")
     p.add_argument("--igmp-last-member-interval", default=None, help="RFC 3376 §8.8 (default 1 s)")
-    p.add_argument("--session", type=int, default=None,
-                   help="castlab session id: other sessions' castlab datagrams are counted and dropped")
+    p.add_argument("--extension", nargs="+", default=None, metavar=("KIND", "KEY=VALUE"),
+                   help="host a registered router kind (" + ", ".join(_router_kinds()) + ") with its keys "
+                        "and config fields; needs the session below")
+    p.add_argument("--host", action="append", default=None, metavar="NODE=ADDR",
+                   help="the address of a castlab node the extension may send to (repeatable; node 0 is "
+                        "--source-addr)")
+    from castlab.net import SESSION_DEFAULTS, SESSION_FLAGS
+
+    g = p.add_argument_group("session (as the host roles take it; with --extension, --session or --session-file, "
+                             "castlab datagrams of other sessions are counted and dropped)")
+    g.add_argument("--session-file", default=None, metavar="FILE", help="JSON object of session settings")
+    for flag, dest, kw, text in SESSION_FLAGS:
+        g.add_argument(flag, dest=dest, default=argparse.SUPPRESS, **kw,
+                       help=f"{text} (default {SESSION_DEFAULTS[dest][1]})"
+                       + ("; also seeds RED's draws and the extension's stream" if dest == "seed" else ""))
+    g.add_argument("--layers", type=int, default=argparse.SUPPRESS,
+                   help="the session's data groups, as the host roles' (default 6)")
     p.add_argument("--duration", type=float, default=0.0, help="seconds to run (default 0: until a signal)")
     p.add_argument("--status-interval", type=float, default=5.0, help="seconds between status lines")
     p.add_argument("--out", default=None, help="directory for router_stats.json and router_stats.txt")
+    p.add_argument("--stats-every", type=float, default=None, metavar="S",
+                   help="also rewrite router_stats.json every S seconds while running (stopped_by null), "
+                        "for readers such as Testbed.qdisc_stats")
     p.set_defaults(fn=run_router)
 
 

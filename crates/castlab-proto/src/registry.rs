@@ -85,10 +85,14 @@ pub trait Host {
         let _ = (node, port, start, agent);
         Err(BuildError::Host("this role shares state between agents and runs in the simulator only".into()))
     }
-    /// Attach a router extension to `node` (the simulator only, for now).
-    fn attach(&mut self, node: NodeId, ext: Box<dyn RouterExtension>) -> BuildResult<()> {
+    /// Attach a router extension to `node`: the simulator's node, or the user-space router
+    /// (castlab-net's `Router`, which may run on its own thread: hence `Send`). A host that
+    /// forwards nothing (the real network's agent driver) refuses.
+    fn attach(&mut self, node: NodeId, ext: Box<dyn RouterExtension + Send>) -> BuildResult<()> {
         let _ = (node, ext);
-        Err(BuildError::Host("router extensions run in the simulator only".into()))
+        Err(BuildError::Host(
+            "router extensions run in the simulator or the user-space router (castlab net router --extension)".into(),
+        ))
     }
 }
 
@@ -638,13 +642,90 @@ pub struct ReceiverKind {
     pub inherits_session_config: bool,
 }
 
-/// A router kind of the scenario schema.
+/// A router kind: what the scenario schema's `routers` and `castlab net router --extension`
+/// build, through the same role, into the simulator or the user-space router.
 pub struct RouterKind {
     pub kind: &'static str,
     pub keys: &'static [ScenarioKey],
     /// `nodes` (a list, None for all) instead of `node`.
     pub many: bool,
     pub role: &'static str,
+    /// The reader (target: the node) giving the extension's status snapshot: its counters,
+    /// what the user-space router writes beside its own.
+    pub status: &'static str,
+}
+
+/// The router kind `kind` of any registered protocol.
+pub fn router_kind(kind: &str) -> Option<&'static RouterKind> {
+    crate::PROTOCOLS.iter().flat_map(|p| p.routers.iter()).find(|r| r.kind == kind)
+}
+
+/// Every registered router kind's name, in the table's order.
+pub fn router_kinds() -> Vec<&'static str> {
+    crate::PROTOCOLS.iter().flat_map(|p| p.routers.iter()).map(|r| r.kind).collect()
+}
+
+/// Build router kind `kind` on `node` of `host` from `options` as a command line gives them
+/// (`castlab net router --extension KIND key=value...`): a key of the kind (`hold`) is the
+/// role's argument, any other a field of its config table. The role is the scenario's, so
+/// the simulator and the user-space router build the same extension from the same words.
+/// Unknown kinds and keys are errors that list what is known.
+pub fn build_router_kind(
+    host: &mut dyn Host,
+    kind: &str,
+    node: NodeId,
+    options: &[(String, Value)],
+) -> BuildResult<Out<'static>> {
+    let (role, args, config) = router_kind_args(kind, node, options)?;
+    (role.build)(host, &Args::new(&args, &config))
+}
+
+/// Arguments and config overrides of a role.
+pub type RoleCall = (&'static Role, Vec<(String, Value)>, Vec<(String, Value)>);
+
+/// [`build_router_kind`]'s first half: the kind's role, its arguments and the config
+/// overrides, every key checked by name (the values are checked when the role builds).
+pub fn router_kind_args(kind: &str, node: NodeId, options: &[(String, Value)]) -> BuildResult<RoleCall> {
+    let rk = router_kind(kind).ok_or_else(|| {
+        BuildError::bad("extension", kind, &format!("unknown router kind; known: {}", router_kinds().join(", ")))
+    })?;
+    let role =
+        role(rk.role).ok_or_else(|| BuildError::Host(format!("{kind}: its role {} is not registered", rk.role)))?;
+    let table = role.config.and_then(config_table);
+    let keys: Vec<&str> = rk.keys.iter().filter(|k| k.kind != KeyKind::Config).map(|k| k.name).collect();
+    let mut vals: Vec<(String, Value)> = Vec::new();
+    let mut config: Vec<(String, Value)> = Vec::new();
+    for (k, v) in options {
+        if vals.iter().chain(config.iter()).any(|(x, _)| x == k) {
+            return Err(BuildError::bad(k, Raw(v), "given twice"));
+        }
+        if keys.contains(&k.as_str()) && role.params.iter().any(|p| p.name == k) {
+            vals.push((k.clone(), v.clone()));
+        } else if table.is_some_and(|t| t.fields.contains(&k.as_str())) {
+            config.push((k.clone(), v.clone()));
+        } else {
+            let mut known: Vec<&str> = keys.clone();
+            known.extend(table.map_or(&[][..], |t| t.fields).iter().copied());
+            let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+            return Err(BuildError::bad(k, Raw(v), &format!("not a key of router kind {kind}; known: {known}")));
+        }
+    }
+    let mut args = Vec::with_capacity(role.params.len());
+    for p in role.params {
+        let v = match p.name {
+            "node" => Value::Int(node.0.into()),
+            "nodes" if rk.many => Value::List(vec![Value::Int(node.0.into())]),
+            name => match vals.iter().position(|(k, _)| k == name) {
+                Some(i) => vals.swap_remove(i).1,
+                None => match p.default.value() {
+                    Some(d) => d,
+                    None => return Err(BuildError::bad(name, "nothing", &format!("router kind {kind} needs it"))),
+                },
+            },
+        };
+        args.push((p.name.to_string(), v));
+    }
+    Ok((role, args, config))
 }
 
 /// How a `castlab net` role lays out its groups.
@@ -673,6 +754,8 @@ pub struct NetFlag {
 pub enum FlagKind {
     Int(i64),
     Choice(&'static [&'static str]),
+    /// A comma-separated list of numbers (`--rates_bps 100e3,200e3`), this by default.
+    Floats(&'static [f64]),
 }
 
 /// What a `castlab net` role writes into `--out` after its run.
@@ -756,6 +839,7 @@ pub fn reader(name: &str) -> Option<&'static Reader> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use castlab_core::agent::AsAny as _;
 
     #[test]
     fn names_are_unique_across_the_table() {
@@ -794,5 +878,122 @@ mod tests {
                 assert!(role(s.role).is_some(), "{}", s.kind);
             }
         }
+    }
+
+    /// A host with one node (id 7), nothing else, that keeps what is attached.
+    struct OneNode(Vec<(NodeId, Box<dyn RouterExtension + Send>)>);
+
+    impl Host for OneNode {
+        fn node(&self, field: &'static str, v: &Value) -> BuildResult<NodeId> {
+            match v {
+                Value::Int(7) => Ok(NodeId(7)),
+                v => Err(BuildError::bad(field, Raw(v), "no such node")),
+            }
+        }
+        fn node_label(&self, n: NodeId) -> String {
+            format!("n{}", n.0)
+        }
+        fn node_count(&self) -> usize {
+            0
+        }
+        fn group(&self, field: &'static str, v: &Value) -> BuildResult<GroupId> {
+            Err(BuildError::bad(field, Raw(v), "no groups"))
+        }
+        fn group_source(&self, _: GroupId) -> Option<NodeId> {
+            None
+        }
+        fn channel(&self, field: &'static str, v: &Value) -> BuildResult<ChannelId> {
+            Err(BuildError::bad(field, Raw(v), "no channels"))
+        }
+        fn channel_from(&self, _: ChannelId) -> Option<NodeId> {
+            None
+        }
+        fn agent(&self, field: &'static str, v: &Value) -> BuildResult<(AgentId, &dyn Any)> {
+            Err(BuildError::bad(field, Raw(v), "no agents"))
+        }
+        fn agent_addr(&self, _: AgentId) -> Option<Addr> {
+            None
+        }
+        fn agent_count(&self) -> usize {
+            0
+        }
+        fn extension(&self, node: NodeId) -> Option<&dyn Any> {
+            self.0.iter().find(|(n, _)| *n == node).map(|(_, e)| (**e).as_any())
+        }
+        fn start(&self, _: &'static str, _: f64) -> BuildResult<Instant> {
+            Ok(Instant::ZERO)
+        }
+        fn time(&self, _: &'static str, _: f64) -> BuildResult<Instant> {
+            Ok(Instant::ZERO)
+        }
+        fn now(&self) -> Instant {
+            Instant::ZERO
+        }
+        fn add_agent(
+            &mut self,
+            _: NodeId,
+            _: Option<u16>,
+            _: Instant,
+            _: Box<dyn Agent + Send>,
+        ) -> BuildResult<AgentId> {
+            Err(BuildError::Host("no agents here".into()))
+        }
+        fn attach(&mut self, node: NodeId, ext: Box<dyn RouterExtension + Send>) -> BuildResult<()> {
+            self.0.push((node, ext));
+            Ok(())
+        }
+    }
+
+    fn opts(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
+    }
+
+    fn err_of(r: BuildResult<Out<'static>>) -> String {
+        r.err().expect("refused").to_string()
+    }
+
+    #[test]
+    fn every_router_kind_has_a_node_status_reader() {
+        for k in router_kinds() {
+            let rk = router_kind(k).unwrap();
+            let r = reader(rk.status).unwrap_or_else(|| panic!("{k}: no reader {}", rk.status));
+            assert_eq!(r.target, Target::Node, "{k}");
+            assert!(r.params.iter().all(|p| p.default != Default_::Required), "{k}: status needs arguments");
+        }
+    }
+
+    #[test]
+    fn builds_each_router_kind_by_name_on_the_given_node() {
+        for k in router_kinds() {
+            let mut h = OneNode(Vec::new());
+            build_router_kind(&mut h, k, NodeId(7), &[]).unwrap_or_else(|e| panic!("{k}: {e}"));
+            assert_eq!(h.0.len(), 1, "{k}");
+            assert_eq!(h.0[0].0, NodeId(7), "{k}");
+        }
+        let mut h = OneNode(Vec::new());
+        build_router_kind(&mut h, "lmr", NodeId(7), &opts(&[("qweight", Value::Float(0.01))])).unwrap();
+        assert!((*h.0[0].1).as_any().downcast_ref::<crate::nlm::NlmRouter>().is_some());
+        let mut h = OneNode(Vec::new());
+        build_router_kind(&mut h, "nak_aggregator", NodeId(7), &opts(&[("hold", Value::Float(0.2))])).unwrap();
+        assert!((*h.0[0].1).as_any().downcast_ref::<crate::lesbcc::pgm::NakAggregator>().is_some());
+    }
+
+    #[test]
+    fn router_kind_errors_name_the_field_and_list_what_is_known() {
+        let mut h = OneNode(Vec::new());
+        let e = err_of(build_router_kind(&mut h, "lmx", NodeId(7), &[]));
+        assert!(e.starts_with("extension:") && e.contains("lmr") && e.contains("nak_aggregator"), "{e}");
+        let e = err_of(build_router_kind(&mut h, "lmr", NodeId(7), &opts(&[("qmaxx", Value::Float(1.0))])));
+        assert!(e.starts_with("qmaxx:") && e.contains("qmax") && e.contains("qweight"), "{e}");
+        let e = err_of(build_router_kind(&mut h, "nak_aggregator", NodeId(7), &opts(&[("qmax", Value::Float(1.0))])));
+        assert!(e.starts_with("qmax:") && e.contains("known: hold"), "{e}");
+        // the override reaches the LMR's config: checked there (qmin above qmax)
+        let e = err_of(build_router_kind(&mut h, "lmr", NodeId(7), &opts(&[("qmin", Value::Float(1e6))])));
+        assert!(e.contains("qm"), "{e}");
+        let e = err_of(build_router_kind(&mut h, "nak_aggregator", NodeId(7), &opts(&[("hold", Value::Float(0.0))])));
+        assert!(e.starts_with("hold:"), "{e}");
+        let e = err_of(build_router_kind(&mut h, "lmr", NodeId(8), &[]));
+        assert!(e.starts_with("node:"), "{e}");
+        assert!(h.0.is_empty(), "a refused build attached something");
     }
 }

@@ -20,7 +20,7 @@ use crate::net::NetDriver;
 use crate::Simulator;
 
 /// Keyword arguments as (name, value) pairs.
-fn pairs(d: Option<&Bound<'_, PyDict>>) -> Result<Vec<(String, Value)>> {
+pub(crate) fn pairs(d: Option<&Bound<'_, PyDict>>) -> Result<Vec<(String, Value)>> {
     let mut out = Vec::new();
     if let Some(d) = d {
         for (k, v) in d.iter() {
@@ -33,7 +33,7 @@ fn pairs(d: Option<&Bound<'_, PyDict>>) -> Result<Vec<(String, Value)>> {
 }
 
 /// The call's arguments in the order of `params`, each present: given, or its default.
-fn complete(params: &[registry::Param], mut given: Vec<(String, Value)>) -> Result<Vec<(String, Value)>> {
+pub(crate) fn complete(params: &[registry::Param], mut given: Vec<(String, Value)>) -> Result<Vec<(String, Value)>> {
     if let Some((k, _)) = given.iter().find(|(k, _)| !params.iter().any(|p| p.name == k)) {
         return Err(Error::Type(format!("unexpected argument {k:?}")));
     }
@@ -92,7 +92,7 @@ pub(crate) fn to_py<'py>(py: Python<'py>, o: &Out<'_>) -> PyResult<Bound<'py, Py
 /// The simulator as a registry [`Host`]: nodes by name, times checked against its clock.
 struct SimHost<'a>(&'a mut castlab_sim::Simulator);
 
-fn id_u32(field: &'static str, v: &Value, what: &str) -> BuildResult<u32> {
+pub(crate) fn id_u32(field: &'static str, v: &Value, what: &str) -> BuildResult<u32> {
     match v {
         Value::Int(i) => u32::try_from(*i).map_err(|_| BuildError::bad(field, i, what)),
         v => Err(BuildError::bad(field, Raw(v), what)),
@@ -175,7 +175,7 @@ impl Host for SimHost<'_> {
     ) -> BuildResult<AgentId> {
         self.0.add_agent(node, port, start, agent).map_err(|e| BuildError::Host(e.to_string()))
     }
-    fn attach(&mut self, node: NodeId, ext: Box<dyn RouterExtension>) -> BuildResult<()> {
+    fn attach(&mut self, node: NodeId, ext: Box<dyn RouterExtension + Send>) -> BuildResult<()> {
         self.0.attach_extension(node, ext).map_err(|e| BuildError::Host(e.to_string()))
     }
 }
@@ -527,10 +527,17 @@ pub(crate) fn protocols(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
                 x.set_item("name", fl.name)?;
                 match fl.kind {
                     registry::FlagKind::Int(d) => {
+                        x.set_item("kind", "int")?;
                         x.set_item("default", d)?;
                         x.set_item("choices", py.None())?;
                     }
+                    registry::FlagKind::Floats(d) => {
+                        x.set_item("kind", "floats")?;
+                        x.set_item("default", d.to_vec())?;
+                        x.set_item("choices", py.None())?;
+                    }
                     registry::FlagKind::Choice(c) => {
+                        x.set_item("kind", "choice")?;
                         x.set_item("default", c[0])?;
                         x.set_item("choices", c.to_vec())?;
                     }

@@ -3,18 +3,108 @@
 //! `castlab net router` role, the testbed and a by-hand run share one format and one parser.
 //!
 //! `run` releases the GIL in slices of at most 100 ms and checks for signals between them,
-//! as `NetDriver.run` does. Hosting extensions from Python is not offered yet: the router
-//! forwards, queues and delays; extensions are hosted from Rust (`Router::set_extension`).
+//! as `NetDriver.run` does.
+//!
+//! A router kind of the protocol registry (`lmr`, `nak_aggregator`, `bcf`...) is hosted by
+//! name: the registry's factory builds it into [`RouterHost`], the same call the simulator's
+//! scenario makes, and its status reader reads it back. Nothing here names a protocol.
+
+use std::any::Any;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use castlab_core::Duration;
+use castlab_core::config::{ConfigValue, Value};
+use castlab_core::{Addr, Agent, AgentId, ChannelId, Duration, GroupId, Instant, NodeId, RouterExtension};
 use castlab_net::router::sys;
 use castlab_net::{Router, RouterConfig};
+use castlab_proto::registry::{self, Args, BuildError, BuildResult, Host, Raw};
 
 use crate::error::{Error, Result};
+use crate::registry::{complete, id_u32, pairs, to_py};
 use crate::{bad, duration_s};
+
+/// The user-space router as a registry [`Host`]: one node (the router's `--node`), its
+/// interfaces as channels (interface i is channel i, as the router's `NetView` shows them),
+/// the groups and nodes of its session table; it hosts one extension and no agents.
+struct RouterHost<'a>(&'a mut Router);
+
+impl Host for RouterHost<'_> {
+    fn node(&self, field: &'static str, v: &Value) -> BuildResult<NodeId> {
+        let n = NodeId(id_u32(field, v, "must be a node id >= 0")?);
+        if n != self.0.config().node {
+            return Err(BuildError::bad(field, n.0, "is not this router's node (its --node)"));
+        }
+        Ok(n)
+    }
+    fn node_label(&self, n: NodeId) -> String {
+        let ip = self.0.config().session.as_ref().and_then(|s| s.table.node(n));
+        ip.map_or_else(|| format!("node {}", n.0), |ip| ip.to_string())
+    }
+    fn node_count(&self) -> usize {
+        0
+    }
+    fn group(&self, field: &'static str, v: &Value) -> BuildResult<GroupId> {
+        let g = GroupId(id_u32(field, v, "must be a group id >= 0")?);
+        if self.group_entry(g).is_none() {
+            return Err(BuildError::bad(field, g.0, "is not a group of the router's session table"));
+        }
+        Ok(g)
+    }
+    fn group_source(&self, g: GroupId) -> Option<NodeId> {
+        self.group_entry(g).and_then(|e| e.source)
+    }
+    fn channel(&self, field: &'static str, v: &Value) -> BuildResult<ChannelId> {
+        let c = id_u32(field, v, "must be an interface index >= 0")?;
+        if c as usize >= self.0.port_count() {
+            return Err(BuildError::bad(field, c, "is not one of the router's interfaces (0-based, --iface order)"));
+        }
+        Ok(ChannelId(c))
+    }
+    fn channel_from(&self, ch: ChannelId) -> Option<NodeId> {
+        ((ch.0 as usize) < self.0.port_count()).then_some(self.0.config().node)
+    }
+    fn agent(&self, field: &'static str, v: &Value) -> BuildResult<(AgentId, &dyn Any)> {
+        Err(BuildError::bad(field, Raw(v), "the router hosts no agents"))
+    }
+    fn agent_addr(&self, _: AgentId) -> Option<Addr> {
+        None
+    }
+    fn agent_count(&self) -> usize {
+        0
+    }
+    fn extension(&self, node: NodeId) -> Option<&dyn Any> {
+        if node == self.0.config().node {
+            self.0.extension_any()
+        } else {
+            None
+        }
+    }
+    fn start(&self, _: &'static str, _: f64) -> BuildResult<Instant> {
+        Ok(self.0.now())
+    }
+    fn time(&self, field: &'static str, t: f64) -> BuildResult<Instant> {
+        Ok(Instant::from_value(field, &Value::Float(t))?)
+    }
+    fn now(&self) -> Instant {
+        self.0.now()
+    }
+    fn add_agent(&mut self, _: NodeId, _: Option<u16>, _: Instant, _: Box<dyn Agent + Send>) -> BuildResult<AgentId> {
+        Err(BuildError::Host("the router hosts router extensions, not agents (castlab net ROLE hosts agents)".into()))
+    }
+    fn attach(&mut self, node: NodeId, ext: Box<dyn RouterExtension + Send>) -> BuildResult<()> {
+        if node != self.0.config().node {
+            return Err(BuildError::bad("node", node.0, "is not this router's node (its --node)"));
+        }
+        self.0.set_extension(ext).map_err(|e| BuildError::Host(e.to_string()))
+    }
+}
+
+impl RouterHost<'_> {
+    fn group_entry(&self, g: GroupId) -> Option<castlab_net::GroupEntry> {
+        self.0.config().session.as_ref().and_then(|s| s.table.group(g))
+    }
+}
 
 /// The longest the GIL stays released: the latency of Ctrl-C and of status callbacks.
 const SLICE: Duration = Duration::from_millis(100);
@@ -23,19 +113,65 @@ const SLICE: Duration = Duration::from_millis(100);
 #[pyclass(name = "NetRouter", unsendable, module = "castlab._native")]
 pub struct NetRouter {
     inner: Router,
+    /// The hosted router kind, if any.
+    kind: Option<&'static registry::RouterKind>,
 }
 
 #[pymethods]
 impl NetRouter {
     /// `args`: the router's words (`--iface NAME,ADDR/LEN[,rate=R][,delay=D][,queue=Q][,lan]`,
-    /// `--route DST/LEN,via=GW`, `--seed N`, the IGMP timers...; docs/real-network.md).
+    /// `--route DST/LEN,via=GW`, `--seed N`, the IGMP timers, the session...;
+    /// docs/real-network.md). `extension`: a registered router kind to host on the router's
+    /// node, built by the registry's factory with `options` (the kind's keys and its config
+    /// table's fields); it needs the session (`--session`).
     #[new]
-    fn new(args: Vec<String>) -> Result<Self> {
+    #[pyo3(signature = (args, extension=None, options=None))]
+    fn new(args: Vec<String>, extension: Option<&str>, options: Option<&Bound<'_, PyDict>>) -> Result<Self> {
         let (cfg, rest) = RouterConfig::from_args(&args).map_err(|e| Error::Value(e.to_string()))?;
         if let Some(w) = rest.first() {
             return Err(bad("router argument", w, "unknown (see docs/real-network.md)"));
         }
-        Ok(NetRouter { inner: Router::new(cfg)? })
+        let opts = pairs(options)?;
+        let kind = match extension {
+            None if !opts.is_empty() => {
+                return Err(Error::Value(format!("{}: an option without --extension", opts[0].0)));
+            }
+            None => None,
+            Some(k) => {
+                // the kind and the keys are checked before the sockets open
+                registry::router_kind_args(k, cfg.node, &opts)?;
+                let rk = registry::router_kind(k).expect("checked");
+                if cfg.session.is_none() {
+                    return Err(bad("extension", k, "needs the session whose packets it sees (--session)"));
+                }
+                Some(rk)
+            }
+        };
+        let node = cfg.node;
+        let mut inner = Router::new(cfg)?;
+        if let Some(rk) = kind {
+            registry::build_router_kind(&mut RouterHost(&mut inner), rk.kind, node, &opts)?;
+        }
+        Ok(NetRouter { inner, kind })
+    }
+
+    /// The hosted router kind's name, or None.
+    #[getter]
+    fn extension(&self) -> Option<&'static str> {
+        self.kind.map(|k| k.kind)
+    }
+
+    /// The hosted extension's status snapshot, read by its router kind's registered status
+    /// reader (the simulator's, unchanged), or None without an extension.
+    fn extension_status<'py>(&mut self, py: Python<'py>) -> Result<Option<Bound<'py, PyAny>>> {
+        let Some(rk) = self.kind else { return Ok(None) };
+        let r = registry::reader(rk.status)
+            .ok_or_else(|| Error::Value(format!("{}: its status reader {} is not registered", rk.kind, rk.status)))?;
+        let vals = complete(r.params, Vec::new())?;
+        let node = Value::Int(self.inner.config().node.0.into());
+        let host = RouterHost(&mut self.inner);
+        let out = (r.read)(&host, &node, &Args::new(&vals, &[]))?;
+        Ok(Some(to_py(py, &out)?))
     }
 
     /// Seconds since the router started.

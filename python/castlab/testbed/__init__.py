@@ -38,6 +38,8 @@ STATE_ROOT = Path(tempfile.gettempdir()) / "castlab-testbed"
 NS_PREFIX = "cl-"
 #: A dead user-space router is restarted this many times before its testbed is torn down.
 ROUTER_RESTARTS = 3
+#: How often a user router rewrites its counters while it runs (what qdisc_stats reads).
+ROUTER_STATS_EVERY_S = 0.5
 
 
 def _run(argv: Sequence[str], *, check: bool = True, timeout: float = 30.0) -> subprocess.CompletedProcess:
@@ -160,7 +162,12 @@ class Testbed:
 
     __test__ = False  # not a pytest test class, despite its name
 
-    def __init__(self, topology: Topology, name: str = "tb", *, verbose: bool = False, routers: str = "kernel"):
+    def __init__(self, topology: Topology, name: str = "tb", *, verbose: bool = False, routers: str = "kernel",
+                 extensions: Optional[dict[str, tuple[str, dict]]] = None, session: Optional[dict] = None):
+        """`extensions`: router -> (router kind, options) for user routers to host (e.g.
+        ``{"r1": ("lmr", {})}``), for the castlab session `session` describes (the host roles'
+        settings: ``session``, ``key``, ``port_base``, ``group_base``, ``layers``...; node 0 is
+        the topology's source, the nodes' ids are :meth:`node_id`)."""
         topology.check()
         if not name.isalnum() or len(name) > 6:
             raise ValueError(f"name: {name!r} must be alphanumeric, at most 6 characters")
@@ -169,8 +176,16 @@ class Testbed:
                              "(castlab's user-space router)")
         if routers == "kernel" and any(x.red is not None for x in list(topology.links) + list(topology.lans)):
             raise ValueError("red: a RED bottleneck needs routers='user' (this kernel has no sch_red)")
+        extensions = dict(extensions or {})
+        for r in extensions:
+            if r not in topology.routers:
+                raise ValueError(f"extensions: {r!r} is not a router of topology {topology.name}")
+        if extensions and routers != "user":
+            raise ValueError("extensions: router extensions need routers='user'")
         #: "kernel" (ip_forward, igmpproxy, tc tbf) or "user" (castlab-net's router process)
         self.routers = routers
+        self.extensions = extensions
+        self.session = dict(session or {})
         self.router_argv: dict[str, list[str]] = {}
         self.router_restarts: dict[str, int] = {}
         self.failed: Optional[str] = None
@@ -194,6 +209,37 @@ class Testbed:
 
     def addr(self, node: str) -> str:
         return self.topo.addr(node)
+
+    def node_id(self, node: str) -> int:
+        """The castlab node id of a host or router: the source is 0, the other hosts 1, 2...
+        in the topology's order, then the routers."""
+        t = self.topo
+        order = [t.source] + [h for h in t.hosts if h != t.source] + list(t.routers)
+        return order.index(node)
+
+    def host_words(self) -> list[str]:
+        """``--host ID=ADDR`` for every node but the source (whose address is the session's
+        ``--source-addr``): what a role or router needs to address the others."""
+        t = self.topo
+        out: list[str] = []
+        for n in t.hosts + t.routers:
+            if n != t.source:
+                out += ["--host", f"{self.node_id(n)}={self.addr(n)}"]
+        return out
+
+    def session_words(self) -> list[str]:
+        """The session settings as the host roles' and the router's flags."""
+        out = ["--source-addr", self.addr(self.topo.source)]
+        for k, v in self.session.items():
+            if k == "key" and isinstance(v, (bytes, bytearray)):
+                v = v.hex()
+            if isinstance(v, bool):
+                if v:
+                    out.append(f"--{k.replace('_', '-')}")
+                continue
+            if v is not None:
+                out += [f"--{k.replace('_', '-')}", str(v)]
+        return out
 
     def iface(self, node: str, peer: str) -> str:
         """The interface of `node` that faces `peer` (a link's veth, or a LAN's port)."""
@@ -428,8 +474,13 @@ class Testbed:
                     words += ["--route", f"{t.addr(h)}/32,dev=n{j}p{k}"]
         for net, via in t.routes()[r]:
             words += ["--route", f"{net},via={via}"]
+        if r in self.extensions:
+            kind, options = self.extensions[r]
+            words += ["--node", str(self.node_id(r)), "--extension", kind,
+                      *(f"{k}={json.dumps(v)}" for k, v in options.items())]
+            words += self.session_words() + self.host_words()
         return [sys.executable, "-m", "castlab.router", *words, "--status-interval", "3600",
-                "--out", str(self.state_dir / f"router-{r}")]
+                "--stats-every", str(ROUTER_STATS_EVERY_S), "--out", str(self.state_dir / f"router-{r}")]
 
     def _wait_router(self, r: str, timeout: float = 30.0) -> None:
         """Until router `r` says it runs (its interfaces open), or raise with its log."""
@@ -471,7 +522,8 @@ class Testbed:
                 self._start_router(r)
 
     def router_stats(self, r: str) -> dict:
-        """The router's counters as it last wrote them (at its exit), or {} while it runs."""
+        """The router's counters as it last wrote them: every ROUTER_STATS_EVERY_S seconds
+        while it runs (`stopped_by` None), and at its exit; {} before the first write."""
         f = self.state_dir / f"router-{r}" / "router_stats.json"
         return json.loads(f.read_text()) if f.exists() else {}
 
@@ -538,16 +590,35 @@ class Testbed:
         return self.bottleneck()
 
     def qdisc_stats(self, host: Optional[str] = None) -> dict:
-        """A bottleneck's qdiscs' own counters (`tc -s -j`): sent bytes/packets, drops,
-        overlimits, backlog, for the tbf and its child queue (the one in front of `host`, or
-        the topology's first)."""
+        """A bottleneck's own counters (the one in front of `host`, or the topology's first).
+        Kernel routers: its qdiscs' (`tc -s -j`): sent bytes/packets, drops, overlimits,
+        backlog, for the tbf and its child queue. User routers: the router's output port onto
+        the bottleneck, as the router last wrote it (at most ROUTER_STATS_EVERY_S old), under
+        ``"user"`` in the same keys (``drops`` = forced + early, ``overlimits`` = early drops
+        and marks, ``backlog`` = ``qlen`` in packets) and, as the router names them, under
+        ``"port"``."""
         node, dev = self.bottleneck() if host is None else self.bottleneck_of(host)
+        if self.routers == "user":
+            return self._user_queue_stats(node, dev)
         r = self.run(node, ["tc", "-s", "-j", "qdisc", "show", "dev", dev])
         out = {}
         for q in json.loads(r.stdout or "[]"):
             out[q.get("kind", "?")] = {k: q.get(k) for k in ("bytes", "packets", "drops", "overlimits", "requeues",
                                                              "backlog", "qlen")}
         return out
+
+    def _user_queue_stats(self, node: str, dev: str) -> dict:
+        if dev.startswith("br"):  # a shared LAN: the user router's one port onto it
+            dev = f"n{dev[2:]}r"
+        st = self.final_router_stats.get(node) or self.router_stats(node)
+        port = next((p for p in st.get("ports", []) if p.get("name") == dev), None)
+        if port is None:
+            raise RuntimeError(f"router {node} has written no counters for {dev} yet")
+        q = {"bytes": port["bytes_departed"], "packets": port["departures"],
+             "drops": port["drops_forced"] + port["drops_early"],
+             "overlimits": port["drops_early"] + port["marked"], "requeues": 0,
+             "backlog": port["backlog"], "qlen": port["backlog"]}
+        return {"user": q, "port": port, "final": bool(st.get("stopped_by"))}
 
     def link_rx_packets(self, node: str, peer: str) -> int:
         dev = self.iface(node, peer)

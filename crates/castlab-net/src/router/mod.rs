@@ -433,6 +433,14 @@ impl Router {
             }
             .into());
         }
+        if self.ext.is_some() {
+            return Err(config::ConfigErr {
+                field: "extension".into(),
+                value: "a second".into(),
+                reason: "the router hosts one extension".into(),
+            }
+            .into());
+        }
         self.ext = Some(ExtSlot { ext, armed: None });
         let now = self.now();
         let rng = Rng::stream(self.cfg.seed, StreamKind::Extension, self.cfg.node.0 as u64);
@@ -443,7 +451,12 @@ impl Router {
 
     /// The hosted extension as its concrete type.
     pub fn extension<T: 'static>(&self) -> Option<&T> {
-        self.ext.as_ref().and_then(|x| x.ext.as_any().downcast_ref::<T>())
+        self.extension_any().and_then(|x| x.downcast_ref::<T>())
+    }
+
+    /// The hosted extension, for a reader that downcasts it.
+    pub fn extension_any(&self) -> Option<&dyn core::any::Any> {
+        self.ext.as_ref().map(|x| x.ext.as_any())
     }
 
     /// Wall-clock time since the router was created.

@@ -441,6 +441,12 @@ in bytes; `windows`: the scenario's loss windows (seconds); the windows are not 
             inherits_session_config: false,
         },
     ],
-    routers: &[RouterKind { kind: "bcf", keys: &[CONFIG], many: true, role: "add_bcf_routers" }],
+    routers: &[RouterKind {
+        kind: "bcf",
+        keys: &[CONFIG],
+        many: true,
+        role: "add_bcf_routers",
+        status: "bcf_router_stats",
+    }],
     net_roles: &[],
 };

@@ -354,6 +354,7 @@ loss windows (seconds); the windows are not used.",
         keys: &[ScenarioKey { name: "hold", kind: KeyKind::PositiveTime, default: Default_::Float(0.5) }],
         many: false,
         role: "attach_nak_aggregator",
+        status: "nak_aggregator_stats",
     }],
     net_roles: &[
         NetRole {

@@ -7,8 +7,9 @@ use castlab_core::{ChannelId, Duration, Value};
 use super::{AddVerdict, LcurCause, Lmr, NlmConfig, NlmReceiver, NlmRouter, NlmSender, ReqEvent};
 use crate::param;
 use crate::registry::{
-    agent_as, extension_as, Args, BuildError, BuildResult, ConfigTable, Default_, Groups, Host, Hosts, Key, KeyKind,
-    Out, Protocol, Raw, Reader, ReceiverKind, Role, RouterKind, ScenarioKey, SessionKind, Target,
+    agent_as, extension_as, percent, Args, BuildError, BuildResult, ConfigTable, Default_, FlagKind, Groups, Host,
+    Hosts, Key, KeyKind, NetFlag, NetGroups, NetOutput, NetRole, Out, Protocol, Raw, Reader, ReceiverKind, Role,
+    RouterKind, ScenarioKey, SessionKind, Target,
 };
 
 fn router<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h NlmRouter> {
@@ -176,6 +177,35 @@ fn receiver_records<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildRes
     Ok(d)
 }
 
+/// `castlab net nlm-sender`'s status line.
+fn sender_net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let (_, s) = agent_as::<NlmSender>(host, "agent", v, "is not an NLM sender")?;
+    let r = &s.records;
+    Ok(Out::Str(format!(
+        "level={}/{} sending={{sent}} data={} withheld={} sess={} requests={} rejected={{rejected}}",
+        s.level(),
+        s.layers(),
+        r.data_sent,
+        r.data_withheld,
+        r.sess_sent,
+        r.req_time_ns.len()
+    )))
+}
+
+/// `castlab net nlm-receiver`'s status line.
+fn receiver_net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let rx = nlm_receiver(host, v)?;
+    let r = &rx.records;
+    Ok(Out::Str(format!(
+        "rate={{rx}} received={} lost={} loss={} sess={} drop_reqs={} rejected={{rejected}}",
+        r.received,
+        r.lost,
+        percent(r.lost, r.received),
+        r.sess_received,
+        r.req_time_ns.len()
+    )))
+}
+
 /// The flow-table row: totals, and per-bin totals over the layers to compute the worst
 /// windowed loss from.
 fn row<'h>(host: &'h dyn Host, v: &Value, a: &Args<'_>) -> BuildResult<Out<'h>> {
@@ -217,7 +247,7 @@ random send times; `config`: the keyword overrides.",
                 param!(jitter = Bool(true)),
             ],
             config: Some("nlm"),
-            hosts: Hosts::Sim,
+            hosts: Hosts::SimAndNet,
             build: add_sender,
         },
         Role {
@@ -234,7 +264,7 @@ Overrides: config_defaults(\"nlm\"). Returns the agent id. \
                 param!(bin = Float(1.0)),
             ],
             config: Some("nlm"),
-            hosts: Hosts::Sim,
+            hosts: Hosts::SimAndNet,
             build: add_receiver,
         },
         Role {
@@ -306,7 +336,7 @@ received (`req_*`), and counts `sess_sent`, `data_sent`, `data_withheld`. \
 `agent`: the sender's agent id.",
             target: Target::Agent("agent"),
             params: &[],
-            hosts: Hosts::Sim,
+            hosts: Hosts::SimAndNet,
             read: sender_records,
         },
         Reader {
@@ -317,8 +347,26 @@ sequence gaps), windows over loss_th (`over_time_ns`, `over_loss`), DROP_REQs it
 `agent`: the receiver's agent id.",
             target: Target::Agent("agent"),
             params: &[],
-            hosts: Hosts::Sim,
+            hosts: Hosts::SimAndNet,
             read: receiver_records,
+        },
+        Reader {
+            name: "nlm_sender_net_status",
+            doc: "The status line of `castlab net nlm-sender` ({sent} and {rejected} for the driver). \
+`agent`: the sender's agent id.",
+            target: Target::Agent("agent"),
+            params: &[],
+            hosts: Hosts::SimAndNet,
+            read: sender_net_status,
+        },
+        Reader {
+            name: "nlm_receiver_net_status",
+            doc: "The status line of `castlab net nlm-receiver` ({rx} and {rejected} for the driver). \
+`agent`: the receiver's agent id.",
+            target: Target::Agent("agent"),
+            params: &[],
+            hosts: Hosts::SimAndNet,
+            read: receiver_net_status,
         },
         Reader {
             name: "nlm_flow_row",
@@ -358,6 +406,44 @@ loss windows (seconds); the windows are not used.",
         windows_in_config: false,
         inherits_session_config: false,
     }],
-    routers: &[RouterKind { kind: "lmr", keys: &[CONFIG], many: false, role: "attach_lmr" }],
-    net_roles: &[],
+    routers: &[RouterKind { kind: "lmr", keys: &[CONFIG], many: false, role: "attach_lmr", status: "lmr_status" }],
+    net_roles: &[
+        NetRole {
+            cli: "nlm-sender",
+            help: "NLM sender: every layer on one group, SESS every ss_intvl (§3.1, §3.5)",
+            role: "add_nlm_sender",
+            source: true,
+            groups: NetGroups::One,
+            flags: &[
+                NetFlag {
+                    name: "rates_bps",
+                    // §4.1: five layers of 100, 100, 200, 400 and 800 kb/s
+                    kind: FlagKind::Floats(&[100e3, 100e3, 200e3, 400e3, 800e3]),
+                    help: "the layers' rates, bit/s, comma-separated (default §4.1's 100,100,200,400,800 kb/s)",
+                    config: false,
+                },
+                NetFlag { name: "packet_size", kind: FlagKind::Int(1024), help: "bytes (default 1024)", config: false },
+                NetFlag { name: "flow", kind: FlagKind::Int(1), help: "the session's data flow id", config: false },
+            ],
+            defaults: &[],
+            status: "nlm_sender_net_status",
+            outputs: &[NetOutput::Prefixed { reader: "nlm_sender_records", name: "nlm_sender", tables: &[] }],
+        },
+        NetRole {
+            cli: "nlm-receiver",
+            help: "NLM receiver: DROP_REQ upstream when its loss over all layers exceeds loss_th (§3.4)",
+            role: "add_nlm_receiver",
+            source: false,
+            groups: NetGroups::One,
+            flags: &[NetFlag {
+                name: "layers",
+                kind: FlagKind::Int(5),
+                help: "the sender's number of layers (default 5, §4.1)",
+                config: false,
+            }],
+            defaults: &[],
+            status: "nlm_receiver_net_status",
+            outputs: &[NetOutput::Json { reader: "nlm_receiver_records", file: "nlm_receiver.json" }],
+        },
+    ],
 };
