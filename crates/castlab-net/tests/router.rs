@@ -652,7 +652,10 @@ impl RouterExtension for Probe {
                     kind: PROBE_KIND + 1,
                     args: [self.seen, self.dropped, net.queue_len_pkts(ChannelId(1)) as u64 + 1000 * self.timer_fires],
                 });
-                self.out = Some(RouterSend::Via(from.expect("from a link"), reply));
+                // back the way it came, as NLM's LMR and the BCF router find it
+                let back = net.reverse_channel(from.expect("from a link")).expect("a link back to the sender");
+                assert_eq!(Some(back), from, "interface i leads back to the neighbour on interface i");
+                self.out = Some(RouterSend::Via(back, reply));
                 return Verdict::Consume;
             }
         }

@@ -265,9 +265,12 @@ impl NetView for View<'_> {
     fn channel_peer(&self, ch: ChannelId) -> NodeId {
         self.ports.get(ch.index()).and_then(|p| p.cfg.peer).unwrap_or(NodeId(u32::MAX))
     }
-    fn reverse_channel(&self, _ch: ChannelId) -> Option<ChannelId> {
-        // the neighbour's channel ids are its own business on a real network
-        None
+    fn reverse_channel(&self, ch: ChannelId) -> Option<ChannelId> {
+        // Here a channel names one of the router's own interfaces, both ways: a packet that
+        // arrived `from` interface i goes back to its neighbour out of interface i. (The
+        // simulator's channels are one-way and global, so there the two differ.) NLM's LMR
+        // and the BCF router find the link back to a request's sender this way.
+        (ch.index() < self.ports.len()).then_some(ch)
     }
     fn queue_len_pkts(&self, ch: ChannelId) -> usize {
         self.ports.get(ch.index()).map_or(0, |p| p.queue_len())
