@@ -64,6 +64,8 @@ bench:
 	@# ns per delivered packet on the CBR star at 100 ... 1,000,000 receivers (2 s simulated each)
 	cargo bench -p castlab-sim --bench engine -- scale 2
 	cargo bench -p castlab-sim --bench protocols
+	@# a BCF router's memory and time per request and reply (the BCFS paper's open question)
+	cargo bench -p castlab-sim --bench bcfs
 	@# the user-space router's sustained packets/s and added latency (root; skips otherwise)
 	cargo test --release -p castlab-net --test router -- --ignored --nocapture router_bench
 	python3 bench/compare.py

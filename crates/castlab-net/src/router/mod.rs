@@ -52,9 +52,10 @@ use sys::PacketSocket;
 
 /// At most this many frames are read from one interface per loop turn, so that a flood on
 /// one cannot starve the others or the timers.
-const READS_PER_TURN: usize = 64;
-/// The receive buffer: large enough to see (and count) a frame far over the MTU.
-const RX_BUF: usize = 65_536 + ETH_HDR;
+const READS_PER_TURN: usize = 2 * sys::BATCH;
+/// One receive buffer: a frame of the largest MTU the router accepts (`SLOT`); a longer one
+/// is cut, and counted as `oversize` by its real length, which the kernel reports.
+const RX_BUF: usize = SLOT;
 /// TTL of the unicast packets an extension sends.
 const UNICAST_TTL: u8 = 64;
 /// Frames held while their next hop's address is resolved (as a host's ARP queue holds them),
@@ -190,6 +191,7 @@ impl PortStats {
         vec![
             ("rx_frames", self.rx_frames),
             ("rx_bytes", self.rx_bytes),
+            ("rx_kernel_drops", self.rx_kernel_drops),
             ("arrivals", self.arrivals),
             ("enqueued", self.enqueued),
             ("marked", self.marked),
@@ -263,9 +265,12 @@ impl NetView for View<'_> {
     fn channel_peer(&self, ch: ChannelId) -> NodeId {
         self.ports.get(ch.index()).and_then(|p| p.cfg.peer).unwrap_or(NodeId(u32::MAX))
     }
-    fn reverse_channel(&self, _ch: ChannelId) -> Option<ChannelId> {
-        // the neighbour's channel ids are its own business on a real network
-        None
+    fn reverse_channel(&self, ch: ChannelId) -> Option<ChannelId> {
+        // Here a channel names one of the router's own interfaces, both ways: a packet that
+        // arrived `from` interface i goes back to its neighbour out of interface i. (The
+        // simulator's channels are one-way and global, so there the two differ.) NLM's LMR
+        // and the BCF router find the link back to a request's sender this way.
+        (ch.index() < self.ports.len()).then_some(ch)
     }
     fn queue_len_pkts(&self, ch: ChannelId) -> usize {
         self.ports.get(ch.index()).map_or(0, |p| p.queue_len())
@@ -312,7 +317,10 @@ pub struct Router {
     held: Vec<Held>,
     clock0: std::time::Instant,
     epoch_ns: u64,
+    /// The frame being handled, and the buffers of the next receive batch.
     rx: Box<[u8]>,
+    rx_batch: Vec<Box<[u8]>>,
+    rx_info: Vec<sys::RecvInfo>,
     envelope: Option<Envelope>,
     ext: Option<ExtSlot>,
     next_uid: u64,
@@ -405,6 +413,8 @@ impl Router {
             clock0: now0,
             epoch_ns,
             rx: vec![0u8; RX_BUF].into_boxed_slice(),
+            rx_batch: (0..sys::BATCH).map(|_| vec![0u8; RX_BUF].into_boxed_slice()).collect(),
+            rx_info: vec![sys::RecvInfo::default(); sys::BATCH],
             envelope,
             ext: None,
             next_uid: 0,
@@ -528,6 +538,9 @@ impl Router {
             self.run_timers(now);
             let now = self.now();
             if now >= until {
+                for p in self.ports.iter_mut() {
+                    p.read_kernel_drops();
+                }
                 return Ok(());
             }
             let next = self.next_deadline().min(until);
@@ -598,25 +611,40 @@ impl Router {
         }
     }
 
+    /// Read what waits on interface i, [`BATCH`] frames per `recvmmsg(2)`, at most
+    /// `READS_PER_TURN` in all, and handle each frame in turn.
     fn read_port(&mut self, i: usize) {
-        for _ in 0..READS_PER_TURN {
-            let info = match self.ports[i].sock.recv(&mut self.rx) {
-                Ok(Some(info)) => info,
-                Ok(None) => return,
+        let mut read = 0;
+        while read < READS_PER_TURN {
+            let n = match self.ports[i].sock.recv_batch(&mut self.rx_batch, &mut self.rx_info) {
+                Ok(0) => return,
+                Ok(n) => n,
                 Err(e) => {
                     self.stats.recv_errors += 1;
                     self.note_error(format!("{}: receive: {e}", self.ports[i].cfg.name));
                     return;
                 }
             };
-            let now = self.now();
-            self.ports[i].stats.rx_frames += 1;
-            self.ports[i].stats.rx_bytes += info.wire_len as u64;
-            if info.truncated || info.wire_len > self.ports[i].mtu as usize + ETH_HDR {
-                self.stats.oversize += 1;
-                continue;
+            read += n;
+            for k in 0..n {
+                let info = self.rx_info[k];
+                if info.outgoing {
+                    continue;
+                }
+                // the frame's buffer becomes `self.rx` (buffers are interchangeable)
+                std::mem::swap(&mut self.rx, &mut self.rx_batch[k]);
+                let now = self.now();
+                self.ports[i].stats.rx_frames += 1;
+                self.ports[i].stats.rx_bytes += info.wire_len as u64;
+                if info.truncated || info.wire_len > self.ports[i].mtu as usize + ETH_HDR {
+                    self.stats.oversize += 1;
+                    continue;
+                }
+                self.handle_frame(i, info.len, info.csum_partial, info.other_host, now);
             }
-            self.handle_frame(i, info.len, info.csum_partial, info.other_host, now);
+            if n < sys::BATCH {
+                return;
+            }
         }
         // more may be waiting: the next ppoll reports it at once
     }

@@ -24,7 +24,7 @@ use castlab_core::{Duration, Instant, Rng};
 use super::config::IfaceConfig;
 use super::frame::Mac;
 use super::igmp::Membership;
-use super::sys::PacketSocket;
+use super::sys::{PacketSocket, BATCH};
 
 /// Bytes of one frame slot: a 1500-byte MTU frame and its Ethernet header, rounded up.
 pub const SLOT: usize = 2048;
@@ -37,6 +37,9 @@ pub struct PortStats {
     /// Frames and bytes read from the interface.
     pub rx_frames: u64,
     pub rx_bytes: u64,
+    /// Frames the kernel dropped before the router could read them (its socket's receive
+    /// buffer was full), as of the last [`Port::read_kernel_drops`].
+    pub rx_kernel_drops: u64,
     /// Packets offered to the output queue, and admitted (marked ones included).
     pub arrivals: u64,
     pub enqueued: u64,
@@ -234,26 +237,53 @@ impl Port {
         }
     }
 
-    /// Hand every frame whose delay has passed to the kernel.
+    /// Hand every frame whose delay has passed to the kernel, up to [`BATCH`] frames per
+    /// `sendmmsg(2)`.
     pub fn flush(&mut self, now: Instant) {
-        while let Some(f) = self.delay_line.front().copied() {
-            if f.at > now {
-                break;
-            }
-            self.delay_line.pop_front();
-            let late = now.saturating_since(f.at).as_nanos();
-            self.stats.late_total_ns += late;
-            self.stats.late_max_ns = self.stats.late_max_ns.max(late);
-            let at = f.slot as usize * SLOT;
-            let len = self.lens[f.slot as usize] as usize;
-            match self.sock.send(&self.buf[at..at + len]) {
-                Ok(true) => {
-                    self.stats.tx_frames += 1;
-                    self.stats.tx_bytes += len as u64;
+        let mut due = [0u32; BATCH];
+        loop {
+            let mut n = 0;
+            while n < BATCH {
+                let Some(f) = self.delay_line.front().copied() else { break };
+                if f.at > now {
+                    break;
                 }
-                Ok(false) | Err(_) => self.stats.tx_errors += 1,
+                self.delay_line.pop_front();
+                let late = now.saturating_since(f.at).as_nanos();
+                self.stats.late_total_ns += late;
+                self.stats.late_max_ns = self.stats.late_max_ns.max(late);
+                due[n] = f.slot;
+                n += 1;
             }
-            self.release(f.slot);
+            if n == 0 {
+                return;
+            }
+            let (buf, lens, stats) = (&self.buf, &self.lens, &mut self.stats);
+            let frame = |k: usize| {
+                let s = due[k] as usize;
+                &buf[s * SLOT..s * SLOT + lens[s] as usize]
+            };
+            let _ = self.sock.send_batch(n, frame, |k, ok| {
+                if ok {
+                    stats.tx_frames += 1;
+                    stats.tx_bytes += lens[due[k] as usize] as u64;
+                } else {
+                    stats.tx_errors += 1;
+                }
+            });
+            for &s in &due[..n] {
+                self.free.push(s);
+            }
+            if n < BATCH {
+                return;
+            }
+        }
+    }
+
+    /// Add the kernel's receive drops since the last call to `rx_kernel_drops`.
+    pub fn read_kernel_drops(&mut self) {
+        if let Ok(d) = self.sock.kernel_drops() {
+            self.stats.rx_kernel_drops += d;
         }
     }
 
@@ -315,7 +345,7 @@ impl Port {
         format!(
             "qdisc {kind} dev {} rate {rate} delay {:.6}s\n Sent {} bytes {} pkt (dropped {}, overlimits 0 requeues 0)\n \
              backlog {}p avg {:.3}p delay-line {}p\n arrivals {} enqueued {} marked {} drops forced {} early {} \
-             delay-line {} extension {} tx-errors {} late mean {:.0}us max {:.0}us\n",
+             delay-line {} extension {} tx-errors {} rx-kernel-drops {} late mean {:.0}us max {:.0}us\n",
             self.cfg.name,
             self.cfg.delay.as_secs_f64(),
             s.bytes_departed,
@@ -332,6 +362,7 @@ impl Port {
             s.drops_delay_line,
             s.drops_ext,
             s.tx_errors,
+            s.rx_kernel_drops,
             if s.tx_frames == 0 { 0.0 } else { s.late_total_ns as f64 / s.tx_frames as f64 / 1e3 },
             s.late_max_ns as f64 / 1e3,
         )

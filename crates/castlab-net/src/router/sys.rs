@@ -14,6 +14,7 @@ use super::frame::Mac;
 const ETH_P_ALL: u16 = 0x0003;
 const SOL_PACKET: libc::c_int = 263;
 const PACKET_AUXDATA: libc::c_int = 8;
+const PACKET_STATISTICS: libc::c_int = 6;
 const PACKET_IGNORE_OUTGOING: libc::c_int = 23;
 const PACKET_OUTGOING: u8 = 4;
 const PACKET_OTHERHOST: u8 = 3;
@@ -193,6 +194,17 @@ pub fn set_timer_slack(ns: u64) {
     }
 }
 
+/// Run the calling thread under the kernel's real-time FIFO policy at `priority` (1-99), as a
+/// dedicated router's forwarding thread would: it then runs as soon as a frame wakes it,
+/// ahead of every ordinary process on a busy machine. The loop sleeps in `ppoll` between
+/// frames, so it never holds a core it has no work for. Needs CAP_SYS_NICE.
+pub fn set_realtime(priority: i32) -> io::Result<()> {
+    let p = libc::sched_param { sched_priority: priority };
+    // SAFETY: sched_setscheduler on this thread (0) with a valid sched_param.
+    cvt(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) })?;
+    Ok(())
+}
+
 /// One frame read by [`PacketSocket::recv`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RecvInfo {
@@ -205,6 +217,31 @@ pub struct RecvInfo {
     pub csum_partial: bool,
     /// Addressed to another host's unicast MAC (seen because veths deliver everything).
     pub other_host: bool,
+    /// Sent by this host (skipped: `len` is 0).
+    pub outgoing: bool,
+}
+
+/// Most frames one [`PacketSocket::recv_batch`] or [`PacketSocket::send_batch`] moves.
+pub const BATCH: usize = 64;
+
+/// Read the PACKET_AUXDATA control message of a received `msg` into `info`: whether the
+/// transport checksum is left to an offload, and the frame's real length.
+///
+/// # Safety
+/// `msg` must describe a control buffer the kernel filled by the receive call just made.
+unsafe fn read_auxdata(msg: &libc::msghdr, info: &mut RecvInfo) {
+    let mut c = libc::CMSG_FIRSTHDR(msg);
+    while !c.is_null() {
+        if (*c).cmsg_level == SOL_PACKET && (*c).cmsg_type == PACKET_AUXDATA {
+            let aux = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const TpacketAuxdata);
+            info.csum_partial = aux.tp_status & TP_STATUS_CSUMNOTREADY != 0;
+            if aux.tp_len as usize > info.wire_len {
+                info.wire_len = aux.tp_len as usize;
+                info.truncated = true;
+            }
+        }
+        c = libc::CMSG_NXTHDR(msg, c);
+    }
 }
 
 /// An AF_PACKET raw socket bound to one interface, non-blocking, not seeing its own sends.
@@ -298,24 +335,142 @@ impl PacketSocket {
                 wire_len,
                 csum_partial: false,
                 other_host: sll.sll_pkttype == PACKET_OTHERHOST,
+                outgoing: false,
             };
             // SAFETY: walking the control messages the kernel wrote into cbuf.
-            unsafe {
-                let mut c = libc::CMSG_FIRSTHDR(&msg);
-                while !c.is_null() {
-                    if (*c).cmsg_level == SOL_PACKET && (*c).cmsg_type == PACKET_AUXDATA {
-                        let aux = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const TpacketAuxdata);
-                        info.csum_partial = aux.tp_status & TP_STATUS_CSUMNOTREADY != 0;
-                        if aux.tp_len as usize > info.wire_len {
-                            info.wire_len = aux.tp_len as usize;
-                            info.truncated = true;
-                        }
-                    }
-                    c = libc::CMSG_NXTHDR(&msg, c);
-                }
-            }
+            unsafe { read_auxdata(&msg, &mut info) };
             return Ok(Some(info));
         }
+    }
+
+    /// Read up to `bufs.len()` (at most [`BATCH`]) waiting frames with one `recvmmsg(2)`,
+    /// frame k into `bufs[k]` and its facts into `infos[k]`; returns how many (0: nothing
+    /// waiting). A frame longer than its buffer is cut and flagged `truncated`, with its real
+    /// length in `wire_len`. Frames the socket sent itself are skipped (their `len` is 0 and
+    /// `outgoing` set, so that the caller's indices stay those of the kernel's batch).
+    /// Allocates nothing: the headers live on the stack.
+    pub fn recv_batch(&self, bufs: &mut [Box<[u8]>], infos: &mut [RecvInfo]) -> io::Result<usize> {
+        let n = bufs.len().min(infos.len()).min(BATCH);
+        if n == 0 {
+            return Ok(0);
+        }
+        // SAFETY: zeroed POD arrays; every pointer stored below refers to these locals or to
+        // `bufs`, all of which outlive the call.
+        let mut sll: [libc::sockaddr_ll; BATCH] = unsafe { zeroed() };
+        let mut cbuf = [[0u64; 8]; BATCH];
+        let mut iov: [libc::iovec; BATCH] = unsafe { zeroed() };
+        let mut msgs: [libc::mmsghdr; BATCH] = unsafe { zeroed() };
+        for k in 0..n {
+            iov[k] = libc::iovec { iov_base: bufs[k].as_mut_ptr() as *mut libc::c_void, iov_len: bufs[k].len() };
+            let h = &mut msgs[k].msg_hdr;
+            h.msg_name = &mut sll[k] as *mut _ as *mut libc::c_void;
+            h.msg_namelen = size_of::<libc::sockaddr_ll>() as u32;
+            h.msg_iov = &mut iov[k];
+            h.msg_iovlen = 1;
+            h.msg_control = cbuf[k].as_mut_ptr() as *mut libc::c_void;
+            h.msg_controllen = size_of::<[u64; 8]>() as _;
+        }
+        let got = loop {
+            // SAFETY: msgs[..n] are initialised above; MSG_TRUNC makes each msg_len the
+            // frame's real length; no timeout (the socket is non-blocking).
+            let r = unsafe {
+                libc::recvmmsg(self.fd.as_raw_fd(), msgs.as_mut_ptr(), n as u32, libc::MSG_TRUNC, std::ptr::null_mut())
+            };
+            if r >= 0 {
+                break r as usize;
+            }
+            let e = io::Error::last_os_error();
+            match e.kind() {
+                io::ErrorKind::WouldBlock => return Ok(0),
+                io::ErrorKind::Interrupted => continue,
+                _ => return Err(e),
+            }
+        };
+        for k in 0..got {
+            let wire_len = msgs[k].msg_len as usize;
+            let blen = bufs[k].len();
+            let mut info = RecvInfo {
+                len: wire_len.min(blen),
+                truncated: wire_len > blen,
+                wire_len,
+                csum_partial: false,
+                other_host: sll[k].sll_pkttype == PACKET_OTHERHOST,
+                outgoing: sll[k].sll_pkttype == PACKET_OUTGOING,
+            };
+            if info.outgoing {
+                info.len = 0;
+            }
+            // SAFETY: walking the control messages the kernel wrote into cbuf[k].
+            unsafe { read_auxdata(&msgs[k].msg_hdr, &mut info) };
+            infos[k] = info;
+        }
+        Ok(got)
+    }
+
+    /// Send whole frames with one `sendmmsg(2)` per run of accepted frames: `frames(k)` gives
+    /// frame k of `n` (at most [`BATCH`]). `done(k, ok)` is told, in order, whether frame k
+    /// went (false: the socket buffer was full or the kernel refused it). Allocates nothing.
+    pub fn send_batch<'a>(
+        &self,
+        n: usize,
+        mut frames: impl FnMut(usize) -> &'a [u8],
+        mut done: impl FnMut(usize, bool),
+    ) -> io::Result<()> {
+        let n = n.min(BATCH);
+        // SAFETY: zeroed POD arrays; the iovecs point into frames that outlive the call
+        // (their lifetime 'a covers it).
+        let mut iov: [libc::iovec; BATCH] = unsafe { zeroed() };
+        let mut msgs: [libc::mmsghdr; BATCH] = unsafe { zeroed() };
+        for k in 0..n {
+            let f = frames(k);
+            iov[k] = libc::iovec { iov_base: f.as_ptr() as *mut libc::c_void, iov_len: f.len() };
+            msgs[k].msg_hdr.msg_iov = &mut iov[k];
+            msgs[k].msg_hdr.msg_iovlen = 1;
+        }
+        let mut at = 0;
+        let mut last_err = None;
+        while at < n {
+            // SAFETY: msgs[at..n] are initialised; the socket is bound, so no address.
+            let r = unsafe { libc::sendmmsg(self.fd.as_raw_fd(), msgs.as_mut_ptr().add(at), (n - at) as u32, 0) };
+            if r > 0 {
+                for k in at..at + r as usize {
+                    done(k, true);
+                }
+                at += r as usize;
+                continue;
+            }
+            let e = io::Error::last_os_error();
+            if r == 0 || e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            // frame `at` was refused: count it and go on with the next
+            done(at, false);
+            at += 1;
+            if e.kind() != io::ErrorKind::WouldBlock {
+                last_err = Some(e);
+            }
+        }
+        match last_err {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
+    /// Frames the kernel dropped because this socket's receive buffer was full, since the
+    /// last call (`PACKET_STATISTICS`, which resets the kernel's counters on each read).
+    pub fn kernel_drops(&self) -> io::Result<u64> {
+        #[repr(C)]
+        struct TpacketStats {
+            tp_packets: u32,
+            tp_drops: u32,
+        }
+        let mut st = TpacketStats { tp_packets: 0, tp_drops: 0 };
+        let mut len = size_of::<TpacketStats>() as libc::socklen_t;
+        // SAFETY: the kernel writes at most `len` bytes into `st`.
+        cvt(unsafe {
+            libc::getsockopt(self.fd.as_raw_fd(), SOL_PACKET, PACKET_STATISTICS, &mut st as *mut _ as *mut _, &mut len)
+        })?;
+        Ok(st.tp_drops as u64)
     }
 
     /// Send one whole frame. `Ok(false)`: the socket buffer was full.

@@ -132,6 +132,41 @@ mod tests {
     }
 
     #[test]
+    fn memory_counts_every_breadcrumb_and_reuses_freed_ones() {
+        let mut tb = BcfTable::new(BcfConfig::default());
+        let empty = tb.memory_bytes();
+        for label in 0..100 {
+            for ch in 0..10 {
+                tb.on_request(t(0), S, label, 1, BcfLink::Channel(ChannelId(ch)));
+            }
+        }
+        assert_eq!(tb.links_held(), 1000);
+        let full = tb.memory_bytes();
+        // at least a link record (a link, a level, a time, a next index) per breadcrumb
+        assert!(full - empty >= 1000 * (8 + 4 + 8 + 4), "{empty} -> {full}");
+        // replies of level 1 tear every link down; the slabs keep the freed records (and
+        // their free lists grow once), so building the same state again and again costs no
+        // more memory after the first teardown
+        let mut out = Vec::new();
+        let mut after = Vec::new();
+        for round in 1..=3 {
+            for label in 0..100 {
+                tb.on_reply(t(round), S, label, 1, &mut out);
+            }
+            assert_eq!((tb.links_held(), tb.len()), (0, 0));
+            for label in 0..100 {
+                for ch in 0..10 {
+                    tb.on_request(t(round), S, label, 1, BcfLink::Channel(ChannelId(ch)));
+                }
+            }
+            after.push(tb.memory_bytes());
+        }
+        assert_eq!(after[1], after[0]);
+        assert_eq!(after[2], after[0]);
+        assert!(after[0] - full <= 1100 * 4 * 2, "only the free lists grew: {full} -> {}", after[0]);
+    }
+
+    #[test]
     fn host_api_binds_and_builds_messages() {
         let mut h = BcfHost::new(3, 40, 512);
         h.set_addr(Addr::new(NodeId(4), 1000));

@@ -175,6 +175,27 @@ impl BcfTable {
         self.live == 0
     }
 
+    /// Directed links (breadcrumbs) currently held, over every entry.
+    pub fn links_held(&self) -> usize {
+        self.links.len() - self.free_links.len()
+    }
+
+    /// Bytes of breadcrumb state this table holds on the heap (the BCFS paper's open question
+    /// of a router's memory, §V): the entry and link slabs and their free lists at their
+    /// allocated capacity, and the index map estimated as hashbrown lays it out (buckets the
+    /// next power of two at or above 8/7 of its capacity, each a key-value slot and one
+    /// control byte, plus one group of 16 control bytes).
+    pub fn memory_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let cap = self.index.capacity();
+        let buckets = if cap == 0 { 0 } else { (cap * 8 / 7).max(cap + 1).next_power_of_two() };
+        let map = if buckets == 0 { 0 } else { buckets * (size_of::<((Addr, u32), u32)>() + 1) + 16 };
+        self.entries.capacity() * size_of::<Entry>()
+            + self.links.capacity() * size_of::<LinkRec>()
+            + (self.free_entries.capacity() + self.free_links.capacity()) * size_of::<u32>()
+            + map
+    }
+
     /// The links held for (source, label), if any.
     pub fn entry(&self, source: Addr, label: u32) -> Option<EntryView> {
         let &e = self.index.get(&(source, label))?;
