@@ -19,7 +19,7 @@ from contextlib import redirect_stderr
 import pytest
 
 from castlab.router import main as router_main
-from castlab.testbed import Testbed, available, lesbcc5
+from castlab.testbed import Testbed, available, lesbcc5, nlm8
 
 REASON = available()
 needs_testbed = pytest.mark.skipif(REASON is not None, reason=f"testbed unavailable: {REASON}")
@@ -83,13 +83,16 @@ def test_nak_aggregator_hosted_in_the_router_sees_and_aggregates_the_receivers_n
 
 
 @needs_testbed
-def test_lmr_hosted_in_the_router_filters_layers_at_a_congested_interface():
-    """An NLM sender starting at 3 layers (400 kb/s) through a router hosting an LMR whose
-    output onto the receiver's LAN runs at 250 kb/s: the LMR's averaged queue passes qmax, it
-    DROPs the top layer there and filters it (§3.3), and the receiver still gets the base layer."""
-    topo = lesbcc5(receiver_hosts=1, rate_bps=250e3, queue_pkts=20, delay_s=0.01)
+def test_lmrs_on_nlm_fig8_filter_layers_at_the_congested_interface():
+    """NLM's Figure 8 with LMRs on both routers, the bottleneck LMR1 -> LMR2 at 250 kb/s, and an
+    NLM sender starting at 3 layers (400 kb/s): the receiver's join crosses both routers (LMR2
+    relays it toward the source), LMR1's averaged queue passes qmax, it DROPs the top layer
+    there and filters it (§3.3), LMR2 learns from the SESS LMR1 forwards that LMR1 is its
+    upstream (§3.5), and the receiver still gets the base layer and SESS."""
+    topo = nlm8(receiver_hosts=1, rate_bps=250e3)
     name = f"y{os.getpid() % 100000}"
-    with Testbed(topo, name, routers="user", extensions={"r1": ("lmr", {})}, session={"session": 79}) as tb:
+    with Testbed(topo, name, routers="user", extensions={"r1": ("lmr", {}), "r2": ("lmr", {})},
+                 session={"session": 79}) as tb:
         ttl = tb.topo.hops("src", "rcv1") + 1
         words = [*tb.session_words(), "--ttl", ttl, *tb.host_words()]
         out = tb.state_dir / "rcv1-out"
@@ -108,9 +111,12 @@ def test_lmr_hosted_in_the_router_filters_layers_at_a_congested_interface():
     st = tb.final_router_stats["r1"]
     ext = st["extension"]
     assert ext["kind"] == "lmr", ext
-    lan = [p["name"] for p in st["ports"]].index("n0r")
+    assert tb.final_router_stats["r2"]["stats"]["igmp_relayed_joins"] > 0
+    out_if = [p["name"] for p in st["ports"]].index(tb.iface("r1", "r2"))
     ifs = {i["channel"]: i for i in ext["status"]["interfaces"]}
-    assert ifs[lan]["filtered"] > 0, (ext["status"], rx_out)
+    assert ifs[out_if]["filtered"] > 0, (ext["status"], rx_out)
     (sess,) = ext["status"]["sessions"]
-    assert 1 <= sess["l_cur"][str(lan)] < 3, sess  # JSON keys are strings
+    assert 1 <= sess["l_cur"][str(out_if)] < 3, sess  # JSON keys are strings
+    (sess2,) = tb.final_router_stats["r2"]["extension"]["status"]["sessions"]
+    assert sess2["prev"][0] == tb.node_id("r1"), sess2  # SESS as LMR1 rewrote it: LMR1 is upstream
     assert rec["total_received"] > 100 and rec["sess_received"] > 10, (rec, rx_out)

@@ -301,6 +301,18 @@ impl Membership {
         t
     }
 
+    /// Every (group, source) with a source-specific member, and (group, None) for any-source
+    /// members, into `out` (cleared first; no allocation once it has grown).
+    pub fn wanted(&self, out: &mut Vec<(Ipv4Addr, Option<Ipv4Addr>)>) {
+        out.clear();
+        for g in &self.groups {
+            if g.asm_until.is_some() {
+                out.push((g.group, None));
+            }
+            out.extend(g.sources.iter().map(|(s, _)| (g.group, Some(*s))));
+        }
+    }
+
     /// The groups with members, for status output: (group, any-source, sources).
     pub fn groups(&self) -> impl Iterator<Item = (Ipv4Addr, bool, usize)> + '_ {
         self.groups.iter().map(|g| (g.group, g.asm_until.is_some(), g.sources.len()))

@@ -11,7 +11,11 @@
 //! - **IPv4 unicast** by longest-prefix match over the interfaces' links and static routes;
 //!   TTL decrement and header checksum; no ICMP.
 //! - **IGMP** ([`igmp`]): the querier of each link and its membership table; fast leave on
-//!   point-to-point links, group-specific queries before pruning on a LAN.
+//!   point-to-point links, group-specific queries before pruning on a LAN. Source-specific
+//!   memberships of its links are relayed toward the source as a host would ask for them (a
+//!   v3 ALLOW on the interface toward S, a BLOCK when the last member goes), so that a chain
+//!   of routers builds the tree hop by hop, as the simulator's grafts do. Any-source
+//!   memberships are not relayed (no source to route toward).
 //! - **Multicast**: a packet from source S to group G arriving on the interface toward S
 //!   (the reverse-path check) goes out of every other interface where a host asked for G
 //!   from any source or from S: source-specific trees on reverse shortest paths, as in the
@@ -63,6 +67,11 @@ const UNICAST_TTL: u8 = 64;
 /// counted as `no_neighbour`.
 const MAX_HELD: usize = 64;
 const HOLD_FOR: castlab_core::Duration = castlab_core::Duration::from_secs(3);
+/// How often the relayed memberships are checked against the links' (a membership that
+/// expired is withdrawn upstream within this), and how often they are all sent again (the
+/// upstream router's membership lasts its membership interval, 260 s by default).
+const RELAY_CHECK: castlab_core::Duration = castlab_core::Duration::from_secs(1);
+const RELAY_REFRESH_EVERY: u32 = 20;
 
 /// Errors starting or running the router. Each names what it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -124,6 +133,9 @@ pub struct RouterStats {
     pub igmp_leaves: u64,
     pub igmp_queries_heard: u64,
     pub igmp_queries_sent: u64,
+    /// Source-specific joins (ALLOW) and leaves (BLOCK) relayed toward a source.
+    pub igmp_relayed_joins: u64,
+    pub igmp_relayed_leaves: u64,
     /// castlab datagrams of the session dropped by the envelope's checks, by [`Reject`].
     pub rejected: [u64; 7],
     /// castlab datagrams shown to the extension; its verdicts on arrival.
@@ -168,6 +180,8 @@ impl RouterStats {
             ("igmp_leaves", self.igmp_leaves),
             ("igmp_queries_heard", self.igmp_queries_heard),
             ("igmp_queries_sent", self.igmp_queries_sent),
+            ("igmp_relayed_joins", self.igmp_relayed_joins),
+            ("igmp_relayed_leaves", self.igmp_relayed_leaves),
         ]);
         for r in Reject::ALL {
             v.push((r.name(), self.rejected[r as usize]));
@@ -325,6 +339,12 @@ pub struct Router {
     ext: Option<ExtSlot>,
     next_uid: u64,
     queries: Vec<QueryOut>,
+    /// (interface toward S, group, S) relayed upstream; the set wanted now; a scratch list.
+    relayed: Vec<(usize, Ipv4Addr, Ipv4Addr)>,
+    relay_want: Vec<(usize, Ipv4Addr, Ipv4Addr)>,
+    relay_scratch: Vec<(Ipv4Addr, Option<Ipv4Addr>)>,
+    relay_next: Instant,
+    relay_turns: u32,
     stats: RouterStats,
     last_error: Option<String>,
 }
@@ -419,6 +439,11 @@ impl Router {
             ext: None,
             next_uid: 0,
             queries: Vec::with_capacity(16),
+            relayed: Vec::with_capacity(64),
+            relay_want: Vec::with_capacity(64),
+            relay_scratch: Vec::with_capacity(64),
+            relay_next: Instant::ZERO + RELAY_CHECK,
+            relay_turns: 0,
             stats: RouterStats::default(),
             last_error: None,
             cfg,
@@ -572,10 +597,63 @@ impl Router {
         if let Some(h) = self.held.first() {
             t = t.min(h.since + HOLD_FOR);
         }
-        t
+        t.min(self.relay_next)
+    }
+
+    /// Relay the links' source-specific memberships toward their sources: ALLOW for each
+    /// (S, G) newly wanted (all of them with `refresh`), BLOCK for each no longer wanted. A
+    /// source on one of the router's own links needs no relay (no router stands between).
+    fn relay(&mut self, refresh: bool) {
+        let mut want = std::mem::take(&mut self.relay_want);
+        let mut scratch = std::mem::take(&mut self.relay_scratch);
+        want.clear();
+        for j in 0..self.ports.len() {
+            self.ports[j].membership.wanted(&mut scratch);
+            for &(g, s) in &scratch {
+                let Some(s) = s else { continue };
+                let Some((up, _)) = lookup(&self.routes, s) else { continue };
+                if up == j || self.ports[up].cfg.contains(s) || want.contains(&(up, g, s)) {
+                    continue;
+                }
+                want.push((up, g, s));
+            }
+        }
+        for k in 0..want.len() {
+            let w = want[k];
+            if refresh || !self.relayed.contains(&w) {
+                self.send_report(w, frame::ALLOW_NEW_SOURCES);
+            }
+        }
+        for k in 0..self.relayed.len() {
+            let r = self.relayed[k];
+            if !want.contains(&r) {
+                self.send_report(r, frame::BLOCK_OLD_SOURCES);
+            }
+        }
+        std::mem::swap(&mut self.relayed, &mut want);
+        self.relay_want = want;
+        self.relay_scratch = scratch;
+    }
+
+    fn send_report(&mut self, (port, group, source): (usize, Ipv4Addr, Ipv4Addr), kind: u8) {
+        let Some(s) = self.ports[port].alloc() else { return };
+        let (mac, me) = (self.ports[port].mac, self.ports[port].cfg.addr);
+        let n = frame::write_report(self.ports[port].slot_mut(s), mac, me, kind, group, source);
+        if self.ports[port].send_now(s, n).is_ok() {
+            if kind == frame::ALLOW_NEW_SOURCES {
+                self.stats.igmp_relayed_joins += 1;
+            } else {
+                self.stats.igmp_relayed_leaves += 1;
+            }
+        }
     }
 
     fn run_timers(&mut self, now: Instant) {
+        if now >= self.relay_next {
+            self.relay_next = now + RELAY_CHECK;
+            self.relay_turns += 1;
+            self.relay(self.relay_turns.is_multiple_of(RELAY_REFRESH_EVERY));
+        }
         let mut k = 0;
         while k < self.held.len() {
             let h = self.held[k];
@@ -818,6 +896,7 @@ impl Router {
         if let Some(q) = query {
             self.send_query(i, q);
         }
+        self.relay(false);
     }
 
     /// Open a castlab datagram of the session, if this is one. `Err(())`: counted and dropped.
