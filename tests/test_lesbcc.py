@@ -260,6 +260,12 @@ def test_srtt_convergence_ignores_scatter_but_not_a_level_shift():
     # a level that moves from 0.2 s to 0.1 s at 42 s converges in the bin that starts at 40 s
     shift = np.where(t < 42.0, 0.2, 0.1)
     assert XM.converge_time(t, shift) == 40.0  # 30 of the 50 samples of [40, 45) are at the new level
+    # from t = 0 with the initial estimate: samples at the final level that start only at 17 s
+    # (the estimate 0.2 s until then, 0.4 s after) converge in the bin holding the first sample
+    late = t[t >= 17.0]
+    assert XM.converge_time(late, np.full(late.size, 0.4)) == 0.0  # back-filled: the old reading
+    assert XM.converge_time(late, np.full(late.size, 0.4), initial=0.2) == 15.0
+    assert XM.converge_time(late, np.full(late.size, 0.4), initial=0.4) == 0.0
 
 
 def test_claims_over_seeds_report_the_student_t_interval():

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 from castlab.claims import (KINDS, QUICK_NOTE, UNCLASSIFIED, Claim, at_least, at_most, band_at_least, band_at_most,
                             band_in_range, band_over_readings, in_band, in_range, inconsistent, t_interval, within)
 from castlab.parallel import map_runs
+from castlab.simulator import default_phase_overhead
 from castlab.stats import describe_interval, mean_interval
 
 __all__ = ["KINDS", "QUICK_NOTE", "UNCLASSIFIED", "NONNEGATIVE_UNITS", "Claim", "inconsistent", "within", "at_most",
@@ -133,8 +134,6 @@ def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s:
         "claims": claims,
         "files": result.files,
     }
-    from castlab.simulator import default_phase_overhead
-
     if default_phase_overhead() > 0:
         # phase randomisation was on for every simulator of the run (`castlab.simulator`)
         summary["phase_overhead_s"] = default_phase_overhead()

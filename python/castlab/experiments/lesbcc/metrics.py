@@ -4,6 +4,8 @@ receiver's LE line, convergence times, the coefficient of variation of a rate.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import numpy as np
 
 from castlab.experiments.lesbcc.topology import PACKET_BYTES
@@ -81,16 +83,21 @@ CONV_BIN_S = 5.0
 CONV_TOL = 0.2
 
 
-def converge_time(t: np.ndarray, srtt: np.ndarray, tol: float = CONV_TOL, bin_s: float = CONV_BIN_S) -> float:
+def converge_time(t: np.ndarray, srtt: np.ndarray, tol: float = CONV_TOL, bin_s: float = CONV_BIN_S,
+                  initial: Optional[float] = None) -> float:
     """The start of the first `bin_s` bin from which every bin's median SRTT stays within ±tol
-    of the median of the second half of the samples (NaN with no samples)."""
+    of the median of the second half of the samples (NaN with no samples). `initial`: the
+    source's estimate before its first sample (§5.2.1's 200 ms), which the bins before the first
+    sample hold: convergence is then measured from t = 0, and a source whose first sample comes
+    late has not converged before it. None: those bins take the first sample's value (the
+    clock starts at the first sample)."""
     t = np.asarray(t, dtype=float)
     srtt = np.asarray(srtt, dtype=float)
     if t.size < 2:
         return float("nan")
     final = float(np.median(srtt[t >= t[-1] / 2]))
     edges = np.arange(0.0, t[-1] + bin_s, bin_s)
-    med, last = [], float(srtt[0])
+    med, last = [], float(srtt[0]) if initial is None else float(initial)
     for a in edges:
         m = (t >= a) & (t < a + bin_s)
         if m.any():
