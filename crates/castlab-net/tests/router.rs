@@ -981,7 +981,12 @@ fn bench_step(t: &Topo, pps: u64, secs: f64, delay_us: f64) -> (u64, u64, Vec<f6
 /// The router alone in its namespace's thread, run in 50 ms slices until stopped, at the
 /// kernel's real-time priority when `realtime` (as a dedicated router would run). Returns the
 /// counters' text and the number forwarded.
-fn bench_router(ns: &str, cfg: RouterConfig, realtime: bool, stop: Arc<AtomicBool>) -> thread::JoinHandle<(String, u64)> {
+fn bench_router(
+    ns: &str,
+    cfg: RouterConfig,
+    realtime: bool,
+    stop: Arc<AtomicBool>,
+) -> thread::JoinHandle<(String, u64)> {
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let h = in_ns(ns, move || {
         if realtime {
@@ -1021,7 +1026,10 @@ fn router_bench() {
         let stop = Arc::new(AtomicBool::new(false));
         let rt = bench_router(&t.ns("r"), cfg, realtime, stop.clone());
         warm_up(&t, 2);
-        println!("router thread: {}", if realtime { "SCHED_FIFO priority 10" } else { "normal priority (SCHED_OTHER)" });
+        println!(
+            "router thread: {}",
+            if realtime { "SCHED_FIFO priority 10" } else { "normal priority (SCHED_OTHER)" }
+        );
         println!(
             "{:>9} {:>9} {:>9} {:>7} {:>12} {:>12}",
             "pps", "sent", "received", "loss%", "added p50 us", "added p99 us"

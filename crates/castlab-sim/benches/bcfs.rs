@@ -145,7 +145,12 @@ fn main() {
     }
     println!(
         "BCF router (castlab_proto::bcfs::BcfRouter): memory and processing per packet; load average {}",
-        std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split_whitespace().take(3).collect::<Vec<_>>().join(" ")
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     println!(
         "{:>9} {:>7} {:>9} {:>10} {:>11} {:>9} {:>10} {:>10} {:>9} {:>9} {:>9} {:>9}",
