@@ -291,6 +291,9 @@ class NetDriver:
     def set_pcap(self, path: Union[str, os.PathLike[str]]) -> None:
         """Write every datagram this driver sends and reads from now on into the pcap file `path`
         (synthetic IPv4/UDP headers around the bytes on the wire; Unix-epoch timestamps)."""
+    def end_pgm_session(self) -> bool:
+        """End a PGM-wire session: one SPM with OPT_FIN to the session's receivers. True when sent
+        (false without the PGM wire, or before the session's first SPM)."""
     def flush_pcap(self) -> int:
         """Flush the pcap file; returns the number of datagrams written to it (0 without one)."""
     def joined(self, agent: int) -> list[int]:

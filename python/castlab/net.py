@@ -564,6 +564,7 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
         signal.signal(signal.SIGINT, old_int)
     if role.drv.now - role._last[0] >= 0.2:  # a last status line unless one was just printed
         status()
+    role.drv.end_pgm_session()  # on the PGM wire, the source's SPM with OPT_FIN; else nothing
     captured = role.drv.flush_pcap()
     stats = role.drv.stats()
     stats["pcap_records"] = captured

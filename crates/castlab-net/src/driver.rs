@@ -105,6 +105,9 @@ struct PgmSession {
     spm_sqn: u32,
     /// Unlisted peers' addresses: peer k is node `PEER_NODE_BASE + k`.
     peers: Vec<Ipv4Addr>,
+    /// The last SPM sent (agent index, destination, packet), with its window edges moved on by
+    /// every ODATA since: the template of the SPM with OPT_FIN that ends the session.
+    last_spm: Option<(usize, SocketAddrV4, PgmPacket)>,
 }
 
 struct GroupSocket {
@@ -672,6 +675,7 @@ fn pgm_session(cfg: &NetConfig, table: &SessionTable) -> Result<PgmSession, NetE
         remote: None,
         spm_sqn: 0,
         peers: Vec::new(),
+        last_spm: None,
     })
 }
 
@@ -800,9 +804,18 @@ impl Driver {
                 return;
             }
         };
-        if w.kind == PgmType::Spm {
-            let s = self.pgm.as_mut().expect("pgm wire");
-            s.spm_sqn = s.spm_sqn.wrapping_add(1);
+        let s = self.pgm.as_mut().expect("pgm wire");
+        match (w.kind, &mut s.last_spm) {
+            (PgmType::Spm, _) => {
+                s.spm_sqn = s.spm_sqn.wrapping_add(1);
+                s.last_spm = Some((i, target, w));
+            }
+            // an SPM's lead is the highest sequence number sent, its trail the window's
+            (PgmType::Odata, Some((_, _, spm))) => {
+                spm.lead = w.sqn;
+                spm.trail = w.trail;
+            }
+            _ => {}
         }
         match self.slots[i].socket.send_to(&self.buf[..n], SocketAddr::V4(target)) {
             Ok(_) => {
@@ -817,6 +830,40 @@ impl Driver {
                 if self.last_error.is_none() {
                     self.note_error(format!("send to {target}: {e}"));
                 }
+            }
+        }
+    }
+
+    /// End the PGM session: send one SPM carrying RFC 3208's OPT_FIN (the session's end), the
+    /// window's edges those of the last data sent. True when sent;
+    /// false without the PGM wire or before the first SPM (receivers know no session yet).
+    pub fn end_pgm_session(&mut self) -> bool {
+        let Some(s) = self.pgm.as_mut() else { return false };
+        let Some((i, target, mut w)) = s.last_spm else { return false };
+        w.sqn = s.spm_sqn;
+        w.fin = true;
+        s.spm_sqn = s.spm_sqn.wrapping_add(1);
+        let n = match pgm::encode(&w, &mut self.buf, |_| {}) {
+            Ok(n) => n,
+            Err(e) => {
+                self.stats.send_errors += 1;
+                self.note_error(format!("end of session: {e}"));
+                return false;
+            }
+        };
+        let now = self.now();
+        match self.slots[i].socket.send_to(&self.buf[..n], SocketAddr::V4(target)) {
+            Ok(_) => {
+                self.stats.datagrams_sent += 1;
+                self.stats.bytes_sent += n as u64;
+                self.stats.pgm_sent[w.kind as usize & 0x0f] += 1;
+                self.capture(now, self.slots[i].bound, target, n);
+                true
+            }
+            Err(e) => {
+                self.stats.send_errors += 1;
+                self.note_error(format!("send to {target}: {e}"));
+                false
             }
         }
     }

@@ -275,6 +275,12 @@ impl NetDriver {
         Ok(self.inner.set_pcap(&path)?)
     }
 
+    /// End a PGM-wire session: one SPM with OPT_FIN to the session's receivers. True when sent
+    /// (false without the PGM wire, or before the session's first SPM).
+    fn end_pgm_session(&mut self) -> bool {
+        self.inner.end_pgm_session()
+    }
+
     /// Flush the pcap file; returns the number of datagrams written to it (0 without one).
     fn flush_pcap(&mut self) -> Result<u64> {
         Ok(self.inner.flush_pcap()?)
