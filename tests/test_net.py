@@ -382,6 +382,28 @@ def test_sigint_stops_run_within_the_slice_and_keeps_the_driver():
     d.run(0.1)  # still usable
 
 
+def test_tfmcc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
+    # TFMCC on sockets: the receiver measures its RTT from the sender's echoes (loopback: about
+    # a millisecond, though the two processes' clocks start apart) and reports twice its receive
+    # rate, so the sender leaves its initial one packet per 500 ms in slowstart.
+    rx = roles(netns, "tfmcc-receiver", "--addr", "127.0.0.2", "--node", "1", "--duration", "60",
+               "--out", str(tmp_path / "rx"))
+    time.sleep(1.0)
+    src = roles(netns, "tfmcc-source", "--duration", "5", "--out", str(tmp_path / "src"))
+    src_out = src.wait(30)
+    rx.signal(signal.SIGTERM)
+    rx_out = rx.wait(30)
+    assert src.p.returncode == 0 and rx.p.returncode == 0, src_out + rx_out
+    rtt = pd.read_csv(tmp_path / "rx" / "tfmcc_receiver_rtt.csv")
+    assert len(rtt) > 0 and rtt["sample_s"].max() < 0.1, rtt.tail()
+    counts = json.loads((tmp_path / "rx" / "tfmcc_receiver_counts.json").read_text())
+    assert counts["received"] > 20, (counts, rx_out)
+    rates = pd.read_csv(tmp_path / "src" / "tfmcc_rate.csv")
+    assert rates["bps"].max() > 4 * 16_000, rates.tail()
+    fb = pd.read_csv(tmp_path / "src" / "tfmcc_fb.csv")
+    assert len(fb) > 0 and fb["rtt_s"].max() < 0.1, fb.tail()
+
+
 def test_rlc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
     # RLC on sockets: the receiver starts at level 1 and joins at the source's SPs (every 0.5 s
     # here, shortened so that a few seconds show several joins); nothing limits the rate on

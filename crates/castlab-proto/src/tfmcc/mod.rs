@@ -19,8 +19,8 @@
 //! * **Wire format** (§2.2 leaves it to the transport): data and feedback travel in
 //!   `Header::Control` with kinds [`TFMCC_DATA_KIND`] and [`TFMCC_FEEDBACK_KIND`], laid out
 //!   in [`DataHeader`] and [`FeedbackHeader`]. Timestamps are the sender's or receiver's own
-//!   clock in nanoseconds (`Packet::sent_at`; the RFC asks for at least millisecond
-//!   resolution); rates are floats (the RFC's 12-bit float is a size optimisation); R_max
+//!   clock in microseconds, 32 bits wrapping ([`micros`]; the RFC asks for at least 16 bits
+//!   of milliseconds); rates are floats (the RFC's 12-bit float is a size optimisation); R_max
 //!   takes the RFC's 8-bit float, rounded up ([`rtt_on_the_wire`]); the
 //!   feedback round counter is 8 bits (the RFC asks for at least 4). The receiver ID is the
 //!   receiver's address (§2.2.2: "it may simply be the IP address").
@@ -46,8 +46,11 @@
 //!   late packet arriving after that does not undo the loss (the RFC allows recalculating).
 //!   The optional history discounting of §5.5 is not implemented.
 //! * **Receive rate** (§4.3.4): bits received over the last k RTTs divided by k RTTs, k = 2
-//!   (the RFC recommends 2 to 4); the RTT is the receiver's current one (R_max before it has
-//!   measured one). The rate at the first loss (§5.6) is measured over the last RTT.
+//!   (the RFC recommends 2 to 4). The rate at the first loss (§5.6) is measured over the
+//!   last RTT, and have_loss clears after 10 RTTs without data (§4.3.1). In these three
+//!   counts the RTT is at least R_max, which §3.2 keeps above the packet interval: with the
+//!   bare RTT (1 ms on a LAN) a window falls between two packets, the receive rate reads 0
+//!   and a steady sender looks idle.
 //! * **Receivers never leave** (§4.2's flag is always clear; the sender's side of it, case 3
 //!   of §3.3, is implemented and tested); the receiver's 120 s rule of §4.4 is not modelled.
 //!   The lowest rate a receiver reports is one packet per 8 s (§4.4).
@@ -61,7 +64,7 @@
 //!   since its last report: receivers that get no data stop reporting (§3.3).
 
 use castlab_core::config::check;
-use castlab_core::{Addr, ConfigError, ControlMsg, Duration, Header, NodeId, Packet};
+use castlab_core::{Addr, ConfigError, ControlMsg, Duration, Header, Instant, NodeId, Packet};
 
 mod loss;
 pub mod protocol;
@@ -211,21 +214,38 @@ pub fn synthetic_interval(s_bytes: f64, r_s: f64, x_recv_bps: f64) -> f64 {
     l * l
 }
 
+/// A timestamp of §2.2: microseconds of the stamping agent's own clock, wrapping at 2^32
+/// (71 minutes; the RFC asks for at least 16 bits of milliseconds). Differences are taken
+/// modulo 2^32, so the two ends' clocks need not agree (§4.3.3).
+pub fn micros(t: Instant) -> u32 {
+    (t.as_nanos() / 1000) as u32
+}
+
+/// `later - earlier` of two [`micros`] stamps, as a signed number of microseconds.
+pub fn micros_between(later: u32, earlier: u32) -> i64 {
+    later.wrapping_sub(earlier) as i32 as i64
+}
+
 /// A timestamp echo in a data packet (§2.2.1): receiver `receiver`'s report timestamp plus
 /// the time the sender held it (tr_r' = tr_r + ts_d), in the receiver's clock.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Echo {
     pub receiver: Addr,
-    pub timestamp_ns: u64,
+    pub timestamp_us: u32,
 }
 
-/// What a data packet carries besides `Packet::seq` (i) and `Packet::sent_at` (ts_i).
+/// What a data packet carries besides `Packet::seq` (i). Its timestamps travel in the
+/// header, not in `Packet::sent_at`, which a real-network driver restates in the receiving
+/// process's clock.
 ///
 /// Layout in `ControlMsg::args`: `args[0]` = receiver node (bits 0-31), port (32-47), has-echo
-/// (48), is_CLR (49), fb_nr (56-63); `args[1]` = the echoed timestamp in ns; `args[2]` =
+/// (48), is_CLR (49), fb_nr (56-63); `args[1]` = ts_i (bits 0-31) and the echoed tr_r'
+/// (32-63), in [`micros`]; `args[2]` =
 /// X_supp as f32 bits (32-63, +inf: no suppression) and R_max in µs (0-31).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DataHeader {
+    /// ts_i, the sender's clock.
+    pub ts_us: u32,
     pub echo: Option<Echo>,
     /// The echoed receiver is the CLR.
     pub is_clr: bool,
@@ -238,13 +258,14 @@ pub struct DataHeader {
 impl DataHeader {
     pub fn encode(&self) -> Header {
         let (addr, ts, has) = match self.echo {
-            Some(e) => ((e.receiver.node.0 as u64) | ((e.receiver.port as u64) << 32), e.timestamp_ns, 1u64),
+            Some(e) => ((e.receiver.node.0 as u64) | ((e.receiver.port as u64) << 32), e.timestamp_us, 1u64),
             None => (0, 0, 0),
         };
         let a0 = addr | (has << 48) | ((self.is_clr as u64) << 49) | ((self.fb_nr as u64) << 56);
         let rmax_us = (self.r_max.as_nanos() / 1000).min(u32::MAX as u64);
         let a2 = ((self.suppression_bps.to_bits() as u64) << 32) | rmax_us;
-        Header::Control(ControlMsg { kind: TFMCC_DATA_KIND, args: [a0, ts, a2] })
+        let a1 = self.ts_us as u64 | (ts as u64) << 32;
+        Header::Control(ControlMsg { kind: TFMCC_DATA_KIND, args: [a0, a1, a2] })
     }
 
     /// The header of a TFMCC data packet, or None (not one, or a field out of range).
@@ -257,9 +278,10 @@ impl DataHeader {
         }
         let echo = (args[0] >> 48 & 1 == 1).then(|| Echo {
             receiver: Addr::new(NodeId(args[0] as u32), (args[0] >> 32) as u16),
-            timestamp_ns: args[1],
+            timestamp_us: (args[1] >> 32) as u32,
         });
         Some(DataHeader {
+            ts_us: args[1] as u32,
             echo,
             is_clr: args[0] >> 49 & 1 == 1,
             fb_nr: (args[0] >> 56) as u8,
@@ -269,16 +291,18 @@ impl DataHeader {
     }
 }
 
-/// A receiver report (§2.2.2) besides the receiver's ID (`Packet::src`) and its timestamp
-/// tr_r (`Packet::sent_at`, the receiver's clock).
+/// A receiver report (§2.2.2) besides the receiver's ID (`Packet::src`).
 ///
-/// Layout in `ControlMsg::args`: `args[0]` = ts_i' in ns (the sender's clock); `args[1]` =
+/// Layout in `ControlMsg::args`: `args[0]` = ts_i' (bits 0-31, the sender's clock) and tr_r
+/// (32-63, the receiver's), in [`micros`]; `args[1]` =
 /// X_r as f64 bits; `args[2]` = have_RTT (bit 0), have_loss (1), receiver_leave (2), fb_nr
 /// (8-15), and the receiver's loss event rate p as f32 bits (32-63; for records only).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FeedbackHeader {
     /// ts_i': the last data packet's timestamp plus the time the receiver held it.
-    pub ts_echo_ns: u64,
+    pub ts_echo_us: u32,
+    /// tr_r, when the report was sent (the receiver's clock).
+    pub tr_us: u32,
     /// X_r, b/s.
     pub rate_bps: f64,
     pub have_rtt: bool,
@@ -292,7 +316,10 @@ impl FeedbackHeader {
     pub fn encode(&self) -> Header {
         let flags = self.have_rtt as u64 | (self.have_loss as u64) << 1 | (self.leave as u64) << 2;
         let a2 = flags | (self.fb_nr as u64) << 8 | (self.loss_event_rate.to_bits() as u64) << 32;
-        Header::Control(ControlMsg { kind: TFMCC_FEEDBACK_KIND, args: [self.ts_echo_ns, self.rate_bps.to_bits(), a2] })
+        Header::Control(ControlMsg {
+            kind: TFMCC_FEEDBACK_KIND,
+            args: [self.ts_echo_us as u64 | (self.tr_us as u64) << 32, self.rate_bps.to_bits(), a2],
+        })
     }
 
     /// The report in `p`, or None (not one, or a rate that is not a positive number).
@@ -304,7 +331,8 @@ impl FeedbackHeader {
             return None;
         }
         Some(FeedbackHeader {
-            ts_echo_ns: args[0],
+            ts_echo_us: args[0] as u32,
+            tr_us: (args[0] >> 32) as u32,
             rate_bps: rate,
             have_rtt: args[2] & 1 == 1,
             have_loss: args[2] >> 1 & 1 == 1,

@@ -5,7 +5,9 @@ use castlab_core::{
 };
 
 use super::loss::{LossHistory, LossTracker};
-use super::{round_is_newer, synthetic_interval, tcp_rate_bps, DataHeader, FeedbackHeader, TfmccConfig};
+use super::{
+    micros, micros_between, round_is_newer, synthetic_interval, tcp_rate_bps, DataHeader, FeedbackHeader, TfmccConfig,
+};
 
 castlab_core::timers! {
     /// The receiver's timers.
@@ -79,8 +81,8 @@ pub struct TfmccReceiver {
     r_max: Duration,
     /// The smoothed RTT R (§4.3.2), once measured.
     rtt: Option<Duration>,
-    /// D_r of §4.3.3, sender clock minus receiver clock (ns, wrapping).
-    one_way_ns: Option<u64>,
+    /// D_r of §4.3.3, sender clock minus receiver clock ([`micros`], wrapping).
+    one_way_us: Option<u32>,
     /// The RTT in use: R' between measurements (§4.3.3), R_max before any.
     r_now: Duration,
     have_loss: bool,
@@ -91,7 +93,7 @@ pub struct TfmccReceiver {
     rate_bytes: Vec<u32>,
     rate_head: usize,
     /// The last data packet: its timestamp (sender's clock) and arrival.
-    last_ts_ns: u64,
+    last_ts_us: u32,
     last_arrival: Option<Instant>,
     // §4.5
     fb_nr: Option<u8>,
@@ -124,13 +126,13 @@ impl TfmccReceiver {
             sender: None,
             rng: Rng::seed_from_u64(0),
             rtt: None,
-            one_way_ns: None,
+            one_way_us: None,
             have_loss: false,
             is_clr: false,
             rate_times: vec![Instant::ZERO; RATE_RING],
             rate_bytes: vec![0; RATE_RING],
             rate_head: 0,
-            last_ts_ns: 0,
+            last_ts_us: 0,
             last_arrival: None,
             fb_nr: None,
             x_fbr: f64::INFINITY,
@@ -200,9 +202,17 @@ impl TfmccReceiver {
         let x = if self.have_loss && p > 0.0 {
             tcp_rate_bps(s, self.r_now.as_secs_f64(), p)
         } else {
-            2.0 * self.receive_rate_bps(now, self.r_now * self.cfg.receive_rate_rtts as u64)
+            2.0 * self.receive_rate_bps(now, self.rtt_span() * self.cfg.receive_rate_rtts as u64)
         };
         x.max(self.cfg.min_rate_bps())
+    }
+
+    /// The "RTT" over which receipts are counted (§4.3.1's 10 RTTs without data, §4.3.4's k
+    /// RTTs of receive rate, §5.6's last RTT): the receiver's RTT, but at least R_max, which
+    /// the sender keeps above its packet interval (§3.2), so that a window never falls
+    /// between two packets of a steady sender.
+    fn rtt_span(&self) -> Duration {
+        self.r_now.max(self.r_max)
     }
 
     fn round_time(&self) -> Duration {
@@ -222,9 +232,10 @@ impl TfmccReceiver {
         let x = self.desired_rate_bps(now);
         let p = self.loss_event_rate();
         // ts_i' = ts_i + tr_d
-        let held = (now - last).as_nanos();
+        let held = ((now - last).as_nanos() / 1000) as u32;
         let fb = FeedbackHeader {
-            ts_echo_ns: self.last_ts_ns.wrapping_add(held),
+            ts_echo_us: self.last_ts_us.wrapping_add(held),
+            tr_us: micros(now),
             rate_bps: x,
             have_rtt: self.rtt.is_some(),
             have_loss: self.have_loss,
@@ -262,7 +273,7 @@ impl TfmccReceiver {
         }
         // §4.3.1: no data for 10 RTTs clears have_loss (the sender may slowstart again).
         if let Some(last) = self.last_arrival {
-            if now - last > self.r_now * self.cfg.clr_timeout_rtts as u64 {
+            if now - last > self.rtt_span() * self.cfg.clr_timeout_rtts as u64 {
                 self.have_loss = false;
             }
         }
@@ -281,9 +292,8 @@ impl TfmccReceiver {
         }
         if let (true, Some(e)) = (mine, h.echo) {
             // at least 1 ms (§4.3.2), at most the 64 s R_max can carry (§2.2.1)
-            let sample = Duration::from_nanos(now.as_nanos().wrapping_sub(e.timestamp_ns))
-                .max(Duration::from_millis(1))
-                .min(Duration::from_secs(64));
+            let sample =
+                Duration::from_micros(micros_between(micros(now), e.timestamp_us).clamp(1000, 64_000_000) as u64);
             let r = match self.rtt {
                 None => {
                     // §5.6: a synthetic interval made with R_max is scaled by (R/R_max)².
@@ -301,14 +311,14 @@ impl TfmccReceiver {
             // §4.3.3: the delay from here to the sender, ts_i - tr_r' (see the module's
             // readings for the sign), in mixed clocks: only sums with a forward delay mean
             // anything.
-            self.one_way_ns = Some(p.sent_at.as_nanos().wrapping_sub(e.timestamp_ns));
+            self.one_way_us = Some(h.ts_us.wrapping_sub(e.timestamp_us));
             self.records.rtt_time_ns.push(now.as_nanos());
             self.records.rtt_sample_s.push(sample.as_secs_f64());
             self.records.rtt_s.push(r.as_secs_f64());
-        } else if let Some(d) = self.one_way_ns {
+        } else if let Some(d) = self.one_way_us {
             // §4.3.3: R' = max(D_r + tr_now - ts_j, 1 ms).
-            let r = d.wrapping_add(now.as_nanos()).wrapping_sub(p.sent_at.as_nanos()) as i64;
-            self.r_now = Duration::from_nanos(r.max(1_000_000) as u64);
+            let r = micros_between(d.wrapping_add(micros(now)), h.ts_us);
+            self.r_now = Duration::from_micros(r.clamp(1000, 64_000_000) as u64);
         } else {
             self.r_now = h.r_max;
         }
@@ -316,7 +326,7 @@ impl TfmccReceiver {
         // §5: losses and loss events.
         let rtt = self.r_now;
         let s = self.cfg.packet_size as f64;
-        let recv_last_rtt = self.receive_rate_bps(now, rtt);
+        let recv_last_rtt = self.receive_rate_bps(now, self.rtt_span());
         let (history, records) = (&mut self.history, &mut self.records);
         let mut new_event = false;
         let fresh = self.tracker.arrive(p.seq, now, |l| {
@@ -332,7 +342,7 @@ impl TfmccReceiver {
         if new_event {
             self.have_loss = true;
         }
-        self.last_ts_ns = p.sent_at.as_nanos();
+        self.last_ts_us = h.ts_us;
         self.last_arrival = Some(now);
         self.data_since_report = true;
 

@@ -4,7 +4,7 @@ use castlab_core::{
     Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Instant, Packet, StartInfo, TimerTable,
 };
 
-use super::{rtt_on_the_wire, DataHeader, Echo, FeedbackHeader, TfmccConfig};
+use super::{micros, micros_between, rtt_on_the_wire, DataHeader, Echo, FeedbackHeader, TfmccConfig};
 
 castlab_core::timers! {
     /// The sender's timers.
@@ -31,7 +31,7 @@ struct Clr {
     /// The rate was halved in this silence (§3.3).
     halved: bool,
     /// Its last report's timestamp (its clock) and when it arrived (ours), to echo (§3.5).
-    tr_ns: u64,
+    tr_us: u32,
     tr_at: Instant,
 }
 
@@ -42,7 +42,7 @@ struct Pending {
     prio: u8,
     fb_nr: u8,
     rate_bps: f64,
-    tr_ns: u64,
+    tr_us: u32,
     tr_at: Instant,
 }
 
@@ -267,7 +267,7 @@ impl TfmccSender {
         }
     }
 
-    fn make_clr(&mut self, now: Instant, addr: Addr, rtt: Duration, fb: &FeedbackHeader, tr: (u64, Instant)) {
+    fn make_clr(&mut self, now: Instant, addr: Addr, rtt: Duration, fb: &FeedbackHeader, tr: (u32, Instant)) {
         let new = self.clr.is_none_or(|c| c.addr != addr);
         self.clr = Some(Clr {
             addr,
@@ -276,7 +276,7 @@ impl TfmccSender {
             selected_at: if new { now } else { self.clr.map_or(now, |c| c.selected_at) },
             leave: fb.leave,
             halved: false,
-            tr_ns: tr.0,
+            tr_us: tr.0,
             tr_at: tr.1,
         });
         if new {
@@ -286,10 +286,11 @@ impl TfmccSender {
         }
     }
 
-    /// §3: a receiver report from `src` sent at `tr_ns` (its clock) arrived at `now`.
-    fn on_feedback(&mut self, now: Instant, src: Addr, tr_ns: u64, fb: FeedbackHeader) {
+    /// §3: a receiver report from `src` arrived at `now`.
+    fn on_feedback(&mut self, now: Instant, src: Addr, fb: FeedbackHeader) {
         // §3.2: R_r = ts_now - ts_i', at least 1 ms.
-        let r_r = Duration::from_nanos(now.as_nanos().saturating_sub(fb.ts_echo_ns)).max(Duration::from_millis(1));
+        let r_us = micros_between(micros(now), fb.ts_echo_us).max(1000) as u64;
+        let r_r = Duration::from_micros(r_us);
         if r_r > self.r_max {
             self.r_max = r_r;
             self.round_rmax_raised = true;
@@ -326,7 +327,7 @@ impl TfmccSender {
 
         let step = self.cfg.packet_per(self.r_max);
         let round = self.round_len;
-        let tr = (tr_ns, now);
+        let tr = (fb.tr_us, now);
         let x_now = self.rate_bps;
         let mut new_clr = false;
         match self.clr {
@@ -392,7 +393,7 @@ impl TfmccSender {
     }
 
     /// §3.5: keep the most urgent timestamp to echo in the next data packet.
-    fn offer_echo(&mut self, src: Addr, fb: &FeedbackHeader, x: f64, new_clr: bool, tr: (u64, Instant)) {
+    fn offer_echo(&mut self, src: Addr, fb: &FeedbackHeader, x: f64, new_clr: bool, tr: (u32, Instant)) {
         let is_clr = self.clr.is_some_and(|c| c.addr == src);
         let prio = if is_clr && (new_clr || !fb.have_rtt) {
             1
@@ -404,7 +405,7 @@ impl TfmccSender {
         } else {
             3
         };
-        let cand = Pending { addr: src, prio, fb_nr: fb.fb_nr, rate_bps: x, tr_ns: tr.0, tr_at: tr.1 };
+        let cand = Pending { addr: src, prio, fb_nr: fb.fb_nr, rate_bps: x, tr_us: tr.0, tr_at: tr.1 };
         let better = match self.pending {
             None => true,
             Some(p) => {
@@ -426,12 +427,12 @@ impl TfmccSender {
         let clr_due = !self.clr_echoed && now >= self.round_start + self.round_len / 2;
         let pick = match (self.pending, clr) {
             // the CLR's timestamp at least once per round, even when others keep arriving
-            (Some(p), Some(c)) if p.prio > 1 && clr_due => (c.addr, c.tr_ns, c.tr_at),
+            (Some(p), Some(c)) if p.prio > 1 && clr_due => (c.addr, c.tr_us, c.tr_at),
             (Some(p), _) => {
                 self.pending = None;
-                (p.addr, p.tr_ns, p.tr_at)
+                (p.addr, p.tr_us, p.tr_at)
             }
-            (None, Some(c)) => (c.addr, c.tr_ns, c.tr_at),
+            (None, Some(c)) => (c.addr, c.tr_us, c.tr_at),
             (None, None) => return None,
         };
         let is_clr = clr.is_some_and(|c| c.addr == pick.0);
@@ -439,8 +440,8 @@ impl TfmccSender {
             self.clr_echoed = true;
         }
         // tr_r' = tr_r + ts_d
-        let held = (now - pick.2).as_nanos();
-        Some((Echo { receiver: pick.0, timestamp_ns: pick.1.wrapping_add(held) }, is_clr))
+        let held = ((now - pick.2).as_nanos() / 1000) as u32;
+        Some((Echo { receiver: pick.0, timestamp_us: pick.1.wrapping_add(held) }, is_clr))
     }
 
     /// §3.4 and §3.2: close the round, decay R_max, open the next one.
@@ -533,7 +534,7 @@ impl Agent for TfmccSender {
             return;
         }
         match FeedbackHeader::decode(p) {
-            Some(fb) if matches!(p.dst, Dest::Unicast(_)) => self.on_feedback(now, p.src, p.sent_at.as_nanos(), fb),
+            Some(fb) if matches!(p.dst, Dest::Unicast(_)) => self.on_feedback(now, p.src, fb),
             _ => self.records.ignored += 1,
         }
     }
@@ -567,6 +568,7 @@ impl Agent for TfmccSender {
         let now = self.last_now;
         let echo = self.take_echo(now);
         let h = DataHeader {
+            ts_us: micros(now),
             echo: echo.map(|e| e.0),
             is_clr: echo.is_some_and(|e| e.1),
             fb_nr: self.fb_nr,

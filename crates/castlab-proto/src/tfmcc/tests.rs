@@ -149,7 +149,8 @@ fn rmax_travels_as_the_rfcs_8_bit_float_rounded_up() {
 #[test]
 fn wire_headers_round_trip_and_bad_ones_are_refused() {
     let h = DataHeader {
-        echo: Some(Echo { receiver: Addr::new(NodeId(0xC0A8_0102), 4321), timestamp_ns: 123_456_789_012 }),
+        ts_us: 4_000_000_000,
+        echo: Some(Echo { receiver: Addr::new(NodeId(0xC0A8_0102), 4321), timestamp_us: 123_456_789 }),
         is_clr: true,
         fb_nr: 200,
         suppression_bps: 1.5e6,
@@ -163,7 +164,8 @@ fn wire_headers_round_trip_and_bad_ones_are_refused() {
     let d = DataHeader::decode(&q).unwrap();
     assert_eq!((d.echo, d.suppression_bps), (None, f32::INFINITY));
     let f = FeedbackHeader {
-        ts_echo_ns: u64::MAX - 5,
+        ts_echo_us: u32::MAX - 5,
+        tr_us: 77,
         rate_bps: 123_456.5,
         have_rtt: true,
         have_loss: false,
@@ -203,7 +205,8 @@ fn report(
     p.src = from;
     p.sent_at = t;
     p.header = FeedbackHeader {
-        ts_echo_ns: t.as_nanos() - rtt_ms * 1_000_000,
+        ts_echo_us: micros(t).wrapping_sub((rtt_ms * 1000) as u32),
+        tr_us: micros(t),
         rate_bps: rate,
         have_rtt,
         have_loss,
@@ -325,7 +328,9 @@ fn sender_echo_adds_the_time_it_held_the_timestamp() {
     d.advance_to(ms(500));
     assert_eq!(d.sent.len(), n + 1);
     let e = last_header(&d).echo.unwrap();
-    assert_eq!(e.timestamp_ns, ms(100).as_nanos() + (d.sent.last().unwrap().0 - ms(100)).as_nanos());
+    assert_eq!(e.timestamp_us as u64, (ms(100).as_nanos() + (d.sent.last().unwrap().0 - ms(100)).as_nanos()) / 1000);
+    // and the packet's own timestamp is its send time in the sender's clock
+    assert_eq!(last_header(&d).ts_us, micros(d.sent.last().unwrap().0));
 }
 
 #[test]
@@ -465,13 +470,22 @@ fn data(seq: u64, t: Instant, owd_ms: u64, h: DataHeader) -> Packet {
     let mut p = Packet::data(Dest::Group(G), 1000);
     p.src = SENDER;
     p.seq = seq;
-    p.sent_at = Instant::from_nanos(t.as_nanos() + SKEW_NS - owd_ms * 1_000_000);
-    p.header = h.encode();
+    // a driver may restate sent_at in its own clock: the protocol must not read it
+    p.sent_at = Instant::from_nanos(u64::MAX / 3);
+    let ts = Instant::from_nanos(t.as_nanos() + SKEW_NS - owd_ms * 1_000_000);
+    p.header = DataHeader { ts_us: micros(ts), ..h }.encode();
     p
 }
 
 fn plain(fb_nr: u8) -> DataHeader {
-    DataHeader { echo: None, is_clr: false, fb_nr, suppression_bps: f32::INFINITY, r_max: Duration::from_millis(500) }
+    DataHeader {
+        ts_us: 0,
+        echo: None,
+        is_clr: false,
+        fb_nr,
+        suppression_bps: f32::INFINITY,
+        r_max: Duration::from_millis(500),
+    }
 }
 
 fn reports(d: &Driver<TfmccReceiver>) -> Vec<(Instant, FeedbackHeader)> {
@@ -524,7 +538,7 @@ fn receiver_measures_rtt_from_its_echo_and_adjusts_by_one_way_delay() {
     d.packet(ms(0), &data(0, ms(0), 20, plain(0)));
     // a report timestamp tr_r' (our clock) echoed back: R_sample = now - tr_r'
     let echo = |ts: Instant, is_clr| DataHeader {
-        echo: Some(Echo { receiver: rx_addr(1), timestamp_ns: ts.as_nanos() }),
+        echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ts) }),
         is_clr,
         ..plain(0)
     };
@@ -543,7 +557,7 @@ fn receiver_measures_rtt_from_its_echo_and_adjusts_by_one_way_delay() {
     assert!(d.agent.is_clr());
     assert_eq!(d.agent.rtt(), Some(Duration::from_millis(90)));
     // another receiver named as CLR: not us any more
-    let other = DataHeader { echo: Some(Echo { receiver: rx_addr(2), timestamp_ns: 0 }), is_clr: true, ..plain(0) };
+    let other = DataHeader { echo: Some(Echo { receiver: rx_addr(2), timestamp_us: 0 }), is_clr: true, ..plain(0) };
     d.packet(ms(600), &data(5, ms(600), 20, other));
     assert!(!d.agent.is_clr());
 }
@@ -578,7 +592,7 @@ fn receiver_with_an_rtt_above_rmax_is_not_suppressed() {
     let mut d = receiver();
     d.packet(ms(0), &data(0, ms(0), 20, plain(0)));
     // measure an RTT of 700 ms > R_max = 500 ms
-    let h = DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_ns: ms(0).as_nanos() }), ..plain(0) };
+    let h = DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(0)) }), ..plain(0) };
     d.packet(ms(700), &data(1, ms(700), 20, h));
     assert!(d.agent.poll_timeout().is_some());
     let h = DataHeader { suppression_bps: 1.0, ..plain(0) };
@@ -610,11 +624,8 @@ fn receiver_feedback_delays_follow_the_biased_exponential_law() {
 fn clr_reports_once_per_rtt_and_not_in_rounds() {
     let mut d = receiver();
     d.packet(ms(0), &data(0, ms(0), 20, plain(0)));
-    let h = DataHeader {
-        echo: Some(Echo { receiver: rx_addr(1), timestamp_ns: ms(0).as_nanos() }),
-        is_clr: true,
-        ..plain(0)
-    };
+    let h =
+        DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(0)) }), is_clr: true, ..plain(0) };
     // RTT 100 ms; then a packet every 10 ms for 1 s
     d.packet(ms(100), &data(1, ms(100), 20, h));
     for k in 1..=100u64 {
