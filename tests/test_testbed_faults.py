@@ -182,3 +182,27 @@ def test_down_all_after_the_testbed_process_was_killed_leaves_nothing(tmp_path):
     # the veth pairs lived in the namespaces; none reached the host's own
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     assert not re.search(r"\b(l\d+[ab]|n\d+[hpr]\d*)@", links), links
+
+
+def test_a_router_that_keeps_dying_gets_its_testbed_torn_down():
+    """The user-space router restarted after each SIGKILL up to ROUTER_RESTARTS times; at the
+    next death the testbed is torn down (never left half working) and says why."""
+    from castlab.testbed import ROUTER_RESTARTS, lesbcc5
+
+    name = _name("d")
+    with Testbed(lesbcc5(receiver_hosts=1), name, routers="user") as tb:
+        for k in range(ROUTER_RESTARTS + 1):
+            p = tb.daemons["r1"]
+            os.kill(p.pid, signal.SIGKILL)
+            end = time.monotonic() + 15
+            while time.monotonic() < end and tb.failed is None and (tb.daemons.get("r1") in (p, None)):
+                time.sleep(0.05)
+            if k < ROUTER_RESTARTS:
+                assert tb.daemons["r1"] is not p and tb.router_restarts["r1"] == k + 1, tb.router_restarts
+        end = time.monotonic() + 30
+        while time.monotonic() < end and tb.is_up:
+            time.sleep(0.05)
+        assert tb.failed and "router r1 died" in tb.failed, tb.failed
+        assert not tb.is_up
+        r = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
+        assert f"cl-{name}-" not in r.stdout
