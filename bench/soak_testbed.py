@@ -94,7 +94,8 @@ def main() -> int:
                                 stdout=open(out / f"{h}.log", "w"), stderr=subprocess.STDOUT)
         t0 = time.monotonic()
         try:
-            while time.monotonic() - t0 < a.duration:
+            # the last sample a little before the receivers' end, not while they write records
+            while time.monotonic() - t0 < a.duration - a.sample:
                 time.sleep(a.sample)
                 t = time.monotonic() - t0
                 for name, p in procs.items():
@@ -103,8 +104,11 @@ def main() -> int:
                                  "late_total_us": late})
         except KeyboardInterrupt:
             print("soak: interrupted; checking what was sampled", file=sys.stderr)
-        for h in hosts:
-            tb.stop(procs[h], signal.SIGINT, timeout=30)
+        for h in hosts:  # they stop at --duration and then write their records: let them
+            try:
+                procs[h].wait(timeout=max(0.0, a.duration - (time.monotonic() - t0)) + 180)
+            except subprocess.TimeoutExpired:
+                tb.stop(procs[h], signal.SIGINT, timeout=30)
         time.sleep(1.0)
         qdisc = {h: tb.qdisc_stats(h) for h in hosts}
         tb.stop(procs["src"], signal.SIGINT, timeout=30)
