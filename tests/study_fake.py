@@ -12,7 +12,7 @@ import castlab
 from castlab.units import parse_rate, parse_time
 
 DEFAULTS = {"link.rate": "1Mbps", "link.delay": "10ms", "link.queue": 10, "cbr.load": 1.2, "duration": 4.0,
-            "sleep": 0.0, "fail_seed": -1}
+            "sleep": 0.0, "fail_seed": -1, "pad_kb": 0}
 
 
 class FakeScenario:
@@ -52,5 +52,7 @@ class FakeScenario:
                    "throughput_bps": s["received"] * 8000 / float(v["duration"])}
         if out is not None:
             Path(out, "metrics.json").write_text(json.dumps(metrics))
+            if v["pad_kb"]:  # bulky outputs, for the tests of a store whose disk fills
+                Path(out, "pad.bin").write_bytes(bytes([seed % 256]) * (int(v["pad_kb"]) * 1024))
         print(f"fake run seed {seed}: {metrics}")
         return metrics

@@ -234,7 +234,7 @@ def codec_data(src_node: int, src_port: int, dst_group: int | None, dst: tuple[i
 
 def envelope(session: int, codec: bytes, size: int, mac_flag: bool = False, extra: int = 0) -> bytes:
     """castlab-net's envelope (crates/castlab-net/src/envelope.rs), padded to `size`."""
-    head = b"CLAB" + struct.pack(">BBHI", 1, 1 if mac_flag else 0, len(codec), session)
+    head = b"CLAB" + struct.pack(">BBHIQ", 2, 1 if mac_flag else 0, len(codec), session, 0)  # epoch 0: untracked
     body = head + (b"\x00" * 16 if mac_flag else b"") + codec
     return body + b"\x00" * (max(size - len(body), 0) + extra)
 

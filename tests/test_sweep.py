@@ -4,6 +4,7 @@ bottleneck, a few simulated seconds), which follows the scenario contract."""
 
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
@@ -497,26 +498,89 @@ def test_a_lost_worker_is_said_on_the_progress_line(tmp_path):
     assert lines == ["castlab sweep: 1 worker lost (1 in all); the runs it held are being recomputed on the others"]
 
 
-def test_a_dask_worker_killed_mid_sweep_is_said_and_its_runs_recomputed():
+def test_a_dask_worker_killed_mid_sweep_is_said_and_its_runs_recomputed(tmp_path, monkeypatch):
     """A LocalCluster worker SIGKILLed (by its pid, a process this test's cluster started) while
-    it runs: Dask recomputes its runs elsewhere, every run finishes, and the sweep's log says a
-    worker was lost instead of staying silent."""
+    it runs: Dask recomputes its runs elsewhere, every run finishes and is stored exactly once
+    (one write per key, the rows a serial sweep gives), and the sweep's log says a worker was
+    lost instead of staying silent."""
     pytest.importorskip("distributed", reason="Dask distributed is not installed (pip install castlab[dask])")
+    import collections
     import io
     import threading
 
+    from castlab.study import results, sweep
     from castlab.study.cluster import dask_executor
     from castlab.study.runner import run_sweep
+    from castlab.study.store import Store
 
+    writes: collections.Counter = collections.Counter()
+    real_write = Store.write
+
+    def counting_write(self, row, *a, **kw):
+        writes[row["key"]] += 1
+        return real_write(self, row, *a, **kw)
+
+    monkeypatch.setattr(Store, "write", counting_write)
     log = io.StringIO()
+    grid, seeds = {"cbr.load": [0.8, 1.3]}, [1, 2, 3, 4]
     with dask_executor("local", 2) as ex:
         pids = list(ex._client.run(os.getpid).values())
         killer = threading.Timer(3.0, os.kill, (pids[0], signal.SIGKILL))
         killer.start()
         try:
-            rep = run_sweep(FakeScenario().with_params({"sleep": 1.0}), {"cbr.load": [0.8, 1.3]}, [1, 2, 3, 4],
+            rep = run_sweep(FakeScenario().with_params({"sleep": 1.0}), grid, seeds, store=tmp_path / "store",
                             executor=ex, progress=False, log=log)
         finally:
             killer.cancel()
     assert rep.ran == 8 and rep.failed == 0
     assert "castlab sweep: 1 worker lost (1 in all)" in log.getvalue(), log.getvalue()
+    assert len(writes) == 8 and set(writes.values()) == {1}, writes
+    stored = results(tmp_path / "store")
+    assert len(stored) == 8 and stored["key"].is_unique and (stored["status"] == "ok").all()
+    serial = sweep(FakeScenario(), grid, seeds, jobs=1, progress=False)
+    metrics = ["received", "drops", "loss", "throughput_bps"]
+    assert (stored.sort_values(["cbr.load", "seed"])[metrics].to_dict("records")
+            == serial.sort_values(["cbr.load", "seed"])[metrics].to_dict("records"))
+
+
+def _mount_small_tmpfs(where: Path, size: str) -> None:
+    """A tmpfs of `size` at `where`, or skip (needs root and mount)."""
+    if os.geteuid() != 0:
+        pytest.skip("a size-limited file system needs root (mount -t tmpfs)")
+    where.mkdir()
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "castlab-test", str(where)],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {r.stderr.strip()}")
+
+
+def test_a_store_whose_disk_fills_keeps_whole_runs_and_says_so(tmp_path):
+    """The store on a 1 MiB tmpfs, each run writing 300 KiB of outputs: the sweep stops with a
+    StoreWriteError that names the cause, every row left has its whole outputs, no temporary
+    file is left, and with room again the same sweep runs only the rest."""
+    from castlab.study import results, sweep
+    from castlab.study.store import StoreWriteError
+
+    mnt = tmp_path / "small"
+    _mount_small_tmpfs(mnt, "1m")
+    try:
+        store = mnt / "store"
+        target = FakeScenario().with_params({"pad_kb": 300})
+        with pytest.raises(StoreWriteError) as err:
+            sweep(target, {"cbr.load": [0.8, 1.3]}, [1, 2, 3, 4], store=store, jobs=1, progress=False)
+        msg = str(err.value)
+        assert err.value.errno == errno.ENOSPC and "No space left on device" in msg, msg
+        assert "run the same sweep again" in msg and str(store) in msg, msg
+        before = results(store)
+        assert 1 <= len(before) < 8 and (before["status"] == "ok").all()
+        # whole runs only: a row has its outputs in full, an output folder has its row, no leftovers
+        assert sorted(p.name for p in (store / "outputs").iterdir()) == sorted(before["key"])
+        assert sorted(p.name for p in (store / "runs").iterdir()) == sorted(k + ".parquet" for k in before["key"])
+        for k, seed in zip(before["key"], before["seed"]):
+            assert (store / "outputs" / k / "pad.bin").read_bytes() == bytes([seed % 256]) * (300 * 1024)
+        subprocess.run(["mount", "-o", "remount,size=8m", str(mnt)], check=True)
+        again = sweep(target, {"cbr.load": [0.8, 1.3]}, [1, 2, 3, 4], store=store, jobs=1, progress=False)
+        assert again.attrs["skipped"] == len(before) and again.attrs["ran"] == 8 - len(before)
+        assert len(results(store)) == 8
+    finally:
+        subprocess.run(["umount", str(mnt)], capture_output=True)

@@ -227,6 +227,7 @@ def _cmd_reproduce(args) -> int:
 
 def _cmd_sweep(args) -> int:
     from castlab.study.runner import SweepInterrupted
+    from castlab.study.store import StoreWriteError
 
     from castlab.seeds import parse_seeds
     from castlab.study.runner import run_sweep
@@ -247,6 +248,9 @@ def _cmd_sweep(args) -> int:
     except ValueError as e:
         print(f"castlab sweep: {e}", file=sys.stderr)
         return 2
+    except StoreWriteError as e:
+        print(f"castlab sweep: {e}", file=sys.stderr)
+        return 1
     except SweepInterrupted as e:
         print(f"castlab sweep: interrupted: {e.report.ran} runs finished"
               + (f" and are stored in {args.store}" if args.store else "")

@@ -305,7 +305,7 @@ class Role(abc.ABC):
     def _rejected(self) -> int:
         s = self.drv.stats()
         return sum(s[k] for k in ("malformed", "foreign_session", "unauthenticated", "bad_mac", "wrong_source",
-                                  "wrong_size", "misdirected"))
+                                  "wrong_size", "misdirected", "stale_epoch"))
 
 
 class SourceRole(Role):
@@ -551,7 +551,9 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
     why = "duration"
 
     def status() -> None:
-        say(f"[{role.name}] t={role.drv.now:7.2f}s {role.status()}")
+        st = role.drv.stats()  # the timers' lateness, cumulative: a soak run follows its drift
+        say(f"[{role.name}] t={role.drv.now:7.2f}s {role.status()} timers={st['timer_fires']} "
+            f"late_total_us={st['late_total_ns'] // 1000} late_max_us={st['late_max_ns'] // 1000}")
 
     try:
         role.drv.run(args.duration, status=status, status_interval=args.status_interval)
@@ -578,12 +580,13 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
         say(f"[{role.name}] records: {', '.join(files)}")
     late = f"late timers mean {stats['late_mean_ns'] / 1e3:.0f} us max {stats['late_max_ns'] / 1e3:.0f} us"
     drops = " ".join(f"{k}={stats[k]}" for k in ("malformed", "foreign_session", "unauthenticated", "bad_mac",
-                                                   "wrong_source", "wrong_size", "misdirected") if stats[k])
+                                                   "wrong_source", "wrong_size", "misdirected", "stale_epoch")
+                     if stats[k])
     say(f"[{role.name}] stopped by {why} after {role.drv.now:.2f} s: sent {stats['datagrams_sent']} datagrams "
         f"({stats['bytes_sent']} B), received {stats['datagrams_received']} ({stats['bytes_received']} B), "
         f"delivered {stats['delivered']}, rejected {role._rejected()}{' (' + drops + ')' if drops else ''}, "
         f"rate-cap drops {stats['rate_cap_drops']}, send errors {stats['send_errors'] + stats['send_would_block']}, "
-        f"join errors {stats['join_errors']}, {late}"
+        f"join errors {stats['join_errors']}, peer restarts {stats['peer_restarts']}, {late}"
         + (f"; last error: {stats['last_error']}" if stats["last_error"] else ""))
     return 0
 

@@ -26,7 +26,7 @@
 
 use core::any::Any;
 
-use crate::ids::{Addr, GroupId};
+use crate::ids::{Addr, GroupId, NodeId};
 use crate::packet::Packet;
 use crate::rng::Rng;
 use crate::time::Instant;
@@ -82,6 +82,14 @@ pub trait Agent: AsAny {
     fn poll_event(&mut self) -> Option<AgentEvent> {
         None
     }
+    /// Node `node` restarted: its packets now come from a new incarnation whose sequence
+    /// numbers start afresh (the real-network driver sees a newer session epoch in its
+    /// datagrams). What the agent keeps about that node's packets (expected sequence
+    /// numbers, a receive window, repairs it waits for) belonged to the old incarnation and
+    /// is reset, so the agent resynchronises instead of treating the new packets as old ones
+    /// or asking for repairs the new incarnation never sent. The driving rule applies after
+    /// it. Agents that keep nothing per peer keep the default: nothing to do.
+    fn handle_peer_restart(&mut self, _now: Instant, _node: NodeId) {}
 }
 
 /// The timers of one agent: a field-less enum whose [`Timer::VALUES`] lists every variant, so

@@ -15,6 +15,16 @@
 //! driver keeps a per-group count of local members and hands each packet to every local agent
 //! that joined the group, as a host's kernel would.
 //!
+//! Restarts: every datagram carries its driver's session epoch, the Unix-epoch nanoseconds at
+//! which that driver was created ([`crate::envelope`]). The receiving driver keeps the latest
+//! epoch of each node: a newer one means the node's process was restarted, so every local
+//! agent on another node is told ([`Agent::handle_peer_restart`], then the driving rule)
+//! before the packet is delivered, and resynchronises with the new incarnation; a datagram
+//! with an older one is a late straggler of the old incarnation and is counted
+//! (`stale_epoch`) and dropped. Epochs compare by the real-time clock, so a restart on a host
+//! whose clock was stepped back by more than the downtime would read as stale: keep clocks
+//! monotone (NTP slews rather than steps).
+//!
 //! Time: [`Instant`] is the monotonic clock since the driver was created. The codec's
 //! `sent_at` field carries the sender's time on a shared scale (Unix-epoch nanoseconds from
 //! the real-time clock, sampled once at creation and then advanced by the monotonic clock):
@@ -38,7 +48,7 @@ use socket2::{Domain, Protocol, SockRef, Socket, Type};
 use crate::envelope::{Envelope, Reject, MAX_DATAGRAM};
 use crate::pcap::PcapWriter;
 use crate::pgm::{self, PgmPacket, PgmType};
-use crate::session::{invalid, GroupEntry, NetConfig, SessionError, SessionTable};
+use crate::session::{invalid, GroupEntry, NetConfig, SessionError, SessionTable, MAX_NODES};
 use crate::stats::{NetStats, Timelines, TokenBucket};
 
 /// Tokens at or above this are group sockets.
@@ -130,6 +140,8 @@ pub struct Driver {
     gsocks: Vec<GroupSocket>,
     /// Local members per group id (index), so membership changes only on 0 <-> 1.
     members: Vec<u32>,
+    /// The latest session epoch seen from each node (index; 0: none yet), allocated once.
+    peer_epochs: Box<[u64]>,
     bucket: TokenBucket,
     next_uid: u64,
     buf: Box<[u8]>,
@@ -166,7 +178,8 @@ impl Driver {
         let epoch_ns = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
         let groups = table.groups().map(|(g, _)| g.index() + 1).max().unwrap_or(0);
         Ok(Driver {
-            envelope: Envelope::new(cfg.session_id, cfg.key.as_deref()),
+            // this incarnation's epoch: its creation time, so that a restart has a later one
+            envelope: Envelope::new(cfg.session_id, cfg.key.as_deref()).with_epoch(epoch_ns.max(1)),
             bucket: TokenBucket::new(cfg.rate_cap_bps, cfg.rate_cap_burst_bytes),
             cfg,
             table,
@@ -177,6 +190,7 @@ impl Driver {
             slots: Vec::new(),
             gsocks: Vec::new(),
             members: vec![0; groups],
+            peer_epochs: vec![0; MAX_NODES as usize].into_boxed_slice(),
             next_uid: 0,
             buf: vec![0u8; MAX_DATAGRAM + 1].into_boxed_slice(),
             stats: NetStats::default(),
@@ -224,6 +238,10 @@ impl Driver {
 
     pub fn config(&self) -> &NetConfig {
         &self.cfg
+    }
+    /// This driver's session epoch, sealed into every datagram it sends.
+    pub fn epoch(&self) -> u64 {
+        self.envelope.epoch()
     }
     pub fn table(&self) -> &SessionTable {
         &self.table
@@ -483,6 +501,33 @@ impl Driver {
         }
     }
 
+    /// The session epoch of a datagram from `node` against the latest seen from it: false
+    /// (counted) for an older one; a newer one tells every local agent on another node of the
+    /// restart before the packet is delivered. Nodes past the table (unlisted, out of range)
+    /// and epoch 0 (a sender that stamps none) are not tracked.
+    fn epoch_ok(&mut self, node: NodeId, epoch: u64) -> bool {
+        let Some(seen) = self.peer_epochs.get(node.index()).copied() else { return true };
+        if epoch == 0 || epoch == seen {
+            return true;
+        }
+        if epoch < seen {
+            self.stats.stale_epoch += 1;
+            return false;
+        }
+        self.peer_epochs[node.index()] = epoch;
+        if seen != 0 {
+            self.stats.peer_restarts += 1;
+            let now = self.now();
+            for i in 0..self.slots.len() {
+                if self.slots[i].addr.node != node {
+                    self.slots[i].agent.handle_peer_restart(now, node);
+                    self.drive(i, now);
+                }
+            }
+        }
+        true
+    }
+
     fn to_local_time(&self, p: &mut Packet) {
         p.sent_at = Instant::from_nanos(p.sent_at.as_nanos().saturating_sub(self.epoch_ns));
     }
@@ -493,8 +538,8 @@ impl Driver {
         }
         for _ in 0..READS_PER_TURN {
             let to = Some(self.slots[i].bound);
-            let (mut p, from) = match self.receive_on(Some(i), None, to) {
-                Received::Packet(p, from) => (p, from),
+            let (mut p, from, epoch) = match self.receive_on(Some(i), None, to) {
+                Received::Packet(p, from, epoch) => (p, from, epoch),
                 Received::Skip => continue,
                 Received::Drained => {
                     self.slots[i].pending = false;
@@ -513,6 +558,9 @@ impl Driver {
                 self.stats.rejected[Reject::WrongSource as usize] += 1;
                 continue;
             }
+            if !self.epoch_ok(p.src.node, epoch) {
+                continue;
+            }
             self.to_local_time(&mut p);
             self.stats.delivered += 1;
             let now = self.now();
@@ -526,8 +574,8 @@ impl Driver {
             return self.read_pgm(None, Some(j));
         }
         for _ in 0..READS_PER_TURN {
-            let (mut p, from) = match self.receive_on(None, Some(j), None) {
-                Received::Packet(p, from) => (p, from),
+            let (mut p, from, epoch) = match self.receive_on(None, Some(j), None) {
+                Received::Packet(p, from, epoch) => (p, from, epoch),
                 Received::Skip => continue,
                 Received::Drained => {
                     self.gsocks[j].pending = false;
@@ -553,6 +601,9 @@ impl Driver {
             };
             if !from_source || !self.source_ok(&p, *from.ip()) {
                 self.stats.rejected[Reject::WrongSource as usize] += 1;
+                continue;
+            }
+            if !self.epoch_ok(p.src.node, epoch) {
                 continue;
             }
             self.to_local_time(&mut p);
@@ -699,11 +750,11 @@ impl Driver {
         };
         self.stats.datagrams_received += 1;
         self.stats.bytes_received += n as u64;
-        let opened = self.envelope.open(&self.buf[..n]);
+        let opened = self.envelope.open_with_epoch(&self.buf[..n]);
         if self.pcap.is_some() {
             let to = to
                 .or_else(|| match &opened {
-                    Ok(p) => p.group().and_then(|g| self.table.group(g)).map(|e| SocketAddrV4::new(e.addr, e.udp_port)),
+                    Ok((p, _)) => p.group().and_then(|g| self.table.group(g)).map(|e| SocketAddrV4::new(e.addr, e.udp_port)),
                     Err(_) => None,
                 })
                 .unwrap_or(crate::pcap::UNKNOWN);
@@ -715,7 +766,7 @@ impl Driver {
             self.capture(now, from, to, n);
         }
         match opened {
-            Ok(p) => Received::Packet(p, from),
+            Ok((p, epoch)) => Received::Packet(p, from, epoch),
             Err(r) => {
                 self.stats.rejected[r as usize] += 1;
                 Received::Skip
@@ -1053,8 +1104,8 @@ impl Drop for Driver {
 
 /// One datagram read from a socket.
 enum Received {
-    /// A datagram that passed the envelope (session, MAC, size), with its sender.
-    Packet(Packet, SocketAddr),
+    /// A datagram that passed the envelope (session, MAC, size), with its sender and epoch.
+    Packet(Packet, SocketAddr, u64),
     /// A datagram counted and dropped, or a read error counted: read on.
     Skip,
     /// Nothing left to read.

@@ -2,16 +2,28 @@
 //!
 //! ```text
 //! 0   [u8; 4]  magic b"CLAB"
-//! 4   u8       envelope version (= 1)
+//! 4   u8       envelope version (= 2)
 //! 5   u8       flags: bit 0 = a MAC follows; other bits must be zero
 //! 6   u16      codec length n: the bytes of `castlab_core::codec` that follow
 //! 8   u32      session id
-//! 12  [u8;16]  MAC (only with flag bit 0): HMAC-SHA256 truncated to 16 bytes, keyed with the
-//!              pre-shared session key, over bytes 0..12, the codec bytes and the padding
+//! 12  u64      session epoch: the sending driver's incarnation (below)
+//! 20  [u8;16]  MAC (only with flag bit 0): HMAC-SHA256 truncated to 16 bytes, keyed with the
+//!              pre-shared session key, over bytes 0..20, the codec bytes and the padding
 //! ..  [u8; n]  castlab_core::codec::encode(packet)
 //! ..  zero padding, up to the packet's `size_bytes`
 //! ```
-//! All integers big-endian, as in the codec. The datagram's UDP payload is
+//! All integers big-endian, as in the codec.
+//!
+//! The epoch tells a restarted process from the one before it. The agents' sequence numbers
+//! live in the agents, so a source that is killed and started again counts from zero again
+//! while its receivers still expect the old numbers: without a sign of the restart they
+//! would take the new packets for old ones (or NAK the old sequence space). The envelope is
+//! where the sign belongs: it is what every datagram of a process carries whatever the
+//! protocol, so one mechanism serves every agent, and the agents learn of it through
+//! [`castlab_core::Agent::handle_peer_restart`] without knowing any wire format. The driver
+//! stamps its creation time (Unix-epoch nanoseconds) so that a later incarnation has a
+//! larger epoch; the receiving driver's use of it is in [`crate::driver`]. Version 1 had no
+//! epoch; its datagrams are malformed here. The datagram's UDP payload is
 //! `max(size_bytes, header + n)` bytes: a source's rate is computed from `size_bytes`, so the
 //! real bandwidth matches the simulated one. A receiver checks the length against the packet's
 //! claim ([`Reject::WrongSize`]).
@@ -24,9 +36,9 @@ use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 pub const MAGIC: [u8; 4] = *b"CLAB";
-pub const VERSION: u8 = 1;
+pub const VERSION: u8 = 2;
 /// Envelope header without the MAC.
-pub const HEADER_LEN: usize = 12;
+pub const HEADER_LEN: usize = 20;
 /// Truncated MAC length: 128 bits (RFC 2104 §5 allows truncation to at least half the hash).
 pub const MAC_LEN: usize = 16;
 pub const FLAG_MAC: u8 = 1;
@@ -95,24 +107,41 @@ pub enum SealError {
 #[derive(Clone)]
 pub struct Envelope {
     session: u32,
+    epoch: u64,
     mac: Option<HmacSha256>,
 }
 
 impl core::fmt::Debug for Envelope {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Envelope").field("session", &self.session).field("keyed", &self.mac.is_some()).finish()
+        f.debug_struct("Envelope")
+            .field("session", &self.session)
+            .field("epoch", &self.epoch)
+            .field("keyed", &self.mac.is_some())
+            .finish()
     }
 }
 
 impl Envelope {
-    /// `key`: the pre-shared session key (any length; HMAC hashes long keys), or none.
+    /// `key`: the pre-shared session key (any length; HMAC hashes long keys), or none. The
+    /// epoch it seals is 0 until [`Envelope::with_epoch`] sets one.
     pub fn new(session: u32, key: Option<&[u8]>) -> Self {
         let mac = key.map(|k| HmacSha256::new_from_slice(k).expect("HMAC accepts any key length"));
-        Envelope { session, mac }
+        Envelope { session, epoch: 0, mac }
+    }
+
+    /// The same envelope sealing `epoch` (this process's incarnation) into every datagram.
+    pub fn with_epoch(mut self, epoch: u64) -> Self {
+        self.epoch = epoch;
+        self
     }
 
     pub fn session(&self) -> u32 {
         self.session
+    }
+
+    /// The epoch this envelope seals.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
     }
 
     pub fn keyed(&self) -> bool {
@@ -145,6 +174,7 @@ impl Envelope {
         out[5] = if self.mac.is_some() { FLAG_MAC } else { 0 };
         out[6..8].copy_from_slice(&(n as u16).to_be_bytes());
         out[8..12].copy_from_slice(&self.session.to_be_bytes());
+        out[12..20].copy_from_slice(&self.epoch.to_be_bytes());
         codec::encode(p, &mut out[ov..ov + n])?;
         out[ov + n..total].fill(0);
         if let Some(m) = &self.mac {
@@ -158,6 +188,12 @@ impl Envelope {
     /// first), then authentication. Source and destination are checked by the driver, which
     /// knows the addresses. Decoding before authenticating is safe: the codec never panics.
     pub fn open(&self, d: &[u8]) -> Result<Packet, Reject> {
+        self.open_with_epoch(d).map(|(p, _)| p)
+    }
+
+    /// [`Envelope::open`], also giving the sender's epoch (authenticated with the rest when
+    /// the session has a key).
+    pub fn open_with_epoch(&self, d: &[u8]) -> Result<(Packet, u64), Reject> {
         if d.len() < HEADER_LEN || d[0..4] != MAGIC || d[4] != VERSION || d[5] & !FLAG_MAC != 0 {
             return Err(Reject::Malformed);
         }
@@ -189,7 +225,8 @@ impl Envelope {
             }
             (None, false) => {}
         }
-        Ok(p)
+        let epoch = u64::from_be_bytes(d[12..20].try_into().expect("the header is 20 bytes"));
+        Ok((p, epoch))
     }
 }
 
@@ -232,6 +269,25 @@ mod tests {
         let n = e.seal(&small, &mut buf).unwrap();
         assert_eq!(n, HEADER_LEN + codec::encoded_len(&small));
         assert_eq!(e.open(&buf[..n]), Ok(small));
+    }
+
+    #[test]
+    fn the_epoch_travels_and_is_authenticated() {
+        let e = Envelope::new(5, None).with_epoch(0x0102_0304_0506_0708);
+        let mut buf = [0u8; 2048];
+        let n = e.seal(&pkt(300), &mut buf).unwrap();
+        assert_eq!(&buf[12..20], &[1, 2, 3, 4, 5, 6, 7, 8]);
+        // any receiver opens it whatever its own epoch, and learns the sender's
+        assert_eq!(Envelope::new(5, None).open_with_epoch(&buf[..n]), Ok((pkt(300), 0x0102_0304_0506_0708)));
+        let k = Envelope::new(5, Some(b"k")).with_epoch(9);
+        let n = k.seal(&pkt(300), &mut buf).unwrap();
+        assert_eq!(k.open_with_epoch(&buf[..n]).map(|(_, e)| e), Ok(9));
+        buf[19] ^= 1; // a forged epoch fails the MAC
+        assert_eq!(k.open_with_epoch(&buf[..n]), Err(Reject::BadMac));
+        // a version-1 datagram (no epoch) is not read as one
+        let n = e.seal(&pkt(300), &mut buf).unwrap();
+        buf[4] = 1;
+        assert_eq!(e.open(&buf[..n]), Err(Reject::Malformed));
     }
 
     #[test]

@@ -33,6 +33,12 @@ pub struct NetStats {
     pub recv_errors: u64,
     /// Membership changes the kernel refused.
     pub join_errors: u64,
+    /// Restarts of other processes of the session seen: a node's datagrams arrived with a
+    /// newer session epoch than before (its agents were told, `Agent::handle_peer_restart`).
+    pub peer_restarts: u64,
+    /// Datagrams dropped because they carried an older epoch than their node's latest: a late
+    /// datagram of a process that has since been restarted.
+    pub stale_epoch: u64,
     /// Timer deadlines run, and how late the loop ran them (wall clock minus deadline).
     pub timer_fires: u64,
     pub late_total_ns: u64,
@@ -83,6 +89,8 @@ impl NetStats {
             ("send_errors", self.send_errors),
             ("recv_errors", self.recv_errors),
             ("join_errors", self.join_errors),
+            ("peer_restarts", self.peer_restarts),
+            ("stale_epoch", self.stale_epoch),
             ("timer_fires", self.timer_fires),
             ("late_total_ns", self.late_total_ns),
             ("late_max_ns", self.late_max_ns),

@@ -747,7 +747,7 @@ fn hosts_an_extension_with_verdicts_rewrites_sends_and_timers() {
         let n = Envelope::new(SESSION + 1, None).seal(&p, &mut buf).unwrap();
         s.send_to(&buf[..n], SocketAddrV4::new(Topo::host_addr(2), PORT_BASE + 5)).unwrap();
         let n = env.seal(&p, &mut buf).unwrap();
-        buf[13] ^= 0xff; // inside the codec
+        buf[21] ^= 0xff; // inside the codec (the header is 20 bytes)
         s.send_to(&buf[..n], SocketAddrV4::new(Topo::host_addr(2), PORT_BASE + 5)).unwrap();
         thread::sleep(StdDuration::from_millis(100));
         // ask the router for its counts: sent to the router's own address

@@ -321,3 +321,42 @@ fn sent_at_arrives_on_the_receivers_clock_across_drivers_started_apart() {
         assert!((-1_000_000..100_000_000).contains(&one_way), "one-way {one_way} ns");
     }
 }
+
+/// A source process restarted: its datagrams come with a newer session epoch and sequence
+/// numbers from zero again. The receiving driver counts the restart and tells its sink, which
+/// resynchronises (a gap in the new sequence space is a loss again); a late datagram of the
+/// old incarnation is counted as stale and dropped.
+#[test]
+fn a_restarted_source_is_told_by_its_epoch_and_the_sink_resynchronises() {
+    let cfg = NetConfig { port_base: port_base(7), session_id: 31, ..NetConfig::default() };
+    let base = cfg.port_base;
+    let mut d = Driver::new(cfg, table(2)).unwrap();
+    let sink = d.add_agent(AgentId(1), Addr::new(NodeId(1), 5), Box::new(LayeredSink::new(vec![], vec![]))).unwrap();
+    let src = UdpSocket::bind((lo(1), 0)).unwrap(); // node 0's address
+    let mut buf = [0u8; 2048];
+    let mut send = |epoch: u64, seq: u64| {
+        let mut p = Packet::data(Dest::Unicast(Addr::new(NodeId(1), 5)), 200);
+        p.src = Addr::new(NodeId(0), 1);
+        p.flow = 3;
+        p.seq = seq;
+        let n = Envelope::new(31, None).with_epoch(epoch).seal(&p, &mut buf).unwrap();
+        src.send_to(&buf[..n], (lo(2), base + 5)).unwrap();
+    };
+    let old = d.epoch() - 1_000_000_000; // a process started a second before this driver
+    let new = d.epoch() + 1;
+    let mut step = |d: &mut Driver, f: &mut dyn FnMut()| {
+        f();
+        d.run_until(d.now() + Duration::from_millis(50)).unwrap();
+    };
+    // the first incarnation: seq 0..=9 without 5 (one loss)
+    step(&mut d, &mut || (0..10).filter(|s| *s != 5).for_each(|s| send(old, s)));
+    // restarted: seq 0..=4, then a straggler of the old one, then 7 (5 and 6 lost)
+    step(&mut d, &mut || (0..5).for_each(|s| send(new, s)));
+    step(&mut d, &mut || send(old, 10));
+    step(&mut d, &mut || send(new, 7));
+    let s = d.stats();
+    assert_eq!((s.peer_restarts, s.stale_epoch), (1, 1), "{s:?}");
+    let sm = &d.agent::<LayeredSink>(sink).unwrap().summary;
+    assert_eq!(sm.received, 9 + 5 + 1);
+    assert_eq!(sm.lost, 1 + 2, "the new sequence space is tracked from its first packet");
+}

@@ -35,7 +35,8 @@
 
 use castlab_core::config::check;
 use castlab_core::{
-    Agent, AgentEvent, ConfigError, ControlMsg, Dest, Duration, GroupId, Header, Instant, Packet, StartInfo, TimerTable,
+    Agent, AgentEvent, ConfigError, ControlMsg, Dest, Duration, GroupId, Header, Instant, NodeId, Packet, StartInfo,
+    TimerTable,
 };
 
 /// `ControlMsg::kind` of RLC data packets ("RL").
@@ -488,6 +489,13 @@ impl Agent for RlcReceiver {
         self.records.levels.push((now, 1));
         self.push_event(AgentEvent::Join(self.groups[0]));
         self.push_event(AgentEvent::LevelChanged { level: 1 });
+    }
+
+    /// The sender restarted: its per-layer sequence numbers start afresh, so each layer's
+    /// expected number and its late packets are forgotten and tracking starts again from the
+    /// next packet; the level stays. RLC receivers hear only their sender.
+    fn handle_peer_restart(&mut self, _now: Instant, _node: NodeId) {
+        self.layers.iter_mut().for_each(|l| *l = RxLayer::default());
     }
 
     fn handle_packet(&mut self, now: Instant, packet: &Packet) {

@@ -42,8 +42,8 @@
 use std::collections::VecDeque;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Header, Instant, Packet, RlmHeader, RlmKind, Rng,
-    StartInfo, TimerTable,
+    Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Header, Instant, NodeId, Packet, RlmHeader,
+    RlmKind, Rng, StartInfo, TimerTable,
 };
 
 pub use crate::sink::Record;
@@ -426,6 +426,8 @@ pub struct RlmReceiver {
     members: Vec<(Addr, Instant)>,
     /// Next expected sequence number per layer (None until the first packet after a join).
     gap_next: Vec<Option<u64>>,
+    /// The node the data comes from (its last data packet's), whose restart resets `gap_next`.
+    data_source: Option<NodeId>,
     /// When each layer was last joined: packets sent before that (the tail of an earlier
     /// subscription still in flight) are counted as received but never seed gap tracking,
     /// or the jump to the first packet of the new subscription would look like a loss.
@@ -475,6 +477,7 @@ impl RlmReceiver {
             foreign_start: vec![None; l + 1],
             members: Vec::new(),
             gap_next: vec![None; l],
+            data_source: None,
             joined_at: vec![Instant::ZERO; l],
             loss_rate: 0.0,
             m_received: 0,
@@ -896,6 +899,7 @@ impl RlmReceiver {
 
     fn on_data(&mut self, now: Instant, m: usize, p: &Packet) {
         self.records.received += 1;
+        self.data_source = Some(p.src.node);
         let t = now.as_nanos();
         if self.cfg.record == Record::Arrivals {
             self.records.arr_time_ns.push(t);
@@ -979,6 +983,16 @@ impl Agent for RlmReceiver {
         self.enter_steady(now, Cause::DetectionTimer);
         let d = self.session_interval().mul_f64(self.rng.uniform_range(0.5, 1.5));
         self.timers.set(RlmTimer::Session, now + d);
+    }
+
+    /// The source restarted: its sequence numbers start afresh, so every layer's gap
+    /// tracking starts again from the next packet (as after a join); the level, the
+    /// join-timers and the detection-time estimate are the receiver's own and stay. Another
+    /// receiver's restart (heard on the control group) changes nothing here.
+    fn handle_peer_restart(&mut self, _now: Instant, node: NodeId) {
+        if self.data_source == Some(node) {
+            self.gap_next.iter_mut().for_each(|g| *g = None);
+        }
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {

@@ -18,7 +18,7 @@
 //! arrivals but not gap-checked: on a long path the tail of the old subscription can arrive
 //! after the re-join, and would otherwise make the jump to the new packets look like a loss.
 
-use castlab_core::{Agent, AgentEvent, GroupId, Instant, Packet, StartInfo};
+use castlab_core::{Agent, AgentEvent, GroupId, Instant, NodeId, Packet, StartInfo};
 
 use crate::window::WorstWindowLoss;
 
@@ -206,6 +206,13 @@ impl LayeredSink {
 impl Agent for LayeredSink {
     fn handle_start(&mut self, now: Instant, _info: StartInfo) {
         self.handle_timeout(now);
+    }
+
+    /// A sender restarted: its sequence numbers start afresh, so gap tracking of its flows
+    /// starts again from their next packet (the counters stay). A sink hears only data, and
+    /// the gap states do not name their sender: every one is reset.
+    fn handle_peer_restart(&mut self, _now: Instant, _node: NodeId) {
+        self.gaps.clear();
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {

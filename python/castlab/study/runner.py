@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from castlab.parallel import map_calls, process_pool, stop_pool
-from castlab.study.store import Store, castlab_version, git_commit, run_key
+from castlab.study.store import Store, StoreWriteError, castlab_version, git_commit, run_key
 from castlab.study.targets import META_COLUMNS, Target, flat_metrics, make_target
 
 __all__ = ["Run", "SweepReport", "SweepInterrupted", "grid_points", "run_sweep", "execute", "map_calls"]
@@ -162,6 +162,8 @@ def run_sweep(target: Any, grid: Optional[Mapping[str, Sequence[Any]]] = None, s
       run again next time unless ``rerun_failed=False``.
     A failed run does not stop the others. Ctrl-C (KeyboardInterrupt) stores every run that finished,
     stops the pool's workers at once and raises ``SweepInterrupted``, which names the runs not run.
+    A run the store cannot take (its disk is full) stops the sweep with ``StoreWriteError``: the
+    store keeps the whole runs written before it, and the same sweep run again does the rest.
     """
     log = sys.stderr if log is None else log
     tgt = make_target(target, quick=quick)
@@ -265,13 +267,15 @@ def run_sweep(target: Any, grid: Optional[Mapping[str, Sequence[Any]]] = None, s
                         if bar is not None:
                             bar.set_postfix(done=report.ran - report.failed, failed=report.failed,
                                             lost_workers=lost.count, refresh=True)
-            except BaseException:
+            except BaseException as e:
                 # Ctrl-C (or any error here): keep what finished, stop what did not
                 running = [r for f, r in futures.items() if f.running()]
                 for f in futures:
                     f.cancel()
                 if own:
                     stop_pool(ex)
+                if isinstance(e, StoreWriteError):
+                    raise  # the store takes nothing more: storing the finished runs would fail too
                 for f, r in futures.items():
                     if r.key in done_keys or not f.done() or f.cancelled():
                         continue

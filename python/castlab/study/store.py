@@ -10,10 +10,15 @@ by what it is, not by when it ran. Every write goes to a temporary name in the s
 and is renamed into place (atomic on POSIX), outputs first and the row last: a run counts as
 stored once its row exists, and a process killed at any moment leaves only whole runs (and
 perhaps a temporary file that readers ignore and the next write of that run replaces).
+
+A write that fails (the disk fills, a quota, an I/O error) fails before anything is renamed:
+both temporary copies are written in full first, so the store keeps whole runs only, the
+temporary files are removed, and the writer gets a :class:`StoreWriteError` that says so.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -23,7 +28,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
-__all__ = ["Store", "VersionMixError", "run_key", "castlab_version", "git_commit"]
+__all__ = ["Store", "StoreWriteError", "VersionMixError", "run_key", "castlab_version", "git_commit"]
 
 ROW_SUFFIX = ".parquet"
 _META_PARAMS = b"castlab.params"
@@ -32,6 +37,22 @@ _META_METRICS = b"castlab.metrics"
 
 class VersionMixError(ValueError):
     """A store holds results of several castlab versions and the reader did not say which."""
+
+
+class StoreWriteError(OSError):
+    """A run could not be written into the store (disk full, quota, I/O error). Nothing of
+    that run was kept and the store still holds whole runs only; ``errno`` is the cause's."""
+
+    def __init__(self, root: Path, key: str, cause: OSError):
+        why = cause.strerror or str(cause)
+        super().__init__(cause.errno, f"results store {root}: could not store run {key}: {why}. Nothing of "
+                                      f"that run was kept and the store holds whole runs only; free space "
+                                      f"(or choose another store) and run the same sweep again: it runs only "
+                                      f"what is missing")
+        self.key = key
+
+    def __str__(self) -> str:
+        return str(self.strerror)
 
 
 def run_key(identity: Mapping[str, Any], params: Mapping[str, Any], seed: int, version: str) -> str:
@@ -105,24 +126,41 @@ class Store:
 
     def write(self, row: Mapping[str, Any], params: Iterable[str], metrics: Iterable[str],
               files: Optional[Mapping[str, bytes]] = None) -> None:
-        """Store one finished run: its files into outputs/<key>/, then its row. Each step is a
-        write to a temporary name and a rename."""
+        """Store one finished run: its files into outputs/<key>/ and its row into runs/. Both
+        are written in full under temporary names first, then renamed into place, outputs
+        first: a failure while writing (``StoreWriteError``) leaves the store as it was."""
         import pyarrow as pa
         import pyarrow.parquet as pq
 
         key = row["key"]
         self.create()
         tag = f"tmp-{os.getpid()}"
-        if files is not None:
-            tmp = self.outputs / f".{key}.{tag}"
+        tmp = self.outputs / f".{key}.{tag}"
+        tmp_row = self.runs / f".{key}.{tag}"
+        table = pa.Table.from_pylist([dict(row)])
+        meta = {_META_PARAMS: json.dumps(list(params)).encode(), _META_METRICS: json.dumps(list(metrics)).encode()}
+        table = table.replace_schema_metadata(meta)
+        try:
+            if files is not None:
+                shutil.rmtree(tmp, ignore_errors=True)
+                tmp.mkdir()
+                for rel, data in files.items():
+                    dest = tmp / rel
+                    if tmp.resolve() not in dest.resolve().parents:
+                        raise ValueError(f"output path {rel!r} leaves the run folder")
+                    dest.parent.mkdir(parents=True, exist_ok=True)
+                    dest.write_bytes(data)
+            pq.write_table(table, tmp_row)
+            with open(tmp_row, "rb+") as f:
+                os.fsync(f.fileno())
+        except BaseException as e:
             shutil.rmtree(tmp, ignore_errors=True)
-            tmp.mkdir()
-            for rel, data in files.items():
-                dest = tmp / rel
-                if tmp.resolve() not in dest.resolve().parents:
-                    raise ValueError(f"output path {rel!r} leaves the run folder")
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                dest.write_bytes(data)
+            with contextlib.suppress(OSError):
+                tmp_row.unlink()
+            if isinstance(e, OSError):
+                raise StoreWriteError(self.root, key, e) from e
+            raise
+        if files is not None:
             final = self.outputs / key
             if final.exists():
                 old = self.outputs / f".{key}.old-{os.getpid()}"
@@ -131,13 +169,6 @@ class Store:
                 shutil.rmtree(old, ignore_errors=True)
             else:
                 os.replace(tmp, final)
-        table = pa.Table.from_pylist([dict(row)])
-        meta = {_META_PARAMS: json.dumps(list(params)).encode(), _META_METRICS: json.dumps(list(metrics)).encode()}
-        table = table.replace_schema_metadata(meta)
-        tmp_row = self.runs / f".{key}.{tag}"
-        pq.write_table(table, tmp_row)
-        with open(tmp_row, "rb+") as f:
-            os.fsync(f.fileno())
         os.replace(tmp_row, self.runs / f"{key}{ROW_SUFFIX}")
 
     def read(self, version: Optional[str] = None):

@@ -16,8 +16,8 @@ use core::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, ChannelId, ConfigError, Dest, Duration, GroupId, Header, Instant, NetView, Packet,
-    PgmHeader, Rng, RouterExtension, StartInfo, Verdict,
+    Addr, Agent, AgentEvent, ChannelId, ConfigError, Dest, Duration, GroupId, Header, Instant, NetView, NodeId,
+    Packet, PgmHeader, Rng, RouterExtension, StartInfo, Verdict,
 };
 
 /// Parameters of a PGM receiver.
@@ -110,6 +110,9 @@ pub struct ReceiverStats {
     pub unrecoverable: u64,
     /// Packets not of this session: counted and ignored.
     pub ignored: u64,
+    /// Restarts of the source (a new incarnation, told by the driver): each dropped the
+    /// receive window of the old one.
+    pub source_restarts: u64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -342,6 +345,25 @@ impl PgmReceiver {
 impl Agent for PgmReceiver {
     fn handle_start(&mut self, _now: Instant, info: StartInfo) {
         self.rng = info.rng;
+    }
+
+    /// The source restarted: a new transmit window whose sequence numbers start afresh
+    /// (RFC 3208 would give it a new TSI, a new session). The receive window of the old one
+    /// is dropped, NAKs and repairs pending for it included, so no NAK names the old sequence
+    /// space; the window starts again at the next source packet, as at a late join. The
+    /// counters stay.
+    fn handle_peer_restart(&mut self, _now: Instant, node: NodeId) {
+        if self.source.map(|a| a.node) != Some(node) {
+            return;
+        }
+        self.started = false;
+        self.rx_trail = 0;
+        self.lead = 0;
+        self.slots.iter_mut().for_each(|s| *s = Slot::default());
+        self.timers.clear();
+        self.naks.clear();
+        self.complete_at = None;
+        self.stats.source_restarts += 1;
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
@@ -619,6 +641,36 @@ mod tests {
         assert_eq!(r.rx_trail(), 4);
         assert_eq!(r.stats.repaired, 2);
         assert_eq!(r.stats.unique, 4);
+    }
+
+    #[test]
+    fn a_source_restart_drops_the_old_window_and_naks_only_the_new_sequence_space() {
+        let mut r = receiver(PgmReceiverConfig::default(), 2);
+        for q in 0..50 {
+            r.handle_packet(ms(q), &src_pkt(PgmHeader::ODATA, q, q + 1));
+        }
+        r.handle_packet(ms(60), &src_pkt(PgmHeader::ODATA, 53, 54)); // 50..=52 missing, in back-off
+        assert_eq!(r.stats.gaps, 3);
+        // another node's restart (a fellow receiver) changes nothing
+        r.handle_peer_restart(ms(61), NodeId(5));
+        assert_eq!((r.rx_trail(), r.lead()), (50, 54));
+        // the source restarts and counts from 0 again
+        r.handle_peer_restart(ms(62), NodeId(0));
+        assert_eq!(r.stats.source_restarts, 1);
+        assert_eq!(r.poll_timeout(), None, "the old back-offs are gone");
+        r.handle_packet(ms(70), &src_pkt(PgmHeader::ODATA, 0, 1));
+        r.handle_packet(ms(71), &src_pkt(PgmHeader::ODATA, 2, 3)); // 1 missing in the new space
+        assert_eq!(r.stats.duplicates, 0, "the new packets are new, not old ones");
+        assert_eq!(r.stats.unique, 51 + 2);
+        let mut sent = vec![];
+        while let Some(t) = r.poll_timeout() {
+            r.handle_timeout(t);
+            sent.extend(naks(&mut r));
+            if !sent.is_empty() {
+                break;
+            }
+        }
+        assert_eq!(sent, vec![1], "a NAK for the new sequence space only");
     }
 
     #[test]

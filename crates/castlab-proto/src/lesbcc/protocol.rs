@@ -126,6 +126,7 @@ fn receiver_stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResul
         ("naks_cancelled_repair", s.naks_cancelled_repair),
         ("unrecoverable", s.unrecoverable),
         ("ignored", s.ignored),
+        ("source_restarts", s.source_restarts),
         ("rx_trail", r.rx_trail()),
         ("lead", r.lead()),
     ]);
