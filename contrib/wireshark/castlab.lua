@@ -14,7 +14,7 @@
 local p = Proto("castlab", "castlab envelope")
 
 local header_kinds = { [0] = "data", [1] = "control", [2] = "tcp", [3] = "rlm", [4] = "nlm", [6] = "pgm", [7] = "bcf" }
-local body_len = { [0] = 0, [1] = 26, [2] = 33, [3] = 7, [4] = 16, [6] = 17, [7] = 18 }
+local body_len = { [0] = 0, [1] = 26, [2] = 57, [3] = 7, [4] = 16, [6] = 17, [7] = 18 }
 local pgm_kinds = { [1] = "ODATA", [2] = "RDATA", [3] = "NAK", [4] = "NCF", [5] = "SPM" }
 local rlm_kinds = { [1] = "join", [2] = "session" }
 local nlm_kinds = { [1] = "data", [2] = "DROP_REQ", [3] = "ADD_REQ", [4] = "SESS" }
@@ -26,6 +26,7 @@ local f = {
   flags = ProtoField.uint8("castlab.flags", "Flags", base.HEX),
   codec_len = ProtoField.uint16("castlab.codec_len", "Codec length"),
   session = ProtoField.uint32("castlab.session", "Session id"),
+  epoch = ProtoField.uint64("castlab.epoch", "Session epoch (sender's start, Unix ns)"),
   mac = ProtoField.bytes("castlab.mac", "MAC (HMAC-SHA256, truncated)"),
   codec_version = ProtoField.uint8("castlab.codec_version", "Codec version"),
   dst_kind = ProtoField.uint8("castlab.dst_kind", "Destination kind", base.DEC, { [0] = "unicast", [1] = "group" }),
@@ -61,7 +62,7 @@ p.experts = { e_malformed }
 
 local function dissect(buf, pinfo, tree)
   local n = buf:len()
-  if n < 12 or buf(0, 4):string() ~= "CLAB" then
+  if n < 20 or buf(0, 4):string() ~= "CLAB" then
     return 0
   end
   pinfo.cols.protocol = "castlab"
@@ -71,15 +72,20 @@ local function dissect(buf, pinfo, tree)
   t:add(f.flags, buf(5, 1))
   t:add(f.codec_len, buf(6, 2))
   t:add(f.session, buf(8, 4))
+  t:add(f.epoch, buf(12, 8))
   local clen = buf(6, 2):uint()
-  local at = 12
+  local at = 20
+  if buf(4, 1):uint() ~= 2 then
+    t:add_proto_expert_info(e_malformed, "envelope version " .. buf(4, 1):uint() .. ", not 2")
+    return n
+  end
   if bit.band(buf(5, 1):uint(), 1) == 1 then
-    if n < 28 then
+    if n < 36 then
       t:add_proto_expert_info(e_malformed, "MAC flagged, datagram too short")
       return n
     end
-    t:add(f.mac, buf(12, 16))
-    at = 28
+    t:add(f.mac, buf(20, 16))
+    at = 36
   end
   if clen < 52 or at + clen > n then
     t:add_proto_expert_info(e_malformed, "codec length " .. clen .. " does not fit")
@@ -135,7 +141,7 @@ end
 p.dissector = dissect
 
 local function heuristic(buf, pinfo, tree)
-  if buf:len() < 12 or buf(0, 4):string() ~= "CLAB" then
+  if buf:len() < 20 or buf(0, 4):string() ~= "CLAB" then
     return false
   end
   dissect(buf, pinfo, tree)
