@@ -754,7 +754,9 @@ impl Driver {
         if self.pcap.is_some() {
             let to = to
                 .or_else(|| match &opened {
-                    Ok((p, _)) => p.group().and_then(|g| self.table.group(g)).map(|e| SocketAddrV4::new(e.addr, e.udp_port)),
+                    Ok((p, _)) => {
+                        p.group().and_then(|g| self.table.group(g)).map(|e| SocketAddrV4::new(e.addr, e.udp_port))
+                    }
                     Err(_) => None,
                 })
                 .unwrap_or(crate::pcap::UNKNOWN);

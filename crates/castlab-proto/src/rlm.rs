@@ -42,8 +42,8 @@
 use std::collections::VecDeque;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Header, Instant, NodeId, Packet, RlmHeader,
-    RlmKind, Rng, StartInfo, TimerTable,
+    Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Header, Instant, NodeId, Packet, RlmHeader, RlmKind,
+    Rng, StartInfo, TimerTable,
 };
 
 pub use crate::sink::Record;

@@ -16,8 +16,8 @@ use core::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, ChannelId, ConfigError, Dest, Duration, GroupId, Header, Instant, NetView, NodeId,
-    Packet, PgmHeader, Rng, RouterExtension, StartInfo, Verdict,
+    Addr, Agent, AgentEvent, ChannelId, ConfigError, Dest, Duration, GroupId, Header, Instant, NetView, NodeId, Packet,
+    PgmHeader, Rng, RouterExtension, StartInfo, Verdict,
 };
 
 /// Parameters of a PGM receiver.
