@@ -870,19 +870,30 @@ impl Driver {
             }
             _ => {}
         }
+        self.send_pgm_datagram(i, target, n, w.kind, now);
+    }
+
+    /// Send the `n` encoded bytes in the buffer from agent `i`'s socket, counting them (and
+    /// capturing them) by PGM type. True when sent.
+    fn send_pgm_datagram(&mut self, i: usize, target: SocketAddrV4, n: usize, kind: PgmType, now: Instant) -> bool {
         match self.slots[i].socket.send_to(&self.buf[..n], SocketAddr::V4(target)) {
             Ok(_) => {
                 self.stats.datagrams_sent += 1;
                 self.stats.bytes_sent += n as u64;
-                self.stats.pgm_sent[w.kind as usize & 0x0f] += 1;
+                self.stats.pgm_sent[kind as usize & 0x0f] += 1;
                 self.capture(now, self.slots[i].bound, target, n);
+                true
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => self.stats.send_would_block += 1,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                self.stats.send_would_block += 1;
+                false
+            }
             Err(e) => {
                 self.stats.send_errors += 1;
                 if self.last_error.is_none() {
                     self.note_error(format!("send to {target}: {e}"));
                 }
+                false
             }
         }
     }
@@ -905,20 +916,7 @@ impl Driver {
             }
         };
         let now = self.now();
-        match self.slots[i].socket.send_to(&self.buf[..n], SocketAddr::V4(target)) {
-            Ok(_) => {
-                self.stats.datagrams_sent += 1;
-                self.stats.bytes_sent += n as u64;
-                self.stats.pgm_sent[w.kind as usize & 0x0f] += 1;
-                self.capture(now, self.slots[i].bound, target, n);
-                true
-            }
-            Err(e) => {
-                self.stats.send_errors += 1;
-                self.note_error(format!("send to {target}: {e}"));
-                false
-            }
-        }
+        self.send_pgm_datagram(i, target, n, w.kind, now)
     }
 
     /// Read PGM datagrams from agent `agent`'s socket (upstream: NAKs for that agent) or group
