@@ -221,39 +221,7 @@ impl NetDriver {
     /// records stay) and `status()` is called every `status_interval` seconds.
     #[pyo3(signature = (duration, status=None, status_interval=1.0))]
     fn run(slf: &Bound<'_, Self>, duration: f64, status: Option<Py<PyAny>>, status_interval: f64) -> Result<()> {
-        let py = slf.py();
-        let d = duration_s("duration", duration)?;
-        let every = duration_s("status_interval", status_interval)?;
-        if status.is_some() && every.is_zero() {
-            return Err(bad("status_interval", status_interval, "must be positive"));
-        }
-        let start = slf.borrow().inner.now();
-        let end = start + d;
-        let mut next_status = start + every;
-        loop {
-            // The borrow ends before the callback, which may read the driver.
-            let now = {
-                let mut me = slf.borrow_mut();
-                let now = me.inner.now();
-                if now >= end {
-                    return Ok(());
-                }
-                let mut slice_end = end.min(now + SLICE);
-                if status.is_some() {
-                    slice_end = slice_end.min(next_status);
-                }
-                let inner = &mut me.inner;
-                py.detach(|| inner.run_until(slice_end))?;
-                inner.now()
-            };
-            py.check_signals()?;
-            if let Some(cb) = &status {
-                if now >= next_status {
-                    cb.call0(py)?;
-                    next_status += every;
-                }
-            }
-        }
+        run_in_slices(slf, duration, status, status_interval)
     }
 
     /// The driver's counters: datagrams/bytes sent and received, delivered, drops by reason
@@ -351,4 +319,67 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> Result<()> {
     m.add_class::<NetDriver>()?;
     m.add_function(wrap_pyfunction!(net_default_config, m)?)?;
     Ok(())
+}
+
+/// What the bindings run on the wall clock: the network driver and the user-space router.
+pub(crate) trait WallClock {
+    fn now(&self) -> Instant;
+    /// Run until `until`, with the GIL released.
+    fn run_detached(&mut self, py: Python<'_>, until: Instant) -> Result<()>;
+}
+
+impl WallClock for NetDriver {
+    fn now(&self) -> Instant {
+        self.inner.now()
+    }
+    fn run_detached(&mut self, py: Python<'_>, until: Instant) -> Result<()> {
+        let inner = &mut self.inner;
+        Ok(py.detach(|| inner.run_until(until))?)
+    }
+}
+
+/// Run `slf` for `duration` seconds of wall clock, with the GIL released in slices of at most
+/// `SLICE`; between slices, signals are checked (Ctrl-C raises KeyboardInterrupt, what was
+/// recorded stays) and `status()` is called every `status_interval` seconds.
+pub(crate) fn run_in_slices<T>(
+    slf: &Bound<'_, T>,
+    duration: f64,
+    status: Option<Py<PyAny>>,
+    status_interval: f64,
+) -> Result<()>
+where
+    T: WallClock + pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::False>,
+{
+    let py = slf.py();
+    let d = duration_s("duration", duration)?;
+    let every = duration_s("status_interval", status_interval)?;
+    if status.is_some() && every.is_zero() {
+        return Err(bad("status_interval", status_interval, "must be positive"));
+    }
+    let start = slf.borrow().now();
+    let end = start + d;
+    let mut next_status = start + every;
+    loop {
+        // The borrow ends before the callback, which may read the driver.
+        let now = {
+            let mut me = slf.borrow_mut();
+            let now = me.now();
+            if now >= end {
+                return Ok(());
+            }
+            let mut slice_end = end.min(now + SLICE);
+            if status.is_some() {
+                slice_end = slice_end.min(next_status);
+            }
+            me.run_detached(py, slice_end)?;
+            me.now()
+        };
+        py.check_signals()?;
+        if let Some(cb) = &status {
+            if now >= next_status {
+                cb.call0(py)?;
+                next_status += every;
+            }
+        }
+    }
 }

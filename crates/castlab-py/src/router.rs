@@ -15,14 +15,15 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use castlab_core::config::{ConfigValue, Value};
-use castlab_core::{Addr, Agent, AgentId, ChannelId, Duration, GroupId, Instant, NodeId, RouterExtension};
+use castlab_core::{Addr, Agent, AgentId, ChannelId, GroupId, Instant, NodeId, RouterExtension};
 use castlab_net::router::sys;
 use castlab_net::{Router, RouterConfig};
 use castlab_proto::registry::{self, Args, BuildError, BuildResult, Host, Raw};
 
+use crate::bad;
 use crate::error::{Error, Result};
+use crate::net::{run_in_slices, WallClock};
 use crate::registry::{complete, id_u32, pairs, to_py};
-use crate::{bad, duration_s};
 
 /// The user-space router as a registry [`Host`]: one node (the router's `--node`), its
 /// interfaces as channels (interface i is channel i, as the router's `NetView` shows them),
@@ -106,9 +107,6 @@ impl RouterHost<'_> {
     }
 }
 
-/// The longest the GIL stays released: the latency of Ctrl-C and of status callbacks.
-const SLICE: Duration = Duration::from_millis(100);
-
 /// The user-space multicast router of castlab-net, in this process's network namespace.
 #[pyclass(name = "NetRouter", unsendable, module = "castlab._native")]
 pub struct NetRouter {
@@ -184,38 +182,7 @@ impl NetRouter {
     /// every `status_interval` seconds if given.
     #[pyo3(signature = (duration, status=None, status_interval=1.0))]
     fn run(slf: &Bound<'_, Self>, duration: f64, status: Option<Py<PyAny>>, status_interval: f64) -> Result<()> {
-        let py = slf.py();
-        let d = duration_s("duration", duration)?;
-        let every = duration_s("status_interval", status_interval)?;
-        if status.is_some() && every.is_zero() {
-            return Err(bad("status_interval", status_interval, "must be positive"));
-        }
-        let start = slf.borrow().inner.now();
-        let end = start + d;
-        let mut next_status = start + every;
-        loop {
-            let now = {
-                let mut me = slf.borrow_mut();
-                let now = me.inner.now();
-                if now >= end {
-                    return Ok(());
-                }
-                let mut slice_end = end.min(now + SLICE);
-                if status.is_some() {
-                    slice_end = slice_end.min(next_status);
-                }
-                let inner = &mut me.inner;
-                py.detach(|| inner.run_until(slice_end))?;
-                inner.now()
-            };
-            py.check_signals()?;
-            if let Some(cb) = &status {
-                if now >= next_status {
-                    cb.call0(py)?;
-                    next_status += every;
-                }
-            }
-        }
+        run_in_slices(slf, duration, status, status_interval)
     }
 
     /// Router-wide counters (frames refused by reason, forwarding, ARP, IGMP, envelope
@@ -261,4 +228,14 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NetRouter>()?;
     m.add_function(wrap_pyfunction!(net_offloads_off, m)?)?;
     Ok(())
+}
+
+impl WallClock for NetRouter {
+    fn now(&self) -> Instant {
+        self.inner.now()
+    }
+    fn run_detached(&mut self, py: Python<'_>, until: Instant) -> Result<()> {
+        let inner = &mut self.inner;
+        Ok(py.detach(|| inner.run_until(until))?)
+    }
 }
