@@ -118,7 +118,7 @@ def test_castlab_pgm_receiver_is_repaired_from_an_openpgm_source(tmp_path: Path)
         # 1000-byte messages as fast as ZMQ_RATE lets them: 300 kb/s into 200 kb/s
         pub = tb.run("src", [SYSTEM_PYTHON, SCRIPT, "pub", "--endpoint", f"epgm://{tb.addr('src')};{GROUP}:{PORT}",
                              "--count", n, "--size", 1000, "--interval-s", 0, "--rate-kbps", 300, "--hops", ttl,
-                             "--linger-s", 8], timeout=60, check=False)
+                             "--linger-s", 15], timeout=60, check=False)
         rc = tb.stop(rcv, timeout=30)
     assert pub.returncode == 0, pub.stderr
     r = json.loads((tmp_path / "rcv" / "pgm_receiver_stats.json").read_text())
