@@ -1,26 +1,10 @@
-"""Real-network experiments: the papers' protocols as processes
-(`castlab net ROLE`) on the namespace testbed (`castlab.testbed`), with kernel bottlenecks, kernel
-multicast routing and kernel TCP, each beside a simulation of the same set-up.
-
-- ``net-rlm``: RLM receivers behind real 1.5 Mb/s, 20-packet bottlenecks (RLM's topology (1),
-  once per receiver), claims computed as ``rlm-fig8``'s.
-- ``net-lesbcc-fig21``: LE-SBCC (AIMD) against 16 kernel TCP flows through one 1 Mb/s
-  bottleneck with §5.2.1's 500 ms round trip, as the LE-SBCC paper (Fig. 21) ran it on Linux:
-  the router is castlab's user-space router (DropTail queue, delay lines), ``"routers": "user"``.
-- ``net-vs-sim``: the ``net-rlm`` set-up in the simulator and on the testbed, side by side.
-
-What the testbed cannot reproduce is recorded in each summary's ``params``: with kernel routers
-and without netem (absent on this kernel) there is no propagation delay, only serialisation and queueing; the join and
-leave latencies are the testbed's, measured at the start of each run and given to the simulated
-twin. Every experiment skips (no claims, a reason in ``params``) where the testbed cannot be built.
-"""
+"""LE-SBCC on the testbed: ``net-lesbcc-fig21`` (§5.2.1) and ``net-lesbcc-openpgm`` (real PGM receivers)."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Optional
@@ -29,351 +13,23 @@ import numpy as np
 import pandas as pd
 
 from castlab.experiments import streams
-from castlab.experiments.common import Claim, Experiment, Result, at_least, at_most, in_range
+from castlab.experiments.common import Result, at_least, at_most, in_range
 from castlab.experiments.plotting import figure, save
-
-RLM_PAPER = "McCanne et al. 1996"
-LESBCC_PAPER = "Thapliyal et al. (LE-SBCC)"  # the same name as experiments/lesbcc.py, so the report groups them
-LAYERS_BPS = [32e3 * 2**m for m in range(6)]  # RLM §4: six layers at 32·2^m kb/s
-RLM_LINK_BPS = 1.5e6  # RLM §4
-RLM_QUEUE = 20  # RLM §4
-RLM_PACKET = 1000  # RLM §4
-OPTIMAL = 5  # the largest level whose cumulative rate (992 kb/s) fits 1.5 Mb/s
-FIG21_LINK_BPS = 1e6  # LE-SBCC §5.2.1: "Bottleneck bandwidth (set by tc): 1Mbps"
-FIG21_TCP_PER_HOST = 4  # §5.2.1: four receiver machines, four TCP receivers each
-FIG21_HOSTS = 4
-FIG21_QUEUE = 50  # not stated: ours
-SAME_ORDER = 3.0  # "the same order": within a factor of 3 (decided before the first run)
-LOSS_FLOOR = 0.005  # below 0.5 % both ways a short run cannot tell rates apart
-
-
-def testbed_name(kind: str) -> str:
-    """A testbed name of this process (kind + pid): runs in parallel never share namespaces."""
-    return f"{kind}{os.getpid() % 100000}"
-
-
-def _skip(reason: str) -> Optional[Result]:
-    return Result({"network": "real", "skipped": reason}, [])
-
-
-def _unavailable() -> Optional[str]:
-    from castlab.testbed import available
-
-    return available()
-
-
-def _castlab(*args) -> list[str]:
-    return [sys.executable, "-m", "castlab", *[str(a) for a in args]]
-
-
-def _session(tb, ttl: int) -> list[str]:
-    return ["--source-addr", tb.addr(tb.topo.source), "--ttl", ttl, "--session", 77]
-
-
-def _measure_latencies(tb, host: str) -> tuple[float, float]:
-    """Join latency (join to first packet) and leave latency (leave to the last packet on the
-    host's link) of the testbed's multicast routing, for a 200 packet/s probe group."""
-    group = "239.255.200.1"
-    send = ("import socket,time\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
-            "s.setsockopt(socket.IPPROTO_IP,socket.IP_MULTICAST_TTL,4)\n"
-            f"s.setsockopt(socket.IPPROTO_IP,socket.IP_MULTICAST_IF,socket.inet_aton('{tb.addr(tb.topo.source)}'))\n"
-            "t=time.time()\nwhile time.time()-t<12:\n"
-            f"    s.sendto(b'x'*64,('{group}',5999)); time.sleep(0.005)\n")
-    recv = ("import socket,struct,time\ns=socket.socket(socket.AF_INET,socket.SOCK_DGRAM)\n"
-            "s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1); s.bind(('',5999)); s.settimeout(0.01)\n"
-            f"m=struct.pack('4s4s',socket.inet_aton('{group}'),socket.inet_aton('{tb.addr(host)}'))\n"
-            "t=time.time(); s.setsockopt(socket.IPPROTO_IP,socket.IP_ADD_MEMBERSHIP,m); first=None\n"
-            "while time.time()-t<2:\n    try:\n        s.recv(99); first=first if first is not None else time.time()-t\n"
-            "    except socket.timeout: pass\n"
-            "s.setsockopt(socket.IPPROTO_IP,socket.IP_DROP_MEMBERSHIP,m); print(first)\n")
-    p = tb.spawn(tb.topo.source, [sys.executable, "-c", send])
-    try:
-        time.sleep(0.3)
-        r = tb.run(host, [sys.executable, "-c", recv], timeout=20)
-        join = float(r.stdout.strip()) if r.stdout.strip() not in ("", "None") else float("nan")
-        t0 = time.monotonic()
-        prev = tb.link_rx_packets(host, tb.topo.routers[0])
-        leave = float("nan")
-        while time.monotonic() - t0 < 8.0:
-            time.sleep(0.05)
-            c = tb.link_rx_packets(host, tb.topo.routers[0])
-            if c - prev == 0:
-                leave = time.monotonic() - t0 - 0.05
-                break
-            prev = c
-    finally:
-        tb.stop(p)
-    return join, max(leave, 0.0)
-
-
-def _wait(procs: list[subprocess.Popen], timeout: float) -> None:
-    end = time.monotonic() + timeout
-    for p in procs:
-        try:
-            p.wait(timeout=max(end - time.monotonic(), 1.0))
-        except subprocess.TimeoutExpired:
-            pass
-
-
-def _read_table(out: Path, stem: str) -> pd.DataFrame:
-    for ext in (".csv", ".parquet"):
-        p = out / f"{stem}{ext}"
-        if p.exists():
-            return pd.read_csv(p) if ext == ".csv" else pd.read_parquet(p)
-    return pd.DataFrame()
-
-
-# ------------------------------------------------------------------ RLM on the testbed
-
-
-def _rlm_starts(seed: int, n: int, spread_s: float) -> list[float]:
-    rng = streams.rng(seed, "net-rlm-starts")
-    return sorted(float(x) for x in rng.uniform(0.0, spread_s, n))
-
-
-def _run_rlm_testbed(out: Path, seed: int, duration: float, receivers: int, spread_s: float) -> dict:
-    """Source and RLM receivers as processes on the rlm1 testbed; returns per-receiver level
-    timelines and loss counts, the qdisc counters, and the measured latencies."""
-    from castlab.testbed import Testbed, rlm1
-
-    starts = _rlm_starts(seed, receivers, spread_s)
-    topo = rlm1(receivers=receivers, rate_bps=RLM_LINK_BPS, queue_pkts=RLM_QUEUE)
-    res: dict = {"starts_s": starts}
-    with Testbed(topo, testbed_name("r")) as tb:
-        hosts = [h for h in topo.hosts if h != topo.source]
-        join, leave = _measure_latencies(tb, hosts[0])
-        res.update(join_latency_s=join, leave_latency_s=leave, netem=tb.netem)
-        ttl = tb.topo.hops(topo.source, hosts[0]) + 1
-        logs = out / "logs"
-        logs.mkdir(exist_ok=True)
-        src_out = out / "real_source"
-        procs = []
-        t0 = time.monotonic()
-        procs.append(tb.spawn(topo.source, _castlab("net", "source", "--layers", 6, "--base-rate", LAYERS_BPS[0],
-                                                    "--packet-size", RLM_PACKET, "--duration", duration + 2,
-                                                    "--iface-addr", tb.addr(topo.source), "--out", src_out,
-                                                    "--seed", seed, *_session(tb, ttl)),
-                              stdout=open(logs / "source.log", "w"), stderr=subprocess.STDOUT))
-        for i, h in enumerate(hosts):
-            while time.monotonic() - t0 < 1.0 + starts[i]:
-                time.sleep(0.05)
-            procs.append(tb.spawn(h, _castlab("net", "rlm-receiver", "--layers", 6, "--addr", tb.addr(h),
-                                              "--node", i + 1, "--iface-addr", tb.addr(h),
-                                              "--duration", duration - starts[i], "--seed", seed,
-                                              "--out", out / f"real_{h}", *_session(tb, ttl)),
-                                  stdout=open(logs / f"{h}.log", "w"), stderr=subprocess.STDOUT))
-        _wait(procs, duration + 30)
-        res["qdisc"] = {h: tb.qdisc_stats(h) for h in hosts}
-        res["exit_codes"] = [p.returncode for p in procs]
-    res["receivers"] = []
-    for i, h in enumerate(hosts):
-        d = out / f"real_{h}"
-        lv = _read_table(d, "levels")
-        counts = json.loads((d / "rlm_counts.json").read_text()) if (d / "rlm_counts.json").exists() else {}
-        loss = _read_table(d, "rlm_loss")
-        arr = _read_table(d, "rlm_arr")
-        res["receivers"].append({"host": h, "start_s": starts[i], "levels": lv, "counts": counts, "loss": loss,
-                                 "arr": arr})
-    return res
-
-
-def _run_rlm_sim(seed: int, duration: float, receivers: int, starts: list[float], join_s: float, leave_s: float,
-                 delay_s: float) -> dict:
-    """The same set-up in the simulator: a fast first hop, then one 1.5 Mb/s 20-packet link per
-    receiver with the testbed's delay (none without netem), and its join/leave latencies."""
-    from castlab import Simulator
-
-    sim = Simulator(seed=seed, join_latency=join_s, leave_latency=leave_s)
-    for n in ("src", "r1"):
-        sim.add_node(n)
-    sim.add_link("src", "r1", 100e6, 1e-4, queue_limit_pkts=1000)
-    gs = [sim.add_group("src") for _ in LAYERS_BPS]
-    ctl = sim.add_group("src")
-    sim.add_layered_source("src", gs, LAYERS_BPS, packet_size=RLM_PACKET)
-    agents = []
-    for i in range(receivers):
-        h = f"rcv{i + 1}"
-        sim.add_node(h)
-        sim.add_link("r1", h, RLM_LINK_BPS, max(delay_s, 1e-4), queue_limit_pkts=RLM_QUEUE)
-        agents.append(sim.add_rlm_receiver(h, gs, ctl, start=1.0 + starts[i], record="arrivals"))
-    sim.run(duration + 1.0)
-    out = []
-    for a in agents:
-        r = sim.rlm_records(a)
-        out.append({"t": r["level_time_ns"] / 1e9, "level": r["level"].astype(int), "received": int(r["received"]),
-                    "lost": int(r["lost"]), "loss_t": r["loss_time_ns"] / 1e9, "loss_n": r["loss_count"],
-                    "arr_t": r["arr_time_ns"] / 1e9})
-    return {"receivers": out}
-
-
-def _loss_after(arr_t: np.ndarray, loss_t: np.ndarray, loss_n: np.ndarray, t0: float) -> float:
-    rec = int((arr_t >= t0).sum())
-    lost = int(loss_n[loss_t >= t0].sum())
-    return lost / (rec + lost) if rec + lost else float("nan")
-
-
-def _level_stats(t: np.ndarray, lv: np.ndarray, start: float, end: float) -> tuple[float, float]:
-    """(time from `start` to first reaching OPTIMAL, fraction of the time after that at or above
-    OPTIMAL)."""
-    if len(t) == 0 or not (lv >= OPTIMAL).any():
-        return float("nan"), float("nan")
-    i = int(np.argmax(lv >= OPTIMAL))
-    reach = float(t[i])
-    edges = np.append(t, end)
-    held = 0.0
-    for k in range(i, len(t)):
-        if lv[k] >= OPTIMAL:
-            held += max(0.0, min(edges[k + 1], end) - t[k])
-    return reach - start, held / max(end - reach, 1e-9)
-
-
-def _rlm_pair(out: Path, seed: int, quick: bool) -> Optional[tuple[dict, dict, dict]]:
-    receivers = 3
-    duration = 75.0 if quick else 300.0
-    spread = 5.0 if quick else 30.0
-    real = _run_rlm_testbed(out, seed, duration, receivers, spread)
-    delay = 0.010 if real.get("netem") else 0.0
-    sim = _run_rlm_sim(seed, duration, receivers, real["starts_s"], real["join_latency_s"], real["leave_latency_s"],
-                       delay)
-    params = {"network": "real", "topology": "rlm1 (RLM topology (1) per receiver)", "receivers": receivers,
-              "duration_s": duration, "bottleneck_bps": RLM_LINK_BPS, "queue_pkts": RLM_QUEUE,
-              "receiver_starts_s": real["starts_s"], "netem": bool(real.get("netem")),
-              "propagation_delay_s": delay, "join_latency_s": real["join_latency_s"],
-              "leave_latency_s": real["leave_latency_s"], "multicast_routing": "igmpproxy + bridge IGMP snooping "
-              "with fast leave", "qdisc": real["qdisc"], "process_exit_codes": real["exit_codes"]}
-    return real, sim, params
-
-
-def run_net_rlm(out: Path, seed: int, quick: bool = False) -> Result:
-    reason = _unavailable()
-    if reason:
-        return _skip(reason)
-    real, sim, params = _rlm_pair(out, seed, quick)
-    duration = params["duration_s"]
-    rows = []
-    fig, ax = figure(6.5, 3.4)
-    for i, (r, s) in enumerate(zip(real["receivers"], sim["receivers"])):
-        lv = r["levels"]
-        t = lv["time_s"].to_numpy() if len(lv) else np.array([])
-        levels = lv["level"].to_numpy().astype(int) if len(lv) else np.array([], dtype=int)
-        start = 0.0  # the receiver process's own clock starts at its start
-        end = duration - r["start_s"]
-        reach, held = _level_stats(t, levels, start, end)
-        arr_t = r["arr"]["time_s"].to_numpy() if len(r["arr"]) else np.array([])
-        loss_t = r["loss"]["time_s"].to_numpy() if len(r["loss"]) else np.array([])
-        loss_n = r["loss"]["count"].to_numpy() if len(r["loss"]) else np.array([])
-        half = end / 2
-        real_loss = _loss_after(arr_t, loss_t, loss_n, half)
-        s_reach, s_held = _level_stats(s["t"], s["level"], 1.0 + r["start_s"], duration + 1.0)
-        s_half = 1.0 + r["start_s"] + half
-        sim_loss = _loss_after(s["arr_t"], s["loss_t"], s["loss_n"], s_half)
-        rows.append({"receiver": r["host"], "start_s": r["start_s"], "real_time_to_optimal_s": reach,
-                     "real_held_fraction": held, "real_loss_2nd_half": real_loss,
-                     "real_received": r["counts"].get("received"), "real_lost": r["counts"].get("lost"),
-                     "sim_time_to_optimal_s": s_reach, "sim_held_fraction": s_held, "sim_loss_2nd_half": sim_loss})
-        if len(t):
-            ax.step(np.append(t + r["start_s"], duration), np.append(levels, levels[-1]), where="post",
-                    lw=1.0, label=f"{r['host']} (real)")
-    ax.axhline(OPTIMAL, color="0.6", ls=":", lw=0.8)
-    ax.set_xlim(0, duration)
-    ax.set_ylim(0, 7)
-    ax.set_xlabel("Time (sec)")
-    ax.set_ylabel("Layer #")
-    ax.set_title("RLM on the testbed: 1.5 Mb/s, 20-packet tbf bottlenecks")
-    ax.legend(fontsize=7)
-    files = save(fig, out, "net_rlm")
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "net_rlm.csv", index=False)
-    worst_reach = float(df["real_time_to_optimal_s"].max())
-    min_held = float(df["real_held_fraction"].min())
-    real_loss = float(df["real_loss_2nd_half"].mean())
-    sim_loss = float(df["sim_loss_2nd_half"].mean())
-    both_small = real_loss <= LOSS_FLOOR and sim_loss <= LOSS_FLOOR
-    ratio = real_loss / sim_loss if sim_loss > 0 else (1.0 if real_loss == 0 else float("inf"))
-    qd = params["qdisc"]
-    tc_drops = sum(int(q.get("pfifo", {}).get("drops") or 0) for q in qd.values())
-    seen_lost = int(sum((r["counts"].get("lost") or 0) for r in real["receivers"]))
-    claims: list[Claim] = [
-        at_least("reaches-optimal", "(paper, RLM §4.3, topology (1)) 'The receiver ramps up to the number of layers "
-                 "supported by the link': every receiver reaches 5 layers (992 kb/s fits 1.5 Mb/s, 2016 kb/s does "
-                 "not); ours: receivers that reached it, of all", 1.0,
-                 float(np.mean(np.isfinite(df["real_time_to_optimal_s"]))), "fraction", kind="paper"),
-        at_least("holds-optimal", "(derived) after first reaching 5 layers each receiver stays at 5 or above (the "
-                 "join-experiments to 6) at least 90 % of the time; ours: the lowest receiver's fraction", 0.9,
-                 min_held, "fraction", kind="derived"),
-        in_range("loss-same-order-as-sim", "(derived) long-term loss (second half of each "
-                 "receiver's run) of the same order as the simulation of the same set-up: real/sim within x3, "
-                 f"or both under {LOSS_FLOOR:.1%}; ours: real/sim ratio (1 when both are that small)",
-                 1 / SAME_ORDER, SAME_ORDER, 1.0 if both_small else ratio, "ratio", kind="derived"),
-        at_least("tc-counts-the-losses", "(sanity) the bottleneck qdiscs dropped at least as many packets as the "
-                 "receivers counted lost (every loss is a real queue drop); ours: tc drops minus counted losses",
-                 0, tc_drops - seen_lost, "packets", kind="sanity"),
-    ]
-    params.update(real_loss_mean=real_loss, sim_loss_mean=sim_loss, worst_time_to_optimal_s=worst_reach,
-                  tc_drops=tc_drops, receivers_counted_lost=seen_lost)
-    return Result(params, claims, ["net_rlm.csv", *files])
-
-
-def run_net_vs_sim(out: Path, seed: int, quick: bool = False) -> Result:
-    reason = _unavailable()
-    if reason:
-        return _skip(reason)
-    real, sim, params = _rlm_pair(out, seed, quick)
-    duration = params["duration_s"]
-    fig, axes = figure(7.0, 4.2)
-    fig.clf()
-    ax1, ax2 = fig.add_subplot(2, 1, 1), fig.add_subplot(2, 1, 2)
-    rows = []
-    for r, s in zip(real["receivers"], sim["receivers"]):
-        lv = r["levels"]
-        t = (lv["time_s"].to_numpy() + r["start_s"]) if len(lv) else np.array([])
-        levels = lv["level"].to_numpy().astype(int) if len(lv) else np.array([], dtype=int)
-        if len(t):
-            ax1.step(np.append(t, duration), np.append(levels, levels[-1]), where="post", lw=1.0, label=r["host"])
-        st = s["t"] - 1.0
-        ax2.step(np.append(st, duration), np.append(s["level"], s["level"][-1]), where="post", lw=1.0,
-                 label=r["host"])
-
-        def mean_level(tt, ll, a, b):
-            if len(tt) == 0:
-                return float("nan")
-            edges = np.clip(np.append(tt, b), a, b)
-            return float(np.sum(np.diff(edges) * ll) / max(b - a, 1e-9))
-
-        real_mean = mean_level(t, levels, duration / 2, duration)
-        sim_mean = mean_level(st, s["level"], duration / 2, duration)
-        rows.append({"receiver": r["host"], "real_mean_level_2nd_half": real_mean, "sim_mean_level_2nd_half": sim_mean,
-                     "real_final_level": int(levels[-1]) if len(levels) else None, "sim_final_level": int(s["level"][-1]),
-                     "real_received": r["counts"].get("received"), "real_lost": r["counts"].get("lost"),
-                     "sim_received": s["received"], "sim_lost": s["lost"]})
-    for ax, name in ((ax1, "testbed"), (ax2, "simulator")):
-        ax.set_xlim(0, duration)
-        ax.set_ylim(0, 7)
-        ax.set_ylabel(f"Layer # ({name})")
-        ax.axhline(OPTIMAL, color="0.6", ls=":", lw=0.8)
-    ax2.set_xlabel("Time (sec)")
-    ax1.legend(fontsize=7, ncol=3)
-    files = save(fig, out, "net_vs_sim")
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "net_vs_sim.csv", index=False)
-    diff = float(np.nanmax(np.abs(df["real_mean_level_2nd_half"] - df["sim_mean_level_2nd_half"])))
-    real_lr = sum(x or 0 for x in df["real_lost"]) / max(1, sum((x or 0) for x in df["real_received"]) +
-                                                         sum(x or 0 for x in df["real_lost"]))
-    sim_lr = df["sim_lost"].sum() / max(1, df["sim_received"].sum() + df["sim_lost"].sum())
-    claims = [
-        in_range("mean-level-matches", "(derived) mean subscription level over the second half, testbed against "
-                 "simulator, per receiver: differs by at most half a layer; ours: the largest difference", 0.0, 0.5,
-                 diff, "layers", kind="derived"),
-        in_range("whole-run-loss-same-order", "(derived) whole-run loss of all receivers, testbed over simulator, "
-                 f"within x3 (or both under {LOSS_FLOOR:.1%}: ratio 1)", 1 / SAME_ORDER, SAME_ORDER,
-                 1.0 if (real_lr <= LOSS_FLOOR and sim_lr <= LOSS_FLOOR) else
-                 (real_lr / sim_lr if sim_lr > 0 else float("inf")), "ratio", kind="derived"),
-    ]
-    params.update(real_loss=real_lr, sim_loss=float(sim_lr),
-                  differences="no propagation delay on the testbed without netem (the simulator is given the same); "
-                              "host scheduling adds timer lateness (see the receivers' net_stats.json); "
-                              "the testbed's leave latency is measured and given to the simulator")
-    return Result(params, claims, ["net_vs_sim.csv", *files])
+from castlab.experiments.net.common import (
+    FIG21_LINK_BPS,
+    FIG21_TCP_PER_HOST,
+    FIG21_HOSTS,
+    FIG21_QUEUE,
+    SAME_ORDER,
+    testbed_name,
+    _skip,
+    _unavailable,
+    _castlab,
+    _session,
+    _wait,
+    _read_table,
+    _first_line,
+)
 
 
 # ------------------------------------------------------------------ LE-SBCC Fig. 21
@@ -539,14 +195,6 @@ def _openpgm_unavailable() -> Optional[str]:
     return None
 
 
-def _first_line(p: subprocess.Popen, timeout: float = 30.0) -> None:
-    """Wait until a started process prints its first line (it listens by then)."""
-    import select
-
-    if p.stdout is not None:
-        r, _, _ = select.select([p.stdout], [], [], timeout)
-        if r:
-            p.stdout.readline()
 
 
 def _openpgm_case(out: Path, seed: int, duration: float, sender: str, receivers: str) -> dict:
@@ -731,16 +379,3 @@ def run_net_lesbcc_openpgm(out: Path, seed: int, quick: bool = False) -> Result:
                              "of its losses, so per-receiver loss events are undercounted as router LI aggregation "
                              "(§3.4) undercounts them; compare les/lis and receivers_seen across cases"}
     return Result(params, claims, ["openpgm.csv", *files])
-
-
-EXPERIMENTS = [
-    Experiment("net-rlm", RLM_PAPER, "Fig. 8 (real)", "RLM receivers behind real tbf bottlenecks on the namespace "
-               "testbed (root)", run_net_rlm),
-    Experiment("net-lesbcc-fig21", LESBCC_PAPER, "Fig. 21", "LE-SBCC (AIMD) against 16 kernel TCP flows through a "
-               "1 Mb/s bottleneck with a 500 ms round trip in castlab's router (root)", run_net_lesbcc_fig21),
-    Experiment("net-vs-sim", RLM_PAPER, "Fig. 8 (real vs sim)", "the net-rlm set-up on the testbed and in the "
-               "simulator, side by side (root)", run_net_vs_sim),
-    Experiment("net-lesbcc-openpgm", LESBCC_PAPER, "§1, §5.2.1 (real receivers)", "LE-SBCC's source over PGM with "
-               "four unmodified OpenPGM (ZeroMQ epgm) receivers and 16 kernel TCP flows, beside castlab's receivers "
-               "and OpenPGM's fixed-rate sender (root, python3-zmq)", run_net_lesbcc_openpgm),
-]
