@@ -1,6 +1,16 @@
+import signal
+
 import pytest
 
 import castlab
+
+# A shell starts a background job's children with SIGINT ignored, and an ignored signal stays
+# ignored across exec: Python then installs no KeyboardInterrupt handler, in this process or in
+# the processes the tests start, and the tests of Ctrl-C would fail for how the suite was
+# launched. Give the suite the handler an interactive start gives it; its children then start
+# with the default disposition.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture
