@@ -36,7 +36,7 @@ __all__ = ["Testbed", "Topology", "Link", "Lan", "register", "topologies", "avai
 
 
 def __getattr__(name: str):
-    """A registered topology's builder by its name (``from castlab.testbed import rlm1``): the
+    """A registered topology's builder by its name (``from castlab.testbed import NAME``): the
     papers' set-ups are defined beside their experiments (:func:`topologies`)."""
     reg = topologies().get(name)
     if reg is None:
