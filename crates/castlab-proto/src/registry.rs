@@ -228,6 +228,11 @@ impl<'a> Args<'a> {
             v => Err(BuildError::bad(name, v, "must be bytes or None")),
         }
     }
+    /// A non-negative integer argument (a count, a seed), or an error naming it.
+    pub fn u64(&self, name: &str) -> BuildResult<u64> {
+        let v = self.int(name)?;
+        u64::try_from(v).map_err(|_| BuildError::bad(name, v, "must be >= 0"))
+    }
     /// An unsigned 32-bit argument (a flow id, a size), or an error naming it.
     pub fn u32(&self, name: &str) -> BuildResult<u32> {
         let v = self.int(name)?;
@@ -397,6 +402,8 @@ pub enum Out<'a> {
     Col(Column<'a>),
     /// A numpy array [rows, cols] of a flat row-major table.
     Grid(&'a [u32], usize),
+    /// A numpy array the answer owns (a [`Function`]'s result, which borrows nothing).
+    U64s(Vec<u64>),
     Bytes(&'a [u8]),
     List(Vec<Out<'a>>),
     Tuple(Vec<Out<'a>>),
@@ -546,6 +553,21 @@ pub struct Reader {
     pub params: &'static [Param],
     pub hosts: Hosts,
     pub read: Read,
+}
+
+/// A function's body: computes its answer from its arguments alone.
+pub type Call = fn(&Args<'_>) -> BuildResult<Out<'static>>;
+
+/// A function of the protocol that needs no simulator or network (an offline model, a
+/// formula of the paper): the bindings show it as a module function `castlab._native.<name>`
+/// with these parameters (and `**config` when `config` names a table).
+pub struct Function {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub params: &'static [Param],
+    /// The config table whose fields `**config` overrides (None: the function takes none).
+    pub config: Option<&'static str>,
+    pub call: Call,
 }
 
 /// A named configuration table: `config_defaults(name)` shows it.
@@ -819,6 +841,24 @@ pub struct Protocol {
     pub receivers: &'static [ReceiverKind],
     pub routers: &'static [RouterKind],
     pub net_roles: &'static [NetRole],
+    pub functions: &'static [Function],
+}
+
+impl Protocol {
+    /// Nothing registered: a protocol's static ends with `..Protocol::EMPTY` and lists only
+    /// what it has.
+    pub const EMPTY: Protocol = Protocol {
+        name: "",
+        paper: "",
+        configs: &[],
+        roles: &[],
+        readers: &[],
+        sessions: &[],
+        receivers: &[],
+        routers: &[],
+        net_roles: &[],
+        functions: &[],
+    };
 }
 
 /// The config table `name` of any registered protocol.
@@ -834,6 +874,11 @@ pub fn role(name: &str) -> Option<&'static Role> {
 /// The reader `name` of any registered protocol.
 pub fn reader(name: &str) -> Option<&'static Reader> {
     crate::PROTOCOLS.iter().flat_map(|p| p.readers.iter()).find(|r| r.name == name)
+}
+
+/// The function `name` of any registered protocol.
+pub fn function(name: &str) -> Option<&'static Function> {
+    crate::PROTOCOLS.iter().flat_map(|p| p.functions.iter()).find(|f| f.name == name)
 }
 
 #[cfg(test)]
@@ -854,6 +899,12 @@ mod tests {
             }
             for r in p.readers {
                 assert!(seen.insert(("method", r.name)), "{}", r.name);
+            }
+            for f in p.functions {
+                assert!(seen.insert(("function", f.name)), "{}", f.name);
+                if let Some(c) = f.config {
+                    assert!(config_table(c).is_some(), "{}: {}", f.name, c);
+                }
             }
         }
     }

@@ -826,7 +826,6 @@ loss windows (seconds): accepted as by every flow-table row, not used.",
             windows_in_config: false,
             inherits_session_config: true,
         }],
-        routers: &[],
         net_roles: &[
             NetRole {
                 cli: "rlc-source",
@@ -859,6 +858,7 @@ loss windows (seconds): accepted as by every flow-table row, not used.",
                 ],
             },
         ],
+        ..Protocol::EMPTY
     };
 }
 

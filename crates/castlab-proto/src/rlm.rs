@@ -1258,7 +1258,6 @@ number to the last bit. \
                 read: row,
             },
         ],
-        sessions: &[],
         receivers: &[ReceiverKind {
             protocol: "rlm",
             sessions: &["layered"],
@@ -1268,7 +1267,6 @@ number to the last bit. \
             windows_in_config: true,
             inherits_session_config: false,
         }],
-        routers: &[],
         net_roles: &[NetRole {
             cli: "rlm-receiver",
             help: "RLM receiver (McCanne et al. §3)",
@@ -1285,6 +1283,7 @@ number to the last bit. \
                 NetOutput::Json { reader: "rlm_status", file: "rlm_status.json" },
             ],
         }],
+        ..Protocol::EMPTY
     };
 }
 

@@ -448,5 +448,5 @@ in bytes; `windows`: the scenario's loss windows (seconds); the windows are not 
         role: "add_bcf_routers",
         status: "bcf_router_stats",
     }],
-    net_roles: &[],
+    ..Protocol::EMPTY
 };

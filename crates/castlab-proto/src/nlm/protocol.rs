@@ -446,4 +446,5 @@ loss windows (seconds); the windows are not used.",
             outputs: &[NetOutput::Json { reader: "nlm_receiver_records", file: "nlm_receiver.json" }],
         },
     ],
+    ..Protocol::EMPTY
 };

@@ -261,7 +261,6 @@ loss windows (seconds): accepted as by every flow-table row, not used.",
         windows_in_config: false,
         inherits_session_config: true,
     }],
-    routers: &[],
     net_roles: &[
         NetRole {
             cli: "tfmcc-source",
@@ -290,4 +289,5 @@ loss windows (seconds): accepted as by every flow-table row, not used.",
             outputs: &[NetOutput::Prefixed { reader: "tfmcc_receiver_records", name: "tfmcc_receiver", tables: &[] }],
         },
     ],
+    ..Protocol::EMPTY
 };
