@@ -570,6 +570,42 @@ pub struct Function {
     pub call: Call,
 }
 
+impl Reader {
+    /// A reader of one agent (argument `agent`) that takes no other argument.
+    pub const fn of_agent(name: &'static str, doc: &'static str, hosts: Hosts, read: Read) -> Reader {
+        Reader { name, doc, target: Target::Agent("agent"), params: &[], hosts, read }
+    }
+}
+
+/// The reader of a receiver's row in the scenario's flow table (simulator only):
+/// `flow_row!("x_flow_row", "an X receiver: what the row holds", read)`, with the arguments
+/// every row reader takes (`agent`, `packet_size`, `windows`) and their documentation; a row
+/// that does not need the packet size ends with `, packet_size = None`.
+#[macro_export]
+macro_rules! flow_row {
+    ($name:literal, $what:literal, $read:expr) => {
+        $crate::flow_row!(@ $name, $what, $read, $crate::param!(packet_size))
+    };
+    ($name:literal, $what:literal, $read:expr, packet_size = None) => {
+        $crate::flow_row!(@ $name, $what, $read, $crate::param!(packet_size = None))
+    };
+    (@ $name:literal, $what:literal, $read:expr, $size:expr) => {
+        $crate::registry::Reader {
+            name: $name,
+            doc: concat!(
+                "The scenario flow table's row of ",
+                $what,
+                ". `agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; \
+`windows`: the scenario's loss windows (seconds); the windows are not used."
+            ),
+            target: $crate::registry::Target::Agent("agent"),
+            params: &[$size, $crate::param!(windows = [])],
+            hosts: $crate::registry::Hosts::Sim,
+            read: $read,
+        }
+    };
+}
+
 /// A named configuration table: `config_defaults(name)` shows it.
 pub struct ConfigTable {
     pub name: &'static str,
@@ -595,6 +631,15 @@ pub struct ScenarioKey {
     pub name: &'static str,
     pub kind: KeyKind,
     pub default: Default_,
+}
+
+impl ScenarioKey {
+    /// `config`: the protocol's config overrides.
+    pub const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
+    /// `stop`: when a session stops (None: the end of the run).
+    pub const STOP: ScenarioKey = ScenarioKey { name: "stop", kind: KeyKind::Time, default: Default_::None };
+    /// `flow`: the session's flow id (None: the next free one).
+    pub const FLOW: ScenarioKey = ScenarioKey { name: "flow", kind: KeyKind::Flow, default: Default_::None };
 }
 
 /// How the scenario reader checks and converts a key.
@@ -770,6 +815,12 @@ pub struct NetFlag {
     pub help: &'static str,
     /// The value goes into the config overrides (else it is the role's argument).
     pub config: bool,
+}
+
+impl NetFlag {
+    /// `--flow`: the session's data flow id (1 by default).
+    pub const FLOW: NetFlag =
+        NetFlag { name: "flow", kind: FlagKind::Int(1), help: "the session's data flow id", config: false };
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -201,9 +201,6 @@ fn rate_text(bps: f64) -> String {
     }
 }
 
-const FLOW: NetFlag =
-    NetFlag { name: "flow", kind: FlagKind::Int(1), help: "the session's data flow id", config: false };
-
 /// `--wire pgm`: RFC 3208 PGM on the wire (castlab-net's `pgm_wire`), so that third-party PGM
 /// receivers and sources take part; `castlab` keeps castlab's envelope. The driver reads it,
 /// not the agent.
@@ -213,8 +210,6 @@ const WIRE: NetFlag = NetFlag {
     help: "the wire format: castlab's envelope, or PGM (RFC 3208 over UDP) for third-party PGM peers",
     config: false,
 };
-
-const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
 
 /// One class of `classes` of [`synthetic`]: `(count, loss, rtt_s)`.
 fn receiver_class(v: &Value) -> BuildResult<ReceiverClass> {
@@ -358,38 +353,32 @@ the receivers' NAK_RDATA_IVL).",
         },
     ],
     readers: &[
-        Reader {
-            name: "lesbcc_stats",
-            doc: "Counters and state of an LE-SBCC source: transport (odata_sent, rdata_sent, ncf_sent...), \
+        Reader::of_agent(
+            "lesbcc_stats",
+            "Counters and state of an LE-SBCC source: transport (odata_sent, rdata_sent, ncf_sent...), \
 cascade (lis, les, lprf_passed, rate_reductions...), rate_bps, srtt, sigma, and `receivers` (the nodes in \
 the order the cascade numbers them: names in the simulator, addresses on the network) with `lprf_counts`, \
 the counts X_i of Max-LPRF (after decay). \
 `agent`: the source's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: stats,
-        },
-        Reader {
-            name: "lesbcc_trace",
-            doc: "Records of an LE-SBCC source (numpy arrays, times in ns): rate_time_ns/rate_bps (each \
+            Hosts::SimAndNet,
+            stats,
+        ),
+        Reader::of_agent(
+            "lesbcc_trace",
+            "Records of an LE-SBCC source (numpy arrays, times in ns): rate_time_ns/rate_bps (each \
 change), rtt_time_ns/rtt_sample_s/srtt_s/sigma_s/rtt_used (each sample offered), \
 li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF, 3 reduction). \
 `agent`: the source's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: trace,
-        },
-        Reader {
-            name: "pgm_receiver_stats",
-            doc: "Counters of a PGM receiver, and whether it holds all data the source announced. \
+            Hosts::SimAndNet,
+            trace,
+        ),
+        Reader::of_agent(
+            "pgm_receiver_stats",
+            "Counters of a PGM receiver, and whether it holds all data the source announced. \
 `agent`: the receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: receiver_stats,
-        },
+            Hosts::SimAndNet,
+            receiver_stats,
+        ),
         Reader {
             name: "nak_aggregator_stats",
             doc: "Counters of the NAK aggregator on `node`. \
@@ -399,38 +388,25 @@ NAKs forwarded and suppressed (also after a repair), repairs seen (LE-SBCC §3.3
             hosts: Hosts::Sim,
             read: aggregator_stats,
         },
-        Reader {
-            name: "lesbcc_net_status",
-            doc: "The status line of `castlab net lesbcc-source` ({sent} and {rejected} for the driver). \
+        Reader::of_agent(
+            "lesbcc_net_status",
+            "The status line of `castlab net lesbcc-source` ({sent} and {rejected} for the driver). \
 `agent`: the source's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: net_status,
-        },
-        Reader {
-            name: "pgm_net_status",
-            doc: "The status line of `castlab net pgm-receiver` ({rx} and {rejected} for the driver). \
+            Hosts::SimAndNet,
+            net_status,
+        ),
+        Reader::of_agent(
+            "pgm_net_status",
+            "The status line of `castlab net pgm-receiver` ({rx} and {rejected} for the driver). \
 `agent`: the receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: pgm_net_status,
-        },
-        Reader {
-            name: "pgm_flow_row",
-            doc: "The scenario flow table's row of a PGM receiver. \
-`agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; `windows`: the scenario's \
-loss windows (seconds); the windows are not used.",
-            target: Target::Agent("agent"),
-            params: &[param!(packet_size), param!(windows = [])],
-            hosts: Hosts::Sim,
-            read: row,
-        },
+            Hosts::SimAndNet,
+            pgm_net_status,
+        ),
+        crate::flow_row!("pgm_flow_row", "a PGM receiver", row),
     ],
     sessions: &[SessionKind {
         kind: "lesbcc",
-        keys: &[ScenarioKey { name: "flow", kind: KeyKind::Flow, default: Default_::None }, CONFIG],
+        keys: &[ScenarioKey::FLOW, ScenarioKey::CONFIG],
         groups: Groups::One,
         role: "add_lesbcc_source",
         needs_router: None,
@@ -438,7 +414,7 @@ loss windows (seconds); the windows are not used.",
     receivers: &[ReceiverKind {
         protocol: "pgm",
         sessions: &["lesbcc"],
-        keys: &[CONFIG],
+        keys: &[ScenarioKey::CONFIG],
         role: "add_pgm_receiver",
         row: "pgm_flow_row",
         windows_in_config: false,
@@ -465,7 +441,7 @@ loss windows (seconds); the windows are not used.",
                     help: "rate control (§2 AIMD or §4 TFRC)",
                     config: true,
                 },
-                FLOW,
+                NetFlag::FLOW,
                 WIRE,
             ],
             defaults: &[],
@@ -486,7 +462,7 @@ loss windows (seconds); the windows are not used.",
             role: "add_pgm_receiver",
             source: false,
             groups: NetGroups::One,
-            flags: &[FLOW, WIRE],
+            flags: &[NetFlag::FLOW, WIRE],
             defaults: &[],
             status: "pgm_net_status",
             outputs: &[NetOutput::Json { reader: "pgm_receiver_stats", file: "pgm_receiver_stats.json" }],
@@ -521,5 +497,4 @@ None when there is no interval yet.",
             call: tfrc_average_interval,
         },
     ],
-    ..Protocol::EMPTY
 };

@@ -47,6 +47,24 @@ fn every_role_names_a_config_table_that_exists_and_params_start_with_the_node() 
     }
 }
 
+/// The scenario's flow table calls every receiver's row reader alike: `agent`, then
+/// `packet_size` and `windows` by keyword, and `source` (the session's source agent) to a row
+/// that takes it; any other parameter must have a default.
+#[test]
+fn every_flow_row_reader_takes_the_flow_tables_arguments() {
+    for p in crate::PROTOCOLS {
+        for k in p.receivers {
+            let r = reader(k.row).unwrap_or_else(|| panic!("{}: no reader {}", k.protocol, k.row));
+            assert_eq!(r.target, Target::Agent("agent"), "{}", r.name);
+            let names: Vec<&str> = r.params.iter().map(|p| p.name).collect();
+            assert!(names.contains(&"packet_size") && names.contains(&"windows"), "{}: {names:?}", r.name);
+            let mut other = r.params.iter().filter(|p| !["packet_size", "windows", "source"].contains(&p.name));
+            assert!(other.all(|p| p.default != Default_::Required), "{}", r.name);
+            assert_eq!(r.hosts, Hosts::Sim, "{}", r.name);
+        }
+    }
+}
+
 /// A host with one node (id 7), nothing else, that keeps what is attached.
 struct OneNode(Vec<(NodeId, Box<dyn RouterExtension + Send>)>);
 
