@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import castlab
-from castlab._native import lesbcc_synthetic, tfrc_average_interval
+from castlab.functions import lesbcc_synthetic, tfrc_average_interval
 from castlab.experiments import REGISTRY
 from castlab.experiments.common import with_seed_interval, within, write_summary
 from castlab.experiments.lesbcc import figures as XF

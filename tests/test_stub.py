@@ -134,3 +134,39 @@ def test_every_method_in_the_stub_has_a_docstring():
                 if isinstance(fn, ast.FunctionDef) and ast.get_docstring(fn) is None:
                     missing.append(f"{cls.name}.{fn.name}")
     assert not missing, missing
+
+
+def test_every_registered_function_is_in_castlab_functions_with_its_signature():
+    """A protocol's functions (offline models) come from the registry as module functions of
+    `castlab.functions`, with the registered parameters, defaults and documentation; the
+    native module itself lists none of them."""
+    import castlab.functions as functions
+
+    import pytest
+
+    seen = 0
+    for p in native.protocols():
+        for f in p["functions"]:
+            fn = getattr(functions, f["name"])
+            assert fn.__doc__ == f["doc"], f["name"]
+            sig = inspect.signature(fn).parameters
+            want = [n for n, _, _ in f["params"]] + (["config"] if f["config"] is not None else [])
+            assert list(sig) == want, f["name"]
+            for n, default, required in f["params"]:
+                assert (sig[n].default is inspect.Parameter.empty) == required, (f["name"], n)
+                if not required:
+                    assert sig[n].default == default, (f["name"], n)
+            if f["config"] is not None:
+                assert f'config_defaults(\\"{f["config"]}\\")' in f["doc"] or \
+                    f'config_defaults("{f["config"]}")' in f["doc"], f["name"]
+            assert not hasattr(native, f["name"]), f["name"]
+            seen += 1
+    assert seen >= 1 and sorted(functions.__all__) == functions.__all__
+    with pytest.raises(ValueError, match="no registered function"):
+        native.call_function("no_such_function", {})
+    f = next(f for p in native.protocols() for f in p["functions"] if f["config"] is None)
+    with pytest.raises(TypeError, match="missing argument"):
+        native.call_function(f["name"], {})
+    required = {n: 0 for n, _, req in f["params"] if req}
+    with pytest.raises(TypeError, match="takes no config overrides"):
+        native.call_function(f["name"], required, {"x": 1})

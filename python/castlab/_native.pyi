@@ -224,21 +224,14 @@ def config_defaults(protocol: str) -> dict[str, ConfigValue]:
 def protocols() -> list[dict[str, object]]:
     """The protocol registry as plain data: per protocol its name, paper, config tables, roles
     (name, doc, params as (name, default, required), config table, net), readers (name, doc,
-    target, params, net), and the scenario's session, receiver and router kinds."""
+    target, params, net), the scenario's session, receiver and router kinds, and its functions
+    (name, doc, params, config table)."""
+def call_function(function: str, args: Optional[dict[str, object]] = None, config: Optional[dict[str, ConfigValue]] = None) -> object:
+    """Call the registered function `function` (see `protocols()`) with its arguments `args`
+    and config overrides `config`; `castlab.functions` names each one."""
 
 def transmission_ns(size_bytes: int, rate_bps: float) -> int:
     """Serialisation time in ns of `size_bytes` at `rate_bps` (the engine's rounding)."""
-# --- lesbcc module functions (crates/castlab-py/src/lesbcc.rs) ---
-def lesbcc_synthetic(
-    classes: list[tuple[int, float, float]], packets: int = 6000, seed: int = 0, **config: ConfigValue
-) -> dict[str, object]:
-    """The LE-SBCC cascade driven by synthetic LIs: classes of (count, loss, rtt_s) receivers.
-    Overrides: config_defaults("lesbcc")."""
-    ...
-def tfrc_average_interval(intervals: list[int], s0: int, i: int = 1, n: int = 8, alpha: float = 0.95) -> Optional[float]:
-    """ŝ_i of LE-SBCC §4.1 over loss intervals given newest first."""
-    ...
-
 # --- real-network driver (crates/castlab-py/src/net.rs) ---
 class NetDriver:
     """castlab's agents on UDP sockets and IP multicast, on the wall clock (castlab-net).

@@ -1,10 +1,11 @@
 """Named methods made from the protocol registry (``castlab._native.protocols()``).
 
-Each protocol describes its roles (``add_..``/``attach_..``) and readers (records, status)
-once, beside its code in Rust; the native classes take them by name (``add_role``,
-``read``). This module gives each one its own method with the registered signature and
-documentation, on :class:`castlab.Simulator` and on the real-network driver, so nothing in
-Python lists a protocol.
+Each protocol describes its roles (``add_..``/``attach_..``), readers (records, status) and
+functions (offline models) once, beside its code in Rust; the native module takes them by
+name (``add_role``, ``read``, ``call_function``). This module gives each one its own method
+with the registered signature and documentation, on :class:`castlab.Simulator` and on the
+real-network driver, and each function its own module function in :mod:`castlab.functions`,
+so nothing in Python lists a protocol.
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ def protocols() -> list[dict]:
         return _TABLE
 
 
-def _signature(params: list, prefix: list[str], config: bool) -> inspect.Signature:
-    ps = [_P("self", _P.POSITIONAL_OR_KEYWORD)]
+def _signature(params: list, prefix: list[str], config: bool, method: bool = True) -> inspect.Signature:
+    ps = [_P("self", _P.POSITIONAL_OR_KEYWORD)] if method else []
     ps += [_P(n, _P.POSITIONAL_OR_KEYWORD) for n in prefix]
     for name, default, required in params:
         ps.append(_P(name, _P.POSITIONAL_OR_KEYWORD, default=_P.empty if required else default))
@@ -70,6 +71,28 @@ def _reader_method(name: str, doc: str, target: str, params: list) -> Callable:
     method.__doc__ = doc
     method.__signature__ = sig  # type: ignore[attr-defined]
     return method
+
+
+def _function(name: str, doc: str, params: list, config: bool) -> Callable:
+    sig = _signature(params, [], config, method=False)
+
+    def function(*args, **kwargs):
+        b = sig.bind(*args, **kwargs)
+        b.apply_defaults()
+        a = dict(b.arguments)
+        cfg = a.pop("config", {}) if config else {}
+        return _native.call_function(name, a, cfg)
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    function.__signature__ = sig  # type: ignore[attr-defined]
+    return function
+
+
+def functions() -> dict[str, Callable]:
+    """Every registered function by name, as a Python function with the registered signature."""
+    return {f["name"]: _function(f["name"], f["doc"], f["params"], f["config"] is not None)
+            for p in protocols() for f in p["functions"]}
 
 
 # What the real network's roles take instead of the simulator's `node` (and `start`, `port`).

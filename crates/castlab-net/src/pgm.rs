@@ -1,13 +1,14 @@
 //! PGM (RFC 3208) on the wire, over UDP encapsulation: the codec, and how castlab's PGM header
 //! maps onto it.
 //!
-//! castlab's PGM transport (LE-SBCC's, Thapliyal et al. §5.1) speaks the standard's packet
-//! formats so that third-party PGM receivers and sources (OpenPGM, and ZeroMQ's `epgm://`
-//! transport built on it) take part, and tshark's PGM dissector reads a capture. This module
-//! turns one PGM packet's fields ([`PgmPacket`]) into bytes and back, and castlab's PGM
-//! header into those fields ([`from_castlab`], used by the driver and by the simulator's
-//! captures; the driver maps received fields back). It knows nothing of windows, NAK back-off
-//! or repairs: that is `castlab_proto::lesbcc`.
+//! castlab's PGM transport (the packets carrying a [`PgmHeader`], Thapliyal et al. §5.1)
+//! speaks the standard's packet formats so that third-party PGM receivers and sources
+//! (OpenPGM, and ZeroMQ's `epgm://` transport built on it) take part, and tshark's PGM
+//! dissector reads a capture. This module turns one PGM packet's fields ([`PgmPacket`]) into
+//! bytes and back, and castlab's PGM header into those fields ([`from_castlab`], used by the
+//! driver and by the simulator's captures; the driver maps received fields back). It knows
+//! nothing of windows, NAK back-off or repairs: those belong to the protocol whose agents send
+//! the header (castlab-proto; [`PgmHeader`] names it).
 //!
 //! ```text
 //! common header (RFC 3208 §8), 16 bytes, big-endian:

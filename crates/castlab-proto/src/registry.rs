@@ -228,6 +228,11 @@ impl<'a> Args<'a> {
             v => Err(BuildError::bad(name, v, "must be bytes or None")),
         }
     }
+    /// A non-negative integer argument (a count, a seed), or an error naming it.
+    pub fn u64(&self, name: &str) -> BuildResult<u64> {
+        let v = self.int(name)?;
+        u64::try_from(v).map_err(|_| BuildError::bad(name, v, "must be >= 0"))
+    }
     /// An unsigned 32-bit argument (a flow id, a size), or an error naming it.
     pub fn u32(&self, name: &str) -> BuildResult<u32> {
         let v = self.int(name)?;
@@ -397,6 +402,8 @@ pub enum Out<'a> {
     Col(Column<'a>),
     /// A numpy array [rows, cols] of a flat row-major table.
     Grid(&'a [u32], usize),
+    /// A numpy array the answer owns (a [`Function`]'s result, which borrows nothing).
+    U64s(Vec<u64>),
     Bytes(&'a [u8]),
     List(Vec<Out<'a>>),
     Tuple(Vec<Out<'a>>),
@@ -548,6 +555,57 @@ pub struct Reader {
     pub read: Read,
 }
 
+/// A function's body: computes its answer from its arguments alone.
+pub type Call = fn(&Args<'_>) -> BuildResult<Out<'static>>;
+
+/// A function of the protocol that needs no simulator or network (an offline model, a
+/// formula of the paper): the bindings show it as a module function `castlab._native.<name>`
+/// with these parameters (and `**config` when `config` names a table).
+pub struct Function {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub params: &'static [Param],
+    /// The config table whose fields `**config` overrides (None: the function takes none).
+    pub config: Option<&'static str>,
+    pub call: Call,
+}
+
+impl Reader {
+    /// A reader of one agent (argument `agent`) that takes no other argument.
+    pub const fn of_agent(name: &'static str, doc: &'static str, hosts: Hosts, read: Read) -> Reader {
+        Reader { name, doc, target: Target::Agent("agent"), params: &[], hosts, read }
+    }
+}
+
+/// The reader of a receiver's row in the scenario's flow table (simulator only):
+/// `flow_row!("x_flow_row", "an X receiver: what the row holds", read)`, with the arguments
+/// every row reader takes (`agent`, `packet_size`, `windows`) and their documentation; a row
+/// that does not need the packet size ends with `, packet_size = None`.
+#[macro_export]
+macro_rules! flow_row {
+    ($name:literal, $what:literal, $read:expr) => {
+        $crate::flow_row!(@ $name, $what, $read, $crate::param!(packet_size))
+    };
+    ($name:literal, $what:literal, $read:expr, packet_size = None) => {
+        $crate::flow_row!(@ $name, $what, $read, $crate::param!(packet_size = None))
+    };
+    (@ $name:literal, $what:literal, $read:expr, $size:expr) => {
+        $crate::registry::Reader {
+            name: $name,
+            doc: concat!(
+                "The scenario flow table's row of ",
+                $what,
+                ". `agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; \
+`windows`: the scenario's loss windows (seconds); the windows are not used."
+            ),
+            target: $crate::registry::Target::Agent("agent"),
+            params: &[$size, $crate::param!(windows = [])],
+            hosts: $crate::registry::Hosts::Sim,
+            read: $read,
+        }
+    };
+}
+
 /// A named configuration table: `config_defaults(name)` shows it.
 pub struct ConfigTable {
     pub name: &'static str,
@@ -573,6 +631,15 @@ pub struct ScenarioKey {
     pub name: &'static str,
     pub kind: KeyKind,
     pub default: Default_,
+}
+
+impl ScenarioKey {
+    /// `config`: the protocol's config overrides.
+    pub const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
+    /// `stop`: when a session stops (None: the end of the run).
+    pub const STOP: ScenarioKey = ScenarioKey { name: "stop", kind: KeyKind::Time, default: Default_::None };
+    /// `flow`: the session's flow id (None: the next free one).
+    pub const FLOW: ScenarioKey = ScenarioKey { name: "flow", kind: KeyKind::Flow, default: Default_::None };
 }
 
 /// How the scenario reader checks and converts a key.
@@ -750,6 +817,12 @@ pub struct NetFlag {
     pub config: bool,
 }
 
+impl NetFlag {
+    /// `--flow`: the session's data flow id (1 by default).
+    pub const FLOW: NetFlag =
+        NetFlag { name: "flow", kind: FlagKind::Int(1), help: "the session's data flow id", config: false };
+}
+
 #[derive(Clone, Copy, Debug)]
 pub enum FlagKind {
     Int(i64),
@@ -819,6 +892,24 @@ pub struct Protocol {
     pub receivers: &'static [ReceiverKind],
     pub routers: &'static [RouterKind],
     pub net_roles: &'static [NetRole],
+    pub functions: &'static [Function],
+}
+
+impl Protocol {
+    /// Nothing registered: a protocol's static ends with `..Protocol::EMPTY` and lists only
+    /// what it has.
+    pub const EMPTY: Protocol = Protocol {
+        name: "",
+        paper: "",
+        configs: &[],
+        roles: &[],
+        readers: &[],
+        sessions: &[],
+        receivers: &[],
+        routers: &[],
+        net_roles: &[],
+        functions: &[],
+    };
 }
 
 /// The config table `name` of any registered protocol.
@@ -836,164 +927,10 @@ pub fn reader(name: &str) -> Option<&'static Reader> {
     crate::PROTOCOLS.iter().flat_map(|p| p.readers.iter()).find(|r| r.name == name)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use castlab_core::agent::AsAny as _;
-
-    #[test]
-    fn names_are_unique_across_the_table() {
-        let mut seen = std::collections::BTreeSet::new();
-        for p in crate::PROTOCOLS {
-            assert!(seen.insert(("protocol", p.name)), "{}", p.name);
-            for c in p.configs {
-                assert!(seen.insert(("config", c.name)), "{}", c.name);
-            }
-            for r in p.roles {
-                assert!(seen.insert(("method", r.name)), "{}", r.name);
-            }
-            for r in p.readers {
-                assert!(seen.insert(("method", r.name)), "{}", r.name);
-            }
-        }
-    }
-
-    #[test]
-    fn every_role_names_a_config_table_that_exists_and_params_start_with_the_node() {
-        for p in crate::PROTOCOLS {
-            for r in p.roles {
-                if let Some(c) = r.config {
-                    assert!(config_table(c).is_some(), "{}: {}", r.name, c);
-                }
-                assert!(!r.params.is_empty(), "{}", r.name);
-            }
-            for s in p.sessions {
-                assert!(role(s.role).is_some(), "{}", s.kind);
-            }
-            for s in p.receivers {
-                assert!(role(s.role).is_some(), "{}", s.protocol);
-                assert!(reader(s.row).is_some(), "{}", s.row);
-            }
-            for s in p.routers {
-                assert!(role(s.role).is_some(), "{}", s.kind);
-            }
-        }
-    }
-
-    /// A host with one node (id 7), nothing else, that keeps what is attached.
-    struct OneNode(Vec<(NodeId, Box<dyn RouterExtension + Send>)>);
-
-    impl Host for OneNode {
-        fn node(&self, field: &'static str, v: &Value) -> BuildResult<NodeId> {
-            match v {
-                Value::Int(7) => Ok(NodeId(7)),
-                v => Err(BuildError::bad(field, Raw(v), "no such node")),
-            }
-        }
-        fn node_label(&self, n: NodeId) -> String {
-            format!("n{}", n.0)
-        }
-        fn node_count(&self) -> usize {
-            0
-        }
-        fn group(&self, field: &'static str, v: &Value) -> BuildResult<GroupId> {
-            Err(BuildError::bad(field, Raw(v), "no groups"))
-        }
-        fn group_source(&self, _: GroupId) -> Option<NodeId> {
-            None
-        }
-        fn channel(&self, field: &'static str, v: &Value) -> BuildResult<ChannelId> {
-            Err(BuildError::bad(field, Raw(v), "no channels"))
-        }
-        fn channel_from(&self, _: ChannelId) -> Option<NodeId> {
-            None
-        }
-        fn agent(&self, field: &'static str, v: &Value) -> BuildResult<(AgentId, &dyn Any)> {
-            Err(BuildError::bad(field, Raw(v), "no agents"))
-        }
-        fn agent_addr(&self, _: AgentId) -> Option<Addr> {
-            None
-        }
-        fn agent_count(&self) -> usize {
-            0
-        }
-        fn extension(&self, node: NodeId) -> Option<&dyn Any> {
-            self.0.iter().find(|(n, _)| *n == node).map(|(_, e)| (**e).as_any())
-        }
-        fn start(&self, _: &'static str, _: f64) -> BuildResult<Instant> {
-            Ok(Instant::ZERO)
-        }
-        fn time(&self, _: &'static str, _: f64) -> BuildResult<Instant> {
-            Ok(Instant::ZERO)
-        }
-        fn now(&self) -> Instant {
-            Instant::ZERO
-        }
-        fn add_agent(
-            &mut self,
-            _: NodeId,
-            _: Option<u16>,
-            _: Instant,
-            _: Box<dyn Agent + Send>,
-        ) -> BuildResult<AgentId> {
-            Err(BuildError::Host("no agents here".into()))
-        }
-        fn attach(&mut self, node: NodeId, ext: Box<dyn RouterExtension + Send>) -> BuildResult<()> {
-            self.0.push((node, ext));
-            Ok(())
-        }
-    }
-
-    fn opts(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.clone())).collect()
-    }
-
-    fn err_of(r: BuildResult<Out<'static>>) -> String {
-        r.err().expect("refused").to_string()
-    }
-
-    #[test]
-    fn every_router_kind_has_a_node_status_reader() {
-        for k in router_kinds() {
-            let rk = router_kind(k).unwrap();
-            let r = reader(rk.status).unwrap_or_else(|| panic!("{k}: no reader {}", rk.status));
-            assert_eq!(r.target, Target::Node, "{k}");
-            assert!(r.params.iter().all(|p| p.default != Default_::Required), "{k}: status needs arguments");
-        }
-    }
-
-    #[test]
-    fn builds_each_router_kind_by_name_on_the_given_node() {
-        for k in router_kinds() {
-            let mut h = OneNode(Vec::new());
-            build_router_kind(&mut h, k, NodeId(7), &[]).unwrap_or_else(|e| panic!("{k}: {e}"));
-            assert_eq!(h.0.len(), 1, "{k}");
-            assert_eq!(h.0[0].0, NodeId(7), "{k}");
-        }
-        let mut h = OneNode(Vec::new());
-        build_router_kind(&mut h, "lmr", NodeId(7), &opts(&[("qweight", Value::Float(0.01))])).unwrap();
-        assert!((*h.0[0].1).as_any().downcast_ref::<crate::nlm::NlmRouter>().is_some());
-        let mut h = OneNode(Vec::new());
-        build_router_kind(&mut h, "nak_aggregator", NodeId(7), &opts(&[("hold", Value::Float(0.2))])).unwrap();
-        assert!((*h.0[0].1).as_any().downcast_ref::<crate::lesbcc::pgm::NakAggregator>().is_some());
-    }
-
-    #[test]
-    fn router_kind_errors_name_the_field_and_list_what_is_known() {
-        let mut h = OneNode(Vec::new());
-        let e = err_of(build_router_kind(&mut h, "lmx", NodeId(7), &[]));
-        assert!(e.starts_with("extension:") && e.contains("lmr") && e.contains("nak_aggregator"), "{e}");
-        let e = err_of(build_router_kind(&mut h, "lmr", NodeId(7), &opts(&[("qmaxx", Value::Float(1.0))])));
-        assert!(e.starts_with("qmaxx:") && e.contains("qmax") && e.contains("qweight"), "{e}");
-        let e = err_of(build_router_kind(&mut h, "nak_aggregator", NodeId(7), &opts(&[("qmax", Value::Float(1.0))])));
-        assert!(e.starts_with("qmax:") && e.contains("known: hold"), "{e}");
-        // the override reaches the LMR's config: checked there (qmin above qmax)
-        let e = err_of(build_router_kind(&mut h, "lmr", NodeId(7), &opts(&[("qmin", Value::Float(1e6))])));
-        assert!(e.contains("qm"), "{e}");
-        let e = err_of(build_router_kind(&mut h, "nak_aggregator", NodeId(7), &opts(&[("hold", Value::Float(0.0))])));
-        assert!(e.starts_with("hold:"), "{e}");
-        let e = err_of(build_router_kind(&mut h, "lmr", NodeId(8), &[]));
-        assert!(e.starts_with("node:"), "{e}");
-        assert!(h.0.is_empty(), "a refused build attached something");
-    }
+/// The function `name` of any registered protocol.
+pub fn function(name: &str) -> Option<&'static Function> {
+    crate::PROTOCOLS.iter().flat_map(|p| p.functions.iter()).find(|f| f.name == name)
 }
+
+#[cfg(test)]
+mod tests;

@@ -643,8 +643,8 @@ pub mod registration {
     use super::{RlcConfig, RlcReceiver, RlcSender};
     use crate::param;
     use crate::registry::{
-        agent_as, percent, Args, BuildResult, ConfigTable, Default_, FlagKind, Groups, Host, Hosts, KeyKind, NetFlag,
-        NetGroups, NetOutput, NetRole, Out, Protocol, Reader, ReceiverKind, Role, ScenarioKey, SessionKind, Target,
+        agent_as, percent, Args, BuildResult, ConfigTable, Groups, Host, Hosts, NetFlag, NetGroups, NetOutput, NetRole,
+        Out, Protocol, Reader, ReceiverKind, Role, ScenarioKey, SessionKind,
     };
 
     fn receiver<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h RlcReceiver> {
@@ -724,11 +724,6 @@ pub mod registration {
         Ok(Out::Str("sending={sent} sent={datagrams_sent}".into()))
     }
 
-    const FLOW: NetFlag =
-        NetFlag { name: "flow", kind: FlagKind::Int(1), help: "the session's data flow id", config: false };
-
-    const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
-
     pub static PROTOCOL: Protocol = Protocol {
         name: "rlc",
         paper: "Vicisano, Rizzo and Crowcroft, TCP-like congestion control for layered multicast data transfer (INFOCOM 1998)",
@@ -757,61 +752,44 @@ at `start` seconds. Overrides: config_defaults(\"rlc\"). Returns the agent id. \
             },
         ],
         readers: &[
-            Reader {
-                name: "rlc_records",
-                doc: "An RLC receiver's records: `level_time_ns` and `level` (every level change), `received` \
+            Reader::of_agent(
+                "rlc_records",
+                "An RLC receiver's records: `level_time_ns` and `level` (every level change), `received` \
 and `lost` (packets per layer), `bytes`, `late`, `ignored` (losses in deaf periods), `sps_seen`, `join_ns`, \
 `drop_ns`. \
 `agent`: the receiver's agent id.",
-                target: Target::Agent("agent"),
-                params: &[],
-                hosts: Hosts::SimAndNet,
-                read: records,
-            },
-            Reader {
-                name: "rlc_config",
-                doc: "The configuration an RLC receiver runs with (durations in seconds). \
+                Hosts::SimAndNet,
+                records,
+            ),
+            Reader::of_agent(
+                "rlc_config",
+                "The configuration an RLC receiver runs with (durations in seconds). \
 `agent`: the receiver's agent id.",
-                target: Target::Agent("agent"),
-                params: &[],
-                hosts: Hosts::Sim,
-                read: config,
-            },
-            Reader {
-                name: "rlc_net_status",
-                doc: "The status line of `castlab net rlc-receiver` ({rx} and {rejected} for the driver). \
+                Hosts::Sim,
+                config,
+            ),
+            Reader::of_agent(
+                "rlc_net_status",
+                "The status line of `castlab net rlc-receiver` ({rx} and {rejected} for the driver). \
 `agent`: the receiver's agent id.",
-                target: Target::Agent("agent"),
-                params: &[],
-                hosts: Hosts::SimAndNet,
-                read: net_status,
-            },
-            Reader {
-                name: "rlc_net_source_status",
-                doc: "The status line of `castlab net rlc-source` ({sent} and {datagrams_sent} for the driver). \
+                Hosts::SimAndNet,
+                net_status,
+            ),
+            Reader::of_agent(
+                "rlc_net_source_status",
+                "The status line of `castlab net rlc-source` ({sent} and {datagrams_sent} for the driver). \
 `agent`: the sender's agent id.",
-                target: Target::Agent("agent"),
-                params: &[],
-                hosts: Hosts::SimAndNet,
-                read: net_source_status,
-            },
-            Reader {
-                name: "rlc_flow_row",
-                doc: "The scenario flow table's row of an RLC receiver: received, lost, bytes, level. \
-`agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; `windows`: the scenario's \
-loss windows (seconds): accepted as by every flow-table row, not used.",
-                target: Target::Agent("agent"),
-                params: &[param!(packet_size = None), param!(windows = [])],
-                hosts: Hosts::Sim,
-                read: row,
-            },
+                Hosts::SimAndNet,
+                net_source_status,
+            ),
+            crate::flow_row!("rlc_flow_row", "an RLC receiver: received, lost, bytes, level", row, packet_size = None),
         ],
         sessions: &[SessionKind {
             kind: "rlc",
             keys: &[
-                ScenarioKey { name: "stop", kind: KeyKind::Time, default: Default_::None },
-                ScenarioKey { name: "flow", kind: KeyKind::Flow, default: Default_::None },
-                CONFIG,
+                ScenarioKey::STOP,
+                ScenarioKey::FLOW,
+                ScenarioKey::CONFIG,
             ],
             groups: Groups::PerConfigLayer("rlc"),
             role: "add_rlc_sender",
@@ -820,13 +798,12 @@ loss windows (seconds): accepted as by every flow-table row, not used.",
         receivers: &[ReceiverKind {
             protocol: "rlc",
             sessions: &["rlc"],
-            keys: &[CONFIG],
+            keys: &[ScenarioKey::CONFIG],
             role: "add_rlc_receiver",
             row: "rlc_flow_row",
             windows_in_config: false,
             inherits_session_config: true,
         }],
-        routers: &[],
         net_roles: &[
             NetRole {
                 cli: "rlc-source",
@@ -834,7 +811,7 @@ loss windows (seconds): accepted as by every flow-table row, not used.",
                 role: "add_rlc_sender",
                 source: true,
                 groups: NetGroups::ConfigLayers("rlc"),
-                flags: &[FLOW],
+                flags: &[NetFlag::FLOW],
                 defaults: &[],
                 status: "rlc_net_source_status",
                 outputs: &[],
@@ -845,7 +822,7 @@ loss windows (seconds): accepted as by every flow-table row, not used.",
                 role: "add_rlc_receiver",
                 source: false,
                 groups: NetGroups::ConfigLayers("rlc"),
-                flags: &[FLOW],
+                flags: &[NetFlag::FLOW],
                 defaults: &[],
                 status: "rlc_net_status",
                 outputs: &[
@@ -859,6 +836,7 @@ loss windows (seconds): accepted as by every flow-table row, not used.",
                 ],
             },
         ],
+        ..Protocol::EMPTY
     };
 }
 

@@ -1191,40 +1191,34 @@ protocol's configuration (`config_defaults(\"rlm\")`: the paper's §4 values). R
             build: add_receiver,
         }],
         readers: &[
-            Reader {
-                name: "rlm_records",
-                doc: "A receiver's records as numpy arrays (times in ns): level changes (`level_time_ns`, \
+            Reader::of_agent(
+                "rlm_records",
+                "A receiver's records as numpy arrays (times in ns): level changes (`level_time_ns`, \
 `level`), own join-experiments (`exp_*`; outcome 0 running, 1 success, 2 failed; `exp_end_ns` is 2^64-1 while \
 running), state transitions (`trans_*`; states 0 S, 1 H, 2 M, 3 D; causes 0 loss, 1 loss rate, 2 detection \
 timer), losses (`loss_*`, one row per sequence gap), data arrivals (`arr_time_ns`), suppressed join-timers \
 (`supp_*`), shared-learning backoffs (`shared_*`), heard announcements (`heard_*`), the counts `received`, \
 `lost`, `control_sent`, `ignored`, and `names`: each code's names, indexed by code. \
 `agent`: the receiver's agent id.",
-                target: Target::Agent("agent"),
-                params: &[],
-                hosts: Hosts::SimAndNet,
-                read: records,
-            },
-            Reader {
-                name: "rlm_status",
-                doc: "A receiver's current protocol state: `level`, `state` (\"S\", \"H\", \"M\" or \"D\"), \
+                Hosts::SimAndNet,
+                records,
+            ),
+            Reader::of_agent(
+                "rlm_status",
+                "A receiver's current protocol state: `level`, `state` (\"S\", \"H\", \"M\" or \"D\"), \
 `receivers_estimate`, `detection_mean` and `detection_dev` (s), `detection_window` (s), `t_max_effective` (s), \
 `loss_rate`, `join_timer_means` (s, index k-1 for level k). \
 `agent`: the receiver's agent id.",
-                target: Target::Agent("agent"),
-                params: &[],
-                hosts: Hosts::SimAndNet,
-                read: status,
-            },
-            Reader {
-                name: "rlm_config",
-                doc: "The configuration a receiver runs with (durations in seconds). \
+                Hosts::SimAndNet,
+                status,
+            ),
+            Reader::of_agent(
+                "rlm_config",
+                "The configuration a receiver runs with (durations in seconds). \
 `agent`: the receiver's agent id.",
-                target: Target::Agent("agent"),
-                params: &[],
-                hosts: Hosts::Sim,
-                read: config,
-            },
+                Hosts::Sim,
+                config,
+            ),
             Reader {
                 name: "rlm_worst_window_loss",
                 doc: "Worst-case loss rate of an RLM receiver over sliding windows of `window` seconds \
@@ -1238,15 +1232,13 @@ number to the last bit. \
                 hosts: Hosts::Sim,
                 read: worst_window_loss,
             },
-            Reader {
-                name: "rlm_net_status",
-                doc: "The status line of `castlab net rlm-receiver` ({rx} and {rejected} for the driver). \
+            Reader::of_agent(
+                "rlm_net_status",
+                "The status line of `castlab net rlm-receiver` ({rx} and {rejected} for the driver). \
 `agent`: the receiver's agent id.",
-                target: Target::Agent("agent"),
-                params: &[],
-                hosts: Hosts::SimAndNet,
-                read: net_status,
-            },
+                Hosts::SimAndNet,
+                net_status,
+            ),
             Reader {
                 name: "rlm_flow_row",
                 doc: "The scenario flow table's row of an RLM receiver: received, lost, bytes, level, worst \
@@ -1258,7 +1250,6 @@ number to the last bit. \
                 read: row,
             },
         ],
-        sessions: &[],
         receivers: &[ReceiverKind {
             protocol: "rlm",
             sessions: &["layered"],
@@ -1268,7 +1259,6 @@ number to the last bit. \
             windows_in_config: true,
             inherits_session_config: false,
         }],
-        routers: &[],
         net_roles: &[NetRole {
             cli: "rlm-receiver",
             help: "RLM receiver (McCanne et al. §3)",
@@ -1285,6 +1275,7 @@ number to the last bit. \
                 NetOutput::Json { reader: "rlm_status", file: "rlm_status.json" },
             ],
         }],
+        ..Protocol::EMPTY
     };
 }
 

@@ -18,15 +18,6 @@ pub(crate) fn bad(field: &str, value: impl std::fmt::Display, reason: &str) -> E
     Error::bad(field, value, reason)
 }
 
-/// A strictly positive duration in seconds, or a ValueError naming `field`.
-pub(crate) fn positive_duration(field: &str, v: f64) -> Result<Duration> {
-    let d = duration_s(field, v)?;
-    if d.is_zero() {
-        return Err(bad(field, v, "must be positive"));
-    }
-    Ok(d)
-}
-
 pub(crate) fn nonneg_u64(field: &str, v: i64) -> Result<u64> {
     u64::try_from(v).map_err(|_| bad(field, v, "must be >= 0"))
 }

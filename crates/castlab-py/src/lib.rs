@@ -6,7 +6,7 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-pub(crate) use crate::args::{bad, duration_s, err, nonneg_u64, positive_duration, positive_u32, time_s, u32_field};
+pub(crate) use crate::args::{bad, duration_s, err, nonneg_u64, positive_u32, time_s, u32_field};
 use crate::error::{Error, Result};
 use castlab_core::{Addr, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId};
 use castlab_proto::{CbrSource, CbrStream, LayeredSink, SinkRecords};
@@ -17,7 +17,6 @@ use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig};
 mod args;
 mod config;
 mod error;
-mod lesbcc;
 mod net;
 mod pcap;
 mod records;
@@ -641,7 +640,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(transmission_ns, m)?)?;
     m.add_function(wrap_pyfunction!(config::config_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(registry::protocols, m)?)?;
-    lesbcc::register(m)?;
+    m.add_function(wrap_pyfunction!(registry::call_function, m)?)?;
     net::register(m)?;
     router::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

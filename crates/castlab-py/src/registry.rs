@@ -67,6 +67,7 @@ pub(crate) fn to_py<'py>(py: Python<'py>, o: &Out<'_>) -> PyResult<Bound<'py, Py
             Column::Bool(v) => PyArray1::from_slice(py, v).into_any(),
         },
         Out::Grid(v, cols) => PyArray1::from_slice(py, v).reshape([v.len() / (*cols).max(1), *cols])?.into_any(),
+        Out::U64s(v) => PyArray1::from_slice(py, v).into_any(),
         Out::Bytes(b) => PyBytes::new(py, b).into_any(),
         Out::List(items) => {
             PyList::new(py, items.iter().map(|x| to_py(py, x)).collect::<PyResult<Vec<_>>>()?)?.into_any()
@@ -428,9 +429,30 @@ fn keys_py<'py>(py: Python<'py>, ks: &[registry::ScenarioKey]) -> PyResult<Bound
     Ok(l)
 }
 
+/// Call the registered function `function` (see `castlab._native.protocols()`) with its
+/// arguments `args` and config overrides `config`; `castlab.functions` names each one.
+#[pyfunction]
+#[pyo3(signature = (function, args=None, config=None))]
+pub(crate) fn call_function<'py>(
+    py: Python<'py>,
+    function: &str,
+    args: Option<&Bound<'py, PyDict>>,
+    config: Option<&Bound<'py, PyDict>>,
+) -> Result<Bound<'py, PyAny>> {
+    let f = registry::function(function).ok_or_else(|| no_such("function", function))?;
+    let vals = complete(f.params, pairs(args)?)?;
+    let cfg = pairs(config)?;
+    if f.config.is_none() && !cfg.is_empty() {
+        return Err(Error::Type(format!("{}: takes no config overrides (got {:?})", f.name, cfg[0].0)));
+    }
+    let out = (f.call)(&Args::new(&vals, &cfg))?;
+    Ok(to_py(py, &out)?)
+}
+
 /// The registry as plain data: per protocol its name, paper, config tables, roles (name,
 /// doc, params as (name, default, required), config table, net), readers (name, doc, target,
-/// params, net), and the scenario's session, receiver and router kinds.
+/// params, net), the scenario's session, receiver and router kinds, and its functions (name,
+/// doc, params, config table).
 #[pyfunction]
 pub(crate) fn protocols(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
     let out = PyList::empty(py);
@@ -512,6 +534,16 @@ pub(crate) fn protocols(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
             routers.append(e)?;
         }
         d.set_item("routers", routers)?;
+        let functions = PyList::empty(py);
+        for f in p.functions {
+            let e = PyDict::new(py);
+            e.set_item("name", f.name)?;
+            e.set_item("doc", f.doc)?;
+            e.set_item("params", params_py(py, f.params)?)?;
+            e.set_item("config", f.config)?;
+            functions.append(e)?;
+        }
+        d.set_item("functions", functions)?;
         let net_roles = PyList::empty(py);
         for r in p.net_roles {
             let e = PyDict::new(py);

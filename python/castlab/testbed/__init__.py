@@ -28,10 +28,21 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-from castlab.testbed.topology import NET_PREFIX, TOPOLOGIES, Lan, Link, Topology, lesbcc5, nlm8, rlm1
+from castlab.testbed.topology import NET_PREFIX, Lan, Link, Topology, register, topologies
 
-__all__ = ["Testbed", "Topology", "Link", "Lan", "TOPOLOGIES", "rlm1", "lesbcc5", "nlm8", "available", "down_by_name",
+__all__ = ["Testbed", "Topology", "Link", "Lan", "register", "topologies", "available", "down_by_name",
            "list_testbeds", "netem_available", "netns_pids", "removed_elsewhere"]
+
+
+
+def __getattr__(name: str):
+    """A registered topology's builder by its name (``from castlab.testbed import NAME``): the
+    papers' set-ups are defined beside their experiments (:func:`topologies`)."""
+    reg = topologies().get(name)
+    if reg is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return reg.make
+
 
 STATE_ROOT = Path(tempfile.gettempdir()) / "castlab-testbed"
 #: Every namespace the testbed creates starts with this; `down` removes only those of one name.

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 import time
 
-from castlab.testbed import (TOPOLOGIES, Testbed, available, down_by_name, list_testbeds, netem_available,
-                             removed_elsewhere)
+from castlab.testbed import (Testbed, available, down_by_name, list_testbeds, netem_available, removed_elsewhere,
+                             topologies)
 
 
 def _up(args) -> int:
@@ -14,16 +14,16 @@ def _up(args) -> int:
     if reason:
         print(f"castlab testbed: {reason}", file=sys.stderr)
         return 2
-    make = TOPOLOGIES[args.topology]
+    reg = topologies()[args.topology]
     kw = {}
     if args.receivers is not None:
-        kw["receivers" if args.topology == "rlm1" else "receiver_hosts"] = args.receivers
+        kw[reg.receivers] = args.receivers
     if args.rate is not None:
         kw["rate_bps"] = args.rate
     if args.queue is not None:
         kw["queue_pkts"] = args.queue
     try:
-        tb = Testbed(make(**kw), args.name, routers=args.routers)
+        tb = Testbed(reg.make(**kw), args.name, routers=args.routers)
     except ValueError as e:
         print(f"castlab testbed: {e}", file=sys.stderr)
         return 2
@@ -86,11 +86,22 @@ def _status(args) -> int:
     return 0
 
 
+class _TopologyNames:
+    """The registered topologies' names, read only when the command line names one (or asks
+    for help): building the parser for every command does not import the experiments."""
+
+    def __contains__(self, name) -> bool:
+        return name in topologies()
+
+    def __iter__(self):
+        return iter(sorted(topologies()))
+
+
 def add_parsers(sub) -> None:
     t = sub.add_parser("testbed", help="a real network of namespaces on this host (root)")
     ts = t.add_subparsers(dest="testbed_cmd", required=True)
     u = ts.add_parser("up", help="build a topology; tears it down on Ctrl-C, SIGTERM or error")
-    u.add_argument("topology", choices=sorted(TOPOLOGIES))
+    u.add_argument("topology", choices=_TopologyNames(), metavar="TOPOLOGY", help="one of %(choices)s")
     u.add_argument("--name", default="tb", help="testbed name (namespaces cl-NAME-*), alphanumeric, <= 6 chars")
     u.add_argument("--receivers", type=int, help="receiver hosts")
     u.add_argument("--rate", type=float, help="bottleneck rate, bit/s")

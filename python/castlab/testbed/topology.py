@@ -1,12 +1,18 @@
 """Testbed topologies as data: hosts, routers, point-to-point links (one of them, or more, a
 kernel bottleneck) and LANs (a bridge behind one router, as the papers' receivers sit on a
-shared segment). Addresses and routes are derived here, not typed in."""
+shared segment). Addresses and routes are derived here, not typed in.
+
+The papers' set-ups are not written here: each paper's experiments define theirs beside them
+(``castlab/experiments/<paper>/testbed.py``), as a function returning a :class:`Topology`
+decorated with :func:`register`. :func:`topologies` is the table ``castlab testbed up NAME``
+and ``from castlab.testbed import NAME`` read."""
 
 from __future__ import annotations
 
+import importlib
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Optional
+from typing import Callable, Optional
 
 #: Every testbed address lies in 10.77.0.0/16, inside the namespaces the testbed creates (no
 #: interface of it is in the host's own namespace, so nothing routes there from outside).
@@ -203,68 +209,39 @@ class Topology:
         return best
 
 
-def rlm1(receivers: int = 3, rate_bps: float = 1.5e6, queue_pkts: int = 20, delay_s: float = 0.010) -> Topology:
-    """RLM's topology (1) once per receiver (McCanne et al. §4, Fig. 7): the source, one
-    router, and for each receiver its own bottleneck (1.5 Mb/s, DropTail 20 packets; the 10 ms
-    delay only with netem), the receivers on one segment so that they hear each other's
-    join-experiment announcements. The bottleneck sits on each receiver's bridge port behind
-    IGMP snooping with fast leave, so a leave stops a layer on that link within a second:
-    behind igmpproxy alone a leave takes tens of seconds to prune (docs/testbed.md)."""
-    hosts = ["src"] + [f"rcv{i + 1}" for i in range(receivers)]
-    return Topology(
-        name="rlm1",
-        description=f"RLM topology (1) per receiver: src - r1 =[{rate_bps / 1e6:g} Mb/s, {queue_pkts} pkts each]=> {receivers} receivers",
-        hosts=hosts,
-        routers=["r1"],
-        links=[Link("src", "r1")],
-        lans=[Lan("r1", tuple(hosts[1:]), rate_bps, queue_pkts, delay_s, "per-host")],
-    )
+@dataclass(frozen=True)
+class Registered:
+    """A registered topology: its builder (keyword arguments only, each with a default) and the
+    keyword that ``castlab testbed up --receivers N`` sets."""
+
+    make: Callable[..., Topology]
+    receivers: str = "receiver_hosts"
 
 
-def lesbcc5(receiver_hosts: int = 4, rate_bps: float = 1e6, queue_pkts: int = 50, delay_s: float = 0.25) -> Topology:
-    """LE-SBCC's Fig. 5 dumbbell as §5.2.1 ran it on Linux: every sender (the multicast source
-    and the TCP sources) on one host, a 1 Mb/s tbf bottleneck, four receiver hosts behind it
-    (each one multicast receiver and four TCP receivers). §5.2.1 sets 500 ms of round-trip
-    latency with tc: `delay_s` on the bottleneck and on the source's link, so that with
-    user-space routers (which delay their egress onto each link) the round trip is
-    2·delay_s; with kernel routers only the bottleneck is shaped, with netem where the kernel
-    has it. The queue is not stated (50 packets: ours)."""
-    hosts = ["src"] + [f"rcv{i + 1}" for i in range(receiver_hosts)]
-    return Topology(
-        name="lesbcc5",
-        description=f"LE-SBCC Fig. 5 / §5.2.1: src - r1 =[{rate_bps / 1e6:g} Mb/s, {queue_pkts} pkts]=> LAN of {receiver_hosts} receiver hosts",
-        hosts=hosts,
-        routers=["r1"],
-        links=[Link("src", "r1", delay_s=delay_s)],
-        lans=[Lan("r1", tuple(hosts[1:]), rate_bps, queue_pkts, delay_s)],
-    )
+#: name -> its registration, filled by :func:`register`; read it through :func:`topologies`.
+TOPOLOGIES: dict[str, Registered] = {}
+
+#: The package whose import registers every paper's topologies.
+PROVIDERS = "castlab.experiments"
 
 
-def nlm8(receiver_hosts: int = 1, rate_bps: float = 1.5e6, queue_pkts: int = 20, delay_s: float = 0.010,
-         access_bps: float = 10e6) -> Topology:
-    """NLM's Figure 8 (§4.1): N sessions S_i -> LMR1 -> LMR2 -> R_i, the bottleneck LMR1 -> LMR2
-    at `rate_bps` (Fig. 9: 1.5 Mb/s; Figs 10-11: 1.6 Mb/s), every link 10 ms and an output queue
-    of 20 packets, DropTail. The access links run at `access_bps` (10 Mb/s, as the simulated
-    twin: our choice where the paper gives none). Session i has source ``src`` (i = 1, the
-    topology's multicast source) or ``srcI`` and receiver ``rcvI``. With user routers each
-    link's delay and queue sit at the routers' egress onto it: a host's own egress onto its
-    access link has neither (the simulator delays both directions)."""
-    n = receiver_hosts
-    if not 1 <= n <= 8:
-        raise ValueError(f"nlm8: receiver_hosts (sessions) must be 1..8, got {n}")
-    srcs = ["src"] + [f"src{i + 1}" for i in range(1, n)]
-    rcvs = [f"rcv{i + 1}" for i in range(n)]
-    links = [Link(s, "r1", access_bps, queue_pkts, delay_s) for s in srcs]
-    links.append(Link("r1", "r2", rate_bps, queue_pkts, delay_s))
-    links += [Link("r2", r, access_bps, queue_pkts, delay_s) for r in rcvs]
-    return Topology(
-        name="nlm8",
-        description=f"NLM Fig. 8: {n} x S_i - r1 (LMR1) =[{rate_bps / 1e6:g} Mb/s, {queue_pkts} pkts, "
-                    f"{delay_s * 1e3:g} ms]=> r2 (LMR2) - R_i",
-        hosts=srcs + rcvs,
-        routers=["r1", "r2"],
-        links=links,
-    )
+def register(name: str, *, receivers: str = "receiver_hosts") -> Callable[[Callable[..., Topology]], Callable[..., Topology]]:
+    """Decorator: register a topology builder under `name` (the name the command line takes),
+    with `receivers` the builder's keyword for the receiver count. Returns the builder
+    unchanged."""
+
+    def deco(make: Callable[..., Topology]) -> Callable[..., Topology]:
+        old = TOPOLOGIES.get(name)
+        if old is not None and old.make is not make:
+            raise ValueError(f"testbed topology {name!r} registered twice")
+        TOPOLOGIES[name] = Registered(make, receivers)
+        return make
+
+    return deco
 
 
-TOPOLOGIES = {"rlm1": rlm1, "lesbcc5": lesbcc5, "nlm8": nlm8}
+def topologies() -> dict[str, Registered]:
+    """Every registered topology, by name. The experiments register theirs when their package
+    is imported; it is imported here, on first use, since it imports this module."""
+    importlib.import_module(PROVIDERS)
+    return TOPOLOGIES

@@ -282,8 +282,8 @@ impl NetView for View<'_> {
     fn reverse_channel(&self, ch: ChannelId) -> Option<ChannelId> {
         // Here a channel names one of the router's own interfaces, both ways: a packet that
         // arrived `from` interface i goes back to its neighbour out of interface i. (The
-        // simulator's channels are one-way and global, so there the two differ.) NLM's LMR
-        // and the BCF router find the link back to a request's sender this way.
+        // simulator's channels are one-way and global, so there the two differ.) An extension
+        // that answers a request hop by hop finds the link back to its sender this way.
         (ch.index() < self.ports.len()).then_some(ch)
     }
     fn queue_len_pkts(&self, ch: ChannelId) -> usize {

@@ -222,8 +222,6 @@ fn pgm_row<'h>(host: &'h dyn Host, v: &Value, a: &Args<'_>) -> BuildResult<Out<'
     Ok(d)
 }
 
-const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
-
 pub static PROTOCOL: Protocol = Protocol {
     name: "rainbow",
     paper: "Yano and McCanne, The Breadcrumb Forwarding Service and the Digital Fountain Rainbow (UCB/CSD 99-1068)",
@@ -344,44 +342,29 @@ e.g. `nak_timeout`, `idle_timeout`). \
             hosts: Hosts::Sim,
             read: fountain_stats,
         },
-        Reader {
-            name: "rainbow_records",
-            doc: "A Rainbow receiver's records: every symbol received until completion (time ns, symbol id), \
+        Reader::of_agent(
+            "rainbow_records",
+            "A Rainbow receiver's records: every symbol received until completion (time ns, symbol id), \
 the window after each change, and counters (`done_s`, `start_s` in seconds). \
 `agent`: the receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::Sim,
-            read: rainbow_records,
-        },
-        Reader {
-            name: "rainbow_decoded",
-            doc: "The file a real-mode Rainbow receiver decoded (None before it is done, or symbolic). \
+            Hosts::Sim,
+            rainbow_records,
+        ),
+        Reader::of_agent(
+            "rainbow_decoded",
+            "The file a real-mode Rainbow receiver decoded (None before it is done, or symbolic). \
 `agent`: the receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::Sim,
-            read: rainbow_decoded,
-        },
-        Reader {
-            name: "bcf_pgm_stats",
-            doc: "Counters of a PGM source or receiver over BCFS. \
+            Hosts::Sim,
+            rainbow_decoded,
+        ),
+        Reader::of_agent(
+            "bcf_pgm_stats",
+            "Counters of a PGM source or receiver over BCFS. \
 `agent`: the source's or receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::Sim,
-            read: pgm_stats,
-        },
-        Reader {
-            name: "rainbow_flow_row",
-            doc: "The scenario flow table's row of a Rainbow receiver. \
-`agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; `windows`: the scenario's \
-loss windows (seconds); the windows are not used.",
-            target: Target::Agent("agent"),
-            params: &[param!(packet_size), param!(windows = [])],
-            hosts: Hosts::Sim,
-            read: rainbow_row,
-        },
+            Hosts::Sim,
+            pgm_stats,
+        ),
+        crate::flow_row!("rainbow_flow_row", "a Rainbow receiver", rainbow_row),
         Reader {
             name: "bcf_pgm_flow_row",
             doc: "The scenario flow table's row of a PGM receiver over BCFS. \
@@ -406,8 +389,8 @@ in bytes; `windows`: the scenario's loss windows (seconds); the windows are not 
             keys: &[
                 ScenarioKey { name: "rate", kind: KeyKind::Rate, default: Default_::Required },
                 ScenarioKey { name: "count", kind: KeyKind::Int(1, u32::MAX as i64), default: Default_::Int(1000) },
-                ScenarioKey { name: "flow", kind: KeyKind::Flow, default: Default_::None },
-                CONFIG,
+                ScenarioKey::FLOW,
+                ScenarioKey::CONFIG,
             ],
             groups: Groups::One,
             role: "add_bcf_pgm_source",
@@ -419,7 +402,7 @@ in bytes; `windows`: the scenario's loss windows (seconds); the windows are not 
             protocol: "rainbow",
             sessions: &["fountain"],
             keys: &[
-                CONFIG,
+                ScenarioKey::CONFIG,
                 ScenarioKey {
                     name: "needed_packets",
                     kind: KeyKind::Int(1, u32::MAX as i64),
@@ -434,7 +417,7 @@ in bytes; `windows`: the scenario's loss windows (seconds); the windows are not 
         ReceiverKind {
             protocol: "bcf_pgm",
             sessions: &["bcf_pgm"],
-            keys: &[CONFIG],
+            keys: &[ScenarioKey::CONFIG],
             role: "add_bcf_pgm_receiver",
             row: "bcf_pgm_flow_row",
             windows_in_config: false,
@@ -443,10 +426,10 @@ in bytes; `windows`: the scenario's loss windows (seconds); the windows are not 
     ],
     routers: &[RouterKind {
         kind: "bcf",
-        keys: &[CONFIG],
+        keys: &[ScenarioKey::CONFIG],
         many: true,
         role: "add_bcf_routers",
         status: "bcf_router_stats",
     }],
-    net_roles: &[],
+    ..Protocol::EMPTY
 };

@@ -1,17 +1,18 @@
 //! LE-SBCC in the protocol registry ([`crate::registry`]): the source's and the PGM
 //! receiver's configs, the source, the receiver, the unicast pair of Fig. 5, NAK aggregation
-//! in routers (§3.3), their counters and traces, and the scenario's `lesbcc` sessions, `pgm`
-//! receivers and `nak_aggregator` routers.
+//! in routers (§3.3), their counters and traces, the scenario's `lesbcc` sessions, `pgm`
+//! receivers and `nak_aggregator` routers, and the offline models (the cascade on synthetic
+//! LIs, §3.1.4; TFRC's average loss interval, §4.1).
 
 use castlab_core::{Addr, ConfigValue, Dest, Value};
 
 use super::pgm::{NakAggregator, PgmReceiver, PgmReceiverConfig};
-use super::{LesbccConfig, LesbccSource};
+use super::{run_synthetic, LesbccConfig, LesbccSource, LossHistory, ReceiverClass};
 use crate::param;
 use crate::registry::{
-    agent_as, extension_as, percent, Args, BuildError, BuildResult, ConfigTable, Default_, FlagKind, Groups, Host,
-    Hosts, KeyKind, NetFlag, NetGroups, NetOutput, NetRole, Out, Protocol, Reader, ReceiverKind, Role, RouterKind,
-    ScenarioKey, SessionKind, Target,
+    agent_as, extension_as, percent, Args, BuildError, BuildResult, ConfigTable, Default_, FlagKind, Function, Groups,
+    Host, Hosts, KeyKind, NetFlag, NetGroups, NetOutput, NetRole, Out, Protocol, Raw, Reader, ReceiverKind, Role,
+    RouterKind, ScenarioKey, SessionKind, Target,
 };
 
 fn source<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h LesbccSource> {
@@ -200,9 +201,6 @@ fn rate_text(bps: f64) -> String {
     }
 }
 
-const FLOW: NetFlag =
-    NetFlag { name: "flow", kind: FlagKind::Int(1), help: "the session's data flow id", config: false };
-
 /// `--wire pgm`: RFC 3208 PGM on the wire (castlab-net's `pgm_wire`), so that third-party PGM
 /// receivers and sources take part; `castlab` keeps castlab's envelope. The driver reads it,
 /// not the agent.
@@ -213,7 +211,88 @@ const WIRE: NetFlag = NetFlag {
     config: false,
 };
 
-const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
+/// One class of `classes` of [`synthetic`]: `(count, loss, rtt_s)`.
+fn receiver_class(v: &Value) -> BuildResult<ReceiverClass> {
+    use castlab_core::Duration;
+    let bad = |why| BuildError::bad("classes", Raw(v), why);
+    let [count, loss, rtt] = match v {
+        Value::List(items) => {
+            <&[Value; 3]>::try_from(items.as_slice()).map_err(|_| bad("each class is (count, loss, rtt_s)"))?
+        }
+        _ => return Err(bad("each class is (count, loss, rtt_s)")),
+    };
+    let count = match count {
+        Value::Int(c) => usize::try_from(*c).map_err(|_| bad("counts must be >= 0"))?,
+        _ => return Err(bad("counts must be integers")),
+    };
+    let num = |x: &Value| match x {
+        Value::Float(f) => Some(*f),
+        Value::Int(i) => Some(*i as f64),
+        _ => None,
+    };
+    let loss =
+        num(loss).filter(|p| (0.0..=1.0).contains(p)).ok_or_else(|| bad("loss probabilities must be in [0, 1]"))?;
+    let rtt = Duration::from_value("classes", &Value::Float(num(rtt).ok_or_else(|| bad("rtts must be numbers"))?))?;
+    if rtt.is_zero() {
+        return Err(bad("rtts must be positive"));
+    }
+    Ok(ReceiverClass { count, loss, rtt })
+}
+
+/// The cascade driven with synthetic LIs ([`run_synthetic`], §3.1.4, Figs 11-12).
+fn synthetic(a: &Args<'_>) -> BuildResult<Out<'static>> {
+    let cfg = a.config::<LesbccConfig>()?;
+    let classes = a.list("classes")?;
+    if classes.is_empty() {
+        return Err(BuildError::bad("classes", "[]", "needs at least one class of receivers"));
+    }
+    let classes = classes.iter().map(receiver_class).collect::<BuildResult<Vec<_>>>()?;
+    let total: usize = classes.iter().map(|c| c.count).sum();
+    if total == 0 || total > 10_000_000 {
+        return Err(BuildError::bad("classes", total, "total receivers must be in 1..=10,000,000"));
+    }
+    let packets = a.u64("packets")?;
+    if packets == 0 {
+        return Err(BuildError::bad("packets", 0, "must be positive"));
+    }
+    let r = run_synthetic(&cfg, &classes, packets, a.u64("seed")?);
+    let s = r.stats;
+    let mut d = Out::counters(&[
+        ("lis", s.lis),
+        ("les", s.les),
+        ("lprf_passed", s.lprf_passed),
+        ("rate_reductions", s.rate_reductions),
+        ("rate_increases", s.rate_increases),
+        ("rtt_samples", s.rtt_samples),
+        ("packets", r.packets),
+    ]);
+    d.set("duration_s", r.duration_s);
+    d.set("final_srtt_s", r.final_srtt_s);
+    d.set("mean_rate_bps", r.mean_rate_bps);
+    d.set("les_per_receiver", Out::U64s(r.les_per_receiver));
+    d.set("passed_per_receiver", Out::U64s(r.passed_per_receiver));
+    Ok(d)
+}
+
+/// TFRC's average loss interval ŝ_i (§4.1) over intervals given newest first.
+fn tfrc_average_interval(a: &Args<'_>) -> BuildResult<Out<'static>> {
+    let n = a.positive_u32("n")? as usize;
+    let alpha = a.f64("alpha")?;
+    if !(0.0..=1.0).contains(&alpha) {
+        return Err(BuildError::bad("alpha", alpha, "must be in [0, 1]"));
+    }
+    let i = usize::try_from(a.int("i")?).map_err(|_| BuildError::bad("i", a.get("i"), "must be >= 0"))?;
+    let intervals = a.list("intervals")?;
+    let mut h = LossHistory::new(vec![1.0; n], alpha, intervals.len().max(n) + 1);
+    for v in intervals.iter().rev() {
+        match v {
+            Value::Int(s) if *s >= 0 => h.push_interval(*s as u64),
+            v => return Err(BuildError::bad("intervals", Raw(v), "must be integers >= 0")),
+        }
+    }
+    h.set_s0(a.u64("s0")?);
+    Ok(h.average(i).into())
+}
 
 pub static PROTOCOL: Protocol = Protocol {
     name: "lesbcc",
@@ -274,38 +353,32 @@ the receivers' NAK_RDATA_IVL).",
         },
     ],
     readers: &[
-        Reader {
-            name: "lesbcc_stats",
-            doc: "Counters and state of an LE-SBCC source: transport (odata_sent, rdata_sent, ncf_sent...), \
+        Reader::of_agent(
+            "lesbcc_stats",
+            "Counters and state of an LE-SBCC source: transport (odata_sent, rdata_sent, ncf_sent...), \
 cascade (lis, les, lprf_passed, rate_reductions...), rate_bps, srtt, sigma, and `receivers` (the nodes in \
 the order the cascade numbers them: names in the simulator, addresses on the network) with `lprf_counts`, \
 the counts X_i of Max-LPRF (after decay). \
 `agent`: the source's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: stats,
-        },
-        Reader {
-            name: "lesbcc_trace",
-            doc: "Records of an LE-SBCC source (numpy arrays, times in ns): rate_time_ns/rate_bps (each \
+            Hosts::SimAndNet,
+            stats,
+        ),
+        Reader::of_agent(
+            "lesbcc_trace",
+            "Records of an LE-SBCC source (numpy arrays, times in ns): rate_time_ns/rate_bps (each \
 change), rtt_time_ns/rtt_sample_s/srtt_s/sigma_s/rtt_used (each sample offered), \
 li_time_ns/li_receiver/li_outcome (each LI; outcome 0 LI2LE, 1 Max-LPRF, 2 ATF, 3 reduction). \
 `agent`: the source's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: trace,
-        },
-        Reader {
-            name: "pgm_receiver_stats",
-            doc: "Counters of a PGM receiver, and whether it holds all data the source announced. \
+            Hosts::SimAndNet,
+            trace,
+        ),
+        Reader::of_agent(
+            "pgm_receiver_stats",
+            "Counters of a PGM receiver, and whether it holds all data the source announced. \
 `agent`: the receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: receiver_stats,
-        },
+            Hosts::SimAndNet,
+            receiver_stats,
+        ),
         Reader {
             name: "nak_aggregator_stats",
             doc: "Counters of the NAK aggregator on `node`. \
@@ -315,38 +388,25 @@ NAKs forwarded and suppressed (also after a repair), repairs seen (LE-SBCC §3.3
             hosts: Hosts::Sim,
             read: aggregator_stats,
         },
-        Reader {
-            name: "lesbcc_net_status",
-            doc: "The status line of `castlab net lesbcc-source` ({sent} and {rejected} for the driver). \
+        Reader::of_agent(
+            "lesbcc_net_status",
+            "The status line of `castlab net lesbcc-source` ({sent} and {rejected} for the driver). \
 `agent`: the source's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: net_status,
-        },
-        Reader {
-            name: "pgm_net_status",
-            doc: "The status line of `castlab net pgm-receiver` ({rx} and {rejected} for the driver). \
+            Hosts::SimAndNet,
+            net_status,
+        ),
+        Reader::of_agent(
+            "pgm_net_status",
+            "The status line of `castlab net pgm-receiver` ({rx} and {rejected} for the driver). \
 `agent`: the receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: pgm_net_status,
-        },
-        Reader {
-            name: "pgm_flow_row",
-            doc: "The scenario flow table's row of a PGM receiver. \
-`agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; `windows`: the scenario's \
-loss windows (seconds); the windows are not used.",
-            target: Target::Agent("agent"),
-            params: &[param!(packet_size), param!(windows = [])],
-            hosts: Hosts::Sim,
-            read: row,
-        },
+            Hosts::SimAndNet,
+            pgm_net_status,
+        ),
+        crate::flow_row!("pgm_flow_row", "a PGM receiver", row),
     ],
     sessions: &[SessionKind {
         kind: "lesbcc",
-        keys: &[ScenarioKey { name: "flow", kind: KeyKind::Flow, default: Default_::None }, CONFIG],
+        keys: &[ScenarioKey::FLOW, ScenarioKey::CONFIG],
         groups: Groups::One,
         role: "add_lesbcc_source",
         needs_router: None,
@@ -354,7 +414,7 @@ loss windows (seconds); the windows are not used.",
     receivers: &[ReceiverKind {
         protocol: "pgm",
         sessions: &["lesbcc"],
-        keys: &[CONFIG],
+        keys: &[ScenarioKey::CONFIG],
         role: "add_pgm_receiver",
         row: "pgm_flow_row",
         windows_in_config: false,
@@ -381,7 +441,7 @@ loss windows (seconds); the windows are not used.",
                     help: "rate control (§2 AIMD or §4 TFRC)",
                     config: true,
                 },
-                FLOW,
+                NetFlag::FLOW,
                 WIRE,
             ],
             defaults: &[],
@@ -402,10 +462,39 @@ loss windows (seconds); the windows are not used.",
             role: "add_pgm_receiver",
             source: false,
             groups: NetGroups::One,
-            flags: &[FLOW, WIRE],
+            flags: &[NetFlag::FLOW, WIRE],
             defaults: &[],
             status: "pgm_net_status",
             outputs: &[NetOutput::Json { reader: "pgm_receiver_stats", file: "pgm_receiver_stats.json" }],
+        },
+    ],
+    functions: &[
+        Function {
+            name: "lesbcc_synthetic",
+            doc: "The LE-SBCC source cascade driven with synthetic LI streams (§3.1.4, Figs 11-12), without a \
+network: `classes` of receivers given as (count, loss probability, RTT seconds); `packets` sent at the \
+cascade's rate; each loss at each receiver is one LI after that receiver's RTT. `seed`: the random stream's \
+seed; `config`: the keyword overrides of the source (config_defaults(\"lesbcc\")). Returns the cascade's \
+counters, `duration_s`, `final_srtt_s`, `mean_rate_bps` and per receiver `les_per_receiver` and \
+`passed_per_receiver`.",
+            params: &[param!(classes), param!(packets = Int(6000)), param!(seed = Int(0))],
+            config: Some("lesbcc"),
+            call: synthetic,
+        },
+        Function {
+            name: "tfrc_average_interval",
+            doc: "The TFRC average loss interval ŝ_i of LE-SBCC §4.1: `intervals` newest first (s_1, s_2, \
+...), `s0` the packets since the last LE, weights all 1 (`n` of them), discount `alpha`; `i`: the i of ŝ_i. \
+None when there is no interval yet.",
+            params: &[
+                param!(intervals),
+                param!(s0),
+                param!(i = Int(1)),
+                param!(n = Int(8)),
+                param!(alpha = Float(0.95)),
+            ],
+            config: None,
+            call: tfrc_average_interval,
         },
     ],
 };

@@ -223,8 +223,6 @@ fn row<'h>(host: &'h dyn Host, v: &Value, a: &Args<'_>) -> BuildResult<Out<'h>> 
     Ok(d)
 }
 
-const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
-
 pub static PROTOCOL: Protocol = Protocol {
     name: "nlm",
     paper: "Nakauchi, Morikawa and Aoyama, Network-supported Rate Control Mechanism for Multicast Streaming Media",
@@ -329,55 +327,38 @@ interfaces where the session is registered), and its `config`. \
             hosts: Hosts::Sim,
             read: lmr_status,
         },
-        Reader {
-            name: "nlm_sender_records",
-            doc: "A sender's records: its L_cur changes (`level_time_ns`, `level`, `level_cause`), requests \
+        Reader::of_agent(
+            "nlm_sender_records",
+            "A sender's records: its L_cur changes (`level_time_ns`, `level`, `level_cause`), requests \
 received (`req_*`), and counts `sess_sent`, `data_sent`, `data_withheld`. \
 `agent`: the sender's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: sender_records,
-        },
-        Reader {
-            name: "nlm_receiver_records",
-            doc: "A receiver's records: `bin_s`, `received` and `lost` as 2-D arrays [bin, layer] (loss from \
+            Hosts::SimAndNet,
+            sender_records,
+        ),
+        Reader::of_agent(
+            "nlm_receiver_records",
+            "A receiver's records: `bin_s`, `received` and `lost` as 2-D arrays [bin, layer] (loss from \
 sequence gaps), windows over loss_th (`over_time_ns`, `over_loss`), DROP_REQs it generated (`req_time_ns`, \
 `req_level`, `req_to`), and totals. \
 `agent`: the receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: receiver_records,
-        },
-        Reader {
-            name: "nlm_sender_net_status",
-            doc: "The status line of `castlab net nlm-sender` ({sent} and {rejected} for the driver). \
+            Hosts::SimAndNet,
+            receiver_records,
+        ),
+        Reader::of_agent(
+            "nlm_sender_net_status",
+            "The status line of `castlab net nlm-sender` ({sent} and {rejected} for the driver). \
 `agent`: the sender's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: sender_net_status,
-        },
-        Reader {
-            name: "nlm_receiver_net_status",
-            doc: "The status line of `castlab net nlm-receiver` ({rx} and {rejected} for the driver). \
+            Hosts::SimAndNet,
+            sender_net_status,
+        ),
+        Reader::of_agent(
+            "nlm_receiver_net_status",
+            "The status line of `castlab net nlm-receiver` ({rx} and {rejected} for the driver). \
 `agent`: the receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: receiver_net_status,
-        },
-        Reader {
-            name: "nlm_flow_row",
-            doc: "The scenario flow table's row of an NLM receiver: received, lost, bytes, and per-bin totals. \
-`agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; `windows`: the scenario's \
-loss windows (seconds); the windows are not used.",
-            target: Target::Agent("agent"),
-            params: &[param!(packet_size), param!(windows = [])],
-            hosts: Hosts::Sim,
-            read: row,
-        },
+            Hosts::SimAndNet,
+            receiver_net_status,
+        ),
+        crate::flow_row!("nlm_flow_row", "an NLM receiver: received, lost, bytes, and per-bin totals", row),
     ],
     sessions: &[SessionKind {
         kind: "nlm",
@@ -385,9 +366,9 @@ loss windows (seconds); the windows are not used.",
             ScenarioKey { name: "rates", kind: KeyKind::Rates, default: Default_::Required },
             ScenarioKey { name: "packet_size", kind: KeyKind::Int(1, 65535), default: Default_::Int(1024) },
             ScenarioKey { name: "jitter", kind: KeyKind::Bool, default: Default_::Bool(true) },
-            ScenarioKey { name: "stop", kind: KeyKind::Time, default: Default_::None },
-            ScenarioKey { name: "flow", kind: KeyKind::Flow, default: Default_::None },
-            CONFIG,
+            ScenarioKey::STOP,
+            ScenarioKey::FLOW,
+            ScenarioKey::CONFIG,
         ],
         groups: Groups::One,
         role: "add_nlm_sender",
@@ -397,7 +378,7 @@ loss windows (seconds); the windows are not used.",
         protocol: "nlm",
         sessions: &["nlm"],
         keys: &[
-            CONFIG,
+            ScenarioKey::CONFIG,
             ScenarioKey { name: "layers", kind: KeyKind::Int(1, 32), default: Default_::None },
             ScenarioKey { name: "bin", kind: KeyKind::PositiveTime, default: Default_::Float(1.0) },
         ],
@@ -406,7 +387,13 @@ loss windows (seconds); the windows are not used.",
         windows_in_config: false,
         inherits_session_config: false,
     }],
-    routers: &[RouterKind { kind: "lmr", keys: &[CONFIG], many: false, role: "attach_lmr", status: "lmr_status" }],
+    routers: &[RouterKind {
+        kind: "lmr",
+        keys: &[ScenarioKey::CONFIG],
+        many: false,
+        role: "attach_lmr",
+        status: "lmr_status",
+    }],
     net_roles: &[
         NetRole {
             cli: "nlm-sender",
@@ -446,4 +433,5 @@ loss windows (seconds); the windows are not used.",
             outputs: &[NetOutput::Json { reader: "nlm_receiver_records", file: "nlm_receiver.json" }],
         },
     ],
+    ..Protocol::EMPTY
 };

@@ -193,12 +193,7 @@ pub static PROTOCOL: crate::registry::Protocol = crate::registry::Protocol {
     name: "tcp",
     paper: "RFC 5681 (Reno) and RFC 6582 (NewReno), ns-2 style agents",
     configs: &[crate::registry::ConfigTable::of::<TcpConfig>("tcp")],
-    roles: &[],
-    readers: &[],
-    sessions: &[],
-    receivers: &[],
-    routers: &[],
-    net_roles: &[],
+    ..crate::registry::Protocol::EMPTY
 };
 
 pub use congestion::*;

@@ -8,8 +8,8 @@ use castlab_core::Value;
 use super::{TfmccConfig, TfmccReceiver, TfmccSender};
 use crate::param;
 use crate::registry::{
-    agent_as, percent, Args, BuildResult, ConfigTable, Default_, FlagKind, Groups, Host, Hosts, KeyKind, NetFlag,
-    NetGroups, NetOutput, NetRole, Out, Protocol, Reader, ReceiverKind, Role, ScenarioKey, SessionKind, Target,
+    agent_as, percent, Args, BuildResult, ConfigTable, Groups, Host, Hosts, NetFlag, NetGroups, NetOutput, NetRole,
+    Out, Protocol, Reader, ReceiverKind, Role, ScenarioKey, SessionKind,
 };
 
 fn sender<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h TfmccSender> {
@@ -119,11 +119,6 @@ fn net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Ou
     )))
 }
 
-const FLOW: NetFlag =
-    NetFlag { name: "flow", kind: FlagKind::Int(1), help: "the session's data flow id", config: false };
-
-const CONFIG: ScenarioKey = ScenarioKey { name: "config", kind: KeyKind::Config, default: Default_::None };
-
 pub static PROTOCOL: Protocol = Protocol {
     name: "tfmcc",
     paper: "Widmer and Handley, TCP-Friendly Multicast Congestion Control (TFMCC): Protocol Specification (RFC 4654)",
@@ -159,95 +154,68 @@ size, as its rate depends on it). Returns the agent id. \
         },
     ],
     readers: &[
-        Reader {
-            name: "tfmcc_sender_records",
-            doc: "A TFMCC sender's records (numpy arrays, times in ns): rate_time_ns/rate_bps (each change), \
+        Reader::of_agent(
+            "tfmcc_sender_records",
+            "A TFMCC sender's records (numpy arrays, times in ns): rate_time_ns/rate_bps (each change), \
 fb_time_ns/fb_receiver/fb_rate_bps/fb_loss_event_rate/fb_rtt_s/fb_round/fb_from_clr (each report), \
 clr_time_ns/clr_receiver (each CLR change), round_time_ns/round_rmax_s (each feedback round's end), the \
 counters data_sent, bytes_sent, halvings, slowstart_end_s, ignored, and `receivers` (the nodes that \
 fb_receiver and clr_receiver index). \
 `agent`: the sender's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: sender_records,
-        },
-        Reader {
-            name: "tfmcc_sender_status",
-            doc: "A TFMCC sender's state: rate_bps, r_max_s, slowstart, clr (its node), feedback_round, \
+            Hosts::SimAndNet,
+            sender_records,
+        ),
+        Reader::of_agent(
+            "tfmcc_sender_status",
+            "A TFMCC sender's state: rate_bps, r_max_s, slowstart, clr (its node), feedback_round, \
 suppression_bps (None at the start of a round), receivers (how many reported). \
 `agent`: the sender's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: sender_status,
-        },
-        Reader {
-            name: "tfmcc_receiver_records",
-            doc: "A TFMCC receiver's records (numpy arrays, times in ns): report_time_ns/report_rate_bps/\
+            Hosts::SimAndNet,
+            sender_status,
+        ),
+        Reader::of_agent(
+            "tfmcc_receiver_records",
+            "A TFMCC receiver's records (numpy arrays, times in ns): report_time_ns/report_rate_bps/\
 report_loss_event_rate/report_rtt_s/report_clr (each report sent), rtt_time_ns/rtt_sample_s/rtt_s (each RTT \
 measurement), and the counters received, bytes, lost, loss_events, suppressed, ignored. \
 `agent`: the receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: receiver_records,
-        },
-        Reader {
-            name: "tfmcc_receiver_status",
-            doc: "A TFMCC receiver's state: is_clr, have_loss, loss_event_rate, rtt_s (None before a \
+            Hosts::SimAndNet,
+            receiver_records,
+        ),
+        Reader::of_agent(
+            "tfmcc_receiver_status",
+            "A TFMCC receiver's state: is_clr, have_loss, loss_event_rate, rtt_s (None before a \
 measurement), current_rtt_s, loss_intervals (packets, most recent first). \
 `agent`: the receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: receiver_status,
-        },
-        Reader {
-            name: "tfmcc_config",
-            doc: "The configuration a TFMCC receiver runs with (durations in seconds). \
+            Hosts::SimAndNet,
+            receiver_status,
+        ),
+        Reader::of_agent(
+            "tfmcc_config",
+            "The configuration a TFMCC receiver runs with (durations in seconds). \
 `agent`: the receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::Sim,
-            read: config,
-        },
-        Reader {
-            name: "tfmcc_net_status",
-            doc: "The status line of `castlab net tfmcc-receiver` ({rx} and {rejected} for the driver). \
+            Hosts::Sim,
+            config,
+        ),
+        Reader::of_agent(
+            "tfmcc_net_status",
+            "The status line of `castlab net tfmcc-receiver` ({rx} and {rejected} for the driver). \
 `agent`: the receiver's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: net_status,
-        },
-        Reader {
-            name: "tfmcc_net_source_status",
-            doc: "The status line of `castlab net tfmcc-source` ({sent} and {rejected} for the driver). \
+            Hosts::SimAndNet,
+            net_status,
+        ),
+        Reader::of_agent(
+            "tfmcc_net_source_status",
+            "The status line of `castlab net tfmcc-source` ({sent} and {rejected} for the driver). \
 `agent`: the sender's agent id.",
-            target: Target::Agent("agent"),
-            params: &[],
-            hosts: Hosts::SimAndNet,
-            read: net_source_status,
-        },
-        Reader {
-            name: "tfmcc_flow_row",
-            doc: "The scenario flow table's row of a TFMCC receiver: received, lost, bytes. \
-`agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; `windows`: the scenario's \
-loss windows (seconds): accepted as by every flow-table row, not used.",
-            target: Target::Agent("agent"),
-            params: &[param!(packet_size = None), param!(windows = [])],
-            hosts: Hosts::Sim,
-            read: row,
-        },
+            Hosts::SimAndNet,
+            net_source_status,
+        ),
+        crate::flow_row!("tfmcc_flow_row", "a TFMCC receiver: received, lost, bytes", row, packet_size = None),
     ],
     sessions: &[SessionKind {
         kind: "tfmcc",
-        keys: &[
-            ScenarioKey { name: "stop", kind: KeyKind::Time, default: Default_::None },
-            ScenarioKey { name: "flow", kind: KeyKind::Flow, default: Default_::None },
-            CONFIG,
-        ],
+        keys: &[ScenarioKey::STOP, ScenarioKey::FLOW, ScenarioKey::CONFIG],
         groups: Groups::One,
         role: "add_tfmcc_sender",
         needs_router: None,
@@ -255,13 +223,12 @@ loss windows (seconds): accepted as by every flow-table row, not used.",
     receivers: &[ReceiverKind {
         protocol: "tfmcc",
         sessions: &["tfmcc"],
-        keys: &[CONFIG],
+        keys: &[ScenarioKey::CONFIG],
         role: "add_tfmcc_receiver",
         row: "tfmcc_flow_row",
         windows_in_config: false,
         inherits_session_config: true,
     }],
-    routers: &[],
     net_roles: &[
         NetRole {
             cli: "tfmcc-source",
@@ -269,7 +236,7 @@ loss windows (seconds): accepted as by every flow-table row, not used.",
             role: "add_tfmcc_sender",
             source: true,
             groups: NetGroups::One,
-            flags: &[FLOW],
+            flags: &[NetFlag::FLOW],
             defaults: &[],
             status: "tfmcc_net_source_status",
             outputs: &[
@@ -284,10 +251,11 @@ loss windows (seconds): accepted as by every flow-table row, not used.",
             role: "add_tfmcc_receiver",
             source: false,
             groups: NetGroups::One,
-            flags: &[FLOW],
+            flags: &[NetFlag::FLOW],
             defaults: &[],
             status: "tfmcc_net_status",
             outputs: &[NetOutput::Prefixed { reader: "tfmcc_receiver_records", name: "tfmcc_receiver", tables: &[] }],
         },
     ],
+    ..Protocol::EMPTY
 };

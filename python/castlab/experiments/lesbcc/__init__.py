@@ -11,6 +11,7 @@ the runs, ``figures`` the experiments: seeds, bands over the readings, CSVs, plo
 from __future__ import annotations
 
 from castlab.experiments.common import Experiment
+from castlab.experiments.lesbcc import testbed  # noqa: F401  (registers its testbed topology)
 from castlab.experiments.lesbcc.figures import (PAPER, run_fig10, run_fig12, run_fig13, run_fig14, run_fig16,
                                                 run_fig19, run_fig20, run_fig21_sim, run_fig6, run_fig7,
                                                 run_tfrc_padhye)

@@ -18,7 +18,8 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from castlab._native import config_defaults, lesbcc_synthetic
+from castlab._native import config_defaults
+from castlab.functions import lesbcc_synthetic
 from castlab.experiments import streams
 from castlab.experiments.common import (Claim, Result, at_least, at_most, band_at_least, band_at_most, band_in_range,
                                         in_band, in_range, inconsistent, map_runs, t_interval, with_seed_interval,

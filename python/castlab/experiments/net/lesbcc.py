@@ -43,7 +43,8 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
 
     if shutil.which("iperf3") is None:
         return _skip("needs iperf3 (make setup installs it with apt)")
-    from castlab.testbed import Testbed, lesbcc5
+    from castlab.experiments.lesbcc.testbed import lesbcc5
+    from castlab.testbed import Testbed
 
     duration = 60.0 if quick else 300.0
     topo = lesbcc5(receiver_hosts=FIG21_HOSTS, rate_bps=FIG21_LINK_BPS, queue_pkts=FIG21_QUEUE)
@@ -201,7 +202,8 @@ def _openpgm_case(out: Path, seed: int, duration: float, sender: str, receivers:
     """One run on the lesbcc5 testbed (user routers, §5.2.1's delay): `sender` is "aimd" or "tfrc"
     (castlab's LE-SBCC source, --wire pgm) or "zmq" (OpenPGM's fixed-rate ZeroMQ PUB);
     `receivers` "openpgm" (ZeroMQ epgm SUBs) or "castlab" (castlab's PGM receivers, --wire pgm)."""
-    from castlab.testbed import Testbed, lesbcc5
+    from castlab.experiments.lesbcc.testbed import lesbcc5
+    from castlab.testbed import Testbed
 
     out.mkdir(parents=True, exist_ok=True)
     logs = out / "logs"

@@ -44,7 +44,8 @@ def _rlm_starts(seed: int, n: int, spread_s: float) -> list[float]:
 def _run_rlm_testbed(out: Path, seed: int, duration: float, receivers: int, spread_s: float) -> dict:
     """Source and RLM receivers as processes on the rlm1 testbed; returns per-receiver level
     timelines and loss counts, the qdisc counters, and the measured latencies."""
-    from castlab.testbed import Testbed, rlm1
+    from castlab.experiments.rlm.testbed import rlm1
+    from castlab.testbed import Testbed
 
     starts = _rlm_starts(seed, receivers, spread_s)
     topo = rlm1(receivers=receivers, rate_bps=RLM_LINK_BPS, queue_pkts=RLM_QUEUE)

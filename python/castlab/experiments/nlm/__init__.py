@@ -7,6 +7,7 @@ experiments and decides their claims.
 from __future__ import annotations
 
 from castlab.experiments.common import Experiment, banded
+from castlab.experiments.nlm import testbed  # noqa: F401  (registers its testbed topology)
 from castlab.experiments.nlm.figures import PAPER, run_fig10, run_fig11, run_fig12, run_fig13, run_fig9
 
 # The paper's sources are "CBR" and nothing more: whether their packet times carry jitter is a

@@ -9,6 +9,7 @@ the experiments: seeds, CSVs, plots and claims.
 from __future__ import annotations
 
 from castlab.experiments.common import Experiment, banded
+from castlab.experiments.rlm import testbed  # noqa: F401  (registers its testbed topology)
 from castlab.experiments.rlm.figures import (PAPER, run_fig10, run_fig11, run_fig12, run_fig13, run_fig8, run_fig9,
                                              run_red)
 

@@ -1,0 +1,53 @@
+"""The testbed's topology table: the papers' set-ups are defined beside their experiments and
+registered by name; the testbed and its command line read them from the table (no root)."""
+
+from __future__ import annotations
+
+import pytest
+
+import castlab.testbed as testbed
+from castlab.testbed import Topology, register, topologies
+from castlab.testbed.topology import TOPOLOGIES
+
+# The names the README and docs/testbed.md use on the command line.
+DOCUMENTED = {"rlm1", "lesbcc5", "nlm8"}
+
+
+def test_the_documented_topologies_are_registered_and_importable_by_name():
+    table = topologies()
+    assert DOCUMENTED <= set(table)
+    for name in DOCUMENTED:
+        assert getattr(testbed, name) is table[name].make
+    with pytest.raises(AttributeError):
+        testbed.no_such_topology  # noqa: B018
+
+
+@pytest.mark.parametrize("name", sorted(DOCUMENTED))
+def test_each_builds_a_checked_topology_of_its_name_with_the_receivers_it_is_given(name):
+    reg = topologies()[name]
+    topo = reg.make(**{reg.receivers: 2})
+    assert isinstance(topo, Topology) and topo.name == name
+    topo.check()
+    receivers = [h for h in topo.hosts if h.startswith("rcv")]
+    assert len(receivers) == 2, topo.hosts
+
+
+def test_a_second_builder_under_a_taken_name_is_refused():
+    taken = sorted(topologies())[0]
+    with pytest.raises(ValueError, match="registered twice"):
+        register(taken)(lambda: None)
+    assert TOPOLOGIES[taken].make is not None and TOPOLOGIES[taken].make.__name__ == taken
+
+
+def test_the_command_line_takes_a_registered_name_and_refuses_others(capsys):
+    import argparse
+
+    from castlab.testbed import cli
+
+    p = argparse.ArgumentParser()
+    cli.add_parsers(p.add_subparsers(dest="cmd"))
+    assert p.parse_args(["testbed", "up", "nlm8", "--receivers", "2"]).topology == "nlm8"
+    with pytest.raises(SystemExit):
+        p.parse_args(["testbed", "up", "nope"])
+    err = capsys.readouterr().err
+    assert "invalid choice: 'nope'" in err and all(n in err for n in DOCUMENTED)
