@@ -185,14 +185,17 @@ enum Disc {
 }
 
 /// A FIFO of packet references with a discipline. Storage is allocated once, at creation.
+/// Fields in declaration order (`repr(C)`): what a DropTail arrival touches first, RED's
+/// larger state last.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub struct Queue {
     buf: VecDeque<u32>,
     limit: usize,
-    disc: Disc,
     /// EWMA of the waiting-queue length updated at each arrival (RED's average on RED).
     plain_avg: f64,
     plain_w: f64,
+    disc: Disc,
 }
 
 impl Queue {
@@ -254,6 +257,20 @@ impl Queue {
         }
         self.buf.push_back(pkt);
         verdict
+    }
+
+    /// An arrival at an idle link with nothing waiting, on DropTail: account for it exactly
+    /// as [`Queue::arrive`] would (it is admitted and its averaged length sees an empty
+    /// queue) and return true; the caller then transmits the packet at once instead of
+    /// storing it and popping it back (which would touch the queue's buffer, a cache line of
+    /// its own). False, with nothing changed, on RED, with packets waiting, or with no room.
+    #[inline]
+    pub fn pass_through(&mut self) -> bool {
+        if !matches!(self.disc, Disc::DropTail) || !self.buf.is_empty() || self.limit == 0 {
+            return false;
+        }
+        self.plain_avg = (1.0 - self.plain_w) * self.plain_avg + self.plain_w * 0.0;
+        true
     }
 
     pub fn pop(&mut self) -> Option<u32> {
@@ -342,6 +359,32 @@ mod tests {
         // idle for 2 ms = 2 packet times: avg·(1 − w_q)² (Fig. 2's idle branch)
         red.update_avg(0, Instant::from_nanos(2_000_000), Some(Instant::ZERO));
         assert!((red.avg - 3.0 * 0.25).abs() < 1e-12, "{}", red.avg);
+    }
+
+    #[test]
+    fn pass_through_accounts_as_an_arrival_to_an_empty_queue() {
+        let cfg = QueueConfig::DropTail { limit_pkts: 3 };
+        let (mut a, mut b) = (Queue::new(&cfg, 1_000_000, 0.25), Queue::new(&cfg, 1_000_000, 0.25));
+        let mut rng = Rng::seed_from_u64(0);
+        for q in [&mut a, &mut b] {
+            q.arrive(1, Instant::ZERO, None, &mut rng);
+            q.arrive(2, Instant::ZERO, None, &mut rng);
+            q.pop();
+            q.pop();
+        }
+        // a stores and pops the packet; b passes it through: the same average afterwards
+        assert_eq!(a.arrive(3, Instant::ZERO, None, &mut rng), Admit::Enqueued);
+        assert_eq!(a.pop(), Some(3));
+        assert!(b.pass_through());
+        assert_eq!(a.avg().to_bits(), b.avg().to_bits());
+        assert!((b.avg() - 0.75 * 0.25).abs() < 1e-12, "{}", b.avg());
+        // not with a packet waiting, not on RED, not with no room at all
+        b.arrive(4, Instant::ZERO, None, &mut rng);
+        assert!(!b.pass_through());
+        let mut red = Queue::new(&QueueConfig::Red(RedConfig::default()), 1_000_000, 0.002);
+        assert!(!red.pass_through());
+        let mut none = Queue::new(&QueueConfig::DropTail { limit_pkts: 0 }, 1_000_000, 0.002);
+        assert!(!none.pass_through());
     }
 
     #[test]

@@ -96,20 +96,26 @@ struct GapState {
 
 /// A receiver that counts arrivals and losses (and records them if asked), joining groups on
 /// a schedule.
+///
+/// Its layout is for a million of them: the fields an arrival reads come first, in declaration
+/// order (`repr(C)`), so that they share a few cache lines, and the small per-layer vectors
+/// get their room when the sink is made, so that they lie next to each other on the heap
+/// instead of wherever the first packet finds space.
 #[derive(Debug)]
+#[repr(C)]
 pub struct LayeredSink {
-    record: Record,
     pub summary: SinkSummary,
-    /// Online worst-case windowed loss, one per configured window.
-    windows: Vec<WorstWindowLoss>,
     groups: Vec<GroupId>,
-    schedule: Vec<(Instant, u32)>,
-    next_change: usize,
-    level: u32,
     /// When each layer was last joined; gap tracking uses only packets sent after it.
     joined_at: Vec<Instant>,
     gaps: Vec<GapState>,
+    /// Online worst-case windowed loss, one per configured window.
+    windows: Vec<WorstWindowLoss>,
     events: Vec<AgentEvent>,
+    schedule: Vec<(Instant, u32)>,
+    next_change: usize,
+    level: u32,
+    record: Record,
     /// Per-arrival and per-gap rows; empty unless the sink records [`Record::Arrivals`].
     pub records: SinkRecords,
 }
@@ -120,17 +126,23 @@ impl LayeredSink {
     /// ([`Record::Summary`]); see [`LayeredSink::recording`] and [`LayeredSink::with_record`].
     pub fn new(groups: Vec<GroupId>, mut schedule: Vec<(Instant, u32)>) -> Self {
         schedule.sort_by_key(|(t, _)| *t);
+        // room for one (flow, layer) per layer, or one flow for a unicast sink; more grow later
+        let layers = groups.len().max(1);
         LayeredSink {
             record: Record::Summary,
-            summary: SinkSummary::default(),
+            summary: SinkSummary {
+                layer_received: Vec::with_capacity(layers),
+                layer_lost: Vec::with_capacity(layers),
+                ..SinkSummary::default()
+            },
             windows: Vec::new(),
             joined_at: vec![Instant::ZERO; groups.len()],
             groups,
             schedule,
             next_change: 0,
             level: 0,
-            gaps: Vec::new(),
-            events: Vec::new(),
+            gaps: Vec::with_capacity(layers),
+            events: Vec::with_capacity(layers + 1),
             records: SinkRecords::default(),
         }
     }

@@ -15,17 +15,18 @@
 //!
 //!     cargo bench -p castlab-sim --bench engine -- star RECEIVERS SECONDS
 //!
-//! The star at 100, 1,000, ... receivers up to MAX (default 1,000,000), each for SECONDS
+//! The star at 100, 1,000, ... receivers up to MAX (default 100,000, or 1,000,000 with
+//! `CASTLAB_BENCH_MILLION=1` in the environment), each for SECONDS
 //! simulated (default 2), for the cost per delivered packet against the receiver count:
 //!
 //!     cargo bench -p castlab-sim --bench engine -- scale [SECONDS [MAX]]
 //!
 //! Prints wall time, events per second, link transmissions (packets forwarded, one per hop)
-//! per second, wall nanoseconds per packet delivered to an agent, the event queue's pops per
-//! event (a batch of link events is one pop), and heap allocations per million events over
-//! the second half of each run,
-//! counted by a counting global allocator: the steady state should allocate (almost) nothing
-//! (the sinks' record columns still grow, amortised).
+//! per second, wall and CPU nanoseconds per packet delivered to an agent (the run only, not
+//! the set-up; on a shared machine read the CPU figure), the event queue's pops per event (a
+//! batch of link events is one pop), and heap allocations per million events over the second
+//! half of each run, counted by a counting global allocator: the steady state should allocate
+//! (almost) nothing (the sinks' record columns still grow, amortised).
 
 use std::sync::atomic::Ordering;
 use std::time::Instant as WallInstant;
@@ -129,13 +130,25 @@ fn peak_rss_mib() -> f64 {
         .map_or(f64::NAN, |kib| kib / 1024.0)
 }
 
+/// CPU time of this (single-threaded) process's main thread so far, in seconds (Linux
+/// `schedstat`: nanoseconds on a CPU). On a shared machine wall time also counts the time the
+/// process waited for a core; CPU time does not.
+fn cpu_s() -> f64 {
+    std::fs::read_to_string("/proc/self/schedstat")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
+        .map_or(f64::NAN, |ns| ns as f64 / 1e9)
+}
+
 fn bench(name: &str, mut sim: Simulator, until_s: f64) {
     let half = Instant::from_secs_f64(until_s / 2.0);
     let t0 = WallInstant::now();
+    let c0 = cpu_s();
     sim.run(half).unwrap();
     let (e_half, a_half) = (sim.engine_stats().events, ALLOCS.load(Ordering::Relaxed));
     sim.run(Instant::from_secs_f64(until_s)).unwrap();
     let wall = t0.elapsed().as_secs_f64();
+    let cpu = cpu_s() - c0;
     let st = sim.engine_stats();
     let allocs = ALLOCS.load(Ordering::Relaxed) - a_half;
     let per_m = allocs as f64 / ((st.events - e_half) as f64 / 1e6);
@@ -143,12 +156,13 @@ fn bench(name: &str, mut sim: Simulator, until_s: f64) {
     let delivered: u64 =
         (0..sim.node_count()).map(|n| sim.node_stats(NodeId(n as u32)).map_or(0, |s| s.delivered_local)).sum();
     println!(
-        "{name}: {until_s} s simulated in {wall:.2} s wall | {:.2} M events, {:.2} M events/s | {:.2} M packets forwarded, {:.2} M forwarded/s | {:.1} ns per delivery ({:.2} M delivered) | {:.2} pops per event | {per_m:.1} allocations per M events (2nd half) | peak RSS so far {:.0} MiB",
+        "{name}: {until_s} s simulated in {wall:.2} s wall | {:.2} M events, {:.2} M events/s | {:.2} M packets forwarded, {:.2} M forwarded/s | {:.1} ns wall, {:.1} ns CPU per delivery ({:.2} M delivered) | {:.2} pops per event | {per_m:.1} allocations per M events (2nd half) | peak RSS so far {:.0} MiB",
         st.events as f64 / 1e6,
         st.events as f64 / wall / 1e6,
         st.forwarded as f64 / 1e6,
         st.forwarded as f64 / wall / 1e6,
         wall * 1e9 / delivered.max(1) as f64,
+        cpu * 1e9 / delivered.max(1) as f64,
         delivered as f64 / 1e6,
         sim.queue_pops() as f64 / st.events.max(1) as f64,
         peak_rss_mib(),
@@ -170,7 +184,9 @@ fn main() {
     }
     if args.get(1).map(String::as_str) == Some("scale") {
         let secs: f64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(2.0);
-        let max: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(1_000_000);
+        // 10^6 receivers take minutes: only when asked for
+        let dflt = if std::env::var_os("CASTLAB_BENCH_MILLION").is_some() { 1_000_000 } else { 100_000 };
+        let max: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(dflt);
         let mut n = 100;
         while n <= max {
             bench(&format!("(c) CBR star, {n} receivers"), star(n), secs);

@@ -20,7 +20,11 @@
 //!          [0, 5] s, 400 s (experiments/rainbow.py `b1_run`);
 //! (lesbcc) LE-SBCC Fig. 5: one multicast source to 4 receivers over 5 Mb/s bottlenecks and 16
 //!          unicast LE-SBCC flows, 125-packet DropTail buffers, 450 s
-//!          (experiments/lesbcc.py `fig5_run`).
+//!          (experiments/lesbcc.py `fig5_run`);
+//! (lesbcc-state) the LE-SBCC source's memory against the receivers it has heard from, at
+//!          10^4 and 10^5 receivers (and 10^6 with `CASTLAB_BENCH_MILLION=1`), beside the
+//!          paper's "under 1 MB of source state for 10,000-50,000 receivers" (§1): the source
+//!          sends to a group and N receivers each NAK once, spread over one second (below).
 //!
 //! Prints per scenario the simulated and wall time, events per second, link transmissions
 //! (packets forwarded, one per hop) per second, and heap allocations per million events over
@@ -30,7 +34,10 @@
 use std::sync::atomic::Ordering;
 use std::time::Instant as WallInstant;
 
-use castlab_core::{AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId, Rng};
+use castlab_core::{
+    Addr, Agent, AgentId, ChannelId, Dest, Duration, GroupId, Header, Instant, NodeId, Packet, PgmHeader, Rng,
+    StartInfo,
+};
 use castlab_proto::bcfs::fountain::{FountainMode, FountainSource};
 use castlab_proto::bcfs::rainbow::{RainbowConfig, RainbowReceiver};
 use castlab_proto::bcfs::{BcfConfig, BcfRouter};
@@ -40,7 +47,7 @@ use castlab_proto::nlm::NlmRouter;
 use castlab_proto::nlm::{NlmConfig, NlmReceiver, NlmSender};
 use castlab_proto::rlm::{RlmConfig, RlmReceiver};
 use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink};
-use castlab_proto::CbrSource;
+use castlab_proto::{CbrSource, LayeredSink};
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, Simulator};
 
 mod common;
@@ -292,6 +299,77 @@ fn lesbcc() -> Scenario {
     (sim, Box::new(summary))
 }
 
+/// A receiver as the LE-SBCC source sees it: an address its NAKs come from. It sends one NAK,
+/// at its start, and nothing else; it is not a group member.
+struct OneNak {
+    source: Addr,
+    pending: bool,
+}
+
+impl Agent for OneNak {
+    fn handle_start(&mut self, _now: Instant, _info: StartInfo) {
+        self.pending = true;
+    }
+    fn handle_packet(&mut self, _now: Instant, _p: &Packet) {}
+    fn handle_timeout(&mut self, _now: Instant) {}
+    fn poll_transmit(&mut self) -> Option<Packet> {
+        if !std::mem::take(&mut self.pending) {
+            return None;
+        }
+        let mut p = Packet::data(Dest::Unicast(self.source), 40);
+        p.seq = 0;
+        p.header = Header::Pgm(PgmHeader { kind: PgmHeader::NAK, trail: 0, lead: 1 });
+        Some(p)
+    }
+    fn poll_timeout(&self) -> Option<Instant> {
+        None
+    }
+}
+
+/// The LE-SBCC source's state with `n` receivers, in a simulated run: the source sends to a
+/// group with one member behind a router; `n` receivers, 1,000 to a node on 10 Gb/s links to
+/// the router, each NAK once at a time uniform on [0.5, 1.5] s; run to 2 s. The source's
+/// per-receiver tables depend only on the distinct addresses its NAKs came from, so receivers
+/// that are not members and NAK once give it the state of `n` receivers without the n² NCF
+/// deliveries of a group of `n` (every NAK is answered with a multicast NCF).
+fn lesbcc_state(n: usize) {
+    let t0 = WallInstant::now();
+    let mut sim = Simulator::new(1);
+    let main = node(&mut sim, "main");
+    let r1 = node(&mut sim, "r1");
+    let rx = node(&mut sim, "rx");
+    sim.add_link(main, r1, &droptail(10e9, 0.005, 100_000)).unwrap();
+    sim.add_link(r1, rx, &droptail(10e6, 0.005, 100)).unwrap();
+    let g = sim.add_group(main).unwrap();
+    sim.add_agent(rx, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(Instant::ZERO, 1)]))).unwrap();
+    let tx = LesbccSource::try_new(Dest::Group(g), 0, LesbccConfig::default()).expect("valid config");
+    let src = sim.add_agent(main, None, Instant::ZERO, Box::new(tx)).unwrap();
+    let source = sim.agent_addr(src).unwrap();
+    let t = starts(7, n, 0.5, 1.5);
+    let mut host = r1;
+    for (i, &at) in t.iter().enumerate() {
+        if i % 1000 == 0 {
+            host = node(&mut sim, &format!("h{}", i / 1000));
+            sim.add_link(host, r1, &droptail(10e9, 0.001, 100_000)).unwrap();
+        }
+        sim.add_agent(host, None, secs(at), Box::new(OneNak { source, pending: false })).unwrap();
+    }
+    sim.run(secs(2.0)).unwrap();
+    let st = sim.agent::<LesbccSource>(src).unwrap().state();
+    assert_eq!(st.receivers, n, "every receiver's NAK reached the source");
+    let mib = |b: usize| b as f64 / (1 << 20) as f64;
+    println!(
+        "(lesbcc-state) {n} receivers heard: per-receiver tables {:.2} MiB ({:.1} bytes per receiver), fixed {:.2} MiB \
+         (the 2^16-packet transmit window), records {:.2} MiB (the figures' LI rows) | paper (§1): under 1 MB for \
+         10,000-50,000 receivers | {:.1} s wall",
+        mib(st.per_receiver),
+        st.per_receiver as f64 / n as f64,
+        mib(st.fixed),
+        mib(st.records),
+        t0.elapsed().as_secs_f64()
+    );
+}
+
 /// Counters at the end of one slice of simulated time.
 #[derive(Clone, Copy, Default)]
 struct Mark {
@@ -373,5 +451,12 @@ fn main() {
     }
     if want("lesbcc") {
         bench("(lesbcc) LE-SBCC Fig. 5, 1 multicast + 16 unicast flows", lesbcc(), 450.0);
+    }
+    if want("lesbcc-state") {
+        lesbcc_state(10_000);
+        lesbcc_state(100_000);
+        if std::env::var_os("CASTLAB_BENCH_MILLION").is_some() {
+            lesbcc_state(1_000_000);
+        }
     }
 }

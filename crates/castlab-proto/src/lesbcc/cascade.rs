@@ -55,6 +55,23 @@ pub struct LesbccRecords {
     pub li_outcome: Vec<u8>,
 }
 
+impl LesbccRecords {
+    /// Bytes of its columns (allocated capacity).
+    pub fn heap_bytes(&self) -> usize {
+        (self.rate_time_ns.capacity()
+            + self.rate_bps.capacity()
+            + self.rtt_time_ns.capacity()
+            + self.rtt_sample_s.capacity()
+            + self.srtt_s.capacity()
+            + self.sigma_s.capacity()
+            + self.li_time_ns.capacity())
+            * 8
+            + self.li_receiver.capacity() * 4
+            + self.rtt_used.capacity()
+            + self.li_outcome.capacity()
+    }
+}
+
 castlab_core::timers! {
     /// The cascade's timers (Appendix A): rate increase, Max-LPRF decay, TFRC recomputation.
     pub enum CascadeTimer { Increase, Decay, Tfrc }

@@ -91,6 +91,10 @@ impl Li2Le {
             self.last_pass.resize(n, None);
         }
     }
+    /// Bytes of its per-receiver table (allocated capacity).
+    pub fn heap_bytes(&self) -> usize {
+        self.last_pass.capacity() * std::mem::size_of::<Option<Instant>>()
+    }
     /// An LI from `rcv` at `now`: an LE if more than `window` (SRTT + 2σ) since the last pass.
     pub fn offer(&mut self, now: Instant, rcv: usize, window: Duration) -> bool {
         self.ensure(rcv + 1);
@@ -122,6 +126,10 @@ impl MaxLprf {
         if self.x.len() < n {
             self.x.resize(n, 0.0);
         }
+    }
+    /// Bytes of its per-receiver counts (allocated capacity).
+    pub fn heap_bytes(&self) -> usize {
+        self.x.capacity() * std::mem::size_of::<f64>()
     }
     /// Count an LE from `rcv` and return the acceptance probability max X_i / Σ X_i (after the
     /// update, Appendix A `maxLPRFilter`).

@@ -649,6 +649,34 @@ mod tests {
     }
 
     #[test]
+    fn source_state_per_receiver_grows_with_the_receivers_heard_and_only_with_them() {
+        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, LesbccConfig::default()).expect("valid config");
+        let mut out = vec![];
+        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
+        drive(&mut s, Instant::ZERO, &mut out);
+        let empty = s.state();
+        assert_eq!((empty.receivers, empty.per_receiver), (0, 0));
+        for i in 0..1000u32 {
+            s.handle_packet(ms(10 + i as u64), &nak_from(1 + i, 0));
+            drive(&mut s, ms(10 + i as u64), &mut out);
+        }
+        let st = s.state();
+        assert_eq!(st.receivers, 1000);
+        // each receiver holds at least an address (8 bytes) in the list, an address and an
+        // index in the map (12), a last-pass time (16) and a count (8): 44 bytes; capacity
+        // doubling and the map's load factor at most double the lengths, the map's control
+        // bytes add one per bucket
+        assert!(st.per_receiver >= 1000 * 44, "{st:?}");
+        assert!(st.per_receiver <= 2 * 1000 * 44 + 2 * 2048 + 16, "{st:?}");
+        // a second NAK from each adds nothing
+        for i in 0..1000u32 {
+            s.handle_packet(ms(2000 + i as u64), &nak_from(1 + i, 0));
+            drive(&mut s, ms(2000 + i as u64), &mut out);
+        }
+        assert_eq!((s.state().receivers, s.state().per_receiver, s.state().fixed), (1000, st.per_receiver, st.fixed));
+    }
+
+    #[test]
     fn a_nak_and_its_repeats_give_one_rtt_sample_per_receiver() {
         let cfg = LesbccConfig { initial_rate_bps: 448_000.0, ..LesbccConfig::default() }; // 100 pkt/s
         let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");

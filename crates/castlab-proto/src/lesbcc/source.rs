@@ -22,6 +22,23 @@ pub struct SourceStats {
     pub ignored: u64,
 }
 
+/// What a [`LesbccSource`] holds in memory, in bytes (allocated capacities, not lengths).
+/// The paper's scalability claim (§1, §3.1.4) is about the source's state per receiver: the
+/// tables that grow with the receivers heard from are `per_receiver`; the rest is fixed by the
+/// configuration (`fixed`: the agent, its transmit window and its repair and NCF queues) or
+/// grows with the run, not the receivers (`records`: the cascade's rate, RTT and LI rows,
+/// kept for the figures).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SourceState {
+    /// Receivers heard from (distinct NAK source addresses).
+    pub receivers: usize,
+    /// The address → index map, the address list, LI2LE's `T_LastPassed` and Max-LPRF's
+    /// counts X_i.
+    pub per_receiver: usize,
+    pub fixed: usize,
+    pub records: usize,
+}
+
 #[derive(Clone, Copy, Debug, Default)]
 struct WinSlot {
     /// seq + 1 (0: empty).
@@ -117,6 +134,35 @@ impl LesbccSource {
     /// Receivers seen (by the address their NAKs came from), in order of first NAK.
     pub fn receiver_addrs(&self) -> &[Addr] {
         &self.receiver_addrs
+    }
+
+    /// The source's memory, split as [`SourceState`] says. The address map's size is that of
+    /// its table as `std`'s hash map (SwissTable) lays it out: a power-of-two number of buckets
+    /// at most 7/8 full, each an entry and one control byte, plus one group of control bytes.
+    pub fn state(&self) -> SourceState {
+        use std::mem::size_of;
+        let cap = self.receivers.capacity();
+        let buckets = if cap == 0 {
+            0
+        } else if cap < 8 {
+            (cap + 1).next_power_of_two()
+        } else {
+            (cap * 8 / 7).next_power_of_two()
+        };
+        let map = if buckets == 0 { 0 } else { buckets * (size_of::<(Addr, u32)>() + 1) + 16 };
+        let per_receiver = map
+            + self.receiver_addrs.capacity() * size_of::<Addr>()
+            + self.cascade.li2le.heap_bytes()
+            + self.cascade.lprf.heap_bytes();
+        let fixed = size_of::<Self>()
+            + self.window.capacity() * size_of::<WinSlot>()
+            + (self.repairs.capacity() + self.ncfs.capacity()) * size_of::<u64>();
+        SourceState {
+            receivers: self.receiver_addrs.len(),
+            per_receiver,
+            fixed,
+            records: self.cascade.records.heap_bytes(),
+        }
     }
 
     fn data_left(&self) -> bool {

@@ -111,19 +111,23 @@ pub(super) struct Phase {
     pub(super) last: Instant,
 }
 
+/// Fields in declaration order (`repr(C)`): the counters a delivery writes first.
+#[repr(C)]
 pub(super) struct Node {
-    pub(super) name: String,
-    pub(super) out: Vec<ChannelId>,
-    pub(super) ports: Vec<(Port, u32)>,
-    pub(super) next_port: Port,
     pub(super) stats: NodeStats,
+    pub(super) ports: Vec<(Port, u32)>,
+    pub(super) out: Vec<ChannelId>,
+    pub(super) next_port: Port,
+    pub(super) name: String,
 }
 
+/// Fields in declaration order (`repr(C)`): what driving the agent after a packet reads first.
+#[repr(C)]
 pub(super) struct AgentSlot {
     pub(super) agent: Box<dyn Agent>,
+    pub(super) armed: Option<Instant>,
     pub(super) node: NodeId,
     pub(super) port: Port,
-    pub(super) armed: Option<Instant>,
     pub(super) joined: Vec<GroupId>,
     /// Set only when `SimConfig::phase_overhead` is positive.
     pub(super) phase: Option<Phase>,

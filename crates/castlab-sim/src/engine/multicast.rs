@@ -25,6 +25,34 @@ impl Mc {
 pub(super) struct Group {
     pub(super) source: NodeId,
     pub(super) mc: Vec<Mc>,
+    /// A bit per channel: set while the channel is an outgoing interface of its sending
+    /// node's state in `mc`. A graft asks whether its interface is already there; scanning
+    /// `oifs` instead made a fan-out node's N grafts cost N²/2 comparisons.
+    pub(super) oif_bits: Vec<u64>,
+}
+
+impl Group {
+    pub(super) fn new(source: NodeId) -> Self {
+        Group { source, mc: Vec::new(), oif_bits: Vec::new() }
+    }
+
+    /// Mark channel `ch` as an outgoing interface (`on`) or not; returns whether it was one.
+    fn set_oif_bit(&mut self, ch: u32, on: bool) -> bool {
+        let (w, b) = ((ch / 64) as usize, 1u64 << (ch % 64));
+        if self.oif_bits.len() <= w {
+            if !on {
+                return false;
+            }
+            self.oif_bits.resize(w + 1, 0);
+        }
+        let was = self.oif_bits[w] & b != 0;
+        if on {
+            self.oif_bits[w] |= b;
+        } else {
+            self.oif_bits[w] &= !b;
+        }
+        was
+    }
 }
 
 impl Simulator {
@@ -62,8 +90,11 @@ impl Simulator {
     pub(super) fn graft_arrive(&mut self, g: u32, ch: u32) {
         let c = &self.channels[ch as usize];
         let (u, oif) = (c.to.0, c.reverse);
-        let st = &mut self.groups[g as usize].mc[u as usize];
-        if !st.oifs.contains(&oif) {
+        let grp = &mut self.groups[g as usize];
+        let known = grp.set_oif_bit(oif, true);
+        let st = &mut grp.mc[u as usize];
+        if !known {
+            debug_assert!(!st.oifs.contains(&oif));
             st.oifs.push(oif);
         }
         st.gen = st.gen.wrapping_add(1);
@@ -113,8 +144,11 @@ impl Simulator {
     pub(super) fn prune_arrive(&mut self, g: u32, ch: u32) {
         let c = &self.channels[ch as usize];
         let (u, oif) = (c.to.0, c.reverse);
-        let st = &mut self.groups[g as usize].mc[u as usize];
-        st.oifs.retain(|o| *o != oif);
+        let grp = &mut self.groups[g as usize];
+        if grp.set_oif_bit(oif, false) {
+            grp.mc[u as usize].oifs.retain(|o| *o != oif);
+        }
+        let st = &mut grp.mc[u as usize];
         st.gen = st.gen.wrapping_add(1);
         self.maybe_prune(g, u, Duration::ZERO);
     }

@@ -146,7 +146,7 @@ impl Simulator {
     pub fn add_group(&mut self, source: NodeId) -> Result<GroupId> {
         self.check_node("source", source)?;
         let id = GroupId(self.groups.len() as u32);
-        let mut g = Group { source, mc: Vec::new() };
+        let mut g = Group::new(source);
         if self.frozen {
             g.mc = vec![Mc::default(); self.nodes.len()];
             g.mc[source.index()].on_tree = true;
