@@ -1,5 +1,6 @@
 //! §5: detecting lost packets from sequence numbers, grouping them into loss events, and the
-//! weighted average loss interval that gives the loss event rate p.
+//! weighted average loss interval that gives the loss event rate p, with §5.5's history
+//! discounting (TFRC's, RFC 5348 §5.5).
 
 use castlab_core::{Duration, Instant};
 
@@ -122,7 +123,15 @@ impl LossTracker {
     }
 }
 
-/// §5.2-§5.4 and §5.6: loss events and the average loss interval.
+/// §5.2-§5.6: loss events and the average loss interval.
+///
+/// History discounting (§5.5, as RFC 5348 §5.5): each closed interval I_i carries a discount
+/// factor DF_i (1 when it closes), and a general factor DF follows the open interval I_0: when
+/// I_0 exceeds twice the weighted mean I_mean of I_1..I_n, DF = max(2·I_mean/I_0, THRESHOLD),
+/// else 1. DF scales the weight of every closed interval against I_0's in the average that
+/// includes I_0, and is folded into the DF_i when a new loss event closes I_0. DF is a function
+/// of I_0 and the history, so it is computed where it is used, which is the same as updating
+/// it at every arrival.
 #[derive(Clone, Debug)]
 pub struct LossHistory {
     n: usize,
@@ -130,6 +139,10 @@ pub struct LossHistory {
     /// Closed intervals I_1..I_k, most recent first (packets; the synthetic one may be a
     /// fraction).
     closed: [f64; TFMCC_MAX_INTERVALS],
+    /// DF_1..DF_k, the discount factor of each closed interval (§5.5).
+    discount: [f64; TFMCC_MAX_INTERVALS],
+    /// THRESHOLD of §5.5, the smallest DF; None: no history discounting.
+    discount_floor: Option<f64>,
     k: usize,
     /// Start of the most recent loss event: S_A and its nominal time T_old.
     last: Option<(u64, Instant)>,
@@ -149,7 +162,54 @@ impl LossHistory {
             // §5.4: w_i = 1 for i < n/2, else 1 - (i - (n/2 - 1))/(n/2 + 1).
             *w = if (i as f64) < half { 1.0 } else { 1.0 - (i as f64 - (half - 1.0)) / (half + 1.0) };
         }
-        LossHistory { n, weights, closed: [0.0; TFMCC_MAX_INTERVALS], k: 0, last: None, synthetic: None, events: 0 }
+        LossHistory {
+            n,
+            weights,
+            closed: [0.0; TFMCC_MAX_INTERVALS],
+            discount: [1.0; TFMCC_MAX_INTERVALS],
+            discount_floor: None,
+            k: 0,
+            last: None,
+            synthetic: None,
+            events: 0,
+        }
+    }
+
+    /// The same with §5.5's history discounting, DF never below `threshold` (in (0, 1]).
+    pub fn with_discounting(n: usize, threshold: f64) -> Self {
+        LossHistory { discount_floor: Some(threshold.clamp(f64::MIN_POSITIVE, 1.0)), ..LossHistory::new(n) }
+    }
+
+    /// DF_1..DF_k, most recent first.
+    pub fn discounts(&self) -> &[f64] {
+        &self.discount[..self.k]
+    }
+
+    /// §5.5's I_mean: the weighted mean of the closed intervals I_1..I_n, each weight w_(i-1)
+    /// times DF_i (0 with no closed interval).
+    fn closed_mean(&self) -> f64 {
+        let (mut t, mut w) = (0.0, 0.0);
+        for ((ii, wi), df) in self.closed.iter().zip(&self.weights[..self.k.min(self.n)]).zip(&self.discount) {
+            t += ii * wi * df;
+            w += wi * df;
+        }
+        if w > 0.0 {
+            t / w
+        } else {
+            0.0
+        }
+    }
+
+    /// §5.5's general discount factor DF for an open interval of `i0` packets: 1 without
+    /// discounting or while I_0 ≤ 2·I_mean, else max(2·I_mean/I_0, THRESHOLD).
+    pub fn general_discount(&self, i0: f64) -> f64 {
+        let Some(floor) = self.discount_floor else { return 1.0 };
+        let mean = self.closed_mean();
+        if self.k == 0 || i0 <= 2.0 * mean {
+            1.0
+        } else {
+            (2.0 * mean / i0).max(floor)
+        }
     }
 
     pub fn weights(&self) -> &[f64] {
@@ -162,12 +222,19 @@ impl LossHistory {
     }
 
     fn push(&mut self, interval: f64) {
-        // shift: I_i -> I_(i+1), the oldest forgotten
+        // §5.5: the general DF of the interval now closing is folded into every older DF_i.
+        let df = self.general_discount(interval);
+        for d in &mut self.discount[..self.k] {
+            *d *= df;
+        }
+        // shift: I_i -> I_(i+1), the oldest forgotten; the new I_1 starts with DF_1 = 1
         let keep = self.n.min(TFMCC_MAX_INTERVALS);
         for i in (1..keep).rev() {
             self.closed[i] = self.closed[i - 1];
+            self.discount[i] = self.discount[i - 1];
         }
         self.closed[0] = interval;
+        self.discount[0] = 1.0;
         self.k = (self.k + 1).min(keep);
         self.synthetic = self.synthetic.map(|i| i + 1).filter(|&i| i < self.k);
     }
@@ -209,23 +276,26 @@ impl LossHistory {
     }
 
     /// §5.4: the loss event rate p = 1/I_mean (0 before the first loss event). With fewer
-    /// than n closed intervals each sum is normalised by the weights it used.
+    /// than n closed intervals each sum is normalised by the weights it used. With §5.5's
+    /// discounting, I_i (i ≥ 1) weighs w·DF_i, and in the average with I_0 also DF.
     pub fn loss_event_rate(&self, highest: u64) -> f64 {
         if self.k == 0 {
             return 0.0;
         }
         let i0 = self.open_interval(highest);
+        let df = self.general_discount(i0);
         let w = &self.weights;
+        let d = &self.discount;
         // I_tot0: I_0..I_(n-1) with w_0..w_(n-1); I_tot1: I_1..I_n with w_0..w_(n-1).
         let (mut t0, mut w0) = (i0 * w[0], w[0]);
-        for (ii, wi) in self.closed.iter().zip(&w[1..self.n.min(self.k + 1)]) {
-            t0 += ii * wi;
-            w0 += wi;
+        for ((ii, wi), di) in self.closed.iter().zip(&w[1..self.n.min(self.k + 1)]).zip(d) {
+            t0 += ii * wi * di * df;
+            w0 += wi * di * df;
         }
         let (mut t1, mut w1) = (0.0, 0.0);
-        for (ii, wi) in self.closed.iter().zip(&w[..self.k.min(self.n)]) {
-            t1 += ii * wi;
-            w1 += wi;
+        for ((ii, wi), di) in self.closed.iter().zip(&w[..self.k.min(self.n)]).zip(d) {
+            t1 += ii * wi * di;
+            w1 += wi * di;
         }
         let mean = (t0 / w0).max(t1 / w1);
         if mean > 0.0 {

@@ -44,7 +44,10 @@
 //!   packet per 500 ms would take 500 ms to notice a tenfold increase).
 //! * **Loss detection** (§5.1): a packet is lost once three later packets have arrived; a
 //!   late packet arriving after that does not undo the loss (the RFC allows recalculating).
-//!   The optional history discounting of §5.5 is not implemented.
+//! * **History discounting** (§5.5, RFC 5348 §5.5) is on by default. The general factor DF
+//!   weighs the closed intervals against I_0 in the average that includes I_0 (in the
+//!   average over I_1..I_n alone a common factor cancels), as in ns-2's TFRC receiver: that
+//!   is what the mechanism is for, more weight on a long loss-free interval.
 //! * **Receive rate** (§4.3.4): bits received over the last k RTTs divided by k RTTs, k = 2
 //!   (the RFC recommends 2 to 4). The rate at the first loss (§5.6) is measured over the
 //!   last RTT, and have_loss clears after 10 RTTs without data (§4.3.1). In these three
@@ -115,6 +118,12 @@ pub struct TfmccConfig {
     pub loss_intervals: u32,
     /// Later packets that reveal a loss (§5.1: 3).
     pub dupacks: u32,
+    /// History discounting of the loss intervals (§5.5, TFRC's mechanism of RFC 5348 §5.5).
+    pub history_discounting: bool,
+    /// THRESHOLD of RFC 5348 §5.5: the smallest general discount factor DF, so that the
+    /// intervals of an earlier congested period are never discounted entirely (0.5: the value
+    /// of ns-2's TFRC receiver, `minDiscountRatio_`, from which the RFC's pseudo-code comes).
+    pub discount_threshold: f64,
     /// RTTs without a CLR report before the rate halves (§3.3: 4).
     pub clr_halve_rtts: u32,
     /// RTTs without a CLR report before the CLR counts as gone; a CLR chosen fewer RTTs ago
@@ -140,6 +149,8 @@ impl Default for TfmccConfig {
             receive_rate_rtts: 2,
             loss_intervals: 8,
             dupacks: 3,
+            history_discounting: true,
+            discount_threshold: 0.5,
             clr_halve_rtts: 4,
             clr_timeout_rtts: 10,
             min_packet_interval: Duration::from_secs(8),
@@ -161,6 +172,8 @@ castlab_core::config_fields!(TfmccConfig {
     receive_rate_rtts,
     loss_intervals,
     dupacks,
+    history_discounting,
+    discount_threshold,
     clr_halve_rtts,
     clr_timeout_rtts,
     min_packet_interval,
@@ -180,6 +193,7 @@ impl TfmccConfig {
         check::int_in("receive_rate_rtts", self.receive_rate_rtts as u64, 1, 16)?;
         check::int_in("loss_intervals", self.loss_intervals as u64, 2, TFMCC_MAX_INTERVALS as u64)?;
         check::int_in("dupacks", self.dupacks as u64, 1, 64)?;
+        check::in_open_closed("discount_threshold", self.discount_threshold, 0.0, 1.0)?;
         check::int_in("clr_halve_rtts", self.clr_halve_rtts as u64, 1, 1000)?;
         check::int_in("clr_timeout_rtts", self.clr_timeout_rtts as u64, 1, 1000)?;
         check::nonzero("min_packet_interval", self.min_packet_interval)?;

@@ -117,7 +117,11 @@ impl TfmccReceiver {
             r_max: cfg.initial_rtt,
             r_now: cfg.initial_rtt,
             tracker: LossTracker::new(cfg.dupacks),
-            history: LossHistory::new(cfg.loss_intervals as usize),
+            history: if cfg.history_discounting {
+                LossHistory::with_discounting(cfg.loss_intervals as usize, cfg.discount_threshold)
+            } else {
+                LossHistory::new(cfg.loss_intervals as usize)
+            },
             fb_rmax: cfg.initial_rtt,
             cfg,
             group,

@@ -639,3 +639,81 @@ fn clr_reports_once_per_rtt_and_not_in_rounds() {
     d.advance_to(ms(5000));
     assert!(d.sent.len() <= before + 1);
 }
+
+// ------------------------------------------------------------------ §5.5 history discounting
+
+#[test]
+fn history_discounting_leaves_the_average_alone_while_i0_is_at_most_twice_the_mean() {
+    // RFC 5348 §5.5: DF = 1 while I_0 <= 2·I_mean; then the rate is §5.4's.
+    let r = Duration::from_millis(10);
+    let mut plain = LossHistory::new(8);
+    let mut disc = LossHistory::with_discounting(8, 0.5);
+    for h in [&mut plain, &mut disc] {
+        assert!(h.on_lost(100, ms(1000), r, || 50.0));
+        assert!(h.on_lost(200, ms(2000), r, || unreachable!()));
+        assert!(h.on_lost(260, ms(3000), r, || unreachable!()));
+        assert!(h.on_lost(400, ms(4000), r, || unreachable!()));
+    }
+    // I_1..I_4 = 140, 60, 100, 50; I_mean (weights 1, 1, 1, 1) = 87.5; 2·I_mean = 175.
+    assert_eq!(disc.general_discount(175.0), 1.0);
+    assert_eq!(disc.loss_event_rate(409), plain.loss_event_rate(409));
+    assert_eq!(disc.loss_event_rate(574), plain.loss_event_rate(574), "I_0 = 175: no discount yet");
+    assert_eq!(disc.discounts(), &[1.0, 1.0, 1.0, 1.0]);
+}
+
+#[test]
+fn history_discounting_by_hand() {
+    let r = Duration::from_millis(10);
+    let mut h = LossHistory::with_discounting(8, 0.5);
+    assert!(h.on_lost(100, ms(1000), r, || 50.0));
+    assert!(h.on_lost(200, ms(2000), r, || unreachable!()));
+    assert!(h.on_lost(260, ms(3000), r, || unreachable!()));
+    assert!(h.on_lost(400, ms(4000), r, || unreachable!()));
+    // I_0 = 250 > 175: DF = 2·87.5/250 = 0.7. The average with I_0:
+    // (250 + 0.7·(140 + 60 + 100 + 50·0.8)) / (1 + 0.7·3.8) = 488 / 3.66.
+    assert!((h.general_discount(250.0) - 0.7).abs() < 1e-12);
+    let p = h.loss_event_rate(649);
+    assert!((p - 3.66 / 488.0).abs() < 1e-12, "{p}");
+    // Without discounting the same I_0 gives (250 + 340)/4.8 = 122.9, a higher p.
+    assert!(p < 4.8 / 590.0);
+    // I_0 = 1000: 2·87.5/1000 = 0.175, held at THRESHOLD 0.5:
+    // (1000 + 0.5·340) / (1 + 0.5·3.8) = 1170 / 2.9.
+    assert_eq!(h.general_discount(1000.0), 0.5);
+    let p = h.loss_event_rate(1399);
+    assert!((p - 2.9 / 1170.0).abs() < 1e-12, "{p}");
+}
+
+#[test]
+fn a_new_loss_event_folds_the_general_discount_into_the_older_intervals() {
+    let r = Duration::from_millis(10);
+    let mut h = LossHistory::with_discounting(8, 0.5);
+    assert!(h.on_lost(100, ms(1000), r, || 50.0));
+    assert!(h.on_lost(200, ms(2000), r, || unreachable!()));
+    assert!(h.on_lost(260, ms(3000), r, || unreachable!()));
+    assert!(h.on_lost(400, ms(4000), r, || unreachable!()));
+    // The interval closing at 650 is 250 packets: DF = 0.7 goes into DF_1..DF_4, the new
+    // I_1 = 250 starts at DF_1 = 1.
+    assert!(h.on_lost(650, ms(5000), r, || unreachable!()));
+    assert_eq!(h.intervals(), &[250.0, 140.0, 60.0, 100.0, 50.0]);
+    let want = [1.0, 0.7, 0.7, 0.7, 0.7];
+    assert!(h.discounts().iter().zip(want).all(|(d, w)| (d - w).abs() < 1e-12), "{:?}", h.discounts());
+    // I_mean over I_1..I_5 with w_(i-1)·DF_i: (250 + 0.7·(140 + 60 + 100) + 0.7·0.8·50) /
+    // (1 + 0.7·3 + 0.7·0.8) = 488 / 3.66; I_0 = 10 stays below twice that, so DF = 1. With
+    // I_0: (10 + 250 + 0.7·(140 + 60) + 0.7·0.8·100 + 0.7·0.6·50) / (1 + 1 + 0.7·2 + 0.7·0.8 +
+    // 0.7·0.6) = 477 / 4.38 = 108.9, below 133.3: p = 3.66/488.
+    let p = h.loss_event_rate(659);
+    assert!((p - 3.66 / 488.0).abs() < 1e-12, "{p}");
+    // A further long interval discounts again, never below THRESHOLD per step.
+    assert!(h.on_lost(5000, ms(6000), r, || unreachable!()));
+    assert_eq!(h.discounts()[0], 1.0);
+    assert!((h.discounts()[1] - 0.5).abs() < 1e-12, "{:?}", h.discounts());
+    assert!((h.discounts()[2] - 0.35).abs() < 1e-12, "{:?}", h.discounts());
+}
+
+#[test]
+fn history_discounting_is_on_by_default_and_can_be_turned_off() {
+    assert!(TfmccConfig::default().history_discounting);
+    assert_eq!(TfmccConfig::default().discount_threshold, 0.5);
+    let e = TfmccConfig { discount_threshold: 0.0, ..TfmccConfig::default() }.validate().unwrap_err();
+    assert_eq!(e.field, "discount_threshold");
+}

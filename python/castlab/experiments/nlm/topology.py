@@ -10,7 +10,8 @@ The set-up of §4.1 (Figure 8), shared by every experiment here:
   Exactly periodic sources lock into fixed phases with each other and the bottleneck (Floyd and
   Jacobson 1992), so without jitter every sender's packets wait a random time of up to one
   bottleneck packet time before leaving (the simulator's phase randomisation, their remedy);
-  jittered sources already draw their phases;
+  jittered sources already draw their phases, and are phase-randomised only when the command
+  asks for it (``castlab reproduce --phase-overhead``, the phase table's run);
 - NLM with Table 2's parameters (``castlab._native.config_defaults("nlm")``), LMR1 and LMR2 both LMRs;
 - RLM configured as the RLM the paper ran: the NLM authors used ns, whose RLM is McCanne's
   ``MMG`` (ns-2.35, ``rlm_param`` as shipped), so the RLM side is castlab's receiver with
@@ -33,6 +34,7 @@ from typing import Optional
 import numpy as np
 
 from castlab import Simulator, run_with_progress
+from castlab.simulator import default_phase_overhead
 
 LAYER_RATES_BPS = [100e3, 100e3, 200e3, 400e3, 800e3]  # §4.1
 PACKET_BYTES = 1024  # §4.1
@@ -104,8 +106,10 @@ class Fig8:
     receivers: list[int] = field(default_factory=list)
 
     def __post_init__(self):
-        # periodic sources: phase randomisation of up to one bottleneck packet time (module doc)
-        phase = 0.0 if self.jitter else PACKET_BYTES * 8 / self.bottleneck_bps
+        # periodic sources: phase randomisation of up to one bottleneck packet time (module doc);
+        # jittered sources take the process's default (off unless `castlab reproduce
+        # --phase-overhead` asks for it), so the phase table's run with it on reaches them too
+        phase = default_phase_overhead() if self.jitter else PACKET_BYTES * 8 / self.bottleneck_bps
         sim = Simulator(seed=self.seed, join_latency=0.0, leave_latency=0.0, phase_overhead=phase)
         self.sim = sim
         sim.add_node("LMR1")
