@@ -61,3 +61,36 @@ def test_net_nlm_lmr_signalling_reaches_the_sender_and_raises_its_level(tmp_path
     req = pd.read_csv(tmp_path / "src" / "nlm_sender_req.csv")
     assert (req["kind"] == 3).any(), req  # ADD_REQ (NlmHeader::ADD_REQ) heard from LMR1
     assert lv["level"].max() >= 2, (lv, src_out)
+
+
+@needs_testbed
+def test_net_rlm_red_bottleneck_drops_early_and_losses_are_windowed(tmp_path):
+    """net-rlm-red's topology (2) with the RED bottleneck in the router: a 6-layer source
+    (2 Mb/s) held at all six layers by a sink makes RED drop early (its average between the
+    thresholds), and the worst-case windowed loss the experiment computes from a receiver's
+    arrival and loss records lies in (0, 1] and is no smaller for the shorter window."""
+    from castlab.experiments.net.rlm import _rlm2_topology, _worst_losses
+    from castlab.experiments.rlm.topology import RED_PARAMS
+
+    red = (RED_PARAMS["red_min_th"], RED_PARAMS["red_max_th"], RED_PARAMS["red_max_p"], RED_PARAMS["red_w_q"], False)
+    topo = _rlm2_topology(1, red)
+    name = f"w{os.getpid() % 100000}"
+    with Testbed(topo, name, routers="user", session={"session": 85}) as tb:
+        ttl = tb.topo.hops("src", "rcv1") + 1
+        words = [*tb.session_words(), "--ttl", ttl]
+        rx = tb.spawn("rcv1", _castlab("net", "sink", "--layers", 6, "--level", 6, "--addr", tb.addr("rcv1"),
+                                       "--node", 1, "--iface-addr", tb.addr("rcv1"), "--duration", 6,
+                                       "--out", tmp_path / "rx", *words),
+                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        time.sleep(0.5)
+        src = tb.spawn("src", _castlab("net", "source", "--layers", 6, "--base-rate", "32k", "--duration", 5,
+                                       "--iface-addr", tb.addr("src"), *words),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        src.communicate(timeout=40)
+        rx_out = rx.communicate(timeout=40)[0].decode()
+        assert rx.returncode == 0, rx_out
+    port = next(p for p in tb.final_router_stats["r1"]["ports"] if p["name"] == "n0r")
+    assert port["drops_early"] > 0, port
+    w = _worst_losses(pd.read_csv(tmp_path / "rx" / "arrivals.csv"), pd.read_csv(tmp_path / "rx" / "losses.csv"),
+                      (1.0, 5.0))
+    assert 0 < w["worst_5s"] <= w["worst_1s"] <= 1, w

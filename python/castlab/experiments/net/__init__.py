@@ -7,6 +7,8 @@ multicast routing and kernel TCP, each beside a simulation of the same set-up.
 - ``net-lesbcc-fig21``: LE-SBCC (AIMD) against 16 kernel TCP flows through one 1 Mb/s
   bottleneck with §5.2.1's 500 ms round trip, as the LE-SBCC paper (Fig. 21) ran it on Linux:
   the router is castlab's user-space router (DropTail queue, delay lines), ``"routers": "user"``.
+- ``net-rlm-red``: RLM on topology (2) behind a RED bottleneck in the user router (rlm-red's
+  parameters) against DropTail, each beside its simulated twin.
 - ``net-vs-sim``: the ``net-rlm`` set-up in the simulator and on the testbed, side by side.
 - ``net-lesbcc-openpgm``: LE-SBCC's source over PGM with unmodified OpenPGM receivers.
 - ``net-nlm``: NLM's Figs 9/10 set-up (Fig. 8, N = 1) with LMRs in the user routers against RLM
@@ -25,7 +27,7 @@ from castlab.experiments.common import Experiment
 from castlab.experiments.net.common import LESBCC_PAPER, RLM_PAPER, testbed_name
 from castlab.experiments.net.lesbcc import run_net_lesbcc_fig21, run_net_lesbcc_openpgm
 from castlab.experiments.net.nlm import NLM_PAPER, run_net_nlm
-from castlab.experiments.net.rlm import run_net_rlm, run_net_vs_sim
+from castlab.experiments.net.rlm import run_net_rlm, run_net_rlm_red, run_net_vs_sim
 
 __all__ = ["EXPERIMENTS", "testbed_name"]
 
@@ -41,4 +43,6 @@ EXPERIMENTS = [
                "and OpenPGM's fixed-rate sender (root, python3-zmq)", run_net_lesbcc_openpgm),
     Experiment("net-nlm", NLM_PAPER, "Figs 9-10 (real)", "NLM with LMRs in castlab's user-space routers against "
                "RLM through plain ones on Fig. 8's set-up, beside the simulated twins (root)", run_net_nlm),
+    Experiment("net-rlm-red", RLM_PAPER, "§5 (RED, real)", "RLM on topology (2) behind a RED bottleneck in "
+               "castlab's user-space router against DropTail, beside the simulated twins (root)", run_net_rlm_red),
 ]
