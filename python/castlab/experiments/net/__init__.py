@@ -11,6 +11,9 @@ multicast routing and kernel TCP, each beside a simulation of the same set-up.
   parameters) against DropTail, each beside its simulated twin.
 - ``net-vs-sim``: the ``net-rlm`` set-up in the simulator and on the testbed, side by side.
 - ``net-lesbcc-openpgm``: LE-SBCC's source over PGM with unmodified OpenPGM receivers.
+- ``net-lesbcc-aggregation``: LE-SBCC with NAK aggregation hosted in the user router where four
+  receivers' bottlenecks (buffers 25/50/75/100) branch off (Fig. 16's shape), against none, each
+  beside its simulated twin.
 - ``net-nlm``: NLM's Figs 9/10 set-up (Fig. 8, N = 1) with LMRs in the user routers against RLM
   (ns-2's MMG, as the NLM paper ran it) through plain user routers, each beside its simulated twin.
 
@@ -25,7 +28,7 @@ twin. Every experiment skips (no claims, a reason in ``params``) where the testb
 
 from castlab.experiments.common import Experiment
 from castlab.experiments.net.common import LESBCC_PAPER, RLM_PAPER, testbed_name
-from castlab.experiments.net.lesbcc import run_net_lesbcc_fig21, run_net_lesbcc_openpgm
+from castlab.experiments.net.lesbcc import run_net_lesbcc_aggregation, run_net_lesbcc_fig21, run_net_lesbcc_openpgm
 from castlab.experiments.net.nlm import NLM_PAPER, run_net_nlm
 from castlab.experiments.net.rlm import run_net_rlm, run_net_rlm_red, run_net_vs_sim
 
@@ -45,4 +48,7 @@ EXPERIMENTS = [
                "RLM through plain ones on Fig. 8's set-up, beside the simulated twins (root)", run_net_nlm),
     Experiment("net-rlm-red", RLM_PAPER, "§5 (RED, real)", "RLM on topology (2) behind a RED bottleneck in "
                "castlab's user-space router against DropTail, beside the simulated twins (root)", run_net_rlm_red),
+    Experiment("net-lesbcc-aggregation", LESBCC_PAPER, "Figs. 16-17 (real)", "LE-SBCC with NAK aggregation in "
+               "castlab's user-space router against none, receivers behind bottlenecks of 25-100 packets, beside the "
+               "simulated twins (root)", run_net_lesbcc_aggregation),
 ]
