@@ -315,6 +315,8 @@ for _ in range(20):
     (["sink", "--addr", "192.0.2.77"], "bind"),
     (["source", "--base-rate", "1M"], "--rate-cap"),
     (["source", "--base-rate", "1e12", "--rate-cap", "1e15"], "rates_bps"),
+    (["source", "--layers", "3", "--rates", "100k,200k"], "--rates: 2 rates for --layers 3"),
+    (["source", "--layers", "2", "--rates", "15M,10M"], "--rates: the 2 layers offer"),
     (["rlm-receiver", "--config", "bogus=1"], "bogus: unknown setting"),
     (["sink", "--session-file", "/nonexistent/session.json"], "--session-file"),
     (["rlm-receiver", "--config", "t_min=-1"], "t_min"),

@@ -313,9 +313,16 @@ class SourceRole(Role):
 
     def build(self) -> None:
         a = self.args
-        rates = [a.base_rate * 2 ** m for m in range(a.layers)]  # McCanne et al. §4: 32·2^m kb/s
+        if a.rates is not None:  # explicit layer rates (e.g. NLM §4.1's 100,100,200,400,800 kb/s)
+            if len(a.rates) != a.layers:
+                raise ValueError(f"--rates: {len(a.rates)} rates for --layers {a.layers}")
+            if any(r <= 0 for r in a.rates):
+                raise ValueError("--rates: every layer's rate must be > 0")
+            rates = list(a.rates)
+        else:
+            rates = [a.base_rate * 2 ** m for m in range(a.layers)]  # McCanne et al. §4: 32·2^m kb/s
         if sum(rates) > self.session.rate_cap_bps:
-            raise ValueError(f"--base-rate: the {a.layers} layers offer {_fmt_rate(sum(rates))}, more than "
+            raise ValueError(f"{'--rates' if a.rates is not None else '--base-rate'}: the {a.layers} layers offer {_fmt_rate(sum(rates))}, more than "
                              f"--rate-cap {_fmt_rate(self.session.rate_cap_bps)}; raise the cap if you mean it")
         self.drv = self.session.driver(self.session.groups(a.layers, control=True))
         self.drv.add_layered_source(self.agent, SOURCE_NODE, SOURCE_PORT, list(range(a.layers)), rates,
@@ -641,6 +648,9 @@ def add_parsers(sub) -> None:
     common(p, receiver=False)
     p.add_argument("--layers", type=int, default=argparse.SUPPRESS, help="(default 6; may come from --session-file)")
     p.add_argument("--base-rate", type=parse_rate, default=32e3, help="layer 0's rate, bit/s (default 32e3)")
+    p.add_argument("--rates", type=parse_floats, default=None, metavar="R0,R1,...",
+                   help="every layer's rate, bit/s, comma-separated, one per layer (instead of --base-rate's "
+                        "doubling)")
     p.add_argument("--packet-size", type=int, default=1000, help="bytes (default %(default)s)")
     p.add_argument("--flow", type=int, default=1)
     p.add_argument("--no-jitter", action="store_true", help="exact intervals instead of McCanne et al. §4's jitter")

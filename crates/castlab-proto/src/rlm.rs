@@ -120,8 +120,9 @@ pub struct RlmConfig {
     /// What the receiver keeps besides its protocol records (not a paper constant; our
     /// choice). [`Record::Summary`] (the default): the count of data arrivals and the online
     /// worst-case loss for `windows`, so memory does not grow with the run.
-    /// [`Record::Arrivals`]: also every data arrival time in `records.arr_time_ns` (8 bytes
-    /// per packet), from which the windowed loss of any window can be computed afterwards.
+    /// [`Record::Arrivals`]: also every data arrival's time and layer in `records.arr_time_ns`
+    /// and `records.arr_layer` (9 bytes per packet), from which the windowed loss of any
+    /// window, and what each layer delivered, can be computed afterwards.
     pub record: Record,
     /// How the "L > T" test of the measurement state reads the loss rate. `false` (default,
     /// our choice above): the moving average of `loss_gain`. `true`: the estimator of ns-2's
@@ -202,6 +203,7 @@ castlab_core::records_table!(RlmRecords {
         loss_layer,
         loss_count,
         arr_time_ns,
+        arr_layer,
         supp_time_ns,
         supp_level,
         shared_time_ns,
@@ -349,6 +351,7 @@ pub struct RlmRecords {
     pub loss_count: Vec<u64>,
     /// Data arrival times (with [`Record::Arrivals`]), and the total count either way.
     pub arr_time_ns: Vec<u64>,
+    pub arr_layer: Vec<u8>,
     pub received: u64,
     /// Join-timer firings suppressed by a lower experiment in progress (§3.4).
     pub supp_time_ns: Vec<u64>,
@@ -903,6 +906,7 @@ impl RlmReceiver {
         let t = now.as_nanos();
         if self.cfg.record == Record::Arrivals {
             self.records.arr_time_ns.push(t);
+            self.records.arr_layer.push(m as u8);
         }
         if m >= self.level as usize || p.sent_at < self.joined_at[m] {
             // a late packet of a layer already left, or sent before our join: not gap-checked
@@ -1196,7 +1200,7 @@ protocol's configuration (`config_defaults(\"rlm\")`: the paper's §4 values). R
                 "A receiver's records as numpy arrays (times in ns): level changes (`level_time_ns`, \
 `level`), own join-experiments (`exp_*`; outcome 0 running, 1 success, 2 failed; `exp_end_ns` is 2^64-1 while \
 running), state transitions (`trans_*`; states 0 S, 1 H, 2 M, 3 D; causes 0 loss, 1 loss rate, 2 detection \
-timer), losses (`loss_*`, one row per sequence gap), data arrivals (`arr_time_ns`), suppressed join-timers \
+timer), losses (`loss_*`, one row per sequence gap), data arrivals (`arr_time_ns`, `arr_layer`), suppressed join-timers \
 (`supp_*`), shared-learning backoffs (`shared_*`), heard announcements (`heard_*`), the counts `received`, \
 `lost`, `control_sent`, `ignored`, and `names`: each code's names, indexed by code. \
 `agent`: the receiver's agent id.",
@@ -1930,6 +1934,9 @@ mod tests {
         let (a, b) = (&lean.d.agent.records, &full.d.agent.records);
         assert!(a.arr_time_ns.is_empty());
         assert_eq!(b.arr_time_ns.len() as u64, b.received);
+        assert!(a.arr_layer.is_empty() && b.arr_layer.len() == b.arr_time_ns.len());
+        // the script sends on the base layer only, while the level climbs above it
+        assert!(b.arr_layer.iter().all(|&m| m == 0) && b.level.iter().any(|&l| l > 1));
         assert!(
             a.lost() > 0 && !a.exp_start_ns.is_empty(),
             "the script must lose packets and run experiments: {} {}",
