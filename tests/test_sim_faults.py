@@ -4,6 +4,11 @@ link held counted, and bad events refused before the run."""
 
 from __future__ import annotations
 
+import contextlib
+import io
+import re
+from pathlib import Path
+
 import pytest
 
 import castlab
@@ -228,3 +233,53 @@ def test_events_take_overrides_by_name(tmp_path):
     assert sc.to_dict()["events"][3]["at"] == 6.0
     with pytest.raises(ScenarioError, match="after the end of the run"):
         sc.with_params({"events.event1.at": "20s"})
+
+
+# ----------------------------------------------------------------------------- the guide's example
+
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guide.md"
+
+
+def _guide_blocks(lang: str) -> list[str]:
+    part = GUIDE.read_text().split("### Failures in the simulator", 1)[1].split("\n## ", 1)[0]
+    return re.findall(rf"```{lang}\n(.*?)```", part, re.S)
+
+
+def test_the_guides_failover_scenario_does_what_the_guide_says(tmp_path):
+    (toml,) = _guide_blocks("toml")
+    sc = Scenario.from_toml(write(tmp_path, toml))
+    sim = sc.build(seed=1)
+    sim.run(sc.duration)
+    h = sim.scenario_handles
+    # "the RLM receiver has climbed to level 4 when the primary fails at 60 s ... drops to level
+    # 3 within ten seconds, and from 70 s to the repair it is above level 3 only for a
+    # join-experiment that fails within two seconds; after 100 s ... climbs above level 3 again"
+    lt = sim.level_timeline()
+    rx = h.receivers["rx"]
+    steps = [(t / 1e9, int(lv)) for t, a, lv in zip(lt["time_ns"], lt["agent"], lt["level"]) if a == rx]
+    at = lambda t: [lv for s, lv in steps if s <= t][-1]
+    assert at(60.0) == 4 and at(70.0) == 3
+    bounds = [70.0] + [s for s, _ in steps if 70.0 < s < 100.0] + [100.0]
+    above = [(lo, hi) for lo, hi in zip(bounds, bounds[1:]) if at(lo) > 3]
+    assert len(above) <= 1 and all(hi - lo <= 2.0 for lo, hi in above)
+    assert max(lv for s, lv in steps if s >= 100.0) > 3
+    # "the backup ... shows traffic only from 60 to 100 s" (a sample counts the second before it)
+    q = sim.channel_series(h.channels["backup"][0])
+    t, b = q["time_ns"] / 1e9, q["bytes"]
+    moved = [t[i] for i in range(1, len(t)) if b[i] > b[i - 1]]
+    assert moved and min(moved) > 60.0 and max(moved) <= 101.0
+    # "the packets that were on the primary when it failed show in conservation()["link_down"]"
+    c = sim.conservation()
+    assert c["holds"] and c["link_down"] > 0
+    assert sim.channel_stats(h.channels["primary"][0])["drops_link_down"] + \
+        sim.channel_stats(h.channels["primary"][1])["drops_link_down"] == c["link_down"]
+
+
+def test_the_guides_python_failure_example_prints_what_it_says():
+    (code,) = _guide_blocks("python")
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "guide.md failures", "exec"), {})
+    printed = out.getvalue().splitlines()
+    said = re.findall(r"# (\[.*?\])", code)
+    assert printed == said == ["['src', 'r2', 'dst']", "['src', 'r1', 'dst']"]
