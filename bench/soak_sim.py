@@ -6,7 +6,9 @@ this process's resident memory sampled as the run goes.
 One small topology per protocol (a source, a 1 Mb/s DropTail 20 bottleneck, two receivers
 behind it; the BCFS ones with BCF routers), built from a scenario dict and run in `--chunks`
 slices of `--until / chunks` seconds (the results do not depend on the slicing). Sinks and RLM
-receivers keep their default records (`record = "summary"`: counters, no row per packet). The
+receivers keep their default records (`record = "summary"`: counters, no row per packet); TCP,
+NLM (sender, receivers, LMRs) and LE-SBCC run with `trace = "off"` (no row per ACK, request,
+sample or rate change; the same run otherwise, tests/test_trace_switch.py). The
 rule, fixed before any run: memory is flat when RSS after the last slice exceeds RSS after the
 second slice (the warm-up) by at most max(4 MiB, 5 %). Event records that grow by design
 (one row per join-experiment, level change or loss event) are counted in that allowance.
@@ -44,6 +46,7 @@ def scenario(proto: str, until: float) -> dict:
                "links": LINKS, "sessions": [], "receivers": []}
     rx = lambda protocol, **kw: [{"name": f"{protocol}{i}", "node": h, "session": "s", "protocol": protocol,
                                   "start": f"{i}s", **kw} for i, h in enumerate(("h1", "h2"), 1)]
+    off = {"trace": "off"}
     if proto in ("rlm", "sink"):
         d["sessions"] = [{"name": "s", "source": "src", "layers": 6, "base_rate": "32kbps"}]
         d["receivers"] = rx("rlm") if proto == "rlm" else rx("sink", level=4)
@@ -51,18 +54,19 @@ def scenario(proto: str, until: float) -> dict:
         d["sessions"] = [{"name": "s", "source": "src", "kind": "rlc"}]
         d["receivers"] = rx("rlc")
     elif proto == "nlm":
-        d["sessions"] = [{"name": "s", "source": "src", "kind": "nlm", "layers": 6, "base_rate": "32kbps"}]
-        d["receivers"] = rx("nlm")
-        d["routers"] = [{"kind": "lmr", "node": n} for n in ("r1", "r2")]
+        d["sessions"] = [{"name": "s", "source": "src", "kind": "nlm", "layers": 6, "base_rate": "32kbps",
+                          "config": off}]
+        d["receivers"] = rx("nlm", config=off)
+        d["routers"] = [{"kind": "lmr", "node": n, "config": off} for n in ("r1", "r2")]
     elif proto == "lesbcc":
-        d["sessions"] = [{"name": "s", "source": "src", "kind": "lesbcc"}]
+        d["sessions"] = [{"name": "s", "source": "src", "kind": "lesbcc", "config": off}]
         d["receivers"] = rx("pgm")
     elif proto == "rainbow":
         d["sessions"] = [{"name": "s", "source": "src", "kind": "fountain"}]
         d["receivers"] = rx("rainbow")
         d["routers"] = [{"kind": "bcf"}]
     elif proto == "tcp":
-        d["tcp"] = [{"name": f"tcp{i}", "src": "src", "dst": h} for i, h in enumerate(("h1", "h2"), 1)]
+        d["tcp"] = [{"name": f"tcp{i}", "src": "src", "dst": h, "config": off} for i, h in enumerate(("h1", "h2"), 1)]
     else:
         raise ValueError(proto)
     return d

@@ -156,8 +156,8 @@ class Simulator:
         """
     def channel_stats(self, channel: int) -> dict[str, object]:
         """A channel's counters (arrivals, enqueued, drops_forced, drops_early, marked, departures,
-        bytes_departed, lost_random, delivered, ext_drops) and its set-up (from, to, rate_bps,
-        delay) with the current queue_len and queue_avg.
+        bytes_departed, lost_random, delivered, ext_drops, drops_link_down), whether it is `up`,
+        its set-up (from, to, rate_bps, delay) and the current queue_len and queue_avg.
         """
     def channel_series(self, channel: int) -> dict[str, npt.NDArray[np.generic]]:
         """The periodic samples of a monitored channel (`monitor_channel`): time_ns, qlen, qavg,
@@ -170,12 +170,32 @@ class Simulator:
     def conservation(self) -> dict[str, object]:
         """Packet conservation over the run: every packet created is dropped, lost, consumed,
         delivered, queued, on the wire, in flight or waiting at its sender (`in_sender`, phase
-        randomisation); `holds` says whether the books balance.
+        randomisation) or lost to a link that went down (`link_down`); `holds` says whether the
+        books balance.
         """
     def engine_stats(self) -> dict[str, int]:
         """The engine's counters: events processed and packets forwarded (link transmissions)."""
     def level_timeline(self) -> dict[str, npt.NDArray[np.integer]]:
         """Every subscription-level change of every layered receiver: time_ns, agent, level."""
+    def link_down(self, at: float, a: str, b: str) -> None:
+        """Schedule the duplex link between nodes `a` and `b` (both directions) to go down at `at`
+        seconds, as ns-2's ``rtmodel-at at down a b``: what it holds then is dropped and counted
+        (``drops_link_down``), routes are recomputed and multicast trees re-grafted on the new
+        reverse paths. Several links between `a` and `b`: the first one added.
+        """
+    def link_up(self, at: float, a: str, b: str) -> None:
+        """Schedule the duplex link between nodes `a` and `b` to come back up at `at` seconds."""
+    def node_down(self, at: float, node: str) -> None:
+        """Schedule `node` to fail at `at` seconds: every link of it goes down (its agents keep
+        running, cut off), as ns-2's ``rtmodel-at at down node``."""
+    def node_up(self, at: float, node: str) -> None:
+        """Schedule `node` to come back at `at` seconds, with every link of it that was not set
+        down by itself."""
+    def node_is_up(self, node: str) -> bool:
+        """Whether `node` is up now."""
+    def route(self, src: str, dst: str) -> Optional[list[str]]:
+        """The path unicast packets take now from `src` to `dst`, as node names from `src` to
+        `dst`; None when `dst` cannot be reached. Routes exist once the run has started."""
     def forwards(self, group: int, node: str, channel: int) -> bool:
         """Whether `node` currently forwards `group` on `channel`."""
     # --- tcp (crates/castlab-py/src/tcp.rs) ---

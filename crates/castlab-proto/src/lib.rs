@@ -16,6 +16,7 @@ pub mod tcp;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 pub mod tfmcc;
+pub mod trace;
 pub mod window;
 
 #[cfg(test)]
@@ -23,6 +24,7 @@ mod tests;
 
 pub use cbr::{CbrSource, CbrStream};
 pub use sink::{LayeredSink, Record, SinkRecords, SinkSummary};
+pub use trace::Trace;
 
 /// The protocol registry: every protocol the drivers know, each described beside its code
 /// (see [`registry`]). Registering a protocol is one line here.

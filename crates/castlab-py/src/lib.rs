@@ -139,6 +139,16 @@ impl Simulator {
         };
         Ok((s, e))
     }
+    fn link_state(&mut self, at: f64, a: &str, b: &str, up: bool) -> Result<()> {
+        let t = time_s("at", at)?;
+        let ch = self.channel(a, b)?;
+        self.inner.schedule_link_state(t, ChannelId(ch), up).map_err(Error::from)
+    }
+    fn node_state(&mut self, at: f64, node: &str, up: bool) -> Result<()> {
+        let t = time_s("at", at)?;
+        let n = self.node("node", node)?;
+        self.inner.schedule_node_state(t, n, up).map_err(Error::from)
+    }
     pub(crate) fn port(&self, port: Option<i64>) -> Result<Option<u16>> {
         port.map(|p| u16::try_from(p).map_err(|_| bad("port", p, "must be in 0..=65535"))).transpose()
     }
@@ -498,8 +508,8 @@ impl Simulator {
     }
 
     /// The counters of channel `channel` (arrivals, enqueued, drops_forced, drops_early, marked,
-    /// departures, bytes_departed, lost_random, delivered, ext_drops) and its set-up (from, to,
-    /// rate_bps, delay) with the current queue_len and queue_avg.
+    /// departures, bytes_departed, lost_random, delivered, ext_drops, drops_link_down), whether
+    /// it is `up`, its set-up (from, to, rate_bps, delay) and the current queue_len and queue_avg.
     fn channel_stats<'py>(&self, py: Python<'py>, channel: i64) -> Result<Bound<'py, PyDict>> {
         let ch = self.chan("channel", channel)?;
         let s = self.inner.channel_stats(ch).expect("checked");
@@ -517,8 +527,10 @@ impl Simulator {
                 ("lost_random", s.lost_random),
                 ("delivered", s.delivered),
                 ("ext_drops", s.ext_drops),
+                ("drops_link_down", s.drops_link_down),
             ],
         )?;
+        d.set_item("up", self.inner.channel_up(ch))?;
         d.set_item("from", self.inner.node_name(from))?;
         d.set_item("to", self.inner.node_name(to))?;
         d.set_item("rate_bps", rate)?;
@@ -568,6 +580,7 @@ impl Simulator {
                 ("created", c.created),
                 ("queue_drops", c.queue_drops),
                 ("lost_random", c.lost_random),
+                ("link_down", c.link_down),
                 ("ext_drops", c.ext_drops),
                 ("ext_consumed", c.ext_consumed),
                 ("delivered_local", c.delivered_local),
@@ -594,6 +607,53 @@ impl Simulator {
     fn level_timeline<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let t = self.inner.timelines();
         level_timeline_dict(py, &t.level_time_ns, &t.level_agent, &t.level)
+    }
+
+    /// Schedule the duplex link between nodes `a` and `b` (both directions) to go down at `at`
+    /// seconds, as ns-2's `rtmodel-at at down a b`: what it holds then is dropped and counted
+    /// (`drops_link_down`), routes are recomputed and multicast trees re-grafted on the new
+    /// reverse paths. Several links between `a` and `b`: the first one added.
+    fn link_down(&mut self, at: f64, a: &str, b: &str) -> Result<()> {
+        self.link_state(at, a, b, false)
+    }
+
+    /// Schedule the duplex link between nodes `a` and `b` to come back up at `at` seconds.
+    fn link_up(&mut self, at: f64, a: &str, b: &str) -> Result<()> {
+        self.link_state(at, a, b, true)
+    }
+
+    /// Schedule node `node` to fail at `at` seconds: every link of it goes down (its agents
+    /// keep running, cut off), as ns-2's `rtmodel-at at down node`.
+    fn node_down(&mut self, at: f64, node: &str) -> Result<()> {
+        self.node_state(at, node, false)
+    }
+
+    /// Schedule node `node` to come back at `at` seconds, with every link of it that was not
+    /// set down by itself.
+    fn node_up(&mut self, at: f64, node: &str) -> Result<()> {
+        self.node_state(at, node, true)
+    }
+
+    /// Whether node `node` is up now.
+    fn node_is_up(&self, node: &str) -> Result<bool> {
+        let n = self.node("node", node)?;
+        Ok(self.inner.node_up(n))
+    }
+
+    /// The path unicast packets take now from node `src` to node `dst`, as node names from `src`
+    /// to `dst`; None when `dst` cannot be reached. Routes exist once the run has started.
+    fn route(&self, src: &str, dst: &str) -> Result<Option<Vec<String>>> {
+        let (mut n, d) = (self.node("src", src)?, self.node("dst", dst)?);
+        let mut path = vec![self.inner.node_name(n).to_string()];
+        while n != d {
+            let Some(ch) = self.inner.route_next(n, d) else { return Ok(None) };
+            n = self.inner.channel_info(ch).expect("a routed channel exists").1;
+            path.push(self.inner.node_name(n).to_string());
+            if path.len() > self.inner.node_count() {
+                return Ok(None); // a loop cannot happen on shortest paths; never hang on one
+            }
+        }
+        Ok(Some(path))
     }
 
     /// Whether `node` currently forwards `group` on `channel`.

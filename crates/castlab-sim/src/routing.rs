@@ -6,6 +6,11 @@
 //! i.e. hop count). Ties are broken deterministically: the heap orders by (distance, node id)
 //! and a node keeps the first (lowest-cost, then lowest channel id) channel found.
 //! Computing a column allocates once per destination; look-ups afterwards are indexing.
+//!
+//! A channel that is down (a failed link or node, see the engine's `faults`) is left out of
+//! the graph; setting a channel's state drops every computed column, so routes are computed
+//! anew on the topology that holds from then on (as ns-2's centralised `rtproto Session`
+//! recomputes at once on `rtmodel-at`).
 
 use std::cell::RefCell;
 use std::cmp::Reverse;
@@ -22,15 +27,31 @@ pub(crate) struct Routes {
     in_edges: Vec<Vec<(u32, u32, u64)>>,
     /// columns[dst][node] = next channel from node toward dst (NONE if none or node == dst)
     columns: RefCell<Vec<Option<Box<[u32]>>>>,
+    /// down[channel]: the channel is out of the graph.
+    down: Vec<bool>,
 }
 
 impl Routes {
     pub fn new(n_nodes: usize) -> Self {
-        Routes { in_edges: vec![Vec::new(); n_nodes], columns: RefCell::new(vec![None; n_nodes]) }
+        Routes { in_edges: vec![Vec::new(); n_nodes], columns: RefCell::new(vec![None; n_nodes]), down: Vec::new() }
     }
 
     pub fn add_channel(&mut self, from: NodeId, to: NodeId, ch: ChannelId, cost: u64) {
         self.in_edges[to.index()].push((from.0, ch.0, cost));
+        if self.down.len() <= ch.index() {
+            self.down.resize(ch.index() + 1, false);
+        }
+    }
+
+    /// Take channel `ch` out of the graph (`down`) or put it back; every route is recomputed
+    /// on its next look-up.
+    pub fn set_down(&mut self, ch: ChannelId, down: bool) {
+        if let Some(d) = self.down.get_mut(ch.index()) {
+            if *d != down {
+                *d = down;
+                self.columns.get_mut().iter_mut().for_each(|c| *c = None);
+            }
+        }
     }
 
     /// Next channel from `node` toward `dst`; None if `node == dst` or unreachable.
@@ -55,6 +76,9 @@ impl Routes {
                 continue;
             }
             for &(u, ch, cost) in &self.in_edges[v as usize] {
+                if self.down[ch as usize] {
+                    continue;
+                }
                 let nd = d.saturating_add(cost);
                 let ui = u as usize;
                 if nd < dist[ui] || (nd == dist[ui] && ch < next[ui] && ui != dst.index()) {

@@ -181,5 +181,13 @@ def build(sc, seed: int):
         src = at(p, sim.add_cbr, c["src"], c["dst"], c["port"], c["rate"], packet_size=c["packet_size"],
                  start=c["start"], stop=c["stop"], jitter=c["jitter"])
         h.cbr[c["name"]] = (src, sink)
+    links = {l["name"]: l for l in d["links"]}
+    for e in d.get("events", []):
+        p = f"events.{e['name']}"
+        if "link" in e:
+            l = links[e["link"]]
+            at(p, sim.link_down if e["state"] == "down" else sim.link_up, e["at"], l["a"], l["b"])
+        else:
+            at(p, sim.node_down if e["state"] == "down" else sim.node_up, e["at"], e["node"])
     object.__setattr__(sim, "scenario_handles", h)
     return sim

@@ -35,7 +35,7 @@ def _session_kinds() -> list[str]:
     return ["layered", *sessions]
 
 
-_TABLES = ("links", "sessions", "receivers", "tcp", "cbr", "routers", "monitors")
+_TABLES = ("links", "sessions", "receivers", "tcp", "cbr", "routers", "monitors", "events")
 _TOP_KEYS = {"name", "description", "duration", "seeds", "windows", "simulator", "nodes", *_TABLES}
 
 
@@ -307,7 +307,7 @@ def _default_name(table: str, i: int, it: dict) -> str:
     if table == "links" and isinstance(it.get("a"), str) and isinstance(it.get("b"), str):
         return f"{it['a']}-{it['b']}"
     return {"links": "link", "sessions": "session", "receivers": "rx", "tcp": "tcp", "cbr": "cbr",
-            "routers": "router", "monitors": "monitor"}[table] + str(i + 1)
+            "routers": "router", "monitors": "monitor", "events": "event"}[table] + str(i + 1)
 
 
 def _normalise(raw: dict, chk: _Checker) -> dict:
@@ -370,6 +370,9 @@ def _normalise(raw: dict, chk: _Checker) -> dict:
     out["tcp"] = [_tcp(chk, i, it, nodes) for i, it in enumerate(raw.get("tcp", []))]
     out["cbr"] = [_cbr(chk, i, it, nodes) for i, it in enumerate(raw.get("cbr", []))]
     out["monitors"] = [_monitor(chk, i, it, links) for i, it in enumerate(raw.get("monitors", []))]
+    if "events" in raw:
+        # kept out of the canonical form when not given, as phase_overhead is
+        out["events"] = [_event(chk, i, it, out) for i, it in enumerate(raw["events"])]
     return out
 
 
@@ -609,4 +612,33 @@ def _monitor(chk: _Checker, i: int, it: dict, links: dict) -> dict:
     else:
         out["bin"] = chk.time(it.get("bin", 1.0), p + ("bin",), max_s=100.0, allow_zero=False)
         out["layers"] = chk.int_(it.get("layers", 8), p + ("layers",), 1, 64)
+    return out
+
+
+def _event(chk: _Checker, i: int, it: dict, sc: dict) -> dict:
+    """A link or node going down or up at a time (ns-2's ``rtmodel-at``)."""
+    p = ("events", i)
+    chk.keys(it, {"name", "at", "link", "node", "state"}, p, required=("at", "state"))
+    if ("link" in it) == ("node" in it):
+        raise chk.fail(p, "an event names either a link (link = \"NAME\") or a node (node = \"NAME\")")
+    st = it["state"]
+    if st not in ("down", "up"):
+        raise chk.fail(p + ("state",), f"a state is \"down\" or \"up\", got {st!r}")
+    at = chk.time(it["at"], p + ("at",), max_s=None)
+    if at > sc["duration"]:
+        raise chk.fail(p + ("at",), f"{at:g} s is after the end of the run (duration {sc['duration']:g} s)")
+    out = {"name": chk._names[("events", i)], "at": at, "state": st}
+    if "node" in it:
+        out["node"] = chk.node(it["node"], p + ("node",), sc["nodes"])
+        return out
+    links = {l["name"]: l for l in sc["links"]}
+    name = chk.typed(it["link"], str, p + ("link",), "a link name")
+    if name not in links:
+        raise chk.fail(p + ("link",), f"no link named {name!r}{did_you_mean(name, links)} (links: {', '.join(links)})")
+    l = links[name]
+    twin = next((o["name"] for o in sc["links"] if o is not l and {o["a"], o["b"]} == {l["a"], l["b"]}), None)
+    if twin is not None:
+        raise chk.fail(p + ("link",), f"links {name!r} and {twin!r} join the same two nodes: an event cannot "
+                       "tell them apart (castlab.Simulator.link_down takes the nodes)")
+    out["link"] = name
     return out

@@ -96,6 +96,8 @@ pub struct Cascade {
     /// Record one row per LI and per RTT sample (off in the synthetic drive of large trees).
     pub record_lis: bool,
     last_rate: f64,
+    /// The first rate has been noted (a rate change is one from `last_rate` after that).
+    rate_noted: bool,
     rate_dirty: bool,
 }
 
@@ -116,7 +118,8 @@ impl Cascade {
             timers: TimerTable::default(),
             stats: CascadeStats::default(),
             records: LesbccRecords::default(),
-            record_lis: true,
+            record_lis: cfg.trace.on(),
+            rate_noted: false,
             rate_dirty: true,
         }
     }
@@ -181,9 +184,12 @@ impl Cascade {
 
     fn note_rate(&mut self, now: Instant) {
         let r = self.aimd.rate_bps;
-        if r != self.last_rate || self.records.rate_time_ns.is_empty() {
-            self.records.rate_time_ns.push(now.as_nanos());
-            self.records.rate_bps.push(r);
+        if r != self.last_rate || !self.rate_noted {
+            if self.cfg.trace.on() {
+                self.records.rate_time_ns.push(now.as_nanos());
+                self.records.rate_bps.push(r);
+            }
+            self.rate_noted = true;
             self.last_rate = r;
             self.rate_dirty = true;
         }

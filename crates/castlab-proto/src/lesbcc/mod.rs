@@ -123,6 +123,11 @@ pub struct LesbccConfig {
     /// lesbcc-source --wire pgm` sets 0.5 s, our choice: a receiver that joins or loses the
     /// first SPM can NAK within half a second, at 36 bytes per SPM).
     pub spm_interval: Duration,
+    /// Trace rows (our choice; the paper has none): `Full` (default) keeps a row per rate
+    /// change, RTT sample and LI ([`LesbccRecords`]) and reports each rate change to the
+    /// driver (`RateChanged`, the engine's rate timeline); `Off` keeps the counters only, so
+    /// memory stays flat over a long run.
+    pub trace: crate::Trace,
 }
 
 impl Default for LesbccConfig {
@@ -158,6 +163,7 @@ impl Default for LesbccConfig {
             tail_heartbeats: 3,
             heartbeat_interval: Duration::from_millis(500),
             spm_interval: Duration::ZERO,
+            trace: crate::Trace::Full,
         }
     }
 }
@@ -273,6 +279,7 @@ castlab_core::config_fields!(LesbccConfig {
     tail_heartbeats,
     heartbeat_interval,
     spm_interval,
+    trace,
 });
 
 mod cascade;

@@ -381,6 +381,8 @@ impl Agent for LesbccSource {
     }
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
-        self.pending_event.take().map(|rate_bps| AgentEvent::RateChanged { rate_bps })
+        // with traces off, rate changes are not reported: they are rows of the rate timeline
+        let trace = self.cascade.config().trace.on();
+        self.pending_event.take().filter(|_| trace).map(|rate_bps| AgentEvent::RateChanged { rate_bps })
     }
 }

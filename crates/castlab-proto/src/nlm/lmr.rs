@@ -297,6 +297,9 @@ impl Lmr {
     }
 
     fn record_req(&mut self, now: Instant, ev: u8, h: &NlmHeader, oif: Option<usize>) {
+        if !self.cfg.trace.on() {
+            return;
+        }
         let r = &mut self.records;
         r.req_time_ns.push(now.as_nanos());
         r.req_event.push(ev);

@@ -136,6 +136,11 @@ pub struct NlmConfig {
     /// session passes unchanged. With this flag the wait follows the last ADD of the same
     /// session only (an ablation; default false, the paper's per-interface variable).
     pub sess_wait_per_session: bool,
+    /// Trace rows (our choice, not Table 2's): `Full` (default) keeps the receivers' per-bin
+    /// counts and a row per DROP_REQ / ADD_REQ copy at LMRs and the sender; `Off` keeps the
+    /// counters and the event records (level changes, decisions, intervals, requests
+    /// generated), so memory stays flat over a long run.
+    pub trace: crate::Trace,
 }
 
 impl Default for NlmConfig {
@@ -158,6 +163,7 @@ impl Default for NlmConfig {
             control_size_bytes: 40,
             initial_layers: 1,
             sess_wait_per_session: false,
+            trace: crate::Trace::Full,
         }
     }
 }
@@ -180,6 +186,7 @@ castlab_core::config_fields!(NlmConfig {
     control_size_bytes,
     initial_layers,
     sess_wait_per_session,
+    trace,
 });
 
 impl NlmConfig {

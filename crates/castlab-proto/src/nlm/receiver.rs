@@ -107,9 +107,12 @@ impl NlmReceiver {
         if m >= self.layers {
             return;
         }
-        let b = self.bin_index(now) * self.layers + m;
+        let trace = self.cfg.trace.on();
+        let b = if trace { self.bin_index(now) * self.layers + m } else { 0 };
         self.records.received += 1;
-        self.records.bin_received[b] += 1;
+        if trace {
+            self.records.bin_received[b] += 1;
+        }
         let fresh = match self.last_seen[m] {
             None => true,
             Some(t) => now.saturating_since(t) > self.cfg.layer_timeout || self.announced_filtered[m],
@@ -125,7 +128,9 @@ impl NlmReceiver {
         self.last_seen[m] = Some(now);
         if lost > 0 {
             self.records.lost += lost as u64;
-            self.records.bin_lost[b] += lost;
+            if trace {
+                self.records.bin_lost[b] += lost;
+            }
         }
         // §3.4: loss rate over all layers of the session, judged once per window
         if now >= self.win_end {

@@ -118,9 +118,11 @@ impl Agent for NlmSender {
         if h.group != self.group.0 || !(h.kind == NlmHeader::DROP_REQ || h.kind == NlmHeader::ADD_REQ) {
             return;
         }
-        self.records.req_time_ns.push(now.as_nanos());
-        self.records.req_kind.push(h.kind as u8);
-        self.records.req_level.push(h.level);
+        if self.cfg.trace.on() {
+            self.records.req_time_ns.push(now.as_nanos());
+            self.records.req_kind.push(h.kind as u8);
+            self.records.req_level.push(h.level);
+        }
         if !self.seen.first_copy(&h) {
             return; // a repetition of a request already acted on
         }

@@ -103,6 +103,10 @@ pub struct TcpConfig {
     /// The sender sends no new data from `stop` on; data already sent is still recovered
     /// (retransmitted) until acknowledged. Default never.
     pub stop: Instant,
+    /// The sender's [`TcpTrace`] and the sink's [`SinkTrace`] (rows per ACK, RTT sample,
+    /// window change, retransmission, timeout and delivered segment): `Full` (default) or
+    /// `Off` (counters only, memory flat over a long run). Not an RFC value: our choice.
+    pub trace: crate::Trace,
 }
 
 impl Default for TcpConfig {
@@ -126,6 +130,7 @@ impl Default for TcpConfig {
             transfer: Transfer::Bulk,
             start: Instant::ZERO,
             stop: Instant::MAX,
+            trace: crate::Trace::Full,
         }
     }
 }
@@ -177,6 +182,7 @@ castlab_core::config_fields!(TcpConfig {
     timestamps,
     delayed_ack,
     delayed_ack_timeout,
+    trace,
 });
 
 mod congestion;

@@ -259,16 +259,18 @@ impl TcpSender {
 
     fn record_retx(&mut self, seq: u64, kind: RetxKind) {
         self.stats.retransmissions += 1;
-        self.trace.retx_time_ns.push(self.now.as_nanos());
-        self.trace.retx_seq.push(seq);
-        self.trace.retx_kind.push(kind as u8);
+        if self.cfg.trace.on() {
+            self.trace.retx_time_ns.push(self.now.as_nanos());
+            self.trace.retx_seq.push(seq);
+            self.trace.retx_kind.push(kind as u8);
+        }
         // RFC 6298 §3, Karn's rule: no RTT sample from anything this retransmission may ack.
         self.karn_mark = self.snd_max;
     }
 
     fn record_cc(&mut self) {
         let cur = (self.cc.cwnd(), self.cc.ssthresh());
-        if cur != self.last_cc {
+        if cur != self.last_cc && self.cfg.trace.on() {
             self.last_cc = cur;
             self.trace.cc_time_ns.push(self.now.as_nanos());
             self.trace.cwnd_bytes.push(cur.0);
@@ -487,10 +489,12 @@ impl TcpSender {
         if unambiguous && h.ts_ecr <= now.as_nanos() {
             let r = Duration::from_nanos(now.as_nanos() - h.ts_ecr);
             self.rtt.sample(r);
-            self.trace.rtt_time_ns.push(now.as_nanos());
-            self.trace.rtt_ns.push(r.as_nanos());
-            self.trace.srtt_ns.push(self.rtt.srtt().map_or(0, |d| d.as_nanos()));
-            self.trace.rto_ns.push(self.rtt.rto().as_nanos());
+            if self.cfg.trace.on() {
+                self.trace.rtt_time_ns.push(now.as_nanos());
+                self.trace.rtt_ns.push(r.as_nanos());
+                self.trace.srtt_ns.push(self.rtt.srtt().map_or(0, |d| d.as_nanos()));
+                self.trace.rto_ns.push(self.rtt.rto().as_nanos());
+            }
         }
         self.snd_una = ack;
         if self.sack {
@@ -504,8 +508,10 @@ impl TcpSender {
         self.lt_bytes = 0;
         self.pending_lt = false;
         self.rto_seq = None;
-        self.trace.ack_time_ns.push(now.as_nanos());
-        self.trace.acked_bytes.push(ack);
+        if self.cfg.trace.on() {
+            self.trace.ack_time_ns.push(now.as_nanos());
+            self.trace.acked_bytes.push(ack);
+        }
         let r = self.cc.on_new_ack(&info);
         if r.retransmit {
             self.pending_retx = Some(RetxKind::Partial);
@@ -540,8 +546,10 @@ impl TcpSender {
             return;
         }
         self.stats.timeouts += 1;
-        self.trace.timeout_time_ns.push(now.as_nanos());
-        self.trace.timeout_rto_ns.push(self.rtt.rto().as_nanos());
+        if self.cfg.trace.on() {
+            self.trace.timeout_time_ns.push(now.as_nanos());
+            self.trace.timeout_rto_ns.push(self.rtt.rto().as_nanos());
+        }
         let first = self.rto_seq != Some(self.snd_una);
         self.rto_seq = Some(self.snd_una);
         self.cc.on_timeout(&TimeoutInfo {

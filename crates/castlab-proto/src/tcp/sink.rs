@@ -196,8 +196,10 @@ impl TcpSink {
         if h.flags & TcpHeader::FIN != 0 && self.ooo.is_empty() && self.fin_at.is_none() {
             self.fin_at = Some(now);
         }
-        self.trace.rx_time_ns.push(now.as_nanos());
-        self.trace.rx_bytes.push(self.rcv_nxt);
+        if self.cfg.trace.on() {
+            self.trace.rx_time_ns.push(now.as_nanos());
+            self.trace.rx_bytes.push(self.rcv_nxt);
+        }
         self.unacked += 1;
         if filled_hole {
             // RFC 5681 §4.2: a segment that fills (part of) a gap is ACKed immediately.

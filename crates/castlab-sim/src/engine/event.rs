@@ -49,10 +49,12 @@ pub(super) enum Ev {
     ExtTimer {
         node: u32,
     },
-    /// A graft travelling up channel `ch` (downstream → upstream).
+    /// A graft travelling up channel `ch` (downstream → upstream), sent while the channel
+    /// had gone down `epoch` times (lost if it went down since).
     Graft {
         group: u32,
         ch: u32,
+        epoch: u32,
     },
     /// A node decides to prune itself from a group's tree.
     PruneFire {
@@ -60,10 +62,21 @@ pub(super) enum Ev {
         node: u32,
         gen: u32,
     },
-    /// A prune travelling up channel `ch`.
+    /// A prune travelling up channel `ch` (`epoch` as for `Graft`).
     PruneArrive {
         group: u32,
         ch: u32,
+        epoch: u32,
+    },
+    /// A duplex link (channel `ch` and its reverse) is set down or up.
+    LinkState {
+        ch: u32,
+        up: bool,
+    },
+    /// A node fails (every link of it down) or comes back.
+    NodeState {
+        node: u32,
+        up: bool,
     },
     Sample {
         ch: u32,

@@ -45,6 +45,9 @@ pub struct ChannelStats {
     pub delivered: u64,
     /// Packets the sending node's extension dropped for this interface.
     pub ext_drops: u64,
+    /// Packets lost because the channel went down: queued, being serialised or on the wire
+    /// when it failed, or offered while it was down (see the engine's `faults`).
+    pub drops_link_down: u64,
 }
 
 impl ChannelStats {
@@ -94,6 +97,16 @@ pub(super) struct Channel {
     // boxed: most channels keep no series, and every byte of a channel counts at 10^6 receivers
     pub(super) series: Option<Box<ChannelSeries>>,
     pub(super) tap: Option<Box<dyn LinkTap>>,
+    /// Failures (the engine's `faults`): the state scheduled for the link itself
+    /// (`forced_down`), the state in force (`down`: forced, or an end node down), how many
+    /// times it went down (`downs`: grafts and prunes sent before carry the old count and are
+    /// lost), and the packets the failure caught: the one being serialised (`tx_doomed`) and
+    /// the next `doomed` arrivals (the packets on the wire; a channel delivers in order).
+    pub(super) forced_down: bool,
+    pub(super) down: bool,
+    pub(super) downs: u32,
+    pub(super) tx_doomed: bool,
+    pub(super) doomed: u64,
 }
 
 impl Simulator {
@@ -113,6 +126,11 @@ impl Simulator {
         let now = self.now;
         let c = &mut self.channels[ch as usize];
         c.stats.arrivals += 1;
+        if c.down {
+            c.stats.drops_link_down += 1;
+            self.pool.release(p);
+            return;
+        }
         if !c.busy && c.queue.pass_through() {
             // admitted to the empty queue and popped at once: what `arrive` then `start_tx`
             // do, without the queue's buffer
@@ -156,6 +174,18 @@ impl Simulator {
         let now = self.now;
         let c = &mut self.channels[ch as usize];
         c.busy = false;
+        if c.tx_doomed {
+            // it was being serialised when the channel went down
+            c.tx_doomed = false;
+            c.stats.drops_link_down += 1;
+            self.pool.release(p);
+            if c.queue.is_empty() {
+                c.idle_since = now;
+            } else {
+                self.start_tx(ch);
+            }
+            return;
+        }
         c.stats.departures += 1;
         c.stats.bytes_departed += self.pool.slots[p as usize].size_bytes as u64;
         if let Some(t) = &mut c.tap {

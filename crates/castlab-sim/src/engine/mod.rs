@@ -48,10 +48,12 @@
 //! # Where things are
 //! [`event`](self) holds the event type and the queue, with the reason for the `(time, seq)`
 //! order; `pool` the packet slots; `topology` building the scenario; `link` channels, queues
-//! and serialisation; `multicast` grafts and prunes; `stats` the counters and result
+//! and serialisation; `multicast` grafts and prunes; `faults` links and nodes that fail and
+//! come back; `stats` the counters and result
 //! accessors. This file holds the simulator itself, the run loop and packet handling at a node.
 
 mod event;
+mod faults;
 mod link;
 mod multicast;
 mod pool;
@@ -119,6 +121,8 @@ pub(super) struct Node {
     pub(super) out: Vec<ChannelId>,
     pub(super) next_port: Port,
     pub(super) name: String,
+    /// Failed (the engine's `faults`): every link of the node is down.
+    pub(super) down: bool,
 }
 
 /// Fields in declaration order (`repr(C)`): what driving the agent after a packet reads first.
@@ -459,9 +463,11 @@ impl Simulator {
                 let node = self.agents[agent as usize].node.0;
                 self.node_receive(node, pkt, None, false);
             }
-            Ev::Graft { group, ch } => self.graft_arrive(group, ch),
+            Ev::Graft { group, ch, epoch } => self.graft_arrive(group, ch, epoch),
             Ev::PruneFire { group, node, gen } => self.prune_fire(group, node, gen),
-            Ev::PruneArrive { group, ch } => self.prune_arrive(group, ch),
+            Ev::PruneArrive { group, ch, epoch } => self.prune_arrive(group, ch, epoch),
+            Ev::LinkState { ch, up } => self.set_link_state(ch, up),
+            Ev::NodeState { node, up } => self.set_node_state(node, up),
             Ev::Sample { ch } => {
                 let now = self.now;
                 let c = &mut self.channels[ch as usize];
@@ -485,6 +491,13 @@ impl Simulator {
     fn arrive(&mut self, ch: u32, pkt: u32) {
         let c = &mut self.channels[ch as usize];
         c.in_flight -= 1;
+        if c.doomed > 0 {
+            // on the wire when the channel went down
+            c.doomed -= 1;
+            c.stats.drops_link_down += 1;
+            self.pool.release(pkt);
+            return;
+        }
         c.stats.delivered += 1;
         let to = c.to.0;
         self.node_receive(to, pkt, Some(ch), false);

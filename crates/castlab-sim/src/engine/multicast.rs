@@ -6,12 +6,25 @@ use castlab_core::{Duration, GroupId, NodeId};
 use super::event::Ev;
 use super::Simulator;
 
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub(super) struct Mc {
     pub(super) oifs: Vec<u32>,
     pub(super) members: Vec<u32>,
     pub(super) on_tree: bool,
     pub(super) gen: u32,
+    /// The channel the node grafted on toward the source (its reverse path when it grafted),
+    /// `NO_CHANNEL` off the tree and at the source: a prune goes up it, and a route change
+    /// is seen by comparing it with the route in force (`faults`).
+    pub(super) up: u32,
+}
+
+/// `Mc::up` of a node with no upstream channel.
+pub(super) const NO_CHANNEL: u32 = u32::MAX;
+
+impl Default for Mc {
+    fn default() -> Self {
+        Mc { oifs: Vec::new(), members: Vec::new(), on_tree: false, gen: 0, up: NO_CHANNEL }
+    }
 }
 
 impl Mc {
@@ -79,15 +92,28 @@ impl Simulator {
         let source = self.groups[g as usize].source;
         match self.routes.next(NodeId(n), source) {
             Some(ch) => {
-                self.groups[g as usize].mc[n as usize].on_tree = true;
-                let at = self.now + extra + self.channels[ch.index()].delay;
-                self.schedule(at, Ev::Graft { group: g, ch: ch.0 });
+                let st = &mut self.groups[g as usize].mc[n as usize];
+                st.on_tree = true;
+                st.up = ch.0;
+                let c = &self.channels[ch.index()];
+                let (at, epoch) = (self.now + extra + c.delay, c.downs);
+                self.schedule(at, Ev::Graft { group: g, ch: ch.0, epoch });
             }
             None => self.mc_unreachable += 1,
         }
     }
 
-    pub(super) fn graft_arrive(&mut self, g: u32, ch: u32) {
+    /// Whether a graft or prune sent up `ch` when it had gone down `epoch` times gets there:
+    /// not if the channel has gone down since (it was lost on the failed link).
+    fn control_arrives(&self, ch: u32, epoch: u32) -> bool {
+        let c = &self.channels[ch as usize];
+        !c.down && c.downs == epoch
+    }
+
+    pub(super) fn graft_arrive(&mut self, g: u32, ch: u32, epoch: u32) {
+        if !self.control_arrives(ch, epoch) {
+            return;
+        }
         let c = &self.channels[ch as usize];
         let (u, oif) = (c.to.0, c.reverse);
         let grp = &mut self.groups[g as usize];
@@ -129,19 +155,29 @@ impl Simulator {
     }
 
     pub(super) fn prune_fire(&mut self, g: u32, n: u32, gen: u32) {
-        let source = self.groups[g as usize].source;
         let st = &mut self.groups[g as usize].mc[n as usize];
         if st.gen != gen || !st.on_tree || !st.members.is_empty() || !st.oifs.is_empty() {
             return;
         }
         st.on_tree = false;
-        if let Some(ch) = self.routes.next(NodeId(n), source) {
-            let at = self.now + self.channels[ch.index()].delay;
-            self.schedule(at, Ev::PruneArrive { group: g, ch: ch.0 });
-        }
+        let up = std::mem::replace(&mut st.up, NO_CHANNEL);
+        self.send_prune(g, up);
     }
 
-    pub(super) fn prune_arrive(&mut self, g: u32, ch: u32) {
+    /// A prune up channel `up` (the branch it grafted on), unless there is none or it is down.
+    pub(super) fn send_prune(&mut self, g: u32, up: u32) {
+        if up == NO_CHANNEL || self.channels[up as usize].down {
+            return;
+        }
+        let c = &self.channels[up as usize];
+        let (at, epoch) = (self.now + c.delay, c.downs);
+        self.schedule(at, Ev::PruneArrive { group: g, ch: up, epoch });
+    }
+
+    pub(super) fn prune_arrive(&mut self, g: u32, ch: u32, epoch: u32) {
+        if !self.control_arrives(ch, epoch) {
+            return;
+        }
         let c = &self.channels[ch as usize];
         let (u, oif) = (c.to.0, c.reverse);
         let grp = &mut self.groups[g as usize];

@@ -28,6 +28,9 @@ pub struct Conservation {
     pub created: u64,
     pub queue_drops: u64,
     pub lost_random: u64,
+    /// Lost to a link that went down (queued, serialised or on the wire then, or sent onto it
+    /// while down).
+    pub link_down: u64,
     pub ext_drops: u64,
     pub ext_consumed: u64,
     pub delivered_local: u64,
@@ -45,6 +48,7 @@ impl Conservation {
     pub fn accounted(&self) -> u64 {
         self.queue_drops
             + self.lost_random
+            + self.link_down
             + self.ext_drops
             + self.ext_consumed
             + self.delivered_local
@@ -157,6 +161,7 @@ impl Simulator {
         for ch in &self.channels {
             c.queue_drops += ch.stats.drops();
             c.lost_random += ch.stats.lost_random;
+            c.link_down += ch.stats.drops_link_down;
             c.ext_drops += ch.stats.ext_drops;
             c.in_queues += ch.queue.len() as u64;
             c.in_transmission += ch.busy as u64;

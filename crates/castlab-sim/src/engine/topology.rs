@@ -67,6 +67,7 @@ impl Simulator {
             ports: Vec::new(),
             next_port: 1000,
             stats: NodeStats::default(),
+            down: false,
         });
         self.names.insert(name.to_string(), id);
         self.exts.push(None);
@@ -136,6 +137,11 @@ impl Simulator {
                 stats: ChannelStats::default(),
                 series: None,
                 tap: None,
+                forced_down: false,
+                down: false,
+                downs: 0,
+                tx_doomed: false,
+                doomed: 0,
             });
             self.nodes[from.index()].out.push(ChannelId(id));
         }
