@@ -450,6 +450,17 @@ FIG12_PACKETS = 6000  # §3.1.4 (and §3.3): 6000 packets
 # 1 + p·x, x measured from the same runs (mean rate × final SRTT; σ → 0 at a constant RTT).
 LI2LE_PS = (0.05, 0.10, 0.20)
 LI2LE_TOL = 0.10
+# The paper defines LI-to-LE twice (LesbccConfig::li2le_reading): §2.1 and Appendix A's window
+# of SRTT + 2σ opened at the LI it passes ("window", castlab's default), and §2's definition and
+# §3.1.3's chain, one binary LE per receiver per RTT round ("slot"); §3.1.4 explains its 500 by
+# the chain's 1.2. Rules, written before the first run with the slot reading:
+# - fig12 drives the cascade under both readings on the same seeds; each paper claim is a band
+#   over the two readings with its threshold unchanged (as the delay bands: a range holds when
+#   the band meets it, an upper bound when the band's bottom reaches it);
+# - derived: under the slot reading one receiver's LIs per LE are the chain's fixed-round ratio
+#   p·x / (1 − (1 − p)^x), x the packets per SRTT (mean rate × final SRTT), within ±10 %, as
+#   1 + p·x is for the window.
+LI2LE_READINGS = ("window", "slot")
 
 
 def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
@@ -457,43 +468,54 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     seeds = 3 if quick else 10
     rows = []
     t0 = time.perf_counter()
-    for worst in (0.10, 0.20):
-        for n in ns:
-            for k in range(seeds):
-                r = lesbcc_synthetic([(1, worst, FIG12_RTT_S), (n - 1, 0.02, FIG12_RTT_S)], FIG12_PACKETS, seed * 1000 + k)
-                rows.append({"worst_loss": worst, "receivers": n, "seed": seed * 1000 + k, "lis": r["lis"],
-                             "les": r["les"], "les_passed": r["lprf_passed"], "rate_reductions": r["rate_reductions"],
-                             "worst_les": int(r["les_per_receiver"][0]), "mean_rate_bps": r["mean_rate_bps"]})
-        _progress(f"lesbcc-fig12 worst {worst:.0%}: done ({time.perf_counter() - t0:.1f} s)")
+    for reading in LI2LE_READINGS:
+        for worst in (0.10, 0.20):
+            for n in ns:
+                for k in range(seeds):
+                    r = lesbcc_synthetic([(1, worst, FIG12_RTT_S), (n - 1, 0.02, FIG12_RTT_S)], FIG12_PACKETS,
+                                         seed * 1000 + k, li2le_reading=reading)
+                    rows.append({"li2le_reading": reading, "worst_loss": worst, "receivers": n,
+                                 "seed": seed * 1000 + k, "lis": r["lis"], "les": r["les"],
+                                 "les_passed": r["lprf_passed"], "rate_reductions": r["rate_reductions"],
+                                 "worst_les": int(r["les_per_receiver"][0]), "mean_rate_bps": r["mean_rate_bps"]})
+            _progress(f"lesbcc-fig12 {reading}, worst {worst:.0%}: done ({time.perf_counter() - t0:.1f} s)")
     df = pd.DataFrame(rows)
     df.to_csv(out / "fig12_runs.csv", index=False)
-    agg = df.groupby(["worst_loss", "receivers"]).agg(mean=("les_passed", "mean"), std=("les_passed", "std"),
-                                                      count=("les_passed", "size"), worst_les=("worst_les", "mean"),
-                                                      lis=("lis", "mean")).reset_index()
+    agg = df.groupby(["li2le_reading", "worst_loss", "receivers"], sort=False).agg(
+        mean=("les_passed", "mean"), std=("les_passed", "std"), count=("les_passed", "size"),
+        worst_les=("worst_les", "mean"), lis=("lis", "mean")).reset_index()
     # 99 % confidence half-width, Student's t with n − 1 degrees of freedom (the paper's 99 % intervals)
     agg["ci99"] = [t_quantile(0.99, int(c)) * (s if np.isfinite(s) else 0.0) / np.sqrt(c) if c >= 2 else 0.0
                    for s, c in zip(agg["std"], agg["count"])]
     agg.to_csv(out / "fig12.csv", index=False)
-    # LI2LE's LIs per LE, one receiver
+    # LI2LE's LIs per LE, one receiver, both readings
     li_rows = []
-    for p in LI2LE_PS:
-        for k in range(seeds):
-            r = lesbcc_synthetic([(1, p, FIG12_RTT_S)], FIG12_PACKETS, seed * 1000 + 500 + k)
-            x = r["mean_rate_bps"] * r["final_srtt_s"] / (PACKET_BYTES * 8)
-            li_rows.append({"p": p, "seed": seed * 1000 + 500 + k, "lis": r["lis"], "les": r["les"], "x": x,
-                            "mean_rate_bps": r["mean_rate_bps"], "srtt_s": r["final_srtt_s"]})
+    for reading in LI2LE_READINGS:
+        for p in LI2LE_PS:
+            for k in range(seeds):
+                r = lesbcc_synthetic([(1, p, FIG12_RTT_S)], FIG12_PACKETS, seed * 1000 + 500 + k,
+                                     li2le_reading=reading)
+                x = r["mean_rate_bps"] * r["final_srtt_s"] / (PACKET_BYTES * 8)
+                li_rows.append({"li2le_reading": reading, "p": p, "seed": seed * 1000 + 500 + k, "lis": r["lis"],
+                                "les": r["les"], "x": x, "mean_rate_bps": r["mean_rate_bps"],
+                                "srtt_s": r["final_srtt_s"]})
     li = pd.DataFrame(li_rows)
     li.to_csv(out / "li2le_runs.csv", index=False)
-    li_agg = li.groupby("p").agg(lis=("lis", "sum"), les=("les", "sum"), x=("x", "mean")).reset_index()
+    li_agg = li.groupby(["li2le_reading", "p"], sort=False).agg(lis=("lis", "sum"), les=("les", "sum"),
+                                                                 x=("x", "mean")).reset_index()
     li_agg["measured"] = li_agg["lis"] / li_agg["les"]
-    li_agg["predicted"] = 1 + li_agg["p"] * li_agg["x"]
+    li_agg["window_1_plus_px"] = 1 + li_agg["p"] * li_agg["x"]
     li_agg["chain_rounds"] = li_agg["p"] * li_agg["x"] / (1 - (1 - li_agg["p"]) ** li_agg["x"])
+    li_agg["predicted"] = np.where(li_agg["li2le_reading"] == "slot", li_agg["chain_rounds"],
+                                   li_agg["window_1_plus_px"])
     li_agg.to_csv(out / "li2le.csv", index=False)
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), dpi=120)
     for ax, worst, expect in zip(axes, (0.10, 0.20), (500, 1000)):
-        a = agg[agg["worst_loss"] == worst]
-        ax.errorbar(a["receivers"], a["mean"], yerr=a["ci99"], fmt="o-", capsize=3, label="LEs passed (99 % t-interval)")
+        for reading, fmt in zip(LI2LE_READINGS, ("o-", "s--")):
+            a = agg[(agg["worst_loss"] == worst) & (agg["li2le_reading"] == reading)]
+            ax.errorbar(a["receivers"], a["mean"], yerr=a["ci99"], fmt=fmt, capsize=3,
+                        label=f"LEs passed, LI2LE {reading} (99 % t)")
         ax.axhline(expect, color="0.5", ls="--", lw=1, label=f"paper ≈ {expect}")
         ax.set_xscale("log")
         ax.set_ylim(0, None)
@@ -501,33 +523,45 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
         ax.set_ylabel("LEs passed by Max-LPRF")
         ax.set_title(f"({'a' if worst == 0.1 else 'b'}) worst receiver {worst:.0%}, others 2 %")
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+        ax.legend(fontsize=7)
     files = save(fig, out, "fig12")
     claims = []
     for worst, lo, hi, paper in ((0.10, 500, 520, 510), (0.20, 950, 1050, 1000)):
-        a = agg[agg["worst_loss"] == worst]
-        c = within(f"level-{int(worst * 100)}pct", f"worst receiver at {worst:.0%}: mean LEs passed over all "
-                   f"receiver counts (paper {lo}-{hi})", paper, float(a["mean"].mean()), "LEs", rel_tol=0.1,
-                   kind="paper")
-        pred = float(li_agg[np.isclose(li_agg["p"], worst)]["predicted"].iloc[0])
+        per = {r: agg[(agg["worst_loss"] == worst) & (agg["li2le_reading"] == r)] for r in LI2LE_READINGS}
+        pct = int(worst * 100)
+        c = band_in_range(f"level-{pct}pct", f"worst receiver at {worst:.0%}: mean LEs passed over all receiver counts "
+                          f"(paper {lo}-{hi}; {paper} ± 10 %): band over LI2LE's two readings", paper * 0.9,
+                          paper * 1.1, {r: float(a["mean"].mean()) for r, a in per.items()}, "LEs", kind="paper")
+        pred = float(li_agg[(li_agg["li2le_reading"] == "window") & np.isclose(li_agg["p"], worst)]["predicted"].iloc[0])
         lis_worst = worst * FIG12_PACKETS
         claims.append(_explain(c, f"the paper divides {lis_worst:.0f} LIs by 1.2, the chain's ratio for fixed rounds; "
-                                  "LI2LE as Appendix A defines it opens its window at the LI it passes, so LIs per LE "
-                                  f"= 1 + p·x = {pred:.2f} here, and {lis_worst:.0f} / {pred:.2f} = "
-                                  f"{lis_worst / pred:.0f} LEs (li2le.csv: measured, predicted, chain_rounds)"))
-        flat = float(a["mean"].max() - a["mean"].min()) / float(a["mean"].mean())
-        claims.append(at_most(f"flat-{int(worst * 100)}pct", f"worst at {worst:.0%}: flat from 1 to {ns[-1]} receivers "
-                              "((max − min) / mean of the per-size means)", 0.1, flat, "fraction", kind="paper"))
-        ratio = float((a["mean"] / a["worst_les"]).mean())
-        claims.append(within(f"tracks-worst-{int(worst * 100)}pct", f"worst at {worst:.0%}: LEs passed ≈ the LEs the "
-                             "worst receiver generated (passed / worst receiver's LEs)", 1.0, ratio, "ratio", abs_tol=0.1,
-                             kind="paper"))
+                                  "LI2LE's window reading (Appendix A) opens its window at the LI it passes, so LIs per "
+                                  f"LE = 1 + p·x = {pred:.2f}, and {lis_worst:.0f} / {pred:.2f} = "
+                                  f"{lis_worst / pred:.0f} LEs; the slot reading is fig12.csv's li2le_reading = slot "
+                                  "(li2le.csv: measured, window_1_plus_px, chain_rounds)"))
+        flat = {r: float(a["mean"].max() - a["mean"].min()) / float(a["mean"].mean()) for r, a in per.items()}
+        claims.append(band_at_most(f"flat-{pct}pct", f"worst at {worst:.0%}: flat from 1 to {ns[-1]} receivers "
+                                   "((max − min) / mean of the per-size means): band over LI2LE's two readings", 0.1,
+                                   flat, "fraction", kind="paper"))
+        ratio = {r: float((a["mean"] / a["worst_les"]).mean()) for r, a in per.items()}
+        claims.append(band_in_range(f"tracks-worst-{pct}pct", f"worst at {worst:.0%}: LEs passed ≈ the LEs the worst "
+                                    "receiver generated (passed / worst receiver's LEs, 1 ± 0.1): band over LI2LE's "
+                                    "two readings", 0.9, 1.1, ratio, "ratio", kind="paper"))
     for r in li_agg.itertuples():
-        claims.append(within(f"li2le-1-plus-px-{int(round(r.p * 100))}pct", f"Appendix A's LI2LE, one receiver at "
-                             f"{r.p:.0%} loss: LIs per LE ≈ 1 + p·x (x = {r.x:.2f} packets per SRTT + 2σ; measured / "
-                             "predicted)", 1.0, r.measured / r.predicted, "ratio", rel_tol=LI2LE_TOL, kind="derived"))
+        pct = int(round(r.p * 100))
+        if r.li2le_reading == "window":
+            claims.append(within(f"li2le-1-plus-px-{pct}pct", f"Appendix A's LI2LE (window reading), one receiver at "
+                                 f"{r.p:.0%} loss: LIs per LE ≈ 1 + p·x (x = {r.x:.2f} packets per SRTT + 2σ; measured "
+                                 "/ predicted)", 1.0, r.measured / r.predicted, "ratio", rel_tol=LI2LE_TOL,
+                                 kind="derived"))
+        else:
+            claims.append(within(f"li2le-slot-chain-{pct}pct", f"LI2LE's slot reading (§2, §3.1.3), one receiver at "
+                                 f"{r.p:.0%} loss: LIs per LE ≈ the chain's p·x / (1 − (1 − p)^x) (x = {r.x:.2f} "
+                                 "packets per SRTT; measured / predicted)", 1.0, r.measured / r.predicted, "ratio",
+                                 rel_tol=LI2LE_TOL, kind="derived"))
     params = {"receivers": ns, "seeds_per_point": seeds, "packets": FIG12_PACKETS, "rtt_s": FIG12_RTT_S,
-              "others_loss": 0.02, "method": "direct drive of the source cascade (lesbcc_synthetic): §3.1.4's set-up "
+              "others_loss": 0.02, "li2le_readings": list(LI2LE_READINGS),
+              "method": "direct drive of the source cascade (lesbcc_synthetic): §3.1.4's set-up "
               "(one router, constant RTTs, independent uniform losses, no aggregation), each loss one LI after the RTT",
               "interval": "99 % Student-t", "li2le": li_agg.to_dict("records"),
               "run_s": round(time.perf_counter() - t0, 2)}
