@@ -943,29 +943,64 @@ FIG19_SPLITS = [(20, 80), (60, 40), (80, 20)]
 # - (b), (c) = (60,40), (80,20): "the partial aggregation curve closer to the worst-case curve":
 #   |partial − complete| < |partial − none|;
 # - every split: "the no-aggregation case passes just under 240 LEs": none within ±15 % of 240.
+# Both LI2LE readings (LI2LE_READINGS, rule as fig12's, written before the first slot run): the
+# §3.3 counts rest on the LIs-per-LE of the chain (6000 × 4 % = 240 LIs → "just under 240" LEs),
+# so every paper claim above is a band over the two readings with its threshold unchanged;
+# the plot and the ordering (derived) stay at the window reading.
 FIG19_PARTIAL_LIKE = {"(20,80)": "none", "(60,40)": "complete", "(80,20)": "complete"}
+# "The worst-case curve ... suppresses all the LIs from the worst-loss receiver", tested as the
+# sentence (rule fixed before the runs at these sizes): the share of the worst receiver's losses
+# that reach the source as LIs (its LIs per ODATA packet sent) under complete aggregation over
+# the same share without aggregation, mean over seeds, at 100 and 200 receivers (split (20,80);
+# aggregation acts on LIs before LI2LE, so the window reading only). Per packet sent, not per
+# run: with complete aggregation at these sizes the source is slower and does not finish its
+# 6000 packets in the 600 s run (fig19_suppression_runs.csv: odata), so these runs are not in
+# the reliability check either (a first version compared LIs per run; the verdict was the same).
+# Per-sequence-number aggregation can hide only the losses another receiver shares, 1 − 0.98^(k−1)
+# of them at k receivers, so the sentence can show only at sizes well above Fig. 19's 40. "All"
+# read with a 10 % allowance: holds when the share is at most 0.1 at some size (band over sizes).
+FIG19_SUPPRESS_SIZES = (100, 200)
+FIG19_SUPPRESS_MAX = 0.1
 
 
 def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
     totals = [5, 20] if quick else [5, 10, 20, 40]
     seeds = 2 if quick else 5
+    sizes = (40,) if quick else FIG19_SUPPRESS_SIZES
     rows = []
     t0 = time.perf_counter()
-    for split in FIG19_SPLITS:
-        for total in totals:
-            for mode in AGG_MODES:
-                for k in range(seeds):
-                    rows.append(fig19_run(seed * 100 + k, total, split, mode))
-        _progress(f"lesbcc-fig19 split {split}: done ({time.perf_counter() - t0:.1f} s)")
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "fig19_runs.csv", index=False)
-    agg = df.groupby(["split", "receivers", "mode"]).agg(mean=("les_passed", "mean"), std=("les_passed", "std"),
-                                                        count=("les_passed", "size"), worst_lis=("worst_lis", "mean"),
-                                                        lis=("lis", "mean")).reset_index()
-    # 99 % intervals as the paper plots them, Student's t with n − 1 degrees of freedom (4.60 at n = 5)
-    agg["ci99"] = [t_quantile(0.99, int(c)) * (s if np.isfinite(s) else 0.0) / np.sqrt(c) if c >= 2 else 0.0
-                   for s, c in zip(agg["std"], agg["count"])]
-    agg.to_csv(out / "fig19.csv", index=False)
+    for reading in LI2LE_READINGS:
+        for split in FIG19_SPLITS:
+            for total in totals:
+                for mode in AGG_MODES:
+                    for k in range(seeds):
+                        rows.append(fig19_run(seed * 100 + k, total, split, mode, li2le_reading=reading))
+            _progress(f"lesbcc-fig19 {reading}, split {split}: done ({time.perf_counter() - t0:.1f} s)")
+    sup_rows = []
+    for total in sizes:
+        for mode in ("none", "complete"):
+            for k in range(seeds):
+                sup_rows.append(fig19_run(seed * 100 + k, total, FIG19_SPLITS[0], mode))
+        _progress(f"lesbcc-fig19 suppression at {total} receivers: done ({time.perf_counter() - t0:.1f} s)")
+    all_df = pd.DataFrame(rows)
+    all_df.to_csv(out / "fig19_runs.csv", index=False)
+    sup = pd.DataFrame(sup_rows)
+    sup.to_csv(out / "fig19_suppression_runs.csv", index=False)
+    aggs = {}
+    for reading in LI2LE_READINGS:
+        d = all_df[all_df["li2le_reading"] == reading]
+        a = d.groupby(["split", "receivers", "mode"]).agg(mean=("les_passed", "mean"), std=("les_passed", "std"),
+                                                          count=("les_passed", "size"),
+                                                          worst_lis=("worst_lis", "mean"),
+                                                          lis=("lis", "mean")).reset_index()
+        # 99 % intervals as the paper plots them, Student's t with n − 1 degrees of freedom (4.60 at n = 5)
+        a["ci99"] = [t_quantile(0.99, int(c)) * (s if np.isfinite(s) else 0.0) / np.sqrt(c) if c >= 2 else 0.0
+                     for s, c in zip(a["std"], a["count"])]
+        a.insert(0, "li2le_reading", reading)
+        aggs[reading] = a
+    pd.concat(aggs.values()).to_csv(out / "fig19.csv", index=False)
+    agg = aggs["window"]
+    df = all_df[all_df["li2le_reading"] == "window"]
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.4), dpi=120, sharey=True)
     for ax, split, letter in zip(axes, FIG19_SPLITS, "abc"):
@@ -973,6 +1008,9 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
         for mode, m in (("none", "o-"), ("partial", "s-"), ("complete", "^-")):
             a = agg[(agg["split"] == s) & (agg["mode"] == mode)]
             ax.errorbar(a["receivers"], a["mean"], yerr=a["ci99"], fmt=m, capsize=3, label=f"{mode} aggregation")
+        a = aggs["slot"]
+        a = a[(a["split"] == s) & (a["mode"] == "none")]
+        ax.plot(a["receivers"], a["mean"], "k:", lw=1, label="none, LI2LE slot reading")
         ax.axhline(240, color="0.5", ls="--", lw=1, label="paper: expected 240")
         ax.set_title(f"({letter}) split {s}, 99 % t-intervals", fontsize=9)
         ax.set_xlabel("number of receivers")
@@ -981,50 +1019,62 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
     axes[0].set_ylabel("LEs passed by Max-LPRF")
     axes[0].legend(fontsize=7)
     files = save(fig, out, "fig19")
-    piv = agg.pivot_table(index=["split", "receivers"], columns="mode", values="mean")
+    pivs = {r: a.pivot_table(index=["split", "receivers"], columns="mode", values="mean") for r, a in aggs.items()}
+    piv = pivs["window"]
     order_bad = int(((piv["none"] < piv["partial"] - 1e-9) | (piv["partial"] < piv["complete"] - 1e-9)).sum())
     nd = df[df["mode"] == "none"]
-    why_240 = ("LI2LE as Appendix A defines it filters the LIs of the next x packets after each LE it passes "
+    why_240 = ("LI2LE's window reading (Appendix A) filters the LIs of the next x packets after each LE it passes "
                "(LIs per LE = 1 + p·x, lesbcc-fig12's li2le.csv): without aggregation the 4 % receiver's LIs reach "
                f"the source ({finite_mean(nd['worst_lis']):.0f} per run) and {finite_mean(nd['les_passed']):.0f} LEs pass, "
-               f"{finite_mean(nd['worst_lis']) / finite_mean(nd['les_passed']):.2f} LIs per LE (fig19_runs.csv: worst_lis, "
-               "les_passed)")
+               f"{finite_mean(nd['worst_lis']) / finite_mean(nd['les_passed']):.2f} LIs per LE; the slot reading is "
+               "fig19.csv's li2le_reading = slot (fig19_runs.csv: worst_lis, les_passed)")
     claims = []
     for split, letter in zip(FIG19_SPLITS, "abc"):
         s = f"({split[0]},{split[1]})"
-        m = piv.loc[s].mean()
-        c = within(f"none-near-240-{letter}", f"({letter}) split {s}: 'the no-aggregation case passes just under 240 "
-                   "LEs': mean over receiver counts", 240, float(m["none"]), "LEs", rel_tol=0.15, kind="paper")
+        ms = {r: p.loc[s].mean() for r, p in pivs.items()}
+        c = band_in_range(f"none-near-240-{letter}", f"({letter}) split {s}: 'the no-aggregation case passes just "
+                          "under 240 LEs': mean over receiver counts, 240 ± 15 %: band over LI2LE's two readings",
+                          240 * 0.85, 240 * 1.15, {r: float(m["none"]) for r, m in ms.items()}, "LEs", kind="paper")
         claims.append(_explain(c, why_240))
         like = FIG19_PARTIAL_LIKE[s]
         other = "complete" if like == "none" else "none"
-        d_like, d_other = abs(m["partial"] - m[like]), abs(m["partial"] - m[other])
         text = ("'the intermediate (partial aggregation) curve is almost comparable to the scenario with no "
                 "aggregation'" if like == "none" else "'the partial aggregation curve closer to the worst-case curve'")
-        c = at_most(f"partial-like-{like}-{letter}", f"({letter}) split {s}: {text}: |partial − {like}| − |partial − "
-                    f"{other}| of the means over receiver counts", 0.0, float(d_like - d_other), "LEs", kind="paper")
+        diff = {r: float(abs(m["partial"] - m[like]) - abs(m["partial"] - m[other])) for r, m in ms.items()}
+        c = band_at_most(f"partial-like-{like}-{letter}", f"({letter}) split {s}: {text}: |partial − {like}| − "
+                         f"|partial − {other}| of the means over receiver counts: band over LI2LE's two readings", 0.0,
+                         diff, "LEs", kind="paper")
         claims.append(_explain(c, "with independent losses a per-sequence-number aggregator can only hide the worst "
                                   "receiver's losses that another receiver of the same subtree shares (1 − 0.98^k), "
                                   "so partial aggregation at 5-40 receivers removes few of them (fig19.csv: mean by "
-                                  "split, receivers and mode; worst_lis)"))
-    c = at_most("complete-suppresses", "'the worst-case curve ... suppresses all the LIs from the worst-loss "
-                "receiver': complete aggregation passes far fewer LEs than none (complete / none, mean)", 0.7,
-                float(piv["complete"].mean() / piv["none"].mean()), "ratio", kind="paper")
-    wl = agg.groupby(["receivers", "mode"])["worst_lis"].mean()
+                                  "li2le_reading, split, receivers and mode; worst_lis)"))
+    share = {}
+    for total in sizes:
+        d = sup[sup["receivers"] == total]
+        per_pkt = d["worst_lis"] / d["odata"].clip(lower=1)
+        share[f"{total} receivers"] = (finite_mean(per_pkt[d["mode"] == "complete"])
+                                       / max(finite_mean(per_pkt[d["mode"] == "none"]), 1e-12))
+    c = band_at_most("complete-suppresses", "'the worst-case curve ... suppresses all the LIs from the worst-loss "
+                     "receiver': the worst receiver's LIs at the source per packet sent, complete aggregation / none "
+                     "(means over seeds), "
+                     f"at most {FIG19_SUPPRESS_MAX} at some size: band over "
+                     + ", ".join(str(k) for k in sizes) + " receivers", FIG19_SUPPRESS_MAX, share, "ratio",
+                     kind="paper")
     claims.append(_explain(c, "per-sequence-number aggregation can hide only the worst receiver's losses that another "
-                              "receiver shares (1 − 0.98^(k−1) of them at k receivers: 8 % at 5); its LIs at the source, "
-                              "none → complete: " + "; ".join(f"{k} receivers {wl[(k, 'none')]:.0f} → "
-                                                             f"{wl[(k, 'complete')]:.0f}" for k in totals)
-                              + ". The paper's 'all' is more than such a tree gives (fig19.csv: worst_lis by mode)"))
+                              "receiver shares, 1 − 0.98^(k−1) of them at k receivers ("
+                              + ", ".join(f"{1 - 0.98 ** (k - 1):.0%} at {k}" for k in sizes)
+                              + ") (fig19_suppression_runs.csv: worst_lis, odata by receivers and mode)"))
     claims += [
-        at_most("ordering", "none >= partial >= complete at every point (points violating it)", 0, order_bad, "points",
-                kind="derived"),
-        at_least("reliable", "all receivers complete in every run (fraction of runs)", 1.0, float(df["complete"].mean()),
-                 "fraction", kind="sanity"),
+        at_most("ordering", "none >= partial >= complete at every point, LI2LE window reading (points violating it)",
+                0, order_bad, "points", kind="derived"),
+        at_least("reliable", "all receivers complete in every run (fraction of runs)", 1.0,
+                 float(all_df["complete"].mean()), "fraction", kind="sanity"),
     ]
     params = {**FIG18, "splits": FIG19_SPLITS, "totals": totals, "seeds": seeds, "modes": AGG_MODES,
-              "receivers": SIM_RECEIVER, "interval": "99 % Student-t", "run_s": round(time.perf_counter() - t0, 2)}
-    return Result(params, claims, ["fig19.csv", "fig19_runs.csv", *files])
+              "li2le_readings": list(LI2LE_READINGS), "suppression_sizes": list(sizes),
+              "suppression_share": share, "receivers": SIM_RECEIVER, "interval": "99 % Student-t",
+              "run_s": round(time.perf_counter() - t0, 2)}
+    return Result(params, claims, ["fig19.csv", "fig19_runs.csv", "fig19_suppression_runs.csv", *files])
 
 
 def run_fig20(out: Path, seed: int, quick: bool = False) -> Result:

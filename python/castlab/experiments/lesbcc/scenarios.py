@@ -136,7 +136,8 @@ def runs_at(readings: dict, seeds: list, **kw) -> dict:
 AGG_MODES = {"none": [], "partial": ["r2", "r3"], "complete": ["r1", "r2", "r3"]}
 
 
-def fig19_run(seed: int, total: int, split: tuple, mode: str, rx_kw: Optional[dict] = None) -> dict:
+def fig19_run(seed: int, total: int, split: tuple, mode: str, rx_kw: Optional[dict] = None,
+              li2le_reading: str = "window") -> dict:
     """Fig. 18: source – Router 1 – {Router 2, Router 3} – receivers; x % of the receivers (the
     4 % one among them, on a longer link) under Router 2, the rest under Router 3; every other
     receiver at 2 %. Losses are Bernoulli on the receiver links (downstream). Links are fast
@@ -161,7 +162,7 @@ def fig19_run(seed: int, total: int, split: tuple, mode: str, rx_kw: Optional[di
         rx.append(sim.add_pgm_receiver(h, group=g, flow=0, **{**SIM_RECEIVER, **(rx_kw or {})}))
     for r in AGG_MODES[mode]:
         sim.attach_nak_aggregator(r)
-    src = sim.add_lesbcc_source("src", g, flow=0, total_packets=f["packets"])
+    src = sim.add_lesbcc_source("src", g, flow=0, total_packets=f["packets"], li2le_reading=li2le_reading)
     # long enough for 6000 packets at the rates LE-SBCC reaches here, and the last repairs
     sim.run(600.0)
     st = sim.lesbcc_stats(src)
@@ -169,7 +170,8 @@ def fig19_run(seed: int, total: int, split: tuple, mode: str, rx_kw: Optional[di
     idx = st["receivers"].index("h0") if "h0" in st["receivers"] else -1
     worst_lis = int((tr["li_receiver"] == idx).sum()) if idx >= 0 else 0
     wst = sim.pgm_receiver_stats(rx[0])
-    return {"seed": seed, "receivers": total, "split": f"({split[0]},{split[1]})", "mode": mode,
+    return {"seed": seed, "li2le_reading": li2le_reading, "receivers": total, "split": f"({split[0]},{split[1]})",
+            "mode": mode,
             "les_passed": st["lprf_passed"], "les": st["les"], "lis": st["lis"], "worst_lis": worst_lis,
             "worst_naks": wst["naks_sent"], "worst_gaps": wst["gaps"],
             "odata": st["odata_sent"], "rate_reductions": st["rate_reductions"],
