@@ -14,6 +14,7 @@ import pandas as pd
 from castlab import Simulator
 from castlab.experiments import streams
 from castlab.experiments.common import map_runs
+from castlab.experiments.runcache import cached
 from castlab.experiments.lesbcc.metrics import step_mean, step_sample
 from castlab.experiments.lesbcc.topology import (BUFFER_PKTS, FIG18, FIG21, FIG5, PACKET_BYTES, RED, SIM_RECEIVER,
                                                  TCP_LIMITED_TRANSMIT, TCP_MSS, TFRC_PATH)
@@ -122,8 +123,9 @@ def fig5_run(seed: int, duration: float, *, tcp: str = "none", queue: str = "dro
 
 
 def fig5_at(kw: dict, seed: int) -> dict:
-    """fig5_run(seed, **kw), for map_runs (the keywords travel as one picklable dict)."""
-    return fig5_run(seed, **kw)
+    """fig5_run(seed, **kw), for map_runs (the keywords travel as one picklable dict), through the
+    run cache: fig7, fig14 and fig20 repeat runs of fig6 and fig13 (castlab.experiments.runcache)."""
+    return cached(fig5_run, seed, **kw)
 
 
 def runs_at(readings: dict, seeds: list, **kw) -> dict:
