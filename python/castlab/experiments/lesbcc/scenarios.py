@@ -17,7 +17,7 @@ from castlab.experiments.common import map_runs
 from castlab.experiments.runcache import cached
 from castlab.experiments.lesbcc.metrics import step_mean, step_sample
 from castlab.experiments.lesbcc.topology import (BUFFER_PKTS, FIG18, FIG21, FIG5, PACKET_BYTES, RED, SIM_RECEIVER,
-                                                 TCP_LIMITED_TRANSMIT, TCP_MSS, TFRC_PATH)
+                                                 TCP_DELAYED_ACK, TCP_LIMITED_TRANSMIT, TCP_MSS, TFRC_PATH)
 from castlab.metrics import padhye_throughput, rate_series
 
 # ------------------------------------------------------------------------------------------
@@ -57,7 +57,7 @@ def fig5_run(seed: int, duration: float, *, tcp: str = "none", queue: str = "dro
             if is_tcp:
                 rwnd = {} if tcp_rwnd_bytes is None else {"rwnd_bytes": tcp_rwnd_bytes}
                 a = sim.add_tcp_flow(s, f"rcv{k}", variant="reno", mss_bytes=TCP_MSS, start=start,
-                                     limited_transmit=TCP_LIMITED_TRANSMIT, **rwnd)
+                                     limited_transmit=TCP_LIMITED_TRANSMIT, delayed_ack=TCP_DELAYED_ACK, **rwnd)
                 flows.append((k, "tcp", a))
             else:
                 a = sim.add_lesbcc_unicast(s, f"rcv{k}", start=start, policy="aimd", **rkw, **(unicast_kw or {}))
