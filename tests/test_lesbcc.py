@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import castlab
+from castlab._native import config_defaults
 from castlab.functions import lesbcc_synthetic, tfrc_average_interval
 from castlab.experiments import REGISTRY
 from castlab.experiments.common import with_seed_interval, within, write_summary
@@ -78,6 +79,18 @@ def test_switching_stages_off_changes_the_counts():
     # without the filters the source cuts far more often and ends much slower
     assert raw["rate_reductions"] > 2 * full["rate_reductions"]
     assert raw["mean_rate_bps"] < full["mean_rate_bps"]
+
+
+def test_li2le_reading_switch_reaches_the_cascade():
+    # One receiver at 10 % loss, 100 ms RTT: the window reading (Appendix A) gives 1 + p·x LIs per
+    # LE, the slot reading (§2, §3.1.3) the chain's p·x / (1 − (1 − p)^x), about 1.15 against
+    # 1.37 at x ≈ 3.7: the slot reading passes more LEs from the same LIs.
+    window = lesbcc_synthetic([(1, 0.1, 0.1)], 6000, 1)
+    slot = lesbcc_synthetic([(1, 0.1, 0.1)], 6000, 1, li2le_reading="slot")
+    assert config_defaults("lesbcc")["li2le_reading"] == "window"
+    assert slot["lis"] / slot["les"] < 1.25 < window["lis"] / window["les"]
+    with pytest.raises(ValueError, match="li2le_reading"):
+        lesbcc_synthetic([(1, 0.1, 0.1)], 100, 1, li2le_reading="rounds")
 
 
 def test_synthetic_drive_is_deterministic_and_scales():

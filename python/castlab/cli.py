@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -159,8 +160,7 @@ def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, job
 
 def _cmd_reproduce(args) -> int:
     from castlab.experiments import REGISTRY
-    from castlab.parallel import workers
-    from castlab.report import write_report
+    from castlab.experiments.runcache import RUN_CACHE_ENV
 
     if args.all:
         names = list(REGISTRY)
@@ -203,6 +203,23 @@ def _cmd_reproduce(args) -> int:
         return 2
     jobs = min(args.jobs or 1, len(names))
     failed: list[tuple[str, str]] = []
+    if args.all and not os.environ.get(RUN_CACHE_ENV):
+        # experiments that repeat another's runs load them (castlab.experiments.runcache): a
+        # fresh folder for this command only, so no cached run outlives the code that made it
+        cache = tempfile.mkdtemp(prefix="castlab-runs-")
+        os.environ[RUN_CACHE_ENV] = cache
+        try:
+            return _reproduce_names(args, names, out, jobs, failed)
+        finally:
+            os.environ.pop(RUN_CACHE_ENV, None)
+            shutil.rmtree(cache, ignore_errors=True)
+    return _reproduce_names(args, names, out, jobs, failed)
+
+
+def _reproduce_names(args, names: list, out: Path, jobs: int, failed: list) -> int:
+    from castlab.parallel import workers
+    from castlab.report import write_report
+
     if args.all and jobs > 1:
         t = time.perf_counter()
         summaries, failed = _reproduce_parallel(names, out, args.seed, args.quick, jobs)

@@ -8,6 +8,7 @@ The claim types and builders live in ``castlab.claims`` and the process pool in
 from __future__ import annotations
 
 import json
+import os
 import platform
 import time
 from dataclasses import asdict, dataclass, field
@@ -24,7 +25,7 @@ from castlab.stats import describe_interval, mean_interval
 __all__ = ["KINDS", "QUICK_NOTE", "UNCLASSIFIED", "NONNEGATIVE_UNITS", "Claim", "inconsistent", "within", "at_most",
            "at_least", "in_range", "in_band", "band_in_range", "band_at_least", "band_at_most", "band_over_readings",
            "t_interval", "map_runs", "over_seeds", "claim_over_seeds", "with_seed_interval", "Experiment", "Result",
-           "write_summary", "timed", "banded"]
+           "write_summary", "timed", "banded", "phase_decided"]
 
 
 # Units of quantities that cannot be negative: the interval over seeds of a claim in one of these
@@ -115,6 +116,45 @@ def banded(run: Callable[..., "Result"], setting: str, readings: dict[str, dict]
     return run_banded
 
 
+def phase_decided(run: Callable[..., "Result"], overhead_s: float) -> Callable[..., "Result"]:
+    """An experiment whose set-up is phase-sensitive (docs/fidelity/phase.md): its claims are
+    decided over phase-randomised runs, with every packet delayed up to ``overhead_s`` at its
+    sender (the rule's overhead: one of its largest packets at its slowest bottleneck). It runs
+    once deterministic into ``out/phase-off`` and once randomised into ``out``; the claims are the
+    randomised run's, each statement followed by the deterministic value and verdict. Under
+    ``castlab reproduce --phase-overhead S`` (the variable already set) it runs that once; a
+    ``--quick`` run (which decides nothing) runs the randomised case only."""
+    from castlab.simulator import PHASE_ENV
+
+    def run_phase(out: Path, seed: int, quick: bool = False, **params) -> Result:
+        if default_phase_overhead() > 0:
+            return run(out, seed, quick, **params)
+        det = None
+        if not quick:
+            sub = out / "phase-off"
+            sub.mkdir(parents=True, exist_ok=True)
+            det = run(sub, seed, quick, **params)
+        os.environ[PHASE_ENV] = repr(float(overhead_s))
+        try:
+            res = run(out, seed, quick, **params)
+        finally:
+            os.environ.pop(PHASE_ENV, None)
+        off = {c.id: c for c in det.claims} if det else {}
+        for c in res.claims:
+            d = off.get(c.id)
+            if d is not None:
+                ours = f"{d.ours:.6g}" if isinstance(d.ours, float) else str(d.ours)
+                c.statement += (f" [phase-randomised, {overhead_s * 1e3:.4g} ms; deterministic: {ours}, "
+                                f"{'holds' if d.holds else 'fails'}]")
+        files = list(res.files) + ([f"phase-off/{f}" for f in det.files] if det else [])
+        return Result({**res.params, "phase_overhead_s": float(overhead_s),
+                       "phase_off": "phase-off" if det else None}, res.claims, files)
+
+    run_phase.__name__ = getattr(run, "__name__", "run")
+    run_phase.__doc__ = run.__doc__
+    return run_phase
+
+
 def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s: float, quick: bool = False) -> dict:
     """summary.json; a ``quick`` run is marked as a whole (``"quick": true``) and per claim
     (``"verdict": QUICK_NOTE``), so its ``holds`` is not read as the experiment's result."""
@@ -137,6 +177,9 @@ def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s:
     if default_phase_overhead() > 0:
         # phase randomisation was on for every simulator of the run (`castlab.simulator`)
         summary["phase_overhead_s"] = default_phase_overhead()
+    elif result.params.get("phase_overhead_s"):
+        # a phase-sensitive experiment's claims, decided over randomised runs (phase_decided)
+        summary["phase_overhead_s"] = result.params["phase_overhead_s"]
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json_default) + "\n")
     return summary
 

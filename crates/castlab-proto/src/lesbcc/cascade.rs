@@ -228,9 +228,16 @@ impl Cascade {
 
     fn filter(&mut self, now: Instant, rcv: usize) -> LiOutcome {
         let cfg = &self.cfg;
-        // Stage 2, LI2LE: window SRTT + 2σ.
-        if cfg.li2le && !self.li2le.offer(now, rcv, self.rtt.plus_sigmas(cfg.li2le_sigmas)) {
-            return LiOutcome::Li2Le;
+        // Stage 2, LI2LE: a window of SRTT + 2σ (§2.1, Appendix A) or one LE per RTT round
+        // (§2, §3.1.3), by `li2le_reading`.
+        if cfg.li2le {
+            let passed = match cfg.li2le_reading {
+                Li2LeReading::Window => self.li2le.offer(now, rcv, self.rtt.plus_sigmas(cfg.li2le_sigmas)),
+                Li2LeReading::Slot => self.li2le.offer_slot(now, rcv, self.rtt.plus_sigmas(0.0)),
+            };
+            if !passed {
+                return LiOutcome::Li2Le;
+            }
         }
         self.stats.les += 1;
         // Stage 3, Max-LPRF.

@@ -78,10 +78,20 @@ impl RttEstimator {
 // Stage 2: LI to LE (§2.1, Fig. 2)
 // ------------------------------------------------------------------------------------------
 
-/// Per receiver, the time the last LI was passed as an LE (`T_LastPassed`).
+/// Per receiver, the time the last LI was passed as an LE (`T_LastPassed`), and for the slot
+/// reading the RTT round it was passed in.
+///
+/// Two readings of the paper (see [`Li2LeReading`]): [`Li2Le::offer`] is §2.1's filter and
+/// Appendix A's `LI2LEfilter` (a window of SRTT + 2σ opened at the LI it passes);
+/// [`Li2Le::offer_slot`] is §2's definition and §3.1.3's chain (time cut into rounds of one
+/// RTT, and per receiver an LE is 1 in a round with one or more LIs).
 #[derive(Clone, Debug, Default)]
 pub struct Li2Le {
     last_pass: Vec<Option<Instant>>,
+    last_round: Vec<Option<u64>>,
+    /// Start of the current round (slot reading); the round clock starts at the first LI.
+    round_start: Option<Instant>,
+    round: u64,
 }
 
 impl Li2Le {
@@ -89,6 +99,7 @@ impl Li2Le {
     pub fn ensure(&mut self, n: usize) {
         if self.last_pass.len() < n {
             self.last_pass.resize(n, None);
+            self.last_round.resize(n, None);
         }
     }
     /// Bytes of its per-receiver table (allocated capacity).
@@ -106,6 +117,32 @@ impl Li2Le {
             self.last_pass[rcv] = Some(now);
         }
         pass
+    }
+    /// An LI from `rcv` at `now`, slot reading (§2: "an LE is a per-receiver binary number
+    /// which is 1 when one or more LIs are generated per RTT per receiver"; §3.1.3's chain
+    /// counts one per round): an LE if it is the receiver's first LI of the current round.
+    /// The rounds are one source-wide clock that starts at the first LI; each boundary is
+    /// `slot` (the current SRTT) after the previous one, the length read when an LI crosses
+    /// it (a gap of several rounds advances by whole slots of the current length).
+    pub fn offer_slot(&mut self, now: Instant, rcv: usize, slot: Duration) -> bool {
+        self.ensure(rcv + 1);
+        let start = *self.round_start.get_or_insert(now);
+        let slot_ns = slot.as_nanos().max(1);
+        let gone = now.saturating_since(start).as_nanos() / slot_ns;
+        if gone > 0 {
+            self.round += gone;
+            self.round_start = Some(start + Duration::from_nanos(gone * slot_ns));
+        }
+        let pass = self.last_round[rcv].is_none_or(|r| self.round > r);
+        if pass {
+            self.last_round[rcv] = Some(self.round);
+            self.last_pass[rcv] = Some(now);
+        }
+        pass
+    }
+    /// The current round of the slot reading (0 before the first LI).
+    pub fn round(&self) -> u64 {
+        self.round
     }
 }
 

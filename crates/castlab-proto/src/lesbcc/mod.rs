@@ -42,6 +42,21 @@ pub enum RatePolicy {
     Tfrc,
 }
 
+/// How LI2LE turns a receiver's LIs into LEs. The paper defines it twice and the two differ
+/// by a factor that grows with the loss rate (fig12: 1 + p·x LIs per LE against the chain's
+/// ratio), so both are kept and the experiments whose numbers rest on it report both.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Li2LeReading {
+    /// §2.1 and Appendix A `LI2LEfilter`: an LI passes if it comes more than SRTT + 2σ after
+    /// the receiver's last passed LI (the window opens at the LI it passes). The default: it is
+    /// the filter as the paper specifies it in code.
+    Window,
+    /// §2's definition ("1 when one or more LIs are generated per RTT per receiver") and
+    /// §3.1.3's Markov chain (one binary LE per RTT round): time is cut into rounds of SRTT,
+    /// and a receiver's first LI in a round passes.
+    Slot,
+}
+
 /// Parameters of an LE-SBCC source. `Default` is the paper's values where it gives them; the
 /// others are marked "paper silent" with the choice made here.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +97,11 @@ pub struct LesbccConfig {
     /// The ATF's silence period (no data sent). Default on (§2.1, Appendix A).
     pub silence: bool,
     /// LI2LE passes an LI if it comes more than SRTT + k·σ after the last passed. Default k = 2.
+    /// Used by the window reading only.
     pub li2le_sigmas: f64,
+    /// Which of the paper's two LI-to-LE definitions LI2LE follows. Default
+    /// [`Li2LeReading::Window`] (§2.1, Appendix A).
+    pub li2le_reading: Li2LeReading,
     /// Max-LPRF counts are multiplied by this every `lprf_decay_every_srtts` SRTTs. Default 0.9
     /// ("decayed periodically by 10 % every 100 SRTTs", §2.1).
     pub lprf_decay_factor: f64,
@@ -148,6 +167,7 @@ impl Default for LesbccConfig {
             atf: true,
             silence: true,
             li2le_sigmas: 2.0,
+            li2le_reading: Li2LeReading::Window,
             lprf_decay_factor: 0.9,
             lprf_decay_every_srtts: 100.0,
             atf_sigmas: 4.0,
@@ -247,6 +267,7 @@ castlab_core::records_table!(LesbccRecords {
 });
 
 castlab_core::config_enum!(RatePolicy { Aimd => "aimd", Tfrc => "tfrc" });
+castlab_core::config_enum!(Li2LeReading { Window => "window", Slot => "slot" });
 
 castlab_core::config_fields!(LesbccConfig {
     packet_bytes,
@@ -264,6 +285,7 @@ castlab_core::config_fields!(LesbccConfig {
     atf,
     silence,
     li2le_sigmas,
+    li2le_reading,
     lprf_decay_factor,
     lprf_decay_every_srtts,
     atf_sigmas,
@@ -402,6 +424,68 @@ mod tests {
         assert!(g.offer(ms(0), 3, w));
         assert!(!g.offer(ms(100), 3, w));
         assert!(g.offer(Instant::from_nanos(100_000_001), 3, w));
+    }
+
+    #[test]
+    fn li2le_slot_reading_passes_a_receivers_first_li_of_each_round() {
+        let mut f = Li2Le::default();
+        let slot = Duration::from_millis(100);
+        // the round clock starts at the first LI (t = 0): rounds [0, 100), [100, 200), ...
+        assert!(f.offer_slot(ms(0), 0, slot));
+        assert!(!f.offer_slot(ms(99), 0, slot), "same round");
+        // receiver 1 shares the clock: its first LI passes, its second in round 0 does not
+        assert!(f.offer_slot(ms(50), 1, slot));
+        assert!(!f.offer_slot(ms(90), 1, slot));
+        // 100 ms opens round 1: both pass once more
+        assert!(f.offer_slot(ms(100), 0, slot));
+        assert!(f.offer_slot(ms(101), 1, slot));
+        assert!(!f.offer_slot(ms(199), 0, slot));
+        assert_eq!(f.round(), 1);
+        // a gap of several rounds advances by whole slots: 1050 ms is round 10, [1000, 1100)
+        assert!(f.offer_slot(ms(1050), 0, slot));
+        assert_eq!(f.round(), 10);
+        assert!(!f.offer_slot(ms(1099), 0, slot));
+        assert!(f.offer_slot(ms(1100), 0, slot));
+        // the slot length is read when an LI crosses a boundary: at 50 ms slots the round that
+        // started at 1100 ends at 1150
+        let half = Duration::from_millis(50);
+        assert!(!f.offer_slot(ms(1149), 0, half));
+        assert!(f.offer_slot(ms(1150), 0, half));
+        assert_eq!(f.round(), 12);
+    }
+
+    #[test]
+    fn li2le_slot_and_window_readings_differ_on_lis_close_across_a_boundary() {
+        // LIs at 0, 150 and 210 ms with a 100 ms RTT: the window (opened at each pass) filters
+        // 210 (60 ms after the pass at 150); the slot reading passes it (round 2, [200, 300)).
+        let w = Duration::from_millis(100);
+        let (mut win, mut slot) = (Li2Le::default(), Li2Le::default());
+        let by_window: Vec<bool> = [0, 150, 210].iter().map(|&t| win.offer(ms(t), 0, w)).collect();
+        let by_slot: Vec<bool> = [0, 150, 210].iter().map(|&t| slot.offer_slot(ms(t), 0, w)).collect();
+        assert_eq!(by_window, vec![true, true, false]);
+        assert_eq!(by_slot, vec![true, true, true]);
+    }
+
+    #[test]
+    fn the_cascade_follows_the_configured_li2le_reading() {
+        // Max-LPRF and the ATF off so LI2LE's output is the count of reductions. The RTT
+        // estimate stays at its initial 200 ms (σ 100 ms) as no LI carries a send time: the
+        // window is SRTT + 2σ = 400 ms, the slot SRTT = 200 ms.
+        let base = LesbccConfig { max_lprf: false, atf: false, ..LesbccConfig::default() };
+        let drive = |cfg: &LesbccConfig| {
+            let mut c = Cascade::new(cfg, Rng::seed_from_u64(1));
+            c.start(ms(0));
+            for t in [0u64, 150, 250, 350, 450, 650] {
+                c.on_li(ms(t), 0, None);
+            }
+            (c.stats.lis, c.stats.les)
+        };
+        assert_eq!(base.li2le_reading, Li2LeReading::Window);
+        // window: 0 passes, then nothing until more than 400 ms later: 450 passes, 650 does not
+        assert_eq!(drive(&base), (6, 2));
+        // slot: rounds [0, 200), [200, 400), [400, 600), [600, 800): 0, 250, 450, 650 pass
+        let slot = LesbccConfig { li2le_reading: Li2LeReading::Slot, ..base.clone() };
+        assert_eq!(drive(&slot), (6, 4));
     }
 
     #[test]

@@ -14,9 +14,10 @@ import pandas as pd
 from castlab import Simulator
 from castlab.experiments import streams
 from castlab.experiments.common import map_runs
+from castlab.experiments.runcache import cached
 from castlab.experiments.lesbcc.metrics import step_mean, step_sample
 from castlab.experiments.lesbcc.topology import (BUFFER_PKTS, FIG18, FIG21, FIG5, PACKET_BYTES, RED, SIM_RECEIVER,
-                                                 TCP_LIMITED_TRANSMIT, TCP_MSS, TFRC_PATH)
+                                                 TCP_DELAYED_ACK, TCP_LIMITED_TRANSMIT, TCP_MSS, TFRC_PATH)
 from castlab.metrics import padhye_throughput, rate_series
 
 # ------------------------------------------------------------------------------------------
@@ -56,7 +57,7 @@ def fig5_run(seed: int, duration: float, *, tcp: str = "none", queue: str = "dro
             if is_tcp:
                 rwnd = {} if tcp_rwnd_bytes is None else {"rwnd_bytes": tcp_rwnd_bytes}
                 a = sim.add_tcp_flow(s, f"rcv{k}", variant="reno", mss_bytes=TCP_MSS, start=start,
-                                     limited_transmit=TCP_LIMITED_TRANSMIT, **rwnd)
+                                     limited_transmit=TCP_LIMITED_TRANSMIT, delayed_ack=TCP_DELAYED_ACK, **rwnd)
                 flows.append((k, "tcp", a))
             else:
                 a = sim.add_lesbcc_unicast(s, f"rcv{k}", start=start, policy="aimd", **rkw, **(unicast_kw or {}))
@@ -122,8 +123,9 @@ def fig5_run(seed: int, duration: float, *, tcp: str = "none", queue: str = "dro
 
 
 def fig5_at(kw: dict, seed: int) -> dict:
-    """fig5_run(seed, **kw), for map_runs (the keywords travel as one picklable dict)."""
-    return fig5_run(seed, **kw)
+    """fig5_run(seed, **kw), for map_runs (the keywords travel as one picklable dict), through the
+    run cache: fig7, fig14 and fig20 repeat runs of fig6 and fig13 (castlab.experiments.runcache)."""
+    return cached(fig5_run, seed, **kw)
 
 
 def runs_at(readings: dict, seeds: list, **kw) -> dict:
@@ -136,7 +138,8 @@ def runs_at(readings: dict, seeds: list, **kw) -> dict:
 AGG_MODES = {"none": [], "partial": ["r2", "r3"], "complete": ["r1", "r2", "r3"]}
 
 
-def fig19_run(seed: int, total: int, split: tuple, mode: str, rx_kw: Optional[dict] = None) -> dict:
+def fig19_run(seed: int, total: int, split: tuple, mode: str, rx_kw: Optional[dict] = None,
+              li2le_reading: str = "window") -> dict:
     """Fig. 18: source – Router 1 – {Router 2, Router 3} – receivers; x % of the receivers (the
     4 % one among them, on a longer link) under Router 2, the rest under Router 3; every other
     receiver at 2 %. Losses are Bernoulli on the receiver links (downstream). Links are fast
@@ -161,7 +164,7 @@ def fig19_run(seed: int, total: int, split: tuple, mode: str, rx_kw: Optional[di
         rx.append(sim.add_pgm_receiver(h, group=g, flow=0, **{**SIM_RECEIVER, **(rx_kw or {})}))
     for r in AGG_MODES[mode]:
         sim.attach_nak_aggregator(r)
-    src = sim.add_lesbcc_source("src", g, flow=0, total_packets=f["packets"])
+    src = sim.add_lesbcc_source("src", g, flow=0, total_packets=f["packets"], li2le_reading=li2le_reading)
     # long enough for 6000 packets at the rates LE-SBCC reaches here, and the last repairs
     sim.run(600.0)
     st = sim.lesbcc_stats(src)
@@ -169,7 +172,8 @@ def fig19_run(seed: int, total: int, split: tuple, mode: str, rx_kw: Optional[di
     idx = st["receivers"].index("h0") if "h0" in st["receivers"] else -1
     worst_lis = int((tr["li_receiver"] == idx).sum()) if idx >= 0 else 0
     wst = sim.pgm_receiver_stats(rx[0])
-    return {"seed": seed, "receivers": total, "split": f"({split[0]},{split[1]})", "mode": mode,
+    return {"seed": seed, "li2le_reading": li2le_reading, "receivers": total, "split": f"({split[0]},{split[1]})",
+            "mode": mode,
             "les_passed": st["lprf_passed"], "les": st["les"], "lis": st["lis"], "worst_lis": worst_lis,
             "worst_naks": wst["naks_sent"], "worst_gaps": wst["gaps"],
             "odata": st["odata_sent"], "rate_reductions": st["rate_reductions"],

@@ -54,6 +54,12 @@ TCP_MSS = PACKET_BYTES - 40  # 560-byte packets on the wire with 40 bytes of hea
 # dates, not the results; docs/fidelity/lesbcc.md). fig21-sim keeps it on: its twin is a
 # modern Linux kernel TCP.
 TCP_LIMITED_TRANSMIT = False
+# Delayed ACKs where a set-up had them (RFC 5681 §4.2). §3's simulations (fig13, fig14, fig20:
+# "TCP Reno" in ns-2) ACK every segment: ns-2's default sink, Agent/TCPSink, has no delayed ACKs
+# (that is Agent/TCPSink/DelAck, which a script must ask for, and the paper does not say it did).
+# §5.2.1's Linux testbed did: Linux delays ACKs by default, so fig21-sim's TCP receivers do
+# (FIG21's tcp_delayed_ack). No other LE-SBCC set-up has TCP.
+TCP_DELAYED_ACK = False
 # The receivers of the §3 simulations: every receiver NAKs every loss at once. The paper gives
 # no receiver parameters for its simulations. The 100 ms NAK back-off and the NCF suppression of
 # castlab's PgmReceiver defaults are §5.2.1's Linux set-up, chosen there as small against its
