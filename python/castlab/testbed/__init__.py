@@ -28,9 +28,9 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
-from castlab.testbed.topology import NET_PREFIX, TOPOLOGIES, Lan, Link, Topology, lesbcc5, nlm8, rlm1
+from castlab.testbed.topology import NET_PREFIX, TOPOLOGIES, Lan, Link, Topology, bcfs, lesbcc5, nlm8, rlm1
 
-__all__ = ["Testbed", "Topology", "Link", "Lan", "TOPOLOGIES", "rlm1", "lesbcc5", "nlm8", "available", "down_by_name",
+__all__ = ["Testbed", "Topology", "Link", "Lan", "TOPOLOGIES", "rlm1", "lesbcc5", "nlm8", "bcfs", "available", "down_by_name",
            "list_testbeds", "netem_available", "netns_pids", "removed_elsewhere"]
 
 STATE_ROOT = Path(tempfile.gettempdir()) / "castlab-testbed"
