@@ -9,8 +9,10 @@ multicast routing and kernel TCP, each beside a simulation of the same set-up.
   the router is castlab's user-space router (DropTail queue, delay lines), ``"routers": "user"``.
 - ``net-vs-sim``: the ``net-rlm`` set-up in the simulator and on the testbed, side by side.
 - ``net-lesbcc-openpgm``: LE-SBCC's source over PGM with unmodified OpenPGM receivers.
+- ``net-rainbow``: Rainbow over BCFS (BCF routers hosted in castlab's user-space routers)
+  delivering a RaptorQ-coded file to three receivers beside a kernel TCP flow.
 
-Each paper's experiments live in a module of their own (``rlm``, ``lesbcc``); ``common`` holds what
+Each paper's experiments live in a module of their own (``rlm``, ``lesbcc``, ``rainbow``); ``common`` holds what
 they share (testbed names, role command lines, process waits, the latency probe).
 
 What the testbed cannot reproduce is recorded in each summary's ``params``: with kernel routers
@@ -22,6 +24,7 @@ twin. Every experiment skips (no claims, a reason in ``params``) where the testb
 from castlab.experiments.common import Experiment
 from castlab.experiments.net.common import LESBCC_PAPER, RLM_PAPER, testbed_name
 from castlab.experiments.net.lesbcc import run_net_lesbcc_fig21, run_net_lesbcc_openpgm
+from castlab.experiments.net.rainbow import PAPER as RAINBOW_PAPER, run_net_rainbow
 from castlab.experiments.net.rlm import run_net_rlm, run_net_vs_sim
 
 __all__ = ["EXPERIMENTS", "testbed_name"]
@@ -36,4 +39,7 @@ EXPERIMENTS = [
     Experiment("net-lesbcc-openpgm", LESBCC_PAPER, "§1, §5.2.1 (real receivers)", "LE-SBCC's source over PGM with "
                "four unmodified OpenPGM (ZeroMQ epgm) receivers and 16 kernel TCP flows, beside castlab's receivers "
                "and OpenPGM's fixed-rate sender (root, python3-zmq)", run_net_lesbcc_openpgm),
+    Experiment("net-rainbow", RAINBOW_PAPER, "§IV-A.3, B-(iii) (real)", "Rainbow over BCFS in castlab's user-space "
+               "routers delivering a RaptorQ-coded file to three receivers beside a kernel TCP flow (root)",
+               run_net_rainbow),
 ]
