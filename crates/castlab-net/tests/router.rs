@@ -781,6 +781,85 @@ fn hosts_an_extension_with_verdicts_rewrites_sends_and_timers() {
     assert_eq!(s.ext_report, vec![61, 15, 1]);
 }
 
+/// A BCF message from `src` to `dst` (castlab port 5 on both).
+fn bcf_packet(src: u32, dst: u32, kind: castlab_core::BcfKind, label: u32, size: u32) -> Packet {
+    let mut p = Packet::data(Dest::Unicast(Addr::new(NodeId(dst), 5)), size);
+    p.src = Addr::new(NodeId(src), 5);
+    p.header = Header::Bcf(castlab_core::BcfHeader { kind, flags: 0, level: 1, label, msg: label as u64 });
+    p
+}
+
+/// The simulator's BCF router hosted unchanged: h2 and h3 request label L from the source h1;
+/// the router forwards the first request and suppresses the second (§II-B.1); h1's reply is
+/// copied onto both breadcrumbs with `RouterSend::Via`, and each copy reaches its host
+/// addressed to that host (the neighbour on the breadcrumb's link), from the source's address,
+/// with checksums the receiving kernel accepts. Twice: the reply addressed to the first
+/// requester (one copy keeps its address, one is rewritten), and addressed to the source
+/// itself, as the simulator's BCF source sends it (both rewritten).
+#[test]
+fn bcf_reply_copies_via_breadcrumbs_reach_each_requesting_host() {
+    use castlab_core::BcfHeader;
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = topo_or_skip!("bcf_reply_copies_via_breadcrumbs_reach_each_requesting_host", "b");
+    const SESSION: u32 = 0xbcf;
+    const PORT_BASE: u16 = 46_100;
+    let mut table = SessionTable::new();
+    for k in 1..=HOSTS {
+        table.set_node(NodeId(k as u32), Topo::host_addr(k)).unwrap();
+    }
+    table.set_node(NodeId(100), Topo::router_addr(1)).unwrap();
+    let net = NetConfig { session_id: SESSION, port_base: PORT_BASE, ..NetConfig::default() };
+    let mut cfg = t.router_config();
+    cfg.session = Some(RouterSession { net, table });
+    let bcf = castlab_proto::bcfs::BcfRouter::new(castlab_proto::bcfs::BcfConfig::default());
+    let rt = RouterThread::start(&t.ns("r"), cfg, Some(Box::new(bcf)));
+    warm_up(&t, 2);
+    warm_up(&t, 3);
+    let port = PORT_BASE + 5;
+    let bind = |k: usize| udp_in(&t.ns(&format!("h{k}")), SocketAddrV4::new(Topo::host_addr(k), port)).join().unwrap();
+    let (s1, s2, s3) = (bind(1), bind(2), bind(3));
+    for s in [&s1, &s2, &s3] {
+        s.set_read_timeout(Some(StdDuration::from_secs(2))).unwrap();
+    }
+    let env = Envelope::new(SESSION, None);
+    let mut buf = [0u8; 2048];
+    let recv = |s: &UdpSocket, buf: &mut [u8]| -> (Packet, std::net::SocketAddr) {
+        let (n, from) = s.recv_from(buf).expect("a datagram within 2 s");
+        (env.open(&buf[..n]).expect("a sealed castlab packet"), from)
+    };
+    let h1 = SocketAddrV4::new(Topo::host_addr(1), port);
+    for (label, reply_to) in [(7u32, 2u32), (8, 1)] {
+        for (k, s) in [(2u32, &s2), (3, &s3)] {
+            let n = env.seal(&bcf_packet(k, 1, BcfHeader::REQUEST, label, 40), &mut buf).unwrap();
+            s.send_to(&buf[..n], h1).unwrap();
+            thread::sleep(StdDuration::from_millis(20));
+        }
+        let (req, from) = recv(&s1, &mut buf);
+        assert_eq!(from.ip(), std::net::IpAddr::V4(Topo::host_addr(2)), "the first request went up");
+        assert!(matches!(req.header, Header::Bcf(b) if b.kind == BcfHeader::REQUEST && b.label == label));
+        // the reply: to the first requester through the router, or to the source itself
+        // (which only the router's address takes off the host: the simulator's reading)
+        let reply = bcf_packet(1, reply_to, BcfHeader::REPLY, label, 300);
+        let n = env.seal(&reply, &mut buf).unwrap();
+        let to = if reply_to == 1 { Topo::router_addr(1) } else { Topo::host_addr(reply_to as usize) };
+        s1.send_to(&buf[..n], SocketAddrV4::new(to, port)).unwrap();
+        for (k, s) in [(2u32, &s2), (3, &s3)] {
+            let (p, from) = recv(s, &mut buf);
+            assert_eq!(from.ip(), std::net::IpAddr::V4(Topo::host_addr(1)), "h{k}: from the source's address");
+            assert_eq!(p.dst, Dest::Unicast(Addr::new(NodeId(k), 5)), "h{k}: addressed to h{k}");
+            assert_eq!(p.src, Addr::new(NodeId(1), 5));
+            assert!(matches!(p.header, Header::Bcf(b) if b.kind == BcfHeader::REPLY && b.label == label));
+        }
+        // no second request reached the source: it was suppressed
+        s1.set_read_timeout(Some(StdDuration::from_millis(100))).unwrap();
+        assert!(s1.recv_from(&mut buf).is_err(), "label {label}: the second request was suppressed");
+        s1.set_read_timeout(Some(StdDuration::from_secs(2))).unwrap();
+    }
+    let s = rt.finish();
+    assert!(s.text.contains("ext_sent 4"), "{}", s.text);
+    assert!(!s.text.contains("ext_send_errors"), "{}", s.text);
+}
+
 #[test]
 fn refuses_the_root_namespace_and_foreign_interfaces() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

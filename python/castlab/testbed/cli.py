@@ -22,8 +22,15 @@ def _up(args) -> int:
         kw["rate_bps"] = args.rate
     if args.queue is not None:
         kw["queue_pkts"] = args.queue
+    ext = {}
+    if args.extension:
+        if args.routers != "user":
+            print("castlab testbed: --extension needs --routers user", file=sys.stderr)
+            return 2
+        topo = reg.make(**kw)
+        ext = {"extensions": {r: (args.extension, {}) for r in topo.routers}, "session": {"session": args.session}}
     try:
-        tb = Testbed(reg.make(**kw), args.name, routers=args.routers)
+        tb = Testbed(reg.make(**kw), args.name, routers=args.routers, **ext)
     except ValueError as e:
         print(f"castlab testbed: {e}", file=sys.stderr)
         return 2
@@ -109,6 +116,10 @@ def add_parsers(sub) -> None:
     u.add_argument("--routers", choices=("kernel", "user"), default="kernel",
                    help="kernel forwarding with igmpproxy and tc (default), or castlab's user-space router "
                         "(delays, RED, exact queue lengths; docs/testbed.md)")
+    u.add_argument("--extension", default=None, metavar="KIND",
+                   help="a router extension every user router hosts (e.g. bcf for Rainbow's BCF routers, lmr)")
+    u.add_argument("--session", type=int, default=77,
+                   help="the castlab session id the extension serves (the roles' --session; default %(default)s)")
     u.add_argument("--duration", type=float, default=0.0, help="tear down after this many seconds (0: on Ctrl-C)")
     u.add_argument("--detach", action="store_true", help="leave it up and return (remove with `down`)")
     u.set_defaults(fn=_up)

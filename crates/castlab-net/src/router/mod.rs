@@ -27,7 +27,10 @@
 //!   shown to `on_arrival` and, per output interface, `on_forward`; a verdict drops or
 //!   consumes, a rewritten packet is sealed again; `poll_transmit`'s `RouterSend`s are sent,
 //!   `poll_timeout`'s deadline runs `handle_timeout`; [`NetView`] reads the ports' exact
-//!   queue lengths. Interface i is `ChannelId(i)`.
+//!   queue lengths. Interface i is `ChannelId(i)`. A `RouterSend::Via(i, p)` copy goes to the
+//!   neighbour on interface i, as the simulator's channel delivers it to the next node: when
+//!   `p`'s destination is not routed out of i, the copy is addressed to that neighbour (the
+//!   interface's `peer`, or the one neighbour heard there), its `dst` node rewritten.
 //!
 //! Bad input never panics: every frame the router cannot use is counted under its reason
 //! ([`RouterStats`]), as the host driver counts datagrams.
@@ -1107,7 +1110,11 @@ impl Router {
     }
 
     /// Send a packet the extension made: `Route` by unicast routing or group membership (each
-    /// output shown to `on_forward`, as the simulator does), `Via` straight onto a channel.
+    /// output shown to `on_forward`, as the simulator does), `Via` straight onto a channel:
+    /// toward its destination if that is routed out of the channel, else to the neighbour at
+    /// the channel's far end, addressed to it (see [`Router::link_neighbour`]). In the
+    /// simulator a channel delivers to the next node whatever the address; here the address
+    /// decides who takes a frame, so it is rewritten to say the same.
     fn originate(&mut self, send: RouterSend, now: Instant) {
         let (mut p, via) = match send {
             RouterSend::Route(p) => (p, None),
@@ -1147,6 +1154,22 @@ impl Router {
                     self.stats.ext_send_errors += 1;
                     return;
                 }
+                let mut dst_ip = dst_ip;
+                if !group && lookup(&self.routes, dst_ip).map(|(port, _)| port) != Some(k) {
+                    // `Via` names a link, not a destination: the copy goes to the neighbour on
+                    // that link whatever its address says (a BCF reply still carries its
+                    // source's). Unicast routing would send it elsewhere, so it is addressed to
+                    // the neighbour: the next router takes it from there, and a host gets it
+                    // as its own (its driver delivers only what is addressed to it).
+                    let Some((ip, node)) = self.link_neighbour(k) else {
+                        self.stats.ext_send_errors += 1;
+                        return;
+                    };
+                    dst_ip = ip;
+                    if let (Some(n), Dest::Unicast(a)) = (node, p.dst) {
+                        p.dst = Dest::Unicast(castlab_core::Addr::new(n, a.port));
+                    }
+                }
                 self.emit(k, p, listed_src, dst_ip, sport, dport, group, now);
             }
             None if group => {
@@ -1177,6 +1200,24 @@ impl Router {
                 self.emit(k, p, listed_src, dst_ip, sport, dport, group, now);
             }
         }
+    }
+
+    /// The neighbour at the far end of interface `k`'s link: its address and, if the session
+    /// lists it, its node. The interface's configured peer first; else the one neighbour
+    /// heard on that link (ARP), if there is exactly one. None on a LAN of several
+    /// neighbours with no peer configured: a `Via` copy there has no single receiver.
+    fn link_neighbour(&self, k: usize) -> Option<(Ipv4Addr, Option<NodeId>)> {
+        let table = &self.cfg.session.as_ref()?.table;
+        let f = &self.ports[k].cfg;
+        if let Some(ip) = f.peer.and_then(|n| table.node(n)).filter(|ip| f.contains(*ip) && *ip != f.addr) {
+            return Some((ip, f.peer));
+        }
+        let mut heard = self.neighbours.iter().filter(|n| n.port == k);
+        let one = heard.next()?;
+        if heard.next().is_some() {
+            return None;
+        }
+        Some((one.ip, table.node_of(one.ip)))
     }
 
     /// Build and queue one router-originated datagram on port `k`.

@@ -11,7 +11,9 @@
 //! - **real** ([`FountainMode::Real`]): an actual file is encoded with RFC 6330 RaptorQ (the
 //!   `raptorq` crate) as one source block; symbol `i` is source symbol `i` for `i < K` and
 //!   repair symbols after that. Packets are fixed-size `Copy` values, so a symbol's bytes live in
-//!   a side store, the [`SymbolStore`], shared by the source and its receivers: the source
+//!   a side store, the [`SymbolStore`], shared by the source and its receivers (in the
+//!   simulator; on the real network each process encodes the same file into its own store,
+//!   [`SymbolStore::regenerating`], since the wire carries a symbol's id, not its bytes): the source
 //!   writes symbol `i`'s bytes there once, when it first puts symbol `i` on a packet (the packet
 //!   carries the symbol id in `seq` and in the BCF message), and they never change after. A
 //!   receiver copies the bytes of the symbol named by each packet it receives into its own
@@ -22,8 +24,7 @@
 //! The store generates symbols in chunks (`CHUNK`): the source's per-packet work allocates
 //! nothing except when the store grows by a chunk, amortised over `CHUNK` packets.
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use castlab_core::{Addr, Agent, Instant, Packet, StartInfo};
 use raptorq::{Decoder, EncodingPacket, ObjectTransmissionInformation, PayloadId, SourceBlockEncoder};
@@ -55,6 +56,9 @@ pub struct SymbolStore {
     esi: Vec<u32>,
     repairs: u32,
     original: Vec<u8>,
+    /// A receiver's own store (real network): symbols below this id are generated when a
+    /// packet names them. 0: never (the simulator's receivers read the source's store).
+    regenerate_below: u32,
 }
 
 impl core::fmt::Debug for SymbolStore {
@@ -63,8 +67,27 @@ impl core::fmt::Debug for SymbolStore {
     }
 }
 
-/// A store shared between a source and its receivers (one simulation thread).
-pub type SharedStore = Rc<RefCell<SymbolStore>>;
+/// A store shared between a source and its receivers (in the simulator), or a process's own.
+/// `Send`, so that the real-network driver can host the agents that hold one.
+#[derive(Clone, Debug)]
+pub struct SharedStore(Arc<Mutex<SymbolStore>>);
+
+impl SharedStore {
+    /// The store (no other thread holds it in the simulator: the lock never waits).
+    pub fn borrow(&self) -> MutexGuard<'_, SymbolStore> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+    pub fn borrow_mut(&self) -> MutexGuard<'_, SymbolStore> {
+        self.borrow()
+    }
+}
+
+/// The file a real-network Rainbow session delivers when no file is given: `bytes` bytes drawn
+/// from `seed`'s random stream. Source and receivers make the same one from the same words.
+pub fn seeded_file(bytes: usize, seed: u64) -> Vec<u8> {
+    let mut r = castlab_core::Rng::seed_from_u64(seed);
+    (0..bytes).map(|_| r.next_u64() as u8).collect()
+}
 
 impl SymbolStore {
     /// Encode `file` as one RaptorQ source block of `symbol_size`-byte symbols.
@@ -92,6 +115,7 @@ impl SymbolStore {
             esi: Vec::with_capacity(2 * k as usize),
             repairs: 0,
             original: file.to_vec(),
+            regenerate_below: 0,
         };
         for p in store.encoder.source_packets() {
             let (id, data) = p.split();
@@ -102,7 +126,15 @@ impl SymbolStore {
     }
 
     pub fn shared(self) -> SharedStore {
-        Rc::new(RefCell::new(self))
+        SharedStore(Arc::new(Mutex::new(self)))
+    }
+
+    /// A receiver's own copy of the encoder (the real network): a packet naming symbol `id`
+    /// below `limit` makes the store generate it, as the source did when it sent it. Ids at
+    /// or above `limit` are not generated (a bound on what a bad packet can cost).
+    pub fn regenerating(mut self, limit: u32) -> Self {
+        self.regenerate_below = limit;
+        self
     }
 
     /// Number of source symbols K.
@@ -220,7 +252,10 @@ impl FountainSink {
         self.distinct += 1;
         if let FountainMode::Real { store } = &self.mode {
             // copy the bytes this packet carries, now (see the module documentation)
-            let s = store.borrow();
+            let mut s = store.borrow_mut();
+            if id < s.regenerate_below {
+                s.ensure(id);
+            }
             if let Some((esi, data)) = s.symbol(id) {
                 self.ids.push((id, esi));
                 self.bytes.extend_from_slice(data);
@@ -288,6 +323,9 @@ pub struct FountainSource {
     pub refreshes: u64,
     /// Requests at a level above 1 (receivers clearing stale state after a loss, §III-C).
     pub raised: u64,
+    /// Address each reply to the sender of the request it answers (see
+    /// [`FountainSource::replying_to_requesters`]).
+    reply_to_requester: bool,
 }
 
 impl FountainSource {
@@ -304,7 +342,19 @@ impl FountainSource {
             requests: 0,
             refreshes: 0,
             raised: 0,
+            reply_to_requester: false,
         }
+    }
+
+    /// On the real network the source's host runs no BCF router: its first-hop router holds
+    /// the breadcrumbs the source's node would hold in the simulator. A reply addressed to the
+    /// source itself would never leave its host; addressed to the request's sender, unicast
+    /// routing carries it to that router, which takes every reply whatever its address and
+    /// copies it onto the label's breadcrumbs (§II-B.2). Without a router (one receiver on
+    /// loopback) it goes straight to the one receiver.
+    pub fn replying_to_requesters(mut self) -> Self {
+        self.reply_to_requester = true;
+        self
     }
 
     pub fn addr(&self) -> Addr {
@@ -336,6 +386,9 @@ impl Agent for FountainSource {
         }
         let mut r = self.host.reply(m.label, m.level, id as u64);
         r.seq = id as u64;
+        if self.reply_to_requester {
+            r.dst = castlab_core::Dest::Unicast(m.from);
+        }
         self.sent += 1;
         self.pending.push_back(r);
     }
@@ -401,6 +454,36 @@ mod tests {
         sink.bytes[700] ^= 0xff; // the symbol copied at arrival, not the store, is decoded
         assert!(sink.try_complete());
         assert_eq!(sink.matches_source(), Some(false));
+    }
+
+    #[test]
+    fn a_receivers_own_store_decodes_the_ids_another_process_sent() {
+        // the real network: source and receiver encode the same seeded file apart; the
+        // receiver sees only ids (past K, repair symbols it must generate itself) and 30 %
+        // of the packets are lost
+        let data = seeded_file(30_000, 9);
+        assert_eq!(data, seeded_file(30_000, 9), "the same words make the same file");
+        assert_ne!(data, seeded_file(30_000, 10));
+        let src = SymbolStore::encode(&data, 448).unwrap().shared();
+        let k = src.borrow().block_symbols();
+        let own = SymbolStore::encode(&seeded_file(30_000, 9), 448).unwrap().regenerating(4 * k).shared();
+        let mut sink = FountainSink::new(FountainMode::Real { store: own.clone() });
+        let mut rng = Rng::seed_from_u64(4);
+        let mut id = 0u32;
+        while !sink.try_complete() {
+            src.borrow_mut().ensure(id);
+            if !rng.bernoulli(0.3) {
+                sink.add(id);
+            }
+            id += 1;
+            assert!(id < 3 * k, "never decoded");
+        }
+        assert!(id > k + k / 5, "repair symbols were needed ({id} sent, K = {k})");
+        assert_eq!(sink.decoded().unwrap(), data.as_slice());
+        // an id beyond the bound is not generated: the store does not grow for it
+        let before = own.borrow().generated();
+        sink.add(4 * k + 1000);
+        assert_eq!(own.borrow().generated(), before);
     }
 
     #[test]

@@ -4,14 +4,15 @@
 
 use castlab_core::{Addr, NodeId, Value};
 
-use super::fountain::{FountainMode, FountainSource, SymbolStore};
+use super::fountain::{seeded_file, FountainError, FountainMode, FountainSource, SymbolStore};
 use super::pgm::{PgmConfig, PgmReceiver, PgmSource};
 use super::rainbow::{RainbowConfig, RainbowReceiver};
 use super::{BcfConfig, BcfRouter};
 use crate::param;
 use crate::registry::{
-    agent_as, extension_as, Args, BuildError, BuildResult, ConfigTable, Default_, Groups, Host, Hosts, KeyKind, Out,
-    Protocol, Raw, Reader, ReceiverKind, Role, RouterKind, ScenarioKey, SessionKind, Target,
+    agent_as, extension_as, Args, BuildError, BuildResult, ConfigTable, Default_, FlagKind, Groups, Host, Hosts,
+    KeyKind, NetFlag, NetGroups, NetOutput, NetRole, Out, Protocol, Raw, Reader, ReceiverKind, Role, RouterKind,
+    ScenarioKey, SessionKind, Target,
 };
 
 fn fountain<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<(castlab_core::AgentId, &'h FountainSource)> {
@@ -80,6 +81,75 @@ fn add_rainbow(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
     let at = a.start(host, "start")?;
     let r = RainbowReceiver::new(cfg, Addr::new(src_addr.node, src_addr.port), flow, mode);
     Ok(host.add_local_agent(n, port, at, Box::new(r))?.0.into())
+}
+
+/// The file of a real-network session, encoded: `file_bytes` bytes from `file_seed`
+/// ([`seeded_file`]), `symbol_size`-byte symbols. Every process of the session builds it from
+/// the same words.
+fn net_store(a: &Args<'_>) -> BuildResult<SymbolStore> {
+    let bytes = a.positive_u32("file_bytes")?;
+    let seed = a.int("file_seed")?;
+    let t = a.u32("symbol_size")?;
+    SymbolStore::encode(&seeded_file(bytes as usize, seed as u64), t).map_err(|e| match e {
+        FountainError::SymbolSize(_) => BuildError::bad("symbol_size", t, &e.to_string()),
+        _ => BuildError::bad("file_bytes", bytes, &e.to_string()),
+    })
+}
+
+/// Symbols a real-network receiver regenerates at most, in units of K: with many receivers
+/// the source's fresh symbols are shared out among them, so a receiver may see ids far above
+/// K (our choice: 64 K bounds its store at 64 times the file).
+const NET_REGENERATE_BLOCKS: u32 = 64;
+
+fn add_net_fountain(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+    let n = a.node(host, "node")?;
+    let size = a.positive_u32("packet_bytes")?;
+    let port = a.port("port")?;
+    let flow = a.flow_or_next(host, "flow")?;
+    let at = a.start(host, "start")?;
+    let store = net_store(a)?.shared();
+    let src = FountainSource::new(flow, size, Some(store)).replying_to_requesters();
+    Ok(host.add_agent(n, port, at, Box::new(src))?.0.into())
+}
+
+fn add_net_rainbow(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+    let n = a.node(host, "node")?;
+    let src_node = a.node(host, "source_node")?;
+    let src_port = a.int("source_port")?;
+    let src_port =
+        u16::try_from(src_port).map_err(|_| BuildError::bad("source_port", src_port, "must be a port 0..=65535"))?;
+    let st = net_store(a)?;
+    let limit = st.block_symbols().saturating_mul(NET_REGENERATE_BLOCKS);
+    let mode = FountainMode::Real { store: st.regenerating(limit).shared() };
+    let cfg: RainbowConfig = a.config()?;
+    let port = a.port("port")?;
+    let flow = a.flow_or_next(host, "flow")?;
+    let at = a.start(host, "start")?;
+    let r = RainbowReceiver::new(cfg, Addr::new(src_node, src_port), flow, mode);
+    Ok(host.add_agent(n, port, at, Box::new(r))?.0.into())
+}
+
+fn fountain_net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let (_, s) = fountain(host, v)?;
+    Ok(Out::Str(format!(
+        "sending={{sent}} requests={} refreshes={} raised={} symbols={} rejected={{rejected}}",
+        s.requests, s.refreshes, s.raised, s.sent
+    )))
+}
+
+fn rainbow_net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let r = rainbow(host, v)?;
+    Ok(Out::Str(format!(
+        "rate={{rx}} symbols={}/{} window={} losses={} done={} rejected={{rejected}}",
+        r.sink.distinct(),
+        r.sink.needed(),
+        r.window(),
+        r.rec.loss_events,
+        match r.rec.done_at {
+            Some(t) => format!("{:.2}s", t.as_secs_f64()),
+            None => "no".into(),
+        }
+    )))
 }
 
 fn add_pgm_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
@@ -316,8 +386,70 @@ e.g. `nak_timeout`, `idle_timeout`). \
             hosts: Hosts::Sim,
             build: add_pgm_receiver,
         },
+        Role {
+            name: "add_fountain_net_source",
+            doc: "A digital-fountain source on `node` for the real network (§III-A, §III-B), RFC 6330 RaptorQ over the \
+file of `file_bytes` bytes drawn from `file_seed` (every process of the session makes the same file; the \
+wire carries each symbol's id, and each receiver regenerates the symbol's bytes from its own encoder). \
+Each BCF request is answered by a fresh symbol addressed to the request's sender, so that unicast \
+routing takes it to the first BCF router (the source's host has none). Returns the agent id. \
+`port`, `flow`: its port and flow id (None: the next free ones); `packet_bytes`: a reply's size on the wire; \
+`symbol_size`: bytes per symbol; `start`: seconds at which it answers.",
+            params: &[
+                param!(node),
+                param!(port = None),
+                param!(packet_bytes = Int(512)),
+                param!(flow = None),
+                param!(file_bytes = Int(100_000)),
+                param!(file_seed = Int(1)),
+                param!(symbol_size = Int(448)),
+                param!(start = Float(0.0)),
+            ],
+            config: None,
+            hosts: Hosts::SimAndNet,
+            build: add_net_fountain,
+        },
+        Role {
+            name: "add_rainbow_net_receiver",
+            doc: "A Rainbow receiver on `node` (§III-C) for the real network, fetching from the fountain source at \
+(`source_node`, `source_port`) the file of `file_bytes` bytes from `file_seed` in `symbol_size`-byte \
+symbols (the source's words); done once its RaptorQ decoder succeeds on the symbols it received. Returns \
+the agent id. Keyword arguments override config_defaults(\"rainbow\"). \
+`start` seconds; `port`, `flow`: its port and flow id (None: the next free ones); `config`: the keyword \
+overrides.",
+            params: &[
+                param!(node),
+                param!(source_node = Int(0)),
+                param!(source_port = Int(1)),
+                param!(file_bytes = Int(100_000)),
+                param!(file_seed = Int(1)),
+                param!(symbol_size = Int(448)),
+                param!(start = Float(0.0)),
+                param!(port = None),
+                param!(flow = None),
+            ],
+            config: Some("rainbow"),
+            hosts: Hosts::SimAndNet,
+            build: add_net_rainbow,
+        },
     ],
     readers: &[
+        Reader {
+            name: "fountain_net_status",
+            doc: "A fountain source's status line on the real network. `source`: its agent id.",
+            target: Target::Agent("source"),
+            params: &[],
+            hosts: Hosts::SimAndNet,
+            read: fountain_net_status,
+        },
+        Reader {
+            name: "rainbow_net_status",
+            doc: "A Rainbow receiver's status line on the real network. `agent`: its agent id.",
+            target: Target::Agent("agent"),
+            params: &[],
+            hosts: Hosts::SimAndNet,
+            read: rainbow_net_status,
+        },
         Reader {
             name: "bcf_router_stats",
             doc: "Counters of the BCF router on `node`.",
@@ -339,7 +471,7 @@ e.g. `nak_timeout`, `idle_timeout`). \
             doc: "Counters of a fountain source; `block_symbols` is K in the real mode (None symbolic).",
             target: Target::Agent("source"),
             params: &[],
-            hosts: Hosts::Sim,
+            hosts: Hosts::SimAndNet,
             read: fountain_stats,
         },
         Reader::of_agent(
@@ -347,7 +479,7 @@ e.g. `nak_timeout`, `idle_timeout`). \
             "A Rainbow receiver's records: every symbol received until completion (time ns, symbol id), \
 the window after each change, and counters (`done_s`, `start_s` in seconds). \
 `agent`: the receiver's agent id.",
-            Hosts::Sim,
+            Hosts::SimAndNet,
             rainbow_records,
         ),
         Reader::of_agent(
@@ -431,5 +563,55 @@ in bytes; `windows`: the scenario's loss windows (seconds); the windows are not 
         role: "add_bcf_routers",
         status: "bcf_router_stats",
     }],
+    net_roles: &[
+        NetRole {
+            cli: "rainbow-source",
+            help: "digital-fountain source answering Rainbow's BCF requests (Yano and McCanne §III)",
+            role: "add_fountain_net_source",
+            source: true,
+            groups: NetGroups::One,
+            flags: &[FLOW, FILE_BYTES, FILE_SEED, SYMBOL_SIZE, PACKET_BYTES],
+            defaults: &[],
+            status: "fountain_net_status",
+            outputs: &[NetOutput::Json { reader: "fountain_stats", file: "fountain_stats.json" }],
+        },
+        NetRole {
+            cli: "rainbow-receiver",
+            help: "Rainbow receiver fetching a RaptorQ-coded file over BCFS (Yano and McCanne §III-C)",
+            role: "add_rainbow_net_receiver",
+            source: false,
+            groups: NetGroups::One,
+            flags: &[FLOW, FILE_BYTES, FILE_SEED, SYMBOL_SIZE],
+            defaults: &[],
+            status: "rainbow_net_status",
+            outputs: &[NetOutput::Prefixed { reader: "rainbow_records", name: "rainbow", tables: &[] }],
+        },
+    ],
     ..Protocol::EMPTY
+};
+
+const FLOW: NetFlag = NetFlag { name: "flow", kind: FlagKind::Int(1), help: "flow id", config: false };
+const FILE_BYTES: NetFlag = NetFlag {
+    name: "file_bytes",
+    kind: FlagKind::Int(100_000),
+    help: "size of the file, bytes (the same on every process of the session)",
+    config: false,
+};
+const FILE_SEED: NetFlag = NetFlag {
+    name: "file_seed",
+    kind: FlagKind::Int(1),
+    help: "seed of the file's bytes (the same on every process of the session)",
+    config: false,
+};
+const SYMBOL_SIZE: NetFlag = NetFlag {
+    name: "symbol_size",
+    kind: FlagKind::Int(448),
+    help: "bytes per RaptorQ symbol, a multiple of 8 (the same on every process)",
+    config: false,
+};
+const PACKET_BYTES: NetFlag = NetFlag {
+    name: "packet_bytes",
+    kind: FlagKind::Int(512),
+    help: "a reply's size on the wire, bytes",
+    config: false,
 };

@@ -16,8 +16,10 @@ multicast routing and kernel TCP, each beside a simulation of the same set-up.
   beside its simulated twin.
 - ``net-nlm``: NLM's Figs 9/10 set-up (Fig. 8, N = 1) with LMRs in the user routers against RLM
   (ns-2's MMG, as the NLM paper ran it) through plain user routers, each beside its simulated twin.
+- ``net-rainbow``: Rainbow over BCFS (BCF routers hosted in castlab's user-space routers)
+  delivering a RaptorQ-coded file to three receivers beside a kernel TCP flow.
 
-Each paper's experiments live in a module of their own (``rlm``, ``lesbcc``, ``nlm``); ``common`` holds what
+Each paper's experiments live in a module of their own (``rlm``, ``lesbcc``, ``nlm``, ``rainbow``); ``common`` holds what
 they share (testbed names, role command lines, process waits, the latency probe).
 
 What the testbed cannot reproduce is recorded in each summary's ``params``: with kernel routers
@@ -31,6 +33,7 @@ from castlab.experiments.net.common import LESBCC_PAPER, RLM_PAPER, testbed_name
 from castlab.experiments.net.lesbcc import run_net_lesbcc_aggregation, run_net_lesbcc_fig21, run_net_lesbcc_openpgm
 from castlab.experiments.net.nlm import NLM_PAPER, run_net_nlm
 from castlab.experiments.net.rlm import run_net_rlm, run_net_rlm_red, run_net_vs_sim
+from castlab.experiments.net.rainbow import PAPER as RAINBOW_PAPER, run_net_rainbow
 
 __all__ = ["EXPERIMENTS", "testbed_name"]
 
@@ -51,4 +54,7 @@ EXPERIMENTS = [
     Experiment("net-lesbcc-aggregation", LESBCC_PAPER, "Figs. 16-17 (real)", "LE-SBCC with NAK aggregation in "
                "castlab's user-space router against none, receivers behind bottlenecks of 25-100 packets, beside the "
                "simulated twins (root)", run_net_lesbcc_aggregation),
+    Experiment("net-rainbow", RAINBOW_PAPER, "§IV-A.3, B-(iii) (real)", "Rainbow over BCFS in castlab's user-space "
+               "routers delivering a RaptorQ-coded file to three receivers beside a kernel TCP flow (root)",
+               run_net_rainbow),
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 from castlab.experiments.common import Experiment, phase_decided
 from castlab.experiments.rainbow.figures import (PAPER, run_a1_with_ablation, run_b1, run_b2, run_b3, run_b4, run_file,
                                                  run_table1)
+from castlab.experiments.rainbow import testbed  # noqa: F401  (registers its testbed topology)
 from castlab.experiments.rainbow.topology import LINKS_A1, LINKS_B1, LINKS_B2, LINKS_T1, PACKET_BYTES
 
 
