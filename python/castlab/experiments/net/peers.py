@@ -91,8 +91,9 @@ class Scheme:
     sender: Callable[[Ctx], list]
     #: the sender's own rate over time (time_s, rate_bps), where it keeps one
     rates: Callable[[Ctx], Optional[pd.DataFrame]] = lambda c: None
-    #: the file a receiver writes its first line to once it listens (default: its stdout)
-    ready: Optional[Callable[[Ctx, str], Path]] = None
+    #: whether a receiver listens (default: it has printed its first line, as castlab's roles
+    #: and castlab-norm do once they listen)
+    ready: Optional[Callable[[Ctx, str], bool]] = None
     #: whether the sender has begun sending data (the TCP flows start then)
     sending: Callable[[Ctx], bool] = lambda c: True
 
@@ -157,6 +158,13 @@ def _uftp_rx(c: Ctx, host: str, node: int) -> list:
     d.mkdir(exist_ok=True)
     # -d: in the foreground (its pid is the one tracked); files land in a directory of the run's
     return ["uftpd", "-d", "-D", d, "-M", UFTP_PUB, "-p", UFTP_PORT, "-L", c.logs / f"uftpd_{host}.log", "-x", 2]
+
+
+def udp_bound(tb, node: str, port: int) -> bool:
+    """Whether a UDP socket in `node` is bound to `port` (uftpd flushes its log late: its socket
+    says when it listens)."""
+    r = tb.run(node, ["ss", "-Huln", f"sport = :{port}"], check=False, timeout=10)
+    return r.returncode == 0 and bool(r.stdout.strip())
 
 
 def _uftp_sending(c: Ctx) -> bool:
@@ -242,7 +250,7 @@ SCHEMES = {
         Scheme("tfmcc", "castlab TFMCC", ("tfmcc", {"packet_size": 1000}, "tfmcc"), _none,
                _castlab_rx("tfmcc-receiver"), _castlab_tx("tfmcc-source"), _tfmcc_rates),
         Scheme("uftp", "UFTP TFMCC", None, _uftp_needs, _uftp_rx, _uftp_tx,
-               lambda c: uftp_rate_log(c.out / "uftp.log"), lambda c, h: c.logs / f"uftpd_{h}.log", _uftp_sending),
+               lambda c: uftp_rate_log(c.out / "uftp.log"), lambda c, h: udp_bound(c.tb, h, UFTP_PORT), _uftp_sending),
         Scheme("norm", "NORM-CC (libnorm)", None, _norm_needs, _norm_rx, _norm_tx, _norm_rates),
     ]
 }
@@ -251,14 +259,22 @@ SCHEMES = {
 # ------------------------------------------------------------------ one run
 
 
-def _wait_ready(path: Path, timeout: float) -> bool:
-    """Wait until a process writing to `path` has written its first line."""
+def _has_line(path: Path) -> bool:
+    return path.exists() and "\n" in path.read_text(errors="replace")
+
+
+def _wait_until(cond: Callable[[], bool], timeout: float) -> bool:
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        if path.exists() and "\n" in path.read_text(errors="replace"):
+        if cond():
             return True
         time.sleep(0.05)
     return False
+
+
+def _wait_ready(path: Path, timeout: float) -> bool:
+    """Wait until a process writing to `path` has written its first line."""
+    return _wait_until(lambda: _has_line(path), timeout)
 
 
 def _set_tcp(tb, node: str, algo: str) -> None:
@@ -266,10 +282,13 @@ def _set_tcp(tb, node: str, algo: str) -> None:
     tb.run(node, ["sysctl", "-q", "-w", f"net.ipv4.tcp_congestion_control={algo}"])
 
 
-def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str, ...]) -> dict:
+def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str, ...], tb=None) -> dict:
     """`scheme` against one kernel TCP flow per entry of `tcp` (its algorithm, iperf3 -C), all
     through rcv1's bottleneck, for `duration` seconds. Returns the readings and writes
-    ``series.csv`` (per second: the scheme's and each TCP flow's rate at rcv1)."""
+    ``series.csv`` (per second: the scheme's and each TCP flow's rate at rcv1). On a testbed of
+    its own unless `tb` (a :func:`topology` testbed that is up) is given: quick tests share one."""
+    import contextlib
+
     from castlab.testbed import Testbed
 
     sc = SCHEMES[scheme]
@@ -279,7 +298,7 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
     topo = topology()
     rx_hosts = ["rcv1", "rcv2"]
     meas = "rcv1"
-    with Testbed(topo, testbed_name("p"), routers="kernel") as tb:
+    with (contextlib.nullcontext(tb) if tb is not None else Testbed(topo, testbed_name("p"), routers="kernel")) as tb:
         ttl = tb.topo.hops(topo.source, meas) + 1
         c = Ctx(tb, out, duration, ttl, seed, logs)
         for n in ("src", meas):
@@ -293,9 +312,9 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
             p = tb.spawn(h, sc.receiver(c, h, tb.node_id(h)), stdout=open(log, "w"),
                          stderr=open(logs / f"rx_{h}.err", "w"))
             rx.append(p)
-            # castlab's roles and castlab-norm print a line once they listen; uftpd writes its log
-            if not _wait_ready(sc.ready(c, h) if sc.ready else log, 30) and p.poll() is not None:
-                raise RuntimeError(f"{scheme}'s receiver on {h} exited: {logs / f'rx_{h}.err'}")
+            if not _wait_until(lambda: p.poll() is not None or (sc.ready(c, h) if sc.ready else _has_line(log)), 30) \
+                    or p.poll() is not None:
+                raise RuntimeError(f"{scheme}'s receiver on {h} did not start listening: {logs / f'rx_{h}.err'}")
         src = tb.spawn(topo.source, sc.sender(c), stdout=open(logs / "source.out", "w"),
                        stderr=open(logs / "source.err", "w"))
         t_sender = time.monotonic()
@@ -356,7 +375,7 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
         rates.to_csv(out / "sender_rates.csv", index=False)
     rec.update(scheme=scheme, label=sc.label, tcp=list(tcp), sender_rc=src_rc, tcp_errors=tcp_err,
                startup_s=startup, sender_clock_offset_s=offset,
-               sender_rate_mean_bps=_mean_step(rates, WARM_S, duration) if rates is not None else float("nan"))
+               sender_rate_mean_bps=_mean_step(rates, warm_up(duration), duration) if rates is not None else float("nan"))
     (out / "case.json").write_text(json.dumps(rec, indent=1, default=float))
     return rec
 
@@ -371,10 +390,14 @@ def _mean_step(rates: pd.DataFrame, a: float, b: float) -> float:
     return float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
 
 
+def warm_up(duration: float) -> float:
+    return min(WARM_S, duration / 3)
+
+
 def readings(out: Path, duration: float, tcp: tuple[str, ...]) -> dict:
     """The counters' readings: per second the scheme's multicast rate at rcv1 and each TCP flow's;
-    the means after WARM_S, the share against the mean TCP flow, the lowest WINDOW_S rate, and the
-    scheme's loss from its packets sent and got per group."""
+    the means after the warm-up (WARM_S, or a third of a shorter run), the share against the mean TCP
+    flow, the lowest WINDOW_S rate, and the scheme's loss from its packets sent and got per group."""
     secs = np.arange(int(duration))
     rx = pd.read_csv(out / "count_rcv1.csv") if (out / "count_rcv1.csv").exists() else pd.DataFrame(
         columns=["second", "kind", "key", "packets", "bytes"])
@@ -389,12 +412,13 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...]) -> dict:
     for k, algo in enumerate(tcp):
         series[f"tcp{k}_{algo}_bps"] = per_second(rx[(rx["kind"] == "tcp") & (rx["key"].astype(str) == str(TCP_PORT + k))])
     pd.DataFrame(series).to_csv(out / "series.csv", index=False)
-    steady = secs >= WARM_S
+    warm = warm_up(duration)
+    steady = secs >= warm
     tcp_means = [float(series[f"tcp{k}_{a}_bps"][steady].mean()) for k, a in enumerate(tcp)]
     mc_mean = float(mc[steady].mean()) if steady.any() else float("nan")
     tcp_mean = float(np.mean(tcp_means)) if tcp_means else float("nan")
     wins = [float(mc[(secs >= a) & (secs < a + WINDOW_S)].mean())
-            for a in np.arange(WARM_S, duration - WINDOW_S + 1e-9, WINDOW_S)]
+            for a in np.arange(warm, duration - WINDOW_S + 1e-9, WINDOW_S)]
     # loss: per group, over the seconds from the first to the last in which rcv1 got that group
     # (a layer rcv1 did not join is not lost), packets got at rcv1 over packets sent
     sent = got = 0
@@ -457,7 +481,8 @@ def missing(scheme: str) -> Optional[str]:
     return SCHEMES[scheme].needs()
 
 
-def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: tuple[str, ...]) -> pd.DataFrame:
+def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: tuple[str, ...],
+                tb=None) -> pd.DataFrame:
     """One run per scheme against the kernel TCP flows `tcp` (one per algorithm), plus the
     simulated twin where castlab has one; a scheme whose peer is missing gets a row with the
     reason. Writes ``peers.csv``."""
@@ -467,7 +492,7 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
         why = sc.needs()
         row = {"scheme": name, "label": sc.label, "skipped": why or ""}
         if not why:
-            r = run_case(out / name, seed, duration, name, tcp)
+            r = run_case(out / name, seed, duration, name, tcp, tb)
             row.update(rate_bps=r["scheme_mean_bps"], tcp_mean_bps=r["tcp_mean_bps"], share=r["share"],
                        loss=r["loss"], lowest_10s_bps=r["lowest_10s_bps"],
                        sender_rate_mean_bps=r["sender_rate_mean_bps"],
