@@ -10,17 +10,19 @@ PIP    := $(VENV)/bin/pip
 OUT    ?= out
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: setup system-deps build demo test test-rust test-python bench reproduce-all clean-out
+.PHONY: setup system-deps norm build demo test test-rust test-python bench reproduce-all clean-out
 
 # System packages: iproute2 (ip, tc), igmpproxy (the testbed's multicast routing), iperf3 (kernel
 # TCP cross traffic), ns2 (the independent reference some tests compare with), tshark (reads
 # castlab's captures), python3-zmq and libzmq5 (ZeroMQ's epgm: the OpenPGM peers of the PGM
-# interop tests, run by the system python3). Installed with apt when root and apt are there and
+# interop tests, run by the system python3), uftp (UFTP's TFMCC: uftp and uftpd), libnorm-dev and
+# g++ (NORM-CC: contrib/norm/castlab_norm.cpp is built against the packaged normApi.h). Installed with apt when root and apt are there and
 # something is missing; otherwise the tests that need them skip with the reason.
-SYSTEM_TOOLS := ip:iproute2 tc:iproute2 igmpproxy:igmpproxy iperf3:iperf3 ns:ns2 tshark:tshark
+SYSTEM_TOOLS := ip:iproute2 tc:iproute2 igmpproxy:igmpproxy iperf3:iperf3 ns:ns2 tshark:tshark uftp:uftp uftpd:uftp g++:g++
 system-deps:
 	@missing=""; for t in $(SYSTEM_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
 	/usr/bin/python3 -c "import zmq" 2>/dev/null || missing="$$missing python3-zmq libzmq5"; \
+	[ -f /usr/include/normApi.h ] || missing="$$missing libnorm-dev"; \
 	if [ -z "$$missing" ]; then exit 0; fi; \
 	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "installing$$missing"; \
@@ -39,9 +41,21 @@ $(VENV)/.deps: pyproject.toml
 
 setup: $(VENV)/.deps system-deps
 
+# The NORM peer of net-peers (castlab-norm, next to the venv's python, where the experiments look
+# for it): built from its source when g++ and libnorm's header are there, else skipped with the
+# reason (the experiments then skip NORM's row).
+NORM_BIN := $(VENV)/bin/castlab-norm
+norm: setup
+	@if command -v g++ >/dev/null && [ -f /usr/include/normApi.h ]; then \
+		$(MAKE) --no-print-directory $(NORM_BIN); \
+	else echo "not building castlab-norm (needs g++ and libnorm-dev): NORM's experiments will skip"; fi
+
+$(NORM_BIN): contrib/norm/castlab_norm.cpp
+	g++ -O2 -Wall -o $@ $< -lnorm
+
 # Builds the Rust extension in release mode and installs castlab (editable) into .venv.
 # PIP_QUIET: maturin runs pip, which its own --quiet does not reach.
-build: setup
+build: setup norm
 	PIP_QUIET=1 $(VENV)/bin/maturin develop --release --quiet
 
 demo: build

@@ -18,8 +18,12 @@ multicast routing and kernel TCP, each beside a simulation of the same set-up.
   (ns-2's MMG, as the NLM paper ran it) through plain user routers, each beside its simulated twin.
 - ``net-rainbow``: Rainbow over BCFS (BCF routers hosted in castlab's user-space routers)
   delivering a RaptorQ-coded file to three receivers beside a kernel TCP flow.
+- ``net-tfmcc-uftp``: castlab's TFMCC and UFTP's (RFC 4654 both) against the same kernel TCP flows.
+- ``net-peers``: castlab's schemes, UFTP's TFMCC and NORM-CC, each against kernel TCP (reno, cubic,
+  bbr) on one bottleneck, with the simulated twins.
 
-Each paper's experiments live in a module of their own (``rlm``, ``lesbcc``, ``nlm``, ``rainbow``); ``common`` holds what
+Each paper's experiments live in a module of their own (``rlm``, ``lesbcc``, ``nlm``, ``rainbow``, ``tfmcc``,
+``peers``); ``common`` holds what
 they share (testbed names, role command lines, process waits, the latency probe).
 
 What the testbed cannot reproduce is recorded in each summary's ``params``: with kernel routers
@@ -34,6 +38,8 @@ from castlab.experiments.net.lesbcc import run_net_lesbcc_aggregation, run_net_l
 from castlab.experiments.net.nlm import NLM_PAPER, run_net_nlm
 from castlab.experiments.net.rlm import run_net_rlm, run_net_rlm_red, run_net_vs_sim
 from castlab.experiments.net.rainbow import PAPER as RAINBOW_PAPER, run_net_rainbow
+from castlab.experiments.net.peers import run_net_peers
+from castlab.experiments.net.tfmcc import run_net_tfmcc_uftp
 
 __all__ = ["EXPERIMENTS", "testbed_name"]
 
@@ -57,4 +63,10 @@ EXPERIMENTS = [
     Experiment("net-rainbow", RAINBOW_PAPER, "§IV-A.3, B-(iii) (real)", "Rainbow over BCFS in castlab's user-space "
                "routers delivering a RaptorQ-coded file to three receivers beside a kernel TCP flow (root)",
                run_net_rainbow),
+    Experiment("net-tfmcc-uftp", "RFC 4654 (TFMCC)", "§1 (real peer)", "castlab's TFMCC and UFTP's TFMCC each "
+               "against one kernel TCP flow (reno, cubic, bbr) through a 1 Mb/s tbf bottleneck, beside the simulated "
+               "twin (root, uftp)", run_net_tfmcc_uftp),
+    Experiment("net-peers", "RFC 4654 (TFMCC)", "§1 (peers)", "castlab's LE-SBCC (AIMD, TFRC), RLM, RLC and TFMCC, "
+               "UFTP's TFMCC and NORM-CC, each against kernel TCP reno, cubic and bbr through one 1 Mb/s tbf "
+               "bottleneck, with simulated twins (root; a missing peer's row skipped)", run_net_peers),
 ]

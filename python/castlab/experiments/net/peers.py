@@ -1,0 +1,577 @@
+"""castlab's multicast congestion controllers and real third-party ones on one testbed bottleneck,
+each against the same kernel TCP flows: ``net-peers``, and the case runner ``net-tfmcc-uftp``
+(``net/tfmcc.py``) shares.
+
+The bottleneck is a kernel tbf + pfifo on the receiver's bridge port (kernel routers,
+igmpproxy, IGMP snooping with fast leave): the third-party peers (UFTP, NORM) send and join
+through the kernel's own multicast stack and routing, which is what they are deployed on, and the
+user-space router's delay lines would add a process per router namespace on a machine whose two
+cores the run shares. So there is no propagation delay: round trips are serialisation and
+queueing (up to ``QUEUE_PKTS`` packets at ``LINK_BPS``).
+
+Every scheme is measured at the same place: a packet counter (``castlab.testbed.count``) on the
+receiver ``rcv1``'s interface counts the multicast bytes that got through the bottleneck each
+second, and each TCP flow's bytes by its port; one on the source's interface counts what the
+scheme sent per group, for its loss. Each run gets a testbed of its own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Optional
+
+import numpy as np
+import pandas as pd
+
+from castlab.experiments.common import Result, at_least, in_range
+from castlab.experiments.net.common import _castlab, _skip, _unavailable, testbed_name
+
+LINK_BPS = 1e6  # the issue's measurements: 1 Mb/s tbf
+QUEUE_PKTS = 50  # pfifo 50, as they were taken
+TCP_ALGOS = ("reno", "cubic", "bbr")
+TCP_PORT = 5201
+SESSION = 77
+WARM_S = 10.0  # the first seconds (slow starts, UFTP's registration) are left out of the means
+WINDOW_S = 10.0  # the "lowest 10 s rate" window
+# RFC 4654 §1: "reasonably fair" is a sending rate "generally within a factor of two" of a TCP
+# flow's under the same conditions; the band every share claim uses, decided before the runs.
+FAIR_LO, FAIR_HI = 0.5, 2.0
+DROP_FLOOR = 0.1  # no drop to zero: every 10 s window above a tenth of the fair share (LE-SBCC §5.2.1)
+
+
+def topology():
+    """src - r1 - {rcv1, rcv2}: the bottleneck on rcv1's bridge port (tbf + pfifo, shared by the
+    multicast scheme and every TCP flow, all of which end at rcv1); rcv2 is a second multicast
+    receiver behind a port of its own at the same rate (no TCP)."""
+    from castlab.testbed.topology import Lan, Link, Topology
+
+    return Topology(name="peers", description=f"src - r1 =[{LINK_BPS / 1e6:g} Mb/s tbf, pfifo {QUEUE_PKTS} per port]=> "
+                    "rcv1 (multicast + TCP), rcv2 (multicast)", hosts=["src", "rcv1", "rcv2"], routers=["r1"],
+                    links=[Link("src", "r1")],
+                    lans=[Lan("r1", ("rcv1", "rcv2"), LINK_BPS, QUEUE_PKTS, 0.0, "per-host")])
+
+
+def norm_binary() -> Optional[str]:
+    """castlab-norm (contrib/norm, built by `make build` next to the venv's python), or None."""
+    p = Path(sys.executable).parent / "castlab-norm"
+    return str(p) if p.exists() else shutil.which("castlab-norm")
+
+
+# ------------------------------------------------------------------ the schemes
+
+
+@dataclass
+class Ctx:
+    """What a scheme's command lines need: the testbed, the run's directory and settings."""
+
+    tb: object
+    out: Path
+    duration: float
+    ttl: int
+    seed: int
+    logs: Path
+    files: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Scheme:
+    name: str
+    label: str
+    #: the simulated twin's session (kind, config) and its receivers' protocol, or None
+    twin: Optional[tuple[str, dict, str]]
+    needs: Callable[[], Optional[str]]
+    receiver: Callable[[Ctx, str, int], list]
+    sender: Callable[[Ctx], list]
+    #: the sender's own rate over time (time_s, rate_bps), where it keeps one
+    rates: Callable[[Ctx], Optional[pd.DataFrame]] = lambda c: None
+    #: whether a receiver listens (default: it has printed its first line, as castlab's roles
+    #: and castlab-norm do once they listen)
+    ready: Optional[Callable[[Ctx, str], bool]] = None
+    #: whether the sender has begun sending data (the TCP flows start then)
+    sending: Callable[[Ctx], bool] = lambda c: True
+
+
+def _castlab_session(c: Ctx, iface: str) -> list:
+    tb = c.tb
+    return ["--source-addr", tb.addr(tb.topo.source), "--ttl", c.ttl, "--session", SESSION, "--iface-addr", iface,
+            "--seed", c.seed]
+
+
+def _castlab_rx(role: str, *extra) -> Callable[[Ctx, str, int], list]:
+    def argv(c: Ctx, host: str, node: int) -> list:
+        a = c.tb.addr(host)
+        return _castlab("net", role, "--addr", a, "--node", node, "--duration", c.duration + 10,
+                        "--out", c.out / f"rx_{host}", *_castlab_session(c, a), *extra)
+    return argv
+
+
+def _castlab_tx(role: str, *extra) -> Callable[[Ctx], list]:
+    def argv(c: Ctx) -> list:
+        s = c.tb.addr(c.tb.topo.source)
+        return _castlab("net", role, "--duration", c.duration + 5, "--out", c.out / "source", *_castlab_session(c, s),
+                        *extra)
+    return argv
+
+
+def _table_rates(stem: str, t_col: str, r_col: str) -> Callable[[Ctx], Optional[pd.DataFrame]]:
+    def read(c: Ctx) -> Optional[pd.DataFrame]:
+        p = c.out / "source" / f"{stem}.csv"
+        if not p.exists():
+            return None
+        d = pd.read_csv(p)
+        if t_col not in d or r_col not in d:
+            return None
+        return pd.DataFrame({"time_s": d[t_col].to_numpy(float), "rate_bps": d[r_col].to_numpy(float)})
+    return read
+
+
+def _tfmcc_rates(c: Ctx) -> Optional[pd.DataFrame]:
+    p = c.out / "source" / "tfmcc_rate.csv"
+    if not p.exists():
+        return None
+    d = pd.read_csv(p)
+    t = next((k for k in ("time_s", "t_s", "time") if k in d), None)
+    if t is None and "time_ns" in d:
+        return pd.DataFrame({"time_s": d["time_ns"].to_numpy(float) / 1e9, "rate_bps": d["bps"].to_numpy(float)})
+    return pd.DataFrame({"time_s": d[t].to_numpy(float), "rate_bps": d["bps"].to_numpy(float)}) if t else None
+
+
+UFTP_PUB = "239.255.91.1"
+UFTP_PRIV = "239.255.92.1"
+UFTP_PORT = 6010
+
+
+def _uftp_needs() -> Optional[str]:
+    missing = [t for t in ("uftp", "uftpd") if shutil.which(t) is None]
+    return f"needs {' and '.join(missing)} (make setup installs uftp with apt)" if missing else None
+
+
+def _uftp_rx(c: Ctx, host: str, node: int) -> list:
+    d = c.out / f"uftpd_{host}"
+    d.mkdir(exist_ok=True)
+    # -d: in the foreground (its pid is the one tracked); files land in a directory of the run's
+    return ["uftpd", "-d", "-D", d, "-M", UFTP_PUB, "-p", UFTP_PORT, "-L", c.logs / f"uftpd_{host}.log", "-x", 2]
+
+
+def udp_bound(tb, node: str, port: int) -> bool:
+    """Whether a UDP socket in `node` is bound to `port` (uftpd flushes its log late: its socket
+    says when it listens)."""
+    r = tb.run(node, ["ss", "-Huln", f"sport = :{port}"], check=False, timeout=10)
+    return r.returncode == 0 and bool(r.stdout.strip())
+
+
+def _uftp_sending(c: Ctx) -> bool:
+    # after its announce phase (about 20 rounds of its GRTT) UFTP logs the file it starts sending
+    p = c.out / "uftp.log"
+    return p.exists() and "Sending file" in p.read_text(errors="replace")
+
+
+def _uftp_tx(c: Ctx) -> list:
+    # a file larger than the run can carry at the link's rate, so TFMCC sends all the time
+    f = c.out / "uftp_payload.bin"
+    with open(f, "wb") as fh:
+        fh.truncate(int(c.duration * LINK_BPS / 8 * 1.5))
+    tb = c.tb
+    return ["uftp", "-C", "tfmcc", "-x", 4, "-L", c.out / "uftp.log", "-t", c.ttl, "-M", UFTP_PUB, "-P", UFTP_PRIV,
+            "-p", UFTP_PORT, "-I", tb.addr(tb.topo.source), "-Y", "none", f]
+
+
+def uftp_rate_log(path: Path) -> pd.DataFrame:
+    """UFTP's TFMCC rate per feedback (``-x 4``: "rate = N" lines, bytes per second) as
+    (time_s since its first line, rate_bps)."""
+    import datetime as dt
+
+    ts, rs = [], []
+    t0 = None
+    if not path.exists():
+        return pd.DataFrame({"time_s": [], "rate_bps": []})
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            stamp = dt.datetime.strptime(line[:26], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+        except ValueError:
+            continue
+        t0 = stamp if t0 is None else t0
+        if ": rate = " in line:
+            try:
+                rs.append(float(line.rsplit("=", 1)[1]) * 8)
+                ts.append(stamp - t0)
+            except ValueError:
+                pass
+    return pd.DataFrame({"time_s": ts, "rate_bps": rs})
+
+
+NORM_GROUP = "239.255.93.1"
+NORM_PORT = 6020
+
+
+def _norm_needs() -> Optional[str]:
+    return None if norm_binary() else ("needs castlab-norm (contrib/norm, built by make build with g++ and "
+                                       "libnorm-dev, which make setup installs)")
+
+
+def _norm_rx(c: Ctx, host: str, node: int) -> list:
+    return [norm_binary(), "recv", NORM_GROUP, NORM_PORT, c.duration + 10, c.logs / f"norm_{host}.csv"]
+
+
+def _norm_tx(c: Ctx) -> list:
+    return [norm_binary(), "send", NORM_GROUP, NORM_PORT, c.ttl, c.duration + 5, c.out / "norm_source.csv"]
+
+
+def _norm_rates(c: Ctx) -> Optional[pd.DataFrame]:
+    p = c.out / "norm_source.csv"
+    if not p.exists():
+        return None
+    d = pd.read_csv(p)
+    return pd.DataFrame({"time_s": d["time_s"], "rate_bps": d["rate_bps"]})
+
+
+def _none() -> Optional[str]:
+    return None
+
+
+SCHEMES = {
+    s.name: s for s in [
+        Scheme("lesbcc-aimd", "castlab LE-SBCC (AIMD)", ("lesbcc", {"policy": "aimd"}, "pgm"), _none,
+               _castlab_rx("pgm-receiver"), _castlab_tx("lesbcc-source", "--policy", "aimd"),
+               _table_rates("rates", "time_s", "rate_bps")),
+        Scheme("lesbcc-tfrc", "castlab LE-SBCC (TFRC)", ("lesbcc", {"policy": "tfrc"}, "pgm"), _none,
+               _castlab_rx("pgm-receiver"), _castlab_tx("lesbcc-source", "--policy", "tfrc"),
+               _table_rates("rates", "time_s", "rate_bps")),
+        Scheme("rlm", "castlab RLM", ("layered", {}, "rlm"), _none, _castlab_rx("rlm-receiver"),
+               _castlab_tx("source", "--layers", 6, "--base-rate", 32e3, "--packet-size", 1000)),
+        Scheme("rlc", "castlab RLC", ("rlc", {}, "rlc"), _none, _castlab_rx("rlc-receiver"), _castlab_tx("rlc-source")),
+        Scheme("tfmcc", "castlab TFMCC", ("tfmcc", {"packet_size": 1000}, "tfmcc"), _none,
+               _castlab_rx("tfmcc-receiver"), _castlab_tx("tfmcc-source"), _tfmcc_rates),
+        Scheme("uftp", "UFTP TFMCC", None, _uftp_needs, _uftp_rx, _uftp_tx,
+               lambda c: uftp_rate_log(c.out / "uftp.log"), lambda c, h: udp_bound(c.tb, h, UFTP_PORT), _uftp_sending),
+        Scheme("norm", "NORM-CC (libnorm)", None, _norm_needs, _norm_rx, _norm_tx, _norm_rates),
+    ]
+}
+
+
+# ------------------------------------------------------------------ one run
+
+
+def _has_line(path: Path) -> bool:
+    return path.exists() and "\n" in path.read_text(errors="replace")
+
+
+def _wait_until(cond: Callable[[], bool], timeout: float) -> bool:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _wait_ready(path: Path, timeout: float) -> bool:
+    """Wait until a process writing to `path` has written its first line."""
+    return _wait_until(lambda: _has_line(path), timeout)
+
+
+def _set_tcp(tb, node: str, algo: str) -> None:
+    """Name the namespace's default congestion control (a new namespace inherits the host's)."""
+    tb.run(node, ["sysctl", "-q", "-w", f"net.ipv4.tcp_congestion_control={algo}"])
+
+
+def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str, ...], tb=None) -> dict:
+    """`scheme` against one kernel TCP flow per entry of `tcp` (its algorithm, iperf3 -C), all
+    through rcv1's bottleneck, for `duration` seconds. Returns the readings and writes
+    ``series.csv`` (per second: the scheme's and each TCP flow's rate at rcv1). On a testbed of
+    its own unless `tb` (a :func:`topology` testbed that is up) is given: quick tests share one."""
+    import contextlib
+
+    from castlab.testbed import Testbed
+
+    sc = SCHEMES[scheme]
+    out.mkdir(parents=True, exist_ok=True)
+    logs = out / "logs"
+    logs.mkdir(exist_ok=True)
+    topo = topology()
+    rx_hosts = ["rcv1", "rcv2"]
+    meas = "rcv1"
+    with (contextlib.nullcontext(tb) if tb is not None else Testbed(topo, testbed_name("p"), routers="kernel")) as tb:
+        ttl = tb.topo.hops(topo.source, meas) + 1
+        c = Ctx(tb, out, duration, ttl, seed, logs)
+        for n in ("src", meas):
+            _set_tcp(tb, n, "reno")  # the default named; each flow sets its own below
+        servers = [tb.spawn(meas, ["iperf3", "-s", "-1", "-p", TCP_PORT + k, "-B", tb.addr(meas)],
+                            stdout=open(logs / f"iperf3_s{k}.log", "w"), stderr=subprocess.STDOUT)
+                   for k in range(len(tcp))]
+        rx = []
+        for i, h in enumerate(rx_hosts):
+            log = logs / f"rx_{h}.out"
+            p = tb.spawn(h, sc.receiver(c, h, tb.node_id(h)), stdout=open(log, "w"),
+                         stderr=open(logs / f"rx_{h}.err", "w"))
+            rx.append(p)
+            if not _wait_until(lambda: p.poll() is not None or (sc.ready(c, h) if sc.ready else _has_line(log)), 30) \
+                    or p.poll() is not None:
+                raise RuntimeError(f"{scheme}'s receiver on {h} did not start listening: {logs / f'rx_{h}.err'}")
+        src = tb.spawn(topo.source, sc.sender(c), stdout=open(logs / "source.out", "w"),
+                       stderr=open(logs / "source.err", "w"))
+        t_sender = time.monotonic()
+        while not sc.sending(c) and src.poll() is None and time.monotonic() - t_sender < 60:
+            time.sleep(0.1)
+        startup = time.monotonic() - t_sender
+        # the counters' second 0 and the TCP flows' start coincide
+        counters = []
+        for node, peer, direction in (("src", "r1", "out"), (meas, "r1", "in")):
+            ready = logs / f"count_{node}.ready"
+            counters.append(tb.spawn(node, [sys.executable, "-m", "castlab.testbed.count", "--iface",
+                                            tb.iface(node, peer), "--direction", direction, "--duration",
+                                            duration + 30, "--out", out / f"count_{node}.csv"],
+                                     stdout=open(ready, "w"), stderr=open(logs / f"count_{node}.log", "w")))
+        for node, p in zip(("src", meas), counters):
+            if not _wait_ready(logs / f"count_{node}.ready", 30):
+                raise RuntimeError(f"the packet counter on {node} did not start: {logs / f'count_{node}.log'}")
+        t_start = time.monotonic()
+        offset = t_start - t_sender  # the sender's clock against the counters'
+        clients = []
+        for k, algo in enumerate(tcp):
+            f = open(logs / f"tcp{k}_{algo}.json", "w")
+            clients.append((algo, f, tb.spawn(topo.source, ["iperf3", "-c", tb.addr(meas), "-p", TCP_PORT + k, "-t",
+                                                            int(duration), "-C", algo, "-J"], stdout=f)))
+        end = t_start + duration + 15
+        for p in [x[2] for x in clients]:
+            try:
+                p.wait(timeout=max(end - time.monotonic(), 0.5))
+            except subprocess.TimeoutExpired:
+                pass
+        # UFTP's sender never ends on its own inside the run (its file is larger): stopped here
+        src_rc = tb.stop(src, timeout=10)
+        time.sleep(1.0)
+        for p in rx:
+            tb.stop(p, timeout=10)
+        for p in servers + counters:
+            tb.stop(p, timeout=10)
+    for d in out.glob("uftpd_*"):
+        shutil.rmtree(d, ignore_errors=True)
+    (out / "uftp_payload.bin").unlink(missing_ok=True)
+    tcp_err = []
+    for algo, f, _ in clients:
+        f.close()
+        try:
+            rep = json.loads(Path(f.name).read_text())
+            if rep.get("error"):
+                tcp_err.append(f"{algo}: {rep['error']}")
+            else:
+                used = rep["end"].get("sender_tcp_congestion") or rep["end"].get("sum_sent", {}).get("congestion")
+                if used and used != algo:
+                    tcp_err.append(f"{algo}: iperf3 ran {used}")
+        except (ValueError, KeyError) as e:
+            tcp_err.append(f"{algo}: unreadable iperf3 report ({e})")
+    rec = readings(out, duration, tcp)
+    rates = sc.rates(c)
+    if rates is not None and len(rates):
+        rates = rates.assign(time_s=rates["time_s"] - offset)  # on the counters' clock
+        rates.to_csv(out / "sender_rates.csv", index=False)
+    rec.update(scheme=scheme, label=sc.label, tcp=list(tcp), sender_rc=src_rc, tcp_errors=tcp_err,
+               startup_s=startup, sender_clock_offset_s=offset,
+               sender_rate_mean_bps=_mean_step(rates, warm_up(duration), duration) if rates is not None else float("nan"))
+    (out / "case.json").write_text(json.dumps(rec, indent=1, default=float))
+    return rec
+
+
+def _mean_step(rates: pd.DataFrame, a: float, b: float) -> float:
+    """Time average over [a, b] of a rate given at change points."""
+    if rates is None or not len(rates):
+        return float("nan")
+    t = np.arange(a, b, 0.1)
+    i = np.searchsorted(rates["time_s"].to_numpy(), t, side="right") - 1
+    v = np.where(i >= 0, rates["rate_bps"].to_numpy()[np.clip(i, 0, None)], np.nan)
+    return float(np.nanmean(v)) if np.isfinite(v).any() else float("nan")
+
+
+def warm_up(duration: float) -> float:
+    return min(WARM_S, duration / 3)
+
+
+def readings(out: Path, duration: float, tcp: tuple[str, ...]) -> dict:
+    """The counters' readings: per second the scheme's multicast rate at rcv1 and each TCP flow's;
+    the means after the warm-up (WARM_S, or a third of a shorter run), the share against the mean TCP
+    flow, the lowest WINDOW_S rate, and the scheme's loss from its packets sent and got per group."""
+    secs = np.arange(int(duration))
+    rx = pd.read_csv(out / "count_rcv1.csv") if (out / "count_rcv1.csv").exists() else pd.DataFrame(
+        columns=["second", "kind", "key", "packets", "bytes"])
+    tx = pd.read_csv(out / "count_src.csv") if (out / "count_src.csv").exists() else rx.iloc[0:0]
+
+    def per_second(d: pd.DataFrame) -> np.ndarray:
+        s = d.groupby("second")["bytes"].sum()
+        return np.array([s.get(k, 0) for k in secs], dtype=float) * 8
+
+    mc = per_second(rx[rx["kind"] == "mc"])
+    series = {"second": secs, "scheme_bps": mc}
+    for k, algo in enumerate(tcp):
+        series[f"tcp{k}_{algo}_bps"] = per_second(rx[(rx["kind"] == "tcp") & (rx["key"].astype(str) == str(TCP_PORT + k))])
+    pd.DataFrame(series).to_csv(out / "series.csv", index=False)
+    warm = warm_up(duration)
+    steady = secs >= warm
+    tcp_means = [float(series[f"tcp{k}_{a}_bps"][steady].mean()) for k, a in enumerate(tcp)]
+    mc_mean = float(mc[steady].mean()) if steady.any() else float("nan")
+    tcp_mean = float(np.mean(tcp_means)) if tcp_means else float("nan")
+    wins = [float(mc[(secs >= a) & (secs < a + WINDOW_S)].mean())
+            for a in np.arange(warm, duration - WINDOW_S + 1e-9, WINDOW_S)]
+    # loss: per group, over the seconds from the first to the last in which rcv1 got that group
+    # (a layer rcv1 did not join is not lost), packets got at rcv1 over packets sent
+    sent = got = 0
+    mrx, mtx = rx[rx["kind"] == "mc"], tx[tx["kind"] == "mc"]
+    for g, d in mrx.groupby("key"):
+        a, b = int(d["second"].min()), int(d["second"].max())
+        got += int(d["packets"].sum())
+        t = mtx[(mtx["key"] == g) & (mtx["second"] >= a) & (mtx["second"] <= b)]
+        sent += int(t["packets"].sum())
+    loss = max(0.0, 1.0 - got / sent) if sent else float("nan")
+    return {"scheme_mean_bps": mc_mean, "tcp_mean_bps": tcp_mean, "tcp_means_bps": dict(zip(tcp, tcp_means)),
+            "share": mc_mean / tcp_mean if tcp_mean > 0 else float("nan"),
+            "shares": {a: (mc_mean / m if m > 0 else float("nan")) for a, m in zip(tcp, tcp_means)},
+            "lowest_10s_bps": float(np.nanmin(wins)) if wins else float("nan"), "loss": loss,
+            "mc_packets_sent": sent, "mc_packets_got": got}
+
+
+# ------------------------------------------------------------------ the simulated twin
+
+
+def twin(scheme: str, seed: int, duration: float, n_tcp: int) -> Optional[dict]:
+    """The same set-up in the simulator: src - r1 - rcv1/rcv2, each last hop at LINK_BPS with a
+    DropTail queue of QUEUE_PKTS, a millisecond per hop (the testbed's round trip is queueing),
+    `n_tcp` TCP NewReno flows src -> rcv1 (the simulator's TCP; the kernel's algorithms have no
+    twin). Returns the scheme's rate and loss at rcv1 and its share against the mean TCP flow."""
+    from castlab.scenario import Scenario
+
+    sc = SCHEMES[scheme]
+    if sc.twin is None:
+        return None
+    kind, cfg, proto = sc.twin
+    link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": 0.001, "queue_limit": QUEUE_PKTS}
+    session = {"name": "m", "source": "src"}
+    if kind == "layered":
+        session.update(layers=6, base_rate=32e3, packet_size=1000)
+    else:
+        session.update(kind=kind, config=dict(cfg))
+    d = {"name": f"net-peers twin {scheme}", "duration": duration, "nodes": ["src", "r1", "rcv1", "rcv2"],
+         "links": [link("up", "src", "r1", 100e6), link("b1", "r1", "rcv1", LINK_BPS), link("b2", "r1", "rcv2", LINK_BPS)],
+         "sessions": [session],
+         "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto} for h in ("rcv1", "rcv2")],
+         "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "variant": "newreno", "start": 0.1 * k,
+                  "config": {"mss_bytes": 1000}} for k in range(n_tcp)]}
+    s = Scenario.from_dict(d)
+    sim = s.build(seed)
+    sim.run(until=duration)
+    rows = {r["name"]: r for r in s.flow_table(sim)}
+    tcp = [rows[f"tcp{k}"]["mean_rate_bps"] for k in range(n_tcp)]
+    m = rows["rcv1"]
+    tcp_mean = float(np.mean(tcp)) if tcp else float("nan")
+    return {"scheme_mean_bps": float(m["mean_rate_bps"]), "loss": float(m["loss"]), "tcp_mean_bps": tcp_mean,
+            "share": float(m["mean_rate_bps"]) / tcp_mean if tcp_mean > 0 else float("nan")}
+
+
+# ------------------------------------------------------------------ net-peers
+
+
+def missing(scheme: str) -> Optional[str]:
+    """Why `scheme` cannot run here, or None."""
+    return SCHEMES[scheme].needs()
+
+
+def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: tuple[str, ...],
+                tb=None) -> pd.DataFrame:
+    """One run per scheme against the kernel TCP flows `tcp` (one per algorithm), plus the
+    simulated twin where castlab has one; a scheme whose peer is missing gets a row with the
+    reason. Writes ``peers.csv``."""
+    rows = []
+    for name in schemes:
+        sc = SCHEMES[name]
+        why = sc.needs()
+        row = {"scheme": name, "label": sc.label, "skipped": why or ""}
+        if not why:
+            r = run_case(out / name, seed, duration, name, tcp, tb)
+            row.update(rate_bps=r["scheme_mean_bps"], tcp_mean_bps=r["tcp_mean_bps"], share=r["share"],
+                       loss=r["loss"], lowest_10s_bps=r["lowest_10s_bps"],
+                       sender_rate_mean_bps=r["sender_rate_mean_bps"],
+                       **{f"share_{a}": v for a, v in r["shares"].items()},
+                       tcp_errors="; ".join(r["tcp_errors"]))
+        t = twin(name, seed, duration, len(tcp))
+        if t:
+            row.update(twin_rate_bps=t["scheme_mean_bps"], twin_share=t["share"], twin_loss=t["loss"])
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    df.to_csv(out / "peers.csv", index=False)
+    return df
+
+
+def peers_figure(out: Path, df: pd.DataFrame, tcp: tuple[str, ...]) -> list[str]:
+    """Rate over time per scheme (a panel each) with each TCP flow beside it, at rcv1."""
+    import matplotlib.pyplot as plt
+
+    from castlab.experiments.plotting import save
+
+    ran = [r for r in df.to_dict("records") if not r["skipped"]]
+    if not ran:
+        return []
+    n = len(ran)
+    cols = 2 if n > 1 else 1
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols / 2 + 1.5, 1.9 * rows + 0.6), dpi=120, sharex=True,
+                             sharey=True, squeeze=False)
+    shades = ["0.55", "0.7", "0.4", "0.8"]
+    for ax, r in zip(axes.flat, ran):
+        s = pd.read_csv(out / r["scheme"] / "series.csv")
+        for k, a in enumerate(tcp):
+            ax.plot(s["second"], s[f"tcp{k}_{a}_bps"] / 1e3, color=shades[k % len(shades)], lw=0.9, ls="--",
+                    label=f"TCP {a}")
+        ax.plot(s["second"], s["scheme_bps"] / 1e3, color="k", lw=1.3, label=r["label"])
+        ax.set_title(f"{r['label']}: share {r['share']:.2f}", fontsize=8)
+        ax.grid(True, alpha=0.3)
+        ax.tick_params(labelsize=7)
+    for ax in axes.flat[n:]:
+        ax.axis("off")
+    for ax in axes[-1]:
+        ax.set_xlabel("time (s)", fontsize=8)
+    for ax in axes[:, 0]:
+        ax.set_ylabel("kb/s at rcv1", fontsize=8)
+    handles, labels = axes.flat[0].get_legend_handles_labels()
+    fig.legend(handles[: len(tcp)], labels[: len(tcp)], loc="upper center", ncol=len(tcp), fontsize=7)
+    fig.suptitle(f"Multicast schemes against kernel TCP, {LINK_BPS / 1e6:g} Mb/s tbf bottleneck", fontsize=9, y=0.995)
+    fig.subplots_adjust(top=0.9)
+    return save(fig, out, "peers")
+
+
+def run_net_peers(out: Path, seed: int, quick: bool = False) -> Result:
+    reason = _unavailable() or (None if shutil.which("iperf3") else "needs iperf3 (make setup installs it with apt)")
+    if reason:
+        return _skip(reason)
+    duration = 30.0 if quick else 60.0
+    tcp = TCP_ALGOS
+    df = peers_table(out, seed, duration, list(SCHEMES), tcp)
+    files = peers_figure(out, df, tcp)
+    fair = LINK_BPS / (len(tcp) + 1)
+    claims = []
+    for r in df.to_dict("records"):
+        if r["skipped"]:
+            continue
+        n = r["scheme"]
+        claims.append(in_range(
+            f"tcp-friendly-{n}", f"(variant) {r['label']}'s rate at the receiver over the mean kernel TCP flow's "
+            f"({', '.join(tcp)}, one each) is within RFC 4654 §1's factor of two", FAIR_LO, FAIR_HI, r["share"],
+            "ratio", kind="variant", explanation=f"peers.csv share; {n}/series.csv"))
+        claims.append(at_least(
+            f"no-drop-to-zero-{n}", f"(variant) {r['label']}: every {WINDOW_S:g} s window after the first "
+            f"{WARM_S:g} s carries more than a tenth of the fair share ({fair / 1e3:.0f} kb/s)", DROP_FLOOR,
+            r["lowest_10s_bps"] / fair, "fraction of fair share", kind="variant",
+            explanation=f"peers.csv lowest_10s_bps; {n}/series.csv"))
+    params = {"network": "real", "topology": topology().description, "routers": "kernel (tbf + pfifo, igmpproxy)",
+              "propagation_delay_s": 0.0, "duration_s": duration, "warm_up_s": WARM_S, "window_s": WINDOW_S,
+              "bottleneck_bps": LINK_BPS, "queue_pkts": QUEUE_PKTS,
+              "tcp": f"one kernel flow per algorithm, iperf3 -C {'/'.join(tcp)}; the namespaces' default named reno",
+              "twin": "the simulator, the same rates and queue, 1 ms per hop, TCP NewReno flows as many as the kernel's",
+              "measured_at": "rcv1's interface (castlab.testbed.count): the scheme's multicast bytes and each TCP flow's",
+              "fair_share_bps": fair, "rows": df.to_dict("records")}
+    return Result(params, claims, ["peers.csv", *files])

@@ -1,0 +1,128 @@
+"""castlab's TFMCC (RFC 4654) against a real one, UFTP's (``uftp -C tfmcc``): ``net-tfmcc-uftp``.
+
+On the ``net-peers`` bottleneck (``peers.topology``: kernel tbf + pfifo, no propagation delay;
+why kernel routers, see ``peers``), castlab's TFMCC and UFTP's each run against one kernel TCP
+flow per algorithm (reno, cubic, bbr: a run each), measured at the same receiver interface, with
+the simulated twin (TFMCC against TCP NewReno on the same rates and queue) beside them.
+
+Where the two TFMCCs differ, the reasons are in their readings: castlab's rate log is every rate
+change of its sender, UFTP's (``-x 4``) the rate it computes at each feedback; UFTP's log carries
+no loss event rate, so its loss is the counters' packet loss only.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from castlab.experiments.common import Result, in_range
+from castlab.experiments.net.common import _skip, _unavailable
+from castlab.experiments.net.peers import (FAIR_HI, FAIR_LO, LINK_BPS, QUEUE_PKTS, TCP_ALGOS, WARM_S, run_case,
+                                           topology, twin, uftp_rate_log)
+
+# castlab's TFMCC rate within this factor of UFTP's, against the same TCP flow: decided before the
+# first run (two implementations of one RFC, different packet sizes and timer details)
+BAND = 2.0
+
+
+def _loss_event_rate(case_dir: Path) -> float:
+    """castlab's TFMCC: the mean loss event rate its CLR reported after the warm-up."""
+    p = case_dir / "source" / "tfmcc_fb.csv"
+    if not p.exists():
+        return float("nan")
+    d = pd.read_csv(p)
+    d = d[(d["time_s"] >= WARM_S) & d["from_clr"].astype(str).str.lower().eq("true")]
+    return float(d["loss_event_rate"].mean()) if len(d) else float("nan")
+
+
+def tfmcc_uftp_table(out: Path, seed: int, duration: float, algos: tuple[str, ...]) -> pd.DataFrame:
+    rows = []
+    t = twin("tfmcc", seed, duration, 1)
+    for algo in algos:
+        for impl in ("tfmcc", "uftp"):
+            r = run_case(out / f"{impl}_{algo}", seed, duration, impl, (algo,))
+            rows.append({"impl": "castlab" if impl == "tfmcc" else "uftp", "tcp": algo,
+                         "rate_bps": r["scheme_mean_bps"], "tcp_bps": r["tcp_mean_bps"], "share": r["share"],
+                         "loss": r["loss"], "lowest_10s_bps": r["lowest_10s_bps"],
+                         "sender_rate_mean_bps": r["sender_rate_mean_bps"],
+                         "loss_event_rate": _loss_event_rate(out / f"{impl}_{algo}") if impl == "tfmcc" else float("nan"),
+                         "tcp_errors": "; ".join(r["tcp_errors"])})
+    rows.append({"impl": "castlab (simulated)", "tcp": "newreno", "rate_bps": t["scheme_mean_bps"],
+                 "tcp_bps": t["tcp_mean_bps"], "share": t["share"], "loss": t["loss"]})
+    df = pd.DataFrame(rows)
+    df.to_csv(out / "tfmcc_uftp.csv", index=False)
+    return df
+
+
+def tfmcc_uftp_figure(out: Path, algos: tuple[str, ...]) -> list[str]:
+    import matplotlib.pyplot as plt
+
+    from castlab.experiments.plotting import save
+
+    fig, axes = plt.subplots(len(algos), 1, figsize=(6.5, 1.9 * len(algos) + 0.5), dpi=120, sharex=True, squeeze=False)
+    for ax, algo in zip(axes[:, 0], algos):
+        for impl, color, label in (("tfmcc", "k", "castlab TFMCC"), ("uftp", "tab:red", "UFTP TFMCC")):
+            d = out / f"{impl}_{algo}"
+            if not (d / "series.csv").exists():
+                continue
+            s = pd.read_csv(d / "series.csv")
+            ax.plot(s["second"], s["scheme_bps"] / 1e3, color=color, lw=1.2, label=f"{label} (at rcv1)")
+            ax.plot(s["second"], s[f"tcp0_{algo}_bps"] / 1e3, color=color, lw=0.8, ls=":", label=f"TCP {algo} beside it")
+            if (d / "sender_rates.csv").exists():
+                r = pd.read_csv(d / "sender_rates.csv")
+                ax.step(r["time_s"], r["rate_bps"] / 1e3, where="post", color=color, lw=0.6, alpha=0.5,
+                        label=f"{label} sender's rate")
+        ax.set_ylabel("kb/s", fontsize=8)
+        ax.set_title(f"against one TCP {algo} flow", fontsize=8)
+        ax.set_ylim(0, LINK_BPS * 1.6 / 1e3)
+        ax.grid(True, alpha=0.3)
+        ax.tick_params(labelsize=7)
+    axes[0, 0].legend(fontsize=6, ncol=2)
+    axes[-1, 0].set_xlabel("time (s)", fontsize=8)
+    return save(fig, out, "tfmcc_uftp")
+
+
+def run_net_tfmcc_uftp(out: Path, seed: int, quick: bool = False) -> Result:
+    from castlab.experiments.net.peers import missing
+
+    reason = _unavailable() or (None if shutil.which("iperf3") else "needs iperf3 (make setup installs it with apt)") \
+        or missing("uftp")
+    if reason:
+        return _skip(reason)
+    duration = 30.0 if quick else 60.0
+    algos = TCP_ALGOS
+    df = tfmcc_uftp_table(out, seed, duration, algos)
+    files = tfmcc_uftp_figure(out, algos)
+    by = {(r["impl"], r["tcp"]): r for r in df.to_dict("records")}
+    claims = []
+    for a in algos:
+        c, u = by[("castlab", a)], by[("uftp", a)]
+        claims.append(in_range(
+            f"castlab-vs-uftp-{a}", f"(derived) castlab's TFMCC rate at the receiver is within a factor of {BAND:g} "
+            f"of UFTP's TFMCC beside the same TCP {a} flow", 1 / BAND, BAND,
+            c["rate_bps"] / u["rate_bps"] if u["rate_bps"] > 0 else float("nan"), "ratio", kind="derived",
+            explanation=f"tfmcc_uftp.csv rate_bps; tfmcc_{a}/ and uftp_{a}/series.csv"))
+        for impl, r in (("castlab", c), ("uftp", u)):
+            claims.append(in_range(
+                f"tcp-friendly-{impl}-{a}", f"(RFC 4654 §1) {impl}'s TFMCC is 'reasonably fair': its rate within a "
+                f"factor of two of the TCP {a} flow's under the same conditions", FAIR_LO, FAIR_HI, r["share"],
+                "ratio", kind="paper", explanation=f"tfmcc_uftp.csv share ({impl}, {a})"))
+    t = by[("castlab (simulated)", "newreno")]
+    claims.append(in_range(
+        "tcp-friendly-castlab-simulated", "(RFC 4654 §1) the simulated twin: castlab's TFMCC against TCP NewReno "
+        "on the same rates and queue, within a factor of two", FAIR_LO, FAIR_HI, t["share"], "ratio", kind="paper",
+        explanation="tfmcc_uftp.csv, castlab (simulated)"))
+    params = {"network": "real", "topology": topology().description, "routers": "kernel (tbf + pfifo, igmpproxy)",
+              "propagation_delay_s": 0.0, "duration_s": duration, "warm_up_s": WARM_S, "bottleneck_bps": LINK_BPS,
+              "queue_pkts": QUEUE_PKTS, "uftp": "uftp -C tfmcc -x 4 -L (rate per feedback), -t hop count + 1, "
+              "-M/-P in 239/8, 3 MB/min file never finished inside the run; uftpd -d on rcv1 and rcv2",
+              "uftp_loss_event_rate": "not in UFTP's log: loss is the counters' packet loss",
+              "tcp": "one kernel flow per run, iperf3 -C ALGO, the namespace's default named reno",
+              "rows": df.to_dict("records")}
+    return Result(params, claims, ["tfmcc_uftp.csv", *files])
+
+
+__all__ = ["run_net_tfmcc_uftp", "uftp_rate_log"]

@@ -1,0 +1,181 @@
+"""Third-party multicast congestion control beside castlab's (``net-peers``, ``net-tfmcc-uftp``):
+the readings taken from the packet counters and UFTP's rate log, checked on records written by
+hand; the NORM program's argument checks; and, as root on the namespace testbed, one UFTP
+transfer and a short ``net-peers`` with two schemes against one kernel TCP flow.
+
+The testbed tests build their own namespaces (named with the pid) and remove them on success,
+failure and interrupt; multicast stays in 239.0.0.0/8 with a TTL of the hop count. They skip with
+the reason where root, the testbed's tools, iperf3, uftp or castlab-norm (``make build`` with
+libnorm-dev and g++) are missing.
+"""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from castlab.experiments.net import peers
+from castlab.experiments.net.peers import readings, uftp_rate_log
+
+
+# ---- the readings, on records written by hand
+
+def _counts(path: Path, rows: list[tuple]) -> None:
+    pd.DataFrame(rows, columns=["second", "kind", "key", "packets", "bytes"]).to_csv(path, index=False)
+
+
+def test_readings_share_lowest_window_and_loss_from_counter_records(tmp_path):
+    # 30 s: warm-up 10 s. The scheme gets 100 packets of 125 bytes (100 kb/s) each second but
+    # 10 s..19 s, where it gets half; the TCP flow on port 5201 gets 400 kb/s throughout.
+    # The source sent 110 packets a second on the group the receiver got, and 50 a second on a
+    # group the receiver never got (a layer nobody joined: not a loss).
+    rx, tx = [], []
+    for s in range(30):
+        got = 50 if 10 <= s < 20 else 100
+        rx.append((s, "mc", "239.255.0.1", got, got * 125))
+        rx.append((s, "tcp", "5201", 50, 50_000))
+        tx.append((s, "mc", "239.255.0.1", 110, 110 * 125))
+        tx.append((s, "mc", "239.255.0.2", 50, 50 * 125))
+        tx.append((s, "tcp", "40000", 60, 60_000))
+    _counts(tmp_path / "count_rcv1.csv", rx)
+    _counts(tmp_path / "count_src.csv", tx)
+    r = readings(tmp_path, 30.0, ("cubic",))
+    # seconds 10..29: 10 at 50 kb/s and 10 at 100 kb/s
+    assert r["scheme_mean_bps"] == pytest.approx(75_000)
+    assert r["tcp_means_bps"]["cubic"] == pytest.approx(400_000)
+    assert r["share"] == pytest.approx(75_000 / 400_000)
+    assert r["lowest_10s_bps"] == pytest.approx(50_000)
+    got = sum(x[3] for x in rx if x[1] == "mc")
+    assert r["loss"] == pytest.approx(1 - got / (30 * 110))
+    s = pd.read_csv(tmp_path / "series.csv")
+    assert list(s.columns) == ["second", "scheme_bps", "tcp0_cubic_bps"] and len(s) == 30
+
+
+def test_readings_of_a_scheme_that_never_arrived(tmp_path):
+    _counts(tmp_path / "count_rcv1.csv", [(s, "tcp", "5201", 80, 120_000) for s in range(30)])
+    _counts(tmp_path / "count_src.csv", [(s, "mc", "239.255.0.1", 10, 10_000) for s in range(30)])
+    r = readings(tmp_path, 30.0, ("reno",))
+    assert r["scheme_mean_bps"] == 0 and r["share"] == 0 and r["lowest_10s_bps"] == 0
+    assert r["mc_packets_got"] == 0
+
+
+def test_readings_of_a_run_shorter_than_a_window_have_no_lowest_window(tmp_path):
+    _counts(tmp_path / "count_rcv1.csv", [(s, "mc", "239.255.0.1", 10, 10_000) for s in range(12)])
+    _counts(tmp_path / "count_src.csv", [(s, "mc", "239.255.0.1", 10, 10_000) for s in range(12)])
+    r = readings(tmp_path, 12.0, ())
+    assert pd.isna(r["lowest_10s_bps"]) and r["loss"] == 0 and pd.isna(r["share"])
+
+
+def test_uftp_rate_log_reads_rates_in_bytes_per_second_as_bits(tmp_path):
+    log = tmp_path / "uftp.log"
+    log.write_text(
+        "2026/11/25 07:47:55.888800: [DA7F827C/00:0]: UFTP version 4.10.2  Copyright (C) 2001-2020  Dennis A. Bush\n"
+        "2026/11/25 07:47:58.030813: [DA7F827C/00:0001]: Got CC_ACK from 0x0A4D640B\n"
+        "2026/11/25 07:47:58.030878: [DA7F827C/00:0001]: rate = 114507\n"
+        "2026/11/25 07:47:58.030900: [DA7F827C/00:0001]:   rtt = 0.001000\n"
+        "garbage line\n"
+        "2026/11/25 07:48:00.388800: [DA7F827C/00:0001]: rate = 62326\n")
+    d = uftp_rate_log(log)
+    assert list(d["rate_bps"]) == [114507 * 8, 62326 * 8]
+    assert d["time_s"].iloc[0] == pytest.approx(58.030878 - 55.8888, abs=1e-4)
+    assert d["time_s"].iloc[1] == pytest.approx(60.3888 - 55.8888, abs=1e-4)
+    assert uftp_rate_log(tmp_path / "absent.log").empty
+
+
+# ---- the NORM program's arguments (no root: it refuses before opening a socket)
+
+NORM = peers.norm_binary()
+
+
+@pytest.mark.skipif(NORM is None, reason="castlab-norm not built (make build, with g++ and libnorm-dev)")
+@pytest.mark.parametrize("argv, says", [
+    (["send", "230.4.4.1", "6000", "2", "5", "/dev/null"], "239.0.0.0/8"),
+    (["send", "239.1.1.1", "0", "2", "5", "/dev/null"], "PORT"),
+    (["send", "239.1.1.1", "6000", "300", "5", "/dev/null"], "TTL"),
+    (["recv", "239.1.1.1", "6000", "-1", "/dev/null"], "DURATION"),
+    (["listen"], "usage"),
+])
+def test_norm_program_refuses_bad_arguments(argv, says):
+    r = subprocess.run([NORM, *argv], capture_output=True, text=True, timeout=10)
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+
+
+# ---- on the testbed (root)
+
+def _reason():
+    from castlab.testbed import available
+
+    why = available()
+    if why:
+        return why
+    if shutil.which("iperf3") is None:
+        return "needs iperf3 (make setup installs it with apt)"
+    return None
+
+
+REASON = _reason()
+root = pytest.mark.skipif(REASON is not None, reason=f"testbed unavailable: {REASON}")
+
+
+def _need(*schemes):
+    why = [peers.missing(s) for s in schemes]
+    return pytest.mark.skipif(any(why), reason="; ".join(w for w in why if w) or "")
+
+
+@root
+@_need("uftp", "norm")
+def test_uftp_transfer_then_quick_net_peers_with_two_schemes(tmp_path):
+    # One testbed (building one takes seconds on a loaded machine) for two readings:
+    # - UFTP's own TFMCC (-C tfmcc) sends a file from src to uftpd on both receivers across the
+    #   1 Mb/s tbf: it arrives whole at each, and the rate log (-x 4) has positive rates.
+    # - a short net-peers with castlab's TFMCC and NORM-CC against one TCP cubic flow: both rows
+    #   ran, both schemes and the flow got through, the simulated twin sits beside castlab's row
+    #   only, and what the counter saw at the receiver never exceeds the bottleneck's rate.
+    from castlab.experiments.net.common import testbed_name
+    from castlab.testbed import Testbed
+
+    payload = tmp_path / "payload.bin"
+    payload.write_bytes(os.urandom(100_000))
+    with Testbed(peers.topology(), testbed_name("u")) as tb:
+        ttl = tb.topo.hops("src", "rcv1") + 1
+        rx = []
+        for h in ("rcv1", "rcv2"):
+            (tmp_path / h).mkdir()
+            rx.append(tb.spawn(h, ["uftpd", "-d", "-D", tmp_path / h, "-M", peers.UFTP_PUB, "-p", peers.UFTP_PORT,
+                                   "-L", tmp_path / f"uftpd_{h}.log"]))
+        for h in ("rcv1", "rcv2"):
+            assert peers._wait_until(lambda: peers.udp_bound(tb, h, peers.UFTP_PORT), 20), f"uftpd on {h}"
+        t0 = time.monotonic()
+        src = tb.run("src", ["uftp", "-C", "tfmcc", "-x", 4, "-L", tmp_path / "uftp.log", "-t", ttl, "-M",
+                             peers.UFTP_PUB, "-P", peers.UFTP_PRIV, "-p", peers.UFTP_PORT, "-I", tb.addr("src"),
+                             "-Y", "none", payload], check=False, timeout=60)
+        took = time.monotonic() - t0
+        for p in rx:
+            tb.stop(p)
+        df = peers.peers_table(tmp_path / "peers", 1, 6.0, ["tfmcc", "norm"], ("cubic",), tb=tb)
+    assert src.returncode == 0, (tmp_path / "uftp.log").read_text()[-2000:]
+    for h in ("rcv1", "rcv2"):
+        assert filecmp.cmp(payload, tmp_path / h / "payload.bin", shallow=False), h
+    rates = uftp_rate_log(tmp_path / "uftp.log")
+    assert len(rates) >= 3 and (rates["rate_bps"] > 0).all(), rates
+    assert took > 100_000 * 8 / peers.LINK_BPS, took  # 100 kB cannot cross 1 Mb/s in under 0.8 s
+
+    rows = {r["scheme"]: r for r in df.to_dict("records")}
+    assert set(rows) == {"tfmcc", "norm"} and not any(r["skipped"] for r in rows.values()), rows
+    for name, r in rows.items():
+        assert r["rate_bps"] > 0 and r["tcp_mean_bps"] > 0, (name, r)
+        assert 0 < r["share"] < float("inf") and 0 <= r["loss"] < 1, (name, r)
+        s = pd.read_csv(tmp_path / "peers" / name / "series.csv")
+        total = s["scheme_bps"] + s["tcp0_cubic_bps"]
+        # IP bytes per second through a tbf at LINK_BPS (its bucket lets a second overshoot a little)
+        assert total[1:].max() <= peers.LINK_BPS * 1.15, (name, total.max())
+    assert rows["tfmcc"]["twin_rate_bps"] > 0 and pd.isna(rows["norm"].get("twin_rate_bps"))
+    for name in rows:
+        assert (tmp_path / "peers" / name / "sender_rates.csv").exists(), name
