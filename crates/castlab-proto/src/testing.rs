@@ -51,13 +51,28 @@ impl<A: Agent> Driver<A> {
         self.drain();
     }
 
+    /// Deliver `p` at `t` ahead of the timers due at `t` (those due before `t` fire first, each
+    /// at its deadline): for a harness whose rule is that a packet and a timer of the same
+    /// instant meet packet first.
+    pub fn packet_before_timers(&mut self, t: Instant, p: &Packet) {
+        self.fire_until(t, false);
+        self.agent.handle_packet(self.now, p);
+        self.drain();
+    }
+
     /// Fire every timer due at or before `t`, each at its own deadline; end at `t`.
     pub fn advance_to(&mut self, t: Instant) {
+        self.fire_until(t, true);
+    }
+
+    /// Fire every timer due before `t` (and at `t` when `inclusive`), each at its own
+    /// deadline; end at `t`.
+    fn fire_until(&mut self, t: Instant, inclusive: bool) {
         assert!(t >= self.now, "time must not go back ({:?} < {:?})", t, self.now);
         // bounded: an agent that re-arms for the same instant forever is a bug worth a panic
         for _ in 0..1_000_000 {
             match self.agent.poll_timeout() {
-                Some(d) if d <= t => {
+                Some(d) if d < t || (inclusive && d == t) => {
                     self.now = self.now.max(d);
                     self.agent.handle_timeout(self.now);
                     self.timeouts += 1;

@@ -497,7 +497,10 @@ impl Agent for RainbowReceiver {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Driver;
     use castlab_core::{BcfHeader, Dest, Header, NodeId, Rng};
+
+    type Rx = Driver<RainbowReceiver>;
 
     const SRC: Addr = Addr::new(NodeId(0), 1);
 
@@ -513,9 +516,10 @@ mod tests {
     }
 
     /// (label, level) of every TRQ sent since the last call.
-    fn sent(r: &mut RainbowReceiver) -> Vec<(u32, u32)> {
-        std::iter::from_fn(|| r.poll_transmit())
-            .map(|p| match p.header {
+    fn sent(r: &mut Rx) -> Vec<(u32, u32)> {
+        std::mem::take(&mut r.sent)
+            .into_iter()
+            .map(|(_, p)| match p.header {
                 Header::Bcf(h) => {
                     assert_eq!(h.kind, BcfHeader::REQUEST);
                     assert_eq!(p.dst, Dest::Unicast(SRC));
@@ -526,87 +530,91 @@ mod tests {
             .collect()
     }
 
+    /// `r` started at 0 on the harness, with the random stream these tests always used.
+    fn start(r: RainbowReceiver, seed: u64) -> Rx {
+        Driver::start_with(r, ms(0), StartInfo { addr: Addr::new(NodeId(5), 1000), rng: Rng::seed_from_u64(seed) })
+    }
+
     /// A receiver with the paper's literal out-of-order rule (one later answer = loss).
-    fn receiver() -> RainbowReceiver {
+    fn receiver() -> Rx {
         let cfg = RainbowConfig { reorder_threshold: 1, ..Default::default() };
-        let mut r = RainbowReceiver::new(cfg, SRC, 1, FountainMode::Symbolic { needed: 1000 });
-        r.handle_start(ms(0), StartInfo { addr: Addr::new(NodeId(5), 1000), rng: Rng::seed_from_u64(1) });
-        r
+        start(RainbowReceiver::new(cfg, SRC, 1, FountainMode::Symbolic { needed: 1000 }), 1)
     }
 
     #[test]
     fn window_dynamics_against_a_hand_trace() {
         let mut r = receiver();
         let mut sym = 0;
-        let mut rx = |r: &mut RainbowReceiver, t: u64, label: u32, level: u32| {
+        let mut rx = |r: &mut Rx, t: u64, label: u32, level: u32| {
             sym += 1;
-            r.handle_packet(ms(t), &reply(label, level, sym));
+            r.packet(ms(t), &reply(label, level, sym));
             sent(r)
         };
         // start: W = 1, one TRQ on label 1 at level 1
         assert_eq!(sent(&mut r), vec![(1, 1)]);
-        assert_eq!(r.window(), 1);
+        assert_eq!(r.agent.window(), 1);
         // slow start: each reply re-requests its label and opens label W
         assert_eq!(rx(&mut r, 100, 1, 1), vec![(1, 1), (2, 1)]);
-        assert_eq!(r.window(), 2);
+        assert_eq!(r.agent.window(), 2);
         assert_eq!(rx(&mut r, 200, 1, 1), vec![(1, 1), (3, 1)]);
         assert_eq!(rx(&mut r, 201, 2, 1), vec![(2, 1), (4, 1)]);
-        assert_eq!(r.window(), 4);
+        assert_eq!(r.agent.window(), 4);
         // RTT estimate 100 ms: first sample 100, then 100, 101 ms
-        assert!((r.srtt().unwrap().as_secs_f64() - 0.100).abs() < 0.001);
+        assert!((r.agent.srtt().unwrap().as_secs_f64() - 0.100).abs() < 0.001);
         // TRQs now out, in send order: 1, 3, 2, 4. Label 3's answer arrives before label 1's:
         // label 1 is lost. W: 4 -> 2 and the hold starts: W_old 4, L 1, R 0, 4-1-0 = 3, not < 2
         assert_eq!(rx(&mut r, 300, 3, 1), vec![]);
-        assert_eq!(r.window(), 2);
-        assert_eq!(r.ssthresh(), 2);
-        assert!(r.in_hold());
-        assert_eq!(r.rec.losses_order, 1);
-        assert_eq!(r.rec.loss_events, 1);
+        assert_eq!(r.agent.window(), 2);
+        assert_eq!(r.agent.ssthresh(), 2);
+        assert!(r.agent.in_hold());
+        assert_eq!(r.agent.rec.losses_order, 1);
+        assert_eq!(r.agent.rec.loss_events, 1);
         // label 2 answered: R = 1, 4-1-1 = 2 is still not < 2: TRQs stay held
         assert_eq!(rx(&mut r, 301, 2, 1), vec![]);
-        assert!(r.in_hold());
+        assert!(r.agent.in_hold());
         // label 4 (beyond the new W) answered: R = 2, 4-1-2 = 1 < 2: the hold ends and the idle
         // labels of the new window are requested, label 1 one level up (stale breadcrumbs);
         // label 4 itself is not re-requested
         assert_eq!(rx(&mut r, 302, 4, 1), vec![(1, 2), (2, 1)]);
-        assert!(!r.in_hold());
-        assert_eq!(r.label_state(1), Some((true, 2)));
-        assert_eq!(r.window(), 2);
+        assert!(!r.agent.in_hold());
+        assert_eq!(r.agent.label_state(1), Some((true, 2)));
+        assert_eq!(r.agent.window(), 2);
         // congestion avoidance: W = 2 answers raise W by one; label 1's level-2 reply echoes
         // the level and returns the label to level 1
         assert_eq!(rx(&mut r, 400, 1, 2), vec![(1, 1)]);
-        assert_eq!(r.window(), 2);
+        assert_eq!(r.agent.window(), 2);
         assert_eq!(rx(&mut r, 401, 2, 1), vec![(2, 1), (3, 1)]);
-        assert_eq!(r.window(), 3);
+        assert_eq!(r.agent.window(), 3);
         assert_eq!(rx(&mut r, 500, 1, 1), vec![(1, 1)]);
         assert_eq!(rx(&mut r, 501, 2, 1), vec![(2, 1)]);
         assert_eq!(rx(&mut r, 502, 3, 1), vec![(3, 1), (4, 1)]);
-        assert_eq!(r.window(), 4);
-        assert_eq!(r.rec.win, vec![1, 2, 3, 4, 2, 3, 4]);
+        assert_eq!(r.agent.window(), 4);
+        assert_eq!(r.agent.rec.win, vec![1, 2, 3, 4, 2, 3, 4]);
     }
 
     #[test]
     fn reorder_threshold_counts_later_answers() {
         let cfg = RainbowConfig { reorder_threshold: 3, ..Default::default() };
-        let mut r = RainbowReceiver::new(cfg, SRC, 1, FountainMode::Symbolic { needed: 1000 });
-        r.handle_start(ms(0), StartInfo { addr: Addr::new(NodeId(5), 1000), rng: Rng::seed_from_u64(1) });
+        let mut r = start(RainbowReceiver::new(cfg, SRC, 1, FountainMode::Symbolic { needed: 1000 }), 1);
         let mut sym = 0;
         for (t, l) in [(100, 1), (200, 1), (201, 2), (300, 1), (301, 3), (302, 2)] {
             sym += 1;
-            r.handle_packet(ms(t), &reply(l, 1, sym));
+            r.packet(ms(t), &reply(l, 1, sym));
         }
         sent(&mut r);
         // W = 7; out, in send order: 4, 1, 5, 3, 6, 2, 7. Label 4 waits while TRQs sent after
-        // it are answered (1, then 5, then 3): two later answers are not enough, the third is
-        assert_eq!(r.window(), 7);
+        // it are answered (1, then 5, then 3): two later answers are not enough, the third is.
+        // They come before label 4's timer can expire (sent at 201 ms, RTO at least 200 ms), so
+        // the reorder rule alone decides
+        assert_eq!(r.agent.window(), 7);
         for (i, l) in [1u32, 5, 3].iter().enumerate() {
-            assert_eq!(r.rec.loss_events, 0, "after {i} later answers");
+            assert_eq!(r.agent.rec.loss_events, 0, "after {i} later answers");
             sym += 1;
-            r.handle_packet(ms(400 + i as u64), &reply(*l, 1, sym));
+            r.packet(ms(350 + i as u64), &reply(*l, 1, sym));
         }
-        assert_eq!(r.rec.losses_order, 1);
-        assert_eq!(r.rec.loss_events, 1);
-        assert_eq!(r.label_state(4), Some((false, 1)));
+        assert_eq!(r.agent.rec.losses_order, 1);
+        assert_eq!(r.agent.rec.loss_events, 1);
+        assert_eq!(r.agent.label_state(4), Some((false, 1)));
     }
 
     #[test]
@@ -614,37 +622,37 @@ mod tests {
         let mut r = receiver();
         sent(&mut r);
         for (t, l) in [(100, 1), (200, 1), (201, 2)] {
-            r.handle_packet(ms(t), &reply(l, 1, t));
+            r.packet(ms(t), &reply(l, 1, t));
         }
         sent(&mut r);
         // W = 4 with TRQs 1, 3, 2, 4 out; none is answered. The earliest TRQ timer fires at
         // sent + RTO (RTO = srtt + 4 rttvar, floored at 200 ms)
-        let deadline = r.poll_timeout().unwrap();
-        assert_eq!(deadline, ms(200) + r.rto());
-        r.handle_timeout(deadline);
+        let deadline = r.agent.poll_timeout().unwrap();
+        assert_eq!(deadline, ms(200) + r.agent.rto());
+        r.advance_to(deadline);
         // labels 1 and 3 were sent at 200 ms: both lost, one event: W 4 -> 2, L = 2;
         // estimate 4 - 2 - 0 = 2 is not < 2, so the hold lasts until RTT/2
-        assert_eq!(r.window(), 2);
-        assert_eq!(r.rec.loss_events, 1);
-        assert_eq!(r.rec.losses_timeout, 2);
-        assert!(r.in_hold());
+        assert_eq!(r.agent.window(), 2);
+        assert_eq!(r.agent.rec.loss_events, 1);
+        assert_eq!(r.agent.rec.losses_timeout, 2);
+        assert!(r.agent.in_hold());
         assert_eq!(sent(&mut r), vec![]);
-        let srtt = r.srtt().unwrap();
+        let srtt = r.agent.srtt().unwrap();
         let until = deadline + Duration::from_nanos(srtt.as_nanos() / 2);
-        assert_eq!(r.poll_timeout(), Some(until));
-        r.handle_timeout(until);
-        assert!(!r.in_hold());
+        assert_eq!(r.agent.poll_timeout(), Some(until));
+        r.advance_to(until);
+        assert!(!r.agent.in_hold());
         // labels 2 and 4 are still out (their timers have not fired): two TRQs fill the halved
         // window, so nothing more is sent (§III-B: outstanding <= W)
-        assert_eq!(r.outstanding(), 2);
+        assert_eq!(r.agent.outstanding(), 2);
         assert_eq!(sent(&mut r), vec![]);
         // label 2's answer frees a slot: the lowest idle label, 1, goes one level up; label 2
         // stays idle, since label 4 (beyond W) still counts
-        r.handle_packet(until + Duration::from_millis(1), &reply(2, 1, 999));
+        r.packet(until + Duration::from_millis(1), &reply(2, 1, 999));
         assert_eq!(sent(&mut r), vec![(1, 2)]);
-        assert_eq!(r.outstanding(), 2);
+        assert_eq!(r.agent.outstanding(), 2);
         // label 4's answer frees the next: label 2
-        r.handle_packet(until + Duration::from_millis(2), &reply(4, 1, 1000));
+        r.packet(until + Duration::from_millis(2), &reply(4, 1, 1000));
         assert_eq!(sent(&mut r), vec![(2, 1)]);
     }
 
@@ -658,72 +666,68 @@ mod tests {
         let mut checked = 0;
         for run in 0..40u64 {
             let cfg = RainbowConfig { reorder_threshold: 1 + (run % 4) as u32, ..Default::default() };
-            let mut r = RainbowReceiver::new(cfg, SRC, 1, FountainMode::Symbolic { needed: 100_000 });
-            r.handle_start(ms(0), StartInfo { addr: Addr::new(NodeId(5), 1000), rng: Rng::seed_from_u64(run) });
-            // in flight: (arrival time ms, label, level); a TRQ's reply arrives 80-150 ms later, or never
-            let mut flight: Vec<(u64, u32, u32)> = Vec::new();
-            let mut now = 0u64;
+            let mut r = start(RainbowReceiver::new(cfg, SRC, 1, FountainMode::Symbolic { needed: 100_000 }), run);
+            // in flight: (arrival time, label, level); a TRQ's reply arrives 80-150 ms later, or never
+            let mut flight: Vec<(Instant, u32, u32)> = Vec::new();
             let mut sym = 0u64;
-            let take = |r: &mut RainbowReceiver, now: u64, flight: &mut Vec<(u64, u32, u32)>, rng: &mut Rng| {
+            let take = |r: &mut Rx, flight: &mut Vec<(Instant, u32, u32)>, rng: &mut Rng| {
                 let s = sent(r);
                 for &(l, lev) in &s {
                     if !rng.bernoulli(0.03) {
-                        flight.push((now + 80 + rng.next_u64() % (10 + 20 * (run % 4)), l, lev));
+                        let delay = 80 + rng.next_u64() % (10 + 20 * (run % 4));
+                        flight.push((r.now + Duration::from_millis(delay), l, lev));
                     }
                 }
                 s.len()
             };
-            take(&mut r, now, &mut flight, &mut rng);
+            take(&mut r, &mut flight, &mut rng);
             for _ in 0..3000 {
                 flight.sort();
                 let next_rx = flight.first().map(|f| f.0);
-                let next_to = r.poll_timeout().map(|t| t.as_nanos().div_ceil(1_000_000));
-                match (next_rx, next_to) {
-                    (Some(a), Some(b)) if b < a => {
-                        now = b.max(now);
-                        r.handle_timeout(ms(now));
-                    }
-                    (None, Some(b)) => {
-                        now = b.max(now);
-                        r.handle_timeout(ms(now));
-                    }
-                    (Some(a), _) => {
+                match (next_rx, r.agent.poll_timeout()) {
+                    (Some(a), Some(b)) if b < a => r.advance_to(b),
+                    (None, Some(b)) => r.advance_to(b),
+                    (Some(_), _) => {
                         let (t, l, lev) = flight.remove(0);
-                        now = a.max(t);
                         sym += 1;
-                        r.handle_packet(ms(now), &reply(l, lev, sym));
+                        r.packet(t, &reply(l, lev, sym));
                     }
                     (None, None) => break,
                 }
-                if take(&mut r, now, &mut flight, &mut rng) > 0 {
+                if take(&mut r, &mut flight, &mut rng) > 0 {
                     checked += 1;
                     assert!(
-                        r.outstanding() <= r.window(),
-                        "run {run} at {now} ms: {} out, W {}",
-                        r.outstanding(),
-                        r.window()
+                        r.agent.outstanding() <= r.agent.window(),
+                        "run {run} at {:?}: {} out, W {}",
+                        r.now,
+                        r.agent.outstanding(),
+                        r.agent.window()
                     );
                 }
             }
-            assert!(r.rec.loss_events > 3, "run {run}: the trace went through the hold ({})", r.rec.loss_events);
+            assert!(
+                r.agent.rec.loss_events > 3,
+                "run {run}: the trace went through the hold ({})",
+                r.agent.rec.loss_events
+            );
         }
         assert!(checked > 10_000);
     }
 
     #[test]
     fn stops_requesting_once_complete() {
-        let mut r = RainbowReceiver::new(RainbowConfig::default(), SRC, 1, FountainMode::Symbolic { needed: 3 });
-        r.handle_start(ms(0), StartInfo { addr: Addr::new(NodeId(5), 1000), rng: Rng::seed_from_u64(1) });
+        let mut r =
+            start(RainbowReceiver::new(RainbowConfig::default(), SRC, 1, FountainMode::Symbolic { needed: 3 }), 1);
         sent(&mut r);
-        r.handle_packet(ms(10), &reply(1, 1, 0));
-        r.handle_packet(ms(20), &reply(1, 1, 1));
+        r.packet(ms(10), &reply(1, 1, 0));
+        r.packet(ms(20), &reply(1, 1, 1));
         sent(&mut r);
-        r.handle_packet(ms(30), &reply(2, 1, 2));
-        assert!(r.done());
+        r.packet(ms(30), &reply(2, 1, 2));
+        assert!(r.agent.done());
         assert_eq!(sent(&mut r), vec![]);
-        assert_eq!(r.poll_timeout(), None);
-        r.handle_packet(ms(40), &reply(1, 1, 3));
-        assert_eq!(r.rec.after_done, 1);
-        assert_eq!(r.rec.rx_symbol, vec![0, 1, 2]);
+        assert_eq!(r.agent.poll_timeout(), None);
+        r.packet(ms(40), &reply(1, 1, 3));
+        assert_eq!(r.agent.rec.after_done, 1);
+        assert_eq!(r.agent.rec.rx_symbol, vec![0, 1, 2]);
     }
 }

@@ -233,6 +233,7 @@ castlab_core::records_table!(SinkTrace { columns: [rx_time_ns, rx_bytes] });
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Driver;
     use castlab_core::{NodeId, Rng};
 
     const SND: Addr = Addr::new(NodeId(0), 1);
@@ -246,49 +247,59 @@ mod tests {
         StartInfo { addr, rng: Rng::seed_from_u64(1) }
     }
 
-    /// A hand-driven pair: sender and sink joined by a pipe of fixed one-way delay and
-    /// infinite rate, so that a window leaves in one instant and its ACKs return together one
-    /// RTT later. `drop(seq, n)` says whether the pipe loses the `n`-th (0-based) transmission
-    /// of the data segment starting at byte `seq`. ACKs are never lost. Returns every data
-    /// segment sent (lost or not) with its send time. Packets due at the same instant are
-    /// delivered in the order they were sent, before timers due then.
+    /// A hand-driven pair: sender and sink, each on the shared harness
+    /// ([`crate::testing::Driver`]), joined by a pipe of fixed one-way delay and infinite rate,
+    /// so that a window leaves in one instant and its ACKs return together one RTT later.
+    /// `drop(seq, n)` says whether the pipe loses the `n`-th (0-based) transmission of the data
+    /// segment starting at byte `seq`. ACKs are never lost. Returns every data segment sent
+    /// (lost or not) with its send time, and the two agents. Packets due at the same instant
+    /// are delivered in the order they were sent, before timers due then.
     fn run(
-        snd: &mut TcpSender,
-        snk: &mut TcpSink,
+        snd: TcpSender,
+        snk: TcpSink,
         one_way: Duration,
         until: Instant,
         drop: &mut dyn FnMut(u64, u32) -> bool,
-    ) -> Vec<(Instant, Packet)> {
-        let mut pipe = Pipe::new(one_way);
-        pipe.run(snd, snk, until, drop);
-        pipe.sent
+    ) -> (Vec<(Instant, Packet)>, TcpSender, TcpSink) {
+        let mut pipe = Pipe::new(snd, snk, one_way);
+        pipe.run(until, drop);
+        (pipe.sent, pipe.snd.agent, pipe.snk.agent)
     }
 
-    /// The pipe's state, for runs resumed in steps.
+    /// The pair and the pipe's state, for runs resumed in steps.
     struct Pipe {
+        snd: Driver<TcpSender>,
+        snk: Driver<TcpSink>,
         one_way: Duration,
         wire: Vec<(Instant, u64, bool, Packet)>,
         sent: Vec<(Instant, Packet)>,
         times_sent: Vec<u32>,
         ord: u64,
-        started: bool,
+        /// How many of each driver's transmissions are on the wire already.
+        taken: (usize, usize),
     }
 
     impl Pipe {
-        fn new(one_way: Duration) -> Self {
-            Pipe { one_way, wire: Vec::new(), sent: Vec::new(), times_sent: Vec::new(), ord: 0, started: false }
+        /// Start both at 0, the sink first.
+        fn new(snd: TcpSender, snk: TcpSink, one_way: Duration) -> Self {
+            let snk = Driver::start_with(snk, Instant::ZERO, info(RCV));
+            let snd = Driver::start_with(snd, Instant::ZERO, info(SND));
+            Pipe {
+                snd,
+                snk,
+                one_way,
+                wire: Vec::new(),
+                sent: Vec::new(),
+                times_sent: Vec::new(),
+                ord: 0,
+                taken: (0, 0),
+            }
         }
 
-        /// The driving rule: drain transmits after every input (timeouts are re-read by the
-        /// loop in `run`; these agents raise no events).
-        fn pump(
-            &mut self,
-            now: Instant,
-            snd: &mut TcpSender,
-            snk: &mut TcpSink,
-            drop: &mut dyn FnMut(u64, u32) -> bool,
-        ) {
-            while let Some(mut p) = snd.poll_transmit() {
+        /// Put what the agents transmitted since the last call on the wire, stamped as the
+        /// engine would (these agents raise no events).
+        fn pump(&mut self, drop: &mut dyn FnMut(u64, u32) -> bool) {
+            for &(now, mut p) in &self.snd.sent[self.taken.0..] {
                 p.src = SND;
                 p.sent_at = now;
                 self.sent.push((now, p));
@@ -303,31 +314,22 @@ mod tests {
                     self.wire.push((now + self.one_way, self.ord, true, p));
                 }
             }
-            assert_eq!(snd.poll_event(), None);
-            while let Some(mut p) = snk.poll_transmit() {
+            self.taken.0 = self.snd.sent.len();
+            assert!(self.snd.events.is_empty());
+            for &(now, mut p) in &self.snk.sent[self.taken.1..] {
                 p.src = RCV;
                 self.ord += 1;
                 self.wire.push((now + self.one_way, self.ord, false, p));
             }
+            self.taken.1 = self.snk.sent.len();
         }
 
-        fn run(
-            &mut self,
-            snd: &mut TcpSender,
-            snk: &mut TcpSink,
-            until: Instant,
-            drop: &mut dyn FnMut(u64, u32) -> bool,
-        ) {
-            if !self.started {
-                self.started = true;
-                snk.handle_start(Instant::ZERO, info(RCV));
-                snd.handle_start(Instant::ZERO, info(SND));
-                self.pump(Instant::ZERO, snd, snk, drop);
-            }
+        fn run(&mut self, until: Instant, drop: &mut dyn FnMut(u64, u32) -> bool) {
+            self.pump(drop);
             loop {
                 let next_pkt = self.wire.iter().enumerate().min_by_key(|(_, w)| (w.0, w.1)).map(|(i, w)| (i, w.0));
-                let t_snd = snd.poll_timeout();
-                let t_snk = snk.poll_timeout();
+                let t_snd = self.snd.agent.poll_timeout();
+                let t_snk = self.snk.agent.poll_timeout();
                 let t = [next_pkt.map(|x| x.1), t_snd, t_snk].into_iter().flatten().min();
                 let Some(t) = t else { break };
                 if t > until {
@@ -337,15 +339,15 @@ mod tests {
                     Some((i, tp)) if tp == t => {
                         let (_, _, to_sink, p) = self.wire.remove(i);
                         if to_sink {
-                            snk.handle_packet(t, &p);
+                            self.snk.packet_before_timers(t, &p);
                         } else {
-                            snd.handle_packet(t, &p);
+                            self.snd.packet_before_timers(t, &p);
                         }
                     }
-                    _ if t_snd == Some(t) => snd.handle_timeout(t),
-                    _ => snk.handle_timeout(t),
+                    _ if t_snd == Some(t) => self.snd.advance_to(t),
+                    _ => self.snk.advance_to(t),
                 }
-                self.pump(t, snd, snk, drop);
+                self.pump(drop);
             }
         }
     }
@@ -384,9 +386,13 @@ mod tests {
         // reaches ssthresh; congestion avoidance then adds one SMSS per round.
         for newreno in [false, true] {
             let cfg = TcpConfig { initial_ssthresh_bytes: 64_000, ..Default::default() };
-            let mut snd = sender(newreno, cfg.clone());
-            let mut snk = TcpSink::new(cfg);
-            let sent = run(&mut snd, &mut snk, Duration::from_millis(50), ms(950), &mut |_, _| false);
+            let (sent, snd, _) = run(
+                sender(newreno, cfg.clone()),
+                TcpSink::new(cfg),
+                Duration::from_millis(50),
+                ms(950),
+                &mut |_, _| false,
+            );
             let r = rounds(&sent);
             let sizes: Vec<usize> = r.iter().map(|x| x.1).collect();
             assert_eq!(sizes, vec![2, 4, 8, 16, 32, 64, 65, 66, 67, 68]);
@@ -412,10 +418,13 @@ mod tests {
     fn single_loss_in_congestion_avoidance_halves_cwnd_by_fast_retransmit() {
         for newreno in [false, true] {
             let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, ..Default::default() };
-            let mut snd = sender(newreno, cfg.clone());
-            let mut snk = TcpSink::new(cfg);
-            let sent =
-                run(&mut snd, &mut snk, Duration::from_millis(50), ms(3000), &mut |seq, n| seq == 23_000 && n == 0);
+            let (sent, snd, snk) = run(
+                sender(newreno, cfg.clone()),
+                TcpSink::new(cfg),
+                Duration::from_millis(50),
+                ms(3000),
+                &mut |seq, n| seq == 23_000 && n == 0,
+            );
             let r = rounds(&sent);
             assert_eq!(r[4], (ms(400), 10), "the window of 10 holding the loss");
             assert_eq!(cc_at(&snd.trace, ms(400)).0, 10_000);
@@ -446,9 +455,13 @@ mod tests {
         let mut results = Vec::new();
         for newreno in [false, true] {
             let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, ..Default::default() };
-            let mut snd = sender(newreno, cfg.clone());
-            let mut snk = TcpSink::new(cfg);
-            run(&mut snd, &mut snk, Duration::from_millis(50), ms(5000), &mut |seq, n| lost.contains(&seq) && n == 0);
+            let (_, snd, _) = run(
+                sender(newreno, cfg.clone()),
+                TcpSink::new(cfg),
+                Duration::from_millis(50),
+                ms(5000),
+                &mut |seq, n| lost.contains(&seq) && n == 0,
+            );
             assert!(snd.snd_una() > 100_000, "the transfer carries on");
             results.push(snd);
         }
@@ -489,32 +502,40 @@ mod tests {
         // (newreno_recovers_several_losses_...). Recovery ends at 700 ms.
         let lost = [23_000u64, 25_000, 27_000, 29_000];
         let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, sack: true, ..Default::default() };
-        let mut snd = TcpSender::sack(RCV, 5, cfg.clone());
-        let mut snk = TcpSink::new(cfg);
-        let mut pipe = Pipe::new(Duration::from_millis(50));
+        let mut pipe = Pipe::new(TcpSender::sack(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50));
         let mut drop = |seq: u64, n: u32| lost.contains(&seq) && n == 0;
-        pipe.run(&mut snd, &mut snk, ms(500), &mut drop);
-        assert_eq!(snd.trace.retx_seq, lost[..3].to_vec());
-        assert_eq!(snd.trace.retx_time_ns, vec![ms(500).as_nanos(); 3]);
+        pipe.run(ms(500), &mut drop);
+        assert_eq!(pipe.snd.agent.trace.retx_seq, lost[..3].to_vec());
+        assert_eq!(pipe.snd.agent.trace.retx_time_ns, vec![ms(500).as_nanos(); 3]);
         let k = |x: RetxKind| x as u8;
-        assert_eq!(snd.trace.retx_kind, vec![k(RetxKind::Fast), k(RetxKind::Sack), k(RetxKind::Sack)]);
+        assert_eq!(pipe.snd.agent.trace.retx_kind, vec![k(RetxKind::Fast), k(RetxKind::Sack), k(RetxKind::Sack)]);
         let at_500: Vec<u64> = pipe.sent.iter().filter(|(t, _)| *t == ms(500)).map(|(_, p)| p.seq).collect();
         assert_eq!(at_500, vec![33_000, 34_000, 23_000, 25_000, 27_000]);
-        assert_eq!(cc_at(&snd.trace, ms(500)), (5_000, 5_000));
-        assert!(snd.controller().in_recovery());
-        assert_eq!(snd.scoreboard(), &[(24_000, 25_000), (26_000, 27_000), (28_000, 29_000), (30_000, 33_000)]);
-        pipe.run(&mut snd, &mut snk, ms(600), &mut drop);
-        assert_eq!(snd.trace.retx_seq, lost.to_vec());
-        assert_eq!(snd.trace.retx_time_ns[3], ms(600).as_nanos());
-        assert!(snd.controller().in_recovery());
-        pipe.run(&mut snd, &mut snk, ms(700), &mut drop);
-        assert!(!snd.controller().in_recovery());
-        assert!(snd.snd_una() >= 35_000, "{}", snd.snd_una());
-        assert_eq!(snd.ssthresh(), 5_000);
-        pipe.run(&mut snd, &mut snk, ms(3000), &mut drop);
-        assert_eq!((snd.stats.timeouts, snd.stats.fast_retransmits, snd.stats.retransmissions), (0, 1, 4));
-        assert_eq!(snk.stats.duplicates, 0, "nothing SACKed was sent again");
-        assert_eq!(snk.received_bytes(), snd.snd_una());
+        assert_eq!(cc_at(&pipe.snd.agent.trace, ms(500)), (5_000, 5_000));
+        assert!(pipe.snd.agent.controller().in_recovery());
+        assert_eq!(
+            pipe.snd.agent.scoreboard(),
+            &[(24_000, 25_000), (26_000, 27_000), (28_000, 29_000), (30_000, 33_000)]
+        );
+        pipe.run(ms(600), &mut drop);
+        assert_eq!(pipe.snd.agent.trace.retx_seq, lost.to_vec());
+        assert_eq!(pipe.snd.agent.trace.retx_time_ns[3], ms(600).as_nanos());
+        assert!(pipe.snd.agent.controller().in_recovery());
+        pipe.run(ms(700), &mut drop);
+        assert!(!pipe.snd.agent.controller().in_recovery());
+        assert!(pipe.snd.agent.snd_una() >= 35_000, "{}", pipe.snd.agent.snd_una());
+        assert_eq!(pipe.snd.agent.ssthresh(), 5_000);
+        pipe.run(ms(3000), &mut drop);
+        assert_eq!(
+            (
+                pipe.snd.agent.stats.timeouts,
+                pipe.snd.agent.stats.fast_retransmits,
+                pipe.snd.agent.stats.retransmissions
+            ),
+            (0, 1, 4)
+        );
+        assert_eq!(pipe.snk.agent.stats.duplicates, 0, "nothing SACKed was sent again");
+        assert_eq!(pipe.snk.agent.received_bytes(), pipe.snd.agent.snd_una());
     }
 
     #[test]
@@ -523,9 +544,13 @@ mod tests {
         // the scoreboard is cleared; the go-back-N that follows resends 23, and the ACK of it
         // jumps over everything the sink holds: no segment reaches the sink twice.
         let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, sack: true, ..Default::default() };
-        let mut snd = TcpSender::sack(RCV, 5, cfg.clone());
-        let mut snk = TcpSink::new(cfg);
-        run(&mut snd, &mut snk, Duration::from_millis(50), ms(4000), &mut |seq, n| seq == 23_000 && n <= 1);
+        let (_, snd, snk) = run(
+            TcpSender::sack(RCV, 5, cfg.clone()),
+            TcpSink::new(cfg),
+            Duration::from_millis(50),
+            ms(4000),
+            &mut |seq, n| seq == 23_000 && n <= 1,
+        );
         assert_eq!(snd.stats.timeouts, 1);
         assert_eq!(snk.stats.duplicates, 0);
         assert!(snd.snd_una() > 40_000);
@@ -539,7 +564,7 @@ mod tests {
         let cfg = TcpConfig { sack: true, ..Default::default() };
         let mut s = TcpSink::new(cfg);
         s.handle_start(Instant::ZERO, info(RCV));
-        let mut blocks = |s: &mut TcpSink, seq: u64| -> (u64, Vec<(u64, u64)>) {
+        let blocks = |s: &mut TcpSink, seq: u64| -> (u64, Vec<(u64, u64)>) {
             s.handle_packet(ms(seq / 1000), &seg(seq, 0));
             let p = s.poll_transmit().expect("an ack");
             let Header::Tcp(h) = p.header else { panic!() };
@@ -574,9 +599,8 @@ mod tests {
         for newreno in [false, true] {
             let cfg = TcpConfig { initial_window_segs: 3, initial_ssthresh_bytes: 3_000, ..Default::default() };
             let lose = &mut |seq: u64, n: u32| seq == 1_000 && n == 0;
-            let mut snd = sender(newreno, cfg.clone());
-            let mut snk = TcpSink::new(cfg.clone());
-            let sent = run(&mut snd, &mut snk, Duration::from_millis(50), ms(400), lose);
+            let (sent, snd, _) =
+                run(sender(newreno, cfg.clone()), TcpSink::new(cfg.clone()), Duration::from_millis(50), ms(400), lose);
             let at = |t: u64| -> Vec<u64> { sent.iter().filter(|(x, _)| *x == ms(t)).map(|(_, p)| p.seq).collect() };
             assert_eq!(at(100), vec![3_000, 4_000], "newreno={newreno}");
             assert_eq!(at(200), vec![5_000, 1_000], "Limited Transmit, then the fast retransmission");
@@ -588,9 +612,8 @@ mod tests {
             assert_eq!(cc_at(&snd.trace, ms(200)).1, 2_000, "ssthresh from 3 segments, not 5");
 
             let off = TcpConfig { limited_transmit: false, ..cfg };
-            let mut snd = sender(newreno, off.clone());
-            let mut snk = TcpSink::new(off);
-            let sent = run(&mut snd, &mut snk, Duration::from_millis(50), ms(1400), lose);
+            let (sent, snd, _) =
+                run(sender(newreno, off.clone()), TcpSink::new(off), Duration::from_millis(50), ms(1400), lose);
             let at_100: Vec<u64> = sent.iter().filter(|(x, _)| *x == ms(100)).map(|(_, p)| p.seq).collect();
             assert_eq!(at_100, vec![3_000], "nothing sent on the duplicate");
             // The ACK of 0 at 100 ms restarted the 1 s timer (RFC 6298 §5.3).
@@ -608,9 +631,13 @@ mod tests {
         // eq. (4)).
         for newreno in [false, true] {
             let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, ..Default::default() };
-            let mut snd = sender(newreno, cfg.clone());
-            let mut snk = TcpSink::new(cfg);
-            run(&mut snd, &mut snk, Duration::from_millis(50), ms(1400), &mut |seq, n| seq == 23_000 && n <= 1);
+            let (_, snd, _) = run(
+                sender(newreno, cfg.clone()),
+                TcpSink::new(cfg),
+                Duration::from_millis(50),
+                ms(1400),
+                &mut |seq, n| seq == 23_000 && n <= 1,
+            );
             assert_eq!(snd.stats.timeouts, 1, "newreno={newreno}");
             let at = snd.trace.timeout_time_ns[0];
             assert!(snd.snd_max() > 23_000 + 20 * 1000, "the inflated recovery sent plenty: {}", snd.snd_max());
@@ -632,9 +659,13 @@ mod tests {
         // Nothing ever arrives. RFC 6298: first RTO 1 s (§2.1), doubled at each expiry (§5.5),
         // capped at 60 s (§2.5); each expiry resends the first segment (§5.4).
         let cfg = TcpConfig::default();
-        let mut snd = TcpSender::reno(RCV, 5, cfg.clone());
-        let mut snk = TcpSink::new(cfg);
-        let sent = run(&mut snd, &mut snk, Duration::from_millis(50), Instant::from_secs_f64(200.0), &mut |_, _| true);
+        let (sent, snd, _) = run(
+            TcpSender::reno(RCV, 5, cfg.clone()),
+            TcpSink::new(cfg),
+            Duration::from_millis(50),
+            Instant::from_secs_f64(200.0),
+            &mut |_, _| true,
+        );
         let s = |x: u64| x * 1_000_000_000;
         assert_eq!(snd.trace.timeout_time_ns, vec![s(1), s(3), s(7), s(15), s(31), s(63), s(123), s(183)]);
         assert_eq!(snd.trace.timeout_rto_ns, vec![s(1), s(2), s(4), s(8), s(16), s(32), s(60), s(60)]);
@@ -652,19 +683,17 @@ mod tests {
         // recovers it at 1 s (RTO backs off to 2 s). Its ACK at 1.1 s covers retransmitted data
         // and gives no sample; the first sample comes from new data, acknowledged at 1.2 s.
         let cfg = TcpConfig { timestamps: false, ..Default::default() };
-        let mut snd = TcpSender::newreno(RCV, 5, cfg.clone());
-        let mut snk = TcpSink::new(cfg);
-        let mut pipe = Pipe::new(Duration::from_millis(50));
+        let mut pipe = Pipe::new(TcpSender::newreno(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50));
         let mut drop = |seq: u64, n: u32| seq == 0 && n == 0;
-        pipe.run(&mut snd, &mut snk, ms(1150), &mut drop);
-        assert_eq!(snd.trace.timeout_time_ns, vec![ms(1000).as_nanos()]);
-        assert_eq!(snd.snd_una(), 2000);
-        assert!(snd.trace.rtt_ns.is_empty(), "{:?}", snd.trace.rtt_ns);
-        assert_eq!(snd.rtt_estimator().rto(), Duration::from_secs(2), "the backed-off RTO stays");
-        pipe.run(&mut snd, &mut snk, ms(1250), &mut drop);
-        assert_eq!(snd.trace.rtt_time_ns.first(), Some(&ms(1200).as_nanos()));
-        assert_eq!(snd.trace.rtt_ns[0], 100_000_000);
-        assert_eq!(snd.rtt_estimator().rto(), Duration::from_secs(1));
+        pipe.run(ms(1150), &mut drop);
+        assert_eq!(pipe.snd.agent.trace.timeout_time_ns, vec![ms(1000).as_nanos()]);
+        assert_eq!(pipe.snd.agent.snd_una(), 2000);
+        assert!(pipe.snd.agent.trace.rtt_ns.is_empty(), "{:?}", pipe.snd.agent.trace.rtt_ns);
+        assert_eq!(pipe.snd.agent.rtt_estimator().rto(), Duration::from_secs(2), "the backed-off RTO stays");
+        pipe.run(ms(1250), &mut drop);
+        assert_eq!(pipe.snd.agent.trace.rtt_time_ns.first(), Some(&ms(1200).as_nanos()));
+        assert_eq!(pipe.snd.agent.trace.rtt_ns[0], 100_000_000);
+        assert_eq!(pipe.snd.agent.rtt_estimator().rto(), Duration::from_secs(1));
     }
 
     #[test]
@@ -674,15 +703,13 @@ mod tests {
         // §4.1) and the backed-off RTO falls back to the 1 s floor at once, not at 1.2 s.
         let cfg = TcpConfig::default();
         assert!(cfg.timestamps);
-        let mut snd = TcpSender::newreno(RCV, 5, cfg.clone());
-        let mut snk = TcpSink::new(cfg);
-        let mut pipe = Pipe::new(Duration::from_millis(50));
+        let mut pipe = Pipe::new(TcpSender::newreno(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50));
         let mut drop = |seq: u64, n: u32| seq == 0 && n == 0;
-        pipe.run(&mut snd, &mut snk, ms(1150), &mut drop);
-        assert_eq!(snd.trace.timeout_time_ns, vec![ms(1000).as_nanos()]);
-        assert_eq!(snd.trace.rtt_time_ns.last(), Some(&ms(1100).as_nanos()));
-        assert_eq!(snd.trace.rtt_ns.last(), Some(&100_000_000));
-        assert_eq!(snd.rtt_estimator().rto(), Duration::from_secs(1));
+        pipe.run(ms(1150), &mut drop);
+        assert_eq!(pipe.snd.agent.trace.timeout_time_ns, vec![ms(1000).as_nanos()]);
+        assert_eq!(pipe.snd.agent.trace.rtt_time_ns.last(), Some(&ms(1100).as_nanos()));
+        assert_eq!(pipe.snd.agent.trace.rtt_ns.last(), Some(&100_000_000));
+        assert_eq!(pipe.snd.agent.rtt_estimator().rto(), Duration::from_secs(1));
     }
 
     #[test]
@@ -786,9 +813,13 @@ mod tests {
     fn fixed_size_transfer_completes_with_fin() {
         // 10 500 bytes = 10 full segments + 500: rounds of 2, 4, then the last 5 at 200 ms.
         let cfg = TcpConfig { transfer: Transfer::Bytes(10_500), ..Default::default() };
-        let mut snd = TcpSender::newreno(RCV, 5, cfg.clone());
-        let mut snk = TcpSink::new(cfg);
-        let sent = run(&mut snd, &mut snk, Duration::from_millis(50), Instant::from_secs_f64(100.0), &mut |_, _| false);
+        let (sent, snd, snk) = run(
+            TcpSender::newreno(RCV, 5, cfg.clone()),
+            TcpSink::new(cfg),
+            Duration::from_millis(50),
+            Instant::from_secs_f64(100.0),
+            &mut |_, _| false,
+        );
         assert_eq!(rounds(&sent).iter().map(|r| r.1).collect::<Vec<_>>(), vec![2, 4, 5]);
         let last = sent.last().unwrap().1;
         let Header::Tcp(h) = last.header else { panic!() };
@@ -808,9 +839,13 @@ mod tests {
     #[test]
     fn start_and_stop_times_bound_new_data() {
         let cfg = TcpConfig { start: ms(1000), stop: ms(1350), ..Default::default() };
-        let mut snd = TcpSender::reno(RCV, 5, cfg.clone());
-        let mut snk = TcpSink::new(cfg);
-        let sent = run(&mut snd, &mut snk, Duration::from_millis(50), Instant::from_secs_f64(10.0), &mut |_, _| false);
+        let (sent, snd, _) = run(
+            TcpSender::reno(RCV, 5, cfg.clone()),
+            TcpSink::new(cfg),
+            Duration::from_millis(50),
+            Instant::from_secs_f64(10.0),
+            &mut |_, _| false,
+        );
         let r = rounds(&sent);
         assert_eq!(r, vec![(ms(1000), 2), (ms(1100), 4), (ms(1200), 8), (ms(1300), 16)]);
         assert_eq!(snd.snd_una(), 30_000);
