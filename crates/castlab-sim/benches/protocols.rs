@@ -22,7 +22,7 @@
 //!          unicast LE-SBCC flows, 125-packet DropTail buffers, 450 s
 //!          (experiments/lesbcc.py `fig5_run`);
 //! (lesbcc-state) the LE-SBCC source's memory against the receivers it has heard from, at
-//!          10^4 and 10^5 receivers (and 10^6 with `CASTLAB_BENCH_MILLION=1`), beside the
+//!          10^4, 5·10^4 and 10^5 receivers (and 10^6 with `CASTLAB_BENCH_MILLION=1`), beside the
 //!          paper's "under 1 MB of source state for 10,000-50,000 receivers" (§1): the source
 //!          sends to a group and N receivers each NAK once, spread over one second (below).
 //!
@@ -454,6 +454,7 @@ fn main() {
     }
     if want("lesbcc-state") {
         lesbcc_state(10_000);
+        lesbcc_state(50_000);
         lesbcc_state(100_000);
         if std::env::var_os("CASTLAB_BENCH_MILLION").is_some() {
             lesbcc_state(1_000_000);

@@ -38,9 +38,11 @@ impl Mc {
 pub(super) struct Group {
     pub(super) source: NodeId,
     pub(super) mc: Vec<Mc>,
-    /// A bit per channel: set while the channel is an outgoing interface of its sending
-    /// node's state in `mc`. A graft asks whether its interface is already there; scanning
-    /// `oifs` instead made a fan-out node's N grafts cost N²/2 comparisons.
+    /// A bit per channel, set when a graft made the channel an outgoing interface of its
+    /// sending node's state in `mc`. A clear bit means the channel is not in that node's
+    /// `oifs`; a set one that it may be (code that removes an interface need not clear it),
+    /// and only then does a graft scan `oifs`. Scanning on every graft made a fan-out node's
+    /// N grafts cost N²/2 comparisons.
     pub(super) oif_bits: Vec<u64>,
 }
 
@@ -49,7 +51,7 @@ impl Group {
         Group { source, mc: Vec::new(), oif_bits: Vec::new() }
     }
 
-    /// Mark channel `ch` as an outgoing interface (`on`) or not; returns whether it was one.
+    /// Set or clear channel `ch`'s bit; returns its old value.
     fn set_oif_bit(&mut self, ch: u32, on: bool) -> bool {
         let (w, b) = ((ch / 64) as usize, 1u64 << (ch % 64));
         if self.oif_bits.len() <= w {
@@ -117,10 +119,9 @@ impl Simulator {
         let c = &self.channels[ch as usize];
         let (u, oif) = (c.to.0, c.reverse);
         let grp = &mut self.groups[g as usize];
-        let known = grp.set_oif_bit(oif, true);
+        let maybe = grp.set_oif_bit(oif, true);
         let st = &mut grp.mc[u as usize];
-        if !known {
-            debug_assert!(!st.oifs.contains(&oif));
+        if !maybe || !st.oifs.contains(&oif) {
             st.oifs.push(oif);
         }
         st.gen = st.gen.wrapping_add(1);
@@ -181,10 +182,9 @@ impl Simulator {
         let c = &self.channels[ch as usize];
         let (u, oif) = (c.to.0, c.reverse);
         let grp = &mut self.groups[g as usize];
-        if grp.set_oif_bit(oif, false) {
-            grp.mc[u as usize].oifs.retain(|o| *o != oif);
-        }
+        grp.set_oif_bit(oif, false);
         let st = &mut grp.mc[u as usize];
+        st.oifs.retain(|o| *o != oif);
         st.gen = st.gen.wrapping_add(1);
         self.maybe_prune(g, u, Duration::ZERO);
     }
