@@ -39,7 +39,7 @@ EXPERIMENTS = [
     Experiment("lesbcc-fig16", PAPER, "Figs. 16-17 (§3.2.2)", "receiver buffers 25/50/75/100, without and with "
                "aggregation", run_fig16),
     Experiment("lesbcc-fig19", PAPER, "Fig. 19 (§3.3)", "Fig. 18 tree: no / partial / complete LI aggregation", run_fig19),
-    Experiment("lesbcc-fig20", PAPER, "Fig. 20 (§4.2)", "TFRC module vs 16 TCP Reno flows", run_fig20),
+    Experiment("lesbcc-fig20", PAPER, "Fig. 20 (§4.2)", "TFRC module vs 16 TCP Reno flows", phase_decided(run_fig20, PHASE_FIG5)),
     Experiment("lesbcc-fig21-sim", PAPER, "Figs. 13(c), 21 (§5.2.1)", "§5's Linux set-up simulated (1 Mb/s, 500 ms, "
                "16 TCP): the twin of net-lesbcc-fig21", phase_decided(run_fig21_sim, PHASE_FIG21)),
     Experiment("lesbcc-tfrc-padhye", PAPER, "§4.1", "the TFRC module's rate against Padhye's equation on a path with "
