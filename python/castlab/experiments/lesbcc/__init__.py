@@ -37,7 +37,7 @@ EXPERIMENTS = [
     Experiment("lesbcc-fig13", PAPER, "Fig. 13 (§3.2)", "TCP friendliness: one / all unicast flows TCP Reno", phase_decided(run_fig13, PHASE_FIG5)),
     Experiment("lesbcc-fig14", PAPER, "Figs. 14-15 (§3.2.1)", "DropTail vs RED: rates and RTT convergence", phase_decided(run_fig14, PHASE_FIG5)),
     Experiment("lesbcc-fig16", PAPER, "Figs. 16-17 (§3.2.2)", "receiver buffers 25/50/75/100, without and with "
-               "aggregation", run_fig16),
+               "aggregation", phase_decided(run_fig16, PHASE_FIG5)),
     Experiment("lesbcc-fig19", PAPER, "Fig. 19 (§3.3)", "Fig. 18 tree: no / partial / complete LI aggregation", run_fig19),
     Experiment("lesbcc-fig20", PAPER, "Fig. 20 (§4.2)", "TFRC module vs 16 TCP Reno flows", phase_decided(run_fig20, PHASE_FIG5)),
     Experiment("lesbcc-fig21-sim", PAPER, "Figs. 13(c), 21 (§5.2.1)", "§5's Linux set-up simulated (1 Mb/s, 500 ms, "
