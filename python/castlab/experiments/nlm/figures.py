@@ -62,10 +62,10 @@ def _params(**extra) -> dict:
 
 def _both(seed: int, n: int, b: float, starts: list[float], until: float, label: str,
           cross: Optional[tuple[float, float]] = None, meter_bin_s: float = BIN_S,
-          jitter: bool = True) -> dict[str, Fig8]:
+          jitter: bool = True, phase: bool = False) -> dict[str, Fig8]:
     nets = {}
     for proto in ("nlm", "rlm"):
-        net = Fig8(proto, seed, n, b, starts, cross, meter_bin_s=meter_bin_s, jitter=jitter)
+        net = Fig8(proto, seed, n, b, starts, cross, meter_bin_s=meter_bin_s, jitter=jitter, phase=phase)
         net.run(until, f"{label} {proto}")
         nets[proto] = net
     return nets
@@ -93,14 +93,15 @@ def _fig9_metrics(nets: dict[str, "Fig8"], until: float) -> dict:
 
 def run_fig9(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
     jitter = bool((reading or {}).get("jitter", True))
+    phase = bool((reading or {}).get("phase", False))
     until = DURATION_S
     seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
     per_seed = []
     for sd in seeds[1:]:
         per_seed.append({"seed": sd, **_fig9_metrics(_both(sd, 1, 1.5e6, [20.0], until, f"nlm-fig9 seed {sd}",
-                                                                   jitter=jitter),
+                                                                   jitter=jitter, phase=phase),
                                                      until)})
-    nets = _both(seed, 1, 1.5e6, [20.0], until, "nlm-fig9", jitter=jitter)
+    nets = _both(seed, 1, 1.5e6, [20.0], until, "nlm-fig9", jitter=jitter, phase=phase)
     per_seed.insert(0, {"seed": seed, **_fig9_metrics(nets, until)})
     ms = pd.DataFrame(per_seed)
     ms.to_csv(out / "fig9_seeds.csv", index=False)
@@ -314,6 +315,7 @@ FIG11_WINDOWS_S = (1, 2, 5, 10)
 
 def run_fig11(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
     jitter = bool((reading or {}).get("jitter", True))
+    phase = bool((reading or {}).get("phase", False))
     until = 300.0 if quick else DURATION_S
     seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
     opt = optimal_level(1.6e6 - CROSS_BPS)  # 2 layers in the remaining 0.3 Mb/s
@@ -321,9 +323,9 @@ def run_fig11(out: Path, seed: int, quick: bool = False, reading: Optional[dict]
     first = None
     for sd in seeds:
         nets = _both(sd, 1, 1.6e6, [20.0], until, f"nlm-fig11 seed {sd}", cross=(CROSS_START_S, CROSS_BPS),
-                     jitter=jitter)
+                     jitter=jitter, phase=phase)
         # the other reading of Figure 8: LMR2 a plain router (the sensitivity band of nlm-loss-1pct)
-        plain = Fig8("nlm", sd, 1, 1.6e6, [20.0], (CROSS_START_S, CROSS_BPS), lmr2=False, jitter=jitter)
+        plain = Fig8("nlm", sd, 1, 1.6e6, [20.0], (CROSS_START_S, CROSS_BPS), lmr2=False, jitter=jitter, phase=phase)
         plain.run(until, f"nlm-fig11 seed {sd} {PLAIN_LMR2}")
         nets = {**nets, PLAIN_LMR2: plain}
         per_seed.append({"seed": sd, **_fig11_metrics(nets, until, opt)})

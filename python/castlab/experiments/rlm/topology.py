@@ -76,15 +76,22 @@ class Net:
     queue: str = "droptail"
     red: Optional[dict] = None
     # A reading of a setting the paper leaves open (castlab.experiments.rlm.READINGS): "rlm",
-    # RlmConfig overrides for every receiver; "leave_latency_s", the multicast leave latency
+    # RlmConfig overrides for every receiver; "leave_latency_s", the multicast leave latency;
+    # "phase_overhead_s", as phase_overhead below
     reading: Optional[dict] = None
+    # Phase randomisation (s) for every sender, for the experiments the phase rule of
+    # docs/fidelity/phase.md found phase-sensitive; None: the process's default (off unless
+    # `castlab reproduce --phase-overhead` asks)
+    phase_overhead: Optional[float] = None
     sim: Simulator = field(init=False)
     rxs: list[Rx] = field(default_factory=list)
     sessions: list[tuple[list[int], int]] = field(default_factory=list)
 
     def __post_init__(self):
         leave = float((self.reading or {}).get("leave_latency_s", LEAVE_LATENCY_S))
-        self.sim = Simulator(seed=self.seed, join_latency=JOIN_LATENCY_S, leave_latency=leave)
+        po = self.phase_overhead if self.phase_overhead is not None else (self.reading or {}).get("phase_overhead_s")
+        phase = {} if po is None else {"phase_overhead": float(po)}
+        self.sim = Simulator(seed=self.seed, join_latency=JOIN_LATENCY_S, leave_latency=leave, **phase)
         # start times: their own stream, so they depend on the seed only
         self._starts = streams.rng(self.seed, "rlm-starts")
 
@@ -175,11 +182,12 @@ def topology2(seed: int, n: int, queue: str = "droptail", red: Optional[dict] = 
     return net
 
 
-def topology3(seed: int, n_high: int, n_low: int, queue: str = "droptail") -> Net:
+def topology3(seed: int, n_high: int, n_low: int, queue: str = "droptail",
+              phase_overhead: Optional[float] = None) -> Net:
     """(3): S –B– X; n_high receivers on links from X (rate B); a B/2 link X–Y with n_low
     receivers behind Y. B = 1.5 Mb/s, 10 ms links. Optima: level 5 at B (992 kb/s), level 4
     at B/2 = 750 kb/s (480 kb/s)."""
-    net = Net(seed, queue)
+    net = Net(seed, queue, phase_overhead=phase_overhead)
     net.nodes("S", "X", "Y")
     net.link("S", "X")
     net.link("X", "Y", rate_bps=LINK_BPS / 2)
