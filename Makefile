@@ -82,7 +82,8 @@ bench:
 	cargo bench -p castlab-sim --bench protocols
 	@# a BCF router's memory and time per request and reply (the BCFS paper's open question)
 	cargo bench -p castlab-sim --bench bcfs
-	@# the user-space router's sustained packets/s and added latency (root; skips otherwise)
+	@# the user-space router's sustained packets/s and added latency, and (bcf_router_bench, which the
+	@# filter also runs) a hosted BCF router's memory and CPU per frame (root; skips otherwise)
 	cargo test --release -p castlab-net --test router -- --ignored --nocapture router_bench
 	python3 bench/compare.py
 

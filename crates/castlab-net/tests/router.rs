@@ -179,6 +179,17 @@ struct Snap {
     forwarded: u64,
     text: String,
     ext_report: Vec<u64>,
+    /// A hosted BCF router's breadcrumbs, table bytes, replies and reply copies.
+    bcf: Vec<u64>,
+    /// CPU time the router's thread has used, ns.
+    cpu_ns: u64,
+}
+
+/// CPU time of the calling thread, ns.
+fn thread_cpu_ns() -> u64 {
+    let mut ts: libc::timespec = unsafe { std::mem::zeroed() };
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 struct RouterThread {
@@ -223,6 +234,14 @@ impl RouterThread {
                     forwarded: r.stats().forwarded,
                     text: String::new(),
                     ext_report: r.extension::<Probe>().map(|p| vec![p.seen, p.dropped, p.sent]).unwrap_or_default(),
+                    bcf: r
+                        .extension::<castlab_proto::bcfs::BcfRouter>()
+                        .map(|b| {
+                            let t = &b.table;
+                            vec![t.links_held() as u64, t.memory_bytes() as u64, t.stats.replies, t.stats.reply_copies]
+                        })
+                        .unwrap_or_default(),
+                    cpu_ns: thread_cpu_ns(),
                 };
                 *sn2.lock().unwrap() = last.clone();
                 h2.lock().unwrap().push(last.clone());
@@ -1128,5 +1147,124 @@ fn router_bench() {
         let (text, forwarded) = rt.join().expect("router thread");
         eprintln!("{text}");
         println!("highest rate with no loss (every lower rate lossless too): {best} packets/s (forwarded {forwarded})");
+    }
+}
+
+// ------------------------------------------------------------------ the BCF router, hosted
+
+/// Send `n` BCF messages from host `k`'s castlab port 5 to `to`, paced at `rate` a second;
+/// `make(i)` builds message i. Returns how many went out.
+fn paced_bcf(t: &Topo, k: usize, to: SocketAddrV4, n: u32, rate: f64, session: u32, make: fn(u32, usize) -> Packet) {
+    let port = to.port();
+    in_ns(&t.ns(&format!("h{k}")), move || {
+        let env = Envelope::new(session, None);
+        let s = UdpSocket::bind(SocketAddrV4::new(Topo::host_addr(k), port)).unwrap();
+        let mut buf = [0u8; 1024];
+        let t0 = StdInstant::now();
+        let mut i = 0u32;
+        while i < n {
+            let due = ((t0.elapsed().as_secs_f64() * rate) as u32).min(n);
+            while i < due {
+                let len = env.seal(&make(i, k), &mut buf).unwrap();
+                let _ = s.send_to(&buf[..len], to);
+                i += 1;
+            }
+            if i < n {
+                thread::sleep(StdDuration::from_micros(100));
+            }
+        }
+    })
+    .join()
+    .unwrap();
+}
+
+/// The BCFS paper's open question in the real router (§V, "a router's required memory and
+/// processing load"): the simulator's `BcfRouter` hosted in the user-space router, fed real
+/// frames. h2 and h3 each request `labels` labels (level 1) from the source h1 at a given
+/// request rate (the two interleaved), then h1 replies once per label (addressed to h2, as the
+/// real-network fountain source addresses its replies; each reply is copied to h2 and, its
+/// address rewritten, to h3, and tears both breadcrumbs down). Read: the breadcrumbs and the
+/// table's heap bytes once every request is in, and the router thread's CPU time per request
+/// frame and per reply frame (its copies included): the whole router's work per frame, with
+/// plain forwarding of the same frames (no extension) beside it. Two receivers only: the
+/// topology has three hosts.
+#[test]
+#[ignore = "benchmark (make bench): cargo test --release -p castlab-net --test router -- --ignored --nocapture bcf_router_bench"]
+fn bcf_router_bench() {
+    use castlab_core::BcfHeader;
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = topo_or_skip!("bcf_router_bench", "m");
+    const SESSION: u32 = 0xbcf2;
+    const PORT_BASE: u16 = 46_200;
+    let port = PORT_BASE + 5;
+    let h1 = SocketAddrV4::new(Topo::host_addr(1), port);
+    let h2 = SocketAddrV4::new(Topo::host_addr(2), port);
+    println!(
+        "BCF router hosted in the user-space router; load average {}",
+        std::fs::read_to_string("/proc/loadavg")
+            .unwrap_or_default()
+            .split_whitespace()
+            .take(3)
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
+    println!(
+        "{:>10} {:>7} {:>9} {:>7} {:>9} {:>8} {:>10} {:>8} {:>9} {:>10}",
+        "extension", "labels", "req/s", "crumbs", "bytes", "B/crumb", "ns/request", "replies", "copies", "ns/reply"
+    );
+    for &(labels, rate) in &[(1_000u32, 1_000.0f64), (1_000, 10_000.0), (4_000, 10_000.0), (4_000, 2_000.0)] {
+        for bcf in [true, false] {
+            let mut table = SessionTable::new();
+            for k in 1..=HOSTS {
+                table.set_node(NodeId(k as u32), Topo::host_addr(k)).unwrap();
+            }
+            let net = NetConfig { session_id: SESSION, port_base: PORT_BASE, ..NetConfig::default() };
+            let mut cfg = t.router_config();
+            cfg.session = Some(RouterSession { net, table });
+            // a table as large as the case (the default bound is 4096 entries)
+            let bcfc = castlab_proto::bcfs::BcfConfig { max_entries: labels as usize, ..Default::default() };
+            let ext: Option<Box<dyn RouterExtension + Send>> =
+                if bcf { Some(Box::new(castlab_proto::bcfs::BcfRouter::new(bcfc))) } else { None };
+            let rt = RouterThread::start(&t.ns("r"), cfg, ext);
+            warm_up(&t, 2);
+            warm_up(&t, 3);
+            thread::sleep(StdDuration::from_millis(100));
+            let c0 = rt.snap().cpu_ns;
+            // both receivers at once, each at half the rate
+            let (ta, tb) = (&t, &t);
+            thread::scope(|sc| {
+                sc.spawn(|| {
+                    paced_bcf(ta, 2, h1, labels, rate / 2.0, SESSION, |i, k| {
+                        bcf_packet(k as u32, 1, BcfHeader::REQUEST, i, 40)
+                    })
+                });
+                sc.spawn(|| {
+                    paced_bcf(tb, 3, h1, labels, rate / 2.0, SESSION, |i, k| {
+                        bcf_packet(k as u32, 1, BcfHeader::REQUEST, i, 40)
+                    })
+                });
+            });
+            thread::sleep(StdDuration::from_millis(200));
+            let after_req = rt.snap();
+            paced_bcf(&t, 1, h2, labels, rate / 2.0, SESSION, |i, _| bcf_packet(1, 2, BcfHeader::REPLY, i, 512));
+            thread::sleep(StdDuration::from_millis(200));
+            let end = rt.finish();
+            let (crumbs, bytes) =
+                (after_req.bcf.first().copied().unwrap_or(0), after_req.bcf.get(1).copied().unwrap_or(0));
+            let (replies, copies) = (end.bcf.get(2).copied().unwrap_or(0), end.bcf.get(3).copied().unwrap_or(0));
+            println!(
+                "{:>10} {:>7} {:>9.0} {:>7} {:>9} {:>8.1} {:>10.0} {:>8} {:>9} {:>10.0}",
+                if bcf { "bcf" } else { "none" },
+                labels,
+                rate,
+                crumbs,
+                bytes,
+                bytes as f64 / crumbs.max(1) as f64,
+                (after_req.cpu_ns - c0) as f64 / (2 * labels) as f64,
+                replies,
+                copies,
+                (end.cpu_ns - after_req.cpu_ns) as f64 / labels as f64,
+            );
+        }
     }
 }

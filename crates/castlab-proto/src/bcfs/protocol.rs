@@ -388,7 +388,8 @@ e.g. `nak_timeout`, `idle_timeout`). \
         },
         Role {
             name: "add_fountain_net_source",
-            doc: "A digital-fountain source on `node` for the real network (§III-A, §III-B), RFC 6330 RaptorQ over the \
+            doc:
+                "A digital-fountain source on `node` for the real network (§III-A, §III-B), RFC 6330 RaptorQ over the \
 file of `file_bytes` bytes drawn from `file_seed` (every process of the session makes the same file; the \
 wire carries each symbol's id, and each receiver regenerates the symbol's bytes from its own encoder). \
 Each BCF request is answered by a fresh symbol addressed to the request's sender, so that unicast \
