@@ -43,6 +43,7 @@ WINDOW_S = 10.0  # the "lowest 10 s rate" window
 # RFC 4654 §1: "reasonably fair" is a sending rate "generally within a factor of two" of a TCP
 # flow's under the same conditions; the band every share claim uses, decided before the runs.
 FAIR_LO, FAIR_HI = 0.5, 2.0
+SENDER_TAIL_S = 2.0  # senders run this much past the TCP flows, so they outlast the measurement
 DROP_FLOOR = 0.1  # no drop to zero: every 10 s window above a tenth of the fair share (LE-SBCC §5.2.1)
 
 
@@ -118,8 +119,8 @@ def _castlab_rx(role: str, *extra) -> Callable[[Ctx, str, int], list]:
 def _castlab_tx(role: str, *extra) -> Callable[[Ctx], list]:
     def argv(c: Ctx) -> list:
         s = c.tb.addr(c.tb.topo.source)
-        return _castlab("net", role, "--duration", c.duration + 5, "--out", c.out / "source", *_castlab_session(c, s),
-                        *extra)
+        return _castlab("net", role, "--duration", c.duration + SENDER_TAIL_S, "--out", c.out / "source",
+                        *_castlab_session(c, s), *extra)
     return argv
 
 
@@ -224,7 +225,7 @@ def _norm_rx(c: Ctx, host: str, node: int) -> list:
 
 
 def _norm_tx(c: Ctx) -> list:
-    return [norm_binary(), "send", NORM_GROUP, NORM_PORT, c.ttl, c.duration + 5, c.out / "norm_source.csv"]
+    return [norm_binary(), "send", NORM_GROUP, NORM_PORT, c.ttl, c.duration + SENDER_TAIL_S, c.out / "norm_source.csv"]
 
 
 def _norm_rates(c: Ctx) -> Optional[pd.DataFrame]:
