@@ -43,6 +43,7 @@ WINDOW_S = 10.0  # the "lowest 10 s rate" window
 # RFC 4654 §1: "reasonably fair" is a sending rate "generally within a factor of two" of a TCP
 # flow's under the same conditions; the band every share claim uses, decided before the runs.
 FAIR_LO, FAIR_HI = 0.5, 2.0
+SENDER_TAIL_S = 2.0  # senders run this much past the TCP flows, so they outlast the measurement
 DROP_FLOOR = 0.1  # no drop to zero: every 10 s window above a tenth of the fair share (LE-SBCC §5.2.1)
 
 
@@ -96,6 +97,9 @@ class Scheme:
     ready: Optional[Callable[[Ctx, str], bool]] = None
     #: whether the sender has begun sending data (the TCP flows start then)
     sending: Callable[[Ctx], bool] = lambda c: True
+    #: whether the sender ends on its own a few seconds after the TCP flows (and writes its
+    #: records then); UFTP's does not, and is stopped when they end
+    ends: bool = True
 
 
 def _castlab_session(c: Ctx, iface: str) -> list:
@@ -115,8 +119,8 @@ def _castlab_rx(role: str, *extra) -> Callable[[Ctx, str, int], list]:
 def _castlab_tx(role: str, *extra) -> Callable[[Ctx], list]:
     def argv(c: Ctx) -> list:
         s = c.tb.addr(c.tb.topo.source)
-        return _castlab("net", role, "--duration", c.duration + 5, "--out", c.out / "source", *_castlab_session(c, s),
-                        *extra)
+        return _castlab("net", role, "--duration", c.duration + SENDER_TAIL_S, "--out", c.out / "source",
+                        *_castlab_session(c, s), *extra)
     return argv
 
 
@@ -221,7 +225,7 @@ def _norm_rx(c: Ctx, host: str, node: int) -> list:
 
 
 def _norm_tx(c: Ctx) -> list:
-    return [norm_binary(), "send", NORM_GROUP, NORM_PORT, c.ttl, c.duration + 5, c.out / "norm_source.csv"]
+    return [norm_binary(), "send", NORM_GROUP, NORM_PORT, c.ttl, c.duration + SENDER_TAIL_S, c.out / "norm_source.csv"]
 
 
 def _norm_rates(c: Ctx) -> Optional[pd.DataFrame]:
@@ -250,7 +254,8 @@ SCHEMES = {
         Scheme("tfmcc", "castlab TFMCC", ("tfmcc", {"packet_size": 1000}, "tfmcc"), _none,
                _castlab_rx("tfmcc-receiver"), _castlab_tx("tfmcc-source"), _tfmcc_rates),
         Scheme("uftp", "UFTP TFMCC", None, _uftp_needs, _uftp_rx, _uftp_tx,
-               lambda c: uftp_rate_log(c.out / "uftp.log"), lambda c, h: udp_bound(c.tb, h, UFTP_PORT), _uftp_sending),
+               lambda c: uftp_rate_log(c.out / "uftp.log"), lambda c, h: udp_bound(c.tb, h, UFTP_PORT), _uftp_sending,
+               ends=False),
         Scheme("norm", "NORM-CC (libnorm)", None, _norm_needs, _norm_rx, _norm_tx, _norm_rates),
     ]
 }
@@ -343,6 +348,11 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
         for p in [x[2] for x in clients]:
             try:
                 p.wait(timeout=max(end - time.monotonic(), 0.5))
+            except subprocess.TimeoutExpired:
+                pass
+        if sc.ends:
+            try:  # its duration runs a few seconds past the flows', then it writes its records
+                src.wait(timeout=max(end + 15 - time.monotonic(), 1.0))
             except subprocess.TimeoutExpired:
                 pass
         # UFTP's sender never ends on its own inside the run (its file is larger): stopped here
@@ -511,9 +521,7 @@ def peers_figure(out: Path, df: pd.DataFrame, tcp: tuple[str, ...]) -> list[str]
     """Rate over time per scheme (a panel each) with each TCP flow beside it, at rcv1."""
     import matplotlib.pyplot as plt
 
-    from castlab.experiments.plotting import save
-
-    ran = [r for r in df.to_dict("records") if not r["skipped"]]
+    ran = [r for r in df.to_dict("records") if not isinstance(r["skipped"], str) or not r["skipped"]]
     if not ran:
         return []
     n = len(ran)
@@ -521,11 +529,11 @@ def peers_figure(out: Path, df: pd.DataFrame, tcp: tuple[str, ...]) -> list[str]
     rows = (n + cols - 1) // cols
     fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols / 2 + 1.5, 1.9 * rows + 0.6), dpi=120, sharex=True,
                              sharey=True, squeeze=False)
-    shades = ["0.55", "0.7", "0.4", "0.8"]
+    shades = ["tab:blue", "tab:orange", "tab:green", "tab:purple"]
     for ax, r in zip(axes.flat, ran):
         s = pd.read_csv(out / r["scheme"] / "series.csv")
         for k, a in enumerate(tcp):
-            ax.plot(s["second"], s[f"tcp{k}_{a}_bps"] / 1e3, color=shades[k % len(shades)], lw=0.9, ls="--",
+            ax.plot(s["second"], s[f"tcp{k}_{a}_bps"] / 1e3, color=shades[k % len(shades)], lw=0.8, alpha=0.8,
                     label=f"TCP {a}")
         ax.plot(s["second"], s["scheme_bps"] / 1e3, color="k", lw=1.3, label=r["label"])
         ax.set_title(f"{r['label']}: share {r['share']:.2f}", fontsize=8)
@@ -538,10 +546,16 @@ def peers_figure(out: Path, df: pd.DataFrame, tcp: tuple[str, ...]) -> list[str]
     for ax in axes[:, 0]:
         ax.set_ylabel("kb/s at rcv1", fontsize=8)
     handles, labels = axes.flat[0].get_legend_handles_labels()
-    fig.legend(handles[: len(tcp)], labels[: len(tcp)], loc="upper center", ncol=len(tcp), fontsize=7)
-    fig.suptitle(f"Multicast schemes against kernel TCP, {LINK_BPS / 1e6:g} Mb/s tbf bottleneck", fontsize=9, y=0.995)
-    fig.subplots_adjust(top=0.9)
-    return save(fig, out, "peers")
+    fig.suptitle(f"Multicast schemes (black) against kernel TCP, {LINK_BPS / 1e6:g} Mb/s tbf bottleneck, "
+                 "rates at the receiver", fontsize=9)
+    fig.tight_layout(rect=(0, 0, 1, 0.95 if rows > 2 else 0.9))
+    fig.legend(handles[: len(tcp)], labels[: len(tcp)], loc="upper center", ncol=len(tcp), fontsize=7,
+               bbox_to_anchor=(0.5, 0.975 if rows > 2 else 0.95), frameon=False)
+    names = [f"peers.{e}" for e in ("png", "svg")]
+    for n in names:
+        fig.savefig(out / n)
+    plt.close(fig)
+    return names
 
 
 def run_net_peers(out: Path, seed: int, quick: bool = False) -> Result:
