@@ -51,3 +51,17 @@ def test_the_command_line_takes_a_registered_name_and_refuses_others(capsys):
         p.parse_args(["testbed", "up", "nope"])
     err = capsys.readouterr().err
     assert "invalid choice: 'nope'" in err and all(n in err for n in DOCUMENTED)
+
+
+def test_the_command_line_and_the_testbeds_submodules_do_not_load_the_experiments():
+    # `from castlab.testbed import cli` first asks the package's __getattr__: loading the
+    # table there imported every experiment into every `castlab` process (the net roles too)
+    import subprocess
+    import sys
+
+    code = ("import sys, castlab.cli\nfrom castlab.testbed import cli, topology\n"
+            "try:\n    castlab.cli.main(['net', 'source', '--help'])\nexcept SystemExit:\n    pass\n"
+            "print('experiments loaded:', 'castlab.experiments' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "experiments loaded: False"

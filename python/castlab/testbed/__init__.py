@@ -15,6 +15,7 @@ what is missing. See docs/testbed.md.
 from __future__ import annotations
 
 import atexit
+import importlib.util
 import ipaddress
 import json
 import os
@@ -37,7 +38,13 @@ __all__ = ["Testbed", "Topology", "Link", "Lan", "register", "topologies", "avai
 
 def __getattr__(name: str):
     """A registered topology's builder by its name (``from castlab.testbed import NAME``): the
-    papers' set-ups are defined beside their experiments (:func:`topologies`)."""
+    papers' set-ups are defined beside their experiments (:func:`topologies`).
+
+    ``from castlab.testbed import cli`` asks here before it imports the submodule: a private
+    name or a submodule's is refused at once, without loading the table (which imports every
+    experiment)."""
+    if name.startswith("_") or importlib.util.find_spec(f"{__name__}.{name}") is not None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     reg = topologies().get(name)
     if reg is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
