@@ -33,15 +33,15 @@ def _castlab(*args) -> list[str]:
 def test_net_nlm_lmr_signalling_reaches_the_sender_and_raises_its_level(tmp_path):
     """net-nlm's set-up: an NLM sender starting at one layer climbs only on ADD_REQs that LMR1
     originates and sends to it (§3.4), unicast to castlab port 1 at the source, from the LMR's
-    own port (nlm::LMR_PORT). With the experiment's port base every such packet is sent (none
-    counted as unsendable) and the sender's level rises."""
-    from castlab.experiments.net.nlm import PORT_BASE
+    own port (nlm::LMR_PORT, 65001). With the default port base (47000; castlab ports wrap onto
+    UDP ports modulo 2^16) every such packet is sent (none counted as unsendable) and the
+    sender's level rises."""
 
     topo = nlm8(receiver_hosts=1, rate_bps=1.5e6)
     name = f"q{os.getpid() % 100000}"
     with Testbed(topo, name, routers="user", extensions={"r1": ("lmr", {"add_intvl_min": 1.0}),
                                                          "r2": ("lmr", {"add_intvl_min": 1.0})},
-                 session={"session": 84, "port_base": PORT_BASE}) as tb:
+                 session={"session": 84}) as tb:
         ttl = tb.topo.hops("src", "rcv1") + 1
         words = [*tb.session_words(), "--ttl", ttl, *tb.host_words()]
         cfg = ["--config", "add_intvl_min=1.0"]

@@ -10,7 +10,7 @@ or on SIGINT/SIGTERM, then writes its records (the simulator's frames: CSV, or P
 The session layout every process of one session derives from the same flags:
 
 * node 0 is the source host (``--source-addr``), the agent's own node is ``--node`` at
-  ``--addr``; castlab port p is UDP port ``--port-base + p``;
+  ``--addr``; castlab port p is UDP port ``(--port-base + p) mod 65536``;
 * a layered session's layer m is group m at ``--group-base + m``, and a control group (a
   protocol whose receivers talk to each other) is group ``--layers`` (any-source: every
   receiver sends on it); a single-group session is group 0; all groups use UDP port
@@ -143,7 +143,7 @@ SESSION_FLAGS = [
     ("--key", "key", {"type": parse_key}, "pre-shared key: hex digits or a file holding them"),
     ("--iface-addr", "iface_addr", {}, "interface address for multicast"),
     ("--ttl", "ttl", {"type": int}, "multicast TTL"),
-    ("--port-base", "port_base", {"type": int}, "castlab port p is UDP port base+p"),
+    ("--port-base", "port_base", {"type": int}, "castlab port p is UDP port (base+p) mod 65536"),
     ("--group-base", "group_base", {}, "group g is this address + g"),
     ("--group-port", "group_port", {"type": int}, "UDP port of every group (None: the port base)"),
     ("--allow-any-group", "allow_any_group", {"action": "store_true"}, "allow groups outside 239.0.0.0/8"),

@@ -8,7 +8,8 @@
 //! socket options; level and rate changes go into [`Timelines`]).
 //!
 //! Sockets: each agent has its own UDP socket bound to its node's address and
-//! `port_base + port`; it receives the agent's unicast packets and sends everything the agent
+//! `port_base + port` (modulo 2^16, [`NetConfig::udp_port`]); it receives the agent's unicast
+//! packets and sends everything the agent
 //! sends (so a datagram's IP source is the node's address, which receivers check). Group
 //! packets arrive on one socket per group UDP port, bound to the wildcard address with
 //! `IP_MULTICAST_ALL` off, so that it receives only the groups this process joined; the
@@ -298,9 +299,8 @@ impl Driver {
             None => {
                 let udp_port = self
                     .cfg
-                    .port_base
-                    .checked_add(addr.port)
-                    .ok_or_else(|| invalid("port", addr.port, "port_base + port exceeds 65535"))?;
+                    .udp_port(addr.port)
+                    .ok_or_else(|| invalid("port", addr.port, "port_base + port is UDP port 0"))?;
                 if self.table.groups().any(|(_, e)| e.udp_port == udp_port) {
                     return Err(invalid("port", addr.port, "port_base + port is a group's UDP port").into());
                 }
@@ -441,7 +441,7 @@ impl Driver {
         p.uid = (slot.addr.node.0 as u64) << 40 | (self.next_uid & ((1 << 40) - 1));
         p.sent_at = Instant::from_nanos(self.epoch_ns.saturating_add(now.as_nanos()));
         let target = match p.dst {
-            Dest::Unicast(a) => match (self.table.node(a.node), self.cfg.port_base.checked_add(a.port)) {
+            Dest::Unicast(a) => match (self.table.node(a.node), self.cfg.udp_port(a.port)) {
                 (Some(ip), Some(port)) => SocketAddrV4::new(ip, port),
                 _ => {
                     self.stats.no_route += 1;

@@ -2,7 +2,7 @@
 //! driver's safety settings.
 //!
 //! * `NodeId` -> an IPv4 address (a host; on loopback each node can have its own 127.0.0.x).
-//! * castlab port `p` -> UDP port `port_base + p` on the node's address.
+//! * castlab port `p` -> UDP port `(port_base + p) mod 2^16` on the node's address.
 //! * `GroupId` -> a multicast address (in 239.0.0.0/8 unless `allow_any_group`) and UDP port,
 //!   with the group's source node where it has one (groups are source-specific; a group with
 //!   no source, such as a control group that every receiver sends to, is joined
@@ -116,7 +116,7 @@ pub struct NetConfig {
     /// IP_MULTICAST_TTL. Default 1: multicast never leaves the link (our choice, the safe one;
     /// a routed testbed needs one more per router hop).
     pub ttl: u32,
-    /// castlab port p is UDP port `port_base + p`. Default 47000 (our choice: a fixed base so
+    /// castlab port p is UDP port `(port_base + p) mod 2^16` ([`NetConfig::udp_port`]). Default 47000 (our choice: a fixed base so
     /// that the processes of a session agree without being told; any free range will do).
     pub port_base: u16,
     /// Allow multicast addresses outside 239.0.0.0/8 (the administratively scoped block,
@@ -183,6 +183,17 @@ castlab_core::config_fields!(NetConfig {
 });
 
 impl NetConfig {
+    /// The UDP port of castlab port `port`: `port_base + port`, wrapped modulo 2^16 so that
+    /// every castlab port has one whatever the base (a router extension's well-known port,
+    /// such as NLM's LMR port, sits at the top of castlab's port space); the map is one to
+    /// one. None for UDP port 0, which no socket can be bound to or reached at.
+    pub fn udp_port(&self, port: u16) -> Option<u16> {
+        match self.port_base.wrapping_add(port) {
+            0 => None,
+            p => Some(p),
+        }
+    }
+
     pub fn validate(&self) -> Result<(), ConfigError> {
         use castlab_core::config::check::{int_in, positive};
         positive("rate_cap_bps", self.rate_cap_bps)?;
@@ -207,5 +218,30 @@ impl NetConfig {
     /// Whether `addr` is a group this configuration allows.
     pub fn group_allowed(&self, addr: Ipv4Addr) -> bool {
         addr.is_multicast() && (self.allow_any_group || addr.octets()[0] == 239)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NetConfig;
+
+    #[test]
+    fn every_castlab_port_has_one_udp_port_whatever_the_base() {
+        let cfg = NetConfig::default(); // port base 47000
+        assert_eq!(cfg.udp_port(0), Some(47_000));
+        assert_eq!(cfg.udp_port(18_535), Some(65_535));
+        assert_eq!(cfg.udp_port(18_536), None, "47000 + 18536 wraps to UDP port 0");
+        assert_eq!(cfg.udp_port(18_537), Some(1));
+        // NLM's LMR port (65001): 47000 + 65001 - 65536
+        assert_eq!(cfg.udp_port(65_001), Some(46_465));
+        // one to one: no two castlab ports share a UDP port
+        let mut seen = vec![false; 1 << 16];
+        for p in 0..=u16::MAX {
+            if let Some(u) = cfg.udp_port(p) {
+                assert!(!seen[u as usize], "UDP port {u} twice");
+                seen[u as usize] = true;
+            }
+        }
+        assert_eq!(seen.iter().filter(|&&s| s).count(), 65_535);
     }
 }

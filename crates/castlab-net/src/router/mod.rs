@@ -1124,9 +1124,8 @@ impl Router {
         p.uid = (self.cfg.node.0 as u64) << 40 | (self.next_uid & ((1 << 40) - 1));
         p.sent_at = now;
         let Some(sess) = self.cfg.session.as_ref() else { return };
-        let port_base = sess.net.port_base;
         let (dst_ip, dport, group) = match p.dst {
-            Dest::Unicast(a) => match (sess.table.node(a.node), port_base.checked_add(a.port)) {
+            Dest::Unicast(a) => match (sess.table.node(a.node), sess.net.udp_port(a.port)) {
                 (Some(ip), Some(port)) => (ip, port, false),
                 _ => {
                     self.stats.ext_send_errors += 1;
@@ -1141,7 +1140,7 @@ impl Router {
                 }
             },
         };
-        let Some(sport) = port_base.checked_add(p.src.port) else {
+        let Some(sport) = sess.net.udp_port(p.src.port) else {
             self.stats.ext_send_errors += 1;
             return;
         };

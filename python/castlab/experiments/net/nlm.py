@@ -60,9 +60,6 @@ IP_UDP_HEADER_BYTES = 28
 def wire_rate(bps: float) -> float:
     """The router's rate that carries the 1024-byte packets of a `bps` link of the paper."""
     return bps * (PACKET_BYTES + IP_UDP_HEADER_BYTES) / PACKET_BYTES
-#: castlab port p is UDP port base + p, and an LMR answers on castlab port 65001 (nlm::LMR_PORT):
-#: the default base (47000) would put it past 65535, so its signalling could not be addressed
-PORT_BASE = 400
 
 
 def _wait_line(path: Path, proc: subprocess.Popen, timeout: float = 30.0) -> None:
@@ -99,7 +96,7 @@ def _run_real(out: Path, seed: int, proto: str, bps: float, duration: float) -> 
     ext = {"r1": ("lmr", {}), "r2": ("lmr", {})} if proto == "nlm" else None
     res: dict = {"proto": proto, "bottleneck_bps": bps, "duration_s": duration}
     poll = []
-    with Testbed(topo, testbed_name("n"), routers="user", extensions=ext, session={"session": SESSION, "port_base": PORT_BASE}) as tb:
+    with Testbed(topo, testbed_name("n"), routers="user", extensions=ext, session={"session": SESSION}) as tb:
         rcv = "rcv1"
         ttl = tb.topo.hops(topo.source, rcv) + 1
         words = [*tb.session_words(), "--ttl", ttl, *tb.host_words(), "--seed", seed]
