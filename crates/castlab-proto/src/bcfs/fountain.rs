@@ -448,7 +448,10 @@ mod tests {
         let data = file(20_000, 3);
         let store = SymbolStore::encode(&data, 512).unwrap().shared();
         let mut sink = FountainSink::new(FountainMode::Real { store: store.clone() });
-        for id in 0..store.borrow().block_symbols() {
+        // K read first: a guard in the loop's head would live through the loop, and `add`
+        // takes the store's lock
+        let k = store.borrow().block_symbols();
+        for id in 0..k {
             sink.add(id);
         }
         sink.bytes[700] ^= 0xff; // the symbol copied at arrival, not the store, is decoded
