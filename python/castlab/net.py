@@ -313,7 +313,7 @@ class SourceRole(Role):
 
     def build(self) -> None:
         a = self.args
-        if a.rates is not None:  # explicit layer rates (e.g. NLM §4.1's 100,100,200,400,800 kb/s)
+        if a.rates is not None:  # explicit layer rates (a paper's own, not doubling ones)
             if len(a.rates) != a.layers:
                 raise ValueError(f"--rates: {len(a.rates)} rates for --layers {a.layers}")
             if any(r <= 0 for r in a.rates):

@@ -184,9 +184,9 @@ castlab_core::config_fields!(NetConfig {
 
 impl NetConfig {
     /// The UDP port of castlab port `port`: `port_base + port`, wrapped modulo 2^16 so that
-    /// every castlab port has one whatever the base (a router extension's well-known port,
-    /// such as NLM's LMR port, sits at the top of castlab's port space); the map is one to
-    /// one. None for UDP port 0, which no socket can be bound to or reached at.
+    /// every castlab port has one whatever the base (a router extension's own port sits at the
+    /// top of castlab's port space); the map is one to one. None for UDP port 0, which no
+    /// socket can be bound to or reached at.
     pub fn udp_port(&self, port: u16) -> Option<u16> {
         match self.port_base.wrapping_add(port) {
             0 => None,
@@ -232,7 +232,7 @@ mod tests {
         assert_eq!(cfg.udp_port(18_535), Some(65_535));
         assert_eq!(cfg.udp_port(18_536), None, "47000 + 18536 wraps to UDP port 0");
         assert_eq!(cfg.udp_port(18_537), Some(1));
-        // NLM's LMR port (65001): 47000 + 65001 - 65536
+        // a router extension's port at the top of the space (65001): 47000 + 65001 - 65536
         assert_eq!(cfg.udp_port(65_001), Some(46_465));
         // one to one: no two castlab ports share a UDP port
         let mut seen = vec![false; 1 << 16];

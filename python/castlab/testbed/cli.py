@@ -117,7 +117,7 @@ def add_parsers(sub) -> None:
                    help="kernel forwarding with igmpproxy and tc (default), or castlab's user-space router "
                         "(delays, RED, exact queue lengths; docs/testbed.md)")
     u.add_argument("--extension", default=None, metavar="KIND",
-                   help="a router extension every user router hosts (e.g. bcf for Rainbow's BCF routers, lmr)")
+                   help="a router extension every user router hosts (a registered router kind, e.g. bcf, lmr)")
     u.add_argument("--session", type=int, default=77,
                    help="the castlab session id the extension serves (the roles' --session; default %(default)s)")
     u.add_argument("--duration", type=float, default=0.0, help="tear down after this many seconds (0: on Ctrl-C)")
