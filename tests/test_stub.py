@@ -99,9 +99,19 @@ def test_every_config_override_names_its_protocol():
     import castlab
     from castlab import _registry
 
+    from castlab.net import NetDriver
+
     seen = 0
     for p in native.protocols():
         for r in p["roles"]:
+            if not r["sim"]:
+                # a role for the real network only: the simulator has no such method
+                assert r["net"] and not hasattr(castlab.Simulator, r["name"]), r["name"]
+                m = getattr(NetDriver, r["name"])
+                assert m.__doc__.startswith(r["doc"]), r["name"]
+                params = list(inspect.signature(m).parameters)
+                assert params[4:4 + len(r["net_params"])] == [n for n, _, _ in r["net_params"]], r["name"]
+                continue
             m = getattr(castlab.Simulator, r["name"])
             assert m.__doc__ == r["doc"], r["name"]
             params = list(inspect.signature(m).parameters)

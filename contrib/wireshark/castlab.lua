@@ -53,6 +53,8 @@ local f = {
   tcp_ack = ProtoField.uint64("castlab.tcp.ack", "TCP ack"),
   tcp_flags = ProtoField.uint8("castlab.tcp.flags", "TCP flags", base.HEX),
   padding = ProtoField.bytes("castlab.padding", "Padding"),
+  app_len = ProtoField.uint16("castlab.app_len", "Application bytes length"),
+  app = ProtoField.bytes("castlab.app", "Application bytes"),
 }
 p.fields = f
 
@@ -131,8 +133,22 @@ local function dissect(buf, pinfo, tree)
       bt:add(f.tcp_flags, b(8, 1))
     end
   end
-  if at + clen < n then
-    t:add(f.padding, buf(at + clen, n - at - clen))
+  local rest = at + clen
+  -- flag bit 1: a u16 length and that many application bytes follow the codec
+  if bit.band(buf(5, 1):uint(), 2) == 2 then
+    if rest + 2 > n or rest + 2 + buf(rest, 2):uint() > n then
+      t:add_proto_expert_info(e_malformed, "application bytes flagged, datagram too short")
+      return n
+    end
+    local m = buf(rest, 2):uint()
+    t:add(f.app_len, buf(rest, 2))
+    if m > 0 then
+      t:add(f.app, buf(rest + 2, m))
+    end
+    rest = rest + 2 + m
+  end
+  if rest < n then
+    t:add(f.padding, buf(rest, n - rest))
   end
   pinfo.cols.info = "castlab session " .. buf(8, 4):uint() .. ": " .. info
   return n

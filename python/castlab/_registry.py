@@ -105,14 +105,14 @@ def install(cls: type, net: bool) -> None:
     only those that run there, with ``agent_id, node, port`` first)."""
     for p in protocols():
         for r in p["roles"]:
-            if net and not r["net"]:
+            if (net and not r["net"]) or (not net and not r["sim"]):
                 continue
             params = r["net_params"] if net else r["params"]
             prefix = ["agent_id", "node", "port"] if net else []
             doc = r["doc"] + _NET_DOC if net else r["doc"]
             setattr(cls, r["name"], _role_method(r["name"], doc, params, r["config"] is not None, prefix))
         for r in p["readers"]:
-            if net and not r["net"]:
+            if (net and not r["net"]) or (not net and not r["sim"]):
                 continue
             setattr(cls, r["name"], _reader_method(r["name"], r["doc"], r["target"], r["params"]))
 

@@ -20,6 +20,15 @@
 //! `now >= ` the deadline it last returned. Agents with several timers declare them as an enum
 //! ([`timers!`]), keep them in a [`TimerTable`] and return its earliest deadline.
 //!
+//! # Application bytes (the real network only)
+//!
+//! A packet is a fixed-size header: in the simulator it carries no bytes beyond it. On the
+//! real network a packet may carry application bytes too (a fountain symbol, say). The
+//! driver asks for them with [`Agent::poll_payload`] for each packet `poll_transmit` gave,
+//! right before sending it, and hands received ones to [`Agent::handle_payload`] right
+//! before the [`Agent::handle_packet`] call for the same packet. The simulator calls neither,
+//! so an agent must not depend on them there.
+//!
 //! Agents draw random numbers only from the [`crate::rng::Rng`] the driver hands them at
 //! start, derived from the run's seed and the agent's id, so that a run is a pure function of
 //! scenario and seed.
@@ -90,6 +99,16 @@ pub trait Agent: AsAny {
     /// or asking for repairs the new incarnation never sent. The driving rule applies after
     /// it. Agents that keep nothing per peer keep the default: nothing to do.
     fn handle_peer_restart(&mut self, _now: Instant, _node: NodeId) {}
+    /// Real network only: write the application bytes `packet` (the packet `poll_transmit`
+    /// just gave) carries into `out` and return how many (at most `out.len()`). Agents whose
+    /// packets carry no bytes keep the default: none.
+    fn poll_payload(&mut self, _packet: &Packet, _out: &mut [u8]) -> usize {
+        0
+    }
+    /// Real network only: the application bytes that came with `packet`, handed over just
+    /// before `handle_packet(packet)` (and only for a packet that carried some). The default
+    /// ignores them.
+    fn handle_payload(&mut self, _packet: &Packet, _bytes: &[u8]) {}
 }
 
 /// The timers of one agent: a field-less enum whose [`Timer::VALUES`] lists every variant, so

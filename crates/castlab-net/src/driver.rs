@@ -146,6 +146,11 @@ pub struct Driver {
     bucket: TokenBucket,
     next_uid: u64,
     buf: Box<[u8]>,
+    /// The application bytes of the packet being sent (`Agent::poll_payload`).
+    app: Box<[u8]>,
+    /// The application bytes of a group packet being delivered: a copy, since an agent's
+    /// sends reuse `buf` before the next member gets the packet.
+    rx_app: Box<[u8]>,
     stats: NetStats,
     timelines: Timelines,
     last_error: Option<String>,
@@ -194,6 +199,8 @@ impl Driver {
             peer_epochs: vec![0; MAX_NODES as usize].into_boxed_slice(),
             next_uid: 0,
             buf: vec![0u8; MAX_DATAGRAM + 1].into_boxed_slice(),
+            app: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
+            rx_app: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
             stats: NetStats::default(),
             timelines: Timelines::default(),
             last_error: None,
@@ -456,13 +463,14 @@ impl Driver {
                 }
             },
         };
-        let len = self.envelope.datagram_len(&p);
+        let m = self.slots[i].agent.poll_payload(&p, &mut self.app).min(self.app.len());
+        let len = self.envelope.datagram_len_with(&p, m);
         if !self.bucket.take(now.as_nanos(), len) {
             self.stats.rate_cap_drops += 1;
             self.stats.rate_cap_drop_bytes += len as u64;
             return;
         }
-        let n = match self.envelope.seal(&p, &mut self.buf) {
+        let n = match self.envelope.seal_with(&p, &self.app[..m], &mut self.buf) {
             Ok(n) => n,
             Err(e) => {
                 self.stats.send_errors += 1;
@@ -538,8 +546,8 @@ impl Driver {
         }
         for _ in 0..READS_PER_TURN {
             let to = Some(self.slots[i].bound);
-            let (mut p, from, epoch) = match self.receive_on(Some(i), None, to) {
-                Received::Packet(p, from, epoch) => (p, from, epoch),
+            let (mut p, from, epoch, app) = match self.receive_on(Some(i), None, to) {
+                Received::Packet(p, from, epoch, app) => (p, from, epoch, app),
                 Received::Skip => continue,
                 Received::Drained => {
                     self.slots[i].pending = false;
@@ -564,6 +572,9 @@ impl Driver {
             self.to_local_time(&mut p);
             self.stats.delivered += 1;
             let now = self.now();
+            if !app.is_empty() {
+                self.slots[i].agent.handle_payload(&p, &self.buf[app]);
+            }
             self.slots[i].agent.handle_packet(now, &p);
             self.drive(i, now);
         }
@@ -574,8 +585,8 @@ impl Driver {
             return self.read_pgm(None, Some(j));
         }
         for _ in 0..READS_PER_TURN {
-            let (mut p, from, epoch) = match self.receive_on(None, Some(j), None) {
-                Received::Packet(p, from, epoch) => (p, from, epoch),
+            let (mut p, from, epoch, app) = match self.receive_on(None, Some(j), None) {
+                Received::Packet(p, from, epoch, app) => (p, from, epoch, app),
                 Received::Skip => continue,
                 Received::Drained => {
                     self.gsocks[j].pending = false;
@@ -608,12 +619,17 @@ impl Driver {
             }
             self.to_local_time(&mut p);
             let g = p.group().expect("checked above");
+            let m = app.len();
+            self.rx_app[..m].copy_from_slice(&self.buf[app]);
             let mut any = false;
             let now = self.now();
             for i in 0..self.slots.len() {
                 if self.slots[i].joined.contains(&g) {
                     any = true;
                     self.stats.delivered += 1;
+                    if m > 0 {
+                        self.slots[i].agent.handle_payload(&p, &self.rx_app[..m]);
+                    }
                     self.slots[i].agent.handle_packet(now, &p);
                     self.drive(i, now);
                 }
@@ -750,11 +766,11 @@ impl Driver {
         };
         self.stats.datagrams_received += 1;
         self.stats.bytes_received += n as u64;
-        let opened = self.envelope.open_with_epoch(&self.buf[..n]);
+        let opened = self.envelope.open_parts(&self.buf[..n]);
         if self.pcap.is_some() {
             let to = to
                 .or_else(|| match &opened {
-                    Ok((p, _)) => {
+                    Ok(crate::envelope::OpenedDatagram { packet: p, .. }) => {
                         p.group().and_then(|g| self.table.group(g)).map(|e| SocketAddrV4::new(e.addr, e.udp_port))
                     }
                     Err(_) => None,
@@ -768,7 +784,7 @@ impl Driver {
             self.capture(now, from, to, n);
         }
         match opened {
-            Ok((p, epoch)) => Received::Packet(p, from, epoch),
+            Ok(o) => Received::Packet(o.packet, from, o.epoch, o.app),
             Err(r) => {
                 self.stats.rejected[r as usize] += 1;
                 Received::Skip
@@ -1104,8 +1120,9 @@ impl Drop for Driver {
 
 /// One datagram read from a socket.
 enum Received {
-    /// A datagram that passed the envelope (session, MAC, size), with its sender and epoch.
-    Packet(Packet, SocketAddr, u64),
+    /// A datagram that passed the envelope (session, MAC, size), with its sender, epoch and
+    /// where its application bytes are in the receive buffer.
+    Packet(Packet, SocketAddr, u64, core::ops::Range<usize>),
     /// A datagram counted and dropped, or a read error counted: read on.
     Skip,
     /// Nothing left to read.

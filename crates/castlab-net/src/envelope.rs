@@ -3,13 +3,16 @@
 //! ```text
 //! 0   [u8; 4]  magic b"CLAB"
 //! 4   u8       envelope version (= 2)
-//! 5   u8       flags: bit 0 = a MAC follows; other bits must be zero
+//! 5   u8       flags: bit 0 = a MAC follows; bit 1 = application bytes follow the codec;
+//!              other bits must be zero
 //! 6   u16      codec length n: the bytes of `castlab_core::codec` that follow
 //! 8   u32      session id
 //! 12  u64      session epoch: the sending driver's incarnation (below)
 //! 20  [u8;16]  MAC (only with flag bit 0): HMAC-SHA256 truncated to 16 bytes, keyed with the
-//!              pre-shared session key, over bytes 0..20, the codec bytes and the padding
+//!              pre-shared session key, over bytes 0..20 and everything after the MAC
 //! ..  [u8; n]  castlab_core::codec::encode(packet)
+//! ..  (flag bit 1) u16 m, then m application bytes: what the agent's packet carries beyond
+//!              its header ([`castlab_core::Agent::poll_payload`]), e.g. a fountain symbol
 //! ..  zero padding, up to the packet's `size_bytes`
 //! ```
 //! All integers big-endian, as in the codec.
@@ -24,9 +27,11 @@
 //! stamps its creation time (Unix-epoch nanoseconds) so that a later incarnation has a
 //! larger epoch; the receiving driver's use of it is in [`crate::driver`]. Version 1 had no
 //! epoch; its datagrams are malformed here. The datagram's UDP payload is
-//! `max(size_bytes, header + n)` bytes: a source's rate is computed from `size_bytes`, so the
-//! real bandwidth matches the simulated one. A receiver checks the length against the packet's
-//! claim ([`Reject::WrongSize`]).
+//! `max(size_bytes, header + n [+ 2 + m])` bytes: a source's rate is computed from
+//! `size_bytes`, so the real bandwidth matches the simulated one as long as the application
+//! bytes fit in the packet's size. A receiver checks the length against the packet's claim
+//! ([`Reject::WrongSize`]). A datagram without application bytes has flag bit 1 clear and
+//! is byte for byte what it was before application bytes existed.
 //!
 //! Opening a datagram never panics: every problem is a [`Reject`] reason that the driver counts.
 
@@ -42,6 +47,9 @@ pub const HEADER_LEN: usize = 20;
 /// Truncated MAC length: 128 bits (RFC 2104 §5 allows truncation to at least half the hash).
 pub const MAC_LEN: usize = 16;
 pub const FLAG_MAC: u8 = 1;
+pub const FLAG_PAYLOAD: u8 = 2;
+/// The length field in front of the application bytes.
+pub const PAYLOAD_LEN_FIELD: usize = 2;
 /// The largest UDP payload over IPv4.
 pub const MAX_DATAGRAM: usize = 65_507;
 
@@ -51,8 +59,8 @@ type HmacSha256 = Hmac<Sha256>;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum Reject {
-    /// Too short, wrong magic or version, reserved flags set, inconsistent codec length, a
-    /// codec error, or non-zero padding.
+    /// Too short, wrong magic or version, reserved flags set, inconsistent codec or
+    /// application-bytes length, a codec error, or non-zero padding.
     Malformed = 0,
     /// A well-formed envelope of another session.
     ForeignSession = 1,
@@ -155,14 +163,25 @@ impl Envelope {
 
     /// The datagram length for `p`: its `size_bytes`, or the encoding if that is longer.
     pub fn datagram_len(&self, p: &Packet) -> usize {
-        (self.overhead() + codec::encoded_len(p)).max(p.size_bytes as usize)
+        self.datagram_len_with(p, 0)
+    }
+
+    /// The datagram length for `p` carrying `m` application bytes.
+    pub fn datagram_len_with(&self, p: &Packet, m: usize) -> usize {
+        let app = if m > 0 { PAYLOAD_LEN_FIELD + m } else { 0 };
+        (self.overhead() + codec::encoded_len(p) + app).max(p.size_bytes as usize)
     }
 
     /// Write `p`'s datagram into `out`; returns its length.
     pub fn seal(&self, p: &Packet, out: &mut [u8]) -> Result<usize, SealError> {
+        self.seal_with(p, &[], out)
+    }
+
+    /// Write `p`'s datagram carrying the application bytes `app` (none: exactly [`Envelope::seal`]).
+    pub fn seal_with(&self, p: &Packet, app: &[u8], out: &mut [u8]) -> Result<usize, SealError> {
         let n = codec::encoded_len(p);
-        let total = self.datagram_len(p);
-        if total > MAX_DATAGRAM {
+        let total = self.datagram_len_with(p, app.len());
+        if total > MAX_DATAGRAM || app.len() > u16::MAX as usize {
             return Err(SealError::TooLarge(total));
         }
         if out.len() < total {
@@ -171,12 +190,19 @@ impl Envelope {
         let ov = self.overhead();
         out[0..4].copy_from_slice(&MAGIC);
         out[4] = VERSION;
-        out[5] = if self.mac.is_some() { FLAG_MAC } else { 0 };
+        out[5] = if self.mac.is_some() { FLAG_MAC } else { 0 } | if app.is_empty() { 0 } else { FLAG_PAYLOAD };
         out[6..8].copy_from_slice(&(n as u16).to_be_bytes());
         out[8..12].copy_from_slice(&self.session.to_be_bytes());
         out[12..20].copy_from_slice(&self.epoch.to_be_bytes());
         codec::encode(p, &mut out[ov..ov + n])?;
-        out[ov + n..total].fill(0);
+        let mut end = ov + n;
+        if !app.is_empty() {
+            out[end..end + PAYLOAD_LEN_FIELD].copy_from_slice(&(app.len() as u16).to_be_bytes());
+            end += PAYLOAD_LEN_FIELD;
+            out[end..end + app.len()].copy_from_slice(app);
+            end += app.len();
+        }
+        out[end..total].fill(0);
         if let Some(m) = &self.mac {
             let tag = tag(m, &out[..HEADER_LEN], &out[ov..total]);
             out[HEADER_LEN..HEADER_LEN + MAC_LEN].copy_from_slice(&tag[..MAC_LEN]);
@@ -194,7 +220,13 @@ impl Envelope {
     /// [`Envelope::open`], also giving the sender's epoch (authenticated with the rest when
     /// the session has a key).
     pub fn open_with_epoch(&self, d: &[u8]) -> Result<(Packet, u64), Reject> {
-        if d.len() < HEADER_LEN || d[0..4] != MAGIC || d[4] != VERSION || d[5] & !FLAG_MAC != 0 {
+        self.open_parts(d).map(|o| (o.packet, o.epoch))
+    }
+
+    /// [`Envelope::open_with_epoch`], also giving where the application bytes are in `d`
+    /// (an empty range when there are none).
+    pub fn open_parts(&self, d: &[u8]) -> Result<OpenedDatagram, Reject> {
+        if d.len() < HEADER_LEN || d[0..4] != MAGIC || d[4] != VERSION || d[5] & !(FLAG_MAC | FLAG_PAYLOAD) != 0 {
             return Err(Reject::Malformed);
         }
         let n = u16::from_be_bytes([d[6], d[7]]) as usize;
@@ -208,10 +240,25 @@ impl Envelope {
             return Err(Reject::ForeignSession);
         }
         let p = codec::decode(&d[ov..ov + n]).map_err(|_| Reject::Malformed)?;
-        if d[ov + n..].iter().any(|&b| b != 0) {
+        let mut end = ov + n;
+        let mut app = end..end;
+        if d[5] & FLAG_PAYLOAD != 0 {
+            if d.len() < end + PAYLOAD_LEN_FIELD {
+                return Err(Reject::Malformed);
+            }
+            let m = u16::from_be_bytes([d[end], d[end + 1]]) as usize;
+            end += PAYLOAD_LEN_FIELD;
+            // a flag with nothing behind it is not how a sender writes "no bytes"
+            if m == 0 || d.len() < end + m {
+                return Err(Reject::Malformed);
+            }
+            app = end..end + m;
+            end += m;
+        }
+        if d[end..].iter().any(|&b| b != 0) {
             return Err(Reject::Malformed);
         }
-        if d.len() != (ov + n).max(p.size_bytes as usize) {
+        if d.len() != end.max(p.size_bytes as usize) {
             return Err(Reject::WrongSize);
         }
         match (&self.mac, has_mac) {
@@ -226,8 +273,17 @@ impl Envelope {
             (None, false) => {}
         }
         let epoch = u64::from_be_bytes(d[12..20].try_into().expect("the header is 20 bytes"));
-        Ok((p, epoch))
+        Ok(OpenedDatagram { packet: p, epoch, app })
     }
+}
+
+/// An opened datagram: its packet, the sender's epoch, and where its application bytes are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpenedDatagram {
+    pub packet: Packet,
+    pub epoch: u64,
+    /// The application bytes' range in the datagram; empty when it carries none.
+    pub app: core::ops::Range<usize>,
 }
 
 fn tag(m: &HmacSha256, header: &[u8], rest: &[u8]) -> [u8; 32] {
@@ -339,6 +395,61 @@ mod tests {
         // codec length pointing past the end
         let mut b = buf;
         b[6..8].copy_from_slice(&5000u16.to_be_bytes());
+        assert_eq!(e.open(&b[..n]), Err(Reject::Malformed));
+    }
+
+    #[test]
+    fn application_bytes_travel_inside_the_packet_size_and_are_checked() {
+        let e = Envelope::new(5, None);
+        let mut buf = [0u8; 2048];
+        let app: Vec<u8> = (0..100u8).collect();
+        // 20 + 52 (a data packet's codec) + 2 + 100 = 174 bytes fit in 300: the datagram stays 300
+        let n = e.seal_with(&pkt(300), &app, &mut buf).unwrap();
+        assert_eq!(n, 300);
+        assert_eq!(buf[5], FLAG_PAYLOAD);
+        let o = e.open_parts(&buf[..n]).unwrap();
+        assert_eq!((o.packet, &buf[o.app.clone()]), (pkt(300), &app[..]));
+        assert_eq!(o.app, HEADER_LEN + 52 + 2..HEADER_LEN + 52 + 2 + 100);
+        // bytes past the size grow the datagram, as the codec does
+        let n = e.seal_with(&pkt(100), &app, &mut buf).unwrap();
+        assert_eq!(n, HEADER_LEN + 52 + 2 + 100);
+        assert_eq!(&buf[e.open_parts(&buf[..n]).unwrap().app], &app[..]);
+        // no bytes: the flag stays clear and the datagram is the plain one
+        let mut plain = [0u8; 2048];
+        let m = e.seal(&pkt(300), &mut plain).unwrap();
+        let k = e.seal_with(&pkt(300), &[], &mut buf).unwrap();
+        assert_eq!(&buf[..k], &plain[..m]);
+        assert!(e.open_parts(&plain[..m]).unwrap().app.is_empty());
+        // a plain datagram's padding is still checked: a stray byte there is no payload
+        plain[m - 1] = 7;
+        assert_eq!(e.open(&plain[..m]), Err(Reject::Malformed));
+    }
+
+    #[test]
+    fn application_bytes_are_authenticated_and_their_length_checked() {
+        let k = Envelope::new(5, Some(b"secret"));
+        let mut buf = [0u8; 2048];
+        let n = k.seal_with(&pkt(300), &[9; 64], &mut buf).unwrap();
+        let app = k.open_parts(&buf[..n]).unwrap().app;
+        let mut b = buf;
+        b[app.start + 10] ^= 1;
+        assert_eq!(k.open(&b[..n]), Err(Reject::BadMac));
+        let e = Envelope::new(5, None);
+        let n = e.seal_with(&pkt(300), &[9; 64], &mut buf).unwrap();
+        let at = HEADER_LEN + 52;
+        // a length of zero, a length past the datagram, a byte after the payload
+        let mut b = buf;
+        b[at..at + 2].copy_from_slice(&0u16.to_be_bytes());
+        assert_eq!(e.open(&b[..n]), Err(Reject::Malformed));
+        let mut b = buf;
+        b[at..at + 2].copy_from_slice(&400u16.to_be_bytes());
+        assert_eq!(e.open(&b[..n]), Err(Reject::Malformed));
+        let mut b = buf;
+        b[at + 2 + 64] = 1;
+        assert_eq!(e.open(&b[..n]), Err(Reject::Malformed));
+        // the flag cleared under a payload: its bytes are now non-zero padding
+        let mut b = buf;
+        b[5] = 0;
         assert_eq!(e.open(&b[..n]), Err(Reject::Malformed));
     }
 

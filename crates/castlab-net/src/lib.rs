@@ -30,7 +30,7 @@ pub mod session;
 pub mod stats;
 
 pub use driver::{Driver, NetError};
-pub use envelope::{Envelope, Reject};
+pub use envelope::{Envelope, OpenedDatagram, Reject};
 pub use router::{Router, RouterConfig, RouterError};
 pub use session::{GroupEntry, NetConfig, SessionError, SessionTable};
 pub use stats::{NetStats, Timelines};

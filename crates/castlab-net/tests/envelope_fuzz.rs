@@ -20,8 +20,10 @@ fn corpus(env: &Envelope) -> Vec<Vec<u8>> {
             );
             p.header = h;
             p.seq = 17 + i as u64;
-            let mut buf = vec![0u8; env.datagram_len(&p)];
-            let n = env.seal(&p, &mut buf).expect("seals");
+            // every other one carries application bytes (a short run of a symbol's bytes)
+            let app: Vec<u8> = if i % 2 == 1 { (0..40 + i as u8).collect() } else { Vec::new() };
+            let mut buf = vec![0u8; env.datagram_len_with(&p, app.len())];
+            let n = env.seal_with(&p, &app, &mut buf).expect("seals");
             buf.truncate(n);
             out.push(buf);
         }
@@ -57,11 +59,15 @@ fn fuzz(n: u64, seed: u64, key: Option<&[u8]>) -> [u64; 8] {
                 input.extend((0..len).map(|_| r.next_u64() as u8));
             }
         }
-        match env.open_with_epoch(&input) {
-            Ok((p, epoch)) => {
+        match env.open_parts(&input) {
+            Ok(o) => {
                 counts[7] += 1;
-                // the epoch is the sender's: re-seal as that sender
-                let m = env.clone().with_epoch(epoch).seal(&p, &mut again).expect("an opened packet seals");
+                // the epoch is the sender's: re-seal as that sender, with the bytes it carried
+                let m = env
+                    .clone()
+                    .with_epoch(o.epoch)
+                    .seal_with(&o.packet, &input[o.app.clone()], &mut again)
+                    .expect("an opened packet seals");
                 assert_eq!(&again[..m], &input[..], "an opened datagram must re-seal to its bytes");
             }
             Err(reason) => counts[reason as usize] += 1,

@@ -842,9 +842,10 @@ fn bcf_reply_copies_via_breadcrumbs_reach_each_requesting_host() {
     }
     let env = Envelope::new(SESSION, None);
     let mut buf = [0u8; 2048];
-    let recv = |s: &UdpSocket, buf: &mut [u8]| -> (Packet, std::net::SocketAddr) {
+    let recv = |s: &UdpSocket, buf: &mut [u8]| -> (Packet, std::net::SocketAddr, Vec<u8>) {
         let (n, from) = s.recv_from(buf).expect("a datagram within 2 s");
-        (env.open(&buf[..n]).expect("a sealed castlab packet"), from)
+        let o = env.open_parts(&buf[..n]).expect("a sealed castlab packet");
+        (o.packet, from, buf[o.app].to_vec())
     };
     let h1 = SocketAddrV4::new(Topo::host_addr(1), port);
     for (label, reply_to) in [(7u32, 2u32), (8, 1)] {
@@ -853,17 +854,20 @@ fn bcf_reply_copies_via_breadcrumbs_reach_each_requesting_host() {
             s.send_to(&buf[..n], h1).unwrap();
             thread::sleep(StdDuration::from_millis(20));
         }
-        let (req, from) = recv(&s1, &mut buf);
+        let (req, from, _) = recv(&s1, &mut buf);
         assert_eq!(from.ip(), std::net::IpAddr::V4(Topo::host_addr(2)), "the first request went up");
         assert!(matches!(req.header, Header::Bcf(b) if b.kind == BcfHeader::REQUEST && b.label == label));
         // the reply: to the first requester through the router, or to the source itself
         // (which only the router's address takes off the host: the simulator's reading)
         let reply = bcf_packet(1, reply_to, BcfHeader::REPLY, label, 300);
-        let n = env.seal(&reply, &mut buf).unwrap();
+        // the reply carries application bytes (a fountain symbol): every copy carries them too
+        let symbol: Vec<u8> = (0..200).map(|i| (i as u32 * 7 + label) as u8).collect();
+        let n = env.seal_with(&reply, &symbol, &mut buf).unwrap();
         let to = if reply_to == 1 { Topo::router_addr(1) } else { Topo::host_addr(reply_to as usize) };
         s1.send_to(&buf[..n], SocketAddrV4::new(to, port)).unwrap();
         for (k, s) in [(2u32, &s2), (3, &s3)] {
-            let (p, from) = recv(s, &mut buf);
+            let (p, from, app) = recv(s, &mut buf);
+            assert_eq!(app, symbol, "h{k}: the reply's application bytes");
             assert_eq!(from.ip(), std::net::IpAddr::V4(Topo::host_addr(1)), "h{k}: from the source's address");
             assert_eq!(p.dst, Dest::Unicast(Addr::new(NodeId(k), 5)), "h{k}: addressed to h{k}");
             assert_eq!(p.src, Addr::new(NodeId(1), 5));

@@ -520,6 +520,9 @@ pub enum Hosts {
     Sim,
     /// The simulator and the real-network driver.
     SimAndNet,
+    /// The real-network driver only: the role needs what only real packets carry (application
+    /// bytes, [`castlab_core::Agent::handle_payload`]).
+    Net,
 }
 
 /// One way to add a protocol's agents or extensions. `name` is the method the drivers show

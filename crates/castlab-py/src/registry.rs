@@ -213,6 +213,9 @@ impl Simulator {
         config: Option<&Bound<'py, PyDict>>,
     ) -> Result<Bound<'py, PyAny>> {
         let r = registry::role(role).ok_or_else(|| no_such("role", role))?;
+        if r.hosts == Hosts::Net {
+            return Err(Error::Value(format!("role: {role} runs on the real network only")).into());
+        }
         let vals = complete(r.params, pairs(args)?)?;
         let cfg = overrides(r, config)?;
         let out = (r.build)(&mut SimHost(&mut self.inner), &Args::new(&vals, &cfg))?;
@@ -345,7 +348,7 @@ impl NetDriver {
         config: Option<&Bound<'py, PyDict>>,
     ) -> Result<Bound<'py, PyAny>> {
         let r = registry::role(role).ok_or_else(|| no_such("role", role))?;
-        if r.hosts != Hosts::SimAndNet {
+        if r.hosts == Hosts::Sim {
             return Err(Error::Value(format!("role: {role} runs in the simulator only")).into());
         }
         let mut vals = complete(&net_params(r.params), pairs(args)?)?;
@@ -368,7 +371,7 @@ impl NetDriver {
         args: Option<&Bound<'py, PyDict>>,
     ) -> Result<Bound<'py, PyAny>> {
         let r = registry::reader(reader).ok_or_else(|| no_such("reader", reader))?;
-        if r.hosts != Hosts::SimAndNet {
+        if r.hosts == Hosts::Sim {
             return Err(Error::Value(format!("reader: {reader} reads the simulator only")).into());
         }
         let vals = complete(r.params, pairs(args)?)?;
@@ -469,7 +472,8 @@ pub(crate) fn protocols(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
             e.set_item("params", params_py(py, r.params)?)?;
             e.set_item("net_params", params_py(py, &net_params(r.params))?)?;
             e.set_item("config", r.config)?;
-            e.set_item("net", r.hosts == Hosts::SimAndNet)?;
+            e.set_item("net", r.hosts != Hosts::Sim)?;
+            e.set_item("sim", r.hosts != Hosts::Net)?;
             roles.append(e)?;
         }
         d.set_item("roles", roles)?;
@@ -486,7 +490,8 @@ pub(crate) fn protocols(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
                 },
             )?;
             e.set_item("params", params_py(py, r.params)?)?;
-            e.set_item("net", r.hosts == Hosts::SimAndNet)?;
+            e.set_item("net", r.hosts != Hosts::Sim)?;
+            e.set_item("sim", r.hosts != Hosts::Net)?;
             readers.append(e)?;
         }
         d.set_item("readers", readers)?;

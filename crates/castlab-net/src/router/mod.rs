@@ -319,6 +319,8 @@ struct Opened {
     pkt: Packet,
     /// The packet as it arrived (local time), to see whether an extension rewrote it.
     orig: Packet,
+    /// Where its application bytes are in `Router::rx` (start, end); empty when none.
+    app: (usize, usize),
 }
 
 /// The router. See the module documentation.
@@ -340,6 +342,10 @@ pub struct Router {
     rx_info: Vec<sys::RecvInfo>,
     envelope: Option<Envelope>,
     ext: Option<ExtSlot>,
+    /// The frame being handled carries application bytes: its packet's uid and where they are
+    /// in `rx`. A packet an extension sends while handling it with the same uid is a copy of
+    /// it (a BCF reply's copies down the breadcrumbs) and carries the same bytes.
+    cur_app: Option<(u64, usize, usize)>,
     next_uid: u64,
     queries: Vec<QueryOut>,
     /// (interface toward S, group, S) relayed upstream; the set wanted now; a scratch list.
@@ -440,6 +446,7 @@ impl Router {
             rx_info: vec![sys::RecvInfo::default(); sys::BATCH],
             envelope,
             ext: None,
+            cur_app: None,
             next_uid: 0,
             queries: Vec::with_capacity(16),
             relayed: Vec::with_capacity(64),
@@ -682,6 +689,7 @@ impl Router {
             if a <= now {
                 self.ext.as_mut().expect("armed").armed = None;
                 self.stats.ext_timer_fires += 1;
+                self.cur_app = None;
                 self.with_ext(now, |ext, v| {
                     if ext.poll_timeout().is_some_and(|t| t <= now) {
                         ext.handle_timeout(now, v)
@@ -736,6 +744,12 @@ impl Router {
 
     /// One frame of `len` bytes in `self.rx`, read on interface `i` at `now`.
     fn handle_frame(&mut self, i: usize, len: usize, csum_partial: bool, other_host: bool, now: Instant) {
+        self.cur_app = None;
+        self.handle_frame_inner(i, len, csum_partial, other_host, now);
+        self.cur_app = None;
+    }
+
+    fn handle_frame_inner(&mut self, i: usize, len: usize, csum_partial: bool, other_host: bool, now: Instant) {
         let parsed = match frame::parse(&self.rx[..len]) {
             Ok(p) => p,
             Err(e) => {
@@ -919,10 +933,13 @@ impl Router {
         if payload.len() < 4 || payload[..4] != MAGIC {
             return Ok(None);
         }
-        match env.open(payload) {
-            Ok(mut p) => {
+        match env.open_parts(payload) {
+            Ok(o) => {
+                let mut p = o.packet;
                 p.sent_at = Instant::from_nanos(p.sent_at.as_nanos().saturating_sub(self.epoch_ns));
-                Ok(Some(Opened { pkt: p, orig: p }))
+                let app = (udp.payload.0 + o.app.start, udp.payload.0 + o.app.end);
+                self.cur_app = (app.1 > app.0).then_some((p.uid, app.0, app.1));
+                Ok(Some(Opened { pkt: p, orig: p, app }))
             }
             Err(r) => {
                 self.stats.rejected[r as usize] += 1;
@@ -1052,7 +1069,7 @@ impl Router {
         frame::decrement_ttl(slot, ip);
         let mut len = end;
         if let Some(o) = opened.filter(|o| o.pkt != o.orig) {
-            match self.reseal(out, s, ip, o.pkt) {
+            match self.reseal(out, s, ip, o.pkt, o.app) {
                 Some(n) => len = n,
                 None => {
                     self.ports[out].release(s);
@@ -1070,26 +1087,27 @@ impl Router {
             // ECN-style marking is a castlab packet field: seal the mark into the datagram
             if let Some(mut o) = opened {
                 o.pkt.marked = true;
-                self.mark_queued(out, s, ip, o.pkt);
+                self.mark_queued(out, s, ip, o.pkt, o.app);
             }
         }
     }
 
     /// A queued frame's packet was marked by RED: write the mark into the datagram in place
     /// (the sealed length does not change with the flag).
-    fn mark_queued(&mut self, out: usize, s: u32, ip: &Ipv4, p: Packet) {
-        let _ = self.reseal(out, s, ip, p);
+    fn mark_queued(&mut self, out: usize, s: u32, ip: &Ipv4, p: Packet, app: (usize, usize)) {
+        let _ = self.reseal(out, s, ip, p, app);
     }
 
-    /// Seal `p` (local time) into the UDP payload of the frame in slot `s` of port `out`, fix
-    /// the lengths and checksums; returns the frame length, None if it does not fit.
-    fn reseal(&mut self, out: usize, s: u32, ip: &Ipv4, mut p: Packet) -> Option<usize> {
+    /// Seal `p` (local time), with the application bytes at `app` in `rx` (the frame's own),
+    /// into the UDP payload of the frame in slot `s` of port `out`, fix the lengths and
+    /// checksums; returns the frame length, None if it does not fit.
+    fn reseal(&mut self, out: usize, s: u32, ip: &Ipv4, mut p: Packet, app: (usize, usize)) -> Option<usize> {
         let env = self.envelope.as_ref()?;
         p.sent_at = Instant::from_nanos(p.sent_at.as_nanos().saturating_add(self.epoch_ns));
         let at = ip.payload_at() + UDP_HDR;
         let mtu_end = (self.ports[out].mtu as usize + ETH_HDR).min(SLOT);
         let slot = self.ports[out].slot_mut(s);
-        let n = env.seal(&p, &mut slot[at..mtu_end]).ok()?;
+        let n = env.seal_with(&p, &self.rx[app.0..app.1], &mut slot[at..mtu_end]).ok()?;
         let (sport, dport) =
             (u16::from_be_bytes([slot[at - 8], slot[at - 7]]), u16::from_be_bytes([slot[at - 6], slot[at - 5]]));
         frame::set_ip_total_len(slot, ip.hdr_len, ip.hdr_len + UDP_HDR + n);
@@ -1119,6 +1137,10 @@ impl Router {
         let (mut p, via) = match send {
             RouterSend::Route(p) => (p, None),
             RouterSend::Via(ch, p) => (p, Some(ch)),
+        };
+        let app = match self.cur_app {
+            Some((uid, a, b)) if uid == p.uid => (a, b),
+            _ => (0, 0),
         };
         self.next_uid += 1;
         p.uid = (self.cfg.node.0 as u64) << 40 | (self.next_uid & ((1 << 40) - 1));
@@ -1169,7 +1191,7 @@ impl Router {
                         p.dst = Dest::Unicast(castlab_core::Addr::new(n, a.port));
                     }
                 }
-                self.emit(k, p, listed_src, dst_ip, sport, dport, group, now);
+                self.emit(k, p, app, listed_src, dst_ip, sport, dport, group, now);
             }
             None if group => {
                 let src = listed_src.unwrap_or(self.ports[0].cfg.addr);
@@ -1183,7 +1205,7 @@ impl Router {
                         self.ports[k].stats.drops_ext += 1;
                         continue;
                     }
-                    self.emit(k, q, listed_src, dst_ip, sport, dport, group, now);
+                    self.emit(k, q, app, listed_src, dst_ip, sport, dport, group, now);
                 }
             }
             None => {
@@ -1196,7 +1218,7 @@ impl Router {
                     self.ports[k].stats.drops_ext += 1;
                     return;
                 }
-                self.emit(k, p, listed_src, dst_ip, sport, dport, group, now);
+                self.emit(k, p, app, listed_src, dst_ip, sport, dport, group, now);
             }
         }
     }
@@ -1219,12 +1241,14 @@ impl Router {
         Some((one.ip, table.node_of(one.ip)))
     }
 
-    /// Build and queue one router-originated datagram on port `k`.
+    /// Build and queue one router-originated datagram on port `k`, carrying the application
+    /// bytes at `app` in `rx` (none when empty).
     #[allow(clippy::too_many_arguments)]
     fn emit(
         &mut self,
         k: usize,
         mut p: Packet,
+        app: (usize, usize),
         src: Option<Ipv4Addr>,
         dst: Ipv4Addr,
         sport: u16,
@@ -1267,7 +1291,7 @@ impl Router {
         let src_mac = self.ports[k].mac;
         let slot = self.ports[k].slot_mut(s);
         let at = ETH_HDR + 20 + UDP_HDR;
-        let Ok(n) = env.seal(&p, &mut slot[at..mtu_end]) else {
+        let Ok(n) = env.seal_with(&p, &self.rx[app.0..app.1], &mut slot[at..mtu_end]) else {
             self.ports[k].release(s);
             self.stats.ext_send_errors += 1;
             return;

@@ -11,15 +11,20 @@
 //! - **real** ([`FountainMode::Real`]): an actual file is encoded with RFC 6330 RaptorQ (the
 //!   `raptorq` crate) as one source block; symbol `i` is source symbol `i` for `i < K` and
 //!   repair symbols after that. Packets are fixed-size `Copy` values, so a symbol's bytes live in
-//!   a side store, the [`SymbolStore`], shared by the source and its receivers (in the
-//!   simulator; on the real network each process encodes the same file into its own store,
-//!   [`SymbolStore::regenerating`], since the wire carries a symbol's id, not its bytes): the source
-//!   writes symbol `i`'s bytes there once, when it first puts symbol `i` on a packet (the packet
-//!   carries the symbol id in `seq` and in the BCF message), and they never change after. A
-//!   receiver copies the bytes of the symbol named by each packet it receives into its own
-//!   buffer at that moment, and decodes from that buffer only. So the bytes a receiver decodes
-//!   are exactly those carried by the packets it received; a symbol it never received never
-//!   reaches its decoder.
+//!   a side store, the [`SymbolStore`], shared by the source and its receivers in the
+//!   simulator: the source writes symbol `i`'s bytes there once, when it first puts symbol `i`
+//!   on a packet (the packet carries the symbol id in `seq` and in the BCF message), and they
+//!   never change after. A receiver copies the bytes of the symbol named by each packet it
+//!   receives into its own buffer at that moment, and decodes from that buffer only. So the
+//!   bytes a receiver decodes are exactly those carried by the packets it received; a symbol it
+//!   never received never reaches its decoder.
+//! - **wire** ([`FountainMode::Wire`]): the real network. The datagram carries the symbol
+//!   itself as the packet's application bytes ([`castlab_core::Agent::poll_payload`]), in
+//!   RFC 6330 §3.2's form: the FEC Payload ID (source block number, 8 bits, always 0 here;
+//!   encoding symbol id, 24 bits) and then the symbol. A receiver decodes only the bytes that
+//!   came over the network; it knows the file's length and symbol size (the session's
+//!   settings, RFC 6330 §3.3's transmission information, which castlab does not send) and,
+//!   to report whether it decoded the very file, what the file should be.
 //!
 //! The store generates symbols in chunks (`CHUNK`): the source's per-packet work allocates
 //! nothing except when the store grows by a chunk, amortised over `CHUNK` packets.
@@ -56,9 +61,6 @@ pub struct SymbolStore {
     esi: Vec<u32>,
     repairs: u32,
     original: Vec<u8>,
-    /// A receiver's own store (real network): symbols below this id are generated when a
-    /// packet names them. 0: never (the simulator's receivers read the source's store).
-    regenerate_below: u32,
 }
 
 impl core::fmt::Debug for SymbolStore {
@@ -115,7 +117,6 @@ impl SymbolStore {
             esi: Vec::with_capacity(2 * k as usize),
             repairs: 0,
             original: file.to_vec(),
-            regenerate_below: 0,
         };
         for p in store.encoder.source_packets() {
             let (id, data) = p.split();
@@ -127,14 +128,6 @@ impl SymbolStore {
 
     pub fn shared(self) -> SharedStore {
         SharedStore(Arc::new(Mutex::new(self)))
-    }
-
-    /// A receiver's own copy of the encoder (the real network): a packet naming symbol `id`
-    /// below `limit` makes the store generate it, as the source did when it sent it. Ids at
-    /// or above `limit` are not generated (a bound on what a bad packet can cost).
-    pub fn regenerating(mut self, limit: u32) -> Self {
-        self.regenerate_below = limit;
-        self
     }
 
     /// Number of source symbols K.
@@ -177,6 +170,52 @@ impl SymbolStore {
         let esi = *self.esi.get(i)?;
         Some((esi, &self.bytes[i * self.symbol_size..(i + 1) * self.symbol_size]))
     }
+
+    /// Symbol `id` as it travels on the wire (RFC 6330 §3.2: FEC Payload ID, then the symbol)
+    /// into `out`; returns the bytes written, 0 if `id` is not generated or `out` too short.
+    pub fn write_wire(&self, id: u32, out: &mut [u8]) -> usize {
+        let Some((esi, data)) = self.symbol(id) else { return 0 };
+        let n = FEC_PAYLOAD_ID_LEN + data.len();
+        if out.len() < n || esi >= 1 << 24 {
+            return 0;
+        }
+        out[0] = 0; // source block number: one block
+        out[1..4].copy_from_slice(&esi.to_be_bytes()[1..]);
+        out[FEC_PAYLOAD_ID_LEN..n].copy_from_slice(data);
+        n
+    }
+}
+
+/// RFC 6330 §3.2's FEC Payload ID: 8-bit source block number, 24-bit encoding symbol id.
+pub const FEC_PAYLOAD_ID_LEN: usize = 4;
+
+/// What a real-network receiver knows of the file before any symbol arrives: the session's
+/// transmission information (length, symbol size) and, only to say whether it decoded the
+/// very file, the file the session agreed on.
+#[derive(Debug)]
+pub struct WireFile {
+    config: ObjectTransmissionInformation,
+    k: u32,
+    symbol_size: usize,
+    expected: Vec<u8>,
+}
+
+impl WireFile {
+    /// The same checks as [`SymbolStore::encode`], without encoding anything.
+    pub fn new(expected: Vec<u8>, symbol_size: u32) -> Result<WireFile, FountainError> {
+        if expected.is_empty() {
+            return Err(FountainError::EmptyFile);
+        }
+        if symbol_size == 0 || symbol_size & 7 != 0 || symbol_size > u16::MAX as u32 {
+            return Err(FountainError::SymbolSize(symbol_size));
+        }
+        let k = (expected.len() as u64).div_ceil(symbol_size as u64);
+        if k > MAX_BLOCK_SYMBOLS {
+            return Err(FountainError::TooLarge { symbols: k, symbol_size, max: MAX_BLOCK_SYMBOLS });
+        }
+        let config = ObjectTransmissionInformation::new(expected.len() as u64, symbol_size as u16, 1, 1, 8);
+        Ok(WireFile { config, k: k as u32, symbol_size: symbol_size as usize, expected })
+    }
 }
 
 /// What a receiver holds toward decoding.
@@ -186,6 +225,8 @@ pub enum FountainMode {
     Symbolic { needed: u32 },
     /// Done once the RaptorQ decoder succeeds on the symbols received.
     Real { store: SharedStore },
+    /// Done once the RaptorQ decoder succeeds on the symbols whose bytes came with the packets.
+    Wire { file: WireFile },
 }
 
 /// A receiver's side of the fountain: which symbols it holds and, in real mode, their bytes.
@@ -201,6 +242,11 @@ pub struct FountainSink {
     decoded: Option<Vec<u8>>,
     pub decode_attempts: u32,
     pub duplicates: u64,
+    /// Wire mode: the bytes handed over with the packet whose uid this is ([`FountainSink::offer`]).
+    offered: Option<u64>,
+    offer: Vec<u8>,
+    /// Wire mode: symbols that came without well-formed bytes (not held).
+    pub without_bytes: u64,
 }
 
 impl FountainSink {
@@ -212,6 +258,14 @@ impl FountainSink {
                 let k = s.block_symbols() as usize + 16;
                 (k * 4, k * s.symbol_size())
             }
+            FountainMode::Wire { file } => {
+                let k = file.k as usize + 16;
+                (k * 4, k * file.symbol_size)
+            }
+        };
+        let offer_cap = match &mode {
+            FountainMode::Wire { file } => FEC_PAYLOAD_ID_LEN + file.symbol_size,
+            _ => 0,
         };
         FountainSink {
             seen: vec![0; cap.div_ceil(64).max(1)],
@@ -221,7 +275,24 @@ impl FountainSink {
             decoded: None,
             decode_attempts: 0,
             duplicates: 0,
+            offered: None,
+            offer: Vec::with_capacity(offer_cap),
+            without_bytes: 0,
             mode,
+        }
+    }
+
+    /// Wire mode: the application bytes that came with the packet whose uid is `uid`, taken in
+    /// by the [`FountainSink::add_packet`] call for that packet. Ignored in the other modes.
+    pub fn offer(&mut self, uid: u64, bytes: &[u8]) {
+        if let FountainMode::Wire { file } = &self.mode {
+            self.offer.clear();
+            if bytes.len() == FEC_PAYLOAD_ID_LEN + file.symbol_size {
+                self.offer.extend_from_slice(bytes);
+                self.offered = Some(uid);
+            } else {
+                self.offered = None;
+            }
         }
     }
 
@@ -230,6 +301,7 @@ impl FountainSink {
         match &self.mode {
             FountainMode::Symbolic { needed } => *needed,
             FountainMode::Real { store } => store.borrow().block_symbols(),
+            FountainMode::Wire { file } => file.k,
         }
     }
 
@@ -239,6 +311,21 @@ impl FountainSink {
 
     /// Take in the symbol a packet carries; returns whether it was new.
     pub fn add(&mut self, id: u32) -> bool {
+        self.add_packet(id, None)
+    }
+
+    /// [`FountainSink::add`] for the packet with uid `uid`: in wire mode the symbol counts only
+    /// with the bytes offered for that very packet (else `without_bytes` counts it).
+    pub fn add_packet(&mut self, id: u32, uid: Option<u64>) -> bool {
+        let mut wire_esi = None;
+        if let FountainMode::Wire { .. } = &self.mode {
+            let offered = self.offered.take();
+            if uid.is_none() || offered != uid || self.offer[0] != 0 {
+                self.without_bytes += 1;
+                return false;
+            }
+            wire_esi = Some(u32::from_be_bytes([0, self.offer[1], self.offer[2], self.offer[3]]));
+        }
         let (w, b) = ((id / 64) as usize, id % 64);
         if w >= self.seen.len() {
             let n = (w + 1).max(self.seen.len() * 2);
@@ -250,16 +337,19 @@ impl FountainSink {
         }
         self.seen[w] |= 1 << b;
         self.distinct += 1;
-        if let FountainMode::Real { store } = &self.mode {
-            // copy the bytes this packet carries, now (see the module documentation)
-            let mut s = store.borrow_mut();
-            if id < s.regenerate_below {
-                s.ensure(id);
+        match &self.mode {
+            FountainMode::Real { store } => {
+                // copy the bytes this packet carries, now (see the module documentation)
+                if let Some((esi, data)) = store.borrow().symbol(id) {
+                    self.ids.push((id, esi));
+                    self.bytes.extend_from_slice(data);
+                }
             }
-            if let Some((esi, data)) = s.symbol(id) {
-                self.ids.push((id, esi));
-                self.bytes.extend_from_slice(data);
+            FountainMode::Wire { .. } => {
+                self.ids.push((id, wire_esi.expect("checked above")));
+                self.bytes.extend_from_slice(&self.offer[FEC_PAYLOAD_ID_LEN..]);
             }
+            FountainMode::Symbolic { .. } => {}
         }
         true
     }
@@ -267,29 +357,30 @@ impl FountainSink {
     /// Whether the receiver can now reconstruct the file. In real mode this runs the decoder
     /// (once K symbols are held, then again on each new symbol until it succeeds).
     pub fn try_complete(&mut self) -> bool {
-        match &self.mode {
-            FountainMode::Symbolic { needed } => self.distinct >= *needed,
+        let (k, t, config) = match &self.mode {
+            FountainMode::Symbolic { needed } => return self.distinct >= *needed,
             FountainMode::Real { store } => {
-                if self.decoded.is_some() {
-                    return true;
-                }
                 let s = store.borrow();
-                if self.distinct < s.block_symbols() {
-                    return false;
-                }
-                self.decode_attempts += 1;
-                let t = s.symbol_size();
-                let mut dec = Decoder::new(s.config());
-                for (i, &(_, esi)) in self.ids.iter().enumerate() {
-                    let pkt = EncodingPacket::new(PayloadId::new(0, esi), self.bytes[i * t..(i + 1) * t].to_vec());
-                    if let Some(out) = dec.decode(pkt) {
-                        self.decoded = Some(out);
-                        return true;
-                    }
-                }
-                false
+                (s.block_symbols(), s.symbol_size(), s.config())
+            }
+            FountainMode::Wire { file } => (file.k, file.symbol_size, file.config),
+        };
+        if self.decoded.is_some() {
+            return true;
+        }
+        if self.distinct < k {
+            return false;
+        }
+        self.decode_attempts += 1;
+        let mut dec = Decoder::new(config);
+        for (i, &(_, esi)) in self.ids.iter().enumerate() {
+            let pkt = EncodingPacket::new(PayloadId::new(0, esi), self.bytes[i * t..(i + 1) * t].to_vec());
+            if let Some(out) = dec.decode(pkt) {
+                self.decoded = Some(out);
+                return true;
             }
         }
+        false
     }
 
     /// The decoded file (real mode, once complete).
@@ -301,6 +392,7 @@ impl FountainSink {
     pub fn matches_source(&self) -> Option<bool> {
         match (&self.mode, &self.decoded) {
             (FountainMode::Real { store }, Some(d)) => Some(d.as_slice() == store.borrow().original()),
+            (FountainMode::Wire { file }, Some(d)) => Some(d.as_slice() == file.expected.as_slice()),
             _ => None,
         }
     }
@@ -402,6 +494,16 @@ impl Agent for FountainSource {
     fn poll_timeout(&self) -> Option<Instant> {
         None
     }
+
+    /// The real network: a reply carries its symbol (module documentation, wire mode).
+    fn poll_payload(&mut self, p: &Packet, out: &mut [u8]) -> usize {
+        match (&self.store, p.header) {
+            (Some(s), castlab_core::Header::Bcf(h)) if h.kind == castlab_core::BcfHeader::REPLY => {
+                s.borrow().write_wire(h.msg as u32, out)
+            }
+            _ => 0,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -460,33 +562,82 @@ mod tests {
     }
 
     #[test]
-    fn a_receivers_own_store_decodes_the_ids_another_process_sent() {
-        // the real network: source and receiver encode the same seeded file apart; the
-        // receiver sees only ids (past K, repair symbols it must generate itself) and 30 %
-        // of the packets are lost
+    fn a_wire_receiver_decodes_only_the_bytes_that_came_with_the_packets() {
+        // the real network: the source writes each symbol onto its packet (RFC 6330 §3.2's FEC
+        // Payload ID, then the symbol); the receiver has no encoder, only the session's length
+        // and symbol size, and 30 % of the packets are lost
         let data = seeded_file(30_000, 9);
         assert_eq!(data, seeded_file(30_000, 9), "the same words make the same file");
         assert_ne!(data, seeded_file(30_000, 10));
         let src = SymbolStore::encode(&data, 448).unwrap().shared();
         let k = src.borrow().block_symbols();
-        let own = SymbolStore::encode(&seeded_file(30_000, 9), 448).unwrap().regenerating(4 * k).shared();
-        let mut sink = FountainSink::new(FountainMode::Real { store: own.clone() });
+        let mut sink = FountainSink::new(FountainMode::Wire { file: WireFile::new(data.clone(), 448).unwrap() });
+        assert_eq!(sink.needed(), k);
         let mut rng = Rng::seed_from_u64(4);
+        let mut wire = [0u8; 600];
         let mut id = 0u32;
         while !sink.try_complete() {
             src.borrow_mut().ensure(id);
+            let n = src.borrow().write_wire(id, &mut wire);
+            assert_eq!(n, 4 + 448);
             if !rng.bernoulli(0.3) {
-                sink.add(id);
+                let uid = 1000 + id as u64;
+                sink.offer(uid, &wire[..n]);
+                assert!(sink.add_packet(id, Some(uid)));
             }
             id += 1;
             assert!(id < 3 * k, "never decoded");
         }
         assert!(id > k + k / 5, "repair symbols were needed ({id} sent, K = {k})");
         assert_eq!(sink.decoded().unwrap(), data.as_slice());
-        // an id beyond the bound is not generated: the store does not grow for it
-        let before = own.borrow().generated();
-        sink.add(4 * k + 1000);
-        assert_eq!(own.borrow().generated(), before);
+        assert_eq!(sink.matches_source(), Some(true));
+        assert_eq!(sink.without_bytes, 0);
+    }
+
+    #[test]
+    fn a_wire_symbol_without_its_own_bytes_is_not_held() {
+        let data = seeded_file(4_000, 1);
+        let src = SymbolStore::encode(&data, 64).unwrap().shared();
+        let mut sink = FountainSink::new(FountainMode::Wire { file: WireFile::new(data, 64).unwrap() });
+        let mut wire = [0u8; 100];
+        src.borrow_mut().ensure(3);
+        let n = src.borrow().write_wire(3, &mut wire);
+        // no bytes at all; bytes offered for another packet; a bytes' length that is not the
+        // session's symbol size; a source block number other than 0
+        assert!(!sink.add_packet(3, Some(7)));
+        sink.offer(8, &wire[..n]);
+        assert!(!sink.add_packet(3, Some(7)));
+        sink.offer(7, &wire[..n - 1]);
+        assert!(!sink.add_packet(3, Some(7)));
+        let mut bad = wire;
+        bad[0] = 1;
+        sink.offer(7, &bad[..n]);
+        assert!(!sink.add_packet(3, Some(7)));
+        assert_eq!((sink.without_bytes, sink.distinct()), (4, 0));
+        // an offer is taken once: the packet's bytes count for that packet only
+        sink.offer(7, &wire[..n]);
+        assert!(sink.add_packet(3, Some(7)));
+        assert!(!sink.add_packet(4, Some(7)));
+        assert_eq!((sink.without_bytes, sink.distinct()), (5, 1));
+    }
+
+    #[test]
+    fn a_wire_receiver_that_got_corrupted_bytes_does_not_match_the_file() {
+        let data = seeded_file(6_400, 2);
+        let src = SymbolStore::encode(&data, 64).unwrap().shared();
+        let k = src.borrow().block_symbols();
+        let mut sink = FountainSink::new(FountainMode::Wire { file: WireFile::new(data, 64).unwrap() });
+        let mut wire = [0u8; 100];
+        for id in 0..k {
+            let n = src.borrow().write_wire(id, &mut wire);
+            if id == 5 {
+                wire[20] ^= 0xff;
+            }
+            sink.offer(id as u64, &wire[..n]);
+            sink.add_packet(id, Some(id as u64));
+        }
+        assert!(sink.try_complete());
+        assert_eq!(sink.matches_source(), Some(false));
     }
 
     #[test]
@@ -502,6 +653,8 @@ mod tests {
     #[test]
     fn bad_files_are_errors() {
         assert_eq!(SymbolStore::encode(&[], 512).unwrap_err(), FountainError::EmptyFile);
+        assert_eq!(WireFile::new(Vec::new(), 512).unwrap_err(), FountainError::EmptyFile);
+        assert_eq!(WireFile::new(vec![1], 500).unwrap_err(), FountainError::SymbolSize(500));
         assert_eq!(SymbolStore::encode(&[1], 500).unwrap_err(), FountainError::SymbolSize(500));
         assert!(matches!(SymbolStore::encode(&vec![0; 60_000 * 8], 8), Err(FountainError::TooLarge { .. })));
     }

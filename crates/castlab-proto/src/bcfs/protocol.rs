@@ -4,7 +4,7 @@
 
 use castlab_core::{Addr, NodeId, Value};
 
-use super::fountain::{seeded_file, FountainError, FountainMode, FountainSource, SymbolStore};
+use super::fountain::{seeded_file, FountainError, FountainMode, FountainSource, SymbolStore, WireFile};
 use super::pgm::{PgmConfig, PgmReceiver, PgmSource};
 use super::rainbow::{RainbowConfig, RainbowReceiver};
 use super::{BcfConfig, BcfRouter};
@@ -83,23 +83,31 @@ fn add_rainbow(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
     Ok(host.add_local_agent(n, port, at, Box::new(r))?.0.into())
 }
 
-/// The file of a real-network session, encoded: `file_bytes` bytes from `file_seed`
-/// ([`seeded_file`]), `symbol_size`-byte symbols. Every process of the session builds it from
-/// the same words.
-fn net_store(a: &Args<'_>) -> BuildResult<SymbolStore> {
+/// The file of a real-network session: `file_bytes` bytes from `file_seed` ([`seeded_file`]),
+/// `symbol_size`-byte symbols. The source encodes it; a receiver takes from the same words
+/// only the transmission information and what the file should be (to check what it decoded).
+fn net_file_words(a: &Args<'_>) -> BuildResult<(Vec<u8>, u32)> {
     let bytes = a.positive_u32("file_bytes")?;
     let seed = a.int("file_seed")?;
-    let t = a.u32("symbol_size")?;
-    SymbolStore::encode(&seeded_file(bytes as usize, seed as u64), t).map_err(|e| match e {
-        FountainError::SymbolSize(_) => BuildError::bad("symbol_size", t, &e.to_string()),
-        _ => BuildError::bad("file_bytes", bytes, &e.to_string()),
-    })
+    Ok((seeded_file(bytes as usize, seed as u64), a.u32("symbol_size")?))
 }
 
-/// Symbols a real-network receiver regenerates at most, in units of K: with many receivers
-/// the source's fresh symbols are shared out among them, so a receiver may see ids far above
-/// K (our choice: 64 K bounds its store at 64 times the file).
-const NET_REGENERATE_BLOCKS: u32 = 64;
+fn file_error(a: &Args<'_>, e: FountainError) -> BuildError {
+    match e {
+        FountainError::SymbolSize(t) => BuildError::bad("symbol_size", t, &e.to_string()),
+        _ => BuildError::bad("file_bytes", a.get("file_bytes"), &e.to_string()),
+    }
+}
+
+fn net_store(a: &Args<'_>) -> BuildResult<SymbolStore> {
+    let (file, t) = net_file_words(a)?;
+    SymbolStore::encode(&file, t).map_err(|e| file_error(a, e))
+}
+
+fn net_file(a: &Args<'_>) -> BuildResult<WireFile> {
+    let (file, t) = net_file_words(a)?;
+    WireFile::new(file, t).map_err(|e| file_error(a, e))
+}
 
 fn add_net_fountain(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
     let n = a.node(host, "node")?;
@@ -118,9 +126,7 @@ fn add_net_rainbow(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static
     let src_port = a.int("source_port")?;
     let src_port =
         u16::try_from(src_port).map_err(|_| BuildError::bad("source_port", src_port, "must be a port 0..=65535"))?;
-    let st = net_store(a)?;
-    let limit = st.block_symbols().saturating_mul(NET_REGENERATE_BLOCKS);
-    let mode = FountainMode::Real { store: st.regenerating(limit).shared() };
+    let mode = FountainMode::Wire { file: net_file(a)? };
     let cfg: RainbowConfig = a.config()?;
     let port = a.port("port")?;
     let flow = a.flow_or_next(host, "flow")?;
@@ -226,6 +232,8 @@ fn rainbow_records<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResu
     d.set("distinct", r.sink.distinct() as u64);
     d.set("needed", r.sink.needed() as u64);
     d.set("duplicates", r.sink.duplicates);
+    // the real network: symbols whose packet came without well-formed symbol bytes
+    d.set("without_bytes", r.sink.without_bytes);
     d.set("decode_attempts", r.sink.decode_attempts as u64);
     d.set("window", r.window() as u64);
     d.set("done", r.done());
@@ -390,8 +398,10 @@ e.g. `nak_timeout`, `idle_timeout`). \
             name: "add_fountain_net_source",
             doc:
                 "A digital-fountain source on `node` for the real network (§III-A, §III-B), RFC 6330 RaptorQ over the \
-file of `file_bytes` bytes drawn from `file_seed` (every process of the session makes the same file; the \
-wire carries each symbol's id, and each receiver regenerates the symbol's bytes from its own encoder). \
+file of `file_bytes` bytes drawn from `file_seed` (every process of the session takes the file's length \
+and symbol size from the same words). Each reply carries its symbol: RFC 6330's FEC Payload ID and the \
+symbol's bytes, inside the reply's `packet_bytes` when they fit (416-byte symbols fill a 512-byte reply \
+without a session key). \
 Each BCF request is answered by a fresh symbol addressed to the request's sender, so that unicast \
 routing takes it to the first BCF router (the source's host has none). Returns the agent id. \
 `port`, `flow`: its port and flow id (None: the next free ones); `packet_bytes`: a reply's size on the wire; \
@@ -403,18 +413,19 @@ routing takes it to the first BCF router (the source's host has none). Returns t
                 param!(flow = None),
                 param!(file_bytes = Int(100_000)),
                 param!(file_seed = Int(1)),
-                param!(symbol_size = Int(448)),
+                param!(symbol_size = Int(416)),
                 param!(start = Float(0.0)),
             ],
             config: None,
-            hosts: Hosts::SimAndNet,
+            hosts: Hosts::Net,
             build: add_net_fountain,
         },
         Role {
             name: "add_rainbow_net_receiver",
             doc: "A Rainbow receiver on `node` (§III-C) for the real network, fetching from the fountain source at \
 (`source_node`, `source_port`) the file of `file_bytes` bytes from `file_seed` in `symbol_size`-byte \
-symbols (the source's words); done once its RaptorQ decoder succeeds on the symbols it received. Returns \
+symbols (the source's words); done once its RaptorQ decoder succeeds on the symbol bytes its packets \
+carried (it has no encoder; the file made from the words only says whether it decoded the very file). Returns \
 the agent id. Keyword arguments override config_defaults(\"rainbow\"). \
 `start` seconds; `port`, `flow`: its port and flow id (None: the next free ones); `config`: the keyword \
 overrides.",
@@ -424,13 +435,13 @@ overrides.",
                 param!(source_port = Int(1)),
                 param!(file_bytes = Int(100_000)),
                 param!(file_seed = Int(1)),
-                param!(symbol_size = Int(448)),
+                param!(symbol_size = Int(416)),
                 param!(start = Float(0.0)),
                 param!(port = None),
                 param!(flow = None),
             ],
             config: Some("rainbow"),
-            hosts: Hosts::SimAndNet,
+            hosts: Hosts::Net,
             build: add_net_rainbow,
         },
     ],
@@ -606,8 +617,9 @@ const FILE_SEED: NetFlag = NetFlag {
 };
 const SYMBOL_SIZE: NetFlag = NetFlag {
     name: "symbol_size",
-    kind: FlagKind::Int(448),
-    help: "bytes per RaptorQ symbol, a multiple of 8 (the same on every process)",
+    kind: FlagKind::Int(416),
+    help: "bytes per RaptorQ symbol, a multiple of 8 (the same on every process; 416 with its FEC Payload ID \
+and castlab's headers fill a 512-byte reply)",
     config: false,
 };
 const PACKET_BYTES: NetFlag = NetFlag {

@@ -392,7 +392,7 @@ impl Agent for RainbowReceiver {
         let sym = m.msg as u32;
         self.rec.rx_time_ns.push(now.as_nanos());
         self.rec.rx_symbol.push(sym);
-        self.sink.add(sym);
+        self.sink.add_packet(sym, Some(p.uid));
         let l = m.label;
         let mut answered: Option<u64> = None;
         if l >= 1 && (l as usize) <= self.labels.len() {
@@ -491,6 +491,11 @@ impl Agent for RainbowReceiver {
         };
         // an overdue TRQ is due now (its expiry check in handle_timeout compares with `now`)
         next.map(|t| t.max(self.now))
+    }
+
+    /// The real network: a reply's symbol bytes (the fountain's wire mode).
+    fn handle_payload(&mut self, p: &Packet, bytes: &[u8]) {
+        self.sink.offer(p.uid, bytes);
     }
 }
 

@@ -31,7 +31,9 @@ from castlab.experiments.plotting import figure, save
 
 PAPER = "Yano & McCanne 1999"  # as experiments/rainbow names it, so the report groups them
 SESSION = 77
-SYMBOL_BYTES = 448  # the fountain roles' default: 448-byte symbols in 512-byte replies
+# the fountain roles' default: a 416-byte symbol, its 4-byte FEC Payload ID (RFC 6330 §3.2) and
+# castlab's headers fill a 512-byte reply, so the replies are as long as the twin's
+SYMBOL_BYTES = 416
 REPLY_BYTES = 512  # §IV-A.2's packet size
 REPLY_IP_BYTES = REPLY_BYTES + 28  # what a reply is on the wire (IP and UDP headers)
 # TCP in 512-byte packets as Rainbow's replies, as rainbow-b3 sets B-(iii) (§IV-B.2's packet size):
@@ -255,8 +257,8 @@ def run_net_rainbow(out: Path, seed: int, quick: bool = False) -> Result:
               "tcp_error": tcp_error,
               "real": {"window": real, "completion_mean_s": real_c, "fountain": fountain, "routers": routers},
               "sim": {"window": sim, "completion_mean_s": sim_c, **sim_extra},
-              "differences": "the wire carries each symbol's id, not its bytes: every process encodes the same "
-                             "seeded file and a receiver regenerates the symbols named by the packets it got; "
+              "differences": "each reply carries its symbol's bytes and the receivers decode those (the twin's "
+                             "receivers copy the bytes from the source's store as each reply arrives); "
                              "the testbed's hosts send unshaped onto their access links (the twin shapes both "
                              "directions); the first BCF router on the source's link stands for the source "
                              "node's (the source's host runs none)"}
