@@ -66,7 +66,8 @@ SNOOPING_READY_S = 15.0
 
 # Run inside a router's namespace with the bridge's address: one IGMPv2 general query
 # (RFC 2236 §2: type 0x11, group 0, to 224.0.0.1) with a maximum response time of 0.1 s
-# (code 1), sent through the bridge. A snooping bridge that hears a query starts forwarding by
+# (code 1), sent through the bridge, without the Router Alert option (neither the bridge nor a
+# Linux host asks for it). A snooping bridge that hears a query starts forwarding by
 # membership after that query's response time; the first query it hears sets the wait.
 _PRIME_SNOOPING = """
 import socket, struct, sys
