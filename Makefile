@@ -10,7 +10,7 @@ PIP    := $(VENV)/bin/pip
 OUT    ?= out
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: setup system-deps norm build demo test test-rust test-python bench reproduce-all clean-out
+.PHONY: setup system-deps norm build demo test test-rust test-rust-build test-python bench reproduce-all clean-out
 
 # System packages: iproute2 (ip, tc), igmpproxy (the testbed's multicast routing), iperf3 (kernel
 # TCP cross traffic), ns2 (the independent reference some tests compare with), tshark (reads
@@ -63,7 +63,16 @@ demo: build
 	$(VENV)/bin/castlab reproduce rlm-fig8 --out $(OUT)/rlm-fig8
 	@echo "castlab is installed in $(VENV): run \`. $(VENV)/bin/activate\` once per shell for \`castlab\` and its \`python\`"
 
-test: test-rust test-python
+# The two compilations (the Rust tests' debug build, and set-up + the extension's release
+# build) run side by side: neither uses both cores all the time (pip, single-codegen-unit crates,
+# links). The tests then run one after the other, on a quiet machine (some are timed).
+test:
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-rust-build build
+	cargo test --workspace --exclude castlab-py
+	$(VENV)/bin/pytest -q tests
+
+test-rust-build:
+	cargo test --workspace --exclude castlab-py --no-run
 
 test-rust:
 	cargo test --workspace --exclude castlab-py

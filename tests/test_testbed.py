@@ -188,12 +188,24 @@ def test_ctrl_c_tears_a_testbed_down():
     assert _netns(f"cl-{name}-") == set()
 
 
+@pytest.fixture(scope="module")
+def rlm_pair(tmp_path_factory):
+    """net-rlm's quick testbed and simulator runs, made once: net-rlm and net-vs-sim analyse
+    the same runs (each experiment run alone makes its own)."""
+    from castlab.experiments.net.rlm import _rlm_pair
+
+    return _rlm_pair(tmp_path_factory.mktemp("rlm-pair"), 1, True)
+
+
 @pytest.mark.parametrize("name", ["net-rlm", "net-vs-sim", "net-lesbcc-fig21"])
-def test_real_network_experiments_run_in_quick_form(tmp_path, name):
+def test_real_network_experiments_run_in_quick_form(tmp_path, name, request):
     from castlab.experiments import REGISTRY
     from castlab.experiments.net import testbed_name
 
-    res = REGISTRY[name].run(tmp_path, 1, quick=True)
+    if name in ("net-rlm", "net-vs-sim"):
+        res = REGISTRY[name].run(tmp_path, 1, quick=True, pair=request.getfixturevalue("rlm_pair"))
+    else:  # what this checks (it runs, its router, its files, computed claims) needs no 60 s
+        res = REGISTRY[name].run(tmp_path, 1, quick=True, duration=30.0)
     assert _netns(f"cl-{testbed_name('r')}-") == set() and _netns(f"cl-{testbed_name('l')}-") == set()
     assert res.params["network"] == "real"
     assert "skipped" not in res.params

@@ -23,6 +23,23 @@ __all__ = ["process_pool", "stop_pool", "workers", "current_workers", "map_calls
 _WORKERS: contextvars.ContextVar[int] = contextvars.ContextVar("castlab_workers", default=1)
 
 
+class _BlockPool:
+    """The process pool of one ``workers(n)`` block: started at the block's first ``map_runs``
+    that needs it, serving every later one (an experiment makes several), ended with the block."""
+
+    def __init__(self, jobs: int):
+        self.jobs = jobs
+        self.ex: Optional[cf.ProcessPoolExecutor] = None
+
+    def get(self) -> cf.ProcessPoolExecutor:
+        if self.ex is None:
+            self.ex = process_pool(self.jobs)
+        return self.ex
+
+
+_POOL: contextvars.ContextVar[Optional[_BlockPool]] = contextvars.ContextVar("castlab_pool", default=None)
+
+
 def _ignore_sigint() -> None:
     # Ctrl-C reaches the whole process group. The parent decides what an interrupt means (keep
     # the finished runs, stop the others); a worker that raised KeyboardInterrupt mid-run would
@@ -57,14 +74,26 @@ def stop_pool(ex: cf.ProcessPoolExecutor) -> None:
 
 @contextlib.contextmanager
 def workers(n: int) -> Iterator[int]:
-    """Run the block with `n` worker processes for ``map_runs`` (1: in this process)."""
+    """Run the block with `n` worker processes for ``map_runs`` (1: in this process). The
+    processes start at the first ``map_runs`` that uses them and serve the whole block; they end
+    with it (at once if the block raises or is interrupted)."""
     if int(n) < 1:
         raise ValueError(f"jobs must be at least 1, got {n}")
+    pool = _BlockPool(int(n))
     token = _WORKERS.set(int(n))
+    ptoken = _POOL.set(pool)
+    ok = False
     try:
         yield int(n)
+        ok = True
     finally:
+        _POOL.reset(ptoken)
         _WORKERS.reset(token)
+        if pool.ex is not None:
+            if ok:
+                pool.ex.shutdown(wait=True)
+            else:
+                stop_pool(pool.ex)
 
 
 def current_workers() -> int:
@@ -104,4 +133,7 @@ def map_runs(fn: Callable[..., Any], calls: Sequence[tuple]) -> list:
     n = current_workers()
     if n <= 1 or len(calls) < 2:
         return [fn(*a) for a in calls]
+    pool = _POOL.get()
+    if pool is not None and pool.jobs == n:
+        return map_calls(fn, calls, n, executor=pool.get())
     return map_calls(fn, calls, min(n, len(calls)))

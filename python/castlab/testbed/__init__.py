@@ -60,6 +60,55 @@ ROUTER_RESTARTS = 3
 ROUTER_STATS_EVERY_S = 0.5
 
 
+#: How long `up` waits for a snooping bridge to forward multicast by membership (igmpproxy's
+#: queries alone make a bridge wait their 10 s response time: this bounds that case too).
+SNOOPING_READY_S = 15.0
+
+# Run inside a router's namespace with the bridge's address: one IGMPv2 general query
+# (RFC 2236 §2: type 0x11, group 0, to 224.0.0.1) with a maximum response time of 0.1 s
+# (code 1), sent through the bridge, without the Router Alert option (neither the bridge nor a
+# Linux host asks for it). A snooping bridge that hears a query starts forwarding by
+# membership after that query's response time; the first query it hears sets the wait.
+_PRIME_SNOOPING = """
+import socket, struct, sys
+def csum(b):
+    s = sum(struct.unpack("!4H", b)); s = (s >> 16) + (s & 0xffff); s += s >> 16
+    return ~s & 0xffff
+q = struct.pack("!BBH4s", 0x11, 1, 0, bytes(4))
+q = struct.pack("!BBH4s", 0x11, 1, csum(q), bytes(4))
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_IGMP)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(sys.argv[1]))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 0)
+s.sendto(q, ("224.0.0.1", 0))
+"""
+
+# Run inside a router's namespace: bursts of 20 datagrams from the bridge's address to a group
+# no host joined, until the bridge port argv[1] forwards fewer than half of a burst (queries
+# may cross it meanwhile), or argv[3] seconds pass (exit 1).
+_WAIT_FILTERING = """
+import socket, sys, time
+port, addr, limit = sys.argv[1], sys.argv[2], float(sys.argv[3])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(addr))
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 1)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, 0)
+def tx():
+    with open(f"/sys/class/net/{port}/statistics/tx_packets") as f:
+        return int(f.read())
+end = time.monotonic() + limit
+while True:
+    a = tx()
+    for _ in range(20):
+        s.sendto(b"ready?", ("239.255.200.9", 5997))
+    if tx() - a < 10:
+        sys.exit(0)
+    if time.monotonic() > end:
+        sys.exit(f"{port} forwarded {tx() - a} of 20")
+    time.sleep(0.1)
+"""
+
+
 def _run(argv: Sequence[str], *, check: bool = True, timeout: float = 30.0) -> subprocess.CompletedProcess:
     r = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout)
     if check and r.returncode != 0:
@@ -371,12 +420,24 @@ class Testbed:
                 for k in range(len(lan.hosts)):
                     self._shape(lan.router, f"n{j}p{k}", lan.rate_bps, lan.queue_pkts, lan.delay_s)
         # multicast routing
+        snooping = [(j, lan) for j, lan in enumerate(t.lans) if lan.shaping == "per-host"]
+        subnets = t.subnets()
+        for j, lan in snooping:
+            self.run(lan.router, [sys.executable, "-c", _PRIME_SNOOPING, subnets[len(t.links) + j][1][lan.router]])
         for r in t.routers:
             self._start_igmpproxy(r)
-        # igmpproxy installs its VIFs; a snooping bridge filters only once its own querier is
-        # established (before that it floods what the router sends onto it, so a leave seems
-        # to take seconds): the wait covers the querier's start-up (docs/testbed.md)
-        time.sleep(8.0 if any(lan.shaping == "per-host" for lan in t.lans) else 0.3)
+        # igmpproxy installs its VIFs; a snooping bridge forwards by membership only once it
+        # has heard a querier and that query's response time has passed (before that it
+        # floods, so a leave would seem to take seconds). The query sent above answers in
+        # 0.1 s; igmpproxy's own queries, heard after it, do not restart that wait.
+        time.sleep(0.3)
+        for j, lan in snooping:
+            r = self.run(lan.router, [sys.executable, "-c", _WAIT_FILTERING, f"n{j}p0",
+                                      subnets[len(t.links) + j][1][lan.router], str(SNOOPING_READY_S)],
+                         check=False, timeout=SNOOPING_READY_S + 10)
+            if r.returncode != 0:
+                raise RuntimeError(f"bridge br{j} in {lan.router} still floods multicast to non-members "
+                                   f"{SNOOPING_READY_S:g} s after its querier started: {r.stderr.strip()}")
         self._save_state()
 
     # ---- user-space routers

@@ -35,7 +35,9 @@ from castlab.experiments.net.common import (
 # ------------------------------------------------------------------ LE-SBCC Fig. 21
 
 
-def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
+def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False, duration: Optional[float] = None) -> Result:
+    """`duration`: the run's length in seconds instead of the full (300 s) or quick (60 s)
+    form's, for a caller that checks the pipeline rather than the claims (the tests)."""
     reason = _unavailable()
     if reason:
         return _skip(reason)
@@ -46,7 +48,8 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False) -> Result:
     from castlab.experiments.lesbcc.testbed import lesbcc5
     from castlab.testbed import Testbed
 
-    duration = 60.0 if quick else 300.0
+    if duration is None:
+        duration = 60.0 if quick else 300.0
     topo = lesbcc5(receiver_hosts=FIG21_HOSTS, rate_bps=FIG21_LINK_BPS, queue_pkts=FIG21_QUEUE)
     logs = out / "logs"
     logs.mkdir(exist_ok=True)

@@ -155,11 +155,14 @@ def _rlm_pair(out: Path, seed: int, quick: bool) -> Optional[tuple[dict, dict, d
     return real, sim, params
 
 
-def run_net_rlm(out: Path, seed: int, quick: bool = False) -> Result:
+def run_net_rlm(out: Path, seed: int, quick: bool = False, pair: Optional[tuple[dict, dict, dict]] = None) -> Result:
+    """`pair`: the testbed and simulator runs of `_rlm_pair(..., seed, quick)` when the caller
+    has them already (``net-vs-sim`` analyses the same runs); made here otherwise."""
     reason = _unavailable()
     if reason:
         return _skip(reason)
-    real, sim, params = _rlm_pair(out, seed, quick)
+    real, sim, params = pair if pair is not None else _rlm_pair(out, seed, quick)
+    params = dict(params)
     duration = params["duration_s"]
     rows = []
     fig, ax = figure(6.5, 3.4)
@@ -225,11 +228,14 @@ def run_net_rlm(out: Path, seed: int, quick: bool = False) -> Result:
     return Result(params, claims, ["net_rlm.csv", *files])
 
 
-def run_net_vs_sim(out: Path, seed: int, quick: bool = False) -> Result:
+def run_net_vs_sim(out: Path, seed: int, quick: bool = False,
+                   pair: Optional[tuple[dict, dict, dict]] = None) -> Result:
+    """`pair`: as :func:`run_net_rlm`'s."""
     reason = _unavailable()
     if reason:
         return _skip(reason)
-    real, sim, params = _rlm_pair(out, seed, quick)
+    real, sim, params = pair if pair is not None else _rlm_pair(out, seed, quick)
+    params = dict(params)
     duration = params["duration_s"]
     fig, axes = figure(7.0, 4.2)
     fig.clf()
