@@ -27,6 +27,7 @@ use castlab_core::{
     RouterSend, Verdict,
 };
 use castlab_net::router::config::{IfaceConfig, RouterSession};
+use castlab_net::router::port::LatencyHist;
 use castlab_net::router::{frame, sys};
 use castlab_net::{Envelope, GroupEntry, NetConfig, Router, RouterConfig, SessionTable};
 use socket2::{Domain, Protocol, Socket, Type};
@@ -183,6 +184,9 @@ struct Snap {
     bcf: Vec<u64>,
     /// CPU time the router's thread has used, ns.
     cpu_ns: u64,
+    /// Time inside the extension's calls (with timing on), ns: on_arrival, on_forward,
+    /// timers, poll_transmit/poll_timeout.
+    ext_ns: [u64; 4],
 }
 
 /// CPU time of the calling thread, ns.
@@ -201,6 +205,16 @@ struct RouterThread {
 
 impl RouterThread {
     fn start(ns: &str, cfg: RouterConfig, ext: Option<Box<dyn RouterExtension + Send>>) -> RouterThread {
+        Self::start_with(ns, cfg, ext, false)
+    }
+
+    /// `timed`: with the router's extension timing on (`ext_*_calls`, `ext_*_ns`).
+    fn start_with(
+        ns: &str,
+        cfg: RouterConfig,
+        ext: Option<Box<dyn RouterExtension + Send>>,
+        timed: bool,
+    ) -> RouterThread {
         let stop = Arc::new(AtomicBool::new(false));
         let snap = Arc::new(Mutex::new(Snap::default()));
         let history = Arc::new(Mutex::new(Vec::new()));
@@ -217,6 +231,7 @@ impl RouterThread {
             if let Some(x) = ext {
                 r.set_extension(x).map_err(|e| e.to_string())?;
             }
+            r.set_extension_timing(timed);
             let _ = ready_tx.send(Ok(()));
             let mut last = Snap::default();
             while !s2.load(Ordering::SeqCst) {
@@ -242,6 +257,10 @@ impl RouterThread {
                         })
                         .unwrap_or_default(),
                     cpu_ns: thread_cpu_ns(),
+                    ext_ns: {
+                        let st = r.stats();
+                        [st.ext_arrival_ns, st.ext_forward_ns, st.ext_timer_ns, st.ext_poll_ns]
+                    },
                 };
                 *sn2.lock().unwrap() = last.clone();
                 h2.lock().unwrap().push(last.clone());
@@ -726,7 +745,7 @@ fn hosts_an_extension_with_verdicts_rewrites_sends_and_timers() {
     let net = NetConfig { session_id: SESSION, port_base: PORT_BASE, ..NetConfig::default() };
     let mut cfg = t.router_config();
     cfg.session = Some(RouterSession { net, table });
-    let rt = RouterThread::start(&t.ns("r"), cfg, Some(Box::new(Probe::default())));
+    let rt = RouterThread::start_with(&t.ns("r"), cfg, Some(Box::new(Probe::default())), true);
     warm_up(&t, 2);
     let env = Envelope::new(SESSION, None);
     // h2 listens on castlab port 5 (UDP PORT_BASE + 5)
@@ -798,6 +817,13 @@ fn hosts_an_extension_with_verdicts_rewrites_sends_and_timers() {
     assert!(s.text.contains("foreign_session 1"), "{}", s.text);
     assert!(s.text.contains("malformed 1"), "{}", s.text);
     assert_eq!(s.ext_report, vec![61, 15, 1]);
+    // the router's timing of the extension counts the calls the extension saw: 61 arrivals,
+    // and on_forward for each of the 60 datagrams toward h2 (the probe was consumed, the
+    // reply went `Via` a channel: no on_forward)
+    assert!(s.text.contains(" ext_arrival_calls 61 "), "{}", s.text);
+    assert!(s.text.contains(" ext_forward_calls 60 "), "{}", s.text);
+    assert!(s.text.contains(" ext_timer_calls "), "{}", s.text);
+    assert!(s.ext_ns[0] > 0 && s.ext_ns[1] > 0 && s.ext_ns[3] > 0, "{:?}", s.ext_ns);
 }
 
 /// A BCF message from `src` to `dst` (castlab port 5 on both).
@@ -990,12 +1016,9 @@ fn garbage_on_the_wire_is_counted_and_forwarding_goes_on() {
 
 // ------------------------------------------------------------------ the router's speed
 
-/// One rate step: h1 sends `pps` 200-byte datagrams a second for `secs` through the router
-/// (a 1 ms delay line toward h2), each carrying its send time; h2 records the one-way delay.
-/// Returns (sent, received, one-way delays minus the delay line, in µs, sorted).
-/// Wall-clock time (CLOCK_REALTIME) in ns: what the kernel's receive timestamps use.
+/// Wall-clock time (CLOCK_REALTIME) in ns: what the kernel's packet timestamps use.
 fn realtime_ns() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos() as u64
+    sys::realtime_ns()
 }
 
 /// A kernel receive timestamp (SO_TIMESTAMPNS) from a recvmsg's control data, in ns.
@@ -1013,13 +1036,78 @@ fn rx_timestamp(msg: &libc::msghdr) -> Option<u64> {
     None
 }
 
+/// `SO_TIMESTAMPING` (and its control message's type) on x86-64 and most 64-bit Linux.
+const SO_TIMESTAMPING: libc::c_int = 37;
+
+/// Turn on the kernel's software transmit timestamps on `s`: each datagram's stamp is taken
+/// when the sending host's driver (the veth) takes it, and comes back on the error queue with
+/// the datagram's number (OPT_ID: 0, 1, ... in send order), without the datagram (OPT_TSONLY).
+fn tx_timestamps_on(s: &UdpSocket) {
+    let flags = libc::SOF_TIMESTAMPING_TX_SOFTWARE
+        | libc::SOF_TIMESTAMPING_SOFTWARE
+        | libc::SOF_TIMESTAMPING_OPT_ID
+        | libc::SOF_TIMESTAMPING_OPT_TSONLY;
+    let r = unsafe { libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, SO_TIMESTAMPING, &flags as *const _ as _, 4) };
+    assert_eq!(r, 0, "SO_TIMESTAMPING: {}", std::io::Error::last_os_error());
+}
+
+/// Read every transmit timestamp waiting on `s`'s error queue into `stamps[id]`.
+fn drain_tx_timestamps(s: &UdpSocket, stamps: &mut [u64]) {
+    loop {
+        let mut cbuf = [0u64; 16];
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_control = cbuf.as_mut_ptr() as *mut _;
+        msg.msg_controllen = std::mem::size_of_val(&cbuf) as _;
+        let n = unsafe { libc::recvmsg(s.as_raw_fd(), &mut msg, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
+        if n < 0 {
+            return;
+        }
+        let (mut at, mut id) = (None, None);
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == SO_TIMESTAMPING {
+                    // struct scm_timestamping: ts[0] is the software stamp
+                    let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                    at = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+                } else if (*c).cmsg_level == libc::SOL_IP && (*c).cmsg_type == libc::IP_RECVERR {
+                    let e = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::sock_extended_err);
+                    if e.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING {
+                        id = Some(e.ee_data as usize);
+                    }
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        if let (Some(at), Some(id)) = (at, id) {
+            if id < stamps.len() {
+                stamps[id] = at;
+            }
+        }
+    }
+}
+
+/// Added latencies of one rate step, in us, each sorted.
+struct StepLatency {
+    /// From the sending host's kernel (its veth driver's software transmit timestamp) to the
+    /// receiving host's kernel (SO_TIMESTAMPNS), less the delay line: the router and the two
+    /// veth crossings, none of the bench's own threads.
+    kernel: Vec<f64>,
+    /// From the sending thread's clock just before `send` to the receiving host's kernel,
+    /// less the delay line: also how late the sending thread ran.
+    app: Vec<f64>,
+}
+
 /// Send `pps` 200-byte datagrams a second for `secs` from h1 to h2 through the router, each
-/// carrying its send time; h2 takes the kernel's receive timestamp (SO_TIMESTAMPNS), so the
-/// latency is the path's, not how late the measuring thread was scheduled. Returns (sent,
-/// received, added latencies in us, sorted): the one-way latency less the delay line.
-fn bench_step(t: &Topo, pps: u64, secs: f64, delay_us: f64) -> (u64, u64, Vec<f64>) {
+/// carrying its number and the sender's clock; h1 reads its kernel's transmit timestamps, h2
+/// takes the kernel's receive timestamp. Returns (sent, received, latencies).
+fn bench_step(t: &Topo, pps: u64, secs: f64, delay_us: f64, pin: Option<usize>) -> (u64, u64, StepLatency) {
+    let total = (pps as f64 * secs) as u64;
     let (bound_tx, bound_rx) = std::sync::mpsc::channel();
     let rx = in_ns(&t.ns("h2"), move || {
+        if let Some(c) = pin {
+            sys::pin_to_cpu(c).expect("pin the receiver");
+        }
         let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).unwrap();
         s.set_recv_buffer_size(8 << 20).unwrap();
         s.bind(&SocketAddrV4::new(Topo::host_addr(2), 40_010).into()).unwrap();
@@ -1032,7 +1120,8 @@ fn bench_step(t: &Topo, pps: u64, secs: f64, delay_us: f64) -> (u64, u64, Vec<f6
         bound_tx.send(()).unwrap();
         let mut buf = [0u8; 256];
         let mut cbuf = [0u64; 16];
-        let mut lat = Vec::with_capacity((pps as f64 * secs) as usize + 16);
+        // (number, sender's clock, receive stamp)
+        let mut got = Vec::with_capacity(total as usize + 16);
         loop {
             let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut _, iov_len: buf.len() };
             let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
@@ -1044,68 +1133,126 @@ fn bench_step(t: &Topo, pps: u64, secs: f64, delay_us: f64) -> (u64, u64, Vec<f6
             if n < 0 {
                 break;
             }
-            if n >= 8 {
-                let sent = u64::from_be_bytes(buf[..8].try_into().unwrap());
-                let at = rx_timestamp(&msg).unwrap_or_else(realtime_ns);
-                lat.push(at.saturating_sub(sent) as f64 / 1e3 - delay_us);
+            if n >= 16 {
+                let seq = u64::from_be_bytes(buf[..8].try_into().unwrap());
+                let sent = u64::from_be_bytes(buf[8..16].try_into().unwrap());
+                got.push((seq, sent, rx_timestamp(&msg).unwrap_or_else(realtime_ns)));
             }
         }
-        lat
+        got
     });
     bound_rx.recv().unwrap();
     let tx = in_ns(&t.ns("h1"), move || {
-        let s = UdpSocket::bind(SocketAddrV4::new(Topo::host_addr(1), 0)).unwrap();
+        if let Some(c) = pin {
+            sys::pin_to_cpu(c).expect("pin the sender");
+        }
+        // the error queue holding the transmit stamps counts against the receive buffer
+        let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).unwrap();
+        s.set_recv_buffer_size(32 << 20).unwrap();
+        s.bind(&SocketAddrV4::new(Topo::host_addr(1), 0).into()).unwrap();
+        let s: UdpSocket = s.into();
+        let big: libc::c_int = 32 << 20;
+        unsafe {
+            libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &big as *const _ as _, 4);
+        }
+        tx_timestamps_on(&s);
+        let mut stamps = vec![0u64; total as usize];
         let dst = SocketAddrV4::new(Topo::host_addr(2), 40_010);
         let mut buf = [0u8; 200];
         let t0 = StdInstant::now();
-        let total = (pps as f64 * secs) as u64;
         let mut n = 0u64;
         while n < total {
             let due = ((t0.elapsed().as_secs_f64() * pps as f64) as u64).min(total);
             while n < due {
-                buf[..8].copy_from_slice(&realtime_ns().to_be_bytes());
+                buf[..8].copy_from_slice(&n.to_be_bytes());
+                buf[8..16].copy_from_slice(&realtime_ns().to_be_bytes());
+                // a refused send is tried again: the numbers are the kernel's OPT_ID counter
                 if s.send_to(&buf, dst).is_ok() {
                     n += 1;
+                    if n % 64 == 0 {
+                        drain_tx_timestamps(&s, &mut stamps);
+                    }
                 }
             }
+            drain_tx_timestamps(&s, &mut stamps);
             if n < total {
                 thread::sleep(StdDuration::from_micros(50));
             }
         }
-        n
+        thread::sleep(StdDuration::from_millis(20));
+        drain_tx_timestamps(&s, &mut stamps);
+        (n, stamps)
     });
-    let sent = tx.join().unwrap();
-    let mut lat = rx.join().unwrap();
-    lat.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    (sent, lat.len() as u64, lat)
+    let (sent, stamps) = tx.join().unwrap();
+    let got = rx.join().unwrap();
+    let mut l = StepLatency { kernel: Vec::with_capacity(got.len()), app: Vec::with_capacity(got.len()) };
+    for &(seq, sent_at, at) in &got {
+        l.app.push(at.saturating_sub(sent_at) as f64 / 1e3 - delay_us);
+        if let Some(&tx) = stamps.get(seq as usize).filter(|&&x| x != 0) {
+            l.kernel.push(at.saturating_sub(tx) as f64 / 1e3 - delay_us);
+        }
+    }
+    l.kernel.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    l.app.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (sent, got.len() as u64, l)
 }
 
-/// The router alone in its namespace's thread, run in 50 ms slices until stopped, at the
-/// kernel's real-time priority when `realtime` (as a dedicated router would run). Returns the
-/// counters' text and the number forwarded.
+/// How the bench runs the router's thread, and the bench's own threads.
+#[derive(Clone, Copy, Debug)]
+struct BenchMode {
+    realtime: bool,
+    /// Pin the router to CPU 1 and the sending and receiving threads to CPU 0.
+    pinned: bool,
+}
+
+/// The router alone in its namespace's thread with its transit timing on, run in 20 ms slices
+/// until stopped. Between slices it serves `ctl`: 1 empties the transit histograms, 2 copies
+/// interface `out`'s into `hist`; it sets `ctl` back to 0 when done. Returns the counters' text
+/// and the number forwarded.
 fn bench_router(
     ns: &str,
     cfg: RouterConfig,
-    realtime: bool,
+    mode: BenchMode,
     stop: Arc<AtomicBool>,
+    ctl: Arc<std::sync::atomic::AtomicU8>,
+    hist: Arc<Mutex<Option<(LatencyHist, LatencyHist)>>>,
+    out: usize,
 ) -> thread::JoinHandle<(String, u64)> {
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
     let h = in_ns(ns, move || {
-        if realtime {
+        if mode.pinned {
+            sys::pin_to_cpu(1).expect("pin the router");
+        }
+        if mode.realtime {
             if let Err(e) = sys::set_realtime(10) {
                 eprintln!("SCHED_FIFO refused: {e}");
             }
         }
         let mut r = Router::new(cfg).expect("router starts");
+        r.set_transit_timing(true).expect("transit timing");
         ready_tx.send(()).unwrap();
         while !stop.load(Ordering::SeqCst) {
-            let until = r.now() + Duration::from_millis(50);
+            let until = r.now() + Duration::from_millis(20);
             r.run_until(until).expect("router runs");
+            match ctl.load(Ordering::SeqCst) {
+                1 => r.clear_transit(),
+                2 => *hist.lock().unwrap() = r.transit(out).cloned().zip(r.transit_late(out).cloned()),
+                _ => continue,
+            }
+            ctl.store(0, Ordering::SeqCst);
         }
         (r.stats_text(), r.stats().forwarded)
     });
     ready_rx.recv().expect("router thread started");
     h
+}
+
+/// Ask the bench's router thread for `what` (see [`bench_router`]) and wait until it is done.
+fn router_ctl(ctl: &std::sync::atomic::AtomicU8, what: u8) {
+    ctl.store(what, Ordering::SeqCst);
+    while ctl.load(Ordering::SeqCst) != 0 {
+        thread::sleep(StdDuration::from_millis(2));
+    }
 }
 
 #[test]
@@ -1118,29 +1265,67 @@ fn router_bench() {
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
         "router benchmark: 200-byte UDP datagrams h1 -> router (1 ms delay line) -> h2, 3 s per rate; \
-         latency from the sender's clock to h2's kernel receive timestamp, less the delay line"
+         added latency = one-way latency less the delay line, in us:\n  \
+         kernel: h1's software transmit timestamp (its veth) -> h2's kernel receive timestamp\n  \
+         router: the router's own (kernel receive stamp on its socket -> handed to sendmmsg)\n  \
+         app: the sending thread's clock before send -> h2's kernel receive timestamp"
     );
     println!("load average before: {}", load.trim());
-    for realtime in [false, true] {
+    let modes = [
+        BenchMode { realtime: false, pinned: false },
+        BenchMode { realtime: true, pinned: false },
+        BenchMode { realtime: true, pinned: true },
+    ];
+    for mode in modes {
         let mut cfg = t.router_config();
         cfg.ifaces[1].delay = delay;
         cfg.ifaces[1].queue = QueueConfig::DropTail { limit_pkts: 10_000 };
         let stop = Arc::new(AtomicBool::new(false));
-        let rt = bench_router(&t.ns("r"), cfg, realtime, stop.clone());
+        let ctl = Arc::new(std::sync::atomic::AtomicU8::new(0));
+        let hist = Arc::new(Mutex::new(None));
+        let rt = bench_router(&t.ns("r"), cfg, mode, stop.clone(), ctl.clone(), hist.clone(), 1);
         warm_up(&t, 2);
         println!(
-            "router thread: {}",
-            if realtime { "SCHED_FIFO priority 10" } else { "normal priority (SCHED_OTHER)" }
+            "router thread: {}{}",
+            if mode.realtime { "SCHED_FIFO priority 10" } else { "normal priority (SCHED_OTHER)" },
+            if mode.pinned { "; router pinned to CPU 1, sender and receiver to CPU 0" } else { "; nothing pinned" }
         );
         println!(
-            "{:>9} {:>9} {:>9} {:>7} {:>12} {:>12}",
-            "pps", "sent", "received", "loss%", "added p50 us", "added p99 us"
+            "{:>7} {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7}",
+            "pps",
+            "sent",
+            "recv",
+            "loss%",
+            "stamped",
+            "krn p50",
+            "krn p99",
+            "rtr p50",
+            "rtr p99",
+            "late50",
+            "late99",
+            "app p50",
+            "app p99"
         );
         let (mut best, mut clean) = (0, true);
         for pps in [1_000u64, 10_000, 50_000, 80_000, 120_000, 160_000] {
-            let (sent, got, lat) = bench_step(&t, pps, 3.0, delay.as_secs_f64() * 1e6);
+            router_ctl(&ctl, 1);
+            let (sent, got, lat) = bench_step(&t, pps, 3.0, delay.as_secs_f64() * 1e6, mode.pinned.then_some(0));
+            router_ctl(&ctl, 2);
+            let (h, late) = hist.lock().unwrap().take().expect("transit histogram");
             let loss = 100.0 * (sent - got.min(sent)) as f64 / sent as f64;
-            println!("{pps:>9} {sent:>9} {got:>9} {loss:>7.3} {:>12.1} {:>12.1}", pct(&lat, 0.5), pct(&lat, 0.99));
+            println!(
+                "{pps:>7} {sent:>7} {got:>7} {loss:>6.3} | {:>7} {:>7.1} {:>7.1} | {:>7.1} {:>7.1} | {:>7.1} {:>7.1} | \
+                 {:>7.1} {:>7.1}",
+                lat.kernel.len(),
+                pct(&lat.kernel, 0.5),
+                pct(&lat.kernel, 0.99),
+                h.quantile(0.5) as f64 / 1e3,
+                h.quantile(0.99) as f64 / 1e3,
+                late.quantile(0.5) as f64 / 1e3,
+                late.quantile(0.99) as f64 / 1e3,
+                pct(&lat.app, 0.5),
+                pct(&lat.app, 0.99)
+            );
             clean &= got >= sent;
             if clean {
                 best = pps;
@@ -1213,8 +1398,22 @@ fn bcf_router_bench() {
             .join(" ")
     );
     println!(
-        "{:>10} {:>7} {:>9} {:>7} {:>9} {:>8} {:>10} {:>8} {:>9} {:>10}",
-        "extension", "labels", "req/s", "crumbs", "bytes", "B/crumb", "ns/request", "replies", "copies", "ns/reply"
+        "{:>10} {:>7} {:>9} {:>7} {:>9} {:>8} {:>10} {:>8} {:>9} {:>10} | {:>8} {:>8} {:>8} {:>8} {:>8}",
+        "extension",
+        "labels",
+        "req/s",
+        "crumbs",
+        "bytes",
+        "B/crumb",
+        "ns/request",
+        "replies",
+        "copies",
+        "ns/reply",
+        "ext/req",
+        "arr/req",
+        "fwd/req",
+        "ext/rep",
+        "arr/rep"
     );
     for &(labels, rate) in &[(1_000u32, 1_000.0f64), (1_000, 10_000.0), (4_000, 10_000.0), (4_000, 2_000.0)] {
         for bcf in [true, false] {
@@ -1229,11 +1428,12 @@ fn bcf_router_bench() {
             let bcfc = castlab_proto::bcfs::BcfConfig { max_entries: labels as usize, ..Default::default() };
             let ext: Option<Box<dyn RouterExtension + Send>> =
                 if bcf { Some(Box::new(castlab_proto::bcfs::BcfRouter::new(bcfc))) } else { None };
-            let rt = RouterThread::start(&t.ns("r"), cfg, ext);
+            let rt = RouterThread::start_with(&t.ns("r"), cfg, ext, bcf);
             warm_up(&t, 2);
             warm_up(&t, 3);
             thread::sleep(StdDuration::from_millis(100));
-            let c0 = rt.snap().cpu_ns;
+            let snap0 = rt.snap();
+            let c0 = snap0.cpu_ns;
             // both receivers at once, each at half the rate
             let (ta, tb) = (&t, &t);
             thread::scope(|sc| {
@@ -1256,8 +1456,14 @@ fn bcf_router_bench() {
             let (crumbs, bytes) =
                 (after_req.bcf.first().copied().unwrap_or(0), after_req.bcf.get(1).copied().unwrap_or(0));
             let (replies, copies) = (end.bcf.get(2).copied().unwrap_or(0), end.bcf.get(3).copied().unwrap_or(0));
+            // the extension's own time (CLOCK_MONOTONIC inside its calls), per request frame
+            // and per reply frame: all its calls, and on_arrival and on_forward alone
+            let ext = |a: &Snap, b: &Snap, k: usize| b.ext_ns[k].saturating_sub(a.ext_ns[k]) as f64;
+            let all = |a: &Snap, b: &Snap| (0..4).map(|k| ext(a, b, k)).sum::<f64>();
+            let (nreq, nrep) = ((2 * labels) as f64, labels as f64);
             println!(
-                "{:>10} {:>7} {:>9.0} {:>7} {:>9} {:>8.1} {:>10.0} {:>8} {:>9} {:>10.0}",
+                "{:>10} {:>7} {:>9.0} {:>7} {:>9} {:>8.1} {:>10.0} {:>8} {:>9} {:>10.0} | {:>8.0} {:>8.0} {:>8.0} {:>8.0} \
+                 {:>8.0}",
                 if bcf { "bcf" } else { "none" },
                 labels,
                 rate,
@@ -1268,6 +1474,11 @@ fn bcf_router_bench() {
                 replies,
                 copies,
                 (end.cpu_ns - after_req.cpu_ns) as f64 / labels as f64,
+                all(&snap0, &after_req) / nreq,
+                ext(&snap0, &after_req, 0) / nreq,
+                ext(&snap0, &after_req, 1) / nreq,
+                all(&after_req, &end) / nrep,
+                ext(&after_req, &end, 0) / nrep,
             );
         }
     }

@@ -152,6 +152,20 @@ pub struct RouterStats {
     pub ext_timer_fires: u64,
     /// Receive errors other than "nothing to read".
     pub recv_errors: u64,
+    /// With [`Router::set_extension_timing`] on: calls into the hosted extension and the
+    /// nanoseconds spent inside them (CLOCK_MONOTONIC), by kind: `on_arrival`; `on_forward`
+    /// (the router's forwarding and the extension's own sends); `handle_timeout` with the
+    /// `poll_timeout` check before it; `poll_transmit` and `poll_timeout` after each event
+    /// (collecting its sends). Only the extension's code is inside; the router's building and
+    /// queueing of the frames it sends is not.
+    pub ext_arrival_calls: u64,
+    pub ext_arrival_ns: u64,
+    pub ext_forward_calls: u64,
+    pub ext_forward_ns: u64,
+    pub ext_timer_calls: u64,
+    pub ext_timer_ns: u64,
+    pub ext_poll_calls: u64,
+    pub ext_poll_ns: u64,
 }
 
 impl RouterStats {
@@ -197,6 +211,14 @@ impl RouterStats {
             ("ext_send_errors", self.ext_send_errors),
             ("ext_timer_fires", self.ext_timer_fires),
             ("recv_errors", self.recv_errors),
+            ("ext_arrival_calls", self.ext_arrival_calls),
+            ("ext_arrival_ns", self.ext_arrival_ns),
+            ("ext_forward_calls", self.ext_forward_calls),
+            ("ext_forward_ns", self.ext_forward_ns),
+            ("ext_timer_calls", self.ext_timer_calls),
+            ("ext_timer_ns", self.ext_timer_ns),
+            ("ext_poll_calls", self.ext_poll_calls),
+            ("ext_poll_ns", self.ext_poll_ns),
         ]);
         v
     }
@@ -256,6 +278,15 @@ struct Held {
 struct ExtSlot {
     ext: Box<dyn RouterExtension + Send>,
     armed: Option<Instant>,
+}
+
+/// Which extension call a timed section is, for [`RouterStats`]' `ext_*_ns` counters.
+#[derive(Clone, Copy)]
+enum ExtCall {
+    Start,
+    Arrival,
+    Forward,
+    Timer,
 }
 
 /// What an extension reads of the router. Channel i is interface i.
@@ -356,6 +387,12 @@ pub struct Router {
     relay_turns: u32,
     stats: RouterStats,
     last_error: Option<String>,
+    /// Time the frames' transit through the router (ports' `transit`).
+    transit_on: bool,
+    /// For the frame being handled: ns since the kernel received it.
+    cur_wait: u64,
+    /// Time the extension's calls (`ext_*_ns`).
+    ext_timing: bool,
 }
 
 impl Router {
@@ -456,6 +493,9 @@ impl Router {
             relay_turns: 0,
             stats: RouterStats::default(),
             last_error: None,
+            transit_on: false,
+            cur_wait: 0,
+            ext_timing: false,
             cfg,
         })
     }
@@ -482,9 +522,51 @@ impl Router {
         self.ext = Some(ExtSlot { ext, armed: None });
         let now = self.now();
         let rng = Rng::stream(self.cfg.seed, StreamKind::Extension, self.cfg.node.0 as u64);
-        self.with_ext(now, |ext, view| ext.handle_start(now, rng, view));
+        self.with_ext(now, ExtCall::Start, |ext, view| ext.handle_start(now, rng, view));
         self.drive_ext(now);
         Ok(())
+    }
+
+    /// Time every forwarded frame's transit through the router: the kernel stamps each
+    /// received frame (`SO_TIMESTAMPNS` on the packet sockets) and each output port keeps a
+    /// histogram of the router-only added latency ([`port::Port::transit`]). Off by default:
+    /// it costs two clock reads per receive batch and one per send batch.
+    pub fn set_transit_timing(&mut self, on: bool) -> Result<(), RouterError> {
+        for p in self.ports.iter_mut() {
+            p.sock.set_timestamps(on).map_err(io_err(format!("{}: SO_TIMESTAMPNS", p.cfg.name)))?;
+            p.set_transit(on.then_some(self.clock0));
+        }
+        self.transit_on = on;
+        self.cur_wait = 0;
+        Ok(())
+    }
+
+    /// Interface i's transit histogram (router-only added latency of the frames it sent,
+    /// ns), with [`Router::set_transit_timing`] on.
+    pub fn transit(&self, i: usize) -> Option<&port::LatencyHist> {
+        self.ports[i].transit()
+    }
+
+    /// Interface i's lateness histogram (the part of [`Router::transit`] after the frames'
+    /// due time, ns), with [`Router::set_transit_timing`] on.
+    pub fn transit_late(&self, i: usize) -> Option<&port::LatencyHist> {
+        self.ports[i].transit_late()
+    }
+
+    /// Empty every interface's transit histogram.
+    pub fn clear_transit(&mut self) {
+        for p in self.ports.iter_mut() {
+            p.clear_transit();
+        }
+    }
+
+    /// Count the hosted extension's calls and the time spent inside them (`ext_*_calls`,
+    /// `ext_*_ns` in [`RouterStats`]). The clock is CLOCK_MONOTONIC, read through the vDSO
+    /// (tens of ns a read); CLOCK_THREAD_CPUTIME_ID would leave out time the thread was
+    /// preempted, but each read is a system call costing about as much as the calls timed.
+    /// Off by default: the normal path reads no clock for it.
+    pub fn set_extension_timing(&mut self, on: bool) {
+        self.ext_timing = on;
     }
 
     /// The hosted extension as its concrete type.
@@ -539,6 +621,18 @@ impl Router {
         let mut s = String::new();
         for p in &self.ports {
             s.push_str(&p.tc_text());
+            if let (Some(h), Some(l)) = (p.transit(), p.transit_late()) {
+                s.push_str(&format!(
+                    " transit (router only) frames {} p50 {:.1}us p99 {:.1}us max {:.1}us; of it late after due \
+                     p50 {:.1}us p99 {:.1}us\n",
+                    h.count(),
+                    h.quantile(0.5) as f64 / 1e3,
+                    h.quantile(0.99) as f64 / 1e3,
+                    h.max() as f64 / 1e3,
+                    l.quantile(0.5) as f64 / 1e3,
+                    l.quantile(0.99) as f64 / 1e3,
+                ));
+            }
         }
         s.push_str("router");
         for (k, v) in self.stats.pairs() {
@@ -550,7 +644,12 @@ impl Router {
         s
     }
 
-    fn with_ext<R>(&mut self, now: Instant, f: impl FnOnce(&mut dyn RouterExtension, &View) -> R) -> Option<R> {
+    fn with_ext<R>(
+        &mut self,
+        now: Instant,
+        call: ExtCall,
+        f: impl FnOnce(&mut dyn RouterExtension, &View) -> R,
+    ) -> Option<R> {
         let x = self.ext.as_mut()?;
         for p in self.ports.iter_mut() {
             p.advance(now);
@@ -562,7 +661,22 @@ impl Router {
             routes: &self.routes,
             session: self.cfg.session.as_ref(),
         };
-        Some(f(x.ext.as_mut(), &view))
+        if !self.ext_timing {
+            return Some(f(x.ext.as_mut(), &view));
+        }
+        let t0 = std::time::Instant::now();
+        let r = f(x.ext.as_mut(), &view);
+        let ns = t0.elapsed().as_nanos() as u64;
+        let s = &mut self.stats;
+        let (calls, total) = match call {
+            ExtCall::Start => return Some(r),
+            ExtCall::Arrival => (&mut s.ext_arrival_calls, &mut s.ext_arrival_ns),
+            ExtCall::Forward => (&mut s.ext_forward_calls, &mut s.ext_forward_ns),
+            ExtCall::Timer => (&mut s.ext_timer_calls, &mut s.ext_timer_ns),
+        };
+        *calls += 1;
+        *total += ns;
+        Some(r)
     }
 
     /// Run until the wall clock reaches `until`, or until a signal interrupts the wait
@@ -690,7 +804,7 @@ impl Router {
                 self.ext.as_mut().expect("armed").armed = None;
                 self.stats.ext_timer_fires += 1;
                 self.cur_app = None;
-                self.with_ext(now, |ext, v| {
+                self.with_ext(now, ExtCall::Timer, |ext, v| {
                     if ext.poll_timeout().is_some_and(|t| t <= now) {
                         ext.handle_timeout(now, v)
                     }
@@ -715,6 +829,9 @@ impl Router {
                 }
             };
             read += n;
+            // the wall clock less the router's clock, to place the kernel's receive stamps
+            let real_minus_mono =
+                if self.transit_on { sys::realtime_ns().wrapping_sub(self.now().as_nanos()) } else { 0 };
             for k in 0..n {
                 let info = self.rx_info[k];
                 if info.outgoing {
@@ -723,6 +840,13 @@ impl Router {
                 // the frame's buffer becomes `self.rx` (buffers are interchangeable)
                 std::mem::swap(&mut self.rx, &mut self.rx_batch[k]);
                 let now = self.now();
+                if self.transit_on {
+                    // 0 for a frame the kernel did not stamp (enabled after it was queued)
+                    self.cur_wait = match info.rx_ns {
+                        0 => 0,
+                        rx => now.as_nanos().wrapping_add(real_minus_mono).saturating_sub(rx),
+                    };
+                }
                 self.ports[i].stats.rx_frames += 1;
                 self.ports[i].stats.rx_bytes += info.wire_len as u64;
                 if info.truncated || info.wire_len > self.ports[i].mtu as usize + ETH_HDR {
@@ -954,7 +1078,8 @@ impl Router {
             return true;
         }
         self.stats.ext_seen += 1;
-        let v = self.with_ext(now, |ext, v| ext.on_arrival(now, &mut o.pkt, Some(ChannelId(i as u32)), v));
+        let v = self
+            .with_ext(now, ExtCall::Arrival, |ext, v| ext.on_arrival(now, &mut o.pkt, Some(ChannelId(i as u32)), v));
         self.drive_ext(now);
         match v {
             Some(Verdict::Forward) | None => true,
@@ -1049,7 +1174,9 @@ impl Router {
         let mut opened = opened;
         if let Some(o) = opened.as_mut() {
             if self.ext.is_some() {
-                let v = self.with_ext(now, |ext, v| ext.on_forward(now, &mut o.pkt, ChannelId(out as u32), v));
+                let v = self.with_ext(now, ExtCall::Forward, |ext, v| {
+                    ext.on_forward(now, &mut o.pkt, ChannelId(out as u32), v)
+                });
                 self.drive_ext(now);
                 if v.is_some_and(|v| v != Verdict::Forward) {
                     self.ports[out].stats.drops_ext += 1;
@@ -1061,6 +1188,9 @@ impl Router {
             self.ports[out].stats.drops_forced += 1;
             return;
         };
+        if self.transit_on {
+            self.ports[out].set_ingress_wait(s, self.cur_wait);
+        }
         let end = ip.end();
         let src_mac = self.ports[out].mac;
         let slot = self.ports[out].slot_mut(s);
@@ -1118,12 +1248,24 @@ impl Router {
     /// The driving rule for the extension: send what it asks, re-read its deadline.
     fn drive_ext(&mut self, now: Instant) {
         loop {
+            let t0 = self.ext_timing.then(std::time::Instant::now);
             let Some(x) = self.ext.as_mut() else { return };
-            let Some(send) = x.ext.poll_transmit() else { break };
+            let send = x.ext.poll_transmit();
+            self.count_poll(t0);
+            let Some(send) = send else { break };
             self.originate(send, now);
         }
+        let t0 = self.ext_timing.then(std::time::Instant::now);
         if let Some(x) = self.ext.as_mut() {
             x.armed = x.ext.poll_timeout();
+        }
+        self.count_poll(t0);
+    }
+
+    fn count_poll(&mut self, t0: Option<std::time::Instant>) {
+        if let Some(t0) = t0 {
+            self.stats.ext_poll_calls += 1;
+            self.stats.ext_poll_ns += t0.elapsed().as_nanos() as u64;
         }
     }
 
@@ -1200,7 +1342,8 @@ impl Router {
                         continue;
                     }
                     let mut q = p;
-                    let v = self.with_ext(now, |ext, v| ext.on_forward(now, &mut q, ChannelId(k as u32), v));
+                    let v = self
+                        .with_ext(now, ExtCall::Forward, |ext, v| ext.on_forward(now, &mut q, ChannelId(k as u32), v));
                     if v.is_some_and(|v| v != Verdict::Forward) {
                         self.ports[k].stats.drops_ext += 1;
                         continue;
@@ -1213,7 +1356,8 @@ impl Router {
                     self.stats.ext_send_errors += 1;
                     return;
                 };
-                let v = self.with_ext(now, |ext, v| ext.on_forward(now, &mut p, ChannelId(k as u32), v));
+                let v =
+                    self.with_ext(now, ExtCall::Forward, |ext, v| ext.on_forward(now, &mut p, ChannelId(k as u32), v));
                 if v.is_some_and(|v| v != Verdict::Forward) {
                     self.ports[k].stats.drops_ext += 1;
                     return;

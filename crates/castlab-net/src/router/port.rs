@@ -63,6 +63,99 @@ pub struct PortStats {
     pub late_max_ns: u64,
 }
 
+/// A histogram of durations in ns with about 3 % resolution (log-linear: 32 sub-buckets per
+/// power of two), allocated once; recording allocates nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LatencyHist {
+    counts: Box<[u64]>,
+    count: u64,
+    max: u64,
+}
+
+const SUB_BITS: u32 = 5;
+const SUB: u64 = 1 << SUB_BITS;
+
+impl Default for LatencyHist {
+    fn default() -> Self {
+        LatencyHist {
+            counts: vec![0; ((64 - SUB_BITS as usize) * SUB as usize) + SUB as usize].into_boxed_slice(),
+            count: 0,
+            max: 0,
+        }
+    }
+}
+
+impl LatencyHist {
+    fn index(v: u64) -> usize {
+        if v < SUB {
+            return v as usize;
+        }
+        let e = 63 - v.leading_zeros();
+        ((e - SUB_BITS) as u64 * SUB + (v >> (e - SUB_BITS))) as usize
+    }
+
+    /// The largest value that falls in bucket `i`.
+    fn upper(i: usize) -> u64 {
+        let i = i as u64;
+        if i < 2 * SUB {
+            return i;
+        }
+        let shift = i / SUB - 1;
+        let m = i % SUB + SUB;
+        (m << shift) + ((1u64 << shift) - 1)
+    }
+
+    pub fn record(&mut self, ns: u64) {
+        self.counts[Self::index(ns)] += 1;
+        self.count += 1;
+        self.max = self.max.max(ns);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    pub fn max(&self) -> u64 {
+        self.max
+    }
+
+    /// The `q`-quantile (nearest rank), as its bucket's upper bound (at most 3 % above the
+    /// true value, never below it), capped at the largest value seen; 0 when empty.
+    pub fn quantile(&self, q: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * self.count as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, &c) in self.counts.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Self::upper(i).min(self.max);
+            }
+        }
+        self.max
+    }
+
+    pub fn clear(&mut self) {
+        self.counts.fill(0);
+        self.count = 0;
+        self.max = 0;
+    }
+}
+
+/// Slots whose frame the router did not forward from an interface (its own sends) carry no
+/// ingress time.
+const NO_INGRESS: u32 = u32::MAX;
+
+/// What [`Port::flush`] needs to time the router's hand-over: the router's clock origin and
+/// the histogram of the frames' router-only transit.
+struct Transit {
+    clock0: std::time::Instant,
+    hist: LatencyHist,
+    /// The hand-over's lateness alone (after the frame's due time).
+    late: LatencyHist,
+}
+
 /// A frame slot in flight: serialised until `done`, or waiting in the delay line until `due`.
 #[derive(Clone, Copy, Debug)]
 struct InFlight {
@@ -89,6 +182,10 @@ pub struct Port {
     idle_since: Instant,
     delay_line: VecDeque<InFlight>,
     delay_cap: usize,
+    /// Per slot: ns from the kernel's receive timestamp of the frame it copies to the moment
+    /// the router handled it (or `NO_INGRESS`); read only with `transit` on.
+    ingress_wait: Box<[u32]>,
+    transit: Option<Transit>,
 }
 
 impl Port {
@@ -129,6 +226,8 @@ impl Port {
             idle_since: Instant::ZERO,
             delay_line: VecDeque::with_capacity(delay_cap.max(1)),
             delay_cap,
+            ingress_wait: vec![NO_INGRESS; n].into_boxed_slice(),
+            transit: None,
             cfg,
         }
     }
@@ -136,7 +235,44 @@ impl Port {
     /// A free slot to build a frame in, or None (every slot in use: cannot happen while the
     /// queue and delay line respect their bounds, counted as a forced drop if it does).
     pub fn alloc(&mut self) -> Option<u32> {
-        self.free.pop()
+        let s = self.free.pop()?;
+        self.ingress_wait[s as usize] = NO_INGRESS;
+        Some(s)
+    }
+
+    /// The frame in slot `s` was handled `ns` after the kernel received it.
+    pub fn set_ingress_wait(&mut self, s: u32, ns: u64) {
+        self.ingress_wait[s as usize] = ns.min(NO_INGRESS as u64 - 1) as u32;
+    }
+
+    /// Time every forwarded frame's transit through the router (see [`Port::transit`]),
+    /// on the router's clock that starts at `clock0`; off: `None`.
+    pub fn set_transit(&mut self, clock0: Option<std::time::Instant>) {
+        self.transit =
+            clock0.map(|clock0| Transit { clock0, hist: LatencyHist::default(), late: LatencyHist::default() });
+    }
+
+    /// With transit timing on, the router-only added latency of every frame this port
+    /// forwarded: from the kernel's receive timestamp to the router handling the frame, plus
+    /// from the frame's due time (its arrival plus queueing, serialisation and the delay
+    /// line) to its `sendmmsg` call. The link's own schedule is not counted: it is the
+    /// configured behaviour, not the router's cost.
+    pub fn transit(&self) -> Option<&LatencyHist> {
+        self.transit.as_ref().map(|t| &t.hist)
+    }
+
+    /// With transit timing on, the part of [`Port::transit`] after the frames' due time:
+    /// how late the router handed them to the kernel.
+    pub fn transit_late(&self) -> Option<&LatencyHist> {
+        self.transit.as_ref().map(|t| &t.late)
+    }
+
+    /// Empty the transit histograms.
+    pub fn clear_transit(&mut self) {
+        if let Some(t) = self.transit.as_mut() {
+            t.hist.clear();
+            t.late.clear();
+        }
     }
 
     pub fn slot_mut(&mut self, s: u32) -> &mut [u8] {
@@ -241,6 +377,7 @@ impl Port {
     /// `sendmmsg(2)`.
     pub fn flush(&mut self, now: Instant) {
         let mut due = [0u32; BATCH];
+        let mut due_at = [Instant::ZERO; BATCH];
         loop {
             let mut n = 0;
             while n < BATCH {
@@ -253,10 +390,23 @@ impl Port {
                 self.stats.late_total_ns += late;
                 self.stats.late_max_ns = self.stats.late_max_ns.max(late);
                 due[n] = f.slot;
+                due_at[n] = f.at;
                 n += 1;
             }
             if n == 0 {
                 return;
+            }
+            if let Some(t) = self.transit.as_mut() {
+                // the moment of the hand-over, read just before the system call
+                let handed = Instant::from_nanos(t.clock0.elapsed().as_nanos() as u64);
+                for k in 0..n {
+                    let w = self.ingress_wait[due[k] as usize];
+                    if w != NO_INGRESS {
+                        let late = handed.saturating_since(due_at[k]).as_nanos();
+                        t.hist.record(w as u64 + late);
+                        t.late.record(late);
+                    }
+                }
             }
             let (buf, lens, stats) = (&self.buf, &self.lens, &mut self.stats);
             let frame = |k: usize| {
@@ -366,5 +516,38 @@ impl Port {
             if s.tx_frames == 0 { 0.0 } else { s.late_total_ns as f64 / s.tx_frames as f64 / 1e3 },
             s.late_max_ns as f64 / 1e3,
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LatencyHist;
+
+    #[test]
+    fn latency_hist_quantiles_are_within_three_percent_above() {
+        let mut h = LatencyHist::default();
+        assert_eq!(h.quantile(0.5), 0);
+        // 1 us, 2 us, ... 1000 us: the median is 500 us, the 99th percentile 990 us
+        for k in 1..=1000u64 {
+            h.record(k * 1000);
+        }
+        assert_eq!(h.count(), 1000);
+        assert_eq!(h.max(), 1_000_000);
+        for (q, want) in [(0.5, 500_000u64), (0.99, 990_000), (0.001, 1000)] {
+            let got = h.quantile(q);
+            assert!(got >= want && got as f64 <= want as f64 * 1.032, "q {q}: {got} for {want}");
+        }
+        assert_eq!(h.quantile(1.0), 1_000_000);
+        // below 64 ns every value has its own bucket
+        let mut h = LatencyHist::default();
+        for v in [3u64, 7, 7, 40, 63] {
+            h.record(v);
+        }
+        assert_eq!((h.quantile(0.2), h.quantile(0.6), h.quantile(0.8), h.quantile(1.0)), (3, 7, 40, 63));
+        // the largest values still land in a bucket
+        h.record(u64::MAX);
+        assert_eq!(h.quantile(1.0), u64::MAX);
+        h.clear();
+        assert_eq!((h.count(), h.quantile(0.5)), (0, 0));
     }
 }

@@ -205,6 +205,30 @@ pub fn set_realtime(priority: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// Wall-clock time (CLOCK_REALTIME, the clock of the kernel's packet timestamps) in ns, read
+/// through the vDSO.
+pub fn realtime_ns() -> u64 {
+    // SAFETY: zeroed timespec is valid; clock_gettime fills it.
+    let mut ts: libc::timespec = unsafe { zeroed() };
+    // SAFETY: a valid clock id and a pointer to a live timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Keep the calling thread on CPU `cpu` (`sched_setaffinity`).
+pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET stays inside it for cpu < 1024.
+    let mut set: libc::cpu_set_t = unsafe { zeroed() };
+    if cpu >= 8 * size_of::<libc::cpu_set_t>() {
+        return Err(io::Error::new(io::ErrorKind::InvalidInput, format!("no CPU {cpu}")));
+    }
+    // SAFETY: as above.
+    unsafe { libc::CPU_SET(cpu, &mut set) };
+    // SAFETY: this thread (0), a set of the size given.
+    cvt(unsafe { libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set) })?;
+    Ok(())
+}
+
 /// One frame read by [`PacketSocket::recv`].
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RecvInfo {
@@ -219,13 +243,21 @@ pub struct RecvInfo {
     pub other_host: bool,
     /// Sent by this host (skipped: `len` is 0).
     pub outgoing: bool,
+    /// When the kernel received it (CLOCK_REALTIME ns), with [`PacketSocket::set_timestamps`]
+    /// on; 0 otherwise.
+    pub rx_ns: u64,
 }
 
 /// Most frames one [`PacketSocket::recv_batch`] or [`PacketSocket::send_batch`] moves.
 pub const BATCH: usize = 64;
 
+/// Room for the control messages of one frame: PACKET_AUXDATA (40 bytes with its header) and
+/// a `SO_TIMESTAMPNS` timespec (32).
+type Cbuf = [u64; 12];
+
 /// Read the PACKET_AUXDATA control message of a received `msg` into `info`: whether the
-/// transport checksum is left to an offload, and the frame's real length.
+/// transport checksum is left to an offload, and the frame's real length; and the kernel's
+/// receive timestamp if there is one.
 ///
 /// # Safety
 /// `msg` must describe a control buffer the kernel filled by the receive call just made.
@@ -239,6 +271,9 @@ unsafe fn read_auxdata(msg: &libc::msghdr, info: &mut RecvInfo) {
                 info.wire_len = aux.tp_len as usize;
                 info.truncated = true;
             }
+        } else if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SO_TIMESTAMPNS {
+            let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+            info.rx_ns = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
         }
         c = libc::CMSG_NXTHDR(msg, c);
     }
@@ -300,13 +335,24 @@ impl PacketSocket {
         self.ifindex
     }
 
+    /// Ask the kernel for each frame's receive time (`SO_TIMESTAMPNS`, CLOCK_REALTIME), read
+    /// into [`RecvInfo::rx_ns`]. Turning it on makes the kernel stamp every packet it receives.
+    pub fn set_timestamps(&self, on: bool) -> io::Result<()> {
+        let v: libc::c_int = on as libc::c_int;
+        // SAFETY: an int option.
+        cvt(unsafe {
+            libc::setsockopt(self.fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &v as *const _ as _, 4)
+        })?;
+        Ok(())
+    }
+
     /// Read one frame into `buf`; `Ok(None)` when nothing is waiting.
     pub fn recv(&self, buf: &mut [u8]) -> io::Result<Option<RecvInfo>> {
         loop {
             // SAFETY: zeroed POD structs; every pointer below refers to locals or `buf`,
             // which live across the call.
             let mut sll: libc::sockaddr_ll = unsafe { zeroed() };
-            let mut cbuf = [0u64; 8];
+            let mut cbuf: Cbuf = [0; 12];
             let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
             let mut msg: libc::msghdr = unsafe { zeroed() };
             msg.msg_name = &mut sll as *mut _ as *mut libc::c_void;
@@ -314,7 +360,7 @@ impl PacketSocket {
             msg.msg_iov = &mut iov;
             msg.msg_iovlen = 1;
             msg.msg_control = cbuf.as_mut_ptr() as *mut libc::c_void;
-            msg.msg_controllen = size_of::<[u64; 8]>() as _;
+            msg.msg_controllen = size_of::<Cbuf>() as _;
             // SAFETY: msg is fully initialised above.
             let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, libc::MSG_TRUNC) };
             if n < 0 {
@@ -336,6 +382,7 @@ impl PacketSocket {
                 csum_partial: false,
                 other_host: sll.sll_pkttype == PACKET_OTHERHOST,
                 outgoing: false,
+                rx_ns: 0,
             };
             // SAFETY: walking the control messages the kernel wrote into cbuf.
             unsafe { read_auxdata(&msg, &mut info) };
@@ -357,7 +404,7 @@ impl PacketSocket {
         // SAFETY: zeroed POD arrays; every pointer stored below refers to these locals or to
         // `bufs`, all of which outlive the call.
         let mut sll: [libc::sockaddr_ll; BATCH] = unsafe { zeroed() };
-        let mut cbuf = [[0u64; 8]; BATCH];
+        let mut cbuf: [Cbuf; BATCH] = [[0; 12]; BATCH];
         let mut iov: [libc::iovec; BATCH] = unsafe { zeroed() };
         let mut msgs: [libc::mmsghdr; BATCH] = unsafe { zeroed() };
         for k in 0..n {
@@ -368,7 +415,7 @@ impl PacketSocket {
             h.msg_iov = &mut iov[k];
             h.msg_iovlen = 1;
             h.msg_control = cbuf[k].as_mut_ptr() as *mut libc::c_void;
-            h.msg_controllen = size_of::<[u64; 8]>() as _;
+            h.msg_controllen = size_of::<Cbuf>() as _;
         }
         let got = loop {
             // SAFETY: msgs[..n] are initialised above; MSG_TRUNC makes each msg_len the
@@ -396,6 +443,7 @@ impl PacketSocket {
                 csum_partial: false,
                 other_host: sll[k].sll_pkttype == PACKET_OTHERHOST,
                 outgoing: sll[k].sll_pkttype == PACKET_OUTGOING,
+                rx_ns: 0,
             };
             if info.outgoing {
                 info.len = 0;
