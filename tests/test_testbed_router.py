@@ -130,6 +130,10 @@ def test_user_routers_delay_forward_multicast_and_restart_when_killed():
         time.sleep(0.5)
         rtts = _rtts(tb)
         assert len(rtts) == 3 and all(0.5 <= r < 0.53 for r in rtts), rtts
+        # the testbed runs its routers at real-time priority (--realtime), restarted ones too
+        log = (tb.state_dir / "router-r1.log").read_text()
+        assert "SCHED_FIFO 10; running" in log and "--realtime refused" not in log, log
+        assert os.sched_getscheduler(tb.daemons["r1"].pid) == os.SCHED_FIFO
         tb.stop(srv)
         pid = tb.daemons["r1"].pid
     assert _netns(f"cl-{name}-") == set()

@@ -129,10 +129,25 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
         resolve(args)
         kind, options = extension_options(args)
         r = NetRouter(router_words(args), kind, options)
+        if args.time_extension:
+            r.set_extension_timing(True)
+        if args.time_transit:
+            r.set_transit_timing(True)
+        if not 0 <= args.spin_us <= 1000:
+            raise ValueError(f"--spin-us {args.spin_us}: must be 0-1000")
+        r.set_spin_us(args.spin_us)
     except (ValueError, TypeError, OSError, argparse.ArgumentTypeError) as e:
         # PermissionError (a refused start) is an OSError
         print(f"castlab net router: {e}", file=sys.stderr)
         return 2
+    priority = "normal priority"
+    if args.realtime:
+        try:
+            r.set_realtime(args.realtime)
+            priority = f"SCHED_FIFO {args.realtime}"
+        except OSError as e:
+            # forwarding at normal priority still works: say so and go on
+            print(f"castlab net router: --realtime refused, running at normal priority: {e}", file=sys.stderr)
 
     def say(line: str) -> None:
         print(line, file=stream, flush=True)
@@ -143,7 +158,8 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
     old_term = signal.signal(signal.SIGTERM, on_term)
     old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     ext = f"; hosting {kind} {options or ''} on node {args.node or 0}" if kind else ""
-    say(f"[router] {len(args.iface)} interfaces{ext}; running {'until a signal' if not args.duration else f'{args.duration:g} s'}")
+    say(f"[router] {len(args.iface)} interfaces{ext}; {priority}; "
+        f"running {'until a signal' if not args.duration else f'{args.duration:g} s'}")
 
     out = Path(args.out) if args.out else None
     if out is not None:
@@ -227,6 +243,18 @@ def add_router_parser(roles) -> None:
                        + ("; also seeds RED's draws and the extension's stream" if dest == "seed" else ""))
     g.add_argument("--layers", type=int, default=argparse.SUPPRESS,
                    help="the session's data groups, as the host roles' (default 6)")
+    p.add_argument("--realtime", type=int, nargs="?", const=10, default=None, metavar="PRIORITY",
+                   help="run the forwarding loop under SCHED_FIFO at PRIORITY (1-99, default 10): frames are "
+                        "handled as soon as they arrive on a busy machine; refused (with a warning, the "
+                        "router runs on) without CAP_SYS_NICE or with real-time throttling off")
+    p.add_argument("--spin-us", type=int, default=0, metavar="US",
+                   help="wake US microseconds before each delay-line deadline and poll without sleeping "
+                        "until it: hand-overs on time instead of a timer wake-up late (default 0)")
+    p.add_argument("--time-extension", action="store_true",
+                   help="count the extension's calls and the ns inside them (ext_*_calls, ext_*_ns in the stats)")
+    p.add_argument("--time-transit", action="store_true",
+                   help="histogram each forwarded frame's transit through the router (kernel receive "
+                        "timestamp to sendmmsg; `transit` per port in router_stats.json)")
     p.add_argument("--duration", type=float, default=0.0, help="seconds to run (default 0: until a signal)")
     p.add_argument("--status-interval", type=float, default=5.0, help="seconds between status lines")
     p.add_argument("--out", default=None, help="directory for router_stats.json and router_stats.txt")

@@ -1203,6 +1203,8 @@ struct BenchMode {
     realtime: bool,
     /// Pin the router to CPU 1 and the sending and receiving threads to CPU 0.
     pinned: bool,
+    /// `Router::set_spin`, us.
+    spin_us: u64,
 }
 
 /// The router alone in its namespace's thread with its transit timing on, run in 20 ms slices
@@ -1215,7 +1217,7 @@ fn bench_router(
     mode: BenchMode,
     stop: Arc<AtomicBool>,
     ctl: Arc<std::sync::atomic::AtomicU8>,
-    hist: Arc<Mutex<Option<(LatencyHist, LatencyHist)>>>,
+    hist: Arc<Mutex<Option<(LatencyHist, LatencyHist, f64)>>>,
     out: usize,
 ) -> thread::JoinHandle<(String, u64)> {
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -1230,13 +1232,26 @@ fn bench_router(
         }
         let mut r = Router::new(cfg).expect("router starts");
         r.set_transit_timing(true).expect("transit timing");
+        r.set_spin(mode.spin_us * 1000);
         ready_tx.send(()).unwrap();
+        // the router thread's CPU time and the wall clock when the histograms were emptied
+        let (mut cpu0, mut wall0) = (thread_cpu_ns(), StdInstant::now());
         while !stop.load(Ordering::SeqCst) {
             let until = r.now() + Duration::from_millis(20);
             r.run_until(until).expect("router runs");
             match ctl.load(Ordering::SeqCst) {
-                1 => r.clear_transit(),
-                2 => *hist.lock().unwrap() = r.transit(out).cloned().zip(r.transit_late(out).cloned()),
+                1 => {
+                    r.clear_transit();
+                    (cpu0, wall0) = (thread_cpu_ns(), StdInstant::now());
+                }
+                2 => {
+                    let busy = (thread_cpu_ns() - cpu0) as f64 / wall0.elapsed().as_nanos() as f64;
+                    *hist.lock().unwrap() = Some((
+                        r.transit(out).cloned().expect("transit timing on"),
+                        r.transit_late(out).cloned().expect("transit timing on"),
+                        busy,
+                    ));
+                }
                 _ => continue,
             }
             ctl.store(0, Ordering::SeqCst);
@@ -1272,9 +1287,9 @@ fn router_bench() {
     );
     println!("load average before: {}", load.trim());
     let modes = [
-        BenchMode { realtime: false, pinned: false },
-        BenchMode { realtime: true, pinned: false },
-        BenchMode { realtime: true, pinned: true },
+        BenchMode { realtime: false, pinned: false, spin_us: 0 },
+        BenchMode { realtime: true, pinned: false, spin_us: 0 },
+        BenchMode { realtime: true, pinned: false, spin_us: 30 },
     ];
     for mode in modes {
         let mut cfg = t.router_config();
@@ -1286,12 +1301,13 @@ fn router_bench() {
         let rt = bench_router(&t.ns("r"), cfg, mode, stop.clone(), ctl.clone(), hist.clone(), 1);
         warm_up(&t, 2);
         println!(
-            "router thread: {}{}",
+            "router thread: {}{}; spin {} us before deadlines",
             if mode.realtime { "SCHED_FIFO priority 10" } else { "normal priority (SCHED_OTHER)" },
-            if mode.pinned { "; router pinned to CPU 1, sender and receiver to CPU 0" } else { "; nothing pinned" }
+            if mode.pinned { "; router pinned to CPU 1, sender and receiver to CPU 0" } else { "; nothing pinned" },
+            mode.spin_us
         );
         println!(
-            "{:>7} {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7}",
+            "{:>7} {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7} | {:>5}",
             "pps",
             "sent",
             "recv",
@@ -1304,18 +1320,19 @@ fn router_bench() {
             "late50",
             "late99",
             "app p50",
-            "app p99"
+            "app p99",
+            "cpu%"
         );
         let (mut best, mut clean) = (0, true);
         for pps in [1_000u64, 10_000, 50_000, 80_000, 120_000, 160_000] {
             router_ctl(&ctl, 1);
             let (sent, got, lat) = bench_step(&t, pps, 3.0, delay.as_secs_f64() * 1e6, mode.pinned.then_some(0));
             router_ctl(&ctl, 2);
-            let (h, late) = hist.lock().unwrap().take().expect("transit histogram");
+            let (h, late, busy) = hist.lock().unwrap().take().expect("transit histogram");
             let loss = 100.0 * (sent - got.min(sent)) as f64 / sent as f64;
             println!(
                 "{pps:>7} {sent:>7} {got:>7} {loss:>6.3} | {:>7} {:>7.1} {:>7.1} | {:>7.1} {:>7.1} | {:>7.1} {:>7.1} | \
-                 {:>7.1} {:>7.1}",
+                 {:>7.1} {:>7.1} | {:>5.1}",
                 lat.kernel.len(),
                 pct(&lat.kernel, 0.5),
                 pct(&lat.kernel, 0.99),
@@ -1324,7 +1341,8 @@ fn router_bench() {
                 late.quantile(0.5) as f64 / 1e3,
                 late.quantile(0.99) as f64 / 1e3,
                 pct(&lat.app, 0.5),
-                pct(&lat.app, 0.99)
+                pct(&lat.app, 0.99),
+                100.0 * busy
             );
             clean &= got >= sent;
             if clean {

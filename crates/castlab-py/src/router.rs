@@ -206,6 +206,16 @@ impl NetRouter {
             let g: Vec<(String, bool, usize)> =
                 self.inner.members(i).into_iter().map(|(a, any, n)| (a.to_string(), any, n)).collect();
             d.set_item("groups", g)?;
+            if let (Some(h), Some(l)) = (self.inner.transit(i), self.inner.transit_late(i)) {
+                let t = PyDict::new(py);
+                t.set_item("frames", h.count())?;
+                t.set_item("p50_ns", h.quantile(0.5))?;
+                t.set_item("p99_ns", h.quantile(0.99))?;
+                t.set_item("max_ns", h.max())?;
+                t.set_item("late_p50_ns", l.quantile(0.5))?;
+                t.set_item("late_p99_ns", l.quantile(0.99))?;
+                d.set_item("transit", t)?;
+            }
             out.append(d)?;
         }
         Ok(out)
@@ -214,6 +224,32 @@ impl NetRouter {
     /// The counters as text, one `tc -s qdisc`-like paragraph per interface and a router line.
     fn stats_text(&self) -> String {
         self.inner.stats_text()
+    }
+
+    /// Run the calling thread (the one that calls `run`) under SCHED_FIFO at `priority`
+    /// (1-99). Raises OSError when refused (no CAP_SYS_NICE, or real-time throttling off).
+    fn set_realtime(&self, priority: i32) -> Result<()> {
+        if !(1..=99).contains(&priority) {
+            return Err(bad("realtime priority", priority, "must be 1-99"));
+        }
+        sys::set_realtime(priority).map_err(|e| Error::Os(format!("SCHED_FIFO {priority}: {e}")))
+    }
+
+    /// Count the hosted extension's calls and the time inside them (`ext_*_calls`,
+    /// `ext_*_ns` in `stats()`).
+    fn set_extension_timing(&mut self, on: bool) {
+        self.inner.set_extension_timing(on);
+    }
+
+    /// Wake `us` microseconds before each deadline and poll without sleeping until it (0: sleep
+    /// until the deadline; at most 1000).
+    fn set_spin_us(&mut self, us: u64) {
+        self.inner.set_spin(us.min(1000) * 1000);
+    }
+
+    /// Time each forwarded frame's transit through the router (`transit` in `ports()`).
+    fn set_transit_timing(&mut self, on: bool) -> Result<()> {
+        Ok(self.inner.set_transit_timing(on)?)
     }
 }
 

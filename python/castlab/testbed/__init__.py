@@ -558,7 +558,9 @@ class Testbed:
             words += ["--node", str(self.node_id(r)), "--extension", kind,
                       *(f"{k}={json.dumps(v)}" for k, v in options.items())]
             words += self.session_words() + self.host_words()
-        return [sys.executable, "-m", "castlab.router", *words, "--status-interval", "3600",
+        # SCHED_FIFO: on a loaded machine the router then handles a frame when it arrives, not
+        # when the scheduler gets to it (docs/real-network.md, "Measured")
+        return [sys.executable, "-m", "castlab.router", *words, "--realtime", "--status-interval", "3600",
                 "--stats-every", str(ROUTER_STATS_EVERY_S), "--out", str(self.state_dir / f"router-{r}")]
 
     def _wait_router(self, r: str, timeout: float = 30.0) -> None:

@@ -393,6 +393,8 @@ pub struct Router {
     cur_wait: u64,
     /// Time the extension's calls (`ext_*_ns`).
     ext_timing: bool,
+    /// Wake this long before a port's deadline and poll without sleeping until it (ns).
+    spin_ns: u64,
 }
 
 impl Router {
@@ -496,6 +498,7 @@ impl Router {
             transit_on: false,
             cur_wait: 0,
             ext_timing: false,
+            spin_ns: 0,
             cfg,
         })
     }
@@ -558,6 +561,14 @@ impl Router {
         for p in self.ports.iter_mut() {
             p.clear_transit();
         }
+    }
+
+    /// Wake `ns` before each deadline (a frame due out of the delay line, the end of a
+    /// serialisation, a timer) and poll the sockets without sleeping until it comes, so
+    /// that the hand-over is not as late as the kernel's timer wake-up. At most `ns` of busy
+    /// polling per deadline; 0 (the default) sleeps until the deadline. Limited to 1 ms.
+    pub fn set_spin(&mut self, ns: u64) {
+        self.spin_ns = ns.min(1_000_000);
     }
 
     /// Count the hosted extension's calls and the time spent inside them (`ext_*_calls`,
@@ -692,8 +703,12 @@ impl Router {
                 }
                 return Ok(());
             }
-            let next = self.next_deadline().min(until);
-            let timeout = next.saturating_since(now).as_nanos();
+            let next = self.next_deadline();
+            let mut timeout = next.min(until).saturating_since(now).as_nanos();
+            if self.spin_ns > 0 && next <= until {
+                // wake early for the deadline, then poll without sleeping
+                timeout = timeout.saturating_sub(self.spin_ns);
+            }
             match sys::ppoll(&mut self.pollfds, Some(timeout)) {
                 Ok(true) => {}
                 Ok(false) => return Ok(()),

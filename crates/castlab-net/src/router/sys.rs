@@ -197,8 +197,18 @@ pub fn set_timer_slack(ns: u64) {
 /// Run the calling thread under the kernel's real-time FIFO policy at `priority` (1-99), as a
 /// dedicated router's forwarding thread would: it then runs as soon as a frame wakes it,
 /// ahead of every ordinary process on a busy machine. The loop sleeps in `ppoll` between
-/// frames, so it never holds a core it has no work for. Needs CAP_SYS_NICE.
+/// frames, so it never holds a core it has no work for. Needs CAP_SYS_NICE. Refused when the
+/// kernel's real-time throttling is off (`kernel.sched_rt_runtime_us` = -1): that limit (95 %
+/// of each second by default) is what keeps a runaway real-time thread from starving the
+/// machine's other processes.
 pub fn set_realtime(priority: i32) -> io::Result<()> {
+    let rt = std::fs::read_to_string("/proc/sys/kernel/sched_rt_runtime_us").unwrap_or_default();
+    if rt.trim() == "-1" {
+        return Err(io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            "kernel.sched_rt_runtime_us is -1 (real-time throttling off): not running at real-time priority",
+        ));
+    }
     let p = libc::sched_param { sched_priority: priority };
     // SAFETY: sched_setscheduler on this thread (0) with a valid sched_param.
     cvt(unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) })?;
