@@ -32,6 +32,42 @@ use castlab_net::router::{frame, sys};
 use castlab_net::{Envelope, GroupEntry, NetConfig, Router, RouterConfig, SessionTable};
 use socket2::{Domain, Protocol, Socket, Type};
 
+/// Counts the allocations of the threads that ask for it (`watch_allocs`), so that a test can
+/// check that the router's per-frame path allocates nothing while the rest of the test does.
+struct Counting;
+static ALLOCS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+thread_local! {
+    static WATCHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+fn count_alloc() {
+    if WATCHED.try_with(|w| w.get()).unwrap_or(false) {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
+        count_alloc();
+        unsafe { std::alloc::System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
+        unsafe { std::alloc::System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, n: usize) -> *mut u8 {
+        count_alloc();
+        unsafe { std::alloc::System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Count (or stop counting) the calling thread's allocations in `ALLOCS`.
+fn watch_allocs(on: bool) {
+    WATCHED.with(|w| w.set(on));
+}
+
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// One topology at a time: the tests measure timing on a shared 2-core machine.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -1014,6 +1050,90 @@ fn garbage_on_the_wire_is_counted_and_forwarding_goes_on() {
     }
 }
 
+/// The router's per-frame path allocates nothing, with everything on that runs per frame:
+/// a session (every datagram opened), a hosted extension that rewrites what it forwards (so
+/// each frame is sealed again) and drops some on one output, a 1 ms delay line, the transit
+/// and extension timings. Counted on the router's thread only, after a warm-up (ARP resolved,
+/// buffers at their size).
+#[test]
+fn forwarding_with_timings_on_allocates_nothing_per_frame() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = topo_or_skip!("forwarding_with_timings_on_allocates_nothing_per_frame", "a");
+    const SESSION: u32 = 0xa110;
+    const PORT_BASE: u16 = 46_400;
+    let mut table = SessionTable::new();
+    for k in 1..=HOSTS {
+        table.set_node(NodeId(k as u32), Topo::host_addr(k)).unwrap();
+    }
+    let net = NetConfig { session_id: SESSION, port_base: PORT_BASE, ..NetConfig::default() };
+    let mut cfg = t.router_config();
+    cfg.session = Some(RouterSession { net, table });
+    cfg.ifaces[1].delay = Duration::from_millis(1);
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let router = in_ns(&t.ns("r"), move || {
+        let mut r = Router::new(cfg).expect("router starts");
+        r.set_extension(Box::new(Probe::default())).expect("extension");
+        r.set_transit_timing(true).expect("transit timing");
+        r.set_extension_timing(true);
+        ready_tx.send(()).unwrap();
+        // warm up until the sender says so (ARP resolved, the first frames through)
+        while go_rx.try_recv().is_err() {
+            let until = r.now() + Duration::from_millis(20);
+            r.run_until(until).expect("router runs");
+        }
+        // the counter counts this thread's allocations
+        let c0 = ALLOCS.load(Ordering::SeqCst);
+        watch_allocs(true);
+        drop(std::hint::black_box(vec![0u8; 64]));
+        watch_allocs(false);
+        assert_eq!(ALLOCS.load(Ordering::SeqCst) - c0, 1, "the counting allocator is not in use");
+        r.clear_transit();
+        let before = (r.stats().forwarded, r.stats().ext_arrival_calls);
+        let a0 = ALLOCS.load(Ordering::SeqCst);
+        watch_allocs(true);
+        let until = r.now() + Duration::from_millis(1000);
+        r.run_until(until).expect("router runs");
+        watch_allocs(false);
+        let allocs = ALLOCS.load(Ordering::SeqCst) - a0;
+        let frames = r.transit(1).map_or(0, |h| h.count());
+        (allocs, r.stats().forwarded - before.0, r.stats().ext_arrival_calls - before.1, frames)
+    });
+    ready_rx.recv().expect("router thread started");
+    warm_up(&t, 2);
+    let _sink = udp_in(&t.ns("h2"), SocketAddrV4::new(Topo::host_addr(2), PORT_BASE + 5)).join().unwrap();
+    let sender = in_ns(&t.ns("h1"), move || {
+        let env = Envelope::new(SESSION, None);
+        let s = UdpSocket::bind(SocketAddrV4::new(Topo::host_addr(1), PORT_BASE + 5)).unwrap();
+        let mut buf = [0u8; 512];
+        let t0 = StdInstant::now();
+        let mut i = 0u32;
+        // 2,000 datagrams a second for 1.6 s; the router starts counting after 0.3 s
+        while t0.elapsed() < StdDuration::from_millis(1600) {
+            let mut p = Packet::data(Dest::Unicast(Addr::new(NodeId(2), 5)), 200);
+            p.src = Addr::new(NodeId(1), 5);
+            p.seq = i as u64;
+            p.layer = (i % 4) as u8;
+            let n = env.seal(&p, &mut buf).unwrap();
+            let _ = s.send_to(&buf[..n], SocketAddrV4::new(Topo::host_addr(2), PORT_BASE + 5));
+            i += 1;
+            if i == 600 {
+                go_tx.send(()).unwrap();
+            }
+            thread::sleep(StdDuration::from_micros(500));
+        }
+        i
+    });
+    let sent = sender.join().unwrap();
+    let (allocs, forwarded, seen, timed) = router.join().expect("router thread");
+    eprintln!("no-alloc: {sent} sent; while counted: {forwarded} forwarded, {seen} shown to the extension, {timed} timed, {allocs} allocations");
+    assert!(forwarded > 500 && seen > 500, "too little traffic while counting: {forwarded} forwarded, {seen} seen");
+    // each forwarded frame is timed when handed over: all of them but the last millisecond's
+    // (still in the delay line), plus the few that were in it when counting began
+    assert!(timed.abs_diff(forwarded) <= 10, "the transit timing saw {timed} of {forwarded} frames");
+    assert_eq!(allocs, 0, "{allocs} allocations on the router's thread for {forwarded} frames");
+}
+
 // ------------------------------------------------------------------ the router's speed
 
 /// Wall-clock time (CLOCK_REALTIME) in ns: what the kernel's packet timestamps use.
@@ -1109,12 +1229,15 @@ fn bench_step(t: &Topo, pps: u64, secs: f64, delay_us: f64, pin: Option<usize>) 
             sys::pin_to_cpu(c).expect("pin the receiver");
         }
         let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).unwrap();
-        s.set_recv_buffer_size(8 << 20).unwrap();
         s.bind(&SocketAddrV4::new(Topo::host_addr(2), 40_010).into()).unwrap();
         let s: UdpSocket = s.into();
         let one: libc::c_int = 1;
+        // a receive buffer beyond rmem_max (FORCE, as root): a late receiving thread must not
+        // drop what the router delivered
+        let big: libc::c_int = 64 << 20;
         unsafe {
             libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &one as *const _ as _, 4);
+            libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &big as *const _ as _, 4);
         }
         s.set_read_timeout(Some(StdDuration::from_millis(500))).unwrap();
         bound_tx.send(()).unwrap();
@@ -1217,7 +1340,7 @@ fn bench_router(
     mode: BenchMode,
     stop: Arc<AtomicBool>,
     ctl: Arc<std::sync::atomic::AtomicU8>,
-    hist: Arc<Mutex<Option<(LatencyHist, LatencyHist, f64)>>>,
+    hist: Arc<Mutex<Option<(LatencyHist, LatencyHist, f64, u64)>>>,
     out: usize,
 ) -> thread::JoinHandle<(String, u64)> {
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -1235,14 +1358,14 @@ fn bench_router(
         r.set_spin(mode.spin_us * 1000);
         ready_tx.send(()).unwrap();
         // the router thread's CPU time and the wall clock when the histograms were emptied
-        let (mut cpu0, mut wall0) = (thread_cpu_ns(), StdInstant::now());
+        let (mut cpu0, mut wall0, mut drops0) = (thread_cpu_ns(), StdInstant::now(), 0);
         while !stop.load(Ordering::SeqCst) {
             let until = r.now() + Duration::from_millis(20);
             r.run_until(until).expect("router runs");
             match ctl.load(Ordering::SeqCst) {
                 1 => {
                     r.clear_transit();
-                    (cpu0, wall0) = (thread_cpu_ns(), StdInstant::now());
+                    (cpu0, wall0, drops0) = (thread_cpu_ns(), StdInstant::now(), r.port_stats(0).rx_kernel_drops);
                 }
                 2 => {
                     let busy = (thread_cpu_ns() - cpu0) as f64 / wall0.elapsed().as_nanos() as f64;
@@ -1250,6 +1373,7 @@ fn bench_router(
                         r.transit(out).cloned().expect("transit timing on"),
                         r.transit_late(out).cloned().expect("transit timing on"),
                         busy,
+                        r.port_stats(0).rx_kernel_drops - drops0,
                     ));
                 }
                 _ => continue,
@@ -1282,8 +1406,11 @@ fn router_bench() {
         "router benchmark: 200-byte UDP datagrams h1 -> router (1 ms delay line) -> h2, 3 s per rate; \
          added latency = one-way latency less the delay line, in us:\n  \
          kernel: h1's software transmit timestamp (its veth) -> h2's kernel receive timestamp\n  \
-         router: the router's own (kernel receive stamp on its socket -> handed to sendmmsg)\n  \
-         app: the sending thread's clock before send -> h2's kernel receive timestamp"
+         rtr: router only (h1's frame stamped by the kernel on arrival -> handed to sendmmsg), late: \
+         the part after its due time\n  \
+         app: the sending thread's clock before send -> h2's kernel receive timestamp\n  \
+         rdrop: frames the kernel dropped at the router's ingress socket (its buffer full); \
+         cpu%: the router thread's CPU time over the step"
     );
     println!("load average before: {}", load.trim());
     let modes = [
@@ -1307,11 +1434,12 @@ fn router_bench() {
             mode.spin_us
         );
         println!(
-            "{:>7} {:>7} {:>7} {:>6} | {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7} | {:>5}",
+            "{:>7} {:>7} {:>7} {:>6} {:>6} | {:>7} {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7} | {:>7} {:>7} | {:>5}",
             "pps",
             "sent",
             "recv",
             "loss%",
+            "rdrop",
             "stamped",
             "krn p50",
             "krn p99",
@@ -1328,10 +1456,10 @@ fn router_bench() {
             router_ctl(&ctl, 1);
             let (sent, got, lat) = bench_step(&t, pps, 3.0, delay.as_secs_f64() * 1e6, mode.pinned.then_some(0));
             router_ctl(&ctl, 2);
-            let (h, late, busy) = hist.lock().unwrap().take().expect("transit histogram");
+            let (h, late, busy, rdrop) = hist.lock().unwrap().take().expect("transit histogram");
             let loss = 100.0 * (sent - got.min(sent)) as f64 / sent as f64;
             println!(
-                "{pps:>7} {sent:>7} {got:>7} {loss:>6.3} | {:>7} {:>7.1} {:>7.1} | {:>7.1} {:>7.1} | {:>7.1} {:>7.1} | \
+                "{pps:>7} {sent:>7} {got:>7} {loss:>6.3} {rdrop:>6} | {:>7} {:>7.1} {:>7.1} | {:>7.1} {:>7.1} | {:>7.1} {:>7.1} | \
                  {:>7.1} {:>7.1} | {:>5.1}",
                 lat.kernel.len(),
                 pct(&lat.kernel, 0.5),
