@@ -337,6 +337,15 @@ fn udp_in(ns: &str, bind: SocketAddrV4) -> thread::JoinHandle<UdpSocket> {
     })
 }
 
+/// A session table with the hosts h1..h3 as nodes 1..3.
+fn hosts_table() -> SessionTable {
+    let mut table = SessionTable::new();
+    for k in 1..=HOSTS {
+        table.set_node(NodeId(k as u32), Topo::host_addr(k)).unwrap();
+    }
+    table
+}
+
 /// Exchange a few datagrams both ways between h1 and host k, so that ARP is resolved.
 fn warm_up(t: &Topo, k: usize) {
     let a = udp_in(&t.ns("h1"), SocketAddrV4::new(Topo::host_addr(1), 0)).join().unwrap();
@@ -767,10 +776,7 @@ fn hosts_an_extension_with_verdicts_rewrites_sends_and_timers() {
     let t = topo_or_skip!("hosts_an_extension_with_verdicts_rewrites_sends_and_timers", "x");
     const SESSION: u32 = 0x7e57;
     const PORT_BASE: u16 = 46_000;
-    let mut table = SessionTable::new();
-    for k in 1..=HOSTS {
-        table.set_node(NodeId(k as u32), Topo::host_addr(k)).unwrap();
-    }
+    let mut table = hosts_table();
     table.set_node(NodeId(100), Topo::router_addr(1)).unwrap();
     table
         .set_group(
@@ -884,10 +890,7 @@ fn bcf_reply_copies_via_breadcrumbs_reach_each_requesting_host() {
     let t = topo_or_skip!("bcf_reply_copies_via_breadcrumbs_reach_each_requesting_host", "b");
     const SESSION: u32 = 0xbcf;
     const PORT_BASE: u16 = 46_100;
-    let mut table = SessionTable::new();
-    for k in 1..=HOSTS {
-        table.set_node(NodeId(k as u32), Topo::host_addr(k)).unwrap();
-    }
+    let mut table = hosts_table();
     table.set_node(NodeId(100), Topo::router_addr(1)).unwrap();
     let net = NetConfig { session_id: SESSION, port_base: PORT_BASE, ..NetConfig::default() };
     let mut cfg = t.router_config();
@@ -1061,10 +1064,7 @@ fn forwarding_with_timings_on_allocates_nothing_per_frame() {
     let t = topo_or_skip!("forwarding_with_timings_on_allocates_nothing_per_frame", "a");
     const SESSION: u32 = 0xa110;
     const PORT_BASE: u16 = 46_400;
-    let mut table = SessionTable::new();
-    for k in 1..=HOSTS {
-        table.set_node(NodeId(k as u32), Topo::host_addr(k)).unwrap();
-    }
+    let table = hosts_table();
     let net = NetConfig { session_id: SESSION, port_base: PORT_BASE, ..NetConfig::default() };
     let mut cfg = t.router_config();
     cfg.session = Some(RouterSession { net, table });
@@ -1563,10 +1563,7 @@ fn bcf_router_bench() {
     );
     for &(labels, rate) in &[(1_000u32, 1_000.0f64), (1_000, 10_000.0), (4_000, 10_000.0), (4_000, 2_000.0)] {
         for bcf in [true, false] {
-            let mut table = SessionTable::new();
-            for k in 1..=HOSTS {
-                table.set_node(NodeId(k as u32), Topo::host_addr(k)).unwrap();
-            }
+            let table = hosts_table();
             let net = NetConfig { session_id: SESSION, port_base: PORT_BASE, ..NetConfig::default() };
             let mut cfg = t.router_config();
             cfg.session = Some(RouterSession { net, table });
