@@ -1292,7 +1292,7 @@ fn bench_step(t: &Topo, pps: u64, secs: f64, delay_us: f64, pin: Option<usize>) 
                 // a refused send is tried again: the numbers are the kernel's OPT_ID counter
                 if s.send_to(&buf, dst).is_ok() {
                     n += 1;
-                    if n % 64 == 0 {
+                    if n.is_multiple_of(64) {
                         drain_tx_timestamps(&s, &mut stamps);
                     }
                 }
@@ -1330,6 +1330,10 @@ struct BenchMode {
     spin_us: u64,
 }
 
+/// What the bench's router thread reports of one step: its transit and lateness histograms,
+/// its CPU share, and the frames its ingress socket dropped.
+type StepReport = (LatencyHist, LatencyHist, f64, u64);
+
 /// The router alone in its namespace's thread with its transit timing on, run in 20 ms slices
 /// until stopped. Between slices it serves `ctl`: 1 empties the transit histograms, 2 copies
 /// interface `out`'s into `hist`; it sets `ctl` back to 0 when done. Returns the counters' text
@@ -1340,7 +1344,7 @@ fn bench_router(
     mode: BenchMode,
     stop: Arc<AtomicBool>,
     ctl: Arc<std::sync::atomic::AtomicU8>,
-    hist: Arc<Mutex<Option<(LatencyHist, LatencyHist, f64, u64)>>>,
+    hist: Arc<Mutex<Option<StepReport>>>,
     out: usize,
 ) -> thread::JoinHandle<(String, u64)> {
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
