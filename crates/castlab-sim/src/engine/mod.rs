@@ -113,10 +113,14 @@ pub(super) struct Phase {
     pub(super) last: Instant,
 }
 
-/// Fields in declaration order (`repr(C)`): the counters a delivery writes first.
-#[repr(C)]
+/// Fields in declaration order (`repr(C)`, aligned to a cache line): the counters a delivery
+/// writes and the flags it reads first, in one line.
+#[repr(C, align(64))]
 pub(super) struct Node {
     pub(super) stats: NodeStats,
+    /// Whether `Simulator::exts` holds an extension for this node (read on every packet
+    /// instead of that list).
+    pub(super) has_ext: bool,
     pub(super) ports: Vec<(Port, u32)>,
     pub(super) out: Vec<ChannelId>,
     pub(super) next_port: Port,
@@ -125,10 +129,13 @@ pub(super) struct Node {
     pub(super) down: bool,
 }
 
-/// Fields in declaration order (`repr(C)`): what driving the agent after a packet reads first.
-#[repr(C)]
+/// Fields in declaration order (`repr(C)`, aligned to a cache line): what delivering a packet
+/// and driving the agent after it read first, in one line.
+#[repr(C, align(64))]
 pub(super) struct AgentSlot {
     pub(super) agent: Box<dyn Agent>,
+    /// The agent's `packets_only_count`: no driving after a packet.
+    pub(super) only_counts: bool,
     pub(super) armed: Option<Instant>,
     pub(super) node: NodeId,
     pub(super) port: Port,
@@ -314,9 +321,25 @@ impl Simulator {
     /// between them) at one time, so no other event can come between two members; the batch
     /// sits in the queue at its first member's key and runs its members in order, as their
     /// own events would have run.
-    #[inline]
+    #[inline(always)]
     fn schedule_link(&mut self, at: Instant, arrive: bool, ch: u32, pkt: u32) {
         let time = at.as_nanos();
+        // the common case inline (the next member of a fan-out's batch), the rest out of line
+        if let Some(l) = &mut self.last_link {
+            if l.seq == self.seq && l.time == time && l.arrive == arrive && l.batch != NO_BATCH {
+                self.seq += 1;
+                l.seq = self.seq;
+                self.batches[l.batch as usize].push((ch, pkt));
+                return;
+            }
+        }
+        self.schedule_link_start(time, arrive, ch, pkt);
+    }
+
+    /// `schedule_link` when the event does not join a batch already started.
+    #[inline(never)]
+    fn schedule_link_start(&mut self, time: u64, arrive: bool, ch: u32, pkt: u32) {
+        let at = Instant::from_nanos(time);
         if !self.coalesce {
             let ev = if arrive { Ev::Arrive { ch, pkt } } else { Ev::TxDone { ch, pkt } };
             return self.schedule(at, ev);
@@ -604,11 +627,17 @@ impl Simulator {
 
     /// A packet is at node `n`: from channel `from`, or sent locally (`from` None).
     fn node_receive(&mut self, n: u32, mut p: u32, from: Option<u32>, skip_ext: bool) {
-        if self.pool.shared(p) && !self.leaf(n, p, from) {
+        if from.is_some() {
+            if let Some(m) = self.leaf_member(n, p) {
+                self.deliver_at_leaf(n, p, m);
+                return;
+            }
+        }
+        if self.pool.shared(p) {
             // the copy may be written or forwarded from here: it gets its own slot
             p = self.pool.unshare(p);
         }
-        if !skip_ext {
+        if !skip_ext && self.nodes[n as usize].has_ext {
             if let Some(x) = self.exts[n as usize].as_mut() {
                 let v = View {
                     node: NodeId(n),
@@ -689,22 +718,6 @@ impl Simulator {
                     self.pool.to_root[p as usize] = false;
                 }
                 let st = &self.groups[gi].mc[n as usize];
-                if from.is_some() && st.is_leaf() && self.exts[n as usize].is_none() {
-                    // A packet off a link for this node's one member and nobody downstream (a
-                    // receiver's leaf): the agent is driven at once instead of through
-                    // `dirty_agents`. The same order: this is the last thing its `Arrive` event
-                    // does (`from` is only set there; no extension here to mark dirty), and
-                    // `drain_dirty`, which runs right after, pops the agent pushed last first:
-                    // it would drive exactly this agent next (nothing else is pending: the
-                    // lists are drained after every event, and only events fill them).
-                    let m = st.members[0];
-                    self.nodes[n as usize].stats.delivered_local += 1;
-                    self.agents[m as usize].agent.handle_packet(self.now, &self.pool.slots[p as usize]);
-                    self.pool.release(p);
-                    debug_assert!(self.dirty_agents.is_empty() && self.dirty_exts.is_empty());
-                    self.drive_agent(m);
-                    return;
-                }
                 if !st.members.is_empty() {
                     self.nodes[n as usize].stats.delivered_local += 1;
                     let pkt = &self.pool.slots[p as usize];
@@ -736,7 +749,7 @@ impl Simulator {
                     // and the copies share the slot where nothing can write them on the way (a
                     // DropTail queue does not mark; `node_receive` unshares at the far end
                     // unless the copy is for a receiver's leaf)
-                    let ext = self.exts[n as usize].is_some();
+                    let ext = self.nodes[n as usize].has_ext;
                     for i in 0..k {
                         let ch = self.groups[gi].mc[n as usize].oifs[i];
                         let q = if i + 1 == k {
@@ -760,16 +773,43 @@ impl Simulator {
         }
     }
 
-    /// Whether a group packet off a link at node `n` is for a receiver's leaf: the node's one
-    /// member, nobody downstream, no extension (the packet is only read there).
-    fn leaf(&self, n: u32, p: u32, from: Option<u32>) -> bool {
-        let Dest::Group(g) = self.pool.slots[p as usize].dst else { return false };
-        let Some(gr) = self.groups.get(g.index()) else { return false };
-        from.is_some()
-            && gr.source.0 != n
-            && !self.pool.to_root[p as usize]
-            && gr.mc[n as usize].is_leaf()
-            && self.exts[n as usize].is_none()
+    /// The member a group packet off a link at node `n` is for, if `n` is a receiver's leaf:
+    /// the node's one member, nobody downstream, no extension (the packet is only read there).
+    /// `node_receive` would reach that member by the same tests, made there in this order (an
+    /// off-tree packet for a group is a local one going up, not one for the leaf).
+    #[inline]
+    fn leaf_member(&self, n: u32, p: u32) -> Option<u32> {
+        let Dest::Group(g) = self.pool.slots[p as usize].dst else { return None };
+        let gr = self.groups.get(g.index())?;
+        let st = &gr.mc[n as usize];
+        (gr.source.0 != n && !self.pool.to_root[p as usize] && st.is_leaf() && !self.nodes[n as usize].has_ext)
+            .then_some(st.member0)
+    }
+
+    /// A packet off a link for a receiver's leaf (`leaf_member`): its one member `m` gets it and
+    /// is driven at once instead of through `dirty_agents`. The same order: this is the last
+    /// thing the packet's `Arrive` event does, and `drain_dirty`, which runs right after, pops
+    /// the agent pushed last first: it would drive exactly this agent next (nothing else is
+    /// pending: the lists are drained after every event, and only events fill them). An agent
+    /// that only counts packets has nothing to poll after one: its driving would send nothing,
+    /// re-arm nothing (its deadline is unchanged and already armed) and report nothing, so it is
+    /// skipped. The packet (maybe a shared copy) is only read.
+    fn deliver_at_leaf(&mut self, n: u32, p: u32, m: u32) {
+        debug_assert_eq!(m, {
+            let Dest::Group(g) = self.pool.slots[p as usize].dst else { unreachable!() };
+            self.groups[g.index()].mc[n as usize].members[0]
+        });
+        self.nodes[n as usize].stats.delivered_local += 1;
+        let s = &mut self.agents[m as usize];
+        s.agent.handle_packet(self.now, &self.pool.slots[p as usize]);
+        self.pool.release(p);
+        debug_assert!(self.dirty_agents.is_empty() && self.dirty_exts.is_empty());
+        if s.only_counts {
+            debug_assert!(s.agent.poll_transmit().is_none() && s.agent.poll_event().is_none());
+            debug_assert!(s.agent.poll_timeout().is_none_or(|t| s.armed.is_some_and(|a| a <= t.max(self.now))));
+        } else {
+            self.drive_agent(m);
+        }
     }
 
     /// Node `n` puts packet `p` on output channel `ch`, after its extension's say.
