@@ -86,6 +86,13 @@ pub trait Agent: AsAny {
     fn poll_event(&mut self) -> Option<AgentEvent> {
         None
     }
+    /// True when [`Agent::handle_packet`] never queues a packet or an event and never changes
+    /// what [`Agent::poll_timeout`] returns (a receiver that only counts): a driver may then
+    /// skip the driving rule's polls after a packet. Read once, when the agent is added. The
+    /// default, false, is always correct.
+    fn packets_only_count(&self) -> bool {
+        false
+    }
     /// Node `node` restarted: its packets now come from a new incarnation whose sequence
     /// numbers start afresh (the real-network driver sees a newer session epoch in its
     /// datagrams). What the agent keeps about that node's packets (expected sequence
@@ -94,13 +101,6 @@ pub trait Agent: AsAny {
     /// or asking for repairs the new incarnation never sent. The driving rule applies after
     /// it. Agents that keep nothing per peer keep the default: nothing to do.
     fn handle_peer_restart(&mut self, _now: Instant, _node: NodeId) {}
-    /// True when [`Agent::handle_packet`] never queues a packet or an event and never changes
-    /// what [`Agent::poll_timeout`] returns (a receiver that only counts): a driver may then
-    /// skip the driving rule's polls after a packet. Read once, when the agent is added. The
-    /// default, false, is always correct.
-    fn packets_only_count(&self) -> bool {
-        false
-    }
 }
 
 /// The timers of one agent: a field-less enum whose [`Timer::VALUES`] lists every variant, so
