@@ -235,4 +235,3 @@ mod layout {
         assert_eq!(std::mem::align_of::<Channel>(), 64);
     }
 }
-
