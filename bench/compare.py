@@ -9,7 +9,9 @@ process the median wall time, the median CPU time (user + system: less sensitive
 machine's load than the wall time when other processes compete for the cores), its peak
 resident memory (the child's maximum RSS from wait4), events/s and packets forwarded/s
 (castlab's own counters, per wall second; ns-2 has none, so its rates are not printed), and
-the ratios ns-2 / castlab of the wall and of the CPU medians from the same run. Wall times depend on the machine's load:
+the ratios ns-2 / castlab of the wall and of the CPU medians, then of every paired run (run i of
+ns-2 against run i of castlab, taken back to back) with their minimum and, for the issue's goals
+(star-100 from Python >= 8, rlm-100 >= 25), whether the goal holds in every paired run. Wall times depend on the machine's load:
 the load average is printed with the results.
 
 Scenarios: RLM receivers on the RLM paper's topology (2), 100 receivers, 600 s (castlab's
@@ -22,6 +24,8 @@ links) at 100 receivers for 600 s, 1,000 for 60 s and 10,000 for 60 s; with --bi
 castlab through Python (the fidelity comparison of docs/fidelity/tcp.md). ns-2 runs up to 1,000
 receivers (at 10,000 it held 9 GB after 165 s and was stopped).
 """
+
+from __future__ import annotations
 
 import json
 import os
@@ -68,6 +72,22 @@ def counters(out: str) -> tuple[float, float]:
     ev = float(out.split("| ")[1].split(" M events")[0]) * 1e6
     fw = float(out.split("| ")[2].split(" M packets")[0]) * 1e6
     return ev, fw
+
+
+# The issue's goals: ns-2 / castlab at least this in *every* paired run (not only the median).
+GOALS = {"star-100": {"castlab (Python, whole process)": 8.0}, "rlm-100": {"castlab (Rust)": 25.0}}
+
+
+def paired(ns2: list, ours: list, goal: float | None) -> None:
+    """Print ns-2 / castlab of each paired run (run i of both, taken back to back), the minimum,
+    and whether `goal` holds in every run, on wall and on CPU time."""
+    for label, col in (("wall", 0), ("cpu", 3)):
+        ratios = [a[col] / b[col] for a, b in zip(ns2, ours)]
+        line = f"    {label}: " + ", ".join(f"{r:.1f}" for r in ratios) + f"; min {min(ratios):.1f}"
+        if goal is not None:
+            holds = all(r >= goal for r in ratios)
+            line += f"; goal >= {goal:g} in every run: {'holds' if holds else 'does NOT hold'}"
+        print(line)
 
 
 def main() -> None:
@@ -136,7 +156,8 @@ def main() -> None:
             for k in med:
                 if k.startswith("castlab"):
                     print(f"  ns-2 / {k}: {med['ns-2.35'] / med[k]:.1f} (wall), "
-                          f"{med_cpu['ns-2.35'] / med_cpu[k]:.1f} (cpu)")
+                          f"{med_cpu['ns-2.35'] / med_cpu[k]:.1f} (cpu), medians")
+                    paired(res["ns-2.35"], res[k], GOALS.get(name, {}).get(k))
     print(f"\nload average after: {os.getloadavg()[0]:.2f}")
 
 

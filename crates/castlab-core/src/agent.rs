@@ -15,6 +15,10 @@
 //! 3. drain [`Agent::poll_event`] until it returns `None` (group joins and leaves, level and
 //!    rate changes).
 //!
+//! One exception: an agent whose [`Agent::packets_only_count`] is true declares that
+//! `handle_packet` leaves nothing to poll (no packet, no event, the same `poll_timeout`), so a
+//! driver may skip the three polls after it (they would all answer nothing new).
+//!
 //! When the armed deadline is reached, the driver calls [`Agent::handle_timeout`] and applies
 //! the rule again. A driver may call `handle_timeout` late, never early: an agent can assume
 //! `now >= ` the deadline it last returned. Agents with several timers declare them as an enum
@@ -90,6 +94,13 @@ pub trait Agent: AsAny {
     /// a level or rate keep the default: none.
     fn poll_event(&mut self) -> Option<AgentEvent> {
         None
+    }
+    /// True when [`Agent::handle_packet`] never queues a packet or an event and never changes
+    /// what [`Agent::poll_timeout`] returns (a receiver that only counts): a driver may then
+    /// skip the driving rule's polls after a packet. Read once, when the agent is added. The
+    /// default, false, is always correct.
+    fn packets_only_count(&self) -> bool {
+        false
     }
     /// Node `node` restarted: its packets now come from a new incarnation whose sequence
     /// numbers start afresh (the real-network driver sees a newer session epoch in its

@@ -181,12 +181,13 @@ impl RedState {
 #[derive(Clone, Debug)]
 enum Disc {
     DropTail,
-    Red(RedState),
+    // boxed: a DropTail queue (most of them, one per receiver's link) stays one cache line
+    Red(Box<RedState>),
 }
 
 /// A FIFO of packet references with a discipline. Storage is allocated once, at creation.
-/// Fields in declaration order (`repr(C)`): what a DropTail arrival touches first, RED's
-/// larger state last.
+/// Fields in declaration order (`repr(C)`): what a DropTail arrival touches first, then the
+/// discipline (RED's larger state boxed), 64 bytes in all.
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct Queue {
@@ -203,7 +204,7 @@ impl Queue {
         let limit = cfg.limit_pkts();
         let disc = match cfg {
             QueueConfig::DropTail { .. } => Disc::DropTail,
-            QueueConfig::Red(r) => Disc::Red(RedState::new(r.clone(), rate_bps)),
+            QueueConfig::Red(r) => Disc::Red(Box::new(RedState::new(r.clone(), rate_bps))),
         };
         Queue { buf: VecDeque::with_capacity(limit.min(1 << 20)), limit, disc, plain_avg: 0.0, plain_w: avg_weight }
     }
@@ -227,7 +228,7 @@ impl Queue {
     }
     pub fn red(&self) -> Option<&RedState> {
         match &self.disc {
-            Disc::Red(r) => Some(r),
+            Disc::Red(r) => Some(&**r),
             Disc::DropTail => None,
         }
     }

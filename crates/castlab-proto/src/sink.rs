@@ -100,22 +100,23 @@ struct GapState {
 /// Its layout is for a million of them: the fields an arrival reads come first, in declaration
 /// order (`repr(C)`), so that they share a few cache lines, and the small per-layer vectors
 /// get their room when the sink is made, so that they lie next to each other on the heap
-/// instead of wherever the first packet finds space.
+/// instead of wherever the first packet finds space; each layer's group and join time share
+/// one entry.
 #[derive(Debug)]
 #[repr(C)]
 pub struct LayeredSink {
     pub summary: SinkSummary,
-    groups: Vec<GroupId>,
-    /// When each layer was last joined; gap tracking uses only packets sent after it.
-    joined_at: Vec<Instant>,
+    /// Per layer m: the group carrying it, and when it was last joined (gap tracking uses only
+    /// packets sent after that).
+    layers: Vec<(GroupId, Instant)>,
     gaps: Vec<GapState>,
     /// Online worst-case windowed loss, one per configured window.
     windows: Vec<WorstWindowLoss>,
+    level: u32,
+    record: Record,
     events: Vec<AgentEvent>,
     schedule: Vec<(Instant, u32)>,
     next_change: usize,
-    level: u32,
-    record: Record,
     /// Per-arrival and per-gap rows; empty unless the sink records [`Record::Arrivals`].
     pub records: SinkRecords,
 }
@@ -136,8 +137,7 @@ impl LayeredSink {
                 ..SinkSummary::default()
             },
             windows: Vec::new(),
-            joined_at: vec![Instant::ZERO; groups.len()],
-            groups,
+            layers: groups.iter().map(|&g| (g, Instant::ZERO)).collect(),
             schedule,
             next_change: 0,
             level: 0,
@@ -183,20 +183,21 @@ impl LayeredSink {
     }
 
     fn set_level(&mut self, now: Instant, target: u32) {
-        let target = target.min(self.groups.len() as u32);
+        let target = target.min(self.layers.len() as u32);
         if target == self.level {
             return;
         }
         // Join upward in layer order, leave downward from the top, as a cumulative receiver does.
         while self.level < target {
-            self.events.push(AgentEvent::Join(self.groups[self.level as usize]));
-            self.joined_at[self.level as usize] = now;
+            let layer = &mut self.layers[self.level as usize];
+            layer.1 = now;
+            self.events.push(AgentEvent::Join(layer.0));
             self.level += 1;
         }
         while self.level > target {
             self.level -= 1;
             let layer = self.level as u8;
-            self.events.push(AgentEvent::Leave(self.groups[self.level as usize]));
+            self.events.push(AgentEvent::Leave(self.layers[self.level as usize].0));
             self.gaps.retain(|g| g.layer != layer);
         }
         self.events.push(AgentEvent::LevelChanged { level: self.level });
@@ -207,8 +208,8 @@ impl LayeredSink {
     fn tracked(&self, p: &Packet) -> bool {
         match p.group() {
             None => true,
-            Some(g) => match self.groups[..self.level as usize].iter().position(|x| *x == g) {
-                Some(m) => p.sent_at >= self.joined_at[m],
+            Some(g) => match self.layers[..self.level as usize].iter().find(|x| x.0 == g) {
+                Some(&(_, joined_at)) => p.sent_at >= joined_at,
                 None => false,
             },
         }
@@ -297,6 +298,12 @@ impl Agent for LayeredSink {
 
     fn poll_timeout(&self) -> Option<Instant> {
         self.schedule.get(self.next_change).map(|(t, _)| *t)
+    }
+
+    /// `handle_packet` only counts: it sends nothing, and joins, leaves and the schedule move
+    /// only in `handle_timeout`.
+    fn packets_only_count(&self) -> bool {
+        true
     }
 
     fn poll_event(&mut self) -> Option<AgentEvent> {

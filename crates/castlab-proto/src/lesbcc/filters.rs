@@ -87,34 +87,41 @@ impl RttEstimator {
 /// RTT, and per receiver an LE is 1 in a round with one or more LIs).
 #[derive(Clone, Debug, Default)]
 pub struct Li2Le {
-    last_pass: Vec<Option<Instant>>,
-    last_round: Vec<Option<u64>>,
+    /// `NEVER` for a receiver never passed (8 bytes per receiver; an `Option` takes 16).
+    last_pass: Vec<Instant>,
+    /// `NO_ROUND` for a receiver never passed.
+    last_round: Vec<u64>,
     /// Start of the current round (slot reading); the round clock starts at the first LI.
     round_start: Option<Instant>,
     round: u64,
 }
 
+/// `Li2Le::last_pass` of a receiver never passed (no LI is offered at the end of time).
+const NEVER: Instant = Instant::MAX;
+/// `Li2Le::last_round` of a receiver never passed (rounds count RTTs from 0: never this many).
+const NO_ROUND: u64 = u64::MAX;
+
 impl Li2Le {
     /// Make room for receivers `0..n` (grows only when a new receiver appears).
     pub fn ensure(&mut self, n: usize) {
         if self.last_pass.len() < n {
-            self.last_pass.resize(n, None);
-            self.last_round.resize(n, None);
+            self.last_pass.resize(n, NEVER);
+            self.last_round.resize(n, NO_ROUND);
         }
     }
-    /// Bytes of its per-receiver table (allocated capacity).
+    /// Bytes of its per-receiver tables (allocated capacity).
     pub fn heap_bytes(&self) -> usize {
-        self.last_pass.capacity() * std::mem::size_of::<Option<Instant>>()
+        self.last_pass.capacity() * std::mem::size_of::<Instant>()
+            + self.last_round.capacity() * std::mem::size_of::<u64>()
     }
     /// An LI from `rcv` at `now`: an LE if more than `window` (SRTT + 2σ) since the last pass.
     pub fn offer(&mut self, now: Instant, rcv: usize, window: Duration) -> bool {
         self.ensure(rcv + 1);
-        let pass = match self.last_pass[rcv] {
-            None => true,
-            Some(t) => now.saturating_since(t) > window,
-        };
+        debug_assert!(now != NEVER);
+        let t = self.last_pass[rcv];
+        let pass = t == NEVER || now.saturating_since(t) > window;
         if pass {
-            self.last_pass[rcv] = Some(now);
+            self.last_pass[rcv] = now;
         }
         pass
     }
@@ -133,10 +140,12 @@ impl Li2Le {
             self.round += gone;
             self.round_start = Some(start + Duration::from_nanos(gone * slot_ns));
         }
-        let pass = self.last_round[rcv].is_none_or(|r| self.round > r);
+        debug_assert!(now != NEVER && self.round != NO_ROUND);
+        let r = self.last_round[rcv];
+        let pass = r == NO_ROUND || self.round > r;
         if pass {
-            self.last_round[rcv] = Some(self.round);
-            self.last_pass[rcv] = Some(now);
+            self.last_round[rcv] = self.round;
+            self.last_pass[rcv] = now;
         }
         pass
     }

@@ -6,10 +6,16 @@ use castlab_core::{Duration, GroupId, NodeId};
 use super::event::Ev;
 use super::Simulator;
 
+/// A node's state in one group. One cache line (aligned): a receiver's leaf reads its lengths
+/// and `member0` on every packet.
 #[derive(Clone)]
+#[repr(align(64))]
 pub(super) struct Mc {
     pub(super) oifs: Vec<u32>,
     pub(super) members: Vec<u32>,
+    /// `members[0]` (`NO_AGENT` when there is none), kept beside the lengths `is_leaf` reads so
+    /// that a receiver's leaf finds its member without reading the list.
+    pub(super) member0: u32,
     pub(super) on_tree: bool,
     pub(super) gen: u32,
     /// The channel the node grafted on toward the source (its reverse path when it grafted),
@@ -20,10 +26,12 @@ pub(super) struct Mc {
 
 /// `Mc::up` of a node with no upstream channel.
 pub(super) const NO_CHANNEL: u32 = u32::MAX;
+/// `Mc::member0` of a node with no member.
+pub(super) const NO_AGENT: u32 = u32::MAX;
 
 impl Default for Mc {
     fn default() -> Self {
-        Mc { oifs: Vec::new(), members: Vec::new(), on_tree: false, gen: 0, up: NO_CHANNEL }
+        Mc { oifs: Vec::new(), members: Vec::new(), member0: NO_AGENT, on_tree: false, gen: 0, up: NO_CHANNEL }
     }
 }
 
@@ -84,6 +92,7 @@ impl Simulator {
         if !st.members.contains(&a) {
             st.members.push(a);
         }
+        st.member0 = st.members[0];
         st.gen = st.gen.wrapping_add(1);
         if !st.on_tree {
             self.graft_up(gi as u32, node, self.cfg.join_latency);
@@ -139,6 +148,7 @@ impl Simulator {
         let node = self.agents[a as usize].node.0;
         let st = &mut self.groups[gi].mc[node as usize];
         st.members.retain(|m| *m != a);
+        st.member0 = st.members.first().copied().unwrap_or(NO_AGENT);
         st.gen = st.gen.wrapping_add(1);
         self.maybe_prune(gi as u32, node, self.cfg.leave_latency);
     }

@@ -186,3 +186,19 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
     }
     assert!(batched > 1000, "{batched} batches");
 }
+
+#[test]
+fn prefetching_every_batch_and_fan_out_gives_the_same_run() {
+    // prefetching is a cache hint; forced on for every batch and fan-out here (the scenario's
+    // are far below the size where it starts), the run must not move
+    for seed in [1, 2] {
+        let mut a = scenario(seed, true);
+        let mut b = scenario(seed, true);
+        b.prefetch_from = 1;
+        for t in [7.3, 30.0] {
+            a.run(Instant::from_secs_f64(t)).unwrap();
+            b.run(Instant::from_secs_f64(t)).unwrap();
+            assert_eq!(fingerprint(&a), fingerprint(&b), "seed {seed}, at {t} s");
+        }
+    }
+}

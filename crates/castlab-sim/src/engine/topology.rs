@@ -67,6 +67,7 @@ impl Simulator {
             ports: Vec::new(),
             next_port: 1000,
             stats: NodeStats::default(),
+            has_ext: false,
             down: false,
         });
         self.names.insert(name.to_string(), id);
@@ -217,7 +218,8 @@ impl Simulator {
         nd.ports.push((port, id));
         let phase = (self.cfg.phase_overhead > Duration::ZERO)
             .then(|| Phase { rng: Rng::stream(self.seed, StreamKind::Phase, id as u64), last: Instant::ZERO });
-        self.agents.push(AgentSlot { agent, node, port, armed: None, joined: Vec::new(), phase });
+        let only_counts = agent.packets_only_count();
+        self.agents.push(AgentSlot { agent, only_counts, node, port, armed: None, joined: Vec::new(), phase });
         self.schedule(start, Ev::AgentStart { agent: id });
         Ok(AgentId(id))
     }
@@ -237,6 +239,7 @@ impl Simulator {
             return Err(SimError::ExtensionPresent { field: "node", node: self.node_name(node).to_string() });
         }
         self.exts[node.index()] = Some(ExtSlot { ext, armed: None });
+        self.nodes[node.index()].has_ext = true;
         self.schedule(self.now, Ev::ExtStart { node: node.0 });
         Ok(())
     }
