@@ -651,7 +651,7 @@ fn receiver_leaving_as_a_non_clr_leaves_silently() {
     // either way, no report carries receiver_leave and none is sent after the leave
     assert!(reports(&d).iter().all(|(t, r)| !r.leave && *t < ms(500)));
     assert!(d.events.iter().any(|(t, e)| *t == ms(500) && *e == AgentEvent::Leave(G)));
-    assert_eq!(d.agent.records().leave_reported, false);
+    assert!(!d.agent.records().leave_reported);
     d.advance_to(ms(10_000));
     assert!(reports(&d).iter().all(|(t, _)| *t < ms(500)));
 }
