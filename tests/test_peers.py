@@ -52,10 +52,34 @@ def test_readings_share_lowest_window_and_loss_from_counter_records(tmp_path):
     assert r["tcp_means_bps"]["cubic"] == pytest.approx(400_000)
     assert r["share"] == pytest.approx(75_000 / 400_000)
     assert r["lowest_10s_bps"] == pytest.approx(50_000)
-    got = sum(x[3] for x in rx if x[1] == "mc")
-    assert r["loss"] == pytest.approx(1 - got / (30 * 110))
+    # loss over the seconds joined throughout, 1..28 (the first and last are partial)
+    got = sum(x[3] for x in rx if x[1] == "mc" and 1 <= x[0] <= 28)
+    assert r["loss"] == pytest.approx(1 - got / (28 * 110))
     s = pd.read_csv(tmp_path / "series.csv")
     assert list(s.columns) == ["second", "scheme_bps", "tcp0_cubic_bps"] and len(s) == 30
+
+
+def test_layered_loss_counts_only_seconds_the_layer_was_joined_throughout(tmp_path):
+    # A base layer joined for the whole run (100 sent, 95 got a second) and a second layer the
+    # receiver joined twice: partway through second 5 until partway through 9, and 20 to 24.
+    # The source sent 50 a second on it all along. Its partial seconds and the 10 s it was not
+    # joined are no loss; in seconds 6-8 and 21-23 it lost nothing.
+    rx, tx = [], []
+    layer2 = {5: 20, 6: 50, 7: 50, 8: 50, 9: 10, 20: 25, 21: 50, 22: 50, 23: 50, 24: 5}
+    for s in range(30):
+        rx.append((s, "mc", "239.255.0.1", 95, 95 * 125))
+        tx.append((s, "mc", "239.255.0.1", 100, 100 * 125))
+        tx.append((s, "mc", "239.255.0.2", 50, 50 * 125))
+        if s in layer2:
+            rx.append((s, "mc", "239.255.0.2", layer2[s], layer2[s] * 125))
+    _counts(tmp_path / "count_rcv1.csv", rx)
+    _counts(tmp_path / "count_src.csv", tx)
+    r = readings(tmp_path, 30.0, ())
+    # base: seconds 1..28; layer 2: 6, 7, 8, 21, 22, 23
+    assert (r["mc_packets_sent"], r["mc_packets_got"]) == (28 * 100 + 6 * 50, 28 * 95 + 6 * 50)
+    assert r["loss"] == pytest.approx(140 / 3100)
+    # the span from first to last arrival would have charged layer 2 with 640 of 1000 lost
+    assert r["loss"] < 0.05
 
 
 def test_readings_of_a_scheme_that_never_arrived(tmp_path):

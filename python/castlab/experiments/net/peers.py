@@ -404,10 +404,23 @@ def warm_up(duration: float) -> float:
     return min(WARM_S, duration / 3)
 
 
+def joined_seconds(got: np.ndarray) -> set[int]:
+    """The seconds in which a group was joined at rcv1 for the whole second, from the seconds in
+    which rcv1 got any of its packets: those with packets in the second before and the second
+    after too. Packets flowed from some time in s-1 to some time in s+1, so the group was joined
+    across s (the testbed's IGMP snooping has fast leave: a left group stops arriving at once),
+    bar a leave and rejoin inside s. The first and last seconds of a span, where a layered
+    receiver joined or left partway, are left out: counting them charged a layer's packets
+    sent before its join or after its leave as lost."""
+    s = {int(x) for x in got}
+    return {x for x in s if x - 1 in s and x + 1 in s}
+
+
 def readings(out: Path, duration: float, tcp: tuple[str, ...]) -> dict:
     """The counters' readings: per second the scheme's multicast rate at rcv1 and each TCP flow's;
     the means after the warm-up (WARM_S, or a third of a shorter run), the share against the mean TCP
-    flow, the lowest WINDOW_S rate, and the scheme's loss from its packets sent and got per group."""
+    flow, the lowest WINDOW_S rate, and the scheme's loss from its packets sent and got per group
+    in the seconds it was joined throughout."""
     secs = np.arange(int(duration))
     rx = pd.read_csv(out / "count_rcv1.csv") if (out / "count_rcv1.csv").exists() else pd.DataFrame(
         columns=["second", "kind", "key", "packets", "bytes"])
@@ -429,15 +442,15 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...]) -> dict:
     tcp_mean = float(np.mean(tcp_means)) if tcp_means else float("nan")
     wins = [float(mc[(secs >= a) & (secs < a + WINDOW_S)].mean())
             for a in np.arange(warm, duration - WINDOW_S + 1e-9, WINDOW_S)]
-    # loss: per group, over the seconds from the first to the last in which rcv1 got that group
-    # (a layer rcv1 did not join is not lost), packets got at rcv1 over packets sent
+    # loss: per group, packets got at rcv1 over packets sent, in the seconds the group was
+    # joined throughout (joined_seconds): a layer rcv1 did not join, or joined or left partway
+    # through a second, is not lost there
     sent = got = 0
     mrx, mtx = rx[rx["kind"] == "mc"], tx[tx["kind"] == "mc"]
     for g, d in mrx.groupby("key"):
-        a, b = int(d["second"].min()), int(d["second"].max())
-        got += int(d["packets"].sum())
-        t = mtx[(mtx["key"] == g) & (mtx["second"] >= a) & (mtx["second"] <= b)]
-        sent += int(t["packets"].sum())
+        whole = joined_seconds(d["second"].to_numpy())
+        got += int(d.loc[d["second"].isin(whole), "packets"].sum())
+        sent += int(mtx.loc[(mtx["key"] == g) & mtx["second"].isin(whole), "packets"].sum())
     loss = max(0.0, 1.0 - got / sent) if sent else float("nan")
     return {"scheme_mean_bps": mc_mean, "tcp_mean_bps": tcp_mean, "tcp_means_bps": dict(zip(tcp, tcp_means)),
             "share": mc_mean / tcp_mean if tcp_mean > 0 else float("nan"),
