@@ -656,6 +656,48 @@ fn receiver_leaving_as_a_non_clr_leaves_silently() {
     assert!(reports(&d).iter().all(|(t, _)| *t < ms(500)));
 }
 
+/// The testbed's puzzle (docs/real-network.md): a loss event rate far above the packet loss
+/// fraction. At a few packets per RTT, §5.6's synthetic first interval is a few packets, and
+/// with few later loss events it stays in the eight-interval history: p is set by the rate at
+/// the first loss, not by the fraction of packets lost.
+#[test]
+fn first_loss_at_a_few_packets_per_rtt_makes_p_many_times_the_packet_loss() {
+    let mut d = receiver();
+    // 4 packets a second (32 kb/s), one-way delay 20 ms; an echo at 1 s measures R = 600 ms
+    // (a full testbed queue), which the one-way adjustment then keeps (§4.3.3)
+    let at = |k: u64| ms(250 * k);
+    for k in 0..=60u64 {
+        let h = if k == 4 {
+            DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(400)) }), ..plain(0) }
+        } else {
+            plain(0)
+        };
+        if k != 20 {
+            d.packet(at(k), &data(k, at(k), 20, h));
+        }
+        if k == 23 {
+            // the loss of 20 is found at 23 (§5.1). §5.6: X_recv over the last RTT (600 ms:
+            // packets 21-23) = 3·8000 b / 0.6 s = 40 kb/s; l = (X·R / (sqrt(3/2)·8s))² =
+            // (40,000·0.6 / 9,797.96)² = 6.0 packets. p = 1 / max((I_0 + 6)/2, 6) = 1/6.
+            assert_eq!(d.agent.current_rtt(), Duration::from_millis(600));
+            assert!(
+                (d.agent.loss_history().intervals()[0] - 6.0).abs() < 1e-6,
+                "{:?}",
+                d.agent.loss_history().intervals()
+            );
+            assert!((d.agent.loss_event_rate() - 1.0 / 6.0).abs() < 1e-6);
+        }
+    }
+    // at packet 60 with no other loss: I_0 = 41 (packets 20..60) > 2·6, so §5.5 discounts the
+    // history by DF = max(2·6/41, 0.5) = 0.5 and p = 1.5 / (41 + 0.5·6) = 3/88 = 0.0341,
+    // while one packet in 61 was lost (1.6 %): p is still twice the packet loss
+    let rec = d.agent.records();
+    assert_eq!((rec.lost, rec.loss_events, rec.received), (1, 1, 60));
+    let p = d.agent.loss_event_rate();
+    assert!((p - 3.0 / 88.0).abs() < 1e-9, "{p}");
+    assert!(p > 2.0 * rec.lost as f64 / (rec.lost + rec.received) as f64);
+}
+
 #[test]
 fn receiver_feedback_timer_is_cancelled_by_a_lower_suppression_rate() {
     let mut d = receiver();

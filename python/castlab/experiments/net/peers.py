@@ -45,9 +45,10 @@ WINDOW_S = 10.0  # the "lowest 10 s rate" window
 FAIR_LO, FAIR_HI = 0.5, 2.0
 SENDER_TAIL_S = 2.0  # senders run this much past the TCP flows, so they outlast the measurement
 DROP_FLOOR = 0.1  # no drop to zero: every 10 s window above a tenth of the fair share (LE-SBCC §5.2.1)
-# Seeds of net-peers' full form: seven 60 s testbed runs a seed, about 9 minutes a seed on the
-# 2-core machine, so three fit in about half an hour. Its claims are decided on the mean over
-# them (claim_over_seeds), a rule fixed before the first multi-seed run; quick is one run.
+# Seeds of net-peers' full form: seven 60 s testbed runs a seed; three keep it within about half
+# an hour on the 2-core machine (docs/real-network.md gives the measured wall time). Its claims
+# are decided on the mean over them (claim_over_seeds), a rule fixed before the first
+# multi-seed run; quick is one run.
 FULL_SEEDS = 3
 
 

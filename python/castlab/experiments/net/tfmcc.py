@@ -31,8 +31,8 @@ from castlab.experiments.net.peers import (FAIR_HI, FAIR_LO, LINK_BPS, QUEUE_PKT
 # castlab's TFMCC rate within this factor of UFTP's, against the same TCP flow: decided before the
 # first run (two implementations of one RFC, different packet sizes and timer details)
 BAND = 2.0
-# Seeds of the full form: six 60 s testbed runs a seed, about 7-8 minutes a seed on the 2-core
-# machine, so three fit in about 25 minutes.
+# Seeds of the full form: six 60 s testbed runs a seed; three keep the full form within about
+# half an hour on the 2-core machine (docs/real-network.md gives the measured wall time).
 FULL_SEEDS = 3
 
 
