@@ -441,6 +441,9 @@ impl TfmccSender {
         self.records.leave_reports += 1;
         if was_clr {
             self.records.clr_leaves += 1;
+            if self.ramp.take().is_some() {
+                self.timers.stop(SenderTimer::Ramp);
+            }
             self.clr = None;
             self.clr_gone = true;
             self.hold_until = now + self.round_len;
@@ -449,11 +452,13 @@ impl TfmccSender {
     }
 
     /// §3.6: towards the lowest reported rate, or up by 8s/R_max once per R_max when that is
-    /// more; increases spread over an RTT ([`Self::ramp_to`]), decreases at once.
+    /// more; increases spread over an RTT ([`Self::ramp_to`]), decreases at once. No increase
+    /// for a feedback round after the CLR left (§3.3 case 3).
     fn slowstart_step(&mut self, now: Instant, x: f64, step: f64) {
         let bumped = self.rate_bps + step;
         if x < self.rate_bps {
             self.set_rate(now, x);
+        } else if now < self.hold_until {
         } else if x >= bumped {
             self.ramp_to(now, x);
         } else if now >= self.last_bump + self.r_max && self.ramp.is_none() {

@@ -330,6 +330,31 @@ fn sender_case_3_after_the_clr_left_the_next_report_is_the_clr_with_no_increase_
 }
 
 #[test]
+fn sender_case_3_in_slowstart_the_clr_leaving_ends_the_increase_for_a_round() {
+    let mut d = sender();
+    let (a, b) = (rx_addr(1), rx_addr(2));
+    // slowstart towards a's 200 kb/s, over its RTT of 100 ms; a leaves halfway
+    d.packet(ms(100), &report(a, ms(100), 100, 200_000.0, true, false, false, 0));
+    d.advance_to(ms(150));
+    let x = d.agent.rate_bps();
+    assert!(x > 16_000.0 && x < 200_000.0, "{x}");
+    d.packet(ms(150), &report(a, ms(150), 100, 200_000.0, true, false, true, 0));
+    d.advance_to(ms(300));
+    assert_eq!(d.agent.rate_bps(), x, "the increase stops with the CLR's leave");
+    // b reports more, every 100 ms: it becomes CLR, and slowstart does not raise X for a
+    // feedback round (T = 6 · 500 ms from its first report at 300 ms)
+    for k in 3..=36u64 {
+        d.packet(ms(100 * k), &report(b, ms(100 * k), 100, 400_000.0, true, false, false, 0));
+        if k < 33 {
+            assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(b), x), "at {} ms", 100 * k);
+        }
+    }
+    assert!(d.agent.in_slowstart());
+    // after it, slowstart's increase resumes: over b's RTT from its report at 3.3 s
+    assert_eq!(d.agent.rate_bps(), 400_000.0);
+}
+
+#[test]
 fn sender_scales_a_rate_computed_with_rmax_by_its_measured_rtt() {
     let mut d = sender();
     let (a, b, c) = (rx_addr(1), rx_addr(2), rx_addr(3));
