@@ -62,7 +62,8 @@
 //!   silently, since their leaving changes nothing at the sender. The sender never makes a
 //!   leaving receiver the CLR nor lets its rate lower X_supp; when the CLR leaves, the sender
 //!   has no CLR until the next report, whose receiver becomes the CLR, lowering X at once if
-//!   its rate is lower, and X does not increase for one feedback round (T) from the leave.
+//!   its rate is lower, and X does not increase for one feedback round (T) from the leave,
+//!   in slowstart either (a slowstart increase under way stops).
 //!   Without a CLR only the "no feedback at all" rule of §3.3 halves the rate. The
 //!   receiver's 120 s rule of §4.4 is not modelled. The lowest rate a receiver reports is one
 //!   packet per 8 s (§4.4).
