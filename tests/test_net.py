@@ -406,6 +406,22 @@ def test_tfmcc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path
     assert len(fb) > 0 and fb["rtt_s"].max() < 0.1, fb.tail()
 
 
+def test_tfmcc_receiver_leaves_at_the_end_of_its_run_and_tells_the_sender(netns, roles, tmp_path):
+    # The only receiver is the CLR; it runs 4 s of the source's 8 s, then leaves with a
+    # receiver_leave report (RFC 4654 §3.3 case 3), which the sender counts.
+    rx = roles(netns, "tfmcc-receiver", "--addr", "127.0.0.2", "--node", "1", "--duration", "4",
+               "--out", str(tmp_path / "rx"))
+    time.sleep(0.5)
+    src = roles(netns, "tfmcc-source", "--duration", "8", "--out", str(tmp_path / "src"))
+    rx_out = rx.wait(30)
+    src_out = src.wait(30)
+    assert src.p.returncode == 0 and rx.p.returncode == 0, src_out + rx_out
+    rc = json.loads((tmp_path / "rx" / "tfmcc_receiver_counts.json").read_text())
+    assert rc["left_s"] == pytest.approx(4.0, abs=0.1) and rc["leave_reported"], (rc, rx_out)
+    sc = json.loads((tmp_path / "src" / "tfmcc_counts.json").read_text())
+    assert sc["clr_leaves"] == 1 and sc["leave_reports"] == 1, (sc, src_out)
+
+
 def test_rlc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
     # RLC on sockets: the receiver starts at level 1 and joins at the source's SPs (every 0.5 s
     # here, shortened so that a few seconds show several joins); nothing limits the rate on

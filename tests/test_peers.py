@@ -52,10 +52,99 @@ def test_readings_share_lowest_window_and_loss_from_counter_records(tmp_path):
     assert r["tcp_means_bps"]["cubic"] == pytest.approx(400_000)
     assert r["share"] == pytest.approx(75_000 / 400_000)
     assert r["lowest_10s_bps"] == pytest.approx(50_000)
-    got = sum(x[3] for x in rx if x[1] == "mc")
-    assert r["loss"] == pytest.approx(1 - got / (30 * 110))
+    # loss over the seconds joined throughout, 1..28 (the first and last are partial)
+    got = sum(x[3] for x in rx if x[1] == "mc" and 1 <= x[0] <= 28)
+    assert r["loss"] == pytest.approx(1 - got / (28 * 110))
     s = pd.read_csv(tmp_path / "series.csv")
     assert list(s.columns) == ["second", "scheme_bps", "tcp0_cubic_bps"] and len(s) == 30
+
+
+def test_layered_loss_counts_only_seconds_the_layer_was_joined_throughout(tmp_path):
+    # A base layer joined for the whole run (100 sent, 95 got a second) and a second layer the
+    # receiver joined twice: partway through second 5 until partway through 9, and 20 to 24.
+    # The source sent 50 a second on it all along. Its partial seconds and the 10 s it was not
+    # joined are no loss; in seconds 6-8 and 21-23 it lost nothing.
+    rx, tx = [], []
+    layer2 = {5: 20, 6: 50, 7: 50, 8: 50, 9: 10, 20: 25, 21: 50, 22: 50, 23: 50, 24: 5}
+    for s in range(30):
+        rx.append((s, "mc", "239.255.0.1", 95, 95 * 125))
+        tx.append((s, "mc", "239.255.0.1", 100, 100 * 125))
+        tx.append((s, "mc", "239.255.0.2", 50, 50 * 125))
+        if s in layer2:
+            rx.append((s, "mc", "239.255.0.2", layer2[s], layer2[s] * 125))
+    _counts(tmp_path / "count_rcv1.csv", rx)
+    _counts(tmp_path / "count_src.csv", tx)
+    r = readings(tmp_path, 30.0, ())
+    # base: seconds 1..28; layer 2: 6, 7, 8, 21, 22, 23
+    assert (r["mc_packets_sent"], r["mc_packets_got"]) == (28 * 100 + 6 * 50, 28 * 95 + 6 * 50)
+    assert r["loss"] == pytest.approx(140 / 3100)
+    # the span from first to last arrival would have charged layer 2 with 640 of 1000 lost
+    assert r["loss"] < 0.05
+
+
+# ---- claims over seeds, on tables written by hand
+
+def _fake_testbed(monkeypatch, module):
+    monkeypatch.setattr(module, "_unavailable", lambda: None)
+    monkeypatch.setattr(module.shutil, "which", lambda name: "/bin/true")
+
+
+def test_net_peers_full_form_decides_its_claims_on_the_mean_over_seeds(tmp_path, monkeypatch):
+    # TFMCC's share is 0.3, 0.6 and 1.5 in three seeds: the mean 0.8 lies in [0.5, 2], though
+    # one seed alone would fail; NORM is missing here, so it has no claims.
+    shares = {1: 0.3, 2: 0.6, 3: 1.5}
+    _fake_testbed(monkeypatch, peers)
+
+    calls = []
+
+    def table(out, seed, duration, schemes, tcp, tb=None):
+        calls.append((out, seed, duration))
+        return pd.DataFrame([{"scheme": "tfmcc", "label": "castlab TFMCC", "skipped": "", "share": shares[seed],
+                              "lowest_10s_bps": 10_000.0 * seed},
+                             {"scheme": "norm", "label": "NORM-CC", "skipped": "castlab-norm is missing"}])
+
+    monkeypatch.setattr(peers, "peers_table", table)
+    monkeypatch.setattr(peers, "peers_figure", lambda out, df, tcp: ["peers.png"])
+    r = peers.run_net_peers(tmp_path, 1, quick=False, seeds=3)
+    c = {x.id: x for x in r.claims}
+    assert set(c) == {"tcp-friendly-tfmcc", "no-drop-to-zero-tfmcc"}
+    assert c["tcp-friendly-tfmcc"].ours == pytest.approx(0.8) and c["tcp-friendly-tfmcc"].holds
+    assert "3 seeds" in c["tcp-friendly-tfmcc"].statement
+    # lowest windows 10, 20, 30 kb/s over a fair share of 250 kb/s: mean 0.08 < 0.1
+    assert c["no-drop-to-zero-tfmcc"].ours == pytest.approx(0.08) and not c["no-drop-to-zero-tfmcc"].holds
+    assert calls == [(tmp_path / f"seed-{k}", k, 60.0) for k in (1, 2, 3)]
+    assert r.params["seeds"] == [1, 2, 3] and r.files == ["peers.csv", "seed-1/peers.png"]
+    assert sorted(pd.read_csv(tmp_path / "peers.csv")["seed"].unique()) == [1, 2, 3]
+    # the quick form is one 30 s run at the given seed, in the output directory itself
+    calls.clear()
+    q = peers.run_net_peers(tmp_path, 2, quick=True)
+    assert calls == [(tmp_path, 2, 30.0)] and q.params["seeds"] == [2] and {x.id: x for x in q.claims}["tcp-friendly-tfmcc"].ours == pytest.approx(0.6)
+
+
+def test_net_tfmcc_uftp_full_form_decides_its_claims_on_the_mean_over_seeds(tmp_path, monkeypatch):
+    from castlab.experiments.net import tfmcc
+
+    _fake_testbed(monkeypatch, tfmcc)
+    monkeypatch.setattr(peers, "missing", lambda scheme: None)
+    # castlab over UFTP beside reno: 0.25, 0.5, 1.0 -> mean 0.583 (holds); each TFMCC's share 0.4
+    rate = {1: 50e3, 2: 100e3, 3: 200e3}
+
+    def table(out, seed, duration, algos):
+        rows = []
+        for a in algos:
+            rows.append({"impl": "castlab", "tcp": a, "rate_bps": rate[seed], "share": 0.4})
+            rows.append({"impl": "uftp", "tcp": a, "rate_bps": 200e3, "share": 0.4})
+        rows.append({"impl": "castlab (simulated)", "tcp": "newreno", "rate_bps": 300e3, "share": 0.5 + 0.1 * seed})
+        return pd.DataFrame(rows)
+
+    monkeypatch.setattr(tfmcc, "tfmcc_uftp_table", table)
+    monkeypatch.setattr(tfmcc, "tfmcc_uftp_figure", lambda out, algos: ["tfmcc_uftp.png"])
+    r = tfmcc.run_net_tfmcc_uftp(tmp_path, 1, quick=False, seeds=3)
+    c = {x.id: x for x in r.claims}
+    assert c["castlab-vs-uftp-reno"].ours == pytest.approx((0.25 + 0.5 + 1.0) / 3) and c["castlab-vs-uftp-reno"].holds
+    assert not c["tcp-friendly-castlab-bbr"].holds and c["tcp-friendly-uftp-bbr"].ours == pytest.approx(0.4)
+    assert c["tcp-friendly-castlab-simulated"].ours == pytest.approx(0.7)
+    assert len(r.claims) == 10 and r.files == ["tfmcc_uftp.csv", "seed-1/tfmcc_uftp.png"]
 
 
 def test_readings_of_a_scheme_that_never_arrived(tmp_path):

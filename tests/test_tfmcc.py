@@ -59,6 +59,39 @@ def test_the_guides_scenario_runs_and_the_lossy_receiver_limits_the_rate(tmp_pat
     assert rec["data_sent"] >= metrics["near.received"]
 
 
+def test_a_clr_that_leaves_tells_the_sender_and_the_rate_follows_the_other_receiver(tmp_path):
+    # The guide's scenario with the lossy "far" receiver, the CLR, leaving at 30 s (its
+    # scenario key `leave`).
+    block = _guide_scenario(tmp_path) and (tmp_path / "tfmcc.toml").read_text()
+    f = tmp_path / "leave.toml"
+    f.write_text(block.replace('name = "far"\n', 'name = "far"\nleave = "30s"\n'))
+    sim = castlab.Scenario.from_toml(str(f)).build(1)
+    sim.run(30.5)
+    far_agent = sim.scenario_handles.receivers["far"]
+    far = sim.tfmcc_receiver_records(far_agent)
+    got = far["received"]
+    sim.run(60.0)
+    src = sim.scenario_handles.sessions["video"]["source"]
+    rec = sim.tfmcc_sender_records(src)
+    far = sim.tfmcc_receiver_records(far_agent)
+    # §3.3 case 3: the CLR's last report carried receiver_leave, and the sender counted it
+    assert far["left_s"] == 30.0 and far["leave_reported"]
+    assert rec["clr_leaves"] == 1 and rec["leave_reports"] == 1
+    left = rec["fb_time_ns"][rec["fb_receiver"] == list(rec["receivers"]).index("far")].max() / 1e9
+    assert 30.0 <= left < 30.5
+    # it left the group: nothing more arrived there
+    assert far["received"] == got
+    # the near receiver is the CLR from shortly after, and the rate it allows is higher
+    assert clr_share(rec, "near", 32.0, 60.0) > 0.9, rec["clr_receiver"]
+    t, x = rec["rate_time_ns"] / 1e9, rec["rate_bps"]
+
+    def mean_rate(a, b):
+        grid = np.linspace(a, b, 300)
+        return x[np.searchsorted(t, grid, side="right") - 1].mean()
+
+    assert mean_rate(45.0, 60.0) > mean_rate(15.0, 30.0)
+
+
 def test_same_seed_same_run(tmp_path):
     sc = _guide_scenario(tmp_path)
     runs = []

@@ -406,6 +406,8 @@ class RegisteredRole(Role):
         params = {name for name, _, _ in _registry.roles()[spec["role"]]["net_params"]}
         given = {"groups": list(range(n)), "data_groups": list(range(n)), "group": 0, "control_group": n}
         kw = {k: v for k, v in given.items() if k in params}
+        if "leave" in params:  # a role that can leave its session does so at the end of --duration
+            kw["leave"] = a.duration
         cfg = dict(spec["defaults"])
         for fl in spec["flags"]:
             (cfg if fl["config"] else kw)[fl["name"]] = getattr(a, fl["name"])

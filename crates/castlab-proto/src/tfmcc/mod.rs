@@ -35,10 +35,12 @@
 //!   without any feedback halve it again, down to one packet per 8 s.
 //! * **Increases** (§3.3 cases 1 and 4) are applied per report: X ← min(X_r, X + 8s/R_max),
 //!   which is "at most 8s/R_max every R_max" when the CLR reports once per RTT ≤ R_max.
-//!   In slowstart (§3.6) the rate goes straight to the lowest reported rate (the RFC's
-//!   "gradually over an RTT" is not modelled), or up by 8s/R_max once per R_max when that is
-//!   more. A report below the current rate lowers it (its receiver then receives less than
-//!   half of X).
+//!   In slowstart (§3.6) the rate rises towards the lowest reported rate, or by 8s/R_max once
+//!   per R_max when that is more, "gradually over an RTT": linearly in
+//!   `slowstart_ramp_steps` equal steps over the CLR's RTT as the sender measured it (R_max
+//!   without a CLR), each step rescheduling the next packet. A report below the current
+//!   rate lowers it at once (its receiver then receives less than half of X) and ends the
+//!   increase, as do the end of slowstart and any other rate change.
 //! * **A rate change reschedules the next packet** at the last send time plus the new
 //!   interval (§3.7 computes each interval at send time; without this a sender at one
 //!   packet per 500 ms would take 500 ms to notice a tenfold increase).
@@ -54,9 +56,17 @@
 //!   counts the RTT is at least R_max, which §3.2 keeps above the packet interval: with the
 //!   bare RTT (1 ms on a LAN) a window falls between two packets, the receive rate reads 0
 //!   and a steady sender looks idle.
-//! * **Receivers never leave** (§4.2's flag is always clear; the sender's side of it, case 3
-//!   of §3.3, is implemented and tested); the receiver's 120 s rule of §4.4 is not modelled.
-//!   The lowest rate a receiver reports is one packet per 8 s (§4.4).
+//! * **Leaving** (§2.2.2's receiver_leave, §3.3 case 3): a receiver leaves at a time it is
+//!   given (the scenario's `leave`, or the end of `castlab net tfmcc-receiver`'s run). Only
+//!   the CLR tells the sender, with one last report with the flag set; other receivers leave
+//!   silently, since their leaving changes nothing at the sender. The sender never makes a
+//!   leaving receiver the CLR nor lets its rate lower X_supp; when the CLR leaves, the sender
+//!   has no CLR until the next report, whose receiver becomes the CLR, lowering X at once if
+//!   its rate is lower, and X does not increase for one feedback round (T) from the leave,
+//!   in slowstart either (a slowstart increase under way stops).
+//!   Without a CLR only the "no feedback at all" rule of §3.3 halves the rate. The
+//!   receiver's 120 s rule of §4.4 is not modelled. The lowest rate a receiver reports is one
+//!   packet per 8 s (§4.4).
 //! * **The sign of D_r** (§4.3.3): the RFC writes D_r = tr_r' - ts_i and R' = D_r + tr_now -
 //!   ts_j; for R' to equal the RTT sample R_sample = tr_now - tr_r' on the very packet that
 //!   carried the echo, D_r must be ts_i - tr_r' (the receiver-to-sender delay, plus the
@@ -131,6 +141,9 @@ pub struct TfmccConfig {
     pub clr_timeout_rtts: u32,
     /// The slowest rate: one packet per this long (§3.3, §4.4: 8 s).
     pub min_packet_interval: Duration,
+    /// A slowstart increase is spread over one RTT in this many equal steps (§3.6 asks for
+    /// "gradually over an RTT"; the steps are our choice: 8).
+    pub slowstart_ramp_steps: u32,
 }
 
 impl Default for TfmccConfig {
@@ -154,6 +167,7 @@ impl Default for TfmccConfig {
             clr_halve_rtts: 4,
             clr_timeout_rtts: 10,
             min_packet_interval: Duration::from_secs(8),
+            slowstart_ramp_steps: 8,
         }
     }
 }
@@ -177,6 +191,7 @@ castlab_core::config_fields!(TfmccConfig {
     clr_halve_rtts,
     clr_timeout_rtts,
     min_packet_interval,
+    slowstart_ramp_steps,
 });
 
 impl TfmccConfig {
@@ -197,6 +212,7 @@ impl TfmccConfig {
         check::int_in("clr_halve_rtts", self.clr_halve_rtts as u64, 1, 1000)?;
         check::int_in("clr_timeout_rtts", self.clr_timeout_rtts as u64, 1, 1000)?;
         check::nonzero("min_packet_interval", self.min_packet_interval)?;
+        check::int_in("slowstart_ramp_steps", self.slowstart_ramp_steps as u64, 1, 1000)?;
         Ok(())
     }
 

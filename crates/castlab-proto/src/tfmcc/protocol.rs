@@ -8,8 +8,8 @@ use castlab_core::Value;
 use super::{TfmccConfig, TfmccReceiver, TfmccSender};
 use crate::param;
 use crate::registry::{
-    agent_as, percent, Args, BuildResult, ConfigTable, Groups, Host, Hosts, NetFlag, NetGroups, NetOutput, NetRole,
-    Out, Protocol, Reader, ReceiverKind, Role, ScenarioKey, SessionKind,
+    agent_as, percent, Args, BuildResult, ConfigTable, Default_, Groups, Host, Hosts, KeyKind, NetFlag, NetGroups,
+    NetOutput, NetRole, Out, Protocol, Reader, ReceiverKind, Role, ScenarioKey, SessionKind,
 };
 
 fn sender<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h TfmccSender> {
@@ -35,7 +35,11 @@ fn add_receiver(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> 
     let g = a.group(host, "group")?;
     let flow = a.u32("flow")?;
     let s = a.start(host, "start")?;
-    let rx = TfmccReceiver::try_new(a.config::<TfmccConfig>()?, g, flow)?;
+    let mut rx = TfmccReceiver::try_new(a.config::<TfmccConfig>()?, g, flow)?;
+    let leave = a.stop(host, "leave", s)?;
+    if leave != castlab_core::Instant::MAX {
+        rx = rx.leaving_at(leave);
+    }
     Ok(host.add_agent(n, None, s, Box::new(rx))?.0.into())
 }
 
@@ -144,10 +148,18 @@ config_defaults(\"tfmcc\"). Returns the agent id. \
         Role {
             name: "add_tfmcc_receiver",
             doc: "A TFMCC receiver (RFC 4654 §4) on `node` for session `flow` on `group`, joining at `start` \
-seconds; it reports to the sender by unicast. Overrides: config_defaults(\"tfmcc\") (the sender's packet \
+seconds; it reports to the sender by unicast. It leaves the session at `leave` seconds (None: never; \
+as the CLR it first reports with receiver_leave set, §3.3 case 3; `castlab net tfmcc-receiver` leaves at \
+the end of its --duration). Overrides: config_defaults(\"tfmcc\") (the sender's packet \
 size, as its rate depends on it). Returns the agent id. \
 `config`: the keyword overrides.",
-            params: &[param!(node), param!(group), param!(flow = Int(0)), param!(start = Float(0.0))],
+            params: &[
+                param!(node),
+                param!(group),
+                param!(flow = Int(0)),
+                param!(start = Float(0.0)),
+                param!(leave = None),
+            ],
             config: Some("tfmcc"),
             hosts: Hosts::SimAndNet,
             build: add_receiver,
@@ -159,8 +171,9 @@ size, as its rate depends on it). Returns the agent id. \
             "A TFMCC sender's records (numpy arrays, times in ns): rate_time_ns/rate_bps (each change), \
 fb_time_ns/fb_receiver/fb_rate_bps/fb_loss_event_rate/fb_rtt_s/fb_round/fb_from_clr (each report), \
 clr_time_ns/clr_receiver (each CLR change), round_time_ns/round_rmax_s (each feedback round's end), the \
-counters data_sent, bytes_sent, halvings, slowstart_end_s, ignored, and `receivers` (the nodes that \
-fb_receiver and clr_receiver index). \
+counters data_sent, bytes_sent, halvings, slowstart_end_s, ignored, leave_reports, clr_leaves (reports \
+with receiver_leave set, from any receiver and from the CLR), and `receivers` (the nodes that fb_receiver \
+and clr_receiver index). \
 `agent`: the sender's agent id.",
             Hosts::SimAndNet,
             sender_records,
@@ -177,7 +190,8 @@ suppression_bps (None at the start of a round), receivers (how many reported). \
             "tfmcc_receiver_records",
             "A TFMCC receiver's records (numpy arrays, times in ns): report_time_ns/report_rate_bps/\
 report_loss_event_rate/report_rtt_s/report_clr (each report sent), rtt_time_ns/rtt_sample_s/rtt_s (each RTT \
-measurement), and the counters received, bytes, lost, loss_events, suppressed, ignored. \
+measurement), and the counters received, bytes, lost, loss_events, suppressed, ignored, left_s (when it \
+left, None: never) and leave_reported (it told the sender, as the CLR). \
 `agent`: the receiver's agent id.",
             Hosts::SimAndNet,
             receiver_records,
@@ -223,7 +237,7 @@ measurement), current_rtt_s, loss_intervals (packets, most recent first). \
     receivers: &[ReceiverKind {
         protocol: "tfmcc",
         sessions: &["tfmcc"],
-        keys: &[ScenarioKey::CONFIG],
+        keys: &[ScenarioKey::CONFIG, ScenarioKey { name: "leave", kind: KeyKind::Time, default: Default_::None }],
         role: "add_tfmcc_receiver",
         row: "tfmcc_flow_row",
         windows_in_config: false,

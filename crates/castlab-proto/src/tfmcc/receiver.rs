@@ -12,6 +12,9 @@ use super::{
 castlab_core::timers! {
     /// The receiver's timers.
     pub enum ReceiverTimer {
+        /// The receiver leaves the session (first of timers due together: no ordinary report
+        /// at the instant it leaves).
+        Leave,
         /// The biased feedback timer of a non-CLR receiver (§4.5).
         Feedback,
         /// The CLR's report, once per RTT (§4.5).
@@ -43,8 +46,12 @@ pub struct ReceiverRecords {
     pub loss_events: u64,
     /// Feedback timers cancelled by suppression or by a new round (§4.5).
     pub suppressed: u64,
-    /// Packets that were not TFMCC data of this session, or duplicates.
+    /// Packets that were not TFMCC data of this session, or duplicates, or arrived after
+    /// the receiver left.
     pub ignored: u64,
+    /// When the receiver left the session (s), and whether it told the sender (as the CLR).
+    pub left_s: Option<f64>,
+    pub leave_reported: bool,
 }
 
 castlab_core::records_table!(ReceiverRecords {
@@ -65,6 +72,8 @@ castlab_core::records_table!(ReceiverRecords {
         loss_events = |r| r.loss_events,
         suppressed = |r| r.suppressed,
         ignored = |r| r.ignored,
+        left_s = |r| r.left_s,
+        leave_reported = |r| r.leave_reported,
     ],
 });
 
@@ -104,9 +113,12 @@ pub struct TfmccReceiver {
     fb_rmax: Duration,
     data_since_report: bool,
     last_clr_report: Option<Instant>,
+    /// When it leaves the session (None: never), and whether it has.
+    leave_at: Option<Instant>,
+    left: bool,
     out: [Option<Packet>; 2],
     timers: TimerTable<ReceiverTimer>,
-    events: [Option<AgentEvent>; 1],
+    events: [Option<AgentEvent>; 2],
     records: ReceiverRecords,
 }
 
@@ -145,15 +157,27 @@ impl TfmccReceiver {
             fb_postponed: Duration::ZERO,
             data_since_report: false,
             last_clr_report: None,
+            leave_at: None,
+            left: false,
             out: [None; 2],
             timers: TimerTable::default(),
-            events: [None; 1],
+            events: [None; 2],
             records: ReceiverRecords::default(),
         })
     }
 
+    /// The receiver leaves the session at `at` (§4.4 with §2.2.2's receiver_leave flag: as the
+    /// CLR it first sends a report with the flag set; see the module's readings).
+    pub fn leaving_at(mut self, at: Instant) -> Self {
+        self.leave_at = Some(at);
+        self
+    }
+
     pub fn config(&self) -> &TfmccConfig {
         &self.cfg
+    }
+    pub fn has_left(&self) -> bool {
+        self.left
     }
     pub fn records(&self) -> &ReceiverRecords {
         &self.records
@@ -230,7 +254,25 @@ impl TfmccReceiver {
         self.round_time().mul_f64(f)
     }
 
-    fn send_report(&mut self, now: Instant) {
+    /// Leave the session: a CLR reports once more with receiver_leave set (§3.3 case 3 makes
+    /// the sender drop it at once instead of after 10 silent RTTs); then no more reports,
+    /// timers or data, and the group is left.
+    fn leave(&mut self, now: Instant) {
+        if self.is_clr && self.sender.is_some() && self.last_arrival.is_some() {
+            self.send_report(now, true);
+            self.records.leave_reported = true;
+        }
+        self.timers.stop(ReceiverTimer::Feedback);
+        self.timers.stop(ReceiverTimer::ClrFeedback);
+        self.left = true;
+        self.records.left_s = Some(now.as_secs_f64());
+        if let Some(slot) = self.events.iter_mut().find(|s| s.is_none()) {
+            *slot = Some(AgentEvent::Leave(self.group));
+        }
+    }
+
+    /// A report to the sender; `leave` sets receiver_leave (§2.2.2).
+    fn send_report(&mut self, now: Instant, leave: bool) {
         let Some(dst) = self.sender else { return };
         let Some(last) = self.last_arrival else { return };
         let x = self.desired_rate_bps(now);
@@ -243,7 +285,7 @@ impl TfmccReceiver {
             rate_bps: x,
             have_rtt: self.rtt.is_some(),
             have_loss: self.have_loss,
-            leave: false,
+            leave,
             fb_nr: self.fb_nr.unwrap_or(0),
             loss_event_rate: p as f32,
         };
@@ -395,14 +437,17 @@ impl TfmccReceiver {
 }
 
 impl Agent for TfmccReceiver {
-    fn handle_start(&mut self, _now: Instant, info: StartInfo) {
+    fn handle_start(&mut self, now: Instant, info: StartInfo) {
         self.me = info.addr;
         self.rng = info.rng;
         self.events[0] = Some(AgentEvent::Join(self.group));
+        if let Some(at) = self.leave_at {
+            self.timers.set(ReceiverTimer::Leave, at.max(now));
+        }
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
-        if p.flow != self.flow || !matches!(p.dst, Dest::Group(g) if g == self.group) {
+        if self.left || p.flow != self.flow || !matches!(p.dst, Dest::Group(g) if g == self.group) {
             self.records.ignored += 1;
             return;
         }
@@ -423,12 +468,13 @@ impl Agent for TfmccReceiver {
                         self.fb_postponed = extra;
                         self.timers.set(ReceiverTimer::Feedback, self.fb_set_at + self.fb_delay + extra);
                     } else if !self.is_clr {
-                        self.send_report(now);
+                        self.send_report(now, false);
                     }
                 }
+                ReceiverTimer::Leave => self.leave(now),
                 ReceiverTimer::ClrFeedback => {
                     if self.is_clr && self.data_since_report {
-                        self.send_report(now);
+                        self.send_report(now, false);
                         self.last_clr_report = Some(now);
                         self.timers.set(ReceiverTimer::ClrFeedback, now + self.r_now);
                     }
@@ -448,6 +494,8 @@ impl Agent for TfmccReceiver {
     }
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
-        self.events[0].take()
+        let e = self.events[0].take()?;
+        self.events.rotate_left(1);
+        Some(e)
     }
 }

@@ -15,6 +15,8 @@ castlab_core::timers! {
         Round,
         /// A no-feedback rule of §3.3 is due.
         NoFeedback,
+        /// The next step of a slowstart increase (§3.6).
+        Ramp,
     }
 }
 
@@ -26,13 +28,22 @@ struct Clr {
     rtt: Duration,
     last_report: Instant,
     selected_at: Instant,
-    /// receiver_leave was set in its last report.
-    leave: bool,
     /// The rate was halved in this silence (§3.3).
     halved: bool,
     /// Its last report's timestamp (its clock) and when it arrived (ours), to echo (§3.5).
     tr_us: u32,
     tr_at: Instant,
+}
+
+/// A slowstart increase spread over one RTT (§3.6): from `from` to `to` b/s in
+/// `slowstart_ramp_steps` equal steps, step k at `start + over·k/steps`.
+#[derive(Clone, Copy, Debug)]
+struct Ramp {
+    from: f64,
+    to: f64,
+    start: Instant,
+    over: Duration,
+    step: u32,
 }
 
 /// A timestamp waiting to be echoed, with its §3.5 priority (1 first).
@@ -74,6 +85,9 @@ pub struct SenderRecords {
     pub halvings: u64,
     /// When slowstart ended (s).
     pub slowstart_end_s: Option<f64>,
+    /// Reports with receiver_leave set, and how many of them came from the CLR (§3.3 case 3).
+    pub leave_reports: u64,
+    pub clr_leaves: u64,
     /// Reports that did not decode or came from another session.
     pub ignored: u64,
 }
@@ -99,6 +113,8 @@ castlab_core::records_table!(SenderRecords {
         bytes_sent = |r| r.bytes_sent,
         halvings = |r| r.halvings,
         slowstart_end_s = |r| r.slowstart_end_s,
+        leave_reports = |r| r.leave_reports,
+        clr_leaves = |r| r.clr_leaves,
         ignored = |r| r.ignored,
     ],
 });
@@ -120,10 +136,12 @@ pub struct TfmccSender {
     clr: Option<Clr>,
     /// No increase before this (§3.3 case 3).
     hold_until: Instant,
-    /// The CLR was dropped for silence: the next report is taken as in case 3.
+    /// The CLR left or was dropped for silence: the next report is taken as in case 3.
     clr_gone: bool,
     /// Last slowstart step of 8s/R_max (§3.6).
     last_bump: Instant,
+    /// The slowstart increase under way (§3.6).
+    ramp: Option<Ramp>,
     // §3.4 feedback rounds
     fb_nr: u8,
     round_start: Instant,
@@ -178,6 +196,7 @@ impl TfmccSender {
             hold_until: Instant::ZERO,
             clr_gone: false,
             last_bump: Instant::ZERO,
+            ramp: None,
             fb_nr: 0,
             round_start: start,
             suppression_bps: f64::INFINITY,
@@ -245,7 +264,42 @@ impl TfmccSender {
         u32::MAX
     }
 
+    /// X ← x at once, ending any slowstart increase under way.
     fn set_rate(&mut self, now: Instant, x: f64) {
+        if self.ramp.take().is_some() {
+            self.timers.stop(SenderTimer::Ramp);
+        }
+        self.apply_rate(now, x);
+    }
+
+    /// §3.6: raise X to `to` gradually over one RTT (see the module's readings): the CLR's
+    /// RTT as measured here, R_max without a CLR. A ramp to the same target goes on as it is.
+    fn ramp_to(&mut self, now: Instant, to: f64) {
+        if self.ramp.is_some_and(|r| r.to == to) {
+            return;
+        }
+        let over = self.clr.map_or(self.r_max, |c| c.rtt);
+        let n = self.cfg.slowstart_ramp_steps;
+        self.ramp = Some(Ramp { from: self.rate_bps, to, start: now, over, step: 0 });
+        self.timers.set(SenderTimer::Ramp, now + over.mul_f64(1.0 / n as f64));
+    }
+
+    /// The next step of the ramp: X at its share of the way, and the step after it armed.
+    fn ramp_step(&mut self, now: Instant) {
+        let Some(mut r) = self.ramp else { return };
+        let n = self.cfg.slowstart_ramp_steps;
+        r.step += 1;
+        let x = r.from + (r.to - r.from) * r.step as f64 / n as f64;
+        if r.step >= n {
+            self.ramp = None;
+        } else {
+            self.ramp = Some(r);
+            self.timers.set(SenderTimer::Ramp, r.start + r.over.mul_f64((r.step + 1) as f64 / n as f64));
+        }
+        self.apply_rate(now, x);
+    }
+
+    fn apply_rate(&mut self, now: Instant, x: f64) {
         let x = x.max(self.cfg.min_rate_bps());
         if x == self.rate_bps || !x.is_finite() {
             return;
@@ -267,14 +321,13 @@ impl TfmccSender {
         }
     }
 
-    fn make_clr(&mut self, now: Instant, addr: Addr, rtt: Duration, fb: &FeedbackHeader, tr: (u32, Instant)) {
+    fn make_clr(&mut self, now: Instant, addr: Addr, rtt: Duration, tr: (u32, Instant)) {
         let new = self.clr.is_none_or(|c| c.addr != addr);
         self.clr = Some(Clr {
             addr,
             rtt,
             last_report: now,
             selected_at: if new { now } else { self.clr.map_or(now, |c| c.selected_at) },
-            leave: fb.leave,
             halved: false,
             tr_us: tr.0,
             tr_at: tr.1,
@@ -298,8 +351,9 @@ impl TfmccSender {
         self.r_peak = self.r_peak.max(r_r);
         self.last_any_feedback = now;
         let was_clr = self.clr.is_some_and(|c| c.addr == src);
-        // §3.4: non-CLR feedback of this round lowers X_supp (with the rate as reported).
-        if !was_clr && fb.fb_nr == self.fb_nr {
+        // §3.4: non-CLR feedback of this round lowers X_supp (with the rate as reported); a
+        // leaving receiver's rate no longer limits anyone.
+        if !was_clr && !fb.leave && fb.fb_nr == self.fb_nr {
             self.round_non_clr = true;
             if self.suppression_bps > fb.rate_bps {
                 self.suppression_bps = (1.0 - self.cfg.suppression_g) * fb.rate_bps;
@@ -311,9 +365,12 @@ impl TfmccSender {
         } else {
             fb.rate_bps
         };
-        if fb.have_loss && self.slowstart {
-            // §3.6: slowstart ends with the first report of a loss.
+        if fb.have_loss && !fb.leave && self.slowstart {
+            // §3.6: slowstart ends with the first report of a loss, and so does its increase.
             self.slowstart = false;
+            if self.ramp.take().is_some() {
+                self.timers.stop(SenderTimer::Ramp);
+            }
             self.records.slowstart_end_s = Some(now.as_secs_f64());
         }
         let idx = self.receiver_index(src);
@@ -324,6 +381,10 @@ impl TfmccSender {
         self.records.fb_rtt_s.push(r_r.as_secs_f64());
         self.records.fb_round.push(fb.fb_nr as u32);
         self.records.fb_from_clr.push(was_clr);
+        if fb.leave {
+            self.on_leave(now, was_clr);
+            return;
+        }
 
         let step = self.cfg.packet_per(self.r_max);
         let round = self.round_len;
@@ -333,7 +394,7 @@ impl TfmccSender {
         match self.clr {
             None => {
                 // §3.3 case 1 (and case 3's rule after the CLR was dropped for silence).
-                self.make_clr(now, src, r_r, &fb, tr);
+                self.make_clr(now, src, r_r, tr);
                 new_clr = true;
                 if self.clr_gone && x > x_now {
                     self.hold_until = now + round;
@@ -345,25 +406,16 @@ impl TfmccSender {
                 self.clr_gone = false;
             }
             Some(c) if c.addr != src => {
-                if c.leave {
-                    // §3.3 case 3: the CLR is leaving; r replaces it, no increase for a round.
-                    self.make_clr(now, src, r_r, &fb, tr);
-                    new_clr = true;
-                    if x < x_now {
-                        self.set_rate(now, x);
-                    } else {
-                        self.hold_until = now + round;
-                    }
-                } else if x < x_now && !fb.leave {
+                if x < x_now {
                     // §3.3 case 2.
-                    self.make_clr(now, src, r_r, &fb, tr);
+                    self.make_clr(now, src, r_r, tr);
                     new_clr = true;
                     self.set_rate(now, x);
                 }
             }
             Some(_) => {
                 // §3.3 case 4.
-                self.make_clr(now, src, r_r, &fb, tr);
+                self.make_clr(now, src, r_r, tr);
                 if self.slowstart {
                     self.slowstart_step(now, x, step);
                 } else if x < x_now {
@@ -381,14 +433,37 @@ impl TfmccSender {
         self.arm_no_feedback();
     }
 
-    /// §3.6: go to the lowest reported rate, or up by 8s/R_max once per R_max when that is more.
+    /// §3.3 case 3: a report with receiver_leave set. A leaving receiver never becomes the
+    /// CLR and its rate changes nothing; when the CLR leaves, the sender has no CLR until the
+    /// next report, whose receiver becomes CLR (case 1's path with `clr_gone`), and the rate
+    /// does not increase for one feedback round from the leave.
+    fn on_leave(&mut self, now: Instant, was_clr: bool) {
+        self.records.leave_reports += 1;
+        if was_clr {
+            self.records.clr_leaves += 1;
+            if self.ramp.take().is_some() {
+                self.timers.stop(SenderTimer::Ramp);
+            }
+            self.clr = None;
+            self.clr_gone = true;
+            self.hold_until = now + self.round_len;
+        }
+        self.arm_no_feedback();
+    }
+
+    /// §3.6: towards the lowest reported rate, or up by 8s/R_max once per R_max when that is
+    /// more; increases spread over an RTT ([`Self::ramp_to`]), decreases at once. No increase
+    /// for a feedback round after the CLR left (§3.3 case 3).
     fn slowstart_step(&mut self, now: Instant, x: f64, step: f64) {
         let bumped = self.rate_bps + step;
-        if x < bumped && x >= self.rate_bps && now >= self.last_bump + self.r_max {
-            self.last_bump = now;
-            self.set_rate(now, bumped);
-        } else if x < self.rate_bps || x >= bumped {
+        if x < self.rate_bps {
             self.set_rate(now, x);
+        } else if now < self.hold_until {
+        } else if x >= bumped {
+            self.ramp_to(now, x);
+        } else if now >= self.last_bump + self.r_max && self.ramp.is_none() {
+            self.last_bump = now;
+            self.ramp_to(now, bumped);
         }
     }
 
@@ -556,6 +631,7 @@ impl Agent for TfmccSender {
                     }
                 }
                 SenderTimer::NoFeedback => self.on_no_feedback(now),
+                SenderTimer::Ramp => self.ramp_step(now),
             }
         }
     }

@@ -285,19 +285,73 @@ fn sender_case_2_a_lower_rate_takes_over_the_clr_unless_leaving() {
 }
 
 #[test]
-fn sender_case_3_a_leaving_clr_is_replaced_without_an_increase_for_a_round() {
+fn sender_case_3_the_clr_leaving_is_dropped_at_once_and_its_rate_ignored() {
+    let mut d = sender();
+    let (a, c) = (rx_addr(1), rx_addr(3));
+    d.packet(ms(100), &loss_report(a, ms(100), 20_000.0, 0));
+    assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(a), 20_000.0));
+    // the CLR's leave report names a higher rate: no CLR now, and no increase from it
+    d.packet(ms(200), &report(a, ms(200), 100, 90_000.0, true, true, true, 0));
+    assert_eq!((d.agent.clr(), d.agent.rate_bps()), (None, 20_000.0));
+    assert_eq!((d.agent.records().leave_reports, d.agent.records().clr_leaves), (1, 1));
+    // nor does its silence halve the rate 4 RTTs later, as a silent CLR's would (§3.3):
+    // without a CLR only 10 units without any feedback halve it (10 · R_max = 5 s here)
+    d.advance_to(ms(200 + 4999));
+    assert_eq!(d.agent.rate_bps(), 20_000.0);
+    assert_eq!(d.agent.records().halvings, 0);
+    d.advance_to(ms(5300));
+    assert_eq!((d.agent.rate_bps(), d.agent.records().halvings), (10_000.0, 1));
+    // another leaving receiver never becomes the CLR, even below X, nor lowers X_supp
+    d.packet(ms(5300), &report(c, ms(5300), 100, 5_000.0, true, true, true, d.agent.feedback_round()));
+    assert_eq!((d.agent.clr(), d.agent.rate_bps()), (None, 10_000.0));
+    assert_eq!(d.agent.suppression_bps(), f64::INFINITY);
+}
+
+#[test]
+fn sender_case_3_after_the_clr_left_the_next_report_is_the_clr_with_no_increase_for_a_round() {
     let mut d = sender();
     let (a, b) = (rx_addr(1), rx_addr(2));
     d.packet(ms(100), &loss_report(a, ms(100), 20_000.0, 0));
     d.packet(ms(200), &report(a, ms(200), 100, 20_000.0, true, true, true, 0));
-    // b reports more than X: it becomes CLR, X stays for a feedback round (T = 3 s)
+    // b reports more than X: it becomes CLR; X stays for a feedback round (T = 6 · 500 ms)
     d.packet(ms(300), &loss_report(b, ms(300), 80_000.0, 0));
     assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(b), 20_000.0));
-    d.packet(ms(1300), &loss_report(b, ms(1300), 80_000.0, 0));
+    d.packet(ms(3100), &loss_report(b, ms(3100), 80_000.0, 0));
     assert_eq!(d.agent.rate_bps(), 20_000.0);
     // after the round, case 4's increase resumes
     d.packet(ms(3400), &loss_report(b, ms(3400), 80_000.0, 0));
     assert!(d.agent.rate_bps() > 20_000.0);
+    // a lower report after a leave is taken at once
+    let mut d = sender();
+    d.packet(ms(100), &loss_report(a, ms(100), 20_000.0, 0));
+    d.packet(ms(200), &report(a, ms(200), 100, 20_000.0, true, true, true, 0));
+    d.packet(ms(300), &loss_report(b, ms(300), 8_000.0, 0));
+    assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(b), 8_000.0));
+}
+
+#[test]
+fn sender_case_3_in_slowstart_the_clr_leaving_ends_the_increase_for_a_round() {
+    let mut d = sender();
+    let (a, b) = (rx_addr(1), rx_addr(2));
+    // slowstart towards a's 200 kb/s, over its RTT of 100 ms; a leaves halfway
+    d.packet(ms(100), &report(a, ms(100), 100, 200_000.0, true, false, false, 0));
+    d.advance_to(ms(150));
+    let x = d.agent.rate_bps();
+    assert!(x > 16_000.0 && x < 200_000.0, "{x}");
+    d.packet(ms(150), &report(a, ms(150), 100, 200_000.0, true, false, true, 0));
+    d.advance_to(ms(300));
+    assert_eq!(d.agent.rate_bps(), x, "the increase stops with the CLR's leave");
+    // b reports more, every 100 ms: it becomes CLR, and slowstart does not raise X for a
+    // feedback round (T = 6 · 500 ms from its first report at 300 ms)
+    for k in 3..=36u64 {
+        d.packet(ms(100 * k), &report(b, ms(100 * k), 100, 400_000.0, true, false, false, 0));
+        if k < 33 {
+            assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(b), x), "at {} ms", 100 * k);
+        }
+    }
+    assert!(d.agent.in_slowstart());
+    // after it, slowstart's increase resumes: over b's RTT from its report at 3.3 s
+    assert_eq!(d.agent.rate_bps(), 400_000.0);
 }
 
 #[test]
@@ -437,17 +491,33 @@ fn sender_ignores_other_sessions_and_garbage() {
 }
 
 #[test]
-fn sender_slowstart_follows_the_lowest_report_without_the_increase_limit() {
+fn sender_slowstart_rises_to_the_lowest_report_gradually_over_an_rtt() {
     let mut d = sender();
     let (a, b) = (rx_addr(1), rx_addr(2));
-    // reports of twice the receive rate, no loss yet: straight to 200 kb/s
+    // twice the receive rate, no loss yet: towards 200 kb/s without the increase limit, in 8
+    // equal steps over the CLR's RTT of 100 ms (§3.6), not in one step
     d.packet(ms(100), &report(a, ms(100), 100, 200_000.0, true, false, false, 0));
+    assert_eq!(d.agent.rate_bps(), 16_000.0);
+    d.advance_to(ms(112));
+    assert_eq!(d.agent.rate_bps(), 16_000.0);
+    d.advance_to(ms(113)); // 100 + 12.5 ms: one step of (200 - 16) / 8 = 23 kb/s
+    assert_eq!(d.agent.rate_bps(), 39_000.0);
+    d.advance_to(ms(150));
+    assert_eq!(d.agent.rate_bps(), 16_000.0 + 4.0 * 23_000.0);
+    d.advance_to(ms(200));
     assert_eq!(d.agent.rate_bps(), 200_000.0);
+    let r = &d.agent.records().rate_bps;
+    assert_eq!(r.len(), 1 + 8, "the start and 8 steps: {r:?}");
+    assert!(r.windows(2).all(|w| w[1] > w[0] && w[1] - w[0] <= 23_000.0 + 1e-6));
+    // a higher report starts a new ramp from where the rate is
     d.packet(ms(200), &report(a, ms(200), 100, 400_000.0, true, false, false, 0));
-    assert_eq!(d.agent.rate_bps(), 400_000.0);
-    // a lower report takes the CLR and limits the rate
-    d.packet(ms(300), &report(b, ms(300), 100, 300_000.0, true, false, false, 0));
-    assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(b), 300_000.0));
+    d.advance_to(ms(250));
+    assert_eq!(d.agent.rate_bps(), 300_000.0);
+    // a lower report takes the CLR and the rate at once, ending the ramp
+    d.packet(ms(250), &report(b, ms(250), 100, 250_000.0, true, false, false, 0));
+    assert_eq!((d.agent.clr(), d.agent.rate_bps()), (Some(b), 250_000.0));
+    d.advance_to(ms(400));
+    assert_eq!(d.agent.rate_bps(), 250_000.0);
     assert!(d.agent.in_slowstart());
 }
 
@@ -560,6 +630,97 @@ fn receiver_measures_rtt_from_its_echo_and_adjusts_by_one_way_delay() {
     let other = DataHeader { echo: Some(Echo { receiver: rx_addr(2), timestamp_us: 0 }), is_clr: true, ..plain(0) };
     d.packet(ms(600), &data(5, ms(600), 20, other));
     assert!(!d.agent.is_clr());
+}
+
+/// A receiver that leaves at `leave_ms`, CLR or not, fed a packet every 10 ms for 1 s.
+fn leaving_receiver(leave_ms: u64, clr: bool) -> Driver<TfmccReceiver> {
+    let r = TfmccReceiver::try_new(TfmccConfig::default(), G, 0).unwrap().leaving_at(ms(leave_ms));
+    let mut d = Driver::start_with(r, Instant::ZERO, StartInfo { addr: rx_addr(1), rng: Rng::seed_from_u64(1) });
+    d.packet(ms(0), &data(0, ms(0), 20, plain(0)));
+    let h =
+        DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(0)) }), is_clr: clr, ..plain(0) };
+    d.packet(ms(100), &data(1, ms(100), 20, h));
+    for k in 1..=90u64 {
+        d.packet(ms(100 + 10 * k), &data(1 + k, ms(100 + 10 * k), 20, plain(0)));
+    }
+    d
+}
+
+#[test]
+fn receiver_leaving_as_the_clr_reports_receiver_leave_then_goes_quiet() {
+    let mut d = leaving_receiver(500, true);
+    // the CLR's reports up to 500 ms are ordinary; at 500 ms one with receiver_leave set
+    let rs = reports(&d);
+    let (t, last) = *rs.last().unwrap();
+    assert_eq!(t, ms(500));
+    assert!(last.leave && last.have_rtt);
+    assert!(rs[..rs.len() - 1].iter().all(|(t, r)| !r.leave && *t < ms(500)));
+    assert_eq!(d.sent.last().unwrap().1.dst, Dest::Unicast(SENDER));
+    // it leaves the group, and data after that is not taken nor answered
+    assert!(d.events.iter().any(|(t, e)| *t == ms(500) && *e == AgentEvent::Leave(G)));
+    assert!(d.agent.has_left());
+    let rec = d.agent.records();
+    assert_eq!((rec.left_s, rec.leave_reported), (Some(0.5), true));
+    assert_eq!(rec.received, 41, "packets up to 490 ms; the one at 500 ms comes after the leave");
+    let n = d.sent.len();
+    d.packet(ms(2000), &data(200, ms(2000), 20, plain(1)));
+    d.advance_to(ms(10_000));
+    assert_eq!(d.sent.len(), n);
+    assert_eq!(d.agent.poll_timeout(), None);
+}
+
+#[test]
+fn receiver_leaving_as_a_non_clr_leaves_silently() {
+    let mut d = leaving_receiver(500, false);
+    // its round-0 feedback timer (within T = 3 s) was due after 500 ms, or it reported before:
+    // either way, no report carries receiver_leave and none is sent after the leave
+    assert!(reports(&d).iter().all(|(t, r)| !r.leave && *t < ms(500)));
+    assert!(d.events.iter().any(|(t, e)| *t == ms(500) && *e == AgentEvent::Leave(G)));
+    assert!(!d.agent.records().leave_reported);
+    d.advance_to(ms(10_000));
+    assert!(reports(&d).iter().all(|(t, _)| *t < ms(500)));
+}
+
+/// The testbed's puzzle (docs/real-network.md): a loss event rate far above the packet loss
+/// fraction. At a few packets per RTT, §5.6's synthetic first interval is a few packets, and
+/// with few later loss events it stays in the eight-interval history: p is set by the rate at
+/// the first loss, not by the fraction of packets lost.
+#[test]
+fn first_loss_at_a_few_packets_per_rtt_makes_p_many_times_the_packet_loss() {
+    let mut d = receiver();
+    // 4 packets a second (32 kb/s), one-way delay 20 ms; an echo at 1 s measures R = 600 ms
+    // (a full testbed queue), which the one-way adjustment then keeps (§4.3.3)
+    let at = |k: u64| ms(250 * k);
+    for k in 0..=60u64 {
+        let h = if k == 4 {
+            DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(400)) }), ..plain(0) }
+        } else {
+            plain(0)
+        };
+        if k != 20 {
+            d.packet(at(k), &data(k, at(k), 20, h));
+        }
+        if k == 23 {
+            // the loss of 20 is found at 23 (§5.1). §5.6: X_recv over the last RTT (600 ms:
+            // packets 21-23) = 3·8000 b / 0.6 s = 40 kb/s; l = (X·R / (sqrt(3/2)·8s))² =
+            // (40,000·0.6 / 9,797.96)² = 6.0 packets. p = 1 / max((I_0 + 6)/2, 6) = 1/6.
+            assert_eq!(d.agent.current_rtt(), Duration::from_millis(600));
+            assert!(
+                (d.agent.loss_history().intervals()[0] - 6.0).abs() < 1e-6,
+                "{:?}",
+                d.agent.loss_history().intervals()
+            );
+            assert!((d.agent.loss_event_rate() - 1.0 / 6.0).abs() < 1e-6);
+        }
+    }
+    // at packet 60 with no other loss: I_0 = 41 (packets 20..60) > 2·6, so §5.5 discounts the
+    // history by DF = max(2·6/41, 0.5) = 0.5 and p = 1.5 / (41 + 0.5·6) = 3/88 = 0.0341,
+    // while one packet in 61 was lost (1.6 %): p is still twice the packet loss
+    let rec = d.agent.records();
+    assert_eq!((rec.lost, rec.loss_events, rec.received), (1, 1, 60));
+    let p = d.agent.loss_event_rate();
+    assert!((p - 3.0 / 88.0).abs() < 1e-9, "{p}");
+    assert!(p > 2.0 * rec.lost as f64 / (rec.lost + rec.received) as f64);
 }
 
 #[test]
