@@ -15,7 +15,17 @@
 //!   memberships of its links are relayed toward the source as a host would ask for them (a
 //!   v3 ALLOW on the interface toward S, a BLOCK when the last member goes), so that a chain
 //!   of routers builds the tree hop by hop, as the simulator's grafts do. Any-source
-//!   memberships are not relayed (no source to route toward).
+//!   memberships are relayed to every neighbour router (each interface a static route goes
+//!   through a gateway on) but the members' own (split horizon): a `TO_EX{}` while some
+//!   other interface has any-source members of the group, a `TO_IN{}` when the last goes.
+//!   On the testbed's trees this builds one shared tree per group that reaches every member
+//!   from every sender, once each: what the simulator gives any-source senders, whose
+//!   packets climb to the group's root and come down its tree to every member. The router
+//!   knows no group's root (the session table names one only when an extension is hosted),
+//!   and grafting toward it alone would not carry a member's packets to the other branches
+//!   without PIM-SM's register step; the flood needs neither, and costs one membership
+//!   per router link and group. On a topology with cycles it would keep memberships alive
+//!   around the cycle: the testbed's topologies are trees.
 //! - **Multicast**: a packet from source S to group G arriving on the interface toward S
 //!   (the reverse-path check) goes out of every other interface where a host asked for G
 //!   from any source or from S: source-specific trees on reverse shortest paths, as in the
@@ -136,7 +146,8 @@ pub struct RouterStats {
     pub igmp_leaves: u64,
     pub igmp_queries_heard: u64,
     pub igmp_queries_sent: u64,
-    /// Source-specific joins (ALLOW) and leaves (BLOCK) relayed toward a source.
+    /// Joins and leaves relayed to neighbour routers: source-specific (ALLOW, BLOCK toward
+    /// the source) and any-source (TO_EX{}, TO_IN{} to every neighbour router).
     pub igmp_relayed_joins: u64,
     pub igmp_relayed_leaves: u64,
     /// castlab datagrams of the session dropped by the envelope's checks, by [`Reject`].
@@ -248,6 +259,9 @@ impl PortStats {
         ]
     }
 }
+
+/// A membership relayed to a neighbour router: (interface, group, source; None: any source).
+type Relayed = (usize, Ipv4Addr, Option<Ipv4Addr>);
 
 /// A route: a prefix, the output interface, and the gateway (None: on the link).
 #[derive(Clone, Copy, Debug)]
@@ -379,9 +393,12 @@ pub struct Router {
     cur_app: Option<(u64, usize, usize)>,
     next_uid: u64,
     queries: Vec<QueryOut>,
-    /// (interface toward S, group, S) relayed upstream; the set wanted now; a scratch list.
-    relayed: Vec<(usize, Ipv4Addr, Ipv4Addr)>,
-    relay_want: Vec<(usize, Ipv4Addr, Ipv4Addr)>,
+    /// (interface, group, S) relayed to the neighbour router on the interface (S None: an
+    /// any-source membership); the set wanted now; a scratch list.
+    relayed: Vec<Relayed>,
+    relay_want: Vec<Relayed>,
+    /// Whether a static route goes through a gateway on interface i: a neighbour router.
+    router_link: Vec<bool>,
     relay_scratch: Vec<(Ipv4Addr, Option<Ipv4Addr>)>,
     relay_next: Instant,
     relay_turns: u32,
@@ -463,6 +480,7 @@ impl Router {
             routes.push(RouteEntry { net: r.dst, len: r.prefix_len, port: port.expect("validated"), via });
         }
         routes.sort_by_key(|r| std::cmp::Reverse(r.len));
+        let router_link = (0..ports.len()).map(|i| routes.iter().any(|r| r.port == i && r.via.is_some())).collect();
         let pollfds = ports
             .iter()
             .map(|p| libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(&p.sock), events: libc::POLLIN, revents: 0 })
@@ -491,6 +509,7 @@ impl Router {
             relayed: Vec::with_capacity(64),
             relay_want: Vec::with_capacity(64),
             relay_scratch: Vec::with_capacity(64),
+            router_link,
             relay_next: Instant::ZERO + RELAY_CHECK,
             relay_turns: 0,
             stats: RouterStats::default(),
@@ -739,9 +758,11 @@ impl Router {
         t.min(self.relay_next)
     }
 
-    /// Relay the links' source-specific memberships toward their sources: ALLOW for each
-    /// (S, G) newly wanted (all of them with `refresh`), BLOCK for each no longer wanted. A
-    /// source on one of the router's own links needs no relay (no router stands between).
+    /// Relay the links' memberships to the neighbour routers: for each (S, G) wanted, an ALLOW
+    /// toward S; for each G with any-source members, a `TO_EX{}` on every other router link;
+    /// newly wanted ones now (all of them with `refresh`), and a BLOCK or `TO_IN{}` for each no
+    /// longer wanted. A source on one of the router's own links needs no relay (no router
+    /// stands between).
     fn relay(&mut self, refresh: bool) {
         let mut want = std::mem::take(&mut self.relay_want);
         let mut scratch = std::mem::take(&mut self.relay_scratch);
@@ -749,24 +770,37 @@ impl Router {
         for j in 0..self.ports.len() {
             self.ports[j].membership.wanted(&mut scratch);
             for &(g, s) in &scratch {
-                let Some(s) = s else { continue };
+                let Some(s) = s else {
+                    let o = g.octets();
+                    if o[0] == 224 && o[1] == 0 && o[2] == 0 {
+                        continue; // link-local groups stay on their link
+                    }
+                    for up in 0..self.ports.len() {
+                        if up != j && self.router_link[up] && !want.contains(&(up, g, None)) {
+                            want.push((up, g, None));
+                        }
+                    }
+                    continue;
+                };
                 let Some((up, _)) = lookup(&self.routes, s) else { continue };
-                if up == j || self.ports[up].cfg.contains(s) || want.contains(&(up, g, s)) {
+                if up == j || self.ports[up].cfg.contains(s) || want.contains(&(up, g, Some(s))) {
                     continue;
                 }
-                want.push((up, g, s));
+                want.push((up, g, Some(s)));
             }
         }
         for k in 0..want.len() {
             let w = want[k];
             if refresh || !self.relayed.contains(&w) {
-                self.send_report(w, frame::ALLOW_NEW_SOURCES);
+                let kind = if w.2.is_some() { frame::ALLOW_NEW_SOURCES } else { frame::CHANGE_TO_EXCLUDE };
+                self.send_report(w, kind, true);
             }
         }
         for k in 0..self.relayed.len() {
             let r = self.relayed[k];
             if !want.contains(&r) {
-                self.send_report(r, frame::BLOCK_OLD_SOURCES);
+                let kind = if r.2.is_some() { frame::BLOCK_OLD_SOURCES } else { frame::CHANGE_TO_INCLUDE };
+                self.send_report(r, kind, false);
             }
         }
         std::mem::swap(&mut self.relayed, &mut want);
@@ -774,12 +808,12 @@ impl Router {
         self.relay_scratch = scratch;
     }
 
-    fn send_report(&mut self, (port, group, source): (usize, Ipv4Addr, Ipv4Addr), kind: u8) {
+    fn send_report(&mut self, (port, group, source): Relayed, kind: u8, join: bool) {
         let Some(s) = self.ports[port].alloc() else { return };
         let (mac, me) = (self.ports[port].mac, self.ports[port].cfg.addr);
         let n = frame::write_report(self.ports[port].slot_mut(s), mac, me, kind, group, source);
         if self.ports[port].send_now(s, n).is_ok() {
-            if kind == frame::ALLOW_NEW_SOURCES {
+            if join {
                 self.stats.igmp_relayed_joins += 1;
             } else {
                 self.stats.igmp_relayed_leaves += 1;
