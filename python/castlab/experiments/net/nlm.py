@@ -12,8 +12,7 @@ Where the real run measures what the simulation measures differently:
 - NLM's number of layers: L_cur of the session at LMR1's bottleneck interface, read from the
   router's counters every half second (the simulation records every change);
 - join and leave: IGMP in the routers (a few ms; the relayed join crosses both routers) against
-  none in the simulation; RLM's control group is any-source and not relayed, which a single
-  receiver per session does not need (N = 1 in Figs 9 and 10);
+  none in the simulation;
 - the hosts' own egress onto their access links has no queue and no delay (the routers delay
   their egress onto every link: the round trip is the simulation's less the two host hops).
 
@@ -404,8 +403,7 @@ def run_net_nlm(out: Path, seed: int, quick: bool = False) -> Result:
                              "IGMP join/leave in the routers (a few ms) against none; the hosts' own egress has no "
                              "queue or delay (the simulation delays both directions of every link); "
                              f"{duration:g} s runs against the paper's 600 s; one real run per protocol and figure "
-                             "(the simulation's nlm-fig9/10 average 5 seeds); RLM's any-source control group is "
-                             "not relayed across the routers (one receiver per session needs none); the receiver "
+                             "(the simulation's nlm-fig9/10 average 5 seeds); the receiver "
                              "is started 20 s after the sender's first line and counts on its own clock, which its "
                              "process start-up (under a second) shifts against the sender's"}
     return Result(params, claims, ["net_nlm.csv", "net_nlm_series.csv", *files])
