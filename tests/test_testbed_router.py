@@ -174,6 +174,11 @@ def test_rlm_control_crosses_two_user_routers(tmp_path):
         outs = [p.communicate(timeout=40)[0].decode() for p in rx]
         tb.stop(src)
         relayed = {r: tb.router_stats(r).get("stats", {}).get("igmp_relayed_joins", 0) for r in ("r1", "r2")}
+        # every point-to-point interface names the node at its far end (where a `Via` copy goes)
+        for r, peers in (("r1", ("src", "rcv1", "r2")), ("r2", ("r1", "rcv2"))):
+            ifaces = [w for a, w in zip(tb.router_argv[r], tb.router_argv[r][1:]) if a == "--iface"]
+            for p in peers:
+                assert any(w.startswith(tb.iface(r, p) + ",") and f",peer={tb.node_id(p)}" in w for w in ifaces), ifaces
     assert all(p.returncode == 0 for p in rx), outs
     heard = {}
     for h in ("rcv1", "rcv2"):

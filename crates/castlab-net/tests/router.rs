@@ -1167,6 +1167,105 @@ fn any_source_membership_is_relayed_across_two_routers() {
     assert!(a.text.contains("igmp_relayed_joins"), "{}", a.text);
 }
 
+/// BCF replies onto a shared LAN: h1 (the source) on its own link, h2, h3 and h4 on one
+/// segment (a bridge) behind one router interface marked `lan`. h2 and h3 request a label, the
+/// router forwards the first request and suppresses the second (one breadcrumb: the LAN
+/// interface), and the reply's `Via` copy onto the LAN reaches every host the session lists
+/// there, each addressed to itself: h2 and h3 (who asked) and h4 (who did not, but shares the
+/// segment). With several hosts on the link and no `peer`, the one-neighbour fallback found no
+/// one and sent nothing.
+#[test]
+fn bcf_reply_via_a_shared_lan_reaches_each_host_on_it() {
+    use castlab_core::BcfHeader;
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let build = || -> Result<Net, String> {
+        let mut t = Net::create("l")?;
+        t.router("r")?;
+        for h in ["h1", "h2", "h3", "h4", "sw"] {
+            t.node(h)?;
+        }
+        t.veth("r", "r1", "h1", "h1")?;
+        t.veth("r", "rl", "sw", "sr")?;
+        for k in 2..=4 {
+            t.veth(&format!("h{k}"), &format!("h{k}"), "sw", &format!("s{k}"))?;
+        }
+        t.bridge("sw", &["sr", "s2", "s3", "s4"])?;
+        t.host("h1", "h1", "10.205.1.2/24", Ipv4Addr::new(10, 205, 1, 1))?;
+        for k in 2..=4u8 {
+            t.host(&format!("h{k}"), &format!("h{k}"), &format!("10.205.9.{k}/24"), Ipv4Addr::new(10, 205, 9, 1))?;
+        }
+        Ok(t)
+    };
+    let t = match build() {
+        Ok(t) => t,
+        Err(why) => {
+            eprintln!("SKIPPED bcf_reply_via_a_shared_lan_reaches_each_host_on_it: {why}");
+            return;
+        }
+    };
+    const SESSION: u32 = 0xbcf2;
+    const PORT_BASE: u16 = 46_300;
+    let addr = |k: u32| if k == 1 { Ipv4Addr::new(10, 205, 1, 2) } else { Ipv4Addr::new(10, 205, 9, k as u8) };
+    let mut table = SessionTable::new();
+    for k in 1..=4 {
+        table.set_node(NodeId(k), addr(k)).unwrap();
+    }
+    table.set_node(NodeId(100), Ipv4Addr::new(10, 205, 1, 1)).unwrap();
+    let net = NetConfig { session_id: SESSION, port_base: PORT_BASE, ..NetConfig::default() };
+    let mut cfg = RouterConfig::default();
+    let mut lan = IfaceConfig::new(&t.dev("rl"), Ipv4Addr::new(10, 205, 9, 1), 24);
+    lan.lan = true;
+    cfg.ifaces = vec![IfaceConfig::new(&t.dev("r1"), Ipv4Addr::new(10, 205, 1, 1), 24), lan];
+    cfg.ifaces[0].peer = Some(NodeId(1));
+    cfg.node = NodeId(100);
+    cfg.session = Some(RouterSession { net, table });
+    let bcf = castlab_proto::bcfs::BcfRouter::new(castlab_proto::bcfs::BcfConfig::default());
+    let rt = RouterThread::start(&t.ns("r"), cfg, Some(Box::new(bcf)));
+    let port = PORT_BASE + 5;
+    let bind = |k: u32| udp_in(&t.ns(&format!("h{k}")), SocketAddrV4::new(addr(k), port)).join().unwrap();
+    let socks: Vec<UdpSocket> = (1..=4).map(bind).collect();
+    for s in &socks {
+        s.set_read_timeout(Some(StdDuration::from_secs(2))).unwrap();
+    }
+    let env = Envelope::new(SESSION, None);
+    let mut buf = [0u8; 2048];
+    let h1 = SocketAddrV4::new(addr(1), port);
+    // every host reaches h1 once first (ARP resolved both ways, as a running session has it)
+    for k in 2..=4u32 {
+        let n = env.seal(&bcf_packet(k, 1, BcfHeader::REQUEST, 100 + k, 40), &mut buf).unwrap();
+        socks[k as usize - 1].send_to(&buf[..n], h1).unwrap();
+        let (_, from) = socks[0].recv_from(&mut buf).expect("h1 hears each host");
+        assert_eq!(from.ip(), std::net::IpAddr::V4(addr(k)));
+    }
+    const LABEL: u32 = 7;
+    for k in [2u32, 3] {
+        let n = env.seal(&bcf_packet(k, 1, BcfHeader::REQUEST, LABEL, 40), &mut buf).unwrap();
+        socks[k as usize - 1].send_to(&buf[..n], h1).unwrap();
+        thread::sleep(StdDuration::from_millis(20));
+    }
+    let (n, from) = socks[0].recv_from(&mut buf).expect("the first request reaches h1");
+    assert_eq!(from.ip(), std::net::IpAddr::V4(addr(2)));
+    assert!(matches!(env.open(&buf[..n]).unwrap().header, Header::Bcf(b) if b.label == LABEL));
+    socks[0].set_read_timeout(Some(StdDuration::from_millis(100))).unwrap();
+    assert!(socks[0].recv_from(&mut buf).is_err(), "the second request was suppressed");
+    // the reply, addressed to the source itself as the simulator's BCF source sends it
+    let n = env.seal(&bcf_packet(1, 1, BcfHeader::REPLY, LABEL, 300), &mut buf).unwrap();
+    socks[0].send_to(&buf[..n], SocketAddrV4::new(Ipv4Addr::new(10, 205, 1, 1), port)).unwrap();
+    for k in 2..=4u32 {
+        let (n, from) = socks[k as usize - 1].recv_from(&mut buf).unwrap_or_else(|e| panic!("h{k}: no reply: {e}"));
+        let p = env.open(&buf[..n]).expect("a sealed castlab packet");
+        assert_eq!(from.ip(), std::net::IpAddr::V4(addr(1)), "h{k}: from the source's address");
+        assert_eq!(p.dst, Dest::Unicast(Addr::new(NodeId(k), 5)), "h{k}: addressed to h{k}");
+        assert!(matches!(p.header, Header::Bcf(b) if b.kind == BcfHeader::REPLY && b.label == LABEL));
+        socks[k as usize - 1].set_read_timeout(Some(StdDuration::from_millis(100))).unwrap();
+        assert!(socks[k as usize - 1].recv_from(&mut buf).is_err(), "h{k}: one copy only");
+    }
+    let s = rt.finish();
+    let ext_sent = s.text.split_whitespace().skip_while(|w| *w != "ext_sent").nth(1);
+    assert_eq!(ext_sent, Some("1"), "{}", s.text);
+    assert!(!s.text.contains("ext_send_errors"), "{}", s.text);
+}
+
 #[test]
 fn refuses_the_root_namespace_and_foreign_interfaces() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

@@ -40,7 +40,9 @@
 //!   queue lengths. Interface i is `ChannelId(i)`. A `RouterSend::Via(i, p)` copy goes to the
 //!   neighbour on interface i, as the simulator's channel delivers it to the next node: when
 //!   `p`'s destination is not routed out of i, the copy is addressed to that neighbour (the
-//!   interface's `peer`, or the one neighbour heard there), its `dst` node rewritten.
+//!   interface's `peer`, or the one neighbour heard there), its `dst` node rewritten. On a
+//!   shared LAN (`lan`, no `peer`) every host the session lists on the link gets a copy
+//!   addressed to it ([`Router::via_lan`]).
 //!
 //! Bad input never panics: every frame the router cannot use is counted under its reason
 //! ([`RouterStats`]), as the host driver counts datagrams.
@@ -1366,6 +1368,10 @@ impl Router {
                     self.stats.ext_send_errors += 1;
                     return;
                 }
+                if !group && self.ports[k].cfg.lan && self.ports[k].cfg.peer.is_none() {
+                    self.via_lan(k, p, app, listed_src, sport, dport, now);
+                    return;
+                }
                 let mut dst_ip = dst_ip;
                 if !group && lookup(&self.routes, dst_ip).map(|(port, _)| port) != Some(k) {
                     // `Via` names a link, not a destination: the copy goes to the neighbour on
@@ -1413,6 +1419,41 @@ impl Router {
                 }
                 self.emit(k, p, app, listed_src, dst_ip, sport, dport, group, now);
             }
+        }
+    }
+
+    /// A unicast `Via` copy onto a shared LAN: the channel's far end is every host on the
+    /// segment, and a breadcrumb there cannot say which of them asked, so each host the
+    /// session lists on the link gets a copy addressed to it (a host's driver takes only what
+    /// is addressed to it). The simulator has no shared LANs (the testbed's twins give each
+    /// host its own link): this is the real network's reading of one channel to several nodes.
+    #[allow(clippy::too_many_arguments)]
+    fn via_lan(
+        &mut self,
+        k: usize,
+        p: Packet,
+        app: (usize, usize),
+        src: Option<Ipv4Addr>,
+        sport: u16,
+        dport: u16,
+        now: Instant,
+    ) {
+        let Dest::Unicast(a) = p.dst else { return };
+        let slots = self.cfg.session.as_ref().map_or(0, |s| s.table.node_slots());
+        let mut sent = 0;
+        for n in 0..slots {
+            let Some(ip) = self.cfg.session.as_ref().and_then(|s| s.table.node(NodeId(n))) else { continue };
+            let f = &self.ports[k].cfg;
+            if !f.contains(ip) || self.ports.iter().any(|q| q.cfg.addr == ip) {
+                continue;
+            }
+            let mut q = p;
+            q.dst = Dest::Unicast(castlab_core::Addr::new(NodeId(n), a.port));
+            self.emit(k, q, app, src, ip, sport, dport, false, now);
+            sent += 1;
+        }
+        if sent == 0 {
+            self.stats.ext_send_errors += 1;
         }
     }
 
