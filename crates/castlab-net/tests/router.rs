@@ -165,13 +165,18 @@ impl Topo {
 
 impl Drop for Topo {
     fn drop(&mut self) {
-        for n in self.nses.iter().rev() {
-            let _ = Command::new("ip").args(["netns", "del", n]).status();
-        }
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            eprintln!("interrupted: namespaces deleted");
-            std::process::exit(130);
-        }
+        remove_namespaces(&self.nses);
+    }
+}
+
+/// Delete a test's namespaces (last made first); after an interrupt, exit.
+fn remove_namespaces(nses: &[String]) {
+    for n in nses.iter().rev() {
+        let _ = Command::new("ip").args(["netns", "del", n]).status();
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        eprintln!("interrupted: namespaces deleted");
+        std::process::exit(130);
     }
 }
 
@@ -362,6 +367,22 @@ fn warm_up(t: &Topo, k: usize) {
     panic!("h1 and h{k} never reached each other through the router");
 }
 
+/// Watch a counter every millisecond for `span` after `t0`: seconds from `t0` to its last
+/// change (0 if it never changed), e.g. how long a link kept carrying a group after a leave.
+fn last_change_after(t0: StdInstant, span: StdDuration, read: impl Fn() -> u64) -> f64 {
+    let mut last_change = t0;
+    let mut last = read();
+    while t0.elapsed() < span {
+        thread::sleep(StdDuration::from_millis(1));
+        let now = read();
+        if now != last {
+            last = now;
+            last_change = StdInstant::now();
+        }
+    }
+    (last_change - t0).as_secs_f64()
+}
+
 macro_rules! topo_or_skip {
     ($name:expr, $tag:expr) => {
         match Topo::create($tag) {
@@ -547,17 +568,7 @@ fn multicast_follows_igmp_join_and_fast_leave() {
     let t_leave = StdInstant::now();
     let sock = rx_sock;
     in_ns(&t.ns("h2"), move || sock.leave_ssm_v4(&src, &group, &Topo::host_addr(2)).unwrap()).join().unwrap();
-    let mut last_change = t_leave;
-    let mut last = rt.snap().tx_frames[1];
-    while t_leave.elapsed() < StdDuration::from_millis(500) {
-        thread::sleep(StdDuration::from_millis(1));
-        let now = rt.snap().tx_frames[1];
-        if now != last {
-            last = now;
-            last_change = StdInstant::now();
-        }
-    }
-    let leave_latency = (last_change - t_leave).as_secs_f64();
+    let leave_latency = last_change_after(t_leave, StdDuration::from_millis(500), || rt.snap().tx_frames[1]);
     stop.store(true, Ordering::SeqCst);
     let sent = sender.join().unwrap();
     let s = rt.finish();
@@ -1016,13 +1027,7 @@ impl Net {
 
 impl Drop for Net {
     fn drop(&mut self) {
-        for n in self.nses.iter().rev() {
-            let _ = Command::new("ip").args(["netns", "del", n]).status();
-        }
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            eprintln!("interrupted: namespaces deleted");
-            std::process::exit(130);
-        }
+        remove_namespaces(&self.nses);
     }
 }
 
@@ -1044,14 +1049,18 @@ fn chain(tag: &str) -> Result<(Net, RouterConfig, RouterConfig), String> {
         t.host(&h, &h, &format!("10.204.{k}.2/24"), Ipv4Addr::new(10, 204, k, 1))?;
     }
     let a = |d: &str, k: u8| IfaceConfig::new(&t.dev(d), Ipv4Addr::new(10, 204, k, 1), 24);
-    let mut ca = RouterConfig::default();
-    ca.ifaces = vec![IfaceConfig::new(&t.dev("a0"), Ipv4Addr::new(10, 204, 0, 1), 30), a("a1", 1), a("a3", 3)];
     let via = RouteVia::Gateway(Ipv4Addr::new(10, 204, 0, 2));
-    ca.routes.push(Route { dst: Ipv4Addr::new(10, 204, 2, 0), prefix_len: 24, via });
-    let mut cb = RouterConfig::default();
-    cb.ifaces = vec![IfaceConfig::new(&t.dev("b0"), Ipv4Addr::new(10, 204, 0, 2), 30), a("b2", 2)];
+    let ca = RouterConfig {
+        ifaces: vec![IfaceConfig::new(&t.dev("a0"), Ipv4Addr::new(10, 204, 0, 1), 30), a("a1", 1), a("a3", 3)],
+        routes: vec![Route { dst: Ipv4Addr::new(10, 204, 2, 0), prefix_len: 24, via }],
+        ..RouterConfig::default()
+    };
     let via = RouteVia::Gateway(Ipv4Addr::new(10, 204, 0, 1));
-    cb.routes.push(Route { dst: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via });
+    let cb = RouterConfig {
+        ifaces: vec![IfaceConfig::new(&t.dev("b0"), Ipv4Addr::new(10, 204, 0, 2), 30), a("b2", 2)],
+        routes: vec![Route { dst: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via }],
+        ..RouterConfig::default()
+    };
     Ok((t, ca, cb))
 }
 
@@ -1139,17 +1148,7 @@ fn any_source_membership_is_relayed_across_two_routers() {
     // h2 leaves: A's link to B must go quiet
     let t_leave = StdInstant::now();
     in_ns(&t.ns("h2"), move || m2.leave_multicast_v4(&group, &h2).unwrap()).join().unwrap();
-    let mut last_change = t_leave;
-    let mut last = ra.snap().arrivals[0];
-    while t_leave.elapsed() < StdDuration::from_millis(600) {
-        thread::sleep(StdDuration::from_millis(1));
-        let now = ra.snap().arrivals[0];
-        if now != last {
-            last = now;
-            last_change = StdInstant::now();
-        }
-    }
-    let leave = (last_change - t_leave).as_secs_f64();
+    let leave = last_change_after(t_leave, StdDuration::from_millis(600), || ra.snap().arrivals[0]);
     stop.store(true, Ordering::SeqCst);
     let (n1, n2) = (s1.join().unwrap(), s2.join().unwrap());
     let (a, b) = (ra.finish(), rb.finish());
@@ -1212,13 +1211,16 @@ fn bcf_reply_via_a_shared_lan_reaches_each_host_on_it() {
     }
     table.set_node(NodeId(100), Ipv4Addr::new(10, 205, 1, 1)).unwrap();
     let net = NetConfig { session_id: SESSION, port_base: PORT_BASE, ..NetConfig::default() };
-    let mut cfg = RouterConfig::default();
     let mut lan = IfaceConfig::new(&t.dev("rl"), Ipv4Addr::new(10, 205, 9, 1), 24);
     lan.lan = true;
-    cfg.ifaces = vec![IfaceConfig::new(&t.dev("r1"), Ipv4Addr::new(10, 205, 1, 1), 24), lan];
-    cfg.ifaces[0].peer = Some(NodeId(1));
-    cfg.node = NodeId(100);
-    cfg.session = Some(RouterSession { net, table });
+    let mut link = IfaceConfig::new(&t.dev("r1"), Ipv4Addr::new(10, 205, 1, 1), 24);
+    link.peer = Some(NodeId(1));
+    let cfg = RouterConfig {
+        ifaces: vec![link, lan],
+        node: NodeId(100),
+        session: Some(RouterSession { net, table }),
+        ..RouterConfig::default()
+    };
     let bcf = castlab_proto::bcfs::BcfRouter::new(castlab_proto::bcfs::BcfConfig::default());
     let rt = RouterThread::start(&t.ns("r"), cfg, Some(Box::new(bcf)));
     let port = PORT_BASE + 5;

@@ -791,8 +791,7 @@ impl Router {
                 want.push((up, g, Some(s)));
             }
         }
-        for k in 0..want.len() {
-            let w = want[k];
+        for &w in &want {
             if refresh || !self.relayed.contains(&w) {
                 let kind = if w.2.is_some() { frame::ALLOW_NEW_SOURCES } else { frame::CHANGE_TO_EXCLUDE };
                 self.send_report(w, kind, true);

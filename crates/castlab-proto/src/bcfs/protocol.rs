@@ -158,7 +158,9 @@ fn rainbow_net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildR
     )))
 }
 
-fn add_pgm_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+/// A PGM source on `node` sending `group` at `rate_bps`, config `base` with the overrides;
+/// `net`: its repairs go to the NAK's sender (the real network, [`PgmSource::replying_to_requesters`]).
+fn build_pgm_source(host: &mut dyn Host, a: &Args<'_>, base: PgmConfig, net: bool) -> BuildResult<Out<'static>> {
     let n = a.node(host, "node")?;
     let g = a.group(host, "group")?;
     if host.group_source(g) != Some(n) {
@@ -168,13 +170,19 @@ fn add_pgm_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>
     if !(rate_bps.is_finite() && rate_bps > 0.0) {
         return Err(BuildError::bad("rate_bps", rate_bps, "must be a finite rate > 0"));
     }
-    let base = PgmConfig { count: a.positive_u32("count")?, ..PgmConfig::default() };
     let cfg = a.config_over(base)?;
     castlab_core::config::check::packet_rate("rate_bps", rate_bps, cfg.packet_bytes)?;
     let port = a.port("port")?;
     let flow = a.flow_or_next(host, "flow")?;
     let at = a.start(host, "start")?;
-    Ok(host.add_agent(n, port, at, Box::new(PgmSource::new(cfg, g, rate_bps, flow)))?.0.into())
+    let src = PgmSource::new(cfg, g, rate_bps, flow);
+    let src = if net { src.replying_to_requesters() } else { src };
+    Ok(host.add_agent(n, port, at, Box::new(src))?.0.into())
+}
+
+fn add_pgm_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+    let base = PgmConfig { count: a.positive_u32("count")?, ..PgmConfig::default() };
+    build_pgm_source(host, a, base, false)
 }
 
 fn add_pgm_receiver(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
@@ -190,24 +198,9 @@ fn add_pgm_receiver(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'stati
 }
 
 /// The real network's PGM source over BCFS: its repairs go to the NAK's sender, since the
-/// source's host runs no BCF router ([`PgmSource::replying_to_requesters`]).
+/// source's host runs no BCF router.
 fn add_net_pgm_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
-    let n = a.node(host, "node")?;
-    let g = a.group(host, "group")?;
-    if host.group_source(g) != Some(n) {
-        return Err(BuildError::bad("group", Raw(a.get("group")), "is not rooted at node"));
-    }
-    let rate_bps = a.f64("rate_bps")?;
-    if !(rate_bps.is_finite() && rate_bps > 0.0) {
-        return Err(BuildError::bad("rate_bps", rate_bps, "must be a finite rate > 0"));
-    }
-    let cfg: PgmConfig = a.config()?;
-    castlab_core::config::check::packet_rate("rate_bps", rate_bps, cfg.packet_bytes)?;
-    let port = a.port("port")?;
-    let flow = a.flow_or_next(host, "flow")?;
-    let at = a.start(host, "start")?;
-    let src = PgmSource::new(cfg, g, rate_bps, flow).replying_to_requesters();
-    Ok(host.add_agent(n, port, at, Box::new(src))?.0.into())
+    build_pgm_source(host, a, PgmConfig::default(), true)
 }
 
 /// The real network's PGM receiver over BCFS: NAKs to the source at (`source_node`,
