@@ -1,7 +1,8 @@
 """The testbed with castlab's user-space routers (``routers="user"``): LE-SBCC's §5.2.1 shape
 with 250 ms at each router egress gives a 500 ms round trip, multicast reaches members only
 and stops after a leave on the shared LAN (the router's group-specific queries), a router
-killed outright is restarted and forwards again, and teardown leaves nothing behind.
+killed outright is restarted and forwards again, teardown leaves nothing behind, and RLM's
+any-source control group crosses two user routers.
 
 Every test builds its own testbed (namespaces ``cl-<name>-*``, the pid in the name) and
 removes it on success, failure and interrupt; traffic stays inside those namespaces;
@@ -150,3 +151,40 @@ def test_a_red_bottleneck_needs_user_routers():
                  [Link("src", "r1"), Link("r1", "dst", 1e6, 50, red=(5, 15, 0.1, 0.002, False))])
     with pytest.raises(ValueError, match="routers='user'"):
         Testbed(t, "x")
+
+
+def test_rlm_control_crosses_two_user_routers(tmp_path):
+    """RLM's any-source control group across two user routers: rcv1 sits behind r1, rcv2
+    behind r2, so each one's join announcements cross both routers to reach the other (the
+    routers relay each receiver's any-source membership to the other router). With a 1 s
+    minimum join-timer both climb the source's 4 layers within the run and each hears the
+    other's announcements (shared learning's input, RLM §3.3)."""
+    topo = Topology("rlm2r", "two routers, a receiver behind each", ["src", "rcv1", "rcv2"], ["r1", "r2"],
+                    [Link("src", "r1"), Link("r1", "rcv1"), Link("r1", "r2"), Link("r2", "rcv2")])
+    with Testbed(topo, _name("q"), routers="user") as tb:
+        ttl = tb.topo.hops("src", "rcv2") + 1
+        sess = ["--source-addr", tb.addr("src"), "--ttl", ttl, "--session", 84]
+        src = tb.spawn("src", [sys.executable, "-m", "castlab", "net", "source", "--layers", 4, "--base-rate", 32000,
+                               "--duration", 7, "--iface-addr", tb.addr("src"), *sess])
+        rx = [tb.spawn(h, [sys.executable, "-m", "castlab", "net", "rlm-receiver", "--layers", 4, "--addr", tb.addr(h),
+                           "--node", tb.node_id(h), "--iface-addr", tb.addr(h), "--duration", 6,
+                           "--config", "t_min=1.0", "--out", tmp_path / h, *sess],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+              for h in ("rcv1", "rcv2")]
+        outs = [p.communicate(timeout=40)[0].decode() for p in rx]
+        tb.stop(src)
+        relayed = {r: tb.router_stats(r).get("stats", {}).get("igmp_relayed_joins", 0) for r in ("r1", "r2")}
+        # every point-to-point interface names the node at its far end (where a `Via` copy goes)
+        for r, peers in (("r1", ("src", "rcv1", "r2")), ("r2", ("r1", "rcv2"))):
+            ifaces = [w for a, w in zip(tb.router_argv[r], tb.router_argv[r][1:]) if a == "--iface"]
+            for p in peers:
+                assert any(w.startswith(tb.iface(r, p) + ",") and f",peer={tb.node_id(p)}" in w for w in ifaces), ifaces
+    assert all(p.returncode == 0 for p in rx), outs
+    heard = {}
+    for h in ("rcv1", "rcv2"):
+        files = sorted(p.name for p in (tmp_path / h).iterdir())
+        f = next((tmp_path / h / n for n in files if "heard" in n), None)
+        assert f is not None, files
+        heard[h] = len(f.read_text().strip().splitlines()) - 1  # less the header
+    assert relayed["r2"] > 0, relayed
+    assert heard["rcv1"] >= 1 and heard["rcv2"] >= 1, (heard, outs)

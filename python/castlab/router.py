@@ -218,9 +218,11 @@ def _router_kinds() -> list[str]:
 def add_router_parser(roles) -> None:
     """Register ``castlab net router`` under ``castlab net``'s subparsers."""
     p = roles.add_parser("router", help="the user-space multicast router (run inside a router namespace)")
-    p.add_argument("--iface", action="append", metavar="NAME,ADDR/LEN[,rate=R][,delay=D][,queue=Q][,lan]",
+    p.add_argument("--iface", action="append",
+                   metavar="NAME,ADDR/LEN[,rate=R][,delay=D][,queue=Q][,lan][,peer=NODE]",
                    help="an interface (repeatable): rate in bit/s (k/M/G), delay in s or ms, queue "
-                        "droptail:LIMIT or red:LIMIT:MIN:MAX:MAX_P:W_Q[:gentle], lan for a shared segment")
+                        "droptail:LIMIT or red:LIMIT:MIN:MAX:MAX_P:W_Q[:gentle], lan for a shared segment, "
+                        "peer the castlab node at the link's far end (where an extension's reply goes)")
     p.add_argument("--route", action="append", metavar="DST/LEN,via=GW|DST/LEN,dev=IFACE",
                    help="a static route (repeatable)")
     p.add_argument("--node", type=int, default=None, help="the router's castlab node id (for extensions)")

@@ -83,6 +83,11 @@ impl SessionTable {
         Ok(())
     }
 
+    /// One more than the highest node id set: ids to look up with [`SessionTable::node`].
+    pub fn node_slots(&self) -> u32 {
+        self.nodes.len() as u32
+    }
+
     pub fn node(&self, n: NodeId) -> Option<Ipv4Addr> {
         self.nodes.get(n.index()).copied().flatten()
     }

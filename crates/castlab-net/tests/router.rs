@@ -26,7 +26,7 @@ use castlab_core::{
     Addr, ChannelId, ControlMsg, Dest, Duration, GroupId, Header, Instant, NetView, NodeId, Packet, RouterExtension,
     RouterSend, Verdict,
 };
-use castlab_net::router::config::{IfaceConfig, RouterSession};
+use castlab_net::router::config::{IfaceConfig, Route, RouteVia, RouterSession};
 use castlab_net::router::port::LatencyHist;
 use castlab_net::router::{frame, sys};
 use castlab_net::{Envelope, GroupEntry, NetConfig, Router, RouterConfig, SessionTable};
@@ -165,13 +165,18 @@ impl Topo {
 
 impl Drop for Topo {
     fn drop(&mut self) {
-        for n in self.nses.iter().rev() {
-            let _ = Command::new("ip").args(["netns", "del", n]).status();
-        }
-        if INTERRUPTED.load(Ordering::SeqCst) {
-            eprintln!("interrupted: namespaces deleted");
-            std::process::exit(130);
-        }
+        remove_namespaces(&self.nses);
+    }
+}
+
+/// Delete a test's namespaces (last made first); after an interrupt, exit.
+fn remove_namespaces(nses: &[String]) {
+    for n in nses.iter().rev() {
+        let _ = Command::new("ip").args(["netns", "del", n]).status();
+    }
+    if INTERRUPTED.load(Ordering::SeqCst) {
+        eprintln!("interrupted: namespaces deleted");
+        std::process::exit(130);
     }
 }
 
@@ -362,6 +367,22 @@ fn warm_up(t: &Topo, k: usize) {
     panic!("h1 and h{k} never reached each other through the router");
 }
 
+/// Watch a counter every millisecond for `span` after `t0`: seconds from `t0` to its last
+/// change (0 if it never changed), e.g. how long a link kept carrying a group after a leave.
+fn last_change_after(t0: StdInstant, span: StdDuration, read: impl Fn() -> u64) -> f64 {
+    let mut last_change = t0;
+    let mut last = read();
+    while t0.elapsed() < span {
+        thread::sleep(StdDuration::from_millis(1));
+        let now = read();
+        if now != last {
+            last = now;
+            last_change = StdInstant::now();
+        }
+    }
+    (last_change - t0).as_secs_f64()
+}
+
 macro_rules! topo_or_skip {
     ($name:expr, $tag:expr) => {
         match Topo::create($tag) {
@@ -547,17 +568,7 @@ fn multicast_follows_igmp_join_and_fast_leave() {
     let t_leave = StdInstant::now();
     let sock = rx_sock;
     in_ns(&t.ns("h2"), move || sock.leave_ssm_v4(&src, &group, &Topo::host_addr(2)).unwrap()).join().unwrap();
-    let mut last_change = t_leave;
-    let mut last = rt.snap().tx_frames[1];
-    while t_leave.elapsed() < StdDuration::from_millis(500) {
-        thread::sleep(StdDuration::from_millis(1));
-        let now = rt.snap().tx_frames[1];
-        if now != last {
-            last = now;
-            last_change = StdInstant::now();
-        }
-    }
-    let leave_latency = (last_change - t_leave).as_secs_f64();
+    let leave_latency = last_change_after(t_leave, StdDuration::from_millis(500), || rt.snap().tx_frames[1]);
     stop.store(true, Ordering::SeqCst);
     let sent = sender.join().unwrap();
     let s = rt.finish();
@@ -945,6 +956,315 @@ fn bcf_reply_copies_via_breadcrumbs_reach_each_requesting_host() {
     }
     let s = rt.finish();
     assert!(s.text.contains("ext_sent 4"), "{}", s.text);
+    assert!(!s.text.contains("ext_send_errors"), "{}", s.text);
+}
+
+/// A topology assembled piece by piece (namespaces `clrt-PID-TAG-WHO`, removed on drop like
+/// [`Topo`]'s): routers with forwarding off, hosts with an address and a default gateway,
+/// veth pairs between any two, and bridges (a switch namespace) for shared LANs.
+struct Net {
+    pid: u32,
+    tag: String,
+    nses: Vec<String>,
+}
+
+impl Net {
+    fn create(tag: &str) -> Result<Net, String> {
+        if unsafe { libc::geteuid() } != 0 {
+            return Err("needs root to create network namespaces".into());
+        }
+        sweep_stale();
+        unsafe {
+            libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+            libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        }
+        Ok(Net { pid: std::process::id(), tag: tag.to_string(), nses: Vec::new() })
+    }
+    fn ns(&self, who: &str) -> String {
+        format!("clrt-{}-{}-{who}", self.pid, self.tag)
+    }
+    /// An interface name unique to this test run (at most 15 characters).
+    fn dev(&self, name: &str) -> String {
+        format!("{}{}{name}", &self.tag[..1], self.pid % 100_000)
+    }
+    fn node(&mut self, who: &str) -> Result<String, String> {
+        let n = self.ns(who);
+        ip(&["netns", "add", &n])?;
+        self.nses.push(n.clone());
+        ip(&["-n", &n, "link", "set", "lo", "up"])?;
+        let _ = ip(&["netns", "exec", &n, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"]);
+        Ok(n)
+    }
+    fn router(&mut self, who: &str) -> Result<(), String> {
+        let n = self.node(who)?;
+        ip(&["netns", "exec", &n, "sysctl", "-qw", "net.ipv4.ip_forward=0"])
+    }
+    /// A veth pair: `a`'s end named `da`, `b`'s `db` (short names, made unique here), both up.
+    fn veth(&self, a: &str, da: &str, b: &str, db: &str) -> Result<(), String> {
+        let (na, nb, da, db) = (self.ns(a), self.ns(b), self.dev(da), self.dev(db));
+        ip(&["link", "add", &da, "netns", &na, "type", "veth", "peer", "name", &db, "netns", &nb])?;
+        ip(&["-n", &na, "link", "set", &da, "up"])?;
+        ip(&["-n", &nb, "link", "set", &db, "up"])
+    }
+    /// A host on its end `d` of a veth: address, default route via `gw`, offloads off.
+    fn host(&mut self, who: &str, d: &str, addr: &str, gw: Ipv4Addr) -> Result<(), String> {
+        let (n, d) = (self.ns(who), self.dev(d));
+        ip(&["-n", &n, "addr", "add", addr, "dev", &d])?;
+        ip(&["-n", &n, "route", "add", "default", "via", &gw.to_string()])?;
+        ip(&["-n", &n, "route", "add", "239.0.0.0/8", "dev", &d])?;
+        in_ns(&n, move || sys::offloads_off(&d)).join().unwrap().map_err(|e| format!("offloads: {e}"))
+    }
+    /// A bridge (snooping off: a hub for multicast) in switch namespace `sw` over its ends `ports`.
+    fn bridge(&self, sw: &str, ports: &[&str]) -> Result<(), String> {
+        let (n, br) = (self.ns(sw), self.dev("br"));
+        ip(&["-n", &n, "link", "add", &br, "type", "bridge", "mcast_snooping", "0"])?;
+        for p in ports {
+            ip(&["-n", &n, "link", "set", &self.dev(p), "master", &br])?;
+        }
+        ip(&["-n", &n, "link", "set", &br, "up"])
+    }
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        remove_namespaces(&self.nses);
+    }
+}
+
+/// h1 and h3 behind router A, h2 behind router B, A - B a point-to-point link (10.204.0.0/30).
+fn chain(tag: &str) -> Result<(Net, RouterConfig, RouterConfig), String> {
+    let mut t = Net::create(tag)?;
+    for r in ["ra", "rb"] {
+        t.router(r)?;
+    }
+    for h in ["h1", "h2", "h3"] {
+        t.node(h)?;
+    }
+    t.veth("ra", "a0", "rb", "b0")?;
+    t.veth("ra", "a1", "h1", "h1")?;
+    t.veth("ra", "a3", "h3", "h3")?;
+    t.veth("rb", "b2", "h2", "h2")?;
+    for k in [1u8, 2, 3] {
+        let h = format!("h{k}");
+        t.host(&h, &h, &format!("10.204.{k}.2/24"), Ipv4Addr::new(10, 204, k, 1))?;
+    }
+    let a = |d: &str, k: u8| IfaceConfig::new(&t.dev(d), Ipv4Addr::new(10, 204, k, 1), 24);
+    let via = RouteVia::Gateway(Ipv4Addr::new(10, 204, 0, 2));
+    let ca = RouterConfig {
+        ifaces: vec![IfaceConfig::new(&t.dev("a0"), Ipv4Addr::new(10, 204, 0, 1), 30), a("a1", 1), a("a3", 3)],
+        routes: vec![Route { dst: Ipv4Addr::new(10, 204, 2, 0), prefix_len: 24, via }],
+        ..RouterConfig::default()
+    };
+    let via = RouteVia::Gateway(Ipv4Addr::new(10, 204, 0, 1));
+    let cb = RouterConfig {
+        ifaces: vec![IfaceConfig::new(&t.dev("b0"), Ipv4Addr::new(10, 204, 0, 2), 30), a("b2", 2)],
+        routes: vec![Route { dst: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via }],
+        ..RouterConfig::default()
+    };
+    Ok((t, ca, cb))
+}
+
+/// A socket in `ns` bound to the group's port, joined to `group` from any source, reading with
+/// a timeout.
+fn asm_member(ns: &str, group: Ipv4Addr, me: Ipv4Addr, port: u16) -> Socket {
+    in_ns(ns, move || {
+        let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).unwrap();
+        s.set_reuse_address(true).unwrap();
+        s.bind(&SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port).into()).unwrap();
+        s.set_read_timeout(Some(StdDuration::from_millis(20))).unwrap();
+        s.join_multicast_v4(&group, &me).unwrap();
+        s
+    })
+    .join()
+    .unwrap()
+}
+
+/// Read `s` until a datagram from `from` comes or `limit` passes; the time it took.
+fn first_from(s: &Socket, from: Ipv4Addr, limit: StdDuration) -> Option<f64> {
+    let t0 = StdInstant::now();
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 64];
+    while t0.elapsed() < limit {
+        if let Ok((_, a)) = s.recv_from(&mut buf) {
+            if a.as_socket_ipv4().is_some_and(|a| *a.ip() == from) {
+                return Some(t0.elapsed().as_secs_f64());
+            }
+        }
+    }
+    None
+}
+
+/// Any-source membership crosses two routers both ways: h2's join behind B is relayed to A
+/// (`TO_EX{}`), so h1's packets reach h2, and h1's join behind A is relayed to B, so h2's
+/// packets reach h1 (what RLM's shared control group needs). h3, no member, gets nothing.
+/// h2's leave is relayed (`TO_IN{}`) and A's link to B goes quiet.
+#[test]
+fn any_source_membership_is_relayed_across_two_routers() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let (t, ca, cb) = match chain("c") {
+        Ok(x) => x,
+        Err(why) => {
+            eprintln!("SKIPPED any_source_membership_is_relayed_across_two_routers: {why}");
+            return;
+        }
+    };
+    let ra = RouterThread::start(&t.ns("ra"), ca, None);
+    let rb = RouterThread::start(&t.ns("rb"), cb, None);
+    let group = Ipv4Addr::new(239, 204, 0, 1);
+    let (h1, h2) = (Ipv4Addr::new(10, 204, 1, 2), Ipv4Addr::new(10, 204, 2, 2));
+    const PORT: u16 = 40_204;
+    let stop = Arc::new(AtomicBool::new(false));
+    // a sender every millisecond, TTL 3 (two router hops)
+    let sender = |ns: String, me: Ipv4Addr| {
+        let stop = stop.clone();
+        in_ns(&ns, move || {
+            let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).unwrap();
+            s.set_multicast_ttl_v4(3).unwrap();
+            s.set_multicast_if_v4(&me).unwrap();
+            s.bind(&SocketAddrV4::new(me, 0).into()).unwrap();
+            let mut n = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                let _ = s.send_to(&n.to_be_bytes(), &SocketAddrV4::new(group, PORT).into());
+                n += 1;
+                thread::sleep(StdDuration::from_millis(1));
+            }
+            n
+        })
+    };
+    let s1 = sender(t.ns("h1"), h1);
+    thread::sleep(StdDuration::from_millis(300));
+    assert_eq!(ra.snap().arrivals[0], 0, "A forwarded the group toward B before anyone behind B joined");
+    let t_join = StdInstant::now();
+    let m2 = asm_member(&t.ns("h2"), group, h2, PORT);
+    let join = first_from(&m2, h1, StdDuration::from_secs(2)).map(|_| t_join.elapsed().as_secs_f64());
+    let join = join.expect("h2 got no packet of h1 within 2 s of its any-source join");
+    // the other way: h1 joins, h2 sends
+    let m1 = asm_member(&t.ns("h1"), group, h1, PORT);
+    let s2 = sender(t.ns("h2"), h2);
+    let back = first_from(&m1, h2, StdDuration::from_secs(2)).expect("h1 got no packet of h2 within 2 s");
+    in_ns(&t.ns("h1"), move || m1.leave_multicast_v4(&group, &h1).unwrap()).join().unwrap();
+    thread::sleep(StdDuration::from_millis(300));
+    let mid = ra.snap();
+    assert_eq!(mid.arrivals[2], 0, "h3's link carried the group, no member there");
+    // h2 leaves: A's link to B must go quiet
+    let t_leave = StdInstant::now();
+    in_ns(&t.ns("h2"), move || m2.leave_multicast_v4(&group, &h2).unwrap()).join().unwrap();
+    let leave = last_change_after(t_leave, StdDuration::from_millis(600), || ra.snap().arrivals[0]);
+    stop.store(true, Ordering::SeqCst);
+    let (n1, n2) = (s1.join().unwrap(), s2.join().unwrap());
+    let (a, b) = (ra.finish(), rb.finish());
+    eprintln!(
+        "any-source relay: h1 sent {n1}, h2 {n2}; join {:.1} ms, h2 -> h1 {:.1} ms, leave {:.1} ms; A -> B frames {}",
+        join * 1e3,
+        back * 1e3,
+        leave * 1e3,
+        a.arrivals[0]
+    );
+    assert!(join < 0.3, "join latency {join} s across two routers");
+    assert!(leave < 0.2, "leave latency {leave} s across two routers");
+    assert!(a.arrivals[0] > 100, "A forwarded h1's packets to B for a while: {}", a.arrivals[0]);
+    assert!(b.text.contains("igmp_relayed_joins") && b.text.contains("igmp_relayed_leaves"), "{}", b.text);
+    assert!(a.text.contains("igmp_relayed_joins"), "{}", a.text);
+}
+
+/// BCF replies onto a shared LAN: h1 (the source) on its own link, h2, h3 and h4 on one
+/// segment (a bridge) behind one router interface marked `lan`. h2 and h3 request a label, the
+/// router forwards the first request and suppresses the second (one breadcrumb: the LAN
+/// interface), and the reply's `Via` copy onto the LAN reaches every host the session lists
+/// there, each addressed to itself: h2 and h3 (who asked) and h4 (who did not, but shares the
+/// segment). With several hosts on the link and no `peer`, the one-neighbour fallback found no
+/// one and sent nothing.
+#[test]
+fn bcf_reply_via_a_shared_lan_reaches_each_host_on_it() {
+    use castlab_core::BcfHeader;
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let build = || -> Result<Net, String> {
+        let mut t = Net::create("l")?;
+        t.router("r")?;
+        for h in ["h1", "h2", "h3", "h4", "sw"] {
+            t.node(h)?;
+        }
+        t.veth("r", "r1", "h1", "h1")?;
+        t.veth("r", "rl", "sw", "sr")?;
+        for k in 2..=4 {
+            t.veth(&format!("h{k}"), &format!("h{k}"), "sw", &format!("s{k}"))?;
+        }
+        t.bridge("sw", &["sr", "s2", "s3", "s4"])?;
+        t.host("h1", "h1", "10.205.1.2/24", Ipv4Addr::new(10, 205, 1, 1))?;
+        for k in 2..=4u8 {
+            t.host(&format!("h{k}"), &format!("h{k}"), &format!("10.205.9.{k}/24"), Ipv4Addr::new(10, 205, 9, 1))?;
+        }
+        Ok(t)
+    };
+    let t = match build() {
+        Ok(t) => t,
+        Err(why) => {
+            eprintln!("SKIPPED bcf_reply_via_a_shared_lan_reaches_each_host_on_it: {why}");
+            return;
+        }
+    };
+    const SESSION: u32 = 0xbcf2;
+    const PORT_BASE: u16 = 46_300;
+    let addr = |k: u32| if k == 1 { Ipv4Addr::new(10, 205, 1, 2) } else { Ipv4Addr::new(10, 205, 9, k as u8) };
+    let mut table = SessionTable::new();
+    for k in 1..=4 {
+        table.set_node(NodeId(k), addr(k)).unwrap();
+    }
+    table.set_node(NodeId(100), Ipv4Addr::new(10, 205, 1, 1)).unwrap();
+    let net = NetConfig { session_id: SESSION, port_base: PORT_BASE, ..NetConfig::default() };
+    let mut lan = IfaceConfig::new(&t.dev("rl"), Ipv4Addr::new(10, 205, 9, 1), 24);
+    lan.lan = true;
+    let mut link = IfaceConfig::new(&t.dev("r1"), Ipv4Addr::new(10, 205, 1, 1), 24);
+    link.peer = Some(NodeId(1));
+    let cfg = RouterConfig {
+        ifaces: vec![link, lan],
+        node: NodeId(100),
+        session: Some(RouterSession { net, table }),
+        ..RouterConfig::default()
+    };
+    let bcf = castlab_proto::bcfs::BcfRouter::new(castlab_proto::bcfs::BcfConfig::default());
+    let rt = RouterThread::start(&t.ns("r"), cfg, Some(Box::new(bcf)));
+    let port = PORT_BASE + 5;
+    let bind = |k: u32| udp_in(&t.ns(&format!("h{k}")), SocketAddrV4::new(addr(k), port)).join().unwrap();
+    let socks: Vec<UdpSocket> = (1..=4).map(bind).collect();
+    for s in &socks {
+        s.set_read_timeout(Some(StdDuration::from_secs(2))).unwrap();
+    }
+    let env = Envelope::new(SESSION, None);
+    let mut buf = [0u8; 2048];
+    let h1 = SocketAddrV4::new(addr(1), port);
+    // every host reaches h1 once first (ARP resolved both ways, as a running session has it)
+    for k in 2..=4u32 {
+        let n = env.seal(&bcf_packet(k, 1, BcfHeader::REQUEST, 100 + k, 40), &mut buf).unwrap();
+        socks[k as usize - 1].send_to(&buf[..n], h1).unwrap();
+        let (_, from) = socks[0].recv_from(&mut buf).expect("h1 hears each host");
+        assert_eq!(from.ip(), std::net::IpAddr::V4(addr(k)));
+    }
+    const LABEL: u32 = 7;
+    for k in [2u32, 3] {
+        let n = env.seal(&bcf_packet(k, 1, BcfHeader::REQUEST, LABEL, 40), &mut buf).unwrap();
+        socks[k as usize - 1].send_to(&buf[..n], h1).unwrap();
+        thread::sleep(StdDuration::from_millis(20));
+    }
+    let (n, from) = socks[0].recv_from(&mut buf).expect("the first request reaches h1");
+    assert_eq!(from.ip(), std::net::IpAddr::V4(addr(2)));
+    assert!(matches!(env.open(&buf[..n]).unwrap().header, Header::Bcf(b) if b.label == LABEL));
+    socks[0].set_read_timeout(Some(StdDuration::from_millis(100))).unwrap();
+    assert!(socks[0].recv_from(&mut buf).is_err(), "the second request was suppressed");
+    // the reply, addressed to the source itself as the simulator's BCF source sends it
+    let n = env.seal(&bcf_packet(1, 1, BcfHeader::REPLY, LABEL, 300), &mut buf).unwrap();
+    socks[0].send_to(&buf[..n], SocketAddrV4::new(Ipv4Addr::new(10, 205, 1, 1), port)).unwrap();
+    for k in 2..=4u32 {
+        let (n, from) = socks[k as usize - 1].recv_from(&mut buf).unwrap_or_else(|e| panic!("h{k}: no reply: {e}"));
+        let p = env.open(&buf[..n]).expect("a sealed castlab packet");
+        assert_eq!(from.ip(), std::net::IpAddr::V4(addr(1)), "h{k}: from the source's address");
+        assert_eq!(p.dst, Dest::Unicast(Addr::new(NodeId(k), 5)), "h{k}: addressed to h{k}");
+        assert!(matches!(p.header, Header::Bcf(b) if b.kind == BcfHeader::REPLY && b.label == LABEL));
+        socks[k as usize - 1].set_read_timeout(Some(StdDuration::from_millis(100))).unwrap();
+        assert!(socks[k as usize - 1].recv_from(&mut buf).is_err(), "h{k}: one copy only");
+    }
+    let s = rt.finish();
+    let ext_sent = s.text.split_whitespace().skip_while(|w| *w != "ext_sent").nth(1);
+    assert_eq!(ext_sent, Some("1"), "{}", s.text);
     assert!(!s.text.contains("ext_send_errors"), "{}", s.text);
 }
 

@@ -516,11 +516,13 @@ class Testbed:
 
     def _router_argv(self, r: str) -> list[str]:
         """`castlab net router` words for router `r`: each interface with the rate, queue and
-        delay of the link it leads onto (the router's egress), its routes."""
+        delay of the link it leads onto (the router's egress) and, on a point-to-point link, the
+        node at its far end (`peer=`: where a `RouterSend::Via` copy goes; a shared LAN has none,
+        and the router gives each host on it a copy), its routes."""
         t = self.topo
         words: list[str] = []
 
-        def iface(dev: str, addr: str, x, lan: bool) -> str:
+        def iface(dev: str, addr: str, x, lan: bool, peer: Optional[str] = None) -> str:
             parts = [dev, f"{addr}/24"]
             if x is not None:
                 if x.rate_bps is not None:
@@ -534,13 +536,16 @@ class Testbed:
                     parts.append(f"queue=droptail:{x.queue_pkts}")
             if lan:
                 parts.append("lan")
+            if peer is not None:
+                # the neighbour an extension's `RouterSend::Via` copy onto this link goes to
+                parts.append(f"peer={self.node_id(peer)}")
             return ",".join(parts)
 
         subnets = t.subnets()
         for i, ln in enumerate(t.links):
             if r in (ln.a, ln.b):
                 peer = ln.b if ln.a == r else ln.a
-                words += ["--iface", iface(self.iface(r, peer), subnets[i][1][r], ln, False)]
+                words += ["--iface", iface(self.iface(r, peer), subnets[i][1][r], ln, False, peer)]
         for j, lan in enumerate(t.lans):
             if lan.router != r:
                 continue
@@ -549,7 +554,7 @@ class Testbed:
                 words += ["--iface", iface(f"n{j}r", addr, lan, True)]
             else:
                 for k, h in enumerate(lan.hosts):
-                    words += ["--iface", iface(f"n{j}p{k}", addr, lan, False)]
+                    words += ["--iface", iface(f"n{j}p{k}", addr, lan, False, h)]
                     words += ["--route", f"{t.addr(h)}/32,dev=n{j}p{k}"]
         for net, via in t.routes()[r]:
             words += ["--route", f"{net},via={via}"]

@@ -513,13 +513,21 @@ pub fn write_query(
 }
 
 /// Write an IGMPv3 report (RFC 3376 §4.2) from `src` to 224.0.0.22 with one record of `kind`
-/// (ALLOW_NEW_SOURCES or BLOCK_OLD_SOURCES) for `group` and one `source`, TTL 1 with Router
-/// Alert; returns the frame's length. A router sends it toward the source for its downstream
-/// members, as a host would.
-pub fn write_report(f: &mut [u8], src_mac: Mac, src: Ipv4Addr, kind: u8, group: Ipv4Addr, source: Ipv4Addr) -> usize {
+/// for `group`, TTL 1 with Router Alert; returns the frame's length. With a `source`:
+/// ALLOW_NEW_SOURCES or BLOCK_OLD_SOURCES of that source; without: CHANGE_TO_EXCLUDE (an
+/// any-source join, `TO_EX{}`) or CHANGE_TO_INCLUDE (its leave, `TO_IN{}`). A router sends it
+/// to a neighbour router for its downstream members, as a host would.
+pub fn write_report(
+    f: &mut [u8],
+    src_mac: Mac,
+    src: Ipv4Addr,
+    kind: u8,
+    group: Ipv4Addr,
+    source: Option<Ipv4Addr>,
+) -> usize {
     let dst = Ipv4Addr::new(224, 0, 0, 22);
     write_eth(f, group_mac(dst), src_mac, ETHERTYPE_IPV4);
-    let igmp_len = 20;
+    let igmp_len = if source.is_some() { 20 } else { 16 };
     let hl = write_ipv4(f, 24 + igmp_len, 1, PROTO_IGMP, src, dst, true);
     let at = ETH_HDR + hl;
     let q = &mut f[at..at + igmp_len];
@@ -529,9 +537,11 @@ pub fn write_report(f: &mut [u8], src_mac: Mac, src: Ipv4Addr, kind: u8, group: 
     q[6..8].copy_from_slice(&1u16.to_be_bytes());
     q[8] = kind;
     q[9] = 0;
-    q[10..12].copy_from_slice(&1u16.to_be_bytes());
+    q[10..12].copy_from_slice(&(source.is_some() as u16).to_be_bytes());
     q[12..16].copy_from_slice(&group.octets());
-    q[16..20].copy_from_slice(&source.octets());
+    if let Some(s) = source {
+        q[16..20].copy_from_slice(&s.octets());
+    }
     let c = checksum(q);
     q[2..4].copy_from_slice(&c.to_be_bytes());
     (at + igmp_len).max(60)
@@ -545,13 +555,19 @@ mod tests {
     fn a_written_report_parses_as_one_source_specific_record() {
         let mut f = vec![0u8; 128];
         let (g, s) = (Ipv4Addr::new(239, 1, 2, 3), Ipv4Addr::new(10, 0, 0, 9));
-        let n = write_report(&mut f, [2; 6], Ipv4Addr::new(10, 0, 1, 1), ALLOW_NEW_SOURCES, g, s);
+        let n = write_report(&mut f, [2; 6], Ipv4Addr::new(10, 0, 1, 1), ALLOW_NEW_SOURCES, g, Some(s));
         let Ok(Parsed::Ipv4(_, ip)) = parse(&f[..n]) else { panic!("parses") };
         let Ok(Igmp::V3 { at, n: k, .. }) = parse_igmp(&f[..n], &ip) else { panic!("a v3 report") };
         let recs: Vec<Record> = records(&f[..n], at, k).collect();
         assert_eq!(recs.len(), 1);
         assert_eq!((recs[0].kind, recs[0].group, recs[0].n_sources), (ALLOW_NEW_SOURCES, g, 1));
         assert_eq!(recs[0].source(&f[..n], 0), s);
+        // an any-source join: TO_EX with no source
+        let n = write_report(&mut f, [2; 6], Ipv4Addr::new(10, 0, 1, 1), CHANGE_TO_EXCLUDE, g, None);
+        let Ok(Parsed::Ipv4(_, ip)) = parse(&f[..n]) else { panic!("parses") };
+        let Ok(Igmp::V3 { at, n: k, .. }) = parse_igmp(&f[..n], &ip) else { panic!("a v3 report") };
+        let recs: Vec<Record> = records(&f[..n], at, k).collect();
+        assert_eq!((recs.len(), recs[0].kind, recs[0].group, recs[0].n_sources), (1, CHANGE_TO_EXCLUDE, g, 0));
     }
 
     fn udp_frame(payload: &[u8]) -> Vec<u8> {

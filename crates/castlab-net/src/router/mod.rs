@@ -15,7 +15,17 @@
 //!   memberships of its links are relayed toward the source as a host would ask for them (a
 //!   v3 ALLOW on the interface toward S, a BLOCK when the last member goes), so that a chain
 //!   of routers builds the tree hop by hop, as the simulator's grafts do. Any-source
-//!   memberships are not relayed (no source to route toward).
+//!   memberships are relayed to every neighbour router (each interface a static route goes
+//!   through a gateway on) but the members' own (split horizon): a `TO_EX{}` while some
+//!   other interface has any-source members of the group, a `TO_IN{}` when the last goes.
+//!   On the testbed's trees this builds one shared tree per group that reaches every member
+//!   from every sender, once each: what the simulator gives any-source senders, whose
+//!   packets climb to the group's root and come down its tree to every member. The router
+//!   knows no group's root (the session table names one only when an extension is hosted),
+//!   and grafting toward it alone would not carry a member's packets to the other branches
+//!   without PIM-SM's register step; the flood needs neither, and costs one membership
+//!   per router link and group. On a topology with cycles it would keep memberships alive
+//!   around the cycle: the testbed's topologies are trees.
 //! - **Multicast**: a packet from source S to group G arriving on the interface toward S
 //!   (the reverse-path check) goes out of every other interface where a host asked for G
 //!   from any source or from S: source-specific trees on reverse shortest paths, as in the
@@ -30,7 +40,9 @@
 //!   queue lengths. Interface i is `ChannelId(i)`. A `RouterSend::Via(i, p)` copy goes to the
 //!   neighbour on interface i, as the simulator's channel delivers it to the next node: when
 //!   `p`'s destination is not routed out of i, the copy is addressed to that neighbour (the
-//!   interface's `peer`, or the one neighbour heard there), its `dst` node rewritten.
+//!   interface's `peer`, or the one neighbour heard there), its `dst` node rewritten. On a
+//!   shared LAN (`lan`, no `peer`) every host the session lists on the link gets a copy
+//!   addressed to it ([`Router::via_lan`]).
 //!
 //! Bad input never panics: every frame the router cannot use is counted under its reason
 //! ([`RouterStats`]), as the host driver counts datagrams.
@@ -136,7 +148,8 @@ pub struct RouterStats {
     pub igmp_leaves: u64,
     pub igmp_queries_heard: u64,
     pub igmp_queries_sent: u64,
-    /// Source-specific joins (ALLOW) and leaves (BLOCK) relayed toward a source.
+    /// Joins and leaves relayed to neighbour routers: source-specific (ALLOW, BLOCK toward
+    /// the source) and any-source (TO_EX{}, TO_IN{} to every neighbour router).
     pub igmp_relayed_joins: u64,
     pub igmp_relayed_leaves: u64,
     /// castlab datagrams of the session dropped by the envelope's checks, by [`Reject`].
@@ -248,6 +261,9 @@ impl PortStats {
         ]
     }
 }
+
+/// A membership relayed to a neighbour router: (interface, group, source; None: any source).
+type Relayed = (usize, Ipv4Addr, Option<Ipv4Addr>);
 
 /// A route: a prefix, the output interface, and the gateway (None: on the link).
 #[derive(Clone, Copy, Debug)]
@@ -379,9 +395,12 @@ pub struct Router {
     cur_app: Option<(u64, usize, usize)>,
     next_uid: u64,
     queries: Vec<QueryOut>,
-    /// (interface toward S, group, S) relayed upstream; the set wanted now; a scratch list.
-    relayed: Vec<(usize, Ipv4Addr, Ipv4Addr)>,
-    relay_want: Vec<(usize, Ipv4Addr, Ipv4Addr)>,
+    /// (interface, group, S) relayed to the neighbour router on the interface (S None: an
+    /// any-source membership); the set wanted now; a scratch list.
+    relayed: Vec<Relayed>,
+    relay_want: Vec<Relayed>,
+    /// Whether a static route goes through a gateway on interface i: a neighbour router.
+    router_link: Vec<bool>,
     relay_scratch: Vec<(Ipv4Addr, Option<Ipv4Addr>)>,
     relay_next: Instant,
     relay_turns: u32,
@@ -463,6 +482,7 @@ impl Router {
             routes.push(RouteEntry { net: r.dst, len: r.prefix_len, port: port.expect("validated"), via });
         }
         routes.sort_by_key(|r| std::cmp::Reverse(r.len));
+        let router_link = (0..ports.len()).map(|i| routes.iter().any(|r| r.port == i && r.via.is_some())).collect();
         let pollfds = ports
             .iter()
             .map(|p| libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(&p.sock), events: libc::POLLIN, revents: 0 })
@@ -491,6 +511,7 @@ impl Router {
             relayed: Vec::with_capacity(64),
             relay_want: Vec::with_capacity(64),
             relay_scratch: Vec::with_capacity(64),
+            router_link,
             relay_next: Instant::ZERO + RELAY_CHECK,
             relay_turns: 0,
             stats: RouterStats::default(),
@@ -739,9 +760,11 @@ impl Router {
         t.min(self.relay_next)
     }
 
-    /// Relay the links' source-specific memberships toward their sources: ALLOW for each
-    /// (S, G) newly wanted (all of them with `refresh`), BLOCK for each no longer wanted. A
-    /// source on one of the router's own links needs no relay (no router stands between).
+    /// Relay the links' memberships to the neighbour routers: for each (S, G) wanted, an ALLOW
+    /// toward S; for each G with any-source members, a `TO_EX{}` on every other router link;
+    /// newly wanted ones now (all of them with `refresh`), and a BLOCK or `TO_IN{}` for each no
+    /// longer wanted. A source on one of the router's own links needs no relay (no router
+    /// stands between).
     fn relay(&mut self, refresh: bool) {
         let mut want = std::mem::take(&mut self.relay_want);
         let mut scratch = std::mem::take(&mut self.relay_scratch);
@@ -749,24 +772,36 @@ impl Router {
         for j in 0..self.ports.len() {
             self.ports[j].membership.wanted(&mut scratch);
             for &(g, s) in &scratch {
-                let Some(s) = s else { continue };
+                let Some(s) = s else {
+                    let o = g.octets();
+                    if o[0] == 224 && o[1] == 0 && o[2] == 0 {
+                        continue; // link-local groups stay on their link
+                    }
+                    for up in 0..self.ports.len() {
+                        if up != j && self.router_link[up] && !want.contains(&(up, g, None)) {
+                            want.push((up, g, None));
+                        }
+                    }
+                    continue;
+                };
                 let Some((up, _)) = lookup(&self.routes, s) else { continue };
-                if up == j || self.ports[up].cfg.contains(s) || want.contains(&(up, g, s)) {
+                if up == j || self.ports[up].cfg.contains(s) || want.contains(&(up, g, Some(s))) {
                     continue;
                 }
-                want.push((up, g, s));
+                want.push((up, g, Some(s)));
             }
         }
-        for k in 0..want.len() {
-            let w = want[k];
+        for &w in &want {
             if refresh || !self.relayed.contains(&w) {
-                self.send_report(w, frame::ALLOW_NEW_SOURCES);
+                let kind = if w.2.is_some() { frame::ALLOW_NEW_SOURCES } else { frame::CHANGE_TO_EXCLUDE };
+                self.send_report(w, kind, true);
             }
         }
         for k in 0..self.relayed.len() {
             let r = self.relayed[k];
             if !want.contains(&r) {
-                self.send_report(r, frame::BLOCK_OLD_SOURCES);
+                let kind = if r.2.is_some() { frame::BLOCK_OLD_SOURCES } else { frame::CHANGE_TO_INCLUDE };
+                self.send_report(r, kind, false);
             }
         }
         std::mem::swap(&mut self.relayed, &mut want);
@@ -774,12 +809,12 @@ impl Router {
         self.relay_scratch = scratch;
     }
 
-    fn send_report(&mut self, (port, group, source): (usize, Ipv4Addr, Ipv4Addr), kind: u8) {
+    fn send_report(&mut self, (port, group, source): Relayed, kind: u8, join: bool) {
         let Some(s) = self.ports[port].alloc() else { return };
         let (mac, me) = (self.ports[port].mac, self.ports[port].cfg.addr);
         let n = frame::write_report(self.ports[port].slot_mut(s), mac, me, kind, group, source);
         if self.ports[port].send_now(s, n).is_ok() {
-            if kind == frame::ALLOW_NEW_SOURCES {
+            if join {
                 self.stats.igmp_relayed_joins += 1;
             } else {
                 self.stats.igmp_relayed_leaves += 1;
@@ -1332,6 +1367,10 @@ impl Router {
                     self.stats.ext_send_errors += 1;
                     return;
                 }
+                if !group && self.ports[k].cfg.lan && self.ports[k].cfg.peer.is_none() {
+                    self.via_lan(k, p, app, listed_src, sport, dport, now);
+                    return;
+                }
                 let mut dst_ip = dst_ip;
                 if !group && lookup(&self.routes, dst_ip).map(|(port, _)| port) != Some(k) {
                     // `Via` names a link, not a destination: the copy goes to the neighbour on
@@ -1379,6 +1418,41 @@ impl Router {
                 }
                 self.emit(k, p, app, listed_src, dst_ip, sport, dport, group, now);
             }
+        }
+    }
+
+    /// A unicast `Via` copy onto a shared LAN: the channel's far end is every host on the
+    /// segment, and a breadcrumb there cannot say which of them asked, so each host the
+    /// session lists on the link gets a copy addressed to it (a host's driver takes only what
+    /// is addressed to it). The simulator has no shared LANs (the testbed's twins give each
+    /// host its own link): this is the real network's reading of one channel to several nodes.
+    #[allow(clippy::too_many_arguments)]
+    fn via_lan(
+        &mut self,
+        k: usize,
+        p: Packet,
+        app: (usize, usize),
+        src: Option<Ipv4Addr>,
+        sport: u16,
+        dport: u16,
+        now: Instant,
+    ) {
+        let Dest::Unicast(a) = p.dst else { return };
+        let slots = self.cfg.session.as_ref().map_or(0, |s| s.table.node_slots());
+        let mut sent = 0;
+        for n in 0..slots {
+            let Some(ip) = self.cfg.session.as_ref().and_then(|s| s.table.node(NodeId(n))) else { continue };
+            let f = &self.ports[k].cfg;
+            if !f.contains(ip) || self.ports.iter().any(|q| q.cfg.addr == ip) {
+                continue;
+            }
+            let mut q = p;
+            q.dst = Dest::Unicast(castlab_core::Addr::new(NodeId(n), a.port));
+            self.emit(k, q, app, src, ip, sport, dport, false, now);
+            sent += 1;
+        }
+        if sent == 0 {
+            self.stats.ext_send_errors += 1;
         }
     }
 

@@ -79,6 +79,9 @@ pub struct PgmSource {
     pub data_sent: u64,
     pub naks_seen: u64,
     pub repairs_sent: u64,
+    /// Address each repair to the sender of the NAK it answers (see
+    /// [`PgmSource::replying_to_requesters`]).
+    reply_to_requester: bool,
 }
 
 impl PgmSource {
@@ -97,7 +100,17 @@ impl PgmSource {
             data_sent: 0,
             naks_seen: 0,
             repairs_sent: 0,
+            reply_to_requester: false,
         }
+    }
+
+    /// Address each repair to the sender of the NAK it answers rather than to the source
+    /// itself. On the real network the source's host runs no BCF router: unicast routing then
+    /// takes the repair to the first router, which copies it down the breadcrumbs whatever its
+    /// address (as the real-network fountain source does).
+    pub fn replying_to_requesters(mut self) -> Self {
+        self.reply_to_requester = true;
+        self
     }
 
     pub fn group(&self) -> GroupId {
@@ -122,6 +135,9 @@ impl Agent for PgmSource {
         }
         let mut r = self.host.reply(m.label, m.level, seq as u64);
         r.seq = seq as u64;
+        if self.reply_to_requester {
+            r.dst = Dest::Unicast(m.from);
+        }
         self.repairs_sent += 1;
         self.pending.push_back(r);
     }

@@ -158,7 +158,9 @@ fn rainbow_net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildR
     )))
 }
 
-fn add_pgm_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+/// A PGM source on `node` sending `group` at `rate_bps`, config `base` with the overrides;
+/// `net`: its repairs go to the NAK's sender (the real network, [`PgmSource::replying_to_requesters`]).
+fn build_pgm_source(host: &mut dyn Host, a: &Args<'_>, base: PgmConfig, net: bool) -> BuildResult<Out<'static>> {
     let n = a.node(host, "node")?;
     let g = a.group(host, "group")?;
     if host.group_source(g) != Some(n) {
@@ -168,13 +170,19 @@ fn add_pgm_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>
     if !(rate_bps.is_finite() && rate_bps > 0.0) {
         return Err(BuildError::bad("rate_bps", rate_bps, "must be a finite rate > 0"));
     }
-    let base = PgmConfig { count: a.positive_u32("count")?, ..PgmConfig::default() };
     let cfg = a.config_over(base)?;
     castlab_core::config::check::packet_rate("rate_bps", rate_bps, cfg.packet_bytes)?;
     let port = a.port("port")?;
     let flow = a.flow_or_next(host, "flow")?;
     let at = a.start(host, "start")?;
-    Ok(host.add_agent(n, port, at, Box::new(PgmSource::new(cfg, g, rate_bps, flow)))?.0.into())
+    let src = PgmSource::new(cfg, g, rate_bps, flow);
+    let src = if net { src.replying_to_requesters() } else { src };
+    Ok(host.add_agent(n, port, at, Box::new(src))?.0.into())
+}
+
+fn add_pgm_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+    let base = PgmConfig { count: a.positive_u32("count")?, ..PgmConfig::default() };
+    build_pgm_source(host, a, base, false)
 }
 
 fn add_pgm_receiver(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
@@ -189,10 +197,52 @@ fn add_pgm_receiver(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'stati
     Ok(host.add_agent(n, None, at, Box::new(r))?.0.into())
 }
 
+/// The real network's PGM source over BCFS: its repairs go to the NAK's sender, since the
+/// source's host runs no BCF router.
+fn add_net_pgm_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+    build_pgm_source(host, a, PgmConfig::default(), true)
+}
+
+/// The real network's PGM receiver over BCFS: NAKs to the source at (`source_node`,
+/// `source_port`), whose session words (`count`, `packet_bytes`...) it must share.
+fn add_net_pgm_receiver(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+    let n = a.node(host, "node")?;
+    let src_node = a.node(host, "source_node")?;
+    let src_port = a.int("source_port")?;
+    let src_port =
+        u16::try_from(src_port).map_err(|_| BuildError::bad("source_port", src_port, "must be a port 0..=65535"))?;
+    let g = a.group(host, "group")?;
+    let cfg: PgmConfig = a.config()?;
+    let port = a.port("port")?;
+    let flow = a.flow_or_next(host, "flow")?;
+    let at = a.start(host, "start")?;
+    let r = PgmReceiver::new(cfg, Addr::new(src_node, src_port), g, flow);
+    Ok(host.add_agent(n, port, at, Box::new(r))?.0.into())
+}
+
+fn pgm_net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let (_, any) = host.agent("agent", v)?;
+    if let Some(s) = any.downcast_ref::<PgmSource>() {
+        return Ok(Out::Str(format!(
+            "sending={{sent}} data={} naks={} repairs={} rejected={{rejected}}",
+            s.data_sent, s.naks_seen, s.repairs_sent
+        )));
+    }
+    let r = any.downcast_ref::<PgmReceiver>().ok_or_else(|| BuildError::bad("agent", Raw(v), "is not a PGM agent"))?;
+    Ok(Out::Str(format!(
+        "rate={{rx}} data={} naks={} repairs={} unrequested={} complete={} rejected={{rejected}}",
+        r.rec.data_received,
+        r.rec.naks_sent,
+        r.rec.repairs_received,
+        r.rec.repairs_unrequested,
+        r.complete()
+    )))
+}
+
 fn router_stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
     let r = bcf_router(host, v)?;
     let s = r.table.stats;
-    Ok(Out::counters(&[
+    let mut d = Out::counters(&[
         ("requests", s.requests),
         ("requests_forwarded", s.requests_forwarded),
         ("requests_suppressed", s.requests_suppressed),
@@ -208,7 +258,9 @@ fn router_stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<
         ("peak_entries", s.peak_entries),
         ("entries", r.table.len() as u64),
         ("local_deliveries", r.local_deliveries),
-    ]))
+    ]);
+    d.set("replies_per_channel", Out::Col((&r.replies_per_channel).into()));
+    Ok(d)
 }
 
 fn replies_per_channel<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
@@ -395,6 +447,48 @@ e.g. `nak_timeout`, `idle_timeout`). \
             build: add_pgm_receiver,
         },
         Role {
+            name: "add_bcf_pgm_net_source",
+            doc: "A PGM-like source over BCFS on `node` for the real network (§II-B.3): `count` original packets \
+multicast to `group` at `rate_bps`; each NAK (a BCF request) is answered with the lost packet as a BCF reply \
+addressed to the NAK's sender, so that unicast routing takes it to the first BCF router (the source's host \
+has none), which copies it down the breadcrumbs. Returns the agent id. Keyword arguments override \
+config_defaults(\"bcf_pgm\"). \
+`port`, `flow`: its port and flow id (None: the next free ones); `start`: seconds at which it sends; \
+`config`: the keyword overrides.",
+            params: &[
+                param!(node),
+                param!(group),
+                param!(rate_bps = Int(256_000)),
+                param!(start = Float(0.0)),
+                param!(port = None),
+                param!(flow = None),
+            ],
+            config: Some("bcf_pgm"),
+            hosts: Hosts::SimAndNet,
+            build: add_net_pgm_source,
+        },
+        Role {
+            name: "add_bcf_pgm_net_receiver",
+            doc: "A PGM-like receiver over BCFS on `node` for the real network: joins `group` and NAKs each gap \
+of the source at (`source_node`, `source_port`) as a BCF request toward it, one level higher on each \
+`nak_timeout`. Returns the agent id. Keyword arguments override config_defaults(\"bcf_pgm\"), and must match \
+the source's (`count`, `packet_bytes`, `label_prefix`). \
+`start` seconds; `port`, `flow`: its port and flow id (None: the next free ones); `config`: the keyword \
+overrides.",
+            params: &[
+                param!(node),
+                param!(group),
+                param!(source_node = Int(0)),
+                param!(source_port = Int(1)),
+                param!(start = Float(0.0)),
+                param!(port = None),
+                param!(flow = None),
+            ],
+            config: Some("bcf_pgm"),
+            hosts: Hosts::SimAndNet,
+            build: add_net_pgm_receiver,
+        },
+        Role {
             name: "add_fountain_net_source",
             doc:
                 "A digital-fountain source on `node` for the real network (§III-A, §III-B), RFC 6330 RaptorQ over the \
@@ -464,7 +558,8 @@ overrides.",
         },
         Reader {
             name: "bcf_router_stats",
-            doc: "Counters of the BCF router on `node`.",
+            doc: "Counters of the BCF router on `node`; `replies_per_channel`: the reply copies it sent down each \
+channel, indexed by channel id.",
             target: Target::Node,
             params: &[],
             hosts: Hosts::Sim,
@@ -505,8 +600,15 @@ the window after each change, and counters (`done_s`, `start_s` in seconds). \
             "bcf_pgm_stats",
             "Counters of a PGM source or receiver over BCFS. \
 `agent`: the source's or receiver's agent id.",
-            Hosts::Sim,
+            Hosts::SimAndNet,
             pgm_stats,
+        ),
+        Reader::of_agent(
+            "bcf_pgm_net_status",
+            "The status line of `castlab net bcf-pgm-source` or `bcf-pgm-receiver` ({sent}, {rx} and {rejected} \
+for the driver). `agent`: its agent id.",
+            Hosts::SimAndNet,
+            pgm_net_status,
         ),
         crate::flow_row!("rainbow_flow_row", "a Rainbow receiver", rainbow_row),
         Reader {
@@ -588,6 +690,28 @@ in bytes; `windows`: the scenario's loss windows (seconds); the windows are not 
             outputs: &[NetOutput::Json { reader: "fountain_stats", file: "fountain_stats.json" }],
         },
         NetRole {
+            cli: "bcf-pgm-source",
+            help: "PGM-like source over BCFS: NAKs answered as BCF replies (Yano and McCanne §II-B.3)",
+            role: "add_bcf_pgm_net_source",
+            source: true,
+            groups: NetGroups::One,
+            flags: &[FLOW, PGM_COUNT, PGM_RATE],
+            defaults: &[],
+            status: "bcf_pgm_net_status",
+            outputs: &[NetOutput::Json { reader: "bcf_pgm_stats", file: "bcf_pgm_stats.json" }],
+        },
+        NetRole {
+            cli: "bcf-pgm-receiver",
+            help: "PGM-like receiver over BCFS: NAKs its gaps as BCF requests (Yano and McCanne §II-B.3)",
+            role: "add_bcf_pgm_net_receiver",
+            source: false,
+            groups: NetGroups::One,
+            flags: &[FLOW, PGM_COUNT],
+            defaults: &[],
+            status: "bcf_pgm_net_status",
+            outputs: &[NetOutput::Json { reader: "bcf_pgm_stats", file: "bcf_pgm_stats.json" }],
+        },
+        NetRole {
             cli: "rainbow-receiver",
             help: "Rainbow receiver fetching a RaptorQ-coded file over BCFS (Yano and McCanne §III-C)",
             role: "add_rainbow_net_receiver",
@@ -603,6 +727,14 @@ in bytes; `windows`: the scenario's loss windows (seconds); the windows are not 
 };
 
 const FLOW: NetFlag = NetFlag { name: "flow", kind: FlagKind::Int(1), help: "flow id", config: false };
+const PGM_COUNT: NetFlag = NetFlag {
+    name: "count",
+    kind: FlagKind::Int(1000),
+    help: "original packets in the session (the same on the source and every receiver)",
+    config: true,
+};
+const PGM_RATE: NetFlag =
+    NetFlag { name: "rate_bps", kind: FlagKind::Int(256_000), help: "sending rate, bit/s", config: false };
 const FILE_BYTES: NetFlag = NetFlag {
     name: "file_bytes",
     kind: FlagKind::Int(100_000),

@@ -306,7 +306,7 @@ def _rlm2_topology(n: int, red: Optional[tuple]):
     the n receivers is the 1.5 Mb/s bottleneck (20 packets, DropTail or RED; 10 ms): one copy of
     each packet crosses it and the LAN fans it out, as X fans it out onto the receivers' own
     links in the simulation, which never congest. The receivers hear each other's join
-    announcements on the LAN (RLM's control group is any-source and is not relayed)."""
+    announcements on the LAN (one router: its any-source membership is on the LAN itself)."""
     from castlab.testbed import Lan, Link, Topology
     from castlab.experiments.rlm.topology import LINK_BPS, LINK_DELAY_S, QUEUE_PKTS
 
