@@ -375,6 +375,18 @@ class NetRouter:
         """One dict of counters per interface, with its queue's backlog and average."""
     def stats_text(self) -> str:
         """The counters as text, like `tc -s qdisc`."""
+    def set_realtime(self, priority: int) -> None:
+        """Run the calling thread (the one that calls `run`) under SCHED_FIFO at `priority`
+        (1-99). Raises OSError when refused (no CAP_SYS_NICE, or real-time throttling off)."""
+    def set_extension_timing(self, on: bool) -> None:
+        """With `on`, count the hosted extension's calls and the time inside them
+        (`ext_*_calls`, `ext_*_ns` in `stats()`); without, stop counting."""
+    def set_spin_us(self, us: int) -> None:
+        """Wake `us` microseconds before each deadline and poll without sleeping until it (0:
+        sleep until the deadline; at most 1000)."""
+    def set_transit_timing(self, on: bool) -> None:
+        """With `on`, time each forwarded frame's transit through the router (`transit` in
+        `ports()`); without, stop timing."""
 
 def net_offloads_off(name: str) -> None:
     """Switch off tx checksumming, SG, TSO, GSO and GRO on an interface of this namespace."""

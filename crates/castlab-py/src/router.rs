@@ -235,8 +235,8 @@ impl NetRouter {
         sys::set_realtime(priority).map_err(|e| Error::Os(format!("SCHED_FIFO {priority}: {e}")))
     }
 
-    /// Count the hosted extension's calls and the time inside them (`ext_*_calls`,
-    /// `ext_*_ns` in `stats()`).
+    /// With `on`, count the hosted extension's calls and the time inside them (`ext_*_calls`,
+    /// `ext_*_ns` in `stats()`); without, stop counting.
     fn set_extension_timing(&mut self, on: bool) {
         self.inner.set_extension_timing(on);
     }
@@ -247,7 +247,8 @@ impl NetRouter {
         self.inner.set_spin(us.min(1000) * 1000);
     }
 
-    /// Time each forwarded frame's transit through the router (`transit` in `ports()`).
+    /// With `on`, time each forwarded frame's transit through the router (`transit` in
+    /// `ports()`); without, stop timing.
     fn set_transit_timing(&mut self, on: bool) -> Result<()> {
         Ok(self.inner.set_transit_timing(on)?)
     }
