@@ -91,20 +91,26 @@ pub fn seeded_file(bytes: usize, seed: u64) -> Vec<u8> {
     (0..bytes).map(|_| r.next_u64() as u8).collect()
 }
 
+/// The transmission information of a `len`-byte file in `symbol_size`-byte symbols, one
+/// source block (RFC 6330 §3.3), and its K; or why such a file cannot be sent.
+fn block_info(len: usize, symbol_size: u32) -> Result<(ObjectTransmissionInformation, u64), FountainError> {
+    if len == 0 {
+        return Err(FountainError::EmptyFile);
+    }
+    if symbol_size == 0 || symbol_size & 7 != 0 || symbol_size > u16::MAX as u32 {
+        return Err(FountainError::SymbolSize(symbol_size));
+    }
+    let k = (len as u64).div_ceil(symbol_size as u64);
+    if k > MAX_BLOCK_SYMBOLS {
+        return Err(FountainError::TooLarge { symbols: k, symbol_size, max: MAX_BLOCK_SYMBOLS });
+    }
+    Ok((ObjectTransmissionInformation::new(len as u64, symbol_size as u16, 1, 1, 8), k))
+}
+
 impl SymbolStore {
     /// Encode `file` as one RaptorQ source block of `symbol_size`-byte symbols.
     pub fn encode(file: &[u8], symbol_size: u32) -> Result<SymbolStore, FountainError> {
-        if file.is_empty() {
-            return Err(FountainError::EmptyFile);
-        }
-        if symbol_size == 0 || symbol_size & 7 != 0 || symbol_size > u16::MAX as u32 {
-            return Err(FountainError::SymbolSize(symbol_size));
-        }
-        let k = (file.len() as u64).div_ceil(symbol_size as u64);
-        if k > MAX_BLOCK_SYMBOLS {
-            return Err(FountainError::TooLarge { symbols: k, symbol_size, max: MAX_BLOCK_SYMBOLS });
-        }
-        let config = ObjectTransmissionInformation::new(file.len() as u64, symbol_size as u16, 1, 1, 8);
+        let (config, k) = block_info(file.len(), symbol_size)?;
         let mut padded = file.to_vec();
         padded.resize(k as usize * symbol_size as usize, 0);
         let encoder = SourceBlockEncoder::new(0, &config, &padded);
@@ -203,17 +209,7 @@ pub struct WireFile {
 impl WireFile {
     /// The same checks as [`SymbolStore::encode`], without encoding anything.
     pub fn new(expected: Vec<u8>, symbol_size: u32) -> Result<WireFile, FountainError> {
-        if expected.is_empty() {
-            return Err(FountainError::EmptyFile);
-        }
-        if symbol_size == 0 || symbol_size & 7 != 0 || symbol_size > u16::MAX as u32 {
-            return Err(FountainError::SymbolSize(symbol_size));
-        }
-        let k = (expected.len() as u64).div_ceil(symbol_size as u64);
-        if k > MAX_BLOCK_SYMBOLS {
-            return Err(FountainError::TooLarge { symbols: k, symbol_size, max: MAX_BLOCK_SYMBOLS });
-        }
-        let config = ObjectTransmissionInformation::new(expected.len() as u64, symbol_size as u16, 1, 1, 8);
+        let (config, k) = block_info(expected.len(), symbol_size)?;
         Ok(WireFile { config, k: k as u32, symbol_size: symbol_size as usize, expected })
     }
 }
