@@ -260,6 +260,12 @@ impl Queue {
         verdict
     }
 
+    /// Whether [`Queue::pass_through`] would take a packet now (it changes nothing).
+    #[inline]
+    pub fn passes_through(&self) -> bool {
+        matches!(self.disc, Disc::DropTail) && self.buf.is_empty() && self.limit > 0
+    }
+
     /// An arrival at an idle link with nothing waiting, on DropTail: account for it exactly
     /// as [`Queue::arrive`] would (it is admitted and its averaged length sees an empty
     /// queue) and return true; the caller then transmits the packet at once instead of
@@ -267,7 +273,7 @@ impl Queue {
     /// its own). False, with nothing changed, on RED, with packets waiting, or with no room.
     #[inline]
     pub fn pass_through(&mut self) -> bool {
-        if !matches!(self.disc, Disc::DropTail) || !self.buf.is_empty() || self.limit == 0 {
+        if !self.passes_through() {
             return false;
         }
         self.plain_avg = (1.0 - self.plain_w) * self.plain_avg + self.plain_w * 0.0;

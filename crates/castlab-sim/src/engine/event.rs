@@ -90,6 +90,16 @@ pub(super) enum Ev {
     ArriveBatch {
         batch: u32,
     },
+    /// A class's copies of packet `pkt` finish serialisation (the engine's `class`).
+    ClassTx {
+        class: u32,
+        pkt: u32,
+    },
+    /// A class's copies of packet `pkt` arrive.
+    ClassArrive {
+        class: u32,
+        pkt: u32,
+    },
     /// A packet agent `agent` sent, leaving its host after the phase-randomisation delay.
     Inject {
         agent: u32,

@@ -98,6 +98,8 @@ pub(super) struct Channel {
     pub(super) tx_doomed: bool,
     pub(super) forced_down: bool,
     pub(super) downs: u32,
+    /// The class (the engine's `class`) this channel is a member of, or `NO_CLASS`.
+    pub(super) class: u32,
     pub(super) rate_bps: u64,
     pub(super) delay: Duration,
     pub(super) loss: f64,
@@ -129,6 +131,11 @@ impl Simulator {
 
     pub(super) fn enqueue(&mut self, ch: u32, p: u32) {
         let now = self.now;
+        let cl = self.channels[ch as usize].class;
+        if cl != super::class::NO_CLASS {
+            // a packet of its own on a class's member link: back to copies
+            self.end_class(cl, true);
+        }
         let c = &mut self.channels[ch as usize];
         c.stats.arrivals += 1;
         if c.down {

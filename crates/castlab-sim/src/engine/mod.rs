@@ -48,10 +48,12 @@
 //! # Where things are
 //! [`event`](self) holds the event type and the queue, with the reason for the `(time, seq)`
 //! order; `pool` the packet slots; `topology` building the scenario; `link` channels, queues
-//! and serialisation; `multicast` grafts and prunes; `faults` links and nodes that fail and
-//! come back; `stats` the counters and result
-//! accessors. This file holds the simulator itself, the run loop and packet handling at a node.
+//! and serialisation; `multicast` grafts and prunes; `class` fan-outs to many alike receivers
+//! handled as one packet; `faults` links and nodes that fail and come back; `stats` the
+//! counters and result accessors. This file holds the simulator itself, the run loop and
+//! packet handling at a node.
 
+mod class;
 mod event;
 mod faults;
 mod link;
@@ -71,6 +73,7 @@ use castlab_core::{
 
 use crate::error::{Result, SimError};
 use crate::routing::Routes;
+use class::{Class, ClassTry, CLASS_MIN, NO_CLASS};
 use event::{Entry, Ev, EventQueue};
 use link::Channel;
 use multicast::{Group, Mc};
@@ -121,6 +124,8 @@ pub(super) struct Node {
     /// Whether `Simulator::exts` holds an extension for this node (read on every packet
     /// instead of that list).
     pub(super) has_ext: bool,
+    /// The class (`class`) whose member this node is, or `NO_CLASS`.
+    pub(super) class: u32,
     pub(super) ports: Vec<(Port, u32)>,
     pub(super) out: Vec<ChannelId>,
     pub(super) next_port: Port,
@@ -136,6 +141,8 @@ pub(super) struct AgentSlot {
     pub(super) agent: Box<dyn Agent>,
     /// The agent's `packets_only_count`: no driving after a packet.
     pub(super) only_counts: bool,
+    /// The class (`class`) whose member this agent is, or `NO_CLASS`.
+    pub(super) class: u32,
     pub(super) armed: Option<Instant>,
     pub(super) node: NodeId,
     pub(super) port: Port,
@@ -184,6 +191,17 @@ pub struct Simulator {
     in_sender: u64,
     /// `PREFETCH_FROM` (lowered only in the test that checks that prefetching changes nothing).
     prefetch_from: usize,
+    /// Deferred fan-outs (`class`): every class by index, the free indices, the live ones, and
+    /// the (group, node) fan-outs big enough for one.
+    classes: Vec<Class>,
+    class_free: Vec<u32>,
+    live_classes: Vec<u32>,
+    class_tries: Vec<ClassTry>,
+    /// Router extensions attached (classes are formed only without any: an extension may read
+    /// any channel's queue through `NetView`).
+    ext_count: usize,
+    /// Classes formed, flushes, and classes ended early (read by the tests).
+    class_counts: (u64, u64, u64),
 }
 
 /// The latest `TxDone` or `Arrive` pushed (see [`Simulator::schedule_link`]).
@@ -314,6 +332,12 @@ impl Simulator {
             coalesce: true,
             in_sender: 0,
             prefetch_from: PREFETCH_FROM,
+            classes: Vec::new(),
+            class_free: Vec::new(),
+            live_classes: Vec::new(),
+            class_tries: Vec::new(),
+            ext_count: 0,
+            class_counts: (0, 0, 0),
         })
     }
 
@@ -498,6 +522,8 @@ impl Simulator {
             self.dispatch(ev);
             self.drain_dirty();
         }
+        // results are read between runs: every member's state up to date
+        self.end_all_classes(false);
         self.now = until;
         Ok(())
     }
@@ -508,7 +534,10 @@ impl Simulator {
             Ev::Arrive { ch, pkt } => self.arrive(ch, pkt),
             Ev::TxDoneBatch { batch } => self.run_batch(batch, false),
             Ev::ArriveBatch { batch } => self.run_batch(batch, true),
+            Ev::ClassTx { class, pkt } => self.class_event(class, pkt, false),
+            Ev::ClassArrive { class, pkt } => self.class_event(class, pkt, true),
             Ev::AgentStart { agent } => {
+                self.agent_touched(agent);
                 let s = &mut self.agents[agent as usize];
                 let info = StartInfo {
                     addr: Addr::new(s.node, s.port),
@@ -518,6 +547,7 @@ impl Simulator {
                 self.drive_agent(agent);
             }
             Ev::AgentTimer { agent } => {
+                self.agent_touched(agent);
                 let now = self.now;
                 let s = &mut self.agents[agent as usize];
                 if s.armed == Some(now) {
@@ -558,8 +588,14 @@ impl Simulator {
             Ev::Graft { group, ch, epoch } => self.graft_arrive(group, ch, epoch),
             Ev::PruneFire { group, node, gen } => self.prune_fire(group, node, gen),
             Ev::PruneArrive { group, ch, epoch } => self.prune_arrive(group, ch, epoch),
-            Ev::LinkState { ch, up } => self.set_link_state(ch, up),
-            Ev::NodeState { node, up } => self.set_node_state(node, up),
+            Ev::LinkState { ch, up } => {
+                self.end_all_classes(true);
+                self.set_link_state(ch, up)
+            }
+            Ev::NodeState { node, up } => {
+                self.end_all_classes(true);
+                self.set_node_state(node, up)
+            }
             Ev::Sample { ch } => {
                 let now = self.now;
                 let c = &mut self.channels[ch as usize];
@@ -575,6 +611,15 @@ impl Simulator {
                     self.schedule(next, Ev::Sample { ch });
                 }
             }
+        }
+    }
+
+    /// An event of agent `a`: if it is a class's member, its state must be exact first.
+    #[inline]
+    fn agent_touched(&mut self, a: u32) {
+        let c = self.agents[a as usize].class;
+        if c != NO_CLASS {
+            self.class_member_touched(c);
         }
     }
 
@@ -696,6 +741,10 @@ impl Simulator {
 
     /// A packet is at node `n`: from channel `from`, or sent locally (`from` None).
     fn node_receive(&mut self, n: u32, mut p: u32, from: Option<u32>, skip_ext: bool) {
+        let c = self.nodes[n as usize].class;
+        if c != NO_CLASS {
+            self.class_member_touched(c);
+        }
         if from.is_some() {
             if let Some(m) = self.leaf_member(n, p) {
                 self.deliver_at_leaf(n, p, m);
@@ -814,6 +863,14 @@ impl Simulator {
                     }
                     self.pool.release(p);
                 } else {
+                    // many alike receivers: one class instead of k copies (`class`)
+                    if k >= CLASS_MIN
+                        && self.coalesce
+                        && !self.nodes[n as usize].has_ext
+                        && self.fan_out_as_class(gi as u32, n, p)
+                    {
+                        return;
+                    }
                     // without an extension at this node, `forward` is `enqueue`: called directly;
                     // and the copies share the slot where nothing can write them on the way (a
                     // DropTail queue does not mark; `node_receive` unshares at the far end

@@ -85,6 +85,7 @@ impl Simulator {
             return; // agents are built with validated groups; nothing to join otherwise
         }
         let node = self.agents[a as usize].node.0;
+        self.class_tree_change(gi as u32, node);
         if !self.agents[a as usize].joined.contains(&g) {
             self.agents[a as usize].joined.push(g);
         }
@@ -125,6 +126,8 @@ impl Simulator {
         if !self.control_arrives(ch, epoch) {
             return;
         }
+        let u = self.channels[ch as usize].to.0;
+        self.class_tree_change(g, u);
         let c = &self.channels[ch as usize];
         let (u, oif) = (c.to.0, c.reverse);
         let grp = &mut self.groups[g as usize];
@@ -144,8 +147,9 @@ impl Simulator {
         if gi >= self.groups.len() {
             return;
         }
-        self.agents[a as usize].joined.retain(|x| *x != g);
         let node = self.agents[a as usize].node.0;
+        self.class_tree_change(gi as u32, node);
+        self.agents[a as usize].joined.retain(|x| *x != g);
         let st = &mut self.groups[gi].mc[node as usize];
         st.members.retain(|m| *m != a);
         st.member0 = st.members.first().copied().unwrap_or(NO_AGENT);
@@ -189,6 +193,8 @@ impl Simulator {
         if !self.control_arrives(ch, epoch) {
             return;
         }
+        let u = self.channels[ch as usize].to.0;
+        self.class_tree_change(g, u);
         let c = &self.channels[ch as usize];
         let (u, oif) = (c.to.0, c.reverse);
         let grp = &mut self.groups[g as usize];

@@ -68,6 +68,7 @@ impl Simulator {
             next_port: 1000,
             stats: NodeStats::default(),
             has_ext: false,
+            class: super::class::NO_CLASS,
             down: false,
         });
         self.names.insert(name.to_string(), id);
@@ -141,6 +142,7 @@ impl Simulator {
                 forced_down: false,
                 down: false,
                 downs: 0,
+                class: super::class::NO_CLASS,
                 tx_doomed: false,
                 doomed: 0,
             });
@@ -219,7 +221,8 @@ impl Simulator {
         let phase = (self.cfg.phase_overhead > Duration::ZERO)
             .then(|| Phase { rng: Rng::stream(self.seed, StreamKind::Phase, id as u64), last: Instant::ZERO });
         let only_counts = agent.packets_only_count();
-        self.agents.push(AgentSlot { agent, only_counts, node, port, armed: None, joined: Vec::new(), phase });
+        let class = super::class::NO_CLASS;
+        self.agents.push(AgentSlot { agent, only_counts, class, node, port, armed: None, joined: Vec::new(), phase });
         self.schedule(start, Ev::AgentStart { agent: id });
         Ok(AgentId(id))
     }
@@ -240,6 +243,7 @@ impl Simulator {
         }
         self.exts[node.index()] = Some(ExtSlot { ext, armed: None });
         self.nodes[node.index()].has_ext = true;
+        self.ext_count += 1;
         self.schedule(self.now, Ev::ExtStart { node: node.0 });
         Ok(())
     }

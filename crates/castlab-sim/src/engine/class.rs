@@ -1,0 +1,426 @@
+//! Deferred fan-out: one packet's copies to many identical receivers, handled as one.
+//!
+//! # When
+//! A node without an extension fans a group packet out on `CLASS_MIN` or more interfaces, and
+//! every one of them is alike: the same rate and delay, an idle DropTail link with nothing
+//! waiting, on the wire or lost on it, up, with no tap, series or Bernoulli loss, leading to a
+//! receiver's leaf (one member, nothing downstream, no extension) whose agent only counts
+//! packets (`Agent::packets_only_count`). The copies then leave at one instant, finish
+//! serialisation at one instant and arrive at one instant, and what each arrival does (counters
+//! on its channel and node, the agent's `handle_packet`) has no effect on anything else. Such a
+//! fan-out becomes a *class*: its interfaces, their agents, and a log of the packets sent to
+//! them, and it stays one for later packets of the group at that node while that stays true.
+//!
+//! # Why the run is the same
+//! Copy by copy, the fan-out's k `TxDone` events run as one batch at consecutive sequence
+//! numbers, and so do the k `Arrive` events they schedule (`Simulator::schedule_link`). A
+//! class pushes one event for each batch at the batch's first key and reserves the other k − 1
+//! sequence numbers, so every other event keeps its place in the `(time, seq)` order. Those
+//! two events only advance the packet through the log; what the copies would have done to
+//! each member (its channel's counters and averaged queue length, its node's counter, its
+//! agent) is done later, member by member over the logged packets in their order
+//! ([`Simulator::flush_class`]). Nothing else reads that state while the class lives: every
+//! path that could is a trigger that first brings it up to date or ends the class:
+//! - a packet offered to a member's link (`enqueue`), or reaching a member's node by another
+//!   way (`node_receive`), or an event of a member's agent: the class ends, unless nothing has
+//!   arrived since it was last brought up to date (then the member's state is exact already);
+//! - a join, leave, graft or prune of the group at the fan-out node or a member's node: ends;
+//! - a link or node failing or coming back, and the end of `run` (results are read between
+//!   runs): every class ends.
+//!
+//! When a class ends, every member's state is brought up to date, and its packets still being
+//! serialised or on the wire go back to being k copies: the class's events then run copy by
+//! copy, as the batches they stand for would have (`run_dead_class`). The equivalence test
+//! (`engine::tests`) checks the whole observable state against runs without batching or
+//! classes.
+
+use castlab_core::{Duration, Instant};
+
+use super::event::{Entry, Ev};
+use super::{prefetch, Simulator, AHEAD};
+
+/// `Channel::class`, `Node::class`, `AgentSlot::class` outside any class.
+pub(super) const NO_CLASS: u32 = u32::MAX;
+/// Fan-outs to fewer interfaces run copy by copy (a class's own events cost about as much).
+pub(super) const CLASS_MIN: usize = 4;
+/// Arrived packets a class logs before it applies them to its members: each member's state is
+/// then touched once per this many packets instead of once per packet.
+const FLUSH_AT: usize = 256;
+/// The most fan-outs a (group, node) pair waits between attempts to form a class after one
+/// was refused or ended early.
+const MAX_BACKOFF: u64 = 1 << 16;
+
+/// How far a logged packet has gone: on the members' wires being serialised (`QUEUED`), then
+/// propagating (`DEPARTED`), then arrived at every member (`ARRIVED`).
+const QUEUED: u8 = 1;
+const DEPARTED: u8 = 2;
+const ARRIVED: u8 = 3;
+
+/// One packet of a class.
+struct Logged {
+    pkt: u32,
+    size: u32,
+    /// When it finished serialisation, and when it arrived (ns).
+    t1: u64,
+    t2: u64,
+    /// How far it has gone, and how far its effects have been applied to the members.
+    stage: u8,
+    applied: u8,
+}
+
+#[derive(Default)]
+pub(super) struct Class {
+    live: bool,
+    group: u32,
+    node: u32,
+    rate_bps: u64,
+    delay: Duration,
+    /// The member channels in the fan-out's interface order, and each one's agent.
+    chans: Vec<u32>,
+    agents: Vec<u32>,
+    log: std::collections::VecDeque<Logged>,
+    /// Logged packets that have arrived and are not yet applied.
+    arrived: usize,
+    /// The class's events still in the event queue (it is reused only when none is).
+    in_queue: u32,
+}
+
+/// A (group, node) fan-out big enough for a class: its class, or when it may try again.
+pub(super) struct ClassTry {
+    group: u32,
+    node: u32,
+    class: u32,
+    fanouts: u64,
+    next: u64,
+    fails: u32,
+}
+
+impl Simulator {
+    /// Node `n` fans packet `p` of group `g` out on its `k` >= `CLASS_MIN` interfaces: as a
+    /// class if it is or can become one (true), or not (false: the caller sends the copies).
+    pub(super) fn fan_out_as_class(&mut self, g: u32, n: u32, p: u32) -> bool {
+        let t = match self.class_tries.iter().position(|t| t.group == g && t.node == n) {
+            Some(t) => t,
+            None => {
+                self.class_tries.push(ClassTry { group: g, node: n, class: NO_CLASS, fanouts: 0, next: 0, fails: 0 });
+                self.class_tries.len() - 1
+            }
+        };
+        let tr = &mut self.class_tries[t];
+        tr.fanouts += 1;
+        let mut c = tr.class;
+        if c == NO_CLASS {
+            if tr.fanouts < tr.next || self.ext_count > 0 {
+                return false;
+            }
+            match self.form_class(g, n) {
+                Some(new) => {
+                    c = new;
+                    self.class_tries[t].class = c;
+                }
+                None => {
+                    self.class_failed(g, n);
+                    return false;
+                }
+            }
+        }
+        let cl = &self.classes[c as usize];
+        if cl.log.back().is_some_and(|e| e.stage == QUEUED) {
+            // the links are still serialising the last packet: this one would wait in queues
+            self.end_class(c, true);
+            return false;
+        }
+        let k = cl.chans.len() as u64;
+        let size = self.pool.slots[p as usize].size_bytes;
+        let t1 = self.now + Duration::transmission(size, cl.rate_bps);
+        let t2 = t1 + cl.delay;
+        let cl = &mut self.classes[c as usize];
+        cl.log.push_back(Logged { pkt: p, size, t1: t1.as_nanos(), t2: t2.as_nanos(), stage: QUEUED, applied: 0 });
+        cl.in_queue += 1;
+        self.created += k - 1;
+        self.push_class_event(t1.as_nanos(), k, Ev::ClassTx { class: c, pkt: p });
+        true
+    }
+
+    /// Push a class event at the key the first of its `k` copies' events would have had, and
+    /// reserve the other copies' sequence numbers.
+    fn push_class_event(&mut self, time: u64, k: u64, ev: Ev) {
+        self.seq += 1;
+        self.queue.push(Entry { time, seq: self.seq, ev });
+        self.seq += k - 1;
+        self.last_link = None;
+    }
+
+    /// The fan-out of group `g` at node `n` as a class, if every interface qualifies (module
+    /// doc); nothing changes when one does not.
+    fn form_class(&mut self, g: u32, n: u32) -> Option<u32> {
+        let gr = &self.groups[g as usize];
+        let oifs = &gr.mc[n as usize].oifs;
+        let first = &self.channels[*oifs.first()? as usize];
+        let (rate, delay) = (first.rate_bps, first.delay);
+        let mut agents = Vec::with_capacity(oifs.len());
+        for &ch in oifs {
+            let c = &self.channels[ch as usize];
+            let link_ok = c.class == NO_CLASS
+                && !c.down
+                && !c.busy
+                && !c.tx_doomed
+                && c.doomed == 0
+                && c.tap.is_none()
+                && c.series.is_none()
+                && c.loss == 0.0
+                && c.rate_bps == rate
+                && c.delay == delay
+                && c.queue.passes_through();
+            if !link_ok {
+                return None;
+            }
+            let to = c.to.index();
+            let st = &gr.mc[to];
+            let nd = &self.nodes[to];
+            if to == gr.source.index() || nd.class != NO_CLASS || nd.down || nd.has_ext || !st.is_leaf() {
+                return None;
+            }
+            let a = &self.agents[st.member0 as usize];
+            if !a.only_counts || a.class != NO_CLASS {
+                return None;
+            }
+            agents.push(st.member0);
+        }
+        let chans = oifs.clone();
+        let c = match self.class_free.pop() {
+            Some(c) => c,
+            None => {
+                self.classes.push(Class::default());
+                (self.classes.len() - 1) as u32
+            }
+        };
+        for (&ch, &a) in chans.iter().zip(&agents) {
+            let chn = &mut self.channels[ch as usize];
+            chn.class = c;
+            self.nodes[chn.to.index()].class = c;
+            self.agents[a as usize].class = c;
+        }
+        let cl = &mut self.classes[c as usize];
+        debug_assert!(cl.in_queue == 0 && cl.log.is_empty());
+        *cl = Class { live: true, group: g, node: n, rate_bps: rate, delay, chans, agents, ..Class::default() };
+        self.live_classes.push(c);
+        self.class_counts.0 += 1;
+        Some(c)
+    }
+
+    /// The (group, node) fan-out's class was refused or ended early: wait twice as many
+    /// fan-outs as last time before the next attempt.
+    fn class_failed(&mut self, g: u32, n: u32) {
+        if let Some(t) = self.class_tries.iter_mut().find(|t| t.group == g && t.node == n) {
+            t.fails = t.fails.saturating_add(1);
+            t.next = t.fanouts + (1u64 << t.fails.min(16)).min(MAX_BACKOFF);
+        }
+    }
+
+    /// The class's `TxDone` (its copies finished serialisation) or `Arrive` (they arrived).
+    pub(super) fn class_event(&mut self, c: u32, pkt: u32, arrive: bool) {
+        let cl = &mut self.classes[c as usize];
+        cl.in_queue -= 1;
+        let k = cl.chans.len() as u64;
+        // the run loop counted one event; the copies are k
+        self.stats.events += k - 1;
+        if !cl.live {
+            return self.run_dead_class(c, pkt, arrive);
+        }
+        if !arrive {
+            let e = cl.log.back_mut().expect("a class's TxDone has its packet logged");
+            debug_assert!(e.stage == QUEUED && e.pkt == pkt);
+            e.stage = DEPARTED;
+            let t2 = e.t2;
+            cl.in_queue += 1;
+            self.stats.forwarded += k;
+            self.push_class_event(t2, k, Ev::ClassArrive { class: c, pkt });
+        } else {
+            let e = cl.log.iter_mut().find(|e| e.stage == DEPARTED).expect("a class's Arrive has its packet logged");
+            debug_assert!(e.pkt == pkt);
+            e.stage = ARRIVED;
+            cl.arrived += 1;
+            if cl.arrived >= FLUSH_AT {
+                self.flush_class(c);
+                if let Some(t) = self.class_tries.iter_mut().find(|t| t.class == c) {
+                    t.fails = 0;
+                }
+            }
+        }
+    }
+
+    /// A class event whose class has ended: its copies run one by one, as the batch it stands
+    /// for (`run_batch`).
+    fn run_dead_class(&mut self, c: u32, pkt: u32, arrive: bool) {
+        let chans = std::mem::take(&mut self.classes[c as usize].chans);
+        let pf = chans.len() >= self.prefetch_from;
+        for (i, &ch) in chans.iter().enumerate() {
+            if pf {
+                if let Some(&next) = chans.get(i + AHEAD) {
+                    self.prefetch_channel(next);
+                }
+            }
+            if arrive {
+                if pf {
+                    if let Some(&next) = chans.get(i + AHEAD / 2) {
+                        self.prefetch_receiver(next, pkt);
+                    }
+                }
+                self.arrive(ch, pkt);
+            } else {
+                self.tx_done(ch, pkt);
+            }
+            self.drain_dirty();
+        }
+        let cl = &mut self.classes[c as usize];
+        cl.chans = chans;
+        if cl.in_queue == 0 {
+            cl.chans.clear();
+            cl.agents.clear();
+            self.class_free.push(c);
+        }
+    }
+
+    /// Apply what the logged packets did to every member, member by member (each member's
+    /// state is then read once for all of them), and drop the packets that have arrived.
+    pub(super) fn flush_class(&mut self, c: u32) {
+        let cl = std::mem::take(&mut self.classes[c as usize]);
+        let pf = cl.chans.len() >= self.prefetch_from;
+        let busy = cl.log.back().is_some_and(|e| e.stage == QUEUED);
+        for (i, (&ch, &a)) in cl.chans.iter().zip(&cl.agents).enumerate() {
+            if pf {
+                if let (Some(&nc), Some(&na)) = (cl.chans.get(i + 2), cl.agents.get(i + 2)) {
+                    self.prefetch_member(nc, na);
+                }
+            }
+            let chn = &mut self.channels[ch as usize];
+            let nd = &mut self.nodes[chn.to.index()];
+            let s = &mut self.agents[a as usize];
+            for e in &cl.log {
+                if e.applied < QUEUED {
+                    // `enqueue` on an idle link with nothing waiting
+                    chn.stats.arrivals += 1;
+                    chn.stats.enqueued += 1;
+                    let passed = chn.queue.pass_through();
+                    debug_assert!(passed);
+                }
+                if e.applied < DEPARTED && e.stage >= DEPARTED {
+                    // `tx_done`
+                    chn.stats.departures += 1;
+                    chn.stats.bytes_departed += e.size as u64;
+                    chn.in_flight += 1;
+                    chn.idle_since = Instant::from_nanos(e.t1);
+                }
+                if e.applied < ARRIVED && e.stage >= ARRIVED {
+                    // `arrive`, then `deliver_at_leaf`
+                    chn.in_flight -= 1;
+                    chn.stats.delivered += 1;
+                    nd.stats.delivered_local += 1;
+                    s.agent.handle_packet(Instant::from_nanos(e.t2), &self.pool.slots[e.pkt as usize]);
+                    debug_assert!(s.agent.poll_transmit().is_none() && s.agent.poll_event().is_none());
+                }
+            }
+            chn.busy = busy;
+        }
+        let mut cl = cl;
+        while cl.log.front().is_some_and(|e| e.stage == ARRIVED) {
+            let e = cl.log.pop_front().expect("checked");
+            self.pool.release(e.pkt);
+        }
+        for e in cl.log.iter_mut() {
+            e.applied = e.stage;
+        }
+        cl.arrived = 0;
+        self.classes[c as usize] = cl;
+        self.class_counts.1 += 1;
+    }
+
+    /// Hints for a member's channel, node, agent slot and agent (as `prefetch_receiver`).
+    #[inline(always)]
+    fn prefetch_member(&self, ch: u32, a: u32) {
+        self.prefetch_channel(ch);
+        if let Some(c) = self.channels.get(ch as usize) {
+            if let Some(nd) = self.nodes.get(c.to.index()) {
+                prefetch(nd as *const super::Node as *const u8);
+            }
+        }
+        if let Some(s) = self.agents.get(a as usize) {
+            prefetch(s as *const super::AgentSlot as *const u8);
+            let at = &*s.agent as *const dyn castlab_core::Agent as *const u8;
+            prefetch(at);
+            prefetch(at.wrapping_add(64));
+            prefetch(at.wrapping_add(128));
+        }
+    }
+
+    /// End class `c`: bring every member up to date, and give its packets still on the members'
+    /// links back their k copies (its events in the queue then run copy by copy). `early`: it
+    /// ended because of something a member or the tree did, not at the end of a run.
+    pub(super) fn end_class(&mut self, c: u32, early: bool) {
+        self.flush_class(c);
+        let cl = &mut self.classes[c as usize];
+        cl.live = false;
+        let k = cl.chans.len() as u32;
+        for e in cl.log.drain(..) {
+            // the class held one reference for all k copies
+            self.pool.refs[e.pkt as usize] += k - 1;
+            self.pool.live += u64::from(k - 1);
+        }
+        for (&ch, &a) in cl.chans.iter().zip(&cl.agents) {
+            let chn = &mut self.channels[ch as usize];
+            chn.class = NO_CLASS;
+            self.nodes[chn.to.index()].class = NO_CLASS;
+            self.agents[a as usize].class = NO_CLASS;
+        }
+        let (g, n) = (cl.group, cl.node);
+        if cl.in_queue == 0 {
+            cl.chans.clear();
+            cl.agents.clear();
+            self.class_free.push(c);
+        }
+        self.live_classes.retain(|&x| x != c);
+        if let Some(t) = self.class_tries.iter_mut().find(|t| t.class == c) {
+            t.class = NO_CLASS;
+        }
+        if early {
+            self.class_counts.2 += 1;
+            self.class_failed(g, n);
+        }
+    }
+
+    /// End every class (before results are read, and when a link or node changes state).
+    pub(super) fn end_all_classes(&mut self, early: bool) {
+        while let Some(&c) = self.live_classes.last() {
+            self.end_class(c, early);
+        }
+    }
+
+    /// Group `g`'s tree changes at node `n`: end the class fanning out there or reaching a
+    /// member there.
+    pub(super) fn class_tree_change(&mut self, g: u32, n: u32) {
+        if self.live_classes.is_empty() {
+            return;
+        }
+        let at_member = self.nodes[n as usize].class;
+        if at_member != NO_CLASS && self.classes[at_member as usize].group == g {
+            self.end_class(at_member, true);
+        }
+        if let Some(&c) = self.live_classes.iter().find(|&&c| {
+            let cl = &self.classes[c as usize];
+            cl.group == g && cl.node == n
+        }) {
+            self.end_class(c, true);
+        }
+    }
+
+    /// Something other than the class's packets reaches a member (its node or its agent):
+    /// the class ends unless the member's state is already exact (nothing arrived since the
+    /// last flush; what is still on its way changes only counters, which add up).
+    #[inline(never)]
+    pub(super) fn class_member_touched(&mut self, c: u32) {
+        if self.classes[c as usize].arrived > 0 {
+            self.end_class(c, true);
+        }
+    }
+}
