@@ -16,8 +16,9 @@
 //!     cargo bench -p castlab-sim --bench engine -- star RECEIVERS SECONDS
 //!
 //! The star at 100, 1,000, ... receivers up to MAX (default 100,000, or 1,000,000 with
-//! `CASTLAB_BENCH_MILLION=1` in the environment), each for SECONDS
-//! simulated (default 2), for the cost per delivered packet against the receiver count:
+//! `CASTLAB_BENCH_MILLION=1` in the environment), each for SECONDS simulated (default
+//! 60,000 / receivers and at least 2: about 7.4 M deliveries each up to 10^5), for the cost per
+//! delivered packet against the receiver count:
 //!
 //!     cargo bench -p castlab-sim --bench engine -- scale [SECONDS [MAX]]
 //!
@@ -183,12 +184,15 @@ fn main() {
         return;
     }
     if args.get(1).map(String::as_str) == Some("scale") {
-        let secs: f64 = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(2.0);
+        // by default about 7.4 M deliveries at each size (60,000 receiver-seconds, at least 2 s):
+        // enough CPU time at every size for the figure to be read
+        let secs: Option<f64> = args.get(2).and_then(|a| a.parse().ok());
         // 10^6 receivers take minutes: only when asked for
         let dflt = if std::env::var_os("CASTLAB_BENCH_MILLION").is_some() { 1_000_000 } else { 100_000 };
         let max: usize = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(dflt);
         let mut n = 100;
         while n <= max {
+            let secs = secs.unwrap_or((60_000.0 / n as f64).max(2.0));
             bench(&format!("(c) CBR star, {n} receivers"), star(n), secs);
             n *= 10;
         }
