@@ -134,10 +134,6 @@ impl LesbccSource {
     pub fn receiver_addrs(&self) -> Vec<Addr> {
         self.receivers.addrs().collect()
     }
-    /// The table of receivers seen.
-    pub fn receivers(&self) -> &ReceiverTable {
-        &self.receivers
-    }
 
     /// The source's memory, split as [`SourceState`] says.
     pub fn state(&self) -> SourceState {
