@@ -91,7 +91,7 @@ impl ReceiverTable {
         h = (h ^ (h >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
         h = (h ^ (h >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
         h ^= h >> 31;
-        ((h >> 32) * slots as u64 >> 32) as usize
+        (((h >> 32) * slots as u64) >> 32) as usize
     }
 
     /// Receiver `a`'s number, if seen.
