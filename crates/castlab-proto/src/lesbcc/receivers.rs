@@ -18,7 +18,7 @@ const GROWTH_DIV: usize = 32;
 /// Make `v` hold `n` elements, new ones set to `fill`. Capacity grows to at least `n` and by at
 /// least 1/32 of itself (and [`MIN_STEP`] elements), not to twice itself: the figure of the
 /// source's state counts capacity, and doubling would leave up to half of it unused.
-pub fn grow_slim<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
+pub(crate) fn grow_slim<T: Clone>(v: &mut Vec<T>, n: usize, fill: T) {
     if n <= v.len() {
         return;
     }
