@@ -78,50 +78,129 @@ impl RttEstimator {
 // Stage 2: LI to LE (§2.1, Fig. 2)
 // ------------------------------------------------------------------------------------------
 
-/// Per receiver, the time the last LI was passed as an LE (`T_LastPassed`), and for the slot
-/// reading the RTT round it was passed in.
+/// Per receiver, what LI2LE must remember: for the window reading the time the last LI was
+/// passed as an LE (`T_LastPassed`), for the slot reading the RTT round it was passed in.
 ///
 /// Two readings of the paper (see [`Li2LeReading`]): [`Li2Le::offer`] is §2.1's filter and
 /// Appendix A's `LI2LEfilter` (a window of SRTT + 2σ opened at the LI it passes);
 /// [`Li2Le::offer_slot`] is §2's definition and §3.1.3's chain (time cut into rounds of one
-/// RTT, and per receiver an LE is 1 in a round with one or more LIs).
+/// RTT, and per receiver an LE is 1 in a round with one or more LIs). One filter serves one
+/// reading (the cascade's is fixed by its configuration): both keep their value in the same
+/// per-receiver column, so a receiver costs one value, not two.
 #[derive(Clone, Debug, Default)]
 pub struct Li2Le {
-    /// `NEVER` for a receiver never passed (8 bytes per receiver; an `Option` takes 16).
-    last_pass: Vec<Instant>,
-    /// `NO_ROUND` for a receiver never passed.
-    last_round: Vec<u64>,
+    last: LastPassed,
     /// Start of the current round (slot reading); the round clock starts at the first LI.
     round_start: Option<Instant>,
     round: u64,
+    /// The reading of the first LI offered (debug builds check that it does not change).
+    #[cfg(debug_assertions)]
+    reading: Option<Li2LeReading>,
 }
 
-/// `Li2Le::last_pass` of a receiver never passed (no LI is offered at the end of time).
-const NEVER: Instant = Instant::MAX;
-/// `Li2Le::last_round` of a receiver never passed (rounds count RTTs from 0: never this many).
-const NO_ROUND: u64 = u64::MAX;
+/// The per-receiver column of [`Li2Le`]: a time in ns or a round number, or [`NEVER`]. Kept in
+/// 6 bytes while every value stored is below [`NARROW_NEVER`] (a time under 2^48 ns, about 78
+/// hours, and a round number, which never exceeds the nanoseconds since the first LI as a
+/// round lasts at least 1 ns); the first value that does not fit turns the column into 8-byte
+/// values, once, keeping every value.
+#[derive(Clone, Debug)]
+enum LastPassed {
+    Narrow(Vec<[u16; 3]>),
+    Wide(Vec<u64>),
+}
+
+impl Default for LastPassed {
+    fn default() -> Self {
+        LastPassed::Narrow(Vec::new())
+    }
+}
+
+/// A receiver never passed: no LI is offered at the end of time (`Instant::MAX`), and rounds
+/// never count to `u64::MAX`.
+const NEVER: u64 = u64::MAX;
+/// [`NEVER`] in the 6-byte column (2^48 − 1).
+const NARROW_NEVER: u64 = (1 << 48) - 1;
+
+fn pack48(v: u64) -> [u16; 3] {
+    [v as u16, (v >> 16) as u16, (v >> 32) as u16]
+}
+
+fn unpack48(p: [u16; 3]) -> u64 {
+    u64::from(p[0]) | u64::from(p[1]) << 16 | u64::from(p[2]) << 32
+}
+
+impl LastPassed {
+    fn ensure(&mut self, n: usize) {
+        match self {
+            LastPassed::Narrow(v) => grow_slim(v, n, pack48(NARROW_NEVER)),
+            LastPassed::Wide(v) => grow_slim(v, n, NEVER),
+        }
+    }
+    fn get(&self, i: usize) -> u64 {
+        match self {
+            LastPassed::Narrow(v) => match unpack48(v[i]) {
+                NARROW_NEVER => NEVER,
+                x => x,
+            },
+            LastPassed::Wide(v) => v[i],
+        }
+    }
+    fn set(&mut self, i: usize, x: u64) {
+        if let LastPassed::Narrow(v) = self {
+            if x < NARROW_NEVER {
+                v[i] = pack48(x);
+                return;
+            }
+            let mut wide = Vec::with_capacity(v.capacity());
+            wide.extend(v.iter().map(|&p| match unpack48(p) {
+                NARROW_NEVER => NEVER,
+                y => y,
+            }));
+            *self = LastPassed::Wide(wide);
+        }
+        if let LastPassed::Wide(v) = self {
+            v[i] = x;
+        }
+    }
+    fn heap_bytes(&self) -> usize {
+        match self {
+            LastPassed::Narrow(v) => v.capacity() * std::mem::size_of::<[u16; 3]>(),
+            LastPassed::Wide(v) => v.capacity() * std::mem::size_of::<u64>(),
+        }
+    }
+    fn is_narrow(&self) -> bool {
+        matches!(self, LastPassed::Narrow(_))
+    }
+}
 
 impl Li2Le {
     /// Make room for receivers `0..n` (grows only when a new receiver appears).
     pub fn ensure(&mut self, n: usize) {
-        if self.last_pass.len() < n {
-            self.last_pass.resize(n, NEVER);
-            self.last_round.resize(n, NO_ROUND);
-        }
+        self.last.ensure(n);
     }
-    /// Bytes of its per-receiver tables (allocated capacity).
+    /// Bytes of its per-receiver table (allocated capacity).
     pub fn heap_bytes(&self) -> usize {
-        self.last_pass.capacity() * std::mem::size_of::<Instant>()
-            + self.last_round.capacity() * std::mem::size_of::<u64>()
+        self.last.heap_bytes()
     }
+    /// Whether the per-receiver values are still held in 6 bytes each.
+    pub fn is_narrow(&self) -> bool {
+        self.last.is_narrow()
+    }
+    #[cfg(debug_assertions)]
+    fn check_reading(&mut self, r: Li2LeReading) {
+        debug_assert_eq!(*self.reading.get_or_insert(r), r, "one Li2Le serves one reading");
+    }
+    #[cfg(not(debug_assertions))]
+    fn check_reading(&mut self, _: Li2LeReading) {}
     /// An LI from `rcv` at `now`: an LE if more than `window` (SRTT + 2σ) since the last pass.
     pub fn offer(&mut self, now: Instant, rcv: usize, window: Duration) -> bool {
+        self.check_reading(Li2LeReading::Window);
         self.ensure(rcv + 1);
-        debug_assert!(now != NEVER);
-        let t = self.last_pass[rcv];
-        let pass = t == NEVER || now.saturating_since(t) > window;
+        debug_assert!(now != Instant::MAX);
+        let t = self.last.get(rcv);
+        let pass = t == NEVER || now.saturating_since(Instant::from_nanos(t)) > window;
         if pass {
-            self.last_pass[rcv] = now;
+            self.last.set(rcv, now.as_nanos());
         }
         pass
     }
@@ -132,6 +211,7 @@ impl Li2Le {
     /// `slot` (the current SRTT) after the previous one, the length read when an LI crosses
     /// it (a gap of several rounds advances by whole slots of the current length).
     pub fn offer_slot(&mut self, now: Instant, rcv: usize, slot: Duration) -> bool {
+        self.check_reading(Li2LeReading::Slot);
         self.ensure(rcv + 1);
         let start = *self.round_start.get_or_insert(now);
         let slot_ns = slot.as_nanos().max(1);
@@ -140,12 +220,11 @@ impl Li2Le {
             self.round += gone;
             self.round_start = Some(start + Duration::from_nanos(gone * slot_ns));
         }
-        debug_assert!(now != NEVER && self.round != NO_ROUND);
-        let r = self.last_round[rcv];
-        let pass = r == NO_ROUND || self.round > r;
+        debug_assert!(now != Instant::MAX && self.round != NEVER);
+        let r = self.last.get(rcv);
+        let pass = r == NEVER || self.round > r;
         if pass {
-            self.last_round[rcv] = self.round;
-            self.last_pass[rcv] = now;
+            self.last.set(rcv, self.round);
         }
         pass
     }
@@ -169,9 +248,7 @@ pub struct MaxLprf {
 
 impl MaxLprf {
     pub fn ensure(&mut self, n: usize) {
-        if self.x.len() < n {
-            self.x.resize(n, 0.0);
-        }
+        grow_slim(&mut self.x, n, 0.0);
     }
     /// Bytes of its per-receiver counts (allocated capacity).
     pub fn heap_bytes(&self) -> usize {

@@ -18,7 +18,8 @@ pub struct SourceStats {
     pub naks_out_of_window: u64,
     /// NAKs for a sequence number whose repair was already queued (one RDATA sent).
     pub naks_repair_pending: u64,
-    /// Packets that were not a NAK of this session: counted and ignored.
+    /// Packets that were not a NAK of this session, and NAKs from beyond the 2^32 − 1
+    /// receivers the source numbers: counted and ignored.
     pub ignored: u64,
 }
 
@@ -32,8 +33,8 @@ pub struct SourceStats {
 pub struct SourceState {
     /// Receivers heard from (distinct NAK source addresses).
     pub receivers: usize,
-    /// The address → index map, the address list, LI2LE's `T_LastPassed` and Max-LPRF's
-    /// counts X_i.
+    /// The receiver table (addresses and their index), LI2LE's value per receiver
+    /// (`T_LastPassed` or the last round) and Max-LPRF's counts X_i.
     pub per_receiver: usize,
     pub fixed: usize,
     pub records: usize,
@@ -73,8 +74,7 @@ pub struct LesbccSource {
     window: Vec<WinSlot>,
     repairs: VecDeque<u64>,
     ncfs: VecDeque<u64>,
-    receivers: HashMap<Addr, u32>,
-    receiver_addrs: Vec<Addr>,
+    receivers: ReceiverTable,
     timers: TimerTable<SourceTimer>,
     send_ready: bool,
     next_send: Instant,
@@ -99,8 +99,7 @@ impl LesbccSource {
             window: vec![WinSlot::default(); w],
             repairs: VecDeque::with_capacity(1024),
             ncfs: VecDeque::with_capacity(1024),
-            receivers: HashMap::new(),
-            receiver_addrs: Vec::new(),
+            receivers: ReceiverTable::default(),
             timers: TimerTable::default(),
             send_ready: false,
             next_send: Instant::ZERO,
@@ -132,37 +131,19 @@ impl LesbccSource {
         self.lead.saturating_sub(self.window.len() as u64)
     }
     /// Receivers seen (by the address their NAKs came from), in order of first NAK.
-    pub fn receiver_addrs(&self) -> &[Addr] {
-        &self.receiver_addrs
+    pub fn receiver_addrs(&self) -> Vec<Addr> {
+        self.receivers.addrs().collect()
     }
 
-    /// The source's memory, split as [`SourceState`] says. The address map's size is that of
-    /// its table as `std`'s hash map (SwissTable) lays it out: a power-of-two number of buckets
-    /// at most 7/8 full, each an entry and one control byte, plus one group of control bytes.
+    /// The source's memory, split as [`SourceState`] says.
     pub fn state(&self) -> SourceState {
         use std::mem::size_of;
-        let cap = self.receivers.capacity();
-        let buckets = if cap == 0 {
-            0
-        } else if cap < 8 {
-            (cap + 1).next_power_of_two()
-        } else {
-            (cap * 8 / 7).next_power_of_two()
-        };
-        let map = if buckets == 0 { 0 } else { buckets * (size_of::<(Addr, u32)>() + 1) + 16 };
-        let per_receiver = map
-            + self.receiver_addrs.capacity() * size_of::<Addr>()
-            + self.cascade.li2le.heap_bytes()
-            + self.cascade.lprf.heap_bytes();
+        let per_receiver =
+            self.receivers.heap_bytes() + self.cascade.li2le.heap_bytes() + self.cascade.lprf.heap_bytes();
         let fixed = size_of::<Self>()
             + self.window.capacity() * size_of::<WinSlot>()
             + (self.repairs.capacity() + self.ncfs.capacity()) * size_of::<u64>();
-        SourceState {
-            receivers: self.receiver_addrs.len(),
-            per_receiver,
-            fixed,
-            records: self.cascade.records.heap_bytes(),
-        }
+        SourceState { receivers: self.receivers.len(), per_receiver, fixed, records: self.cascade.records.heap_bytes() }
     }
 
     fn data_left(&self) -> bool {
@@ -207,14 +188,10 @@ impl LesbccSource {
     }
 
     fn on_nak(&mut self, now: Instant, src: Addr, seq: u64) {
-        let rcv = match self.receivers.get(&src) {
-            Some(&i) => i as usize,
-            None => {
-                let i = self.receiver_addrs.len();
-                self.receivers.insert(src, i as u32);
-                self.receiver_addrs.push(src);
-                i
-            }
+        let Some(rcv) = self.receivers.get_or_insert(src).map(|i| i as usize) else {
+            // more receivers than a u32 numbers: not a receiver the cascade can count
+            self.stats.ignored += 1;
+            return;
         };
         let in_window = seq < self.lead && seq >= self.trail();
         let idx = self.slot(seq);
