@@ -458,12 +458,17 @@ impl Simulator {
             py.detach(move || {
                 // A method call moves the whole wrapper in (destructuring would capture only
                 // the field, which is not `Send`).
-                engine.into_inner().run(castlab_core::Instant::from_nanos(next))
+                // slices leave classes as they are (settled once, at the end or on Ctrl-C)
+                engine.into_inner().advance(castlab_core::Instant::from_nanos(next))
             })?;
             if next >= end {
+                self.inner.settle();
                 return Ok(());
             }
-            py.check_signals()?;
+            if let Err(e) = py.check_signals() {
+                self.inner.settle();
+                return Err(e.into());
+            }
             let wall = started.elapsed().as_secs_f64();
             if wall < 0.025 {
                 step = step.saturating_mul(2);

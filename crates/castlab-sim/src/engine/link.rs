@@ -120,6 +120,7 @@ impl Simulator {
     /// Attach `tap` to channel `ch` (replacing any earlier one); false when there is no such
     /// channel.
     pub fn set_link_tap(&mut self, ch: ChannelId, tap: Box<dyn LinkTap>) -> bool {
+        self.settle();
         match self.channels.get_mut(ch.index()) {
             Some(c) => {
                 c.tap = Some(tap);

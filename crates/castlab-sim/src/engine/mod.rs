@@ -508,6 +508,24 @@ impl Simulator {
 
     /// Run until `until` (inclusive of events at `until`). May be called repeatedly.
     pub fn run(&mut self, until: Instant) -> Result<()> {
+        self.advance(until)?;
+        self.settle();
+        Ok(())
+    }
+
+    /// Bring every receiver of a fan-out handled as one class (`class`) up to date, so that
+    /// results read now are exact. [`Simulator::run`] does it before it returns; after
+    /// [`Simulator::advance`], call it (or `run`) before reading results.
+    pub fn settle(&mut self) {
+        self.end_all_classes(false);
+    }
+
+    /// Run until `until` as [`Simulator::run`] does, but leave the receivers of fan-outs
+    /// handled as classes as they are: their counters and agents may lag until the next
+    /// [`Simulator::settle`] or `run` (the run itself is the same). For a caller that runs in
+    /// many short slices and reads results only at the end: settling is a pass over every
+    /// such receiver, which at 10^6 receivers takes longer than a short slice.
+    pub fn advance(&mut self, until: Instant) -> Result<()> {
         if until < self.now {
             return Err(SimError::InPast { field: "until", value: until.as_secs_f64(), now: self.now.as_secs_f64() });
         }
@@ -522,8 +540,6 @@ impl Simulator {
             self.dispatch(ev);
             self.drain_dirty();
         }
-        // results are read between runs: every member's state up to date
-        self.end_all_classes(false);
         self.now = until;
         Ok(())
     }

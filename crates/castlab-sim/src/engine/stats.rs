@@ -85,11 +85,19 @@ pub struct EngineStats {
 }
 
 impl Simulator {
+    /// Results are read after `run` or `settle`, not between `advance` calls (debug builds
+    /// check).
+    #[inline]
+    fn debug_settled(&self) {
+        debug_assert!(self.live_classes.is_empty(), "results read after `advance` without `settle`");
+    }
+
     pub fn engine_stats(&self) -> EngineStats {
         self.stats
     }
 
     pub fn channel_stats(&self, ch: ChannelId) -> Option<&ChannelStats> {
+        self.debug_settled();
         self.channels.get(ch.index()).map(|c| &c.stats)
     }
 
@@ -115,6 +123,7 @@ impl Simulator {
     }
 
     pub fn node_stats(&self, n: NodeId) -> Option<&NodeStats> {
+        self.debug_settled();
         self.nodes.get(n.index()).map(|d| &d.stats)
     }
 
@@ -124,11 +133,13 @@ impl Simulator {
 
     /// Borrow an agent as its concrete type.
     pub fn agent<T: Agent>(&self, a: AgentId) -> Option<&T> {
+        self.debug_settled();
         self.agents.get(a.index()).and_then(|s| s.agent.as_any().downcast_ref::<T>())
     }
 
     /// Borrow an agent as `Any`, for a caller that tries several types.
     pub fn agent_any(&self, a: AgentId) -> Option<&dyn core::any::Any> {
+        self.debug_settled();
         self.agents.get(a.index()).map(|s| s.agent.as_any())
     }
 
@@ -157,6 +168,7 @@ impl Simulator {
     }
 
     pub fn conservation(&self) -> Conservation {
+        self.debug_settled();
         let mut c = Conservation { created: self.created, in_sender: self.in_sender, ..Default::default() };
         for ch in &self.channels {
             c.queue_drops += ch.stats.drops();

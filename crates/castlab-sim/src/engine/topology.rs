@@ -237,6 +237,8 @@ impl Simulator {
 
     /// Attach a router extension to `node` (one per node).
     pub fn attach_extension(&mut self, node: NodeId, ext: Box<dyn RouterExtension>) -> Result<()> {
+        // an extension may read any channel (classes are formed only without one)
+        self.settle();
         self.check_node("node", node)?;
         if self.exts[node.index()].is_some() {
             return Err(SimError::ExtensionPresent { field: "node", node: self.node_name(node).to_string() });
@@ -268,6 +270,7 @@ impl Simulator {
 
     /// Sample a channel's queue length, average and cumulative bytes every `interval`.
     pub fn monitor_channel(&mut self, ch: ChannelId, interval: Duration) -> Result<()> {
+        self.settle();
         self.check_channel("channel", ch)?;
         if interval.is_zero() {
             return Err(SimError::invalid("interval", 0, "must be positive"));
