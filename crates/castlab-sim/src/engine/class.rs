@@ -10,6 +10,9 @@
 //! on its channel and node, the agent's `handle_packet`) has no effect on anything else. Such a
 //! fan-out becomes a *class*: its interfaces, their agents, and a log of the packets sent to
 //! them, and it stays one for later packets of the group at that node while that stays true.
+//! Another group whose fan-out at that node has the very same interfaces, in the same order,
+//! to the same agents (a layered receiver's groups) joins the class: its packets go into the
+//! same log, so each member still sees every packet in the order its link carried them.
 //!
 //! # Why the run is the same
 //! Copy by copy, the fan-out's k `TxDone` events run as one batch at consecutive sequence
@@ -46,9 +49,12 @@ pub(super) const CLASS_MIN: usize = 4;
 /// Arrived packets a class logs before it applies them to its members: each member's state is
 /// then touched once per this many packets instead of once per packet.
 const FLUSH_AT: usize = 256;
-/// The most fan-outs a (group, node) pair waits between attempts to form a class after one
-/// was refused or ended early.
-const MAX_BACKOFF: u64 = 1 << 16;
+/// After a class was refused or ended early, a (group, node) fan-out waits this long before it
+/// tries again, doubled at each failure up to 2^16 times (about 65 s): each attempt reads
+/// every interface once. A time, not a count of packets, so that a layered receiver's groups,
+/// whose class ends for all of them at once, try again together.
+const BACKOFF: Duration = Duration::from_millis(1);
+const MAX_DOUBLINGS: u32 = 16;
 
 /// How far a logged packet has gone: on the members' wires being serialised (`QUEUED`), then
 /// propagating (`DEPARTED`), then arrived at every member (`ARRIVED`).
@@ -71,7 +77,8 @@ struct Logged {
 #[derive(Default)]
 pub(super) struct Class {
     live: bool,
-    group: u32,
+    /// The groups whose fan-out at `node` this class is (one, or a layered receiver's).
+    groups: Vec<u32>,
     node: u32,
     rate_bps: u64,
     delay: Duration,
@@ -90,8 +97,8 @@ pub(super) struct ClassTry {
     group: u32,
     node: u32,
     class: u32,
-    fanouts: u64,
-    next: u64,
+    /// No attempt before this time.
+    next: Instant,
     fails: u32,
 }
 
@@ -102,24 +109,25 @@ impl Simulator {
         let t = match self.class_tries.iter().position(|t| t.group == g && t.node == n) {
             Some(t) => t,
             None => {
-                self.class_tries.push(ClassTry { group: g, node: n, class: NO_CLASS, fanouts: 0, next: 0, fails: 0 });
+                let t = ClassTry { group: g, node: n, class: NO_CLASS, next: Instant::ZERO, fails: 0 };
+                self.class_tries.push(t);
                 self.class_tries.len() - 1
             }
         };
-        let tr = &mut self.class_tries[t];
-        tr.fanouts += 1;
+        let tr = &self.class_tries[t];
         let mut c = tr.class;
         if c == NO_CLASS {
-            if tr.fanouts < tr.next || self.ext_count > 0 {
+            if self.now < tr.next || self.ext_count > 0 {
                 return false;
             }
-            match self.form_class(g, n) {
+            match self.join_class(g, n).or_else(|| self.form_class(g, n)) {
                 Some(new) => {
                     c = new;
                     self.class_tries[t].class = c;
                 }
                 None => {
-                    self.class_failed(g, n);
+                    let now = self.now;
+                    backoff(&mut self.class_tries[t], now);
                     return false;
                 }
             }
@@ -149,6 +157,28 @@ impl Simulator {
         self.queue.push(Entry { time, seq: self.seq, ev });
         self.seq += k - 1;
         self.last_link = None;
+    }
+
+    /// A live class at node `n` whose interfaces and agents are exactly group `g`'s fan-out
+    /// there: `g` joins it.
+    fn join_class(&mut self, g: u32, n: u32) -> Option<u32> {
+        let gr = &self.groups[g as usize];
+        let oifs = &gr.mc[n as usize].oifs;
+        let c = *self.live_classes.iter().find(|&&c| {
+            let cl = &self.classes[c as usize];
+            cl.node == n && cl.chans == *oifs
+        })?;
+        let cl = &self.classes[c as usize];
+        for (&ch, &a) in cl.chans.iter().zip(&cl.agents) {
+            let to = self.channels[ch as usize].to.index();
+            let st = &gr.mc[to];
+            if to == gr.source.index() || !st.is_leaf() || st.member0 != a {
+                return None;
+            }
+        }
+        self.classes[c as usize].groups.push(g);
+        self.class_counts.3 += 1;
+        Some(c)
     }
 
     /// The fan-out of group `g` at node `n` as a class, if every interface qualifies (module
@@ -203,19 +233,13 @@ impl Simulator {
         }
         let cl = &mut self.classes[c as usize];
         debug_assert!(cl.in_queue == 0 && cl.log.is_empty());
-        *cl = Class { live: true, group: g, node: n, rate_bps: rate, delay, chans, agents, ..Class::default() };
+        let mut groups = std::mem::take(&mut cl.groups);
+        groups.clear();
+        groups.push(g);
+        *cl = Class { live: true, groups, node: n, rate_bps: rate, delay, chans, agents, ..Class::default() };
         self.live_classes.push(c);
         self.class_counts.0 += 1;
         Some(c)
-    }
-
-    /// The (group, node) fan-out's class was refused or ended early: wait twice as many
-    /// fan-outs as last time before the next attempt.
-    fn class_failed(&mut self, g: u32, n: u32) {
-        if let Some(t) = self.class_tries.iter_mut().find(|t| t.group == g && t.node == n) {
-            t.fails = t.fails.saturating_add(1);
-            t.next = t.fanouts + (1u64 << t.fails.min(16)).min(MAX_BACKOFF);
-        }
     }
 
     /// The class's `TxDone` (its copies finished serialisation) or `Arrive` (they arrived).
@@ -243,7 +267,7 @@ impl Simulator {
             cl.arrived += 1;
             if cl.arrived >= FLUSH_AT {
                 self.flush_class(c);
-                if let Some(t) = self.class_tries.iter_mut().find(|t| t.class == c) {
+                for t in self.class_tries.iter_mut().filter(|t| t.class == c) {
                     t.fails = 0;
                 }
             }
@@ -373,19 +397,20 @@ impl Simulator {
             self.nodes[chn.to.index()].class = NO_CLASS;
             self.agents[a as usize].class = NO_CLASS;
         }
-        let (g, n) = (cl.group, cl.node);
         if cl.in_queue == 0 {
             cl.chans.clear();
             cl.agents.clear();
             self.class_free.push(c);
         }
         self.live_classes.retain(|&x| x != c);
-        if let Some(t) = self.class_tries.iter_mut().find(|t| t.class == c) {
+        for t in self.class_tries.iter_mut().filter(|t| t.class == c) {
             t.class = NO_CLASS;
+            if early {
+                backoff(t, self.now);
+            }
         }
         if early {
             self.class_counts.2 += 1;
-            self.class_failed(g, n);
         }
     }
 
@@ -403,12 +428,12 @@ impl Simulator {
             return;
         }
         let at_member = self.nodes[n as usize].class;
-        if at_member != NO_CLASS && self.classes[at_member as usize].group == g {
+        if at_member != NO_CLASS && self.classes[at_member as usize].groups.contains(&g) {
             self.end_class(at_member, true);
         }
         if let Some(&c) = self.live_classes.iter().find(|&&c| {
             let cl = &self.classes[c as usize];
-            cl.group == g && cl.node == n
+            cl.node == n && cl.groups.contains(&g)
         }) {
             self.end_class(c, true);
         }
@@ -423,4 +448,11 @@ impl Simulator {
             self.end_class(c, true);
         }
     }
+}
+
+/// A (group, node) fan-out's class was refused or ended early: no attempt for twice as long as
+/// after the last failure.
+fn backoff(t: &mut ClassTry, now: Instant) {
+    t.fails = t.fails.saturating_add(1);
+    t.next = now + Duration::from_nanos(BACKOFF.as_nanos() << t.fails.min(MAX_DOUBLINGS));
 }

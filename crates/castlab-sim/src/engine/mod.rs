@@ -200,8 +200,9 @@ pub struct Simulator {
     /// Router extensions attached (classes are formed only without any: an extension may read
     /// any channel's queue through `NetView`).
     ext_count: usize,
-    /// Classes formed, flushes, and classes ended early (read by the tests).
-    class_counts: (u64, u64, u64),
+    /// Classes formed, flushes, classes ended early, and groups that joined a class formed by
+    /// another (read by the tests).
+    class_counts: (u64, u64, u64, u64),
 }
 
 /// The latest `TxDone` or `Arrive` pushed (see [`Simulator::schedule_link`]).
@@ -337,7 +338,7 @@ impl Simulator {
             live_classes: Vec::new(),
             class_tries: Vec::new(),
             ext_count: 0,
-            class_counts: (0, 0, 0),
+            class_counts: (0, 0, 0, 0),
         })
     }
 

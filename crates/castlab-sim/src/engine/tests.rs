@@ -208,8 +208,9 @@ fn prefetching_every_batch_and_fan_out_gives_the_same_run() {
 /// fan-out node), unicast traffic onto a member's link for a while, a member link failing and
 /// coming back, packets that come faster than one leaf's links serialise them (a class whose
 /// links are still busy), sinks that record every arrival and keep windowed losses, a layered
-/// source whose groups share the members' links, a fan-out with one unlike link (never a
-/// class), and runs that stop and resume.
+/// source whose groups share the members' links with another group's sinks, a layered
+/// receiver's groups in one class (one of them dropping a layer and taking it back), a
+/// fan-out with one unlike link (never a class), and runs that stop and resume.
 fn class_scenario(seed: u64, coalesce: bool) -> Simulator {
     let mut sim = Simulator::new(seed);
     sim.coalesce = coalesce;
@@ -280,6 +281,24 @@ fn class_scenario(seed: u64, coalesce: bool) -> Simulator {
         let sink = LayeredSink::new(layered.clone(), vec![(secs(0.5 * i as f64), 1 + (i % 3) as u32)]);
         sim.add_agent(x, None, Instant::ZERO, Box::new(sink)).unwrap();
     }
+    // R6: 10 leaves whose one sink takes the three layered groups (one class for the three),
+    // one of them dropping to two layers at 15 s and back at 26 s
+    let r6 = sim.add_node("R6").unwrap();
+    sim.add_link(r1, r6, &LinkConfig::new(10e6, 0.010, dt(20))).unwrap();
+    for i in 0..10 {
+        let x = sim.add_node(&format!("E{i}")).unwrap();
+        sim.add_link(r6, x, &LinkConfig::new(10e6, 0.003, dt(20))).unwrap();
+        let schedule = match i {
+            6 => vec![(Instant::ZERO, 3), (secs(15.0), 2), (secs(26.0), 3)],
+            _ => vec![(Instant::ZERO, 3)],
+        };
+        let sink = if i % 4 == 0 {
+            LayeredSink::recording(layered.clone(), schedule).with_windows(&[1_000_000_000])
+        } else {
+            LayeredSink::new(layered.clone(), schedule)
+        };
+        sim.add_agent(x, None, Instant::ZERO, Box::new(sink)).unwrap();
+    }
     // R4: 6 leaves, one with a longer delay: never a class
     let r4 = sim.add_node("R4").unwrap();
     sim.add_link(r1, r4, &LinkConfig::new(10e6, 0.010, dt(20))).unwrap();
@@ -324,9 +343,12 @@ fn fan_outs_as_classes_give_the_same_run_as_copies() {
             assert!(a.conservation().holds());
         }
         // the scenario exercises what it is for: classes formed, and ended by each trigger
-        assert_eq!(b.class_counts, (0, 0, 0));
-        let (formed, flushed, early) = a.class_counts;
-        assert!(formed >= 10 && flushed >= 20 && early >= 8, "formed {formed}, flushed {flushed}, ended early {early}");
+        assert_eq!(b.class_counts, (0, 0, 0, 0));
+        let (formed, flushed, early, joined) = a.class_counts;
+        assert!(
+            formed >= 10 && flushed >= 20 && early >= 8 && joined >= 4,
+            "formed {formed}, flushed {flushed}, ended early {early}, groups joined {joined}"
+        );
         let down = (0..a.channel_count()).any(|c| a.channel_stats(ChannelId(c as u32)).unwrap().drops_link_down > 0);
         assert!(down);
     }
