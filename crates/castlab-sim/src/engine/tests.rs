@@ -278,7 +278,7 @@ fn class_scenario(seed: u64, coalesce: bool) -> Simulator {
         let x = sim.add_node(&format!("D{i}")).unwrap();
         sim.add_link(r5, x, &LinkConfig::new(10e6, 0.004, dt(20))).unwrap();
         sim.add_agent(x, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(Instant::ZERO, 1)]))).unwrap();
-        let sink = LayeredSink::new(layered.clone(), vec![(secs(0.5 * i as f64), 1 + (i % 3) as u32)]);
+        let sink = LayeredSink::new(layered.clone(), vec![(Instant::ZERO, 1 + (i % 3) as u32)]);
         sim.add_agent(x, None, Instant::ZERO, Box::new(sink)).unwrap();
     }
     // R6: 10 leaves whose one sink takes the three layered groups (one class for the three),
