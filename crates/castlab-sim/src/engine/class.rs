@@ -297,9 +297,14 @@ impl Simulator {
             }
             self.drain_dirty();
         }
+        self.classes[c as usize].chans = chans;
+        self.free_class_if_done(c);
+    }
+
+    /// An ended class with no event left in the queue is free for reuse.
+    fn free_class_if_done(&mut self, c: u32) {
         let cl = &mut self.classes[c as usize];
-        cl.chans = chans;
-        if cl.in_queue == 0 {
+        if !cl.live && cl.in_queue == 0 {
             cl.chans.clear();
             cl.agents.clear();
             self.class_free.push(c);
@@ -397,11 +402,7 @@ impl Simulator {
             self.nodes[chn.to.index()].class = NO_CLASS;
             self.agents[a as usize].class = NO_CLASS;
         }
-        if cl.in_queue == 0 {
-            cl.chans.clear();
-            cl.agents.clear();
-            self.class_free.push(c);
-        }
+        self.free_class_if_done(c);
         self.live_classes.retain(|&x| x != c);
         for t in self.class_tries.iter_mut().filter(|t| t.class == c) {
             t.class = NO_CLASS;
