@@ -1,5 +1,5 @@
-"""Claims: kinds are checked, bands and Student-t intervals are right, the report counts the
-papers' own claims apart from the rest."""
+"""Claims: kinds are checked, the accounting rule decides verdicts over readings and seeds,
+Student-t intervals are right, the report counts the papers' own claims by verdict."""
 
 import ast
 import math
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from castlab.report import consistent_paper_counts, paper_claim_counts, unexplained_paper_failures
+from castlab.report import consistent_paper_counts, paper_claim_counts, status_rows, unexplained_paper_failures
 from castlab.report import write_report as _write_report
-from castlab.experiments.common import (Claim, band_at_least, band_at_most, band_in_range, in_band, inconsistent,
-                                        within)
+from castlab.experiments.common import (Claim, at_least, at_most, claim_over_seeds, combine_readings, in_range,
+                                        inconsistent, over_readings, with_seed_interval, within)
 from castlab.stats import t_interval, t_quantile
 
 
@@ -39,25 +39,64 @@ def test_t_interval_of_a_known_sample():
             t_interval(few)
 
 
-def test_a_band_holds_only_when_the_papers_value_is_inside():
-    inside = in_band("b", "s", 0.25, {"56 ms": 0.2, "112 ms": 0.3}, "", kind="paper")
-    outside = in_band("b", "s", 0.35, {"56 ms": 0.2, "112 ms": 0.3}, "", kind="paper")
-    assert inside.holds and not outside.holds
-    assert "56 ms: 0.2" in inside.ours
+def test_a_claim_holds_only_when_every_reading_holds():
+    readings = {"56 ms": 0.45, "112 ms": 0.55, "280 ms": 0.6}
+    every = over_readings(in_range, readings, "r", "s", 0.4, 2.0, None, "", kind="paper")
+    some = over_readings(in_range, readings, "r", "s", 0.5, 2.0, None, "", kind="paper")
+    none = over_readings(in_range, readings, "r", "s", 0.7, 2.0, None, "", kind="paper")
+    assert (every.verdict, some.verdict, none.verdict) == ("holds", "reading-dependent", "fails")
+    assert every.holds and not some.holds and not none.holds
+    # ours is the primary reading's (the first), and every reading is on the claim
+    assert some.ours == 0.45
+    assert [(r["reading"], r["holds"]) for r in some.readings] == [("56 ms", False), ("112 ms", True),
+                                                                   ("280 ms", True)]
+    assert "56 ms 0.45 fails" in some.statement
 
 
-def test_range_and_bound_bands_hold_when_some_allowed_reading_meets_the_statement():
-    readings = {"56 ms": 0.45, "112 ms": 0.55, "280 ms": 0.4}
-    assert band_in_range("r", "s", 0.5, 2.0, readings, "", kind="paper").holds
-    assert not band_in_range("r", "s", 0.6, 2.0, readings, "", kind="paper").holds
-    assert not band_in_range("r", "s", 0.1, 0.3, readings, "", kind="paper").holds
-    assert band_at_least("l", "s", 0.55, readings, "", kind="paper").holds
-    assert not band_at_least("l", "s", 0.56, readings, "", kind="paper").holds
-    assert band_at_most("m", "s", 0.4, readings, "", kind="paper").holds
-    assert not band_at_most("m", "s", 0.39, readings, "", kind="paper").holds
-    nan = band_in_range("n", "s", 0.5, 2.0, {"a": float("nan")}, "", kind="paper")
-    assert not nan.holds and nan.ours == "no finite reading"
-    assert "280 ms: 0.4" in band_at_least("l", "s", 0.5, readings, "", kind="paper").ours
+def test_lying_between_readings_never_makes_a_claim_hold():
+    # the paper's 0.25 lies between the two readings, each of which misses it by 20 %
+    c = over_readings(within, {"a": 0.2, "b": 0.3}, "b", "s", 0.25, None, "", rel_tol=0.1, kind="paper")
+    assert c.verdict == "fails" and not c.holds
+
+
+def test_an_undecided_reading_beside_holding_ones_is_undecided():
+    a = within("x", "s", 1.0, 1.0, "s", abs_tol=0.1, kind="paper")
+    b = within("x", "s", 1.0, 1.0, "s", abs_tol=0.1, kind="paper").set_verdict("undecided")
+    c = combine_readings({"A": a, "B": b}, "a setting")
+    assert c.verdict == "undecided" and not c.holds
+
+
+def test_a_mean_whose_interval_spans_the_bound_is_undecided():
+    # mean 1.0, interval far wider than 0.9..inf: the rule differs at its two ends
+    spans = claim_over_seeds(at_least, [0.2, 1.8, 1.0], "x", "s", 0.9, None, "ratio", kind="paper")
+    assert spans.verdict == "undecided" and not spans.holds
+    clear = claim_over_seeds(at_least, [1.2, 1.25, 1.3], "x", "s", 0.9, None, "ratio", kind="paper")
+    assert clear.verdict == "holds"
+    below = claim_over_seeds(at_least, [0.5, 0.55, 0.6], "x", "s", 0.9, None, "ratio", kind="paper")
+    assert below.verdict == "fails"
+    built = with_seed_interval(at_least("x", "s", 0.9, 1.0, "ratio", kind="paper"), [0.2, 1.8, 1.0])
+    assert built.verdict == "undecided"
+
+
+def test_a_universal_statement_is_decided_on_the_worst_seed():
+    # "under 1 %" on every seed: the mean (0.0224 / 3 = 0.75 %) is under, seed 3 (1.14 %) is not
+    c = claim_over_seeds(at_most, [0.005, 0.006, 0.0114], "w", "under 1 %", 0.01, None, "loss fraction",
+                         kind="paper", worst="max")
+    assert c.ours == 0.0114 and c.verdict == "fails"
+    assert "worst of 3 seeds (seed #3)" in c.statement and "mean 0.00747" in c.statement
+    ok = claim_over_seeds(at_least, [224e3, 230e3], "p", "no pair starved", 224e3, None, "b/s", kind="paper",
+                          worst="min")
+    assert ok.verdict == "holds" and ok.ours == 224e3
+    with pytest.raises(ValueError, match="worst"):
+        claim_over_seeds(at_most, [1.0], "w", "s", 1.0, None, "u", kind="paper", worst="mean")
+
+
+def test_holds_is_true_only_for_the_verdict_holds():
+    c = within("x", "s", 1.0, 1.0, "s", abs_tol=0.1, kind="paper")
+    for v, h in (("reading-dependent", False), ("undecided", False), ("fails", False), ("holds", True)):
+        assert c.set_verdict(v).holds is h
+    with pytest.raises(ValueError, match="verdict"):
+        c.set_verdict("mostly")
 
 
 def test_only_a_paper_claim_can_be_marked_inconsistent():
@@ -71,41 +110,52 @@ def _summary(paper, claims):
     return {"experiment": "e-" + paper, "paper": paper, "figure": "f", "claims": claims}
 
 
-def _c(kind, holds, explanation=""):
+def _c(kind, holds, explanation="", verdict=None, revised=()):
     return {"id": "i", "statement": "s", "paper_value": 1, "ours": 1.0, "unit": "", "tolerance": "",
-            "holds": holds, "kind": kind, "explanation": explanation}
+            "holds": holds, "kind": kind, "explanation": explanation,
+            "verdict": verdict or ("holds" if holds else "fails"), "readings": [], "revised": list(revised)}
 
 
-def test_the_report_counts_paper_claims_per_paper_apart_from_the_rest(tmp_path: Path):
+def test_the_report_counts_paper_claims_by_verdict_apart_from_the_rest(tmp_path: Path):
+    rev = [{"commit": "abc1234", "what": "tolerance", "before": "±10 %", "after": "±20 %", "direction": "none",
+            "status": "kept", "reason": "r", "experiment": "e-A", "claim": "i"}]
     sums = [_summary("A", [_c("paper", True), _c("paper", False, "queue too short: x.csv col y"),
-                           _c("sanity", True)]),
-            _summary("B", [_c("paper", True), _c("variant", False)])]
+                           _c("paper", False, "one reading fails: y.csv", verdict="reading-dependent"),
+                           _c("paper", True, revised=rev), _c("sanity", True), _c("analysis", False)]),
+            _summary("B", [_c("paper", False, "wide: z.csv", verdict="undecided"), _c("variant", False)])]
     counts = paper_claim_counts(sums)
-    assert counts == {"A": {"paper": (1, 2), "sanity": (1, 1)}, "B": {"paper": (1, 1), "variant": (0, 1)}}
+    assert counts == {"A": {"paper": (2, 4), "sanity": (1, 1), "analysis": (0, 1)},
+                      "B": {"paper": (0, 1), "variant": (0, 1)}}
+    rows = status_rows(sums)
+    assert rows["A"] == {"claims": 4, "holds": 2, "reading-dependent": 1, "undecided": 0, "fails": 1,
+                         "revised_holds": 1}
+    assert rows["all"]["claims"] == 5 and rows["all"]["undecided"] == 1 and rows["all"]["holds"] == 2
+    assert rows["analysis"]["claims"] == 1 and rows["sanity"]["holds"] == 1
     _write_report(tmp_path, sums)
     md = (tmp_path / "report.md").read_text()
-    assert "## A: paper claims, 1 of 2 hold" in md
+    assert "| A | 4 | 2 | 1 | 0 | 1 | 1 |" in md
+    assert "| **all** | 5 | 2 (40 %) | 1 | 1 | 1 | 1 |" in md
+    assert "## A: paper claims, 2 of 4 hold" in md
     assert md.index("## A: paper claims") < md.index("## A: sanity claims")
-    assert "queue too short: x.csv col y" in md
-    assert "**2 of 3**" in md  # the papers' claims over both papers
+    assert "queue too short: x.csv col y" in md and "revised: abc1234" in md
+    assert "sanity: 1 of 1 hold; analysis: 0 of 1 hold" in md
 
 
 def test_the_report_counts_consistent_paper_claims_and_names_unexplained_failures(tmp_path: Path):
     bad = {**_c("paper", False, "the paper's sum is off"), "paper_inconsistent": "3 x 4 = 13 in its text",
            "id": "bad"}
-    sums = [_summary("A", [_c("paper", True), bad, {**_c("paper", False), "id": "mute"}, _c("derived", False)])]
-    assert consistent_paper_counts(sums) == {"A": (1, 2)}
-    assert unexplained_paper_failures(sums) == ["e-A/mute"]
+    sums = [_summary("A", [_c("paper", True), bad, {**_c("paper", False), "id": "mute"}, _c("derived", False),
+                           {**_c("paper", False, verdict="reading-dependent"), "id": "mute2"}])]
+    assert consistent_paper_counts(sums) == {"A": (1, 3)}
+    assert unexplained_paper_failures(sums) == ["e-A/mute", "e-A/mute2"]
     _write_report(tmp_path, sums)
     md = (tmp_path / "report.md").read_text()
-    assert "| A | 1 of 2 |" in md
     assert "3 x 4 = 13 in its text" in md
-    assert "1 failing paper claims have no explanation:** e-A/mute" in md
+    assert "2 paper claims that do not hold have no explanation:** e-A/mute, e-A/mute2" in md
 
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "python" / "castlab" / "experiments"
-CLAIM_MAKERS = {"within", "at_most", "at_least", "in_range", "in_band", "band_in_range", "band_at_least",
-               "band_at_most"}
+CLAIM_MAKERS = {"within", "at_most", "at_least", "in_range", "over_readings", "claim_over_seeds"}
 
 
 def test_every_claim_in_the_experiments_states_its_kind():
@@ -120,15 +170,15 @@ def test_every_claim_in_the_experiments_states_its_kind():
     assert not missing, f"claims without kind=: {missing}"
 
 
-def test_a_band_over_readings_holds_when_some_reading_holds():
-    from castlab.claims import at_least, band_over_readings, within
+def test_readings_of_an_experiment_are_decided_claim_by_claim():
     a = [within("x", "s", 1.0, 1.2, "s", abs_tol=0.1, kind="paper", explanation="why"),
-         at_least("y", "t", 0.5, 0.4, "f", kind="paper", explanation="why")]
+         at_least("y", "t", 0.5, 0.6, "f", kind="paper")]
     b = [within("x", "s", 1.0, 1.05, "s", abs_tol=0.1, kind="paper"),
-         at_least("y", "t", 0.5, 0.3, "f", kind="paper", explanation="why")]
-    x, y = band_over_readings({"A": a, "B": b}, "a setting")
-    assert x.holds and not y.holds
-    assert x.ours.startswith("1.05..1.2") and "A fails, B holds" in x.statement and "a setting" in x.statement
-    assert y.explanation == "why" and y.tolerance.startswith("band")
+         at_least("y", "t", 0.5, 0.7, "f", kind="paper")]
+    x = combine_readings({"A": a[0], "B": b[0]}, "a setting")
+    y = combine_readings({"A": a[1], "B": b[1]}, "a setting")
+    assert x.verdict == "reading-dependent" and y.verdict == "holds"
+    assert x.ours == 1.2 and "primary reading of a setting: A" in x.statement
+    assert x.explanation == "why" and x.tolerance.endswith("at every reading")
     with pytest.raises(ValueError, match="same claims"):
-        band_over_readings({"A": a, "B": b[:1]}, "a setting")
+        combine_readings({"A": a[0], "B": b[1]}, "a setting")

@@ -88,12 +88,16 @@ def _claim_text(c, quick: bool, width: int = 100) -> str:
 
     import textwrap
 
-    mark = ("ok" if c.holds else "FAIL") if not quick else ("(ok)" if c.holds else "(FAIL)")
+    marks = {"holds": "ok", "fails": "FAIL", "reading-dependent": "READ", "undecided": "UNDEC"}
+    mark = marks.get(c.verdict, "FAIL") if not quick else ("(ok)" if c.holds else "(FAIL)")
     ours = f"{c.ours:.6g} {c.unit}" if isinstance(c.ours, float) else f"{c.ours}"
     wrap = lambda text, first: textwrap.fill(text, width, initial_indent=first,  # noqa: E731
                                              subsequent_indent=" " * 7, break_on_hyphens=False)
     lines = [wrap(f"[{c.kind}] {c.id}: ours {ours} vs {c.paper_value}" + (f" ({QUICK_NOTE})" if quick else "")
                   + f" — {c.statement}", f"  {mark:<5}")]
+    if c.verdict == "reading-dependent" and not quick:
+        lines.append(wrap("holds under some readings the paper allows, not all: "
+                          + ", ".join(f"{r['reading']} {r['verdict']}" for r in c.readings), " " * 7))
     if c.explanation and not c.holds:
         lines.append(wrap(f"why: {c.explanation}", " " * 7))
     if c.paper_inconsistent:

@@ -15,17 +15,18 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+import numpy as np
 
-from castlab.claims import (KINDS, QUICK_NOTE, UNCLASSIFIED, Claim, at_least, at_most, band_at_least, band_at_most,
-                            band_in_range, band_over_readings, in_band, in_range, inconsistent, t_interval, within)
+from castlab.claims import (KINDS, QUICK_NOTE, UNCLASSIFIED, VERDICTS, Claim, at_least, at_most, check,
+                            combine_readings, in_range, inconsistent, over_readings, t_interval, within)
 from castlab.parallel import map_runs
 from castlab.simulator import default_phase_overhead
 from castlab.stats import describe_interval, mean_interval
 
-__all__ = ["KINDS", "QUICK_NOTE", "UNCLASSIFIED", "NONNEGATIVE_UNITS", "Claim", "inconsistent", "within", "at_most",
-           "at_least", "in_range", "in_band", "band_in_range", "band_at_least", "band_at_most", "band_over_readings",
-           "t_interval", "map_runs", "over_seeds", "claim_over_seeds", "with_seed_interval", "Experiment", "Result",
-           "write_summary", "timed", "banded", "phase_decided"]
+__all__ = ["KINDS", "VERDICTS", "QUICK_NOTE", "UNCLASSIFIED", "NONNEGATIVE_UNITS", "Claim", "inconsistent", "within",
+           "at_most", "at_least", "in_range", "over_readings", "combine_readings", "t_interval", "map_runs",
+           "over_seeds", "claim_over_seeds", "with_seed_interval", "Experiment", "Result", "write_summary", "timed",
+           "banded", "phase_decided"]
 
 
 # Units of quantities that cannot be negative: the interval over seeds of a claim in one of these
@@ -45,30 +46,78 @@ def over_seeds(values: Sequence[float], confidence: float = 0.95, label: str = "
     return mean, f" [{where}{describe_interval(vals, confidence, nonnegative=nonnegative)}]"
 
 
+def _interval_verdict(c: Claim, values: Sequence[float], confidence: float, nonnegative: bool) -> None:
+    """The accounting rule's point 4: a claim decided on the mean whose t interval reaches both
+    sides of its rule (the rule gives another verdict at an end of the interval than at the
+    mean) is ``undecided``. A claim whose rule cannot be re-applied, or with one seed, is left
+    as it is."""
+    vals = [float(v) for v in values if v is not None and np.isfinite(float(v))]
+    if len(vals) < 2 or c.verdict not in ("holds", "fails"):
+        return
+    mean, lo, hi = mean_interval(vals, confidence)[:3]
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return
+    if nonnegative:
+        lo = max(lo, 0.0)
+    at_mean = check(c, mean)
+    if at_mean is None:
+        return
+    if check(c, lo) != at_mean or check(c, hi) != at_mean:
+        c.set_verdict("undecided")
+
+
 def with_seed_interval(c: Claim, values: Sequence[float], confidence: float = 0.95, label: str = "", *,
                        nonnegative: bool | None = None) -> Claim:
-    """A claim already decided on the mean of `values` (or on a band whose `label` reading is
-    that mean), with the mean's t interval appended to its statement as ``over_seeds`` writes
-    it: the one place the interval of a claim over seeds goes. `nonnegative` defaults to the
-    claim's unit being one of NONNEGATIVE_UNITS."""
+    """A claim already decided on the mean of `values` (or on a reading whose `label` names it),
+    with the mean's t interval appended to its statement as ``over_seeds`` writes it, and the
+    verdict ``undecided`` when that interval reaches both sides of the claim's rule: the one
+    place the interval of a claim over seeds goes. `nonnegative` defaults to the claim's unit
+    being one of NONNEGATIVE_UNITS."""
     if nonnegative is None:
         nonnegative = c.unit in NONNEGATIVE_UNITS
     _, note = over_seeds(values, confidence, label, nonnegative=nonnegative)
     c.statement += note
+    _interval_verdict(c, values, confidence, nonnegative)
     return c
 
 
-def claim_over_seeds(make: Callable[..., Claim], per_seed: Sequence[float], *args, **kw) -> Claim:
-    """``make(id, statement, ..., ours, ...)`` with ``ours`` the mean over seeds of ``per_seed`` and
-    the statement ending with the seeds' count and the 95 % t interval (``over_seeds``; clipped
-    at 0 when the claim's unit is one of NONNEGATIVE_UNITS). ``args`` holds the builder's
-    positional arguments with ``None`` where ``ours`` goes."""
+def claim_over_seeds(make: Callable[..., Claim], per_seed: Sequence[float], *args, worst: str | None = None,
+                     **kw) -> Claim:
+    """``make(id, statement, ..., ours, ...)`` decided over seeds. ``args`` holds the builder's
+    positional arguments with ``None`` where ``ours`` goes.
+
+    - By default ``ours`` is the mean over seeds of ``per_seed``, the statement ends with the
+      seeds' count and the 95 % t interval (``over_seeds``; clipped at 0 when the claim's unit is
+      one of NONNEGATIVE_UNITS), and the claim is ``undecided`` when that interval reaches both
+      sides of its rule.
+    - A universal statement ("never", "every", "under 1 %") passes ``worst="max"`` or
+      ``worst="min"``: ``ours`` is the worst seed's value (the largest or the smallest), the
+      claim holds only when the rule holds on every seed, and the mean is shown beside it."""
     values = per_seed.to_numpy(float) if hasattr(per_seed, "to_numpy") else per_seed
+    vals = [float(v) for v in values]
     nonneg = any(isinstance(a, str) and a in NONNEGATIVE_UNITS for a in args[2:])
-    mean, note = over_seeds(values, nonnegative=nonneg)
-    args = [mean if a is None else a for a in args]
-    args[1] = args[1] + note
-    return make(*args, **kw)
+    if worst is None:
+        mean, note = over_seeds(vals, nonnegative=nonneg)
+        args = [mean if a is None else a for a in args]
+        args[1] = args[1] + note
+        c = make(*args, **kw)
+        _interval_verdict(c, vals, 0.95, nonneg)
+        return c
+    if worst not in ("max", "min"):
+        raise ValueError(f"worst must be 'max' or 'min', not {worst!r}")
+    finite = [v for v in vals if np.isfinite(v)]
+    w = (max(finite) if worst == "max" else min(finite)) if finite and len(finite) == len(vals) else float("nan")
+    mean = mean_interval(vals)[0]
+    k = vals.index(w) if np.isfinite(w) else -1
+    where = f"seed #{k + 1}" if k >= 0 else "a seed with no value"
+    args = [w if a is None else a for a in args]
+    args[1] = args[1] + f" [worst of {len(vals)} seeds ({where}); mean {mean:.3g}]"
+    c = make(*args, **kw)
+    # the rule on every seed: the worst value decides only if the rule is monotone in it, so
+    # check each seed as well
+    if c.verdict == "holds" and any(check(c, v) is False for v in vals):
+        c.set_verdict("fails")
+    return c
 
 
 @dataclass
@@ -90,9 +139,10 @@ class Result:
 def banded(run: Callable[..., "Result"], setting: str, readings: dict[str, dict]) -> Callable[..., "Result"]:
     """An experiment run under every reading of a setting the paper leaves open: ``run(out, seed,
     quick, reading=...)`` once per entry of ``readings`` (name -> what ``run`` takes as
-    ``reading``), the first into ``out`` itself and the others into ``out/reading-NAME``; the
-    claims decided by the band rule (``band_over_readings``). A ``--quick`` run (which decides
-    nothing) runs the first reading only."""
+    ``reading``; the paper's declared primary reading first), the primary into ``out`` itself
+    and the others into ``out/reading-NAME``; each claim decided by the accounting rule
+    (``combine_readings``: it holds only when it holds under every reading). A ``--quick`` run
+    (which decides nothing) runs the primary reading only."""
     names = list(readings)
 
     def run_banded(out: Path, seed: int, quick: bool = False, **params) -> Result:
@@ -102,12 +152,17 @@ def banded(run: Callable[..., "Result"], setting: str, readings: dict[str, dict]
             sub.mkdir(parents=True, exist_ok=True)
             results[name] = run(sub, seed, quick, reading=readings[name], **params)
         first = results[names[0]]
-        claims = band_over_readings({n: r.claims for n, r in results.items()}, setting)
+        lists = {n: r.claims for n, r in results.items()}
+        ids = [c.id for c in first.claims]
+        if any([c.id for c in cs] != ids for cs in lists.values()):
+            raise ValueError(f"the readings of {setting!r} must give the same claims in the same order")
+        claims = [combine_readings({n: cs[i] for n, cs in lists.items()}, setting) for i in range(len(ids))]
         files = list(first.files)
         for k, (name, r) in enumerate(results.items()):
             if k:
                 files += [f"reading-{name.replace(' ', '-')}/{f}" for f in r.files]
-        params_out = {**first.params, "open_setting": setting, "readings": {n: readings[n] for n in results},
+        params_out = {**first.params, "open_setting": setting, "primary_reading": names[0],
+                      "readings": {n: readings[n] for n in results},
                       "params_by_reading": {n: r.params for k, (n, r) in enumerate(results.items()) if k}}
         return Result(params_out, claims, files)
 
@@ -156,9 +211,14 @@ def phase_decided(run: Callable[..., "Result"], overhead_s: float) -> Callable[.
 
 
 def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s: float, quick: bool = False) -> dict:
-    """summary.json; a ``quick`` run is marked as a whole (``"quick": true``) and per claim
-    (``"verdict": QUICK_NOTE``), so its ``holds`` is not read as the experiment's result."""
+    """summary.json, each claim with its revisions (``castlab.experiments.revisions``); a
+    ``quick`` run is marked as a whole (``"quick": true``) and per claim (``"verdict":
+    QUICK_NOTE``), so its ``holds`` is not read as the experiment's result."""
+    from castlab.experiments.revisions import revisions_for
+
     claims = [asdict(c) for c in result.claims]
+    for c in claims:
+        c["revised"] = c["revised"] or revisions_for(exp.name, c["id"])
     if quick:
         for c in claims:
             c["verdict"] = QUICK_NOTE

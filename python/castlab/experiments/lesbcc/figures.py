@@ -21,9 +21,8 @@ import pandas as pd
 from castlab._native import config_defaults
 from castlab.functions import lesbcc_synthetic
 from castlab.experiments import streams
-from castlab.experiments.common import (Claim, Result, at_least, at_most, band_at_least, band_at_most, band_in_range,
-                                        in_band, in_range, inconsistent, map_runs, t_interval, with_seed_interval,
-                                        within)
+from castlab.experiments.common import (Claim, Result, at_least, at_most, in_range, inconsistent, map_runs,
+                                        over_readings, t_interval, with_seed_interval, within)
 from castlab.experiments.lesbcc.markov import (MC_N, MC_N_READINGS, MC_POINTS, MC_REL_TOL, MC_ROUNDS,
                                                markov_monte_carlo, markov_ratio, markov_stationary)
 from castlab.experiments.lesbcc.metrics import (CONV_BIN_S, CONV_TOL, converge_time, fig6_counts, finite_mean,
@@ -102,7 +101,7 @@ def _readings(quick: bool) -> dict:
     return {"56 ms": {}} if quick else FIG5_READINGS
 
 
-BAND_HELPERS = {"range": band_in_range, "at_least": band_at_least, "at_most": band_at_most}
+BAND_RULES = {"range": in_range, "at_least": at_least, "at_most": at_most}
 
 
 def band_claim(cid: str, statement: str, rule: str, limits: tuple, runs: pd.DataFrame, col: str, unit: str,
@@ -115,8 +114,8 @@ def band_claim(cid: str, statement: str, rule: str, limits: tuple, runs: pd.Data
     present = set(runs["reading"])
     order = [r for r in FIG5_READINGS if r in present] + sorted(present - set(FIG5_READINGS))
     readings = {r: finite_mean(runs.loc[runs["reading"] == r, col]) for r in order}
-    c = BAND_HELPERS[rule](cid, statement + " (band over the delay readings of Fig. 5, each the mean over seeds)",
-                           *limits, readings, unit, kind="paper")
+    c = over_readings(BAND_RULES[rule], readings, cid, statement + " (at every delay reading of Fig. 5, each the "
+                      "mean over seeds)", *limits, None, unit, kind="paper", setting="Fig. 5's delays")
     base = [float(v) for v in runs.loc[runs["reading"] == "56 ms", col]]
     if base:
         with_seed_interval(c, base, confidence, label="56 ms")
@@ -240,21 +239,18 @@ def run_fig6(out: Path, seed: int, quick: bool = False) -> Result:
     fair = {li: d["main_mean_bps"] / 1e6 for li, d in base.items()}
     band = " (56 ms): band over LI2LE's two readings, each the mean over seeds"
     claims = [
-        with_seed_interval(band_in_range("main-fair-share", "'the average rate is close to 1 Mbps, the fair share' "
-                                         "(§3.1.1): the main flow's mean rate, 1 ± 25 %" + band, 0.75, 1.25,
-                                         {li: finite_mean(v) for li, v in fair.items()}, "Mb/s", kind="paper"),
+        with_seed_interval(over_readings(in_range, {li: finite_mean(v) for li, v in fair.items()}, "main-fair-share", "'the average rate is close to 1 Mbps, the fair share' "
+                                         "(§3.1.1): the main flow's mean rate, 1 ± 25 %" + band, 0.75, 1.25, None, "Mb/s", kind="paper"),
                            fair["window"], label="window"),
-        with_seed_interval(band_at_least("no-drop-to-zero", "'the multicast flow does not get beaten down' (§3.1.1): "
-                                         "main mean rate / mean unicast rate, at least 0.8" + band, 0.8,
-                                         {li: finite_mean(v) for li, v in ratio.items()}, "ratio", kind="paper"),
+        with_seed_interval(over_readings(at_least, {li: finite_mean(v) for li, v in ratio.items()}, "no-drop-to-zero", "'the multicast flow does not get beaten down' (§3.1.1): "
+                                         "main mean rate / mean unicast rate, at least 0.8" + band, 0.8, None, "ratio", kind="paper"),
                            ratio["window"], label="window"),
         at_least("reliable", "every receiver of the main flow ends with no unrecoverable loss, in every run (fraction)",
                  1.0, float(df["receivers_complete"].sum()) / (4 * len(df)), "fraction", kind="sanity"),
     ]
     if not quick:
-        c = with_seed_interval(band_in_range("same-reductions", "'all flows have 12 rate-reductions' (§3.1.1): main "
-                                             "reductions / mean unicast reductions, 1 ± 0.25" + band, 0.75, 1.25,
-                                             {li: finite_mean(v) for li, v in red.items()}, "ratio", kind="paper"),
+        c = with_seed_interval(over_readings(in_range, {li: finite_mean(v) for li, v in red.items()}, "same-reductions", "'all flows have 12 rate-reductions' (§3.1.1): main "
+                                             "reductions / mean unicast reductions, 1 ± 0.25" + band, 0.75, 1.25, None, "ratio", kind="paper"),
                                red["window"], label="window")
         claims.append(c)
         for cid, col, pv, what in (("packets", "packets_sent", 167_762, "packets sent by the main source in 450 s"),
@@ -262,9 +258,11 @@ def run_fig6(out: Path, seed: int, quick: bool = False) -> Result:
                                    ("les", "les", 32, "LEs after LI2LE"),
                                    ("rate-reductions", "rate_reductions", 12, "rate reductions of the main source"),
                                    ("li-le-ratio", "li_per_le", 949 / 32, "LIs per LE (949/32)")):
-            c = in_band(cid, f"{what} (paper {pv:,.4g}): band over the delay readings of Fig. 5 (fixed RTT 56/112/280 "
-                        "ms and §5.2.1's 500 ms) times LI2LE's two readings (window, slot), each the mean over seeds",
-                        pv, {k: float(means.loc[k, col]) for k in at}, col, kind="paper")
+            c = over_readings(within, {k: float(means.loc[k, col]) for k in at}, cid,
+                              f"{what} (paper {pv:,.4g}), ±50 % at every delay reading of Fig. 5 (fixed RTT "
+                              "56/112/280 ms and §5.2.1's 500 ms) times LI2LE's two readings (window, slot), each the "
+                              "mean over seeds", pv, None, col, rel_tol=0.5, kind="paper",
+                              setting="Fig. 5's delays and LI2LE")
             c = _explain(c, FIG6_WHY[cid])
             if cid == "packets":
                 inconsistent(c, "§3.1.1 says the main flow averages close to its 1 Mb/s fair share; 167,762 packets "
@@ -458,17 +456,19 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
                 max(v["nonbursty_max"] for v in per_n.values()), "ratio", kind="paper"),
         within("nonbursty-10pct", f"non-bursty at p = 10 %: 'p_li/p_le ratio is around 1.2' (§3.1.4; N = {n})", 1.2,
                r10, "ratio", abs_tol=0.05, kind="paper"),
-        in_band("bursty-low-min", "bursty, Fig. 10 (c)'s low p_li (0.65-6.7 %): 'high p_li/p_le ratios (9-90)': the smallest ratio of "
-                "the region, band over N", 9.0, {f"N={k}": v["low_min"] for k, v in per_n.items()}, "ratio",
-                kind="paper"),
-        in_band("bursty-low-max", "bursty, Fig. 10 (c)'s low p_li (0.65-6.7 %): 'high p_li/p_le ratios (9-90)': the largest ratio of "
-                "the region, band over N", 90.0, {f"N={k}": v["low_max"] for k, v in per_n.items()}, "ratio",
-                kind="paper"),
+        over_readings(within, {f"N={k}": v["low_min"] for k, v in per_n.items()}, "bursty-low-min",
+                      "bursty, Fig. 10 (c)'s low p_li (0.65-6.7 %): 'high p_li/p_le ratios (9-90)': the smallest ratio "
+                      "of the region, ±50 % at every reading of N", 9.0, None, "ratio", rel_tol=0.5, kind="analysis",
+                      setting="the chain's N"),
+        over_readings(within, {f"N={k}": v["low_max"] for k, v in per_n.items()}, "bursty-low-max",
+                      "bursty, Fig. 10 (c)'s low p_li (0.65-6.7 %): 'high p_li/p_le ratios (9-90)': the largest ratio "
+                      "of the region, ±50 % at every reading of N", 90.0, None, "ratio", rel_tol=0.5, kind="analysis",
+                      setting="the chain's N"),
         Claim("bursty-matches-sim", "'the model gives the same order of magnitude' as the simulation's 949/32 = 29.7: "
               "the band over N of the bursty ratio at p_li = 949/167,762 overlaps 29.7/3..29.7·3",
               "9.9..89.1", f"{lo_s:.4g}..{hi_s:.4g} (" + ", ".join(f"N={k}: {v['at_p_sim']:.4g}"
                                                                  for k, v in per_n.items()) + ")",
-              "ratio", "band overlaps range", bool(overlap), "paper"),
+              "ratio", "band overlaps range", bool(overlap), "analysis"),
         at_most("monte-carlo-agrees", f"a Monte Carlo of the chain ({rounds:,} rounds per point, N = {n}) gives the "
                 "analytic p_li / p_le at 8 points (largest relative difference)", MC_REL_TOL,
                 float(mc["rel_diff"].max()), "fraction", kind="sanity"),
@@ -571,9 +571,8 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     for worst, lo, hi, paper in ((0.10, 500, 520, 510), (0.20, 950, 1050, 1000)):
         per = {r: agg[(agg["worst_loss"] == worst) & (agg["li2le_reading"] == r)] for r in LI2LE_READINGS}
         pct = int(worst * 100)
-        c = band_in_range(f"level-{pct}pct", f"worst receiver at {worst:.0%}: mean LEs passed over all receiver counts "
-                          f"(paper {lo}-{hi}; {paper} ± 10 %): band over LI2LE's two readings", paper * 0.9,
-                          paper * 1.1, {r: float(a["mean"].mean()) for r, a in per.items()}, "LEs", kind="paper")
+        c = over_readings(in_range, {r: float(a["mean"].mean()) for r, a in per.items()}, f"level-{pct}pct", f"worst receiver at {worst:.0%}: mean LEs passed over all receiver counts "
+                          f"(paper {lo}-{hi}; {paper} ± 10 %): band over LI2LE's two readings", paper * 0.9, paper * 1.1, None, "LEs", kind="paper")
         pred = float(li_agg[(li_agg["li2le_reading"] == "window") & np.isclose(li_agg["p"], worst)]["predicted"].iloc[0])
         lis_worst = worst * FIG12_PACKETS
         claims.append(_explain(c, f"the paper divides {lis_worst:.0f} LIs by 1.2, the chain's ratio for fixed rounds; "
@@ -582,13 +581,12 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
                                   f"{lis_worst / pred:.0f} LEs; the slot reading is fig12.csv's li2le_reading = slot "
                                   "(li2le.csv: measured, window_1_plus_px, chain_rounds)"))
         flat = {r: float(a["mean"].max() - a["mean"].min()) / float(a["mean"].mean()) for r, a in per.items()}
-        claims.append(band_at_most(f"flat-{pct}pct", f"worst at {worst:.0%}: flat from 1 to {ns[-1]} receivers "
-                                   "((max − min) / mean of the per-size means): band over LI2LE's two readings", 0.1,
-                                   flat, "fraction", kind="paper"))
+        claims.append(over_readings(at_most, flat, f"flat-{pct}pct", f"worst at {worst:.0%}: flat from 1 to {ns[-1]} receivers "
+                                   "((max − min) / mean of the per-size means): band over LI2LE's two readings", 0.1, None, "fraction", kind="paper"))
         ratio = {r: float((a["mean"] / a["worst_les"]).mean()) for r, a in per.items()}
-        claims.append(band_in_range(f"tracks-worst-{pct}pct", f"worst at {worst:.0%}: LEs passed ≈ the LEs the worst "
+        claims.append(over_readings(in_range, ratio, f"tracks-worst-{pct}pct", f"worst at {worst:.0%}: LEs passed ≈ the LEs the worst "
                                     "receiver generated (passed / worst receiver's LEs, 1 ± 0.1): band over LI2LE's "
-                                    "two readings", 0.9, 1.1, ratio, "ratio", kind="paper"))
+                                    "two readings", 0.9, 1.1, None, "ratio", kind="paper"))
     for r in li_agg.itertuples():
         pct = int(round(r.p * 100))
         if r.li2le_reading == "window":
@@ -945,10 +943,10 @@ def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
             m = allr[allr["reading"] == r]
             lo, hi = finite_mean(m["paths_srtt_min"]), finite_mean(m["paths_srtt_max"])
             pos[r] = (finite_mean(m["main_srtt_mean"]) - lo) / (hi - lo) if hi > lo else float("nan")
-        c = band_in_range(f"rtt-between-{tag}", f"{w} aggregation: 'its RTT would be biased higher (average of the 4 "
+        c = over_readings(in_range, pos, f"rtt-between-{tag}", f"{w} aggregation: 'its RTT would be biased higher (average of the 4 "
                           "different RTTs)' (§3.2.2): the main SRTT lies within the range of the four paths' SRTTs "
                           "(means over seeds): its position (main − min) / (max − min) in 0..1, band over the delay "
-                          "readings of Fig. 5", 0.0, 1.0, pos, "position", kind="paper")
+                          "readings of Fig. 5", 0.0, 1.0, None, "position", kind="paper")
         with_seed_interval(c, [float(v) for v in d["main_srtt_mean"]], label="56 ms, main SRTT in s")
         c.statement += (f" (56 ms: the paths' SRTTs {finite_mean(d['paths_srtt_min']):.4g}.."
                         f"{finite_mean(d['paths_srtt_max']):.4g} s)")
@@ -959,10 +957,9 @@ def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
     noagg_all = everything[~everything["aggregation"].astype(bool)]
     sums_by = {r: [int(noagg_all.loc[noagg_all["reading"] == r, f"les_rcv{k}"].sum()) for k in range(1, 5)]
                for r in present}
-    c = band_at_most("worst-is-receiver-1", "'MaxLPRF will respond to LEs from receiver 1' (§3.2.2): without "
+    c = over_readings(at_most, {r: int(np.argmax(v)) + 1 for r, v in sums_by.items()}, "worst-is-receiver-1", "'MaxLPRF will respond to LEs from receiver 1' (§3.2.2): without "
                      "aggregation, receiver 1 (25-packet buffer) gives the most LEs, summed over seeds (index of the "
-                     "receiver with most LEs), band over the delay readings of Fig. 5", 1,
-                     {r: int(np.argmax(v)) + 1 for r, v in sums_by.items()}, "receiver", kind="paper")
+                     "receiver with most LEs), band over the delay readings of Fig. 5", 1, None, "receiver", kind="paper")
     claims.append(_explain(c, "LEs of receivers 1-4 summed over seeds, per reading: "
                               + "; ".join(f"{r} {v}" for r, v in sums_by.items())
                               + f" ({table}: les_rcv1..les_rcv4, aggregation False; per seed fig16_runs.csv)"))
@@ -1074,18 +1071,16 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
     for split, letter in zip(FIG19_SPLITS, "abc"):
         s = f"({split[0]},{split[1]})"
         ms = {r: p.loc[s].mean() for r, p in pivs.items()}
-        c = band_in_range(f"none-near-240-{letter}", f"({letter}) split {s}: 'the no-aggregation case passes just "
-                          "under 240 LEs': mean over receiver counts, 240 ± 15 %: band over LI2LE's two readings",
-                          240 * 0.85, 240 * 1.15, {r: float(m["none"]) for r, m in ms.items()}, "LEs", kind="paper")
+        c = over_readings(in_range, {r: float(m["none"]) for r, m in ms.items()}, f"none-near-240-{letter}", f"({letter}) split {s}: 'the no-aggregation case passes just "
+                          "under 240 LEs': mean over receiver counts, 240 ± 15 %: band over LI2LE's two readings", 240 * 0.85, 240 * 1.15, None, "LEs", kind="paper")
         claims.append(_explain(c, why_240))
         like = FIG19_PARTIAL_LIKE[s]
         other = "complete" if like == "none" else "none"
         text = ("'the intermediate (partial aggregation) curve is almost comparable to the scenario with no "
                 "aggregation'" if like == "none" else "'the partial aggregation curve closer to the worst-case curve'")
         diff = {r: float(abs(m["partial"] - m[like]) - abs(m["partial"] - m[other])) for r, m in ms.items()}
-        c = band_at_most(f"partial-like-{like}-{letter}", f"({letter}) split {s}: {text}: |partial − {like}| − "
-                         f"|partial − {other}| of the means over receiver counts: band over LI2LE's two readings", 0.0,
-                         diff, "LEs", kind="paper")
+        c = over_readings(at_most, diff, f"partial-like-{like}-{letter}", f"({letter}) split {s}: {text}: |partial − {like}| − "
+                         f"|partial − {other}| of the means over receiver counts: band over LI2LE's two readings", 0.0, None, "LEs", kind="paper")
         claims.append(_explain(c, "with independent losses a per-sequence-number aggregator can only hide the worst "
                                   "receiver's losses that another receiver of the same subtree shares (1 − 0.98^k), "
                                   "so partial aggregation at 5-40 receivers removes few of them (fig19.csv: mean by "
@@ -1096,12 +1091,11 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
         per_pkt = d["worst_lis"] / d["odata"].clip(lower=1)
         share[f"{total} receivers"] = (finite_mean(per_pkt[d["mode"] == "complete"])
                                        / max(finite_mean(per_pkt[d["mode"] == "none"]), 1e-12))
-    c = band_at_most("complete-suppresses", "'the worst-case curve ... suppresses all the LIs from the worst-loss "
+    c = over_readings(at_most, share, "complete-suppresses", "'the worst-case curve ... suppresses all the LIs from the worst-loss "
                      "receiver': the worst receiver's LIs at the source per packet sent, complete aggregation / none "
                      "(means over seeds), "
                      f"at most {FIG19_SUPPRESS_MAX} at some size: band over "
-                     + ", ".join(str(k) for k in sizes) + " receivers", FIG19_SUPPRESS_MAX, share, "ratio",
-                     kind="paper")
+                     + ", ".join(str(k) for k in sizes) + " receivers", FIG19_SUPPRESS_MAX, None, "ratio", kind="paper")
     claims.append(_explain(c, "per-sequence-number aggregation can hide only the worst receiver's losses that another "
                               "receiver shares, 1 − 0.98^(k−1) of them at k receivers ("
                               + ", ".join(f"{1 - 0.98 ** (k - 1):.0%} at {k}" for k in sizes)
@@ -1276,20 +1270,18 @@ def run_fig21_sim(out: Path, seed: int, quick: bool = False) -> Result:
            "with the square of SRTT, and the rate falls toward the 1-packet/s floor (fig21_sim.csv: rtt_sample_median_s, packet_gap_median_s, srtt_mean; fig21_sim_rtt.csv)")
     sizes = " (band over LE-SBCC's packet size, 560 or 1460 bytes; each reading the mean over seeds)"
     claims = [
-        with_seed_interval(band_in_range("tcp-friendly", "(§5.2.1) 'The results indicate TCP friendliness': LE-SBCC's "
+        with_seed_interval(over_readings(in_range, ratio_band, "tcp-friendly", "(§5.2.1) 'The results indicate TCP friendliness': LE-SBCC's "
                                          "mean rate over the mean TCP flow's goodput within the band of lesbcc-fig13 "
-                                         "(0.5-2)" + sizes, 0.5, 2.0, ratio_band, "ratio", kind="paper"),
+                                         "(0.5-2)" + sizes, 0.5, 2.0, None, "ratio", kind="paper"),
                            ratio, label="560 B"),
-        _explain(with_seed_interval(band_at_least("multicast-above-tcp", "(§5.2.1) 'the average rate of multicast is "
-                                                  "higher than that of TCP' (Fig. 21): the same ratio" + sizes, 1.0,
-                                                  ratio_band, "ratio", kind="paper"), ratio, label="560 B"),
+        _explain(with_seed_interval(over_readings(at_least, ratio_band, "multicast-above-tcp", "(§5.2.1) 'the average rate of multicast is "
+                                                  "higher than that of TCP' (Fig. 21): the same ratio" + sizes, 1.0, None, "ratio", kind="paper"), ratio, label="560 B"),
                  "§5.2.1 blames its Linux implementation for it (bursty token bucket, 10 ms timers, user-space "
                  "priority), which the simulation does not have; here the source is below TCP for the reason of "
                  "tcp-friendly (fig21_sim.csv: ratio per seed)"),
-        band_at_least("no-drop-to-zero", f"(§5.2.1) 'drop-to-zero avoidance': in every {FIG21_WINDOW_S:g} s window "
+        over_readings(at_least, window_band, "no-drop-to-zero", f"(§5.2.1) 'drop-to-zero avoidance': in every {FIG21_WINDOW_S:g} s window "
                       f"after the first {FIG21['warmup_s']:g} s the source's mean rate stays above a tenth of the fair "
-                      "share; ours: the lowest window over the fair share, lowest over seeds, per packet-size reading",
-                      0.1, window_band, "fraction of fair share", kind="paper"),
+                      "share; ours: the lowest window over the fair share, lowest over seeds, per packet-size reading", 0.1, None, "fraction of fair share", kind="paper"),
         at_least("reliable", "every multicast receiver ends with no unrecoverable loss, in every run (fraction)", 1.0,
                  float(df["receivers_complete"].sum()) / (FIG21["hosts"] * len(df)), "fraction", kind="sanity"),
     ]
