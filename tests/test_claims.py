@@ -182,3 +182,34 @@ def test_readings_of_an_experiment_are_decided_claim_by_claim():
     assert x.explanation == "why" and x.tolerance.endswith("at every reading")
     with pytest.raises(ValueError, match="same claims"):
         combine_readings({"A": a[0], "B": b[1]}, "a setting")
+
+
+def test_a_kept_fail_to_hold_revision_needs_the_papers_sentence():
+    from castlab.experiments.revisions import Revision
+    with pytest.raises(ValueError, match="paper_quote"):
+        Revision("e", "c", "abc1234", "tolerance", "±10 %", "±20 %", "fail-to-hold", "kept", "looked better")
+    # undone, or justified by the paper's own sentence, it stands
+    Revision("e", "c", "abc1234", "tolerance", "±10 %", "±20 %", "fail-to-hold", "undone", "looked better")
+    Revision("e", "c", "abc1234", "metric", "all seconds", "the episode", "fail-to-hold", "kept", "r",
+             paper_quote="keeps high loss rate for 40 s")
+
+
+def test_the_revisions_page_is_generated_from_the_data_and_up_to_date():
+    from castlab.experiments.revisions import REVISIONS, main, render_page
+    assert main(["--check"]) == 0, "run python -m castlab.experiments.revisions"
+    page = render_page()
+    for r in REVISIONS:
+        assert f"| {r.experiment} | `{r.claim}` | {r.commit} |" in page
+
+
+def test_a_summary_carries_the_claims_revisions(tmp_path: Path):
+    from castlab.experiments import REGISTRY
+    from castlab.experiments.common import Result, write_summary
+    from castlab.experiments.revisions import REVISIONS
+    r = REVISIONS[0]
+    c = within(r.claim, "s", 1.0, 1.0, "s", abs_tol=0.1, kind="paper")
+    other = within("not-revised", "s", 1.0, 1.0, "s", abs_tol=0.1, kind="paper")
+    s = write_summary(tmp_path, REGISTRY[r.experiment], 1, Result({}, [c, other]), 0.1)
+    assert [x["commit"] for x in s["claims"][0]["revised"]] == [x.commit for x in REVISIONS
+                                                                if (x.experiment, x.claim) == (r.experiment, r.claim)]
+    assert s["claims"][1]["revised"] == []

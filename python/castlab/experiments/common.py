@@ -19,6 +19,7 @@ import numpy as np
 
 from castlab.claims import (KINDS, QUICK_NOTE, UNCLASSIFIED, VERDICTS, Claim, at_least, at_most, check,
                             combine_readings, in_range, inconsistent, over_readings, t_interval, within)
+from castlab.experiments.revisions import revisions_for
 from castlab.parallel import map_runs
 from castlab.simulator import default_phase_overhead
 from castlab.stats import describe_interval, mean_interval
@@ -214,8 +215,6 @@ def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s:
     """summary.json, each claim with its revisions (``castlab.experiments.revisions``); a
     ``quick`` run is marked as a whole (``"quick": true``) and per claim (``"verdict":
     QUICK_NOTE``), so its ``holds`` is not read as the experiment's result."""
-    from castlab.experiments.revisions import revisions_for
-
     claims = [asdict(c) for c in result.claims]
     for c in claims:
         c["revised"] = c["revised"] or revisions_for(exp.name, c["id"])
