@@ -82,13 +82,14 @@ def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
 
 
 def _claim_text(c, quick: bool, width: int = 100) -> str:
-    """A claim as printed: the mark ("ok", "FAIL", or in parentheses on a quick run, which is
-    not a verdict), kind, id, ours against the paper, the statement; wrapped at `width`."""
+    """A claim as printed: the mark ("ok", "FAIL", "READ" reading-dependent, "UNDC" undecided, or
+    in parentheses on a quick run, which is not a verdict), kind, id, ours against the paper, the
+    statement; wrapped at `width`."""
     from castlab.experiments.common import QUICK_NOTE
 
     import textwrap
 
-    marks = {"holds": "ok", "fails": "FAIL", "reading-dependent": "READ", "undecided": "UNDEC"}
+    marks = {"holds": "ok", "fails": "FAIL", "reading-dependent": "READ", "undecided": "UNDC"}
     mark = marks.get(c.verdict, "FAIL") if not quick else ("(ok)" if c.holds else "(FAIL)")
     ours = f"{c.ours:.6g} {c.unit}" if isinstance(c.ours, float) else f"{c.ours}"
     wrap = lambda text, first: textwrap.fill(text, width, initial_indent=first,  # noqa: E731
@@ -244,6 +245,40 @@ def _reproduce_names(args, names: list, out: Path, jobs: int, failed: list) -> i
     if failed:
         return 1
     return 0 if held or not args.strict else 1
+
+
+def _cmd_report(args) -> int:
+    """Gather the summary.json of every experiment folder under the given folders (each folder
+    itself, or its sub-folders one level down) into one report, as `reproduce --all` writes it."""
+    import json
+
+    from castlab.report import write_report
+
+    found: dict[str, tuple[Path, dict]] = {}
+    for d in map(Path, args.dirs):
+        if not d.is_dir():
+            print(f"castlab report: {d} is not a folder", file=sys.stderr)
+            return 2
+        for f in [d / "summary.json", *sorted(d.glob("*/summary.json"))]:
+            if not f.is_file():
+                continue
+            try:
+                s = json.loads(f.read_text())
+                name = s["experiment"]
+            except (ValueError, KeyError, TypeError) as e:
+                print(f"castlab report: {f} is not an experiment's summary ({e})", file=sys.stderr)
+                return 2
+            if name in found:
+                print(f"castlab report: {name} is in both {found[name][0]} and {f}", file=sys.stderr)
+                return 2
+            found[name] = (f, s)
+    if not found:
+        print(f"castlab report: no summary.json in {', '.join(args.dirs)}", file=sys.stderr)
+        return 2
+    out = Path(args.out) if args.out else Path(args.dirs[0])
+    out.mkdir(parents=True, exist_ok=True)
+    write_report(out, [s for _, s in found.values()])
+    return 0
 
 
 def _cmd_sweep(args) -> int:
@@ -492,6 +527,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="phase randomisation: every packet waits a uniform random time of up to SECONDS at "
                         "its sender (ns-2's overhead_; default off)")
     r.set_defaults(fn=_cmd_reproduce)
+    rp = sub.add_parser("report", help="gather experiments' summaries (folders written by `reproduce`) into one "
+                        "report, as `reproduce --all` writes it")
+    rp.add_argument("dirs", nargs="+", metavar="DIR", help="an experiment's folder, or a folder of them")
+    rp.add_argument("--out", default=None, help="where report.md, report.json and status.json go (default: the "
+                    "first DIR)")
+    rp.set_defaults(fn=_cmd_report)
     _add_study_parsers(sub)
     d = sub.add_parser("run", help="run the built-in demo and print per-receiver throughput and loss")
     d.add_argument("--duration", type=float, default=60.0)

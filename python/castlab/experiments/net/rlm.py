@@ -435,9 +435,12 @@ def run_net_rlm_red(out: Path, seed: int, quick: bool = False) -> Result:
 
     claims: list[Claim] = []
     for w, c in zip(WINDOWS_S, cols):
+        # The paper claim needs every w_q the paper allows (rlm-red decides it over all of them);
+        # the testbed runs the primary weight only, so here it is derived.
         claims.append(at_most(f"red-improves-{w:g}s", f"(paper, RLM §5) {w:g} s window: 'using RED gateways ... the "
-                              "loss rate performance indeed improves': on the testbed, RED's worst-case loss (max over "
-                              "receivers) over DropTail's, at most 1", 1.0, ratio("real", c), "ratio", kind="paper",
+                              "loss rate performance indeed improves': on the testbed, at the primary w_q only, RED's "
+                              "worst-case loss (max over receivers) over DropTail's, at most 1", 1.0, ratio("real", c),
+                              "ratio", kind="derived",
                               explanation=f"testbed RED {worst[('real', 'red')][c]:.4f}, DropTail "
                               f"{worst[('real', 'droptail')][c]:.4f}; simulated twin ratio {ratio('sim', c):.2f} "
                               "(net_rlm_red.csv)"))
