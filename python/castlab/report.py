@@ -11,7 +11,7 @@ from pathlib import Path
 from castlab.claims import QUICK_NOTE
 
 __all__ = ["KIND_ORDER", "VERDICT_ORDER", "COUNTED_APART", "paper_claim_counts", "verdict_counts", "status_rows",
-           "status_table", "consistent_paper_counts", "unexplained_paper_failures", "write_report"]
+           "status_table", "claim_index", "consistent_paper_counts", "unexplained_paper_failures", "write_report"]
 
 KIND_ORDER = {"paper": 0, "derived": 1, "variant": 2, "sanity": 3, "analysis": 4}
 VERDICT_ORDER = ("holds", "reading-dependent", "undecided", "fails")
@@ -82,6 +82,22 @@ def status_table(rows: dict[str, dict[str, int]]) -> list[str]:
     return lines
 
 
+def claim_index(summaries: list[dict]) -> list[dict]:
+    """One compact row per claim (claims.json): enough to recount the status table and to see
+    each verdict, its readings, revisions and explanation without the whole report."""
+    rows = []
+    for s in summaries:
+        for c in s["claims"]:
+            rows.append({"experiment": s["experiment"], "paper": s["paper"], "id": c["id"],
+                         "kind": c.get("kind", "unclassified"), "verdict": _verdict(c), "holds": _verdict(c) == "holds",
+                         "ours": c.get("ours"), "paper_value": c.get("paper_value"),
+                         "readings": [{"reading": r["reading"], "verdict": r.get("verdict")}
+                                      for r in c.get("readings") or []],
+                         "revised": [r["commit"] for r in c.get("revised") or []],
+                         "explanation": c.get("explanation", ""), "quick": bool(s.get("quick"))})
+    return rows
+
+
 def consistent_paper_counts(summaries: list[dict]) -> dict[str, tuple[int, int]]:
     """{paper: (held, total)} over the paper claims the paper's own numbers do not contradict
     (claims without ``paper_inconsistent``)."""
@@ -102,12 +118,14 @@ def unexplained_paper_failures(summaries: list[dict]) -> list[str]:
 
 
 def write_report(out: Path, summaries: list[dict]) -> None:
-    """report.json (the summaries), status.json (the status table's counts) and report.md: the
+    """report.json (the summaries), status.json (the status table's counts), claims.json (one
+    compact row per claim, ``claim_index``) and report.md: the
     status table, then per paper the paper's own claims first, then derived, variant, sanity
     and analysis claims, each with its verdict and readings."""
     (out / "report.json").write_text(json.dumps(summaries, indent=2, default=str) + "\n")
     rows = status_rows(summaries)
     (out / "status.json").write_text(json.dumps(rows, indent=2) + "\n")
+    (out / "claims.json").write_text(json.dumps(claim_index(summaries), indent=1, default=str) + "\n")
     counts = paper_claim_counts(summaries)
     kinds = sorted({k for ks in counts.values() for k in ks}, key=lambda k: KIND_ORDER.get(k, 9))
     quick = any(s.get("quick") for s in summaries)

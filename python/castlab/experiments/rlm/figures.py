@@ -339,7 +339,10 @@ def run_fig10(out: Path, seed: int, quick: bool = False, reading: Optional[dict]
     claims.append(claim_over_seeds(at_least, ps["at_optimum"], "all-reach-optimum", "'in all of the single-source "
                                     "simulations, each receiver eventually reaches the optimal level': fraction of "
                                     "receivers (per seed) whose level held longest over the second half of the run is "
-                                    "the optimum", 1.0, None, "fraction", kind="paper"))
+                                    "the optimum, on the worst seed", 1.0, None, "fraction", kind="paper",
+                                    worst="min", explanation="in the worst seed some receiver holds another level "
+                                    "longest over the second half (fig10_seeds.csv at_optimum; per receiver "
+                                    "fig10.csv held_level against optimal)"))
     params = _common_params(topology=2, sizes=sizes, seeds=seeds, duration_s=duration, link_delay_s=LINK_DELAY_S,
                             aggregate="per run the max over receivers of their worst-case loss; claims: each "
                             "statistic per seed (fig10_seeds.csv), mean over seeds with a 95 % Student-t interval; "
@@ -500,11 +503,13 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     # "The dependence on session size is more notable on short-term time scales". Rule, fixed
     # before looking: the least-squares slope of log10(worst-case loss) on log10(size) over the
     # sweep is larger for the 1 s window than for the 100 s window, and positive. Per seed's
-    # sweep; a sign is shown only when the 95 % Student-t interval of the mean over seeds
-    # excludes 0, so each claim is decided on the interval's lower end (above 0), not the mean.
+    # sweep; decided on the mean over seeds, undecided while its 95 % t interval reaches 0.
     claims.append(_shown_positive(ps["size_slope_1s"], "short-term-grows-with-size", "'the dependence on "
                                   "session size is more notable on short-term time scales': slope of log worst-case "
-                                  "loss on log session size, 1 s window, per seed", "decades per decade"))
+                                  "loss on log session size, 1 s window, per seed", "decades per decade",
+                                  explanation="the 1 s worst-case loss barely moves with the session size: the "
+                                  "seeds' slopes straddle 0 (fig12_seeds.csv size_slope_1s; per size fig12.csv "
+                                  "worst_1s)"))
     claims.append(_shown_positive(ps["slope_1s_minus_100s"], "short-term-more-size-dependent", "'the "
                                   "dependence on session size is more notable on short-term time scales': slope (log "
                                   "loss on log size) of the 1 s window minus that of the 100 s window, per seed",
@@ -519,7 +524,11 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
                                         f"settle at their own optimum (level {opt}), 'the algorithm works well even "
                                         "in the presence of large sets of receivers with different bandwidth "
                                         "constraints': fraction (per seed) whose level held longest over the second "
-                                        "half is the optimum", 1.0, None, "fraction", kind="paper"))
+                                        "half is the optimum, on the worst seed", 1.0, None, "fraction",
+                                        kind="paper", worst="min",
+                                        explanation=f"in the worst seed some receiver at {g} holds another level "
+                                        f"longest over the second half (fig12_seeds.csv at_optimum_{g}; per "
+                                        "receiver fig12_receivers.csv held_level against optimal)"))
     params = _common_params(topology=3, sizes=sizes, phase_overhead_s=FIG12_PHASE_S,
                             split="half at B = 1.5 Mb/s, half behind a B/2 link",
                             seeds=seeds, duration_s=duration,
