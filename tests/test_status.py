@@ -50,3 +50,8 @@ def test_every_paper_claim_that_does_not_hold_says_why():
     missing = [f"{c['experiment']}/{c['id']}" for c in claims
                if c["kind"] == "paper" and c["verdict"] != "holds" and not c["explanation"].strip()]
     assert not missing, f"paper claims without an explanation: {missing}"
+
+
+def test_the_fidelity_pages_show_the_claims_index():
+    from castlab.fidelity import main
+    assert main(["--check"]) == 0, "run python -m castlab.fidelity"
