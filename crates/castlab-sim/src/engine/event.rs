@@ -26,17 +26,14 @@
 
 use std::collections::BinaryHeap;
 
+use super::link::LinkEv;
+
 /// What happens at an event.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Ev {
-    TxDone {
-        ch: u32,
-        pkt: u32,
-    },
-    Arrive {
-        ch: u32,
-        pkt: u32,
-    },
+    /// A packet's serialisation ends or it reaches the far end of its link (the engine's
+    /// `link`).
+    Link(LinkEv),
     AgentStart {
         agent: u32,
     },
@@ -80,15 +77,6 @@ pub(super) enum Ev {
     },
     Sample {
         ch: u32,
-    },
-    /// Several `TxDone`s of one time with consecutive `seq`s, in that order (a fan-out's
-    /// copies leaving idle links of one rate): `Simulator::batches` holds their `(ch, pkt)`.
-    TxDoneBatch {
-        batch: u32,
-    },
-    /// Several `Arrive`s of one time with consecutive `seq`s, in that order.
-    ArriveBatch {
-        batch: u32,
     },
     /// A class's copies of packet `pkt` finish serialisation (the engine's `class`).
     ClassTx {

@@ -48,7 +48,8 @@
 //! # Where things are
 //! [`event`](self) holds the event type and the queue, with the reason for the `(time, seq)`
 //! order; `pool` the packet slots; `topology` building the scenario; `link` channels, queues
-//! and serialisation; `multicast` grafts and prunes; `class` fan-outs to many alike receivers
+//! and a packet's way from a queue to the far node, batched link events included; `multicast`
+//! grafts and prunes; `class` fan-outs to many alike receivers
 //! handled as one packet; `faults` links and nodes that fail and come back; `stats` the
 //! counters and result accessors. This file holds the simulator itself, the run loop and
 //! packet handling at a node.
@@ -75,7 +76,7 @@ use crate::error::{Result, SimError};
 use crate::routing::Routes;
 use class::{Class, ClassTry, CLASS_MIN, NO_CLASS};
 use event::{Entry, Ev, EventQueue};
-use link::Channel;
+use link::{Channel, LastLink};
 use multicast::{Group, Mc};
 use pool::Pool;
 
@@ -205,20 +206,8 @@ pub struct Simulator {
     class_counts: (u64, u64, u64, u64),
 }
 
-/// The latest `TxDone` or `Arrive` pushed (see [`Simulator::schedule_link`]).
-#[derive(Clone, Copy)]
-struct LastLink {
-    time: u64,
-    seq: u64,
-    arrive: bool,
-    /// Its batch, or `NO_BATCH` while it is a single event.
-    batch: u32,
-}
-
-const NO_BATCH: u32 = u32::MAX;
-
 /// How many members ahead of the one it runs a batch asks for the next members' state.
-const AHEAD: usize = 8;
+pub(super) const AHEAD: usize = 8;
 /// Batches and fan-outs at least this long prefetch (`AHEAD`): below, every receiver's state
 /// stays in the caches and the hints only add instructions; above, it does not (about a
 /// kilobyte of state is touched per receiver and packet).
@@ -227,7 +216,7 @@ const PREFETCH_FROM: usize = 1 << 15;
 /// A hint to the caches: fetch the line holding `at`. It never faults (any address may be
 /// given) and changes nothing the program computes.
 #[inline(always)]
-fn prefetch(at: *const u8) {
+pub(super) fn prefetch(at: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing into the program and cannot fault, whatever the
     // address; SSE is part of every x86_64 target.
@@ -361,136 +350,6 @@ impl Simulator {
         self.queue.push(Entry { time: at.as_nanos(), seq: self.seq, ev });
     }
 
-    /// Schedule a `TxDone` (`arrive` false) or an `Arrive` of packet `pkt` on channel `ch`.
-    ///
-    /// Link events of one kind scheduled back to back at one time become one batch event:
-    /// a fan-out to idle links of one rate schedules one `TxDone` per copy in a row, each of
-    /// them an `Arrive` in a row. The order stays exactly `(time, seq)`: each member still
-    /// takes its own `seq`, and the members' `seq`s are consecutive (nothing was scheduled
-    /// between them) at one time, so no other event can come between two members; the batch
-    /// sits in the queue at its first member's key and runs its members in order, as their
-    /// own events would have run.
-    #[inline(always)]
-    fn schedule_link(&mut self, at: Instant, arrive: bool, ch: u32, pkt: u32) {
-        let time = at.as_nanos();
-        // the common case inline (the next member of a fan-out's batch), the rest out of line
-        if let Some(l) = &mut self.last_link {
-            if l.seq == self.seq && l.time == time && l.arrive == arrive && l.batch != NO_BATCH {
-                self.seq += 1;
-                l.seq = self.seq;
-                self.batches[l.batch as usize].push((ch, pkt));
-                return;
-            }
-        }
-        self.schedule_link_start(time, arrive, ch, pkt);
-    }
-
-    /// `schedule_link` when the event does not join a batch already started.
-    #[inline(never)]
-    fn schedule_link_start(&mut self, time: u64, arrive: bool, ch: u32, pkt: u32) {
-        let at = Instant::from_nanos(time);
-        if !self.coalesce {
-            let ev = if arrive { Ev::Arrive { ch, pkt } } else { Ev::TxDone { ch, pkt } };
-            return self.schedule(at, ev);
-        }
-        if let Some(l) = self.last_link {
-            if l.seq == self.seq && l.time == time && l.arrive == arrive {
-                self.seq += 1;
-                let batch = if l.batch == NO_BATCH { self.start_batch(arrive) } else { l.batch };
-                self.batches[batch as usize].push((ch, pkt));
-                self.last_link = Some(LastLink { seq: self.seq, batch, ..l });
-                return;
-            }
-        }
-        self.seq += 1;
-        let ev = if arrive { Ev::Arrive { ch, pkt } } else { Ev::TxDone { ch, pkt } };
-        self.queue.push(Entry { time, seq: self.seq, ev });
-        self.last_link = Some(LastLink { time, seq: self.seq, arrive, batch: NO_BATCH });
-    }
-
-    /// Turn the event pushed last (a `TxDone` or an `Arrive`) into a batch holding it.
-    #[inline(never)]
-    fn start_batch(&mut self, arrive: bool) -> u32 {
-        let b = match self.batch_free.pop() {
-            Some(b) => b,
-            None => {
-                self.batches.push(Vec::new());
-                (self.batches.len() - 1) as u32
-            }
-        };
-        let last = self.queue.last_pushed_mut();
-        let first = match *last {
-            Ev::TxDone { ch, pkt } | Ev::Arrive { ch, pkt } => (ch, pkt),
-            _ => unreachable!("the last push was a link event"),
-        };
-        *last = if arrive { Ev::ArriveBatch { batch: b } } else { Ev::TxDoneBatch { batch: b } };
-        self.batches[b as usize].push(first);
-        b
-    }
-
-    /// Run a batch's members in order, each as its own event would have run.
-    fn run_batch(&mut self, batch: u32, arrive: bool) {
-        let list = std::mem::take(&mut self.batches[batch as usize]);
-        self.stats.events += list.len() as u64 - 1;
-        let pf = list.len() >= self.prefetch_from;
-        for (i, &(ch, pkt)) in list.iter().enumerate() {
-            if pf {
-                if let Some(&(c, _)) = list.get(i + AHEAD) {
-                    self.prefetch_channel(c);
-                }
-            }
-            if arrive {
-                if pf {
-                    if let Some(&(c, q)) = list.get(i + AHEAD / 2) {
-                        self.prefetch_receiver(c, q);
-                    }
-                }
-                self.arrive(ch, pkt);
-            } else {
-                self.tx_done(ch, pkt);
-            }
-            self.drain_dirty();
-        }
-        let mut list = list;
-        list.clear();
-        self.batches[batch as usize] = list;
-        self.batch_free.push(batch);
-    }
-
-    /// Ask the caches for the lines a batch member's channel will be read in (a hint: no
-    /// effect on what the run computes). A batch walks every receiver's state in a row,
-    /// which at 10^5 receivers and more is no longer in the caches.
-    #[inline(always)]
-    fn prefetch_channel(&self, ch: u32) {
-        if let Some(c) = self.channels.get(ch as usize) {
-            let at = c as *const Channel as *const u8;
-            prefetch(at);
-            prefetch(at.wrapping_add(64));
-            prefetch(at.wrapping_add(128));
-        }
-    }
-
-    /// The same for the far end of an arrival: the node, its group state, and the member's
-    /// slot and agent when it is a receiver's leaf (its channel was asked for earlier).
-    #[inline(always)]
-    fn prefetch_receiver(&self, ch: u32, pkt: u32) {
-        let Some(c) = self.channels.get(ch as usize) else { return };
-        let n = c.to.index();
-        if let Some(nd) = self.nodes.get(n) {
-            prefetch(nd as *const Node as *const u8);
-        }
-        let Some(Dest::Group(g)) = self.pool.slots.get(pkt as usize).map(|p| p.dst) else { return };
-        let Some(st) = self.groups.get(g.index()).and_then(|gr| gr.mc.get(n)) else { return };
-        prefetch(st as *const Mc as *const u8);
-        if let Some(a) = self.agents.get(st.member0 as usize) {
-            prefetch(a as *const AgentSlot as *const u8);
-            let at = &*a.agent as *const dyn Agent as *const u8;
-            prefetch(at);
-            prefetch(at.wrapping_add(64));
-            prefetch(at.wrapping_add(128));
-        }
-    }
-
     fn freeze(&mut self) {
         if self.frozen {
             return;
@@ -547,10 +406,7 @@ impl Simulator {
 
     fn dispatch(&mut self, ev: Ev) {
         match ev {
-            Ev::TxDone { ch, pkt } => self.tx_done(ch, pkt),
-            Ev::Arrive { ch, pkt } => self.arrive(ch, pkt),
-            Ev::TxDoneBatch { batch } => self.run_batch(batch, false),
-            Ev::ArriveBatch { batch } => self.run_batch(batch, true),
+            Ev::Link(ev) => self.link_event(ev),
             Ev::ClassTx { class, pkt } => self.class_event(class, pkt, false),
             Ev::ClassArrive { class, pkt } => self.class_event(class, pkt, true),
             Ev::AgentStart { agent } => {
@@ -638,23 +494,6 @@ impl Simulator {
         if c != NO_CLASS {
             self.class_member_touched(c);
         }
-    }
-
-    /// Packet `pkt` reaches the far end of channel `ch`.
-    #[inline]
-    fn arrive(&mut self, ch: u32, pkt: u32) {
-        let c = &mut self.channels[ch as usize];
-        c.in_flight -= 1;
-        if c.doomed > 0 {
-            // on the wire when the channel went down
-            c.doomed -= 1;
-            c.stats.drops_link_down += 1;
-            self.pool.release(pkt);
-            return;
-        }
-        c.stats.delivered += 1;
-        let to = c.to.0;
-        self.node_receive(to, pkt, Some(ch), false);
     }
 
     fn drain_dirty(&mut self) {

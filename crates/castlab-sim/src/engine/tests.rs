@@ -139,6 +139,7 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
     // with pops as the run loop does them; every popped batch is expanded into its members.
     // The sequence must be exactly the `(time, seq)` order of the events as scheduled.
     use super::event::Ev;
+    use super::link::LinkEv;
     use castlab_core::Rng;
     use std::collections::BTreeSet;
     let mut rng = Rng::seed_from_u64(11);
@@ -169,8 +170,8 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
             now = time;
             sim.last_link = None;
             let ids: Vec<u32> = match ev {
-                Ev::TxDone { ch, .. } | Ev::Arrive { ch, .. } | Ev::Sample { ch } => vec![ch],
-                Ev::TxDoneBatch { batch } | Ev::ArriveBatch { batch } => {
+                Ev::Link(LinkEv::TxDone { ch, .. } | LinkEv::Arrive { ch, .. }) | Ev::Sample { ch } => vec![ch],
+                Ev::Link(LinkEv::TxDoneBatch { batch } | LinkEv::ArriveBatch { batch }) => {
                     batched += 1;
                     let list = std::mem::take(&mut sim.batches[batch as usize]);
                     sim.batch_free.push(batch);
