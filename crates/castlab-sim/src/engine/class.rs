@@ -425,9 +425,6 @@ impl Simulator {
     /// Group `g`'s tree changes at node `n`: end the class fanning out there or reaching a
     /// member there.
     pub(super) fn class_tree_change(&mut self, g: u32, n: u32) {
-        if self.live_classes.is_empty() {
-            return;
-        }
         let at_member = self.nodes[n as usize].class;
         if at_member != NO_CLASS && self.classes[at_member as usize].groups.contains(&g) {
             self.end_class(at_member, true);

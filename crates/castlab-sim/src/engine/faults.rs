@@ -36,6 +36,7 @@
 use castlab_core::{ChannelId, Duration, Instant, NodeId};
 
 use super::event::Ev;
+use super::fanout::Touch;
 use super::multicast::NO_CHANNEL;
 use super::Simulator;
 use crate::error::{Result, SimError};
@@ -87,6 +88,7 @@ impl Simulator {
     }
 
     pub(super) fn set_link_state(&mut self, ch: u32, up: bool) {
+        self.touch_member(Touch::Failure);
         let rev = self.channels[ch as usize].reverse;
         for c in [ch, rev] {
             self.channels[c as usize].forced_down = !up;
@@ -95,6 +97,7 @@ impl Simulator {
     }
 
     pub(super) fn set_node_state(&mut self, n: u32, up: bool) {
+        self.touch_member(Touch::Failure);
         self.nodes[n as usize].down = !up;
         let out = &self.nodes[n as usize].out;
         let chans: Vec<u32> =

@@ -15,6 +15,7 @@ use castlab_core::{ChannelId, Duration, Instant, NodeId, Packet, Rng};
 use castlab_core::{Agent, Dest};
 
 use super::event::{Entry, Ev};
+use super::fanout::Touch;
 use super::multicast::Mc;
 use super::{prefetch, AgentSlot, Node, Simulator, AHEAD};
 use crate::queue::{Admit, Queue, QueueConfig};
@@ -189,11 +190,7 @@ impl Simulator {
 
     pub(super) fn enqueue(&mut self, ch: u32, p: u32) {
         let now = self.now;
-        let cl = self.channels[ch as usize].class;
-        if cl != super::class::NO_CLASS {
-            // a packet of its own on a class's member link: back to copies
-            self.end_class(cl, true);
-        }
+        self.touch_member(Touch::Link(ch));
         let c = &mut self.channels[ch as usize];
         c.stats.arrivals += 1;
         if c.down {

@@ -49,13 +49,15 @@
 //! [`event`](self) holds the event type and the queue, with the reason for the `(time, seq)`
 //! order; `pool` the packet slots; `topology` building the scenario; `link` channels, queues
 //! and a packet's way from a queue to the far node, batched link events included; `multicast`
-//! grafts and prunes; `class` fan-outs to many alike receivers
-//! handled as one packet; `faults` links and nodes that fail and come back; `stats` the
+//! grafts and prunes; `fanout` a group packet going down the tree at a node, its fast paths
+//! and the one hook that keeps them exact; `class` fan-outs to many alike receivers handled
+//! as one packet; `faults` links and nodes that fail and come back; `stats` the
 //! counters and result accessors. This file holds the simulator itself, the run loop and
 //! packet handling at a node.
 
 mod class;
 mod event;
+mod fanout;
 mod faults;
 mod link;
 mod multicast;
@@ -74,8 +76,9 @@ use castlab_core::{
 
 use crate::error::{Result, SimError};
 use crate::routing::Routes;
-use class::{Class, ClassTry, CLASS_MIN, NO_CLASS};
+use class::{Class, ClassTry};
 use event::{Entry, Ev, EventQueue};
+use fanout::Touch;
 use link::{Channel, LastLink};
 use multicast::{Group, Mc};
 use pool::Pool;
@@ -377,7 +380,7 @@ impl Simulator {
     /// results read now are exact. [`Simulator::run`] does it before it returns; after
     /// [`Simulator::advance`], call it (or `run`) before reading results.
     pub fn settle(&mut self) {
-        self.end_all_classes(false);
+        self.settle_fan_outs();
     }
 
     /// Run until `until` as [`Simulator::run`] does, but leave the receivers of fan-outs
@@ -410,7 +413,7 @@ impl Simulator {
             Ev::ClassTx { class, pkt } => self.class_event(class, pkt, false),
             Ev::ClassArrive { class, pkt } => self.class_event(class, pkt, true),
             Ev::AgentStart { agent } => {
-                self.agent_touched(agent);
+                self.touch_member(Touch::Agent(agent));
                 let s = &mut self.agents[agent as usize];
                 let info = StartInfo {
                     addr: Addr::new(s.node, s.port),
@@ -420,7 +423,7 @@ impl Simulator {
                 self.drive_agent(agent);
             }
             Ev::AgentTimer { agent } => {
-                self.agent_touched(agent);
+                self.touch_member(Touch::Agent(agent));
                 let now = self.now;
                 let s = &mut self.agents[agent as usize];
                 if s.armed == Some(now) {
@@ -461,14 +464,8 @@ impl Simulator {
             Ev::Graft { group, ch, epoch } => self.graft_arrive(group, ch, epoch),
             Ev::PruneFire { group, node, gen } => self.prune_fire(group, node, gen),
             Ev::PruneArrive { group, ch, epoch } => self.prune_arrive(group, ch, epoch),
-            Ev::LinkState { ch, up } => {
-                self.end_all_classes(true);
-                self.set_link_state(ch, up)
-            }
-            Ev::NodeState { node, up } => {
-                self.end_all_classes(true);
-                self.set_node_state(node, up)
-            }
+            Ev::LinkState { ch, up } => self.set_link_state(ch, up),
+            Ev::NodeState { node, up } => self.set_node_state(node, up),
             Ev::Sample { ch } => {
                 let now = self.now;
                 let c = &mut self.channels[ch as usize];
@@ -484,15 +481,6 @@ impl Simulator {
                     self.schedule(next, Ev::Sample { ch });
                 }
             }
-        }
-    }
-
-    /// An event of agent `a`: if it is a class's member, its state must be exact first.
-    #[inline]
-    fn agent_touched(&mut self, a: u32) {
-        let c = self.agents[a as usize].class;
-        if c != NO_CLASS {
-            self.class_member_touched(c);
         }
     }
 
@@ -595,221 +583,107 @@ impl Simulator {
         }
     }
 
-    /// A packet is at node `n`: from channel `from`, or sent locally (`from` None).
-    fn node_receive(&mut self, n: u32, mut p: u32, from: Option<u32>, skip_ext: bool) {
-        let c = self.nodes[n as usize].class;
-        if c != NO_CLASS {
-            self.class_member_touched(c);
-        }
-        if from.is_some() {
-            if let Some(m) = self.leaf_member(n, p) {
-                self.deliver_at_leaf(n, p, m);
-                return;
-            }
-        }
-        if self.pool.shared(p) {
-            // the copy may be written or forwarded from here: it gets its own slot
-            p = self.pool.unshare(p);
-        }
+    /// A packet is at node `n`: from channel `from`, or sent locally (`from` None). The node's
+    /// extension has its say first (unless `skip_ext`: the extension sent it itself); then a
+    /// unicast packet is delivered or routed on, and a group packet goes up to its root or down
+    /// the tree through the fan-out (`fanout`).
+    pub(super) fn node_receive(&mut self, n: u32, mut p: u32, from: Option<u32>, skip_ext: bool) {
+        self.touch_member(Touch::Node(n));
         if !skip_ext && self.nodes[n as usize].has_ext {
-            if let Some(x) = self.exts[n as usize].as_mut() {
-                let v = View {
-                    node: NodeId(n),
-                    nodes: &self.nodes,
-                    channels: &self.channels,
-                    routes: &self.routes,
-                    groups: &self.groups,
-                };
-                let verdict = x.ext.on_arrival(self.now, &mut self.pool.slots[p as usize], from.map(ChannelId), &v);
-                self.dirty_exts.push(n);
-                match verdict {
-                    Verdict::Forward => {}
-                    Verdict::Drop => {
-                        self.nodes[n as usize].stats.ext_drops += 1;
-                        self.pool.release(p);
-                        return;
-                    }
-                    Verdict::Consume => {
-                        self.nodes[n as usize].stats.ext_consumed += 1;
-                        self.pool.release(p);
-                        return;
-                    }
-                }
+            // the extension may write the packet: it gets a slot of its own
+            p = self.pool.own(p);
+            if !self.ext_arrival(n, p, from) {
+                return;
             }
         }
         // the packet is read in its slot, not copied out (it is ~100 bytes and this runs at
         // every hop)
         match self.pool.slots[p as usize].dst {
-            Dest::Unicast(addr) => {
-                if addr.node.0 == n {
-                    let nd = &mut self.nodes[n as usize];
-                    match nd.ports.iter().find(|(q, _)| *q == addr.port) {
-                        Some(&(_, a)) => {
-                            nd.stats.delivered_local += 1;
-                            self.agents[a as usize].agent.handle_packet(self.now, &self.pool.slots[p as usize]);
-                            self.dirty_agents.push(a);
-                        }
-                        None => nd.stats.no_listener += 1,
-                    }
-                    self.pool.release(p);
-                } else if addr.node.index() < self.nodes.len() {
-                    match self.routes.next(NodeId(n), addr.node) {
-                        Some(ch) => self.forward(n, p, ch.0),
-                        None => {
-                            self.nodes[n as usize].stats.no_route += 1;
-                            self.pool.release(p);
-                        }
-                    }
-                } else {
-                    self.nodes[n as usize].stats.no_route += 1;
-                    self.pool.release(p);
-                }
-            }
-            Dest::Group(g) => {
-                let gi = g.index();
-                if gi >= self.groups.len() {
-                    self.nodes[n as usize].stats.no_route += 1;
-                    self.pool.release(p);
-                    return;
-                }
-                let source = self.groups[gi].source;
-                if source.0 != n {
-                    // A member sending to the group: up to the root first (shared tree).
-                    if from.is_none() {
-                        self.pool.to_root[p as usize] = true;
-                    }
-                    if self.pool.to_root[p as usize] {
-                        match self.routes.next(NodeId(n), source) {
-                            Some(ch) => self.forward(n, p, ch.0),
-                            None => {
-                                self.nodes[n as usize].stats.no_route += 1;
-                                self.pool.release(p);
-                            }
-                        }
-                        return;
-                    }
-                } else {
-                    self.pool.to_root[p as usize] = false;
-                }
-                let st = &self.groups[gi].mc[n as usize];
-                if !st.members.is_empty() {
-                    self.nodes[n as usize].stats.delivered_local += 1;
-                    let pkt = &self.pool.slots[p as usize];
-                    for &m in &st.members {
-                        self.agents[m as usize].agent.handle_packet(self.now, pkt);
-                        self.dirty_agents.push(m);
-                    }
-                }
-                let k = st.oifs.len();
-                if k == 0 {
-                    if st.members.is_empty() {
-                        self.nodes[n as usize].stats.mc_unwanted += 1;
-                    }
-                    self.pool.release(p);
-                    return;
-                }
-                let pkt = self.pool.slots[p as usize];
-                if !self.groups[gi].mc[n as usize].members.is_empty() {
-                    // the original went to the local members; every interface gets a copy
-                    for i in 0..k {
-                        let ch = self.groups[gi].mc[n as usize].oifs[i];
-                        let q = self.pool.alloc(pkt);
-                        self.created += 1;
-                        self.forward(n, q, ch);
-                    }
-                    self.pool.release(p);
-                } else {
-                    // many alike receivers: one class instead of k copies (`class`)
-                    if k >= CLASS_MIN
-                        && self.coalesce
-                        && !self.nodes[n as usize].has_ext
-                        && self.fan_out_as_class(gi as u32, n, p)
-                    {
-                        return;
-                    }
-                    // without an extension at this node, `forward` is `enqueue`: called directly;
-                    // and the copies share the slot where nothing can write them on the way (a
-                    // DropTail queue does not mark; `node_receive` unshares at the far end
-                    // unless the copy is for a receiver's leaf)
-                    let ext = self.nodes[n as usize].has_ext;
-                    for i in 0..k {
-                        let oifs = &self.groups[gi].mc[n as usize].oifs;
-                        let ch = oifs[i];
-                        if k >= self.prefetch_from {
-                            if let Some(&c) = oifs.get(i + AHEAD) {
-                                self.prefetch_channel(c);
-                            }
-                        }
-                        let q = if i + 1 == k {
-                            p
-                        } else {
-                            self.created += 1;
-                            if !ext && self.coalesce && self.channels[ch as usize].queue.red().is_none() {
-                                self.pool.share(p)
-                            } else {
-                                self.pool.alloc(pkt)
-                            }
-                        };
-                        if ext {
-                            self.forward(n, q, ch);
-                        } else {
-                            self.enqueue(ch, q);
-                        }
-                    }
-                }
-            }
+            Dest::Unicast(addr) => self.unicast(n, p, addr),
+            Dest::Group(g) => self.multicast(n, p, g, from.is_some()),
         }
     }
 
-    /// The member a group packet off a link at node `n` is for, if `n` is a receiver's leaf:
-    /// the node's one member, nobody downstream, no extension (the packet is only read there).
-    /// `node_receive` would reach that member by the same tests, made there in this order (an
-    /// off-tree packet for a group is a local one going up, not one for the leaf).
-    #[inline]
-    fn leaf_member(&self, n: u32, p: u32) -> Option<u32> {
-        let Dest::Group(g) = self.pool.slots[p as usize].dst else { return None };
-        let gr = self.groups.get(g.index())?;
-        let st = &gr.mc[n as usize];
-        (gr.source.0 != n && !self.pool.to_root[p as usize] && st.is_leaf() && !self.nodes[n as usize].has_ext)
-            .then_some(st.member0)
-    }
-
-    /// A packet off a link for a receiver's leaf (`leaf_member`): its one member `m` gets it and
-    /// is driven at once instead of through `dirty_agents`. The same order: this is the last
-    /// thing the packet's `Arrive` event does, and `drain_dirty`, which runs right after, pops
-    /// the agent pushed last first: it would drive exactly this agent next (nothing else is
-    /// pending: the lists are drained after every event, and only events fill them). An agent
-    /// that only counts packets has nothing to poll after one: its driving would send nothing,
-    /// re-arm nothing (its deadline is unchanged and already armed) and report nothing, so it is
-    /// skipped. The packet (maybe a shared copy) is only read.
-    fn deliver_at_leaf(&mut self, n: u32, p: u32, m: u32) {
-        debug_assert_eq!(m, {
-            let Dest::Group(g) = self.pool.slots[p as usize].dst else { unreachable!() };
-            self.groups[g.index()].mc[n as usize].members[0]
-        });
-        self.nodes[n as usize].stats.delivered_local += 1;
-        let s = &mut self.agents[m as usize];
-        s.agent.handle_packet(self.now, &self.pool.slots[p as usize]);
+    /// Node `n`'s extension sees packet `p` on arrival: true when it lets it go on.
+    fn ext_arrival(&mut self, n: u32, p: u32, from: Option<u32>) -> bool {
+        let Some(x) = self.exts[n as usize].as_mut() else { return true };
+        let v = view!(self, n);
+        let verdict = x.ext.on_arrival(self.now, &mut self.pool.slots[p as usize], from.map(ChannelId), &v);
+        self.dirty_exts.push(n);
+        let st = &mut self.nodes[n as usize].stats;
+        match verdict {
+            Verdict::Forward => return true,
+            Verdict::Drop => st.ext_drops += 1,
+            Verdict::Consume => st.ext_consumed += 1,
+        }
         self.pool.release(p);
-        debug_assert!(self.dirty_agents.is_empty() && self.dirty_exts.is_empty());
-        if s.only_counts {
-            debug_assert!(s.agent.poll_transmit().is_none() && s.agent.poll_event().is_none());
-            debug_assert!(s.agent.poll_timeout().is_none_or(|t| s.armed.is_some_and(|a| a <= t.max(self.now))));
-        } else {
-            self.drive_agent(m);
+        false
+    }
+
+    /// A unicast packet at node `n`: to its listener there, or on along its route.
+    fn unicast(&mut self, n: u32, p: u32, addr: Addr) {
+        // only a fan-out shares slots, and only an extension can turn a group packet into a
+        // unicast one, after taking its own slot
+        debug_assert!(!self.pool.shared(p));
+        if addr.node.0 == n {
+            let nd = &mut self.nodes[n as usize];
+            match nd.ports.iter().find(|(q, _)| *q == addr.port) {
+                Some(&(_, a)) => {
+                    nd.stats.delivered_local += 1;
+                    self.agents[a as usize].agent.handle_packet(self.now, &self.pool.slots[p as usize]);
+                    self.dirty_agents.push(a);
+                }
+                None => nd.stats.no_listener += 1,
+            }
+            self.pool.release(p);
+            return;
         }
+        let next = if addr.node.index() < self.nodes.len() { self.routes.next(NodeId(n), addr.node) } else { None };
+        match next {
+            Some(ch) => self.forward(n, p, ch.0),
+            None => {
+                self.nodes[n as usize].stats.no_route += 1;
+                self.pool.release(p);
+            }
+        }
+    }
+
+    /// A packet of group `g` at node `n` (`off_link`: it came off a link). Sent by an agent
+    /// at a node other than the group's source, it travels by unicast routing up to the source
+    /// first (the root of the group's tree); then it goes down the tree (`fan_out`).
+    fn multicast(&mut self, n: u32, p: u32, g: GroupId, off_link: bool) {
+        let gi = g.index();
+        if gi >= self.groups.len() {
+            self.nodes[n as usize].stats.no_route += 1;
+            self.pool.release(p);
+            return;
+        }
+        let source = self.groups[gi].source;
+        if source.0 != n {
+            if !off_link {
+                self.pool.to_root[p as usize] = true;
+            }
+            if self.pool.to_root[p as usize] {
+                let p = self.pool.own(p);
+                match self.routes.next(NodeId(n), source) {
+                    Some(ch) => self.forward(n, p, ch.0),
+                    None => {
+                        self.nodes[n as usize].stats.no_route += 1;
+                        self.pool.release(p);
+                    }
+                }
+                return;
+            }
+        } else {
+            self.pool.to_root[p as usize] = false;
+        }
+        self.fan_out(gi as u32, n, p, off_link);
     }
 
     /// Node `n` puts packet `p` on output channel `ch`, after its extension's say.
     fn forward(&mut self, n: u32, p: u32, ch: u32) {
         if let Some(x) = self.exts[n as usize].as_mut() {
-            let v = View {
-                node: NodeId(n),
-                nodes: &self.nodes,
-                channels: &self.channels,
-                routes: &self.routes,
-                groups: &self.groups,
-            };
+            let v = view!(self, n);
             let verdict = x.ext.on_forward(self.now, &mut self.pool.slots[p as usize], ChannelId(ch), &v);
             self.dirty_exts.push(n);
             if verdict != Verdict::Forward {

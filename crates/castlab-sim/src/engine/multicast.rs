@@ -4,6 +4,7 @@
 use castlab_core::{Duration, GroupId, NodeId};
 
 use super::event::Ev;
+use super::fanout::Touch;
 use super::Simulator;
 
 /// A node's state in one group. One cache line (aligned): a receiver's leaf reads its lengths
@@ -85,7 +86,7 @@ impl Simulator {
             return; // agents are built with validated groups; nothing to join otherwise
         }
         let node = self.agents[a as usize].node.0;
-        self.class_tree_change(gi as u32, node);
+        self.touch_member(Touch::Tree { group: gi as u32, node });
         if !self.agents[a as usize].joined.contains(&g) {
             self.agents[a as usize].joined.push(g);
         }
@@ -127,7 +128,7 @@ impl Simulator {
             return;
         }
         let u = self.channels[ch as usize].to.0;
-        self.class_tree_change(g, u);
+        self.touch_member(Touch::Tree { group: g, node: u });
         let c = &self.channels[ch as usize];
         let (u, oif) = (c.to.0, c.reverse);
         let grp = &mut self.groups[g as usize];
@@ -148,7 +149,7 @@ impl Simulator {
             return;
         }
         let node = self.agents[a as usize].node.0;
-        self.class_tree_change(gi as u32, node);
+        self.touch_member(Touch::Tree { group: gi as u32, node });
         self.agents[a as usize].joined.retain(|x| *x != g);
         let st = &mut self.groups[gi].mc[node as usize];
         st.members.retain(|m| *m != a);
@@ -194,7 +195,7 @@ impl Simulator {
             return;
         }
         let u = self.channels[ch as usize].to.0;
-        self.class_tree_change(g, u);
+        self.touch_member(Touch::Tree { group: g, node: u });
         let c = &self.channels[ch as usize];
         let (u, oif) = (c.to.0, c.reverse);
         let grp = &mut self.groups[g as usize];

@@ -51,6 +51,16 @@ impl Pool {
     pub(super) fn shared(&self, i: u32) -> bool {
         self.refs[i as usize] > 1
     }
+    /// Slot `i` for a holder that may write it or pass it on: itself when it holds the only
+    /// reference, else a private copy (`unshare`).
+    #[inline]
+    pub(super) fn own(&mut self, i: u32) -> u32 {
+        if self.shared(i) {
+            self.unshare(i)
+        } else {
+            i
+        }
+    }
     /// A private slot for one copy of the shared packet in slot `i` (which keeps the others).
     #[inline(never)]
     pub(super) fn unshare(&mut self, i: u32) -> u32 {

@@ -89,7 +89,7 @@ impl Simulator {
     /// check).
     #[inline]
     fn debug_settled(&self) {
-        debug_assert!(self.live_classes.is_empty(), "results read after `advance` without `settle`");
+        debug_assert!(self.fan_outs_settled(), "results read after `advance` without `settle`");
     }
 
     pub fn engine_stats(&self) -> EngineStats {
