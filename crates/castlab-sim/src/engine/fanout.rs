@@ -16,20 +16,23 @@
 //! a link's or node's failure state calls [`Simulator::touch_member`] first; nothing else in
 //! the engine knows about classes.
 
+use castlab_core::{AgentId, ChannelId, GroupId, NodeId};
+
 use super::class::{CLASS_MIN, NO_CLASS};
+use super::pool::Slot;
 use super::{Simulator, AHEAD};
 
 /// What is about to change or be read (the argument of [`Simulator::touch_member`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Touch {
     /// A packet offered to channel `ch` (its queue, link and counters).
-    Link(u32),
+    Link(ChannelId),
     /// A packet reaching node `n` (its counters, its agents).
-    Node(u32),
+    Node(NodeId),
     /// An event of agent `a` (its start or timer).
-    Agent(u32),
+    Agent(AgentId),
     /// Group `group`'s membership or branches at node `node` (a join, leave, graft or prune).
-    Tree { group: u32, node: u32 },
+    Tree { group: GroupId, node: NodeId },
     /// A link or node failing or coming back.
     Failure,
 }
@@ -41,20 +44,20 @@ impl Simulator {
     pub(super) fn touch_member(&mut self, t: Touch) {
         match t {
             Touch::Link(ch) => {
-                let c = self.channels[ch as usize].class;
+                let c = self.channels[ch.index()].class;
                 if c != NO_CLASS {
                     // a packet of its own on a class's member link: back to copies
                     self.end_class(c, true);
                 }
             }
             Touch::Node(n) => {
-                let c = self.nodes[n as usize].class;
+                let c = self.nodes[n.index()].class;
                 if c != NO_CLASS {
                     self.class_member_touched(c);
                 }
             }
             Touch::Agent(a) => {
-                let c = self.agents[a as usize].class;
+                let c = self.agents[a.index()].class;
                 if c != NO_CLASS {
                     self.class_member_touched(c);
                 }
@@ -81,34 +84,34 @@ impl Simulator {
     /// Packet `p` of group `g` at node `n`, on its way down the tree (`off_link`: it came off
     /// a link, and is not one going up to the root): the node's members get it, then every
     /// outgoing interface of the tree a copy.
-    pub(super) fn fan_out(&mut self, g: u32, n: u32, p: u32, off_link: bool) {
-        let gr = &self.groups[g as usize];
-        let st = &gr.mc[n as usize];
-        if off_link && gr.source.0 != n && st.is_leaf() && !self.nodes[n as usize].has_ext {
+    pub(super) fn fan_out(&mut self, g: GroupId, n: NodeId, p: Slot, off_link: bool) {
+        let gr = &self.groups[g.index()];
+        let st = &gr.mc[n.index()];
+        if off_link && gr.source != n && st.is_leaf() && !self.nodes[n.index()].has_ext {
             let m = st.member0;
             return self.deliver_at_leaf(n, p, m);
         }
         if !st.members.is_empty() {
-            self.nodes[n as usize].stats.delivered_local += 1;
-            let pkt = &self.pool.slots[p as usize];
+            self.nodes[n.index()].stats.delivered_local += 1;
+            let pkt = &self.pool.slots[p.index()];
             for &m in &st.members {
-                self.agents[m as usize].agent.handle_packet(self.now, pkt);
+                self.agents[m.index()].agent.handle_packet(self.now, pkt);
                 self.dirty_agents.push(m);
             }
         }
         let k = st.oifs.len();
         if k == 0 {
             if st.members.is_empty() {
-                self.nodes[n as usize].stats.mc_unwanted += 1;
+                self.nodes[n.index()].stats.mc_unwanted += 1;
             }
             self.pool.release(p);
             return;
         }
-        let pkt = self.pool.slots[p as usize];
-        if !self.groups[g as usize].mc[n as usize].members.is_empty() {
+        let pkt = self.pool.slots[p.index()];
+        if !self.groups[g.index()].mc[n.index()].members.is_empty() {
             // the original went to the local members; every interface gets a copy
             for i in 0..k {
-                let ch = self.groups[g as usize].mc[n as usize].oifs[i];
+                let ch = self.groups[g.index()].mc[n.index()].oifs[i];
                 let q = self.pool.alloc(pkt);
                 self.created += 1;
                 self.forward(n, q, ch);
@@ -118,7 +121,7 @@ impl Simulator {
         }
         // the copies go on from here: the last one is the packet itself, in a slot of its own
         let p = self.pool.own(p);
-        let ext = self.nodes[n as usize].has_ext;
+        let ext = self.nodes[n.index()].has_ext;
         // many alike receivers: one class instead of k copies (`class`)
         if k >= CLASS_MIN && self.coalesce && !ext && self.fan_out_as_class(g, n, p) {
             return;
@@ -127,7 +130,7 @@ impl Simulator {
         // copies share the slot where nothing can write them on the way (a DropTail queue does
         // not mark; the far node takes its own slot unless the copy is for a receiver's leaf)
         for i in 0..k {
-            let oifs = &self.groups[g as usize].mc[n as usize].oifs;
+            let oifs = &self.groups[g.index()].mc[n.index()].oifs;
             let ch = oifs[i];
             if k >= self.prefetch_from {
                 if let Some(&c) = oifs.get(i + AHEAD) {
@@ -138,7 +141,7 @@ impl Simulator {
                 p
             } else {
                 self.created += 1;
-                if !ext && self.coalesce && self.channels[ch as usize].queue.red().is_none() {
+                if !ext && self.coalesce && self.channels[ch.index()].queue.red().is_none() {
                     self.pool.share(p)
                 } else {
                     self.pool.alloc(pkt)
@@ -160,14 +163,14 @@ impl Simulator {
     /// extension). An agent that only counts packets has nothing to poll after one: its driving
     /// would send nothing, re-arm nothing (its deadline is unchanged and already armed) and
     /// report nothing, so it is skipped. The packet (maybe a shared copy) is only read.
-    fn deliver_at_leaf(&mut self, n: u32, p: u32, m: u32) {
+    fn deliver_at_leaf(&mut self, n: NodeId, p: Slot, m: AgentId) {
         debug_assert_eq!(m, {
-            let castlab_core::Dest::Group(g) = self.pool.slots[p as usize].dst else { unreachable!() };
-            self.groups[g.index()].mc[n as usize].members[0]
+            let castlab_core::Dest::Group(g) = self.pool.slots[p.index()].dst else { unreachable!() };
+            self.groups[g.index()].mc[n.index()].members[0]
         });
-        self.nodes[n as usize].stats.delivered_local += 1;
-        let s = &mut self.agents[m as usize];
-        s.agent.handle_packet(self.now, &self.pool.slots[p as usize]);
+        self.nodes[n.index()].stats.delivered_local += 1;
+        let s = &mut self.agents[m.index()];
+        s.agent.handle_packet(self.now, &self.pool.slots[p.index()]);
         self.pool.release(p);
         debug_assert!(self.dirty_agents.is_empty() && self.dirty_exts.is_empty());
         if s.only_counts {

@@ -14,9 +14,11 @@ use castlab_core::{ChannelId, Duration, Instant, NodeId, Packet, Rng};
 
 use castlab_core::{Agent, Dest};
 
+use super::class::ClassId;
 use super::event::{Entry, Ev};
 use super::fanout::Touch;
 use super::multicast::Mc;
+use super::pool::Slot;
 use super::{prefetch, AgentSlot, Node, Simulator, AHEAD};
 use crate::queue::{Admit, Queue, QueueConfig};
 
@@ -25,12 +27,12 @@ use crate::queue::{Admit, Queue, QueueConfig};
 #[derive(Clone, Copy, Debug)]
 pub(super) enum LinkEv {
     TxDone {
-        ch: u32,
-        pkt: u32,
+        ch: ChannelId,
+        pkt: Slot,
     },
     Arrive {
-        ch: u32,
-        pkt: u32,
+        ch: ChannelId,
+        pkt: Slot,
     },
     /// Several `TxDone`s of one time with consecutive `seq`s, in that order (a fan-out's
     /// copies leaving idle links of one rate): `Simulator::batches` holds their `(ch, pkt)`.
@@ -146,7 +148,7 @@ pub(super) struct Channel {
     pub(super) forced_down: bool,
     pub(super) downs: u32,
     /// The class (the engine's `class`) this channel is a member of, or `NO_CLASS`.
-    pub(super) class: u32,
+    pub(super) class: ClassId,
     pub(super) rate_bps: u64,
     pub(super) delay: Duration,
     pub(super) loss: f64,
@@ -156,7 +158,7 @@ pub(super) struct Channel {
     pub(super) tap: Option<Box<dyn LinkTap>>,
     pub(super) queue: Queue,
     pub(super) stats: ChannelStats,
-    pub(super) reverse: u32,
+    pub(super) reverse: ChannelId,
     pub(super) cost: u64,
     pub(super) rng: Rng,
     // boxed: most channels keep no series, and every byte of a channel counts at 10^6 receivers
@@ -188,10 +190,10 @@ impl Simulator {
         }
     }
 
-    pub(super) fn enqueue(&mut self, ch: u32, p: u32) {
+    pub(super) fn enqueue(&mut self, ch: ChannelId, p: Slot) {
         let now = self.now;
         self.touch_member(Touch::Link(ch));
-        let c = &mut self.channels[ch as usize];
+        let c = &mut self.channels[ch.index()];
         c.stats.arrivals += 1;
         if c.down {
             c.stats.drops_link_down += 1;
@@ -203,17 +205,17 @@ impl Simulator {
             // do, without the queue's buffer
             c.stats.enqueued += 1;
             c.busy = true;
-            let t = now + Duration::transmission(self.pool.slots[p as usize].size_bytes, c.rate_bps);
+            let t = now + Duration::transmission(self.pool.slots[p.index()].size_bytes, c.rate_bps);
             self.schedule_link(t, false, ch, p);
             return;
         }
         let idle = if c.busy { None } else { Some(c.idle_since) };
-        match c.queue.arrive(p, now, idle, &mut c.rng) {
+        match c.queue.arrive(p.0, now, idle, &mut c.rng) {
             Admit::Enqueued => c.stats.enqueued += 1,
             Admit::Marked => {
                 c.stats.enqueued += 1;
                 c.stats.marked += 1;
-                self.pool.slots[p as usize].marked = true;
+                self.pool.slots[p.index()].marked = true;
             }
             Admit::DropForced => {
                 c.stats.drops_forced += 1;
@@ -224,22 +226,22 @@ impl Simulator {
                 self.pool.release(p);
             }
         }
-        if !self.channels[ch as usize].busy {
+        if !self.channels[ch.index()].busy {
             self.start_tx(ch);
         }
     }
 
-    pub(super) fn start_tx(&mut self, ch: u32) {
-        let c = &mut self.channels[ch as usize];
-        let Some(p) = c.queue.pop() else { return };
+    pub(super) fn start_tx(&mut self, ch: ChannelId) {
+        let c = &mut self.channels[ch.index()];
+        let Some(p) = c.queue.pop().map(Slot) else { return };
         c.busy = true;
-        let t = self.now + Duration::transmission(self.pool.slots[p as usize].size_bytes, c.rate_bps);
+        let t = self.now + Duration::transmission(self.pool.slots[p.index()].size_bytes, c.rate_bps);
         self.schedule_link(t, false, ch, p);
     }
 
-    pub(super) fn tx_done(&mut self, ch: u32, p: u32) {
+    pub(super) fn tx_done(&mut self, ch: ChannelId, p: Slot) {
         let now = self.now;
-        let c = &mut self.channels[ch as usize];
+        let c = &mut self.channels[ch.index()];
         c.busy = false;
         if c.tx_doomed {
             // it was being serialised when the channel went down
@@ -254,9 +256,9 @@ impl Simulator {
             return;
         }
         c.stats.departures += 1;
-        c.stats.bytes_departed += self.pool.slots[p as usize].size_bytes as u64;
+        c.stats.bytes_departed += self.pool.slots[p.index()].size_bytes as u64;
         if let Some(t) = &mut c.tap {
-            t.on_depart(now, c.from, c.to, &self.pool.slots[p as usize]);
+            t.on_depart(now, c.from, c.to, &self.pool.slots[p.index()]);
         }
         self.stats.forwarded += 1;
         if c.loss > 0.0 && c.rng.bernoulli(c.loss) {
@@ -267,7 +269,7 @@ impl Simulator {
             let at = now + c.delay;
             self.schedule_link(at, true, ch, p);
         }
-        let c = &mut self.channels[ch as usize];
+        let c = &mut self.channels[ch.index()];
         if c.queue.is_empty() {
             c.idle_since = now;
         } else {
@@ -277,8 +279,8 @@ impl Simulator {
 
     /// Packet `pkt` reaches the far end of channel `ch`.
     #[inline]
-    pub(super) fn arrive(&mut self, ch: u32, pkt: u32) {
-        let c = &mut self.channels[ch as usize];
+    pub(super) fn arrive(&mut self, ch: ChannelId, pkt: Slot) {
+        let c = &mut self.channels[ch.index()];
         c.in_flight -= 1;
         if c.doomed > 0 {
             // on the wire when the channel went down
@@ -288,7 +290,7 @@ impl Simulator {
             return;
         }
         c.stats.delivered += 1;
-        let to = c.to.0;
+        let to = c.to;
         self.node_receive(to, pkt, Some(ch), false);
     }
 
@@ -302,7 +304,7 @@ impl Simulator {
     /// sits in the queue at its first member's key and runs its members in order, as their
     /// own events would have run.
     #[inline(always)]
-    pub(super) fn schedule_link(&mut self, at: Instant, arrive: bool, ch: u32, pkt: u32) {
+    pub(super) fn schedule_link(&mut self, at: Instant, arrive: bool, ch: ChannelId, pkt: Slot) {
         let time = at.as_nanos();
         // the common case inline (the next member of a fan-out's batch), the rest out of line
         if let Some(l) = &mut self.last_link {
@@ -318,7 +320,7 @@ impl Simulator {
 
     /// `schedule_link` when the event does not join a batch already started.
     #[inline(never)]
-    fn schedule_link_start(&mut self, time: u64, arrive: bool, ch: u32, pkt: u32) {
+    fn schedule_link_start(&mut self, time: u64, arrive: bool, ch: ChannelId, pkt: Slot) {
         let at = Instant::from_nanos(time);
         if !self.coalesce {
             let ev = if arrive { Ev::Link(LinkEv::Arrive { ch, pkt }) } else { Ev::Link(LinkEv::TxDone { ch, pkt }) };
@@ -392,8 +394,8 @@ impl Simulator {
     /// effect on what the run computes). A batch walks every receiver's state in a row,
     /// which at 10^5 receivers and more is no longer in the caches.
     #[inline(always)]
-    pub(super) fn prefetch_channel(&self, ch: u32) {
-        if let Some(c) = self.channels.get(ch as usize) {
+    pub(super) fn prefetch_channel(&self, ch: ChannelId) {
+        if let Some(c) = self.channels.get(ch.index()) {
             let at = c as *const Channel as *const u8;
             prefetch(at);
             prefetch(at.wrapping_add(64));
@@ -404,16 +406,16 @@ impl Simulator {
     /// The same for the far end of an arrival: the node, its group state, and the member's
     /// slot and agent when it is a receiver's leaf (its channel was asked for earlier).
     #[inline(always)]
-    pub(super) fn prefetch_receiver(&self, ch: u32, pkt: u32) {
-        let Some(c) = self.channels.get(ch as usize) else { return };
+    pub(super) fn prefetch_receiver(&self, ch: ChannelId, pkt: Slot) {
+        let Some(c) = self.channels.get(ch.index()) else { return };
         let n = c.to.index();
         if let Some(nd) = self.nodes.get(n) {
             prefetch(nd as *const Node as *const u8);
         }
-        let Some(Dest::Group(g)) = self.pool.slots.get(pkt as usize).map(|p| p.dst) else { return };
+        let Some(Dest::Group(g)) = self.pool.slots.get(pkt.index()).map(|p| p.dst) else { return };
         let Some(st) = self.groups.get(g.index()).and_then(|gr| gr.mc.get(n)) else { return };
         prefetch(st as *const Mc as *const u8);
-        if let Some(a) = self.agents.get(st.member0 as usize) {
+        if let Some(a) = self.agents.get(st.member0.index()) {
             prefetch(a as *const AgentSlot as *const u8);
             let at = &*a.agent as *const dyn Agent as *const u8;
             prefetch(at);

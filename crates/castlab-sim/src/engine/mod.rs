@@ -70,18 +70,18 @@ mod topology;
 use std::collections::HashMap;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, ChannelId, Dest, Duration, GroupId, Instant, NetView, NodeId, Port, Rng, RouterExtension,
-    RouterSend, StartInfo, StreamKind, Verdict,
+    Addr, Agent, AgentEvent, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NetView, NodeId, Port, Rng,
+    RouterExtension, RouterSend, StartInfo, StreamKind, Verdict,
 };
 
 use crate::error::{Result, SimError};
 use crate::routing::Routes;
-use class::{Class, ClassTry};
+use class::{Class, ClassId, ClassTry};
 use event::{Entry, Ev, EventQueue};
 use fanout::Touch;
 use link::{Channel, LastLink};
 use multicast::{Group, Mc};
-use pool::Pool;
+use pool::{Pool, Slot};
 
 pub use link::{ChannelSeries, ChannelStats, LinkConfig, LinkTap};
 pub use stats::{Conservation, EngineStats, NodeStats, Timelines};
@@ -129,8 +129,8 @@ pub(super) struct Node {
     /// instead of that list).
     pub(super) has_ext: bool,
     /// The class (`class`) whose member this node is, or `NO_CLASS`.
-    pub(super) class: u32,
-    pub(super) ports: Vec<(Port, u32)>,
+    pub(super) class: ClassId,
+    pub(super) ports: Vec<(Port, AgentId)>,
     pub(super) out: Vec<ChannelId>,
     pub(super) next_port: Port,
     pub(super) name: String,
@@ -146,7 +146,7 @@ pub(super) struct AgentSlot {
     /// The agent's `packets_only_count`: no driving after a packet.
     pub(super) only_counts: bool,
     /// The class (`class`) whose member this agent is, or `NO_CLASS`.
-    pub(super) class: u32,
+    pub(super) class: ClassId,
     pub(super) armed: Option<Instant>,
     pub(super) node: NodeId,
     pub(super) port: Port,
@@ -178,13 +178,13 @@ pub struct Simulator {
     frozen: bool,
     next_uid: u64,
     created: u64,
-    dirty_agents: Vec<u32>,
-    dirty_exts: Vec<u32>,
+    dirty_agents: Vec<AgentId>,
+    dirty_exts: Vec<NodeId>,
     timelines: Timelines,
     stats: EngineStats,
     mc_unreachable: u64,
     /// The `(ch, pkt)` lists of `Ev::TxDoneBatch` / `Ev::ArriveBatch`, reused.
-    batches: Vec<Vec<(u32, u32)>>,
+    batches: Vec<Vec<(ChannelId, Slot)>>,
     batch_free: Vec<u32>,
     /// The link event the latest `schedule` call pushed, while it may still grow into a batch.
     last_link: Option<LastLink>,
@@ -198,8 +198,8 @@ pub struct Simulator {
     /// Deferred fan-outs (`class`): every class by index, the free indices, the live ones, and
     /// the (group, node) fan-outs big enough for one.
     classes: Vec<Class>,
-    class_free: Vec<u32>,
-    live_classes: Vec<u32>,
+    class_free: Vec<ClassId>,
+    live_classes: Vec<ClassId>,
     class_tries: Vec<ClassTry>,
     /// Router extensions attached (classes are formed only without any: an extension may read
     /// any channel's queue through `NetView`).
@@ -250,7 +250,7 @@ impl NetView for View<'_> {
         self.channels[ch.index()].to
     }
     fn reverse_channel(&self, ch: ChannelId) -> Option<ChannelId> {
-        self.channels.get(ch.index()).map(|c| ChannelId(c.reverse))
+        self.channels.get(ch.index()).map(|c| c.reverse)
     }
     fn queue_len_pkts(&self, ch: ChannelId) -> usize {
         self.channels[ch.index()].queue.len()
@@ -277,7 +277,7 @@ impl NetView for View<'_> {
 
 macro_rules! view {
     ($s:ident, $n:expr) => {
-        View { node: NodeId($n), nodes: &$s.nodes, channels: &$s.channels, routes: &$s.routes, groups: &$s.groups }
+        View { node: $n, nodes: &$s.nodes, channels: &$s.channels, routes: &$s.routes, groups: &$s.groups }
     };
 }
 
@@ -414,10 +414,10 @@ impl Simulator {
             Ev::ClassArrive { class, pkt } => self.class_event(class, pkt, true),
             Ev::AgentStart { agent } => {
                 self.touch_member(Touch::Agent(agent));
-                let s = &mut self.agents[agent as usize];
+                let s = &mut self.agents[agent.index()];
                 let info = StartInfo {
                     addr: Addr::new(s.node, s.port),
-                    rng: Rng::stream(self.seed, StreamKind::Agent, agent as u64),
+                    rng: Rng::stream(self.seed, StreamKind::Agent, u64::from(agent.0)),
                 };
                 s.agent.handle_start(self.now, info);
                 self.drive_agent(agent);
@@ -425,7 +425,7 @@ impl Simulator {
             Ev::AgentTimer { agent } => {
                 self.touch_member(Touch::Agent(agent));
                 let now = self.now;
-                let s = &mut self.agents[agent as usize];
+                let s = &mut self.agents[agent.index()];
                 if s.armed == Some(now) {
                     s.armed = None;
                 }
@@ -435,8 +435,8 @@ impl Simulator {
                 self.drive_agent(agent);
             }
             Ev::ExtStart { node } => {
-                let rng = Rng::stream(self.seed, StreamKind::Extension, node as u64);
-                if let Some(x) = self.exts[node as usize].as_mut() {
+                let rng = Rng::stream(self.seed, StreamKind::Extension, u64::from(node.0));
+                if let Some(x) = self.exts[node.index()].as_mut() {
                     let v = view!(self, node);
                     x.ext.handle_start(self.now, rng, &v);
                 }
@@ -444,7 +444,7 @@ impl Simulator {
             }
             Ev::ExtTimer { node } => {
                 let now = self.now;
-                if let Some(x) = self.exts[node as usize].as_mut() {
+                if let Some(x) = self.exts[node.index()].as_mut() {
                     if x.armed == Some(now) {
                         x.armed = None;
                     }
@@ -457,8 +457,8 @@ impl Simulator {
             }
             Ev::Inject { agent, pkt } => {
                 self.in_sender -= 1;
-                self.pool.slots[pkt as usize].sent_at = self.now;
-                let node = self.agents[agent as usize].node.0;
+                self.pool.slots[pkt.index()].sent_at = self.now;
+                let node = self.agents[agent.index()].node;
                 self.node_receive(node, pkt, None, false);
             }
             Ev::Graft { group, ch, epoch } => self.graft_arrive(group, ch, epoch),
@@ -468,7 +468,7 @@ impl Simulator {
             Ev::NodeState { node, up } => self.set_node_state(node, up),
             Ev::Sample { ch } => {
                 let now = self.now;
-                let c = &mut self.channels[ch as usize];
+                let c = &mut self.channels[ch.index()];
                 let (qlen, qavg, bytes, drops) =
                     (c.queue.len() as u32, c.queue.avg(), c.stats.bytes_departed, c.stats.drops());
                 if let Some(s) = c.series.as_mut() {
@@ -497,16 +497,16 @@ impl Simulator {
     }
 
     /// Apply the driving rule to an agent: drain transmits, re-arm its timer, drain events.
-    fn drive_agent(&mut self, a: u32) {
+    fn drive_agent(&mut self, a: AgentId) {
         let now = self.now;
         loop {
-            let s = &mut self.agents[a as usize];
+            let s = &mut self.agents[a.index()];
             let Some(mut p) = s.agent.poll_transmit() else { break };
             p.src = Addr::new(s.node, s.port);
             self.next_uid += 1;
             p.uid = self.next_uid;
             p.sent_at = now;
-            let node = s.node.0;
+            let node = s.node;
             self.created += 1;
             if let Some(ph) = s.phase.as_mut() {
                 // phase randomisation (module doc): a uniform delay, never overtaking
@@ -521,7 +521,7 @@ impl Simulator {
             let i = self.pool.alloc(p);
             self.node_receive(node, i, None, false);
         }
-        let s = &mut self.agents[a as usize];
+        let s = &mut self.agents[a.index()];
         if let Some(t) = s.agent.poll_timeout() {
             let t = t.max(now);
             if s.armed.is_none_or(|armed| t < armed) {
@@ -529,28 +529,28 @@ impl Simulator {
                 self.schedule(t, Ev::AgentTimer { agent: a });
             }
         }
-        while let Some(ev) = self.agents[a as usize].agent.poll_event() {
+        while let Some(ev) = self.agents[a.index()].agent.poll_event() {
             match ev {
                 AgentEvent::Join(g) => self.join(a, g),
                 AgentEvent::Leave(g) => self.leave(a, g),
                 AgentEvent::LevelChanged { level } => {
                     self.timelines.level_time_ns.push(now.as_nanos());
-                    self.timelines.level_agent.push(a);
+                    self.timelines.level_agent.push(a.0);
                     self.timelines.level.push(level);
                 }
                 AgentEvent::RateChanged { rate_bps } => {
                     self.timelines.rate_time_ns.push(now.as_nanos());
-                    self.timelines.rate_agent.push(a);
+                    self.timelines.rate_agent.push(a.0);
                     self.timelines.rate_bps.push(rate_bps);
                 }
             }
         }
     }
 
-    fn drive_ext(&mut self, n: u32) {
+    fn drive_ext(&mut self, n: NodeId) {
         let now = self.now;
         loop {
-            let Some(x) = self.exts[n as usize].as_mut() else { return };
+            let Some(x) = self.exts[n.index()].as_mut() else { return };
             let Some(send) = x.ext.poll_transmit() else { break };
             let (mut p, via) = match send {
                 RouterSend::Route(p) => (p, None),
@@ -563,17 +563,17 @@ impl Simulator {
             let i = self.pool.alloc(p);
             match via {
                 None => self.node_receive(n, i, None, true),
-                Some(ch) if ch.index() < self.channels.len() && self.channels[ch.index()].from.0 == n => {
-                    self.enqueue(ch.0, i)
+                Some(ch) if ch.index() < self.channels.len() && self.channels[ch.index()].from == n => {
+                    self.enqueue(ch, i)
                 }
                 Some(_) => {
                     // not one of this node's interfaces: the extension's mistake, counted
-                    self.nodes[n as usize].stats.no_route += 1;
+                    self.nodes[n.index()].stats.no_route += 1;
                     self.pool.release(i);
                 }
             }
         }
-        let Some(x) = self.exts[n as usize].as_mut() else { return };
+        let Some(x) = self.exts[n.index()].as_mut() else { return };
         if let Some(t) = x.ext.poll_timeout() {
             let t = t.max(now);
             if x.armed.is_none_or(|armed| t < armed) {
@@ -587,9 +587,9 @@ impl Simulator {
     /// extension has its say first (unless `skip_ext`: the extension sent it itself); then a
     /// unicast packet is delivered or routed on, and a group packet goes up to its root or down
     /// the tree through the fan-out (`fanout`).
-    pub(super) fn node_receive(&mut self, n: u32, mut p: u32, from: Option<u32>, skip_ext: bool) {
+    fn node_receive(&mut self, n: NodeId, mut p: Slot, from: Option<ChannelId>, skip_ext: bool) {
         self.touch_member(Touch::Node(n));
-        if !skip_ext && self.nodes[n as usize].has_ext {
+        if !skip_ext && self.nodes[n.index()].has_ext {
             // the extension may write the packet: it gets a slot of its own
             p = self.pool.own(p);
             if !self.ext_arrival(n, p, from) {
@@ -598,19 +598,19 @@ impl Simulator {
         }
         // the packet is read in its slot, not copied out (it is ~100 bytes and this runs at
         // every hop)
-        match self.pool.slots[p as usize].dst {
+        match self.pool.slots[p.index()].dst {
             Dest::Unicast(addr) => self.unicast(n, p, addr),
             Dest::Group(g) => self.multicast(n, p, g, from.is_some()),
         }
     }
 
     /// Node `n`'s extension sees packet `p` on arrival: true when it lets it go on.
-    fn ext_arrival(&mut self, n: u32, p: u32, from: Option<u32>) -> bool {
-        let Some(x) = self.exts[n as usize].as_mut() else { return true };
+    fn ext_arrival(&mut self, n: NodeId, p: Slot, from: Option<ChannelId>) -> bool {
+        let Some(x) = self.exts[n.index()].as_mut() else { return true };
         let v = view!(self, n);
-        let verdict = x.ext.on_arrival(self.now, &mut self.pool.slots[p as usize], from.map(ChannelId), &v);
+        let verdict = x.ext.on_arrival(self.now, &mut self.pool.slots[p.index()], from, &v);
         self.dirty_exts.push(n);
-        let st = &mut self.nodes[n as usize].stats;
+        let st = &mut self.nodes[n.index()].stats;
         match verdict {
             Verdict::Forward => return true,
             Verdict::Drop => st.ext_drops += 1,
@@ -621,16 +621,16 @@ impl Simulator {
     }
 
     /// A unicast packet at node `n`: to its listener there, or on along its route.
-    fn unicast(&mut self, n: u32, p: u32, addr: Addr) {
+    fn unicast(&mut self, n: NodeId, p: Slot, addr: Addr) {
         // only a fan-out shares slots, and only an extension can turn a group packet into a
         // unicast one, after taking its own slot
         debug_assert!(!self.pool.shared(p));
-        if addr.node.0 == n {
-            let nd = &mut self.nodes[n as usize];
+        if addr.node == n {
+            let nd = &mut self.nodes[n.index()];
             match nd.ports.iter().find(|(q, _)| *q == addr.port) {
                 Some(&(_, a)) => {
                     nd.stats.delivered_local += 1;
-                    self.agents[a as usize].agent.handle_packet(self.now, &self.pool.slots[p as usize]);
+                    self.agents[a.index()].agent.handle_packet(self.now, &self.pool.slots[p.index()]);
                     self.dirty_agents.push(a);
                 }
                 None => nd.stats.no_listener += 1,
@@ -638,11 +638,11 @@ impl Simulator {
             self.pool.release(p);
             return;
         }
-        let next = if addr.node.index() < self.nodes.len() { self.routes.next(NodeId(n), addr.node) } else { None };
+        let next = if addr.node.index() < self.nodes.len() { self.routes.next(n, addr.node) } else { None };
         match next {
-            Some(ch) => self.forward(n, p, ch.0),
+            Some(ch) => self.forward(n, p, ch),
             None => {
-                self.nodes[n as usize].stats.no_route += 1;
+                self.nodes[n.index()].stats.no_route += 1;
                 self.pool.release(p);
             }
         }
@@ -651,43 +651,43 @@ impl Simulator {
     /// A packet of group `g` at node `n` (`off_link`: it came off a link). Sent by an agent
     /// at a node other than the group's source, it travels by unicast routing up to the source
     /// first (the root of the group's tree); then it goes down the tree (`fan_out`).
-    fn multicast(&mut self, n: u32, p: u32, g: GroupId, off_link: bool) {
+    fn multicast(&mut self, n: NodeId, p: Slot, g: GroupId, off_link: bool) {
         let gi = g.index();
         if gi >= self.groups.len() {
-            self.nodes[n as usize].stats.no_route += 1;
+            self.nodes[n.index()].stats.no_route += 1;
             self.pool.release(p);
             return;
         }
         let source = self.groups[gi].source;
-        if source.0 != n {
+        if source != n {
             if !off_link {
-                self.pool.to_root[p as usize] = true;
+                self.pool.to_root[p.index()] = true;
             }
-            if self.pool.to_root[p as usize] {
+            if self.pool.to_root[p.index()] {
                 let p = self.pool.own(p);
-                match self.routes.next(NodeId(n), source) {
-                    Some(ch) => self.forward(n, p, ch.0),
+                match self.routes.next(n, source) {
+                    Some(ch) => self.forward(n, p, ch),
                     None => {
-                        self.nodes[n as usize].stats.no_route += 1;
+                        self.nodes[n.index()].stats.no_route += 1;
                         self.pool.release(p);
                     }
                 }
                 return;
             }
         } else {
-            self.pool.to_root[p as usize] = false;
+            self.pool.to_root[p.index()] = false;
         }
-        self.fan_out(gi as u32, n, p, off_link);
+        self.fan_out(g, n, p, off_link);
     }
 
     /// Node `n` puts packet `p` on output channel `ch`, after its extension's say.
-    fn forward(&mut self, n: u32, p: u32, ch: u32) {
-        if let Some(x) = self.exts[n as usize].as_mut() {
+    fn forward(&mut self, n: NodeId, p: Slot, ch: ChannelId) {
+        if let Some(x) = self.exts[n.index()].as_mut() {
             let v = view!(self, n);
-            let verdict = x.ext.on_forward(self.now, &mut self.pool.slots[p as usize], ChannelId(ch), &v);
+            let verdict = x.ext.on_forward(self.now, &mut self.pool.slots[p.index()], ch, &v);
             self.dirty_exts.push(n);
             if verdict != Verdict::Forward {
-                self.channels[ch as usize].stats.ext_drops += 1;
+                self.channels[ch.index()].stats.ext_drops += 1;
                 self.pool.release(p);
                 return;
             }

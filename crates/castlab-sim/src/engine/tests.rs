@@ -140,6 +140,7 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
     // The sequence must be exactly the `(time, seq)` order of the events as scheduled.
     use super::event::Ev;
     use super::link::LinkEv;
+    use super::pool::Slot;
     use castlab_core::Rng;
     use std::collections::BTreeSet;
     let mut rng = Rng::seed_from_u64(11);
@@ -156,10 +157,10 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
             for _ in 0..1 + rng.below(5) {
                 id += 1;
                 if rng.uniform() < 0.15 {
-                    sim.schedule(Instant::from_nanos(t), Ev::Sample { ch: id });
+                    sim.schedule(Instant::from_nanos(t), Ev::Sample { ch: ChannelId(id) });
                 } else {
                     let (t2, a2) = if rng.uniform() < 0.1 { (t + 1, !arrive) } else { (t, arrive) };
-                    sim.schedule_link(Instant::from_nanos(t2), a2, id, 0);
+                    sim.schedule_link(Instant::from_nanos(t2), a2, ChannelId(id), Slot(0));
                     reference.insert((t2, sim.seq, id));
                     continue;
                 }
@@ -170,12 +171,12 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
             now = time;
             sim.last_link = None;
             let ids: Vec<u32> = match ev {
-                Ev::Link(LinkEv::TxDone { ch, .. } | LinkEv::Arrive { ch, .. }) | Ev::Sample { ch } => vec![ch],
+                Ev::Link(LinkEv::TxDone { ch, .. } | LinkEv::Arrive { ch, .. }) | Ev::Sample { ch } => vec![ch.0],
                 Ev::Link(LinkEv::TxDoneBatch { batch } | LinkEv::ArriveBatch { batch }) => {
                     batched += 1;
                     let list = std::mem::take(&mut sim.batches[batch as usize]);
                     sim.batch_free.push(batch);
-                    list.iter().map(|m| m.0).collect()
+                    list.iter().map(|m| m.0 .0).collect()
                 }
                 other => panic!("{other:?}"),
             };
