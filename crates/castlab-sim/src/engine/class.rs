@@ -23,7 +23,8 @@
 //! each member (its channel's counters and averaged queue length, its node's counter, its
 //! agent) is done later, member by member over the logged packets in their order
 //! ([`Simulator::flush_class`]). Nothing else reads that state while the class lives: every
-//! path that could is a trigger that first brings it up to date or ends the class:
+//! path that could is a trigger that first brings it up to date or ends the class, through
+//! the one hook `Simulator::touch_member` (the engine's `fanout`) or `settle`:
 //! - a packet offered to a member's link (`enqueue`), or reaching a member's node by another
 //!   way (`node_receive`), or an event of a member's agent: the class ends, unless nothing has
 //!   arrived since it was last brought up to date (then the member's state is exact already);
