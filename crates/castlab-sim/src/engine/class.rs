@@ -105,6 +105,19 @@ pub(super) struct Class {
     in_queue: u32,
 }
 
+/// Every class by index, the free indices, the live ones, and the (group, node) fan-outs big
+/// enough for one.
+#[derive(Default)]
+pub(super) struct Classes {
+    pub(super) all: Vec<Class>,
+    pub(super) free: Vec<ClassId>,
+    pub(super) live: Vec<ClassId>,
+    pub(super) tries: Vec<ClassTry>,
+    /// Classes formed, flushes, classes ended early, and groups that joined a class formed by
+    /// another (read by the tests).
+    pub(super) counts: (u64, u64, u64, u64),
+}
+
 /// A (group, node) fan-out big enough for a class: its class, or when it may try again.
 pub(super) struct ClassTry {
     group: GroupId,
@@ -119,15 +132,15 @@ impl Simulator {
     /// Node `n` fans packet `p` of group `g` out on its `k` >= `CLASS_MIN` interfaces: as a
     /// class if it is or can become one (true), or not (false: the caller sends the copies).
     pub(super) fn fan_out_as_class(&mut self, g: GroupId, n: NodeId, p: Slot) -> bool {
-        let t = match self.class_tries.iter().position(|t| t.group == g && t.node == n) {
+        let t = match self.classes.tries.iter().position(|t| t.group == g && t.node == n) {
             Some(t) => t,
             None => {
                 let t = ClassTry { group: g, node: n, class: NO_CLASS, next: Instant::ZERO, fails: 0 };
-                self.class_tries.push(t);
-                self.class_tries.len() - 1
+                self.classes.tries.push(t);
+                self.classes.tries.len() - 1
             }
         };
-        let tr = &self.class_tries[t];
+        let tr = &self.classes.tries[t];
         let mut c = tr.class;
         if c == NO_CLASS {
             if self.now < tr.next || self.ext_count > 0 {
@@ -136,16 +149,16 @@ impl Simulator {
             match self.join_class(g, n).or_else(|| self.form_class(g, n)) {
                 Some(new) => {
                     c = new;
-                    self.class_tries[t].class = c;
+                    self.classes.tries[t].class = c;
                 }
                 None => {
                     let now = self.now;
-                    backoff(&mut self.class_tries[t], now);
+                    backoff(&mut self.classes.tries[t], now);
                     return false;
                 }
             }
         }
-        let cl = &self.classes[c.index()];
+        let cl = &self.classes.all[c.index()];
         if cl.log.back().is_some_and(|e| e.stage == QUEUED) {
             // the links are still serialising the last packet: this one would wait in queues
             self.end_class(c, true);
@@ -155,7 +168,7 @@ impl Simulator {
         let size = self.pool.slots[p.index()].size_bytes;
         let t1 = self.now + Duration::transmission(size, cl.rate_bps);
         let t2 = t1 + cl.delay;
-        let cl = &mut self.classes[c.index()];
+        let cl = &mut self.classes.all[c.index()];
         cl.log.push_back(Logged { pkt: p, size, t1: t1.as_nanos(), t2: t2.as_nanos(), stage: QUEUED, applied: 0 });
         cl.in_queue += 1;
         self.created += k - 1;
@@ -177,11 +190,11 @@ impl Simulator {
     fn join_class(&mut self, g: GroupId, n: NodeId) -> Option<ClassId> {
         let gr = &self.groups[g.index()];
         let oifs = &gr.mc[n.index()].oifs;
-        let c = *self.live_classes.iter().find(|&&c| {
-            let cl = &self.classes[c.index()];
+        let c = *self.classes.live.iter().find(|&&c| {
+            let cl = &self.classes.all[c.index()];
             cl.node == n && cl.chans == *oifs
         })?;
-        let cl = &self.classes[c.index()];
+        let cl = &self.classes.all[c.index()];
         for (&ch, &a) in cl.chans.iter().zip(&cl.agents) {
             let to = self.channels[ch.index()].to.index();
             let st = &gr.mc[to];
@@ -189,8 +202,8 @@ impl Simulator {
                 return None;
             }
         }
-        self.classes[c.index()].groups.push(g);
-        self.class_counts.3 += 1;
+        self.classes.all[c.index()].groups.push(g);
+        self.classes.counts.3 += 1;
         Some(c)
     }
 
@@ -231,11 +244,11 @@ impl Simulator {
             agents.push(st.member0);
         }
         let chans = oifs.clone();
-        let c = match self.class_free.pop() {
+        let c = match self.classes.free.pop() {
             Some(c) => c,
             None => {
-                self.classes.push(Class::default());
-                ClassId((self.classes.len() - 1) as u32)
+                self.classes.all.push(Class::default());
+                ClassId((self.classes.all.len() - 1) as u32)
             }
         };
         for (&ch, &a) in chans.iter().zip(&agents) {
@@ -244,20 +257,20 @@ impl Simulator {
             self.nodes[chn.to.index()].class = c;
             self.agents[a.index()].class = c;
         }
-        let cl = &mut self.classes[c.index()];
+        let cl = &mut self.classes.all[c.index()];
         debug_assert!(cl.in_queue == 0 && cl.log.is_empty());
         let mut groups = std::mem::take(&mut cl.groups);
         groups.clear();
         groups.push(g);
         *cl = Class { live: true, groups, node: n, rate_bps: rate, delay, chans, agents, ..Class::default() };
-        self.live_classes.push(c);
-        self.class_counts.0 += 1;
+        self.classes.live.push(c);
+        self.classes.counts.0 += 1;
         Some(c)
     }
 
     /// The class's `TxDone` (its copies finished serialisation) or `Arrive` (they arrived).
     pub(super) fn class_event(&mut self, c: ClassId, pkt: Slot, arrive: bool) {
-        let cl = &mut self.classes[c.index()];
+        let cl = &mut self.classes.all[c.index()];
         cl.in_queue -= 1;
         let k = cl.chans.len() as u64;
         // the run loop counted one event; the copies are k
@@ -280,7 +293,7 @@ impl Simulator {
             cl.arrived += 1;
             if cl.arrived >= FLUSH_AT {
                 self.flush_class(c);
-                for t in self.class_tries.iter_mut().filter(|t| t.class == c) {
+                for t in self.classes.tries.iter_mut().filter(|t| t.class == c) {
                     t.fails = 0;
                 }
             }
@@ -290,7 +303,7 @@ impl Simulator {
     /// A class event whose class has ended: its copies run one by one, as the batch it stands
     /// for (`run_batch`).
     fn run_dead_class(&mut self, c: ClassId, pkt: Slot, arrive: bool) {
-        let chans = std::mem::take(&mut self.classes[c.index()].chans);
+        let chans = std::mem::take(&mut self.classes.all[c.index()].chans);
         let pf = chans.len() >= self.prefetch_from;
         for (i, &ch) in chans.iter().enumerate() {
             if pf {
@@ -310,24 +323,24 @@ impl Simulator {
             }
             self.drain_dirty();
         }
-        self.classes[c.index()].chans = chans;
+        self.classes.all[c.index()].chans = chans;
         self.free_class_if_done(c);
     }
 
     /// An ended class with no event left in the queue is free for reuse.
     fn free_class_if_done(&mut self, c: ClassId) {
-        let cl = &mut self.classes[c.index()];
+        let cl = &mut self.classes.all[c.index()];
         if !cl.live && cl.in_queue == 0 {
             cl.chans.clear();
             cl.agents.clear();
-            self.class_free.push(c);
+            self.classes.free.push(c);
         }
     }
 
     /// Apply what the logged packets did to every member, member by member (each member's
     /// state is then read once for all of them), and drop the packets that have arrived.
     pub(super) fn flush_class(&mut self, c: ClassId) {
-        let cl = std::mem::take(&mut self.classes[c.index()]);
+        let cl = std::mem::take(&mut self.classes.all[c.index()]);
         let pf = cl.chans.len() >= self.prefetch_from;
         let busy = cl.log.back().is_some_and(|e| e.stage == QUEUED);
         for (i, (&ch, &a)) in cl.chans.iter().zip(&cl.agents).enumerate() {
@@ -374,8 +387,8 @@ impl Simulator {
             e.applied = e.stage;
         }
         cl.arrived = 0;
-        self.classes[c.index()] = cl;
-        self.class_counts.1 += 1;
+        self.classes.all[c.index()] = cl;
+        self.classes.counts.1 += 1;
     }
 
     /// Hints for a member's channel, node, agent slot and agent (as `prefetch_receiver`).
@@ -401,7 +414,7 @@ impl Simulator {
     /// ended because of something a member or the tree did, not at the end of a run.
     pub(super) fn end_class(&mut self, c: ClassId, early: bool) {
         self.flush_class(c);
-        let cl = &mut self.classes[c.index()];
+        let cl = &mut self.classes.all[c.index()];
         cl.live = false;
         let k = cl.chans.len() as u32;
         for e in cl.log.drain(..) {
@@ -416,21 +429,21 @@ impl Simulator {
             self.agents[a.index()].class = NO_CLASS;
         }
         self.free_class_if_done(c);
-        self.live_classes.retain(|&x| x != c);
-        for t in self.class_tries.iter_mut().filter(|t| t.class == c) {
+        self.classes.live.retain(|&x| x != c);
+        for t in self.classes.tries.iter_mut().filter(|t| t.class == c) {
             t.class = NO_CLASS;
             if early {
                 backoff(t, self.now);
             }
         }
         if early {
-            self.class_counts.2 += 1;
+            self.classes.counts.2 += 1;
         }
     }
 
     /// End every class (before results are read, and when a link or node changes state).
     pub(super) fn end_all_classes(&mut self, early: bool) {
-        while let Some(&c) = self.live_classes.last() {
+        while let Some(&c) = self.classes.live.last() {
             self.end_class(c, early);
         }
     }
@@ -439,11 +452,11 @@ impl Simulator {
     /// member there.
     pub(super) fn class_tree_change(&mut self, g: GroupId, n: NodeId) {
         let at_member = self.nodes[n.index()].class;
-        if at_member != NO_CLASS && self.classes[at_member.index()].groups.contains(&g) {
+        if at_member != NO_CLASS && self.classes.all[at_member.index()].groups.contains(&g) {
             self.end_class(at_member, true);
         }
-        if let Some(&c) = self.live_classes.iter().find(|&&c| {
-            let cl = &self.classes[c.index()];
+        if let Some(&c) = self.classes.live.iter().find(|&&c| {
+            let cl = &self.classes.all[c.index()];
             cl.node == n && cl.groups.contains(&g)
         }) {
             self.end_class(c, true);
@@ -455,7 +468,7 @@ impl Simulator {
     /// last flush; what is still on its way changes only counters, which add up).
     #[inline(never)]
     pub(super) fn class_member_touched(&mut self, c: ClassId) {
-        if self.classes[c.index()].arrived > 0 {
+        if self.classes.all[c.index()].arrived > 0 {
             self.end_class(c, true);
         }
     }

@@ -63,7 +63,7 @@ impl Simulator {
                 }
             }
             Touch::Tree { group, node } => {
-                if !self.live_classes.is_empty() {
+                if !self.classes.live.is_empty() {
                     self.class_tree_change(group, node);
                 }
             }
@@ -78,7 +78,7 @@ impl Simulator {
 
     /// Whether every fan-out's receivers are up to date (no class lives).
     pub(super) fn fan_outs_settled(&self) -> bool {
-        self.live_classes.is_empty()
+        self.classes.live.is_empty()
     }
 
     /// Packet `p` of group `g` at node `n`, on its way down the tree (`off_link`: it came off

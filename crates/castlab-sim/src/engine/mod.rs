@@ -76,7 +76,7 @@ use castlab_core::{
 
 use crate::error::{Result, SimError};
 use crate::routing::Routes;
-use class::{Class, ClassId, ClassTry};
+use class::{ClassId, Classes};
 use event::{Entry, Ev, EventQueue};
 use fanout::Touch;
 use link::{Channel, LastLink};
@@ -195,18 +195,11 @@ pub struct Simulator {
     in_sender: u64,
     /// `PREFETCH_FROM` (lowered only in the test that checks that prefetching changes nothing).
     prefetch_from: usize,
-    /// Deferred fan-outs (`class`): every class by index, the free indices, the live ones, and
-    /// the (group, node) fan-outs big enough for one.
-    classes: Vec<Class>,
-    class_free: Vec<ClassId>,
-    live_classes: Vec<ClassId>,
-    class_tries: Vec<ClassTry>,
+    /// Fan-outs handled as classes (`class`; read and changed through `fanout` only).
+    classes: Classes,
     /// Router extensions attached (classes are formed only without any: an extension may read
     /// any channel's queue through `NetView`).
     ext_count: usize,
-    /// Classes formed, flushes, classes ended early, and groups that joined a class formed by
-    /// another (read by the tests).
-    class_counts: (u64, u64, u64, u64),
 }
 
 /// How many members ahead of the one it runs a batch asks for the next members' state.
@@ -325,12 +318,8 @@ impl Simulator {
             coalesce: true,
             in_sender: 0,
             prefetch_from: PREFETCH_FROM,
-            classes: Vec::new(),
-            class_free: Vec::new(),
-            live_classes: Vec::new(),
-            class_tries: Vec::new(),
+            classes: Classes::default(),
             ext_count: 0,
-            class_counts: (0, 0, 0, 0),
         })
     }
 

@@ -345,8 +345,8 @@ fn fan_outs_as_classes_give_the_same_run_as_copies() {
             assert!(a.conservation().holds());
         }
         // the scenario exercises what it is for: classes formed, and ended by each trigger
-        assert_eq!(b.class_counts, (0, 0, 0, 0));
-        let (formed, flushed, early, joined) = a.class_counts;
+        assert_eq!(b.classes.counts, (0, 0, 0, 0));
+        let (formed, flushed, early, joined) = a.classes.counts;
         assert!(
             formed >= 10 && flushed >= 20 && early >= 8 && joined >= 4,
             "formed {formed}, flushed {flushed}, ended early {early}, groups joined {joined}"
@@ -367,7 +367,7 @@ fn one_run_and_many_runs_or_advances_with_classes_are_the_same_run() {
         c.advance(Instant::from_secs_f64(0.1 * i as f64)).unwrap();
     }
     // advancing leaves classes live until settled
-    assert!(!c.live_classes.is_empty());
+    assert!(!c.classes.live.is_empty());
     c.settle();
     assert_eq!(fingerprint(&a), fingerprint(&b));
     assert_eq!(fingerprint(&a), fingerprint(&c));
