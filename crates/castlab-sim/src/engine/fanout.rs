@@ -13,8 +13,9 @@
 //!
 //! A class defers what its copies do to its members (their links, nodes and agents), so every
 //! site that changes or reads a member's link, node, agent, the group's membership or tree, or
-//! a link's or node's failure state calls [`Simulator::touch_member`] first; nothing else in
-//! the engine knows about classes.
+//! a link's or node's failure state calls [`Simulator::touch_member`] first, and results are
+//! read after [`Simulator::settle_fan_outs`]. Outside this file and `class`, the engine only
+//! declares and initialises the class fields and hands a class its own events.
 
 use castlab_core::{AgentId, ChannelId, GroupId, NodeId};
 
