@@ -23,7 +23,8 @@
 //! each member (its channel's counters and averaged queue length, its node's counter, its
 //! agent) is done later, member by member over the logged packets in their order
 //! ([`Simulator::flush_class`]). Nothing else reads that state while the class lives: every
-//! path that could is a trigger that first brings it up to date or ends the class:
+//! path that could is a trigger that first brings it up to date or ends the class, through
+//! the one hook `Simulator::touch_member` (the engine's `fanout`) or `settle`:
 //! - a packet offered to a member's link (`enqueue`), or reaching a member's node by another
 //!   way (`node_receive`), or an event of a member's agent: the class ends, unless nothing has
 //!   arrived since it was last brought up to date (then the member's state is exact already);
@@ -37,13 +38,25 @@
 //! (`engine::tests`) checks the whole observable state against runs without batching or
 //! classes.
 
-use castlab_core::{Duration, Instant};
+use castlab_core::{AgentId, ChannelId, Duration, GroupId, Instant, NodeId};
 
 use super::event::{Entry, Ev};
+use super::pool::Slot;
 use super::{prefetch, Simulator, AHEAD};
 
+/// A class: its index in `Simulator::classes`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ClassId(pub(super) u32);
+
+impl ClassId {
+    #[inline(always)]
+    pub(super) const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// `Channel::class`, `Node::class`, `AgentSlot::class` outside any class.
-pub(super) const NO_CLASS: u32 = u32::MAX;
+pub(super) const NO_CLASS: ClassId = ClassId(u32::MAX);
 /// Fan-outs to fewer interfaces run copy by copy (a class's own events cost about as much).
 pub(super) const CLASS_MIN: usize = 4;
 /// Arrived packets a class logs before it applies them to its members: each member's state is
@@ -64,7 +77,7 @@ const ARRIVED: u8 = 3;
 
 /// One packet of a class.
 struct Logged {
-    pkt: u32,
+    pkt: Slot,
     size: u32,
     /// When it finished serialisation, and when it arrived (ns).
     t1: u64,
@@ -78,13 +91,13 @@ struct Logged {
 pub(super) struct Class {
     live: bool,
     /// The groups whose fan-out at `node` this class is (one, or a layered receiver's).
-    groups: Vec<u32>,
-    node: u32,
+    groups: Vec<GroupId>,
+    node: NodeId,
     rate_bps: u64,
     delay: Duration,
     /// The member channels in the fan-out's interface order, and each one's agent.
-    chans: Vec<u32>,
-    agents: Vec<u32>,
+    chans: Vec<ChannelId>,
+    agents: Vec<AgentId>,
     log: std::collections::VecDeque<Logged>,
     /// Logged packets that have arrived and are not yet applied.
     arrived: usize,
@@ -92,11 +105,24 @@ pub(super) struct Class {
     in_queue: u32,
 }
 
+/// Every class by index, the free indices, the live ones, and the (group, node) fan-outs big
+/// enough for one.
+#[derive(Default)]
+pub(super) struct Classes {
+    pub(super) all: Vec<Class>,
+    pub(super) free: Vec<ClassId>,
+    pub(super) live: Vec<ClassId>,
+    pub(super) tries: Vec<ClassTry>,
+    /// Classes formed, flushes, classes ended early, and groups that joined a class formed by
+    /// another (read by the tests).
+    pub(super) counts: (u64, u64, u64, u64),
+}
+
 /// A (group, node) fan-out big enough for a class: its class, or when it may try again.
 pub(super) struct ClassTry {
-    group: u32,
-    node: u32,
-    class: u32,
+    group: GroupId,
+    node: NodeId,
+    class: ClassId,
     /// No attempt before this time.
     next: Instant,
     fails: u32,
@@ -105,16 +131,16 @@ pub(super) struct ClassTry {
 impl Simulator {
     /// Node `n` fans packet `p` of group `g` out on its `k` >= `CLASS_MIN` interfaces: as a
     /// class if it is or can become one (true), or not (false: the caller sends the copies).
-    pub(super) fn fan_out_as_class(&mut self, g: u32, n: u32, p: u32) -> bool {
-        let t = match self.class_tries.iter().position(|t| t.group == g && t.node == n) {
+    pub(super) fn fan_out_as_class(&mut self, g: GroupId, n: NodeId, p: Slot) -> bool {
+        let t = match self.classes.tries.iter().position(|t| t.group == g && t.node == n) {
             Some(t) => t,
             None => {
                 let t = ClassTry { group: g, node: n, class: NO_CLASS, next: Instant::ZERO, fails: 0 };
-                self.class_tries.push(t);
-                self.class_tries.len() - 1
+                self.classes.tries.push(t);
+                self.classes.tries.len() - 1
             }
         };
-        let tr = &self.class_tries[t];
+        let tr = &self.classes.tries[t];
         let mut c = tr.class;
         if c == NO_CLASS {
             if self.now < tr.next || self.ext_count > 0 {
@@ -123,26 +149,26 @@ impl Simulator {
             match self.join_class(g, n).or_else(|| self.form_class(g, n)) {
                 Some(new) => {
                     c = new;
-                    self.class_tries[t].class = c;
+                    self.classes.tries[t].class = c;
                 }
                 None => {
                     let now = self.now;
-                    backoff(&mut self.class_tries[t], now);
+                    backoff(&mut self.classes.tries[t], now);
                     return false;
                 }
             }
         }
-        let cl = &self.classes[c as usize];
+        let cl = &self.classes.all[c.index()];
         if cl.log.back().is_some_and(|e| e.stage == QUEUED) {
             // the links are still serialising the last packet: this one would wait in queues
             self.end_class(c, true);
             return false;
         }
         let k = cl.chans.len() as u64;
-        let size = self.pool.slots[p as usize].size_bytes;
+        let size = self.pool.slots[p.index()].size_bytes;
         let t1 = self.now + Duration::transmission(size, cl.rate_bps);
         let t2 = t1 + cl.delay;
-        let cl = &mut self.classes[c as usize];
+        let cl = &mut self.classes.all[c.index()];
         cl.log.push_back(Logged { pkt: p, size, t1: t1.as_nanos(), t2: t2.as_nanos(), stage: QUEUED, applied: 0 });
         cl.in_queue += 1;
         self.created += k - 1;
@@ -161,36 +187,36 @@ impl Simulator {
 
     /// A live class at node `n` whose interfaces and agents are exactly group `g`'s fan-out
     /// there: `g` joins it.
-    fn join_class(&mut self, g: u32, n: u32) -> Option<u32> {
-        let gr = &self.groups[g as usize];
-        let oifs = &gr.mc[n as usize].oifs;
-        let c = *self.live_classes.iter().find(|&&c| {
-            let cl = &self.classes[c as usize];
+    fn join_class(&mut self, g: GroupId, n: NodeId) -> Option<ClassId> {
+        let gr = &self.groups[g.index()];
+        let oifs = &gr.mc[n.index()].oifs;
+        let c = *self.classes.live.iter().find(|&&c| {
+            let cl = &self.classes.all[c.index()];
             cl.node == n && cl.chans == *oifs
         })?;
-        let cl = &self.classes[c as usize];
+        let cl = &self.classes.all[c.index()];
         for (&ch, &a) in cl.chans.iter().zip(&cl.agents) {
-            let to = self.channels[ch as usize].to.index();
+            let to = self.channels[ch.index()].to.index();
             let st = &gr.mc[to];
             if to == gr.source.index() || !st.is_leaf() || st.member0 != a {
                 return None;
             }
         }
-        self.classes[c as usize].groups.push(g);
-        self.class_counts.3 += 1;
+        self.classes.all[c.index()].groups.push(g);
+        self.classes.counts.3 += 1;
         Some(c)
     }
 
     /// The fan-out of group `g` at node `n` as a class, if every interface qualifies (module
     /// doc); nothing changes when one does not.
-    fn form_class(&mut self, g: u32, n: u32) -> Option<u32> {
-        let gr = &self.groups[g as usize];
-        let oifs = &gr.mc[n as usize].oifs;
-        let first = &self.channels[*oifs.first()? as usize];
+    fn form_class(&mut self, g: GroupId, n: NodeId) -> Option<ClassId> {
+        let gr = &self.groups[g.index()];
+        let oifs = &gr.mc[n.index()].oifs;
+        let first = &self.channels[oifs.first()?.index()];
         let (rate, delay) = (first.rate_bps, first.delay);
         let mut agents = Vec::with_capacity(oifs.len());
         for &ch in oifs {
-            let c = &self.channels[ch as usize];
+            let c = &self.channels[ch.index()];
             let link_ok = c.class == NO_CLASS
                 && !c.down
                 && !c.busy
@@ -211,40 +237,40 @@ impl Simulator {
             if to == gr.source.index() || nd.class != NO_CLASS || nd.down || nd.has_ext || !st.is_leaf() {
                 return None;
             }
-            let a = &self.agents[st.member0 as usize];
+            let a = &self.agents[st.member0.index()];
             if !a.only_counts || a.class != NO_CLASS {
                 return None;
             }
             agents.push(st.member0);
         }
         let chans = oifs.clone();
-        let c = match self.class_free.pop() {
+        let c = match self.classes.free.pop() {
             Some(c) => c,
             None => {
-                self.classes.push(Class::default());
-                (self.classes.len() - 1) as u32
+                self.classes.all.push(Class::default());
+                ClassId((self.classes.all.len() - 1) as u32)
             }
         };
         for (&ch, &a) in chans.iter().zip(&agents) {
-            let chn = &mut self.channels[ch as usize];
+            let chn = &mut self.channels[ch.index()];
             chn.class = c;
             self.nodes[chn.to.index()].class = c;
-            self.agents[a as usize].class = c;
+            self.agents[a.index()].class = c;
         }
-        let cl = &mut self.classes[c as usize];
+        let cl = &mut self.classes.all[c.index()];
         debug_assert!(cl.in_queue == 0 && cl.log.is_empty());
         let mut groups = std::mem::take(&mut cl.groups);
         groups.clear();
         groups.push(g);
         *cl = Class { live: true, groups, node: n, rate_bps: rate, delay, chans, agents, ..Class::default() };
-        self.live_classes.push(c);
-        self.class_counts.0 += 1;
+        self.classes.live.push(c);
+        self.classes.counts.0 += 1;
         Some(c)
     }
 
     /// The class's `TxDone` (its copies finished serialisation) or `Arrive` (they arrived).
-    pub(super) fn class_event(&mut self, c: u32, pkt: u32, arrive: bool) {
-        let cl = &mut self.classes[c as usize];
+    pub(super) fn class_event(&mut self, c: ClassId, pkt: Slot, arrive: bool) {
+        let cl = &mut self.classes.all[c.index()];
         cl.in_queue -= 1;
         let k = cl.chans.len() as u64;
         // the run loop counted one event; the copies are k
@@ -267,7 +293,7 @@ impl Simulator {
             cl.arrived += 1;
             if cl.arrived >= FLUSH_AT {
                 self.flush_class(c);
-                for t in self.class_tries.iter_mut().filter(|t| t.class == c) {
+                for t in self.classes.tries.iter_mut().filter(|t| t.class == c) {
                     t.fails = 0;
                 }
             }
@@ -276,8 +302,8 @@ impl Simulator {
 
     /// A class event whose class has ended: its copies run one by one, as the batch it stands
     /// for (`run_batch`).
-    fn run_dead_class(&mut self, c: u32, pkt: u32, arrive: bool) {
-        let chans = std::mem::take(&mut self.classes[c as usize].chans);
+    fn run_dead_class(&mut self, c: ClassId, pkt: Slot, arrive: bool) {
+        let chans = std::mem::take(&mut self.classes.all[c.index()].chans);
         let pf = chans.len() >= self.prefetch_from;
         for (i, &ch) in chans.iter().enumerate() {
             if pf {
@@ -297,24 +323,24 @@ impl Simulator {
             }
             self.drain_dirty();
         }
-        self.classes[c as usize].chans = chans;
+        self.classes.all[c.index()].chans = chans;
         self.free_class_if_done(c);
     }
 
     /// An ended class with no event left in the queue is free for reuse.
-    fn free_class_if_done(&mut self, c: u32) {
-        let cl = &mut self.classes[c as usize];
+    fn free_class_if_done(&mut self, c: ClassId) {
+        let cl = &mut self.classes.all[c.index()];
         if !cl.live && cl.in_queue == 0 {
             cl.chans.clear();
             cl.agents.clear();
-            self.class_free.push(c);
+            self.classes.free.push(c);
         }
     }
 
     /// Apply what the logged packets did to every member, member by member (each member's
     /// state is then read once for all of them), and drop the packets that have arrived.
-    pub(super) fn flush_class(&mut self, c: u32) {
-        let cl = std::mem::take(&mut self.classes[c as usize]);
+    pub(super) fn flush_class(&mut self, c: ClassId) {
+        let cl = std::mem::take(&mut self.classes.all[c.index()]);
         let pf = cl.chans.len() >= self.prefetch_from;
         let busy = cl.log.back().is_some_and(|e| e.stage == QUEUED);
         for (i, (&ch, &a)) in cl.chans.iter().zip(&cl.agents).enumerate() {
@@ -323,9 +349,9 @@ impl Simulator {
                     self.prefetch_member(nc, na);
                 }
             }
-            let chn = &mut self.channels[ch as usize];
+            let chn = &mut self.channels[ch.index()];
             let nd = &mut self.nodes[chn.to.index()];
-            let s = &mut self.agents[a as usize];
+            let s = &mut self.agents[a.index()];
             for e in &cl.log {
                 if e.applied < QUEUED {
                     // `enqueue` on an idle link with nothing waiting
@@ -346,7 +372,7 @@ impl Simulator {
                     chn.in_flight -= 1;
                     chn.stats.delivered += 1;
                     nd.stats.delivered_local += 1;
-                    s.agent.handle_packet(Instant::from_nanos(e.t2), &self.pool.slots[e.pkt as usize]);
+                    s.agent.handle_packet(Instant::from_nanos(e.t2), &self.pool.slots[e.pkt.index()]);
                     debug_assert!(s.agent.poll_transmit().is_none() && s.agent.poll_event().is_none());
                 }
             }
@@ -361,20 +387,20 @@ impl Simulator {
             e.applied = e.stage;
         }
         cl.arrived = 0;
-        self.classes[c as usize] = cl;
-        self.class_counts.1 += 1;
+        self.classes.all[c.index()] = cl;
+        self.classes.counts.1 += 1;
     }
 
     /// Hints for a member's channel, node, agent slot and agent (as `prefetch_receiver`).
     #[inline(always)]
-    fn prefetch_member(&self, ch: u32, a: u32) {
+    fn prefetch_member(&self, ch: ChannelId, a: AgentId) {
         self.prefetch_channel(ch);
-        if let Some(c) = self.channels.get(ch as usize) {
+        if let Some(c) = self.channels.get(ch.index()) {
             if let Some(nd) = self.nodes.get(c.to.index()) {
                 prefetch(nd as *const super::Node as *const u8);
             }
         }
-        if let Some(s) = self.agents.get(a as usize) {
+        if let Some(s) = self.agents.get(a.index()) {
             prefetch(s as *const super::AgentSlot as *const u8);
             let at = &*s.agent as *const dyn castlab_core::Agent as *const u8;
             prefetch(at);
@@ -386,54 +412,51 @@ impl Simulator {
     /// End class `c`: bring every member up to date, and give its packets still on the members'
     /// links back their k copies (its events in the queue then run copy by copy). `early`: it
     /// ended because of something a member or the tree did, not at the end of a run.
-    pub(super) fn end_class(&mut self, c: u32, early: bool) {
+    pub(super) fn end_class(&mut self, c: ClassId, early: bool) {
         self.flush_class(c);
-        let cl = &mut self.classes[c as usize];
+        let cl = &mut self.classes.all[c.index()];
         cl.live = false;
         let k = cl.chans.len() as u32;
         for e in cl.log.drain(..) {
             // the class held one reference for all k copies
-            self.pool.refs[e.pkt as usize] += k - 1;
+            self.pool.refs[e.pkt.index()] += k - 1;
             self.pool.live += u64::from(k - 1);
         }
         for (&ch, &a) in cl.chans.iter().zip(&cl.agents) {
-            let chn = &mut self.channels[ch as usize];
+            let chn = &mut self.channels[ch.index()];
             chn.class = NO_CLASS;
             self.nodes[chn.to.index()].class = NO_CLASS;
-            self.agents[a as usize].class = NO_CLASS;
+            self.agents[a.index()].class = NO_CLASS;
         }
         self.free_class_if_done(c);
-        self.live_classes.retain(|&x| x != c);
-        for t in self.class_tries.iter_mut().filter(|t| t.class == c) {
+        self.classes.live.retain(|&x| x != c);
+        for t in self.classes.tries.iter_mut().filter(|t| t.class == c) {
             t.class = NO_CLASS;
             if early {
                 backoff(t, self.now);
             }
         }
         if early {
-            self.class_counts.2 += 1;
+            self.classes.counts.2 += 1;
         }
     }
 
     /// End every class (before results are read, and when a link or node changes state).
     pub(super) fn end_all_classes(&mut self, early: bool) {
-        while let Some(&c) = self.live_classes.last() {
+        while let Some(&c) = self.classes.live.last() {
             self.end_class(c, early);
         }
     }
 
     /// Group `g`'s tree changes at node `n`: end the class fanning out there or reaching a
     /// member there.
-    pub(super) fn class_tree_change(&mut self, g: u32, n: u32) {
-        if self.live_classes.is_empty() {
-            return;
-        }
-        let at_member = self.nodes[n as usize].class;
-        if at_member != NO_CLASS && self.classes[at_member as usize].groups.contains(&g) {
+    pub(super) fn class_tree_change(&mut self, g: GroupId, n: NodeId) {
+        let at_member = self.nodes[n.index()].class;
+        if at_member != NO_CLASS && self.classes.all[at_member.index()].groups.contains(&g) {
             self.end_class(at_member, true);
         }
-        if let Some(&c) = self.live_classes.iter().find(|&&c| {
-            let cl = &self.classes[c as usize];
+        if let Some(&c) = self.classes.live.iter().find(|&&c| {
+            let cl = &self.classes.all[c.index()];
             cl.node == n && cl.groups.contains(&g)
         }) {
             self.end_class(c, true);
@@ -444,8 +467,8 @@ impl Simulator {
     /// the class ends unless the member's state is already exact (nothing arrived since the
     /// last flush; what is still on its way changes only counters, which add up).
     #[inline(never)]
-    pub(super) fn class_member_touched(&mut self, c: u32) {
-        if self.classes[c as usize].arrived > 0 {
+    pub(super) fn class_member_touched(&mut self, c: ClassId) {
+        if self.classes.all[c.index()].arrived > 0 {
             self.end_class(c, true);
         }
     }

@@ -26,84 +26,76 @@
 
 use std::collections::BinaryHeap;
 
+use castlab_core::{AgentId, ChannelId, GroupId, NodeId};
+
+use super::class::ClassId;
+use super::link::LinkEv;
+use super::pool::Slot;
+
 /// What happens at an event.
 #[derive(Clone, Copy, Debug)]
 pub(super) enum Ev {
-    TxDone {
-        ch: u32,
-        pkt: u32,
-    },
-    Arrive {
-        ch: u32,
-        pkt: u32,
-    },
+    /// A packet's serialisation ends or it reaches the far end of its link (the engine's
+    /// `link`).
+    Link(LinkEv),
     AgentStart {
-        agent: u32,
+        agent: AgentId,
     },
     AgentTimer {
-        agent: u32,
+        agent: AgentId,
     },
     ExtStart {
-        node: u32,
+        node: NodeId,
     },
     ExtTimer {
-        node: u32,
+        node: NodeId,
     },
     /// A graft travelling up channel `ch` (downstream → upstream), sent while the channel
     /// had gone down `epoch` times (lost if it went down since).
     Graft {
-        group: u32,
-        ch: u32,
+        group: GroupId,
+        ch: ChannelId,
         epoch: u32,
     },
     /// A node decides to prune itself from a group's tree.
     PruneFire {
-        group: u32,
-        node: u32,
+        group: GroupId,
+        node: NodeId,
         gen: u32,
     },
     /// A prune travelling up channel `ch` (`epoch` as for `Graft`).
     PruneArrive {
-        group: u32,
-        ch: u32,
+        group: GroupId,
+        ch: ChannelId,
         epoch: u32,
     },
     /// A duplex link (channel `ch` and its reverse) is set down or up.
     LinkState {
-        ch: u32,
+        ch: ChannelId,
         up: bool,
     },
     /// A node fails (every link of it down) or comes back.
     NodeState {
-        node: u32,
+        node: NodeId,
         up: bool,
     },
     Sample {
-        ch: u32,
-    },
-    /// Several `TxDone`s of one time with consecutive `seq`s, in that order (a fan-out's
-    /// copies leaving idle links of one rate): `Simulator::batches` holds their `(ch, pkt)`.
-    TxDoneBatch {
-        batch: u32,
-    },
-    /// Several `Arrive`s of one time with consecutive `seq`s, in that order.
-    ArriveBatch {
-        batch: u32,
+        ch: ChannelId,
     },
     /// A class's copies of packet `pkt` finish serialisation (the engine's `class`).
     ClassTx {
-        class: u32,
-        pkt: u32,
+        class: ClassId,
+        pkt: Slot,
     },
     /// A class's copies of packet `pkt` arrive.
     ClassArrive {
-        class: u32,
-        pkt: u32,
+        class: ClassId,
+        pkt: Slot,
     },
     /// A packet agent `agent` sent, leaving its host after the phase-randomisation delay.
     Inject {
-        agent: u32,
-        pkt: u32,
+        agent: AgentId,
+        pkt: Slot,
     },
 }
 
@@ -310,13 +302,13 @@ mod tests {
     use std::collections::BTreeSet;
 
     fn entry(time: u64, seq: u64) -> Entry {
-        Entry { time, seq, ev: Ev::Sample { ch: seq as u32 } }
+        Entry { time, seq, ev: Ev::Sample { ch: ChannelId(seq as u32) } }
     }
 
     /// `(time, seq)` of a popped event: these tests push `Ev::Sample { ch: seq }`.
     fn popped((time, ev): (u64, Ev)) -> (u64, u64) {
         match ev {
-            Ev::Sample { ch } => (time, u64::from(ch)),
+            Ev::Sample { ch } => (time, u64::from(ch.0)),
             other => panic!("{other:?}"),
         }
     }

@@ -33,10 +33,12 @@
 //! Without scheduled failures nothing here runs, and a run is the run without this module,
 //! byte for byte.
 
-use castlab_core::{ChannelId, Duration, Instant, NodeId};
+use castlab_core::{ChannelId, Duration, GroupId, Instant, NodeId};
 
 use super::event::Ev;
+use super::fanout::Touch;
 use super::multicast::NO_CHANNEL;
+use super::pool::Slot;
 use super::Simulator;
 use crate::error::{Result, SimError};
 
@@ -46,7 +48,7 @@ impl Simulator {
     pub fn schedule_link_state(&mut self, at: Instant, ch: ChannelId, up: bool) -> Result<()> {
         self.check_channel("link", ch)?;
         self.check_event_time(at)?;
-        self.schedule(at, Ev::LinkState { ch: ch.0, up });
+        self.schedule(at, Ev::LinkState { ch, up });
         Ok(())
     }
 
@@ -56,7 +58,7 @@ impl Simulator {
             return Err(SimError::MissingNodeId { field: "node", id: n.0 });
         }
         self.check_event_time(at)?;
-        self.schedule(at, Ev::NodeState { node: n.0, up });
+        self.schedule(at, Ev::NodeState { node: n, up });
         Ok(())
     }
 
@@ -86,28 +88,30 @@ impl Simulator {
         self.routes.next(node, dst)
     }
 
-    pub(super) fn set_link_state(&mut self, ch: u32, up: bool) {
-        let rev = self.channels[ch as usize].reverse;
+    pub(super) fn set_link_state(&mut self, ch: ChannelId, up: bool) {
+        self.touch_member(Touch::Failure);
+        let rev = self.channels[ch.index()].reverse;
         for c in [ch, rev] {
-            self.channels[c as usize].forced_down = !up;
+            self.channels[c.index()].forced_down = !up;
         }
         self.refresh(&[ch, rev]);
     }
 
-    pub(super) fn set_node_state(&mut self, n: u32, up: bool) {
-        self.nodes[n as usize].down = !up;
-        let out = &self.nodes[n as usize].out;
-        let chans: Vec<u32> =
-            out.iter().map(|c| c.0).chain(out.iter().map(|c| self.channels[c.index()].reverse)).collect();
+    pub(super) fn set_node_state(&mut self, n: NodeId, up: bool) {
+        self.touch_member(Touch::Failure);
+        self.nodes[n.index()].down = !up;
+        let out = &self.nodes[n.index()].out;
+        let chans: Vec<ChannelId> =
+            out.iter().copied().chain(out.iter().map(|c| self.channels[c.index()].reverse)).collect();
         self.refresh(&chans);
     }
 
     /// Bring the channels in `chans` to the state their link and end nodes call for; if any
     /// changed, recompute the routes and re-graft the trees.
-    fn refresh(&mut self, chans: &[u32]) {
+    fn refresh(&mut self, chans: &[ChannelId]) {
         let mut changed = false;
         for &ch in chans {
-            let c = &self.channels[ch as usize];
+            let c = &self.channels[ch.index()];
             let down = c.forced_down || self.nodes[c.from.index()].down || self.nodes[c.to.index()].down;
             if down == c.down {
                 continue;
@@ -116,8 +120,8 @@ impl Simulator {
             if down {
                 self.fail_channel(ch);
             } else {
-                self.channels[ch as usize].down = false;
-                self.routes.set_down(ChannelId(ch), false);
+                self.channels[ch.index()].down = false;
+                self.routes.set_down(ch, false);
             }
         }
         if changed {
@@ -127,28 +131,28 @@ impl Simulator {
 
     /// Channel `ch` goes down: what it holds is lost (module doc), routing leaves it out, and
     /// the trees' branches on it are cut.
-    fn fail_channel(&mut self, ch: u32) {
-        let c = &mut self.channels[ch as usize];
+    fn fail_channel(&mut self, ch: ChannelId) {
+        let c = &mut self.channels[ch.index()];
         c.down = true;
         c.downs = c.downs.wrapping_add(1);
         while let Some(p) = c.queue.pop() {
             c.stats.drops_link_down += 1;
-            self.pool.release(p);
+            self.pool.release(Slot(p));
         }
-        let c = &mut self.channels[ch as usize];
+        let c = &mut self.channels[ch.index()];
         if c.busy {
             c.tx_doomed = true;
         }
         // every packet on the wire now arrives before any sent later (one delay, in order)
         c.doomed = c.in_flight;
-        let from = c.from.0;
-        self.routes.set_down(ChannelId(ch), true);
+        let from = c.from;
+        self.routes.set_down(ch, true);
         for g in 0..self.groups.len() {
-            let st = &mut self.groups[g].mc[from as usize];
+            let st = &mut self.groups[g].mc[from.index()];
             if st.oifs.contains(&ch) {
                 st.oifs.retain(|&o| o != ch);
                 st.gen = st.gen.wrapping_add(1);
-                self.maybe_prune(g as u32, from, Duration::ZERO);
+                self.maybe_prune(GroupId(g as u32), from, Duration::ZERO);
             }
         }
     }
@@ -165,7 +169,7 @@ impl Simulator {
                 let st = &self.groups[g].mc[n];
                 let busy = !st.members.is_empty() || !st.oifs.is_empty();
                 if st.on_tree {
-                    let now_up = self.routes.next(NodeId(n as u32), source).map_or(NO_CHANNEL, |c| c.0);
+                    let now_up = self.routes.next(NodeId(n as u32), source).unwrap_or(NO_CHANNEL);
                     if now_up == st.up {
                         continue;
                     }
@@ -173,14 +177,14 @@ impl Simulator {
                     let old = std::mem::replace(&mut st.up, NO_CHANNEL);
                     st.on_tree = false;
                     st.gen = st.gen.wrapping_add(1);
-                    self.send_prune(g as u32, old);
+                    self.send_prune(GroupId(g as u32), old);
                     if busy {
-                        self.graft_up(g as u32, n as u32, Duration::ZERO);
+                        self.graft_up(GroupId(g as u32), NodeId(n as u32), Duration::ZERO);
                     }
                 } else if busy {
                     // cut off before: graft again if a route came back
                     if self.routes.next(NodeId(n as u32), source).is_some() {
-                        self.graft_up(g as u32, n as u32, Duration::ZERO);
+                        self.graft_up(GroupId(g as u32), NodeId(n as u32), Duration::ZERO);
                     }
                 }
             }

@@ -2,11 +2,60 @@
 //! node, as in ns-3's point-to-point device. A packet waits in the queue, is serialised for
 //! `size / rate`, then propagates for the link's delay; optional Bernoulli loss drops it on the
 //! wire after it has used the capacity.
+//!
+//! The link owns a packet's path from its queue to the far node, as ns-3's point-to-point
+//! channel schedules the far device's receive itself: [`Simulator::enqueue`] admits it,
+//! `start_tx` schedules the end of its serialisation, `tx_done` its arrival, and `arrive`
+//! hands it to the far node (`Simulator::node_receive`). The events on the way are this
+//! file's [`LinkEv`]s, batched here when a fan-out schedules them back to back
+//! (`schedule_link`); the run loop passes them to [`Simulator::link_event`].
 
 use castlab_core::{ChannelId, Duration, Instant, NodeId, Packet, Rng};
 
-use super::Simulator;
+use castlab_core::{Agent, Dest};
+
+use super::class::ClassId;
+use super::event::{Entry, Ev};
+use super::fanout::Touch;
+use super::multicast::Mc;
+use super::pool::Slot;
+use super::{prefetch, AgentSlot, Node, Simulator, AHEAD};
 use crate::queue::{Admit, Queue, QueueConfig};
+
+/// A link's events: one packet finishing serialisation on channel `ch` or arriving at its far
+/// end, or a batch of either.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum LinkEv {
+    TxDone {
+        ch: ChannelId,
+        pkt: Slot,
+    },
+    Arrive {
+        ch: ChannelId,
+        pkt: Slot,
+    },
+    /// Several `TxDone`s of one time with consecutive `seq`s, in that order (a fan-out's
+    /// copies leaving idle links of one rate): `Simulator::batches` holds their `(ch, pkt)`.
+    TxDoneBatch {
+        batch: u32,
+    },
+    /// Several `Arrive`s of one time with consecutive `seq`s, in that order.
+    ArriveBatch {
+        batch: u32,
+    },
+}
+
+/// The latest `TxDone` or `Arrive` pushed (see [`Simulator::schedule_link`]).
+#[derive(Clone, Copy)]
+pub(super) struct LastLink {
+    time: u64,
+    seq: u64,
+    arrive: bool,
+    /// Its batch, or `NO_BATCH` while it is a single event.
+    batch: u32,
+}
+
+const NO_BATCH: u32 = u32::MAX;
 
 /// One direction of a duplex link, as given by the user.
 #[derive(Clone, Debug)]
@@ -99,7 +148,7 @@ pub(super) struct Channel {
     pub(super) forced_down: bool,
     pub(super) downs: u32,
     /// The class (the engine's `class`) this channel is a member of, or `NO_CLASS`.
-    pub(super) class: u32,
+    pub(super) class: ClassId,
     pub(super) rate_bps: u64,
     pub(super) delay: Duration,
     pub(super) loss: f64,
@@ -109,7 +158,7 @@ pub(super) struct Channel {
     pub(super) tap: Option<Box<dyn LinkTap>>,
     pub(super) queue: Queue,
     pub(super) stats: ChannelStats,
-    pub(super) reverse: u32,
+    pub(super) reverse: ChannelId,
     pub(super) cost: u64,
     pub(super) rng: Rng,
     // boxed: most channels keep no series, and every byte of a channel counts at 10^6 receivers
@@ -130,14 +179,21 @@ impl Simulator {
         }
     }
 
-    pub(super) fn enqueue(&mut self, ch: u32, p: u32) {
-        let now = self.now;
-        let cl = self.channels[ch as usize].class;
-        if cl != super::class::NO_CLASS {
-            // a packet of its own on a class's member link: back to copies
-            self.end_class(cl, true);
+    /// A link event: the end of a serialisation, an arrival at the far end, or a batch of
+    /// either (`schedule_link`).
+    pub(super) fn link_event(&mut self, ev: LinkEv) {
+        match ev {
+            LinkEv::TxDone { ch, pkt } => self.tx_done(ch, pkt),
+            LinkEv::Arrive { ch, pkt } => self.arrive(ch, pkt),
+            LinkEv::TxDoneBatch { batch } => self.run_batch(batch, false),
+            LinkEv::ArriveBatch { batch } => self.run_batch(batch, true),
         }
-        let c = &mut self.channels[ch as usize];
+    }
+
+    pub(super) fn enqueue(&mut self, ch: ChannelId, p: Slot) {
+        let now = self.now;
+        self.touch_member(Touch::Link(ch));
+        let c = &mut self.channels[ch.index()];
         c.stats.arrivals += 1;
         if c.down {
             c.stats.drops_link_down += 1;
@@ -149,17 +205,17 @@ impl Simulator {
             // do, without the queue's buffer
             c.stats.enqueued += 1;
             c.busy = true;
-            let t = now + Duration::transmission(self.pool.slots[p as usize].size_bytes, c.rate_bps);
+            let t = now + Duration::transmission(self.pool.slots[p.index()].size_bytes, c.rate_bps);
             self.schedule_link(t, false, ch, p);
             return;
         }
         let idle = if c.busy { None } else { Some(c.idle_since) };
-        match c.queue.arrive(p, now, idle, &mut c.rng) {
+        match c.queue.arrive(p.0, now, idle, &mut c.rng) {
             Admit::Enqueued => c.stats.enqueued += 1,
             Admit::Marked => {
                 c.stats.enqueued += 1;
                 c.stats.marked += 1;
-                self.pool.slots[p as usize].marked = true;
+                self.pool.slots[p.index()].marked = true;
             }
             Admit::DropForced => {
                 c.stats.drops_forced += 1;
@@ -170,22 +226,22 @@ impl Simulator {
                 self.pool.release(p);
             }
         }
-        if !self.channels[ch as usize].busy {
+        if !self.channels[ch.index()].busy {
             self.start_tx(ch);
         }
     }
 
-    pub(super) fn start_tx(&mut self, ch: u32) {
-        let c = &mut self.channels[ch as usize];
-        let Some(p) = c.queue.pop() else { return };
+    pub(super) fn start_tx(&mut self, ch: ChannelId) {
+        let c = &mut self.channels[ch.index()];
+        let Some(p) = c.queue.pop().map(Slot) else { return };
         c.busy = true;
-        let t = self.now + Duration::transmission(self.pool.slots[p as usize].size_bytes, c.rate_bps);
+        let t = self.now + Duration::transmission(self.pool.slots[p.index()].size_bytes, c.rate_bps);
         self.schedule_link(t, false, ch, p);
     }
 
-    pub(super) fn tx_done(&mut self, ch: u32, p: u32) {
+    pub(super) fn tx_done(&mut self, ch: ChannelId, p: Slot) {
         let now = self.now;
-        let c = &mut self.channels[ch as usize];
+        let c = &mut self.channels[ch.index()];
         c.busy = false;
         if c.tx_doomed {
             // it was being serialised when the channel went down
@@ -200,9 +256,9 @@ impl Simulator {
             return;
         }
         c.stats.departures += 1;
-        c.stats.bytes_departed += self.pool.slots[p as usize].size_bytes as u64;
+        c.stats.bytes_departed += self.pool.slots[p.index()].size_bytes as u64;
         if let Some(t) = &mut c.tap {
-            t.on_depart(now, c.from, c.to, &self.pool.slots[p as usize]);
+            t.on_depart(now, c.from, c.to, &self.pool.slots[p.index()]);
         }
         self.stats.forwarded += 1;
         if c.loss > 0.0 && c.rng.bernoulli(c.loss) {
@@ -213,11 +269,158 @@ impl Simulator {
             let at = now + c.delay;
             self.schedule_link(at, true, ch, p);
         }
-        let c = &mut self.channels[ch as usize];
+        let c = &mut self.channels[ch.index()];
         if c.queue.is_empty() {
             c.idle_since = now;
         } else {
             self.start_tx(ch);
+        }
+    }
+
+    /// Packet `pkt` reaches the far end of channel `ch`.
+    #[inline]
+    pub(super) fn arrive(&mut self, ch: ChannelId, pkt: Slot) {
+        let c = &mut self.channels[ch.index()];
+        c.in_flight -= 1;
+        if c.doomed > 0 {
+            // on the wire when the channel went down
+            c.doomed -= 1;
+            c.stats.drops_link_down += 1;
+            self.pool.release(pkt);
+            return;
+        }
+        c.stats.delivered += 1;
+        let to = c.to;
+        self.node_receive(to, pkt, Some(ch), false);
+    }
+
+    /// Schedule a `TxDone` (`arrive` false) or an `Arrive` of packet `pkt` on channel `ch`.
+    ///
+    /// Link events of one kind scheduled back to back at one time become one batch event:
+    /// a fan-out to idle links of one rate schedules one `TxDone` per copy in a row, each of
+    /// them an `Arrive` in a row. The order stays exactly `(time, seq)`: each member still
+    /// takes its own `seq`, and the members' `seq`s are consecutive (nothing was scheduled
+    /// between them) at one time, so no other event can come between two members; the batch
+    /// sits in the queue at its first member's key and runs its members in order, as their
+    /// own events would have run.
+    #[inline(always)]
+    pub(super) fn schedule_link(&mut self, at: Instant, arrive: bool, ch: ChannelId, pkt: Slot) {
+        let time = at.as_nanos();
+        // the common case inline (the next member of a fan-out's batch), the rest out of line
+        if let Some(l) = &mut self.last_link {
+            if l.seq == self.seq && l.time == time && l.arrive == arrive && l.batch != NO_BATCH {
+                self.seq += 1;
+                l.seq = self.seq;
+                self.batches[l.batch as usize].push((ch, pkt));
+                return;
+            }
+        }
+        self.schedule_link_start(time, arrive, ch, pkt);
+    }
+
+    /// `schedule_link` when the event does not join a batch already started.
+    #[inline(never)]
+    fn schedule_link_start(&mut self, time: u64, arrive: bool, ch: ChannelId, pkt: Slot) {
+        let at = Instant::from_nanos(time);
+        if !self.coalesce {
+            let ev = if arrive { Ev::Link(LinkEv::Arrive { ch, pkt }) } else { Ev::Link(LinkEv::TxDone { ch, pkt }) };
+            return self.schedule(at, ev);
+        }
+        if let Some(l) = self.last_link {
+            if l.seq == self.seq && l.time == time && l.arrive == arrive {
+                self.seq += 1;
+                let batch = if l.batch == NO_BATCH { self.start_batch(arrive) } else { l.batch };
+                self.batches[batch as usize].push((ch, pkt));
+                self.last_link = Some(LastLink { seq: self.seq, batch, ..l });
+                return;
+            }
+        }
+        self.seq += 1;
+        let ev = if arrive { Ev::Link(LinkEv::Arrive { ch, pkt }) } else { Ev::Link(LinkEv::TxDone { ch, pkt }) };
+        self.queue.push(Entry { time, seq: self.seq, ev });
+        self.last_link = Some(LastLink { time, seq: self.seq, arrive, batch: NO_BATCH });
+    }
+
+    /// Turn the event pushed last (a `TxDone` or an `Arrive`) into a batch holding it.
+    #[inline(never)]
+    fn start_batch(&mut self, arrive: bool) -> u32 {
+        let b = match self.batch_free.pop() {
+            Some(b) => b,
+            None => {
+                self.batches.push(Vec::new());
+                (self.batches.len() - 1) as u32
+            }
+        };
+        let last = self.queue.last_pushed_mut();
+        let first = match *last {
+            Ev::Link(LinkEv::TxDone { ch, pkt } | LinkEv::Arrive { ch, pkt }) => (ch, pkt),
+            _ => unreachable!("the last push was a link event"),
+        };
+        *last = Ev::Link(if arrive { LinkEv::ArriveBatch { batch: b } } else { LinkEv::TxDoneBatch { batch: b } });
+        self.batches[b as usize].push(first);
+        b
+    }
+
+    /// Run a batch's members in order, each as its own event would have run.
+    pub(super) fn run_batch(&mut self, batch: u32, arrive: bool) {
+        let list = std::mem::take(&mut self.batches[batch as usize]);
+        self.stats.events += list.len() as u64 - 1;
+        let pf = list.len() >= self.prefetch_from;
+        for (i, &(ch, pkt)) in list.iter().enumerate() {
+            if pf {
+                if let Some(&(c, _)) = list.get(i + AHEAD) {
+                    self.prefetch_channel(c);
+                }
+            }
+            if arrive {
+                if pf {
+                    if let Some(&(c, q)) = list.get(i + AHEAD / 2) {
+                        self.prefetch_receiver(c, q);
+                    }
+                }
+                self.arrive(ch, pkt);
+            } else {
+                self.tx_done(ch, pkt);
+            }
+            self.drain_dirty();
+        }
+        let mut list = list;
+        list.clear();
+        self.batches[batch as usize] = list;
+        self.batch_free.push(batch);
+    }
+
+    /// Ask the caches for the lines a batch member's channel will be read in (a hint: no
+    /// effect on what the run computes). A batch walks every receiver's state in a row,
+    /// which at 10^5 receivers and more is no longer in the caches.
+    #[inline(always)]
+    pub(super) fn prefetch_channel(&self, ch: ChannelId) {
+        if let Some(c) = self.channels.get(ch.index()) {
+            let at = c as *const Channel as *const u8;
+            prefetch(at);
+            prefetch(at.wrapping_add(64));
+            prefetch(at.wrapping_add(128));
+        }
+    }
+
+    /// The same for the far end of an arrival: the node, its group state, and the member's
+    /// slot and agent when it is a receiver's leaf (its channel was asked for earlier).
+    #[inline(always)]
+    pub(super) fn prefetch_receiver(&self, ch: ChannelId, pkt: Slot) {
+        let Some(c) = self.channels.get(ch.index()) else { return };
+        let n = c.to.index();
+        if let Some(nd) = self.nodes.get(n) {
+            prefetch(nd as *const Node as *const u8);
+        }
+        let Some(Dest::Group(g)) = self.pool.slots.get(pkt.index()).map(|p| p.dst) else { return };
+        let Some(st) = self.groups.get(g.index()).and_then(|gr| gr.mc.get(n)) else { return };
+        prefetch(st as *const Mc as *const u8);
+        if let Some(a) = self.agents.get(st.member0.index()) {
+            prefetch(a as *const AgentSlot as *const u8);
+            let at = &*a.agent as *const dyn Agent as *const u8;
+            prefetch(at);
+            prefetch(at.wrapping_add(64));
+            prefetch(at.wrapping_add(128));
         }
     }
 }

@@ -48,13 +48,16 @@
 //! # Where things are
 //! [`event`](self) holds the event type and the queue, with the reason for the `(time, seq)`
 //! order; `pool` the packet slots; `topology` building the scenario; `link` channels, queues
-//! and serialisation; `multicast` grafts and prunes; `class` fan-outs to many alike receivers
-//! handled as one packet; `faults` links and nodes that fail and come back; `stats` the
+//! and a packet's way from a queue to the far node, batched link events included; `multicast`
+//! grafts and prunes; `fanout` a group packet going down the tree at a node, its fast paths
+//! and the one hook that keeps them exact; `class` fan-outs to many alike receivers handled
+//! as one packet; `faults` links and nodes that fail and come back; `stats` the
 //! counters and result accessors. This file holds the simulator itself, the run loop and
 //! packet handling at a node.
 
 mod class;
 mod event;
+mod fanout;
 mod faults;
 mod link;
 mod multicast;
@@ -67,17 +70,18 @@ mod topology;
 use std::collections::HashMap;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, ChannelId, Dest, Duration, GroupId, Instant, NetView, NodeId, Port, Rng, RouterExtension,
-    RouterSend, StartInfo, StreamKind, Verdict,
+    Addr, Agent, AgentEvent, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NetView, NodeId, Port, Rng,
+    RouterExtension, RouterSend, StartInfo, StreamKind, Verdict,
 };
 
 use crate::error::{Result, SimError};
 use crate::routing::Routes;
-use class::{Class, ClassTry, CLASS_MIN, NO_CLASS};
+use class::{ClassId, Classes};
 use event::{Entry, Ev, EventQueue};
-use link::Channel;
+use fanout::Touch;
+use link::{Channel, LastLink};
 use multicast::{Group, Mc};
-use pool::Pool;
+use pool::{Pool, Slot};
 
 pub use link::{ChannelSeries, ChannelStats, LinkConfig, LinkTap};
 pub use stats::{Conservation, EngineStats, NodeStats, Timelines};
@@ -125,8 +129,8 @@ pub(super) struct Node {
     /// instead of that list).
     pub(super) has_ext: bool,
     /// The class (`class`) whose member this node is, or `NO_CLASS`.
-    pub(super) class: u32,
-    pub(super) ports: Vec<(Port, u32)>,
+    pub(super) class: ClassId,
+    pub(super) ports: Vec<(Port, AgentId)>,
     pub(super) out: Vec<ChannelId>,
     pub(super) next_port: Port,
     pub(super) name: String,
@@ -142,7 +146,7 @@ pub(super) struct AgentSlot {
     /// The agent's `packets_only_count`: no driving after a packet.
     pub(super) only_counts: bool,
     /// The class (`class`) whose member this agent is, or `NO_CLASS`.
-    pub(super) class: u32,
+    pub(super) class: ClassId,
     pub(super) armed: Option<Instant>,
     pub(super) node: NodeId,
     pub(super) port: Port,
@@ -174,13 +178,13 @@ pub struct Simulator {
     frozen: bool,
     next_uid: u64,
     created: u64,
-    dirty_agents: Vec<u32>,
-    dirty_exts: Vec<u32>,
+    dirty_agents: Vec<AgentId>,
+    dirty_exts: Vec<NodeId>,
     timelines: Timelines,
     stats: EngineStats,
     mc_unreachable: u64,
     /// The `(ch, pkt)` lists of `Ev::TxDoneBatch` / `Ev::ArriveBatch`, reused.
-    batches: Vec<Vec<(u32, u32)>>,
+    batches: Vec<Vec<(ChannelId, Slot)>>,
     batch_free: Vec<u32>,
     /// The link event the latest `schedule` call pushed, while it may still grow into a batch.
     last_link: Option<LastLink>,
@@ -191,34 +195,15 @@ pub struct Simulator {
     in_sender: u64,
     /// `PREFETCH_FROM` (lowered only in the test that checks that prefetching changes nothing).
     prefetch_from: usize,
-    /// Deferred fan-outs (`class`): every class by index, the free indices, the live ones, and
-    /// the (group, node) fan-outs big enough for one.
-    classes: Vec<Class>,
-    class_free: Vec<u32>,
-    live_classes: Vec<u32>,
-    class_tries: Vec<ClassTry>,
+    /// Fan-outs handled as classes (`class`; read and changed through `fanout` only).
+    classes: Classes,
     /// Router extensions attached (classes are formed only without any: an extension may read
     /// any channel's queue through `NetView`).
     ext_count: usize,
-    /// Classes formed, flushes, classes ended early, and groups that joined a class formed by
-    /// another (read by the tests).
-    class_counts: (u64, u64, u64, u64),
 }
-
-/// The latest `TxDone` or `Arrive` pushed (see [`Simulator::schedule_link`]).
-#[derive(Clone, Copy)]
-struct LastLink {
-    time: u64,
-    seq: u64,
-    arrive: bool,
-    /// Its batch, or `NO_BATCH` while it is a single event.
-    batch: u32,
-}
-
-const NO_BATCH: u32 = u32::MAX;
 
 /// How many members ahead of the one it runs a batch asks for the next members' state.
-const AHEAD: usize = 8;
+pub(super) const AHEAD: usize = 8;
 /// Batches and fan-outs at least this long prefetch (`AHEAD`): below, every receiver's state
 /// stays in the caches and the hints only add instructions; above, it does not (about a
 /// kilobyte of state is touched per receiver and packet).
@@ -227,7 +212,7 @@ const PREFETCH_FROM: usize = 1 << 15;
 /// A hint to the caches: fetch the line holding `at`. It never faults (any address may be
 /// given) and changes nothing the program computes.
 #[inline(always)]
-fn prefetch(at: *const u8) {
+pub(super) fn prefetch(at: *const u8) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing into the program and cannot fault, whatever the
     // address; SSE is part of every x86_64 target.
@@ -258,7 +243,7 @@ impl NetView for View<'_> {
         self.channels[ch.index()].to
     }
     fn reverse_channel(&self, ch: ChannelId) -> Option<ChannelId> {
-        self.channels.get(ch.index()).map(|c| ChannelId(c.reverse))
+        self.channels.get(ch.index()).map(|c| c.reverse)
     }
     fn queue_len_pkts(&self, ch: ChannelId) -> usize {
         self.channels[ch.index()].queue.len()
@@ -285,7 +270,7 @@ impl NetView for View<'_> {
 
 macro_rules! view {
     ($s:ident, $n:expr) => {
-        View { node: NodeId($n), nodes: &$s.nodes, channels: &$s.channels, routes: &$s.routes, groups: &$s.groups }
+        View { node: $n, nodes: &$s.nodes, channels: &$s.channels, routes: &$s.routes, groups: &$s.groups }
     };
 }
 
@@ -333,12 +318,8 @@ impl Simulator {
             coalesce: true,
             in_sender: 0,
             prefetch_from: PREFETCH_FROM,
-            classes: Vec::new(),
-            class_free: Vec::new(),
-            live_classes: Vec::new(),
-            class_tries: Vec::new(),
+            classes: Classes::default(),
             ext_count: 0,
-            class_counts: (0, 0, 0, 0),
         })
     }
 
@@ -359,136 +340,6 @@ impl Simulator {
         self.seq += 1;
         self.last_link = None;
         self.queue.push(Entry { time: at.as_nanos(), seq: self.seq, ev });
-    }
-
-    /// Schedule a `TxDone` (`arrive` false) or an `Arrive` of packet `pkt` on channel `ch`.
-    ///
-    /// Link events of one kind scheduled back to back at one time become one batch event:
-    /// a fan-out to idle links of one rate schedules one `TxDone` per copy in a row, each of
-    /// them an `Arrive` in a row. The order stays exactly `(time, seq)`: each member still
-    /// takes its own `seq`, and the members' `seq`s are consecutive (nothing was scheduled
-    /// between them) at one time, so no other event can come between two members; the batch
-    /// sits in the queue at its first member's key and runs its members in order, as their
-    /// own events would have run.
-    #[inline(always)]
-    fn schedule_link(&mut self, at: Instant, arrive: bool, ch: u32, pkt: u32) {
-        let time = at.as_nanos();
-        // the common case inline (the next member of a fan-out's batch), the rest out of line
-        if let Some(l) = &mut self.last_link {
-            if l.seq == self.seq && l.time == time && l.arrive == arrive && l.batch != NO_BATCH {
-                self.seq += 1;
-                l.seq = self.seq;
-                self.batches[l.batch as usize].push((ch, pkt));
-                return;
-            }
-        }
-        self.schedule_link_start(time, arrive, ch, pkt);
-    }
-
-    /// `schedule_link` when the event does not join a batch already started.
-    #[inline(never)]
-    fn schedule_link_start(&mut self, time: u64, arrive: bool, ch: u32, pkt: u32) {
-        let at = Instant::from_nanos(time);
-        if !self.coalesce {
-            let ev = if arrive { Ev::Arrive { ch, pkt } } else { Ev::TxDone { ch, pkt } };
-            return self.schedule(at, ev);
-        }
-        if let Some(l) = self.last_link {
-            if l.seq == self.seq && l.time == time && l.arrive == arrive {
-                self.seq += 1;
-                let batch = if l.batch == NO_BATCH { self.start_batch(arrive) } else { l.batch };
-                self.batches[batch as usize].push((ch, pkt));
-                self.last_link = Some(LastLink { seq: self.seq, batch, ..l });
-                return;
-            }
-        }
-        self.seq += 1;
-        let ev = if arrive { Ev::Arrive { ch, pkt } } else { Ev::TxDone { ch, pkt } };
-        self.queue.push(Entry { time, seq: self.seq, ev });
-        self.last_link = Some(LastLink { time, seq: self.seq, arrive, batch: NO_BATCH });
-    }
-
-    /// Turn the event pushed last (a `TxDone` or an `Arrive`) into a batch holding it.
-    #[inline(never)]
-    fn start_batch(&mut self, arrive: bool) -> u32 {
-        let b = match self.batch_free.pop() {
-            Some(b) => b,
-            None => {
-                self.batches.push(Vec::new());
-                (self.batches.len() - 1) as u32
-            }
-        };
-        let last = self.queue.last_pushed_mut();
-        let first = match *last {
-            Ev::TxDone { ch, pkt } | Ev::Arrive { ch, pkt } => (ch, pkt),
-            _ => unreachable!("the last push was a link event"),
-        };
-        *last = if arrive { Ev::ArriveBatch { batch: b } } else { Ev::TxDoneBatch { batch: b } };
-        self.batches[b as usize].push(first);
-        b
-    }
-
-    /// Run a batch's members in order, each as its own event would have run.
-    fn run_batch(&mut self, batch: u32, arrive: bool) {
-        let list = std::mem::take(&mut self.batches[batch as usize]);
-        self.stats.events += list.len() as u64 - 1;
-        let pf = list.len() >= self.prefetch_from;
-        for (i, &(ch, pkt)) in list.iter().enumerate() {
-            if pf {
-                if let Some(&(c, _)) = list.get(i + AHEAD) {
-                    self.prefetch_channel(c);
-                }
-            }
-            if arrive {
-                if pf {
-                    if let Some(&(c, q)) = list.get(i + AHEAD / 2) {
-                        self.prefetch_receiver(c, q);
-                    }
-                }
-                self.arrive(ch, pkt);
-            } else {
-                self.tx_done(ch, pkt);
-            }
-            self.drain_dirty();
-        }
-        let mut list = list;
-        list.clear();
-        self.batches[batch as usize] = list;
-        self.batch_free.push(batch);
-    }
-
-    /// Ask the caches for the lines a batch member's channel will be read in (a hint: no
-    /// effect on what the run computes). A batch walks every receiver's state in a row,
-    /// which at 10^5 receivers and more is no longer in the caches.
-    #[inline(always)]
-    fn prefetch_channel(&self, ch: u32) {
-        if let Some(c) = self.channels.get(ch as usize) {
-            let at = c as *const Channel as *const u8;
-            prefetch(at);
-            prefetch(at.wrapping_add(64));
-            prefetch(at.wrapping_add(128));
-        }
-    }
-
-    /// The same for the far end of an arrival: the node, its group state, and the member's
-    /// slot and agent when it is a receiver's leaf (its channel was asked for earlier).
-    #[inline(always)]
-    fn prefetch_receiver(&self, ch: u32, pkt: u32) {
-        let Some(c) = self.channels.get(ch as usize) else { return };
-        let n = c.to.index();
-        if let Some(nd) = self.nodes.get(n) {
-            prefetch(nd as *const Node as *const u8);
-        }
-        let Some(Dest::Group(g)) = self.pool.slots.get(pkt as usize).map(|p| p.dst) else { return };
-        let Some(st) = self.groups.get(g.index()).and_then(|gr| gr.mc.get(n)) else { return };
-        prefetch(st as *const Mc as *const u8);
-        if let Some(a) = self.agents.get(st.member0 as usize) {
-            prefetch(a as *const AgentSlot as *const u8);
-            let at = &*a.agent as *const dyn Agent as *const u8;
-            prefetch(at);
-            prefetch(at.wrapping_add(64));
-            prefetch(at.wrapping_add(128));
-        }
     }
 
     fn freeze(&mut self) {
@@ -518,7 +369,7 @@ impl Simulator {
     /// results read now are exact. [`Simulator::run`] does it before it returns; after
     /// [`Simulator::advance`], call it (or `run`) before reading results.
     pub fn settle(&mut self) {
-        self.end_all_classes(false);
+        self.settle_fan_outs();
     }
 
     /// Run until `until` as [`Simulator::run`] does, but leave the receivers of fan-outs
@@ -547,26 +398,23 @@ impl Simulator {
 
     fn dispatch(&mut self, ev: Ev) {
         match ev {
-            Ev::TxDone { ch, pkt } => self.tx_done(ch, pkt),
-            Ev::Arrive { ch, pkt } => self.arrive(ch, pkt),
-            Ev::TxDoneBatch { batch } => self.run_batch(batch, false),
-            Ev::ArriveBatch { batch } => self.run_batch(batch, true),
+            Ev::Link(ev) => self.link_event(ev),
             Ev::ClassTx { class, pkt } => self.class_event(class, pkt, false),
             Ev::ClassArrive { class, pkt } => self.class_event(class, pkt, true),
             Ev::AgentStart { agent } => {
-                self.agent_touched(agent);
-                let s = &mut self.agents[agent as usize];
+                self.touch_member(Touch::Agent(agent));
+                let s = &mut self.agents[agent.index()];
                 let info = StartInfo {
                     addr: Addr::new(s.node, s.port),
-                    rng: Rng::stream(self.seed, StreamKind::Agent, agent as u64),
+                    rng: Rng::stream(self.seed, StreamKind::Agent, u64::from(agent.0)),
                 };
                 s.agent.handle_start(self.now, info);
                 self.drive_agent(agent);
             }
             Ev::AgentTimer { agent } => {
-                self.agent_touched(agent);
+                self.touch_member(Touch::Agent(agent));
                 let now = self.now;
-                let s = &mut self.agents[agent as usize];
+                let s = &mut self.agents[agent.index()];
                 if s.armed == Some(now) {
                     s.armed = None;
                 }
@@ -576,8 +424,8 @@ impl Simulator {
                 self.drive_agent(agent);
             }
             Ev::ExtStart { node } => {
-                let rng = Rng::stream(self.seed, StreamKind::Extension, node as u64);
-                if let Some(x) = self.exts[node as usize].as_mut() {
+                let rng = Rng::stream(self.seed, StreamKind::Extension, u64::from(node.0));
+                if let Some(x) = self.exts[node.index()].as_mut() {
                     let v = view!(self, node);
                     x.ext.handle_start(self.now, rng, &v);
                 }
@@ -585,7 +433,7 @@ impl Simulator {
             }
             Ev::ExtTimer { node } => {
                 let now = self.now;
-                if let Some(x) = self.exts[node as usize].as_mut() {
+                if let Some(x) = self.exts[node.index()].as_mut() {
                     if x.armed == Some(now) {
                         x.armed = None;
                     }
@@ -598,24 +446,18 @@ impl Simulator {
             }
             Ev::Inject { agent, pkt } => {
                 self.in_sender -= 1;
-                self.pool.slots[pkt as usize].sent_at = self.now;
-                let node = self.agents[agent as usize].node.0;
+                self.pool.slots[pkt.index()].sent_at = self.now;
+                let node = self.agents[agent.index()].node;
                 self.node_receive(node, pkt, None, false);
             }
             Ev::Graft { group, ch, epoch } => self.graft_arrive(group, ch, epoch),
             Ev::PruneFire { group, node, gen } => self.prune_fire(group, node, gen),
             Ev::PruneArrive { group, ch, epoch } => self.prune_arrive(group, ch, epoch),
-            Ev::LinkState { ch, up } => {
-                self.end_all_classes(true);
-                self.set_link_state(ch, up)
-            }
-            Ev::NodeState { node, up } => {
-                self.end_all_classes(true);
-                self.set_node_state(node, up)
-            }
+            Ev::LinkState { ch, up } => self.set_link_state(ch, up),
+            Ev::NodeState { node, up } => self.set_node_state(node, up),
             Ev::Sample { ch } => {
                 let now = self.now;
-                let c = &mut self.channels[ch as usize];
+                let c = &mut self.channels[ch.index()];
                 let (qlen, qavg, bytes, drops) =
                     (c.queue.len() as u32, c.queue.avg(), c.stats.bytes_departed, c.stats.drops());
                 if let Some(s) = c.series.as_mut() {
@@ -631,32 +473,6 @@ impl Simulator {
         }
     }
 
-    /// An event of agent `a`: if it is a class's member, its state must be exact first.
-    #[inline]
-    fn agent_touched(&mut self, a: u32) {
-        let c = self.agents[a as usize].class;
-        if c != NO_CLASS {
-            self.class_member_touched(c);
-        }
-    }
-
-    /// Packet `pkt` reaches the far end of channel `ch`.
-    #[inline]
-    fn arrive(&mut self, ch: u32, pkt: u32) {
-        let c = &mut self.channels[ch as usize];
-        c.in_flight -= 1;
-        if c.doomed > 0 {
-            // on the wire when the channel went down
-            c.doomed -= 1;
-            c.stats.drops_link_down += 1;
-            self.pool.release(pkt);
-            return;
-        }
-        c.stats.delivered += 1;
-        let to = c.to.0;
-        self.node_receive(to, pkt, Some(ch), false);
-    }
-
     fn drain_dirty(&mut self) {
         loop {
             if let Some(a) = self.dirty_agents.pop() {
@@ -670,16 +486,16 @@ impl Simulator {
     }
 
     /// Apply the driving rule to an agent: drain transmits, re-arm its timer, drain events.
-    fn drive_agent(&mut self, a: u32) {
+    fn drive_agent(&mut self, a: AgentId) {
         let now = self.now;
         loop {
-            let s = &mut self.agents[a as usize];
+            let s = &mut self.agents[a.index()];
             let Some(mut p) = s.agent.poll_transmit() else { break };
             p.src = Addr::new(s.node, s.port);
             self.next_uid += 1;
             p.uid = self.next_uid;
             p.sent_at = now;
-            let node = s.node.0;
+            let node = s.node;
             self.created += 1;
             if let Some(ph) = s.phase.as_mut() {
                 // phase randomisation (module doc): a uniform delay, never overtaking
@@ -694,7 +510,7 @@ impl Simulator {
             let i = self.pool.alloc(p);
             self.node_receive(node, i, None, false);
         }
-        let s = &mut self.agents[a as usize];
+        let s = &mut self.agents[a.index()];
         if let Some(t) = s.agent.poll_timeout() {
             let t = t.max(now);
             if s.armed.is_none_or(|armed| t < armed) {
@@ -702,28 +518,28 @@ impl Simulator {
                 self.schedule(t, Ev::AgentTimer { agent: a });
             }
         }
-        while let Some(ev) = self.agents[a as usize].agent.poll_event() {
+        while let Some(ev) = self.agents[a.index()].agent.poll_event() {
             match ev {
                 AgentEvent::Join(g) => self.join(a, g),
                 AgentEvent::Leave(g) => self.leave(a, g),
                 AgentEvent::LevelChanged { level } => {
                     self.timelines.level_time_ns.push(now.as_nanos());
-                    self.timelines.level_agent.push(a);
+                    self.timelines.level_agent.push(a.0);
                     self.timelines.level.push(level);
                 }
                 AgentEvent::RateChanged { rate_bps } => {
                     self.timelines.rate_time_ns.push(now.as_nanos());
-                    self.timelines.rate_agent.push(a);
+                    self.timelines.rate_agent.push(a.0);
                     self.timelines.rate_bps.push(rate_bps);
                 }
             }
         }
     }
 
-    fn drive_ext(&mut self, n: u32) {
+    fn drive_ext(&mut self, n: NodeId) {
         let now = self.now;
         loop {
-            let Some(x) = self.exts[n as usize].as_mut() else { return };
+            let Some(x) = self.exts[n.index()].as_mut() else { return };
             let Some(send) = x.ext.poll_transmit() else { break };
             let (mut p, via) = match send {
                 RouterSend::Route(p) => (p, None),
@@ -736,17 +552,17 @@ impl Simulator {
             let i = self.pool.alloc(p);
             match via {
                 None => self.node_receive(n, i, None, true),
-                Some(ch) if ch.index() < self.channels.len() && self.channels[ch.index()].from.0 == n => {
-                    self.enqueue(ch.0, i)
+                Some(ch) if ch.index() < self.channels.len() && self.channels[ch.index()].from == n => {
+                    self.enqueue(ch, i)
                 }
                 Some(_) => {
                     // not one of this node's interfaces: the extension's mistake, counted
-                    self.nodes[n as usize].stats.no_route += 1;
+                    self.nodes[n.index()].stats.no_route += 1;
                     self.pool.release(i);
                 }
             }
         }
-        let Some(x) = self.exts[n as usize].as_mut() else { return };
+        let Some(x) = self.exts[n.index()].as_mut() else { return };
         if let Some(t) = x.ext.poll_timeout() {
             let t = t.max(now);
             if x.armed.is_none_or(|armed| t < armed) {
@@ -756,225 +572,111 @@ impl Simulator {
         }
     }
 
-    /// A packet is at node `n`: from channel `from`, or sent locally (`from` None).
-    fn node_receive(&mut self, n: u32, mut p: u32, from: Option<u32>, skip_ext: bool) {
-        let c = self.nodes[n as usize].class;
-        if c != NO_CLASS {
-            self.class_member_touched(c);
-        }
-        if from.is_some() {
-            if let Some(m) = self.leaf_member(n, p) {
-                self.deliver_at_leaf(n, p, m);
+    /// A packet is at node `n`: from channel `from`, or sent locally (`from` None). The node's
+    /// extension has its say first (unless `skip_ext`: the extension sent it itself); then a
+    /// unicast packet is delivered or routed on, and a group packet goes up to its root or down
+    /// the tree through the fan-out (`fanout`).
+    fn node_receive(&mut self, n: NodeId, mut p: Slot, from: Option<ChannelId>, skip_ext: bool) {
+        self.touch_member(Touch::Node(n));
+        if !skip_ext && self.nodes[n.index()].has_ext {
+            // the extension may write the packet: it gets a slot of its own
+            p = self.pool.own(p);
+            if !self.ext_arrival(n, p, from) {
                 return;
-            }
-        }
-        if self.pool.shared(p) {
-            // the copy may be written or forwarded from here: it gets its own slot
-            p = self.pool.unshare(p);
-        }
-        if !skip_ext && self.nodes[n as usize].has_ext {
-            if let Some(x) = self.exts[n as usize].as_mut() {
-                let v = View {
-                    node: NodeId(n),
-                    nodes: &self.nodes,
-                    channels: &self.channels,
-                    routes: &self.routes,
-                    groups: &self.groups,
-                };
-                let verdict = x.ext.on_arrival(self.now, &mut self.pool.slots[p as usize], from.map(ChannelId), &v);
-                self.dirty_exts.push(n);
-                match verdict {
-                    Verdict::Forward => {}
-                    Verdict::Drop => {
-                        self.nodes[n as usize].stats.ext_drops += 1;
-                        self.pool.release(p);
-                        return;
-                    }
-                    Verdict::Consume => {
-                        self.nodes[n as usize].stats.ext_consumed += 1;
-                        self.pool.release(p);
-                        return;
-                    }
-                }
             }
         }
         // the packet is read in its slot, not copied out (it is ~100 bytes and this runs at
         // every hop)
-        match self.pool.slots[p as usize].dst {
-            Dest::Unicast(addr) => {
-                if addr.node.0 == n {
-                    let nd = &mut self.nodes[n as usize];
-                    match nd.ports.iter().find(|(q, _)| *q == addr.port) {
-                        Some(&(_, a)) => {
-                            nd.stats.delivered_local += 1;
-                            self.agents[a as usize].agent.handle_packet(self.now, &self.pool.slots[p as usize]);
-                            self.dirty_agents.push(a);
-                        }
-                        None => nd.stats.no_listener += 1,
-                    }
-                    self.pool.release(p);
-                } else if addr.node.index() < self.nodes.len() {
-                    match self.routes.next(NodeId(n), addr.node) {
-                        Some(ch) => self.forward(n, p, ch.0),
-                        None => {
-                            self.nodes[n as usize].stats.no_route += 1;
-                            self.pool.release(p);
-                        }
-                    }
-                } else {
-                    self.nodes[n as usize].stats.no_route += 1;
-                    self.pool.release(p);
-                }
-            }
-            Dest::Group(g) => {
-                let gi = g.index();
-                if gi >= self.groups.len() {
-                    self.nodes[n as usize].stats.no_route += 1;
-                    self.pool.release(p);
-                    return;
-                }
-                let source = self.groups[gi].source;
-                if source.0 != n {
-                    // A member sending to the group: up to the root first (shared tree).
-                    if from.is_none() {
-                        self.pool.to_root[p as usize] = true;
-                    }
-                    if self.pool.to_root[p as usize] {
-                        match self.routes.next(NodeId(n), source) {
-                            Some(ch) => self.forward(n, p, ch.0),
-                            None => {
-                                self.nodes[n as usize].stats.no_route += 1;
-                                self.pool.release(p);
-                            }
-                        }
-                        return;
-                    }
-                } else {
-                    self.pool.to_root[p as usize] = false;
-                }
-                let st = &self.groups[gi].mc[n as usize];
-                if !st.members.is_empty() {
-                    self.nodes[n as usize].stats.delivered_local += 1;
-                    let pkt = &self.pool.slots[p as usize];
-                    for &m in &st.members {
-                        self.agents[m as usize].agent.handle_packet(self.now, pkt);
-                        self.dirty_agents.push(m);
-                    }
-                }
-                let k = st.oifs.len();
-                if k == 0 {
-                    if st.members.is_empty() {
-                        self.nodes[n as usize].stats.mc_unwanted += 1;
-                    }
-                    self.pool.release(p);
-                    return;
-                }
-                let pkt = self.pool.slots[p as usize];
-                if !self.groups[gi].mc[n as usize].members.is_empty() {
-                    // the original went to the local members; every interface gets a copy
-                    for i in 0..k {
-                        let ch = self.groups[gi].mc[n as usize].oifs[i];
-                        let q = self.pool.alloc(pkt);
-                        self.created += 1;
-                        self.forward(n, q, ch);
-                    }
-                    self.pool.release(p);
-                } else {
-                    // many alike receivers: one class instead of k copies (`class`)
-                    if k >= CLASS_MIN
-                        && self.coalesce
-                        && !self.nodes[n as usize].has_ext
-                        && self.fan_out_as_class(gi as u32, n, p)
-                    {
-                        return;
-                    }
-                    // without an extension at this node, `forward` is `enqueue`: called directly;
-                    // and the copies share the slot where nothing can write them on the way (a
-                    // DropTail queue does not mark; `node_receive` unshares at the far end
-                    // unless the copy is for a receiver's leaf)
-                    let ext = self.nodes[n as usize].has_ext;
-                    for i in 0..k {
-                        let oifs = &self.groups[gi].mc[n as usize].oifs;
-                        let ch = oifs[i];
-                        if k >= self.prefetch_from {
-                            if let Some(&c) = oifs.get(i + AHEAD) {
-                                self.prefetch_channel(c);
-                            }
-                        }
-                        let q = if i + 1 == k {
-                            p
-                        } else {
-                            self.created += 1;
-                            if !ext && self.coalesce && self.channels[ch as usize].queue.red().is_none() {
-                                self.pool.share(p)
-                            } else {
-                                self.pool.alloc(pkt)
-                            }
-                        };
-                        if ext {
-                            self.forward(n, q, ch);
-                        } else {
-                            self.enqueue(ch, q);
-                        }
-                    }
-                }
-            }
+        match self.pool.slots[p.index()].dst {
+            Dest::Unicast(addr) => self.unicast(n, p, addr),
+            Dest::Group(g) => self.multicast(n, p, g, from.is_some()),
         }
     }
 
-    /// The member a group packet off a link at node `n` is for, if `n` is a receiver's leaf:
-    /// the node's one member, nobody downstream, no extension (the packet is only read there).
-    /// `node_receive` would reach that member by the same tests, made there in this order (an
-    /// off-tree packet for a group is a local one going up, not one for the leaf).
-    #[inline]
-    fn leaf_member(&self, n: u32, p: u32) -> Option<u32> {
-        let Dest::Group(g) = self.pool.slots[p as usize].dst else { return None };
-        let gr = self.groups.get(g.index())?;
-        let st = &gr.mc[n as usize];
-        (gr.source.0 != n && !self.pool.to_root[p as usize] && st.is_leaf() && !self.nodes[n as usize].has_ext)
-            .then_some(st.member0)
-    }
-
-    /// A packet off a link for a receiver's leaf (`leaf_member`): its one member `m` gets it and
-    /// is driven at once instead of through `dirty_agents`. The same order: this is the last
-    /// thing the packet's `Arrive` event does, and `drain_dirty`, which runs right after, pops
-    /// the agent pushed last first: it would drive exactly this agent next (nothing else is
-    /// pending: the lists are drained after every event, and only events fill them). An agent
-    /// that only counts packets has nothing to poll after one: its driving would send nothing,
-    /// re-arm nothing (its deadline is unchanged and already armed) and report nothing, so it is
-    /// skipped. The packet (maybe a shared copy) is only read.
-    fn deliver_at_leaf(&mut self, n: u32, p: u32, m: u32) {
-        debug_assert_eq!(m, {
-            let Dest::Group(g) = self.pool.slots[p as usize].dst else { unreachable!() };
-            self.groups[g.index()].mc[n as usize].members[0]
-        });
-        self.nodes[n as usize].stats.delivered_local += 1;
-        let s = &mut self.agents[m as usize];
-        s.agent.handle_packet(self.now, &self.pool.slots[p as usize]);
+    /// Node `n`'s extension sees packet `p` on arrival: true when it lets it go on.
+    fn ext_arrival(&mut self, n: NodeId, p: Slot, from: Option<ChannelId>) -> bool {
+        let Some(x) = self.exts[n.index()].as_mut() else { return true };
+        let v = view!(self, n);
+        let verdict = x.ext.on_arrival(self.now, &mut self.pool.slots[p.index()], from, &v);
+        self.dirty_exts.push(n);
+        let st = &mut self.nodes[n.index()].stats;
+        match verdict {
+            Verdict::Forward => return true,
+            Verdict::Drop => st.ext_drops += 1,
+            Verdict::Consume => st.ext_consumed += 1,
+        }
         self.pool.release(p);
-        debug_assert!(self.dirty_agents.is_empty() && self.dirty_exts.is_empty());
-        if s.only_counts {
-            debug_assert!(s.agent.poll_transmit().is_none() && s.agent.poll_event().is_none());
-            debug_assert!(s.agent.poll_timeout().is_none_or(|t| s.armed.is_some_and(|a| a <= t.max(self.now))));
-        } else {
-            self.drive_agent(m);
+        false
+    }
+
+    /// A unicast packet at node `n`: to its listener there, or on along its route.
+    fn unicast(&mut self, n: NodeId, p: Slot, addr: Addr) {
+        // only a fan-out shares slots, and only an extension can turn a group packet into a
+        // unicast one, after taking its own slot
+        debug_assert!(!self.pool.shared(p));
+        if addr.node == n {
+            let nd = &mut self.nodes[n.index()];
+            match nd.ports.iter().find(|(q, _)| *q == addr.port) {
+                Some(&(_, a)) => {
+                    nd.stats.delivered_local += 1;
+                    self.agents[a.index()].agent.handle_packet(self.now, &self.pool.slots[p.index()]);
+                    self.dirty_agents.push(a);
+                }
+                None => nd.stats.no_listener += 1,
+            }
+            self.pool.release(p);
+            return;
         }
+        let next = if addr.node.index() < self.nodes.len() { self.routes.next(n, addr.node) } else { None };
+        match next {
+            Some(ch) => self.forward(n, p, ch),
+            None => {
+                self.nodes[n.index()].stats.no_route += 1;
+                self.pool.release(p);
+            }
+        }
+    }
+
+    /// A packet of group `g` at node `n` (`off_link`: it came off a link). Sent by an agent
+    /// at a node other than the group's source, it travels by unicast routing up to the source
+    /// first (the root of the group's tree); then it goes down the tree (`fan_out`).
+    fn multicast(&mut self, n: NodeId, p: Slot, g: GroupId, off_link: bool) {
+        let gi = g.index();
+        if gi >= self.groups.len() {
+            self.nodes[n.index()].stats.no_route += 1;
+            self.pool.release(p);
+            return;
+        }
+        let source = self.groups[gi].source;
+        if source != n {
+            if !off_link {
+                self.pool.to_root[p.index()] = true;
+            }
+            if self.pool.to_root[p.index()] {
+                let p = self.pool.own(p);
+                match self.routes.next(n, source) {
+                    Some(ch) => self.forward(n, p, ch),
+                    None => {
+                        self.nodes[n.index()].stats.no_route += 1;
+                        self.pool.release(p);
+                    }
+                }
+                return;
+            }
+        } else {
+            self.pool.to_root[p.index()] = false;
+        }
+        self.fan_out(g, n, p, off_link);
     }
 
     /// Node `n` puts packet `p` on output channel `ch`, after its extension's say.
-    fn forward(&mut self, n: u32, p: u32, ch: u32) {
-        if let Some(x) = self.exts[n as usize].as_mut() {
-            let v = View {
-                node: NodeId(n),
-                nodes: &self.nodes,
-                channels: &self.channels,
-                routes: &self.routes,
-                groups: &self.groups,
-            };
-            let verdict = x.ext.on_forward(self.now, &mut self.pool.slots[p as usize], ChannelId(ch), &v);
+    fn forward(&mut self, n: NodeId, p: Slot, ch: ChannelId) {
+        if let Some(x) = self.exts[n.index()].as_mut() {
+            let v = view!(self, n);
+            let verdict = x.ext.on_forward(self.now, &mut self.pool.slots[p.index()], ch, &v);
             self.dirty_exts.push(n);
             if verdict != Verdict::Forward {
-                self.channels[ch as usize].stats.ext_drops += 1;
+                self.channels[ch.index()].stats.ext_drops += 1;
                 self.pool.release(p);
                 return;
             }

@@ -1,9 +1,10 @@
 //! Source-specific multicast trees: joins graft hop by hop toward the source, leaves prune
 //! after the configured latency (see the engine's module documentation for the model).
 
-use castlab_core::{Duration, GroupId, NodeId};
+use castlab_core::{AgentId, ChannelId, Duration, GroupId, NodeId};
 
 use super::event::Ev;
+use super::fanout::Touch;
 use super::Simulator;
 
 /// A node's state in one group. One cache line (aligned): a receiver's leaf reads its lengths
@@ -11,23 +12,23 @@ use super::Simulator;
 #[derive(Clone)]
 #[repr(align(64))]
 pub(super) struct Mc {
-    pub(super) oifs: Vec<u32>,
-    pub(super) members: Vec<u32>,
+    pub(super) oifs: Vec<ChannelId>,
+    pub(super) members: Vec<AgentId>,
     /// `members[0]` (`NO_AGENT` when there is none), kept beside the lengths `is_leaf` reads so
     /// that a receiver's leaf finds its member without reading the list.
-    pub(super) member0: u32,
+    pub(super) member0: AgentId,
     pub(super) on_tree: bool,
     pub(super) gen: u32,
     /// The channel the node grafted on toward the source (its reverse path when it grafted),
     /// `NO_CHANNEL` off the tree and at the source: a prune goes up it, and a route change
     /// is seen by comparing it with the route in force (`faults`).
-    pub(super) up: u32,
+    pub(super) up: ChannelId,
 }
 
 /// `Mc::up` of a node with no upstream channel.
-pub(super) const NO_CHANNEL: u32 = u32::MAX;
+pub(super) const NO_CHANNEL: ChannelId = ChannelId(u32::MAX);
 /// `Mc::member0` of a node with no member.
-pub(super) const NO_AGENT: u32 = u32::MAX;
+pub(super) const NO_AGENT: AgentId = AgentId(u32::MAX);
 
 impl Default for Mc {
     fn default() -> Self {
@@ -60,8 +61,8 @@ impl Group {
     }
 
     /// Set or clear channel `ch`'s bit; returns its old value.
-    fn set_oif_bit(&mut self, ch: u32, on: bool) -> bool {
-        let (w, b) = ((ch / 64) as usize, 1u64 << (ch % 64));
+    fn set_oif_bit(&mut self, ch: ChannelId, on: bool) -> bool {
+        let (w, b) = ((ch.0 / 64) as usize, 1u64 << (ch.0 % 64));
         if self.oif_bits.len() <= w {
             if !on {
                 return false;
@@ -79,37 +80,37 @@ impl Group {
 }
 
 impl Simulator {
-    pub(super) fn join(&mut self, a: u32, g: GroupId) {
+    pub(super) fn join(&mut self, a: AgentId, g: GroupId) {
         let gi = g.index();
         if gi >= self.groups.len() {
             return; // agents are built with validated groups; nothing to join otherwise
         }
-        let node = self.agents[a as usize].node.0;
-        self.class_tree_change(gi as u32, node);
-        if !self.agents[a as usize].joined.contains(&g) {
-            self.agents[a as usize].joined.push(g);
+        let node = self.agents[a.index()].node;
+        self.touch_member(Touch::Tree { group: g, node });
+        if !self.agents[a.index()].joined.contains(&g) {
+            self.agents[a.index()].joined.push(g);
         }
-        let st = &mut self.groups[gi].mc[node as usize];
+        let st = &mut self.groups[gi].mc[node.index()];
         if !st.members.contains(&a) {
             st.members.push(a);
         }
         st.member0 = st.members[0];
         st.gen = st.gen.wrapping_add(1);
         if !st.on_tree {
-            self.graft_up(gi as u32, node, self.cfg.join_latency);
+            self.graft_up(g, node, self.cfg.join_latency);
         }
     }
 
-    pub(super) fn graft_up(&mut self, g: u32, n: u32, extra: Duration) {
-        let source = self.groups[g as usize].source;
-        match self.routes.next(NodeId(n), source) {
+    pub(super) fn graft_up(&mut self, g: GroupId, n: NodeId, extra: Duration) {
+        let source = self.groups[g.index()].source;
+        match self.routes.next(n, source) {
             Some(ch) => {
-                let st = &mut self.groups[g as usize].mc[n as usize];
+                let st = &mut self.groups[g.index()].mc[n.index()];
                 st.on_tree = true;
-                st.up = ch.0;
+                st.up = ch;
                 let c = &self.channels[ch.index()];
                 let (at, epoch) = (self.now + extra + c.delay, c.downs);
-                self.schedule(at, Ev::Graft { group: g, ch: ch.0, epoch });
+                self.schedule(at, Ev::Graft { group: g, ch, epoch });
             }
             None => self.mc_unreachable += 1,
         }
@@ -117,22 +118,22 @@ impl Simulator {
 
     /// Whether a graft or prune sent up `ch` when it had gone down `epoch` times gets there:
     /// not if the channel has gone down since (it was lost on the failed link).
-    fn control_arrives(&self, ch: u32, epoch: u32) -> bool {
-        let c = &self.channels[ch as usize];
+    fn control_arrives(&self, ch: ChannelId, epoch: u32) -> bool {
+        let c = &self.channels[ch.index()];
         !c.down && c.downs == epoch
     }
 
-    pub(super) fn graft_arrive(&mut self, g: u32, ch: u32, epoch: u32) {
+    pub(super) fn graft_arrive(&mut self, g: GroupId, ch: ChannelId, epoch: u32) {
         if !self.control_arrives(ch, epoch) {
             return;
         }
-        let u = self.channels[ch as usize].to.0;
-        self.class_tree_change(g, u);
-        let c = &self.channels[ch as usize];
-        let (u, oif) = (c.to.0, c.reverse);
-        let grp = &mut self.groups[g as usize];
+        let u = self.channels[ch.index()].to;
+        self.touch_member(Touch::Tree { group: g, node: u });
+        let c = &self.channels[ch.index()];
+        let (u, oif) = (c.to, c.reverse);
+        let grp = &mut self.groups[g.index()];
         let maybe = grp.set_oif_bit(oif, true);
-        let st = &mut grp.mc[u as usize];
+        let st = &mut grp.mc[u.index()];
         if !maybe || !st.oifs.contains(&oif) {
             st.oifs.push(oif);
         }
@@ -142,25 +143,25 @@ impl Simulator {
         }
     }
 
-    pub(super) fn leave(&mut self, a: u32, g: GroupId) {
+    pub(super) fn leave(&mut self, a: AgentId, g: GroupId) {
         let gi = g.index();
         if gi >= self.groups.len() {
             return;
         }
-        let node = self.agents[a as usize].node.0;
-        self.class_tree_change(gi as u32, node);
-        self.agents[a as usize].joined.retain(|x| *x != g);
-        let st = &mut self.groups[gi].mc[node as usize];
+        let node = self.agents[a.index()].node;
+        self.touch_member(Touch::Tree { group: g, node });
+        self.agents[a.index()].joined.retain(|x| *x != g);
+        let st = &mut self.groups[gi].mc[node.index()];
         st.members.retain(|m| *m != a);
         st.member0 = st.members.first().copied().unwrap_or(NO_AGENT);
         st.gen = st.gen.wrapping_add(1);
-        self.maybe_prune(gi as u32, node, self.cfg.leave_latency);
+        self.maybe_prune(g, node, self.cfg.leave_latency);
     }
 
-    pub(super) fn maybe_prune(&mut self, g: u32, n: u32, after: Duration) {
-        let grp = &mut self.groups[g as usize];
-        let is_source = grp.source.0 == n;
-        let st = &mut grp.mc[n as usize];
+    pub(super) fn maybe_prune(&mut self, g: GroupId, n: NodeId, after: Duration) {
+        let grp = &mut self.groups[g.index()];
+        let is_source = grp.source == n;
+        let st = &mut grp.mc[n.index()];
         if is_source || !st.on_tree || !st.members.is_empty() || !st.oifs.is_empty() {
             return;
         }
@@ -169,8 +170,8 @@ impl Simulator {
         self.schedule(self.now + after, Ev::PruneFire { group: g, node: n, gen });
     }
 
-    pub(super) fn prune_fire(&mut self, g: u32, n: u32, gen: u32) {
-        let st = &mut self.groups[g as usize].mc[n as usize];
+    pub(super) fn prune_fire(&mut self, g: GroupId, n: NodeId, gen: u32) {
+        let st = &mut self.groups[g.index()].mc[n.index()];
         if st.gen != gen || !st.on_tree || !st.members.is_empty() || !st.oifs.is_empty() {
             return;
         }
@@ -180,26 +181,26 @@ impl Simulator {
     }
 
     /// A prune up channel `up` (the branch it grafted on), unless there is none or it is down.
-    pub(super) fn send_prune(&mut self, g: u32, up: u32) {
-        if up == NO_CHANNEL || self.channels[up as usize].down {
+    pub(super) fn send_prune(&mut self, g: GroupId, up: ChannelId) {
+        if up == NO_CHANNEL || self.channels[up.index()].down {
             return;
         }
-        let c = &self.channels[up as usize];
+        let c = &self.channels[up.index()];
         let (at, epoch) = (self.now + c.delay, c.downs);
         self.schedule(at, Ev::PruneArrive { group: g, ch: up, epoch });
     }
 
-    pub(super) fn prune_arrive(&mut self, g: u32, ch: u32, epoch: u32) {
+    pub(super) fn prune_arrive(&mut self, g: GroupId, ch: ChannelId, epoch: u32) {
         if !self.control_arrives(ch, epoch) {
             return;
         }
-        let u = self.channels[ch as usize].to.0;
-        self.class_tree_change(g, u);
-        let c = &self.channels[ch as usize];
-        let (u, oif) = (c.to.0, c.reverse);
-        let grp = &mut self.groups[g as usize];
+        let u = self.channels[ch.index()].to;
+        self.touch_member(Touch::Tree { group: g, node: u });
+        let c = &self.channels[ch.index()];
+        let (u, oif) = (c.to, c.reverse);
+        let grp = &mut self.groups[g.index()];
         grp.set_oif_bit(oif, false);
-        let st = &mut grp.mc[u as usize];
+        let st = &mut grp.mc[u.index()];
         st.oifs.retain(|o| *o != oif);
         st.gen = st.gen.wrapping_add(1);
         self.maybe_prune(g, u, Duration::ZERO);

@@ -89,7 +89,7 @@ impl Simulator {
     /// check).
     #[inline]
     fn debug_settled(&self) {
-        debug_assert!(self.live_classes.is_empty(), "results read after `advance` without `settle`");
+        debug_assert!(self.fan_outs_settled(), "results read after `advance` without `settle`");
     }
 
     pub fn engine_stats(&self) -> EngineStats {
@@ -159,7 +159,7 @@ impl Simulator {
 
     /// Whether node `n` currently forwards group `g` on channel `ch`.
     pub fn forwards(&self, g: GroupId, n: NodeId, ch: ChannelId) -> bool {
-        self.groups.get(g.index()).and_then(|grp| grp.mc.get(n.index())).is_some_and(|st| st.oifs.contains(&ch.0))
+        self.groups.get(g.index()).and_then(|grp| grp.mc.get(n.index())).is_some_and(|st| st.oifs.contains(&ch))
     }
 
     /// Joins that could not graft because the source was unreachable.

@@ -139,6 +139,8 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
     // with pops as the run loop does them; every popped batch is expanded into its members.
     // The sequence must be exactly the `(time, seq)` order of the events as scheduled.
     use super::event::Ev;
+    use super::link::LinkEv;
+    use super::pool::Slot;
     use castlab_core::Rng;
     use std::collections::BTreeSet;
     let mut rng = Rng::seed_from_u64(11);
@@ -155,10 +157,10 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
             for _ in 0..1 + rng.below(5) {
                 id += 1;
                 if rng.uniform() < 0.15 {
-                    sim.schedule(Instant::from_nanos(t), Ev::Sample { ch: id });
+                    sim.schedule(Instant::from_nanos(t), Ev::Sample { ch: ChannelId(id) });
                 } else {
                     let (t2, a2) = if rng.uniform() < 0.1 { (t + 1, !arrive) } else { (t, arrive) };
-                    sim.schedule_link(Instant::from_nanos(t2), a2, id, 0);
+                    sim.schedule_link(Instant::from_nanos(t2), a2, ChannelId(id), Slot(0));
                     reference.insert((t2, sim.seq, id));
                     continue;
                 }
@@ -169,12 +171,12 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
             now = time;
             sim.last_link = None;
             let ids: Vec<u32> = match ev {
-                Ev::TxDone { ch, .. } | Ev::Arrive { ch, .. } | Ev::Sample { ch } => vec![ch],
-                Ev::TxDoneBatch { batch } | Ev::ArriveBatch { batch } => {
+                Ev::Link(LinkEv::TxDone { ch, .. } | LinkEv::Arrive { ch, .. }) | Ev::Sample { ch } => vec![ch.0],
+                Ev::Link(LinkEv::TxDoneBatch { batch } | LinkEv::ArriveBatch { batch }) => {
                     batched += 1;
                     let list = std::mem::take(&mut sim.batches[batch as usize]);
                     sim.batch_free.push(batch);
-                    list.iter().map(|m| m.0).collect()
+                    list.iter().map(|m| m.0 .0).collect()
                 }
                 other => panic!("{other:?}"),
             };
@@ -343,8 +345,8 @@ fn fan_outs_as_classes_give_the_same_run_as_copies() {
             assert!(a.conservation().holds());
         }
         // the scenario exercises what it is for: classes formed, and ended by each trigger
-        assert_eq!(b.class_counts, (0, 0, 0, 0));
-        let (formed, flushed, early, joined) = a.class_counts;
+        assert_eq!(b.classes.counts, (0, 0, 0, 0));
+        let (formed, flushed, early, joined) = a.classes.counts;
         assert!(
             formed >= 10 && flushed >= 20 && early >= 8 && joined >= 4,
             "formed {formed}, flushed {flushed}, ended early {early}, groups joined {joined}"
@@ -365,7 +367,7 @@ fn one_run_and_many_runs_or_advances_with_classes_are_the_same_run() {
         c.advance(Instant::from_secs_f64(0.1 * i as f64)).unwrap();
     }
     // advancing leaves classes live until settled
-    assert!(!c.live_classes.is_empty());
+    assert!(!c.classes.live.is_empty());
     c.settle();
     assert_eq!(fingerprint(&a), fingerprint(&b));
     assert_eq!(fingerprint(&a), fingerprint(&c));

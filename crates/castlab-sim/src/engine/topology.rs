@@ -132,7 +132,7 @@ impl Simulator {
                 queue: Queue::new(&cfg.queue, rate, self.cfg.queue_avg_weight),
                 busy: false,
                 idle_since: Instant::ZERO,
-                reverse: rev,
+                reverse: ChannelId(rev),
                 cost: cfg.cost,
                 rng: Rng::stream(self.seed, StreamKind::Channel, id as u64),
                 in_flight: 0,
@@ -216,15 +216,15 @@ impl Simulator {
                 nd.next_port
             }
         };
-        let id = self.agents.len() as u32;
+        let id = AgentId(self.agents.len() as u32);
         nd.ports.push((port, id));
         let phase = (self.cfg.phase_overhead > Duration::ZERO)
-            .then(|| Phase { rng: Rng::stream(self.seed, StreamKind::Phase, id as u64), last: Instant::ZERO });
+            .then(|| Phase { rng: Rng::stream(self.seed, StreamKind::Phase, u64::from(id.0)), last: Instant::ZERO });
         let only_counts = agent.packets_only_count();
         let class = super::class::NO_CLASS;
         self.agents.push(AgentSlot { agent, only_counts, class, node, port, armed: None, joined: Vec::new(), phase });
         self.schedule(start, Ev::AgentStart { agent: id });
-        Ok(AgentId(id))
+        Ok(id)
     }
 
     pub fn agent_addr(&self, a: AgentId) -> Option<Addr> {
@@ -246,7 +246,7 @@ impl Simulator {
         self.exts[node.index()] = Some(ExtSlot { ext, armed: None });
         self.nodes[node.index()].has_ext = true;
         self.ext_count += 1;
-        self.schedule(self.now, Ev::ExtStart { node: node.0 });
+        self.schedule(self.now, Ev::ExtStart { node });
         Ok(())
     }
 
@@ -277,7 +277,7 @@ impl Simulator {
         }
         if self.channels[ch.index()].series.is_none() {
             self.channels[ch.index()].series = Some(Box::new(ChannelSeries { interval, ..Default::default() }));
-            self.schedule(self.now, Ev::Sample { ch: ch.0 });
+            self.schedule(self.now, Ev::Sample { ch });
         }
         Ok(())
     }
