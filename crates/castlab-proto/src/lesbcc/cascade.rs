@@ -1,6 +1,7 @@
 //! The whole source-side cascade (§2.1): stages 1-5 wired together, with its timers and records.
 
 use super::*;
+use crate::equations::{padhye_bits_per_s, Rto};
 
 // ------------------------------------------------------------------------------------------
 // The cascade
@@ -283,7 +284,8 @@ impl Cascade {
     fn tfrc_equation_bps(&self, s_hat: f64) -> f64 {
         let p = 1.0 / s_hat.max(1.0);
         let t_rto = self.rtt.srtt() + 4.0 * self.rtt.sigma();
-        8.0 * padhye_rate(self.cfg.packet_bytes as f64, self.rtt.srtt(), p, t_rto)
+        // §4.1: t_RTO = SRTT + 4σ; p stays in (0, 1] (our choice: the equation is defined there)
+        padhye_bits_per_s(self.cfg.packet_bytes as f64, self.rtt.srtt(), p.clamp(1e-12, 1.0), Rto::Seconds(t_rto))
     }
 
     pub fn next_timeout(&self) -> Option<Instant> {

@@ -1,5 +1,6 @@
-//! Stage 5b, the TFRC module of §4.1: the loss-interval history with its weights and discount,
-//! and Padhye's throughput equation.
+//! Stage 5b, the TFRC module of §4.1: the loss-interval history with its weights and discount.
+//! Padhye's throughput equation, which turns its average into a rate, is
+//! [`crate::equations::padhye_bits_per_s`].
 
 use super::*;
 
@@ -96,17 +97,5 @@ impl LossHistory {
         } else {
             None
         }
-    }
-}
-
-/// The TCP throughput equation of §4.1 (Padhye et al.), bytes per second:
-/// T = s / (R √(2p/3) + t_RTO · 3 √(3p/8) · p (1 + 32 p²)).
-pub fn padhye_rate(s_bytes: f64, rtt_s: f64, p: f64, t_rto_s: f64) -> f64 {
-    let p = p.clamp(1e-12, 1.0);
-    let den = rtt_s * (2.0 * p / 3.0).sqrt() + t_rto_s * 3.0 * (3.0 * p / 8.0).sqrt() * p * (1.0 + 32.0 * p * p);
-    if den > 0.0 {
-        s_bytes / den
-    } else {
-        f64::INFINITY
     }
 }

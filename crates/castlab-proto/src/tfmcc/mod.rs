@@ -227,16 +227,6 @@ impl TfmccConfig {
     }
 }
 
-/// Equation (1) of §2.1: the TCP-friendly rate in b/s for packets of `s_bytes`, RTT `r_s`
-/// seconds and loss event rate `p` (t_RTO = 4R, b = 1). Infinite for p = 0.
-pub fn tcp_rate_bps(s_bytes: f64, r_s: f64, p: f64) -> f64 {
-    if p <= 0.0 {
-        return f64::INFINITY;
-    }
-    let f = (2.0 * p / 3.0).sqrt() + 12.0 * (3.0 * p / 8.0).sqrt() * p * (1.0 + 32.0 * p * p);
-    8.0 * s_bytes / (r_s * f)
-}
-
 /// §5.6: the loss interval that equation (1)'s simplified form maps to receive rate
 /// `x_recv_bps` at RTT `r_s`: l_0 = (X_recv·R / (sqrt(3/2)·8s))².
 pub fn synthetic_interval(s_bytes: f64, r_s: f64, x_recv_bps: f64) -> f64 {

@@ -5,9 +5,8 @@ use castlab_core::{
 };
 
 use super::loss::{LossHistory, LossTracker};
-use super::{
-    micros, micros_between, round_is_newer, synthetic_interval, tcp_rate_bps, DataHeader, FeedbackHeader, TfmccConfig,
-};
+use super::{micros, micros_between, round_is_newer, synthetic_interval, DataHeader, FeedbackHeader, TfmccConfig};
+use crate::equations::{padhye_bits_per_s, Rto};
 
 castlab_core::timers! {
     /// The receiver's timers.
@@ -228,7 +227,8 @@ impl TfmccReceiver {
         let s = self.cfg.packet_size as f64;
         let p = self.loss_event_rate();
         let x = if self.have_loss && p > 0.0 {
-            tcp_rate_bps(s, self.r_now.as_secs_f64(), p)
+            // equation (1) of §2.1: t_RTO = 4R
+            padhye_bits_per_s(s, self.r_now.as_secs_f64(), p, Rto::RttTimes(4.0))
         } else {
             2.0 * self.receive_rate_bps(now, self.rtt_span() * self.cfg.receive_rate_rtts as u64)
         };

@@ -1,6 +1,7 @@
 //! TFMCC driven by hand against RFC 4654's rules and equation (1).
 
 use super::*;
+use crate::equations::{padhye_bits_per_s, Rto};
 use crate::testing::Driver;
 use castlab_core::{Agent, AgentEvent, Dest, GroupId, Instant, Rng, StartInfo};
 
@@ -48,15 +49,15 @@ fn bad_config_names_the_field() {
 fn equation_1_by_hand() {
     // s = 1000 B, R = 100 ms, p = 0.01: sqrt(2p/3) = 0.0816497, 12·sqrt(3p/8)·p·(1+32p²) =
     // 0.0073720, X = 8000 / (0.1 · 0.0890217) = 898,658 b/s.
-    let x = tcp_rate_bps(1000.0, 0.1, 0.01);
+    let x = padhye_bits_per_s(1000.0, 0.1, 0.01, Rto::RttTimes(4.0));
     assert!((x - 898_658.0).abs() < 2.0, "{x}");
     // Small p: the square-root law 8s / (R·sqrt(2p/3)).
     let p = 1e-6;
     let law = 8000.0 / (0.1 * (2.0 * p / 3.0f64).sqrt());
-    assert!((tcp_rate_bps(1000.0, 0.1, p) / law - 1.0).abs() < 1e-3);
+    assert!((padhye_bits_per_s(1000.0, 0.1, p, Rto::RttTimes(4.0)) / law - 1.0).abs() < 1e-3);
     // Inversely proportional to R; infinite without loss.
-    assert!((tcp_rate_bps(1000.0, 0.2, 0.01) * 2.0 - x).abs() < 1e-6);
-    assert!(tcp_rate_bps(1000.0, 0.1, 0.0).is_infinite());
+    assert!((padhye_bits_per_s(1000.0, 0.2, 0.01, Rto::RttTimes(4.0)) * 2.0 - x).abs() < 1e-6);
+    assert!(padhye_bits_per_s(1000.0, 0.1, 0.0, Rto::RttTimes(4.0)).is_infinite());
     // §5.6: the synthetic interval inverts the simplified equation.
     let l0 = synthetic_interval(1000.0, 0.05, 500e3);
     assert!((l0 - 6.5104).abs() < 1e-3, "{l0}");
@@ -598,7 +599,7 @@ fn receiver_first_loss_seeds_the_history_from_its_receive_rate() {
     assert!((lo..=hi).contains(&l0), "{lo} <= {l0} <= {hi}");
     // X_r is equation (1) with p = 1/I_mean and R = R_max
     let p = d.agent.loss_event_rate();
-    let want = tcp_rate_bps(1000.0, 0.5, p);
+    let want = padhye_bits_per_s(1000.0, 0.5, p, Rto::RttTimes(4.0));
     assert!((d.agent.desired_rate_bps(ms(3200)) - want).abs() < 1e-6);
 }
 
