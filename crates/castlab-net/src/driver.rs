@@ -48,7 +48,7 @@ use socket2::{Domain, Protocol, SockRef, Socket, Type};
 
 use crate::envelope::{Envelope, Reject, MAX_DATAGRAM};
 use crate::pcap::PcapWriter;
-use crate::pgm::{self, PgmPacket, PgmType};
+use crate::pgm_codec::{self, PgmPacket, PgmType};
 use crate::session::{invalid, GroupEntry, NetConfig, SessionError, SessionTable, MAX_NODES};
 use crate::stats::{NetStats, Timelines, TokenBucket};
 
@@ -99,7 +99,7 @@ pub const PEER_NODE_BASE: u32 = 1 << 30;
 /// from a wrong source (the table is allocated as it grows, never per packet after).
 const MAX_PEERS: usize = 4096;
 
-/// The PGM session of a driver with `pgm_wire` (see [`crate::pgm`] for the format).
+/// The PGM session of a driver with `pgm_wire` (see [`crate::pgm_codec`] for the format).
 struct PgmSession {
     /// The one UDP port: the groups', every agent socket's, and PGM's data-destination port.
     port: u16,
@@ -838,7 +838,7 @@ impl Driver {
         };
         let s = self.pgm.as_ref().expect("pgm wire");
         let own_ip = self.table.node(self.slots[i].addr.node).expect("agents have addresses");
-        let ends = pgm::Ends {
+        let ends = pgm_codec::Ends {
             port: s.port,
             group_addr: s.group_addr,
             gsi: s.gsi,
@@ -850,7 +850,7 @@ impl Driver {
             Dest::Unicast(a) => self.ip_of(a.node),
             Dest::Group(_) => None,
         };
-        let Some((w, target, data)) = pgm::from_castlab(&p, h, &ends, own_ip, dst_ip) else {
+        let Some((w, target, data)) = pgm_codec::from_castlab(&p, h, &ends, own_ip, dst_ip) else {
             self.stats.no_route += 1;
             return;
         };
@@ -861,9 +861,9 @@ impl Driver {
             return;
         }
         let seq = p.seq;
-        let n = match pgm::encode(&w, &mut self.buf, |t| {
+        let n = match pgm_codec::encode(&w, &mut self.buf, |t| {
             if data {
-                pgm::zmq::frame(t, seq)
+                pgm_codec::zmq::frame(t, seq)
             }
         }) {
             Ok(n) => n,
@@ -923,7 +923,7 @@ impl Driver {
         w.sqn = s.spm_sqn;
         w.fin = true;
         s.spm_sqn = s.spm_sqn.wrapping_add(1);
-        let n = match pgm::encode(&w, &mut self.buf, |_| {}) {
+        let n = match pgm_codec::encode(&w, &mut self.buf, |_| {}) {
             Ok(n) => n,
             Err(e) => {
                 self.stats.send_errors += 1;
@@ -976,7 +976,7 @@ impl Driver {
                 let now = self.now();
                 self.capture(now, from, to, n);
             }
-            let w = match pgm::decode(&self.buf[..n]) {
+            let w = match pgm_codec::decode(&self.buf[..n]) {
                 Ok(w) => w,
                 Err(_) => {
                     self.stats.rejected[Reject::Malformed as usize] += 1;

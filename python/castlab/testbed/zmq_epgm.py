@@ -9,7 +9,7 @@ OpenPGM's own, configured only through ZeroMQ's socket options.
     zmq_epgm.py pub --endpoint 'epgm://10.77.0.1;239.255.0.1:47000' --count 400 --rate-kbps 400
 
 Every message's body starts with its number, 8 bytes big-endian (castlab's PGM transport puts
-the PGM sequence number there: ``zmq::frame`` in castlab-net's ``pgm.rs``); a SUB writes the
+the PGM sequence number there: ``zmq::frame`` in castlab-net's ``pgm_codec.rs``); a SUB writes the
 numbers it delivered. The endpoint names the
 interface by its IP address: inside a network namespace OpenPGM resolves interface names
 through DNS and fails.

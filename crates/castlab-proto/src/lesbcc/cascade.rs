@@ -82,12 +82,12 @@ castlab_core::timers! {
 #[derive(Clone, Debug)]
 pub struct Cascade {
     cfg: LesbccConfig,
-    pub rtt: RttEstimator,
+    pub rtt: LiRttEstimator,
     pub li2le: Li2Le,
     pub lprf: MaxLprf,
     pub atf: Atf,
     pub aimd: Aimd,
-    pub history: LossHistory,
+    pub history: SourceLossHistory,
     /// Current TFRC average loss interval ŝ (None before the first LE).
     s_hat: Option<f64>,
     rng: Rng,
@@ -107,13 +107,13 @@ impl Cascade {
         let aimd = Aimd::new(cfg);
         Cascade {
             cfg: cfg.clone(),
-            rtt: RttEstimator::new(cfg),
+            rtt: LiRttEstimator::new(cfg),
             li2le: Li2Le::default(),
             lprf: MaxLprf::default(),
             atf: Atf::default(),
             last_rate: aimd.rate_bps,
             aimd,
-            history: LossHistory::from_config(cfg),
+            history: SourceLossHistory::from_config(cfg),
             s_hat: None,
             rng,
             timers: TimerTable::default(),

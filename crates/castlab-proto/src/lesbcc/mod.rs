@@ -2,9 +2,9 @@
 //! Sidhartha, Li, Kalyanaraman), the source side.
 //!
 //! The source turns the stream of loss indications (LIs: the NAKs of the PGM-like transport
-//! in [`crate::lesbcc::pgm`]) into rate changes through the cascade of §2.1 (Fig. 1, Appendix A):
+//! in [`crate::lesbcc::pgm_transport`]) into rate changes through the cascade of §2.1 (Fig. 1, Appendix A):
 //!
-//! 1. [`RttEstimator`]: SRTT and mean deviation σ from LI timing, samples far below SRTT
+//! 1. [`LiRttEstimator`]: SRTT and mean deviation σ from LI timing, samples far below SRTT
 //!    pruned (§2.1 "RTT Estimation", Appendix A `estimateRTT`);
 //! 2. [`Li2Le`]: per receiver, an LI becomes a loss event (LE) only if it comes more than
 //!    SRTT + 2σ after the last one passed (§2.1, Fig. 2);
@@ -13,7 +13,7 @@
 //! 4. [`Atf`]: at most one rate reduction per congestion epoch, with a silence period in
 //!    which nothing is sent (§2.1, Fig. 4, Appendix A `ATFilter`);
 //! 5. the rate policy: [`Aimd`] (halve on a reduction, add MSS / (SRTT + 2σ) every increase
-//!    interval SRTT + 2σ, Appendix A) or the TFRC module of §4 ([`LossHistory`] and
+//!    interval SRTT + 2σ, Appendix A) or the TFRC module of §4 ([`SourceLossHistory`] and
 //!    [`crate::equations::padhye_bits_per_s`]).
 //!
 //! Each stage is its own unit, testable by hand, and stages 2-4 can be switched off
@@ -306,7 +306,7 @@ castlab_core::config_fields!(LesbccConfig {
 
 mod cascade;
 mod filters;
-pub mod pgm;
+pub mod pgm_transport;
 pub mod protocol;
 mod receivers;
 mod source;
@@ -360,7 +360,7 @@ mod tests {
     #[test]
     fn rtt_estimator_follows_appendix_a_and_prunes_low_samples() {
         let cfg = LesbccConfig::default();
-        let mut e = RttEstimator::new(&cfg);
+        let mut e = LiRttEstimator::new(&cfg);
         assert_eq!((e.srtt(), e.sigma()), (0.2, 0.1));
         // from the initial estimate: δ = 0.2 − 0.1 = 0.1: SRTT = 0.2 − 0.125·0.1 = 0.1875,
         // σ = 0.1 + 0.125 (0.1 − 0.1) = 0.1
@@ -391,7 +391,7 @@ mod tests {
         // sample, the first included: R = 1.2 s gives δ = −1.0, SRTT = 0.2 + 1.0/8 = 0.325,
         // σ = 0.1 + (1.0 − 0.1)/8 = 0.2125.
         let cfg = LesbccConfig::default();
-        let mut e = RttEstimator::new(&cfg);
+        let mut e = LiRttEstimator::new(&cfg);
         assert!(e.sample(1.2));
         assert!((e.srtt() - 0.325).abs() < 1e-12, "{}", e.srtt());
         assert!((e.sigma() - 0.2125).abs() < 1e-12, "{}", e.sigma());
@@ -560,7 +560,7 @@ mod tests {
     #[test]
     fn tfrc_average_loss_interval_by_hand() {
         // weights 1 x 8, α = 0.95
-        let mut h = LossHistory::new(vec![1.0; 8], 0.95, 256);
+        let mut h = SourceLossHistory::new(vec![1.0; 8], 0.95, 256);
         assert_eq!(h.average(1), None);
         for _ in 0..7 {
             h.on_packet();

@@ -12,7 +12,7 @@ use super::*;
 /// packets sent since the most recent LE; `s_1, s_2, ...` the earlier intervals, newest first.
 /// The first interval runs from the start of the transfer to the first LE.
 #[derive(Clone, Debug)]
-pub struct LossHistory {
+pub struct SourceLossHistory {
     s0: u64,
     /// s_1 at the front.
     intervals: VecDeque<u64>,
@@ -23,13 +23,13 @@ pub struct LossHistory {
     pub total: u64,
 }
 
-impl LossHistory {
+impl SourceLossHistory {
     pub fn new(weights: Vec<f64>, alpha: f64, cap: usize) -> Self {
         let cap = cap.max(weights.len()).max(1);
-        LossHistory { s0: 0, intervals: VecDeque::with_capacity(cap), weights, alpha, cap, total: 0 }
+        SourceLossHistory { s0: 0, intervals: VecDeque::with_capacity(cap), weights, alpha, cap, total: 0 }
     }
     pub fn from_config(cfg: &LesbccConfig) -> Self {
-        LossHistory::new(cfg.tfrc_weights.clone(), cfg.tfrc_alpha, cfg.tfrc_history)
+        SourceLossHistory::new(cfg.tfrc_weights.clone(), cfg.tfrc_alpha, cfg.tfrc_history)
     }
     /// A packet was sent.
     pub fn on_packet(&mut self) {

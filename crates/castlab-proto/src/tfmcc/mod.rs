@@ -84,7 +84,7 @@ pub mod protocol;
 mod receiver;
 mod sender;
 
-pub use loss::{LossHistory, LossTracker};
+pub use loss::{LossTracker, ReceiverLossHistory};
 pub use receiver::{ReceiverRecords, TfmccReceiver};
 pub use sender::{SenderRecords, TfmccSender};
 

@@ -4,7 +4,7 @@ use castlab_core::{
     Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Instant, Packet, Rng, StartInfo, TimerTable,
 };
 
-use super::loss::{LossHistory, LossTracker};
+use super::loss::{LossTracker, ReceiverLossHistory};
 use super::{micros, micros_between, round_is_newer, synthetic_interval, DataHeader, FeedbackHeader, TfmccConfig};
 use crate::equations::{padhye_bits_per_s, Rto};
 
@@ -96,7 +96,7 @@ pub struct TfmccReceiver {
     have_loss: bool,
     is_clr: bool,
     tracker: LossTracker,
-    history: LossHistory,
+    history: ReceiverLossHistory,
     rate_times: Vec<Instant>,
     rate_bytes: Vec<u32>,
     rate_head: usize,
@@ -129,9 +129,9 @@ impl TfmccReceiver {
             r_now: cfg.initial_rtt,
             tracker: LossTracker::new(cfg.dupacks),
             history: if cfg.history_discounting {
-                LossHistory::with_discounting(cfg.loss_intervals as usize, cfg.discount_threshold)
+                ReceiverLossHistory::with_discounting(cfg.loss_intervals as usize, cfg.discount_threshold)
             } else {
-                LossHistory::new(cfg.loss_intervals as usize)
+                ReceiverLossHistory::new(cfg.loss_intervals as usize)
             },
             fb_rmax: cfg.initial_rtt,
             cfg,
@@ -195,7 +195,7 @@ impl TfmccReceiver {
     pub fn current_rtt(&self) -> Duration {
         self.r_now
     }
-    pub fn loss_history(&self) -> &LossHistory {
+    pub fn loss_history(&self) -> &ReceiverLossHistory {
         &self.history
     }
     /// p (§5.4).

@@ -66,14 +66,14 @@ fn equation_1_by_hand() {
 
 #[test]
 fn loss_interval_weights_are_the_rfcs() {
-    let h = LossHistory::new(8);
+    let h = ReceiverLossHistory::new(8);
     let want = [1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2];
     assert!(h.weights().iter().zip(want).all(|(w, x)| (w - x).abs() < 1e-12), "{:?}", h.weights());
 }
 
 #[test]
 fn average_loss_interval_by_hand() {
-    let mut h = LossHistory::new(8);
+    let mut h = ReceiverLossHistory::new(8);
     let r = Duration::from_millis(10);
     // first event at seq 100, seeded with a synthetic interval of 50
     assert!(h.on_lost(100, ms(1000), r, || 50.0));
@@ -93,7 +93,7 @@ fn average_loss_interval_by_hand() {
 
 #[test]
 fn losses_within_an_rtt_of_the_event_start_are_one_event() {
-    let mut h = LossHistory::new(8);
+    let mut h = ReceiverLossHistory::new(8);
     let r = Duration::from_millis(100);
     assert!(h.on_lost(10, ms(1000), r, || 20.0));
     assert!(!h.on_lost(11, ms(1050), r, || 0.0));
@@ -808,8 +808,8 @@ fn clr_reports_once_per_rtt_and_not_in_rounds() {
 fn history_discounting_leaves_the_average_alone_while_i0_is_at_most_twice_the_mean() {
     // RFC 5348 §5.5: DF = 1 while I_0 <= 2·I_mean; then the rate is §5.4's.
     let r = Duration::from_millis(10);
-    let mut plain = LossHistory::new(8);
-    let mut disc = LossHistory::with_discounting(8, 0.5);
+    let mut plain = ReceiverLossHistory::new(8);
+    let mut disc = ReceiverLossHistory::with_discounting(8, 0.5);
     for h in [&mut plain, &mut disc] {
         assert!(h.on_lost(100, ms(1000), r, || 50.0));
         assert!(h.on_lost(200, ms(2000), r, || unreachable!()));
@@ -826,7 +826,7 @@ fn history_discounting_leaves_the_average_alone_while_i0_is_at_most_twice_the_me
 #[test]
 fn history_discounting_by_hand() {
     let r = Duration::from_millis(10);
-    let mut h = LossHistory::with_discounting(8, 0.5);
+    let mut h = ReceiverLossHistory::with_discounting(8, 0.5);
     assert!(h.on_lost(100, ms(1000), r, || 50.0));
     assert!(h.on_lost(200, ms(2000), r, || unreachable!()));
     assert!(h.on_lost(260, ms(3000), r, || unreachable!()));
@@ -848,7 +848,7 @@ fn history_discounting_by_hand() {
 #[test]
 fn a_new_loss_event_folds_the_general_discount_into_the_older_intervals() {
     let r = Duration::from_millis(10);
-    let mut h = LossHistory::with_discounting(8, 0.5);
+    let mut h = ReceiverLossHistory::with_discounting(8, 0.5);
     assert!(h.on_lost(100, ms(1000), r, || 50.0));
     assert!(h.on_lost(200, ms(2000), r, || unreachable!()));
     assert!(h.on_lost(260, ms(3000), r, || unreachable!()));
