@@ -2007,7 +2007,7 @@ mod tests {
         let before = r.d.agent.records.clone();
         r.control(at(1.0), other(1), RlmHeader::JOIN, 0);
         r.control(at(1.0), other(1), RlmHeader::JOIN, 7); // only 6 layers
-                                                          // (an unknown kind byte no longer reaches an agent: the codec rejects it)
+                                                          // (an unknown kind byte never reaches an agent: the codec rejects it)
         let mut p = Packet::data(Dest::Group(GroupId(55)), 1000); // not a session group
         p.seq = 9;
         r.packet(at(1.1), p);

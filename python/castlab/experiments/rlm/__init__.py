@@ -18,9 +18,9 @@ from castlab.experiments.rlm.figures import (PAPER, run_fig10, run_fig11, run_fi
 # - the initial detection-time estimate: "conservative (i.e., large)" (§3.2), no value. 9 s (T_D
 #   5 s, sigma 2 s: ns-2's RLM) and 5 s (T_D 3 s, sigma 1 s): both longer than a failing
 #   experiment takes to show on topology (1) with 10 ms links (two link delays plus the 20-packet
-#   queue's build-up, under 1 s); a 3 s timer is what an earlier castlab used and is not read
-#   as "large". On topology (4) at 32 pairs the 720-packet queue's build-up (about 6 s) exceeds
-#   even the 5 s timer, so that reading is the less conservative end. Figures 8 and 13.
+#   queue's build-up, under 1 s); a 3 s timer is not read as "large". On topology (4) at 32
+#   pairs the 720-packet queue's build-up (about 6 s) exceeds even the 5 s timer, so that
+#   reading is the less conservative end. Figures 8 and 13.
 # - the leave latency: the paper says performance "depends critically" on the join/leave
 #   latencies and gives none for its runs. 0 (ns-2's prune at once) and 0.2 s. Figure 9.
 # - whether the join-timer runs outside the steady state: §3.4 sets it in S (castlab); ns-2's
