@@ -1446,9 +1446,11 @@ mod tests {
 
     #[test]
     fn start_joins_control_group_and_base_layer() {
-        let mut rx = RlmReceiver::try_new(cfg3(), groups(6), CTL).expect("valid config");
-        rx.handle_start(at(10.0), StartInfo { addr: me(), rng: Rng::seed_from_u64(1) });
-        let ev: Vec<_> = std::iter::from_fn(|| rx.poll_event()).collect();
+        let rx = RlmReceiver::try_new(cfg3(), groups(6), CTL).expect("valid config");
+        let d = Driver::start_with(rx, at(10.0), StartInfo { addr: me(), rng: Rng::seed_from_u64(1) });
+        assert!(d.events.iter().all(|(t, _)| *t == at(10.0)));
+        let ev: Vec<_> = d.events.iter().map(|(_, e)| *e).collect();
+        let rx = &d.agent;
         assert_eq!(
             ev,
             vec![AgentEvent::Join(CTL), AgentEvent::Join(GroupId(10)), AgentEvent::LevelChanged { level: 1 }]

@@ -67,6 +67,14 @@ impl<A: Agent> Driver<A> {
         self.drain();
     }
 
+    /// Advance to `t` as [`Driver::packet`] does, then tell the agent that node `node`
+    /// restarted ([`Agent::handle_peer_restart`]).
+    pub fn peer_restart(&mut self, t: Instant, node: NodeId) {
+        self.advance_to(t);
+        self.agent.handle_peer_restart(self.now, node);
+        self.drain();
+    }
+
     /// Fire every timer due at or before `t`, each at its own deadline; end at `t`.
     pub fn advance_to(&mut self, t: Instant) {
         self.fire_until(t, true);

@@ -323,6 +323,7 @@ pub use tfrc::*;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Driver;
     use castlab_core::{GroupId, NodeId};
 
     fn ms(x: u64) -> Instant {
@@ -666,7 +667,7 @@ mod tests {
         let info = StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) };
         let mut d = crate::testing::Driver::start_with(s, Instant::ZERO, info);
         // timer by timer, until the first one at or after `end`
-        fn run_to(d: &mut crate::testing::Driver<LesbccSource>, end: Instant) {
+        fn run_to(d: &mut Driver<LesbccSource>, end: Instant) {
             while d.now < end {
                 let t = d.agent.poll_timeout().unwrap();
                 d.advance_to(t);
@@ -705,14 +706,6 @@ mod tests {
         assert_eq!(data[2].0.as_nanos() - data[1].0.as_nanos(), 20_000_000);
     }
 
-    /// Collects what the source sends at `now` (for the tests that drive it by hand).
-    fn drive(src: &mut LesbccSource, now: Instant, out: &mut Vec<(Instant, Packet)>) {
-        while let Some(p) = src.poll_transmit() {
-            out.push((now, p));
-        }
-        while src.poll_event().is_some() {}
-    }
-
     fn nak_from(node: u32, seq: u64) -> Packet {
         let mut nak = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 1)), 40);
         nak.src = Addr::new(NodeId(node), 1);
@@ -722,29 +715,21 @@ mod tests {
         nak
     }
 
-    /// Runs the source's timers up to `until`, collecting what it sends.
-    fn run_until(s: &mut LesbccSource, now: &mut Instant, until: Instant, out: &mut Vec<(Instant, Packet)>) {
-        while let Some(t) = s.poll_timeout().filter(|&t| t <= until) {
-            *now = t;
-            s.handle_timeout(t);
-            drive(s, t, out);
-        }
-        *now = until;
+    /// A source started at 0 on node 0 on the shared harness.
+    fn started(cfg: LesbccConfig) -> Driver<LesbccSource> {
+        let s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
+        Driver::start_with(s, Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) })
     }
 
     #[test]
     fn source_state_per_receiver_grows_with_the_receivers_heard_and_only_with_them() {
-        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, LesbccConfig::default()).expect("valid config");
-        let mut out = vec![];
-        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
-        drive(&mut s, Instant::ZERO, &mut out);
-        let empty = s.state();
+        let mut d = started(LesbccConfig::default());
+        let empty = d.agent.state();
         assert_eq!((empty.receivers, empty.per_receiver), (0, 0));
         for i in 0..1000u32 {
-            s.handle_packet(ms(10 + i as u64), &nak_from(1 + i, 0));
-            drive(&mut s, ms(10 + i as u64), &mut out);
+            d.packet(ms(10 + i as u64), &nak_from(1 + i, 0));
         }
-        let st = s.state();
+        let st = d.agent.state();
         assert_eq!(st.receivers, 1000);
         // each receiver holds a 6-byte address, a 6-byte last-pass time and an 8-byte count,
         // in columns whose first allocation is 1024 receivers; the index holds a 4-byte number
@@ -754,71 +739,59 @@ mod tests {
         assert!(st.per_receiver <= 1024 * 20 + 1563 * 4, "{st:?}");
         // a second NAK from each adds nothing
         for i in 0..1000u32 {
-            s.handle_packet(ms(2000 + i as u64), &nak_from(1 + i, 0));
-            drive(&mut s, ms(2000 + i as u64), &mut out);
+            d.packet(ms(2000 + i as u64), &nak_from(1 + i, 0));
         }
-        assert_eq!((s.state().receivers, s.state().per_receiver, s.state().fixed), (1000, st.per_receiver, st.fixed));
+        let s = d.agent.state();
+        assert_eq!((s.receivers, s.per_receiver, s.fixed), (1000, st.per_receiver, st.fixed));
     }
 
     #[test]
     fn a_nak_and_its_repeats_give_one_rtt_sample_per_receiver() {
         let cfg = LesbccConfig { initial_rate_bps: 448_000.0, ..LesbccConfig::default() }; // 100 pkt/s
-        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
-        let mut out = vec![];
-        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
-        drive(&mut s, Instant::ZERO, &mut out);
-        let mut now = Instant::ZERO;
-        run_until(&mut s, &mut now, ms(300), &mut out);
+        let mut d = started(cfg);
+        d.advance_to(ms(300));
         let offered = |s: &LesbccSource| s.cascade().stats.rtt_samples + s.cascade().stats.rtt_pruned;
         // receiver 5's first NAK for seq 5 (sent at 50 ms): one sample of 250 ms
-        s.handle_packet(now, &nak_from(5, 5));
-        drive(&mut s, now, &mut out);
-        assert_eq!(offered(&s), 1);
-        assert_eq!(s.cascade().records.rtt_sample_s, vec![0.25]);
+        d.packet(ms(300), &nak_from(5, 5));
+        assert_eq!(offered(&d.agent), 1);
+        assert_eq!(d.agent.cascade().records.rtt_sample_s, vec![0.25]);
         // its repeats: one while the repair is held back by the silence period, one after the
         // RDATA went out (the repair was lost), as NAK_RPT_IVL / NAK_RDATA_IVL would send them
-        let t1 = now + Duration::from_millis(20);
-        run_until(&mut s, &mut now, t1, &mut out);
-        assert!(s.cascade().silenced(now) && s.stats.rdata_sent == 0);
-        s.handle_packet(now, &nak_from(5, 5));
-        drive(&mut s, now, &mut out);
-        run_until(&mut s, &mut now, ms(2000), &mut out);
-        assert_eq!(s.stats.rdata_sent, 1);
-        s.handle_packet(now, &nak_from(5, 5));
-        drive(&mut s, now, &mut out);
-        assert_eq!(s.cascade().stats.lis, 3, "every NAK is an LI");
-        assert_eq!(offered(&s), 1, "a repeat's timing is not a round trip");
+        let t1 = d.now + Duration::from_millis(20);
+        d.advance_to(t1);
+        assert!(d.agent.cascade().silenced(d.now) && d.agent.stats.rdata_sent == 0);
+        d.packet(t1, &nak_from(5, 5));
+        d.advance_to(ms(2000));
+        assert_eq!(d.agent.stats.rdata_sent, 1);
+        d.packet(ms(2000), &nak_from(5, 5));
+        assert_eq!(d.agent.cascade().stats.lis, 3, "every NAK is an LI");
+        assert_eq!(offered(&d.agent), 1, "a repeat's timing is not a round trip");
         // another receiver's first NAK for the same loss is its own round trip
-        s.handle_packet(now, &nak_from(6, 5));
-        drive(&mut s, now, &mut out);
-        assert_eq!(offered(&s), 2);
-        assert!((s.cascade().records.rtt_sample_s[1] - 1.95).abs() < 1e-9);
+        d.packet(ms(2000), &nak_from(6, 5));
+        assert_eq!(offered(&d.agent), 2);
+        assert!((d.agent.cascade().records.rtt_sample_s[1] - 1.95).abs() < 1e-9);
         // and receiver 5's first NAK for another loss is a sample again
-        s.handle_packet(now, &nak_from(5, 10));
-        drive(&mut s, now, &mut out);
-        assert_eq!(offered(&s), 3);
+        d.packet(ms(2000), &nak_from(5, 10));
+        assert_eq!(offered(&d.agent), 3);
     }
 
     #[test]
     fn a_window_slot_reused_by_a_new_sequence_number_forgets_the_old_naks() {
         let cfg = LesbccConfig { initial_rate_bps: 448_000.0, transmit_window_pkts: 16, ..LesbccConfig::default() };
-        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
-        let mut out = vec![];
-        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
-        drive(&mut s, Instant::ZERO, &mut out);
-        let mut now = Instant::ZERO;
-        run_until(&mut s, &mut now, ms(100), &mut out);
-        assert!(s.lead() > 3);
-        s.handle_packet(now, &nak_from(5, 3));
-        drive(&mut s, now, &mut out);
+        let mut d = started(cfg);
+        d.advance_to(ms(100));
+        assert!(d.agent.lead() > 3);
+        d.packet(ms(100), &nak_from(5, 3));
         // seq 19 takes seq 3's slot (16 slots)
-        while s.lead() <= 19 {
-            let t = now + Duration::from_millis(10);
-            run_until(&mut s, &mut now, t, &mut out);
+        for _ in 0..1000 {
+            if d.agent.lead() > 19 {
+                break;
+            }
+            d.advance_to(d.now + Duration::from_millis(10));
         }
-        s.handle_packet(now, &nak_from(5, 19));
-        drive(&mut s, now, &mut out);
-        assert_eq!(s.cascade().stats.rtt_samples + s.cascade().stats.rtt_pruned, 2);
+        assert!(d.agent.lead() > 19);
+        d.packet(d.now, &nak_from(5, 19));
+        assert_eq!(d.agent.cascade().stats.rtt_samples + d.agent.cascade().stats.rtt_pruned, 2);
     }
 
     #[test]
