@@ -157,7 +157,7 @@ impl Driver {
                 }
             }
         }
-        let wire = if cfg.pgm_wire { Wire::Pgm(PgmSession::new(&cfg, &table)?) } else { Wire::Envelope };
+        let wire = if cfg.pgm_wire { Wire::Pgm(Box::new(PgmSession::new(&cfg, &table)?)) } else { Wire::Envelope };
         let epoch_ns = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
         let groups = table.groups().map(|(g, _)| g.index() + 1).max().unwrap_or(0);
         Ok(Driver {

@@ -10,5 +10,5 @@ pub(super) enum Wire {
     /// castlab's envelope around `castlab_core::codec`.
     Envelope,
     /// RFC 3208 PGM, with the session it keeps.
-    Pgm(pgm::PgmSession),
+    Pgm(Box<pgm::PgmSession>),
 }
