@@ -71,6 +71,25 @@ def test_padhye_formula_by_hand_as_lesbcc_writes_it():
     assert padhye_throughput(1000, 0.1, 0.01, 0.0) == pytest.approx(1000 * math.sqrt(1.5) / (0.1 * 0.1), rel=1e-12)
 
 
+# (s bytes, R s, p, t_RTO s, X bytes/s): RFC 5348 §3.1's formula (b = 1) evaluated by hand in
+# 40-digit decimal arithmetic. The Rust equations module
+# (crates/castlab-proto/src/equations.rs, BY_HAND) is tested against the same rows, so the
+# two copies of Padhye's equation agree to 1e-12 wherever p < 8/27 (where Padhye's min(1, .)
+# is inactive).
+RFC5348_BY_HAND = [
+    (1000.0, 0.1, 0.01, 0.4, 112_332.23436299299),
+    (1000.0, 0.1, 0.01, 1.0, 99_920.44442381531),
+    (560.0, 0.1, 0.01, 0.3, 64_235.913667987540),
+    (1460.0, 0.05, 0.1, 0.2, 51_686.980671506654),
+    (1000.0, 0.2, 1e-6, 0.8, 6_123_669.2439347479),
+]
+
+
+@pytest.mark.parametrize("s,r,p,t_rto,want", RFC5348_BY_HAND)
+def test_padhye_matches_rfc_5348_and_the_rust_equation(s, r, p, t_rto, want):
+    assert padhye_throughput(s, r, p, t_rto) == pytest.approx(want, rel=1e-12)
+
+
 def test_padhye_b_cap_and_window_limit():
     # b = 2 (delayed ACKs), same path: R sqrt(4p/3) = 0.0115470054;
     # 3 sqrt(6p/8) p (1+32p²) = 3 * 0.0866025404 * 0.01 * 1.0032 = 0.00260639005

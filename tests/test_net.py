@@ -440,3 +440,18 @@ def test_rlc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
     assert sum(counts["received"]) > 100 and sum(counts["lost"]) == 0, counts
     levels = pd.read_csv(tmp_path / "rlc" / "rlc_level.csv")
     assert levels["level"].max() >= 4
+
+
+def test_one_stop_exception_for_the_roles_and_the_router():
+    """SIGTERM inside stop_on_signals raises castlab.stopping.Stopped naming it, for the host
+    roles and the router alike; the handlers in force before are put back after the block."""
+    from castlab import net, router
+    from castlab.stopping import Stopped, stop_on_signals
+
+    assert net.Stopped is Stopped and router.Stopped is Stopped
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Stopped, match="^SIGTERM$"):
+        with stop_on_signals():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(5)  # the handler raises before this returns
+    assert signal.getsignal(signal.SIGTERM) is before

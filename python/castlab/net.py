@@ -27,16 +27,16 @@ import abc
 import argparse
 import ipaddress
 import json
-import signal
 import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 from castlab import _native, _registry
-from castlab._native import net_default_config
-from castlab.assign import parse_assignment
+from castlab.session_flags import (DEFAULTS, SESSION_DEFAULTS, SESSION_FLAGS, parse_key,  # noqa: F401 (re-exported)
+                                   parse_override, resolve_session_settings)
+from castlab.stopping import Stopped, stop_on_signals
 
 
 class NetDriver(_native.NetDriver):
@@ -48,14 +48,6 @@ _registry.install(NetDriver, net=True)
 
 SOURCE_NODE = 0
 SOURCE_PORT = 1
-#: Shown in --help; the values themselves come from Rust (NetConfig::default).
-DEFAULTS = net_default_config()
-
-
-class Stopped(Exception):
-    """Raised by the SIGTERM handler so that a role stops between two driver slices."""
-
-
 def parse_rate(text: str) -> float:
     """A rate in bit/s: a bare number (``32e3``) or with a k/M/G suffix (``32k``, ``1.5M``)."""
     t = str(text).strip()
@@ -70,27 +62,6 @@ def parse_rate(text: str) -> float:
     if not (v > 0 and v != float("inf")):
         raise argparse.ArgumentTypeError(f"a rate must be positive and finite: {text!r}")
     return v
-
-
-def parse_key(text: str) -> bytes:
-    """A pre-shared key: hex digits, or the path of a file that holds them."""
-    p = Path(text)
-    raw = p.read_text().strip() if p.is_file() else text.strip()
-    try:
-        key = bytes.fromhex(raw)
-    except ValueError:
-        raise argparse.ArgumentTypeError("--key: hex digits, or a file holding them") from None
-    if not key:
-        raise argparse.ArgumentTypeError("--key: empty key")
-    return key
-
-
-def parse_override(text: str) -> tuple[str, object]:
-    """``NAME=VALUE`` for ``--config``, in the grammar of ``--set`` (castlab.assign)."""
-    try:
-        return parse_assignment(text, "--config", "rate=64000")
-    except ValueError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def parse_floats(text: str) -> list[float]:
@@ -116,67 +87,6 @@ def parse_host(text: str) -> tuple[int, str]:
     if not sep or node < 0:
         raise argparse.ArgumentTypeError(f"--host wants NODE=ADDR (a node id >= 0, an IPv4 address), got {text!r}")
     return node, a
-
-
-def _key_value(v) -> Optional[bytes]:
-    return None if v is None else parse_key(str(v))
-
-
-#: Settings every process of a session shares: (dest, (converter, default)). The command line's
-#: flags default to "not given" so that a --session-file value applies only where no flag does.
-SESSION_DEFAULTS: dict[str, tuple[Callable, object]] = {
-    "session": (int, DEFAULTS["session_id"]),
-    "key": (_key_value, None),
-    "iface_addr": (str, DEFAULTS["iface_addr"]),
-    "ttl": (int, DEFAULTS["ttl"]),
-    "port_base": (int, DEFAULTS["port_base"]),
-    "group_base": (str, "239.255.0.1"),
-    "group_port": (int, None),
-    "allow_any_group": (bool, False),
-    "source_addr": (str, "127.0.0.1"),
-    "seed": (int, DEFAULTS["seed"]),
-    "layers": (int, 6),
-}
-
-SESSION_FLAGS = [
-    ("--session", "session", {"type": int}, "session id"),
-    ("--key", "key", {"type": parse_key}, "pre-shared key: hex digits or a file holding them"),
-    ("--iface-addr", "iface_addr", {}, "interface address for multicast"),
-    ("--ttl", "ttl", {"type": int}, "multicast TTL"),
-    ("--port-base", "port_base", {"type": int}, "castlab port p is UDP port (base+p) mod 65536"),
-    ("--group-base", "group_base", {}, "group g is this address + g"),
-    ("--group-port", "group_port", {"type": int}, "UDP port of every group (None: the port base)"),
-    ("--allow-any-group", "allow_any_group", {"action": "store_true"}, "allow groups outside 239.0.0.0/8"),
-    ("--source-addr", "source_addr", {}, "the source host's address"),
-    ("--seed", "seed", {"type": int}, "master seed"),
-]
-
-
-def resolve_session_settings(args: argparse.Namespace) -> None:
-    """Fill the session settings not given as flags from ``--session-file`` or the defaults.
-    Unknown keys in the file are an error naming them."""
-    data = {}
-    if getattr(args, "session_file", None):
-        try:
-            data = json.loads(Path(args.session_file).read_text())
-        except (OSError, ValueError) as e:
-            raise ValueError(f"--session-file: {e}") from None
-        if not isinstance(data, dict):
-            raise ValueError("--session-file: must hold a JSON object")
-        data = {k.replace("-", "_"): v for k, v in data.items()}
-        unknown = sorted(set(data) - set(SESSION_DEFAULTS))
-        if unknown:
-            raise ValueError(f"--session-file: unknown keys {unknown} (known: {sorted(SESSION_DEFAULTS)})")
-    for dest, (conv, default) in SESSION_DEFAULTS.items():
-        if hasattr(args, dest):
-            continue
-        if dest in data:
-            try:
-                setattr(args, dest, None if data[dest] is None else conv(data[dest]))
-            except (TypeError, ValueError, argparse.ArgumentTypeError) as e:
-                raise ValueError(f"--session-file: {dest}: {e}") from None
-        else:
-            setattr(args, dest, default)
 
 
 @dataclass
@@ -547,16 +457,7 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
     def say(line: str) -> None:
         print(line, file=stream, flush=True)
 
-    def on_term(signum, frame):
-        raise Stopped(signal.Signals(signum).name)
-
-    old_term = signal.signal(signal.SIGTERM, on_term)
-    # A process started in the background may inherit SIGINT ignored; a role must stop on it.
-    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     s = role.session
-    say(f"[{role.name}] session {s.session_id} agent {role.agent} node {s.node} at {s.addr} "
-        f"port base {s.port_base} groups from {s.group_base} ttl {s.ttl} iface {s.iface_addr} "
-        f"cap {_fmt_rate(s.rate_cap_bps)}{' keyed' if s.key else ''}; running {args.duration:g} s")
     why = "duration"
 
     def status() -> None:
@@ -564,15 +465,16 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
         say(f"[{role.name}] t={role.drv.now:7.2f}s {role.status()} timers={st['timer_fires']} "
             f"late_total_us={st['late_total_ns'] // 1000} late_max_us={st['late_max_ns'] // 1000}")
 
-    try:
-        role.drv.run(args.duration, status=status, status_interval=args.status_interval)
-    except KeyboardInterrupt:
-        why = "SIGINT"
-    except Stopped as e:
-        why = str(e)
-    finally:
-        signal.signal(signal.SIGTERM, old_term)
-        signal.signal(signal.SIGINT, old_int)
+    with stop_on_signals():
+        say(f"[{role.name}] session {s.session_id} agent {role.agent} node {s.node} at {s.addr} "
+            f"port base {s.port_base} groups from {s.group_base} ttl {s.ttl} iface {s.iface_addr} "
+            f"cap {_fmt_rate(s.rate_cap_bps)}{' keyed' if s.key else ''}; running {args.duration:g} s")
+        try:
+            role.drv.run(args.duration, status=status, status_interval=args.status_interval)
+        except KeyboardInterrupt:
+            why = "SIGINT"
+        except Stopped as e:
+            why = str(e)
     if role.drv.now - role._last[0] >= 0.2:  # a last status line unless one was just printed
         status()
     role.drv.end_pgm_session()  # on the PGM wire, the source's SPM with OPT_FIN; else nothing

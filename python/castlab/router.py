@@ -27,13 +27,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 from pathlib import Path
 
-
-class _Stopped(Exception):
-    pass
+from castlab.session_flags import SESSION_DEFAULTS, SESSION_FLAGS, parse_override, resolve_session_settings
+from castlab.stopping import Stopped, stop_on_signals
 
 
 def _wants_session(args: argparse.Namespace) -> bool:
@@ -45,8 +43,6 @@ def _wants_session(args: argparse.Namespace) -> bool:
 def resolve(args: argparse.Namespace) -> None:
     """Fill the session settings from ``--session-file`` or the defaults (the host roles'
     rules), remembering first whether a session was asked for."""
-    from castlab.net import resolve_session_settings
-
     args.with_session = _wants_session(args)
     resolve_session_settings(args)
 
@@ -94,8 +90,6 @@ def _words_for_json(args: argparse.Namespace) -> list[str]:
 def extension_options(args: argparse.Namespace) -> tuple[object, dict]:
     """``--extension KIND KEY=VALUE ...`` as (kind or None, options): VALUE as JSON
     (numbers, true/false), else a string, as the host roles' ``--config``."""
-    from castlab.net import parse_override
-
     ext = getattr(args, "extension", None)
     if not ext:
         return None, {}
@@ -152,11 +146,6 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
     def say(line: str) -> None:
         print(line, file=stream, flush=True)
 
-    def on_term(signum, frame):
-        raise _Stopped(signal.Signals(signum).name)
-
-    old_term = signal.signal(signal.SIGTERM, on_term)
-    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     ext = f"; hosting {kind} {options or ''} on node {args.node or 0}" if kind else ""
     say(f"[router] {len(args.iface)} interfaces{ext}; {priority}; "
         f"running {'until a signal' if not args.duration else f'{args.duration:g} s'}")
@@ -188,19 +177,17 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
             write(None)
 
     why = "duration"
-    try:
-        if args.duration:
-            r.run(args.duration, status=status, status_interval=tick)
-        else:
-            while True:
-                r.run(3600.0, status=status, status_interval=tick)
-    except KeyboardInterrupt:
-        why = "SIGINT"
-    except _Stopped as e:
-        why = str(e)
-    finally:
-        signal.signal(signal.SIGTERM, old_term)
-        signal.signal(signal.SIGINT, old_int)
+    with stop_on_signals():
+        try:
+            if args.duration:
+                r.run(args.duration, status=status, status_interval=tick)
+            else:
+                while True:
+                    r.run(3600.0, status=status, status_interval=tick)
+        except KeyboardInterrupt:
+            why = "SIGINT"
+        except Stopped as e:
+            why = str(e)
     if out is not None:
         write(why)
         (out / "router_stats.txt").write_text(r.stats_text())
@@ -234,8 +221,6 @@ def add_router_parser(roles) -> None:
     p.add_argument("--host", action="append", default=None, metavar="NODE=ADDR",
                    help="the address of a castlab node the extension may send to (repeatable; node 0 is "
                         "--source-addr)")
-    from castlab.net import SESSION_DEFAULTS, SESSION_FLAGS
-
     g = p.add_argument_group("session (as the host roles take it; with --extension, --session or --session-file, "
                              "castlab datagrams of other sessions are counted and dropped)")
     g.add_argument("--session-file", default=None, metavar="FILE", help="JSON object of session settings")

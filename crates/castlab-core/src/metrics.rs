@@ -195,7 +195,7 @@ mod tests {
         let l = [0, 2, 0, 0];
         assert!((worst_window_loss(&t, &r, &l, 100 * S) - 0.4).abs() < 1e-12);
         assert!(worst_window_loss(&[], &[], &[], S).is_nan(), "no packet: no loss rate");
-        // counts near 2^64 used to wrap the sums in release builds (0.1 instead of 1/3)
+        // counts near 2^64: the sums must not wrap in release builds (a wrapped sum reads 0.1, not 1/3)
         let big = worst_window_loss(&[1, 2, 3], &[u64::MAX, 5, 5], &[0, 0, u64::MAX], 10 * S);
         assert!((big - 0.5).abs() < 1e-9, "{big}");
     }

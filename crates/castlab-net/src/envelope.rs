@@ -31,7 +31,7 @@
 //! `size_bytes`, so the real bandwidth matches the simulated one as long as the application
 //! bytes fit in the packet's size. A receiver checks the length against the packet's claim
 //! ([`Reject::WrongSize`]). A datagram without application bytes has flag bit 1 clear and
-//! is byte for byte what it was before application bytes existed.
+//! is byte for byte the same datagram a sender that knows no application bytes seals.
 //!
 //! Opening a datagram never panics: every problem is a [`Reject`] reason that the driver counts.
 

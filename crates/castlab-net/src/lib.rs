@@ -8,6 +8,7 @@
 //!
 //! * [`session`]: how castlab's node, port and group ids map to IPv4 addresses and UDP ports,
 //!   and the safety settings ([`NetConfig`]: TTL 1, loopback, 239.0.0.0/8, a rate cap).
+//! * [`pgm_codec`]: RFC 3208 packets over UDP encapsulation, fields to bytes and back.
 //! * [`envelope`]: the wire format around `castlab_core::codec` (magic, version, session id,
 //!   optional truncated HMAC-SHA256, padding to the packet's `size_bytes`).
 //! * [`driver`]: the event loop ([`Driver`]).
@@ -24,7 +25,7 @@
 pub mod driver;
 pub mod envelope;
 pub mod pcap;
-pub mod pgm;
+pub mod pgm_codec;
 pub mod router;
 pub mod session;
 pub mod stats;

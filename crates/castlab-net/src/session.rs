@@ -140,7 +140,7 @@ pub struct NetConfig {
     /// Master seed: agent `a`'s random stream is `Rng::stream(seed, Agent, a)`, as in the
     /// simulator. Default 0.
     pub seed: u64,
-    /// Speak PGM (RFC 3208 over UDP, [`crate::pgm`]) instead of castlab's envelope, for agents
+    /// Speak PGM (RFC 3208 over UDP, [`crate::pgm_codec`]) instead of castlab's envelope, for agents
     /// whose packets carry `Header::Pgm`. The session's groups then share one UDP port, which is
     /// also PGM's data-destination port and the port every agent's socket binds (PGM's UDP
     /// encapsulation has one port, OpenPGM's and ZeroMQ's `epgm://` alike), and a datagram

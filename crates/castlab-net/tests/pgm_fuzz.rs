@@ -1,14 +1,14 @@
 //! Offline fuzz of the PGM codec (what a PGM session does with any datagram): packets of every
 //! type castlab sends or reads, mutated (bit flips, truncation, random bytes), half of them with
 //! the checksum recomputed afterwards so that the structural checks behind it are reached too,
-//! go through `pgm::decode`; it never panics, a datagram with a bad checksum is always
+//! go through `pgm_codec::decode`; it never panics, a datagram with a bad checksum is always
 //! refused, and what it accepts re-encodes (with the same TSDU) to a packet that decodes to the
 //! same fields. 10^5 inputs in the normal suite; `--ignored` runs 2x10^6 and prints counts.
 
 use std::net::Ipv4Addr;
 
 use castlab_core::Rng;
-use castlab_net::pgm::{self, PgmError, PgmPacket, PgmType};
+use castlab_net::pgm_codec::{self, PgmError, PgmPacket, PgmType};
 
 fn corpus() -> Vec<Vec<u8>> {
     let mut out = Vec::new();
@@ -37,9 +37,9 @@ fn corpus() -> Vec<Vec<u8>> {
                 p.tsdu_len = [12u16, 200, 536][variant as usize];
             }
             let mut buf = vec![0u8; p.wire_len()];
-            pgm::encode(&p, &mut buf, |t| {
-                if t.len() >= pgm::zmq::MIN_TSDU {
-                    pgm::zmq::frame(t, p.sqn as u64)
+            pgm_codec::encode(&p, &mut buf, |t| {
+                if t.len() >= pgm_codec::zmq::MIN_TSDU {
+                    pgm_codec::zmq::frame(t, p.sqn as u64)
                 }
             })
             .expect("encodes");
@@ -97,14 +97,15 @@ fn fuzz(n: u64, seed: u64) -> [u64; 7] {
         if fixed {
             resum(&mut input);
         }
-        match pgm::decode(&input) {
+        match pgm_codec::decode(&input) {
             Ok(p) => {
                 counts[0] += 1;
                 let at = p.tsdu_offset();
                 let tsdu = if matches!(p.kind, PgmType::Odata | PgmType::Rdata) { &input[at..] } else { &[][..] };
-                let m = pgm::encode(&p, &mut again, |t| t.copy_from_slice(tsdu)).expect("an accepted packet encodes");
+                let m =
+                    pgm_codec::encode(&p, &mut again, |t| t.copy_from_slice(tsdu)).expect("an accepted packet encodes");
                 if !matches!(p.kind, PgmType::Spmr | PgmType::Poll | PgmType::Polr | PgmType::Ack) {
-                    assert_eq!(pgm::decode(&again[..m]), Ok(p), "re-encoding changed the fields of {input:?}");
+                    assert_eq!(pgm_codec::decode(&again[..m]), Ok(p), "re-encoding changed the fields of {input:?}");
                 }
             }
             Err(e) => {
@@ -137,7 +138,7 @@ fn a_flipped_bit_without_a_new_checksum_is_always_refused() {
         for i in 0..d.len() * 8 {
             let mut x = d.clone();
             x[i / 8] ^= 1 << (i % 8);
-            assert!(pgm::decode(&x).is_err(), "bit {i} of {d:?}");
+            assert!(pgm_codec::decode(&x).is_err(), "bit {i} of {d:?}");
         }
     }
 }

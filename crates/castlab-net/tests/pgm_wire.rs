@@ -14,7 +14,7 @@ use castlab_core::{
     Addr, Agent, AgentEvent, AgentId, Duration, GroupId, Header, Instant, NodeId, Packet, PgmHeader, StartInfo,
 };
 use castlab_net::{Driver, GroupEntry, NetConfig, SessionTable};
-use castlab_proto::lesbcc::pgm::{PgmReceiver, PgmReceiverConfig};
+use castlab_proto::lesbcc::pgm_transport::{PgmReceiver, PgmReceiverConfig};
 use castlab_proto::lesbcc::{LesbccConfig, LesbccSource};
 
 mod common;

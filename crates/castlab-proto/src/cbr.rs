@@ -167,7 +167,7 @@ mod tests {
     use castlab_core::{Addr, GroupId, NodeId};
 
     /// `src` driven by the shared harness up to `until` (what it sent is in `sent`).
-    fn drive(src: CbrSource, until: Instant) -> Driver<CbrSource> {
+    fn run_source(src: CbrSource, until: Instant) -> Driver<CbrSource> {
         let mut d = Driver::start(src, Instant::ZERO, Addr::new(NodeId(0), 1), 9);
         d.advance_to(until);
         d
@@ -186,7 +186,7 @@ mod tests {
             false,
         )
         .expect("valid source");
-        let d = drive(s, Instant::from_secs_f64(5.0));
+        let d = run_source(s, Instant::from_secs_f64(5.0));
         let out = &d.sent;
         assert_eq!(out.len(), 100);
         for (k, (t, p)) in out.iter().enumerate() {
@@ -204,7 +204,7 @@ mod tests {
         let dst = Dest::Group(GroupId(0));
         let s = CbrSource::try_new(vec![CbrStream::new(dst, 256_000.0, 0)], 1000, 0, Instant::ZERO, Instant::MAX, true)
             .expect("valid source");
-        let d = drive(s, Instant::from_secs_f64(2000.0));
+        let d = run_source(s, Instant::from_secs_f64(2000.0));
         let out = &d.sent;
         let delta = 8000.0 / 256_000.0;
         let gaps: Vec<f64> = out.windows(2).map(|w| (w[1].0 - w[0].0).as_secs_f64()).collect();
@@ -224,7 +224,7 @@ mod tests {
         let rates: Vec<f64> = (0..6).map(|m| 32_000.0 * 2f64.powi(m)).collect();
         let s =
             CbrSource::try_layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source");
-        let d = drive(s, Instant::from_secs_f64(100.0));
+        let d = run_source(s, Instant::from_secs_f64(100.0));
         let out = &d.sent;
         for m in 0..6u8 {
             let bits = out.iter().filter(|(_, p)| p.layer == m).count() as f64 * 8000.0;

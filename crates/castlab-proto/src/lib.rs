@@ -6,6 +6,7 @@
 
 pub mod bcfs;
 pub mod cbr;
+pub mod equations;
 pub mod lesbcc;
 pub mod nlm;
 pub mod registry;

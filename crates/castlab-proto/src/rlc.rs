@@ -880,43 +880,42 @@ mod tests {
         }
     }
 
-    fn rx(cfg: RlcConfig) -> RlcReceiver {
+    fn rx(cfg: RlcConfig) -> Driver<RlcReceiver> {
         let n = cfg.layers;
-        let mut r = RlcReceiver::try_new(cfg, &groups(n), 7).unwrap();
-        r.handle_start(Instant::ZERO, info());
-        while r.poll_event().is_some() {}
-        r
+        let r = RlcReceiver::try_new(cfg, &groups(n), 7).unwrap();
+        Driver::start_with(r, Instant::ZERO, info())
     }
 
-    fn feed(r: &mut RlcReceiver, t: Instant, layer: u8, seq: u64, sp: u64) -> Vec<AgentEvent> {
+    /// The events `d` reported from the `from`-th on.
+    fn events_from(d: &Driver<RlcReceiver>, from: usize) -> Vec<AgentEvent> {
+        d.events[from..].iter().map(|(_, e)| *e).collect()
+    }
+
+    /// A data packet of `layer` at `t` (timers due before it fire first); the events it caused.
+    fn feed(r: &mut Driver<RlcReceiver>, t: Instant, layer: u8, seq: u64, sp: u64) -> Vec<AgentEvent> {
         let mut p = Packet::data(Dest::Group(GroupId(10 + layer as u32)), 512);
         p.flow = 7;
         p.layer = layer;
         p.seq = seq;
         p.header = Header::Control(ControlMsg { kind: RLC_DATA_KIND, args: [sp, 0, 0] });
-        r.handle_packet(t, &p);
-        let mut ev = Vec::new();
-        while let Some(e) = r.poll_event() {
-            ev.push(e);
-        }
-        ev
+        let k = r.events.len();
+        r.packet(t, &p);
+        events_from(r, k)
     }
 
-    fn fire(r: &mut RlcReceiver, t: Instant) -> Vec<AgentEvent> {
-        r.handle_timeout(t);
-        let mut ev = Vec::new();
-        while let Some(e) = r.poll_event() {
-            ev.push(e);
-        }
-        ev
+    /// The receiver's timers due up to `t` fired; the events they caused.
+    fn fire(r: &mut Driver<RlcReceiver>, t: Instant) -> Vec<AgentEvent> {
+        let k = r.events.len();
+        r.advance_to(t);
+        events_from(r, k)
     }
 
     /// Brings a receiver to `level` through clean SP intervals on the base layer; returns the
     /// next base-layer sequence number and time (ms).
-    fn climb(r: &mut RlcReceiver, level: u32) -> (u64, u64) {
+    fn climb(r: &mut Driver<RlcReceiver>, level: u32) -> (u64, u64) {
         let mut seq = 0;
         let mut t = 0;
-        while r.level() < level {
+        while r.agent.level() < level {
             // An SP for every top layer: mark = layers.
             feed(r, ms(t), 0, seq, 16);
             seq += 1;
@@ -1025,14 +1024,14 @@ mod tests {
         for s in 1..8 {
             assert!(feed(&mut r, ms(s * 128), 0, s, 0).is_empty());
         }
-        assert_eq!(r.level(), 1);
+        assert_eq!(r.agent.level(), 1);
         let ev = feed(&mut r, ms(1024), 0, 8, 1);
         assert_eq!(ev, vec![AgentEvent::Join(GroupId(11)), AgentEvent::LevelChanged { level: 2 }]);
-        assert_eq!(r.records().joins, vec![ms(1024)]);
+        assert_eq!(r.agent.records().joins, vec![ms(1024)]);
         // At level 2 an SP for top layer 0 only (mark 1) is not an SP for this receiver.
         feed(&mut r, ms(2048), 0, 9, 1);
         feed(&mut r, ms(3072), 0, 10, 1);
-        assert_eq!(r.level(), 2);
+        assert_eq!(r.agent.level(), 2);
         // An SP for top layer ≥ 1 (mark 2) after a clean interval since the last SP: join.
         let ev = feed(&mut r, ms(4096), 0, 11, 2);
         assert_eq!(ev, vec![AgentEvent::Join(GroupId(12)), AgentEvent::LevelChanged { level: 3 }]);
@@ -1045,11 +1044,11 @@ mod tests {
         feed(&mut r, ms(128), 0, 1, 0);
         // seq 2 missing; it becomes a loss after the reorder timeout.
         feed(&mut r, ms(384), 0, 3, 0);
-        assert_eq!(r.poll_timeout(), Some(ms(884)));
+        assert_eq!(r.agent.poll_timeout(), Some(ms(884)));
         assert!(fire(&mut r, ms(884)).is_empty(), "level 1 is never dropped");
-        assert_eq!(r.records().lost[0], 1);
+        assert_eq!(r.agent.records().lost[0], 1);
         assert!(feed(&mut r, ms(1024), 0, 4, 1).is_empty(), "no join after a loss");
-        assert_eq!(r.level(), 1);
+        assert_eq!(r.agent.level(), 1);
         // The next interval is clean: join.
         let ev = feed(&mut r, ms(2048), 0, 5, 1);
         assert_eq!(ev[0], AgentEvent::Join(GroupId(11)));
@@ -1059,14 +1058,14 @@ mod tests {
     fn receiver_drops_the_top_layer_on_loss_and_goes_deaf() {
         let mut r = rx(cfg4());
         let (_, t) = climb(&mut r, 3);
-        assert_eq!(r.level(), 3);
+        assert_eq!(r.agent.level(), 3);
         feed(&mut r, ms(t), 2, 0, 0);
         feed(&mut r, ms(t + 10), 2, 2, 0);
         let ev = fire(&mut r, ms(t + 510));
         assert_eq!(ev, vec![AgentEvent::Leave(GroupId(12)), AgentEvent::LevelChanged { level: 2 }]);
-        assert!(r.is_deaf(ms(t + 510)));
-        assert!(!r.is_deaf(ms(t + 510 + 10_000)));
-        assert_eq!(r.records().drops, vec![ms(t + 510)]);
+        assert!(r.agent.is_deaf(ms(t + 510)));
+        assert!(!r.agent.is_deaf(ms(t + 510 + 10_000)));
+        assert_eq!(r.agent.records().drops, vec![ms(t + 510)]);
     }
 
     #[test]
@@ -1077,14 +1076,14 @@ mod tests {
         feed(&mut r, ms(t), 3, 0, 0);
         feed(&mut r, ms(t), 3, 2, 0);
         fire(&mut r, ms(t + 500));
-        assert_eq!(r.level(), 3);
+        assert_eq!(r.agent.level(), 3);
         let deaf_end = t + 500 + 10_000;
         // Loss on layer 2 inside the deaf period: ignored.
         feed(&mut r, ms(t + 1000), 2, 0, 0);
         feed(&mut r, ms(t + 1000), 2, 5, 0);
         assert!(fire(&mut r, ms(t + 1500)).is_empty());
-        assert_eq!(r.level(), 3);
-        assert_eq!(r.records().ignored, 4);
+        assert_eq!(r.agent.level(), 3);
+        assert_eq!(r.agent.records().ignored, 4);
         // After it, a loss drops again.
         feed(&mut r, ms(deaf_end + 1), 2, 6, 0);
         feed(&mut r, ms(deaf_end + 2), 2, 8, 0);
@@ -1098,19 +1097,19 @@ mod tests {
         let (_, t) = climb(&mut r, 2);
         feed(&mut r, ms(t), 1, 0, 0);
         feed(&mut r, ms(t + 10), 1, 2, 0);
-        assert_eq!(r.poll_timeout(), Some(ms(t + 510)));
+        assert_eq!(r.agent.poll_timeout(), Some(ms(t + 510)));
         // The late packet arrives within the timeout: no loss, counted late, timer disarmed.
         feed(&mut r, ms(t + 400), 1, 1, 0);
-        assert_eq!(r.poll_timeout(), None);
-        assert_eq!(r.records().late, 1);
-        assert_eq!(r.records().lost[1], 0);
-        assert_eq!(r.level(), 2);
+        assert_eq!(r.agent.poll_timeout(), None);
+        assert_eq!(r.agent.records().late, 1);
+        assert_eq!(r.agent.records().lost[1], 0);
+        assert_eq!(r.agent.level(), 2);
         // A gap that is not filled: a loss exactly at the deadline, not before.
         feed(&mut r, ms(t + 600), 1, 4, 0);
-        assert_eq!(r.poll_timeout(), Some(ms(t + 1100)));
+        assert_eq!(r.agent.poll_timeout(), Some(ms(t + 1100)));
         assert!(fire(&mut r, ms(t + 1099)).is_empty());
         let ev = fire(&mut r, ms(t + 1100));
         assert_eq!(ev[0], AgentEvent::Leave(GroupId(11)));
-        assert_eq!(r.records().lost[1], 1);
+        assert_eq!(r.agent.records().lost[1], 1);
     }
 }

@@ -1446,9 +1446,11 @@ mod tests {
 
     #[test]
     fn start_joins_control_group_and_base_layer() {
-        let mut rx = RlmReceiver::try_new(cfg3(), groups(6), CTL).expect("valid config");
-        rx.handle_start(at(10.0), StartInfo { addr: me(), rng: Rng::seed_from_u64(1) });
-        let ev: Vec<_> = std::iter::from_fn(|| rx.poll_event()).collect();
+        let rx = RlmReceiver::try_new(cfg3(), groups(6), CTL).expect("valid config");
+        let d = Driver::start_with(rx, at(10.0), StartInfo { addr: me(), rng: Rng::seed_from_u64(1) });
+        assert!(d.events.iter().all(|(t, _)| *t == at(10.0)));
+        let ev: Vec<_> = d.events.iter().map(|(_, e)| *e).collect();
+        let rx = &d.agent;
         assert_eq!(
             ev,
             vec![AgentEvent::Join(CTL), AgentEvent::Join(GroupId(10)), AgentEvent::LevelChanged { level: 1 }]
@@ -2007,7 +2009,7 @@ mod tests {
         let before = r.d.agent.records.clone();
         r.control(at(1.0), other(1), RlmHeader::JOIN, 0);
         r.control(at(1.0), other(1), RlmHeader::JOIN, 7); // only 6 layers
-                                                          // (an unknown kind byte no longer reaches an agent: the codec rejects it)
+                                                          // (an unknown kind byte never reaches an agent: the codec rejects it)
         let mut p = Packet::data(Dest::Group(GroupId(55)), 1000); // not a session group
         p.seq = 9;
         r.packet(at(1.1), p);

@@ -318,11 +318,16 @@ impl Agent for LayeredSink {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Driver;
     use castlab_core::{Addr, Dest, NodeId, Rng};
 
-    fn start(s: &mut LayeredSink) -> Vec<AgentEvent> {
-        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(0) });
-        std::iter::from_fn(|| s.poll_event()).collect()
+    fn start(s: LayeredSink) -> Driver<LayeredSink> {
+        Driver::start_with(s, Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(0) })
+    }
+
+    /// The events the sink reported at `t`.
+    fn events_at(d: &Driver<LayeredSink>, t: Instant) -> Vec<AgentEvent> {
+        d.events.iter().filter(|(at, _)| *at == t).map(|(_, e)| *e).collect()
     }
 
     fn pkt(g: u32, layer: u8, seq: u64) -> Packet {
@@ -334,18 +339,19 @@ mod tests {
 
     #[test]
     fn joins_cumulatively_and_counts_gaps() {
-        let mut s = LayeredSink::recording(vec![GroupId(10), GroupId(11), GroupId(12)], vec![(Instant::ZERO, 2)]);
-        let ev = start(&mut s);
+        let mut d =
+            start(LayeredSink::recording(vec![GroupId(10), GroupId(11), GroupId(12)], vec![(Instant::ZERO, 2)]));
         assert_eq!(
-            ev,
+            events_at(&d, Instant::ZERO),
             vec![AgentEvent::Join(GroupId(10)), AgentEvent::Join(GroupId(11)), AgentEvent::LevelChanged { level: 2 }]
         );
         let t = Instant::from_nanos(5);
         for seq in [3, 4, 7, 8, 9, 12] {
-            s.handle_packet(t, &pkt(10, 0, seq));
+            d.packet(t, &pkt(10, 0, seq));
         }
-        s.handle_packet(t, &pkt(11, 1, 0));
-        s.handle_packet(t, &pkt(11, 1, 1));
+        d.packet(t, &pkt(11, 1, 0));
+        d.packet(t, &pkt(11, 1, 1));
+        let s = &d.agent;
         assert_eq!(s.records.received(), 8);
         // gaps on layer 0: 5,6 and 10,11 -> 4 lost in two rows; first packet sets the base.
         assert_eq!(s.records.loss_count, vec![2, 2]);
@@ -358,18 +364,18 @@ mod tests {
     #[test]
     fn summary_sink_keeps_no_rows_but_the_same_counts() {
         let groups = vec![GroupId(10), GroupId(11)];
-        let mut full = LayeredSink::recording(groups.clone(), vec![(Instant::ZERO, 2)]).with_windows(&[1_000, 10]);
-        let mut lean = LayeredSink::new(groups, vec![(Instant::ZERO, 2)]).with_windows(&[1_000, 10]);
+        let full = LayeredSink::recording(groups.clone(), vec![(Instant::ZERO, 2)]).with_windows(&[1_000, 10]);
+        let lean = LayeredSink::new(groups, vec![(Instant::ZERO, 2)]).with_windows(&[1_000, 10]);
         assert_eq!(lean.record(), Record::Summary);
-        start(&mut full);
-        start(&mut lean);
+        let (mut f, mut l) = (start(full), start(lean));
         for (i, seq) in [0u64, 1, 4, 5, 9, 10, 11, 30].into_iter().enumerate() {
             let t = Instant::from_nanos(100 * i as u64);
-            full.handle_packet(t, &pkt(10, 0, seq));
-            lean.handle_packet(t, &pkt(10, 0, seq));
-            full.handle_packet(t, &pkt(11, 1, seq / 2));
-            lean.handle_packet(t, &pkt(11, 1, seq / 2));
+            f.packet(t, &pkt(10, 0, seq));
+            l.packet(t, &pkt(10, 0, seq));
+            f.packet(t, &pkt(11, 1, seq / 2));
+            l.packet(t, &pkt(11, 1, seq / 2));
         }
+        let (full, lean) = (&f.agent, &l.agent);
         assert_eq!(full.summary, lean.summary);
         assert_eq!(lean.summary.lost, full.records.lost());
         assert_eq!(lean.summary.received, full.records.received());
@@ -384,31 +390,30 @@ mod tests {
     #[test]
     fn leave_and_rejoin_does_not_count_unsubscribed_packets() {
         let t = |s: f64| Instant::from_secs_f64(s);
-        let mut s = LayeredSink::recording(vec![GroupId(0), GroupId(1)], vec![(t(0.0), 2), (t(1.0), 1), (t(2.0), 2)]);
-        start(&mut s);
-        s.handle_packet(t(0.5), &pkt(1, 1, 0));
-        s.handle_timeout(t(1.0));
-        let ev: Vec<_> = std::iter::from_fn(|| s.poll_event()).collect();
-        assert_eq!(ev, vec![AgentEvent::Leave(GroupId(1)), AgentEvent::LevelChanged { level: 1 }]);
-        s.handle_packet(t(1.1), &pkt(1, 1, 1)); // late packet before the prune: recorded, not checked
-        s.handle_timeout(t(2.0));
+        let mut s =
+            start(LayeredSink::recording(vec![GroupId(0), GroupId(1)], vec![(t(0.0), 2), (t(1.0), 1), (t(2.0), 2)]));
+        s.packet(t(0.5), &pkt(1, 1, 0));
+        s.advance_to(t(1.0));
+        assert_eq!(events_at(&s, t(1.0)), vec![AgentEvent::Leave(GroupId(1)), AgentEvent::LevelChanged { level: 1 }]);
+        s.packet(t(1.1), &pkt(1, 1, 1)); // late packet before the prune: recorded, not checked
+        s.advance_to(t(2.0));
         // the tail of the first subscription, sent at 1.5 s, arrives after the re-join
         let mut old = pkt(1, 1, 2);
         old.sent_at = t(1.5);
-        s.handle_packet(t(2.2), &old);
+        s.packet(t(2.2), &old);
         let mut p50 = pkt(1, 1, 50);
         p50.sent_at = t(2.1);
         let mut p51 = pkt(1, 1, 51);
         p51.sent_at = t(2.2);
-        s.handle_packet(t(2.5), &p50);
-        s.handle_packet(t(2.6), &p51);
-        assert_eq!(s.records.lost(), 0);
-        assert_eq!(s.records.received(), 5);
+        s.packet(t(2.5), &p50);
+        s.packet(t(2.6), &p51);
+        assert_eq!(s.agent.records.lost(), 0);
+        assert_eq!(s.agent.records.received(), 5);
         // a real gap after the re-join is still a loss
         let mut p55 = pkt(1, 1, 55);
         p55.sent_at = t(2.3);
-        s.handle_packet(t(2.7), &p55);
-        assert_eq!(s.records.lost(), 3);
-        assert_eq!(s.poll_timeout(), None);
+        s.packet(t(2.7), &p55);
+        assert_eq!(s.agent.records.lost(), 3);
+        assert_eq!(s.agent.poll_timeout(), None);
     }
 }

@@ -15,7 +15,7 @@ use std::path::Path;
 use castlab_core::{Dest, GroupId, Header, Instant, NodeId, Packet};
 use castlab_net::envelope::MAX_DATAGRAM;
 use castlab_net::pcap::PcapWriter;
-use castlab_net::{pgm, Envelope};
+use castlab_net::{pgm_codec, Envelope};
 use castlab_sim::LinkTap;
 
 pub(crate) enum Wire {
@@ -85,7 +85,7 @@ impl LinkTap for PcapTap {
                     Dest::Unicast(_) => GroupId(0),
                 };
                 let sport = p.flow as u16;
-                let ends = pgm::Ends {
+                let ends = pgm_codec::Ends {
                     port: self.port_base,
                     group_addr: group_ip(group),
                     gsi: *gsi,
@@ -97,20 +97,20 @@ impl LinkTap for PcapTap {
                     Dest::Unicast(a) => Some(node_ip(a.node)),
                     Dest::Group(_) => None,
                 };
-                let Some((w, target, data)) = pgm::from_castlab(p, h, &ends, src_ip, dst_ip) else {
+                let Some((w, target, data)) = pgm_codec::from_castlab(p, h, &ends, src_ip, dst_ip) else {
                     self.skipped += 1;
                     return;
                 };
                 let seq = p.seq;
-                let Ok(n) = pgm::encode(&w, &mut self.buf, |t| {
+                let Ok(n) = pgm_codec::encode(&w, &mut self.buf, |t| {
                     if data {
-                        pgm::zmq::frame(t, seq)
+                        pgm_codec::zmq::frame(t, seq)
                     }
                 }) else {
                     self.skipped += 1;
                     return;
                 };
-                if w.kind == pgm::PgmType::Spm {
+                if w.kind == pgm_codec::PgmType::Spm {
                     self.spm_sqn = self.spm_sqn.wrapping_add(1);
                 }
                 (n, SocketAddrV4::new(src_ip, self.port_base), target)

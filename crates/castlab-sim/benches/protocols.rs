@@ -41,7 +41,7 @@ use castlab_core::{
 use castlab_proto::bcfs::fountain::{FountainMode, FountainSource};
 use castlab_proto::bcfs::rainbow::{RainbowConfig, RainbowReceiver};
 use castlab_proto::bcfs::{BcfConfig, BcfRouter};
-use castlab_proto::lesbcc::pgm::{PgmReceiver, PgmReceiverConfig};
+use castlab_proto::lesbcc::pgm_transport::{PgmReceiver, PgmReceiverConfig};
 use castlab_proto::lesbcc::{LesbccConfig, LesbccSource};
 use castlab_proto::nlm::NlmRouter;
 use castlab_proto::nlm::{NlmConfig, NlmReceiver, NlmSender};

@@ -6,8 +6,8 @@ use castlab_core::{
     Addr, Agent, AgentId, ChannelId, Duration, GroupId, Header, Instant, NetView, NodeId, Packet, Rng, RouterExtension,
     RouterSend, StartInfo, Verdict,
 };
+use castlab_proto::bcfs::bcf_pgm::{BcfPgmConfig, BcfPgmReceiver, BcfPgmSource};
 use castlab_proto::bcfs::fountain::{FountainMode, FountainSource, SymbolStore};
-use castlab_proto::bcfs::pgm::{PgmConfig, PgmReceiver, PgmSource};
 use castlab_proto::bcfs::rainbow::{RainbowConfig, RainbowReceiver};
 use castlab_proto::bcfs::{BcfConfig, BcfHost, BcfLink, BcfRouter, ExpressReceiver, ExpressSource};
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, Simulator};
@@ -420,18 +420,18 @@ fn pgm_repairs_reach_only_the_nakers() {
         sim.attach_extension(x, Box::new(BcfRouter::new(BcfConfig::default()))).unwrap();
     }
     let g = sim.add_group(n[0]).unwrap();
-    let cfg = PgmConfig { count: 2000, ..Default::default() };
+    let cfg = BcfPgmConfig { count: 2000, ..Default::default() };
     // the source starts once the receivers' joins have grafted the tree
-    let src = sim.add_agent(n[0], Some(5), secs(0.5), Box::new(PgmSource::new(cfg.clone(), g, 1e6, 1))).unwrap();
+    let src = sim.add_agent(n[0], Some(5), secs(0.5), Box::new(BcfPgmSource::new(cfg.clone(), g, 1e6, 1))).unwrap();
     let s_addr = Addr::new(n[0], 5);
     let rx: Vec<AgentId> = (4..8)
         .map(|i| {
-            let r = PgmReceiver::new(cfg.clone(), s_addr, GroupId(g.0), 1);
+            let r = BcfPgmReceiver::new(cfg.clone(), s_addr, GroupId(g.0), 1);
             sim.add_agent(n[i], None, Instant::ZERO, Box::new(r)).unwrap()
         })
         .collect();
     sim.run(secs(30.0)).unwrap();
-    let get = |a| sim.agent::<PgmReceiver>(a).unwrap();
+    let get = |a| sim.agent::<BcfPgmReceiver>(a).unwrap();
     for &a in &rx {
         assert!(get(a).complete(), "receiver {a:?} incomplete");
         assert_eq!(get(a).rec.repairs_unrequested, 0, "a repair reached a receiver that did not NAK it");
@@ -446,7 +446,7 @@ fn pgm_repairs_reach_only_the_nakers() {
     let a = sim.extension::<BcfRouter>(n[1]).unwrap();
     assert_eq!(a.replies_on(sim.channel_between(n[1], n[3]).unwrap()), 0, "no repair went toward C");
     assert!(a.replies_on(sim.channel_between(n[1], n[2]).unwrap()) > 0);
-    let s = sim.agent::<PgmSource>(src).unwrap();
+    let s = sim.agent::<BcfPgmSource>(src).unwrap();
     // NAKs for the same packet from b0 and b1 were fused at B: the source saw fewer NAKs than were sent
     let sent: u64 = rx.iter().map(|&a| get(a).rec.naks_sent).sum();
     assert!(s.naks_seen < sent, "{} vs {sent}", s.naks_seen);

@@ -2,7 +2,7 @@
 //! that goes down and comes back. Bounds are stated in each test before its run.
 
 use castlab_core::{Addr, ChannelId, Dest, Duration, GroupId, Instant, NodeId};
-use castlab_proto::lesbcc::pgm::{PgmReceiver, PgmReceiverConfig};
+use castlab_proto::lesbcc::pgm_transport::{PgmReceiver, PgmReceiverConfig};
 use castlab_proto::lesbcc::{LesbccConfig, LesbccSource};
 use castlab_proto::rlc::{RlcConfig, RlcReceiver, RlcSender};
 use castlab_proto::rlm::{RlmConfig, RlmReceiver};

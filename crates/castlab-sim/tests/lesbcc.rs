@@ -4,7 +4,7 @@
 //! Tree: src – r1 – r2 – {a0..}, r1 – r3 – {b0..}, with Bernoulli loss on the receiver links.
 
 use castlab_core::{AgentId, Dest, Instant, NodeId};
-use castlab_proto::lesbcc::pgm::{NakAggregator, PgmReceiver, PgmReceiverConfig};
+use castlab_proto::lesbcc::pgm_transport::{NakAggregator, PgmReceiver, PgmReceiverConfig};
 use castlab_proto::lesbcc::{LesbccConfig, LesbccSource};
 use castlab_sim::{LinkConfig, QueueConfig, Simulator};
 

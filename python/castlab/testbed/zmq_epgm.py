@@ -9,7 +9,7 @@ OpenPGM's own, configured only through ZeroMQ's socket options.
     zmq_epgm.py pub --endpoint 'epgm://10.77.0.1;239.255.0.1:47000' --count 400 --rate-kbps 400
 
 Every message's body starts with its number, 8 bytes big-endian (castlab's PGM transport puts
-the PGM sequence number there: ``zmq::frame`` in castlab-net's ``pgm.rs``); a SUB writes the
+the PGM sequence number there: ``zmq::frame`` in castlab-net's ``pgm_codec.rs``); a SUB writes the
 numbers it delivered. The endpoint names the
 interface by its IP address: inside a network namespace OpenPGM resolves interface names
 through DNS and fails.
@@ -36,14 +36,6 @@ def _zmq():
     return zmq
 
 
-class _Stop(Exception):
-    pass
-
-
-def _on_term(signum, frame):
-    raise _Stop()
-
-
 def sub(a) -> int:
     zmq = _zmq()
     ctx = zmq.Context()
@@ -57,7 +49,7 @@ def sub(a) -> int:
     seen: list[int] = []
     first = last = None
     end = time.monotonic() + a.duration
-    signal.signal(signal.SIGTERM, _on_term)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM stops as SIGINT does
     try:
         while time.monotonic() < end:
             try:
@@ -70,7 +62,7 @@ def sub(a) -> int:
             seen.append(int.from_bytes(m[:8], "big") if len(m) >= 8 else -1)
             if a.expect and len(set(seen)) >= a.expect:
                 break
-    except (_Stop, KeyboardInterrupt):
+    except KeyboardInterrupt:
         pass
     finally:
         s.close(linger=0)
@@ -97,7 +89,7 @@ def pub(a) -> int:
     s.setsockopt(zmq.SNDHWM, 0)
     s.setsockopt(zmq.MULTICAST_HOPS, a.hops)
     s.connect(a.endpoint)
-    signal.signal(signal.SIGTERM, _on_term)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)  # SIGTERM stops as SIGINT does
     time.sleep(a.warmup_s)
     pad = bytes(max(0, a.size - 8))
     gap = a.interval_s
@@ -113,7 +105,7 @@ def pub(a) -> int:
             sent += 1
         print(f"[zmq-pub] sent {sent} messages in {time.monotonic() - t0:.2f} s", flush=True)
         time.sleep(a.linger_s)  # repairs are served while the socket lives
-    except (_Stop, KeyboardInterrupt):
+    except KeyboardInterrupt:
         pass
     finally:
         s.close(linger=0)

@@ -156,8 +156,8 @@ fn pgm_kind_is_checked() {
     }
 }
 
-/// The RLM kind, the TCP flags and the fixed part's flags were trusted before: every byte
-/// outside the documented values is now an error.
+/// The RLM kind, the TCP flags and the fixed part's flags are checked: every byte outside the
+/// documented values is an error.
 #[test]
 fn rlm_kind_tcp_flags_and_packet_flags_are_checked() {
     let mut buf = [0u8; 128];

@@ -19,10 +19,10 @@
 //! sent by the source with `dst` = its own address; the BCF router at the source's node takes
 //! it and from there on every copy travels hop by hop on breadcrumbs (`RouterSend::Via`).
 
+pub mod bcf_pgm;
 mod express;
 pub mod fountain;
 mod host;
-pub mod pgm;
 pub mod protocol;
 pub mod rainbow;
 mod router;

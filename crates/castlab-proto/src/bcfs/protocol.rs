@@ -4,8 +4,8 @@
 
 use castlab_core::{Addr, NodeId, Value};
 
+use super::bcf_pgm::{BcfPgmConfig, BcfPgmReceiver, BcfPgmSource};
 use super::fountain::{seeded_file, FountainError, FountainMode, FountainSource, SymbolStore, WireFile};
-use super::pgm::{PgmConfig, PgmReceiver, PgmSource};
 use super::rainbow::{RainbowConfig, RainbowReceiver};
 use super::{BcfConfig, BcfRouter};
 use crate::param;
@@ -159,8 +159,8 @@ fn rainbow_net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildR
 }
 
 /// A PGM source on `node` sending `group` at `rate_bps`, config `base` with the overrides;
-/// `net`: its repairs go to the NAK's sender (the real network, [`PgmSource::replying_to_requesters`]).
-fn build_pgm_source(host: &mut dyn Host, a: &Args<'_>, base: PgmConfig, net: bool) -> BuildResult<Out<'static>> {
+/// `net`: its repairs go to the NAK's sender (the real network, [`BcfPgmSource::replying_to_requesters`]).
+fn build_pgm_source(host: &mut dyn Host, a: &Args<'_>, base: BcfPgmConfig, net: bool) -> BuildResult<Out<'static>> {
     let n = a.node(host, "node")?;
     let g = a.group(host, "group")?;
     if host.group_source(g) != Some(n) {
@@ -175,32 +175,32 @@ fn build_pgm_source(host: &mut dyn Host, a: &Args<'_>, base: PgmConfig, net: boo
     let port = a.port("port")?;
     let flow = a.flow_or_next(host, "flow")?;
     let at = a.start(host, "start")?;
-    let src = PgmSource::new(cfg, g, rate_bps, flow);
+    let src = BcfPgmSource::new(cfg, g, rate_bps, flow);
     let src = if net { src.replying_to_requesters() } else { src };
     Ok(host.add_agent(n, port, at, Box::new(src))?.0.into())
 }
 
 fn add_pgm_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
-    let base = PgmConfig { count: a.positive_u32("count")?, ..PgmConfig::default() };
+    let base = BcfPgmConfig { count: a.positive_u32("count")?, ..BcfPgmConfig::default() };
     build_pgm_source(host, a, base, false)
 }
 
 fn add_pgm_receiver(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
     let n = a.node(host, "node")?;
-    let (sid, src) = agent_as::<PgmSource>(host, "source", a.get("source"), "is not a PGM source")?;
+    let (sid, src) = agent_as::<BcfPgmSource>(host, "source", a.get("source"), "is not a PGM source")?;
     let cfg = a.config_over(src.cfg.clone())?;
     let group = src.group();
     let addr = host.agent_addr(sid).expect("agent exists");
     let flow = src.host.flow;
     let at = a.start(host, "start")?;
-    let r = PgmReceiver::new(cfg, addr, group, flow);
+    let r = BcfPgmReceiver::new(cfg, addr, group, flow);
     Ok(host.add_agent(n, None, at, Box::new(r))?.0.into())
 }
 
 /// The real network's PGM source over BCFS: its repairs go to the NAK's sender, since the
 /// source's host runs no BCF router.
 fn add_net_pgm_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
-    build_pgm_source(host, a, PgmConfig::default(), true)
+    build_pgm_source(host, a, BcfPgmConfig::default(), true)
 }
 
 /// The real network's PGM receiver over BCFS: NAKs to the source at (`source_node`,
@@ -212,23 +212,24 @@ fn add_net_pgm_receiver(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'s
     let src_port =
         u16::try_from(src_port).map_err(|_| BuildError::bad("source_port", src_port, "must be a port 0..=65535"))?;
     let g = a.group(host, "group")?;
-    let cfg: PgmConfig = a.config()?;
+    let cfg: BcfPgmConfig = a.config()?;
     let port = a.port("port")?;
     let flow = a.flow_or_next(host, "flow")?;
     let at = a.start(host, "start")?;
-    let r = PgmReceiver::new(cfg, Addr::new(src_node, src_port), g, flow);
+    let r = BcfPgmReceiver::new(cfg, Addr::new(src_node, src_port), g, flow);
     Ok(host.add_agent(n, port, at, Box::new(r))?.0.into())
 }
 
 fn pgm_net_status<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
     let (_, any) = host.agent("agent", v)?;
-    if let Some(s) = any.downcast_ref::<PgmSource>() {
+    if let Some(s) = any.downcast_ref::<BcfPgmSource>() {
         return Ok(Out::Str(format!(
             "sending={{sent}} data={} naks={} repairs={} rejected={{rejected}}",
             s.data_sent, s.naks_seen, s.repairs_sent
         )));
     }
-    let r = any.downcast_ref::<PgmReceiver>().ok_or_else(|| BuildError::bad("agent", Raw(v), "is not a PGM agent"))?;
+    let r =
+        any.downcast_ref::<BcfPgmReceiver>().ok_or_else(|| BuildError::bad("agent", Raw(v), "is not a PGM agent"))?;
     Ok(Out::Str(format!(
         "rate={{rx}} data={} naks={} repairs={} unrequested={} complete={} rejected={{rejected}}",
         r.rec.data_received,
@@ -303,14 +304,15 @@ fn rainbow_decoded<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResu
 fn pgm_stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
     let (id, any) = host.agent("agent", v)?;
     let _ = id;
-    if let Some(s) = any.downcast_ref::<PgmSource>() {
+    if let Some(s) = any.downcast_ref::<BcfPgmSource>() {
         return Ok(Out::counters(&[
             ("data_sent", s.data_sent),
             ("naks_seen", s.naks_seen),
             ("repairs_sent", s.repairs_sent),
         ]));
     }
-    let r = any.downcast_ref::<PgmReceiver>().ok_or_else(|| BuildError::bad("agent", Raw(v), "is not a PGM agent"))?;
+    let r =
+        any.downcast_ref::<BcfPgmReceiver>().ok_or_else(|| BuildError::bad("agent", Raw(v), "is not a PGM agent"))?;
     let mut d = Out::counters(&[
         ("data_received", r.rec.data_received),
         ("naks_sent", r.rec.naks_sent),
@@ -339,8 +341,8 @@ fn rainbow_row<'h>(host: &'h dyn Host, v: &Value, a: &Args<'_>) -> BuildResult<O
 /// The flow-table row of a PGM receiver over BCFS: originals received against the source's
 /// originals sent, bytes with repairs, the time it finished.
 fn pgm_row<'h>(host: &'h dyn Host, v: &Value, a: &Args<'_>) -> BuildResult<Out<'h>> {
-    let (_, r) = agent_as::<PgmReceiver>(host, "agent", v, "is not a PGM agent")?;
-    let (_, s) = agent_as::<PgmSource>(host, "source", a.get("source"), "is not a PGM source")?;
+    let (_, r) = agent_as::<BcfPgmReceiver>(host, "agent", v, "is not a PGM agent")?;
+    let (_, s) = agent_as::<BcfPgmSource>(host, "source", a.get("source"), "is not a PGM source")?;
     let got = r.rec.data_received;
     let mut d = Out::dict();
     d.set("received", got);
@@ -358,7 +360,7 @@ pub static PROTOCOL: Protocol = Protocol {
     configs: &[
         ConfigTable::of::<BcfConfig>("bcf"),
         ConfigTable::of::<RainbowConfig>("rainbow"),
-        ConfigTable::of::<PgmConfig>("bcf_pgm"),
+        ConfigTable::of::<BcfPgmConfig>("bcf_pgm"),
     ],
     roles: &[
         Role {

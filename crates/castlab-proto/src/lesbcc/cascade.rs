@@ -1,6 +1,7 @@
 //! The whole source-side cascade (§2.1): stages 1-5 wired together, with its timers and records.
 
 use super::*;
+use crate::equations::{padhye_bits_per_s, Rto};
 
 // ------------------------------------------------------------------------------------------
 // The cascade
@@ -81,12 +82,12 @@ castlab_core::timers! {
 #[derive(Clone, Debug)]
 pub struct Cascade {
     cfg: LesbccConfig,
-    pub rtt: RttEstimator,
+    pub rtt: LiRttEstimator,
     pub li2le: Li2Le,
     pub lprf: MaxLprf,
     pub atf: Atf,
     pub aimd: Aimd,
-    pub history: LossHistory,
+    pub history: SourceLossHistory,
     /// Current TFRC average loss interval ŝ (None before the first LE).
     s_hat: Option<f64>,
     rng: Rng,
@@ -106,13 +107,13 @@ impl Cascade {
         let aimd = Aimd::new(cfg);
         Cascade {
             cfg: cfg.clone(),
-            rtt: RttEstimator::new(cfg),
+            rtt: LiRttEstimator::new(cfg),
             li2le: Li2Le::default(),
             lprf: MaxLprf::default(),
             atf: Atf::default(),
             last_rate: aimd.rate_bps,
             aimd,
-            history: LossHistory::from_config(cfg),
+            history: SourceLossHistory::from_config(cfg),
             s_hat: None,
             rng,
             timers: TimerTable::default(),
@@ -283,7 +284,8 @@ impl Cascade {
     fn tfrc_equation_bps(&self, s_hat: f64) -> f64 {
         let p = 1.0 / s_hat.max(1.0);
         let t_rto = self.rtt.srtt() + 4.0 * self.rtt.sigma();
-        8.0 * padhye_rate(self.cfg.packet_bytes as f64, self.rtt.srtt(), p, t_rto)
+        // §4.1: t_RTO = SRTT + 4σ; p stays in (0, 1] (our choice: the equation is defined there)
+        padhye_bits_per_s(self.cfg.packet_bytes as f64, self.rtt.srtt(), p.clamp(1e-12, 1.0), Rto::Seconds(t_rto))
     }
 
     pub fn next_timeout(&self) -> Option<Instant> {

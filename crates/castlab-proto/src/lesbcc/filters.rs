@@ -11,7 +11,7 @@ use super::*;
 /// send time of j), starting from the initial estimate. Samples below `prune_below · SRTT` are
 /// pruned, keeping one in `keep_one_in` of them (§2.1).
 #[derive(Clone, Debug)]
-pub struct RttEstimator {
+pub struct LiRttEstimator {
     srtt: f64,
     sigma: f64,
     gain: f64,
@@ -23,10 +23,10 @@ pub struct RttEstimator {
     pub pruned: u64,
 }
 
-impl RttEstimator {
+impl LiRttEstimator {
     pub fn new(cfg: &LesbccConfig) -> Self {
         let s = cfg.initial_srtt.as_secs_f64();
-        RttEstimator {
+        LiRttEstimator {
             srtt: s,
             sigma: s / 2.0,
             gain: cfg.rtt_gain,

@@ -2,9 +2,9 @@
 //! Sidhartha, Li, Kalyanaraman), the source side.
 //!
 //! The source turns the stream of loss indications (LIs: the NAKs of the PGM-like transport
-//! in [`crate::lesbcc::pgm`]) into rate changes through the cascade of §2.1 (Fig. 1, Appendix A):
+//! in [`crate::lesbcc::pgm_transport`]) into rate changes through the cascade of §2.1 (Fig. 1, Appendix A):
 //!
-//! 1. [`RttEstimator`]: SRTT and mean deviation σ from LI timing, samples far below SRTT
+//! 1. [`LiRttEstimator`]: SRTT and mean deviation σ from LI timing, samples far below SRTT
 //!    pruned (§2.1 "RTT Estimation", Appendix A `estimateRTT`);
 //! 2. [`Li2Le`]: per receiver, an LI becomes a loss event (LE) only if it comes more than
 //!    SRTT + 2σ after the last one passed (§2.1, Fig. 2);
@@ -13,8 +13,8 @@
 //! 4. [`Atf`]: at most one rate reduction per congestion epoch, with a silence period in
 //!    which nothing is sent (§2.1, Fig. 4, Appendix A `ATFilter`);
 //! 5. the rate policy: [`Aimd`] (halve on a reduction, add MSS / (SRTT + 2σ) every increase
-//!    interval SRTT + 2σ, Appendix A) or the TFRC module of §4 ([`LossHistory`] and
-//!    [`padhye_rate`]).
+//!    interval SRTT + 2σ, Appendix A) or the TFRC module of §4 ([`SourceLossHistory`] and
+//!    [`crate::equations::padhye_bits_per_s`]).
 //!
 //! Each stage is its own unit, testable by hand, and stages 2-4 can be switched off
 //! ([`LesbccConfig`]) for the ablations of §3.1.2. [`Cascade`] chains them; [`LesbccSource`] is
@@ -306,7 +306,7 @@ castlab_core::config_fields!(LesbccConfig {
 
 mod cascade;
 mod filters;
-pub mod pgm;
+pub mod pgm_transport;
 pub mod protocol;
 mod receivers;
 mod source;
@@ -323,6 +323,7 @@ pub use tfrc::*;
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Driver;
     use castlab_core::{GroupId, NodeId};
 
     fn ms(x: u64) -> Instant {
@@ -360,7 +361,7 @@ mod tests {
     #[test]
     fn rtt_estimator_follows_appendix_a_and_prunes_low_samples() {
         let cfg = LesbccConfig::default();
-        let mut e = RttEstimator::new(&cfg);
+        let mut e = LiRttEstimator::new(&cfg);
         assert_eq!((e.srtt(), e.sigma()), (0.2, 0.1));
         // from the initial estimate: δ = 0.2 − 0.1 = 0.1: SRTT = 0.2 − 0.125·0.1 = 0.1875,
         // σ = 0.1 + 0.125 (0.1 − 0.1) = 0.1
@@ -391,7 +392,7 @@ mod tests {
         // sample, the first included: R = 1.2 s gives δ = −1.0, SRTT = 0.2 + 1.0/8 = 0.325,
         // σ = 0.1 + (1.0 − 0.1)/8 = 0.2125.
         let cfg = LesbccConfig::default();
-        let mut e = RttEstimator::new(&cfg);
+        let mut e = LiRttEstimator::new(&cfg);
         assert!(e.sample(1.2));
         assert!((e.srtt() - 0.325).abs() < 1e-12, "{}", e.srtt());
         assert!((e.sigma() - 0.2125).abs() < 1e-12, "{}", e.sigma());
@@ -560,7 +561,7 @@ mod tests {
     #[test]
     fn tfrc_average_loss_interval_by_hand() {
         // weights 1 x 8, α = 0.95
-        let mut h = LossHistory::new(vec![1.0; 8], 0.95, 256);
+        let mut h = SourceLossHistory::new(vec![1.0; 8], 0.95, 256);
         assert_eq!(h.average(1), None);
         for _ in 0..7 {
             h.on_packet();
@@ -621,15 +622,6 @@ mod tests {
     }
 
     #[test]
-    fn padhye_rate_matches_the_formula() {
-        let (s, r, p, t) = (560.0, 0.1, 0.01, 0.3);
-        let expect =
-            s / (r * (2.0 * p / 3.0f64).sqrt() + t * 3.0 * (3.0 * p / 8.0f64).sqrt() * p * (1.0 + 32.0 * p * p));
-        assert!((padhye_rate(s, r, p, t) - expect).abs() < 1e-9);
-        assert!(padhye_rate(s, r, 0.001, t) > padhye_rate(s, r, 0.01, t));
-    }
-
-    #[test]
     fn cascade_stages_can_be_switched_off() {
         // one receiver, a burst of 10 LIs within one RTT
         let run = |cfg: LesbccConfig| {
@@ -675,7 +667,7 @@ mod tests {
         let info = StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) };
         let mut d = crate::testing::Driver::start_with(s, Instant::ZERO, info);
         // timer by timer, until the first one at or after `end`
-        fn run_to(d: &mut crate::testing::Driver<LesbccSource>, end: Instant) {
+        fn run_to(d: &mut Driver<LesbccSource>, end: Instant) {
             while d.now < end {
                 let t = d.agent.poll_timeout().unwrap();
                 d.advance_to(t);
@@ -714,14 +706,6 @@ mod tests {
         assert_eq!(data[2].0.as_nanos() - data[1].0.as_nanos(), 20_000_000);
     }
 
-    /// Collects what the source sends at `now` (for the tests that drive it by hand).
-    fn drive(src: &mut LesbccSource, now: Instant, out: &mut Vec<(Instant, Packet)>) {
-        while let Some(p) = src.poll_transmit() {
-            out.push((now, p));
-        }
-        while src.poll_event().is_some() {}
-    }
-
     fn nak_from(node: u32, seq: u64) -> Packet {
         let mut nak = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 1)), 40);
         nak.src = Addr::new(NodeId(node), 1);
@@ -731,29 +715,21 @@ mod tests {
         nak
     }
 
-    /// Runs the source's timers up to `until`, collecting what it sends.
-    fn run_until(s: &mut LesbccSource, now: &mut Instant, until: Instant, out: &mut Vec<(Instant, Packet)>) {
-        while let Some(t) = s.poll_timeout().filter(|&t| t <= until) {
-            *now = t;
-            s.handle_timeout(t);
-            drive(s, t, out);
-        }
-        *now = until;
+    /// A source started at 0 on node 0 on the shared harness.
+    fn started(cfg: LesbccConfig) -> Driver<LesbccSource> {
+        let s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
+        Driver::start_with(s, Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) })
     }
 
     #[test]
     fn source_state_per_receiver_grows_with_the_receivers_heard_and_only_with_them() {
-        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, LesbccConfig::default()).expect("valid config");
-        let mut out = vec![];
-        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
-        drive(&mut s, Instant::ZERO, &mut out);
-        let empty = s.state();
+        let mut d = started(LesbccConfig::default());
+        let empty = d.agent.state();
         assert_eq!((empty.receivers, empty.per_receiver), (0, 0));
         for i in 0..1000u32 {
-            s.handle_packet(ms(10 + i as u64), &nak_from(1 + i, 0));
-            drive(&mut s, ms(10 + i as u64), &mut out);
+            d.packet(ms(10 + i as u64), &nak_from(1 + i, 0));
         }
-        let st = s.state();
+        let st = d.agent.state();
         assert_eq!(st.receivers, 1000);
         // each receiver holds a 6-byte address, a 6-byte last-pass time and an 8-byte count,
         // in columns whose first allocation is 1024 receivers; the index holds a 4-byte number
@@ -763,71 +739,59 @@ mod tests {
         assert!(st.per_receiver <= 1024 * 20 + 1563 * 4, "{st:?}");
         // a second NAK from each adds nothing
         for i in 0..1000u32 {
-            s.handle_packet(ms(2000 + i as u64), &nak_from(1 + i, 0));
-            drive(&mut s, ms(2000 + i as u64), &mut out);
+            d.packet(ms(2000 + i as u64), &nak_from(1 + i, 0));
         }
-        assert_eq!((s.state().receivers, s.state().per_receiver, s.state().fixed), (1000, st.per_receiver, st.fixed));
+        let s = d.agent.state();
+        assert_eq!((s.receivers, s.per_receiver, s.fixed), (1000, st.per_receiver, st.fixed));
     }
 
     #[test]
     fn a_nak_and_its_repeats_give_one_rtt_sample_per_receiver() {
         let cfg = LesbccConfig { initial_rate_bps: 448_000.0, ..LesbccConfig::default() }; // 100 pkt/s
-        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
-        let mut out = vec![];
-        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
-        drive(&mut s, Instant::ZERO, &mut out);
-        let mut now = Instant::ZERO;
-        run_until(&mut s, &mut now, ms(300), &mut out);
+        let mut d = started(cfg);
+        d.advance_to(ms(300));
         let offered = |s: &LesbccSource| s.cascade().stats.rtt_samples + s.cascade().stats.rtt_pruned;
         // receiver 5's first NAK for seq 5 (sent at 50 ms): one sample of 250 ms
-        s.handle_packet(now, &nak_from(5, 5));
-        drive(&mut s, now, &mut out);
-        assert_eq!(offered(&s), 1);
-        assert_eq!(s.cascade().records.rtt_sample_s, vec![0.25]);
+        d.packet(ms(300), &nak_from(5, 5));
+        assert_eq!(offered(&d.agent), 1);
+        assert_eq!(d.agent.cascade().records.rtt_sample_s, vec![0.25]);
         // its repeats: one while the repair is held back by the silence period, one after the
         // RDATA went out (the repair was lost), as NAK_RPT_IVL / NAK_RDATA_IVL would send them
-        let t1 = now + Duration::from_millis(20);
-        run_until(&mut s, &mut now, t1, &mut out);
-        assert!(s.cascade().silenced(now) && s.stats.rdata_sent == 0);
-        s.handle_packet(now, &nak_from(5, 5));
-        drive(&mut s, now, &mut out);
-        run_until(&mut s, &mut now, ms(2000), &mut out);
-        assert_eq!(s.stats.rdata_sent, 1);
-        s.handle_packet(now, &nak_from(5, 5));
-        drive(&mut s, now, &mut out);
-        assert_eq!(s.cascade().stats.lis, 3, "every NAK is an LI");
-        assert_eq!(offered(&s), 1, "a repeat's timing is not a round trip");
+        let t1 = d.now + Duration::from_millis(20);
+        d.advance_to(t1);
+        assert!(d.agent.cascade().silenced(d.now) && d.agent.stats.rdata_sent == 0);
+        d.packet(t1, &nak_from(5, 5));
+        d.advance_to(ms(2000));
+        assert_eq!(d.agent.stats.rdata_sent, 1);
+        d.packet(ms(2000), &nak_from(5, 5));
+        assert_eq!(d.agent.cascade().stats.lis, 3, "every NAK is an LI");
+        assert_eq!(offered(&d.agent), 1, "a repeat's timing is not a round trip");
         // another receiver's first NAK for the same loss is its own round trip
-        s.handle_packet(now, &nak_from(6, 5));
-        drive(&mut s, now, &mut out);
-        assert_eq!(offered(&s), 2);
-        assert!((s.cascade().records.rtt_sample_s[1] - 1.95).abs() < 1e-9);
+        d.packet(ms(2000), &nak_from(6, 5));
+        assert_eq!(offered(&d.agent), 2);
+        assert!((d.agent.cascade().records.rtt_sample_s[1] - 1.95).abs() < 1e-9);
         // and receiver 5's first NAK for another loss is a sample again
-        s.handle_packet(now, &nak_from(5, 10));
-        drive(&mut s, now, &mut out);
-        assert_eq!(offered(&s), 3);
+        d.packet(ms(2000), &nak_from(5, 10));
+        assert_eq!(offered(&d.agent), 3);
     }
 
     #[test]
     fn a_window_slot_reused_by_a_new_sequence_number_forgets_the_old_naks() {
         let cfg = LesbccConfig { initial_rate_bps: 448_000.0, transmit_window_pkts: 16, ..LesbccConfig::default() };
-        let mut s = LesbccSource::try_new(Dest::Group(GroupId(0)), 1, cfg).expect("valid config");
-        let mut out = vec![];
-        s.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(0), 1), rng: Rng::seed_from_u64(3) });
-        drive(&mut s, Instant::ZERO, &mut out);
-        let mut now = Instant::ZERO;
-        run_until(&mut s, &mut now, ms(100), &mut out);
-        assert!(s.lead() > 3);
-        s.handle_packet(now, &nak_from(5, 3));
-        drive(&mut s, now, &mut out);
+        let mut d = started(cfg);
+        d.advance_to(ms(100));
+        assert!(d.agent.lead() > 3);
+        d.packet(ms(100), &nak_from(5, 3));
         // seq 19 takes seq 3's slot (16 slots)
-        while s.lead() <= 19 {
-            let t = now + Duration::from_millis(10);
-            run_until(&mut s, &mut now, t, &mut out);
+        for _ in 0..1000 {
+            if d.agent.lead() > 19 {
+                break;
+            }
+            d.advance_to(d.now + Duration::from_millis(10));
         }
-        s.handle_packet(now, &nak_from(5, 19));
-        drive(&mut s, now, &mut out);
-        assert_eq!(s.cascade().stats.rtt_samples + s.cascade().stats.rtt_pruned, 2);
+        assert!(d.agent.lead() > 19);
+        d.packet(d.now, &nak_from(5, 19));
+        assert_eq!(d.agent.cascade().stats.rtt_samples + d.agent.cascade().stats.rtt_pruned, 2);
     }
 
     #[test]

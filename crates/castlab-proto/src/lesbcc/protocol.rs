@@ -6,8 +6,8 @@
 
 use castlab_core::{Addr, ConfigValue, Dest, Value};
 
-use super::pgm::{NakAggregator, PgmReceiver, PgmReceiverConfig};
-use super::{run_synthetic, LesbccConfig, LesbccSource, LossHistory, ReceiverClass};
+use super::pgm_transport::{NakAggregator, PgmReceiver, PgmReceiverConfig};
+use super::{run_synthetic, LesbccConfig, LesbccSource, ReceiverClass, SourceLossHistory};
 use crate::param;
 use crate::registry::{
     agent_as, extension_as, percent, Args, BuildError, BuildResult, ConfigTable, Default_, FlagKind, Function, Groups,
@@ -283,7 +283,7 @@ fn tfrc_average_interval(a: &Args<'_>) -> BuildResult<Out<'static>> {
     }
     let i = usize::try_from(a.int("i")?).map_err(|_| BuildError::bad("i", a.get("i"), "must be >= 0"))?;
     let intervals = a.list("intervals")?;
-    let mut h = LossHistory::new(vec![1.0; n], alpha, intervals.len().max(n) + 1);
+    let mut h = SourceLossHistory::new(vec![1.0; n], alpha, intervals.len().max(n) + 1);
     for v in intervals.iter().rev() {
         match v {
             Value::Int(s) if *s >= 0 => h.push_interval(*s as u64),

@@ -1,5 +1,6 @@
-//! Stage 5b, the TFRC module of §4.1: the loss-interval history with its weights and discount,
-//! and Padhye's throughput equation.
+//! Stage 5b, the TFRC module of §4.1: the loss-interval history with its weights and discount.
+//! Padhye's throughput equation, which turns its average into a rate, is
+//! [`crate::equations::padhye_bits_per_s`].
 
 use super::*;
 
@@ -11,7 +12,7 @@ use super::*;
 /// packets sent since the most recent LE; `s_1, s_2, ...` the earlier intervals, newest first.
 /// The first interval runs from the start of the transfer to the first LE.
 #[derive(Clone, Debug)]
-pub struct LossHistory {
+pub struct SourceLossHistory {
     s0: u64,
     /// s_1 at the front.
     intervals: VecDeque<u64>,
@@ -22,13 +23,13 @@ pub struct LossHistory {
     pub total: u64,
 }
 
-impl LossHistory {
+impl SourceLossHistory {
     pub fn new(weights: Vec<f64>, alpha: f64, cap: usize) -> Self {
         let cap = cap.max(weights.len()).max(1);
-        LossHistory { s0: 0, intervals: VecDeque::with_capacity(cap), weights, alpha, cap, total: 0 }
+        SourceLossHistory { s0: 0, intervals: VecDeque::with_capacity(cap), weights, alpha, cap, total: 0 }
     }
     pub fn from_config(cfg: &LesbccConfig) -> Self {
-        LossHistory::new(cfg.tfrc_weights.clone(), cfg.tfrc_alpha, cfg.tfrc_history)
+        SourceLossHistory::new(cfg.tfrc_weights.clone(), cfg.tfrc_alpha, cfg.tfrc_history)
     }
     /// A packet was sent.
     pub fn on_packet(&mut self) {
@@ -96,17 +97,5 @@ impl LossHistory {
         } else {
             None
         }
-    }
-}
-
-/// The TCP throughput equation of §4.1 (Padhye et al.), bytes per second:
-/// T = s / (R √(2p/3) + t_RTO · 3 √(3p/8) · p (1 + 32 p²)).
-pub fn padhye_rate(s_bytes: f64, rtt_s: f64, p: f64, t_rto_s: f64) -> f64 {
-    let p = p.clamp(1e-12, 1.0);
-    let den = rtt_s * (2.0 * p / 3.0).sqrt() + t_rto_s * 3.0 * (3.0 * p / 8.0).sqrt() * p * (1.0 + 32.0 * p * p);
-    if den > 0.0 {
-        s_bytes / den
-    } else {
-        f64::INFINITY
     }
 }

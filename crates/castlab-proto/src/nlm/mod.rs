@@ -314,6 +314,7 @@ fn control_packet(cfg: &NlmConfig, dst: Dest, h: NlmHeader) -> Packet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Driver;
     use castlab_core::{NodeId, Rng};
 
     const G1: GroupId = GroupId(1);
@@ -633,12 +634,13 @@ mod tests {
     #[test]
     fn receiver_sends_drop_req_above_loss_th_and_not_below() {
         let cfg = NlmConfig::default();
-        let mut rx = NlmReceiver::try_new(cfg, G1, 5, Duration::from_secs(1)).unwrap();
-        rx.handle_start(t(0.0), StartInfo { addr: Addr::new(NodeId(3), 1000), rng: Rng::seed_from_u64(1) });
-        assert_eq!(rx.poll_event(), Some(AgentEvent::Join(G1)));
+        let rx = NlmReceiver::try_new(cfg, G1, 5, Duration::from_secs(1)).unwrap();
+        let info = StartInfo { addr: Addr::new(NodeId(3), 1000), rng: Rng::seed_from_u64(1) };
+        let mut rx = Driver::start_with(rx, t(0.0), info);
+        assert_eq!(rx.events.first(), Some(&(t(0.0), AgentEvent::Join(G1))));
         let mut s = Packet::data(Dest::Group(G1), 40);
         s.header = Header::Nlm(sess(G1, 5, 9));
-        rx.handle_packet(t(0.0), &s);
+        rx.packet(t(0.0), &s);
         let mut seq = [0u64; 3];
         let mut now = 0.0;
         // 2 s with 20 % loss on layer 3 only (of 3 layers, ~7 % overall): no request
@@ -654,10 +656,10 @@ mod tests {
                 p.seq = seq[m as usize];
                 p.header =
                     Header::Nlm(NlmHeader { kind: NlmHeader::DATA, level: m + 1, group: G1.0, ..Default::default() });
-                rx.handle_packet(t(now), &p);
+                rx.packet(t(now), &p);
             }
         }
-        assert!(rx.poll_transmit().is_none() && rx.records.req_time_ns.is_empty());
+        assert!(rx.sent.is_empty() && rx.agent.records.req_time_ns.is_empty());
         // then 50 % loss on every layer: DROP_REQ(S, 3) to the UpID of SESS
         for k in 0..200 {
             now += 0.01;
@@ -671,19 +673,19 @@ mod tests {
                 p.seq = seq[m as usize];
                 p.header =
                     Header::Nlm(NlmHeader { kind: NlmHeader::DATA, level: m + 1, group: G1.0, ..Default::default() });
-                rx.handle_packet(t(now), &p);
-                if rx.records.req_time_ns.len() == 1 {
+                rx.packet(t(now), &p);
+                if rx.agent.records.req_time_ns.len() == 1 {
                     break;
                 }
             }
-            if !rx.records.req_time_ns.is_empty() {
+            if !rx.agent.records.req_time_ns.is_empty() {
                 break;
             }
         }
-        let p = rx.poll_transmit().expect("a DROP_REQ");
+        let p = rx.sent.first().expect("a DROP_REQ").1;
         assert_eq!(p.dst, Dest::Unicast(Addr::new(NodeId(9), LMR_PORT)));
         assert!(matches!(p.header, Header::Nlm(h) if h.kind == NlmHeader::DROP_REQ && h.level == 3));
-        assert!(rx.records.over_loss[0] > 0.25);
+        assert!(rx.agent.records.over_loss[0] > 0.25);
     }
 
     #[test]
@@ -692,12 +694,13 @@ mod tests {
         // layer 1 goes on: the 80 missing packets would be 80 of 280 in the window that counts
         // them, over loss_th
         for announce in [true, false] {
-            let mut rx = NlmReceiver::try_new(NlmConfig::default(), G1, 5, Duration::from_secs(1)).unwrap();
-            rx.handle_start(t(0.0), StartInfo { addr: Addr::new(NodeId(3), 1000), rng: Rng::seed_from_u64(1) });
-            let sess_at = |rx: &mut NlmReceiver, now: f64, level: u8| {
+            let rx = NlmReceiver::try_new(NlmConfig::default(), G1, 5, Duration::from_secs(1)).unwrap();
+            let info = StartInfo { addr: Addr::new(NodeId(3), 1000), rng: Rng::seed_from_u64(1) };
+            let mut rx = Driver::start_with(rx, t(0.0), info);
+            let sess_at = |rx: &mut Driver<NlmReceiver>, now: f64, level: u8| {
                 let mut s = Packet::data(Dest::Group(G1), 40);
                 s.header = Header::Nlm(sess(G1, level, 9));
-                rx.handle_packet(t(now), &s);
+                rx.packet(t(now), &s);
             };
             sess_at(&mut rx, 0.0, 2);
             let mut seq = [0u64; 2];
@@ -721,16 +724,16 @@ mod tests {
                         group: G1.0,
                         ..Default::default()
                     });
-                    rx.handle_packet(t(now), &p);
+                    rx.packet(t(now), &p);
                 }
             }
             if announce {
-                assert_eq!(rx.records.lost, 0);
-                assert!(rx.records.req_time_ns.is_empty() && rx.poll_transmit().is_none());
+                assert_eq!(rx.agent.records.lost, 0);
+                assert!(rx.agent.records.req_time_ns.is_empty() && rx.sent.is_empty());
             } else {
                 // without the announcement the 0.8 s gap (under layer_timeout) reads as loss
-                assert_eq!(rx.records.lost, 80);
-                assert_eq!(rx.records.req_time_ns.len(), 1);
+                assert_eq!(rx.agent.records.lost, 80);
+                assert_eq!(rx.agent.records.req_time_ns.len(), 1);
             }
         }
     }

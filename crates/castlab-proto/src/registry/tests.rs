@@ -154,7 +154,7 @@ fn builds_each_router_kind_by_name_on_the_given_node() {
     assert!((*h.0[0].1).as_any().downcast_ref::<crate::nlm::NlmRouter>().is_some());
     let mut h = OneNode(Vec::new());
     build_router_kind(&mut h, "nak_aggregator", NodeId(7), &opts(&[("hold", Value::Float(0.2))])).unwrap();
-    assert!((*h.0[0].1).as_any().downcast_ref::<crate::lesbcc::pgm::NakAggregator>().is_some());
+    assert!((*h.0[0].1).as_any().downcast_ref::<crate::lesbcc::pgm_transport::NakAggregator>().is_some());
 }
 
 #[test]

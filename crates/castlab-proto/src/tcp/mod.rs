@@ -137,7 +137,7 @@ impl Default for TcpConfig {
 
 impl TcpConfig {
     /// The largest initial window accepted: RFC 6928 allows 10 segments; 1,000 leaves room for
-    /// experiments while a typo (10^9) can no longer send a whole window at t = 0.
+    /// experiments while a typo (10^9) cannot send a whole window at t = 0.
     pub const MAX_INITIAL_WINDOW_SEGS: u32 = 1000;
 
     /// Check every field; the error names the field. (`transfer`, `start` and `stop` are the
@@ -233,7 +233,7 @@ castlab_core::records_table!(SinkTrace { columns: [rx_time_ns, rx_bytes] });
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::Driver;
+    use crate::testing::{Driver, Link, Pair};
     use castlab_core::{NodeId, Rng};
 
     const SND: Addr = Addr::new(NodeId(0), 1);
@@ -247,109 +247,49 @@ mod tests {
         StartInfo { addr, rng: Rng::seed_from_u64(1) }
     }
 
-    /// A hand-driven pair: sender and sink, each on the shared harness
-    /// ([`crate::testing::Driver`]), joined by a pipe of fixed one-way delay and infinite rate,
-    /// so that a window leaves in one instant and its ACKs return together one RTT later.
-    /// `drop(seq, n)` says whether the pipe loses the `n`-th (0-based) transmission of the data
-    /// segment starting at byte `seq`. ACKs are never lost. Returns every data segment sent
-    /// (lost or not) with its send time, and the two agents. Packets due at the same instant
-    /// are delivered in the order they were sent, before timers due then.
+    /// Sender and sink on the shared harness ([`crate::testing::Pair`]), joined by a link of
+    /// fixed one-way delay and infinite rate each way, so that a window leaves in one instant
+    /// and its ACKs return together one RTT later. `drop(seq, n)` says whether the link loses
+    /// the `n`-th (0-based) transmission of the data segment starting at byte `seq`. ACKs are
+    /// never lost. Packets due at the same instant are delivered in the order they were sent,
+    /// before timers due then.
+    fn pair(
+        snd: TcpSender,
+        snk: TcpSink,
+        one_way: Duration,
+        drop: impl FnMut(u64, u32) -> bool + 'static,
+    ) -> Pair<TcpSender, TcpSink> {
+        let data = Link::delay(one_way).loss(nth_transmission(drop));
+        Pair::start(snd, info(SND), snk, info(RCV), data, Link::delay(one_way))
+    }
+
+    /// A loss pattern for [`Link::loss`]: `drop(seq, n)` for the `n`-th transmission of the
+    /// segment starting at `seq` (1000-byte segments).
+    fn nth_transmission(mut drop: impl FnMut(u64, u32) -> bool + 'static) -> impl FnMut(&Packet) -> bool + 'static {
+        let mut times_sent: Vec<u32> = Vec::new();
+        move |p| {
+            let k = (p.seq / 1000) as usize;
+            if times_sent.len() <= k {
+                times_sent.resize(k + 1, 0);
+            }
+            let n = times_sent[k];
+            times_sent[k] += 1;
+            drop(p.seq, n)
+        }
+    }
+
+    /// [`pair`] run until `until`: every data segment sent (lost or not) with its send time,
+    /// and the two agents.
     fn run(
         snd: TcpSender,
         snk: TcpSink,
         one_way: Duration,
         until: Instant,
-        drop: &mut dyn FnMut(u64, u32) -> bool,
+        drop: impl FnMut(u64, u32) -> bool + 'static,
     ) -> (Vec<(Instant, Packet)>, TcpSender, TcpSink) {
-        let mut pipe = Pipe::new(snd, snk, one_way);
-        pipe.run(until, drop);
-        (pipe.sent, pipe.snd.agent, pipe.snk.agent)
-    }
-
-    /// The pair and the pipe's state, for runs resumed in steps.
-    struct Pipe {
-        snd: Driver<TcpSender>,
-        snk: Driver<TcpSink>,
-        one_way: Duration,
-        wire: Vec<(Instant, u64, bool, Packet)>,
-        sent: Vec<(Instant, Packet)>,
-        times_sent: Vec<u32>,
-        ord: u64,
-        /// How many of each driver's transmissions are on the wire already.
-        taken: (usize, usize),
-    }
-
-    impl Pipe {
-        /// Start both at 0, the sink first.
-        fn new(snd: TcpSender, snk: TcpSink, one_way: Duration) -> Self {
-            let snk = Driver::start_with(snk, Instant::ZERO, info(RCV));
-            let snd = Driver::start_with(snd, Instant::ZERO, info(SND));
-            Pipe {
-                snd,
-                snk,
-                one_way,
-                wire: Vec::new(),
-                sent: Vec::new(),
-                times_sent: Vec::new(),
-                ord: 0,
-                taken: (0, 0),
-            }
-        }
-
-        /// Put what the agents transmitted since the last call on the wire, stamped as the
-        /// engine would (these agents raise no events).
-        fn pump(&mut self, drop: &mut dyn FnMut(u64, u32) -> bool) {
-            for &(now, mut p) in &self.snd.sent[self.taken.0..] {
-                p.src = SND;
-                p.sent_at = now;
-                self.sent.push((now, p));
-                let k = (p.seq / 1000) as usize;
-                if self.times_sent.len() <= k {
-                    self.times_sent.resize(k + 1, 0);
-                }
-                let n = self.times_sent[k];
-                self.times_sent[k] += 1;
-                if !drop(p.seq, n) {
-                    self.ord += 1;
-                    self.wire.push((now + self.one_way, self.ord, true, p));
-                }
-            }
-            self.taken.0 = self.snd.sent.len();
-            assert!(self.snd.events.is_empty());
-            for &(now, mut p) in &self.snk.sent[self.taken.1..] {
-                p.src = RCV;
-                self.ord += 1;
-                self.wire.push((now + self.one_way, self.ord, false, p));
-            }
-            self.taken.1 = self.snk.sent.len();
-        }
-
-        fn run(&mut self, until: Instant, drop: &mut dyn FnMut(u64, u32) -> bool) {
-            self.pump(drop);
-            loop {
-                let next_pkt = self.wire.iter().enumerate().min_by_key(|(_, w)| (w.0, w.1)).map(|(i, w)| (i, w.0));
-                let t_snd = self.snd.agent.poll_timeout();
-                let t_snk = self.snk.agent.poll_timeout();
-                let t = [next_pkt.map(|x| x.1), t_snd, t_snk].into_iter().flatten().min();
-                let Some(t) = t else { break };
-                if t > until {
-                    break;
-                }
-                match next_pkt {
-                    Some((i, tp)) if tp == t => {
-                        let (_, _, to_sink, p) = self.wire.remove(i);
-                        if to_sink {
-                            self.snk.packet_before_timers(t, &p);
-                        } else {
-                            self.snd.packet_before_timers(t, &p);
-                        }
-                    }
-                    _ if t_snd == Some(t) => self.snd.advance_to(t),
-                    _ => self.snk.advance_to(t),
-                }
-                self.pump(drop);
-            }
-        }
+        let mut p = pair(snd, snk, one_way, drop);
+        p.run_until(until);
+        (p.a.sent, p.a.agent, p.b.agent)
     }
 
     /// Data segments sent per distinct send time, in time order.
@@ -386,13 +326,8 @@ mod tests {
         // reaches ssthresh; congestion avoidance then adds one SMSS per round.
         for newreno in [false, true] {
             let cfg = TcpConfig { initial_ssthresh_bytes: 64_000, ..Default::default() };
-            let (sent, snd, _) = run(
-                sender(newreno, cfg.clone()),
-                TcpSink::new(cfg),
-                Duration::from_millis(50),
-                ms(950),
-                &mut |_, _| false,
-            );
+            let (sent, snd, _) =
+                run(sender(newreno, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50), ms(950), |_, _| false);
             let r = rounds(&sent);
             let sizes: Vec<usize> = r.iter().map(|x| x.1).collect();
             assert_eq!(sizes, vec![2, 4, 8, 16, 32, 64, 65, 66, 67, 68]);
@@ -418,13 +353,10 @@ mod tests {
     fn single_loss_in_congestion_avoidance_halves_cwnd_by_fast_retransmit() {
         for newreno in [false, true] {
             let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, ..Default::default() };
-            let (sent, snd, snk) = run(
-                sender(newreno, cfg.clone()),
-                TcpSink::new(cfg),
-                Duration::from_millis(50),
-                ms(3000),
-                &mut |seq, n| seq == 23_000 && n == 0,
-            );
+            let (sent, snd, snk) =
+                run(sender(newreno, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50), ms(3000), |seq, n| {
+                    seq == 23_000 && n == 0
+                });
             let r = rounds(&sent);
             assert_eq!(r[4], (ms(400), 10), "the window of 10 holding the loss");
             assert_eq!(cc_at(&snd.trace, ms(400)).0, 10_000);
@@ -460,7 +392,7 @@ mod tests {
                 TcpSink::new(cfg),
                 Duration::from_millis(50),
                 ms(5000),
-                &mut |seq, n| lost.contains(&seq) && n == 0,
+                move |seq, n| lost.contains(&seq) && n == 0,
             );
             assert!(snd.snd_una() > 100_000, "the transfer carries on");
             results.push(snd);
@@ -502,40 +434,36 @@ mod tests {
         // (newreno_recovers_several_losses_...). Recovery ends at 700 ms.
         let lost = [23_000u64, 25_000, 27_000, 29_000];
         let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, sack: true, ..Default::default() };
-        let mut pipe = Pipe::new(TcpSender::sack(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50));
-        let mut drop = |seq: u64, n: u32| lost.contains(&seq) && n == 0;
-        pipe.run(ms(500), &mut drop);
-        assert_eq!(pipe.snd.agent.trace.retx_seq, lost[..3].to_vec());
-        assert_eq!(pipe.snd.agent.trace.retx_time_ns, vec![ms(500).as_nanos(); 3]);
+        let drop = move |seq: u64, n: u32| lost.contains(&seq) && n == 0;
+        let mut pipe = pair(TcpSender::sack(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50), drop);
+        pipe.run_until(ms(500));
+        assert_eq!(pipe.a.agent.trace.retx_seq, lost[..3].to_vec());
+        assert_eq!(pipe.a.agent.trace.retx_time_ns, vec![ms(500).as_nanos(); 3]);
         let k = |x: RetxKind| x as u8;
-        assert_eq!(pipe.snd.agent.trace.retx_kind, vec![k(RetxKind::Fast), k(RetxKind::Sack), k(RetxKind::Sack)]);
-        let at_500: Vec<u64> = pipe.sent.iter().filter(|(t, _)| *t == ms(500)).map(|(_, p)| p.seq).collect();
+        assert_eq!(pipe.a.agent.trace.retx_kind, vec![k(RetxKind::Fast), k(RetxKind::Sack), k(RetxKind::Sack)]);
+        let at_500: Vec<u64> = pipe.a.sent.iter().filter(|(t, _)| *t == ms(500)).map(|(_, p)| p.seq).collect();
         assert_eq!(at_500, vec![33_000, 34_000, 23_000, 25_000, 27_000]);
-        assert_eq!(cc_at(&pipe.snd.agent.trace, ms(500)), (5_000, 5_000));
-        assert!(pipe.snd.agent.controller().in_recovery());
+        assert_eq!(cc_at(&pipe.a.agent.trace, ms(500)), (5_000, 5_000));
+        assert!(pipe.a.agent.controller().in_recovery());
         assert_eq!(
-            pipe.snd.agent.scoreboard(),
+            pipe.a.agent.scoreboard(),
             &[(24_000, 25_000), (26_000, 27_000), (28_000, 29_000), (30_000, 33_000)]
         );
-        pipe.run(ms(600), &mut drop);
-        assert_eq!(pipe.snd.agent.trace.retx_seq, lost.to_vec());
-        assert_eq!(pipe.snd.agent.trace.retx_time_ns[3], ms(600).as_nanos());
-        assert!(pipe.snd.agent.controller().in_recovery());
-        pipe.run(ms(700), &mut drop);
-        assert!(!pipe.snd.agent.controller().in_recovery());
-        assert!(pipe.snd.agent.snd_una() >= 35_000, "{}", pipe.snd.agent.snd_una());
-        assert_eq!(pipe.snd.agent.ssthresh(), 5_000);
-        pipe.run(ms(3000), &mut drop);
+        pipe.run_until(ms(600));
+        assert_eq!(pipe.a.agent.trace.retx_seq, lost.to_vec());
+        assert_eq!(pipe.a.agent.trace.retx_time_ns[3], ms(600).as_nanos());
+        assert!(pipe.a.agent.controller().in_recovery());
+        pipe.run_until(ms(700));
+        assert!(!pipe.a.agent.controller().in_recovery());
+        assert!(pipe.a.agent.snd_una() >= 35_000, "{}", pipe.a.agent.snd_una());
+        assert_eq!(pipe.a.agent.ssthresh(), 5_000);
+        pipe.run_until(ms(3000));
         assert_eq!(
-            (
-                pipe.snd.agent.stats.timeouts,
-                pipe.snd.agent.stats.fast_retransmits,
-                pipe.snd.agent.stats.retransmissions
-            ),
+            (pipe.a.agent.stats.timeouts, pipe.a.agent.stats.fast_retransmits, pipe.a.agent.stats.retransmissions),
             (0, 1, 4)
         );
-        assert_eq!(pipe.snk.agent.stats.duplicates, 0, "nothing SACKed was sent again");
-        assert_eq!(pipe.snk.agent.received_bytes(), pipe.snd.agent.snd_una());
+        assert_eq!(pipe.b.agent.stats.duplicates, 0, "nothing SACKed was sent again");
+        assert_eq!(pipe.b.agent.received_bytes(), pipe.a.agent.snd_una());
     }
 
     #[test]
@@ -549,7 +477,7 @@ mod tests {
             TcpSink::new(cfg),
             Duration::from_millis(50),
             ms(4000),
-            &mut |seq, n| seq == 23_000 && n <= 1,
+            |seq, n| seq == 23_000 && n <= 1,
         );
         assert_eq!(snd.stats.timeouts, 1);
         assert_eq!(snk.stats.duplicates, 0);
@@ -562,14 +490,15 @@ mod tests {
         // RFC 2018 §4: the first block holds the segment that triggered the ACK; the others
         // repeat the most recently reported blocks; at most three; none without SACK.
         let cfg = TcpConfig { sack: true, ..Default::default() };
-        let mut s = TcpSink::new(cfg);
-        s.handle_start(Instant::ZERO, info(RCV));
-        let blocks = |s: &mut TcpSink, seq: u64| -> (u64, Vec<(u64, u64)>) {
-            s.handle_packet(ms(seq / 1000), &seg(seq, 0));
-            let p = s.poll_transmit().expect("an ack");
-            let Header::Tcp(h) = p.header else { panic!() };
+        // one segment a millisecond; the ACK it triggers
+        let blocks = |d: &mut Driver<TcpSink>, seq: u64| -> (u64, Vec<(u64, u64)>) {
+            let before = d.sent.len();
+            d.packet(d.now + Duration::from_millis(1), &seg(seq, 0));
+            assert_eq!(d.sent.len(), before + 1, "one ack");
+            let Header::Tcp(h) = d.sent[before].1.header else { panic!() };
             (h.ack, (0..3).filter_map(|i| h.sack_block(i)).collect())
         };
+        let mut s = Driver::start_with(TcpSink::new(cfg), Instant::ZERO, info(RCV));
         assert_eq!(blocks(&mut s, 0), (1000, vec![]));
         assert_eq!(blocks(&mut s, 2000), (1000, vec![(2000, 3000)]));
         assert_eq!(blocks(&mut s, 4000), (1000, vec![(4000, 5000), (2000, 3000)]));
@@ -579,8 +508,7 @@ mod tests {
         assert_eq!(blocks(&mut s, 3000), (1000, vec![(2000, 5000), (8000, 9000), (6000, 7000)]));
         // 1000 advances the ACK past the first block: the others remain
         assert_eq!(blocks(&mut s, 1000), (5000, vec![(8000, 9000), (6000, 7000)]));
-        let mut plain = TcpSink::new(TcpConfig::default());
-        plain.handle_start(Instant::ZERO, info(RCV));
+        let mut plain = Driver::start_with(TcpSink::new(TcpConfig::default()), Instant::ZERO, info(RCV));
         assert_eq!(blocks(&mut plain, 2000), (0, vec![]));
     }
 
@@ -594,11 +522,10 @@ mod tests {
         // (200 ms) is the third duplicate and segment 1 is fast retransmitted at 200 ms instead
         // of waiting for the 1 s timer. ssthresh leaves the Limited Transmit segments out of
         // FlightSize (RFC 5681 §3.2 step 2): max(3 SMSS / 2, 2 SMSS) = 2 SMSS. Without Limited
-        // Transmit (ns-2's singledup_ 0) the same loss costs a timeout, which is what castlab
-        // did before: at 100 flows on a 10 Mb/s dumbbell, 13-22x ns-2's timeouts.
+        // Transmit (ns-2's singledup_ 0) the same loss costs a timeout.
         for newreno in [false, true] {
             let cfg = TcpConfig { initial_window_segs: 3, initial_ssthresh_bytes: 3_000, ..Default::default() };
-            let lose = &mut |seq: u64, n: u32| seq == 1_000 && n == 0;
+            let lose = |seq: u64, n: u32| seq == 1_000 && n == 0;
             let (sent, snd, _) =
                 run(sender(newreno, cfg.clone()), TcpSink::new(cfg.clone()), Duration::from_millis(50), ms(400), lose);
             let at = |t: u64| -> Vec<u64> { sent.iter().filter(|(x, _)| *x == ms(t)).map(|(_, p)| p.seq).collect() };
@@ -631,13 +558,10 @@ mod tests {
         // eq. (4)).
         for newreno in [false, true] {
             let cfg = TcpConfig { initial_ssthresh_bytes: 8_000, ..Default::default() };
-            let (_, snd, _) = run(
-                sender(newreno, cfg.clone()),
-                TcpSink::new(cfg),
-                Duration::from_millis(50),
-                ms(1400),
-                &mut |seq, n| seq == 23_000 && n <= 1,
-            );
+            let (_, snd, _) =
+                run(sender(newreno, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50), ms(1400), |seq, n| {
+                    seq == 23_000 && n <= 1
+                });
             assert_eq!(snd.stats.timeouts, 1, "newreno={newreno}");
             let at = snd.trace.timeout_time_ns[0];
             assert!(snd.snd_max() > 23_000 + 20 * 1000, "the inflated recovery sent plenty: {}", snd.snd_max());
@@ -664,7 +588,7 @@ mod tests {
             TcpSink::new(cfg),
             Duration::from_millis(50),
             Instant::from_secs_f64(200.0),
-            &mut |_, _| true,
+            |_, _| true,
         );
         let s = |x: u64| x * 1_000_000_000;
         assert_eq!(snd.trace.timeout_time_ns, vec![s(1), s(3), s(7), s(15), s(31), s(63), s(123), s(183)]);
@@ -683,17 +607,18 @@ mod tests {
         // recovers it at 1 s (RTO backs off to 2 s). Its ACK at 1.1 s covers retransmitted data
         // and gives no sample; the first sample comes from new data, acknowledged at 1.2 s.
         let cfg = TcpConfig { timestamps: false, ..Default::default() };
-        let mut pipe = Pipe::new(TcpSender::newreno(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50));
-        let mut drop = |seq: u64, n: u32| seq == 0 && n == 0;
-        pipe.run(ms(1150), &mut drop);
-        assert_eq!(pipe.snd.agent.trace.timeout_time_ns, vec![ms(1000).as_nanos()]);
-        assert_eq!(pipe.snd.agent.snd_una(), 2000);
-        assert!(pipe.snd.agent.trace.rtt_ns.is_empty(), "{:?}", pipe.snd.agent.trace.rtt_ns);
-        assert_eq!(pipe.snd.agent.rtt_estimator().rto(), Duration::from_secs(2), "the backed-off RTO stays");
-        pipe.run(ms(1250), &mut drop);
-        assert_eq!(pipe.snd.agent.trace.rtt_time_ns.first(), Some(&ms(1200).as_nanos()));
-        assert_eq!(pipe.snd.agent.trace.rtt_ns[0], 100_000_000);
-        assert_eq!(pipe.snd.agent.rtt_estimator().rto(), Duration::from_secs(1));
+        let drop = |seq: u64, n: u32| seq == 0 && n == 0;
+        let mut pipe =
+            pair(TcpSender::newreno(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50), drop);
+        pipe.run_until(ms(1150));
+        assert_eq!(pipe.a.agent.trace.timeout_time_ns, vec![ms(1000).as_nanos()]);
+        assert_eq!(pipe.a.agent.snd_una(), 2000);
+        assert!(pipe.a.agent.trace.rtt_ns.is_empty(), "{:?}", pipe.a.agent.trace.rtt_ns);
+        assert_eq!(pipe.a.agent.rtt_estimator().rto(), Duration::from_secs(2), "the backed-off RTO stays");
+        pipe.run_until(ms(1250));
+        assert_eq!(pipe.a.agent.trace.rtt_time_ns.first(), Some(&ms(1200).as_nanos()));
+        assert_eq!(pipe.a.agent.trace.rtt_ns[0], 100_000_000);
+        assert_eq!(pipe.a.agent.rtt_estimator().rto(), Duration::from_secs(1));
     }
 
     #[test]
@@ -703,13 +628,14 @@ mod tests {
         // §4.1) and the backed-off RTO falls back to the 1 s floor at once, not at 1.2 s.
         let cfg = TcpConfig::default();
         assert!(cfg.timestamps);
-        let mut pipe = Pipe::new(TcpSender::newreno(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50));
-        let mut drop = |seq: u64, n: u32| seq == 0 && n == 0;
-        pipe.run(ms(1150), &mut drop);
-        assert_eq!(pipe.snd.agent.trace.timeout_time_ns, vec![ms(1000).as_nanos()]);
-        assert_eq!(pipe.snd.agent.trace.rtt_time_ns.last(), Some(&ms(1100).as_nanos()));
-        assert_eq!(pipe.snd.agent.trace.rtt_ns.last(), Some(&100_000_000));
-        assert_eq!(pipe.snd.agent.rtt_estimator().rto(), Duration::from_secs(1));
+        let drop = |seq: u64, n: u32| seq == 0 && n == 0;
+        let mut pipe =
+            pair(TcpSender::newreno(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50), drop);
+        pipe.run_until(ms(1150));
+        assert_eq!(pipe.a.agent.trace.timeout_time_ns, vec![ms(1000).as_nanos()]);
+        assert_eq!(pipe.a.agent.trace.rtt_time_ns.last(), Some(&ms(1100).as_nanos()));
+        assert_eq!(pipe.a.agent.trace.rtt_ns.last(), Some(&100_000_000));
+        assert_eq!(pipe.a.agent.rtt_estimator().rto(), Duration::from_secs(1));
     }
 
     #[test]
@@ -747,66 +673,73 @@ mod tests {
         p
     }
 
-    fn acks(s: &mut TcpSink) -> Vec<(u64, u64)> {
-        std::iter::from_fn(|| s.poll_transmit())
-            .map(|p| {
+    /// The ACKs (ack, echoed timestamp) the sink sent since the last call (`seen` of them
+    /// were read before).
+    fn acks(d: &Driver<TcpSink>, seen: &mut usize) -> Vec<(u64, u64)> {
+        let out = d.sent[*seen..]
+            .iter()
+            .map(|(_, p)| {
                 assert_eq!(p.dst, Dest::Unicast(SND));
                 assert_eq!(p.size_bytes, 40);
                 let Header::Tcp(h) = p.header else { panic!("not tcp") };
                 assert_eq!(h.flags, TcpHeader::ACK);
                 (h.ack, h.ts_ecr)
             })
-            .collect()
+            .collect();
+        *seen = d.sent.len();
+        out
     }
 
     #[test]
     fn sink_delayed_acks_every_second_segment_or_on_timer() {
         let cfg = TcpConfig { delayed_ack: true, ..Default::default() };
-        let mut s = TcpSink::new(cfg);
-        s.handle_start(Instant::ZERO, info(RCV));
-        s.handle_packet(ms(0), &seg(0, 7));
-        assert_eq!(acks(&mut s), vec![]);
-        assert_eq!(s.poll_timeout(), Some(ms(200)));
-        s.handle_packet(ms(10), &seg(1000, 8));
+        let mut s = Driver::start_with(TcpSink::new(cfg), Instant::ZERO, info(RCV));
+        let k = &mut 0;
+        s.packet(ms(0), &seg(0, 7));
+        assert_eq!(acks(&s, k), vec![]);
+        assert_eq!(s.agent.poll_timeout(), Some(ms(200)));
+        s.packet(ms(10), &seg(1000, 8));
         // RFC 5681 §4.2: every second segment; the echo is the earliest unacknowledged one's.
-        assert_eq!(acks(&mut s), vec![(2000, 7)]);
-        assert_eq!(s.poll_timeout(), None);
-        s.handle_packet(ms(20), &seg(2000, 9));
-        assert_eq!(acks(&mut s), vec![]);
-        s.handle_timeout(ms(220));
-        assert_eq!(acks(&mut s), vec![(3000, 9)], "timer ACK");
+        assert_eq!(acks(&s, k), vec![(2000, 7)]);
+        assert_eq!(s.agent.poll_timeout(), None);
+        s.packet(ms(20), &seg(2000, 9));
+        assert_eq!(acks(&s, k), vec![]);
+        assert_eq!(s.agent.poll_timeout(), Some(ms(220)));
+        s.advance_to(ms(220));
+        assert_eq!(acks(&s, k), vec![(3000, 9)], "timer ACK");
+        assert_eq!(s.sent.last().map(|x| x.0), Some(ms(220)));
         // Out of order: immediate duplicate ACK; filling the hole: immediate ACK past it.
-        s.handle_packet(ms(300), &seg(4000, 11));
-        assert_eq!(acks(&mut s), vec![(3000, 9)]);
-        s.handle_packet(ms(310), &seg(3000, 10));
-        assert_eq!(acks(&mut s), vec![(5000, 10)]);
+        s.packet(ms(300), &seg(4000, 11));
+        assert_eq!(acks(&s, k), vec![(3000, 9)]);
+        s.packet(ms(310), &seg(3000, 10));
+        assert_eq!(acks(&s, k), vec![(5000, 10)]);
         // A duplicate segment: immediate ACK.
-        s.handle_packet(ms(320), &seg(0, 12));
-        assert_eq!(acks(&mut s), vec![(5000, 12)]);
-        assert_eq!(s.poll_timeout(), None);
-        assert_eq!((s.stats.duplicates, s.stats.out_of_order, s.stats.acks_sent), (1, 1, 5));
-        assert_eq!(s.trace.rx_bytes, vec![1000, 2000, 3000, 5000]);
+        s.packet(ms(320), &seg(0, 12));
+        assert_eq!(acks(&s, k), vec![(5000, 12)]);
+        assert_eq!(s.agent.poll_timeout(), None);
+        assert_eq!((s.agent.stats.duplicates, s.agent.stats.out_of_order, s.agent.stats.acks_sent), (1, 1, 5));
+        assert_eq!(s.agent.trace.rx_bytes, vec![1000, 2000, 3000, 5000]);
     }
 
     #[test]
     fn sink_without_delay_acks_each_segment_and_merges_holes() {
-        let mut s = TcpSink::new(TcpConfig::default());
-        s.handle_start(Instant::ZERO, info(RCV));
+        let mut s = Driver::start_with(TcpSink::new(TcpConfig::default()), Instant::ZERO, info(RCV));
+        let k = &mut 0;
         let mut got = Vec::new();
         for (i, sq) in [0u64, 2000, 4000, 3000, 1000, 5000].into_iter().enumerate() {
-            s.handle_packet(ms(i as u64), &seg(sq, i as u64));
-            got.extend(acks(&mut s).into_iter().map(|a| a.0));
+            s.packet(ms(i as u64), &seg(sq, i as u64));
+            got.extend(acks(&s, k).into_iter().map(|a| a.0));
         }
         assert_eq!(got, vec![1000, 1000, 1000, 1000, 5000, 6000]);
-        assert_eq!(s.poll_timeout(), None);
+        assert_eq!(s.agent.poll_timeout(), None);
         // A packet of another connection or without a TCP header is counted and ignored.
         let mut other = seg(6000, 0);
         other.flow = 6;
-        s.handle_packet(ms(9), &other);
-        s.handle_packet(ms(9), &Packet::data(Dest::Unicast(RCV), 100));
-        assert_eq!(acks(&mut s), vec![]);
-        assert_eq!(s.stats.ignored, 2);
-        assert_eq!(s.received_bytes(), 6000);
+        s.packet(ms(9), &other);
+        s.packet(ms(9), &Packet::data(Dest::Unicast(RCV), 100));
+        assert_eq!(acks(&s, k), vec![]);
+        assert_eq!(s.agent.stats.ignored, 2);
+        assert_eq!(s.agent.received_bytes(), 6000);
     }
 
     #[test]
@@ -818,7 +751,7 @@ mod tests {
             TcpSink::new(cfg),
             Duration::from_millis(50),
             Instant::from_secs_f64(100.0),
-            &mut |_, _| false,
+            |_, _| false,
         );
         assert_eq!(rounds(&sent).iter().map(|r| r.1).collect::<Vec<_>>(), vec![2, 4, 5]);
         let last = sent.last().unwrap().1;
@@ -844,7 +777,7 @@ mod tests {
             TcpSink::new(cfg),
             Duration::from_millis(50),
             Instant::from_secs_f64(10.0),
-            &mut |_, _| false,
+            |_, _| false,
         );
         let r = rounds(&sent);
         assert_eq!(r, vec![(ms(1000), 2), (ms(1100), 4), (ms(1200), 8), (ms(1300), 16)]);
@@ -855,14 +788,13 @@ mod tests {
     #[test]
     fn sender_ignores_what_is_not_a_valid_ack() {
         let cfg = TcpConfig::default();
-        let mut snd = TcpSender::reno(RCV, 5, cfg);
-        snd.handle_start(Instant::ZERO, info(SND));
-        while snd.poll_transmit().is_some() {}
+        let mut d = Driver::start_with(TcpSender::reno(RCV, 5, cfg), Instant::ZERO, info(SND));
         let mut a = Packet::data(Dest::Unicast(SND), 40);
         a.flow = 5;
         a.header = Header::Tcp(TcpHeader { ack: 5000, flags: TcpHeader::ACK, wnd: 1 << 20, ..Default::default() });
-        snd.handle_packet(ms(1), &a); // acknowledges bytes never sent
-        snd.handle_packet(ms(1), &Packet::data(Dest::Unicast(SND), 40));
+        d.packet(ms(1), &a); // acknowledges bytes never sent
+        d.packet(ms(1), &Packet::data(Dest::Unicast(SND), 40));
+        let snd = &d.agent;
         assert_eq!(snd.stats.ignored, 2);
         assert_eq!(snd.snd_una(), 0);
         assert_eq!(snd.cwnd(), 2000);

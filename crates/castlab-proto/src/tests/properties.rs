@@ -10,7 +10,7 @@ use castlab_core::{
 };
 use proptest::prelude::*;
 
-use crate::lesbcc::pgm::{PgmReceiver, PgmReceiverConfig};
+use crate::lesbcc::pgm_transport::{PgmReceiver, PgmReceiverConfig};
 use crate::rlm::{RlmConfig, RlmReceiver};
 use crate::tcp::{TcpConfig, TcpSender};
 use crate::testing::Driver;

@@ -133,7 +133,7 @@ impl LossTracker {
 /// of I_0 and the history, so it is computed where it is used, which is the same as updating
 /// it at every arrival.
 #[derive(Clone, Debug)]
-pub struct LossHistory {
+pub struct ReceiverLossHistory {
     n: usize,
     weights: [f64; TFMCC_MAX_INTERVALS],
     /// Closed intervals I_1..I_k, most recent first (packets; the synthetic one may be a
@@ -152,7 +152,7 @@ pub struct LossHistory {
     pub events: u64,
 }
 
-impl LossHistory {
+impl ReceiverLossHistory {
     /// A history averaging `n` intervals with §5.4's weights.
     pub fn new(n: usize) -> Self {
         let n = n.clamp(2, TFMCC_MAX_INTERVALS);
@@ -162,7 +162,7 @@ impl LossHistory {
             // §5.4: w_i = 1 for i < n/2, else 1 - (i - (n/2 - 1))/(n/2 + 1).
             *w = if (i as f64) < half { 1.0 } else { 1.0 - (i as f64 - (half - 1.0)) / (half + 1.0) };
         }
-        LossHistory {
+        ReceiverLossHistory {
             n,
             weights,
             closed: [0.0; TFMCC_MAX_INTERVALS],
@@ -177,7 +177,10 @@ impl LossHistory {
 
     /// The same with §5.5's history discounting, DF never below `threshold` (in (0, 1]).
     pub fn with_discounting(n: usize, threshold: f64) -> Self {
-        LossHistory { discount_floor: Some(threshold.clamp(f64::MIN_POSITIVE, 1.0)), ..LossHistory::new(n) }
+        ReceiverLossHistory {
+            discount_floor: Some(threshold.clamp(f64::MIN_POSITIVE, 1.0)),
+            ..ReceiverLossHistory::new(n)
+        }
     }
 
     /// DF_1..DF_k, most recent first.

@@ -84,7 +84,7 @@ pub mod protocol;
 mod receiver;
 mod sender;
 
-pub use loss::{LossHistory, LossTracker};
+pub use loss::{LossTracker, ReceiverLossHistory};
 pub use receiver::{ReceiverRecords, TfmccReceiver};
 pub use sender::{SenderRecords, TfmccSender};
 
@@ -225,16 +225,6 @@ impl TfmccConfig {
     pub fn packet_per(&self, r: Duration) -> f64 {
         8.0 * self.packet_size as f64 / r.as_secs_f64().max(1e-9)
     }
-}
-
-/// Equation (1) of §2.1: the TCP-friendly rate in b/s for packets of `s_bytes`, RTT `r_s`
-/// seconds and loss event rate `p` (t_RTO = 4R, b = 1). Infinite for p = 0.
-pub fn tcp_rate_bps(s_bytes: f64, r_s: f64, p: f64) -> f64 {
-    if p <= 0.0 {
-        return f64::INFINITY;
-    }
-    let f = (2.0 * p / 3.0).sqrt() + 12.0 * (3.0 * p / 8.0).sqrt() * p * (1.0 + 32.0 * p * p);
-    8.0 * s_bytes / (r_s * f)
 }
 
 /// §5.6: the loss interval that equation (1)'s simplified form maps to receive rate

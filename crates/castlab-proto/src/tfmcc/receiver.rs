@@ -4,10 +4,9 @@ use castlab_core::{
     Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Instant, Packet, Rng, StartInfo, TimerTable,
 };
 
-use super::loss::{LossHistory, LossTracker};
-use super::{
-    micros, micros_between, round_is_newer, synthetic_interval, tcp_rate_bps, DataHeader, FeedbackHeader, TfmccConfig,
-};
+use super::loss::{LossTracker, ReceiverLossHistory};
+use super::{micros, micros_between, round_is_newer, synthetic_interval, DataHeader, FeedbackHeader, TfmccConfig};
+use crate::equations::{padhye_bits_per_s, Rto};
 
 castlab_core::timers! {
     /// The receiver's timers.
@@ -97,7 +96,7 @@ pub struct TfmccReceiver {
     have_loss: bool,
     is_clr: bool,
     tracker: LossTracker,
-    history: LossHistory,
+    history: ReceiverLossHistory,
     rate_times: Vec<Instant>,
     rate_bytes: Vec<u32>,
     rate_head: usize,
@@ -130,9 +129,9 @@ impl TfmccReceiver {
             r_now: cfg.initial_rtt,
             tracker: LossTracker::new(cfg.dupacks),
             history: if cfg.history_discounting {
-                LossHistory::with_discounting(cfg.loss_intervals as usize, cfg.discount_threshold)
+                ReceiverLossHistory::with_discounting(cfg.loss_intervals as usize, cfg.discount_threshold)
             } else {
-                LossHistory::new(cfg.loss_intervals as usize)
+                ReceiverLossHistory::new(cfg.loss_intervals as usize)
             },
             fb_rmax: cfg.initial_rtt,
             cfg,
@@ -196,7 +195,7 @@ impl TfmccReceiver {
     pub fn current_rtt(&self) -> Duration {
         self.r_now
     }
-    pub fn loss_history(&self) -> &LossHistory {
+    pub fn loss_history(&self) -> &ReceiverLossHistory {
         &self.history
     }
     /// p (§5.4).
@@ -228,7 +227,8 @@ impl TfmccReceiver {
         let s = self.cfg.packet_size as f64;
         let p = self.loss_event_rate();
         let x = if self.have_loss && p > 0.0 {
-            tcp_rate_bps(s, self.r_now.as_secs_f64(), p)
+            // equation (1) of §2.1: t_RTO = 4R
+            padhye_bits_per_s(s, self.r_now.as_secs_f64(), p, Rto::RttTimes(4.0))
         } else {
             2.0 * self.receive_rate_bps(now, self.rtt_span() * self.cfg.receive_rate_rtts as u64)
         };

@@ -1,6 +1,7 @@
 //! TFMCC driven by hand against RFC 4654's rules and equation (1).
 
 use super::*;
+use crate::equations::{padhye_bits_per_s, Rto};
 use crate::testing::Driver;
 use castlab_core::{Agent, AgentEvent, Dest, GroupId, Instant, Rng, StartInfo};
 
@@ -48,15 +49,15 @@ fn bad_config_names_the_field() {
 fn equation_1_by_hand() {
     // s = 1000 B, R = 100 ms, p = 0.01: sqrt(2p/3) = 0.0816497, 12·sqrt(3p/8)·p·(1+32p²) =
     // 0.0073720, X = 8000 / (0.1 · 0.0890217) = 898,658 b/s.
-    let x = tcp_rate_bps(1000.0, 0.1, 0.01);
+    let x = padhye_bits_per_s(1000.0, 0.1, 0.01, Rto::RttTimes(4.0));
     assert!((x - 898_658.0).abs() < 2.0, "{x}");
     // Small p: the square-root law 8s / (R·sqrt(2p/3)).
     let p = 1e-6;
     let law = 8000.0 / (0.1 * (2.0 * p / 3.0f64).sqrt());
-    assert!((tcp_rate_bps(1000.0, 0.1, p) / law - 1.0).abs() < 1e-3);
+    assert!((padhye_bits_per_s(1000.0, 0.1, p, Rto::RttTimes(4.0)) / law - 1.0).abs() < 1e-3);
     // Inversely proportional to R; infinite without loss.
-    assert!((tcp_rate_bps(1000.0, 0.2, 0.01) * 2.0 - x).abs() < 1e-6);
-    assert!(tcp_rate_bps(1000.0, 0.1, 0.0).is_infinite());
+    assert!((padhye_bits_per_s(1000.0, 0.2, 0.01, Rto::RttTimes(4.0)) * 2.0 - x).abs() < 1e-6);
+    assert!(padhye_bits_per_s(1000.0, 0.1, 0.0, Rto::RttTimes(4.0)).is_infinite());
     // §5.6: the synthetic interval inverts the simplified equation.
     let l0 = synthetic_interval(1000.0, 0.05, 500e3);
     assert!((l0 - 6.5104).abs() < 1e-3, "{l0}");
@@ -65,14 +66,14 @@ fn equation_1_by_hand() {
 
 #[test]
 fn loss_interval_weights_are_the_rfcs() {
-    let h = LossHistory::new(8);
+    let h = ReceiverLossHistory::new(8);
     let want = [1.0, 1.0, 1.0, 1.0, 0.8, 0.6, 0.4, 0.2];
     assert!(h.weights().iter().zip(want).all(|(w, x)| (w - x).abs() < 1e-12), "{:?}", h.weights());
 }
 
 #[test]
 fn average_loss_interval_by_hand() {
-    let mut h = LossHistory::new(8);
+    let mut h = ReceiverLossHistory::new(8);
     let r = Duration::from_millis(10);
     // first event at seq 100, seeded with a synthetic interval of 50
     assert!(h.on_lost(100, ms(1000), r, || 50.0));
@@ -92,7 +93,7 @@ fn average_loss_interval_by_hand() {
 
 #[test]
 fn losses_within_an_rtt_of_the_event_start_are_one_event() {
-    let mut h = LossHistory::new(8);
+    let mut h = ReceiverLossHistory::new(8);
     let r = Duration::from_millis(100);
     assert!(h.on_lost(10, ms(1000), r, || 20.0));
     assert!(!h.on_lost(11, ms(1050), r, || 0.0));
@@ -598,7 +599,7 @@ fn receiver_first_loss_seeds_the_history_from_its_receive_rate() {
     assert!((lo..=hi).contains(&l0), "{lo} <= {l0} <= {hi}");
     // X_r is equation (1) with p = 1/I_mean and R = R_max
     let p = d.agent.loss_event_rate();
-    let want = tcp_rate_bps(1000.0, 0.5, p);
+    let want = padhye_bits_per_s(1000.0, 0.5, p, Rto::RttTimes(4.0));
     assert!((d.agent.desired_rate_bps(ms(3200)) - want).abs() < 1e-6);
 }
 
@@ -807,8 +808,8 @@ fn clr_reports_once_per_rtt_and_not_in_rounds() {
 fn history_discounting_leaves_the_average_alone_while_i0_is_at_most_twice_the_mean() {
     // RFC 5348 §5.5: DF = 1 while I_0 <= 2·I_mean; then the rate is §5.4's.
     let r = Duration::from_millis(10);
-    let mut plain = LossHistory::new(8);
-    let mut disc = LossHistory::with_discounting(8, 0.5);
+    let mut plain = ReceiverLossHistory::new(8);
+    let mut disc = ReceiverLossHistory::with_discounting(8, 0.5);
     for h in [&mut plain, &mut disc] {
         assert!(h.on_lost(100, ms(1000), r, || 50.0));
         assert!(h.on_lost(200, ms(2000), r, || unreachable!()));
@@ -825,7 +826,7 @@ fn history_discounting_leaves_the_average_alone_while_i0_is_at_most_twice_the_me
 #[test]
 fn history_discounting_by_hand() {
     let r = Duration::from_millis(10);
-    let mut h = LossHistory::with_discounting(8, 0.5);
+    let mut h = ReceiverLossHistory::with_discounting(8, 0.5);
     assert!(h.on_lost(100, ms(1000), r, || 50.0));
     assert!(h.on_lost(200, ms(2000), r, || unreachable!()));
     assert!(h.on_lost(260, ms(3000), r, || unreachable!()));
@@ -847,7 +848,7 @@ fn history_discounting_by_hand() {
 #[test]
 fn a_new_loss_event_folds_the_general_discount_into_the_older_intervals() {
     let r = Duration::from_millis(10);
-    let mut h = LossHistory::with_discounting(8, 0.5);
+    let mut h = ReceiverLossHistory::with_discounting(8, 0.5);
     assert!(h.on_lost(100, ms(1000), r, || 50.0));
     assert!(h.on_lost(200, ms(2000), r, || unreachable!()));
     assert!(h.on_lost(260, ms(3000), r, || unreachable!()));

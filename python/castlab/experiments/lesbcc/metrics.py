@@ -71,9 +71,9 @@ def worst_le_line(run: dict) -> tuple[float, float, float]:
 # fig14: DropTail vs RED
 # ------------------------------------------------------------------------------------------
 
-# Convergence of SRTT (rule fixed before the second-pass runs). An earlier rule (first
-# time after which every sample stays within ±20 % of the second-half mean) never fires for RED,
-# whose samples spread with the queue it drops at, although its curve settles. Now: the SRTT
+# Convergence of SRTT (rule fixed before the second-pass runs). A rule on single samples (the
+# first time after which every sample stays within ±20 % of the second-half mean) never fires
+# for RED, whose samples spread with the queue it drops at, although its curve settles. So the SRTT
 # samples are binned into CONV_BIN_S bins, each bin's median taken (an empty bin keeps the last
 # median); the final level is the median of all samples in the second half of the run; the
 # convergence time is the start of the first bin from which every later bin's median lies within

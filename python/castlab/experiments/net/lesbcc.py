@@ -145,7 +145,7 @@ def run_net_lesbcc_fig21(out: Path, seed: int, quick: bool = False, duration: Op
     ratio = mc_mean / tcp_mean if tcp_mean > 0 else float("nan")
     srtt = src_stats.get("srtt") if isinstance(src_stats, dict) else None
     srtt_text = f"{srtt:.2f} s" if isinstance(srtt, (int, float)) else "n/a"
-    # the round trip is §5.2.1's now (delay lines in the user-space router); a failing claim
+    # the round trip is §5.2.1's (delay lines in the user-space router); a failing claim
     # points at LE-SBCC's SRTT and its simulated twin, which fails the same way (docs/testbed.md)
     why = (f"with the paper's {rtt:g} s round trip (params.round_trip_latency_s) LE-SBCC's SRTT reads {srtt_text} "
            f"(params.lesbcc_stats.srtt); its simulated twin with the same delay, lesbcc-fig21-sim, also sits near "

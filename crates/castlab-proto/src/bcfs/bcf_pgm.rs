@@ -16,7 +16,7 @@ use crate::bcfs::BcfHost;
 
 /// PGM-over-BCFS settings (§II-B.3 gives the scheme, no constants; ours are stated).
 #[derive(Clone, Debug, PartialEq)]
-pub struct PgmConfig {
+pub struct BcfPgmConfig {
     /// Original data packets in the session.
     pub count: u32,
     /// Wire size of data and repairs, bytes (512 as in §IV).
@@ -33,9 +33,9 @@ pub struct PgmConfig {
     pub idle_timeout: Duration,
 }
 
-impl Default for PgmConfig {
+impl Default for BcfPgmConfig {
     fn default() -> Self {
-        PgmConfig {
+        BcfPgmConfig {
             count: 1000,
             packet_bytes: 512,
             nak_bytes: 40,
@@ -46,9 +46,9 @@ impl Default for PgmConfig {
     }
 }
 
-castlab_core::config_fields!(PgmConfig { count, packet_bytes, nak_bytes, label_prefix, nak_timeout, idle_timeout });
+castlab_core::config_fields!(BcfPgmConfig { count, packet_bytes, nak_bytes, label_prefix, nak_timeout, idle_timeout });
 
-impl PgmConfig {
+impl BcfPgmConfig {
     /// Check every field; the error names the field.
     pub fn validate(&self) -> Result<(), castlab_core::ConfigError> {
         use castlab_core::config::check::{int_in, nonzero};
@@ -68,8 +68,8 @@ impl PgmConfig {
 
 /// The PGM source: original data at a constant rate to `group`; repairs as BCF replies.
 #[derive(Debug)]
-pub struct PgmSource {
-    pub cfg: PgmConfig,
+pub struct BcfPgmSource {
+    pub cfg: BcfPgmConfig,
     pub host: BcfHost,
     group: GroupId,
     interval: Duration,
@@ -80,16 +80,16 @@ pub struct PgmSource {
     pub naks_seen: u64,
     pub repairs_sent: u64,
     /// Address each repair to the sender of the NAK it answers (see
-    /// [`PgmSource::replying_to_requesters`]).
+    /// [`BcfPgmSource::replying_to_requesters`]).
     reply_to_requester: bool,
 }
 
-impl PgmSource {
-    pub fn new(cfg: PgmConfig, group: GroupId, rate_bps: f64, flow: u32) -> Self {
+impl BcfPgmSource {
+    pub fn new(cfg: BcfPgmConfig, group: GroupId, rate_bps: f64, flow: u32) -> Self {
         let mut host = BcfHost::new(flow, cfg.nak_bytes, cfg.packet_bytes);
         host.bind((cfg.label_prefix as u32) << 16, 0xffff_0000);
         let interval = Duration::from_secs_f64(cfg.packet_bytes as f64 * 8.0 / rate_bps);
-        PgmSource {
+        BcfPgmSource {
             cfg,
             host,
             group,
@@ -118,7 +118,7 @@ impl PgmSource {
     }
 }
 
-impl Agent for PgmSource {
+impl Agent for BcfPgmSource {
     fn handle_start(&mut self, now: Instant, info: StartInfo) {
         self.host.set_addr(info.addr);
         self.next = Some(now);
@@ -176,8 +176,8 @@ pub struct PgmRecords {
 
 /// A PGM receiver over BCFS.
 #[derive(Debug)]
-pub struct PgmReceiver {
-    pub cfg: PgmConfig,
+pub struct BcfPgmReceiver {
+    pub cfg: BcfPgmConfig,
     pub host: BcfHost,
     source: Addr,
     group: GroupId,
@@ -194,12 +194,12 @@ pub struct PgmReceiver {
     pub rec: PgmRecords,
 }
 
-impl PgmReceiver {
-    pub fn new(cfg: PgmConfig, source: Addr, group: GroupId, flow: u32) -> Self {
+impl BcfPgmReceiver {
+    pub fn new(cfg: BcfPgmConfig, source: Addr, group: GroupId, flow: u32) -> Self {
         let mut host = BcfHost::new(flow, cfg.nak_bytes, 0);
         host.bind((cfg.label_prefix as u32) << 16, 0xffff_0000);
         let n = cfg.count as usize;
-        PgmReceiver {
+        BcfPgmReceiver {
             host,
             source,
             group,
@@ -251,7 +251,7 @@ impl PgmReceiver {
     }
 }
 
-impl Agent for PgmReceiver {
+impl Agent for BcfPgmReceiver {
     fn handle_start(&mut self, _now: Instant, info: StartInfo) {
         self.host.set_addr(info.addr);
         self.events = Some(AgentEvent::Join(self.group));

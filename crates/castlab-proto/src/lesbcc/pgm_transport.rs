@@ -583,6 +583,7 @@ impl RouterExtension for NakAggregator {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::Driver;
     use castlab_core::NodeId;
 
     fn ms(x: u64) -> Instant {
@@ -598,149 +599,148 @@ mod tests {
         p
     }
 
-    fn receiver(cfg: PgmReceiverConfig, seed: u64) -> PgmReceiver {
-        let mut r = PgmReceiver::try_new(Some(GroupId(0)), 7, cfg).expect("valid config");
-        r.handle_start(Instant::ZERO, StartInfo { addr: Addr::new(NodeId(3), 1), rng: Rng::seed_from_u64(seed) });
-        assert_eq!(r.poll_event(), Some(AgentEvent::Join(GroupId(0))));
-        r
+    fn receiver(cfg: PgmReceiverConfig, seed: u64) -> Driver<PgmReceiver> {
+        let r = PgmReceiver::try_new(Some(GroupId(0)), 7, cfg).expect("valid config");
+        let info = StartInfo { addr: Addr::new(NodeId(3), 1), rng: Rng::seed_from_u64(seed) };
+        let d = Driver::start_with(r, Instant::ZERO, info);
+        assert_eq!(d.events, vec![(Instant::ZERO, AgentEvent::Join(GroupId(0)))]);
+        d
     }
 
-    fn naks(r: &mut PgmReceiver) -> Vec<u64> {
-        let mut v = vec![];
-        while let Some(p) = r.poll_transmit() {
-            assert!(matches!(p.header, Header::Pgm(h) if h.kind == PgmHeader::NAK));
-            assert_eq!(p.dst, Dest::Unicast(Addr::new(NodeId(0), 1)));
-            v.push(p.seq);
-        }
+    /// The sequence numbers of the NAKs sent since the last call (`seen` packets were read
+    /// before); each is a NAK unicast to the source.
+    fn naks(d: &Driver<PgmReceiver>, seen: &mut usize) -> Vec<u64> {
+        let v = d.sent[*seen..]
+            .iter()
+            .map(|(_, p)| {
+                assert!(matches!(p.header, Header::Pgm(h) if h.kind == PgmHeader::NAK));
+                assert_eq!(p.dst, Dest::Unicast(Addr::new(NodeId(0), 1)));
+                p.seq
+            })
+            .collect();
+        *seen = d.sent.len();
         v
+    }
+
+    /// Fire the receiver's timers one by one, each at its deadline, until `stop` says so or
+    /// none is left.
+    fn fire_until(r: &mut Driver<PgmReceiver>, mut stop: impl FnMut(&Driver<PgmReceiver>) -> bool) {
+        for _ in 0..10_000 {
+            if stop(r) {
+                return;
+            }
+            let Some(t) = r.agent.poll_timeout() else { return };
+            r.advance_to(t.max(r.now));
+        }
+        panic!("timers never stop");
     }
 
     #[test]
     fn gap_naks_after_a_backoff_within_the_maximum() {
         let mut r = receiver(PgmReceiverConfig::default(), 1);
-        r.handle_packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
-        r.handle_packet(ms(10), &src_pkt(PgmHeader::ODATA, 3, 4)); // 1 and 2 missing
-        assert_eq!(r.stats.gaps, 2);
-        assert!(naks(&mut r).is_empty());
-        let t = r.poll_timeout().unwrap();
+        let k = &mut 0;
+        r.packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
+        r.packet(ms(10), &src_pkt(PgmHeader::ODATA, 3, 4)); // 1 and 2 missing
+        assert_eq!(r.agent.stats.gaps, 2);
+        assert!(naks(&r, k).is_empty());
+        let t = r.agent.poll_timeout().unwrap();
         assert!(t >= ms(10) && t <= ms(110), "back-off on [0, 100 ms]: {t:?}");
-        let mut sent = vec![];
-        let mut now = ms(10);
-        while now <= ms(110) {
-            now = r.poll_timeout().unwrap();
-            r.handle_timeout(now);
-            sent.extend(naks(&mut r));
-        }
+        r.advance_to(ms(110));
+        let mut sent = naks(&r, k);
         sent.sort();
         assert_eq!(sent, vec![1, 2]);
-        assert_eq!(r.stats.naks_sent, 2);
+        assert!(r.sent.iter().all(|(t, _)| (ms(10)..=ms(110)).contains(t)), "{:?}", r.sent);
+        assert_eq!(r.agent.stats.naks_sent, 2);
         // repairs complete the data
-        r.handle_packet(ms(150), &src_pkt(PgmHeader::RDATA, 2, 4));
-        r.handle_packet(ms(151), &src_pkt(PgmHeader::RDATA, 1, 4));
-        assert!(r.is_complete());
-        assert_eq!(r.rx_trail(), 4);
-        assert_eq!(r.stats.repaired, 2);
-        assert_eq!(r.stats.unique, 4);
+        r.packet(ms(150), &src_pkt(PgmHeader::RDATA, 2, 4));
+        r.packet(ms(151), &src_pkt(PgmHeader::RDATA, 1, 4));
+        assert!(r.agent.is_complete());
+        assert_eq!(r.agent.rx_trail(), 4);
+        assert_eq!(r.agent.stats.repaired, 2);
+        assert_eq!(r.agent.stats.unique, 4);
     }
 
     #[test]
     fn a_source_restart_drops_the_old_window_and_naks_only_the_new_sequence_space() {
         let mut r = receiver(PgmReceiverConfig::default(), 2);
         for q in 0..50 {
-            r.handle_packet(ms(q), &src_pkt(PgmHeader::ODATA, q, q + 1));
+            r.packet(ms(q), &src_pkt(PgmHeader::ODATA, q, q + 1));
         }
-        r.handle_packet(ms(60), &src_pkt(PgmHeader::ODATA, 53, 54)); // 50..=52 missing, in back-off
-        assert_eq!(r.stats.gaps, 3);
+        r.packet(ms(60), &src_pkt(PgmHeader::ODATA, 53, 54)); // 50..=52 missing, in back-off
+        assert_eq!(r.agent.stats.gaps, 3);
         // another node's restart (a fellow receiver) changes nothing
-        r.handle_peer_restart(ms(61), NodeId(5));
-        assert_eq!((r.rx_trail(), r.lead()), (50, 54));
+        r.peer_restart(ms(61), NodeId(5));
+        assert_eq!((r.agent.rx_trail(), r.agent.lead()), (50, 54));
         // the source restarts and counts from 0 again
-        r.handle_peer_restart(ms(62), NodeId(0));
-        assert_eq!(r.stats.source_restarts, 1);
-        assert_eq!(r.poll_timeout(), None, "the old back-offs are gone");
-        r.handle_packet(ms(70), &src_pkt(PgmHeader::ODATA, 0, 1));
-        r.handle_packet(ms(71), &src_pkt(PgmHeader::ODATA, 2, 3)); // 1 missing in the new space
-        assert_eq!(r.stats.duplicates, 0, "the new packets are new, not old ones");
-        assert_eq!(r.stats.unique, 51 + 2);
-        let mut sent = vec![];
-        while let Some(t) = r.poll_timeout() {
-            r.handle_timeout(t);
-            sent.extend(naks(&mut r));
-            if !sent.is_empty() {
-                break;
-            }
-        }
-        assert_eq!(sent, vec![1], "a NAK for the new sequence space only");
+        r.peer_restart(ms(62), NodeId(0));
+        let k = &mut r.sent.len();
+        assert_eq!(r.agent.stats.source_restarts, 1);
+        assert_eq!(r.agent.poll_timeout(), None, "the old back-offs are gone");
+        r.packet(ms(70), &src_pkt(PgmHeader::ODATA, 0, 1));
+        r.packet(ms(71), &src_pkt(PgmHeader::ODATA, 2, 3)); // 1 missing in the new space
+        assert_eq!(r.agent.stats.duplicates, 0, "the new packets are new, not old ones");
+        assert_eq!(r.agent.stats.unique, 51 + 2);
+        fire_until(&mut r, |r| r.sent.len() > *k);
+        assert_eq!(naks(&r, k), vec![1], "a NAK for the new sequence space only");
     }
 
     #[test]
     fn ncf_in_backoff_suppresses_the_nak() {
         for seed in 0..20 {
             let mut r = receiver(PgmReceiverConfig::default(), seed);
-            r.handle_packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
-            r.handle_packet(ms(1), &src_pkt(PgmHeader::ODATA, 2, 3)); // 1 missing
-            let t = r.poll_timeout().unwrap();
+            r.packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
+            r.packet(ms(1), &src_pkt(PgmHeader::ODATA, 2, 3)); // 1 missing
+            let t = r.agent.poll_timeout().unwrap();
             // another receiver's NAK was confirmed before our back-off ends
             let at = Instant::from_nanos((ms(1).as_nanos() + t.as_nanos()) / 2);
             if at >= t {
                 continue;
             }
-            r.handle_packet(at, &src_pkt(PgmHeader::NCF, 1, 3));
-            assert_eq!(r.stats.naks_suppressed_ncf, 1);
+            r.packet(at, &src_pkt(PgmHeader::NCF, 1, 3));
+            assert_eq!(r.agent.stats.naks_suppressed_ncf, 1);
             // the back-off deadline passes without a NAK
-            r.handle_timeout(t);
-            assert!(naks(&mut r).is_empty());
-            assert_eq!(r.stats.naks_sent, 0);
+            r.advance_to(t);
+            assert!(r.sent.is_empty());
+            assert_eq!(r.agent.stats.naks_sent, 0);
             // the repair arrives: complete, still no NAK
-            r.handle_packet(at + Duration::from_millis(20), &src_pkt(PgmHeader::RDATA, 1, 3));
-            assert!(r.is_complete());
-            let mut now = at;
-            while let Some(t) = r.poll_timeout() {
-                now = t.max(now);
-                r.handle_timeout(now);
-            }
-            assert!(naks(&mut r).is_empty());
+            r.packet(t.max(at + Duration::from_millis(20)), &src_pkt(PgmHeader::RDATA, 1, 3));
+            assert!(r.agent.is_complete());
+            fire_until(&mut r, |_| false);
+            assert!(r.sent.is_empty());
         }
         // with suppression off, the NAK still goes
         let cfg = PgmReceiverConfig { ncf_suppression: false, ..PgmReceiverConfig::default() };
         let mut r = receiver(cfg, 1);
-        r.handle_packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
-        r.handle_packet(ms(1), &src_pkt(PgmHeader::ODATA, 2, 3));
-        r.handle_packet(ms(1), &src_pkt(PgmHeader::NCF, 1, 3));
-        let t = r.poll_timeout().unwrap();
-        r.handle_timeout(t);
-        assert_eq!(naks(&mut r), vec![1]);
+        r.packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
+        r.packet(ms(1), &src_pkt(PgmHeader::ODATA, 2, 3));
+        r.packet(ms(1), &src_pkt(PgmHeader::NCF, 1, 3));
+        let t = r.agent.poll_timeout().unwrap();
+        r.advance_to(t);
+        assert_eq!(naks(&r, &mut 0), vec![1]);
     }
 
     #[test]
     fn unanswered_nak_is_repeated_and_repair_cancels_backoff() {
         let cfg = PgmReceiverConfig { nak_rpt_ivl: Duration::from_millis(500), ..PgmReceiverConfig::default() };
         let mut r = receiver(cfg, 4);
-        r.handle_packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
-        r.handle_packet(ms(1), &src_pkt(PgmHeader::ODATA, 2, 3));
-        let mut now = ms(1);
-        let mut count = 0;
-        while now < ms(2000) {
-            now = r.poll_timeout().unwrap();
-            r.handle_timeout(now);
-            count += naks(&mut r).len();
-        }
+        let k = &mut 0;
+        r.packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
+        r.packet(ms(1), &src_pkt(PgmHeader::ODATA, 2, 3));
+        fire_until(&mut r, |r| r.now >= ms(2000));
+        let count = naks(&r, k).len();
         // NAK, then after NAK_RPT_IVL (500 ms) + back-off another: 3 or 4 in 2 s
         assert!((3..=4).contains(&count), "{count}");
         // a lost tail is found from the window in an NCF/SPM
-        r.handle_packet(now, &src_pkt(PgmHeader::SPM, 3, 6));
-        assert_eq!(r.lead(), 6);
-        assert_eq!(r.missing(), 4); // 1, 3, 4, 5
-                                    // the repair of 3 arrives while its NAK back-off runs: the NAK is cancelled
-        r.handle_packet(now, &src_pkt(PgmHeader::RDATA, 3, 6));
-        assert_eq!(r.stats.naks_cancelled_repair, 1);
-        assert_eq!(r.missing(), 3);
-        let t = now + Duration::from_millis(101);
-        while r.poll_timeout().is_some_and(|x| x <= t) {
-            let x = r.poll_timeout().unwrap();
-            r.handle_timeout(x);
-        }
-        let sent = naks(&mut r);
+        let now = r.now;
+        r.packet(now, &src_pkt(PgmHeader::SPM, 3, 6));
+        assert_eq!(r.agent.lead(), 6);
+        assert_eq!(r.agent.missing(), 4); // 1, 3, 4, 5
+                                          // the repair of 3 arrives while its NAK back-off runs: the NAK is cancelled
+        r.packet(now, &src_pkt(PgmHeader::RDATA, 3, 6));
+        assert_eq!(r.agent.stats.naks_cancelled_repair, 1);
+        assert_eq!(r.agent.missing(), 3);
+        r.advance_to(now + Duration::from_millis(101));
+        let sent = naks(&r, k);
         assert!(sent.contains(&4) && sent.contains(&5) && !sent.contains(&3), "{sent:?}");
     }
 
