@@ -119,8 +119,8 @@ pub trait CongestionControl: Debug {
     fn on_ack_sample(&mut self, _s: &AckSample) {}
     /// The ACK has been processed, recovery entered or left (Linux's `cong_control`).
     fn on_ack_processed(&mut self, _s: &AckSample) {}
-    /// The rate at which the sender paces segments, bytes per second of on-wire size; `None`
-    /// (the default) sends whatever the window allows at once.
+    /// The rate at which the sender paces segments, payload bytes per second; `None` (the
+    /// default) sends whatever the window allows at once.
     fn pacing_rate(&self) -> Option<f64> {
         None
     }

@@ -53,7 +53,7 @@ pub struct TcpTrace {
     pub tx_time_ns: Vec<u64>,
     pub tx_bytes: Vec<u64>,
     /// Controllers with a state code ([`CongestionControl::state_code`]) only: one row
-    /// whenever the code changed, with the pacing rate (bits/s, 0 when not pacing) then.
+    /// whenever the code changed, with the pacing rate (payload bits/s, 0 when not pacing) then.
     pub state_time_ns: Vec<u64>,
     pub state_code: Vec<u8>,
     pub pacing_rate_bps: Vec<f64>,
@@ -715,7 +715,8 @@ impl Agent for TcpSender {
             return self.transmit();
         };
         // Pacing (as Linux's internal pacing, `tcp_update_skb_after_send`): a segment may
-        // leave at `pace_next`, which each segment sent pushes on by its size at the rate.
+        // leave at `pace_next`, which each segment sent pushes on by its payload at the rate
+        // (the controller's rate counts payload bytes, as its delivery-rate samples do).
         if self.now < self.pace_next {
             if self.started {
                 self.timers.set(SenderTimer::Pace, self.pace_next);
@@ -723,7 +724,8 @@ impl Agent for TcpSender {
             return None;
         }
         let p = self.transmit()?;
-        let gap = (p.size_bytes as f64 / rate).min(Self::MAX_PACING_GAP_S);
+        let payload = p.size_bytes.saturating_sub(self.cfg.header_bytes).max(1);
+        let gap = (payload as f64 / rate).min(Self::MAX_PACING_GAP_S);
         self.pace_next = self.pace_next.max(self.now) + Duration::from_secs_f64(gap);
         self.tx_total += p.size_bytes as u64;
         if self.cfg.trace.on() {
