@@ -67,6 +67,12 @@ pub struct TcpConfig {
     pub max_rto: Duration,
     /// Clock granularity G of RFC 6298 §2 (RTO = SRTT + max(G, K·RTTVAR)). Default 1 ms.
     pub clock_granularity: Duration,
+    /// Where `min_rto` applies. False (default): RFC 6298 §2.4, RTO = max(min_rto, SRTT +
+    /// max(G, 4·RTTVAR)). True: Linux's `tcp_rtt_estimator` / `__tcp_set_rto`, which floors the
+    /// variance term instead, RTO = SRTT + max(min_rto, G, 4·RTTVAR): however steady the RTT,
+    /// the timer leaves `min_rto` of room above SRTT, so a recovery that takes one RTT does not
+    /// end in a timeout when SRTT is near `min_rto`.
+    pub rto_min_on_variance: bool,
     /// Duplicate ACKs that trigger fast retransmit. Default 3, RFC 5681 §3.2.
     pub dupack_threshold: u32,
     /// Limited Transmit (RFC 3042 §2, RFC 5681 §3.2 step 1 "SHOULD"): on each of the first
@@ -121,6 +127,7 @@ impl Default for TcpConfig {
             min_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(60),
             clock_granularity: Duration::from_millis(1),
+            rto_min_on_variance: false,
             dupack_threshold: 3,
             limited_transmit: true,
             timestamps: true,
@@ -143,7 +150,8 @@ impl TcpConfig {
     /// `net.ipv4.tcp_rmem`'s default maximum of 6 MiB, what receive-buffer auto-tuning grows
     /// to with `tcp_adv_win_scale` 1; the model advertises it from the start); RTO bounds of
     /// 200 ms and 120 s (`TCP_RTO_MIN`, `TCP_RTO_MAX`) with an initial 1 s (`TCP_TIMEOUT_INIT`,
-    /// RFC 6298 §2.1); delayed ACKs, every second segment or after 40 ms (`TCP_DELACK_MIN`);
+    /// RFC 6298 §2.1), the minimum applied to the variance term as Linux does
+    /// (`rto_min_on_variance`); delayed ACKs, every second segment or after 40 ms (`TCP_DELACK_MIN`);
     /// SACK at both ends. Everything else as [`TcpConfig::default`].
     pub fn linux() -> Self {
         TcpConfig {
@@ -154,6 +162,7 @@ impl TcpConfig {
             initial_rto: Duration::from_secs(1),
             min_rto: Duration::from_millis(200),
             max_rto: Duration::from_secs(120),
+            rto_min_on_variance: true,
             delayed_ack: true,
             delayed_ack_timeout: Duration::from_millis(40),
             sack: true,
@@ -202,6 +211,7 @@ castlab_core::config_fields!(TcpConfig {
     min_rto,
     max_rto,
     clock_granularity,
+    rto_min_on_variance,
     dupack_threshold,
     limited_transmit,
     timestamps,
