@@ -107,6 +107,7 @@ pub struct Bbr {
     cfg: BbrConfig,
     mss: u64,
     sack: bool,
+    dupthresh: u32,
     cwnd: u64,
     ssthresh: u64,
     rng: Option<Rng>,
@@ -148,6 +149,7 @@ impl Bbr {
         Bbr {
             mss,
             sack: tcp.sack,
+            dupthresh: tcp.dupack_threshold.max(1),
             cwnd,
             ssthresh: tcp.initial_ssthresh_bytes,
             rng: None,
@@ -477,7 +479,7 @@ impl CongestionControl for Bbr {
     }
 
     fn on_dup_ack(&mut self, a: &AckInfo, dupacks: u32) -> AckResponse {
-        if self.state == CaState::Open && dupacks == 3 {
+        if self.state == CaState::Open && dupacks == self.dupthresh {
             return self.on_sack_loss(a);
         }
         AckResponse::default()
