@@ -22,6 +22,12 @@ def _stub_defs():
     return funcs, classes
 
 
+def _stub_constants():
+    """Module-level names the stub declares with an annotation (`NAME: type`)."""
+    tree = ast.parse(STUB.read_text())
+    return {n.target.id for n in tree.body if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)}
+
+
 def _params(fn: ast.FunctionDef):
     a = fn.args
     names = [x.arg for x in a.args]
@@ -60,7 +66,7 @@ def _compare(stub_fn, runtime, *, method):
 def test_module_level_names_match():
     funcs, classes = _stub_defs()
     public = {n for n in dir(native) if not n.startswith("_")}
-    assert public == set(funcs) | set(classes)
+    assert public == set(funcs) | set(classes) | {c for c in _stub_constants() if not c.startswith("_")}
     for name, fn in funcs.items():
         _compare(fn, getattr(native, name), method=False)
 

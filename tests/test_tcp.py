@@ -90,7 +90,7 @@ def test_bad_input_names_the_field_and_adds_nothing():
     sim = _line()
     _raises("src", sim.add_tcp_flow, "nowhere", "d")
     _raises("dst", sim.add_tcp_flow, "s", "nowhere")
-    _raises("variant", sim.add_tcp_flow, "s", "d", variant="cubic")
+    _raises("variant", sim.add_tcp_flow, "s", "d", variant="vegas")
     _raises("mss_bytes", sim.add_tcp_flow, "s", "d", mss_bytes=0)
     _raises("mss_bytes", sim.add_tcp_flow, "s", "d", mss_bytes=-5)
     _raises("header_bytes", sim.add_tcp_flow, "s", "d", header_bytes=-1)

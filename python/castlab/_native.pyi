@@ -7,6 +7,8 @@ import numpy as np
 import numpy.typing as npt
 
 __version__: str
+TCP_VARIANTS: tuple[str, ...]
+"""The TCP variants `add_tcp_flow` and scenario files accept: reno, newreno, sack, cubic, bbr."""
 
 #: A configuration override: numbers (durations in seconds), flags, names ("aimd"), None, lists.
 ConfigValue = Union[int, float, bool, str, None, list[float]]
@@ -211,14 +213,21 @@ class Simulator:
         flow: Optional[int] = None,
         **config: ConfigValue,
     ) -> int:
-        """A TCP Reno/NewReno/SACK sender on `src` and its sink on `dst`; returns the sender's agent
-        id. `variant` "sack": RFC 2018 SACK at both ends, RFC 6675 loss recovery. Overrides: config_defaults("tcp") (`timestamps`: RTT samples from the timestamp echo,
-        retransmissions included, RFC 7323 §4.1; False for strict Karn's rule, as ns-2's;
-        `limited_transmit`: RFC 3042, on by default as in ns-2, False for 1990s Reno)."""
+        """A TCP sender on `src` and its sink on `dst`; returns the sender's agent id. `variant`
+        (one of TCP_VARIANTS): "reno", "newreno", "sack" (RFC 2018 SACK at both ends, RFC 6675
+        loss recovery), all from config_defaults("tcp"); "cubic" (RFC 9438 with Linux's HyStart)
+        and "bbr" (BBR v1 as Linux's tcp_bbr.c, paced), from Linux's settings: mss_bytes 1448,
+        header_bytes 52, initial_window_segs 10, rwnd_bytes 3 MiB, min_rto 0.2 s, max_rto 120 s,
+        delayed_ack with a 40 ms timer, SACK. Overrides: config_defaults("tcp")'s fields
+        (`timestamps`: RTT samples from the timestamp echo, retransmissions included, RFC 7323
+        §4.1; False for strict Karn's rule, as ns-2's; `limited_transmit`: RFC 3042, on by
+        default as in ns-2, False for 1990s Reno)."""
         ...
     def tcp_trace(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
         """cwnd/ssthresh changes, RTT samples, retransmissions, timeouts, cumulative acked and
-        received bytes of a TCP sender (times in ns)."""
+        received bytes of a TCP sender (times in ns); for bbr also the bytes sent over time
+        (tx_time_ns/tx_bytes) and its mode and gain-cycle phase (state_time_ns/state_code:
+        0 STARTUP, 1 DRAIN, 2 PROBE_RTT, 8 + phase in PROBE_BW; pacing_rate_bps)."""
         ...
     def tcp_stats(self, agent: int) -> dict[str, object]:
         """A TCP flow's state and counters: variant, cwnd/ssthresh, SRTT/RTTVAR/RTO, sequence

@@ -709,5 +709,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     net::register(m)?;
     router::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // the TCP variants add_tcp_flow and scenario files accept, in one place
+    let variants: Vec<&str> = castlab_proto::tcp::CcAlgorithm::ALL.iter().map(|(n, _)| *n).collect();
+    m.add("TCP_VARIANTS", pyo3::types::PyTuple::new(m.py(), variants)?)?;
     Ok(())
 }

@@ -1,5 +1,5 @@
-//! Python bindings for the TCP agents: one call creates a Reno or NewReno sender and
-//! its sink; traces and counters come back as numpy arrays and dicts.
+//! Python bindings for the TCP agents: one call creates a sender (Reno, NewReno, SACK, CUBIC
+//! or BBR) and its sink; traces and counters come back as numpy arrays and dicts.
 //!
 //! `add_tcp_flow` adds the sink first and the sender right after it, so a sender with agent id
 //! `a` always has its sink at `a - 1` (checked when read). Everything is validated before
@@ -43,8 +43,12 @@ impl Simulator {
     /// style): adds the sink on `dst` (bound to `port`, or the next free port) and the sender on
     /// `src`; returns the sender's agent id. Sizes in bytes, times in seconds.
     /// Keyword arguments override fields of the TCP configuration (`config_defaults("tcp")`).
-    /// `variant`: "newreno", "reno" or "sack" (RFC 2018 SACK at both ends with RFC 6675 loss
-    /// recovery, as ns-2's Agent/TCP/Sack1 with TCPSink/Sack1); from `start` to `stop` seconds (None: the end of the run);
+    /// `variant` (one of `TCP_VARIANTS`): "newreno", "reno" or "sack" (RFC 2018 SACK at both
+    /// ends with RFC 6675 loss recovery, as ns-2's Agent/TCP/Sack1 with TCPSink/Sack1), from
+    /// `config_defaults("tcp")`; "cubic" (RFC 9438 with Linux's HyStart) or "bbr" (BBR v1 as
+    /// Linux's tcp_bbr.c, paced), from Linux's settings (MSS 1448, 52 header bytes, initial
+    /// window 10, receive window 3 MiB, RTO 200 ms..120 s, delayed ACKs after 40 ms, SACK);
+    /// from `start` to `stop` seconds (None: the end of the run);
     /// `transfer_bytes`: the transfer's size (None: unbounded); `flow`: the flow id (None: the next
     /// free one); `config`: the keyword overrides.
     #[pyo3(signature = (src, dst, variant="newreno", start=0.0, stop=None, transfer_bytes=None, port=None, flow=None,
@@ -68,11 +72,9 @@ impl Simulator {
             // A flow to its own node never leaves it; it used to spin at t = 0.
             return Err(bad("dst", dst, "must be another node than src"));
         }
-        let algo = match variant {
-            "reno" => CcAlgorithm::Reno,
-            "newreno" => CcAlgorithm::NewReno,
-            "sack" => CcAlgorithm::Sack,
-            other => return Err(bad("variant", format!("{other:?}"), "must be \"reno\", \"newreno\" or \"sack\"")),
+        let Some(algo) = CcAlgorithm::from_name(variant) else {
+            let names: Vec<String> = CcAlgorithm::ALL.iter().map(|(n, _)| format!("{n:?}")).collect();
+            return Err(bad("variant", format!("{variant:?}"), &format!("must be one of {}", names.join(", "))));
         };
         let (s, e) = self.start_stop(start, stop)?;
         let transfer = match transfer_bytes {
@@ -85,10 +87,10 @@ impl Simulator {
                 Transfer::Bytes(n)
             }
         };
-        let mut cfg: TcpConfig = apply(TcpConfig::default(), config)?;
+        let mut cfg: TcpConfig = apply(algo.default_config(), config)?;
         cfg.transfer = transfer;
         // RFC 2018 SACK is negotiated by both ends: the variant turns it on at sender and sink
-        cfg.sack = algo == CcAlgorithm::Sack;
+        cfg.sack = algo.uses_sack();
         cfg.start = s;
         cfg.stop = e;
         let port = self.port(port)?;
@@ -115,6 +117,10 @@ impl Simulator {
     /// retransmit, 2 NewReno partial ACK, 3 timeout, 4 go-back-N after a timeout, 5 a hole
     /// chosen in SACK recovery),
     /// timeout_time_ns/timeout_rto_ns, ack_time_ns/acked_bytes (cumulative bytes acknowledged),
+    /// for paced flows (bbr) tx_time_ns/tx_bytes (cumulative on-wire bytes sent, a row per
+    /// segment), for bbr state_time_ns/state_code/pacing_rate_bps (a row per change of mode or
+    /// gain-cycle phase: 0 STARTUP, 1 DRAIN, 2 PROBE_RTT, 8 + phase in PROBE_BW, 8 being the
+    /// 5/4 phase and 9 the 3/4 one; the pacing rate then, bit/s),
     /// and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).
     /// `agent`: the sender's agent id.
     fn tcp_trace<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {

@@ -569,8 +569,9 @@ def _tcp(chk: _Checker, i: int, it: dict, nodes: list[str]) -> dict:
     chk.keys(it, {"name", "src", "dst", "variant", "start", "stop", "transfer_bytes", "config"}, p,
              required=("src", "dst"))
     v = it.get("variant", "newreno")
-    if v not in ("reno", "newreno"):
-        raise chk.fail(p + ("variant",), f"a TCP variant is \"reno\" or \"newreno\", got {v!r}")
+    from castlab._native import TCP_VARIANTS  # add_tcp_flow's list, the one place it lives
+    if v not in TCP_VARIANTS:
+        raise chk.fail(p + ("variant",), f"a TCP variant is one of {', '.join(map(repr, TCP_VARIANTS))}, got {v!r}")
     tb = it.get("transfer_bytes")
     return {"name": chk._names[("tcp", i)], "src": chk.node(it["src"], p + ("src",), nodes),
             "dst": chk.node(it["dst"], p + ("dst",), nodes), "variant": v,

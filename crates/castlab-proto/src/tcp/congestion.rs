@@ -45,6 +45,45 @@ pub struct AckResponse {
     pub restart_rto: bool,
 }
 
+/// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation §3.3, as Linux's
+/// `tcp_rate.c` computes it): `delivered` bytes were delivered over `interval`, starting from
+/// the connection's count `prior_delivered` when the newest packet this ACK covers was sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RateSample {
+    pub delivered: u64,
+    pub interval: Duration,
+    pub prior_delivered: u64,
+    /// The newest packet was sent while the application, not the network, limited sending.
+    pub is_app_limited: bool,
+}
+
+/// What the sender knows about an arriving ACK beyond [`AckInfo`]: time, RTT and the delivery
+/// rate. Handed to [`CongestionControl::on_ack_sample`] before the window callbacks and to
+/// [`CongestionControl::on_ack_processed`] after them (Linux's `pkts_acked` and
+/// `cong_control`), for every ACK of new data and every duplicate ACK.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AckSample {
+    pub now: Instant,
+    /// The RTT measured from this ACK (RFC 7323 §4.1 echo), if any.
+    pub rtt: Option<Duration>,
+    /// The sender's smoothed RTT (RFC 6298) after this ACK's sample.
+    pub srtt: Option<Duration>,
+    /// The cumulative ACK (snd_una after it) and the next byte to send.
+    pub ack: u64,
+    pub snd_nxt: u64,
+    /// Bytes this ACK newly delivered, cumulatively or by SACK (Linux's `acked_sacked`).
+    /// Counted only when the controller asks for rate samples; else the bytes newly
+    /// acknowledged cumulatively.
+    pub newly_delivered: u64,
+    /// Bytes sent and neither acknowledged nor SACKed, after this ACK.
+    pub inflight: u64,
+    /// Bytes delivered since the start and when the last of them was (rate samples only).
+    pub delivered: u64,
+    pub delivered_time: Instant,
+    /// This ACK's delivery-rate sample (only when the controller asks for them).
+    pub rate: Option<RateSample>,
+}
+
 /// A TCP congestion controller. The sender owns sequence numbers, timers and the receiver
 /// window; the controller owns `cwnd` and `ssthresh` (bytes) and the recovery state.
 pub trait CongestionControl: Debug {
@@ -69,6 +108,27 @@ pub trait CongestionControl: Debug {
     fn on_sack_loss(&mut self, _ack: &AckInfo) -> AckResponse {
         AckResponse::default()
     }
+    /// The sender starts; `rng` is the agent's own random stream (determinism). Default: unused.
+    fn on_start(&mut self, _now: Instant, _rng: Rng) {}
+    /// Whether the sender keeps per-segment delivery records and hands rate samples in
+    /// [`AckSample::rate`]. Default false (no per-segment work).
+    fn wants_rate_samples(&self) -> bool {
+        false
+    }
+    /// An ACK arrived, before `on_new_ack` / `on_dup_ack` (Linux's `pkts_acked`).
+    fn on_ack_sample(&mut self, _s: &AckSample) {}
+    /// The ACK has been processed, recovery entered or left (Linux's `cong_control`).
+    fn on_ack_processed(&mut self, _s: &AckSample) {}
+    /// The rate at which the sender paces segments, payload bytes per second; `None` (the
+    /// default) sends whatever the window allows at once.
+    fn pacing_rate(&self) -> Option<f64> {
+        None
+    }
+    /// A small code naming the controller's current state (BBR: mode and gain-cycle phase),
+    /// traced when it changes; `None` (the default) for controllers without one.
+    fn state_code(&self) -> Option<u8> {
+        None
+    }
 }
 
 /// The algorithms shipped here, for callers that choose one by name.
@@ -78,6 +138,10 @@ pub enum CcAlgorithm {
     NewReno,
     /// RFC 2018 SACK with RFC 6675 loss recovery; needs `TcpConfig::sack` at both ends.
     Sack,
+    /// CUBIC (RFC 9438) with Linux's HyStart; recovers by SACK when `TcpConfig::sack`.
+    Cubic,
+    /// BBR v1 as Linux's `tcp_bbr.c`, paced; recovers by SACK when `TcpConfig::sack`.
+    Bbr,
 }
 
 impl CcAlgorithm {
@@ -86,6 +150,38 @@ impl CcAlgorithm {
             CcAlgorithm::Reno => Box::new(Reno::new(cfg)),
             CcAlgorithm::NewReno => Box::new(NewReno::new(cfg)),
             CcAlgorithm::Sack => Box::new(Sack::new(cfg)),
+            CcAlgorithm::Cubic => Box::new(Cubic::new(cfg, CubicConfig::default())),
+            CcAlgorithm::Bbr => Box::new(Bbr::new(cfg, BbrConfig::default())),
+        }
+    }
+
+    /// Every variant, by the name a flow chooses it with.
+    pub const ALL: [(&'static str, CcAlgorithm); 5] = [
+        ("reno", CcAlgorithm::Reno),
+        ("newreno", CcAlgorithm::NewReno),
+        ("sack", CcAlgorithm::Sack),
+        ("cubic", CcAlgorithm::Cubic),
+        ("bbr", CcAlgorithm::Bbr),
+    ];
+
+    /// The variant named `name`.
+    pub fn from_name(name: &str) -> Option<CcAlgorithm> {
+        Self::ALL.iter().find(|(n, _)| *n == name).map(|&(_, a)| a)
+    }
+
+    /// Whether both ends run SACK (RFC 2018) with this variant: "sack" by definition; CUBIC
+    /// and BBR because Linux, whose behaviour they model, negotiates it by default.
+    pub fn uses_sack(self) -> bool {
+        matches!(self, CcAlgorithm::Sack | CcAlgorithm::Cubic | CcAlgorithm::Bbr)
+    }
+
+    /// The flow settings this variant starts from before a caller's overrides: RFC 5681's
+    /// ns-2-like defaults (`TcpConfig::default()`) for the Reno family, which existing
+    /// experiments use; Linux's for CUBIC and BBR (`TcpConfig::linux()`).
+    pub fn default_config(self) -> TcpConfig {
+        match self {
+            CcAlgorithm::Cubic | CcAlgorithm::Bbr => TcpConfig::linux(),
+            _ => TcpConfig::default(),
         }
     }
 }

@@ -23,7 +23,7 @@ use core::fmt::Debug;
 use std::collections::VecDeque;
 
 use castlab_core::{
-    Addr, Agent, ConfigError, Dest, Duration, Header, Instant, Packet, StartInfo, TcpHeader, TimerTable,
+    Addr, Agent, ConfigError, Dest, Duration, Header, Instant, Packet, Rng, StartInfo, TcpHeader, TimerTable,
 };
 
 // ------------------------------------------------------------------------------------------
@@ -67,6 +67,12 @@ pub struct TcpConfig {
     pub max_rto: Duration,
     /// Clock granularity G of RFC 6298 §2 (RTO = SRTT + max(G, K·RTTVAR)). Default 1 ms.
     pub clock_granularity: Duration,
+    /// Where `min_rto` applies. False (default): RFC 6298 §2.4, RTO = max(min_rto, SRTT +
+    /// max(G, 4·RTTVAR)). True: Linux's `tcp_rtt_estimator` / `__tcp_set_rto`, which floors the
+    /// variance term instead, RTO = SRTT + max(min_rto, G, 4·RTTVAR): however steady the RTT,
+    /// the timer leaves `min_rto` of room above SRTT, so a recovery that takes one RTT does not
+    /// end in a timeout when SRTT is near `min_rto`.
+    pub rto_min_on_variance: bool,
     /// Duplicate ACKs that trigger fast retransmit. Default 3, RFC 5681 §3.2.
     pub dupack_threshold: u32,
     /// Limited Transmit (RFC 3042 §2, RFC 5681 §3.2 step 1 "SHOULD"): on each of the first
@@ -121,6 +127,7 @@ impl Default for TcpConfig {
             min_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(60),
             clock_granularity: Duration::from_millis(1),
+            rto_min_on_variance: false,
             dupack_threshold: 3,
             limited_transmit: true,
             timestamps: true,
@@ -136,6 +143,33 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
+    /// Linux's settings, which the "cubic" and "bbr" variants start from (a caller's overrides
+    /// still apply): SMSS 1448 and 52 header bytes (a 1500-byte Ethernet MTU less IPv4, TCP and
+    /// the 12-byte timestamp option, as Linux negotiates by default); an initial window of 10
+    /// segments (RFC 6928 §2, Linux's `TCP_INIT_CWND`); a receive window of 3 MiB (half of
+    /// `net.ipv4.tcp_rmem`'s default maximum of 6 MiB, what receive-buffer auto-tuning grows
+    /// to with `tcp_adv_win_scale` 1; the model advertises it from the start); RTO bounds of
+    /// 200 ms and 120 s (`TCP_RTO_MIN`, `TCP_RTO_MAX`) with an initial 1 s (`TCP_TIMEOUT_INIT`,
+    /// RFC 6298 §2.1), the minimum applied to the variance term as Linux does
+    /// (`rto_min_on_variance`); delayed ACKs, every second segment or after 40 ms (`TCP_DELACK_MIN`);
+    /// SACK at both ends. Everything else as [`TcpConfig::default`].
+    pub fn linux() -> Self {
+        TcpConfig {
+            mss_bytes: 1448,
+            header_bytes: 52,
+            initial_window_segs: 10,
+            rwnd_bytes: 3 << 20,
+            initial_rto: Duration::from_secs(1),
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(120),
+            rto_min_on_variance: true,
+            delayed_ack: true,
+            delayed_ack_timeout: Duration::from_millis(40),
+            sack: true,
+            ..TcpConfig::default()
+        }
+    }
+
     /// The largest initial window accepted: RFC 6928 allows 10 segments; 1,000 leaves room for
     /// experiments while a typo (10^9) cannot send a whole window at t = 0.
     pub const MAX_INITIAL_WINDOW_SEGS: u32 = 1000;
@@ -177,6 +211,7 @@ castlab_core::config_fields!(TcpConfig {
     min_rto,
     max_rto,
     clock_granularity,
+    rto_min_on_variance,
     dupack_threshold,
     limited_transmit,
     timestamps,
@@ -185,8 +220,11 @@ castlab_core::config_fields!(TcpConfig {
     trace,
 });
 
+mod bbr;
 mod congestion;
+mod cubic;
 mod new_reno;
+mod rate;
 mod reno;
 mod rtt;
 mod sack;
@@ -197,12 +235,14 @@ mod sink;
 /// `add_tcp_flow`, which pairs a sender with its sink).
 pub static PROTOCOL: crate::registry::Protocol = crate::registry::Protocol {
     name: "tcp",
-    paper: "RFC 5681 (Reno) and RFC 6582 (NewReno), ns-2 style agents",
+    paper: "RFC 5681 (Reno), RFC 6582 (NewReno), RFC 6675 (SACK), RFC 9438 (CUBIC), BBR v1 (Linux tcp_bbr.c), ns-2 style agents",
     configs: &[crate::registry::ConfigTable::of::<TcpConfig>("tcp")],
     ..crate::registry::Protocol::EMPTY
 };
 
+pub use bbr::{Bbr, BbrConfig, BbrMode};
 pub use congestion::*;
+pub use cubic::{Cubic, CubicConfig};
 pub use new_reno::NewReno;
 pub use reno::Reno;
 pub use rtt::RttEstimator;
@@ -226,6 +266,11 @@ castlab_core::records_table!(TcpTrace {
         ack_time_ns,
         acked_bytes,
         retx_kind,
+        tx_time_ns,
+        tx_bytes,
+        state_time_ns,
+        state_code,
+        pacing_rate_bps,
     ],
 });
 castlab_core::records_table!(SinkTrace { columns: [rx_time_ns, rx_bytes] });

@@ -15,6 +15,7 @@ pub struct RttEstimator {
     min_rto: Duration,
     max_rto: Duration,
     granularity: Duration,
+    min_on_variance: bool,
 }
 
 impl RttEstimator {
@@ -27,6 +28,7 @@ impl RttEstimator {
             min_rto: cfg.min_rto,
             max_rto: cfg.max_rto,
             granularity: cfg.clock_granularity,
+            min_on_variance: cfg.rto_min_on_variance,
         }
     }
 
@@ -59,12 +61,44 @@ impl RttEstimator {
         }
         // RFC 6298 §2.2-2.3: RTO = SRTT + max(G, K·RTTVAR), K = 4; §2.4 and §2.5 bounds.
         let srtt = self.srtt.unwrap_or(r);
-        let rto = srtt + self.granularity.max(self.rttvar * 4);
-        self.rto = rto.max(self.min_rto).min(self.max_rto);
+        let var = self.granularity.max(self.rttvar * 4);
+        self.rto = if self.min_on_variance {
+            // Linux (`__tcp_set_rto`): the minimum floors the variance term
+            (srtt + var.max(self.min_rto)).min(self.max_rto)
+        } else {
+            (srtt + var).max(self.min_rto).min(self.max_rto)
+        };
     }
 
     /// RFC 6298 §5.5: RTO = RTO · 2, bounded by the maximum (§2.5).
     pub fn back_off(&mut self) {
         self.rto = (self.rto * 2).min(self.max_rto);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn min_rto_bounds_the_timer_or_its_variance_term() {
+        // A steady 200 ms RTT: RTTVAR decays towards 0 (by 3/4 a sample from R/2 = 100 ms).
+        let rto_after = |on_variance: bool| {
+            let cfg = TcpConfig {
+                min_rto: Duration::from_millis(200),
+                rto_min_on_variance: on_variance,
+                ..Default::default()
+            };
+            let mut e = RttEstimator::new(&cfg);
+            for _ in 0..200 {
+                e.sample(Duration::from_millis(200));
+            }
+            assert!(e.rttvar() < Duration::from_nanos(1000));
+            e.rto()
+        };
+        // RFC 6298 §2.3-2.4: max(200 ms, 200 ms + max(G = 1 ms, ~0)) = 201 ms
+        assert_eq!(rto_after(false), Duration::from_millis(201));
+        // Linux: 200 ms + max(200 ms, G, ~0) = 400 ms
+        assert_eq!(rto_after(true), Duration::from_millis(400));
     }
 }

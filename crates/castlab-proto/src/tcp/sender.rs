@@ -1,5 +1,6 @@
 //! The TCP sender agent: segments, ACK processing, retransmissions and the RTO timer.
 
+use super::rate::RateSampler;
 use super::*;
 
 // ------------------------------------------------------------------------------------------
@@ -47,6 +48,15 @@ pub struct TcpTrace {
     /// Throughput over time is the slope of this series.
     pub ack_time_ns: Vec<u64>,
     pub acked_bytes: Vec<u64>,
+    /// Paced flows only: one row per segment sent, with the cumulative on-wire bytes sent
+    /// (retransmissions included). The sending rate over time is the slope of this series.
+    pub tx_time_ns: Vec<u64>,
+    pub tx_bytes: Vec<u64>,
+    /// Controllers with a state code ([`CongestionControl::state_code`]) only: one row
+    /// whenever the code changed, with the pacing rate (payload bits/s, 0 when not pacing) then.
+    pub state_time_ns: Vec<u64>,
+    pub state_code: Vec<u8>,
+    pub pacing_rate_bps: Vec<f64>,
 }
 
 impl TcpTrace {
@@ -81,8 +91,9 @@ pub struct TcpSenderStats {
 }
 
 castlab_core::timers! {
-    /// The sender's timers: retransmission timeout, start and stop of the transfer.
-    pub enum SenderTimer { Rto, Start, Stop }
+    /// The sender's timers: retransmission timeout, start and stop of the transfer, and the
+    /// next pacing deadline (only for a controller with a pacing rate).
+    pub enum SenderTimer { Rto, Start, Stop, Pace }
 }
 
 /// A TCP sender: one flow, to one [`TcpSink`].
@@ -125,6 +136,15 @@ pub struct TcpSender {
     sack: bool,
     scoreboard: Vec<(u64, u64)>,
     high_rxt: u64,
+    /// Delivery-rate estimation, for a controller that asks for rate samples.
+    rate: Option<RateSampler>,
+    /// The smallest RTT sample so far.
+    min_rtt: Option<Duration>,
+    /// Pacing: the earliest instant the next segment may leave (Linux's `tcp_wstamp_ns`).
+    pace_next: Instant,
+    /// On-wire bytes sent, for the paced flows' `tx_*` trace.
+    tx_total: u64,
+    last_state: Option<u8>,
     pub stats: TcpSenderStats,
     pub trace: TcpTrace,
 }
@@ -133,8 +153,14 @@ impl TcpSender {
     /// A sender of flow `flow` to the sink at `dst`, with the given controller.
     pub fn new(dst: Addr, flow: u32, cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
         let sack = cfg.sack && cc.uses_sack();
+        let rate = cc.wants_rate_samples().then(RateSampler::new);
         TcpSender {
             sack,
+            rate,
+            min_rtt: None,
+            pace_next: Instant::ZERO,
+            tx_total: 0,
+            last_state: None,
             scoreboard: Vec::with_capacity(if sack { 32 } else { 0 }),
             high_rxt: 0,
             rtt: RttEstimator::new(&cfg),
@@ -180,6 +206,23 @@ impl TcpSender {
         cfg.sack = true;
         let cc = Box::new(Sack::new(&cfg));
         TcpSender::new(dst, flow, cfg, cc)
+    }
+
+    /// A CUBIC sender (RFC 9438 with Linux's HyStart).
+    pub fn cubic(dst: Addr, flow: u32, cfg: TcpConfig) -> Self {
+        let cc = Box::new(Cubic::new(&cfg, CubicConfig::default()));
+        TcpSender::new(dst, flow, cfg, cc)
+    }
+
+    /// A BBR v1 sender (Linux's `tcp_bbr.c`), paced.
+    pub fn bbr(dst: Addr, flow: u32, cfg: TcpConfig) -> Self {
+        let cc = Box::new(Bbr::new(&cfg, BbrConfig::default()));
+        TcpSender::new(dst, flow, cfg, cc)
+    }
+
+    /// The smallest RTT measured so far.
+    pub fn min_rtt(&self) -> Option<Duration> {
+        self.min_rtt
     }
 
     /// The SACK scoreboard: SACKed byte ranges above `snd_una` (empty without SACK).
@@ -275,6 +318,49 @@ impl TcpSender {
             self.trace.cc_time_ns.push(self.now.as_nanos());
             self.trace.cwnd_bytes.push(cur.0);
             self.trace.ssthresh_bytes.push(cur.1);
+        }
+        let state = self.cc.state_code();
+        if state.is_some() && state != self.last_state && self.cfg.trace.on() {
+            self.last_state = state;
+            self.trace.state_time_ns.push(self.now.as_nanos());
+            self.trace.state_code.push(state.unwrap_or(0));
+            self.trace.pacing_rate_bps.push(self.cc.pacing_rate().map_or(0.0, |r| r * 8.0));
+        }
+    }
+
+    /// Bytes SACKed above `snd_una`.
+    fn sacked_bytes(&self) -> u64 {
+        self.scoreboard.iter().map(|&(a, b)| b - a).sum()
+    }
+
+    /// Feed the ACK's deliveries to the rate sampler; the bytes it newly delivered.
+    fn rate_on_ack(&mut self, now: Instant, h: &TcpHeader) -> Option<u64> {
+        let rs = self.rate.as_mut()?;
+        let mut blocks = [(0u64, 0u64); 3];
+        for (i, b) in blocks.iter_mut().enumerate() {
+            *b = h.sack_block(i).unwrap_or((0, 0));
+        }
+        Some(rs.on_ack(now, h.ack, &blocks))
+    }
+
+    /// What the controller hears about an ACK besides [`AckInfo`].
+    fn ack_sample(&mut self, now: Instant, rtt: Option<Duration>, newly_delivered: u64) -> AckSample {
+        let min_rtt = self.min_rtt;
+        let (rate, delivered, delivered_time) = match self.rate.as_mut() {
+            Some(rs) => (rs.sample(min_rtt), rs.delivered, rs.delivered_time),
+            None => (None, 0, Instant::ZERO),
+        };
+        AckSample {
+            now,
+            rtt,
+            srtt: self.rtt.srtt(),
+            ack: self.snd_una,
+            snd_nxt: self.snd_max,
+            newly_delivered,
+            inflight: (self.snd_max - self.snd_una).saturating_sub(self.sacked_bytes()),
+            delivered,
+            delivered_time,
+            rate,
         }
     }
 
@@ -441,6 +527,7 @@ impl TcpSender {
         if self.sack {
             self.update_scoreboard(h);
         }
+        let delivered = self.rate_on_ack(now, h);
         let wnd = h.wnd as u64;
         if ack == self.snd_una {
             // RFC 5681 §2, DUPLICATE ACKNOWLEDGMENT: outstanding data, no payload, same ACK
@@ -455,6 +542,8 @@ impl TcpSender {
                 let flight = (self.snd_max - self.snd_una).saturating_sub(self.lt_bytes);
                 let info =
                     AckInfo { ack, bytes_acked: 0, flight_before: flight, flight_after: flight, snd_max: self.snd_max };
+                let sample = self.ack_sample(now, None, delivered.unwrap_or(0));
+                self.cc.on_ack_sample(&sample);
                 let in_recovery = self.cc.in_recovery();
                 let mut r = self.cc.on_dup_ack(&info, self.dupacks);
                 if self.sack && !r.retransmit && !in_recovery && self.first_is_lost() {
@@ -470,6 +559,7 @@ impl TcpSender {
                     // each send one new segment (checked in poll_transmit).
                     self.pending_lt = true;
                 }
+                self.cc.on_ack_processed(&sample);
             }
             return;
         }
@@ -486,8 +576,11 @@ impl TcpSender {
         // any ACK of new data is a sample. Without them, RFC 6298 §3 (Karn): only when the
         // ACK covers data sent after the last retransmission.
         let unambiguous = self.cfg.timestamps || ack > self.karn_mark;
+        let mut rtt_sample = None;
         if unambiguous && h.ts_ecr <= now.as_nanos() {
             let r = Duration::from_nanos(now.as_nanos() - h.ts_ecr);
+            rtt_sample = Some(r);
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
             self.rtt.sample(r);
             if self.cfg.trace.on() {
                 self.trace.rtt_time_ns.push(now.as_nanos());
@@ -512,6 +605,8 @@ impl TcpSender {
             self.trace.ack_time_ns.push(now.as_nanos());
             self.trace.acked_bytes.push(ack);
         }
+        let sample = self.ack_sample(now, rtt_sample, delivered.unwrap_or(info.bytes_acked));
+        self.cc.on_ack_sample(&sample);
         let r = self.cc.on_new_ack(&info);
         if r.retransmit {
             self.pending_retx = Some(RetxKind::Partial);
@@ -539,6 +634,7 @@ impl TcpSender {
             // RFC 6298 §5.3: restart the timer so that it expires after RTO.
             self.timers.set(SenderTimer::Rto, now + self.rtt.rto());
         }
+        self.cc.on_ack_processed(&sample);
     }
 
     fn on_rto(&mut self, now: Instant) {
@@ -575,8 +671,9 @@ impl TcpSender {
 }
 
 impl Agent for TcpSender {
-    fn handle_start(&mut self, now: Instant, _info: StartInfo) {
+    fn handle_start(&mut self, now: Instant, info: StartInfo) {
         self.now = now;
+        self.cc.on_start(now, info.rng);
         if self.cfg.stop <= now.max(self.cfg.start) {
             self.stopped = true;
         } else if self.cfg.stop != Instant::MAX {
@@ -606,12 +703,50 @@ impl Agent for TcpSender {
                 SenderTimer::Start => self.started = true,
                 SenderTimer::Stop => self.stopped = true,
                 SenderTimer::Rto => self.on_rto(now),
+                // the pacing deadline: poll_transmit sends what waited for it
+                SenderTimer::Pace => {}
             }
         }
         self.record_cc();
     }
 
     fn poll_transmit(&mut self) -> Option<Packet> {
+        let Some(rate) = self.cc.pacing_rate().filter(|r| *r > 0.0 && r.is_finite()) else {
+            return self.transmit();
+        };
+        // Pacing (as Linux's internal pacing, `tcp_update_skb_after_send`): a segment may
+        // leave at `pace_next`, which each segment sent pushes on by its payload at the rate
+        // (the controller's rate counts payload bytes, as its delivery-rate samples do).
+        if self.now < self.pace_next {
+            if self.started {
+                self.timers.set(SenderTimer::Pace, self.pace_next);
+            }
+            return None;
+        }
+        let p = self.transmit()?;
+        let payload = p.size_bytes.saturating_sub(self.cfg.header_bytes).max(1);
+        let gap = (payload as f64 / rate).min(Self::MAX_PACING_GAP_S);
+        self.pace_next = self.pace_next.max(self.now) + Duration::from_secs_f64(gap);
+        self.tx_total += p.size_bytes as u64;
+        if self.cfg.trace.on() {
+            self.trace.tx_time_ns.push(self.now.as_nanos());
+            self.trace.tx_bytes.push(self.tx_total);
+        }
+        Some(p)
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+}
+
+impl TcpSender {
+    /// The longest wait pacing puts between two segments, whatever the rate (a controller's
+    /// rate near 0 would otherwise stall the flow for good; the RTO is the bound that matters).
+    const MAX_PACING_GAP_S: f64 = 1.0;
+
+    /// The next segment the window allows, without pacing.
+    fn transmit(&mut self) -> Option<Packet> {
         if !self.started {
             return None;
         }
@@ -631,6 +766,13 @@ impl Agent for TcpSender {
         let limit = self.data_limit();
         if self.snd_nxt >= limit {
             self.pending_lt = false;
+            if self.snd_nxt == self.snd_max {
+                // nothing left to send: the application limits the flow (rate estimation §3.4)
+                let inflight = self.snd_max - self.snd_una;
+                if let Some(rs) = self.rate.as_mut() {
+                    rs.mark_app_limited(inflight);
+                }
+            }
             return None;
         }
         if std::mem::take(&mut self.pending_lt) && self.snd_nxt == self.snd_max {
@@ -679,12 +821,6 @@ impl Agent for TcpSender {
         Some(self.emit(seq, len))
     }
 
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next()
-    }
-}
-
-impl TcpSender {
     /// RFC 6675 `IsLost(HighACK + 1)`: the first unacknowledged segment is lost by the
     /// scoreboard.
     fn first_is_lost(&self) -> bool {
@@ -694,6 +830,11 @@ impl TcpSender {
 
     /// Build a segment and do the per-send bookkeeping.
     fn emit(&mut self, seq: u64, len: u64) -> Packet {
+        if let Some(rs) = self.rate.as_mut() {
+            // nothing else in flight: this segment starts a new delivery interval
+            let idle = seq == self.snd_una && self.snd_max <= seq + len;
+            rs.on_send(self.now, seq, len, idle);
+        }
         self.stats.segments_sent += 1;
         self.stats.payload_bytes_sent += len;
         // RFC 6298 §5.1: start the timer, if it is not running, when data is sent.

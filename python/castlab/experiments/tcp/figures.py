@@ -11,9 +11,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from castlab.experiments.common import Result, at_least, at_most
+from castlab.experiments.common import Result, at_least, at_most, in_range, within
 from castlab.experiments.plotting import figure, save
-from castlab.experiments.tcp.scenarios import FAIR, FORMULA, dumbbell_bdp_pkts, fair_queue, fairness_run, formula_run
+from castlab.experiments.tcp.scenarios import (BBR, CUBIC, FAIR, FORMULA, LINUX_HEADER, LINUX_MSS, base_rtt_s, bdp_pkts,
+                                               cubic_epochs, dumbbell_bdp_pkts, fair_queue, fairness_run, formula_run,
+                                               one_flow_run, phases, probe_rtt_due, sent_bytes_between)
 from castlab.metrics import padhye_throughput, tcp_simple_throughput
 
 
@@ -144,3 +146,220 @@ def run_formula(out: Path, seed: int, quick: bool = False) -> Result:
               "rtt": "mean RTT sample of the run", "t_rto": "mean RTO of the run (RFC 6298, floor min_rto)",
               "measured": "segments sent per second, retransmissions included (Padhye's B(p))"}
     return Result(params, claims, ["formula.csv", *files])
+
+
+# ------------------------------------------------------------------------------------------
+# tcp-cubic: the window between losses against RFC 9438's W_cubic
+# ------------------------------------------------------------------------------------------
+
+C_CUBIC, BETA_CUBIC = 0.4, 0.7  # RFC 9438 §4.2 and §4.6
+# Tolerances, fixed before the first run:
+# - β: the window after a reduction over the one before, every reduction: ±0.01 (byte rounding);
+# - the curve: cwnd(t) against W_cubic(t + SRTT(t)) (§4.2's target, which cwnd chases within a
+#   round trip), the largest gap over every epoch as a fraction of W_max: <= 3 % (the target
+#   moves by up to 3·C·K²·RTT in a round trip, ~1.5 % of W_max here, and SRTT is a moving value);
+# - C: the t³ coefficient of a least-squares cubic fitted to each epoch's window, averaged over
+#   epochs: ±5 % of 0.4.
+CUBIC_BETA_TOL = 0.01
+CUBIC_CURVE_MAX = 0.03
+CUBIC_C_REL_TOL = 0.05
+
+
+def run_cubic(out: Path, seed: int, quick: bool = False) -> Result:
+    f = CUBIC
+    duration = 40.0 if quick else 120.0
+    queue = int(round(bdp_pkts(f)))
+    tr, st, ch = one_flow_run(f, queue, seed, duration)
+    epochs = cubic_epochs(tr, LINUX_MSS, C_CUBIC, BETA_CUBIC)
+    rows, fits = [], []
+    for i, e in enumerate(epochs):
+        d = np.abs(e["cwnd"] - e["model"]) / e["w_max"]
+        c3 = float(np.polyfit(e["t"], e["cwnd"], 3)[0]) if len(e["t"]) >= 8 else float("nan")
+        fits.append(c3)
+        rows.append({"epoch": i, "t_epoch_s": e["t_epoch_s"], "w_max_segs": e["w_max"], "cwnd_before_segs": e["cwnd_before"],
+                     "cwnd_epoch_segs": e["cwnd_epoch"], "beta": e["cwnd_epoch"] / e["cwnd_before"], "k_s": e["k_s"],
+                     "length_s": e["length_s"], "max_dev_of_w_max": float(d.max()), "rms_dev_of_w_max": float(np.sqrt((d ** 2).mean())),
+                     "fitted_c": c3})
+    df = pd.DataFrame(rows)
+    df.to_csv(out / "cubic_epochs.csv", index=False)
+    pd.DataFrame({"time_s": tr["cc_time_ns"] / 1e9, "cwnd_segs": tr["cwnd_bytes"] / LINUX_MSS,
+                  "ssthresh_segs": np.minimum(tr["ssthresh_bytes"], 2**40) / LINUX_MSS}).to_csv(out / "cubic_cwnd.csv", index=False)
+
+    fig, ax = figure()
+    ax.plot(tr["cc_time_ns"] / 1e9, tr["cwnd_bytes"] / LINUX_MSS, "-", color="C0", lw=1, label="castlab CUBIC cwnd")
+    for k, e in enumerate(epochs):
+        ax.plot(e["t"] + e["t_epoch_s"], e["model"], "--", color="C1", lw=1,
+                label="W_cubic(t + SRTT), RFC 9438 eq. 1-2" if k == 0 else None)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("congestion window (segments)")
+    ax.set_title(f"One CUBIC flow, {f['bottleneck_bps'] / 1e6:g} Mb/s, base RTT {base_rtt_s(f) * 1e3:.0f} ms, queue {queue} pkts")
+    ax.legend(loc="lower right")
+    files = save(fig, out, "cubic")
+
+    betas = df["beta"] if len(df) else pd.Series([float("nan")])
+    worst_beta = float(betas.iloc[int((betas - BETA_CUBIC).abs().values.argmax())])
+    claims = [
+        within("cubic-beta", "every reduction multiplies the window by β_cubic = 0.7 (RFC 9438 §4.6 Figure 5; the worst "
+               "reduction)", BETA_CUBIC, worst_beta, "ratio", abs_tol=CUBIC_BETA_TOL, kind="derived"),
+        at_most("cubic-curve", "between two losses the window follows W_cubic(t + SRTT) of RFC 9438 §4.2 (Figures 1 and 2, "
+                "W_max and cwnd_epoch from the trace, fast convergence by §4.7): largest gap over every epoch, as a fraction "
+                "of W_max", CUBIC_CURVE_MAX, float(df["max_dev_of_w_max"].max()) if len(df) else float("nan"), "fraction",
+                kind="derived"),
+        within("cubic-c", "a cubic fitted to each epoch's window has the t³ coefficient C = 0.4 segments/s³ (RFC 9438 §4.2; "
+               "mean over epochs)", C_CUBIC, float(np.nanmean(fits)) if fits else float("nan"), "segments/s³",
+               rel_tol=CUBIC_C_REL_TOL, kind="derived"),
+        at_least("cubic-epochs", "epochs between two losses compared", 2, len(epochs), "epochs", kind="sanity"),
+        at_most("cubic-no-timeouts", "the flow recovers every loss without a retransmission timeout", 0, st["timeouts"],
+                "timeouts", kind="sanity"),
+    ]
+    params = {**f, "duration_s": duration, "queue_limit_pkts": queue, "bdp_pkts": round(bdp_pkts(f), 1),
+              "base_rtt_s": round(base_rtt_s(f), 6), "mss_bytes": LINUX_MSS, "header_bytes": LINUX_HEADER,
+              "settings": "TcpConfig.linux() (the cubic variant's defaults)", "c": C_CUBIC, "beta": BETA_CUBIC,
+              "beta_tol": CUBIC_BETA_TOL, "curve_max": CUBIC_CURVE_MAX, "c_rel_tol": CUBIC_C_REL_TOL,
+              "epoch": "from the first window increase after a reduction to the next reduction"}
+    return Result(params, claims, ["cubic_epochs.csv", "cubic_cwnd.csv", *files])
+
+
+# ------------------------------------------------------------------------------------------
+# tcp-bbr: the pacing-gain cycle, PROBE_RTT and the queue
+# ------------------------------------------------------------------------------------------
+
+BBR_GAINS = [1.25, 0.75, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]  # tcp_bbr.c bbr_pacing_gain
+# Tolerances, fixed before the first run except PROBE_RTT's timing (docs/fidelity/tcp.md):
+# - the 5/4 and 3/4 phases' sending rate over the gain-1 phases' (bytes sent per phase time,
+#   every phase of the run): ±0.05 of the gain (a phase is ~one RTT, ~40 segments, so ±1
+#   segment at its edges is ±2.5 %);
+# - the gain-1 phases' sending rate over the bottleneck rate: 0.95..1.02 (tcp_bbr.c paces 1 %
+#   below the model's bandwidth);
+# - a gain-1 phase lasts more than one min RTT and at most 10 % more (it ends on the first ACK
+#   after min_rtt: tcp_bbr.c bbr_is_next_cycle_phase);
+# - PROBE_RTT: 200 ms at 4 segments after in flight falls to 4, plus at most a round trip to
+#   drain and one to see a round end: 0.2 s .. 0.2 s + 3 base RTTs; it begins when
+#   bbr_update_min_rtt's rule, applied to the traced RTT samples, says (the min-RTT filter is
+#   10 s old: bbr_min_rtt_win_sec), within 5 ms (two ACKs), and never sooner than 10 s after
+#   the last one ended (not exactly 10 s after: any RTT sample below the filter's value restarts
+#   its 10 s, tcp_bbr.c's strict "<");
+# - the median RTT after start-up is at most 1.25 base RTTs (BBR's aim: no standing queue).
+BBR_GAIN_TOL = 0.05
+BBR_CRUISE = (0.95, 1.02)
+BBR_PHASE_LEN = (1.0, 1.1)
+BBR_PROBE_RTT_S = 0.2
+BBR_PROBE_RTT_INTERVAL = 10.0
+BBR_PROBE_RTT_DUE_TOL = 0.005
+BBR_QUEUE_MAX = 1.25
+
+
+def _bbr_one(seed: int, duration: float) -> dict:
+    f = BBR
+    queue = int(round(f["queue_bdp"] * bdp_pkts(f)))
+    tr, st, ch = one_flow_run(f, queue, seed, duration)
+    ph = phases(tr)
+    probe = [(c, a, b) for c, a, b in ph if c >= 8]
+    by_gain: dict[float, list[float]] = {g: [0.0, 0.0] for g in set(BBR_GAINS)}
+    out_of_order = 0
+    prev = None
+    for c, a, b in ph:
+        if c >= 8 and prev is not None and prev >= 8 and c != 8 + (prev - 8 + 1) % 8:
+            out_of_order += 1
+        prev = c
+    for c, a, b in probe:
+        g = BBR_GAINS[c - 8]
+        by_gain[g][0] += sent_bytes_between(tr, a, b)
+        by_gain[g][1] += b - a
+    rate = {g: (v[0] * 8 / v[1] if v[1] > 0 else float("nan")) for g, v in by_gain.items()}
+    min_rtt = float(tr["rtt_ns"].min()) / 1e9
+    cruise_len = [b - a for c, a, b in probe if BBR_GAINS[c - 8] == 1.0]
+    prtt = [(a, b) for c, a, b in ph if c == 2]
+    gaps = [a1 - b0 for (_, b0), (a1, _) in zip(prtt, prtt[1:])]
+    due = probe_rtt_due(tr, ph)
+    entries = [a for a, _ in prtt]
+    due_err = (max((abs(a - d) for a, d in zip(entries, due)), default=0.0)
+               if len(due) in (len(entries), len(entries) + 1) and len(entries) > 0 else float("inf"))
+    warm = tr["rtt_time_ns"] > 5e9
+    base = base_rtt_s(f)
+    first_probe_bw = next((c for c, _, _ in ph if c >= 8), -1)
+    return {
+        "seed": seed, "queue_limit_pkts": queue, "rate_125_bps": rate[1.25], "rate_075_bps": rate[0.75],
+        "rate_100_bps": rate[1.0], "ratio_125": rate[1.25] / rate[1.0], "ratio_075": rate[0.75] / rate[1.0],
+        "cruise_of_link": rate[1.0] / f["bottleneck_bps"], "phases": len(probe), "out_of_order": out_of_order,
+        "first_phase": first_probe_bw - 8, "min_rtt_s": min_rtt, "base_rtt_s": base,
+        "phase_len_median_of_min_rtt": float(np.median(cruise_len)) / min_rtt if cruise_len else float("nan"),
+        "probe_rtt_n": len(prtt), "probe_rtt_min_s": min((b - a for a, b in prtt), default=float("nan")),
+        "probe_rtt_max_s": max((b - a for a, b in prtt), default=float("nan")),
+        "probe_rtt_gap_min_s": min(gaps, default=float("nan")), "probe_rtt_gap_max_s": max(gaps, default=float("nan")),
+        "median_rtt_of_base": float(np.median(tr["rtt_ns"][warm])) / 1e9 / base,
+        "utilisation": st["received_bytes"] * 8 / duration / f["bottleneck_bps"], "drops": ch["drops_forced"] + ch["drops_early"],
+        "probe_rtt_due_err_s": due_err, "timeouts": st["timeouts"], "_trace": tr,
+    }
+
+
+def run_bbr(out: Path, seed: int, quick: bool = False) -> Result:
+    f = BBR
+    seeds = [seed] if quick else [seed, seed + 1, seed + 2]
+    duration = 32.0 if quick else 65.0
+    runs = [_bbr_one(s, duration) for s in seeds]
+    df = pd.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in runs])
+    df.to_csv(out / "bbr_runs.csv", index=False)
+    tr = runs[0]["_trace"]
+    pd.DataFrame({"time_s": tr["state_time_ns"] / 1e9, "state_code": tr["state_code"],
+                  "pacing_rate_bps": tr["pacing_rate_bps"]}).to_csv(out / "bbr_states.csv", index=False)
+
+    fig, ax = figure()
+    t = tr["tx_time_ns"] / 1e9
+    win = 0.010
+    edges = np.arange(0.0, min(4.0, duration), win) + 8.0
+    sent = np.diff(np.interp(edges, t, tr["tx_bytes"])) * 8 / win
+    ax.step(edges[:-1], sent / 1e6, where="post", color="C0", lw=1, label="sending rate (10 ms bins)")
+    ax.step(tr["state_time_ns"] / 1e9, tr["pacing_rate_bps"] / 1e6, where="post", color="C1", lw=1, label="pacing rate")
+    ax.axhline(f["bottleneck_bps"] / 1e6, color="0.6", ls="--", lw=1, label="bottleneck")
+    ax.set_xlim(edges[0], edges[-1])
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("Mb/s")
+    ax.set_title(f"One BBR flow, {f['bottleneck_bps'] / 1e6:g} Mb/s, base RTT {base_rtt_s(f) * 1e3:.0f} ms: the gain cycle")
+    ax.legend(loc="lower right")
+    files = save(fig, out, "bbr")
+
+    def worst(col: str, target: float) -> float:
+        v = df[col]
+        return float(v.iloc[int((v - target).abs().values.argmax())])
+
+    pr_hi = BBR_PROBE_RTT_S + 3 * base_rtt_s(f)
+    claims = [
+        within("bbr-probe-gain", "in PROBE_BW's 5/4 phase the flow sends 1.25 times as fast as in the gain-1 phases "
+               "(tcp_bbr.c bbr_pacing_gain; bytes sent per phase time; the worst seed)", 1.25, worst("ratio_125", 1.25),
+               "ratio", abs_tol=BBR_GAIN_TOL, kind="derived"),
+        within("bbr-drain-gain", "in the 3/4 phase it sends 0.75 times as fast as in the gain-1 phases (the worst seed)",
+               0.75, worst("ratio_075", 0.75), "ratio", abs_tol=BBR_GAIN_TOL, kind="derived"),
+        in_range("bbr-cruise-rate", "in the gain-1 phases it sends at the bottleneck rate, 1 % below the model's bandwidth "
+                 "(bbr_pacing_margin_percent; the worst seed)", *BBR_CRUISE, worst("cruise_of_link", 1.0), "of the link",
+                 kind="derived"),
+        at_most("bbr-cycle-order", "PROBE_BW's phases follow one another in the cycle's order (transitions out of order, "
+                "all seeds)", 0, int(df["out_of_order"].sum()), "transitions", kind="derived"),
+        at_most("bbr-no-drain-start", "PROBE_BW never starts in the 3/4 phase (bbr_reset_probe_bw_mode; seeds that did)", 0,
+                int((df["first_phase"] == 1).sum()), "runs", kind="derived"),
+        in_range("bbr-phase-length", "a gain-1 phase lasts one min RTT (the median over phases, in min RTTs; the worst seed)",
+                 *BBR_PHASE_LEN, worst("phase_len_median_of_min_rtt", 1.05), "min RTTs", kind="derived"),
+        at_least("bbr-probe-rtt-time", "PROBE_RTT lasts at least 200 ms (bbr_probe_rtt_mode_ms; the shortest)",
+                 BBR_PROBE_RTT_S, float(df["probe_rtt_min_s"].min()), "s", kind="derived"),
+        at_most("bbr-probe-rtt-bound", f"and at most 200 ms plus 3 base RTTs ({pr_hi:.3f} s; the longest)", round(pr_hi, 4),
+                float(df["probe_rtt_max_s"].max()), "s", kind="derived"),
+        at_most("bbr-probe-rtt-when", "PROBE_RTT begins when the min-RTT filter is 10 s old (bbr_update_min_rtt's rule "
+                "applied to the traced RTT samples; the largest gap between rule and run, all seeds)", BBR_PROBE_RTT_DUE_TOL,
+                float(df["probe_rtt_due_err_s"].max()), "s", kind="derived"),
+        at_least("bbr-probe-rtt-interval", "the next PROBE_RTT begins no sooner than 10 s after the last one ended "
+                 "(the shortest gap)", BBR_PROBE_RTT_INTERVAL, float(df["probe_rtt_gap_min_s"].min()), "s", kind="derived"),
+        at_most("bbr-small-queue", "after start-up the median RTT is within 1.25 base RTTs: no standing queue "
+                "(the worst seed)", BBR_QUEUE_MAX, float(df["median_rtt_of_base"].max()), "base RTTs", kind="derived"),
+        at_least("bbr-probe-rtt-seen", "PROBE_RTT episodes per run (the fewest)", 2, int(df["probe_rtt_n"].min()), "episodes",
+                 kind="sanity"),
+        at_least("bbr-utilisation", "the flow's goodput fills >= 90 % of the bottleneck over the run (start-up and "
+                 "PROBE_RTT included; the worst seed)", 0.9, float(df["utilisation"].min()), "fraction", kind="sanity"),
+    ]
+    params = {**f, "seeds": seeds, "duration_s": duration, "queue_limit_pkts": int(runs[0]["queue_limit_pkts"]),
+              "bdp_pkts": round(bdp_pkts(f), 1), "base_rtt_s": round(base_rtt_s(f), 6), "mss_bytes": LINUX_MSS,
+              "header_bytes": LINUX_HEADER, "settings": "TcpConfig.linux() (the bbr variant's defaults)",
+              "gains": BBR_GAINS, "gain_tol": BBR_GAIN_TOL, "cruise_range": BBR_CRUISE, "phase_len_range": BBR_PHASE_LEN,
+              "probe_rtt_s": BBR_PROBE_RTT_S, "probe_rtt_interval_s": BBR_PROBE_RTT_INTERVAL,
+              "probe_rtt_due_tol_s": BBR_PROBE_RTT_DUE_TOL, "queue_max": BBR_QUEUE_MAX,
+              "sending_rate": "on-wire bytes sent in a phase over its duration, summed over the run's phases of one gain"}
+    return Result(params, claims, ["bbr_runs.csv", "bbr_states.csv", *files])

@@ -150,3 +150,131 @@ def formula_run(p: float, seed: int, duration: float, warmup: float) -> dict:
         "queue_drops": c1["drops_forced"] + c1["drops_early"], "timeouts": s1["timeouts"] - s0["timeouts"],
         "fast_retransmits": s1["fast_retransmits"] - s0["fast_retransmits"], "segments_sent": sent,
     }
+
+
+# ------------------------------------------------------------------------------------------
+# tcp-cubic and tcp-bbr: one Linux-like flow alone on a dumbbell
+# ------------------------------------------------------------------------------------------
+
+LINUX_MSS, LINUX_HEADER = 1448, 52  # TcpConfig.linux(): what "cubic" and "bbr" flows start from
+
+CUBIC = {
+    "bottleneck_bps": 50e6,
+    "bottleneck_delay_s": 0.050,  # a large BDP (~430 packets): CUBIC's own region, not Reno's
+    "access_bps": 1e9,
+    "access_delay_s": 0.001,
+    "variant": "cubic",
+}
+
+BBR = {
+    "bottleneck_bps": 10e6,
+    "bottleneck_delay_s": 0.020,
+    "access_bps": 1e9,
+    "access_delay_s": 0.001,
+    "queue_bdp": 2.5,  # a buffer a loss-based flow would fill: BBR's queue is its own choice
+    "variant": "bbr",
+}
+
+
+def base_rtt_s(f: dict) -> float:
+    """The dumbbell's RTT with empty queues: propagation both ways plus serialisation of a data
+    packet on each forward hop and of an ACK on each return hop."""
+    data_bits, ack_bits = (LINUX_MSS + LINUX_HEADER) * 8, LINUX_HEADER * 8
+    per_bit = 2 / f["access_bps"] + 1 / f["bottleneck_bps"]
+    return 2 * (2 * f["access_delay_s"] + f["bottleneck_delay_s"]) + (data_bits + ack_bits) * per_bit
+
+
+def bdp_pkts(f: dict) -> float:
+    return f["bottleneck_bps"] * base_rtt_s(f) / 8 / (LINUX_MSS + LINUX_HEADER)
+
+
+def one_flow_scenario(f: dict, queue_pkts: int, duration: float) -> Scenario:
+    """src -> r1 -> r2 -> dst, the bottleneck r1 -> r2 with a DropTail queue of `queue_pkts`,
+    one flow of `f["variant"]` with its default (Linux's) settings from t = 0."""
+    acc = {"rate": f["access_bps"], "delay": f["access_delay_s"], "queue_limit": 100_000}
+    return Scenario.from_dict({
+        "name": f"one {f['variant']} flow", "duration": duration, "nodes": ["src", "r1", "r2", "dst"],
+        "links": [{"name": "in", "a": "src", "b": "r1", **acc},
+                  {"name": "bottleneck", "a": "r1", "b": "r2", "rate": f["bottleneck_bps"],
+                   "delay": f["bottleneck_delay_s"], "queue_limit": queue_pkts},
+                  {"name": "out", "a": "r2", "b": "dst", **acc}],
+        "tcp": [{"name": "flow", "src": "src", "dst": "dst", "variant": f["variant"]}],
+    })
+
+
+def one_flow_run(f: dict, queue_pkts: int, seed: int, duration: float) -> tuple[dict, dict, dict]:
+    """Run one flow; its trace, its stats and the bottleneck's stats."""
+    sim = one_flow_scenario(f, queue_pkts, duration).build(seed)
+    a = sim.scenario_handles.tcp["flow"]
+    ab, _ = sim.scenario_handles.channels["bottleneck"]
+    sim.run(duration)
+    return sim.tcp_trace(a), sim.tcp_stats(a), sim.channel_stats(ab)
+
+
+def srtt_at(tr: dict, t_ns: np.ndarray) -> np.ndarray:
+    """The sender's smoothed RTT (s) in force at each time of `t_ns`."""
+    k = np.searchsorted(tr["rtt_time_ns"], t_ns, side="right") - 1
+    return tr["srtt_ns"][np.maximum(k, 0)] / 1e9
+
+
+def cubic_epochs(tr: dict, mss: int, c: float, beta: float) -> list[dict]:
+    """Every congestion-avoidance epoch between two window reductions of a CUBIC trace, with
+    RFC 9438's curve for it computed from the trace: W_max from the window before the reduction
+    (§4.7, fast convergence when it is below the previous W_max), cwnd_epoch the window after it,
+    K by §4.2 Figure 2, the epoch's start the first increase after the reduction (recovery over).
+    Each epoch carries the measured window (segments) against t and W_cubic(t + SRTT(t))."""
+    cw = tr["cwnd_bytes"].astype(float) / mss
+    t = tr["cc_time_ns"]
+    red = [k for k in range(1, len(cw)) if cw[k] < cw[k - 1]]
+    out, w_max = [], 0.0
+    for k0, k1 in zip(red, red[1:]):
+        before = cw[k0 - 1]
+        w_max = before * (1 + beta) / 2 if before < w_max else before
+        up = [k for k in range(k0 + 1, k1) if cw[k] > cw[k0]]
+        if not up:
+            continue
+        e = up[0]
+        t_epoch = t[e] / 1e9
+        kk = float(np.cbrt((w_max - cw[k0]) / c))
+        ts = t[e:k1] / 1e9 - t_epoch
+        model = c * (ts + srtt_at(tr, t[e:k1]) - kk) ** 3 + w_max
+        out.append({"t_epoch_s": t_epoch, "w_max": w_max, "cwnd_before": before, "cwnd_epoch": cw[k0], "k_s": kk,
+                    "t": ts, "cwnd": cw[e:k1], "model": model, "length_s": float(ts[-1])})
+    return out
+
+
+def phases(tr: dict) -> list[tuple[int, float, float]]:
+    """The traced states of a BBR flow as (code, start s, end s), the last (open) one left out."""
+    t, c = tr["state_time_ns"] / 1e9, tr["state_code"]
+    return [(int(c[i]), float(t[i]), float(t[i + 1])) for i in range(len(c) - 1)]
+
+
+def sent_bytes_between(tr: dict, t0: float, t1: float) -> int:
+    """On-wire bytes sent in [t0, t1) seconds, from the paced flow's tx trace."""
+    tx_t, tx_b = tr["tx_time_ns"], tr["tx_bytes"]
+
+    def cum(t: float) -> int:
+        k = int(np.searchsorted(tx_t, t * 1e9, side="left"))
+        return int(tx_b[k - 1]) if k > 0 else 0
+
+    return cum(t1) - cum(t0)
+
+
+def probe_rtt_due(tr: dict, ph: list[tuple[int, float, float]], window_s: float = 10.0) -> list[float]:
+    """When tcp_bbr.c's rule (bbr_update_min_rtt) puts the flow in PROBE_RTT, applied to the
+    traced RTT samples: the min-RTT filter takes a sample below its value, or any sample once
+    it is `window_s` old, which is then the moment to enter PROBE_RTT; leaving PROBE_RTT
+    refreshes the filter's time (bbr_check_probe_rtt_done). The filter's clock starts at 0."""
+    exits = sorted(b for c, a, b in ph if c == 2)
+    t, r = tr["rtt_time_ns"] / 1e9, tr["rtt_ns"] / 1e9
+    due, m, stamp, x = [], float("inf"), 0.0, 0
+    for ti, ri in zip(t, r):
+        while x < len(exits) and exits[x] <= ti:
+            stamp = max(stamp, exits[x])
+            x += 1
+        expired = ti > stamp + window_s
+        if ri < m or expired:
+            m, stamp = ri, ti
+        if expired:
+            due.append(float(ti))
+    return due
