@@ -295,6 +295,24 @@ def reap_stale() -> dict[str, list[str]]:
     return removed
 
 
+def _stop_together(procs: Sequence[subprocess.Popen], timeout: float) -> None:
+    """SIGTERM to each of `procs` still running, then wait for them all within `timeout`, then
+    SIGKILL those left: processes this testbed started, by their handles."""
+    live = [p for p in procs if p.poll() is None]
+    for p in live:
+        with contextlib.suppress(ProcessLookupError):
+            p.send_signal(signal.SIGTERM)
+    end = time.monotonic() + timeout
+    for p in live:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout=max(0.0, end - time.monotonic()))
+    for p in live:
+        if p.poll() is None:
+            p.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=timeout)
+
+
 def netns_pids(ns: str) -> list[int]:
     """The processes running in network namespace `ns` (``ip netns pids``)."""
     r = _run(["ip", "netns", "pids", ns], check=False)
@@ -835,15 +853,11 @@ class Testbed:
         """Stop every process and daemon this testbed started (by pid) and delete its
         namespaces. Safe to call twice, and after a partial `up`."""
         self._stopping = True
-        for p in self.procs:
-            if p.poll() is None:
-                self.stop(p, signal.SIGTERM, timeout=3.0)
-        for r, p in self.daemons.items():
-            if p.poll() is None:
-                if self.routers == "user" and r in self.router_argv:
-                    self.stop(p, signal.SIGTERM, timeout=3.0)  # it writes its counters on the way out
-                else:
-                    _kill_pid(p.pid)
+        # the processes it started first (a role's last datagrams cross the routers), then the
+        # routers (a user router writes its counters on the way out) and igmpproxy: each group
+        # SIGTERMed at once and given 3 s together, then SIGKILLed
+        _stop_together(self.procs, 3.0)
+        _stop_together(list(self.daemons.values()), 3.0)
         if self.routers == "user":
             for r in self.router_argv:
                 self.final_router_stats[r] = self.router_stats(r)
