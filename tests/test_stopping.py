@@ -251,3 +251,25 @@ def test_a_signal_inside_deferred_waits_for_the_block(tmp_path):
     assert steps[-1] == "end of block" and stop.value.signum == signal.SIGTERM
     assert stopping.exit_code() == 143 and stopping.what() == "SIGTERM"
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handlers restored
+
+
+def test_workers_end_themselves_when_the_command_is_killed(tmp_path):
+    """SIGKILL cannot be caught: the pool workers see their parent gone and end (they used to
+    wait for work forever), and so does the resource tracker once they have."""
+    (tmp_path / "s.toml").write_text(SCENARIO)
+    store = tmp_path / "st"
+    cli = Cli(tmp_path, "sweep", "s.toml", "--seeds", "1-40", "--jobs", "2", "--store", "st", "--no-progress")
+    try:
+        cli.wait_for(lambda: _stored(store) >= 1, "a stored run")
+        cli.p.send_signal(signal.SIGKILL)
+        cli.p.wait(timeout=10)
+        end = time.monotonic() + 5.0
+        running = _group(cli.p.pid)
+        while time.monotonic() < end:
+            running = [p for p in _group(cli.p.pid) if p.split()[1] != "Z"]  # a zombie has ended
+            if not running:
+                break
+            time.sleep(0.05)
+        assert running == [], running
+    finally:
+        cli.kill()

@@ -81,8 +81,12 @@ def handled() -> Iterator[None]:
 
 @contextlib.contextmanager
 def deferred() -> Iterator[None]:
-    """Hold a stop signal that arrives inside the block until the block has ended."""
+    """Hold a stop signal that arrives inside the block until the block has ended. Only the
+    main thread, where signal handlers run, holds one; elsewhere the block runs unchanged."""
     global _defer_depth, _raised
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
     _defer_depth += 1
     try:
         yield
