@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import logging
 import os
 import threading
 from typing import Iterator, Optional
@@ -49,8 +50,28 @@ class DaskExecutor(cf.Executor):
         self._inner.shutdown(wait=wait)
 
 
+class _CancelledRace(logging.Filter):
+    """Drops the error Dask's executor logs (through tornado) when it hands a result to a future
+    the sweep has cancelled on a stop: the stop is said by the command, the race is harmless."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(exc, cf.InvalidStateError) and "CANCELLED" in str(exc))
+
+
 @contextlib.contextmanager
 def dask_executor(address: str, jobs: Optional[int] = None) -> Iterator[DaskExecutor]:
+    quiet = _CancelledRace()
+    logging.getLogger("tornado.application").addFilter(quiet)
+    try:
+        with _dask_executor(address, jobs) as ex:
+            yield ex
+    finally:
+        logging.getLogger("tornado.application").removeFilter(quiet)
+
+
+@contextlib.contextmanager
+def _dask_executor(address: str, jobs: Optional[int] = None) -> Iterator[DaskExecutor]:
     try:
         from distributed import Client, LocalCluster
     except ImportError as e:
