@@ -181,7 +181,9 @@ def test_a_stopped_reproduce_all_keeps_the_finished_experiments_and_resumes(tmp_
         second.kill()
     err2 = second.stderr()
     assert second.p.returncode == 143 and took < 2.0 and left == [], (err2, took, left)
-    assert f"{len(kept)} experiments finished by an earlier run of this command are kept" in err2
+    n = len(kept)
+    assert f"{n} experiment{'' if n == 1 else 's'} finished by an earlier run of this command " \
+           f"{'is' if n == 1 else 'are'} kept ({', '.join(sorted(kept, key=err2.index))})" in err2
     for name, mtime in kept.items():
         assert f"[{name}] running" not in err2
         assert (out / name / "summary.json").stat().st_mtime_ns == mtime  # not run again

@@ -267,8 +267,10 @@ def _cmd_reproduce(args) -> int:
                                                         "phase_overhead": args.phase_overhead, **_build_identity()})
         kept = progress.resume(names, lambda n: (out / n / "summary.json").is_file())
         if kept:
-            print(f"castlab reproduce: {len(kept)} experiments finished by an earlier run of this command are kept "
-                  f"({', '.join(kept)}); running the other {len(names) - len(kept)}", file=sys.stderr)
+            one = len(kept) == 1
+            print(f"castlab reproduce: {len(kept)} experiment{'' if one else 's'} finished by an earlier run of this "
+                  f"command {'is' if one else 'are'} kept ({', '.join(kept)}); running the other "
+                  f"{len(names) - len(kept)}", file=sys.stderr)
         progress.save()
     started = time.time()
     try:
