@@ -291,3 +291,90 @@ def test_foreground_up_exits_when_down_runs_from_another_shell():
                 p.kill()
                 p.wait()
         subprocess.run([sys.executable, "-m", "castlab", "testbed", "down", name], capture_output=True)
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie, ended and waiting to be reaped, is not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_the_next_testbed_removes_what_a_killed_one_left(capsys):
+    """`testbed up` SIGKILLed leaves its namespaces and igmpproxy behind (its daemons run in
+    sessions of their own); the next testbed that starts finds that its owner is gone, removes
+    them, and comes up working."""
+    import json
+
+    from castlab.testbed import STATE_ROOT
+
+    dead, nxt = _name("k"), _name("n")
+    up = subprocess.Popen([sys.executable, "-m", "castlab", "testbed", "up", "rlm1", "--name", dead,
+                           "--receivers", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True)
+    try:
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            line = up.stdout.readline()
+            if line.startswith("up;") or not line:
+                break
+        left = _netns(f"cl-{dead}-")
+        assert left, up.stderr.read() if up.poll() is not None else "not up"
+        st = json.loads((STATE_ROOT / dead / "state.json").read_text())
+        daemons = [rec["pid"] for rec in st["processes"]]
+        assert daemons and all(_running(pid) for pid in daemons)
+        assert set(st["namespaces"]) == left and st["owner_pid"] == up.pid
+        up.send_signal(signal.SIGKILL)  # the process only, as `kill -9 PID` does
+        up.wait(timeout=10)
+        assert _netns(f"cl-{dead}-") == left and all(_running(pid) for pid in daemons), "nothing was left?"
+        capsys.readouterr()
+        with Testbed(rlm1(receivers=1), nxt) as tb:
+            assert _netns(f"cl-{dead}-") == set()
+            assert not [pid for pid in daemons if _running(pid)]
+            assert not (STATE_ROOT / dead).exists()
+            srv = tb.spawn("rcv1", [sys.executable, "-c", ECHO_SERVER])
+            time.sleep(0.3)
+            r = tb.run("src", [sys.executable, "-c", ECHO_CLIENT, tb.addr("rcv1")], timeout=30)
+            tb.stop(srv)
+            assert r.stdout.strip() == "PING0,PING1,PING2"
+        err = capsys.readouterr().err
+        assert f"removed testbed {dead!r}, left by a castlab process that is gone" in err
+        assert "igmpproxy" in err and f"cl-{dead}-r1" in err
+    finally:
+        if up.poll() is None:
+            up.kill()
+            up.wait()
+        for n in (dead, nxt):
+            subprocess.run([sys.executable, "-m", "castlab", "testbed", "down", n], capture_output=True)
+    assert _netns(f"cl-{nxt}-") == set()
+
+
+def test_stale_testbed_records_of_live_or_detached_owners_are_kept(tmp_path):
+    """Only a record whose owner is gone is stale: one owned by a running process, one left up
+    on purpose (`up --detach`) and one of another format stay."""
+    import json
+    import shutil
+
+    from castlab.testbed import STATE_FORMAT, STATE_ROOT, _boot_id, _start_time, reap_stale
+
+    me = os.getpid()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    base = {"format": STATE_FORMAT, "boot_id": _boot_id(), "namespaces": [], "processes": [], "detached": False}
+    records = {_name("la"): {**base, "owner_pid": me, "owner_start": _start_time(me)},
+               _name("de"): {**base, "owner_pid": dead.pid, "owner_start": 1, "detached": True},
+               _name("of"): {**base, "format": 1, "owner_pid": dead.pid, "owner_start": 1},
+               _name("go"): {**base, "owner_pid": dead.pid, "owner_start": 1}}
+    try:
+        for n, st in records.items():
+            (STATE_ROOT / n).mkdir(parents=True)
+            (STATE_ROOT / n / "state.json").write_text(json.dumps({"name": n, **st}))
+        removed = reap_stale()
+        assert _name("go") in removed and not (STATE_ROOT / _name("go")).exists()
+        for n in (_name("la"), _name("de"), _name("of")):
+            assert n not in removed and (STATE_ROOT / n / "state.json").exists()
+    finally:
+        for n in records:
+            shutil.rmtree(STATE_ROOT / n, ignore_errors=True)

@@ -1,5 +1,3 @@
-import sys
+from castlab.cli import run
 
-from castlab.cli import main
-
-sys.exit(main())
+run()

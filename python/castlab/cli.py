@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -11,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from castlab import net
+from castlab import net, stopping
 from castlab.assign import parse_assignment, parse_grid
 
 
@@ -48,6 +49,58 @@ def _move_into(done: Path, out: Path) -> None:
     done.rmdir()
 
 
+class _Progress:
+    """The parts a command of several (``reproduce --all``'s experiments, ``scenario run``'s
+    seeds) has finished, in a hidden file of its output folder with the command's settings, so
+    that the same command started again after a stop runs only the rest. Another command's file
+    (other settings, another castlab build) resumes nothing; the file is removed when the
+    command completes."""
+
+    def __init__(self, path: Path, settings: dict):
+        self.path = path
+        self.settings = json.loads(json.dumps(settings, sort_keys=True, default=str))
+        self.done: list = []
+
+    def resume(self, parts: list, present) -> list:
+        """The parts of `parts` an earlier run of the same command finished whose outputs are
+        still there (``present(part)``); they count as done."""
+        try:
+            prev = json.loads(self.path.read_text())
+        except (OSError, ValueError):
+            return []
+        if not isinstance(prev, dict) or prev.get("settings") != self.settings:
+            return []
+        self.done = [x for x in prev.get("done", []) if x in parts and present(x)]
+        return list(self.done)
+
+    def finished(self, part) -> None:
+        self.done.append(part)
+        self.save()
+
+    def save(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}")
+        with stopping.deferred():  # a stop waits for the file to be whole
+            tmp.write_text(json.dumps({"settings": self.settings, "done": self.done}, indent=1) + "\n")
+            os.replace(tmp, self.path)
+
+    def complete(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+
+def _build_identity() -> dict:
+    """What makes two builds' outputs comparable: castlab's version and commit."""
+    from castlab.study.store import castlab_version, git_commit
+
+    return {"castlab_version": castlab_version(), "git_commit": git_commit()}
+
+
+#: reproduce --all's progress file in its output folder
+REPRODUCE_PROGRESS = ".castlab-reproduce-all.json"
+#: scenario run's progress file in its output folder
+SCENARIO_PROGRESS = ".castlab-scenario-run.json"
+
+
 def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
     """Run one experiment into a temporary sibling of `out` and move it into place only once
     complete: an interrupted run leaves `out` as it was (no seed-2 CSVs beside a seed-1
@@ -67,7 +120,8 @@ def _reproduce_one(name: str, out: Path, seed: int, quick: bool) -> dict:
         result = exp.run(work, seed, quick=quick)
         wall = time.perf_counter() - t
         summary = write_summary(work, exp, seed, result, wall, quick=quick)
-        _move_into(work, out)
+        with stopping.deferred():  # a stop does not leave `out` half replaced
+            _move_into(work, out)
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
         raise
@@ -131,13 +185,12 @@ def _longest_first(names: list[str], out: Path) -> list[str]:
     return sorted(names, key=lambda n: -wall.get(n, float("inf")))
 
 
-def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, jobs: int) -> tuple[list, list]:
+def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, jobs: int,
+                        on_done=None) -> tuple[list, list]:
     """Every experiment in a process pool of `jobs` workers, each still written atomically into
-    its own folder. Returns (summaries in `names` order, failures as (name, error)); a failed
-    experiment does not stop the others."""
-    from castlab.parallel import process_pool, stop_pool
-
-    import concurrent.futures as cf
+    its own folder; ``on_done(name)`` after each that finished. Returns (summaries in `names`
+    order, failures as (name, error)); a failed experiment does not stop the others."""
+    from castlab.parallel import as_completed, process_pool, stop_pool
 
     done: dict[str, dict] = {}
     failed: list[tuple[str, str]] = []
@@ -145,7 +198,7 @@ def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, job
     with process_pool(jobs) as ex:
         futures = {ex.submit(_reproduce_quiet, n, out / n, seed, quick): n for n in order}
         try:
-            for fut in cf.as_completed(futures):
+            for fut in as_completed(futures):
                 n = futures[fut]
                 try:
                     summary, text = fut.result()
@@ -156,9 +209,14 @@ def _reproduce_parallel(names: list[str], out: Path, seed: int, quick: bool, job
                 sys.stdout.write(text)
                 sys.stdout.flush()
                 done[n] = summary
+                if on_done is not None:
+                    on_done(n)
         except BaseException:
-            # Ctrl-C: the workers ignore SIGINT, so stop them rather than wait for whole experiments
-            stop_pool(ex)
+            # a stop: the workers ignore SIGINT and SIGHUP, so end them rather than wait for
+            # whole experiments; a worker ended before its clean-up ran leaves its partial folder
+            for pid in stop_pool(ex):
+                for n in names:
+                    shutil.rmtree(out / f".{n}.partial-{pid}", ignore_errors=True)
             raise
     return [done[n] for n in names if n in done], failed
 
@@ -206,39 +264,84 @@ def _cmd_reproduce(args) -> int:
     except OutDirError as e:
         print(f"castlab reproduce: {e}", file=sys.stderr)
         return 2
-    jobs = min(args.jobs or 1, len(names))
-    failed: list[tuple[str, str]] = []
-    if args.all and not os.environ.get(RUN_CACHE_ENV):
-        # experiments that repeat another's runs load them (castlab.experiments.runcache): a
-        # fresh folder for this command only, so no cached run outlives the code that made it
-        cache = tempfile.mkdtemp(prefix="castlab-runs-")
-        os.environ[RUN_CACHE_ENV] = cache
-        try:
-            return _reproduce_names(args, names, out, jobs, failed)
-        finally:
-            os.environ.pop(RUN_CACHE_ENV, None)
-            shutil.rmtree(cache, ignore_errors=True)
-    return _reproduce_names(args, names, out, jobs, failed)
+    progress = None
+    if args.all:
+        # an earlier `reproduce --all` with these settings that was stopped: its finished
+        # experiments are kept, the rest run
+        progress = _Progress(out / REPRODUCE_PROGRESS, {"seed": args.seed, "quick": bool(args.quick),
+                                                        "phase_overhead": args.phase_overhead, **_build_identity()})
+        kept = progress.resume(names, lambda n: (out / n / "summary.json").is_file())
+        if kept:
+            one = len(kept) == 1
+            print(f"castlab reproduce: {len(kept)} experiment{'' if one else 's'} finished by an earlier run of this "
+                  f"command {'is' if one else 'are'} kept ({', '.join(kept)}); running the other "
+                  f"{len(names) - len(kept)}", file=sys.stderr)
+        progress.save()
+    started = time.time()
+    try:
+        if args.all and not os.environ.get(RUN_CACHE_ENV):
+            # experiments that repeat another's runs load them (castlab.experiments.runcache): a
+            # fresh folder for this command only, so no cached run outlives the code that made it
+            cache = tempfile.mkdtemp(prefix="castlab-runs-")
+            os.environ[RUN_CACHE_ENV] = cache
+            try:
+                return _reproduce_names(args, names, out, progress)
+            finally:
+                os.environ.pop(RUN_CACHE_ENV, None)
+                shutil.rmtree(cache, ignore_errors=True)
+        return _reproduce_names(args, names, out, progress)
+    except KeyboardInterrupt:
+        how = f"stopped by {stopping.what()}"
+        if progress is None:
+            try:
+                whole = (out / "summary.json").stat().st_mtime >= started
+            except OSError:
+                whole = False
+            print(f"castlab reproduce: {how}: " + (f"{names[0]} had finished and is in {out}" if whole else
+                  f"{names[0]} did not finish and nothing of it is kept ({out} is as it was); the same command "
+                  "runs it again"), file=sys.stderr)
+        else:
+            # an experiment moved into place (summary.json last) whose end had not been
+            # recorded when the stop came (its result on the way back from a worker) is finished
+            for n in names:
+                with contextlib.suppress(OSError):
+                    if n not in progress.done and (out / n / "summary.json").stat().st_mtime >= started:
+                        progress.finished(n)
+            done = [n for n in names if n in progress.done]
+            print(f"castlab reproduce: {how}: {len(done)} of {len(names)} experiments finished and are kept in "
+                  f"{out}" + (f" ({', '.join(done)})" if done else "") + f"; nothing of the other "
+                  f"{len(names) - len(done)} is kept; the same command runs only those, then writes the report",
+                  file=sys.stderr)
+        return stopping.exit_code()
 
 
-def _reproduce_names(args, names: list, out: Path, jobs: int, failed: list) -> int:
+def _reproduce_names(args, names: list, out: Path, progress: "_Progress | None") -> int:
     from castlab.parallel import workers
     from castlab.report import write_report
 
+    kept = {n: json.loads((out / n / "summary.json").read_text()) for n in (progress.done if progress else [])}
+    todo = [n for n in names if n not in kept]
+    jobs = max(1, min(args.jobs or 1, len(todo)))
+    failed: list[tuple[str, str]] = []
+    ran: dict[str, dict] = {}
     if args.all and jobs > 1:
         t = time.perf_counter()
-        summaries, failed = _reproduce_parallel(names, out, args.seed, args.quick, jobs)
+        summaries, failed = _reproduce_parallel(todo, out, args.seed, args.quick, jobs, on_done=progress.finished)
+        ran = {s["experiment"]: s for s in summaries}
         print(f"castlab reproduce: {len(summaries)} experiments on {jobs} jobs in {time.perf_counter() - t:.1f} s",
               file=sys.stderr)
     else:
-        summaries = []
         # one experiment: its own loop over seeds and points runs on the workers
         with workers(1 if args.all else args.jobs or 1):
-            for n in names:
+            for n in todo:
                 target = out / n if args.all else out
-                summaries.append(_reproduce_one(n, target, args.seed, args.quick))
+                ran[n] = _reproduce_one(n, target, args.seed, args.quick)
+                if progress is not None:
+                    progress.finished(n)
+    summaries = [kept.get(n) or ran[n] for n in names if n in kept or n in ran]
     if args.all:
         write_report(out, summaries)
+        progress.complete()
     for n, err in failed:
         print(f"castlab reproduce: {n} failed: {err}", file=sys.stderr)
     held = all(c["holds"] for s in summaries for c in s["claims"])
@@ -308,14 +411,12 @@ def _cmd_sweep(args) -> int:
         print(f"castlab sweep: {e}", file=sys.stderr)
         return 1
     except SweepInterrupted as e:
-        print(f"castlab sweep: interrupted: {e.report.ran} runs finished"
-              + (f" and are stored in {args.store}" if args.store else "")
-              + f"; {len(e.interrupted)} stopped while running and {len(e.not_run) - len(e.interrupted)} not started "
-              f"are not run" + ("; the same command runs them" if args.store else ""), file=sys.stderr)
-        return 130
-    except KeyboardInterrupt:
-        print("castlab sweep: interrupted", file=sys.stderr)
-        return 130
+        print(f"castlab sweep: stopped by {stopping.what()}: {e.report.ran} runs finished"
+              + (f" and are stored in {args.store}" if args.store else " (no --store: not kept)")
+              + (f"; {len(e.interrupted)} stopped while running and {len(e.not_run) - len(e.interrupted)} not "
+                 f"started are not run" if e.interrupted else f"; {len(e.not_run)} are not run")
+              + ("; the same command runs only those" if args.store else ""), file=sys.stderr)
+        return stopping.exit_code()
     print(f"castlab sweep: {rep.total} runs: {rep.ran - rep.failed} ran, {rep.failed} failed, "
           f"{rep.skipped} already stored" + (f"; store {args.store}" if args.store else ""), file=sys.stderr)
     if rep.rows and rep.metrics:
@@ -347,7 +448,14 @@ def _cmd_results(args) -> int:
         print(f"castlab results: {e}", file=sys.stderr)
         return 2
     if args.csv:
-        df.to_csv(args.csv, index=False)
+        # written whole under a temporary name, then renamed: a stop leaves no half CSV
+        csv = Path(args.csv)
+        tmp = csv.with_name(f".{csv.name}.{os.getpid()}")
+        try:
+            df.to_csv(tmp, index=False)
+            os.replace(tmp, csv)
+        finally:
+            tmp.unlink(missing_ok=True)
         print(f"castlab results: {len(df)} rows -> {args.csv}", file=sys.stderr)
     elif args.aggregate:
         from castlab.study.results import format_aggregate
@@ -442,29 +550,56 @@ def _cmd_scenario_run(args) -> int:
     except OutDirError as e:
         print(f"castlab scenario: {e}", file=sys.stderr)
         return 2
+    # an earlier run of this command (same scenario, same build) that was stopped: its finished
+    # seeds are kept, the others run
+    progress = _Progress(out / SCENARIO_PROGRESS, {"scenario": scenario.to_dict(), **_build_identity()})
+    kept = progress.resume(list(seeds), lambda s: (out / f"seed-{s}" / "summary.json").is_file())
+    if kept:
+        print(f"castlab scenario: {_seeds_text(kept)} finished by an earlier run of this command "
+              f"{'are' if len(kept) > 1 else 'is'} kept; running the other {len(seeds) - len(kept)}", file=sys.stderr)
+    progress.save()
     every: list[dict] = []
-    for seed in seeds:
-        run_dir = out / f"seed-{seed}"
-        print(f"[{scenario.name}] seed {seed} -> {run_dir}", file=sys.stderr, flush=True)
-        t = time.perf_counter()
-        try:
-            scenario.run(seed, run_dir)
-        except ScenarioError as e:
-            print(f"castlab scenario: {e}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            done = [r["seed"] for r in every if r["seed"] != seed]
-            print(f"castlab scenario: interrupted during seed {seed}; finished seeds "
-                  f"{sorted(set(done)) or 'none'} are in {out}", file=sys.stderr)
-            return 130
-        rows = json.loads((run_dir / "summary.json").read_text())["flows"]
-        print(f"{scenario.name}, seed {seed}, {scenario.duration:g} s simulated in {time.perf_counter() - t:.2f} s")
-        print(format_table(rows))
-        every += [{"seed": seed, **r} for r in rows]
+    seed, t_wall = None, time.time()
+    try:
+        for seed in seeds:
+            run_dir = out / f"seed-{seed}"
+            if seed in kept:
+                rows = json.loads((run_dir / "summary.json").read_text())["flows"]
+                every += [{"seed": seed, **r} for r in rows]
+                continue
+            print(f"[{scenario.name}] seed {seed} -> {run_dir}", file=sys.stderr, flush=True)
+            t, t_wall = time.perf_counter(), time.time()
+            try:
+                scenario.run(seed, run_dir)
+            except ScenarioError as e:
+                print(f"castlab scenario: {e}", file=sys.stderr)
+                return 2
+            progress.finished(seed)
+            rows = json.loads((run_dir / "summary.json").read_text())["flows"]
+            print(f"{scenario.name}, seed {seed}, {scenario.duration:g} s simulated in {time.perf_counter() - t:.2f} s")
+            print(format_table(rows))
+            every += [{"seed": seed, **r} for r in rows]
+    except KeyboardInterrupt:
+        if seed is not None and seed not in progress.done:
+            # the seed's folder moved into place (summary.json last) before the stop
+            with contextlib.suppress(OSError):
+                if (out / f"seed-{seed}" / "summary.json").stat().st_mtime >= t_wall:
+                    progress.finished(seed)
+        done = [s for s in seeds if s in progress.done]
+        print(f"castlab scenario: stopped by {stopping.what()} during seed {seed}: "
+              + (f"{_seeds_text(done)} finished and are kept in {out}" if done else "no seed finished")
+              + ("" if seed in done else f"; nothing of seed {seed} is kept")
+              + "; the same command runs only the seeds not finished", file=sys.stderr)
+        return stopping.exit_code()
+    progress.complete()
     if every:
         write_csv(out / "flows.csv", every)
         print(f"flow table of every seed: {out / 'flows.csv'}", file=sys.stderr)
     return 0
+
+
+def _seeds_text(seeds: list) -> str:
+    return f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}"
 
 
 def _cmd_scenario_check(args) -> int:
@@ -550,10 +685,34 @@ def main(argv: list[str] | None = None) -> int:
     old_format = warnings.formatwarning
     warnings.formatwarning = lambda msg, cat, *a, **k: f"castlab: warning: {msg}\n"
     try:
-        return args.fn(args)
+        if args.cmd == "net":
+            # the roles and the router stop on signals their own way (castlab.net, castlab.router)
+            return args.fn(args)
+        # SIGINT, SIGTERM and SIGHUP all take the Ctrl-C path (castlab.stopping): the workers are
+        # ended, what finished is kept and said, and the exit code names the signal
+        with stopping.handled():
+            try:
+                return args.fn(args)
+            except KeyboardInterrupt:
+                print(f"castlab {args.cmd}: stopped by {stopping.what()}", file=sys.stderr)
+                return stopping.exit_code()
+            finally:
+                if stopping.received() is not None:
+                    from castlab.parallel import end_resource_tracker
+
+                    end_resource_tracker()
     finally:
         warnings.formatwarning = old_format
 
 
+def run() -> None:
+    """The ``castlab`` program: ``main()``, then exit with its code. After a stop signal the
+    process ends as soon as its clean-up is done (``stopping.exit_now``)."""
+    code = main()
+    if stopping.received() is not None:
+        stopping.exit_now(code)
+    sys.exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    run()

@@ -471,10 +471,10 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
             f"cap {_fmt_rate(s.rate_cap_bps)}{' keyed' if s.key else ''}; running {args.duration:g} s")
         try:
             role.drv.run(args.duration, status=status, status_interval=args.status_interval)
+        except Stopped as e:  # SIGINT, SIGTERM or SIGHUP, named
+            why = str(e)
         except KeyboardInterrupt:
             why = "SIGINT"
-        except Stopped as e:
-            why = str(e)
     if role.drv.now - role._last[0] >= 0.2:  # a last status line unless one was just printed
         status()
     role.drv.end_pgm_session()  # on the PGM wire, the source's SPM with OPT_FIN; else nothing

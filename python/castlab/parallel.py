@@ -3,6 +3,12 @@
 A leaf module (it imports nothing from castlab), so the experiments, the sweep runner and the
 command line can all use it without importing one another.
 
+A worker ignores SIGINT and SIGHUP (sent to the whole process group by Ctrl-C and a closing
+terminal: the parent decides what a stop means) and ends on SIGTERM, which is how the parent
+ends it (``stop_pool``): idle, at once; in a run, once the run's own clean-up (``finally``
+blocks, temporary folders, a testbed's teardown) has run, without sending anything back. A
+worker whose parent died (SIGKILL) ends itself the same way.
+
 How many workers an experiment's own loop over seeds and points uses is not a global setting:
 ``with workers(n): ...`` sets it for the code run inside the block (a context variable, restored
 when the block ends), and ``map_runs`` reads it. ``castlab reproduce NAME --jobs N`` runs the
@@ -15,10 +21,13 @@ import concurrent.futures as cf
 import contextlib
 import contextvars
 import multiprocessing as mp
+import os
 import signal
+import threading
+import time
 from typing import Any, Callable, Iterator, Optional, Sequence
 
-__all__ = ["process_pool", "stop_pool", "workers", "current_workers", "map_calls", "map_runs"]
+__all__ = ["process_pool", "stop_pool", "end_resource_tracker", "as_completed", "WAIT_S", "workers", "current_workers", "map_calls", "map_runs"]
 
 _WORKERS: contextvars.ContextVar[int] = contextvars.ContextVar("castlab_workers", default=1)
 
@@ -40,36 +49,151 @@ class _BlockPool:
 _POOL: contextvars.ContextVar[Optional[_BlockPool]] = contextvars.ContextVar("castlab_pool", default=None)
 
 
-def _ignore_sigint() -> None:
-    # Ctrl-C reaches the whole process group. The parent decides what an interrupt means (keep
-    # the finished runs, stop the others); a worker that raised KeyboardInterrupt mid-run would
-    # send back a half-run as a failure, or die between runs and break the pool.
+_IN_RUN = False  # in a worker: whether it is running a submitted call
+_TERM: Optional[int] = None  # in a worker: the SIGTERM that is ending it
+
+
+class _Ended(KeyboardInterrupt):
+    """Raised in a worker's run by the SIGTERM that ends the worker."""
+
+
+def _worker_on_term(signum, frame) -> None:
+    global _TERM
+    if not _IN_RUN:
+        os._exit(128 + signum)
+    if _TERM is None:
+        _TERM = signum
+        raise _Ended(signum)  # the run unwinds; _worker_call then ends the worker
+
+
+def _worker_call(fn, args, kwargs):
+    """A submitted call as a worker runs it: a SIGTERM during it unwinds it (its clean-up runs)
+    and ends the worker instead of returning a cut-off run."""
+    global _IN_RUN
+    _IN_RUN = True
+    try:
+        return fn(*args, **kwargs)
+    except KeyboardInterrupt as e:
+        # ours, or the one a testbed's own handler (castlab.stopping) raised for the signal
+        sig = _TERM if _TERM is not None else getattr(e, "signum", None)
+        if sig is not None:
+            os._exit(128 + int(sig))
+        raise
+    finally:
+        _IN_RUN = False
+
+
+class _Pool(cf.ProcessPoolExecutor):
+    """A process pool whose calls run through ``_worker_call``."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        return super().submit(_worker_call, fn, args, kwargs)
+
+
+def _worker_signals() -> None:
+    # Ctrl-C (SIGINT) and a closing terminal (SIGHUP) reach the whole process group. The parent
+    # decides what a stop means (keep the finished runs, stop the others); a worker that raised
+    # KeyboardInterrupt mid-run would send back a half-run as a failure, or die between runs and
+    # break the pool.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _worker_on_term)
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), name="castlab-worker-parent-watch",
+                     daemon=True).start()
+
+
+#: How often a worker checks that the process that started it is still there.
+PARENT_CHECK_S = 0.5
+
+
+def _watch_parent(parent: int) -> None:
+    """A worker whose parent died without ending it (SIGKILL) ends itself: SIGTERM to itself,
+    so that a run holding a testbed tears it down, then exit after 3 s in any case. Without
+    this, a pool's workers would wait for work forever."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(3.0)
+    os._exit(1)
+
+
+def end_resource_tracker(timeout: float = 1.0) -> None:
+    """End multiprocessing's resource tracker, the helper process the first pool of this
+    process started, and reap it: for a command about to exit after a stop, once its pools are
+    ended. The tracker exits when the last process holding its pipe has closed it; closing ours
+    here (the workers are gone) lets it go now rather than after this process, and this
+    process reaps it. multiprocessing's own exit clean-up runs first (it would run at exit, and
+    would start a new tracker to tell it about the pools' semaphores). SIGKILL after
+    `timeout`."""
+    from multiprocessing import resource_tracker, util
+
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    exit_cleanup = getattr(util, "_exit_function", None)
+    if getattr(tracker, "_fd", None) is None or exit_cleanup is None:
+        return
+    import warnings
+
+    with warnings.catch_warnings():
+        # a stop signal sent to the whole group ended the first tracker: the clean-up starts a
+        # new one, with a warning meant for a crash
+        warnings.simplefilter("ignore")
+        exit_cleanup()
+    fd, pid = getattr(tracker, "_fd", None), getattr(tracker, "_pid", None)
+    if fd is None or pid is None:
+        return
+    tracker._fd = tracker._pid = None
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.01)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
 
 
 def process_pool(jobs: int) -> cf.ProcessPoolExecutor:
     """A pool of `jobs` worker processes. Spawn, not fork: the parent may hold threads (the
     progress bar, Dask) and fork copies their locks mid-use. Workers import castlab once and
-    serve many runs; they ignore SIGINT, so on Ctrl-C the parent stops them (``stop_pool``)."""
+    serve many runs; they ignore SIGINT and SIGHUP, so on a stop the parent ends them
+    (``stop_pool``)."""
     if int(jobs) < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
-    return cf.ProcessPoolExecutor(max_workers=int(jobs), mp_context=mp.get_context("spawn"),
-                                  initializer=_ignore_sigint)
+    return _Pool(max_workers=int(jobs), mp_context=mp.get_context("spawn"), initializer=_worker_signals)
 
 
-def stop_pool(ex: cf.ProcessPoolExecutor) -> None:
+def stop_pool(ex: cf.ProcessPoolExecutor) -> list[int]:
     """Stop a pool now: cancel what has not started, end the worker processes (this pool's own,
-    by their handles) and return without waiting for the runs in progress."""
+    by their handles) and return without waiting for the runs in progress. Returns the
+    workers' pids."""
     procs = list((getattr(ex, "_processes", None) or {}).values())
     ex.shutdown(wait=False, cancel_futures=True)
     for p in procs:
         if p.is_alive():
             p.terminate()
+    # SIGTERM ends a worker at once, or, in a run that holds a testbed, starts its teardown;
+    # one second for all of them together, then SIGKILL (a testbed cut short there is removed
+    # by the next testbed that starts: castlab.testbed)
+    end = time.monotonic() + 1.0
     for p in procs:
-        p.join(timeout=1.0)
+        p.join(timeout=max(0.0, end - time.monotonic()))
+    for p in procs:
         if p.is_alive():
             p.kill()
             p.join(timeout=1.0)
+    manager = getattr(ex, "_executor_manager_thread", None)
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(timeout=1.0)  # it lets go of the pool's queues once it sees the workers gone
+    return [p.pid for p in procs if p.pid is not None]
 
 
 @contextlib.contextmanager
@@ -101,6 +225,20 @@ def current_workers() -> int:
     return _WORKERS.get()
 
 
+#: The longest a waiting main thread goes without looking for a stop signal. A signal the kernel
+#: hands to another thread (the pool's, a progress bar's) does not wake a wait on a future; the
+#: main thread runs its handler when the wait returns. Our choice.
+WAIT_S = 0.1
+
+
+def as_completed(futures) -> Iterator[cf.Future]:
+    """``concurrent.futures.as_completed`` that sees a stop signal within ``WAIT_S``."""
+    pending = set(futures)
+    while pending:
+        ready, pending = cf.wait(pending, timeout=WAIT_S, return_when=cf.FIRST_COMPLETED)
+        yield from ready
+
+
 def _call(fn_args):
     fn, args = fn_args
     return fn(*args)
@@ -113,15 +251,27 @@ def map_calls(fn: Callable[..., Any], calls: Sequence[tuple], jobs: int,
     them). On Ctrl-C the pool is stopped at once and KeyboardInterrupt passes on."""
     items = [(fn, tuple(a)) for a in calls]
     if executor is not None:
-        return list(executor.map(_call, items))
+        return _map(executor, items)
     ex = process_pool(jobs)
     try:
-        result = list(ex.map(_call, items))
+        result = _map(ex, items)
     except BaseException:
         stop_pool(ex)
         raise
     ex.shutdown(wait=True)
     return result
+
+
+def _map(ex: cf.Executor, items: list) -> list:
+    futures = [ex.submit(_call, item) for item in items]
+    try:
+        for _ in as_completed(futures):
+            pass
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
+    return [f.result() for f in futures]
 
 
 def map_runs(fn: Callable[..., Any], calls: Sequence[tuple]) -> list:

@@ -184,10 +184,10 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
             else:
                 while True:
                     r.run(3600.0, status=status, status_interval=tick)
+        except Stopped as e:  # SIGINT, SIGTERM or SIGHUP, named
+            why = str(e)
         except KeyboardInterrupt:
             why = "SIGINT"
-        except Stopped as e:
-            why = str(e)
     if out is not None:
         write(why)
         (out / "router_stats.txt").write_text(r.stats_text())

@@ -1,36 +1,141 @@
-"""How a long-running real-network process (a host role, the user-space router) stops on a
-signal: SIGTERM raises :class:`Stopped` naming it, SIGINT raises ``KeyboardInterrupt`` even
-when the process inherited it ignored (started in the background), and both handlers are put
-back afterwards. The process catches both between two slices of its run and writes its
-records.
+"""Stopping a command: SIGINT, SIGTERM and SIGHUP all take the Ctrl-C path.
 
-A leaf module (the standard library only).
+``kill``, ``timeout``, a batch scheduler's cancel and systemd send SIGTERM; a terminal that
+closes sends SIGHUP; Ctrl-C sends SIGINT. Inside ``handled()`` each of them raises
+:class:`Stopped`, a ``KeyboardInterrupt``, in the main thread, so one code path (the one Ctrl-C
+always took: stop the workers, keep what finished, say what was kept) serves all three, and
+``exit_code()`` gives the shell's convention for the signal that came, 128 + its number (130,
+143, 129).
+
+Only the first signal raises: a second one while the command is stopping (Ctrl-C pressed
+twice, ``timeout`` and a scheduler both sending) is recorded and otherwise ignored, so that it
+cannot cut the clean-up short. Inside ``deferred()`` (a file being moved into place, a store row
+being renamed) a signal is held until the block ends, so that nothing is left half written.
+
+A leaf module: it imports nothing from castlab.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
-from contextlib import contextmanager
-from typing import Iterator
+import sys
+import threading
+from typing import Iterator, Optional
 
-__all__ = ["Stopped", "stop_on_signals"]
+__all__ = ["SIGNALS", "Stopped", "handled", "handler", "deferred", "received", "exit_code", "what", "exit_now",
+           "stop_on_signals"]
 
-
-class Stopped(Exception):
-    """A signal asked the process to stop; the message is the signal's name (``SIGTERM``)."""
-
-
-def _raise_stopped(signum, frame):
-    raise Stopped(signal.Signals(signum).name)
+#: The signals a long command stops on.
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
-@contextmanager
-def stop_on_signals() -> Iterator[None]:
-    """Within the block, SIGTERM raises :class:`Stopped` and SIGINT ``KeyboardInterrupt``."""
-    old_term = signal.signal(signal.SIGTERM, _raise_stopped)
-    old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
+class Stopped(KeyboardInterrupt):
+    """A stop signal arrived (``signum``); a ``KeyboardInterrupt``, so the code written for
+    Ctrl-C handles it."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = int(signum)
+
+
+_received: Optional[int] = None  # the first stop signal of this process, once one came
+_raised = False  # whether Stopped was raised for it
+_defer_depth = 0
+_handled_depth = 0  # handled() blocks open
+
+
+def handler(signum, frame) -> None:
+    """The handler ``handled()`` installs. Installed on its own (a testbed's block in a library
+    call, a pool worker), it raises :class:`Stopped` for every signal outside ``deferred()``."""
+    global _received, _raised
+    if _handled_depth == 0:
+        _received, _raised = int(signum), False
+    elif _received is None:
+        _received = int(signum)
+    if _raised or _defer_depth > 0:
+        return
+    _raised = True
+    raise Stopped(_received)
+
+
+@contextlib.contextmanager
+def handled() -> Iterator[None]:
+    """Run the block with SIGINT, SIGTERM and SIGHUP raising :class:`Stopped`; the previous
+    handlers come back when it ends. Outside the main thread (where Python cannot set
+    handlers) the block runs unchanged."""
+    global _received, _raised, _handled_depth
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _received, _raised = None, False
+    old = {s: signal.signal(s, handler) for s in SIGNALS}
+    _handled_depth += 1
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old_term)
-        signal.signal(signal.SIGINT, old_int)
+        _handled_depth -= 1
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@contextlib.contextmanager
+def deferred() -> Iterator[None]:
+    """Hold a stop signal that arrives inside the block until the block has ended. Only the
+    main thread, where signal handlers run, holds one; elsewhere the block runs unchanged."""
+    global _defer_depth, _raised
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    _defer_depth += 1
+    try:
+        yield
+    finally:
+        _defer_depth -= 1
+    if _defer_depth == 0 and _received is not None and not _raised:
+        _raised = True
+        raise Stopped(_received)
+
+
+def received() -> Optional[int]:
+    """The stop signal this process received inside ``handled()``, or None."""
+    return _received
+
+
+def exit_code(signum: Optional[int] = None) -> int:
+    """128 + the signal's number (SIGINT 130, SIGTERM 143, SIGHUP 129): the received signal's,
+    130 when none was recorded (a KeyboardInterrupt raised some other way)."""
+    s = signum if signum is not None else _received
+    return 128 + int(s if s is not None else signal.SIGINT)
+
+
+def what(signum: Optional[int] = None) -> str:
+    """The stop signal in words, for the line that says what was kept."""
+    s = signum if signum is not None else _received
+    if s is None or s == signal.SIGINT:
+        return "Ctrl-C (SIGINT)"
+    return signal.Signals(s).name
+
+
+def exit_now(code: int) -> None:
+    """End the process with `code` once its exit handlers have run and its output is flushed,
+    without tearing down the interpreter's modules one by one (up to a second with pandas and
+    pyarrow loaded on a loaded machine: time a stopped command does not have). For a program
+    that is done, never for a library call."""
+    import atexit
+
+    run_exit_handlers = getattr(atexit, "_run_exitfuncs", None)
+    if run_exit_handlers is not None:
+        run_exit_handlers()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
+
+
+def stop_on_signals() -> contextlib.AbstractContextManager:
+    """``handled()`` for a long-running real-network process (a host role, the user-space
+    router): it catches :class:`Stopped` between two slices of its run, names the signal
+    (``str(e)``: ``SIGTERM``) and writes its records."""
+    return handled()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import contextlib
+import logging
 import os
 import threading
 from typing import Iterator, Optional
@@ -49,8 +50,28 @@ class DaskExecutor(cf.Executor):
         self._inner.shutdown(wait=wait)
 
 
+class _CancelledRace(logging.Filter):
+    """Drops the error Dask's executor logs (through tornado) when it hands a result to a future
+    the sweep has cancelled on a stop: the stop is said by the command, the race is harmless."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exc = record.exc_info[1] if record.exc_info else None
+        return not (isinstance(exc, cf.InvalidStateError) and "CANCELLED" in str(exc))
+
+
 @contextlib.contextmanager
 def dask_executor(address: str, jobs: Optional[int] = None) -> Iterator[DaskExecutor]:
+    quiet = _CancelledRace()
+    logging.getLogger("tornado.application").addFilter(quiet)
+    try:
+        with _dask_executor(address, jobs) as ex:
+            yield ex
+    finally:
+        logging.getLogger("tornado.application").removeFilter(quiet)
+
+
+@contextlib.contextmanager
+def _dask_executor(address: str, jobs: Optional[int] = None) -> Iterator[DaskExecutor]:
     try:
         from distributed import Client, LocalCluster
     except ImportError as e:
@@ -62,9 +83,29 @@ def dask_executor(address: str, jobs: Optional[int] = None) -> Iterator[DaskExec
         n = jobs or os.cpu_count() or 1
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                 Client(cluster) as client:
-            yield DaskExecutor(client)
+            try:
+                yield DaskExecutor(client)
+            except KeyboardInterrupt:
+                _end_local_workers(cluster)
+                raise
     else:
         if jobs is not None:
             raise ValueError("--jobs does not apply to an existing Dask cluster (its workers are set where it runs)")
         with Client(address) as client:
             yield DaskExecutor(client)
+
+
+def _end_local_workers(cluster) -> None:
+    """On a stop: SIGKILL the local cluster's worker processes (ours, by the pids their nannies
+    hold) before the cluster closes. A graceful close waits for the runs in progress (4 s and
+    more); what they would have returned is not kept anyway. Dask's complaints about the
+    connections this cuts are silenced: the command says what happened."""
+    import logging
+    import signal
+
+    logging.getLogger("distributed").setLevel(logging.CRITICAL + 1)
+    for nanny in list(getattr(cluster, "workers", {}).values()):
+        pid = getattr(getattr(nanny, "process", None), "pid", None)
+        if pid:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)

@@ -24,7 +24,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
-from castlab.parallel import map_calls, process_pool, stop_pool
+from castlab import stopping
+from castlab.parallel import WAIT_S, map_calls, process_pool, stop_pool
 from castlab.study.store import Store, StoreWriteError, castlab_version, git_commit, run_key
 from castlab.study.targets import META_COLUMNS, Target, flat_metrics, make_target
 
@@ -236,8 +237,10 @@ def run_sweep(target: Any, grid: Optional[Mapping[str, Sequence[Any]]] = None, s
         if executor is None and (jobs == 1 or len(todo) <= 1):
             for r in todo:
                 running = [r]
-                finish(r, execute(tgt, r.param_dict, r.seed))
-                done_keys.add(r.key)
+                outcome = execute(tgt, r.param_dict, r.seed)
+                with stopping.deferred():  # a stop waits until the finished run is stored
+                    finish(r, outcome)
+                    done_keys.add(r.key)
             running = []
         elif todo:
             own = executor is None
@@ -250,17 +253,22 @@ def run_sweep(target: Any, grid: Optional[Mapping[str, Sequence[Any]]] = None, s
                 pending = set(futures)
                 while pending:
                     # a timeout, so that a lost Dask worker shows on the progress line while the
-                    # runs it held are recomputed elsewhere
-                    ready, pending = cf.wait(pending, timeout=1.0, return_when=cf.FIRST_COMPLETED)
+                    # runs it held are recomputed elsewhere, and a stop signal is seen at once
+                    ready, pending = cf.wait(pending, timeout=WAIT_S, return_when=cf.FIRST_COMPLETED)
                     for fut in ready:
                         r = futures[fut]
                         try:
                             outcome = fut.result()
                         except Exception as e:  # the worker itself died (killed, out of memory, unpicklable)
+                            if stopping.received() is not None:
+                                # a stop signal reached the workers too (sent to the process
+                                # group): the run was cut off, not failed
+                                raise KeyboardInterrupt from e
                             outcome = {"status": "error", "error": f"worker failed: {type(e).__name__}: {e}",
                                        "metrics": {}, "files": None, "wall_s": float("nan"), "host": None}
-                        finish(r, outcome)
-                        done_keys.add(r.key)
+                        with stopping.deferred():  # a stop waits until the finished run is stored
+                            finish(r, outcome)
+                            done_keys.add(r.key)
                     note = lost.note()
                     if note:
                         (bar.write(note, file=log) if bar is not None else print(note, file=log, flush=True))

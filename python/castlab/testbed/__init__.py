@@ -4,8 +4,11 @@ kernel IP multicast routing driven by IGMP membership through igmpproxy, so that
 leave prunes its branch. Kernel TCP (iperf3) gives cross traffic.
 
 Everything it creates (namespaces, links, daemons, processes it starts) is removed on exit, on
-error and on SIGINT/SIGTERM; ``castlab testbed down NAME`` removes a testbed left behind by a
-killed process, by the namespace prefix and the pids in its state file. Teardown also ends
+error and on SIGINT/SIGTERM/SIGHUP. A testbed records what it made in a state file (its
+namespaces; each process it started, by pid, start time and command line; the pid of the
+castlab process that owns it), and every testbed that starts first removes what a testbed
+whose owner is gone left behind (``reap_stale``): a SIGKILLed run does not leave its
+namespaces and daemons beside the next. ``castlab testbed down NAME`` removes one by hand. Teardown also ends
 every process still running inside the testbed's namespaces (``ip netns pids``), those
 started by hand with ``ip netns exec`` included. Needs root, ``ip``,
 ``tc`` and ``igmpproxy`` (the Makefile's set-up installs them with apt); ``available()`` says
@@ -15,6 +18,8 @@ what is missing. See docs/testbed.md.
 from __future__ import annotations
 
 import atexit
+import contextlib
+import fcntl
 import importlib.util
 import ipaddress
 import json
@@ -29,10 +34,11 @@ import time
 from pathlib import Path
 from typing import Optional, Sequence
 
+from castlab import stopping
 from castlab.testbed.topology import NET_PREFIX, Lan, Link, Topology, register, topologies
 
 __all__ = ["Testbed", "Topology", "Link", "Lan", "register", "topologies", "available", "down_by_name",
-           "list_testbeds", "netem_available", "netns_pids", "removed_elsewhere"]
+           "list_testbeds", "netem_available", "netns_pids", "reap_stale", "removed_elsewhere"]
 
 
 
@@ -54,6 +60,9 @@ def __getattr__(name: str):
 STATE_ROOT = Path(tempfile.gettempdir()) / "castlab-testbed"
 #: Every namespace the testbed creates starts with this; `down` removes only those of one name.
 NS_PREFIX = "cl-"
+#: The state file's format: only records of this format are removed as stale (an older one may
+#: belong to a testbed left up on purpose).
+STATE_FORMAT = 2
 #: A dead user-space router is restarted this many times before its testbed is torn down.
 ROUTER_RESTARTS = 3
 #: How often a user router rewrites its counters while it runs (what qdisc_stats reads).
@@ -152,12 +161,16 @@ def netem_available() -> bool:
 
 
 def _pid_alive(pid: int) -> bool:
+    """Whether `pid` runs: a zombie (ended, not yet reaped by its parent) does not."""
     try:
         os.kill(pid, 0)
-        return True
     except ProcessLookupError:
         return False
     except PermissionError:
+        return True
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[0] != "Z"
+    except (OSError, IndexError):
         return True
 
 
@@ -182,6 +195,122 @@ def _kill_pid(pid: int, timeout: float = 3.0) -> None:
         os.waitpid(pid, 0)
     except (ProcessLookupError, ChildProcessError):
         pass
+
+
+def _start_time(pid: int) -> Optional[int]:
+    """When process `pid` started (clock ticks after boot, /proc/PID/stat field 22), or None if
+    there is no such process. With the pid it names one process for the whole uptime."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[-1].split()
+    return int(fields[19]) if len(fields) > 19 and fields[19].isdigit() else None
+
+
+def _cmdline(pid: int) -> Optional[list[str]]:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    return [a.decode(errors="replace") for a in raw.split(b"\0")[:-1]]
+
+
+def _boot_id() -> str:
+    try:
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    except OSError:
+        return ""
+
+
+def _same_process(rec: dict) -> bool:
+    """Whether the process a state file recorded (pid, start time, argv) is still running as
+    the program it started: the same start time, and the recorded command line (or, for
+    ``ip netns exec NS CMD...``, which execs CMD, that command's)."""
+    pid, start, argv = rec.get("pid"), rec.get("start"), rec.get("argv")
+    if not isinstance(pid, int) or start is None or not isinstance(argv, list):
+        return False
+    if _start_time(pid) != start:
+        return False
+    cmd = _cmdline(pid)
+    inner = argv[4:] if argv[:3] == ["ip", "netns", "exec"] else None
+    return cmd is not None and (cmd == argv or cmd == inner)
+
+
+def _owner_alive(st: dict) -> bool:
+    if st.get("boot_id") != _boot_id():
+        return False  # recorded before a reboot
+    pid = st.get("owner_pid")
+    return isinstance(pid, int) and _start_time(pid) is not None and _start_time(pid) == st.get("owner_start")
+
+
+@contextlib.contextmanager
+def _state_lock():
+    """One testbed at a time looks for stale ones (two starting together do not race)."""
+    STATE_ROOT.mkdir(parents=True, exist_ok=True)
+    with open(STATE_ROOT / ".lock", "w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def reap_stale() -> dict[str, list[str]]:
+    """Remove what testbeds whose owning castlab process is gone (SIGKILLed, or the machine
+    rebooted) left behind: the processes they started, each only if it is still the recorded
+    program (pid, start time, command line), every process inside their namespaces, the
+    namespaces by name, their state folders. Testbeds left up on purpose (``testbed up
+    --detach``) and state files of another format are left alone. Returns name -> what was
+    removed."""
+    if not STATE_ROOT.is_dir():
+        return {}
+    removed: dict[str, list[str]] = {}
+    with _state_lock():
+        for d in sorted(STATE_ROOT.iterdir()):
+            try:
+                st = json.loads((d / "state.json").read_text())
+            except (OSError, ValueError):
+                continue
+            if not isinstance(st, dict) or st.get("format") != STATE_FORMAT or st.get("detached"):
+                continue
+            if _owner_alive(st):
+                continue
+            name = str(st.get("name", d.name))
+            what = []
+            for rec in st.get("processes", []):
+                if isinstance(rec, dict) and _same_process(rec):
+                    _kill_pid(rec["pid"])
+                    inner = rec["argv"][4:] if rec["argv"][:3] == ["ip", "netns", "exec"] else rec["argv"]
+                    what.append(f"pid {rec['pid']} ({os.path.basename(inner[0]) if inner else '?'})")
+            present = set(_netns_list())
+            mine = sorted({n for n in st.get("namespaces", []) if n in present}
+                          | {n for n in present if n.startswith(f"{NS_PREFIX}{name}-")})
+            what += [f"pid {pid} (in its namespaces)" for pid in _end_processes_in(mine)]
+            for n in mine:
+                _run(["ip", "netns", "del", n], check=False)
+                what.append(n)
+            shutil.rmtree(d, ignore_errors=True)
+            removed[name] = what
+    return removed
+
+
+def _stop_together(procs: Sequence[subprocess.Popen], timeout: float) -> None:
+    """SIGTERM to each of `procs` still running, then wait for them all within `timeout`, then
+    SIGKILL those left: processes this testbed started, by their handles."""
+    live = [p for p in procs if p.poll() is None]
+    for p in live:
+        with contextlib.suppress(ProcessLookupError):
+            p.send_signal(signal.SIGTERM)
+    end = time.monotonic() + timeout
+    for p in live:
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            p.wait(timeout=max(0.0, end - time.monotonic()))
+    for p in live:
+        if p.poll() is None:
+            p.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                p.wait(timeout=timeout)
 
 
 def netns_pids(ns: str) -> list[int]:
@@ -259,6 +388,8 @@ class Testbed:
         #: each user-space router's counters as it wrote them at teardown
         self.final_router_stats: dict[str, dict] = {}
         self._stopping = False
+        #: left up on purpose (``testbed up --detach``): never removed as stale
+        self.detached = False
         self.topo = topology
         self.name = name
         self.verbose = verbose
@@ -343,9 +474,13 @@ class Testbed:
         reason = available()
         if reason:
             raise RuntimeError(f"testbed: {reason}")
+        for name, what in reap_stale().items():
+            print(f"castlab testbed: removed testbed {name!r}, left by a castlab process that is gone: "
+                  f"{', '.join(what) if what else 'its state file'}", file=sys.stderr, flush=True)
         if self.state_dir.exists() or any(n.startswith(f"{NS_PREFIX}{self.name}-") for n in _netns_list()):
             raise RuntimeError(f"testbed {self.name!r} exists already: `castlab testbed down {self.name}` removes it")
         self.state_dir.mkdir(parents=True)
+        self._save_state()  # before anything is made: a SIGKILL from here on leaves a record
         self.is_up = True
         try:
             self._build()
@@ -718,15 +853,11 @@ class Testbed:
         """Stop every process and daemon this testbed started (by pid) and delete its
         namespaces. Safe to call twice, and after a partial `up`."""
         self._stopping = True
-        for p in self.procs:
-            if p.poll() is None:
-                self.stop(p, signal.SIGTERM, timeout=3.0)
-        for r, p in self.daemons.items():
-            if p.poll() is None:
-                if self.routers == "user" and r in self.router_argv:
-                    self.stop(p, signal.SIGTERM, timeout=3.0)  # it writes its counters on the way out
-                else:
-                    _kill_pid(p.pid)
+        # the processes it started first (a role's last datagrams cross the routers), then the
+        # routers (a user router writes its counters on the way out) and igmpproxy: each group
+        # SIGTERMed at once and given 3 s together, then SIGKILLed
+        _stop_together(self.procs, 3.0)
+        _stop_together(list(self.daemons.values()), 3.0)
         if self.routers == "user":
             for r in self.router_argv:
                 self.final_router_stats[r] = self.router_stats(r)
@@ -739,21 +870,39 @@ class Testbed:
         shutil.rmtree(self.state_dir, ignore_errors=True)
         self.is_up = False
 
+    def _namespaces(self) -> list[str]:
+        """Every namespace this testbed makes (the switches' too, with user routers)."""
+        t = self.topo
+        nodes = t.hosts + t.routers
+        if self.routers == "user":
+            nodes += [f"lan{j}" for j, lan in enumerate(t.lans) if lan.shaping == "shared"]
+        return [self.ns(n) for n in nodes]
+
     def _save_state(self) -> None:
+        """The state file: what this testbed made, for ``down`` and for ``reap_stale`` after
+        its owner (this process) is gone. Written whole, then renamed."""
         if not self.state_dir.exists():
             return
-        st = {"name": self.name, "topology": self.topo.name, "owner_pid": os.getpid(),
-              "pids": [p.pid for p in self.procs] + [p.pid for p in self.daemons.values()]}
-        (self.state_dir / "state.json").write_text(json.dumps(st))
+        started = self.procs + list(self.daemons.values())
+        me = os.getpid()
+        st = {"format": STATE_FORMAT, "name": self.name, "topology": self.topo.name, "owner_pid": me,
+              "owner_start": _start_time(me), "boot_id": _boot_id(), "detached": self.detached,
+              "namespaces": self._namespaces(), "pids": [p.pid for p in started],
+              "processes": [{"pid": p.pid, "start": _start_time(p.pid), "argv": [str(a) for a in p.args]}
+                            for p in started if p.poll() is None]}
+        tmp = self.state_dir / f".state.json.{me}"
+        with stopping.deferred():
+            tmp.write_text(json.dumps(st))
+            os.replace(tmp, self.state_dir / "state.json")
 
-    # ---- context manager: teardown on exit, error and SIGINT/SIGTERM
+    # ---- context manager: teardown on exit, error and SIGINT/SIGTERM/SIGHUP
     def __enter__(self) -> "Testbed":
-        def on_signal(signum, frame):
-            raise KeyboardInterrupt(f"signal {signum}")
-
-        for s in (signal.SIGINT, signal.SIGTERM):
+        # the stop signals raise KeyboardInterrupt (castlab.stopping), so the block unwinds and
+        # the testbed is torn down; one a pool worker ignores (the parent decides) stays ignored
+        for s in stopping.SIGNALS:
             try:
-                self._old_handlers[s] = signal.signal(s, on_signal)
+                if signal.getsignal(s) is not signal.SIG_IGN:
+                    self._old_handlers[s] = signal.signal(s, stopping.handler)
             except ValueError:  # not the main thread
                 pass
         atexit.register(self.down)

@@ -35,6 +35,7 @@ def _up(args) -> int:
         print(f"castlab testbed: {e}", file=sys.stderr)
         return 2
     if args.detach:
+        tb.detached = True  # left up on purpose: the next testbed does not remove it as stale
         try:
             tb.up()
         except RuntimeError as e:
