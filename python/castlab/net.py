@@ -28,7 +28,6 @@ import argparse
 import ipaddress
 import json
 import sys
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
