@@ -747,6 +747,19 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
                   claims, ["fig13.csv", "fig13_runs.csv", table, *files])
 
 
+def fig14_converges_claim(pair: pd.DataFrame, explanation: str = "") -> Claim:
+    """'The RTT converges much faster with RED' (§3.2.1), 'much' read as a factor of two: RED's
+    convergence time at most half DropTail's, as RED − DropTail / 2 <= 0 per run (linear in the
+    runs, so its mean over seeds has a t interval), at every reading. ``pair``: one row per
+    (reading, seed) with srtt_converge_s_red and srtt_converge_s_droptail."""
+    d = pair.assign(red_minus_half_droptail_converge_s=pair["srtt_converge_s_red"]
+                    - 0.5 * pair["srtt_converge_s_droptail"])
+    return reading_claim("red-converges-faster", "'the RTT converges much faster with RED' (§3.2.1), 'much' read as "
+                         "a factor of two: RED's convergence time at most half DropTail's (RED − DropTail / 2, s, "
+                         "same seed; convergence: 5 s bin medians within ±20 % of the second-half median)", "at_most",
+                         (0.0,), d, "red_minus_half_droptail_converge_s", "s, difference", explanation)
+
+
 def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 100.0 if quick else DURATION_S
     warm = 20.0
@@ -789,8 +802,6 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
     pair["red_over_droptail_bps"] = pair["main_mean_bps_red"] / pair["main_mean_bps_droptail"]
     pair["red_over_droptail_srtt"] = pair["main_srtt_mean_red"] / pair["main_srtt_mean_droptail"]
     pair["red_minus_droptail_converge_s"] = pair["srtt_converge_s_red"] - pair["srtt_converge_s_droptail"]
-    # "much faster": RED's convergence time at most half DropTail's, i.e. RED − DropTail / 2 <= 0
-    # (linear in the runs, so its mean over seeds has a t interval)
     pair["red_minus_half_droptail_converge_s"] = pair["srtt_converge_s_red"] - 0.5 * pair["srtt_converge_s_droptail"]
     pair["fair_droptail"] = pair["main_mean_bps_droptail"] / pair["tcp_mean_bps_droptail"]
     pair["fair_red"] = pair["main_mean_bps_red"] / pair["tcp_mean_bps_red"]
@@ -857,10 +868,7 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
                    "at_most", (1.0,), pair, "red_over_droptail_srtt", "ratio",
                    f"RED / DropTail SRTT per reading {per('red_over_droptail_srtt')} ({table}: "
                    "main_srtt_mean_droptail, main_srtt_mean_red)"),
-        reading_claim("red-converges-faster", "'the RTT converges much faster with RED' (§3.2.1), 'much' read as a "
-                      "factor of two: RED's convergence time at most half DropTail's (RED − DropTail / 2, s, same "
-                      "seed; convergence: 5 s bin medians within ±20 % of the second-half median)", "at_most",
-                      (0.0,), pair, "red_minus_half_droptail_converge_s", "s, difference", conv_why),
+        fig14_converges_claim(pair, conv_why),
         # DropTail's half of "fair towards the competing TCP flow in both cases" is lesbcc-fig13's
         # fair-a-unlimited: the same runs (one TCP in set 4, DropTail, same seeds and readings),
         # so it is claimed there only (fig14_readings.csv still lists fair_droptail).
@@ -883,6 +891,22 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
 # ------------------------------------------------------------------------------------------
 # fig16: different buffers, with and without aggregation (Figs. 16-17)
 # ------------------------------------------------------------------------------------------
+
+def fig16_rtt_claim(runs: pd.DataFrame, agg: bool, table: str = "fig16_readings.csv") -> Claim:
+    """'its RTT would be biased higher (average of the 4 different RTTs measures received from the 4
+    receivers)' (§3.2.2): the main SRTT above the mean of the four paths' SRTTs (each path's: its
+    unicast flows' mean SRTT), main / mean at least 1 per seed, decided over seeds at every
+    reading. ``runs``: one row per (reading, seed) with main_srtt_mean and paths_srtt_mean."""
+    d = runs.assign(main_over_paths_mean_srtt=runs["main_srtt_mean"] / runs["paths_srtt_mean"])
+    tag, w = ("agg", "with") if agg else ("noagg", "without")
+    return reading_claim(
+        f"rtt-above-mean-{tag}", f"{w} aggregation: 'its RTT would be biased higher (average of the 4 different "
+        "RTTs measures received from the 4 receivers)' (§3.2.2): the main SRTT over the mean of the four paths' "
+        "SRTTs (their unicast flows'), at least 1", "at_least", (1.0,), d, "main_over_paths_mean_srtt", "ratio",
+        f"per reading the main SRTT {_per_reading(d, 'main_srtt_mean')} s against the paths' mean "
+        f"{_per_reading(d, 'paths_srtt_mean')} s ({table}: main_over_paths_mean_srtt, main_srtt_mean, "
+        "paths_srtt_mean, set1_srtt..set4_srtt; per seed fig16_runs.csv)")
+
 
 def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
     duration = 100.0 if quick else DURATION_S
@@ -969,16 +993,7 @@ def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
             f"{_per_reading(allr, 'set1_over_main_srtt_sq')}, main / set-1 rate "
             f"{_per_reading(allr, 'main_over_set1_bps')}, main / unicast {_per_reading(allr, 'ratio')} ({table}: "
             "set1_srtt, main_srtt_mean, set1_over_main_srtt_sq, main_over_set1_bps, ratio)"))
-        # "biased higher (average of the 4 different RTTs)": the main SRTT above the mean of the
-        # four paths' SRTTs (each path's: its unicast flows' mean SRTT), per seed, at every reading
-        claims.append(reading_claim(
-            f"rtt-above-mean-{tag}", f"{w} aggregation: 'its RTT would be biased higher (average of the 4 different "
-            "RTTs measures received from the 4 receivers)' (§3.2.2): the main SRTT over the mean of the four paths' "
-            "SRTTs (their unicast flows'), at least 1", "at_least", (1.0,), allr, "main_over_paths_mean_srtt", "ratio",
-            f"per reading the main SRTT {_per_reading(allr, 'main_srtt_mean')} s against the paths' mean "
-            f"{_per_reading(allr, 'paths_srtt_mean')} s (range {_per_reading(allr, 'paths_srtt_min')} .. "
-            f"{_per_reading(allr, 'paths_srtt_max')} s) ({table}: main_over_paths_mean_srtt, main_srtt_mean, "
-            "paths_srtt_mean, set1_srtt..set4_srtt; per seed fig16_runs.csv)"))
+        claims.append(fig16_rtt_claim(allr, agg, table))
     noagg_all = everything[~everything["aggregation"].astype(bool)]
     sums_by = {r: [int(noagg_all.loc[noagg_all["reading"] == r, f"les_rcv{k}"].sum()) for k in range(1, 5)]
                for r in present}
@@ -1026,6 +1041,36 @@ FIG19_PARTIAL_LIKE = {"(20,80)": "none", "(60,40)": "complete", "(80,20)": "comp
 # packets in the 600 s run (fig19_suppression_runs.csv: odata), hence per packet sent.
 FIG19_SUPPRESS_SIZES = (100, 200)
 FIG19_SUPPRESS_MAX = 0.1
+
+
+def fig19_suppress_claim(runs: pd.DataFrame) -> tuple[Claim, pd.DataFrame]:
+    """'The worst-case curve in all the three graphs depicts the effect of complete aggregation done
+    at Router1, which suppresses all the LIs from the worst-loss receiver' (§3.3): at every point of
+    the figure (split, receiver count), the worst receiver's LIs at the source per packet sent
+    under complete aggregation over the same share without (means over seeds), at most
+    FIG19_SUPPRESS_MAX on the largest point, at every LI2LE reading. ``runs``: fig19_run rows
+    (li2le_reading, split, receivers, mode, worst_lis, odata). Returns the claim and the points."""
+    d = runs[runs["mode"].isin(["none", "complete"])].assign(
+        worst_lis_per_packet=runs["worst_lis"] / runs["odata"].clip(lower=1))
+    pts = d.groupby(["li2le_reading", "split", "receivers", "mode"])["worst_lis_per_packet"].mean().unstack("mode")
+    pts["complete_over_none"] = pts["complete"] / pts["none"].clip(lower=1e-12)
+    readings = [r for r in LI2LE_READINGS if r in set(d["li2le_reading"])]
+    worst_pt = {r: float(pts.loc[r, "complete_over_none"].max()) for r in readings}
+    where = {r: pts.loc[r, "complete_over_none"].idxmax() for r in readings}
+    totals = sorted(set(d["receivers"]))
+    c = over_readings(at_most, worst_pt, "complete-suppresses", "'The worst-case curve in all the three graphs "
+                      "depicts the effect of complete aggregation done at Router1, which suppresses all the LIs from "
+                      "the worst-loss receiver' (§3.3): the worst receiver's LIs at the source per packet sent, "
+                      f"complete aggregation / none (means over seeds), at most {FIG19_SUPPRESS_MAX} at every split "
+                      "and receiver count of Fig. 19 (the largest), at every LI2LE reading", FIG19_SUPPRESS_MAX, None,
+                      "ratio", kind="paper", setting="LI2LE")
+    _explain(c, "per-sequence-number aggregation can hide only the worst receiver's losses that another receiver "
+                "shares, 1 − 0.98^(k−1) of them at k receivers ("
+                + ", ".join(f"{1 - 0.98 ** (k - 1):.0%} at {k}" for k in totals)
+                + "); the largest share per reading: "
+                + ", ".join(f"{r} {worst_pt[r]:.3g} at split {where[r][0]}, {where[r][1]} receivers" for r in readings)
+                + " (fig19_suppression.csv: complete_over_none by li2le_reading, split, receivers)")
+    return c, pts.reset_index()
 
 
 def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
@@ -1113,27 +1158,9 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
                                   "receiver's losses that another receiver of the same subtree shares (1 − 0.98^k), "
                                   "so partial aggregation at 5-40 receivers removes few of them (fig19.csv: mean by "
                                   "li2le_reading, split, receivers and mode; worst_lis)"))
-    # complete-suppresses: the worst receiver's LIs per packet sent, complete / none, at every point
-    all_df["worst_lis_per_packet"] = all_df["worst_lis"] / all_df["odata"].clip(lower=1)
-    pts = all_df[all_df["mode"].isin(["none", "complete"])].groupby(["li2le_reading", "split", "receivers", "mode"])[
-        "worst_lis_per_packet"].mean().unstack("mode")
-    pts["complete_over_none"] = pts["complete"] / pts["none"].clip(lower=1e-12)
-    pts.reset_index().to_csv(out / "fig19_suppression.csv", index=False)
-    worst_pt = {r: float(pts.loc[r, "complete_over_none"].max()) for r in LI2LE_READINGS}
-    where = {r: pts.loc[r, "complete_over_none"].idxmax() for r in LI2LE_READINGS}
-    c = over_readings(at_most, worst_pt, "complete-suppresses", "'The worst-case curve in all the three graphs "
-                      "depicts the effect of complete aggregation done at Router1, which suppresses all the LIs from "
-                      "the worst-loss receiver' (§3.3): the worst receiver's LIs at the source per packet sent, "
-                      "complete aggregation / none (means over seeds), at most "
-                      f"{FIG19_SUPPRESS_MAX} at every split and receiver count of Fig. 19 (the largest), at every "
-                      "LI2LE reading", FIG19_SUPPRESS_MAX, None, "ratio", kind="paper", setting="LI2LE")
-    claims.append(_explain(c, "per-sequence-number aggregation can hide only the worst receiver's losses that another "
-                              "receiver shares, 1 − 0.98^(k−1) of them at k receivers ("
-                              + ", ".join(f"{1 - 0.98 ** (k - 1):.0%} at {k}" for k in totals)
-                              + "); the largest share per reading: "
-                              + ", ".join(f"{r} {worst_pt[r]:.3g} at split {where[r][0]}, {where[r][1]} receivers"
-                                          for r in LI2LE_READINGS)
-                              + " (fig19_suppression.csv: complete_over_none by li2le_reading, split, receivers)"))
+    c, pts = fig19_suppress_claim(all_df)
+    pts.to_csv(out / "fig19_suppression.csv", index=False)
+    claims.append(c)
     share = {}
     for total in sizes:
         d = sup[sup["receivers"] == total]
