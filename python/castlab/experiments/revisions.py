@@ -59,12 +59,13 @@ REVISIONS: list[Revision] = [
     *[R("lesbcc-fig6", cid, "b49178a", "rule",
         f"{pv} ± 50 % at the 56 ms reading, 1 seed (989fa4f): fails",
         "±50 % at every reading of Fig. 5's delays (56/112/280 ms) and LI2LE (window/slot), each decided over 5 "
-        "seeds: fails",
+        f"seeds: {verdict}",
         "fail-to-hold", "undone",
         "b49178a replaced the failing point claim with in_band over four delay readings (the paper's count between "
         "readings), after the 56 ms run had failed it; 7b644a1 added LI2LE's slot reading to the band. No sentence "
         "ties the count to any one of several delays.")
-      for cid, pv in (("lis", 949), ("les", 32), ("rate-reductions", 12))],
+      for cid, pv, verdict in (("lis", 949, "reading-dependent (holds at 112 ms slot only)"), ("les", 32, "fails"),
+                               ("rate-reductions", 12, "fails"))],
     R("lesbcc-fig6", "packets", "b49178a", "rule", "167,762 ± 25 % at 56 ms (989fa4f): fails",
       "±25 % at every reading (the converted in_band had taken ±50 %; 989fa4f's ±25 % restored): fails", "none",
       "undone", "in_band over the delay readings; the count fails at every reading either way (and is marked "
