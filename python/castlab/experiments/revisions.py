@@ -148,6 +148,14 @@ REVISIONS: list[Revision] = [
            "undecided"),
           ("lesbcc-fig13", "line-tcp-b-unlimited", "the slot reading gives 1.50-1.57 against the 1.5 bound: "
            "undecided"))],
+    R("lesbcc-fig20", "smoother-unlimited", "a4e81e4", "reading",
+      "Fig. 5's delays 56/112/280/500 ms (7e3b411): 500 ms gives TFRC / AIMD 0.91 (slot 0.86), intervals reaching 1",
+      "56/112/280 ms: holds at every reading (0.25-0.57)", "fail-to-hold", "kept",
+      "500 ms is §5.2.1's testbed round trip, not a reading of Fig. 5's 'twice the bandwidth times fixed delays' "
+      "(2 × 5 Mb/s × 500 ms is nine times the 125-packet buffer); left out of every Fig. 5 experiment "
+      "(READINGS, NOT_READINGS). Measured at 500 ms after the decision, by hand: the other claims that hold "
+      "(fig7 beaten-down-a/c, fig13 fair-a-unlimited, fig14 red-smaller-rtt) hold there too.",
+      "For this experiment, we used the topology in simulation (Figure 5) with the bandwidths and delays changed."),
     *[R("lesbcc-fig7", f"beaten-down-{x}", "a4e81e4", "rule", "the mean over seeds below 0.8, at every delay reading",
         "the worst seed below 0.8 ('solid curves always below dotted curves' in 'all cases'), at every reading of "
         "Fig. 5's delays and LI2LE", "none", "kept", "a universal statement goes by the worst seed; still holds.")
