@@ -41,3 +41,25 @@ def test_an_explicit_overhead_runs_once_and_quick_runs_randomised_only(tmp_path,
     SEEN.clear()
     phase_decided(_run, 0.002)(tmp_path, 1, quick=True)
     assert SEEN == [(tmp_path.name, 0.002)]
+
+
+def _overhead_here(_):
+    return default_phase_overhead()
+
+
+def _run_in_workers(out, seed, quick=False):
+    # the overhead the worker processes of map_runs see, one run per worker
+    from castlab.parallel import map_runs
+    seen = map_runs(_overhead_here, [(0,), (1,)])
+    return Result({"seen": seen}, [at_most("c", "the overheads", 0.001, max(seen), "s", kind="paper")], [])
+
+
+def test_the_randomised_run_reaches_the_worker_processes(tmp_path, monkeypatch):
+    # workers read the variable when they start: a pool started by the deterministic case would
+    # run the "randomised" case deterministic under --jobs 2
+    from castlab.parallel import workers
+    monkeypatch.delenv(PHASE_ENV, raising=False)
+    with workers(2):
+        res = phase_decided(_run_in_workers, 0.002)(tmp_path, 1)
+    assert res.params["seen"] == [0.002, 0.002]
+    assert "deterministic: 0, holds" in res.claims[0].statement

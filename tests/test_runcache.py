@@ -52,7 +52,7 @@ def test_fig5_runs_shared_through_the_cache_are_the_same_run(tmp_path, monkeypat
     fresh = XS.fig5_at({"duration": 10.0, "topo": {}}, 1)
     monkeypatch.setenv(runcache.RUN_CACHE_ENV, str(tmp_path))
     first = XS.fig5_at({"duration": 10.0, "topo": {}}, 1)
-    again = XS.runs_at({"56 ms": {}}, [1], duration=10.0, main_kw=None)["56 ms"][0]
+    again = XS.runs_at({"56 ms": {"topo": {}}}, [1], duration=10.0, main_kw=None)["56 ms"][0]
     assert len(list(tmp_path.iterdir())) == 1
     for r in (first, again):
         pd.testing.assert_frame_equal(r["flows"], fresh["flows"])

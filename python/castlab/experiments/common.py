@@ -180,19 +180,24 @@ def phase_decided(run: Callable[..., "Result"], overhead_s: float) -> Callable[.
     randomised run's, each statement followed by the deterministic value and verdict. Under
     ``castlab reproduce --phase-overhead S`` (the variable already set) it runs that once; a
     ``--quick`` run (which decides nothing) runs the randomised case only."""
+    from castlab.parallel import current_workers, workers
     from castlab.simulator import PHASE_ENV
 
     def run_phase(out: Path, seed: int, quick: bool = False, **params) -> Result:
         if default_phase_overhead() > 0:
             return run(out, seed, quick, **params)
         det = None
+        # Each case runs in its own workers block: the worker processes read the phase variable
+        # when they start, so a pool started by one case must not serve the other.
         if not quick:
             sub = out / "phase-off"
             sub.mkdir(parents=True, exist_ok=True)
-            det = run(sub, seed, quick, **params)
+            with workers(current_workers()):
+                det = run(sub, seed, quick, **params)
         os.environ[PHASE_ENV] = repr(float(overhead_s))
         try:
-            res = run(out, seed, quick, **params)
+            with workers(current_workers()):
+                res = run(out, seed, quick, **params)
         finally:
             os.environ.pop(PHASE_ENV, None)
         off = {c.id: c for c in det.claims} if det else {}

@@ -140,6 +140,118 @@ REVISIONS: list[Revision] = [
       "a paper claim, ±0.02 of 1 %", "marked paper_inconsistent by arithmetic using a loss window the paper does not "
       "give; unmarked again: a castlab choice (the window) is involved", "none", "undone",
       "paper_inconsistent stands only on the paper's own numbers"),
+    # --- LE-SBCC (Thapliyal et al.): python/castlab/experiments/lesbcc; readings declared in its
+    # package (READINGS); verdicts in docs/fidelity/lesbcc.md
+    *[R("lesbcc-fig6", cid, "b49178a", "rule",
+        f"{pv} ± 50 % at the 56 ms reading, 1 seed (989fa4f): fails",
+        "±50 % at every reading of Fig. 5's delays (56/112/280 ms) and LI2LE (window/slot), each decided over 5 "
+        f"seeds: {verdict}",
+        "fail-to-hold", "undone",
+        "b49178a replaced the failing point claim with in_band over four delay readings (the paper's count between "
+        "readings), after the 56 ms run had failed it; 7b644a1 added LI2LE's slot reading to the band. No sentence "
+        "ties the count to any one of several delays.")
+      for cid, pv, verdict in (("lis", 949, "reading-dependent (holds at 112 ms slot only)"), ("les", 32, "fails"),
+                               ("rate-reductions", 12, "fails"))],
+    R("lesbcc-fig6", "packets", "b49178a", "rule", "167,762 ± 25 % at 56 ms (989fa4f): fails",
+      "±25 % at every reading (the converted in_band had taken ±50 %; 989fa4f's ±25 % restored): fails", "none",
+      "undone", "in_band over the delay readings; the count fails at every reading either way (and is marked "
+      "paper_inconsistent: 167,762 × 560 B in 450 s is 1.67 Mb/s against the 1 Mb/s the text gives)."),
+    R("lesbcc-fig6", "li-le-ratio", "b49178a", "rule", "LIs per LE in 9..90 at 56 ms (989fa4f): fails",
+      "9..90 at every reading (the converted in_band had taken ±50 % of 29.7; 989fa4f's range restored): fails",
+      "none", "undone", "in_band over the delay readings; fails at every reading either way."),
+    *[R("lesbcc-fig6", cid, "a4e81e4", "reading", "56 ms only, a band over LI2LE's two readings (7b644a1)",
+        "every reading of Fig. 5's delays and LI2LE", "hold-to-fail", "kept",
+        "one declaration of the open settings for every experiment of the paper: the 56 ms claims are read at the "
+        "other declared delays too; the slot reading fails them (main 0.57-0.62 Mb/s, main/unicast 0.62-0.68).")
+      for cid in ("main-fair-share", "no-drop-to-zero", "same-reductions")],
+    *[R("lesbcc-fig12", f"level-{pct}pct", "2b9f01c", "reading",
+        f"LI2LE's window reading (Appendix A): {window} LEs: fails",
+        f"every LI2LE reading, window primary: reading-dependent (slot {slot} holds)", "fail-to-hold", "undone",
+        "2b9f01c added the slot reading after the window reading had failed the levels and decided them as a band "
+        "(held when one reading held). The slot reading stays as sensitivity: §2's LE definition and §3.1.4's "
+        "600/1.2 support it; holding there alone is reading-dependent.")
+      for pct, window, slot in ((10, 430, 513), (20, 766, 966))],
+    *[R("lesbcc-fig19", f"none-near-240-{x}", "b7044ea", "reading", "LI2LE's window reading: 187-189 LEs: fails",
+        "every LI2LE reading, window primary: reading-dependent (slot 220-221 holds)", "fail-to-hold", "undone",
+        "b7044ea added the slot reading after the window reading had failed 'just under 240' and decided the claims "
+        "as a band over the two; the slot reading stays as sensitivity.") for x in "abc"],
+    R("lesbcc-fig19", "complete-suppresses", "b7044ea", "sizes",
+      "Fig. 19's 5-40 receivers",
+      "Fig. 19's 5-40 receivers, every split and LI2LE reading, on the largest point (0.905 window, 0.913 slot): "
+      "fails; 100 and 200 receivers are the variant complete-suppresses-large", "fail-to-hold", "undone",
+      "b7044ea moved the claim to 100 and 200 receivers, sizes the figure does not have, and held it when one of "
+      "them held (0.050 at 200), after the run at the figure's sizes had failed; the sentence speaks of 'all the "
+      "three graphs'."),
+    R("lesbcc-fig19", "complete-suppresses", "b7044ea", "metric",
+      "the source's LEs passed, complete / none, at most 0.7 (0.78: fails)",
+      "the worst receiver's LIs at the source per packet sent, complete / none, at most 0.1 ('all' with a 10 % "
+      "allowance): fails", "none", "kept",
+      "the sentence is about the worst receiver's LIs, not the LEs passed; fails before and after.",
+      "The worst-case curve in all the three graphs depicts the effect of complete aggregation done at Router1, "
+      "which suppresses all the LIs from the worst-loss receiver."),
+    *[R("lesbcc-fig21-sim", cid, "457cdba", "reading",
+        "560-byte LE-SBCC packets", f"560-byte packets only (READINGS): {after}", "fail-to-hold", "undone",
+        "457cdba ran 1460-byte packets beside 560 and decided the claims as a band over the two after the 560-byte "
+        "run had failed them; no sentence of §5 gives LE-SBCC 1460 bytes, and §5.2.1 changed only Fig. 5's "
+        "bandwidths and delays.")
+      for cid, after in (("tcp-friendly", "0.485 (phase-randomised; its interval reaches 0.5), slot reading 0.436: "
+                                          "undecided"),
+                         ("multicast-above-tcp", "0.485, slot reading 0.436: fails"))],
+    R("lesbcc-fig21-sim", "no-drop-to-zero", "457cdba", "parameter",
+      "TCP NewReno with an ACK per segment: lowest window 0.084 of the fair share: fails",
+      "castlab's SACK TCP with delayed ACKs at the receivers: 0.133 at 560 bytes deterministic, 0.198 (slot 0.154) "
+      "phase-randomised: holds", "fail-to-hold", "kept",
+      "§5.2.1 ran TCP with SACK on Linux, whose receivers delay ACKs (RFC 1122 §4.2.3.2, RFC 5681 §4.2); the "
+      "delayed ACKs moved this claim (0.084 → 0.120 with NewReno), SACK alone little (0.083).",
+      "During the TCP friendliness experiment, TCP SACK was enabled. ... The experiments were conducted on our "
+      "testbed consisting of RedHat Linux 7.0 systems."),
+    R("lesbcc-fig14", "red-converges-faster", "b49178a", "metric",
+      "single SRTT samples within ±20 % of the second-half mean (fails)",
+      "5 s bin medians within ±20 % of the second-half median (fails at 56 ms)", "none", "kept",
+      "redefined after a failing run (issue 05 item 2): single samples of RED's scatter never met the band; the "
+      "verdict at 56 ms did not move."),
+    R("lesbcc-fig14", "red-converges-faster", "a4e81e4", "rule",
+      "RED − DropTail convergence time at most 0 s, held when one delay reading held",
+      "RED's convergence time at most half DropTail's ('much' as a factor of two) at every reading", "hold-to-fail",
+      "kept", "the sentence says 'much faster'; the rule had dropped 'much'."),
+    *[R("lesbcc-fig16", f"rtt-above-mean-{tag}", "a4e81e4", "rule",
+        f"rtt-between-{tag}: the main SRTT within [min, max] of the paths' SRTTs, held when one delay reading held "
+        "(it held while 500 ms gave −0.93)",
+        "the main SRTT / the mean of the paths' SRTTs at least 1 per seed, at every reading", "hold-to-fail", "kept",
+        "'biased higher' was untested: an average of the four lies in their range almost by construction.")
+      for tag in ("noagg", "agg")],
+    *[R(exp, cid, "a4e81e4", "reading", "Fig. 5's delays under LI2LE's window reading only",
+        "every reading of Fig. 5's delays and LI2LE (window, slot), on the same seeds", "hold-to-fail", "kept",
+        f"one declaration of LI2LE for every experiment of the paper (fig6, fig12 and fig19 already ran the slot "
+        f"reading): {why}")
+      for exp, cid, why in (
+          ("lesbcc-fig14", "fair-red", "the slot reading at 56 ms sits on the 0.5 bound (0.499): undecided"),
+          ("lesbcc-fig16", "no-drop-to-zero-noagg", "the slot reading at 56 and 112 ms gives 0.49-0.50: undecided"),
+          ("lesbcc-fig16", "no-drop-to-zero-agg", "the slot reading at 56 and 112 ms gives 0.47-0.51: undecided"),
+          ("lesbcc-fig13", "line-tcp-a-unlimited", "the slot reading at 56 ms puts TCP at 1.69 times the line: "
+           "reading-dependent"),
+          ("lesbcc-fig13", "fair-b-unlimited", "the slot reading at 280 ms gives 0.58, its interval reaching 0.5: "
+           "undecided"),
+          ("lesbcc-fig13", "line-tcp-b-unlimited", "the slot reading gives 1.50-1.57 against the 1.5 bound: "
+           "undecided"))],
+    R("lesbcc-fig20", "smoother-unlimited", "a4e81e4", "reading",
+      "Fig. 5's delays 56/112/280/500 ms (7e3b411): 500 ms gives TFRC / AIMD 0.91 (slot 0.86), intervals reaching 1",
+      "56/112/280 ms: holds at every reading (0.25-0.57)", "fail-to-hold", "kept",
+      "500 ms is §5.2.1's testbed round trip, not a reading of Fig. 5's 'twice the bandwidth times fixed delays' "
+      "(2 × 5 Mb/s × 500 ms is nine times the 125-packet buffer); left out of every Fig. 5 experiment "
+      "(READINGS, NOT_READINGS). Measured at 500 ms after the decision, by hand: the other claims that hold "
+      "(fig7 beaten-down-a/c, fig13 fair-a-unlimited, fig14 red-smaller-rtt) hold there too.",
+      "For this experiment, we used the topology in simulation (Figure 5) with the bandwidths and delays changed."),
+    *[R("lesbcc-fig7", f"beaten-down-{x}", "a4e81e4", "rule", "the mean over seeds below 0.8, at every delay reading",
+        "the worst seed below 0.8 ('solid curves always below dotted curves' in 'all cases'), at every reading of "
+        "Fig. 5's delays and LI2LE", "none", "kept", "a universal statement goes by the worst seed; still holds.")
+      for x in "ac"],
+    *[R("lesbcc-fig10", cid, "a4e81e4", "kind", "paper", "analysis", "none", "kept",
+        "§3.1.3's chain evaluated in Python: arithmetic that does not run the simulator (as ec912cc did for the "
+        "bursty claims).") for cid in ("nonbursty-max", "nonbursty-10pct")],
+    R("lesbcc-fig10", "bursty-low-max", "7b644a1", "sizes", "castlab's low-p_li region 0.5-5 %: 46..116 over N",
+      "Fig. 10 (c)'s region 0.65-6.7 %", "hold-to-fail", "kept",
+      "the region read off the paper's own figure; the largest ratio at N = 100 falls to 44 (analysis claim)."),
 ]
 
 

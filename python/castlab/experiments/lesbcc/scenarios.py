@@ -128,13 +128,31 @@ def fig5_at(kw: dict, seed: int) -> dict:
     return cached(fig5_run, seed, **kw)
 
 
-def runs_at(readings: dict, seeds: list, **kw) -> dict:
-    """Every reading's runs of one case of the Fig. 5 scenario, reading -> [run per seed]. All
-    (reading, seed) runs go through map_runs in one call, so `--jobs N` spreads them all."""
-    calls = [({**kw, "topo": topo}, s) for topo in readings.values() for s in seeds]
+def runs_at(grid: dict, seeds: list, **kw) -> dict:
+    """Every reading's runs of one case of the Fig. 5 scenario, reading -> [run per seed]. ``grid``:
+    reading -> fig5_run keywords of that reading (``topo``, and ``main_kw`` / ``unicast_kw`` for a
+    reading of the source, merged under the case's own). All (reading, seed) runs go through
+    map_runs in one call, so `--jobs N` spreads them all."""
+    calls = [(_merge(kw, at), s) for at in grid.values() for s in seeds]
     runs = map_runs(fig5_at, calls)
     n = len(seeds)
-    return {name: runs[i * n:(i + 1) * n] for i, name in enumerate(readings)}
+    return {name: runs[i * n:(i + 1) * n] for i, name in enumerate(grid)}
+
+
+def _merge(case: dict, reading: dict) -> dict:
+    """A case's fig5_run keywords with a reading's: ``topo`` from the reading, ``main_kw`` and
+    ``unicast_kw`` the union (the case's keys win); an empty dict stays absent, so a run keeps one
+    run-cache key however it was asked for."""
+    out = {**case, "topo": reading.get("topo", {})}
+    for k in ("main_kw", "unicast_kw"):
+        merged = {**(reading.get(k) or {}), **(case.get(k) or {})}
+        if merged:
+            out[k] = merged
+        else:
+            out.pop(k, None)
+    return out
+
+
 AGG_MODES = {"none": [], "partial": ["r2", "r3"], "complete": ["r1", "r2", "r3"]}
 
 

@@ -28,21 +28,16 @@ FIG5 = {
     "bottleneck_bps": 5e6, "bottleneck_delay_s": 0.010, "buffer_pkts": BUFFER_PKTS, "packet_bytes": PACKET_BYTES,
     "start_window_s": 5.0,
 }
-# Two other readings of §3.1.1's "The buffer size (125 pkts) is roughly twice the bandwidth times
-# fixed delays" (FIG5 reads it as 2 · 5 Mb/s · 56 ms of fixed RTT):
+# The delays of the other readings of §3.1.1's "The buffer size (125 pkts) is roughly twice the
+# bandwidth times fixed delays" (FIG5 reads it as 2 · 5 Mb/s · 56 ms of fixed RTT); which readings
+# the experiments run, and why, is declared in the package (``READINGS["Fig. 5's delays"]``):
 # - "fixed delays" as the one-way sum of the link delays, so that twice it is the RTT and the
 #   buffer one bandwidth-delay product: 125 · 560 · 8 b = 5 Mb/s · 2 · 56 ms, a fixed RTT of
 #   112 ms (every delay of FIG5 times 2);
 # - "bandwidth" as the 1 Mb/s fair rate of the sentence before it: 125 · 560 · 8 b =
 #   2 · 1 Mb/s · 0.28 s, a fixed RTT of 280 ms (every delay of FIG5 times 5).
-# - §5.2.1's testbed, which used "the topology in simulation (Figure 5) with the bandwidths and
-#   delays changed" to a round-trip latency of 500 ms (every delay of FIG5 times 500/56).
-# fig6's count claims are sensitivity bands over these four readings: a count holds
-# when the paper's number lies inside [min, max] of our readings (each the mean over seeds).
 FIG5_RTT112 = {"access_delay_s": 0.010, "core_delay_s": 0.026, "bottleneck_delay_s": 0.020}
 FIG5_RTT280 = {"access_delay_s": 0.025, "core_delay_s": 0.065, "bottleneck_delay_s": 0.050}
-FIG5_RTT500 = {"access_delay_s": 0.045, "core_delay_s": 0.115, "bottleneck_delay_s": 0.090}
-FIG5_READINGS = {"56 ms": {}, "112 ms": FIG5_RTT112, "280 ms": FIG5_RTT280, "500 ms": FIG5_RTT500}
 # RED on the bottlenecks for fig14: the paper gives no parameters. ns-2's defaults scaled to the
 # 125-packet buffer: min_th = 25 (a fifth of the buffer), max_th = 3·min_th, max_p = 0.1,
 # w_q = 0.002 (Floyd and Jacobson's value).
@@ -97,12 +92,6 @@ FIG21 = {"bottleneck_bps": 1e6,  # §5.2.1 "Bottleneck bandwidth (set by tc): 1M
          # §5.2.1 "TCP SACK enabled", on Linux, whose receivers delay ACKs (RFC 5681 §4.2)
          "tcp_variant": "sack", "tcp_delayed_ack": True,
          "start_window_s": 1.0, "warmup_s": 20.0}
-
-# LE-SBCC's packet size in Fig. 21's set-up: §5 never states it; §3.1.1 uses 560 bytes and §3
-# gives the multicast and TCP flows equal sizes, so both readings are run and the claims are
-# decided over the band between them (as for the delays of Fig. 5).
-FIG21_PACKET_READINGS = {"560 B (§3.1.1)": 560, "1460 B (equal to TCP's, as §3)": 1460}
-
 
 # ------------------------------------------------------------------------------------------
 # tfrc-padhye: the TFRC module (§4.1) against Padhye's equation on a path with fixed loss
