@@ -197,7 +197,7 @@ def test_experiments_quick(tmp_path, name):
     if name == "bcfs-file":
         assert claims["identical"].holds
     for c in res.claims:
-        assert c.kind in ("paper", "derived", "variant", "sanity"), c.id
+        assert c.kind in ("paper", "derived", "variant", "sanity", "analysis"), c.id
     # RLC beside Rainbow: its rows exist and its claims are computed
     rlc_files = {"rainbow-b1": "b1_rlc.csv", "rainbow-b2": "b2_rlc.csv", "rainbow-b3": "b3_rlc.csv",
                  "rainbow-b4": "b4_rlc.csv"}
