@@ -52,6 +52,14 @@ TWIN_BAND = (0.67, 1.5)
 RAINBOW_AFTER_TCP_S = 2.0  # completion on the testbed against the simulated twin, decided before the first run
 
 
+def trq_rule_words() -> list:
+    """``--config`` words giving the testbed's receivers the paper's declared TRQ-loss rule (the
+    primary reading of ``castlab.experiments.rainbow.READINGS``), as the simulated twin's ``Net``."""
+    from castlab.experiments.rainbow import READINGS, TRQ_LOSS
+
+    return [w for k, v in READINGS[TRQ_LOSS].value.items() for w in ("--config", f"{k}={v}")]
+
+
 def _first_line_of(log: Path, p: subprocess.Popen, role: str, timeout: float = 30.0) -> float:
     """Wait until a role wrote its first line into `log`; the wall time then."""
     end = time.monotonic() + timeout
@@ -166,7 +174,7 @@ def run_net_rainbow(out: Path, seed: int, quick: bool = False) -> Result:
             rx_procs.append(tb.spawn(h, _castlab("net", "rainbow-receiver", "--addr", tb.addr(h), "--node",
                                                  tb.node_id(h), "--duration", duration, "--seed", seed,
                                                  "--status-interval", 5, "--out", out / f"real_{h}",
-                                                 *file_words, *sess),
+                                                 *trq_rule_words(), *file_words, *sess),
                                      stdout=open(logs / f"{h}.log", "w"), stderr=subprocess.STDOUT))
         for h, p in zip(receivers, rx_procs):
             zero[h] = _first_line_of(logs / f"{h}.log", p, "rainbow-receiver")
@@ -244,7 +252,10 @@ def run_net_rainbow(out: Path, seed: int, quick: bool = False) -> Result:
                  explanation="the twin shapes the hosts' egress too and runs TCP with SACK and Reno's rules in "
                  "simulated time; the testbed runs Linux's reno and the wall clock"),
     ]
+    from castlab.experiments.rainbow import RED_THRESHOLDS, TRQ_LOSS, declared
+
     params = {"network": "real", "routers": "user", "extension": "bcf", "topology": topo.name,
+              "declared_readings": declared(TRQ_LOSS, RED_THRESHOLDS),
               "description": topo.description,
               "links": [{"a": ln.a, "b": ln.b, "rate_bps": ln.rate_bps, "queue_pkts": ln.queue_pkts,
                          "delay_s": ln.delay_s, "red": list(ln.red) if ln.red else None} for ln in topo.links],

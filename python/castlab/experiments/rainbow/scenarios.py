@@ -69,7 +69,7 @@ def t1_run(seed: int, l1_bps: float, duration: float = 300.0, rainbow_kw: Option
     L = LINKS_T1
     net = Net(seed, rainbow_kw)
     net.link("S", "G0", L["source_bps"], L["source_delay_s"])
-    net.link("G0", "G1", l1_bps, L["l1_delay_s"])
+    l1, _ = net.link("G0", "G1", l1_bps, L["l1_delay_s"])
     for c in (1, 2):
         net.link("G1", f"C{c}", L["cluster_bps"], L["cluster_delay_s"])
         for k, d in enumerate(L["access_delays_s"]):
@@ -84,7 +84,11 @@ def t1_run(seed: int, l1_bps: float, duration: float = 300.0, rainbow_kw: Option
     return {"seed": seed, "l1_bps": l1_bps,
             "c1_kbps": float(np.mean([avg_rate_kbps(r) for r in recs if r["label"] == "C1"])),
             "c2_kbps": float(np.mean([avg_rate_kbps(r) for r in recs if r["label"] == "C2"])),
-            "packets_sent": net.sim.fountain_stats(src)["sent"], "all_done": all(r["done"] for r in recs)}
+            "packets_sent": net.sim.fountain_stats(src)["sent"], "all_done": all(r["done"] for r in recs),
+            "l1_drops": net.sim.channel_stats(l1)["drops_forced"] + net.sim.channel_stats(l1)["drops_early"],
+            "loss_events_mean": float(np.mean([r["loss_events"] for r in recs])),
+            "losses_order_mean": float(np.mean([r["losses_order"] for r in recs])),
+            "losses_timeout_mean": float(np.mean([r["losses_timeout"] for r in recs]))}
 
 
 def b1_run(seed: int, n_rx: int, duration: float = 400.0, queue: Optional[dict] = None,
