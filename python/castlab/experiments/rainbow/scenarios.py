@@ -117,7 +117,9 @@ def b1_run(seed: int, n_rx: int, duration: float = 400.0, queue: Optional[dict] 
             "overhead_whole_run": n_rx * ps_all / pr_all - 1, "ps_all": ps_all, "pr_all": pr_all,
             "all_done": all(r["done"] for r in recs),
             "rate_kbps": float(np.mean([avg_rate_kbps(r) for r in recs])),
-            "loss_events_mean": float(np.mean([r["loss_events"] for r in recs]))}
+            "loss_events_mean": float(np.mean([r["loss_events"] for r in recs])),
+            "losses_order_mean": float(np.mean([r["losses_order"] for r in recs])),
+            "losses_timeout_mean": float(np.mean([r["losses_timeout"] for r in recs]))}
 
 
 # RLC in B-(i): RLC never completes, so its eq. 1 runs over a window every receiver spends
