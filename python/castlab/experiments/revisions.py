@@ -141,6 +141,89 @@ REVISIONS: list[Revision] = [
 ]
 
 
+# Every Rainbow experiment switched from 3 later answers to the paper's literal TRQ-loss rule (51e4f2e)
+# after the verdicts at 3 had been seen: (experiment, claim, at 3 later answers, at 1), measured
+# 2026-11-28, phase-randomised runs, seed 1 (claims whose value did not move are left out).
+_TRQ_RULE_SWITCH = [
+    ("rainbow-table1", "c1-rate-1000k", "210.7 holds", "195.6 holds"),
+    ("rainbow-table1", "c2-rate-1000k", "212.3 holds", "195.5 holds"),
+    ("rainbow-table1", "sent-1000k", "3868 holds", "2647 fails"),
+    ("rainbow-table1", "c1-rate-500k", "217.4 holds", "188.7 holds"),
+    ("rainbow-table1", "c2-rate-500k", "217.4 holds", "189.9 holds"),
+    ("rainbow-table1", "sent-500k", "3416 holds", "2738 fails"),
+    ("rainbow-table1", "c1-rate-250k", "195.3 holds", "164.4 undecided"),
+    ("rainbow-table1", "c2-rate-250k", "195.2 holds", "163.5 undecided"),
+    ("rainbow-table1", "sent-250k", "2853 holds", "3399 fails"),
+    ("rainbow-table1", "narrower-l1-aggregates-more", "1014 holds", "-752.1 fails"),
+    ("rainbow-table1", "intra-fairness", "0.007482 holds", "0.006468 holds"),
+    ("rainbow-b1", "overhead-rises", "0.02716 holds", "0.2098 holds"),
+    ("rainbow-b1", "overhead-levels-off", "0.005283 fails", "-0.3507 holds"),
+    ("rainbow-b1", "overhead-n125-red-band", "0.08717 fails", "0.5572 undecided"),
+    ("rainbow-b2", "worst-degrades", "0.7781 holds", "0.4534 holds"),
+    ("rainbow-b2", "avg-utilisation-rlc-more-settled", "-0.06837 holds", "0.09974 fails"),
+    ("rainbow-b2", "rlc-slower-than-rainbow-on-l6", "-0.1272 holds", "0.008508 fails"),
+    ("rainbow-b2", "rlc-loss-above-rainbow", "0.0645 holds", "0.07486 holds"),
+    ("rainbow-b3", "fair-128k", "1.336 holds", "1.352 holds"),
+    ("rainbow-b3", "ratio-128k", "1.336 holds", "1.352 holds"),
+    ("rainbow-b3", "fair-256k", "1.423 holds", "1.382 holds"),
+    ("rainbow-b3", "ratio-256k", "1.423 holds", "1.382 holds"),
+    ("rainbow-b3", "fair-384k", "1.509 holds", "1.516 holds"),
+    ("rainbow-b3", "ratio-384k", "1.509 undecided", "1.516 undecided"),
+    ("rainbow-b3", "fair-512k", "1.425 holds", "1.389 holds"),
+    ("rainbow-b3", "ratio-512k", "1.425 holds", "1.389 holds"),
+    ("rainbow-b3", "fairness-more-settled-than-rlc", "-0.3079 holds", "-0.3049 holds"),
+    ("rainbow-b3", "rainbow-loss-falls-with-share", "0.01311 holds", "0.01274 holds"),
+    ("rainbow-b3", "rlc-loss-above-rainbow-128k", "0.02101 holds", "0.02143 holds"),
+    ("rainbow-b4", "fair-2N=4", "0.9835 holds", "0.965 holds"),
+    ("rainbow-b4", "ratio-2N=4", "1.227 holds", "1.422 holds"),
+    ("rainbow-b4", "fair-2N=8", "0.9939 holds", "0.9758 holds"),
+    ("rainbow-b4", "ratio-2N=8", "1.084 holds", "1.334 holds"),
+    ("rainbow-b4", "fair-2N=12", "0.9943 holds", "0.9721 holds"),
+    ("rainbow-b4", "ratio-2N=12", "1.033 holds", "1.367 holds"),
+    ("rainbow-b4", "fair-2N=16", "0.9928 holds", "0.9677 holds"),
+    ("rainbow-b4", "ratio-2N=16", "0.9882 holds", "1.401 holds"),
+    ("rainbow-b4", "fairness-more-settled-than-rlc", "-0.1045 holds", "-0.09781 holds"),
+    ("rainbow-b4", "rainbow-loss-rises-with-sessions", "0.09582 holds", "0.09526 holds"),
+    ("rainbow-b4", "rlc-loss-above-rainbow-2N=16", "0.01701 holds", "0.01775 holds"),
+    ("rainbow-a1", "slow-rate", "210.1 holds (primary delays)", "150.7 fails"),
+    ("rainbow-a1", "fast-rate-band", "303.4 holds (primary delays)", "167 fails"),
+    ("rainbow-a1", "overhead-band", "0.3343 fails (primary delays)", "0.4854 undecided"),
+    ("rainbow-a1", "slow-shared-band", "0.8927 fails (primary delays)", "0.9243 reading-dependent"),
+]
+# B-(iii) randomised per point (one packet at each point's link) instead of one 128 kb/s packet
+# (32 ms) at every point (51e4f2e, audit C6): (claim, at 32 ms, per point), both at the literal rule.
+_B3_PHASE_PER_POINT = [
+    ("fair-256k", "1.276 holds", "1.382 holds"),
+    ("ratio-256k", "1.276 holds", "1.382 holds"),
+    ("fair-384k", "1.287 holds", "1.516 holds"),
+    ("ratio-384k", "1.287 holds", "1.516 undecided"),
+    ("fair-512k", "1.305 holds", "1.389 holds"),
+    ("ratio-512k", "1.305 holds", "1.389 holds"),
+    ("rlc-ratio-512k", "0.2355 holds", "0.09023 holds"),
+    ("rlc-unfair-512k", "0.7225 holds", "0.5895 holds"),
+    ("fairness-more-settled-than-rlc", "-0.1932 holds", "-0.3049 holds"),
+    ("rlc-fair-256k", "0.872 fails", "0.8582 fails"),
+    ("rainbow-loss-falls-with-share", "0.01376 holds", "0.01274 holds"),
+]
+
+
+def _direction(before: str, after: str) -> str:
+    b, a = " holds" in before + " ", " holds" in after + " "
+    return "fail-to-hold" if a and not b else "hold-to-fail" if b and not a else "none"
+
+
+_TRQ_QUOTE = ("We can also detect packet loss when a later TRQ is replied before an earlier TRQ for another label "
+              "is still waiting for a reply")
+REVISIONS += [R(e, c, "51e4f2e", "parameter", f"TRQ lost after 3 later answers: {b}",
+                f"after 1 later answer, the paper's literal rule: {a}", _direction(b, a), "kept",
+                "the paper's rule as written (audit R1); 3 is a variant (rainbow-a1's reorder3-* claims)",
+                paper_quote=_TRQ_QUOTE) for e, c, b, a in _TRQ_RULE_SWITCH]
+REVISIONS += [R("rainbow-b3", c, "51e4f2e", "parameter", f"phase randomisation 32 ms at every point: {b}",
+                f"one 512-byte packet at each point's shared link: {a}", _direction(b, a), "kept",
+                "docs/fidelity/phase.md's overhead is one packet at the run's bottleneck (audit C6)",
+                paper_quote="") for c, b, a in _B3_PHASE_PER_POINT]
+
+
 def revisions_for(experiment: str, claim: str) -> list[dict]:
     """The revisions of one claim, as the dicts written into summary.json."""
     return [asdict(r) for r in REVISIONS if r.experiment == experiment and r.claim == claim]
