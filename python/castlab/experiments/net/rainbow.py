@@ -45,7 +45,7 @@ REAL_TCP_PAYLOAD = 460
 SIM_TCP_MSS = 472
 PAPER_OVERHEAD = 0.152  # §IV-A.3: the overhead of scenario A-(i)
 OVERHEAD_TOL = 0.15  # ours, decided before the first run: the set-up differs (two fast receivers, TCP beside)
-RATIO_BAND = (0.67, 1.5)  # rainbow-b3's reading of "fair" (a factor 1.5 either way), decided before the first run
+RATIO_BAND = (0.67, 1.5)  # rainbow-b3's derived ratio-* rule (a factor 1.5 either way), decided before the first run
 TWIN_BAND = (0.67, 1.5)
 #: The simulated twin starts its receivers this long after its TCP flow: about the time the
 #: testbed's roles take to start after its iperf3 client.
@@ -245,7 +245,7 @@ def run_net_rainbow(out: Path, seed: int, quick: bool = False) -> Result:
                "that crossed the up-link and reached a receiver (paper, §IV-A.3, A-(i) with four fast receivers: "
                "15.2 %)", PAPER_OVERHEAD, real["overhead"], "fraction", abs_tol=OVERHEAD_TOL, kind="variant"),
         in_range("tcp-friendly", "Rainbow's rate on the shared up-link over the kernel TCP flow's in the same window, "
-                 "IP bytes (B-(iii) beside TCP; fair read as within a factor 1.5 either way, as rainbow-b3)", lo, hi,
+                 "IP bytes (B-(iii) beside TCP; within a factor 1.5 either way, as rainbow-b3's ratio-*)", lo, hi,
                  real["ratio"], "ratio", kind="derived"),
         in_range("completion-vs-sim", "mean completion time of the testbed's receivers over the simulated twin's",
                  TWIN_BAND[0], TWIN_BAND[1], real_c / sim_c if sim_c > 0 else float("nan"), "ratio", kind="derived",
