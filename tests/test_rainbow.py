@@ -197,7 +197,15 @@ def test_experiments_quick(tmp_path, name):
     if name == "bcfs-file":
         assert claims["identical"].holds
     for c in res.claims:
-        assert c.kind in ("paper", "derived", "variant", "sanity"), c.id
+        assert c.kind in ("paper", "derived", "variant", "sanity", "analysis"), c.id
+    # the settings it reads are the package's one declaration, primary first
+    from castlab.experiments.rainbow import READINGS
+
+    used = res.params["declared_readings"]
+    assert used and set(used) <= set(READINGS)
+    for setting, d in used.items():
+        assert d == {"primary": READINGS[setting].primary, "value": READINGS[setting].value,
+                     "readings": list(READINGS[setting].readings)}
     # RLC beside Rainbow: its rows exist and its claims are computed
     rlc_files = {"rainbow-b1": "b1_rlc.csv", "rainbow-b2": "b2_rlc.csv", "rainbow-b3": "b3_rlc.csv",
                  "rainbow-b4": "b4_rlc.csv"}
@@ -210,8 +218,11 @@ def test_experiments_quick(tmp_path, name):
     if name == "rainbow-b1":
         assert claims["rlc-receivers-synchronised"].holds
         assert {"fig10-model-eq1", "fig10-model-triangles", "overhead-n16-red-band"} <= set(claims)
+        # arithmetic on synthetic sawtooths is not a paper claim
+        assert claims["fig10-model-eq1"].kind == claims["fig10-model-triangles"].kind == "analysis"
     if name == "rainbow-a1":
-        assert {"fast-rate-band", "overhead-band", "slow-shared-band"} <= set(claims)
+        assert {"slow-rate", "fast-rate-band", "overhead-band", "slow-shared-band"} <= set(claims)
+        assert {c.kind for i, c in claims.items() if i.startswith("reorder3-")} == {"variant"}
 
 
 def test_sawtooth_model_matches_order_statistics():
@@ -263,3 +274,96 @@ def test_rlc_in_b2_measures_each_receiver_over_its_2000_packets():
     # cumulative levels 32·2^(L-1) kb/s: on the 64 kb/s link (n = -6) RLC overshoots to 128 and loses
     assert by_n[-6]["loss"] > by_n[6]["loss"]
     assert by_n[-6]["level_at_done"] >= 2
+
+
+def test_the_experiments_read_the_settings_from_the_one_declaration():
+    from pathlib import Path
+
+    from castlab.experiments.rainbow import FAST_DELAYS, READINGS, RED_THRESHOLDS, TRQ_LOSS, VARIANTS
+    from castlab.experiments.rainbow import figures as XF
+
+    # primary readings first, each with its reason; the variant TRQ rule is not a reading
+    for setting in READINGS.values():
+        assert setting.readings and all(r.why for r in setting.readings.values())
+    assert READINGS[TRQ_LOSS].value == {"reorder_threshold": 1}
+    assert VARIANTS["TRQ loss after 3 later answers"].value == {"reorder_threshold": 3}
+    # every scenario's network gets them: the Net's receivers, its queues, A-(i)'s delays
+    assert XT.Net(1).rainbow_kw == READINGS[TRQ_LOSS].value
+    assert (XT.RED["red_min_th"], XT.RED["red_max_th"]) == READINGS[RED_THRESHOLDS].value
+    assert XT.LINKS_A1["fast_delays_s"] == list(READINGS[FAST_DELAYS].value)
+    assert XF.A1_DELAY_READINGS == READINGS[FAST_DELAYS].values()
+    assert XF.B1_RED_READINGS == READINGS[RED_THRESHOLDS].values()
+    # and no module of the package spells a reading of its own
+    pkg = Path(XF.__file__).parent
+    for f in pkg.glob("*.py"):
+        if f.name != "__init__.py":
+            text = f.read_text()
+            assert "reorder_threshold" not in text and "red_min_th\": 5" not in text, f.name
+
+
+def _tcp_runs(ratios, fairness=None):
+    import pandas as pd
+
+    return pd.DataFrame({"ratio": ratios, "fairness": fairness if fairness is not None else [0.95] * len(ratios)})
+
+
+def test_fair_against_tcp_is_a_rate_ratio_within_two_for_two_flows():
+    from castlab.experiments.rainbow.figures import fair_claim
+    from castlab.metrics import jain_index
+
+    # for two flows with equal fair shares Jain's index >= 0.9 exactly when the ratio is in [0.5, 2]
+    for r in (0.45, 0.5, 0.8, 1.0, 1.55, 2.0, 2.1, 3.0):
+        assert (jain_index(np.array([r, 1.0]), 1.0) >= 0.9 - 1e-12) == (0.5 <= r <= 2.0), r
+    assert fair_claim("x", _tcp_runs([1.5, 1.6, 1.55]), two_flows=True).verdict == "holds"
+    # Rainbow taking 2.2-2.4 times TCP's rate is not fair: the claim fails
+    assert fair_claim("x", _tcp_runs([2.2, 2.3, 2.4]), two_flows=True).verdict == "fails"
+    # seeds either side of the bound: undecided
+    assert fair_claim("x", _tcp_runs([1.2, 2.9, 1.4, 2.8]), two_flows=True).verdict == "undecided"
+    # with N of each, Jain's index over the 2N flows
+    assert fair_claim("x", _tcp_runs([1.0] * 3, [0.7, 0.72, 0.71]), two_flows=False).verdict == "fails"
+
+
+def test_the_l6_claim_needs_l6_itself_not_one_of_the_two_broadest():
+    from castlab.experiments.rainbow.figures import link_claim
+
+    # the worst link is l_5 in every run: one of the two broadest, but not "the highest bandwidth link (l_6)"
+    assert link_claim("w", "s", np.array([5] * 10), 6).verdict == "fails"
+    assert link_claim("w", "s", np.array([6] * 6 + [5] * 4), 6).verdict == "holds"
+    assert link_claim("l", "s", np.array([-5] * 6 + [-6] * 4), -6).verdict == "fails"
+
+
+def test_a_comparison_with_rlc_is_a_paper_claim_only_when_rlc_reproduces_the_figure():
+    from castlab.experiments.common import at_least, at_most
+    from castlab.experiments.rainbow.figures import baseline_kind
+
+    ok = [at_most("rlc-ratio-512k", "s", 1.0, 0.1, "ratio", kind="paper"),
+          at_least("rlc-ratio-128k", "s", 1.0, 1.2, "ratio", kind="paper")]
+    assert baseline_kind(ok, "Fig. 12") == "paper"
+    bad = [ok[0], at_least("rlc-ratio-128k", "s", 1.0, 0.77, "ratio", kind="paper")]
+    assert baseline_kind(bad, "Fig. 12") == "derived"
+    assert baseline_kind([], "Fig. 12") == "derived"
+
+
+def test_a1_claims_hold_only_when_every_delay_reading_holds():
+    import pandas as pd
+
+    from castlab.experiments.rainbow.figures import a1_claims
+
+    def runs(slow, fast, overhead, shared):
+        return pd.DataFrame({"slow_kbps": slow, "fast_kbps": fast, "overhead": overhead,
+                             "all_active_in_window": [True] * len(slow), "slow_shared": [int(1000 * shared)] * len(slow),
+                             "slow_received_while_others_active": [1000] * len(slow)})
+
+    good = runs([214.0, 215.0, 213.0], [330.0, 329.0, 331.0], [0.15, 0.16, 0.14], 0.988)
+    # the paper's 329.7 kb/s lies between 250 and 420: neither reading is within 15 %
+    low = runs([214.0, 215.0, 213.0], [250.0, 251.0, 249.0], [0.40, 0.41, 0.39], 0.90)
+    high = runs([214.0, 215.0, 213.0], [420.0, 421.0, 419.0], [0.0, 0.01, 0.0], 0.90)
+    c = {x.id: x for x in a1_claims({"a": good})}
+    assert all(x.verdict == "holds" for x in c.values())
+    c = {x.id: x for x in a1_claims({"a": good, "b": low})}
+    assert c["slow-rate"].verdict == "holds"
+    assert c["fast-rate-band"].verdict == c["overhead-band"].verdict == "reading-dependent"
+    assert c["slow-shared-band"].verdict == "reading-dependent" and c["fast-rate-band"].ours == 330.0
+    c = {x.id: x for x in a1_claims({"b": low, "c": high})}
+    assert c["fast-rate-band"].verdict == "fails" and c["overhead-band"].verdict == "fails"
+    assert "the best reading gives 90.0 %" in c["slow-shared-band"].explanation

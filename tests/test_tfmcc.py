@@ -127,3 +127,7 @@ def test_reproduce_quick_writes_data_plot_and_computed_claims(tmp_path):
     assert all(isinstance(c["holds"], bool) for c in s["claims"])
     for f in ["dumbbell.csv", "paths.csv", "star.csv", "rates.csv", "tfmcc.png", "tfmcc.svg"]:
         assert (out / f).stat().st_size > 100, f
+    # the readings it takes are the package's one declaration (RFC 4654 leaves none of them open)
+    from castlab.experiments.tfmcc import READINGS
+
+    assert s["params"]["declared_readings"] == READINGS == {}

@@ -18,6 +18,7 @@ from castlab.experiments.rainbow.topology import (LINKS_A1, LINKS_B1, LINKS_B2, 
                                                   PACKET_BYTES, START_RANGE_S, TCP_LIMITED_TRANSMIT, TCP_MIN_RTO_S,
                                                   TCP_MSS)
 from castlab.metrics import jain_index
+from castlab.simulator import default_phase_overhead
 
 
 def a1_run(seed: int, rainbow_kw: Optional[dict] = None, duration: float = 200.0,
@@ -64,11 +65,11 @@ def a1_run(seed: int, rainbow_kw: Optional[dict] = None, duration: float = 200.0
     return row, recs
 
 
-def t1_run(seed: int, l1_bps: float, duration: float = 300.0) -> dict:
+def t1_run(seed: int, l1_bps: float, duration: float = 300.0, rainbow_kw: Optional[dict] = None) -> dict:
     L = LINKS_T1
-    net = Net(seed)
+    net = Net(seed, rainbow_kw)
     net.link("S", "G0", L["source_bps"], L["source_delay_s"])
-    net.link("G0", "G1", l1_bps, L["l1_delay_s"])
+    l1, _ = net.link("G0", "G1", l1_bps, L["l1_delay_s"])
     for c in (1, 2):
         net.link("G1", f"C{c}", L["cluster_bps"], L["cluster_delay_s"])
         for k, d in enumerate(L["access_delays_s"]):
@@ -83,12 +84,17 @@ def t1_run(seed: int, l1_bps: float, duration: float = 300.0) -> dict:
     return {"seed": seed, "l1_bps": l1_bps,
             "c1_kbps": float(np.mean([avg_rate_kbps(r) for r in recs if r["label"] == "C1"])),
             "c2_kbps": float(np.mean([avg_rate_kbps(r) for r in recs if r["label"] == "C2"])),
-            "packets_sent": net.sim.fountain_stats(src)["sent"], "all_done": all(r["done"] for r in recs)}
+            "packets_sent": net.sim.fountain_stats(src)["sent"], "all_done": all(r["done"] for r in recs),
+            "l1_drops": net.sim.channel_stats(l1)["drops_forced"] + net.sim.channel_stats(l1)["drops_early"],
+            "loss_events_mean": float(np.mean([r["loss_events"] for r in recs])),
+            "losses_order_mean": float(np.mean([r["losses_order"] for r in recs])),
+            "losses_timeout_mean": float(np.mean([r["losses_timeout"] for r in recs]))}
 
 
-def b1_run(seed: int, n_rx: int, duration: float = 400.0, queue: Optional[dict] = None) -> dict:
+def b1_run(seed: int, n_rx: int, duration: float = 400.0, queue: Optional[dict] = None,
+           rainbow_kw: Optional[dict] = None) -> dict:
     L = LINKS_B1
-    net = Net(seed, queue=queue)
+    net = Net(seed, rainbow_kw, queue=queue)
     net.link("S", "G0", L["source_bps"], L["source_delay_s"])
     shared, _ = net.link("G0", "G1", L["shared_bps"], L["shared_delay_s"])
     for k in range(n_rx):
@@ -111,7 +117,9 @@ def b1_run(seed: int, n_rx: int, duration: float = 400.0, queue: Optional[dict] 
             "overhead_whole_run": n_rx * ps_all / pr_all - 1, "ps_all": ps_all, "pr_all": pr_all,
             "all_done": all(r["done"] for r in recs),
             "rate_kbps": float(np.mean([avg_rate_kbps(r) for r in recs])),
-            "loss_events_mean": float(np.mean([r["loss_events"] for r in recs]))}
+            "loss_events_mean": float(np.mean([r["loss_events"] for r in recs])),
+            "losses_order_mean": float(np.mean([r["losses_order"] for r in recs])),
+            "losses_timeout_mean": float(np.mean([r["losses_timeout"] for r in recs]))}
 
 
 # RLC in B-(i): RLC never completes, so its eq. 1 runs over a window every receiver spends
@@ -157,9 +165,9 @@ def b1_rlc_run(seed: int, n_rx: int, rlc_kw: Optional[dict] = None) -> dict:
             "rate_kbps": pr * pkt * 8 / n_rx / (w1 - w0) / 1e3}
 
 
-def b2_run(seed: int, alpha: float, duration: float = 400.0) -> list[dict]:
+def b2_run(seed: int, alpha: float, duration: float = 400.0, rainbow_kw: Optional[dict] = None) -> list[dict]:
     L = LINKS_B2
-    net = Net(seed)
+    net = Net(seed, rainbow_kw)
     net.link("S", "G", L["source_bps"], L["source_delay_s"])
     bws, chans = {}, {}
     for nn in range(-6, 7):
@@ -225,11 +233,20 @@ def b2_rlc_run(seed: int, alpha: float, duration: float = 600.0, rlc_kw: Optiona
 MEASURE_FROM_S = 5.0  # every session has started by then (§IV-B.2 starts in [0, 5] s)
 
 
-def tcp_share_run(seed: int, shared_bps: float, n_each: int, duration: float = 600.0) -> dict:
+def point_phase_s(shared_bps: float) -> float:
+    """The phase randomisation of a run on one shared link: docs/fidelity/phase.md's overhead (one
+    packet at the run's bottleneck, here the shared link) when the process has randomisation on
+    (``phase_decided`` sets it for the randomised pass), else 0."""
+    return PACKET_BYTES * 8 / shared_bps if default_phase_overhead() > 0 else 0.0
+
+
+def tcp_share_run(seed: int, shared_bps: float, n_each: int, duration: float = 600.0,
+                  rainbow_kw: Optional[dict] = None, phase_s: Optional[float] = None) -> dict:
     """`n_each` Rainbow sessions (own fountain source and receiver) and `n_each` NewReno flows
-    over one RED link. Throughputs over [5 s, first Rainbow completion], wire bytes."""
+    over one RED link. Throughputs over [5 s, first Rainbow completion], wire bytes. `phase_s`:
+    the run's phase randomisation (``point_phase_s``, decided by the caller)."""
     L = LINKS_TCP
-    net = Net(seed)
+    net = Net(seed, rainbow_kw, phase_s=phase_s)
     shared, _ = net.link("G0", "G1", shared_bps, L["shared_delay_s"])
     for k in range(n_each):
         for kind in ("RB", "TCP"):
@@ -271,13 +288,13 @@ RLC_WINDOW_END_S = 300.0  # ours: RLC has no completion; its rates are measured 
 
 
 def rlc_share_run(seed: int, shared_bps: float, n_each: int, duration: float = RLC_WINDOW_END_S,
-                  rlc_kw: Optional[dict] = None, queue: Optional[dict] = None) -> dict:
+                  rlc_kw: Optional[dict] = None, queue: Optional[dict] = None, phase_s: Optional[float] = None) -> dict:
     """As :func:`tcp_share_run` with RLC sessions (sender and one receiver each, the Rainbow
     paper's RLC set-up: `config_defaults("rlc")`) in place of Rainbow. Same topology, RED
     links and seeds; throughputs over [5 s, `duration`], wire bytes. `queue` replaces RED on
-    every link (ablations)."""
+    every link (ablations); `phase_s` as for :func:`tcp_share_run`."""
     L = LINKS_TCP
-    net = Net(seed, queue=queue)
+    net = Net(seed, queue=queue, phase_s=phase_s)
     shared, _ = net.link("G0", "G1", shared_bps, L["shared_delay_s"])
     for k in range(n_each):
         for kind in ("RB", "TCP"):

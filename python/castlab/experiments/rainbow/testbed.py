@@ -3,12 +3,13 @@ experiment)."""
 
 from __future__ import annotations
 
+from castlab.experiments.rainbow import READINGS, RED_THRESHOLDS
 from castlab.testbed.topology import Link, Topology, register
 
 #: RED as every router of the Rainbow paper's simulations runs it (§IV-A.2: "All routers are RED
-#: gateways with a queue size of 10 packets"; the thresholds are ns-2's defaults of the time, as
-#: in experiments/rainbow/topology.py): (min_th, max_th, max_p, w_q, gentle).
-BCFS_RED = (5.0, 15.0, 0.1, 0.002, False)
+#: gateways with a queue size of 10 packets"; the thresholds are the declared primary reading,
+#: ns-2's defaults of the time, ``READINGS``): (min_th, max_th, max_p, w_q, gentle).
+BCFS_RED = (*READINGS[RED_THRESHOLDS].value, 0.1, 0.002, False)
 
 
 @register("bcfs")

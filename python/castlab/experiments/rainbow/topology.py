@@ -4,11 +4,14 @@ The set-up shared by every experiment (§IV-A.2, §IV-B.2):
 - 512-byte data packets; a receiver stops after 2,000 packets (the fountain's symbolic mode:
   2,000 distinct symbols);
 - each receiver (session) starts at a uniformly random time in [0, 5] s, drawn from the seed;
-- every router is a RED gateway with a 10-packet queue. The paper gives no RED thresholds: we
-  use ns-2's defaults of the time (thresh 5, maxthresh 15, linterm 10 i.e. max_p 0.1,
-  q_weight 0.002) in the 10-packet buffer, on every link (hosts' interfaces included);
+- every router is a RED gateway with a 10-packet queue. The paper gives no RED thresholds: the
+  primary reading (``READINGS``, the package's one declaration) is ns-2's defaults of the time
+  (thresh 5, maxthresh 15, linterm 10 i.e. max_p 0.1, q_weight 0.002) in the 10-packet buffer,
+  on every link (hosts' interfaces included);
 - every node runs a BCF router (``add_bcf_routers``) with the ``BcfConfig`` defaults;
-- Rainbow receivers with the ``RainbowConfig`` defaults except where an experiment says so;
+- Rainbow receivers with the ``RainbowConfig`` defaults except the TRQ-loss rule, which is the
+  declared primary reading (the paper's literal rule, one later answer) unless an experiment
+  passes a variant;
 - the paper's Fig. 5 and 8 hold link delays its text does not: ours are in each experiment's
   parameters (``LINKS_*``) and in ``summary.json``.
 
@@ -24,13 +27,22 @@ from typing import Optional
 from castlab import Simulator
 from castlab._native import config_defaults
 from castlab.experiments import streams
+from castlab.experiments.rainbow import FAST_DELAYS, READINGS, RED_THRESHOLDS, TRQ_LOSS
 
 PACKET_BYTES = 512  # §IV-A.2 and §IV-B.2
 NEEDED = 2000  # §IV-A.2: "a receiver stops sending TRQs after receiving 2000 packets"
 START_RANGE_S = (0.0, 5.0)  # §IV-A.2, §IV-B.2
 QUEUE_PKTS = 10  # §IV-A.2: "All routers are RED gateways with a queue size of 10 packets"
-RED = {"queue": "red", "queue_limit_pkts": QUEUE_PKTS, "red_min_th": 5.0, "red_max_th": 15.0, "red_max_p": 0.1,
-       "red_w_q": 0.002, "mean_pkt_bytes": PACKET_BYTES}
+
+def red_queue(thresholds: tuple[float, float]) -> dict:
+    """A RED gateway with the 10-packet queue and the given (min_th, max_th), ns-2's other defaults."""
+    return {"queue": "red", "queue_limit_pkts": QUEUE_PKTS, "red_min_th": float(thresholds[0]),
+            "red_max_th": float(thresholds[1]), "red_max_p": 0.1, "red_w_q": 0.002, "mean_pkt_bytes": PACKET_BYTES}
+
+
+RED = red_queue(READINGS[RED_THRESHOLDS].value)  # every link's queue: the primary RED reading
+#: The receivers' TRQ-loss rule: the primary reading (``RainbowConfig`` overrides).
+TRQ_RULE = dict(READINGS[TRQ_LOSS].value)
 FAST_BPS = 10e6  # "fast" links (source access, receivers' access where not the bottleneck)
 TCP_MSS = PACKET_BYTES - 40  # TCP segments are 512 bytes on the wire too (40-byte header)
 # The paper ran ns-2's NewReno; ns-2 of 1999 floored the RTO at two 100 ms ticks (0.2 s), and
@@ -47,11 +59,13 @@ class Net:
     """One simulation: nodes, RED links, BCF routers everywhere, fountain sources and Rainbow
     receivers. Call :meth:`finish_build` before adding agents."""
 
-    def __init__(self, seed: int, rainbow_kw: Optional[dict] = None, queue: Optional[dict] = None):
-        self.sim = Simulator(seed=seed)
+    def __init__(self, seed: int, rainbow_kw: Optional[dict] = None, queue: Optional[dict] = None,
+                 phase_s: Optional[float] = None):
+        # phase_s: the run's phase randomisation (None: the process default, castlab.simulator)
+        self.sim = Simulator(seed=seed) if phase_s is None else Simulator(seed=seed, phase_overhead=float(phase_s))
         self.rng = streams.rng(seed, "rainbow-net")
         self.nodes: set[str] = set()
-        self.rainbow_kw = rainbow_kw or {}
+        self.rainbow_kw = {**TRQ_RULE, **(rainbow_kw or {})}
         self.queue = RED if queue is None else queue  # every link's queue (an ablation may replace RED)
         self.receivers: list[dict] = []
 
@@ -99,9 +113,11 @@ class Net:
 # ------------------------------------------------------------------------------------------
 
 # Fig. 5 (A-(i)): one shared up-link of 400 kb/s, a 256 kb/s down-link (R1) and four fast
-# down-links "with different transmission delay" (R2..R5). Delays and the fast rate are ours.
+# down-links "with different transmission delay" (R2..R5). The fast rate and the other delays are
+# ours; the fast delays are the declared primary reading (``READINGS``).
 LINKS_A1 = {"source_bps": FAST_BPS, "source_delay_s": 0.005, "uplink_bps": 400e3, "uplink_delay_s": 0.020,
-            "slow_bps": 256e3, "slow_delay_s": 0.010, "fast_bps": 1e6, "fast_delays_s": [0.005, 0.010, 0.020, 0.040]}
+            "slow_bps": 256e3, "slow_delay_s": 0.010, "fast_bps": 1e6,
+            "fast_delays_s": list(READINGS[FAST_DELAYS].value)}
 
 
 # ------------------------------------------------------------------------------------------
