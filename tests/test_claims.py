@@ -213,3 +213,12 @@ def test_a_summary_carries_the_claims_revisions(tmp_path: Path):
     assert [x["commit"] for x in s["claims"][0]["revised"]] == [x.commit for x in REVISIONS
                                                                 if (x.experiment, x.claim) == (r.experiment, r.claim)]
     assert s["claims"][1]["revised"] == []
+
+
+def test_a_failing_reading_beside_undecided_ones_fails():
+    # the claim must hold under every reading; one reading fails outright and none holds
+    a = within("x", "s", 1.0, 2.0, "s", abs_tol=0.1, kind="paper")
+    b = within("x", "s", 1.0, 1.0, "s", abs_tol=0.1, kind="paper").set_verdict("undecided")
+    assert combine_readings({"A": a, "B": b}, "a setting").verdict == "fails"
+    c = within("x", "s", 1.0, 1.0, "s", abs_tol=0.1, kind="paper")
+    assert combine_readings({"A": a, "B": b, "C": c}, "a setting").verdict == "reading-dependent"

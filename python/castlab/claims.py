@@ -20,7 +20,8 @@ The accounting rule (docs/fidelity/README.md), applied here and nowhere else:
    allows are sensitivity. A claim run under several readings carries ``readings``
    (``[{reading, ours, holds, verdict}]``, the primary first) and ``ours`` is the primary's.
 2. Its ``verdict`` is ``holds`` only when every reading holds, ``reading-dependent`` when some
-   hold and some fail, ``fails`` when none holds. Lying between readings never makes it hold.
+   hold and some fail, ``fails`` when none holds and one fails (``undecided`` when the others
+   are undecided and none fails). Lying between readings never makes it hold.
 3. A universal statement ("never", "every", "under 1 %") is decided on the worst seed
    (``castlab.experiments.common.claim_over_seeds(..., worst="max")``), the mean shown beside it.
 4. A claim decided on the mean over seeds whose t interval reaches both sides of its rule is
@@ -179,18 +180,17 @@ def in_range(id: str, statement: str, lo: float, hi: float, ours: float, unit: s
 
 
 def combined_verdict(verdicts: Sequence[str]) -> str:
-    """The accounting rule over a claim's readings: ``holds`` when every reading holds,
-    ``fails`` when every reading fails, ``reading-dependent`` when some hold and some fail,
-    else (an undecided reading beside only holds, or only fails) ``undecided``."""
+    """The accounting rule over a claim's readings: ``holds`` when every reading holds;
+    when some reading fails, ``reading-dependent`` if another holds and ``fails`` if none holds
+    (the claim cannot hold under every reading); else (an undecided reading, none failing)
+    ``undecided``."""
     vs = list(verdicts)
     if not vs:
         raise ValueError("a claim needs at least one reading")
     if all(v == "holds" for v in vs):
         return "holds"
-    if all(v == "fails" for v in vs):
-        return "fails"
-    if "holds" in vs and "fails" in vs:
-        return "reading-dependent"
+    if "fails" in vs:
+        return "reading-dependent" if "holds" in vs else "fails"
     return "undecided"
 
 

@@ -205,8 +205,7 @@ def phase_decided(run: Callable[..., "Result"], overhead_s: float) -> Callable[.
             d = off.get(c.id)
             if d is not None:
                 ours = f"{d.ours:.6g}" if isinstance(d.ours, float) else str(d.ours)
-                c.statement += (f" [phase-randomised, {overhead_s * 1e3:.4g} ms; deterministic: {ours}, "
-                                f"{'holds' if d.holds else 'fails'}]")
+                c.statement += f" [phase-randomised, {overhead_s * 1e3:.4g} ms; deterministic: {ours}, {d.verdict}]"
         files = list(res.files) + ([f"phase-off/{f}" for f in det.files] if det else [])
         return Result({**res.params, "phase_overhead_s": float(overhead_s),
                        "phase_off": "phase-off" if det else None}, res.claims, files)

@@ -29,8 +29,8 @@ from castlab.experiments import streams
 from castlab.experiments.common import (Claim, Result, at_least, at_most, claim_over_seeds, combine_readings,
                                         in_range, inconsistent, map_runs, over_readings, t_interval,
                                         with_seed_interval, within)
-from castlab.experiments.lesbcc import READINGS, primary
-from castlab.experiments.lesbcc import readings as declared
+from castlab.experiments.lesbcc.declared import READINGS, primary
+from castlab.experiments.lesbcc.declared import readings as declared
 from castlab.experiments.lesbcc.markov import (MC_POINTS, MC_REL_TOL, MC_ROUNDS, markov_monte_carlo, markov_ratio,
                                                markov_stationary)
 from castlab.experiments.lesbcc.metrics import (CONV_BIN_S, CONV_TOL, converge_time, fig6_counts, finite_mean,

@@ -55,7 +55,7 @@ RAINBOW_AFTER_TCP_S = 2.0  # completion on the testbed against the simulated twi
 def trq_rule_words() -> list:
     """``--config`` words giving the testbed's receivers the paper's declared TRQ-loss rule (the
     primary reading of ``castlab.experiments.rainbow.READINGS``), as the simulated twin's ``Net``."""
-    from castlab.experiments.rainbow import READINGS, TRQ_LOSS
+    from castlab.experiments.rainbow.declared import READINGS, TRQ_LOSS
 
     return [w for k, v in READINGS[TRQ_LOSS].value.items() for w in ("--config", f"{k}={v}")]
 
@@ -252,7 +252,7 @@ def run_net_rainbow(out: Path, seed: int, quick: bool = False) -> Result:
                  explanation="the twin shapes the hosts' egress too and runs TCP with SACK and Reno's rules in "
                  "simulated time; the testbed runs Linux's reno and the wall clock"),
     ]
-    from castlab.experiments.rainbow import RED_THRESHOLDS, TRQ_LOSS, declared
+    from castlab.experiments.rainbow.declared import RED_THRESHOLDS, TRQ_LOSS, declared
 
     params = {"network": "real", "routers": "user", "extension": "bcf", "topology": topo.name,
               "declared_readings": declared(TRQ_LOSS, RED_THRESHOLDS),

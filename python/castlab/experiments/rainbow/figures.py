@@ -17,7 +17,7 @@ from castlab._native import config_defaults
 from castlab.experiments.common import (Claim, Result, at_least, at_most, claim_over_seeds, combine_readings,
                                         in_range, map_runs, over_readings, within)
 from castlab.experiments.plotting import figure, plt, save
-from castlab.experiments.rainbow import FAST_DELAYS, READINGS, RED_THRESHOLDS, TRQ_LOSS, VARIANTS, declared
+from castlab.experiments.rainbow.declared import FAST_DELAYS, READINGS, RED_THRESHOLDS, TRQ_LOSS, VARIANTS, declared
 from castlab.experiments.rainbow.metrics import OVERHEAD_WINDOW_S, rate_timeline, sawtooth_eq1, total_variation
 from castlab.experiments.rainbow.scenarios import (MEASURE_FROM_S, RLC_B1_WINDOW_S, RLC_WINDOW_END_S, SYMBOL_BYTES,
                                                    a1_run, b1_rlc_run, b1_run, b2_rlc_run, b2_run, file_run,
@@ -385,7 +385,7 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
                explanation="eq. 1 divides by what receivers get (3W/4 per RTT on average) while the link carries "
                "max_i w_i -> W, so independent sawtooths give (W - 3W/4)/(3W/4) = 1/3; the paper's 25 % is the "
                "triangles' share of the W·T rectangle, 1 - Σpr/(N·ps) (b1_sawtooth_model.csv, triangle_share)"),
-        within("fig10-model-triangles", f"the same model: share of the link's packets a receiver did not get, "
+        within("fig10-model-triangles", "the same model: share of the link's packets a receiver did not get, "
                "1 - Σpr/(N·ps) (the triangle areas of Fig. 10 over W·T); Python arithmetic, no simulation", 0.25,
                float(s_last["triangle_share"]), "fraction", abs_tol=0.02, kind="analysis"),
     ]

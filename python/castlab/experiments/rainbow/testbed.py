@@ -3,7 +3,7 @@ experiment)."""
 
 from __future__ import annotations
 
-from castlab.experiments.rainbow import READINGS, RED_THRESHOLDS
+from castlab.experiments.rainbow.declared import READINGS, RED_THRESHOLDS
 from castlab.testbed.topology import Link, Topology, register
 
 #: RED as every router of the Rainbow paper's simulations runs it (§IV-A.2: "All routers are RED

@@ -27,7 +27,7 @@ from typing import Optional
 from castlab import Simulator
 from castlab._native import config_defaults
 from castlab.experiments import streams
-from castlab.experiments.rainbow import FAST_DELAYS, READINGS, RED_THRESHOLDS, TRQ_LOSS
+from castlab.experiments.rainbow.declared import FAST_DELAYS, READINGS, RED_THRESHOLDS, TRQ_LOSS
 
 PACKET_BYTES = 512  # §IV-A.2 and §IV-B.2
 NEEDED = 2000  # §IV-A.2: "a receiver stops sending TRQs after receiving 2000 packets"
