@@ -1,5 +1,5 @@
 """The experiments' own random draws come from the named streams of
-castlab.experiments.streams, in one place, with layouts frozen so that outputs keep their bytes."""
+castlab.streams, in one place, with layouts frozen so that outputs keep their bytes."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from castlab.experiments.streams import SEED_KIND_INDEX, STREAMS, Stream, rng
+from castlab.streams import SEED_KIND_INDEX, STREAMS, Stream, rng
 
 EXPERIMENTS = Path(__file__).resolve().parent.parent / "python" / "castlab" / "experiments"
 
@@ -17,7 +17,7 @@ EXPERIMENTS = Path(__file__).resolve().parent.parent / "python" / "castlab" / "e
 def test_no_experiment_seeds_numpy_by_itself():
     found = [f"{p.relative_to(EXPERIMENTS)}:{i}" for p in EXPERIMENTS.rglob("*.py") if p.name != "streams.py"
              for i, line in enumerate(p.read_text().splitlines(), 1) if re.search(r"default_rng|np\.random\.seed|RandomState", line)]
-    assert not found, f"draw through castlab.experiments.streams.rng instead: {found}"
+    assert not found, f"draw through castlab.streams.rng instead: {found}"
 
 
 def test_frozen_layouts_give_the_recorded_entropy():
@@ -45,3 +45,20 @@ def test_unknown_stream_or_index_is_refused():
         rng(1, "no-such-stream")
     with pytest.raises(ValueError, match="takes no index"):
         rng(1, "rlm-starts", 3)
+
+
+def test_no_python_module_draws_outside_the_streams():
+    """Every random draw in Python comes from castlab.streams: no other module seeds numpy's or
+    the standard library's generators itself."""
+    import re
+    from pathlib import Path
+    root = Path(__file__).resolve().parents[1] / "python" / "castlab"
+    bad = []
+    for f in root.rglob("*.py"):
+        if f.name == "streams.py":
+            continue
+        for k, line in enumerate(f.read_text().splitlines(), 1):
+            if re.search(r"default_rng\(|np\.random\.(seed|rand|uniform|normal|choice)|^\s*import random\b|"
+                         r"random\.Random\(", line):
+                bad.append(f"{f.relative_to(root)}:{k}: {line.strip()}")
+    assert not bad, bad

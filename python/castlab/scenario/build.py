@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from castlab import streams
 from castlab.scenario.schema import _RED_KEYS, ScenarioError, _kinds
 
 def kinds_of(se: dict) -> Optional[dict]:
@@ -87,8 +88,6 @@ class Handles:
 def build(sc, seed: int):
     """A :class:`castlab.Simulator` for this scenario and ``seed``; its ``scenario_handles``
     attribute (:class:`Handles`) maps the entries' names to agent ids and channels."""
-    import numpy as np
-
     from castlab import Simulator
 
     d = sc._data
@@ -151,7 +150,7 @@ def build(sc, seed: int):
         start = r["start"]
         if isinstance(start, list):
             # its own stream per (seed, receiver index), so it depends on the seed only
-            start = float(np.random.default_rng([seed, 0x5343454E, i]).uniform(start[0], start[1]))
+            start = float(streams.rng(seed, "scenario-starts", i).uniform(start[0], start[1]))
         h.starts[r["name"]] = start
         proto = r["protocol"]
         if proto == "sink":

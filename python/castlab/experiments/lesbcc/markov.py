@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from castlab.experiments import streams
+from castlab import streams
 
 # ------------------------------------------------------------------------------------------
 # fig10: the Markov chain of §3.1.3

@@ -1,5 +1,6 @@
-"""The experiments' own random draws (receivers' start times, the Markov chain's rounds, a file's
-bytes, which TCP flow a plot shows), every one from a named stream declared here.
+"""Every random draw castlab makes in Python (receivers' start times, the Markov chain's rounds, a
+file's bytes, which TCP flow a plot shows, a scenario file's start ranges), each from a named
+stream declared here.
 
 The simulator gives every entity its own stream derived from (seed, kind, index)
 (``Rng::stream`` in castlab-core), so adding an entity never shifts another's numbers. The
@@ -77,6 +78,8 @@ STREAMS = _streams(
     Stream("net-lesbcc-pick", 10, SEED, "net-lesbcc-fig21: which TCP flow the plot shows"),
     Stream("plot-jitter", 11, SEED, "rlm-fig11: horizontal jitter of the plotted points (drawing only)"),
     Stream("tfmcc-starts", 0x54464D, SEED_KIND_INDEX, "tfmcc: the TCP flows' start times, index = set-up"),
+    Stream("scenario-starts", 0x5343454E, SEED_KIND_INDEX,
+           "scenario files: a receiver's start drawn from its range, index = the receiver's position"),
 )
 
 
@@ -85,5 +88,5 @@ def rng(seed: int, stream: str, *index: int) -> np.random.Generator:
     try:
         s = STREAMS[stream]
     except KeyError:
-        raise ValueError(f"unknown random stream {stream!r}; declare it in castlab.experiments.streams") from None
+        raise ValueError(f"unknown random stream {stream!r}; declare it in castlab.streams") from None
     return np.random.default_rng(s.entropy(seed, index))
