@@ -53,5 +53,5 @@ def test_every_paper_claim_that_does_not_hold_says_why():
 
 
 def test_the_fidelity_pages_show_the_claims_index():
-    from castlab.fidelity import main
-    assert main(["--check"]) == 0, "run python -m castlab.fidelity"
+    from castlab.experiments.fidelity import main
+    assert main(["--check"]) == 0, "run python -m castlab.experiments.fidelity"

@@ -9,7 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from castlab.streams import SEED_KIND_INDEX, STREAMS, Stream, rng
+from castlab.experiments.streams import STREAMS, Stream, rng
+from castlab.streams import SEED_KIND_INDEX
 
 EXPERIMENTS = Path(__file__).resolve().parent.parent / "python" / "castlab" / "experiments"
 

@@ -1,6 +1,7 @@
 """Every random draw castlab makes in Python (receivers' start times, the Markov chain's rounds, a
 file's bytes, which TCP flow a plot shows, a scenario file's start ranges), each from a named
-stream declared here.
+stream declared through ``declare``: the experiments' streams in
+``castlab.experiments.streams``, the scenario files' here.
 
 The simulator gives every entity its own stream derived from (seed, kind, index)
 (``Rng::stream`` in castlab-core), so adding an entity never shifts another's numbers. The
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Stream", "rng", "STREAMS"]
+__all__ = ["Stream", "rng", "declare", "STREAMS", "SEED", "SEED_KIND", "SEED_INDEX_KIND", "SEED_KIND_INDEX"]
 
 # How a stream's (seed, kind, index) become numpy's entropy.
 SEED = "seed"  # seed alone (the kind is only a name)
@@ -63,24 +64,18 @@ def _streams(*items: Stream) -> dict[str, Stream]:
     return out
 
 
-STREAMS = _streams(
-    Stream("rlm-starts", 0x524C4D, SEED_KIND, "RLM receivers' start times (experiments/rlm)"),
-    Stream("nlm-fig13-starts", 0x4E4C4D, SEED_INDEX_KIND, "NLM Fig. 13: receivers' joins, index = N sessions"),
-    Stream("tcp-fairness-starts", 1, SEED, "tcp-fairness: the flows' start times"),
-    Stream("rainbow-net", 2, SEED, "Rainbow scenarios: receivers' start times"),
-    Stream("rainbow-sawtooth", 3, SEED, "Rainbow B-(i): the sawtooth model's phases"),
-    Stream("rainbow-file", 4, SEED, "bcfs-file: the file's bytes"),
-    Stream("lesbcc-fig5", 5, SEED, "LE-SBCC Fig. 5 scenario: start times"),
-    Stream("lesbcc-markov", 6, SEED, "LE-SBCC Fig. 10: the Markov chain's Monte Carlo"),
-    Stream("lesbcc-fig21", 7, SEED, "LE-SBCC Fig. 21 simulated: start times"),
-    Stream("lesbcc-fig21-pick", 8, SEED, "LE-SBCC Fig. 21: which TCP flow the plot shows"),
-    Stream("net-rlm-starts", 9, SEED, "net-rlm: receivers' start times"),
-    Stream("net-lesbcc-pick", 10, SEED, "net-lesbcc-fig21: which TCP flow the plot shows"),
-    Stream("plot-jitter", 11, SEED, "rlm-fig11: horizontal jitter of the plotted points (drawing only)"),
-    Stream("tfmcc-starts", 0x54464D, SEED_KIND_INDEX, "tfmcc: the TCP flows' start times, index = set-up"),
-    Stream("scenario-starts", 0x5343454E, SEED_KIND_INDEX,
-           "scenario files: a receiver's start drawn from its range, index = the receiver's position"),
-)
+STREAMS: dict[str, Stream] = {}
+
+
+def declare(*items: Stream) -> None:
+    """Add streams to STREAMS: a name or kind already declared is an error."""
+    new = _streams(*STREAMS.values(), *items)
+    STREAMS.clear()
+    STREAMS.update(new)
+
+
+declare(Stream("scenario-starts", 0x5343454E, SEED_KIND_INDEX,
+               "scenario files: a receiver's start drawn from its range, index = the receiver's position"))
 
 
 def rng(seed: int, stream: str, *index: int) -> np.random.Generator:
@@ -88,5 +83,5 @@ def rng(seed: int, stream: str, *index: int) -> np.random.Generator:
     try:
         s = STREAMS[stream]
     except KeyError:
-        raise ValueError(f"unknown random stream {stream!r}; declare it in castlab.streams") from None
+        raise ValueError(f"unknown random stream {stream!r}; declare it (castlab.streams.declare)") from None
     return np.random.default_rng(s.entropy(seed, index))

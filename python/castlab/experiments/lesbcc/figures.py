@@ -25,7 +25,7 @@ import pandas as pd
 
 from castlab._native import config_defaults
 from castlab.functions import lesbcc_synthetic
-from castlab import streams
+from castlab.experiments import streams
 from castlab.experiments.common import (Claim, Result, at_least, at_most, claim_over_seeds, combine_readings,
                                         in_range, inconsistent, map_runs, over_readings, t_interval,
                                         with_seed_interval, within)

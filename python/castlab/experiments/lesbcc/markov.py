@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from castlab import streams
+from castlab.experiments import streams
 
 # ------------------------------------------------------------------------------------------
 # fig10: the Markov chain of §3.1.3

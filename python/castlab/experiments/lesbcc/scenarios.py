@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from castlab import Simulator
-from castlab import streams
+from castlab.experiments import streams
 from castlab.experiments.common import map_runs
 from castlab.experiments.runcache import cached
 from castlab.experiments.lesbcc.metrics import step_mean, step_sample

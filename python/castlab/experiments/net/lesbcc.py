@@ -12,7 +12,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from castlab import streams
+from castlab.experiments import streams
 from castlab.experiments.common import Result, at_least, at_most, in_range
 from castlab.experiments.plotting import figure, save
 from castlab.experiments.net.common import (

@@ -98,7 +98,7 @@ def _simulate(topo, seed: int, file_bytes: int, duration: float, warm: float) ->
     """The simulated twin: the same links, RED everywhere (the hosts' egress too, as the
     simulator shapes both directions), BCF routers on every node, the fountain source and the
     receivers starting at 0, a TCP (SACK, Reno's congestion control) flow beside them."""
-    from castlab import streams
+    from castlab.experiments import streams
     from castlab.experiments.rainbow.topology import Net
 
     net = Net(seed)

@@ -33,7 +33,7 @@ from typing import Optional
 import numpy as np
 import pandas as pd
 
-from castlab import streams
+from castlab.experiments import streams
 from castlab.experiments.common import (Result, at_least, at_most, claim_over_seeds, map_runs, over_readings, over_seeds,
                                         within)
 from castlab.experiments.nlm.metrics import (RLM_DROPS_S, first_episode_over, first_time, first_time_at_or_below,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from castlab import streams
+from castlab.experiments import streams
 from castlab.experiments.rainbow.topology import PACKET_BYTES
 
 

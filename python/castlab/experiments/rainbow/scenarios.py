@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 
 from castlab._native import config_defaults
-from castlab import streams
+from castlab.experiments import streams
 from castlab.experiments.rainbow.metrics import (OVERHEAD_WINDOW_S, avg_rate_kbps, eq1_overhead, level_time_fractions,
                                                  packets_between, received_in, red_loss, shared_while_others_active,
                                                  stable_window)

@@ -26,7 +26,7 @@ from typing import Optional
 
 from castlab import Simulator
 from castlab._native import config_defaults
-from castlab import streams
+from castlab.experiments import streams
 from castlab.experiments.rainbow.declared import FAST_DELAYS, READINGS, RED_THRESHOLDS, TRQ_LOSS
 
 PACKET_BYTES = 512  # §IV-A.2 and §IV-B.2

@@ -10,7 +10,7 @@ from typing import Callable, Optional
 import numpy as np
 import pandas as pd
 
-from castlab import streams
+from castlab.experiments import streams
 from castlab.experiments.common import (Claim, Result, at_least, at_most, claim_over_seeds, combine_readings,
                                         in_range, map_runs, t_interval, within)
 from castlab.experiments.plotting import figure, save

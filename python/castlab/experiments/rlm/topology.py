@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from castlab import Simulator, run_with_progress
-from castlab import streams
+from castlab.experiments import streams
 from castlab.experiments.rlm.levels import excursions_above_s, modal_level, settle_time_s
 
 LAYER_RATES_BPS = [32e3 * 2**m for m in range(6)]  # §4: 32·2^m kb/s, m = 0..5

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from castlab import streams
+from castlab.experiments import streams
 from castlab.scenario import Scenario
 from castlab.metrics import jain_index, padhye_throughput, tcp_simple_throughput
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from castlab import streams
+from castlab.experiments import streams
 from castlab.scenario import Scenario
 
 PACKET_BYTES = 1000  # TFMCC's s and TCP's MSS alike
