@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from castlab.claims import QUICK_NOTE
+from castlab.report_html import write_html
 
 __all__ = ["KIND_ORDER", "paper_claim_counts", "consistent_paper_counts", "unexplained_paper_failures",
            "write_report"]
@@ -93,6 +94,7 @@ def write_report(out: Path, summaries: list[dict]) -> None:
                              f"| {ours} | {c['unit']} | {'yes' if c['holds'] else 'NO'} | {why} |")
     (out / "report.md").write_text("\n".join(lines) + "\n")
     print(f"report: {out / 'report.md'}", file=sys.stderr)
+    print(f"report: {write_html(out, summaries)}", file=sys.stderr)
     for paper, ks in counts.items():
         if "paper" in ks:
             print(f"  {paper}: {ks['paper'][0]} of {ks['paper'][1]} of the paper's claims hold", file=sys.stderr)
