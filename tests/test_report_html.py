@@ -225,7 +225,7 @@ def test_results_html_of_a_sweep(store, capsys):
 
 @needs_chromium
 def test_results_html_in_chromium(store, tmp_path):
-    from castlab.report_html import write_store_html
+    from castlab.study.html import write_store_html
 
     page = write_store_html(store)
     with Browser(tmp_path / "profile") as b:

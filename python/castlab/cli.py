@@ -303,7 +303,7 @@ def _cmd_results(args) -> int:
 
     version = "all" if args.all_versions else args.version
     if args.html is not None:
-        from castlab.report_html import write_store_html
+        from castlab.study.html import write_store_html
 
         try:
             page = write_store_html(args.store, args.html or None, confidence=args.confidence)

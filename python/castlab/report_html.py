@@ -1,7 +1,5 @@
 """report.html: the results in one self-contained page that opens offline in any browser.
 
-Two pages are made here:
-
 - :func:`write_html` for ``castlab reproduce`` (one experiment or ``--all``): a front page with
   the per-paper table of the paper claims' verdicts (holds, reading-dependent, undecided, fails,
   and of the holds those that hold after a revision; the other kinds apart), then per experiment
@@ -9,14 +7,14 @@ Two pages are made here:
   a failure, and links to its CSVs. Filters by paper, kind and verdict are plain JavaScript; the
   page's address fragment (``report.html#paper=RLM&verdict=fails``) sets them, so a filtered
   view can be linked.
-- :func:`write_store_html` for ``castlab results STORE --html``: a sweep's aggregate table (mean
-  and Student-t interval over seeds per grid point) and one plot per metric against the swept
-  parameter.
+- ``castlab.study.html.write_store_html`` for ``castlab results STORE --html``, a sweep's page,
+  is built from this module's page, escaping and inlining.
 
 Figures are inlined (PNG and SVG as base64 data addresses), CSS and JavaScript are inline, links
-to CSVs are relative to the page: nothing is fetched from a server when the page is viewed.
-Older summaries lack some keys (``verdict``, ``readings``, ``revised``): a claim without a
-verdict has the one its ``holds`` gives.
+to CSVs are relative to the page: nothing is fetched from a server when the page is viewed. The
+module imports no other castlab module (castlab.report, a leaf, calls it). Older summaries lack
+some keys (``verdict``, ``readings``, ``revised``): a claim without a verdict has the one its
+``holds`` gives.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
-__all__ = ["VERDICTS", "KINDS", "claim_verdict", "paper_table", "write_html", "write_store_html"]
+__all__ = ["VERDICTS", "KINDS", "claim_verdict", "paper_table", "write_html", "page", "escape", "data_uri"]
 
 # the accounting rule's verdicts (see docs/fidelity/), in the order the table shows them
 VERDICTS = ("holds", "reading-dependent", "undecided", "fails")
@@ -100,8 +98,12 @@ _JS = """
 """
 
 
-def _e(x: Any) -> str:
+def escape(x: Any) -> str:
+    """`x` as HTML text (quotes escaped too, for attributes)."""
     return html.escape(str(x), quote=True)
+
+
+_e = escape
 
 
 def _fmt(x: Any) -> str:
@@ -179,7 +181,8 @@ def _folder(out: Path, s: dict) -> tuple[Path, str]:
     return out, ""
 
 
-def _data_uri(path: Path) -> Optional[str]:
+def data_uri(path: Path) -> Optional[str]:
+    """The PNG or SVG file `path` as a base64 data address (None when it cannot be read)."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -251,7 +254,7 @@ def _section(out: Path, s: dict, idx: int) -> str:
             + ("; quick run: not a verdict" if quick else "") + "</p>")
     figs = []
     for f in _figures(folder, files):
-        uri = _data_uri(folder / f)
+        uri = data_uri(folder / f)
         if uri is None:
             figs.append(f'<p class="why">figure {_e(f)} is missing from {_e(rel or ".")}</p>')
             continue
@@ -313,7 +316,8 @@ def _filters(summaries: list[dict]) -> str:
             + select("verdict", "verdict", list(VERDICTS)) + '<span id="f-count" class="muted"></span></div>')
 
 
-def _page(title: str, body: str, script: str = "") -> str:
+def page(title: str, body: str, script: str = "") -> str:
+    """A whole HTML document: `body` with the report's style and an inline `script`."""
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{_e(title)}</title><style>{_CSS}</style></head><body>{body}"
@@ -338,57 +342,6 @@ def write_html(out_dir: Path | str, summaries: list[dict], name: str = "report.h
                     "</div>")
     body += [_front(summaries), _filters(summaries), f"<h2>Experiments</h2><ul>{toc}</ul>",
              *(_section(out, s, i) for i, s in enumerate(summaries))]
-    page = out / name
-    page.write_text(_page("castlab reproduction report", "".join(body), _JS))
-    return page
-
-
-def write_store_html(store: Path | str, out: Optional[Path | str] = None, confidence: float = 0.95) -> Path:
-    """Write a sweep's page (default STORE/report.html): the aggregate over seeds per grid
-    point (mean and Student-t interval), and per numeric metric a plot against the swept
-    parameter (``castlab.plot.plot_store``: one line per combination of the other parameters,
-    intervals over seeds). Returns the page's path."""
-    import tempfile
-
-    from castlab.plot import plot_store
-    from castlab.study import aggregate, results
-    from castlab.study.results import _numeric, plain
-
-    store = Path(store)
-    page = Path(out) if out else store / "report.html"
-    df = results(store, version="all")
-    ok = df[df["status"] == "ok"] if "status" in df.columns else df
-    params = [p for p in df.attrs.get("params", []) if p in df.columns]
-    metrics = [m for m in df.attrs.get("metrics", []) if m in ok.columns and _numeric(ok[m])]
-    varying = [p for p in params if ok[p].nunique(dropna=False) > 1]
-    agg = aggregate(ok, confidence=confidence, metrics=metrics) if metrics else None
-    seeds = sorted(ok["seed"].unique().tolist()) if "seed" in ok.columns else []
-    failed = len(df) - len(ok)
-    body = [f"<h1>Sweep: {_e(store.name)}</h1>",
-            f'<p class="muted">{len(ok)} runs that finished ({failed} failed) over {len(seeds)} seeds; '
-            f'parameters: {_e(", ".join(params) or "none")}; varying: {_e(", ".join(varying) or "none")}. '
-            f"Mean and {confidence:.0%} Student-t interval over the seeds of each grid point.</p>"]
-    if agg is not None and len(agg):
-        group_cols = [c for c in agg.columns if c not in ("metric", "n", "mean", "lo", "hi")]
-        heads = [*group_cols, "metric", "n", "mean", f"{confidence:.0%} interval"]
-        rows = []
-        for r in agg.to_dict("records"):
-            lo, hi = r["lo"], r["hi"]
-            interval = "–" if not (isinstance(lo, float) and math.isfinite(lo)) else f"{plain(lo)} .. {plain(hi)}"
-            rows.append("<tr>" + "".join(f"<td>{_e(r[c])}</td>" for c in group_cols)
-                        + f'<td>{_e(r["metric"])}</td><td class="n">{r["n"]}</td><td class="n">{_e(plain(r["mean"]))}'
-                        f'</td><td class="n">{_e(interval)}</td></tr>')
-        body += ["<h2>Aggregate over seeds</h2>",
-                 '<table id="aggregate"><thead><tr>' + "".join(f"<th>{_e(h)}</th>" for h in heads)
-                 + "</tr></thead><tbody>" + "".join(rows) + "</tbody></table>"]
-    if metrics and params:
-        body.append(f"<h2>Metrics against {_e(varying[0] if varying else params[0])}</h2><div class=\"figs\">")
-        with tempfile.TemporaryDirectory(prefix="castlab-html-") as tmp:
-            for i, m in enumerate(metrics):
-                png = plot_store(store, Path(tmp) / f"{i}.png", metrics=[m], confidence=confidence)
-                body.append(f'<figure><img alt="{_e(m)}" src="{_data_uri(png)}"><figcaption>{_e(m)}</figcaption>'
-                            "</figure>")
-        body.append("</div>")
-    page.parent.mkdir(parents=True, exist_ok=True)
-    page.write_text(_page(f"castlab sweep {store.name}", "".join(body)))
-    return page
+    path = out / name
+    path.write_text(page("castlab reproduction report", "".join(body), _JS))
+    return path
