@@ -265,6 +265,12 @@ def test_scenario_capture_errors_name_the_field(tmp_path):
         with pytest.raises(ScenarioError) as e:
             Scenario.from_toml(tmp_path / "bad.toml")
         assert msg in str(e.value), (body, str(e.value))
+    # two links between the same nodes: the capture could not tell which one it taps
+    twin = head.replace('[[sessions]]', '[[links]]\nname = "edge2"\na = "h0"\nb = "r1"\nrate = "1Mbps"\n'
+                        'delay = "1ms"\n\n[[sessions]]')
+    (tmp_path / "bad.toml").write_text(twin + '[[captures]]\nlink = "edge"\n')
+    with pytest.raises(ScenarioError, match="links 'edge' and 'edge2' join the same two nodes"):
+        Scenario.from_toml(tmp_path / "bad.toml")
     # a scenario without captures keeps its canonical form (no "captures" key)
     (tmp_path / "none.toml").write_text(head)
     assert "captures" not in Scenario.from_toml(tmp_path / "none.toml").to_dict()
