@@ -239,6 +239,12 @@ def test_scenario_captures_decode_with_both_dissectors(tmp_path):
     assert len(env) == sim.channel_stats(h.channels["feed"][0])["departures"] > 300
     assert {(r[0], r[1], r[2]) for r in env} == {("6", "3", "")}
     assert naks["received"] > 0
+    # a capture only watches: the same run without captures has the same flow table
+    (tmp_path / "plain.toml").write_text(CAPTURED.split("[[captures]]")[0])
+    assert cli.main(["scenario", "run", str(tmp_path / "plain.toml"), "--seeds", "4",
+                     "--out", str(tmp_path / "plain")]) == 0
+    assert (tmp_path / "plain" / "seed-4" / "flows.csv").read_bytes() == (run / "flows.csv").read_bytes()
+    assert not list((tmp_path / "plain" / "seed-4").glob("*.pcap"))
 
 
 def castlab_scenario(path):
