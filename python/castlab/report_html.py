@@ -55,6 +55,7 @@ figcaption{font-size:.8em;color:#555}
 .detail td{background:#fcfcfc;font-size:.9em}
 .why{color:#7a1710}.muted{color:#666;font-size:.9em}
 details{margin:.3em 0}code{font-size:.9em}
+section.exp{scroll-margin-top:3.5em}
 [hidden]{display:none !important}
 """
 
