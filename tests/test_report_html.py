@@ -123,6 +123,11 @@ def test_report_in_chromium(report, tmp_path):
         row = b.eval(f"""Array.from(document.querySelectorAll('#papers tr')).map(r =>
                          Array.from(r.cells).map(c => c.textContent)).find(r => r[0] === {json.dumps(SYNTH_PAPER)})""")
         assert row == [SYNTH_PAPER, "4", "1", "1", "1", "1", "1"]
+        # engine-bottleneck's paper ("theory") has sanity claims only: it is in the other kinds' table
+        papers = b.eval("Array.from(document.querySelectorAll('#papers tbody tr')).map(r => r.cells[0].textContent)")
+        assert papers == ["McCanne et al. 1996", SYNTH_PAPER, "all"]
+        others = b.eval("Array.from(document.querySelectorAll('#others tbody tr')).map(r => r.cells[0].textContent)")
+        assert "theory" in others
         shot = b.screenshot(out / "report-screenshot.png")
         print(f"screenshot of the front page: {shot}")
 

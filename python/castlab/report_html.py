@@ -284,8 +284,9 @@ def _front(summaries: list[dict]) -> str:
     table = paper_table(summaries)
     cols = ["claims", *VERDICTS, "revised_holds"]
     heads = ["paper claims", "holds", "reading-dependent", "undecided", "fails", "of the holds, after a revision"]
+    # a paper without paper claims (an engine check, a baseline) is in the table of the other kinds
     rows = [f'<tr data-row-paper="{_e(p)}"><td>{_e(p)}</td>' + "".join(f'<td class="n">{r[c]}</td>' for c in cols)
-            + "</tr>" for p, r in table.items()]
+            + "</tr>" for p, r in table.items() if r["claims"]]
     tot = {c: sum(r[c] for r in table.values()) for c in cols}
     rows.append('<tr class="total"><td>all</td>' + "".join(f'<td class="n">{tot[c]}</td>' for c in cols) + "</tr>")
     parts = ['<h2 id="table">Paper claims per paper</h2>',
