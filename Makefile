@@ -16,9 +16,11 @@ export CARGO_TERM_COLOR ?= never
 # TCP cross traffic), ns2 (the independent reference some tests compare with), tshark (reads
 # castlab's captures), python3-zmq and libzmq5 (ZeroMQ's epgm: the OpenPGM peers of the PGM
 # interop tests, run by the system python3), uftp (UFTP's TFMCC: uftp and uftpd), libnorm-dev and
-# g++ (NORM-CC: contrib/norm/castlab_norm.cpp is built against the packaged normApi.h). Installed with apt when root and apt are there and
+# g++ (NORM-CC: contrib/norm/castlab_norm.cpp is built against the packaged normApi.h), chromium
+# (headless, the browser test of report.html). Installed with apt when root and apt are there and
 # something is missing; otherwise the tests that need them skip with the reason.
-SYSTEM_TOOLS := ip:iproute2 tc:iproute2 igmpproxy:igmpproxy iperf3:iperf3 ns:ns2 tshark:tshark uftp:uftp uftpd:uftp g++:g++
+SYSTEM_TOOLS := ip:iproute2 tc:iproute2 igmpproxy:igmpproxy iperf3:iperf3 ns:ns2 tshark:tshark uftp:uftp uftpd:uftp g++:g++ \
+	chromium:chromium
 system-deps:
 	@missing=""; for t in $(SYSTEM_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t##*:}"; done; \
 	/usr/bin/python3 -c "import zmq" 2>/dev/null || missing="$$missing python3-zmq libzmq5"; \

@@ -127,7 +127,8 @@ def test_the_leaf_modules_import_no_castlab_module_but_stats_and_claims():
     graph = _graph(top_level_only=False)
     assert graph["castlab.parallel"] == set() and graph["castlab.assign"] == set()
     assert graph["castlab.claims"] == {"castlab.stats"}
-    assert graph["castlab.report"] == {"castlab.claims"}
+    assert graph["castlab.report"] == {"castlab.claims", "castlab.report_html"}
+    assert graph["castlab.report_html"] == set()
 
 
 def test_the_chain_imports_castlab_at_module_level_only():

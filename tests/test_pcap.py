@@ -149,3 +149,134 @@ def test_simulated_link_pcap_decodes_like_a_real_capture(tmp_path):
     rows = tshark(tmp_path / "env.pcap", "-X", f"lua_script:{LUA}", "-T", "fields", "-e", "castlab.kind",
                   "-e", "castlab.flow", "-e", "_ws.expert")
     assert len(rows) == env and {(r[0], r[1], r[2]) for r in rows} == {("6", "3", "")}
+
+
+CAPTURED = """
+name = "captured"
+duration = "30s"
+nodes = ["src", "r1", "h0"]
+
+[[links]]
+name = "feed"
+a = "src"
+b = "r1"
+rate = "10Mbps"
+delay = "5ms"
+queue_limit = 1000
+
+[[links]]
+name = "edge"
+a = "r1"
+b = "h0"
+rate = "10Mbps"
+delay = "10ms"
+queue_limit = 1000
+loss_ab = 0.05
+
+[[sessions]]
+name = "le"
+kind = "lesbcc"
+source = "src"
+flow = 3
+config = { total_packets = 300, spm_interval = "0.5s" }
+
+[[receivers]]
+name = "rx"
+node = "h0"
+session = "le"
+
+[[captures]]
+name = "down"
+link = "edge"
+wire = "pgm"
+
+[[captures]]
+name = "naks"
+link = "edge"
+direction = "ba"
+wire = "pgm"
+
+[[captures]]
+link = "feed"
+"""
+
+
+def test_scenario_captures_decode_with_both_dissectors(tmp_path):
+    """A scenario file's [[captures]] write capture_NAME.pcap in the run's folder, one record per
+    packet that left the link's end, which tshark decodes: PGM with its own dissector (good
+    checksums, NAKs only upstream), castlab's envelope with the Lua one."""
+    from castlab import cli
+
+    (tmp_path / "captured.toml").write_text(CAPTURED)
+    assert cli.main(["scenario", "run", str(tmp_path / "captured.toml"), "--seeds", "4",
+                     "--out", str(tmp_path / "out")]) == 0
+    run = tmp_path / "out" / "seed-4"
+    summary = json.loads((run / "summary.json").read_text())
+    assert {"capture_down.pcap", "capture_naks.pcap", "capture_capture3.pcap"} <= set(summary["files"])
+    flows = summary["flows"]
+    naks = next(r for r in flows if r["name"] == "rx")
+    args = ("-d", f"udp.port=={PORT},pgm", "-o", "pgm.check_checksum:TRUE", "-T", "fields", "-e", "pgm.hdr.type",
+            "-e", "pgm.hdr.cksum.status", "-e", "_ws.malformed", "-e", "ip.src", "-e", "ip.dst")
+    down = tshark(run / "capture_down.pcap", *args)
+    up = tshark(run / "capture_naks.pcap", *args)
+    # the 300 data packets go down (less those the link's loss drops before they leave), with
+    # SPMs, NCFs and repairs; only NAKs come up
+    types_down = collections.Counter(int(r[0], 0) for r in down)
+    assert 250 < types_down[4] <= 300 and types_down[5] > 0 and set(types_down) <= {0, 4, 5, 10}, types_down
+    assert {int(r[0], 0) for r in up} == {8} and len(up) > 0
+    for rows in (down, up):
+        assert {r[1].split(",")[-1] for r in rows} == {"1"} and all(r[2] == "" for r in rows)
+    # node n is 10.0.0.(n+1): the NAKs leave h0 (node 2) for the source (node 0)
+    assert {(r[3], r[4]) for r in up} == {("10.0.0.3", "10.0.0.1")}
+    # the same run without a file: the capture agrees with the engine's count of the link
+    sim = castlab_scenario(tmp_path / "captured.toml").build(4)
+    sim.run(30.0)
+    h = sim.scenario_handles
+    assert len(down) == sim.channel_stats(h.channels["edge"][0])["departures"]
+    assert len(up) == sim.channel_stats(h.channels["edge"][1])["departures"]
+    env = tshark(run / "capture_capture3.pcap", "-X", f"lua_script:{LUA}", "-T", "fields", "-e", "castlab.kind",
+                 "-e", "castlab.flow", "-e", "_ws.expert")
+    assert len(env) == sim.channel_stats(h.channels["feed"][0])["departures"] > 300
+    assert {(r[0], r[1], r[2]) for r in env} == {("6", "3", "")}
+    assert naks["received"] > 0
+    # a capture only watches: the same run without captures has the same flow table
+    (tmp_path / "plain.toml").write_text(CAPTURED.split("[[captures]]")[0])
+    assert cli.main(["scenario", "run", str(tmp_path / "plain.toml"), "--seeds", "4",
+                     "--out", str(tmp_path / "plain")]) == 0
+    assert (tmp_path / "plain" / "seed-4" / "flows.csv").read_bytes() == (run / "flows.csv").read_bytes()
+    assert not list((tmp_path / "plain" / "seed-4").glob("*.pcap"))
+
+
+def castlab_scenario(path):
+    from castlab.scenario import Scenario
+
+    return Scenario.from_toml(path)
+
+
+def test_scenario_capture_errors_name_the_field(tmp_path):
+    from castlab.scenario import Scenario, ScenarioError
+
+    head = CAPTURED.split("[[captures]]")[0]
+    at = len(head.splitlines()) + 1  # the line of the first [[captures]]
+    cases = [('link = "nowhere"', f"'captures.capture1.link' (line {at + 1}): no link named 'nowhere'"),
+             ('link = "edge"\ndirection = "up"', f"'captures.capture1.direction' (line {at + 2}): a direction is"),
+             ('link = "edge"\nwire = "pcapng"', f"'captures.capture1.wire' (line {at + 2}): a wire format is"),
+             ('link = "edge"\nfilter = "udp"', f"'captures.capture1.filter' (line {at + 2}): unknown key"),
+             ('direction = "ab"', f"'captures.capture1' (line {at}): missing required key 'link'"),
+             ('name = "a"\nlink = "edge"\n[[captures]]\nname = "b"\nlink = "edge"',
+              f"'captures.b.direction' (line {at + 3}): link 'edge' direction 'ab' is already captured by 'a'")]
+    for body, msg in cases:
+        text = head + "[[captures]]\n" + body + "\n"
+        (tmp_path / "bad.toml").write_text(text)
+        with pytest.raises(ScenarioError) as e:
+            Scenario.from_toml(tmp_path / "bad.toml")
+        assert msg in str(e.value), (body, str(e.value))
+    # two links between the same nodes: the capture could not tell which one it taps
+    twin = head.replace('[[sessions]]', '[[links]]\nname = "edge2"\na = "h0"\nb = "r1"\nrate = "1Mbps"\n'
+                        'delay = "1ms"\n\n[[sessions]]')
+    (tmp_path / "bad.toml").write_text(twin + '[[captures]]\nlink = "edge"\n')
+    with pytest.raises(ScenarioError, match="links 'edge' and 'edge2' join the same two nodes"):
+        Scenario.from_toml(tmp_path / "bad.toml")
+    # a scenario without captures keeps its canonical form (no "captures" key)
+    (tmp_path / "none.toml").write_text(head)
+    assert "captures" not in Scenario.from_toml(tmp_path / "none.toml").to_dict()

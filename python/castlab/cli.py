@@ -342,6 +342,10 @@ def _reproduce_names(args, names: list, out: Path, progress: "_Progress | None")
     if args.all:
         write_report(out, summaries)
         progress.complete()
+    elif summaries:
+        from castlab.report_html import write_html
+
+        print(f"report: {write_html(out, summaries)}", file=sys.stderr)
     for n, err in failed:
         print(f"castlab reproduce: {n} failed: {err}", file=sys.stderr)
     held = all(c["holds"] for s in summaries for c in s["claims"])
@@ -438,6 +442,16 @@ def _cmd_results(args) -> int:
     from castlab.study import aggregate, results
 
     version = "all" if args.all_versions else args.version
+    if args.html is not None:
+        from castlab.study.html import write_store_html
+
+        try:
+            page = write_store_html(args.store, args.html or None, confidence=args.confidence)
+        except ValueError as e:
+            print(f"castlab results: {e}", file=sys.stderr)
+            return 2
+        print(f"castlab results: {page}", file=sys.stderr)
+        return 0
     try:
         df = results(args.store, version=version)
         if args.aggregate:
@@ -499,6 +513,9 @@ def _add_study_parsers(sub) -> None:
     r.add_argument("--metrics", help="with --aggregate: metrics, comma-separated (default: all numeric ones)")
     r.add_argument("--confidence", type=float, default=0.95)
     r.add_argument("--csv", metavar="FILE", help="write a CSV instead of printing")
+    r.add_argument("--html", nargs="?", const="", default=None, metavar="FILE",
+                   help="write a page to open in a browser (default STORE/report.html): the aggregate over seeds "
+                        "and a plot per metric against the swept parameter")
     r.add_argument("--version", dest="version", help="read the results of this castlab version only")
     r.add_argument("--all-versions", action="store_true", help="read the results of every castlab version together")
     r.set_defaults(fn=_cmd_results)

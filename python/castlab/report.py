@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from castlab.claims import QUICK_NOTE
+from castlab.report_html import write_html
 
 __all__ = ["KIND_ORDER", "VERDICT_ORDER", "COUNTED_APART", "paper_claim_counts", "verdict_counts", "status_rows",
            "status_table", "claim_index", "consistent_paper_counts", "unexplained_paper_failures", "write_report"]
@@ -163,6 +164,7 @@ def write_report(out: Path, summaries: list[dict]) -> None:
                              f"| {ours} | {c['unit']} | {v if v != 'fails' else 'FAILS'} | {readings} | {why} |")
     (out / "report.md").write_text("\n".join(lines) + "\n")
     print(f"report: {out / 'report.md'}", file=sys.stderr)
+    print(f"report: {write_html(out, summaries)}", file=sys.stderr)
     for paper, r in rows.items():
         if paper not in COUNTED_APART and paper != "all":
             print(f"  {paper}: {r['holds']} of {r['claims']} paper claims hold ({r['reading-dependent']} "

@@ -148,10 +148,12 @@ class Scenario:
 
     # -- building and running (castlab.scenario.build, castlab.scenario.outputs)
 
-    def build(self, seed: int):
+    def build(self, seed: int, capture_dir: Optional[Union[str, Path]] = None):
         """A :class:`castlab.Simulator` for this scenario and ``seed``; its ``scenario_handles``
-        attribute (:class:`Handles`) maps the entries' names to agent ids and channels."""
-        return _build(self, seed)
+        attribute (:class:`Handles`) maps the entries' names to agent ids and channels. With
+        `capture_dir`, the ``[[captures]]`` write their pcaps there (complete once the simulator
+        is dropped)."""
+        return _build(self, seed, None if capture_dir is None else Path(capture_dir))
 
     def flow_table(self, sim) -> list[dict]:
         """One row per receiver and flow after a run (FlowMonitor-like): sent, received, lost,
@@ -165,28 +167,34 @@ class Scenario:
     def run(self, seed: int, out: Optional[Path] = None) -> dict[str, Any]:
         """Build, run for the scenario's duration, and return flat summary metrics (scalars;
         per row ``"NAME.COLUMN"``, and ``"total.*"``). With ``out``, write there summary.json,
-        flows.csv, levels.csv and one CSV per monitor."""
+        flows.csv, levels.csv, one CSV per monitor and one pcap per capture."""
         t0 = time.perf_counter()
-        sim = self.build(seed)
-        from castlab import run_with_progress
-
-        run_with_progress(sim, self.duration, label=f"{self.name} seed {seed}")
-        rows = self.flow_table(sim)
-        metrics = self.metrics(rows, sim)
+        work = None
         if out is not None:
             # Written beside `out` and moved in when complete, summary.json last, so an
-            # interrupted run never leaves a summary beside another run's CSVs.
+            # interrupted run never leaves a summary beside another run's CSVs; the captures
+            # are written there while the simulator runs.
             out = Path(out)
             out.parent.mkdir(parents=True, exist_ok=True)
             work = out.parent / f".{out.name}.partial-{os.getpid()}"
             shutil.rmtree(work, ignore_errors=True)
-            try:
+            work.mkdir()
+        try:
+            sim = self.build(seed, capture_dir=work)
+            from castlab import run_with_progress
+
+            run_with_progress(sim, self.duration, label=f"{self.name} seed {seed}")
+            rows = self.flow_table(sim)
+            metrics = self.metrics(rows, sim)
+            if out is not None and work is not None:
                 _write_outputs(self, work, seed, sim, rows, metrics, time.perf_counter() - t0)
+                del sim  # the captures' files are complete once the simulator is dropped
                 out.mkdir(exist_ok=True)
                 for f in sorted(work.iterdir(), key=lambda f: f.name == "summary.json"):
                     os.replace(f, out / f.name)
                 work.rmdir()
-            except BaseException:
+        except BaseException:
+            if work is not None:
                 shutil.rmtree(work, ignore_errors=True)
-                raise
+            raise
         return metrics

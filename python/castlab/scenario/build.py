@@ -4,10 +4,16 @@ receivers and flows, every protocol's part through the protocol registry."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Optional
 
 from castlab import streams
 from castlab.scenario.schema import _RED_KEYS, ScenarioError, _kinds
+
+def capture_file(c: dict) -> str:
+    """The file name of a ``[[captures]]`` entry's pcap in the run's folder."""
+    return f"capture_{c['name']}.pcap"
+
 
 def kinds_of(se: dict) -> Optional[dict]:
     """The registered session kind of a session (None for the engine's layered one)."""
@@ -85,9 +91,11 @@ class Handles:
     cbr: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (source, sink) agent ids
 
 
-def build(sc, seed: int):
+def build(sc, seed: int, capture_dir: Optional[Path] = None):
     """A :class:`castlab.Simulator` for this scenario and ``seed``; its ``scenario_handles``
-    attribute (:class:`Handles`) maps the entries' names to agent ids and channels."""
+    attribute (:class:`Handles`) maps the entries' names to agent ids and channels. With
+    `capture_dir`, each ``[[captures]]`` entry writes ``capture_NAME.pcap`` there (complete when
+    the simulator is dropped); without, captures are not taken."""
     from castlab import Simulator
 
     d = sc._data
@@ -188,5 +196,10 @@ def build(sc, seed: int):
             at(p, sim.link_down if e["state"] == "down" else sim.link_up, e["at"], l["a"], l["b"])
         else:
             at(p, sim.node_down if e["state"] == "down" else sim.node_up, e["at"], e["node"])
+    if capture_dir is not None:
+        for c in d.get("captures", []):
+            l = links[c["link"]]
+            a, b = (l["a"], l["b"]) if c["direction"] == "ab" else (l["b"], l["a"])
+            at(f"captures.{c['name']}", sim.enable_pcap, a, b, Path(capture_dir) / capture_file(c), wire=c["wire"])
     object.__setattr__(sim, "scenario_handles", h)
     return sim

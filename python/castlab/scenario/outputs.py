@@ -10,7 +10,7 @@ import platform
 from pathlib import Path
 from typing import Any, Optional
 
-from castlab.scenario.build import Handles, _packet_size, _takes, kinds_of
+from castlab.scenario.build import Handles, _packet_size, _takes, capture_file, kinds_of
 from castlab.scenario.schema import _kinds
 
 # The columns of the per-receiver / per-flow table (a FlowMonitor-like summary).
@@ -148,6 +148,7 @@ def write(sc, out: Path, seed: int, sim, rows: list[dict], metrics: dict, wall_s
                                           "passed": int(off[b, layer]), "dropped": int(dr[b, layer])})
             write_csv(out / fname, lrows, columns=["time_s", "flow", "layer", "passed", "dropped"])
         files.append(fname)
+    files += [capture_file(c) for c in sc._data.get("captures", [])]
     summary = {
         "experiment": f"scenario:{sc.name}", "paper": "", "figure": "", "seed": seed,
         "params": sc.to_dict(), "wall_s": round(wall_s, 3),

@@ -35,7 +35,7 @@ def _session_kinds() -> list[str]:
     return ["layered", *sessions]
 
 
-_TABLES = ("links", "sessions", "receivers", "tcp", "cbr", "routers", "monitors", "events")
+_TABLES = ("links", "sessions", "receivers", "tcp", "cbr", "routers", "monitors", "events", "captures")
 _TOP_KEYS = {"name", "description", "duration", "seeds", "windows", "simulator", "nodes", *_TABLES}
 
 
@@ -307,7 +307,7 @@ def _default_name(table: str, i: int, it: dict) -> str:
     if table == "links" and isinstance(it.get("a"), str) and isinstance(it.get("b"), str):
         return f"{it['a']}-{it['b']}"
     return {"links": "link", "sessions": "session", "receivers": "rx", "tcp": "tcp", "cbr": "cbr",
-            "routers": "router", "monitors": "monitor", "events": "event"}[table] + str(i + 1)
+            "routers": "router", "monitors": "monitor", "events": "event", "captures": "capture"}[table] + str(i + 1)
 
 
 def _normalise(raw: dict, chk: _Checker) -> dict:
@@ -373,6 +373,8 @@ def _normalise(raw: dict, chk: _Checker) -> dict:
     if "events" in raw:
         # kept out of the canonical form when not given, as phase_overhead is
         out["events"] = [_event(chk, i, it, out) for i, it in enumerate(raw["events"])]
+    if "captures" in raw:
+        out["captures"] = _captures(chk, raw["captures"], links)
     return out
 
 
@@ -642,4 +644,40 @@ def _event(chk: _Checker, i: int, it: dict, sc: dict) -> dict:
         raise chk.fail(p + ("link",), f"links {name!r} and {twin!r} join the same two nodes: an event cannot "
                        "tell them apart (castlab.Simulator.link_down takes the nodes)")
     out["link"] = name
+    return out
+
+
+def _captures(chk: _Checker, items: list, links: dict) -> list[dict]:
+    """Packet captures (ns-3's ``EnablePcap``, one direction of a link per entry): each writes
+    ``capture_NAME.pcap`` in the run's folder, the packets that leave the link's `direction`
+    end as the real mode sends them, castlab's envelope (``wire = "castlab"``) or PGM
+    (``"pgm"``, RFC 3208: packets that are not PGM are left out). Kept out of the canonical
+    form when not given."""
+    out: list[dict] = []
+    taken: dict[tuple[str, str], str] = {}
+    for i, it in enumerate(items):
+        p = ("captures", i)
+        chk.keys(it, {"name", "link", "direction", "wire"}, p, required=("link",))
+        name = chk.typed(it["link"], str, p + ("link",), "a link name")
+        if name not in links:
+            raise chk.fail(p + ("link",), f"no link named {name!r}{did_you_mean(name, links)} "
+                           f"(links: {', '.join(links)})")
+        d = it.get("direction", "ab")
+        if d not in ("ab", "ba"):
+            raise chk.fail(p + ("direction",), f"a direction is \"ab\" (packets from a to b) or \"ba\", got {d!r}")
+        wire = it.get("wire", "castlab")
+        if wire not in ("castlab", "pgm"):
+            raise chk.fail(p + ("wire",), f"a wire format is \"castlab\" (castlab's envelope) or \"pgm\" "
+                           f"(RFC 3208), got {wire!r}")
+        l = links[name]
+        twin = next((o for o in links.values() if o is not l and {o["a"], o["b"]} == {l["a"], l["b"]}), None)
+        if twin is not None:
+            raise chk.fail(p + ("link",), f"links {name!r} and {twin['name']!r} join the same two nodes: a capture "
+                           "cannot tell them apart (castlab.Simulator.enable_pcap takes the nodes)")
+        # one tap per direction of a link: a second would replace the first
+        if (name, d) in taken:
+            raise chk.fail(p + ("direction",), f"link {name!r} direction {d!r} is already captured by "
+                           f"{taken[(name, d)]!r}")
+        taken[(name, d)] = chk._names[p]
+        out.append({"name": chk._names[p], "link": name, "direction": d, "wire": wire})
     return out
