@@ -69,7 +69,7 @@ def test_net_rlm_red_bottleneck_drops_early_and_losses_are_windowed(tmp_path):
     (2 Mb/s) held at all six layers by a sink makes RED drop early (its average between the
     thresholds), and the worst-case windowed loss the experiment computes from a receiver's
     arrival and loss records lies in (0, 1] and is no smaller for the shorter window."""
-    from castlab.experiments.net.rlm import _rlm2_topology, _worst_losses
+    from castlab.experiments.rlm.net import _rlm2_topology, _worst_losses
     from castlab.experiments.rlm.topology import RED_PARAMS
 
     red = (RED_PARAMS["red_min_th"], RED_PARAMS["red_max_th"], RED_PARAMS["red_max_p"], RED_PARAMS["red_w_q"], False)
@@ -102,7 +102,7 @@ def test_net_lesbcc_aggregation_attributes_lis_to_the_receivers(tmp_path):
     """net-lesbcc-aggregation's testbed (a bottleneck per receiver behind r2, the aggregator in
     r2) for a few seconds: the source's LIs are attributed to the receiver hosts by node id,
     and they add up to the source's own LI count."""
-    from castlab.experiments.net.lesbcc import _agg_real
+    from castlab.experiments.lesbcc.net import _agg_real
 
     r = _agg_real(tmp_path, 1, 4.0, True)
     assert set(r["lis_per_receiver"]) == {"rcv1", "rcv2", "rcv3", "rcv4"}, r

@@ -21,8 +21,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from castlab.experiments.net import peers
-from castlab.experiments.net.peers import readings, uftp_rate_log
+from castlab.experiments.tfmcc import peers
+from castlab.experiments.tfmcc.peers import readings, uftp_rate_log
 
 
 # ---- the readings, on records written by hand
@@ -122,7 +122,7 @@ def test_net_peers_full_form_decides_its_claims_on_the_mean_over_seeds(tmp_path,
 
 
 def test_net_tfmcc_uftp_full_form_decides_its_claims_on_the_mean_over_seeds(tmp_path, monkeypatch):
-    from castlab.experiments.net import tfmcc
+    from castlab.experiments.tfmcc import net as tfmcc
 
     _fake_testbed(monkeypatch, tfmcc)
     monkeypatch.setattr(peers, "missing", lambda scheme: None)
@@ -229,7 +229,7 @@ def test_uftp_transfer_then_quick_net_peers_with_two_schemes(tmp_path):
     # - a short net-peers with castlab's TFMCC and NORM-CC against one TCP cubic flow: both rows
     #   ran, both schemes and the flow got through, the simulated twin sits beside castlab's row
     #   only, and what the counter saw at the receiver never exceeds the bottleneck's rate.
-    from castlab.experiments.net.common import testbed_name
+    from castlab.experiments.net_common import testbed_name
     from castlab.testbed import Testbed
 
     payload = tmp_path / "payload.bin"

@@ -293,10 +293,10 @@ def test_the_experiments_read_the_settings_from_the_one_declaration():
     assert XT.LINKS_A1["fast_delays_s"] == list(READINGS[FAST_DELAYS].value)
     assert XF.A1_DELAY_READINGS == READINGS[FAST_DELAYS].values()
     assert XF.B1_RED_READINGS == READINGS[RED_THRESHOLDS].values()
-    # and no module of the package spells a reading of its own
+    # and no module of the package but the declaration spells a reading of its own
     pkg = Path(XF.__file__).parent
     for f in pkg.glob("*.py"):
-        if f.name != "__init__.py":
+        if f.name not in ("__init__.py", "declared.py"):
             text = f.read_text()
             assert "reorder_threshold" not in text and "red_min_th\": 5" not in text, f.name
 

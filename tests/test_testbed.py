@@ -192,7 +192,7 @@ def test_ctrl_c_tears_a_testbed_down():
 def rlm_pair(tmp_path_factory):
     """net-rlm's quick testbed and simulator runs, made once: net-rlm and net-vs-sim analyse
     the same runs (each experiment run alone makes its own)."""
-    from castlab.experiments.net.rlm import _rlm_pair
+    from castlab.experiments.rlm.net import _rlm_pair
 
     return _rlm_pair(tmp_path_factory.mktemp("rlm-pair"), 1, True)
 
@@ -200,7 +200,7 @@ def rlm_pair(tmp_path_factory):
 @pytest.mark.parametrize("name", ["net-rlm", "net-vs-sim", "net-lesbcc-fig21"])
 def test_real_network_experiments_run_in_quick_form(tmp_path, name, request):
     from castlab.experiments import REGISTRY
-    from castlab.experiments.net import testbed_name
+    from castlab.experiments.net_common import testbed_name
 
     if name in ("net-rlm", "net-vs-sim"):
         res = REGISTRY[name].run(tmp_path, 1, quick=True, pair=request.getfixturevalue("rlm_pair"))

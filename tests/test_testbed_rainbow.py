@@ -8,7 +8,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from castlab.experiments.net.rainbow import run_net_rainbow
+from castlab.experiments.rainbow.net import run_net_rainbow
 
 
 def test_net_rainbow_quick_decodes_through_bcf_routers(tmp_path):

@@ -5,7 +5,7 @@
   and of the holds those that hold after a revision; the other kinds apart), then per experiment
   its figures, its claims with their verdicts, values, readings, revisions and the explanation of
   a failure, and links to its CSVs. Filters by paper, kind and verdict are plain JavaScript; the
-  page's address fragment (``report.html#paper=RLM&verdict=fails``) sets them, so a filtered
+  page's address fragment (``report.html#kind=paper&verdict=fails``) sets them, so a filtered
   view can be linked.
 - ``castlab.study.html.write_store_html`` for ``castlab results STORE --html``, a sweep's page,
   is built from this module's page, escaping and inlining.

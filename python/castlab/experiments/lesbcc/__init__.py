@@ -54,3 +54,18 @@ EXPERIMENTS = [
     Experiment("lesbcc-tfrc-padhye", PAPER, "§4.1", "the TFRC module's rate against Padhye's equation on a path with "
                "fixed loss", run_tfrc_padhye),
 ]
+
+# The real-network experiments of this paper (root, the namespace testbed; castlab.experiments.net_common).
+from castlab.experiments.net_common import LESBCC_PAPER
+from castlab.experiments.lesbcc.net import run_net_lesbcc_aggregation, run_net_lesbcc_fig21, run_net_lesbcc_openpgm
+
+EXPERIMENTS += [
+    Experiment("net-lesbcc-fig21", LESBCC_PAPER, "Fig. 21", "LE-SBCC (AIMD) against 16 kernel TCP flows through a "
+               "1 Mb/s bottleneck with a 500 ms round trip in castlab's router (root)", run_net_lesbcc_fig21),
+    Experiment("net-lesbcc-openpgm", LESBCC_PAPER, "§1, §5.2.1 (real receivers)", "LE-SBCC's source over PGM with "
+               "four unmodified OpenPGM (ZeroMQ epgm) receivers and 16 kernel TCP flows, beside castlab's receivers "
+               "and OpenPGM's fixed-rate sender (root, python3-zmq)", run_net_lesbcc_openpgm),
+    Experiment("net-lesbcc-aggregation", LESBCC_PAPER, "Figs. 16-17 (real)", "LE-SBCC with NAK aggregation in "
+               "castlab's user-space router against none, receivers behind bottlenecks of 25-100 packets, beside the "
+               "simulated twins (root)", run_net_lesbcc_aggregation),
+]

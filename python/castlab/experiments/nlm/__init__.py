@@ -39,3 +39,11 @@ EXPERIMENTS: list[Experiment] = [
     Experiment("nlm-fig13", PAPER, "Figure 13", "maximum loss rate against N sessions with B = N Mb/s, NLM and RLM",
                _banded(run_fig13)),
 ]
+
+# The real-network experiments of this paper (root, the namespace testbed; castlab.experiments.net_common).
+from castlab.experiments.nlm.net import NLM_PAPER, run_net_nlm
+
+EXPERIMENTS += [
+    Experiment("net-nlm", NLM_PAPER, "Figs 9-10 (real)", "NLM with LMRs in castlab's user-space routers against "
+               "RLM through plain ones on Fig. 8's set-up, beside the simulated twins (root)", run_net_nlm),
+]

@@ -61,3 +61,12 @@ EXPERIMENTS = [
     Experiment("bcfs-file", PAPER, "§III-A (digital fountain, real mode)",
                "a RaptorQ-encoded file over Rainbow to heterogeneous receivers: every copy identical", run_file),
 ]
+
+# The real-network experiments of this paper (root, the namespace testbed; castlab.experiments.net_common).
+from castlab.experiments.rainbow.net import PAPER as RAINBOW_PAPER, run_net_rainbow
+
+EXPERIMENTS += [
+    Experiment("net-rainbow", RAINBOW_PAPER, "§IV-A.3, B-(iii) (real)", "Rainbow over BCFS in castlab's user-space "
+               "routers delivering a RaptorQ-coded file to three receivers beside a kernel TCP flow (root)",
+               run_net_rainbow),
+]

@@ -53,3 +53,16 @@ EXPERIMENTS: list[Experiment] = [
                banded(run_fig13, "the initial detection-time estimate", DETECTION_READINGS)),
     Experiment("rlm-red", PAPER, "§5 (RED)", "RED instead of DropTail on topology (2): loss improves", run_red),
 ]
+
+# The real-network experiments of this paper (root, the namespace testbed; castlab.experiments.net_common).
+from castlab.experiments.net_common import RLM_PAPER
+from castlab.experiments.rlm.net import run_net_rlm, run_net_rlm_red, run_net_vs_sim
+
+EXPERIMENTS += [
+    Experiment("net-rlm", RLM_PAPER, "Fig. 8 (real)", "RLM receivers behind real tbf bottlenecks on the namespace "
+               "testbed (root)", run_net_rlm),
+    Experiment("net-vs-sim", RLM_PAPER, "Fig. 8 (real vs sim)", "the net-rlm set-up on the testbed and in the "
+               "simulator, side by side (root)", run_net_vs_sim),
+    Experiment("net-rlm-red", RLM_PAPER, "§5 (RED, real)", "RLM on topology (2) behind a RED bottleneck in "
+               "castlab's user-space router against DropTail, beside the simulated twins (root)", run_net_rlm_red),
+]

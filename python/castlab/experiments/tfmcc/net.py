@@ -24,8 +24,8 @@ import numpy as np
 import pandas as pd
 
 from castlab.experiments.common import Result, claim_over_seeds, in_range
-from castlab.experiments.net.common import _skip, _unavailable
-from castlab.experiments.net.peers import (FAIR_HI, FAIR_LO, LINK_BPS, QUEUE_PKTS, TCP_ALGOS, WARM_S, run_case,
+from castlab.experiments.net_common import _skip, _unavailable
+from castlab.experiments.tfmcc.peers import (FAIR_HI, FAIR_LO, LINK_BPS, QUEUE_PKTS, TCP_ALGOS, WARM_S, run_case,
                                            topology, twin, uftp_rate_log)
 
 # castlab's TFMCC rate within this factor of UFTP's, against the same TCP flow: decided before the
@@ -97,7 +97,7 @@ def run_net_tfmcc_uftp(out: Path, seed: int, quick: bool = False, seeds: int = F
     """The quick form: one 30 s run of each case at `seed`. The full form: 60 s runs at seeds
     `seed` .. `seed` + `seeds` - 1, each seed's cases in ``seed-N/`` (the figure is the first
     seed's), every claim decided on the mean over the seeds."""
-    from castlab.experiments.net.peers import missing
+    from castlab.experiments.tfmcc.peers import missing
 
     reason = _unavailable() or (None if shutil.which("iperf3") else "needs iperf3 (make setup installs it with apt)") \
         or missing("uftp")

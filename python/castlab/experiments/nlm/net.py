@@ -36,7 +36,7 @@ from castlab.experiments.common import Result, at_least, at_most, in_range, with
 from castlab.experiments.nlm.topology import (ACCESS_BPS, LAYER_RATES_BPS, LINK_DELAY_S, NS2_MMG_RLM, PACKET_BYTES,
                                               QUEUE_PKTS, Fig8)
 from castlab.experiments.plotting import plt, save
-from castlab.experiments.net.common import _castlab, _skip, _unavailable, testbed_name
+from castlab.experiments.net_common import _castlab, _skip, _unavailable, testbed_name
 
 NLM_PAPER = "Nakauchi et al. 2000 (NLM)"  # the same name as experiments/nlm, so the report groups them
 RECEIVER_START_S = 20.0  # §4.1: the receiver joins at 20 s

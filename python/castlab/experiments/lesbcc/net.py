@@ -15,7 +15,7 @@ import pandas as pd
 from castlab.experiments import streams
 from castlab.experiments.common import Result, at_least, at_most, in_range
 from castlab.experiments.plotting import figure, save
-from castlab.experiments.net.common import (
+from castlab.experiments.net_common import (
     FIG21_LINK_BPS,
     FIG21_TCP_PER_HOST,
     FIG21_HOSTS,

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 
 from castlab.experiments.common import Result, at_least, claim_over_seeds, in_range
-from castlab.experiments.net.common import _castlab, _skip, _unavailable, testbed_name
+from castlab.experiments.net_common import _castlab, _skip, _unavailable, testbed_name
 
 LINK_BPS = 1e6  # the measurements: 1 Mb/s tbf
 QUEUE_PKTS = 50  # pfifo 50, as they were taken

@@ -1,5 +1,19 @@
 """What every real-network experiment shares: the papers' constants, testbed names, role
-command lines, process waits and the join/leave latency probe."""
+command lines, process waits and the join/leave latency probe.
+
+The real-network experiments run the papers' protocols as processes (`castlab net ROLE`) on the
+namespace testbed (`castlab.testbed`), with kernel bottlenecks, kernel multicast routing and
+kernel TCP, each beside a simulation of the same set-up. Each lives in its paper's package
+(``rlm.net``: net-rlm, net-vs-sim, net-rlm-red; ``lesbcc.net``: net-lesbcc-fig21, -openpgm,
+-aggregation; ``nlm.net``: net-nlm; ``rainbow.net``: net-rainbow; ``tfmcc.net`` and
+``tfmcc.peers``: net-tfmcc-uftp, net-peers).
+
+What the testbed cannot reproduce is recorded in each summary's ``params``: with kernel routers
+and without netem (absent on this kernel) there is no propagation delay, only serialisation and
+queueing; the join and leave latencies are the testbed's, measured at the start of each run and
+given to the simulated twin. Every experiment skips (no claims, a reason in ``params``) where the
+testbed cannot be built.
+"""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ import pandas as pd
 from castlab.experiments import streams
 from castlab.experiments.common import Claim, Result, at_least, at_most, in_range
 from castlab.experiments.plotting import figure, save
-from castlab.experiments.net.common import (
+from castlab.experiments.net_common import (
     LAYERS_BPS,
     RLM_LINK_BPS,
     RLM_QUEUE,

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from castlab.experiments.common import Result, at_least, in_range, within
-from castlab.experiments.net.common import _castlab, _read_table, _skip, _unavailable, _wait, testbed_name
+from castlab.experiments.net_common import _castlab, _read_table, _skip, _unavailable, _wait, testbed_name
 from castlab.experiments.plotting import figure, save
 
 PAPER = "Yano & McCanne 1999"  # as experiments/rainbow names it, so the report groups them
