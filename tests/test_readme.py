@@ -18,7 +18,7 @@ README = (ROOT / "README.md").read_text()
 
 #: Quick-start lines too expensive for the test suite, with the reason; every other line runs.
 EXPENSIVE = {
-    "castlab reproduce --all": "every experiment of every paper: about 13 minutes of two cores' wall clock",
+    "castlab reproduce --all": "every experiment of every paper: about 14 minutes of two cores' wall clock (--no-net)",
 }
 
 

@@ -384,7 +384,10 @@ def _cmd_report(args) -> int:
         return 2
     out = Path(args.out) if args.out else Path(args.dirs[0])
     out.mkdir(parents=True, exist_ok=True)
-    write_report(out, [s for _, s in found.values()])
+    from castlab.experiments import REGISTRY
+
+    order = {n: k for k, n in enumerate(REGISTRY)}  # `castlab list`'s order, as `reproduce --all` writes it
+    write_report(out, [found[n][1] for n in sorted(found, key=lambda n: (order.get(n, len(order)), n))])
     return 0
 
 
