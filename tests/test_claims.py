@@ -222,3 +222,26 @@ def test_a_failing_reading_beside_undecided_ones_fails():
     assert combine_readings({"A": a, "B": b}, "a setting").verdict == "fails"
     c = within("x", "s", 1.0, 1.0, "s", abs_tol=0.1, kind="paper")
     assert combine_readings({"A": a, "B": b, "C": c}, "a setting").verdict == "reading-dependent"
+
+
+def test_castlab_report_gathers_experiment_folders_into_one_report(tmp_path: Path):
+    import json as _json
+
+    from castlab.cli import main
+    from castlab.experiments import REGISTRY
+
+    names = [n for n in REGISTRY if n.startswith(("rlm-", "nlm-"))][:3]
+    for n in reversed(names):  # folders written out of order
+        d = tmp_path / "runs" / n
+        d.mkdir(parents=True)
+        summary = {**_summary(REGISTRY[n].paper, [_c("paper", n != names[1], "why: x.csv y")]), "experiment": n}
+        (d / "summary.json").write_text(_json.dumps(summary))
+    assert main(["report", str(tmp_path / "runs"), "--out", str(tmp_path / "rep")]) == 0
+    claims = _json.loads((tmp_path / "rep" / "claims.json").read_text())
+    assert [c["experiment"] for c in claims] == names  # castlab list's order
+    status = _json.loads((tmp_path / "rep" / "status.json").read_text())
+    assert status["all"]["claims"] == 3 and status["all"]["holds"] == 2
+    assert (tmp_path / "rep" / "report.md").is_file() and (tmp_path / "rep" / "report.html").is_file()
+    # a folder without summaries, and a duplicate experiment, are refused with a clear error
+    assert main(["report", str(tmp_path / "rep")]) == 2
+    assert main(["report", str(tmp_path / "runs"), str(tmp_path / "runs" / names[0])]) == 2
