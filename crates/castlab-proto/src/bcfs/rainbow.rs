@@ -60,6 +60,11 @@ pub struct RainbowConfig {
     /// runs both). Default: 3, TCP's duplicate-ACK threshold, as "the window control algorithm
     /// mirrors that in TCP" (§III-C).
     pub reorder_threshold: u32,
+    /// A loss of a TRQ sent before the last halving belongs to the same loss event and does not
+    /// halve again, as TCP's fast recovery treats losses within one window (RFC 6582 §3.2): the
+    /// paper is silent ("the window size is halved", §III-C). `false` halves at every declared
+    /// loss: an ablation of this reading.
+    pub halve_once_per_window: bool,
 }
 
 impl Default for RainbowConfig {
@@ -74,6 +79,7 @@ impl Default for RainbowConfig {
             max_rto: Duration::from_secs(10),
             hold_rtt_fraction: 0.5,
             reorder_threshold: 3,
+            halve_once_per_window: true,
         }
     }
 }
@@ -120,6 +126,7 @@ castlab_core::config_fields!(RainbowConfig {
     max_rto,
     hold_rtt_fraction,
     reorder_threshold,
+    halve_once_per_window,
 });
 
 #[derive(Clone, Copy, Debug, Default)]
@@ -328,7 +335,7 @@ impl RainbowReceiver {
         // breadcrumbs may remain at this level: go one higher next time (§III-C)
         lab.next_level = lab.level + 1;
         let seq = lab.seq;
-        if seq > self.recover_seq {
+        if seq > self.recover_seq || !self.cfg.halve_once_per_window {
             // a new loss event: halve, hold (§III-C)
             let w_orig = self.w;
             self.w = (self.w / 2).max(1);
@@ -620,6 +627,29 @@ mod tests {
         assert_eq!(r.agent.rec.losses_order, 1);
         assert_eq!(r.agent.rec.loss_events, 1);
         assert_eq!(r.agent.label_state(4), Some((false, 1)));
+    }
+
+    #[test]
+    fn losses_of_trqs_sent_before_a_halving_halve_again_only_in_the_ablation() {
+        // (halve once per window, window after, loss events)
+        for (once, w_after, events) in [(true, 2, 1), (false, 1, 3)] {
+            let cfg = RainbowConfig { reorder_threshold: 1, halve_once_per_window: once, ..Default::default() };
+            let mut r = start(RainbowReceiver::new(cfg, SRC, 1, FountainMode::Symbolic { needed: 1000 }), 1);
+            let mut sym = 0;
+            for (t, l) in [(100, 1), (200, 1), (201, 2)] {
+                sym += 1;
+                r.packet(ms(t), &reply(l, 1, sym));
+            }
+            sent(&mut r);
+            // W = 4, out in send order 1, 3, 2, 4 (as in the hand trace): label 4's answer comes
+            // first and overtakes the three others, each lost under the literal rule
+            assert_eq!(r.agent.window(), 4);
+            sym += 1;
+            r.packet(ms(300), &reply(4, 1, sym));
+            assert_eq!(r.agent.rec.losses_order, 3, "once = {once}");
+            assert_eq!(r.agent.rec.loss_events, events, "once = {once}");
+            assert_eq!(r.agent.window(), w_after, "once = {once}");
+        }
     }
 
     #[test]

@@ -79,6 +79,10 @@ VARIANTS: dict[str, Reading] = {
         {"reorder_threshold": 3},
         "TCP's duplicate-ACK threshold ('the window control algorithm mirrors that in TCP', §III-C); the "
         "Rust default, chosen with A-(i)'s result in view, so not a reading of the paper's rule"),
+    "every declared loss halves": Reading(
+        {"halve_once_per_window": False},
+        "the audit's R2 ablation: castlab's receiver treats losses of TRQs sent before a halving as the same "
+        "loss event, as TCP's fast recovery does; the paper says only 'the window size is halved' (§III-C)"),
     "equal 10 ms fast delays": Reading(
         [0.010, 0.010, 0.010, 0.010], "not 'different transmission delay': reported, not a reading"),
     "DropTail": Reading({"queue": "droptail"}, "not a RED gateway: reported beside the RED readings"),

@@ -51,6 +51,7 @@ def seeds_over_readings(make, per_reading: dict, *args, setting: str, **kw) -> C
 A1_DELAY_READINGS = READINGS[FAST_DELAYS].values()
 A1_DELAY_SENSITIVITY = [VARIANTS["equal 10 ms fast delays"].value]
 TRQ_VARIANT = "TRQ loss after 3 later answers"
+R2_ABLATION = "every declared loss halves"
 
 
 def run_a1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
@@ -184,6 +185,16 @@ def run_a1_with_ablation(out: Path, seed: int, quick: bool = False, seeds: Optio
                 "every reading: a1_delay_band.csv")
     for c in a1_claims({TRQ_VARIANT: df3}, kind="variant", setting="the variant TRQ-loss rule", explain=False):
         c.id = "reorder3-" + c.id
+        claims.append(c)
+    # the audit's R2: losses of TRQs sent before a halving halve again (the literal TRQ-loss rule,
+    # the primary delays)
+    dfr2 = pd.DataFrame([r[0] for r in map_runs(a1_run, [(seed + k, VARIANTS[R2_ABLATION].value)
+                                                          for k in range(n)])])
+    dfr2.to_csv(out / "a1_runs_r2.csv", index=False)
+    res.files.append("a1_runs_r2.csv")
+    res.params["r2_ablation"] = _a1_summary(dfr2)
+    for c in a1_claims({R2_ABLATION: dfr2}, kind="variant", setting="the R2 ablation", explain=False):
+        c.id = "r2-" + c.id
         claims.append(c)
     # Fig. 5 gives the fast down-links "different transmission delay" but not their values: the
     # same runs with equal delays (reported, not claims)
