@@ -208,7 +208,7 @@ REVISIONS: list[Revision] = [
     R("lesbcc-fig14", "red-converges-faster", "b49178a", "metric",
       "single SRTT samples within ±20 % of the second-half mean (fails)",
       "5 s bin medians within ±20 % of the second-half median (fails at 56 ms)", "none", "kept",
-      "redefined after a failing run (issue 05 item 2): single samples of RED's scatter never met the band; the "
+      "redefined after a failing run: single samples of RED's scatter never met the band; the "
       "verdict at 56 ms did not move."),
     R("lesbcc-fig14", "red-converges-faster", "a4e81e4", "rule",
       "RED − DropTail convergence time at most 0 s, held when one delay reading held",
