@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 
 from castlab import Simulator, run_with_progress
-from castlab.experiments.common import Experiment, Result, at_most
+from castlab.experiments.common import at_most
+from castlab.experiments.figure import Case, Figure, experiment
 from castlab.experiments.plotting import figure, save
 from castlab.scenario import Scenario
 
@@ -39,19 +40,29 @@ def _bottleneck_run(offered_bps: float, capacity_bps: float, seed: int, duration
             "events": sim.engine_stats()["events"]}
 
 
-def run_bottleneck(out: Path, seed: int, quick: bool = False) -> Result:
-    capacity = 1.5e6
+BOTTLENECK_BPS = 1.5e6
+BOTTLENECK_RATIOS = [0.1, 0.25, 0.5, 0.75, 0.9, 0.97, 1.0, 1.03, 1.1, 1.25, 1.5, 2.0]
+
+
+def _bottleneck_cases(quick: bool) -> list[Case]:
     duration = 30.0 if quick else 120.0
-    ratios = [0.1, 0.25, 0.5, 0.75, 0.9, 0.97, 1.0, 1.03, 1.1, 1.25, 1.5, 2.0]
-    rows = []
-    for k, r in enumerate(ratios):
-        rows.append(_bottleneck_run(r * capacity, capacity, seed + k, duration))
+    return [Case({"offered_bps": r * BOTTLENECK_BPS, "capacity_bps": BOTTLENECK_BPS, "duration": duration})
+            for r in BOTTLENECK_RATIOS]
+
+
+def _bottleneck_measure(seed: int, offered_bps: float, capacity_bps: float, duration: float) -> dict:
+    return _bottleneck_run(offered_bps, capacity_bps, seed, duration)
+
+
+def _bottleneck_table(rows: list[dict]) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     df["expected_bps"] = np.minimum(df["offered_bps"], df["capacity_bps"])
     df["rel_error"] = df["throughput_bps"] / df["expected_bps"] - 1
     df["expected_loss"] = np.maximum(0.0, 1 - df["capacity_bps"] / df["offered_bps"])
-    df.to_csv(out / "bottleneck.csv", index=False)
+    return df
 
+
+def _bottleneck_plot(df: pd.DataFrame, out: Path) -> list[str]:
     fig, ax = figure()
     ax.plot(df["offered_bps"] / 1e6, df["expected_bps"] / 1e6, "-", color="0.6", label="min(offered, capacity)")
     ax.plot(df["offered_bps"] / 1e6, df["throughput_bps"] / 1e6, "o", label="measured")
@@ -59,15 +70,27 @@ def run_bottleneck(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_ylabel("throughput (Mb/s)")
     ax.set_title("CBR through a 1.5 Mb/s DropTail bottleneck")
     ax.legend()
-    files = save(fig, out, "bottleneck")
-    claims = [
+    return save(fig, out, "bottleneck")
+
+
+def _bottleneck_claims(df: pd.DataFrame) -> list:
+    return [
         at_most("throughput-within-1pct", "throughput = min(offered, capacity) within 1 % at every load",
                 0.01, float(df["rel_error"].abs().max()), "relative error", kind="sanity"),
         at_most("loss-matches-excess", "loss fraction = max(0, 1 - C/offered) within 0.005 at every load",
                 0.005, float((df["loss"] - df["expected_loss"]).abs().max()), "absolute error", kind="sanity"),
     ]
-    return Result({"capacity_bps": capacity, "duration_s": duration, "ratios": ratios, "packet_size": 1000,
-                   "queue_limit_pkts": 20}, claims, ["bottleneck.csv", *files])
+
+
+def _bottleneck_params(quick: bool) -> dict:
+    return {"capacity_bps": BOTTLENECK_BPS, "duration_s": 30.0 if quick else 120.0, "ratios": BOTTLENECK_RATIOS,
+            "packet_size": 1000, "queue_limit_pkts": 20}
+
+
+BOTTLENECK = Figure("engine-bottleneck", "theory", "engine check",
+                    "CBR through a bottleneck: throughput = min(offered, capacity)", _bottleneck_cases,
+                    _bottleneck_measure, _bottleneck_table, _bottleneck_claims, _bottleneck_plot, "bottleneck.csv",
+                    _bottleneck_params)
 
 
 def red_theory_fraction(pb: float) -> float:
@@ -102,38 +125,43 @@ def red_scenario(load: float, capacity_bps: float, red: tuple[float, float, floa
     })
 
 
-def run_red(out: Path, seed: int, quick: bool = False) -> Result:
-    capacity = 10e6
-    min_th, max_th, max_p, w_q = 5.0, 15.0, 0.1, 0.002
-    duration = 40.0 if quick else 150.0
-    warm = 10.0
-    loads = [1.01, 1.03, 1.06, 1.1, 1.14, 1.18]
-    rows = []
-    for k, load in enumerate(loads):
-        sim = red_scenario(load, capacity, (min_th, max_th, max_p, w_q), duration).build(seed + k)
-        ch, _ = sim.scenario_handles.channels["red"]
-        sim.run(warm)
-        before = sim.channel_stats(ch)
-        sim.monitor_channel(ch, 0.01)
-        run_with_progress(sim, duration, label=f"red load {load}")
-        after = sim.channel_stats(ch)
-        series = sim.channel_series(ch)
-        arrivals = after["arrivals"] - before["arrivals"]
-        early = after["drops_early"] - before["drops_early"]
-        forced = after["drops_forced"] - before["drops_forced"]
-        mean_avg = float(np.mean(series["qavg"]))
-        pb = max_p * (mean_avg - min_th) / (max_th - min_th)
-        # The average wanders; the formula is non-linear near min_th, so the reference is the
-        # formula averaged over the sampled averages (every 10 ms).
-        pbs = np.clip(max_p * (series["qavg"] - min_th) / (max_th - min_th), 0.0, None)
-        theory = float(np.mean([red_theory_fraction(p) for p in pbs]))
-        rows.append({"load": load, "arrivals": arrivals, "early_drops": early, "forced_drops": forced,
-                     "measured": early / arrivals, "mean_avg": mean_avg, "p_b": pb,
-                     "theory_at_mean_avg": red_theory_fraction(pb),
-                     "theory": theory, "conservation": 1 - load ** -1})
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "red.csv", index=False)
+RED_BPS = 10e6
+RED_PARAMS = (5.0, 15.0, 0.1, 0.002)  # min_th, max_th, max_p, w_q
+RED_WARM_S = 10.0
+RED_LOADS = [1.01, 1.03, 1.06, 1.1, 1.14, 1.18]
 
+
+def _red_cases(quick: bool) -> list[Case]:
+    duration = 40.0 if quick else 150.0
+    return [Case({"load": load, "duration": duration}) for load in RED_LOADS]
+
+
+def _red_measure(seed: int, load: float, duration: float) -> dict:
+    min_th, max_th, max_p, _ = RED_PARAMS
+    sim = red_scenario(load, RED_BPS, RED_PARAMS, duration).build(seed)
+    ch, _ = sim.scenario_handles.channels["red"]
+    sim.run(RED_WARM_S)
+    before = sim.channel_stats(ch)
+    sim.monitor_channel(ch, 0.01)
+    run_with_progress(sim, duration, label=f"red load {load}")
+    after = sim.channel_stats(ch)
+    series = sim.channel_series(ch)
+    arrivals = after["arrivals"] - before["arrivals"]
+    early = after["drops_early"] - before["drops_early"]
+    forced = after["drops_forced"] - before["drops_forced"]
+    mean_avg = float(np.mean(series["qavg"]))
+    pb = max_p * (mean_avg - min_th) / (max_th - min_th)
+    # The average wanders; the formula is non-linear near min_th, so the reference is the
+    # formula averaged over the sampled averages (every 10 ms).
+    pbs = np.clip(max_p * (series["qavg"] - min_th) / (max_th - min_th), 0.0, None)
+    theory = float(np.mean([red_theory_fraction(p) for p in pbs]))
+    return {"load": load, "arrivals": arrivals, "early_drops": early, "forced_drops": forced,
+            "measured": early / arrivals, "mean_avg": mean_avg, "p_b": pb,
+            "theory_at_mean_avg": red_theory_fraction(pb), "theory": theory, "conservation": 1 - load ** -1}
+
+
+def _red_plot(df: pd.DataFrame, out: Path) -> list[str]:
+    min_th, max_th, max_p, w_q = RED_PARAMS
     fig, ax = figure()
     grid = np.linspace(min_th, max_th, 200)
     ax.plot(grid, [red_theory_fraction(max_p * (a - min_th) / (max_th - min_th)) for a in grid], "-",
@@ -143,21 +171,28 @@ def run_red(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_ylabel("drop probability")
     ax.set_title(f"RED: min_th={min_th:g}, max_th={max_th:g}, max_p={max_p:g}, w_q={w_q:g}")
     ax.legend()
-    files = save(fig, out, "red")
+    return save(fig, out, "red")
+
+
+def _red_claims(df: pd.DataFrame) -> list:
     rel = ((df["measured"] - df["theory"]) / df["theory"]).abs()
-    claims = [
+    return [
         at_most("red-drop-vs-formula", "measured early-drop fraction within 10 % of the formula applied to the "
                 "sampled average queue, at every load", 0.10, float(rel.max()), "relative error", kind="derived"),
         at_most("red-no-forced-drops", "RED keeps the average below max_th: no forced drops", 0,
                 int(df["forced_drops"].sum()), "packets", kind="sanity"),
     ]
-    return Result({"capacity_bps": capacity, "min_th": min_th, "max_th": max_th, "max_p": max_p, "w_q": w_q,
-                   "duration_s": duration, "warmup_s": warm, "loads": loads}, claims, ["red.csv", *files])
 
 
-EXPERIMENTS = [
-    Experiment("engine-bottleneck", "theory", "engine check",
-               "CBR through a bottleneck: throughput = min(offered, capacity)", run_bottleneck),
-    Experiment("engine-red", "Floyd & Jacobson 1993", "engine check",
-               "RED's measured drop probability against its formula", run_red),
-]
+def _red_params(quick: bool) -> dict:
+    min_th, max_th, max_p, w_q = RED_PARAMS
+    return {"capacity_bps": RED_BPS, "min_th": min_th, "max_th": max_th, "max_p": max_p, "w_q": w_q,
+            "duration_s": 40.0 if quick else 150.0, "warmup_s": RED_WARM_S, "loads": RED_LOADS}
+
+
+RED = Figure("engine-red", "Floyd & Jacobson 1993", "engine check",
+             "RED's measured drop probability against its formula", _red_cases, _red_measure, pd.DataFrame,
+             _red_claims, _red_plot, "red.csv", _red_params)
+
+
+EXPERIMENTS = [experiment(BOTTLENECK), experiment(RED)]
