@@ -32,7 +32,7 @@ def _plot(df, out: Path):
 
 
 TOY = Figure("toy", "nobody", "none", "a figure by hand", lambda quick: [Case({"x": x}) for x in ([1.0] if quick else
-             [1.0, 2.0, 3.0])], _measure, _table, _claims, _plot, "toy.csv", lambda quick: {"quick": quick})
+             [1.0, 2.0, 3.0])], _measure, _table, _claims, _plot, "toy.csv", lambda quick, seed: {"quick": quick, "first_seed": seed})
 
 
 def test_cases_run_in_order_each_under_its_own_seed(tmp_path):
@@ -42,10 +42,10 @@ def test_cases_run_in_order_each_under_its_own_seed(tmp_path):
     assert df["y_over_x"].tolist() == [15.0, 13.0, (30 + 7) / 3]
     # y = 15, 26, 37: at most 40 holds; the claim reads the table the CSV holds
     assert r.claims[0].holds and r.claims[0].ours == 37.0
-    assert r.files == ["toy.csv", "plot.txt"] and r.params == {"quick": False}
+    assert r.files == ["toy.csv", "plot.txt"] and r.params == {"quick": False, "first_seed": 5}
     # the quick form's one case, under seed 31: y = 10 + 31 = 41 breaks the bound
     q = drive(TOY, tmp_path, 31, quick=True)
-    assert not q.claims[0].holds and q.claims[0].ours == 41.0 and q.params == {"quick": True}
+    assert not q.claims[0].holds and q.claims[0].ours == 41.0 and q.params == {"quick": True, "first_seed": 31}
 
 
 def test_one_process_or_two_give_the_same_bytes(tmp_path):

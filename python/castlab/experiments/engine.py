@@ -82,7 +82,7 @@ def _bottleneck_claims(df: pd.DataFrame) -> list:
     ]
 
 
-def _bottleneck_params(quick: bool) -> dict:
+def _bottleneck_params(quick: bool, seed: int) -> dict:
     return {"capacity_bps": BOTTLENECK_BPS, "duration_s": 30.0 if quick else 120.0, "ratios": BOTTLENECK_RATIOS,
             "packet_size": 1000, "queue_limit_pkts": 20}
 
@@ -184,7 +184,7 @@ def _red_claims(df: pd.DataFrame) -> list:
     ]
 
 
-def _red_params(quick: bool) -> dict:
+def _red_params(quick: bool, seed: int) -> dict:
     min_th, max_th, max_p, w_q = RED_PARAMS
     return {"capacity_bps": RED_BPS, "min_th": min_th, "max_th": max_th, "max_p": max_p, "w_q": w_q,
             "duration_s": 40.0 if quick else 150.0, "warmup_s": RED_WARM_S, "loads": RED_LOADS}

@@ -7,7 +7,7 @@ A :class:`Figure` says what to run and how to read it, and nothing else:
 - ``table(rows) -> table``: the rows as the table written to ``csv`` (derived columns added);
 - ``claims(table) -> [Claim]``: the claims, decided from the table alone;
 - ``plot(table, out) -> files``: the figure, drawn from the table alone;
-- ``params(quick)``: what the summary records of the set-up.
+- ``params(quick, seed)``: what the summary records of the set-up.
 
 :func:`drive` is the one runner: it runs the cases (case k with seed ``seed + k``) through
 ``map_runs`` (the process pool when ``--jobs`` asks for one; the rows are the same either way),
@@ -51,7 +51,7 @@ class Figure:
     claims: Callable[[pd.DataFrame], list[Claim]]
     plot: Callable[[pd.DataFrame, Path], list[str]]
     csv: str
-    params: Callable[[bool], dict[str, Any]]
+    params: Callable[[bool, int], dict[str, Any]]
 
 
 def _measure(measure: Callable[..., dict], seed: int, params: dict) -> dict:
@@ -60,13 +60,13 @@ def _measure(measure: Callable[..., dict], seed: int, params: dict) -> dict:
 
 def drive(fig: Figure, out: Path, seed: int, quick: bool = False) -> Result:
     """Run ``fig``'s cases, case k under seed ``seed + k``, and read them: the table as
-    ``fig.csv``, the plot's files, the claims; the summary's params are ``fig.params(quick)``."""
+    ``fig.csv``, the plot's files, the claims; the summary's params are ``fig.params(quick, seed)``."""
     cases = fig.cases(quick)
     rows = map_runs(partial(_measure, fig.measure), [(seed + k, c.params) for k, c in enumerate(cases)])
     table = fig.table(rows)
     table.to_csv(out / fig.csv, index=False)
     files = fig.plot(table, out)
-    return Result(fig.params(quick), fig.claims(table), [fig.csv, *files])
+    return Result(fig.params(quick, seed), fig.claims(table), [fig.csv, *files])
 
 
 def experiment(fig: Figure) -> Experiment:

@@ -12,13 +12,13 @@ PROBE_RTT and the queue of Linux's tcp_bbr.c.
 from __future__ import annotations
 
 from castlab.experiments.common import Experiment
-from castlab.experiments.tcp.figures import run_bbr, run_cubic, run_fairness, run_formula
+from castlab.experiments.figure import experiment
+from castlab.experiments.tcp.figures import FORMULA_FIGURE, run_bbr, run_cubic, run_fairness
 
 EXPERIMENTS = [
     Experiment("tcp-fairness", "Rainbow §B.1 (eq. 3-4)", "TCP baseline",
                "K = 2..16 NewReno flows on a dumbbell: Jain's index near 1", run_fairness),
-    Experiment("tcp-formula", "Padhye 1998 / LE-SBCC", "TCP baseline",
-               "one Reno flow under random loss p: throughput against 1.22/(RTT√p) and Padhye", run_formula),
+    experiment(FORMULA_FIGURE),
     Experiment("tcp-cubic", "RFC 9438 §4", "TCP baseline",
                "one CUBIC flow alone: the window between losses against W_cubic(t), β and C", run_cubic),
     Experiment("tcp-bbr", "Linux tcp_bbr.c (BBR v1)", "TCP baseline",

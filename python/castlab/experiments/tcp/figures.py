@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from castlab.experiments.common import Result, at_least, at_most, in_range, within
+from castlab.experiments.figure import Case, Figure
 from castlab.experiments.plotting import figure, save
 from castlab.experiments.tcp.scenarios import (BBR, CUBIC, FAIR, FORMULA, LINUX_HEADER, LINUX_MSS, base_rtt_s, bdp_pkts,
                                                cubic_epochs, dumbbell_bdp_pkts, fair_queue, fairness_run, formula_run,
@@ -97,22 +98,27 @@ SIMPLE_BAND_LOW_P = 0.10
 SIMPLE_LOW_P_MAX = 0.005
 
 
-def run_formula(out: Path, seed: int, quick: bool = False) -> Result:
-    ps = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1] if quick else [0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1]
-    duration, warmup = (600.0, 20.0) if quick else (4000.0, 20.0)
-    rows = []
-    t0 = time.perf_counter()
-    for k, p in enumerate(ps):
-        rows.append(formula_run(p, seed + k, duration, warmup))
-        r = rows[-1]
-        _progress(f"tcp-formula p={p:.3%}: measured {r['send_rate_pps']:.1f} pkt/s, simple {r['simple_pps']:.1f}, "
-                  f"Padhye {r['padhye_pps']:.1f}  (wall {time.perf_counter() - t0:.1f} s)")
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "formula.csv", index=False)
+FORMULA_PS = [0.001, 0.002, 0.005, 0.01, 0.02, 0.03, 0.05, 0.07, 0.1]
+FORMULA_PS_QUICK = [0.001, 0.005, 0.01, 0.02, 0.05, 0.1]
 
+
+def _formula_timing(quick: bool) -> tuple[float, float]:
+    return (600.0, 20.0) if quick else (4000.0, 20.0)
+
+
+def _formula_cases(quick: bool) -> list[Case]:
+    duration, warmup = _formula_timing(quick)
+    return [Case({"p": p, "duration": duration, "warmup": warmup}) for p in (FORMULA_PS_QUICK if quick else FORMULA_PS)]
+
+
+def _formula_measure(seed: int, p: float, duration: float, warmup: float) -> dict:
+    return formula_run(p, seed, duration, warmup)
+
+
+def _formula_plot(df: pd.DataFrame, out: Path) -> list[str]:
     rtt = float(df["rtt_s"].mean())
     t_rto = float(df["t_rto_s"].mean())
-    grid = np.logspace(np.log10(min(ps)), np.log10(max(ps)), 200)
+    grid = np.logspace(np.log10(df["p"].min()), np.log10(df["p"].max()), 200)
     fig, ax = figure()
     ax.loglog(grid, tcp_simple_throughput(1, rtt, grid), "-", color="0.5", label="1.22 / (RTT √p)")
     ax.loglog(grid, padhye_throughput(1, rtt, grid, t_rto), "--", color="C1", label=f"Padhye (t_RTO = {t_rto:.2g} s, b = 1)")
@@ -121,13 +127,15 @@ def run_formula(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_ylabel("throughput (packets/s)")
     ax.set_title(f"One Reno flow, RTT {rtt * 1e3:.0f} ms, Bernoulli loss")
     ax.legend()
-    files = save(fig, out, "formula")
+    return save(fig, out, "formula")
 
+
+def _formula_claims(df: pd.DataFrame) -> list:
     band = df[(df["p"] >= 0.005) & (df["p"] <= 0.05)]
     low = df[df["p"] <= SIMPLE_LOW_P_MAX]
     high = df[df["p"] >= 0.02]
     worst_p = df.loc[df["p"].idxmax()]
-    claims = [
+    return [
         at_most("padhye-band", f"Padhye's formula is within ±{PADHYE_BAND:.0%} of the measured send rate for every p in "
                 "0.5-5 % (largest |relative error|)", PADHYE_BAND, float(band["padhye_rel_err"].abs().max()),
                 "relative error", kind="derived"),
@@ -141,11 +149,21 @@ def run_formula(out: Path, seed: int, quick: bool = False) -> Result:
         at_most("losses-only-from-p", "no queue drops: every loss comes from the link's Bernoulli p", 0,
                 int(df["queue_drops"].sum()), "packets", kind="sanity"),
     ]
-    params = {**FORMULA, "ps": ps, "duration_s": duration, "warmup_s": warmup, "seeds": [seed + k for k in range(len(ps))],
-              "padhye_band": PADHYE_BAND, "simple_band_low_p": SIMPLE_BAND_LOW_P, "simple_low_p_max": SIMPLE_LOW_P_MAX,
-              "rtt": "mean RTT sample of the run", "t_rto": "mean RTO of the run (RFC 6298, floor min_rto)",
-              "measured": "segments sent per second, retransmissions included (Padhye's B(p))"}
-    return Result(params, claims, ["formula.csv", *files])
+
+
+def _formula_params(quick: bool, seed: int) -> dict:
+    ps = FORMULA_PS_QUICK if quick else FORMULA_PS
+    duration, warmup = _formula_timing(quick)
+    return {**FORMULA, "ps": ps, "duration_s": duration, "warmup_s": warmup, "seeds": [seed + k for k in range(len(ps))],
+            "padhye_band": PADHYE_BAND, "simple_band_low_p": SIMPLE_BAND_LOW_P, "simple_low_p_max": SIMPLE_LOW_P_MAX,
+            "rtt": "mean RTT sample of the run", "t_rto": "mean RTO of the run (RFC 6298, floor min_rto)",
+            "measured": "segments sent per second, retransmissions included (Padhye's B(p))"}
+
+
+FORMULA_FIGURE = Figure("tcp-formula", "Padhye 1998 / LE-SBCC", "TCP baseline",
+                        "one Reno flow under random loss p: throughput against 1.22/(RTT√p) and Padhye",
+                        _formula_cases, _formula_measure, pd.DataFrame, _formula_claims, _formula_plot, "formula.csv",
+                        _formula_params)
 
 
 # ------------------------------------------------------------------------------------------
