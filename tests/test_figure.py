@@ -63,3 +63,18 @@ def test_the_engine_checks_are_figures():
     assert (exp.name, exp.paper) == ("toy", "nobody")
     for name in ("engine-bottleneck", "engine-red"):
         assert REGISTRY[name].run.func is drive
+
+
+def test_shared_seeds_and_derived_tables(tmp_path):
+    """Runs that share a seed say so (Case.seed), and a derived table is written beside the main
+    one and listed first, as tcp-fairness's aggregate is."""
+    fig = Figure("toy2", "nobody", "none", "", lambda quick: [Case({"x": x}, seed=r) for x in (1.0, 2.0) for r in (0, 1)],
+                 _measure, _table, _claims, _plot, "runs.csv", lambda quick, seed: {},
+                 derived={"agg.csv": lambda df: df.groupby("x", as_index=False)["y"].mean()})
+    r = drive(fig, tmp_path, 10)
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert runs["seed"].tolist() == [10, 11, 10, 11]
+    agg = pd.read_csv(tmp_path / "agg.csv")
+    # x = 1: y = 10 + 10, 10 + 11 -> 20.5; x = 2: 30, 31 -> 30.5
+    assert agg["y"].tolist() == [20.5, 30.5]
+    assert r.files == ["agg.csv", "runs.csv", "plot.txt"]

@@ -2,14 +2,17 @@
 
 A :class:`Figure` says what to run and how to read it, and nothing else:
 
-- ``cases(quick)``: the runs, each a :class:`Case` (its parameters as data), in order;
+- ``cases(quick)``: the runs, each a :class:`Case` (its parameters as data, and the offset of
+  its seed from the experiment's when runs share seeds), in order;
 - ``measure(seed, **case.params) -> row``: one simulation, read into one row (a dict);
-- ``table(rows) -> table``: the rows as the table written to ``csv`` (derived columns added);
+- ``table(rows) -> table``: the rows as the table written to ``csv`` (derived columns added),
+  and ``derived``: further tables computed from it, each written to its own file;
 - ``claims(table) -> [Claim]``: the claims, decided from the table alone;
 - ``plot(table, out) -> files``: the figure, drawn from the table alone;
 - ``params(quick, seed)``: what the summary records of the set-up.
 
-:func:`drive` is the one runner: it runs the cases (case k with seed ``seed + k``) through
+:func:`drive` is the one runner: it runs the cases (case k with seed ``seed + k``, or
+``seed + case.seed``) through
 ``map_runs`` (the process pool when ``--jobs`` asks for one; the rows are the same either way),
 writes the table, draws the plot and decides the claims. The accounting rule's machinery
 (readings, seeds, phase randomisation) wraps a figure's experiment as it wraps any other
@@ -23,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 import pandas as pd
 
@@ -34,9 +37,11 @@ __all__ = ["Case", "Figure", "drive", "experiment"]
 
 @dataclass(frozen=True)
 class Case:
-    """One run of a figure: the keyword arguments its ``measure`` takes besides the seed."""
+    """One run of a figure: the keyword arguments its ``measure`` takes besides the seed, and
+    the offset of its seed from the experiment's (default: its place in the list)."""
 
     params: dict = field(default_factory=dict)
+    seed: Optional[int] = None
 
 
 @dataclass(frozen=True)
@@ -52,6 +57,7 @@ class Figure:
     plot: Callable[[pd.DataFrame, Path], list[str]]
     csv: str
     params: Callable[[bool, int], dict[str, Any]]
+    derived: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = field(default_factory=dict)
 
 
 def _measure(measure: Callable[..., dict], seed: int, params: dict) -> dict:
@@ -60,13 +66,17 @@ def _measure(measure: Callable[..., dict], seed: int, params: dict) -> dict:
 
 def drive(fig: Figure, out: Path, seed: int, quick: bool = False) -> Result:
     """Run ``fig``'s cases, case k under seed ``seed + k``, and read them: the table as
-    ``fig.csv``, the plot's files, the claims; the summary's params are ``fig.params(quick, seed)``."""
+    ``fig.csv`` and the derived tables, the plot's files, the claims; the summary's params are
+    ``fig.params(quick, seed)``."""
     cases = fig.cases(quick)
-    rows = map_runs(partial(_measure, fig.measure), [(seed + k, c.params) for k, c in enumerate(cases)])
+    rows = map_runs(partial(_measure, fig.measure),
+                    [(seed + (k if c.seed is None else c.seed), c.params) for k, c in enumerate(cases)])
     table = fig.table(rows)
     table.to_csv(out / fig.csv, index=False)
+    for name, make in fig.derived.items():
+        make(table).to_csv(out / name, index=False)
     files = fig.plot(table, out)
-    return Result(fig.params(quick, seed), fig.claims(table), [fig.csv, *files])
+    return Result(fig.params(quick, seed), fig.claims(table), [*fig.derived, fig.csv, *files])
 
 
 def experiment(fig: Figure) -> Experiment:

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from castlab.experiments.common import Experiment
 from castlab.experiments.figure import experiment
-from castlab.experiments.tcp.figures import FORMULA_FIGURE, run_bbr, run_cubic, run_fairness
+from castlab.experiments.tcp.figures import FAIRNESS_FIGURE, FORMULA_FIGURE, run_bbr, run_cubic
 
 EXPERIMENTS = [
-    Experiment("tcp-fairness", "Rainbow §B.1 (eq. 3-4)", "TCP baseline",
-               "K = 2..16 NewReno flows on a dumbbell: Jain's index near 1", run_fairness),
+    experiment(FAIRNESS_FIGURE),
     experiment(FORMULA_FIGURE),
     Experiment("tcp-cubic", "RFC 9438 §4", "TCP baseline",
                "one CUBIC flow alone: the window between losses against W_cubic(t), β and C", run_cubic),

@@ -4,8 +4,6 @@ plots and claims.
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -20,10 +18,6 @@ from castlab.experiments.tcp.scenarios import (BBR, CUBIC, FAIR, FORMULA, LINUX_
 from castlab.metrics import padhye_throughput, tcp_simple_throughput
 
 
-def _progress(msg: str) -> None:
-    print(f"  {msg}", file=sys.stderr, flush=True)
-
-
 # Two sender details decide whether this holds:
 # - RTT samples from timestamped retransmissions (TcpConfig.timestamps, RFC 7323 §4.1). With
 #   strict Karn a flow that lost a burst stays in go-back-N with a backed-off RTO for many
@@ -34,27 +28,36 @@ def _progress(msg: str) -> None:
 #   synchronises the flows' timeouts, which leaves the link under-used.
 
 
-def run_fairness(out: Path, seed: int, quick: bool = False) -> Result:
-    ks = [2, 4, 8, 16] if quick else list(range(2, 17))
-    runs = 2 if quick else 5
-    duration, warmup = (100.0, 20.0) if quick else (200.0, 20.0)
-    queues = ["droptail", "red"]
-    rows = []
-    t0 = time.perf_counter()
-    for k in ks:
-        for q in queues:
-            for r in range(runs):
-                rows.append(fairness_run(k, q, seed + r, duration, warmup))
-        last = [x for x in rows if x["k"] == k]
-        _progress(f"tcp-fairness K={k}: Jain droptail {np.mean([x['jain'] for x in last if x['queue'] == 'droptail']):.3f}, "
-                  f"red {np.mean([x['jain'] for x in last if x['queue'] == 'red']):.3f}  (wall {time.perf_counter() - t0:.1f} s)")
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "fairness_runs.csv", index=False)
-    agg = df.groupby(["queue", "k"]).agg(jain_mean=("jain", "mean"), jain_min=("jain", "min"), jain_max=("jain", "max"),
-                                         utilisation_mean=("utilisation", "mean"), min_x=("min_x", "min"),
-                                         timeouts_mean=("timeouts", "mean")).reset_index()
-    agg.to_csv(out / "fairness.csv", index=False)
+FAIR_KS = list(range(2, 17))
+FAIR_KS_QUICK = [2, 4, 8, 16]
+FAIR_QUEUES = ["droptail", "red"]
 
+
+def _fairness_setup(quick: bool) -> tuple[list[int], int, float, float]:
+    """K values, runs per (K, queue), duration and warm-up."""
+    return (FAIR_KS_QUICK, 2, 100.0, 20.0) if quick else (FAIR_KS, 5, 200.0, 20.0)
+
+
+def _fairness_cases(quick: bool) -> list[Case]:
+    ks, runs, duration, warmup = _fairness_setup(quick)
+    # run r of every (K, queue) shares seed + r
+    return [Case({"k": k, "queue": q, "duration": duration, "warmup": warmup}, seed=r)
+            for k in ks for q in FAIR_QUEUES for r in range(runs)]
+
+
+def _fairness_measure(seed: int, k: int, queue: str, duration: float, warmup: float) -> dict:
+    return fairness_run(k, queue, seed, duration, warmup)
+
+
+def _fairness_agg(df: pd.DataFrame) -> pd.DataFrame:
+    return df.groupby(["queue", "k"]).agg(jain_mean=("jain", "mean"), jain_min=("jain", "min"), jain_max=("jain", "max"),
+                                          utilisation_mean=("utilisation", "mean"), min_x=("min_x", "min"),
+                                          timeouts_mean=("timeouts", "mean")).reset_index()
+
+
+def _fairness_plot(df: pd.DataFrame, out: Path) -> list[str]:
+    agg = _fairness_agg(df)
+    runs = int(df.groupby(["queue", "k"]).size().max())
     fig, ax = figure()
     for q, marker in [("droptail", "o"), ("red", "s")]:
         a = agg[agg["queue"] == q]
@@ -66,10 +69,15 @@ def run_fairness(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_ylabel("fairness index (eq. 3)")
     ax.set_title(f"K NewReno flows, {FAIR['bottleneck_bps'] / 1e6:g} Mb/s dumbbell, equal RTT")
     ax.legend(loc="lower left")
-    files = save(fig, out, "fairness")
+    return save(fig, out, "fairness")
 
+
+def _fairness_claims(df: pd.DataFrame) -> list:
+    agg = _fairness_agg(df)
+    ks = sorted(df["k"].unique())
+    runs = int(df.groupby(["queue", "k"]).size().max())
     claims = []
-    for q in queues:
+    for q in FAIR_QUEUES:
         a = agg[agg["queue"] == q]
         claims.append(at_least(f"jain-near-1-{q}", f"{q}: Jain's index (eq. 3-4), averaged over {runs} runs, is >= 0.95 "
                                f"for every K in {ks[0]}..{ks[-1]} (the lowest K's value)", 0.95, float(a["jain_mean"].min()),
@@ -78,11 +86,21 @@ def run_fairness(out: Path, seed: int, quick: bool = False) -> Result:
                                "(payload is 1000/1040 of the wire; RED keeps the queue short, which costs some "
                                "utilisation when there are few flows)", 0.85, float(a["utilisation_mean"].min()), "fraction",
                                kind="sanity"))
-    params = {**FAIR, "ks": ks, "runs_per_k": runs, "duration_s": duration, "warmup_s": warmup, "queues": queues,
-              "bdp_pkts": round(dumbbell_bdp_pkts(), 1),
-              "droptail": fair_queue("droptail", dumbbell_bdp_pkts()), "red": fair_queue("red", dumbbell_bdp_pkts()),
-              "fair_share": "O_i = bottleneck_bps / K (Rainbow eq. 4)", "throughput": "goodput (in-order payload at the sink)"}
-    return Result(params, claims, ["fairness.csv", "fairness_runs.csv", *files])
+    return claims
+
+
+def _fairness_params(quick: bool, seed: int) -> dict:
+    ks, runs, duration, warmup = _fairness_setup(quick)
+    return {**FAIR, "ks": ks, "runs_per_k": runs, "duration_s": duration, "warmup_s": warmup, "queues": FAIR_QUEUES,
+            "bdp_pkts": round(dumbbell_bdp_pkts(), 1),
+            "droptail": fair_queue("droptail", dumbbell_bdp_pkts()), "red": fair_queue("red", dumbbell_bdp_pkts()),
+            "fair_share": "O_i = bottleneck_bps / K (Rainbow eq. 4)", "throughput": "goodput (in-order payload at the sink)"}
+
+
+FAIRNESS_FIGURE = Figure("tcp-fairness", "Rainbow §B.1 (eq. 3-4)", "TCP baseline",
+                         "K = 2..16 NewReno flows on a dumbbell: Jain's index near 1", _fairness_cases,
+                         _fairness_measure, pd.DataFrame, _fairness_claims, _fairness_plot, "fairness_runs.csv",
+                         _fairness_params, derived={"fairness.csv": _fairness_agg})
 
 # The band for Padhye's formula over p in 0.5-5 %, and why: the model assumes that once a
 # packet of a round is lost, the rest of that round is lost too (Padhye et al. §2.1), which
