@@ -342,7 +342,7 @@ fn a_restarted_source_is_told_by_its_epoch_and_the_sink_resynchronises() {
     };
     let old = d.epoch() - 1_000_000_000; // a process started a second before this driver
     let new = d.epoch() + 1;
-    let mut step = |d: &mut Driver, f: &mut dyn FnMut()| {
+    let step = |d: &mut Driver, f: &mut dyn FnMut()| {
         f();
         d.run_until(d.now() + Duration::from_millis(50)).unwrap();
     };

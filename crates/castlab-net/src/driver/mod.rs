@@ -110,7 +110,7 @@ struct Slot {
     pending: bool,
 }
 
-/// The session epoch flowing from one node and when a datagram of it was last delivered.
+/// The session epoch flowing from one node and when a datagram of it was last accepted.
 #[derive(Clone, Copy, Default)]
 struct PeerEpoch {
     epoch: u64,
