@@ -214,7 +214,7 @@ class Role(abc.ABC):
     def _rejected(self) -> int:
         s = self.drv.stats()
         return sum(s[k] for k in ("malformed", "foreign_session", "unauthenticated", "bad_mac", "wrong_source",
-                                  "wrong_size", "misdirected", "stale_epoch"))
+                                  "wrong_size", "misdirected", "stale_epoch", "unconfirmed_epoch"))
 
 
 class SourceRole(Role):
@@ -490,7 +490,8 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
         say(f"[{role.name}] records: {', '.join(files)}")
     late = f"late timers mean {stats['late_mean_ns'] / 1e3:.0f} us max {stats['late_max_ns'] / 1e3:.0f} us"
     drops = " ".join(f"{k}={stats[k]}" for k in ("malformed", "foreign_session", "unauthenticated", "bad_mac",
-                                                   "wrong_source", "wrong_size", "misdirected", "stale_epoch")
+                                                   "wrong_source", "wrong_size", "misdirected", "stale_epoch",
+                                                   "unconfirmed_epoch")
                      if stats[k])
     say(f"[{role.name}] stopped by {why} after {role.drv.now:.2f} s: sent {stats['datagrams_sent']} datagrams "
         f"({stats['bytes_sent']} B), received {stats['datagrams_received']} ({stats['bytes_received']} B), "

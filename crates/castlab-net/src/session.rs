@@ -10,7 +10,7 @@
 
 use std::net::Ipv4Addr;
 
-use castlab_core::{ConfigError, GroupId, NodeId};
+use castlab_core::{ConfigError, Duration, GroupId, NodeId};
 
 /// Node ids above this are refused: the tables are indexed arrays, allocated once.
 pub const MAX_NODES: u32 = 4096;
@@ -151,6 +151,17 @@ pub struct NetConfig {
     /// and the data-source port of the TSI this process sends with. Default 1 (the PGM roles'
     /// default `--flow`).
     pub pgm_flow: u32,
+    /// Without a key, a node's datagrams carrying another session epoch than the one flowing
+    /// from it (a restart, or a forgery: nothing authenticates the epoch) are believed only
+    /// once the flowing epoch has been silent this long; until then they are dropped and
+    /// counted (`unconfirmed_epoch` if newer, `stale_epoch` if older). With a key the MAC
+    /// covers the epoch and a newer one is believed at once. Default 1 s (our choice: four
+    /// times the longest gap inside a flowing castlab stream, the 250 ms between the 1000-byte
+    /// packets of a 32 kb/s base layer, so a stream that flows is never overridden; and short
+    /// beside a process restart, of which it drops at most this much of the new incarnation).
+    /// The rule keeps the source that is flowing and ignores a second claimant until the first
+    /// has gone quiet, as RTP does for a colliding SSRC (RFC 3550 §8.2).
+    pub restart_quiet: Duration,
 }
 
 impl Default for NetConfig {
@@ -168,6 +179,7 @@ impl Default for NetConfig {
             seed: 0,
             pgm_wire: false,
             pgm_flow: 1,
+            restart_quiet: Duration::from_secs(1),
         }
     }
 }
@@ -185,6 +197,7 @@ castlab_core::config_fields!(NetConfig {
     seed,
     pgm_wire,
     pgm_flow,
+    restart_quiet,
 });
 
 impl NetConfig {

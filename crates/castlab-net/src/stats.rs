@@ -36,9 +36,14 @@ pub struct NetStats {
     /// Restarts of other processes of the session seen: a node's datagrams arrived with a
     /// newer session epoch than before (its agents were told, `Agent::handle_peer_restart`).
     pub peer_restarts: u64,
-    /// Datagrams dropped because they carried an older epoch than their node's latest: a late
-    /// datagram of a process that has since been restarted.
+    /// Datagrams dropped because they carried an older epoch than the one flowing from their
+    /// node: a late datagram of a process that has since been restarted (or, without a key,
+    /// a forgery; see [`crate::driver`]).
     pub stale_epoch: u64,
+    /// Datagrams dropped because they carried a newer epoch than the one flowing from their
+    /// node while no key vouched for it and the flowing epoch had not yet been silent for
+    /// `NetConfig::restart_quiet` (a forgery, or the first datagrams of a quick restart).
+    pub unconfirmed_epoch: u64,
     /// Timer deadlines run, and how late the loop ran them (wall clock minus deadline).
     pub timer_fires: u64,
     pub late_total_ns: u64,
@@ -91,6 +96,7 @@ impl NetStats {
             ("join_errors", self.join_errors),
             ("peer_restarts", self.peer_restarts),
             ("stale_epoch", self.stale_epoch),
+            ("unconfirmed_epoch", self.unconfirmed_epoch),
             ("timer_fires", self.timer_fires),
             ("late_total_ns", self.late_total_ns),
             ("late_max_ns", self.late_max_ns),

@@ -21,14 +21,26 @@
 //! once per packet sent and once per datagram read, and everything else is common.
 //!
 //! Restarts: every datagram carries its driver's session epoch, the Unix-epoch nanoseconds at
-//! which that driver was created ([`crate::envelope`]). The receiving driver keeps the latest
-//! epoch of each node: a newer one means the node's process was restarted, so every local
-//! agent on another node is told ([`Agent::handle_peer_restart`], then the driving rule)
-//! before the packet is delivered, and resynchronises with the new incarnation; a datagram
-//! with an older one is a late straggler of the old incarnation and is counted
-//! (`stale_epoch`) and dropped. Epochs compare by the real-time clock, so a restart on a host
-//! whose clock was stepped back by more than the downtime would read as stale: keep clocks
-//! monotone (NTP slews rather than steps).
+//! which that driver was created ([`crate::envelope`]). The receiving driver keeps the epoch
+//! flowing from each node and when it last heard it. Another epoch means the node's process
+//! was restarted, so every local agent on another node is told
+//! ([`Agent::handle_peer_restart`], then the driving rule) before the packet is delivered,
+//! and resynchronises with the new incarnation. Which other epoch is believed depends on
+//! whether anything vouches for it:
+//!
+//! * with a key, the MAC covers the epoch: a newer one is believed at once; an older one is a
+//!   late straggler of the old incarnation, counted (`stale_epoch`) and dropped;
+//! * without a key, anyone who can send from the node's address can write any epoch, so one
+//!   forged datagram must not override the stream that is flowing: another epoch is believed
+//!   only once the flowing one has been silent for [`NetConfig::restart_quiet`]; before that
+//!   its datagrams are dropped and counted (`unconfirmed_epoch` if newer, `stale_epoch` if
+//!   older). A real restart is believed at its first datagram at least `restart_quiet` after
+//!   the old incarnation's last; a forgery can only take over a node that has been silent that
+//!   long, and the node's own epoch takes it back once the forger has been silent as long.
+//!
+//! With a key, epochs compare by the real-time clock, so a restart on a host whose clock was
+//! stepped back by more than the downtime would read as stale: keep clocks monotone (NTP
+//! slews rather than steps).
 //!
 //! Time: [`Instant`] is the monotonic clock since the driver was created. The codec's
 //! `sent_at` field carries the sender's time on a shared scale (Unix-epoch nanoseconds from
@@ -98,6 +110,13 @@ struct Slot {
     pending: bool,
 }
 
+/// The session epoch flowing from one node and when a datagram of it was last accepted.
+#[derive(Clone, Copy, Default)]
+struct PeerEpoch {
+    epoch: u64,
+    heard: Instant,
+}
+
 struct GroupSocket {
     udp_port: u16,
     socket: UdpSocket,
@@ -118,8 +137,9 @@ pub struct Driver {
     gsocks: Vec<GroupSocket>,
     /// Local members per group id (index), so membership changes only on 0 <-> 1.
     members: Vec<u32>,
-    /// The latest session epoch seen from each node (index; 0: none yet), allocated once.
-    peer_epochs: Box<[u64]>,
+    /// The session epoch flowing from each node and when it was last heard (index; epoch 0:
+    /// none yet), allocated once.
+    peer_epochs: Box<[PeerEpoch]>,
     bucket: TokenBucket,
     next_uid: u64,
     buf: Box<[u8]>,
@@ -173,7 +193,7 @@ impl Driver {
             slots: Vec::new(),
             gsocks: Vec::new(),
             members: vec![0; groups],
-            peer_epochs: vec![0; MAX_NODES as usize].into_boxed_slice(),
+            peer_epochs: vec![PeerEpoch::default(); MAX_NODES as usize].into_boxed_slice(),
             next_uid: 0,
             buf: vec![0u8; MAX_DATAGRAM + 1].into_boxed_slice(),
             app: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
@@ -461,23 +481,37 @@ impl Driver {
         }
     }
 
-    /// The session epoch of a datagram from `node` against the latest seen from it: false
-    /// (counted) for an older one; a newer one tells every local agent on another node of the
-    /// restart before the packet is delivered. Nodes past the table (unlisted, out of range)
-    /// and epoch 0 (a sender that stamps none) are not tracked.
+    /// The session epoch of a datagram from `node` against the one flowing from it (the rule
+    /// is in the module documentation): false (counted) for a datagram to drop; an epoch
+    /// believed in place of another tells every local agent on another node of the restart
+    /// before the packet is delivered. Nodes past the table (unlisted, out of range) and epoch
+    /// 0 (a sender that stamps none) are not tracked.
     fn epoch_ok(&mut self, node: NodeId, epoch: u64) -> bool {
-        let Some(seen) = self.peer_epochs.get(node.index()).copied() else { return true };
-        if epoch == 0 || epoch == seen {
+        if epoch == 0 || node.index() >= self.peer_epochs.len() {
             return true;
         }
-        if epoch < seen {
-            self.stats.stale_epoch += 1;
-            return false;
+        let now = self.now();
+        let peer = &mut self.peer_epochs[node.index()];
+        let seen = peer.epoch;
+        if epoch == seen {
+            peer.heard = now;
+            return true;
         }
-        self.peer_epochs[node.index()] = epoch;
+        if seen != 0 {
+            let quiet = now.saturating_since(peer.heard) >= self.cfg.restart_quiet;
+            let believed = if self.envelope.keyed() { epoch > seen } else { quiet };
+            if !believed {
+                if epoch < seen {
+                    self.stats.stale_epoch += 1;
+                } else {
+                    self.stats.unconfirmed_epoch += 1;
+                }
+                return false;
+            }
+        }
+        *peer = PeerEpoch { epoch, heard: now };
         if seen != 0 {
             self.stats.peer_restarts += 1;
-            let now = self.now();
             for i in 0..self.slots.len() {
                 if self.slots[i].addr.node != node {
                     self.slots[i].agent.handle_peer_restart(now, node);
