@@ -115,3 +115,26 @@ def test_worst_window_loss_python_matches_hand_computation():
 
 def test_transmission_time():
     assert castlab.transmission_ns(1000, 1.5e6) == 5_333_333
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"packet_size": 0}, "packet_size: must be a positive 32-bit integer (got 0)"),
+    ({"packet_size": 2**32}, "packet_size: must be a positive 32-bit integer (got 4294967296)"),
+    ({"flow": -1}, "flow: must be in 0..2^32 (got -1)"),
+    ({"flow": 2**32}, "flow: must be in 0..2^32 (got 4294967296)"),
+])
+def test_integer_checks_read_the_same_in_bindings_and_registry(line, kw, msg):
+    # add_layered_source checks its own arguments, add_nlm_sender is made by the registry:
+    # one checker, so the same bad value is refused with the same words.
+    g = line.add_group("src")
+    with pytest.raises(ValueError) as own:
+        line.add_layered_source("src", [g], [100e3], **kw)
+    with pytest.raises(ValueError) as reg:
+        line.add_nlm_sender("src", g, [100e3], **kw)
+    assert str(own.value) == msg
+    assert str(reg.value) == msg
+
+
+def test_negative_seed_names_the_field():
+    with pytest.raises(ValueError, match=r"^seed: must be >= 0 \(got -1\)$"):
+        castlab.Simulator(seed=-1)
