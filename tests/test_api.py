@@ -138,3 +138,23 @@ def test_integer_checks_read_the_same_in_bindings_and_registry(line, kw, msg):
 def test_negative_seed_names_the_field():
     with pytest.raises(ValueError, match=r"^seed: must be >= 0 \(got -1\)$"):
         castlab.Simulator(seed=-1)
+
+
+def test_cbr_sources_are_registry_roles_that_take_numpy_arrays(line):
+    from castlab import _registry
+
+    roles = _registry.roles()
+    assert {"add_layered_source", "add_cbr"} <= set(roles)
+    assert not hasattr(castlab._native.Simulator, "add_layered_source")
+    assert castlab.Simulator.add_layered_source.__doc__ == roles["add_layered_source"]["doc"]
+    # a hand-written binding took any sequence for its list arguments; the registry's roles do too
+    groups = [line.add_group("src") for _ in range(2)]
+    line.add_layered_source("src", np.array(groups), np.array([100e3, 200e3]), packet_size=np.int64(500),
+                            flow=np.int64(4))
+    sink = line.add_sink("dst", groups=groups, schedule=[(0.0, 2)], record="arrivals")
+    line.run(5.0)
+    arr = line.sink_arrivals(sink)
+    # 100 and 200 kb/s in 500-byte packets: 25 and 50 packets a second for 5 s (jittered send times)
+    assert 105 < (arr["layer"] == 0).sum() < 145
+    assert 210 < (arr["layer"] == 1).sum() < 290
+    assert set(arr["flow"]) == {4}

@@ -77,31 +77,6 @@ class Simulator:
         """The channel id from node `a` to node `b`."""
     def add_group(self, source: str) -> int:
         """A source-specific multicast group rooted at node `source`."""
-    def add_layered_source(
-        self,
-        node: str,
-        groups: list[int],
-        rates_bps: list[float],
-        packet_size: int = 1000,
-        flow: int = 0,
-        start: float = 0.0,
-        stop: Optional[float] = None,
-        jitter: bool = True,
-    ) -> int:
-        """A layered CBR source (McCanne et al. §4 law): layer m at rates_bps[m] on groups[m]."""
-    def add_cbr(
-        self,
-        node: str,
-        dst: str,
-        dst_port: int,
-        rate_bps: float,
-        packet_size: int = 1000,
-        flow: int = 0,
-        start: float = 0.0,
-        stop: Optional[float] = None,
-        jitter: bool = False,
-    ) -> int:
-        """A unicast CBR source to (dst, dst_port); jitter as McCanne et al. §4 when `jitter`."""
     def add_sink(
         self,
         node: str,

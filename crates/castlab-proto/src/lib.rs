@@ -36,5 +36,6 @@ pub static PROTOCOLS: &[&registry::Protocol] = &[
     &lesbcc::protocol::PROTOCOL,
     &rlc::registration::PROTOCOL,
     &tcp::PROTOCOL,
+    &cbr::registration::PROTOCOL,
     &tfmcc::protocol::PROTOCOL,
 ];

@@ -297,6 +297,11 @@ impl<'a> Args<'a> {
     pub fn positive_u32(&self, name: &str) -> BuildResult<u32> {
         check::positive_u32(name, self.int(name)?)
     }
+    /// A UDP port (a required integer in 0..=65535), or an error naming it.
+    pub fn u16(&self, name: &str) -> BuildResult<u16> {
+        let v = self.int(name)?;
+        u16::try_from(v).map_err(|_| BuildError::bad(name, v, "must be in 0..=65535"))
+    }
     /// A duration in seconds (finite, >= 0).
     pub fn duration(&self, name: &str) -> BuildResult<castlab_core::Duration> {
         use castlab_core::ConfigValue;

@@ -8,8 +8,8 @@ use pyo3::types::PyDict;
 
 pub(crate) use crate::args::{bad, duration_s, err, nonneg_u64, positive_u32, time_s, u32_field};
 use crate::error::{Error, Result};
-use castlab_core::{Addr, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId};
-use castlab_proto::{CbrSource, CbrStream, LayeredSink, SinkRecords};
+use castlab_core::{AgentId, ChannelId, Duration, GroupId, Instant, NodeId};
+use castlab_proto::{LayeredSink, SinkRecords};
 use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig};
@@ -292,75 +292,6 @@ impl Simulator {
     fn add_group(&mut self, source: &str) -> Result<u32> {
         let n = self.node("source", source)?;
         self.inner.add_group(n).map(|g| g.0).map_err(Error::from)
-    }
-
-    /// A layered CBR source (McCanne et al. §4 law): layer m at rates_bps[m] on groups[m].
-    /// `node`: where it runs; `packet_size` bytes; `flow`: the flow id its packets carry; from
-    /// `start` to `stop` seconds (None: the end of the run); `jitter`: McCanne et al. §4's random
-    /// send times.
-    #[pyo3(signature = (node, groups, rates_bps, packet_size=1000, flow=0, start=0.0, stop=None, jitter=true))]
-    #[allow(clippy::too_many_arguments)]
-    fn add_layered_source(
-        &mut self,
-        node: &str,
-        groups: Vec<i64>,
-        rates_bps: Vec<f64>,
-        packet_size: i64,
-        flow: i64,
-        start: f64,
-        stop: Option<f64>,
-        jitter: bool,
-    ) -> Result<u32> {
-        let n = self.node("node", node)?;
-        if groups.is_empty() {
-            return Err(bad("groups", "[]", "needs at least one layer"));
-        }
-        if groups.len() != rates_bps.len() {
-            return Err(bad("rates_bps", rates_bps.len(), "needs one rate per group"));
-        }
-        if groups.len() > 255 {
-            return Err(bad("groups", groups.len(), "at most 255 layers"));
-        }
-        let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<Result<Vec<_>>>()?;
-        for &r in &rates_bps {
-            if !(r.is_finite() && r > 0.0) {
-                return Err(bad("rates_bps", r, "every rate must be positive and finite"));
-            }
-        }
-        let size = positive_u32("packet_size", packet_size)?;
-        let flow = u32_field("flow", flow)?;
-        let (s, e) = self.start_stop(start, stop)?;
-        let src = CbrSource::try_layered(&gs, &rates_bps, size, flow, s, e, jitter)?;
-        self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(Error::from)
-    }
-
-    /// A unicast CBR source to (dst, dst_port); jitter as McCanne et al. §4 when `jitter`.
-    /// `node`: where it runs; `rate_bps` bit/s in `packet_size`-byte packets, flow id `flow`, from
-    /// `start` to `stop` seconds (None: the end of the run).
-    #[pyo3(signature = (node, dst, dst_port, rate_bps, packet_size=1000, flow=0, start=0.0, stop=None, jitter=false))]
-    #[allow(clippy::too_many_arguments)]
-    fn add_cbr(
-        &mut self,
-        node: &str,
-        dst: &str,
-        dst_port: i64,
-        rate_bps: f64,
-        packet_size: i64,
-        flow: i64,
-        start: f64,
-        stop: Option<f64>,
-        jitter: bool,
-    ) -> Result<u32> {
-        let n = self.node("node", node)?;
-        let d = self.node("dst", dst)?;
-        let port = u16::try_from(dst_port).map_err(|_| bad("dst_port", dst_port, "must be in 0..=65535"))?;
-        let size = positive_u32("packet_size", packet_size)?;
-        castlab_core::config::check::packet_rate("rate_bps", rate_bps, size)?;
-        let flow = u32_field("flow", flow)?;
-        let (s, e) = self.start_stop(start, stop)?;
-        let st = CbrStream::new(Dest::Unicast(Addr::new(d, port)), rate_bps, 0);
-        let src = CbrSource::try_new(vec![st], size, flow, s, e, jitter)?;
-        self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(Error::from)
     }
 
     /// A measuring sink on `node`: unicast on `port`, and/or subscribed by level to `groups`
