@@ -140,21 +140,37 @@ def test_negative_seed_names_the_field():
         castlab.Simulator(seed=-1)
 
 
-def test_cbr_sources_are_registry_roles_that_take_numpy_arrays(line):
+def test_cbr_sources_and_sink_are_registry_roles_that_take_numpy_arrays(line):
     from castlab import _registry
 
     roles = _registry.roles()
-    assert {"add_layered_source", "add_cbr"} <= set(roles)
-    assert not hasattr(castlab._native.Simulator, "add_layered_source")
-    assert castlab.Simulator.add_layered_source.__doc__ == roles["add_layered_source"]["doc"]
+    for name in ("add_layered_source", "add_cbr", "add_sink"):
+        assert name in roles and not hasattr(castlab._native.Simulator, name), name
+        assert getattr(castlab.Simulator, name).__doc__ == roles[name]["doc"], name
     # a hand-written binding took any sequence for its list arguments; the registry's roles do too
     groups = [line.add_group("src") for _ in range(2)]
     line.add_layered_source("src", np.array(groups), np.array([100e3, 200e3]), packet_size=np.int64(500),
                             flow=np.int64(4))
-    sink = line.add_sink("dst", groups=groups, schedule=[(0.0, 2)], record="arrivals")
+    sink = line.add_sink("dst", groups=np.array(groups), schedule=[(0.0, np.int64(2))], record="arrivals")
     line.run(5.0)
     arr = line.sink_arrivals(sink)
     # 100 and 200 kb/s in 500-byte packets: 25 and 50 packets a second for 5 s (jittered send times)
     assert 105 < (arr["layer"] == 0).sum() < 145
     assert 210 < (arr["layer"] == 1).sum() < 290
     assert set(arr["flow"]) == {4}
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"record": "all"}, 'record: must be "summary" or "arrivals" (got all)'),
+    ({"windows": [1.0, 0.0]}, "windows: every window must be positive (got 0)"),
+    ({"schedule": [(1.0, 3)]}, "schedule: levels must be between 0 and the number of groups (got 3)"),
+    ({"schedule": [(1.5,)]}, "schedule: must be (time_s, level) pairs (got [1.5])"),
+    ({"port": 70000}, "port: must be in 0..=65535 (got 70000)"),
+])
+def test_add_sink_refuses_bad_arguments_and_adds_nothing(line, kw, msg):
+    g = line.add_group("src")
+    before = line.add_sink("dst")
+    with pytest.raises(ValueError) as e:
+        line.add_sink("dst", groups=[g], **kw)
+    assert str(e.value) == msg
+    assert line.add_sink("dst") == before + 1

@@ -77,21 +77,6 @@ class Simulator:
         """The channel id from node `a` to node `b`."""
     def add_group(self, source: str) -> int:
         """A source-specific multicast group rooted at node `source`."""
-    def add_sink(
-        self,
-        node: str,
-        groups: list[int] = ...,
-        schedule: list[tuple[float, int]] = ...,
-        port: Optional[int] = None,
-        start: float = 0.0,
-        record: str = "summary",
-        windows: list[float] = ...,
-    ) -> int:
-        """A measuring sink on `node`: unicast on `port`, and/or subscribed by level to `groups`
-        (layer m on groups[m]) following `schedule`, a list of (time_s, level). `record`:
-        "summary" (counters and the online worst-case loss for `windows`, in seconds) or
-        "arrivals" (also every arrival and gap).
-        """
     def attach_layer_dropper(
         self,
         node: str,

@@ -37,5 +37,6 @@ pub static PROTOCOLS: &[&registry::Protocol] = &[
     &rlc::registration::PROTOCOL,
     &tcp::PROTOCOL,
     &cbr::registration::PROTOCOL,
+    &sink::registration::PROTOCOL,
     &tfmcc::protocol::PROTOCOL,
 ];

@@ -294,41 +294,6 @@ impl Simulator {
         self.inner.add_group(n).map(|g| g.0).map_err(Error::from)
     }
 
-    /// A measuring sink on `node`: unicast on `port`, and/or subscribed by level to `groups`
-    /// (layer m on groups[m]) following `schedule`, a list of (time_s, level). `record`:
-    /// "summary" (counters and the online worst-case loss for `windows`, in seconds) or
-    /// "arrivals" (also every arrival and gap).
-    /// `start`: seconds at which the sink starts (the schedule's times are absolute).
-    #[pyo3(signature = (node, groups=vec![], schedule=vec![], port=None, start=0.0, record="summary", windows=vec![]))]
-    #[allow(clippy::too_many_arguments)]
-    fn add_sink(
-        &mut self,
-        node: &str,
-        groups: Vec<i64>,
-        schedule: Vec<(f64, i64)>,
-        port: Option<i64>,
-        start: f64,
-        record: &str,
-        windows: Vec<f64>,
-    ) -> Result<u32> {
-        let record = sink::record_mode(record)?;
-        let windows_ns = sink::windows_ns(&windows)?;
-        let n = self.node("node", node)?;
-        let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<Result<Vec<_>>>()?;
-        let s = self.inner.check_start("start", start)?;
-        let mut sched = Vec::with_capacity(schedule.len());
-        for (t, lvl) in schedule {
-            let at = self.inner.check_start("schedule", t)?;
-            if lvl < 0 || lvl as usize > gs.len() {
-                return Err(bad("schedule", lvl, "levels must be between 0 and the number of groups"));
-            }
-            sched.push((at, lvl as u32));
-        }
-        let port = self.port(port)?;
-        let sink = LayeredSink::new(gs, sched).with_record(record).with_windows(&windows_ns);
-        self.inner.add_agent(n, port, s, Box::new(sink)).map(|a| a.0).map_err(Error::from)
-    }
-
     /// Attach the example extension that drops one layer's data on one output channel of
     /// `node` (and optionally sends a report packet on `report_via` every `report_every` s).
     #[pyo3(signature = (node, channel, layer, report_via=None, report_every=1.0))]
