@@ -140,11 +140,11 @@ def test_negative_seed_names_the_field():
         castlab.Simulator(seed=-1)
 
 
-def test_cbr_sources_and_sink_are_registry_roles_that_take_numpy_arrays(line):
+def test_cbr_tcp_and_sink_are_registry_roles_that_take_numpy_arrays(line):
     from castlab import _registry
 
     roles = _registry.roles()
-    for name in ("add_layered_source", "add_cbr", "add_sink"):
+    for name in ("add_layered_source", "add_cbr", "add_sink", "add_tcp_flow"):
         assert name in roles and not hasattr(castlab._native.Simulator, name), name
         assert getattr(castlab.Simulator, name).__doc__ == roles[name]["doc"], name
     # a hand-written binding took any sequence for its list arguments; the registry's roles do too
@@ -174,3 +174,14 @@ def test_add_sink_refuses_bad_arguments_and_adds_nothing(line, kw, msg):
         line.add_sink("dst", groups=[g], **kw)
     assert str(e.value) == msg
     assert line.add_sink("dst") == before + 1
+
+
+def test_every_tcp_variant_builds_through_the_registry_and_delivers(line):
+    # TCP_VARIANTS is CcAlgorithm::ALL; the registered add_tcp_flow takes each of them
+    flows = {v: line.add_tcp_flow("src", "dst", variant=v, transfer_bytes=20_000) for v in castlab._native.TCP_VARIANTS}
+    line.run(10.0)
+    for v, a in flows.items():
+        st = line.tcp_stats(a)
+        assert st["variant"] == v and st["received_bytes"] == 20_000, (v, st)
+    with pytest.raises(ValueError, match=r'^variant: must be one of "'):
+        line.add_tcp_flow("src", "dst", variant="vegas")

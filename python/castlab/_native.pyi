@@ -161,28 +161,6 @@ class Simulator:
     def forwards(self, group: int, node: str, channel: int) -> bool:
         """Whether `node` currently forwards `group` on `channel`."""
     # --- tcp (crates/castlab-py/src/tcp.rs) ---
-    def add_tcp_flow(
-        self,
-        src: str,
-        dst: str,
-        variant: str = "newreno",
-        start: float = 0.0,
-        stop: Optional[float] = None,
-        transfer_bytes: Optional[int] = None,
-        port: Optional[int] = None,
-        flow: Optional[int] = None,
-        **config: ConfigValue,
-    ) -> int:
-        """A TCP sender on `src` and its sink on `dst`; returns the sender's agent id. `variant`
-        (one of TCP_VARIANTS): "reno", "newreno", "sack" (RFC 2018 SACK at both ends, RFC 6675
-        loss recovery), all from config_defaults("tcp"); "cubic" (RFC 9438 with Linux's HyStart)
-        and "bbr" (BBR v1 as Linux's tcp_bbr.c, paced), from Linux's settings: mss_bytes 1448,
-        header_bytes 52, initial_window_segs 10, rwnd_bytes 3 MiB, min_rto 0.2 s, max_rto 120 s,
-        delayed_ack with a 40 ms timer, SACK. Overrides: config_defaults("tcp")'s fields
-        (`timestamps`: RTT samples from the timestamp echo, retransmissions included, RFC 7323
-        §4.1; False for strict Karn's rule, as ns-2's; `limited_transmit`: RFC 3042, on by
-        default as in ns-2, False for 1990s Reno)."""
-        ...
     def tcp_trace(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
         """cwnd/ssthresh changes, RTT samples, retransmissions, timeouts, cumulative acked and
         received bytes of a TCP sender (times in ns); for bbr also the bytes sent over time

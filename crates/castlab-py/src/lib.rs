@@ -8,7 +8,7 @@ use pyo3::types::PyDict;
 
 pub(crate) use crate::args::{bad, duration_s, err, nonneg_u64, positive_u32, time_s, u32_field};
 use crate::error::{Error, Result};
-use castlab_core::{AgentId, ChannelId, Duration, GroupId, Instant, NodeId};
+use castlab_core::{AgentId, ChannelId, Duration, GroupId, NodeId};
 use castlab_proto::{LayeredSink, SinkRecords};
 use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
@@ -125,20 +125,6 @@ impl Simulator {
         let id = self.agent_id("agent", a)?;
         self.inner.agent::<LayeredSink>(id).ok_or_else(|| bad("agent", a, "is not a sink"))
     }
-    pub(crate) fn start_stop(&self, start: f64, stop: Option<f64>) -> Result<(Instant, Instant)> {
-        let s = self.inner.check_start("start", start)?;
-        let e = match stop {
-            None => Instant::MAX,
-            Some(x) => {
-                let e = time_s("stop", x)?;
-                if e < s {
-                    return Err(bad("stop", x, "must not be before start"));
-                }
-                e
-            }
-        };
-        Ok((s, e))
-    }
     fn link_state(&mut self, at: f64, a: &str, b: &str, up: bool) -> Result<()> {
         let t = time_s("at", at)?;
         let ch = self.channel(a, b)?;
@@ -148,9 +134,6 @@ impl Simulator {
         let t = time_s("at", at)?;
         let n = self.node("node", node)?;
         self.inner.schedule_node_state(t, n, up).map_err(Error::from)
-    }
-    pub(crate) fn port(&self, port: Option<i64>) -> Result<Option<u16>> {
-        port.map(|p| u16::try_from(p).map_err(|_| bad("port", p, "must be in 0..=65535"))).transpose()
     }
 }
 
