@@ -161,17 +161,6 @@ class Simulator:
     def forwards(self, group: int, node: str, channel: int) -> bool:
         """Whether `node` currently forwards `group` on `channel`."""
     # --- tcp (crates/castlab-py/src/tcp.rs) ---
-    def tcp_trace(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
-        """cwnd/ssthresh changes, RTT samples, retransmissions, timeouts, cumulative acked and
-        received bytes of a TCP sender (times in ns); for bbr also the bytes sent over time
-        (tx_time_ns/tx_bytes) and its mode and gain-cycle phase (state_time_ns/state_code:
-        0 STARTUP, 1 DRAIN, 2 PROBE_RTT, 8 + phase in PROBE_BW; pacing_rate_bps)."""
-        ...
-    def tcp_stats(self, agent: int) -> dict[str, object]:
-        """A TCP flow's state and counters: variant, cwnd/ssthresh, SRTT/RTTVAR/RTO, sequence
-        pointers, segments sent, retransmissions, fast retransmits, timeouts, duplicate ACKs,
-        bytes received by its sink, completion time.
-        """
     def add_role(self, role: str, args: Optional[dict[str, object]] = None, config: Optional[dict[str, ConfigValue]] = None) -> object:
         """Build the registered role `role` (see `protocols()`) with its arguments `args` and
         config overrides `config`; returns what the role returns (an agent id, a count, None).

@@ -19,11 +19,9 @@ mod config;
 mod error;
 mod net;
 mod pcap;
-mod records;
 mod registry;
 mod router;
 mod sink;
-mod tcp;
 
 /// A dict of named counters.
 pub(crate) fn counters<'py>(py: Python<'py>, pairs: &[(&str, u64)]) -> Result<Bound<'py, PyDict>> {

@@ -1,16 +1,17 @@
 //! TCP's registry role: `add_tcp_flow`, one call that adds a sink and its sender, every
-//! variant of [`CcAlgorithm::ALL`] chosen by name. The sender's readers (`tcp_trace`,
-//! `tcp_stats`) are bound in castlab-py.
+//! variant of [`CcAlgorithm::ALL`] chosen by name; and the sender's readers, `tcp_trace` and
+//! `tcp_stats`.
 //!
 //! The sink is added first and the sender right after it, so a sender with agent id `a` has
 //! its sink at `a - 1` (the readers check it). Everything is validated before either agent is
 //! added: an error naming the field leaves the host untouched.
 
 use castlab_core::config::Value;
+use castlab_core::{AgentId, Instant};
 
 use super::{CcAlgorithm, TcpSender, TcpSink, Transfer};
 use crate::param;
-use crate::registry::{Args, BuildError, BuildResult, Host, Hosts, Out, Raw, Role};
+use crate::registry::{agent_as, Args, BuildError, BuildResult, Host, Hosts, Out, Raw, Reader, Role};
 
 fn add_tcp_flow(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
     let ns = a.node(host, "src")?;
@@ -96,3 +97,94 @@ Reno).",
     hosts: Hosts::Sim,
     build: add_tcp_flow,
 }];
+
+/// The sender `v` and its sink (the agent added just before it).
+fn sender_and_sink<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<(&'h TcpSender, AgentId, &'h TcpSink)> {
+    let (id, s) = agent_as::<TcpSender>(host, "agent", v, "is not a TCP sender (add_tcp_flow returns one)")?;
+    let no_sink = || BuildError::bad("agent", Raw(v), "has no TCP sink");
+    let sink_id = AgentId(id.0.checked_sub(1).ok_or_else(no_sink)?);
+    let (_, any) = host.agent("agent", &Value::Int(i64::from(sink_id.0)))?;
+    let sink = any.downcast_ref::<TcpSink>().ok_or_else(no_sink)?;
+    Ok((s, sink_id, sink))
+}
+
+fn tcp_trace<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let (s, _, sink) = sender_and_sink(host, v)?;
+    let mut d = Out::table(&s.trace);
+    d.fill(&sink.trace);
+    Ok(d)
+}
+
+fn secs(t: Option<Instant>) -> Out<'static> {
+    t.map(|t| t.as_secs_f64()).into()
+}
+
+fn tcp_stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let (s, sink_id, sink) = sender_and_sink(host, v)?;
+    let mut d = Out::dict();
+    d.set("variant", s.controller().name());
+    d.set("sink", sink_id.0);
+    d.set("mss_bytes", s.config().mss_bytes);
+    d.set("cwnd_bytes", s.cwnd());
+    d.set("ssthresh_bytes", s.ssthresh());
+    d.set("in_recovery", s.controller().in_recovery());
+    d.set("srtt", s.rtt_estimator().srtt().map(|x| x.as_secs_f64()));
+    d.set("rttvar", s.rtt_estimator().rttvar().as_secs_f64());
+    d.set("rto", s.rtt_estimator().rto().as_secs_f64());
+    d.set("snd_una", s.snd_una());
+    d.set("snd_nxt", s.snd_nxt());
+    d.set("snd_max", s.snd_max());
+    d.set("completed_at", secs(s.completed_at()));
+    let st = s.stats;
+    for (k, v) in [
+        ("segments_sent", st.segments_sent),
+        ("payload_bytes_sent", st.payload_bytes_sent),
+        ("retransmissions", st.retransmissions),
+        ("fast_retransmits", st.fast_retransmits),
+        ("timeouts", st.timeouts),
+        ("dup_acks", st.dup_acks),
+        ("ignored", st.ignored),
+    ] {
+        d.set(k, v);
+    }
+    let ks = sink.stats;
+    d.set("received_bytes", sink.received_bytes());
+    d.set("fin_at", secs(sink.fin_at()));
+    for (k, v) in [
+        ("sink_segments", ks.segments),
+        ("sink_duplicates", ks.duplicates),
+        ("sink_out_of_order", ks.out_of_order),
+        ("sink_acks_sent", ks.acks_sent),
+        ("sink_ignored", ks.ignored),
+    ] {
+        d.set(k, v);
+    }
+    Ok(d)
+}
+
+pub(super) static READERS: &[Reader] = &[
+    Reader::of_agent(
+        "tcp_trace",
+        "Per-flow trace of a TCP sender (numpy arrays, times in ns since the start of the run):\n\
+cc_time_ns/cwnd_bytes/ssthresh_bytes (a row whenever either changed), rtt_time_ns/rtt_ns/\n\
+srtt_ns/rto_ns (one row per RTT sample), retx_time_ns/retx_seq/retx_kind (1 fast\n\
+retransmit, 2 NewReno partial ACK, 3 timeout, 4 go-back-N after a timeout, 5 a hole\n\
+chosen in SACK recovery),\n\
+timeout_time_ns/timeout_rto_ns, ack_time_ns/acked_bytes (cumulative bytes acknowledged),\n\
+for paced flows (bbr) tx_time_ns/tx_bytes (cumulative on-wire bytes sent, a row per\n\
+segment), for bbr state_time_ns/state_code/pacing_rate_bps (a row per change of mode or\n\
+gain-cycle phase: 0 STARTUP, 1 DRAIN, 2 PROBE_RTT, 8 + phase in PROBE_BW, 8 being the\n\
+5/4 phase and 9 the 3/4 one; the pacing rate then, bit/s),\n\
+and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).\n\
+`agent`: the sender's agent id.",
+        Hosts::Sim,
+        tcp_trace,
+    ),
+    Reader::of_agent(
+        "tcp_stats",
+        "Counters and current state of a TCP sender and its sink (bytes, seconds).\n\
+`agent`: the sender's agent id (what `add_tcp_flow` returned).",
+        Hosts::Sim,
+        tcp_stats,
+    ),
+];
