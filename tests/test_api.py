@@ -115,3 +115,73 @@ def test_worst_window_loss_python_matches_hand_computation():
 
 def test_transmission_time():
     assert castlab.transmission_ns(1000, 1.5e6) == 5_333_333
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"packet_size": 0}, "packet_size: must be a positive 32-bit integer (got 0)"),
+    ({"packet_size": 2**32}, "packet_size: must be a positive 32-bit integer (got 4294967296)"),
+    ({"flow": -1}, "flow: must be in 0..2^32 (got -1)"),
+    ({"flow": 2**32}, "flow: must be in 0..2^32 (got 4294967296)"),
+])
+def test_integer_checks_read_the_same_in_bindings_and_registry(line, kw, msg):
+    # add_layered_source checks its own arguments, add_nlm_sender is made by the registry:
+    # one checker, so the same bad value is refused with the same words.
+    g = line.add_group("src")
+    with pytest.raises(ValueError) as own:
+        line.add_layered_source("src", [g], [100e3], **kw)
+    with pytest.raises(ValueError) as reg:
+        line.add_nlm_sender("src", g, [100e3], **kw)
+    assert str(own.value) == msg
+    assert str(reg.value) == msg
+
+
+def test_negative_seed_names_the_field():
+    with pytest.raises(ValueError, match=r"^seed: must be >= 0 \(got -1\)$"):
+        castlab.Simulator(seed=-1)
+
+
+def test_cbr_tcp_and_sink_are_registry_roles_that_take_numpy_arrays(line):
+    from castlab import _registry
+
+    roles = _registry.roles()
+    for name in ("add_layered_source", "add_cbr", "add_sink", "add_tcp_flow"):
+        assert name in roles and not hasattr(castlab._native.Simulator, name), name
+        assert getattr(castlab.Simulator, name).__doc__ == roles[name]["doc"], name
+    # a hand-written binding took any sequence for its list arguments; the registry's roles do too
+    groups = [line.add_group("src") for _ in range(2)]
+    line.add_layered_source("src", np.array(groups), np.array([100e3, 200e3]), packet_size=np.int64(500),
+                            flow=np.int64(4))
+    sink = line.add_sink("dst", groups=np.array(groups), schedule=[(0.0, np.int64(2))], record="arrivals")
+    line.run(5.0)
+    arr = line.sink_arrivals(sink)
+    # 100 and 200 kb/s in 500-byte packets: 25 and 50 packets a second for 5 s (jittered send times)
+    assert 105 < (arr["layer"] == 0).sum() < 145
+    assert 210 < (arr["layer"] == 1).sum() < 290
+    assert set(arr["flow"]) == {4}
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"record": "all"}, 'record: must be "summary" or "arrivals" (got all)'),
+    ({"windows": [1.0, 0.0]}, "windows: every window must be positive (got 0)"),
+    ({"schedule": [(1.0, 3)]}, "schedule: levels must be between 0 and the number of groups (got 3)"),
+    ({"schedule": [(1.5,)]}, "schedule: must be (time_s, level) pairs (got [1.5])"),
+    ({"port": 70000}, "port: must be in 0..=65535 (got 70000)"),
+])
+def test_add_sink_refuses_bad_arguments_and_adds_nothing(line, kw, msg):
+    g = line.add_group("src")
+    before = line.add_sink("dst")
+    with pytest.raises(ValueError) as e:
+        line.add_sink("dst", groups=[g], **kw)
+    assert str(e.value) == msg
+    assert line.add_sink("dst") == before + 1
+
+
+def test_every_tcp_variant_builds_through_the_registry_and_delivers(line):
+    # TCP_VARIANTS is CcAlgorithm::ALL; the registered add_tcp_flow takes each of them
+    flows = {v: line.add_tcp_flow("src", "dst", variant=v, transfer_bytes=20_000) for v in castlab._native.TCP_VARIANTS}
+    line.run(10.0)
+    for v, a in flows.items():
+        st = line.tcp_stats(a)
+        assert st["variant"] == v and st["received_bytes"] == 20_000, (v, st)
+    with pytest.raises(ValueError, match=r'^variant: must be one of "'):
+        line.add_tcp_flow("src", "dst", variant="vegas")

@@ -77,46 +77,6 @@ class Simulator:
         """The channel id from node `a` to node `b`."""
     def add_group(self, source: str) -> int:
         """A source-specific multicast group rooted at node `source`."""
-    def add_layered_source(
-        self,
-        node: str,
-        groups: list[int],
-        rates_bps: list[float],
-        packet_size: int = 1000,
-        flow: int = 0,
-        start: float = 0.0,
-        stop: Optional[float] = None,
-        jitter: bool = True,
-    ) -> int:
-        """A layered CBR source (McCanne et al. §4 law): layer m at rates_bps[m] on groups[m]."""
-    def add_cbr(
-        self,
-        node: str,
-        dst: str,
-        dst_port: int,
-        rate_bps: float,
-        packet_size: int = 1000,
-        flow: int = 0,
-        start: float = 0.0,
-        stop: Optional[float] = None,
-        jitter: bool = False,
-    ) -> int:
-        """A unicast CBR source to (dst, dst_port); jitter as McCanne et al. §4 when `jitter`."""
-    def add_sink(
-        self,
-        node: str,
-        groups: list[int] = ...,
-        schedule: list[tuple[float, int]] = ...,
-        port: Optional[int] = None,
-        start: float = 0.0,
-        record: str = "summary",
-        windows: list[float] = ...,
-    ) -> int:
-        """A measuring sink on `node`: unicast on `port`, and/or subscribed by level to `groups`
-        (layer m on groups[m]) following `schedule`, a list of (time_s, level). `record`:
-        "summary" (counters and the online worst-case loss for `windows`, in seconds) or
-        "arrivals" (also every arrival and gap).
-        """
     def attach_layer_dropper(
         self,
         node: str,
@@ -201,39 +161,6 @@ class Simulator:
     def forwards(self, group: int, node: str, channel: int) -> bool:
         """Whether `node` currently forwards `group` on `channel`."""
     # --- tcp (crates/castlab-py/src/tcp.rs) ---
-    def add_tcp_flow(
-        self,
-        src: str,
-        dst: str,
-        variant: str = "newreno",
-        start: float = 0.0,
-        stop: Optional[float] = None,
-        transfer_bytes: Optional[int] = None,
-        port: Optional[int] = None,
-        flow: Optional[int] = None,
-        **config: ConfigValue,
-    ) -> int:
-        """A TCP sender on `src` and its sink on `dst`; returns the sender's agent id. `variant`
-        (one of TCP_VARIANTS): "reno", "newreno", "sack" (RFC 2018 SACK at both ends, RFC 6675
-        loss recovery), all from config_defaults("tcp"); "cubic" (RFC 9438 with Linux's HyStart)
-        and "bbr" (BBR v1 as Linux's tcp_bbr.c, paced), from Linux's settings: mss_bytes 1448,
-        header_bytes 52, initial_window_segs 10, rwnd_bytes 3 MiB, min_rto 0.2 s, max_rto 120 s,
-        delayed_ack with a 40 ms timer, SACK. Overrides: config_defaults("tcp")'s fields
-        (`timestamps`: RTT samples from the timestamp echo, retransmissions included, RFC 7323
-        §4.1; False for strict Karn's rule, as ns-2's; `limited_transmit`: RFC 3042, on by
-        default as in ns-2, False for 1990s Reno)."""
-        ...
-    def tcp_trace(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
-        """cwnd/ssthresh changes, RTT samples, retransmissions, timeouts, cumulative acked and
-        received bytes of a TCP sender (times in ns); for bbr also the bytes sent over time
-        (tx_time_ns/tx_bytes) and its mode and gain-cycle phase (state_time_ns/state_code:
-        0 STARTUP, 1 DRAIN, 2 PROBE_RTT, 8 + phase in PROBE_BW; pacing_rate_bps)."""
-        ...
-    def tcp_stats(self, agent: int) -> dict[str, object]:
-        """A TCP flow's state and counters: variant, cwnd/ssthresh, SRTT/RTTVAR/RTO, sequence
-        pointers, segments sent, retransmissions, fast retransmits, timeouts, duplicate ACKs,
-        bytes received by its sink, completion time.
-        """
     def add_role(self, role: str, args: Optional[dict[str, object]] = None, config: Optional[dict[str, ConfigValue]] = None) -> object:
         """Build the registered role `role` (see `protocols()`) with its arguments `args` and
         config overrides `config`; returns what the role returns (an agent id, a count, None).

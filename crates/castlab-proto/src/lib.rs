@@ -36,5 +36,7 @@ pub static PROTOCOLS: &[&registry::Protocol] = &[
     &lesbcc::protocol::PROTOCOL,
     &rlc::registration::PROTOCOL,
     &tcp::PROTOCOL,
+    &cbr::registration::PROTOCOL,
+    &sink::registration::PROTOCOL,
     &tfmcc::protocol::PROTOCOL,
 ];

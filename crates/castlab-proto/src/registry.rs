@@ -147,6 +147,64 @@ macro_rules! param {
     };
 }
 
+/// The range checks of integer arguments, the one place their messages are written: every
+/// user-facing integer arrives as `i64` (Python's `int`), and a value out of range is an
+/// error naming the field rather than a wrapped or truncated number. [`Args`] and the
+/// bindings' own arguments (the engine's, outside any registration) both check through here.
+pub mod check {
+    use super::{BuildError, BuildResult};
+
+    /// A non-negative 64-bit integer.
+    pub fn u64(field: &str, v: i64) -> BuildResult<u64> {
+        u64::try_from(v).map_err(|_| BuildError::bad(field, v, "must be >= 0"))
+    }
+
+    /// An unsigned 32-bit integer (a flow id, a size in bytes).
+    pub fn u32(field: &str, v: i64) -> BuildResult<u32> {
+        u32::try_from(v).map_err(|_| BuildError::bad(field, v, "must be in 0..2^32"))
+    }
+
+    /// A 32-bit integer of at least 1.
+    pub fn positive_u32(field: &str, v: i64) -> BuildResult<u32> {
+        match u32::try_from(v) {
+            Ok(n) if n > 0 => Ok(n),
+            _ => Err(BuildError::bad(field, v, "must be a positive 32-bit integer")),
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn bounds_and_messages() {
+            assert_eq!(u64("seed", 0).ok(), Some(0));
+            assert_eq!(u64("seed", i64::MAX).ok(), Some(i64::MAX as u64));
+            assert_eq!(
+                u64("seed", -1).map_err(|e| e.to_string()).err().as_deref(),
+                Some("seed: must be >= 0 (got -1)")
+            );
+            assert_eq!(u32("flow", 4_294_967_295).ok(), Some(u32::MAX));
+            assert_eq!(
+                u32("flow", 4_294_967_296).map_err(|e| e.to_string()).err().as_deref(),
+                Some("flow: must be in 0..2^32 (got 4294967296)")
+            );
+            assert_eq!(
+                u32("flow", -1).map_err(|e| e.to_string()).err().as_deref(),
+                Some("flow: must be in 0..2^32 (got -1)")
+            );
+            assert_eq!(positive_u32("n", 1).ok(), Some(1));
+            assert_eq!(positive_u32("n", 4_294_967_295).ok(), Some(u32::MAX));
+            for bad in [0, -3, 4_294_967_296] {
+                assert_eq!(
+                    positive_u32("n", bad).map_err(|e| e.to_string()).err(),
+                    Some(format!("n: must be a positive 32-bit integer (got {bad})"))
+                );
+            }
+        }
+    }
+}
+
 /// The arguments of one call, every parameter present (the bindings fill the defaults).
 pub struct Args<'a> {
     vals: &'a [(String, Value)],
@@ -230,20 +288,19 @@ impl<'a> Args<'a> {
     }
     /// A non-negative integer argument (a count, a seed), or an error naming it.
     pub fn u64(&self, name: &str) -> BuildResult<u64> {
-        let v = self.int(name)?;
-        u64::try_from(v).map_err(|_| BuildError::bad(name, v, "must be >= 0"))
+        check::u64(name, self.int(name)?)
     }
     /// An unsigned 32-bit argument (a flow id, a size), or an error naming it.
     pub fn u32(&self, name: &str) -> BuildResult<u32> {
-        let v = self.int(name)?;
-        u32::try_from(v).map_err(|_| BuildError::bad(name, v, "must be in 0..2^32"))
+        check::u32(name, self.int(name)?)
     }
     pub fn positive_u32(&self, name: &str) -> BuildResult<u32> {
+        check::positive_u32(name, self.int(name)?)
+    }
+    /// A UDP port (a required integer in 0..=65535), or an error naming it.
+    pub fn u16(&self, name: &str) -> BuildResult<u16> {
         let v = self.int(name)?;
-        if v <= 0 || v > u32::MAX as i64 {
-            return Err(BuildError::bad(name, v, "must be a positive 32-bit integer"));
-        }
-        Ok(v as u32)
+        u16::try_from(v).map_err(|_| BuildError::bad(name, v, "must be in 0..=65535"))
     }
     /// A duration in seconds (finite, >= 0).
     pub fn duration(&self, name: &str) -> BuildResult<castlab_core::Duration> {

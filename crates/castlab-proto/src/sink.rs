@@ -315,6 +315,99 @@ impl Agent for LayeredSink {
     }
 }
 
+/// The measuring sink as a registry role (simulator only): `add_sink` is made from it, as
+/// every protocol's roles are. It takes no config table.
+pub mod registration {
+    use castlab_core::config::Value;
+
+    use super::{LayeredSink, Record};
+    use crate::param;
+    use crate::registry::{Args, BuildError, BuildResult, Host, Hosts, Out, Protocol, Role};
+
+    fn record_mode(a: &Args<'_>) -> BuildResult<Record> {
+        match a.str("record")? {
+            "summary" => Ok(Record::Summary),
+            "arrivals" => Ok(Record::Arrivals),
+            r => Err(BuildError::bad("record", r, "must be \"summary\" or \"arrivals\"")),
+        }
+    }
+
+    /// Windows in seconds as positive nanoseconds, without duplicates (order kept).
+    fn windows_ns(a: &Args<'_>) -> BuildResult<Vec<u64>> {
+        use castlab_core::{ConfigValue, Duration};
+        let windows = a.f64s("windows")?;
+        let mut out: Vec<u64> = Vec::with_capacity(windows.len());
+        for w in windows {
+            let d = Duration::from_value("windows", &Value::Float(w))?;
+            if d.is_zero() {
+                return Err(BuildError::bad("windows", w, "every window must be positive"));
+            }
+            if !out.contains(&d.as_nanos()) {
+                out.push(d.as_nanos());
+            }
+        }
+        Ok(out)
+    }
+
+    /// One `(time_s, level)` entry of the schedule.
+    fn schedule_entry(v: &Value) -> BuildResult<(f64, i64)> {
+        match v {
+            Value::List(p) => match p.as_slice() {
+                [Value::Float(t), Value::Int(l)] => Ok((*t, *l)),
+                [Value::Int(t), Value::Int(l)] => Ok((*t as f64, *l)),
+                _ => Err(BuildError::bad("schedule", v, "must be (time_s, level) pairs")),
+            },
+            _ => Err(BuildError::bad("schedule", v, "must be (time_s, level) pairs")),
+        }
+    }
+
+    fn add_sink(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
+        let record = record_mode(a)?;
+        let windows_ns = windows_ns(a)?;
+        let n = a.node(host, "node")?;
+        let gs = a.list("groups")?.iter().map(|g| host.group("groups", g)).collect::<BuildResult<Vec<_>>>()?;
+        let schedule = a.list("schedule")?.iter().map(schedule_entry).collect::<BuildResult<Vec<_>>>()?;
+        let s = a.start(host, "start")?;
+        let mut sched = Vec::with_capacity(schedule.len());
+        for (t, lvl) in schedule {
+            let at = host.start("schedule", t)?;
+            if lvl < 0 || lvl as usize > gs.len() {
+                return Err(BuildError::bad("schedule", lvl, "levels must be between 0 and the number of groups"));
+            }
+            sched.push((at, lvl as u32));
+        }
+        let port = a.port("port")?;
+        let sink = LayeredSink::new(gs, sched).with_record(record).with_windows(&windows_ns);
+        Ok(host.add_agent(n, port, s, Box::new(sink))?.0.into())
+    }
+
+    pub static PROTOCOL: Protocol = Protocol {
+        name: "sink",
+        paper: "a measuring receiver: counters, worst windowed loss, arrivals",
+        roles: &[Role {
+            name: "add_sink",
+            doc: "A measuring sink on `node`: unicast on `port`, and/or subscribed by level to `groups`\n\
+(layer m on groups[m]) following `schedule`, a list of (time_s, level). `record`:\n\
+\"summary\" (counters and the online worst-case loss for `windows`, in seconds) or\n\
+\"arrivals\" (also every arrival and gap).\n\
+`start`: seconds at which the sink starts (the schedule's times are absolute).",
+            params: &[
+                param!(node),
+                param!(groups = []),
+                param!(schedule = []),
+                param!(port = None),
+                param!(start = Float(0.0)),
+                param!(record = Str("summary")),
+                param!(windows = []),
+            ],
+            config: None,
+            hosts: Hosts::Sim,
+            build: add_sink,
+        }],
+        ..Protocol::EMPTY
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

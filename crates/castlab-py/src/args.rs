@@ -1,9 +1,12 @@
 //! The checks of the bindings' own arguments (the engine's and the sink's; a protocol's are
 //! its registration's): every user-facing integer arrives as `i64` and is range-checked here,
 //! so that a negative queue limit or seed is a `ValueError` that names the field (PyO3's own
-//! conversion would raise `OverflowError`), and every time goes through the configs' check.
+//! conversion would raise `OverflowError`). The integer checks are the registry's
+//! (`castlab_proto::registry::check`, the ones `registry::Args` uses), and every time goes
+//! through the configs' check.
 
 use castlab_core::{ConfigValue, Duration, Instant, Value};
+use castlab_proto::registry::check;
 use castlab_sim::SimError;
 
 use crate::error::{Error, Result};
@@ -18,20 +21,19 @@ pub(crate) fn bad(field: &str, value: impl std::fmt::Display, reason: &str) -> E
     Error::bad(field, value, reason)
 }
 
+/// A non-negative 64-bit integer, or a ValueError naming `field` (the registry's check).
 pub(crate) fn nonneg_u64(field: &str, v: i64) -> Result<u64> {
-    u64::try_from(v).map_err(|_| bad(field, v, "must be >= 0"))
+    Ok(check::u64(field, v)?)
 }
 
 /// A 32-bit unsigned field (a flow id, a size in bytes), or a ValueError naming `field`.
 pub(crate) fn u32_field(field: &str, v: i64) -> Result<u32> {
-    u32::try_from(v).map_err(|_| bad(field, v, "must be in 0..2^32"))
+    Ok(check::u32(field, v)?)
 }
 
+/// A positive 32-bit integer, or a ValueError naming `field`.
 pub(crate) fn positive_u32(field: &str, v: i64) -> Result<u32> {
-    if v <= 0 || v > u32::MAX as i64 {
-        return Err(bad(field, v, "must be a positive 32-bit integer"));
-    }
-    Ok(v as u32)
+    Ok(check::positive_u32(field, v)?)
 }
 
 /// A time in seconds: finite, >= 0 and within the u64-nanosecond clock (about 584 years:

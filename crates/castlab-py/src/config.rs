@@ -31,6 +31,11 @@ pub(crate) fn to_value(field: &str, v: &Bound<'_, PyAny>) -> Result<Value> {
     } else if v.is_instance_of::<PyList>() || v.is_instance_of::<PyTuple>() {
         let items: Vec<Bound<'_, PyAny>> = v.try_iter()?.collect::<PyResult<_>>()?;
         Ok(Value::List(items.iter().map(|x| to_value(field, x)).collect::<Result<_>>()?))
+    } else if !v.is_instance_of::<PyDict>() && v.hasattr("__len__")? && v.hasattr("__getitem__")? {
+        // other sequences (numpy arrays, ranges): a list of their items, as a `Vec` argument
+        // of a hand-written binding would take them
+        let items: Vec<Bound<'_, PyAny>> = v.try_iter()?.collect::<PyResult<_>>()?;
+        Ok(Value::List(items.iter().map(|x| to_value(field, x)).collect::<Result<_>>()?))
     } else if v.hasattr("__index__")? && v.extract::<i64>().is_ok() {
         // numpy integers
         Ok(Value::Int(v.extract()?))

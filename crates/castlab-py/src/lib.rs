@@ -8,8 +8,8 @@ use pyo3::types::PyDict;
 
 pub(crate) use crate::args::{bad, duration_s, err, nonneg_u64, positive_u32, time_s, u32_field};
 use crate::error::{Error, Result};
-use castlab_core::{Addr, AgentId, ChannelId, Dest, Duration, GroupId, Instant, NodeId};
-use castlab_proto::{CbrSource, CbrStream, LayeredSink, SinkRecords};
+use castlab_core::{AgentId, ChannelId, Duration, GroupId, NodeId};
+use castlab_proto::{LayeredSink, SinkRecords};
 use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig};
@@ -19,11 +19,9 @@ mod config;
 mod error;
 mod net;
 mod pcap;
-mod records;
 mod registry;
 mod router;
 mod sink;
-mod tcp;
 
 /// A dict of named counters.
 pub(crate) fn counters<'py>(py: Python<'py>, pairs: &[(&str, u64)]) -> Result<Bound<'py, PyDict>> {
@@ -125,20 +123,6 @@ impl Simulator {
         let id = self.agent_id("agent", a)?;
         self.inner.agent::<LayeredSink>(id).ok_or_else(|| bad("agent", a, "is not a sink"))
     }
-    pub(crate) fn start_stop(&self, start: f64, stop: Option<f64>) -> Result<(Instant, Instant)> {
-        let s = self.inner.check_start("start", start)?;
-        let e = match stop {
-            None => Instant::MAX,
-            Some(x) => {
-                let e = time_s("stop", x)?;
-                if e < s {
-                    return Err(bad("stop", x, "must not be before start"));
-                }
-                e
-            }
-        };
-        Ok((s, e))
-    }
     fn link_state(&mut self, at: f64, a: &str, b: &str, up: bool) -> Result<()> {
         let t = time_s("at", at)?;
         let ch = self.channel(a, b)?;
@@ -148,9 +132,6 @@ impl Simulator {
         let t = time_s("at", at)?;
         let n = self.node("node", node)?;
         self.inner.schedule_node_state(t, n, up).map_err(Error::from)
-    }
-    pub(crate) fn port(&self, port: Option<i64>) -> Result<Option<u16>> {
-        port.map(|p| u16::try_from(p).map_err(|_| bad("port", p, "must be in 0..=65535"))).transpose()
     }
 }
 
@@ -292,110 +273,6 @@ impl Simulator {
     fn add_group(&mut self, source: &str) -> Result<u32> {
         let n = self.node("source", source)?;
         self.inner.add_group(n).map(|g| g.0).map_err(Error::from)
-    }
-
-    /// A layered CBR source (McCanne et al. §4 law): layer m at rates_bps[m] on groups[m].
-    /// `node`: where it runs; `packet_size` bytes; `flow`: the flow id its packets carry; from
-    /// `start` to `stop` seconds (None: the end of the run); `jitter`: McCanne et al. §4's random
-    /// send times.
-    #[pyo3(signature = (node, groups, rates_bps, packet_size=1000, flow=0, start=0.0, stop=None, jitter=true))]
-    #[allow(clippy::too_many_arguments)]
-    fn add_layered_source(
-        &mut self,
-        node: &str,
-        groups: Vec<i64>,
-        rates_bps: Vec<f64>,
-        packet_size: i64,
-        flow: i64,
-        start: f64,
-        stop: Option<f64>,
-        jitter: bool,
-    ) -> Result<u32> {
-        let n = self.node("node", node)?;
-        if groups.is_empty() {
-            return Err(bad("groups", "[]", "needs at least one layer"));
-        }
-        if groups.len() != rates_bps.len() {
-            return Err(bad("rates_bps", rates_bps.len(), "needs one rate per group"));
-        }
-        if groups.len() > 255 {
-            return Err(bad("groups", groups.len(), "at most 255 layers"));
-        }
-        let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<Result<Vec<_>>>()?;
-        for &r in &rates_bps {
-            if !(r.is_finite() && r > 0.0) {
-                return Err(bad("rates_bps", r, "every rate must be positive and finite"));
-            }
-        }
-        let size = positive_u32("packet_size", packet_size)?;
-        let flow = u32_field("flow", flow)?;
-        let (s, e) = self.start_stop(start, stop)?;
-        let src = CbrSource::try_layered(&gs, &rates_bps, size, flow, s, e, jitter)?;
-        self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(Error::from)
-    }
-
-    /// A unicast CBR source to (dst, dst_port); jitter as McCanne et al. §4 when `jitter`.
-    /// `node`: where it runs; `rate_bps` bit/s in `packet_size`-byte packets, flow id `flow`, from
-    /// `start` to `stop` seconds (None: the end of the run).
-    #[pyo3(signature = (node, dst, dst_port, rate_bps, packet_size=1000, flow=0, start=0.0, stop=None, jitter=false))]
-    #[allow(clippy::too_many_arguments)]
-    fn add_cbr(
-        &mut self,
-        node: &str,
-        dst: &str,
-        dst_port: i64,
-        rate_bps: f64,
-        packet_size: i64,
-        flow: i64,
-        start: f64,
-        stop: Option<f64>,
-        jitter: bool,
-    ) -> Result<u32> {
-        let n = self.node("node", node)?;
-        let d = self.node("dst", dst)?;
-        let port = u16::try_from(dst_port).map_err(|_| bad("dst_port", dst_port, "must be in 0..=65535"))?;
-        let size = positive_u32("packet_size", packet_size)?;
-        castlab_core::config::check::packet_rate("rate_bps", rate_bps, size)?;
-        let flow = u32_field("flow", flow)?;
-        let (s, e) = self.start_stop(start, stop)?;
-        let st = CbrStream::new(Dest::Unicast(Addr::new(d, port)), rate_bps, 0);
-        let src = CbrSource::try_new(vec![st], size, flow, s, e, jitter)?;
-        self.inner.add_agent(n, None, s, Box::new(src)).map(|a| a.0).map_err(Error::from)
-    }
-
-    /// A measuring sink on `node`: unicast on `port`, and/or subscribed by level to `groups`
-    /// (layer m on groups[m]) following `schedule`, a list of (time_s, level). `record`:
-    /// "summary" (counters and the online worst-case loss for `windows`, in seconds) or
-    /// "arrivals" (also every arrival and gap).
-    /// `start`: seconds at which the sink starts (the schedule's times are absolute).
-    #[pyo3(signature = (node, groups=vec![], schedule=vec![], port=None, start=0.0, record="summary", windows=vec![]))]
-    #[allow(clippy::too_many_arguments)]
-    fn add_sink(
-        &mut self,
-        node: &str,
-        groups: Vec<i64>,
-        schedule: Vec<(f64, i64)>,
-        port: Option<i64>,
-        start: f64,
-        record: &str,
-        windows: Vec<f64>,
-    ) -> Result<u32> {
-        let record = sink::record_mode(record)?;
-        let windows_ns = sink::windows_ns(&windows)?;
-        let n = self.node("node", node)?;
-        let gs = groups.iter().map(|&g| self.group("groups", g)).collect::<Result<Vec<_>>>()?;
-        let s = self.inner.check_start("start", start)?;
-        let mut sched = Vec::with_capacity(schedule.len());
-        for (t, lvl) in schedule {
-            let at = self.inner.check_start("schedule", t)?;
-            if lvl < 0 || lvl as usize > gs.len() {
-                return Err(bad("schedule", lvl, "levels must be between 0 and the number of groups"));
-            }
-            sched.push((at, lvl as u32));
-        }
-        let port = self.port(port)?;
-        let sink = LayeredSink::new(gs, sched).with_record(record).with_windows(&windows_ns);
-        self.inner.add_agent(n, port, s, Box::new(sink)).map(|a| a.0).map_err(Error::from)
     }
 
     /// Attach the example extension that drops one layer's data on one output channel of

@@ -1,6 +1,7 @@
-//! Python side of the measuring sink's record modes: `record="summary"` (the default)
-//! keeps counters and the online worst-case windowed loss; `record="arrivals"` also keeps every
-//! arrival and gap. `sink_summary` reads the same dict in either mode.
+//! The measuring sink's readers (`add_sink` is its registry role, `castlab_proto::sink::registration`):
+//! a sink made with `record="summary"` (the default) keeps counters and the online worst-case
+//! windowed loss; `record="arrivals"` also keeps every arrival and gap. `sink_summary` reads the
+//! same dict in either mode.
 
 use pyo3::prelude::*;
 
@@ -9,30 +10,7 @@ use pyo3::types::PyDict;
 
 use castlab_proto::{LayeredSink, Record};
 
-use crate::{bad, duration_s, Simulator};
-
-pub(crate) fn record_mode(record: &str) -> Result<Record> {
-    match record {
-        "summary" => Ok(Record::Summary),
-        "arrivals" => Ok(Record::Arrivals),
-        _ => Err(bad("record", record, "must be \"summary\" or \"arrivals\"")),
-    }
-}
-
-/// Windows in seconds → positive nanoseconds, without duplicates (order kept).
-pub(crate) fn windows_ns(windows: &[f64]) -> Result<Vec<u64>> {
-    let mut out: Vec<u64> = Vec::with_capacity(windows.len());
-    for &w in windows {
-        let d = duration_s("windows", w)?;
-        if d.is_zero() {
-            return Err(bad("windows", w, "every window must be positive"));
-        }
-        if !out.contains(&d.as_nanos()) {
-            out.push(d.as_nanos());
-        }
-    }
-    Ok(out)
-}
+use crate::{bad, Simulator};
 
 /// The sink, if it keeps per-arrival rows.
 pub(crate) fn recorded(s: &LayeredSink) -> Result<&LayeredSink> {
