@@ -54,7 +54,7 @@
 //! * **Election NAKs** (§2.3.1): a receiver answering a data packet that names no acker sends
 //!   one NAK with no sequence number after the usual back-off, at most one pending at a time.
 //!   The sender makes the first one's receiver the acker and adds one token (§3).
-//! * **Repairs** (PGM, RFC 3208 §5-§6, simplified as castlab's LE-SBCC transport): one NAK
+//! * **Repairs** (PGM, RFC 3208 §5-§6, simplified as castlab's other PGM transport): one NAK
 //!   per missing packet after a back-off uniform in [0, `nak_backoff_max`], cancelled by an
 //!   NCF or the packet; no NAK repetition (reliability is not what PGMCC is about, §1:
 //!   "decouple congestion control from data integrity"). The sender answers a NAK inside its
@@ -92,8 +92,7 @@ pub const ACK_BITMAP_BITS: u32 = 32;
 /// PGMCC constants. `Default` is the draft's values; fields it leaves open say "our choice".
 #[derive(Clone, Debug, PartialEq)]
 pub struct PgmccConfig {
-    /// Data packet size in bytes, headers included (our choice: 1000 B, as castlab's TCP
-    /// segment plus headers and TFMCC).
+    /// Data packet size in bytes, headers included (our choice: 1000 B, castlab's TCP segment).
     pub packet_size: u32,
     /// Size of a NAK, NCF or ACK in bytes (our choice: 64 B).
     pub feedback_size: u32,
