@@ -215,7 +215,7 @@ impl PgmccReceiver {
                 let keep = (1.0 - self.cfg.loss_filter).powf(gap.min(1 << 20) as f64);
                 self.p = 1.0 - (1.0 - self.p) * keep;
                 self.filter(false);
-                self.records.lost += gap;
+                self.records.lost = self.records.lost.saturating_add(gap);
                 let shift = s - hi;
                 self.bitmap = if shift >= ACK_BITMAP_BITS as u64 { 0 } else { self.bitmap << shift } | 1;
                 self.hi_tx = Some(s);
@@ -245,7 +245,7 @@ impl PgmccReceiver {
                     self.pending.push(PendingNak { seq: from + k, due: Some(due) });
                 }
                 self.records.given_up += gaps.saturating_sub(room);
-                self.next_seq = Some(seq + 1);
+                self.next_seq = Some(seq.saturating_add(1));
             }
         }
         // Gaps the sender can no longer repair (wrapping comparison of the trail's low bits).

@@ -329,3 +329,34 @@ fn silence_times_out_and_drops_the_acker_after_retry_max() {
     // Timeouts back off: successive deadlines at least double (from at least min_rto).
     assert!(pr.a.agent.rto() >= Duration::from_secs(8));
 }
+
+#[test]
+fn garbage_never_panics_and_is_counted() {
+    // Every kind with arbitrary words, from anywhere, to both ends: decoded or counted, never a
+    // panic (sequence numbers at the ends of their range included).
+    let mut rng = Rng::seed_from_u64(42);
+    let mut s = Driver::start(sender(), Instant::ZERO, SENDER, 1);
+    let mut r = Driver::start(receiver(), Instant::ZERO, RX, 1);
+    let kinds = [PGMCC_DATA_KIND, PGMCC_NAK_KIND, PGMCC_NCF_KIND, PGMCC_ACK_KIND, 0x1234];
+    for i in 0..20_000u64 {
+        let word = |rng: &mut Rng| match rng.below(4) {
+            0 => 0,
+            1 => u64::MAX,
+            2 => rng.below(64),
+            _ => rng.next_u64(),
+        };
+        let kind = kinds[rng.below(kinds.len() as u64) as usize];
+        let args = [word(&mut rng), word(&mut rng), word(&mut rng)];
+        let mut p = Packet::data(Dest::Group(G), 1000);
+        p.src = rx_addr(rng.below(3) as u32);
+        p.flow = 3;
+        p.seq = word(&mut rng);
+        p.header = Header::Control(ControlMsg { kind, args });
+        let t = Instant::from_nanos(i * 1_000_000);
+        r.packet(t, &p);
+        p.dst = Dest::Unicast(SENDER);
+        s.packet(t, &p);
+    }
+    assert!(s.agent.records().ignored > 0 && r.agent.records().ignored > 0);
+    assert!(r.agent.pending_naks() <= PgmccConfig::default().nak_slots as usize);
+}
