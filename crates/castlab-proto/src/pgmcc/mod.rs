@@ -65,7 +65,9 @@
 //! * **Wire format** (the draft leaves it to the transport, §2.1): `Header::Control` with the
 //!   kinds below, laid out in [`DataHeader`], [`NakHeader`] and [`AckHeader`]. The fields
 //!   are the draft's (§2.1.3) and OpenPGM's OPT_PGMCC_DATA / OPT_PGMCC_FEEDBACK and ACK (type
-//!   0x0d: RX_MAX, bitmap); the acker identity is the receiver's castlab address.
+//!   0x0d: RX_MAX, bitmap); the acker identity is the receiver's castlab address. On the real
+//!   network they travel in castlab's envelope, not as PGM packets (castlab-net's PGM codec
+//!   reads and writes OpenPGM's PGMCC packets, but no driver maps these headers to them).
 
 use castlab_core::config::check;
 use castlab_core::{Addr, ConfigError, ControlMsg, Duration, Header, Instant, NodeId, Packet};
