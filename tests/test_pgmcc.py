@@ -1,9 +1,11 @@
-"""PGMCC (draft-ietf-rmt-bb-pgmcc) from Python: the registered methods and config, a scenario
-file, determinism, bad input, and the pgmcc experiment's quick run."""
+"""PGMCC (draft-ietf-rmt-bb-pgmcc) from Python: the registered methods and config, the guide's
+scenario file run as written, determinism, bad input, and the pgmcc experiment's quick run."""
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,53 +14,14 @@ import castlab
 from castlab import _native
 from castlab.experiments.pgmcc.topology import acker_share
 
-SCENARIO = """
-name = "pgmcc-test"
-duration = "40s"
-nodes = ["src", "hub", "near", "far"]
-
-[[links]]
-a = "src"
-b = "hub"
-rate = "100Mbps"
-delay = "10ms"
-
-[[links]]
-a = "hub"
-b = "near"
-rate = "100Mbps"
-delay = "10ms"
-loss_ab = 0.002
-
-[[links]]
-a = "hub"
-b = "far"
-rate = "100Mbps"
-delay = "10ms"
-loss_ab = 0.02
-
-[[sessions]]
-name = "bulk"
-kind = "pgmcc"
-source = "src"
-
-[[receivers]]
-name = "near"
-node = "near"
-session = "bulk"
-protocol = "pgmcc"
-
-[[receivers]]
-name = "far"
-node = "far"
-session = "bulk"
-protocol = "pgmcc"
-"""
+GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guide.md"
 
 
 def _scenario(tmp_path):
+    text = GUIDE.read_text().split("### PGMCC in a scenario file", 1)[1]
+    block = re.search(r"```toml\n(.*?)```", text, re.S).group(1)
     f = tmp_path / "pgmcc.toml"
-    f.write_text(SCENARIO)
+    f.write_text(block)
     return castlab.Scenario.from_toml(str(f))
 
 
@@ -68,7 +31,7 @@ def test_defaults_are_the_drafts():
     assert d["loss_filter"] == 500 / 65536 and d["initial_rto"] == 3.0 and d["retry_max"] == 2
 
 
-def test_a_scenario_runs_and_the_lossier_receiver_is_the_acker(tmp_path):
+def test_the_guides_scenario_runs_and_the_lossier_receiver_is_the_acker(tmp_path):
     sc = _scenario(tmp_path)
     metrics = sc.run(seed=1, out=str(tmp_path / "out"))
     assert metrics["near.received"] > 1000 and metrics["far.received"] > 1000
