@@ -35,6 +35,7 @@ PROTOCOLS = {
     "Rainbow": (r"rainbow", "crates/castlab-proto/src/bcfs/"),
     "RLM": (r"rlm", "crates/castlab-proto/src/rlm.rs"),
     "TFMCC": (r"tfmcc", "crates/castlab-proto/src/tfmcc/"),
+    "PGMCC": (r"pgmcc", "crates/castlab-proto/src/pgmcc/"),
 }
 
 LIMIT = 3  # the goal: at most this many files per protocol

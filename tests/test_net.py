@@ -422,6 +422,28 @@ def test_tfmcc_receiver_leaves_at_the_end_of_its_run_and_tells_the_sender(netns,
     assert sc["clr_leaves"] == 1 and sc["leave_reports"] == 1, (sc, src_out)
 
 
+def test_pgmcc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
+    # PGMCC on sockets: the one receiver answers the source's first packet with an election NAK
+    # (draft §2.3.1), becomes the acker and ACKs every packet, which clocks the source's window.
+    rx = roles(netns, "pgmcc-receiver", "--addr", "127.0.0.2", "--node", "1", "--duration", "60",
+               "--out", str(tmp_path / "rx"))
+    time.sleep(1.0)
+    src = roles(netns, "pgmcc-source", "--duration", "5", "--out", str(tmp_path / "src"))
+    src_out = src.wait(30)
+    rx.signal(signal.SIGTERM)
+    rx_out = rx.wait(30)
+    assert src.p.returncode == 0 and rx.p.returncode == 0, src_out + rx_out
+    rc = json.loads((tmp_path / "rx" / "pgmcc_receiver_counts.json").read_text())
+    assert rc["received"] > 100 and rc["election_naks"] >= 1, (rc, rx_out)
+    assert rc["acks_sent"] >= rc["received"] - 2, rc
+    sc = json.loads((tmp_path / "src" / "pgmcc_counts.json").read_text())
+    assert sc["acks"] > 100 and sc["naks"] >= 1, (sc, src_out)
+    acker = pd.read_csv(tmp_path / "src" / "pgmcc_acker.csv")
+    assert len(acker) >= 1 and (acker["receiver"] >= 0).all(), acker
+    st = json.loads((tmp_path / "src" / "pgmcc_source.json").read_text())
+    assert st["acker"] is not None and st["window"] > 4, st
+
+
 def test_rlc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
     # RLC on sockets: the receiver starts at level 1 and joins at the source's SPs (every 0.5 s
     # here, shortened so that a few seconds show several joins); nothing limits the rate on

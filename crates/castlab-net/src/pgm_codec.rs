@@ -28,11 +28,20 @@
 //!             u16 AFI (1 = IPv4), u16 reserved, path NLA (4 bytes)
 //! ODATA/RDATA u32 sqn, u32 trail
 //! NAK/NNAK/NCF u32 sqn, u16 AFI, u16 reserved, source NLA, u16 AFI, u16 reserved, group NLA
+//! ACK         u32 RX_MAX, u32 received-packet bitmap (PGMCC, as OpenPGM's PGM_ACK)
 //! then the options (§9), if flagged: OPT_LENGTH first (type 0x00, length 4, u16 total
 //! length of all options), then options of [type (0x80 = last), length, OPX byte, reserved,
 //! body]; OPT_NAK_LIST (0x02) carries 1..=62 more sequence numbers of a NAK or NCF,
+//! OPT_PGMCC_DATA (0x12, ODATA/RDATA: u32 timestamp, u16 AFI, u16 reserved, acker NLA) and
+//! OPT_PGMCC_FEEDBACK (0x13, NAK/ACK: u32 timestamp, u16 AFI, u16 loss rate, the receiver's
+//! NLA) are PGMCC's as OpenPGM lays them out (its packed `pgm_opt_pgmcc_data` and
+//! `pgm_opt_pgmcc_feedback` after its 3-byte option header: 16 bytes each),
 //! OPT_FIN (0x0e) marks a session's end, OPT_FRAGMENT (0x01) and the rest are skipped
 //! ```
+//!
+//! PGMCC (draft-ietf-rmt-bb-pgmcc-03) defines no packet formats (§2.1); the ACK type and the
+//! two options are OpenPGM's. castlab's PGMCC agents do not send these yet: their packets
+//! travel in castlab's envelope (docs/fidelity/pgmcc.md); the codec reads and writes OpenPGM's.
 //! UDP encapsulation (OpenPGM's, and RFC 3208's note on it) is the PGM packet as the UDP
 //! payload: no pseudo-header, the same checksum.
 //!
@@ -56,7 +65,11 @@ pub const OPT_LENGTH: u8 = 0x00;
 pub const OPT_FRAGMENT: u8 = 0x01;
 pub const OPT_NAK_LIST: u8 = 0x02;
 pub const OPT_FIN: u8 = 0x0e;
+pub const OPT_PGMCC_DATA: u8 = 0x12;
+pub const OPT_PGMCC_FEEDBACK: u8 = 0x13;
 pub const OPT_END: u8 = 0x80;
+/// The length of either PGMCC option, its 4-byte option header included.
+pub const OPT_PGMCC_LEN: usize = 16;
 
 castlab_core::wire_enum! {
     /// A PGM packet type (RFC 3208 §8, and §13.6 for SPMR, §14.7 for POLL/POLR; ACK is
@@ -85,7 +98,8 @@ impl PgmType {
             PgmType::Spm => 20,
             PgmType::Odata | PgmType::Rdata => 8,
             PgmType::Nak | PgmType::Nnak | PgmType::Ncf => 20,
-            PgmType::Spmr | PgmType::Poll | PgmType::Polr | PgmType::Ack => 0,
+            PgmType::Ack => 8,
+            PgmType::Spmr | PgmType::Poll | PgmType::Polr => 0,
         }
     }
 }
@@ -153,6 +167,27 @@ impl NakList {
     }
 }
 
+/// OPT_PGMCC_DATA: what a PGMCC source puts in its data packets (draft §2.1.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PgmccData {
+    /// The source's timestamp (OpenPGM: milliseconds).
+    pub tstamp: u32,
+    /// The receiver that must acknowledge the packet; unspecified (0.0.0.0): none, an
+    /// election is asked for (§2.3.1).
+    pub acker: Ipv4Addr,
+}
+
+/// OPT_PGMCC_FEEDBACK: what a PGMCC receiver puts in its NAKs and ACKs (draft §2.1.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PgmccFeedback {
+    /// The echoed timestamp plus the time the receiver held it.
+    pub tstamp: u32,
+    /// p, 0 no loss to 65535 all lost (§2.1.3).
+    pub loss: u16,
+    /// The receiver's own address (its identity for acker election).
+    pub nla: Ipv4Addr,
+}
+
 /// One PGM packet's fields, as on the wire (nothing inferred). Fields a type does not carry
 /// are zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,6 +213,14 @@ pub struct PgmPacket {
     pub naks: NakList,
     /// OPT_FIN: the session ends.
     pub fin: bool,
+    /// ODATA/RDATA: OPT_PGMCC_DATA.
+    pub pgmcc_data: Option<PgmccData>,
+    /// NAK/ACK: OPT_PGMCC_FEEDBACK.
+    pub pgmcc_feedback: Option<PgmccFeedback>,
+    /// ACK: RX_MAX, the highest sequence number received, and the bitmap of the 32 up to it
+    /// (least significant bit: RX_MAX).
+    pub ack_rx_max: u32,
+    pub ack_bitmap: u32,
     /// ODATA/RDATA: user data bytes (the TSDU); zero for the other types.
     pub tsdu_len: u16,
 }
@@ -198,6 +241,10 @@ impl PgmPacket {
             group: Ipv4Addr::UNSPECIFIED,
             naks: NakList::default(),
             fin: false,
+            pgmcc_data: None,
+            pgmcc_feedback: None,
+            ack_rx_max: 0,
+            ack_bitmap: 0,
             tsdu_len: 0,
         }
     }
@@ -215,6 +262,7 @@ impl PgmPacket {
         if self.fin {
             n += 4;
         }
+        n += OPT_PGMCC_LEN * (self.pgmcc_data.is_some() as usize + self.pgmcc_feedback.is_some() as usize);
         if n > 0 {
             n + 4 // OPT_LENGTH
         } else {
@@ -285,7 +333,11 @@ pub fn encode(p: &PgmPacket, out: &mut [u8], fill: impl FnOnce(&mut [u8])) -> Re
             put_nla(&mut b[4..12], p.nla);
             put_nla(&mut b[12..20], p.group);
         }
-        PgmType::Spmr | PgmType::Poll | PgmType::Polr | PgmType::Ack => {}
+        PgmType::Ack => {
+            b[0..4].copy_from_slice(&p.ack_rx_max.to_be_bytes());
+            b[4..8].copy_from_slice(&p.ack_bitmap.to_be_bytes());
+        }
+        PgmType::Spmr | PgmType::Poll | PgmType::Polr => {}
     }
     let mut at = HEADER_LEN + p.kind.body_len();
     if opts > 0 {
@@ -293,22 +345,42 @@ pub fn encode(p: &PgmPacket, out: &mut [u8], fill: impl FnOnce(&mut [u8])) -> Re
         o[at + 1] = 4;
         o[at + 2..at + 4].copy_from_slice(&(opts as u16).to_be_bytes());
         at += 4;
-        let last_is_nak_list = !p.fin;
+        // Written in this order; the last one carries OPT_END.
+        let mut last = at;
         if !p.naks.is_empty() {
             let len = 4 + 4 * p.naks.len as usize;
-            o[at] = OPT_NAK_LIST | if last_is_nak_list { OPT_END } else { 0 };
+            o[at] = OPT_NAK_LIST;
             o[at + 1] = len as u8;
             o[at + 2] = 0;
             o[at + 3] = 0;
             for (k, s) in p.naks.as_slice().iter().enumerate() {
                 o[at + 4 + 4 * k..at + 8 + 4 * k].copy_from_slice(&s.to_be_bytes());
             }
+            last = at;
             at += len;
         }
+        if let Some(d) = p.pgmcc_data {
+            o[at..at + 4].copy_from_slice(&[OPT_PGMCC_DATA, OPT_PGMCC_LEN as u8, 0, 0]);
+            o[at + 4..at + 8].copy_from_slice(&d.tstamp.to_be_bytes());
+            put_nla(&mut o[at + 8..at + 16], d.acker);
+            last = at;
+            at += OPT_PGMCC_LEN;
+        }
+        if let Some(f) = p.pgmcc_feedback {
+            o[at..at + 4].copy_from_slice(&[OPT_PGMCC_FEEDBACK, OPT_PGMCC_LEN as u8, 0, 0]);
+            o[at + 4..at + 8].copy_from_slice(&f.tstamp.to_be_bytes());
+            put_nla(&mut o[at + 8..at + 16], f.nla);
+            // the NLA's reserved half-word is the loss rate here
+            o[at + 10..at + 12].copy_from_slice(&f.loss.to_be_bytes());
+            last = at;
+            at += OPT_PGMCC_LEN;
+        }
         if p.fin {
-            o[at..at + 4].copy_from_slice(&[OPT_FIN | OPT_END, 4, 0, 0]);
+            o[at..at + 4].copy_from_slice(&[OPT_FIN, 4, 0, 0]);
+            last = at;
             at += 4;
         }
+        o[last] |= OPT_END;
     }
     fill(&mut o[at..total]);
     let c = !ones_sum(o);
@@ -371,7 +443,11 @@ pub fn decode(d: &[u8]) -> Result<PgmPacket, PgmError> {
             p.nla = get_nla(&b[4..12])?;
             p.group = get_nla(&b[12..20])?;
         }
-        PgmType::Spmr | PgmType::Poll | PgmType::Polr | PgmType::Ack => {
+        PgmType::Ack => {
+            p.ack_rx_max = u32_at(b, 0);
+            p.ack_bitmap = u32_at(b, 4);
+        }
+        PgmType::Spmr | PgmType::Poll | PgmType::Polr => {
             // bodies we do not read: the rest is opaque (counted by type, never delivered)
             return Ok(p);
         }
@@ -411,6 +487,25 @@ pub fn decode(d: &[u8]) -> Result<PgmPacket, PgmError> {
                         return Err(PgmError::Options);
                     }
                     p.fin = true;
+                }
+                OPT_PGMCC_DATA if matches!(kind, PgmType::Odata | PgmType::Rdata) => {
+                    if len != OPT_PGMCC_LEN || p.pgmcc_data.is_some() {
+                        return Err(PgmError::Options);
+                    }
+                    let acker = get_nla(&d[at + 8..at + 16])?;
+                    p.pgmcc_data = Some(PgmccData { tstamp: u32_at(d, at + 4), acker });
+                }
+                OPT_PGMCC_FEEDBACK if matches!(kind, PgmType::Nak | PgmType::Ack) => {
+                    if len != OPT_PGMCC_LEN || p.pgmcc_feedback.is_some() {
+                        return Err(PgmError::Options);
+                    }
+                    // the AFI's reserved half-word carries the loss rate: check the AFI alone
+                    if u16::from_be_bytes([d[at + 8], d[at + 9]]) != AFI_IPV4 {
+                        return Err(PgmError::Afi);
+                    }
+                    let nla = Ipv4Addr::new(d[at + 12], d[at + 13], d[at + 14], d[at + 15]);
+                    let loss = u16::from_be_bytes([d[at + 10], d[at + 11]]);
+                    p.pgmcc_feedback = Some(PgmccFeedback { tstamp: u32_at(d, at + 4), loss, nla });
                 }
                 OPT_LENGTH => return Err(PgmError::Options),
                 _ => {} // OPT_FRAGMENT and the rest: not ours to act on
@@ -695,6 +790,76 @@ mod tests {
         b[41] = 8;
         resum(&mut b);
         assert_eq!(decode(&b), Err(PgmError::Options));
+    }
+
+    #[test]
+    fn pgmcc_options_and_ack_follow_openpgms_layout() {
+        // OpenPGM's ODATA with OPT_PGMCC_DATA, laid out by hand from its packed structures
+        // (packet.h: pgm_opt_header {type, length, reserved}, pgm_opt_pgmcc_data {reserved,
+        // tstamp, nla_afi, reserved2, nla}): 16 + 8 + OPT_LENGTH 4 + 16, then a 3-byte TSDU.
+        let mut b = vec![0u8; 16 + 8 + 4 + 16 + 3];
+        b[4] = 0x04;
+        b[5] = 0x01;
+        b[14..16].copy_from_slice(&3u16.to_be_bytes());
+        b[16..20].copy_from_slice(&9u32.to_be_bytes());
+        b[24..28].copy_from_slice(&[0x00, 0x04, 0x00, 20]);
+        b[28..32].copy_from_slice(&[0x12 | 0x80, 16, 0, 0]);
+        b[32..36].copy_from_slice(&0x0102_0304u32.to_be_bytes());
+        b[36..40].copy_from_slice(&[0, 1, 0, 0]);
+        b[40..44].copy_from_slice(&[10, 0, 0, 2]);
+        resum(&mut b);
+        let p = decode(&b).unwrap();
+        assert_eq!(p.pgmcc_data, Some(PgmccData { tstamp: 0x0102_0304, acker: Ipv4Addr::new(10, 0, 0, 2) }));
+        assert_eq!((p.sqn, p.tsdu_len, p.tsdu_offset()), (9, 3, 44));
+        let mut again = vec![0u8; p.wire_len()];
+        encode(&p, &mut again, |t| t.copy_from_slice(&b[44..])).unwrap();
+        assert_eq!(again, b);
+
+        // OpenPGM's send_ack: type 0x0d, pgm_ack {rx_max, bitmap}, OPT_LENGTH, then
+        // OPT_PGMCC_FEEDBACK {reserved, tstamp, nla_afi, loss_rate, nla} as the last option.
+        let mut a = vec![0u8; 16 + 8 + 4 + 16];
+        a[4] = 0x0d;
+        a[5] = 0x01;
+        a[16..20].copy_from_slice(&1000u32.to_be_bytes());
+        a[20..24].copy_from_slice(&0xffff_fff7u32.to_be_bytes());
+        a[24..28].copy_from_slice(&[0x00, 0x04, 0x00, 20]);
+        a[28..32].copy_from_slice(&[0x13 | 0x80, 16, 0, 0]);
+        a[32..36].copy_from_slice(&77u32.to_be_bytes());
+        a[36..40].copy_from_slice(&[0, 1, 0x01, 0xf4]);
+        a[40..44].copy_from_slice(&[10, 0, 0, 3]);
+        resum(&mut a);
+        let p = decode(&a).unwrap();
+        assert_eq!((p.kind, p.ack_rx_max, p.ack_bitmap), (PgmType::Ack, 1000, 0xffff_fff7));
+        assert_eq!(p.pgmcc_feedback, Some(PgmccFeedback { tstamp: 77, loss: 500, nla: Ipv4Addr::new(10, 0, 0, 3) }));
+        let mut again = vec![0u8; p.wire_len()];
+        encode(&p, &mut again, |_| {}).unwrap();
+        assert_eq!(again, a);
+
+        // A NAK with a NAK list and the feedback: both round-trip, the feedback last.
+        let mut n = PgmPacket::new(PgmType::Nak);
+        n.sqn = 40;
+        n.nla = Ipv4Addr::new(10, 77, 0, 1);
+        n.group = Ipv4Addr::new(239, 255, 0, 1);
+        n.naks.push(41);
+        n.pgmcc_feedback = Some(PgmccFeedback { tstamp: 5, loss: 65535, nla: Ipv4Addr::new(10, 0, 0, 4) });
+        let b = round_trip(&n);
+        assert_eq!(&b[40..44], &[0x02, 8, 0, 0]);
+        assert_eq!(&b[48..52], &[0x93, 16, 0, 0]);
+
+        // Malformed: a PGMCC option of the wrong length, or an NLA that is not IPv4.
+        let mut bad = a.clone();
+        bad[29] = 12;
+        resum(&mut bad);
+        assert_eq!(decode(&bad), Err(PgmError::Options));
+        let mut bad = a.clone();
+        bad[37] = 2;
+        resum(&mut bad);
+        assert_eq!(decode(&bad), Err(PgmError::Afi));
+        // An ACK shorter than its body.
+        let mut short = a[..20].to_vec();
+        short[5] = 0;
+        resum(&mut short);
+        assert_eq!(decode(&short), Err(PgmError::Truncated));
     }
 
     #[test]

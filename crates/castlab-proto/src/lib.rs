@@ -9,6 +9,7 @@ pub mod cbr;
 pub mod equations;
 pub mod lesbcc;
 pub mod nlm;
+pub mod pgmcc;
 pub mod registry;
 pub mod rlc;
 pub mod rlm;
@@ -39,4 +40,5 @@ pub static PROTOCOLS: &[&registry::Protocol] = &[
     &cbr::registration::PROTOCOL,
     &sink::registration::PROTOCOL,
     &tfmcc::protocol::PROTOCOL,
+    &pgmcc::protocol::PROTOCOL,
 ];

@@ -422,6 +422,25 @@ REVISIONS += [R("rainbow-b3", c, "51e4f2e", "parameter", f"phase randomisation 3
                 paper_quote="") for c, b, a in _B3_PHASE_PER_POINT]
 
 
+# pgmcc: its first full runs were deterministic; phase.md's rule then made the dumbbell
+# phase-sensitive and every claim is decided over phase-randomised runs (c5a849b). Values
+# measured 2026-11-28, seeds 1-3: (claim, deterministic, phase-randomised); no verdict moved.
+_PGMCC_PHASE = [
+    ("tcp-friendly-newreno-k1", "0.609", "0.788"), ("tcp-friendly-newreno-k2", "0.874", "0.792"),
+    ("tcp-friendly-newreno-k4", "1.263", "0.903"), ("tcp-friendly-newreno-k8", "1.399", "1.018"),
+    ("tcp-friendly-cubic-k1", "0.845", "0.771"), ("tcp-friendly-cubic-k2", "0.854", "0.897"),
+    ("tcp-friendly-cubic-k4", "1.026", "0.966"), ("tcp-friendly-cubic-k8", "1.165", "1.196"),
+    ("tcp-friendly-worst-path", "1.322", "1.327"), ("acker-is-the-worst-receiver", "0.992", "0.995"),
+    ("acker-before-the-change", "0.945", "0.947"), ("acker-follows-a-lossier-path", "0.110 s", "0.115 s"),
+    ("acker-stays-with-the-lossier-path", "0.998", "1.000"),
+]
+REVISIONS += [R("pgmcc", c, "c5a849b", "parameter", f"deterministic runs: {b} holds",
+                f"phase-randomised runs (2.08 ms), the deterministic ones shown beside: {a} holds", "none", "kept",
+                "docs/fidelity/phase.md's rule: one packet time of randomisation moved the ratio against one "
+                "NewReno flow by more than its distance to the band's end; the phase rule has no exceptions")
+              for c, b, a in _PGMCC_PHASE]
+
+
 def revisions_for(experiment: str, claim: str) -> list[dict]:
     """The revisions of one claim, as the dicts written into summary.json."""
     return [asdict(r) for r in REVISIONS if r.experiment == experiment and r.claim == claim]

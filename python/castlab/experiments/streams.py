@@ -23,4 +23,5 @@ declare(
     Stream("net-lesbcc-pick", 10, SEED, "net-lesbcc-fig21: which TCP flow the plot shows"),
     Stream("plot-jitter", 11, SEED, "rlm-fig11: horizontal jitter of the plotted points (drawing only)"),
     Stream("tfmcc-starts", 0x54464D, SEED_KIND_INDEX, "tfmcc: the TCP flows' start times, index = set-up"),
+    Stream("pgmcc-starts", 0x50474D, SEED_KIND_INDEX, "pgmcc: the TCP flows' start times, index = set-up"),
 )
