@@ -140,3 +140,8 @@ def scenario_kinds() -> tuple[dict[str, dict], dict[str, dict], dict[str, dict]]
         for r in p["routers"]:
             routers[r["kind"]] = r
     return sessions, receivers, routers
+
+
+def flow_kinds() -> dict[str, dict]:
+    """The scenario's registered flow tables (``[[tcp]]``, ``[[cbr]]``), by table."""
+    return {f["table"]: f for p in protocols() for f in p["flows"]}

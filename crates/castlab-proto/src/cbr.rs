@@ -236,13 +236,18 @@ mod tests {
 }
 
 /// The CBR sources as registry roles (simulator only): `add_layered_source` and `add_cbr`
-/// are made from these, as every protocol's roles are. They take no config table.
+/// are made from these, as every protocol's roles are. They take no config table. In a
+/// scenario, the layered source is the `layered` session (measured by `sink` receivers) and
+/// `add_cbr` the `[[cbr]]` table's flows, each with a sink on its `dst`.
 pub mod registration {
     use castlab_core::{Addr, Dest};
 
     use super::{CbrSource, CbrStream};
     use crate::param;
-    use crate::registry::{Args, BuildError, BuildResult, Host, Hosts, Out, Protocol, Role};
+    use crate::registry::{
+        Args, BuildError, BuildResult, Default_, FlowKind, Groups, Host, Hosts, KeyKind, Out, Protocol, Role,
+        ScenarioKey, SessionKind,
+    };
 
     fn add_layered_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
         let n = a.node(host, "node")?;
@@ -331,6 +336,35 @@ send times.",
                 build: add_cbr,
             },
         ],
+        sessions: &[SessionKind {
+            kind: "layered",
+            keys: &[
+                ScenarioKey { name: "rates", kind: KeyKind::Rates, default: Default_::Required },
+                ScenarioKey { name: "packet_size", kind: KeyKind::Int(1, 65535), default: Default_::Int(1000) },
+                ScenarioKey { name: "jitter", kind: KeyKind::Bool, default: Default_::Bool(true) },
+                ScenarioKey::STOP,
+            ],
+            groups: Groups::PerRateAndControl,
+            role: "add_layered_source",
+            needs_router: None,
+        }],
+        flows: &[FlowKind {
+            table: "cbr",
+            keys: &[
+                ScenarioKey { name: "src", kind: KeyKind::Node, default: Default_::Required },
+                ScenarioKey { name: "dst", kind: KeyKind::Node, default: Default_::Required },
+                ScenarioKey { name: "rate", kind: KeyKind::Rate, default: Default_::Required },
+                ScenarioKey { name: "packet_size", kind: KeyKind::Int(1, 65535), default: Default_::Int(1000) },
+                ScenarioKey { name: "start", kind: KeyKind::Time, default: Default_::Float(0.0) },
+                ScenarioKey::STOP,
+                ScenarioKey { name: "jitter", kind: KeyKind::Bool, default: Default_::Bool(false) },
+                // each entry its own port unless told: 6000 + its index
+                ScenarioKey { name: "port", kind: KeyKind::PortFrom(6000), default: Default_::None },
+            ],
+            role: "add_cbr",
+            sink: Some("add_sink"),
+            row: "sink_flow_row",
+        }],
         ..Protocol::EMPTY
     };
 }

@@ -720,12 +720,25 @@ pub enum KeyKind {
     Rates,
     /// Overrides of the role's config table.
     Config,
+    /// A node of the scenario, by name.
+    Node,
+    /// One of these words.
+    Choice(&'static [&'static str]),
+    /// A UDP port in 1..=65535, by default this base plus the entry's index.
+    PortFrom(i64),
+    /// A subscription level in 0..=the session's layer count. An entry that also has a
+    /// [`KeyKind::Schedule`] key takes exactly one of the two: a level is joined at the entry's
+    /// start and kept.
+    Level,
+    /// Subscription levels over time: `[[time, level], ...]`, each level as [`KeyKind::Level`].
+    Schedule,
 }
 
 /// How a session's groups are made.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Groups {
-    /// One group per layer rate, and a control group.
+    /// One group per layer rate, the session's `groups`; then a control group kept apart
+    /// (`control_group` of the roles that take it).
     PerRateAndControl,
     /// One per layer, `layers` of the config table.
     PerConfigLayer(&'static str),
@@ -735,7 +748,8 @@ pub enum Groups {
     None_,
 }
 
-/// A session kind of the scenario schema: its source role and keys. The scenario calls the
+/// A session kind of the scenario schema: its source role and keys. The first session kind
+/// registered ([`crate::PROTOCOLS`]' order) is the kind of a session that names none. The scenario calls the
 /// role with `node` (the session's source), its groups under the role's own parameter name
 /// (`groups` for a list, `group` for one), and each key by name (`rates` as `rates_bps`,
 /// `rate` as `rate_bps`, `config` as the overrides).
@@ -759,14 +773,34 @@ pub struct ReceiverKind {
     pub sessions: &'static [&'static str],
     pub keys: &'static [ScenarioKey],
     pub role: &'static str,
-    /// A reader taking (agent, packet_size, windows) that returns received, lost, bytes and
-    /// level, and optionally sent, end_s (when it finished), worst (per window) or bins
-    /// (time_ns, received, lost) to compute it from.
+    /// A reader taking (agent, packet_size, windows) that returns received, lost and bytes,
+    /// and optionally level (else the last level the agent reported), planned_level (the level
+    /// shown when the agent reported none), sent, end_s (when it finished), worst (per window)
+    /// or bins (time_ns, received, lost) to compute it from.
     pub row: &'static str,
-    /// The scenario's loss windows go into its config's `windows`.
+    /// The scenario's loss windows go into its config's `windows` (else into the role's
+    /// `windows` argument, where it takes one).
     pub windows_in_config: bool,
     /// Its config starts from the session's config (sender and receivers must agree).
     pub inherits_session_config: bool,
+}
+
+/// A table of point-to-point flows of the scenario schema (`[[tcp]]`, `[[cbr]]`): each entry
+/// runs from node `src` to node `dst`, and its name shares one namespace with the receivers
+/// (they are the rows of the flow table). The scenario calls `role` with each key by name,
+/// where the role has no parameter of that name `src` as `node`, `port` as `dst_port` and
+/// `rate` as `rate_bps`, and `config` as the overrides. With a `sink`, that role is built
+/// first on `dst` (as `node`, with the entry's keys it takes by name and the scenario's
+/// `windows`), and the row is read from it; else from the agent `role` returns.
+pub struct FlowKind {
+    /// The table's name, and the `kind` of its rows.
+    pub table: &'static str,
+    pub keys: &'static [ScenarioKey],
+    pub role: &'static str,
+    pub sink: Option<&'static str>,
+    /// A reader taking (agent, packet_size, windows) that returns what a receiver's row
+    /// reader does ([`ReceiverKind::row`]).
+    pub row: &'static str,
 }
 
 /// A router kind: what the scenario schema's `routers` and `castlab net router --extension`
@@ -951,6 +985,7 @@ pub struct Protocol {
     pub sessions: &'static [SessionKind],
     pub receivers: &'static [ReceiverKind],
     pub routers: &'static [RouterKind],
+    pub flows: &'static [FlowKind],
     pub net_roles: &'static [NetRole],
     pub functions: &'static [Function],
 }
@@ -967,6 +1002,7 @@ impl Protocol {
         sessions: &[],
         receivers: &[],
         routers: &[],
+        flows: &[],
         net_roles: &[],
         functions: &[],
     };

@@ -182,6 +182,11 @@ impl LayeredSink {
         self.level
     }
 
+    /// The level the schedule ends at (its latest entry), None without a schedule.
+    pub fn planned_level(&self) -> Option<u32> {
+        self.schedule.last().map(|&(_, l)| l.min(self.layers.len() as u32))
+    }
+
     fn set_level(&mut self, now: Instant, target: u32) {
         let target = target.min(self.layers.len() as u32);
         if target == self.level {
@@ -316,13 +321,17 @@ impl Agent for LayeredSink {
 }
 
 /// The measuring sink as a registry role (simulator only): `add_sink` is made from it, as
-/// every protocol's roles are. It takes no config table.
+/// every protocol's roles are. It takes no config table. In a scenario it is the `sink`
+/// receiver of a `layered` session, at a fixed `level` or following a `schedule`.
 pub mod registration {
     use castlab_core::config::Value;
 
     use super::{LayeredSink, Record};
-    use crate::param;
-    use crate::registry::{Args, BuildError, BuildResult, Host, Hosts, Out, Protocol, Role};
+    use crate::registry::{
+        agent_as, Args, BuildError, BuildResult, Default_, Host, Hosts, KeyKind, Out, Protocol, ReceiverKind,
+        Role, ScenarioKey,
+    };
+    use crate::{flow_row, param};
 
     fn record_mode(a: &Args<'_>) -> BuildResult<Record> {
         match a.str("record")? {
@@ -381,6 +390,26 @@ pub mod registration {
         Ok(host.add_agent(n, port, s, Box::new(sink))?.0.into())
     }
 
+    /// The scenario flow table's row of a sink: its counters, the online worst-case loss of
+    /// each window (NaN for a window it was not given), and the level its schedule ends at.
+    fn sink_flow_row<'h>(host: &'h dyn Host, v: &Value, a: &Args<'_>) -> BuildResult<Out<'h>> {
+        let (_, k) = agent_as::<LayeredSink>(host, "agent", v, "is not a sink (add_sink returns one)")?;
+        let mut worst = Vec::new();
+        for w in a.f64s("windows")? {
+            use castlab_core::{ConfigValue, Duration};
+            let ns = Duration::from_value("windows", &Value::Float(w))?.as_nanos();
+            worst.push(k.worst_window_loss(ns).unwrap_or(f64::NAN));
+        }
+        let s = &k.summary;
+        let mut d = Out::dict();
+        d.set("received", s.received);
+        d.set("lost", s.lost);
+        d.set("bytes", s.bytes);
+        d.set("worst", worst);
+        d.set("planned_level", k.planned_level());
+        Ok(d)
+    }
+
     pub static PROTOCOL: Protocol = Protocol {
         name: "sink",
         paper: "a measuring receiver: counters, worst windowed loss, arrivals",
@@ -403,6 +432,19 @@ pub mod registration {
             config: None,
             hosts: Hosts::Sim,
             build: add_sink,
+        }],
+        readers: &[flow_row!("sink_flow_row", "a sink", sink_flow_row, packet_size = None)],
+        receivers: &[ReceiverKind {
+            protocol: "sink",
+            sessions: &["layered"],
+            keys: &[
+                ScenarioKey { name: "level", kind: KeyKind::Level, default: Default_::None },
+                ScenarioKey { name: "schedule", kind: KeyKind::Schedule, default: Default_::None },
+            ],
+            role: "add_sink",
+            row: "sink_flow_row",
+            windows_in_config: false,
+            inherits_session_config: false,
         }],
         ..Protocol::EMPTY
     };

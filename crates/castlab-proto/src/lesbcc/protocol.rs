@@ -427,6 +427,7 @@ NAKs forwarded and suppressed (also after a repair), repairs seen (LE-SBCC §3.3
         role: "attach_nak_aggregator",
         status: "nak_aggregator_stats",
     }],
+    flows: &[],
     net_roles: &[
         NetRole {
             cli: "lesbcc-source",

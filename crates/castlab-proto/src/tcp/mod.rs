@@ -240,6 +240,7 @@ pub static PROTOCOL: crate::registry::Protocol = crate::registry::Protocol {
     configs: &[crate::registry::ConfigTable::of::<TcpConfig>("tcp")],
     roles: registration::ROLES,
     readers: registration::READERS,
+    flows: registration::FLOWS,
     ..crate::registry::Protocol::EMPTY
 };
 

@@ -1,6 +1,6 @@
 //! TCP's registry role: `add_tcp_flow`, one call that adds a sink and its sender, every
-//! variant of [`CcAlgorithm::ALL`] chosen by name; and the sender's readers, `tcp_trace` and
-//! `tcp_stats`.
+//! variant of [`CcAlgorithm::ALL`] chosen by name; the sender's readers, `tcp_trace` and
+//! `tcp_stats`; and the scenario's `[[tcp]]` table with its flow-table row.
 //!
 //! The sink is added first and the sender right after it, so a sender with agent id `a` has
 //! its sink at `a - 1` (the readers check it). Everything is validated before either agent is
@@ -10,8 +10,11 @@ use castlab_core::config::Value;
 use castlab_core::{AgentId, Instant};
 
 use super::{CcAlgorithm, TcpSender, TcpSink, Transfer};
-use crate::param;
-use crate::registry::{agent_as, Args, BuildError, BuildResult, Host, Hosts, Out, Raw, Reader, Role};
+use crate::registry::{
+    agent_as, Args, BuildError, BuildResult, Default_, FlowKind, Host, Hosts, KeyKind, Out, Raw, Reader, Role,
+    ScenarioKey,
+};
+use crate::{flow_row, param};
 
 fn add_tcp_flow(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
     let ns = a.node(host, "src")?;
@@ -162,6 +165,37 @@ fn tcp_stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out
     Ok(d)
 }
 
+/// The scenario flow table's row of a TCP flow: segments the sink counted as received, those
+/// sent and not counted as lost (in flight at the end included), and no level.
+fn tcp_flow_row<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let (s, _, sink) = sender_and_sink(host, v)?;
+    let (sent, got) = (s.stats.segments_sent, sink.stats.segments);
+    let mut d = Out::dict();
+    d.set("received", got);
+    d.set("lost", sent.saturating_sub(got));
+    d.set("bytes", sink.received_bytes());
+    d.set("sent", sent);
+    d.set("level", Out::None);
+    Ok(d)
+}
+
+/// `[[tcp]]`: one `add_tcp_flow` per entry.
+pub(super) static FLOWS: &[FlowKind] = &[FlowKind {
+    table: "tcp",
+    keys: &[
+        ScenarioKey { name: "src", kind: KeyKind::Node, default: Default_::Required },
+        ScenarioKey { name: "dst", kind: KeyKind::Node, default: Default_::Required },
+        ScenarioKey { name: "variant", kind: KeyKind::Choice(&CcAlgorithm::NAMES), default: Default_::Str("newreno") },
+        ScenarioKey { name: "start", kind: KeyKind::Time, default: Default_::Float(0.0) },
+        ScenarioKey::STOP,
+        ScenarioKey { name: "transfer_bytes", kind: KeyKind::Int(1, i64::MAX), default: Default_::None },
+        ScenarioKey::CONFIG,
+    ],
+    role: "add_tcp_flow",
+    sink: None,
+    row: "tcp_flow_row",
+}];
+
 pub(super) static READERS: &[Reader] = &[
     Reader::of_agent(
         "tcp_trace",
@@ -187,4 +221,5 @@ and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).\n\
         Hosts::Sim,
         tcp_stats,
     ),
+    flow_row!("tcp_flow_row", "a TCP flow (`agent`: its sender)", tcp_flow_row, packet_size = None),
 ];
