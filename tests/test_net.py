@@ -351,10 +351,10 @@ def test_session_file_with_an_unknown_key_is_refused(tmp_path):
 # ---- the binding's run loop, in process (a unicast sink on loopback: no packet is sent)
 
 def _idle_driver():
-    from castlab._native import NetDriver
+    from castlab.net import NetDriver
 
     d = NetDriver([(1, "127.0.0.2")], [], {"port_base": 20000 + os.getpid() % 20000})
-    d.add_sink(1, 1, 1)
+    d.add_sink(1, 1, 1, record="arrivals")
     return d
 
 

@@ -257,7 +257,7 @@ class SinkRole(Role):
     def build(self) -> None:
         a = self.args
         self.drv = self.session.driver(self.session.groups(a.layers, control=False))
-        self.drv.add_sink(self.agent, a.node, a.port, list(range(a.layers)), [(0.0, a.level)])
+        self.drv.add_sink(self.agent, a.node, a.port, list(range(a.layers)), [(0.0, a.level)], record="arrivals")
 
     def status(self) -> str:
         _, rx = self._rates()

@@ -244,9 +244,11 @@ pub mod registration {
 
     use super::{CbrSource, CbrStream};
     use crate::param;
+    use castlab_core::config::Value;
+
     use crate::registry::{
-        Args, BuildError, BuildResult, Default_, FlowKind, Groups, Host, Hosts, KeyKind, Out, Protocol, Role,
-        ScenarioKey, SessionKind,
+        agent_as, Args, BuildError, BuildResult, Default_, FlowKind, Groups, Host, Hosts, KeyKind, Out, Protocol,
+        Reader, Role, ScenarioKey, SessionKind,
     };
 
     fn add_layered_source(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
@@ -269,6 +271,12 @@ pub mod registration {
             }
         }
         let size = a.positive_u32("packet_size")?;
+        // On the wall clock, a packet interval under 10 us is no real-time source: the loop
+        // would spend its time queueing packets that the driver's rate cap then drops.
+        let max_rate = f64::from(size) * 8.0 * 1e5;
+        if let Some(r) = rates_bps.iter().find(|r| host.wall_clock() && **r > max_rate) {
+            return Err(BuildError::bad("rates_bps", r, "more than 100,000 packets/s on one layer"));
+        }
         let flow = a.u32("flow")?;
         let s = a.start(host, "start")?;
         let e = a.stop(host, "stop", s)?;
@@ -291,6 +299,11 @@ pub mod registration {
         Ok(host.add_agent(n, None, s, Box::new(src))?.0.into())
     }
 
+    fn source_sent<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let (_, s) = agent_as::<CbrSource>(host, "agent", v, "is not a layered source")?;
+        Ok(s.streams().iter().map(|st| st.sent()).collect::<Vec<u64>>().into())
+    }
+
     pub static PROTOCOL: Protocol = Protocol {
         name: "cbr",
         paper: "constant-bit-rate sources; layered as McCanne et al. (SIGCOMM 1996) §4",
@@ -300,7 +313,8 @@ pub mod registration {
                 doc: "A layered CBR source (McCanne et al. §4 law): layer m at rates_bps[m] on groups[m].\n\
 `node`: where it runs; `packet_size` bytes; `flow`: the flow id its packets carry; from\n\
 `start` to `stop` seconds (None: the end of the run); `jitter`: McCanne et al. §4's random\n\
-send times.",
+send times. On the real network, at most 100,000 packets/s per layer, until `stop` in\n\
+driver time.",
                 params: &[
                     param!(node),
                     param!(groups),
@@ -312,7 +326,7 @@ send times.",
                     param!(jitter = Bool(true)),
                 ],
                 config: None,
-                hosts: Hosts::Sim,
+                hosts: Hosts::SimAndNet,
                 build: add_layered_source,
             },
             Role {
@@ -336,6 +350,12 @@ send times.",
                 build: add_cbr,
             },
         ],
+        readers: &[Reader::of_agent(
+            "source_sent",
+            "Packets sent so far by a CBR source, per layer (per stream). `agent`: the source's agent id.",
+            Hosts::SimAndNet,
+            source_sent,
+        )],
         sessions: &[SessionKind {
             kind: "layered",
             keys: &[

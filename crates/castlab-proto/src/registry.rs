@@ -66,6 +66,11 @@ pub trait Host {
     /// A later time in seconds (a stop time), checked as [`Host::start`].
     fn time(&self, field: &'static str, t: f64) -> BuildResult<Instant>;
     fn now(&self) -> Instant;
+    /// Whether the host runs on the wall clock (the real network), where a source must stay
+    /// within what a real-time loop can send.
+    fn wall_clock(&self) -> bool {
+        false
+    }
     /// Add an agent that may move to another thread (every host takes these).
     fn add_agent(
         &mut self,
@@ -437,6 +442,8 @@ pub fn extension_as<'h, T: 'static>(
 pub enum Key {
     Str(&'static str),
     Int(u64),
+    /// A number (a window in seconds).
+    F64(f64),
 }
 
 impl From<&'static str> for Key {

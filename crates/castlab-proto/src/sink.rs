@@ -326,10 +326,12 @@ impl Agent for LayeredSink {
 pub mod registration {
     use castlab_core::config::Value;
 
-    use super::{LayeredSink, Record};
+    use castlab_core::records::Column;
+
+    use super::{LayeredSink, Record, SinkRecords};
     use crate::registry::{
-        agent_as, Args, BuildError, BuildResult, Default_, Host, Hosts, KeyKind, Out, Protocol, ReceiverKind,
-        Role, ScenarioKey,
+        agent_as, Args, BuildError, BuildResult, Default_, Host, Hosts, Key, KeyKind, Out, Protocol, Reader,
+        ReceiverKind, Role, ScenarioKey, Target,
     };
     use crate::{flow_row, param};
 
@@ -379,7 +381,9 @@ pub mod registration {
         let s = a.start(host, "start")?;
         let mut sched = Vec::with_capacity(schedule.len());
         for (t, lvl) in schedule {
-            let at = host.start("schedule", t)?;
+            // checked as a start (the simulator refuses the past); the real network starts
+            // its agents now, and a change in its past is made at once
+            let at = host.time("schedule", t)?.max(host.start("schedule", t)?);
             if lvl < 0 || lvl as usize > gs.len() {
                 return Err(BuildError::bad("schedule", lvl, "levels must be between 0 and the number of groups"));
             }
@@ -388,6 +392,94 @@ pub mod registration {
         let port = a.port("port")?;
         let sink = LayeredSink::new(gs, sched).with_record(record).with_windows(&windows_ns);
         Ok(host.add_agent(n, port, s, Box::new(sink))?.0.into())
+    }
+
+    fn sink_of<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h LayeredSink> {
+        agent_as::<LayeredSink>(host, "agent", v, "is not a sink").map(|x| x.1)
+    }
+
+    /// The sink's per-arrival rows, if it keeps them.
+    fn recorded<'h>(host: &'h dyn Host, v: &Value) -> BuildResult<&'h SinkRecords> {
+        let k = sink_of(host, v)?;
+        match k.record() {
+            Record::Arrivals => Ok(&k.records),
+            Record::Summary => Err(BuildError::bad(
+                "record",
+                "summary",
+                "the sink keeps no per-arrival rows: create it with record=\"arrivals\"",
+            )),
+        }
+    }
+
+    fn sink_summary<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let k = sink_of(host, v)?;
+        let s = &k.summary;
+        let mut d = Out::dict();
+        d.set("received", s.received);
+        d.set("lost", s.lost);
+        d.set("bytes", s.bytes);
+        d.set("layer_received", s.layer_received.clone());
+        d.set("layer_lost", s.layer_lost.clone());
+        d.set("first_arrival_ns", s.first_arrival_ns);
+        d.set("last_arrival_ns", s.last_arrival_ns);
+        d.set(
+            "record",
+            match k.record() {
+                Record::Summary => "summary",
+                Record::Arrivals => "arrivals",
+            },
+        );
+        let ww = k
+            .windows_ns()
+            .into_iter()
+            .map(|w| (Key::F64(w as f64 / 1e9), Out::F64(k.worst_window_loss(w).unwrap_or(f64::NAN))))
+            .collect();
+        d.set("worst_window_loss", Out::Dict(ww));
+        Ok(d)
+    }
+
+    fn sink_arrivals<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = recorded(host, v)?;
+        let mut d = Out::dict();
+        d.set("time_ns", Column::U64(&r.arr_time_ns));
+        d.set("flow", Column::U32(&r.arr_flow));
+        d.set("layer", Column::U8(&r.arr_layer));
+        d.set("seq", Column::U64(&r.arr_seq));
+        d.set("size", Column::U32(&r.arr_size));
+        Ok(d)
+    }
+
+    fn sink_losses<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        let r = recorded(host, v)?;
+        let mut d = Out::dict();
+        d.set("time_ns", Column::U64(&r.loss_time_ns));
+        d.set("flow", Column::U32(&r.loss_flow));
+        d.set("layer", Column::U8(&r.loss_layer));
+        d.set("count", Column::U32(&r.loss_count));
+        Ok(d)
+    }
+
+    fn sink_worst_window_loss<'h>(host: &'h dyn Host, v: &Value, a: &Args<'_>) -> BuildResult<Out<'h>> {
+        let w = a.positive_duration("window")?;
+        let k = sink_of(host, v)?;
+        if let Some(x) = k.worst_window_loss(w.as_nanos()) {
+            return Ok(Out::F64(x));
+        }
+        if k.record() == Record::Summary {
+            return Err(BuildError::bad(
+                "window",
+                a.f64("window")?,
+                "is not one of the sink's windows, and the sink does not record arrivals",
+            ));
+        }
+        let r = &k.records;
+        let counts: Vec<u64> = r.loss_count.iter().map(|&c| u64::from(c)).collect();
+        let (t, rec, lost) = castlab_core::metrics::arrival_process(&r.arr_time_ns, &r.loss_time_ns, &counts);
+        Ok(Out::F64(castlab_core::metrics::worst_window_loss(&t, &rec, &lost, w.as_nanos())))
+    }
+
+    fn sink_level<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+        Ok(sink_of(host, v)?.level().into())
     }
 
     /// The scenario flow table's row of a sink: its counters, the online worst-case loss of
@@ -430,10 +522,53 @@ pub mod registration {
                 param!(windows = []),
             ],
             config: None,
-            hosts: Hosts::Sim,
+            hosts: Hosts::SimAndNet,
             build: add_sink,
         }],
-        readers: &[flow_row!("sink_flow_row", "a sink", sink_flow_row, packet_size = None)],
+        readers: &[
+            Reader::of_agent(
+                "sink_summary",
+                "A sink's counters, the same whatever it records: received, lost, bytes, per-layer\n\
+`layer_received` / `layer_lost` (index = layer; numpy arrays, made when they are read, so that\n\
+a run that reads only counters never imports numpy), `first_arrival_ns` / `last_arrival_ns`\n\
+(None before any), `record`, and `worst_window_loss`, a dict from each configured window\n\
+(seconds) to the online worst-case loss.\n\
+`agent`: the sink's agent id.",
+                Hosts::SimAndNet,
+                sink_summary,
+            ),
+            Reader::of_agent(
+                "sink_arrivals",
+                "A sink's arrivals: time_ns, flow, layer, seq, size (numpy arrays; on the real network in\n\
+driver time). `agent`: the sink's agent id (added with `record=\"arrivals\"`).",
+                Hosts::SimAndNet,
+                sink_arrivals,
+            ),
+            Reader::of_agent(
+                "sink_losses",
+                "A sink's detected losses: time_ns, flow, layer, count (numpy arrays; on the real network in\n\
+driver time). `agent`: the sink's agent id (added with `record=\"arrivals\"`).",
+                Hosts::SimAndNet,
+                sink_losses,
+            ),
+            Reader {
+                name: "sink_worst_window_loss",
+                doc: "Worst-case loss rate of a sink over windows of `window` seconds (McCanne et al. §4.2): the\n\
+online value for a configured window, else computed from the recorded arrivals.\n\
+`agent`: the sink's agent id.",
+                target: Target::Agent("agent"),
+                params: &[param!(window)],
+                hosts: Hosts::SimAndNet,
+                read: sink_worst_window_loss,
+            },
+            Reader::of_agent(
+                "sink_level",
+                "A sink's current level. `agent`: the sink's agent id.",
+                Hosts::SimAndNet,
+                sink_level,
+            ),
+            flow_row!("sink_flow_row", "a sink", sink_flow_row, packet_size = None),
+        ],
         receivers: &[ReceiverKind {
             protocol: "sink",
             sessions: &["layered"],

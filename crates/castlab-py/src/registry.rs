@@ -81,6 +81,7 @@ pub(crate) fn to_py<'py>(py: Python<'py>, o: &Out<'_>) -> PyResult<Bound<'py, Py
                 match k {
                     Key::Str(s) => d.set_item(*s, to_py(py, v)?)?,
                     Key::Int(i) => d.set_item(*i, to_py(py, v)?)?,
+                    Key::F64(x) => d.set_item(*x, to_py(py, v)?)?,
                 }
             }
             d.into_any()
@@ -303,6 +304,9 @@ impl Host for NetHost<'_> {
     }
     fn now(&self) -> Instant {
         self.drv.inner.now()
+    }
+    fn wall_clock(&self) -> bool {
+        true
     }
     fn add_agent(
         &mut self,
