@@ -29,11 +29,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # name -> (pattern, the protocol's own module in castlab-proto)
 PROTOCOLS = {
-    "RLC": (r"rlc", "crates/castlab-proto/src/rlc.rs"),
+    "RLC": (r"rlc", "crates/castlab-proto/src/rlc/"),
     "NLM": (r"nlm", "crates/castlab-proto/src/nlm/"),
     "LE-SBCC": (r"le[-_]?sbcc", "crates/castlab-proto/src/lesbcc/"),
     "Rainbow": (r"rainbow", "crates/castlab-proto/src/bcfs/"),
-    "RLM": (r"rlm", "crates/castlab-proto/src/rlm.rs"),
+    "RLM": (r"rlm", "crates/castlab-proto/src/rlm/"),
     "TFMCC": (r"tfmcc", "crates/castlab-proto/src/tfmcc/"),
 }
 

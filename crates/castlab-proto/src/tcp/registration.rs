@@ -9,10 +9,10 @@
 use castlab_core::config::Value;
 use castlab_core::{AgentId, Instant};
 
-use super::{CcAlgorithm, TcpSender, TcpSink, Transfer};
+use super::{CcAlgorithm, TcpConfig, TcpSender, TcpSink, Transfer};
 use crate::registry::{
-    agent_as, Args, BuildError, BuildResult, Default_, FlowKind, Host, Hosts, KeyKind, Out, Raw, Reader, Role,
-    ScenarioKey,
+    agent_as, Args, BuildError, BuildResult, ConfigTable, Default_, FlowKind, Host, Hosts, KeyKind, Out, Protocol, Raw,
+    Reader, Role, ScenarioKey,
 };
 use crate::{flow_row, param};
 
@@ -69,7 +69,7 @@ fn add_tcp_flow(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> 
     Ok(id.0.into())
 }
 
-pub(super) static ROLES: &[Role] = &[Role {
+static ROLES: &[Role] = &[Role {
     name: "add_tcp_flow",
     doc: "A one-way TCP transfer from node `src` to node `dst` (ns-2 `Agent/TCP` + `TCPSink`\n\
 style): adds the sink on `dst` (bound to `port`, or the next free port) and the sender on\n\
@@ -180,7 +180,7 @@ fn tcp_flow_row<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<
 }
 
 /// `[[tcp]]`: one `add_tcp_flow` per entry.
-pub(super) static FLOWS: &[FlowKind] = &[FlowKind {
+static FLOWS: &[FlowKind] = &[FlowKind {
     table: "tcp",
     keys: &[
         ScenarioKey { name: "src", kind: KeyKind::Node, default: Default_::Required },
@@ -196,7 +196,7 @@ pub(super) static FLOWS: &[FlowKind] = &[FlowKind {
     row: "tcp_flow_row",
 }];
 
-pub(super) static READERS: &[Reader] = &[
+static READERS: &[Reader] = &[
     Reader::of_agent(
         "tcp_trace",
         "Per-flow trace of a TCP sender (numpy arrays, times in ns since the start of the run):\n\
@@ -223,3 +223,15 @@ and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).\n\
     ),
     flow_row!("tcp_flow_row", "a TCP flow (`agent`: its sender)", tcp_flow_row, packet_size = None),
 ];
+
+/// TCP in the protocol registry: its config table, `add_tcp_flow` (which pairs a sender with
+/// its sink), the sender's readers and the scenario's `[[tcp]]` table.
+pub static PROTOCOL: Protocol = Protocol {
+    name: "tcp",
+    paper: "RFC 5681 (Reno), RFC 6582 (NewReno), RFC 6675 (SACK), RFC 9438 (CUBIC), BBR v1 (Linux tcp_bbr.c), ns-2 style agents",
+    configs: &[ConfigTable::of::<TcpConfig>("tcp")],
+    roles: ROLES,
+    readers: READERS,
+    flows: FLOWS,
+    ..Protocol::EMPTY
+};
