@@ -186,3 +186,54 @@ def test_every_registered_function_is_in_castlab_functions_with_its_signature():
     required = {n: 0 for n, _, req in f["params"] if req}
     with pytest.raises(TypeError, match="takes no config overrides"):
         native.call_function(f["name"], required, {"x": 1})
+
+
+def test_the_registry_stubs_are_generated_and_current():
+    """`castlab/_registered.pyi` (the registry-made methods of the simulator and the network
+    driver) and `castlab/functions.pyi` hold what `python -m castlab._stub` generates from the
+    registry: a role, reader or function added, renamed or re-documented in Rust without
+    regenerating them fails here."""
+    import subprocess
+    import sys
+
+    from castlab import _stub
+
+    assert _stub.stale() == [], "run: python -m castlab._stub"
+    r = subprocess.run([sys.executable, "-m", "castlab._stub", "--check"], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_the_registry_stub_lists_every_made_method_with_its_signature_and_doc():
+    """Each method the registry installs on castlab.Simulator and castlab.net.NetDriver, and
+    each function of castlab.functions, is in the generated stubs with the same parameters
+    (names, order, defaults) and docstring as the live one; and nothing else is."""
+    import castlab
+    import castlab.functions as functions
+    from castlab import _registry, _stub
+    from castlab.net import NetDriver
+
+    def stub_of(text):
+        tree = ast.parse(text)
+        return ({n.name: {f.name: f for f in n.body if isinstance(f, ast.FunctionDef)}
+                 for n in tree.body if isinstance(n, ast.ClassDef)},
+                {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)})
+
+    classes, _ = stub_of(_stub.registered())
+    made = {"Simulator": set(), "NetDriver": set()}
+    for p in _registry.protocols():
+        for r in p["roles"] + p["readers"]:
+            if r["sim"]:
+                made["Simulator"].add(r["name"])
+            if r["net"]:
+                made["NetDriver"].add(r["name"])
+    for cname, cls in (("Simulator", castlab.Simulator), ("NetDriver", NetDriver)):
+        assert set(classes[cname]) == made[cname], cname
+        for name, fn in classes[cname].items():
+            live = getattr(cls, name)
+            _compare(fn, live, method=True)
+            assert ast.get_docstring(fn) == inspect.cleandoc(live.__doc__), (cname, name)
+    _, funcs = stub_of(_stub.functions())
+    assert sorted(funcs) == functions.__all__
+    for name, fn in funcs.items():
+        _compare(fn, getattr(functions, name), method=False)
+        assert ast.get_docstring(fn) == inspect.cleandoc(getattr(functions, name).__doc__), name

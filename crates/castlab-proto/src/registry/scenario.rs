@@ -25,8 +25,8 @@ macro_rules! flow_row {
             doc: concat!(
                 "The scenario flow table's row of ",
                 $what,
-                ". `agent`: the receiver's agent id. `packet_size`: the session's packet size in bytes; \
-`windows`: the scenario's loss windows (seconds); the windows are not used."
+                ". `agent`: the agent whose row it is. `packet_size`: the session's packet size in bytes; \
+`windows`: the scenario's loss windows (seconds), for a row that computes its worst loss per window."
             ),
             target: $crate::registry::Target::Agent("agent"),
             params: &[$size, $crate::param!(windows = [])],

@@ -221,7 +221,7 @@ and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).\n\
         Hosts::Sim,
         tcp_stats,
     ),
-    flow_row!("tcp_flow_row", "a TCP flow (`agent`: its sender)", tcp_flow_row, packet_size = None),
+    flow_row!("tcp_flow_row", "a TCP flow (its sender)", tcp_flow_row, packet_size = None),
 ];
 
 /// TCP in the protocol registry: its config table, `add_tcp_flow` (which pairs a sender with
