@@ -1,8 +1,14 @@
 import signal
+import sys
+from pathlib import Path
 
 import pytest
 
 import castlab
+
+# The tests are grouped in folders (api/, scenario/, protocols/, net/, experiments/); the helpers
+# they share (study_fake, browser, protocol_names) stay here and import by name from any group.
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # A shell starts a background job's children with SIGINT ignored, and an ignored signal stays
 # ignored across exec: Python then installs no KeyboardInterrupt handler, in this process or in

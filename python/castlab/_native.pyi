@@ -1,5 +1,5 @@
 # Hand-written stub for the Rust extension module castlab._native.
-# tests/test_stub.py checks every name and parameter here against the compiled module.
+# tests/api/test_stub.py checks every name and parameter here against the compiled module.
 import os
 from typing import Optional, Union
 

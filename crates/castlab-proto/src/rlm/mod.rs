@@ -86,7 +86,7 @@ pub struct RlmConfig {
     /// (one pair's extra 1 Mb/s filling it), 4 s at fig9's 2 s links. Our earlier 2 s ± 0.5 s
     /// (a 3 s timer) judged those experiments successful before their congestion arrived and
     /// left topology (4) overloaded at ~2 % loss that no receiver's measurement state reacts
-    /// to (tests/test_rlm.py, docs/fidelity/rlm.md "Against ns-2's own RLM"). Failed experiments then pull
+    /// to (tests/protocols/test_rlm.py, docs/fidelity/rlm.md "Against ns-2's own RLM"). Failed experiments then pull
     /// the estimate to the measured value.
     pub detection_init: Duration,
     /// Initial detection-time deviation σ̂_D: 2 s, ns-2's `rlm_param(init-td-var)`; with

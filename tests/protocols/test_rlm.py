@@ -297,7 +297,7 @@ NEEDS_NS = pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 not insta
 
 
 def _rlm_compare():
-    spec = importlib.util.spec_from_file_location("rlm_compare", Path(__file__).parent / "ns2" / "rlm_compare.py")
+    spec = importlib.util.spec_from_file_location("rlm_compare", Path(__file__).parents[1] / "ns2" / "rlm_compare.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("rlm_compare", mod)  # dataclasses look their module up there
     spec.loader.exec_module(mod)

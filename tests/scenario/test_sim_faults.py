@@ -237,7 +237,7 @@ def test_events_take_overrides_by_name(tmp_path):
 
 # ----------------------------------------------------------------------------- the guide's example
 
-GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guide.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
 
 
 def _guide_blocks(lang: str) -> list[str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from browser import CHROMIUM, MISSING, Browser  # noqa: E402
 from study_fake import FakeScenario  # noqa: E402
 

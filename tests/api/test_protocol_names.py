@@ -10,7 +10,7 @@ from pathlib import Path
 
 import castlab._native as native
 
-_spec = importlib.util.spec_from_file_location("protocol_names", Path(__file__).with_name("protocol_names.py"))
+_spec = importlib.util.spec_from_file_location("protocol_names", Path(__file__).parents[1] / "protocol_names.py")
 protocol_names = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(protocol_names)
 
@@ -34,7 +34,7 @@ def test_every_registered_protocol_is_measured():
 
 def test_the_places_left_out_are_the_documented_ones():
     out = protocol_names.excluded
-    for path in ["tests/test_rlm.py", "crates/castlab-sim/tests/rlm.rs", "crates/castlab-proto/src/tests/mod.rs",
+    for path in ["tests/protocols/test_rlm.py", "crates/castlab-sim/tests/rlm.rs", "crates/castlab-proto/src/tests/mod.rs",
                  "crates/castlab-sim/src/engine/tests.rs", "crates/castlab-sim/benches/protocols.rs",
                  "bench/soak_testbed.py", "docs/x.py", "examples/x.py", "python/castlab/experiments/rlm/topology.py",
                  "python/castlab/_registered.pyi", "python/castlab/functions.pyi"]:

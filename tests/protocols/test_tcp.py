@@ -14,7 +14,7 @@ import castlab
 from castlab.experiments.tcp.scenarios import formula_run
 from castlab.metrics import padhye_throughput, rate_series
 
-NS2_SCRIPT = Path(__file__).parent / "ns2" / "dumbbell.tcl"
+NS2_SCRIPT = Path(__file__).parents[1] / "ns2" / "dumbbell.tcl"
 
 
 def _line(loss_ab=0.0, queue=1000, seed=1):
@@ -272,7 +272,7 @@ def test_100_newreno_flows_agree_with_ns2_counter_by_counter():
       castlab drops about 1.5x as many (docs/fidelity/tcp.md says what is known of why); this
       band only records that the gap has not grown.
     """
-    sys.path.insert(0, str(Path(__file__).parent / "ns2"))
+    sys.path.insert(0, str(Path(__file__).parents[1] / "ns2"))
     import tcp100_compare as T
 
     runs = {"castlab": [], "ns-2": []}
@@ -303,7 +303,7 @@ def test_100_sack_flows_agree_with_ns2_sack1_counter_by_counter():
     - segments delivered again at most 2x ns-2's + 20: nothing SACKed is sent again;
     - retransmissions between 0.5x and 2x ns-2's, as for NewReno (castlab drops more).
     """
-    sys.path.insert(0, str(Path(__file__).parent / "ns2"))
+    sys.path.insert(0, str(Path(__file__).parents[1] / "ns2"))
     import tcp100_compare as T
 
     runs = {"castlab": [], "ns-2": []}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from castlab.report import COUNTED_APART, VERDICT_ORDER, status_table, verdict_counts
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 STATUS = ROOT / "docs" / "fidelity" / "status.json"
 CLAIMS = ROOT / "docs" / "fidelity" / "claims.json"
 

@@ -278,7 +278,7 @@ NEEDS_NS = pytest.mark.skipif(shutil.which("ns") is None, reason="ns-2 not insta
 
 
 def _nlm_rlm_compare():
-    path = Path(__file__).parent / "ns2" / "nlm_rlm_compare.py"
+    path = Path(__file__).parents[1] / "ns2" / "nlm_rlm_compare.py"
     spec = importlib.util.spec_from_file_location("nlm_rlm_compare", path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules.setdefault("nlm_rlm_compare", mod)

@@ -25,7 +25,7 @@ from test_net import netns, roles  # noqa: F401  (fixtures)
 pytestmark = pytest.mark.skipif(shutil.which("tshark") is None,
                                 reason="needs tshark (make setup installs it with apt)")
 
-LUA = Path(__file__).resolve().parent.parent / "contrib" / "wireshark" / "castlab.lua"
+LUA = Path(__file__).resolve().parents[2] / "contrib" / "wireshark" / "castlab.lua"
 PORT = 47000  # the roles' default port base, and so the groups' UDP port
 
 

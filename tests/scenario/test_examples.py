@@ -9,7 +9,7 @@ from pathlib import Path
 
 from castlab import Scenario, cli
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PNG = b"\x89PNG\r\n\x1a\n"
 
 

@@ -12,7 +12,7 @@ import pytest
 from castlab.experiments.streams import STREAMS, Stream, rng
 from castlab.streams import SEED_KIND_INDEX
 
-EXPERIMENTS = Path(__file__).resolve().parent.parent / "python" / "castlab" / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "python" / "castlab" / "experiments"
 
 
 def test_no_experiment_seeds_numpy_by_itself():
@@ -53,7 +53,7 @@ def test_no_python_module_draws_outside_the_streams():
     the standard library's generators itself."""
     import re
     from pathlib import Path
-    root = Path(__file__).resolve().parents[1] / "python" / "castlab"
+    root = Path(__file__).resolve().parents[2] / "python" / "castlab"
     bad = []
     for f in root.rglob("*.py"):
         if f.name == "streams.py":

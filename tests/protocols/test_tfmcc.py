@@ -14,7 +14,7 @@ import castlab
 from castlab import _native
 from castlab.experiments.tfmcc.topology import clr_share
 
-GUIDE = Path(__file__).resolve().parents[1] / "docs" / "guide.md"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
 
 
 def test_defaults_are_rfc_4654s():

@@ -19,7 +19,7 @@ import pytest
 
 from study_fake import FakeScenario
 
-TESTS = Path(__file__).resolve().parent
+TESTS = Path(__file__).resolve().parents[1]
 GRID = {"link.delay": ["10ms", "80ms"], "cbr.load": [0.8, 1.3]}  # 2 params, 2 values each
 SEEDS = [1, 2, 3]
 VOLATILE = ("wall_s", "finished_at", "host")  # what may differ between two runs of the same sweep

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-PKG = Path(__file__).resolve().parent.parent / "python" / "castlab"
+PKG = Path(__file__).resolve().parents[2] / "python" / "castlab"
 
 # A chain that would close a cycle (experiments -> runner -> targets -> experiments), entered at
 # each of its modules: with a cycle, one of these orders finds a half-initialised module.

@@ -154,7 +154,7 @@ def test_the_report_counts_consistent_paper_claims_and_names_unexplained_failure
     assert "2 paper claims that do not hold have no explanation:** e-A/mute, e-A/mute2" in md
 
 
-EXPERIMENTS = Path(__file__).resolve().parents[1] / "python" / "castlab" / "experiments"
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "python" / "castlab" / "experiments"
 CLAIM_MAKERS = {"within", "at_most", "at_least", "in_range", "over_readings", "claim_over_seeds"}
 
 
