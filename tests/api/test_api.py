@@ -58,13 +58,8 @@ def test_router_extension_from_python(line):
     assert sim.layer_dropper_count("r1") > 200
 
 
-def _fingerprint(seed, **sim_kw):
-    sim = castlab.Simulator(seed=seed, **sim_kw)
-    for n in ("s", "r", "a", "b"):
-        sim.add_node(n)
-    sim.add_link("s", "r", 1.5e6, 0.01, queue_limit_pkts=20)
-    sim.add_link("r", "a", 700e3, 0.01, queue="red", queue_limit_pkts=40, red_min_th=3, red_max_th=9, red_w_q=0.02)
-    sim.add_link("r", "b", 1e6, 0.02, queue_limit_pkts=20, loss_ab=0.02)
+def _fingerprint(tree, seed, **sim_kw):
+    sim = tree(seed, **sim_kw)
     groups = [sim.add_group("s") for _ in range(4)]
     sim.add_layered_source("s", groups, [100e3, 200e3, 400e3, 800e3])
     sinks = [sim.add_sink("a", groups=groups, schedule=[(1.0, 4), (20.0, 2)], record="arrivals"),
@@ -78,25 +73,25 @@ def _fingerprint(seed, **sim_kw):
     return h.hexdigest()
 
 
-def test_determinism_same_seed_same_bytes_other_seed_differs():
-    a = _fingerprint(7)
-    assert a == _fingerprint(7)
-    assert a != _fingerprint(8)
+def test_determinism_same_seed_same_bytes_other_seed_differs(tree):
+    a = _fingerprint(tree, 7)
+    assert a == _fingerprint(tree, 7)
+    assert a != _fingerprint(tree, 8)
 
 
-def test_phase_randomisation_off_by_default_seeded_when_on_and_settable_for_a_whole_process(monkeypatch):
+def test_phase_randomisation_off_by_default_seeded_when_on_and_settable_for_a_whole_process(monkeypatch, tree):
     from castlab.simulator import PHASE_ENV
 
     monkeypatch.delenv(PHASE_ENV, raising=False)
-    off = _fingerprint(7)
-    assert _fingerprint(7, phase_overhead=0.0) == off
-    on = _fingerprint(7, phase_overhead=0.002)
-    assert on != off and on == _fingerprint(7, phase_overhead=0.002)
-    assert on != _fingerprint(8, phase_overhead=0.002)
+    off = _fingerprint(tree, 7)
+    assert _fingerprint(tree, 7, phase_overhead=0.0) == off
+    on = _fingerprint(tree, 7, phase_overhead=0.002)
+    assert on != off and on == _fingerprint(tree, 7, phase_overhead=0.002)
+    assert on != _fingerprint(tree, 8, phase_overhead=0.002)
     # the environment sets the default of simulators that do not name it (experiments' code)
     monkeypatch.setenv(PHASE_ENV, "0.002")
-    assert _fingerprint(7) == on
-    assert _fingerprint(7, phase_overhead=0.0) == off
+    assert _fingerprint(tree, 7) == on
+    assert _fingerprint(tree, 7, phase_overhead=0.0) == off
     monkeypatch.setenv(PHASE_ENV, "two ms")
     with pytest.raises(ValueError, match=PHASE_ENV):
         castlab.Simulator(seed=1)

@@ -1,29 +1,23 @@
 """The castlab command: list, demo, and a reproduction writing data, plots and summary.json."""
 
 import json
-import subprocess
-import sys
 
 
-def castlab(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "castlab", *args], capture_output=True, text=True, timeout=timeout)
-
-
-def test_list_names_the_engine_checks():
-    r = castlab("list")
+def test_list_names_the_engine_checks(castlab_cli):
+    r = castlab_cli("list")
     assert r.returncode == 0
     assert "engine-bottleneck" in r.stdout and "engine-red" in r.stdout
 
 
-def test_demo_prints_every_receiver():
-    r = castlab("run", "--duration", "10")
+def test_demo_prints_every_receiver(castlab_cli):
+    r = castlab_cli("run", "--duration", "10")
     assert r.returncode == 0, r.stderr
     for i in range(1, 5):
         assert f"rcv{i}" in r.stdout
 
 
-def test_reproduce_writes_data_plot_and_computed_claims(tmp_path):
-    r = castlab("reproduce", "engine-bottleneck", "--quick", "--out", str(tmp_path), "--seed", "4", "--strict")
+def test_reproduce_writes_data_plot_and_computed_claims(tmp_path, castlab_cli):
+    r = castlab_cli("reproduce", "engine-bottleneck", "--quick", "--out", str(tmp_path), "--seed", "4", "--strict")
     assert r.returncode == 0, r.stderr
     s = json.loads((tmp_path / "summary.json").read_text())
     assert {"experiment", "paper", "figure", "seed", "params", "wall_s", "claims"} <= set(s)
@@ -35,8 +29,8 @@ def test_reproduce_writes_data_plot_and_computed_claims(tmp_path):
     assert (tmp_path / "bottleneck.csv").exists()
 
 
-def test_unknown_experiment_is_a_clear_error(tmp_path):
-    r = castlab("reproduce", "no-such-figure", "--out", str(tmp_path))
+def test_unknown_experiment_is_a_clear_error(tmp_path, castlab_cli):
+    r = castlab_cli("reproduce", "no-such-figure", "--out", str(tmp_path))
     assert r.returncode == 2 and "castlab list" in r.stderr
 
 

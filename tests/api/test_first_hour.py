@@ -15,11 +15,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def castlab(*args, cwd=None, timeout=300):
-    return subprocess.run([sys.executable, "-m", "castlab", *args], capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd)
-
-
 SMALL = """
 name = "{name}"
 duration = "{duration}"
@@ -70,9 +65,9 @@ def small(tmp_path: Path, name: str, duration: str = "20s", **extra) -> Path:
 # ---- default output folders
 
 
-def test_two_reproduces_without_out_get_a_folder_each(tmp_path):
+def test_two_reproduces_without_out_get_a_folder_each(tmp_path, castlab_cli):
     for name in ("engine-red", "engine-bottleneck"):
-        r = castlab("reproduce", name, "--quick", cwd=tmp_path)
+        r = castlab_cli("reproduce", name, "--quick", cwd=tmp_path)
         assert r.returncode == 0, r.stderr
     for name in ("engine-red", "engine-bottleneck"):
         s = json.loads((tmp_path / "out" / name / "summary.json").read_text())
@@ -80,35 +75,35 @@ def test_two_reproduces_without_out_get_a_folder_each(tmp_path):
     assert not (tmp_path / "out" / "summary.json").exists()
 
 
-def test_reproduce_refuses_a_folder_holding_another_experiment(tmp_path):
+def test_reproduce_refuses_a_folder_holding_another_experiment(tmp_path, castlab_cli):
     out = tmp_path / "shared"
     out.mkdir()  # what `reproduce engine-red --out shared` leaves (the check reads summary.json)
     (out / "summary.json").write_text(json.dumps({"experiment": "engine-red", "claims": []}))
     (out / "red.png").write_bytes(b"png")
     before = sorted(p.name for p in out.iterdir())
-    r = castlab("reproduce", "engine-bottleneck", "--quick", "--out", str(out))
+    r = castlab_cli("reproduce", "engine-bottleneck", "--quick", "--out", str(out))
     assert r.returncode == 2
     assert "engine-red" in r.stderr and "another --out" in r.stderr
     assert sorted(p.name for p in out.iterdir()) == before
     # the same experiment again replaces its own files
-    assert castlab("reproduce", "engine-red", "--quick", "--out", str(out)).returncode == 0
+    assert castlab_cli("reproduce", "engine-red", "--quick", "--out", str(out)).returncode == 0
 
 
-def test_two_scenario_files_do_not_share_seed_folders(tmp_path):
+def test_two_scenario_files_do_not_share_seed_folders(tmp_path, castlab_cli):
     a, b = small(tmp_path, "alpha"), small(tmp_path, "beta")
-    assert castlab("scenario", "run", str(a), "--seeds", "1", cwd=tmp_path).returncode == 0
-    assert castlab("scenario", "run", str(b), "--seeds", "2-3", cwd=tmp_path).returncode == 0
+    assert castlab_cli("scenario", "run", str(a), "--seeds", "1", cwd=tmp_path).returncode == 0
+    assert castlab_cli("scenario", "run", str(b), "--seeds", "2-3", cwd=tmp_path).returncode == 0
     assert sorted(p.name for p in (tmp_path / "out" / "alpha").glob("seed-*")) == ["seed-1"]
     assert sorted(p.name for p in (tmp_path / "out" / "beta").glob("seed-*")) == ["seed-2", "seed-3"]
     # into one folder by hand: refused, nothing written
-    r = castlab("scenario", "run", str(b), "--seeds", "2", "--out", str(tmp_path / "out" / "alpha"))
+    r = castlab_cli("scenario", "run", str(b), "--seeds", "2", "--out", str(tmp_path / "out" / "alpha"))
     assert r.returncode == 2 and "scenario:alpha" in r.stderr
     assert sorted(p.name for p in (tmp_path / "out" / "alpha").glob("seed-*")) == ["seed-1"]
     # the same scenario with other parameters is refused too; with the same ones it adds seeds
-    r = castlab("scenario", "run", str(a), "--seeds", "2", "--set", "duration=10s", "--out",
+    r = castlab_cli("scenario", "run", str(a), "--seeds", "2", "--set", "duration=10s", "--out",
                 str(tmp_path / "out" / "alpha"))
     assert r.returncode == 2 and "other parameters" in r.stderr
-    assert castlab("scenario", "run", str(a), "--seeds", "2", cwd=tmp_path).returncode == 0
+    assert castlab_cli("scenario", "run", str(a), "--seeds", "2", cwd=tmp_path).returncode == 0
     assert sorted(p.name for p in (tmp_path / "out" / "alpha").glob("seed-*")) == ["seed-1", "seed-2"]
 
 
@@ -204,8 +199,8 @@ def test_t_interval_clips_a_nonnegative_quantity_and_says_so():
 # ---- quick runs and short examples
 
 
-def test_a_quick_run_is_marked_not_a_verdict(tmp_path):
-    r = castlab("reproduce", "engine-red", "--quick", "--out", str(tmp_path / "q"))
+def test_a_quick_run_is_marked_not_a_verdict(tmp_path, castlab_cli):
+    r = castlab_cli("reproduce", "engine-red", "--quick", "--out", str(tmp_path / "q"))
     assert r.returncode == 0, r.stderr
     s = json.loads((tmp_path / "q" / "summary.json").read_text())
     assert s["quick"] is True and s["claims"]
@@ -362,10 +357,10 @@ def test_plot_a_scenario_run_draws_levels_and_queues(tmp_path, capsys):
 # ---- cosmetics
 
 
-def test_list_columns_line_up():
+def test_list_columns_line_up(castlab_cli):
     from castlab.experiments import REGISTRY
 
-    r = castlab("list")
+    r = castlab_cli("list")
     assert r.returncode == 0
     lines = r.stdout.splitlines()
     assert len(lines) == len(REGISTRY)

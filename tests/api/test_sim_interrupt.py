@@ -10,13 +10,8 @@ import time
 import castlab
 
 
-def _fingerprint(seed, steps):
-    sim = castlab.Simulator(seed=seed)
-    for n in ("s", "r", "a", "b"):
-        sim.add_node(n)
-    sim.add_link("s", "r", 1.5e6, 0.01, queue_limit_pkts=20)
-    sim.add_link("r", "a", 700e3, 0.01, queue="red", queue_limit_pkts=40, red_min_th=3, red_max_th=9, red_w_q=0.02)
-    sim.add_link("r", "b", 1e6, 0.02, queue_limit_pkts=20, loss_ab=0.02)
+def _fingerprint(tree, seed, steps):
+    sim = tree(seed)
     groups = [sim.add_group("s") for _ in range(4)]
     sim.add_layered_source("s", groups, [100e3, 200e3, 400e3, 800e3])
     sinks = [sim.add_sink("a", groups=groups, schedule=[(1.0, 4), (20.0, 2)], record="arrivals"),
@@ -31,12 +26,12 @@ def _fingerprint(seed, steps):
     return h.hexdigest()
 
 
-def test_results_do_not_depend_on_how_the_run_is_cut():
-    whole = _fingerprint(5, [40.0])
+def test_results_do_not_depend_on_how_the_run_is_cut(tree):
+    whole = _fingerprint(tree, 5, [40.0])
     # 1,000 calls of 40 ms each, including boundaries that fall exactly on events' times
-    pieces = _fingerprint(5, [round(0.04 * i, 6) for i in range(1, 1001)])
+    pieces = _fingerprint(tree, 5, [round(0.04 * i, 6) for i in range(1, 1001)])
     assert whole == pieces
-    assert whole != _fingerprint(6, [40.0])
+    assert whole != _fingerprint(tree, 6, [40.0])
 
 
 _LONG_RUN = """
