@@ -40,7 +40,8 @@ from castlab.stopping import Stopped, stop_on_signals
 
 class NetDriver(_native.NetDriver):
     """The real-network driver, with a method per registered role and reader that runs on
-    the network (made from the protocol registry: ``castlab._registry``)."""
+    the network (made from the protocol registry: ``castlab._registry``; their generated stub
+    is ``castlab/_registered.pyi``)."""
 
 
 _registry.install(NetDriver, net=True)

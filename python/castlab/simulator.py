@@ -6,9 +6,9 @@ The engine is single-threaded (agents own plain, non-shared state), so the nativ
 raises a ``RuntimeError`` that says what to do instead. The engine's methods and their
 documentation are the native class's (``castlab/_native.pyi``), plus ``tcp_goodput_bps``,
 computed from them; each protocol's roles and readers, the CBR sources' and the sink's
-included, are methods made from the protocol registry (``castlab._registry``).
-``sink_summary`` wraps the registry's: its per-layer columns become numpy arrays only when
-read, so that numpy is imported only then.
+included, are methods made from the protocol registry (``castlab._registry``; their
+generated stub is ``castlab/_registered.pyi``). ``sink_summary`` wraps the registry's: its
+per-layer columns become numpy arrays only when read, so that numpy is imported only then.
 
 Phase randomisation (``phase_overhead``, see the native class) is off unless asked for. A
 simulator built without the argument takes the process's default, the environment variable
