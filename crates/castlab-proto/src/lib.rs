@@ -29,10 +29,9 @@ pub use trace::Trace;
 
 /// The protocol registry: every protocol the drivers know, each described beside its code
 /// (see [`registry`]) in its `<protocol>/registration.rs`. Registering a protocol is one line
-/// here. The order is the scenario's:
-/// flow tables are built in it (`[[tcp]]` before `[[cbr]]`), the first session kind is the
-/// default (`layered`), and the first receiver of a session kind is its default (RLM's
-/// before the measuring sink).
+/// here. The order is the scenario's: flow tables are built in it (`[[tcp]]` before
+/// `[[cbr]]`), the first session kind is the default (`layered`), and the first receiver of a
+/// session kind is its default (RLM's before the measuring sink).
 pub static PROTOCOLS: &[&registry::Protocol] = &[
     &tcp::registration::PROTOCOL,
     &cbr::registration::PROTOCOL,
