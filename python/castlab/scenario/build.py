@@ -87,7 +87,7 @@ def _role_takes(role: str, param: str) -> bool:
 
 def _schedule_of_level(keys: list[dict], entry: dict, start: float, args: dict) -> None:
     """A receiver's subscription levels as its role's `schedule`: a fixed level is joined at the
-    receiver's start (`args["start"]`, drawn for this seed), or the schedule as written."""
+    receiver's `start` (drawn for this seed), or the schedule as written."""
     level = next((k["name"] for k in keys if k["kind"] == "level"), None)
     sched = next((k["name"] for k in keys if k["kind"] == "schedule"), None)
     if level is None or sched is None:
