@@ -10,7 +10,7 @@ PIP    := $(VENV)/bin/pip
 OUT    ?= out
 export CARGO_TERM_COLOR ?= never
 
-.PHONY: setup system-deps norm build demo test test-rust test-rust-build test-python bench reproduce-all clean-out
+.PHONY: setup system-deps norm build stub demo test test-rust test-rust-build test-python bench reproduce-all clean-out
 
 # System packages: iproute2 (ip, tc), igmpproxy (the testbed's multicast routing), iperf3 (kernel
 # TCP cross traffic), ns2 (the independent reference some tests compare with), tshark (reads
@@ -59,6 +59,11 @@ $(NORM_BIN): contrib/norm/castlab_norm.cpp
 # PIP_QUIET: maturin runs pip, which its own --quiet does not reach.
 build: setup norm
 	PIP_QUIET=1 $(VENV)/bin/maturin develop --release --quiet
+
+# The registry's generated stubs (castlab/_registered.pyi, castlab/functions.pyi), rewritten after a
+# role, reader or function changes in Rust: tests/api/test_stub.py fails until they are.
+stub: build
+	$(PY) -m castlab._stub
 
 demo: build
 	$(VENV)/bin/castlab run

@@ -8,7 +8,7 @@ behind it; the BCFS ones with BCF routers), built from a scenario dict and run i
 slices of `--until / chunks` seconds (the results do not depend on the slicing). Sinks and RLM
 receivers keep their default records (`record = "summary"`: counters, no row per packet); TCP,
 NLM (sender, receivers, LMRs) and LE-SBCC run with `trace = "off"` (no row per ACK, request,
-sample or rate change; the same run otherwise, tests/test_trace_switch.py). The
+sample or rate change; the same run otherwise, tests/scenario/test_trace_switch.py). The
 rule, fixed before any run: memory is flat when RSS after the last slice exceeds RSS after the
 second slice (the warm-up) by at most max(4 MiB, 5 %). Event records that grow by design
 (one row per join-experiment, level change or loss event) are counted in that allowance.

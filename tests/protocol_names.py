@@ -10,7 +10,9 @@ The places left out, and what they are:
 - benchmarks: bench/ and any directory named benches/ (crates/*/benches/, cargo's benchmark
   targets), which measure named protocols on purpose;
 - the experiments (python/castlab/experiments/), which are the papers' set-ups;
-- docs/ and examples/.
+- docs/ and examples/;
+- the stubs generated from the registrations (python -m castlab._stub: castlab/_registered.pyi,
+  castlab/functions.pyi), which repeat each protocol's registration, not name it anew.
 Nothing else is left out: a protocol's name in a driver, a binding, the command line or the
 testbed counts.
 
@@ -29,11 +31,11 @@ ROOT = Path(__file__).resolve().parent.parent
 
 # name -> (pattern, the protocol's own module in castlab-proto)
 PROTOCOLS = {
-    "RLC": (r"rlc", "crates/castlab-proto/src/rlc.rs"),
+    "RLC": (r"rlc", "crates/castlab-proto/src/rlc/"),
     "NLM": (r"nlm", "crates/castlab-proto/src/nlm/"),
     "LE-SBCC": (r"le[-_]?sbcc", "crates/castlab-proto/src/lesbcc/"),
     "Rainbow": (r"rainbow", "crates/castlab-proto/src/bcfs/"),
-    "RLM": (r"rlm", "crates/castlab-proto/src/rlm.rs"),
+    "RLM": (r"rlm", "crates/castlab-proto/src/rlm/"),
     "TFMCC": (r"tfmcc", "crates/castlab-proto/src/tfmcc/"),
     "PGMCC": (r"pgmcc", "crates/castlab-proto/src/pgmcc/"),
 }
@@ -41,13 +43,14 @@ PROTOCOLS = {
 LIMIT = 3  # the goal: at most this many files per protocol
 
 EXCLUDED = ("tests/", "docs/", "bench/", "examples/", "python/castlab/experiments/")
+GENERATED = ("python/castlab/_registered.pyi", "python/castlab/functions.pyi")
 
 
 def excluded(path: str) -> bool:
     """Whether `path` lies in a place the measure leaves out (the module docstring)."""
     parts = path.split("/")
     return (path.startswith(EXCLUDED) or "tests" in parts[:-1] or "benches" in parts[:-1]
-            or parts[-1] == "tests.rs")
+            or parts[-1] == "tests.rs" or path in GENERATED)
 
 
 def _files() -> list[str]:

@@ -1,5 +1,5 @@
 """A small scenario that follows the scenario contract (castlab.scenario lands on another
-branch): CBR through one bottleneck, a few simulated seconds. Used by tests/test_sweep.py."""
+branch): CBR through one bottleneck, a few simulated seconds. Used by tests/scenario/test_sweep.py."""
 
 from __future__ import annotations
 

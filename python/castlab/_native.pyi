@@ -1,5 +1,5 @@
 # Hand-written stub for the Rust extension module castlab._native.
-# tests/test_stub.py checks every name and parameter here against the compiled module.
+# tests/api/test_stub.py checks every name and parameter here against the compiled module.
 import os
 from typing import Optional, Union
 
@@ -99,23 +99,6 @@ class Simulator:
         not depend on the slicing. The GIL is released while each slice runs, so other Python
         threads run meanwhile; the simulator itself stays usable only from its own thread.
         """
-    def sink_arrivals(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
-        """Every arrival of a sink added with record="arrivals": columns time_ns, flow, layer, seq,
-        size (numpy arrays).
-        """
-    def sink_losses(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
-        """Every detected gap of a sink added with record="arrivals": time_ns (detection), flow,
-        layer, first_seq, count.
-        """
-    def sink_worst_window_loss(self, agent: int, window: float) -> float:
-        """Worst-case loss rate of a sink over windows of `window` seconds (McCanne et al. §4.2): the online
-        value for a configured window, else computed from the recorded arrivals.
-        """
-    def sink_summary(self, agent: int) -> dict[str, object]:
-        """A sink's counters in either record mode: received, lost, bytes, per-layer received/lost,
-        first and last arrival (ns), the record mode, and worst_window_loss {window_s: loss} for
-        its configured windows.
-        """
     def channel_stats(self, channel: int) -> dict[str, object]:
         """A channel's counters (arrivals, enqueued, drops_forced, drops_early, marked, departures,
         bytes_departed, lost_random, delivered, ext_drops, drops_link_down), whether it is `up`,
@@ -207,27 +190,6 @@ class NetDriver:
     def now(self) -> float:
         """Seconds since the driver was created."""
         ...
-    def add_layered_source(
-        self,
-        agent_id: int,
-        node: int,
-        port: int,
-        groups: list[int],
-        rates_bps: list[float],
-        packet_size: int = 1000,
-        flow: int = 0,
-        jitter: bool = True,
-        stop: Optional[float] = None,
-    ) -> int:
-        """A layered CBR source (McCanne et al. §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
-        sending at `stop` seconds (driver time) if given.
-        """
-    def add_sink(
-        self, agent_id: int, node: int, port: int, groups: list[int] = ..., schedule: list[tuple[float, int]] = ...
-    ) -> int:
-        """A measuring sink: unicast on its port, and subscribed by level to `groups` following
-        `schedule`, a list of (time_s in driver time, level).
-        """
     def run(self, duration: float, status: Optional[object] = None, status_interval: float = 1.0) -> None:
         """Run `duration` s of wall clock; GIL released in <= 100 ms slices, signals checked
         between them, `status()` called every `status_interval` s."""
@@ -255,14 +217,6 @@ class NetDriver:
         """
     def rate_timeline(self) -> dict[str, npt.NDArray[np.generic]]:
         """Every rate change of the driver's rate-controlled sources: time_ns, agent, rate_bps."""
-    def source_sent(self, agent: int) -> list[int]:
-        """Packets sent so far by a layered source, per layer."""
-    def sink_arrivals(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
-        """A sink's arrivals, in the simulator's columns (time_ns, flow, layer, seq, size)."""
-    def sink_losses(self, agent: int) -> dict[str, npt.NDArray[np.integer]]:
-        """A sink's detected gaps, in the simulator's columns."""
-    def sink_level(self, agent: int) -> int:
-        """A sink's current level."""
     def add_role(
         self,
         role: str,

@@ -102,7 +102,17 @@ _NET_DOC = ("\n\nOn the real network: `agent_id`, `node`, `port`: the agent's id
 
 def install(cls: type, net: bool) -> None:
     """Give `cls` a method per registered role and reader (for the real-network driver,
-    only those that run there, with ``agent_id, node, port`` first)."""
+    only those that run there, with ``agent_id, node, port`` first). A method `cls` defines
+    itself is kept: it wraps the registry's (through ``read``/``add_role``) and takes its
+    documentation."""
+
+    def put(name: str, method: Callable) -> None:
+        own = cls.__dict__.get(name)
+        if own is None:
+            setattr(cls, name, method)
+        elif own.__doc__ is None:
+            own.__doc__ = method.__doc__
+
     for p in protocols():
         for r in p["roles"]:
             if (net and not r["net"]) or (not net and not r["sim"]):
@@ -110,11 +120,11 @@ def install(cls: type, net: bool) -> None:
             params = r["net_params"] if net else r["params"]
             prefix = ["agent_id", "node", "port"] if net else []
             doc = r["doc"] + _NET_DOC if net else r["doc"]
-            setattr(cls, r["name"], _role_method(r["name"], doc, params, r["config"] is not None, prefix))
+            put(r["name"], _role_method(r["name"], doc, params, r["config"] is not None, prefix))
         for r in p["readers"]:
             if (net and not r["net"]) or (not net and not r["sim"]):
                 continue
-            setattr(cls, r["name"], _reader_method(r["name"], r["doc"], r["target"], r["params"]))
+            put(r["name"], _reader_method(r["name"], r["doc"], r["target"], r["params"]))
 
 
 def roles() -> dict[str, dict]:
@@ -140,3 +150,8 @@ def scenario_kinds() -> tuple[dict[str, dict], dict[str, dict], dict[str, dict]]
         for r in p["routers"]:
             routers[r["kind"]] = r
     return sessions, receivers, routers
+
+
+def flow_kinds() -> dict[str, dict]:
+    """The scenario's registered flow tables (``[[tcp]]``, ``[[cbr]]``), by table."""
+    return {f["table"]: f for p in protocols() for f in p["flows"]}

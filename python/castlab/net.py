@@ -40,7 +40,8 @@ from castlab.stopping import Stopped, stop_on_signals
 
 class NetDriver(_native.NetDriver):
     """The real-network driver, with a method per registered role and reader that runs on
-    the network (made from the protocol registry: ``castlab._registry``)."""
+    the network (made from the protocol registry: ``castlab._registry``; their generated stub
+    is ``castlab/_registered.pyi``)."""
 
 
 _registry.install(NetDriver, net=True)
@@ -257,7 +258,7 @@ class SinkRole(Role):
     def build(self) -> None:
         a = self.args
         self.drv = self.session.driver(self.session.groups(a.layers, control=False))
-        self.drv.add_sink(self.agent, a.node, a.port, list(range(a.layers)), [(0.0, a.level)])
+        self.drv.add_sink(self.agent, a.node, a.port, list(range(a.layers)), [(0.0, a.level)], record="arrivals")
 
     def status(self) -> str:
         _, rx = self._rates()

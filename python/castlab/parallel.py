@@ -277,7 +277,7 @@ def _map(ex: cf.Executor, items: list) -> list:
 def map_runs(fn: Callable[..., Any], calls: Sequence[tuple]) -> list:
     """An experiment's loop of independent runs, ``[fn(*args) for args in calls]``, on
     ``current_workers()`` processes when that is more than 1. Each run is a pure function of its
-    arguments, so the list is the same either way (tests/test_sweep.py checks it on an
+    arguments, so the list is the same either way (tests/scenario/test_sweep.py checks it on an
     experiment)."""
     calls = [tuple(a) for a in calls]
     n = current_workers()

@@ -5,9 +5,10 @@ The engine is single-threaded (agents own plain, non-shared state), so the nativ
 ``PanicException``, which is not an ``Exception``. This subclass checks the thread first and
 raises a ``RuntimeError`` that says what to do instead. The engine's methods and their
 documentation are the native class's (``castlab/_native.pyi``), plus ``tcp_goodput_bps``,
-computed from them (``sink_summary`` wraps the native one: its per-layer columns become numpy
-arrays only when read, so that numpy is imported only then); each protocol's roles and
-readers are methods made from the protocol registry (``castlab._registry``).
+computed from them; each protocol's roles and readers, the CBR sources' and the sink's
+included, are methods made from the protocol registry (``castlab._registry``; their
+generated stub is ``castlab/_registered.pyi``). ``sink_summary`` wraps the registry's: its
+per-layer columns become numpy arrays only when read, so that numpy is imported only then.
 
 Phase randomisation (``phase_overhead``, see the native class) is off unless asked for. A
 simulator built without the argument takes the process's default, the environment variable
@@ -102,9 +103,7 @@ class Simulator(_native.Simulator):
         return object.__getattribute__(self, name)
 
     def sink_summary(self, agent: int) -> dict:
-        return _ArraysOnRead(super().sink_summary(agent), ("layer_received", "layer_lost"))
-
-    sink_summary.__doc__ = _native.Simulator.sink_summary.__doc__
+        return _ArraysOnRead(self.read("sink_summary", agent), ("layer_received", "layer_lost"))
 
     def tcp_goodput_bps(self, agent: int, start: float = 0.0, end: Optional[float] = None) -> float:
         """Goodput of the TCP flow `agent` in bit/s: the bytes its sink delivered in order

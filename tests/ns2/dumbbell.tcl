@@ -1,4 +1,4 @@
-# The dumbbell of tests/test_tcp.py::test_goodput_matches_ns2, in ns-2 (Debian's ns2 2.35):
+# The dumbbell of tests/protocols/test_tcp.py::test_goodput_matches_ns2, in ns-2 (Debian's ns2 2.35):
 #   s_i --(100 Mb/s, 1 ms)-- r1 --(10 Mb/s, 20 ms, DropTail QUEUE pkts)-- r2 --(100 Mb/s, 1 ms)-- d_i
 # FLOWS one-way TCP flows (Agent/TCP/Reno or Agent/TCP/Newreno + Agent/TCPSink) with 1000-byte
 # segments (1040 on the wire, as castlab's mss 1000 + 40 bytes of headers), flow i starting at

@@ -1,7 +1,7 @@
 """ns-2's own RLM (McCanne's MMG/ns, run by tests/ns2/rlm.tcl with ``nlm=N``) against castlab's
 RLM on the topology of Figure 8 of Nakauchi, Morikawa and Aoyama's NLM paper, the set-up on
 which the NLM paper compares NLM with RLM (the NLM authors used ns). For docs/fidelity/nlm.md
-and tests/test_nlm.py.
+and tests/protocols/test_nlm.py.
 
     python tests/ns2/nlm_rlm_compare.py [--seeds 1-5] [--duration 600]
 

@@ -1,7 +1,7 @@
 """ns-2's own RLM (McCanne's MMG/ns, run by tests/ns2/rlm.tcl) against castlab's RLM on RLM
 topology (1) of McCanne, Jacobson and Vetterli (SIGCOMM 1996, §4): the same link, queue,
 layered source, receiver start time and measurement, for the comparison table in docs/fidelity/rlm.md and for
-tests/test_rlm.py.
+tests/protocols/test_rlm.py.
 
     python tests/ns2/rlm_compare.py [--delays 0.01,0.1,1] [--seeds 1-5] [--duration 600]
                                     [--variants ns2,castlab,...] [--pairs 1,4,16] [--csv F]

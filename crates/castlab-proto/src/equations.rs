@@ -57,7 +57,7 @@ mod tests {
     use super::*;
 
     /// (s bytes, R s, p, t_RTO s, X bytes/s): RFC 5348 §3.1's formula evaluated by hand in
-    /// 40-digit decimal arithmetic. `tests/test_metrics.py` checks the Python copy against the
+    /// 40-digit decimal arithmetic. `tests/api/test_metrics.py` checks the Python copy against the
     /// same rows.
     const BY_HAND: [(f64, f64, f64, f64, f64); 5] = [
         (1000.0, 0.1, 0.01, 0.4, 112_332.234_362_993),

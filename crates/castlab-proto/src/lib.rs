@@ -29,16 +29,19 @@ pub use sink::{LayeredSink, Record, SinkRecords, SinkSummary};
 pub use trace::Trace;
 
 /// The protocol registry: every protocol the drivers know, each described beside its code
-/// (see [`registry`]). Registering a protocol is one line here.
+/// (see [`registry`]) in its `<protocol>/registration.rs`. Registering a protocol is one line
+/// here. The order is the scenario's: flow tables are built in it (`[[tcp]]` before
+/// `[[cbr]]`), the first session kind is the default (`layered`), and the first receiver of a
+/// session kind is its default (RLM's before the measuring sink).
 pub static PROTOCOLS: &[&registry::Protocol] = &[
-    &rlm::registration::PROTOCOL,
-    &nlm::protocol::PROTOCOL,
-    &bcfs::protocol::PROTOCOL,
-    &lesbcc::protocol::PROTOCOL,
-    &rlc::registration::PROTOCOL,
-    &tcp::PROTOCOL,
+    &tcp::registration::PROTOCOL,
     &cbr::registration::PROTOCOL,
+    &rlm::registration::PROTOCOL,
+    &nlm::registration::PROTOCOL,
+    &bcfs::registration::PROTOCOL,
+    &lesbcc::registration::PROTOCOL,
+    &rlc::registration::PROTOCOL,
     &sink::registration::PROTOCOL,
-    &tfmcc::protocol::PROTOCOL,
-    &pgmcc::protocol::PROTOCOL,
+    &tfmcc::registration::PROTOCOL,
+    &pgmcc::registration::PROTOCOL,
 ];

@@ -26,11 +26,6 @@ pub(crate) fn nonneg_u64(field: &str, v: i64) -> Result<u64> {
     Ok(check::u64(field, v)?)
 }
 
-/// A 32-bit unsigned field (a flow id, a size in bytes), or a ValueError naming `field`.
-pub(crate) fn u32_field(field: &str, v: i64) -> Result<u32> {
-    Ok(check::u32(field, v)?)
-}
-
 /// A positive 32-bit integer, or a ValueError naming `field`.
 pub(crate) fn positive_u32(field: &str, v: i64) -> Result<u32> {
     Ok(check::positive_u32(field, v)?)

@@ -2,7 +2,7 @@
 //! `Default` (the paper's values), assigned by name and validated in Rust
 //! ([`castlab_core::config`]). Bindings take `**config` and call [`build`]; nothing here or in
 //! the `.pyi` repeats a default. `castlab._native.config_defaults(protocol)` shows them, and
-//! `tests/test_config.py` checks the stub's documented keys against it.
+//! `tests/api/test_config.py` checks the stub's documented keys against it.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};

@@ -6,10 +6,9 @@ use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-pub(crate) use crate::args::{bad, duration_s, err, nonneg_u64, positive_u32, time_s, u32_field};
+pub(crate) use crate::args::{bad, duration_s, err, nonneg_u64, positive_u32, time_s};
 use crate::error::{Error, Result};
-use castlab_core::{AgentId, ChannelId, Duration, GroupId, NodeId};
-use castlab_proto::{LayeredSink, SinkRecords};
+use castlab_core::{ChannelId, Duration, GroupId, NodeId};
 use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig};
@@ -21,7 +20,6 @@ mod net;
 mod pcap;
 mod registry;
 mod router;
-mod sink;
 
 /// A dict of named counters.
 pub(crate) fn counters<'py>(py: Python<'py>, pairs: &[(&str, u64)]) -> Result<Bound<'py, PyDict>> {
@@ -34,27 +32,6 @@ pub(crate) fn counters<'py>(py: Python<'py>, pairs: &[(&str, u64)]) -> Result<Bo
 
 pub(crate) fn arr_u64<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyArray1<u64>> {
     PyArray1::from_slice(py, v)
-}
-
-/// A sink's arrivals as numpy arrays (shared by the simulator and the real-network bindings).
-pub(crate) fn sink_arrivals_dict<'py>(py: Python<'py>, r: &SinkRecords) -> Result<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("time_ns", arr_u64(py, &r.arr_time_ns))?;
-    d.set_item("flow", PyArray1::from_slice(py, &r.arr_flow))?;
-    d.set_item("layer", PyArray1::from_slice(py, &r.arr_layer))?;
-    d.set_item("seq", arr_u64(py, &r.arr_seq))?;
-    d.set_item("size", PyArray1::from_slice(py, &r.arr_size))?;
-    Ok(d)
-}
-
-/// A sink's detected losses as numpy arrays (shared like [`sink_arrivals_dict`]).
-pub(crate) fn sink_losses_dict<'py>(py: Python<'py>, r: &SinkRecords) -> Result<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("time_ns", arr_u64(py, &r.loss_time_ns))?;
-    d.set_item("flow", PyArray1::from_slice(py, &r.loss_flow))?;
-    d.set_item("layer", PyArray1::from_slice(py, &r.loss_layer))?;
-    d.set_item("count", PyArray1::from_slice(py, &r.loss_count))?;
-    Ok(d)
 }
 
 /// Subscription-level changes as numpy arrays: time_ns, agent, level.
@@ -112,16 +89,6 @@ impl Simulator {
         let id = u32::try_from(ch).map_err(|_| bad(field, ch, "must be a channel id >= 0"))?;
         self.inner.check_channel(field, ChannelId(id))?;
         Ok(ChannelId(id))
-    }
-    pub(crate) fn agent_id(&self, field: &str, a: i64) -> Result<AgentId> {
-        match u32::try_from(a) {
-            Ok(id) if (id as usize) < self.inner.agent_count() => Ok(AgentId(id)),
-            _ => Err(bad(field, a, "no such agent")),
-        }
-    }
-    pub(crate) fn sink(&self, a: i64) -> Result<&LayeredSink> {
-        let id = self.agent_id("agent", a)?;
-        self.inner.agent::<LayeredSink>(id).ok_or_else(|| bad("agent", a, "is not a sink"))
     }
     fn link_state(&mut self, at: f64, a: &str, b: &str, up: bool) -> Result<()> {
         let t = time_s("at", at)?;
@@ -353,40 +320,6 @@ impl Simulator {
                 step /= 2;
             }
         }
-    }
-
-    /// A sink's arrivals: time_ns, flow, layer, seq, size (numpy arrays).
-    /// `agent`: the sink's agent id (added with `record="arrivals"`).
-    fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
-        sink_arrivals_dict(py, &sink::recorded(self.sink(agent)?)?.records)
-    }
-
-    /// A sink's detected losses: time_ns, flow, layer, count (numpy arrays).
-    /// `agent`: the sink's agent id (added with `record="arrivals"`).
-    fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
-        sink_losses_dict(py, &sink::recorded(self.sink(agent)?)?.records)
-    }
-
-    /// Worst-case loss rate of a sink over windows of `window` seconds (McCanne et al. §4.2): the online
-    /// value for a configured window, else computed from the recorded arrivals.
-    /// `agent`: the sink's agent id.
-    fn sink_worst_window_loss(&self, agent: i64, window: f64) -> Result<f64> {
-        let w = duration_s("window", window)?;
-        if w.is_zero() {
-            return Err(bad("window", window, "must be positive"));
-        }
-        let k = self.sink(agent)?;
-        if let Some(v) = k.worst_window_loss(w.as_nanos()) {
-            return Ok(v);
-        }
-        let r = &sink::recorded(k)
-            .map_err(|_| {
-                bad("window", window, "is not one of the sink's windows, and the sink does not record arrivals")
-            })?
-            .records;
-        let counts: Vec<u64> = r.loss_count.iter().map(|&c| c as u64).collect();
-        let (t, rec, lost) = metrics::arrival_process(&r.arr_time_ns, &r.loss_time_ns, &counts);
-        Ok(metrics::worst_window_loss(&t, &rec, &lost, w.as_nanos()))
     }
 
     /// The counters of channel `channel` (arrivals, enqueued, drops_forced, drops_early, marked,

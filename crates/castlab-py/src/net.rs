@@ -18,11 +18,10 @@ use pyo3::types::{PyBytes, PyDict};
 
 use castlab_core::{Addr, AgentId, Duration, GroupId, Instant, NodeId};
 use castlab_net::{Driver, GroupEntry, NetConfig, SessionTable};
-use castlab_proto::{CbrSource, LayeredSink};
 
 use crate::config::{apply, config_dict};
 use crate::error::{Error, Result};
-use crate::{arr_u64, bad, duration_s, level_timeline_dict, sink_arrivals_dict, sink_losses_dict, time_s};
+use crate::{arr_u64, bad, duration_s, level_timeline_dict};
 
 /// The longest the GIL stays released: the latency of Ctrl-C and of status callbacks.
 const SLICE: Duration = Duration::from_millis(100);
@@ -69,11 +68,6 @@ impl NetDriver {
             .ok_or_else(|| bad("agent", agent, "no such agent in this driver"))
     }
 
-    fn get<T: 'static>(&self, agent: i64, what: &str) -> Result<&T> {
-        let i = self.index(agent)?;
-        self.inner.agent::<T>(i).ok_or_else(|| bad("agent", agent, what))
-    }
-
     pub(crate) fn add(
         &mut self,
         agent_id: i64,
@@ -93,27 +87,6 @@ impl NetDriver {
         self.inner.add_agent(AgentId(id), addr, agent)?;
         self.ids.push(id);
         Ok(id)
-    }
-
-    fn groups(&self, field: &str, gs: &[i64]) -> Result<Vec<GroupId>> {
-        if gs.is_empty() {
-            return Err(bad(field, "[]", "needs at least one group"));
-        }
-        if gs.len() > 255 {
-            return Err(bad(field, gs.len(), "at most 255 layers"));
-        }
-        let mut out = Vec::with_capacity(gs.len());
-        for &g in gs {
-            let id = group_id(field, g)?;
-            if self.inner.table().group(id).is_none() {
-                return Err(bad(field, g, "is not a group of the session table"));
-            }
-            if out.contains(&id) {
-                return Err(bad(field, g, "each layer needs its own group (duplicate)"));
-            }
-            out.push(id);
-        }
-        Ok(out)
     }
 }
 
@@ -150,70 +123,6 @@ impl NetDriver {
     #[getter]
     fn now(&self) -> f64 {
         self.inner.now().as_secs_f64()
-    }
-
-    /// A layered CBR source (McCanne et al. §4 law): layer m at `rates_bps[m]` on `groups[m]`; stops
-    /// sending at `stop` seconds (driver time) if given.
-    /// `agent_id`: the agent's id in this driver (unique, >= 0); `node`: the node id it speaks as;
-    /// `port`: its UDP port; `packet_size` bytes; `flow`: the flow id its packets carry; `jitter`:
-    /// McCanne et al. §4's random send times.
-    #[pyo3(signature = (agent_id, node, port, groups, rates_bps, packet_size=1000, flow=0, jitter=true, stop=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn add_layered_source(
-        &mut self,
-        agent_id: i64,
-        node: i64,
-        port: i64,
-        groups: Vec<i64>,
-        rates_bps: Vec<f64>,
-        packet_size: i64,
-        flow: i64,
-        jitter: bool,
-        stop: Option<f64>,
-    ) -> Result<u32> {
-        let gs = self.groups("groups", &groups)?;
-        if rates_bps.len() != gs.len() {
-            return Err(bad("rates_bps", rates_bps.len(), "needs one rate per group"));
-        }
-        for &r in &rates_bps {
-            if !(r.is_finite() && r > 0.0) {
-                return Err(bad("rates_bps", r, "every rate must be positive and finite"));
-            }
-        }
-        let size = crate::positive_u32("packet_size", packet_size)?;
-        // A packet interval under 10 us is no real-time source: the wall-clock loop would spend
-        // its time queueing packets that the rate cap then drops.
-        let max_rate = size as f64 * 8.0 * 1e5;
-        if let Some(r) = rates_bps.iter().find(|r| **r > max_rate) {
-            return Err(bad("rates_bps", r, "more than 100,000 packets/s on one layer"));
-        }
-        let flow = crate::u32_field("flow", flow)?;
-        let stop = stop.map(|s| time_s("stop", s)).transpose()?.unwrap_or(Instant::MAX);
-        let src = CbrSource::try_layered(&gs, &rates_bps, size, flow, self.inner.now(), stop, jitter)?;
-        Ok(self.add(agent_id, node, port, Box::new(src))?)
-    }
-
-    /// A measuring sink: unicast on its port, and subscribed by level to `groups` following
-    /// `schedule`, a list of (time_s in driver time, level).
-    /// `agent_id`, `node`: the agent's id in this driver and its node id.
-    #[pyo3(signature = (agent_id, node, port, groups=vec![], schedule=vec![]))]
-    fn add_sink(
-        &mut self,
-        agent_id: i64,
-        node: i64,
-        port: i64,
-        groups: Vec<i64>,
-        schedule: Vec<(f64, i64)>,
-    ) -> Result<u32> {
-        let gs = if groups.is_empty() { vec![] } else { self.groups("groups", &groups)? };
-        let mut sched = Vec::with_capacity(schedule.len());
-        for (t, lvl) in schedule {
-            if lvl < 0 || lvl as usize > gs.len() {
-                return Err(bad("schedule", lvl, "levels must be between 0 and the number of groups"));
-            }
-            sched.push((time_s("schedule", t)?, lvl as u32));
-        }
-        Ok(self.add(agent_id, node, port, Box::new(LayeredSink::recording(gs, sched)))?)
     }
 
     /// Run for `duration` seconds of wall clock, with the GIL released in slices of at most
@@ -279,31 +188,6 @@ impl NetDriver {
         d.set_item("agent", numpy::PyArray1::from_slice(py, &t.rate_agent))?;
         d.set_item("rate_bps", numpy::PyArray1::from_slice(py, &t.rate_bps))?;
         Ok(d)
-    }
-
-    /// Packets sent so far by a layered source, per layer.
-    /// `agent`: the source's agent id.
-    fn source_sent(&self, agent: i64) -> Result<Vec<u64>> {
-        let s = self.get::<CbrSource>(agent, "is not a layered source")?;
-        Ok(s.streams().iter().map(|st| st.sent()).collect())
-    }
-
-    /// A sink's arrivals (time_ns, flow, layer, seq, size; numpy arrays, driver time); `agent`:
-    /// the sink's agent id.
-    fn sink_arrivals<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
-        sink_arrivals_dict(py, &self.get::<LayeredSink>(agent, "is not a sink")?.records)
-    }
-
-    /// A sink's detected losses (time_ns, flow, layer, count; numpy arrays, driver time);
-    /// `agent`: the sink's agent id.
-    fn sink_losses<'py>(&self, py: Python<'py>, agent: i64) -> Result<Bound<'py, PyDict>> {
-        sink_losses_dict(py, &self.get::<LayeredSink>(agent, "is not a sink")?.records)
-    }
-
-    /// A sink's current level.
-    /// `agent`: the sink's agent id.
-    fn sink_level(&self, agent: i64) -> Result<u32> {
-        Ok(self.get::<LayeredSink>(agent, "is not a sink")?.level())
     }
 }
 

@@ -81,6 +81,7 @@ pub(crate) fn to_py<'py>(py: Python<'py>, o: &Out<'_>) -> PyResult<Bound<'py, Py
                 match k {
                     Key::Str(s) => d.set_item(*s, to_py(py, v)?)?,
                     Key::Int(i) => d.set_item(*i, to_py(py, v)?)?,
+                    Key::F64(x) => d.set_item(*x, to_py(py, v)?)?,
                 }
             }
             d.into_any()
@@ -304,6 +305,9 @@ impl Host for NetHost<'_> {
     fn now(&self) -> Instant {
         self.drv.inner.now()
     }
+    fn wall_clock(&self) -> bool {
+        true
+    }
     fn add_agent(
         &mut self,
         node: NodeId,
@@ -421,10 +425,21 @@ fn keys_py<'py>(py: Python<'py>, ks: &[registry::ScenarioKey]) -> PyResult<Bound
             KeyKind::Flow => ("flow", None, None),
             KeyKind::Rates => ("rates", None, None),
             KeyKind::Config => ("config", None, None),
+            KeyKind::Node => ("node", None, None),
+            KeyKind::Choice(_) => ("choice", None, None),
+            KeyKind::PortFrom(_) => ("port_from", None, None),
+            KeyKind::Level => ("level", None, None),
+            KeyKind::Schedule => ("schedule", None, None),
         };
         d.set_item("kind", kind)?;
         d.set_item("lo", lo)?;
         d.set_item("hi", hi)?;
+        if let KeyKind::Choice(words) = k.kind {
+            d.set_item("choices", words.to_vec())?;
+        }
+        if let KeyKind::PortFrom(base) = k.kind {
+            d.set_item("base", base)?;
+        }
         d.set_item("default", default_py(py, &k.default)?)?;
         d.set_item("required", k.default == Default_::Required)?;
         l.append(d)?;
@@ -454,7 +469,7 @@ pub(crate) fn call_function<'py>(
 
 /// The registry as plain data: per protocol its name, paper, config tables, roles (name,
 /// doc, params as (name, default, required), config table, net), readers (name, doc, target,
-/// params, net), the scenario's session, receiver and router kinds, and its functions (name,
+/// params, net), the scenario's session, receiver, router and flow kinds, and its functions (name,
 /// doc, params, config table).
 #[pyfunction]
 pub(crate) fn protocols(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
@@ -535,10 +550,23 @@ pub(crate) fn protocols(py: Python<'_>) -> PyResult<Bound<'_, PyList>> {
             e.set_item("keys", keys_py(py, r.keys)?)?;
             e.set_item("many", r.many)?;
             e.set_item("role", r.role)?;
+            e.set_item("status", r.status)?;
             e.set_item("config", registry::role(r.role).and_then(|x| x.config))?;
             routers.append(e)?;
         }
         d.set_item("routers", routers)?;
+        let flows = PyList::empty(py);
+        for f in p.flows {
+            let e = PyDict::new(py);
+            e.set_item("table", f.table)?;
+            e.set_item("keys", keys_py(py, f.keys)?)?;
+            e.set_item("role", f.role)?;
+            e.set_item("config", registry::role(f.role).and_then(|x| x.config))?;
+            e.set_item("sink", f.sink)?;
+            e.set_item("row", f.row)?;
+            flows.append(e)?;
+        }
+        d.set_item("flows", flows)?;
         let functions = PyList::empty(py);
         for f in p.functions {
             let e = PyDict::new(py);

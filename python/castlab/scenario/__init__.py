@@ -54,10 +54,12 @@ class Scenario:
         self.source = source
 
     def __repr__(self) -> str:
+        from castlab.scenario.schema import _flow_kinds
+
         d = self._data
+        flows = "".join(f"{len(d[t])} {t}, " for t in _flow_kinds())
         return (f"Scenario({d['name']!r}, {len(d['nodes'])} nodes, {len(d['links'])} links, "
-                f"{len(d['receivers'])} receivers, {len(d['tcp'])} tcp, {len(d['cbr'])} cbr, "
-                f"{d['duration']:g} s)")
+                f"{len(d['receivers'])} receivers, {flows}{d['duration']:g} s)")
 
     # -- construction
 

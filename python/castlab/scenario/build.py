@@ -8,16 +8,17 @@ from pathlib import Path
 from typing import Any, Optional
 
 from castlab import streams
-from castlab.scenario.schema import _RED_KEYS, ScenarioError, _kinds
+from castlab.scenario.schema import _RED_KEYS, ScenarioError, _flow_kinds, _kinds
+
 
 def capture_file(c: dict) -> str:
     """The file name of a ``[[captures]]`` entry's pcap in the run's folder."""
     return f"capture_{c['name']}.pcap"
 
 
-def kinds_of(se: dict) -> Optional[dict]:
-    """The registered session kind of a session (None for the engine's layered one)."""
-    return _kinds()[0].get(se["kind"])
+def kinds_of(se: dict) -> dict:
+    """The registered session kind of a session."""
+    return _kinds()[0][se["kind"]]
 
 
 def _packet_size(se: dict, spec: Optional[dict]) -> Optional[int]:
@@ -51,11 +52,12 @@ def _group_count(spec: dict, se: dict) -> int:
         return 0
     if g == "per_config_layer":
         return int(se["config"].get("layers", config_defaults(spec["layers_from"])["layers"]))
-    return len(se["rates"]) + 1
+    return len(se["rates"])  # per_rate_and_control: the control group is made apart
 
 
-# scenario keys whose role parameter carries the unit
-_PARAM_OF = {"rates": "rates_bps", "rate": "rate_bps"}
+# scenario keys passed under another name to a role without a parameter of theirs: the unit
+# the parameter carries, a flow's source node, the port a flow sends to
+_PARAM_OF = {"rates": "rates_bps", "rate": "rate_bps", "src": "node", "port": "dst_port"}
 
 
 def _role_args(role: str, entry: dict, info: dict, exclude: set[str]) -> dict:
@@ -64,8 +66,8 @@ def _role_args(role: str, entry: dict, info: dict, exclude: set[str]) -> dict:
     from castlab._registry import roles
 
     names = [n for n, _, _ in roles()[role]["params"]]
-    vals = {_PARAM_OF.get(k, k): v for k, v in entry.items() if k not in ("config", "name", "kind", "protocol",
-                                                                         "session", *exclude)}
+    vals = {k if k in names else _PARAM_OF.get(k, k): v
+            for k, v in entry.items() if k not in ("config", "name", "kind", "protocol", "session", *exclude)}
     vals["source"] = info.get("source")
     groups = info.get("groups", [])
     for n in ("groups", "data_groups"):
@@ -75,6 +77,26 @@ def _role_args(role: str, entry: dict, info: dict, exclude: set[str]) -> dict:
     if "control" in info:
         vals["control_group"] = info["control"]
     return {n: vals[n] for n in names if n in vals and not (n == "source" and "source" in exclude)}
+
+
+def _role_takes(role: str, param: str) -> bool:
+    from castlab._registry import roles
+
+    return any(n == param for n, _, _ in roles()[role]["params"])
+
+
+def _schedule_of_level(keys: list[dict], entry: dict, start: float, args: dict) -> None:
+    """A receiver's subscription levels as its role's `schedule`: a fixed level is joined at the
+    receiver's `start` (drawn for this seed), or the schedule as written."""
+    level = next((k["name"] for k in keys if k["kind"] == "level"), None)
+    sched = next((k["name"] for k in keys if k["kind"] == "schedule"), None)
+    if level is None or sched is None:
+        return
+    args.pop(level, None)
+    if entry[level] is not None:
+        args[sched] = [(start, entry[level])]
+    else:
+        args[sched] = [(t, lv) for t, lv in entry[sched]]
 
 
 @dataclass
@@ -87,8 +109,15 @@ class Handles:
     sessions: dict[str, dict] = field(default_factory=dict)  # name -> groups, control, source agent
     receivers: dict[str, int] = field(default_factory=dict)  # name -> agent id
     starts: dict[str, float] = field(default_factory=dict)  # receiver name -> start drawn for this seed
-    tcp: dict[str, int] = field(default_factory=dict)  # name -> sender agent id
-    cbr: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (source, sink) agent ids
+    # flow table (`tcp`, `cbr`) -> name -> the agent its role returned, or (it, the sink's)
+    # for a flow built with a sink; each table is also an attribute (`handles.tcp`)
+    flows: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def __getattr__(self, name: str):
+        flows = self.__dict__.get("flows", {})
+        if name in flows:
+            return flows[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
 
 def build(sc, seed: int, capture_dir: Optional[Path] = None):
@@ -111,7 +140,7 @@ def build(sc, seed: int, capture_dir: Optional[Path] = None):
     sim = at("simulator", Simulator, seed=seed, join_latency=s["join_latency"],
              leave_latency=s["leave_latency"], queue_avg_weight=s["queue_avg_weight"],
              **({"phase_overhead": s["phase_overhead"]} if "phase_overhead" in s else {}))
-    h = Handles(sc, seed)
+    h = Handles(sc, seed, flows={t: {} for t in _flow_kinds()})
 
     for n in d["nodes"]:
         sim.add_node(n)
@@ -138,18 +167,13 @@ def build(sc, seed: int, capture_dir: Optional[Path] = None):
         p = f"sessions.{se['name']}"
         k = se["kind"]
         info: dict[str, Any] = {"kind": k}
-        if k == "layered":
-            info["groups"] = [at(p, sim.add_group, se["source"]) for _ in se["rates"]]
+        spec = kinds[k]
+        info["groups"] = [at(p, sim.add_group, se["source"]) for _ in range(_group_count(spec, se))]
+        if spec["groups"] == "per_rate_and_control":
             info["control"] = at(p, sim.add_group, se["source"])
-            info["source"] = at(p, sim.add_layered_source, se["source"], info["groups"], se["rates"],
-                                packet_size=se["packet_size"], start=se["start"], stop=se["stop"],
-                                jitter=se["jitter"])
-        else:
-            spec = kinds[k]
-            info["groups"] = [at(p, sim.add_group, se["source"]) for _ in range(_group_count(spec, se))]
-            info["source"] = at(p, getattr(sim, spec["role"]), se["source"],
-                                **_role_args(spec["role"], se, info, exclude={"source", "node"}),
-                                **se.get("config", {}))
+        info["source"] = at(p, getattr(sim, spec["role"]), se["source"],
+                            **_role_args(spec["role"], se, info, exclude={"source", "node"}),
+                            **se.get("config", {}))
         h.sessions[se["name"]] = info
     sessions = {se["name"]: se for se in d["sessions"]}
     for i, r in enumerate(d["receivers"]):
@@ -160,34 +184,33 @@ def build(sc, seed: int, capture_dir: Optional[Path] = None):
             # its own stream per (seed, receiver index), so it depends on the seed only
             start = float(streams.rng(seed, "scenario-starts", i).uniform(start[0], start[1]))
         h.starts[r["name"]] = start
-        proto = r["protocol"]
-        if proto == "sink":
-            # a fixed level is joined at the receiver's start
-            sched = [(start, r["level"])] if r["level"] is not None else [(t, lv) for t, lv in r["schedule"]]
-            a = at(p, sim.add_sink, r["node"], groups=info["groups"], schedule=sched, start=start,
-                   windows=d["windows"])
-        else:
-            spec = receivers[proto]
-            cfg = dict(r.get("config", {}))
-            if spec["inherits_session_config"]:
-                cfg = {**se.get("config", {}), **cfg}
-            if spec["windows_in_config"]:
-                # the scenario's windows are computed online, with any the receiver's own
-                # config asks for
-                cfg["windows"] = sorted(set(d["windows"]) | set(cfg.get("windows") or []))
-            args = _role_args(spec["role"], {**r, "flow": se.get("flow")}, info, exclude=set())
-            args["start"] = start
-            a = at(p, getattr(sim, spec["role"]), **args, **cfg)
-        h.receivers[r["name"]] = a
-    for t in d["tcp"]:
-        h.tcp[t["name"]] = at(f"tcp.{t['name']}", sim.add_tcp_flow, t["src"], t["dst"], variant=t["variant"],
-                              start=t["start"], stop=t["stop"], transfer_bytes=t["transfer_bytes"], **t["config"])
-    for c in d["cbr"]:
-        p = f"cbr.{c['name']}"
-        sink = at(p, sim.add_sink, c["dst"], port=c["port"], start=c["start"], windows=d["windows"])
-        src = at(p, sim.add_cbr, c["src"], c["dst"], c["port"], c["rate"], packet_size=c["packet_size"],
-                 start=c["start"], stop=c["stop"], jitter=c["jitter"])
-        h.cbr[c["name"]] = (src, sink)
+        spec = receivers[r["protocol"]]
+        cfg = dict(r.get("config", {}))
+        if spec["inherits_session_config"]:
+            cfg = {**se.get("config", {}), **cfg}
+        args = _role_args(spec["role"], {**r, "flow": se.get("flow")}, info, exclude=set())
+        if spec["windows_in_config"]:
+            # the scenario's windows are computed online, with any the receiver's own
+            # config asks for
+            cfg["windows"] = sorted(set(d["windows"]) | set(cfg.get("windows") or []))
+        elif _role_takes(spec["role"], "windows"):
+            args["windows"] = d["windows"]
+        args["start"] = start
+        _schedule_of_level(spec["keys"], r, start, args)
+        h.receivers[r["name"]] = at(p, getattr(sim, spec["role"]), **args, **cfg)
+    for t, spec in _flow_kinds().items():
+        for f in d[t]:
+            p = f"{t}.{f['name']}"
+            sink = None
+            if spec["sink"] is not None:
+                # the receiving end first, on dst
+                args = _role_args(spec["sink"], f, {}, exclude={"src", "dst", "node"})
+                if _role_takes(spec["sink"], "windows"):
+                    args["windows"] = d["windows"]
+                sink = at(p, getattr(sim, spec["sink"]), f["dst"], **args)
+            src = at(p, getattr(sim, spec["role"]), **_role_args(spec["role"], f, {}, exclude={"source"}),
+                     **f.get("config", {}))
+            h.flows[t][f["name"]] = src if sink is None else (src, sink)
     links = {l["name"]: l for l in d["links"]}
     for e in d.get("events", []):
         p = f"events.{e['name']}"

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from castlab.scenario.build import Handles, _packet_size, _takes, capture_file, kinds_of
-from castlab.scenario.schema import _kinds
+from castlab.scenario.schema import _flow_kinds, _kinds
 
 # The columns of the per-receiver / per-flow table (a FlowMonitor-like summary).
 FLOW_COLUMNS = ["name", "kind", "node", "sent", "received", "lost", "loss", "mean_rate_bps",
@@ -50,23 +50,9 @@ def flow_table(sc, sim) -> list[dict]:
             r[f"worst_loss_{w:g}s"] = v
         return r
 
-    _, receivers, _ = _kinds()
-    rows = []
-    for r in d["receivers"]:
-        a, se, start = h.receivers[r["name"]], sessions[r["session"]], h.starts[r["name"]]
-        p = r["protocol"]
-        if p == "sink":
-            s = sim.sink_summary(a)
-            lv = final_level(a)
-            rows.append(row(r["name"], p, r["node"], s["received"], s["lost"], s["bytes"], start,
-                            [s["worst_window_loss"].get(w, nan) for w in wins],
-                            lv if lv is not None else (r["level"] if r["level"] is not None
-                                                       else r["schedule"][-1][1])))
-            continue
-        # a registered receiver reports its own row (castlab._registry)
-        x = getattr(sim, receivers[p]["row"])(a, packet_size=_packet_size(se, kinds_of(se)),
-                                               windows=wins, **({"source": h.sessions[r["session"]]["source"]}
-                                                                if _takes(receivers[p]["row"], "source") else {}))
+    def from_reader(name, kind, node, start, a, reader, **kw):
+        """The row of agent `a` from its registered row reader (castlab._registry)."""
+        x = getattr(sim, reader)(a, windows=wins, **kw)
         if "worst" in x:
             worst = x["worst"]
         elif "bin_received" in x:
@@ -76,21 +62,31 @@ def flow_table(sc, sim) -> list[dict]:
         else:
             worst = [nan] * len(wins)
         level = x["level"] if "level" in x else final_level(a)
-        rr = row(r["name"], p, r["node"], x["received"], x["lost"], x["bytes"], start, worst,
+        if level is None:
+            level = x.get("planned_level")
+        rr = row(name, kind, node, x["received"], x["lost"], x["bytes"], start, worst,
                  None if level is None else int(level), sent=x.get("sent"))
         if "end_s" in x:
             end = x["end_s"] if x["end_s"] is not None else now
             rr["mean_rate_bps"] = x["bytes"] * 8 / (end - start) if end > start else nan
-        rows.append(rr)
-    for t in d["tcp"]:
-        s = sim.tcp_stats(h.tcp[t["name"]])
-        sent, got = s["segments_sent"], s["sink_segments"]
-        rows.append(row(t["name"], "tcp", f"{t['src']}->{t['dst']}", got, max(sent - got, 0), s["received_bytes"], t["start"],
-                        [nan] * len(wins), None, sent=sent))
-    for c in d["cbr"]:
-        s = sim.sink_summary(h.cbr[c["name"]][1])
-        rows.append(row(c["name"], "cbr", f"{c['src']}->{c['dst']}", s["received"], s["lost"], s["bytes"], c["start"],
-                        [s["worst_window_loss"].get(w, nan) for w in wins], None))
+        return rr
+
+    _, receivers, _ = _kinds()
+    rows = []
+    for r in d["receivers"]:
+        a, se, start = h.receivers[r["name"]], sessions[r["session"]], h.starts[r["name"]]
+        p = r["protocol"]
+        reader = receivers[p]["row"]
+        kw = {"source": h.sessions[r["session"]]["source"]} if _takes(reader, "source") else {}
+        rows.append(from_reader(r["name"], p, r["node"], start, a, reader,
+                                packet_size=_packet_size(se, kinds_of(se)), **kw))
+    for t, spec in _flow_kinds().items():
+        for f in d[t]:
+            a = h.flows[t][f["name"]]
+            # a flow built with a sink reports from it
+            a = a if spec["sink"] is None else a[1]
+            rows.append(from_reader(f["name"], t, f"{f['src']}->{f['dst']}", f["start"], a, spec["row"],
+                                    packet_size=None))
     return rows
 
 

@@ -11,10 +11,8 @@ from typing import Any, Optional, Union
 from castlab.seeds import parse_seeds
 from castlab.units import UnitError, parse_rate, parse_time
 
-# The session, receiver and router kinds of registered protocols come from the protocol
-# registry (castlab._registry); the layered CBR session and its measuring sink are the
-# engine's own and described here.
-_LAYERED_KEYS = {"rates", "layers", "base_rate", "packet_size", "jitter", "start", "stop"}
+# Every session, receiver, router and flow kind comes from the protocol registry
+# (castlab._registry): this module names none of them.
 
 
 def _kinds():
@@ -23,20 +21,32 @@ def _kinds():
     return scenario_kinds()
 
 
+def _flow_kinds() -> dict[str, dict]:
+    """The registered flow tables (``[[tcp]]``, ``[[cbr]]``), by table, in the registry's order."""
+    from castlab._registry import flow_kinds
+
+    return flow_kinds()
+
+
 def _receivers_of(kind: str) -> tuple[str, ...]:
     """The receiver protocols a session kind accepts; the first is the default."""
     _, receivers, _ = _kinds()
-    out = [p for p, r in receivers.items() if kind in r["sessions"]]
-    return tuple(out + ["sink"]) if kind == "layered" else tuple(out)
+    return tuple(p for p, r in receivers.items() if kind in r["sessions"])
 
 
 def _session_kinds() -> list[str]:
+    """The registered session kinds; the first is the kind of a session that names none."""
     sessions, _, _ = _kinds()
-    return ["layered", *sessions]
+    return list(sessions)
 
 
-_TABLES = ("links", "sessions", "receivers", "tcp", "cbr", "routers", "monitors", "events", "captures")
-_TOP_KEYS = {"name", "description", "duration", "seeds", "windows", "simulator", "nodes", *_TABLES}
+def _tables() -> tuple[str, ...]:
+    """The scenario's arrays of tables, the registered flow tables after the receivers."""
+    return ("links", "sessions", "receivers", *_flow_kinds(), "routers", "monitors", "events", "captures")
+
+
+def _top_keys() -> set[str]:
+    return {"name", "description", "duration", "seeds", "windows", "simulator", "nodes", *_tables()}
 
 
 class ScenarioError(ValueError):
@@ -274,11 +284,13 @@ class _Checker:
 
 def _name_items(raw: dict, chk: _Checker) -> None:
     """Give every table item a name (its own, or a default) and check the names are unique;
-    receivers, TCP and CBR flows share one namespace (they are the rows of the flow table)."""
+    receivers and the flow tables' entries share one namespace (they are the rows of the flow
+    table)."""
     names: dict = {}
     flows: dict[str, tuple] = {}
     chk._names = names
-    for t in _TABLES:
+    rows = ("receivers", *_flow_kinds())
+    for t in _tables():
         items = raw.get(t, [])
         if not isinstance(items, list):
             raise chk.fail((t,), f"expected an array of tables ([[{t}]]), got {items!r}")
@@ -294,10 +306,10 @@ def _name_items(raw: dict, chk: _Checker) -> None:
             names[(t, i)] = n
             if n in seen:
                 raise chk.fail((t, i, "name"), f"{n!r} names two {t} entries")
-            if t in ("receivers", "tcp", "cbr"):
+            if t in rows:
                 if n in flows:
                     raise chk.fail((t, i, "name"), f"{n!r} is also {flows[n][0]} entry {flows[n][1]}'s name "
-                                   "(receivers, tcp and cbr flows share names)")
+                                   f"({', '.join(rows[:-1])} and {rows[-1]} flows share names)")
                 flows[n] = (t, i)
             seen.add(n)
             names[(t, i)] = n
@@ -306,13 +318,13 @@ def _name_items(raw: dict, chk: _Checker) -> None:
 def _default_name(table: str, i: int, it: dict) -> str:
     if table == "links" and isinstance(it.get("a"), str) and isinstance(it.get("b"), str):
         return f"{it['a']}-{it['b']}"
-    return {"links": "link", "sessions": "session", "receivers": "rx", "tcp": "tcp", "cbr": "cbr",
-            "routers": "router", "monitors": "monitor", "events": "event", "captures": "capture"}[table] + str(i + 1)
+    return {"links": "link", "sessions": "session", "receivers": "rx", "routers": "router", "monitors": "monitor",
+            "events": "event", "captures": "capture"}.get(table, table) + str(i + 1)
 
 
 def _normalise(raw: dict, chk: _Checker) -> dict:
     """The canonical scenario: every key present, quantities in SI (s, bit/s), items named."""
-    chk.keys(raw, _TOP_KEYS, (), required=("duration", "nodes"))
+    chk.keys(raw, _top_keys(), (), required=("duration", "nodes"))
     _name_items(raw, chk)
     out: dict[str, Any] = {}
     out["name"] = chk.typed(raw.get("name", "scenario"), str, ("name",), "a string")
@@ -367,8 +379,8 @@ def _normalise(raw: dict, chk: _Checker) -> dict:
             raise chk.fail(("sessions", i, "kind"), f"a {s['kind']} session needs {need.upper()} routers: "
                            f"add [[routers]] kind = \"{need}\"")
     out["receivers"] = [_receiver(chk, i, it, nodes, sessions) for i, it in enumerate(raw.get("receivers", []))]
-    out["tcp"] = [_tcp(chk, i, it, nodes) for i, it in enumerate(raw.get("tcp", []))]
-    out["cbr"] = [_cbr(chk, i, it, nodes) for i, it in enumerate(raw.get("cbr", []))]
+    for t, spec in _flow_kinds().items():
+        out[t] = [_flow(chk, t, spec, i, it, nodes) for i, it in enumerate(raw.get(t, []))]
     out["monitors"] = [_monitor(chk, i, it, links) for i, it in enumerate(raw.get("monitors", []))]
     if "events" in raw:
         # kept out of the canonical form when not given, as phase_overhead is
@@ -388,10 +400,6 @@ def _start(chk: _Checker, v: Any, path: tuple) -> Union[float, list[float]]:
             raise chk.fail(path, f"start range {v!r} runs backwards")
         return [lo, hi]
     return chk.time(v, path, max_s=None)
-
-
-def _stop(chk: _Checker, v: Any, path: tuple) -> Optional[float]:
-    return None if v is None else chk.time(v, path, max_s=None)
 
 
 _LINK_KEYS = {"name", "a", "b", "rate", "delay", "queue", "queue_limit", "loss_ab", "loss_ba", "cost",
@@ -444,12 +452,15 @@ def _router(chk: _Checker, i: int, it: dict, nodes: list[str]) -> dict:
         out["nodes"] = None if ns is None else [chk.node(n, p + ("nodes",), nodes) for n in ns]
     else:
         out["node"] = chk.node(it["node"], p + ("node",), nodes)
-    out.update(_keys(chk, spec["keys"], spec["config"], it, p, i))
+    out.update(_keys(chk, spec["keys"], spec["config"], it, p, i, nodes))
     return out
 
 
-def _keys(chk: _Checker, keys: list[dict], table: Optional[str], it: dict, p: tuple, i: int) -> dict:
-    """The registered scenario keys of an entry, checked and converted by their kind."""
+def _keys(chk: _Checker, keys: list[dict], table: Optional[str], it: dict, p: tuple, i: int, nodes: list[str],
+          layers: Optional[int] = None) -> dict:
+    """The registered scenario keys of an entry, checked and converted by their kind; `layers`
+    bounds a level (the session's layer count)."""
+    _one_of_level_and_schedule(chk, keys, it, p)
     out: dict[str, Any] = {}
     for k in keys:
         name, kind, default = k["name"], k["kind"], k["default"]
@@ -464,6 +475,8 @@ def _keys(chk: _Checker, keys: list[dict], table: Optional[str], it: dict, p: tu
             out[name] = chk.config(it.get(name, {}), table, q)
         elif kind == "flow":
             out[name] = chk.int_(it.get(name, i + 1), q)
+        elif kind == "port_from":
+            out[name] = chk.int_(it.get(name, k["base"] + i), q, 1, 65535)
         elif v is None:
             out[name] = None
         elif kind == "time":
@@ -476,7 +489,31 @@ def _keys(chk: _Checker, keys: list[dict], table: Optional[str], it: dict, p: tu
             out[name] = chk.int_(v, q, k["lo"], k["hi"])
         elif kind == "bool":
             out[name] = chk.typed(v, bool, q, "true or false")
+        elif kind == "node":
+            out[name] = chk.node(v, q, nodes)
+        elif kind == "choice":
+            if v not in k["choices"]:
+                raise chk.fail(q, f"one of {', '.join(map(repr, k['choices']))}, got {v!r}")
+            out[name] = v
+        elif kind == "level":
+            out[name] = chk.int_(v, q, 0, layers or 0)
+        elif kind == "schedule":
+            sched = chk.typed(v, list, q, "a list of [time, level]")
+            out[name] = []
+            for e in sched:
+                if not isinstance(e, list) or len(e) != 2:
+                    raise chk.fail(q, f"each entry is [time, level], got {e!r}")
+                out[name].append([chk.time(e[0], q, max_s=None), chk.int_(e[1], q, 0, layers or 0)])
     return out
+
+
+def _one_of_level_and_schedule(chk: _Checker, keys: list[dict], it: dict, p: tuple) -> None:
+    """An entry with a level key and a schedule key takes exactly one of the two."""
+    level = next((k["name"] for k in keys if k["kind"] == "level"), None)
+    sched = next((k["name"] for k in keys if k["kind"] == "schedule"), None)
+    if level is not None and sched is not None and (it.get(level) is None) == (it.get(sched) is None):
+        raise chk.fail(p, f"give either {level} (fixed from the start) or {sched} = [[time, {level}], ...], "
+                       "not both, not neither")
 
 
 def _rates(chk: _Checker, it: dict, p: tuple) -> list[float]:
@@ -498,25 +535,19 @@ def _rates(chk: _Checker, it: dict, p: tuple) -> list[float]:
 
 def _session(chk: _Checker, i: int, it: dict, nodes: list[str]) -> dict:
     p = ("sessions", i)
-    kind = it.get("kind", "layered")
     kinds, _, _ = _kinds()
-    if kind != "layered" and kind not in kinds:
+    kind = it.get("kind", _session_kinds()[0])
+    if kind not in kinds:
         raise chk.fail(p + ("kind",), f"a session kind is one of {', '.join(_session_kinds())}, got {kind!r}")
-    spec = kinds.get(kind)
-    allowed = _LAYERED_KEYS if spec is None else {"start"} | {k["name"] for k in spec["keys"]}
-    if spec is not None and any(k["kind"] == "rates" for k in spec["keys"]):
+    spec = kinds[kind]
+    allowed = {"start"} | {k["name"] for k in spec["keys"]}
+    if any(k["kind"] == "rates" for k in spec["keys"]):
         allowed |= {"layers", "base_rate"}
     chk.keys(it, allowed | {"name", "kind", "source"}, p, required=("source",))
     out: dict[str, Any] = {"name": chk._names[("sessions", i)], "kind": kind,
                            "source": chk.node(it["source"], p + ("source",), nodes),
                            "start": chk.time(it.get("start", 0.0), p + ("start",), max_s=None)}
-    if spec is None:  # the engine's layered CBR session
-        out["rates"] = _rates(chk, it, p)
-        out["packet_size"] = chk.int_(it.get("packet_size", 1000), p + ("packet_size",), 1, 65535)
-        out["jitter"] = chk.typed(it.get("jitter", True), bool, p + ("jitter",), "true or false")
-        out["stop"] = _stop(chk, it.get("stop"), p + ("stop",))
-        return out
-    out.update(_keys(chk, spec["keys"], spec["config"], it, p, i))
+    out.update(_keys(chk, spec["keys"], spec["config"], it, p, i, nodes))
     if spec["needs_router"] is not None:
         out["_needs_router"] = spec["needs_router"]
     return out
@@ -535,65 +566,27 @@ def _receiver(chk: _Checker, i: int, it: dict, nodes: list[str], sessions: dict)
         raise chk.fail(p + ("protocol",), f"a {s['kind']} session takes receivers of protocol "
                        f"{' or '.join(accepted)}, got {proto!r}")
     _, receivers, _ = _kinds()
-    spec = receivers.get(proto)
-    extra = {"level", "schedule"} if spec is None else {k["name"] for k in spec["keys"]}
-    chk.keys(it, {"name", "node", "session", "protocol", "start"} | extra, p, required=("node", "session"))
+    spec = receivers[proto]
+    chk.keys(it, {"name", "node", "session", "protocol", "start"} | {k["name"] for k in spec["keys"]}, p,
+             required=("node", "session"))
     out: dict[str, Any] = {"name": chk._names[("receivers", i)], "node": chk.node(it["node"], p + ("node",), nodes),
                            "session": s["name"], "protocol": proto,
                            "start": _start(chk, it.get("start", 0.0), p + ("start",))}
-    if spec is not None:
-        keys = _keys(chk, spec["keys"], spec["config"], it, p, i)
-        # a receiver's `layers` defaults to its session's
-        if "layers" in keys and keys["layers"] is None:
-            keys["layers"] = chk.int_(len(s["rates"]), p + ("layers",), 1, 32)
-        out.update(keys)
-        return out
-    has_level, has_schedule = it.get("level") is not None, it.get("schedule") is not None
-    if has_level == has_schedule:
-        raise chk.fail(p, "a sink takes either level (fixed from its start) or schedule = [[time, level], ...]")
-    n = len(s["rates"])
-    out["level"], out["schedule"] = None, None
-    if has_level:
-        out["level"] = chk.int_(it["level"], p + ("level",), 0, n)
-    else:
-        sched = chk.typed(it["schedule"], list, p + ("schedule",), "a list of [time, level]")
-        out["schedule"] = []
-        for e in sched:
-            if not isinstance(e, list) or len(e) != 2:
-                raise chk.fail(p + ("schedule",), f"each entry is [time, level], got {e!r}")
-            out["schedule"].append([chk.time(e[0], p + ("schedule",), max_s=None),
-                                    chk.int_(e[1], p + ("schedule",), 0, n)])
+    keys = _keys(chk, spec["keys"], spec["config"], it, p, i, nodes, layers=len(s.get("rates", [])))
+    # a receiver's `layers` defaults to its session's
+    if "layers" in keys and keys["layers"] is None:
+        keys["layers"] = chk.int_(len(s["rates"]), p + ("layers",), 1, 32)
+    out.update(keys)
     return out
 
 
-def _tcp(chk: _Checker, i: int, it: dict, nodes: list[str]) -> dict:
-    p = ("tcp", i)
-    chk.keys(it, {"name", "src", "dst", "variant", "start", "stop", "transfer_bytes", "config"}, p,
-             required=("src", "dst"))
-    v = it.get("variant", "newreno")
-    from castlab._native import TCP_VARIANTS  # add_tcp_flow's list, the one place it lives
-    if v not in TCP_VARIANTS:
-        raise chk.fail(p + ("variant",), f"a TCP variant is one of {', '.join(map(repr, TCP_VARIANTS))}, got {v!r}")
-    tb = it.get("transfer_bytes")
-    return {"name": chk._names[("tcp", i)], "src": chk.node(it["src"], p + ("src",), nodes),
-            "dst": chk.node(it["dst"], p + ("dst",), nodes), "variant": v,
-            "start": chk.time(it.get("start", 0.0), p + ("start",), max_s=None),
-            "stop": _stop(chk, it.get("stop"), p + ("stop",)),
-            "transfer_bytes": None if tb is None else chk.int_(tb, p + ("transfer_bytes",), 1, 2**63 - 1),
-            "config": chk.config(it.get("config", {}), "tcp", p + ("config",))}
-
-
-def _cbr(chk: _Checker, i: int, it: dict, nodes: list[str]) -> dict:
-    p = ("cbr", i)
-    chk.keys(it, {"name", "src", "dst", "rate", "packet_size", "start", "stop", "jitter", "port"}, p,
-             required=("src", "dst", "rate"))
-    return {"name": chk._names[("cbr", i)], "src": chk.node(it["src"], p + ("src",), nodes),
-            "dst": chk.node(it["dst"], p + ("dst",), nodes), "rate": chk.rate(it["rate"], p + ("rate",)),
-            "packet_size": chk.int_(it.get("packet_size", 1000), p + ("packet_size",), 1, 65535),
-            "start": chk.time(it.get("start", 0.0), p + ("start",), max_s=None),
-            "stop": _stop(chk, it.get("stop"), p + ("stop",)),
-            "jitter": chk.typed(it.get("jitter", False), bool, p + ("jitter",), "true or false"),
-            "port": chk.int_(it.get("port", 6000 + i), p + ("port",), 1, 65535)}
+def _flow(chk: _Checker, table: str, spec: dict, i: int, it: dict, nodes: list[str]) -> dict:
+    """An entry of a registered flow table (``[[tcp]]``, ``[[cbr]]``)."""
+    p = (table, i)
+    chk.keys(it, {"name"} | {k["name"] for k in spec["keys"]}, p)
+    out: dict[str, Any] = {"name": chk._names[p]}
+    out.update(_keys(chk, spec["keys"], spec["config"], it, p, i, nodes))
+    return out
 
 
 def _monitor(chk: _Checker, i: int, it: dict, links: dict) -> dict:

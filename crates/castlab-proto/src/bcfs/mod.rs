@@ -23,8 +23,8 @@ pub mod bcf_pgm;
 mod express;
 pub mod fountain;
 mod host;
-pub mod protocol;
 pub mod rainbow;
+pub mod registration;
 mod router;
 mod table;
 

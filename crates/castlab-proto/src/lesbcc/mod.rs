@@ -307,8 +307,8 @@ castlab_core::config_fields!(LesbccConfig {
 mod cascade;
 mod filters;
 pub mod pgm_transport;
-pub mod protocol;
 mod receivers;
+pub mod registration;
 mod source;
 mod synthetic;
 mod tfrc;

@@ -81,8 +81,8 @@ use crate::cbr::{CbrSource, CbrStream};
 
 mod lmr;
 mod meter;
-pub mod protocol;
 mod receiver;
+pub mod registration;
 mod router;
 mod sender;
 

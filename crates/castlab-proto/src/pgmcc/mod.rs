@@ -72,7 +72,7 @@
 use castlab_core::config::check;
 use castlab_core::{Addr, ConfigError, ControlMsg, Duration, Header, Instant, NodeId, Packet};
 
-pub mod protocol;
+pub mod registration;
 mod receiver;
 mod sender;
 

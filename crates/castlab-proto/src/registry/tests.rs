@@ -44,7 +44,35 @@ fn every_role_names_a_config_table_that_exists_and_params_start_with_the_node() 
         for s in p.routers {
             assert!(role(s.role).is_some(), "{}", s.kind);
         }
+        for f in p.flows {
+            assert!(role(f.role).is_some(), "{}", f.table);
+            assert!(f.sink.is_none_or(|s| role(s).is_some()), "{}", f.table);
+        }
     }
+}
+
+/// A flow table's entries run from `src` to `dst` (the flow table's `node` column is
+/// `src->dst`), and its name is not one of the scenario's other tables.
+#[test]
+fn every_flow_table_has_src_and_dst_and_a_free_name() {
+    let taken = ["links", "sessions", "receivers", "routers", "monitors", "events", "captures"];
+    for p in crate::PROTOCOLS {
+        for f in p.flows {
+            assert!(!taken.contains(&f.table), "{}", f.table);
+            for end in ["src", "dst"] {
+                let k = f.keys.iter().find(|k| k.name == end);
+                assert!(k.is_some_and(|k| k.kind == KeyKind::Node && k.default == Default_::Required), "{}", f.table);
+            }
+        }
+    }
+}
+
+/// The first session kind is the default of a session that names none: the engine's layered
+/// CBR session, whose receivers default to RLM's.
+#[test]
+fn the_default_session_kind_is_layered() {
+    let first = crate::PROTOCOLS.iter().flat_map(|p| p.sessions.iter()).next().map(|s| s.kind);
+    assert_eq!(first, Some("layered"));
 }
 
 /// The scenario's flow table calls every receiver's row reader alike: `agent`, then
@@ -53,8 +81,9 @@ fn every_role_names_a_config_table_that_exists_and_params_start_with_the_node() 
 #[test]
 fn every_flow_row_reader_takes_the_flow_tables_arguments() {
     for p in crate::PROTOCOLS {
-        for k in p.receivers {
-            let r = reader(k.row).unwrap_or_else(|| panic!("{}: no reader {}", k.protocol, k.row));
+        let rows = p.receivers.iter().map(|k| (k.protocol, k.row)).chain(p.flows.iter().map(|f| (f.table, f.row)));
+        for (kind, row) in rows {
+            let r = reader(row).unwrap_or_else(|| panic!("{kind}: no reader {row}"));
             assert_eq!(r.target, Target::Agent("agent"), "{}", r.name);
             let names: Vec<&str> = r.params.iter().map(|p| p.name).collect();
             assert!(names.contains(&"packet_size") && names.contains(&"windows"), "{}: {names:?}", r.name);

@@ -164,6 +164,17 @@ impl CcAlgorithm {
         ("bbr", CcAlgorithm::Bbr),
     ];
 
+    /// The variants' names, in [`CcAlgorithm::ALL`]'s order.
+    pub const NAMES: [&'static str; Self::ALL.len()] = {
+        let mut out = [""; Self::ALL.len()];
+        let mut i = 0;
+        while i < out.len() {
+            out[i] = Self::ALL[i].0;
+            i += 1;
+        }
+        out
+    };
+
     /// The variant named `name`.
     pub fn from_name(name: &str) -> Option<CcAlgorithm> {
         Self::ALL.iter().find(|(n, _)| *n == name).map(|&(_, a)| a)

@@ -232,17 +232,6 @@ mod sack;
 mod sender;
 mod sink;
 
-/// TCP in the protocol registry: its config table, `add_tcp_flow` (which pairs a sender with
-/// its sink) and the sender's readers ([`registration`]).
-pub static PROTOCOL: crate::registry::Protocol = crate::registry::Protocol {
-    name: "tcp",
-    paper: "RFC 5681 (Reno), RFC 6582 (NewReno), RFC 6675 (SACK), RFC 9438 (CUBIC), BBR v1 (Linux tcp_bbr.c), ns-2 style agents",
-    configs: &[crate::registry::ConfigTable::of::<TcpConfig>("tcp")],
-    roles: registration::ROLES,
-    readers: registration::READERS,
-    ..crate::registry::Protocol::EMPTY
-};
-
 pub use bbr::{Bbr, BbrConfig, BbrMode};
 pub use congestion::*;
 pub use cubic::{Cubic, CubicConfig};

@@ -1,6 +1,6 @@
 //! TCP's registry role: `add_tcp_flow`, one call that adds a sink and its sender, every
-//! variant of [`CcAlgorithm::ALL`] chosen by name; and the sender's readers, `tcp_trace` and
-//! `tcp_stats`.
+//! variant of [`CcAlgorithm::ALL`] chosen by name; the sender's readers, `tcp_trace` and
+//! `tcp_stats`; and the scenario's `[[tcp]]` table with its flow-table row.
 //!
 //! The sink is added first and the sender right after it, so a sender with agent id `a` has
 //! its sink at `a - 1` (the readers check it). Everything is validated before either agent is
@@ -9,9 +9,12 @@
 use castlab_core::config::Value;
 use castlab_core::{AgentId, Instant};
 
-use super::{CcAlgorithm, TcpSender, TcpSink, Transfer};
-use crate::param;
-use crate::registry::{agent_as, Args, BuildError, BuildResult, Host, Hosts, Out, Raw, Reader, Role};
+use super::{CcAlgorithm, TcpConfig, TcpSender, TcpSink, Transfer};
+use crate::registry::{
+    agent_as, Args, BuildError, BuildResult, ConfigTable, Default_, FlowKind, Host, Hosts, KeyKind, Out, Protocol, Raw,
+    Reader, Role, ScenarioKey,
+};
+use crate::{flow_row, param};
 
 fn add_tcp_flow(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> {
     let ns = a.node(host, "src")?;
@@ -66,7 +69,7 @@ fn add_tcp_flow(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> 
     Ok(id.0.into())
 }
 
-pub(super) static ROLES: &[Role] = &[Role {
+static ROLES: &[Role] = &[Role {
     name: "add_tcp_flow",
     doc: "A one-way TCP transfer from node `src` to node `dst` (ns-2 `Agent/TCP` + `TCPSink`\n\
 style): adds the sink on `dst` (bound to `port`, or the next free port) and the sender on\n\
@@ -162,7 +165,38 @@ fn tcp_stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out
     Ok(d)
 }
 
-pub(super) static READERS: &[Reader] = &[
+/// The scenario flow table's row of a TCP flow: segments the sink counted as received, those
+/// sent and not counted as lost (in flight at the end included), and no level.
+fn tcp_flow_row<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>> {
+    let (s, _, sink) = sender_and_sink(host, v)?;
+    let (sent, got) = (s.stats.segments_sent, sink.stats.segments);
+    let mut d = Out::dict();
+    d.set("received", got);
+    d.set("lost", sent.saturating_sub(got));
+    d.set("bytes", sink.received_bytes());
+    d.set("sent", sent);
+    d.set("level", Out::None);
+    Ok(d)
+}
+
+/// `[[tcp]]`: one `add_tcp_flow` per entry.
+static FLOWS: &[FlowKind] = &[FlowKind {
+    table: "tcp",
+    keys: &[
+        ScenarioKey { name: "src", kind: KeyKind::Node, default: Default_::Required },
+        ScenarioKey { name: "dst", kind: KeyKind::Node, default: Default_::Required },
+        ScenarioKey { name: "variant", kind: KeyKind::Choice(&CcAlgorithm::NAMES), default: Default_::Str("newreno") },
+        ScenarioKey { name: "start", kind: KeyKind::Time, default: Default_::Float(0.0) },
+        ScenarioKey::STOP,
+        ScenarioKey { name: "transfer_bytes", kind: KeyKind::Int(1, i64::MAX), default: Default_::None },
+        ScenarioKey::CONFIG,
+    ],
+    role: "add_tcp_flow",
+    sink: None,
+    row: "tcp_flow_row",
+}];
+
+static READERS: &[Reader] = &[
     Reader::of_agent(
         "tcp_trace",
         "Per-flow trace of a TCP sender (numpy arrays, times in ns since the start of the run):\n\
@@ -187,4 +221,17 @@ and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).\n\
         Hosts::Sim,
         tcp_stats,
     ),
+    flow_row!("tcp_flow_row", "a TCP flow (its sender)", tcp_flow_row, packet_size = None),
 ];
+
+/// TCP in the protocol registry: its config table, `add_tcp_flow` (which pairs a sender with
+/// its sink), the sender's readers and the scenario's `[[tcp]]` table.
+pub static PROTOCOL: Protocol = Protocol {
+    name: "tcp",
+    paper: "RFC 5681 (Reno), RFC 6582 (NewReno), RFC 6675 (SACK), RFC 9438 (CUBIC), BBR v1 (Linux tcp_bbr.c), ns-2 style agents",
+    configs: &[ConfigTable::of::<TcpConfig>("tcp")],
+    roles: ROLES,
+    readers: READERS,
+    flows: FLOWS,
+    ..Protocol::EMPTY
+};

@@ -80,8 +80,8 @@ use castlab_core::config::check;
 use castlab_core::{Addr, ConfigError, ControlMsg, Duration, Header, Instant, NodeId, Packet};
 
 mod loss;
-pub mod protocol;
 mod receiver;
+pub mod registration;
 mod sender;
 
 pub use loss::{LossTracker, ReceiverLossHistory};
