@@ -54,7 +54,9 @@ def _routers(kind: str) -> list[dict]:
 
 
 def _file(tmp_path, body: str):
-    text = ('name = "kinds"\nduration = "3s"\nseeds = [1]\nwindows = ["1s"]\n'
+    # 5 s: a PGMCC source whose first packet goes out before the receivers' joins reach the
+    # tree sends again only after its 3 s initial timer (draft-ietf-rmt-bb-pgmcc §2.7)
+    text = ('name = "kinds"\nduration = "5s"\nseeds = [1]\nwindows = ["1s"]\n'
             f"nodes = {_toml_value(NODES)}\n"
             + "".join(_table("links", {"a": a, "b": b, "rate": r, "delay": "5ms"}) for a, b, r in LINKS)
             + body)
