@@ -1,18 +1,22 @@
 """Hostile frames at a live user-space router: valid IGMP reports for fresh groups and sources,
-and malformed or forged frames of every kind the router counts, sent from one host of the
+malformed or forged frames of every kind the router counts, and broken or forged datagrams
+for the endpoints behind it (a PGM source, a keyed castlab source), sent from one host of the
 ``rlm1`` testbed while a six-layer stream crosses the router to another.
 
-The issue's full forms, by hand (root; a few minutes each)::
+The issue's full forms, by hand (root; under a minute each)::
 
     sudo .venv/bin/python -m castlab.testbed.flood run --reports 3000 --rate 150
     sudo .venv/bin/python -m castlab.testbed.flood run --hostile 100000 --rate 5000
+    sudo .venv/bin/python -m castlab.testbed.flood run --hostile 70000 --endpoint 30000 --rate 5000
 
 ``run`` builds ``rlm1`` with two receivers and user routers, starts a sink at all six layers on
 ``rcv1`` and the layered source (16 kb/s · 2^m, 1.008 Mb/s, under the 1.5 Mb/s bottleneck, so
 the stream alone loses nothing), then floods from ``rcv2``'s link. It prints and returns the
 stream's loss, the router's CPU (from /proc, over the flood and over the seconds after it) and
-resident memory, and the router's counters against what was sent, by kind. ``send`` is the
-flooder itself, run inside the hostile host's namespace (``run`` starts it there).
+resident memory, the router's counters against what was sent, by kind, and with
+``--endpoint`` the PGM source's and the stream source's counters against the datagrams aimed
+at them. ``send`` is the flooder itself, run inside the hostile host's namespace (``run``
+starts it there).
 
 Frames are built here with :mod:`struct`: Ethernet II to 01:00:5e:00:00:16 (224.0.0.22), IPv4
 with a Router Alert option (RFC 2113), IGMP (RFC 2236, RFC 3376 §4), each kind breaking one
@@ -152,15 +156,109 @@ def _mutate(f: bytes, r: random.Random) -> bytes:
     return bytes(b)
 
 
-def send(iface: str, src: str, reports: int, hostile: int, rate: float, seed: int) -> dict:
+# ------------------------------------------------------------------ datagrams at the endpoints
+
+PGM_NAK, PGM_NCF = 0x08, 0x0A
+
+
+def pgm(kind: int, body: bytes, *, gsi: bytes = b"cl\0\0\0\x5c", options: int = 0, sport: int = 7500,
+        dport: int = 1, bad_csum: bool = False) -> bytes:
+    """A PGM packet (RFC 3208 §8: the common header, then `body`), its checksum over the whole."""
+    h = struct.pack("!HHBBH6sH", sport, dport, kind, options, 0, gsi, 0) + body
+    c = csum(h) or 0xFFFF
+    c ^= 0x0F0F if bad_csum else 0
+    return h[:6] + struct.pack("!H", c) + h[8:]
+
+
+def nak_body(sqn: int, source: str, group: str) -> bytes:
+    """A NAK's or NCF's body (§8.3): the sequence number, the source NLA, the group NLA."""
+    return struct.pack("!IHH4sHH4s", sqn, 1, 0, socket.inet_aton(source), 1, 0, socket.inet_aton(group))
+
+
+# Each kind aimed at the endpoints: (builder from (the PGM source's address and group, a
+# captured genuine envelope datagram, an rng), where it goes, the endpoint's counter).
+def _env(f: Callable[[bytearray, random.Random], bytes]) -> Callable[[tuple, bytes, random.Random], bytes]:
+    return lambda pg, d, r: f(bytearray(d), r)
+
+
+def _flip_mac(d: bytearray, r: random.Random) -> bytes:
+    d[20 + r.randrange(16)] ^= 1 << r.randrange(8)
+    return bytes(d)
+
+
+def _set(d: bytearray, at: int, b: bytes) -> bytes:
+    d[at:at + len(b)] = b
+    return bytes(d)
+
+
+def _strip_mac(d: bytearray, r: random.Random) -> bytes:
+    """The MAC flag and field taken off, the datagram padded back to its size."""
+    d[5] &= ~1
+    return bytes(d[:20] + d[36:]) + bytes(16)
+
+
+ENDPOINT: dict[str, tuple[Callable[[tuple, bytes, random.Random], bytes], str, str]] = {
+    # PGM at the PGM source: a NAK and an NCF whose bodies are too short, a NAK whose option
+    # length runs past the packet, a NAK with a bad checksum, a well-formed NAK for another TSI
+    "pgm_nak_short": (lambda pg, d, r: pgm(PGM_NAK, nak_body(5, *pg)[:12]), "pgm", "malformed"),
+    "pgm_ncf_short": (lambda pg, d, r: pgm(PGM_NCF, nak_body(5, *pg)[:8]), "pgm", "malformed"),
+    "pgm_nak_bad_options": (lambda pg, d, r: pgm(PGM_NAK, nak_body(5, *pg) + struct.pack("!BBH", 0, 4, 400),
+                                                 options=1), "pgm", "malformed"),
+    "pgm_nak_bad_checksum": (lambda pg, d, r: pgm(PGM_NAK, nak_body(5, *pg), bad_csum=True), "pgm", "malformed"),
+    "pgm_nak_foreign_tsi": (lambda pg, d, r: pgm(PGM_NAK, nak_body(5, *pg), gsi=b"xx\0\0\0\1"), "pgm",
+                            "foreign_session"),
+    # castlab envelopes at the stream's source (its own link is fast: the sink's bottleneck
+    # would drop them as any excess), made from a genuine keyed datagram of the stream: a MAC
+    # byte flipped, the epoch or the session changed, the MAC taken off, cut inside its header
+    "env_bad_mac": (_env(_flip_mac), "source", "bad_mac"),
+    "env_forged_epoch": (_env(lambda d, r: _set(d, 12, struct.pack("!Q", r.getrandbits(64)))), "source", "bad_mac"),
+    "env_other_session": (_env(lambda d, r: _set(d, 8, struct.pack("!I", 0xBAD0 + r.randrange(100)))), "source",
+                          "foreign_session"),
+    "env_no_mac": (_env(_strip_mac), "source", "unauthenticated"),
+    "env_cut": (_env(lambda d, r: bytes(d[:r.randrange(20)])), "source", "malformed"),
+}
+
+
+def capture(group: str, source: str, port: int, me: str, timeout: float = 10.0) -> bytes:
+    """One datagram of (source, group) at `port`, joined source-specifically from `me`."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind((group, port))
+    mreq = socket.inet_aton(group) + socket.inet_aton(me) + socket.inet_aton(source)
+    s.setsockopt(socket.IPPROTO_IP, 39, mreq)  # IP_ADD_SOURCE_MEMBERSHIP
+    s.settimeout(timeout)
+    try:
+        return s.recv(70000)
+    finally:
+        s.setsockopt(socket.IPPROTO_IP, 40, mreq)  # IP_DROP_SOURCE_MEMBERSHIP
+        s.close()
+
+
+def _hostport(x: str) -> tuple[str, int]:
+    a, p = x.rsplit(":", 1)
+    return a, int(p)
+
+
+def send(iface: str, src: str, reports: int, hostile: int, rate: float, seed: int, endpoint: int = 0,
+         stream_source: Optional[str] = None, stream: Optional[str] = None, pgm_source: Optional[str] = None,
+         pgm_group: Optional[str] = None) -> dict:
     """Send `reports` valid reports, then `hostile` hostile frames (kinds in turn, in a seeded
-    order), at `rate` frames a second, on `iface` of this namespace. Returns what was sent, by
-    kind, and how long it took."""
+    order), at `rate` frames a second, on `iface` of this namespace; then `endpoint` datagrams
+    of the ENDPOINT kinds: to `stream_source` (ADDR:PORT, the stream's source agent; made from
+    one datagram captured of `stream`, SOURCE:GROUP:PORT) and to `pgm_source` (ADDR:PORT, its
+    group `pgm_group`). Returns what was
+    sent, by kind, and how long it took."""
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
     s.bind((iface, 0))
     rng = random.Random(seed)
     kinds = list(HOSTILE)
     sent: dict[str, int] = {"reports": 0}
+    genuine = b""
+    if endpoint:
+        if not (stream_source and stream and pgm_source and pgm_group):
+            raise ValueError("endpoint datagrams need --stream-source, --stream, --pgm-source and --pgm-group")
+        ssrc, sgroup, sport = stream.split(":")
+        genuine = capture(sgroup, ssrc, int(sport), src)
     t0 = time.perf_counter()
     n = 0
 
@@ -182,6 +280,19 @@ def send(iface: str, src: str, reports: int, hostile: int, rate: float, seed: in
         n += 1
         pace()
     s.close()
+    if endpoint:
+        u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        to = {"source": _hostport(stream_source or ""), "pgm": _hostport(pgm_source or "")}
+        pg = (to["pgm"][0], pgm_group)
+        ekinds = list(ENDPOINT)
+        for k in range(endpoint):
+            kind = ekinds[rng.randrange(len(ekinds))]
+            build, where, _ = ENDPOINT[kind]
+            u.sendto(build(pg, genuine, rng), to[where])
+            sent[kind] = sent.get(kind, 0) + 1
+            n += 1
+            pace()
+        u.close()
     return {"sent": sent, "seconds": time.perf_counter() - t0}
 
 
@@ -207,8 +318,15 @@ FRAME_COUNTERS = ("truncated", "unsupported", "bad_arp", "bad_ip_header", "bad_i
                   "igmp_queries_heard")
 
 
-def run(reports: int = 0, hostile: int = 0, rate: float = 150.0, *, seed: int = 1, after_s: float = 5.0,
-        out: Optional[Path] = None, name: Optional[str] = None, say: Callable[[str], None] = print) -> dict:
+# The stream's session (keyed: the sink checks every datagram's MAC) and the PGM source's.
+STREAM_PORT, STREAM_GROUP = 47000, "239.255.0.1"
+STREAM_KEY = bytes.fromhex("5ca1ab1e" * 4)
+PGM_PORT, PGM_GROUP = 48000, "239.255.50.1"
+
+
+def run(reports: int = 0, hostile: int = 0, rate: float = 150.0, *, endpoint: int = 0, seed: int = 1,
+        after_s: float = 5.0, out: Optional[Path] = None, name: Optional[str] = None,
+        say: Callable[[str], None] = print) -> dict:
     """The flood on the rlm1 testbed (see the module's text); returns the measurements."""
     import tempfile
 
@@ -218,11 +336,12 @@ def run(reports: int = 0, hostile: int = 0, rate: float = 150.0, *, seed: int = 
     from castlab.testbed import Testbed
 
     out = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="castlab-flood-"))
-    flood_s = (reports + hostile) / rate
+    flood_s = (reports + hostile + endpoint) / rate
     duration = 2.0 + flood_s + after_s
     topo = rlm1(receivers=2)
     res: dict = {"reports": reports, "hostile": hostile, "rate": rate, "seed": seed}
-    with Testbed(topo, name or f"f{os.getpid() % 100000}", routers="user", session={"session": 91}) as tb:
+    session = {"session": 91, "key": STREAM_KEY, "port_base": STREAM_PORT, "group_base": STREAM_GROUP}
+    with Testbed(topo, name or f"f{os.getpid() % 100000}", routers="user", session=session) as tb:
         ttl = tb.topo.hops("src", "rcv1") + 1
         words = [*tb.session_words(), "--ttl", str(ttl)]
         castlab = [sys.executable, "-m", "castlab", "net"]
@@ -232,8 +351,17 @@ def run(reports: int = 0, hostile: int = 0, rate: float = 150.0, *, seed: int = 
                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         time.sleep(0.5)
         src = tb.spawn("src", [*castlab, "source", "--layers", 6, "--base-rate", "16k", "--duration", duration,
-                               "--iface-addr", tb.addr("src"), *words],
+                               "--iface-addr", tb.addr("src"), "--out", out / "source", *words],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        pgm_src = None
+        if endpoint:
+            # a PGM source of its own session, for the PGM datagrams to aim at (no member: its
+            # packets stop at the router)
+            pgm_src = tb.spawn("src", [*castlab, "lesbcc-source", "--wire", "pgm", "--duration", duration,
+                                       "--iface-addr", tb.addr("src"), "--source-addr", tb.addr("src"),
+                                       "--ttl", str(ttl), "--session", 92, "--group-base", PGM_GROUP,
+                                       "--port-base", PGM_PORT, "--out", out / "pgm_source"],
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         pid = tb.daemons["r1"].pid
         time.sleep(2.0)
         snap = tb.router_stats("r1")
@@ -242,17 +370,22 @@ def run(reports: int = 0, hostile: int = 0, rate: float = 150.0, *, seed: int = 
         rx0 = next((p["rx_frames"] for p in snap.get("ports", []) if p["name"] == hostile_if), 0)
         res["periodic_tables"] = any("groups" in p for p in snap.get("ports", []))
         rss0, cpu0, t0 = _rss_kib(pid), _cpu_s(pid), time.monotonic()
-        say(f"[flood] {reports} reports and {hostile} hostile frames at {rate:g}/s from rcv2 "
+        say(f"[flood] {reports} reports, {hostile} hostile frames and {endpoint} datagrams at {rate:g}/s from rcv2 "
             f"({flood_s:.1f} s) while 6 layers (1.008 Mb/s) cross r1 to rcv1")
         fl = tb.run("rcv2", [sys.executable, "-m", "castlab.testbed.flood", "send", "--iface",
                              tb.iface("rcv2", "r1"), "--src", tb.addr("rcv2"), "--reports", reports, "--hostile",
-                             hostile, "--rate", rate, "--seed", seed], timeout=flood_s * 3 + 60)
+                             hostile, "--rate", rate, "--seed", seed, "--endpoint", endpoint,
+                             "--stream-source", f"{tb.addr('src')}:{STREAM_PORT + 1}",
+                             "--stream", f"{tb.addr('src')}:{STREAM_GROUP}:{STREAM_PORT}",
+                             "--pgm-source", f"{tb.addr('src')}:{PGM_PORT}", "--pgm-group", PGM_GROUP],
+                    timeout=flood_s * 3 + 60)
         sent = json.loads(fl.stdout)
         cpu1, t1, rss_peak = _cpu_s(pid), time.monotonic(), _rss_kib(pid)
         time.sleep(after_s)
         cpu2, t2, rss2 = _cpu_s(pid), time.monotonic(), _rss_kib(pid)
         src_out = src.communicate(timeout=duration + 60)[0].decode()
         sink_out = sink.communicate(timeout=duration + 60)[0].decode()
+        pgm_out = pgm_src.communicate(timeout=duration + 60)[0].decode() if pgm_src else ""
         alive = tb.daemons["r1"].poll() is None
         res["router_restarts"] = dict(tb.router_restarts)
     final = tb.final_router_stats.get("r1", {})
@@ -274,7 +407,19 @@ def run(reports: int = 0, hostile: int = 0, rate: float = 150.0, *, seed: int = 
         hostile_port_rx=port.get("rx_frames", 0) - rx0,
         hostile_port_groups=len(port.get("groups", [])),
         hostile_port_any_source=sum(1 for g in port.get("groups", []) if g[1]), src_exit=src.returncode, sink_exit=sink.returncode,
-        sink_out=sink_out[-2000:])
+        sink_out=sink_out[-2000:], pgm_out=pgm_out[-2000:],
+        pgm_exit=pgm_src.returncode if pgm_src else None)
+    ep_stats = {}
+    for where, d in (("source", out / "source"), ("pgm", out / "pgm_source")):
+        f = d / "net_stats.json"
+        ep_stats[where] = json.loads(f.read_text())["stats"] if f.exists() else {}
+    res["endpoint_stats"] = ep_stats
+    ep_expected: dict[str, dict[str, int]] = {"source": {}, "pgm": {}}
+    for kind, n in sent["sent"].items():
+        if kind in ENDPOINT:
+            _, where, c = ENDPOINT[kind]
+            ep_expected[where][c] = ep_expected[where].get(c, 0) + n
+    res["endpoint_expected"] = ep_expected
     expected: dict[str, int] = {}
     for kind, n in sent["sent"].items():
         c = HOSTILE[kind][1] if kind in HOSTILE else None
@@ -292,7 +437,10 @@ def run(reports: int = 0, hostile: int = 0, rate: float = 150.0, *, seed: int = 
     for c in sorted(set(expected) | {k for k in delta if k.startswith("igmp_") or k.startswith("bad_")}):
         if delta.get(c, 0) or expected.get(c):
             say(f"[flood]   {c:<22} {delta.get(c, 0):>8}  (sent for it: {expected.get(c, '-')})")
-    (out / "flood.json").write_text(json.dumps({k: v for k, v in res.items() if k != "sink_out"}, indent=1))
+    for where in ("source", "pgm"):
+        for c, k in sorted(ep_expected[where].items()):
+            say(f"[flood]   {where} {c:<17} {ep_stats[where].get(c, 0):>8}  (sent for it: {k})")
+    (out / "flood.json").write_text(json.dumps({k: v for k, v in res.items() if not k.endswith("_out")}, indent=1))
     return res
 
 
@@ -302,20 +450,29 @@ def main(argv=None) -> int:
     s = sub.add_parser("send", help="send the frames on an interface of this namespace (inside the hostile host)")
     s.add_argument("--iface", required=True)
     s.add_argument("--src", required=True, help="the host's address (the reports' source)")
+    s.add_argument("--stream-source", default=None, metavar="ADDR:PORT", help="the stream's source agent")
+    s.add_argument("--stream", default=None, metavar="SOURCE:GROUP:PORT",
+                   help="the keyed stream one genuine datagram is captured of")
+    s.add_argument("--pgm-source", default=None, metavar="ADDR:PORT")
+    s.add_argument("--pgm-group", default=None)
     for q in (s, r := sub.add_parser("run", help="build rlm1, stream across r1 and flood it; print the numbers")):
         q.add_argument("--reports", type=int, default=0, help="valid IGMPv3 reports for fresh groups and sources")
         q.add_argument("--hostile", type=int, default=0, help="malformed and forged frames, every kind in turn")
         q.add_argument("--rate", type=float, default=150.0, help="frames a second (default %(default)s)")
         q.add_argument("--seed", type=int, default=1)
+        q.add_argument("--endpoint", type=int, default=0,
+                       help="datagrams at the endpoints: PGM NAKs and NCFs of wrong lengths at a PGM source, "
+                            "forged and broken envelopes at the stream's sink")
     r.add_argument("--after", type=float, default=5.0, help="seconds measured after the flood (default 5)")
     r.add_argument("--out", default=None, help="directory for the sink's records and flood.json")
     a = p.parse_args(argv)
-    if not (a.rate > 0 and a.reports >= 0 and a.hostile >= 0):
-        p.error("--rate must be > 0, --reports and --hostile >= 0")
+    if not (a.rate > 0 and a.reports >= 0 and a.hostile >= 0 and a.endpoint >= 0):
+        p.error("--rate must be > 0, --reports, --hostile and --endpoint >= 0")
     if a.cmd == "send":
-        print(json.dumps(send(a.iface, a.src, a.reports, a.hostile, a.rate, a.seed)))
+        print(json.dumps(send(a.iface, a.src, a.reports, a.hostile, a.rate, a.seed, a.endpoint, a.stream_source, a.stream,
+                              a.pgm_source, a.pgm_group)))
         return 0
-    res = run(a.reports, a.hostile, a.rate, seed=a.seed, after_s=a.after, out=a.out)
+    res = run(a.reports, a.hostile, a.rate, endpoint=a.endpoint, seed=a.seed, after_s=a.after, out=a.out)
     ok = res["router_alive"] and not res["router_restarts"] and res["stream_lost"] == 0
     return 0 if ok else 1
 
