@@ -2162,3 +2162,118 @@ fn hostile_igmp_is_checked_capped_and_costs_the_stream_nothing() {
     assert!(seqs.len() > 1000 && last + 3 >= sent, "the stream stopped: {} of {sent}", seqs.len());
     assert_eq!(missing, 0, "the stream lost {missing} datagrams");
 }
+
+// ------------------------------------------------------------------ forged control
+
+/// What a breadcrumb's requester gets when a host without the session's key forges the
+/// source's reply: h2 asks the source h1 for label 9 through a hosted BCF router; h3 sends a
+/// forged REPLY for label 9 (from the source's node, sealed without the key, then again under
+/// another key) before h1's genuine reply. Returns the application bytes h2 opened and the
+/// router's text.
+fn forged_bcf_reply(t: &Topo, key: Option<&'static [u8]>, port_base: u16) -> (Vec<Vec<u8>>, String) {
+    use castlab_core::BcfHeader;
+    const SESSION: u32 = 0xbcf2;
+    let mut table = hosts_table();
+    table.set_node(NodeId(100), Topo::router_addr(1)).unwrap();
+    let net = NetConfig { session_id: SESSION, port_base, key: key.map(|k| k.to_vec()), ..NetConfig::default() };
+    let mut cfg = t.router_config();
+    cfg.session = Some(RouterSession { net, table });
+    let bcf = castlab_proto::bcfs::BcfRouter::new(castlab_proto::bcfs::BcfConfig::default());
+    let rt = RouterThread::start(&t.ns("r"), cfg, Some(Box::new(bcf)));
+    warm_up(&t, 2);
+    warm_up(&t, 3);
+    let port = port_base + 5;
+    let bind = |k: usize| udp_in(&t.ns(&format!("h{k}")), SocketAddrV4::new(Topo::host_addr(k), port)).join().unwrap();
+    let (s1, s2, s3) = (bind(1), bind(2), bind(3));
+    s1.set_read_timeout(Some(StdDuration::from_secs(2))).unwrap();
+    s2.set_read_timeout(Some(StdDuration::from_millis(500))).unwrap();
+    let env = Envelope::new(SESSION, key);
+    let mut buf = [0u8; 2048];
+    let n = env.seal(&bcf_packet(2, 1, BcfHeader::REQUEST, 9, 40), &mut buf).unwrap();
+    s2.send_to(&buf[..n], SocketAddrV4::new(Topo::host_addr(1), port)).unwrap();
+    s1.recv_from(&mut buf).expect("the request reached the source");
+    // the forger: the source's reply for label 9, to the router's address as the source sends it
+    let router = SocketAddrV4::new(Topo::router_addr(3), port);
+    let forged = bcf_packet(1, 1, BcfHeader::REPLY, 9, 300);
+    for f in [Envelope::new(SESSION, None), Envelope::new(SESSION, Some(&b"not the session key"[..]))] {
+        let n = f.seal_with(&forged, b"forged", &mut buf).unwrap();
+        s3.send_to(&buf[..n], router).unwrap();
+    }
+    thread::sleep(StdDuration::from_millis(50));
+    let n = env.seal_with(&bcf_packet(1, 1, BcfHeader::REPLY, 9, 300), b"genuine", &mut buf).unwrap();
+    s1.send_to(&buf[..n], SocketAddrV4::new(Topo::router_addr(1), port)).unwrap();
+    let mut got = Vec::new();
+    while let Ok(n) = s2.recv(&mut buf) {
+        if let Ok(o) = env.open_parts(&buf[..n]) {
+            got.push(buf[o.app].to_vec());
+        }
+    }
+    (got, rt.finish().text)
+}
+
+/// A host without the session's key cannot tear down a breadcrumb: with a key set, the router
+/// opens a castlab datagram only if its MAC is the session's, so a forged reply (without a MAC
+/// or under another key) is counted and dropped before the hosted BCF router sees it, the
+/// breadcrumb stays, and the requester gets the source's genuine reply. Without a key nothing
+/// is authenticated: the same forgery takes the breadcrumb (printed, for the record).
+#[test]
+fn a_forged_reply_cannot_take_a_breadcrumb_when_the_session_has_a_key() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = topo_or_skip!("a_forged_reply_cannot_take_a_breadcrumb_when_the_session_has_a_key", "f");
+    let (open, text) = forged_bcf_reply(&t, None, 46_200);
+    eprintln!("forged BCF reply, no key: the requester got {open:?}");
+    let (keyed, text_k) = forged_bcf_reply(&t, Some(b"the session key!"), 46_300);
+    eprintln!("forged BCF reply, with a key: the requester got {keyed:?}");
+    assert!(text.contains("ext_seen"), "{text}");
+    assert_eq!(keyed, vec![b"genuine".to_vec()], "{text_k}");
+    assert!(text_k.contains(" unauthenticated 1 ") && text_k.contains(" bad_mac 1 "), "{text_k}");
+}
+
+/// The gate behind the breadcrumb test, for the other control a router acts on: with a key
+/// set, an NLM DROP_REQ (what makes an LMR drop a layer, §3.4) and a PGM NAK (what a NAK
+/// aggregator suppresses others' by) forged without the key, under another key, or a keyed one
+/// with a byte of its header changed, never reach the hosted extension (it counts what it
+/// sees); the one genuine datagram does.
+#[test]
+fn no_forged_control_reaches_the_extension_when_the_session_has_a_key() {
+    use castlab_core::NlmHeader;
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = topo_or_skip!("no_forged_control_reaches_the_extension_when_the_session_has_a_key", "g");
+    const SESSION: u32 = 0x9a7e;
+    const PORT_BASE: u16 = 46_500;
+    const KEY: &[u8] = b"sixteen byte key";
+    let net = NetConfig { session_id: SESSION, port_base: PORT_BASE, key: Some(KEY.to_vec()), ..NetConfig::default() };
+    let mut cfg = t.router_config();
+    cfg.session = Some(RouterSession { net, table: hosts_table() });
+    let rt = RouterThread::start(&t.ns("r"), cfg, Some(Box::new(Probe::default())));
+    warm_up(&t, 3);
+    let to = SocketAddrV4::new(Topo::host_addr(1), PORT_BASE + 5);
+    let _h1 = udp_in(&t.ns("h1"), to).join().unwrap();
+    let s3 = udp_in(&t.ns("h3"), SocketAddrV4::new(Topo::host_addr(3), PORT_BASE + 5)).join().unwrap();
+    let mut drop_req = Packet::data(Dest::Unicast(Addr::new(NodeId(1), 5)), 60);
+    drop_req.src = Addr::new(NodeId(2), 5); // another receiver's request
+    drop_req.header =
+        Header::Nlm(NlmHeader { kind: NlmHeader::DROP_REQ, level: 1, group: 0, up: Addr::new(NodeId(2), 5), seq: 1 });
+    let mut nak = drop_req;
+    nak.header = Header::Pgm(castlab_core::PgmHeader { kind: castlab_core::PgmHeader::NAK, trail: 0, lead: 100 });
+    let keyed = Envelope::new(SESSION, Some(KEY));
+    let mut buf = [0u8; 2048];
+    let mut send = |env: &Envelope, p: &Packet, tamper: bool| {
+        let n = env.seal(p, &mut buf).unwrap();
+        if tamper {
+            buf[n - 1 - (n - 40) / 2] ^= 0x01; // a byte of the body, after the 36 of envelope and MAC
+        }
+        s3.send_to(&buf[..n], to).unwrap();
+        thread::sleep(StdDuration::from_millis(5));
+    };
+    for p in [&drop_req, &nak] {
+        send(&Envelope::new(SESSION, None), p, false);
+        send(&Envelope::new(SESSION, Some(&b"another key....."[..])), p, false);
+        send(&keyed, p, true);
+    }
+    send(&keyed, &drop_req, false);
+    thread::sleep(StdDuration::from_millis(100));
+    let s = rt.finish();
+    assert_eq!(s.ext_report.first(), Some(&1), "the extension saw only the genuine datagram: {}", s.text);
+    assert!(s.text.contains(" unauthenticated 2 ") && s.text.contains(" bad_mac 4 "), "{}", s.text);
+}
