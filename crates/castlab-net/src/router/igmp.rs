@@ -809,6 +809,37 @@ mod tests {
         assert!(t >= secs(10) + gmi);
     }
 
+    /// Nanoseconds per report for a table of `n` groups: `reps` refreshes of its groups in
+    /// turn, each followed by a poll and the next deadline, as the router runs them.
+    fn ns_per_report(n: usize, reps: usize) -> f64 {
+        let cfg = IgmpConfig { max_groups: n, max_sources: 0, ..IgmpConfig::default() };
+        let mut d = IgmpDrops::default();
+        let mut m = Membership::new(true, &cfg, secs(0));
+        let mut out = Vec::with_capacity(4);
+        let mut ch = Vec::with_capacity(n);
+        for k in 0..n {
+            m.report(group(k as u32), secs(1), &cfg, &mut d);
+        }
+        m.take_changes(&mut ch);
+        let t0 = std::time::Instant::now();
+        for r in 0..reps {
+            let now = secs(2) + Duration::from_nanos(r as u64);
+            m.report(group((r % n) as u32), now, &cfg, &mut d);
+            out.clear();
+            m.poll(now, &cfg, &mut out);
+            std::hint::black_box(m.next_deadline());
+        }
+        t0.elapsed().as_nanos() as f64 / reps as f64
+    }
+
+    #[test]
+    #[ignore = "timing: cargo test --release -p castlab-net --lib report_cost -- --ignored --nocapture"]
+    fn report_cost_does_not_grow_with_the_table() {
+        for n in [16, 256, 4096, 65_536, 1_000_000] {
+            println!("{n:>8} groups: {:.0} ns per report (report, poll, next deadline)", ns_per_report(n, 1_000_000));
+        }
+    }
+
     #[test]
     fn a_full_table_kept_churning_stays_consistent() {
         // joins, leaves and expiries of many groups and sources, with the caps reached: the
