@@ -65,12 +65,13 @@ def router_words(args: argparse.Namespace) -> list[str]:
                     ("--igmp-max-sources", getattr(args, "igmp_max_sources", None))):
         if v is not None:
             words += [flag, str(v)]
+    # with or without a session: the groups hosts may join (239.0.0.0/8 unless given)
+    if getattr(args, "allow_any_group", False):
+        words += ["--allow-any-group"]
     if getattr(args, "with_session", False):
         words += ["--session", str(args.session), "--port-base", str(args.port_base)]
         if args.key is not None:
             words += ["--key", args.key.hex()]
-        if args.allow_any_group:
-            words += ["--allow-any-group"]
         port = args.group_port if args.group_port is not None else args.port_base
         base = ipaddress.IPv4Address(args.group_base)
         for g in range(args.layers + 1):

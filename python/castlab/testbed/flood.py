@@ -21,7 +21,8 @@ starts it there).
 Frames are built here with :mod:`struct`: Ethernet II to 01:00:5e:00:00:16 (224.0.0.22), IPv4
 with a Router Alert option (RFC 2113), IGMP (RFC 2236, RFC 3376 §4), each kind breaking one
 rule. Traffic stays on the testbed's links; the groups are in 239.0.0.0/8 but for the kinds
-whose point is a group outside it (never forwarded: link-local or not multicast at all).
+whose point is a group outside it (never joined, so never forwarded: link-local, elsewhere in
+224.0.0.0/4, or not multicast at all).
 """
 
 from __future__ import annotations
@@ -139,6 +140,8 @@ HOSTILE: dict[str, tuple[Callable[[str, random.Random], bytes], Optional[str]]] 
     # sources that cannot send: a group address, 0.0.0.0
     "impossible_source": (lambda s, r: eth(ipv4(s, v3(ALLOW, "239.202.0.9", ("224.1.1.1",)))), "igmp_bad_source"),
     "link_local_group": (lambda s, r: eth(ipv4(s, v2("224.0.0.77"))), "igmp_link_local"),
+    # a group outside 239.0.0.0/8 (the router takes 239/8 only, unless --allow-any-group)
+    "group_outside_239": (lambda s, r: eth(ipv4(s, v3(TO_EX, "230.1.2.3"))), "igmp_out_of_scope"),
     # one random bit of a valid report flipped after the Ethernet header: it breaks the IP
     # header's consistency or checksum, or IGMP's checksum (one flipped bit always changes a
     # ones'-complement sum)

@@ -318,7 +318,10 @@ impl RouterConfig {
                     net.key = Some(hex(&v).ok_or_else(|| err("--key", "(hidden)", "must be hex digits"))?);
                 }
                 "--port-base" => net.port_base = num(&val("--port-base")?, "--port-base")?,
-                "--allow-any-group" => net.allow_any_group = true,
+                "--allow-any-group" => {
+                    net.allow_any_group = true;
+                    c.igmp.any_group = true;
+                }
                 "--host" => {
                     let v = val("--host")?;
                     let (n, ip) = v.split_once('=').ok_or_else(|| err("--host", &v, "must be NODE=ADDR"))?;
@@ -419,7 +422,9 @@ mod tests {
         assert_eq!(c.routes, vec![Route { dst: Ipv4Addr::new(10, 9, 0, 0), prefix_len: 16, via }]);
         let (c, _) = RouterConfig::from_args(&words("--iface a,10.0.1.1/24 --route 10.0.1.9/32,dev=a")).unwrap();
         assert_eq!(c.routes[0].via, RouteVia::Dev("a".into()));
-        assert_eq!((c.igmp.max_groups, c.igmp.max_sources), (256, 1024));
+        assert_eq!((c.igmp.max_groups, c.igmp.max_sources, c.igmp.any_group), (256, 1024, false));
+        let (c, _) = RouterConfig::from_args(&words("--iface a,10.0.1.1/24 --allow-any-group")).unwrap();
+        assert!(c.igmp.any_group);
         let (c, _) =
             RouterConfig::from_args(&words("--iface a,10.0.1.1/24 --igmp-max-groups 8 --igmp-max-sources 0")).unwrap();
         assert_eq!((c.igmp.max_groups, c.igmp.max_sources), (8, 0));

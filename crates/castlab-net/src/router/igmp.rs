@@ -56,6 +56,10 @@ pub struct IgmpConfig {
     /// choice): four sources for each of `max_groups` groups; the testbed's sessions have one
     /// source per group.
     pub max_sources: usize,
+    /// Accept joins of any group. Default false: only RFC 2365's administratively scoped
+    /// 239.0.0.0/8, where castlab's sessions live unless `--allow-any-group` (the hosts' driver
+    /// keeps to it the same way, `NetConfig::allow_any_group`).
+    pub any_group: bool,
 }
 
 impl Default for IgmpConfig {
@@ -67,6 +71,7 @@ impl Default for IgmpConfig {
             last_member_query_interval: Duration::from_secs(1),
             max_groups: 256,
             max_sources: 1024,
+            any_group: false,
         }
     }
 }
@@ -104,6 +109,8 @@ pub struct IgmpDrops {
     /// Joins of a link-local group (224.0.0.0/24): never routed (RFC 5771 §4), so never
     /// worth a table entry.
     pub link_local: u64,
+    /// Joins of a group outside 239.0.0.0/8 without [`IgmpConfig::any_group`].
+    pub out_of_scope: u64,
 }
 
 /// A membership that appeared or went on an interface: (group, source; None: any source).
@@ -405,9 +412,13 @@ impl Membership {
     }
 
     /// Whether a join of `group` may enter the table at all.
-    fn joinable(group: Ipv4Addr, drops: &mut IgmpDrops) -> bool {
+    fn joinable(cfg: &IgmpConfig, group: Ipv4Addr, drops: &mut IgmpDrops) -> bool {
         if is_link_local(group) {
             drops.link_local += 1;
+            return false;
+        }
+        if !cfg.any_group && group.octets()[0] != 239 {
+            drops.out_of_scope += 1;
             return false;
         }
         true
@@ -415,7 +426,7 @@ impl Membership {
 
     /// A v1/v2 report: any-source membership.
     pub fn report(&mut self, group: Ipv4Addr, now: Instant, cfg: &IgmpConfig, drops: &mut IgmpDrops) {
-        if !Self::joinable(group, drops) {
+        if !Self::joinable(cfg, group, drops) {
             return;
         }
         if self.refresh(group, None, now + cfg.membership_interval(), drops) {
@@ -453,14 +464,14 @@ impl Membership {
         let gmi = now + cfg.membership_interval();
         match r.kind {
             frame::MODE_IS_EXCLUDE | frame::CHANGE_TO_EXCLUDE => {
-                if Self::joinable(r.group, drops) && self.refresh(r.group, None, gmi, drops) {
+                if Self::joinable(cfg, r.group, drops) && self.refresh(r.group, None, gmi, drops) {
                     self.stop_queries(r.group);
                     self.joins += 1;
                 }
                 None
             }
             frame::MODE_IS_INCLUDE | frame::ALLOW_NEW_SOURCES | frame::CHANGE_TO_INCLUDE => {
-                if r.n_sources > 0 && Self::joinable(r.group, drops) {
+                if r.n_sources > 0 && Self::joinable(cfg, r.group, drops) {
                     let mut any = false;
                     for k in 0..r.n_sources {
                         let s = r.source(f, k);
@@ -726,6 +737,21 @@ mod tests {
         let (f2, allow2) = rec(frame::ALLOW_NEW_SOURCES, group(1), &srcs[..1]);
         m.record(&f2, &allow2, secs(2), &cfg, &mut d);
         assert_eq!((m.source_count(), d.sources_full, m.has_group(group(1))), (3, 5, false));
+    }
+
+    #[test]
+    fn groups_outside_239_need_any_group() {
+        let mut d = IgmpDrops::default();
+        let cfg = IgmpConfig::default();
+        let mut m = Membership::new(true, &cfg, secs(0));
+        let g = Ipv4Addr::new(230, 1, 2, 3);
+        m.report(g, secs(1), &cfg, &mut d);
+        let (f, allow) = rec(frame::ALLOW_NEW_SOURCES, g, &[S]);
+        m.record(&f, &allow, secs(1), &cfg, &mut d);
+        assert_eq!((d.out_of_scope, m.group_count()), (2, 0));
+        let any = IgmpConfig { any_group: true, ..IgmpConfig::default() };
+        m.report(g, secs(2), &any, &mut d);
+        assert!(m.wants(g, S) && d.out_of_scope == 2);
     }
 
     #[test]

@@ -161,7 +161,7 @@ pub struct RouterStats {
     pub igmp_no_router_alert: u64,
     pub igmp_off_link: u64,
     /// Reports, or parts of them, the membership tables did not apply (full, a source that
-    /// cannot be, a link-local group).
+    /// cannot be, a link-local group, a group outside 239.0.0.0/8).
     pub igmp_drops: IgmpDrops,
     /// Joins and leaves relayed to neighbour routers: source-specific (ALLOW, BLOCK toward
     /// the source) and any-source (TO_EX{}, TO_IN{} to every neighbour router).
@@ -232,6 +232,7 @@ impl RouterStats {
             ("igmp_sources_full", self.igmp_drops.sources_full),
             ("igmp_bad_source", self.igmp_drops.bad_source),
             ("igmp_link_local", self.igmp_drops.link_local),
+            ("igmp_out_of_scope", self.igmp_drops.out_of_scope),
             ("igmp_relayed_joins", self.igmp_relayed_joins),
             ("igmp_relayed_leaves", self.igmp_relayed_leaves),
         ]);
