@@ -2180,8 +2180,8 @@ fn forged_bcf_reply(t: &Topo, key: Option<&'static [u8]>, port_base: u16) -> (Ve
     cfg.session = Some(RouterSession { net, table });
     let bcf = castlab_proto::bcfs::BcfRouter::new(castlab_proto::bcfs::BcfConfig::default());
     let rt = RouterThread::start(&t.ns("r"), cfg, Some(Box::new(bcf)));
-    warm_up(&t, 2);
-    warm_up(&t, 3);
+    warm_up(t, 2);
+    warm_up(t, 3);
     let port = port_base + 5;
     let bind = |k: usize| udp_in(&t.ns(&format!("h{k}")), SocketAddrV4::new(Topo::host_addr(k), port)).join().unwrap();
     let (s1, s2, s3) = (bind(1), bind(2), bind(3));

@@ -31,6 +31,7 @@ import argparse
 import json
 import os
 import random
+import re
 import socket
 import struct
 import subprocess
@@ -108,11 +109,6 @@ def valid_report(src: str, k: int) -> bytes:
     if k % 3 == 1:
         return eth(ipv4(src, v3(ALLOW, _addr(G_FRESH, k), (_addr(S_FRESH, k),))))
     return eth(ipv4(src, v3(ALLOW, G_MANY, tuple(_addr(S_FRESH, 8 * k + j) for j in range(8)))))
-
-
-def fresh_groups(n: int) -> int:
-    """Distinct groups `n` valid reports ask for."""
-    return (n + 2) // 3 + (n + 1) // 3 + (1 if n > 2 else 0)
 
 
 def wanted_memberships(n: int) -> int:
@@ -397,8 +393,6 @@ def run(reports: int = 0, hostile: int = 0, rate: float = 150.0, *, endpoint: in
     port = next((p for p in final.get("ports", []) if p["name"] == hostile_if), {})
     arr = pd.read_csv(out / "sink" / "arrivals.csv")
     losses = pd.read_csv(out / "sink" / "losses.csv")
-    import re
-
     m = re.search(r"sent (\d+) datagrams", src_out)
     res.update(
         sent=sent["sent"], flood_seconds=sent["seconds"], router_alive=alive,
@@ -409,7 +403,8 @@ def run(reports: int = 0, hostile: int = 0, rate: float = 150.0, *, endpoint: in
         hostile_port={k: port.get(k) for k in ("igmp_groups", "igmp_sources", "rx_frames", "rx_kernel_drops")},
         hostile_port_rx=port.get("rx_frames", 0) - rx0,
         hostile_port_groups=len(port.get("groups", [])),
-        hostile_port_any_source=sum(1 for g in port.get("groups", []) if g[1]), src_exit=src.returncode, sink_exit=sink.returncode,
+        hostile_port_any_source=sum(1 for g in port.get("groups", []) if g[1]),
+        src_exit=src.returncode, sink_exit=sink.returncode,
         sink_out=sink_out[-2000:], pgm_out=pgm_out[-2000:],
         pgm_exit=pgm_src.returncode if pgm_src else None)
     ep_stats = {}
@@ -472,8 +467,8 @@ def main(argv=None) -> int:
     if not (a.rate > 0 and a.reports >= 0 and a.hostile >= 0 and a.endpoint >= 0):
         p.error("--rate must be > 0, --reports, --hostile and --endpoint >= 0")
     if a.cmd == "send":
-        print(json.dumps(send(a.iface, a.src, a.reports, a.hostile, a.rate, a.seed, a.endpoint, a.stream_source, a.stream,
-                              a.pgm_source, a.pgm_group)))
+        print(json.dumps(send(a.iface, a.src, a.reports, a.hostile, a.rate, a.seed, a.endpoint, a.stream_source,
+                              a.stream, a.pgm_source, a.pgm_group)))
         return 0
     res = run(a.reports, a.hostile, a.rate, endpoint=a.endpoint, seed=a.seed, after_s=a.after, out=a.out)
     ok = res["router_alive"] and not res["router_restarts"] and res["stream_lost"] == 0

@@ -687,7 +687,14 @@ mod tests {
         assert_eq!(with([1, 1, 1, 1, 1, 1, 1, 0x94]), Err(FrameError::BadIpOptions));
         // the router's own queries and reports carry it
         let mut f = [0u8; 64];
-        let n = write_report(&mut f, [2; 6], Ipv4Addr::new(10, 0, 0, 1), CHANGE_TO_EXCLUDE, Ipv4Addr::new(239, 1, 1, 1), None);
+        let n = write_report(
+            &mut f,
+            [2; 6],
+            Ipv4Addr::new(10, 0, 0, 1),
+            CHANGE_TO_EXCLUDE,
+            Ipv4Addr::new(239, 1, 1, 1),
+            None,
+        );
         let Ok(Parsed::Ipv4(_, ip)) = parse(&f[..n]) else { panic!() };
         assert!(ip.router_alert && ip.ttl == 1);
     }

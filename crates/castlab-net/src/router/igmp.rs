@@ -243,7 +243,8 @@ impl Membership {
         let (ng, ns) = (cfg.max_groups, cfg.max_sources);
         let cap = ng + ns;
         let unset = Entry { key: 0, until: Instant::ZERO, list: GMI };
-        let slot = GroupSlot { group: Ipv4Addr::UNSPECIFIED, any_source: false, sources: 0, lmq_left: 0, lmq_next: now };
+        let slot =
+            GroupSlot { group: Ipv4Addr::UNSPECIFIED, any_source: false, sources: 0, lmq_left: 0, lmq_next: now };
         let nil = Link { prev: NIL, next: NIL };
         Membership {
             point_to_point,

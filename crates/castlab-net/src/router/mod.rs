@@ -1004,7 +1004,8 @@ impl Router {
                 // an IGMP report from 0.0.0.0 (a host without an address yet) is valid (RFC
                 // 3376 §9.2)
                 let unaddressed_igmp = s.is_unspecified() && ip.proto == PROTO_IGMP && ip.dst.is_multicast();
-                if s.is_multicast() || s.is_broadcast() || (s.is_unspecified() && !unaddressed_igmp) || s.is_loopback() {
+                if s.is_multicast() || s.is_broadcast() || (s.is_unspecified() && !unaddressed_igmp) || s.is_loopback()
+                {
                     self.stats.martian += 1;
                     return;
                 }
