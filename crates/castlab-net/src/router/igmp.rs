@@ -206,6 +206,13 @@ fn usable_source(s: Ipv4Addr) -> bool {
     !(s.is_unspecified() || s.is_multicast() || s.is_broadcast() || s.is_loopback())
 }
 
+/// Room for the changes of one call: one poll's expiries (at most the whole table) or one
+/// report's (one per source or record it names; a frame of at most 2048 bytes names at most
+/// 512), so that the buffers never grow.
+pub fn change_capacity(cfg: &IgmpConfig) -> usize {
+    cfg.max_groups + cfg.max_sources + 512
+}
+
 /// Membership on one interface.
 #[derive(Clone, Debug)]
 pub struct Membership {
@@ -262,8 +269,7 @@ impl Membership {
             free_slots: (0..ng as u32).rev().collect(),
             lmq: Fifo::EMPTY,
             n_sources: 0,
-            // a report's changes (at most one per source it names) or one poll's expiries
-            changes: Vec::with_capacity(cap),
+            changes: Vec::with_capacity(change_capacity(cfg)),
             next_general: now,
             startup_left: cfg.robustness,
             joins: 0,

@@ -538,7 +538,7 @@ impl Router {
             queries: Vec::with_capacity(ng + 1),
             relayed: HashMap::with_capacity(2 * relay_cap),
             relay_scratch: Vec::with_capacity(relay_cap),
-            changes: Vec::with_capacity(ng + ns),
+            changes: Vec::with_capacity(igmp::change_capacity(&cfg.igmp)),
             router_link,
             relay_next: Instant::ZERO + RELAY_REFRESH,
             stats: RouterStats::default(),
