@@ -48,9 +48,9 @@ pub struct IgmpConfig {
     /// §8.8 Last Member Query Interval: 1 s.
     pub last_member_query_interval: Duration,
     /// Groups with members on one interface, at most. Default 256 (our choice; RFC 3376 sets no
-    /// bound): the testbed's largest session uses 8 groups, so 256 leaves room for 30 such
-    /// sessions on one link, while a flood of reports for fresh groups costs at most 256
-    /// entries' memory (a few tens of kB with their index) and 256 relayed joins.
+    /// bound): the testbed's largest session uses 7 groups (6 layers and a control group), so
+    /// 256 leaves room for 36 such sessions on one link, while a flood of reports for fresh
+    /// groups costs at most 256 entries, allocated at start, and 256 relayed joins.
     pub max_groups: usize,
     /// Source-specific memberships, (S, G) pairs, on one interface, at most. Default 1024 (our
     /// choice): four sources for each of `max_groups` groups; the testbed's sessions have one
