@@ -261,8 +261,9 @@ class NetRouter:
         """Forward for `duration` seconds (or until a signal), calling `status()` periodically."""
     def stats(self) -> dict[str, object]:
         """Router-wide counters and `last_error`."""
-    def ports(self) -> list[dict[str, object]]:
-        """One dict of counters per interface, with its queue's backlog and average."""
+    def ports(self, groups: bool = False) -> list[dict[str, object]]:
+        """One dict of counters per interface, with its queue's backlog and average and the
+        numbers of groups and sources with members; with `groups`, the groups themselves."""
     def stats_text(self) -> str:
         """The counters as text, like `tc -s qdisc`."""
     def set_realtime(self, priority: int) -> None:

@@ -60,15 +60,18 @@ def router_words(args: argparse.Namespace) -> list[str]:
     for r in args.route or []:
         words += ["--route", r]
     for flag, v in (("--node", args.node), ("--seed", args.seed), ("--igmp-query-interval", args.igmp_query_interval),
-                    ("--igmp-last-member-interval", args.igmp_last_member_interval)):
+                    ("--igmp-last-member-interval", args.igmp_last_member_interval),
+                    ("--igmp-max-groups", getattr(args, "igmp_max_groups", None)),
+                    ("--igmp-max-sources", getattr(args, "igmp_max_sources", None))):
         if v is not None:
             words += [flag, str(v)]
+    # with or without a session: the groups hosts may join (239.0.0.0/8 unless given)
+    if getattr(args, "allow_any_group", False):
+        words += ["--allow-any-group"]
     if getattr(args, "with_session", False):
         words += ["--session", str(args.session), "--port-base", str(args.port_base)]
         if args.key is not None:
             words += ["--key", args.key.hex()]
-        if args.allow_any_group:
-            words += ["--allow-any-group"]
         port = args.group_port if args.group_port is not None else args.port_base
         base = ipaddress.IPv4Address(args.group_base)
         for g in range(args.layers + 1):
@@ -105,7 +108,7 @@ def extension_options(args: argparse.Namespace) -> tuple[object, dict]:
 def _port_line(p: dict) -> str:
     drops = p["drops_forced"] + p["drops_early"] + p["drops_delay_line"] + p["drops_ext"]
     return (f"{p['name']}: q={p['backlog']} avg={p['avg']:.2f} sent={p['tx_frames']} drops={drops}"
-            f" (forced {p['drops_forced']}, early {p['drops_early']}) groups={len(p['groups'])}")
+            f" (forced {p['drops_forced']}, early {p['drops_early']}) groups={p['igmp_groups']}")
 
 
 def run_router(args: argparse.Namespace, stream=None) -> int:
@@ -154,12 +157,14 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
 
-    def write(why: str) -> None:
+    def write(why) -> None:
+        # while running (why None) counts only: the group tables are written once, at the end
         extension = None if kind is None else {"kind": kind, "options": options, "status": r.extension_status()}
         # numpy arrays (a status reader's columns) as lists, without importing numpy here: an
         # import would stall forwarding for a fifth of a second
         text = json.dumps({"stopped_by": why, "duration_s": r.now, "words": _words_for_json(args),
-                           "stats": r.stats(), "ports": r.ports(), "extension": extension}, indent=1,
+                           "stats": r.stats(), "ports": r.ports(groups=why is not None), "extension": extension},
+                          indent=1,
                           default=lambda x: x.tolist() if hasattr(x, "tolist") else str(x))
         tmp = out / "router_stats.json.tmp"
         tmp.write_text(text)
@@ -215,6 +220,11 @@ def add_router_parser(roles) -> None:
     p.add_argument("--node", type=int, default=None, help="the router's castlab node id (for extensions)")
     p.add_argument("--igmp-query-interval", default=None, help="RFC 3376 §8.2 (default 125 s)")
     p.add_argument("--igmp-last-member-interval", default=None, help="RFC 3376 §8.8 (default 1 s)")
+    p.add_argument("--igmp-max-groups", type=int, default=None, metavar="N",
+                   help="groups with members per interface, at most; reports for more are dropped and counted "
+                        "(igmp_groups_full; default 256)")
+    p.add_argument("--igmp-max-sources", type=int, default=None, metavar="N",
+                   help="source-specific memberships per interface, at most (igmp_sources_full; default 1024)")
     p.add_argument("--extension", nargs="+", default=None, metavar=("KIND", "KEY=VALUE"),
                    help="host a registered router kind (" + ", ".join(_router_kinds()) + ") with its keys "
                         "and config fields; needs the session below")

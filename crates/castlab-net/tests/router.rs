@@ -1950,3 +1950,330 @@ fn bcf_router_bench() {
         }
     }
 }
+
+// ------------------------------------------------------------------ hostile IGMP
+
+/// A raw AF_PACKET socket on interface `ifname` of the calling thread's namespace, for
+/// sending frames built by hand (it receives nothing: protocol 0).
+fn raw_sender(ifname: &str) -> std::os::fd::OwnedFd {
+    use std::os::fd::FromRawFd;
+    let idx = sys::ifindex(ifname).unwrap_or_else(|e| panic!("{ifname}: {e}"));
+    let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW, 0) };
+    assert!(fd >= 0, "AF_PACKET socket: {}", std::io::Error::last_os_error());
+    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    let mut sa: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sa.sll_family = libc::AF_PACKET as u16;
+    sa.sll_ifindex = idx as i32;
+    let r = unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            &sa as *const libc::sockaddr_ll as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_ll>() as u32,
+        )
+    };
+    assert_eq!(r, 0, "bind {ifname}: {}", std::io::Error::last_os_error());
+    fd
+}
+
+fn raw_send(fd: &std::os::fd::OwnedFd, f: &[u8]) {
+    let n = unsafe { libc::send(fd.as_raw_fd(), f.as_ptr() as *const libc::c_void, f.len(), 0) };
+    assert_eq!(n, f.len() as isize, "send: {}", std::io::Error::last_os_error());
+}
+
+/// An IGMP frame from `src` to 224.0.0.22 with the IP `ttl`, a Router Alert option or none,
+/// and the IGMP message `body` (its checksum filled in).
+fn igmp_raw(src: Ipv4Addr, ttl: u8, alert: bool, body: &[u8]) -> Vec<u8> {
+    let dst = Ipv4Addr::new(224, 0, 0, 22);
+    let hl = if alert { 24 } else { 20 };
+    let mut f = vec![0u8; (frame::ETH_HDR + hl + body.len()).max(60)];
+    frame::write_eth(&mut f, frame::group_mac(dst), [2, 0, 0, 0, 0, 0x33], frame::ETHERTYPE_IPV4);
+    frame::write_ipv4(&mut f, hl + body.len(), ttl, frame::PROTO_IGMP, src, dst, alert);
+    let at = frame::ETH_HDR + hl;
+    f[at..at + body.len()].copy_from_slice(body);
+    let c = frame::checksum(&f[at..at + body.len()]);
+    f[at + 2..at + 4].copy_from_slice(&c.to_be_bytes());
+    f
+}
+
+/// An IGMPv3 report of one record of `kind` for `group` naming `sources`.
+fn v3_body(kind: u8, group: Ipv4Addr, sources: &[Ipv4Addr]) -> Vec<u8> {
+    let mut b = vec![frame::IGMP_V3_REPORT, 0, 0, 0, 0, 0, 0, 1, kind, 0];
+    b.extend((sources.len() as u16).to_be_bytes());
+    b.extend(group.octets());
+    for s in sources {
+        b.extend(s.octets());
+    }
+    b
+}
+
+/// A counter of the router's text line (`stats_text`), 0 when absent (zero counters are left
+/// out).
+fn router_counter(text: &str, name: &str) -> u64 {
+    let line = text.lines().find(|l| l.starts_with("router")).unwrap_or("");
+    let mut w = line.split_whitespace();
+    while let Some(x) = w.next() {
+        if x == name {
+            return w.next().and_then(|v| v.parse().ok()).unwrap_or(0);
+        }
+    }
+    0
+}
+
+/// A host sends hostile IGMP at the router while a (S, G) stream crosses it to a member on
+/// another link: reports with a TTL of 2, without Router Alert, from a source off the link
+/// (RFC 3376 §4, §9.2: each ignored and counted by kind), one from 0.0.0.0 (accepted, §9.2),
+/// then 10,000 valid reports, each for a fresh group or a fresh source, paced at 5,000 a
+/// second. The table on that link stops at its caps (16 groups, 32 sources here) with every
+/// refused join counted; the router's thread allocates nothing while the flood lasts; the
+/// member's stream arrives whole.
+#[test]
+fn hostile_igmp_is_checked_capped_and_costs_the_stream_nothing() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = topo_or_skip!("hostile_igmp_is_checked_capped_and_costs_the_stream_nothing", "i");
+    const BAD: usize = 200;
+    const FLOOD: usize = 10_000;
+    let mut cfg = t.router_config();
+    cfg.igmp.max_groups = 16;
+    cfg.igmp.max_sources = 32;
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<()>();
+    let router = in_ns(&t.ns("r"), move || {
+        let mut r = Router::new(cfg).expect("router starts");
+        ready_tx.send(()).unwrap();
+        let step = |r: &mut Router| {
+            let until = r.now() + Duration::from_millis(20);
+            r.run_until(until).expect("router runs");
+        };
+        while go_rx.try_recv().is_err() {
+            step(&mut r);
+        }
+        let a0 = ALLOCS.load(Ordering::SeqCst);
+        watch_allocs(true);
+        while done_rx.try_recv().is_err() {
+            step(&mut r);
+        }
+        watch_allocs(false);
+        let allocs = ALLOCS.load(Ordering::SeqCst) - a0;
+        for _ in 0..10 {
+            step(&mut r);
+        }
+        let counts: Vec<(usize, usize)> = (0..3).map(|i| r.member_counts(i)).collect();
+        let kernel_drops: u64 = (0..3).map(|i| r.port_stats(i).rx_kernel_drops).sum();
+        (allocs, counts, kernel_drops, r.stats_text())
+    });
+    ready_rx.recv().expect("router thread started");
+    let (src, group) = (Topo::host_addr(1), Ipv4Addr::new(239, 203, 7, 1));
+    // the member on h2: a kernel IGMPv3 join of (h1, G)
+    let member = in_ns(&t.ns("h2"), move || {
+        let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).unwrap();
+        s.set_reuse_address(true).unwrap();
+        s.bind(&SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 40_007).into()).unwrap();
+        s.set_recv_buffer_size(1 << 20).unwrap();
+        s.set_read_timeout(Some(StdDuration::from_millis(500))).unwrap();
+        s.join_ssm_v4(&src, &group, &Topo::host_addr(2)).unwrap();
+        let mut seqs = Vec::new();
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 64];
+        while let Ok(n) = s.recv(&mut buf) {
+            if n >= 8 {
+                let b: Vec<u8> = buf[..8].iter().map(|x| unsafe { x.assume_init() }).collect();
+                seqs.push(u64::from_be_bytes(b.try_into().unwrap()));
+            }
+        }
+        seqs
+    });
+    let stop = Arc::new(AtomicBool::new(false));
+    let stop2 = stop.clone();
+    // the stream: h1 to (h1, G), 1,000 datagrams a second, numbered
+    let sender = in_ns(&t.ns("h1"), move || {
+        let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).unwrap();
+        s.set_multicast_ttl_v4(2).unwrap();
+        s.set_multicast_if_v4(&src).unwrap();
+        s.bind(&SocketAddrV4::new(src, 0).into()).unwrap();
+        let mut n = 0u64;
+        while !stop2.load(Ordering::SeqCst) {
+            let _ = s.send_to(&n.to_be_bytes(), &SocketAddrV4::new(group, 40_007).into());
+            n += 1;
+            thread::sleep(StdDuration::from_millis(1));
+        }
+        n
+    });
+    thread::sleep(StdDuration::from_millis(300));
+    go_tx.send(()).unwrap();
+    let hif = t.hif(3);
+    let (h3, off_link) = (Topo::host_addr(3), Ipv4Addr::new(10, 9, 9, 9));
+    let flooder = in_ns(&t.ns("h3"), move || {
+        let fd = raw_sender(&hif);
+        let fresh = |k: usize| Ipv4Addr::new(239, 77, (k >> 8) as u8, k as u8);
+        let any = |g| v3_body(frame::CHANGE_TO_EXCLUDE, g, &[]);
+        for k in 0..BAD {
+            raw_send(&fd, &igmp_raw(h3, 2, true, &any(fresh(k))));
+            raw_send(&fd, &igmp_raw(h3, 1, false, &any(fresh(k))));
+            raw_send(&fd, &igmp_raw(off_link, 1, true, &any(fresh(k))));
+            if k % 50 == 49 {
+                thread::sleep(StdDuration::from_millis(10));
+            }
+        }
+        // a v2 report from 0.0.0.0: group X, any source
+        let x = Ipv4Addr::new(239, 78, 0, 1);
+        raw_send(&fd, &igmp_raw(Ipv4Addr::UNSPECIFIED, 1, true, &[frame::IGMP_V2_REPORT, 0, 0, 0, 239, 78, 0, 1]));
+        let t0 = StdInstant::now();
+        for k in 0..FLOOD {
+            let body = if k % 2 == 0 {
+                any(fresh(1000 + k))
+            } else {
+                v3_body(frame::ALLOW_NEW_SOURCES, x, &[Ipv4Addr::new(10, 50, (k >> 8) as u8, k as u8)])
+            };
+            raw_send(&fd, &igmp_raw(h3, 1, true, &body));
+            if k % 50 == 49 {
+                // 5,000 a second
+                let due = StdDuration::from_micros(200 * (k as u64 + 1));
+                thread::sleep(due.saturating_sub(t0.elapsed()));
+            }
+        }
+        t0.elapsed().as_secs_f64()
+    });
+    let flood_s = flooder.join().unwrap();
+    thread::sleep(StdDuration::from_millis(300));
+    done_tx.send(()).unwrap();
+    stop.store(true, Ordering::SeqCst);
+    let sent = sender.join().unwrap();
+    let seqs = member.join().unwrap();
+    let (allocs, counts, kernel_drops, text) = router.join().expect("router thread");
+    eprintln!("{text}");
+    let (first, last) = (seqs.first().copied().unwrap_or(0), seqs.last().copied().unwrap_or(0));
+    let missing = (last - first + 1) as usize - seqs.len();
+    eprintln!(
+        "hostile IGMP: {FLOOD} valid reports in {flood_s:.2} s; stream {sent} sent, {} received ({first}..{last}), \
+         {missing} missing; tables per port {counts:?}; {allocs} allocations while flooded",
+        seqs.len()
+    );
+    assert_eq!(kernel_drops, 0, "the router's sockets dropped frames: the counts below would not be exact");
+    for (name, n) in [("igmp_bad_ttl", BAD), ("igmp_no_router_alert", BAD), ("igmp_off_link", BAD)] {
+        assert_eq!(router_counter(&text, name), n as u64, "{name}: {text}");
+    }
+    // X and 15 fresh groups fill the 16; X's sources fill the 32
+    assert_eq!(counts[2], (16, 32), "h3's link");
+    assert_eq!(router_counter(&text, "igmp_groups_full"), (FLOOD / 2 - 15) as u64, "{text}");
+    assert_eq!(router_counter(&text, "igmp_sources_full"), (FLOOD / 2 - 32) as u64, "{text}");
+    assert!(router_counter(&text, "igmp_reports") > FLOOD as u64, "{text}");
+    assert_eq!(counts[1], (1, 1), "h2's link: its one (S, G)");
+    assert_eq!(allocs, 0, "the router's thread allocated while flooded");
+    assert!(seqs.len() > 1000 && last + 3 >= sent, "the stream stopped: {} of {sent}", seqs.len());
+    assert_eq!(missing, 0, "the stream lost {missing} datagrams");
+}
+
+// ------------------------------------------------------------------ forged control
+
+/// What a breadcrumb's requester gets when a host without the session's key forges the
+/// source's reply: h2 asks the source h1 for label 9 through a hosted BCF router; h3 sends a
+/// forged REPLY for label 9 (from the source's node, sealed without the key, then again under
+/// another key) before h1's genuine reply. Returns the application bytes h2 opened and the
+/// router's text.
+fn forged_bcf_reply(t: &Topo, key: Option<&'static [u8]>, port_base: u16) -> (Vec<Vec<u8>>, String) {
+    use castlab_core::BcfHeader;
+    const SESSION: u32 = 0xbcf2;
+    let mut table = hosts_table();
+    table.set_node(NodeId(100), Topo::router_addr(1)).unwrap();
+    let net = NetConfig { session_id: SESSION, port_base, key: key.map(|k| k.to_vec()), ..NetConfig::default() };
+    let mut cfg = t.router_config();
+    cfg.session = Some(RouterSession { net, table });
+    let bcf = castlab_proto::bcfs::BcfRouter::new(castlab_proto::bcfs::BcfConfig::default());
+    let rt = RouterThread::start(&t.ns("r"), cfg, Some(Box::new(bcf)));
+    warm_up(t, 2);
+    warm_up(t, 3);
+    let port = port_base + 5;
+    let bind = |k: usize| udp_in(&t.ns(&format!("h{k}")), SocketAddrV4::new(Topo::host_addr(k), port)).join().unwrap();
+    let (s1, s2, s3) = (bind(1), bind(2), bind(3));
+    s1.set_read_timeout(Some(StdDuration::from_secs(2))).unwrap();
+    s2.set_read_timeout(Some(StdDuration::from_millis(500))).unwrap();
+    let env = Envelope::new(SESSION, key);
+    let mut buf = [0u8; 2048];
+    let n = env.seal(&bcf_packet(2, 1, BcfHeader::REQUEST, 9, 40), &mut buf).unwrap();
+    s2.send_to(&buf[..n], SocketAddrV4::new(Topo::host_addr(1), port)).unwrap();
+    s1.recv_from(&mut buf).expect("the request reached the source");
+    // the forger: the source's reply for label 9, to the router's address as the source sends it
+    let router = SocketAddrV4::new(Topo::router_addr(3), port);
+    let forged = bcf_packet(1, 1, BcfHeader::REPLY, 9, 300);
+    for f in [Envelope::new(SESSION, None), Envelope::new(SESSION, Some(&b"not the session key"[..]))] {
+        let n = f.seal_with(&forged, b"forged", &mut buf).unwrap();
+        s3.send_to(&buf[..n], router).unwrap();
+    }
+    thread::sleep(StdDuration::from_millis(50));
+    let n = env.seal_with(&bcf_packet(1, 1, BcfHeader::REPLY, 9, 300), b"genuine", &mut buf).unwrap();
+    s1.send_to(&buf[..n], SocketAddrV4::new(Topo::router_addr(1), port)).unwrap();
+    let mut got = Vec::new();
+    while let Ok(n) = s2.recv(&mut buf) {
+        if let Ok(o) = env.open_parts(&buf[..n]) {
+            got.push(buf[o.app].to_vec());
+        }
+    }
+    (got, rt.finish().text)
+}
+
+/// A host without the session's key cannot tear down a breadcrumb: with a key set, the router
+/// opens a castlab datagram only if its MAC is the session's, so a forged reply (without a MAC
+/// or under another key) is counted and dropped before the hosted BCF router sees it, the
+/// breadcrumb stays, and the requester gets the source's genuine reply. Without a key nothing
+/// is authenticated: the same forgery takes the breadcrumb (printed, for the record).
+#[test]
+fn a_forged_reply_cannot_take_a_breadcrumb_when_the_session_has_a_key() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = topo_or_skip!("a_forged_reply_cannot_take_a_breadcrumb_when_the_session_has_a_key", "f");
+    let (open, text) = forged_bcf_reply(&t, None, 46_200);
+    eprintln!("forged BCF reply, no key: the requester got {open:?}");
+    let (keyed, text_k) = forged_bcf_reply(&t, Some(b"the session key!"), 46_300);
+    eprintln!("forged BCF reply, with a key: the requester got {keyed:?}");
+    assert!(text.contains("ext_seen"), "{text}");
+    assert_eq!(keyed, vec![b"genuine".to_vec()], "{text_k}");
+    assert!(text_k.contains(" unauthenticated 1 ") && text_k.contains(" bad_mac 1 "), "{text_k}");
+}
+
+/// The gate behind the breadcrumb test, for the other control a router acts on: with a key
+/// set, an NLM DROP_REQ (what makes an LMR drop a layer, §3.4) and a PGM NAK (what a NAK
+/// aggregator suppresses others' by) forged without the key, under another key, or a keyed one
+/// with a byte of its header changed, never reach the hosted extension (it counts what it
+/// sees); the one genuine datagram does.
+#[test]
+fn no_forged_control_reaches_the_extension_when_the_session_has_a_key() {
+    use castlab_core::NlmHeader;
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = topo_or_skip!("no_forged_control_reaches_the_extension_when_the_session_has_a_key", "g");
+    const SESSION: u32 = 0x9a7e;
+    const PORT_BASE: u16 = 46_500;
+    const KEY: &[u8] = b"sixteen byte key";
+    let net = NetConfig { session_id: SESSION, port_base: PORT_BASE, key: Some(KEY.to_vec()), ..NetConfig::default() };
+    let mut cfg = t.router_config();
+    cfg.session = Some(RouterSession { net, table: hosts_table() });
+    let rt = RouterThread::start(&t.ns("r"), cfg, Some(Box::new(Probe::default())));
+    warm_up(&t, 3);
+    let to = SocketAddrV4::new(Topo::host_addr(1), PORT_BASE + 5);
+    let _h1 = udp_in(&t.ns("h1"), to).join().unwrap();
+    let s3 = udp_in(&t.ns("h3"), SocketAddrV4::new(Topo::host_addr(3), PORT_BASE + 5)).join().unwrap();
+    let mut drop_req = Packet::data(Dest::Unicast(Addr::new(NodeId(1), 5)), 60);
+    drop_req.src = Addr::new(NodeId(2), 5); // another receiver's request
+    drop_req.header =
+        Header::Nlm(NlmHeader { kind: NlmHeader::DROP_REQ, level: 1, group: 0, up: Addr::new(NodeId(2), 5), seq: 1 });
+    let mut nak = drop_req;
+    nak.header = Header::Pgm(castlab_core::PgmHeader { kind: castlab_core::PgmHeader::NAK, trail: 0, lead: 100 });
+    let keyed = Envelope::new(SESSION, Some(KEY));
+    let mut buf = [0u8; 2048];
+    let mut send = |env: &Envelope, p: &Packet, tamper: bool| {
+        let n = env.seal(p, &mut buf).unwrap();
+        if tamper {
+            buf[n - 1 - (n - 40) / 2] ^= 0x01; // a byte of the body, after the 36 of envelope and MAC
+        }
+        s3.send_to(&buf[..n], to).unwrap();
+        thread::sleep(StdDuration::from_millis(5));
+    };
+    for p in [&drop_req, &nak] {
+        send(&Envelope::new(SESSION, None), p, false);
+        send(&Envelope::new(SESSION, Some(&b"another key....."[..])), p, false);
+        send(&keyed, p, true);
+    }
+    send(&keyed, &drop_req, false);
+    thread::sleep(StdDuration::from_millis(100));
+    let s = rt.finish();
+    assert_eq!(s.ext_report.first(), Some(&1), "the extension saw only the genuine datagram: {}", s.text);
+    assert!(s.text.contains(" unauthenticated 2 ") && s.text.contains(" bad_mac 4 "), "{}", s.text);
+}

@@ -194,18 +194,26 @@ impl NetRouter {
     }
 
     /// One dict per interface: `name`, the queue's `backlog` and `avg` (packets), the counters
-    /// (arrivals, enqueued, marked, drops by cause, departures, tx, lateness), and `groups`
-    /// with members as (group, any_source, n_sources).
-    fn ports<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyList>> {
+    /// (arrivals, enqueued, marked, drops by cause, departures, tx, lateness), the numbers of
+    /// groups with members and of source-specific memberships (`igmp_groups`,
+    /// `igmp_sources`), and with `groups=True` the groups themselves as (group, any_source,
+    /// n_sources), at most the router's `--igmp-max-groups` of them.
+    #[pyo3(signature = (groups=false))]
+    fn ports<'py>(&self, py: Python<'py>, groups: bool) -> Result<Bound<'py, PyList>> {
         let out = PyList::empty(py);
         for i in 0..self.inner.port_count() {
             let d = crate::counters(py, &self.inner.port_stats(i).pairs())?;
             d.set_item("name", self.inner.port_name(i))?;
             d.set_item("backlog", self.inner.queue_len(i))?;
             d.set_item("avg", self.inner.queue_avg(i))?;
-            let g: Vec<(String, bool, usize)> =
-                self.inner.members(i).into_iter().map(|(a, any, n)| (a.to_string(), any, n)).collect();
-            d.set_item("groups", g)?;
+            let (ng, ns) = self.inner.member_counts(i);
+            d.set_item("igmp_groups", ng)?;
+            d.set_item("igmp_sources", ns)?;
+            if groups {
+                let g: Vec<(String, bool, usize)> =
+                    self.inner.members(i).into_iter().map(|(a, any, n)| (a.to_string(), any, n)).collect();
+                d.set_item("groups", g)?;
+            }
             if let (Some(h), Some(l)) = (self.inner.transit(i), self.inner.transit_late(i)) {
                 let t = PyDict::new(py);
                 t.set_item("frames", h.count())?;

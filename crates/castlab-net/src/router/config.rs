@@ -244,6 +244,13 @@ impl RouterConfig {
                 _ => {}
             }
         }
+        let g = &self.igmp;
+        if !(1..=1_000_000).contains(&g.max_groups) {
+            return Err(err("igmp max_groups", g.max_groups, "must be 1..=1000000"));
+        }
+        if g.max_sources > 1_000_000 {
+            return Err(err("igmp max_sources", g.max_sources, "must be 0..=1000000"));
+        }
         if !(self.queue_avg_weight > 0.0 && self.queue_avg_weight <= 1.0) {
             return Err(err("queue_avg_weight", self.queue_avg_weight, "must be in (0, 1]"));
         }
@@ -260,6 +267,7 @@ impl RouterConfig {
     /// --route DST/LEN|default,via=GW  or  DST/LEN,dev=IFACE                  (repeatable)
     /// --node N  --seed N  --queue-avg-weight W  --allow-any-driver  --multicast-ttl N
     /// --igmp-query-interval D  --igmp-response-interval D  --igmp-last-member-interval D
+    /// --igmp-max-groups N  --igmp-max-sources N                              (per interface)
     /// --session N [--key HEX] [--port-base P] [--allow-any-group]
     /// --host NODE=ADDR   --group ID=ADDR[:PORT][@SOURCE_NODE]                (repeatable)
     /// ```
@@ -302,13 +310,18 @@ impl RouterConfig {
                 "--igmp-query-interval" => c.igmp.query_interval = dur(&val(a)?, a)?,
                 "--igmp-response-interval" => c.igmp.query_response_interval = dur(&val(a)?, a)?,
                 "--igmp-last-member-interval" => c.igmp.last_member_query_interval = dur(&val(a)?, a)?,
+                "--igmp-max-groups" => c.igmp.max_groups = num(&val(a)?, a)?,
+                "--igmp-max-sources" => c.igmp.max_sources = num(&val(a)?, a)?,
                 "--session" => session_id = Some(num(&val("--session")?, "--session")?),
                 "--key" => {
                     let v = val("--key")?;
                     net.key = Some(hex(&v).ok_or_else(|| err("--key", "(hidden)", "must be hex digits"))?);
                 }
                 "--port-base" => net.port_base = num(&val("--port-base")?, "--port-base")?,
-                "--allow-any-group" => net.allow_any_group = true,
+                "--allow-any-group" => {
+                    net.allow_any_group = true;
+                    c.igmp.any_group = true;
+                }
                 "--host" => {
                     let v = val("--host")?;
                     let (n, ip) = v.split_once('=').ok_or_else(|| err("--host", &v, "must be NODE=ADDR"))?;
@@ -409,6 +422,12 @@ mod tests {
         assert_eq!(c.routes, vec![Route { dst: Ipv4Addr::new(10, 9, 0, 0), prefix_len: 16, via }]);
         let (c, _) = RouterConfig::from_args(&words("--iface a,10.0.1.1/24 --route 10.0.1.9/32,dev=a")).unwrap();
         assert_eq!(c.routes[0].via, RouteVia::Dev("a".into()));
+        assert_eq!((c.igmp.max_groups, c.igmp.max_sources, c.igmp.any_group), (256, 1024, false));
+        let (c, _) = RouterConfig::from_args(&words("--iface a,10.0.1.1/24 --allow-any-group")).unwrap();
+        assert!(c.igmp.any_group);
+        let (c, _) =
+            RouterConfig::from_args(&words("--iface a,10.0.1.1/24 --igmp-max-groups 8 --igmp-max-sources 0")).unwrap();
+        assert_eq!((c.igmp.max_groups, c.igmp.max_sources), (8, 0));
     }
 
     #[test]
@@ -424,6 +443,8 @@ mod tests {
             "--iface x,10.0.0.1/24 --group 1=239.1.1.1",
             "--iface x,10.0.0.1/24,bogus",
             "--iface x,10.0.0.1/24 --route 10.0.0.9/32,dev=y",
+            "--iface x,10.0.0.1/24 --igmp-max-groups 0",
+            "--iface x,10.0.0.1/24 --igmp-max-sources -1",
         ] {
             assert!(RouterConfig::from_args(&words(bad)).is_err(), "{bad:?} accepted");
         }

@@ -6,7 +6,9 @@
 //!
 //! What is checked: Ethernet II with an EtherType (no 802.3 length frames, no VLAN tags);
 //! ARP for IPv4 over Ethernet (RFC 826); IPv4 (RFC 791): version 4, IHL ≥ 5, total length
-//! within the frame (Ethernet padding after it is allowed), the header checksum; UDP (RFC 768):
+//! within the frame (Ethernet padding after it is allowed), the header checksum, the options'
+//! lengths (RFC 791 §3.1: each inside the header; the Router Alert option of RFC 2113 noted);
+//! UDP (RFC 768):
 //! its length within the IP payload and its checksum where it is not zero; IGMP (RFC 2236,
 //! RFC 3376 §4): the checksum and every record's length. TCP is forwarded without looking
 //! into it (its checksum is the end hosts' business, as for any router).
@@ -44,10 +46,12 @@ pub enum FrameError {
     /// An IGMP message of a wrong length, with a wrong checksum, an unknown type or a
     /// record that runs past the end.
     BadIgmp = 7,
+    /// An IPv4 option whose length is below 2 or runs past the header.
+    BadIpOptions = 8,
 }
 
 impl FrameError {
-    pub const ALL: [FrameError; 8] = [
+    pub const ALL: [FrameError; 9] = [
         FrameError::Truncated,
         FrameError::Unsupported,
         FrameError::BadArp,
@@ -56,6 +60,7 @@ impl FrameError {
         FrameError::BadUdpHeader,
         FrameError::BadUdpChecksum,
         FrameError::BadIgmp,
+        FrameError::BadIpOptions,
     ];
     pub fn name(self) -> &'static str {
         match self {
@@ -67,6 +72,7 @@ impl FrameError {
             FrameError::BadUdpHeader => "bad_udp_header",
             FrameError::BadUdpChecksum => "bad_udp_checksum",
             FrameError::BadIgmp => "bad_igmp",
+            FrameError::BadIpOptions => "bad_ip_options",
         }
     }
 }
@@ -102,6 +108,8 @@ pub struct Ipv4 {
     pub dst: Ipv4Addr,
     /// A fragment (MF set or a non-zero offset): forwarded, never opened.
     pub fragment: bool,
+    /// The header carries a Router Alert option (RFC 2113 §2.1: type 148, length 4, value 0).
+    pub router_alert: bool,
 }
 
 impl Ipv4 {
@@ -219,6 +227,7 @@ fn parse_ipv4(f: &[u8]) -> Result<Ipv4, FrameError> {
     if checksum(&b[..hdr_len]) != 0 {
         return Err(FrameError::BadIpChecksum);
     }
+    let router_alert = ip_options(&b[20..hdr_len])?;
     let frag = be16(b, 6);
     Ok(Ipv4 {
         hdr_len,
@@ -228,7 +237,33 @@ fn parse_ipv4(f: &[u8]) -> Result<Ipv4, FrameError> {
         src: ip_at(b, 12),
         dst: ip_at(b, 16),
         fragment: frag & 0x3fff != 0,
+        router_alert,
     })
+}
+
+/// Walk IPv4 options (RFC 791 §3.1): End of Option List (0) ends them, No Operation (1) is one
+/// byte, every other option has a length byte of at least 2 that keeps it inside the header.
+/// Returns whether a Router Alert (RFC 2113) is among them.
+fn ip_options(o: &[u8]) -> Result<bool, FrameError> {
+    let mut alert = false;
+    let mut k = 0;
+    while k < o.len() {
+        match o[k] {
+            0 => break,
+            1 => k += 1,
+            t => {
+                let len = *o.get(k + 1).ok_or(FrameError::BadIpOptions)? as usize;
+                if len < 2 || k + len > o.len() {
+                    return Err(FrameError::BadIpOptions);
+                }
+                if t == 0x94 && len == 4 && o[k + 2] == 0 && o[k + 3] == 0 {
+                    alert = true;
+                }
+                k += len;
+            }
+        }
+    }
+    Ok(alert)
 }
 
 /// A UDP datagram inside an IPv4 frame: ports and the payload's range in the frame.
@@ -617,6 +652,51 @@ mod tests {
         f[ETH_HDR + 27] = 0x34;
         assert!(fill_l4_checksum(&mut f, &ip));
         assert_eq!([f[ETH_HDR + 26], f[ETH_HDR + 27]], good);
+    }
+
+    #[test]
+    fn ip_options_are_checked_and_router_alert_noted() {
+        // a 28-byte header: 8 bytes of options after the 20 fixed ones
+        let with = |opts: [u8; 8]| {
+            let mut f = vec![0u8; ETH_HDR + 28 + 8];
+            write_eth(&mut f, [2; 6], [4; 6], ETHERTYPE_IPV4);
+            let h = &mut f[ETH_HDR..ETH_HDR + 28];
+            h[0] = 0x47;
+            h[2..4].copy_from_slice(&36u16.to_be_bytes());
+            h[8] = 1;
+            h[9] = PROTO_IGMP;
+            h[12..16].copy_from_slice(&[10, 0, 0, 1]);
+            h[16..20].copy_from_slice(&[224, 0, 0, 22]);
+            h[20..28].copy_from_slice(&opts);
+            write_ip_checksum(&mut f, 28);
+            parse(&f).map(|p| match p {
+                Parsed::Ipv4(_, ip) => ip.router_alert,
+                _ => panic!("IPv4"),
+            })
+        };
+        // NOP, Router Alert (RFC 2113), NOP, End of List, padding
+        assert_eq!(with([1, 0x94, 4, 0, 0, 1, 0, 0]), Ok(true));
+        // a Router Alert with a reserved value, or after the end of the list, is not one
+        assert_eq!(with([0x94, 4, 0, 1, 0, 0, 0, 0]), Ok(false));
+        assert_eq!(with([0, 0x94, 4, 0, 0, 0, 0, 0]), Ok(false));
+        // a timestamp-like option of 8 bytes fits exactly
+        assert_eq!(with([0x44, 8, 5, 0, 0, 0, 0, 0]), Ok(false));
+        // lengths below 2, past the header, or missing
+        assert_eq!(with([0x94, 1, 0, 0, 0, 0, 0, 0]), Err(FrameError::BadIpOptions));
+        assert_eq!(with([1, 1, 1, 0x44, 6, 0, 0, 0]), Err(FrameError::BadIpOptions));
+        assert_eq!(with([1, 1, 1, 1, 1, 1, 1, 0x94]), Err(FrameError::BadIpOptions));
+        // the router's own queries and reports carry it
+        let mut f = [0u8; 64];
+        let n = write_report(
+            &mut f,
+            [2; 6],
+            Ipv4Addr::new(10, 0, 0, 1),
+            CHANGE_TO_EXCLUDE,
+            Ipv4Addr::new(239, 1, 1, 1),
+            None,
+        );
+        let Ok(Parsed::Ipv4(_, ip)) = parse(&f[..n]) else { panic!() };
+        assert!(ip.router_alert && ip.ttl == 1);
     }
 
     #[test]

@@ -11,7 +11,10 @@
 //! - **IPv4 unicast** by longest-prefix match over the interfaces' links and static routes;
 //!   TTL decrement and header checksum; no ICMP.
 //! - **IGMP** ([`igmp`]): the querier of each link and its membership table; fast leave on
-//!   point-to-point links, group-specific queries before pruning on a LAN. Source-specific
+//!   point-to-point links, group-specific queries before pruning on a LAN. A message counts
+//!   only if sent as RFC 3376 §4 and §9 say a host sends it (TTL 1, Router Alert, from an
+//!   address on the link or 0.0.0.0); each table is capped (groups and sources per interface)
+//!   and its per-report work does not grow with its size. Source-specific
 //!   memberships of its links are relayed toward the source as a host would ask for them (a
 //!   v3 ALLOW on the interface toward S, a BLOCK when the last member goes), so that a chain
 //!   of routers builds the tree hop by hop, as the simulator's grafts do. Any-source
@@ -53,6 +56,7 @@ pub mod igmp;
 pub mod port;
 pub mod sys;
 
+use std::collections::HashMap;
 use std::io;
 use std::net::Ipv4Addr;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -65,7 +69,7 @@ use castlab_core::{
 use crate::envelope::{Envelope, Reject, MAGIC};
 pub use config::{IfaceConfig, RouterConfig, RouterSession};
 use frame::{FrameError, Igmp, Ipv4, Mac, Parsed, ETH_HDR, PROTO_IGMP, PROTO_UDP, UDP_HDR};
-use igmp::{Membership, QueryOut};
+use igmp::{Change, IgmpDrops, Membership, QueryOut};
 use port::{Port, PortStats, SLOT};
 use sys::PacketSocket;
 
@@ -82,11 +86,12 @@ const UNICAST_TTL: u8 = 64;
 /// counted as `no_neighbour`.
 const MAX_HELD: usize = 64;
 const HOLD_FOR: castlab_core::Duration = castlab_core::Duration::from_secs(3);
-/// How often the relayed memberships are checked against the links' (a membership that
-/// expired is withdrawn upstream within this), and how often they are all sent again (the
-/// upstream router's membership lasts its membership interval, 260 s by default).
-const RELAY_CHECK: castlab_core::Duration = castlab_core::Duration::from_secs(1);
-const RELAY_REFRESH_EVERY: u32 = 20;
+/// How often every relayed membership is sent again (the upstream router's membership lasts
+/// its membership interval, 260 s by default). A change is relayed when it happens.
+const RELAY_REFRESH: castlab_core::Duration = castlab_core::Duration::from_secs(20);
+/// Relayed memberships the router has room for before its table grows: (interface, group,
+/// source) entries, each from at least one membership of another interface.
+const RELAY_PREALLOC_MAX: usize = 1 << 16;
 
 /// Errors starting or running the router. Each names what it concerns.
 #[derive(Debug, thiserror::Error)]
@@ -113,7 +118,7 @@ fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> RouterError {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RouterStats {
     /// Frames the parser refused, by [`FrameError`] (index `FrameError as usize`).
-    pub frame_errors: [u64; 8],
+    pub frame_errors: [u64; 9],
     /// Frames longer than the interface's MTU allows (a segmentation offload left on).
     pub oversize: u64,
     /// Frames of another EtherType (IPv6, LLDP...).
@@ -148,6 +153,16 @@ pub struct RouterStats {
     pub igmp_leaves: u64,
     pub igmp_queries_heard: u64,
     pub igmp_queries_sent: u64,
+    /// IGMP messages ignored for failing RFC 3376's checks on how they are sent (§4: "sent
+    /// with an IP Time-to-Live of 1 ... and carries an IP Router Alert option"; §9.2, §9.3:
+    /// ignore a report whose source is not on the receiving interface's subnet, 0.0.0.0
+    /// excepted): a TTL other than 1, no Router Alert, a source off the link.
+    pub igmp_bad_ttl: u64,
+    pub igmp_no_router_alert: u64,
+    pub igmp_off_link: u64,
+    /// Reports, or parts of them, the membership tables did not apply (full, a source that
+    /// cannot be, a link-local group, a group outside 239.0.0.0/8).
+    pub igmp_drops: IgmpDrops,
     /// Joins and leaves relayed to neighbour routers: source-specific (ALLOW, BLOCK toward
     /// the source) and any-source (TO_EX{}, TO_IN{} to every neighbour router).
     pub igmp_relayed_joins: u64,
@@ -210,6 +225,14 @@ impl RouterStats {
             ("igmp_leaves", self.igmp_leaves),
             ("igmp_queries_heard", self.igmp_queries_heard),
             ("igmp_queries_sent", self.igmp_queries_sent),
+            ("igmp_bad_ttl", self.igmp_bad_ttl),
+            ("igmp_no_router_alert", self.igmp_no_router_alert),
+            ("igmp_off_link", self.igmp_off_link),
+            ("igmp_groups_full", self.igmp_drops.groups_full),
+            ("igmp_sources_full", self.igmp_drops.sources_full),
+            ("igmp_bad_source", self.igmp_drops.bad_source),
+            ("igmp_link_local", self.igmp_drops.link_local),
+            ("igmp_out_of_scope", self.igmp_drops.out_of_scope),
             ("igmp_relayed_joins", self.igmp_relayed_joins),
             ("igmp_relayed_leaves", self.igmp_relayed_leaves),
         ]);
@@ -396,14 +419,14 @@ pub struct Router {
     next_uid: u64,
     queries: Vec<QueryOut>,
     /// (interface, group, S) relayed to the neighbour router on the interface (S None: an
-    /// any-source membership); the set wanted now; a scratch list.
-    relayed: Vec<Relayed>,
-    relay_want: Vec<Relayed>,
+    /// any-source membership), with the number of memberships of other interfaces that want
+    /// it; a scratch list for the refresh; the membership changes being relayed.
+    relayed: HashMap<Relayed, u32>,
+    relay_scratch: Vec<Relayed>,
+    changes: Vec<Change>,
     /// Whether a static route goes through a gateway on interface i: a neighbour router.
     router_link: Vec<bool>,
-    relay_scratch: Vec<(Ipv4Addr, Option<Ipv4Addr>)>,
     relay_next: Instant,
-    relay_turns: u32,
     stats: RouterStats,
     last_error: Option<String>,
     /// Time the frames' transit through the router (ports' `transit`).
@@ -488,6 +511,11 @@ impl Router {
             .map(|p| libc::pollfd { fd: std::os::fd::AsRawFd::as_raw_fd(&p.sock), events: libc::POLLIN, revents: 0 })
             .collect();
         let envelope = cfg.session.as_ref().map(|s| Envelope::new(s.net.session_id, s.net.key.as_deref()));
+        let (ng, ns) = (cfg.igmp.max_groups, cfg.igmp.max_sources);
+        let n = ports.len();
+        // each router link may carry every other interface's groups, and one entry per
+        // source-specific membership toward its source
+        let relay_cap = (n * n * ng + n * ns).min(RELAY_PREALLOC_MAX);
         let epoch_ns = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
         sys::set_timer_slack(1_000);
         Ok(Router {
@@ -507,13 +535,12 @@ impl Router {
             ext: None,
             cur_app: None,
             next_uid: 0,
-            queries: Vec::with_capacity(16),
-            relayed: Vec::with_capacity(64),
-            relay_want: Vec::with_capacity(64),
-            relay_scratch: Vec::with_capacity(64),
+            queries: Vec::with_capacity(ng + 1),
+            relayed: HashMap::with_capacity(2 * relay_cap),
+            relay_scratch: Vec::with_capacity(relay_cap),
+            changes: Vec::with_capacity(igmp::change_capacity(&cfg.igmp)),
             router_link,
-            relay_next: Instant::ZERO + RELAY_CHECK,
-            relay_turns: 0,
+            relay_next: Instant::ZERO + RELAY_REFRESH,
             stats: RouterStats::default(),
             last_error: None,
             transit_on: false,
@@ -639,9 +666,15 @@ impl Router {
     pub fn last_error(&self) -> Option<&str> {
         self.last_error.as_deref()
     }
-    /// The groups with members on interface i: (group, any-source, number of sources).
+    /// The groups with members on interface i: (group, any-source, number of sources), in
+    /// address order; at most the configured `max_groups`.
     pub fn members(&self, i: usize) -> Vec<(Ipv4Addr, bool, usize)> {
-        self.ports[i].membership.groups().collect()
+        self.ports[i].membership.groups()
+    }
+    /// Interface i's groups with members and source-specific memberships, counted.
+    pub fn member_counts(&self, i: usize) -> (usize, usize) {
+        let m = &self.ports[i].membership;
+        (m.group_count(), m.source_count())
     }
     /// Neighbours learnt: (address, MAC, interface).
     pub fn neighbours(&self) -> Vec<(Ipv4Addr, Mac, usize)> {
@@ -760,53 +793,70 @@ impl Router {
         t.min(self.relay_next)
     }
 
-    /// Relay the links' memberships to the neighbour routers: for each (S, G) wanted, an ALLOW
-    /// toward S; for each G with any-source members, a `TO_EX{}` on every other router link;
-    /// newly wanted ones now (all of them with `refresh`), and a BLOCK or `TO_IN{}` for each no
-    /// longer wanted. A source on one of the router's own links needs no relay (no router
-    /// stands between).
-    fn relay(&mut self, refresh: bool) {
-        let mut want = std::mem::take(&mut self.relay_want);
-        let mut scratch = std::mem::take(&mut self.relay_scratch);
-        want.clear();
-        for j in 0..self.ports.len() {
-            self.ports[j].membership.wanted(&mut scratch);
-            for &(g, s) in &scratch {
-                let Some(s) = s else {
-                    let o = g.octets();
+    /// Relay the membership changes of interface `j` (in `self.changes`) to the neighbour
+    /// routers: a source-specific (S, G) toward S (an ALLOW when the first interface wants it,
+    /// a BLOCK when the last no longer does); an any-source G on every other router link (a
+    /// `TO_EX{}`, then a `TO_IN{}`). A source on one of the router's own links needs no relay
+    /// (no router stands between); link-local groups stay on their link. The work is per
+    /// change, whatever the size of the tables.
+    fn relay_changes(&mut self, j: usize) {
+        let changes = std::mem::take(&mut self.changes);
+        for c in &changes {
+            match c.source {
+                None => {
+                    let o = c.group.octets();
                     if o[0] == 224 && o[1] == 0 && o[2] == 0 {
-                        continue; // link-local groups stay on their link
+                        continue;
                     }
                     for up in 0..self.ports.len() {
-                        if up != j && self.router_link[up] && !want.contains(&(up, g, None)) {
-                            want.push((up, g, None));
+                        if up != j && self.router_link[up] {
+                            self.relay_ref((up, c.group, None), c.added);
                         }
                     }
-                    continue;
-                };
-                let Some((up, _)) = lookup(&self.routes, s) else { continue };
-                if up == j || self.ports[up].cfg.contains(s) || want.contains(&(up, g, Some(s))) {
-                    continue;
                 }
-                want.push((up, g, Some(s)));
+                Some(s) => {
+                    let Some((up, _)) = lookup(&self.routes, s) else { continue };
+                    if up == j || self.ports[up].cfg.contains(s) {
+                        continue;
+                    }
+                    self.relay_ref((up, c.group, Some(s)), c.added);
+                }
             }
         }
-        for &w in &want {
-            if refresh || !self.relayed.contains(&w) {
-                let kind = if w.2.is_some() { frame::ALLOW_NEW_SOURCES } else { frame::CHANGE_TO_EXCLUDE };
-                self.send_report(w, kind, true);
+        self.changes = changes;
+        self.changes.clear();
+    }
+
+    /// One more (or one fewer) membership wants `r` relayed: the first sends the join, the
+    /// last going sends the leave.
+    fn relay_ref(&mut self, r: Relayed, added: bool) {
+        if added {
+            let n = self.relayed.entry(r).or_insert(0);
+            *n += 1;
+            if *n == 1 {
+                let kind = if r.2.is_some() { frame::ALLOW_NEW_SOURCES } else { frame::CHANGE_TO_EXCLUDE };
+                self.send_report(r, kind, true);
             }
-        }
-        for k in 0..self.relayed.len() {
-            let r = self.relayed[k];
-            if !want.contains(&r) {
+        } else if let Some(n) = self.relayed.get_mut(&r) {
+            *n -= 1;
+            if *n == 0 {
+                self.relayed.remove(&r);
                 let kind = if r.2.is_some() { frame::BLOCK_OLD_SOURCES } else { frame::CHANGE_TO_INCLUDE };
                 self.send_report(r, kind, false);
             }
         }
-        std::mem::swap(&mut self.relayed, &mut want);
-        self.relay_want = want;
-        self.relay_scratch = scratch;
+    }
+
+    /// Send every relayed membership again, before the upstream router's timer ends it.
+    fn refresh_relays(&mut self) {
+        let mut all = std::mem::take(&mut self.relay_scratch);
+        all.clear();
+        all.extend(self.relayed.keys().copied());
+        for &r in &all {
+            let kind = if r.2.is_some() { frame::ALLOW_NEW_SOURCES } else { frame::CHANGE_TO_EXCLUDE };
+            self.send_report(r, kind, true);
+        }
+        self.relay_scratch = all;
     }
 
     fn send_report(&mut self, (port, group, source): Relayed, kind: u8, join: bool) {
@@ -824,9 +874,8 @@ impl Router {
 
     fn run_timers(&mut self, now: Instant) {
         if now >= self.relay_next {
-            self.relay_next = now + RELAY_CHECK;
-            self.relay_turns += 1;
-            self.relay(self.relay_turns.is_multiple_of(RELAY_REFRESH_EVERY));
+            self.relay_next = now + RELAY_REFRESH;
+            self.refresh_relays();
         }
         let mut k = 0;
         while k < self.held.len() {
@@ -848,6 +897,10 @@ impl Router {
                 self.send_query(i, query);
             }
             self.queries = q;
+            self.ports[i].membership.take_changes(&mut self.changes);
+            if !self.changes.is_empty() {
+                self.relay_changes(i);
+            }
         }
         if let Some(a) = self.ext.as_ref().and_then(|x| x.armed) {
             if a <= now {
@@ -948,7 +1001,11 @@ impl Router {
                     self.stats.csum_filled += 1;
                 }
                 let s = ip.src;
-                if s.is_multicast() || s.is_broadcast() || s.is_unspecified() || s.is_loopback() {
+                // an IGMP report from 0.0.0.0 (a host without an address yet) is valid (RFC
+                // 3376 §9.2)
+                let unaddressed_igmp = s.is_unspecified() && ip.proto == PROTO_IGMP && ip.dst.is_multicast();
+                if s.is_multicast() || s.is_broadcast() || (s.is_unspecified() && !unaddressed_igmp) || s.is_loopback()
+                {
                     self.stats.martian += 1;
                     return;
                 }
@@ -1055,6 +1112,21 @@ impl Router {
     }
 
     fn handle_igmp(&mut self, i: usize, ip: Ipv4, now: Instant) {
+        // RFC 3376 §4 (every IGMP message: TTL 1, Router Alert) and §9.2-9.3 (a report from
+        // another subnet is ignored): a report from off the link, or one a router forwarded,
+        // may not change the link's membership
+        if ip.ttl != 1 {
+            self.stats.igmp_bad_ttl += 1;
+            return;
+        }
+        if !ip.router_alert {
+            self.stats.igmp_no_router_alert += 1;
+            return;
+        }
+        if !ip.src.is_unspecified() && !self.ports[i].cfg.contains(ip.src) {
+            self.stats.igmp_off_link += 1;
+            return;
+        }
         let msg = match frame::parse_igmp(&self.rx, &ip) {
             Ok(m) => m,
             Err(e) => {
@@ -1064,12 +1136,13 @@ impl Router {
         };
         let cfg = &self.cfg.igmp;
         let m = &mut self.ports[i].membership;
+        let drops = &mut self.stats.igmp_drops;
         let mut query = None;
         match msg {
             Igmp::Query => self.stats.igmp_queries_heard += 1,
             Igmp::Report(g) => {
                 self.stats.igmp_reports += 1;
-                m.report(g, now, cfg);
+                m.report(g, now, cfg, drops);
             }
             Igmp::Leave(g) => {
                 self.stats.igmp_leaves += 1;
@@ -1078,7 +1151,7 @@ impl Router {
             Igmp::V3 { at, n, .. } => {
                 self.stats.igmp_reports += 1;
                 for r in frame::records(&self.rx, at, n) {
-                    if let Some(q) = m.record(&self.rx, &r, now, cfg) {
+                    if let Some(q) = m.record(&self.rx, &r, now, cfg, drops) {
                         query = Some(q);
                     }
                 }
@@ -1087,7 +1160,10 @@ impl Router {
         if let Some(q) = query {
             self.send_query(i, q);
         }
-        self.relay(false);
+        self.ports[i].membership.take_changes(&mut self.changes);
+        if !self.changes.is_empty() {
+            self.relay_changes(i);
+        }
     }
 
     /// Open a castlab datagram of the session, if this is one. `Err(())`: counted and dropped.
