@@ -49,6 +49,9 @@ use castlab_core::{
 pub use crate::sink::Record;
 use crate::window::WorstWindowLoss;
 
+mod members;
+use members::Members;
+
 /// Protocol constants (Table 1 with the values of §4) and the choices the paper leaves open.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RlmConfig {
@@ -425,8 +428,8 @@ pub struct RlmReceiver {
     own: Option<OwnExperiment>,
     /// Start (arrival of the announcement) of the latest foreign experiment per level.
     foreign_start: Vec<Option<Instant>>,
-    /// Other members heard from: (address, last heard).
-    members: Vec<(Addr, Instant)>,
+    /// Other members heard from, and when last heard.
+    members: Members,
     /// Next expected sequence number per layer (None until the first packet after a join).
     gap_next: Vec<Option<u64>>,
     /// The node the data comes from (its last data packet's), whose restart resets `gap_next`.
@@ -478,7 +481,7 @@ impl RlmReceiver {
             timers: TimerTable::default(),
             own: None,
             foreign_start: vec![None; l + 1],
-            members: Vec::new(),
+            members: Members::default(),
             gap_next: vec![None; l],
             data_source: None,
             joined_at: vec![Instant::ZERO; l],
@@ -538,7 +541,7 @@ impl RlmReceiver {
     }
     /// Estimated number of receivers n̂ (this one included), as of the last update.
     pub fn receivers_estimate(&self) -> u32 {
-        1 + self.members.len() as u32
+        1 + self.members.current() as u32
     }
     /// The effective `T_max`: `t_max · n̂` when scaling, else `t_max` (§3.5).
     pub fn t_max_effective(&self) -> Duration {
@@ -828,7 +831,7 @@ impl RlmReceiver {
 
     fn expire_members(&mut self, now: Instant) {
         let timeout = self.session_interval() * self.cfg.member_timeout_intervals as u64;
-        self.members.retain(|(_, t)| now.saturating_since(*t) < timeout);
+        self.members.expire(now, timeout);
     }
 
     /// A loss was detected (the "L" and "L > T" edges of Figure 6).
@@ -952,9 +955,8 @@ impl RlmReceiver {
         if p.src == self.addr {
             return; // our own message, back down the tree
         }
-        match self.members.iter_mut().find(|(a, _)| *a == p.src) {
-            Some(m) => m.1 = now,
-            None => self.members.push((p.src, now)),
+        if !self.members.heard(p.src, now) {
+            self.records.ignored += 1; // the member table is full (u32::MAX - 1 members)
         }
         match h.kind {
             RlmKind::Join => {
