@@ -156,6 +156,12 @@ pub struct RlmConfig {
     /// bounded by the arrivals of one window length, not by the run. Default none (our
     /// choice: experiments ask for the windows they report).
     pub windows: Vec<Duration>,
+    /// The rows of foreign join announcements heard (`records.heard_time_ns`, `heard_level`;
+    /// not a paper constant: our choice). Every announcement reaches every receiver, so with N
+    /// receivers these rows grow with N times the session's experiments, in every receiver:
+    /// N² rows in all. `Off` (the default, unlike the other protocols' `trace`: no study reads
+    /// them) keeps none; `Full` keeps every one. What the receiver does is the same either way.
+    pub trace: crate::Trace,
 }
 
 impl Default for RlmConfig {
@@ -185,6 +191,7 @@ impl Default for RlmConfig {
             join_timer_outside_steady: false,
             backoff_on_loss_rate_drop: true,
             windows: Vec::new(),
+            trace: crate::Trace::Off,
         }
     }
 }
@@ -247,6 +254,7 @@ castlab_core::config_fields!(RlmConfig {
     join_timer_outside_steady,
     backoff_on_loss_rate_drop,
     windows,
+    trace,
 });
 
 impl RlmConfig {
@@ -363,7 +371,7 @@ pub struct RlmRecords {
     /// congestion (§3.3).
     pub shared_time_ns: Vec<u64>,
     pub shared_level: Vec<u32>,
-    /// Foreign join announcements heard (time, level).
+    /// Foreign join announcements heard (time, level), with `RlmConfig::trace` on.
     pub heard_time_ns: Vec<u64>,
     pub heard_level: Vec<u32>,
     /// Control packets sent (join announcements + session messages).
@@ -967,8 +975,10 @@ impl RlmReceiver {
                 }
                 // §3.4: note the experiment's start time for its level.
                 self.foreign_start[k as usize] = Some(now);
-                self.records.heard_time_ns.push(now.as_nanos());
-                self.records.heard_level.push(k);
+                if self.cfg.trace.on() {
+                    self.records.heard_time_ns.push(now.as_nanos());
+                    self.records.heard_level.push(k);
+                }
             }
             RlmKind::Session => {}
         }
@@ -1314,11 +1324,13 @@ mod tests {
     }
 
     /// The hand-worked timings of these tests assume a 3 s initial detection timer
-    /// (T̂_D = 2 s, σ̂_D = 0.5 s); the defaults' 9 s one is checked on its own.
+    /// (T̂_D = 2 s, σ̂_D = 0.5 s); the defaults' 9 s one is checked on its own. The rows of
+    /// announcements heard are kept, for the tests that read them.
     fn cfg3() -> RlmConfig {
         RlmConfig {
             detection_init: Duration::from_secs(2),
             detection_dev_init: Duration::from_millis(500),
+            trace: crate::Trace::Full,
             ..RlmConfig::default()
         }
     }
@@ -1728,6 +1740,45 @@ mod tests {
         r.control(at(1.0), other(1), RlmHeader::JOIN, 2);
         r.lose(at(4.5), 0, 1);
         assert_eq!(r.d.agent.join_timer_mean(2), Duration::from_secs(5));
+    }
+
+    /// One scripted session: experiments of its own (one fails), announcements and session
+    /// messages from 40 others, losses.
+    fn scripted_session(trace: crate::Trace) -> Rig {
+        let mut r = Rig::with(RlmConfig { trace, ..cfg3() }, 6);
+        r.succeed();
+        for i in 0..40u32 {
+            let t = r.d.now + Duration::from_millis(50);
+            let kind = if i % 3 == 0 { RlmHeader::SESSION } else { RlmHeader::JOIN };
+            r.control(t, Addr::new(NodeId(100 + i), 1), kind, (i % 6 + 1) as u8);
+        }
+        assert_eq!(r.d.agent.receivers_estimate(), 41);
+        r.fire_session();
+        r.fail(0.5);
+        r.succeed();
+        let t = r.d.now + Duration::from_millis(10);
+        r.lose(t, 0, 3);
+        r.timeout(r.d.now + Duration::from_secs(60));
+        r
+    }
+
+    #[test]
+    fn trace_off_keeps_no_heard_rows_and_changes_nothing_else() {
+        assert_eq!(RlmConfig::default().trace, crate::Trace::Off);
+        let (full, off) = (scripted_session(crate::Trace::Full), scripted_session(crate::Trace::Off));
+        let (a, b) = (&full.d, &off.d);
+        assert_eq!(a.agent.records.heard_level.len(), 26, "every foreign announcement, with trace on");
+        assert!(b.agent.records.heard_level.is_empty() && b.agent.records.heard_time_ns.is_empty());
+        assert_eq!(format!("{:?}", a.sent), format!("{:?}", b.sent));
+        assert_eq!(format!("{:?}", a.events), format!("{:?}", b.events));
+        let (mut ra, mut rb) = (a.agent.records.clone(), b.agent.records.clone());
+        ra.heard_level.clear();
+        ra.heard_time_ns.clear();
+        rb.heard_level.clear();
+        rb.heard_time_ns.clear();
+        assert_eq!(format!("{ra:?}"), format!("{rb:?}"));
+        // the 40 others, silent for the last 60 s, have timed out (5 intervals of 8.2 s)
+        assert_eq!((a.agent.receivers_estimate(), b.agent.receivers_estimate()), (1, 1));
     }
 
     #[test]
