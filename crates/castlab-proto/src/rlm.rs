@@ -413,6 +413,34 @@ struct OwnExperiment {
     row: usize,
 }
 
+/// An RLM receiver's memory in bytes, by part ([`RlmReceiver::memory`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RlmMemory {
+    /// The receiver's own struct (configuration, state, timers, estimators).
+    pub fixed: usize,
+    /// The member table behind the group-size estimate n̂ (one entry per other receiver heard
+    /// within the member timeout): grows with the session.
+    pub members: usize,
+    /// The rows of foreign join announcements heard (`heard_time_ns`, `heard_level`): grow with
+    /// the session's experiments, so with the session size times the run's length.
+    pub heard: usize,
+    /// Every other record column (levels, transitions, own experiments, losses, suppressions,
+    /// shared-learning backoffs, and with [`Record::Arrivals`] the arrivals).
+    pub records: usize,
+    /// Per-layer state (groups, join-timer means, foreign experiments, gap tracking).
+    pub layers: usize,
+    /// The online worst-case windowed loss, one per configured window.
+    pub windows: usize,
+    /// The outgoing packet and event queues.
+    pub queues: usize,
+}
+
+impl RlmMemory {
+    pub fn total(&self) -> usize {
+        self.fixed + self.members + self.heard + self.records + self.layers + self.windows + self.queues
+    }
+}
+
 /// An RLM receiver (§3). See the module documentation.
 #[derive(Debug)]
 pub struct RlmReceiver {
@@ -563,6 +591,54 @@ impl RlmReceiver {
     pub fn own_experiment(&self) -> Option<u32> {
         self.own.map(|e| e.level)
     }
+    /// What this receiver holds in memory, by part (allocated capacities, so the figures do not
+    /// depend on the machine or the allocator's rounding).
+    pub fn memory(&self) -> RlmMemory {
+        use std::mem::size_of;
+        fn cap<T>(v: &Vec<T>) -> usize {
+            v.capacity() * size_of::<T>()
+        }
+        let r = &self.records;
+        let records = cap(&r.trans_time_ns)
+            + cap(&r.trans_from)
+            + cap(&r.trans_to)
+            + cap(&r.trans_cause)
+            + cap(&r.exp_start_ns)
+            + cap(&r.exp_level)
+            + cap(&r.exp_outcome)
+            + cap(&r.exp_end_ns)
+            + cap(&r.exp_detect_ns)
+            + cap(&r.level_time_ns)
+            + cap(&r.level)
+            + cap(&r.loss_time_ns)
+            + cap(&r.loss_layer)
+            + cap(&r.loss_count)
+            + cap(&r.arr_time_ns)
+            + cap(&r.arr_layer)
+            + cap(&r.supp_time_ns)
+            + cap(&r.supp_level)
+            + cap(&r.shared_time_ns)
+            + cap(&r.shared_level);
+        let heard = cap(&r.heard_time_ns) + cap(&r.heard_level);
+        let layers = cap(&self.data_groups)
+            + cap(&self.join_mean_s)
+            + cap(&self.foreign_start)
+            + cap(&self.gap_next)
+            + cap(&self.joined_at)
+            + cap(&self.cfg.windows);
+        let windows = cap(&self.windows) + self.windows.iter().map(WorstWindowLoss::heap_bytes).sum::<usize>();
+        let queues = self.out.capacity() * size_of::<Packet>() + self.events.capacity() * size_of::<AgentEvent>();
+        RlmMemory {
+            fixed: size_of::<Self>(),
+            members: self.members.heap_bytes(),
+            heard,
+            records,
+            layers,
+            windows,
+            queues,
+        }
+    }
+
     /// The online worst-case loss (§4.1) over windows of `window_ns`, or `None` if that window
     /// is not configured (`RlmConfig::windows`). Readable at any time; the run can go on.
     pub fn worst_window_loss(&self, window_ns: u64) -> Option<f64> {
@@ -1779,6 +1855,7 @@ mod tests {
         assert_eq!(format!("{ra:?}"), format!("{rb:?}"));
         // the 40 others, silent for the last 60 s, have timed out (5 intervals of 8.2 s)
         assert_eq!((a.agent.receivers_estimate(), b.agent.receivers_estimate()), (1, 1));
+        assert!(b.agent.memory().heard == 0 && a.agent.memory().heard > 0);
     }
 
     #[test]

@@ -53,7 +53,6 @@ impl Members {
     }
 
     /// Bytes of its tables (allocated capacity).
-    #[allow(dead_code)]
     pub(super) fn heap_bytes(&self) -> usize {
         (self.keys.capacity() + self.heard.capacity()) * std::mem::size_of::<u64>()
             + self.slots.capacity() * std::mem::size_of::<u32>()
