@@ -8,10 +8,11 @@ The RLM star is the RLM paper's topology (2) (S -1.5 Mb/s- X, each receiver on i
 uniformly on [0, 10] s (castlab's protocols bench `rlm-star`). Each size runs as its own
 process, so that its peak resident memory is its own. Printed per size: simulated seconds, the
 engine's events, events per receiver, the join announcements and session messages the
-receivers sent and the control packets delivered to them, CPU ns per event (the run's CPU
-time of the process's thread, set-up excluded), the process's peak RSS per receiver (MB =
-10^6 bytes; it includes the process's fixed few MB, which dominate at 100 receivers) and the
-receivers' own state per receiver (`RlmReceiver::memory`, allocated capacities: the same on any
+receivers sent and the control packets delivered to them (and, below the table, the
+control packets of each run's second half), CPU ns per event (the run's CPU
+time of the process's thread, set-up excluded), the process's wall time, its peak RSS in all
+and per receiver (MB = 10^6 bytes, KB = 10^3; it includes the process's fixed few MB, which
+dominate at 100 receivers) and the receivers' own state per receiver (`RlmReceiver::memory`, allocated capacities: the same on any
 machine). The CPU figures depend on the machine's load, printed beside them; the counts and
 the receivers' bytes do not.
 
@@ -75,7 +76,8 @@ def main() -> int:
     print(f"RLM star (topology (2), receivers starting on [0, 10] s); load average before "
           f"{os.getloadavg()[0]:.2f} (2 cores shared: CPU ns per event is an upper bound under load)")
     head = (f"{'receivers':>9} {'sim s':>6} {'events':>13} {'per rx':>9} {'joins':>7} {'sessions':>9} "
-            f"{'ctl deliv.':>11} {'ns/event':>9} {'wall s':>7} {'MB/rx (RSS)':>12} {'KB/rx (agent)':>14}")
+            f"{'ctl deliv.':>11} {'ns/event':>9} {'wall s':>7} {'peak RSS MB':>12} {'KB/rx (RSS)':>12} "
+            f"{'KB/rx (agent)':>14}")
     print(head)
     rows = []
     for n, s in zip(sizes, secs):
@@ -83,8 +85,13 @@ def main() -> int:
         rows.append(d)
         print(f"{n:>9} {s:>6g} {d['events']:>13,.0f} {d['events_per_receiver']:>9,.0f} {d['joins']:>7,.0f} "
               f"{d['sessions']:>9,.0f} {d['control_delivered']:>11,.0f} {d['cpu_ns_per_event']:>9.1f} "
-              f"{d['process_wall_s']:>7.1f} {d['maxrss_bytes'] / n / 1e6:>12.4f} {d['rx_bytes'] / 1e3:>14.2f}",
+              f"{d['process_wall_s']:>7.2f} {d['maxrss_bytes'] / 1e6:>12.1f} {d['maxrss_bytes'] / n / 1e3:>12.1f} "
+              f"{d['rx_bytes'] / 1e3:>14.2f}",
               flush=True)
+    print("control packets over the second half of each run (join announcements, session messages):")
+    for n, s, d in zip(sizes, secs, rows):
+        print(f"  {n:>7}: {d['joins_2nd_half']:,.0f} joins and {d['sessions_2nd_half']:,.0f} session messages "
+              f"in [{s / 2:g}, {s:g}] s; {d['events_2nd_half'] / n:,.0f} events per receiver there")
     print("agent bytes per receiver, by part (RlmReceiver::memory):")
     for n, d in zip(sizes, rows):
         parts = ", ".join(f"{k[3:]} {d[k]:,.0f}" for k in
