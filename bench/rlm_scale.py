@@ -51,14 +51,16 @@ def probe(binary: str, n: int, seconds: float) -> dict:
     p = subprocess.Popen([binary, "--bench", "rlm-star", str(n), str(seconds)], cwd=ROOT, stdout=subprocess.PIPE,
                          text=True)
     out = p.stdout.read()
-    _, status, ru = os.wait4(p.pid, 0)
+    _, status, _ = os.wait4(p.pid, 0)
     if status != 0:
         raise SystemExit(f"rlm-star {n} {seconds} failed ({status})")
     line = next(x for x in out.splitlines() if x.startswith("rlm-star "))
     f = line.split()[1:]
     d = {k: float(v) for k, v in zip(f[::2], f[1::2])}
     d["process_wall_s"] = time.perf_counter() - t0
-    d["maxrss_bytes"] = ru.ru_maxrss * 1024.0
+    # the process's own high-water mark (VmHWM): wait4's maxrss would also count the forked
+    # copy of this Python process before the exec
+    d["maxrss_bytes"] = d["rss_peak_mib"] * 1024.0 * 1024.0
     return d
 
 
