@@ -483,6 +483,8 @@ pub struct RlmReceiver {
     windows: Vec<WorstWindowLoss>,
     out: VecDeque<Packet>,
     events: VecDeque<AgentEvent>,
+    /// The last packet queued nothing and left the deadline as it was (`quiet_after_packet`).
+    quiet: bool,
     pub records: RlmRecords,
 }
 
@@ -527,6 +529,7 @@ impl RlmReceiver {
             windows,
             out: VecDeque::new(),
             events: VecDeque::new(),
+            quiet: false,
             records: RlmRecords::default(),
             data_groups,
         })
@@ -1088,6 +1091,43 @@ impl Agent for RlmReceiver {
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        // a driver polled after the previous call, or skipped the polls of a quiet one: either
+        // way it has seen this deadline
+        let deadline = self.timers.next();
+        self.on_packet(now, p);
+        self.quiet = self.out.is_empty() && self.events.is_empty() && self.timers.next() == deadline;
+    }
+
+    fn quiet_after_packet(&self) -> bool {
+        self.quiet
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        while let Some(timer) = self.timers.expire_earliest(now) {
+            match timer {
+                RlmTimer::Join => self.on_join_timer(now),
+                RlmTimer::Detect => self.on_detection_timer(now),
+                RlmTimer::Session => self.on_session_timer(now),
+            }
+        }
+    }
+
+    fn poll_transmit(&mut self) -> Option<Packet> {
+        self.out.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+
+    fn poll_event(&mut self) -> Option<AgentEvent> {
+        self.events.pop_front()
+    }
+}
+
+impl RlmReceiver {
+    /// A packet: data of a layer, or a control message of the session.
+    fn on_packet(&mut self, now: Instant, p: &Packet) {
         if !self.started {
             self.records.ignored += 1;
             return;
@@ -1114,28 +1154,6 @@ impl Agent for RlmReceiver {
             Header::Rlm(h) if g == self.control_group => self.on_control(now, p, &h),
             _ => self.records.ignored += 1,
         }
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        while let Some(timer) = self.timers.expire_earliest(now) {
-            match timer {
-                RlmTimer::Join => self.on_join_timer(now),
-                RlmTimer::Detect => self.on_detection_timer(now),
-                RlmTimer::Session => self.on_session_timer(now),
-            }
-        }
-    }
-
-    fn poll_transmit(&mut self) -> Option<Packet> {
-        self.out.pop_front()
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next()
-    }
-
-    fn poll_event(&mut self) -> Option<AgentEvent> {
-        self.events.pop_front()
     }
 }
 
@@ -1856,6 +1874,32 @@ mod tests {
         // the 40 others, silent for the last 60 s, have timed out (5 intervals of 8.2 s)
         assert_eq!((a.agent.receivers_estimate(), b.agent.receivers_estimate()), (1, 1));
         assert!(b.agent.memory().heard == 0 && a.agent.memory().heard > 0);
+    }
+
+    #[test]
+    fn quiet_after_a_packet_exactly_when_its_polls_would_find_nothing() {
+        let mut r = Rig::new();
+        r.data(at(0.1), 0);
+        assert!(r.d.agent.quiet_after_packet(), "an arrival in sequence changes nothing to poll");
+        r.control(at(0.2), other(1), RlmHeader::SESSION, 1);
+        assert!(r.d.agent.quiet_after_packet(), "a session message changes n̂, nothing to poll");
+        r.control(at(0.3), other(1), RlmHeader::JOIN, 3);
+        assert!(r.d.agent.quiet_after_packet(), "a foreign experiment is noted, nothing to poll");
+        // a loss in S: to H, the join-timer is stopped and the detection timer re-armed
+        let before = r.d.agent.poll_timeout();
+        r.lose(at(0.4), 0, 1);
+        assert_eq!(r.d.agent.state(), RlmState::Hysteresis);
+        assert_ne!(r.d.agent.poll_timeout(), before);
+        assert!(!r.d.agent.quiet_after_packet());
+        // in H a further loss changes nothing
+        r.lose(at(0.5), 0, 1);
+        assert!(r.d.agent.quiet_after_packet());
+        // a failed experiment's loss drops a layer: a Leave and a level change to poll
+        let mut r = Rig::new();
+        let t = r.fire_join();
+        r.lose(t + Duration::from_millis(300), 0, 1);
+        assert_eq!(r.d.agent.state(), RlmState::Drop);
+        assert!(!r.d.agent.quiet_after_packet());
     }
 
     #[test]
