@@ -418,8 +418,8 @@ struct OwnExperiment {
 pub struct RlmMemory {
     /// The receiver's own struct (configuration, state, timers, estimators).
     pub fixed: usize,
-    /// The member table behind the group-size estimate n̂ (one entry per other receiver heard
-    /// within the member timeout): grows with the session.
+    /// The member table behind the group-size estimate n̂ (one entry per other receiver ever
+    /// heard, an expired one kept to be reused): grows with the session.
     pub members: usize,
     /// The rows of foreign join announcements heard (`heard_time_ns`, `heard_level`): grow with
     /// the session's experiments, so with the session size times the run's length.
