@@ -96,6 +96,9 @@ bench:
 	cargo bench -p castlab-sim --bench engine -- scale
 	@# ... and the LE-SBCC source's state at 10^4, 10^5 receivers (CASTLAB_BENCH_MILLION=1: also 10^6)
 	cargo bench -p castlab-sim --bench protocols
+	@# the RLM star's scale table: 10^2, 10^3 receivers for 120 s, 10^4 for 20 s (events, events per
+	@# receiver, ns per event, memory per receiver)
+	python3 bench/rlm_scale.py
 	@# a BCF router's memory and time per request and reply (the BCFS paper's open question)
 	cargo bench -p castlab-sim --bench bcfs
 	@# the user-space router's sustained packets/s and added latency, and (bcf_router_bench, which the

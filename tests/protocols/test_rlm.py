@@ -50,6 +50,38 @@ def test_defaults_are_the_papers_constants():
     assert sim.rlm_config(sim.add_rlm_receiver("R", [0, 1], 6, alpha=3.0, t_min=2.0))["alpha"] == 3.0
 
 
+def test_announcements_heard_are_kept_only_with_trace_full():
+    """Two receivers on one session hear each other's join announcements: with trace="full"
+    each announcement heard is a row; by default none is kept, and the runs are the same."""
+    runs = {}
+    for trace in ("off", "full"):
+        sim = castlab.Simulator(seed=3)
+        for n in ("S", "X", "R0", "R1"):
+            sim.add_node(n)
+        sim.add_link("S", "X", 1.5e6, 0.010, queue_limit_pkts=20)
+        groups = [sim.add_group("S") for _ in RATES]
+        control = sim.add_group("S")
+        sim.add_layered_source("S", groups, RATES)
+        kw = {} if trace == "off" else {"trace": "full"}
+        rx = []
+        for i, start in enumerate((1.0, 2.0)):
+            sim.add_link("X", f"R{i}", 1.5e6, 0.010, queue_limit_pkts=20)
+            rx.append(sim.add_rlm_receiver(f"R{i}", groups, control, start=start, **kw))
+        sim.run(120.0)
+        runs[trace] = [sim.rlm_records(a) for a in rx]
+    assert sim.rlm_config(rx[0])["trace"] == "full"
+    for off, full in zip(runs["off"], runs["full"]):
+        assert len(off["heard_level"]) == 0 and len(off["heard_time_ns"]) == 0
+        # the other receiver's experiments, each heard once
+        assert len(full["heard_level"]) >= 3
+        for k in ("level_time_ns", "level", "exp_start_ns", "loss_time_ns", "supp_time_ns", "shared_time_ns"):
+            assert np.array_equal(off[k], full[k]), k
+    # each receiver heard exactly the other's announcements
+    for me, other in ((0, 1), (1, 0)):
+        heard = runs["full"][me]["heard_level"]
+        assert sorted(heard.tolist()) == sorted(runs["full"][other]["exp_level"].tolist())
+
+
 def test_records_are_consistent(run300):
     sim, a = run300
     r = sim.rlm_records(a)

@@ -17,7 +17,9 @@
 //!
 //! One exception: an agent whose [`Agent::packets_only_count`] is true declares that
 //! `handle_packet` leaves nothing to poll (no packet, no event, the same `poll_timeout`), so a
-//! driver may skip the three polls after it (they would all answer nothing new).
+//! driver may skip the three polls after it (they would all answer nothing new); an agent whose
+//! [`Agent::quiet_after_packet`] is true right after a `handle_packet` says the same of that
+//! one packet.
 //!
 //! When the armed deadline is reached, the driver calls [`Agent::handle_timeout`] and applies
 //! the rule again. A driver may call `handle_timeout` late, never early: an agent can assume
@@ -100,6 +102,13 @@ pub trait Agent: AsAny {
     /// skip the driving rule's polls after a packet. Read once, when the agent is added. The
     /// default, false, is always correct.
     fn packets_only_count(&self) -> bool {
+        false
+    }
+    /// True when the last [`Agent::handle_packet`] queued no packet and no event and left what
+    /// [`Agent::poll_timeout`] returns unchanged: a driver may skip the driving rule's polls
+    /// after that packet. Read after each packet, before the polls. The default, false, is
+    /// always correct.
+    fn quiet_after_packet(&self) -> bool {
         false
     }
     /// Node `node` restarted: its packets now come from a new incarnation whose sequence

@@ -77,6 +77,8 @@ fn layered_source_sink_and_rlm_receiver_over_loopback_multicast() {
             detection_init: castlab_core::Duration::from_millis(100),
             detection_dev_init: castlab_core::Duration::from_millis(20),
             session_interval_min: castlab_core::Duration::from_millis(500),
+            // the rows of announcements heard: a forged one must not be among them
+            trace: castlab_proto::Trace::Full,
             ..RlmConfig::default()
         };
         let r = RlmReceiver::try_new(c, data_groups(), CTL).unwrap();

@@ -71,6 +71,11 @@ impl WorstWindowLoss {
         self.events.len()
     }
 
+    /// Heap bytes held (the events' allocated capacity).
+    pub fn heap_bytes(&self) -> usize {
+        self.events.capacity() * std::mem::size_of::<(u64, u64, u64)>()
+    }
+
     /// At `t_ns` (not before the previous event), `received` packets arrived and `lost` losses
     /// were detected.
     pub fn push(&mut self, t_ns: u64, received: u64, lost: u64) {

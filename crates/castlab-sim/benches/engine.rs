@@ -37,7 +37,7 @@ use castlab_proto::{CbrSource, CbrStream, LayeredSink};
 use castlab_sim::{LinkConfig, QueueConfig, Simulator};
 
 mod common;
-use common::{Counting, ALLOCS};
+use common::{cpu_s, peak_rss_mib, Counting, ALLOCS};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -119,26 +119,6 @@ fn star(n: usize) -> Simulator {
         sim.add_agent(r, None, Instant::ZERO, Box::new(LayeredSink::new(vec![g], vec![(Instant::ZERO, 1)]))).unwrap();
     }
     sim
-}
-
-/// Peak resident memory of this process so far (Linux `VmHWM`), in MiB.
-fn peak_rss_mib() -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines().find(|l| l.starts_with("VmHWM:")).and_then(|l| l.split_whitespace().nth(1)?.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kib| kib / 1024.0)
-}
-
-/// CPU time of this (single-threaded) process's main thread so far, in seconds (Linux
-/// `schedstat`: nanoseconds on a CPU). On a shared machine wall time also counts the time the
-/// process waited for a core; CPU time does not.
-fn cpu_s() -> f64 {
-    std::fs::read_to_string("/proc/self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<u64>().ok())
-        .map_or(f64::NAN, |ns| ns as f64 / 1e9)
 }
 
 fn bench(name: &str, mut sim: Simulator, until_s: f64) {

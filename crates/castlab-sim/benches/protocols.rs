@@ -45,13 +45,13 @@ use castlab_proto::lesbcc::pgm_transport::{PgmReceiver, PgmReceiverConfig};
 use castlab_proto::lesbcc::{LesbccConfig, LesbccSource};
 use castlab_proto::nlm::NlmRouter;
 use castlab_proto::nlm::{NlmConfig, NlmReceiver, NlmSender};
-use castlab_proto::rlm::{RlmConfig, RlmReceiver};
+use castlab_proto::rlm::{RlmConfig, RlmMemory, RlmReceiver};
 use castlab_proto::tcp::{CcAlgorithm, TcpConfig, TcpSender, TcpSink};
 use castlab_proto::{CbrSource, LayeredSink};
 use castlab_sim::{LinkConfig, QueueConfig, RedConfig, Simulator};
 
 mod common;
-use common::{Counting, ALLOCS, REALLOCS};
+use common::{cpu_s, peak_rss_mib, Counting, ALLOCS, REALLOCS};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -84,6 +84,22 @@ fn starts(seed: u64, n: usize, lo: f64, hi: f64) -> Vec<f64> {
 
 /// RLM §4 topology (2) with `n` receivers.
 fn rlm(n: usize) -> Scenario {
+    let (sim, rxs, bott) = rlm_star(n, 30.0, 120.0);
+    let summary = move |sim: &Simulator| {
+        let at5 = rxs.iter().filter(|&&a| sim.agent::<RlmReceiver>(a).unwrap().level() >= 5).count();
+        format!(
+            "{at5} of {} receivers at level >= 5 at the end, bottleneck utilisation {:.3}",
+            rxs.len(),
+            util(sim, bott, 1.5e6)
+        )
+    };
+    (sim, Box::new(summary))
+}
+
+/// RLM §4 topology (2), a star: S –1.5 Mb/s– X and `n` receivers each on its own 1.5 Mb/s
+/// link from X (10 ms, DropTail 20), the six-layer source, receivers with the default
+/// configuration starting uniformly on [lo, hi] s. The receivers' agents and the S–X channel.
+fn rlm_star(n: usize, lo: f64, hi: f64) -> (Simulator, Vec<AgentId>, ChannelId) {
     let mut sim = Simulator::new(1);
     let link = droptail(1.5e6, 0.010, 20);
     let s = node(&mut sim, "S");
@@ -96,21 +112,91 @@ fn rlm(n: usize) -> Scenario {
         CbrSource::try_layered(&groups, &rates, 1000, 1, Instant::ZERO, Instant::MAX, true).expect("valid source");
     sim.add_agent(s, None, Instant::ZERO, Box::new(source)).unwrap();
     let mut rxs: Vec<AgentId> = vec![];
-    for (i, t) in starts(1, n, 30.0, 120.0).into_iter().enumerate() {
+    for (i, t) in starts(1, n, lo, hi).into_iter().enumerate() {
         let r = node(&mut sim, &format!("R{i}"));
         sim.add_link(x, r, &link).unwrap();
         let rx = RlmReceiver::try_new(RlmConfig::default(), groups.clone(), control).expect("valid config");
         rxs.push(sim.add_agent(r, None, secs(t), Box::new(rx)).unwrap());
     }
-    let summary = move |sim: &Simulator| {
-        let at5 = rxs.iter().filter(|&&a| sim.agent::<RlmReceiver>(a).unwrap().level() >= 5).count();
-        format!(
-            "{at5} of {} receivers at level >= 5 at the end, bottleneck utilisation {:.3}",
-            rxs.len(),
-            util(sim, bott, 1.5e6)
-        )
-    };
-    (sim, Box::new(summary))
+    (sim, rxs, bott)
+}
+
+/// What the receivers `rxs` sent and got so far: (join announcements, control packets sent,
+/// data packets received, packets delivered at their nodes).
+fn rlm_tally(sim: &Simulator, rxs: &[AgentId]) -> (u64, u64, u64, u64) {
+    let mut t = (0, 0, 0, 0);
+    for &a in rxs {
+        let r = sim.agent::<RlmReceiver>(a).unwrap();
+        t.0 += r.records.exp_start_ns.len() as u64;
+        t.1 += r.records.control_sent;
+        t.2 += r.records.received;
+        let node = sim.agent_addr(a).unwrap().node;
+        t.3 += sim.node_stats(node).map_or(0, |s| s.delivered_local);
+    }
+    t
+}
+
+/// (rlm-star) The RLM star at `n` receivers starting on [0, 10] s, run for `until_s`: one
+/// line of `key value` pairs (bench/rlm_scale.py reads it). Events and packets are the
+/// engine's counters; control packets are the receivers' own counts (join announcements are
+/// their experiments, the rest session messages), in all and over the run's second half;
+/// control deliveries are the packets delivered at the receivers' nodes that were not data;
+/// the receivers' bytes are `RlmReceiver::memory` (allocated capacities), by part; CPU is this
+/// thread's, the run's alone; RSS is the process's peak after the set-up and at the end.
+fn rlm_scale(n: usize, until_s: f64) {
+    let (mut sim, rxs, _) = rlm_star(n, 0.0, 10.0);
+    let rss_setup = peak_rss_mib();
+    let (t0, c0) = (WallInstant::now(), cpu_s());
+    sim.run(secs(until_s / 2.0)).unwrap();
+    let (ev_half, half) = (sim.engine_stats().events, rlm_tally(&sim, &rxs));
+    sim.run(secs(until_s)).unwrap();
+    let (wall, cpu) = (t0.elapsed().as_secs_f64(), cpu_s() - c0);
+    let st = sim.engine_stats();
+    assert!(sim.conservation().holds());
+    let (joins, control, data, delivered) = rlm_tally(&sim, &rxs);
+    let mut mem = RlmMemory::default();
+    let mut levels = [0usize; 7];
+    for &a in &rxs {
+        let r = sim.agent::<RlmReceiver>(a).unwrap();
+        let m = r.memory();
+        mem.fixed += m.fixed;
+        mem.members += m.members;
+        mem.heard += m.heard;
+        mem.records += m.records;
+        mem.layers += m.layers;
+        mem.windows += m.windows;
+        mem.queues += m.queues;
+        levels[r.level() as usize] += 1;
+    }
+    let per = |b: usize| b as f64 / n as f64;
+    println!(
+        "rlm-star receivers {n} seconds {until_s} events {} forwarded {} events_per_receiver {:.0} cpu_s {cpu:.3} \
+         wall_s {wall:.3} cpu_ns_per_event {:.1} rss_setup_mib {rss_setup:.1} rss_peak_mib {:.1} \
+         joins {joins} sessions {} control_delivered {} data_received {data} \
+         events_2nd_half {} joins_2nd_half {} sessions_2nd_half {} \
+         rx_bytes {:.0} rx_fixed {:.0} rx_members {:.0} rx_heard {:.0} rx_records {:.0} rx_layers {:.0} \
+         rx_windows {:.0} rx_queues {:.0} at_level_5 {} at_level_6 {}",
+        st.events,
+        st.forwarded,
+        st.events as f64 / n as f64,
+        cpu * 1e9 / st.events.max(1) as f64,
+        peak_rss_mib(),
+        control - joins,
+        delivered - data,
+        st.events - ev_half,
+        joins - half.0,
+        (control - joins) - (half.1 - half.0),
+        per(mem.total()),
+        per(mem.fixed),
+        per(mem.members),
+        per(mem.heard),
+        per(mem.records),
+        per(mem.layers),
+        per(mem.windows),
+        per(mem.queues),
+        levels[5],
+        levels[6],
+    );
 }
 
 /// `k` NewReno flows through a 10 Mb/s, 20 ms dumbbell whose DropTail queue holds one BDP,
@@ -444,6 +530,13 @@ fn main() {
     // Optional filter: scenario names after `--` (e.g. `-- rlm nlm`); all when none given.
     let only: Vec<&str> = args.iter().skip(1).filter(|a| !a.starts_with("--")).map(String::as_str).collect();
     let want = |n: &str| only.is_empty() || only.contains(&n);
+    // the RLM star at one size, not in the default set: `-- rlm-star RECEIVERS SECONDS`
+    if only.first() == Some(&"rlm-star") {
+        let n: usize = only.get(1).and_then(|a| a.parse().ok()).expect("rlm-star RECEIVERS SECONDS");
+        let until_s: f64 = only.get(2).and_then(|a| a.parse().ok()).expect("rlm-star RECEIVERS SECONDS");
+        rlm_scale(n, until_s);
+        return;
+    }
     if want("rlm") {
         bench("(rlm) RLM, 100 receivers on topology (2)", rlm(100), 600.0);
     }

@@ -176,7 +176,9 @@ fn heterogeneous_tree_each_receiver_settles_at_its_own_optimum() {
     for (i, (rate, _)) in branches.iter().enumerate() {
         let n = sim.add_node(&format!("R{i}")).unwrap();
         sim.add_link(r, n, &link(*rate, 0.010)).unwrap();
-        let recv = RlmReceiver::try_new(RlmConfig::default(), groups.clone(), control).expect("valid config");
+        // the rows of announcements heard are kept: the test reads them
+        let cfg = RlmConfig { trace: castlab_proto::Trace::Full, ..RlmConfig::default() };
+        let recv = RlmReceiver::try_new(cfg, groups.clone(), control).expect("valid config");
         rx.push(sim.add_agent(n, None, secs(1.0 + 2.0 * i as f64), Box::new(recv)).unwrap());
     }
     sim.run(secs(600.0)).unwrap();

@@ -49,6 +49,9 @@ use castlab_core::{
 pub use crate::sink::Record;
 use crate::window::WorstWindowLoss;
 
+mod members;
+use members::Members;
+
 /// Protocol constants (Table 1 with the values of §4) and the choices the paper leaves open.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RlmConfig {
@@ -153,6 +156,12 @@ pub struct RlmConfig {
     /// bounded by the arrivals of one window length, not by the run. Default none (our
     /// choice: experiments ask for the windows they report).
     pub windows: Vec<Duration>,
+    /// The rows of foreign join announcements heard (`records.heard_time_ns`, `heard_level`;
+    /// not a paper constant: our choice). Every announcement reaches every receiver, so with N
+    /// receivers these rows grow with N times the session's experiments, in every receiver:
+    /// N² rows in all. `Off` (the default, unlike the other protocols' `trace`: no study reads
+    /// them) keeps none; `Full` keeps every one. What the receiver does is the same either way.
+    pub trace: crate::Trace,
 }
 
 impl Default for RlmConfig {
@@ -182,6 +191,7 @@ impl Default for RlmConfig {
             join_timer_outside_steady: false,
             backoff_on_loss_rate_drop: true,
             windows: Vec::new(),
+            trace: crate::Trace::Off,
         }
     }
 }
@@ -244,6 +254,7 @@ castlab_core::config_fields!(RlmConfig {
     join_timer_outside_steady,
     backoff_on_loss_rate_drop,
     windows,
+    trace,
 });
 
 impl RlmConfig {
@@ -360,7 +371,7 @@ pub struct RlmRecords {
     /// congestion (§3.3).
     pub shared_time_ns: Vec<u64>,
     pub shared_level: Vec<u32>,
-    /// Foreign join announcements heard (time, level).
+    /// Foreign join announcements heard (time, level), with `RlmConfig::trace` on.
     pub heard_time_ns: Vec<u64>,
     pub heard_level: Vec<u32>,
     /// Control packets sent (join announcements + session messages).
@@ -402,6 +413,34 @@ struct OwnExperiment {
     row: usize,
 }
 
+/// An RLM receiver's memory in bytes, by part ([`RlmReceiver::memory`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RlmMemory {
+    /// The receiver's own struct (configuration, state, timers, estimators).
+    pub fixed: usize,
+    /// The member table behind the group-size estimate n̂ (one entry per other receiver ever
+    /// heard, an expired one kept to be reused): grows with the session.
+    pub members: usize,
+    /// The rows of foreign join announcements heard (`heard_time_ns`, `heard_level`): grow with
+    /// the session's experiments, so with the session size times the run's length.
+    pub heard: usize,
+    /// Every other record column (levels, transitions, own experiments, losses, suppressions,
+    /// shared-learning backoffs, and with [`Record::Arrivals`] the arrivals).
+    pub records: usize,
+    /// Per-layer state (groups, join-timer means, foreign experiments, gap tracking).
+    pub layers: usize,
+    /// The online worst-case windowed loss, one per configured window.
+    pub windows: usize,
+    /// The outgoing packet and event queues.
+    pub queues: usize,
+}
+
+impl RlmMemory {
+    pub fn total(&self) -> usize {
+        self.fixed + self.members + self.heard + self.records + self.layers + self.windows + self.queues
+    }
+}
+
 /// An RLM receiver (§3). See the module documentation.
 #[derive(Debug)]
 pub struct RlmReceiver {
@@ -425,8 +464,8 @@ pub struct RlmReceiver {
     own: Option<OwnExperiment>,
     /// Start (arrival of the announcement) of the latest foreign experiment per level.
     foreign_start: Vec<Option<Instant>>,
-    /// Other members heard from: (address, last heard).
-    members: Vec<(Addr, Instant)>,
+    /// Other members heard from, and when last heard.
+    members: Members,
     /// Next expected sequence number per layer (None until the first packet after a join).
     gap_next: Vec<Option<u64>>,
     /// The node the data comes from (its last data packet's), whose restart resets `gap_next`.
@@ -444,6 +483,8 @@ pub struct RlmReceiver {
     windows: Vec<WorstWindowLoss>,
     out: VecDeque<Packet>,
     events: VecDeque<AgentEvent>,
+    /// The last packet queued nothing and left the deadline as it was (`quiet_after_packet`).
+    quiet: bool,
     pub records: RlmRecords,
 }
 
@@ -478,7 +519,7 @@ impl RlmReceiver {
             timers: TimerTable::default(),
             own: None,
             foreign_start: vec![None; l + 1],
-            members: Vec::new(),
+            members: Members::default(),
             gap_next: vec![None; l],
             data_source: None,
             joined_at: vec![Instant::ZERO; l],
@@ -488,6 +529,7 @@ impl RlmReceiver {
             windows,
             out: VecDeque::new(),
             events: VecDeque::new(),
+            quiet: false,
             records: RlmRecords::default(),
             data_groups,
         })
@@ -538,7 +580,7 @@ impl RlmReceiver {
     }
     /// Estimated number of receivers n̂ (this one included), as of the last update.
     pub fn receivers_estimate(&self) -> u32 {
-        1 + self.members.len() as u32
+        1 + self.members.current() as u32
     }
     /// The effective `T_max`: `t_max · n̂` when scaling, else `t_max` (§3.5).
     pub fn t_max_effective(&self) -> Duration {
@@ -552,6 +594,54 @@ impl RlmReceiver {
     pub fn own_experiment(&self) -> Option<u32> {
         self.own.map(|e| e.level)
     }
+    /// What this receiver holds in memory, by part (allocated capacities, so the figures do not
+    /// depend on the machine or the allocator's rounding).
+    pub fn memory(&self) -> RlmMemory {
+        use std::mem::size_of;
+        fn cap<T>(v: &Vec<T>) -> usize {
+            v.capacity() * size_of::<T>()
+        }
+        let r = &self.records;
+        let records = cap(&r.trans_time_ns)
+            + cap(&r.trans_from)
+            + cap(&r.trans_to)
+            + cap(&r.trans_cause)
+            + cap(&r.exp_start_ns)
+            + cap(&r.exp_level)
+            + cap(&r.exp_outcome)
+            + cap(&r.exp_end_ns)
+            + cap(&r.exp_detect_ns)
+            + cap(&r.level_time_ns)
+            + cap(&r.level)
+            + cap(&r.loss_time_ns)
+            + cap(&r.loss_layer)
+            + cap(&r.loss_count)
+            + cap(&r.arr_time_ns)
+            + cap(&r.arr_layer)
+            + cap(&r.supp_time_ns)
+            + cap(&r.supp_level)
+            + cap(&r.shared_time_ns)
+            + cap(&r.shared_level);
+        let heard = cap(&r.heard_time_ns) + cap(&r.heard_level);
+        let layers = cap(&self.data_groups)
+            + cap(&self.join_mean_s)
+            + cap(&self.foreign_start)
+            + cap(&self.gap_next)
+            + cap(&self.joined_at)
+            + cap(&self.cfg.windows);
+        let windows = cap(&self.windows) + self.windows.iter().map(WorstWindowLoss::heap_bytes).sum::<usize>();
+        let queues = self.out.capacity() * size_of::<Packet>() + self.events.capacity() * size_of::<AgentEvent>();
+        RlmMemory {
+            fixed: size_of::<Self>(),
+            members: self.members.heap_bytes(),
+            heard,
+            records,
+            layers,
+            windows,
+            queues,
+        }
+    }
+
     /// The online worst-case loss (§4.1) over windows of `window_ns`, or `None` if that window
     /// is not configured (`RlmConfig::windows`). Readable at any time; the run can go on.
     pub fn worst_window_loss(&self, window_ns: u64) -> Option<f64> {
@@ -828,7 +918,7 @@ impl RlmReceiver {
 
     fn expire_members(&mut self, now: Instant) {
         let timeout = self.session_interval() * self.cfg.member_timeout_intervals as u64;
-        self.members.retain(|(_, t)| now.saturating_since(*t) < timeout);
+        self.members.expire(now, timeout);
     }
 
     /// A loss was detected (the "L" and "L > T" edges of Figure 6).
@@ -952,9 +1042,8 @@ impl RlmReceiver {
         if p.src == self.addr {
             return; // our own message, back down the tree
         }
-        match self.members.iter_mut().find(|(a, _)| *a == p.src) {
-            Some(m) => m.1 = now,
-            None => self.members.push((p.src, now)),
+        if !self.members.heard(p.src, now) {
+            self.records.ignored += 1; // the member table is full (u32::MAX - 1 members)
         }
         match h.kind {
             RlmKind::Join => {
@@ -965,8 +1054,10 @@ impl RlmReceiver {
                 }
                 // §3.4: note the experiment's start time for its level.
                 self.foreign_start[k as usize] = Some(now);
-                self.records.heard_time_ns.push(now.as_nanos());
-                self.records.heard_level.push(k);
+                if self.cfg.trace.on() {
+                    self.records.heard_time_ns.push(now.as_nanos());
+                    self.records.heard_level.push(k);
+                }
             }
             RlmKind::Session => {}
         }
@@ -1000,6 +1091,43 @@ impl Agent for RlmReceiver {
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        // a driver polled after the previous call, or skipped the polls of a quiet one: either
+        // way it has seen this deadline
+        let deadline = self.timers.next();
+        self.on_packet(now, p);
+        self.quiet = self.out.is_empty() && self.events.is_empty() && self.timers.next() == deadline;
+    }
+
+    fn quiet_after_packet(&self) -> bool {
+        self.quiet
+    }
+
+    fn handle_timeout(&mut self, now: Instant) {
+        while let Some(timer) = self.timers.expire_earliest(now) {
+            match timer {
+                RlmTimer::Join => self.on_join_timer(now),
+                RlmTimer::Detect => self.on_detection_timer(now),
+                RlmTimer::Session => self.on_session_timer(now),
+            }
+        }
+    }
+
+    fn poll_transmit(&mut self) -> Option<Packet> {
+        self.out.pop_front()
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+
+    fn poll_event(&mut self) -> Option<AgentEvent> {
+        self.events.pop_front()
+    }
+}
+
+impl RlmReceiver {
+    /// A packet: data of a layer, or a control message of the session.
+    fn on_packet(&mut self, now: Instant, p: &Packet) {
         if !self.started {
             self.records.ignored += 1;
             return;
@@ -1026,28 +1154,6 @@ impl Agent for RlmReceiver {
             Header::Rlm(h) if g == self.control_group => self.on_control(now, p, &h),
             _ => self.records.ignored += 1,
         }
-    }
-
-    fn handle_timeout(&mut self, now: Instant) {
-        while let Some(timer) = self.timers.expire_earliest(now) {
-            match timer {
-                RlmTimer::Join => self.on_join_timer(now),
-                RlmTimer::Detect => self.on_detection_timer(now),
-                RlmTimer::Session => self.on_session_timer(now),
-            }
-        }
-    }
-
-    fn poll_transmit(&mut self) -> Option<Packet> {
-        self.out.pop_front()
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next()
-    }
-
-    fn poll_event(&mut self) -> Option<AgentEvent> {
-        self.events.pop_front()
     }
 }
 
@@ -1084,11 +1190,13 @@ mod tests {
     }
 
     /// The hand-worked timings of these tests assume a 3 s initial detection timer
-    /// (T̂_D = 2 s, σ̂_D = 0.5 s); the defaults' 9 s one is checked on its own.
+    /// (T̂_D = 2 s, σ̂_D = 0.5 s); the defaults' 9 s one is checked on its own. The rows of
+    /// announcements heard are kept, for the tests that read them.
     fn cfg3() -> RlmConfig {
         RlmConfig {
             detection_init: Duration::from_secs(2),
             detection_dev_init: Duration::from_millis(500),
+            trace: crate::Trace::Full,
             ..RlmConfig::default()
         }
     }
@@ -1498,6 +1606,72 @@ mod tests {
         r.control(at(1.0), other(1), RlmHeader::JOIN, 2);
         r.lose(at(4.5), 0, 1);
         assert_eq!(r.d.agent.join_timer_mean(2), Duration::from_secs(5));
+    }
+
+    /// One scripted session: experiments of its own (one fails), announcements and session
+    /// messages from 40 others, losses.
+    fn scripted_session(trace: crate::Trace) -> Rig {
+        let mut r = Rig::with(RlmConfig { trace, ..cfg3() }, 6);
+        r.succeed();
+        for i in 0..40u32 {
+            let t = r.d.now + Duration::from_millis(50);
+            let kind = if i % 3 == 0 { RlmHeader::SESSION } else { RlmHeader::JOIN };
+            r.control(t, Addr::new(NodeId(100 + i), 1), kind, (i % 6 + 1) as u8);
+        }
+        assert_eq!(r.d.agent.receivers_estimate(), 41);
+        r.fire_session();
+        r.fail(0.5);
+        r.succeed();
+        let t = r.d.now + Duration::from_millis(10);
+        r.lose(t, 0, 3);
+        r.timeout(r.d.now + Duration::from_secs(60));
+        r
+    }
+
+    #[test]
+    fn trace_off_keeps_no_heard_rows_and_changes_nothing_else() {
+        assert_eq!(RlmConfig::default().trace, crate::Trace::Off);
+        let (full, off) = (scripted_session(crate::Trace::Full), scripted_session(crate::Trace::Off));
+        let (a, b) = (&full.d, &off.d);
+        assert_eq!(a.agent.records.heard_level.len(), 26, "every foreign announcement, with trace on");
+        assert!(b.agent.records.heard_level.is_empty() && b.agent.records.heard_time_ns.is_empty());
+        assert_eq!(format!("{:?}", a.sent), format!("{:?}", b.sent));
+        assert_eq!(format!("{:?}", a.events), format!("{:?}", b.events));
+        let (mut ra, mut rb) = (a.agent.records.clone(), b.agent.records.clone());
+        ra.heard_level.clear();
+        ra.heard_time_ns.clear();
+        rb.heard_level.clear();
+        rb.heard_time_ns.clear();
+        assert_eq!(format!("{ra:?}"), format!("{rb:?}"));
+        // the 40 others, silent for the last 60 s, have timed out (5 intervals of 8.2 s)
+        assert_eq!((a.agent.receivers_estimate(), b.agent.receivers_estimate()), (1, 1));
+        assert!(b.agent.memory().heard == 0 && a.agent.memory().heard > 0);
+    }
+
+    #[test]
+    fn quiet_after_a_packet_exactly_when_its_polls_would_find_nothing() {
+        let mut r = Rig::new();
+        r.data(at(0.1), 0);
+        assert!(r.d.agent.quiet_after_packet(), "an arrival in sequence changes nothing to poll");
+        r.control(at(0.2), other(1), RlmHeader::SESSION, 1);
+        assert!(r.d.agent.quiet_after_packet(), "a session message changes n̂, nothing to poll");
+        r.control(at(0.3), other(1), RlmHeader::JOIN, 3);
+        assert!(r.d.agent.quiet_after_packet(), "a foreign experiment is noted, nothing to poll");
+        // a loss in S: to H, the join-timer is stopped and the detection timer re-armed
+        let before = r.d.agent.poll_timeout();
+        r.lose(at(0.4), 0, 1);
+        assert_eq!(r.d.agent.state(), RlmState::Hysteresis);
+        assert_ne!(r.d.agent.poll_timeout(), before);
+        assert!(!r.d.agent.quiet_after_packet());
+        // in H a further loss changes nothing
+        r.lose(at(0.5), 0, 1);
+        assert!(r.d.agent.quiet_after_packet());
+        // a failed experiment's loss drops a layer: a Leave and a level change to poll
+        let mut r = Rig::new();
+        let t = r.fire_join();
+        r.lose(t + Duration::from_millis(300), 0, 1);
+        assert_eq!(r.d.agent.state(), RlmState::Drop);
+        assert!(!r.d.agent.quiet_after_packet());
     }
 
     #[test]

@@ -161,9 +161,9 @@ impl Simulator {
     /// packet's `Arrive` event does, and `drain_dirty`, which runs right after, pops the agent
     /// pushed last first: it would drive exactly this agent next (nothing else is pending: the
     /// lists are drained after every event, only events fill them, and the leaf has no
-    /// extension). An agent that only counts packets has nothing to poll after one: its driving
-    /// would send nothing, re-arm nothing (its deadline is unchanged and already armed) and
-    /// report nothing, so it is skipped. The packet (maybe a shared copy) is only read.
+    /// extension). An agent that only counts packets, or says it is quiet after this one, has
+    /// nothing to poll: its driving would send nothing, re-arm nothing (its deadline is
+    /// unchanged and already armed) and report nothing, so it is skipped. The packet (maybe a shared copy) is only read.
     fn deliver_at_leaf(&mut self, n: NodeId, p: Slot, m: AgentId) {
         debug_assert_eq!(m, {
             let castlab_core::Dest::Group(g) = self.pool.slots[p.index()].dst else { unreachable!() };
@@ -174,7 +174,7 @@ impl Simulator {
         s.agent.handle_packet(self.now, &self.pool.slots[p.index()]);
         self.pool.release(p);
         debug_assert!(self.dirty_agents.is_empty() && self.dirty_exts.is_empty());
-        if s.only_counts {
+        if s.only_counts || s.agent.quiet_after_packet() {
             debug_assert!(s.agent.poll_transmit().is_none() && s.agent.poll_event().is_none());
             debug_assert!(s.agent.poll_timeout().is_none_or(|t| s.armed.is_some_and(|a| a <= t.max(self.now))));
         } else {
