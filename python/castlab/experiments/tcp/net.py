@@ -545,7 +545,7 @@ def run_cases(out: Path, seed: int, runs: int, duration: float, warm: float, cas
     from castlab.testbed import Testbed
 
     rows = []
-    with Testbed(topology(), testbed_name("tv"), routers="kernel") as tb:
+    with Testbed(topology(), testbed_name("t"), routers="kernel") as tb:
         offloads_off(tb)
         tb.run("src", ["sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"])
         for r in range(runs):
