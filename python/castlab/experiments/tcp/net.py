@@ -111,8 +111,9 @@ def case_name(algos: tuple[str, ...]) -> str:
 
 _SS_NUM = {"cwnd": r"\bcwnd:(\d+)", "ssthresh": r"\bssthresh:(\d+)", "bytes_acked": r"\bbytes_acked:(\d+)",
            "bytes_retrans": r"\bbytes_retrans:(\d+)", "minrtt_ms": r"\bminrtt:([\d.]+)",
-           "lost": r"\blost:(\d+)"}
-_SS_RATE = {"pacing_bps": r"\bpacing_rate ([\d.]+)([KMG]?)bps", "delivery_bps": r"\bdelivery_rate ([\d.]+)([KMG]?)bps"}
+           "lost": r"\blost:(\d+)", "bbr_mrtt_ms": r"\bmrtt:([\d.]+)", "bbr_pacing_gain": r"\bpacing_gain:([\d.]+)"}
+_SS_RATE = {"pacing_bps": r"\bpacing_rate ([\d.]+)([KMG]?)bps", "delivery_bps": r"\bdelivery_rate ([\d.]+)([KMG]?)bps",
+            "bbr_bw_bps": r"\bbbr:\(bw:([\d.]+)([KMG]?)bps"}
 _SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
 
 
@@ -121,7 +122,8 @@ def parse_ss(text: str) -> list[dict]:
     (Unix time, s); each socket is a state line (``ESTAB ... local:port peer:port``) followed by
     its info line. Returns one dict per socket and sample: t, local and peer port, cwnd
     (segments), ssthresh (None before the first reduction), srtt and rttvar (ms), minrtt (ms),
-    pacing and delivery rate (b/s), bytes acked and retransmitted, lost (segments)."""
+    pacing and delivery rate (b/s), bytes acked and retransmitted, lost (segments); for bbr its
+    model's bandwidth (b/s), min RTT (ms) and pacing gain (None for other algorithms)."""
     out, t, cur = [], None, None
     for line in text.splitlines():
         if line.startswith("#"):
@@ -355,14 +357,21 @@ def _step_at(t_ns: np.ndarray, v: np.ndarray, at_s: np.ndarray) -> np.ndarray:
     return np.where(k >= 0, np.asarray(v, float)[np.maximum(k, 0)], np.nan)
 
 
+#: the pacing gain of each state code of the simulator's bbr trace (tcp_bbr.c's gains: STARTUP
+#: 2/ln 2, DRAIN its inverse, PROBE_RTT 1, PROBE_BW's cycle from code 8), as ss shows the kernel's
+BBR_STATE_GAIN = {0: 2.88672, 1: 1 / 2.88672, 2: 1.0, 8: 1.25, 9: 0.75, **{c: 1.0 for c in range(10, 16)}}
+
+
 def sim_samples(tr: dict, duration: float, mss: int) -> pd.DataFrame:
     """The twin flow's state every SS_PERIOD_S, as ss samples the kernel's: cwnd (segments),
-    smoothed RTT (ms), pacing rate (b/s, bbr only)."""
+    smoothed RTT (ms), pacing rate (b/s) and pacing gain (bbr only)."""
     t = np.arange(SS_PERIOD_S, duration + 1e-9, SS_PERIOD_S)
     d = {"t": t, "cwnd": _step_at(tr["cc_time_ns"], tr["cwnd_bytes"] / mss, t),
          "srtt_ms": _step_at(tr["rtt_time_ns"], tr["srtt_ns"] / 1e6, t)}
     if "state_time_ns" in tr and len(tr["state_time_ns"]):
         d["pacing_bps"] = _step_at(tr["state_time_ns"], tr["pacing_rate_bps"], t)
+        gains = np.array([BBR_STATE_GAIN.get(int(c), np.nan) for c in tr["state_code"]])
+        d["bbr_pacing_gain"] = _step_at(tr["state_time_ns"], gains, t)
     return pd.DataFrame(d)
 
 
@@ -437,8 +446,8 @@ def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float,
         sm = sim_samples(sf["trace"], duration, int(sf["stats"]["mss_bytes"]))
         for side, d in (("kernel", ss), ("sim", sm)):
             if len(d):
-                keep = [c for c in ("t", "cwnd", "ssthresh", "srtt_ms", "pacing_bps", "delivery_bps", "bytes_acked")
-                        if c in d]
+                keep = [c for c in ("t", "cwnd", "ssthresh", "srtt_ms", "minrtt_ms", "pacing_bps", "delivery_bps",
+                                    "bytes_acked", "bbr_bw_bps", "bbr_mrtt_ms", "bbr_pacing_gain") if c in d]
                 samples.append(d[keep].assign(flow=i, algo=a, side=side))
         for side, d, key in (("kernel", ss, "srtt_ms"), ("sim", sm, "srtt_ms")):
             med = np.full(len(edges) - 1, np.nan)
