@@ -8,6 +8,8 @@ reason where root, the testbed's tools, iperf3 or a kernel algorithm is missing.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -114,3 +116,28 @@ def test_quick_net_tcp_vs_sim_on_the_testbed(tmp_path):
     assert set(s["side"]) == {"kernel", "sim"} and (s["cwnd"].dropna() > 0).all()
     assert {c.id for c in res.claims} >= {"alone-throughput-cubic", "pair-share-cubic-bbr", "kernel-runs-ok"}
     assert (tmp_path / "cubic+bbr" / "seed-1" / "rate_rtt.png").exists()
+
+
+def test_twin_bbr_min_rtt_filter_follows_tcp_bbr_rule():
+    # RTT samples at 0, 1, 2, 12 and 13 s of 5, 3, 4, 6 and 2 ms: the filter takes 5, then the
+    # lower 3; 4 is not lower; at 12 s the 3 ms value (taken at 1 s) is more than 10 s old, so
+    # the 6 ms sample replaces it; 2 ms is lower again.
+    s = 1_000_000_000
+    tr = {"rtt_time_ns": np.array([0, 1, 2, 12, 13]) * s, "rtt_ns": np.array([5, 3, 4, 6, 2]) * 1_000_000,
+          "state_code": np.array([8, 10]), "state_time_ns": np.array([0, 1]) * s}
+    assert list(net.bbr_min_rtt(tr)[1]) == [5, 3, 3, 6, 2]
+    # leaving PROBE_RTT (code 2) at 11.5 s restarts the 10 s: at 12 s the 3 ms value stays
+    tr.update(state_code=np.array([8, 2, 10]), state_time_ns=np.array([0, 11.3, 11.5]) * s)
+    assert list(net.bbr_min_rtt(tr)[1]) == [5, 3, 3, 3, 2]
+
+
+def test_phase_randomised_twin_differs_and_the_declared_one_ignores_the_process_default(monkeypatch):
+    from castlab.simulator import PHASE_ENV
+
+    a = net.sim_case(("reno", "cubic"), 4.0, 1, 60e-6)
+    r = net.sim_case(("reno", "cubic"), 4.0, 1, 60e-6, net.PHASE_S)
+    monkeypatch.setenv(PHASE_ENV, "0.01")
+    b = net.sim_case(("reno", "cubic"), 4.0, 1, 60e-6)
+    assert np.array_equal(a["flows"][0]["trace"]["rx_bytes"], b["flows"][0]["trace"]["rx_bytes"])
+    assert not np.array_equal(a["flows"][0]["trace"]["rx_time_ns"], r["flows"][0]["trace"]["rx_time_ns"])
+    assert os.environ[PHASE_ENV] == "0.01"

@@ -66,6 +66,7 @@ LINUX_SETTINGS = {"mss_bytes": 1448, "header_bytes": 52, "initial_window_segs": 
                   "initial_rto": 1.0, "min_rto": 0.2, "max_rto": 120.0, "rto_min_on_variance": True,
                   "delayed_ack": True, "delayed_ack_timeout": 0.04}
 PAIR_START_GAP_S = 0.01
+PHASE_S = FRAME_BYTES * 8 / LINK_BPS  # docs/fidelity/phase.md's overhead: one frame at the bottleneck
 SS_PERIOD_S = 0.1
 BIN_S = 0.5  # iperf3's reporting interval, and the series' bins
 FULL_RUNS = 3
@@ -319,11 +320,15 @@ def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
 # ------------------------------------------------------------------ the twin
 
 
-def sim_case(algos: tuple[str, ...], duration: float, seed: int, base_rtt_s: float) -> dict:
+def sim_case(algos: tuple[str, ...], duration: float, seed: int, base_rtt_s: float, phase_overhead_s: float = 0.0) -> dict:
     """The twin of a kernel run: `algos` on the simulator's src - r1 - rcv1 (module docstring),
-    each link's one-way delay base_rtt_s / 4. Returns per flow its trace and stats, and the
-    bottleneck's stats."""
+    each link's one-way delay base_rtt_s / 4, phase randomisation (docs/fidelity/phase.md) at
+    `phase_overhead_s` (0: off, whatever the process's default). Returns per flow its trace and
+    stats, and the bottleneck's stats."""
+    import os
+
     from castlab.scenario import Scenario
+    from castlab.simulator import PHASE_ENV
 
     d = max(base_rtt_s, 0.0) / 4
     tcp = []
@@ -338,7 +343,15 @@ def sim_case(algos: tuple[str, ...], duration: float, seed: int, base_rtt_s: flo
                   {"name": "bottleneck", "a": "r1", "b": "rcv1", "rate": TWIN_LINK_BPS, "delay": d,
                    "queue_limit": QUEUE_PKTS - 1}],
         "tcp": tcp})
-    sim = s.build(seed)
+    saved = os.environ.get(PHASE_ENV)
+    os.environ[PHASE_ENV] = repr(float(phase_overhead_s))
+    try:
+        sim = s.build(seed)
+    finally:
+        if saved is None:
+            os.environ.pop(PHASE_ENV, None)
+        else:
+            os.environ[PHASE_ENV] = saved
     sim.run(duration)
     ab, _ = sim.scenario_handles.channels["bottleneck"]
     flows = []
@@ -362,9 +375,29 @@ def _step_at(t_ns: np.ndarray, v: np.ndarray, at_s: np.ndarray) -> np.ndarray:
 BBR_STATE_GAIN = {0: 2.88672, 1: 1 / 2.88672, 2: 1.0, 8: 1.25, 9: 0.75, **{c: 1.0 for c in range(10, 16)}}
 
 
+def bbr_min_rtt(tr: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The twin bbr flow's min-RTT filter over time (times ns, values ms), by tcp_bbr.c's rule
+    (bbr_update_min_rtt) applied to its traced RTT samples: a sample below the filter's value,
+    or any sample once the value is 10 s old, replaces it; leaving PROBE_RTT restarts the 10 s
+    (bbr_check_probe_rtt_done). What ss shows as the kernel's ``mrtt``."""
+    t, r = tr["rtt_time_ns"], tr["rtt_ns"] / 1e6
+    codes, st = tr.get("state_code", np.array([])), tr.get("state_time_ns", np.array([]))
+    exits = sorted(int(st[i + 1]) for i in range(len(codes) - 1) if int(codes[i]) == 2)
+    m, stamp, x = float("inf"), 0, 0
+    vals = np.empty(len(t))
+    for k, (ti, ri) in enumerate(zip(t, r)):
+        while x < len(exits) and exits[x] <= ti:
+            stamp = max(stamp, exits[x])
+            x += 1
+        if ri < m or ti > stamp + 10_000_000_000:
+            m, stamp = float(ri), int(ti)
+        vals[k] = m
+    return t, vals
+
+
 def sim_samples(tr: dict, duration: float, mss: int) -> pd.DataFrame:
     """The twin flow's state every SS_PERIOD_S, as ss samples the kernel's: cwnd (segments),
-    smoothed RTT (ms), pacing rate (b/s) and pacing gain (bbr only)."""
+    smoothed RTT (ms); for bbr the pacing rate (b/s), pacing gain and min-RTT filter (ms)."""
     t = np.arange(SS_PERIOD_S, duration + 1e-9, SS_PERIOD_S)
     d = {"t": t, "cwnd": _step_at(tr["cc_time_ns"], tr["cwnd_bytes"] / mss, t),
          "srtt_ms": _step_at(tr["rtt_time_ns"], tr["srtt_ns"] / 1e6, t)}
@@ -372,6 +405,8 @@ def sim_samples(tr: dict, duration: float, mss: int) -> pd.DataFrame:
         d["pacing_bps"] = _step_at(tr["state_time_ns"], tr["pacing_rate_bps"], t)
         gains = np.array([BBR_STATE_GAIN.get(int(c), np.nan) for c in tr["state_code"]])
         d["bbr_pacing_gain"] = _step_at(tr["state_time_ns"], gains, t)
+        mt, mv = bbr_min_rtt(tr)
+        d["bbr_mrtt_ms"] = _step_at(mt, mv, t)
     return pd.DataFrame(d)
 
 
@@ -420,6 +455,45 @@ def slow_start_exit(samples: pd.DataFrame) -> tuple[float, float]:
     if not len(k):
         return float("nan"), float("nan")
     return float(samples["t"].iloc[k[0] + 1]), float(run[k[0]])
+
+
+def dynamics(d: pd.DataFrame, warm: float) -> dict:
+    """What explains a gap between the sides, from a flow's 100 ms samples after the warm-up:
+    the window's growth per round trip between reductions (median over stretches of at least
+    0.3 s without one; segments per smoothed RTT), the window after a reduction over the one
+    before (median; the samples are 100 ms apart, so a reduction spread over a recovery shows
+    whole), reductions per second; and for bbr the pacing rate in the gain-1 phases (median,
+    b/s), the share of samples in STARTUP (gain 2/ln 2) and the min-RTT filter's value (median,
+    ms): BBR v1's window is 2 x bandwidth x min RTT, so its share beside a flow that keeps the
+    pfifo filled follows the queue that flow left when the filter was last refreshed."""
+    out = {"ca_growth_per_rtt": float("nan"), "reduction_ratio": float("nan"), "reductions_per_s": float("nan"),
+           "cruise_pacing_bps": float("nan"), "startup_share": float("nan"), "bbr_mrtt_median_ms": float("nan")}
+    if not len(d) or "cwnd" not in d:
+        return out
+    d = d[d["t"] >= warm]
+    if len(d) < 3:
+        return out
+    t, c = d["t"].to_numpy(float), d["cwnd"].to_numpy(float)
+    r = d["srtt_ms"].to_numpy(float) / 1e3
+    cut = [0] + [k for k in range(1, len(c)) if c[k] < c[k - 1]] + [len(c)]
+    grow = []
+    for a, b in zip(cut, cut[1:]):
+        if b - a >= 2 and t[b - 1] - t[a] >= 0.3:
+            rtt = float(np.nanmean(r[a:b]))
+            if rtt > 0:
+                grow.append((c[b - 1] - c[a]) / ((t[b - 1] - t[a]) / rtt))
+    red = [c[k] / c[k - 1] for k in cut[1:-1]]
+    out.update(ca_growth_per_rtt=float(np.median(grow)) if grow else float("nan"),
+               reduction_ratio=float(np.median(red)) if red else float("nan"),
+               reductions_per_s=len(red) / max(float(t[-1] - t[0]), 1e-9))
+    if "bbr_pacing_gain" in d and d["bbr_pacing_gain"].notna().any():
+        g = d["bbr_pacing_gain"].to_numpy(float)
+        cruise = d["pacing_bps"].to_numpy(float)[np.isclose(g, 1.0)]
+        out.update(cruise_pacing_bps=float(np.nanmedian(cruise)) if len(cruise) else float("nan"),
+                   startup_share=float(np.mean(g > 2.0)))
+    if "bbr_mrtt_ms" in d and d["bbr_mrtt_ms"].notna().any():
+        out["bbr_mrtt_median_ms"] = float(d["bbr_mrtt_ms"].median())
+    return out
 
 
 def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float, seed: int) -> dict:
@@ -478,6 +552,8 @@ def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float,
                     f"{tag}_kernel_retrans_segs": kf["retrans_segs"],
                     f"{tag}_sim_retrans_segs": float(st["retransmissions"]), f"{tag}_sim_timeouts": float(st["timeouts"]),
                     f"{tag}_kernel_ss_samples": int(len(ss))})
+        for side, d in (("kernel", ss), ("sim", sm)):
+            row.update({f"{tag}_{side}_{k}": v for k, v in dynamics(d, warm).items()})
     pd.DataFrame(series).to_csv(out / "series.csv", index=False)
     if samples:
         pd.concat(samples, ignore_index=True).to_csv(out / "samples.csv", index=False)
@@ -486,12 +562,26 @@ def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float,
     row["kernel_median_srtt_ms"] = float(np.median(all_k)) if len(all_k) else float("nan")
     row["sim_median_srtt_ms"] = float(np.median(all_s)) if len(all_s) else float("nan")
     row["rtt_ratio"] = row["kernel_median_srtt_ms"] / row["sim_median_srtt_ms"]
+    # beside the declared twin, the same twin with phase randomisation (one frame at the tbf,
+    # docs/fidelity/phase.md's rule): a gap that closes there comes from the deterministic
+    # twin's phase effects (which flow's packet meets the full pfifo), not from the algorithms
+    p = sim_case(algos, duration, seed, base, PHASE_S)
+    tp = [mean_after(f["trace"], warm, duration, False) for f in p["flows"]]
+    rp = [sim_samples(f["trace"], duration, int(f["stats"]["mss_bytes"])) for f in p["flows"]]
+    rp = np.concatenate([d[d["t"] >= warm]["srtt_ms"].dropna().to_numpy(float) for d in rp])
+    row["phase_sim_median_srtt_ms"] = float(np.median(rp)) if len(rp) else float("nan")
+    row["phase_rtt_ratio"] = row["kernel_median_srtt_ms"] / row["phase_sim_median_srtt_ms"]
+    for i, a in enumerate(algos):
+        row[f"f{i}_{a}_phase_sim_bps"] = tp[i]
     if len(algos) == 1:
         row["tput_ratio"] = tk[0] / ts[0] if ts[0] > 0 else float("nan")
+        row["phase_tput_ratio"] = tk[0] / tp[0] if tp[0] > 0 else float("nan")
     else:
         rk = tk[0] / tk[1] if tk[1] > 0 else float("nan")
         rs = ts[0] / ts[1] if ts[1] > 0 else float("nan")
-        row.update(kernel_pair_ratio=rk, sim_pair_ratio=rs, pair_ratio=rk / rs if rs > 0 else float("nan"))
+        rp2 = tp[0] / tp[1] if tp[1] > 0 else float("nan")
+        row.update(kernel_pair_ratio=rk, sim_pair_ratio=rs, pair_ratio=rk / rs if rs > 0 else float("nan"),
+                   phase_sim_pair_ratio=rp2, phase_pair_ratio=rk / rp2 if rp2 > 0 else float("nan"))
     return row
 
 
