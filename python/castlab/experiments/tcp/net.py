@@ -464,10 +464,12 @@ def dynamics(d: pd.DataFrame, warm: float) -> dict:
     before (median; the samples are 100 ms apart, so a reduction spread over a recovery shows
     whole), reductions per second; and for bbr the pacing rate in the gain-1 phases (median,
     b/s), the share of samples in STARTUP (gain 2/ln 2) and the min-RTT filter's value (median,
-    ms): BBR v1's window is 2 x bandwidth x min RTT, so its share beside a flow that keeps the
-    pfifo filled follows the queue that flow left when the filter was last refreshed."""
+    ms), and the window beyond 2 x bandwidth x min RTT (median over gain-1 samples, segments):
+    BBR v1's window is 2 x bandwidth x min RTT plus allowances, so its share beside a flow that
+    keeps the pfifo filled follows the queue that flow left when the filter was last refreshed."""
     out = {"ca_growth_per_rtt": float("nan"), "reduction_ratio": float("nan"), "reductions_per_s": float("nan"),
-           "cruise_pacing_bps": float("nan"), "startup_share": float("nan"), "bbr_mrtt_median_ms": float("nan")}
+           "cruise_pacing_bps": float("nan"), "startup_share": float("nan"), "bbr_mrtt_median_ms": float("nan"),
+           "bbr_cwnd_over_2bdp_segs": float("nan")}
     if not len(d) or "cwnd" not in d:
         return out
     d = d[d["t"] >= warm]
@@ -493,6 +495,14 @@ def dynamics(d: pd.DataFrame, warm: float) -> dict:
                    startup_share=float(np.mean(g > 2.0)))
     if "bbr_mrtt_ms" in d and d["bbr_mrtt_ms"].notna().any():
         out["bbr_mrtt_median_ms"] = float(d["bbr_mrtt_ms"].median())
+        # the window beyond PROBE_BW's 2 x bandwidth x min RTT (the model's bandwidth from the
+        # pacing rate: gain x bw x 0.99, bbr_pacing_margin_percent): the quantization budget,
+        # and in the kernel the ACK-aggregation allowance (bbr_extra_acked) the twin leaves out
+        g = d["bbr_pacing_gain"].to_numpy(float)
+        one = np.isclose(g, 1.0)
+        bdp = d["pacing_bps"].to_numpy(float) / 0.99 * d["bbr_mrtt_ms"].to_numpy(float) / 1e3 / 8 / 1448
+        ex = (d["cwnd"].to_numpy(float) - 2 * bdp)[one]
+        out["bbr_cwnd_over_2bdp_segs"] = float(np.nanmedian(ex)) if len(ex) else float("nan")
     return out
 
 
