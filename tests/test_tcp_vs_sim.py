@@ -105,7 +105,7 @@ def test_quick_net_tcp_vs_sim_on_the_testbed(tmp_path):
     assert testbed_name("t") not in list_testbeds()
     df = pd.read_csv(tmp_path / "cases.csv")
     assert list(df["case"]) == [net.case_name(c) for c in net.CASES]
-    assert not df["kernel_errors"].fillna("").astype(str).str.len().any(), df["kernel_errors"].tolist()
+    assert not any(isinstance(e, str) and e for e in df["kernel_errors"]), df["kernel_errors"].tolist()
     goodput = 10e6 * 1448 / 1514
     for algos, (_, row) in zip(net.CASES, df.iterrows()):
         for side in ("kernel", "sim"):
