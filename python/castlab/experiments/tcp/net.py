@@ -320,7 +320,8 @@ def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
 # ------------------------------------------------------------------ the twin
 
 
-def sim_case(algos: tuple[str, ...], duration: float, seed: int, base_rtt_s: float, phase_overhead_s: float = 0.0) -> dict:
+def sim_case(algos: tuple[str, ...], duration: float, seed: int, base_rtt_s: float,
+             phase_overhead_s: float = 0.0) -> dict:
     """The twin of a kernel run: `algos` on the simulator's src - r1 - rcv1 (module docstring),
     each link's one-way delay base_rtt_s / 4, phase randomisation (docs/fidelity/phase.md) at
     `phase_overhead_s` (0: off, whatever the process's default). Returns per flow its trace and
@@ -518,7 +519,8 @@ def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float,
     edges = np.arange(0.0, duration + 1e-9, BIN_S)
     series = {"time_s": edges[:-1]}
     samples = []
-    row = {"case": case_name(algos), "seed": seed, "base_rtt_s": base, "kernel_drops": k["drops"], "sim_drops": s["drops"],
+    row = {"case": case_name(algos), "seed": seed, "base_rtt_s": base, "kernel_drops": k["drops"],
+           "sim_drops": s["drops"],
            "kernel_errors": "; ".join(k["errors"]), "kernel_cc": ",".join(str(u) for u in k["used"])}
     rtts_k, rtts_s, tk, ts = [], [], [], []
     for i, (kf, sf) in enumerate(zip(k["flows"], s["flows"])):
@@ -680,7 +682,8 @@ def claims_for(df: pd.DataFrame) -> list:
         cols += [f"f{i}_{a}_{{kernel,sim}}_reductions_per_s" for i, a in enumerate(algos)]
         cols += [f"f{i}_bbr_{{kernel,sim}}_{k}" for i, a in enumerate(algos) if a == "bbr"
                  for k in ("bbr_mrtt_median_ms", "bbr_cwnd_over_2bdp_segs")]
-        where = f"cases.csv rows {n}: {', '.join(cols)}; {n}/seed-N/series.csv, samples.csv (rate_rtt.png: the first seed)"
+        where = (f"cases.csv rows {n}: {', '.join(cols)}; {n}/seed-N/series.csv, samples.csv "
+                 "(rate_rtt.png: the first seed)")
         if len(algos) == 1:
             a = algos[0]
             claims.append(claim_over_seeds(
@@ -707,10 +710,12 @@ def claims_for(df: pd.DataFrame) -> list:
     few = 0
     for _, r in df.iterrows():
         for c in r.index:
-            if c.endswith("_kernel_ss_samples") and np.isfinite(r[c]) and r[c] < 0.8 * (r.get("duration_s", 0) / SS_PERIOD_S):
+            ticks = r.get("duration_s", 0) / SS_PERIOD_S
+            if c.endswith("_kernel_ss_samples") and np.isfinite(r[c]) and r[c] < 0.8 * ticks:
                 few += 1
     claims.append(at_most("ss-sampled", "every kernel flow was sampled by ss at least 80 % of its 100 ms ticks "
-                          "(flows that were not)", 0, few, "flows", kind="sanity", explanation="cases.csv *_kernel_ss_samples"))
+                          "(flows that were not)", 0, few, "flows", kind="sanity",
+                          explanation="cases.csv *_kernel_ss_samples"))
     return claims
 
 
