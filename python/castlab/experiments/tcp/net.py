@@ -509,13 +509,18 @@ def dynamics(d: pd.DataFrame, warm: float) -> dict:
 
 def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float, seed: int) -> dict:
     """The kernel run and its twin (seeded `seed`) of one case; writes ``series.csv`` (per BIN_S:
-    each flow's throughput and median smoothed RTT, kernel and twin side by side) and
+    each flow's throughput and median smoothed RTT, kernel and twin side by side, and the
+    phase-randomised twin's throughput) and
     ``samples.csv`` (every 100 ms: each flow's cwnd, smoothed RTT, pacing and delivery rate, both
     sides). Returns the run's readings."""
     pings = ping_rtts(tb, "src", "rcv1")
     base = float(np.nanmin(pings)) if pings and np.isfinite(pings).any() else 0.0
     k = kernel_case(tb, out, algos, duration)
     s = sim_case(algos, duration, seed, base)
+    # beside the declared twin, the same twin with phase randomisation (one frame at the tbf,
+    # docs/fidelity/phase.md's rule): a gap that closes there comes from the deterministic
+    # twin's phase effects (which flow's packet meets the full pfifo), not from the algorithms
+    p = sim_case(algos, duration, seed, base, PHASE_S)
     edges = np.arange(0.0, duration + 1e-9, BIN_S)
     series = {"time_s": edges[:-1]}
     samples = []
@@ -528,6 +533,7 @@ def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float,
         tag = f"f{i}_{a}"
         series[f"{tag}_kernel_bps"] = kernel_rate(kf["intervals"], edges)
         series[f"{tag}_sim_bps"] = sim_rate(sf["trace"], edges)
+        series[f"{tag}_simphase_bps"] = sim_rate(p["flows"][i]["trace"], edges)
         ss = kf["ss"]
         sm = sim_samples(sf["trace"], duration, int(sf["stats"]["mss_bytes"]))
         for side, d in (("kernel", ss), ("sim", sm)):
@@ -574,10 +580,6 @@ def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float,
     row["kernel_median_srtt_ms"] = float(np.median(all_k)) if len(all_k) else float("nan")
     row["sim_median_srtt_ms"] = float(np.median(all_s)) if len(all_s) else float("nan")
     row["rtt_ratio"] = row["kernel_median_srtt_ms"] / row["sim_median_srtt_ms"]
-    # beside the declared twin, the same twin with phase randomisation (one frame at the tbf,
-    # docs/fidelity/phase.md's rule): a gap that closes there comes from the deterministic
-    # twin's phase effects (which flow's packet meets the full pfifo), not from the algorithms
-    p = sim_case(algos, duration, seed, base, PHASE_S)
     tp = [mean_after(f["trace"], warm, duration, False) for f in p["flows"]]
     rp = [sim_samples(f["trace"], duration, int(f["stats"]["mss_bytes"])) for f in p["flows"]]
     rp = np.concatenate([d[d["t"] >= warm]["srtt_ms"].dropna().to_numpy(float) for d in rp])
@@ -602,7 +604,7 @@ def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float,
 
 def case_figure(out: Path, algos: tuple[str, ...], duration: float) -> list[str]:
     """Throughput and smoothed RTT over time of one run of a case, kernel (solid) and twin
-    (dashed), a colour per flow."""
+    (dashed; its phase-randomised run's throughput dotted), a colour per flow."""
     import matplotlib.pyplot as plt
 
     s = pd.read_csv(out / "series.csv")
@@ -612,6 +614,9 @@ def case_figure(out: Path, algos: tuple[str, ...], duration: float) -> list[str]
         col = f"C{i}"
         a1.step(s["time_s"], s[f"{tag}_kernel_bps"] / 1e6, where="post", color=col, lw=1.1, label=f"kernel {a}")
         a1.step(s["time_s"], s[f"{tag}_sim_bps"] / 1e6, where="post", color=col, lw=1.1, ls="--", label=f"sim {a}")
+        if f"{tag}_simphase_bps" in s:
+            a1.step(s["time_s"], s[f"{tag}_simphase_bps"] / 1e6, where="post", color=col, lw=0.7, ls=":",
+                    label=f"sim {a}, phase-randomised")
         a2.plot(s["time_s"] + BIN_S / 2, s[f"{tag}_kernel_srtt_ms"], color=col, lw=1.1)
         a2.plot(s["time_s"] + BIN_S / 2, s[f"{tag}_sim_srtt_ms"], color=col, lw=1.1, ls="--")
     a1.axhline(LINK_BPS / 1e6, color="0.6", lw=0.8, ls=":")
@@ -622,7 +627,7 @@ def case_figure(out: Path, algos: tuple[str, ...], duration: float) -> list[str]
     for ax in (a1, a2):
         ax.grid(True, alpha=0.3)
         ax.tick_params(labelsize=7)
-    a1.legend(fontsize=7, ncol=2, loc="lower right")
+    a1.legend(fontsize=6, ncol=len(algos), loc="lower right")
     a1.set_title(f"{case_name(algos)}: kernel (solid) and simulator (dashed), {LINK_BPS / 1e6:g} Mb/s tbf, "
                  f"pfifo {QUEUE_PKTS}", fontsize=8)
     fig.tight_layout()
