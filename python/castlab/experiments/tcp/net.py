@@ -66,6 +66,15 @@ LINUX_SETTINGS = {"mss_bytes": 1448, "header_bytes": 52, "initial_window_segs": 
                   "initial_rto": 1.0, "min_rto": 0.2, "max_rto": 120.0, "rto_min_on_variance": True,
                   "delayed_ack": True, "delayed_ack_timeout": 0.04}
 PAIR_START_GAP_S = 0.01
+
+
+def linux_twin_flow(algo: str) -> dict:
+    """A scenario TCP flow's variant and settings for a kernel algorithm, as the twins run it."""
+    f = {"variant": SIM_VARIANT[algo]}
+    if SIM_VARIANT[algo] == "sack":
+        f["config"] = dict(LINUX_SETTINGS)
+    return f
+
 PHASE_S = FRAME_BYTES * 8 / LINK_BPS  # docs/fidelity/phase.md's overhead: one frame at the bottleneck
 SS_PERIOD_S = 0.1
 BIN_S = 0.5  # iperf3's reporting interval, and the series' bins
@@ -334,10 +343,7 @@ def sim_case(algos: tuple[str, ...], duration: float, seed: int, base_rtt_s: flo
     d = max(base_rtt_s, 0.0) / 4
     tcp = []
     for k, a in enumerate(algos):
-        f = {"name": f"f{k}", "src": "src", "dst": "rcv1", "variant": SIM_VARIANT[a], "start": PAIR_START_GAP_S * k}
-        if SIM_VARIANT[a] == "sack":
-            f["config"] = dict(LINUX_SETTINGS)
-        tcp.append(f)
+        tcp.append({"name": f"f{k}", "src": "src", "dst": "rcv1", "start": PAIR_START_GAP_S * k, **linux_twin_flow(a)})
     s = Scenario.from_dict({
         "name": f"net-tcp-vs-sim twin {case_name(algos)}", "duration": duration, "nodes": ["src", "r1", "rcv1"],
         "links": [{"name": "up", "a": "src", "b": "r1", "rate": VETH_BPS, "delay": d, "queue_limit": 10_000},
