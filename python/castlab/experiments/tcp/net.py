@@ -250,6 +250,21 @@ def offloads_off(tb) -> None:
         tb.run(node, [sys.executable, "-c", code, *[tb.iface(node, p) for p in peers]])
 
 
+#: the kernel's counters of src's namespace read around each run (nstat): retransmission
+#: timeouts, and tail loss probes with the recoveries they made (RACK-TLP, which the twin lacks)
+NSTAT = ("TcpExtTCPTimeouts", "TcpExtTCPLossProbes", "TcpExtTCPLossProbeRecovery")
+
+
+def _nstat(tb) -> dict[str, int]:
+    r = tb.run("src", ["nstat", "-asz", *NSTAT], check=False)
+    out = {}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] in NSTAT and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
 def _qdisc_drops(tb) -> int:
     r = tb.run("r1", ["tc", "-s", "qdisc", "show", "dev", tb.iface("r1", "rcv1")], check=False)
     m = re.findall(r"pfifo.*?\n\s*Sent \d+ bytes \d+ pkt \(dropped (\d+)", r.stdout, re.S)
@@ -269,8 +284,10 @@ def iperf_intervals(report: dict) -> pd.DataFrame:
 
 def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
     """One kernel run of `algos` (one iperf3 flow each, src -> rcv1) for `duration` s; writes
-    the iperf3 reports, ``ss.txt`` and the qdisc's drops. Returns per flow the intervals and
-    the ss samples (times from the first client's start), and the run's facts."""
+    the iperf3 reports and ``ss.txt``. Returns per flow the intervals and the ss samples (times
+    from the first client's start), and the run's facts: the pfifo's drops and src's timeout and
+    tail-loss-probe counters over the run (all connections of the case together, iperf3's
+    control connections included)."""
     out.mkdir(parents=True, exist_ok=True)
     dst = tb.addr("rcv1")
     tb.run("src", ["ip", "tcp_metrics", "flush", "all"], check=False)
@@ -287,6 +304,7 @@ def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
             break
         time.sleep(0.05)
     drops0 = _qdisc_drops(tb)
+    counters0 = _nstat(tb)
     sampler = tb.spawn("src", [sys.executable, "-c", _SS_LOOP, str(out / "ss.txt"), dst, str(duration + 3),
                                str(SS_PERIOD_S)])
     time.sleep(0.3)
@@ -304,6 +322,8 @@ def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
             tb.stop(c, timeout=5)
     tb.stop(sampler, timeout=5)
     drops = _qdisc_drops(tb) - drops0 if drops0 >= 0 else -1
+    counters1 = _nstat(tb)
+    counters = {k: counters1[k] - counters0[k] if k in counters0 and k in counters1 else -1 for k in NSTAT}
     errors, used = [], []
     flows = []
     conns = data_connections(parse_ss((out / "ss.txt").read_text() if (out / "ss.txt").exists() else ""), ports)
@@ -325,7 +345,7 @@ def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
             ss = ss.assign(t=ss["t"] - t0)
         flows.append({"algo": a, "intervals": iperf_intervals(srv), "ss": ss,
                       "retrans_segs": float(cli.get("end", {}).get("sum_sent", {}).get("retransmits", float("nan")))})
-    return {"flows": flows, "drops": drops, "errors": errors, "used": used}
+    return {"flows": flows, "drops": drops, "errors": errors, "used": used, "counters": counters}
 
 
 # ------------------------------------------------------------------ the twin
@@ -534,7 +554,11 @@ def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float,
     samples = []
     row = {"case": case_name(algos), "seed": seed, "base_rtt_s": base, "kernel_drops": k["drops"],
            "sim_drops": s["drops"],
-           "kernel_errors": "; ".join(k["errors"]), "kernel_cc": ",".join(str(u) for u in k["used"])}
+           "kernel_errors": "; ".join(k["errors"]), "kernel_cc": ",".join(str(u) for u in k["used"]),
+           "kernel_timeouts": k["counters"]["TcpExtTCPTimeouts"],
+           "kernel_loss_probes": k["counters"]["TcpExtTCPLossProbes"],
+           "kernel_loss_probe_recoveries": k["counters"]["TcpExtTCPLossProbeRecovery"],
+           "sim_timeouts": int(sum(f["stats"]["timeouts"] for f in s["flows"]))}
     rtts_k, rtts_s, tk, ts = [], [], [], []
     for i, (kf, sf) in enumerate(zip(k["flows"], s["flows"])):
         a = kf["algo"]
