@@ -142,3 +142,13 @@ def test_phase_randomised_twin_differs_and_the_declared_one_ignores_the_process_
     assert np.array_equal(a["flows"][0]["trace"]["rx_bytes"], b["flows"][0]["trace"]["rx_bytes"])
     assert not np.array_equal(a["flows"][0]["trace"]["rx_time_ns"], r["flows"][0]["trace"]["rx_time_ns"])
     assert os.environ[PHASE_ENV] == "0.01"
+
+
+def test_kernel_counters_are_read_from_nstat():
+    class Tb:
+        def run(self, node, argv, check=True):
+            assert node == "src" and argv[:2] == ["nstat", "-asz"]
+            return type("R", (), {"stdout": "#kernel\nTcpExtTCPTimeouts               3                  0.0\n"
+                                            "TcpExtTCPLossProbes             14                 0.0\n"})()
+
+    assert net._nstat(Tb()) == {"TcpExtTCPTimeouts": 3, "TcpExtTCPLossProbes": 14}
