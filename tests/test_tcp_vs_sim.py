@@ -96,7 +96,10 @@ def test_quick_net_tcp_vs_sim_on_the_testbed(tmp_path):
     # The quick form, every case once for 6 s: each kernel run used the algorithm asked for,
     # ss sampled each flow, and a flow alone filled the tbf on both sides (9.564 Mb/s of payload,
     # as above, less a tenth for slow start's losses and the short run); a pair's two flows
-    # together do too. The testbed is gone afterwards.
+    # together do too. The twin never exceeds the tbf's rate. The kernel's side is what iperf3's
+    # server read in [2, 6] s, which includes bytes that crossed the tbf before 2 s and waited
+    # in the socket buffer for a busy machine's reader: 1.5 % more than the wire's rate was seen
+    # once, so its upper bound is 5 %. The testbed is gone afterwards.
     from castlab.experiments.net_common import testbed_name
     from castlab.testbed import list_testbeds
 
@@ -110,7 +113,7 @@ def test_quick_net_tcp_vs_sim_on_the_testbed(tmp_path):
     for algos, (_, row) in zip(net.CASES, df.iterrows()):
         for side in ("kernel", "sim"):
             total = sum(row[f"f{i}_{a}_{side}_bps"] for i, a in enumerate(algos))
-            assert 0.9 * goodput <= total <= 1.01 * goodput, (algos, side, total)
+            assert 0.9 * goodput <= total <= (1.01 if side == "sim" else 1.05) * goodput, (algos, side, total)
         for i, a in enumerate(algos):
             assert row[f"f{i}_{a}_kernel_ss_samples"] >= 0.8 * net.QUICK_DURATION_S / net.SS_PERIOD_S
     s = pd.read_csv(tmp_path / "reno+bbr" / "seed-1" / "samples.csv")
