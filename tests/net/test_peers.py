@@ -135,7 +135,7 @@ def test_net_tfmcc_uftp_full_form_decides_its_claims_on_the_mean_over_seeds(tmp_
         for a in algos:
             rows.append({"impl": "castlab", "tcp": a, "rate_bps": rate[seed], "share": 0.4})
             rows.append({"impl": "uftp", "tcp": a, "rate_bps": 200e3, "share": 0.4})
-        rows.append({"impl": "castlab (simulated)", "tcp": "newreno", "rate_bps": 300e3, "share": 0.5 + 0.1 * seed})
+            rows.append({"impl": "castlab (simulated)", "tcp": a, "rate_bps": 300e3, "share": 0.5 + 0.1 * seed})
         return pd.DataFrame(rows)
 
     monkeypatch.setattr(tfmcc, "tfmcc_uftp_table", table)
@@ -145,8 +145,8 @@ def test_net_tfmcc_uftp_full_form_decides_its_claims_on_the_mean_over_seeds(tmp_
     assert c["castlab-vs-uftp-reno"].ours == pytest.approx((0.25 + 0.5 + 1.0) / 3)
     assert c["castlab-vs-uftp-reno"].verdict == "undecided"
     assert not c["tcp-friendly-castlab-bbr"].holds and c["tcp-friendly-uftp-bbr"].ours == pytest.approx(0.4)
-    assert c["tcp-friendly-castlab-simulated"].ours == pytest.approx(0.7)
-    assert len(r.claims) == 10 and r.files == ["tfmcc_uftp.csv", "seed-1/tfmcc_uftp.png"]
+    assert c["tcp-friendly-castlab-simulated-cubic"].ours == pytest.approx(0.7)
+    assert len(r.claims) == 12 and r.files == ["tfmcc_uftp.csv", "seed-1/tfmcc_uftp.png"]
 
 
 def test_readings_of_a_scheme_that_never_arrived(tmp_path):

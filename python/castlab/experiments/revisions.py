@@ -336,6 +336,15 @@ REVISIONS: list[Revision] = [
     R("rainbow-b2", "rlc-loss-above-rainbow", "51e4f2e", "kind", "paper kind",
       "paper only when castlab's RLC reproduces Fig. 11's RLC, else derived", "none", "kept",
       "as for Figs 12 and 13 (audit C4)"),
+    # --- RFC 4654 (TFMCC) on the testbed ---
+    R("net-tfmcc-uftp", "tcp-friendly-castlab-simulated", "5347f5f", "parameter",
+      "the twin against one TCP NewReno flow (1000-byte segments, initial window 2, no SACK): 0.693 "
+      "(t interval 0.061..1.32), undecided (seeds 1-3, 60 s, computed 2026-11-28)",
+      "the twin against one flow per kernel algorithm as Linux runs it, one claim each "
+      "(tcp-friendly-castlab-simulated-reno / -cubic / -bbr): 0.318 undecided, 0.191 fails, 1.015 holds",
+      "none", "kept",
+      "the testbed's TCP flows are kernel reno, cubic and bbr; the twin now runs their counterparts, which "
+      "net-tcp-vs-sim compares with them. Its reno counterpart stays undecided; cubic fails and bbr holds"),
 ]
 
 

@@ -6,7 +6,8 @@ throughput against the formulas LE-SBCC uses (the simplified 1.22·MSS/(RTT·√
 the Padhye et al. equation of its TFRC module, §4.1). ``scenarios`` builds and runs one
 set-up, ``figures`` runs the experiments and decides their claims. tcp-cubic and tcp-bbr check
 the simulator's CUBIC against RFC 9438's window curve and its BBR against the pacing-gain cycle,
-PROBE_RTT and the queue of Linux's tcp_bbr.c.
+PROBE_RTT and the queue of Linux's tcp_bbr.c. net-tcp-vs-sim (root, ``net``) runs the kernel's
+reno, cubic and bbr on the namespace testbed beside the simulator's on a twin of its bottleneck.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from castlab.experiments.common import Experiment
 from castlab.experiments.figure import experiment
 from castlab.experiments.tcp.figures import FAIRNESS_FIGURE, FORMULA_FIGURE, run_bbr, run_cubic
+from castlab.experiments.tcp.net import run_net_tcp_vs_sim
 
 EXPERIMENTS = [
     experiment(FAIRNESS_FIGURE),
@@ -22,4 +24,8 @@ EXPERIMENTS = [
                "one CUBIC flow alone: the window between losses against W_cubic(t), β and C", run_cubic),
     Experiment("tcp-bbr", "Linux tcp_bbr.c (BBR v1)", "TCP baseline",
                "one BBR flow alone: the pacing-gain cycle's sending rates, PROBE_RTT, the queue", run_bbr),
+    Experiment("net-tcp-vs-sim", "Linux TCP (reno, cubic, bbr)", "TCP baseline (real network)",
+               "kernel reno, cubic and bbr alone and in pairs through a 10 Mb/s tbf + pfifo on the namespace "
+               "testbed beside the simulator's on the same bottleneck: throughput and RTT (root, iperf3)",
+               run_net_tcp_vs_sim),
 ]

@@ -467,11 +467,14 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...]) -> dict:
 # ------------------------------------------------------------------ the simulated twin
 
 
-def twin(scheme: str, seed: int, duration: float, n_tcp: int) -> Optional[dict]:
+def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...]) -> Optional[dict]:
     """The same set-up in the simulator: src - r1 - rcv1/rcv2, each last hop at LINK_BPS with a
     DropTail queue of QUEUE_PKTS, a millisecond per hop (the testbed's round trip is queueing),
-    `n_tcp` TCP NewReno flows src -> rcv1 (the simulator's TCP; the kernel's algorithms have no
-    twin). Returns the scheme's rate and loss at rcv1 and its share against the mean TCP flow."""
+    one TCP flow src -> rcv1 per kernel algorithm in `tcp`, as Linux runs it
+    (``castlab.experiments.tcp.net.linux_twin_flow``: reno as the sack variant with Linux's
+    settings, cubic and bbr from TcpConfig::linux(); net-tcp-vs-sim compares each with the
+    kernel's). Returns the scheme's rate and loss at rcv1 and its share against the mean TCP flow."""
+    from castlab.experiments.tcp.net import linux_twin_flow
     from castlab.scenario import Scenario
 
     sc = SCHEMES[scheme]
@@ -488,13 +491,13 @@ def twin(scheme: str, seed: int, duration: float, n_tcp: int) -> Optional[dict]:
          "links": [link("up", "src", "r1", 100e6), link("b1", "r1", "rcv1", LINK_BPS), link("b2", "r1", "rcv2", LINK_BPS)],
          "sessions": [session],
          "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto} for h in ("rcv1", "rcv2")],
-         "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "variant": "newreno", "start": 0.1 * k,
-                  "config": {"mss_bytes": 1000}} for k in range(n_tcp)]}
+         "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": 0.1 * k, **linux_twin_flow(a)}
+                 for k, a in enumerate(tcp)]}
     s = Scenario.from_dict(d)
     sim = s.build(seed)
     sim.run(until=duration)
     rows = {r["name"]: r for r in s.flow_table(sim)}
-    tcp = [rows[f"tcp{k}"]["mean_rate_bps"] for k in range(n_tcp)]
+    tcp = [rows[f"tcp{k}"]["mean_rate_bps"] for k in range(len(tcp))]
     m = rows["rcv1"]
     tcp_mean = float(np.mean(tcp)) if tcp else float("nan")
     return {"scheme_mean_bps": float(m["mean_rate_bps"]), "loss": float(m["loss"]), "tcp_mean_bps": tcp_mean,
@@ -526,7 +529,7 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
                        sender_rate_mean_bps=r["sender_rate_mean_bps"],
                        **{f"share_{a}": v for a, v in r["shares"].items()},
                        tcp_errors="; ".join(r["tcp_errors"]))
-        t = twin(name, seed, duration, len(tcp))
+        t = twin(name, seed, duration, tcp)
         if t:
             row.update(twin_rate_bps=t["scheme_mean_bps"], twin_share=t["share"], twin_loss=t["loss"])
         rows.append(row)
@@ -619,7 +622,8 @@ def run_net_peers(out: Path, seed: int, quick: bool = False, seeds: int = FULL_S
               "bottleneck_bps": LINK_BPS, "queue_pkts": QUEUE_PKTS, "seeds": run_seeds,
               "decided_on": "one run" if quick else f"the mean over {len(run_seeds)} seeds (95 % t interval)",
               "tcp": f"one kernel flow per algorithm, iperf3 -C {'/'.join(tcp)}; the namespaces' default named reno",
-              "twin": "the simulator, the same rates and queue, 1 ms per hop, TCP NewReno flows as many as the kernel's",
+              "twin": "the simulator, the same rates and queue, 1 ms per hop, one TCP flow per kernel flow as Linux "
+                      "runs it (reno: sack with Linux's settings; cubic, bbr: TcpConfig::linux())",
               "measured_at": "rcv1's interface (castlab.testbed.count): the scheme's multicast bytes and each TCP flow's",
               "fair_share_bps": fair, "rows": df.to_dict("records")}
     return Result(params, claims, ["peers.csv", *files])

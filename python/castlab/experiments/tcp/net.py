@@ -1,0 +1,797 @@
+"""``net-tcp-vs-sim``: the kernel's reno, cubic and bbr on the namespace testbed beside the
+simulator's Linux-like TCPs (``TcpConfig::linux()``) on a twin of the same bottleneck.
+
+The testbed is net-peers' kind (``castlab.testbed``, kernel routers): src - r1 - rcv1, a tc tbf
+at ``LINK_BPS`` with a pfifo of ``QUEUE_PKTS`` packets on r1's port towards rcv1, the only
+bottleneck. This kernel has neither netem nor sch_fq (the two qdiscs that can hold a packet
+back for a fixed time; ``/proc/config.gz``), so there is no propagation delay: a round trip is
+the stacks' own latency (measured by ICMP echo before each run, ``base_rtt_s``) plus
+serialisation and queueing at the tbf. TSO, GSO and GRO are off on every veth of the path, so
+the tbf and the pfifo see one frame per segment.
+
+Each case is one kernel flow alone or a pair, iperf3 -C ALGO from src to rcv1, for
+``duration`` seconds, three runs (the full form). Throughput over time comes from the iperf3
+servers' interval reports (payload bytes received per 0.5 s); ``ss -tin`` on src is sampled
+every 100 ms for each data connection's cwnd, smoothed RTT, pacing rate and delivery rate.
+``tcp_metrics`` is off in src's namespace (``tcp_no_metrics_save``), so no run inherits an
+ssthresh from the one before.
+
+The twin (``sim_case``) is the same path in the simulator: src - r1 at a veth-like 10 Gb/s,
+r1 - rcv1 the bottleneck, each link's one-way delay a quarter of the measured ping round trip,
+the bottleneck's DropTail holding ``QUEUE_PKTS - 1`` packets besides the one on the wire (the
+pfifo's limit counts the head packet waiting for the tbf's tokens), and its rate
+``LINK_BPS * 1500 / 1514`` (the tbf charges each frame's 14-byte Ethernet header, the simulator
+a packet's IP length, 1448 + 52 bytes). Kernel reno is the ``sack`` variant with Linux's
+settings (Linux's reno recovers by SACK), cubic and bbr are the variants of those names (which
+start from ``TcpConfig::linux()``). A pair's flows start 10 ms apart in the twin; the kernel's
+two iperf3 clients are started one after the other.
+
+The agreement bounds below were written before the experiment was first run (and
+docs/fidelity/tcp.md says so); a bound changed after a verdict was seen goes in
+``castlab.experiments.revisions``. Beside the declared twin each run also has the twin with phase
+randomisation, and ``cases.csv`` has per flow and side the readings that explain a gap
+(``dynamics``): the claims stay on the declared twin.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import pandas as pd
+
+from castlab.experiments.common import Result, at_most, claim_over_seeds, in_range
+from castlab.experiments.net_common import _skip, _unavailable, testbed_name
+
+LINK_BPS = 10e6  # the tbf's rate
+QUEUE_PKTS = 30  # the pfifo's limit: 36 ms of 1514-byte frames at LINK_BPS, the round trip's range
+FRAME_BYTES = 1514  # a full segment on the wire at the tbf: 1448 payload + 52 TCP/IP + 14 Ethernet
+IP_BYTES = 1500  # the same segment as the simulator counts it (mss + header_bytes)
+TWIN_LINK_BPS = LINK_BPS * IP_BYTES / FRAME_BYTES
+VETH_BPS = 10e9  # the unshaped links (veth pairs) in the twin
+ALGOS = ("reno", "cubic", "bbr")
+CASES: tuple[tuple[str, ...], ...] = (("reno",), ("cubic",), ("bbr",), ("reno", "cubic"), ("cubic", "bbr"),
+                                      ("reno", "bbr"))
+PORT = 5201
+#: the simulator's counterpart of each kernel algorithm
+SIM_VARIANT = {"reno": "sack", "cubic": "cubic", "bbr": "bbr"}
+#: TcpConfig::linux() for the sack variant (cubic and bbr start from it by themselves; the
+#: bindings expose only the Reno family's defaults, so its values are repeated here);
+#: docs/fidelity/tcp.md "Linux's settings for CUBIC and BBR" gives where each value comes from
+LINUX_SETTINGS = {"mss_bytes": 1448, "header_bytes": 52, "initial_window_segs": 10, "rwnd_bytes": 3 << 20,
+                  "initial_rto": 1.0, "min_rto": 0.2, "max_rto": 120.0, "rto_min_on_variance": True,
+                  "delayed_ack": True, "delayed_ack_timeout": 0.04}
+PAIR_START_GAP_S = 0.01
+PHASE_S = FRAME_BYTES * 8 / LINK_BPS  # docs/fidelity/phase.md's overhead: one frame at the bottleneck
+SS_PERIOD_S = 0.1
+BIN_S = 0.5  # iperf3's reporting interval, and the series' bins
+FULL_RUNS = 3
+FULL_DURATION_S, QUICK_DURATION_S = 30.0, 6.0
+FULL_WARM_S, QUICK_WARM_S = 5.0, 2.0  # left out of the means: slow start and its first loss
+PINGS = 20
+
+# ---- agreement bounds, declared before the first run (kernel value over the twin's, per run):
+# - one flow alone, mean throughput after the warm-up: within 10 %. Alone a flow that keeps the
+#   tbf busy gets the link whatever its algorithm, so this checks that both sides fill it equally
+#   (a timeout or a slow recovery in one of them shows as a gap);
+# - one flow alone, median smoothed RTT after the warm-up: within a factor of 1.5. The RTT is the
+#   pfifo's occupancy, which is where the algorithms differ (reno and cubic fill it to the limit
+#   and back off by 1/2 and 0.7, BBR aims at no standing queue); a factor rather than a per cent
+#   because BBR's queue of a few packets is a small number;
+# - a pair, the first flow's throughput over the second's after the warm-up: within a factor of
+#   1.5 (the issue's bound for shares);
+# - a pair, the median smoothed RTT of both flows after the warm-up: within a factor of 1.5.
+# Each is decided on the mean over the runs with its 95 % t interval (undecided when it straddles
+# a bound): a claim about how the two agree on average, not on every run, whose per-run values
+# are in cases.csv.
+ALONE_TPUT = (1 / 1.1, 1.1)
+ALONE_RTT = (1 / 1.5, 1.5)
+PAIR_RATIO = (1 / 1.5, 1.5)
+PAIR_RTT = (1 / 1.5, 1.5)
+
+
+def linux_twin_flow(algo: str) -> dict:
+    """A scenario TCP flow's variant and settings for a kernel algorithm, as the twins run it."""
+    f = {"variant": SIM_VARIANT[algo]}
+    if SIM_VARIANT[algo] == "sack":
+        f["config"] = dict(LINUX_SETTINGS)
+    return f
+
+
+def topology():
+    """src - r1 - rcv1, the bottleneck on r1's port towards rcv1 (kernel routers)."""
+    from castlab.testbed.topology import Link, Topology
+
+    return Topology(name="tcpvsim", description=f"src - r1 =[{LINK_BPS / 1e6:g} Mb/s tbf, pfifo {QUEUE_PKTS}]=> rcv1",
+                    hosts=["src", "rcv1"], routers=["r1"],
+                    links=[Link("src", "r1"), Link("r1", "rcv1", LINK_BPS, QUEUE_PKTS, 0.0)])
+
+
+def case_name(algos: tuple[str, ...]) -> str:
+    return "+".join(algos)
+
+
+# ------------------------------------------------------------------ ss -tin
+
+
+_SS_NUM = {"cwnd": r"\bcwnd:(\d+)", "ssthresh": r"\bssthresh:(\d+)", "bytes_acked": r"\bbytes_acked:(\d+)",
+           "bytes_retrans": r"\bbytes_retrans:(\d+)", "minrtt_ms": r"\bminrtt:([\d.]+)",
+           "lost": r"\blost:(\d+)", "bbr_mrtt_ms": r"\bmrtt:([\d.]+)", "bbr_pacing_gain": r"\bpacing_gain:([\d.]+)"}
+_SS_RATE = {"pacing_bps": r"\bpacing_rate ([\d.]+)([KMG]?)bps", "delivery_bps": r"\bdelivery_rate ([\d.]+)([KMG]?)bps",
+            "bbr_bw_bps": r"\bbbr:\(bw:([\d.]+)([KMG]?)bps"}
+_SCALE = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def parse_ss(text: str) -> list[dict]:
+    """Records of ``ss -tinH`` output taken in a loop: each sample starts with a line ``#T``
+    (Unix time, s); each socket is a state line (``ESTAB ... local:port peer:port``) followed by
+    its info line. Returns one dict per socket and sample: t, local and peer port, cwnd
+    (segments), ssthresh (None before the first reduction), srtt and rttvar (ms), minrtt (ms),
+    pacing and delivery rate (b/s), bytes acked and retransmitted, lost (segments); for bbr its
+    model's bandwidth (b/s), min RTT (ms) and pacing gain (None for other algorithms)."""
+    out, t, cur = [], None, None
+    for line in text.splitlines():
+        if line.startswith("#"):
+            try:
+                t = float(line[1:])
+            except ValueError:
+                t = None
+            cur = None
+            continue
+        if not line.strip() or t is None:
+            continue
+        if not line[0].isspace():
+            parts = line.split()
+            cur = None
+            if len(parts) >= 5:
+                try:
+                    cur = {"t": t, "lport": int(parts[3].rsplit(":", 1)[1]), "pport": int(parts[4].rsplit(":", 1)[1])}
+                except (IndexError, ValueError):
+                    cur = None
+            continue
+        if cur is None:
+            continue
+        rec = dict(cur)
+        for k, rx in _SS_NUM.items():
+            m = re.search(rx, line)
+            rec[k] = float(m.group(1)) if m else None
+        m = re.search(r"\brtt:([\d.]+)/([\d.]+)", line)
+        rec["srtt_ms"], rec["rttvar_ms"] = (float(m.group(1)), float(m.group(2))) if m else (None, None)
+        for k, rx in _SS_RATE.items():
+            m = re.search(rx, line)
+            rec[k] = float(m.group(1)) * _SCALE[m.group(2)] if m else None
+        m = re.search(r"^\s*(\S+)\s", line)
+        rec["cc"] = m.group(1) if m and ":" not in m.group(1) else None
+        out.append(rec)
+        cur = None
+    return out
+
+
+def data_connections(rows: list[dict], ports: list[int]) -> dict[int, pd.DataFrame]:
+    """Each iperf3 data connection's samples, by server port: iperf3 opens a control connection
+    to the same port first, so of the local ports seen towards a server port the one that
+    acknowledged the most bytes is the data connection."""
+    df = pd.DataFrame(rows)
+    res = {}
+    for p in ports:
+        d = df[df["pport"] == p] if len(df) else df
+        if not len(d):
+            res[p] = pd.DataFrame()
+            continue
+        best = d.groupby("lport")["bytes_acked"].max().idxmax()
+        res[p] = d[d["lport"] == best].sort_values("t").reset_index(drop=True)
+    return res
+
+
+_SS_LOOP = """
+import subprocess, sys, time
+out, dst, dur, period = sys.argv[1], sys.argv[2], float(sys.argv[3]), float(sys.argv[4])
+end = time.time() + dur
+nxt = time.time()
+with open(out, "w") as f:
+    while time.time() < end:
+        t = time.time()
+        r = subprocess.run(["ss", "-tinH", "dst", dst], capture_output=True, text=True)
+        f.write(f"#{t:.6f}\\n{r.stdout}")
+        f.flush()
+        nxt += period
+        time.sleep(max(0.0, nxt - time.time()))
+"""
+
+_PING = """
+import os, socket, struct, sys, time
+dst, n = sys.argv[1], int(sys.argv[2])
+def csum(b):
+    b = b + b"\\0" * (len(b) % 2)
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    s = (s >> 16) + (s & 0xFFFF)
+    s += s >> 16
+    return ~s & 0xFFFF
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+s.settimeout(1.0)
+ident = os.getpid() & 0xFFFF
+for k in range(n):
+    payload = b"castlab" + bytes(49)
+    hdr = struct.pack("!BBHHH", 8, 0, 0, ident, k)
+    pkt = struct.pack("!BBHHH", 8, 0, csum(hdr + payload), ident, k) + payload
+    t = time.perf_counter()
+    s.sendto(pkt, (dst, 0))
+    while True:
+        try:
+            data = s.recv(2048)
+        except socket.timeout:
+            print("nan"); break
+        ihl = (data[0] & 0x0F) * 4
+        typ, _, _, rid, seq = struct.unpack("!BBHHH", data[ihl:ihl + 8])
+        if typ == 0 and rid == ident and seq == k:
+            print(time.perf_counter() - t); break
+    time.sleep(0.01)
+"""
+
+
+def ping_rtts(tb, src: str, dst: str, n: int = PINGS) -> list[float]:
+    """Round trips (s) of `n` ICMP echoes of 84 bytes (IP) from `src` to `dst` on the idle
+    testbed (this machine has no ping binary; a raw socket does the same)."""
+    r = tb.run(src, [sys.executable, "-c", _PING, tb.addr(dst), str(n)], timeout=30 + n)
+    return [float(x) for x in r.stdout.split()]
+
+
+def offloads_off(tb) -> None:
+    """TSO, GSO, GRO (and checksum and scatter-gather offloads) off on every veth of the path."""
+    code = "import sys; from castlab._native import net_offloads_off as f; [f(d) for d in sys.argv[1:]]"
+    for node, peers in (("src", ["r1"]), ("r1", ["src", "rcv1"]), ("rcv1", ["r1"])):
+        tb.run(node, [sys.executable, "-c", code, *[tb.iface(node, p) for p in peers]])
+
+
+#: the kernel's counters of src's namespace read around each run (nstat): retransmission
+#: timeouts, and tail loss probes with the recoveries they made (RACK-TLP, which the twin lacks)
+NSTAT = ("TcpExtTCPTimeouts", "TcpExtTCPLossProbes", "TcpExtTCPLossProbeRecovery")
+
+
+def _nstat(tb) -> dict[str, int]:
+    r = tb.run("src", ["nstat", "-asz", *NSTAT], check=False)
+    out = {}
+    for line in r.stdout.splitlines():
+        parts = line.split()
+        if len(parts) >= 2 and parts[0] in NSTAT and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
+
+
+def _qdisc_drops(tb) -> int:
+    r = tb.run("r1", ["tc", "-s", "qdisc", "show", "dev", tb.iface("r1", "rcv1")], check=False)
+    m = re.findall(r"pfifo.*?\n\s*Sent \d+ bytes \d+ pkt \(dropped (\d+)", r.stdout, re.S)
+    return int(m[0]) if m else -1
+
+
+# ------------------------------------------------------------------ the kernel side
+
+
+def iperf_intervals(report: dict) -> pd.DataFrame:
+    """An iperf3 server's interval reports: start and end (s from the test's start) and the
+    payload bytes received in each."""
+    rows = [{"start_s": float(i["sum"]["start"]), "end_s": float(i["sum"]["end"]), "bytes": float(i["sum"]["bytes"])}
+            for i in report.get("intervals", [])]
+    return pd.DataFrame(rows, columns=["start_s", "end_s", "bytes"])
+
+
+def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
+    """One kernel run of `algos` (one iperf3 flow each, src -> rcv1) for `duration` s; writes
+    the iperf3 reports and ``ss.txt``. Returns per flow the intervals and the ss samples (times
+    from the first client's start), and the run's facts: the pfifo's drops and src's timeout and
+    tail-loss-probe counters over the run (all connections of the case together, iperf3's
+    control connections included)."""
+    out.mkdir(parents=True, exist_ok=True)
+    dst = tb.addr("rcv1")
+    tb.run("src", ["ip", "tcp_metrics", "flush", "all"], check=False)
+    ports = [PORT + k for k in range(len(algos))]
+    servers = []
+    for p in ports:
+        servers.append(tb.spawn("rcv1", ["iperf3", "-s", "-1", "-J", "-i", str(BIN_S), "-p", str(p), "-B", dst],
+                                stdout=open(out / f"server{p}.json", "w"), stderr=subprocess.STDOUT))
+    # the servers listen once their port shows in ss
+    end = time.monotonic() + 10
+    while time.monotonic() < end:
+        r = tb.run("rcv1", ["ss", "-ltnH"], check=False)
+        if all(f":{p} " in r.stdout for p in ports):
+            break
+        time.sleep(0.05)
+    drops0 = _qdisc_drops(tb)
+    counters0 = _nstat(tb)
+    sampler = tb.spawn("src", [sys.executable, "-c", _SS_LOOP, str(out / "ss.txt"), dst, str(duration + 3),
+                               str(SS_PERIOD_S)])
+    time.sleep(0.3)
+    t0 = time.time()
+    clients = []
+    for p, a in zip(ports, algos):
+        clients.append(tb.spawn("src", ["iperf3", "-c", dst, "-p", str(p), "-t", str(int(duration)), "-C", a, "-J",
+                                        "-i", str(BIN_S)], stdout=open(out / f"client{p}.json", "w"),
+                                stderr=subprocess.STDOUT))
+    deadline = time.monotonic() + duration + 20
+    for c in clients + servers:
+        try:
+            c.wait(timeout=max(deadline - time.monotonic(), 0.5))
+        except subprocess.TimeoutExpired:
+            tb.stop(c, timeout=5)
+    tb.stop(sampler, timeout=5)
+    drops = _qdisc_drops(tb) - drops0 if drops0 >= 0 else -1
+    counters1 = _nstat(tb)
+    counters = {k: counters1[k] - counters0[k] if k in counters0 and k in counters1 else -1 for k in NSTAT}
+    errors, used = [], []
+    flows = []
+    conns = data_connections(parse_ss((out / "ss.txt").read_text() if (out / "ss.txt").exists() else ""), ports)
+    for p, a in zip(ports, algos):
+        try:
+            srv = json.loads((out / f"server{p}.json").read_text())
+            cli = json.loads((out / f"client{p}.json").read_text())
+        except ValueError as e:
+            errors.append(f"{a}: unreadable iperf3 report ({e})")
+            srv, cli = {}, {}
+        if cli.get("error") or srv.get("error"):
+            errors.append(f"{a}: {cli.get('error') or srv.get('error')}")
+        u = cli.get("end", {}).get("sender_tcp_congestion")
+        used.append(u)
+        if u and u != a:
+            errors.append(f"{a}: iperf3 ran {u}")
+        ss = conns[p]
+        if len(ss):
+            ss = ss.assign(t=ss["t"] - t0)
+        flows.append({"algo": a, "intervals": iperf_intervals(srv), "ss": ss,
+                      "retrans_segs": float(cli.get("end", {}).get("sum_sent", {}).get("retransmits", float("nan")))})
+    return {"flows": flows, "drops": drops, "errors": errors, "used": used, "counters": counters}
+
+
+# ------------------------------------------------------------------ the twin
+
+
+def sim_case(algos: tuple[str, ...], duration: float, seed: int, base_rtt_s: float,
+             phase_overhead_s: float = 0.0) -> dict:
+    """The twin of a kernel run: `algos` on the simulator's src - r1 - rcv1 (module docstring),
+    each link's one-way delay base_rtt_s / 4, phase randomisation (docs/fidelity/phase.md) at
+    `phase_overhead_s` (0: off, whatever the process's default). Returns per flow its trace and
+    stats, and the bottleneck's stats."""
+    import os
+
+    from castlab.scenario import Scenario
+    from castlab.simulator import PHASE_ENV
+
+    d = max(base_rtt_s, 0.0) / 4
+    tcp = []
+    for k, a in enumerate(algos):
+        tcp.append({"name": f"f{k}", "src": "src", "dst": "rcv1", "start": PAIR_START_GAP_S * k, **linux_twin_flow(a)})
+    s = Scenario.from_dict({
+        "name": f"net-tcp-vs-sim twin {case_name(algos)}", "duration": duration, "nodes": ["src", "r1", "rcv1"],
+        "links": [{"name": "up", "a": "src", "b": "r1", "rate": VETH_BPS, "delay": d, "queue_limit": 10_000},
+                  {"name": "bottleneck", "a": "r1", "b": "rcv1", "rate": TWIN_LINK_BPS, "delay": d,
+                   "queue_limit": QUEUE_PKTS - 1}],
+        "tcp": tcp})
+    saved = os.environ.get(PHASE_ENV)
+    os.environ[PHASE_ENV] = repr(float(phase_overhead_s))
+    try:
+        sim = s.build(seed)
+    finally:
+        if saved is None:
+            os.environ.pop(PHASE_ENV, None)
+        else:
+            os.environ[PHASE_ENV] = saved
+    sim.run(duration)
+    ab, _ = sim.scenario_handles.channels["bottleneck"]
+    flows = []
+    for k, a in enumerate(algos):
+        h = sim.scenario_handles.tcp[f"f{k}"]
+        flows.append({"algo": a, "trace": sim.tcp_trace(h), "stats": sim.tcp_stats(h)})
+    ch = sim.channel_stats(ab)
+    return {"flows": flows, "drops": int(ch["drops_forced"] + ch["drops_early"])}
+
+
+# ------------------------------------------------------------------ readings
+
+
+def _step_at(t_ns: np.ndarray, v: np.ndarray, at_s: np.ndarray) -> np.ndarray:
+    k = np.searchsorted(t_ns, at_s * 1e9, side="right") - 1
+    return np.where(k >= 0, np.asarray(v, float)[np.maximum(k, 0)], np.nan)
+
+
+#: the pacing gain of each state code of the simulator's bbr trace (tcp_bbr.c's gains: STARTUP
+#: 2/ln 2, DRAIN its inverse, PROBE_RTT 1, PROBE_BW's cycle from code 8), as ss shows the kernel's
+BBR_STATE_GAIN = {0: 2.88672, 1: 1 / 2.88672, 2: 1.0, 8: 1.25, 9: 0.75, **{c: 1.0 for c in range(10, 16)}}
+
+
+def bbr_min_rtt(tr: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The twin bbr flow's min-RTT filter over time (times ns, values ms), by tcp_bbr.c's rule
+    (bbr_update_min_rtt) applied to its traced RTT samples: a sample below the filter's value,
+    or any sample once the value is 10 s old, replaces it; leaving PROBE_RTT restarts the 10 s
+    (bbr_check_probe_rtt_done). What ss shows as the kernel's ``mrtt``."""
+    t, r = tr["rtt_time_ns"], tr["rtt_ns"] / 1e6
+    codes, st = tr.get("state_code", np.array([])), tr.get("state_time_ns", np.array([]))
+    exits = sorted(int(st[i + 1]) for i in range(len(codes) - 1) if int(codes[i]) == 2)
+    m, stamp, x = float("inf"), 0, 0
+    vals = np.empty(len(t))
+    for k, (ti, ri) in enumerate(zip(t, r)):
+        while x < len(exits) and exits[x] <= ti:
+            stamp = max(stamp, exits[x])
+            x += 1
+        if ri < m or ti > stamp + 10_000_000_000:
+            m, stamp = float(ri), int(ti)
+        vals[k] = m
+    return t, vals
+
+
+def sim_samples(tr: dict, duration: float, mss: int) -> pd.DataFrame:
+    """The twin flow's state every SS_PERIOD_S, as ss samples the kernel's: cwnd (segments),
+    smoothed RTT (ms); for bbr the pacing rate (b/s), pacing gain and min-RTT filter (ms)."""
+    t = np.arange(SS_PERIOD_S, duration + 1e-9, SS_PERIOD_S)
+    d = {"t": t, "cwnd": _step_at(tr["cc_time_ns"], tr["cwnd_bytes"] / mss, t),
+         "srtt_ms": _step_at(tr["rtt_time_ns"], tr["srtt_ns"] / 1e6, t)}
+    if "state_time_ns" in tr and len(tr["state_time_ns"]):
+        d["pacing_bps"] = _step_at(tr["state_time_ns"], tr["pacing_rate_bps"], t)
+        gains = np.array([BBR_STATE_GAIN.get(int(c), np.nan) for c in tr["state_code"]])
+        d["bbr_pacing_gain"] = _step_at(tr["state_time_ns"], gains, t)
+        mt, mv = bbr_min_rtt(tr)
+        d["bbr_mrtt_ms"] = _step_at(mt, mv, t)
+    return pd.DataFrame(d)
+
+
+def sim_rate(tr: dict, edges: np.ndarray) -> np.ndarray:
+    """The twin flow's in-order payload bytes delivered per bin of `edges` (s), as b/s."""
+    t, b = tr["rx_time_ns"], tr["rx_bytes"]
+    cum = np.interp(edges * 1e9, t, b, left=0.0) if len(t) else np.zeros_like(edges)
+    return np.diff(cum) * 8 / np.diff(edges)
+
+
+def kernel_rate(iv: pd.DataFrame, edges: np.ndarray) -> np.ndarray:
+    """A kernel flow's payload bytes received per bin of `edges`, from iperf3's intervals (which
+    are BIN_S long, so a bin is an interval), as b/s."""
+    out = np.full(len(edges) - 1, np.nan)
+    if not len(iv):
+        return out
+    mid = ((iv["start_s"] + iv["end_s"]) / 2).to_numpy()
+    rate = (iv["bytes"] * 8 / (iv["end_s"] - iv["start_s"]).clip(lower=1e-9)).to_numpy()
+    k = np.searchsorted(edges, mid, side="right") - 1
+    ok = (k >= 0) & (k < len(out))
+    out[k[ok]] = rate[ok]
+    return out
+
+
+def mean_after(iv_or_tr, warm: float, duration: float, kernel: bool) -> float:
+    """Mean throughput (b/s) over [warm, duration]: kernel from iperf3's intervals inside it,
+    the twin from its delivered bytes."""
+    if kernel:
+        iv = iv_or_tr
+        w = iv[(iv["start_s"] >= warm - 1e-6) & (iv["end_s"] <= duration + 1e-6)]
+        span = float((w["end_s"] - w["start_s"]).sum())
+        return float(w["bytes"].sum() * 8 / span) if span > 0 else float("nan")
+    tr = iv_or_tr
+    cum = np.interp(np.array([warm, duration]) * 1e9, tr["rx_time_ns"], tr["rx_bytes"], left=0.0)
+    return float((cum[1] - cum[0]) * 8 / (duration - warm))
+
+
+def slow_start_exit(samples: pd.DataFrame) -> tuple[float, float]:
+    """When the first slow start ended and the cwnd then: the first sample whose cwnd is below
+    the largest before it (a reduction), time and that largest cwnd (segments)."""
+    if not len(samples) or "cwnd" not in samples:
+        return float("nan"), float("nan")
+    c = samples["cwnd"].to_numpy(float)
+    run = np.fmax.accumulate(np.nan_to_num(c, nan=0.0))
+    k = np.nonzero(c[1:] < run[:-1])[0]
+    if not len(k):
+        return float("nan"), float("nan")
+    return float(samples["t"].iloc[k[0] + 1]), float(run[k[0]])
+
+
+def dynamics(d: pd.DataFrame, warm: float) -> dict:
+    """What explains a gap between the sides, from a flow's 100 ms samples after the warm-up:
+    the window's growth per round trip between reductions (median over stretches of at least
+    0.3 s without one; segments per smoothed RTT), the window after a reduction over the one
+    before (median; the samples are 100 ms apart, so a reduction spread over a recovery shows
+    whole), reductions per second; and for bbr the pacing rate in the gain-1 phases (median,
+    b/s), the share of samples in STARTUP (gain 2/ln 2) and the min-RTT filter's value (median,
+    ms), and the window beyond 2 x bandwidth x min RTT (median over gain-1 samples, segments):
+    BBR v1's window is 2 x bandwidth x min RTT plus allowances, so its share beside a flow that
+    keeps the pfifo filled follows the queue that flow left when the filter was last refreshed."""
+    out = {"ca_growth_per_rtt": float("nan"), "reduction_ratio": float("nan"), "reductions_per_s": float("nan"),
+           "cruise_pacing_bps": float("nan"), "startup_share": float("nan"), "bbr_mrtt_median_ms": float("nan"),
+           "bbr_cwnd_over_2bdp_segs": float("nan")}
+    if not len(d) or "cwnd" not in d:
+        return out
+    d = d[d["t"] >= warm]
+    if len(d) < 3:
+        return out
+    t, c = d["t"].to_numpy(float), d["cwnd"].to_numpy(float)
+    r = d["srtt_ms"].to_numpy(float) / 1e3
+    cut = [0] + [k for k in range(1, len(c)) if c[k] < c[k - 1]] + [len(c)]
+    grow = []
+    for a, b in zip(cut, cut[1:]):
+        if b - a >= 2 and t[b - 1] - t[a] >= 0.3:
+            rtt = float(np.nanmean(r[a:b]))
+            if rtt > 0:
+                grow.append((c[b - 1] - c[a]) / ((t[b - 1] - t[a]) / rtt))
+    red = [c[k] / c[k - 1] for k in cut[1:-1]]
+    out.update(ca_growth_per_rtt=float(np.median(grow)) if grow else float("nan"),
+               reduction_ratio=float(np.median(red)) if red else float("nan"),
+               reductions_per_s=len(red) / max(float(t[-1] - t[0]), 1e-9))
+    if "bbr_pacing_gain" in d and d["bbr_pacing_gain"].notna().any():
+        g = d["bbr_pacing_gain"].to_numpy(float)
+        cruise = d["pacing_bps"].to_numpy(float)[np.isclose(g, 1.0)]
+        out.update(cruise_pacing_bps=float(np.nanmedian(cruise)) if len(cruise) else float("nan"),
+                   startup_share=float(np.mean(g > 2.0)))
+    if "bbr_mrtt_ms" in d and d["bbr_mrtt_ms"].notna().any():
+        out["bbr_mrtt_median_ms"] = float(d["bbr_mrtt_ms"].median())
+        # the window beyond PROBE_BW's 2 x bandwidth x min RTT (the model's bandwidth from the
+        # pacing rate: gain x bw x 0.99, bbr_pacing_margin_percent): the quantization budget,
+        # and in the kernel the ACK-aggregation allowance (bbr_extra_acked) the twin leaves out
+        g = d["bbr_pacing_gain"].to_numpy(float)
+        one = np.isclose(g, 1.0)
+        bdp = d["pacing_bps"].to_numpy(float) / 0.99 * d["bbr_mrtt_ms"].to_numpy(float) / 1e3 / 8 / 1448
+        ex = (d["cwnd"].to_numpy(float) - 2 * bdp)[one]
+        out["bbr_cwnd_over_2bdp_segs"] = float(np.nanmedian(ex)) if len(ex) else float("nan")
+    return out
+
+
+def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float, seed: int) -> dict:
+    """The kernel run and its twin (seeded `seed`) of one case; writes ``series.csv`` (per BIN_S:
+    each flow's throughput and median smoothed RTT, kernel and twin side by side, and the
+    phase-randomised twin's throughput) and
+    ``samples.csv`` (every 100 ms: each flow's cwnd, smoothed RTT, pacing and delivery rate, both
+    sides). Returns the run's readings."""
+    pings = ping_rtts(tb, "src", "rcv1")
+    base = float(np.nanmin(pings)) if pings and np.isfinite(pings).any() else 0.0
+    k = kernel_case(tb, out, algos, duration)
+    s = sim_case(algos, duration, seed, base)
+    # beside the declared twin, the same twin with phase randomisation (one frame at the tbf,
+    # docs/fidelity/phase.md's rule): a gap that closes there comes from the deterministic
+    # twin's phase effects (which flow's packet meets the full pfifo), not from the algorithms
+    p = sim_case(algos, duration, seed, base, PHASE_S)
+    edges = np.arange(0.0, duration + 1e-9, BIN_S)
+    series = {"time_s": edges[:-1]}
+    samples = []
+    row = {"case": case_name(algos), "seed": seed, "base_rtt_s": base, "kernel_drops": k["drops"],
+           "sim_drops": s["drops"],
+           "kernel_errors": "; ".join(k["errors"]), "kernel_cc": ",".join(str(u) for u in k["used"]),
+           "kernel_timeouts": k["counters"]["TcpExtTCPTimeouts"],
+           "kernel_loss_probes": k["counters"]["TcpExtTCPLossProbes"],
+           "kernel_loss_probe_recoveries": k["counters"]["TcpExtTCPLossProbeRecovery"],
+           "sim_timeouts": int(sum(f["stats"]["timeouts"] for f in s["flows"]))}
+    rtts_k, rtts_s, tk, ts = [], [], [], []
+    for i, (kf, sf) in enumerate(zip(k["flows"], s["flows"])):
+        a = kf["algo"]
+        tag = f"f{i}_{a}"
+        series[f"{tag}_kernel_bps"] = kernel_rate(kf["intervals"], edges)
+        series[f"{tag}_sim_bps"] = sim_rate(sf["trace"], edges)
+        series[f"{tag}_simphase_bps"] = sim_rate(p["flows"][i]["trace"], edges)
+        ss = kf["ss"]
+        sm = sim_samples(sf["trace"], duration, int(sf["stats"]["mss_bytes"]))
+        for side, d in (("kernel", ss), ("sim", sm)):
+            if len(d):
+                keep = [c for c in ("t", "cwnd", "ssthresh", "srtt_ms", "minrtt_ms", "pacing_bps", "delivery_bps",
+                                    "bytes_acked", "bbr_bw_bps", "bbr_mrtt_ms", "bbr_pacing_gain") if c in d]
+                samples.append(d[keep].assign(flow=i, algo=a, side=side))
+        for side, d, key in (("kernel", ss, "srtt_ms"), ("sim", sm, "srtt_ms")):
+            med = np.full(len(edges) - 1, np.nan)
+            if len(d) and key in d:
+                b = np.searchsorted(edges, d["t"].to_numpy(float), side="right") - 1
+                for j in range(len(med)):
+                    v = d[key].to_numpy(float)[b == j]
+                    v = v[np.isfinite(v)]
+                    if len(v):
+                        med[j] = float(np.median(v))
+            series[f"{tag}_{side}_srtt_ms"] = med
+        after_k = ss[(ss["t"] >= warm) & (ss["t"] <= duration)]["srtt_ms"].dropna() if len(ss) else pd.Series(dtype=float)
+        after_s = sm[(sm["t"] >= warm)]["srtt_ms"].dropna()
+        rtts_k.append(after_k.to_numpy(float))
+        rtts_s.append(after_s.to_numpy(float))
+        tk.append(mean_after(kf["intervals"], warm, duration, True))
+        ts.append(mean_after(sf["trace"], warm, duration, False))
+        ke, kc = slow_start_exit(ss)
+        se, sc = slow_start_exit(sm)
+        st = sf["stats"]
+        row.update({f"{tag}_kernel_bps": tk[-1], f"{tag}_sim_bps": ts[-1],
+                    f"{tag}_kernel_median_srtt_ms": float(np.median(rtts_k[-1])) if len(rtts_k[-1]) else float("nan"),
+                    f"{tag}_sim_median_srtt_ms": float(np.median(rtts_s[-1])) if len(rtts_s[-1]) else float("nan"),
+                    f"{tag}_kernel_median_cwnd": float(ss[ss["t"] >= warm]["cwnd"].median()) if len(ss) else float("nan"),
+                    f"{tag}_sim_median_cwnd": float(sm[sm["t"] >= warm]["cwnd"].median()),
+                    f"{tag}_kernel_ss_exit_s": ke, f"{tag}_kernel_ss_exit_cwnd": kc,
+                    f"{tag}_sim_ss_exit_s": se, f"{tag}_sim_ss_exit_cwnd": sc,
+                    f"{tag}_kernel_retrans_segs": kf["retrans_segs"],
+                    f"{tag}_sim_retrans_segs": float(st["retransmissions"]), f"{tag}_sim_timeouts": float(st["timeouts"]),
+                    f"{tag}_kernel_ss_samples": int(len(ss))})
+        for side, d in (("kernel", ss), ("sim", sm)):
+            row.update({f"{tag}_{side}_{k}": v for k, v in dynamics(d, warm).items()})
+    pd.DataFrame(series).to_csv(out / "series.csv", index=False)
+    if samples:
+        pd.concat(samples, ignore_index=True).to_csv(out / "samples.csv", index=False)
+    all_k = np.concatenate(rtts_k) if rtts_k else np.array([])
+    all_s = np.concatenate(rtts_s) if rtts_s else np.array([])
+    row["kernel_median_srtt_ms"] = float(np.median(all_k)) if len(all_k) else float("nan")
+    row["sim_median_srtt_ms"] = float(np.median(all_s)) if len(all_s) else float("nan")
+    row["rtt_ratio"] = row["kernel_median_srtt_ms"] / row["sim_median_srtt_ms"]
+    tp = [mean_after(f["trace"], warm, duration, False) for f in p["flows"]]
+    rp = [sim_samples(f["trace"], duration, int(f["stats"]["mss_bytes"])) for f in p["flows"]]
+    rp = np.concatenate([d[d["t"] >= warm]["srtt_ms"].dropna().to_numpy(float) for d in rp])
+    row["phase_sim_median_srtt_ms"] = float(np.median(rp)) if len(rp) else float("nan")
+    row["phase_rtt_ratio"] = row["kernel_median_srtt_ms"] / row["phase_sim_median_srtt_ms"]
+    for i, a in enumerate(algos):
+        row[f"f{i}_{a}_phase_sim_bps"] = tp[i]
+    if len(algos) == 1:
+        row["tput_ratio"] = tk[0] / ts[0] if ts[0] > 0 else float("nan")
+        row["phase_tput_ratio"] = tk[0] / tp[0] if tp[0] > 0 else float("nan")
+    else:
+        rk = tk[0] / tk[1] if tk[1] > 0 else float("nan")
+        rs = ts[0] / ts[1] if ts[1] > 0 else float("nan")
+        rp2 = tp[0] / tp[1] if tp[1] > 0 else float("nan")
+        row.update(kernel_pair_ratio=rk, sim_pair_ratio=rs, pair_ratio=rk / rs if rs > 0 else float("nan"),
+                   phase_sim_pair_ratio=rp2, phase_pair_ratio=rk / rp2 if rp2 > 0 else float("nan"))
+    return row
+
+
+# ------------------------------------------------------------------ plot
+
+
+def case_figure(out: Path, algos: tuple[str, ...], duration: float) -> list[str]:
+    """Throughput and smoothed RTT over time of one run of a case, kernel (solid) and twin
+    (dashed; its phase-randomised run's throughput dotted), a colour per flow."""
+    import matplotlib.pyplot as plt
+
+    s = pd.read_csv(out / "series.csv")
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(6.0, 4.6), dpi=120, sharex=True)
+    for i, a in enumerate(algos):
+        tag = f"f{i}_{a}"
+        col = f"C{i}"
+        a1.step(s["time_s"], s[f"{tag}_kernel_bps"] / 1e6, where="post", color=col, lw=1.1, label=f"kernel {a}")
+        a1.step(s["time_s"], s[f"{tag}_sim_bps"] / 1e6, where="post", color=col, lw=1.1, ls="--", label=f"sim {a}")
+        if f"{tag}_simphase_bps" in s:
+            a1.step(s["time_s"], s[f"{tag}_simphase_bps"] / 1e6, where="post", color=col, lw=0.7, ls=":",
+                    label=f"sim {a}, phase-randomised")
+        a2.plot(s["time_s"] + BIN_S / 2, s[f"{tag}_kernel_srtt_ms"], color=col, lw=1.1)
+        a2.plot(s["time_s"] + BIN_S / 2, s[f"{tag}_sim_srtt_ms"], color=col, lw=1.1, ls="--")
+    a1.axhline(LINK_BPS / 1e6, color="0.6", lw=0.8, ls=":")
+    a1.set_ylabel(f"Mb/s per {BIN_S:g} s")
+    a2.set_ylabel("smoothed RTT (ms)")
+    a2.set_xlabel("time (s)")
+    a2.set_xlim(0, duration)
+    for ax in (a1, a2):
+        ax.grid(True, alpha=0.3)
+        ax.tick_params(labelsize=7)
+    a1.legend(fontsize=6, ncol=len(algos), loc="lower right")
+    a1.set_title(f"{case_name(algos)}: kernel (solid) and simulator (dashed), {LINK_BPS / 1e6:g} Mb/s tbf, "
+                 f"pfifo {QUEUE_PKTS}", fontsize=8)
+    fig.tight_layout()
+    names = ["rate_rtt.png", "rate_rtt.svg"]
+    for n in names:
+        fig.savefig(out / n)
+    plt.close(fig)
+    return names
+
+
+# ------------------------------------------------------------------ the experiment
+
+
+def missing() -> Optional[str]:
+    """Why the experiment cannot run here, or None."""
+    reason = _unavailable()
+    if reason:
+        return reason
+    for tool in ("iperf3", "ss"):
+        if shutil.which(tool) is None:
+            return f"needs `{tool}` (make setup installs iperf3 and iproute2 with apt)"
+    avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
+    have = set(avail.read_text().split()) if avail.exists() else set()
+    if not set(ALGOS) <= have:
+        return f"the kernel lacks congestion control {sorted(set(ALGOS) - have)} (tcp_available_congestion_control)"
+    return None
+
+
+def run_cases(out: Path, seed: int, runs: int, duration: float, warm: float, cases=CASES) -> pd.DataFrame:
+    """Every case `runs` times on one testbed (seeds `seed`.. for the twins); writes cases.csv."""
+    from castlab.testbed import Testbed
+
+    rows = []
+    with Testbed(topology(), testbed_name("t"), routers="kernel") as tb:
+        offloads_off(tb)
+        tb.run("src", ["sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"])
+        for r in range(runs):
+            for algos in cases:
+                where = out / case_name(algos) / f"seed-{seed + r}"
+                rows.append(one_run(tb, where, algos, duration, warm, seed + r))
+                pd.DataFrame(rows).to_csv(out / "cases.csv", index=False)
+                time.sleep(0.5)  # the pfifo drains
+    return pd.DataFrame(rows)
+
+
+def claims_for(df: pd.DataFrame) -> list:
+    claims = []
+    for algos in CASES:
+        n = case_name(algos)
+        d = df[df["case"] == n]
+        if not len(d):
+            continue
+        # where a gap is read (docs/fidelity/tcp.md says what the full runs showed): the twin
+        # with phase randomisation beside the declared one, how often each flow is cut, and for
+        # bbr the min-RTT filter and the window above 2 BDP on both sides
+        cols = ["phase_pair_ratio" if len(algos) == 2 else "phase_tput_ratio", "phase_rtt_ratio"]
+        cols += [f"f{i}_{a}_{{kernel,sim}}_reductions_per_s" for i, a in enumerate(algos)]
+        cols += [f"f{i}_bbr_{{kernel,sim}}_{k}" for i, a in enumerate(algos) if a == "bbr"
+                 for k in ("bbr_mrtt_median_ms", "bbr_cwnd_over_2bdp_segs")]
+        where = (f"cases.csv rows {n}: {', '.join(cols)}; {n}/seed-N/series.csv, samples.csv "
+                 "(rate_rtt.png: the first seed)")
+        if len(algos) == 1:
+            a = algos[0]
+            claims.append(claim_over_seeds(
+                in_range, d["tput_ratio"], f"alone-throughput-{a}", f"kernel {a} alone: its mean throughput after the "
+                f"warm-up over the twin's ({SIM_VARIANT[a]} with Linux's settings) is within 10 %", *ALONE_TPUT, None,
+                "ratio", kind="derived", explanation=where))
+            claims.append(claim_over_seeds(
+                in_range, d["rtt_ratio"], f"alone-rtt-{a}", f"kernel {a} alone: its median smoothed RTT after the warm-up "
+                "(ss -tin) over the twin's is within a factor of 1.5", *ALONE_RTT, None, "ratio", kind="derived",
+                explanation=where))
+        else:
+            a, b = algos
+            claims.append(claim_over_seeds(
+                in_range, d["pair_ratio"], f"pair-share-{a}-{b}", f"{a} beside {b}: the kernel's {a}/{b} throughput "
+                f"ratio after the warm-up over the twin's is within a factor of 1.5", *PAIR_RATIO, None, "ratio",
+                kind="derived", explanation=where))
+            claims.append(claim_over_seeds(
+                in_range, d["rtt_ratio"], f"pair-rtt-{a}-{b}", f"{a} beside {b}: the median smoothed RTT of both flows "
+                "after the warm-up, kernel over twin, is within a factor of 1.5", *PAIR_RTT, None, "ratio",
+                kind="derived", explanation=where))
+    bad = sum(1 for e in df["kernel_errors"] if isinstance(e, str) and e)
+    claims.append(at_most("kernel-runs-ok", "every kernel run ran the algorithm asked for and iperf3 reported no error "
+                          "(runs that did not)", 0, bad, "runs", kind="sanity", explanation="cases.csv kernel_errors"))
+    few = 0
+    for _, r in df.iterrows():
+        for c in r.index:
+            ticks = r.get("duration_s", 0) / SS_PERIOD_S
+            if c.endswith("_kernel_ss_samples") and np.isfinite(r[c]) and r[c] < 0.8 * ticks:
+                few += 1
+    claims.append(at_most("ss-sampled", "every kernel flow was sampled by ss at least 80 % of its 100 ms ticks "
+                          "(flows that were not)", 0, few, "flows", kind="sanity",
+                          explanation="cases.csv *_kernel_ss_samples"))
+    return claims
+
+
+def run_net_tcp_vs_sim(out: Path, seed: int, quick: bool = False, runs: int = FULL_RUNS) -> Result:
+    """The quick form: every case once for QUICK_DURATION_S. The full form: every case `runs`
+    times for FULL_DURATION_S, the claims on the mean over runs."""
+    reason = missing()
+    if reason:
+        return _skip(reason)
+    if runs < 1:
+        raise ValueError(f"runs: must be at least 1 (got {runs})")
+    duration = QUICK_DURATION_S if quick else FULL_DURATION_S
+    warm = QUICK_WARM_S if quick else FULL_WARM_S
+    n = 1 if quick else runs
+    df = run_cases(out, seed, n, duration, warm)
+    df["duration_s"] = duration
+    df.to_csv(out / "cases.csv", index=False)
+    files = ["cases.csv"]
+    for algos in CASES:
+        where = out / case_name(algos) / f"seed-{seed}"
+        if (where / "series.csv").exists():
+            files += [f"{case_name(algos)}/seed-{seed}/{f}" for f in case_figure(where, algos, duration)]
+            files += [f"{case_name(algos)}/seed-{seed}/series.csv", f"{case_name(algos)}/seed-{seed}/samples.csv"]
+    claims = claims_for(df)
+    params = {"network": "real", "topology": topology().description, "routers": "kernel (tbf + pfifo)",
+              "propagation_delay_s": 0.0,
+              "no_delay": "this kernel has neither netem nor sch_fq: no propagation delay, the round trip is the "
+                          "stacks' latency (ping) plus serialisation and queueing",
+              "bottleneck_bps": LINK_BPS, "queue_pkts": QUEUE_PKTS, "duration_s": duration, "warm_up_s": warm,
+              "runs": n, "seeds": list(range(seed, seed + n)), "cases": [case_name(c) for c in CASES],
+              "offloads": "TSO, GSO, GRO, checksum and scatter-gather off on src, r1 and rcv1's veths",
+              "kernel": "iperf3 -C ALGO -i 0.5 (servers' interval reports for throughput), ss -tin every 100 ms, "
+                        "tcp_no_metrics_save=1",
+              "twin": {"links": f"src - r1 {VETH_BPS / 1e9:g} Gb/s; r1 - rcv1 {TWIN_LINK_BPS:.0f} b/s "
+                                f"(LINK_BPS x {IP_BYTES}/{FRAME_BYTES}), DropTail {QUEUE_PKTS - 1} + 1 on the wire; "
+                                "each link's delay a quarter of the ping's minimum round trip",
+                       "variants": SIM_VARIANT, "reno_settings": LINUX_SETTINGS, "pair_start_gap_s": PAIR_START_GAP_S},
+              "bounds": {"alone_throughput": ALONE_TPUT, "alone_rtt": ALONE_RTT, "pair_ratio": PAIR_RATIO,
+                         "pair_rtt": PAIR_RTT},
+              "decided_on": "one run" if quick else f"the mean over {n} runs (95 % t interval)",
+              "rows": df.to_dict("records")}
+    return Result(params, claims, files)
