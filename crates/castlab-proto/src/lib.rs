@@ -19,6 +19,7 @@ pub mod tcp;
 pub mod testing;
 pub mod tfmcc;
 pub mod trace;
+pub mod webrc;
 pub mod window;
 
 #[cfg(test)]
@@ -44,4 +45,5 @@ pub static PROTOCOLS: &[&registry::Protocol] = &[
     &sink::registration::PROTOCOL,
     &tfmcc::registration::PROTOCOL,
     &pgmcc::registration::PROTOCOL,
+    &webrc::registration::PROTOCOL,
 ];
