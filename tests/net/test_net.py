@@ -444,6 +444,30 @@ def test_pgmcc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path
     assert st["acker"] is not None and st["window"] > 4, st
 
 
+def test_webrc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
+    # WEBRC on sockets (castlab's envelope): a short session (TSD 1 s, N = 4 waves, T = 7,
+    # BCR_P 10 packets/s) so that a few seconds hold several slots; the receiver never sends,
+    # joins the base channel, measures its ARTT and joins waves (nothing limits loopback).
+    cfg = []
+    for kv in ("tsd=1", "qd=3", "waves=4", "layers=8", "bcr_p=10", "el=0.05"):
+        cfg += ["--config", kv]
+    rx = roles(netns, "webrc-receiver", "--addr", "127.0.0.2", "--node", "1", "--duration", "60",
+               "--out", str(tmp_path / "rx"), *cfg)
+    time.sleep(1.0)
+    src = roles(netns, "webrc-source", "--duration", "6", "--out", str(tmp_path / "src"), *cfg)
+    src_out = src.wait(30)
+    rx.signal(signal.SIGTERM)
+    rx_out = rx.wait(30)
+    assert src.p.returncode == 0 and rx.p.returncode == 0, src_out + rx_out
+    assert re.search(r"nwc=\d+ rate=", rx_out), rx_out
+    rc = json.loads((tmp_path / "rx" / "webrc_receiver_counts.json").read_text())
+    # SR_P = 10·(1 + 4/3 + ... + (4/3)^4) = 96.4 packets/s at most: 6 s give a few hundred
+    assert 60 < rc["received"] < 600, (rc, rx_out)
+    assert rc["slot_changes"] >= 4 and rc["left_session"] is False, rc
+    st = json.loads((tmp_path / "src" / "webrc_source.json").read_text())
+    assert st["sent"] >= rc["received"], st
+
+
 def test_rlc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
     # RLC on sockets: the receiver starts at level 1 and joins at the source's SPs (every 0.5 s
     # here, shortened so that a few seconds show several joins); nothing limits the rate on
