@@ -145,8 +145,8 @@ impl WebrcConfig {
     pub fn validate(&self) -> Result<(), ConfigError> {
         check::int_in("packet_size", self.packet_size as u64, 64, 65_535)?;
         check::in_closed("bcr_p", self.bcr_p, 1e-3, 1e6)?;
-        check::nonzero("tsd", self.tsd)?;
-        check::nonzero("qd", self.qd)?;
+        check::in_closed("tsd", self.tsd.as_secs_f64(), 1e-3, 3600.0)?;
+        check::in_closed("qd", self.qd.as_secs_f64(), 1e-3, 1e6)?;
         check::in_open_closed("p", self.p, 0.0, 0.99)?;
         check::int_in("waves", self.waves as u64, 1, 253)?;
         // §5.1: T <= 255 in the short format.
@@ -159,7 +159,7 @@ impl WebrcConfig {
                 format!("must be at least waves + ceil(qd/tsd) + 1 = {} (§3.1.1)", self.waves as u64 + q_min + 1),
             ));
         }
-        check::nonzero("el", self.el)?;
+        check::in_closed("el", self.el.as_secs_f64(), 1e-3, 3600.0)?;
         if self.el > self.tsd {
             return Err(ConfigError::new("el", self.el.as_secs_f64(), "must be at most tsd (§3.2.2.4)"));
         }

@@ -59,6 +59,10 @@ fn validate_rejects_too_few_channels_and_bad_constants() {
     assert_eq!(c.validate().unwrap_err().field, "p");
     let c = WebrcConfig { el: Duration::from_secs(11), ..WebrcConfig::default() };
     assert_eq!(c.validate().unwrap_err().field, "el");
+    let c = WebrcConfig { tsd: Duration::ZERO, ..WebrcConfig::default() };
+    assert_eq!(c.validate().unwrap_err().field, "tsd");
+    let c = WebrcConfig { tsd: Duration::from_secs(1 << 20), ..WebrcConfig::default() };
+    assert_eq!(c.validate().unwrap_err().field, "tsd");
     // A wave of more than 2^16 packets cannot be numbered in 16 bits.
     let c = WebrcConfig { bcr_p: 10.0, ..WebrcConfig::default() };
     assert_eq!(c.validate().unwrap_err().field, "waves");
