@@ -51,6 +51,9 @@
 //! * **Slow start's end** (§3.2.2.6): all four conditions are applied, the optional fourth
 //!   (TRR_P greatly below ARR_P) included. LOSSP is reset there by solving REQN(LOSSP) =
 //!   TRR_P for LOSSP (bisection on log p; REQN falls with p).
+//! * **Join timeout** (§3.2.3.7: max{2·V/ARTT, 10·ARTT}): kept within [EL, 10·TSD] (our
+//!   choice): ARTT may be near zero on a short path, or seconds from the base channel's first
+//!   wait, and a timeout before the next epoch or after the wave has gone quiescent means nothing.
 //! * **Not modelled**: the optional RR_P check before a join (§3.2.3.6), the constant
 //!   aggregate rate of [8], receivers leaving on a high base-channel loss fraction
 //!   (§3.2.1 SHOULD). The exceptional timeouts (§3.2.3.8) make the receiver leave every
