@@ -35,8 +35,9 @@
 //!   without any feedback halve it again, down to one packet per 8 s.
 //! * **Increases** (§3.3 cases 1 and 4) are applied per report: X ← min(X_r, X + 8s/R_max),
 //!   which is "at most 8s/R_max every R_max" when the CLR reports once per RTT ≤ R_max.
-//!   In slowstart (§3.6) the rate rises towards the lowest reported rate, or by 8s/R_max once
-//!   per R_max when that is more, "gradually over an RTT": linearly in
+//!   In slowstart (§3.6) the rate rises towards the lowest reported rate (the CLR's, or a
+//!   lower one from another receiver in the same feedback round), or by 8s/R_max once per
+//!   R_max when that is more, "gradually over an RTT": linearly in
 //!   `slowstart_ramp_steps` equal steps over the CLR's RTT as the sender measured it (R_max
 //!   without a CLR), each step rescheduling the next packet. A report below the current
 //!   rate lowers it at once (its receiver then receives less than half of X) and ends the

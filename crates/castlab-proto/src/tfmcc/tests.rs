@@ -522,6 +522,25 @@ fn sender_slowstart_rises_to_the_lowest_report_gradually_over_an_rtt() {
     assert!(d.agent.in_slowstart());
 }
 
+#[test]
+fn sender_slowstart_increase_is_capped_at_the_lowest_report_of_the_round() {
+    let mut d = sender();
+    let (a, b) = (rx_addr(1), rx_addr(2));
+    // a (the CLR) reports 200 kb/s; b, not the CLR, reports 100 kb/s in the same round: above
+    // X, so b does not take the CLR (case 2), but §3.6 limits the increase "to the minimum of
+    // the rates included in the receiver reports"
+    d.packet(ms(100), &report(a, ms(100), 100, 200_000.0, true, false, false, 0));
+    d.packet(ms(120), &report(b, ms(120), 100, 100_000.0, true, false, false, 0));
+    assert_eq!(d.agent.clr(), Some(a));
+    d.advance_to(ms(400));
+    assert_eq!(d.agent.rate_bps(), 100_000.0);
+    // a's next report of this round stays capped by b's
+    d.packet(ms(400), &report(a, ms(400), 100, 300_000.0, true, false, false, 0));
+    d.advance_to(ms(700));
+    assert_eq!(d.agent.rate_bps(), 100_000.0);
+    assert!(d.agent.records().rate_bps.iter().all(|&x| x <= 100_000.0));
+}
+
 // ------------------------------------------------------------------ receiver
 
 /// The sender's clock runs 1000 s ahead of the receiver's: nothing may depend on them agreeing.
