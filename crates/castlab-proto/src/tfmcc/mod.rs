@@ -33,8 +33,12 @@
 //!   the same floor, RFC 5348 §4.3). The rate halves once per CLR silence of 4 such RTTs
 //!   (unless the CLR was chosen less than 10 ago); after 10 the CLR is dropped, and every 10
 //!   without any feedback halve it again, down to one packet per 8 s.
-//! * **Increases** (§3.3 cases 1 and 4) are applied per report: X ← min(X_r, X + 8s/R_max),
-//!   which is "at most 8s/R_max every R_max" when the CLR reports once per RTT ≤ R_max.
+//! * **Increases** outside slowstart (§3.3 cases 1 and 4): X ← min(X_r, X + 8s/R_max), at
+//!   most once per R_max. Case 4 gives the step per CLR report, and the CLR reports once per
+//!   its own RTT (§4.5), which may be far below R_max; case 1 and §3.3's sentence on recovery
+//!   give the rate, "8s/R_max bits/s every R_max", and we take that as the bound. (§3.6 calls
+//!   the same bound "8s/R_max bits/s every RTT"; R_max is the RTT of the slowest receiver.) A
+//!   report below X lowers it at once.
 //!   In slowstart (§3.6) the rate rises towards the lowest reported rate (the CLR's, or a
 //!   lower one from another receiver in the same feedback round), or by 8s/R_max once per
 //!   R_max when that is more, "gradually over an RTT": linearly in

@@ -140,6 +140,8 @@ pub struct TfmccSender {
     clr_gone: bool,
     /// Last slowstart step of 8s/R_max (§3.6).
     last_bump: Instant,
+    /// Last increase outside slowstart (§3.3: at most 8s/R_max every R_max).
+    last_increase: Option<Instant>,
     /// The slowstart increase under way (§3.6).
     ramp: Option<Ramp>,
     /// The lowest rate a non-CLR receiver reported in this feedback round, and who: it caps
@@ -199,6 +201,7 @@ impl TfmccSender {
             hold_until: Instant::ZERO,
             clr_gone: false,
             last_bump: Instant::ZERO,
+            last_increase: None,
             ramp: None,
             round_floor: None,
             fb_nr: 0,
@@ -408,7 +411,7 @@ impl TfmccSender {
                 } else if self.slowstart {
                     self.slowstart_step(now, x, step);
                 } else {
-                    self.set_rate(now, x.min(x_now + step));
+                    self.follow_clr(now, x, step);
                 }
                 self.clr_gone = false;
             }
@@ -428,10 +431,8 @@ impl TfmccSender {
                 self.make_clr(now, src, r_r, tr);
                 if self.slowstart {
                     self.slowstart_step(now, x, step);
-                } else if x < x_now {
-                    self.set_rate(now, x);
-                } else if now >= self.hold_until {
-                    self.set_rate(now, x.min(x_now + step));
+                } else if x < x_now || now >= self.hold_until {
+                    self.follow_clr(now, x, step);
                 }
             }
         }
@@ -459,6 +460,20 @@ impl TfmccSender {
             self.hold_until = now + self.round_len;
         }
         self.arm_no_feedback();
+    }
+
+    /// §3.3 cases 1 and 4 outside slowstart: X ← X_r when that is lower; otherwise X ←
+    /// min(X_r, X + 8s/R_max), at most once per R_max ("an increase rate of no more than
+    /// 8s/R_max bits/s every R_max seconds", case 1 and the recovery sentence of §3.3; see the
+    /// module's readings).
+    fn follow_clr(&mut self, now: Instant, x: f64, step: f64) {
+        let x_now = self.rate_bps;
+        if x < x_now {
+            self.set_rate(now, x);
+        } else if x > x_now && self.last_increase.is_none_or(|t| now >= t + self.r_max) {
+            self.last_increase = Some(now);
+            self.set_rate(now, x.min(x_now + step));
+        }
     }
 
     /// §3.6: towards the lowest reported rate (the CLR's report, or a lower one of this round

@@ -254,17 +254,37 @@ fn sender_case_1_then_case_4_increase_at_most_one_packet_per_rmax() {
     assert_eq!(d.agent.clr(), Some(a));
     assert_eq!(d.agent.rate_bps(), 32_000.0);
     assert!(!d.agent.in_slowstart(), "a report with have_loss ends slowstart (§3.6)");
-    // case 4: the CLR's reports raise it by 16 kb/s each, up to its rate
+    // case 4: the CLR's reports raise it by 16 kb/s, once per R_max (500 ms), up to its rate
     d.packet(ms(200), &loss_report(a, ms(200), 100_000.0, 0));
+    assert_eq!(d.agent.rate_bps(), 32_000.0);
+    d.packet(ms(600), &loss_report(a, ms(600), 100_000.0, 0));
     assert_eq!(d.agent.rate_bps(), 48_000.0);
-    d.packet(ms(300), &loss_report(a, ms(300), 60_000.0, 0));
+    d.packet(ms(1100), &loss_report(a, ms(1100), 60_000.0, 0));
     assert_eq!(d.agent.rate_bps(), 60_000.0);
     // and a lower rate from the CLR is taken at once
-    d.packet(ms(400), &loss_report(a, ms(400), 20_000.0, 0));
+    d.packet(ms(1200), &loss_report(a, ms(1200), 20_000.0, 0));
     assert_eq!(d.agent.rate_bps(), 20_000.0);
     let r = d.agent.records();
     assert_eq!(r.rate_bps, vec![16_000.0, 32_000.0, 48_000.0, 60_000.0, 20_000.0]);
     assert!(d.events.iter().any(|(_, e)| *e == AgentEvent::RateChanged { rate_bps: 20_000.0 }));
+}
+
+#[test]
+fn sender_increase_is_8s_over_rmax_every_rmax_when_the_clr_reports_more_often() {
+    let mut d = sender();
+    let a = rx_addr(1);
+    // the CLR's RTT is 100 ms, R_max stays 500 ms: it reports 5 times per R_max, each asking
+    // for far more than X; §3.3 allows 8s/R_max = 16 kb/s every R_max
+    d.packet(ms(100), &loss_report(a, ms(100), 1e6, 0));
+    for k in 2..=29u64 {
+        d.packet(ms(100 * k), &loss_report(a, ms(100 * k), 1e6, 0));
+    }
+    assert_eq!(d.agent.r_max(), Duration::from_millis(500));
+    // increases at 0.1, 0.6, 1.1, 1.6, 2.1, 2.6 s: six steps of 16 kb/s from 16 kb/s
+    assert_eq!(d.agent.rate_bps(), 16_000.0 + 6.0 * 16_000.0);
+    let r = d.agent.records();
+    let t: Vec<u64> = r.rate_time_ns.iter().map(|t| t / 1_000_000).collect();
+    assert!(t.windows(2).skip(1).all(|w| w[1] - w[0] >= 500), "{t:?}");
 }
 
 #[test]
