@@ -69,9 +69,10 @@
 //!   has no CLR until the next report, whose receiver becomes the CLR, lowering X at once if
 //!   its rate is lower, and X does not increase for one feedback round (T) from the leave,
 //!   in slowstart either (a slowstart increase under way stops).
-//!   Without a CLR only the "no feedback at all" rule of §3.3 halves the rate. The
-//!   receiver's 120 s rule of §4.4 is not modelled. The lowest rate a receiver reports is one
-//!   packet per 8 s (§4.4).
+//!   Without a CLR only the "no feedback at all" rule of §3.3 halves the rate.
+//! * **The lowest reported rate** (§4.4's MAY) is one packet per 8 s, and with it the MUST
+//!   that comes with it: a receiver whose equation rate stays below that floor for 120 s
+//!   leaves the session (as any leaving receiver does: as the CLR, with a last report).
 //! * **The sign of D_r** (§4.3.3): the RFC writes D_r = tr_r' - ts_i and R' = D_r + tr_now -
 //!   ts_j; for R' to equal the RTT sample R_sample = tr_now - tr_r' on the very packet that
 //!   carried the echo, D_r must be ts_i - tr_r' (the receiver-to-sender delay, plus the
@@ -149,6 +150,9 @@ pub struct TfmccConfig {
     /// A slowstart increase is spread over one RTT in this many equal steps (§3.6 asks for
     /// "gradually over an RTT"; the steps are our choice: 8).
     pub slowstart_ramp_steps: u32,
+    /// A receiver whose calculated rate stays below the one packet per `min_packet_interval`
+    /// it reports for longer than this leaves the session (§4.4: 120 s).
+    pub low_rate_leave_after: Duration,
 }
 
 impl Default for TfmccConfig {
@@ -173,6 +177,7 @@ impl Default for TfmccConfig {
             clr_timeout_rtts: 10,
             min_packet_interval: Duration::from_secs(8),
             slowstart_ramp_steps: 8,
+            low_rate_leave_after: Duration::from_secs(120),
         }
     }
 }
@@ -197,6 +202,7 @@ castlab_core::config_fields!(TfmccConfig {
     clr_timeout_rtts,
     min_packet_interval,
     slowstart_ramp_steps,
+    low_rate_leave_after,
 });
 
 impl TfmccConfig {
@@ -218,6 +224,7 @@ impl TfmccConfig {
         check::int_in("clr_timeout_rtts", self.clr_timeout_rtts as u64, 1, 1000)?;
         check::nonzero("min_packet_interval", self.min_packet_interval)?;
         check::int_in("slowstart_ramp_steps", self.slowstart_ramp_steps as u64, 1, 1000)?;
+        check::nonzero("low_rate_leave_after", self.low_rate_leave_after)?;
         Ok(())
     }
 

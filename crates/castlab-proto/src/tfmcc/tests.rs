@@ -763,6 +763,46 @@ fn first_loss_at_a_few_packets_per_rtt_makes_p_many_times_the_packet_loss() {
     assert!(p > 2.0 * rec.lost as f64 / (rec.lost + rec.received) as f64);
 }
 
+/// A receiver fed one packet a second from 0 (R = R_max = 1.5 s: no echo), losing every
+/// packet whose number `lose` picks, until `until_s` or until it leaves. Returns when its
+/// equation rate last went below one packet per 8 s and stayed there (None: never).
+fn lossy_receiver(lose: impl Fn(u64) -> bool, until_s: u64) -> (Driver<TfmccReceiver>, Option<Instant>) {
+    let mut d = receiver();
+    let mut below = None;
+    for k in 0..until_s {
+        let t = ms(1000 * k);
+        d.advance_to(t);
+        if d.agent.has_left() {
+            break;
+        }
+        if lose(k) {
+            continue;
+        }
+        d.packet(t, &data(k, t, 20, DataHeader { r_max: Duration::from_millis(1500), ..plain(0) }));
+        let p = d.agent.loss_event_rate();
+        let low = d.agent.have_loss() && p > 0.0 && padhye_bits_per_s(1000.0, 1.5, p, Rto::RttTimes(4.0)) < 1000.0;
+        below = if low { below.or(Some(t)) } else { None };
+    }
+    (d, below)
+}
+
+#[test]
+fn receiver_whose_rate_stays_below_the_reported_floor_for_120_s_leaves() {
+    // every other packet lost, each loss its own event (2 s apart, R = 1.5 s): p is about
+    // 0.34 (the loss is found three arrivals later, so I_0 is at least 6) and equation (1)
+    // gives about 720 b/s, below the 1 kb/s it reports (§4.4)
+    let (d, below) = lossy_receiver(|k| k % 2 == 1, 400);
+    let below = below.expect("the equation rate went below the floor");
+    let rec = d.agent.records();
+    assert!(rec.report_rate_bps.iter().all(|&x| x >= 1000.0), "reports never go below the floor");
+    assert!(d.agent.has_left() && rec.left_for_low_rate);
+    assert_eq!(rec.left_s, Some(below.as_secs_f64() + 120.0));
+    assert!(d.events.iter().any(|(_, e)| *e == AgentEvent::Leave(G)));
+    // one loss in ten keeps the rate near 9 kb/s: it stays
+    let (d, below) = lossy_receiver(|k| k % 10 == 5, 400);
+    assert!(below.is_none() && !d.agent.has_left() && !d.agent.records().left_for_low_rate);
+}
+
 #[test]
 fn receiver_feedback_timer_is_cancelled_by_a_lower_suppression_rate() {
     let mut d = receiver();
