@@ -58,9 +58,11 @@
 //! * **Receive rate** (§4.3.4): bits received over the last k RTTs divided by k RTTs, k = 2
 //!   (the RFC recommends 2 to 4). The rate at the first loss (§5.6) is measured over the
 //!   last RTT, and have_loss clears after 10 RTTs without data (§4.3.1). In these three
-//!   counts the RTT is at least R_max, which §3.2 keeps above the packet interval: with the
-//!   bare RTT (1 ms on a LAN) a window falls between two packets, the receive rate reads 0
-//!   and a steady sender looks idle.
+//!   counts the RTT is the receiver's own (R' between measurements, R_max before the first,
+//!   §4.1), as the RFC writes. When packets are further apart than k RTTs the receive rate
+//!   reads 0 or one packet per k RTTs depending on when it is read; `windows_over_rmax`
+//!   (not the RFC) counts over max(R, R_max) instead, which §3.2 keeps above the packet
+//!   interval.
 //! * **Leaving** (§2.2.2's receiver_leave, §3.3 case 3): a receiver leaves at a time it is
 //!   given (the scenario's `leave`, or the end of `castlab net tfmcc-receiver`'s run). Only
 //!   the CLR tells the sender, with one last report with the flag set; other receivers leave
@@ -153,6 +155,10 @@ pub struct TfmccConfig {
     /// A receiver whose calculated rate stays below the one packet per `min_packet_interval`
     /// it reports for longer than this leaves the session (§4.4: 120 s).
     pub low_rate_leave_after: Duration,
+    /// Ablation, not RFC 4654: count the receive rate (§4.3.4), the rate at the first loss
+    /// (§5.6) and the 10 RTTs without data (§4.3.1) over max(R, R_max) instead of the
+    /// receiver's RTT R (default false: the RFC's R).
+    pub windows_over_rmax: bool,
 }
 
 impl Default for TfmccConfig {
@@ -178,6 +184,7 @@ impl Default for TfmccConfig {
             min_packet_interval: Duration::from_secs(8),
             slowstart_ramp_steps: 8,
             low_rate_leave_after: Duration::from_secs(120),
+            windows_over_rmax: false,
         }
     }
 }
@@ -203,6 +210,7 @@ castlab_core::config_fields!(TfmccConfig {
     min_packet_interval,
     slowstart_ramp_steps,
     low_rate_leave_after,
+    windows_over_rmax,
 });
 
 impl TfmccConfig {

@@ -249,12 +249,16 @@ impl TfmccReceiver {
     }
 
     /// The "RTT" over which receipts are counted (§4.3.1's 10 RTTs without data, §4.3.4's k
-    /// RTTs of receive rate, §5.6's last RTT): the receiver's RTT, but at least R_max, which
-    /// the sender keeps above its packet interval (§3.2), so that a window never falls
-    /// between two packets of a steady sender.
+    /// RTTs of receive rate, §5.6's last RTT): the receiver's RTT (R' between measurements,
+    /// R_max before the first), or at least R_max with `windows_over_rmax` (an ablation).
     fn rtt_span(&self) -> Duration {
-        self.r_now.max(self.r_max)
+        if self.cfg.windows_over_rmax {
+            self.r_now.max(self.r_max)
+        } else {
+            self.r_now
+        }
     }
+
 
     /// §4.4: reporting one packet per 8 s when the calculated rate is lower is allowed only
     /// with this: a receiver whose calculated rate stays below the reported one for more than

@@ -803,6 +803,48 @@ fn receiver_whose_rate_stays_below_the_reported_floor_for_120_s_leaves() {
     assert!(below.is_none() && !d.agent.has_left() && !d.agent.records().left_for_low_rate);
 }
 
+/// A receiver that measured R = 40 ms (an echo at 1 s), fed a packet every 10 ms for 2 s.
+fn receiver_at_40_ms(cfg: TfmccConfig) -> Driver<TfmccReceiver> {
+    let mut d = receiver_with(cfg, 1);
+    for k in 0..=200u64 {
+        let h = if k == 100 {
+            DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(960)) }), ..plain(0) }
+        } else {
+            plain(0)
+        };
+        d.packet(ms(10 * k), &data(k, ms(10 * k), 20, h));
+    }
+    assert_eq!(d.agent.current_rtt(), Duration::from_millis(40));
+    d
+}
+
+#[test]
+fn receiver_counts_its_windows_over_its_own_rtt() {
+    // §4.3.4: the receive rate over the last k = 2 RTTs (80 ms), not over 2·R_max = 1 s: with
+    // packets every 40 ms since 2 s (200 kb/s), 2 s later the 80 ms window holds 2 packets
+    let mut d = receiver_at_40_ms(TfmccConfig::default());
+    for k in 1..=50u64 {
+        d.packet(ms(2000 + 40 * k), &data(200 + k, ms(2000 + 40 * k), 20, plain(0)));
+    }
+    let now = ms(4000);
+    assert_eq!(d.agent.desired_rate_bps(now), 2.0 * 2.0 * 8000.0 / 0.08);
+    // §4.3.1: 10 RTTs (400 ms) without data clear have_loss; lose 203 to set it first
+    let mut d = receiver_at_40_ms(TfmccConfig::default());
+    for k in [201u64, 202, 204, 205, 206] {
+        d.packet(ms(10 * k), &data(k, ms(10 * k), 20, plain(0)));
+    }
+    assert!(d.agent.have_loss());
+    d.packet(ms(2060 + 450), &data(207, ms(2060 + 450), 20, plain(0)));
+    assert!(!d.agent.have_loss(), "450 ms > 10 RTTs of 40 ms without data");
+    // the ablation counts over max(R, R_max) = 500 ms: 1 s of receipts, and keeps have_loss
+    let cfg = TfmccConfig { windows_over_rmax: true, ..TfmccConfig::default() };
+    let mut d = receiver_at_40_ms(cfg);
+    for k in 1..=50u64 {
+        d.packet(ms(2000 + 40 * k), &data(200 + k, ms(2000 + 40 * k), 20, plain(0)));
+    }
+    assert_eq!(d.agent.desired_rate_bps(ms(4000)), 2.0 * 25.0 * 8000.0 / 1.0);
+}
+
 #[test]
 fn receiver_feedback_timer_is_cancelled_by_a_lower_suppression_rate() {
     let mut d = receiver();
