@@ -40,8 +40,8 @@
 //!   the same bound "8s/R_max bits/s every RTT"; R_max is the RTT of the slowest receiver.) A
 //!   report below X lowers it at once.
 //!   In slowstart (§3.6) the rate rises towards the lowest reported rate (the CLR's, or a
-//!   lower one from another receiver in the same feedback round), or by 8s/R_max once per
-//!   R_max when that is more, "gradually over an RTT": linearly in
+//!   lower one from another receiver in the same feedback round), or by 8s/R_max once
+//!   per R_max when that is more, "gradually over an RTT": linearly in
 //!   `slowstart_ramp_steps` equal steps over the CLR's RTT as the sender measured it (R_max
 //!   without a CLR), each step rescheduling the next packet. A report below the current
 //!   rate lowers it at once (its receiver then receives less than half of X) and ends the
@@ -159,7 +159,29 @@ pub struct TfmccConfig {
     /// (§5.6) and the 10 RTTs without data (§4.3.1) over max(R, R_max) instead of the
     /// receiver's RTT R (default false: the RFC's R).
     pub windows_over_rmax: bool,
+    /// The loss interval that seeds the history at the first loss event (default: §5.6's).
+    pub first_interval: FirstInterval,
+    /// Ablation, not RFC 4654: equation (1) with the smoothed RTT R of §4.3.2 instead of the
+    /// one-way-adjusted R' of §4.3.3 (default false: R').
+    pub rate_from_smoothed_rtt: bool,
+    /// Ablation, not RFC 4654: losses within R_max (instead of the receiver's RTT, §5.2) of
+    /// the start of a loss event belong to it (default false).
+    pub merge_over_rmax: bool,
 }
+
+/// How the first loss event seeds the loss history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstInterval {
+    /// §5.6: the synthetic interval l_0 = (X_recv·R/(sqrt(3/2)·8s))², X_recv in bits/s over
+    /// the last RTT, at least one packet.
+    Rfc,
+    /// Ablation: no seed; the first closed interval is the one the second event ends.
+    None,
+    /// Ablation: UFTP's formula, X_recv in bytes/s (l_0/64), truncated; 0 is no seed.
+    Uftp,
+}
+
+castlab_core::config_enum!(FirstInterval { Rfc => "rfc", None => "none", Uftp => "uftp" });
 
 impl Default for TfmccConfig {
     fn default() -> Self {
@@ -185,6 +207,9 @@ impl Default for TfmccConfig {
             slowstart_ramp_steps: 8,
             low_rate_leave_after: Duration::from_secs(120),
             windows_over_rmax: false,
+            first_interval: FirstInterval::Rfc,
+            rate_from_smoothed_rtt: false,
+            merge_over_rmax: false,
         }
     }
 }
@@ -211,6 +236,9 @@ castlab_core::config_fields!(TfmccConfig {
     slowstart_ramp_steps,
     low_rate_leave_after,
     windows_over_rmax,
+    first_interval,
+    rate_from_smoothed_rtt,
+    merge_over_rmax,
 });
 
 impl TfmccConfig {

@@ -5,7 +5,9 @@ use castlab_core::{
 };
 
 use super::loss::{LossTracker, ReceiverLossHistory};
-use super::{micros, micros_between, round_is_newer, synthetic_interval, DataHeader, FeedbackHeader, TfmccConfig};
+use super::{
+    micros, micros_between, round_is_newer, synthetic_interval, DataHeader, FeedbackHeader, FirstInterval, TfmccConfig,
+};
 use crate::equations::{padhye_bits_per_s, Rto};
 
 castlab_core::timers! {
@@ -235,16 +237,21 @@ impl TfmccReceiver {
         if !(self.have_loss && p > 0.0) {
             return None;
         }
+        // R' (§4.3.3), or the smoothed R with `rate_from_smoothed_rtt` (an ablation)
+        let r = match (self.cfg.rate_from_smoothed_rtt, self.rtt) {
+            (true, Some(r)) => r,
+            _ => self.r_now,
+        };
         // equation (1) of §2.1: t_RTO = 4R
-        Some(padhye_bits_per_s(self.cfg.packet_size as f64, self.r_now.as_secs_f64(), p, Rto::RttTimes(4.0)))
+        Some(padhye_bits_per_s(self.cfg.packet_size as f64, r.as_secs_f64(), p, Rto::RttTimes(4.0)))
     }
 
     /// X_r (§4.4): equation (1) once a loss event was seen, else twice the receive rate; at
     /// least one packet per 8 s.
     pub fn desired_rate_bps(&self, now: Instant) -> f64 {
-        let x = self.calculated_rate_bps().unwrap_or_else(|| {
-            2.0 * self.receive_rate_bps(now, self.rtt_span() * self.cfg.receive_rate_rtts as u64)
-        });
+        let x = self
+            .calculated_rate_bps()
+            .unwrap_or_else(|| 2.0 * self.receive_rate_bps(now, self.rtt_span() * self.cfg.receive_rate_rtts as u64));
         x.max(self.cfg.min_rate_bps())
     }
 
@@ -258,7 +265,6 @@ impl TfmccReceiver {
             self.r_now
         }
     }
-
 
     /// §4.4: reporting one packet per 8 s when the calculated rate is lower is allowed only
     /// with this: a receiver whose calculated rate stays below the reported one for more than
@@ -403,15 +409,27 @@ impl TfmccReceiver {
             self.r_now = h.r_max;
         }
 
-        // §5: losses and loss events.
+        // §5: losses and loss events, merged over R (§5.2), or R_max with `merge_over_rmax`
+        // (an ablation).
         let rtt = self.r_now;
+        let merge = if self.cfg.merge_over_rmax { h.r_max } else { rtt };
         let s = self.cfg.packet_size as f64;
         let recv_last_rtt = self.receive_rate_bps(now, self.rtt_span());
+        let first = self.cfg.first_interval;
+        let seed = move || {
+            let l0 = synthetic_interval(s, rtt.as_secs_f64(), recv_last_rtt);
+            match first {
+                FirstInterval::Rfc => l0.max(1.0),
+                FirstInterval::None => 0.0,
+                // X_recv in bytes/s where §5.6 has bits/s, truncated: 0 is no seed
+                FirstInterval::Uftp => (l0 / 64.0).floor(),
+            }
+        };
         let (history, records) = (&mut self.history, &mut self.records);
         let mut new_event = false;
         let fresh = self.tracker.arrive(p.seq, now, |l| {
             records.lost += 1;
-            if history.on_lost(l.seq, l.at, rtt, || synthetic_interval(s, rtt.as_secs_f64(), recv_last_rtt)) {
+            if history.on_lost(l.seq, l.at, merge, seed) {
                 records.loss_events += 1;
                 new_event = true;
             }

@@ -846,6 +846,63 @@ fn receiver_counts_its_windows_over_its_own_rtt() {
 }
 
 #[test]
+fn first_interval_rfc_none_and_uftps() {
+    // R = 600 ms, 3 packets in the last RTT at the loss: §5.6's l_0 = 6.0 packets (see
+    // first_loss_at_a_few_packets_per_rtt_makes_p_many_times_the_packet_loss)
+    let run = |first: FirstInterval| {
+        let mut d = receiver_with(TfmccConfig { first_interval: first, ..TfmccConfig::default() }, 1);
+        let at = |k: u64| ms(250 * k);
+        for k in 0..=23u64 {
+            let h = if k == 4 {
+                DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(400)) }), ..plain(0) }
+            } else {
+                plain(0)
+            };
+            if k != 20 {
+                d.packet(at(k), &data(k, at(k), 20, h));
+            }
+        }
+        assert!(d.agent.have_loss());
+        (d.agent.loss_history().intervals().to_vec(), d.agent.loss_event_rate())
+    };
+    let (rfc, p) = run(FirstInterval::Rfc);
+    assert!(rfc.len() == 1 && (rfc[0] - 6.0).abs() < 1e-6 && p > 0.0);
+    // no seed: no closed interval, p = 0, and X_r stays twice the receive rate
+    assert_eq!(run(FirstInterval::None), (vec![], 0.0));
+    // UFTP: bytes/s for bits/s, l_0/64 = 0.09, truncated to 0: no seed either
+    assert_eq!(run(FirstInterval::Uftp), (vec![], 0.0));
+}
+
+#[test]
+fn ablations_smoothed_rtt_in_the_rate_and_merging_over_rmax() {
+    // R = 60 ms measured, then R' = 90 ms from a longer one-way delay (as in
+    // receiver_measures_rtt_from_its_echo_and_adjusts_by_one_way_delay), with a loss event
+    let feed = |cfg: TfmccConfig| {
+        let mut d = receiver_with(cfg, 1);
+        d.packet(ms(0), &data(0, ms(0), 20, plain(0)));
+        let h = DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(140)) }), ..plain(0) };
+        d.packet(ms(200), &data(1, ms(200), 20, h));
+        // 3 lost, found at 6; 8 lost 250 ms later, found at 11
+        for k in [2u64, 4, 5, 6, 7, 9, 10, 11] {
+            d.packet(ms(200 + 50 * k), &data(k, ms(200 + 50 * k), 50, plain(0)));
+        }
+        d
+    };
+    let d = feed(TfmccConfig::default());
+    assert_eq!((d.agent.rtt(), d.agent.current_rtt()), (Some(Duration::from_millis(60)), Duration::from_millis(90)));
+    let p = d.agent.loss_event_rate();
+    let x = |r: f64| padhye_bits_per_s(1000.0, r, p, Rto::RttTimes(4.0));
+    assert!((d.agent.desired_rate_bps(ms(800)) - x(0.09)).abs() < 1e-6);
+    // §5.2: 250 ms apart > R' = 90 ms: two events
+    assert_eq!(d.agent.records().loss_events, 2);
+    let d = feed(TfmccConfig { rate_from_smoothed_rtt: true, ..TfmccConfig::default() });
+    assert!((d.agent.desired_rate_bps(ms(800)) - x(0.06)).abs() < 1e-6);
+    // merged over R_max = 500 ms: one event
+    let d = feed(TfmccConfig { merge_over_rmax: true, ..TfmccConfig::default() });
+    assert_eq!(d.agent.records().loss_events, 1);
+}
+
+#[test]
 fn receiver_feedback_timer_is_cancelled_by_a_lower_suppression_rate() {
     let mut d = receiver();
     for k in 0..10u64 {
