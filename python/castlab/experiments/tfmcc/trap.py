@@ -176,8 +176,9 @@ def run_trap(out: Path, seed: int, quick: bool = False) -> Result:
         ax1, ax2 = axes[0][j], axes[1][j]
         t, x = r["_rate"]
         ax1.step(t, x / 1e3, where="post", label="TFMCC sending rate")
-        cut = head_s + np.arange(len(r["tcp_bps"])) * window_s
-        ax1.step(cut, np.array(r["tcp_bps"]) / 1e3, where="post", label=f"{tcp} goodput ({window_s:g} s)")
+        cut = head_s + np.arange(len(r["tcp_bps"]) + 1) * window_s
+        tcp_kbps = np.array(r["tcp_bps"] + r["tcp_bps"][-1:]) / 1e3
+        ax1.step(cut, tcp_kbps, where="post", label=f"{tcp} goodput ({window_s:g} s)")
         ax1.set_ylabel("kb/s")
         ax1.set_yscale("log")
         ax1.set_title(f"trap case (TCP {head_s:g} s first) vs {tcp}", fontsize=9)
