@@ -14,7 +14,7 @@ defaults), as the review lists them: TFMCC first; initial RTT 20 ms (§3.1's R_m
 no synthetic first interval, or UFTP's (§5.6 with X_recv in bytes/s, truncated); X_r from the
 smoothed RTT R instead of R' (§4.3.3); losses merged over R_max instead of R (§5.2); 1300-byte
 packets (UFTP's); and the receiver's windows over max(R, R_max) instead of R (§4.3.4, §5.6,
-§4.3.1: the audit's T9, the reading castlab used before).
+§4.3.1: the ablation of the TFMCC audit's T9).
 
 Claims, fixed before any run (kind ``variant``: set-ups and switches RFC 4654 does not have):
 - ``trap-{tcp}``: in the trap case TFMCC's share over the first EARLY_S is below 0.5, outside
@@ -23,7 +23,7 @@ Claims, fixed before any run (kind ``variant``: set-ups and switches RFC 4654 do
   share of the first (a trap that lifts, not a steady state).
 - ``cause-{case}-{tcp}``: the case's share over the first EARLY_S is at least CAUSE times the trap
   case's (the ratio per seed, its mean over seeds): that change alone lifts the trap, so its
-  cause holds. CAUSE = 1.5 is issue 37's factor for testbed against twin.
+  cause holds. CAUSE = 1.5 is the factor the project asks of testbed against twin.
 Decided on the mean over seeds (the accounting rule, castlab.claims), over phase-randomised runs
 (the set-up is a DropTail queue: docs/fidelity/phase.md), the deterministic value beside each.
 """
@@ -44,7 +44,7 @@ LINK_BPS = 1e6  # the testbed's tbf (net-peers)
 QUEUE_PKTS = 50  # its pfifo
 HOP_DELAY_S = 0.001
 PACKET_BYTES = 1000  # TFMCC's s in every case but packet-1300
-HEAD_S = 10.0  # the earlier flow's head start (issue 37: "the scheme 10 s first; TCP 10 s first")
+HEAD_S = 10.0  # the earlier flow's head start, in either order
 RUN_S = 180.0  # from the later flow's start
 WINDOW_S = 30.0
 EARLY_S = 60.0  # the first two windows: the span the trap held in the testbed's 60 s runs
