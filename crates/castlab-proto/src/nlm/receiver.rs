@@ -196,6 +196,9 @@ impl Agent for NlmReceiver {
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        if !self.joined {
+            return;
+        }
         let Header::Nlm(h) = p.header else { return };
         if h.group != self.group.0 {
             return;
@@ -216,6 +219,18 @@ impl Agent for NlmReceiver {
 
     fn handle_timeout(&mut self, now: Instant) {
         self.send_repeat(now);
+    }
+
+    /// Told to stop: the receiver leaves its session's group and stops repeating a DROP_REQ
+    /// (a receiver that has gone asks no router to filter for it).
+    fn handle_shutdown(&mut self, _now: Instant) {
+        if !self.joined {
+            return;
+        }
+        self.joined = false;
+        self.repeat = None;
+        self.out = None;
+        self.events.push(AgentEvent::Leave(self.group));
     }
 
     fn poll_transmit(&mut self) -> Option<Packet> {
