@@ -46,6 +46,8 @@ pub struct NlmReceiver {
     addr: Addr,
     next_req: u32,
     joined: bool,
+    /// Told to stop ([`Agent::handle_shutdown`]): the group left, packets ignored.
+    stopped: bool,
     events: Vec<AgentEvent>,
     out: Option<Packet>,
     pub records: ReceiverRecords,
@@ -77,6 +79,7 @@ impl NlmReceiver {
             addr: Addr::default(),
             next_req: 0,
             joined: false,
+            stopped: false,
             events: Vec::with_capacity(4),
             out: None,
             records: ReceiverRecords { bin, ..Default::default() },
@@ -196,7 +199,7 @@ impl Agent for NlmReceiver {
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
-        if !self.joined {
+        if self.stopped {
             return;
         }
         let Header::Nlm(h) = p.header else { return };
@@ -224,9 +227,10 @@ impl Agent for NlmReceiver {
     /// Told to stop: the receiver leaves its session's group and stops repeating a DROP_REQ
     /// (a receiver that has gone asks no router to filter for it).
     fn handle_shutdown(&mut self, _now: Instant) {
-        if !self.joined {
+        if self.stopped {
             return;
         }
+        self.stopped = true;
         self.joined = false;
         self.repeat = None;
         self.out = None;
