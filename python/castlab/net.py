@@ -53,6 +53,7 @@ SOURCE_PORT = 1
 #: buffer, the rate cap), seconds.
 SHUTDOWN_WITHIN_S = 0.5
 
+
 def parse_rate(text: str) -> float:
     """A rate in bit/s: a bare number (``32e3``) or with a k/M/G suffix (``32k``, ``1.5M``)."""
     t = str(text).strip()
