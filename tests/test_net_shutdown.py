@@ -129,14 +129,18 @@ def test_a_tfmcc_clr_stopped_by_sigterm_sends_its_leave_report_and_the_sender_ta
     assert want1 not in names[after:], names
 
 
-def _groups_on(stats: dict, port: str, base: str, n: int) -> list[str]:
-    """The groups of `base` .. `base`+n-1 the router lists as members on `port`."""
+def _groups_on(stats: dict, port: str, base: str, n: int) -> int:
+    """How many groups of `base` .. `base`+n-1 the router has members of on `port`: from its
+    group table where the stats carry one, else its count of groups there (a router that
+    writes counts while it runs; the only host on `port` is the receiver)."""
     lo = ipaddress.IPv4Address(base)
     want = {str(lo + k) for k in range(n)}
     for p in stats.get("ports", []):
         if p["name"] == port:
-            return sorted(g[0] for g in p["groups"] if g[0] in want)
-    return []
+            if "groups" in p:
+                return sum(1 for g in p["groups"] if g[0] in want)
+            return int(p.get("igmp_groups", 0))
+    return 0
 
 
 def test_an_rlm_receiver_stopped_by_sigterm_leaves_its_groups_and_the_router_prunes_at_once(tmp_path):
@@ -155,7 +159,7 @@ def test_an_rlm_receiver_stopped_by_sigterm_leaves_its_groups_and_the_router_pru
         try:
             # the base layer and the control group (layers + 1 groups from the base)
             _until("the router lists rcv1's groups",
-                   lambda: len(_groups_on(tb.router_stats("r1"), port, base, layers + 1)) >= 2, 20)
+                   lambda: _groups_on(tb.router_stats("r1"), port, base, layers + 1) >= 2, 20)
             time.sleep(1.0)
             held = _groups_on(tb.router_stats("r1"), port, base, layers + 1)
             rlm.p.send_signal(signal.SIGTERM)
@@ -167,7 +171,7 @@ def test_an_rlm_receiver_stopped_by_sigterm_leaves_its_groups_and_the_router_pru
                 if p.p.poll() is None:
                     p.p.send_signal(signal.SIGTERM)
             src.wait(15)
-    print(f"router held {held} for rcv1; gone {pruned:.2f} s after SIGTERM (the router writes its table every 0.5 s)")
+    print(f"router held {held} groups for rcv1; gone {pruned:.2f} s after SIGTERM (its stats are written every 0.5 s)")
     # the router's table is read every 0.5 s: a leave within ~1 s, against a 260 s membership interval
     assert pruned < 2.5, pruned
     st = json.loads((tmp_path / "rlm" / "net_stats.json").read_text())
