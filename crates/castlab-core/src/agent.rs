@@ -111,8 +111,9 @@ pub trait Agent: AsAny {
     /// it. Agents that keep nothing per peer keep the default: nothing to do.
     fn handle_peer_restart(&mut self, _now: Instant, _node: NodeId) {}
     /// The agent is told to stop: the real-network driver calls this once when its process
-    /// got a stop signal (SIGTERM, SIGINT, SIGHUP) or reached the end of its run, and a
-    /// simulator that stops an agent would call it at that instant. The agent ends its part
+    /// got a stop signal (SIGTERM, SIGINT, SIGHUP) or reached the end of its run. (The
+    /// simulator never calls it: a scenario's receiver leaves at a time its agent is given,
+    /// so no simulated run depends on it.) The agent ends its part
     /// the protocol's way: it queues what the protocol sends on leaving (a TFMCC CLR's report
     /// with receiver_leave set, a PGM source's last SPM), asks to leave its groups
     /// ([`AgentEvent::Leave`]) and disarms its timers. The driving rule applies after it; the
