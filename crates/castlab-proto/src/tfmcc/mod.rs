@@ -64,9 +64,9 @@
 //!   (not the RFC) counts over max(R, R_max) instead, which §3.2 keeps above the packet
 //!   interval.
 //! * **Leaving** (§2.2.2's receiver_leave, §3.3 case 3): a receiver leaves at a time it is
-//!   given (the scenario's `leave`, or the end of `castlab net tfmcc-receiver`'s run). Only
-//!   the CLR tells the sender, with one last report with the flag set; other receivers leave
-//!   silently, since their leaving changes nothing at the sender. The sender never makes a
+//!   given (the scenario's `leave`), or when told to stop (`Agent::handle_shutdown`: a signal to
+//!   `castlab net tfmcc-receiver`, or the end of its run). Only the CLR tells the sender, with
+//!   one last report with the flag set; other receivers leave silently, since their leaving changes nothing at the sender. The sender never makes a
 //!   leaving receiver the CLR nor lets its rate lower X_supp; when the CLR leaves, the sender
 //!   has no CLR until the next report, whose receiver becomes the CLR, lowering X at once if
 //!   its rate is lower, and X does not increase for one feedback round (T) from the leave,

@@ -542,6 +542,17 @@ impl Agent for TfmccReceiver {
         }
     }
 
+    /// Told to stop (a signal, the end of `castlab net tfmcc-receiver`'s run): the receiver
+    /// leaves the session now, as at a `leave` time, so that as the CLR it sends its report
+    /// with receiver_leave set (§2.2.2, §3.3 case 3) and the sender picks another CLR at the
+    /// next report instead of after 10 silent RTTs.
+    fn handle_shutdown(&mut self, now: Instant) {
+        if !self.left {
+            self.timers.stop(ReceiverTimer::Leave);
+            self.leave(now);
+        }
+    }
+
     fn poll_transmit(&mut self) -> Option<Packet> {
         let p = self.out[0].take()?;
         self.out.rotate_left(1);

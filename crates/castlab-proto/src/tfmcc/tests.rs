@@ -721,6 +721,62 @@ fn receiver_leaving_as_a_non_clr_leaves_silently() {
     assert!(reports(&d).iter().all(|(t, _)| *t < ms(500)));
 }
 
+/// A receiver that never leaves by itself, CLR or not, fed a packet every 10 ms up to 1 s.
+fn fed_receiver(clr: bool) -> Driver<TfmccReceiver> {
+    let mut d = receiver();
+    d.packet(ms(0), &data(0, ms(0), 20, plain(0)));
+    let h =
+        DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(0)) }), is_clr: clr, ..plain(0) };
+    d.packet(ms(100), &data(1, ms(100), 20, h));
+    for k in 1..=90u64 {
+        d.packet(ms(100 + 10 * k), &data(1 + k, ms(100 + 10 * k), 20, plain(0)));
+    }
+    d
+}
+
+#[test]
+fn receiver_told_to_stop_as_the_clr_sends_its_leave_report_at_once() {
+    let mut d = fed_receiver(true);
+    assert!(d.agent.is_clr() && !d.agent.has_left());
+    let before = d.sent.len();
+    d.shutdown(ms(1005));
+    // exactly one more report, at the stop, with receiver_leave set, to the sender
+    assert_eq!(d.sent.len(), before + 1);
+    let (t, last) = *reports(&d).last().unwrap();
+    assert_eq!(t, ms(1005));
+    assert!(last.leave && last.have_rtt);
+    assert_eq!(d.sent.last().unwrap().1.dst, Dest::Unicast(SENDER));
+    assert!(d.events.iter().any(|(t, e)| *t == ms(1005) && *e == AgentEvent::Leave(G)));
+    let rec = d.agent.records();
+    assert_eq!((rec.left_s, rec.leave_reported), (Some(1.005), true));
+    // nothing armed, nothing more taken or sent; a second stop changes nothing
+    assert_eq!(d.agent.poll_timeout(), None);
+    d.shutdown(ms(1100));
+    d.packet(ms(2000), &data(300, ms(2000), 20, plain(1)));
+    assert_eq!(d.sent.len(), before + 1);
+    assert_eq!(d.events.iter().filter(|(_, e)| *e == AgentEvent::Leave(G)).count(), 1);
+}
+
+#[test]
+fn receiver_told_to_stop_as_a_non_clr_leaves_silently() {
+    let mut d = fed_receiver(false);
+    let before = d.sent.len();
+    d.shutdown(ms(1005));
+    assert_eq!(d.sent.len(), before, "only the CLR tells the sender (§3.3 case 3)");
+    assert!(d.events.iter().any(|(t, e)| *t == ms(1005) && *e == AgentEvent::Leave(G)));
+    assert!(d.agent.has_left() && !d.agent.records().leave_reported);
+    assert_eq!(d.agent.poll_timeout(), None);
+}
+
+#[test]
+fn receiver_told_to_stop_after_its_leave_time_does_nothing_more() {
+    let mut d = leaving_receiver(500, true);
+    let (n, e) = (d.sent.len(), d.events.len());
+    d.shutdown(ms(1005));
+    assert_eq!((d.sent.len(), d.events.len()), (n, e));
+    assert_eq!(d.agent.records().left_s, Some(0.5));
+}
+
 /// The testbed's puzzle (docs/real-network.md): a loss event rate far above the packet loss
 /// fraction. At a few packets per RTT, §5.6's synthetic first interval is a few packets, and
 /// with few later loss events it stays in the eight-interval history: p is set by the rate at
