@@ -26,9 +26,10 @@ import pandas as pd
 from castlab._native import config_defaults
 from castlab.functions import lesbcc_synthetic
 from castlab.experiments import streams
-from castlab.experiments.common import (Claim, Result, at_least, at_most, claim_over_seeds, combine_readings,
-                                        in_range, inconsistent, map_runs, over_readings, t_interval,
-                                        with_seed_interval, within)
+from castlab.experiments.common import (Claim, Result, at_least, at_most, claim_over_seeds,
+                                        combine_readings, explain, in_range, inconsistent, map_runs, over_readings,
+                                        t_interval, with_seed_interval, within)
+from castlab.experiments.common import reading_claim as common_reading_claim
 from castlab.experiments.lesbcc.declared import READINGS, primary
 from castlab.experiments.lesbcc.declared import readings as declared
 from castlab.experiments.lesbcc.markov import (MC_POINTS, MC_REL_TOL, MC_ROUNDS, markov_monte_carlo, markov_ratio,
@@ -126,35 +127,15 @@ def _seeds(seed: int, quick: bool) -> list[int]:
     return [seed + k for k in range(2 if quick else FIG5_SEEDS)]
 
 
-def _explain(c: Claim, text: str) -> Claim:
-    """A paper claim that does not hold carries its cause and the output that shows it."""
-    if c.kind == "paper" and not c.holds:
-        c.explanation = text
-    return c
-
-
-RULES = {"range": in_range, "at_least": at_least, "at_most": at_most, "within": within}
-
-
 def reading_claim(cid: str, statement: str, rule: str, limits: tuple, runs: pd.DataFrame, col: str, unit: str,
                   explanation: str = "", order: Optional[list] = None, setting: str = FIG5_SETTING,
                   worst: Optional[str] = None, kind: str = "paper", **kw) -> Claim:
-    """A claim decided at every reading (the accounting rule). ``runs`` has one row per
-    (reading, seed); at each reading the claim is decided over its seeds
-    (``claim_over_seeds``: the mean with its t interval, undecided when the interval reaches both
-    sides of the rule; or the worst seed, ``worst="max"`` / ``"min"``, for a universal
-    statement), and the readings are combined by ``combine_readings`` in the order ``order``
-    (the declared order, primary first; default: the order of the Fig. 5 grid). ``rule``:
-    "range" (``limits`` = (lo, hi)), "at_least" or "at_most" (``limits`` = (bound,)), "within"
-    (``limits`` = (paper value,), with ``rel_tol`` or ``abs_tol`` in ``kw``). ``explanation`` is
-    kept only when a paper claim does not hold."""
-    present = list(dict.fromkeys(runs["reading"]))
-    if order is None:
-        order = list(fig5_grid())
-    names = [r for r in order if r in present] + [r for r in present if r not in order]
-    per = {r: claim_over_seeds(RULES[rule], runs.loc[runs["reading"] == r, col].to_numpy(float), cid,
-                               statement, *limits, None, unit, kind=kind, worst=worst, **kw) for r in names}
-    return _explain(combine_readings(per, setting), explanation)
+    """``common.reading_claim`` with the Fig. 5 experiments' defaults: the readings in the order
+    of the Fig. 5 grid (the declared order, primary first) and the setting named
+    :data:`FIG5_SETTING`."""
+    return common_reading_claim(cid, statement, rule, limits, runs, col, unit, setting=setting,
+                                order=list(fig5_grid()) if order is None else order, explanation=explanation,
+                                worst=worst, kind=kind, **kw)
 
 
 def _per_reading(df: pd.DataFrame, col: str, fmt: str = ".3g", **where) -> str:
@@ -601,20 +582,20 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
                           setting="LI2LE")
         pred = float(li_agg[(li_agg["li2le_reading"] == "window") & np.isclose(li_agg["p"], worst)]["predicted"].iloc[0])
         lis_worst = worst * FIG12_PACKETS
-        claims.append(_explain(c, f"the paper divides {lis_worst:.0f} LIs by 1.2, the chain's ratio for fixed rounds; "
+        claims.append(explain(c, f"the paper divides {lis_worst:.0f} LIs by 1.2, the chain's ratio for fixed rounds; "
                                   "LI2LE's window reading (Appendix A) opens its window at the LI it passes, so LIs per "
                                   f"LE = 1 + p·x = {pred:.2f}, and {lis_worst:.0f} / {pred:.2f} = "
                                   f"{lis_worst / pred:.0f} LEs, short of the paper's level; the slot reading, "
                                   "the chain's fixed rounds, gives the paper's level (fig12.csv: mean by li2le_reading; "
                                   "li2le.csv: measured, window_1_plus_px, chain_rounds)"))
         flat = {r: float(a["mean"].max() - a["mean"].min()) / float(a["mean"].mean()) for r, a in per.items()}
-        claims.append(_explain(over_readings(
+        claims.append(explain(over_readings(
             at_most, flat, f"flat-{pct}pct", f"worst at {worst:.0%}: flat from 1 to {ns[-1]} receivers ((max − min) / "
             "mean of the per-size means), at every LI2LE reading", 0.1, None, "fraction", kind="paper",
             setting="LI2LE"), "the LEs passed move with the receiver count at some reading (fig12.csv: mean by "
             "li2le_reading, worst_loss and receivers)"))
         ratio = {r: float((a["mean"] / a["worst_les"]).mean()) for r, a in per.items()}
-        claims.append(_explain(over_readings(
+        claims.append(explain(over_readings(
             in_range, ratio, f"tracks-worst-{pct}pct", f"worst at {worst:.0%}: LEs passed ≈ the LEs the worst receiver "
             "generated (passed / worst receiver's LEs, 1 ± 0.1), at every LI2LE reading", 0.9, 1.1, None, "ratio",
             kind="paper", setting="LI2LE"), "Max-LPRF passes more or fewer LEs than the worst receiver makes at some "
@@ -1022,7 +1003,7 @@ def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
                       "at every reading of Fig. 5's delays and LI2LE", 1, None, "receiver", kind="paper",
                       setting=FIG5_SETTING)
     abl_les = [int(abl[f"les_rcv{k}"].sum()) for k in range(1, 5)]
-    claims.append(_explain(c, "LEs of receivers 1-4 summed over seeds, per reading: "
+    claims.append(explain(c, "LEs of receivers 1-4 summed over seeds, per reading: "
                               + "; ".join(f"{r} {v}" for r, v in sums_by.items())
                               + f" ({table}: les_rcv1..les_rcv4, aggregation False; per seed fig16_runs.csv). The "
                               "RTT pruning keeps receiver 1 quiet: its path's samples (round trip at most 78 ms at "
@@ -1090,7 +1071,7 @@ def fig19_suppress_claim(runs: pd.DataFrame) -> tuple[Claim, pd.DataFrame]:
                       f"complete aggregation / none (means over seeds), at most {FIG19_SUPPRESS_MAX} at every split "
                       "and receiver count of Fig. 19 (the largest), at every LI2LE reading", FIG19_SUPPRESS_MAX, None,
                       "ratio", kind="paper", setting="LI2LE")
-    _explain(c, "per-sequence-number aggregation can hide only the worst receiver's losses that another receiver "
+    explain(c, "per-sequence-number aggregation can hide only the worst receiver's losses that another receiver "
                 "shares, 1 − 0.98^(k−1) of them at k receivers ("
                 + ", ".join(f"{1 - 0.98 ** (k - 1):.0%} at {k}" for k in totals)
                 + "); the largest share per reading: "
@@ -1171,7 +1152,7 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
         c = over_readings(in_range, {r: float(m["none"]) for r, m in ms.items()}, f"none-near-240-{letter}", f"({letter}) split {s}: 'the no-aggregation case passes just "
                           "under 240 LEs': mean over receiver counts, 240 ± 15 %, at every LI2LE reading", 240 * 0.85, 240 * 1.15, None,
                           "LEs", kind="paper", setting="LI2LE")
-        claims.append(_explain(c, why_240))
+        claims.append(explain(c, why_240))
         like = FIG19_PARTIAL_LIKE[s]
         other = "complete" if like == "none" else "none"
         text = ("'the intermediate (partial aggregation) curve is almost comparable to the scenario with no "
@@ -1180,7 +1161,7 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
         c = over_readings(at_most, diff, f"partial-like-{like}-{letter}", f"({letter}) split {s}: {text}: |partial − {like}| − "
                          f"|partial − {other}| of the means over receiver counts, at every LI2LE reading", 0.0, None, "LEs",
                           kind="paper", setting="LI2LE")
-        claims.append(_explain(c, "with independent losses a per-sequence-number aggregator can only hide the worst "
+        claims.append(explain(c, "with independent losses a per-sequence-number aggregator can only hide the worst "
                                   "receiver's losses that another receiver of the same subtree shares (1 − 0.98^k), "
                                   "so partial aggregation at 5-40 receivers removes few of them (fig19.csv: mean by "
                                   "li2le_reading, split, receivers and mode; worst_lis)"))
@@ -1406,7 +1387,7 @@ def run_fig21_sim(out: Path, seed: int, quick: bool = False) -> Result:
               "lesbcc_mean_rate_bps": finite_mean(df["mc_mean_bps"]), "tcp_mean_goodput_bps": finite_mean(df["tcp_mean_bps"])}
     for c in claims:
         if c.id in ("tcp-friendly", "no-drop-to-zero"):
-            _explain(c, why + f"; per reading: ratio {_per_reading(df, 'ratio')}, lowest window over the fair share "
+            explain(c, why + f"; per reading: ratio {_per_reading(df, 'ratio')}, lowest window over the fair share "
                      + ", ".join(f"{r} {df.loc[df['reading'] == r, 'min_window_over_fair'].min():.3g}" for r in order))
     return Result(params, claims, ["fig21_sim.csv", "fig21_sim_lesbcc.csv", "fig21_sim_rtt.csv", *files])
 TFRC_PS = (0.01, 0.02, 0.05)
