@@ -30,6 +30,11 @@ def _no_wall(x):
     return x
 
 
+def _same(x, y) -> bool:
+    """Equal as JSON text, so that NaN (a claim with no value) equals NaN."""
+    return json.dumps(x, sort_keys=True) == json.dumps(y, sort_keys=True)
+
+
 def compare_summaries(a: dict, b: dict, params: bool) -> list[str]:
     bad = []
     ca, cb = a.get("claims", []), b.get("claims", [])
@@ -37,11 +42,11 @@ def compare_summaries(a: dict, b: dict, params: bool) -> list[str]:
         bad.append(f"claim ids differ: {[c['id'] for c in ca]} / {[c['id'] for c in cb]}")
     for x, y in zip(ca, cb):
         for f in FIELDS:
-            if x.get(f) != y.get(f):
+            if not _same(x.get(f), y.get(f)):
                 bad.append(f"{x['id']}: {f}: {x.get(f)!r} / {y.get(f)!r}")
     if params:
         for key in ("params", "files"):
-            if _no_wall(a.get(key)) != _no_wall(b.get(key)):
+            if not _same(_no_wall(a.get(key)), _no_wall(b.get(key))):
                 bad.append(f"{key} differ")
     return bad
 

@@ -62,7 +62,9 @@ def test_one_process_or_two_give_the_same_bytes(tmp_path):
 def test_the_engine_checks_and_the_paper_figures_are_figures():
     exp = experiment(TOY)
     assert (exp.name, exp.paper) == ("toy", "nobody")
-    for name in ("engine-bottleneck", "engine-red", *(f"rlm-fig{k}" for k in range(8, 14)), "rlm-red"):
+    for name in ("engine-bottleneck", "engine-red", *(f"rlm-fig{k}" for k in range(8, 14)), "rlm-red",
+                 *(f"nlm-fig{k}" for k in range(9, 14)), "rainbow-a1", "rainbow-table1",
+                 *(f"rainbow-b{k}" for k in range(1, 5)), "bcfs-file"):
         assert REGISTRY[name].run.func is drive
 
 

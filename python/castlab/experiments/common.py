@@ -136,7 +136,8 @@ def explain(c: Claim, text: str) -> Claim:
 
 def reading_claim(cid: str, statement: str, rule: str | Callable[..., Claim], limits: tuple, runs,
                   col: str, unit: str, *, setting: str, order: Sequence[str] | None = None,
-                  explanation: str = "", worst: str | None = None, kind: str = "paper", **kw) -> Claim:
+                  explanation: str = "", worst: str | None = None, kind: str = "paper", finite: bool = False,
+                  **kw) -> Claim:
     """The one claim over a table of (reading, seed) rows: ``runs`` has a ``reading`` column and
     one row per reading and seed. At each reading the claim is decided over its seeds
     (``claim_over_seeds``: the mean with its t interval, undecided when the interval reaches both
@@ -146,13 +147,20 @@ def reading_claim(cid: str, statement: str, rule: str | Callable[..., Claim], li
     table's order; default: the table's order). ``rule``: a builder or its name in
     :data:`RULES`: "range" (``limits`` = (lo, hi)), "at_least" or "at_most" (``limits`` =
     (bound,)), "within" (``limits`` = (paper value,), with ``rel_tol`` or ``abs_tol`` in ``kw``).
-    ``explanation`` is kept only when a paper claim does not hold (``explain``)."""
+    ``explanation`` is kept only when a paper claim does not hold (``explain``). ``finite``: the
+    runs without a value (NaN) are left out of each reading's seeds, as a table's mean leaves
+    them out."""
     make = RULES[rule] if isinstance(rule, str) else rule
     present = list(dict.fromkeys(runs["reading"]))
     order = list(order) if order is not None else present
     names = [r for r in order if r in present] + [r for r in present if r not in order]
-    per = {r: claim_over_seeds(make, runs.loc[runs["reading"] == r, col].to_numpy(float), cid, statement, *limits,
-                               None, unit, kind=kind, worst=worst, **kw) for r in names}
+
+    def values(r: str) -> np.ndarray:
+        v = runs.loc[runs["reading"] == r, col].to_numpy(float)
+        return v[np.isfinite(v)] if finite else v
+
+    per = {r: claim_over_seeds(make, values(r), cid, statement, *limits, None, unit, kind=kind, worst=worst, **kw)
+           for r in names}
     return explain(combine_readings(per, setting), explanation)
 
 
