@@ -7,9 +7,9 @@ For each experiment folder on both sides it reads `summary.json` (the experiment
 every nested one: none today, but a reading's folder could hold one) and compares, claim by
 claim in order, every field a verdict rests on: id, kind, verdict, holds, ours, paper_value,
 tolerance, unit, statement and the per-reading list `readings`. `--params` also compares the
-summaries' `params` and `files` (wall-clock keys, whose names end in `wall_s`, left out). It
-prints one line per difference and exits 1 when there is any, or when a folder is on one side
-only.
+summaries' `params` and `files` (wall-clock keys, whose names end in `wall_s` or `run_s`, left
+out). It prints one line per difference and exits 1 when there is any, or when a folder is on
+one side only.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ FIELDS = ("id", "kind", "verdict", "holds", "ours", "paper_value", "tolerance", 
 
 def _no_wall(x):
     if isinstance(x, dict):
-        return {k: _no_wall(v) for k, v in x.items() if not k.endswith("wall_s")}
+        return {k: _no_wall(v) for k, v in x.items() if not k.endswith(("wall_s", "run_s"))}
     if isinstance(x, list):
         return [_no_wall(v) for v in x]
     return x
