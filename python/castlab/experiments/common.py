@@ -27,7 +27,7 @@ from castlab.stats import describe_interval, mean_interval
 __all__ = ["KINDS", "VERDICTS", "QUICK_NOTE", "UNCLASSIFIED", "NONNEGATIVE_UNITS", "Claim", "inconsistent", "within",
            "at_most", "at_least", "in_range", "over_readings", "combine_readings", "t_interval", "map_runs",
            "over_seeds", "claim_over_seeds", "with_seed_interval", "Experiment", "Result", "write_summary", "timed",
-           "banded", "phase_decided", "run_readings", "run_phase", "reading_claim", "explain", "RULES"]
+           "phase_decided", "run_readings", "run_phase", "reading_claim", "explain", "RULES"]
 
 
 # Units of quantities that cannot be negative: the interval over seeds of a claim in one of these
@@ -250,18 +250,6 @@ def run_phase(run: Callable[..., "Result"], overhead_s: float, out: Path, seed: 
     files = list(res.files) + ([f"phase-off/{f}" for f in det.files] if det else [])
     return Result({**res.params, "phase_overhead_s": float(overhead_s),
                    "phase_off": "phase-off" if det else None}, res.claims, files)
-
-
-def banded(run: Callable[..., "Result"], setting: str, readings: dict[str, dict]) -> Callable[..., "Result"]:
-    """``run`` under every reading of an open setting (``run_readings``), for an experiment that
-    is not a ``castlab.experiments.figure.Figure`` (a figure declares its readings as data)."""
-
-    def run_banded(out: Path, seed: int, quick: bool = False, **params) -> Result:
-        return run_readings(run, setting, readings, out, seed, quick, **params)
-
-    run_banded.__name__ = getattr(run, "__name__", "run")
-    run_banded.__doc__ = run.__doc__
-    return run_banded
 
 
 def phase_decided(run: Callable[..., "Result"], overhead_s: float) -> Callable[..., "Result"]:
