@@ -111,6 +111,11 @@ def test_readings_are_data_of_the_figure(tmp_path):
     q_out.mkdir()
     q = drive(fig, q_out, 5, quick=True)
     assert not (q_out / "reading-plus-100").exists() and [x["reading"] for x in q.claims[0].readings] == ["none"]
+    # a case that names its own reading cannot also run under the figure's
+    own = Figure("toy3b", "nobody", "none", "", lambda quick: [Case({"x": 1.0, "reading": 5.0})], _measure_read,
+                 _table, _claims, _plot, "toy.csv", lambda quick, seed: {}, readings={"none": 0.0}, setting="s")
+    with pytest.raises(ValueError, match="names its own reading"):
+        drive(own, tmp_path / "quick", 5, quick=True)
     # a reading without its setting's name is refused
     with pytest.raises(ValueError, match="setting"):
         Figure("bad", "", "", "", TOY.cases, _measure_read, _table, _claims, _plot, "t.csv", lambda q, s: {},

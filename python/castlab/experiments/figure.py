@@ -61,10 +61,10 @@ class Figure:
     figure: str
     description: str
     cases: Callable[[bool], list[Case]]
-    measure: Callable[..., dict]
-    table: Callable[[list[dict]], pd.DataFrame]
-    claims: Callable[[pd.DataFrame], list[Claim]]
-    plot: Callable[[pd.DataFrame, Path], list[str]]
+    measure: Callable[..., Any]
+    table: Callable[[list], Any]
+    claims: Callable[[Any], list[Claim]]
+    plot: Callable[[Any, Path], list[str]]
     csv: str
     params: Callable[[bool, int], dict[str, Any]]
     derived: dict[str, Callable[[pd.DataFrame], pd.DataFrame]] = field(default_factory=dict)
@@ -98,6 +98,8 @@ def _drive_once(fig: Figure, out: Path, seed: int, quick: bool = False, reading:
     """The figure's cases under one reading (``reading`` None: the figure reads none)."""
     cases = fig.cases(quick)
     extra = {} if reading is None else {"reading": reading}
+    if extra and any("reading" in c.params for c in cases):
+        raise ValueError(f"figure {fig.name!r}: a case names its own reading and the figure declares readings")
     got = map_runs(partial(_measure, fig.measure),
                    [(seed + (k if c.seed is None else c.seed), {**c.params, **extra}) for k, c in enumerate(cases)])
     rows, run_files = [], {}
