@@ -5,11 +5,11 @@ companion of its `compare` for a change that must not move any verdict (a refact
 
 For each experiment folder on both sides it reads `summary.json` (the experiment's own and
 every nested one: none today, but a reading's folder could hold one) and compares, claim by
-claim in order, every field a verdict rests on: id, kind, verdict, holds, ours, paper_value,
-tolerance, unit, statement and the per-reading list `readings`. `--params` also compares the
-summaries' `params` and `files` (wall-clock keys, whose names end in `wall_s` or `run_s`, left
-out). It prints one line per difference and exits 1 when there is any, or when a folder is on
-one side only.
+claim in order, every field a verdict rests on or says: id, kind, verdict, holds, ours,
+paper_value, tolerance, unit, statement, the per-reading list `readings`, explanation and
+paper_inconsistent. `--params` also compares the summaries' `params` and `files` (wall-clock
+keys, whose names end in `wall_s` or `run_s`, left out). It prints one line per difference and
+exits 1 when there is any, or when a folder is on one side only.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ import json
 import sys
 from pathlib import Path
 
-FIELDS = ("id", "kind", "verdict", "holds", "ours", "paper_value", "tolerance", "unit", "statement", "readings")
+FIELDS = ("id", "kind", "verdict", "holds", "ours", "paper_value", "tolerance", "unit", "statement", "readings",
+          "explanation", "paper_inconsistent")
 
 
 def _no_wall(x):
