@@ -205,6 +205,13 @@ class NetDriver:
     def end_pgm_session(self) -> bool:
         """End a PGM-wire session: one SPM with OPT_FIN to the session's receivers. True when sent
         (false without the PGM wire, or before the session's first SPM)."""
+    def shutdown(self, within: float = 0.5) -> None:
+        """The shutdown step, once, before the process exits: every agent is told to stop and
+        leaves the protocol's way; what it queued is sent (retried for at most `within` s past a
+        full socket or the rate cap); every group still held is left. `run` raises afterwards."""
+    @property
+    def is_shut_down(self) -> bool:
+        """Whether `shutdown` ran."""
     def flush_pcap(self) -> int:
         """Flush the pcap file; returns the number of datagrams written to it (0 without one)."""
     def joined(self, agent: int) -> list[int]:
@@ -259,6 +266,10 @@ class NetRouter:
         """Seconds since the router started."""
     def run(self, duration: float, status: Optional[object] = None, status_interval: float = 1.0) -> None:
         """Forward for `duration` seconds (or until a signal), calling `status()` periodically."""
+    def shutdown(self, within: float = 1.0) -> dict[str, int]:
+        """The way out: forward what is queued for at most `within` s, drop what waits for ARP,
+        withdraw the memberships relayed upstream; returns queued, forwarded, left,
+        held_dropped, withdrawn, took_ns, timed_out."""
     def stats(self) -> dict[str, object]:
         """Router-wide counters and `last_error`."""
     def ports(self, groups: bool = False) -> list[dict[str, object]]:

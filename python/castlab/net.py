@@ -4,8 +4,10 @@ Each role (``castlab net source|sink``, and each protocol's roles from the proto
 ``castlab net --help`` lists them) builds a
 :class:`castlab._native.NetDriver` from command-line settings, hosts one agent on it, prints a
 status line every ``--status-interval`` seconds, stops by itself after ``--duration`` seconds
-or on SIGINT/SIGTERM, then writes its records (the simulator's frames: CSV, or Parquet with
-``--format parquet``) and prints a summary with the driver's counters.
+or on SIGINT, SIGTERM or SIGHUP, runs the shutdown step (the agent leaves the protocol's way
+and the driver sends what that takes, ``NetDriver.shutdown``), then writes its records (the
+simulator's frames: CSV, or Parquet with ``--format parquet``) and prints a summary with the
+driver's counters.
 
 The session layout every process of one session derives from the same flags:
 
@@ -35,7 +37,7 @@ from typing import Optional
 from castlab import _native, _registry
 from castlab.session_flags import (DEFAULTS, SESSION_DEFAULTS, SESSION_FLAGS, parse_key,  # noqa: F401 (re-exported)
                                    parse_override, resolve_session_settings)
-from castlab.stopping import Stopped, stop_on_signals
+from castlab.stopping import Stopped, deferred, stop_on_signals
 
 
 class NetDriver(_native.NetDriver):
@@ -48,6 +50,11 @@ _registry.install(NetDriver, net=True)
 
 SOURCE_NODE = 0
 SOURCE_PORT = 1
+#: The longest the shutdown step waits to send what the agent queued on stopping (a full socket
+#: buffer, the rate cap), seconds.
+SHUTDOWN_WITHIN_S = 0.5
+
+
 def parse_rate(text: str) -> float:
     """A rate in bit/s: a bare number (``32e3``) or with a k/M/G suffix (``32k``, ``1.5M``)."""
     t = str(text).strip()
@@ -316,8 +323,6 @@ class RegisteredRole(Role):
         params = {name for name, _, _ in _registry.roles()[spec["role"]]["net_params"]}
         given = {"groups": list(range(n)), "data_groups": list(range(n)), "group": 0, "control_group": n}
         kw = {k: v for k, v in given.items() if k in params}
-        if "leave" in params:  # a role that can leave its session does so at the end of --duration
-            kw["leave"] = a.duration
         cfg = dict(spec["defaults"])
         for fl in spec["flags"]:
             (cfg if fl["config"] else kw)[fl["name"]] = getattr(a, fl["name"])
@@ -475,9 +480,17 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
             why = str(e)
         except KeyboardInterrupt:
             why = "SIGINT"
+        # The shutdown step, whatever ended the run: the agent leaves the protocol's way (a
+        # TFMCC CLR's leave report, RLM's and RLC's leaves, a PGM source's last SPM with
+        # OPT_FIN) and the driver sends it, waiting at most SHUTDOWN_WITHIN_S. A signal in
+        # the meantime (a second one, or the first after --duration) waits for it to end.
+        try:
+            with deferred():
+                role.drv.shutdown(SHUTDOWN_WITHIN_S)
+        except Stopped as e:
+            why = f"{why}, then {e}"
     if role.drv.now - role._last[0] >= 0.2:  # a last status line unless one was just printed
         status()
-    role.drv.end_pgm_session()  # on the PGM wire, the source's SPM with OPT_FIN; else nothing
     captured = role.drv.flush_pcap()
     stats = role.drv.stats()
     stats["pcap_records"] = captured

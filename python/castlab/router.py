@@ -18,7 +18,9 @@ or ``--session-file``; ``--host NODE=ADDR`` for the other nodes the extension ma
 KEYs are the kind's own (``hold``) or fields of its config table (``qweight``).
 
 It prints a status line per interface every ``--status-interval`` seconds, runs until
-``--duration`` passes (0: until SIGINT/SIGTERM), then writes ``router_stats.json`` (with the
+``--duration`` passes (0: until SIGINT, SIGTERM or SIGHUP), drains (forwards what it had
+queued, for at most ``--drain`` seconds, and withdraws the memberships it relayed to its
+neighbour routers; ``shutdown`` in the stats), then writes ``router_stats.json`` (with the
 extension's status snapshot under ``extension``) and ``router_stats.txt`` (``tc -s``-like)
 into ``--out``. See docs/real-network.md.
 """
@@ -31,7 +33,7 @@ import sys
 from pathlib import Path
 
 from castlab.session_flags import SESSION_DEFAULTS, SESSION_FLAGS, parse_override, resolve_session_settings
-from castlab.stopping import Stopped, stop_on_signals
+from castlab.stopping import Stopped, deferred, stop_on_signals
 
 
 def _wants_session(args: argparse.Namespace) -> bool:
@@ -119,8 +121,9 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
     if not args.iface:
         print("castlab net router: --iface: at least one interface is needed", file=sys.stderr)
         return 2
-    if not (args.duration >= 0 and args.status_interval > 0):
-        print("castlab net router: --duration must be >= 0 and --status-interval > 0", file=sys.stderr)
+    if not (args.duration >= 0 and args.status_interval > 0 and 0 <= args.drain <= 60):
+        print("castlab net router: --duration must be >= 0, --status-interval > 0 and --drain 0-60 s",
+              file=sys.stderr)
         return 2
     try:
         resolve(args)
@@ -157,15 +160,15 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
 
-    def write(why) -> None:
+    def write(why: str | None, drained: dict | None = None) -> None:
         # while running (why None) counts only: the group tables are written once, at the end
         extension = None if kind is None else {"kind": kind, "options": options, "status": r.extension_status()}
         # numpy arrays (a status reader's columns) as lists, without importing numpy here: an
         # import would stall forwarding for a fifth of a second
         text = json.dumps({"stopped_by": why, "duration_s": r.now, "words": _words_for_json(args),
-                           "stats": r.stats(), "ports": r.ports(groups=why is not None), "extension": extension},
-                          indent=1,
-                          default=lambda x: x.tolist() if hasattr(x, "tolist") else str(x))
+                           "stats": r.stats(), "ports": r.ports(groups=why is not None), "extension": extension,
+                           "shutdown": drained},
+                          indent=1, default=lambda x: x.tolist() if hasattr(x, "tolist") else str(x))
         tmp = out / "router_stats.json.tmp"
         tmp.write_text(text)
         tmp.replace(out / "router_stats.json")  # a reader never sees half a file
@@ -193,10 +196,20 @@ def run_router(args: argparse.Namespace, stream=None) -> int:
             why = str(e)
         except KeyboardInterrupt:
             why = "SIGINT"
+        # The way out, whatever ended the run: forward what is queued (at most --drain s) and
+        # withdraw the memberships relayed upstream. A signal in the meantime (a second one,
+        # or the first after --duration) waits for it to end.
+        try:
+            with deferred():
+                drained = r.shutdown(args.drain)
+        except Stopped as e:
+            why = f"{why}, then {e}"
     if out is not None:
-        write(why)
+        write(why, drained)
         (out / "router_stats.txt").write_text(r.stats_text())
-    say(f"[router] stopped by {why} after {r.now:.2f} s")
+    say(f"[router] stopped by {why} after {r.now:.2f} s; drained {drained['forwarded']} of {drained['queued']} "
+        f"queued frames in {drained['took_ns'] / 1e6:.0f} ms ({drained['left']} left, {drained['held_dropped']} "
+        f"awaiting ARP dropped), withdrew {drained['withdrawn']} relayed memberships")
     say(r.stats_text().rstrip())
     return 0
 
@@ -253,6 +266,9 @@ def add_router_parser(roles) -> None:
                    help="histogram each forwarded frame's transit through the router (kernel receive "
                         "timestamp to sendmmsg; `transit` per port in router_stats.json)")
     p.add_argument("--duration", type=float, default=0.0, help="seconds to run (default 0: until a signal)")
+    p.add_argument("--drain", type=float, default=1.0, metavar="S",
+                   help="on the way out (a signal or the end of --duration), forward what is queued for at "
+                        "most S seconds before exiting (default %(default)s)")
     p.add_argument("--status-interval", type=float, default=5.0, help="seconds between status lines")
     p.add_argument("--out", default=None, help="directory for router_stats.json and router_stats.txt")
     p.add_argument("--stats-every", type=float, default=None, metavar="S",

@@ -158,7 +158,8 @@ def test_rlm_control_crosses_two_user_routers(tmp_path):
     behind r2, so each one's join announcements cross both routers to reach the other (the
     routers relay each receiver's any-source membership to the other router). With a 1 s
     minimum join-timer both climb the source's 4 layers within the run and each hears the
-    other's announcements (shared learning's input, RLM §3.3)."""
+    other's announcements (shared learning's input, RLM §3.3; the rows of what was heard are
+    kept with ``trace=full``)."""
     topo = Topology("rlm2r", "two routers, a receiver behind each", ["src", "rcv1", "rcv2"], ["r1", "r2"],
                     [Link("src", "r1"), Link("r1", "rcv1"), Link("r1", "r2"), Link("r2", "rcv2")])
     with Testbed(topo, _name("q"), routers="user") as tb:
@@ -168,7 +169,7 @@ def test_rlm_control_crosses_two_user_routers(tmp_path):
                                "--duration", 7, "--iface-addr", tb.addr("src"), *sess])
         rx = [tb.spawn(h, [sys.executable, "-m", "castlab", "net", "rlm-receiver", "--layers", 4, "--addr", tb.addr(h),
                            "--node", tb.node_id(h), "--iface-addr", tb.addr(h), "--duration", 6,
-                           "--config", "t_min=1.0", "--out", tmp_path / h, *sess],
+                           "--config", "t_min=1.0", "--config", "trace=full", "--out", tmp_path / h, *sess],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
               for h in ("rcv1", "rcv2")]
         outs = [p.communicate(timeout=40)[0].decode() for p in rx]

@@ -327,7 +327,7 @@ def test_reading_claim_holds_only_when_every_reading_holds():
                             rel_tol=0.1).verdict == "holds"
 
 
-def test_experiments_take_their_readings_from_the_one_declaration(monkeypatch):
+def test_experiments_take_their_readings_from_the_one_declaration():
     from castlab.experiments import lesbcc as L
     li2le = list(L.READINGS["LI2LE"])
     delays = list(L.READINGS["Fig. 5's delays"])
@@ -342,33 +342,24 @@ def test_experiments_take_their_readings_from_the_one_declaration(monkeypatch):
             for d in delays for li in li2le}
     assert XF._grid_params(XF.fig5_grid())["open_settings"] == {"LI2LE": li2le, "Fig. 5's delays": delays}
 
-    class Stop(Exception):
-        pass
-
     def asked(kws):
         return {(tuple(sorted(kw["topo"].items())), (kw.get("main_kw") or {}).get("li2le_reading", default))
                 for kw in kws}
 
-    # every Fig. 5 experiment's paper runs ask for exactly the declared grid (fig7: its claimed
-    # cases, the full cascade, a derived control at the primary reading, left out here)
-    monkeypatch.setattr(XF, "FIG7_CASES", [c for c in XF.FIG7_CASES if c[0] in XF.FIG7_CLAIMED])
-
-    def fake_runs_at(grid, seeds, **kw):
-        raise Stop(list(grid.values()))
-
-    monkeypatch.setattr(XF, "runs_at", fake_runs_at)
-    for run in (XF.run_fig7, XF.run_fig13, XF.run_fig14, XF.run_fig16, XF.run_fig20):
-        with pytest.raises(Stop) as e:
-            run(None, 1)
-        assert asked(e.value.args[0]) == want, run.__name__
-
-    def fake_map(fn, calls):
-        raise Stop(calls)
-
-    monkeypatch.setattr(XF, "map_runs", fake_map)
-    with pytest.raises(Stop) as e:
-        XF.run_fig6(None, 1)
-    assert asked([kw for kw, _ in e.value.args[0]]) == want
+    # every Fig. 5 experiment's paper runs (its cases, read as data) ask for exactly the declared
+    # grid, each set-up of them (fig7: its claimed cases, not the full cascade, a derived control
+    # at the primary reading; fig13 and fig20: the paper's unlimited TCP window, not ns-2's;
+    # fig14 and fig16: not their ablations at the primary reading)
+    paper = [(XF.FIG6, lambda p: True), (XF.FIG7, lambda p: p["case"] in XF.FIG7_CLAIMED),
+             (XF.FIG13, lambda p: p["tcp_window"] == "unlimited"), (XF.FIG14, lambda p: not p["ablation"]),
+             (XF.FIG16, lambda p: not p["ablation"]), (XF.FIG20, lambda p: p["tcp_window"] == "unlimited")]
+    for fig, is_paper in paper:
+        setups = {}
+        for c in fig.cases(False):
+            if is_paper(c.params):
+                key = tuple(sorted((k, v) for k, v in c.params.items() if k not in ("kw", "reading", "trace")))
+                setups.setdefault(key, []).append(c.params["kw"])
+        assert setups and all(asked(kws) == want for kws in setups.values()), fig.name
 
 
 def test_rewritten_claims_can_fail():
@@ -409,3 +400,11 @@ def test_every_reading_of_fig5_runs_each_seed_in_one_map(monkeypatch):
         (("li2le", False),), (("li2le", False), ("li2le_reading", "slot"))}
     assert all("unicast_kw" not in kw for kw, _ in calls if "li2le_reading" not in kw["main_kw"])
     assert list(XF.fig5_grid(quick=True)) == ["56 ms", "56 ms slot"]
+
+
+def test_fig7_full_cascade_asks_for_fig6s_runs():
+    """The full cascade of lesbcc-fig7 is lesbcc-fig6's primary reading, case for case and seed for
+    seed: the same fig5_run keywords, so one run-cache entry serves both under --all."""
+    six = [(c.params["kw"], c.seed) for c in XF.FIG6.cases(False) if c.params["reading"] == XF.DELAY_PRIMARY]
+    full = [(c.params["kw"], c.seed) for c in XF.FIG7.cases(False) if c.params["case"] == "full cascade"]
+    assert full == six and len(six) == XF.FIG5_SEEDS

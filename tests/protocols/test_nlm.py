@@ -175,9 +175,12 @@ def test_quick_runs_write_data_plots_and_computed_claims(name, tmp_path):
         # the paper's Figure 9 behaviour on the deterministic run (the experiment itself decides
         # over phase-randomised runs, where one lost packet's second can show): DROP_REQ ~41 s
         # in, add_intvl up to 80 s, no loss
-        from castlab.experiments.nlm.figures import run_fig9
+        from dataclasses import replace
+
+        from castlab.experiments.figure import drive
         (tmp_path / "det").mkdir()
-        det = run_fig9(tmp_path / "det", 1, quick=True, reading={"jitter": True, "phase": False})
+        fig = replace(XF.FIG9, readings={"jittered, no phase": {"jitter": True, "phase": False}})
+        det = drive(fig, tmp_path / "det", 1, quick=True)
         c = {x.id: x for x in det.claims}
         # two quick seeds give a t interval too wide to decide the DROP_REQ time: its mean is checked
         assert abs(c["drop-req-at-41s"].ours - 41.0) <= 2.5 and c["drop-req-at-41s"].verdict != "fails"

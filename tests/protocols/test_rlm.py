@@ -14,6 +14,7 @@ from pathlib import Path
 import castlab
 from castlab.experiments import REGISTRY
 from castlab.experiments.common import over_seeds, write_summary
+from castlab.experiments.figure import drive
 from castlab.experiments.rlm import figures as XF
 from castlab.experiments.rlm import levels as XL
 from castlab.experiments.rlm import metrics as XM
@@ -457,7 +458,7 @@ def test_fig13_claims_are_means_of_per_seed_statistics(tmp_path, monkeypatch, jo
     with workers(jobs):
         out = tmp_path / f"j{jobs}"
         out.mkdir()
-        res = XF.run_fig13(out, 3, quick=True)
+        res = drive(XF.FIG13, out, 3, quick=True)
     claims = {c.id: c for c in res.claims}
     rx, sh = pd.read_csv(out / "fig13_receivers.csv"), pd.read_csv(out / "fig13_shares.csv")
     assert sorted(rx["seed"].unique()) == [3, 4] and sorted(sh["seed"].unique()) == [3, 4]
@@ -476,7 +477,7 @@ def test_fig13_claims_are_means_of_per_seed_statistics(tmp_path, monkeypatch, jo
         serial = tmp_path / "serial"
         serial.mkdir()
         monkeypatch.setattr(XF, "SEEDS_QUICK", 2)
-        XF.run_fig13(serial, 3, quick=True)
+        drive(XF.FIG13, serial, 3, quick=True)
         files = sorted(p.name for p in serial.glob("*.csv"))
         assert "fig13_seeds.csv" in files
         assert all((serial / f).read_bytes() == (out / f).read_bytes() for f in files)

@@ -131,3 +131,38 @@ def test_reproduce_quick_writes_data_plot_and_computed_claims(tmp_path):
     from castlab.experiments.tfmcc import READINGS
 
     assert s["params"]["declared_readings"] == READINGS == {}
+
+
+def test_trap_quick_writes_shares_plot_and_computed_claims(tmp_path):
+    out = tmp_path / "tfmcc-trap"
+    r = subprocess.run([sys.executable, "-m", "castlab", "reproduce", "tfmcc-trap", "--quick", "--out", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    s = json.loads((out / "summary.json").read_text())
+    from castlab.experiments.tfmcc.trap import CASES, TCPS
+
+    # per TCP flavour: the trap, its rise, and one cause per case other than the trap's
+    assert len(s["claims"]) == len(TCPS) * (2 + len(CASES) - 1)
+    assert all(isinstance(c["holds"], bool) and c["kind"] == "variant" for c in s["claims"])
+    for f in ["shares.csv", "cases.csv", "trap_series.csv", "tfmcc_trap.png", "tfmcc_trap.svg"]:
+        assert (out / f).stat().st_size > 100, f
+    import pandas as pd
+
+    shares = pd.read_csv(out / "shares.csv")
+    assert set(shares["case"]) == set(CASES) and set(shares["tcp"]) == set(TCPS)
+    # every case ran both flows through every window: goodput on both sides
+    assert (shares["tfmcc_bps"] > 0).all() and (shares["tcp_bps"] > 0).all()
+    series = pd.read_csv(out / "trap_series.csv")
+    assert {"sender_rate_bps", "report_p"} <= set(series["series"])
+
+
+def test_trap_ablation_switches_default_to_the_rfc_and_bad_ones_are_refused():
+    d = _native.config_defaults("tfmcc")
+    assert d["first_interval"] == "rfc" and d["low_rate_leave_after"] == 120.0  # §5.6, §4.4
+    assert not (d["windows_over_rmax"] or d["rate_from_smoothed_rtt"] or d["merge_over_rmax"])
+    from castlab.experiments.tfmcc.trap import scenario
+
+    sc = scenario("trap", "newreno", 1.0, 2.0).to_dict()
+    sc["sessions"][0]["config"]["first_interval"] = "sometimes"
+    with pytest.raises(ValueError, match="first_interval"):
+        castlab.Scenario.from_dict(sc).build(1)

@@ -119,6 +119,17 @@ pub trait Agent: AsAny {
     /// or asking for repairs the new incarnation never sent. The driving rule applies after
     /// it. Agents that keep nothing per peer keep the default: nothing to do.
     fn handle_peer_restart(&mut self, _now: Instant, _node: NodeId) {}
+    /// The agent is told to stop: the real-network driver calls this once when its process
+    /// got a stop signal (SIGTERM, SIGINT, SIGHUP) or reached the end of its run. (The
+    /// simulator never calls it: a scenario's receiver leaves at a time its agent is given,
+    /// so no simulated run depends on it.) The agent ends its part
+    /// the protocol's way: it queues what the protocol sends on leaving (a TFMCC CLR's report
+    /// with receiver_leave set, a PGM source's last SPM), asks to leave its groups
+    /// ([`AgentEvent::Leave`]) and disarms its timers. The driving rule applies after it; the
+    /// driver then sends what was queued (waiting a bounded time for a full socket or the rate
+    /// cap) and calls nothing else on the agent: what is to be sent must be queued here, not
+    /// left to a later timer. Agents with no one to tell keep the default: nothing to do.
+    fn handle_shutdown(&mut self, _now: Instant) {}
     /// Real network only: write the application bytes `packet` (the packet `poll_transmit`
     /// just gave) carries into `out` and return how many (at most `out.len()`). Agents whose
     /// packets carry no bytes keep the default: none.
@@ -212,6 +223,11 @@ impl<T: Timer> TimerTable<T> {
         if old.is_some() && old == self.earliest {
             self.rescan();
         }
+    }
+    /// Disarm every timer (an agent told to stop).
+    pub fn clear(&mut self) {
+        self.slots = [None; MAX_TIMERS];
+        self.earliest = None;
     }
     pub fn get(&self, timer: T) -> Option<Instant> {
         self.slots[timer.index()]

@@ -32,6 +32,6 @@ pub mod stats;
 
 pub use driver::{Driver, NetError};
 pub use envelope::{Envelope, OpenedDatagram, Reject};
-pub use router::{Router, RouterConfig, RouterError};
+pub use router::{DrainReport, Router, RouterConfig, RouterError};
 pub use session::{GroupEntry, NetConfig, SessionError, SessionTable};
 pub use stats::{NetStats, Timelines};

@@ -55,6 +55,13 @@ pub struct NetStats {
     pub pgm_received: [u64; 16],
     /// The smallest receive buffer the kernel granted to any of our sockets, bytes (0: no socket).
     pub recv_buffer_bytes: u64,
+    /// The shutdown step ([`crate::Driver::shutdown`]): agents told to stop, the packets their
+    /// step queued that were sent and that were not (the wait for a full socket or the rate
+    /// cap ran out, or another send error), and the groups left for them.
+    pub shutdown_agents: u64,
+    pub shutdown_sent: u64,
+    pub shutdown_unsent: u64,
+    pub shutdown_left_groups: u64,
 }
 
 impl NetStats {
@@ -101,6 +108,10 @@ impl NetStats {
             ("late_total_ns", self.late_total_ns),
             ("late_max_ns", self.late_max_ns),
             ("recv_buffer_bytes", self.recv_buffer_bytes),
+            ("shutdown_agents", self.shutdown_agents),
+            ("shutdown_sent", self.shutdown_sent),
+            ("shutdown_unsent", self.shutdown_unsent),
+            ("shutdown_left_groups", self.shutdown_left_groups),
         ]);
         for code in PGM_COUNTED {
             v.push((PGM_SENT_NAMES[code], self.pgm_sent[code]));

@@ -75,6 +75,15 @@ impl<A: Agent> Driver<A> {
         self.drain();
     }
 
+    /// Advance to `t` as [`Driver::packet`] does, then tell the agent to stop
+    /// ([`Agent::handle_shutdown`]) and apply the driving rule once, as the real-network
+    /// driver does before it exits.
+    pub fn shutdown(&mut self, t: Instant) {
+        self.advance_to(t);
+        self.agent.handle_shutdown(self.now);
+        self.drain();
+    }
+
     /// Fire every timer due at or before `t`, each at its own deadline; end at `t`.
     pub fn advance_to(&mut self, t: Instant) {
         self.fire_until(t, true);

@@ -95,6 +95,7 @@ impl From<NetError> for Error {
             NetError::Session(s) => Error::Value(s.to_string()),
             NetError::Config(c) => c.into(),
             io @ NetError::Io { .. } => Error::Os(io.to_string()),
+            done @ NetError::ShutDown => Error::Type(done.to_string()),
         }
     }
 }

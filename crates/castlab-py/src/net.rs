@@ -158,6 +158,26 @@ impl NetDriver {
         self.inner.end_pgm_session()
     }
 
+    /// The shutdown step, once, before the process exits: every agent is told to stop and ends
+    /// its part the protocol's way (a TFMCC CLR's leave report, RLM's and RLC's leaves, a PGM
+    /// source's last SPM, with OPT_FIN on the PGM wire); what the step queued is sent, retried
+    /// for at most `within` seconds when the socket is full or the rate cap has no room; every
+    /// group still held is left. Afterwards `run` raises; the records stay readable. The
+    /// counters `shutdown_agents`, `shutdown_sent`, `shutdown_unsent`, `shutdown_left_groups`
+    /// say what it did.
+    #[pyo3(signature = (within=0.5))]
+    fn shutdown(&mut self, within: f64) -> Result<()> {
+        let w = duration_s("within", within)?;
+        self.inner.shutdown(std::time::Duration::from_nanos(w.as_nanos()));
+        Ok(())
+    }
+
+    /// Whether `shutdown` ran.
+    #[getter]
+    fn is_shut_down(&self) -> bool {
+        self.inner.is_shut_down()
+    }
+
     /// Flush the pcap file; returns the number of datagrams written to it (0 without one).
     fn flush_pcap(&mut self) -> Result<u64> {
         Ok(self.inner.flush_pcap()?)

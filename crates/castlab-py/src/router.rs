@@ -185,6 +185,21 @@ impl NetRouter {
         run_in_slices(slf, duration, status, status_interval)
     }
 
+    /// The way out, once the run has ended: forward what is queued, being serialised or in a
+    /// delay line (reading no more frames; at the links' rates and delays) for at most `within`
+    /// seconds, drop what waits for a neighbour's address, and withdraw every membership
+    /// relayed to a neighbour router (a BLOCK or TO_IN{} each). The router changes nothing
+    /// on its interfaces (no promiscuous mode, sysctl, qdisc or offload), so that is all there
+    /// is to restore. Returns queued, forwarded, left, held_dropped, withdrawn, took_ns and
+    /// timed_out (0 or 1).
+    #[pyo3(signature = (within=1.0))]
+    fn shutdown<'py>(&mut self, py: Python<'py>, within: f64) -> Result<Bound<'py, PyDict>> {
+        let w = crate::duration_s("within", within)?;
+        let inner = &mut self.inner;
+        let r = py.detach(|| inner.shutdown(w));
+        crate::counters(py, &r.pairs())
+    }
+
     /// Router-wide counters (frames refused by reason, forwarding, ARP, IGMP, envelope
     /// rejections, extension), and `last_error` (str or None).
     fn stats<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {

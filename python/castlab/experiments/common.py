@@ -27,7 +27,7 @@ from castlab.stats import describe_interval, mean_interval
 __all__ = ["KINDS", "VERDICTS", "QUICK_NOTE", "UNCLASSIFIED", "NONNEGATIVE_UNITS", "Claim", "inconsistent", "within",
            "at_most", "at_least", "in_range", "over_readings", "combine_readings", "t_interval", "map_runs",
            "over_seeds", "claim_over_seeds", "with_seed_interval", "Experiment", "Result", "write_summary", "timed",
-           "banded", "phase_decided"]
+           "phase_decided", "run_readings", "run_phase", "reading_claim", "explain", "RULES"]
 
 
 # Units of quantities that cannot be negative: the interval over seeds of a claim in one of these
@@ -121,6 +121,49 @@ def claim_over_seeds(make: Callable[..., Claim], per_seed: Sequence[float], *arg
     return c
 
 
+#: The numeric builders by name, for helpers that take the rule as data.
+RULES: dict[str, Callable[..., Claim]] = {"range": in_range, "at_least": at_least, "at_most": at_most,
+                                          "within": within}
+
+
+def explain(c: Claim, text: str) -> Claim:
+    """A paper claim that does not hold carries its cause and the output that shows it; one that
+    holds carries none."""
+    if c.kind == "paper" and not c.holds:
+        c.explanation = text
+    return c
+
+
+def reading_claim(cid: str, statement: str, rule: str | Callable[..., Claim], limits: tuple, runs,
+                  col: str, unit: str, *, setting: str, order: Sequence[str] | None = None,
+                  explanation: str = "", worst: str | None = None, kind: str = "paper", finite: bool = False,
+                  **kw) -> Claim:
+    """The one claim over a table of (reading, seed) rows: ``runs`` has a ``reading`` column and
+    one row per reading and seed. At each reading the claim is decided over its seeds
+    (``claim_over_seeds``: the mean with its t interval, undecided when the interval reaches both
+    sides of the rule; or the worst seed, ``worst="max"`` / ``"min"``, for a universal
+    statement), and the readings are combined by ``combine_readings`` (the accounting rule) in
+    the order ``order`` (the declared order, primary first; readings not in it follow in the
+    table's order; default: the table's order). ``rule``: a builder or its name in
+    :data:`RULES`: "range" (``limits`` = (lo, hi)), "at_least" or "at_most" (``limits`` =
+    (bound,)), "within" (``limits`` = (paper value,), with ``rel_tol`` or ``abs_tol`` in ``kw``).
+    ``explanation`` is kept only when a paper claim does not hold (``explain``). ``finite``: the
+    runs without a value (NaN) are left out of each reading's seeds, as a table's mean leaves
+    them out."""
+    make = RULES[rule] if isinstance(rule, str) else rule
+    present = list(dict.fromkeys(runs["reading"]))
+    order = list(order) if order is not None else present
+    names = [r for r in order if r in present] + [r for r in present if r not in order]
+
+    def values(r: str) -> np.ndarray:
+        v = runs.loc[runs["reading"] == r, col].to_numpy(float)
+        return v[np.isfinite(v)] if finite else v
+
+    per = {r: claim_over_seeds(make, values(r), cid, statement, *limits, None, unit, kind=kind, worst=worst, **kw)
+           for r in names}
+    return explain(combine_readings(per, setting), explanation)
+
+
 @dataclass
 class Experiment:
     name: str
@@ -137,82 +180,88 @@ class Result:
     files: list[str] = field(default_factory=list)
 
 
-def banded(run: Callable[..., "Result"], setting: str, readings: dict[str, dict]) -> Callable[..., "Result"]:
-    """An experiment run under every reading of a setting the paper leaves open: ``run(out, seed,
-    quick, reading=...)`` once per entry of ``readings`` (name -> what ``run`` takes as
-    ``reading``; the paper's declared primary reading first), the primary into ``out`` itself
-    and the others into ``out/reading-NAME``; each claim decided by the accounting rule
+def _reading_dir(name: str) -> str:
+    return f"reading-{name.replace(' ', '-')}"
+
+
+def run_readings(run: Callable[..., "Result"], setting: str, readings: dict[str, Any], out: Path, seed: int,
+                 quick: bool = False, **params) -> "Result":
+    """``run(out, seed, quick, reading=...)`` once per entry of ``readings`` (name -> what ``run``
+    takes as ``reading``; the paper's declared primary reading first), the primary into ``out``
+    itself and the others into ``out/reading-NAME``; each claim decided by the accounting rule
     (``combine_readings``: it holds only when it holds under every reading). A ``--quick`` run
     (which decides nothing) runs the primary reading only."""
     names = list(readings)
-
-    def run_banded(out: Path, seed: int, quick: bool = False, **params) -> Result:
-        results = {}
-        for k, name in enumerate(names[:1] if quick else names):
-            sub = out if k == 0 else out / f"reading-{name.replace(' ', '-')}"
-            sub.mkdir(parents=True, exist_ok=True)
-            results[name] = run(sub, seed, quick, reading=readings[name], **params)
-        first = results[names[0]]
-        lists = {n: r.claims for n, r in results.items()}
-        ids = [c.id for c in first.claims]
-        if any([c.id for c in cs] != ids for cs in lists.values()):
-            raise ValueError(f"the readings of {setting!r} must give the same claims in the same order")
-        claims = [combine_readings({n: cs[i] for n, cs in lists.items()}, setting) for i in range(len(ids))]
-        files = list(first.files)
-        for k, (name, r) in enumerate(results.items()):
-            if k:
-                files += [f"reading-{name.replace(' ', '-')}/{f}" for f in r.files]
-        params_out = {**first.params, "open_setting": setting, "primary_reading": names[0],
-                      "readings": {n: readings[n] for n in results},
-                      "params_by_reading": {n: r.params for k, (n, r) in enumerate(results.items()) if k}}
-        return Result(params_out, claims, files)
-
-    run_banded.__name__ = getattr(run, "__name__", "run")
-    run_banded.__doc__ = run.__doc__
-    return run_banded
+    results = {}
+    for k, name in enumerate(names[:1] if quick else names):
+        sub = out if k == 0 else out / _reading_dir(name)
+        sub.mkdir(parents=True, exist_ok=True)
+        results[name] = run(sub, seed, quick, reading=readings[name], **params)
+    first = results[names[0]]
+    lists = {n: r.claims for n, r in results.items()}
+    ids = [c.id for c in first.claims]
+    if any([c.id for c in cs] != ids for cs in lists.values()):
+        raise ValueError(f"the readings of {setting!r} must give the same claims in the same order")
+    claims = [combine_readings({n: cs[i] for n, cs in lists.items()}, setting) for i in range(len(ids))]
+    files = list(first.files)
+    for k, (name, r) in enumerate(results.items()):
+        if k:
+            files += [f"{_reading_dir(name)}/{f}" for f in r.files]
+    params_out = {**first.params, "open_setting": setting, "primary_reading": names[0],
+                  "readings": {n: readings[n] for n in results},
+                  "params_by_reading": {n: r.params for k, (n, r) in enumerate(results.items()) if k}}
+    return Result(params_out, claims, files)
 
 
-def phase_decided(run: Callable[..., "Result"], overhead_s: float) -> Callable[..., "Result"]:
-    """An experiment whose set-up is phase-sensitive (docs/fidelity/phase.md): its claims are
-    decided over phase-randomised runs, with every packet delayed up to ``overhead_s`` at its
-    sender (the rule's overhead: one of its largest packets at its slowest bottleneck). It runs
-    once deterministic into ``out/phase-off`` and once randomised into ``out``; the claims are the
-    randomised run's, each statement followed by the deterministic value and verdict. Under
-    ``castlab reproduce --phase-overhead S`` (the variable already set) it runs that once; a
-    ``--quick`` run (which decides nothing) runs the randomised case only."""
+def run_phase(run: Callable[..., "Result"], overhead_s: float, out: Path, seed: int, quick: bool = False,
+              **params) -> "Result":
+    """A phase-sensitive experiment (docs/fidelity/phase.md), its claims decided over
+    phase-randomised runs, with every packet delayed up to ``overhead_s`` at its sender (the
+    rule's overhead: one of its largest packets at its slowest bottleneck). ``run(out, seed,
+    quick)`` runs once deterministic into ``out/phase-off`` and once randomised into ``out``; the
+    claims are the randomised run's, each statement followed by the deterministic value and
+    verdict. Under ``castlab reproduce --phase-overhead S`` (the variable already set) it runs
+    that once; a ``--quick`` run (which decides nothing) runs the randomised case only."""
     from castlab.parallel import current_workers, workers
     from castlab.simulator import PHASE_ENV
 
-    def run_phase(out: Path, seed: int, quick: bool = False, **params) -> Result:
-        if default_phase_overhead() > 0:
-            return run(out, seed, quick, **params)
-        det = None
-        # Each case runs in its own workers block: the worker processes read the phase variable
-        # when they start, so a pool started by one case must not serve the other.
-        if not quick:
-            sub = out / "phase-off"
-            sub.mkdir(parents=True, exist_ok=True)
-            with workers(current_workers()):
-                det = run(sub, seed, quick, **params)
-        os.environ[PHASE_ENV] = repr(float(overhead_s))
-        try:
-            with workers(current_workers()):
-                res = run(out, seed, quick, **params)
-        finally:
-            os.environ.pop(PHASE_ENV, None)
-        off = {c.id: c for c in det.claims} if det else {}
-        for c in res.claims:
-            d = off.get(c.id)
-            if d is not None:
-                ours = f"{d.ours:.6g}" if isinstance(d.ours, float) else str(d.ours)
-                c.statement += f" [phase-randomised, {overhead_s * 1e3:.4g} ms; deterministic: {ours}, {d.verdict}]"
-        files = list(res.files) + ([f"phase-off/{f}" for f in det.files] if det else [])
-        return Result({**res.params, "phase_overhead_s": float(overhead_s),
-                       "phase_off": "phase-off" if det else None}, res.claims, files)
+    if default_phase_overhead() > 0:
+        return run(out, seed, quick, **params)
+    det = None
+    # Each case runs in its own workers block: the worker processes read the phase variable
+    # when they start, so a pool started by one case must not serve the other.
+    if not quick:
+        sub = out / "phase-off"
+        sub.mkdir(parents=True, exist_ok=True)
+        with workers(current_workers()):
+            det = run(sub, seed, quick, **params)
+    os.environ[PHASE_ENV] = repr(float(overhead_s))
+    try:
+        with workers(current_workers()):
+            res = run(out, seed, quick, **params)
+    finally:
+        os.environ.pop(PHASE_ENV, None)
+    off = {c.id: c for c in det.claims} if det else {}
+    for c in res.claims:
+        d = off.get(c.id)
+        if d is not None:
+            ours = f"{d.ours:.6g}" if isinstance(d.ours, float) else str(d.ours)
+            c.statement += f" [phase-randomised, {overhead_s * 1e3:.4g} ms; deterministic: {ours}, {d.verdict}]"
+    files = list(res.files) + ([f"phase-off/{f}" for f in det.files] if det else [])
+    return Result({**res.params, "phase_overhead_s": float(overhead_s),
+                   "phase_off": "phase-off" if det else None}, res.claims, files)
 
-    run_phase.__name__ = getattr(run, "__name__", "run")
-    run_phase.__doc__ = run.__doc__
-    return run_phase
+
+def phase_decided(run: Callable[..., "Result"], overhead_s: float) -> Callable[..., "Result"]:
+    """``run`` decided over phase-randomised runs (``run_phase``), for an experiment that is not
+    a ``castlab.experiments.figure.Figure`` (a figure declares its phase overhead as data)."""
+
+    def run_phase_decided(out: Path, seed: int, quick: bool = False, **params) -> Result:
+        return run_phase(run, overhead_s, out, seed, quick, **params)
+
+    run_phase_decided.__name__ = getattr(run, "__name__", "run")
+    run_phase_decided.__doc__ = run.__doc__
+    return run_phase_decided
 
 
 def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s: float, quick: bool = False) -> dict:

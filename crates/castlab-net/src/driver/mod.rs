@@ -91,6 +91,9 @@ pub enum NetError {
         #[source]
         source: io::Error,
     },
+    /// The driver ran its shutdown step ([`Driver::shutdown`]): its agents were told to stop.
+    #[error("the driver was shut down: its agents were told to stop and run no more")]
+    ShutDown,
 }
 
 fn io_err(what: impl Into<String>) -> impl FnOnce(io::Error) -> NetError {
@@ -153,6 +156,8 @@ pub struct Driver {
     last_error: Option<String>,
     wire: Wire,
     pcap: Option<PcapWriter>,
+    /// The shutdown step ran ([`Driver::shutdown`]).
+    shut_down: bool,
 }
 
 impl Driver {
@@ -203,6 +208,7 @@ impl Driver {
             last_error: None,
             wire,
             pcap: None,
+            shut_down: false,
         })
     }
 
@@ -344,6 +350,9 @@ impl Driver {
     /// Run until the wall clock reaches `until` (since the driver's creation), or until the
     /// poll is interrupted by a signal (returns early so that the caller can look at it).
     pub fn run_until(&mut self, until: Instant) -> Result<(), NetError> {
+        if self.shut_down {
+            return Err(NetError::ShutDown);
+        }
         loop {
             let mut now = self.now();
             // Timers first: every due deadline, earliest first (ties: the agent added first).
@@ -399,6 +408,83 @@ impl Driver {
                     self.read_socket(Sock::Group(j));
                 }
             }
+        }
+    }
+
+    /// Whether [`Driver::shutdown`] ran.
+    pub fn is_shut_down(&self) -> bool {
+        self.shut_down
+    }
+
+    /// The shutdown step, once, before the process exits (on a stop signal or at the end of
+    /// its run): every agent, in the order added, is told to stop ([`Agent::handle_shutdown`])
+    /// and the driving rule applied, except that each packet the step queued is sent even
+    /// when the socket is full or the rate cap has no room, by retrying every millisecond
+    /// until `within` has passed since the step began (the rest are counted as
+    /// `shutdown_unsent`). With the PGM wire the SPMs of the step carry OPT_FIN (the session's
+    /// end, RFC 3208 §9); when no agent sent one, the session's last SPM is sent again with it
+    /// ([`Driver::end_pgm_session`]). Then every group an agent still holds is left, so the
+    /// host's IGMP leave goes out now rather than when the sockets close. Afterwards the
+    /// driver runs no more ([`NetError::ShutDown`]); its counters, timelines and agents stay
+    /// readable. A second call does nothing.
+    pub fn shutdown(&mut self, within: std::time::Duration) {
+        if self.shut_down {
+            return;
+        }
+        self.shut_down = true;
+        let deadline = std::time::Instant::now() + within;
+        if let Wire::Pgm(s) = &mut self.wire {
+            s.ending = true;
+            s.fin_encoded = false;
+        }
+        for i in 0..self.slots.len() {
+            let now = self.now();
+            self.stats.shutdown_agents += 1;
+            self.slots[i].agent.handle_shutdown(now);
+            while let Some(p) = self.slots[i].agent.poll_transmit() {
+                self.send_lingering(i, p, deadline);
+            }
+            self.slots[i].armed = None;
+            self.drive(i, now);
+        }
+        let fin_sent = match &self.wire {
+            Wire::Pgm(s) => s.fin_encoded,
+            Wire::Envelope => true,
+        };
+        if !fin_sent {
+            self.end_pgm_session();
+        }
+        for i in 0..self.slots.len() {
+            while let Some(&g) = self.slots[i].joined.last() {
+                self.leave(i, g);
+                self.stats.shutdown_left_groups += 1;
+            }
+        }
+    }
+
+    /// Send `p` from agent `i` as [`Driver::send`] does; when the rate cap or a full socket
+    /// refuses it, try again every millisecond until `deadline` (a retry is not a drop: the
+    /// counters keep only the last attempt's refusal).
+    fn send_lingering(&mut self, i: usize, p: Packet, deadline: std::time::Instant) {
+        loop {
+            let before = (self.stats.rate_cap_drops, self.stats.rate_cap_drop_bytes, self.stats.send_would_block);
+            let sent_before = self.stats.datagrams_sent;
+            let now = self.now();
+            self.send(i, p, now);
+            if self.stats.datagrams_sent > sent_before {
+                self.stats.shutdown_sent += 1;
+                return;
+            }
+            let refused =
+                (self.stats.rate_cap_drops, self.stats.rate_cap_drop_bytes, self.stats.send_would_block) != before;
+            if !refused || std::time::Instant::now() >= deadline {
+                self.stats.shutdown_unsent += 1;
+                return;
+            }
+            (self.stats.rate_cap_drops, self.stats.rate_cap_drop_bytes, self.stats.send_would_block) = before;
+            std::thread::sleep(
+                std::time::Duration::from_millis(1).min(deadline.saturating_duration_since(std::time::Instant::now())),
+            );
         }
     }
 

@@ -51,6 +51,7 @@
 //! ([`RouterStats`]), as the host driver counts datagrams.
 
 pub mod config;
+mod drain;
 pub mod frame;
 pub mod igmp;
 pub mod port;
@@ -68,6 +69,7 @@ use castlab_core::{
 
 use crate::envelope::{Envelope, Reject, MAGIC};
 pub use config::{IfaceConfig, RouterConfig, RouterSession};
+pub use drain::DrainReport;
 use frame::{FrameError, Igmp, Ipv4, Mac, Parsed, ETH_HDR, PROTO_IGMP, PROTO_UDP, UDP_HDR};
 use igmp::{Change, IgmpDrops, Membership, QueryOut};
 use port::{Port, PortStats, SLOT};

@@ -299,6 +299,10 @@ impl Port {
     pub fn delay_line_len(&self) -> usize {
         self.delay_line.len()
     }
+    /// Frames not yet handed to the kernel: queued, being serialised, or in the delay line.
+    pub fn in_flight(&self) -> usize {
+        self.queue.len() + usize::from(self.tx.is_some()) + self.delay_line.len()
+    }
 
     fn tx_time(&self, s: u32) -> Duration {
         if self.cfg.rate_bps == 0 {

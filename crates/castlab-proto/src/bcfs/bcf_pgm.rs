@@ -82,6 +82,8 @@ pub struct BcfPgmSource {
     /// Address each repair to the sender of the NAK it answers (see
     /// [`BcfPgmSource::replying_to_requesters`]).
     reply_to_requester: bool,
+    /// Told to stop ([`Agent::handle_shutdown`]): no more data or repairs.
+    stopped: bool,
 }
 
 impl BcfPgmSource {
@@ -101,6 +103,7 @@ impl BcfPgmSource {
             naks_seen: 0,
             repairs_sent: 0,
             reply_to_requester: false,
+            stopped: false,
         }
     }
 
@@ -124,6 +127,9 @@ impl Agent for BcfPgmSource {
         self.next = Some(now);
     }
     fn handle_packet(&mut self, _now: Instant, p: &Packet) {
+        if self.stopped {
+            return;
+        }
         let Some(m) = self.host.receive(p) else { return };
         if !m.is_request() {
             return;
@@ -141,8 +147,15 @@ impl Agent for BcfPgmSource {
         self.repairs_sent += 1;
         self.pending.push_back(r);
     }
+    /// Told to stop: the source sends no more data and answers no more NAKs; repairs not yet
+    /// sent are dropped. The PGM-like transport over BCFS has no message for the session's end.
+    fn handle_shutdown(&mut self, _now: Instant) {
+        self.stopped = true;
+        self.next = None;
+        self.pending.clear();
+    }
     fn handle_timeout(&mut self, now: Instant) {
-        if self.seq >= self.cfg.count {
+        if self.stopped || self.seq >= self.cfg.count {
             self.next = None;
             return;
         }
@@ -191,6 +204,8 @@ pub struct BcfPgmReceiver {
     retries: VecDeque<(Instant, u32)>,
     pending: VecDeque<Packet>,
     events: Option<AgentEvent>,
+    /// Told to stop ([`Agent::handle_shutdown`]): no more NAKs, the group left.
+    stopped: bool,
     pub rec: PgmRecords,
 }
 
@@ -212,6 +227,7 @@ impl BcfPgmReceiver {
             retries: VecDeque::with_capacity(n.min(1024)),
             pending: VecDeque::with_capacity(16),
             events: None,
+            stopped: false,
             rec: PgmRecords::default(),
             cfg,
         }
@@ -257,7 +273,23 @@ impl Agent for BcfPgmReceiver {
         self.events = Some(AgentEvent::Join(self.group));
     }
 
+    /// Told to stop: the receiver NAKs no more (its retries and the end-of-session NAKs are
+    /// dropped) and leaves its group; what it received stays in its records.
+    fn handle_shutdown(&mut self, _now: Instant) {
+        if self.stopped {
+            return;
+        }
+        self.stopped = true;
+        self.retries.clear();
+        self.pending.clear();
+        self.idle_fired = true;
+        self.events = Some(AgentEvent::Leave(self.group));
+    }
+
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        if self.stopped {
+            return;
+        }
         if p.dst == Dest::Group(self.group) {
             // original data (ODATA)
             let s = p.seq as u32;
@@ -293,6 +325,9 @@ impl Agent for BcfPgmReceiver {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
+        if self.stopped {
+            return;
+        }
         while let Some(&(t, seq)) = self.retries.front() {
             if t > now {
                 break;
@@ -337,5 +372,57 @@ impl Agent for BcfPgmReceiver {
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
         self.events.take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::Driver;
+    use castlab_core::NodeId;
+
+    fn ms(x: u64) -> Instant {
+        Instant::from_nanos(x * 1_000_000)
+    }
+    const G: GroupId = GroupId(3);
+    const SRC: Addr = Addr::new(NodeId(0), 7);
+
+    fn odata(seq: u64) -> Packet {
+        let mut p = Packet::data(Dest::Group(G), 1000);
+        p.src = SRC;
+        p.seq = seq;
+        p
+    }
+
+    #[test]
+    fn told_to_stop_a_receiver_naks_no_more_and_leaves_its_group() {
+        let r = BcfPgmReceiver::new(BcfPgmConfig::default(), SRC, G, 0);
+        let mut d = Driver::start(r, Instant::ZERO, Addr::new(NodeId(2), 1), 1);
+        assert_eq!(d.events, vec![(Instant::ZERO, AgentEvent::Join(G))]);
+        d.packet(ms(10), &odata(0));
+        d.packet(ms(20), &odata(3)); // 1 and 2 missing: NAKed, retries armed
+        let naks = d.sent.len();
+        assert!(naks >= 2 && d.agent.poll_timeout().is_some());
+        d.shutdown(ms(21));
+        assert_eq!(d.events.last(), Some(&(ms(21), AgentEvent::Leave(G))));
+        assert_eq!(d.agent.poll_timeout(), None);
+        d.packet(ms(30), &odata(6));
+        d.advance_to(ms(60_000));
+        assert_eq!(d.sent.len(), naks, "no NAK after the stop");
+        assert_eq!(d.agent.rec.data_received, 2);
+    }
+
+    #[test]
+    fn told_to_stop_the_source_sends_nothing_more() {
+        let s = BcfPgmSource::new(BcfPgmConfig::default(), G, 80_000.0, 0);
+        let mut d = Driver::start(s, Instant::ZERO, SRC, 1);
+        d.advance_to(ms(1000)); // a 512-byte packet every 51 ms
+        let sent = d.sent.len();
+        assert!(sent >= 10 && d.agent.poll_timeout().is_some());
+        d.shutdown(ms(1001));
+        assert_eq!(d.agent.poll_timeout(), None);
+        d.advance_to(ms(60_000));
+        assert_eq!(d.sent.len(), sent);
+        assert_eq!(d.agent.data_sent as usize, sent);
     }
 }

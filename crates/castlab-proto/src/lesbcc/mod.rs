@@ -706,6 +706,32 @@ mod tests {
         assert_eq!(data[2].0.as_nanos() - data[1].0.as_nanos(), 20_000_000);
     }
 
+    #[test]
+    fn told_to_stop_the_source_sends_one_last_spm_with_its_window_and_nothing_more() {
+        let cfg = LesbccConfig { initial_rate_bps: 448_000.0, ..LesbccConfig::default() }; // 100 pkt/s
+        let mut d = started(cfg);
+        while d.now < ms(300) {
+            let t = d.agent.poll_timeout().unwrap();
+            d.advance_to(t);
+        }
+        // a NAK: its NCF goes at once, its repair waits for the silence; the stop drops the repair
+        d.packet(d.now, &nak_from(5, 3));
+        let (lead, trail) = (d.agent.lead(), d.agent.trail());
+        d.sent.clear();
+        let stop = d.now + Duration::from_millis(1);
+        d.shutdown(stop);
+        assert_eq!(d.sent.len(), 1);
+        let (t, p) = d.sent[0];
+        assert_eq!((t, p.dst, p.seq), (stop, Dest::Group(GroupId(0)), lead));
+        assert!(matches!(p.header, Header::Pgm(h) if h.kind == PgmHeader::SPM && h.lead == lead && h.trail == trail));
+        assert_eq!(d.agent.poll_timeout(), None);
+        d.packet(stop + Duration::from_millis(1), &nak_from(6, 4));
+        d.advance_to(stop + Duration::from_secs(10));
+        d.shutdown(stop + Duration::from_secs(11));
+        assert_eq!(d.sent.len(), 1);
+        assert_eq!(d.agent.stats.odata_sent, lead);
+    }
+
     fn nak_from(node: u32, seq: u64) -> Packet {
         let mut nak = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 1)), 40);
         nak.src = Addr::new(NodeId(node), 1);

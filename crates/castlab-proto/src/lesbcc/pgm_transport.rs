@@ -145,6 +145,9 @@ pub struct PgmReceiver {
     rng: Rng,
     started: bool,
     joined: bool,
+    /// Told to stop ([`Agent::handle_shutdown`]), and whether its group was left since.
+    stopped: bool,
+    left: bool,
     source: Option<Addr>,
     /// Lowest sequence number not yet received (and not given up).
     rx_trail: u64,
@@ -170,6 +173,8 @@ impl PgmReceiver {
             rng: Rng::seed_from_u64(0),
             started: false,
             joined: false,
+            stopped: false,
+            left: false,
             source: None,
             rx_trail: 0,
             lead: 0,
@@ -366,7 +371,19 @@ impl Agent for PgmReceiver {
         self.stats.source_restarts += 1;
     }
 
+    /// Told to stop: the receiver simply stops (RFC 3208 asks nothing of a departing
+    /// receiver): no more NAKs, its timers dropped, its group left; its counters stay.
+    fn handle_shutdown(&mut self, _now: Instant) {
+        self.stopped = true;
+        self.timers.clear();
+        self.naks.clear();
+    }
+
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        if self.stopped {
+            self.stats.ignored += 1;
+            return;
+        }
         let h = match p.header {
             Header::Pgm(h) if p.flow == self.flow => h,
             _ => {
@@ -450,6 +467,12 @@ impl Agent for PgmReceiver {
             self.joined = true;
             if let Some(g) = self.group {
                 return Some(AgentEvent::Join(g));
+            }
+        }
+        if self.stopped && !self.left {
+            self.left = true;
+            if let Some(g) = self.group {
+                return Some(AgentEvent::Leave(g));
             }
         }
         None
@@ -633,6 +656,24 @@ mod tests {
             r.advance_to(t.max(r.now));
         }
         panic!("timers never stop");
+    }
+
+    #[test]
+    fn told_to_stop_a_receiver_naks_no_more_and_leaves_its_group() {
+        let mut r = receiver(PgmReceiverConfig::default(), 1);
+        r.packet(ms(0), &src_pkt(PgmHeader::ODATA, 0, 1));
+        r.packet(ms(10), &src_pkt(PgmHeader::ODATA, 3, 4)); // 1 and 2 missing: NAKs in back-off
+        assert!(r.agent.poll_timeout().is_some());
+        r.shutdown(ms(11));
+        assert_eq!(r.events.last(), Some(&(ms(11), AgentEvent::Leave(GroupId(0)))));
+        assert_eq!(r.agent.poll_timeout(), None);
+        let odata = r.agent.stats.odata;
+        r.packet(ms(20), &src_pkt(PgmHeader::ODATA, 4, 5));
+        r.advance_to(ms(10_000));
+        assert!(r.sent.is_empty(), "no NAK after the stop: {:?}", r.sent);
+        assert_eq!(r.agent.stats.odata, odata);
+        r.shutdown(ms(10_001));
+        assert_eq!(r.events.len(), 2, "joined once, left once");
     }
 
     #[test]

@@ -69,6 +69,8 @@ pub struct LesbccSource {
     cascade: Cascade,
     now: Instant,
     started: bool,
+    /// Told to stop ([`Agent::handle_shutdown`]): the session is over.
+    stopped: bool,
     /// Next ODATA sequence number (the window lead, exclusive).
     lead: u64,
     window: Vec<WinSlot>,
@@ -95,6 +97,7 @@ impl LesbccSource {
             flow,
             now: Instant::ZERO,
             started: false,
+            stopped: false,
             lead: 0,
             window: vec![WinSlot::default(); w],
             repairs: VecDeque::with_capacity(1024),
@@ -260,7 +263,29 @@ impl Agent for LesbccSource {
         self.after_input();
     }
 
+    /// Told to stop: the session ends. No more ODATA, and repairs and NCFs not yet sent are
+    /// dropped (the source will answer no NAK); one last SPM advertises the window as it ends,
+    /// so that a receiver missing the tail learns of it. On the PGM wire the driver sends it
+    /// with RFC 3208's OPT_FIN, the option that marks the session's end (§9); then nothing
+    /// is armed.
+    fn handle_shutdown(&mut self, now: Instant) {
+        if !self.started || self.stopped {
+            return;
+        }
+        self.stopped = true;
+        self.now = now;
+        self.timers.clear();
+        self.repairs.clear();
+        self.ncfs.clear();
+        self.send_ready = false;
+        self.ncfs.push_back(u64::MAX); // marker: an SPM
+    }
+
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        if self.stopped {
+            self.stats.ignored += 1;
+            return;
+        }
         self.now = now;
         match p.header {
             Header::Pgm(h) if h.kind == PgmHeader::NAK && p.flow == self.flow => self.on_nak(now, p.src, p.seq),
@@ -270,6 +295,9 @@ impl Agent for LesbccSource {
     }
 
     fn handle_timeout(&mut self, now: Instant) {
+        if self.stopped {
+            return;
+        }
         self.now = now;
         while let Some(slot) = self.timers.expire(now) {
             match slot {
@@ -351,6 +379,9 @@ impl Agent for LesbccSource {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
+        if self.stopped {
+            return None;
+        }
         match (self.timers.next(), self.cascade.next_timeout()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),

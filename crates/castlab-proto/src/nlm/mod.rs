@@ -689,6 +689,41 @@ mod tests {
     }
 
     #[test]
+    fn receiver_told_to_stop_leaves_its_group_and_stops_repeating_its_drop_req() {
+        let rx = NlmReceiver::try_new(NlmConfig::default(), G1, 2, Duration::from_secs(1)).unwrap();
+        let info = StartInfo { addr: Addr::new(NodeId(3), 1000), rng: Rng::seed_from_u64(1) };
+        let mut rx = Driver::start_with(rx, t(0.0), info);
+        let mut s = Packet::data(Dest::Group(G1), 40);
+        s.header = Header::Nlm(sess(G1, 2, 9));
+        rx.packet(t(0.0), &s);
+        let data = |seq: u64, m: u8| {
+            let mut p = Packet::data(Dest::Group(G1), 1024);
+            p.seq = seq;
+            p.layer = m;
+            p.header =
+                Header::Nlm(NlmHeader { kind: NlmHeader::DATA, level: m + 1, group: G1.0, ..Default::default() });
+            p
+        };
+        // two layers at 100 packets/s each, losing every other packet: a DROP_REQ, then its repeats
+        let mut k = 0u64;
+        while rx.agent.records.req_time_ns.is_empty() && k < 1000 {
+            k += 2;
+            for m in 0..2 {
+                rx.packet(t(k as f64 * 0.01), &data(k, m));
+            }
+        }
+        assert!(!rx.agent.records.req_time_ns.is_empty() && rx.agent.poll_timeout().is_some());
+        let stop = t(k as f64 * 0.01 + 0.001);
+        rx.shutdown(stop);
+        assert_eq!(rx.events.last(), Some(&(stop, AgentEvent::Leave(G1))));
+        assert_eq!(rx.agent.poll_timeout(), None);
+        let (sent, got) = (rx.sent.len(), rx.agent.records.received);
+        rx.packet(stop + Duration::from_millis(10), &data(k + 1, 0));
+        rx.advance_to(t(60.0));
+        assert_eq!((rx.sent.len(), rx.agent.records.received), (sent, got));
+    }
+
+    #[test]
     fn a_layer_filtered_for_less_than_layer_timeout_is_not_loss_once_sess_announces_it() {
         // 2 layers, 100 packets/s each; layer 2 is filtered for 0.8 s (a DROP, then an ADD) while
         // layer 1 goes on: the 80 missing packets would be 80 of 280 in the window that counts

@@ -46,6 +46,8 @@ pub struct NlmReceiver {
     addr: Addr,
     next_req: u32,
     joined: bool,
+    /// Told to stop ([`Agent::handle_shutdown`]): the group left, packets ignored.
+    stopped: bool,
     events: Vec<AgentEvent>,
     out: Option<Packet>,
     pub records: ReceiverRecords,
@@ -77,6 +79,7 @@ impl NlmReceiver {
             addr: Addr::default(),
             next_req: 0,
             joined: false,
+            stopped: false,
             events: Vec::with_capacity(4),
             out: None,
             records: ReceiverRecords { bin, ..Default::default() },
@@ -196,6 +199,9 @@ impl Agent for NlmReceiver {
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        if self.stopped {
+            return;
+        }
         let Header::Nlm(h) = p.header else { return };
         if h.group != self.group.0 {
             return;
@@ -216,6 +222,19 @@ impl Agent for NlmReceiver {
 
     fn handle_timeout(&mut self, now: Instant) {
         self.send_repeat(now);
+    }
+
+    /// Told to stop: the receiver leaves its session's group and stops repeating a DROP_REQ
+    /// (a receiver that has gone asks no router to filter for it).
+    fn handle_shutdown(&mut self, _now: Instant) {
+        if self.stopped {
+            return;
+        }
+        self.stopped = true;
+        self.joined = false;
+        self.repeat = None;
+        self.out = None;
+        self.events.push(AgentEvent::Leave(self.group));
     }
 
     fn poll_transmit(&mut self) -> Option<Packet> {

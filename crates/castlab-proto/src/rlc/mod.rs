@@ -395,6 +395,9 @@ pub struct RlcReceiver {
     spoiled: bool,
     timers: TimerTable<ReceiverTimer>,
     events: [Option<AgentEvent>; 4],
+    /// Told to stop: layers still to leave (top first), given out by `poll_event` after
+    /// `events`.
+    leaving: u32,
     records: RlcRecords,
 }
 
@@ -414,6 +417,7 @@ impl RlcReceiver {
             spoiled: false,
             timers: TimerTable::default(),
             events: [None; 4],
+            leaving: 0,
             records: RlcRecords::default(),
         })
     }
@@ -613,9 +617,28 @@ impl Agent for RlcReceiver {
     }
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
-        let e = self.events[0].take()?;
-        self.events.rotate_left(1);
-        Some(e)
+        if let Some(e) = self.events[0].take() {
+            self.events.rotate_left(1);
+            return Some(e);
+        }
+        if self.leaving > 0 {
+            self.leaving -= 1;
+            return Some(AgentEvent::Leave(self.groups[self.leaving as usize]));
+        }
+        None
+    }
+
+    /// Told to stop: the receiver leaves every layer it holds, the top first (its level
+    /// becomes 0, recorded); packets still in flight are then above its level and ignored.
+    fn handle_shutdown(&mut self, now: Instant) {
+        if self.level == 0 {
+            return;
+        }
+        self.timers.clear();
+        self.leaving = self.level;
+        self.level = 0;
+        self.records.levels.push((now, 0));
+        self.push_event(AgentEvent::LevelChanged { level: 0 });
     }
 }
 
@@ -718,6 +741,35 @@ mod tests {
             t += 100;
         }
         (seq, t)
+    }
+
+    #[test]
+    fn told_to_stop_the_receiver_leaves_every_layer_it_holds_top_first() {
+        let mut r = rx(cfg4());
+        let (seq, t) = climb(&mut r, 3);
+        // a gap on the base layer arms the reorder timer
+        feed(&mut r, ms(t), 0, seq + 2, 0);
+        assert!(r.agent.poll_timeout().is_some());
+        let k = r.events.len();
+        r.shutdown(ms(t + 10));
+        assert_eq!(
+            events_from(&r, k),
+            vec![
+                AgentEvent::LevelChanged { level: 0 },
+                AgentEvent::Leave(GroupId(12)),
+                AgentEvent::Leave(GroupId(11)),
+                AgentEvent::Leave(GroupId(10))
+            ]
+        );
+        assert_eq!(r.agent.level(), 0);
+        assert_eq!(r.agent.records().levels.last(), Some(&(ms(t + 10), 0)));
+        assert_eq!(r.agent.poll_timeout(), None);
+        // data still in flight is not counted; a second stop does nothing
+        let got: u64 = r.agent.records().received.iter().sum();
+        assert!(feed(&mut r, ms(t + 20), 0, seq + 3, 16).is_empty());
+        r.shutdown(ms(t + 30));
+        assert_eq!(r.events.len(), k + 4);
+        assert_eq!(r.agent.records().received.iter().sum::<u64>(), got);
     }
 
     #[test]

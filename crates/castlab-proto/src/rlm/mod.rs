@@ -452,6 +452,8 @@ pub struct RlmReceiver {
     addr: Addr,
     rng: Rng,
     started: bool,
+    /// Told to stop ([`Agent::handle_shutdown`]): every group left, nothing armed.
+    stopped: bool,
     state: RlmState,
     /// N, the current level of subscription (layers 1..N).
     level: u32,
@@ -513,6 +515,7 @@ impl RlmReceiver {
             addr: Addr::default(),
             rng: Rng::seed_from_u64(0),
             started: false,
+            stopped: false,
             state: RlmState::Steady,
             level: 0,
             join_mean_s: vec![t_min; l + 1],
@@ -1090,6 +1093,24 @@ impl Agent for RlmReceiver {
         }
     }
 
+    /// Told to stop: the receiver leaves its session as a host does, every layer from the top
+    /// down (its level becomes 0, recorded) and the control group; its timers are disarmed
+    /// and an experiment under way is abandoned unannounced (§3.3 announces only joins).
+    fn handle_shutdown(&mut self, now: Instant) {
+        if !self.started || self.stopped {
+            return;
+        }
+        self.stopped = true;
+        self.timers.clear();
+        self.own = None;
+        while self.level > 0 {
+            self.level -= 1;
+            self.events.push_back(AgentEvent::Leave(self.data_groups[self.level as usize]));
+        }
+        self.push_level(now);
+        self.events.push_back(AgentEvent::Leave(self.control_group));
+    }
+
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
         // a driver polled after the previous call, or skipped the polls of a quiet one: either
         // way it has seen this deadline
@@ -1128,7 +1149,7 @@ impl Agent for RlmReceiver {
 impl RlmReceiver {
     /// A packet: data of a layer, or a control message of the session.
     fn on_packet(&mut self, now: Instant, p: &Packet) {
-        if !self.started {
+        if !self.started || self.stopped {
             self.records.ignored += 1;
             return;
         }
@@ -1374,6 +1395,40 @@ mod tests {
         // the experiment lasts one detection time; a new join-timer (for level 3) is pending
         assert_eq!(r.d.agent.detection_deadline(), Some(t + Duration::from_secs(3)));
         assert!(r.d.agent.join_deadline().unwrap() >= t + Duration::from_millis(2500));
+    }
+
+    #[test]
+    fn told_to_stop_it_leaves_every_layer_top_first_and_the_control_group() {
+        let mut r = Rig::new();
+        let t = r.fire_join(); // level 2, its experiment under way
+        r.data(t + Duration::from_millis(500), 1);
+        let stop = t + Duration::from_secs(1);
+        r.timeout(stop); // the timers due before the stop (a session message, say) fire first
+        r.take_events();
+        let sent = r.d.sent.len();
+        r.d.shutdown(stop);
+        assert_eq!(
+            r.take_events(),
+            vec![
+                AgentEvent::Leave(GroupId(11)),
+                AgentEvent::Leave(GroupId(10)),
+                AgentEvent::LevelChanged { level: 0 },
+                AgentEvent::Leave(CTL)
+            ]
+        );
+        assert_eq!(r.d.agent.level(), 0);
+        let rec = &r.d.agent.records;
+        assert_eq!((rec.level_time_ns.last(), rec.level.last()), (Some(&stop.as_nanos()), Some(&0)));
+        // nothing armed, nothing announced; later packets are not taken; a second stop is a no-op
+        assert_eq!(r.d.agent.poll_timeout(), None);
+        assert_eq!(r.d.sent.len(), sent);
+        let ignored = r.d.agent.records.ignored;
+        r.data(stop + Duration::from_millis(10), 0);
+        r.d.shutdown(stop + Duration::from_secs(1));
+        r.d.advance_to(stop + Duration::from_secs(100));
+        assert_eq!(r.d.agent.records.ignored, ignored + 1);
+        assert!(r.take_events().is_empty());
+        assert_eq!(r.d.sent.len(), sent);
     }
 
     #[test]

@@ -245,12 +245,17 @@ impl ReceiverLossHistory {
     /// A packet found lost at nominal time `at` with RTT `rtt` (§5.2): a new loss event when
     /// it lies more than an RTT after the start of the last one. For the first event the
     /// history is seeded with `first_interval` (§5.6), computed only then. Returns whether
-    /// a new event began.
+    /// a new event began. A `first_interval` below 1 seeds nothing.
     pub fn on_lost(&mut self, seq: u64, at: Instant, rtt: Duration, first_interval: impl FnOnce() -> f64) -> bool {
         match self.last {
             None => {
-                self.push(first_interval().max(1.0));
-                self.synthetic = Some(0);
+                // a seed below one packet is none: the first closed interval is then the
+                // real one that the second event ends
+                let l0 = first_interval();
+                if l0 >= 1.0 {
+                    self.push(l0);
+                    self.synthetic = Some(0);
+                }
             }
             Some((s_old, t_old)) => {
                 if t_old + rtt >= at || seq <= s_old {

@@ -33,9 +33,14 @@
 //!   the same floor, RFC 5348 §4.3). The rate halves once per CLR silence of 4 such RTTs
 //!   (unless the CLR was chosen less than 10 ago); after 10 the CLR is dropped, and every 10
 //!   without any feedback halve it again, down to one packet per 8 s.
-//! * **Increases** (§3.3 cases 1 and 4) are applied per report: X ← min(X_r, X + 8s/R_max),
-//!   which is "at most 8s/R_max every R_max" when the CLR reports once per RTT ≤ R_max.
-//!   In slowstart (§3.6) the rate rises towards the lowest reported rate, or by 8s/R_max once
+//! * **Increases** outside slowstart (§3.3 cases 1 and 4): X ← min(X_r, X + 8s/R_max), at
+//!   most once per R_max. Case 4 gives the step per CLR report, and the CLR reports once per
+//!   its own RTT (§4.5), which may be far below R_max; case 1 and §3.3's sentence on recovery
+//!   give the rate, "8s/R_max bits/s every R_max", and we take that as the bound. (§3.6 calls
+//!   the same bound "8s/R_max bits/s every RTT"; R_max is the RTT of the slowest receiver.) A
+//!   report below X lowers it at once.
+//!   In slowstart (§3.6) the rate rises towards the lowest reported rate (the CLR's, or a
+//!   lower one from another receiver in the same feedback round), or by 8s/R_max once
 //!   per R_max when that is more, "gradually over an RTT": linearly in
 //!   `slowstart_ramp_steps` equal steps over the CLR's RTT as the sender measured it (R_max
 //!   without a CLR), each step rescheduling the next packet. A report below the current
@@ -53,20 +58,23 @@
 //! * **Receive rate** (§4.3.4): bits received over the last k RTTs divided by k RTTs, k = 2
 //!   (the RFC recommends 2 to 4). The rate at the first loss (§5.6) is measured over the
 //!   last RTT, and have_loss clears after 10 RTTs without data (§4.3.1). In these three
-//!   counts the RTT is at least R_max, which §3.2 keeps above the packet interval: with the
-//!   bare RTT (1 ms on a LAN) a window falls between two packets, the receive rate reads 0
-//!   and a steady sender looks idle.
+//!   counts the RTT is the receiver's own (R' between measurements, R_max before the first,
+//!   §4.1), as the RFC writes. When packets are further apart than k RTTs the receive rate
+//!   reads 0 or one packet per k RTTs depending on when it is read; `windows_over_rmax`
+//!   (not the RFC) counts over max(R, R_max) instead, which §3.2 keeps above the packet
+//!   interval.
 //! * **Leaving** (§2.2.2's receiver_leave, §3.3 case 3): a receiver leaves at a time it is
-//!   given (the scenario's `leave`, or the end of `castlab net tfmcc-receiver`'s run). Only
-//!   the CLR tells the sender, with one last report with the flag set; other receivers leave
-//!   silently, since their leaving changes nothing at the sender. The sender never makes a
+//!   given (the scenario's `leave`), or when told to stop (`Agent::handle_shutdown`: a signal to
+//!   `castlab net tfmcc-receiver`, or the end of its run). Only the CLR tells the sender, with
+//!   one last report with the flag set; other receivers leave silently, since their leaving changes nothing at the sender. The sender never makes a
 //!   leaving receiver the CLR nor lets its rate lower X_supp; when the CLR leaves, the sender
 //!   has no CLR until the next report, whose receiver becomes the CLR, lowering X at once if
 //!   its rate is lower, and X does not increase for one feedback round (T) from the leave,
 //!   in slowstart either (a slowstart increase under way stops).
-//!   Without a CLR only the "no feedback at all" rule of §3.3 halves the rate. The
-//!   receiver's 120 s rule of §4.4 is not modelled. The lowest rate a receiver reports is one
-//!   packet per 8 s (§4.4).
+//!   Without a CLR only the "no feedback at all" rule of §3.3 halves the rate.
+//! * **The lowest reported rate** (§4.4's MAY) is one packet per 8 s, and with it the MUST
+//!   that comes with it: a receiver whose equation rate stays below that floor for 120 s
+//!   leaves the session (as any leaving receiver does: as the CLR, with a last report).
 //! * **The sign of D_r** (§4.3.3): the RFC writes D_r = tr_r' - ts_i and R' = D_r + tr_now -
 //!   ts_j; for R' to equal the RTT sample R_sample = tr_now - tr_r' on the very packet that
 //!   carried the echo, D_r must be ts_i - tr_r' (the receiver-to-sender delay, plus the
@@ -144,7 +152,36 @@ pub struct TfmccConfig {
     /// A slowstart increase is spread over one RTT in this many equal steps (§3.6 asks for
     /// "gradually over an RTT"; the steps are our choice: 8).
     pub slowstart_ramp_steps: u32,
+    /// A receiver whose calculated rate stays below the one packet per `min_packet_interval`
+    /// it reports for longer than this leaves the session (§4.4: 120 s).
+    pub low_rate_leave_after: Duration,
+    /// Ablation, not RFC 4654: count the receive rate (§4.3.4), the rate at the first loss
+    /// (§5.6) and the 10 RTTs without data (§4.3.1) over max(R, R_max) instead of the
+    /// receiver's RTT R (default false: the RFC's R).
+    pub windows_over_rmax: bool,
+    /// The loss interval that seeds the history at the first loss event (default: §5.6's).
+    pub first_interval: FirstInterval,
+    /// Ablation, not RFC 4654: equation (1) with the smoothed RTT R of §4.3.2 instead of the
+    /// one-way-adjusted R' of §4.3.3 (default false: R').
+    pub rate_from_smoothed_rtt: bool,
+    /// Ablation, not RFC 4654: losses within R_max (instead of the receiver's RTT, §5.2) of
+    /// the start of a loss event belong to it (default false).
+    pub merge_over_rmax: bool,
 }
+
+/// How the first loss event seeds the loss history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FirstInterval {
+    /// §5.6: the synthetic interval l_0 = (X_recv·R/(sqrt(3/2)·8s))², X_recv in bits/s over
+    /// the last RTT, at least one packet.
+    Rfc,
+    /// Ablation: no seed; the first closed interval is the one the second event ends.
+    None,
+    /// Ablation: UFTP's formula, X_recv in bytes/s (l_0/64), truncated; 0 is no seed.
+    Uftp,
+}
+
+castlab_core::config_enum!(FirstInterval { Rfc => "rfc", None => "none", Uftp => "uftp" });
 
 impl Default for TfmccConfig {
     fn default() -> Self {
@@ -168,6 +205,11 @@ impl Default for TfmccConfig {
             clr_timeout_rtts: 10,
             min_packet_interval: Duration::from_secs(8),
             slowstart_ramp_steps: 8,
+            low_rate_leave_after: Duration::from_secs(120),
+            windows_over_rmax: false,
+            first_interval: FirstInterval::Rfc,
+            rate_from_smoothed_rtt: false,
+            merge_over_rmax: false,
         }
     }
 }
@@ -192,6 +234,11 @@ castlab_core::config_fields!(TfmccConfig {
     clr_timeout_rtts,
     min_packet_interval,
     slowstart_ramp_steps,
+    low_rate_leave_after,
+    windows_over_rmax,
+    first_interval,
+    rate_from_smoothed_rtt,
+    merge_over_rmax,
 });
 
 impl TfmccConfig {
@@ -213,6 +260,7 @@ impl TfmccConfig {
         check::int_in("clr_timeout_rtts", self.clr_timeout_rtts as u64, 1, 1000)?;
         check::nonzero("min_packet_interval", self.min_packet_interval)?;
         check::int_in("slowstart_ramp_steps", self.slowstart_ramp_steps as u64, 1, 1000)?;
+        check::nonzero("low_rate_leave_after", self.low_rate_leave_after)?;
         Ok(())
     }
 

@@ -5,7 +5,9 @@ use castlab_core::{
 };
 
 use super::loss::{LossTracker, ReceiverLossHistory};
-use super::{micros, micros_between, round_is_newer, synthetic_interval, DataHeader, FeedbackHeader, TfmccConfig};
+use super::{
+    micros, micros_between, round_is_newer, synthetic_interval, DataHeader, FeedbackHeader, FirstInterval, TfmccConfig,
+};
 use crate::equations::{padhye_bits_per_s, Rto};
 
 castlab_core::timers! {
@@ -18,6 +20,8 @@ castlab_core::timers! {
         Feedback,
         /// The CLR's report, once per RTT (§4.5).
         ClrFeedback,
+        /// The calculated rate has stayed below the lowest reported rate for §4.4's 120 s.
+        LowRate,
     }
 }
 
@@ -51,6 +55,8 @@ pub struct ReceiverRecords {
     /// When the receiver left the session (s), and whether it told the sender (as the CLR).
     pub left_s: Option<f64>,
     pub leave_reported: bool,
+    /// It left by §4.4's rule: the calculated rate below the reported floor for 120 s.
+    pub left_for_low_rate: bool,
 }
 
 castlab_core::records_table!(ReceiverRecords {
@@ -73,6 +79,7 @@ castlab_core::records_table!(ReceiverRecords {
         ignored = |r| r.ignored,
         left_s = |r| r.left_s,
         leave_reported = |r| r.leave_reported,
+        left_for_low_rate = |r| r.left_for_low_rate,
     ],
 });
 
@@ -115,6 +122,8 @@ pub struct TfmccReceiver {
     /// When it leaves the session (None: never), and whether it has.
     leave_at: Option<Instant>,
     left: bool,
+    /// Since when the calculated rate has been below the reported floor (§4.4).
+    low_since: Option<Instant>,
     out: [Option<Packet>; 2],
     timers: TimerTable<ReceiverTimer>,
     events: [Option<AgentEvent>; 2],
@@ -158,6 +167,7 @@ impl TfmccReceiver {
             last_clr_report: None,
             leave_at: None,
             left: false,
+            low_since: None,
             out: [None; 2],
             timers: TimerTable::default(),
             events: [None; 2],
@@ -221,26 +231,55 @@ impl TfmccReceiver {
         bytes as f64 * 8.0 / window.as_secs_f64()
     }
 
+    /// The rate equation (1) gives once a loss event was seen (§4.4), None before.
+    fn calculated_rate_bps(&self) -> Option<f64> {
+        let p = self.loss_event_rate();
+        if !(self.have_loss && p > 0.0) {
+            return None;
+        }
+        // R' (§4.3.3), or the smoothed R with `rate_from_smoothed_rtt` (an ablation)
+        let r = match (self.cfg.rate_from_smoothed_rtt, self.rtt) {
+            (true, Some(r)) => r,
+            _ => self.r_now,
+        };
+        // equation (1) of §2.1: t_RTO = 4R
+        Some(padhye_bits_per_s(self.cfg.packet_size as f64, r.as_secs_f64(), p, Rto::RttTimes(4.0)))
+    }
+
     /// X_r (§4.4): equation (1) once a loss event was seen, else twice the receive rate; at
     /// least one packet per 8 s.
     pub fn desired_rate_bps(&self, now: Instant) -> f64 {
-        let s = self.cfg.packet_size as f64;
-        let p = self.loss_event_rate();
-        let x = if self.have_loss && p > 0.0 {
-            // equation (1) of §2.1: t_RTO = 4R
-            padhye_bits_per_s(s, self.r_now.as_secs_f64(), p, Rto::RttTimes(4.0))
-        } else {
-            2.0 * self.receive_rate_bps(now, self.rtt_span() * self.cfg.receive_rate_rtts as u64)
-        };
+        let x = self
+            .calculated_rate_bps()
+            .unwrap_or_else(|| 2.0 * self.receive_rate_bps(now, self.rtt_span() * self.cfg.receive_rate_rtts as u64));
         x.max(self.cfg.min_rate_bps())
     }
 
     /// The "RTT" over which receipts are counted (§4.3.1's 10 RTTs without data, §4.3.4's k
-    /// RTTs of receive rate, §5.6's last RTT): the receiver's RTT, but at least R_max, which
-    /// the sender keeps above its packet interval (§3.2), so that a window never falls
-    /// between two packets of a steady sender.
+    /// RTTs of receive rate, §5.6's last RTT): the receiver's RTT (R' between measurements,
+    /// R_max before the first), or at least R_max with `windows_over_rmax` (an ablation).
     fn rtt_span(&self) -> Duration {
-        self.r_now.max(self.r_max)
+        if self.cfg.windows_over_rmax {
+            self.r_now.max(self.r_max)
+        } else {
+            self.r_now
+        }
+    }
+
+    /// §4.4: reporting one packet per 8 s when the calculated rate is lower is allowed only
+    /// with this: a receiver whose calculated rate stays below the reported one for more than
+    /// 120 s while the sender sends faster than the calculated rate must leave. The sender never
+    /// sends below that same floor, so the second condition holds whenever the first does.
+    fn watch_low_rate(&mut self, now: Instant) {
+        let low = self.calculated_rate_bps().is_some_and(|x| x < self.cfg.min_rate_bps());
+        if !low {
+            if self.low_since.take().is_some() {
+                self.timers.stop(ReceiverTimer::LowRate);
+            }
+        } else if self.low_since.is_none() {
+            self.low_since = Some(now);
+            self.timers.set(ReceiverTimer::LowRate, now + self.cfg.low_rate_leave_after);
+        }
     }
 
     fn round_time(&self) -> Duration {
@@ -264,6 +303,7 @@ impl TfmccReceiver {
         }
         self.timers.stop(ReceiverTimer::Feedback);
         self.timers.stop(ReceiverTimer::ClrFeedback);
+        self.timers.stop(ReceiverTimer::LowRate);
         self.left = true;
         self.records.left_s = Some(now.as_secs_f64());
         if let Some(slot) = self.events.iter_mut().find(|s| s.is_none()) {
@@ -369,15 +409,27 @@ impl TfmccReceiver {
             self.r_now = h.r_max;
         }
 
-        // §5: losses and loss events.
+        // §5: losses and loss events, merged over R (§5.2), or R_max with `merge_over_rmax`
+        // (an ablation).
         let rtt = self.r_now;
+        let merge = if self.cfg.merge_over_rmax { h.r_max } else { rtt };
         let s = self.cfg.packet_size as f64;
         let recv_last_rtt = self.receive_rate_bps(now, self.rtt_span());
+        let first = self.cfg.first_interval;
+        let seed = move || {
+            let l0 = synthetic_interval(s, rtt.as_secs_f64(), recv_last_rtt);
+            match first {
+                FirstInterval::Rfc => l0.max(1.0),
+                FirstInterval::None => 0.0,
+                // X_recv in bytes/s where §5.6 has bits/s, truncated: 0 is no seed
+                FirstInterval::Uftp => (l0 / 64.0).floor(),
+            }
+        };
         let (history, records) = (&mut self.history, &mut self.records);
         let mut new_event = false;
         let fresh = self.tracker.arrive(p.seq, now, |l| {
             records.lost += 1;
-            if history.on_lost(l.seq, l.at, rtt, || synthetic_interval(s, rtt.as_secs_f64(), recv_last_rtt)) {
+            if history.on_lost(l.seq, l.at, merge, seed) {
                 records.loss_events += 1;
                 new_event = true;
             }
@@ -403,6 +455,7 @@ impl TfmccReceiver {
             }
         }
 
+        self.watch_low_rate(now);
         let x = self.desired_rate_bps(now);
         let new_round = self.fb_nr.is_none_or(|n| round_is_newer(h.fb_nr, n));
         if new_round {
@@ -472,6 +525,12 @@ impl Agent for TfmccReceiver {
                     }
                 }
                 ReceiverTimer::Leave => self.leave(now),
+                ReceiverTimer::LowRate => {
+                    if !self.left {
+                        self.records.left_for_low_rate = true;
+                        self.leave(now);
+                    }
+                }
                 ReceiverTimer::ClrFeedback => {
                     if self.is_clr && self.data_since_report {
                         self.send_report(now, false);
@@ -480,6 +539,17 @@ impl Agent for TfmccReceiver {
                     }
                 }
             }
+        }
+    }
+
+    /// Told to stop (a signal, the end of `castlab net tfmcc-receiver`'s run): the receiver
+    /// leaves the session now, as at a `leave` time, so that as the CLR it sends its report
+    /// with receiver_leave set (§2.2.2, §3.3 case 3) and the sender picks another CLR at the
+    /// next report instead of after 10 silent RTTs.
+    fn handle_shutdown(&mut self, now: Instant) {
+        if !self.left {
+            self.timers.stop(ReceiverTimer::Leave);
+            self.leave(now);
         }
     }
 

@@ -149,8 +149,8 @@ config_defaults(\"tfmcc\"). Returns the agent id. \
             name: "add_tfmcc_receiver",
             doc: "A TFMCC receiver (RFC 4654 §4) on `node` for session `flow` on `group`, joining at `start` \
 seconds; it reports to the sender by unicast. It leaves the session at `leave` seconds (None: never; \
-as the CLR it first reports with receiver_leave set, §3.3 case 3; `castlab net tfmcc-receiver` leaves at \
-the end of its --duration). Overrides: config_defaults(\"tfmcc\") (the sender's packet \
+as the CLR it first reports with receiver_leave set, §3.3 case 3; `castlab net tfmcc-receiver` leaves when \
+it stops: at the end of its --duration or on a signal). Overrides: config_defaults(\"tfmcc\") (the sender's packet \
 size, as its rate depends on it). Returns the agent id. \
 `config`: the keyword overrides.",
             params: &[

@@ -140,8 +140,13 @@ pub struct TfmccSender {
     clr_gone: bool,
     /// Last slowstart step of 8s/R_max (§3.6).
     last_bump: Instant,
+    /// Last increase outside slowstart (§3.3: at most 8s/R_max every R_max).
+    last_increase: Option<Instant>,
     /// The slowstart increase under way (§3.6).
     ramp: Option<Ramp>,
+    /// The lowest rate a non-CLR receiver reported in this feedback round, and who: it caps
+    /// slowstart's increase (§3.6) unless that receiver has since become the CLR.
+    round_floor: Option<(Addr, f64)>,
     // §3.4 feedback rounds
     fb_nr: u8,
     round_start: Instant,
@@ -196,7 +201,9 @@ impl TfmccSender {
             hold_until: Instant::ZERO,
             clr_gone: false,
             last_bump: Instant::ZERO,
+            last_increase: None,
             ramp: None,
+            round_floor: None,
             fb_nr: 0,
             round_start: start,
             suppression_bps: f64::INFINITY,
@@ -386,6 +393,9 @@ impl TfmccSender {
             return;
         }
 
+        if !was_clr && fb.fb_nr == self.fb_nr && self.round_floor.is_none_or(|(_, r)| x < r) {
+            self.round_floor = Some((src, x));
+        }
         let step = self.cfg.packet_per(self.r_max);
         let round = self.round_len;
         let tr = (fb.tr_us, now);
@@ -401,7 +411,7 @@ impl TfmccSender {
                 } else if self.slowstart {
                     self.slowstart_step(now, x, step);
                 } else {
-                    self.set_rate(now, x.min(x_now + step));
+                    self.follow_clr(now, x, step);
                 }
                 self.clr_gone = false;
             }
@@ -411,6 +421,9 @@ impl TfmccSender {
                     self.make_clr(now, src, r_r, tr);
                     new_clr = true;
                     self.set_rate(now, x);
+                } else if self.slowstart && self.ramp.is_some_and(|r| r.to > x) {
+                    // §3.6: the increase is limited to the lowest reported rate.
+                    self.ramp_to(now, x);
                 }
             }
             Some(_) => {
@@ -418,10 +431,8 @@ impl TfmccSender {
                 self.make_clr(now, src, r_r, tr);
                 if self.slowstart {
                     self.slowstart_step(now, x, step);
-                } else if x < x_now {
-                    self.set_rate(now, x);
-                } else if now >= self.hold_until {
-                    self.set_rate(now, x.min(x_now + step));
+                } else if x < x_now || now >= self.hold_until {
+                    self.follow_clr(now, x, step);
                 }
             }
         }
@@ -451,10 +462,30 @@ impl TfmccSender {
         self.arm_no_feedback();
     }
 
-    /// §3.6: towards the lowest reported rate, or up by 8s/R_max once per R_max when that is
+    /// §3.3 cases 1 and 4 outside slowstart: X ← X_r when that is lower; otherwise X ←
+    /// min(X_r, X + 8s/R_max), at most once per R_max ("an increase rate of no more than
+    /// 8s/R_max bits/s every R_max seconds", case 1 and the recovery sentence of §3.3; see the
+    /// module's readings).
+    fn follow_clr(&mut self, now: Instant, x: f64, step: f64) {
+        let x_now = self.rate_bps;
+        if x < x_now {
+            self.set_rate(now, x);
+        } else if x > x_now && self.last_increase.is_none_or(|t| now >= t + self.r_max) {
+            self.last_increase = Some(now);
+            self.set_rate(now, x.min(x_now + step));
+        }
+    }
+
+    /// §3.6: towards the lowest reported rate (the CLR's report, or a lower one of this round
+    /// from a receiver that is not the CLR), or up by 8s/R_max once per R_max when that is
     /// more; increases spread over an RTT ([`Self::ramp_to`]), decreases at once. No increase
     /// for a feedback round after the CLR left (§3.3 case 3).
     fn slowstart_step(&mut self, now: Instant, x: f64, step: f64) {
+        let clr = self.clr.map(|c| c.addr);
+        let x = match self.round_floor {
+            Some((a, r)) if Some(a) != clr => x.min(r),
+            _ => x,
+        };
         let bumped = self.rate_bps + step;
         if x < self.rate_bps {
             self.set_rate(now, x);
@@ -528,6 +559,7 @@ impl TfmccSender {
         self.r_max = self.r_max.max(self.ipi() + self.cfg.clock_granularity);
         self.fb_nr = self.fb_nr.wrapping_add(1);
         self.suppression_bps = f64::INFINITY;
+        self.round_floor = None;
         self.round_start = now;
         self.round_len = self.r_max.mul_f64(self.cfg.round_rtts);
         self.round_non_clr = false;

@@ -254,17 +254,37 @@ fn sender_case_1_then_case_4_increase_at_most_one_packet_per_rmax() {
     assert_eq!(d.agent.clr(), Some(a));
     assert_eq!(d.agent.rate_bps(), 32_000.0);
     assert!(!d.agent.in_slowstart(), "a report with have_loss ends slowstart (§3.6)");
-    // case 4: the CLR's reports raise it by 16 kb/s each, up to its rate
+    // case 4: the CLR's reports raise it by 16 kb/s, once per R_max (500 ms), up to its rate
     d.packet(ms(200), &loss_report(a, ms(200), 100_000.0, 0));
+    assert_eq!(d.agent.rate_bps(), 32_000.0);
+    d.packet(ms(600), &loss_report(a, ms(600), 100_000.0, 0));
     assert_eq!(d.agent.rate_bps(), 48_000.0);
-    d.packet(ms(300), &loss_report(a, ms(300), 60_000.0, 0));
+    d.packet(ms(1100), &loss_report(a, ms(1100), 60_000.0, 0));
     assert_eq!(d.agent.rate_bps(), 60_000.0);
     // and a lower rate from the CLR is taken at once
-    d.packet(ms(400), &loss_report(a, ms(400), 20_000.0, 0));
+    d.packet(ms(1200), &loss_report(a, ms(1200), 20_000.0, 0));
     assert_eq!(d.agent.rate_bps(), 20_000.0);
     let r = d.agent.records();
     assert_eq!(r.rate_bps, vec![16_000.0, 32_000.0, 48_000.0, 60_000.0, 20_000.0]);
     assert!(d.events.iter().any(|(_, e)| *e == AgentEvent::RateChanged { rate_bps: 20_000.0 }));
+}
+
+#[test]
+fn sender_increase_is_8s_over_rmax_every_rmax_when_the_clr_reports_more_often() {
+    let mut d = sender();
+    let a = rx_addr(1);
+    // the CLR's RTT is 100 ms, R_max stays 500 ms: it reports 5 times per R_max, each asking
+    // for far more than X; §3.3 allows 8s/R_max = 16 kb/s every R_max
+    d.packet(ms(100), &loss_report(a, ms(100), 1e6, 0));
+    for k in 2..=29u64 {
+        d.packet(ms(100 * k), &loss_report(a, ms(100 * k), 1e6, 0));
+    }
+    assert_eq!(d.agent.r_max(), Duration::from_millis(500));
+    // increases at 0.1, 0.6, 1.1, 1.6, 2.1, 2.6 s: six steps of 16 kb/s from 16 kb/s
+    assert_eq!(d.agent.rate_bps(), 16_000.0 + 6.0 * 16_000.0);
+    let r = d.agent.records();
+    let t: Vec<u64> = r.rate_time_ns.iter().map(|t| t / 1_000_000).collect();
+    assert!(t.windows(2).skip(1).all(|w| w[1] - w[0] >= 500), "{t:?}");
 }
 
 #[test]
@@ -522,6 +542,25 @@ fn sender_slowstart_rises_to_the_lowest_report_gradually_over_an_rtt() {
     assert!(d.agent.in_slowstart());
 }
 
+#[test]
+fn sender_slowstart_increase_is_capped_at_the_lowest_report_of_the_round() {
+    let mut d = sender();
+    let (a, b) = (rx_addr(1), rx_addr(2));
+    // a (the CLR) reports 200 kb/s; b, not the CLR, reports 100 kb/s in the same round: above
+    // X, so b does not take the CLR (case 2), but §3.6 limits the increase "to the minimum of
+    // the rates included in the receiver reports"
+    d.packet(ms(100), &report(a, ms(100), 100, 200_000.0, true, false, false, 0));
+    d.packet(ms(120), &report(b, ms(120), 100, 100_000.0, true, false, false, 0));
+    assert_eq!(d.agent.clr(), Some(a));
+    d.advance_to(ms(400));
+    assert_eq!(d.agent.rate_bps(), 100_000.0);
+    // a's next report of this round stays capped by b's
+    d.packet(ms(400), &report(a, ms(400), 100, 300_000.0, true, false, false, 0));
+    d.advance_to(ms(700));
+    assert_eq!(d.agent.rate_bps(), 100_000.0);
+    assert!(d.agent.records().rate_bps.iter().all(|&x| x <= 100_000.0));
+}
+
 // ------------------------------------------------------------------ receiver
 
 /// The sender's clock runs 1000 s ahead of the receiver's: nothing may depend on them agreeing.
@@ -682,6 +721,62 @@ fn receiver_leaving_as_a_non_clr_leaves_silently() {
     assert!(reports(&d).iter().all(|(t, _)| *t < ms(500)));
 }
 
+/// A receiver that never leaves by itself, CLR or not, fed a packet every 10 ms up to 1 s.
+fn fed_receiver(clr: bool) -> Driver<TfmccReceiver> {
+    let mut d = receiver();
+    d.packet(ms(0), &data(0, ms(0), 20, plain(0)));
+    let h =
+        DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(0)) }), is_clr: clr, ..plain(0) };
+    d.packet(ms(100), &data(1, ms(100), 20, h));
+    for k in 1..=90u64 {
+        d.packet(ms(100 + 10 * k), &data(1 + k, ms(100 + 10 * k), 20, plain(0)));
+    }
+    d
+}
+
+#[test]
+fn receiver_told_to_stop_as_the_clr_sends_its_leave_report_at_once() {
+    let mut d = fed_receiver(true);
+    assert!(d.agent.is_clr() && !d.agent.has_left());
+    let before = d.sent.len();
+    d.shutdown(ms(1005));
+    // exactly one more report, at the stop, with receiver_leave set, to the sender
+    assert_eq!(d.sent.len(), before + 1);
+    let (t, last) = *reports(&d).last().unwrap();
+    assert_eq!(t, ms(1005));
+    assert!(last.leave && last.have_rtt);
+    assert_eq!(d.sent.last().unwrap().1.dst, Dest::Unicast(SENDER));
+    assert!(d.events.iter().any(|(t, e)| *t == ms(1005) && *e == AgentEvent::Leave(G)));
+    let rec = d.agent.records();
+    assert_eq!((rec.left_s, rec.leave_reported), (Some(1.005), true));
+    // nothing armed, nothing more taken or sent; a second stop changes nothing
+    assert_eq!(d.agent.poll_timeout(), None);
+    d.shutdown(ms(1100));
+    d.packet(ms(2000), &data(300, ms(2000), 20, plain(1)));
+    assert_eq!(d.sent.len(), before + 1);
+    assert_eq!(d.events.iter().filter(|(_, e)| *e == AgentEvent::Leave(G)).count(), 1);
+}
+
+#[test]
+fn receiver_told_to_stop_as_a_non_clr_leaves_silently() {
+    let mut d = fed_receiver(false);
+    let before = d.sent.len();
+    d.shutdown(ms(1005));
+    assert_eq!(d.sent.len(), before, "only the CLR tells the sender (§3.3 case 3)");
+    assert!(d.events.iter().any(|(t, e)| *t == ms(1005) && *e == AgentEvent::Leave(G)));
+    assert!(d.agent.has_left() && !d.agent.records().leave_reported);
+    assert_eq!(d.agent.poll_timeout(), None);
+}
+
+#[test]
+fn receiver_told_to_stop_after_its_leave_time_does_nothing_more() {
+    let mut d = leaving_receiver(500, true);
+    let (n, e) = (d.sent.len(), d.events.len());
+    d.shutdown(ms(1005));
+    assert_eq!((d.sent.len(), d.events.len()), (n, e));
+    assert_eq!(d.agent.records().left_s, Some(0.5));
+}
+
 /// The testbed's puzzle (docs/real-network.md): a loss event rate far above the packet loss
 /// fraction. At a few packets per RTT, §5.6's synthetic first interval is a few packets, and
 /// with few later loss events it stays in the eight-interval history: p is set by the rate at
@@ -722,6 +817,145 @@ fn first_loss_at_a_few_packets_per_rtt_makes_p_many_times_the_packet_loss() {
     let p = d.agent.loss_event_rate();
     assert!((p - 3.0 / 88.0).abs() < 1e-9, "{p}");
     assert!(p > 2.0 * rec.lost as f64 / (rec.lost + rec.received) as f64);
+}
+
+/// A receiver fed one packet a second from 0 (R = R_max = 1.5 s: no echo), losing every
+/// packet whose number `lose` picks, until `until_s` or until it leaves. Returns when its
+/// equation rate last went below one packet per 8 s and stayed there (None: never).
+fn lossy_receiver(lose: impl Fn(u64) -> bool, until_s: u64) -> (Driver<TfmccReceiver>, Option<Instant>) {
+    let mut d = receiver();
+    let mut below = None;
+    for k in 0..until_s {
+        let t = ms(1000 * k);
+        d.advance_to(t);
+        if d.agent.has_left() {
+            break;
+        }
+        if lose(k) {
+            continue;
+        }
+        d.packet(t, &data(k, t, 20, DataHeader { r_max: Duration::from_millis(1500), ..plain(0) }));
+        let p = d.agent.loss_event_rate();
+        let low = d.agent.have_loss() && p > 0.0 && padhye_bits_per_s(1000.0, 1.5, p, Rto::RttTimes(4.0)) < 1000.0;
+        below = if low { below.or(Some(t)) } else { None };
+    }
+    (d, below)
+}
+
+#[test]
+fn receiver_whose_rate_stays_below_the_reported_floor_for_120_s_leaves() {
+    // every other packet lost, each loss its own event (2 s apart, R = 1.5 s): p is about
+    // 0.34 (the loss is found three arrivals later, so I_0 is at least 6) and equation (1)
+    // gives about 720 b/s, below the 1 kb/s it reports (§4.4)
+    let (d, below) = lossy_receiver(|k| k % 2 == 1, 400);
+    let below = below.expect("the equation rate went below the floor");
+    let rec = d.agent.records();
+    assert!(rec.report_rate_bps.iter().all(|&x| x >= 1000.0), "reports never go below the floor");
+    assert!(d.agent.has_left() && rec.left_for_low_rate);
+    assert_eq!(rec.left_s, Some(below.as_secs_f64() + 120.0));
+    assert!(d.events.iter().any(|(_, e)| *e == AgentEvent::Leave(G)));
+    // one loss in ten keeps the rate near 9 kb/s: it stays
+    let (d, below) = lossy_receiver(|k| k % 10 == 5, 400);
+    assert!(below.is_none() && !d.agent.has_left() && !d.agent.records().left_for_low_rate);
+}
+
+/// A receiver that measured R = 40 ms (an echo at 1 s), fed a packet every 10 ms for 2 s.
+fn receiver_at_40_ms(cfg: TfmccConfig) -> Driver<TfmccReceiver> {
+    let mut d = receiver_with(cfg, 1);
+    for k in 0..=200u64 {
+        let h = if k == 100 {
+            DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(960)) }), ..plain(0) }
+        } else {
+            plain(0)
+        };
+        d.packet(ms(10 * k), &data(k, ms(10 * k), 20, h));
+    }
+    assert_eq!(d.agent.current_rtt(), Duration::from_millis(40));
+    d
+}
+
+#[test]
+fn receiver_counts_its_windows_over_its_own_rtt() {
+    // §4.3.4: the receive rate over the last k = 2 RTTs (80 ms), not over 2·R_max = 1 s: with
+    // packets every 40 ms since 2 s (200 kb/s), 2 s later the 80 ms window holds 2 packets
+    let mut d = receiver_at_40_ms(TfmccConfig::default());
+    for k in 1..=50u64 {
+        d.packet(ms(2000 + 40 * k), &data(200 + k, ms(2000 + 40 * k), 20, plain(0)));
+    }
+    let now = ms(4000);
+    assert_eq!(d.agent.desired_rate_bps(now), 2.0 * 2.0 * 8000.0 / 0.08);
+    // §4.3.1: 10 RTTs (400 ms) without data clear have_loss; lose 203 to set it first
+    let mut d = receiver_at_40_ms(TfmccConfig::default());
+    for k in [201u64, 202, 204, 205, 206] {
+        d.packet(ms(10 * k), &data(k, ms(10 * k), 20, plain(0)));
+    }
+    assert!(d.agent.have_loss());
+    d.packet(ms(2060 + 450), &data(207, ms(2060 + 450), 20, plain(0)));
+    assert!(!d.agent.have_loss(), "450 ms > 10 RTTs of 40 ms without data");
+    // the ablation counts over max(R, R_max) = 500 ms: 1 s of receipts, and keeps have_loss
+    let cfg = TfmccConfig { windows_over_rmax: true, ..TfmccConfig::default() };
+    let mut d = receiver_at_40_ms(cfg);
+    for k in 1..=50u64 {
+        d.packet(ms(2000 + 40 * k), &data(200 + k, ms(2000 + 40 * k), 20, plain(0)));
+    }
+    assert_eq!(d.agent.desired_rate_bps(ms(4000)), 2.0 * 25.0 * 8000.0 / 1.0);
+}
+
+#[test]
+fn first_interval_rfc_none_and_uftps() {
+    // R = 600 ms, 3 packets in the last RTT at the loss: §5.6's l_0 = 6.0 packets (see
+    // first_loss_at_a_few_packets_per_rtt_makes_p_many_times_the_packet_loss)
+    let run = |first: FirstInterval| {
+        let mut d = receiver_with(TfmccConfig { first_interval: first, ..TfmccConfig::default() }, 1);
+        let at = |k: u64| ms(250 * k);
+        for k in 0..=23u64 {
+            let h = if k == 4 {
+                DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(400)) }), ..plain(0) }
+            } else {
+                plain(0)
+            };
+            if k != 20 {
+                d.packet(at(k), &data(k, at(k), 20, h));
+            }
+        }
+        assert!(d.agent.have_loss());
+        (d.agent.loss_history().intervals().to_vec(), d.agent.loss_event_rate())
+    };
+    let (rfc, p) = run(FirstInterval::Rfc);
+    assert!(rfc.len() == 1 && (rfc[0] - 6.0).abs() < 1e-6 && p > 0.0);
+    // no seed: no closed interval, p = 0, and X_r stays twice the receive rate
+    assert_eq!(run(FirstInterval::None), (vec![], 0.0));
+    // UFTP: bytes/s for bits/s, l_0/64 = 0.09, truncated to 0: no seed either
+    assert_eq!(run(FirstInterval::Uftp), (vec![], 0.0));
+}
+
+#[test]
+fn ablations_smoothed_rtt_in_the_rate_and_merging_over_rmax() {
+    // R = 60 ms measured, then R' = 90 ms from a longer one-way delay (as in
+    // receiver_measures_rtt_from_its_echo_and_adjusts_by_one_way_delay), with a loss event
+    let feed = |cfg: TfmccConfig| {
+        let mut d = receiver_with(cfg, 1);
+        d.packet(ms(0), &data(0, ms(0), 20, plain(0)));
+        let h = DataHeader { echo: Some(Echo { receiver: rx_addr(1), timestamp_us: micros(ms(140)) }), ..plain(0) };
+        d.packet(ms(200), &data(1, ms(200), 20, h));
+        // 3 lost, found at 6; 8 lost 250 ms later, found at 11
+        for k in [2u64, 4, 5, 6, 7, 9, 10, 11] {
+            d.packet(ms(200 + 50 * k), &data(k, ms(200 + 50 * k), 50, plain(0)));
+        }
+        d
+    };
+    let d = feed(TfmccConfig::default());
+    assert_eq!((d.agent.rtt(), d.agent.current_rtt()), (Some(Duration::from_millis(60)), Duration::from_millis(90)));
+    let p = d.agent.loss_event_rate();
+    let x = |r: f64| padhye_bits_per_s(1000.0, r, p, Rto::RttTimes(4.0));
+    assert!((d.agent.desired_rate_bps(ms(800)) - x(0.09)).abs() < 1e-6);
+    // §5.2: 250 ms apart > R' = 90 ms: two events
+    assert_eq!(d.agent.records().loss_events, 2);
+    let d = feed(TfmccConfig { rate_from_smoothed_rtt: true, ..TfmccConfig::default() });
+    assert!((d.agent.desired_rate_bps(ms(800)) - x(0.06)).abs() < 1e-6);
+    // merged over R_max = 500 ms: one event
+    let d = feed(TfmccConfig { merge_over_rmax: true, ..TfmccConfig::default() });
+    assert_eq!(d.agent.records().loss_events, 1);
 }
 
 #[test]

@@ -18,42 +18,14 @@ depends on. :data:`NOT_READINGS` lists the values considered and left out, with 
 from __future__ import annotations
 
 from castlab.experiments.lesbcc.declared import NOT_READINGS, READINGS, primary, readings  # noqa: F401
-from castlab.experiments.common import Experiment, phase_decided
+from castlab.experiments.common import Experiment
+from castlab.experiments.figure import experiment
 from castlab.experiments.lesbcc import testbed  # noqa: F401  (registers its testbed topology)
-from castlab.experiments.lesbcc.figures import (PAPER, run_fig10, run_fig12, run_fig13, run_fig14, run_fig16,
-                                                run_fig19, run_fig20, run_fig21_sim, run_fig6, run_fig7,
-                                                run_tfrc_padhye)
-from castlab.experiments.lesbcc.topology import FIG5, FIG21, PACKET_BYTES
+from castlab.experiments.lesbcc.figures import FIGURES, PAPER, PHASE_FIG5, PHASE_FIG21  # noqa: F401
 
-# The phase-sensitive set-ups (docs/fidelity/phase.md: with phase randomisation on, a paper
-# claim's verdict changed or its value moved by more than the rule allows) decide their claims
-# over phase-randomised runs; the overhead is one of the largest packets at the slowest
-# bottleneck. fig21-sim: a TCP segment (MSS + 40 bytes of headers) at §5.2.1's 1 Mb/s.
-PHASE_FIG21 = (FIG21["tcp_mss_bytes"] + 40) * 8 / FIG21["bottleneck_bps"]
-# The Fig. 5 experiments: a 560-byte packet (LE-SBCC's, and TCP's 520-byte segments with their
-# headers) at the 5 Mb/s bottlenecks.
-PHASE_FIG5 = PACKET_BYTES * 8 / FIG5["bottleneck_bps"]
-
-EXPERIMENTS = [
-    Experiment("lesbcc-fig6", PAPER, "Fig. 6 (§3.1.1)", "drop-to-zero avoidance on the Fig. 5 topology, with the packet, "
-               "LI, LE and reduction counts, at every reading of the delays and LI2LE", run_fig6),
-    Experiment("lesbcc-fig7", PAPER, "Fig. 7 (§3.1.2)", "removing LI2LE and/or Max-LPRF: the multicast flow is beaten "
-               "down", run_fig7),
-    Experiment("lesbcc-fig10", PAPER, "Fig. 10 (§3.1.3)", "Markov chain: p_li / p_le, non-bursty and bursty, at every "
-               "reading of N, and a Monte Carlo of the chain (analysis: no simulator)", run_fig10),
-    Experiment("lesbcc-fig12", PAPER, "Fig. 12 (§3.1.4), Appendix A", "1 to 10,001 receivers: LEs passed stay at the "
-               "worst receiver's (direct drive of the cascade); LI2LE's 1 + p·x LIs per LE", run_fig12),
-    Experiment("lesbcc-fig13", PAPER, "Fig. 13 (§3.2)", "TCP friendliness: one / all unicast flows TCP Reno", phase_decided(run_fig13, PHASE_FIG5)),
-    Experiment("lesbcc-fig14", PAPER, "Figs. 14-15 (§3.2.1)", "DropTail vs RED: rates and RTT convergence", phase_decided(run_fig14, PHASE_FIG5)),
-    Experiment("lesbcc-fig16", PAPER, "Figs. 16-17 (§3.2.2)", "receiver buffers 25/50/75/100, without and with "
-               "aggregation", phase_decided(run_fig16, PHASE_FIG5)),
-    Experiment("lesbcc-fig19", PAPER, "Fig. 19 (§3.3)", "Fig. 18 tree: no / partial / complete LI aggregation", run_fig19),
-    Experiment("lesbcc-fig20", PAPER, "Fig. 20 (§4.2)", "TFRC module vs 16 TCP Reno flows", phase_decided(run_fig20, PHASE_FIG5)),
-    Experiment("lesbcc-fig21-sim", PAPER, "Figs. 13(c), 21 (§5.2.1)", "§5's Linux set-up simulated (1 Mb/s, 500 ms, "
-               "16 TCP): the twin of net-lesbcc-fig21", phase_decided(run_fig21_sim, PHASE_FIG21)),
-    Experiment("lesbcc-tfrc-padhye", PAPER, "§4.1", "the TFRC module's rate against Padhye's equation on a path with "
-               "fixed loss", run_tfrc_padhye),
-]
+# Each figure declares its cases over the readings of ``READINGS`` and, when phase-sensitive,
+# its phase overhead (``figures``).
+EXPERIMENTS: list[Experiment] = [experiment(f) for f in FIGURES]
 
 # The real-network experiments of this paper (root, the namespace testbed; castlab.experiments.net_common).
 from castlab.experiments.net_common import LESBCC_PAPER

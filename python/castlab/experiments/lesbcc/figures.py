@@ -1,5 +1,8 @@
-"""The LE-SBCC experiments: each runs its scenario over seeds and readings, writes its CSVs and
-plot, and decides its claims.
+"""The LE-SBCC experiments, each a :class:`~castlab.experiments.figure.Figure`: its runs as cases
+(every reading and seed of its set-up, with the kind of run, the ablations beside them, as
+parameters of the case), a measure that reads one run into its row (the first run of a set-up
+also gives what the figure draws), the tables written as CSVs, the claims decided from them and
+the plot. The phase-sensitive ones declare their phase overhead.
 
 The readings of the settings the paper leaves open come from the package's one declaration,
 ``castlab.experiments.lesbcc.READINGS`` (LI2LE's reading, Fig. 5's delays, §5's packet size,
@@ -16,9 +19,8 @@ from __future__ import annotations
 
 import sys
 import time
-from functools import partial
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Any, Optional
 
 import numpy as np
 import pandas as pd
@@ -26,9 +28,10 @@ import pandas as pd
 from castlab._native import config_defaults
 from castlab.functions import lesbcc_synthetic
 from castlab.experiments import streams
-from castlab.experiments.common import (Claim, Result, at_least, at_most, claim_over_seeds, combine_readings,
-                                        in_range, inconsistent, map_runs, over_readings, t_interval,
-                                        with_seed_interval, within)
+from castlab.experiments.common import (Claim, at_least, at_most, explain, in_range, inconsistent, over_readings,
+                                        t_interval, with_seed_interval, within)
+from castlab.experiments.common import reading_claim as common_reading_claim
+from castlab.experiments.figure import Case, Figure, Measured
 from castlab.experiments.lesbcc.declared import READINGS, primary
 from castlab.experiments.lesbcc.declared import readings as declared
 from castlab.experiments.lesbcc.markov import (MC_POINTS, MC_REL_TOL, MC_ROUNDS, markov_monte_carlo, markov_ratio,
@@ -36,7 +39,7 @@ from castlab.experiments.lesbcc.markov import (MC_POINTS, MC_REL_TOL, MC_ROUNDS,
 from castlab.experiments.lesbcc.metrics import (CONV_BIN_S, CONV_TOL, converge_time, fig6_counts, finite_mean,
                                                 rate_cov, worst_le_line)
 from castlab.experiments.lesbcc.scenarios import (AGG_MODES, FIG21_WINDOW_S, fig19_run, fig21_run, fig5_at, fig5_run,
-                                                  runs_at, tfrc_path_run)
+                                                  merge_reading, tfrc_path_run)
 from castlab.experiments.lesbcc.topology import (DURATION_S, FAIR_BPS, FIG18, FIG21, FIG5, PACKET_BYTES, RED,
                                                  SIM_RECEIVER, TCP_MSS, TFRC_PATH)
 from castlab.experiments.plotting import figure, save
@@ -44,6 +47,14 @@ from castlab.metrics import padhye_throughput
 from castlab.stats import t_quantile
 
 PAPER = "Thapliyal et al. (LE-SBCC)"
+# The phase-sensitive set-ups (docs/fidelity/phase.md: with phase randomisation on, a paper
+# claim's verdict changed or its value moved by more than the rule allows) decide their claims
+# over phase-randomised runs; the overhead is one of the largest packets at the slowest
+# bottleneck. fig21-sim: a TCP segment (MSS + 40 bytes of headers) at §5.2.1's 1 Mb/s.
+PHASE_FIG21 = (FIG21["tcp_mss_bytes"] + 40) * 8 / FIG21["bottleneck_bps"]
+# The Fig. 5 experiments: a 560-byte packet (LE-SBCC's, and TCP's 520-byte segments with their
+# headers) at the 5 Mb/s bottlenecks.
+PHASE_FIG5 = PACKET_BYTES * 8 / FIG5["bottleneck_bps"]
 # Seeds per point of the Fig. 5 experiments (fig6, 7, 13, 14, 16, 20): the paper shows one run;
 # our claims take the mean over these seeds and report its 95 % Student-t interval (our choice:
 # seed, seed + 1, ...; one seed's verdict on fig13's (b) did not carry over to other seeds).
@@ -126,35 +137,51 @@ def _seeds(seed: int, quick: bool) -> list[int]:
     return [seed + k for k in range(2 if quick else FIG5_SEEDS)]
 
 
-def _explain(c: Claim, text: str) -> Claim:
-    """A paper claim that does not hold carries its cause and the output that shows it."""
-    if c.kind == "paper" and not c.holds:
-        c.explanation = text
-    return c
+def _n_seeds(quick: bool) -> int:
+    return 2 if quick else FIG5_SEEDS
 
 
-RULES = {"range": in_range, "at_least": at_least, "at_most": at_most, "within": within}
+def _duration(quick: bool) -> float:
+    return 100.0 if quick else DURATION_S
+
+
+def _grid_cases(grid: dict, setup: dict, n: int, first: bool = True, **params) -> list[Case]:
+    """One Fig. 5 set-up at every reading of ``grid`` and seed: ``kw``, the fig5_run keywords (the
+    set-up's merged with the reading's, as ``runs_at`` merges them: one run-cache key however a
+    run is asked for), the reading's name, ``params`` and ``trace`` on the primary reading's first
+    seed when ``first`` (the run the figure draws)."""
+    return [Case({"kw": merge_reading(setup, at), "reading": name, "trace": first and k == 0 and name == DELAY_PRIMARY,
+                  **params}, seed=k) for name, at in grid.items() for k in range(n)]
+
+
+def _drawn(run: dict) -> dict:
+    """What a figure draws of one Fig. 5 run (``_rate_plot`` and the SRTT panels)."""
+    return {k: run[k] for k in ("main_series", "flows", "series", "main_srtt_series") if k in run}
+
+
+def _traced(rows: list[dict], **where) -> dict:
+    """The drawn run of the rows whose params match ``where``."""
+    return next(r["drawn"] for r in rows if r.get("drawn") is not None and all(r[k] == v for k, v in where.items()))
+
+
+def _readings_table(name: str, df: pd.DataFrame, keys: list) -> tuple[str, pd.DataFrame]:
+    """The per-reading table of an experiment: means over seeds by reading and ``keys``."""
+    f = f"{name}_readings.csv"
+    cols = [c for c in df.columns if c not in ("seed", "reading", *keys) and pd.api.types.is_numeric_dtype(df[c])]
+    t = df.groupby(["reading", *keys], sort=False)[cols].mean().reset_index()
+    t.insert(2 + len(keys) - 1, "seeds", df.groupby(["reading", *keys], sort=False).size().to_numpy())
+    return f, t
 
 
 def reading_claim(cid: str, statement: str, rule: str, limits: tuple, runs: pd.DataFrame, col: str, unit: str,
                   explanation: str = "", order: Optional[list] = None, setting: str = FIG5_SETTING,
                   worst: Optional[str] = None, kind: str = "paper", **kw) -> Claim:
-    """A claim decided at every reading (the accounting rule). ``runs`` has one row per
-    (reading, seed); at each reading the claim is decided over its seeds
-    (``claim_over_seeds``: the mean with its t interval, undecided when the interval reaches both
-    sides of the rule; or the worst seed, ``worst="max"`` / ``"min"``, for a universal
-    statement), and the readings are combined by ``combine_readings`` in the order ``order``
-    (the declared order, primary first; default: the order of the Fig. 5 grid). ``rule``:
-    "range" (``limits`` = (lo, hi)), "at_least" or "at_most" (``limits`` = (bound,)), "within"
-    (``limits`` = (paper value,), with ``rel_tol`` or ``abs_tol`` in ``kw``). ``explanation`` is
-    kept only when a paper claim does not hold."""
-    present = list(dict.fromkeys(runs["reading"]))
-    if order is None:
-        order = list(fig5_grid())
-    names = [r for r in order if r in present] + [r for r in present if r not in order]
-    per = {r: claim_over_seeds(RULES[rule], runs.loc[runs["reading"] == r, col].to_numpy(float), cid,
-                               statement, *limits, None, unit, kind=kind, worst=worst, **kw) for r in names}
-    return _explain(combine_readings(per, setting), explanation)
+    """``common.reading_claim`` with the Fig. 5 experiments' defaults: the readings in the order
+    of the Fig. 5 grid (the declared order, primary first) and the setting named
+    :data:`FIG5_SETTING`."""
+    return common_reading_claim(cid, statement, rule, limits, runs, col, unit, setting=setting,
+                                order=list(fig5_grid()) if order is None else order, explanation=explanation,
+                                worst=worst, kind=kind, **kw)
 
 
 def _per_reading(df: pd.DataFrame, col: str, fmt: str = ".3g", **where) -> str:
@@ -165,16 +192,6 @@ def _per_reading(df: pd.DataFrame, col: str, fmt: str = ".3g", **where) -> str:
     present = list(dict.fromkeys(m["reading"]))
     order = [r for r in fig5_grid() if r in present] + [r for r in present if r not in fig5_grid()]
     return ", ".join(f"{r} {finite_mean(m.loc[m['reading'] == r, col]):{fmt}}" for r in order)
-
-
-def _write_readings(out: Path, name: str, df: pd.DataFrame, keys: list) -> str:
-    """The per-reading table of an experiment: means over seeds by reading and ``keys``."""
-    f = f"{name}_readings.csv"
-    cols = [c for c in df.columns if c not in ("seed", "reading", *keys) and pd.api.types.is_numeric_dtype(df[c])]
-    t = df.groupby(["reading", *keys], sort=False)[cols].mean().reset_index()
-    t.insert(2 + len(keys) - 1, "seeds", df.groupby(["reading", *keys], sort=False).size().to_numpy())
-    t.to_csv(out / f, index=False)
-    return f
 
 
 # Why the count claims miss (docs/fidelity/lesbcc.md, fig6), with the file that shows it.
@@ -207,49 +224,52 @@ FIG6_COUNTS = (("packets", "packets_sent", 167_762, "packets sent by the main so
                 "the bursty chain's 9-90, §3.1.3): in 9..90", "range", (9.0, 90.0), {}))
 
 
-def run_fig6(out: Path, seed: int, quick: bool = False) -> Result:
-    duration = 100.0 if quick else DURATION_S
-    seeds = _seeds(seed, quick)
-    grid = fig5_grid(quick)
-    # every (reading, seed) run goes through the studies runner (map_runs: in parallel under
-    # --jobs N) and the run cache (lesbcc-fig7 repeats the 56 ms window runs)
-    calls = [({"duration": duration, **kw}, s) for kw in grid.values() for s in seeds]
-    all_runs = map_runs(fig5_at, calls)
-    rows, first = [], None
-    for i, name in enumerate(grid):
-        runs = all_runs[i * len(seeds):(i + 1) * len(seeds)]
-        for s, run in zip(seeds, runs):
-            if first is None:
-                first = run
-            c = fig6_counts(run)
-            rows.append({"reading": name, "li2le_reading": _li2le_of(name), "seed": s, **c,
-                         "main_over_unicast": c["main_mean_bps"] / c["unicast_mean_bps"],
-                         "reductions_over_unicast": c["rate_reductions"] / c["unicast_rate_reductions_mean"]})
-        m = pd.DataFrame(rows)
-        m = m[m["reading"] == name]
-        _progress(f"lesbcc-fig6 RTT {name}: main {m['main_mean_bps'].mean() / 1e6:.3f} Mb/s, reductions "
-                  f"{m['rate_reductions'].mean():.1f}, LIs/LE {m['li_per_le'].mean():.2f}")
-    df = pd.DataFrame(rows)
+def _fig6_cases(quick: bool) -> list[Case]:
+    # every (reading, seed) run goes through the run cache (lesbcc-fig7 repeats the 56 ms window runs)
+    duration = _duration(quick)
+    return [Case({"kw": {"duration": duration, **kw}, "reading": name, "trace": i == 0 and k == 0}, seed=k)
+            for i, (name, kw) in enumerate(fig5_grid(quick).items()) for k in range(_n_seeds(quick))]
+
+
+def _fig6_measure(seed: int, kw: dict, reading: str, trace: bool) -> Any:
+    run = fig5_at(kw, seed)
+    c = fig6_counts(run)
+    row = {"reading": reading, "li2le_reading": _li2le_of(reading), "seed": seed, **c,
+           "main_over_unicast": c["main_mean_bps"] / c["unicast_mean_bps"],
+           "reductions_over_unicast": c["rate_reductions"] / c["unicast_rate_reductions_mean"]}
+    if not trace:
+        return {"row": row}
+    t, r = run["main_series"]
+    return Measured({"row": row, "drawn": _drawn(run), "les_per_receiver": run["les_per_receiver"].tolist(),
+                     "lis_per_receiver": run["lis_per_receiver"].tolist()},
+                    {"flows.csv": run["flows"], "main_rate.csv": pd.DataFrame({"time_s": t, "main_rate_bps": r})})
+
+
+def _fig6_table(rows: list[dict]) -> dict:
+    df = pd.DataFrame([r["row"] for r in rows])
     df["main_mbps"] = df["main_mean_bps"] / 1e6
-    df.to_csv(out / "counts_runs.csv", index=False)
     means = df.drop(columns=["seed", "li2le_reading"]).groupby("reading", sort=False).mean()
     paper = {"packets_sent": 167_762, "lis": 949, "les": 32, "rate_reductions": 12, "li_per_le": 949 / 32,
              "unicast_rate_reductions_mean": 12, "main_mbps": 1.0, "reductions_over_unicast": 1.0}
     table = means.T
     table["paper"] = [paper.get(k) for k in table.index]
-    table.rename_axis("quantity").to_csv(out / "counts.csv")
-    run = first
-    first["flows"].to_csv(out / "flows.csv", index=False)
-    t, r = run["main_series"]
-    pd.DataFrame({"time_s": t, "main_rate_bps": r}).to_csv(out / "main_rate.csv", index=False)
+    return {"counts.csv": table.rename_axis("quantity").reset_index(), "counts_runs.csv": df, "means": means,
+            "first": rows[0]}
+
+
+def _fig6_plot(tables: dict, out: Path) -> list[str]:
     fig, ax = figure(6, 3.6)
-    _rate_plot(ax, run)
+    _rate_plot(ax, tables["first"]["drawn"])
     ax.axhline(FAIR_BPS / 1e6, color="0.5", ls="--", lw=1, label="paper: fair share 1 Mb/s")
     ax.set_ylim(0, None)
-    ax.set_title(f"Fig. 6: main RM vs unicast LE-SBCC flows (Fig. 5 topology, seed {seeds[0]})")
+    ax.set_title(f"Fig. 6: main RM vs unicast LE-SBCC flows (Fig. 5 topology, seed {tables['first']['row']['seed']})")
     ax.legend(fontsize=7, loc="upper right")
-    files = save(fig, out, "fig6")
+    return save(fig, out, "fig6")
 
+
+def _fig6_claims(tables: dict) -> list[Claim]:
+    df = tables["counts_runs.csv"]
+    quick = len(set(df["reading"])) < len(fig5_grid())  # the quick form runs the primary delay only
     every = " (at every reading of Fig. 5's delays and LI2LE, each decided over seeds)"
     slot_why = ("LI2LE's slot reading passes more of the main source's LIs as LEs (les per reading "
                 f"{_per_reading(df, 'les', '.4g')}) while a unicast flow's one receiver adds only LEs inside the ATF "
@@ -280,11 +300,24 @@ def run_fig6(out: Path, seed: int, quick: bool = False) -> Result:
                 inconsistent(c, "§3.1.1 says the main flow averages close to its 1 Mb/s fair share; 167,762 packets "
                              "of 560 bytes in 450 s are 1.67 Mb/s, and 1 Mb/s for 450 s is 100,446 packets")
             claims.append(c)
-    params = {**FIG5, "receivers": SIM_RECEIVER, "duration_s": duration, "seeds": seeds, **_grid_params(grid),
-              "counts_mean": {k: means.loc[k].to_dict() for k in grid}, "paper_counts": PAPER_COUNTS,
-              "les_per_receiver_first_run": run["les_per_receiver"].tolist(),
-              "lis_per_receiver_first_run": run["lis_per_receiver"].tolist()}
-    return Result(params, claims, ["flows.csv", "main_rate.csv", "counts.csv", "counts_runs.csv", *files])
+    return claims
+
+
+def _fig6_params(quick: bool, seed: int) -> dict:
+    return {**FIG5, "receivers": SIM_RECEIVER, "duration_s": _duration(quick), "seeds": _seeds(seed, quick),
+            **_grid_params(fig5_grid(quick))}
+
+
+def _fig6_summary(tables: dict) -> dict:
+    means, first = tables["means"], tables["first"]
+    return {"counts_mean": {k: means.loc[k].to_dict() for k in means.index}, "paper_counts": PAPER_COUNTS,
+            "les_per_receiver_first_run": first["les_per_receiver"],
+            "lis_per_receiver_first_run": first["lis_per_receiver"]}
+
+
+FIG6 = Figure("lesbcc-fig6", PAPER, "Fig. 6 (§3.1.1)", "drop-to-zero avoidance on the Fig. 5 topology, with the "
+              "packet, LI, LE and reduction counts, at every reading of the delays and LI2LE", _fig6_cases,
+              _fig6_measure, _fig6_table, _fig6_claims, _fig6_plot, "", _fig6_params, summary=_fig6_summary)
 
 
 # ------------------------------------------------------------------------------------------
@@ -317,47 +350,62 @@ BEATEN_DOWN = 0.8
 FIG7_CLAIMED = ("(a) no LI2LE, no Max-LPRF", "(c) no LI2LE")
 
 
-def run_fig7(out: Path, seed: int, quick: bool = False) -> Result:
-    duration = 100.0 if quick else DURATION_S
-    seeds = _seeds(seed, quick)
+def _fig7_cases(quick: bool) -> list[Case]:
     grid = fig5_grid(quick)
-    rows, first = [], {}
+    cases = []
     for name, kw in FIG7_CASES:
         at = grid if name in FIG7_CLAIMED else {DELAY_PRIMARY: grid[DELAY_PRIMARY]}
-        # every reading's seeds go through the studies runner (map_runs: in parallel under --jobs N)
         # the full cascade is lesbcc-fig6's 56 ms window runs: main_kw None as there, one cache key
-        for rname, runs in runs_at(at, seeds, duration=duration, main_kw=kw or None).items():
-            for s, run in zip(seeds, runs):
-                uni = run["flows"][run["flows"]["kind"] == "lesbcc"]
-                st = run["main_stats"]
-                rows.append({"case": name, "reading": rname, "seed": s, "main_mean_bps": run["main_mean_bps"],
-                             "unicast_mean_bps": float(uni["mean_bps"].mean()),
-                             "ratio": run["main_mean_bps"] / float(uni["mean_bps"].mean()), "lis": st["lis"],
-                             "les": st["les"], "lprf_passed": st["lprf_passed"],
-                             "rate_reductions": st["rate_reductions"],
-                             "unicast_rate_reductions": float(uni["rate_reductions"].mean()),
-                             "main_srtt_mean": run["main_srtt_mean"]})
-                if rname == DELAY_PRIMARY:
-                    first.setdefault(name, run)
-            r = pd.DataFrame(rows)
-            r = r[(r["case"] == name) & (r["reading"] == rname)]
-            _progress(f"lesbcc-fig7 {name}, RTT {rname}: ratio {r['ratio'].mean():.2f}")
-    everything = pd.DataFrame(rows)
-    everything.to_csv(out / "fig7_runs.csv", index=False)
-    table = _write_readings(out, "fig7", everything, ["case"])
+        cases += _grid_cases(at, {"duration": _duration(quick), "main_kw": kw or None}, _n_seeds(quick),
+                             first=name != FIG7_CASES[0][0], case=name)
+    return cases
+
+
+def _fig7_measure(seed: int, kw: dict, reading: str, trace: bool, case: str) -> dict:
+    run = fig5_at(kw, seed)
+    uni = run["flows"][run["flows"]["kind"] == "lesbcc"]
+    st = run["main_stats"]
+    row = {"case": case, "reading": reading, "seed": seed, "main_mean_bps": run["main_mean_bps"],
+           "unicast_mean_bps": float(uni["mean_bps"].mean()),
+           "ratio": run["main_mean_bps"] / float(uni["mean_bps"].mean()), "lis": st["lis"],
+           "les": st["les"], "lprf_passed": st["lprf_passed"],
+           "rate_reductions": st["rate_reductions"],
+           "unicast_rate_reductions": float(uni["rate_reductions"].mean()),
+           "main_srtt_mean": run["main_srtt_mean"]}
+    return {"case": case, "row": row, "drawn": _drawn(run) if trace else None}
+
+
+def _fig7_table(rows: list[dict]) -> dict:
+    everything = pd.DataFrame([r["row"] for r in rows])
+    name, readings = _readings_table("fig7", everything, ["case"])
     df = everything[everything["reading"] == DELAY_PRIMARY]
-    df.drop(columns=["seed", "reading"]).groupby("case", sort=False).mean().to_csv(out / "fig7.csv")
+    return {"fig7.csv": df.drop(columns=["seed", "reading"]).groupby("case", sort=False).mean().reset_index(),
+            "fig7_runs.csv": everything, name: readings, "readings_table": name,
+            "drawn": {c: _traced(rows, case=c) for c, _ in FIG7_CASES[1:]}}
+
+
+def _fig7_plot(tables: dict, out: Path) -> list[str]:
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.4), dpi=120, sharey=True)
     for ax, (name, _) in zip(axes, FIG7_CASES[1:]):
-        _rate_plot(ax, first[name], others=2)
+        _rate_plot(ax, tables["drawn"][name], others=2)
         ax.axhline(FAIR_BPS / 1e6, color="0.5", ls="--", lw=1)
         ax.set_title(name, fontsize=9)
         ax.grid(True, alpha=0.3)
     axes[0].set_ylim(0, None)
     axes[0].legend(fontsize=7)
-    files = save(fig, out, "fig7")
-    by = {name: df[df["case"] == name]["ratio"].to_numpy() for name, _ in FIG7_CASES}
+    return save(fig, out, "fig7")
+
+
+def _fig7_by(tables: dict) -> dict:
+    df = tables["fig7_runs.csv"]
+    df = df[df["reading"] == DELAY_PRIMARY]
+    return {name: df[df["case"] == name]["ratio"].to_numpy() for name, _ in FIG7_CASES}
+
+
+def _fig7_claims(tables: dict) -> list[Claim]:
+    everything, table = tables["fig7_runs.csv"], tables["readings_table"]
+    by = _fig7_by(tables)
     _, full_lo, _ = t_interval(by["full cascade"])
     claims = [with_seed_interval(at_least("full-not-beaten-down", "control: the full cascade clears fig6's bar on the same "
                                       "runs (main / unicast mean rate, 56 ms, mean over seeds)", BEATEN_DOWN,
@@ -377,14 +425,28 @@ def run_fig7(out: Path, seed: int, quick: bool = False) -> Result:
         claims.append(at_most(f"worse-than-full-{tag}", f"{name}: the case's 95 % t-interval lies below the full "
                               "cascade's (56 ms; upper end of the case's interval; bound: lower end of the full "
                               "cascade's)", round(full_lo, 4), hi, "ratio", kind="derived"))
+    return claims
+
+
+def _fig7_params(quick: bool, seed: int) -> dict:
+    return {**FIG5, "duration_s": _duration(quick), "seeds": _seeds(seed, quick), "cases": [c for c, _ in FIG7_CASES],
+            **_grid_params(fig5_grid(quick)), "cases_at_every_reading": list(FIG7_CLAIMED),
+            "beaten_down_below": BEATEN_DOWN}
+
+
+def _fig7_summary(tables: dict) -> dict:
+    df = tables["fig7_runs.csv"]
+    df = df[df["reading"] == DELAY_PRIMARY]
     a = df[df["case"] == FIG7_CASES[1][0]].reset_index(drop=True)
     b = df[df["case"] == FIG7_CASES[2][0]].reset_index(drop=True)
     same = int(((a["rate_reductions"] == b["rate_reductions"]) & np.isclose(a["main_mean_bps"], b["main_mean_bps"])).sum())
-    return Result({**FIG5, "duration_s": duration, "seeds": seeds, "cases": [c for c, _ in FIG7_CASES],
-                   **_grid_params(grid), "cases_at_every_reading": list(FIG7_CLAIMED),
-                   "beaten_down_below": BEATEN_DOWN, "b_runs_identical_to_a": f"{same} of {len(a)}",
-                   "mean_ratio": {k: finite_mean(v) for k, v in by.items()}},
-                  claims, ["fig7.csv", "fig7_runs.csv", table, *files])
+    return {"b_runs_identical_to_a": f"{same} of {len(a)}",
+            "mean_ratio": {k: finite_mean(v) for k, v in _fig7_by(tables).items()}}
+
+
+FIG7 = Figure("lesbcc-fig7", PAPER, "Fig. 7 (§3.1.2)", "removing LI2LE and/or Max-LPRF: the multicast flow is beaten "
+              "down", _fig7_cases, _fig7_measure, _fig7_table, _fig7_claims, _fig7_plot, "", _fig7_params,
+              summary=_fig7_summary)
 
 
 # fig10 (c)'s "high p_li/p_le ratios (9-90)" are read on the paper's own low-p_li region, the
@@ -401,36 +463,56 @@ MC_N = MC_N_READINGS[0]
 N_SETTING = "the chain's N"
 
 
-def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
-    n = 200 if quick else MC_N
-    ps_nb = np.linspace(0.005, 0.6, 25 if quick else 120)
-    ps_b = np.logspace(-5, np.log10(0.6), 25 if quick else 120)
-    n_readings = (MC_N, 100) if quick else MC_N_READINGS
-    frames = []
-    for nn in sorted(set(n_readings) | {n}):
-        nb = [markov_ratio(float(p), nn, False) for p in ps_nb]
-        bu = [markov_ratio(float(p), nn, True) for p in ps_b]
-        frames += [pd.DataFrame({"N": nn, "model": "non-bursty", "p": ps_nb, "p_li": [a for a, _ in nb],
-                                 "ratio": [b for _, b in nb]}),
-                   pd.DataFrame({"N": nn, "model": "bursty", "p": ps_b, "p_li": [a for a, _ in bu],
-                                 "ratio": [b for _, b in bu]})]
-    df = pd.concat(frames)
-    df.to_csv(out / "fig10.csv", index=False)
+def _fig10_setup(quick: bool) -> tuple[int, np.ndarray, np.ndarray, tuple, int]:
+    """N of the Monte Carlo, the p grids (non-bursty, bursty), N's readings and the rounds."""
+    return ((200 if quick else MC_N), np.linspace(0.005, 0.6, 25 if quick else 120),
+            np.logspace(-5, np.log10(0.6), 25 if quick else 120), ((MC_N, 100) if quick else MC_N_READINGS),
+            (20_000 if quick else MC_ROUNDS))
+
+
+def _fig10_cases(quick: bool) -> list[Case]:
+    """The chain at every N (the readings and the Monte Carlo's), then the Monte Carlo at each
+    point (its stream: the experiment's seed, the point; ``seed=0``: every case gets the
+    experiment's seed)."""
+    n, ps_nb, ps_b, n_readings, rounds = _fig10_setup(quick)
+    cases = [Case({"kind": "chain", "n": nn, "ps_nb": ps_nb, "ps_b": ps_b, "n_readings": n_readings}, seed=0)
+             for nn in sorted(set(n_readings) | {n})]
+    cases += [Case({"kind": "monte carlo", "n": n, "model": model, "j": j, "p": p, "rounds": rounds}, seed=0)
+              for model, ps in MC_POINTS.items() for j, p in enumerate(ps)]
+    return cases
+
+
+def _fig10_measure(seed: int, kind: str, n: int, ps_nb=None, ps_b=None, n_readings: tuple = (), model: str = "",
+                   j: int = 0, p: float = 0.0, rounds: int = 0) -> Any:
+    if kind == "chain":
+        nb = [markov_ratio(float(x), n, False) for x in ps_nb]
+        bu = [markov_ratio(float(x), n, True) for x in ps_b]
+        return {"n_readings": n_readings,
+                "frames": [pd.DataFrame({"N": n, "model": "non-bursty", "p": ps_nb, "p_li": [a for a, _ in nb],
+                                         "ratio": [b for _, b in nb]}),
+                           pd.DataFrame({"N": n, "model": "bursty", "p": ps_b, "p_li": [a for a, _ in bu],
+                                         "ratio": [b for _, b in bu]})]}
     # Monte Carlo against the analytic chain at N = n
-    rounds = 20_000 if quick else MC_ROUNDS
-    mc_rows = []
-    for model, ps in MC_POINTS.items():
-        for j, p in enumerate(ps):
-            bursty = model == "bursty"
-            a_li, a_ratio = markov_ratio(p, n, bursty)
-            m_li, m_ratio, m_x = markov_monte_carlo(p, n, bursty, rounds, seed * 100 + j + (50 if bursty else 0))
-            xs, ss, _ = markov_stationary(p, n)
-            mc_rows.append({"model": model, "p": p, "N": n, "rounds": rounds, "analytic_p_li": a_li,
-                            "analytic_ratio": a_ratio, "mc_p_li": m_li, "mc_ratio": m_ratio,
-                            "analytic_mean_state": float((xs * ss).sum()), "mc_mean_state": m_x,
-                            "rel_diff": abs(m_ratio - a_ratio) / a_ratio})
-    mc = pd.DataFrame(mc_rows)
-    mc.to_csv(out / "fig10_monte_carlo.csv", index=False)
+    bursty = model == "bursty"
+    a_li, a_ratio = markov_ratio(p, n, bursty)
+    m_li, m_ratio, m_x = markov_monte_carlo(p, n, bursty, rounds, seed * 100 + j + (50 if bursty else 0))
+    xs, ss, _ = markov_stationary(p, n)
+    return {"model": model, "p": p, "N": n, "rounds": rounds, "analytic_p_li": a_li,
+            "analytic_ratio": a_ratio, "mc_p_li": m_li, "mc_ratio": m_ratio,
+            "analytic_mean_state": float((xs * ss).sum()), "mc_mean_state": m_x,
+            "rel_diff": abs(m_ratio - a_ratio) / a_ratio}
+
+
+def _fig10_table(rows: list[dict]) -> dict:
+    chains = [r for r in rows if "frames" in r]
+    return {"fig10.csv": pd.concat([f for r in chains for f in r["frames"]]),
+            "fig10_monte_carlo.csv": pd.DataFrame([r for r in rows if "frames" not in r]),
+            "n_readings": chains[0]["n_readings"]}
+
+
+def _fig10_plot(tables: dict, out: Path) -> list[str]:
+    df, mc = tables["fig10.csv"], tables["fig10_monte_carlo.csv"]
+    n = int(mc["N"].iloc[0])
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.4), dpi=120)
     for nn in sorted(df["N"].unique()):
@@ -455,11 +537,17 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
         ax.set_ylabel("p_li / p_le")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=6)
-    files = save(fig, out, "fig10")
+    return save(fig, out, "fig10")
+
+
+def _fig10_per_n(tables: dict) -> tuple[dict, float]:
+    """Per reading of N, the statistics the claims read; and the LI probability of §3.1.1's
+    simulation."""
+    df = tables["fig10.csv"]
     # the bursty ratio at the LI probability of §3.1.1's simulation (949 LIs / 167,762 packets)
     p_sim = 949 / 167_762
     per_n = {}
-    for nn in n_readings:
+    for nn in tables["n_readings"]:
         a = df[(df["model"] == "non-bursty") & (df["N"] == nn)]
         b = df[(df["model"] == "bursty") & (df["N"] == nn)]
         order = np.argsort(b["p_li"].to_numpy())
@@ -468,6 +556,20 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
                      "low_min": float(region["ratio"].min()) if len(region) else float("nan"),
                      "low_max": float(region["ratio"].max()) if len(region) else float("nan"),
                      "at_p_sim": float(np.interp(p_sim, b["p_li"].to_numpy()[order], b["ratio"].to_numpy()[order]))}
+    return per_n, p_sim
+
+
+def _fig10_at9(tables: dict) -> float:
+    """The bursty chain's p_li where its ratio is 9, at the Monte Carlo's N."""
+    df, n = tables["fig10.csv"], int(tables["fig10_monte_carlo.csv"]["N"].iloc[0])
+    b = df[(df["model"] == "bursty") & (df["N"] == n)].sort_values("p_li")
+    return float(np.interp(-9.0, -b["ratio"].to_numpy(), b["p_li"].to_numpy()))  # the ratio falls as p_li grows
+
+
+def _fig10_claims(tables: dict) -> list[Claim]:
+    mc, n_readings = tables["fig10_monte_carlo.csv"], tables["n_readings"]
+    n, rounds = int(mc["N"].iloc[0]), int(mc["rounds"].iloc[0])
+    per_n, _ = _fig10_per_n(tables)
     r10 = {f"N={k}": markov_ratio(0.10, k, False)[1] for k in n_readings}
     claims = [
         over_readings(at_most, {f"N={k}": v["nonbursty_max"] for k, v in per_n.items()}, "nonbursty-max",
@@ -494,8 +596,7 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
                 "analytic p_li / p_le at 8 points (largest relative difference)", MC_REL_TOL,
                 float(mc["rel_diff"].max()), "fraction", kind="sanity"),
     ]
-    b = df[(df["model"] == "bursty") & (df["N"] == n)].sort_values("p_li")
-    at9 = float(np.interp(-9.0, -b["ratio"].to_numpy(), b["p_li"].to_numpy()))  # the ratio falls as p_li grows
+    at9 = _fig10_at9(tables)
     for c in claims:  # analysis claims: the cause is still said where one does not hold
         if c.holds:
             continue
@@ -507,12 +608,26 @@ def run_fig10(out: Path, seed: int, quick: bool = False) -> Result:
             c.explanation = ("the low-p_li end grows with N: as p → 0 the chain sits at state N and a burst loses a "
                              "fixed share of N packets, so the region's largest ratio scales with N (fig10.csv, "
                              "column N)")
-    params = {"N": n, "N_readings": list(n_readings),
-              "open_settings": {N_SETTING: [f"N={k}" for k in n_readings]}, "p_nonbursty": [float(ps_nb[0]), float(ps_nb[-1])],
-              "p_bursty": [float(ps_b[0]), float(ps_b[-1])], "p_li_region": list(FIG10_LOW_REGION), "p_sim": p_sim,
-              "per_N": {str(k): v for k, v in per_n.items()}, "monte_carlo_rounds": rounds,
-              "bursty_p_li_at_ratio_9": at9}
-    return Result(params, claims, ["fig10.csv", "fig10_monte_carlo.csv", *files])
+    return claims
+
+
+def _fig10_params(quick: bool, seed: int) -> dict:
+    n, ps_nb, ps_b, n_readings, rounds = _fig10_setup(quick)
+    return {"N": n, "N_readings": list(n_readings), "open_settings": {N_SETTING: [f"N={k}" for k in n_readings]},
+            "p_nonbursty": [float(ps_nb[0]), float(ps_nb[-1])], "p_bursty": [float(ps_b[0]), float(ps_b[-1])],
+            "p_li_region": list(FIG10_LOW_REGION)}
+
+
+def _fig10_summary(tables: dict) -> dict:
+    per_n, p_sim = _fig10_per_n(tables)
+    return {"p_sim": p_sim, "per_N": {str(k): v for k, v in per_n.items()},
+            "monte_carlo_rounds": int(tables["fig10_monte_carlo.csv"]["rounds"].iloc[0]),
+            "bursty_p_li_at_ratio_9": _fig10_at9(tables)}
+
+
+FIG10 = Figure("lesbcc-fig10", PAPER, "Fig. 10 (§3.1.3)", "Markov chain: p_li / p_le, non-bursty and bursty, at every "
+               "reading of N, and a Monte Carlo of the chain (analysis: no simulator)", _fig10_cases, _fig10_measure,
+               _fig10_table, _fig10_claims, _fig10_plot, "", _fig10_params, summary=_fig10_summary)
 
 
 # ------------------------------------------------------------------------------------------
@@ -530,44 +645,50 @@ LI2LE_PS = (0.05, 0.10, 0.20)
 LI2LE_TOL = 0.10
 
 
-def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
-    ns = [1, 11, 101, 1001, 10001] if quick else [1, 11, 101, 1001, 2501, 5001, 7501, 10001]
-    seeds = 3 if quick else 10
-    rows = []
+def _fig12_setup(quick: bool) -> tuple[list[int], int]:
+    """The receiver counts and the runs per point."""
+    return ([1, 11, 101, 1001, 10001] if quick else [1, 11, 101, 1001, 2501, 5001, 7501, 10001]), (3 if quick else 10)
+
+
+def _fig12_cases(quick: bool) -> list[Case]:
+    """The cascade driven at every LI2LE reading, worst loss and receiver count, then LI2LE's LIs
+    per LE with one receiver. The drive's seeds are the experiment's times 1000 plus the run's
+    index (plus 500 for the LI2LE runs): ``seed=0``, every case gets the experiment's seed."""
+    ns, seeds = _fig12_setup(quick)
+    cases = [Case({"kind": "level", "reading": reading, "loss": worst, "n": n, "k": k}, seed=0)
+             for reading in LI2LE_READINGS for worst in (0.10, 0.20) for n in ns for k in range(seeds)]
+    cases += [Case({"kind": "li2le", "reading": reading, "loss": p, "n": 1, "k": k}, seed=0)
+              for reading in LI2LE_READINGS for p in LI2LE_PS for k in range(seeds)]
+    return cases
+
+
+def _fig12_measure(seed: int, kind: str, reading: str, loss: float, n: int, k: int) -> dict:
     t0 = time.perf_counter()
-    for reading in LI2LE_READINGS:
-        for worst in (0.10, 0.20):
-            for n in ns:
-                for k in range(seeds):
-                    r = lesbcc_synthetic([(1, worst, FIG12_RTT_S), (n - 1, 0.02, FIG12_RTT_S)], FIG12_PACKETS,
-                                         seed * 1000 + k, li2le_reading=reading)
-                    rows.append({"li2le_reading": reading, "worst_loss": worst, "receivers": n,
-                                 "seed": seed * 1000 + k, "lis": r["lis"], "les": r["les"],
-                                 "les_passed": r["lprf_passed"], "rate_reductions": r["rate_reductions"],
-                                 "worst_les": int(r["les_per_receiver"][0]), "mean_rate_bps": r["mean_rate_bps"]})
-            _progress(f"lesbcc-fig12 {reading}, worst {worst:.0%}: done ({time.perf_counter() - t0:.1f} s)")
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "fig12_runs.csv", index=False)
+    if kind == "level":
+        r = lesbcc_synthetic([(1, loss, FIG12_RTT_S), (n - 1, 0.02, FIG12_RTT_S)], FIG12_PACKETS,
+                             seed * 1000 + k, li2le_reading=reading)
+        row = {"li2le_reading": reading, "worst_loss": loss, "receivers": n,
+               "seed": seed * 1000 + k, "lis": r["lis"], "les": r["les"],
+               "les_passed": r["lprf_passed"], "rate_reductions": r["rate_reductions"],
+               "worst_les": int(r["les_per_receiver"][0]), "mean_rate_bps": r["mean_rate_bps"]}
+    else:
+        r = lesbcc_synthetic([(1, loss, FIG12_RTT_S)], FIG12_PACKETS, seed * 1000 + 500 + k, li2le_reading=reading)
+        x = r["mean_rate_bps"] * r["final_srtt_s"] / (PACKET_BYTES * 8)
+        row = {"li2le_reading": reading, "p": loss, "seed": seed * 1000 + 500 + k, "lis": r["lis"],
+               "les": r["les"], "x": x, "mean_rate_bps": r["mean_rate_bps"], "srtt_s": r["final_srtt_s"]}
+    return {"kind": kind, "row": row, "wall_s": time.perf_counter() - t0}
+
+
+def _fig12_table(rows: list[dict]) -> dict:
+    df = pd.DataFrame([r["row"] for r in rows if r["kind"] == "level"])
     agg = df.groupby(["li2le_reading", "worst_loss", "receivers"], sort=False).agg(
         mean=("les_passed", "mean"), std=("les_passed", "std"), count=("les_passed", "size"),
         worst_les=("worst_les", "mean"), lis=("lis", "mean")).reset_index()
     # 99 % confidence half-width, Student's t with n − 1 degrees of freedom (the paper's 99 % intervals)
     agg["ci99"] = [t_quantile(0.99, int(c)) * (s if np.isfinite(s) else 0.0) / np.sqrt(c) if c >= 2 else 0.0
                    for s, c in zip(agg["std"], agg["count"])]
-    agg.to_csv(out / "fig12.csv", index=False)
     # LI2LE's LIs per LE, one receiver, both readings
-    li_rows = []
-    for reading in LI2LE_READINGS:
-        for p in LI2LE_PS:
-            for k in range(seeds):
-                r = lesbcc_synthetic([(1, p, FIG12_RTT_S)], FIG12_PACKETS, seed * 1000 + 500 + k,
-                                     li2le_reading=reading)
-                x = r["mean_rate_bps"] * r["final_srtt_s"] / (PACKET_BYTES * 8)
-                li_rows.append({"li2le_reading": reading, "p": p, "seed": seed * 1000 + 500 + k, "lis": r["lis"],
-                                "les": r["les"], "x": x, "mean_rate_bps": r["mean_rate_bps"],
-                                "srtt_s": r["final_srtt_s"]})
-    li = pd.DataFrame(li_rows)
-    li.to_csv(out / "li2le_runs.csv", index=False)
+    li = pd.DataFrame([r["row"] for r in rows if r["kind"] == "li2le"])
     li_agg = li.groupby(["li2le_reading", "p"], sort=False).agg(lis=("lis", "sum"), les=("les", "sum"),
                                                                  x=("x", "mean")).reset_index()
     li_agg["measured"] = li_agg["lis"] / li_agg["les"]
@@ -575,7 +696,12 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
     li_agg["chain_rounds"] = li_agg["p"] * li_agg["x"] / (1 - (1 - li_agg["p"]) ** li_agg["x"])
     li_agg["predicted"] = np.where(li_agg["li2le_reading"] == "slot", li_agg["chain_rounds"],
                                    li_agg["window_1_plus_px"])
-    li_agg.to_csv(out / "li2le.csv", index=False)
+    return {"fig12.csv": agg, "fig12_runs.csv": df, "li2le.csv": li_agg, "li2le_runs.csv": li,
+            "run_s": round(sum(r["wall_s"] for r in rows), 2)}
+
+
+def _fig12_plot(tables: dict, out: Path) -> list[str]:
+    agg = tables["fig12.csv"]
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.4), dpi=120)
     for ax, worst, expect in zip(axes, (0.10, 0.20), (500, 1000)):
@@ -591,7 +717,12 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
         ax.set_title(f"({'a' if worst == 0.1 else 'b'}) worst receiver {worst:.0%}, others 2 %")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-    files = save(fig, out, "fig12")
+    return save(fig, out, "fig12")
+
+
+def _fig12_claims(tables: dict) -> list[Claim]:
+    agg, li_agg = tables["fig12.csv"], tables["li2le.csv"]
+    ns = list(dict.fromkeys(tables["fig12_runs.csv"]["receivers"].tolist()))
     claims = []
     for worst, lo, hi, paper in ((0.10, 500, 520, 510), (0.20, 950, 1050, 1000)):
         per = {r: agg[(agg["worst_loss"] == worst) & (agg["li2le_reading"] == r)] for r in LI2LE_READINGS}
@@ -601,20 +732,20 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
                           setting="LI2LE")
         pred = float(li_agg[(li_agg["li2le_reading"] == "window") & np.isclose(li_agg["p"], worst)]["predicted"].iloc[0])
         lis_worst = worst * FIG12_PACKETS
-        claims.append(_explain(c, f"the paper divides {lis_worst:.0f} LIs by 1.2, the chain's ratio for fixed rounds; "
+        claims.append(explain(c, f"the paper divides {lis_worst:.0f} LIs by 1.2, the chain's ratio for fixed rounds; "
                                   "LI2LE's window reading (Appendix A) opens its window at the LI it passes, so LIs per "
                                   f"LE = 1 + p·x = {pred:.2f}, and {lis_worst:.0f} / {pred:.2f} = "
                                   f"{lis_worst / pred:.0f} LEs, short of the paper's level; the slot reading, "
                                   "the chain's fixed rounds, gives the paper's level (fig12.csv: mean by li2le_reading; "
                                   "li2le.csv: measured, window_1_plus_px, chain_rounds)"))
         flat = {r: float(a["mean"].max() - a["mean"].min()) / float(a["mean"].mean()) for r, a in per.items()}
-        claims.append(_explain(over_readings(
+        claims.append(explain(over_readings(
             at_most, flat, f"flat-{pct}pct", f"worst at {worst:.0%}: flat from 1 to {ns[-1]} receivers ((max − min) / "
             "mean of the per-size means), at every LI2LE reading", 0.1, None, "fraction", kind="paper",
             setting="LI2LE"), "the LEs passed move with the receiver count at some reading (fig12.csv: mean by "
             "li2le_reading, worst_loss and receivers)"))
         ratio = {r: float((a["mean"] / a["worst_les"]).mean()) for r, a in per.items()}
-        claims.append(_explain(over_readings(
+        claims.append(explain(over_readings(
             in_range, ratio, f"tracks-worst-{pct}pct", f"worst at {worst:.0%}: LEs passed ≈ the LEs the worst receiver "
             "generated (passed / worst receiver's LEs, 1 ± 0.1), at every LI2LE reading", 0.9, 1.1, None, "ratio",
             kind="paper", setting="LI2LE"), "Max-LPRF passes more or fewer LEs than the worst receiver makes at some "
@@ -631,13 +762,26 @@ def run_fig12(out: Path, seed: int, quick: bool = False) -> Result:
                                  f"{r.p:.0%} loss: LIs per LE ≈ the chain's p·x / (1 − (1 − p)^x) (x = {r.x:.2f} "
                                  "packets per SRTT; measured / predicted)", 1.0, r.measured / r.predicted, "ratio",
                                  rel_tol=LI2LE_TOL, kind="derived"))
-    params = {"receivers": ns, "seeds_per_point": seeds, "packets": FIG12_PACKETS, "rtt_s": FIG12_RTT_S,
-              "others_loss": 0.02, "open_settings": {"LI2LE": list(LI2LE_READINGS)},
-              "method": "direct drive of the source cascade (lesbcc_synthetic): §3.1.4's set-up "
-              "(one router, constant RTTs, independent uniform losses, no aggregation), each loss one LI after the RTT",
-              "interval": "99 % Student-t", "li2le": li_agg.to_dict("records"),
-              "run_s": round(time.perf_counter() - t0, 2)}
-    return Result(params, claims, ["fig12.csv", "fig12_runs.csv", "li2le.csv", "li2le_runs.csv", *files])
+    return claims
+
+
+def _fig12_params(quick: bool, seed: int) -> dict:
+    ns, seeds = _fig12_setup(quick)
+    return {"receivers": ns, "seeds_per_point": seeds, "packets": FIG12_PACKETS, "rtt_s": FIG12_RTT_S,
+            "others_loss": 0.02, "open_settings": {"LI2LE": list(LI2LE_READINGS)},
+            "method": "direct drive of the source cascade (lesbcc_synthetic): §3.1.4's set-up "
+            "(one router, constant RTTs, independent uniform losses, no aggregation), each loss one LI after the RTT",
+            "interval": "99 % Student-t"}
+
+
+def _fig12_summary(tables: dict) -> dict:
+    # run_s: the drive's time summed over its runs
+    return {"li2le": tables["li2le.csv"].to_dict("records"), "run_s": tables["run_s"]}
+
+
+FIG12 = Figure("lesbcc-fig12", PAPER, "Fig. 12 (§3.1.4), Appendix A", "1 to 10,001 receivers: LEs passed stay at the "
+               "worst receiver's (direct drive of the cascade); LI2LE's 1 + p·x LIs per LE", _fig12_cases,
+               _fig12_measure, _fig12_table, _fig12_claims, _fig12_plot, "", _fig12_params, summary=_fig12_summary)
 
 
 # TCP's receiver window: the paper does not give one. castlab's TCP default is unlimited (cwnd
@@ -666,45 +810,60 @@ def _fig13_row(run: dict, wname: str, case: str, reading: str, s: int) -> dict:
             "tcp_timeouts": int(tcp["timeouts"].sum()), "wall_s": run["wall_s"]}
 
 
-def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
-    duration = 100.0 if quick else DURATION_S
-    warm = 20.0
-    seeds = _seeds(seed, quick)
+FIG13_WARM_S = 20.0
+
+
+def _fig13_cases(quick: bool) -> list[Case]:
     grid = fig5_grid(quick)
-    import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(2, 2, figsize=(11, 6.4), dpi=120, sharey=True)
-    rows = []
-    for wi, (wname, rwnd) in enumerate(TCP_WINDOWS.items()):
+    cases = []
+    for wname, rwnd in TCP_WINDOWS.items():
         # the paper's set-up (unlimited window) runs at every delay reading; the ns-2 variant at 56 ms
         at = grid if rwnd is None else {DELAY_PRIMARY: grid[DELAY_PRIMARY]}
+        for case in ("a", "b"):
+            cases += _grid_cases(at, {"duration": _duration(quick), "tcp": "one" if case == "a" else "all",
+                                      "warmup": FIG13_WARM_S, "tcp_rwnd_bytes": rwnd}, _n_seeds(quick),
+                                 tcp_window=wname, case=case)
+    return cases
+
+
+def _fig13_measure(seed: int, kw: dict, reading: str, trace: bool, tcp_window: str, case: str) -> dict:
+    run = fig5_at(kw, seed)
+    return {"tcp_window": tcp_window, "case": case, "row": _fig13_row(run, tcp_window, case, reading, seed),
+            "drawn": {**_drawn(run), "line": worst_le_line(run)[0]} if trace else None}
+
+
+def _fig13_table(rows: list[dict]) -> dict:
+    everything = pd.DataFrame([r["row"] for r in rows])
+    walls = _pop_wall(everything)
+    name, readings = _readings_table("fig13", everything, ["tcp_window", "case"])
+    runs56 = everything[everything["reading"] == DELAY_PRIMARY]
+    fig13 = runs56.drop(columns=["seed", "reading"]).groupby(["tcp_window", "case"], sort=False).mean().reset_index()
+    return {"fig13.csv": fig13, "fig13_runs.csv": everything, name: readings, "readings_table": name,
+            "walls": walls, "seed": int(everything["seed"].iloc[0]),
+            "drawn": {(w, c): _traced(rows, tcp_window=w, case=c) for w in TCP_WINDOWS for c in ("a", "b")}}
+
+
+def _fig13_plot(tables: dict, out: Path) -> list[str]:
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(2, 2, figsize=(11, 6.4), dpi=120, sharey=True)
+    for wi, wname in enumerate(TCP_WINDOWS):
         for ci, case in enumerate(("a", "b")):
-            # every reading's seeds go through the studies runner (map_runs: in parallel under --jobs N)
-            by_reading = runs_at(at, seeds, duration=duration, tcp="one" if case == "a" else "all", warmup=warm,
-                                  tcp_rwnd_bytes=rwnd)
-            for rname, runs in by_reading.items():
-                per = [_fig13_row(run, wname, case, rname, s) for s, run in zip(seeds, runs)]
-                rows += per
-                d = pd.DataFrame(per)
-                _progress(f"lesbcc-fig13 ({case}, {wname}, RTT {rname}): main/TCP {d['ratio'].mean():.2f}, TCP/line "
-                          f"{d['tcp_over_line'].mean():.2f}")
-            run = by_reading[DELAY_PRIMARY][0]
-            line = worst_le_line(run)[0]
+            run = tables["drawn"][(wname, case)]
+            line = run["line"]
             ax = axes[wi, ci]
             _rate_plot(ax, run, others=2, kind="tcp")
             if np.isfinite(line):
                 ax.axhline(line / 1e6, color="0.4", ls="--", lw=1, label="1.22·MSS/(RTT·√p_le)")
             ax.set_title(f"({case}) {'one TCP in set 4' if case == 'a' else 'all unicast flows TCP Reno'}, "
-                         f"TCP {wname}, seed {seeds[0]}", fontsize=9)
+                         f"TCP {wname}, seed {tables['seed']}", fontsize=9)
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize=7)
-    everything = pd.DataFrame(rows)
-    walls = _pop_wall(everything)
-    everything.to_csv(out / "fig13_runs.csv", index=False)
-    table = _write_readings(out, "fig13", everything, ["tcp_window", "case"])
-    runs56 = everything[everything["reading"] == DELAY_PRIMARY]
-    runs56.drop(columns=["seed", "reading"]).groupby(["tcp_window", "case"], sort=False).mean().to_csv(out / "fig13.csv")
     axes[0, 0].set_ylim(0, None)
-    files = save(fig, out, "fig13")
+    return save(fig, out, "fig13")
+
+
+def _fig13_claims(tables: dict) -> list[Claim]:
+    everything, table = tables["fig13_runs.csv"], tables["readings_table"]
     claims = []
     for wname, rwnd in TCP_WINDOWS.items():
         for case in ("a", "b"):
@@ -744,11 +903,24 @@ def run_fig13(out: Path, seed: int, quick: bool = False) -> Result:
                 claims.append(with_seed_interval(within(f"line-tcp-{tag}", line_tcp + " (56 ms, mean over seeds)", 1.0,
                                                     finite_mean(d["tcp_over_line"]), "ratio", rel_tol=0.5, kind="variant"),
                                              d["tcp_over_line"]))
-    return Result({**FIG5, "duration_s": duration, "warmup_s": warm, "seeds": seeds, "run_wall_s": walls,
-                   **_grid_params(grid),
-                   "tcp": "Reno, MSS 520 + 40 header bytes", "tcp_windows": TCP_WINDOWS,
-                   "line": "1.22·MSS/(RTT·√p_le), p_le = worst receiver's LEs / main packets, RTT = main mean SRTT"},
-                  claims, ["fig13.csv", "fig13_runs.csv", table, *files])
+    return claims
+
+
+def _walls_summary(tables: dict) -> dict:
+    """The runs' wall-clock times (``_pop_wall``)."""
+    return {"run_wall_s": tables["walls"]}
+
+
+def _fig13_params(quick: bool, seed: int) -> dict:
+    return {**FIG5, "duration_s": _duration(quick), "warmup_s": FIG13_WARM_S, "seeds": _seeds(seed, quick),
+            **_grid_params(fig5_grid(quick)),
+            "tcp": "Reno, MSS 520 + 40 header bytes", "tcp_windows": TCP_WINDOWS,
+            "line": "1.22·MSS/(RTT·√p_le), p_le = worst receiver's LEs / main packets, RTT = main mean SRTT"}
+
+
+FIG13 = Figure("lesbcc-fig13", PAPER, "Fig. 13 (§3.2)", "TCP friendliness: one / all unicast flows TCP Reno",
+               _fig13_cases, _fig13_measure, _fig13_table, _fig13_claims, _fig13_plot, "", _fig13_params,
+               summary=_walls_summary, phase_s=PHASE_FIG5)
 
 
 def fig14_converges_claim(pair: pd.DataFrame, explanation: str = "") -> Claim:
@@ -764,41 +936,55 @@ def fig14_converges_claim(pair: pd.DataFrame, explanation: str = "") -> Claim:
                          (0.0,), d, "red_minus_half_droptail_converge_s", "s, difference", explanation)
 
 
-def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
-    duration = 100.0 if quick else DURATION_S
-    warm = 20.0
-    seeds = _seeds(seed, quick)
+FIG14_WARM_S = 20.0
+
+
+def _fig14_cases(quick: bool) -> list[Case]:
+    """Fig. 13 (a)'s set-up under DropTail and RED at every reading; then, for the convergence
+    claim's ablation (56 ms only), the same runs with the source's initial RTT estimate at 100 ms
+    instead of §5.2.1's 200 ms (near RED's level rather than DropTail's)."""
     grid = fig5_grid(quick)
-    rows, first = [], {}
+    cases = []
+    for q in ("droptail", "red"):
+        cases += _grid_cases(grid, {"duration": _duration(quick), "tcp": "one", "queue": q, "warmup": FIG14_WARM_S},
+                             _n_seeds(quick), queue=q, ablation=False)
+    for q in ("droptail", "red"):
+        cases += [Case({"kw": {"duration": _duration(quick), "tcp": "one", "queue": q, "warmup": FIG14_WARM_S,
+                               "main_kw": {"initial_srtt": 0.1}}, "reading": DELAY_PRIMARY, "trace": False,
+                        "queue": q, "ablation": True}, seed=k) for k in range(_n_seeds(quick))]
+    return cases
+
+
+def _fig14_measure(seed: int, kw: dict, reading: str, trace: bool, queue: str, ablation: bool) -> dict:
+    warm = FIG14_WARM_S
+    if ablation:  # not through the run cache, as no other experiment repeats it
+        run = fig5_run(seed, **kw)
+        t, sr = run["main_srtt_series"]
+        return {"ablation": True, "row": {"queue": queue, "seed": seed, "initial_srtt_s": 0.1,
+                                          "srtt_converge_s": converge_time(t, sr, initial=0.1),
+                                          "main_srtt_mean": float(np.mean(sr[t >= warm])) if (t >= warm).any()
+                                          else float("nan")}}
     # Convergence is measured from t = 0: before its first RTT sample the source holds its initial
     # estimate (§5.2.1's 200 ms, LesbccConfig's default), so a late first sample is late
     # convergence (rule fixed before these runs; the paper's stated reason for RED's faster
     # convergence is that its samples come sooner).
     initial_srtt = float(config_defaults("lesbcc")["initial_srtt"])
-    for q in ("droptail", "red"):
-        # every reading's seeds go through the studies runner (map_runs: in parallel under --jobs N)
-        by_reading = runs_at(grid, seeds, duration=duration, tcp="one", queue=q, warmup=warm)
-        for rname, runs in by_reading.items():
-            for s, run in zip(seeds, runs):
-                if rname == DELAY_PRIMARY:
-                    first.setdefault(q, run)
-                tcp = run["flows"][run["flows"]["kind"] == "tcp"]
-                t, sr = run["main_srtt_series"]
-                rows.append({"queue": q, "reading": rname, "seed": s, "main_mean_bps": run["main_mean_bps"],
-                             "tcp_mean_bps": float(tcp["mean_bps"].mean()),
-                             "main_srtt_mean": float(np.mean(sr[t >= warm])) if (t >= warm).any() else float("nan"),
-                             "srtt_converge_s": converge_time(t, sr, initial=initial_srtt),
-                             "first_sample_s": float(t[0]) if t.size else float("nan"), "srtt_samples": int(t.size),
-                             "main_rate_reductions": run["main_stats"]["rate_reductions"], "wall_s": run["wall_s"]})
-            d = pd.DataFrame(rows)
-            d = d[(d["queue"] == q) & (d["reading"] == rname)]
-            _progress(f"lesbcc-fig14 {q}, RTT {rname}: main {d['main_mean_bps'].mean() / 1e6:.2f} Mb/s, SRTT "
-                      f"{d['main_srtt_mean'].mean():.3f} s, converges {d['srtt_converge_s'].mean():.1f} s")
-    everything = pd.DataFrame(rows)
+    run = fig5_at(kw, seed)
+    tcp = run["flows"][run["flows"]["kind"] == "tcp"]
+    t, sr = run["main_srtt_series"]
+    row = {"queue": queue, "reading": reading, "seed": seed, "main_mean_bps": run["main_mean_bps"],
+           "tcp_mean_bps": float(tcp["mean_bps"].mean()),
+           "main_srtt_mean": float(np.mean(sr[t >= warm])) if (t >= warm).any() else float("nan"),
+           "srtt_converge_s": converge_time(t, sr, initial=initial_srtt),
+           "first_sample_s": float(t[0]) if t.size else float("nan"), "srtt_samples": int(t.size),
+           "main_rate_reductions": run["main_stats"]["rate_reductions"], "wall_s": run["wall_s"]}
+    return {"ablation": False, "queue": queue, "row": row, "drawn": _drawn(run) if trace else None}
+
+
+def _fig14_table(rows: list[dict]) -> dict:
+    everything = pd.DataFrame([r["row"] for r in rows if not r["ablation"]])
     walls = _pop_wall(everything)
-    everything.to_csv(out / "fig14_runs.csv", index=False)
     df = everything[everything["reading"] == DELAY_PRIMARY]
-    df.drop(columns=["seed", "reading"]).groupby("queue", sort=False).mean().to_csv(out / "fig14.csv")
     # RED against DropTail on the same seed and reading: the quantities the paper claims, per run
     dt_all = everything[everything["queue"] == "droptail"].drop(columns="queue")
     red_all = everything[everything["queue"] == "red"].drop(columns="queue")
@@ -809,32 +995,27 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
     pair["red_minus_half_droptail_converge_s"] = pair["srtt_converge_s_red"] - 0.5 * pair["srtt_converge_s_droptail"]
     pair["fair_droptail"] = pair["main_mean_bps_droptail"] / pair["tcp_mean_bps_droptail"]
     pair["fair_red"] = pair["main_mean_bps_red"] / pair["tcp_mean_bps_red"]
-    table = _write_readings(out, "fig14", pair, [])
-    # Ablation for the convergence claim (56 ms only): the same runs with the source's initial RTT
-    # estimate at 100 ms instead of §5.2.1's 200 ms (near RED's level rather than DropTail's).
-    abl = []
-    for q in ("droptail", "red"):
-        # the seeds' runs go through the studies runner (map_runs: in parallel under --jobs N)
-        runs = map_runs(partial(fig5_run, duration=duration, tcp="one", queue=q, warmup=warm, main_kw={"initial_srtt": 0.1}),
-                       [(s,) for s in seeds])
-        for s, run in zip(seeds, runs):
-            t, sr = run["main_srtt_series"]
-            abl.append({"queue": q, "seed": s, "initial_srtt_s": 0.1, "srtt_converge_s": converge_time(t, sr, initial=0.1),
-                        "main_srtt_mean": float(np.mean(sr[t >= warm])) if (t >= warm).any() else float("nan")})
-    abl = pd.DataFrame(abl)
-    abl.to_csv(out / "fig14_initial_srtt.csv", index=False)
+    name, readings = _readings_table("fig14", pair, [])
+    return {"fig14.csv": df.drop(columns=["seed", "reading"]).groupby("queue", sort=False).mean().reset_index(),
+            "fig14_runs.csv": everything, name: readings,
+            "fig14_initial_srtt.csv": pd.DataFrame([r["row"] for r in rows if r["ablation"]]),
+            "readings_table": name, "pair": pair, "walls": walls, "seed": int(everything["seed"].iloc[0]),
+            "drawn": {q: _traced(rows, queue=q) for q in ("droptail", "red")}}
+
+
+def _fig14_plot(tables: dict, out: Path) -> list[str]:
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.4), dpi=120)
     for ax, q in zip(axes[:2], ("droptail", "red")):
-        _rate_plot(ax, first[q], others=1, kind="tcp")
-        ax.set_title(f"Fig. 14 rates, {q}, seed {seeds[0]}", fontsize=9)
+        _rate_plot(ax, tables["drawn"][q], others=1, kind="tcp")
+        ax.set_title(f"Fig. 14 rates, {q}, seed {tables['seed']}", fontsize=9)
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
     top = max(ax.get_ylim()[1] for ax in axes[:2])
     for ax in axes[:2]:  # the two rate panels on one scale
         ax.set_ylim(0, top)
     for q in ("droptail", "red"):
-        t, s = first[q]["main_srtt_series"]
+        t, s = tables["drawn"][q]["main_srtt_series"]
         axes[2].plot(t, s, lw=0.8, label=q)
     axes[2].set_ylim(0, None)
     axes[2].set_title("Fig. 15: main SRTT", fontsize=9)
@@ -842,7 +1023,14 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
     axes[2].set_ylabel("SRTT (s)")
     axes[2].legend()
     axes[2].grid(True, alpha=0.3)
-    files = save(fig, out, "fig14")
+    return save(fig, out, "fig14")
+
+
+def _fig14_claims(tables: dict) -> list[Claim]:
+    everything, pair, table = tables["fig14_runs.csv"], tables["pair"], tables["readings_table"]
+    abl = tables["fig14_initial_srtt.csv"]
+    df = everything[everything["reading"] == DELAY_PRIMARY]
+    initial_srtt = float(config_defaults("lesbcc")["initial_srtt"])
     dt = df[df["queue"] == "droptail"].sort_values("seed").reset_index(drop=True)
     red = df[df["queue"] == "red"].sort_values("seed").reset_index(drop=True)
 
@@ -882,14 +1070,27 @@ def run_fig14(out: Path, seed: int, quick: bool = False) -> Result:
                    f"main / TCP per reading {per('fair_red')}, main SRTT {per('main_srtt_mean_red')} s ({table}: "
                    "fair_red, main_mean_bps_red, tcp_mean_bps_red)"),
     ]
-    return Result({**FIG5, "duration_s": duration, "seeds": seeds, "run_wall_s": walls, "red": RED,
-                   **_grid_params(grid),
-                   "tcp": "one flow of set 4 is TCP Reno (Fig. 13(a))",
-                   "convergence": f"start of the first {CONV_BIN_S:g} s bin from which every bin's median SRTT stays "
-                                  f"within ±{CONV_TOL:.0%} of the second-half median, from t = 0 with the initial "
-                                  "estimate held until the first sample",
-                   "converge_s_initial_srtt_100ms": abl.groupby("queue")["srtt_converge_s"].mean().to_dict()},
-                  claims, ["fig14.csv", "fig14_runs.csv", table, "fig14_initial_srtt.csv", *files])
+    return claims
+
+
+def _fig14_params(quick: bool, seed: int) -> dict:
+    return {**FIG5, "duration_s": _duration(quick), "seeds": _seeds(seed, quick), "red": RED,
+            **_grid_params(fig5_grid(quick)),
+            "tcp": "one flow of set 4 is TCP Reno (Fig. 13(a))",
+            "convergence": f"start of the first {CONV_BIN_S:g} s bin from which every bin's median SRTT stays "
+                           f"within ±{CONV_TOL:.0%} of the second-half median, from t = 0 with the initial "
+                           "estimate held until the first sample"}
+
+
+def _fig14_summary(tables: dict) -> dict:
+    abl = tables["fig14_initial_srtt.csv"]
+    return {"run_wall_s": tables["walls"],
+            "converge_s_initial_srtt_100ms": abl.groupby("queue")["srtt_converge_s"].mean().to_dict()}
+
+
+FIG14 = Figure("lesbcc-fig14", PAPER, "Figs. 14-15 (§3.2.1)", "DropTail vs RED: rates and RTT convergence",
+               _fig14_cases, _fig14_measure, _fig14_table, _fig14_claims, _fig14_plot, "", _fig14_params,
+               summary=_fig14_summary, phase_s=PHASE_FIG5)
 
 
 # ------------------------------------------------------------------------------------------
@@ -912,60 +1113,83 @@ def fig16_rtt_claim(runs: pd.DataFrame, agg: bool, table: str = "fig16_readings.
         "paths_srtt_mean, set1_srtt..set4_srtt; per seed fig16_runs.csv)")
 
 
-def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
-    duration = 100.0 if quick else DURATION_S
-    buffers = (25, 50, 75, 100)
-    seeds = _seeds(seed, quick)
+FIG16_BUFFERS = (25, 50, 75, 100)
+# Ablation for worst-is-receiver-1 (primary reading, no aggregation, the same seeds): every RTT
+# sample kept (rtt_prune_keep_one_in = 1). Samples below SRTT/2 are dropped but for 1 in 10, and
+# the sources start at the 200 ms estimate, so on receiver 1's path (round trip at most 78 ms) nearly
+# every sample is dropped at first.
+FIG16_PRUNE = {"rtt_prune_keep_one_in": 1}
+
+
+def _fig16_cases(quick: bool) -> list[Case]:
     grid = fig5_grid(quick)
-    rows, first = [], {}
+    cases = []
     for agg in (False, True):
-        # every reading's seeds go through the studies runner (map_runs: in parallel under --jobs N)
-        by_reading = runs_at(grid, seeds, duration=duration, buffers=buffers, aggregation=agg)
-        for rname, runs in by_reading.items():
-            for s, run in zip(seeds, runs):
-                if rname == DELAY_PRIMARY:
-                    first.setdefault(agg, run)
-                df = run["flows"]
-                per_set = df.groupby("set")["mean_bps"].mean()
-                srtt_set = df.groupby("set")["srtt"].mean()
-                st = run["main_stats"]
-                rows.append({"aggregation": agg, "reading": rname, "seed": s, "main_mean_bps": run["main_mean_bps"],
-                             "unicast_mean_bps": float(df["mean_bps"].mean()),
-                             "ratio": run["main_mean_bps"] / float(df["mean_bps"].mean()),
-                             **{f"set{k}_mean_bps": float(per_set[k]) for k in range(1, 5)},
-                             **{f"set{k}_srtt": float(srtt_set[k]) for k in range(1, 5)},
-                             "main_srtt_mean": run["main_srtt_mean"],
-                             "paths_srtt_min": float(srtt_set.min()), "paths_srtt_max": float(srtt_set.max()),
-                             "paths_srtt_mean": float(srtt_set.mean()),
-                             "main_over_paths_mean_srtt": run["main_srtt_mean"] / float(srtt_set.mean()),
-                             "main_over_set1_bps": run["main_mean_bps"] / float(per_set[1]),
-                             "set1_over_main_srtt_sq": (float(srtt_set[1]) / run["main_srtt_mean"]) ** 2,
-                             "lis": st["lis"], "les": st["les"],
-                             "lprf_passed": st["lprf_passed"], "rate_reductions": st["rate_reductions"],
-                             **{f"les_rcv{k + 1}": int(run["les_per_receiver"][k]) for k in range(4)},
-                             "worst_by_les": int(np.argmax(run["les_per_receiver"])) + 1, "wall_s": run["wall_s"]})
-            d = pd.DataFrame(rows)
-            d = d[(d["aggregation"] == agg) & (d["reading"] == rname)]
-            _progress(f"lesbcc-fig16 aggregation={agg}, RTT {rname}: main {d['main_mean_bps'].mean() / 1e6:.2f} Mb/s, "
-                      f"LIs {d['lis'].mean():.0f}")
-    everything = pd.DataFrame(rows)
+        cases += _grid_cases(grid, {"duration": _duration(quick), "buffers": FIG16_BUFFERS, "aggregation": agg},
+                             _n_seeds(quick), aggregation=agg, ablation=False)
+    cases += [Case({"kw": {"duration": _duration(quick), "buffers": FIG16_BUFFERS, "main_kw": FIG16_PRUNE,
+                           "unicast_kw": FIG16_PRUNE, "topo": grid[DELAY_PRIMARY]["topo"]}, "reading": DELAY_PRIMARY,
+                    "trace": False, "aggregation": False, "ablation": True}, seed=k) for k in range(_n_seeds(quick))]
+    return cases
+
+
+def _fig16_measure(seed: int, kw: dict, reading: str, trace: bool, aggregation: bool, ablation: bool) -> dict:
+    if ablation:  # not through the run cache, as no other experiment repeats it
+        run = fig5_run(seed, **kw)
+        return {"ablation": True, "row": {
+            "seed": seed, "rtt_prune_keep_one_in": 1,
+            "ratio": run["main_mean_bps"] / float(run["flows"]["mean_bps"].mean()),
+            **{f"les_rcv{k + 1}": int(run["les_per_receiver"][k]) for k in range(4)},
+            **{f"set{k}_rate_reductions": float(v) for k, v in run["flows"].groupby("set")["rate_reductions"].mean().items()},
+            **{f"set{k}_srtt": float(v) for k, v in run["flows"].groupby("set")["srtt"].mean().items()}}}
+    run = fig5_at(kw, seed)
+    df = run["flows"]
+    per_set = df.groupby("set")["mean_bps"].mean()
+    srtt_set = df.groupby("set")["srtt"].mean()
+    st = run["main_stats"]
+    row = {"aggregation": aggregation, "reading": reading, "seed": seed, "main_mean_bps": run["main_mean_bps"],
+           "unicast_mean_bps": float(df["mean_bps"].mean()),
+           "ratio": run["main_mean_bps"] / float(df["mean_bps"].mean()),
+           **{f"set{k}_mean_bps": float(per_set[k]) for k in range(1, 5)},
+           **{f"set{k}_srtt": float(srtt_set[k]) for k in range(1, 5)},
+           "main_srtt_mean": run["main_srtt_mean"],
+           "paths_srtt_min": float(srtt_set.min()), "paths_srtt_max": float(srtt_set.max()),
+           "paths_srtt_mean": float(srtt_set.mean()),
+           "main_over_paths_mean_srtt": run["main_srtt_mean"] / float(srtt_set.mean()),
+           "main_over_set1_bps": run["main_mean_bps"] / float(per_set[1]),
+           "set1_over_main_srtt_sq": (float(srtt_set[1]) / run["main_srtt_mean"]) ** 2,
+           "lis": st["lis"], "les": st["les"],
+           "lprf_passed": st["lprf_passed"], "rate_reductions": st["rate_reductions"],
+           **{f"les_rcv{k + 1}": int(run["les_per_receiver"][k]) for k in range(4)},
+           "worst_by_les": int(np.argmax(run["les_per_receiver"])) + 1, "wall_s": run["wall_s"]}
+    return {"ablation": False, "aggregation": aggregation, "row": row, "drawn": _drawn(run) if trace else None}
+
+
+def _fig16_table(rows: list[dict]) -> dict:
+    everything = pd.DataFrame([r["row"] for r in rows if not r["ablation"]])
     walls = _pop_wall(everything)
-    everything.to_csv(out / "fig16_runs.csv", index=False)
-    table = _write_readings(out, "fig16", everything, ["aggregation"])
+    name, readings = _readings_table("fig16", everything, ["aggregation"])
     df = everything[everything["reading"] == DELAY_PRIMARY]
-    df.drop(columns=["seed", "reading"]).groupby("aggregation").mean().to_csv(out / "fig16.csv")
+    return {"fig16.csv": df.drop(columns=["seed", "reading"]).groupby("aggregation").mean().reset_index(),
+            "fig16_runs.csv": everything, name: readings,
+            "fig16_prune_ablation.csv": pd.DataFrame([r["row"] for r in rows if r["ablation"]]),
+            "readings_table": name, "walls": walls, "seed": int(everything["seed"].iloc[0]),
+            "drawn": {agg: _traced(rows, aggregation=agg) for agg in (False, True)}}
+
+
+def _fig16_plot(tables: dict, out: Path) -> list[str]:
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(2, 2, figsize=(11, 6), dpi=120, sharey="row")
     for col, agg in enumerate((False, True)):
-        run = first[agg]
+        run = tables["drawn"][agg]
         ax = axes[0, col]
         t, r = run["main_series"]
         ax.plot(t, r / 1e6, "k-", lw=1.2, label="main RM")
         for k in range(1, 5):
             a = run["flows"][run["flows"]["set"] == k].iloc[0]["agent"]
             ts, rs = run["series"][a]
-            ax.plot(ts, rs / 1e6, ":", lw=1, label=f"set {k} (buffer {buffers[k - 1]})")
-        ax.set_title(f"rates, {'with' if agg else 'without'} aggregation, seed {seeds[0]}", fontsize=9)
+            ax.plot(ts, rs / 1e6, ":", lw=1, label=f"set {k} (buffer {FIG16_BUFFERS[k - 1]})")
+        ax.set_title(f"rates, {'with' if agg else 'without'} aggregation, seed {tables['seed']}", fontsize=9)
         ax.set_ylabel("Mb/s")
         ax.set_ylim(0, None)
         ax.legend(fontsize=6)
@@ -978,8 +1202,21 @@ def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
         ax.set_xlabel("time (s)")
         ax.set_ylabel("s")
         ax.grid(True, alpha=0.3)
-    files = save(fig, out, "fig16")
-    present = [r for r in grid if r in set(everything["reading"])]
+    return save(fig, out, "fig16")
+
+
+def _fig16_les_sums(tables: dict) -> dict:
+    """Per reading, the LEs of receivers 1-4 without aggregation, summed over seeds."""
+    everything = tables["fig16_runs.csv"]
+    present = [r for r in fig5_grid() if r in set(everything["reading"])]
+    noagg_all = everything[~everything["aggregation"].astype(bool)]
+    return {r: [int(noagg_all.loc[noagg_all["reading"] == r, f"les_rcv{k}"].sum()) for k in range(1, 5)]
+            for r in present}
+
+
+def _fig16_claims(tables: dict) -> list[Claim]:
+    everything, table, abl = tables["fig16_runs.csv"], tables["readings_table"], tables["fig16_prune_ablation.csv"]
+    df = everything[everything["reading"] == DELAY_PRIMARY]
     claims = []
     for agg in (False, True):
         allr = everything[everything["aggregation"] == agg]
@@ -998,31 +1235,14 @@ def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
             f"{_per_reading(allr, 'main_over_set1_bps')}, main / unicast {_per_reading(allr, 'ratio')} ({table}: "
             "set1_srtt, main_srtt_mean, set1_over_main_srtt_sq, main_over_set1_bps, ratio)"))
         claims.append(fig16_rtt_claim(allr, agg, table))
-    # Ablation for worst-is-receiver-1 (primary reading, no aggregation, the same seeds): every
-    # RTT sample kept (rtt_prune_keep_one_in = 1). Samples below SRTT/2 are dropped but for 1 in
-    # 10, and the sources start at the 200 ms estimate, so on receiver 1's path (round trip at most
-    # 78 ms) nearly every sample is dropped at first.
-    prune = {"rtt_prune_keep_one_in": 1}
-    abl_runs = map_runs(partial(fig5_run, duration=duration, buffers=buffers, main_kw=prune, unicast_kw=prune,
-                                topo=grid[DELAY_PRIMARY]["topo"]), [(s,) for s in seeds])
-    abl = pd.DataFrame([{"seed": s, "rtt_prune_keep_one_in": 1,
-                         "ratio": run["main_mean_bps"] / float(run["flows"]["mean_bps"].mean()),
-                         **{f"les_rcv{k + 1}": int(run["les_per_receiver"][k]) for k in range(4)},
-                         **{f"set{k}_rate_reductions": float(v) for k, v in
-                            run["flows"].groupby("set")["rate_reductions"].mean().items()},
-                         **{f"set{k}_srtt": float(v) for k, v in run["flows"].groupby("set")["srtt"].mean().items()}}
-                        for s, run in zip(seeds, abl_runs)])
-    abl.to_csv(out / "fig16_prune_ablation.csv", index=False)
-    noagg_all = everything[~everything["aggregation"].astype(bool)]
-    sums_by = {r: [int(noagg_all.loc[noagg_all["reading"] == r, f"les_rcv{k}"].sum()) for k in range(1, 5)]
-               for r in present}
+    sums_by = _fig16_les_sums(tables)
     c = over_readings(at_most, {r: int(np.argmax(v)) + 1 for r, v in sums_by.items()}, "worst-is-receiver-1",
                       "'MaxLPRF will respond to LEs from receiver 1' (§3.2.2): without aggregation, receiver 1 "
                       "(25-packet buffer) gives the most LEs, summed over seeds (index of the receiver with most LEs), "
                       "at every reading of Fig. 5's delays and LI2LE", 1, None, "receiver", kind="paper",
                       setting=FIG5_SETTING)
     abl_les = [int(abl[f"les_rcv{k}"].sum()) for k in range(1, 5)]
-    claims.append(_explain(c, "LEs of receivers 1-4 summed over seeds, per reading: "
+    claims.append(explain(c, "LEs of receivers 1-4 summed over seeds, per reading: "
                               + "; ".join(f"{r} {v}" for r, v in sums_by.items())
                               + f" ({table}: les_rcv1..les_rcv4, aggregation False; per seed fig16_runs.csv). The "
                               "RTT pruning keeps receiver 1 quiet: its path's samples (round trip at most 78 ms at "
@@ -1036,10 +1256,23 @@ def run_fig16(out: Path, seed: int, quick: bool = False) -> Result:
     claims.append(with_seed_interval(at_most("aggregation-fewer-lis", "(not the paper's) aggregation at Router 2 lets "
                                          "fewer LIs reach the source: with / without, same seed, 56 ms, mean over "
                                          "seeds", 1.0, finite_mean(lis_ratio), "ratio", kind="derived"), lis_ratio))
-    return Result({**FIG5, "duration_s": duration, "seeds": seeds, "run_wall_s": walls, "receiver_buffers": buffers,
-                   **_grid_params(grid),
-                   "aggregation_at": "Router 2", "les_per_receiver_sum_noagg": sums_by},
-                  claims, ["fig16.csv", "fig16_runs.csv", table, "fig16_prune_ablation.csv", *files])
+    return claims
+
+
+def _fig16_params(quick: bool, seed: int) -> dict:
+    return {**FIG5, "duration_s": _duration(quick), "seeds": _seeds(seed, quick), "receiver_buffers": FIG16_BUFFERS,
+            **_grid_params(fig5_grid(quick)), "aggregation_at": "Router 2"}
+
+
+def _fig16_summary(tables: dict) -> dict:
+    return {"run_wall_s": tables["walls"], "les_per_receiver_sum_noagg": _fig16_les_sums(tables)}
+
+
+FIG16 = Figure("lesbcc-fig16", PAPER, "Figs. 16-17 (§3.2.2)", "receiver buffers 25/50/75/100, without and with "
+               "aggregation", _fig16_cases, _fig16_measure, _fig16_table, _fig16_claims, _fig16_plot, "",
+               _fig16_params, summary=_fig16_summary, phase_s=PHASE_FIG5)
+
+
 FIG19_SPLITS = [(20, 80), (60, 40), (80, 20)]
 
 
@@ -1090,7 +1323,7 @@ def fig19_suppress_claim(runs: pd.DataFrame) -> tuple[Claim, pd.DataFrame]:
                       f"complete aggregation / none (means over seeds), at most {FIG19_SUPPRESS_MAX} at every split "
                       "and receiver count of Fig. 19 (the largest), at every LI2LE reading", FIG19_SUPPRESS_MAX, None,
                       "ratio", kind="paper", setting="LI2LE")
-    _explain(c, "per-sequence-number aggregation can hide only the worst receiver's losses that another receiver "
+    explain(c, "per-sequence-number aggregation can hide only the worst receiver's losses that another receiver "
                 "shares, 1 − 0.98^(k−1) of them at k receivers ("
                 + ", ".join(f"{1 - 0.98 ** (k - 1):.0%} at {k}" for k in totals)
                 + "); the largest share per reading: "
@@ -1099,29 +1332,37 @@ def fig19_suppress_claim(runs: pd.DataFrame) -> tuple[Claim, pd.DataFrame]:
     return c, pts.reset_index()
 
 
-def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
-    totals = [5, 20] if quick else [5, 10, 20, 40]
-    seeds = 2 if quick else 5
-    sizes = (40,) if quick else FIG19_SUPPRESS_SIZES
-    rows = []
+def _fig19_setup(quick: bool) -> tuple[list[int], int, tuple]:
+    """The receiver counts, the runs per point and the suppression sizes."""
+    return ([5, 20] if quick else [5, 10, 20, 40]), (2 if quick else 5), ((40,) if quick else FIG19_SUPPRESS_SIZES)
+
+
+def _fig19_cases(quick: bool) -> list[Case]:
+    """Every LI2LE reading, split, receiver count and aggregation mode, then the suppression runs
+    at the larger sizes (split (20,80), the primary reading). A run's seed is the experiment's
+    times 100 plus its index: ``seed=0``, every case gets the experiment's seed."""
+    totals, seeds, sizes = _fig19_setup(quick)
+    cases = [Case({"kind": "figure", "total": total, "split": split, "mode": mode, "reading": reading, "k": k}, seed=0)
+             for reading in LI2LE_READINGS for split in FIG19_SPLITS for total in totals for mode in AGG_MODES
+             for k in range(seeds)]
+    cases += [Case({"kind": "suppression", "total": total, "split": FIG19_SPLITS[0], "mode": mode,
+                    "reading": LI2LE_PRIMARY, "k": k}, seed=0)
+              for total in sizes for mode in ("none", "complete") for k in range(seeds)]
+    return cases
+
+
+def _fig19_measure(seed: int, kind: str, total: int, split: tuple, mode: str, reading: str, k: int) -> dict:
     t0 = time.perf_counter()
-    for reading in LI2LE_READINGS:
-        for split in FIG19_SPLITS:
-            for total in totals:
-                for mode in AGG_MODES:
-                    for k in range(seeds):
-                        rows.append(fig19_run(seed * 100 + k, total, split, mode, li2le_reading=reading))
-            _progress(f"lesbcc-fig19 {reading}, split {split}: done ({time.perf_counter() - t0:.1f} s)")
-    sup_rows = []
-    for total in sizes:
-        for mode in ("none", "complete"):
-            for k in range(seeds):
-                sup_rows.append(fig19_run(seed * 100 + k, total, FIG19_SPLITS[0], mode))
-        _progress(f"lesbcc-fig19 suppression at {total} receivers: done ({time.perf_counter() - t0:.1f} s)")
-    all_df = pd.DataFrame(rows)
-    all_df.to_csv(out / "fig19_runs.csv", index=False)
-    sup = pd.DataFrame(sup_rows)
-    sup.to_csv(out / "fig19_suppression_runs.csv", index=False)
+    if kind == "suppression":
+        row = fig19_run(seed * 100 + k, total, split, mode)
+    else:
+        row = fig19_run(seed * 100 + k, total, split, mode, li2le_reading=reading)
+    return {"kind": kind, "row": row, "wall_s": time.perf_counter() - t0}
+
+
+def _fig19_table(rows: list[dict]) -> dict:
+    all_df = pd.DataFrame([r["row"] for r in rows if r["kind"] == "figure"])
+    sup = pd.DataFrame([r["row"] for r in rows if r["kind"] == "suppression"])
     aggs = {}
     for reading in LI2LE_READINGS:
         d = all_df[all_df["li2le_reading"] == reading]
@@ -1134,9 +1375,15 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
                      for s, c in zip(a["std"], a["count"])]
         a.insert(0, "li2le_reading", reading)
         aggs[reading] = a
-    pd.concat(aggs.values()).to_csv(out / "fig19.csv", index=False)
+    claim, pts = fig19_suppress_claim(all_df)
+    return {"fig19.csv": pd.concat(aggs.values()), "fig19_runs.csv": all_df, "fig19_suppression.csv": pts,
+            "fig19_suppression_runs.csv": sup, "aggs": aggs, "suppress_claim": claim,
+            "run_s": round(sum(r["wall_s"] for r in rows), 2)}
+
+
+def _fig19_plot(tables: dict, out: Path) -> list[str]:
+    aggs = tables["aggs"]
     agg = aggs["window"]
-    df = all_df[all_df["li2le_reading"] == "window"]
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 3, figsize=(13, 3.4), dpi=120, sharey=True)
     for ax, split, letter in zip(axes, FIG19_SPLITS, "abc"):
@@ -1154,7 +1401,13 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
     axes[0].set_ylim(0, None)
     axes[0].set_ylabel("LEs passed by Max-LPRF")
     axes[0].legend(fontsize=7)
-    files = save(fig, out, "fig19")
+    return save(fig, out, "fig19")
+
+
+def _fig19_claims(tables: dict) -> list[Claim]:
+    aggs, all_df, sup = tables["aggs"], tables["fig19_runs.csv"], tables["fig19_suppression_runs.csv"]
+    df = all_df[all_df["li2le_reading"] == "window"]
+    sizes = list(dict.fromkeys(sup["receivers"].tolist()))
     pivs = {r: a.pivot_table(index=["split", "receivers"], columns="mode", values="mean") for r, a in aggs.items()}
     piv = pivs["window"]
     order_bad = int(((piv["none"] < piv["partial"] - 1e-9) | (piv["partial"] < piv["complete"] - 1e-9)).sum())
@@ -1171,7 +1424,7 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
         c = over_readings(in_range, {r: float(m["none"]) for r, m in ms.items()}, f"none-near-240-{letter}", f"({letter}) split {s}: 'the no-aggregation case passes just "
                           "under 240 LEs': mean over receiver counts, 240 ± 15 %, at every LI2LE reading", 240 * 0.85, 240 * 1.15, None,
                           "LEs", kind="paper", setting="LI2LE")
-        claims.append(_explain(c, why_240))
+        claims.append(explain(c, why_240))
         like = FIG19_PARTIAL_LIKE[s]
         other = "complete" if like == "none" else "none"
         text = ("'the intermediate (partial aggregation) curve is almost comparable to the scenario with no "
@@ -1180,19 +1433,12 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
         c = over_readings(at_most, diff, f"partial-like-{like}-{letter}", f"({letter}) split {s}: {text}: |partial − {like}| − "
                          f"|partial − {other}| of the means over receiver counts, at every LI2LE reading", 0.0, None, "LEs",
                           kind="paper", setting="LI2LE")
-        claims.append(_explain(c, "with independent losses a per-sequence-number aggregator can only hide the worst "
+        claims.append(explain(c, "with independent losses a per-sequence-number aggregator can only hide the worst "
                                   "receiver's losses that another receiver of the same subtree shares (1 − 0.98^k), "
                                   "so partial aggregation at 5-40 receivers removes few of them (fig19.csv: mean by "
                                   "li2le_reading, split, receivers and mode; worst_lis)"))
-    c, pts = fig19_suppress_claim(all_df)
-    pts.to_csv(out / "fig19_suppression.csv", index=False)
-    claims.append(c)
-    share = {}
-    for total in sizes:
-        d = sup[sup["receivers"] == total]
-        per_pkt = d["worst_lis"] / d["odata"].clip(lower=1)
-        share[f"{total} receivers"] = (finite_mean(per_pkt[d["mode"] == "complete"])
-                                       / max(finite_mean(per_pkt[d["mode"] == "none"]), 1e-12))
+    claims.append(tables["suppress_claim"])
+    share = _fig19_share(tables)
     claims.append(at_most("complete-suppresses-large", "(sizes the paper does not use) the same share at "
                           + ", ".join(str(k) for k in sizes) + " receivers, split (20,80), primary LI2LE reading: "
                           f"at most {FIG19_SUPPRESS_MAX} at the largest size (the share at each size in params: "
@@ -1204,62 +1450,93 @@ def run_fig19(out: Path, seed: int, quick: bool = False) -> Result:
         at_least("reliable", "all receivers complete in every run (fraction of runs)", 1.0,
                  float(all_df["complete"].mean()), "fraction", kind="sanity"),
     ]
-    params = {**FIG18, "splits": FIG19_SPLITS, "totals": totals, "seeds": seeds, "modes": AGG_MODES,
-              "open_settings": {"LI2LE": list(LI2LE_READINGS)}, "suppression_sizes": list(sizes),
-              "suppression_share": share, "receivers": SIM_RECEIVER, "interval": "99 % Student-t",
-              "run_s": round(time.perf_counter() - t0, 2)}
-    return Result(params, claims, ["fig19.csv", "fig19_runs.csv", "fig19_suppression.csv", "fig19_suppression_runs.csv",
-                                   *files])
+    return claims
 
 
-def run_fig20(out: Path, seed: int, quick: bool = False) -> Result:
-    duration = 100.0 if quick else DURATION_S
-    warm = 20.0
-    seeds = _seeds(seed, quick)
+def _fig19_params(quick: bool, seed: int) -> dict:
+    totals, seeds, sizes = _fig19_setup(quick)
+    return {**FIG18, "splits": FIG19_SPLITS, "totals": totals, "seeds": seeds, "modes": AGG_MODES,
+            "open_settings": {"LI2LE": list(LI2LE_READINGS)}, "suppression_sizes": list(sizes)}
+
+
+def _fig19_share(tables: dict) -> dict:
+    """The worst receiver's LIs per packet sent, complete aggregation over none, at each
+    suppression size."""
+    sup = tables["fig19_suppression_runs.csv"]
+    share = {}
+    for total in dict.fromkeys(sup["receivers"].tolist()):
+        d = sup[sup["receivers"] == total]
+        per_pkt = d["worst_lis"] / d["odata"].clip(lower=1)
+        share[f"{total} receivers"] = (finite_mean(per_pkt[d["mode"] == "complete"])
+                                       / max(finite_mean(per_pkt[d["mode"] == "none"]), 1e-12))
+    return share
+
+
+def _fig19_summary(tables: dict) -> dict:
+    # run_s: the runs' time summed
+    return {"suppression_share": _fig19_share(tables), "receivers": SIM_RECEIVER, "interval": "99 % Student-t",
+            "run_s": tables["run_s"]}
+
+
+FIG19 = Figure("lesbcc-fig19", PAPER, "Fig. 19 (§3.3)", "Fig. 18 tree: no / partial / complete LI aggregation",
+               _fig19_cases, _fig19_measure, _fig19_table, _fig19_claims, _fig19_plot, "", _fig19_params,
+               summary=_fig19_summary)
+
+
+FIG20_WARM_S = 20.0
+
+
+def _fig20_cases(quick: bool) -> list[Case]:
     grid = fig5_grid(quick)
-    rows, first = [], {}
+    cases = []
     for w, rw in TCP_WINDOWS.items():
         # the paper's set-up (unlimited window) runs at every delay reading; the ns-2 variant at 56 ms
         at = grid if rw is None else {DELAY_PRIMARY: grid[DELAY_PRIMARY]}
         for p in ("tfrc", "aimd"):
-            # every reading's seeds go through the studies runner (map_runs: in parallel under --jobs N)
-            by_reading = runs_at(at, seeds, duration=duration, tcp="all", policy=p, warmup=warm, tcp_rwnd_bytes=rw)
-            for rname, runs in by_reading.items():
-                for s, run in zip(seeds, runs):
-                    if rname == DELAY_PRIMARY:
-                        first.setdefault((p, w), run)
-                    tcp = run["flows"]
-                    rows.append({"policy": p, "tcp_window": w, "reading": rname, "seed": s,
-                                 "main_mean_bps": run["main_mean_bps"], "tcp_mean_bps": float(tcp["mean_bps"].mean()),
-                                 "ratio": run["main_mean_bps"] / float(tcp["mean_bps"].mean()), "cov": rate_cov(run, warm),
-                                 "main_srtt_mean": run["main_srtt_mean"], "tcp_srtt_mean": float(tcp["srtt"].mean()),
-                                 "rate_reductions": run["main_stats"]["rate_reductions"], "wall_s": run["wall_s"]})
-                d = pd.DataFrame(rows)
-                d = d[(d["policy"] == p) & (d["tcp_window"] == w) & (d["reading"] == rname)]
-                _progress(f"lesbcc-fig20 {p}, TCP {w}, RTT {rname}: main/TCP {d['ratio'].mean():.2f}, CoV "
-                          f"{d['cov'].mean():.2f}")
-    everything = pd.DataFrame(rows)
+            cases += _grid_cases(at, {"duration": _duration(quick), "tcp": "all", "policy": p, "warmup": FIG20_WARM_S,
+                                      "tcp_rwnd_bytes": rw}, _n_seeds(quick),
+                                 first=(p, w) == ("tfrc", "unlimited"), policy=p, tcp_window=w)
+    return cases
+
+
+def _fig20_measure(seed: int, kw: dict, reading: str, trace: bool, policy: str, tcp_window: str) -> dict:
+    run = fig5_at(kw, seed)
+    tcp = run["flows"]
+    row = {"policy": policy, "tcp_window": tcp_window, "reading": reading, "seed": seed,
+           "main_mean_bps": run["main_mean_bps"], "tcp_mean_bps": float(tcp["mean_bps"].mean()),
+           "ratio": run["main_mean_bps"] / float(tcp["mean_bps"].mean()), "cov": rate_cov(run, FIG20_WARM_S),
+           "main_srtt_mean": run["main_srtt_mean"], "tcp_srtt_mean": float(tcp["srtt"].mean()),
+           "rate_reductions": run["main_stats"]["rate_reductions"], "wall_s": run["wall_s"]}
+    return {"row": row, "drawn": {**_drawn(run), "duration": kw["duration"]} if trace else None}
+
+
+def _fig20_table(rows: list[dict]) -> dict:
+    everything = pd.DataFrame([r["row"] for r in rows])
     walls = _pop_wall(everything)
-    everything.to_csv(out / "fig20_runs.csv", index=False)
     df = everything[everything["reading"] == DELAY_PRIMARY]
-    df.drop(columns=["seed", "reading"]).groupby(["policy", "tcp_window"], sort=False).mean().to_csv(out / "fig20.csv")
     # TFRC against AIMD on the same seed, reading and window: the quantities the paper claims, per run
     tf_all = everything[everything["policy"] == "tfrc"].drop(columns="policy")
     ai_all = everything[everything["policy"] == "aimd"].drop(columns="policy")
     pair = tf_all.merge(ai_all, on=["tcp_window", "reading", "seed"], suffixes=("_tfrc", "_aimd"))
     pair["cov_tfrc_over_aimd"] = pair["cov_tfrc"] / pair["cov_aimd"]
-    table = _write_readings(out, "fig20", pair, ["tcp_window"])
+    name, readings = _readings_table("fig20", pair, ["tcp_window"])
+    fig20 = df.drop(columns=["seed", "reading"]).groupby(["policy", "tcp_window"], sort=False).mean().reset_index()
+    return {"fig20.csv": fig20, "fig20_runs.csv": everything, name: readings, "readings_table": name, "pair": pair,
+            "walls": walls, "seed": int(everything["seed"].iloc[0]), "drawn": _traced(rows)}
+
+
+def _fig20_plot(tables: dict, out: Path) -> list[str]:
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(11, 3.6), dpi=120, sharey=True)
-    run = first[("tfrc", "unlimited")]
+    run = tables["drawn"]
     _rate_plot(axes[0], run, label_main="main RM (TFRC)", others=2, kind="tcp")
-    axes[0].set_title(f"(a) instant rates, seed {seeds[0]}", fontsize=9)
+    axes[0].set_title(f"(a) instant rates, seed {tables['seed']}", fontsize=9)
     axes[0].set_ylim(0, None)
     axes[0].legend(fontsize=7)
     axes[0].grid(True, alpha=0.3)
     # (b) average rate at t = data sent in [0, t] / t (footnote 7)
     t, r = run["main_series"]
-    dt = np.diff(np.append(t, duration))
+    dt = np.diff(np.append(t, run["duration"]))
     cum = np.cumsum(np.nan_to_num(r) * dt)
     tt = t + dt
     axes[1].plot(tt, cum / tt / 1e6, "k-", label="main RM (TFRC)")
@@ -1271,7 +1548,11 @@ def run_fig20(out: Path, seed: int, quick: bool = False) -> Result:
     axes[1].set_xlabel("time (s)")
     axes[1].legend(fontsize=7)
     axes[1].grid(True, alpha=0.3)
-    files = save(fig, out, "fig20")
+    return save(fig, out, "fig20")
+
+
+def _fig20_claims(tables: dict) -> list[Claim]:
+    pair, table = tables["pair"], tables["readings_table"]
     claims = []
     for w in TCP_WINDOWS:
         allr = pair[pair["tcp_window"] == w]
@@ -1298,10 +1579,20 @@ def run_fig20(out: Path, seed: int, quick: bool = False) -> Result:
                                          d["cov_tfrc_over_aimd"]))
             claims.append(with_seed_interval(in_range(f"fair-{w}", fair + ", 56 ms, mean over seeds", 0.5, 2.0,
                                                   finite_mean(d["ratio_tfrc"]), "ratio", kind="variant"), d["ratio_tfrc"]))
-    return Result({**FIG5, "duration_s": duration, "warmup_s": warm, "seeds": seeds, "run_wall_s": walls, "tcp_windows": TCP_WINDOWS,
-                   **_grid_params(grid),
-                   "tfrc": {"n": 8, "weights": "all 1", "alpha": 0.95}},
-                  claims, ["fig20.csv", "fig20_runs.csv", table, *files])
+    return claims
+
+
+def _fig20_params(quick: bool, seed: int) -> dict:
+    return {**FIG5, "duration_s": _duration(quick), "warmup_s": FIG20_WARM_S, "seeds": _seeds(seed, quick),
+            "tcp_windows": TCP_WINDOWS, **_grid_params(fig5_grid(quick)),
+            "tfrc": {"n": 8, "weights": "all 1", "alpha": 0.95}}
+
+
+FIG20 = Figure("lesbcc-fig20", PAPER, "Fig. 20 (§4.2)", "TFRC module vs 16 TCP Reno flows", _fig20_cases,
+               _fig20_measure, _fig20_table, _fig20_claims, _fig20_plot, "", _fig20_params, summary=_walls_summary,
+               phase_s=PHASE_FIG5)
+
+
 # The receivers are §5.2.1's: NAK back-off uniform on [0, 100 ms] with NCF suppression (castlab's
 # PgmReceiver defaults); the source starts at §5.2.1's 200 kb/s and 200 ms (LesbccConfig's
 # defaults). TCP: §5.2.1's "TCP SACK enabled" on Linux: castlab's SACK variant (RFC 2018, RFC
@@ -1330,36 +1621,49 @@ def fig21_grid() -> dict:
 FIG21_SEEDS = 5
 
 
-def run_fig21_sim(out: Path, seed: int, quick: bool = False) -> Result:
-    duration = 60.0 if quick else 300.0  # net-lesbcc-fig21's durations
-    seeds = [seed + k for k in range(2 if quick else FIG21_SEEDS)]
-    runs, rows = [], []
-    grid = fig21_grid()
-    for rname, kw in grid.items():
-        size = kw["packet_bytes"]
-        fn = partial(fig21_run, main_kw=kw)
-        for s, r in zip(seeds, map_runs(fn, [(s, duration) for s in seeds])):
-            runs.append(r)
-            _progress(f"lesbcc-fig21-sim {rname} seed {s}: LE-SBCC {r['mc_mean_bps'] / 1e3:.1f} kb/s, TCP "
-                      f"{r['tcp_mean_bps'] / 1e3:.1f} kb/s, SRTT {r['srtt_mean']:.3f} s (wall {r['wall_s']:.1f} s)")
-            rows.append({"reading": rname, "packet_bytes": size, "li2le_reading": kw.get("li2le_reading", LI2LE_PRIMARY)}
-                        | {k: v for k, v in r.items() if k in ("seed", "mc_mean_bps", "tcp_mean_bps", "ratio", "fair_bps",
-                                                               "min_window_over_fair", "srtt_mean", "rtt_sample_median_s",
-                                                               "packet_gap_median_s", "path_rtt_max_s")}
-                        | {"rate_reductions": r["stats"]["rate_reductions"], "lis": r["stats"]["lis"],
-                           "les": r["stats"]["les"], "tcp_min_bps": min(r["tcp_goodputs_bps"]),
-                           "tcp_max_bps": max(r["tcp_goodputs_bps"]),
-                           "receivers_complete": int(sum(r["receivers_complete"]))})
-    df = pd.DataFrame(rows)
-    walls = {"total_s": round(sum(r["wall_s"] for r in runs), 3), "per_run_s": [round(r["wall_s"], 3) for r in runs]}
-    df.to_csv(out / "fig21_sim.csv", index=False)
-    r0 = runs[0]
-    r0["rtt_samples"].to_csv(out / "fig21_sim_rtt.csv", index=False)
-    avg_mc = np.nancumsum(r0["mc_rate"]) / np.arange(1, len(r0["mc_rate"]) + 1)
-    pd.DataFrame({"time_s": r0["bins"], "lesbcc_rate_bps": r0["mc_rate"], "lesbcc_avg_rate_bps": avg_mc}).to_csv(
-        out / "fig21_sim_lesbcc.csv", index=False)
+def _fig21_setup(quick: bool) -> tuple[float, int]:
+    """The duration (net-lesbcc-fig21's) and the seeds."""
+    return (60.0 if quick else 300.0), (2 if quick else FIG21_SEEDS)
+
+
+def _fig21_cases(quick: bool) -> list[Case]:
+    duration, n = _fig21_setup(quick)
+    return [Case({"reading": rname, "kw": kw, "duration": duration, "trace": i == 0 and k == 0}, seed=k)
+            for i, (rname, kw) in enumerate(fig21_grid().items()) for k in range(n)]
+
+
+def _fig21_measure(seed: int, reading: str, kw: dict, duration: float, trace: bool) -> Any:
+    r = fig21_run(seed, duration, main_kw=kw)
+    row = ({"reading": reading, "packet_bytes": kw["packet_bytes"],
+            "li2le_reading": kw.get("li2le_reading", LI2LE_PRIMARY)}
+           | {k: v for k, v in r.items() if k in ("seed", "mc_mean_bps", "tcp_mean_bps", "ratio", "fair_bps",
+                                                  "min_window_over_fair", "srtt_mean", "rtt_sample_median_s",
+                                                  "packet_gap_median_s", "path_rtt_max_s")}
+           | {"rate_reductions": r["stats"]["rate_reductions"], "lis": r["stats"]["lis"],
+              "les": r["stats"]["les"], "tcp_min_bps": min(r["tcp_goodputs_bps"]),
+              "tcp_max_bps": max(r["tcp_goodputs_bps"]),
+              "receivers_complete": int(sum(r["receivers_complete"]))})
+    out = {"row": row, "wall_s": r["wall_s"], "fair_bps": r["fair_bps"]}
+    if not trace:
+        return out
+    avg_mc = np.nancumsum(r["mc_rate"]) / np.arange(1, len(r["mc_rate"]) + 1)
+    return Measured({**out, "bins": r["bins"], "avg_mc": avg_mc, "tcp_curves": r["tcp_curves"]},
+                    {"fig21_sim_lesbcc.csv": pd.DataFrame({"time_s": r["bins"], "lesbcc_rate_bps": r["mc_rate"],
+                                                           "lesbcc_avg_rate_bps": avg_mc}),
+                     "fig21_sim_rtt.csv": r["rtt_samples"]})
+
+
+def _fig21_table(rows: list[dict]) -> dict:
+    return {"fig21_sim.csv": pd.DataFrame([r["row"] for r in rows]), "first": rows[0],
+            "walls": {"total_s": round(sum(r["wall_s"] for r in rows), 3),
+                      "per_run_s": [round(r["wall_s"], 3) for r in rows]}}
+
+
+def _fig21_plot(tables: dict, out: Path) -> list[str]:
+    r0 = tables["first"]
+    seed = int(r0["row"]["seed"])
     fig, ax = figure(6.5, 3.4)
-    ax.plot(r0["bins"], avg_mc / 1e3, color="k", lw=1.2, label="LE-SBCC (average rate)")
+    ax.plot(r0["bins"], r0["avg_mc"] / 1e3, color="k", lw=1.2, label="LE-SBCC (average rate)")
     pick = int(streams.rng(seed, "lesbcc-fig21-pick").integers(len(r0["tcp_curves"])))  # §5.2.1: one TCP flow "randomly chosen"
     tt, rr = r0["tcp_curves"][pick]
     ax.plot(tt, np.cumsum(rr) / np.arange(1, len(rr) + 1) / 1e3, color="0.5", lw=1.0, ls="--",
@@ -1370,7 +1674,12 @@ def run_fig21_sim(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_ylabel("Average rate (kb/s)")
     ax.set_title(f"Fig. 21 set-up in the simulator (seed {seed})")
     ax.legend(fontsize=7)
-    files = save(fig, out, "fig21_sim")
+    return save(fig, out, "fig21_sim")
+
+
+def _fig21_claims(tables: dict) -> list[Claim]:
+    df = tables["fig21_sim.csv"]
+    grid = fig21_grid()
     why = (f"the source is held down by its own RTT samples: an LI leaves a receiver only when a later packet "
            f"shows the gap, so each sample carries the spacing of the packets, {finite_mean(df['packet_gap_median_s']):.2f} s "
            f"(median) at the rates reached; the samples' median is {finite_mean(df['rtt_sample_median_s']):.2f} s and SRTT "
@@ -1397,33 +1706,58 @@ def run_fig21_sim(out: Path, seed: int, quick: bool = False) -> Result:
         at_least("reliable", "every multicast receiver ends with no unrecoverable loss, in every run (fraction)", 1.0,
                  float(df["receivers_complete"].sum()) / (FIG21["hosts"] * len(df)), "fraction", kind="sanity"),
     ]
-    params = {**FIG21, "duration_s": duration, "seeds": seeds, "run_wall_s": walls, "fair_share_bps": r0["fair_bps"],
-              "receivers": "PgmReceiver defaults (§5.2.1: back-off ≤ 100 ms, NCF suppression)",
-              "source": "LesbccConfig defaults (§5.2.1: 200 kb/s, initial RTT 200 ms), AIMD",
-              "tcp": "castlab SACK (RFC 2018/6675) with delayed ACKs, as §5.2.1's Linux with SACK enabled",
-              "open_settings": {"§5's packet size": list(declared("§5's packet size")), "LI2LE": list(LI2LE)},
-              "primary_reading": order[0], "readings": grid, "twin_of": "net-lesbcc-fig21",
-              "lesbcc_mean_rate_bps": finite_mean(df["mc_mean_bps"]), "tcp_mean_goodput_bps": finite_mean(df["tcp_mean_bps"])}
     for c in claims:
         if c.id in ("tcp-friendly", "no-drop-to-zero"):
-            _explain(c, why + f"; per reading: ratio {_per_reading(df, 'ratio')}, lowest window over the fair share "
+            explain(c, why + f"; per reading: ratio {_per_reading(df, 'ratio')}, lowest window over the fair share "
                      + ", ".join(f"{r} {df.loc[df['reading'] == r, 'min_window_over_fair'].min():.3g}" for r in order))
-    return Result(params, claims, ["fig21_sim.csv", "fig21_sim_lesbcc.csv", "fig21_sim_rtt.csv", *files])
+    return claims
+
+
+def _fig21_params(quick: bool, seed: int) -> dict:
+    duration, n = _fig21_setup(quick)
+    return {**FIG21, "duration_s": duration, "seeds": [seed + k for k in range(n)],
+            "receivers": "PgmReceiver defaults (§5.2.1: back-off ≤ 100 ms, NCF suppression)",
+            "source": "LesbccConfig defaults (§5.2.1: 200 kb/s, initial RTT 200 ms), AIMD",
+            "tcp": "castlab SACK (RFC 2018/6675) with delayed ACKs, as §5.2.1's Linux with SACK enabled",
+            "open_settings": {"§5's packet size": list(declared("§5's packet size")), "LI2LE": list(LI2LE)},
+            "primary_reading": next(iter(fig21_grid())), "readings": fig21_grid(), "twin_of": "net-lesbcc-fig21"}
+
+
+def _fig21_summary(tables: dict) -> dict:
+    df = tables["fig21_sim.csv"]
+    return {"run_wall_s": tables["walls"], "fair_share_bps": tables["first"]["fair_bps"],
+            "lesbcc_mean_rate_bps": finite_mean(df["mc_mean_bps"]), "tcp_mean_goodput_bps": finite_mean(df["tcp_mean_bps"])}
+
+
+FIG21_SIM = Figure("lesbcc-fig21-sim", PAPER, "Figs. 13(c), 21 (§5.2.1)", "§5's Linux set-up simulated (1 Mb/s, 500 "
+                   "ms, 16 TCP): the twin of net-lesbcc-fig21", _fig21_cases, _fig21_measure, _fig21_table,
+                   _fig21_claims, _fig21_plot, "", _fig21_params, summary=_fig21_summary, phase_s=PHASE_FIG21)
+
+
 TFRC_PS = (0.01, 0.02, 0.05)
 TFRC_TOL = 0.25
 
 
-def run_tfrc_padhye(out: Path, seed: int, quick: bool = False) -> Result:
-    duration = 120.0 if quick else 600.0
-    seeds = [seed + k for k in range(2 if quick else 5)]
-    rows = map_runs(tfrc_path_run, [(s, p, duration) for p in TFRC_PS for s in seeds])
+def _tfrc_setup(quick: bool) -> tuple[float, int]:
+    return (120.0 if quick else 600.0), (2 if quick else 5)
+
+
+def _tfrc_cases(quick: bool) -> list[Case]:
+    duration, n = _tfrc_setup(quick)
+    return [Case({"p": p, "duration": duration}, seed=k) for p in TFRC_PS for k in range(n)]
+
+
+def _tfrc_measure(seed: int, p: float, duration: float) -> dict:
+    return tfrc_path_run(seed, p, duration)
+
+
+def _tfrc_table(rows: list[dict]) -> dict:
     df = pd.DataFrame(rows)
-    df.to_csv(out / "tfrc_padhye_runs.csv", index=False)
-    agg = df.drop(columns="seed").groupby("p").mean()
-    agg.to_csv(out / "tfrc_padhye.csv")
-    for p, r in agg.iterrows():
-        _progress(f"lesbcc-tfrc-padhye p = {p:.0%}: rate {r['rate_bps'] / 1e3:.0f} kb/s, Padhye "
-                  f"{r['padhye_bps'] / 1e3:.0f} kb/s (p_le {r['p_le']:.4f}, SRTT {r['srtt_s']:.3f} s)")
+    return {"tfrc_padhye.csv": df.drop(columns="seed").groupby("p").mean().reset_index(), "tfrc_padhye_runs.csv": df}
+
+
+def _tfrc_plot(tables: dict, out: Path) -> list[str]:
+    df = tables["tfrc_padhye_runs.csv"]
     fig, ax = figure(5.5, 3.4)
     ax.plot(df["p_le"], df["rate_bps"] / 1e3, "o", label="TFRC module (mean rate per run)")
     pl = np.linspace(df["p_le"].min() * 0.8, df["p_le"].max() * 1.2, 100)
@@ -1437,7 +1771,11 @@ def run_tfrc_padhye(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_title("TFRC module on a path with fixed loss")
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=7)
-    files = save(fig, out, "tfrc_padhye")
+    return save(fig, out, "tfrc_padhye")
+
+
+def _tfrc_claims(tables: dict) -> list[Claim]:
+    df = tables["tfrc_padhye_runs.csv"]
     claims = []
     for p in TFRC_PS:
         d = df[df["p"] == p]
@@ -1445,9 +1783,20 @@ def run_tfrc_padhye(out: Path, seed: int, quick: bool = False) -> Result:
                                             "TFRC module's mean rate / Padhye's T at its LE rate, SRTT and SRTT + 4σ "
                                             "(mean over seeds)", 1.0, finite_mean(d["ratio"]), "ratio", rel_tol=TFRC_TOL,
                                             kind="derived"), d["ratio"]))
-    return Result({**TFRC_PATH, "packet_loss": TFRC_PS, "duration_s": duration, "seeds": seeds,
-                   "receivers": SIM_RECEIVER, "tolerance": TFRC_TOL,
-                   # derived claims of the module against the equation at its own LE rate: the primary
-                   # LI2LE reading only (the LE rate the equation takes is measured, whatever the reading)
-                   "open_settings": {}, "li2le_reading": LI2LE[LI2LE_PRIMARY]}, claims,
-                  ["tfrc_padhye.csv", "tfrc_padhye_runs.csv", *files])
+    return claims
+
+
+def _tfrc_params(quick: bool, seed: int) -> dict:
+    duration, n = _tfrc_setup(quick)
+    return {**TFRC_PATH, "packet_loss": TFRC_PS, "duration_s": duration, "seeds": [seed + k for k in range(n)],
+            "receivers": SIM_RECEIVER, "tolerance": TFRC_TOL,
+            # derived claims of the module against the equation at its own LE rate: the primary
+            # LI2LE reading only (the LE rate the equation takes is measured, whatever the reading)
+            "open_settings": {}, "li2le_reading": LI2LE[LI2LE_PRIMARY]}
+
+
+TFRC_PADHYE = Figure("lesbcc-tfrc-padhye", PAPER, "§4.1", "the TFRC module's rate against Padhye's equation on a path "
+                     "with fixed loss", _tfrc_cases, _tfrc_measure, _tfrc_table, _tfrc_claims, _tfrc_plot, "",
+                     _tfrc_params)
+
+FIGURES = [FIG6, FIG7, FIG10, FIG12, FIG13, FIG14, FIG16, FIG19, FIG20, FIG21_SIM, TFRC_PADHYE]

@@ -133,13 +133,13 @@ def runs_at(grid: dict, seeds: list, **kw) -> dict:
     reading -> fig5_run keywords of that reading (``topo``, and ``main_kw`` / ``unicast_kw`` for a
     reading of the source, merged under the case's own). All (reading, seed) runs go through
     map_runs in one call, so `--jobs N` spreads them all."""
-    calls = [(_merge(kw, at), s) for at in grid.values() for s in seeds]
+    calls = [(merge_reading(kw, at), s) for at in grid.values() for s in seeds]
     runs = map_runs(fig5_at, calls)
     n = len(seeds)
     return {name: runs[i * n:(i + 1) * n] for i, name in enumerate(grid)}
 
 
-def _merge(case: dict, reading: dict) -> dict:
+def merge_reading(case: dict, reading: dict) -> dict:
     """A case's fig5_run keywords with a reading's: ``topo`` from the reading, ``main_kw`` and
     ``unicast_kw`` the union (the case's keys win); an empty dict stays absent, so a run keeps one
     run-cache key however it was asked for."""

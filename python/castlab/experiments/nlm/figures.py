@@ -1,5 +1,7 @@
-"""Figures 9-13 of the NLM paper: each runs NLM and RLM on Figure 8's set-up, writes its CSVs and
-plot, and decides its claims.
+"""Figures 9-13 of the NLM paper, each a :class:`~castlab.experiments.figure.Figure` that runs NLM
+and RLM on Figure 8's set-up: one case per seed (the first also giving the trace the figure
+draws: its run's files), the per-seed table, the claims and the plot. The readings of the
+sources' packet times come from ``nlm.declared``; the driver runs every figure under each.
 
 The RLM side is the RLM the paper ran, ns-2's MMG (``topology.NS2_MMG_RLM``, the differences
 from castlab's RLM stated there). Loss and rates are in 1 s bins unless a claim says otherwise.
@@ -28,14 +30,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import numpy as np
 import pandas as pd
 
 from castlab.experiments import streams
-from castlab.experiments.common import (Result, at_least, at_most, claim_over_seeds, map_runs, over_readings, over_seeds,
-                                        within)
+from castlab.experiments.common import at_least, at_most, claim_over_seeds, over_readings, over_seeds, within
+from castlab.experiments.figure import Case, Figure, Measured
+from castlab.experiments.nlm.declared import SOURCE_READINGS, SOURCE_READINGS_PHASE, SOURCE_SETTING
 from castlab.experiments.nlm.metrics import (RLM_DROPS_S, first_episode_over, first_time, first_time_at_or_below,
                                              lcur_raises_by_cause, peak_window_loss, rlm_drop_times, spearman)
 from castlab.experiments.nlm.topology import (ACCESS_BPS, BIN_S, DURATION_S, Fig8, LAYER_RATES_BPS, LINK_DELAY_S,
@@ -91,20 +94,33 @@ def _fig9_metrics(nets: dict[str, "Fig8"], until: float) -> dict:
             "rlm_max_loss": float(np.nanmax(nets["rlm"].loss(0, until)[after]))}
 
 
-def run_fig9(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
-    jitter = bool((reading or {}).get("jitter", True))
-    phase = bool((reading or {}).get("phase", False))
+def _reading(reading: Optional[dict]) -> tuple[bool, bool]:
+    """A source reading's jitter and phase switches (the primary reading: jittered, no phase)."""
+    return bool((reading or {}).get("jitter", True)), bool((reading or {}).get("phase", False))
+
+
+def _trace_cases(quick: bool, **params) -> list[Case]:
+    """One case per seed, the first run (the experiment's seed) also giving the trace the
+    figure draws."""
+    return [Case({"trace": k == 0, **params}) for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
+
+
+def _seed_rows(rows: list[dict]) -> list[dict]:
+    """The per-seed rows without the first run's trace (its keys start with "_")."""
+    return [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows]
+
+
+def _fig9_cases(quick: bool) -> list[Case]:
+    return _trace_cases(quick)
+
+
+def _fig9_measure(seed: int, trace: bool, reading: Optional[dict] = None) -> Any:
+    jitter, phase = _reading(reading)
     until = DURATION_S
-    seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
-    per_seed = []
-    for sd in seeds[1:]:
-        per_seed.append({"seed": sd, **_fig9_metrics(_both(sd, 1, 1.5e6, [20.0], until, f"nlm-fig9 seed {sd}",
-                                                                   jitter=jitter, phase=phase),
-                                                     until)})
-    nets = _both(seed, 1, 1.5e6, [20.0], until, "nlm-fig9", jitter=jitter, phase=phase)
-    per_seed.insert(0, {"seed": seed, **_fig9_metrics(nets, until)})
-    ms = pd.DataFrame(per_seed)
-    ms.to_csv(out / "fig9_seeds.csv", index=False)
+    nets = _both(seed, 1, 1.5e6, [20.0], until, f"nlm-fig9 seed {seed}", jitter=jitter, phase=phase)
+    row = {"seed": seed, **_fig9_metrics(nets, until)}
+    if not trace:
+        return row
     nlm = nets["nlm"]
     sim = nlm.sim
     srec = sim.nlm_sender_records(nlm.senders[0])
@@ -112,20 +128,29 @@ def run_fig9(out: Path, seed: int, quick: bool = False, reading: Optional[dict] 
     sel = lr["intvl_oif"] == nlm.bott
     it, iv = lr["intvl_time_ns"][sel] / 1e9, lr["intvl_s"][sel]
     bins = np.arange(0, until, BIN_S)
-    rows = {"time_s": bins}
+    cols = {"time_s": bins}
     for proto, net in nets.items():
-        rows[f"{proto}_layers"] = net.level_at(0, bins, until)
-        rows[f"{proto}_rate_bps"] = net.rate_bps(0, until)
-        rows[f"{proto}_loss"] = net.loss(0, until)
-    rows["nlm_sender_layers"] = np.interp(bins, srec["level_time_ns"] / 1e9, srec["level"], left=1).round()
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "fig9.csv", index=False)
-    pd.DataFrame({"time_s": it, "add_intvl_s": iv, "reason": lr["intvl_reason"][sel]}).to_csv(
-        out / "fig9_add_intvl.csv", index=False)
+        cols[f"{proto}_layers"] = net.level_at(0, bins, until)
+        cols[f"{proto}_rate_bps"] = net.rate_bps(0, until)
+        cols[f"{proto}_loss"] = net.loss(0, until)
+    cols["nlm_sender_layers"] = np.interp(bins, srec["level_time_ns"] / 1e9, srec["level"], left=1).round()
+    df = pd.DataFrame(cols)
+    intvl = pd.DataFrame({"time_s": it, "add_intvl_s": iv, "reason": lr["intvl_reason"][sel]})
+    steps = {proto: net.level_steps(0, until) for proto, net in nets.items()}
+    return Measured({**row, "_trace": df, "_intvl": (it, iv), "_steps": steps},
+                    {"fig9.csv": df, "fig9_add_intvl.csv": intvl})
 
+
+def _fig9_table(rows: list[dict]) -> dict:
+    return {"fig9_seeds.csv": pd.DataFrame(_seed_rows(rows)), "first": rows[0]}
+
+
+def _fig9_plot(tables: dict, out: Path) -> list[str]:
+    first = tables["first"]
+    df, (it, iv) = first["_trace"], first["_intvl"]
+    bins = df["time_s"].to_numpy()
     fig, (a1, a2, a3) = plt.subplots(3, 1, figsize=(6.0, 6.4), dpi=120, sharex=True)
-    for proto, net in nets.items():
-        t, lv = net.level_steps(0, until)
+    for proto, (t, lv) in first["_steps"].items():
         st, lab = STYLE[proto]
         a1.step(t, lv, st, where="post", lw=1.0, label=lab + (" (L_cur at LMR1)" if proto == "nlm" else " (level)"))
     a1.set_ylabel("Layers")
@@ -138,18 +163,20 @@ def run_fig9(out: Path, seed: int, quick: bool = False, reading: Optional[dict] 
     a2.axhline(80.0, color="C2", ls=":", lw=0.9, label="paper: add_intvl_max")
     a2.legend(fontsize=7, loc="lower right")
     a1.legend(loc="lower right", fontsize=8)
-    for proto in nets:
+    for proto in first["_steps"]:
         st, lab = STYLE[proto]
-        a3.plot(bins, 100 * np.nan_to_num(rows[f"{proto}_loss"]), st, lw=0.8, label=lab)
+        a3.plot(bins, 100 * np.nan_to_num(df[f"{proto}_loss"]), st, lw=0.8, label=lab)
     a3.set_ylabel("Loss (%)")
     a3.set_xlabel("Time (sec)")
     a3.legend(fontsize=8)
     for a in (a1, a2, a3):
         a.grid(True, alpha=0.3)
     a1.set_title("Fig. 9: rate control, N = 1, B = 1.5 Mb/s")
-    files = save(fig, out, "fig9")
+    return save(fig, out, "fig9")
 
-    after = df["time_s"] >= 20.0
+
+def _fig9_claims(tables: dict) -> list:
+    ms = tables["fig9_seeds.csv"]
     claims = [
         claim_over_seeds(within, ms["first_drop_req_s"], "drop-req-at-41s", "'LMR1 detects congestion and sends "
                          "DROP_REQ(S1, 5) to the sender at 41[s]': time the sender receives it", 41.0, None, "s",
@@ -164,10 +191,25 @@ def run_fig9(out: Path, seed: int, quick: bool = False, reading: Optional[dict] 
                 explanation="with jittered sources, phase-randomised, NLM loses a packet in some second after an "
                 "ADD (fig9_seeds.csv nlm_max_loss; per second fig9.csv nlm_loss); periodic sources lose none"),
     ]
-    params = _params(n=1, bottleneck_bps=1.5e6, receiver_start_s=20.0, duration_s=until, seeds=seeds,
-                     rlm_max_loss=float(np.nanmax(df.loc[after, "rlm_loss"])),
-                     nlm_add_intvl_steps=[[float(a), float(b)] for a, b in zip(it, iv)])
-    return Result(params, claims, ["fig9.csv", "fig9_add_intvl.csv", "fig9_seeds.csv", *files])
+    return claims
+
+
+def _fig9_params(quick: bool, seed: int) -> dict:
+    return _params(n=1, bottleneck_bps=1.5e6, receiver_start_s=20.0, duration_s=DURATION_S,
+                   seeds=[seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)])
+
+
+def _fig9_summary(tables: dict) -> dict:
+    first = tables["first"]
+    df, (it, iv) = first["_trace"], first["_intvl"]
+    after = df["time_s"] >= 20.0
+    return {"rlm_max_loss": float(np.nanmax(df.loc[after, "rlm_loss"])),
+            "nlm_add_intvl_steps": [[float(a), float(b)] for a, b in zip(it, iv)]}
+
+
+FIG9 = Figure("nlm-fig9", PAPER, "Figure 9", "NLM rate control, N = 1, B = 1.5 Mb/s (and RLM on the same set-up)",
+              _fig9_cases, _fig9_measure, _fig9_table, _fig9_claims, _fig9_plot, "", _fig9_params,
+              summary=_fig9_summary, readings=SOURCE_READINGS_PHASE, setting=SOURCE_SETTING)
 
 
 # ---------------------------------------------------------------- Figure 10
@@ -211,21 +253,27 @@ def _fig10_metrics(df: pd.DataFrame, nets: dict[str, Fig8], until: float) -> dic
             "nlm_max_loss": float(np.nanmax(df.loc[w, "nlm_loss"]))}
 
 
-def run_fig10(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
-    jitter = bool((reading or {}).get("jitter", True))
-    until = DURATION_S
-    seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
-    per_seed, df = [], None
-    for sd in seeds:
-        nets = _both(sd, 1, 1.6e6, [20.0], until, f"nlm-fig10 seed {sd}", meter_bin_s=0.5, jitter=jitter)
-        d = _fig10_frame(nets, until)
-        per_seed.append({"seed": sd, **_fig10_metrics(d, nets, until)})
-        df = d if df is None else df
-    df.to_csv(out / "fig10.csv", index=False)
-    ms = pd.DataFrame(per_seed)
-    ms.to_csv(out / "fig10_seeds.csv", index=False)
-    bins = df["time_s"].to_numpy()
+def _fig10_cases(quick: bool) -> list[Case]:
+    return _trace_cases(quick)
 
+
+def _fig10_measure(seed: int, trace: bool, reading: Optional[dict] = None) -> Any:
+    jitter, _ = _reading(reading)
+    until = DURATION_S
+    nets = _both(seed, 1, 1.6e6, [20.0], until, f"nlm-fig10 seed {seed}", meter_bin_s=0.5, jitter=jitter)
+    d = _fig10_frame(nets, until)
+    row = {"seed": seed, **_fig10_metrics(d, nets, until)}
+    return Measured({**row, "_trace": d}, {"fig10.csv": d}) if trace else row
+
+
+def _fig10_table(rows: list[dict]) -> dict:
+    per_seed = _seed_rows(rows)
+    return {"fig10_seeds.csv": pd.DataFrame(per_seed), "per_seed": per_seed, "first": rows[0]}
+
+
+def _fig10_plot(tables: dict, out: Path) -> list[str]:
+    df, seed = tables["first"]["_trace"], tables["first"]["seed"]
+    bins = df["time_s"].to_numpy()
     fig, ax = figure(6.0, 3.4)
     for proto in ("nlm", "rlm"):
         st, lab = STYLE[proto]
@@ -236,10 +284,19 @@ def run_fig10(out: Path, seed: int, quick: bool = False, reading: Optional[dict]
     ax.set_ylim(0, 1.8)
     ax.legend(fontsize=8, loc="lower right")
     ax.set_title(f"Fig. 10: goodput, N = 1, B = 1.6 Mb/s (seed {seed})")
-    files = save(fig, out, "fig10")
+    return save(fig, out, "fig10")
 
+
+def _zero_by_bin(ms: pd.DataFrame) -> dict:
+    """Per goodput bin, the fraction of seeds in which RLM's goodput after 60 s is 0 in some bin."""
+    return {f"{b:g} s": float((ms[f"rlm_goodput_min_{b:g}s_bps"] == 0).mean()) for b in FIG10_BINS_S}
+
+
+def _fig10_claims(tables: dict) -> list:
+    ms = tables["fig10_seeds.csv"]
+    seeds = ms["seed"].tolist()
     most = (len(seeds) // 2 + 1) / len(seeds)  # more than half the seeds
-    zero_by_bin = {f"{b:g} s": float((ms[f"rlm_goodput_min_{b:g}s_bps"] == 0).mean()) for b in FIG10_BINS_S}
+    zero_by_bin = _zero_by_bin(ms)
     claims = [
         claim_over_seeds(within, ms["rlm_max_loss"], "rlm-max-loss-9pct", "'the maximum overall packet loss rate is "
                          "9[%]' (RLM; largest 1 s loss after 60 s)", 0.09, None, "fraction", rel_tol=0.5, kind="paper",
@@ -269,12 +326,25 @@ def run_fig10(out: Path, seed: int, quick: bool = False, reading: Optional[dict]
                  "mean goodput, smallest over seeds (at least 0.5)", 0.5,
                  float(ms["nlm_goodput_min_over_mean"].min()), "ratio", kind="paper"),
     ]
-    params = _params(n=1, bottleneck_bps=1.6e6, receiver_start_s=20.0, duration_s=until, goodput_max_loss=0.2,
-                     seeds=seeds, per_seed=per_seed, rlm_goodput_zero_fraction_by_bin=zero_by_bin,
-                     nlm_goodput_over_rlm_throughput_mean_over_seeds=float(ms["nlm_goodput_over_rlm_throughput"].mean()),
-                     nlm_goodput_stable_by_bin={f"{b:g} s": float(ms[f"nlm_goodput_min_over_mean_{b:g}s"].min())
-                                                for b in FIG10_BINS_S})
-    return Result(params, claims, ["fig10.csv", "fig10_seeds.csv", *files])
+    return claims
+
+
+def _fig10_params(quick: bool, seed: int) -> dict:
+    return _params(n=1, bottleneck_bps=1.6e6, receiver_start_s=20.0, duration_s=DURATION_S, goodput_max_loss=0.2,
+                   seeds=[seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)])
+
+
+def _fig10_summary(tables: dict) -> dict:
+    ms = tables["fig10_seeds.csv"]
+    return {"per_seed": tables["per_seed"], "rlm_goodput_zero_fraction_by_bin": _zero_by_bin(ms),
+            "nlm_goodput_over_rlm_throughput_mean_over_seeds": float(ms["nlm_goodput_over_rlm_throughput"].mean()),
+            "nlm_goodput_stable_by_bin": {f"{b:g} s": float(ms[f"nlm_goodput_min_over_mean_{b:g}s"].min())
+                                          for b in FIG10_BINS_S}}
+
+
+FIG10 = Figure("nlm-fig10", PAPER, "Figure 10", "goodput of NLM and RLM, N = 1, B = 1.6 Mb/s", _fig10_cases,
+               _fig10_measure, _fig10_table, _fig10_claims, _fig10_plot, "", _fig10_params, summary=_fig10_summary,
+               readings=SOURCE_READINGS, setting=SOURCE_SETTING)
 
 
 # ---------------------------------------------------------------- Figure 11
@@ -316,39 +386,47 @@ def _fig11_metrics(nets: dict[str, Fig8], until: float, opt: int) -> dict:
 FIG11_WINDOWS_S = (1, 2, 5, 10)
 
 
-def run_fig11(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
-    jitter = bool((reading or {}).get("jitter", True))
-    phase = bool((reading or {}).get("phase", False))
-    until = 300.0 if quick else DURATION_S
-    seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
-    opt = optimal_level(1.6e6 - CROSS_BPS)  # 2 layers in the remaining 0.3 Mb/s
-    per_seed = []
-    first = None
-    for sd in seeds:
-        nets = _both(sd, 1, 1.6e6, [20.0], until, f"nlm-fig11 seed {sd}", cross=(CROSS_START_S, CROSS_BPS),
-                     jitter=jitter, phase=phase)
-        # the other reading of Figure 8: LMR2 a plain router (the sensitivity band of nlm-loss-1pct)
-        plain = Fig8("nlm", sd, 1, 1.6e6, [20.0], (CROSS_START_S, CROSS_BPS), lmr2=False, jitter=jitter, phase=phase)
-        plain.run(until, f"nlm-fig11 seed {sd} {PLAIN_LMR2}")
-        nets = {**nets, PLAIN_LMR2: plain}
-        per_seed.append({"seed": sd, **_fig11_metrics(nets, until, opt)})
-        first = first or {k: v for k, v in nets.items() if k != PLAIN_LMR2}
-    ms = pd.DataFrame(per_seed)
-    ms.to_csv(out / "fig11_seeds.csv", index=False)
-    nets = first
-    bins = np.arange(0, until, BIN_S)
-    rows = {"time_s": bins}
-    for proto, net in nets.items():
-        rows[f"{proto}_rate_bps"] = net.rate_bps(0, until)
-        rows[f"{proto}_loss"] = net.loss(0, until)
-        rows[f"{proto}_layers"] = net.level_at(0, bins, until)
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "fig11.csv", index=False)
+def _fig11_cases(quick: bool) -> list[Case]:
+    return _trace_cases(quick, until=300.0 if quick else DURATION_S)
 
-    fig, (a1, a2) = plt.subplots(2, 1, figsize=(6.0, 5.0), dpi=120, sharex=True)
+
+FIG11_OPTIMAL = optimal_level(1.6e6 - CROSS_BPS)  # 2 layers in the remaining 0.3 Mb/s
+
+
+def _fig11_measure(seed: int, trace: bool, until: float, reading: Optional[dict] = None) -> Any:
+    jitter, phase = _reading(reading)
+    nets = _both(seed, 1, 1.6e6, [20.0], until, f"nlm-fig11 seed {seed}", cross=(CROSS_START_S, CROSS_BPS),
+                 jitter=jitter, phase=phase)
+    # the other reading of Figure 8: LMR2 a plain router (the sensitivity band of nlm-loss-1pct)
+    plain = Fig8("nlm", seed, 1, 1.6e6, [20.0], (CROSS_START_S, CROSS_BPS), lmr2=False, jitter=jitter, phase=phase)
+    plain.run(until, f"nlm-fig11 seed {seed} {PLAIN_LMR2}")
+    row = {"seed": seed, **_fig11_metrics({**nets, PLAIN_LMR2: plain}, until, FIG11_OPTIMAL)}
+    if not trace:
+        return row
+    bins = np.arange(0, until, BIN_S)
+    cols = {"time_s": bins}
     for proto, net in nets.items():
+        cols[f"{proto}_rate_bps"] = net.rate_bps(0, until)
+        cols[f"{proto}_loss"] = net.loss(0, until)
+        cols[f"{proto}_layers"] = net.level_at(0, bins, until)
+    df = pd.DataFrame(cols)
+    steps = {proto: net.level_steps(0, until) for proto, net in nets.items()}
+    return Measured({**row, "_trace": df, "_steps": steps, "_until": until,
+                     "_rlm_drops": [float(x) for x in _drops(nets["rlm"], until)]}, {"fig11.csv": df})
+
+
+def _fig11_table(rows: list[dict]) -> dict:
+    per_seed = _seed_rows(rows)
+    return {"fig11_seeds.csv": pd.DataFrame(per_seed), "per_seed": per_seed, "first": rows[0]}
+
+
+def _fig11_plot(tables: dict, out: Path) -> list[str]:
+    first = tables["first"]
+    df, until = first["_trace"], first["_until"]
+    bins = df["time_s"].to_numpy()
+    fig, (a1, a2) = plt.subplots(2, 1, figsize=(6.0, 5.0), dpi=120, sharex=True)
+    for proto, (t, lv) in first["_steps"].items():
         st, lab = STYLE[proto]
-        t, lv = net.level_steps(0, until)
         a1.step(t, lv, st, where="post", lw=1.0, label=lab)
         a2.plot(bins, 100 * np.nan_to_num(df[f"{proto}_loss"]), st, lw=0.9, label=lab)
     a1.axvline(CROSS_START_S, color="0.6", lw=0.8)
@@ -366,9 +444,12 @@ def run_fig11(out: Path, seed: int, quick: bool = False, reading: Optional[dict]
     a1.set_xlim(0, min(until, 250.0))
     for a in (a1, a2):
         a.grid(True, alpha=0.3)
-    a1.set_title(f"Fig. 11: 1.3 Mb/s CBR from 90 s, B = 1.6 Mb/s (seed {seeds[0]})")
-    files = save(fig, out, "fig11")
+    a1.set_title(f"Fig. 11: 1.3 Mb/s CBR from 90 s, B = 1.6 Mb/s (seed {first['seed']})")
+    return save(fig, out, "fig11")
 
+
+def _fig11_claims(tables: dict) -> list:
+    ms = tables["fig11_seeds.csv"]
     mean = ms.mean(numeric_only=True)
     rlm_why = ("RLM drops layers 5 and 4 near the paper's times, then holds level 3 at about 10 % loss, under its "
                "25 % threshold, so the loss estimator and threshold keep it there, not the detection estimate "
@@ -413,13 +494,26 @@ def run_fig11(out: Path, seed: int, quick: bool = False, reading: Optional[dict]
                       "the DropTail queue overflows for about a second whichever router LMR2 is (fig11_seeds.csv "
                       "nlm_peak_loss and nlm_peak_loss_*s for 2-10 s windows)"),
     ]
-    params = _params(n=1, bottleneck_bps=1.6e6, receiver_start_s=20.0, duration_s=until, seeds=seeds,
-                     cross_start_s=CROSS_START_S, cross_bps=CROSS_BPS, optimal_after_cross=opt,
-                     per_seed=per_seed,
-                     peak_loss_by_window_mean_over_seeds={f"{proto} {win} s": float(mean[f"{proto}_peak_loss_{win}s"])
-                                                          for proto in ("nlm", "rlm") for win in FIG11_WINDOWS_S},
-                     rlm_drop_times_s=[float(x) for x in _drops(nets["rlm"], until)])
-    return Result(params, claims, ["fig11.csv", "fig11_seeds.csv", *files])
+    return claims
+
+
+def _fig11_params(quick: bool, seed: int) -> dict:
+    return _params(n=1, bottleneck_bps=1.6e6, receiver_start_s=20.0, duration_s=300.0 if quick else DURATION_S,
+                   seeds=[seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)],
+                   cross_start_s=CROSS_START_S, cross_bps=CROSS_BPS, optimal_after_cross=FIG11_OPTIMAL)
+
+
+def _fig11_summary(tables: dict) -> dict:
+    mean = tables["fig11_seeds.csv"].mean(numeric_only=True)
+    return {"per_seed": tables["per_seed"],
+            "peak_loss_by_window_mean_over_seeds": {f"{proto} {win} s": float(mean[f"{proto}_peak_loss_{win}s"])
+                                                    for proto in ("nlm", "rlm") for win in FIG11_WINDOWS_S},
+            "rlm_drop_times_s": tables["first"]["_rlm_drops"]}
+
+
+FIG11 = Figure("nlm-fig11", PAPER, "Figure 11", "response to 1.3 Mb/s CBR cross traffic from 90 s, NLM and RLM",
+               _fig11_cases, _fig11_measure, _fig11_table, _fig11_claims, _fig11_plot, "", _fig11_params,
+               summary=_fig11_summary, readings=SOURCE_READINGS_PHASE, setting=SOURCE_SETTING)
 
 
 def _drops(net: Fig8, until: float) -> list[float]:
@@ -431,58 +525,68 @@ def _drops(net: Fig8, until: float) -> list[float]:
 # ---------------------------------------------------------------- Figure 12
 
 
-def run_fig12(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
-    jitter = bool((reading or {}).get("jitter", True))
-    until = DURATION_S
-    b = 1.7e6
-    fair = 0.8e6  # 4 layers each; a 5th layer for either would need 2.4 Mb/s in 1.7
-    seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
+FIG12_BPS = 1.7e6
+FIG12_FAIR_BPS = 0.8e6  # 4 layers each; a 5th layer for either would need 2.4 Mb/s in 1.7
+
+
+def _fig12_cases(quick: bool) -> list[Case]:
+    return _trace_cases(quick)
+
+
+def _fig12_measure(seed: int, trace: bool, reading: Optional[dict] = None) -> Any:
+    jitter, _ = _reading(reading)
+    until, b = DURATION_S, FIG12_BPS
     bins = np.arange(0, until, BIN_S)
     w = bins >= 300.0
-    per_seed = []
-    df = None
-    for sd in seeds:
-        nets = _both(sd, 2, b, [20.0, 120.0], until, f"nlm-fig12 seed {sd}", jitter=jitter)
-        # ablation (not a claim): Figure 7's wait after the last ADD of the same session only
-        nets[ABLATION] = Fig8("nlm", sd, 2, b, [20.0, 120.0], config={"sess_wait_per_session": True}, jitter=jitter)
-        nets[ABLATION].run(until, f"nlm-fig12 seed {sd} {ABLATION}")
-        # measured, not a claim: the other reading of Figure 8, LMR2 a plain router
-        nets[PLAIN_LMR2] = Fig8("nlm", sd, 2, b, [20.0, 120.0], lmr2=False, jitter=jitter)
-        nets[PLAIN_LMR2].run(until, f"nlm-fig12 seed {sd} {PLAIN_LMR2}")
-        row = {"seed": sd}
-        for proto, net in nets.items():
-            for i in range(2):
-                row[f"{proto}_s{i + 1}_bps"] = float(net.rate_bps(i, until)[w].mean())
-                if proto == "rlm":
-                    row[f"rlm_s{i + 1}_held_level"] = int(pd.Series(net.level_at(i, bins[w], until)).mode().iloc[0])
-        per_seed.append(row)
-        if df is None:
-            cols = {"time_s": bins}
-            for proto, net in nets.items():
-                for i in range(2):
-                    cols[f"{proto}_s{i + 1}_rate_bps"] = net.rate_bps(i, until)
-                    if proto != ABLATION:
-                        cols[f"{proto}_s{i + 1}_layers"] = net.level_at(i, bins, until)
-            df = pd.DataFrame(cols)
-    df.to_csv(out / "fig12.csv", index=False)
-    ms = pd.DataFrame(per_seed)
-    ms.to_csv(out / "fig12_seeds.csv", index=False)
+    nets = _both(seed, 2, b, [20.0, 120.0], until, f"nlm-fig12 seed {seed}", jitter=jitter)
+    # ablation (not a claim): Figure 7's wait after the last ADD of the same session only
+    nets[ABLATION] = Fig8("nlm", seed, 2, b, [20.0, 120.0], config={"sess_wait_per_session": True}, jitter=jitter)
+    nets[ABLATION].run(until, f"nlm-fig12 seed {seed} {ABLATION}")
+    # measured, not a claim: the other reading of Figure 8, LMR2 a plain router
+    nets[PLAIN_LMR2] = Fig8("nlm", seed, 2, b, [20.0, 120.0], lmr2=False, jitter=jitter)
+    nets[PLAIN_LMR2].run(until, f"nlm-fig12 seed {seed} {PLAIN_LMR2}")
+    row = {"seed": seed}
+    for proto, net in nets.items():
+        for i in range(2):
+            row[f"{proto}_s{i + 1}_bps"] = float(net.rate_bps(i, until)[w].mean())
+            if proto == "rlm":
+                row[f"rlm_s{i + 1}_held_level"] = int(pd.Series(net.level_at(i, bins[w], until)).mode().iloc[0])
+    if not trace:
+        return row
+    cols = {"time_s": bins}
+    for proto, net in nets.items():
+        for i in range(2):
+            cols[f"{proto}_s{i + 1}_rate_bps"] = net.rate_bps(i, until)
+            if proto != ABLATION:
+                cols[f"{proto}_s{i + 1}_layers"] = net.level_at(i, bins, until)
+    df = pd.DataFrame(cols)
+    return Measured({**row, "_trace": df}, {"fig12.csv": df})
 
+
+def _fig12_table(rows: list[dict]) -> dict:
+    return {"fig12_seeds.csv": pd.DataFrame(_seed_rows(rows)), "first": rows[0]}
+
+
+def _fig12_plot(tables: dict, out: Path) -> list[str]:
+    df, seed = tables["first"]["_trace"], tables["first"]["seed"]
+    bins = df["time_s"].to_numpy()
     fig, axes = plt.subplots(3, 1, figsize=(6.0, 6.6), dpi=120, sharex=True)
     for a, proto, lab in zip(axes, ("rlm", "nlm", ABLATION), ("RLM", "NLM", "NLM, per-session\nSESS wait")):
         for i, st in ((0, "k-"), (1, "C0--")):
             sm = pd.Series(df[f"{proto}_s{i + 1}_rate_bps"]).rolling(10, min_periods=1).mean()
             a.plot(bins, sm / 1e6, st, lw=0.9, label=f"S{i + 1}")
-        a.axhline(fair / 1e6, color="0.6", lw=0.8, ls=":")
+        a.axhline(FIG12_FAIR_BPS / 1e6, color="0.6", lw=0.8, ls=":")
         a.set_ylabel(f"{lab} (Mbps)", fontsize=8)
         a.set_ylim(0, 1.8)
         a.legend(fontsize=8, loc="upper right")
         a.grid(True, alpha=0.3)
     axes[2].set_xlabel("Time (sec)")
-    axes[0].set_title(f"Fig. 12: B = 1.7 Mb/s, joins at 20 s and 120 s (seed {seeds[0]}, 10 s means)", fontsize=10)
-    files = save(fig, out, "fig12")
+    axes[0].set_title(f"Fig. 12: B = 1.7 Mb/s, joins at 20 s and 120 s (seed {seed}, 10 s means)", fontsize=10)
+    return save(fig, out, "fig12")
 
-    mean = ms.mean(numeric_only=True)
+
+def _fig12_claims(tables: dict) -> list:
+    ms, fair = tables["fig12_seeds.csv"], FIG12_FAIR_BPS
     rates = "per seed in fig12_seeds.csv"
     claims = [
         claim_over_seeds(within, ms["nlm_s1_bps"], "nlm-s1-fair", "'NLM can achieve fairness': S1 gets the fair "
@@ -498,10 +602,25 @@ def run_fig12(out: Path, seed: int, quick: bool = False, reading: Optional[dict]
                  "Layer(S1, 5)': fraction of seeds in which RLM's S1 holds level 5 longest over 300-600 s", 1.0,
                  float((ms["rlm_s1_held_level"] == 5).mean()), "fraction", kind="paper"),
     ]
-    params = _params(n=2, bottleneck_bps=b, receiver_starts_s=[20.0, 120.0], duration_s=until, seeds=seeds,
-                     fair_share_bps=fair, mean_over_seeds_bps={k: float(v) for k, v in mean.items() if k != "seed"},
-                     nlm_s1_min_over_seeds_bps=float(ms["nlm_s1_bps"].min()))
-    return Result(params, claims, ["fig12.csv", "fig12_seeds.csv", *files])
+    return claims
+
+
+def _fig12_params(quick: bool, seed: int) -> dict:
+    return _params(n=2, bottleneck_bps=FIG12_BPS, receiver_starts_s=[20.0, 120.0], duration_s=DURATION_S,
+                   seeds=[seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)], fair_share_bps=FIG12_FAIR_BPS)
+
+
+def _fig12_summary(tables: dict) -> dict:
+    ms = tables["fig12_seeds.csv"]
+    mean = ms.mean(numeric_only=True)
+    return {"mean_over_seeds_bps": {k: float(v) for k, v in mean.items() if k != "seed"},
+            "nlm_s1_min_over_seeds_bps": float(ms["nlm_s1_bps"].min())}
+
+
+FIG12 = Figure("nlm-fig12", PAPER, "Figure 12", "fairness of two sessions joining at 20 s and 120 s, NLM and RLM",
+               _fig12_cases, _fig12_measure, _fig12_table, _fig12_claims, _fig12_plot, "", _fig12_params,
+               summary=_fig12_summary, readings=SOURCE_READINGS, setting=SOURCE_SETTING)
+
 
 FIG13_N = [1, 2, 5, 10, 20, 50, 100]
 FIG13_N_QUICK = [1, 3, 8]
@@ -537,37 +656,30 @@ def _fig13_run(name: str, seed: int, n: int, until: float, jitter: bool = True) 
             "_wall_s": wall}
 
 
-def run_fig13(out: Path, seed: int, quick: bool = False, reading: Optional[dict] = None) -> Result:
-    jitter = bool((reading or {}).get("jitter", True))
-    ns = FIG13_N_QUICK if quick else FIG13_N
-    until = 300.0 if quick else DURATION_S
-    seeds = [seed + k for k in range(SEEDS_QUICK if quick else SEEDS_FULL)]
-    calls = [(name, sd, n, until, jitter) for n in ns for sd in seeds for name in FIG13_VARIANTS]
-    rows = map_runs(_fig13_run, calls)
-    walls = {f"{r['proto']} N={r['n']} seed {r['seed']}": round(r.pop("_wall_s"), 2) for r in rows}
+def _fig13_setup(quick: bool) -> tuple[list[int], int, float]:
+    """The session counts N, seeds and duration."""
+    return (FIG13_N_QUICK if quick else FIG13_N), (SEEDS_QUICK if quick else SEEDS_FULL), \
+        (300.0 if quick else DURATION_S)
+
+
+def _fig13_cases(quick: bool) -> list[Case]:
+    ns, n_seeds, until = _fig13_setup(quick)
+    return [Case({"name": name, "n": n, "until": until}, seed=k)
+            for n in ns for k in range(n_seeds) for name in FIG13_VARIANTS]
+
+
+def _fig13_measure(seed: int, name: str, n: int, until: float, reading: Optional[dict] = None) -> dict:
+    return _fig13_run(name, seed, n, until, _reading(reading)[0])
+
+
+def _fig13_table(rows: list[dict]) -> dict:
     # wall times go to the summary only: the CSVs stay a function of the seed
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "fig13.csv", index=False)
-    mean = df.groupby(["proto", "n"]).mean(numeric_only=True)
-
-    fig, ax = figure(5.0, 3.6)
-    for name, st, lab in (("rlm", "C3s--", "RLM"), ("nlm", "ko-", "NLM"),
-                          (ABLATION, "C0^:", "NLM, per-session SESS wait (ablation)"),
-                          (PLAIN_LMR2, "C2v:", "NLM, LMR2 a plain router")):
-        d = mean.loc[name]
-        ax.plot(d.index, 100 * d["max_loss"], st, label=lab)
-    ax.set_xscale("log")
-    ax.set_xlabel("Number of Sessions N (B = N Mb/s)")
-    ax.set_ylabel(f"Max Loss Rate (%), mean of {len(seeds)} seeds")
-    ax.axhline(2.0, color="k", ls=":", lw=0.9, label="paper: NLM 2 %")
-    ax.legend(loc="upper left", fontsize=7)
-    ax.set_title("Fig. 13: session scalability")
-    files = save(fig, out, "fig13")
-
+    walls = {f"{r['proto']} N={r['n']} seed {r['seed']}": round(r["_wall_s"], 2) for r in rows}
+    df = pd.DataFrame([{k: v for k, v in r.items() if k != "_wall_s"} for r in rows])
     # Per seed (fig13_seeds.csv), over that seed's N: each reading's largest loss, RLM's rank
     # correlation with N, RLM over NLM at the largest N; the claims take the mean over seeds.
     per_seed = []
-    for sd in seeds:
+    for sd in dict.fromkeys(df["seed"].tolist()):
         m = df[df["seed"] == sd]
         by = {name: m[m["proto"] == name].set_index("n").sort_index() for name in FIG13_VARIANTS}
         rl, nl = by["rlm"]["max_loss"], by["nlm"]["max_loss"]
@@ -577,8 +689,29 @@ def run_fig13(out: Path, seed: int, quick: bool = False, reading: Optional[dict]
                          "ablation_max_loss": float(by[ABLATION]["max_loss"].max()),
                          "rlm_max_loss": float(rl.max()), "rlm_rho": spearman(rl.index, rl.to_numpy()),
                          "rlm_over_nlm_largest_n": float(rl.iloc[-1] / max(nl.iloc[-1], 1e-9))})
-    ms = pd.DataFrame(per_seed)
-    ms.to_csv(out / "fig13_seeds.csv", index=False)
+    return {"fig13.csv": df, "fig13_seeds.csv": pd.DataFrame(per_seed), "walls": walls,
+            "mean": df.groupby(["proto", "n"]).mean(numeric_only=True)}
+
+
+def _fig13_plot(tables: dict, out: Path) -> list[str]:
+    mean, n_seeds = tables["mean"], len(tables["fig13_seeds.csv"])
+    fig, ax = figure(5.0, 3.6)
+    for name, st, lab in (("rlm", "C3s--", "RLM"), ("nlm", "ko-", "NLM"),
+                          (ABLATION, "C0^:", "NLM, per-session SESS wait (ablation)"),
+                          (PLAIN_LMR2, "C2v:", "NLM, LMR2 a plain router")):
+        d = mean.loc[name]
+        ax.plot(d.index, 100 * d["max_loss"], st, label=lab)
+    ax.set_xscale("log")
+    ax.set_xlabel("Number of Sessions N (B = N Mb/s)")
+    ax.set_ylabel(f"Max Loss Rate (%), mean of {n_seeds} seeds")
+    ax.axhline(2.0, color="k", ls=":", lw=0.9, label="paper: NLM 2 %")
+    ax.legend(loc="upper left", fontsize=7)
+    ax.set_title("Fig. 13: session scalability")
+    return save(fig, out, "fig13")
+
+
+def _fig13_claims(tables: dict) -> list:
+    ms = tables["fig13_seeds.csv"]
     plain_m, plain_note = over_seeds(ms["lmr2_plain_max_loss"], nonnegative=True)
     claims = [
         # Figure 8's second router: the paper names "each LMR", so the claim is decided with
@@ -605,23 +738,39 @@ def run_fig13(out: Path, seed: int, quick: bool = False, reading: Optional[dict]
                  explanation="NLM as written loses more than RLM at large N, see nlm-about-2pct (fig13.csv max_loss, "
                  "proto nlm and rlm; fig13_seeds.csv rlm_over_nlm_largest_n)"),
     ]
+    return claims
+
+
+def _fig13_params(quick: bool, seed: int) -> dict:
+    ns, n_seeds, until = _fig13_setup(quick)
+    return _params(ns=ns, seeds=[seed + k for k in range(n_seeds)], bottleneck_bps_per_session=1e6,
+                   receiver_starts_s=list(FIG13_STARTS_S), duration_s=until,
+                   loss_window="1 s bins; per session the largest, then the largest over sessions",
+                   aggregate="claims: each statistic per seed (fig13_seeds.csv), mean over seeds with a 95 % "
+                   "Student-t interval; the plot and the *_mean_over_seeds params: per N the mean over seeds")
+
+
+def _fig13_summary(tables: dict) -> dict:
+    mean, walls = tables["mean"], tables["walls"]
     ab, pl, lit = mean.loc[ABLATION], mean.loc[PLAIN_LMR2], mean.loc["nlm"]
-    params = _params(ns=ns, seeds=seeds, bottleneck_bps_per_session=1e6, receiver_starts_s=list(FIG13_STARTS_S),
-                     duration_s=until, loss_window="1 s bins; per session the largest, then the largest over sessions",
-                     aggregate="claims: each statistic per seed (fig13_seeds.csv), mean over seeds with a 95 % "
-                     "Student-t interval; the plot and the *_mean_over_seeds params: per N the mean over seeds",
-                     run_wall_s=walls,
-                     ablation_max_loss_mean_over_seeds={int(k): float(v) for k, v in ab["max_loss"].items()},
-                     ablation_mean_rate_bps_mean_over_seeds={int(k): float(v) for k, v in
-                                                             ab["mean_rate_second_half_bps"].items()},
-                     lmr2_plain_max_loss_mean_over_seeds={int(k): float(v) for k, v in pl["max_loss"].items()},
-                     lmr2_plain_mean_rate_bps_mean_over_seeds={int(k): float(v) for k, v in
-                                                               pl["mean_rate_second_half_bps"].items()},
-                     nlm_max_loss_mean_over_seeds={int(k): float(v) for k, v in lit["max_loss"].items()},
-                     rlm_max_loss_mean_over_seeds={int(k): float(v) for k, v in mean.loc["rlm"]["max_loss"].items()},
-                     nlm_lmr1_raises_by_add_mean_over_seeds={int(k): float(v) for k, v in
-                                                             lit["lmr1_raises_by_add"].items()},
-                     nlm_lmr1_raises_by_add_req_mean_over_seeds={int(k): float(v) for k, v in
-                                                                 lit["lmr1_raises_by_add_req"].items()},
-                     total_sim_wall_s=round(float(sum(walls.values())), 2))
-    return Result(params, claims, ["fig13.csv", "fig13_seeds.csv", *files])
+    return dict(run_wall_s=walls,
+                ablation_max_loss_mean_over_seeds={int(k): float(v) for k, v in ab["max_loss"].items()},
+                ablation_mean_rate_bps_mean_over_seeds={int(k): float(v) for k, v in
+                                                        ab["mean_rate_second_half_bps"].items()},
+                lmr2_plain_max_loss_mean_over_seeds={int(k): float(v) for k, v in pl["max_loss"].items()},
+                lmr2_plain_mean_rate_bps_mean_over_seeds={int(k): float(v) for k, v in
+                                                          pl["mean_rate_second_half_bps"].items()},
+                nlm_max_loss_mean_over_seeds={int(k): float(v) for k, v in lit["max_loss"].items()},
+                rlm_max_loss_mean_over_seeds={int(k): float(v) for k, v in mean.loc["rlm"]["max_loss"].items()},
+                nlm_lmr1_raises_by_add_mean_over_seeds={int(k): float(v) for k, v in
+                                                        lit["lmr1_raises_by_add"].items()},
+                nlm_lmr1_raises_by_add_req_mean_over_seeds={int(k): float(v) for k, v in
+                                                            lit["lmr1_raises_by_add_req"].items()},
+                total_sim_wall_s=round(float(sum(walls.values())), 2))
+
+
+FIG13 = Figure("nlm-fig13", PAPER, "Figure 13", "maximum loss rate against N sessions with B = N Mb/s, NLM and RLM",
+               _fig13_cases, _fig13_measure, _fig13_table, _fig13_claims, _fig13_plot, "", _fig13_params,
+               summary=_fig13_summary, readings=SOURCE_READINGS, setting=SOURCE_SETTING)
+
+FIGURES = [FIG9, FIG10, FIG11, FIG12, FIG13]

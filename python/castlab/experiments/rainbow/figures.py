@@ -1,21 +1,22 @@
-"""The Rainbow experiments: each runs its scenario over seeds, writes its CSVs and plot, and
-decides its claims.
+"""The Rainbow experiments, each a :class:`~castlab.experiments.figure.Figure`: its runs as cases
+(Rainbow, the RLC baseline, the other readings and the variants beside them, each kind a
+parameter of the case), a measure of one run, the tables written as CSVs, the claims decided
+from them and the plot. The phase-sensitive ones declare their phase overhead; the readings of
+the settings the paper leaves open come from ``rainbow.declared``.
 """
 
 from __future__ import annotations
 
-import sys
-import time
-from functools import partial
 from pathlib import Path
-from typing import Optional
+from typing import Any, Callable, Optional
 
 import numpy as np
 import pandas as pd
 
 from castlab._native import config_defaults
-from castlab.experiments.common import (Claim, Result, at_least, at_most, claim_over_seeds, combine_readings,
-                                        in_range, map_runs, over_readings, within)
+from castlab.experiments.common import (Claim, at_least, at_most, claim_over_seeds, in_range, over_readings,
+                                        reading_claim, within)
+from castlab.experiments.figure import Case, Figure, Measured
 from castlab.experiments.plotting import figure, plt, save
 from castlab.experiments.rainbow.declared import FAST_DELAYS, READINGS, RED_THRESHOLDS, TRQ_LOSS, VARIANTS, declared
 from castlab.experiments.rainbow.metrics import OVERHEAD_WINDOW_S, rate_timeline, sawtooth_eq1, total_variation
@@ -26,24 +27,33 @@ from castlab.experiments.rainbow.topology import (LINKS_A1, LINKS_B1, LINKS_B2, 
                                                   PACKET_BYTES, QUEUE_PKTS, RED, TCP_MIN_RTO_S, TCP_MSS, red_queue)
 
 PAPER = "Yano & McCanne 1999"
+# Runs per point of the full form: as many as the paper ran (the params' paper_runs); the file
+# transfer's count is ours.
+A1_RUNS, T1_RUNS, B_RUNS, FILE_RUNS = 100, 100, 50, 5
 
 
-def _progress(msg: str) -> None:
-    print(f"  {msg}", file=sys.stderr, flush=True)
+def _slot_s(bps: float) -> float:
+    """docs/fidelity/phase.md's overhead: one packet (every Rainbow, RLC and TCP packet here is
+    PACKET_BYTES on the wire) at the experiment's slowest bottleneck."""
+    return PACKET_BYTES * 8 / bps
 
 
-def _finite(values) -> list[float]:
-    """The per-run values a mean over seeds is taken of (runs without a value, NaN, left out, as
-    the tables' means leave them out)."""
-    return [float(v) for v in values if np.isfinite(float(v))]
+# The phase-sensitive experiments (docs/fidelity/phase.md's table: a paper claim's verdict or
+# value moved with phase randomisation on): their claims are decided over phase-randomised runs.
+PHASE_A1 = _slot_s(LINKS_A1["slow_bps"])  # the 256 kb/s down-link
+PHASE_T1 = _slot_s(min(min(LINKS_T1["l1_bps"]), LINKS_T1["cluster_bps"]))  # the 250 kb/s backbone reading
+PHASE_B1 = _slot_s(LINKS_B1["shared_bps"])  # the shared 500 kb/s link
+PHASE_B2 = _slot_s(LINKS_B2["r0_bps"])  # the narrowest receiver, 512 kb/s
+# B-(iii) sweeps its one bottleneck from 128 to 512 kb/s: each point's runs are randomised by one
+# packet at that point's link (scenarios.point_phase_s); PHASE_B3 only switches randomisation on
+PHASE_B3 = _slot_s(128e3)
 
 
-def seeds_over_readings(make, per_reading: dict, *args, setting: str, **kw) -> Claim:
-    """``make(*args, **kw)`` decided over seeds (``claim_over_seeds``: the mean and its t
-    interval) under each reading of `setting` (``per_reading``: reading -> per-run values, the
-    primary first), then over the readings by the accounting rule (``combine_readings``)."""
-    per = {name: claim_over_seeds(make, _finite(v), *args, **kw) for name, v in per_reading.items()}
-    return combine_readings(per, setting)
+def _by_reading(runs: dict, col: str, where: Optional[str] = None) -> pd.DataFrame:
+    """One row per (reading, run) of ``col`` (``runs``: reading -> that reading's runs table;
+    ``where``: a boolean column selecting the runs), for ``reading_claim``."""
+    return pd.concat([pd.DataFrame({"reading": k, col: (v.loc[v[where], col] if where else v[col]).to_numpy(float)})
+                      for k, v in runs.items()], ignore_index=True)
 
 
 # The fast down-links' delays: the declared readings (``READINGS``), the primary first; equal
@@ -52,48 +62,6 @@ A1_DELAY_READINGS = READINGS[FAST_DELAYS].values()
 A1_DELAY_SENSITIVITY = [VARIANTS["equal 10 ms fast delays"].value]
 TRQ_VARIANT = "TRQ loss after 3 later answers"
 R2_ABLATION = "every declared loss halves"
-
-
-def run_a1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
-    n = seeds or (3 if quick else 100)
-    rows, example = [], None
-    t0 = time.perf_counter()
-    for row, recs in map_runs(a1_run, [(seed + k,) for k in range(n)]):
-        rows.append(row)
-        if example is None:
-            example = recs
-    _progress(f"rainbow-a1: {n} runs in {time.perf_counter() - t0:.1f} s")
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "a1_runs.csv", index=False)
-    # Fig. 6: receiving rate over time of one run
-    fig, ax = figure()
-    t_end = max(r["done_s"] for r in example if r["done"])
-    series = {}
-    for r in example:
-        x, y = rate_timeline(r, 1.0, t_end)
-        series[r["node"]] = y
-        ax.plot(x, y, label=f"{r['node']} ({'256 kb/s' if r['label'] == 'slow' else '1 Mb/s'} down-link)")
-    pd.DataFrame({"time_s": x, **series}).to_csv(out / "a1_rate_timeline.csv", index=False)
-    ax.axhline(400, color="0.6", ls="--", lw=1)
-    ax.axhline(256, color="0.6", ls=":", lw=1)
-    ax.set_xlabel("time (s)")
-    ax.set_ylabel("receiving rate (kb/s, 1 s bins)")
-    ax.set_title(f"Scenario A-(i), seed {seed}")
-    ax.legend(fontsize=7)
-    files = save(fig, out, "a1")
-    claims = [
-        at_least("all-done", "every receiver finishes (fraction of runs)", 1.0, float(df["all_done"].mean()),
-                 "fraction", kind="sanity"),
-    ]
-    params = {"seeds": n, "first_seed": seed, "links": LINKS_A1, "red": RED, "needed_packets": NEEDED,
-              "overhead_window_s": OVERHEAD_WINDOW_S, "paper_runs": 100,
-              "declared_readings": declared(TRQ_LOSS, FAST_DELAYS, RED_THRESHOLDS),
-              "rate": "2000 packets × 512 B over (completion - start), averaged over runs",
-              "means": {c: float(df[c].mean()) for c in ["slow_kbps", "fast_kbps", "overhead", "overhead_uplink",
-                                                         "source_sent", "uplink_drops", "loss_events_mean",
-                                                         *[f"R{k}_kbps" for k in range(1, 6)]]},
-              "overhead_uplink": "the same ratio with ps = packets that crossed the up-link (drops excluded)"}
-    return Result(params, claims, ["a1_runs.csv", "a1_rate_timeline.csv", *files])
 
 
 def _a1_summary(df: pd.DataFrame) -> dict:
@@ -129,16 +97,16 @@ def a1_claims(runs: dict[str, pd.DataFrame], kind: str = "paper", setting: str =
                    "shared (a receiver far from the branch point requests labels the others no longer hold "
                    "breadcrumbs for)")
     return [
-        seeds_over_readings(within, {k: v["slow_kbps"] for k, v in runs.items()}, "slow-rate",
-                            "slow receiver (256 kb/s down-link): average receiving rate, ±15 %" + q
-                            + " (paper: 214.4 kb/s)", 214.4, None, "kb/s", rel_tol=0.15, kind=kind, setting=setting),
-        seeds_over_readings(within, {k: v["fast_kbps"] for k, v in runs.items()}, "fast-rate-band",
-                            "fast receivers' average receiving rate, ±15 %" + q + " (paper: 329.7 kb/s)", 329.7, None,
-                            "kb/s", rel_tol=0.15, kind=kind, setting=setting),
-        seeds_over_readings(within, {k: v.loc[v["all_active_in_window"], "overhead"] for k, v in runs.items()},
-                            "overhead-band", "overhead against one multicast channel, 4·ps/Σpr - 1 over 10-20 s, "
-                            "ps = packets sent from the source, runs where every receiver is active then, ±0.10" + q
-                            + " (paper: 15.2 %)", 0.152, None, "fraction", abs_tol=0.10, kind=kind, setting=setting),
+        reading_claim("slow-rate", "slow receiver (256 kb/s down-link): average receiving rate, ±15 %" + q
+                      + " (paper: 214.4 kb/s)", "within", (214.4,), _by_reading(runs, "slow_kbps"), "slow_kbps", "kb/s",
+                      rel_tol=0.15, kind=kind, setting=setting, order=list(runs), finite=True),
+        reading_claim("fast-rate-band", "fast receivers' average receiving rate, ±15 %" + q + " (paper: 329.7 kb/s)",
+                      "within", (329.7,), _by_reading(runs, "fast_kbps"), "fast_kbps", "kb/s", rel_tol=0.15, kind=kind,
+                      setting=setting, order=list(runs), finite=True),
+        reading_claim("overhead-band", "overhead against one multicast channel, 4·ps/Σpr - 1 over 10-20 s, ps = packets "
+                      "sent from the source, runs where every receiver is active then, ±0.10" + q
+                      + " (paper: 15.2 %)", "within", (0.152,), _by_reading(runs, "overhead", "all_active_in_window"),
+                      "overhead", "fraction", abs_tol=0.10, kind=kind, setting=setting, order=list(runs), finite=True),
         over_readings(within, sh, "slow-shared-band",
                       "slow receiver's packets received while another is active that another also got, pooled over "
                       "runs, ±0.05" + q + " (paper: 1264.4 of 1279.9)", SLOW_SHARED_PAPER, None, "fraction",
@@ -146,33 +114,86 @@ def a1_claims(runs: dict[str, pd.DataFrame], kind: str = "paper", setting: str =
     ]
 
 
-def run_a1_with_ablation(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
+# A-(i)'s runs, by what they are: the main runs (the primary readings), the other readings of
+# the fast delays, the variant TRQ-loss rule, the R2 ablation and the equal-delay sensitivity.
+A1_MAIN, A1_DELAYS, A1_REORDER3, A1_R2, A1_EQUAL = "main", "delays", "reorder3", "r2", "equal delays"
+
+
+def _a1_cases(quick: bool) -> list[Case]:
     """rainbow-a1 under every declared reading of Fig. 5's fast delays (the primary is the main
     run), with the TRQ-loss rule's primary reading (the paper's literal rule); the variant rule
-    (3 later answers) and equal delays are reported beside them."""
-    res = run_a1(out, seed, quick, seeds)
-    n = res.params["seeds"]
-    runs = {}
-    for name, delays in A1_DELAY_READINGS.items():
-        if delays == LINKS_A1["fast_delays_s"]:
-            runs[name] = pd.read_csv(out / "a1_runs.csv")
-        else:
-            runs[name] = pd.DataFrame([r[0] for r in map_runs(partial(a1_run, links={"fast_delays_s": delays}),
-                                                               [(seed + k,) for k in range(n)])])
-    bands = {k: _a1_summary(v) for k, v in runs.items()}
-    res.params["fast_delay_readings"] = bands
-    pd.DataFrame([{"reading": k, **v} for k, v in bands.items()]).to_csv(out / "a1_delay_band.csv", index=False)
-    res.files.append("a1_delay_band.csv")
-    # the variant TRQ-loss rule at the primary delays
-    variant = VARIANTS[TRQ_VARIANT].value
-    df3 = pd.DataFrame([r[0] for r in map_runs(a1_run, [(seed + k, variant) for k in range(n)])])
-    df3.to_csv(out / "a1_runs_reorder3.csv", index=False)
-    res.files.append("a1_runs_reorder3.csv")
+    (3 later answers), the R2 ablation and equal delays are reported beside them. Every kind of
+    run has the same seeds."""
+    n = 3 if quick else A1_RUNS
+    runs = [(A1_MAIN, "", None, None)]
+    runs += [(A1_DELAYS, name, None, {"fast_delays_s": delays}) for name, delays in A1_DELAY_READINGS.items()
+             if delays != LINKS_A1["fast_delays_s"]]
+    runs += [(A1_REORDER3, TRQ_VARIANT, VARIANTS[TRQ_VARIANT].value, None),
+             (A1_R2, R2_ABLATION, VARIANTS[R2_ABLATION].value, None)]
+    runs += [(A1_EQUAL, "/".join(f"{1e3 * d:g}" for d in delays) + " ms", None, {"fast_delays_s": delays})
+             for delays in A1_DELAY_SENSITIVITY]
+    return [Case({"kind": kind, "name": name, "rainbow_kw": kw, "links": links, "trace": kind == A1_MAIN and k == 0},
+                 seed=k) for kind, name, kw, links in runs for k in range(n)]
+
+
+def _a1_measure(seed: int, kind: str, name: str, rainbow_kw: Optional[dict], links: Optional[dict],
+                trace: bool) -> Any:
+    row, recs = a1_run(seed, rainbow_kw, links=links)
+    out = {"kind": kind, "name": name, "row": row}
+    if not trace:
+        return out
+    # Fig. 6: receiving rate over time of one run
+    t_end = max(r["done_s"] for r in recs if r["done"])
+    series = {}
+    for r in recs:
+        x, y = rate_timeline(r, 1.0, t_end)
+        series[r["node"]] = y
+    timeline = pd.DataFrame({"time_s": x, **series})
+    return Measured({**out, "timeline": timeline, "labels": {r["node"]: r["label"] for r in recs}},
+                    {"a1_rate_timeline.csv": timeline})
+
+
+def _a1_table(rows: list[dict]) -> dict:
+    def runs(kind: str, name: Optional[str] = None) -> pd.DataFrame:
+        return pd.DataFrame([r["row"] for r in rows if r["kind"] == kind and (name is None or r["name"] == name)])
+
+    df = runs(A1_MAIN)
+    by_reading = {name: df if delays == LINKS_A1["fast_delays_s"] else runs(A1_DELAYS, name)
+                  for name, delays in A1_DELAY_READINGS.items()}
+    bands = {k: _a1_summary(v) for k, v in by_reading.items()}
+    equal = {name: _a1_summary(runs(A1_EQUAL, name)) for name in dict.fromkeys(r["name"] for r in rows
+                                                                                if r["kind"] == A1_EQUAL)}
+    return {"a1_runs.csv": df, "a1_delay_band.csv": pd.DataFrame([{"reading": k, **v} for k, v in bands.items()]),
+            "a1_runs_reorder3.csv": runs(A1_REORDER3), "a1_runs_r2.csv": runs(A1_R2), "by_reading": by_reading,
+            "bands": bands, "equal": equal, "first": rows[0]}
+
+
+def _a1_plot(tables: dict, out: Path) -> list[str]:
+    first = tables["first"]
+    timeline, labels, seed = first["timeline"], first["labels"], first["row"]["seed"]
+    fig, ax = figure()
+    for node, label in labels.items():
+        ax.plot(timeline["time_s"], timeline[node],
+                label=f"{node} ({'256 kb/s' if label == 'slow' else '1 Mb/s'} down-link)")
+    ax.axhline(400, color="0.6", ls="--", lw=1)
+    ax.axhline(256, color="0.6", ls=":", lw=1)
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("receiving rate (kb/s, 1 s bins)")
+    ax.set_title(f"Scenario A-(i), seed {seed}")
+    ax.legend(fontsize=7)
+    return save(fig, out, "a1")
+
+
+def _a1_claims(tables: dict) -> list[Claim]:
+    df, df3, dfr2 = tables["a1_runs.csv"], tables["a1_runs_reorder3.csv"], tables["a1_runs_r2.csv"]
+    claims = [
+        at_least("all-done", "every receiver finishes (fraction of runs)", 1.0, float(df["all_done"].mean()),
+                 "fraction", kind="sanity"),
+    ]
     v3 = _a1_summary(df3)
-    res.params["trq_variant_3"] = v3
-    claims = a1_claims(runs)
-    prim = bands[next(iter(bands))]
-    for c in claims:
+    readings = a1_claims(tables["by_reading"])
+    prim = tables["bands"][next(iter(tables["bands"]))]
+    for c in readings:
         if not c.holds and not c.explanation:
             c.explanation = (
                 "under the paper's literal TRQ-loss rule most losses a receiver declares are replies out of order, "
@@ -183,28 +204,41 @@ def run_a1_with_ablation(out: Path, seed: int, quick: bool = False, seeds: Optio
                 f"later answers (a1_runs_reorder3.csv) it halves {v3['loss_events_mean']:.0f} times, the fast "
                 f"receivers get {v3['fast_kbps']:.0f} kb/s and the overhead is {100 * v3['overhead']:.1f} %; "
                 "every reading: a1_delay_band.csv")
+    claims += readings
     for c in a1_claims({TRQ_VARIANT: df3}, kind="variant", setting="the variant TRQ-loss rule", explain=False):
         c.id = "reorder3-" + c.id
         claims.append(c)
     # the audit's R2: losses of TRQs sent before a halving halve again (the literal TRQ-loss rule,
     # the primary delays)
-    dfr2 = pd.DataFrame([r[0] for r in map_runs(a1_run, [(seed + k, VARIANTS[R2_ABLATION].value)
-                                                          for k in range(n)])])
-    dfr2.to_csv(out / "a1_runs_r2.csv", index=False)
-    res.files.append("a1_runs_r2.csv")
-    res.params["r2_ablation"] = _a1_summary(dfr2)
     for c in a1_claims({R2_ABLATION: dfr2}, kind="variant", setting="the R2 ablation", explain=False):
         c.id = "r2-" + c.id
         claims.append(c)
+    return claims
+
+
+def _a1_params(quick: bool, seed: int) -> dict:
+    return {"seeds": 3 if quick else A1_RUNS, "first_seed": seed, "links": LINKS_A1, "red": RED,
+            "needed_packets": NEEDED, "overhead_window_s": OVERHEAD_WINDOW_S, "paper_runs": 100,
+            "declared_readings": declared(TRQ_LOSS, FAST_DELAYS, RED_THRESHOLDS),
+            "rate": "2000 packets × 512 B over (completion - start), averaged over runs",
+            "overhead_uplink": "the same ratio with ps = packets that crossed the up-link (drops excluded)"}
+
+
+def _a1_summary_params(tables: dict) -> dict:
+    df = tables["a1_runs.csv"]
     # Fig. 5 gives the fast down-links "different transmission delay" but not their values: the
-    # same runs with equal delays (reported, not claims)
-    res.params["fast_delay_sensitivity"] = {}
-    for delays in A1_DELAY_SENSITIVITY:
-        dfd = pd.DataFrame([r[0] for r in map_runs(partial(a1_run, links={"fast_delays_s": delays}),
-                                                         [(seed + k,) for k in range(n)])])
-        res.params["fast_delay_sensitivity"]["/".join(f"{1e3 * d:g}" for d in delays) + " ms"] = _a1_summary(dfd)
-    res.claims.extend(claims)
-    return res
+    # same runs with equal delays are reported, not claims
+    return {"means": {c: float(df[c].mean()) for c in ["slow_kbps", "fast_kbps", "overhead", "overhead_uplink",
+                                                       "source_sent", "uplink_drops", "loss_events_mean",
+                                                       *[f"R{k}_kbps" for k in range(1, 6)]]},
+            "fast_delay_readings": tables["bands"], "trq_variant_3": _a1_summary(tables["a1_runs_reorder3.csv"]),
+            "r2_ablation": _a1_summary(tables["a1_runs_r2.csv"]), "fast_delay_sensitivity": tables["equal"]}
+
+
+A1 = Figure("rainbow-a1", PAPER, "Fig. 6 (scenario A-(i))",
+            "shared 400 kb/s up-link, four fast and one 256 kb/s down-link: rates, overhead, sharing", _a1_cases,
+            _a1_measure, _a1_table, _a1_claims, _a1_plot, "", _a1_params, summary=_a1_summary_params,
+            phase_s=PHASE_A1)
 
 
 TABLE1 = {1e6: (202.4, 202.6, 3402.7), 500e3: (201.6, 200.7, 3320.5), 250e3: (190.8, 191.9, 2849.1)}
@@ -221,21 +255,31 @@ def t1_explanation(runs: pd.DataFrame) -> str:
             "drop; how that moves the packets sent is not traced further")
 
 
-def run_table1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
-    n = seeds or (2 if quick else 100)
-    rows = []
-    t0 = time.perf_counter()
-    rows.extend(map_runs(t1_run, [(seed + k, bw) for bw in LINKS_T1["l1_bps"] for k in range(n)]))
-    _progress(f"rainbow-table1: {3 * n} runs in {time.perf_counter() - t0:.1f} s")
+def _t1_runs(quick: bool) -> int:
+    return 2 if quick else T1_RUNS
+
+
+def _t1_cases(quick: bool) -> list[Case]:
+    return [Case({"l1_bps": bw}, seed=k) for bw in LINKS_T1["l1_bps"] for k in range(_t1_runs(quick))]
+
+
+def _t1_measure(seed: int, l1_bps: float) -> dict:
+    return t1_run(seed, l1_bps)
+
+
+def _t1_table(rows: list[dict]) -> dict:
     df = pd.DataFrame(rows)
-    df.to_csv(out / "table1_runs.csv", index=False)
     agg = df.groupby("l1_bps", sort=False).agg(c1_kbps=("c1_kbps", "mean"), c2_kbps=("c2_kbps", "mean"),
                                                packets_sent=("packets_sent", "mean"),
                                                all_done=("all_done", "mean")).reset_index()
     agg["paper_c1_kbps"] = [TABLE1[b][0] for b in agg["l1_bps"]]
     agg["paper_c2_kbps"] = [TABLE1[b][1] for b in agg["l1_bps"]]
     agg["paper_packets_sent"] = [TABLE1[b][2] for b in agg["l1_bps"]]
-    agg.to_csv(out / "table1.csv", index=False)
+    return {"table1.csv": agg, "table1_runs.csv": df}
+
+
+def _t1_plot(tables: dict, out: Path) -> list[str]:
+    agg = tables["table1.csv"]
     fig, ax = figure()
     x = np.arange(len(agg))
     ax.bar(x - 0.2, agg["packets_sent"], 0.4, label="castlab")
@@ -245,7 +289,11 @@ def run_table1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] =
     ax.set_ylabel("packets sent by the source")
     ax.set_title("Scenario A-(ii): two clusters of five")
     ax.legend()
-    files = save(fig, out, "table1")
+    return save(fig, out, "table1")
+
+
+def _t1_claims(tables: dict) -> list[Claim]:
+    agg, df = tables["table1.csv"], tables["table1_runs.csv"]
     claims = []
     for _, r in agg.iterrows():
         b = r["l1_bps"]
@@ -274,9 +322,17 @@ def run_table1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] =
     claims.append(at_most("intra-fairness", "the two clusters' rates differ by at most 5 % (largest gap; paper: "
                           "'receivers on both subtrees (C1,C2) attain approximately equal throughputs')", 0.05, gap,
                           "fraction", kind="paper"))
-    params = {"seeds": n, "first_seed": seed, "links": LINKS_T1, "red": RED, "needed_packets": NEEDED,
-              "paper_runs": 100, "declared_readings": declared(TRQ_LOSS, RED_THRESHOLDS)}
-    return Result(params, claims, ["table1.csv", "table1_runs.csv", *files])
+    return claims
+
+
+def _t1_params(quick: bool, seed: int) -> dict:
+    return {"seeds": _t1_runs(quick), "first_seed": seed, "links": LINKS_T1, "red": RED, "needed_packets": NEEDED,
+            "paper_runs": 100, "declared_readings": declared(TRQ_LOSS, RED_THRESHOLDS)}
+
+
+TABLE1_FIGURE = Figure("rainbow-table1", PAPER, "Table 1 (scenario A-(ii))",
+                       "two clusters of five behind 256 kb/s down-links, backbone 1 Mb/s / 500 / 250 kb/s", _t1_cases,
+                       _t1_measure, _t1_table, _t1_claims, _t1_plot, "", _t1_params, phase_s=PHASE_T1)
 
 
 # The RED thresholds in the 10-packet queue: the declared readings (``READINGS``), the primary
@@ -289,54 +345,71 @@ def _red(min_th: float, max_th: float) -> dict:
     return red_queue((min_th, max_th))
 
 
-def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
-    ns = [4, 8, 16] if quick else [4, 8, 16, 32, 64, 125]
-    n = seeds or (1 if quick else 50)
-    rows = []
-    t0 = time.perf_counter()
-    rows.extend(map_runs(b1_run, [(seed + k, nr) for nr in ns for k in range(n)]))
-    for nr in ns:
-        _progress(f"rainbow-b1 N={nr}: overhead {np.nanmean([r['overhead'] for r in rows if r['n'] == nr]):.3f} "
-                  f"(wall {time.perf_counter() - t0:.1f} s)")
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "b1_runs.csv", index=False)
+B1_NS = [4, 8, 16, 32, 64, 125]
+B1_NS_QUICK = [4, 8, 16]
+
+
+def _b1_setup(quick: bool) -> tuple[list[int], int]:
+    """The receiver counts N and the runs per N."""
+    return (B1_NS_QUICK if quick else B1_NS), (1 if quick else B_RUNS)
+
+
+def _b1_cases(quick: bool) -> list[Case]:
+    """Rainbow at every N; RLC on the same topology and seeds (Fig. 9 draws both); Fig. 10's
+    model on synthetic independent sawtooths (many seeds: it is cheap); the other RED readings in
+    the 10-packet queue and DropTail beside them, at the smallest and largest N (the primary
+    reading's runs are Rainbow's)."""
+    ns, n = _b1_setup(quick)
+    cases = [Case({"kind": "rainbow", "n_rx": nr}, seed=k) for nr in ns for k in range(n)]
+    cases += [Case({"kind": "rlc", "n_rx": nr}, seed=k) for nr in ns for k in range(n)]
+    cases += [Case({"kind": "sawtooth", "n_rx": nr}, seed=k) for nr in ns for k in range(20)]
+    primary_red = READINGS[RED_THRESHOLDS].primary
+    queues = {**{k: _red(*v) for k, v in B1_RED_READINGS.items() if k != primary_red},
+              "droptail": {"queue": "droptail", "queue_limit_pkts": QUEUE_PKTS}}
+    cases += [Case({"kind": "red", "n_rx": nr, "queue_name": name, "queue": q}, seed=k)
+              for name, q in queues.items() for nr in (ns[0], ns[-1]) for k in range(n)]
+    return cases
+
+
+def _b1_measure(seed: int, kind: str, n_rx: int, queue_name: str = "", queue: Optional[dict] = None) -> dict:
+    if kind == "rlc":
+        return {"kind": kind, "row": b1_rlc_run(seed, n_rx)}
+    if kind == "sawtooth":
+        return {"kind": kind, "row": sawtooth_eq1(n_rx, seed)}
+    if kind == "red":
+        return {"kind": kind, "row": {"queue": queue_name, **b1_run(seed, n_rx, queue=queue)}}
+    return {"kind": kind, "row": b1_run(seed, n_rx)}
+
+
+def _b1_table(rows: list[dict]) -> dict:
+    def of(kind: str) -> list[dict]:
+        return [r["row"] for r in rows if r["kind"] == kind]
+
+    runs = of("rainbow")
+    df = pd.DataFrame(runs)
     agg = df.groupby("n").agg(overhead=("overhead", "mean"), overhead_min=("overhead", "min"),
                               overhead_max=("overhead", "max"), runs_with_window=("overhead", "count"),
                               overhead_whole_run=("overhead_whole_run", "mean"), loss=("loss_window", "mean"),
                               all_done=("all_done", "mean")).reset_index()
-    agg.to_csv(out / "b1.csv", index=False)
-    # RLC on the same topology and seeds (Fig. 9 draws both)
-    rdf = pd.DataFrame(map_runs(b1_rlc_run, [(seed + k, nr) for nr in ns for k in range(n)]))
-    rdf.to_csv(out / "b1_rlc_runs.csv", index=False)
+    rdf = pd.DataFrame(of("rlc"))
     ragg = rdf.groupby("n").agg(overhead=("overhead", "mean"), overhead_offered=("overhead_offered", "mean"),
                                 loss=("loss", "mean"), same_level_at_end=("same_level_at_end", "mean"),
                                 rate_kbps=("rate_kbps", "mean")).reset_index()
     ragg["loss_predicted_overhead"] = ragg["loss"] / (1 - ragg["loss"])  # every offered packet lost to all
-    ragg.to_csv(out / "b1_rlc.csv", index=False)
-    _progress(f"rainbow-b1 RLC: {len(rdf)} runs (wall {time.perf_counter() - t0:.1f} s)")
-    # Fig. 10's model on synthetic independent sawtooths (many seeds: it is cheap)
-    synth = pd.DataFrame([sawtooth_eq1(nr, seed + k) for nr in ns for k in range(20)])
-    sagg = synth.groupby("n").mean(numeric_only=True).reset_index()
-    sagg.to_csv(out / "b1_sawtooth_model.csv", index=False)
-    # RED readings in the 10-packet queue, and DropTail beside them
-    red_rows = []
+    sagg = pd.DataFrame(of("sawtooth")).groupby("n").mean(numeric_only=True).reset_index()
+    ns = list(dict.fromkeys(df["n"].tolist()))
     red_n = [ns[0], ns[-1]]
     primary_red = READINGS[RED_THRESHOLDS].primary
-    variants = {**{k: _red(*v) for k, v in B1_RED_READINGS.items() if k != primary_red},
-                "droptail": {"queue": "droptail", "queue_limit_pkts": QUEUE_PKTS}}
-    for name, q in variants.items():
-        runs = map_runs(partial(b1_run, queue=q), [(seed + k, nr) for nr in red_n for k in range(n)])
-        red_rows.extend({"queue": name, **r} for r in runs)
-    red_rows.extend({"queue": primary_red, **r} for r in rows if r["n"] in red_n)
-    red = pd.DataFrame(red_rows)
-    red.to_csv(out / "b1_red_runs.csv", index=False)
+    red = pd.DataFrame(of("red") + [{"queue": primary_red, **r} for r in runs if r["n"] in red_n])
     red_agg = red.groupby(["queue", "n"]).agg(overhead=("overhead", "mean"), loss=("loss_window", "mean"),
                                               loss_events_mean=("loss_events_mean", "mean")).reset_index()
-    red_agg.to_csv(out / "b1_red.csv", index=False)
-    _progress(f"rainbow-b1 RED readings: {len(red)} runs (wall {time.perf_counter() - t0:.1f} s)")
+    return {"b1.csv": agg, "b1_runs.csv": df, "b1_rlc.csv": ragg, "b1_rlc_runs.csv": rdf,
+            "b1_sawtooth_model.csv": sagg, "b1_red.csv": red_agg, "b1_red_runs.csv": red, "ns": ns,
+            "n": int((df["n"] == ns[0]).sum())}
 
-    import matplotlib.pyplot as plt
 
+def _b1_plot(tables: dict, out: Path) -> list[str]:
+    agg, ragg, sagg, n = tables["b1.csv"], tables["b1_rlc.csv"], tables["b1_sawtooth_model.csv"], tables["n"]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.6), dpi=120)
     ax.errorbar(agg["n"], 100 * agg["overhead"], yerr=[100 * (agg["overhead"] - agg["overhead_min"]),
                                                         100 * (agg["overhead_max"] - agg["overhead"])],
@@ -363,7 +436,12 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     bx.legend(fontsize=7)
     bx.grid(True, alpha=0.3)
     fig.suptitle("Scenario B-(i)")
-    files = save(fig, out, "b1")
+    return save(fig, out, "b1")
+
+
+def _b1_claims(tables: dict) -> list[Claim]:
+    agg, df, ragg, rdf = tables["b1.csv"], tables["b1_runs.csv"], tables["b1_rlc.csv"], tables["b1_rlc_runs.csv"]
+    sagg, red, red_agg, ns = tables["b1_sawtooth_model.csv"], tables["b1_red_runs.csv"], tables["b1_red.csv"], tables["ns"]
     ov = dict(zip(agg["n"], agg["overhead"]))
     rov = ragg.set_index("n")
     first, last = ns[0], ns[-1]
@@ -400,7 +478,7 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
                "1 - Σpr/(N·ps) (the triangle areas of Fig. 10 over W·T); Python arithmetic, no simulation", 0.25,
                float(s_last["triangle_share"]), "fraction", abs_tol=0.02, kind="analysis"),
     ]
-    if not quick:
+    if ns == B1_NS:
         claims.append(at_most("overhead-levels-off", "growth of Rainbow's overhead from N = 32 to 125 is smaller than "
                               "from N = 4 to 32 (paper: 'does not grow linearly'): (ov125 - ov32) - (ov32 - ov4)", 0.0,
                               float((ov[125] - ov[32]) - (ov[32] - ov[4])), "fraction", kind="paper"))
@@ -420,28 +498,42 @@ def run_b1(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
                 "literal TRQ-loss rule the receivers' windows drift apart and a packet crossing the shared link "
                 "reaches fewer of them; every RED reading and "
                 f"DropTail: {at_last} (b1_red.csv, overhead)")
-    claims.append(seeds_over_readings(
-        within, {k: red.loc[(red["queue"] == k) & (red["n"] == last), "overhead"] for k in B1_RED_READINGS},
+    at_red = red[(red["n"] == last) & red["queue"].isin(list(B1_RED_READINGS))].rename(columns={"queue": "reading"})
+    claims.append(reading_claim(
         f"overhead-n{last}-red-band", f"Rainbow's overhead at N = {last}, ±0.10 at every RED reading of a 10-packet "
-        "queue (min/max thresholds " + ", ".join(B1_RED_READINGS) + "; paper: 'converges at around 25 %')", 0.25,
-        None, "fraction", abs_tol=0.10, kind="paper", setting=RED_THRESHOLDS))
+        "queue (min/max thresholds " + ", ".join(B1_RED_READINGS) + "; paper: 'converges at around 25 %')", "within",
+        (0.25,), at_red, "overhead", "fraction", abs_tol=0.10, kind="paper", setting=RED_THRESHOLDS,
+        order=list(B1_RED_READINGS), finite=True))
     if not claims[-1].holds:
         claims[-1].explanation = red_expl
-    params = {"seeds": n, "first_seed": seed, "ns": ns, "links": LINKS_B1, "red": RED, "needed_packets": NEEDED,
-              "declared_readings": declared(TRQ_LOSS, RED_THRESHOLDS),
-              "paper_runs": 50, "overhead": "eq. 1: N·ps/Σpr - 1, ps = packets that crossed the shared link, "
-              "pr_i = packets received by receiver i, over 10-20 s ended early by the first completion (every "
-              "receiver active; §IV-A.3's stable condition)",
-              "overhead_whole_run": "the same over whole runs (start and completion spread counted N-fold)",
-              "table": agg.to_dict(orient="records"),
-              "rlc": f"config_defaults('rlc'), sender from 0 s, receivers start in [0, 5] s; eq. 1 over "
-              f"{RLC_B1_WINDOW_S} s; overhead_offered counts the shared link's drops in ps",
-              "rlc_table": ragg.to_dict(orient="records"),
-              "sawtooth_model": sagg.to_dict(orient="records"),
-              "red_readings": {k: {"min_th": a, "max_th": b} for k, (a, b) in B1_RED_READINGS.items()},
-              "red_table": red_agg.to_dict(orient="records")}
-    return Result(params, claims, ["b1.csv", "b1_runs.csv", "b1_rlc.csv", "b1_rlc_runs.csv", "b1_sawtooth_model.csv",
-                                   "b1_red.csv", "b1_red_runs.csv", *files])
+    return claims
+
+
+def _b1_params(quick: bool, seed: int) -> dict:
+    ns, n = _b1_setup(quick)
+    return {"seeds": n, "first_seed": seed, "ns": ns, "links": LINKS_B1, "red": RED, "needed_packets": NEEDED,
+            "declared_readings": declared(TRQ_LOSS, RED_THRESHOLDS),
+            "paper_runs": 50, "overhead": "eq. 1: N·ps/Σpr - 1, ps = packets that crossed the shared link, "
+            "pr_i = packets received by receiver i, over 10-20 s ended early by the first completion (every "
+            "receiver active; §IV-A.3's stable condition)",
+            "overhead_whole_run": "the same over whole runs (start and completion spread counted N-fold)",
+            "rlc": f"config_defaults('rlc'), sender from 0 s, receivers start in [0, 5] s; eq. 1 over "
+            f"{RLC_B1_WINDOW_S} s; overhead_offered counts the shared link's drops in ps",
+            "red_readings": {k: {"min_th": a, "max_th": b} for k, (a, b) in B1_RED_READINGS.items()}}
+
+
+def _b1_summary(tables: dict) -> dict:
+    return {"table": tables["b1.csv"].to_dict(orient="records"),
+            "rlc_table": tables["b1_rlc.csv"].to_dict(orient="records"),
+            "sawtooth_model": tables["b1_sawtooth_model.csv"].to_dict(orient="records"),
+            "red_table": tables["b1_red.csv"].to_dict(orient="records")}
+
+
+B1 = Figure("rainbow-b1", PAPER, "Fig. 9(a) (scenario B-(i))",
+            "N homogeneous receivers behind one shared link: overhead (eq. 1) against N", _b1_cases, _b1_measure,
+            _b1_table, _b1_claims, _b1_plot, "", _b1_params, summary=_b1_summary, phase_s=PHASE_B1)
+
+
 ALPHAS = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5]
 
 
@@ -459,29 +551,32 @@ def _b2_summary(df: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
     return per_run, agg
 
 
-def run_b2(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
-    alphas = [0.0, 0.5] if quick else ALPHAS
-    n = seeds or (1 if quick else 50)
-    rows = []
-    t0 = time.perf_counter()
-    for r in map_runs(b2_run, [(seed + k, a) for a in alphas for k in range(n)]):
-        rows.extend(r)
-    _progress(f"rainbow-b2: {len(alphas) * n} runs in {time.perf_counter() - t0:.1f} s")
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "b2_receivers.csv", index=False)
+def _b2_setup(quick: bool) -> tuple[list[float], int]:
+    """The α values and the runs per α."""
+    return ([0.0, 0.5] if quick else ALPHAS), (1 if quick else B_RUNS)
+
+
+def _b2_cases(quick: bool) -> list[Case]:
+    """Rainbow at every α, then RLC on the same topology and seeds."""
+    alphas, n = _b2_setup(quick)
+    return [Case({"rlc": rlc, "alpha": a}, seed=k) for rlc in (False, True) for a in alphas for k in range(n)]
+
+
+def _b2_measure(seed: int, rlc: bool, alpha: float) -> dict:
+    return {"rlc": rlc, "receivers": (b2_rlc_run if rlc else b2_run)(seed, alpha)}
+
+
+def _b2_table(rows: list[dict]) -> dict:
+    df = pd.DataFrame([x for r in rows if not r["rlc"] for x in r["receivers"]])
+    rdf = pd.DataFrame([x for r in rows if r["rlc"] for x in r["receivers"]])
     per_run, agg = _b2_summary(df)
-    agg.to_csv(out / "b2.csv", index=False)
-    rrows = []
-    for r in map_runs(b2_rlc_run, [(seed + k, a) for a in alphas for k in range(n)]):
-        rrows.extend(r)
-    _progress(f"rainbow-b2 RLC: {len(alphas) * n} runs in {time.perf_counter() - t0:.1f} s")
-    rdf = pd.DataFrame(rrows)
-    rdf.to_csv(out / "b2_rlc_receivers.csv", index=False)
     rper_run, ragg = _b2_summary(rdf)
-    ragg.to_csv(out / "b2_rlc.csv", index=False)
+    return {"b2.csv": agg, "b2_receivers.csv": df, "b2_rlc.csv": ragg, "b2_rlc_receivers.csv": rdf,
+            "per_run": per_run, "rlc_per_run": rper_run}
 
-    import matplotlib.pyplot as plt
 
+def _b2_plot(tables: dict, out: Path) -> list[str]:
+    agg, ragg = tables["b2.csv"], tables["b2_rlc.csv"]
     fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 3.6), dpi=120)
     for d, name, c, m in ((agg, "Rainbow", "C0", "o"), (ragg, "RLC", "C1", "s")):
         ax.plot(d["alpha"], d["mean"], f"{m}-", color=c, label=f"{name} mean")
@@ -500,7 +595,21 @@ def run_b2(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
     bx.legend(fontsize=7)
     bx.grid(True, alpha=0.3)
     fig.suptitle("Scenario B-(ii): 13 receivers, r_n = 2^(αn)·512 kb/s")
-    files = save(fig, out, "b2")
+    return save(fig, out, "b2")
+
+
+def _b2_l6(tables: dict) -> dict:
+    """α at its largest: the utilisation of l_6 (4 Mb/s), Rainbow's and RLC's."""
+    df, rdf = tables["b2_receivers.csv"], tables["b2_rlc_receivers.csv"]
+    amax = float(df["alpha"].max())
+    return {"rainbow": float(df[(df["alpha"] == amax) & (df["n"] == 6)]["utilisation"].mean()),
+            "rlc": float(rdf[(rdf["alpha"] == amax) & (rdf["n"] == 6)]["utilisation"].mean())}
+
+
+def _b2_claims(tables: dict) -> list[Claim]:
+    agg, ragg, df, rdf = tables["b2.csv"], tables["b2_rlc.csv"], tables["b2_receivers.csv"], tables["b2_rlc_receivers.csv"]
+    per_run, rper_run = tables["per_run"], tables["rlc_per_run"]
+    alphas = list(dict.fromkeys(df["alpha"].tolist()))
     u, ru = agg.set_index("alpha"), ragg.set_index("alpha")
     amax = alphas[-1]
     top, rtop = per_run[per_run["alpha"] == amax], rper_run[rper_run["alpha"] == amax]
@@ -555,15 +664,26 @@ def run_b2(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
             c.kind = baseline_kind([x for x in claims if x.id in B2_RLC_OWN], "Fig. 11")
         if c.kind == "paper" and not c.holds and not c.explanation:
             c.explanation = b2_explanation(c.id, per_run, agg, rper_run, amax)
-    params = {"seeds": n, "first_seed": seed, "alphas": alphas, "links": LINKS_B2, "red": RED, "paper_runs": 50,
-              "declared_readings": declared(TRQ_LOSS, RED_THRESHOLDS),
-              "utilisation": "eq. 2: average receiving rate (2000 × 512 B over the session) / link bandwidth",
-              "loss": "drop fraction of a receiver's down-link over its session; worst_loss = the lossiest link's",
-              "table": agg.to_dict(orient="records"),
-              "rlc": "config_defaults('rlc'), sender from 0 s; a receiver's session ends at its 2,000th packet",
-              "rlc_table": ragg.to_dict(orient="records"),
-              "l6_utilisation_at_max_alpha": {"rainbow": b_l6, "rlc": r_l6}}
-    return Result(params, claims, ["b2.csv", "b2_receivers.csv", "b2_rlc.csv", "b2_rlc_receivers.csv", *files])
+    return claims
+
+
+def _b2_params(quick: bool, seed: int) -> dict:
+    alphas, n = _b2_setup(quick)
+    return {"seeds": n, "first_seed": seed, "alphas": alphas, "links": LINKS_B2, "red": RED, "paper_runs": 50,
+            "declared_readings": declared(TRQ_LOSS, RED_THRESHOLDS),
+            "utilisation": "eq. 2: average receiving rate (2000 × 512 B over the session) / link bandwidth",
+            "loss": "drop fraction of a receiver's down-link over its session; worst_loss = the lossiest link's",
+            "rlc": "config_defaults('rlc'), sender from 0 s; a receiver's session ends at its 2,000th packet"}
+
+
+def _b2_summary_params(tables: dict) -> dict:
+    return {"table": tables["b2.csv"].to_dict(orient="records"),
+            "rlc_table": tables["b2_rlc.csv"].to_dict(orient="records"), "l6_utilisation_at_max_alpha": _b2_l6(tables)}
+
+
+B2 = Figure("rainbow-b2", PAPER, "Fig. 11(a) (scenario B-(ii))",
+            "13 receivers at 2^(αn)·512 kb/s: link utilisation (eq. 2) against α", _b2_cases, _b2_measure, _b2_table,
+            _b2_claims, _b2_plot, "", _b2_params, summary=_b2_summary_params, phase_s=PHASE_B2)
 
 
 def link_claim(cid: str, statement: str, link_per_run: pd.Series, n: int) -> Claim:
@@ -631,12 +751,21 @@ RLC_ABLATION = {"default": ({}, None), "deaf 1 s": ({"deaf_period": 1.0}, None),
 RLC_ABLATION_SEEDS = 10
 
 
-def rlc_ablation(points: list[tuple[float, int]], seed: int, n: int) -> pd.DataFrame:
-    rows = []
-    for name, (kw, q) in RLC_ABLATION.items():
-        runs = map_runs(rlc_share_run, [(seed + k, bw, n_each, RLC_WINDOW_END_S, kw, q, point_phase_s(bw))
-                                        for bw, n_each in points for k in range(n)])
-        rows.extend({"variant": name, **r} for r in runs)
+def ablation_cases(points: list[tuple[float, int]], n: int) -> list[Case]:
+    """Every RLC setting of :data:`RLC_ABLATION` at every (shared link, flows of each) point,
+    ``n`` seeds each."""
+    return [Case({"kind": "ablation", "variant": name, "shared_bps": bw, "n_each": n_each}, seed=k)
+            for name in RLC_ABLATION for bw, n_each in points for k in range(n)]
+
+
+def ablation_run(seed: int, variant: str, shared_bps: float, n_each: int) -> dict:
+    kw, q = RLC_ABLATION[variant]
+    return {"variant": variant, **rlc_share_run(seed, shared_bps, n_each, RLC_WINDOW_END_S, kw, q,
+                                                point_phase_s(shared_bps))}
+
+
+def rlc_ablation(rows: list[dict]) -> pd.DataFrame:
+    """The ablation runs' rows (``ablation_run``), averaged per setting and point."""
     df = pd.DataFrame(rows)
     return df.groupby(["variant", "shared_bps", "n_each"], sort=False).agg(
         ratio=("ratio", "mean"), fairness=("fairness", "mean"), loss_rate=("loss_rate", "mean"),
@@ -728,26 +857,56 @@ def _loss_claims(agg: pd.DataFrame, ragg: pd.DataFrame, key: str, lo, hi, tag, f
     ]
 
 
-def run_b3(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
-    bws = [128e3, 512e3] if quick else [128e3, 256e3, 384e3, 512e3]
-    n = seeds or (1 if quick else 50)
-    # each point randomised by one packet at its own link when phase randomisation is on
-    rows = map_runs(tcp_share_run, [(seed + k, bw, 1, 600.0, None, point_phase_s(bw)) for bw in bws for k in range(n)])
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "b3_runs.csv", index=False)
-    agg = _agg(df, "shared_bps")
-    agg.to_csv(out / "b3.csv", index=False)
-    rdf = pd.DataFrame(map_runs(rlc_share_run, [(seed + k, bw, 1, RLC_WINDOW_END_S, None, None, point_phase_s(bw))
-                                                 for bw in bws for k in range(n)]))
-    rdf.to_csv(out / "b3_rlc_runs.csv", index=False)
-    ragg = _agg(rdf, "shared_bps")
-    ragg.to_csv(out / "b3_rlc.csv", index=False)
-    n_abl = 1 if quick else RLC_ABLATION_SEEDS
-    abl = rlc_ablation([(bw, 1) for bw in bws], seed, n_abl)
-    abl.to_csv(out / "b3_rlc_ablation.csv", index=False)
-    files = _tcp_plot(agg.assign(kbps=agg["shared_bps"] / 1e3), "kbps", "shared link (kb/s)", out, "b3",
-                      "Scenario B-(iii): one Rainbow (or RLC) receiver and one NewReno flow",
-                      rlc=ragg.assign(kbps=ragg["shared_bps"] / 1e3))
+def _b3_setup(quick: bool) -> tuple[list[float], int, int]:
+    """The shared link's rates, the runs per point and the ablation's runs per point."""
+    return ([128e3, 512e3] if quick else [128e3, 256e3, 384e3, 512e3]), (1 if quick else B_RUNS), \
+        (1 if quick else RLC_ABLATION_SEEDS)
+
+
+def _b3_cases(quick: bool) -> list[Case]:
+    """Rainbow against TCP at every point, RLC against TCP on the same seeds, then the RLC
+    ablation."""
+    bws, n, n_abl = _b3_setup(quick)
+    return ([Case({"kind": "rainbow", "shared_bps": bw, "n_each": 1}, seed=k) for bw in bws for k in range(n)]
+            + [Case({"kind": "rlc", "shared_bps": bw, "n_each": 1}, seed=k) for bw in bws for k in range(n)]
+            + ablation_cases([(bw, 1) for bw in bws], n_abl))
+
+
+def _share_measure(seed: int, kind: str, shared_bps: float, n_each: int, variant: str = "") -> dict:
+    """One run of B-(iii) / B-(iv): Rainbow or RLC against TCP, or an RLC ablation run; each
+    point randomised by one packet at its own shared link when phase randomisation is on."""
+    if kind == "ablation":
+        return {"kind": kind, "row": ablation_run(seed, variant, shared_bps, n_each)}
+    if kind == "rlc":
+        return {"kind": kind, "row": rlc_share_run(seed, shared_bps, n_each, RLC_WINDOW_END_S, None, None,
+                                                   point_phase_s(shared_bps))}
+    return {"kind": kind, "row": tcp_share_run(seed, shared_bps, n_each, 600.0, None, point_phase_s(shared_bps))}
+
+
+def _share_rows(rows: list[dict], kind: str) -> list[dict]:
+    return [r["row"] for r in rows if r["kind"] == kind]
+
+
+def _b3_table(rows: list[dict]) -> dict:
+    df = pd.DataFrame(_share_rows(rows, "rainbow"))
+    rdf = pd.DataFrame(_share_rows(rows, "rlc"))
+    abl_rows = _share_rows(rows, "ablation")
+    n_abl = len(abl_rows) // (len(RLC_ABLATION) * df["shared_bps"].nunique())
+    return {"b3.csv": _agg(df, "shared_bps"), "b3_runs.csv": df, "b3_rlc.csv": _agg(rdf, "shared_bps"),
+            "b3_rlc_runs.csv": rdf, "b3_rlc_ablation.csv": rlc_ablation(abl_rows), "n_abl": n_abl}
+
+
+def _b3_plot(tables: dict, out: Path) -> list[str]:
+    agg, ragg = tables["b3.csv"], tables["b3_rlc.csv"]
+    return _tcp_plot(agg.assign(kbps=agg["shared_bps"] / 1e3), "kbps", "shared link (kb/s)", out, "b3",
+                     "Scenario B-(iii): one Rainbow (or RLC) receiver and one NewReno flow",
+                     rlc=ragg.assign(kbps=ragg["shared_bps"] / 1e3))
+
+
+def _b3_claims(tables: dict) -> list[Claim]:
+    df, agg, rdf, ragg = tables["b3_runs.csv"], tables["b3.csv"], tables["b3_rlc_runs.csv"], tables["b3_rlc.csv"]
+    abl, bws = tables["b3_rlc_ablation.csv"], list(dict.fromkeys(df["shared_bps"].tolist()))
+    n_abl = tables["n_abl"]
     tag = lambda b: f"{b / 1e3:g}k"  # noqa: E731
     claims = _tcp_claims(df, "shared_bps", tag, two_flows=True)
     rr = ragg.set_index("shared_bps")
@@ -786,16 +945,30 @@ def run_b3(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
             explanation="b3_rlc_runs.csv, fairness and ratio at 256 kb/s: our RLC takes less than TCP there"))
     claims.extend(_loss_claims(agg, ragg, "shared_bps", bws[0], bws[-1], tag, falls=True))
     _comparisons_kind(claims, B3_RLC_OWN, "Fig. 12")
-    params = {"seeds": n, "first_seed": seed, "shared_bps": bws, "links": LINKS_TCP, "red": RED,
-              "declared_readings": declared(TRQ_LOSS, RED_THRESHOLDS),
-              "phase": "randomised runs: one 512-byte packet at each point's shared link", "tcp": "NewReno, "
-              f"{TCP_MSS}-byte MSS (512 B on the wire), min RTO {TCP_MIN_RTO_S} s", "window": "[5 s, first Rainbow completion]",
-              "paper_runs": 50, "table": agg.to_dict(orient="records")}
-    params["rlc_table"] = ragg.to_dict(orient="records")
-    params["rlc_window"] = f"[{MEASURE_FROM_S} s, {RLC_WINDOW_END_S} s]"
-    params["rlc_ablation"] = abl.to_dict(orient="records")
-    return Result(params, claims, ["b3.csv", "b3_runs.csv", "b3_rlc.csv", "b3_rlc_runs.csv", "b3_rlc_ablation.csv",
-                                   *files])
+    return claims
+
+
+def _b3_params(quick: bool, seed: int) -> dict:
+    bws, n, _ = _b3_setup(quick)
+    return {"seeds": n, "first_seed": seed, "shared_bps": bws, "links": LINKS_TCP, "red": RED,
+            "declared_readings": declared(TRQ_LOSS, RED_THRESHOLDS),
+            "phase": "randomised runs: one 512-byte packet at each point's shared link", "tcp": "NewReno, "
+            f"{TCP_MSS}-byte MSS (512 B on the wire), min RTO {TCP_MIN_RTO_S} s",
+            "window": "[5 s, first Rainbow completion]", "paper_runs": 50}
+
+
+def _share_summary(agg: str, ragg: str, abl: str) -> Callable[[dict], dict]:
+    def summary(tables: dict) -> dict:
+        return {"table": tables[agg].to_dict(orient="records"), "rlc_table": tables[ragg].to_dict(orient="records"),
+                "rlc_window": f"[{MEASURE_FROM_S} s, {RLC_WINDOW_END_S} s]",
+                "rlc_ablation": tables[abl].to_dict(orient="records")}
+    return summary
+
+
+B3 = Figure("rainbow-b3", PAPER, "Fig. 12 (scenario B-(iii))",
+            "one Rainbow receiver and one NewReno flow on 128-512 kb/s: fairness, rate ratio, loss", _b3_cases,
+            _share_measure, _b3_table, _b3_claims, _b3_plot, "", _b3_params,
+            summary=_share_summary("b3.csv", "b3_rlc.csv", "b3_rlc_ablation.csv"), phase_s=PHASE_B3)
 
 
 # The paper's statements about its RLC alone in Figs 12 and 13: castlab's RLC reproduces the
@@ -819,30 +992,44 @@ def _comparisons_kind(claims: list[Claim], own: tuple, fig: str) -> None:
 B4_SHARED_BPS = 1e6  # ours: N-against-N shares of 1 Mb/s (250 to 62.5 kb/s) span B-(iii)'s per-flow shares (64-256)
 
 
-def run_b4(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
-    sessions = [4, 16] if quick else [4, 8, 12, 16]
-    n = seeds or (1 if quick else 50)
-    ph = point_phase_s(B4_SHARED_BPS)
-    rows = map_runs(tcp_share_run, [(seed + k, B4_SHARED_BPS, s // 2, 600.0, None, ph) for s in sessions
-                                    for k in range(n)])
-    df = pd.DataFrame(rows)
+def _b4_setup(quick: bool) -> tuple[list[int], int, int]:
+    """The session counts 2N, the runs per point and the ablation's runs."""
+    return ([4, 16] if quick else [4, 8, 12, 16]), (1 if quick else B_RUNS), (1 if quick else RLC_ABLATION_SEEDS)
+
+
+def _b4_cases(quick: bool) -> list[Case]:
+    """N Rainbow (then N RLC) sessions against N TCP at every 2N, then the RLC ablation at the
+    largest 2N."""
+    sessions, n, n_abl = _b4_setup(quick)
+    return ([Case({"kind": "rainbow", "shared_bps": B4_SHARED_BPS, "n_each": s // 2}, seed=k)
+             for s in sessions for k in range(n)]
+            + [Case({"kind": "rlc", "shared_bps": B4_SHARED_BPS, "n_each": s // 2}, seed=k)
+               for s in sessions for k in range(n)]
+            + ablation_cases([(B4_SHARED_BPS, max(sessions) // 2)], n_abl))
+
+
+def _b4_table(rows: list[dict]) -> dict:
+    df = pd.DataFrame(_share_rows(rows, "rainbow"))
     df["sessions"] = 2 * df["n_each"]
-    df.to_csv(out / "b4_runs.csv", index=False)
-    agg = _agg(df, "sessions")
-    agg.to_csv(out / "b4.csv", index=False)
-    rdf = pd.DataFrame(map_runs(rlc_share_run, [(seed + k, B4_SHARED_BPS, s // 2, RLC_WINDOW_END_S, None, None, ph)
-                                                for s in sessions for k in range(n)]))
+    rdf = pd.DataFrame(_share_rows(rows, "rlc"))
     rdf["sessions"] = 2 * rdf["n_each"]
-    rdf.to_csv(out / "b4_rlc_runs.csv", index=False)
-    ragg = _agg(rdf, "sessions")
-    ragg.to_csv(out / "b4_rlc.csv", index=False)
-    lo, hi = min(sessions), max(sessions)
-    n_abl = 1 if quick else RLC_ABLATION_SEEDS
-    abl = rlc_ablation([(B4_SHARED_BPS, hi // 2)], seed, n_abl)
+    abl_rows = _share_rows(rows, "ablation")
+    abl = rlc_ablation(abl_rows)
     abl["sessions"] = 2 * abl["n_each"]
-    abl.to_csv(out / "b4_rlc_ablation.csv", index=False)
-    files = _tcp_plot(agg, "sessions", "sessions 2N", out, "b4",
-                      f"Scenario B-(iv): N Rainbow (or RLC) and N NewReno on {B4_SHARED_BPS / 1e6:g} Mb/s", rlc=ragg)
+    return {"b4.csv": _agg(df, "sessions"), "b4_runs.csv": df, "b4_rlc.csv": _agg(rdf, "sessions"),
+            "b4_rlc_runs.csv": rdf, "b4_rlc_ablation.csv": abl, "n_abl": len(abl_rows) // len(RLC_ABLATION)}
+
+
+def _b4_plot(tables: dict, out: Path) -> list[str]:
+    return _tcp_plot(tables["b4.csv"], "sessions", "sessions 2N", out, "b4",
+                     f"Scenario B-(iv): N Rainbow (or RLC) and N NewReno on {B4_SHARED_BPS / 1e6:g} Mb/s",
+                     rlc=tables["b4_rlc.csv"])
+
+
+def _b4_claims(tables: dict) -> list[Claim]:
+    df, agg, rdf, ragg = tables["b4_runs.csv"], tables["b4.csv"], tables["b4_rlc_runs.csv"], tables["b4_rlc.csv"]
+    abl, n_abl = tables["b4_rlc_ablation.csv"], tables["n_abl"]
+    lo, hi = int(df["sessions"].min()), int(df["sessions"].max())
     tag = lambda s: f"2N={int(s)}"  # noqa: E731
     claims = _tcp_claims(df, "sessions", tag, two_flows=False)
     rr = ragg.set_index("sessions")
@@ -871,40 +1058,75 @@ def run_b4(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = Non
         + ", ".join(f"{v}: {ab.loc[v, 'ratio']:.2f}" for v in RLC_ABLATION)))
     claims.extend(_loss_claims(agg, ragg, "sessions", lo, hi, tag, falls=False))
     _comparisons_kind(claims, B4_RLC_OWN, "Fig. 13")
-    params = {"seeds": n, "first_seed": seed, "sessions": sessions, "shared_bps": B4_SHARED_BPS, "links": LINKS_TCP,
-              "declared_readings": declared(TRQ_LOSS, RED_THRESHOLDS),
-              "red": RED, "tcp": f"NewReno, {TCP_MSS}-byte MSS, min RTO {TCP_MIN_RTO_S} s", "window": "[5 s, first Rainbow completion]",
-              "paper_runs": 50, "table": agg.to_dict(orient="records")}
-    params["rlc_table"] = ragg.to_dict(orient="records")
-    params["rlc_window"] = f"[{MEASURE_FROM_S} s, {RLC_WINDOW_END_S} s]"
-    params["rlc_ablation"] = abl.to_dict(orient="records")
-    return Result(params, claims, ["b4.csv", "b4_runs.csv", "b4_rlc.csv", "b4_rlc_runs.csv", "b4_rlc_ablation.csv",
-                                   *files])
+    return claims
 
 
-def run_file(out: Path, seed: int, quick: bool = False, seeds: Optional[int] = None) -> Result:
-    file_bytes = 100_000 if quick else NEEDED * SYMBOL_BYTES  # K = 2000 symbols, as §IV's 2000 packets
-    n = seeds or (1 if quick else 5)
-    rows = []
-    for k in range(n):
-        _, r = file_run(seed + k, file_bytes)
-        rows.extend(r)
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "file_receivers.csv", index=False)
+def _b4_params(quick: bool, seed: int) -> dict:
+    sessions, n, _ = _b4_setup(quick)
+    return {"seeds": n, "first_seed": seed, "sessions": sessions, "shared_bps": B4_SHARED_BPS, "links": LINKS_TCP,
+            "declared_readings": declared(TRQ_LOSS, RED_THRESHOLDS),
+            "red": RED, "tcp": f"NewReno, {TCP_MSS}-byte MSS, min RTO {TCP_MIN_RTO_S} s",
+            "window": "[5 s, first Rainbow completion]", "paper_runs": 50}
+
+
+B4 = Figure("rainbow-b4", PAPER, "Fig. 13 (scenario B-(iv))",
+            "N Rainbow and N NewReno sessions on 1 Mb/s, 2N = 4..16: fairness, rate ratio, loss", _b4_cases,
+            _share_measure, _b4_table, _b4_claims, _b4_plot, "", _b4_params,
+            summary=_share_summary("b4.csv", "b4_rlc.csv", "b4_rlc_ablation.csv"))
+
+
+def _file_setup(quick: bool) -> tuple[int, int]:
+    """The file's size (K = 2000 symbols, as §IV's 2000 packets) and the runs."""
+    return (100_000 if quick else NEEDED * SYMBOL_BYTES), (1 if quick else FILE_RUNS)
+
+
+def _file_cases(quick: bool) -> list[Case]:
+    file_bytes, n = _file_setup(quick)
+    return [Case({"file_bytes": file_bytes}) for _ in range(n)]
+
+
+def _file_measure(seed: int, file_bytes: int) -> dict:
+    return {"file_bytes": file_bytes, "receivers": file_run(seed, file_bytes)[1]}
+
+
+def _file_table(rows: list[dict]) -> dict:
+    return {"file_receivers.csv": pd.DataFrame([r for run in rows for r in run["receivers"]]),
+            "file_bytes": rows[0]["file_bytes"]}
+
+
+def _file_plot(tables: dict, out: Path) -> list[str]:
+    df = tables["file_receivers.csv"]
+    seed = int(df["seed"].iloc[0])
     fig, ax = figure()
     ax.bar(np.arange(len(df)), df["completion_s"], color=["C1" if n == "R1" else "C0" for n in df["node"]])
     ax.set_xticks(np.arange(len(df)), [f"{a}\n#{s - seed}" for a, s in zip(df["node"], df["seed"])], fontsize=7)
     ax.set_ylabel("completion time (s)")
-    ax.set_title(f"RaptorQ file of {file_bytes} B over Rainbow (every copy decoded)")
-    files = save(fig, out, "file")
+    ax.set_title(f"RaptorQ file of {tables['file_bytes']} B over Rainbow (every copy decoded)")
+    return save(fig, out, "file")
+
+
+def _file_claims(tables: dict) -> list[Claim]:
+    df = tables["file_receivers.csv"]
     claims = [
         at_least("identical", "fraction of receivers whose decoded bytes equal the source's file", 1.0,
                  float(df["identical"].mean()), "fraction", kind="sanity"),
         at_most("reception-overhead", "largest number of symbols a receiver needed beyond K (RaptorQ: ~0-2)", 2,
                 int(df["reception_overhead"].max()), "symbols", kind="sanity"),
     ]
-    params = {"seeds": n, "first_seed": seed, "file_bytes": file_bytes, "symbol_bytes": SYMBOL_BYTES,
-              "links": LINKS_A1, "red": RED, "declared_readings": declared(TRQ_LOSS, FAST_DELAYS, RED_THRESHOLDS), "code": "RFC 6330 RaptorQ (raptorq crate), one source block",
-              "payload": "symbol bytes in a store shared by source and receivers, keyed by symbol id; each receiver "
-              "copies the bytes of the symbol a packet names when the packet arrives and decodes only those"}
-    return Result(params, claims, ["file_receivers.csv", *files])
+    return claims
+
+
+def _file_params(quick: bool, seed: int) -> dict:
+    file_bytes, n = _file_setup(quick)
+    return {"seeds": n, "first_seed": seed, "file_bytes": file_bytes, "symbol_bytes": SYMBOL_BYTES,
+            "links": LINKS_A1, "red": RED, "declared_readings": declared(TRQ_LOSS, FAST_DELAYS, RED_THRESHOLDS),
+            "code": "RFC 6330 RaptorQ (raptorq crate), one source block",
+            "payload": "symbol bytes in a store shared by source and receivers, keyed by symbol id; each receiver "
+            "copies the bytes of the symbol a packet names when the packet arrives and decodes only those"}
+
+
+FILE = Figure("bcfs-file", PAPER, "§III-A (digital fountain, real mode)",
+              "a RaptorQ-encoded file over Rainbow to heterogeneous receivers: every copy identical", _file_cases,
+              _file_measure, _file_table, _file_claims, _file_plot, "", _file_params)
+
+FIGURES = [A1, TABLE1_FIGURE, B1, B2, B3, B4, FILE]

@@ -19,6 +19,7 @@ from castlab.experiments.common import Experiment, phase_decided
 from castlab.experiments.tcp.scenarios import HEADER_BYTES
 from castlab.experiments.tfmcc.figures import run_tfmcc
 from castlab.experiments.tfmcc.topology import DUMBBELL, PACKET_BYTES
+from castlab.experiments.tfmcc.trap import LINK_BPS as TRAP_LINK_BPS, run_trap
 
 #: The settings RFC 4654 leaves open that a claim reads (setting -> readings, the primary first):
 #: none.
@@ -27,12 +28,19 @@ READINGS: dict = {}
 #: docs/fidelity/phase.md's overhead: one packet (TFMCC's and TCP's, headers included) at the
 #: slowest bottleneck, the dumbbell's.
 PHASE_S = (PACKET_BYTES + HEADER_BYTES) * 8 / DUMBBELL["bottleneck_bps"]
+#: tfmcc-trap's: its largest packet (a CUBIC segment of Linux's 1448 + 52 bytes) at its 1 Mb/s link.
+TRAP_PHASE_S = (1448 + 52) * 8 / TRAP_LINK_BPS
 
 EXPERIMENTS = [
     Experiment("tfmcc", "RFC 4654 (TFMCC)", "§1, §3.3-§3.4, §4.5",
                "TFMCC against TCP on a dumbbell and on the slowest receiver's path, the CLR following the "
                "worst receiver, and reports per feedback round as receivers are added",
                phase_decided(run_tfmcc, PHASE_S)),
+    Experiment("tfmcc-trap", "RFC 4654 (TFMCC)", "§1, §3.1, §4.3, §5.6 (start-up)",
+               "TFMCC started behind a queue one TCP flow (NewReno, CUBIC) has filled, with each suspected cause of "
+               "its start-up trap changed alone: start order, initial RTT, first interval, RTT in X_r, merging, "
+               "packet size, receive-rate windows",
+               phase_decided(run_trap, TRAP_PHASE_S)),
 ]
 
 # The real-network experiments of this paper (root, the namespace testbed; castlab.experiments.net_common).

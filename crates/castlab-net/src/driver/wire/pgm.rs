@@ -40,6 +40,10 @@ pub(in crate::driver) struct PgmSession {
     /// The last SPM sent (agent index, destination, packet), with its window edges moved on by
     /// every ODATA since: the template of the SPM with OPT_FIN that ends the session.
     last_spm: Option<(usize, SocketAddrV4, PgmPacket)>,
+    /// The driver's shutdown step is under way: every SPM carries OPT_FIN (the session's end,
+    /// RFC 3208 §9), and whether one was encoded since.
+    pub(in crate::driver) ending: bool,
+    pub(in crate::driver) fin_encoded: bool,
 }
 
 /// Why a packet was not encoded for the PGM wire.
@@ -92,6 +96,8 @@ impl PgmSession {
             spm_sqn: 0,
             peers: Vec::new(),
             last_spm: None,
+            ending: false,
+            fin_encoded: false,
         })
     }
 
@@ -148,7 +154,10 @@ impl PgmSession {
             Dest::Unicast(a) => self.ip_of(table, a.node),
             Dest::Group(_) => None,
         };
-        let (w, target, data) = pgm_codec::from_castlab(p, h, &ends, own_ip, dst_ip).ok_or(NotSent::NoRoute)?;
+        let (mut w, target, data) = pgm_codec::from_castlab(p, h, &ends, own_ip, dst_ip).ok_or(NotSent::NoRoute)?;
+        if self.ending && w.kind == PgmType::Spm {
+            w.fin = true;
+        }
         let len = w.wire_len();
         if !bucket.take(now.as_nanos(), len) {
             return Err(NotSent::RateCap(len));
@@ -162,6 +171,7 @@ impl PgmSession {
         .map_err(NotSent::Encode)?;
         match (w.kind, &mut self.last_spm) {
             (PgmType::Spm, _) => {
+                self.fin_encoded |= w.fin;
                 self.spm_sqn = self.spm_sqn.wrapping_add(1);
                 self.last_spm = Some((i, target, w));
             }
