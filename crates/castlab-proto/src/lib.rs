@@ -7,6 +7,7 @@
 pub mod bcfs;
 pub mod cbr;
 pub mod equations;
+pub mod flid;
 pub mod lesbcc;
 pub mod nlm;
 pub mod pgmcc;
@@ -44,4 +45,5 @@ pub static PROTOCOLS: &[&registry::Protocol] = &[
     &sink::registration::PROTOCOL,
     &tfmcc::registration::PROTOCOL,
     &pgmcc::registration::PROTOCOL,
+    &flid::registration::PROTOCOL,
 ];
