@@ -12,21 +12,17 @@ Declared before any run (the rules and tolerances are in ``figures``):
 - C, ``hetero``: three receivers of one session behind last hops of 1, 2 and 4 Mb/s, no other
   traffic.
 
-Packets: FLID-DL data 1000 B, TCP's MSS and the CBR's packets alike. The FLID-DL constants are
-``FlidConfig``'s defaults (c = 1.3, 0.5 s slots, base 64 kb/s) but for ``packet_size``.
+Packets: FLID-DL data 1000 B (PGMCC's ``PACKET_BYTES``), TCP's MSS and the CBR's packets alike.
+The FLID-DL constants are ``FlidConfig``'s defaults (c = 1.3, 0.5 s slots, base 64 kb/s) but
+for ``packet_size``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from castlab.experiments import streams
-from castlab.experiments.tfmcc.topology import DUMBBELL as TFMCC_DUMBBELL
+from castlab.experiments.pgmcc.topology import DUMBBELL, PACKET_BYTES, session_dumbbell
 from castlab.scenario import Scenario
-
-PACKET_BYTES = 1000
-
-DUMBBELL = dict(TFMCC_DUMBBELL)
 
 DYNAMICS = {
     "bottleneck_bps": 1e6,
@@ -66,29 +62,8 @@ def _rx(name: str) -> dict:
 
 def dumbbell(k_tcp: int, variant: str, seed: int, duration: float) -> Scenario:
     """src -> r1 -> r2 -> rx_i (FLID-DL), ts_j -> r1 -> r2 -> td_j (TCP `variant`, started at
-    random in the first seconds)."""
-    d = DUMBBELL
-    starts = streams.rng(seed, "flid-starts", 0, k_tcp).uniform(0.0, d["tcp_start_window_s"], k_tcp)
-    nodes = ["src", "r1", "r2"]
-    links = [_link("up", "src", "r1", d["access_bps"], d["access_delay_s"], queue_limit=10_000),
-             _link("bottleneck", "r1", "r2", d["bottleneck_bps"], d["bottleneck_delay_s"],
-                   queue_limit=d["queue_limit_pkts"])]
-    receivers = []
-    for i in range(d["receivers"]):
-        nodes.append(f"rx{i}")
-        links.append(_link(f"down{i}", "r2", f"rx{i}", d["access_bps"], d["access_delay_s"], queue_limit=10_000))
-        receivers.append(_rx(f"rx{i}"))
-    tcp = []
-    for j in range(k_tcp):
-        nodes += [f"ts{j}", f"td{j}"]
-        links += [_link(f"tin{j}", f"ts{j}", "r1", d["access_bps"], d["access_delay_s"], queue_limit=10_000),
-                  _link(f"tout{j}", "r2", f"td{j}", d["access_bps"], d["access_delay_s"], queue_limit=10_000)]
-        tcp.append({"name": f"tcp{j}", "src": f"ts{j}", "dst": f"td{j}", "variant": variant,
-                    "start": float(starts[j]), "config": {"mss_bytes": PACKET_BYTES}})
-    return Scenario.from_dict({
-        "name": f"flid-dumbbell K={k_tcp} {variant}", "duration": duration, "nodes": nodes, "links": links,
-        "sessions": [_session()], "receivers": receivers, "tcp": tcp,
-    })
+    random in the first seconds): PGMCC's dumbbell with a FLID-DL session."""
+    return session_dumbbell(_session(), "flid", "flid-starts", k_tcp, variant, seed, duration)
 
 
 def dynamics(leave_latency_s: float, duration: float) -> Scenario:
