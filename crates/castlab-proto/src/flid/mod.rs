@@ -54,8 +54,8 @@
 use castlab_core::config::check;
 use castlab_core::{ConfigError, Duration, GroupId};
 
-pub mod registration;
 mod receiver;
+pub mod registration;
 mod sender;
 
 pub use receiver::{FlidReceiver, FlidRecords};

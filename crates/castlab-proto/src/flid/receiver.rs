@@ -1,8 +1,6 @@
 //! The FLID-DL receiver: per-slot decisions, joins at slot boundaries, never sends.
 
-use castlab_core::{
-    Agent, AgentEvent, ConfigError, ControlMsg, Dest, GroupId, Header, Instant, Packet, StartInfo,
-};
+use castlab_core::{Agent, AgentEvent, ConfigError, ControlMsg, Dest, GroupId, Header, Instant, Packet, StartInfo};
 
 use super::{check_groups, FlidConfig, FLID_DATA_KIND, FLID_MAX_GROUPS};
 

@@ -152,9 +152,8 @@ fn each_group_rate_decreases_over_its_active_period() {
     let (pkts, _) = run_sender(c, ms(10_000));
     // Group 1's packets per slot over slots 5..8 (top, then layers 2, 1, quiet): 24.96k·1.3 =
     // 32.448 kb/s = 3.96 packets per slot, then 24.96k (3.05), 19.2k (2.34), 0.
-    let per_slot: Vec<usize> = (5..9u64)
-        .map(|k| pkts.iter().filter(|p| group_of_packet(p) == 1 && args(p)[0] == k).count())
-        .collect();
+    let per_slot: Vec<usize> =
+        (5..9u64).map(|k| pkts.iter().filter(|p| group_of_packet(p) == 1 && args(p)[0] == k).count()).collect();
     assert!(per_slot[0] >= per_slot[1] && per_slot[1] >= per_slot[2] && per_slot[2] > 0, "{per_slot:?}");
     assert_eq!(per_slot[3], 0);
     assert!((3..=5).contains(&per_slot[0]) && (1..=3).contains(&per_slot[2]), "{per_slot:?}");
@@ -239,7 +238,8 @@ fn a_loss_lowers_the_level_at_the_boundary_without_a_leave_of_a_carrying_group()
     }
     assert_eq!(k, 4);
     let held: Vec<usize> = (0..6).filter(|&g| r.agent.holds(g)).collect();
-    let expect: Vec<usize> = (0..4).map(|l| c.group_of(l, 3)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
+    let expect: Vec<usize> =
+        (0..4).map(|l| c.group_of(l, 3)).collect::<std::collections::BTreeSet<_>>().into_iter().collect();
     assert_eq!(held, expect, "level 4 in slot 3 holds the groups of layers 0..3");
     // Slot 4 opens on the base layer (level 4 kept: the signal 3 does not cover it; the
     // top group of slot 4 is joined), then a loss on the top layer's group.
@@ -253,7 +253,10 @@ fn a_loss_lowers_the_level_at_the_boundary_without_a_leave_of_a_carrying_group()
     let ev = feed(&mut r, ms(2500), pkt(0, 0, seq, 5, 3));
     // Level 3 in slot 5: layers 1 and 2 are on the groups that carried 2 and 3 in slot 4 (no
     // join); only the group that went quiet is left, and it carries nothing.
-    assert_eq!(ev, vec![AgentEvent::Leave(GroupId(40 + c.group_of(1, 4) as u32)), AgentEvent::LevelChanged { level: 3 }]);
+    assert_eq!(
+        ev,
+        vec![AgentEvent::Leave(GroupId(40 + c.group_of(1, 4) as u32)), AgentEvent::LevelChanged { level: 3 }]
+    );
     assert!((1..3).all(|l| (1..4).any(|m| c.group_of(l, 5) == c.group_of(m, 4))));
     assert_eq!(r.agent.records().decreases, vec![ms(2500)]);
 }
