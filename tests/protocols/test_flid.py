@@ -2,8 +2,10 @@
 with the flid session kind, determinism, bad input, and the flid-dl experiment's quick run."""
 
 import json
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +13,8 @@ import pytest
 import castlab
 from castlab import _native
 from castlab.scenario import Scenario
+
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guide.md"
 
 
 def _chain(bottleneck_bps=300e3, duration=30.0, config=None):
@@ -22,6 +26,23 @@ def _chain(bottleneck_bps=300e3, duration=30.0, config=None):
         "sessions": [{"name": "f", "kind": "flid", "source": "s", "config": config or {}}],
         "receivers": [{"name": "x", "node": "x", "session": "f", "protocol": "flid"}],
     })
+
+
+def test_the_guides_scenario_runs_and_each_receiver_settles_at_its_own_level(tmp_path):
+    text = GUIDE.read_text().split("### FLID-DL in a scenario file", 1)[1]
+    f = tmp_path / "flid.toml"
+    f.write_text(re.search(r"```toml\n(.*?)```", text, re.S).group(1))
+    sc = castlab.Scenario.from_toml(str(f))
+    metrics = sc.run(seed=1, out=str(tmp_path / "out"))
+    assert metrics["slow.received"] > 1000 and metrics["fast.received"] > 4 * metrics["slow.received"]
+    sim = sc.build(1)
+    sim.run(60.0)
+    slow = sim.flid_records(sim.scenario_handles.receivers["slow"])
+    fast = sim.flid_records(sim.scenario_handles.receivers["fast"])
+    # 64k·1.3^(L-1) with 1000 B packets: 500 kb/s fits level 8 (401k), 3 Mb/s level 15 (2.78M);
+    # over the last 20 s the two never share a level
+    late = lambda r: [lv for t, lv in zip(r["level_time_ns"], r["level"]) if t > 40e9]
+    assert max(late(slow)) < min(late(fast)), (late(slow), late(fast))
 
 
 def test_defaults():
