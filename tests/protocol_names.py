@@ -39,6 +39,7 @@ PROTOCOLS = {
     "TFMCC": (r"tfmcc", "crates/castlab-proto/src/tfmcc/"),
     "PGMCC": (r"pgmcc", "crates/castlab-proto/src/pgmcc/"),
     "WEBRC": (r"webrc", "crates/castlab-proto/src/webrc/"),
+    "FLID-DL": (r"flid", "crates/castlab-proto/src/flid/"),
 }
 
 LIMIT = 3  # the goal: at most this many files per protocol

@@ -258,6 +258,22 @@ class Simulator(_native.Simulator):
         """The status line of `castlab net webrc-source` ({sent} and {datagrams_sent} for the driver). `agent`: the sender's agent id."""
     def webrc_flow_row(self, agent, packet_size=None, windows=[]) -> Any:
         """The scenario flow table's row of a WEBRC receiver: received, lost, bytes, level (NWC). `agent`: the agent whose row it is. `packet_size`: the session's packet size in bytes; `windows`: the scenario's loss windows (seconds), for a row that computes its worst loss per window."""
+    def add_flid_sender(self, node, groups, flow, start=0.0, stop=None, **config: Any) -> Any:
+        """A FLID-DL sender on `node`: `groups[0]` carries the base layer, the other groups rotate through the dynamic layers (`layers` groups in all, of the config), data flow id `flow`, sending from `start` until `stop` seconds (None: for ever). Overrides: config_defaults("flid"). Returns the agent id. `config`: the keyword overrides."""
+    def add_flid_receiver(self, node, groups, flow, start=0.0, **config: Any) -> Any:
+        """A FLID-DL receiver on `node` for the session on `groups` with data flow id `flow`, starting at `start` seconds; it never sends. Overrides: config_defaults("flid"). Returns the agent id. `config`: the keyword overrides."""
+    def flid_records(self, agent) -> Any:
+        """A FLID-DL receiver's records: `level_time_ns` and `level` (every level change), `received` and `lost` (packets per layer index), `bytes`, `late`, `straddling` (lost across a slot boundary), `slots` (slot boundaries seen), `loss_slots`, `signalled_slots` (slots whose increase signal covered the level), `increase_ns`, `decrease_ns`. `agent`: the receiver's agent id."""
+    def flid_sender_stats(self, agent) -> Any:
+        """A FLID-DL sender's counts: `sent` (packets per layer index), `slots` (slots drawn), `signals` (slots whose signal was level L, index L-1). `agent`: the sender's agent id."""
+    def flid_config(self, agent) -> Any:
+        """The configuration a FLID-DL receiver runs with (durations in seconds). `agent`: the receiver's agent id."""
+    def flid_net_status(self, agent) -> Any:
+        """The status line of `castlab net flid-receiver` ({rx} and {rejected} for the driver). `agent`: the receiver's agent id."""
+    def flid_net_source_status(self, agent) -> Any:
+        """The status line of `castlab net flid-source` ({sent} and {datagrams_sent} for the driver). `agent`: the sender's agent id."""
+    def flid_flow_row(self, agent, packet_size=None, windows=[]) -> Any:
+        """The scenario flow table's row of a FLID-DL receiver: received, lost, bytes, level. `agent`: the agent whose row it is. `packet_size`: the session's packet size in bytes; `windows`: the scenario's loss windows (seconds), for a row that computes its worst loss per window."""
 
 
 class NetDriver(_native.NetDriver):
@@ -465,3 +481,21 @@ class NetDriver(_native.NetDriver):
         """The status line of `castlab net webrc-receiver` ({rx} and {rejected} for the driver). `agent`: the receiver's agent id."""
     def webrc_net_source_status(self, agent) -> Any:
         """The status line of `castlab net webrc-source` ({sent} and {datagrams_sent} for the driver). `agent`: the sender's agent id."""
+    def add_flid_sender(self, agent_id, node, port, groups, flow, stop=None, **config: Any) -> Any:
+        """A FLID-DL sender on `node`: `groups[0]` carries the base layer, the other groups rotate through the dynamic layers (`layers` groups in all, of the config), data flow id `flow`, sending from `start` until `stop` seconds (None: for ever). Overrides: config_defaults("flid"). Returns the agent id. `config`: the keyword overrides.
+
+        On the real network: `agent_id`, `node`, `port`: the agent's id in this driver (unique, >= 0), the node id it speaks as and its UDP port (base + `port`); it starts at once.
+        """
+    def add_flid_receiver(self, agent_id, node, port, groups, flow, **config: Any) -> Any:
+        """A FLID-DL receiver on `node` for the session on `groups` with data flow id `flow`, starting at `start` seconds; it never sends. Overrides: config_defaults("flid"). Returns the agent id. `config`: the keyword overrides.
+
+        On the real network: `agent_id`, `node`, `port`: the agent's id in this driver (unique, >= 0), the node id it speaks as and its UDP port (base + `port`); it starts at once.
+        """
+    def flid_records(self, agent) -> Any:
+        """A FLID-DL receiver's records: `level_time_ns` and `level` (every level change), `received` and `lost` (packets per layer index), `bytes`, `late`, `straddling` (lost across a slot boundary), `slots` (slot boundaries seen), `loss_slots`, `signalled_slots` (slots whose increase signal covered the level), `increase_ns`, `decrease_ns`. `agent`: the receiver's agent id."""
+    def flid_sender_stats(self, agent) -> Any:
+        """A FLID-DL sender's counts: `sent` (packets per layer index), `slots` (slots drawn), `signals` (slots whose signal was level L, index L-1). `agent`: the sender's agent id."""
+    def flid_net_status(self, agent) -> Any:
+        """The status line of `castlab net flid-receiver` ({rx} and {rejected} for the driver). `agent`: the receiver's agent id."""
+    def flid_net_source_status(self, agent) -> Any:
+        """The status line of `castlab net flid-source` ({sent} and {datagrams_sent} for the driver). `agent`: the sender's agent id."""

@@ -488,6 +488,27 @@ def test_rlc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
     assert levels["level"].max() >= 4
 
 
+def test_flid_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
+    # FLID-DL on sockets (castlab's envelope): 6 groups, 2 quiescent, so levels 1..4; at these
+    # levels every slot's increase signal covers the receiver (p_L = 1), and loopback loses
+    # nothing, so it climbs one level per 0.5 s slot and then keeps level 4 by joining one
+    # rotating group per slot.
+    cfg = ["--config", "layers=6", "--config", "quiescent_slots=2"]
+    rx = roles(netns, "flid-receiver", "--addr", "127.0.0.2", "--node", "1", "--duration", "60",
+               "--out", str(tmp_path / "flid"), *cfg)
+    rx.ready()
+    src = roles(netns, "flid-source", "--duration", "5", *cfg)
+    src_out = src.wait(30)
+    rx.signal(signal.SIGTERM)
+    rx_out = rx.wait(30)
+    assert src.p.returncode == 0 and rx.p.returncode == 0, src_out + rx_out
+    counts = json.loads((tmp_path / "flid" / "flid_counts.json").read_text())
+    assert len(counts["increase_ns"]) == 3 and counts["decrease_ns"] == [], (counts, rx_out)
+    assert sum(counts["received"]) > 100 and sum(counts["lost"]) == 0 and counts["slots"] >= 8, counts
+    levels = pd.read_csv(tmp_path / "flid" / "flid_level.csv")
+    assert levels["level"].max() == 4
+
+
 def test_one_stop_exception_for_the_roles_and_the_router():
     """SIGTERM inside stop_on_signals raises castlab.stopping.Stopped naming it, for the host
     roles and the router alike; the handlers in force before are put back after the block."""

@@ -7,6 +7,7 @@
 pub mod bcfs;
 pub mod cbr;
 pub mod equations;
+pub mod flid;
 pub mod lesbcc;
 pub mod nlm;
 pub mod pgmcc;
@@ -46,4 +47,5 @@ pub static PROTOCOLS: &[&registry::Protocol] = &[
     &tfmcc::registration::PROTOCOL,
     &pgmcc::registration::PROTOCOL,
     &webrc::registration::PROTOCOL,
+    &flid::registration::PROTOCOL,
 ];
