@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import re
 import socket
 import struct
@@ -40,6 +39,24 @@ import sys
 import time
 from pathlib import Path
 from typing import Callable, Optional
+
+
+class Draws:
+    """The flood's random choices, from the ``testbed-flood`` stream (castlab.streams)."""
+
+    def __init__(self, seed: int):
+        from castlab.streams import rng
+
+        self._g = rng(seed, "testbed-flood")
+
+    def randrange(self, a: int, b: Optional[int] = None) -> int:
+        """An integer in [0, a), or in [a, b)."""
+        return int(self._g.integers(a) if b is None else self._g.integers(a, b))
+
+    def getrandbits(self, k: int) -> int:
+        """An integer of k random bits (k at most 64)."""
+        return int(self._g.integers(0, 1 << k, dtype="uint64", endpoint=False))
+
 
 ALL_REPORTERS = "224.0.0.22"
 MAC_22 = bytes([1, 0, 0x5E, 0, 0, 22])
@@ -119,7 +136,7 @@ def wanted_memberships(n: int) -> int:
 
 # Each hostile kind: (builder of the frame from the host's address and an rng, the router counter
 # it must land in; None where a mutation decides). Groups are 239/8 unless the kind is about that.
-HOSTILE: dict[str, tuple[Callable[[str, random.Random], bytes], Optional[str]]] = {
+HOSTILE: dict[str, tuple[Callable[[str, Draws], bytes], Optional[str]]] = {
     # the IP total length claims 40 bytes more than the frame has
     "truncated": (lambda s, r: eth(ipv4(s, v3(TO_EX, "239.202.0.1"), total_extra=40)), "truncated"),
     "bad_ip_checksum": (lambda s, r: eth(ipv4(s, v3(TO_EX, "239.202.0.2"), bad_csum=True)), "bad_ip_checksum"),
@@ -149,7 +166,7 @@ HOSTILE: dict[str, tuple[Callable[[str, random.Random], bytes], Optional[str]]] 
 MUTATION_COUNTERS = ("truncated", "bad_ip_header", "bad_ip_checksum", "bad_igmp")
 
 
-def _mutate(f: bytes, r: random.Random) -> bytes:
+def _mutate(f: bytes, r: Draws) -> bytes:
     b = bytearray(f)
     i = r.randrange(14, 14 + 24 + 16)
     b[i] ^= 1 << r.randrange(8)
@@ -177,11 +194,11 @@ def nak_body(sqn: int, source: str, group: str) -> bytes:
 
 # Each kind aimed at the endpoints: (builder from (the PGM source's address and group, a
 # captured genuine envelope datagram, an rng), where it goes, the endpoint's counter).
-def _env(f: Callable[[bytearray, random.Random], bytes]) -> Callable[[tuple, bytes, random.Random], bytes]:
+def _env(f: Callable[[bytearray, Draws], bytes]) -> Callable[[tuple, bytes, Draws], bytes]:
     return lambda pg, d, r: f(bytearray(d), r)
 
 
-def _flip_mac(d: bytearray, r: random.Random) -> bytes:
+def _flip_mac(d: bytearray, r: Draws) -> bytes:
     d[20 + r.randrange(16)] ^= 1 << r.randrange(8)
     return bytes(d)
 
@@ -191,13 +208,13 @@ def _set(d: bytearray, at: int, b: bytes) -> bytes:
     return bytes(d)
 
 
-def _strip_mac(d: bytearray, r: random.Random) -> bytes:
+def _strip_mac(d: bytearray, r: Draws) -> bytes:
     """The MAC flag and field taken off, the datagram padded back to its size."""
     d[5] &= ~1
     return bytes(d[:20] + d[36:]) + bytes(16)
 
 
-ENDPOINT: dict[str, tuple[Callable[[tuple, bytes, random.Random], bytes], str, str]] = {
+ENDPOINT: dict[str, tuple[Callable[[tuple, bytes, Draws], bytes], str, str]] = {
     # PGM at the PGM source: a NAK and an NCF whose bodies are too short, a NAK whose option
     # length runs past the packet, a NAK with a bad checksum, a well-formed NAK for another TSI
     "pgm_nak_short": (lambda pg, d, r: pgm(PGM_NAK, nak_body(5, *pg)[:12]), "pgm", "malformed"),
@@ -250,7 +267,7 @@ def send(iface: str, src: str, reports: int, hostile: int, rate: float, seed: in
     sent, by kind, and how long it took."""
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
     s.bind((iface, 0))
-    rng = random.Random(seed)
+    rng = Draws(seed)
     kinds = list(HOSTILE)
     sent: dict[str, int] = {"reports": 0}
     genuine = b""
