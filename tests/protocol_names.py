@@ -38,6 +38,8 @@ PROTOCOLS = {
     "RLM": (r"rlm", "crates/castlab-proto/src/rlm/"),
     "TFMCC": (r"tfmcc", "crates/castlab-proto/src/tfmcc/"),
     "PGMCC": (r"pgmcc", "crates/castlab-proto/src/pgmcc/"),
+    "WEBRC": (r"webrc", "crates/castlab-proto/src/webrc/"),
+    "FLID-DL": (r"flid", "crates/castlab-proto/src/flid/"),
 }
 
 LIMIT = 3  # the goal: at most this many files per protocol

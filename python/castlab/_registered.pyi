@@ -240,6 +240,40 @@ class Simulator(_native.Simulator):
         """The status line of `castlab net pgmcc-source` ({sent} and {rejected} for the driver). `agent`: the source's agent id."""
     def pgmcc_flow_row(self, agent, packet_size=None, windows=[]) -> Any:
         """The scenario flow table's row of a PGMCC receiver: received, lost, bytes. `agent`: the agent whose row it is. `packet_size`: the session's packet size in bytes; `windows`: the scenario's loss windows (seconds), for a row that computes its worst loss per window."""
+    def add_webrc_source(self, node, groups, flow=0, start=0.0, stop=None, **config: Any) -> Any:
+        """A WEBRC sender (RFC 3738 §3.1) on `node`: wave channel CN on `groups[CN]` for CN < T and the base channel on the last group (`layers` = T + 1 groups), session `flow`, sending from `start` until `stop` seconds (None: for ever); it never reads feedback. Overrides: config_defaults("webrc"). Returns the agent id. `config`: the keyword overrides."""
+    def add_webrc_receiver(self, node, groups, flow=0, start=0.0, **config: Any) -> Any:
+        """A WEBRC receiver (RFC 3738 §3.2) on `node` for the session on `groups` with flow id `flow`, starting at `start` seconds: it joins the base channel, then wave channels as its equation-based target rate (ARTT, LOSSP) allows; it never sends. Overrides: config_defaults("webrc"). Returns the agent id. `config`: the keyword overrides."""
+    def webrc_receiver_records(self, agent) -> Any:
+        """A WEBRC receiver's records (numpy arrays, times in ns, rates in packets/s): per epoch epoch_time_ns, epoch_nwc, epoch_trate, epoch_arr, epoch_trr, epoch_rr, epoch_artt, epoch_lossp (NaN in start-up), epoch_ssr (inf in start-up); per MRTT measurement mrtt_time_ns, mrtt_first_minus_join, mrtt, mrtt_artt; per wave join join_time_ns, join_cn; loss_event_ns; the counters received, bytes, lost, late, leaves, join_timeouts, slot_changes, slow_start_end_s, left_session, ignored. `agent`: the receiver's agent id."""
+    def webrc_source_records(self, agent) -> Any:
+        """A WEBRC sender's records: sent_per_channel (by CN, the base channel last), sent, bytes. `agent`: the sender's agent id."""
+    def webrc_receiver_status(self, agent) -> Any:
+        """A WEBRC receiver's state: nwc, trate, arr, trr (packets/s), artt_s, lossp, ssr, slow_start, joining, left_session. `agent`: the receiver's agent id."""
+    def webrc_config(self, agent) -> Any:
+        """The configuration a WEBRC receiver runs with (durations in seconds). `agent`: the receiver's agent id."""
+    def webrc_net_status(self, agent) -> Any:
+        """The status line of `castlab net webrc-receiver` ({rx} and {rejected} for the driver). `agent`: the receiver's agent id."""
+    def webrc_net_source_status(self, agent) -> Any:
+        """The status line of `castlab net webrc-source` ({sent} and {datagrams_sent} for the driver). `agent`: the sender's agent id."""
+    def webrc_flow_row(self, agent, packet_size=None, windows=[]) -> Any:
+        """The scenario flow table's row of a WEBRC receiver: received, lost, bytes, level (NWC). `agent`: the agent whose row it is. `packet_size`: the session's packet size in bytes; `windows`: the scenario's loss windows (seconds), for a row that computes its worst loss per window."""
+    def add_flid_sender(self, node, groups, flow, start=0.0, stop=None, **config: Any) -> Any:
+        """A FLID-DL sender on `node`: `groups[0]` carries the base layer, the other groups rotate through the dynamic layers (`layers` groups in all, of the config), data flow id `flow`, sending from `start` until `stop` seconds (None: for ever). Overrides: config_defaults("flid"). Returns the agent id. `config`: the keyword overrides."""
+    def add_flid_receiver(self, node, groups, flow, start=0.0, **config: Any) -> Any:
+        """A FLID-DL receiver on `node` for the session on `groups` with data flow id `flow`, starting at `start` seconds; it never sends. Overrides: config_defaults("flid"). Returns the agent id. `config`: the keyword overrides."""
+    def flid_records(self, agent) -> Any:
+        """A FLID-DL receiver's records: `level_time_ns` and `level` (every level change), `received` and `lost` (packets per layer index), `bytes`, `late`, `straddling` (lost across a slot boundary), `slots` (slot boundaries seen), `loss_slots`, `signalled_slots` (slots whose increase signal covered the level), `increase_ns`, `decrease_ns`. `agent`: the receiver's agent id."""
+    def flid_sender_stats(self, agent) -> Any:
+        """A FLID-DL sender's counts: `sent` (packets per layer index), `slots` (slots drawn), `signals` (slots whose signal was level L, index L-1). `agent`: the sender's agent id."""
+    def flid_config(self, agent) -> Any:
+        """The configuration a FLID-DL receiver runs with (durations in seconds). `agent`: the receiver's agent id."""
+    def flid_net_status(self, agent) -> Any:
+        """The status line of `castlab net flid-receiver` ({rx} and {rejected} for the driver). `agent`: the receiver's agent id."""
+    def flid_net_source_status(self, agent) -> Any:
+        """The status line of `castlab net flid-source` ({sent} and {datagrams_sent} for the driver). `agent`: the sender's agent id."""
+    def flid_flow_row(self, agent, packet_size=None, windows=[]) -> Any:
+        """The scenario flow table's row of a FLID-DL receiver: received, lost, bytes, level. `agent`: the agent whose row it is. `packet_size`: the session's packet size in bytes; `windows`: the scenario's loss windows (seconds), for a row that computes its worst loss per window."""
 
 
 class NetDriver(_native.NetDriver):
@@ -427,3 +461,41 @@ class NetDriver(_native.NetDriver):
         """The status line of `castlab net pgmcc-receiver` ({rx} and {rejected} for the driver). `agent`: the receiver's agent id."""
     def pgmcc_net_source_status(self, agent) -> Any:
         """The status line of `castlab net pgmcc-source` ({sent} and {rejected} for the driver). `agent`: the source's agent id."""
+    def add_webrc_source(self, agent_id, node, port, groups, flow=0, stop=None, **config: Any) -> Any:
+        """A WEBRC sender (RFC 3738 §3.1) on `node`: wave channel CN on `groups[CN]` for CN < T and the base channel on the last group (`layers` = T + 1 groups), session `flow`, sending from `start` until `stop` seconds (None: for ever); it never reads feedback. Overrides: config_defaults("webrc"). Returns the agent id. `config`: the keyword overrides.
+
+        On the real network: `agent_id`, `node`, `port`: the agent's id in this driver (unique, >= 0), the node id it speaks as and its UDP port (base + `port`); it starts at once.
+        """
+    def add_webrc_receiver(self, agent_id, node, port, groups, flow=0, **config: Any) -> Any:
+        """A WEBRC receiver (RFC 3738 §3.2) on `node` for the session on `groups` with flow id `flow`, starting at `start` seconds: it joins the base channel, then wave channels as its equation-based target rate (ARTT, LOSSP) allows; it never sends. Overrides: config_defaults("webrc"). Returns the agent id. `config`: the keyword overrides.
+
+        On the real network: `agent_id`, `node`, `port`: the agent's id in this driver (unique, >= 0), the node id it speaks as and its UDP port (base + `port`); it starts at once.
+        """
+    def webrc_receiver_records(self, agent) -> Any:
+        """A WEBRC receiver's records (numpy arrays, times in ns, rates in packets/s): per epoch epoch_time_ns, epoch_nwc, epoch_trate, epoch_arr, epoch_trr, epoch_rr, epoch_artt, epoch_lossp (NaN in start-up), epoch_ssr (inf in start-up); per MRTT measurement mrtt_time_ns, mrtt_first_minus_join, mrtt, mrtt_artt; per wave join join_time_ns, join_cn; loss_event_ns; the counters received, bytes, lost, late, leaves, join_timeouts, slot_changes, slow_start_end_s, left_session, ignored. `agent`: the receiver's agent id."""
+    def webrc_source_records(self, agent) -> Any:
+        """A WEBRC sender's records: sent_per_channel (by CN, the base channel last), sent, bytes. `agent`: the sender's agent id."""
+    def webrc_receiver_status(self, agent) -> Any:
+        """A WEBRC receiver's state: nwc, trate, arr, trr (packets/s), artt_s, lossp, ssr, slow_start, joining, left_session. `agent`: the receiver's agent id."""
+    def webrc_net_status(self, agent) -> Any:
+        """The status line of `castlab net webrc-receiver` ({rx} and {rejected} for the driver). `agent`: the receiver's agent id."""
+    def webrc_net_source_status(self, agent) -> Any:
+        """The status line of `castlab net webrc-source` ({sent} and {datagrams_sent} for the driver). `agent`: the sender's agent id."""
+    def add_flid_sender(self, agent_id, node, port, groups, flow, stop=None, **config: Any) -> Any:
+        """A FLID-DL sender on `node`: `groups[0]` carries the base layer, the other groups rotate through the dynamic layers (`layers` groups in all, of the config), data flow id `flow`, sending from `start` until `stop` seconds (None: for ever). Overrides: config_defaults("flid"). Returns the agent id. `config`: the keyword overrides.
+
+        On the real network: `agent_id`, `node`, `port`: the agent's id in this driver (unique, >= 0), the node id it speaks as and its UDP port (base + `port`); it starts at once.
+        """
+    def add_flid_receiver(self, agent_id, node, port, groups, flow, **config: Any) -> Any:
+        """A FLID-DL receiver on `node` for the session on `groups` with data flow id `flow`, starting at `start` seconds; it never sends. Overrides: config_defaults("flid"). Returns the agent id. `config`: the keyword overrides.
+
+        On the real network: `agent_id`, `node`, `port`: the agent's id in this driver (unique, >= 0), the node id it speaks as and its UDP port (base + `port`); it starts at once.
+        """
+    def flid_records(self, agent) -> Any:
+        """A FLID-DL receiver's records: `level_time_ns` and `level` (every level change), `received` and `lost` (packets per layer index), `bytes`, `late`, `straddling` (lost across a slot boundary), `slots` (slot boundaries seen), `loss_slots`, `signalled_slots` (slots whose increase signal covered the level), `increase_ns`, `decrease_ns`. `agent`: the receiver's agent id."""
+    def flid_sender_stats(self, agent) -> Any:
+        """A FLID-DL sender's counts: `sent` (packets per layer index), `slots` (slots drawn), `signals` (slots whose signal was level L, index L-1). `agent`: the sender's agent id."""
+    def flid_net_status(self, agent) -> Any:
+        """The status line of `castlab net flid-receiver` ({rx} and {rejected} for the driver). `agent`: the receiver's agent id."""
+    def flid_net_source_status(self, agent) -> Any:
+        """The status line of `castlab net flid-source` ({sent} and {datagrams_sent} for the driver). `agent`: the sender's agent id."""

@@ -481,8 +481,8 @@ def run_role(args: argparse.Namespace, stream=None) -> int:
         except KeyboardInterrupt:
             why = "SIGINT"
         # The shutdown step, whatever ended the run: the agent leaves the protocol's way (a
-        # TFMCC CLR's leave report, RLM's and RLC's leaves, a PGM source's last SPM with
-        # OPT_FIN) and the driver sends it, waiting at most SHUTDOWN_WITHIN_S. A signal in
+        # leave report, its layers left top first, a PGM source's last SPM with OPT_FIN) and
+        # the driver sends it, waiting at most SHUTDOWN_WITHIN_S. A signal in
         # the meantime (a second one, or the first after --duration) waits for it to end.
         try:
             with deferred():

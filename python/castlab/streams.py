@@ -75,7 +75,9 @@ def declare(*items: Stream) -> None:
 
 
 declare(Stream("scenario-starts", 0x5343454E, SEED_KIND_INDEX,
-               "scenario files: a receiver's start drawn from its range, index = the receiver's position"))
+               "scenario files: a receiver's start drawn from its range, index = the receiver's position"),
+        Stream("testbed-flood", 0x464C4F44, SEED_KIND_INDEX,
+               "castlab.testbed.flood: the hostile frames' kinds, bits and bytes"))
 
 
 def rng(seed: int, stream: str, *index: int) -> np.random.Generator:

@@ -444,6 +444,30 @@ def test_pgmcc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path
     assert st["acker"] is not None and st["window"] > 4, st
 
 
+def test_webrc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
+    # WEBRC on sockets (castlab's envelope): a short session (TSD 1 s, N = 4 waves, T = 7,
+    # BCR_P 10 packets/s) so that a few seconds hold several slots; the receiver never sends,
+    # joins the base channel, measures its ARTT and joins waves (nothing limits loopback).
+    cfg = []
+    for kv in ("tsd=1", "qd=3", "waves=4", "layers=8", "bcr_p=10", "el=0.05"):
+        cfg += ["--config", kv]
+    rx = roles(netns, "webrc-receiver", "--addr", "127.0.0.2", "--node", "1", "--duration", "60",
+               "--out", str(tmp_path / "rx"), *cfg)
+    time.sleep(1.0)
+    src = roles(netns, "webrc-source", "--duration", "6", "--out", str(tmp_path / "src"), *cfg)
+    src_out = src.wait(30)
+    rx.signal(signal.SIGTERM)
+    rx_out = rx.wait(30)
+    assert src.p.returncode == 0 and rx.p.returncode == 0, src_out + rx_out
+    assert re.search(r"nwc=\d+ rate=", rx_out), rx_out
+    rc = json.loads((tmp_path / "rx" / "webrc_receiver_counts.json").read_text())
+    # SR_P = 10·(1 + 4/3 + ... + (4/3)^4) = 96.4 packets/s at most: 6 s give a few hundred
+    assert 60 < rc["received"] < 600, (rc, rx_out)
+    assert rc["slot_changes"] >= 4 and rc["left_session"] is False, rc
+    st = json.loads((tmp_path / "src" / "webrc_source.json").read_text())
+    assert st["sent"] >= rc["received"], st
+
+
 def test_rlc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
     # RLC on sockets: the receiver starts at level 1 and joins at the source's SPs (every 0.5 s
     # here, shortened so that a few seconds show several joins); nothing limits the rate on
@@ -462,6 +486,27 @@ def test_rlc_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
     assert sum(counts["received"]) > 100 and sum(counts["lost"]) == 0, counts
     levels = pd.read_csv(tmp_path / "rlc" / "rlc_level.csv")
     assert levels["level"].max() >= 4
+
+
+def test_flid_source_and_receiver_roles_over_the_network(netns, roles, tmp_path):
+    # FLID-DL on sockets (castlab's envelope): 6 groups, 2 quiescent, so levels 1..4; at these
+    # levels every slot's increase signal covers the receiver (p_L = 1), and loopback loses
+    # nothing, so it climbs one level per 0.5 s slot and then keeps level 4 by joining one
+    # rotating group per slot.
+    cfg = ["--config", "layers=6", "--config", "quiescent_slots=2"]
+    rx = roles(netns, "flid-receiver", "--addr", "127.0.0.2", "--node", "1", "--duration", "60",
+               "--out", str(tmp_path / "flid"), *cfg)
+    rx.ready()
+    src = roles(netns, "flid-source", "--duration", "5", *cfg)
+    src_out = src.wait(30)
+    rx.signal(signal.SIGTERM)
+    rx_out = rx.wait(30)
+    assert src.p.returncode == 0 and rx.p.returncode == 0, src_out + rx_out
+    counts = json.loads((tmp_path / "flid" / "flid_counts.json").read_text())
+    assert len(counts["increase_ns"]) == 3 and counts["decrease_ns"] == [], (counts, rx_out)
+    assert sum(counts["received"]) > 100 and sum(counts["lost"]) == 0 and counts["slots"] >= 8, counts
+    levels = pd.read_csv(tmp_path / "flid" / "flid_level.csv")
+    assert levels["level"].max() == 4
 
 
 def test_one_stop_exception_for_the_roles_and_the_router():

@@ -123,8 +123,8 @@ pub trait Agent: AsAny {
     /// got a stop signal (SIGTERM, SIGINT, SIGHUP) or reached the end of its run. (The
     /// simulator never calls it: a scenario's receiver leaves at a time its agent is given,
     /// so no simulated run depends on it.) The agent ends its part
-    /// the protocol's way: it queues what the protocol sends on leaving (a TFMCC CLR's report
-    /// with receiver_leave set, a PGM source's last SPM), asks to leave its groups
+    /// the protocol's way: it queues what the protocol sends on leaving (a receiver's leave
+    /// report, a PGM source's last SPM), asks to leave its groups
     /// ([`AgentEvent::Leave`]) and disarms its timers. The driving rule applies after it; the
     /// driver then sends what was queued (waiting a bounded time for a full socket or the rate
     /// cap) and calls nothing else on the agent: what is to be sent must be queued here, not

@@ -7,6 +7,7 @@
 pub mod bcfs;
 pub mod cbr;
 pub mod equations;
+pub mod flid;
 pub mod lesbcc;
 pub mod nlm;
 pub mod pgmcc;
@@ -19,6 +20,7 @@ pub mod tcp;
 pub mod testing;
 pub mod tfmcc;
 pub mod trace;
+pub mod webrc;
 pub mod window;
 
 #[cfg(test)]
@@ -44,4 +46,6 @@ pub static PROTOCOLS: &[&registry::Protocol] = &[
     &sink::registration::PROTOCOL,
     &tfmcc::registration::PROTOCOL,
     &pgmcc::registration::PROTOCOL,
+    &webrc::registration::PROTOCOL,
+    &flid::registration::PROTOCOL,
 ];

@@ -159,8 +159,8 @@ impl NetDriver {
     }
 
     /// The shutdown step, once, before the process exits: every agent is told to stop and ends
-    /// its part the protocol's way (a TFMCC CLR's leave report, RLM's and RLC's leaves, a PGM
-    /// source's last SPM, with OPT_FIN on the PGM wire); what the step queued is sent, retried
+    /// its part the protocol's way (a receiver's leave report, its layers left top first, a
+    /// PGM source's last SPM, with OPT_FIN on the PGM wire); what the step queued is sent, retried
     /// for at most `within` seconds when the socket is full or the rate cap has no room; every
     /// group still held is left. Afterwards `run` raises; the records stay readable. The
     /// counters `shutdown_agents`, `shutdown_sent`, `shutdown_unsent`, `shutdown_left_groups`

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from castlab.experiments.common import Experiment
-from castlab.experiments import engine, lesbcc, nlm, pgmcc, rainbow, rlm, tcp, tfmcc
+from castlab.experiments import engine, flid, lesbcc, nlm, pgmcc, rainbow, rlm, tcp, tfmcc, webrc
 
 REGISTRY: dict[str, Experiment] = {
     e.name: e
     for e in [*engine.EXPERIMENTS, *tcp.EXPERIMENTS, *rlm.EXPERIMENTS, *nlm.EXPERIMENTS, *lesbcc.EXPERIMENTS,
-              *rainbow.EXPERIMENTS, *tfmcc.EXPERIMENTS, *pgmcc.EXPERIMENTS]
+              *rainbow.EXPERIMENTS, *tfmcc.EXPERIMENTS, *pgmcc.EXPERIMENTS, *webrc.EXPERIMENTS,
+              *flid.EXPERIMENTS]
 }
 
 __all__ = ["REGISTRY", "Experiment"]

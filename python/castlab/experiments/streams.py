@@ -24,4 +24,6 @@ declare(
     Stream("plot-jitter", 11, SEED, "rlm-fig11: horizontal jitter of the plotted points (drawing only)"),
     Stream("tfmcc-starts", 0x54464D, SEED_KIND_INDEX, "tfmcc: the TCP flows' start times, index = set-up"),
     Stream("pgmcc-starts", 0x50474D, SEED_KIND_INDEX, "pgmcc: the TCP flows' start times, index = set-up"),
+    Stream("webrc-starts", 0x574252, SEED_KIND_INDEX, "webrc: the TCP flows' start times, index = set-up"),
+    Stream("flid-starts", 0x464C49, SEED_KIND_INDEX, "flid-dl: the TCP flows' start times, index = set-up"),
 )

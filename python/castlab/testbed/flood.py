@@ -1,7 +1,7 @@
 """Hostile frames at a live user-space router: valid IGMP reports for fresh groups and sources,
 malformed or forged frames of every kind the router counts, and broken or forged datagrams
-for the endpoints behind it (a PGM source, a keyed castlab source), sent from one host of the
-``rlm1`` testbed while a six-layer stream crosses the router to another.
+for the endpoints behind it (a PGM source, a keyed castlab source), sent from one receiver host
+of a one-router testbed while a six-layer stream crosses the router to the other.
 
 The issue's full forms, by hand (root; under a minute each)::
 
@@ -9,7 +9,8 @@ The issue's full forms, by hand (root; under a minute each)::
     sudo .venv/bin/python -m castlab.testbed.flood run --hostile 100000 --rate 5000
     sudo .venv/bin/python -m castlab.testbed.flood run --hostile 70000 --endpoint 30000 --rate 5000
 
-``run`` builds ``rlm1`` with two receivers and user routers, starts a sink at all six layers on
+``run`` builds the testbed (:func:`topology`: a source, one user router, two receivers each
+behind its own 1.5 Mb/s router port with 20 packets of queue), starts a sink at all six layers on
 ``rcv1`` and the layered source (16 kb/s · 2^m, 1.008 Mb/s, under the 1.5 Mb/s bottleneck, so
 the stream alone loses nothing), then floods from ``rcv2``'s link. It prints and returns the
 stream's loss, the router's CPU (from /proc, over the flood and over the seconds after it) and
@@ -30,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
 import re
 import socket
 import struct
@@ -39,6 +39,24 @@ import sys
 import time
 from pathlib import Path
 from typing import Callable, Optional
+
+
+class Draws:
+    """The flood's random choices, from the ``testbed-flood`` stream (castlab.streams)."""
+
+    def __init__(self, seed: int):
+        from castlab.streams import rng
+
+        self._g = rng(seed, "testbed-flood")
+
+    def randrange(self, a: int, b: Optional[int] = None) -> int:
+        """An integer in [0, a), or in [a, b)."""
+        return int(self._g.integers(a) if b is None else self._g.integers(a, b))
+
+    def getrandbits(self, k: int) -> int:
+        """An integer of k random bits (k at most 64)."""
+        return int(self._g.integers(0, 1 << k, dtype="uint64", endpoint=False))
+
 
 ALL_REPORTERS = "224.0.0.22"
 MAC_22 = bytes([1, 0, 0x5E, 0, 0, 22])
@@ -118,7 +136,7 @@ def wanted_memberships(n: int) -> int:
 
 # Each hostile kind: (builder of the frame from the host's address and an rng, the router counter
 # it must land in; None where a mutation decides). Groups are 239/8 unless the kind is about that.
-HOSTILE: dict[str, tuple[Callable[[str, random.Random], bytes], Optional[str]]] = {
+HOSTILE: dict[str, tuple[Callable[[str, Draws], bytes], Optional[str]]] = {
     # the IP total length claims 40 bytes more than the frame has
     "truncated": (lambda s, r: eth(ipv4(s, v3(TO_EX, "239.202.0.1"), total_extra=40)), "truncated"),
     "bad_ip_checksum": (lambda s, r: eth(ipv4(s, v3(TO_EX, "239.202.0.2"), bad_csum=True)), "bad_ip_checksum"),
@@ -148,7 +166,7 @@ HOSTILE: dict[str, tuple[Callable[[str, random.Random], bytes], Optional[str]]] 
 MUTATION_COUNTERS = ("truncated", "bad_ip_header", "bad_ip_checksum", "bad_igmp")
 
 
-def _mutate(f: bytes, r: random.Random) -> bytes:
+def _mutate(f: bytes, r: Draws) -> bytes:
     b = bytearray(f)
     i = r.randrange(14, 14 + 24 + 16)
     b[i] ^= 1 << r.randrange(8)
@@ -176,11 +194,11 @@ def nak_body(sqn: int, source: str, group: str) -> bytes:
 
 # Each kind aimed at the endpoints: (builder from (the PGM source's address and group, a
 # captured genuine envelope datagram, an rng), where it goes, the endpoint's counter).
-def _env(f: Callable[[bytearray, random.Random], bytes]) -> Callable[[tuple, bytes, random.Random], bytes]:
+def _env(f: Callable[[bytearray, Draws], bytes]) -> Callable[[tuple, bytes, Draws], bytes]:
     return lambda pg, d, r: f(bytearray(d), r)
 
 
-def _flip_mac(d: bytearray, r: random.Random) -> bytes:
+def _flip_mac(d: bytearray, r: Draws) -> bytes:
     d[20 + r.randrange(16)] ^= 1 << r.randrange(8)
     return bytes(d)
 
@@ -190,13 +208,13 @@ def _set(d: bytearray, at: int, b: bytes) -> bytes:
     return bytes(d)
 
 
-def _strip_mac(d: bytearray, r: random.Random) -> bytes:
+def _strip_mac(d: bytearray, r: Draws) -> bytes:
     """The MAC flag and field taken off, the datagram padded back to its size."""
     d[5] &= ~1
     return bytes(d[:20] + d[36:]) + bytes(16)
 
 
-ENDPOINT: dict[str, tuple[Callable[[tuple, bytes, random.Random], bytes], str, str]] = {
+ENDPOINT: dict[str, tuple[Callable[[tuple, bytes, Draws], bytes], str, str]] = {
     # PGM at the PGM source: a NAK and an NCF whose bodies are too short, a NAK whose option
     # length runs past the packet, a NAK with a bad checksum, a well-formed NAK for another TSI
     "pgm_nak_short": (lambda pg, d, r: pgm(PGM_NAK, nak_body(5, *pg)[:12]), "pgm", "malformed"),
@@ -249,7 +267,7 @@ def send(iface: str, src: str, reports: int, hostile: int, rate: float, seed: in
     sent, by kind, and how long it took."""
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
     s.bind((iface, 0))
-    rng = random.Random(seed)
+    rng = Draws(seed)
     kinds = list(HOSTILE)
     sent: dict[str, int] = {"reports": 0}
     genuine = b""
@@ -323,21 +341,43 @@ STREAM_KEY = bytes.fromhex("5ca1ab1e" * 4)
 PGM_PORT, PGM_GROUP = 48000, "239.255.50.1"
 
 
+def topology():
+    """The flood's testbed: a source, one router, and two receivers each behind its own port of
+    the router (1.5 Mb/s, DropTail 20 packets), so the stream to one and the flood from the
+    other meet only in the router."""
+    from castlab.testbed import Lan, Link, Topology
+
+    return Topology(name="flood", description="src - r1 =[1.5 Mb/s, 20 pkts each]=> rcv1, rcv2",
+                    hosts=["src", "rcv1", "rcv2"], routers=["r1"], links=[Link("src", "r1")],
+                    lans=[Lan("r1", ("rcv1", "rcv2"), 1.5e6, 20, 0.010, "per-host")])
+
+
+def _pgm_source_role() -> str:
+    """The registered network source role that speaks PGM on the wire (``--wire pgm``)."""
+    from castlab import _registry
+
+    for p in _registry.protocols():
+        for role in p.get("net_roles", []):
+            wire = next((f for f in role.get("flags", []) if f["name"] == "wire"), None)
+            if role.get("source") and wire is not None and "pgm" in (wire.get("choices") or []):
+                return role["cli"]
+    raise RuntimeError("no registered network source speaks PGM on the wire")
+
+
 def run(reports: int = 0, hostile: int = 0, rate: float = 150.0, *, endpoint: int = 0, seed: int = 1,
         after_s: float = 5.0, out: Optional[Path] = None, name: Optional[str] = None,
         say: Callable[[str], None] = print) -> dict:
-    """The flood on the rlm1 testbed (see the module's text); returns the measurements."""
+    """The flood on :func:`topology`'s testbed (see the module's text); returns the measurements."""
     import tempfile
 
     import pandas as pd
 
-    from castlab.experiments.rlm.testbed import rlm1
     from castlab.testbed import Testbed
 
     out = Path(out) if out is not None else Path(tempfile.mkdtemp(prefix="castlab-flood-"))
     flood_s = (reports + hostile + endpoint) / rate
     duration = 2.0 + flood_s + after_s
-    topo = rlm1(receivers=2)
+    topo = topology()
     res: dict = {"reports": reports, "hostile": hostile, "rate": rate, "seed": seed}
     session = {"session": 91, "key": STREAM_KEY, "port_base": STREAM_PORT, "group_base": STREAM_GROUP}
     with Testbed(topo, name or f"f{os.getpid() % 100000}", routers="user", session=session) as tb:
@@ -356,7 +396,7 @@ def run(reports: int = 0, hostile: int = 0, rate: float = 150.0, *, endpoint: in
         if endpoint:
             # a PGM source of its own session, for the PGM datagrams to aim at (no member: its
             # packets stop at the router)
-            pgm_src = tb.spawn("src", [*castlab, "lesbcc-source", "--wire", "pgm", "--duration", duration,
+            pgm_src = tb.spawn("src", [*castlab, _pgm_source_role(), "--wire", "pgm", "--duration", duration,
                                        "--iface-addr", tb.addr("src"), "--source-addr", tb.addr("src"),
                                        "--ttl", str(ttl), "--session", 92, "--group-base", PGM_GROUP,
                                        "--port-base", PGM_PORT, "--out", out / "pgm_source"],
@@ -453,7 +493,7 @@ def main(argv=None) -> int:
                    help="the keyed stream one genuine datagram is captured of")
     s.add_argument("--pgm-source", default=None, metavar="ADDR:PORT")
     s.add_argument("--pgm-group", default=None)
-    for q in (s, r := sub.add_parser("run", help="build rlm1, stream across r1 and flood it; print the numbers")):
+    for q in (s, r := sub.add_parser("run", help="build the testbed, stream across r1 and flood it; print the numbers")):
         q.add_argument("--reports", type=int, default=0, help="valid IGMPv3 reports for fresh groups and sources")
         q.add_argument("--hostile", type=int, default=0, help="malformed and forged frames, every kind in turn")
         q.add_argument("--rate", type=float, default=150.0, help="frames a second (default %(default)s)")

@@ -34,6 +34,10 @@ pub struct CascadeStats {
     pub rate_increases: u64,
     pub rtt_samples: u64,
     pub rtt_pruned: u64,
+    /// First NAKs whose sample was not taken: the same receiver NAKed the next packet too, so
+    /// the loss was seen late (`LesbccConfig::rtt_run_hold`), or the next packet's record had
+    /// left the transmit window when the hold ended, or the hold queue was full.
+    pub rtt_ambiguous: u64,
     pub lprf_decays: u64,
 }
 
@@ -201,21 +205,7 @@ impl Cascade {
     pub fn on_li(&mut self, now: Instant, rcv: usize, sent_at: Option<Instant>) -> LiOutcome {
         self.stats.lis += 1;
         if let Some(t) = sent_at {
-            let r = now.saturating_since(t).as_secs_f64();
-            let used = self.rtt.sample(r);
-            if used {
-                self.stats.rtt_samples += 1;
-            } else {
-                self.stats.rtt_pruned += 1;
-            }
-            if self.record_lis {
-                let rec = &mut self.records;
-                rec.rtt_time_ns.push(now.as_nanos());
-                rec.rtt_sample_s.push(r);
-                rec.srtt_s.push(self.rtt.srtt());
-                rec.sigma_s.push(self.rtt.sigma());
-                rec.rtt_used.push(used);
-            }
+            self.rtt_sample(now, now.saturating_since(t).as_secs_f64());
         }
         let out = self.filter(now, rcv);
         if self.record_lis {
@@ -225,6 +215,25 @@ impl Cascade {
         }
         self.note_rate(now);
         out
+    }
+
+    /// Offer one RTT sample `r` (seconds) to the estimator (stage 1), recorded at `at`: the
+    /// arrival of the NAK it was measured with.
+    pub fn rtt_sample(&mut self, at: Instant, r: f64) {
+        let used = self.rtt.sample(r);
+        if used {
+            self.stats.rtt_samples += 1;
+        } else {
+            self.stats.rtt_pruned += 1;
+        }
+        if self.record_lis {
+            let rec = &mut self.records;
+            rec.rtt_time_ns.push(at.as_nanos());
+            rec.rtt_sample_s.push(r);
+            rec.srtt_s.push(self.rtt.srtt());
+            rec.sigma_s.push(self.rtt.sigma());
+            rec.rtt_used.push(used);
+        }
     }
 
     fn filter(&mut self, now: Instant, rcv: usize) -> LiOutcome {

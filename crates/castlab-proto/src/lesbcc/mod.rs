@@ -90,6 +90,20 @@ pub struct LesbccConfig {
     /// dropped). §2.1 prunes "a large fraction" without a number: we keep 1 in 10 (prune 90 %),
     /// counted deterministically.
     pub rtt_prune_keep_one_in: u32,
+    /// How long the source holds a NAK's RTT sample before it decides whether the sample
+    /// measures the path. A sample is the NAK's arrival minus the send time of its packet j
+    /// (Appendix A), which is a round trip only if the receiver could see the loss at once, from
+    /// the packet sent after j (§2.1 expects "timely generation" of LIs "to allow reliable RTT
+    /// sampling" and warns of "arbitrary delays ... in generating an LI"). If the same receiver
+    /// also NAKs j + 1, that packet was lost too and the loss of j was seen only later, after
+    /// a wait the source cannot measure (a burst, or a link that was down: the NAKs for what
+    /// was sent during an outage arrive after it, as long as the outage). Such a sample is
+    /// ambiguous and not taken, as Karn's rule drops the samples of retransmitted segments
+    /// (RFC 6298 §3). A receiver schedules the NAKs of one gap together, each after its own
+    /// random backoff, so the NAK for j + 1 comes at most a backoff later than the one for j;
+    /// the hold covers that. Paper silent: 200 ms, twice §5.2.1's 100 ms maximum backoff (our
+    /// choice). Zero: every receiver's first NAK for j is a sample at once.
+    pub rtt_run_hold: Duration,
     /// Stage switches, for the ablations of §3.1.2 (Fig. 7). Default all on.
     pub li2le: bool,
     pub max_lprf: bool,
@@ -162,6 +176,7 @@ impl Default for LesbccConfig {
             rtt_dev_gain: 0.125,
             rtt_prune_below: 0.5,
             rtt_prune_keep_one_in: 10,
+            rtt_run_hold: Duration::from_millis(200),
             li2le: true,
             max_lprf: true,
             atf: true,
@@ -280,6 +295,7 @@ castlab_core::config_fields!(LesbccConfig {
     rtt_dev_gain,
     rtt_prune_below,
     rtt_prune_keep_one_in,
+    rtt_run_hold,
     li2le,
     max_lprf,
     atf,
@@ -678,8 +694,9 @@ mod tests {
             d.sent.iter().filter(|(_, p)| matches!(p.header, Header::Pgm(h) if h.kind == PgmHeader::ODATA)).collect();
         assert!(odata.len() >= 30 && odata.len() <= 31, "{}", odata.len());
         assert_eq!(odata[1].0.as_nanos() - odata[0].0.as_nanos(), 10_000_000);
-        // a NAK for seq 5 from a receiver: NCF at once, then silence (SRTT/2 + 2σ after the
-        // first sample R moved SRTT and σ from 0.2 and 0.1 by the gains 1/8), then the RDATA
+        // a NAK for seq 5 from a receiver: NCF at once, then silence (SRTT/2 + 2σ from the
+        // initial 0.2 and 0.1: the NAK's own sample is still held, `rtt_run_hold`), then the
+        // RDATA
         let now = d.now + Duration::from_millis(1);
         let mut nak = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 1)), 40);
         nak.src = Addr::new(NodeId(5), 1);
@@ -692,8 +709,7 @@ mod tests {
         assert_eq!(d.sent.len(), 1);
         assert!(matches!(d.sent[0].1.header, Header::Pgm(h) if h.kind == PgmHeader::NCF) && d.sent[0].1.seq == 5);
         assert_eq!(d.agent.cascade().stats.rate_reductions, 1);
-        let r = now.saturating_since(ms(50)).as_secs_f64();
-        let (srtt, sigma) = (0.2 - 0.125 * (0.2 - r), 0.1 + 0.125 * ((0.2 - r).abs() - 0.1));
+        let (srtt, sigma) = (0.2, 0.1);
         let silence_end = d.agent.cascade().silence_end().unwrap();
         assert!((silence_end.saturating_since(now).as_secs_f64() - (0.5 * srtt + 2.0 * sigma)).abs() < 1e-6);
         d.sent.clear();
@@ -773,7 +789,8 @@ mod tests {
 
     #[test]
     fn a_nak_and_its_repeats_give_one_rtt_sample_per_receiver() {
-        let cfg = LesbccConfig { initial_rate_bps: 448_000.0, ..LesbccConfig::default() }; // 100 pkt/s
+        // samples at once (no hold): which NAKs give a sample, not when
+        let cfg = LesbccConfig { initial_rate_bps: 448_000.0, rtt_run_hold: Duration::ZERO, ..LesbccConfig::default() }; // 100 pkt/s
         let mut d = started(cfg);
         d.advance_to(ms(300));
         let offered = |s: &LesbccSource| s.cascade().stats.rtt_samples + s.cascade().stats.rtt_pruned;
@@ -803,7 +820,12 @@ mod tests {
 
     #[test]
     fn a_window_slot_reused_by_a_new_sequence_number_forgets_the_old_naks() {
-        let cfg = LesbccConfig { initial_rate_bps: 448_000.0, transmit_window_pkts: 16, ..LesbccConfig::default() };
+        let cfg = LesbccConfig {
+            initial_rate_bps: 448_000.0,
+            transmit_window_pkts: 16,
+            rtt_run_hold: Duration::ZERO,
+            ..LesbccConfig::default()
+        };
         let mut d = started(cfg);
         d.advance_to(ms(100));
         assert!(d.agent.lead() > 3);
@@ -818,6 +840,48 @@ mod tests {
         assert!(d.agent.lead() > 19);
         d.packet(d.now, &nak_from(5, 19));
         assert_eq!(d.agent.cascade().stats.rtt_samples + d.agent.cascade().stats.rtt_pruned, 2);
+    }
+
+    #[test]
+    fn a_nak_whose_next_packet_the_same_receiver_also_naks_gives_no_rtt_sample() {
+        // 100 pkt/s from 0: seq j sent at 10·j ms. The hold is 200 ms.
+        let cfg = LesbccConfig { initial_rate_bps: 448_000.0, ..LesbccConfig::default() };
+        let mut d = started(cfg);
+        d.advance_to(ms(300));
+        let rows = |d: &Driver<LesbccSource>| d.agent.cascade().records.rtt_sample_s.clone();
+        let ambiguous = |d: &Driver<LesbccSource>| d.agent.cascade().stats.rtt_ambiguous;
+        // receiver 5 lost 3, 4 and 5 (NAKs in a random order, as their backoffs fall);
+        // receiver 6 lost only 4, and receiver 7 lost 10 and 12 (not consecutive)
+        for (t, node, seq) in [(300, 5, 4), (310, 6, 4), (320, 5, 5), (330, 5, 3), (340, 7, 12), (350, 7, 10)] {
+            d.packet(ms(t), &nak_from(node, seq));
+        }
+        assert!(rows(&d).is_empty(), "held, not yet taken");
+        assert_eq!(d.agent.cascade().stats.lis, 6, "every NAK is an LI at once");
+        d.advance_to(ms(600));
+        // taken: 5's NAK for 5 (320 − 50 ms), 6's for 4 (310 − 40), 7's for 12 and 10
+        // (340 − 120, 350 − 100); not taken: 5's for 4 and 3, whose next packet it lost too
+        let got = rows(&d);
+        let want = [0.27, 0.27, 0.22, 0.25];
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        assert!(got.iter().zip(want).all(|(g, w)| (g - w).abs() < 1e-9), "{got:?}");
+        assert_eq!(ambiguous(&d), 2);
+        // rows carry the NAK's arrival time, in arrival order
+        let times: Vec<u64> = d.agent.cascade().records.rtt_time_ns.iter().map(|t| t / 1_000_000).collect();
+        assert_eq!(times, vec![310, 320, 340, 350]);
+        // a NAK for the newest packet (nothing sent after it yet when the NAK came: the loss was
+        // seen from a control packet's lead) is taken, even if the same receiver then NAKs the
+        // packet sent next (the ATF off here, so that nothing holds the pacer)
+        let cfg = LesbccConfig { initial_rate_bps: 448_000.0, atf: false, ..LesbccConfig::default() };
+        let mut d = started(cfg);
+        d.advance_to(ms(300));
+        let newest = d.agent.lead() - 1;
+        d.packet(ms(300), &nak_from(8, newest));
+        d.advance_to(ms(350));
+        assert!(d.agent.lead() > newest + 1);
+        d.packet(ms(350), &nak_from(8, newest + 1));
+        d.advance_to(ms(700));
+        assert_eq!(rows(&d).len(), 2);
+        assert_eq!(ambiguous(&d), 0);
     }
 
     #[test]

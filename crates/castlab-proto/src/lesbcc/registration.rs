@@ -94,6 +94,7 @@ fn stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'h>
         ("rate_increases", cs.rate_increases),
         ("rtt_samples", cs.rtt_samples),
         ("rtt_pruned", cs.rtt_pruned),
+        ("rtt_ambiguous", cs.rtt_ambiguous),
         ("lprf_decays", cs.lprf_decays),
         ("lead", s.lead()),
     ]);

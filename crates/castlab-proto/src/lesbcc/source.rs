@@ -51,10 +51,30 @@ struct WinSlot {
     naked_by: u64,
 }
 
+/// An RTT sample held until the source knows whether the same receiver lost the next packet
+/// too ([`LesbccConfig::rtt_run_hold`]).
+#[derive(Clone, Copy, Debug)]
+struct HeldSample {
+    seq: u64,
+    /// The receiver's bit in [`WinSlot::naked_by`].
+    bit: u64,
+    /// Arrival of the NAK.
+    at: Instant,
+    /// The sample, seconds.
+    r: f64,
+    /// seq + 1 had been sent when the NAK arrived (else the loss was seen from a control
+    /// packet's lead, sent after seq: no later data packet to have been lost).
+    next_sent: bool,
+}
+
+/// Held samples at most (a fixed queue: per-packet work allocates nothing). A NAK that finds it
+/// full gives no sample; the count is `CascadeStats::rtt_ambiguous`.
+const HELD_SAMPLES: usize = 1024;
+
 castlab_core::timers! {
-    /// The source's timers: pacing, the end of a silence period, tail heartbeats and ambient
-    /// SPMs.
-    pub enum SourceTimer { Send, Silence, Heartbeat, Spm }
+    /// The source's timers: pacing, the end of a silence period, tail heartbeats, ambient
+    /// SPMs, and the end of the oldest RTT sample's hold.
+    pub enum SourceTimer { Send, Silence, Heartbeat, Spm, RttHold }
 }
 
 /// An LE-SBCC source over the PGM-like transport: paces ODATA (and RDATA, which take
@@ -76,6 +96,7 @@ pub struct LesbccSource {
     window: Vec<WinSlot>,
     repairs: VecDeque<u64>,
     ncfs: VecDeque<u64>,
+    held: VecDeque<HeldSample>,
     receivers: ReceiverTable,
     timers: TimerTable<SourceTimer>,
     send_ready: bool,
@@ -102,6 +123,7 @@ impl LesbccSource {
             window: vec![WinSlot::default(); w],
             repairs: VecDeque::with_capacity(1024),
             ncfs: VecDeque::with_capacity(1024),
+            held: VecDeque::with_capacity(HELD_SAMPLES),
             receivers: ReceiverTable::default(),
             timers: TimerTable::default(),
             send_ready: false,
@@ -145,7 +167,8 @@ impl LesbccSource {
             self.receivers.heap_bytes() + self.cascade.li2le.heap_bytes() + self.cascade.lprf.heap_bytes();
         let fixed = size_of::<Self>()
             + self.window.capacity() * size_of::<WinSlot>()
-            + (self.repairs.capacity() + self.ncfs.capacity()) * size_of::<u64>();
+            + (self.repairs.capacity() + self.ncfs.capacity()) * size_of::<u64>()
+            + self.held.capacity() * size_of::<HeldSample>();
         SourceState { receivers: self.receivers.len(), per_receiver, fixed, records: self.cascade.records.heap_bytes() }
     }
 
@@ -208,9 +231,29 @@ impl LesbccSource {
         // sequence number gives no sample (a sample missed, never a false one).
         let bit = 1u64 << (rcv % 64);
         let first = known && self.window[idx].naked_by & bit == 0;
-        let sample_from = if first { Some(self.window[idx].sent_at) } else { None };
+        let mut sample_from = if first { Some(self.window[idx].sent_at) } else { None };
         if known {
             self.window[idx].naked_by |= bit;
+        }
+        if let (Some(t), false) = (sample_from, self.cfg.rtt_run_hold.is_zero()) {
+            // Held: the sample is taken only if this receiver does not NAK seq + 1 as well
+            // (`LesbccConfig::rtt_run_hold`).
+            sample_from = None;
+            let held = HeldSample {
+                seq,
+                bit,
+                at: now,
+                r: now.saturating_since(t).as_secs_f64(),
+                next_sent: seq + 1 < self.lead,
+            };
+            if self.held.len() < HELD_SAMPLES {
+                self.held.push_back(held);
+                if !self.timers.is_armed(SourceTimer::RttHold) {
+                    self.timers.set(SourceTimer::RttHold, now + self.cfg.rtt_run_hold);
+                }
+            } else {
+                self.cascade.stats.rtt_ambiguous += 1;
+            }
         }
         let silenced_before = self.cascade.silenced(now);
         self.cascade.on_li(now, rcv, sample_from);
@@ -237,6 +280,30 @@ impl LesbccSource {
             self.window[idx].repair_queued = true;
             self.repairs.push_back(seq);
             self.arm_send();
+        }
+    }
+
+    /// Decide the held samples whose hold has ended by `now`: a sample is taken unless the same
+    /// receiver NAKed the next packet too (its loss was seen late) or that packet's record has
+    /// left the transmit window (not known: a sample missed rather than a false one).
+    fn release_held(&mut self, now: Instant) {
+        let hold = self.cfg.rtt_run_hold;
+        while let Some(h) = self.held.front().copied().filter(|h| h.at + hold <= now) {
+            self.held.pop_front();
+            let next = h.seq + 1;
+            let ambiguous = h.next_sent && {
+                let s = &self.window[self.slot(next)];
+                s.tag != next + 1 || s.naked_by & h.bit != 0
+            };
+            if ambiguous {
+                self.cascade.stats.rtt_ambiguous += 1;
+            } else {
+                self.cascade.rtt_sample(h.at, h.r);
+            }
+        }
+        match self.held.front() {
+            Some(h) => self.timers.set(SourceTimer::RttHold, h.at + hold),
+            None => self.timers.stop(SourceTimer::RttHold),
         }
     }
 
@@ -303,6 +370,7 @@ impl Agent for LesbccSource {
             match slot {
                 SourceTimer::Send => self.send_ready = true,
                 SourceTimer::Silence => {}
+                SourceTimer::RttHold => self.release_held(now),
                 SourceTimer::Spm => {
                     self.ncfs.push_back(u64::MAX); // marker: an SPM
                     self.timers.set(SourceTimer::Spm, now + self.cfg.spm_interval);

@@ -1684,8 +1684,8 @@ def _fig21_claims(tables: dict) -> list[Claim]:
            f"shows the gap, so each sample carries the spacing of the packets, {finite_mean(df['packet_gap_median_s']):.2f} s "
            f"(median) at the rates reached; the samples' median is {finite_mean(df['rtt_sample_median_s']):.2f} s and SRTT "
            f"averages {finite_mean(df['srtt_mean']):.2f} s against a path round trip of at most "
-           f"{float(df['path_rtt_max_s'].iloc[0]):.2f} s (the rest of the excess: the NAK back-off of up to 0.1 s, and "
-           "each further packet lost in a row adds one more spacing); the climb MSS/(SRTT + 2σ) per SRTT + 2σ slows "
+           f"{float(df['path_rtt_max_s'].iloc[0]):.2f} s (the rest of the excess: the NAK back-off of up to 0.1 s; "
+           "a NAK whose next packet was lost too gives no sample, rtt_run_hold); the climb MSS/(SRTT + 2σ) per SRTT + 2σ slows "
            "with the square of SRTT, and the rate falls toward the 1-packet/s floor (fig21_sim.csv: rtt_sample_median_s, packet_gap_median_s, srtt_mean; fig21_sim_rtt.csv)")
     order = list(grid)
     claims = [

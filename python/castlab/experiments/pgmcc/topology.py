@@ -58,8 +58,16 @@ def _rx(name: str) -> dict:
 def dumbbell(k_tcp: int, variant: str, seed: int, duration: float) -> Scenario:
     """src -> r1 -> r2 -> rx_i (PGMCC), ts_j -> r1 -> r2 -> td_j (TCP `variant`, started at
     random in the first seconds)."""
+    return session_dumbbell(_session(), "pgmcc", "pgmcc-starts", k_tcp, variant, seed, duration)
+
+
+def session_dumbbell(session: dict, protocol: str, stream: str, k_tcp: int, variant: str, seed: int,
+                     duration: float) -> Scenario:
+    """TFMCC's dumbbell with the multicast `session` (its source on node "src") and its
+    receivers of `protocol` on rx_i, and K TCP flows of `variant` (MSS PACKET_BYTES) whose start
+    times come from `stream`: the one set-up the single- and multi-rate schemes share."""
     d = DUMBBELL
-    starts = streams.rng(seed, "pgmcc-starts", 0, k_tcp).uniform(0.0, d["tcp_start_window_s"], k_tcp)
+    starts = streams.rng(seed, stream, 0, k_tcp).uniform(0.0, d["tcp_start_window_s"], k_tcp)
     nodes = ["src", "r1", "r2"]
     links = [_link("up", "src", "r1", d["access_bps"], d["access_delay_s"], queue_limit=10_000),
              _link("bottleneck", "r1", "r2", d["bottleneck_bps"], d["bottleneck_delay_s"],
@@ -68,7 +76,7 @@ def dumbbell(k_tcp: int, variant: str, seed: int, duration: float) -> Scenario:
     for i in range(d["receivers"]):
         nodes.append(f"rx{i}")
         links.append(_link(f"down{i}", "r2", f"rx{i}", d["access_bps"], d["access_delay_s"], queue_limit=10_000))
-        receivers.append(_rx(f"rx{i}"))
+        receivers.append({"name": f"rx{i}", "node": f"rx{i}", "session": session["name"], "protocol": protocol})
     tcp = []
     for j in range(k_tcp):
         nodes += [f"ts{j}", f"td{j}"]
@@ -77,8 +85,8 @@ def dumbbell(k_tcp: int, variant: str, seed: int, duration: float) -> Scenario:
         tcp.append({"name": f"tcp{j}", "src": f"ts{j}", "dst": f"td{j}", "variant": variant,
                     "start": float(starts[j]), "config": {"mss_bytes": PACKET_BYTES}})
     return Scenario.from_dict({
-        "name": f"pgmcc-dumbbell K={k_tcp} {variant}", "duration": duration, "nodes": nodes, "links": links,
-        "sessions": [_session()], "receivers": receivers, "tcp": tcp,
+        "name": f"{protocol}-dumbbell K={k_tcp} {variant}", "duration": duration, "nodes": nodes, "links": links,
+        "sessions": [session], "receivers": receivers, "tcp": tcp,
     })
 
 
