@@ -29,6 +29,7 @@ import pandas as pd
 
 from castlab.experiments.common import at_least, at_most, claim_over_seeds, in_range
 from castlab.experiments.figure import Case, Figure
+from castlab.experiments.friendly import plot_tcp_friendly, tcp_friendly_claims
 from castlab.experiments.pgmcc.topology import (DUMBBELL, LOSSIER, PACKET_BYTES, PATHS, acker_share, dumbbell,
                                                 first_acker_after, lossier_build, paths, sender_of)
 from castlab.experiments.plotting import figure, save
@@ -134,18 +135,11 @@ def _measure(seed: int, setup: str, k: int, variant: str, duration: float, warmu
 
 
 def _claims(df: pd.DataFrame) -> list:
-    claims = []
-    db = df[df["setup"] == "dumbbell"]
-    for variant, kind in (("newreno", "derived"), ("cubic", "variant")):
-        for k in sorted(db[db["variant"] == variant]["k_tcp"].unique()):
-            rows = db[(db["variant"] == variant) & (db["k_tcp"] == k)]
-            claims.append(claim_over_seeds(
-                in_range, rows["ratio"], f"tcp-friendly-{variant}-k{k}",
-                "draft §1: PGMCC 'closely mimics the congestion-control behavior of TCP' (abstract: 'TCP-friendly'); "
-                f"ours, the band: PGMCC's goodput over the mean of {k} {variant} flows' on the shared "
-                f"{DUMBBELL['bottleneck_bps'] / 1e6:g} Mb/s DropTail bottleneck is in [0.5, 2]"
-                + (" (CUBIC postdates the draft: a variant)" if variant == "cubic" else ""),
-                *BAND, None, "ratio", kind=kind))
+    claims = tcp_friendly_claims(df, lambda variant, k: (
+        "draft §1: PGMCC 'closely mimics the congestion-control behavior of TCP' (abstract: 'TCP-friendly'); "
+        f"ours, the band: PGMCC's goodput over the mean of {k} {variant} flows' on the shared "
+        f"{DUMBBELL['bottleneck_bps'] / 1e6:g} Mb/s DropTail bottleneck is in [0.5, 2]"
+        + (" (CUBIC postdates the draft: a variant)" if variant == "cubic" else "")), BAND)
     p = df[df["setup"] == "paths"]
     claims.append(claim_over_seeds(
         in_range, p["ratio"], "tcp-friendly-worst-path",
@@ -182,18 +176,7 @@ def _plot(df: pd.DataFrame, out: Path) -> list[str]:
     ax1, ax2, ax3 = fig.subplots(1, 3)
     for ax in (ax1, ax2, ax3):
         ax.grid(True, alpha=0.3)
-    db = df[df["setup"] == "dumbbell"]
-    for variant, fmt in (("newreno", "o-"), ("cubic", "s--")):
-        g = db[db["variant"] == variant].groupby("k_tcp")["ratio"]
-        if len(g):
-            m = g.mean()
-            ax1.errorbar(m.index, m, yerr=[m - g.min(), g.max() - m], fmt=fmt, capsize=3, label=variant)
-    ax1.axhspan(*BAND, color="0.9", zorder=0, label="within 2x")
-    ax1.set_xscale("log", base=2)
-    ax1.set_xlabel("TCP flows K")
-    ax1.set_ylabel("PGMCC / mean TCP goodput")
-    ax1.set_title(f"{DUMBBELL['bottleneck_bps'] / 1e6:g} Mb/s dumbbell", fontsize=9)
-    ax1.legend(fontsize=7)
+    plot_tcp_friendly(ax1, df, BAND, "PGMCC / mean TCP goodput", DUMBBELL["bottleneck_bps"])
     p = df[df["setup"] == "paths"]
     xs = np.arange(len(PATHS["loss"]))
     ax2.bar(xs, [p[f"share_rx{i}"].mean() for i in xs], color="C0")

@@ -33,6 +33,7 @@ import pandas as pd
 
 from castlab.experiments.common import at_least, at_most, claim_over_seeds, in_range
 from castlab.experiments.figure import Case, Figure
+from castlab.experiments.friendly import plot_tcp_friendly, tcp_friendly_claims
 from castlab.experiments.plotting import figure, save
 from castlab.experiments.webrc.topology import (CHANGE, DUMBBELL, PACKET_BYTES, PATHS, change_build, dumbbell,
                                                 epochs_between, paths, receiver_of)
@@ -145,16 +146,10 @@ def _claims(df: pd.DataFrame) -> list:
     claims = []
     fair = ("RFC 3738 §1: 'reasonably fair if its reception rate is generally within a factor of two of the "
             "reception rate of a TCP flow under the same conditions'")
-    db = df[df["setup"] == "dumbbell"]
-    for variant, kind in (("newreno", "derived"), ("cubic", "variant")):
-        for k in sorted(db[db["variant"] == variant]["k_tcp"].unique()):
-            rows = db[(db["variant"] == variant) & (db["k_tcp"] == k)]
-            claims.append(claim_over_seeds(
-                in_range, rows["ratio"], f"tcp-friendly-{variant}-k{k}",
-                f"{fair}; a WEBRC receiver's goodput over the mean of {k} {variant} flows' on the shared "
-                f"{DUMBBELL['bottleneck_bps'] / 1e6:g} Mb/s DropTail bottleneck is in [0.5, 2]"
-                + (" (CUBIC postdates the RFC: a variant)" if variant == "cubic" else ""),
-                *BAND, None, "ratio", kind=kind))
+    claims += tcp_friendly_claims(df, lambda variant, k: (
+        f"{fair}; a WEBRC receiver's goodput over the mean of {k} {variant} flows' on the shared "
+        f"{DUMBBELL['bottleneck_bps'] / 1e6:g} Mb/s DropTail bottleneck is in [0.5, 2]"
+        + (" (CUBIC postdates the RFC: a variant)" if variant == "cubic" else "")), BAND)
     p = df[df["setup"] == "paths"]
     for i, (loss, delay) in enumerate(zip(PATHS["loss"], PATHS["delay_s"])):
         claims.append(claim_over_seeds(
@@ -191,18 +186,7 @@ def _plot(df: pd.DataFrame, out: Path) -> list[str]:
     ax1, ax2, ax3 = fig.subplots(1, 3)
     for ax in (ax1, ax2, ax3):
         ax.grid(True, alpha=0.3)
-    db = df[df["setup"] == "dumbbell"]
-    for variant, fmt in (("newreno", "o-"), ("cubic", "s--")):
-        g = db[db["variant"] == variant].groupby("k_tcp")["ratio"]
-        if len(g):
-            m = g.mean()
-            ax1.errorbar(m.index, m, yerr=[m - g.min(), g.max() - m], fmt=fmt, capsize=3, label=variant)
-    ax1.axhspan(*BAND, color="0.9", zorder=0, label="within 2x")
-    ax1.set_xscale("log", base=2)
-    ax1.set_xlabel("TCP flows K")
-    ax1.set_ylabel("WEBRC receiver / mean TCP goodput")
-    ax1.set_title(f"{DUMBBELL['bottleneck_bps'] / 1e6:g} Mb/s dumbbell", fontsize=9)
-    ax1.legend(fontsize=7)
+    plot_tcp_friendly(ax1, df, BAND, "WEBRC receiver / mean TCP goodput", DUMBBELL["bottleneck_bps"])
     p = df[df["setup"] == "paths"]
     n = len(PATHS["loss"])
     xs = np.arange(n)
