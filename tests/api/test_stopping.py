@@ -43,7 +43,10 @@ EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143, signal.SIGHUP: 129}
 
 
 def _group(pgid: int) -> list[str]:
-    """The processes of process group `pgid` (from /proc): 'pid state command'."""
+    """The processes of process group `pgid` (from /proc) that have not ended: 'pid state
+    command'. A zombie handed to init (state Z, parent 1) has ended: only its exit status waits
+    for init to collect it, which this machine's init does late, and no process of castlab's can
+    collect it for init."""
     found = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -54,6 +57,8 @@ def _group(pgid: int) -> list[str]:
         except OSError:
             continue
         fields = stat.rsplit(")", 1)[1].split()  # state, ppid, pgrp, ...
+        if fields[0] == "Z" and fields[1] == "1":
+            continue
         if int(fields[2]) == pgid:
             found.append(f"{d} {fields[0]} {cmd[:120]}")
     return found
