@@ -155,6 +155,7 @@ def run_sampled(sc: Scenario, sim, duration: float, bin_s: float = 1.0) -> dict:
         for j, n in enumerate(names):
             r, start = rows[n], starts[n]
             rate = r["mean_rate_bps"]
-            bits[k, j] = rate * (t - start) if t > start and np.isfinite(rate) else 0.0
+            # the flow table's mean rate times its span is a whole number of bits
+            bits[k, j] = round(rate * (t - start)) if t > start and np.isfinite(rate) else 0.0
             rcv[k, j], lost[k, j] = r["received"], r["lost"]
     return {"time_s": times, "names": names, "bits": bits, "received": rcv, "lost": lost}
