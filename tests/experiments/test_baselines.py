@@ -44,7 +44,8 @@ def test_dumbbell_reuses_tfmccs_and_runs_the_flavours_tcp():
 def test_each_set_up_gets_its_own_phase_overhead(monkeypatch):
     # the rule's overhead: a 1500-byte segment at the slowest bottleneck, 4 Mb/s: 3 ms; 0.5 Mb/s: 24 ms
     monkeypatch.setenv(PHASE_ENV, repr(0.003))
-    assert topology.dumbbell("tfmcc", 1, "bbr", 1, 10.0).to_dict()["simulator"]["phase_overhead"] == pytest.approx(0.003)
+    db = topology.dumbbell("tfmcc", 1, "bbr", 1, 10.0).to_dict()
+    assert db["simulator"]["phase_overhead"] == pytest.approx(0.003)
     assert topology.tree("tfmcc", "bbr", 1, 10.0).to_dict()["simulator"]["phase_overhead"] == pytest.approx(0.024)
     monkeypatch.setenv(PHASE_ENV, repr(0.01))  # an overhead asked for explicitly is taken as given
     assert topology.tree("tfmcc", "bbr", 1, 10.0).to_dict()["simulator"]["phase_overhead"] == pytest.approx(0.01)

@@ -134,14 +134,14 @@ _PGMCC_STALL = (
     "castlab's PGMCC source, reported beside this experiment, not a property of the draft")
 _BBR = ("BBR v1 does not back off on loss and keeps the shallow DropTail queue full (the scheme's loss is "
         "several times its loss against Reno: baselines.csv loss), so a loss-driven scheme gets far less")
-_RLM = ("RLM's receivers stay at low levels (K = 1 Reno, seed 1: level 2.2 on average from 120 s, at most 4 of 6, "
-        "15 level changes in 600 s): TCP keeps the DropTail queue full, so a join experiment above the level meets "
-        "loss and fails, and each failure backs the level's join timer off (RLM §3, alpha = 2), so experiments "
-        "grow rare; baselines.csv, rates.csv")
-_RLC = ("RLC's receivers climb at synchronisation points and fall back at the first loss (K = 1 Reno, seed 1: "
-        "levels 1 to 5, level 2.9 on average from 120 s, 91 level changes in 600 s, each drop followed by the "
-        "10 s deaf period): against a TCP that keeps the DropTail queue full, every climb above a few layers "
-        "meets loss; baselines.csv, rates.csv")
+_RLM = ("RLM's receivers stay at low levels (K = 1 Reno, seed 1, deterministic: level 2.2 on average from "
+        "120 s, at most 4 of 6, 15 level changes in 600 s): TCP keeps the DropTail queue full, so a join "
+        "experiment above the level meets loss and fails, and each failure backs the level's join timer off "
+        "(RLM §3, alpha = 2), so experiments grow rare; baselines.csv, rates.csv")
+_RLC = ("RLC's receivers climb at synchronisation points and fall back at the first loss (K = 1 Reno, seed 1, "
+        "deterministic: levels 1 to 5, level 2.9 on average from 120 s, 91 level changes in 600 s, each drop "
+        "followed by the 10 s deaf period): against a TCP that keeps the DropTail queue full, every climb above "
+        "a few layers meets loss; baselines.csv, rates.csv")
 _WEBRC = ("WEBRC's receivers get 0.42-0.48 of a Reno or CUBIC flow on this dumbbell (baselines.csv share): just "
           "under the band, with the scheme's loss at 0.3 % (K = 1) to 1.5 % (K = 4); not investigated further")
 

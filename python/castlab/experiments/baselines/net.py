@@ -170,9 +170,9 @@ def run_net_baselines(out: Path, seed: int, quick: bool = False, only: list[str]
         for a in TCP:
             claims.append(claim_over_seeds(
                 in_range, [r.get(f"share_{a}", np.nan)], f"net-share-{r['scheme']}-{a}",
-                f"ours: on the testbed ({peers.LINK_BPS / 1e6:g} Mb/s tbf, pfifo {peers.QUEUE_PKTS}), {label}'s rate at "
-                f"the receiver over the kernel {a} flow's, with one reno, cubic and bbr flow sharing the bottleneck, "
-                f"is in the TCP-friendliness band (RFC 3738 §1 / RFC 4654 §1) [twin: "
+                f"ours: on the testbed ({peers.LINK_BPS / 1e6:g} Mb/s tbf, pfifo {peers.QUEUE_PKTS}), {label}'s rate "
+                f"at the receiver over the kernel {a} flow's, with one reno, cubic and bbr flow sharing the "
+                f"bottleneck, is in the TCP-friendliness band (RFC 3738 §1 / RFC 4654 §1) [twin: "
                 f"{r.get(f'twin_share_{a}', np.nan):.3g}]", *BAND, None, "ratio", kind="derived"))
             if claims[-1].verdict != "holds":
                 claims[-1].explanation = _why({"scheme": r["scheme"], "tcp_means": tcp_means})
