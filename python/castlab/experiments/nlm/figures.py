@@ -36,9 +36,10 @@ import numpy as np
 import pandas as pd
 
 from castlab.experiments import streams
-from castlab.experiments.common import at_least, at_most, claim_over_seeds, over_readings, over_seeds, within
+from castlab.experiments.common import at_least, at_most, claim_over_seeds, over_seeds, reading_claim, within
 from castlab.experiments.figure import Case, Figure, Measured
-from castlab.experiments.nlm.declared import SOURCE_READINGS, SOURCE_READINGS_PHASE, SOURCE_SETTING
+from castlab.experiments.nlm.declared import (LMR2_READINGS, LMR2_SETTING, SOURCE_READINGS, SOURCE_READINGS_PHASE,
+                                             SOURCE_SETTING)
 from castlab.experiments.nlm.metrics import (RLM_DROPS_S, first_episode_over, first_time, first_time_at_or_below,
                                              lcur_raises_by_cause, peak_window_loss, rlm_drop_times, spearman)
 from castlab.experiments.nlm.topology import (ACCESS_BPS, BIN_S, DURATION_S, Fig8, LAYER_RATES_BPS, LINK_DELAY_S,
@@ -448,6 +449,14 @@ def _fig11_plot(tables: dict, out: Path) -> list[str]:
     return save(fig, out, "fig11")
 
 
+def _lmr2_runs(ms: pd.DataFrame) -> pd.DataFrame:
+    """NLM's largest 1 s loss after the cross traffic starts, one row per reading of Figure 8's
+    second router and seed (``reading``, ``seed``, ``peak_loss``), the declared primary first."""
+    cols = dict(zip(LMR2_READINGS, ("nlm_peak_loss", f"{PLAIN_LMR2}_peak_loss")))
+    return pd.DataFrame([{"reading": r, "seed": s, "peak_loss": v} for r, col in cols.items()
+                         for s, v in zip(ms["seed"], ms[col])])
+
+
 def _fig11_claims(tables: dict) -> list:
     ms = tables["fig11_seeds.csv"]
     mean = ms.mean(numeric_only=True)
@@ -483,12 +492,11 @@ def _fig11_claims(tables: dict) -> list:
                 "LMR1 filters down to 2 layers, from L_cur's change times (largest over seeds)", 2.0,
                 float(ms["nlm_response_s"].max()), "s",
                 kind="paper"),
-        # Figure 8's second router: an LMR ("each LMR") or a plain router; the paper does not
-        # say, so the claim is a band over both readings (mean over seeds of each).
-        over_readings(within, {"LMR2 an LMR": mean["nlm_peak_loss"], "LMR2 plain": mean[f"{PLAIN_LMR2}_peak_loss"]},
-                      "nlm-loss-1pct", "'suffered packet loss rate [of NLM] is only 1[%]': largest 1 s loss after "
-                      "90 s, mean over seeds, ±0.02 with LMR2 an LMR and with a plain router", 0.01, None, "fraction",
-                      abs_tol=0.02, kind="paper", setting="Figure 8's second router",
+        # Figure 8's second router (declared): at each reading decided over seeds, the mean with
+        # its t interval, and the readings combined by the accounting rule
+        reading_claim("nlm-loss-1pct", "'suffered packet loss rate [of NLM] is only 1[%]': largest 1 s loss after "
+                      "90 s, ±0.02, per seed", "within", (0.01,), _lmr2_runs(ms), "peak_loss", "fraction",
+                      setting=LMR2_SETTING, order=LMR2_READINGS, abs_tol=0.02,
                       explanation="the queue average (weight 0.05 per packet) crosses qmax about 20 packets after "
                       "the cross traffic starts and DROP removes one layer per drop_intvl = 0.5 s, three needed, so "
                       "the DropTail queue overflows for about a second whichever router LMR2 is (fig11_seeds.csv "
