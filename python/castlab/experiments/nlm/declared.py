@@ -13,9 +13,5 @@ from __future__ import annotations
 
 SOURCE_READINGS = {"jittered sources": {"jitter": True}, "periodic sources": {"jitter": False}}
 SOURCE_SETTING = "the sources' packet times"
-# Figures 9 and 11 are phase-sensitive by the rule of docs/fidelity/phase.md (a claim's value at
-# its limit moved with phase randomisation on): their claims are decided over phase-randomised
-# runs, so their jittered sources also wait up to one bottleneck packet time before leaving.
-SOURCE_READINGS_PHASE = {name: {**r, "phase": True} for name, r in SOURCE_READINGS.items()}
 LMR2_SETTING = "Figure 8's second router"
 LMR2_READINGS = ("LMR2 an LMR", "LMR2 plain")
