@@ -463,7 +463,6 @@ def _lmr2_runs(ms: pd.DataFrame) -> pd.DataFrame:
 
 def _fig11_claims(tables: dict) -> list:
     ms = tables["fig11_seeds.csv"]
-    mean = ms.mean(numeric_only=True)
     rlm_why = ("RLM drops layers 5 and 4 near the paper's times, then holds level 3 at about 10 % loss, under its "
                "25 % threshold, so the loss estimator and threshold keep it there, not the detection estimate "
                "(fig11_seeds.csv rlm_drop_layer*_s; fig11.csv rlm_layers and rlm_loss); ns-2's own RLM on the same "
