@@ -3,7 +3,8 @@
 use std::collections::VecDeque;
 
 use castlab_core::{
-    Addr, Agent, ConfigError, ControlMsg, Dest, Duration, GroupId, Header, Instant, Packet, StartInfo, TimerTable,
+    Addr, Agent, ConfigError, ControlMsg, Dest, Duration, GroupId, Header, Instant, Packet, PgmHeader, StartInfo,
+    TimerTable,
 };
 
 use super::{
@@ -18,6 +19,8 @@ castlab_core::timers! {
         Edge,
         /// The retransmission timer (§2.7).
         Rto,
+        /// The next ambient SPM (`PgmccConfig::spm_interval`).
+        Spm,
     }
 }
 
@@ -49,6 +52,10 @@ pub struct SenderRecords {
     pub rdata_sent: u64,
     pub bytes_sent: u64,
     pub ncf_sent: u64,
+    pub spm_sent: u64,
+    /// Repairs acknowledged under the PGM sequence number they repeat (`pgm_seq_acks`): their
+    /// tokens return, without growth.
+    pub repairs_acked: u64,
     /// ACKs from the current acker, and from a previous one (tokens only).
     pub acks: u64,
     pub acks_previous: u64,
@@ -84,6 +91,8 @@ castlab_core::records_table!(SenderRecords {
         rdata_sent = |r| r.rdata_sent,
         bytes_sent = |r| r.bytes_sent,
         ncf_sent = |r| r.ncf_sent,
+        spm_sent = |r| r.spm_sent,
+        repairs_acked = |r| r.repairs_acked,
         acks = |r| r.acks,
         acks_previous = |r| r.acks_previous,
         naks = |r| r.naks,
@@ -118,7 +127,8 @@ pub struct PgmccSender {
     retry: u32,
     /// PGM sequence number of the next ODATA.
     next_seq: u64,
-    /// Transmit sequence number of the next ODATA or RDATA (§2.1.1).
+    /// One past the highest sequence number an ACK may report: the transmit sequence number
+    /// of the next ODATA or RDATA (§2.1.1), or with `pgm_seq_acks` the next ODATA's PGM one.
     next_tx: u64,
     repairs: VecDeque<u64>,
     ncfs: VecDeque<u64>,
@@ -133,6 +143,11 @@ pub struct PgmccSender {
     srtt: Option<f64>,
     rttvar: f64,
     rto: Duration,
+    /// An SPM is due (ambient, or the one that ends the session).
+    spm_due: bool,
+    /// Started, and told to stop ([`Agent::handle_shutdown`]): the session is over.
+    started: bool,
+    stopped: bool,
     timers: TimerTable<SenderTimer>,
     now: Instant,
     records: SenderRecords,
@@ -175,6 +190,9 @@ impl PgmccSender {
             srtt: None,
             rttvar: 0.0,
             rto,
+            spm_due: false,
+            started: false,
+            stopped: false,
             timers: TimerTable::default(),
             now: Instant::ZERO,
             records: SenderRecords::default(),
@@ -220,7 +238,7 @@ impl PgmccSender {
     }
 
     fn active(&self) -> bool {
-        self.now >= self.start && self.now < self.stop
+        !self.stopped && self.now >= self.start && self.now < self.stop
     }
 
     fn index_of(&mut self, a: Addr) -> u32 {
@@ -298,20 +316,24 @@ impl PgmccSender {
         r.fb_loss.push(loss);
         r.fb_rtt_s.push(rtt);
         self.elect(now, p.src, inverse_throughput(rtt, loss));
-        if nak.election {
-            return;
+        if !nak.election {
+            self.repair(p.seq);
         }
-        // PGM (RFC 3208 §5.3): confirm, and repair if the data is still in the window.
+    }
+
+    /// PGM (RFC 3208 §5.3) on a NAK for `seq`: confirm, and repair if the data is still in the
+    /// window.
+    fn repair(&mut self, seq: u64) {
         let trail = self.next_seq.saturating_sub(self.cfg.tx_window_pkts as u64);
         let cap = self.cfg.repair_queue_pkts as usize;
-        if p.seq < trail || p.seq >= self.next_seq || self.ncfs.len() >= cap {
+        if seq < trail || seq >= self.next_seq || self.ncfs.len() >= cap {
             self.records.repairs_refused += 1;
             return;
         }
-        self.ncfs.push_back(p.seq);
-        if !self.repairs.contains(&p.seq) {
+        self.ncfs.push_back(seq);
+        if !self.repairs.contains(&seq) {
             if self.repairs.len() < cap {
-                self.repairs.push_back(p.seq);
+                self.repairs.push_back(seq);
             } else {
                 self.records.repairs_refused += 1;
             }
@@ -372,6 +394,13 @@ impl PgmccSender {
         let lag = hi - ack.rx_max;
         let incoming = if lag >= 64 { 0 } else { (ack.bitmap as u64) << lag };
         let new = incoming & !self.ack_bits & !self.declared;
+        if self.cfg.pgm_seq_acks {
+            // An RDATA repeats the sequence number of the packet declared lost: its ACK
+            // shows that the repair left the network, and its token returns.
+            let repaired = (incoming & self.declared & !self.ack_bits).count_ones();
+            self.t += repaired as f64;
+            self.records.repairs_acked += repaired as u64;
+        }
         self.ack_bits |= incoming;
         new.count_ones()
     }
@@ -473,14 +502,15 @@ impl PgmccSender {
     }
 
     fn data_packet(&mut self, seq: u64, rdata: bool) -> Packet {
+        let tx_seq = if self.cfg.pgm_seq_acks { seq } else { self.next_tx };
         let h = DataHeader {
-            tx_seq: self.next_tx,
+            tx_seq,
             ts_us: micros(self.now),
             acker: self.acker.map(|a| a.addr),
             rdata,
             trail: self.next_seq.saturating_sub(self.cfg.tx_window_pkts as u64) as u32,
         };
-        self.next_tx += 1;
+        self.next_tx = self.next_tx.max(tx_seq + 1);
         self.t -= 1.0;
         let mut p = Packet::data(Dest::Group(self.group), self.cfg.packet_size);
         p.flow = self.flow;
@@ -494,12 +524,34 @@ impl PgmccSender {
 impl Agent for PgmccSender {
     fn handle_start(&mut self, now: Instant, _info: StartInfo) {
         self.now = now;
+        self.started = true;
         self.timers.set(SenderTimer::Edge, self.start.max(now));
+        if !self.cfg.spm_interval.is_zero() {
+            // RFC 3208 §6.1: an SPM at once, then ambient SPMs
+            self.spm_due = true;
+            self.timers.set(SenderTimer::Spm, now + self.cfg.spm_interval);
+        }
+    }
+
+    /// Told to stop: the session ends. No more ODATA, RDATA or NCFs (queued repairs are
+    /// dropped; later NAKs and ACKs are ignored), nothing armed, and one last SPM advertises
+    /// the window as it ends; on RFC 3208's wire the driver sends it with OPT_FIN, the option
+    /// that marks the session's end (RFC 3208 §9).
+    fn handle_shutdown(&mut self, now: Instant) {
+        if !self.started || self.stopped {
+            return;
+        }
+        self.now = now;
+        self.stopped = true;
+        self.timers.clear();
+        self.repairs.clear();
+        self.ncfs.clear();
+        self.spm_due = true;
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
         self.now = now;
-        if p.flow != self.flow || !matches!(p.dst, Dest::Unicast(_)) {
+        if self.stopped || p.flow != self.flow || !matches!(p.dst, Dest::Unicast(_)) {
             self.records.ignored += 1;
             return;
         }
@@ -507,6 +559,14 @@ impl Agent for PgmccSender {
             self.on_ack(now, p, ack);
         } else if let Some(nak) = NakHeader::decode(p) {
             self.on_nak(now, p, nak);
+        } else if let Header::Pgm(h) = p.header {
+            // A PGM receiver's NAK without PGMCC's feedback: a repair request only.
+            if h.kind == PgmHeader::NAK {
+                self.records.naks += 1;
+                self.repair(p.seq);
+            } else {
+                self.records.ignored += 1;
+            }
         } else {
             self.records.ignored += 1;
         }
@@ -528,11 +588,27 @@ impl Agent for PgmccSender {
                         self.on_rto(now);
                     }
                 }
+                SenderTimer::Spm => {
+                    if now < self.stop {
+                        self.spm_due = true;
+                        self.timers.set(SenderTimer::Spm, now + self.cfg.spm_interval);
+                    }
+                }
             }
         }
     }
 
     fn poll_transmit(&mut self) -> Option<Packet> {
+        if core::mem::take(&mut self.spm_due) {
+            // The window's edges: the oldest data still repairable and one past the newest.
+            let trail = self.next_seq.saturating_sub(self.cfg.tx_window_pkts as u64);
+            let mut p = Packet::data(Dest::Group(self.group), self.cfg.feedback_size);
+            p.flow = self.flow;
+            p.seq = self.next_seq;
+            p.header = Header::Pgm(PgmHeader { kind: PgmHeader::SPM, trail, lead: self.next_seq });
+            self.records.spm_sent += 1;
+            return Some(p);
+        }
         if let Some(seq) = self.ncfs.pop_front() {
             let mut p = Packet::data(Dest::Group(self.group), self.cfg.feedback_size);
             p.flow = self.flow;
