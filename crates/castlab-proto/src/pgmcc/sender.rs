@@ -53,8 +53,8 @@ pub struct SenderRecords {
     pub bytes_sent: u64,
     pub ncf_sent: u64,
     pub spm_sent: u64,
-    /// Repairs acknowledged under the PGM sequence number they repeat (`pgm_seq_acks`): their
-    /// tokens return, without growth.
+    /// With `pgm_seq_acks`: repairs whose token returned without growth, because an ACK
+    /// reported their sequence number received, or could no longer report it (module doc).
     pub repairs_acked: u64,
     /// ACKs from the current acker, and from a previous one (tokens only).
     pub acks: u64,
@@ -132,6 +132,9 @@ pub struct PgmccSender {
     next_tx: u64,
     repairs: VecDeque<u64>,
     ncfs: VecDeque<u64>,
+    /// With `pgm_seq_acks`: the PGM sequence numbers of the RDATA sent whose token has not
+    /// returned, oldest first.
+    rdata_in_flight: VecDeque<u64>,
     /// The highest transmit sequence number an ACK reported, and which of the 64 up to it
     /// were reported received (bit k: `ack_hi - k`) or declared lost.
     ack_hi: Option<u64>,
@@ -183,6 +186,7 @@ impl PgmccSender {
             next_tx: 0,
             repairs: VecDeque::with_capacity(q),
             ncfs: VecDeque::with_capacity(q),
+            rdata_in_flight: VecDeque::with_capacity(q),
             ack_hi: None,
             ack_bits: 0,
             declared: 0,
@@ -395,14 +399,41 @@ impl PgmccSender {
         let incoming = if lag >= 64 { 0 } else { (ack.bitmap as u64) << lag };
         let new = incoming & !self.ack_bits & !self.declared;
         if self.cfg.pgm_seq_acks {
-            // An RDATA repeats the sequence number of the packet declared lost: its ACK
-            // shows that the repair left the network, and its token returns.
-            let repaired = (incoming & self.declared & !self.ack_bits).count_ones();
-            self.t += repaired as f64;
-            self.records.repairs_acked += repaired as u64;
+            self.ack_repairs(ack, hi, new);
         }
         self.ack_bits |= incoming;
         new.count_ones()
+    }
+
+    /// `pgm_seq_acks`: an RDATA repeats the sequence number of the data it repairs, which the
+    /// ACKs may have reported before (the original, received by a previous acker) or may no
+    /// longer reach (more than 32 behind RX_MAX). A repair in flight whose number this ACK
+    /// reports received returns its token, without growth unless the report is new; when the
+    /// ACK reports nothing new and names no repair in flight, it answers a repair its bitmap
+    /// cannot show (§4: the acker ACKs every data packet that names it), and the oldest such
+    /// repair's token returns.
+    fn ack_repairs(&mut self, ack: AckHeader, hi: u64, new: u64) {
+        let before = self.rdata_in_flight.len();
+        let mut returned = 0u32;
+        self.rdata_in_flight.retain(|&s| {
+            // in the ACK's own bitmap (the sender's 64 tracked may not reach back as far)
+            let k = ack.rx_max.wrapping_sub(s);
+            let reported = s <= ack.rx_max && k < 32 && ack.bitmap >> k & 1 == 1;
+            let counted_new = s <= hi && hi - s < 64 && new >> (hi - s) & 1 == 1;
+            if reported && !counted_new {
+                returned += 1;
+            }
+            !reported
+        });
+        if before == self.rdata_in_flight.len() && new == 0 {
+            let reach = ack.rx_max.saturating_sub(super::ACK_BITMAP_BITS as u64 - 1);
+            if let Some(i) = self.rdata_in_flight.iter().position(|&s| s < reach) {
+                self.rdata_in_flight.remove(i);
+                returned += 1;
+            }
+        }
+        self.t += returned as f64;
+        self.records.repairs_acked += returned as u64;
     }
 
     /// Holes with at least `dupacks` acknowledged packets above them, each declared once:
@@ -486,6 +517,8 @@ impl PgmccSender {
         self.records.timeouts += 1;
         self.w = 1.0;
         self.t = 1.0;
+        // the tokens start again: repairs in flight owe none
+        self.rdata_in_flight.clear();
         self.loss_floor = self.next_tx;
         self.records.cut_time_ns.push(now.as_nanos());
         self.records.cut_window.push(self.w);
@@ -622,6 +655,15 @@ impl Agent for PgmccSender {
         }
         let p = if let Some(seq) = self.repairs.pop_front() {
             self.records.rdata_sent += 1;
+            if self.cfg.pgm_seq_acks {
+                if self.rdata_in_flight.len() == self.cfg.repair_queue_pkts as usize {
+                    // the oldest repair's token is given up on (counted as returned)
+                    self.rdata_in_flight.pop_front();
+                    self.t += 1.0;
+                    self.records.repairs_acked += 1;
+                }
+                self.rdata_in_flight.push_back(seq);
+            }
             self.data_packet(seq, true)
         } else {
             let seq = self.next_seq;

@@ -526,3 +526,51 @@ fn a_stopped_source_ends_its_session_with_an_spm() {
     s.shutdown(ms(10_001));
     assert_eq!(s.sent.len(), sent);
 }
+
+fn ack_from(now: Instant, from: Addr, rtt_ms: u64, rx_max: u64, bitmap: u32) -> Packet {
+    let h = AckHeader { ts_echo_us: micros(now) - (rtt_ms * 1000) as u32, loss: 0, rx_max, bitmap };
+    let mut p = Packet::data(Dest::Unicast(SENDER), 64);
+    p.src = from;
+    p.flow = 3;
+    p.header = h.encode();
+    p
+}
+
+#[test]
+fn with_pgm_seq_acks_a_repair_of_data_a_previous_acker_acknowledged_returns_its_token() {
+    // Receiver A acknowledges everything; B, lossier, NAKs PGM sequence number 2 and becomes
+    // the acker. The RDATA of 2 repeats a number the ACKs reported before: B's ACK for it
+    // shows nothing new, yet the repair has left the network and its token must return, or
+    // the window stalls until the timer.
+    let cfg = PgmccConfig { pgm_seq_acks: true, ..PgmccConfig::default() };
+    let mut s =
+        Driver::start(PgmccSender::try_new(cfg, G, 3, Instant::ZERO, Instant::MAX).unwrap(), Instant::ZERO, SENDER, 1);
+    let (a, b) = (rx_addr(0), rx_addr(1));
+    s.packet(ms(100), &nak(ms(100), a, 0.0, 10, 0, true));
+    let sent_seqs = |s: &Driver<PgmccSender>| {
+        s.sent.iter().filter_map(|(_, p)| DataHeader::decode(p).map(|h| (p.seq, h.rdata))).collect::<Vec<_>>()
+    };
+    // A acknowledges what was sent: 0 and 1, then 2..5
+    s.packet(ms(110), &ack_from(ms(110), a, 10, 1, 0b11));
+    let hi = sent_seqs(&s).iter().map(|x| x.0).max().unwrap();
+    s.packet(ms(120), &ack_from(ms(120), a, 10, hi, u32::MAX >> (31 - hi)));
+    let hi = sent_seqs(&s).iter().map(|x| x.0).max().unwrap();
+    assert!(hi >= 6, "{:?}", sent_seqs(&s));
+    // B's NAK for 2 with p = 0.5 makes it the acker; the NCF goes, the RDATA waits for a token
+    s.packet(ms(130), &nak(ms(130), b, 0.5, 10, 2, false));
+    assert_eq!(s.agent.acker(), Some(b));
+    // A's ACK of everything sent (a previous acker's ACK returns tokens): the RDATA of 2 goes
+    s.packet(ms(140), &ack_from(ms(140), a, 10, hi, u32::MAX >> (31 - hi)));
+    assert!(sent_seqs(&s).contains(&(2, true)), "{:?}", sent_seqs(&s));
+    let sent = s.sent.len();
+    let hi2 = sent_seqs(&s).iter().map(|x| x.0).max().unwrap();
+    // Nothing else was sent unless tokens were left: drain what A's ACK freed, with B's ACKs
+    // of what B got (everything up to hi, 2 included).
+    let t_before = s.agent.tokens();
+    s.packet(ms(150), &ack_from(ms(150), b, 10, hi, u32::MAX >> (31 - hi)));
+    assert_eq!(s.agent.records().repairs_acked, 1);
+    // the token came back: one more packet, or one more token
+    let more = s.sent.len() - sent;
+    assert!(more >= 1 || s.agent.tokens() >= t_before + 1.0, "{more} {t_before} {}", s.agent.tokens());
+    assert!(hi2 >= hi);
+}
