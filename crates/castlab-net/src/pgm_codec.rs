@@ -703,6 +703,12 @@ pub fn cc_from_castlab(
     }
 }
 
+/// The acker a decoded ODATA/RDATA names in OPT_PGMCC_DATA (None: no option, or 0.0.0.0, an
+/// election).
+pub fn cc_acker(w: &PgmPacket) -> Option<Ipv4Addr> {
+    w.pgmcc_data.map(|d| d.acker).filter(|ip| !ip.is_unspecified())
+}
+
 /// The PGMCC header of a decoded packet with OpenPGM's PGMCC options, for castlab's agents:
 /// ODATA/RDATA with OPT_PGMCC_DATA (transmit sequence number = PGM's; `acker`: the agent
 /// the acker NLA names, None for 0.0.0.0), a NAK with OPT_PGMCC_FEEDBACK, an ACK with it.

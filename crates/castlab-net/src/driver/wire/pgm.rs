@@ -268,8 +268,8 @@ impl PgmSession {
         };
         p.header = Header::Pgm(PgmHeader { kind, trail, lead });
         // OpenPGM's congestion-control options make it one of castlab's layouts instead
-        let acker = match w.pgmcc_data.map(|d| d.acker) {
-            Some(ip) if !ip.is_unspecified() => match slots.iter().find(|s| *s.bound.ip() == ip) {
+        let acker = match pgm_codec::cc_acker(&w) {
+            Some(ip) => match slots.iter().find(|s| *s.bound.ip() == ip) {
                 Some(s) => Some(s.addr),
                 None => match self.node_of(table, ip) {
                     Some(n) => Some(Addr::new(n, 0)),
@@ -327,7 +327,7 @@ impl PgmSession {
                 }
                 Ok(PgmIn::Deliver)
             }
-            // an ACK (PGMCC, OpenPGM's type) to our source: its TSI
+            // an ACK (OpenPGM's congestion-control type) to our source: its TSI
             (Some(_), PgmType::Ack) => {
                 if w.gsi != self.gsi || w.dport != self.sport || w.sport != self.port {
                     return Err(Reject::ForeignSession);
