@@ -6,6 +6,11 @@ slow one behind r2, whose link onto it is a kernel bottleneck (tc tbf + pfifo).
   and ACKs with OPT_PGMCC_FEEDBACK, ACK type 0x0d): the slow receiver is elected acker and its
   ACKs clock the source down to the slow link's rate; tshark's own PGM dissector decodes the
   source's capture (the ACK's fields and the acker's address in the data packets).
+- FLID-DL and WEBRC (castlab's envelope): the receiver behind the slow hop gets less than the
+  fast one, and no more than its link carries.
+
+Numbers (what each receiver got, the rates after the acker switch): docs/testbed.md, "The
+baselines on a 2-hop tree".
 
 Each test builds its own testbed (namespaces ``cl-<name>-*``, the pid in the name,
 ``testbed_name``) and removes it on success, failure and interrupt; multicast stays in
@@ -130,3 +135,51 @@ def test_pgmcc_on_the_pgm_wire_follows_the_slow_receiver(tmp_path):
                            "-Y", "ip.src==" + tb.addr("src")], capture_output=True, text=True, timeout=120).stdout
     frames = text.split("\nFrame ")
     assert text.count("Option: Fin") == 1 and "Option: Fin" in frames[-1] and "Type: SPM" in frames[-1], frames[-1]
+
+
+def _multi_rate(tmp_path, kind: str, cfg: list[str], duration: float) -> dict:
+    """A multi-rate scheme's source and a receiver on each branch for `duration` seconds; what
+    each receiver process got (its driver's counters) and its records."""
+    conf = [w for kv in cfg for w in ("--config", kv)]
+    with Testbed(_tree(), _testbed_name(kind[0]), routers="user", session={"session": 87}) as tb:
+        ttl = tb.topo.hops("src", "slow") + 1
+        words = [*tb.session_words(), "--ttl", ttl, *tb.host_words(), *conf]
+        rx = {h: tb.spawn(h, _castlab("net", f"{kind}-receiver", "--addr", tb.addr(h), "--node", tb.node_id(h),
+                                      "--iface-addr", tb.addr(h), "--duration", duration + 3,
+                                      "--out", tmp_path / h, *words),
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+              for h in ("fast", "slow")}
+        time.sleep(1.5)
+        src = tb.spawn("src", _castlab("net", f"{kind}-source", "--duration", duration, "--iface-addr", tb.addr("src"),
+                                       "--out", tmp_path / "src", *words),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        outs = {"src": src.communicate(timeout=duration + 40)[0].decode()}
+        outs.update({h: p.communicate(timeout=40)[0].decode() for h, p in rx.items()})
+        load = _load()
+    drops = {p["name"]: p["drops_forced"] for p in tb.final_router_stats["r2"]["ports"]}
+    assert src.returncode == 0 and all(p.returncode == 0 for p in rx.values()), outs
+    net = {h: json.loads((tmp_path / h / "net_stats.json").read_text())["stats"] for h in ("fast", "slow")}
+    bps = {h: net[h]["bytes_received"] * 8 / duration for h in net}
+    print(kind, load, {h: f"{b / 1e3:.0f} kb/s" for h, b in bps.items()}, "r2 drops", drops, sep="\n")
+    print(outs["fast"].splitlines()[-3:], outs["slow"].splitlines()[-3:], sep="\n")
+    return {"bps": bps, "outs": outs, "drops": drops}
+
+
+def test_flid_receivers_behind_the_slow_hop_get_less(tmp_path):
+    # FLID-DL (castlab's defaults: 64 kb/s base, x1.3 a layer, 0.5 s slots): the slow receiver
+    # settles where its 400 kb/s hop stops losing; the fast one climbs on
+    r = _multi_rate(tmp_path, "flid", [], 20.0)
+    bps = r["bps"]
+    assert bps["slow"] < 1.1 * SLOW_BPS, bps
+    assert bps["fast"] > 1.5 * bps["slow"] > 0, bps
+
+
+def test_webrc_receivers_behind_the_slow_hop_get_less(tmp_path):
+    # WEBRC with a short session as in test_net.py (TSD 1 s, N = 4 waves, T = 7) and BCR_P of 20
+    # packets/s: SR_P = 20·(1 + 4/3 + ... + (4/3)^4) = 193 packets/s (1.5 Mb/s) at most, above
+    # the slow hop's 400 kb/s (50 packets/s of 1000 bytes)
+    cfg = ["tsd=1", "qd=3", "waves=4", "layers=8", "bcr_p=20", "el=0.05"]
+    r = _multi_rate(tmp_path, "webrc", cfg, 20.0)
+    bps = r["bps"]
+    assert bps["slow"] < 1.1 * SLOW_BPS, bps
+    assert bps["fast"] > 1.5 * bps["slow"] > 0, bps
