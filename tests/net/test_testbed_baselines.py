@@ -27,6 +27,7 @@ import shutil
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -183,3 +184,48 @@ def test_webrc_receivers_behind_the_slow_hop_get_less(tmp_path):
     bps = r["bps"]
     assert bps["slow"] < 1.1 * SLOW_BPS, bps
     assert bps["fast"] > 1.5 * bps["slow"] > 0, bps
+
+
+OPENPGM_RX = Path(__file__).with_name("openpgm_cc_receiver.py")
+
+
+def _libpgm() -> str | None:
+    import ctypes.util
+
+    try:
+        import ctypes
+
+        ctypes.CDLL("libpgm-5.3.so.0")
+    except OSError:
+        return "needs OpenPGM's libpgm-5.3.so.0 (Debian's libpgm-5.3-0)"
+    return None
+
+
+@pytest.mark.skipif(_libpgm() is not None, reason=str(_libpgm()))
+def test_an_openpgm_receiver_is_elected_acker_and_clocks_castlabs_source(tmp_path):
+    # An unmodified OpenPGM receiver (its own congestion control on, through ctypes) on the fast
+    # branch, castlab's PGMCC source on the PGM wire: OpenPGM answers the election with its ACK,
+    # is elected, and its ACKs (RX_MAX and bitmap of PGM sequence numbers) clock the window.
+    duration = 8.0
+    with Testbed(_tree(), _testbed_name("o"), routers="user", session={"session": 88}) as tb:
+        ttl = tb.topo.hops("src", "slow") + 1
+        words = [*tb.session_words(), "--ttl", ttl, *tb.host_words(), "--wire", "pgm"]
+        rx = tb.spawn("fast", [sys.executable, OPENPGM_RX, tb.addr("fast"), "239.255.0.1", PORT, duration + 4],
+                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        time.sleep(1.5)
+        src = tb.spawn("src", _castlab("net", "pgmcc-source", "--duration", duration, "--iface-addr", tb.addr("src"),
+                                       "--out", tmp_path / "src", "--pcap", tmp_path / "src.pcap", *words),
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        src_out = src.communicate(timeout=duration + 40)[0].decode()
+        rx_out = rx.communicate(timeout=40)[0].decode()
+        load = _load()
+    assert src.returncode == 0 and rx.returncode == 0, (src_out, rx_out)
+    got = json.loads(rx_out.strip().splitlines()[-1])
+    sc = json.loads((tmp_path / "src" / "pgmcc_counts.json").read_text())
+    st = json.loads((tmp_path / "src" / "pgmcc_source.json").read_text())
+    net = json.loads((tmp_path / "src" / "net_stats.json").read_text())["stats"]
+    print(load, got, sc, st, {k: v for k, v in net.items() if k.startswith("pgm_") or "drops" in k}, src_out,
+          sep="\n")
+    assert got["messages"] > 100, got
+    assert st["acker"] == tb.addr("fast"), (st, src_out)
+    assert sc["acks"] > 100 and net["pgm_received_ack"] > 100, (sc, net)

@@ -711,8 +711,10 @@ pub fn cc_acker(w: &PgmPacket) -> Option<Ipv4Addr> {
 
 /// The PGMCC header of a decoded packet with OpenPGM's PGMCC options, for castlab's agents:
 /// ODATA/RDATA with OPT_PGMCC_DATA (transmit sequence number = PGM's; `acker`: the agent
-/// the acker NLA names, None for 0.0.0.0), a NAK with OPT_PGMCC_FEEDBACK, an ACK with it.
-/// None: no PGMCC option (the packet maps to castlab's PGM header, or is refused if an ACK).
+/// the acker NLA names, None for 0.0.0.0), a NAK with OPT_PGMCC_FEEDBACK, an ACK with it (its
+/// RX_MAX moved down to the newest packet its bitmap reports received). None: no PGMCC option
+/// (the packet maps to castlab's PGM header), or an ACK that reports nothing received (both are
+/// refused if an ACK).
 pub fn cc_to_castlab(w: &PgmPacket, acker: Option<Addr>) -> Option<Header> {
     match (w.kind, w.pgmcc_data, w.pgmcc_feedback) {
         (PgmType::Odata | PgmType::Rdata, Some(d), _) => Some(
@@ -729,15 +731,21 @@ pub fn cc_to_castlab(w: &PgmPacket, acker: Option<Addr>) -> Option<Header> {
             NakHeader { ts_echo_us: us_of_ms(f.tstamp), have_ts: true, loss: f.loss, election: false, ack: None }
                 .encode(),
         ),
-        (PgmType::Ack, _, Some(f)) => Some(
-            AckHeader {
-                ts_echo_us: us_of_ms(f.tstamp),
-                loss: f.loss,
-                rx_max: w.ack_rx_max as u64,
-                bitmap: w.ack_bitmap,
-            }
-            .encode(),
-        ),
+        (PgmType::Ack, _, Some(f)) if w.ack_bitmap != 0 => {
+            // OpenPGM's RX_MAX is its receive window's lead, which an SPM advances past what
+            // arrived; the draft's (§2.1.2) is the highest sequence number received: the
+            // highest bit set in the bitmap
+            let k = w.ack_bitmap.trailing_zeros();
+            Some(
+                AckHeader {
+                    ts_echo_us: us_of_ms(f.tstamp),
+                    loss: f.loss,
+                    rx_max: w.ack_rx_max.wrapping_sub(k) as u64,
+                    bitmap: w.ack_bitmap >> k,
+                }
+                .encode(),
+            )
+        }
         _ => None,
     }
 }
@@ -1082,6 +1090,16 @@ mod tests {
         assert_eq!((w.kind, w.ack_rx_max, w.ack_bitmap), (PgmType::Ack, 40, 0xffff_fff7));
         q.header = cc_to_castlab(&through(&w), None).unwrap();
         assert_eq!(AckHeader::decode(&q), Some(ack));
+        // OpenPGM's RX_MAX is its window's lead, which an SPM moves past what arrived: bits 0-15
+        // clear; RX_MAX comes down to the newest received, the bitmap with it
+        let mut w2 = w;
+        w2.ack_rx_max = 0x77;
+        w2.ack_bitmap = 0xfffd_0000;
+        q.header = cc_to_castlab(&through(&w2), None).unwrap();
+        let a2 = AckHeader::decode(&q).unwrap();
+        assert_eq!((a2.rx_max, a2.bitmap), (0x77 - 16, 0xfffd));
+        w2.ack_bitmap = 0;
+        assert_eq!(cc_to_castlab(&through(&w2), None), None);
         // an election request goes as OpenPGM's receivers send one: an ACK with the feedback
         let el = NakHeader { election: true, ack: Some((12, 0b1011)), ..nak };
         q.header = el.encode();

@@ -56,6 +56,9 @@ pub struct SenderRecords {
     /// With `pgm_seq_acks`: repairs whose token returned without growth, because an ACK
     /// reported their sequence number received, or could no longer report it (module doc).
     pub repairs_acked: u64,
+    /// With `pgm_seq_acks`: repairs taken as lost, `dupacks` ODATA sent after them reported
+    /// received and they not (their token returns; the window does not react).
+    pub repairs_lost: u64,
     /// ACKs from the current acker, and from a previous one (tokens only).
     pub acks: u64,
     pub acks_previous: u64,
@@ -93,6 +96,7 @@ castlab_core::records_table!(SenderRecords {
         ncf_sent = |r| r.ncf_sent,
         spm_sent = |r| r.spm_sent,
         repairs_acked = |r| r.repairs_acked,
+        repairs_lost = |r| r.repairs_lost,
         acks = |r| r.acks,
         acks_previous = |r| r.acks_previous,
         naks = |r| r.naks,
@@ -132,9 +136,9 @@ pub struct PgmccSender {
     next_tx: u64,
     repairs: VecDeque<u64>,
     ncfs: VecDeque<u64>,
-    /// With `pgm_seq_acks`: the PGM sequence numbers of the RDATA sent whose token has not
-    /// returned, oldest first.
-    rdata_in_flight: VecDeque<u64>,
+    /// With `pgm_seq_acks`: the RDATA sent whose token has not returned, oldest first: its
+    /// PGM sequence number, and the next ODATA's when it was sent.
+    rdata_in_flight: VecDeque<(u64, u64)>,
     /// The highest transmit sequence number an ACK reported, and which of the 64 up to it
     /// were reported received (bit k: `ack_hi - k`) or declared lost.
     ack_hi: Option<u64>,
@@ -414,8 +418,9 @@ impl PgmccSender {
     /// repair's token returns.
     fn ack_repairs(&mut self, ack: AckHeader, hi: u64, new: u64) {
         let before = self.rdata_in_flight.len();
-        let mut returned = 0u32;
-        self.rdata_in_flight.retain(|&s| {
+        let (mut returned, mut lost) = (0u32, 0u32);
+        let dupacks = self.cfg.dupacks;
+        self.rdata_in_flight.retain(|&(s, after)| {
             // in the ACK's own bitmap (the sender's 64 tracked may not reach back as far)
             let k = ack.rx_max.wrapping_sub(s);
             let reported = s <= ack.rx_max && k < 32 && ack.bitmap >> k & 1 == 1;
@@ -423,17 +428,28 @@ impl PgmccSender {
             if reported && !counted_new {
                 returned += 1;
             }
+            // ODATA sent after it that this ACK reports received (§2.2's three)
+            let later = match ack.rx_max.checked_sub(after) {
+                Some(d) if d < 32 => (ack.bitmap & (u32::MAX >> (31 - d))).count_ones(),
+                Some(_) => ack.bitmap.count_ones(),
+                None => 0,
+            };
+            if !reported && later >= dupacks {
+                lost += 1;
+                return false;
+            }
             !reported
         });
         if before == self.rdata_in_flight.len() && new == 0 {
             let reach = ack.rx_max.saturating_sub(super::ACK_BITMAP_BITS as u64 - 1);
-            if let Some(i) = self.rdata_in_flight.iter().position(|&s| s < reach) {
+            if let Some(i) = self.rdata_in_flight.iter().position(|&(s, _)| s < reach) {
                 self.rdata_in_flight.remove(i);
                 returned += 1;
             }
         }
-        self.t += returned as f64;
+        self.t += (returned + lost) as f64;
         self.records.repairs_acked += returned as u64;
+        self.records.repairs_lost += lost as u64;
     }
 
     /// Holes with at least `dupacks` acknowledged packets above them, each declared once:
@@ -500,8 +516,15 @@ impl PgmccSender {
         }
     }
 
-    fn outstanding(&self) -> bool {
-        self.next_tx > 0 && self.ack_hi.is_none_or(|h| h + 1 < self.next_tx)
+    /// Packets sent that no ACK has reported received or declared lost: above the highest
+    /// reported, or holes below it not yet declared (a lost tail: too few packets after them
+    /// to declare them, §2.2), which only the timer recovers when no token is left; and
+    /// repairs whose token has not returned (`pgm_seq_acks`).
+    pub(super) fn outstanding(&self) -> bool {
+        let Some(h) = self.ack_hi else { return self.next_tx > 0 };
+        let span = h.min(63);
+        let valid = if span == 63 { u64::MAX } else { (1u64 << (span + 1)) - 1 };
+        h + 1 < self.next_tx || !self.ack_bits & !self.declared & valid != 0 || !self.rdata_in_flight.is_empty()
     }
 
     fn arm_rto(&mut self, now: Instant, restart: bool) {
@@ -662,7 +685,7 @@ impl Agent for PgmccSender {
                     self.t += 1.0;
                     self.records.repairs_acked += 1;
                 }
-                self.rdata_in_flight.push_back(seq);
+                self.rdata_in_flight.push_back((seq, self.next_seq));
             }
             self.data_packet(seq, true)
         } else {

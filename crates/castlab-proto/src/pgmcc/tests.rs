@@ -574,3 +574,56 @@ fn with_pgm_seq_acks_a_repair_of_data_a_previous_acker_acknowledged_returns_its_
     assert!(more >= 1 || s.agent.tokens() >= t_before + 1.0, "{more} {t_before} {}", s.agent.tokens());
     assert!(hi2 >= hi);
 }
+
+#[test]
+fn a_lost_tail_after_a_halving_keeps_the_timer_armed() {
+    // After a halving the tokens are below zero; the acker then reports only the newest packet
+    // sent, the ones before it missing (too few after them to declare them lost, §2.2). They
+    // are outstanding: the timer must stay armed, since no ACK and no token will come.
+    let mut s = Driver::start(sender(), Instant::ZERO, SENDER, 1);
+    let a = rx_addr(0);
+    s.packet(ms(100), &nak(ms(100), a, 0.0, 10, 0, true));
+    let newest = |s: &Driver<PgmccSender>| s.sent.iter().filter_map(|(_, p)| tx_seq(p)).max().unwrap();
+    let bitmap = |got: &[u64], rx_max: u64| {
+        got.iter().filter(|&&g| g <= rx_max && rx_max - g < 32).fold(0u32, |b, &g| b | 1 << (rx_max - g))
+    };
+    let mut got: Vec<u64> = Vec::new();
+    let mut t = 110;
+    // one ACK per packet, in order, until the window passes 12
+    let mut next = 0;
+    while s.agent.window() < 12.0 {
+        got.push(next);
+        s.packet(ms(t), &ack_from(ms(t), a, 10, next, bitmap(&got, next)));
+        next += 1;
+        t += 1;
+    }
+    // `next`, next + 1 and next + 2 are lost; the three after them arrive: a halving
+    for k in 3..6 {
+        got.push(next + k);
+        s.packet(ms(t), &ack_from(ms(t), a, 10, next + k, bitmap(&got, next + k)));
+        t += 1;
+    }
+    assert_eq!(s.agent.records().halvings, 1);
+    assert!(s.agent.tokens() < 0.0, "{}", s.agent.tokens());
+    // only the newest packet sent arrives
+    let last = newest(&s);
+    got.push(last);
+    s.packet(ms(t), &ack_from(ms(t), a, 10, last, bitmap(&got, last)));
+    assert!(s.agent.tokens() < 1.0 && newest(&s) == last, "{} {}", s.agent.tokens(), newest(&s));
+    assert!(s.agent.outstanding());
+    let before = s.agent.records().timeouts;
+    s.advance_to(ms(t + 1500));
+    assert_eq!(s.agent.records().timeouts, before + 1);
+    assert!(newest(&s) > last, "the timer restarted the window");
+}
+
+#[test]
+fn with_pgm_seq_acks_a_lost_repair_returns_its_token_after_three_later_packets() {
+    // ODATA 300 and its RDATA are both lost: the ACKs never report 300, and once three ODATA
+    // sent after the RDATA are reported, its token returns (no stall, no timeout).
+    let mut pr = pgm_seq_pair(|p| p.seq == 300 && DataHeader::decode(p).is_some());
+    pr.run_until(ms(10_000));
+    let r = pr.a.agent.records();
+    assert_eq!((r.rdata_sent, r.repairs_lost, r.repairs_acked, r.timeouts), (1, 1, 0, 0), "{r:?}");
+    assert!(pr.a.agent.window() > 20.0, "{}", pr.a.agent.window());
+}

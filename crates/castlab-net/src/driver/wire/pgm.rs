@@ -284,7 +284,8 @@ impl PgmSession {
         if let Some(h) = pgm_codec::cc_to_castlab(&w, acker) {
             p.header = h;
         } else if w.kind == PgmType::Ack {
-            // an ACK without its feedback names no receiver
+            // an ACK without its feedback names no receiver; one whose bitmap is empty
+            // reports nothing
             stats.rejected[Reject::Malformed as usize] += 1;
             return None;
         }
