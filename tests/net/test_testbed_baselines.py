@@ -6,6 +6,8 @@ slow one behind r2, whose link onto it is a kernel bottleneck (tc tbf + pfifo).
   and ACKs with OPT_PGMCC_FEEDBACK, ACK type 0x0d): the slow receiver is elected acker and its
   ACKs clock the source down to the slow link's rate; tshark's own PGM dissector decodes the
   source's capture (the ACK's fields and the acker's address in the data packets).
+- an unmodified OpenPGM receiver (libpgm-5.3 through ``openpgm_cc_receiver.py``, its congestion
+  control on) on the fast branch: elected acker, its ACKs clock castlab's source.
 - FLID-DL and WEBRC (castlab's envelope): the receiver behind the slow hop gets less than the
   fast one, and no more than its link carries.
 

@@ -27,9 +27,10 @@
 //!   NAKs and repairs. So a repair is acknowledged like new data and returns its token, and a
 //!   lost repair counts as a loss. RFC 3208's packets carry one sequence number, which an
 //!   RDATA repeats; on that wire (`pgm_seq_acks`) the ACKs count PGM's sequence numbers, as
-//!   OpenPGM's do: a repair is acknowledged under the number it repeats (its token returns
-//!   when the bitmap still covers it, without growth), and a lost repair is not seen by the
-//!   window. §2.1.1 asks only that a number not wrap within the receivers' recent history;
+//!   OpenPGM's do: a repair is acknowledged under the number it repeats (its token returns,
+//!   without growth, when an ACK reports that number, or for an ACK that reports nothing new
+//!   when the bitmap cannot reach it), and a lost repair is not seen by the window (its token
+//!   returns once three ODATA sent after it are reported and it is not). §2.1.1 asks only that a number not wrap within the receivers' recent history;
 //!   it names nothing that tells a repair from new data, and §2.1 leaves the packets to the
 //!   transport.
 //! * **The loss filter** (§2.6) is written p_i = c_p·p_{i-1} + (1 - c_p)·p_i with
@@ -55,8 +56,10 @@
 //! * **The timer** (§2.7): RFC 6298's SRTT, RTTVAR and RTO from the acker's ACK samples,
 //!   restarted on every acker change; 3 s before a sample (the draft's value); at least
 //!   `min_rto` (1 s, RFC 6298 §2.4, castlab's TCP default); doubled after each timeout, as
-//!   TCP. A timeout sets W = T = 1; after `retry_max` (2) successive timeouts the acker is
-//!   dropped and the next packets ask for an election (§2.3.1, §3).
+//!   TCP; armed while any packet sent is neither reported nor declared lost (a lost tail
+//!   after a halving leaves no token and no ACK to come). A timeout sets W = T = 1; after
+//!   `retry_max` (2) successive timeouts the acker is dropped and the next packets ask for an
+//!   election (§2.3.1, §3).
 //! * **Election NAKs** (§2.3.1): a receiver answering a data packet that names no acker sends
 //!   one NAK with no sequence number after the usual back-off, at most one pending at a time.
 //!   The sender makes the first one's receiver the acker and adds one token (§3).
