@@ -125,13 +125,6 @@ def _statement(scheme: str, flavour: str, text: str) -> str:
 
 _FAIR = "the TCP-friendliness band, RFC 3738 §1 / RFC 4654 §1 'within a factor of two' of a TCP flow"
 
-_PGMCC_STALL = (
-    "PGMCC's source stops sending for good: after a halving its tokens are left under one with no packet "
-    "outstanding, so no ACK comes, and with nothing outstanding no retransmission timeout is armed "
-    "(crates/castlab-proto/src/pgmcc/sender.rs, update_window and arm_rto). Against BBR on every seed "
-    "(dumbbell K = 4, seed 1: window 2.125, tokens 0.125 from 20.9 s to the end; baselines.csv scheme_bps 0), "
-    "against Reno on the tree on seed 2 (tokens 0.417 from 149.7 s; rates.csv). A liveness defect of "
-    "castlab's PGMCC source, reported beside this experiment, not a property of the draft")
 _BBR = ("BBR v1 does not back off on loss and keeps the shallow DropTail queue full (the scheme's loss is "
         "several times its loss against Reno: baselines.csv loss), so a loss-driven scheme gets far less")
 _RLM = ("RLM's receivers stay at low levels (K = 1 Reno, seed 1, deterministic: level 2.2 on average from "
@@ -148,12 +141,12 @@ _WEBRC = ("WEBRC's receivers get 0.42-0.48 of a Reno or CUBIC flow on this dumbb
 #: Why a claim does not hold, by claim id: written after the runs, from the tables
 #: (baselines.csv, rates.csv); a claim that holds keeps none (but ``_vacuous``).
 EXPLANATIONS: dict[str, str] = {
-    "share-pgmcc-bbr-k4": _PGMCC_STALL,
-    "slowest-hop-share-pgmcc-bbr": _PGMCC_STALL,
-    "slowest-hop-share-pgmcc-reno": ("the t interval over seeds spans the band's lower end: seed 2's run "
-                                     "stalls (below), the other two give 0.72 and 0.78; " + _PGMCC_STALL),
-    "slowest-hop-share-pgmcc-cubic": ("the t interval over seeds spans the band's lower end: 0.47, 0.57 and "
-                                      "0.72 by seed (baselines.csv rx0_share), PGMCC losing 2.2-2.6 % at the "
+    "share-pgmcc-bbr-k4": f"{_BBR}: PGMCC loses 3.9 % against four BBR flows, 1.5-1.8 % against four CUBIC or "
+                          "Reno flows, and halves its window at each loss (0.42-0.49 by seed)",
+    "slowest-hop-share-pgmcc-bbr": f"{_BBR}: PGMCC loses 11-12 % against BBR, 2.3-2.9 % against CUBIC or Reno, "
+                                   "and follows its acker behind the 0.5 Mb/s hop down (rx0_share 0.24-0.26 by seed)",
+    "slowest-hop-share-pgmcc-cubic": ("the t interval over seeds spans the band's lower end: 0.57, 0.56 and "
+                                      "0.72 by seed (baselines.csv rx0_share), PGMCC losing 2.3-2.6 % at the "
                                       "slowest hop"),
     "slowest-hop-share-tfmcc-bbr": f"{_BBR}: TFMCC's equation rate at 4.6 % loss at the 0.5 Mb/s hop, 70 kb/s "
                                    "against BBR's 407 kb/s",
