@@ -54,6 +54,24 @@ def test_full_run_reports_every_loss_of_the_worst_receiver_and_its_repeats():
     assert 0.1 < r["rtt_sample_median_s"] < 0.2
 
 
+def test_every_receiver_has_the_session_from_its_first_packet(monkeypatch):
+    # The joins must reach the source before it sends: a receiver whose first packet is the
+    # k-th NAKs the k before it at once, a gap it did not lose to its link. 100 packets to 100
+    # receivers at 2 % lose 200 (Binomial: sd 14); joining late would add about 2 per receiver.
+    import castlab
+    sims = []
+
+    def spy(*a, **k):
+        sims.append(castlab.Simulator(*a, **k))
+        return sims[-1]
+
+    monkeypatch.setattr(XS, "Simulator", spy)
+    r = XS.fig12_run(1000, 101, 0.10, packets=100)
+    assert r["complete"] and r["queue_drops"] == 0
+    gaps = sum(sims[0].pgm_receiver_stats(a)["gaps"] for a in range(1, 101))
+    assert 130 <= gaps <= 270
+
+
 def test_full_run_is_deterministic_and_does_not_depend_on_its_slicing(monkeypatch):
     a = XS.fig12_run(7, 11, 0.20, "slot")
     monkeypatch.setattr(XS, "FIG12_STEP_S", 7.0)

@@ -193,7 +193,8 @@ def fig12_run(seed: int, receivers: int, worst_loss: float, li2le_reading: str =
         sim.add_link("r", h, f["link_bps"], f["leaf_delay_s"], queue_limit_pkts=1000,
                      loss_ab=worst_loss if i == 0 else f["others_loss"])
         rx.append(sim.add_pgm_receiver(h, group=g, flow=0, **SIM_RECEIVER, **rkw))
-    src = sim.add_lesbcc_source("src", g, flow=0, total_packets=packets, li2le_reading=li2le_reading)
+    src = sim.add_lesbcc_source("src", g, flow=0, start=f["start_s"], total_packets=packets,
+                                li2le_reading=li2le_reading)
     wall0, cpu0 = time.perf_counter(), time.process_time()
     t = 0.0
     done = False
@@ -222,9 +223,9 @@ def fig12_run(seed: int, receivers: int, worst_loss: float, li2le_reading: str =
             "sigma_mean_s": float(np.mean(tr["sigma_s"])) if tr["sigma_s"].size else float(st["sigma"]),
             "rtt_sample_median_s": float(np.median(tr["rtt_sample_s"])) if tr["rtt_sample_s"].size
             else float("nan"),
-            "mean_rate_bps": step_mean(tr["rate_time_ns"][upto], tr["rate_bps"][upto], 0.0, end) if end > 0
-            else float("nan"),
-            "duration_s": end, "queue_drops": drops, "complete": done,
+            "mean_rate_bps": step_mean(tr["rate_time_ns"][upto], tr["rate_bps"][upto], f["start_s"], end)
+            if end > f["start_s"] else float("nan"),
+            "duration_s": end - f["start_s"], "queue_drops": drops, "complete": done,
             # the cost: the run goes on to the end of the step in which it completed (the rate
             # keeps rising in the idle tail), so these depend on the step; nothing above does
             "events": sim.engine_stats()["events"], "wall_s": wall, "cpu_s": cpu}
