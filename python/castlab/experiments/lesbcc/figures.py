@@ -792,12 +792,13 @@ FIG12 = Figure("lesbcc-fig12", PAPER, "Fig. 12 (§3.1.4), Appendix A", "1 to 10,
 # links) at lesbcc-fig12's receiver counts, worst losses, LI2LE readings and seed numbers, and
 # the direct drive's runs again (the same function and seeds as lesbcc-fig12: the same rows as
 # its fig12_runs.csv), so that one figure shows both. A sibling of lesbcc-fig12 rather than
-# cases of it: one full run at 1,001 receivers costs about as much as all of lesbcc-fig12's
-# direct runs together, and the NCF that answers each NAK reaches every receiver, so a run's
-# work grows as the square of the receivers (docs/fidelity/lesbcc.md, fig12-sim).
+# cases of it: the NCF that answers each NAK reaches every receiver, so a full run's work grows
+# as the square of the receivers, and one at 1,001 receivers takes hundreds of times the CPU of
+# the direct drive at the same count (docs/fidelity/lesbcc.md, fig12-sim, has the costs).
 #
-# The claim (derived; rule fixed before the first full run): at every receiver count the full
-# simulation's mean LEs passed lies within ±10 % of the direct drive's, at every LI2LE reading.
+# The claim (derived; rule written before the first ten-seed run): at every receiver count the
+# full simulation's mean LEs passed lies within ±10 % of the direct drive's, at every LI2LE
+# reading.
 # At each count the ratio of the two means is decided with its 95 % interval (delta method,
 # Welch's degrees of freedom: both means carry their seeds' spread): undecided when the
 # interval reaches both sides of a bound. "At every count" is universal: the claim fails when
