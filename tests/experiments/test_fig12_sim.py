@@ -114,3 +114,16 @@ def test_quick_form_writes_both_curves_and_its_direct_curve_is_lesbcc_fig12s(tmp
     cmp = pd.read_csv(sim / "fig12_sim_vs_direct.csv")
     assert len(cmp) == 2 * 2 * 3
     assert (cmp["ratio"] - cmp["full_mean"] / cmp["direct_mean"]).abs().max() < 1e-12
+
+
+def test_full_form_stops_at_1001_receivers_unless_asked(monkeypatch):
+    monkeypatch.delenv("CASTLAB_FIG12_SIM_MAX", raising=False)
+    ns, seeds = XF._fig12_sim_setup(False)
+    assert ns == [1, 11, 101, 1001] and seeds == 10
+    monkeypatch.setenv("CASTLAB_FIG12_SIM_MAX", "10001")
+    assert XF._fig12_sim_setup(False)[0] == [1, 11, 101, 1001, 2501, 5001, 7501, 10001]
+    assert XF._fig12_sim_setup(True)[0] == [1, 11, 101]
+    for bad in ("many", "0"):
+        monkeypatch.setenv("CASTLAB_FIG12_SIM_MAX", bad)
+        with pytest.raises(ValueError, match="CASTLAB_FIG12_SIM_MAX"):
+            XF._fig12_sim_setup(False)
