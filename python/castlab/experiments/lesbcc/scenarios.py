@@ -16,8 +16,9 @@ from castlab.experiments import streams
 from castlab.experiments.common import map_runs
 from castlab.experiments.runcache import cached
 from castlab.experiments.lesbcc.metrics import step_mean, step_sample
-from castlab.experiments.lesbcc.topology import (BUFFER_PKTS, FIG18, FIG21, FIG5, PACKET_BYTES, RED, SIM_RECEIVER,
-                                                 TCP_DELAYED_ACK, TCP_LIMITED_TRANSMIT, TCP_MSS, TFRC_PATH)
+from castlab.experiments.lesbcc.topology import (BUFFER_PKTS, FIG11, FIG18, FIG21, FIG5, PACKET_BYTES, RED,
+                                                 SIM_RECEIVER, TCP_DELAYED_ACK, TCP_LIMITED_TRANSMIT, TCP_MSS,
+                                                 TFRC_PATH)
 from castlab.metrics import padhye_throughput, rate_series
 
 # ------------------------------------------------------------------------------------------
@@ -151,6 +152,83 @@ def merge_reading(case: dict, reading: dict) -> dict:
         else:
             out.pop(k, None)
     return out
+
+
+# fig12-sim's run ends when every receiver holds all the packets; it is run in steps of this
+# many simulated seconds (the result does not depend on the slicing) up to the cap.
+FIG12_STEP_S = 20.0
+FIG12_CAP_S = 4000.0
+
+
+def fig12_run(seed: int, receivers: int, worst_loss: float, li2le_reading: str = "window",
+              packets: int = FIG11["packets"]) -> dict:
+    """Fig. 11's star (§3.1.4) at packet level: the LE-SBCC source and ``receivers`` PGM
+    receivers on one router, each on its own link; receiver 0 loses ``worst_loss`` of the
+    packets, the others FIG11's 2 %, Bernoulli on the link towards the receiver. The receivers
+    are the §3 simulations' (:data:`SIM_RECEIVER`: every loss NAKed at once, no suppression: no
+    LI aggregation). The source sends ``packets`` ODATA; the run ends when every receiver holds
+    all of them (or at FIG12_CAP_S). Returns the cascade's counts (LEs passed by Max-LPRF, the
+    worst receiver's LIs and LEs), the transport's (RDATA, NCFs, NAK repeats), all up to the
+    moment the last receiver completed, and the cost (events, wall and CPU time of the run).
+    The run's values do not depend on FIG12_STEP_S; the cost's do."""
+    f = FIG11
+    sim = Simulator(seed=seed)
+    sim.add_node("src")
+    sim.add_node("r")
+    # The NAKs of one loss meet at the router's port towards the source (up to one per receiver)
+    # and their NCFs leave the source back to back: those two queues hold a NAK and an NCF per
+    # receiver. Towards a receiver the NCFs arrive at the rate they leave, and a receiver sends
+    # a burst's NAKs only: 1000, as fig19's. (A queue reserves its limit up front.)
+    qlim = 2 * receivers + 1000
+    sim.add_link("src", "r", f["link_bps"], f["src_delay_s"], queue_limit_pkts=qlim)
+    g = sim.add_group("src")
+    # A receive window of the transfer's length gives up nothing, as the default's 16,384 would
+    # not, and is the same receiver (every sequence number has its own slot), at a third of the
+    # memory per receiver.
+    rkw = {"receive_window_pkts": packets}
+    rx = []
+    for i in range(receivers):
+        h = f"h{i}"
+        sim.add_node(h)
+        sim.add_link("r", h, f["link_bps"], f["leaf_delay_s"], queue_limit_pkts=1000,
+                     loss_ab=worst_loss if i == 0 else f["others_loss"])
+        rx.append(sim.add_pgm_receiver(h, group=g, flow=0, **SIM_RECEIVER, **rkw))
+    src = sim.add_lesbcc_source("src", g, flow=0, start=f["start_s"], total_packets=packets,
+                                li2le_reading=li2le_reading)
+    wall0, cpu0 = time.perf_counter(), time.process_time()
+    t = 0.0
+    done = False
+    while t < FIG12_CAP_S and not done:
+        t = min(t + FIG12_STEP_S, FIG12_CAP_S)
+        sim.run(t)
+        done = sim.lesbcc_stats(src)["odata_sent"] >= packets and all(
+            sim.pgm_receiver_stats(r)["complete"] for r in rx)
+    wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
+    st = sim.lesbcc_stats(src)
+    tr = sim.lesbcc_trace(src)
+    idx = st["receivers"].index("h0") if "h0" in st["receivers"] else -1
+    mine = tr["li_receiver"] == idx
+    wst = sim.pgm_receiver_stats(rx[0])
+    drops = sum(int(c["drops_forced"]) + int(c["drops_early"])
+                for c in (sim.channel_stats(ch) for ch in range(2 * (receivers + 1))))
+    end = max((sim.pgm_receiver_stats(r)["complete_at"] or 0.0) for r in rx)
+    upto = tr["rate_time_ns"] <= end * 1e9
+    return {"seed": seed, "li2le_reading": li2le_reading, "worst_loss": worst_loss, "receivers": receivers,
+            "lis": st["lis"], "les": st["les"], "les_passed": st["lprf_passed"],
+            "rate_reductions": st["rate_reductions"], "worst_lis": int(mine.sum()),
+            "worst_les": int((tr["li_outcome"][mine] >= 1).sum()), "worst_naks": wst["naks_sent"],
+            "worst_gaps": wst["gaps"], "odata": st["odata_sent"], "rdata": st["rdata_sent"], "ncf": st["ncf_sent"],
+            "rtt_samples": st["rtt_samples"], "rtt_ambiguous": st["rtt_ambiguous"],
+            "srtt_mean_s": float(np.mean(tr["srtt_s"])) if tr["srtt_s"].size else float(st["srtt"]),
+            "sigma_mean_s": float(np.mean(tr["sigma_s"])) if tr["sigma_s"].size else float(st["sigma"]),
+            "rtt_sample_median_s": float(np.median(tr["rtt_sample_s"])) if tr["rtt_sample_s"].size
+            else float("nan"),
+            "mean_rate_bps": step_mean(tr["rate_time_ns"][upto], tr["rate_bps"][upto], f["start_s"], end)
+            if end > f["start_s"] else float("nan"),
+            "duration_s": end - f["start_s"], "queue_drops": drops, "complete": done,
+            # the cost: the run goes on to the end of the step in which it completed (the rate
+            # keeps rising in the idle tail), so these depend on the step; nothing above does
+            "events": sim.engine_stats()["events"], "wall_s": wall, "cpu_s": cpu}
 
 
 AGG_MODES = {"none": [], "partial": ["r2", "r3"], "complete": ["r1", "r2", "r3"]}

@@ -68,6 +68,23 @@ SIM_RECEIVER = {"nak_backoff_max": 0.0, "ncf_suppression": False}
 
 
 # ------------------------------------------------------------------------------------------
+# fig12-sim: Fig. 11's star as a packet-level simulation (§3.1.4)
+# ------------------------------------------------------------------------------------------
+
+# §3.1.4: "all the receivers and the single source are connected to the same router", constant
+# RTTs (their value is not given: 100 ms, as lesbcc-fig12's direct drive declares), uniform
+# independent losses (Bernoulli on each receiver's link, downstream), no aggregation, 6000
+# packets. The links are fast (100 Mb/s, as fig19's) so that the only losses are these; the
+# router's queues hold any burst of NAKs and NCFs (queue_limit_pkts below), so no packet is
+# dropped at a queue (the run counts it) and the set-up has no DropTail phase effects. The
+# receivers join at 0 and their joins reach the source within 50 ms; the source starts at 1 s,
+# so that every receiver has the session from its first packet, as §3.1.4's fixed set of
+# receivers has (a receiver that joined late would NAK the packets sent before, all at once).
+FIG11 = {"rtt_s": 0.1, "link_bps": 100e6, "src_delay_s": 0.025, "leaf_delay_s": 0.025, "others_loss": 0.02,
+         "packets": 6000, "start_s": 1.0}
+
+
+# ------------------------------------------------------------------------------------------
 # fig19: aggregation in the multi-level tree of Fig. 18
 # ------------------------------------------------------------------------------------------
 
