@@ -24,4 +24,6 @@ declare(
     Stream("plot-jitter", 11, SEED, "rlm-fig11: horizontal jitter of the plotted points (drawing only)"),
     Stream("tfmcc-starts", 0x54464D, SEED_KIND_INDEX, "tfmcc: the TCP flows' start times, index = set-up"),
     Stream("pgmcc-starts", 0x50474D, SEED_KIND_INDEX, "pgmcc: the TCP flows' start times, index = set-up"),
+    Stream("tfmcc-scale-links", 0x544653, SEED_KIND_INDEX,
+           "tfmcc-scale: the access links' rates, delays and losses, index = receivers"),
 )
