@@ -191,6 +191,10 @@ class _Checker:
         self.source = source
         self.lines = lines
         self.strict = strict
+        # the node list last checked against, as a set: a scenario's links, sessions and
+        # receivers each name nodes, and a list search per name is quadratic in the nodes
+        self._nodes_of: Optional[list] = None
+        self._node_set: frozenset = frozenset()
 
     def where(self, path: tuple) -> tuple[str, Optional[int]]:
         """The dotted key of `path` (items by name) and its line when known."""
@@ -261,7 +265,9 @@ class _Checker:
 
     def node(self, v: Any, path: tuple, nodes: list[str]) -> str:
         self.typed(v, str, path, "a node name")
-        if v not in nodes:
+        if self._nodes_of is not nodes:
+            self._nodes_of, self._node_set = nodes, frozenset(nodes)
+        if v not in self._node_set:
             raise self.fail(path, f"no node named {v!r} (nodes: {', '.join(nodes)})")
         return v
 
