@@ -2,6 +2,8 @@
 
 ``topology`` builds the set-ups as scenarios (a dumbbell shared with TCP, receivers behind
 paths of different loss, a star of N receivers), ``figures`` runs them and decides the claims.
+``scale`` (tfmcc-scale) counts reports per feedback round and follows the CLR with 10^2 to 10^5
+receivers behind heterogeneous links.
 
 The dumbbell is phase-sensitive (docs/fidelity/phase.md: its TCP-friendliness at K = 1 and
 K = 8 flows changes verdict with phase randomisation on), so the experiment's claims are decided
@@ -18,6 +20,7 @@ from __future__ import annotations
 from castlab.experiments.common import Experiment, phase_decided
 from castlab.experiments.tcp.scenarios import HEADER_BYTES
 from castlab.experiments.tfmcc.figures import run_tfmcc
+from castlab.experiments.tfmcc.scale import EXPERIMENT as SCALE_EXPERIMENT
 from castlab.experiments.tfmcc.topology import DUMBBELL, PACKET_BYTES
 from castlab.experiments.tfmcc.trap import LINK_BPS as TRAP_LINK_BPS, run_trap
 
@@ -41,6 +44,8 @@ EXPERIMENTS = [
                "its start-up trap changed alone: start order, initial RTT, first interval, RTT in X_r, merging, "
                "packet size, receive-rate windows",
                phase_decided(run_trap, TRAP_PHASE_S)),
+    # no shared queue and no loaded link: not phase-sensitive (scale.py's docstring)
+    SCALE_EXPERIMENT,
 ]
 
 # The real-network experiments of this paper (root, the namespace testbed; castlab.experiments.net_common).
