@@ -1,5 +1,7 @@
 //! The TFMCC receiver (RFC 4654 §4, §5).
 
+use std::collections::VecDeque;
+
 use castlab_core::{
     Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Instant, Packet, Rng, StartInfo, TimerTable,
 };
@@ -25,9 +27,16 @@ castlab_core::timers! {
     }
 }
 
-/// Arrivals kept for the receive rate (a rate needing more than this many packets per k RTTs
-/// is underestimated: our choice, allocated once).
+/// Arrivals kept for the receive rate at most (a rate needing more than this many packets per
+/// k RTTs is underestimated: our choice).
 const RATE_RING: usize = 4096;
+/// The arrivals' queue starts this small and grows (doubling, amortised) to what the receiver's
+/// windows hold at the rate it receives; once it fits, nothing is allocated per packet.
+const RATE_FIRST: usize = 16;
+/// Arrivals are kept for this many times the longest window the receiver reads at the time
+/// (§4.3.4's k RTTs), so a window that grows up to this factor before the next arrival still
+/// finds every packet it covers (our choice).
+const RATE_KEEP_WINDOWS: u64 = 4;
 
 /// What the receiver did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -104,9 +113,9 @@ pub struct TfmccReceiver {
     is_clr: bool,
     tracker: LossTracker,
     history: ReceiverLossHistory,
-    rate_times: Vec<Instant>,
-    rate_bytes: Vec<u32>,
-    rate_head: usize,
+    /// The arrivals of the last [`RATE_KEEP_WINDOWS`] windows (at most [`RATE_RING`]): when,
+    /// and the packet's size, oldest first.
+    arrivals: VecDeque<(Instant, u32)>,
     /// The last data packet: its timestamp (sender's clock) and arrival.
     last_ts_us: u32,
     last_arrival: Option<Instant>,
@@ -153,9 +162,7 @@ impl TfmccReceiver {
             one_way_us: None,
             have_loss: false,
             is_clr: false,
-            rate_times: vec![Instant::ZERO; RATE_RING],
-            rate_bytes: vec![0; RATE_RING],
-            rate_head: 0,
+            arrivals: VecDeque::with_capacity(RATE_FIRST),
             last_ts_us: 0,
             last_arrival: None,
             fb_nr: None,
@@ -219,16 +226,32 @@ impl TfmccReceiver {
             return 0.0;
         }
         let from = now - window;
-        let mut bytes = 0u64;
-        for k in 1..=RATE_RING {
-            let i = (self.rate_head + RATE_RING - k) % RATE_RING;
-            let t = self.rate_times[i];
-            if self.rate_bytes[i] == 0 || t <= from {
+        let bytes: u64 = self.arrivals.iter().rev().take_while(|(t, _)| *t > from).map(|&(_, b)| b as u64).sum();
+        bytes as f64 * 8.0 / window.as_secs_f64()
+    }
+
+    /// Slots the arrivals' queue holds now (its allocation; [`RATE_RING`] at most).
+    pub fn arrivals_capacity(&self) -> usize {
+        self.arrivals.capacity()
+    }
+
+    /// Slots the loss tracker's ring holds now (256 at most).
+    pub fn loss_ring_capacity(&self) -> usize {
+        self.tracker.capacity()
+    }
+
+    /// Keep the arrival at `now` for the receive rate: older ones go once they lie beyond
+    /// [`RATE_KEEP_WINDOWS`] times the longest window read now, or past [`RATE_RING`].
+    fn keep_arrival(&mut self, now: Instant, bytes: u32) {
+        let keep = self.rtt_span() * (self.cfg.receive_rate_rtts.max(1) as u64 * RATE_KEEP_WINDOWS);
+        while let Some(&(t, _)) = self.arrivals.front() {
+            if self.arrivals.len() >= RATE_RING || t + keep <= now {
+                self.arrivals.pop_front();
+            } else {
                 break;
             }
-            bytes += self.rate_bytes[i] as u64;
         }
-        bytes as f64 * 8.0 / window.as_secs_f64()
+        self.arrivals.push_back((now, bytes));
     }
 
     /// The rate equation (1) gives once a loss event was seen (§4.4), None before.
@@ -365,9 +388,7 @@ impl TfmccReceiver {
         }
         self.records.received += 1;
         self.records.bytes += p.size_bytes as u64;
-        self.rate_times[self.rate_head] = now;
-        self.rate_bytes[self.rate_head] = p.size_bytes.max(1);
-        self.rate_head = (self.rate_head + 1) % RATE_RING;
+        self.keep_arrival(now, p.size_bytes.max(1));
 
         // §4.3.2: an echo of our own timestamp gives an RTT sample.
         let mine = h.echo.is_some_and(|e| e.receiver == self.me);
