@@ -10,23 +10,26 @@ K = 8 flows changes verdict with phase randomisation on), so the experiment's cl
 over phase-randomised runs with the rule's overhead, one packet at the 4 Mb/s bottleneck; the
 deterministic value is given beside each.
 
-RFC 4654 describes no network, so it leaves no setting of these set-ups open to two readings:
-``READINGS`` (the paper's one declaration, as every paper package has) is empty. The set-ups
-(dumbbell, paths, star) are castlab's own (``topology``); the RED dumbbell is a variant.
+``READINGS`` (the paper's one declaration, as every paper package has) comes from ``declared``:
+the receive-rate window (§4.3.4), whose one reading is the RFC as written, k RTTs of the
+receiver's own R; every TFMCC experiment runs it (TfmccConfig's default), and the windows over
+max(R, R_max) are an ablation shown beside where they explain a result (tfmcc-trap, tfmcc-scale),
+never a reading. RFC 4654 describes no network: the set-ups (dumbbell, paths, star) are
+castlab's own (``topology``); the RED dumbbell is a variant.
 """
 
 from __future__ import annotations
 
 from castlab.experiments.common import Experiment, phase_decided
 from castlab.experiments.tcp.scenarios import HEADER_BYTES
+from castlab.experiments.tfmcc.declared import declared_readings
 from castlab.experiments.tfmcc.figures import run_tfmcc
 from castlab.experiments.tfmcc.scale import EXPERIMENT as SCALE_EXPERIMENT
 from castlab.experiments.tfmcc.topology import DUMBBELL, PACKET_BYTES
 from castlab.experiments.tfmcc.trap import LINK_BPS as TRAP_LINK_BPS, run_trap
 
-#: The settings RFC 4654 leaves open that a claim reads (setting -> readings, the primary first):
-#: none.
-READINGS: dict = {}
+#: The settings RFC 4654 leaves open that a claim reads (setting -> readings, the primary first).
+READINGS: dict = declared_readings()
 
 #: docs/fidelity/phase.md's overhead: one packet (TFMCC's and TCP's, headers included) at the
 #: slowest bottleneck, the dumbbell's.

@@ -25,6 +25,7 @@ import pandas as pd
 
 from castlab.experiments.common import Result, at_most, claim_over_seeds, in_range, at_least, map_runs
 from castlab.experiments.plotting import figure, save
+from castlab.experiments.tfmcc.declared import declared_readings
 from castlab.experiments.tfmcc.topology import (DUMBBELL, PATHS, STAR, bottleneck_queue, clr_share, dumbbell, paths,
                                                 rate_at,
                                                 reports_per_round, sender_of, star)
@@ -212,6 +213,6 @@ def run_tfmcc(out: Path, seed: int, quick: bool = False) -> Result:
         f"({per_n[ten]:.2f} -> {per_n[big]:.2f}, mean over {len(seeds)} seed(s))", 3.0,
         float(per_n[big] / per_n[ten]), "ratio", kind="derived"))
 
-    params = {"declared_readings": {}, "dumbbell": DUMBBELL, "red_queue": bottleneck_queue("red"), "paths": PATHS, "star": STAR, "k_tcp": ks, "n_receivers": ns, "seeds": seeds,
+    params = {"declared_readings": declared_readings(), "dumbbell": DUMBBELL, "red_queue": bottleneck_queue("red"), "paths": PATHS, "star": STAR, "k_tcp": ks, "n_receivers": ns, "seeds": seeds,
               "duration_s": duration, "warmup_s": warmup, "tcp": "NewReno, MSS 1000 B", "tfmcc_packet_bytes": 1000}
     return Result(params, claims, ["dumbbell.csv", "paths.csv", "star.csv", "rates.csv", *files])
