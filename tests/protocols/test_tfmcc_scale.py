@@ -8,7 +8,10 @@ import sys
 import numpy as np
 import pandas as pd
 
-from castlab.experiments.tfmcc.scale import expected_reports, first_clr_after, round_counts
+from castlab.experiments.tfmcc.declared import ABLATIONS, READINGS, WINDOW_SETTING
+from castlab.experiments.tfmcc.scale import (ABLATION, ABLATION_CONFIG, DECLARED, FLOOR_BPS, TFMCC_CONFIG,
+                                             expected_reports, first_clr_after, floor_reports, mean_rate, min_rate,
+                                             round_counts, time_near_floor)
 
 
 def _monte_carlo(n, bound, delay, trials, rng):
@@ -56,6 +59,27 @@ def test_first_clr_after():
     assert first_clr_after(rec, "zz", 0.0) == float("inf")
 
 
+def test_runs_the_declared_window_and_the_ablation_beside_it():
+    # the RFC as written, one reading; the ablation is not one of them
+    assert list(READINGS[WINDOW_SETTING]) == [DECLARED]
+    assert "windows_over_rmax" not in TFMCC_CONFIG
+    assert ABLATION in ABLATIONS and ABLATION not in READINGS[WINDOW_SETTING]
+    assert ABLATION_CONFIG["windows_over_rmax"] is True
+
+
+def test_rate_over_time_and_the_floor():
+    s = 1_000_000_000
+    # 100 kb/s from 0, 1 kb/s (the floor) from 10 s, 400 kb/s from 20 s
+    rec = {"rate_time_ns": np.array([0, 10, 20]) * s, "rate_bps": np.array([1e5, FLOOR_BPS, 4e5]),
+           "fb_time_ns": np.array([5, 11, 12, 25]) * s, "fb_rate_bps": np.array([FLOOR_BPS, FLOOR_BPS, 2e5, 3e5])}
+    assert FLOOR_BPS == 1000.0  # one 1000-byte packet per 8 s
+    assert mean_rate(rec, 5.0, 25.0) == (5 * 1e5 + 10 * 1e3 + 5 * 4e5) / 20
+    assert mean_rate(rec, 12.0, 18.0) == 1e3
+    assert min_rate(rec, 0.0, 30.0) == 1e3 and min_rate(rec, 21.0, 30.0) == 4e5
+    assert time_near_floor(rec, 0.0, 30.0) == 10.0 and time_near_floor(rec, 15.0, 30.0) == 5.0
+    assert floor_reports(rec, 0.0) == 2 and floor_reports(rec, 6.0) == 1
+
+
 def test_quick_run_counts_rounds_and_follows_the_worsened_path(tmp_path):
     out = tmp_path / "tfmcc-scale"
     r = subprocess.run([sys.executable, "-m", "castlab", "reproduce", "tfmcc-scale", "--quick", "--out", str(out)],
@@ -67,8 +91,25 @@ def test_quick_run_counts_rounds_and_follows_the_worsened_path(tmp_path):
     for f in ["scale.csv", "tfmcc_scale.png", "tfmcc_scale.svg"]:
         assert (out / f).stat().st_size > 100, f
     t = pd.read_csv(out / "scale.csv")
-    assert sorted(t["n"]) == [100, 1000]
-    for _, row in t.iterrows():
+    assert sorted(t["n"]) == [100, 100, 1000, 1000]
+    assert sorted(t["window"]) == sorted([DECLARED, DECLARED, ABLATION, ABLATION])
+    decl, abl = t[t["window"] == DECLARED], t[t["window"] == ABLATION]
+    claims = {c["id"]: c for c in s["claims"]}
+    # the claims read the declared rows alone
+    for n in (100, 1000):
+        c, worst = claims[f"clr-follows-the-worsened-path-N{n}"], decl[decl["n"] == n]["follow_s"].max()
+        # never CLR (inf) is written as no number, and fails
+        assert c["ours"] == worst if np.isfinite(worst) else (c["ours"] is None or not np.isfinite(c["ours"]))
+        assert c["holds"] == bool(worst <= 10.0)
+    # a claim that does not hold names the outputs that show why, declared beside ablation
+    for c in s["claims"]:
+        if not c["holds"]:
+            assert "scale.csv" in c["explanation"] and ABLATION in c["explanation"], c["id"]
+    for _, row in decl.iterrows():
+        # suppression under the RFC's window too: far fewer reports per round than receivers
+        assert row["rounds"] >= 1 and row["reports_per_round"] < row["n"] / 5
+        assert 0.0 <= row["near_floor_s"] <= 45.0 and row["min_rate_bps"] >= FLOOR_BPS
+    for _, row in abl.iterrows():
         # whole rounds after the warm-up (T = 6 R_max, well under a second here), each with a report
         assert row["rounds"] >= 20
         assert 1.0 <= row["reports_per_round"] <= row["max_reports_per_round"]

@@ -10,9 +10,19 @@ becomes the receiver with the worst conditions (pgmcc's ``lossier`` set-up, at s
 is shared by two flows and no link is loaded near its rate, so there is no traffic phase to lock
 (docs/fidelity/phase.md): the runs are deterministic, decided without phase randomisation.
 
+The session runs TFMCC's declared reading (``tfmcc.declared``: the receive rate over k RTTs of
+the receiver's own R, RFC 4654 §4.3.4 as written), and every claim reads those runs alone. Below
+10^5 receivers the same set-ups and seeds also run the ablation ``windows_over_rmax`` (the
+windows over max(R, R_max), not a reading), beside it in the table (column ``window``) and the
+plot, to show what the window does; a failing claim's explanation names both.
+
 Measured per run, after ``SCALE["warmup_s"]``: the non-CLR reports of each whole feedback round
-(mean and max), the time from the onset to the victim's becoming CLR, and the fractions of time
-the CLR is one of the worst before the onset and the victim after it.
+(mean and max), the time from the onset to the victim's becoming CLR, the fractions of time the
+CLR is one of the worst before the onset and the victim after it, the sending rate (time-weighted
+mean before the onset and from 10 s after it, lowest, peak), R_max's largest value, the reports
+at §4.4's floor of one packet per 8 s and the time the rate spent near it (twice the floor): a
+receiver whose k·R window holds no packet reports that floor (§4.4: twice a receive rate of 0),
+and below the sending rate such a report takes the CLR (§3.3).
 
 The RFC's expectation of reports per round (``expected_reports``), computed from §4.5's timer
 t = max(T(1 + ln x / ln N), 0) with N the configured bound (10,000, §4.5's recommendation): n
@@ -49,6 +59,7 @@ Claims and their tolerances, declared before the first run:
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 
@@ -59,6 +70,7 @@ from castlab.experiments import streams
 from castlab.experiments.common import at_least, at_most, claim_over_seeds
 from castlab.experiments.figure import Case, Figure, experiment
 from castlab.experiments.plotting import figure, save
+from castlab.experiments.tfmcc.declared import WINDOW_SETTING, ablation_config, primary, reading_config
 from castlab.experiments.tfmcc.topology import PACKET_BYTES, clr_share, sender_of
 from castlab.scenario import Scenario
 
@@ -83,18 +95,23 @@ SCALE = {
     "duration_s": 60.0,
     "warmup_s": 15.0,
     "follow_within_s": 10.0,
-    # DropTail limits in packets: the access links' 50 hold 200 ms at 2 Mb/s (our choice; a
-    # deeper buffer lets the slowstart overshoot queue for seconds and R_max with it)
-    "queue_limit": 50,
+    # DropTail limits in packets (our choice, as declared before the first run)
+    "queue_limit": 1000,
     "core_queue_limit": 1000,
 }
 
-#: The session's configuration: RFC 4654's defaults but for the receive-rate window, counted over
-#: max(R, R_max) (``windows_over_rmax``): with R below the packet interval the RFC's k·R window
-#: holds no packet, a receiver without a loss reports twice that near-zero receive rate (§4.4) and
-#: becomes CLR, and the rate collapses (docs/fidelity/tfmcc.md, net-peers); that is not what this
-#: experiment measures, so it runs with the switch that restores the count, declared here.
-TFMCC_CONFIG = {"packet_size": PACKET_BYTES, "windows_over_rmax": True}
+#: The session's configuration: RFC 4654's defaults under TFMCC's declared reading (``declared``:
+#: the receive rate over k RTTs of the receiver's own R, §4.3.4), 1000-byte packets.
+TFMCC_CONFIG = {"packet_size": PACKET_BYTES, **reading_config(WINDOW_SETTING)}
+#: The ablation run beside it (not a reading; no claim reads it): the windows over max(R, R_max).
+ABLATION = "windows over max(R, R_max)"
+ABLATION_CONFIG = {**TFMCC_CONFIG, **ablation_config(ABLATION)}
+
+#: The `window` column: the declared reading's rows (every claim reads these alone) and the ablation's.
+DECLARED = primary(WINDOW_SETTING)
+#: Sizes that run the ablation beside the declared reading (10^5 runs the declared reading only:
+#: one such run is the issue's whole time budget).
+ABLATION_BELOW = 100_000
 
 SIZES = [100, 1_000, 10_000, 100_000]
 QUICK_SIZES = [100, 1_000]
@@ -131,7 +148,7 @@ def _core(name, a, b) -> dict:
     return {**_link(name, a, b, SCALE["core_bps"], SCALE["core_delay_s"]), "queue_limit": SCALE["core_queue_limit"]}
 
 
-def star(n: int, seed: int, duration: float) -> Scenario:
+def star(n: int, seed: int, duration: float, config: dict = TFMCC_CONFIG) -> Scenario:
     """src -> hub -> rx_i for n receivers: rx0 .. rx{w-1} the worst, rx{w} the victim (direct
     link ``direct``, and the detour hub -> alt -> victim), the rest regular."""
     c = SCALE
@@ -153,15 +170,15 @@ def star(n: int, seed: int, duration: float) -> Scenario:
                     loss_ab=float(losses[j])) for j in range(regular)]
     return Scenario.from_dict({
         "name": f"tfmcc-scale N={n}", "duration": duration, "nodes": nodes, "links": links,
-        "sessions": [{"name": "tfmcc", "kind": "tfmcc", "source": "src", "config": TFMCC_CONFIG}],
+        "sessions": [{"name": "tfmcc", "kind": "tfmcc", "source": "src", "config": dict(config)}],
         "receivers": [{"name": f"rx{i}", "node": f"rx{i}", "session": "tfmcc", "protocol": "tfmcc"}
                       for i in range(n)],
     })
 
 
-def build(n: int, seed: int, duration: float):
+def build(n: int, seed: int, duration: float, config: dict = TFMCC_CONFIG):
     """The star's simulator, the victim's direct link going down at the onset."""
-    sim = star(n, seed, duration).build(seed)
+    sim = star(n, seed, duration, config).build(seed)
     sim.link_down(SCALE["onset_s"], "hub", f"rx{SCALE['worst']}")
     return sim
 
@@ -188,6 +205,50 @@ def first_clr_after(rec: dict, node: str, after_s: float) -> float:
     return float(t[hit[0]]) if hit.size else float("inf")
 
 
+def _rate_steps(rec: dict, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
+    """The sending rate as a step function on [t0, t1): the start of each step (s) and its rate."""
+    t = rec["rate_time_ns"] / 1e9
+    x = rec["rate_bps"].astype(float)
+    if t.size == 0 or t1 <= t0:
+        return np.zeros(0), np.zeros(0)
+    k = max(int(np.searchsorted(t, t0, side="right")) - 1, 0)
+    inside = (t > t0) & (t < t1)
+    return np.concatenate([[t0], t[inside]]), np.concatenate([[x[k]], x[inside]])
+
+
+def mean_rate(rec: dict, t0: float, t1: float) -> float:
+    """The sender's time-weighted mean rate over [t0, t1), b/s (nan without a rate)."""
+    starts, x = _rate_steps(rec, t0, t1)
+    if starts.size == 0:
+        return float("nan")
+    return float(np.sum(x * np.diff(np.append(starts, t1))) / (t1 - t0))
+
+
+def min_rate(rec: dict, t0: float, t1: float) -> float:
+    """The sender's lowest rate over [t0, t1), b/s."""
+    _, x = _rate_steps(rec, t0, t1)
+    return float(x.min()) if x.size else float("nan")
+
+
+#: §4.4's floor, one packet per 8 s (b/s): what a receiver reports when twice its receive rate
+#: (no loss event yet, or have_loss cleared by §4.3.1's 10 RTTs without data) reads 0.
+FLOOR_BPS = 8.0 * PACKET_BYTES / 8.0
+
+
+def floor_reports(rec: dict, start_s: float) -> int:
+    """Reports from `start_s` on (any receiver) whose rate is at §4.4's floor."""
+    late = rec["fb_time_ns"] >= start_s * 1e9
+    return int(np.count_nonzero(late & (rec["fb_rate_bps"] <= FLOOR_BPS * (1 + 1e-9))))
+
+
+def time_near_floor(rec: dict, t0: float, t1: float) -> float:
+    """Seconds of [t0, t1) the sending rate spent at or below twice §4.4's floor."""
+    starts, x = _rate_steps(rec, t0, t1)
+    if starts.size == 0:
+        return 0.0
+    return float(np.sum(np.diff(np.append(starts, t1))[x <= 2 * FLOOR_BPS]))
+
+
 def _peak_rss_mb() -> float:
     """The process's peak resident set (VmHWM), MB; nan where /proc has none."""
     try:
@@ -197,14 +258,15 @@ def _peak_rss_mb() -> float:
         return float("nan")
 
 
-def measure(seed: int, n: int, duration: float) -> dict:
+def measure(seed: int, n: int, duration: float, window: str = DECLARED) -> dict:
+    """One run of `n` receivers under the declared window (`window` = DECLARED) or the ablation."""
     c = SCALE
     wall, cpu = time.perf_counter(), time.process_time()
-    sim = build(n, seed, duration)
+    sim = build(n, seed, duration, TFMCC_CONFIG if window == DECLARED else ABLATION_CONFIG)
     sim.run(duration)
     events = int(sim.engine_stats()["events"])
     # the cost goes to stderr, not the CSV: the CSV is a function of the scenario and seed alone
-    print(f"  tfmcc-scale N={n} seed {seed}: {events:,} events, wall {time.perf_counter() - wall:.1f} s, "
+    print(f"  tfmcc-scale N={n} seed {seed} ({window}): {events:,} events, wall {time.perf_counter() - wall:.1f} s, "
           f"CPU {time.process_time() - cpu:.1f} s, peak RSS {_peak_rss_mb():.0f} MB, "
           f"load {os.getloadavg()[0]:.1f}", file=sys.stderr, flush=True)
     rec = sim.tfmcc_sender_records(sender_of(sim))
@@ -215,24 +277,59 @@ def measure(seed: int, n: int, duration: float) -> dict:
     worst_share = sum(clr_share(rec, f"rx{i}", warm, onset) for i in range(c["worst"]))
     victim_share = clr_share(rec, victim, onset + c["follow_within_s"], duration)
     fb = ~rec["fb_from_clr"].astype(bool)
-    return {"n": n, "seed": seed, "events": events, "rounds": int(counts.size),
+    after = onset + c["follow_within_s"]
+    return {"n": n, "seed": seed, "window": window, "events": events, "rounds": int(counts.size),
             "reports_per_round": float(counts.mean()) if counts.size else float("nan"),
             "max_reports_per_round": int(counts.max()) if counts.size else 0,
             "expected_reports": expected_reports(n - 1),
             "non_clr_reports": int(fb.sum()), "clr_reports": int((~fb).sum()),
             "clr_changes": int(rec["clr_time_ns"].size),
             "follow_s": first - onset if np.isfinite(first) else float("inf"),
-            "worst_share_before": worst_share, "victim_share_after": victim_share}
+            "worst_share_before": worst_share, "victim_share_after": victim_share,
+            "rate_before_bps": mean_rate(rec, warm, onset), "rate_after_bps": mean_rate(rec, after, duration),
+            "min_rate_bps": min_rate(rec, warm, duration),
+            "peak_rate_bps": float(rec["rate_bps"].max()) if rec["rate_bps"].size else float("nan"),
+            "max_rmax_s": float(rec["round_rmax_s"].max()) if rec["round_rmax_s"].size else float("nan"),
+            "floor_reports": floor_reports(rec, warm), "near_floor_s": time_near_floor(rec, warm, duration)}
 
 
 def _cases(quick: bool) -> list[Case]:
     sizes = QUICK_SIZES if quick else SIZES
     seeds = 1 if quick else SEEDS
-    return [Case({"n": n, "duration": SCALE["duration_s"]}, seed=k) for n in sizes
-            for k in range(1 if n >= ONE_SEED_AT else seeds)]
+    declared = [Case({"n": n, "duration": SCALE["duration_s"], "window": DECLARED}, seed=k) for n in sizes
+                for k in range(1 if n >= ONE_SEED_AT else seeds)]
+    # the ablation beside it, the same set-ups and seeds, below ABLATION_BELOW receivers
+    ablation = [Case({"n": n, "duration": SCALE["duration_s"], "window": ABLATION}, seed=k) for n in sizes
+                if n < ABLATION_BELOW for k in range(seeds)]
+    return declared + ablation
 
 
-def _claims(t: pd.DataFrame) -> list:
+def _why(t: pd.DataFrame, n: int) -> str:
+    """A failing claim's explanation at `n` receivers: the outputs (scale.csv's columns) that show
+    whether the declared window's collapse is the cause, declared rows beside the ablation's."""
+    d = t[(t["n"] == n) & (t["window"] == DECLARED)]
+    a = t[(t["n"] == n) & (t["window"] == ABLATION)]
+    text = (f"scale.csv, n = {n}, window = declared: {d['floor_reports'].mean():.1f} reports at §4.4's floor of one "
+            f"packet per 8 s (twice a k·R receive rate of 0, §4.3.4, from a receiver without a loss event or whose "
+            f"have_loss §4.3.1 cleared after 10 R without data), the sending rate at most twice that floor for "
+            f"{d['near_floor_s'].mean():.1f} s of the {SCALE['duration_s'] - SCALE['warmup_s']:g} s measured; it "
+            f"averages {d['rate_before_bps'].mean() / 1e3:,.1f} kb/s before the onset and "
+            f"{d['rate_after_bps'].mean() / 1e3:,.1f} kb/s after it, its peak {d['peak_rate_bps'].mean() / 1e6:,.2f} "
+            f"Mb/s, R_max up to {d['max_rmax_s'].max():.2f} s, {d['rounds'].mean():.1f} whole rounds after the warm-up, "
+            f"the victim CLR {d['follow_s'].max():.2f} s after the onset at the latest")
+    if len(a):
+        text += (f"; the ablation's rows (window = {ABLATION}, not a reading): {a['floor_reports'].mean():.1f} floor "
+                 f"reports, {a['near_floor_s'].mean():.1f} s near the floor, {a['rate_before_bps'].mean() / 1e3:,.1f} "
+                 f"and {a['rate_after_bps'].mean() / 1e3:,.1f} kb/s, peak {a['peak_rate_bps'].mean() / 1e6:,.2f} Mb/s, "
+                 f"R_max up to {a['max_rmax_s'].max():.2f} s, {a['rounds'].mean():.1f} rounds, the victim CLR "
+                 f"{a['follow_s'].max():.2f} s after the onset at the latest, CLR a worst "
+                 f"{a['worst_share_before'].mean():.2f} before and the victim {a['victim_share_after'].mean():.2f} after")
+    return text
+
+
+def _claims(table: pd.DataFrame) -> list:
+    # every claim reads the declared reading's rows; the ablation's appear only in explanations
+    t = table[table["window"] == DECLARED]
     out = []
     per_n = t.groupby("n")["reports_per_round"].mean()
     for n in [m for m in SIZES[:3] if m in per_n.index]:
@@ -259,22 +356,31 @@ def _claims(t: pd.DataFrame) -> list:
     within = SCALE["follow_within_s"]
     for n in sorted(per_n.index):
         rows = t[t["n"] == n]
-        out.append(claim_over_seeds(
+        follows = claim_over_seeds(
             at_most, rows["follow_s"], f"clr-follows-the-worsened-path-N{n}",
             f"RFC 4654 §2/§3.4: with {n:,} receivers the receiver whose path gets lossier at "
             f"{SCALE['onset_s']:g} s is CLR within {within:g} s (ours)", within, None, "s", kind="derived",
-            worst="max"))
+            worst="max")
         share = np.minimum(rows["worst_share_before"].to_numpy(float), rows["victim_share_after"].to_numpy(float))
-        out.append(claim_over_seeds(
+        worst = claim_over_seeds(
             at_least, share, f"clr-is-the-worst-N{n}",
             f"RFC 4654 §2: with {n:,} receivers the CLR is one of the {SCALE['worst']} worst receivers for >= 75 % of "
             f"[{SCALE['warmup_s']:g}, {SCALE['onset_s']:g}) s and the worsened receiver for >= 75 % of the time from "
             f"{within:g} s after the onset (the smaller of the two; 75 % ours)", 0.75, None, "fraction",
-            kind="derived"))
+            kind="derived")
+        out += [follows, worst]
+    for c in out:
+        # a claim that does not hold names the outputs that show why, at its size (the largest
+        # size it compares for the growth claims)
+        if not c.holds:
+            m = re.search(r"-N(\d+)$", c.id)
+            c.explanation = _why(table, int(m.group(1)) if m else int(max(per_n.index)))
     return out
 
 
-def _plot(t: pd.DataFrame, out) -> list[str]:
+def _plot(table: pd.DataFrame, out) -> list[str]:
+    t = table[table["window"] == DECLARED]
+    abl = table[table["window"] == ABLATION].groupby("n")
     fig, _ = figure(8.0, 3.4)
     fig.clf()
     ax1, ax2 = fig.subplots(1, 2)
@@ -282,6 +388,9 @@ def _plot(t: pd.DataFrame, out) -> list[str]:
     ns = np.asarray(sorted(g.groups), dtype=float)
     ax1.plot(ns, g["reports_per_round"].mean().to_numpy(), "o-", label="mean per round (measured)")
     ax1.plot(ns, g["max_reports_per_round"].max().to_numpy(), "^:", label="max per round (measured)")
+    if len(abl):
+        ax1.plot(np.asarray(sorted(abl.groups), dtype=float), abl["reports_per_round"].mean().to_numpy(), "x--",
+                 color="0.5", label="mean per round, ablation (windows over R_max)")
     fine = np.logspace(np.log10(ns.min()), np.log10(ns.max()), 40)
     ax1.plot(fine, [expected_reports(int(m) - 1) for m in fine], "-", color="0.4",
              label="E[M]: RFC 4654 §4.5's timer")
@@ -299,6 +408,12 @@ def _plot(t: pd.DataFrame, out) -> list[str]:
     ax3 = ax2.twinx()
     ax3.plot(ns, g["worst_share_before"].mean().to_numpy(), "s--", color="C1", label="CLR is a worst (before)")
     ax3.plot(ns, g["victim_share_after"].mean().to_numpy(), "d--", color="C2", label="CLR is the victim (after)")
+    if len(abl):
+        na = np.asarray(sorted(abl.groups), dtype=float)
+        ax3.plot(na, abl["worst_share_before"].mean().to_numpy(), "s:", color="C1", alpha=0.5,
+                 label="a worst (before), ablation")
+        ax3.plot(na, abl["victim_share_after"].mean().to_numpy(), "d:", color="C2", alpha=0.5,
+                 label="the victim (after), ablation")
     ax3.set_ylim(0, 1.05)
     ax3.set_ylabel("fraction of time")
     h1, l1 = ax2.get_legend_handles_labels()
@@ -311,7 +426,10 @@ def _plot(t: pd.DataFrame, out) -> list[str]:
 def _params(quick: bool, seed: int) -> dict:
     return {"scale": SCALE, "sizes": QUICK_SIZES if quick else SIZES, "seeds": 1 if quick else SEEDS,
             "receivers_bound": RECEIVERS_BOUND, "suppression_delay_T": SUPPRESSION_DELAY,
-            "tfmcc_config": TFMCC_CONFIG, "phase_randomisation": "off (no shared queue, no loaded link)"}
+            "tfmcc_config": TFMCC_CONFIG, "window": {"setting": WINDOW_SETTING, "declared": DECLARED},
+            "ablation": {"name": ABLATION, "config": ABLATION_CONFIG, "sizes_below": ABLATION_BELOW,
+                         "note": "beside the declared reading; no claim reads it"},
+            "phase_randomisation": "off (no shared queue, no loaded link)"}
 
 
 SCALE_FIGURE = Figure("tfmcc-scale", "RFC 4654 (TFMCC)", "§2, §3.4, §4.5",
