@@ -43,6 +43,16 @@ const RATE_KEEP_WINDOWS: u64 = 4;
 /// first measurement, a queue filling) up to a few times that still counts every packet.
 const RATE_SPAN_FLOOR: Duration = Duration::from_millis(500);
 
+/// Bits per second in the arrivals (time, bytes; oldest first) of the last `window` before `now`.
+fn bits_per_s_over(arrivals: &VecDeque<(Instant, u32)>, now: Instant, window: Duration) -> f64 {
+    if window.is_zero() {
+        return 0.0;
+    }
+    let from = now - window;
+    let bytes: u64 = arrivals.iter().rev().take_while(|(t, _)| *t > from).map(|&(_, b)| b as u64).sum();
+    bytes as f64 * 8.0 / window.as_secs_f64()
+}
+
 /// What the receiver did.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ReceiverRecords {
@@ -230,9 +240,7 @@ impl TfmccReceiver {
         if window.is_zero() {
             return 0.0;
         }
-        let from = now - window;
-        let bytes: u64 = self.arrivals.iter().rev().take_while(|(t, _)| *t > from).map(|&(_, b)| b as u64).sum();
-        bytes as f64 * 8.0 / window.as_secs_f64()
+        bits_per_s_over(&self.arrivals, now, window)
     }
 
     /// Slots the arrivals' queue holds now (its allocation; [`RATE_RING`] at most).
@@ -284,8 +292,12 @@ impl TfmccReceiver {
     /// X_r (§4.4): equation (1) once a loss event was seen, else twice the receive rate; at
     /// least one packet per 8 s.
     pub fn desired_rate_bps(&self, now: Instant) -> f64 {
-        let x = self
-            .calculated_rate_bps()
+        self.desired_from(now, self.calculated_rate_bps())
+    }
+
+    /// X_r given the calculated rate `calc` (computed once per packet by the caller).
+    fn desired_from(&self, now: Instant, calc: Option<f64>) -> f64 {
+        let x = calc
             .unwrap_or_else(|| 2.0 * self.receive_rate_bps(now, self.rtt_span() * self.cfg.receive_rate_rtts as u64));
         x.max(self.cfg.min_rate_bps())
     }
@@ -305,8 +317,8 @@ impl TfmccReceiver {
     /// with this: a receiver whose calculated rate stays below the reported one for more than
     /// 120 s while the sender sends faster than the calculated rate must leave. The sender never
     /// sends below that same floor, so the second condition holds whenever the first does.
-    fn watch_low_rate(&mut self, now: Instant) {
-        let low = self.calculated_rate_bps().is_some_and(|x| x < self.cfg.min_rate_bps());
+    fn watch_low_rate(&mut self, now: Instant, calc: Option<f64>) {
+        let low = calc.is_some_and(|x| x < self.cfg.min_rate_bps());
         if !low {
             if self.low_since.take().is_some() {
                 self.timers.stop(ReceiverTimer::LowRate);
@@ -447,10 +459,11 @@ impl TfmccReceiver {
         let rtt = self.r_now;
         let merge = if self.cfg.merge_over_rmax { h.r_max } else { rtt };
         let s = self.cfg.packet_size as f64;
-        let recv_last_rtt = self.receive_rate_bps(now, self.rtt_span());
+        // §5.6's receive rate over the last RTT, counted only at the first loss event
+        let (arrivals, span) = (&self.arrivals, self.rtt_span());
         let first = self.cfg.first_interval;
         let seed = move || {
-            let l0 = synthetic_interval(s, rtt.as_secs_f64(), recv_last_rtt);
+            let l0 = synthetic_interval(s, rtt.as_secs_f64(), bits_per_s_over(arrivals, now, span));
             match first {
                 FirstInterval::Rfc => l0.max(1.0),
                 FirstInterval::None => 0.0,
@@ -488,8 +501,9 @@ impl TfmccReceiver {
             }
         }
 
-        self.watch_low_rate(now);
-        let x = self.desired_rate_bps(now);
+        let calc = self.calculated_rate_bps();
+        self.watch_low_rate(now, calc);
+        let x = self.desired_from(now, calc);
         let new_round = self.fb_nr.is_none_or(|n| round_is_newer(h.fb_nr, n));
         if new_round {
             // §4.5: a new round cancels feedback for older ones; non-CLR receivers set a timer.
