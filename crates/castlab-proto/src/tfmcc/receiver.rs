@@ -34,9 +34,9 @@ const RATE_RING: usize = 4096;
 /// windows hold at the rate it receives; once it fits, nothing is allocated per packet.
 const RATE_FIRST: usize = 16;
 /// Arrivals are kept for this many times the longest window the receiver reads at the time
-/// (§4.3.4's k RTTs; before the first RTT measurement over at least [`RATE_SPAN_FLOOR`]), so a window that
-/// grows up to this factor before the next arrival still finds every packet it covers (our
-/// choice).
+/// (§4.3.4's k RTTs; before the first RTT measurement over at least [`RATE_SPAN_FLOOR`]), so a
+/// window that grows up to this factor before the next arrival still finds every packet it
+/// covers (our choice).
 const RATE_KEEP_WINDOWS: u64 = 4;
 /// The RTT the kept arrivals assume at least until the receiver's first RTT measurement: §3.1's
 /// lower bound for the initial R_max ("should not be smaller than 500 milliseconds"), so a
@@ -256,8 +256,9 @@ impl TfmccReceiver {
 
     /// Keep the arrival at `now` for the receive rate: older ones go once they lie beyond
     /// [`RATE_KEEP_WINDOWS`] times the longest window read now (over at least
-    /// [`RATE_SPAN_FLOOR`] before the first RTT measurement), or past [`RATE_RING`]. The queue halves once it is a quarter full
-    /// (after a slowstart peak), so it follows the rate both ways at an amortised cost.
+    /// [`RATE_SPAN_FLOOR`] before the first RTT measurement), or past [`RATE_RING`]. The queue
+    /// halves once it is a quarter full (after a slowstart peak), so it follows the rate both
+    /// ways at an amortised cost.
     fn keep_arrival(&mut self, now: Instant, bytes: u32) {
         let span = if self.rtt.is_some() { self.rtt_span() } else { self.rtt_span().max(RATE_SPAN_FLOOR) };
         let keep = span * (self.cfg.receive_rate_rtts.max(1) as u64 * RATE_KEEP_WINDOWS);
