@@ -332,8 +332,12 @@ class RegisteredRole(Role):
         if self.wire == "pgm":
             pgm_flow = int(kw.get("flow", 1))
             fields = _registry.roles()[spec["role"]].get("config")
-            if fields and "spm_interval" in config_defaults_of(fields):
+            known = config_defaults_of(fields) if fields else {}
+            if "spm_interval" in known:
                 cfg["spm_interval"] = PGM_SPM_INTERVAL_S
+            # RFC 3208's packets carry one sequence number, which an RDATA repeats: ACKs count it
+            if "pgm_seq_acks" in known:
+                cfg["pgm_seq_acks"] = True
         self.drv = self.session.driver(self.session.groups(n, control=control), pgm_flow=pgm_flow)
         cfg.update(self.overrides or {})
         node, port = (SOURCE_NODE, SOURCE_PORT) if spec["source"] else (a.node, a.port)

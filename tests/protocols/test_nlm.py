@@ -179,7 +179,7 @@ def test_quick_runs_write_data_plots_and_computed_claims(name, tmp_path):
 
         from castlab.experiments.figure import drive
         (tmp_path / "det").mkdir()
-        fig = replace(XF.FIG9, readings={"jittered, no phase": {"jitter": True, "phase": False}})
+        fig = replace(XF.FIG9, readings={"jittered sources": {"jitter": True}}, phase_s=0.0)
         det = drive(fig, tmp_path / "det", 1, quick=True)
         c = {x.id: x for x in det.claims}
         # two quick seeds give a t interval too wide to decide the DROP_REQ time: its mean is checked

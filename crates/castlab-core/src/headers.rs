@@ -411,3 +411,154 @@ impl Header {
         })
     }
 }
+
+/// PGMCC's packets (Rizzo et al., draft-ietf-rmt-bb-pgmcc-03; the agents are
+/// `castlab_proto::pgmcc`): `ControlMsg` layouts, here so that the real-network driver can
+/// map them to RFC 3208 packets with OpenPGM's PGMCC options and back.
+pub mod pgmcc {
+    use crate::ids::{Addr, NodeId};
+    use crate::{ControlMsg, Header, Packet};
+
+    /// `ControlMsg::kind` of ODATA and RDATA ("PD").
+    pub const PGMCC_DATA_KIND: u16 = 0x5044;
+    /// `ControlMsg::kind` of NAKs, repair requests and election requests ("PN").
+    pub const PGMCC_NAK_KIND: u16 = 0x504E;
+    /// `ControlMsg::kind` of NCFs ("PC").
+    pub const PGMCC_NCF_KIND: u16 = 0x5043;
+    /// `ControlMsg::kind` of the acker's ACKs ("PA").
+    pub const PGMCC_ACK_KIND: u16 = 0x5041;
+
+    fn addr_bits(a: Addr) -> (u64, u64) {
+        (a.node.0 as u64, a.port as u64)
+    }
+
+    /// What an ODATA or RDATA carries besides `Packet::seq` (PGM's sequence number), as
+    /// OPT_PGMCC_DATA (timestamp, acker) plus the transmit sequence number and PGM's trail.
+    ///
+    /// Layout in `ControlMsg::args`: `args[0]` = transmit sequence number; `args[1]` = timestamp
+    /// (bits 0-31, the sender's clock in microseconds) and the acker's node (32-63); `args[2]` = the acker's port (0-15),
+    /// has-acker (16), RDATA (17), and the transmit window's trail, PGM's low 32 bits (32-63).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct DataHeader {
+        pub tx_seq: u64,
+        pub ts_us: u32,
+        /// The receiver that must acknowledge this packet (None: an election is asked for).
+        pub acker: Option<Addr>,
+        pub rdata: bool,
+        /// The oldest PGM sequence number the sender can still repair (low 32 bits).
+        pub trail: u32,
+    }
+
+    impl DataHeader {
+        pub fn encode(&self) -> Header {
+            let (node, port) = self.acker.map(addr_bits).unwrap_or((0, 0));
+            let flags = (self.acker.is_some() as u64) << 16 | (self.rdata as u64) << 17;
+            Header::Control(ControlMsg {
+                kind: PGMCC_DATA_KIND,
+                args: [self.tx_seq, self.ts_us as u64 | node << 32, port | flags | (self.trail as u64) << 32],
+            })
+        }
+
+        /// The header of a PGMCC data packet, or None (not one, or reserved bits set).
+        pub fn decode(p: &Packet) -> Option<Self> {
+            let Header::Control(ControlMsg { kind: PGMCC_DATA_KIND, args }) = p.header else { return None };
+            if args[2] & 0xFFFC_0000 != 0 {
+                return None;
+            }
+            let acker = (args[2] >> 16 & 1 == 1).then(|| Addr::new(NodeId((args[1] >> 32) as u32), args[2] as u16));
+            Some(DataHeader {
+                tx_seq: args[0],
+                ts_us: args[1] as u32,
+                acker,
+                rdata: args[2] >> 17 & 1 == 1,
+                trail: (args[2] >> 32) as u32,
+            })
+        }
+    }
+
+    /// A NAK besides `Packet::seq` (the PGM sequence number asked for): OPT_PGMCC_FEEDBACK's
+    /// timestamp echo and loss rate. An election NAK (§2.3.1) also carries the receiver's ACK
+    /// state (`ack`: RX_MAX and the bitmap, as an [`AckHeader`] has them): on RFC 3208's wire it
+    /// travels as an ACK, the packet OpenPGM's receivers answer an election with.
+    ///
+    /// Layout in `ControlMsg::args`: `args[0]` = the echoed timestamp plus the correction term
+    /// (bits 0-31, the sender's clock) and p (32-47, the 16-bit loss rate); `args[1]` = election
+    /// (bit 0: a dummy NAK of §2.3.1 asking for no repair), has-timestamp (bit 1), has-ACK-state
+    /// (bit 2), the bitmap (32-63); `args[2]` = RX_MAX (0 without ACK state).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct NakHeader {
+        pub ts_echo_us: u32,
+        pub have_ts: bool,
+        pub loss: u16,
+        pub election: bool,
+        /// (RX_MAX, bitmap) of an election NAK; None on a repair request.
+        pub ack: Option<(u64, u32)>,
+    }
+
+    impl NakHeader {
+        pub fn encode(&self) -> Header {
+            let (rx_max, bitmap) = self.ack.unwrap_or((0, 0));
+            Header::Control(ControlMsg {
+                kind: PGMCC_NAK_KIND,
+                args: [
+                    self.ts_echo_us as u64 | (self.loss as u64) << 32,
+                    self.election as u64
+                        | (self.have_ts as u64) << 1
+                        | (self.ack.is_some() as u64) << 2
+                        | (bitmap as u64) << 32,
+                    rx_max,
+                ],
+            })
+        }
+
+        pub fn decode(p: &Packet) -> Option<Self> {
+            let Header::Control(ControlMsg { kind: PGMCC_NAK_KIND, args }) = p.header else { return None };
+            let has_ack = args[1] >> 2 & 1 == 1;
+            if args[0] >> 48 != 0 || args[1] & 0xFFFF_FFF8 != 0 || (!has_ack && (args[1] >> 32 != 0 || args[2] != 0)) {
+                return None;
+            }
+            Some(NakHeader {
+                ts_echo_us: args[0] as u32,
+                loss: (args[0] >> 32) as u16,
+                election: args[1] & 1 == 1,
+                have_ts: args[1] >> 1 & 1 == 1,
+                ack: has_ack.then_some((args[2], (args[1] >> 32) as u32)),
+            })
+        }
+    }
+
+    /// An ACK (§2.1.2; OpenPGM's packet type 0x0d with OPT_PGMCC_FEEDBACK).
+    ///
+    /// Layout in `ControlMsg::args`: `args[0]` = the echoed timestamp plus correction (bits 0-31)
+    /// and p (32-47, the 16-bit loss rate); `args[1]` = RX_MAX, the highest transmit sequence number received; `args[2]`
+    /// = the bitmap (bits 0-31; bit k: RX_MAX - k received, so bit 0 is always set).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct AckHeader {
+        pub ts_echo_us: u32,
+        pub loss: u16,
+        pub rx_max: u64,
+        pub bitmap: u32,
+    }
+
+    impl AckHeader {
+        pub fn encode(&self) -> Header {
+            Header::Control(ControlMsg {
+                kind: PGMCC_ACK_KIND,
+                args: [self.ts_echo_us as u64 | (self.loss as u64) << 32, self.rx_max, self.bitmap as u64],
+            })
+        }
+
+        pub fn decode(p: &Packet) -> Option<Self> {
+            let Header::Control(ControlMsg { kind: PGMCC_ACK_KIND, args }) = p.header else { return None };
+            if args[0] >> 48 != 0 || args[2] >> 32 != 0 || args[2] & 1 == 0 {
+                return None;
+            }
+            Some(AckHeader {
+                ts_echo_us: args[0] as u32,
+                loss: (args[0] >> 32) as u16,
+                rx_max: args[1],
+                bitmap: args[2] as u32,
+            })
+        }
+    }
+}

@@ -40,8 +40,12 @@
 //! ```
 //!
 //! PGMCC (draft-ietf-rmt-bb-pgmcc-03) defines no packet formats (§2.1); the ACK type and the
-//! two options are OpenPGM's. castlab's PGMCC agents do not send these yet: their packets
-//! travel in castlab's envelope (docs/fidelity/pgmcc.md); the codec reads and writes OpenPGM's.
+//! two options are OpenPGM's. castlab's PGMCC agents (`castlab_core::pgmcc`'s `ControlMsg`
+//! layouts) map onto them in [`cc_from_castlab`] and back in [`cc_to_castlab`]: ODATA/RDATA
+//! keep RFC 3208's sequence numbers and the ACK's RX_MAX and bitmap count them, as OpenPGM's
+//! do (the agents' `pgm_seq_acks`); timestamps are milliseconds on the wire, as OpenPGM's,
+//! microseconds in the agents; an election request travels as an ACK, as OpenPGM's receivers
+//! answer an election (docs/fidelity/pgmcc.md, "The PGM wire").
 //! UDP encapsulation (OpenPGM's, and RFC 3208's note on it) is the PGM packet as the UDP
 //! payload: no pseudo-header, the same checksum.
 //!
@@ -50,7 +54,8 @@
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 
-use castlab_core::{Dest, Packet, PgmHeader, PgmKind};
+use castlab_core::pgmcc::{AckHeader, DataHeader, NakHeader, PGMCC_NCF_KIND};
+use castlab_core::{Addr, ControlMsg, Dest, Header, NodeId, Packet, PgmHeader, PgmKind};
 
 /// The common header's length.
 pub const HEADER_LEN: usize = 16;
@@ -595,10 +600,154 @@ pub fn from_castlab(
         _ => return None,
     };
     if data {
-        let head = w.wire_len();
-        w.tsdu_len = (p.size_bytes as usize).saturating_sub(head).max(zmq::MIN_TSDU).min(u16::MAX as usize) as u16;
+        pad_tsdu(&mut w, p);
     }
     Some((w, target, data))
+}
+
+/// A data packet's TSDU: what pads the packet to `p.size_bytes`, at least a framed tag.
+fn pad_tsdu(w: &mut PgmPacket, p: &Packet) {
+    let head = w.wire_len();
+    w.tsdu_len = (p.size_bytes as usize).saturating_sub(head).max(zmq::MIN_TSDU).min(u16::MAX as usize) as u16;
+}
+
+/// OpenPGM's timestamps count milliseconds; the agents' microseconds (both 32 bits). A stamp
+/// goes out as `us / 1000` and comes back as `ms * 1000`, so an echo keeps its meaning within
+/// a wrap of the microsecond clock (71.6 min), quantised to 1 ms.
+fn ms_of_us(us: u32) -> u32 {
+    us / 1000
+}
+
+fn us_of_ms(ms: u32) -> u32 {
+    ms.wrapping_mul(1000)
+}
+
+/// castlab's PGMCC packet `p` (`ControlMsg` `c`, a layout of `castlab_core::pgmcc`) as RFC 3208
+/// fields with OpenPGM's PGMCC options, as [`from_castlab`] does for castlab's PGM header:
+/// ODATA/RDATA with OPT_PGMCC_DATA (the acker's NLA from `ip_of`; 0.0.0.0 asks for an
+/// election) and NCF to the group; a NAK with OPT_PGMCC_FEEDBACK, an ACK with it, and an
+/// election request as such an ACK (what OpenPGM's receivers send) to the source. None: no
+/// PGM form (not a PGMCC layout, a data packet whose transmit sequence number is not its PGM
+/// one, an acker or source of unknown address, an election request without ACK state).
+pub fn cc_from_castlab(
+    p: &Packet,
+    c: ControlMsg,
+    e: &Ends,
+    own_ip: Ipv4Addr,
+    dst_ip: Option<Ipv4Addr>,
+    ip_of: impl Fn(NodeId) -> Option<Ipv4Addr>,
+) -> Option<(PgmPacket, SocketAddrV4, bool)> {
+    let mut w = PgmPacket::new(PgmType::Odata);
+    w.sport = e.sport;
+    w.dport = e.port;
+    w.gsi = e.gsi;
+    w.sqn = p.seq as u32;
+    let group = SocketAddrV4::new(e.group_addr, e.port);
+    let upstream = |w: &mut PgmPacket| -> Option<SocketAddrV4> {
+        let (ip, (gsi, sport)) = (dst_ip?, e.remote?);
+        w.sport = e.port;
+        w.dport = sport;
+        w.gsi = gsi;
+        Some(SocketAddrV4::new(ip, e.port))
+    };
+    match p.dst {
+        Dest::Group(_) if c.kind == PGMCC_NCF_KIND => {
+            w.kind = PgmType::Ncf;
+            w.nla = own_ip;
+            w.group = e.group_addr;
+            Some((w, group, false))
+        }
+        Dest::Group(_) => {
+            let h = DataHeader::decode(p)?;
+            if h.tx_seq != p.seq {
+                return None;
+            }
+            w.kind = if h.rdata { PgmType::Rdata } else { PgmType::Odata };
+            w.trail = h.trail;
+            let acker = match h.acker {
+                Some(a) => ip_of(a.node)?,
+                None => Ipv4Addr::UNSPECIFIED,
+            };
+            w.pgmcc_data = Some(PgmccData { tstamp: ms_of_us(h.ts_us), acker });
+            pad_tsdu(&mut w, p);
+            Some((w, group, true))
+        }
+        Dest::Unicast(_) => {
+            let target = upstream(&mut w)?;
+            if let Some(a) = AckHeader::decode(p) {
+                w.kind = PgmType::Ack;
+                w.sqn = 0;
+                w.ack_rx_max = a.rx_max as u32;
+                w.ack_bitmap = a.bitmap;
+                w.pgmcc_feedback = Some(PgmccFeedback { tstamp: ms_of_us(a.ts_echo_us), loss: a.loss, nla: own_ip });
+                return Some((w, target, false));
+            }
+            let n = NakHeader::decode(p)?;
+            let feedback =
+                n.have_ts.then_some(PgmccFeedback { tstamp: ms_of_us(n.ts_echo_us), loss: n.loss, nla: own_ip });
+            if n.election {
+                let (rx_max, bitmap) = n.ack?;
+                w.kind = PgmType::Ack;
+                w.sqn = 0;
+                w.ack_rx_max = rx_max as u32;
+                w.ack_bitmap = bitmap;
+                w.pgmcc_feedback = Some(feedback?);
+            } else {
+                w.kind = PgmType::Nak;
+                w.nla = dst_ip?;
+                w.group = e.group_addr;
+                w.pgmcc_feedback = feedback;
+            }
+            Some((w, target, false))
+        }
+    }
+}
+
+/// The acker a decoded ODATA/RDATA names in OPT_PGMCC_DATA (None: no option, or 0.0.0.0, an
+/// election).
+pub fn cc_acker(w: &PgmPacket) -> Option<Ipv4Addr> {
+    w.pgmcc_data.map(|d| d.acker).filter(|ip| !ip.is_unspecified())
+}
+
+/// The PGMCC header of a decoded packet with OpenPGM's PGMCC options, for castlab's agents:
+/// ODATA/RDATA with OPT_PGMCC_DATA (transmit sequence number = PGM's; `acker`: the agent
+/// the acker NLA names, None for 0.0.0.0), a NAK with OPT_PGMCC_FEEDBACK, an ACK with it (its
+/// RX_MAX moved down to the newest packet its bitmap reports received). None: no PGMCC option
+/// (the packet maps to castlab's PGM header), or an ACK that reports nothing received (both are
+/// refused if an ACK).
+pub fn cc_to_castlab(w: &PgmPacket, acker: Option<Addr>) -> Option<Header> {
+    match (w.kind, w.pgmcc_data, w.pgmcc_feedback) {
+        (PgmType::Odata | PgmType::Rdata, Some(d), _) => Some(
+            DataHeader {
+                tx_seq: w.sqn as u64,
+                ts_us: us_of_ms(d.tstamp),
+                acker,
+                rdata: w.kind == PgmType::Rdata,
+                trail: w.trail,
+            }
+            .encode(),
+        ),
+        (PgmType::Nak, _, Some(f)) => Some(
+            NakHeader { ts_echo_us: us_of_ms(f.tstamp), have_ts: true, loss: f.loss, election: false, ack: None }
+                .encode(),
+        ),
+        (PgmType::Ack, _, Some(f)) if w.ack_bitmap != 0 => {
+            // OpenPGM's RX_MAX is its receive window's lead, which an SPM advances past what
+            // arrived; the draft's (§2.1.2) is the highest sequence number received: the
+            // highest bit set in the bitmap
+            let k = w.ack_bitmap.trailing_zeros();
+            Some(
+                AckHeader {
+                    ts_echo_us: us_of_ms(f.tstamp),
+                    loss: f.loss,
+                    rx_max: w.ack_rx_max.wrapping_sub(k) as u64,
+                    bitmap: w.ack_bitmap >> k,
+                }
+                .encode(),
+            )
+        }
+        _ => None,
+    }
 }
 
 /// The payload framing a ZeroMQ `epgm://` SUB needs to deliver a PGM data packet's TSDU as one
@@ -860,6 +1009,115 @@ mod tests {
         short[5] = 0;
         resum(&mut short);
         assert_eq!(decode(&short), Err(PgmError::Truncated));
+    }
+
+    #[test]
+    fn pgmcc_agents_packets_map_to_openpgms_and_back() {
+        let e = Ends {
+            port: 7500,
+            group_addr: Ipv4Addr::new(239, 255, 0, 1),
+            gsi: *b"cl\0\0\0\x01",
+            sport: 3,
+            remote: Some((*b"cl\0\0\0\x09", 4)),
+            spm_sqn: 0,
+        };
+        let src_ip = Ipv4Addr::new(10, 77, 0, 1);
+        let rx_ip = Ipv4Addr::new(10, 77, 1, 2);
+        let ip_of = |n: NodeId| (n == NodeId(2)).then_some(rx_ip);
+        let acker = Addr::new(NodeId(2), 7);
+        let through = |w: &PgmPacket| {
+            let mut b = vec![0u8; w.wire_len()];
+            encode(w, &mut b, |t| {
+                if !t.is_empty() {
+                    zmq::frame(t, 1)
+                }
+            })
+            .unwrap();
+            decode(&b).unwrap()
+        };
+
+        // ODATA: PGM's sequence number, the acker's NLA, the timestamp in milliseconds
+        let mut p = Packet::data(Dest::Group(castlab_core::GroupId(0)), 1000);
+        p.seq = 41;
+        let d = DataHeader { tx_seq: 41, ts_us: 123_456_789, acker: Some(acker), rdata: false, trail: 9 };
+        p.header = d.encode();
+        let Header::Control(c) = p.header else { unreachable!() };
+        let (w, to, data) = cc_from_castlab(&p, c, &e, src_ip, None, ip_of).unwrap();
+        assert_eq!(
+            (w.kind, w.sqn, w.trail, to, data),
+            (PgmType::Odata, 41, 9, SocketAddrV4::new(e.group_addr, 7500), true)
+        );
+        assert_eq!(w.pgmcc_data, Some(PgmccData { tstamp: 123_456, acker: rx_ip }));
+        assert_eq!(w.wire_len(), 1000);
+        let back = cc_to_castlab(&through(&w), Some(acker)).unwrap();
+        p.header = back;
+        assert_eq!(DataHeader::decode(&p), Some(DataHeader { ts_us: 123_456_000, ..d }));
+        // an RDATA, and one naming no acker (an election: 0.0.0.0)
+        p.header = DataHeader { rdata: true, acker: None, ..d }.encode();
+        let Header::Control(c) = p.header else { unreachable!() };
+        let (w, _, _) = cc_from_castlab(&p, c, &e, src_ip, None, ip_of).unwrap();
+        assert_eq!((w.kind, w.pgmcc_data.unwrap().acker), (PgmType::Rdata, Ipv4Addr::UNSPECIFIED));
+        p.header = cc_to_castlab(&through(&w), None).unwrap();
+        assert_eq!(DataHeader::decode(&p).map(|h| (h.rdata, h.acker)), Some((true, None)));
+        // a transmit sequence number PGM cannot carry, or an acker of unknown address: no PGM form
+        p.header = DataHeader { tx_seq: 42, ..d }.encode();
+        let Header::Control(c) = p.header else { unreachable!() };
+        assert!(cc_from_castlab(&p, c, &e, src_ip, None, ip_of).is_none());
+        p.header = DataHeader { acker: Some(Addr::new(NodeId(5), 7)), ..d }.encode();
+        let Header::Control(c) = p.header else { unreachable!() };
+        assert!(cc_from_castlab(&p, c, &e, src_ip, None, ip_of).is_none());
+
+        // upstream: to the source's address, its TSI, the ports swapped (RFC 3208 §8)
+        let mut q = Packet::data(Dest::Unicast(Addr::new(NodeId(0), 0)), 64);
+        q.seq = 40;
+        let nak = NakHeader { ts_echo_us: 5_000_000, have_ts: true, loss: 700, election: false, ack: None };
+        q.header = nak.encode();
+        let Header::Control(c) = q.header else { unreachable!() };
+        let (w, to, _) = cc_from_castlab(&q, c, &e, rx_ip, Some(src_ip), ip_of).unwrap();
+        assert_eq!(
+            (w.kind, w.sqn, w.nla, w.group, to),
+            (PgmType::Nak, 40, src_ip, e.group_addr, SocketAddrV4::new(src_ip, 7500))
+        );
+        assert_eq!((w.gsi, w.sport, w.dport), (*b"cl\0\0\0\x09", 7500, 4));
+        assert_eq!(w.pgmcc_feedback, Some(PgmccFeedback { tstamp: 5000, loss: 700, nla: rx_ip }));
+        q.header = cc_to_castlab(&through(&w), None).unwrap();
+        assert_eq!(NakHeader::decode(&q), Some(nak));
+        // the acker's ACK
+        let ack = AckHeader { ts_echo_us: 7_000, loss: 3, rx_max: 40, bitmap: 0xffff_fff7 };
+        q.header = ack.encode();
+        let Header::Control(c) = q.header else { unreachable!() };
+        let (w, _, _) = cc_from_castlab(&q, c, &e, rx_ip, Some(src_ip), ip_of).unwrap();
+        assert_eq!((w.kind, w.ack_rx_max, w.ack_bitmap), (PgmType::Ack, 40, 0xffff_fff7));
+        q.header = cc_to_castlab(&through(&w), None).unwrap();
+        assert_eq!(AckHeader::decode(&q), Some(ack));
+        // OpenPGM's RX_MAX is its window's lead, which an SPM moves past what arrived: bits 0-15
+        // clear; RX_MAX comes down to the newest received, the bitmap with it
+        let mut w2 = w;
+        w2.ack_rx_max = 0x77;
+        w2.ack_bitmap = 0xfffd_0000;
+        q.header = cc_to_castlab(&through(&w2), None).unwrap();
+        let a2 = AckHeader::decode(&q).unwrap();
+        assert_eq!((a2.rx_max, a2.bitmap), (0x77 - 16, 0xfffd));
+        w2.ack_bitmap = 0;
+        assert_eq!(cc_to_castlab(&through(&w2), None), None);
+        // an election request goes as OpenPGM's receivers send one: an ACK with the feedback
+        let el = NakHeader { election: true, ack: Some((12, 0b1011)), ..nak };
+        q.header = el.encode();
+        let Header::Control(c) = q.header else { unreachable!() };
+        let (w, _, _) = cc_from_castlab(&q, c, &e, rx_ip, Some(src_ip), ip_of).unwrap();
+        assert_eq!(
+            (w.kind, w.ack_rx_max, w.ack_bitmap, w.pgmcc_feedback.unwrap().nla),
+            (PgmType::Ack, 12, 0b1011, rx_ip)
+        );
+        // an NCF to the group
+        let mut n = Packet::data(Dest::Group(castlab_core::GroupId(0)), 64);
+        n.seq = 40;
+        n.header = Header::Control(ControlMsg { kind: PGMCC_NCF_KIND, args: [0; 3] });
+        let Header::Control(c) = n.header else { unreachable!() };
+        let (w, _, data) = cc_from_castlab(&n, c, &e, src_ip, None, ip_of).unwrap();
+        assert_eq!((w.kind, w.sqn, w.nla, data), (PgmType::Ncf, 40, src_ip, false));
+        // a packet without PGMCC's options is not one of its layouts
+        assert_eq!(cc_to_castlab(&through(&w), None), None);
     }
 
     #[test]

@@ -122,8 +122,8 @@ impl NetStats {
 }
 
 /// The codes of the PGM types counted by name in [`NetStats::pairs`].
-const PGM_COUNTED: [usize; 7] = [0, 4, 5, 8, 9, 10, 12];
-const PGM_SENT_NAMES: [&str; 13] = [
+const PGM_COUNTED: [usize; 8] = [0, 4, 5, 8, 9, 10, 12, 13];
+const PGM_SENT_NAMES: [&str; 14] = [
     "pgm_sent_spm",
     "",
     "",
@@ -137,8 +137,9 @@ const PGM_SENT_NAMES: [&str; 13] = [
     "pgm_sent_ncf",
     "",
     "pgm_sent_spmr",
+    "pgm_sent_ack",
 ];
-const PGM_RECEIVED_NAMES: [&str; 13] = [
+const PGM_RECEIVED_NAMES: [&str; 14] = [
     "pgm_received_spm",
     "",
     "",
@@ -152,6 +153,7 @@ const PGM_RECEIVED_NAMES: [&str; 13] = [
     "pgm_received_ncf",
     "",
     "pgm_received_spmr",
+    "pgm_received_ack",
 ];
 
 /// Level and rate changes reported by the agents (`AgentEvent::LevelChanged` and

@@ -27,7 +27,7 @@ from castlab.stats import describe_interval, mean_interval
 __all__ = ["KINDS", "VERDICTS", "QUICK_NOTE", "UNCLASSIFIED", "NONNEGATIVE_UNITS", "Claim", "inconsistent", "within",
            "at_most", "at_least", "in_range", "over_readings", "combine_readings", "t_interval", "map_runs",
            "over_seeds", "claim_over_seeds", "with_seed_interval", "Experiment", "Result", "write_summary", "timed",
-           "phase_decided", "run_readings", "run_phase", "reading_claim", "explain", "RULES"]
+           "run_readings", "run_phase", "reading_claim", "explain", "RULES"]
 
 
 # Units of quantities that cannot be negative: the interval over seeds of a claim in one of these
@@ -252,18 +252,6 @@ def run_phase(run: Callable[..., "Result"], overhead_s: float, out: Path, seed: 
                    "phase_off": "phase-off" if det else None}, res.claims, files)
 
 
-def phase_decided(run: Callable[..., "Result"], overhead_s: float) -> Callable[..., "Result"]:
-    """``run`` decided over phase-randomised runs (``run_phase``), for an experiment that is not
-    a ``castlab.experiments.figure.Figure`` (a figure declares its phase overhead as data)."""
-
-    def run_phase_decided(out: Path, seed: int, quick: bool = False, **params) -> Result:
-        return run_phase(run, overhead_s, out, seed, quick, **params)
-
-    run_phase_decided.__name__ = getattr(run, "__name__", "run")
-    run_phase_decided.__doc__ = run.__doc__
-    return run_phase_decided
-
-
 def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s: float, quick: bool = False) -> dict:
     """summary.json, each claim with its revisions (``castlab.experiments.revisions``); a
     ``quick`` run is marked as a whole (``"quick": true``) and per claim (``"verdict":
@@ -290,7 +278,7 @@ def write_summary(out: Path, exp: Experiment, seed: int, result: Result, wall_s:
         # phase randomisation was on for every simulator of the run (`castlab.simulator`)
         summary["phase_overhead_s"] = default_phase_overhead()
     elif result.params.get("phase_overhead_s"):
-        # a phase-sensitive experiment's claims, decided over randomised runs (phase_decided)
+        # a phase-sensitive figure's claims, decided over randomised runs (run_phase)
         summary["phase_overhead_s"] = result.params["phase_overhead_s"]
     (out / "summary.json").write_text(json.dumps(summary, indent=2, default=_json_default) + "\n")
     return summary

@@ -28,4 +28,5 @@ declare(
     Stream("flid-starts", 0x464C49, SEED_KIND_INDEX, "flid-dl: the TCP flows' start times, index = set-up"),
     Stream("tfmcc-scale-links", 0x544653, SEED_KIND_INDEX,
            "tfmcc-scale: the access links' rates, delays and losses, index = receivers"),
+    Stream("baselines-starts", 0x42534C, SEED_KIND_INDEX, "baselines: the TCP flows' start times, index = set-up"),
 )

@@ -202,16 +202,6 @@ fn rate_text(bps: f64) -> String {
     }
 }
 
-/// `--wire pgm`: RFC 3208 PGM on the wire (castlab-net's `pgm_wire`), so that third-party PGM
-/// receivers and sources take part; `castlab` keeps castlab's envelope. The driver reads it,
-/// not the agent.
-const WIRE: NetFlag = NetFlag {
-    name: "wire",
-    kind: FlagKind::Choice(&["castlab", "pgm"]),
-    help: "the wire format: castlab's envelope, or PGM (RFC 3208 over UDP) for third-party PGM peers",
-    config: false,
-};
-
 /// One class of `classes` of [`synthetic`]: `(count, loss, rtt_s)`.
 fn receiver_class(v: &Value) -> BuildResult<ReceiverClass> {
     use castlab_core::Duration;
@@ -444,7 +434,7 @@ NAKs forwarded and suppressed (also after a repair), repairs seen (LE-SBCC §3.3
                     config: true,
                 },
                 NetFlag::FLOW,
-                WIRE,
+                NetFlag::WIRE,
             ],
             defaults: &[],
             status: "lesbcc_net_status",
@@ -464,7 +454,7 @@ NAKs forwarded and suppressed (also after a repair), repairs seen (LE-SBCC §3.3
             role: "add_pgm_receiver",
             source: false,
             groups: NetGroups::One,
-            flags: &[NetFlag::FLOW, WIRE],
+            flags: &[NetFlag::FLOW, NetFlag::WIRE],
             defaults: &[],
             status: "pgm_net_status",
             outputs: &[NetOutput::Json { reader: "pgm_receiver_stats", file: "pgm_receiver_stats.json" }],

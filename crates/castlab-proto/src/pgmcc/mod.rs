@@ -25,7 +25,14 @@
 //!   sequence number*, which the ACK's RX_MAX and bitmap and the receivers' loss filter count).
 //!   PGM's own sequence number (`Packet::seq`, which an RDATA repeats) names the data for
 //!   NAKs and repairs. So a repair is acknowledged like new data and returns its token, and a
-//!   lost repair counts as a loss.
+//!   lost repair counts as a loss. RFC 3208's packets carry one sequence number, which an
+//!   RDATA repeats; on that wire (`pgm_seq_acks`) the ACKs count PGM's sequence numbers, as
+//!   OpenPGM's do: a repair is acknowledged under the number it repeats (its token returns,
+//!   without growth, when an ACK reports that number, or for an ACK that reports nothing new
+//!   when the bitmap cannot reach it), and a lost repair is not seen by the window (its token
+//!   returns once three ODATA sent after it are reported and it is not). §2.1.1 asks only that a number not wrap within the receivers' recent history;
+//!   it names nothing that tells a repair from new data, and §2.1 leaves the packets to the
+//!   transport.
 //! * **The loss filter** (§2.6) is written p_i = c_p·p_{i-1} + (1 - c_p)·p_i with
 //!   c_p = 500/65536; taken literally the filter would keep under 1 % of its past. We give the
 //!   new sample the weight c_p, p ← (1 - c_p)·p + c_p·x (x = 1 lost, 0 received), as OpenPGM
@@ -49,8 +56,10 @@
 //! * **The timer** (§2.7): RFC 6298's SRTT, RTTVAR and RTO from the acker's ACK samples,
 //!   restarted on every acker change; 3 s before a sample (the draft's value); at least
 //!   `min_rto` (1 s, RFC 6298 §2.4, castlab's TCP default); doubled after each timeout, as
-//!   TCP. A timeout sets W = T = 1; after `retry_max` (2) successive timeouts the acker is
-//!   dropped and the next packets ask for an election (§2.3.1, §3).
+//!   TCP; armed while any packet sent is neither reported nor declared lost (a lost tail
+//!   after a halving leaves no token and no ACK to come). A timeout sets W = T = 1; after
+//!   `retry_max` (2) successive timeouts the acker is dropped and the next packets ask for an
+//!   election (§2.3.1, §3).
 //! * **Election NAKs** (§2.3.1): a receiver answering a data packet that names no acker sends
 //!   one NAK with no sequence number after the usual back-off, at most one pending at a time.
 //!   The sender makes the first one's receiver the acker and adds one token (§3).
@@ -60,33 +69,34 @@
 //!   "decouple congestion control from data integrity"). The sender answers a NAK inside its
 //!   transmit window with one multicast NCF (outside the congestion window: a control packet
 //!   of `feedback_size`) and queues one RDATA, sent before new data.
-//! * **Not modelled**: ACKER_LEAVING (§2.3.2; receivers do not leave), ECN (§2.9), the
-//!   discrepancy checks of §5, routers' NAK aggregation (§2.8).
+//! * **Leaving** (`Agent::handle_shutdown`): a receiver stops ACKing and NAKing and leaves
+//!   the group; the source stops and ends its session with one SPM (OPT_FIN on RFC 3208's
+//!   wire). The draft's ACKER_LEAVING (§2.3.2) is not sent: the source's timer drops a silent
+//!   acker (§2.7).
+//! * **Not modelled**: ACKER_LEAVING (§2.3.2), ECN (§2.9), the discrepancy checks of §5,
+//!   routers' NAK aggregation (§2.8).
 //! * **Wire format** (the draft leaves it to the transport, §2.1): `Header::Control` with the
-//!   kinds below, laid out in [`DataHeader`], [`NakHeader`] and [`AckHeader`]. The fields
-//!   are the draft's (§2.1.3) and OpenPGM's OPT_PGMCC_DATA / OPT_PGMCC_FEEDBACK and ACK (type
-//!   0x0d: RX_MAX, bitmap); the acker identity is the receiver's castlab address. On the real
-//!   network they travel in castlab's envelope, not as PGM packets (castlab-net's PGM codec
-//!   reads and writes OpenPGM's PGMCC packets, but no driver maps these headers to them).
+//!   kinds of `castlab_core::pgmcc`, laid out in [`DataHeader`], [`NakHeader`] and
+//!   [`AckHeader`]. The fields are the draft's (§2.1.3) and OpenPGM's OPT_PGMCC_DATA /
+//!   OPT_PGMCC_FEEDBACK and ACK (type 0x0d: RX_MAX, bitmap); the acker identity is the
+//!   receiver's castlab address. On the real network they travel in castlab's envelope, or
+//!   (`castlab net --wire pgm`) as RFC 3208 packets with OpenPGM's options, which castlab-net's
+//!   PGM codec maps them to (`pgm_codec::cc_from_castlab`); the source's SPMs
+//!   (`spm_interval`) and its NCFs are PGM's own, and the receivers take an NCF in either form.
 
 use castlab_core::config::check;
-use castlab_core::{Addr, ConfigError, ControlMsg, Duration, Header, Instant, NodeId, Packet};
+use castlab_core::{ConfigError, Duration, Instant};
 
-pub mod registration;
+pub use castlab_core::pgmcc::{
+    AckHeader, DataHeader, NakHeader, PGMCC_ACK_KIND, PGMCC_DATA_KIND, PGMCC_NAK_KIND, PGMCC_NCF_KIND,
+};
+
 mod receiver;
+pub mod registration;
 mod sender;
 
 pub use receiver::{PgmccReceiver, ReceiverRecords};
 pub use sender::{PgmccSender, SenderRecords};
-
-/// `ControlMsg::kind` of ODATA and RDATA ("PD").
-pub const PGMCC_DATA_KIND: u16 = 0x5044;
-/// `ControlMsg::kind` of NAKs, repair requests and election requests ("PN").
-pub const PGMCC_NAK_KIND: u16 = 0x504E;
-/// `ControlMsg::kind` of NCFs ("PC").
-pub const PGMCC_NCF_KIND: u16 = 0x5043;
-/// `ControlMsg::kind` of the acker's ACKs ("PA").
-pub const PGMCC_ACK_KIND: u16 = 0x5041;
 
 /// N, the packets one ACK's bitmap reports (§2.1.2: "typically N=32").
 pub const ACK_BITMAP_BITS: u32 = 32;
@@ -128,6 +138,15 @@ pub struct PgmccConfig {
     /// Most missing packets a receiver tracks for NAKs at once; further gaps are counted and
     /// given up (our choice: 256).
     pub nak_slots: u32,
+    /// The sequence numbers the ACKs count (module doc, "Two sequence spaces"): false, the
+    /// transmit sequence number every ODATA and RDATA takes anew (§2.1.1, castlab's reading);
+    /// true, PGM's own (RFC 3208's, which an RDATA repeats), as OpenPGM's ACKs count them
+    /// and as RFC 3208's packets can carry (`castlab net --wire pgm` sets it).
+    pub pgm_seq_acks: bool,
+    /// The source's ambient SPM interval (RFC 3208 §6.1; 0: none). PGMCC needs no SPMs; a
+    /// PGM receiver such as OpenPGM's learns from them where its NAKs and ACKs go
+    /// (`castlab net --wire pgm` sets 0.5 s). Our choice: 0.
+    pub spm_interval: Duration,
 }
 
 impl Default for PgmccConfig {
@@ -147,6 +166,8 @@ impl Default for PgmccConfig {
             tx_window_pkts: 4096,
             repair_queue_pkts: 256,
             nak_slots: 256,
+            pgm_seq_acks: false,
+            spm_interval: Duration::ZERO,
         }
     }
 }
@@ -166,6 +187,8 @@ castlab_core::config_fields!(PgmccConfig {
     tx_window_pkts,
     repair_queue_pkts,
     nak_slots,
+    pgm_seq_acks,
+    spm_interval,
 });
 
 impl PgmccConfig {
@@ -221,129 +244,6 @@ pub fn micros(t: Instant) -> u32 {
 /// `later - earlier` of two [`micros`] stamps, in microseconds (negative: `later` is older).
 pub fn micros_between(later: u32, earlier: u32) -> i64 {
     later.wrapping_sub(earlier) as i32 as i64
-}
-
-fn addr_bits(a: Addr) -> (u64, u64) {
-    (a.node.0 as u64, a.port as u64)
-}
-
-/// What an ODATA or RDATA carries besides `Packet::seq` (PGM's sequence number), as
-/// OPT_PGMCC_DATA (timestamp, acker) plus the transmit sequence number and PGM's trail.
-///
-/// Layout in `ControlMsg::args`: `args[0]` = transmit sequence number; `args[1]` = timestamp
-/// (bits 0-31, [`micros`]) and the acker's node (32-63); `args[2]` = the acker's port (0-15),
-/// has-acker (16), RDATA (17), and the transmit window's trail, PGM's low 32 bits (32-63).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DataHeader {
-    pub tx_seq: u64,
-    pub ts_us: u32,
-    /// The receiver that must acknowledge this packet (None: an election is asked for).
-    pub acker: Option<Addr>,
-    pub rdata: bool,
-    /// The oldest PGM sequence number the sender can still repair (low 32 bits).
-    pub trail: u32,
-}
-
-impl DataHeader {
-    pub fn encode(&self) -> Header {
-        let (node, port) = self.acker.map(addr_bits).unwrap_or((0, 0));
-        let flags = (self.acker.is_some() as u64) << 16 | (self.rdata as u64) << 17;
-        Header::Control(ControlMsg {
-            kind: PGMCC_DATA_KIND,
-            args: [self.tx_seq, self.ts_us as u64 | node << 32, port | flags | (self.trail as u64) << 32],
-        })
-    }
-
-    /// The header of a PGMCC data packet, or None (not one, or reserved bits set).
-    pub fn decode(p: &Packet) -> Option<Self> {
-        let Header::Control(ControlMsg { kind: PGMCC_DATA_KIND, args }) = p.header else { return None };
-        if args[2] & 0xFFFC_0000 != 0 {
-            return None;
-        }
-        let acker = (args[2] >> 16 & 1 == 1).then(|| Addr::new(NodeId((args[1] >> 32) as u32), args[2] as u16));
-        Some(DataHeader {
-            tx_seq: args[0],
-            ts_us: args[1] as u32,
-            acker,
-            rdata: args[2] >> 17 & 1 == 1,
-            trail: (args[2] >> 32) as u32,
-        })
-    }
-}
-
-/// A NAK besides `Packet::seq` (the PGM sequence number asked for): OPT_PGMCC_FEEDBACK's
-/// timestamp echo and loss rate.
-///
-/// Layout in `ControlMsg::args`: `args[0]` = the echoed timestamp plus the correction term
-/// (bits 0-31, the sender's clock) and p (32-47, [`loss_to_wire`]); `args[1]` = election (bit
-/// 0: a dummy NAK of §2.3.1 asking for no repair), has-timestamp (bit 1); `args[2]` = 0.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NakHeader {
-    pub ts_echo_us: u32,
-    pub have_ts: bool,
-    pub loss: u16,
-    pub election: bool,
-}
-
-impl NakHeader {
-    pub fn encode(&self) -> Header {
-        Header::Control(ControlMsg {
-            kind: PGMCC_NAK_KIND,
-            args: [
-                self.ts_echo_us as u64 | (self.loss as u64) << 32,
-                self.election as u64 | (self.have_ts as u64) << 1,
-                0,
-            ],
-        })
-    }
-
-    pub fn decode(p: &Packet) -> Option<Self> {
-        let Header::Control(ControlMsg { kind: PGMCC_NAK_KIND, args }) = p.header else { return None };
-        if args[0] >> 48 != 0 || args[1] >> 2 != 0 || args[2] != 0 {
-            return None;
-        }
-        Some(NakHeader {
-            ts_echo_us: args[0] as u32,
-            loss: (args[0] >> 32) as u16,
-            election: args[1] & 1 == 1,
-            have_ts: args[1] >> 1 & 1 == 1,
-        })
-    }
-}
-
-/// An ACK (§2.1.2; OpenPGM's packet type 0x0d with OPT_PGMCC_FEEDBACK).
-///
-/// Layout in `ControlMsg::args`: `args[0]` = the echoed timestamp plus correction (bits 0-31)
-/// and p (32-47); `args[1]` = RX_MAX, the highest transmit sequence number received; `args[2]`
-/// = the bitmap (bits 0-31; bit k: RX_MAX - k received, so bit 0 is always set).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AckHeader {
-    pub ts_echo_us: u32,
-    pub loss: u16,
-    pub rx_max: u64,
-    pub bitmap: u32,
-}
-
-impl AckHeader {
-    pub fn encode(&self) -> Header {
-        Header::Control(ControlMsg {
-            kind: PGMCC_ACK_KIND,
-            args: [self.ts_echo_us as u64 | (self.loss as u64) << 32, self.rx_max, self.bitmap as u64],
-        })
-    }
-
-    pub fn decode(p: &Packet) -> Option<Self> {
-        let Header::Control(ControlMsg { kind: PGMCC_ACK_KIND, args }) = p.header else { return None };
-        if args[0] >> 48 != 0 || args[2] >> 32 != 0 || args[2] & 1 == 0 {
-            return None;
-        }
-        Some(AckHeader {
-            ts_echo_us: args[0] as u32,
-            loss: (args[0] >> 32) as u16,
-            rx_max: args[1],
-            bitmap: args[2] as u32,
-        })
-    }
 }
 
 #[cfg(test)]

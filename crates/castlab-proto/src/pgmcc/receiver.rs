@@ -3,8 +3,8 @@
 use std::collections::VecDeque;
 
 use castlab_core::{
-    Addr, Agent, AgentEvent, ConfigError, ControlMsg, Dest, GroupId, Header, Instant, Packet, Rng, StartInfo,
-    TimerTable,
+    Addr, Agent, AgentEvent, ConfigError, ControlMsg, Dest, GroupId, Header, Instant, Packet, PgmHeader, Rng,
+    StartInfo, TimerTable,
 };
 
 use super::{loss_to_wire, AckHeader, DataHeader, NakHeader, PgmccConfig, ACK_BITMAP_BITS, PGMCC_NCF_KIND};
@@ -93,6 +93,9 @@ pub struct PgmccReceiver {
     timers: TimerTable<ReceiverTimer>,
     out: VecDeque<Packet>,
     join_pending: bool,
+    /// Told to stop ([`Agent::handle_shutdown`]), and whether its group was left since.
+    stopped: bool,
+    leave_pending: bool,
     records: ReceiverRecords,
 }
 
@@ -117,6 +120,8 @@ impl PgmccReceiver {
             timers: TimerTable::default(),
             out: VecDeque::with_capacity(slots + 2),
             join_pending: false,
+            stopped: false,
+            leave_pending: false,
             records: ReceiverRecords::default(),
         })
     }
@@ -167,8 +172,14 @@ impl PgmccReceiver {
 
     fn send_nak(&mut self, now: Instant, seq: u64, election: bool) {
         let echo = self.echo(now);
-        let h =
-            NakHeader { ts_echo_us: echo.unwrap_or(0), have_ts: echo.is_some(), loss: loss_to_wire(self.p), election };
+        let ack = election.then(|| self.hi_tx.map(|hi| (hi, self.bitmap))).flatten();
+        let h = NakHeader {
+            ts_echo_us: echo.unwrap_or(0),
+            have_ts: echo.is_some(),
+            loss: loss_to_wire(self.p),
+            election,
+            ack,
+        };
         if let Some(p) = self.feedback(h.encode(), seq) {
             self.out.push_back(p);
             self.records.naks_sent += 1;
@@ -297,14 +308,34 @@ impl Agent for PgmccReceiver {
         self.join_pending = true;
     }
 
+    /// Told to stop: the receiver leaves. No more ACKs (an acker's departure shows at the
+    /// source as ACKs that stop: its timer, §2.7, then drops it; the draft's ACKER_LEAVING,
+    /// §2.3.2, is not sent) and no more NAKs: pending ones and queued feedback are dropped,
+    /// nothing is armed, and the group is left. The counters stay.
+    fn handle_shutdown(&mut self, _now: Instant) {
+        if self.stopped {
+            return;
+        }
+        self.stopped = true;
+        self.timers.clear();
+        self.pending.clear();
+        self.out.clear();
+        self.is_acker = false;
+        self.join_pending = false;
+        self.leave_pending = true;
+    }
+
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
-        if p.flow != self.flow || !matches!(p.dst, Dest::Group(g) if g == self.group) {
+        if self.stopped || p.flow != self.flow || !matches!(p.dst, Dest::Group(g) if g == self.group) {
             self.records.ignored += 1;
             return;
         }
         if let Some(h) = DataHeader::decode(p) {
             self.on_data(now, p, h);
-        } else if let Header::Control(ControlMsg { kind: PGMCC_NCF_KIND, .. }) = p.header {
+        } else if matches!(p.header, Header::Control(ControlMsg { kind: PGMCC_NCF_KIND, .. }))
+            || matches!(p.header, Header::Pgm(h) if h.kind == PgmHeader::NCF)
+        {
+            // (an NCF as RFC 3208's wire delivers it is PGM's own header)
             // PGM's NAK suppression: another receiver's NAK was confirmed.
             if self.cancel(p.seq, true) {
                 self.records.suppressed += 1;
@@ -342,6 +373,9 @@ impl Agent for PgmccReceiver {
     }
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
+        if core::mem::take(&mut self.leave_pending) {
+            return Some(AgentEvent::Leave(self.group));
+        }
         core::mem::take(&mut self.join_pending).then_some(AgentEvent::Join(self.group))
     }
 }

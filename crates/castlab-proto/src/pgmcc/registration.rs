@@ -233,7 +233,7 @@ pending_naks. \
             role: "add_pgmcc_source",
             source: true,
             groups: NetGroups::One,
-            flags: &[NetFlag::FLOW],
+            flags: &[NetFlag::FLOW, NetFlag::WIRE],
             defaults: &[],
             status: "pgmcc_net_source_status",
             outputs: &[
@@ -248,7 +248,7 @@ pending_naks. \
             role: "add_pgmcc_receiver",
             source: false,
             groups: NetGroups::One,
-            flags: &[NetFlag::FLOW],
+            flags: &[NetFlag::FLOW, NetFlag::WIRE],
             defaults: &[],
             status: "pgmcc_net_status",
             outputs: &[NetOutput::Prefixed { reader: "pgmcc_receiver_records", name: "pgmcc_receiver", tables: &[] }],

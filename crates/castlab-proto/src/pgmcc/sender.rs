@@ -3,7 +3,8 @@
 use std::collections::VecDeque;
 
 use castlab_core::{
-    Addr, Agent, ConfigError, ControlMsg, Dest, Duration, GroupId, Header, Instant, Packet, StartInfo, TimerTable,
+    Addr, Agent, ConfigError, ControlMsg, Dest, Duration, GroupId, Header, Instant, Packet, PgmHeader, StartInfo,
+    TimerTable,
 };
 
 use super::{
@@ -18,6 +19,8 @@ castlab_core::timers! {
         Edge,
         /// The retransmission timer (§2.7).
         Rto,
+        /// The next ambient SPM (`PgmccConfig::spm_interval`).
+        Spm,
     }
 }
 
@@ -49,6 +52,13 @@ pub struct SenderRecords {
     pub rdata_sent: u64,
     pub bytes_sent: u64,
     pub ncf_sent: u64,
+    pub spm_sent: u64,
+    /// With `pgm_seq_acks`: repairs whose token returned without growth, because an ACK
+    /// reported their sequence number received, or could no longer report it (module doc).
+    pub repairs_acked: u64,
+    /// With `pgm_seq_acks`: repairs taken as lost, `dupacks` ODATA sent after them reported
+    /// received and they not (their token returns; the window does not react).
+    pub repairs_lost: u64,
     /// ACKs from the current acker, and from a previous one (tokens only).
     pub acks: u64,
     pub acks_previous: u64,
@@ -84,6 +94,9 @@ castlab_core::records_table!(SenderRecords {
         rdata_sent = |r| r.rdata_sent,
         bytes_sent = |r| r.bytes_sent,
         ncf_sent = |r| r.ncf_sent,
+        spm_sent = |r| r.spm_sent,
+        repairs_acked = |r| r.repairs_acked,
+        repairs_lost = |r| r.repairs_lost,
         acks = |r| r.acks,
         acks_previous = |r| r.acks_previous,
         naks = |r| r.naks,
@@ -118,10 +131,14 @@ pub struct PgmccSender {
     retry: u32,
     /// PGM sequence number of the next ODATA.
     next_seq: u64,
-    /// Transmit sequence number of the next ODATA or RDATA (§2.1.1).
+    /// One past the highest sequence number an ACK may report: the transmit sequence number
+    /// of the next ODATA or RDATA (§2.1.1), or with `pgm_seq_acks` the next ODATA's PGM one.
     next_tx: u64,
     repairs: VecDeque<u64>,
     ncfs: VecDeque<u64>,
+    /// With `pgm_seq_acks`: the RDATA sent whose token has not returned, oldest first: its
+    /// PGM sequence number, and the next ODATA's when it was sent.
+    rdata_in_flight: VecDeque<(u64, u64)>,
     /// The highest transmit sequence number an ACK reported, and which of the 64 up to it
     /// were reported received (bit k: `ack_hi - k`) or declared lost.
     ack_hi: Option<u64>,
@@ -133,6 +150,11 @@ pub struct PgmccSender {
     srtt: Option<f64>,
     rttvar: f64,
     rto: Duration,
+    /// An SPM is due (ambient, or the one that ends the session).
+    spm_due: bool,
+    /// Started, and told to stop ([`Agent::handle_shutdown`]): the session is over.
+    started: bool,
+    stopped: bool,
     timers: TimerTable<SenderTimer>,
     now: Instant,
     records: SenderRecords,
@@ -168,6 +190,7 @@ impl PgmccSender {
             next_tx: 0,
             repairs: VecDeque::with_capacity(q),
             ncfs: VecDeque::with_capacity(q),
+            rdata_in_flight: VecDeque::with_capacity(q),
             ack_hi: None,
             ack_bits: 0,
             declared: 0,
@@ -175,6 +198,9 @@ impl PgmccSender {
             srtt: None,
             rttvar: 0.0,
             rto,
+            spm_due: false,
+            started: false,
+            stopped: false,
             timers: TimerTable::default(),
             now: Instant::ZERO,
             records: SenderRecords::default(),
@@ -220,7 +246,7 @@ impl PgmccSender {
     }
 
     fn active(&self) -> bool {
-        self.now >= self.start && self.now < self.stop
+        !self.stopped && self.now >= self.start && self.now < self.stop
     }
 
     fn index_of(&mut self, a: Addr) -> u32 {
@@ -298,20 +324,24 @@ impl PgmccSender {
         r.fb_loss.push(loss);
         r.fb_rtt_s.push(rtt);
         self.elect(now, p.src, inverse_throughput(rtt, loss));
-        if nak.election {
-            return;
+        if !nak.election {
+            self.repair(p.seq);
         }
-        // PGM (RFC 3208 §5.3): confirm, and repair if the data is still in the window.
+    }
+
+    /// PGM (RFC 3208 §5.3) on a NAK for `seq`: confirm, and repair if the data is still in the
+    /// window.
+    fn repair(&mut self, seq: u64) {
         let trail = self.next_seq.saturating_sub(self.cfg.tx_window_pkts as u64);
         let cap = self.cfg.repair_queue_pkts as usize;
-        if p.seq < trail || p.seq >= self.next_seq || self.ncfs.len() >= cap {
+        if seq < trail || seq >= self.next_seq || self.ncfs.len() >= cap {
             self.records.repairs_refused += 1;
             return;
         }
-        self.ncfs.push_back(p.seq);
-        if !self.repairs.contains(&p.seq) {
+        self.ncfs.push_back(seq);
+        if !self.repairs.contains(&seq) {
             if self.repairs.len() < cap {
-                self.repairs.push_back(p.seq);
+                self.repairs.push_back(seq);
             } else {
                 self.records.repairs_refused += 1;
             }
@@ -372,8 +402,54 @@ impl PgmccSender {
         let lag = hi - ack.rx_max;
         let incoming = if lag >= 64 { 0 } else { (ack.bitmap as u64) << lag };
         let new = incoming & !self.ack_bits & !self.declared;
+        if self.cfg.pgm_seq_acks {
+            self.ack_repairs(ack, hi, new);
+        }
         self.ack_bits |= incoming;
         new.count_ones()
+    }
+
+    /// `pgm_seq_acks`: an RDATA repeats the sequence number of the data it repairs, which the
+    /// ACKs may have reported before (the original, received by a previous acker) or may no
+    /// longer reach (more than 32 behind RX_MAX). A repair in flight whose number this ACK
+    /// reports received returns its token, without growth unless the report is new; when the
+    /// ACK reports nothing new and names no repair in flight, it answers a repair its bitmap
+    /// cannot show (§4: the acker ACKs every data packet that names it), and the oldest such
+    /// repair's token returns.
+    fn ack_repairs(&mut self, ack: AckHeader, hi: u64, new: u64) {
+        let before = self.rdata_in_flight.len();
+        let (mut returned, mut lost) = (0u32, 0u32);
+        let dupacks = self.cfg.dupacks;
+        self.rdata_in_flight.retain(|&(s, after)| {
+            // in the ACK's own bitmap (the sender's 64 tracked may not reach back as far)
+            let k = ack.rx_max.wrapping_sub(s);
+            let reported = s <= ack.rx_max && k < 32 && ack.bitmap >> k & 1 == 1;
+            let counted_new = s <= hi && hi - s < 64 && new >> (hi - s) & 1 == 1;
+            if reported && !counted_new {
+                returned += 1;
+            }
+            // ODATA sent after it that this ACK reports received (§2.2's three)
+            let later = match ack.rx_max.checked_sub(after) {
+                Some(d) if d < 32 => (ack.bitmap & (u32::MAX >> (31 - d))).count_ones(),
+                Some(_) => ack.bitmap.count_ones(),
+                None => 0,
+            };
+            if !reported && later >= dupacks {
+                lost += 1;
+                return false;
+            }
+            !reported
+        });
+        if before == self.rdata_in_flight.len() && new == 0 {
+            let reach = ack.rx_max.saturating_sub(super::ACK_BITMAP_BITS as u64 - 1);
+            if let Some(i) = self.rdata_in_flight.iter().position(|&(s, _)| s < reach) {
+                self.rdata_in_flight.remove(i);
+                returned += 1;
+            }
+        }
+        self.t += (returned + lost) as f64;
+        self.records.repairs_acked += returned as u64;
+        self.records.repairs_lost += lost as u64;
     }
 
     /// Holes with at least `dupacks` acknowledged packets above them, each declared once:
@@ -440,8 +516,15 @@ impl PgmccSender {
         }
     }
 
-    fn outstanding(&self) -> bool {
-        self.next_tx > 0 && self.ack_hi.is_none_or(|h| h + 1 < self.next_tx)
+    /// Packets sent that no ACK has reported received or declared lost: above the highest
+    /// reported, or holes below it not yet declared (a lost tail: too few packets after them
+    /// to declare them, §2.2), which only the timer recovers when no token is left; and
+    /// repairs whose token has not returned (`pgm_seq_acks`).
+    pub(super) fn outstanding(&self) -> bool {
+        let Some(h) = self.ack_hi else { return self.next_tx > 0 };
+        let span = h.min(63);
+        let valid = if span == 63 { u64::MAX } else { (1u64 << (span + 1)) - 1 };
+        h + 1 < self.next_tx || !self.ack_bits & !self.declared & valid != 0 || !self.rdata_in_flight.is_empty()
     }
 
     fn arm_rto(&mut self, now: Instant, restart: bool) {
@@ -457,6 +540,8 @@ impl PgmccSender {
         self.records.timeouts += 1;
         self.w = 1.0;
         self.t = 1.0;
+        // the tokens start again: repairs in flight owe none
+        self.rdata_in_flight.clear();
         self.loss_floor = self.next_tx;
         self.records.cut_time_ns.push(now.as_nanos());
         self.records.cut_window.push(self.w);
@@ -473,14 +558,15 @@ impl PgmccSender {
     }
 
     fn data_packet(&mut self, seq: u64, rdata: bool) -> Packet {
+        let tx_seq = if self.cfg.pgm_seq_acks { seq } else { self.next_tx };
         let h = DataHeader {
-            tx_seq: self.next_tx,
+            tx_seq,
             ts_us: micros(self.now),
             acker: self.acker.map(|a| a.addr),
             rdata,
             trail: self.next_seq.saturating_sub(self.cfg.tx_window_pkts as u64) as u32,
         };
-        self.next_tx += 1;
+        self.next_tx = self.next_tx.max(tx_seq + 1);
         self.t -= 1.0;
         let mut p = Packet::data(Dest::Group(self.group), self.cfg.packet_size);
         p.flow = self.flow;
@@ -494,12 +580,34 @@ impl PgmccSender {
 impl Agent for PgmccSender {
     fn handle_start(&mut self, now: Instant, _info: StartInfo) {
         self.now = now;
+        self.started = true;
         self.timers.set(SenderTimer::Edge, self.start.max(now));
+        if !self.cfg.spm_interval.is_zero() {
+            // RFC 3208 §6.1: an SPM at once, then ambient SPMs
+            self.spm_due = true;
+            self.timers.set(SenderTimer::Spm, now + self.cfg.spm_interval);
+        }
+    }
+
+    /// Told to stop: the session ends. No more ODATA, RDATA or NCFs (queued repairs are
+    /// dropped; later NAKs and ACKs are ignored), nothing armed, and one last SPM advertises
+    /// the window as it ends; on RFC 3208's wire the driver sends it with OPT_FIN, the option
+    /// that marks the session's end (RFC 3208 §9).
+    fn handle_shutdown(&mut self, now: Instant) {
+        if !self.started || self.stopped {
+            return;
+        }
+        self.now = now;
+        self.stopped = true;
+        self.timers.clear();
+        self.repairs.clear();
+        self.ncfs.clear();
+        self.spm_due = true;
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
         self.now = now;
-        if p.flow != self.flow || !matches!(p.dst, Dest::Unicast(_)) {
+        if self.stopped || p.flow != self.flow || !matches!(p.dst, Dest::Unicast(_)) {
             self.records.ignored += 1;
             return;
         }
@@ -507,6 +615,14 @@ impl Agent for PgmccSender {
             self.on_ack(now, p, ack);
         } else if let Some(nak) = NakHeader::decode(p) {
             self.on_nak(now, p, nak);
+        } else if let Header::Pgm(h) = p.header {
+            // A PGM receiver's NAK without PGMCC's feedback: a repair request only.
+            if h.kind == PgmHeader::NAK {
+                self.records.naks += 1;
+                self.repair(p.seq);
+            } else {
+                self.records.ignored += 1;
+            }
         } else {
             self.records.ignored += 1;
         }
@@ -528,11 +644,27 @@ impl Agent for PgmccSender {
                         self.on_rto(now);
                     }
                 }
+                SenderTimer::Spm => {
+                    if now < self.stop {
+                        self.spm_due = true;
+                        self.timers.set(SenderTimer::Spm, now + self.cfg.spm_interval);
+                    }
+                }
             }
         }
     }
 
     fn poll_transmit(&mut self) -> Option<Packet> {
+        if core::mem::take(&mut self.spm_due) {
+            // The window's edges: the oldest data still repairable and one past the newest.
+            let trail = self.next_seq.saturating_sub(self.cfg.tx_window_pkts as u64);
+            let mut p = Packet::data(Dest::Group(self.group), self.cfg.feedback_size);
+            p.flow = self.flow;
+            p.seq = self.next_seq;
+            p.header = Header::Pgm(PgmHeader { kind: PgmHeader::SPM, trail, lead: self.next_seq });
+            self.records.spm_sent += 1;
+            return Some(p);
+        }
         if let Some(seq) = self.ncfs.pop_front() {
             let mut p = Packet::data(Dest::Group(self.group), self.cfg.feedback_size);
             p.flow = self.flow;
@@ -546,6 +678,15 @@ impl Agent for PgmccSender {
         }
         let p = if let Some(seq) = self.repairs.pop_front() {
             self.records.rdata_sent += 1;
+            if self.cfg.pgm_seq_acks {
+                if self.rdata_in_flight.len() == self.cfg.repair_queue_pkts as usize {
+                    // the oldest repair's token is given up on (counted as returned)
+                    self.rdata_in_flight.pop_front();
+                    self.t += 1.0;
+                    self.records.repairs_acked += 1;
+                }
+                self.rdata_in_flight.push_back((seq, self.next_seq));
+            }
             self.data_packet(seq, true)
         } else {
             let seq = self.next_seq;

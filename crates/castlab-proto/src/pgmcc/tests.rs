@@ -2,7 +2,9 @@
 
 use super::*;
 use crate::testing::{Driver, Link, Pair};
-use castlab_core::{AgentEvent, Dest, GroupId, Rng, StartInfo, StreamKind};
+use castlab_core::{
+    Addr, Agent, AgentEvent, ControlMsg, Dest, GroupId, Header, NodeId, Packet, PgmHeader, Rng, StartInfo, StreamKind,
+};
 
 const G: GroupId = GroupId(5);
 const SENDER: Addr = Addr::new(NodeId(1), 1);
@@ -49,7 +51,7 @@ fn tx_seq(p: &Packet) -> Option<u64> {
 /// sender's clock `rtt_ms` ago); `election`: a dummy NAK of §2.3.1.
 fn nak(now: Instant, from: Addr, p: f64, rtt_ms: u64, seq: u64, election: bool) -> Packet {
     let echo = micros(now) - (rtt_ms * 1000) as u32;
-    let h = NakHeader { ts_echo_us: echo, have_ts: true, loss: loss_to_wire(p), election };
+    let h = NakHeader { ts_echo_us: echo, have_ts: true, loss: loss_to_wire(p), election, ack: None };
     let mut pkt = Packet::data(Dest::Unicast(SENDER), 64);
     pkt.src = from;
     pkt.flow = 3;
@@ -107,7 +109,8 @@ fn headers_round_trip_and_reject_reserved_bits() {
     p.header = none.encode();
     assert_eq!(DataHeader::decode(&p), Some(none));
     assert_eq!(NakHeader::decode(&p), None);
-    let n = NakHeader { ts_echo_us: 12345, have_ts: true, loss: 65535, election: true };
+    let n =
+        NakHeader { ts_echo_us: 12345, have_ts: true, loss: 65535, election: true, ack: Some((1 << 40, 0x8000_0001)) };
     p.header = n.encode();
     assert_eq!(NakHeader::decode(&p), Some(n));
     let a = AckHeader { ts_echo_us: 9, loss: 300, rx_max: 1 << 33, bitmap: 0x8000_0001 };
@@ -359,4 +362,268 @@ fn garbage_never_panics_and_is_counted() {
     }
     assert!(s.agent.records().ignored > 0 && r.agent.records().ignored > 0);
     assert!(r.agent.pending_naks() <= PgmccConfig::default().nak_slots as usize);
+}
+
+// ------------------------------------------------------------------ RFC 3208's sequence numbers
+
+fn pgm_seq_pair(loss: impl FnMut(&Packet) -> bool + 'static) -> Pair<PgmccSender, PgmccReceiver> {
+    let cfg = PgmccConfig { pgm_seq_acks: true, ..PgmccConfig::default() };
+    Pair::start(
+        PgmccSender::try_new(cfg.clone(), G, 3, Instant::ZERO, Instant::MAX).unwrap(),
+        info(SENDER, 0),
+        PgmccReceiver::try_new(cfg, G, 3).unwrap(),
+        info(RX, 1),
+        Link::delay(Duration::from_millis(50)).loss(loss),
+        Link::delay(Duration::from_millis(50)),
+    )
+}
+
+#[test]
+fn with_pgm_seq_acks_a_repair_is_acknowledged_under_the_number_it_repeats() {
+    // ODATA 300 is lost; its RDATA repeats 300 and the ACKs report it there (OpenPGM's ACK).
+    let mut pr = pgm_seq_pair(|p| DataHeader::decode(p).is_some_and(|h| !h.rdata) && p.seq == 300);
+    pr.run_until(ms(10_000));
+    let sent: Vec<_> = pr.a.sent.iter().filter_map(|(_, p)| DataHeader::decode(p).map(|h| (p.seq, h))).collect();
+    assert!(sent.iter().all(|(seq, h)| h.tx_seq == *seq));
+    let rdata: Vec<_> = sent.iter().filter(|(_, h)| h.rdata).collect();
+    assert_eq!(rdata.len(), 1);
+    assert_eq!(rdata[0].0, 300);
+    // The first ACK after the repair arrived reports 300 received.
+    let repaired_at = pr.b.agent.records().repaired;
+    assert_eq!(repaired_at, 1);
+    let acks: Vec<_> = pr.b.sent.iter().filter_map(|(_, p)| AckHeader::decode(p)).collect();
+    let first_with =
+        acks.iter().position(|a| a.rx_max >= 300 && a.rx_max - 300 < 32 && a.bitmap >> (a.rx_max - 300) & 1 == 1);
+    let first_without =
+        acks.iter().position(|a| a.rx_max > 300 && a.rx_max - 300 < 32 && a.bitmap >> (a.rx_max - 300) & 1 == 0);
+    assert!(first_without.unwrap() < first_with.unwrap());
+    let r = pr.a.agent.records();
+    // One loss, one halving; the repair's ACK returned its token (the RDATA left the network).
+    assert_eq!((r.halvings, r.timeouts, r.losses_seen, r.repairs_acked, r.rdata_sent), (1, 0, 1, 1, 1));
+    assert!(pr.a.agent.tokens() <= pr.a.agent.window());
+}
+
+#[test]
+fn an_election_nak_carries_the_receivers_ack_state() {
+    let mut r = Driver::start(receiver(), Instant::ZERO, RX, 1);
+    for (tx, seq) in [(4, 4), (6, 6)] {
+        let mut p = Packet::data(Dest::Group(G), 1000);
+        p.src = SENDER;
+        p.flow = 3;
+        p.seq = seq;
+        p.header = DataHeader { tx_seq: tx, ts_us: 500, acker: None, rdata: false, trail: 0 }.encode();
+        r.packet(ms(1), &p);
+    }
+    r.advance_to(ms(100));
+    let naks: Vec<_> = r.sent.iter().filter_map(|(_, p)| NakHeader::decode(p)).collect();
+    let election: Vec<_> = naks.iter().filter(|n| n.election).collect();
+    assert_eq!(election.len(), 1);
+    assert_eq!(election[0].ack, Some((6, 0b101)));
+    // A repair request carries none.
+    assert!(naks.iter().filter(|n| !n.election).all(|n| n.ack.is_none()));
+}
+
+#[test]
+fn pgm_headers_nak_and_ncf_are_understood() {
+    // RFC 3208's wire delivers an NCF, and a third party's NAK without PGMCC's feedback, as
+    // castlab's PGM header.
+    let mut s = Driver::start(sender(), Instant::ZERO, SENDER, 1);
+    let before = s.sent.len();
+    let mut nak = Packet::data(Dest::Unicast(SENDER), 64);
+    nak.src = rx_addr(0);
+    nak.flow = 3;
+    nak.seq = 0;
+    nak.header = Header::Pgm(PgmHeader { kind: PgmHeader::NAK, trail: 0, lead: 0 });
+    s.packet(ms(100), &nak);
+    assert!(matches!(s.sent[before].1.header, Header::Control(ControlMsg { kind: PGMCC_NCF_KIND, .. })));
+    assert_eq!(s.agent.acker(), None, "a NAK without feedback elects nobody");
+
+    let mut r = Driver::start(receiver(), Instant::ZERO, RX, 1);
+    for seq in [0, 2] {
+        let mut p = Packet::data(Dest::Group(G), 1000);
+        p.src = SENDER;
+        p.flow = 3;
+        p.seq = seq;
+        p.header = DataHeader { tx_seq: seq, ts_us: 500, acker: Some(rx_addr(5)), rdata: false, trail: 0 }.encode();
+        r.packet(ms(1), &p);
+    }
+    assert_eq!(r.agent.pending_naks(), 1);
+    let mut ncf = Packet::data(Dest::Group(G), 64);
+    ncf.src = SENDER;
+    ncf.flow = 3;
+    ncf.seq = 1;
+    ncf.header = Header::Pgm(PgmHeader { kind: PgmHeader::NCF, trail: 0, lead: 2 });
+    r.packet(ms(2), &ncf);
+    assert_eq!(r.agent.records().suppressed, 1);
+}
+
+#[test]
+fn ambient_spms_follow_spm_interval() {
+    let cfg = PgmccConfig { spm_interval: Duration::from_millis(500), ..PgmccConfig::default() };
+    let mut s =
+        Driver::start(PgmccSender::try_new(cfg, G, 3, Instant::ZERO, ms(1200)).unwrap(), Instant::ZERO, SENDER, 1);
+    s.advance_to(ms(3000));
+    let spms: Vec<_> =
+        s.sent.iter().filter(|(_, p)| matches!(p.header, Header::Pgm(h) if h.kind == PgmHeader::SPM)).collect();
+    // At 0, 0.5 and 1 s; none after the stop at 1.2 s.
+    assert_eq!(spms.iter().map(|(t, _)| *t).collect::<Vec<_>>(), vec![ms(0), ms(500), ms(1000)]);
+    // The default sends none.
+    let s = Driver::start(sender(), Instant::ZERO, SENDER, 1);
+    assert!(!s.sent.iter().any(|(_, p)| matches!(p.header, Header::Pgm(_))));
+}
+
+// ------------------------------------------------------------------ shutdown
+
+#[test]
+fn a_stopped_acker_stops_acking_and_leaves() {
+    let mut r = Driver::start(receiver(), Instant::ZERO, RX, 1);
+    let data = |seq: u64| {
+        let mut p = Packet::data(Dest::Group(G), 1000);
+        p.src = SENDER;
+        p.flow = 3;
+        p.seq = seq;
+        p.header = DataHeader { tx_seq: seq, ts_us: 500, acker: Some(RX), rdata: false, trail: 0 }.encode();
+        p
+    };
+    r.packet(ms(1), &data(0));
+    r.packet(ms(2), &data(2)); // 1 missing: a NAK is pending
+    let acks = |r: &Driver<PgmccReceiver>| r.sent.iter().filter(|(_, p)| AckHeader::decode(p).is_some()).count();
+    assert_eq!((acks(&r), r.agent.pending_naks()), (2, 1));
+    r.shutdown(ms(3));
+    assert_eq!(r.events.last().map(|e| e.1), Some(AgentEvent::Leave(G)));
+    assert_eq!(r.agent.poll_timeout(), None);
+    let sent = r.sent.len();
+    r.packet(ms(4), &data(3));
+    r.advance_to(ms(500));
+    // No ACK for the data after the stop, and the pending NAK never went.
+    assert_eq!(r.sent.len(), sent);
+    assert_eq!(r.agent.records().naks_sent, 0);
+    assert!(!r.agent.is_acker());
+}
+
+#[test]
+fn a_stopped_source_ends_its_session_with_an_spm() {
+    let mut s = Driver::start(sender(), Instant::ZERO, SENDER, 1);
+    s.packet(ms(100), &nak(ms(100), rx_addr(0), 0.01, 100, 0, true));
+    let next = s.sent.iter().filter(|(_, p)| DataHeader::decode(p).is_some_and(|h| !h.rdata)).count() as u64;
+    s.shutdown(ms(150));
+    let (_, last) = s.sent.last().unwrap();
+    assert_eq!(last.header, Header::Pgm(PgmHeader { kind: PgmHeader::SPM, trail: 0, lead: next }));
+    assert_eq!(last.dst, Dest::Group(G));
+    assert_eq!(s.agent.poll_timeout(), None);
+    let sent = s.sent.len();
+    // Later NAKs and ACKs are ignored: no NCF, no repair, no new data.
+    s.packet(ms(200), &nak(ms(200), rx_addr(0), 0.01, 100, 0, false));
+    let ack = AckHeader { ts_echo_us: micros(ms(100)), loss: 0, rx_max: 1, bitmap: 1 };
+    let mut p = Packet::data(Dest::Unicast(SENDER), 64);
+    p.src = rx_addr(0);
+    p.flow = 3;
+    p.header = ack.encode();
+    s.packet(ms(210), &p);
+    s.advance_to(ms(10_000));
+    assert_eq!(s.sent.len(), sent);
+    // A second stop sends nothing more.
+    s.shutdown(ms(10_001));
+    assert_eq!(s.sent.len(), sent);
+}
+
+fn ack_from(now: Instant, from: Addr, rtt_ms: u64, rx_max: u64, bitmap: u32) -> Packet {
+    let h = AckHeader { ts_echo_us: micros(now) - (rtt_ms * 1000) as u32, loss: 0, rx_max, bitmap };
+    let mut p = Packet::data(Dest::Unicast(SENDER), 64);
+    p.src = from;
+    p.flow = 3;
+    p.header = h.encode();
+    p
+}
+
+#[test]
+fn with_pgm_seq_acks_a_repair_of_data_a_previous_acker_acknowledged_returns_its_token() {
+    // Receiver A acknowledges everything; B, lossier, NAKs PGM sequence number 2 and becomes
+    // the acker. The RDATA of 2 repeats a number the ACKs reported before: B's ACK for it
+    // shows nothing new, yet the repair has left the network and its token must return, or
+    // the window stalls until the timer.
+    let cfg = PgmccConfig { pgm_seq_acks: true, ..PgmccConfig::default() };
+    let mut s =
+        Driver::start(PgmccSender::try_new(cfg, G, 3, Instant::ZERO, Instant::MAX).unwrap(), Instant::ZERO, SENDER, 1);
+    let (a, b) = (rx_addr(0), rx_addr(1));
+    s.packet(ms(100), &nak(ms(100), a, 0.0, 10, 0, true));
+    let sent_seqs = |s: &Driver<PgmccSender>| {
+        s.sent.iter().filter_map(|(_, p)| DataHeader::decode(p).map(|h| (p.seq, h.rdata))).collect::<Vec<_>>()
+    };
+    // A acknowledges what was sent: 0 and 1, then 2..5
+    s.packet(ms(110), &ack_from(ms(110), a, 10, 1, 0b11));
+    let hi = sent_seqs(&s).iter().map(|x| x.0).max().unwrap();
+    s.packet(ms(120), &ack_from(ms(120), a, 10, hi, u32::MAX >> (31 - hi)));
+    let hi = sent_seqs(&s).iter().map(|x| x.0).max().unwrap();
+    assert!(hi >= 6, "{:?}", sent_seqs(&s));
+    // B's NAK for 2 with p = 0.5 makes it the acker; the NCF goes, the RDATA waits for a token
+    s.packet(ms(130), &nak(ms(130), b, 0.5, 10, 2, false));
+    assert_eq!(s.agent.acker(), Some(b));
+    // A's ACK of everything sent (a previous acker's ACK returns tokens): the RDATA of 2 goes
+    s.packet(ms(140), &ack_from(ms(140), a, 10, hi, u32::MAX >> (31 - hi)));
+    assert!(sent_seqs(&s).contains(&(2, true)), "{:?}", sent_seqs(&s));
+    let sent = s.sent.len();
+    let hi2 = sent_seqs(&s).iter().map(|x| x.0).max().unwrap();
+    // Nothing else was sent unless tokens were left: drain what A's ACK freed, with B's ACKs
+    // of what B got (everything up to hi, 2 included).
+    let t_before = s.agent.tokens();
+    s.packet(ms(150), &ack_from(ms(150), b, 10, hi, u32::MAX >> (31 - hi)));
+    assert_eq!(s.agent.records().repairs_acked, 1);
+    // the token came back: one more packet, or one more token
+    let more = s.sent.len() - sent;
+    assert!(more >= 1 || s.agent.tokens() >= t_before + 1.0, "{more} {t_before} {}", s.agent.tokens());
+    assert!(hi2 >= hi);
+}
+
+#[test]
+fn a_lost_tail_after_a_halving_keeps_the_timer_armed() {
+    // After a halving the tokens are below zero; the acker then reports only the newest packet
+    // sent, the ones before it missing (too few after them to declare them lost, §2.2). They
+    // are outstanding: the timer must stay armed, since no ACK and no token will come.
+    let mut s = Driver::start(sender(), Instant::ZERO, SENDER, 1);
+    let a = rx_addr(0);
+    s.packet(ms(100), &nak(ms(100), a, 0.0, 10, 0, true));
+    let newest = |s: &Driver<PgmccSender>| s.sent.iter().filter_map(|(_, p)| tx_seq(p)).max().unwrap();
+    let bitmap = |got: &[u64], rx_max: u64| {
+        got.iter().filter(|&&g| g <= rx_max && rx_max - g < 32).fold(0u32, |b, &g| b | 1 << (rx_max - g))
+    };
+    let mut got: Vec<u64> = Vec::new();
+    let mut t = 110;
+    // one ACK per packet, in order, until the window passes 12
+    let mut next = 0;
+    while s.agent.window() < 12.0 {
+        got.push(next);
+        s.packet(ms(t), &ack_from(ms(t), a, 10, next, bitmap(&got, next)));
+        next += 1;
+        t += 1;
+    }
+    // `next`, next + 1 and next + 2 are lost; the three after them arrive: a halving
+    for k in 3..6 {
+        got.push(next + k);
+        s.packet(ms(t), &ack_from(ms(t), a, 10, next + k, bitmap(&got, next + k)));
+        t += 1;
+    }
+    assert_eq!(s.agent.records().halvings, 1);
+    assert!(s.agent.tokens() < 0.0, "{}", s.agent.tokens());
+    // only the newest packet sent arrives
+    let last = newest(&s);
+    got.push(last);
+    s.packet(ms(t), &ack_from(ms(t), a, 10, last, bitmap(&got, last)));
+    assert!(s.agent.tokens() < 1.0 && newest(&s) == last, "{} {}", s.agent.tokens(), newest(&s));
+    assert!(s.agent.outstanding());
+    let before = s.agent.records().timeouts;
+    s.advance_to(ms(t + 1500));
+    assert_eq!(s.agent.records().timeouts, before + 1);
+    assert!(newest(&s) > last, "the timer restarted the window");
+}
+
+#[test]
+fn with_pgm_seq_acks_a_lost_repair_returns_its_token_after_three_later_packets() {
+    // ODATA 300 and its RDATA are both lost: the ACKs never report 300, and once three ODATA
+    // sent after the RDATA are reported, its token returns (no stall, no timeout).
+    let mut pr = pgm_seq_pair(|p| p.seq == 300 && DataHeader::decode(p).is_some());
+    pr.run_until(ms(10_000));
+    let r = pr.a.agent.records();
+    assert_eq!((r.rdata_sent, r.repairs_lost, r.repairs_acked, r.timeouts), (1, 1, 0, 0), "{r:?}");
+    assert!(pr.a.agent.window() > 20.0, "{}", pr.a.agent.window());
 }

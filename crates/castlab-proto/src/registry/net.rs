@@ -29,6 +29,16 @@ impl NetFlag {
     /// `--flow`: the session's data flow id (1 by default).
     pub const FLOW: NetFlag =
         NetFlag { name: "flow", kind: FlagKind::Int(1), help: "the session's data flow id", config: false };
+    /// `--wire pgm`: RFC 3208 PGM on the wire (castlab-net's `pgm_wire`), so that third-party
+    /// PGM receivers and sources take part; `castlab` keeps castlab's envelope. The driver
+    /// reads it, not the agent (the role's configuration gets the PGM wire's settings: see
+    /// `castlab.net`).
+    pub const WIRE: NetFlag = NetFlag {
+        name: "wire",
+        kind: FlagKind::Choice(&["castlab", "pgm"]),
+        help: "the wire format: castlab's envelope, or PGM (RFC 3208 over UDP) for third-party PGM peers",
+        config: false,
+    };
 }
 
 #[derive(Clone, Copy, Debug)]

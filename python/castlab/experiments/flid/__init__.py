@@ -17,19 +17,12 @@ beside each.
 
 from __future__ import annotations
 
-from functools import partial
-
-from castlab.experiments.common import Experiment, phase_decided
-from castlab.experiments.figure import drive
-from castlab.experiments.flid.figures import FLID_FIGURE
-from castlab.experiments.flid.topology import DYNAMICS, HETERO, PACKET_BYTES
-from castlab.experiments.tcp.scenarios import HEADER_BYTES
+from castlab.experiments.common import Experiment
+from castlab.experiments.figure import experiment
+from castlab.experiments.flid.figures import FLID_FIGURE, PHASE_S  # noqa: F401
 
 #: The settings the paper leaves open that a claim reads: none declared (see the docstring).
 READINGS: dict = {}
 
-#: docs/fidelity/phase.md's overhead: one of the largest packets at the slowest bottleneck.
-PHASE_S = (PACKET_BYTES + HEADER_BYTES) * 8 / min(DYNAMICS["bottleneck_bps"], *HETERO["last_hop_bps"])
-
-_F = FLID_FIGURE
-EXPERIMENTS = [Experiment(_F.name, _F.paper, _F.figure, _F.description, phase_decided(partial(drive, _F), PHASE_S))]
+# The figure declares its phase overhead (``PHASE_S``, docs/fidelity/phase.md).
+EXPERIMENTS: list[Experiment] = [experiment(FLID_FIGURE)]

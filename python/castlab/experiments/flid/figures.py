@@ -33,6 +33,7 @@ from castlab.experiments.friendly import plot_tcp_friendly, tcp_friendly_claims
 from castlab.experiments.flid.topology import (DUMBBELL, DYNAMICS, HETERO, PACKET_BYTES, dumbbell, dynamics, hetero,
                                                level_at, rx_bytes, time_to_shed)
 from castlab.experiments.plotting import figure, save
+from castlab.experiments.tcp.scenarios import HEADER_BYTES
 
 #: The TCP-friendliness band (ours: the factor of two of RFC 4654 §1 and RFC 5033 §3.1's
 #: "reasonably fair").
@@ -186,7 +187,10 @@ def _params(quick: bool, seed: int) -> dict:
             "slot_s": SLOT_S, "tcp": "MSS 1000 B"}
 
 
+#: docs/fidelity/phase.md's overhead: one of the largest packets at the slowest bottleneck.
+PHASE_S = (PACKET_BYTES + HEADER_BYTES) * 8 / min(DYNAMICS["bottleneck_bps"], *HETERO["last_hop_bps"])
+
 FLID_FIGURE = Figure("flid-dl", "Byers et al. 2000/2002 (FLID-DL)", "abstract",
                      "FLID-DL against NewReno and CUBIC on a dumbbell, its reaction to a capacity fall with and "
                      "without IGMP leave latency, and receivers behind 1, 2 and 4 Mb/s last hops", _cases, _measure,
-                     pd.DataFrame, _claims, _plot, "flid-dl.csv", _params)
+                     pd.DataFrame, _claims, _plot, "flid-dl.csv", _params, phase_s=PHASE_S)

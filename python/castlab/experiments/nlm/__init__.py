@@ -9,11 +9,12 @@ from __future__ import annotations
 from castlab.experiments.common import Experiment
 from castlab.experiments.figure import experiment
 from castlab.experiments.nlm import testbed  # noqa: F401  (registers its testbed topology)
-from castlab.experiments.nlm.declared import SOURCE_READINGS, SOURCE_READINGS_PHASE, SOURCE_SETTING  # noqa: F401
-from castlab.experiments.nlm.figures import FIGURES, PAPER  # noqa: F401
+from castlab.experiments.nlm.declared import (LMR2_READINGS, LMR2_SETTING, SOURCE_READINGS,  # noqa: F401
+                                             SOURCE_SETTING)
+from castlab.experiments.nlm.figures import FIG9_PHASE_S, FIG11_PHASE_S, FIGURES, PAPER  # noqa: F401
 
 # The settings the paper leaves open are declared once, in ``declared``; each figure names the
-# readings it runs under (``figures``).
+# readings it runs under, and Figures 9 and 11 their phase overhead (``figures``).
 EXPERIMENTS: list[Experiment] = [experiment(f) for f in FIGURES]
 
 # The real-network experiments of this paper (root, the namespace testbed; castlab.experiments.net_common).

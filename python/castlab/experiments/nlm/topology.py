@@ -10,9 +10,9 @@ The set-up of §4.1 (Figure 8), shared by every experiment here:
   Exactly periodic sources lock into fixed phases with each other and the bottleneck (Floyd and
   Jacobson 1992), so without jitter every sender's packets wait a random time of up to one
   bottleneck packet time before leaving (the simulator's phase randomisation, their remedy);
-  jittered sources already draw their phases, and are phase-randomised as well in the
-  figures the phase rule found phase-sensitive (``Fig8.phase``: Figure 11) or when the
-  command asks for it (``castlab reproduce --phase-overhead``);
+  jittered sources already draw their phases, and take the process's phase randomisation:
+  the driver's randomised pass of a figure the phase rule found phase-sensitive (its
+  ``phase_s``, Figures 9 and 11) or ``castlab reproduce --phase-overhead``;
 - NLM with Table 2's parameters (``castlab._native.config_defaults("nlm")``), LMR1 and LMR2 both LMRs;
 - RLM configured as the RLM the paper ran: the NLM authors used ns, whose RLM is McCanne's
   ``MMG`` (ns-2.35, ``rlm_param`` as shipped), so the RLM side is castlab's receiver with
@@ -78,6 +78,12 @@ def optimal_level(capacity_bps: float) -> int:
     return max(n for n in range(1, len(LAYER_RATES_BPS) + 1) if n == 1 or cumulative_bps(n) <= capacity_bps)
 
 
+def slot_s(bottleneck_bps: float) -> float:
+    """One packet time at the bottleneck: the phase randomisation of periodic sources, and the
+    phase rule's overhead for a phase-sensitive figure (docs/fidelity/phase.md)."""
+    return PACKET_BYTES * 8 / bottleneck_bps
+
+
 @dataclass
 class Fig8:
     """Figure 8's topology with ``n`` sessions, run with ``proto`` ("nlm" or "rlm")."""
@@ -101,9 +107,6 @@ class Fig8:
     # Every source's packet times (layers, NLM sender, cross traffic) with the RLM §4 jitter
     # (True) or exactly periodic (False): one reading for the whole run
     jitter: bool = True
-    # Phase randomisation of jittered sources too (the phase rule of docs/fidelity/phase.md, for
-    # the figures it found phase-sensitive): one bottleneck packet time, as periodic sources get
-    phase: bool = False
     sim: Simulator = field(init=False)
     bott: int = field(init=False)
     senders: list[int] = field(default_factory=list)
@@ -111,10 +114,9 @@ class Fig8:
 
     def __post_init__(self):
         # periodic sources: phase randomisation of up to one bottleneck packet time (module doc);
-        # jittered sources take the process's default (off unless `castlab reproduce
-        # --phase-overhead` asks for it), so the phase table's run with it on reaches them too
-        slot = PACKET_BYTES * 8 / self.bottleneck_bps
-        overhead = slot if (self.phase or not self.jitter) else default_phase_overhead()
+        # jittered sources take the process's default (off unless the driver's randomised pass
+        # of a phase-sensitive figure or `castlab reproduce --phase-overhead` sets it)
+        overhead = slot_s(self.bottleneck_bps) if not self.jitter else default_phase_overhead()
         sim = Simulator(seed=self.seed, join_latency=0.0, leave_latency=0.0, phase_overhead=overhead)
         self.sim = sim
         sim.add_node("LMR1")

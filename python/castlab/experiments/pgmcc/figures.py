@@ -33,6 +33,7 @@ from castlab.experiments.friendly import plot_tcp_friendly, tcp_friendly_claims
 from castlab.experiments.pgmcc.topology import (DUMBBELL, LOSSIER, PACKET_BYTES, PATHS, acker_share, dumbbell,
                                                 first_acker_after, lossier_build, paths, sender_of)
 from castlab.experiments.plotting import figure, save
+from castlab.experiments.tcp.scenarios import HEADER_BYTES
 
 #: The fraction of a time span a receiver must hold the acker role (ours).
 ACKER_SHARE = 0.75
@@ -197,7 +198,11 @@ def _params(quick: bool, seed: int) -> dict:
             "switch_within_s": SWITCH_WITHIN_S, "band": BAND, "tcp": "MSS 1000 B"}
 
 
+#: docs/fidelity/phase.md's overhead: one of the largest packets (TCP's, headers included) at the
+#: slowest bottleneck, the dumbbell's.
+PHASE_S = (max(PACKET_BYTES, PACKET_BYTES + HEADER_BYTES)) * 8 / DUMBBELL["bottleneck_bps"]
+
 PGMCC_FIGURE = Figure("pgmcc", "Rizzo 2000 / draft-ietf-rmt-bb-pgmcc-03 (PGMCC)", "§1, §2, §2.3",
                       "PGMCC against NewReno and CUBIC on a dumbbell and on the worst receiver's path, and the acker "
                       "following the worst receiver, also when a clean path gets lossy", _cases, _measure,
-                      pd.DataFrame, _claims, _plot, "pgmcc.csv", _params)
+                      pd.DataFrame, _claims, _plot, "pgmcc.csv", _params, phase_s=PHASE_S)

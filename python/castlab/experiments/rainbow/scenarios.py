@@ -236,7 +236,7 @@ MEASURE_FROM_S = 5.0  # every session has started by then (§IV-B.2 starts in [0
 def point_phase_s(shared_bps: float) -> float:
     """The phase randomisation of a run on one shared link: docs/fidelity/phase.md's overhead (one
     packet at the run's bottleneck, here the shared link) when the process has randomisation on
-    (``phase_decided`` sets it for the randomised pass), else 0."""
+    (``run_phase`` sets it for the randomised pass), else 0."""
     return PACKET_BYTES * 8 / shared_bps if default_phase_overhead() > 0 else 0.0
 
 

@@ -76,12 +76,11 @@ class Net:
     queue: str = "droptail"
     red: Optional[dict] = None
     # A reading of a setting the paper leaves open (castlab.experiments.rlm.READINGS): "rlm",
-    # RlmConfig overrides for every receiver; "leave_latency_s", the multicast leave latency;
-    # "phase_overhead_s", as phase_overhead below
+    # RlmConfig overrides for every receiver; "leave_latency_s", the multicast leave latency
     reading: Optional[dict] = None
-    # Phase randomisation (s) for every sender, for the experiments the phase rule of
-    # docs/fidelity/phase.md found phase-sensitive; None: the process's default (off unless
-    # `castlab reproduce --phase-overhead` asks)
+    # Phase randomisation (s) for every sender; None: the process's default, which the driver
+    # sets for a phase-sensitive figure's randomised pass (its ``phase_s``, docs/fidelity/phase.md)
+    # and `castlab reproduce --phase-overhead` for every run; off otherwise
     phase_overhead: Optional[float] = None
     sim: Simulator = field(init=False)
     rxs: list[Rx] = field(default_factory=list)
@@ -89,8 +88,7 @@ class Net:
 
     def __post_init__(self):
         leave = float((self.reading or {}).get("leave_latency_s", LEAVE_LATENCY_S))
-        po = self.phase_overhead if self.phase_overhead is not None else (self.reading or {}).get("phase_overhead_s")
-        phase = {} if po is None else {"phase_overhead": float(po)}
+        phase = {} if self.phase_overhead is None else {"phase_overhead": float(self.phase_overhead)}
         self.sim = Simulator(seed=self.seed, join_latency=JOIN_LATENCY_S, leave_latency=leave, **phase)
         # start times: their own stream, so they depend on the seed only
         self._starts = streams.rng(self.seed, "rlm-starts")

@@ -14,16 +14,14 @@ from __future__ import annotations
 
 from castlab.experiments.common import Experiment
 from castlab.experiments.figure import experiment
-from castlab.experiments.tcp.figures import FAIRNESS_FIGURE, FORMULA_FIGURE, run_bbr, run_cubic
+from castlab.experiments.tcp.figures import BBR_FIGURE, CUBIC_FIGURE, FAIRNESS_FIGURE, FORMULA_FIGURE
 from castlab.experiments.tcp.net import run_net_tcp_vs_sim
 
 EXPERIMENTS = [
     experiment(FAIRNESS_FIGURE),
     experiment(FORMULA_FIGURE),
-    Experiment("tcp-cubic", "RFC 9438 §4", "TCP baseline",
-               "one CUBIC flow alone: the window between losses against W_cubic(t), β and C", run_cubic),
-    Experiment("tcp-bbr", "Linux tcp_bbr.c (BBR v1)", "TCP baseline",
-               "one BBR flow alone: the pacing-gain cycle's sending rates, PROBE_RTT, the queue", run_bbr),
+    experiment(CUBIC_FIGURE),
+    experiment(BBR_FIGURE),
     Experiment("net-tcp-vs-sim", "Linux TCP (reno, cubic, bbr)", "TCP baseline (real network)",
                "kernel reno, cubic and bbr alone and in pairs through a 10 Mb/s tbf + pfifo on the namespace "
                "testbed beside the simulator's on the same bottleneck: throughput and RTT (root, iperf3)",

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from castlab.experiments.common import Result, at_least, at_most, in_range, within
+from castlab.experiments.common import at_least, at_most, in_range, within
 from castlab.experiments.figure import Case, Figure
 from castlab.experiments.plotting import figure, save
 from castlab.experiments.tcp.scenarios import (BBR, CUBIC, FAIR, FORMULA, LINUX_HEADER, LINUX_MSS, base_rtt_s, bdp_pkts,
@@ -201,14 +201,25 @@ CUBIC_CURVE_MAX = 0.03
 CUBIC_C_REL_TOL = 0.05
 
 
-def run_cubic(out: Path, seed: int, quick: bool = False) -> Result:
+def _cubic_cases(quick: bool) -> list[Case]:
+    return [Case({"duration": 40.0 if quick else 120.0})]
+
+
+def _cubic_measure(seed: int, duration: float) -> dict:
     f = CUBIC
-    duration = 40.0 if quick else 120.0
     queue = int(round(bdp_pkts(f)))
     tr, st, ch = one_flow_run(f, queue, seed, duration)
-    epochs = cubic_epochs(tr, LINUX_MSS, C_CUBIC, BETA_CUBIC)
+    return {"queue": queue, "timeouts": st["timeouts"], "epochs": cubic_epochs(tr, LINUX_MSS, C_CUBIC, BETA_CUBIC),
+            "cc_time_ns": tr["cc_time_ns"], "cwnd_bytes": tr["cwnd_bytes"], "ssthresh_bytes": tr["ssthresh_bytes"]}
+
+
+def _cubic_table(runs: list[dict]) -> dict:
+    """cubic_epochs.csv (one row per epoch between two losses, with the fitted C), cubic_cwnd.csv
+    (the window over time), the epochs' model curves for the plot, and the run's queue and
+    timeouts."""
+    (r,) = runs
     rows, fits = [], []
-    for i, e in enumerate(epochs):
+    for i, e in enumerate(r["epochs"]):
         d = np.abs(e["cwnd"] - e["model"]) / e["w_max"]
         c3 = float(np.polyfit(e["t"], e["cwnd"], 3)[0]) if len(e["t"]) >= 8 else float("nan")
         fits.append(c3)
@@ -216,25 +227,32 @@ def run_cubic(out: Path, seed: int, quick: bool = False) -> Result:
                      "cwnd_epoch_segs": e["cwnd_epoch"], "beta": e["cwnd_epoch"] / e["cwnd_before"], "k_s": e["k_s"],
                      "length_s": e["length_s"], "max_dev_of_w_max": float(d.max()), "rms_dev_of_w_max": float(np.sqrt((d ** 2).mean())),
                      "fitted_c": c3})
-    df = pd.DataFrame(rows)
-    df.to_csv(out / "cubic_epochs.csv", index=False)
-    pd.DataFrame({"time_s": tr["cc_time_ns"] / 1e9, "cwnd_segs": tr["cwnd_bytes"] / LINUX_MSS,
-                  "ssthresh_segs": np.minimum(tr["ssthresh_bytes"], 2**40) / LINUX_MSS}).to_csv(out / "cubic_cwnd.csv", index=False)
+    cwnd = pd.DataFrame({"time_s": r["cc_time_ns"] / 1e9, "cwnd_segs": r["cwnd_bytes"] / LINUX_MSS,
+                         "ssthresh_segs": np.minimum(r["ssthresh_bytes"], 2**40) / LINUX_MSS})
+    return {"cubic_epochs.csv": pd.DataFrame(rows), "cubic_cwnd.csv": cwnd, "epochs": r["epochs"], "fits": fits,
+            "queue": r["queue"], "timeouts": r["timeouts"]}
 
+
+def _cubic_plot(t: dict, out: Path) -> list[str]:
+    f, cw = CUBIC, t["cubic_cwnd.csv"]
     fig, ax = figure()
-    ax.plot(tr["cc_time_ns"] / 1e9, tr["cwnd_bytes"] / LINUX_MSS, "-", color="C0", lw=1, label="castlab CUBIC cwnd")
-    for k, e in enumerate(epochs):
+    ax.plot(cw["time_s"], cw["cwnd_segs"], "-", color="C0", lw=1, label="castlab CUBIC cwnd")
+    for k, e in enumerate(t["epochs"]):
         ax.plot(e["t"] + e["t_epoch_s"], e["model"], "--", color="C1", lw=1,
                 label="W_cubic(t + SRTT), RFC 9438 eq. 1-2" if k == 0 else None)
     ax.set_xlabel("time (s)")
     ax.set_ylabel("congestion window (segments)")
-    ax.set_title(f"One CUBIC flow, {f['bottleneck_bps'] / 1e6:g} Mb/s, base RTT {base_rtt_s(f) * 1e3:.0f} ms, queue {queue} pkts")
+    ax.set_title(f"One CUBIC flow, {f['bottleneck_bps'] / 1e6:g} Mb/s, base RTT {base_rtt_s(f) * 1e3:.0f} ms, "
+                 f"queue {t['queue']} pkts")
     ax.legend(loc="lower right")
-    files = save(fig, out, "cubic")
+    return save(fig, out, "cubic")
 
+
+def _cubic_claims(t: dict) -> list:
+    df, fits, epochs = t["cubic_epochs.csv"], t["fits"], t["epochs"]
     betas = df["beta"] if len(df) else pd.Series([float("nan")])
     worst_beta = float(betas.iloc[int((betas - BETA_CUBIC).abs().values.argmax())])
-    claims = [
+    return [
         within("cubic-beta", "every reduction multiplies the window by β_cubic = 0.7 (RFC 9438 §4.6 Figure 5; the worst "
                "reduction)", BETA_CUBIC, worst_beta, "ratio", abs_tol=CUBIC_BETA_TOL, kind="derived"),
         at_most("cubic-curve", "between two losses the window follows W_cubic(t + SRTT) of RFC 9438 §4.2 (Figures 1 and 2, "
@@ -245,15 +263,23 @@ def run_cubic(out: Path, seed: int, quick: bool = False) -> Result:
                "mean over epochs)", C_CUBIC, float(np.nanmean(fits)) if fits else float("nan"), "segments/s³",
                rel_tol=CUBIC_C_REL_TOL, kind="derived"),
         at_least("cubic-epochs", "epochs between two losses compared", 2, len(epochs), "epochs", kind="sanity"),
-        at_most("cubic-no-timeouts", "the flow recovers every loss without a retransmission timeout", 0, st["timeouts"],
+        at_most("cubic-no-timeouts", "the flow recovers every loss without a retransmission timeout", 0, t["timeouts"],
                 "timeouts", kind="sanity"),
     ]
-    params = {**f, "duration_s": duration, "queue_limit_pkts": queue, "bdp_pkts": round(bdp_pkts(f), 1),
-              "base_rtt_s": round(base_rtt_s(f), 6), "mss_bytes": LINUX_MSS, "header_bytes": LINUX_HEADER,
-              "settings": "TcpConfig.linux() (the cubic variant's defaults)", "c": C_CUBIC, "beta": BETA_CUBIC,
-              "beta_tol": CUBIC_BETA_TOL, "curve_max": CUBIC_CURVE_MAX, "c_rel_tol": CUBIC_C_REL_TOL,
-              "epoch": "from the first window increase after a reduction to the next reduction"}
-    return Result(params, claims, ["cubic_epochs.csv", "cubic_cwnd.csv", *files])
+
+
+def _cubic_params(quick: bool, seed: int) -> dict:
+    f = CUBIC
+    return {**f, "duration_s": _cubic_cases(quick)[0].params["duration"], "queue_limit_pkts": int(round(bdp_pkts(f))),
+            "bdp_pkts": round(bdp_pkts(f), 1), "base_rtt_s": round(base_rtt_s(f), 6), "mss_bytes": LINUX_MSS,
+            "header_bytes": LINUX_HEADER, "settings": "TcpConfig.linux() (the cubic variant's defaults)", "c": C_CUBIC,
+            "beta": BETA_CUBIC, "beta_tol": CUBIC_BETA_TOL, "curve_max": CUBIC_CURVE_MAX, "c_rel_tol": CUBIC_C_REL_TOL,
+            "epoch": "from the first window increase after a reduction to the next reduction"}
+
+
+CUBIC_FIGURE = Figure("tcp-cubic", "RFC 9438 §4", "TCP baseline",
+                      "one CUBIC flow alone: the window between losses against W_cubic(t), β and C", _cubic_cases,
+                      _cubic_measure, _cubic_table, _cubic_claims, _cubic_plot, "", _cubic_params)
 
 
 # ------------------------------------------------------------------------------------------
@@ -329,22 +355,42 @@ def _bbr_one(seed: int, duration: float) -> dict:
     }
 
 
-def run_bbr(out: Path, seed: int, quick: bool = False) -> Result:
-    f = BBR
-    seeds = [seed] if quick else [seed, seed + 1, seed + 2]
-    duration = 32.0 if quick else 65.0
-    runs = [_bbr_one(s, duration) for s in seeds]
-    df = pd.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in runs])
-    df.to_csv(out / "bbr_runs.csv", index=False)
-    tr = runs[0]["_trace"]
-    pd.DataFrame({"time_s": tr["state_time_ns"] / 1e9, "state_code": tr["state_code"],
-                  "pacing_rate_bps": tr["pacing_rate_bps"]}).to_csv(out / "bbr_states.csv", index=False)
+def _bbr_duration(quick: bool) -> float:
+    return 32.0 if quick else 65.0
 
+
+def _bbr_cases(quick: bool) -> list[Case]:
+    """One run per seed; the first keeps its trace (bbr_states.csv and the plot)."""
+    return [Case({"duration": _bbr_duration(quick), "keep_trace": k == 0}) for k in range(1 if quick else 3)]
+
+
+def _bbr_measure(seed: int, duration: float, keep_trace: bool) -> dict:
+    r = _bbr_one(seed, duration)
+    tr = r.pop("_trace")
+    r["_duration"] = duration
+    if keep_trace:
+        r["_trace"] = {k: tr[k] for k in ("tx_time_ns", "tx_bytes", "state_time_ns", "state_code", "pacing_rate_bps")}
+    return r
+
+
+def _bbr_table(runs: list[dict]) -> dict:
+    """bbr_runs.csv (one row per seed), bbr_states.csv (the first run's states and pacing rate),
+    and that run's sending trace for the plot."""
+    df = pd.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in runs])
+    tr = runs[0]["_trace"]
+    states = pd.DataFrame({"time_s": tr["state_time_ns"] / 1e9, "state_code": tr["state_code"],
+                           "pacing_rate_bps": tr["pacing_rate_bps"]})
+    return {"bbr_runs.csv": df, "bbr_states.csv": states, "trace": tr, "duration": runs[0]["_duration"]}
+
+
+def _bbr_plot(t: dict, out: Path) -> list[str]:
+    f, tr = BBR, t["trace"]
+    duration = t["duration"]
     fig, ax = figure()
-    t = tr["tx_time_ns"] / 1e9
+    tx = tr["tx_time_ns"] / 1e9
     win = 0.010
     edges = np.arange(0.0, min(4.0, duration), win) + 8.0
-    sent = np.diff(np.interp(edges, t, tr["tx_bytes"])) * 8 / win
+    sent = np.diff(np.interp(edges, tx, tr["tx_bytes"])) * 8 / win
     ax.step(edges[:-1], sent / 1e6, where="post", color="C0", lw=1, label="sending rate (10 ms bins)")
     ax.step(tr["state_time_ns"] / 1e9, tr["pacing_rate_bps"] / 1e6, where="post", color="C1", lw=1, label="pacing rate")
     ax.axhline(f["bottleneck_bps"] / 1e6, color="0.6", ls="--", lw=1, label="bottleneck")
@@ -353,7 +399,11 @@ def run_bbr(out: Path, seed: int, quick: bool = False) -> Result:
     ax.set_ylabel("Mb/s")
     ax.set_title(f"One BBR flow, {f['bottleneck_bps'] / 1e6:g} Mb/s, base RTT {base_rtt_s(f) * 1e3:.0f} ms: the gain cycle")
     ax.legend(loc="lower right")
-    files = save(fig, out, "bbr")
+    return save(fig, out, "bbr")
+
+
+def _bbr_claims(t: dict) -> list:
+    f, df = BBR, t["bbr_runs.csv"]
 
     def worst(col: str, target: float) -> float:
         v = df[col]
@@ -391,11 +441,21 @@ def run_bbr(out: Path, seed: int, quick: bool = False) -> Result:
         at_least("bbr-utilisation", "the flow's goodput fills >= 90 % of the bottleneck over the run (start-up and "
                  "PROBE_RTT included; the worst seed)", 0.9, float(df["utilisation"].min()), "fraction", kind="sanity"),
     ]
-    params = {**f, "seeds": seeds, "duration_s": duration, "queue_limit_pkts": int(runs[0]["queue_limit_pkts"]),
-              "bdp_pkts": round(bdp_pkts(f), 1), "base_rtt_s": round(base_rtt_s(f), 6), "mss_bytes": LINUX_MSS,
-              "header_bytes": LINUX_HEADER, "settings": "TcpConfig.linux() (the bbr variant's defaults)",
-              "gains": BBR_GAINS, "gain_tol": BBR_GAIN_TOL, "cruise_range": BBR_CRUISE, "phase_len_range": BBR_PHASE_LEN,
-              "probe_rtt_s": BBR_PROBE_RTT_S, "probe_rtt_interval_s": BBR_PROBE_RTT_INTERVAL,
-              "probe_rtt_due_tol_s": BBR_PROBE_RTT_DUE_TOL, "queue_max": BBR_QUEUE_MAX,
-              "sending_rate": "on-wire bytes sent in a phase over its duration, summed over the run's phases of one gain"}
-    return Result(params, claims, ["bbr_runs.csv", "bbr_states.csv", *files])
+    return claims
+
+
+def _bbr_params(quick: bool, seed: int) -> dict:
+    f = BBR
+    return {**f, "seeds": [seed + k for k in range(len(_bbr_cases(quick)))], "duration_s": _bbr_duration(quick),
+            "queue_limit_pkts": int(round(f["queue_bdp"] * bdp_pkts(f))), "bdp_pkts": round(bdp_pkts(f), 1),
+            "base_rtt_s": round(base_rtt_s(f), 6), "mss_bytes": LINUX_MSS, "header_bytes": LINUX_HEADER,
+            "settings": "TcpConfig.linux() (the bbr variant's defaults)", "gains": BBR_GAINS, "gain_tol": BBR_GAIN_TOL,
+            "cruise_range": BBR_CRUISE, "phase_len_range": BBR_PHASE_LEN, "probe_rtt_s": BBR_PROBE_RTT_S,
+            "probe_rtt_interval_s": BBR_PROBE_RTT_INTERVAL, "probe_rtt_due_tol_s": BBR_PROBE_RTT_DUE_TOL,
+            "queue_max": BBR_QUEUE_MAX,
+            "sending_rate": "on-wire bytes sent in a phase over its duration, summed over the run's phases of one gain"}
+
+
+BBR_FIGURE = Figure("tcp-bbr", "Linux tcp_bbr.c (BBR v1)", "TCP baseline",
+                    "one BBR flow alone: the pacing-gain cycle's sending rates, PROBE_RTT, the queue", _bbr_cases,
+                    _bbr_measure, _bbr_table, _bbr_claims, _bbr_plot, "", _bbr_params)

@@ -1,7 +1,8 @@
 """TFMCC (RFC 4654) in the simulator: the properties the RFC states, checked on three set-ups.
 
 ``topology`` builds the set-ups as scenarios (a dumbbell shared with TCP, receivers behind
-paths of different loss, a star of N receivers), ``figures`` runs them and decides the claims.
+paths of different loss, a star of N receivers), ``figures`` holds the experiment as a ``Figure``
+(cases, measure, table, claims, plot) and ``trap`` the start-up experiment as another.
 ``scale`` (tfmcc-scale) counts reports per feedback round and follows the CLR with 10^2 to 10^5
 receivers behind heterogeneous links.
 
@@ -20,36 +21,20 @@ castlab's own (``topology``); the RED dumbbell is a variant.
 
 from __future__ import annotations
 
-from castlab.experiments.common import Experiment, phase_decided
-from castlab.experiments.tcp.scenarios import HEADER_BYTES
+from castlab.experiments.common import Experiment
+from castlab.experiments.figure import experiment
 from castlab.experiments.tfmcc.declared import declared_readings
-from castlab.experiments.tfmcc.figures import run_tfmcc
+from castlab.experiments.tfmcc.figures import PHASE_S, TFMCC_FIGURE  # noqa: F401
 from castlab.experiments.tfmcc.scale import EXPERIMENT as SCALE_EXPERIMENT
-from castlab.experiments.tfmcc.topology import DUMBBELL, PACKET_BYTES
-from castlab.experiments.tfmcc.trap import LINK_BPS as TRAP_LINK_BPS, run_trap
+from castlab.experiments.tfmcc.trap import PHASE_S as TRAP_PHASE_S, TRAP_FIGURE  # noqa: F401
 
 #: The settings RFC 4654 leaves open that a claim reads (setting -> readings, the primary first).
 READINGS: dict = declared_readings()
 
-#: docs/fidelity/phase.md's overhead: one packet (TFMCC's and TCP's, headers included) at the
-#: slowest bottleneck, the dumbbell's.
-PHASE_S = (PACKET_BYTES + HEADER_BYTES) * 8 / DUMBBELL["bottleneck_bps"]
-#: tfmcc-trap's: its largest packet (a CUBIC segment of Linux's 1448 + 52 bytes) at its 1 Mb/s link.
-TRAP_PHASE_S = (1448 + 52) * 8 / TRAP_LINK_BPS
-
-EXPERIMENTS = [
-    Experiment("tfmcc", "RFC 4654 (TFMCC)", "§1, §3.3-§3.4, §4.5",
-               "TFMCC against TCP on a dumbbell and on the slowest receiver's path, the CLR following the "
-               "worst receiver, and reports per feedback round as receivers are added",
-               phase_decided(run_tfmcc, PHASE_S)),
-    Experiment("tfmcc-trap", "RFC 4654 (TFMCC)", "§1, §3.1, §4.3, §5.6 (start-up)",
-               "TFMCC started behind a queue one TCP flow (NewReno, CUBIC) has filled, with each suspected cause of "
-               "its start-up trap changed alone: start order, initial RTT, first interval, RTT in X_r, merging, "
-               "packet size, receive-rate windows",
-               phase_decided(run_trap, TRAP_PHASE_S)),
-    # no shared queue and no loaded link: not phase-sensitive (scale.py's docstring)
-    SCALE_EXPERIMENT,
-]
+# Each figure declares its phase overhead (``PHASE_S``, ``TRAP_PHASE_S``: one of its largest
+# packets at its slowest bottleneck, docs/fidelity/phase.md).
+# tfmcc-scale: no shared queue and no loaded link, not phase-sensitive (scale.py's docstring)
+EXPERIMENTS: list[Experiment] = [experiment(TFMCC_FIGURE), experiment(TRAP_FIGURE), SCALE_EXPERIMENT]
 
 # The real-network experiments of this paper (root, the namespace testbed; castlab.experiments.net_common).
 from castlab.experiments.tfmcc.net import run_net_tfmcc_uftp

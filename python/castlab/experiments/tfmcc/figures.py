@@ -16,23 +16,18 @@ Rules and tolerances, fixed before any run:
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from castlab.experiments.common import Result, at_most, claim_over_seeds, in_range, at_least, map_runs
+from castlab.experiments.common import at_least, at_most, claim_over_seeds, in_range
+from castlab.experiments.figure import Case, Figure
 from castlab.experiments.plotting import figure, save
+from castlab.experiments.tcp.scenarios import HEADER_BYTES
 from castlab.experiments.tfmcc.declared import declared_readings
-from castlab.experiments.tfmcc.topology import (DUMBBELL, PATHS, STAR, bottleneck_queue, clr_share, dumbbell, paths,
-                                                rate_at,
-                                                reports_per_round, sender_of, star)
-
-
-def _progress(msg: str) -> None:
-    print(f"  {msg}", file=sys.stderr, flush=True)
+from castlab.experiments.tfmcc.topology import (DUMBBELL, PACKET_BYTES, PATHS, STAR, bottleneck_queue, clr_share,
+                                                dumbbell, paths, rate_at, reports_per_round, sender_of, star)
 
 
 def _receiver_bytes(sim, names) -> list[int]:
@@ -108,40 +103,63 @@ def star_run(n: int, seed: int, duration: float, warmup: float) -> dict:
             "clr_reports": int(np.sum(rec["fb_from_clr"])), "reports": int(rec["fb_time_ns"].size)}
 
 
-def run_tfmcc(out: Path, seed: int, quick: bool = False) -> Result:
-    seeds = [seed] if quick else [seed, seed + 1, seed + 2]
-    ks = [1, 4] if quick else [1, 2, 4, 8]
-    ns = [2, 10, 25] if quick else [2, 10, 30, 100]
-    duration, warmup = (60.0, 20.0) if quick else (300.0, 60.0)
-    t0 = time.perf_counter()
+def _sizes(quick: bool) -> dict:
+    if quick:
+        return {"seeds": 1, "ks": [1, 4], "ns": [2, 10, 25], "duration": 60.0, "warmup": 20.0}
+    return {"seeds": 3, "ks": [1, 2, 4, 8], "ns": [2, 10, 30, 100], "duration": 300.0, "warmup": 60.0}
 
-    a_runs = map_runs(dumbbell_run, [(k, s, duration, warmup, k == ks[-1] and s == seeds[0] and q == "droptail", q)
-                                     for q in ("droptail", "red") for k in ks for s in seeds])
-    series = next(r for r in a_runs if "_t" in r)
-    both = pd.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in a_runs])
-    both.to_csv(out / "dumbbell.csv", index=False)
+
+def _cases(quick: bool) -> list[Case]:
+    """The dumbbell (DropTail, then RED) per K and seed, the paths per seed, the star per N and
+    seed; the first seed's DropTail run at the largest K keeps its rate series (rates.csv)."""
+    z = _sizes(quick)
+    d, w = z["duration"], z["warmup"]
+    out = [Case({"setup": "dumbbell", "k": k, "queue": q, "duration": d, "warmup": w,
+                 "keep_series": k == z["ks"][-1] and s == 0 and q == "droptail"}, seed=s)
+           for q in ("droptail", "red") for k in z["ks"] for s in range(z["seeds"])]
+    out += [Case({"setup": "paths", "duration": d, "warmup": w}, seed=s) for s in range(z["seeds"])]
+    out += [Case({"setup": "star", "n": n, "duration": d, "warmup": w}, seed=s)
+            for n in z["ns"] for s in range(z["seeds"])]
+    return out
+
+
+def _measure(seed: int, setup: str, duration: float, warmup: float, k: int = 0, n: int = 0,
+             queue: str = "droptail", keep_series: bool = False) -> dict:
+    if setup == "dumbbell":
+        row = dumbbell_run(k, seed, duration, warmup, keep_series, queue)
+    elif setup == "paths":
+        row = paths_run(seed, duration, warmup)
+    else:
+        row = star_run(n, seed, duration, warmup)
+    return {"setup": setup, "warmup": warmup, "row": row}
+
+
+def _table(rows: list[dict]) -> dict:
+    """dumbbell.csv, paths.csv, star.csv and rates.csv (the kept series), and the warm-up the
+    claims name."""
+    by = {s: [r["row"] for r in rows if r["setup"] == s] for s in ("dumbbell", "paths", "star")}
+    series = next(r for r in by["dumbbell"] if "_t" in r)
+    both = pd.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in by["dumbbell"]])
+    rates = pd.DataFrame({"time_s": series["_t"], "tfmcc_rate_bps": series["_rate"],
+                          **{f"tcp{j}_bps": x for j, x in enumerate(series["_tcp"])}})
+    return {"dumbbell.csv": both, "paths.csv": pd.DataFrame(by["paths"]), "star.csv": pd.DataFrame(by["star"]),
+            "rates.csv": rates, "warmup": rows[0]["warmup"], "series_k": int(series["k_tcp"])}
+
+
+def _plot(t: dict, out: Path) -> list[str]:
+    both, c, rates = t["dumbbell.csv"], t["star.csv"], t["rates.csv"]
     a, red = both[both["queue"] == "droptail"], both[both["queue"] == "red"]
-    _progress(f"tfmcc dumbbell: ratio {a.groupby('k_tcp')['ratio'].mean().round(2).to_dict()} "
-              f"(wall {time.perf_counter() - t0:.1f} s)")
-    b = pd.DataFrame(map_runs(paths_run, [(s, duration, warmup) for s in seeds]))
-    b.to_csv(out / "paths.csv", index=False)
-    c = pd.DataFrame(map_runs(star_run, [(n, s, duration, warmup) for n in ns for s in seeds]))
-    c.to_csv(out / "star.csv", index=False)
-    _progress(f"tfmcc paths and star done (wall {time.perf_counter() - t0:.1f} s)")
-    pd.DataFrame({"time_s": series["_t"], "tfmcc_rate_bps": series["_rate"],
-                  **{f"tcp{j}_bps": x for j, x in enumerate(series["_tcp"])}}).to_csv(out / "rates.csv", index=False)
-
     fig, axes = figure(10.0, 3.6)
     fig.clf()
     ax1, ax2, ax3 = fig.subplots(1, 3)
     for ax in (ax1, ax2, ax3):
         ax.grid(True, alpha=0.3)
-    ax1.plot(series["_t"], series["_rate"] / 1e6, label="TFMCC sending rate", lw=1.5)
-    for j, x in enumerate(series["_tcp"]):
-        ax1.plot(series["_t"], x / 1e6, lw=0.6, alpha=0.7, label="TCP goodput (1 s)" if j == 0 else None)
+    ax1.plot(rates["time_s"], rates["tfmcc_rate_bps"] / 1e6, label="TFMCC sending rate", lw=1.5)
+    for j, col in enumerate(name for name in rates.columns if name.startswith("tcp")):
+        ax1.plot(rates["time_s"], rates[col] / 1e6, lw=0.6, alpha=0.7, label="TCP goodput (1 s)" if j == 0 else None)
     ax1.set_xlabel("time (s)")
     ax1.set_ylabel("Mb/s")
-    ax1.set_title(f"{DUMBBELL['bottleneck_bps'] / 1e6:g} Mb/s dumbbell, K = {ks[-1]}", fontsize=9)
+    ax1.set_title(f"{DUMBBELL['bottleneck_bps'] / 1e6:g} Mb/s dumbbell, K = {t['series_k']}", fontsize=9)
     ax1.legend(fontsize=7)
     for df, fmt, lab in [(a, "o-", "DropTail"), (red, "s--", "RED (variant)")]:
         g = df.groupby("k_tcp")["ratio"]
@@ -159,8 +177,13 @@ def run_tfmcc(out: Path, seed: int, quick: bool = False) -> Result:
     ax3.set_yscale("log")
     ax3.set_xlabel("receivers N")
     ax3.legend(fontsize=7)
-    files = save(fig, out, "tfmcc")
+    return save(fig, out, "tfmcc")
 
+
+def _claims(t: dict) -> list:
+    both, b, c, warmup = t["dumbbell.csv"], t["paths.csv"], t["star.csv"], t["warmup"]
+    a, red = both[both["queue"] == "droptail"], both[both["queue"] == "red"]
+    ks, ns = sorted(a["k_tcp"].unique()), sorted(c["n"].unique())
     claims = []
     for k in ks:
         rows = a[a["k_tcp"] == k]
@@ -172,7 +195,7 @@ def run_tfmcc(out: Path, seed: int, quick: bool = False) -> Result:
             "ratio", kind="paper")
         if k == 8:
             # the phase rule decides this claim (randomised runs); the deterministic verdict is shown
-            # beside it by phase_decided, and the real network's measurement is elsewhere
+            # beside it by the driver (run_phase), and the real network's measurement is elsewhere
             cl.statement += (" [the deterministic run, in which TFMCC's paced packets lock into the phase where "
                              "the DropTail queue is full, is shown beside the randomised verdict; castlab's TFMCC "
                              "against one kernel TCP flow on the testbed: docs/real-network.md, net-tfmcc-uftp]")
@@ -210,9 +233,26 @@ def run_tfmcc(out: Path, seed: int, quick: bool = False) -> Result:
     claims.append(at_most(
         "feedback-grows-slowly",
         f"ours: non-CLR reports per round grow at most 3x from N = {ten} to N = {big} receivers "
-        f"({per_n[ten]:.2f} -> {per_n[big]:.2f}, mean over {len(seeds)} seed(s))", 3.0,
+        f"({per_n[ten]:.2f} -> {per_n[big]:.2f}, mean over {c['seed'].nunique()} seed(s))", 3.0,
         float(per_n[big] / per_n[ten]), "ratio", kind="derived"))
 
-    params = {"declared_readings": declared_readings(), "dumbbell": DUMBBELL, "red_queue": bottleneck_queue("red"), "paths": PATHS, "star": STAR, "k_tcp": ks, "n_receivers": ns, "seeds": seeds,
-              "duration_s": duration, "warmup_s": warmup, "tcp": "NewReno, MSS 1000 B", "tfmcc_packet_bytes": 1000}
-    return Result(params, claims, ["dumbbell.csv", "paths.csv", "star.csv", "rates.csv", *files])
+    return claims
+
+
+def _params(quick: bool, seed: int) -> dict:
+    z = _sizes(quick)
+    return {"declared_readings": declared_readings(), "dumbbell": DUMBBELL, "red_queue": bottleneck_queue("red"), "paths": PATHS,
+            "star": STAR, "k_tcp": z["ks"], "n_receivers": z["ns"], "seeds": [seed + k for k in range(z["seeds"])],
+            "duration_s": z["duration"], "warmup_s": z["warmup"], "tcp": "NewReno, MSS 1000 B",
+            "tfmcc_packet_bytes": 1000}
+
+
+#: docs/fidelity/phase.md's overhead: one packet (TFMCC's and TCP's, headers included) at the
+#: slowest bottleneck, the dumbbell's (the dumbbell is phase-sensitive: its TCP-friendliness at
+#: K = 1 and K = 8 changes verdict with phase randomisation on).
+PHASE_S = (PACKET_BYTES + HEADER_BYTES) * 8 / DUMBBELL["bottleneck_bps"]
+
+TFMCC_FIGURE = Figure("tfmcc", "RFC 4654 (TFMCC)", "§1, §3.3-§3.4, §4.5",
+                      "TFMCC against TCP on a dumbbell and on the slowest receiver's path, the CLR following the "
+                      "worst receiver, and reports per feedback round as receivers are added",
+                      _cases, _measure, _table, _claims, _plot, "", _params, phase_s=PHASE_S)

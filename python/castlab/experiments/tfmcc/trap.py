@@ -30,14 +30,13 @@ Decided on the mean over seeds (the accounting rule, castlab.claims), over phase
 
 from __future__ import annotations
 
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from castlab.experiments.common import Result, at_least, at_most, claim_over_seeds, map_runs
+from castlab.experiments.common import at_least, at_most, claim_over_seeds
+from castlab.experiments.figure import Case, Figure
 from castlab.experiments.plotting import figure, save
 from castlab.experiments.tfmcc.declared import WINDOW_SETTING, ablation_config, reading_config
 
@@ -75,10 +74,6 @@ CASES = {
     "windows-rmax": (False, ablation_config("windows over max(R, R_max)"),
                      "receive-rate windows over max(R, R_max), not R"),
 }
-
-
-def _progress(msg: str) -> None:
-    print(f"  {msg}", file=sys.stderr, flush=True)
 
 
 def scenario(case: str, tcp: str, head_s: float, run_s: float):
@@ -132,31 +127,41 @@ def early_share(r: dict, window_s: float, early_s: float) -> float:
     return m / c if c > 0 else float("nan")
 
 
-def run_trap(out: Path, seed: int, quick: bool = False) -> Result:
-    seeds = [seed] if quick else [seed, seed + 1, seed + 2]
-    q = QUICK if quick else {"head_s": HEAD_S, "run_s": RUN_S, "window_s": WINDOW_S, "early_s": EARLY_S}
-    head_s, run_s, window_s, early_s = q["head_s"], q["run_s"], q["window_s"], q["early_s"]
-    t0 = time.perf_counter()
-    jobs = [(case, tcp, s, head_s, run_s, window_s, case == "trap" and s == seeds[0])
-            for tcp in TCPS for case in CASES for s in seeds]
-    runs = map_runs(case_run, jobs)
-    _progress(f"tfmcc-trap: {len(runs)} runs (wall {time.perf_counter() - t0:.1f} s)")
+def _sizes(quick: bool) -> dict:
+    z = QUICK if quick else {"head_s": HEAD_S, "run_s": RUN_S, "window_s": WINDOW_S, "early_s": EARLY_S}
+    return {**z, "seeds": 1 if quick else 3}
 
+
+def _cases(quick: bool) -> list[Case]:
+    """Every case against every TCP flavour, per seed; the first seed's trap case keeps its
+    series (trap_series.csv)."""
+    z = _sizes(quick)
+    return [Case({"case": case, "tcp": tcp, "head_s": z["head_s"], "run_s": z["run_s"], "window_s": z["window_s"],
+                  "early_s": z["early_s"], "keep_series": case == "trap" and s == 0}, seed=s)
+            for tcp in TCPS for case in CASES for s in range(z["seeds"])]
+
+
+def _measure(seed: int, case: str, tcp: str, head_s: float, run_s: float, window_s: float, early_s: float,
+             keep_series: bool) -> dict:
+    r = case_run(case, tcp, seed, head_s, run_s, window_s, keep_series)
+    return {**r, "early_share": early_share(r, window_s, early_s), "_sizes": {"head_s": head_s, "run_s": run_s,
+                                                                               "window_s": window_s,
+                                                                               "early_s": early_s}}
+
+
+def _table(runs: list[dict]) -> dict:
+    """shares.csv (per window), cases.csv (per run), trap_series.csv (the trap case over time:
+    the sender's rate and the receiver's reported p, per TCP flavour), and the sizes."""
+    z = runs[0]["_sizes"]
     rows = []
     for r in runs:
         for w, (a, b, sh) in enumerate(zip(r["tfmcc_bps"], r["tcp_bps"], r["share"])):
             rows.append({"case": r["case"], "tcp": r["tcp"], "seed": r["seed"], "window": w,
-                         "window_start_s": w * window_s, "tfmcc_bps": a, "tcp_bps": b, "share": sh})
-    shares = pd.DataFrame(rows)
-    shares.to_csv(out / "shares.csv", index=False)
-    summary = pd.DataFrame([{"case": r["case"], "tcp": r["tcp"], "seed": r["seed"],
-                             "early_share": early_share(r, window_s, early_s),
+                         "window_start_s": w * z["window_s"], "tfmcc_bps": a, "tcp_bps": b, "share": sh})
+    summary = pd.DataFrame([{"case": r["case"], "tcp": r["tcp"], "seed": r["seed"], "early_share": r["early_share"],
                              "first_share": r["share"][0], "last_share": r["share"][-1],
                              "lost": r["lost"], "loss_events": r["loss_events"], "received": r["received"]}
                             for r in runs])
-    summary.to_csv(out / "cases.csv", index=False)
-
-    # the trap case over time: the sender's rate and the receiver's reported p, per TCP flavour
     series = {r["tcp"]: r for r in runs if "_rate" in r}
     ts_rows = []
     for tcp, r in series.items():
@@ -167,27 +172,32 @@ def run_trap(out: Path, seed: int, quick: bool = False) -> Result:
             ts_rows.append({"tcp": tcp, "series": "report_rate_bps", "time_s": t, "value": x})
         for t, x in zip(*r["_rtt"]):
             ts_rows.append({"tcp": tcp, "series": "report_rtt_s", "time_s": t, "value": x})
-    pd.DataFrame(ts_rows).to_csv(out / "trap_series.csv", index=False)
+    return {"shares.csv": pd.DataFrame(rows), "cases.csv": summary, "trap_series.csv": pd.DataFrame(ts_rows),
+            "sizes": z, "series_seed": {tcp: r["seed"] for tcp, r in series.items()}}
 
+
+def _plot(t: dict, out: Path) -> list[str]:
+    z, shares, ts = t["sizes"], t["shares.csv"], t["trap_series.csv"]
+    head_s, window_s = z["head_s"], z["window_s"]
     fig, _ = figure(10.0, 5.4)
     fig.clf()
     axes = fig.subplots(2, len(TCPS), sharex=True, squeeze=False)
     for j, tcp in enumerate(TCPS):
-        r = series.get(tcp)
-        if r is None:
+        if tcp not in t["series_seed"]:
             continue
         ax1, ax2 = axes[0][j], axes[1][j]
-        t, x = r["_rate"]
-        ax1.step(t, x / 1e3, where="post", label="TFMCC sending rate")
-        cut = head_s + np.arange(len(r["tcp_bps"]) + 1) * window_s
-        tcp_kbps = np.array(r["tcp_bps"] + r["tcp_bps"][-1:]) / 1e3
-        ax1.step(cut, tcp_kbps, where="post", label=f"{tcp} goodput ({window_s:g} s)")
+        rate = ts[(ts["tcp"] == tcp) & (ts["series"] == "sender_rate_bps")]
+        ax1.step(rate["time_s"], rate["value"] / 1e3, where="post", label="TFMCC sending rate")
+        w = shares[(shares["case"] == "trap") & (shares["tcp"] == tcp) & (shares["seed"] == t["series_seed"][tcp])]
+        tcp_bps = list(w["tcp_bps"])
+        cut = head_s + np.arange(len(tcp_bps) + 1) * window_s
+        ax1.step(cut, np.array(tcp_bps + tcp_bps[-1:]) / 1e3, where="post", label=f"{tcp} goodput ({window_s:g} s)")
         ax1.set_ylabel("kb/s")
         ax1.set_yscale("log")
         ax1.set_title(f"trap case (TCP {head_s:g} s first) vs {tcp}", fontsize=9)
         ax1.legend(fontsize=7)
-        tp, p, _ = r["_p"]
-        ax2.plot(tp, p, ".", ms=2, label="p reported")
+        p = ts[(ts["tcp"] == tcp) & (ts["series"] == "report_p")]
+        ax2.plot(p["time_s"], p["value"], ".", ms=2, label="p reported")
         ax2.set_yscale("log")
         ax2.set_xlabel("time (s)")
         ax2.set_ylabel("loss event rate p")
@@ -195,8 +205,12 @@ def run_trap(out: Path, seed: int, quick: bool = False) -> Result:
         for ax in (ax1, ax2):
             ax.grid(True, alpha=0.3)
             ax.axvline(head_s, color="0.5", lw=0.6, ls=":")
-    files = save(fig, out, "tfmcc_trap")
+    return save(fig, out, "tfmcc_trap")
 
+
+def _claims(t: dict) -> list:
+    summary, z = t["cases.csv"], t["sizes"]
+    head_s, window_s, early_s = z["head_s"], z["window_s"], z["early_s"]
     claims = []
     for tcp in TCPS:
         base = summary[(summary["case"] == "trap") & (summary["tcp"] == tcp)].set_index("seed")
@@ -219,9 +233,24 @@ def run_trap(out: Path, seed: int, quick: bool = False) -> Result:
                 f"cause holds: {what} alone (else the trap case) lifts TFMCC's goodput over {tcp}'s in the first "
                 f"{early_s:g} s by at least {CAUSE}x", CAUSE, None, "ratio", kind="variant"))
 
-    params = {"link_bps": LINK_BPS, "queue_pkts": QUEUE_PKTS, "hop_delay_s": HOP_DELAY_S,
-              "packet_bytes": PACKET_BYTES, "head_s": head_s, "run_s": run_s, "window_s": window_s,
-              "early_s": early_s, "trap_below": TRAP_BELOW, "rise": RISE, "cause": CAUSE, "seeds": seeds,
-              "tcp": {k: v[0] for k, v in TCPS.items()},
-              "cases": {k: {"tfmcc_first": v[0], "config": v[1], "what": v[2]} for k, v in CASES.items()}}
-    return Result(params, claims, ["shares.csv", "cases.csv", "trap_series.csv", *files])
+    return claims
+
+
+def _params(quick: bool, seed: int) -> dict:
+    z = _sizes(quick)
+    return {"link_bps": LINK_BPS, "queue_pkts": QUEUE_PKTS, "hop_delay_s": HOP_DELAY_S,
+            "packet_bytes": PACKET_BYTES, "head_s": z["head_s"], "run_s": z["run_s"], "window_s": z["window_s"],
+            "early_s": z["early_s"], "trap_below": TRAP_BELOW, "rise": RISE, "cause": CAUSE,
+            "seeds": [seed + k for k in range(z["seeds"])], "tcp": {k: v[0] for k, v in TCPS.items()},
+            "cases": {k: {"tfmcc_first": v[0], "config": v[1], "what": v[2]} for k, v in CASES.items()}}
+
+
+#: docs/fidelity/phase.md's overhead: the set-up's largest packet (a CUBIC segment of Linux's
+#: 1448 + 52 bytes) at its 1 Mb/s link.
+PHASE_S = (1448 + 52) * 8 / LINK_BPS
+
+TRAP_FIGURE = Figure("tfmcc-trap", "RFC 4654 (TFMCC)", "§1, §3.1, §4.3, §5.6 (start-up)",
+                     "TFMCC started behind a queue one TCP flow (NewReno, CUBIC) has filled, with each suspected "
+                     "cause of its start-up trap changed alone: start order, initial RTT, first interval, RTT in X_r, "
+                     "merging, packet size, receive-rate windows", _cases, _measure, _table, _claims, _plot, "",
+                     _params, phase_s=PHASE_S)

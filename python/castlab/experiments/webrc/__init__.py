@@ -16,20 +16,12 @@ deterministic value is given beside each.
 
 from __future__ import annotations
 
-from functools import partial
-
-from castlab.experiments.common import Experiment, phase_decided
-from castlab.experiments.figure import drive
-from castlab.experiments.tcp.scenarios import HEADER_BYTES
-from castlab.experiments.webrc.figures import WEBRC_FIGURE
-from castlab.experiments.webrc.topology import DUMBBELL, PACKET_BYTES
+from castlab.experiments.common import Experiment
+from castlab.experiments.figure import experiment
+from castlab.experiments.webrc.figures import PHASE_S, WEBRC_FIGURE  # noqa: F401
 
 #: The settings the RFC leaves open that a claim reads: none.
 READINGS: dict = {}
 
-#: docs/fidelity/phase.md's overhead: one of the largest packets (TCP's, headers included) at the
-#: slowest bottleneck, the dumbbell's.
-PHASE_S = (max(PACKET_BYTES, PACKET_BYTES + HEADER_BYTES)) * 8 / DUMBBELL["bottleneck_bps"]
-
-_F = WEBRC_FIGURE
-EXPERIMENTS = [Experiment(_F.name, _F.paper, _F.figure, _F.description, phase_decided(partial(drive, _F), PHASE_S))]
+# The figure declares its phase overhead (``PHASE_S``, docs/fidelity/phase.md).
+EXPERIMENTS: list[Experiment] = [experiment(WEBRC_FIGURE)]

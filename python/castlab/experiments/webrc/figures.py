@@ -35,6 +35,7 @@ from castlab.experiments.common import at_least, at_most, claim_over_seeds, in_r
 from castlab.experiments.figure import Case, Figure
 from castlab.experiments.friendly import plot_tcp_friendly, tcp_friendly_claims
 from castlab.experiments.plotting import figure, save
+from castlab.experiments.tcp.scenarios import HEADER_BYTES
 from castlab.experiments.webrc.topology import (CHANGE, DUMBBELL, PACKET_BYTES, PATHS, change_build, dumbbell,
                                                 epochs_between, paths, receiver_of)
 
@@ -211,7 +212,11 @@ def _params(quick: bool, seed: int) -> dict:
             "rate_drop": RATE_DROP, "webrc": "RFC 3738 defaults (config_defaults('webrc'))", "tcp": "MSS 1000 B"}
 
 
+#: docs/fidelity/phase.md's overhead: one of the largest packets (TCP's, headers included) at the
+#: slowest bottleneck, the dumbbell's.
+PHASE_S = (max(PACKET_BYTES, PACKET_BYTES + HEADER_BYTES)) * 8 / DUMBBELL["bottleneck_bps"]
+
 WEBRC_FIGURE = Figure("webrc", "Luby and Goyal, RFC 3738 (WEBRC)", "§1, §2, §3.2.2",
                       "WEBRC against NewReno and CUBIC on a dumbbell and on each receiver's own path, receivers of "
                       "different paths at different rates, and the target rate following a path's RTT and loss",
-                      _cases, _measure, pd.DataFrame, _claims, _plot, "webrc.csv", _params)
+                      _cases, _measure, pd.DataFrame, _claims, _plot, "webrc.csv", _params, phase_s=PHASE_S)

@@ -1,7 +1,8 @@
 //! The PGM wire (`NetConfig::pgm_wire`): castlab's PGM packets as RFC 3208 datagrams over UDP
 //! encapsulation ([`crate::pgm_codec`] has the format), so that third-party PGM peers take
-//! part. Only agents whose packets carry a `PgmHeader` can use it; one agent per node and
-//! driver, every group on one UDP port.
+//! part. Only agents whose packets carry a `PgmHeader`, or one of the congestion-control
+//! layouts [`pgm_codec::cc_from_castlab`] maps (with OpenPGM's options and ACK), can use it;
+//! one agent per node and driver, every group on one UDP port.
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 
@@ -140,8 +141,6 @@ impl PgmSession {
         now: Instant,
         buf: &mut [u8],
     ) -> Result<(SocketAddrV4, usize, PgmType), NotSent> {
-        // the PGM wire carries PGM only
-        let Header::Pgm(h) = p.header else { return Err(NotSent::NoRoute) };
         let ends = pgm_codec::Ends {
             port: self.port,
             group_addr: self.group_addr,
@@ -154,7 +153,13 @@ impl PgmSession {
             Dest::Unicast(a) => self.ip_of(table, a.node),
             Dest::Group(_) => None,
         };
-        let (mut w, target, data) = pgm_codec::from_castlab(p, h, &ends, own_ip, dst_ip).ok_or(NotSent::NoRoute)?;
+        // the PGM wire carries PGM only: castlab's PGM header, or a layout with PGM options
+        let mapped = match p.header {
+            Header::Pgm(h) => pgm_codec::from_castlab(p, h, &ends, own_ip, dst_ip),
+            Header::Control(c) => pgm_codec::cc_from_castlab(p, c, &ends, own_ip, dst_ip, |n| self.ip_of(table, n)),
+            _ => None,
+        };
+        let (mut w, target, data) = mapped.ok_or(NotSent::NoRoute)?;
         if self.ending && w.kind == PgmType::Spm {
             w.fin = true;
         }
@@ -262,6 +267,28 @@ impl PgmSession {
             _ => (PgmKind::Nak, 0, 0),
         };
         p.header = Header::Pgm(PgmHeader { kind, trail, lead });
+        // OpenPGM's congestion-control options make it one of castlab's layouts instead
+        let acker = match pgm_codec::cc_acker(&w) {
+            Some(ip) => match slots.iter().find(|s| *s.bound.ip() == ip) {
+                Some(s) => Some(s.addr),
+                None => match self.node_of(table, ip) {
+                    Some(n) => Some(Addr::new(n, 0)),
+                    None => {
+                        stats.rejected[Reject::WrongSource as usize] += 1;
+                        return None;
+                    }
+                },
+            },
+            _ => None,
+        };
+        if let Some(h) = pgm_codec::cc_to_castlab(&w, acker) {
+            p.header = h;
+        } else if w.kind == PgmType::Ack {
+            // an ACK without its feedback names no receiver; one whose bitmap is empty
+            // reports nothing
+            stats.rejected[Reject::Malformed as usize] += 1;
+            return None;
+        }
         if w.kind.downstream() {
             self.remote = Some((w.gsi, w.sport));
         }
@@ -298,6 +325,13 @@ impl PgmSession {
                 let own = table.node(a.node);
                 if own != Some(w.nla) || w.group != self.group_addr {
                     return Err(Reject::Misdirected);
+                }
+                Ok(PgmIn::Deliver)
+            }
+            // an ACK (OpenPGM's congestion-control type) to our source: its TSI
+            (Some(_), PgmType::Ack) => {
+                if w.gsi != self.gsi || w.dport != self.sport || w.sport != self.port {
+                    return Err(Reject::ForeignSession);
                 }
                 Ok(PgmIn::Deliver)
             }

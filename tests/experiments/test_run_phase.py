@@ -1,9 +1,10 @@
-"""Claims of a phase-sensitive experiment decided over phase-randomised runs (docs/fidelity/phase.md)."""
+"""Claims of a phase-sensitive experiment decided over phase-randomised runs (docs/fidelity/phase.md):
+``run_phase``, which the figure driver applies for a figure's ``phase_s``."""
 
 import json
 import os
 
-from castlab.experiments.common import Experiment, Result, at_most, phase_decided, write_summary
+from castlab.experiments.common import Experiment, Result, at_most, run_phase, write_summary
 from castlab.simulator import PHASE_ENV, default_phase_overhead
 
 SEEN = []
@@ -20,7 +21,7 @@ def _run(out, seed, quick=False):
 def test_claims_come_from_the_randomised_run_with_the_deterministic_one_beside(tmp_path, monkeypatch):
     monkeypatch.delenv(PHASE_ENV, raising=False)
     SEEN.clear()
-    res = phase_decided(_run, 0.002)(tmp_path, 1)
+    res = run_phase(_run, 0.002, tmp_path, 1)
     # deterministic first (into phase-off), then randomised (into out); the variable is restored
     assert SEEN == [("phase-off", 0.0), (tmp_path.name, 0.002)]
     assert PHASE_ENV not in os.environ
@@ -35,11 +36,11 @@ def test_claims_come_from_the_randomised_run_with_the_deterministic_one_beside(t
 def test_an_explicit_overhead_runs_once_and_quick_runs_randomised_only(tmp_path, monkeypatch):
     SEEN.clear()
     monkeypatch.setenv(PHASE_ENV, "0.005")
-    res = phase_decided(_run, 0.002)(tmp_path, 1)
+    res = run_phase(_run, 0.002, tmp_path, 1)
     assert SEEN == [(tmp_path.name, 0.005)] and res.claims[0].ours == 0.005
     monkeypatch.delenv(PHASE_ENV)
     SEEN.clear()
-    phase_decided(_run, 0.002)(tmp_path, 1, quick=True)
+    run_phase(_run, 0.002, tmp_path, 1, quick=True)
     assert SEEN == [(tmp_path.name, 0.002)]
 
 
@@ -60,6 +61,6 @@ def test_the_randomised_run_reaches_the_worker_processes(tmp_path, monkeypatch):
     from castlab.parallel import workers
     monkeypatch.delenv(PHASE_ENV, raising=False)
     with workers(2):
-        res = phase_decided(_run_in_workers, 0.002)(tmp_path, 1)
+        res = run_phase(_run_in_workers, 0.002, tmp_path, 1)
     assert res.params["seen"] == [0.002, 0.002]
     assert "deterministic: 0, holds" in res.claims[0].statement

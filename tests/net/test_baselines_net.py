@@ -1,0 +1,79 @@
+"""``net-baselines``, the real-network rows of the baselines comparison: the schemes' look-up
+beside net-peers', bad arguments, and, as root on the namespace testbed, a short run of the
+three roles net-peers does not run (PGMCC, FLID-DL, WEBRC) against one kernel reno, cubic and
+bbr flow each.
+
+The testbed is net-peers' case runner's: a testbed of its own per run (named with the pid),
+removed on success, failure and interrupt; multicast in 239.0.0.0/8 with a TTL of the hop
+count. Skips with the reason where root, the testbed's tools or iperf3 are missing.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from castlab.experiments.baselines import net
+from castlab.experiments.tfmcc import peers
+
+
+def test_the_extra_schemes_are_there_for_the_block_only():
+    before = dict(peers.SCHEMES)
+    with net.schemes():
+        assert {"tfmcc", "pgmcc", "rlm", "rlc", "flid", "webrc"} <= set(peers.SCHEMES)
+        for name, sc in net.EXTRA.items():
+            assert peers.SCHEMES[name].twin[0] == name and peers.SCHEMES[name].needs() is None
+    assert peers.SCHEMES == before
+
+
+def test_unknown_schemes_are_refused_before_anything_runs(tmp_path):
+    with pytest.raises(ValueError, match="only: unknown schemes"):
+        net.run_net_baselines(tmp_path, 1, quick=True, only=["pgmcc", "tcp-vegas"])
+    assert not any(tmp_path.iterdir())
+
+
+def _reason():
+    from castlab.testbed import available
+
+    why = available()
+    if why:
+        return why
+    if shutil.which("iperf3") is None:
+        return "needs iperf3 (make setup installs it with apt)"
+    return None
+
+
+REASON = _reason()
+
+
+@pytest.mark.skipif(REASON is not None, reason=f"testbed unavailable: {REASON}")
+def test_pgmcc_flid_and_webrc_roles_run_against_three_kernel_flows(tmp_path):
+    from castlab.experiments.net_common import testbed_name
+    from castlab.testbed import _netns_list
+
+    mine = f"{testbed_name('p')}-"
+    r = net.run_net_baselines(tmp_path, 1, quick=True, only=["pgmcc", "flid", "webrc"], duration=10.0)
+    # every testbed the runs made is gone
+    assert not [n for n in _netns_list() if mine in n]
+    df = pd.read_csv(tmp_path / "baselines-net.csv")
+    assert list(df["scheme"]) == ["pgmcc", "flid", "webrc"] and df["skipped"].isna().all(), df
+    for row in df.to_dict("records"):
+        name = row["scheme"]
+        assert row["rate_bps"] > 0 and row["tcp_mean_bps"] > 0, row
+        for a in net.TCP:
+            assert row[f"share_{a}"] > 0 and np.isfinite(row[f"twin_share_{a}"]) and row[f"twin_share_{a}"] > 0, row
+        s = pd.read_csv(tmp_path / name / "series.csv")
+        total = s["scheme_bps"] + sum(s[f"tcp{k}_{a}_bps"] for k, a in enumerate(net.TCP))
+        # IP bytes per second through a tbf at LINK_BPS (its bucket lets a second overshoot a little)
+        assert total[1:].max() <= peers.LINK_BPS * 1.15, (name, total.max())
+        # the scheme's receiver was the one measured: its packets reached rcv1
+        assert s["scheme_bps"].sum() > 0, name
+    assert [c.id for c in r.claims] == [f"net-share-{s}-{a}" for s in ("pgmcc", "flid", "webrc") for a in net.TCP]
+    assert {c.kind for c in r.claims} == {"derived"}
+    for f in ("peers.png", "shares.png"):
+        assert (tmp_path / f).stat().st_size > 100, f
+    assert os.path.exists(tmp_path / "pgmcc" / "case.json")
