@@ -304,6 +304,12 @@ def _cases(quick: bool) -> list[Case]:
     return declared + ablation
 
 
+def _latest(follow: pd.Series) -> str:
+    """The worst seed's time from the onset to the victim's becoming CLR, as text."""
+    worst = float(follow.max())
+    return f"{worst:.2f} s" if np.isfinite(worst) else "never"
+
+
 def _why(t: pd.DataFrame, n: int) -> str:
     """A failing claim's explanation at `n` receivers: the outputs (scale.csv's columns) that show
     whether the declared window's collapse is the cause, declared rows beside the ablation's."""
@@ -316,13 +322,13 @@ def _why(t: pd.DataFrame, n: int) -> str:
             f"averages {d['rate_before_bps'].mean() / 1e3:,.1f} kb/s before the onset and "
             f"{d['rate_after_bps'].mean() / 1e3:,.1f} kb/s after it, its peak {d['peak_rate_bps'].mean() / 1e6:,.2f} "
             f"Mb/s, R_max up to {d['max_rmax_s'].max():.2f} s, {d['rounds'].mean():.1f} whole rounds after the warm-up, "
-            f"the victim CLR {d['follow_s'].max():.2f} s after the onset at the latest")
+            f"the victim CLR {_latest(d['follow_s'])} after the onset at the latest")
     if len(a):
         text += (f"; the ablation's rows (window = {ABLATION}, not a reading): {a['floor_reports'].mean():.1f} floor "
                  f"reports, {a['near_floor_s'].mean():.1f} s near the floor, {a['rate_before_bps'].mean() / 1e3:,.1f} "
                  f"and {a['rate_after_bps'].mean() / 1e3:,.1f} kb/s, peak {a['peak_rate_bps'].mean() / 1e6:,.2f} Mb/s, "
                  f"R_max up to {a['max_rmax_s'].max():.2f} s, {a['rounds'].mean():.1f} rounds, the victim CLR "
-                 f"{a['follow_s'].max():.2f} s after the onset at the latest, CLR a worst "
+                 f"{_latest(a['follow_s'])} after the onset at the latest, CLR a worst "
                  f"{a['worst_share_before'].mean():.2f} before and the victim {a['victim_share_after'].mean():.2f} after")
     return text
 
