@@ -322,14 +322,14 @@ def _why(t: pd.DataFrame, n: int) -> str:
             f"averages {d['rate_before_bps'].mean() / 1e3:,.1f} kb/s before the onset and "
             f"{d['rate_after_bps'].mean() / 1e3:,.1f} kb/s after it, its peak {d['peak_rate_bps'].mean() / 1e6:,.2f} "
             f"Mb/s, R_max up to {d['max_rmax_s'].max():.2f} s, {d['rounds'].mean():.1f} whole rounds after the warm-up, "
-            f"the victim CLR {_latest(d['follow_s'])} after the onset at the latest")
+            f"the victim's time from the onset to CLR on the worst seed {_latest(d['follow_s'])}")
     if len(a):
         text += (f"; the ablation's rows (window = {ABLATION}, not a reading): {a['floor_reports'].mean():.1f} floor "
                  f"reports, {a['near_floor_s'].mean():.1f} s near the floor, {a['rate_before_bps'].mean() / 1e3:,.1f} "
                  f"and {a['rate_after_bps'].mean() / 1e3:,.1f} kb/s, peak {a['peak_rate_bps'].mean() / 1e6:,.2f} Mb/s, "
-                 f"R_max up to {a['max_rmax_s'].max():.2f} s, {a['rounds'].mean():.1f} rounds, the victim CLR "
-                 f"{_latest(a['follow_s'])} after the onset at the latest, CLR a worst "
-                 f"{a['worst_share_before'].mean():.2f} before and the victim {a['victim_share_after'].mean():.2f} after")
+                 f"R_max up to {a['max_rmax_s'].max():.2f} s, {a['rounds'].mean():.1f} rounds, the victim's time to "
+                 f"CLR on the worst seed {_latest(a['follow_s'])}, CLR a worst {a['worst_share_before'].mean():.2f} "
+                 f"before and the victim {a['victim_share_after'].mean():.2f} after")
     return text
 
 
