@@ -127,10 +127,12 @@ def test_reproduce_quick_writes_data_plot_and_computed_claims(tmp_path):
     assert all(isinstance(c["holds"], bool) for c in s["claims"])
     for f in ["dumbbell.csv", "paths.csv", "star.csv", "rates.csv", "tfmcc.png", "tfmcc.svg"]:
         assert (out / f).stat().st_size > 100, f
-    # the readings it takes are the package's one declaration (RFC 4654 leaves none of them open)
+    # the readings it takes are the package's one declaration: the receive-rate window, one
+    # reading, the RFC as written
     from castlab.experiments.tfmcc import READINGS
+    from castlab.experiments.tfmcc.declared import WINDOW_SETTING
 
-    assert s["params"]["declared_readings"] == READINGS == {}
+    assert s["params"]["declared_readings"] == READINGS == {WINDOW_SETTING: ["k RTTs of the receiver's own R"]}
 
 
 def test_trap_quick_writes_shares_plot_and_computed_claims(tmp_path):

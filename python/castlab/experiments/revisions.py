@@ -449,6 +449,26 @@ REVISIONS += [R("pgmcc", c, "c5a849b", "parameter", f"deterministic runs: {b} ho
                 "NewReno flow by more than its distance to the band's end; the phase rule has no exceptions")
               for c, b, a in _PGMCC_PHASE]
 
+# ---- TFMCC at scale (tfmcc-scale): two set-up changes made after a trial run (100 receivers, seed 1)
+# whose behaviour was seen, before the experiment landed; both undone, every claim as declared before it
+_TFMCC_SCALE_CLAIMS = ([f"reports-per-round-N{n}" for n in (100, 1_000, 10_000)]
+                       + ["reports-grow-slowly", "reports-above-the-bound"]
+                       + [f"{c}-N{n}" for n in (100, 1_000, 10_000, 100_000)
+                          for c in ("clr-follows-the-worsened-path", "clr-is-the-worst")])
+REVISIONS += [R("tfmcc-scale", c, "56da62e", "reading",
+                "RFC 4654 §4.3.4's receive rate over k RTTs of the receiver's own R (TfmccConfig's default)",
+                "the same, TFMCC's declared reading (tfmcc/declared.py); windows over max(R, R_max) run beside it "
+                "as an ablation that no claim reads", "fail-to-hold", "undone",
+                "windows_over_rmax was switched on after the trial showed the RFC's window collapse the rate (a "
+                "receiver without a loss reported 1 kb/s and took the CLR); no sentence of RFC 4654 counts the windows "
+                "over R_max, so every TFMCC experiment runs the text as written")
+              for c in _TFMCC_SCALE_CLAIMS]
+REVISIONS += [R("tfmcc-scale", c, "56da62e", "parameter", "access links' DropTail queues of 1,000 packets",
+                "1,000 packets, the set-up declared before the trial", "fail-to-hold", "undone",
+                "the queues were cut to 50 packets after the trial showed R_max at 2 s and rounds of about 10 s; the "
+                "cut has no source but the trial, so the set-up declared before it stands")
+              for c in _TFMCC_SCALE_CLAIMS]
+
 
 def revisions_for(experiment: str, claim: str) -> list[dict]:
     """The revisions of one claim, as the dicts written into summary.json."""

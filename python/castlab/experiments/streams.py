@@ -26,5 +26,7 @@ declare(
     Stream("pgmcc-starts", 0x50474D, SEED_KIND_INDEX, "pgmcc: the TCP flows' start times, index = set-up"),
     Stream("webrc-starts", 0x574252, SEED_KIND_INDEX, "webrc: the TCP flows' start times, index = set-up"),
     Stream("flid-starts", 0x464C49, SEED_KIND_INDEX, "flid-dl: the TCP flows' start times, index = set-up"),
+    Stream("tfmcc-scale-links", 0x544653, SEED_KIND_INDEX,
+           "tfmcc-scale: the access links' rates, delays and losses, index = receivers"),
     Stream("baselines-starts", 0x42534C, SEED_KIND_INDEX, "baselines: the TCP flows' start times, index = set-up"),
 )

@@ -7,8 +7,13 @@ use castlab_core::{Duration, Instant};
 use super::TFMCC_MAX_INTERVALS;
 
 /// Sequence numbers tracked while waiting for three later packets (a gap wider than this is
-/// decided at once: our choice, keeps the tracker allocation-free).
+/// decided at once: our choice, bounds the tracker's memory).
 const RING: usize = 256;
+/// The ring's first size: it holds the undecided packets, from the lowest undecided to the
+/// highest received, and doubles (up to [`RING`]) only when a gap is wider, so a receiver that
+/// loses a few packets at a time keeps a small ring and nothing is allocated per packet once
+/// the widest gap seen fits.
+const RING_FIRST: usize = 16;
 
 /// §5.1: which packets arrived and which are lost. A packet is lost when `dupacks` packets
 /// with higher sequence numbers have arrived; its nominal arrival time is interpolated
@@ -16,8 +21,9 @@ const RING: usize = 256;
 #[derive(Clone, Debug)]
 pub struct LossTracker {
     dupacks: u32,
-    /// Arrival time of sequence number s at `s % RING` (with s, to tell it from an older one).
-    ring: [(u64, Instant, bool); RING],
+    /// Arrival time of sequence number s at `s % ring.len()` (with s, to tell it from an older
+    /// one). Its length is a power of two, at most [`RING`], above `highest - next`.
+    ring: Vec<(u64, Instant, bool)>,
     highest: Option<u64>,
     /// The lowest sequence number not yet decided (arrived, or lost).
     next: u64,
@@ -34,16 +40,46 @@ pub struct Lost {
 
 impl LossTracker {
     pub fn new(dupacks: u32) -> Self {
-        LossTracker { dupacks, ring: [(0, Instant::ZERO, false); RING], highest: None, next: 0, before: None }
+        LossTracker { dupacks, ring: vec![(0, Instant::ZERO, false); RING_FIRST], highest: None, next: 0, before: None }
     }
 
     pub fn highest(&self) -> Option<u64> {
         self.highest
     }
 
+    fn slot(&self, s: u64) -> usize {
+        (s % self.ring.len() as u64) as usize
+    }
+
     fn has(&self, s: u64) -> Option<Instant> {
-        let (q, t, ok) = self.ring[(s % RING as u64) as usize];
+        let (q, t, ok) = self.ring[self.slot(s)];
         (ok && q == s).then_some(t)
+    }
+
+    /// The ring's length now (a power of two, at most [`RING`]).
+    pub fn capacity(&self) -> usize {
+        self.ring.len()
+    }
+
+    /// Grow the ring until sequence number `seq` fits beside the undecided ones (`next` up to
+    /// the highest): each arrived one moves to its slot in the larger ring.
+    fn fit(&mut self, seq: u64) {
+        let mut len = self.ring.len();
+        while seq >= self.next + len as u64 && len < RING {
+            len *= 2;
+        }
+        if len == self.ring.len() {
+            return;
+        }
+        let mut ring = vec![(0, Instant::ZERO, false); len];
+        if let Some(h) = self.highest {
+            for s in self.next..=h {
+                if let Some(t) = self.has(s) {
+                    ring[(s % len as u64) as usize] = (s, t, true);
+                }
+            }
+        }
+        self.ring = ring;
     }
 
     /// The first arrived packet after `s` (up to the highest): S_after, T_after, and how many
@@ -74,7 +110,8 @@ impl LossTracker {
             self.highest = Some(seq);
             self.next = seq + 1;
             self.before = Some((seq, now));
-            self.ring[(seq % RING as u64) as usize] = (seq, now, true);
+            let i = self.slot(seq);
+            self.ring[i] = (seq, now, true);
             return true;
         };
         if seq < self.next || self.has(seq).is_some() {
@@ -84,7 +121,9 @@ impl LossTracker {
         while seq >= self.next + RING as u64 {
             self.decide(true, &mut on_lost);
         }
-        self.ring[(seq % RING as u64) as usize] = (seq, now, true);
+        self.fit(seq);
+        let i = self.slot(seq);
+        self.ring[i] = (seq, now, true);
         self.highest = Some(h.max(seq));
         while self.next <= self.highest.unwrap_or(0) {
             if !self.decide(false, &mut on_lost) {

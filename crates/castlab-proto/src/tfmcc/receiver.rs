@@ -1,5 +1,7 @@
 //! The TFMCC receiver (RFC 4654 §4, §5).
 
+use std::collections::VecDeque;
+
 use castlab_core::{
     Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Instant, Packet, Rng, StartInfo, TimerTable,
 };
@@ -25,9 +27,32 @@ castlab_core::timers! {
     }
 }
 
-/// Arrivals kept for the receive rate (a rate needing more than this many packets per k RTTs
-/// is underestimated: our choice, allocated once).
+/// Arrivals kept for the receive rate at most (a rate needing more than this many packets per
+/// k RTTs is underestimated: our choice).
 const RATE_RING: usize = 4096;
+/// The arrivals' queue starts this small and grows (doubling, amortised) to what the receiver's
+/// windows hold at the rate it receives; once it fits, nothing is allocated per packet.
+const RATE_FIRST: usize = 16;
+/// Arrivals are kept for this many times the longest window the receiver reads at the time
+/// (§4.3.4's k RTTs; before the first RTT measurement over at least [`RATE_SPAN_FLOOR`]), so a
+/// window that grows up to this factor before the next arrival still finds every packet it
+/// covers (our choice).
+const RATE_KEEP_WINDOWS: u64 = 4;
+/// The RTT the kept arrivals assume at least until the receiver's first RTT measurement: §3.1's
+/// lower bound for the initial R_max ("should not be smaller than 500 milliseconds"), so a
+/// receiver whose first measurement jumps from a small configured R_max still counts every
+/// packet of its first windows.
+const RATE_SPAN_FLOOR: Duration = Duration::from_millis(500);
+
+/// Bits per second in the arrivals (time, bytes; oldest first) of the last `window` before `now`.
+fn bits_per_s_over(arrivals: &VecDeque<(Instant, u32)>, now: Instant, window: Duration) -> f64 {
+    if window.is_zero() {
+        return 0.0;
+    }
+    let from = now - window;
+    let bytes: u64 = arrivals.iter().rev().take_while(|(t, _)| *t > from).map(|&(_, b)| b as u64).sum();
+    bytes as f64 * 8.0 / window.as_secs_f64()
+}
 
 /// What the receiver did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -104,9 +129,9 @@ pub struct TfmccReceiver {
     is_clr: bool,
     tracker: LossTracker,
     history: ReceiverLossHistory,
-    rate_times: Vec<Instant>,
-    rate_bytes: Vec<u32>,
-    rate_head: usize,
+    /// The arrivals of the last [`RATE_KEEP_WINDOWS`] windows (at most [`RATE_RING`]): when,
+    /// and the packet's size, oldest first.
+    arrivals: VecDeque<(Instant, u32)>,
     /// The last data packet: its timestamp (sender's clock) and arrival.
     last_ts_us: u32,
     last_arrival: Option<Instant>,
@@ -153,9 +178,7 @@ impl TfmccReceiver {
             one_way_us: None,
             have_loss: false,
             is_clr: false,
-            rate_times: vec![Instant::ZERO; RATE_RING],
-            rate_bytes: vec![0; RATE_RING],
-            rate_head: 0,
+            arrivals: VecDeque::with_capacity(RATE_FIRST),
             last_ts_us: 0,
             last_arrival: None,
             fb_nr: None,
@@ -218,17 +241,39 @@ impl TfmccReceiver {
         if window.is_zero() {
             return 0.0;
         }
-        let from = now - window;
-        let mut bytes = 0u64;
-        for k in 1..=RATE_RING {
-            let i = (self.rate_head + RATE_RING - k) % RATE_RING;
-            let t = self.rate_times[i];
-            if self.rate_bytes[i] == 0 || t <= from {
+        bits_per_s_over(&self.arrivals, now, window)
+    }
+
+    /// Slots the arrivals' queue holds now (its allocation; [`RATE_RING`] at most).
+    pub fn arrivals_capacity(&self) -> usize {
+        self.arrivals.capacity()
+    }
+
+    /// Slots the loss tracker's ring holds now (256 at most).
+    pub fn loss_ring_capacity(&self) -> usize {
+        self.tracker.capacity()
+    }
+
+    /// Keep the arrival at `now` for the receive rate: older ones go once they lie beyond
+    /// [`RATE_KEEP_WINDOWS`] times the longest window read now (over at least
+    /// [`RATE_SPAN_FLOOR`] before the first RTT measurement), or past [`RATE_RING`]. The queue
+    /// halves once it is a quarter full (after a slowstart peak), so it follows the rate both
+    /// ways at an amortised cost.
+    fn keep_arrival(&mut self, now: Instant, bytes: u32) {
+        let span = if self.rtt.is_some() { self.rtt_span() } else { self.rtt_span().max(RATE_SPAN_FLOOR) };
+        let keep = span * (self.cfg.receive_rate_rtts.max(1) as u64 * RATE_KEEP_WINDOWS);
+        while let Some(&(t, _)) = self.arrivals.front() {
+            if self.arrivals.len() >= RATE_RING || t + keep <= now {
+                self.arrivals.pop_front();
+            } else {
                 break;
             }
-            bytes += self.rate_bytes[i] as u64;
         }
-        bytes as f64 * 8.0 / window.as_secs_f64()
+        let cap = self.arrivals.capacity();
+        if cap > RATE_FIRST && self.arrivals.len() * 4 <= cap {
+            self.arrivals.shrink_to(cap / 2);
+        }
+        self.arrivals.push_back((now, bytes));
     }
 
     /// The rate equation (1) gives once a loss event was seen (§4.4), None before.
@@ -249,8 +294,12 @@ impl TfmccReceiver {
     /// X_r (§4.4): equation (1) once a loss event was seen, else twice the receive rate; at
     /// least one packet per 8 s.
     pub fn desired_rate_bps(&self, now: Instant) -> f64 {
-        let x = self
-            .calculated_rate_bps()
+        self.desired_from(now, self.calculated_rate_bps())
+    }
+
+    /// X_r given the calculated rate `calc` (computed once per packet by the caller).
+    fn desired_from(&self, now: Instant, calc: Option<f64>) -> f64 {
+        let x = calc
             .unwrap_or_else(|| 2.0 * self.receive_rate_bps(now, self.rtt_span() * self.cfg.receive_rate_rtts as u64));
         x.max(self.cfg.min_rate_bps())
     }
@@ -270,8 +319,8 @@ impl TfmccReceiver {
     /// with this: a receiver whose calculated rate stays below the reported one for more than
     /// 120 s while the sender sends faster than the calculated rate must leave. The sender never
     /// sends below that same floor, so the second condition holds whenever the first does.
-    fn watch_low_rate(&mut self, now: Instant) {
-        let low = self.calculated_rate_bps().is_some_and(|x| x < self.cfg.min_rate_bps());
+    fn watch_low_rate(&mut self, now: Instant, calc: Option<f64>) {
+        let low = calc.is_some_and(|x| x < self.cfg.min_rate_bps());
         if !low {
             if self.low_since.take().is_some() {
                 self.timers.stop(ReceiverTimer::LowRate);
@@ -365,9 +414,7 @@ impl TfmccReceiver {
         }
         self.records.received += 1;
         self.records.bytes += p.size_bytes as u64;
-        self.rate_times[self.rate_head] = now;
-        self.rate_bytes[self.rate_head] = p.size_bytes.max(1);
-        self.rate_head = (self.rate_head + 1) % RATE_RING;
+        self.keep_arrival(now, p.size_bytes.max(1));
 
         // §4.3.2: an echo of our own timestamp gives an RTT sample.
         let mine = h.echo.is_some_and(|e| e.receiver == self.me);
@@ -414,10 +461,11 @@ impl TfmccReceiver {
         let rtt = self.r_now;
         let merge = if self.cfg.merge_over_rmax { h.r_max } else { rtt };
         let s = self.cfg.packet_size as f64;
-        let recv_last_rtt = self.receive_rate_bps(now, self.rtt_span());
+        // §5.6's receive rate over the last RTT, counted only at the first loss event
+        let (arrivals, span) = (&self.arrivals, self.rtt_span());
         let first = self.cfg.first_interval;
         let seed = move || {
-            let l0 = synthetic_interval(s, rtt.as_secs_f64(), recv_last_rtt);
+            let l0 = synthetic_interval(s, rtt.as_secs_f64(), bits_per_s_over(arrivals, now, span));
             match first {
                 FirstInterval::Rfc => l0.max(1.0),
                 FirstInterval::None => 0.0,
@@ -455,8 +503,9 @@ impl TfmccReceiver {
             }
         }
 
-        self.watch_low_rate(now);
-        let x = self.desired_rate_bps(now);
+        let calc = self.calculated_rate_bps();
+        self.watch_low_rate(now, calc);
+        let x = self.desired_from(now, calc);
         let new_round = self.fb_nr.is_none_or(|n| round_is_newer(h.fb_nr, n));
         if new_round {
             // §4.5: a new round cancels feedback for older ones; non-CLR receivers set a timer.

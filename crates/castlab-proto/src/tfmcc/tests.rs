@@ -1113,3 +1113,67 @@ fn history_discounting_is_on_by_default_and_can_be_turned_off() {
     let e = TfmccConfig { discount_threshold: 0.0, ..TfmccConfig::default() }.validate().unwrap_err();
     assert_eq!(e.field, "discount_threshold");
 }
+
+#[test]
+fn loss_tracker_ring_grows_only_for_a_wide_gap_and_keeps_what_arrived() {
+    // one loss in ten: every loss found, the ring stays at its first 16 slots
+    let mut t = LossTracker::new(3);
+    let mut lost = Vec::new();
+    for s in (0u64..2000).filter(|s| s % 10 != 5) {
+        t.arrive(s, ms(s), |l| lost.push(l.seq));
+    }
+    assert_eq!(lost, (0u64..2000).filter(|s| s % 10 == 5).collect::<Vec<_>>());
+    assert_eq!(t.capacity(), 16);
+    // 0..=10 and 20 arrive, then 60: the ring grows to 64 slots and 20 moves with it, so it is
+    // still counted as arrived when its turn comes
+    let mut t = LossTracker::new(3);
+    let mut lost = Vec::new();
+    for s in (0u64..=10).chain([20]) {
+        t.arrive(s, ms(10 * s), |l| lost.push(l));
+    }
+    t.arrive(60, ms(600), |l| lost.push(l));
+    assert_eq!(t.capacity(), 64);
+    assert!(lost.is_empty(), "11..19 have two later packets, 21..59 one");
+    t.arrive(61, ms(610), |l| lost.push(l));
+    assert_eq!(lost.iter().map(|l| l.seq).collect::<Vec<_>>(), (11u64..=19).collect::<Vec<_>>());
+    t.arrive(62, ms(620), |l| lost.push(l));
+    let seqs: Vec<u64> = lost.iter().map(|l| l.seq).collect();
+    assert_eq!(seqs, (11u64..=19).chain(21..=59).collect::<Vec<_>>());
+    // §5.2: 21's nominal time lies 1/40 of the way from 20 (200 ms) to 60 (600 ms)
+    assert_eq!(lost[9], loss::Lost { seq: 21, at: ms(210) });
+    // a gap wider than 256 is decided at once, the ring at its largest
+    t.arrive(1000, ms(1000), |l| lost.push(l));
+    assert_eq!(t.capacity(), 256);
+    assert_eq!(lost.last().map(|l| l.seq), Some(1000 - 256));
+}
+
+#[test]
+fn receiver_keeps_only_the_arrivals_its_windows_read() {
+    // §4.3.4 at 800 kb/s (a 1000-byte packet every 10 ms) for 60 s with R = 40 ms: the k = 2
+    // RTT window (80 ms) holds 8 packets, so X_r = 2 × 8 × 8000 b / 0.08 s; the arrivals kept
+    // span four windows (320 ms; before the RTT was measured, four of at least 500 ms), far
+    // below the 4096 the receiver may keep at most
+    let mut d = receiver_at_40_ms(TfmccConfig::default());
+    for k in 201..=6000u64 {
+        d.packet(ms(10 * k), &data(k, ms(10 * k), 20, plain(0)));
+    }
+    assert_eq!(d.agent.desired_rate_bps(ms(60_000)), 2.0 * 8.0 * 8000.0 / 0.08);
+    assert!(d.agent.arrivals_capacity() <= 128, "{}", d.agent.arrivals_capacity());
+    assert_eq!(d.agent.loss_ring_capacity(), 16);
+    // then 10 packets a second for 20 s: the queue follows the rate down (40 kept)
+    for k in 1..=200u64 {
+        d.packet(ms(60_000 + 100 * k), &data(6000 + k, ms(60_000 + 100 * k), 20, plain(0)));
+    }
+    assert!(d.agent.arrivals_capacity() <= 128, "{}", d.agent.arrivals_capacity());
+    // one packet in the last 80 ms: X_r = 2 × 8000 b / 0.08 s
+    assert_eq!(d.agent.desired_rate_bps(ms(80_000)), 2.0 * 8000.0 / 0.08);
+    // a window four times as long (R_max = 500 ms with the ablation: 1 s) still finds every
+    // packet it covers: 100 packets in the last second
+    let cfg = TfmccConfig { windows_over_rmax: true, ..TfmccConfig::default() };
+    let mut d = receiver_at_40_ms(cfg);
+    for k in 201..=6000u64 {
+        d.packet(ms(10 * k), &data(k, ms(10 * k), 20, plain(0)));
+    }
+    assert_eq!(d.agent.desired_rate_bps(ms(60_000)), 2.0 * 100.0 * 8000.0 / 1.0);
+    assert!(d.agent.arrivals_capacity() <= 512, "{}", d.agent.arrivals_capacity());
+}

@@ -25,6 +25,7 @@ from castlab.experiments.common import at_least, at_most, claim_over_seeds, in_r
 from castlab.experiments.figure import Case, Figure
 from castlab.experiments.plotting import figure, save
 from castlab.experiments.tcp.scenarios import HEADER_BYTES
+from castlab.experiments.tfmcc.declared import declared_readings
 from castlab.experiments.tfmcc.topology import (DUMBBELL, PACKET_BYTES, PATHS, STAR, bottleneck_queue, clr_share,
                                                 dumbbell, paths, rate_at, reports_per_round, sender_of, star)
 
@@ -240,7 +241,7 @@ def _claims(t: dict) -> list:
 
 def _params(quick: bool, seed: int) -> dict:
     z = _sizes(quick)
-    return {"declared_readings": {}, "dumbbell": DUMBBELL, "red_queue": bottleneck_queue("red"), "paths": PATHS,
+    return {"declared_readings": declared_readings(), "dumbbell": DUMBBELL, "red_queue": bottleneck_queue("red"), "paths": PATHS,
             "star": STAR, "k_tcp": z["ks"], "n_receivers": z["ns"], "seeds": [seed + k for k in range(z["seeds"])],
             "duration_s": z["duration"], "warmup_s": z["warmup"], "tcp": "NewReno, MSS 1000 B",
             "tfmcc_packet_bytes": 1000}

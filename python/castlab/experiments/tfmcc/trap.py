@@ -38,6 +38,7 @@ import pandas as pd
 from castlab.experiments.common import at_least, at_most, claim_over_seeds
 from castlab.experiments.figure import Case, Figure
 from castlab.experiments.plotting import figure, save
+from castlab.experiments.tfmcc.declared import WINDOW_SETTING, ablation_config, reading_config
 
 LINK_BPS = 1e6  # the testbed's tbf (net-peers)
 QUEUE_PKTS = 50  # its pfifo
@@ -60,7 +61,8 @@ TCPS = {
 
 #: Cases: name -> (TFMCC first?, TfmccConfig overrides, what it changes).
 CASES = {
-    "trap": (False, {}, "TCP first, RFC 4654 as written"),
+    # the trap case runs TFMCC's declared reading (``declared``); windows-rmax is its ablation
+    "trap": (False, reading_config(WINDOW_SETTING), "TCP first, RFC 4654 as written"),
     "tfmcc-first": (True, {}, "TFMCC starts first"),
     "initial-rtt-20ms": (False, {"initial_rtt": 0.020}, "initial RTT (R_max at start) 20 ms, not 500 ms"),
     "first-interval-none": (False, {"first_interval": "none"}, "no synthetic first interval (§5.6)"),
@@ -69,7 +71,8 @@ CASES = {
     "smoothed-rtt": (False, {"rate_from_smoothed_rtt": True}, "X_r from the smoothed RTT R, not R'"),
     "merge-rmax": (False, {"merge_over_rmax": True}, "losses merged into events over R_max, not R"),
     "packet-1300": (False, {"packet_size": 1300}, "1300-byte packets (UFTP's)"),
-    "windows-rmax": (False, {"windows_over_rmax": True}, "receive-rate windows over max(R, R_max), not R"),
+    "windows-rmax": (False, ablation_config("windows over max(R, R_max)"),
+                     "receive-rate windows over max(R, R_max), not R"),
 }
 
 
