@@ -53,7 +53,7 @@ from castlab.stats import mean_interval as _mean_interval
 
 __all__ = ["KINDS", "VERDICTS", "QUICK_NOTE", "UNCLASSIFIED", "Claim", "inconsistent", "within", "at_most",
            "at_least", "in_range", "over_readings", "combine_readings", "combined_verdict", "check",
-           "t_interval"]
+           "t_interval", "edges"]
 
 KINDS = ("paper", "derived", "variant", "sanity", "analysis")
 VERDICTS = ("holds", "reading-dependent", "undecided", "fails")
@@ -113,10 +113,19 @@ def check(c: Claim, value: float) -> Optional[bool]:
     return bool(math.isfinite(v) and rule(v))
 
 
-def _with_rule(c: Claim, rule: Callable[[float], bool]) -> Claim:
-    # Not a dataclass field: summaries (asdict) leave it out; claim_over_seeds and
-    # over_readings re-apply it to the seeds' interval and the worst seed.
+def edges(c: Claim) -> tuple[float, ...]:
+    """The values at which ``c``'s rule changes its answer (a bound; a range's two ends; a
+    tolerance band's two ends and its centre, which holds whatever the rounding at the ends):
+    where an interval of values can hold while its ends and its mean fail."""
+    return tuple(getattr(c, "_edges", ()))
+
+
+def _with_rule(c: Claim, rule: Callable[[float], bool], edges: Sequence[float] = ()) -> Claim:
+    # Not dataclass fields: summaries (asdict) leave them out; claim_over_seeds and
+    # over_readings re-apply the rule to the seeds' interval (its ends, its mean and the rule's
+    # edges inside it) and to the worst seed.
     c._rule = rule  # type: ignore[attr-defined]
+    c._edges = tuple(float(e) for e in edges)  # type: ignore[attr-defined]
     return c
 
 
@@ -151,7 +160,8 @@ def within(id: str, statement: str, paper_value: float, ours: float, unit: str, 
 
     holds = math.isfinite(ours) and rule(ours)
     tol_text = f"±{abs_tol}" if abs_tol is not None else f"±{rel_tol:.0%}"
-    return _with_rule(Claim(id, statement, paper_value, ours, unit, tol_text, bool(holds), kind, explanation), rule)
+    return _with_rule(Claim(id, statement, paper_value, ours, unit, tol_text, bool(holds), kind, explanation), rule,
+                      (paper_value - tol, paper_value, paper_value + tol))
 
 
 def at_most(id: str, statement: str, bound: float, ours: float, unit: str, *,
@@ -159,7 +169,8 @@ def at_most(id: str, statement: str, bound: float, ours: float, unit: str, *,
     """A bound: holds when ours <= bound."""
     ours = _num(ours)
     return _with_rule(Claim(id, statement, f"<= {bound}", ours, unit, "bound",
-                            bool(math.isfinite(ours) and ours <= bound), kind, explanation), lambda v: v <= bound)
+                            bool(math.isfinite(ours) and ours <= bound), kind, explanation), lambda v: v <= bound,
+                      (bound,))
 
 
 def at_least(id: str, statement: str, bound: float, ours: float, unit: str, *,
@@ -167,7 +178,8 @@ def at_least(id: str, statement: str, bound: float, ours: float, unit: str, *,
     """A bound: holds when ours >= bound."""
     ours = _num(ours)
     return _with_rule(Claim(id, statement, f">= {bound}", ours, unit, "bound",
-                            bool(math.isfinite(ours) and ours >= bound), kind, explanation), lambda v: v >= bound)
+                            bool(math.isfinite(ours) and ours >= bound), kind, explanation), lambda v: v >= bound,
+                      (bound,))
 
 
 def in_range(id: str, statement: str, lo: float, hi: float, ours: float, unit: str, *,
@@ -176,7 +188,7 @@ def in_range(id: str, statement: str, lo: float, hi: float, ours: float, unit: s
     ours = _num(ours)
     return _with_rule(Claim(id, statement, f"{lo}..{hi}", ours, unit, "range",
                             bool(math.isfinite(ours) and lo <= ours <= hi), kind, explanation),
-                      lambda v: lo <= v <= hi)
+                      lambda v: lo <= v <= hi, (lo, hi))
 
 
 def combined_verdict(verdicts: Sequence[str]) -> str:
@@ -225,7 +237,7 @@ def combine_readings(claims_by_reading: dict[str, Claim], setting: str) -> Claim
                 f"{first.tolerance}, at every reading" if len(cs) > 1 else first.tolerance, first.holds,
                 first.kind, first.explanation, first.paper_inconsistent, verdict, readings, list(first.revised))
     rule = getattr(first, "_rule", None)
-    return _with_rule(out, rule) if rule is not None else out
+    return _with_rule(out, rule, edges(first)) if rule is not None else out
 
 
 def _fmt(v: Any) -> str:

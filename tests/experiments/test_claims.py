@@ -245,3 +245,18 @@ def test_castlab_report_gathers_experiment_folders_into_one_report(tmp_path: Pat
     # a folder without summaries, and a duplicate experiment, are refused with a clear error
     assert main(["report", str(tmp_path / "rep")]) == 2
     assert main(["report", str(tmp_path / "runs"), str(tmp_path / "runs" / names[0])]) == 2
+
+
+def test_an_interval_covering_the_whole_band_is_undecided_though_its_mean_and_ends_fail():
+    # mean 1.567 is above the band 0.667..1.5, the interval (about -2.4..5.5, clipped at 0 for a
+    # ratio) is outside it at both ends, yet it contains the whole band: values where the claim holds
+    wide = claim_over_seeds(in_range, [0.0, 1.5, 3.2], "x", "s", 2 / 3, 1.5, None, "ratio", kind="derived")
+    assert wide.verdict == "undecided" and not wide.holds
+    # the same band with an interval that stays above it fails
+    above = claim_over_seeds(in_range, [1.7, 1.8, 1.9], "x", "s", 2 / 3, 1.5, None, "ratio", kind="derived")
+    assert above.verdict == "fails"
+    # a tolerance band: |mean - 2.0| = 0.23 > 0.1, the interval covers 1.9..2.1
+    tol = claim_over_seeds(within, [1.0, 3.3, 1.0], "y", "s", 2.0, None, "x", abs_tol=0.1, kind="paper")
+    assert tol.verdict == "undecided"
+    narrow = claim_over_seeds(within, [1.5, 1.55, 1.6], "y", "s", 2.0, None, "x", abs_tol=0.1, kind="paper")
+    assert narrow.verdict == "fails"

@@ -17,7 +17,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from castlab.claims import (KINDS, QUICK_NOTE, UNCLASSIFIED, VERDICTS, Claim, at_least, at_most, check,
+from castlab.claims import (KINDS, QUICK_NOTE, UNCLASSIFIED, VERDICTS, Claim, at_least, at_most, check, edges,
                             combine_readings, in_range, inconsistent, over_readings, t_interval, within)
 from castlab.experiments.revisions import revisions_for
 from castlab.parallel import map_runs
@@ -49,9 +49,10 @@ def over_seeds(values: Sequence[float], confidence: float = 0.95, label: str = "
 
 def _interval_verdict(c: Claim, values: Sequence[float], confidence: float, nonnegative: bool) -> None:
     """The accounting rule's point 4: a claim decided on the mean whose t interval reaches both
-    sides of its rule (the rule gives another verdict at an end of the interval than at the
-    mean) is ``undecided``. A claim whose rule cannot be re-applied, or with one seed, is left
-    as it is."""
+    sides of its rule (the rule gives another verdict somewhere in the interval than at the
+    mean: at an end, or at one of the rule's edges inside it, as when the interval covers a
+    whole band the mean lies outside) is ``undecided``. A claim whose rule cannot be re-applied,
+    or with one seed, is left as it is."""
     vals = [float(v) for v in values if v is not None and np.isfinite(float(v))]
     if len(vals) < 2 or c.verdict not in ("holds", "fails"):
         return
@@ -63,7 +64,8 @@ def _interval_verdict(c: Claim, values: Sequence[float], confidence: float, nonn
     at_mean = check(c, mean)
     if at_mean is None:
         return
-    if check(c, lo) != at_mean or check(c, hi) != at_mean:
+    inside = [e for e in edges(c) if lo <= e <= hi]
+    if any(check(c, v) != at_mean for v in (lo, hi, *inside)):
         c.set_verdict("undecided")
 
 
