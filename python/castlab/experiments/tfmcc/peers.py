@@ -282,7 +282,7 @@ SCHEMES = {
                _castlab_rx("tfmcc-receiver"), _castlab_tx("tfmcc-source"), _tfmcc_rates),
         Scheme("uftp", "UFTP TFMCC", None, _uftp_needs, _uftp_rx, _uftp_tx,
                lambda c: uftp_rate_log(c.out / "uftp.log"), lambda c, h: udp_bound(c.tb, h, UFTP_PORT), _uftp_sending,
-               ends=False, startup_s=30.0),
+               ends=False, startup_s=45.0),
         Scheme("norm", "NORM-CC (libnorm)", None, _norm_needs, _norm_rx, _norm_tx, _norm_rates),
     ]
 }
