@@ -3,6 +3,11 @@ seeds in parallel processes, then the claims decided over all seeds as `castlab 
 
     python bench/net_fair.py net-tfmcc-uftp OUT [--seeds 1-3]
     python bench/net_fair.py net-peers OUT --seeds 1
+    python bench/net_fair.py tfmcc-windows-rmax OUT --seeds 1
+
+The third form runs an ablation of `peers.ABLATIONS` in net-tfmcc-uftp's cases (one TCP flow per
+kernel algorithm, both start orders, a process per seed and order) with its twin, and writes
+OUT/seed-K/ablation-ORDER.csv; it decides no claims (an ablation is no reading).
 
 Each seed runs in a process of its own (`--one K`: the seed's table into OUT/seed-K/), on a
 testbed of its own (`testbed_name` carries the pid). A seed whose table an earlier run of the
@@ -30,12 +35,31 @@ def _now() -> str:
     return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _one(name: str, out: Path, seed: int) -> None:
+def _ablation(name: str, where: Path, seed: int, order: str) -> None:
+    import pandas as pd
+
+    from castlab.experiments.tfmcc import peers
+
+    rows = []
+    for algo in peers.TCP_ALGOS:
+        r = peers.run_case(where / order / f"{name}_{algo}", seed, peers.FULL_DURATION_S, name, (algo,), order=order)
+        t = peers.twin(name, seed, peers.FULL_DURATION_S, (algo,), order)
+        rows.append({"scheme": name, "tcp": algo, "order": order, "rate_bps": r["scheme_mean_bps"],
+                     "share": r["share"], "loss": r["loss"], "lead_s": r["lead_s"],
+                     **{f"share_w{k}": v for k, v in enumerate(r["window_shares"])},
+                     "twin_share": t["share"], **{f"twin_share_w{k}": v for k, v in enumerate(t["window_shares"])},
+                     "tcp_errors": "; ".join(r["tcp_errors"])})
+    pd.DataFrame(rows).to_csv(where / f"ablation-{order}.csv", index=False)
+
+
+def _one(name: str, out: Path, seed: int, order: str | None = None) -> None:
     from castlab.experiments.tfmcc import net, peers
 
     where = out / f"seed-{seed}"
     where.mkdir(parents=True, exist_ok=True)
-    if name == "net-peers":
+    if name in peers.ABLATIONS:
+        _ablation(name, where, seed, order or peers.ORDERS[0])
+    elif name == "net-peers":
         peers.peers_table(where, seed, peers.FULL_DURATION_S, list(peers.SCHEMES), peers.TCP_ALGOS)
     else:
         net.tfmcc_uftp_table(where, seed, peers.FULL_DURATION_S, peers.TCP_ALGOS)
@@ -54,13 +78,19 @@ def _decide(name: str, out: Path, seeds: list[int], wall: float) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("experiment", choices=["net-peers", "net-tfmcc-uftp"])
+    ap.add_argument("experiment", help="net-peers, net-tfmcc-uftp, or an ablation's name (peers.ABLATIONS)")
     ap.add_argument("out", type=Path)
     ap.add_argument("--seeds", default="1-3", help="consecutive seeds, e.g. 1-3 or 2 (default 1-3)")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--order", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    from castlab.experiments.tfmcc.peers import ABLATIONS, ORDERS
+
+    ablation = a.experiment in ABLATIONS
+    if not ablation and a.experiment not in ("net-peers", "net-tfmcc-uftp"):
+        ap.error(f"experiment: net-peers, net-tfmcc-uftp or one of {', '.join(ABLATIONS)}")
     if a.one is not None:
-        _one(a.experiment, a.out, a.one)
+        _one(a.experiment, a.out, a.one, a.order)
         return 0
     lo, _, hi = a.seeds.partition("-")
     seeds = list(range(int(lo), int(hi or lo) + 1))
@@ -71,11 +101,15 @@ def main(argv=None) -> int:
     t0 = time.monotonic()
     procs = {}
     for s in seeds:
-        if (a.out / f"seed-{s}" / ("peers.csv" if a.experiment == "net-peers" else "tfmcc_uftp.csv")).exists():
-            continue  # kept from an earlier run; _decide reads it
-        log = open(a.out / f"seed-{s}.log", "w")
-        procs[s] = subprocess.Popen([sys.executable, __file__, a.experiment, str(a.out), "--one", str(s)],
-                                    stdout=log, stderr=subprocess.STDOUT)
+        for o in ORDERS if ablation else [None]:
+            done = f"ablation-{o}.csv" if ablation else ("peers.csv" if a.experiment == "net-peers" else "tfmcc_uftp.csv")
+            if (a.out / f"seed-{s}" / done).exists():
+                continue  # kept from an earlier run; _decide reads it
+            tail = ["--order", o] if o else []
+            log = open(a.out / f"seed-{s}{'-' + o if o else ''}.log", "w")
+            procs[f"{s}{'-' + o if o else ''}"] = subprocess.Popen(
+                [sys.executable, __file__, a.experiment, str(a.out), "--one", str(s), *tail],
+                stdout=log, stderr=subprocess.STDOUT)
     try:
         while any(p.poll() is None for p in procs.values()):
             rec["load"].append([round(time.monotonic() - t0), *os.getloadavg()])
@@ -91,7 +125,8 @@ def main(argv=None) -> int:
     if any(p.returncode != 0 for p in procs.values()):
         print(f"a seed's process failed: {rec['exit']} (OUT/seed-K.log)", file=sys.stderr)
         return 1
-    _decide(a.experiment, a.out, seeds, rec["wall_s"])
+    if not ablation:
+        _decide(a.experiment, a.out, seeds, rec["wall_s"])
     return 0
 
 

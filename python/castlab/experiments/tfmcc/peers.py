@@ -288,6 +288,26 @@ SCHEMES = {
 }
 
 
+#: Ablations, in neither experiment's table: castlab's TFMCC with one RFC 4654 departure switched
+#: on at its receivers and sender, run by hand (bench/net_fair.py) in run_case's set-up beside the
+#: default. `windows_over_rmax` counts the receive rate over max(R, R_max) instead of §4.3.4's k·R,
+#: as UFTP counts it over its group RTT (docs/fidelity/tfmcc.md, T9).
+ABLATIONS = {s.name: s for s in [
+    Scheme("tfmcc-windows-rmax", "castlab TFMCC, windows over max(R, R_max)",
+           ("tfmcc", {"packet_size": 1000, "windows_over_rmax": True}, "tfmcc"), _none,
+           _castlab_rx("tfmcc-receiver", "--config", "windows_over_rmax=true"),
+           _castlab_tx("tfmcc-source", "--config", "windows_over_rmax=true"), _tfmcc_rates),
+]}
+
+
+def scheme_of(name: str) -> Scheme:
+    """A scheme of SCHEMES or ABLATIONS by name."""
+    sc = SCHEMES.get(name) or ABLATIONS.get(name)
+    if sc is None:
+        raise ValueError(f"no scheme {name!r} (one of {', '.join([*SCHEMES, *ABLATIONS])})")
+    return sc
+
+
 # ------------------------------------------------------------------ one run
 
 
@@ -346,7 +366,7 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
         raise ValueError(f"order: one of {', '.join(ORDERS)}, not {order!r}")
     if not (duration > 0 and lead >= 0):
         raise ValueError(f"duration must be positive and lead not negative (got {duration}, {lead})")
-    sc = SCHEMES[scheme]
+    sc = scheme_of(scheme)
     out.mkdir(parents=True, exist_ok=True)
     logs = out / "logs"
     logs.mkdir(exist_ok=True)
@@ -593,7 +613,7 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
     from castlab.experiments.tcp.net import linux_twin_flow
     from castlab.scenario import Scenario
 
-    sc = SCHEMES[scheme]
+    sc = scheme_of(scheme)
     if sc.twin is None:
         return None
     if order not in ORDERS:
