@@ -712,8 +712,14 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
     return df
 
 
+def _skipped(d: pd.DataFrame) -> pd.Series:
+    """Whether each row was skipped (its reason a non-empty string; an all-empty column reads as
+    floats)."""
+    return d["skipped"].map(lambda x: isinstance(x, str) and len(x) > 0)
+
+
 def _ran(df: pd.DataFrame) -> pd.DataFrame:
-    return df[df["skipped"].fillna("").astype(str).str.len() == 0]
+    return df[~_skipped(df)]
 
 
 def peers_figure(out: Path, df: pd.DataFrame, tcp: tuple[str, ...]) -> list[str]:
@@ -822,7 +828,7 @@ def peers_claims(df: pd.DataFrame, tcp: tuple[str, ...], orders: tuple[str, ...]
     claims = []
     for o in orders:
         for n, d in df[df["order"] == o].groupby("scheme", sort=False):
-            if d["skipped"].fillna("").astype(str).str.len().gt(0).any():
+            if _skipped(d).any():
                 continue
             label = SCHEMES[n].label
             where = f"peers.csv ({o} rows); seed-N/{o}/{n}/series.csv"
