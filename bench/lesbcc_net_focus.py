@@ -59,7 +59,7 @@ def testbed(out: Path, duration: float, seed: int, hold: str, tcp: list[str]) ->
     name = f"lesbcc-aimd-hold-{hold}"
     peers.SCHEMES[name] = dataclasses.replace(peers.SCHEMES["lesbcc-aimd"], name=name,
                                               sender=peers._castlab_tx("lesbcc-source", *extra))
-    rec = peers.run_case(out / f"{name}-{'-'.join(tcp)}", seed, duration, name, tuple(tcp))
+    rec = peers.run_case(out / f"{name}-{'-'.join(tcp)}", seed, duration, name, tuple(tcp), lead=0.0)
     where = out / f"{name}-{'-'.join(tcp)}" / "source"
     st = json.loads((where / "lesbcc_stats.json").read_text())
     rtt = pd.read_csv(where / "lesbcc_rtt.csv")

@@ -82,6 +82,36 @@ def test_layered_loss_counts_only_seconds_the_layer_was_joined_throughout(tmp_pa
     assert r["loss"] < 0.05
 
 
+def test_readings_place_tenth_second_bins_on_the_clock_of_the_moment_both_run(tmp_path):
+    # The counters started 2.3 s before the TCP flow (their origin; the scheme sent first, from
+    # 0.3 s): 0.1 s bins, the scheme 1 packet of 125 bytes a bin (10 kb/s), doubled from 30 s
+    # after the TCP start, the TCP flow on port 5201 4 packets a bin (40 kb/s) from its start.
+    rx, tx = [], []
+    for k in range(3, 623):
+        t = round(k * 0.1, 6)
+        n = 2 if t >= 32.3 - 1e-9 else 1
+        rx.append((t, "mc", "239.255.0.1", n, n * 125))
+        tx.append((t, "mc", "239.255.0.1", n, n * 125))
+        if t >= 2.3 - 1e-9:
+            rx.append((t, "tcp", "5201", 4, 500))
+    _counts(tmp_path / "count_rcv1.csv", rx)
+    _counts(tmp_path / "count_src.csv", tx)
+    r = readings(tmp_path, 60.0, ("reno",), origins=(2.3, 2.3), lead=2.0)
+    s = pd.read_csv(tmp_path / "series.csv").set_index("second")
+    # the lead's two seconds come first, with the scheme alone
+    assert list(s.index[:3]) == [-2, -1, 0] and s.index[-1] == 59
+    assert s.loc[-2, "scheme_bps"] == pytest.approx(10_000) and s.loc[-1, "tcp0_reno_bps"] == 0
+    assert s.loc[0, "tcp0_reno_bps"] == pytest.approx(40_000) and s.loc[29, "scheme_bps"] == pytest.approx(10_000)
+    assert s.loc[30, "scheme_bps"] == pytest.approx(20_000)
+    # one share per 30 s window, from the moment both run
+    assert r["window_shares"] == pytest.approx([0.25, 0.5])
+    w = pd.read_csv(tmp_path / "windows.csv")
+    assert list(w["window_start_s"]) == [0.0, 30.0] and list(w["share"]) == pytest.approx([0.25, 0.5])
+    # after the 10 s warm-up: 20 s at 10 kb/s and 30 s at 20 kb/s against 40 kb/s
+    assert r["share"] == pytest.approx((20 * 10 + 30 * 20) / 50 / 40)
+    assert r["loss"] == 0
+
+
 # ---- claims over seeds, on tables written by hand
 
 def _fake_testbed(monkeypatch, module):
@@ -89,64 +119,105 @@ def _fake_testbed(monkeypatch, module):
     monkeypatch.setattr(module.shutil, "which", lambda name: "/bin/true")
 
 
-def test_net_peers_full_form_decides_its_claims_on_the_mean_over_seeds(tmp_path, monkeypatch):
-    # TFMCC's share is 0.3, 0.6 and 1.5 in three seeds: the mean 0.8 lies in [0.5, 2], but its t
-    # interval reaches below 0.5, so the claim is undecided; NORM is missing, so it has no claims.
-    shares = {1: 0.3, 2: 0.6, 3: 1.5}
+def test_net_peers_full_form_decides_its_claims_per_order_on_the_mean_over_seeds(tmp_path, monkeypatch):
+    # TFMCC's share is 0.3, 0.6 and 1.5 in three seeds when it starts first: the mean 0.8 lies in
+    # [0.5, 2], but its t interval reaches below 0.5, so the claim is undecided; when TCP starts
+    # first its share is 0.1, 0.12, 0.14 (fails). Its twin's share is 0.6 in every seed: the
+    # testbed over the twin is 0.5, 1, 2.5 (mean 1.33 within 1.5, the interval reaching below
+    # 1/1.5: undecided) and 0.17-0.23 (fails). NORM is missing, so it has no claims.
+    shares = {("scheme-first", 1): 0.3, ("scheme-first", 2): 0.6, ("scheme-first", 3): 1.5,
+              ("tcp-first", 1): 0.1, ("tcp-first", 2): 0.12, ("tcp-first", 3): 0.14}
     _fake_testbed(monkeypatch, peers)
 
     calls = []
 
-    def table(out, seed, duration, schemes, tcp, tb=None):
-        calls.append((out, seed, duration))
-        return pd.DataFrame([{"scheme": "tfmcc", "label": "castlab TFMCC", "skipped": "", "share": shares[seed],
-                              "lowest_10s_bps": 10_000.0 * seed},
-                             {"scheme": "norm", "label": "NORM-CC", "skipped": "castlab-norm is missing"}])
+    def table(out, seed, duration, schemes, tcp, tb=None, orders=peers.ORDERS, lead=peers.LEAD_S):
+        calls.append((out, seed, duration, tuple(orders)))
+        rows = []
+        for o in orders:
+            rows += [{"scheme": "tfmcc", "label": "castlab TFMCC", "order": o, "duration_s": duration, "skipped": "",
+                      "share": shares[(o, seed)], "twin_share": 0.6, "lowest_10s_bps": 10_000.0 * seed},
+                     {"scheme": "norm", "label": "NORM-CC", "order": o, "duration_s": duration,
+                      "skipped": "castlab-norm is missing"}]
+        return pd.DataFrame(rows)
 
     monkeypatch.setattr(peers, "peers_table", table)
     monkeypatch.setattr(peers, "peers_figure", lambda out, df, tcp: ["peers.png"])
     r = peers.run_net_peers(tmp_path, 1, quick=False, seeds=3)
     c = {x.id: x for x in r.claims}
-    assert set(c) == {"tcp-friendly-tfmcc", "no-drop-to-zero-tfmcc"}
-    assert c["tcp-friendly-tfmcc"].ours == pytest.approx(0.8) and c["tcp-friendly-tfmcc"].verdict == "undecided"
-    assert "3 seeds" in c["tcp-friendly-tfmcc"].statement
+    assert set(c) == {f"{k}-tfmcc-{o}" for k in ("tcp-friendly", "no-drop-to-zero", "net-vs-sim")
+                      for o in ("scheme-first", "tcp-first")}
+    assert c["tcp-friendly-tfmcc-scheme-first"].ours == pytest.approx(0.8)
+    assert c["tcp-friendly-tfmcc-scheme-first"].verdict == "undecided"
+    assert "3 seeds" in c["tcp-friendly-tfmcc-scheme-first"].statement
+    assert c["tcp-friendly-tfmcc-tcp-first"].ours == pytest.approx(0.12)
+    assert c["tcp-friendly-tfmcc-tcp-first"].verdict == "fails"
+    assert c["net-vs-sim-tfmcc-scheme-first"].ours == pytest.approx(4 / 3)
+    assert c["net-vs-sim-tfmcc-scheme-first"].verdict == "undecided"
+    assert c["net-vs-sim-tfmcc-scheme-first"].kind == "derived"
+    assert c["net-vs-sim-tfmcc-tcp-first"].ours == pytest.approx(0.2)
+    assert c["net-vs-sim-tfmcc-tcp-first"].verdict == "fails"
     # lowest windows 10, 20, 30 kb/s over a fair share of 250 kb/s: mean 0.08 < 0.1
-    assert c["no-drop-to-zero-tfmcc"].ours == pytest.approx(0.08) and not c["no-drop-to-zero-tfmcc"].holds
-    assert calls == [(tmp_path / f"seed-{k}", k, 60.0) for k in (1, 2, 3)]
-    assert r.params["seeds"] == [1, 2, 3] and r.files == ["peers.csv", "seed-1/peers.png"]
+    assert c["no-drop-to-zero-tfmcc-tcp-first"].ours == pytest.approx(0.08)
+    assert not c["no-drop-to-zero-tfmcc-tcp-first"].holds
+    assert calls == [(tmp_path / f"seed-{k}", k, 180.0, peers.ORDERS) for k in (1, 2, 3)]
+    assert r.params["seeds"] == [1, 2, 3] and r.files[:3] == ["peers.csv", "windows.csv", "seed-1/peers.png"]
     assert sorted(pd.read_csv(tmp_path / "peers.csv")["seed"].unique()) == [1, 2, 3]
-    # the quick form is one 30 s run at the given seed, in the output directory itself
+    # a seed left by an earlier run of the same settings is read with reuse, not run again
+    calls.clear()
+    for k in (1, 2, 3):
+        table(tmp_path / f"seed-{k}", k, 180.0, ["tfmcc", "norm"], ()).to_csv(tmp_path / f"seed-{k}" / "peers.csv",
+                                                                              index=False)
+    calls.clear()
+    (tmp_path / "seed-2" / "peers.csv").unlink()
+    again = peers.run_net_peers(tmp_path, 1, quick=False, seeds=3, reuse=True)
+    assert calls == [(tmp_path / "seed-2", 2, 180.0, peers.ORDERS)]
+    assert {x.id: x.ours for x in again.claims} == {x.id: x.ours for x in r.claims}
+    # the quick form is one 30 s run at the given seed, scheme first, in the output directory itself
     calls.clear()
     q = peers.run_net_peers(tmp_path, 2, quick=True)
-    assert calls == [(tmp_path, 2, 30.0)] and q.params["seeds"] == [2] and {x.id: x for x in q.claims}["tcp-friendly-tfmcc"].ours == pytest.approx(0.6)
+    assert calls == [(tmp_path, 2, 30.0, ("scheme-first",))] and q.params["seeds"] == [2]
+    assert {x.id: x for x in q.claims}["tcp-friendly-tfmcc-scheme-first"].ours == pytest.approx(0.6)
 
 
-def test_net_tfmcc_uftp_full_form_decides_its_claims_on_the_mean_over_seeds(tmp_path, monkeypatch):
+def test_net_tfmcc_uftp_full_form_decides_its_claims_per_order_on_the_mean_over_seeds(tmp_path, monkeypatch):
     from castlab.experiments.tfmcc import net as tfmcc
 
     _fake_testbed(monkeypatch, tfmcc)
     monkeypatch.setattr(peers, "missing", lambda scheme: None)
     # castlab over UFTP beside reno: 0.25, 0.5, 1.0 -> mean 0.583, within a factor 2 of 1, but its
-    # t interval reaches below 0.5: undecided; each TFMCC's share 0.4
+    # t interval reaches below 0.5: undecided; each TFMCC's share 0.4 when it starts first and
+    # 0.1 when TCP does; the twin's 0.5 + 0.1 * seed (testbed over twin 0.4/0.6 .. 0.4/0.8)
     rate = {1: 50e3, 2: 100e3, 3: 200e3}
 
-    def table(out, seed, duration, algos):
+    def table(out, seed, duration, algos, orders=peers.ORDERS, lead=peers.LEAD_S):
         rows = []
-        for a in algos:
-            rows.append({"impl": "castlab", "tcp": a, "rate_bps": rate[seed], "share": 0.4})
-            rows.append({"impl": "uftp", "tcp": a, "rate_bps": 200e3, "share": 0.4})
-            rows.append({"impl": "castlab (simulated)", "tcp": a, "rate_bps": 300e3, "share": 0.5 + 0.1 * seed})
+        for o in orders:
+            sh = 0.4 if o == "scheme-first" else 0.1
+            for a in algos:
+                rows.append({"impl": "castlab", "tcp": a, "order": o, "rate_bps": rate[seed], "share": sh})
+                rows.append({"impl": "uftp", "tcp": a, "order": o, "rate_bps": 200e3, "share": sh})
+                rows.append({"impl": "castlab (simulated)", "tcp": a, "order": o, "rate_bps": 300e3,
+                             "share": 0.5 + 0.1 * seed})
         return pd.DataFrame(rows)
 
     monkeypatch.setattr(tfmcc, "tfmcc_uftp_table", table)
-    monkeypatch.setattr(tfmcc, "tfmcc_uftp_figure", lambda out, algos: ["tfmcc_uftp.png"])
+    monkeypatch.setattr(tfmcc, "tfmcc_uftp_figure", lambda out, algos, orders: ["tfmcc_uftp.png"])
     r = tfmcc.run_net_tfmcc_uftp(tmp_path, 1, quick=False, seeds=3)
     c = {x.id: x for x in r.claims}
-    assert c["castlab-vs-uftp-reno"].ours == pytest.approx((0.25 + 0.5 + 1.0) / 3)
-    assert c["castlab-vs-uftp-reno"].verdict == "undecided"
-    assert not c["tcp-friendly-castlab-bbr"].holds and c["tcp-friendly-uftp-bbr"].ours == pytest.approx(0.4)
-    assert c["tcp-friendly-castlab-simulated-cubic"].ours == pytest.approx(0.7)
-    assert len(r.claims) == 12 and r.files == ["tfmcc_uftp.csv", "seed-1/tfmcc_uftp.png"]
+    assert c["castlab-vs-uftp-reno-tcp-first"].ours == pytest.approx((0.25 + 0.5 + 1.0) / 3)
+    assert c["castlab-vs-uftp-reno-scheme-first"].verdict == "undecided"
+    assert not c["tcp-friendly-castlab-bbr-scheme-first"].holds
+    assert c["tcp-friendly-uftp-bbr-scheme-first"].ours == pytest.approx(0.4)
+    assert c["tcp-friendly-uftp-bbr-tcp-first"].ours == pytest.approx(0.1)
+    assert c["tcp-friendly-castlab-simulated-cubic-tcp-first"].ours == pytest.approx(0.7)
+    net = c["net-vs-sim-castlab-cubic-scheme-first"]
+    assert net.kind == "derived" and net.ours == pytest.approx((0.4 / 0.6 + 0.4 / 0.7 + 0.4 / 0.8) / 3)
+    # 0.67, 0.57, 0.50: the mean below 1/1.5, its interval reaching above it
+    assert net.verdict == "undecided"
+    tcp_first = c["net-vs-sim-castlab-cubic-tcp-first"]
+    assert tcp_first.ours == pytest.approx((0.1 / 0.6 + 0.1 / 0.7 + 0.1 / 0.8) / 3) and tcp_first.verdict == "fails"
+    assert len(r.claims) == 2 * 3 * 5 and r.files[:3] == ["tfmcc_uftp.csv", "windows.csv", "seed-1/tfmcc_uftp.png"]
 
 
 def test_readings_of_a_scheme_that_never_arrived(tmp_path):
@@ -226,9 +297,10 @@ def test_uftp_transfer_then_quick_net_peers_with_two_schemes(tmp_path):
     # One testbed (building one takes seconds on a loaded machine) for two readings:
     # - UFTP's own TFMCC (-C tfmcc) sends a file from src to uftpd on both receivers across the
     #   1 Mb/s tbf: it arrives whole at each, and the rate log (-x 4) has positive rates.
-    # - a short net-peers with castlab's TFMCC and NORM-CC against one TCP cubic flow: both rows
-    #   ran, both schemes and the flow got through, the simulated twin sits beside castlab's row
-    #   only, and what the counter saw at the receiver never exceeds the bottleneck's rate.
+    # - a short net-peers with castlab's TFMCC and NORM-CC against one TCP cubic flow, in both
+    #   start orders with a 2 s lead: every row ran, both schemes and the flow got through, the
+    #   lead carries only the side that started first, the simulated twin sits beside castlab's
+    #   rows only, and what the counter saw at the receiver never exceeds the bottleneck's rate.
     from castlab.experiments.net_common import testbed_name
     from castlab.testbed import Testbed
 
@@ -250,7 +322,7 @@ def test_uftp_transfer_then_quick_net_peers_with_two_schemes(tmp_path):
         took = time.monotonic() - t0
         for p in rx:
             tb.stop(p)
-        df = peers.peers_table(tmp_path / "peers", 1, 6.0, ["tfmcc", "norm"], ("cubic",), tb=tb)
+        df = peers.peers_table(tmp_path / "peers", 1, 6.0, ["tfmcc", "norm"], ("cubic",), tb=tb, lead=2.0)
     assert src.returncode == 0, (tmp_path / "uftp.log").read_text()[-2000:]
     for h in ("rcv1", "rcv2"):
         assert filecmp.cmp(payload, tmp_path / h / "payload.bin", shallow=False), h
@@ -258,15 +330,23 @@ def test_uftp_transfer_then_quick_net_peers_with_two_schemes(tmp_path):
     assert len(rates) >= 3 and (rates["rate_bps"] > 0).all(), rates
     assert took > 100_000 * 8 / peers.LINK_BPS, took  # 100 kB cannot cross 1 Mb/s in under 0.8 s
 
-    rows = {r["scheme"]: r for r in df.to_dict("records")}
-    assert set(rows) == {"tfmcc", "norm"} and not any(r["skipped"] for r in rows.values()), rows
-    for name, r in rows.items():
-        assert r["rate_bps"] > 0 and r["tcp_mean_bps"] > 0, (name, r)
-        assert 0 < r["share"] < float("inf") and 0 <= r["loss"] < 1, (name, r)
-        s = pd.read_csv(tmp_path / "peers" / name / "series.csv")
+    rows = {(r["scheme"], r["order"]): r for r in df.to_dict("records")}
+    assert set(rows) == {(n, o) for n in ("tfmcc", "norm") for o in peers.ORDERS}, rows
+    assert not any(r["skipped"] for r in rows.values()), rows
+    for (name, order), r in rows.items():
+        assert r["rate_bps"] > 0 and r["tcp_mean_bps"] > 0, (name, order, r)
+        assert 0 < r["share"] < float("inf") and 0 <= r["loss"] < 1, (name, order, r)
+        s = pd.read_csv(tmp_path / "peers" / order / name / "series.csv").set_index("second")
         total = s["scheme_bps"] + s["tcp0_cubic_bps"]
         # IP bytes per second through a tbf at LINK_BPS (its bucket lets a second overshoot a little)
-        assert total[1:].max() <= peers.LINK_BPS * 1.15, (name, total.max())
-    assert rows["tfmcc"]["twin_rate_bps"] > 0 and pd.isna(rows["norm"].get("twin_rate_bps"))
-    for name in rows:
-        assert (tmp_path / "peers" / name / "sender_rates.csv").exists(), name
+        assert total.iloc[1:].max() <= peers.LINK_BPS * 1.15, (name, order, total.max())
+        # the lead's first second carries only the side that started first; in its second the
+        # later side has at most one counter bin (0.1 s) at the link's rate: the bin that holds
+        # the moment both run is counted in the second it starts in
+        early, late = ("scheme_bps", "tcp0_cubic_bps") if order == "scheme-first" else ("tcp0_cubic_bps", "scheme_bps")
+        assert s.loc[-2, early] > 0 and s.loc[-2, late] == 0, (name, order, s.head())
+        assert s.loc[-1, late] <= peers.LINK_BPS * peers.COUNT_BIN_S * 1.15, (name, order, s.head())
+        assert 1.9 < r["lead_s"] < 2.0 + r["startup_s"] + 1.0, (name, order, r["lead_s"])
+        assert (tmp_path / "peers" / order / name / "sender_rates.csv").exists(), (name, order)
+        assert r["tcp_errors"] == "" or pd.isna(r["tcp_errors"]), r["tcp_errors"]
+    assert rows[("tfmcc", "tcp-first")]["twin_rate_bps"] > 0 and pd.isna(rows[("norm", "tcp-first")].get("twin_rate_bps"))

@@ -16,7 +16,10 @@ def test_net_rainbow_quick_decodes_through_bcf_routers(tmp_path):
     if "skipped" in r.params:
         pytest.skip(r.params["skipped"])
     claims = {c.id: c for c in r.claims}
-    assert set(claims) == {"all-decode", "overhead", "tcp-friendly", "completion-vs-sim"}
+    assert set(claims) == {"all-decode", "overhead", "tcp-friendly", "completion-vs-sim", "share-vs-sim"}
+    # the testbed's share over the twin's, from the window table both sides wrote
+    w = pd.read_csv(tmp_path / "net_rainbow_window.csv").set_index("network")
+    assert claims["share-vs-sim"].ours == pytest.approx(w.loc["real", "ratio"] / w.loc["sim", "ratio"], nan_ok=True)
     # every receiver decoded the very file, through the routers' breadcrumbs
     assert claims["all-decode"].holds, claims["all-decode"]
     rows = pd.read_csv(tmp_path / "net_rainbow_receivers.csv")

@@ -470,6 +470,86 @@ REVISIONS += [R("tfmcc-scale", c, "56da62e", "parameter", "access links' DropTai
               for c in _TFMCC_SCALE_CLAIMS]
 
 
+# ---- RFC 4654 on the testbed: net-peers and net-tfmcc-uftp in both start orders (issue 37 item 2).
+# Each claim became one per start order (its id gains the order); the verdicts before are those of
+# the last full forms (seeds 1-3, 2026-11-27/28), after those of bench/net_fair.py's full forms
+# (seeds 1-3, 2026-11-28 10:40-11:28 UTC).
+_ORDERS_BEFORE = ("60 s runs; the TCP flows started when UFTP sent its first data, or with castlab's sender "
+                  "(the twin's 0.1 s after the scheme)")
+_ORDERS_REASON = ("issue 37 item 2: every scheme, castlab's and third-party, meets its TCP flows in the same "
+                  "relation, both orders measured (the scheme 10 s first, TCP 10 s first), 180 s from the moment "
+                  "both run with the share per 30 s window; the twins run the same orders")
+_RFC4654_S1 = ("A multicast flow is \"reasonably fair\" if its sending rate is generally within a factor of two of "
+               "the sending rate of a TCP flow from the sender to the slowest receiver of the multicast group under "
+               "the same network conditions.")
+_ORDER_RUNS = [  # (experiment, claim before, held before, verdict before, order, verdict after, ours after)
+    ("net-tfmcc-uftp", "castlab-vs-uftp-reno", False, "fails (castlab 4.1 kb/s, UFTP 328.6)", "scheme-first", "fails", 0.03841),
+    ("net-tfmcc-uftp", "castlab-vs-uftp-reno", False, "fails (castlab 4.1 kb/s, UFTP 328.6)", "tcp-first", "fails", 0.03576),
+    ("net-tfmcc-uftp", "castlab-vs-uftp-cubic", False, "fails (castlab 3.0 kb/s, UFTP 222.2)", "scheme-first", "fails", 0.05537),
+    ("net-tfmcc-uftp", "castlab-vs-uftp-cubic", False, "fails (castlab 3.0 kb/s, UFTP 222.2)", "tcp-first", "fails", 0.06653),
+    ("net-tfmcc-uftp", "castlab-vs-uftp-bbr", False, "fails (castlab 6.6 kb/s, UFTP 405.5)", "scheme-first", "fails", 0.0103),
+    ("net-tfmcc-uftp", "castlab-vs-uftp-bbr", False, "fails (castlab 6.6 kb/s, UFTP 405.5)", "tcp-first", "fails", 0.01014),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-reno", False, "fails (0.0041)", "scheme-first", "fails", 0.01325),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-reno", False, "fails (0.0041)", "tcp-first", "fails", 0.01176),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-cubic", False, "fails (0.0030)", "scheme-first", "fails", 0.009866),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-cubic", False, "fails (0.0030)", "tcp-first", "fails", 0.01139),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-bbr", False, "fails (0.0068)", "scheme-first", "fails", 0.00407),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-bbr", False, "fails (0.0068)", "tcp-first", "fails", 0.003873),
+    ("net-tfmcc-uftp", "tcp-friendly-uftp-reno", False, "does not hold (0.50 [0.44-0.54])", "scheme-first", "undecided", 0.5243),
+    ("net-tfmcc-uftp", "tcp-friendly-uftp-reno", False, "does not hold (0.50 [0.44-0.54])", "tcp-first", "undecided", 0.4823),
+    ("net-tfmcc-uftp", "tcp-friendly-uftp-cubic", False, "fails (0.29)", "scheme-first", "fails", 0.2095),
+    ("net-tfmcc-uftp", "tcp-friendly-uftp-cubic", False, "fails (0.29)", "tcp-first", "fails", 0.2063),
+    ("net-tfmcc-uftp", "tcp-friendly-uftp-bbr", True, "holds (0.69)", "scheme-first", "holds", 0.6524),
+    ("net-tfmcc-uftp", "tcp-friendly-uftp-bbr", True, "holds (0.69)", "tcp-first", "holds", 0.6155),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-reno", False, "undecided (0.318, twin computed 2026-11-28)", "scheme-first", "holds", 0.7602),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-reno", False, "undecided (0.318, twin computed 2026-11-28)", "tcp-first", "fails", 0.01038),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-cubic", False, "fails (0.191, twin computed 2026-11-28)", "scheme-first", "fails", 0.2713),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-cubic", False, "fails (0.191, twin computed 2026-11-28)", "tcp-first", "fails", 0.01199),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-bbr", True, "holds (1.015, twin computed 2026-11-28)", "scheme-first", "holds", 1.021),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-bbr", True, "holds (1.015, twin computed 2026-11-28)", "tcp-first", "holds", 1.026),
+    ("net-peers", "tcp-friendly-lesbcc-aimd", False, "does not hold", "scheme-first", "fails", 0.06264),
+    ("net-peers", "tcp-friendly-lesbcc-aimd", False, "does not hold", "tcp-first", "fails", 0.0457),
+    ("net-peers", "tcp-friendly-lesbcc-tfrc", False, "does not hold", "scheme-first", "fails", 0.1348),
+    ("net-peers", "tcp-friendly-lesbcc-tfrc", False, "does not hold", "tcp-first", "fails", 0.1063),
+    ("net-peers", "tcp-friendly-rlm", False, "does not hold", "scheme-first", "fails", 0.1494),
+    ("net-peers", "tcp-friendly-rlm", False, "does not hold", "tcp-first", "fails", 0.09716),
+    ("net-peers", "tcp-friendly-rlc", False, "does not hold", "scheme-first", "fails", 0.1286),
+    ("net-peers", "tcp-friendly-rlc", False, "does not hold", "tcp-first", "fails", 0.1265),
+    ("net-peers", "tcp-friendly-tfmcc", False, "does not hold", "scheme-first", "fails", 0.03748),
+    ("net-peers", "tcp-friendly-tfmcc", False, "does not hold", "tcp-first", "fails", 0.03269),
+    ("net-peers", "tcp-friendly-uftp", False, "does not hold", "scheme-first", "undecided", 0.3421),
+    ("net-peers", "tcp-friendly-uftp", False, "does not hold", "tcp-first", "fails", 0.06688),
+    ("net-peers", "tcp-friendly-norm", False, "does not hold", "scheme-first", "fails", 0.1564),
+    ("net-peers", "tcp-friendly-norm", False, "does not hold", "tcp-first", "fails", 0.08365),
+    ("net-peers", "no-drop-to-zero-lesbcc-aimd", False, "does not hold", "scheme-first", "fails", 0.03788),
+    ("net-peers", "no-drop-to-zero-lesbcc-aimd", False, "does not hold", "tcp-first", "fails", 0.02332),
+    ("net-peers", "no-drop-to-zero-lesbcc-tfrc", False, "does not hold", "scheme-first", "undecided", 0.113),
+    ("net-peers", "no-drop-to-zero-lesbcc-tfrc", False, "does not hold", "tcp-first", "undecided", 0.1154),
+    ("net-peers", "no-drop-to-zero-rlm", True, "holds", "scheme-first", "undecided", 0.1036),
+    ("net-peers", "no-drop-to-zero-rlm", True, "holds", "tcp-first", "undecided", 0.1095),
+    ("net-peers", "no-drop-to-zero-rlc", True, "holds", "scheme-first", "undecided", 0.1094),
+    ("net-peers", "no-drop-to-zero-rlc", True, "holds", "tcp-first", "holds", 0.1164),
+    ("net-peers", "no-drop-to-zero-tfmcc", False, "does not hold", "scheme-first", "fails", 0.006579),
+    ("net-peers", "no-drop-to-zero-tfmcc", False, "does not hold", "tcp-first", "fails", 0.006579),
+    ("net-peers", "no-drop-to-zero-uftp", True, "holds", "scheme-first", "undecided", 0.2328),
+    ("net-peers", "no-drop-to-zero-uftp", True, "holds", "tcp-first", "undecided", 0.06351),
+    ("net-peers", "no-drop-to-zero-norm", False, "does not hold", "scheme-first", "undecided", 0.0681),
+    ("net-peers", "no-drop-to-zero-norm", False, "does not hold", "tcp-first", "fails", 0.0278),
+]
+
+
+def _order_direction(held: bool, after: str) -> str:
+    return "fail-to-hold" if after == "holds" and not held else ("hold-to-fail" if held and after != "holds" else "none")
+
+
+REVISIONS += [R(e, f"{c}-{o}", "46df4d5", "parameter", f"{c}: {_ORDERS_BEFORE}: {b}",
+                f"180 s from the moment both run, {o}: {a} ({x:.3g})", _order_direction(h, a), "kept",
+                _ORDERS_REASON + (" (RFC 4654 §1 asks for the comparison under the same network conditions)"
+                                  if _order_direction(h, a) == "fail-to-hold" else ""),
+                _RFC4654_S1 if _order_direction(h, a) == "fail-to-hold" else "")
+              for e, c, h, b, o, a, x in _ORDER_RUNS]
+
+
 def revisions_for(experiment: str, claim: str) -> list[dict]:
     """The revisions of one claim, as the dicts written into summary.json."""
     return [asdict(r) for r in REVISIONS if r.experiment == experiment and r.claim == claim]

@@ -47,6 +47,9 @@ PAPER_OVERHEAD = 0.152  # §IV-A.3: the overhead of scenario A-(i)
 OVERHEAD_TOL = 0.15  # ours, decided before the first run: the set-up differs (two fast receivers, TCP beside)
 RATIO_BAND = (0.67, 1.5)  # rainbow-b3's derived ratio-* rule (a factor 1.5 either way), decided before the first run
 TWIN_BAND = (0.67, 1.5)
+#: Issue 37 item 5, declared before its first run: Rainbow's share of the TCP flow on the testbed
+#: (`tcp-friendly`'s ratio) within a factor of 1.5 of the twin's share in its own window.
+SHARE_VS_SIM = (1 / 1.5, 1.5)
 #: The simulated twin starts its receivers this long after its TCP flow: about the time the
 #: testbed's roles take to start after its iperf3 client.
 RAINBOW_AFTER_TCP_S = 2.0  # completion on the testbed against the simulated twin, decided before the first run
@@ -251,6 +254,12 @@ def run_net_rainbow(out: Path, seed: int, quick: bool = False) -> Result:
                  TWIN_BAND[0], TWIN_BAND[1], real_c / sim_c if sim_c > 0 else float("nan"), "ratio", kind="derived",
                  explanation="the twin shapes the hosts' egress too and runs TCP with SACK and Reno's rules in "
                  "simulated time; the testbed runs Linux's reno and the wall clock"),
+        in_range("share-vs-sim", "Rainbow's share of the kernel TCP flow on the testbed (tcp-friendly's ratio) over "
+                 "the simulated twin's share in its own window (one run each): within a factor of 1.5",
+                 SHARE_VS_SIM[0], SHARE_VS_SIM[1],
+                 real["ratio"] / sim["ratio"] if sim["ratio"] > 0 else float("nan"), "ratio", kind="derived",
+                 explanation="net_rainbow_window.csv, the real and sim rows (rainbow_bps, tcp_bps, ratio); the twin's "
+                 "TCP is SACK with Reno's rules and castlab's defaults besides the MSS, the testbed's Linux reno"),
     ]
     from castlab.experiments.rainbow.declared import RED_THRESHOLDS, TRQ_LOSS, declared
 

@@ -42,9 +42,10 @@ from castlab.experiments.tfmcc.peers import run_net_peers
 
 EXPERIMENTS += [
     Experiment("net-tfmcc-uftp", "RFC 4654 (TFMCC)", "§1 (real peer)", "castlab's TFMCC and UFTP's TFMCC each "
-               "against one kernel TCP flow (reno, cubic, bbr) through a 1 Mb/s tbf bottleneck, beside the simulated "
-               "twin (root, uftp)", run_net_tfmcc_uftp),
+               "against one kernel TCP flow (reno, cubic, bbr) through a 1 Mb/s tbf bottleneck, each start order "
+               "(the TFMCC or TCP 10 s first), beside the simulated twin (root, uftp)", run_net_tfmcc_uftp),
     Experiment("net-peers", "RFC 4654 (TFMCC)", "§1 (peers)", "castlab's LE-SBCC (AIMD, TFRC), RLM, RLC and TFMCC, "
                "UFTP's TFMCC and NORM-CC, each against kernel TCP reno, cubic and bbr through one 1 Mb/s tbf "
-               "bottleneck, with simulated twins (root; a missing peer's row skipped)", run_net_peers),
+               "bottleneck, each start order (the scheme or TCP 10 s first), with simulated twins (root; a missing "
+               "peer's row skipped)", run_net_peers),
 ]

@@ -7,14 +7,20 @@ the simulated twin beside them: castlab's TFMCC against one TCP flow per algorit
 (``peers.twin``: reno as the sack variant with Linux's settings, cubic and bbr from
 TcpConfig::linux()) on the same rates and queue.
 
+Both TFMCCs meet their TCP flow in the same relation, in both start orders (``peers.ORDERS``:
+the TFMCC ``LEAD_S`` before the TCP flow, or the TCP flow ``LEAD_S`` before the TFMCC), measured
+from the moment both run; the twin runs the same orders. The full form runs FULL_DURATION_S per
+case with the share per SHARE_WINDOW_S window (``windows.csv``; a start-up trap shows as a share
+that rises from window to window).
+
 Where the two TFMCCs differ, the reasons are in their readings: castlab's rate log is every rate
 change of its sender, UFTP's (``-x 4``) the rate it computes at each feedback; UFTP's log carries
 no loss event rate, so its loss is the counters' packet loss only.
 
 Single runs vary by large factors, so the full form runs ``seeds`` seeds (default
-``FULL_SEEDS``) and decides every claim on the mean over them, with the 95 % t interval in the
-statement (``claim_over_seeds``, the project's one rule for claims over seeds, fixed before the
-first multi-seed run); the quick form stays one short run.
+``FULL_SEEDS``) and decides every claim per order on the mean over them, with the 95 % t interval
+in the statement (``claim_over_seeds``, the project's one rule for claims over seeds, fixed before
+the first multi-seed run); the quick form stays one short run in one order.
 """
 
 from __future__ import annotations
@@ -27,14 +33,15 @@ import pandas as pd
 
 from castlab.experiments.common import Result, claim_over_seeds, in_range
 from castlab.experiments.net_common import _skip, _unavailable
-from castlab.experiments.tfmcc.peers import (FAIR_HI, FAIR_LO, LINK_BPS, QUEUE_PKTS, TCP_ALGOS, WARM_S, run_case,
-                                           topology, twin, uftp_rate_log)
+from castlab.experiments.tfmcc.peers import (FAIR_HI, FAIR_LO, FULL_DURATION_S, LEAD_S, LINK_BPS, NET_VS_SIM,
+                                           ORDERS, QUEUE_PKTS, QUICK_DURATION_S, QUICK_ORDERS, SHARE_WINDOW_S,
+                                           TCP_ALGOS, WARM_S, _read_seed, run_case, shares_figure, topology, twin,
+                                           uftp_rate_log)
 
 # castlab's TFMCC rate within this factor of UFTP's, against the same TCP flow: decided before the
 # first run (two implementations of one RFC, different packet sizes and timer details)
 BAND = 2.0
-# Seeds of the full form: six 60 s testbed runs a seed; three keep the full form within about
-# half an hour on the 2-core machine (docs/real-network.md gives the measured wall time).
+# Seeds of the full form (docs/real-network.md gives the measured wall time).
 FULL_SEEDS = 3
 
 
@@ -48,57 +55,127 @@ def _loss_event_rate(case_dir: Path) -> float:
     return float(d["loss_event_rate"].mean()) if len(d) else float("nan")
 
 
-def tfmcc_uftp_table(out: Path, seed: int, duration: float, algos: tuple[str, ...]) -> pd.DataFrame:
-    rows = []
-    for algo in algos:
-        for impl in ("tfmcc", "uftp"):
-            r = run_case(out / f"{impl}_{algo}", seed, duration, impl, (algo,))
-            rows.append({"impl": "castlab" if impl == "tfmcc" else "uftp", "tcp": algo,
-                         "rate_bps": r["scheme_mean_bps"], "tcp_bps": r["tcp_mean_bps"], "share": r["share"],
-                         "loss": r["loss"], "lowest_10s_bps": r["lowest_10s_bps"],
-                         "sender_rate_mean_bps": r["sender_rate_mean_bps"],
-                         "loss_event_rate": _loss_event_rate(out / f"{impl}_{algo}") if impl == "tfmcc" else float("nan"),
-                         "tcp_errors": "; ".join(r["tcp_errors"])})
-        t = twin("tfmcc", seed, duration, (algo,))
-        rows.append({"impl": "castlab (simulated)", "tcp": algo, "rate_bps": t["scheme_mean_bps"],
-                     "tcp_bps": t["tcp_mean_bps"], "share": t["share"], "loss": t["loss"]})
+def tfmcc_uftp_table(out: Path, seed: int, duration: float, algos: tuple[str, ...],
+                     orders: tuple[str, ...] = ORDERS, lead: float = LEAD_S) -> pd.DataFrame:
+    """Per start order and TCP algorithm: castlab's TFMCC and UFTP's on the testbed (each in
+    ``ORDER/IMPL_ALGO/``) and castlab's twin. Writes ``tfmcc_uftp.csv`` (a row per order,
+    algorithm and implementation; ``share_wK`` the share per SHARE_WINDOW_S) and ``windows.csv``."""
+    rows, wins = [], []
+    for order in orders:
+        for algo in algos:
+            for impl in ("tfmcc", "uftp"):
+                d = out / order / f"{impl}_{algo}"
+                r = run_case(d, seed, duration, impl, (algo,), order=order, lead=lead)
+                name = "castlab" if impl == "tfmcc" else "uftp"
+                rows.append({"impl": name, "tcp": algo, "order": order, "duration_s": duration,
+                             "rate_bps": r["scheme_mean_bps"], "tcp_bps": r["tcp_mean_bps"], "share": r["share"],
+                             "loss": r["loss"], "lowest_10s_bps": r["lowest_10s_bps"],
+                             "sender_rate_mean_bps": r["sender_rate_mean_bps"], "lead_s": r["lead_s"],
+                             "startup_s": r["startup_s"],
+                             "loss_event_rate": _loss_event_rate(d) if impl == "tfmcc" else float("nan"),
+                             **{f"share_w{k}": v for k, v in enumerate(r["window_shares"])},
+                             "tcp_errors": "; ".join(r["tcp_errors"])})
+                wins += [{"impl": name, "tcp": algo, "order": order, "side": name, "window": k,
+                          "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(r["window_shares"])]
+            t = twin("tfmcc", seed, duration, (algo,), order, lead)
+            rows.append({"impl": "castlab (simulated)", "tcp": algo, "order": order, "duration_s": duration,
+                         "rate_bps": t["scheme_mean_bps"], "tcp_bps": t["tcp_mean_bps"], "share": t["share"],
+                         "loss": t["loss"], **{f"share_w{k}": v for k, v in enumerate(t["window_shares"])}})
+            wins += [{"impl": "castlab (simulated)", "tcp": algo, "order": order, "side": "twin", "window": k,
+                      "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(t["window_shares"])]
     df = pd.DataFrame(rows)
+    pd.DataFrame(wins, columns=["impl", "tcp", "order", "side", "window", "window_start_s", "share"]).to_csv(
+        out / "windows.csv", index=False)
     df.to_csv(out / "tfmcc_uftp.csv", index=False)
     return df
 
 
-def tfmcc_uftp_figure(out: Path, algos: tuple[str, ...]) -> list[str]:
+def tfmcc_uftp_figure(out: Path, algos: tuple[str, ...], orders: tuple[str, ...]) -> list[str]:
+    """Rates over time at rcv1 per TCP algorithm (a row each) and start order (a column each):
+    both TFMCCs, the TCP flow beside each, and each sender's own rate."""
     import matplotlib.pyplot as plt
 
     from castlab.experiments.plotting import save
 
-    fig, axes = plt.subplots(len(algos), 1, figsize=(6.5, 1.9 * len(algos) + 0.5), dpi=120, sharex=True, squeeze=False)
-    for ax, algo in zip(axes[:, 0], algos):
-        for impl, color, label in (("tfmcc", "k", "castlab TFMCC"), ("uftp", "tab:red", "UFTP TFMCC")):
-            d = out / f"{impl}_{algo}"
-            if not (d / "series.csv").exists():
-                continue
-            s = pd.read_csv(d / "series.csv")
-            ax.plot(s["second"], s["scheme_bps"] / 1e3, color=color, lw=1.2, label=f"{label} (at rcv1)")
-            ax.plot(s["second"], s[f"tcp0_{algo}_bps"] / 1e3, color=color, lw=0.8, ls=":", label=f"TCP {algo} beside it")
-            if (d / "sender_rates.csv").exists():
-                r = pd.read_csv(d / "sender_rates.csv")
-                ax.step(r["time_s"], r["rate_bps"] / 1e3, where="post", color=color, lw=0.6, alpha=0.5,
-                        label=f"{label} sender's rate")
-        ax.set_ylabel("kb/s", fontsize=8)
-        ax.set_title(f"against one TCP {algo} flow", fontsize=8)
-        ax.set_ylim(0, LINK_BPS * 1.6 / 1e3)
-        ax.grid(True, alpha=0.3)
-        ax.tick_params(labelsize=7)
-    axes[0, 0].legend(fontsize=6, ncol=2)
-    axes[-1, 0].set_xlabel("time (s)", fontsize=8)
+    fig, axes = plt.subplots(len(algos), len(orders), figsize=(4.6 * len(orders) + 0.4, 1.9 * len(algos) + 0.5),
+                             dpi=120, sharex=True, squeeze=False)
+    for i, algo in enumerate(algos):
+        for j, order in enumerate(orders):
+            ax = axes[i, j]
+            for impl, color, label in (("tfmcc", "k", "castlab TFMCC"), ("uftp", "tab:red", "UFTP TFMCC")):
+                d = out / order / f"{impl}_{algo}"
+                if not (d / "series.csv").exists():
+                    continue
+                s = pd.read_csv(d / "series.csv")
+                ax.plot(s["second"], s["scheme_bps"] / 1e3, color=color, lw=1.0, label=f"{label} (at rcv1)")
+                ax.plot(s["second"], s[f"tcp0_{algo}_bps"] / 1e3, color=color, lw=0.6, ls=":",
+                        label=f"TCP beside it")
+                if (d / "sender_rates.csv").exists():
+                    r = pd.read_csv(d / "sender_rates.csv")
+                    ax.step(r["time_s"], r["rate_bps"] / 1e3, where="post", color=color, lw=0.5, alpha=0.4,
+                            label=f"{label} sender's rate")
+            ax.axvline(0, color="0.5", lw=0.6, ls=":")
+            ax.set_ylabel("kb/s", fontsize=7)
+            ax.set_title(f"against one TCP {algo} flow, {order}", fontsize=7)
+            ax.set_ylim(0, LINK_BPS * 1.6 / 1e3)
+            ax.grid(True, alpha=0.3)
+            ax.tick_params(labelsize=6)
+    axes[0, 0].legend(fontsize=5, ncol=2)
+    for ax in axes[-1]:
+        ax.set_xlabel("time from when both run (s)", fontsize=7)
     return save(fig, out, "tfmcc_uftp")
 
 
-def run_net_tfmcc_uftp(out: Path, seed: int, quick: bool = False, seeds: int = FULL_SEEDS) -> Result:
-    """The quick form: one 30 s run of each case at `seed`. The full form: 60 s runs at seeds
-    `seed` .. `seed` + `seeds` - 1, each seed's cases in ``seed-N/`` (the figure is the first
-    seed's), every claim decided on the mean over the seeds."""
+def tfmcc_uftp_claims(df: pd.DataFrame, run_seeds: list[int], algos: tuple[str, ...],
+                      orders: tuple[str, ...]) -> list:
+    """Per start order and TCP algorithm, each on the mean over seeds with its t interval: castlab's
+    rate within BAND of UFTP's (derived); each TFMCC and the twin within RFC 4654 §1's factor of two
+    of the TCP flow (paper); castlab's testbed share within NET_VS_SIM of its twin's (derived,
+    issue 37 item 5, declared before the first run with the orders)."""
+    def per_seed(impl: str, tcp: str, order: str, col: str) -> list[float]:
+        return [float(df[(df["seed"] == s) & (df["impl"] == impl) & (df["tcp"] == tcp) & (df["order"] == order)]
+                      [col].iloc[0]) for s in run_seeds]
+
+    claims = []
+    for o in orders:
+        for a in algos:
+            where = f"tfmcc_uftp.csv ({o} rows); seed-N/{o}/tfmcc_{a}/ and uftp_{a}/series.csv"
+            c, u = per_seed("castlab", a, o, "rate_bps"), per_seed("uftp", a, o, "rate_bps")
+            ratios = [x / y if y > 0 else float("nan") for x, y in zip(c, u)]
+            claims.append(claim_over_seeds(
+                in_range, ratios, f"castlab-vs-uftp-{a}-{o}", f"(derived) castlab's TFMCC rate at the receiver is "
+                f"within a factor of {BAND:g} of UFTP's TFMCC beside the same TCP {a} flow, {o}", 1 / BAND, BAND,
+                None, "ratio", kind="derived", explanation=f"rate_bps per seed in {where}"))
+            for impl in ("castlab", "uftp"):
+                claims.append(claim_over_seeds(
+                    in_range, per_seed(impl, a, o, "share"), f"tcp-friendly-{impl}-{a}-{o}", f"(RFC 4654 §1) "
+                    f"{impl}'s TFMCC, {o}, is 'reasonably fair': its rate within a factor of two of the TCP {a} "
+                    "flow's under the same conditions", FAIR_LO, FAIR_HI, None, "ratio", kind="paper",
+                    explanation=f"share ({impl}, {a}) per seed in {where}"))
+            twin_shares = per_seed("castlab (simulated)", a, o, "share")
+            claims.append(claim_over_seeds(
+                in_range, twin_shares, f"tcp-friendly-castlab-simulated-{a}-{o}",
+                f"(RFC 4654 §1) the simulated twin: castlab's TFMCC against one TCP {a} flow as Linux runs it, on the "
+                f"same rates and queue, {o}, within a factor of two", FAIR_LO, FAIR_HI, None, "ratio", kind="paper",
+                explanation=f"tfmcc_uftp.csv, castlab (simulated), {a}, {o}"))
+            net = per_seed("castlab", a, o, "share")
+            claims.append(claim_over_seeds(
+                in_range, [x / y if y > 0 else float("nan") for x, y in zip(net, twin_shares)],
+                f"net-vs-sim-castlab-{a}-{o}", f"(derived) castlab's TFMCC share of the TCP {a} flow on the testbed "
+                f"is within a factor of {NET_VS_SIM:g} of its simulated twin's, {o}, per seed", 1 / NET_VS_SIM,
+                NET_VS_SIM, None, "ratio", kind="derived",
+                explanation=f"share of castlab and castlab (simulated) per seed, and share_wK per window, in {where}"))
+    return claims
+
+
+def run_net_tfmcc_uftp(out: Path, seed: int, quick: bool = False, seeds: int = FULL_SEEDS,
+                       reuse: bool = False) -> Result:
+    """The quick form: one QUICK_DURATION_S run of each case at `seed`, TFMCC first
+    (QUICK_ORDERS). The full form: both start orders, FULL_DURATION_S from the moment both run,
+    at seeds `seed` .. `seed` + `seeds` - 1, each seed's cases in ``seed-N/`` (the figure is the
+    first seed's; the window figure all seeds'), every claim decided per order on the mean over the
+    seeds. With `reuse`, a seed whose table an earlier run of the same settings left in
+    ``seed-N/`` is read, not run again (seeds can so run in parallel processes)."""
     from castlab.experiments.tfmcc.peers import missing
 
     reason = _unavailable() or (None if shutil.which("iperf3") else "needs iperf3 (make setup installs it with apt)") \
@@ -107,52 +184,44 @@ def run_net_tfmcc_uftp(out: Path, seed: int, quick: bool = False, seeds: int = F
         return _skip(reason)
     if not quick and seeds < 1:
         raise ValueError(f"seeds: must be at least 1 (got {seeds})")
-    duration = 30.0 if quick else 60.0
+    duration = QUICK_DURATION_S if quick else FULL_DURATION_S
+    orders = QUICK_ORDERS if quick else ORDERS
     algos = TCP_ALGOS
     run_seeds = [seed] if quick else list(range(seed, seed + seeds))
-    frames = []
+    frames, wframes = [], []
     for s in run_seeds:
         where = out if quick else out / f"seed-{s}"
         where.mkdir(parents=True, exist_ok=True)
-        frames.append(tfmcc_uftp_table(where, s, duration, algos).assign(seed=s))
+        d = _read_seed(where, {"file": "tfmcc_uftp.csv", "orders": orders, "duration": duration}) if reuse else None
+        if d is None:
+            d = tfmcc_uftp_table(where, s, duration, algos, orders)
+        frames.append(d.assign(seed=s))
+        if (where / "windows.csv").exists():
+            wframes.append(pd.read_csv(where / "windows.csv").assign(seed=s))
     df = pd.concat(frames, ignore_index=True)
     df.to_csv(out / "tfmcc_uftp.csv", index=False)
-    files = tfmcc_uftp_figure(out if quick else out / f"seed-{run_seeds[0]}", algos)
+    windows = pd.concat(wframes, ignore_index=True) if wframes else pd.DataFrame(
+        columns=["impl", "tcp", "order", "side", "window", "window_start_s", "share", "seed"])
+    if not quick:
+        windows.to_csv(out / "windows.csv", index=False)
+    files = tfmcc_uftp_figure(out if quick else out / f"seed-{run_seeds[0]}", algos, orders)
     if not quick:
         files = [f"seed-{run_seeds[0]}/{f}" for f in files]
-
-    def per_seed(impl: str, tcp: str, col: str) -> list[float]:
-        return [float(df[(df["seed"] == s) & (df["impl"] == impl) & (df["tcp"] == tcp)][col].iloc[0])
-                for s in run_seeds]
-
-    claims = []
-    for a in algos:
-        c, u = per_seed("castlab", a, "rate_bps"), per_seed("uftp", a, "rate_bps")
-        ratios = [x / y if y > 0 else float("nan") for x, y in zip(c, u)]
-        claims.append(claim_over_seeds(
-            in_range, ratios, f"castlab-vs-uftp-{a}", f"(derived) castlab's TFMCC rate at the receiver is within a "
-            f"factor of {BAND:g} of UFTP's TFMCC beside the same TCP {a} flow", 1 / BAND, BAND, None, "ratio",
-            kind="derived", explanation=f"tfmcc_uftp.csv rate_bps per seed; tfmcc_{a}/ and uftp_{a}/series.csv"))
-        for impl in ("castlab", "uftp"):
-            claims.append(claim_over_seeds(
-                in_range, per_seed(impl, a, "share"), f"tcp-friendly-{impl}-{a}", f"(RFC 4654 §1) {impl}'s TFMCC is "
-                f"'reasonably fair': its rate within a factor of two of the TCP {a} flow's under the same conditions",
-                FAIR_LO, FAIR_HI, None, "ratio", kind="paper", explanation=f"tfmcc_uftp.csv share ({impl}, {a})"))
-        claims.append(claim_over_seeds(
-            in_range, per_seed("castlab (simulated)", a, "share"), f"tcp-friendly-castlab-simulated-{a}",
-            f"(RFC 4654 §1) the simulated twin: castlab's TFMCC against one TCP {a} flow as Linux runs it, on the same "
-            "rates and queue, within a factor of two", FAIR_LO, FAIR_HI, None, "ratio", kind="paper",
-            explanation=f"tfmcc_uftp.csv, castlab (simulated), {a}"))
+    files += shares_figure(out, windows, list(algos), f"net-tfmcc-uftp: share of the TCP flow per "
+                           f"{SHARE_WINDOW_S:g} s window ({len(run_seeds)} seed(s)); panel: the TCP flavour",
+                           "tfmcc_uftp_shares", key="tcp")
+    claims = tfmcc_uftp_claims(df, run_seeds, algos, orders)
     params = {"network": "real", "topology": topology().description, "routers": "kernel (tbf + pfifo, igmpproxy)",
               "propagation_delay_s": 0.0, "duration_s": duration, "warm_up_s": WARM_S, "bottleneck_bps": LINK_BPS,
+              "share_window_s": SHARE_WINDOW_S, "orders": list(orders), "lead_s": LEAD_S,
               "queue_pkts": QUEUE_PKTS, "seeds": run_seeds,
               "decided_on": "one run" if quick else f"the mean over {len(run_seeds)} seeds (95 % t interval)",
               "uftp": "uftp -C tfmcc -x 4 -L (rate per feedback), -t hop count + 1, "
-              "-M/-P in 239/8, 3 MB/min file never finished inside the run; uftpd -d on rcv1 and rcv2",
+              "-M/-P in 239/8, a file never finished inside the run; uftpd -d on rcv1 and rcv2",
               "uftp_loss_event_rate": "not in UFTP's log: loss is the counters' packet loss",
               "tcp": "one kernel flow per run, iperf3 -C ALGO, the namespace's default named reno",
               "rows": df.to_dict("records")}
-    return Result(params, claims, ["tfmcc_uftp.csv", *files])
+    return Result(params, claims, ["tfmcc_uftp.csv", *([] if quick else ["windows.csv"]), *files])
 
 
 __all__ = ["run_net_tfmcc_uftp", "uftp_rate_log"]

@@ -45,11 +45,27 @@ WINDOW_S = 10.0  # the "lowest 10 s rate" window
 FAIR_LO, FAIR_HI = 0.5, 2.0
 SENDER_TAIL_S = 2.0  # senders run this much past the TCP flows, so they outlast the measurement
 DROP_FLOOR = 0.1  # no drop to zero: every 10 s window above a tenth of the fair share (LE-SBCC §5.2.1)
-# Seeds of net-peers' full form: seven 60 s testbed runs a seed; three keep it within about half
-# an hour on the 2-core machine (docs/real-network.md gives the measured wall time). Its claims
-# are decided on the mean over them (claim_over_seeds), a rule fixed before the first
-# multi-seed run; quick is one run.
+# Seeds of net-peers' full form. Its claims are decided on the mean over them (claim_over_seeds),
+# a rule fixed before the first multi-seed run; quick is one run.
 FULL_SEEDS = 3
+# Start orders (issue 37 item 2): every scheme, castlab's and third-party, meets its TCP flows in
+# the same relation. `scheme-first`: the TCP flows start LEAD_S after the scheme began sending
+# data; `tcp-first`: the scheme's sender is started LEAD_S after the TCP flows. Either way the
+# measurement (second 0 of series.csv) starts when both run: when the TCP flows start, or when the
+# scheme sends its first data (UFTP first registers its receivers, so its data comes a few seconds
+# after its start: the `lead_s` reading is the TCP flows' real head start).
+ORDERS = ("scheme-first", "tcp-first")
+LEAD_S = 10.0
+# The full forms: 180 s from the moment both run, the share per 30 s window (a start-up trap
+# shows as a share that rises from window to window). The quick forms: one order, 30 s.
+FULL_DURATION_S, QUICK_DURATION_S = 180.0, 30.0
+SHARE_WINDOW_S = 30.0
+QUICK_ORDERS = ("scheme-first",)
+COUNT_BIN_S = 0.1  # the counters' bins, placed on the run's clock to this resolution
+# Item 5 (decided before the first run with the orders): a castlab scheme's testbed share within
+# this factor of its simulated twin's share under the same order, per seed, decided on the mean
+# over seeds with its t interval (undecided where the interval spans a bound).
+NET_VS_SIM = 1.5
 
 
 def topology():
@@ -79,10 +95,13 @@ class Ctx:
 
     tb: object
     out: Path
+    #: how long the sender sends (the measurement, plus the lead when it starts first)
     duration: float
     ttl: int
     seed: int
     logs: Path
+    #: how long a receiver listens (it starts before either side)
+    listen: float = 0.0
     files: dict = field(default_factory=dict)
 
 
@@ -105,6 +124,9 @@ class Scheme:
     #: whether the sender ends on its own a few seconds after the TCP flows (and writes its
     #: records then); UFTP's does not, and is stopped when they end
     ends: bool = True
+    #: the longest the sender may take from its start to its first data (tcp-first: the TCP
+    #: flows run this much longer, so that they outlast the measurement)
+    startup_s: float = 3.0
 
 
 def _castlab_session(c: Ctx, iface: str) -> list:
@@ -116,7 +138,7 @@ def _castlab_session(c: Ctx, iface: str) -> list:
 def _castlab_rx(role: str, *extra) -> Callable[[Ctx, str, int], list]:
     def argv(c: Ctx, host: str, node: int) -> list:
         a = c.tb.addr(host)
-        return _castlab("net", role, "--addr", a, "--node", node, "--duration", c.duration + 10,
+        return _castlab("net", role, "--addr", a, "--node", node, "--duration", c.listen + 10,
                         "--out", c.out / f"rx_{host}", *_castlab_session(c, a), *extra)
     return argv
 
@@ -226,7 +248,7 @@ def _norm_needs() -> Optional[str]:
 
 
 def _norm_rx(c: Ctx, host: str, node: int) -> list:
-    return [norm_binary(), "recv", NORM_GROUP, NORM_PORT, c.duration + 10, c.logs / f"norm_{host}.csv"]
+    return [norm_binary(), "recv", NORM_GROUP, NORM_PORT, c.listen + 10, c.logs / f"norm_{host}.csv"]
 
 
 def _norm_tx(c: Ctx) -> list:
@@ -260,10 +282,30 @@ SCHEMES = {
                _castlab_rx("tfmcc-receiver"), _castlab_tx("tfmcc-source"), _tfmcc_rates),
         Scheme("uftp", "UFTP TFMCC", None, _uftp_needs, _uftp_rx, _uftp_tx,
                lambda c: uftp_rate_log(c.out / "uftp.log"), lambda c, h: udp_bound(c.tb, h, UFTP_PORT), _uftp_sending,
-               ends=False),
+               ends=False, startup_s=45.0),
         Scheme("norm", "NORM-CC (libnorm)", None, _norm_needs, _norm_rx, _norm_tx, _norm_rates),
     ]
 }
+
+
+#: Ablations, in neither experiment's table: castlab's TFMCC with one RFC 4654 departure switched
+#: on at its receivers and sender, run by hand (bench/net_fair.py) in run_case's set-up beside the
+#: default. `windows_over_rmax` counts the receive rate over max(R, R_max) instead of §4.3.4's k·R,
+#: as UFTP counts it over its group RTT (docs/fidelity/tfmcc.md, T9).
+ABLATIONS = {s.name: s for s in [
+    Scheme("tfmcc-windows-rmax", "castlab TFMCC, windows over max(R, R_max)",
+           ("tfmcc", {"packet_size": 1000, "windows_over_rmax": True}, "tfmcc"), _none,
+           _castlab_rx("tfmcc-receiver", "--config", "windows_over_rmax=true"),
+           _castlab_tx("tfmcc-source", "--config", "windows_over_rmax=true"), _tfmcc_rates),
+]}
+
+
+def scheme_of(name: str) -> Scheme:
+    """A scheme of SCHEMES or ABLATIONS by name."""
+    sc = SCHEMES.get(name) or ABLATIONS.get(name)
+    if sc is None:
+        raise ValueError(f"no scheme {name!r} (one of {', '.join([*SCHEMES, *ABLATIONS])})")
+    return sc
 
 
 # ------------------------------------------------------------------ one run
@@ -292,25 +334,54 @@ def _set_tcp(tb, node: str, algo: str) -> None:
     tb.run(node, ["sysctl", "-q", "-w", f"net.ipv4.tcp_congestion_control={algo}"])
 
 
-def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str, ...], tb=None) -> dict:
+def _counter_origin(path: Path) -> Optional[float]:
+    """The CLOCK_MONOTONIC second a counter's bins count from (its ``ready T0`` line)."""
+    if not _has_line(path):
+        return None
+    words = path.read_text(errors="replace").split()
+    try:
+        return float(words[1]) if len(words) >= 2 and words[0] == "ready" else None
+    except ValueError:
+        return None
+
+
+def _sleep_until(t: float) -> None:
+    while (left := t - time.monotonic()) > 0:
+        time.sleep(min(left, 0.5))
+
+
+def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str, ...], tb=None,
+             order: str = "scheme-first", lead: float = LEAD_S) -> dict:
     """`scheme` against one kernel TCP flow per entry of `tcp` (its algorithm, iperf3 -C), all
-    through rcv1's bottleneck, for `duration` seconds. Returns the readings and writes
-    ``series.csv`` (per second: the scheme's and each TCP flow's rate at rcv1). On a testbed of
-    its own unless `tb` (a :func:`topology` testbed that is up) is given: quick tests share one."""
+    through rcv1's bottleneck, started in `order` (ORDERS: the later side `lead` seconds after the
+    earlier) and measured for `duration` seconds from the moment both run. Returns the readings
+    and writes ``series.csv`` (per second from then, the lead's seconds negative: the scheme's and
+    each TCP flow's rate at rcv1) and ``windows.csv`` (the share per SHARE_WINDOW_S). On a testbed
+    of its own unless `tb` (a :func:`topology` testbed that is up) is given: quick tests share one."""
     import contextlib
 
     from castlab.testbed import Testbed
 
-    sc = SCHEMES[scheme]
+    if order not in ORDERS:
+        raise ValueError(f"order: one of {', '.join(ORDERS)}, not {order!r}")
+    if not (duration > 0 and lead >= 0):
+        raise ValueError(f"duration must be positive and lead not negative (got {duration}, {lead})")
+    sc = scheme_of(scheme)
     out.mkdir(parents=True, exist_ok=True)
     logs = out / "logs"
     logs.mkdir(exist_ok=True)
     topo = topology()
     rx_hosts = ["rcv1", "rcv2"]
     meas = "rcv1"
+    first = order == "scheme-first"
+    # the sender sends through the lead when it starts first; the TCP flows run through it when
+    # they do, and as long again as the scheme may take to send its first data
+    send_s = duration + (lead if first else 0.0)
+    tcp_s = duration + (0.0 if first else lead + sc.startup_s)
+    listen = lead + sc.startup_s + duration + SENDER_TAIL_S
     with (contextlib.nullcontext(tb) if tb is not None else Testbed(topo, testbed_name("p"), routers="kernel")) as tb:
         ttl = tb.topo.hops(topo.source, meas) + 1
-        c = Ctx(tb, out, duration, ttl, seed, logs)
+        c = Ctx(tb, out, send_s, ttl, seed, logs, listen=listen)
         for n in ("src", meas):
             _set_tcp(tb, n, "reno")  # the default named; each flow sets its own below
         servers = [tb.spawn(meas, ["iperf3", "-s", "-1", "-p", TCP_PORT + k, "-B", tb.addr(meas)],
@@ -325,31 +396,57 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
             if not _wait_until(lambda: p.poll() is not None or (sc.ready(c, h) if sc.ready else _has_line(log)), 30) \
                     or p.poll() is not None:
                 raise RuntimeError(f"{scheme}'s receiver on {h} did not start listening: {logs / f'rx_{h}.err'}")
-        src = tb.spawn(topo.source, sc.sender(c), stdout=open(logs / "source.out", "w"),
-                       stderr=open(logs / "source.err", "w"))
-        t_sender = time.monotonic()
-        while not sc.sending(c) and src.poll() is None and time.monotonic() - t_sender < 60:
-            time.sleep(0.1)
-        startup = time.monotonic() - t_sender
-        # the counters' second 0 and the TCP flows' start coincide
-        counters = []
+        # the counters run from before either side starts; their bins are placed on this
+        # process's clock by the origin each prints
+        counters, origins = [], []
         for node, peer, direction in (("src", "r1", "out"), (meas, "r1", "in")):
             ready = logs / f"count_{node}.ready"
             counters.append(tb.spawn(node, [sys.executable, "-m", "castlab.testbed.count", "--iface",
                                             tb.iface(node, peer), "--direction", direction, "--duration",
-                                            duration + 30, "--out", out / f"count_{node}.csv"],
+                                            listen + 60, "--bin", COUNT_BIN_S, "--out", out / f"count_{node}.csv"],
                                      stdout=open(ready, "w"), stderr=open(logs / f"count_{node}.log", "w")))
         for node, p in zip(("src", meas), counters):
             if not _wait_ready(logs / f"count_{node}.ready", 30):
                 raise RuntimeError(f"the packet counter on {node} did not start: {logs / f'count_{node}.log'}")
-        t_start = time.monotonic()
-        offset = t_start - t_sender  # the sender's clock against the counters'
-        clients = []
-        for k, algo in enumerate(tcp):
-            f = open(logs / f"tcp{k}_{algo}.json", "w")
-            clients.append((algo, f, tb.spawn(topo.source, ["iperf3", "-c", tb.addr(meas), "-p", TCP_PORT + k, "-t",
-                                                            int(duration), "-C", algo, "-J"], stdout=f)))
-        end = t_start + duration + 15
+            origins.append(_counter_origin(logs / f"count_{node}.ready"))
+        if any(o is None for o in origins):
+            raise RuntimeError(f"a packet counter printed no origin: {logs}")
+        clients: list = []
+
+        def start_tcp(seconds: float) -> float:
+            t = time.monotonic()
+            for k, algo in enumerate(tcp):
+                f = open(logs / f"tcp{k}_{algo}.json", "w")
+                clients.append((algo, f, tb.spawn(topo.source, ["iperf3", "-c", tb.addr(meas), "-p", TCP_PORT + k,
+                                                                "-t", int(np.ceil(seconds)), "-C", algo, "-J"],
+                                                  stdout=f)))
+            return t
+
+        def start_sender() -> tuple[object, float, float]:
+            p = tb.spawn(topo.source, sc.sender(c), stdout=open(logs / "source.out", "w"),
+                         stderr=open(logs / "source.err", "w"))
+            t = time.monotonic()
+            while not sc.sending(c) and p.poll() is None and time.monotonic() - t < 60:
+                time.sleep(0.1)
+            return p, t, time.monotonic()
+
+        start_err = []
+        if first:
+            src, t_sender, t_data = start_sender()
+            _sleep_until(t_data + lead)
+            t_tcp = start_tcp(tcp_s)
+            t_both = t_tcp
+        else:
+            t_tcp = start_tcp(tcp_s)
+            _sleep_until(t_tcp + lead)
+            src, t_sender, t_data = start_sender()
+            t_both = t_data
+            if t_data - t_sender > sc.startup_s:
+                start_err.append(f"the sender took {t_data - t_sender:.1f} s to its first data, more than the "
+                                 f"{sc.startup_s:g} s the TCP flows run past the measurement")
+        startup = t_data - t_sender
+        offset = t_both - t_sender  # the sender's clock against the measurement's
+        end = t_tcp + tcp_s + 15
         for p in [x[2] for x in clients]:
             try:
                 p.wait(timeout=max(end - time.monotonic(), 0.5))
@@ -357,9 +454,11 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
                 pass
         if sc.ends:
             try:  # its duration runs a few seconds past the flows', then it writes its records
-                src.wait(timeout=max(end + 15 - time.monotonic(), 1.0))
+                src.wait(timeout=max(t_both + duration + SENDER_TAIL_S + 15 - time.monotonic(), 1.0))
             except subprocess.TimeoutExpired:
                 pass
+        else:
+            _sleep_until(t_both + duration + SENDER_TAIL_S)
         # UFTP's sender never ends on its own inside the run (its file is larger): stopped here
         src_rc = tb.stop(src, timeout=10)
         time.sleep(1.0)
@@ -370,7 +469,7 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
     for d in out.glob("uftpd_*"):
         shutil.rmtree(d, ignore_errors=True)
     (out / "uftp_payload.bin").unlink(missing_ok=True)
-    tcp_err = []
+    tcp_err = list(start_err)
     for algo, f, _ in clients:
         f.close()
         try:
@@ -383,13 +482,14 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
                     tcp_err.append(f"{algo}: iperf3 ran {used}")
         except (ValueError, KeyError) as e:
             tcp_err.append(f"{algo}: unreadable iperf3 report ({e})")
-    rec = readings(out, duration, tcp)
+    # each counter's bins on the measurement's clock: bin start minus (t_both - its origin)
+    rec = readings(out, duration, tcp, origins=(t_both - origins[0], t_both - origins[1]), lead=lead)
     rates = sc.rates(c)
     if rates is not None and len(rates):
-        rates = rates.assign(time_s=rates["time_s"] - offset)  # on the counters' clock
+        rates = rates.assign(time_s=rates["time_s"] - offset)  # on the measurement's clock
         rates.to_csv(out / "sender_rates.csv", index=False)
-    rec.update(scheme=scheme, label=sc.label, tcp=list(tcp), sender_rc=src_rc, tcp_errors=tcp_err,
-               startup_s=startup, sender_clock_offset_s=offset,
+    rec.update(scheme=scheme, label=sc.label, tcp=list(tcp), order=order, lead_s=t_both - min(t_tcp, t_data),
+               sender_rc=src_rc, tcp_errors=tcp_err, startup_s=startup, sender_clock_offset_s=offset,
                sender_rate_mean_bps=_mean_step(rates, warm_up(duration), duration) if rates is not None else float("nan"))
     (out / "case.json").write_text(json.dumps(rec, indent=1, default=float))
     return rec
@@ -421,15 +521,42 @@ def joined_seconds(got: np.ndarray) -> set[int]:
     return {x for x in s if x - 1 in s and x + 1 in s}
 
 
-def readings(out: Path, duration: float, tcp: tuple[str, ...]) -> dict:
+def _on_clock(d: pd.DataFrame, origin: float) -> pd.DataFrame:
+    """A counter's rows with ``second`` the whole second of the measurement's clock their bin
+    starts in (the bin's start minus `origin`, the measurement's start on the counter's clock)."""
+    t = d["second"].to_numpy(float) - origin
+    return d.assign(second=np.floor(t + 1e-9).astype(int))
+
+
+def window_shares(series: pd.DataFrame, tcp: tuple[str, ...], duration: float,
+                  window: float = SHARE_WINDOW_S) -> pd.DataFrame:
+    """The share per `window` seconds from the measurement's start (whole windows only): the
+    scheme's mean rate at rcv1 over the mean TCP flow's, beside both rates."""
+    rows = []
+    secs = series["second"].to_numpy()
+    for k, a in enumerate(np.arange(0.0, duration - window + 1e-9, window)):
+        w = (secs >= a) & (secs < a + window)
+        mc = float(series.loc[w, "scheme_bps"].mean())
+        tcp_bps = float(np.mean([series.loc[w, f"tcp{j}_{x}_bps"].mean() for j, x in enumerate(tcp)])) \
+            if tcp else float("nan")
+        rows.append({"window": k, "window_start_s": float(a), "scheme_bps": mc, "tcp_mean_bps": tcp_bps,
+                     "share": mc / tcp_bps if tcp_bps > 0 else float("nan")})
+    return pd.DataFrame(rows, columns=["window", "window_start_s", "scheme_bps", "tcp_mean_bps", "share"])
+
+
+def readings(out: Path, duration: float, tcp: tuple[str, ...], origins: tuple[float, float] = (0.0, 0.0),
+             lead: float = 0.0) -> dict:
     """The counters' readings: per second the scheme's multicast rate at rcv1 and each TCP flow's;
     the means after the warm-up (WARM_S, or a third of a shorter run), the share against the mean TCP
-    flow, the lowest WINDOW_S rate, and the scheme's loss from its packets sent and got per group
-    in the seconds it was joined throughout."""
-    secs = np.arange(int(duration))
-    rx = pd.read_csv(out / "count_rcv1.csv") if (out / "count_rcv1.csv").exists() else pd.DataFrame(
-        columns=["second", "kind", "key", "packets", "bytes"])
-    tx = pd.read_csv(out / "count_src.csv") if (out / "count_src.csv").exists() else rx.iloc[0:0]
+    flow, the share per SHARE_WINDOW_S, the lowest WINDOW_S rate, and the scheme's loss from its
+    packets sent and got per group in the seconds it was joined throughout. Second 0 is the
+    measurement's start: `origins` places it on the counters' clocks (src's, rcv1's); the `lead`
+    seconds before it are kept in ``series.csv`` (negative seconds) and left out of every reading."""
+    secs = np.arange(-int(np.ceil(lead)), int(duration))
+    empty = pd.DataFrame(columns=["second", "kind", "key", "packets", "bytes"])
+    rx = pd.read_csv(out / "count_rcv1.csv") if (out / "count_rcv1.csv").exists() else empty
+    tx = pd.read_csv(out / "count_src.csv") if (out / "count_src.csv").exists() else empty
+    tx, rx = _on_clock(tx, origins[0]), _on_clock(rx, origins[1])
 
     def per_second(d: pd.DataFrame) -> np.ndarray:
         s = d.groupby("second")["bytes"].sum()
@@ -439,27 +566,32 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...]) -> dict:
     series = {"second": secs, "scheme_bps": mc}
     for k, algo in enumerate(tcp):
         series[f"tcp{k}_{algo}_bps"] = per_second(rx[(rx["kind"] == "tcp") & (rx["key"].astype(str) == str(TCP_PORT + k))])
-    pd.DataFrame(series).to_csv(out / "series.csv", index=False)
+    sdf = pd.DataFrame(series)
+    sdf.to_csv(out / "series.csv", index=False)
+    wdf = window_shares(sdf, tcp, duration)
+    wdf.to_csv(out / "windows.csv", index=False)
     warm = warm_up(duration)
-    steady = secs >= warm
+    steady = (secs >= warm) & (secs < duration)
     tcp_means = [float(series[f"tcp{k}_{a}_bps"][steady].mean()) for k, a in enumerate(tcp)]
     mc_mean = float(mc[steady].mean()) if steady.any() else float("nan")
     tcp_mean = float(np.mean(tcp_means)) if tcp_means else float("nan")
     wins = [float(mc[(secs >= a) & (secs < a + WINDOW_S)].mean())
             for a in np.arange(warm, duration - WINDOW_S + 1e-9, WINDOW_S)]
-    # loss: per group, packets got at rcv1 over packets sent, in the seconds the group was
-    # joined throughout (joined_seconds): a layer rcv1 did not join, or joined or left partway
-    # through a second, is not lost there
+    # loss: per group, packets got at rcv1 over packets sent, in the seconds of the measurement
+    # the group was joined throughout (joined_seconds): a layer rcv1 did not join, or joined or
+    # left partway through a second, is not lost there
     sent = got = 0
     mrx, mtx = rx[rx["kind"] == "mc"], tx[tx["kind"] == "mc"]
     for g, d in mrx.groupby("key"):
-        whole = joined_seconds(d["second"].to_numpy())
-        got += int(d.loc[d["second"].isin(whole), "packets"].sum())
+        per = d.groupby("second")["packets"].sum()
+        whole = {x for x in joined_seconds(per.index.to_numpy()) if 0 <= x < duration}
+        got += int(per[per.index.isin(whole)].sum())
         sent += int(mtx.loc[(mtx["key"] == g) & mtx["second"].isin(whole), "packets"].sum())
     loss = max(0.0, 1.0 - got / sent) if sent else float("nan")
     return {"scheme_mean_bps": mc_mean, "tcp_mean_bps": tcp_mean, "tcp_means_bps": dict(zip(tcp, tcp_means)),
             "share": mc_mean / tcp_mean if tcp_mean > 0 else float("nan"),
             "shares": {a: (mc_mean / m if m > 0 else float("nan")) for a, m in zip(tcp, tcp_means)},
+            "window_shares": [float(x) for x in wdf["share"]],
             "lowest_10s_bps": float(np.nanmin(wins)) if wins else float("nan"), "loss": loss,
             "mc_packets_sent": sent, "mc_packets_got": got}
 
@@ -467,41 +599,67 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...]) -> dict:
 # ------------------------------------------------------------------ the simulated twin
 
 
-def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...]) -> Optional[dict]:
+def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
+         lead: float = LEAD_S) -> Optional[dict]:
     """The same set-up in the simulator: src - r1 - rcv1/rcv2, each last hop at LINK_BPS with a
     DropTail queue of QUEUE_PKTS, a millisecond per hop (the testbed's round trip is queueing),
     one TCP flow src -> rcv1 per kernel algorithm in `tcp`, as Linux runs it
     (``castlab.experiments.tcp.net.linux_twin_flow``: reno as the sack variant with Linux's
     settings, cubic and bbr from TcpConfig::linux(); net-tcp-vs-sim compares each with the
-    kernel's). Returns the scheme's rate and loss at rcv1 and its share against the mean TCP flow."""
+    kernel's), started in the testbed's `order`: the later side `lead` seconds after the earlier
+    (the TCP flows 0.1 s apart), measured for `duration` seconds from the later side's start.
+    Returns the scheme's rate and loss at rcv1, its share against the mean TCP flow after the
+    warm-up (the testbed's readings), and its share per SHARE_WINDOW_S."""
     from castlab.experiments.tcp.net import linux_twin_flow
     from castlab.scenario import Scenario
 
-    sc = SCHEMES[scheme]
+    sc = scheme_of(scheme)
     if sc.twin is None:
         return None
+    if order not in ORDERS:
+        raise ValueError(f"order: one of {', '.join(ORDERS)}, not {order!r}")
     kind, cfg, proto = sc.twin
+    t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
     link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": 0.001, "queue_limit": QUEUE_PKTS}
-    session = {"name": "m", "source": "src"}
+    session = {"name": "m", "source": "src", "start": t_scheme}
     if kind == "layered":
         session.update(layers=6, base_rate=32e3, packet_size=1000)
     else:
         session.update(kind=kind, config=dict(cfg))
-    d = {"name": f"net-peers twin {scheme}", "duration": duration, "nodes": ["src", "r1", "rcv1", "rcv2"],
+    d = {"name": f"net-peers twin {scheme}", "duration": lead + duration, "nodes": ["src", "r1", "rcv1", "rcv2"],
          "links": [link("up", "src", "r1", 100e6), link("b1", "r1", "rcv1", LINK_BPS), link("b2", "r1", "rcv2", LINK_BPS)],
          "sessions": [session],
-         "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto} for h in ("rcv1", "rcv2")],
-         "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": 0.1 * k, **linux_twin_flow(a)}
+         "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto, "start": t_scheme}
+                       for h in ("rcv1", "rcv2")],
+         "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": t_tcp + 0.1 * k, **linux_twin_flow(a)}
                  for k, a in enumerate(tcp)]}
     s = Scenario.from_dict(d)
     sim = s.build(seed)
-    sim.run(until=duration)
-    rows = {r["name"]: r for r in s.flow_table(sim)}
-    tcp = [rows[f"tcp{k}"]["mean_rate_bps"] for k in range(len(tcp))]
-    m = rows["rcv1"]
-    tcp_mean = float(np.mean(tcp)) if tcp else float("nan")
-    return {"scheme_mean_bps": float(m["mean_rate_bps"]), "loss": float(m["loss"]), "tcp_mean_bps": tcp_mean,
-            "share": float(m["mean_rate_bps"]) / tcp_mean if tcp_mean > 0 else float("nan")}
+    starts = {"rcv1": t_scheme, **{f"tcp{k}": t_tcp + 0.1 * k for k in range(len(tcp))}}
+    warm = warm_up(duration)
+    wins = list(np.arange(0.0, duration - SHARE_WINDOW_S + 1e-9, SHARE_WINDOW_S))
+    edges = sorted({0.0, warm, duration, *wins, *(a + SHARE_WINDOW_S for a in wins)})
+    bits: dict[float, dict[str, float]] = {}
+    rows: dict = {}
+    for e in edges:
+        sim.run(lead + e)
+        rows = {r["name"]: r for r in s.flow_table(sim)}
+        # each row's mean rate is over [its start, now]: the bits it got so far
+        bits[e] = {n: (float(rows[n]["mean_rate_bps"]) * (sim.now - st) if sim.now > st else 0.0)
+                   for n, st in starts.items()}
+        bits[e] = {n: (v if np.isfinite(v) else 0.0) for n, v in bits[e].items()}
+
+    def rate(name: str, a: float, b: float) -> float:
+        return (bits[b][name] - bits[a][name]) / (b - a)
+
+    def share(a: float, b: float) -> tuple[float, float, float]:
+        m = rate("rcv1", a, b)
+        t = float(np.mean([rate(f"tcp{k}", a, b) for k in range(len(tcp))])) if tcp else float("nan")
+        return m, t, (m / t if t > 0 else float("nan"))
+
+    m, t, sh = share(warm, duration)
+    return {"scheme_mean_bps": m, "loss": float(rows["rcv1"]["loss"]), "tcp_mean_bps": t, "share": sh,
+            "window_shares": [share(a, a + SHARE_WINDOW_S)[2] for a in wins]}
 
 
 # ------------------------------------------------------------------ net-peers
@@ -512,118 +670,241 @@ def missing(scheme: str) -> Optional[str]:
     return SCHEMES[scheme].needs()
 
 
+def _window_cols(prefix: str, shares: list[float]) -> dict:
+    return {f"{prefix}{k}": v for k, v in enumerate(shares)}
+
+
 def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: tuple[str, ...],
-                tb=None) -> pd.DataFrame:
-    """One run per scheme against the kernel TCP flows `tcp` (one per algorithm), plus the
-    simulated twin where castlab has one; a scheme whose peer is missing gets a row with the
-    reason. Writes ``peers.csv``."""
-    rows = []
-    for name in schemes:
-        sc = SCHEMES[name]
-        why = sc.needs()
-        row = {"scheme": name, "label": sc.label, "skipped": why or ""}
-        if not why:
-            r = run_case(out / name, seed, duration, name, tcp, tb)
-            row.update(rate_bps=r["scheme_mean_bps"], tcp_mean_bps=r["tcp_mean_bps"], share=r["share"],
-                       loss=r["loss"], lowest_10s_bps=r["lowest_10s_bps"],
-                       sender_rate_mean_bps=r["sender_rate_mean_bps"],
-                       **{f"share_{a}": v for a, v in r["shares"].items()},
-                       tcp_errors="; ".join(r["tcp_errors"]))
-        t = twin(name, seed, duration, tcp)
-        if t:
-            row.update(twin_rate_bps=t["scheme_mean_bps"], twin_share=t["share"], twin_loss=t["loss"])
-        rows.append(row)
+                tb=None, orders: tuple[str, ...] = ORDERS, lead: float = LEAD_S) -> pd.DataFrame:
+    """One run per scheme and start order against the kernel TCP flows `tcp` (one per algorithm),
+    each in ``ORDER/SCHEME/``, plus the simulated twin in the same order where castlab has one; a
+    scheme whose peer is missing gets a row with the reason. Writes ``peers.csv`` (a row per
+    scheme and order; ``share_wK`` and ``twin_share_wK`` are the shares per SHARE_WINDOW_S) and
+    ``windows.csv`` (the same per window, long)."""
+    rows, wins = [], []
+    for order in orders:
+        for name in schemes:
+            sc = SCHEMES[name]
+            why = sc.needs()
+            row = {"scheme": name, "label": sc.label, "order": order, "duration_s": duration, "skipped": why or ""}
+            if not why:
+                r = run_case(out / order / name, seed, duration, name, tcp, tb, order=order, lead=lead)
+                row.update(rate_bps=r["scheme_mean_bps"], tcp_mean_bps=r["tcp_mean_bps"], share=r["share"],
+                           loss=r["loss"], lowest_10s_bps=r["lowest_10s_bps"],
+                           sender_rate_mean_bps=r["sender_rate_mean_bps"], lead_s=r["lead_s"],
+                           startup_s=r["startup_s"],
+                           **{f"share_{a}": v for a, v in r["shares"].items()},
+                           **_window_cols("share_w", r["window_shares"]),
+                           tcp_errors="; ".join(r["tcp_errors"]))
+                wins += [{"scheme": name, "order": order, "side": "testbed", "window": k,
+                          "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(r["window_shares"])]
+            t = twin(name, seed, duration, tcp, order, lead)
+            if t:
+                row.update(twin_rate_bps=t["scheme_mean_bps"], twin_share=t["share"], twin_loss=t["loss"],
+                           **_window_cols("twin_share_w", t["window_shares"]))
+                wins += [{"scheme": name, "order": order, "side": "twin", "window": k,
+                          "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(t["window_shares"])]
+            rows.append(row)
     df = pd.DataFrame(rows)
+    pd.DataFrame(wins, columns=["scheme", "order", "side", "window", "window_start_s", "share"]).to_csv(
+        out / "windows.csv", index=False)
     df.to_csv(out / "peers.csv", index=False)
     return df
 
 
+def _skipped(d: pd.DataFrame) -> pd.Series:
+    """Whether each row was skipped (its reason a non-empty string; an all-empty column reads as
+    floats)."""
+    return d["skipped"].map(lambda x: isinstance(x, str) and len(x) > 0)
+
+
+def _ran(df: pd.DataFrame) -> pd.DataFrame:
+    return df[~_skipped(df)]
+
+
 def peers_figure(out: Path, df: pd.DataFrame, tcp: tuple[str, ...]) -> list[str]:
-    """Rate over time per scheme (a panel each) with each TCP flow beside it, at rcv1."""
+    """Rate over time per scheme (a row each) and start order (a column each), each TCP flow
+    beside it, at rcv1; the lead's seconds are negative."""
     import matplotlib.pyplot as plt
 
-    ran = [r for r in df.to_dict("records") if not isinstance(r["skipped"], str) or not r["skipped"]]
+    ran = _ran(df).to_dict("records")
     if not ran:
         return []
-    n = len(ran)
-    cols = 2 if n > 1 else 1
-    rows = (n + cols - 1) // cols
-    fig, axes = plt.subplots(rows, cols, figsize=(6.5 * cols / 2 + 1.5, 1.9 * rows + 0.6), dpi=120, sharex=True,
-                             sharey=True, squeeze=False)
+    orders = [o for o in ORDERS if o in {r["order"] for r in ran}]
+    schemes = list(dict.fromkeys(r["scheme"] for r in ran))
+    by = {(r["scheme"], r["order"]): r for r in ran}
+    fig, axes = plt.subplots(len(schemes), len(orders), figsize=(4.2 * len(orders) + 0.6, 1.6 * len(schemes) + 0.8),
+                             dpi=120, sharex=True, sharey=True, squeeze=False)
     shades = ["tab:blue", "tab:orange", "tab:green", "tab:purple"]
-    for ax, r in zip(axes.flat, ran):
-        s = pd.read_csv(out / r["scheme"] / "series.csv")
-        for k, a in enumerate(tcp):
-            ax.plot(s["second"], s[f"tcp{k}_{a}_bps"] / 1e3, color=shades[k % len(shades)], lw=0.8, alpha=0.8,
-                    label=f"TCP {a}")
-        ax.plot(s["second"], s["scheme_bps"] / 1e3, color="k", lw=1.3, label=r["label"])
-        ax.set_title(f"{r['label']}: share {r['share']:.2f}", fontsize=8)
-        ax.grid(True, alpha=0.3)
-        ax.tick_params(labelsize=7)
-    for ax in axes.flat[n:]:
-        ax.axis("off")
+    for i, n in enumerate(schemes):
+        for j, o in enumerate(orders):
+            ax = axes[i, j]
+            r = by.get((n, o))
+            if r is None or not (out / o / n / "series.csv").exists():
+                ax.axis("off")
+                continue
+            s = pd.read_csv(out / o / n / "series.csv")
+            for k, a in enumerate(tcp):
+                ax.plot(s["second"], s[f"tcp{k}_{a}_bps"] / 1e3, color=shades[k % len(shades)], lw=0.6, alpha=0.8,
+                        label=f"TCP {a}")
+            ax.plot(s["second"], s["scheme_bps"] / 1e3, color="k", lw=1.0, label="the scheme")
+            ax.axvline(0, color="0.5", lw=0.6, ls=":")
+            ax.set_title(f"{r['label']}, {o}: share {r['share']:.2f}", fontsize=7)
+            ax.grid(True, alpha=0.3)
+            ax.tick_params(labelsize=6)
     for ax in axes[-1]:
-        ax.set_xlabel("time (s)", fontsize=8)
+        ax.set_xlabel("time from when both run (s)", fontsize=7)
     for ax in axes[:, 0]:
-        ax.set_ylabel("kb/s at rcv1", fontsize=8)
+        ax.set_ylabel("kb/s at rcv1", fontsize=7)
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.suptitle(f"Multicast schemes (black) against kernel TCP, {LINK_BPS / 1e6:g} Mb/s tbf bottleneck, "
-                 "rates at the receiver", fontsize=9)
-    fig.tight_layout(rect=(0, 0, 1, 0.95 if rows > 2 else 0.9))
-    fig.legend(handles[: len(tcp)], labels[: len(tcp)], loc="upper center", ncol=len(tcp), fontsize=7,
-               bbox_to_anchor=(0.5, 0.975 if rows > 2 else 0.95), frameon=False)
+                 "rates at the receiver", fontsize=8)
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    fig.legend(handles, labels, loc="upper center", ncol=len(labels), fontsize=6, bbox_to_anchor=(0.5, 0.985),
+               frameon=False)
     names = [f"peers.{e}" for e in ("png", "svg")]
-    for n in names:
-        fig.savefig(out / n)
+    for f in names:
+        fig.savefig(out / f)
     plt.close(fig)
     return names
 
 
-def run_net_peers(out: Path, seed: int, quick: bool = False, seeds: int = FULL_SEEDS) -> Result:
-    """The quick form: one 30 s run per scheme at `seed`. The full form: 60 s runs at seeds
-    `seed` .. `seed` + `seeds` - 1, each seed's runs in ``seed-N/`` (the figure is the first
-    seed's), every claim decided on the mean over the seeds."""
+def shares_figure(out: Path, windows: pd.DataFrame, panels: list[str], title: str, stem: str,
+                  key: str = "scheme") -> list[str]:
+    """The share per SHARE_WINDOW_S window, one panel per `key` value: each start order (a colour)
+    on the testbed (solid; UFTP dash-dotted; the mean over seeds, each seed a marker) and in the
+    twin (dashed)."""
+    import matplotlib.pyplot as plt
+
+    from castlab.experiments.plotting import save
+
+    if windows.empty:
+        return []
+    cols = min(len(panels), 3)
+    rows = (len(panels) + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(3.4 * cols, 2.3 * rows + 0.4), dpi=120, squeeze=False)
+    colors = {"scheme-first": "tab:blue", "tcp-first": "tab:red"}
+    styles = {"testbed": ("-", "."), "castlab": ("-", "."), "uftp": ("-.", "^"), "twin": ("--", ".")}
+    for ax, p in zip(axes.flat, panels):
+        d = windows[windows[key] == p]
+        for (o, side), g in d.groupby(["order", "side"], sort=False):
+            mid = g["window_start_s"] + SHARE_WINDOW_S / 2
+            m = g.groupby("window_start_s")["share"].mean()
+            ls, mk = styles.get(side, ("-", "."))
+            ax.plot(m.index + SHARE_WINDOW_S / 2, m.to_numpy(), ls, color=colors.get(o, "k"), lw=1.1,
+                    label=f"{o}, {side}")
+            if side != "twin":
+                ax.plot(mid, g["share"], mk, color=colors.get(o, "k"), ms=3, alpha=0.6)
+        ax.set_title(str(p), fontsize=8)
+        ax.set_yscale("symlog", linthresh=0.01)
+        ax.grid(True, alpha=0.3)
+        ax.tick_params(labelsize=6)
+        ax.set_xlabel("window centre (s from when both run)", fontsize=7)
+        ax.set_ylabel("share", fontsize=7)
+    for ax in axes.flat[len(panels):]:
+        ax.axis("off")
+    axes.flat[0].legend(fontsize=5)
+    fig.suptitle(title, fontsize=8)
+    return save(fig, out, stem)
+
+
+def _read_seed(where: Path, expect: dict) -> Optional[pd.DataFrame]:
+    """A seed's table of an earlier run of the same settings (its CSV is written last), or None."""
+    p = where / expect["file"]
+    if not p.exists():
+        return None
+    d = pd.read_csv(p)
+    if "order" not in d or set(d["order"]) != set(expect["orders"]) or \
+            ("duration_s" in d and not np.allclose(d["duration_s"].dropna(), expect["duration"])):
+        return None
+    return d
+
+
+def peers_claims(df: pd.DataFrame, tcp: tuple[str, ...], orders: tuple[str, ...]) -> list:
+    """Per scheme and start order: RFC 4654 §1's factor of two against the mean TCP flow and no
+    drop to zero (variant), and for a castlab scheme its testbed share within NET_VS_SIM of its
+    twin's (derived, issue 37 item 5); each on the mean over seeds with its t interval."""
+    fair = LINK_BPS / (len(tcp) + 1)
+    claims = []
+    for o in orders:
+        for n, d in df[df["order"] == o].groupby("scheme", sort=False):
+            if _skipped(d).any():
+                continue
+            label = SCHEMES[n].label
+            where = f"peers.csv ({o} rows); seed-N/{o}/{n}/series.csv"
+            claims.append(claim_over_seeds(
+                in_range, d["share"], f"tcp-friendly-{n}-{o}", f"(variant) {label}'s rate at the receiver over the "
+                f"mean kernel TCP flow's ({', '.join(tcp)}, one each), {o}, is within RFC 4654 §1's factor of two",
+                FAIR_LO, FAIR_HI, None, "ratio", kind="variant", explanation=f"share per seed in {where}"))
+            claims.append(claim_over_seeds(
+                at_least, d["lowest_10s_bps"] / fair, f"no-drop-to-zero-{n}-{o}", f"(variant) {label}, {o}: every "
+                f"{WINDOW_S:g} s window after the first {WARM_S:g} s carries more than a tenth of the fair share "
+                f"({fair / 1e3:.0f} kb/s)", DROP_FLOOR, None, "fraction of fair share", kind="variant",
+                explanation=f"lowest_10s_bps per seed in {where}"))
+            if SCHEMES[n].twin is not None and "twin_share" in d:
+                ratio = d["share"].to_numpy(float) / d["twin_share"].to_numpy(float)
+                claims.append(claim_over_seeds(
+                    in_range, ratio, f"net-vs-sim-{n}-{o}", f"(derived) {label}'s share of the mean kernel TCP "
+                    f"flow on the testbed is within a factor of {NET_VS_SIM:g} of its simulated twin's under the "
+                    f"same order ({o}) and TCP flavours, per seed", 1 / NET_VS_SIM, NET_VS_SIM, None, "ratio",
+                    kind="derived", explanation=f"share and twin_share per seed in peers.csv ({o} rows); the share "
+                    f"per window on both sides in windows.csv; the testbed's rates over time in {where}"))
+    return claims
+
+
+def run_net_peers(out: Path, seed: int, quick: bool = False, seeds: int = FULL_SEEDS, reuse: bool = False) -> Result:
+    """The quick form: one QUICK_DURATION_S run per scheme at `seed`, scheme first
+    (QUICK_ORDERS). The full form: both start orders (ORDERS), FULL_DURATION_S from the moment
+    both run, at seeds `seed` .. `seed` + `seeds` - 1, each seed's runs in ``seed-N/`` (the
+    figures are the first seed's and all seeds' windows), every claim decided per order on the
+    mean over the seeds. With `reuse`, a seed whose table an earlier run of the same settings left
+    in ``seed-N/`` is read, not run again (seeds can so run in parallel processes)."""
     reason = _unavailable() or (None if shutil.which("iperf3") else "needs iperf3 (make setup installs it with apt)")
     if reason:
         return _skip(reason)
     if not quick and seeds < 1:
         raise ValueError(f"seeds: must be at least 1 (got {seeds})")
-    duration = 30.0 if quick else 60.0
+    duration = QUICK_DURATION_S if quick else FULL_DURATION_S
+    orders = QUICK_ORDERS if quick else ORDERS
     tcp = TCP_ALGOS
     run_seeds = [seed] if quick else list(range(seed, seed + seeds))
     frames = []
     for s in run_seeds:
         where = out if quick else out / f"seed-{s}"
         where.mkdir(parents=True, exist_ok=True)
-        frames.append(peers_table(where, s, duration, list(SCHEMES), tcp).assign(seed=s))
+        d = _read_seed(where, {"file": "peers.csv", "orders": orders, "duration": duration}) if reuse else None
+        if d is None:
+            d = peers_table(where, s, duration, list(SCHEMES), tcp, orders=orders)
+        frames.append(d.assign(seed=s))
     df = pd.concat(frames, ignore_index=True)
     df.to_csv(out / "peers.csv", index=False)
+    wframes = []
+    for s in run_seeds:
+        w = (out if quick else out / f"seed-{s}") / "windows.csv"
+        if w.exists():
+            wframes.append(pd.read_csv(w).assign(seed=s))
+    windows = pd.concat(wframes, ignore_index=True) if wframes else pd.DataFrame(
+        columns=["scheme", "order", "side", "window", "window_start_s", "share", "seed"])
+    if not quick:
+        windows.to_csv(out / "windows.csv", index=False)
     first = out if quick else out / f"seed-{run_seeds[0]}"
     files = peers_figure(first, df[df["seed"] == run_seeds[0]], tcp)
     if not quick:
         files = [f"seed-{run_seeds[0]}/{f}" for f in files]
+    files += shares_figure(out, windows, list(dict.fromkeys(_ran(df)["scheme"])),
+                           f"net-peers: share of the mean kernel TCP flow per {SHARE_WINDOW_S:g} s window "
+                           f"({len(run_seeds)} seed(s)): testbed solid, twin dashed", "peers_shares")
+    claims = peers_claims(df, tcp, orders)
     fair = LINK_BPS / (len(tcp) + 1)
-    claims = []
-    for n, d in df.groupby("scheme", sort=False):
-        if d["skipped"].fillna("").astype(str).str.len().gt(0).any():
-            continue
-        label = SCHEMES[n].label
-        claims.append(claim_over_seeds(
-            in_range, d["share"], f"tcp-friendly-{n}", f"(variant) {label}'s rate at the receiver over the mean "
-            f"kernel TCP flow's ({', '.join(tcp)}, one each) is within RFC 4654 §1's factor of two", FAIR_LO, FAIR_HI,
-            None, "ratio", kind="variant", explanation=f"peers.csv share per seed; seed-N/{n}/series.csv"))
-        claims.append(claim_over_seeds(
-            at_least, d["lowest_10s_bps"] / fair, f"no-drop-to-zero-{n}", f"(variant) {label}: every {WINDOW_S:g} s "
-            f"window after the first {WARM_S:g} s carries more than a tenth of the fair share ({fair / 1e3:.0f} kb/s)",
-            DROP_FLOOR, None, "fraction of fair share", kind="variant",
-            explanation=f"peers.csv lowest_10s_bps per seed; seed-N/{n}/series.csv"))
     params = {"network": "real", "topology": topology().description, "routers": "kernel (tbf + pfifo, igmpproxy)",
               "propagation_delay_s": 0.0, "duration_s": duration, "warm_up_s": WARM_S, "window_s": WINDOW_S,
+              "share_window_s": SHARE_WINDOW_S, "orders": list(orders), "lead_s": LEAD_S,
               "bottleneck_bps": LINK_BPS, "queue_pkts": QUEUE_PKTS, "seeds": run_seeds,
               "decided_on": "one run" if quick else f"the mean over {len(run_seeds)} seeds (95 % t interval)",
               "tcp": f"one kernel flow per algorithm, iperf3 -C {'/'.join(tcp)}; the namespaces' default named reno",
               "twin": "the simulator, the same rates and queue, 1 ms per hop, one TCP flow per kernel flow as Linux "
-                      "runs it (reno: sack with Linux's settings; cubic, bbr: TcpConfig::linux())",
+                      "runs it (reno: sack with Linux's settings; cubic, bbr: TcpConfig::linux()), the same start "
+                      "order and lead",
               "measured_at": "rcv1's interface (castlab.testbed.count): the scheme's multicast bytes and each TCP flow's",
               "fair_share_bps": fair, "rows": df.to_dict("records")}
-    return Result(params, claims, ["peers.csv", *files])
+    return Result(params, claims, ["peers.csv", *([] if quick else ["windows.csv"]), *files])

@@ -1,0 +1,134 @@
+"""The full forms of net-peers and net-tfmcc-uftp (both start orders, 180 s per case) with their
+seeds in parallel processes, then the claims decided over all seeds as `castlab reproduce` does.
+
+    python bench/net_fair.py net-tfmcc-uftp OUT [--seeds 1-3]
+    python bench/net_fair.py net-peers OUT --seeds 1
+    python bench/net_fair.py tfmcc-windows-rmax OUT --seeds 1
+
+The third form runs an ablation of `peers.ABLATIONS` in net-tfmcc-uftp's cases (one TCP flow per
+kernel algorithm, both start orders, a process per seed and order) with its twin, and writes
+OUT/seed-K/ablation-ORDER.csv; it decides no claims (an ablation is no reading).
+
+Each seed runs in a process of its own (`--one K`: the seed's table into OUT/seed-K/), on a
+testbed of its own (`testbed_name` carries the pid). A seed whose table an earlier run of the
+same settings left is kept (`reuse`). Once all have ended, the experiment's run function reads
+every seed's table and writes OUT/summary.json with the claims, as `castlab reproduce` would.
+OUT/bench.json records the wall time, the start and end (UTC) and the load average, sampled
+every 30 s while the seeds ran: testbed runs share the machine's cores with other jobs.
+Root and the testbed's tools (iperf3; uftp for net-tfmcc-uftp) are needed, as for the
+experiments themselves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _ablation(name: str, where: Path, seed: int, order: str) -> None:
+    import pandas as pd
+
+    from castlab.experiments.tfmcc import peers
+
+    rows = []
+    for algo in peers.TCP_ALGOS:
+        r = peers.run_case(where / order / f"{name}_{algo}", seed, peers.FULL_DURATION_S, name, (algo,), order=order)
+        t = peers.twin(name, seed, peers.FULL_DURATION_S, (algo,), order)
+        rows.append({"scheme": name, "tcp": algo, "order": order, "rate_bps": r["scheme_mean_bps"],
+                     "share": r["share"], "loss": r["loss"], "lead_s": r["lead_s"],
+                     **{f"share_w{k}": v for k, v in enumerate(r["window_shares"])},
+                     "twin_share": t["share"], **{f"twin_share_w{k}": v for k, v in enumerate(t["window_shares"])},
+                     "tcp_errors": "; ".join(r["tcp_errors"])})
+    pd.DataFrame(rows).to_csv(where / f"ablation-{order}.csv", index=False)
+
+
+def _one(name: str, out: Path, seed: int, order: str | None = None) -> None:
+    from castlab.experiments.tfmcc import net, peers
+
+    where = out / f"seed-{seed}"
+    where.mkdir(parents=True, exist_ok=True)
+    if name in peers.ABLATIONS:
+        _ablation(name, where, seed, order or peers.ORDERS[0])
+    elif name == "net-peers":
+        peers.peers_table(where, seed, peers.FULL_DURATION_S, list(peers.SCHEMES), peers.TCP_ALGOS)
+    else:
+        net.tfmcc_uftp_table(where, seed, peers.FULL_DURATION_S, peers.TCP_ALGOS)
+
+
+def _decide(name: str, out: Path, seeds: list[int], wall: float) -> None:
+    from castlab.experiments import REGISTRY
+    from castlab.experiments.common import write_summary
+
+    exp = REGISTRY[name]
+    r = exp.run(out, seeds[0], quick=False, seeds=len(seeds), reuse=True)
+    write_summary(out, exp, seeds[0], r, wall, quick=False)
+    for c in r.claims:
+        print(f"{c.verdict:10s} {c.id}: {c.ours:.4g}" if isinstance(c.ours, float) else f"{c.verdict:10s} {c.id}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("experiment", help="net-peers, net-tfmcc-uftp, or an ablation's name (peers.ABLATIONS)")
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--seeds", default="1-3", help="consecutive seeds, e.g. 1-3 or 2 (default 1-3)")
+    ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--order", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    from castlab.experiments.tfmcc.peers import ABLATIONS, ORDERS
+
+    ablation = a.experiment in ABLATIONS
+    if not ablation and a.experiment not in ("net-peers", "net-tfmcc-uftp"):
+        ap.error(f"experiment: net-peers, net-tfmcc-uftp or one of {', '.join(ABLATIONS)}")
+    if a.one is not None:
+        _one(a.experiment, a.out, a.one, a.order)
+        return 0
+    lo, _, hi = a.seeds.partition("-")
+    seeds = list(range(int(lo), int(hi or lo) + 1))
+    if not seeds:
+        ap.error("--seeds: no seed")
+    a.out.mkdir(parents=True, exist_ok=True)
+    rec = {"experiment": a.experiment, "seeds": seeds, "started": _now(), "load": []}
+    t0 = time.monotonic()
+    procs = {}
+    for s in seeds:
+        for o in ORDERS if ablation else [None]:
+            done = f"ablation-{o}.csv" if ablation else ("peers.csv" if a.experiment == "net-peers" else "tfmcc_uftp.csv")
+            if (a.out / f"seed-{s}" / done).exists():
+                continue  # kept from an earlier run; _decide reads it
+            tail = ["--order", o] if o else []
+            log = open(a.out / f"seed-{s}{'-' + o if o else ''}.log", "w")
+            procs[f"{s}{'-' + o if o else ''}"] = subprocess.Popen(
+                [sys.executable, __file__, a.experiment, str(a.out), "--one", str(s), *tail],
+                stdout=log, stderr=subprocess.STDOUT)
+    try:
+        while any(p.poll() is None for p in procs.values()):
+            rec["load"].append([round(time.monotonic() - t0), *os.getloadavg()])
+            (a.out / "bench.json").write_text(json.dumps(rec, indent=1))
+            time.sleep(30)
+    finally:
+        for p in procs.values():  # only the processes started here, by their pid
+            if p.poll() is None:
+                p.terminate()
+                p.wait(timeout=60)
+    rec.update(ended=_now(), wall_s=time.monotonic() - t0, exit={s: p.returncode for s, p in procs.items()})
+    (a.out / "bench.json").write_text(json.dumps(rec, indent=1))
+    if any(p.returncode != 0 for p in procs.values()):
+        print(f"a seed's process failed: {rec['exit']} (OUT/seed-K.log)", file=sys.stderr)
+        return 1
+    if not ablation:
+        _decide(a.experiment, a.out, seeds, rec["wall_s"])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
