@@ -563,6 +563,12 @@ fn with_a_key_a_replayed_datagram_is_counted_and_dropped() {
     }
     let s = d.stats();
     assert_eq!((s.peer_restarts, s.delivered, s.replayed), (1, 1101, 5), "{s:?}");
+    // sealed with epoch 0, as a user-space router seals what it marks or makes: not judged
+    let routed = sink_datagram(32, Some(key), 0, 40);
+    deliver(&mut d, &src, port, &routed);
+    deliver(&mut d, &src, port, &routed);
+    let s = d.stats();
+    assert_eq!((s.delivered, s.replayed), (1103, 5), "{s:?}");
 }
 
 /// Without a key a copy is not refused: anyone can forge a datagram without copying one, so

@@ -42,8 +42,10 @@
 //! datagram's packet `uid` carries a count unique within its driver's incarnation, under the
 //! MAC; the receiving driver keeps a window of the counts accepted per node
 //! ([`replay`], RFC 4303 §3.4.3's anti-replay rule) and drops and counts (`replayed`) a count
-//! accepted before or older than the window. Without a key nothing is refused as a copy: a
-//! forger needs no copy to forge.
+//! accepted before or older than the window. A datagram a user-space router sealed again (a
+//! packet it marked or rewrote) or made carries epoch 0 and is not judged: the router has no
+//! incarnation to count within. Without a key nothing is refused as a copy: a forger needs no
+//! copy to forge.
 //!
 //! With a key, epochs compare by the real-time clock, so a restart on a host whose clock was
 //! stepped back by more than the downtime would read as stale: keep clocks monotone (NTP
@@ -629,10 +631,16 @@ impl Driver {
         true
     }
 
-    /// With a key: whether `p` (from a node whose epoch was just accepted) is not a replay,
-    /// counting it (`replayed`) if it is. Without a key every datagram passes: anyone can
-    /// forge one, so refusing copies would protect nothing.
-    fn replay_ok(&mut self, p: &Packet) -> bool {
+    /// With a key: whether `p` (sealed with `epoch`, just accepted for its node) is not a
+    /// replay, counting it (`replayed`) if it is. Only a datagram as a driver sealed it is
+    /// judged: epoch set, and the `uid` counted by the node it comes from. What a router
+    /// sealed (a packet it marked, rewrote or made) carries epoch 0 and another counter, so
+    /// it passes. Without a key every datagram passes: anyone can forge one, so refusing
+    /// copies would protect nothing.
+    fn replay_ok(&mut self, p: &Packet, epoch: u64) -> bool {
+        if epoch == 0 || p.uid >> 40 != u64::from(p.src.node.0) {
+            return true;
+        }
         let Some(w) = self.replay.get_mut(p.src.node.index()) else { return true };
         if w.accept(p.uid & UID_COUNT_MASK) {
             return true;

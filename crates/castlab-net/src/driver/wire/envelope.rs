@@ -99,7 +99,7 @@ impl Driver {
                     self.stats.rejected[Reject::WrongSource as usize] += 1;
                     return;
                 }
-                if !self.epoch_ok(p.src.node, epoch) || !self.replay_ok(&p) {
+                if !self.epoch_ok(p.src.node, epoch) || !self.replay_ok(&p, epoch) {
                     return;
                 }
                 self.to_local_time(&mut p);
@@ -133,7 +133,7 @@ impl Driver {
                     self.stats.rejected[Reject::WrongSource as usize] += 1;
                     return;
                 }
-                if !self.epoch_ok(p.src.node, epoch) || !self.replay_ok(&p) {
+                if !self.epoch_ok(p.src.node, epoch) || !self.replay_ok(&p, epoch) {
                     return;
                 }
                 self.to_local_time(&mut p);
