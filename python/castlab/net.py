@@ -222,7 +222,7 @@ class Role(abc.ABC):
     def _rejected(self) -> int:
         s = self.drv.stats()
         return sum(s[k] for k in ("malformed", "foreign_session", "unauthenticated", "bad_mac", "wrong_source",
-                                  "wrong_size", "misdirected", "stale_epoch", "unconfirmed_epoch"))
+                                  "wrong_size", "misdirected", "stale_epoch", "unconfirmed_epoch", "replayed"))
 
 
 class SourceRole(Role):

@@ -44,6 +44,10 @@ pub struct NetStats {
     /// node while no key vouched for it and the flowing epoch had not yet been silent for
     /// `NetConfig::restart_quiet` (a forgery, or the first datagrams of a quick restart).
     pub unconfirmed_epoch: u64,
+    /// With a key: datagrams dropped because their sender's count (in the packet's `uid`,
+    /// under the MAC) was accepted before or lies more than the replay window below the
+    /// highest accepted: a captured datagram sent again (RFC 4303 §3.4.3's rule).
+    pub replayed: u64,
     /// Timer deadlines run, and how late the loop ran them (wall clock minus deadline).
     pub timer_fires: u64,
     pub late_total_ns: u64,
@@ -104,6 +108,7 @@ impl NetStats {
             ("peer_restarts", self.peer_restarts),
             ("stale_epoch", self.stale_epoch),
             ("unconfirmed_epoch", self.unconfirmed_epoch),
+            ("replayed", self.replayed),
             ("timer_fires", self.timer_fires),
             ("late_total_ns", self.late_total_ns),
             ("late_max_ns", self.late_max_ns),

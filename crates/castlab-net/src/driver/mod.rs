@@ -38,6 +38,15 @@
 //!   the old incarnation's last; a forgery can only take over a node that has been silent that
 //!   long, and the node's own epoch takes it back once the forger has been silent as long.
 //!
+//! Replays: with a key, a datagram captured and sent again still carries a valid MAC. Each
+//! datagram's packet `uid` carries a count unique within its driver's incarnation, under the
+//! MAC; the receiving driver keeps a window of the counts accepted per node
+//! ([`replay`], RFC 4303 §3.4.3's anti-replay rule) and drops and counts (`replayed`) a count
+//! accepted before or older than the window. A datagram a user-space router sealed again (a
+//! packet it marked or rewrote) or made carries epoch 0 and is not judged: the router has no
+//! incarnation to count within. Without a key nothing is refused as a copy: a forger needs no
+//! copy to forge.
+//!
 //! With a key, epochs compare by the real-time clock, so a restart on a host whose clock was
 //! stepped back by more than the downtime would read as stale: keep clocks monotone (NTP
 //! slews rather than steps).
@@ -72,7 +81,13 @@ const READS_PER_TURN: usize = 256;
 /// At most this many timer deadlines are run per loop turn, for the same reason.
 const FIRES_PER_TURN: usize = 1024;
 
+mod replay;
 mod wire;
+
+use replay::ReplayWindow;
+
+/// The bits of a packet's `uid` that count this driver's datagrams (the node is above them).
+const UID_COUNT_MASK: u64 = (1 << 40) - 1;
 
 use wire::pgm::PgmSession;
 pub use wire::pgm::PEER_NODE_BASE;
@@ -143,6 +158,9 @@ pub struct Driver {
     /// The session epoch flowing from each node and when it was last heard (index; epoch 0:
     /// none yet), allocated once.
     peer_epochs: Box<[PeerEpoch]>,
+    /// With a key, each node's replay window ([`replay`]; index), allocated once; empty
+    /// without a key.
+    replay: Box<[ReplayWindow]>,
     bucket: TokenBucket,
     next_uid: u64,
     buf: Box<[u8]>,
@@ -185,6 +203,7 @@ impl Driver {
         let wire = if cfg.pgm_wire { Wire::Pgm(Box::new(PgmSession::new(&cfg, &table)?)) } else { Wire::Envelope };
         let epoch_ns = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
         let groups = table.groups().map(|(g, _)| g.index() + 1).max().unwrap_or(0);
+        let replay_nodes = if cfg.key.is_some() { MAX_NODES as usize } else { 0 };
         Ok(Driver {
             // this incarnation's epoch: its creation time, so that a restart has a later one
             envelope: Envelope::new(cfg.session_id, cfg.key.as_deref()).with_epoch(epoch_ns.max(1)),
@@ -199,6 +218,7 @@ impl Driver {
             gsocks: Vec::new(),
             members: vec![0; groups],
             peer_epochs: vec![PeerEpoch::default(); MAX_NODES as usize].into_boxed_slice(),
+            replay: vec![ReplayWindow::default(); replay_nodes].into_boxed_slice(),
             next_uid: 0,
             buf: vec![0u8; MAX_DATAGRAM + 1].into_boxed_slice(),
             app: vec![0u8; MAX_DATAGRAM].into_boxed_slice(),
@@ -596,6 +616,9 @@ impl Driver {
             }
         }
         *peer = PeerEpoch { epoch, heard: now };
+        if let Some(w) = self.replay.get_mut(node.index()) {
+            w.reset(); // a new incarnation counts from 1 again
+        }
         if seen != 0 {
             self.stats.peer_restarts += 1;
             for i in 0..self.slots.len() {
@@ -606,6 +629,24 @@ impl Driver {
             }
         }
         true
+    }
+
+    /// With a key: whether `p` (sealed with `epoch`, just accepted for its node) is not a
+    /// replay, counting it (`replayed`) if it is. Only a datagram as a driver sealed it is
+    /// judged: epoch set, and the `uid` counted by the node it comes from. What a router
+    /// sealed (a packet it marked, rewrote or made) carries epoch 0 and another counter, so
+    /// it passes. Without a key every datagram passes: anyone can forge one, so refusing
+    /// copies would protect nothing.
+    fn replay_ok(&mut self, p: &Packet, epoch: u64) -> bool {
+        if epoch == 0 || p.uid >> 40 != u64::from(p.src.node.0) {
+            return true;
+        }
+        let Some(w) = self.replay.get_mut(p.src.node.index()) else { return true };
+        if w.accept(p.uid & UID_COUNT_MASK) {
+            return true;
+        }
+        self.stats.replayed += 1;
+        false
     }
 
     fn to_local_time(&self, p: &mut Packet) {

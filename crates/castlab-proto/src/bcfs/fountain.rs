@@ -414,6 +414,8 @@ pub struct FountainSource {
     /// Address each reply to the sender of the request it answers (see
     /// [`FountainSource::replying_to_requesters`]).
     reply_to_requester: bool,
+    /// Told to stop ([`Agent::handle_shutdown`]): no request is answered any more.
+    stopped: bool,
 }
 
 impl FountainSource {
@@ -431,6 +433,7 @@ impl FountainSource {
             refreshes: 0,
             raised: 0,
             reply_to_requester: false,
+            stopped: false,
         }
     }
 
@@ -460,6 +463,9 @@ impl Agent for FountainSource {
     }
 
     fn handle_packet(&mut self, _now: Instant, p: &Packet) {
+        if self.stopped {
+            return;
+        }
         let Some(m) = self.host.receive(p) else { return };
         if !m.is_request() {
             return;
@@ -489,6 +495,15 @@ impl Agent for FountainSource {
 
     fn poll_timeout(&self) -> Option<Instant> {
         None
+    }
+
+    /// Told to stop: the fountain answers no more requests and drops replies not yet sent.
+    /// Rainbow's source has no message that ends its session (§III: a receiver stops asking
+    /// once it can decode, and a source that stops answering leaves the receivers' TRQs to
+    /// time out), and it holds no group.
+    fn handle_shutdown(&mut self, _now: Instant) {
+        self.stopped = true;
+        self.pending.clear();
     }
 
     /// The real network: a reply carries its symbol (module documentation, wire mode).
@@ -644,6 +659,28 @@ mod tests {
         s.add(0);
         assert!(s.try_complete());
         assert_eq!(s.duplicates, 1);
+    }
+
+    #[test]
+    fn told_to_stop_the_fountain_answers_no_more_requests() {
+        use castlab_core::{NodeId, Packet};
+        let src = Addr::new(NodeId(0), 1);
+        let rx = Addr::new(NodeId(4), 1000);
+        let mut d = crate::testing::Driver::start(FountainSource::new(1, 512, None), Instant::ZERO, src, 1);
+        let trq = |label: u32| {
+            let mut p: Packet = BcfHost::new(1, 40, 0).request(src, label, 1, None);
+            p.src = rx;
+            p
+        };
+        d.packet(Instant::from_nanos(1_000), &trq(1));
+        d.packet(Instant::from_nanos(2_000), &trq(2));
+        assert_eq!((d.sent.len(), d.agent.sent, d.agent.requests), (2, 2, 2));
+        d.shutdown(Instant::from_nanos(3_000));
+        d.packet(Instant::from_nanos(4_000), &trq(3));
+        d.advance_to(Instant::from_nanos(60_000_000_000));
+        assert_eq!((d.sent.len(), d.agent.sent, d.agent.requests), (2, 2, 2));
+        assert_eq!(d.agent.poll_timeout(), None);
+        assert!(d.events.is_empty(), "it holds no group: {:?}", d.events);
     }
 
     #[test]

@@ -172,6 +172,8 @@ pub struct RainbowRecords {
     pub unmatched_replies: u64,
     /// Replies arriving after completion (not counted as received).
     pub after_done: u64,
+    /// When the receiver was told to stop ([`Agent::handle_shutdown`]), if it was.
+    pub stopped_at: Option<Instant>,
     pub started_at: Option<Instant>,
     pub done_at: Option<Instant>,
 }
@@ -247,6 +249,10 @@ impl RainbowReceiver {
     pub fn done(&self) -> bool {
         self.rec.done_at.is_some()
     }
+    /// Told to stop ([`Agent::handle_shutdown`]).
+    pub fn stopped(&self) -> bool {
+        self.rec.stopped_at.is_some()
+    }
     /// Labels with a TRQ outstanding.
     pub fn outstanding(&self) -> u32 {
         self.labels.iter().filter(|l| l.outstanding).count() as u32
@@ -301,7 +307,7 @@ impl RainbowReceiver {
     /// TRQs still out on labels above W (sent before a halving) count until they are answered
     /// or found lost; each of those answers frees a slot for an idle label of the window.
     fn fill(&mut self, now: Instant) {
-        if self.hold.is_some() || self.done() {
+        if self.hold.is_some() || self.done() || self.stopped() {
             return;
         }
         let mut out = self.outstanding();
@@ -388,6 +394,9 @@ impl Agent for RainbowReceiver {
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
         self.now = now;
+        if self.stopped() {
+            return;
+        }
         let Some(m) = self.host.receive(p) else { return };
         if !m.is_reply() || m.from != self.source {
             return;
@@ -463,7 +472,7 @@ impl Agent for RainbowReceiver {
 
     fn handle_timeout(&mut self, now: Instant) {
         self.now = now;
-        if self.done() {
+        if self.done() || self.stopped() {
             return;
         }
         let rto = self.rto();
@@ -487,7 +496,7 @@ impl Agent for RainbowReceiver {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        if self.done() {
+        if self.done() || self.stopped() {
             return None;
         }
         let rto = self.rto();
@@ -502,7 +511,26 @@ impl Agent for RainbowReceiver {
 
     /// The real network: a reply's symbol bytes (the fountain's wire mode).
     fn handle_payload(&mut self, p: &Packet, bytes: &[u8]) {
-        self.sink.offer(p.uid, bytes);
+        if !self.stopped() {
+            self.sink.offer(p.uid, bytes);
+        }
+    }
+
+    /// Told to stop: the receiver sends no more TRQs (a TRQ queued and not yet sent is
+    /// dropped), its TRQ and hold timers are disarmed, and replies arriving later are neither
+    /// counted nor answered: the ack clock stops (§III-B). It holds no group: TRQs are
+    /// unicast toward the source and replies come back on breadcrumbs. BCFS has no message by
+    /// which a receiver removes its breadcrumbs (§II-B: a reply tears them down, soft-state
+    /// ageing removes the rest), so each TRQ still outstanding (at most W) draws one reply
+    /// that the host then drops.
+    fn handle_shutdown(&mut self, now: Instant) {
+        if self.stopped() {
+            return;
+        }
+        self.now = now;
+        self.rec.stopped_at = Some(now);
+        self.pending.clear();
+        self.hold = None;
     }
 }
 
@@ -551,6 +579,31 @@ mod tests {
     fn receiver() -> Rx {
         let cfg = RainbowConfig { reorder_threshold: 1, ..Default::default() };
         start(RainbowReceiver::new(cfg, SRC, 1, FountainMode::Symbolic { needed: 1000 }), 1)
+    }
+
+    #[test]
+    fn told_to_stop_the_receiver_sends_no_more_trqs_and_stops_its_timers() {
+        let mut r = receiver();
+        assert_eq!(sent(&mut r), vec![(1, 1)]);
+        r.packet(ms(100), &reply(1, 1, 1));
+        assert_eq!(sent(&mut r), vec![(1, 1), (2, 1)]);
+        assert_eq!(r.agent.outstanding(), 2);
+        assert!(r.agent.poll_timeout().is_some());
+        r.shutdown(ms(150));
+        assert!(r.agent.stopped() && r.agent.rec.stopped_at == Some(ms(150)));
+        assert_eq!(r.agent.poll_timeout(), None);
+        // the replies to the two TRQs still out arrive: no TRQ follows (the ack clock has
+        // stopped), nothing is counted, the window stays
+        let (trqs, got, w) = (r.agent.rec.trqs_sent, r.agent.rec.rx_symbol.len(), r.agent.window());
+        r.packet(ms(200), &reply(1, 1, 2));
+        r.packet(ms(201), &reply(2, 1, 3));
+        r.advance_to(ms(60_000));
+        assert_eq!(sent(&mut r), vec![]);
+        assert_eq!((r.agent.rec.trqs_sent, r.agent.rec.rx_symbol.len(), r.agent.window()), (trqs, got, w));
+        assert_eq!(r.agent.rec.losses_timeout, 0);
+        assert!(r.events.is_empty(), "it holds no group: {:?}", r.events);
+        r.shutdown(ms(60_001));
+        assert_eq!(r.agent.rec.stopped_at, Some(ms(150)));
     }
 
     #[test]

@@ -158,6 +158,17 @@ impl Agent for CbrSource {
     fn poll_timeout(&self) -> Option<Instant> {
         self.streams.iter().map(|s| s.next_at).filter(|t| *t != Instant::MAX).min()
     }
+
+    /// Told to stop: a CBR stream has no end-of-stream message; it sends nothing more (a
+    /// packet due but not yet pulled is dropped) and its timers are disarmed. It holds no
+    /// group to leave.
+    fn handle_shutdown(&mut self, now: Instant) {
+        self.stop = self.stop.min(now);
+        self.due.clear();
+        for st in &mut self.streams {
+            st.next_at = Instant::MAX;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -216,6 +227,28 @@ mod tests {
         assert!((var / (delta * delta / 12.0) - 1.0).abs() < 0.03, "var {var}");
         let (lo, hi) = gaps.iter().fold((f64::MAX, 0.0f64), |(a, b), g| (a.min(*g), b.max(*g)));
         assert!(lo >= delta / 2.0 - 1e-9 && hi <= 1.5 * delta + 1e-9, "{lo} {hi}");
+    }
+
+    #[test]
+    fn told_to_stop_the_source_sends_nothing_more() {
+        // 1000-byte packets at 80 kb/s: one every 100 ms from 0, for ever
+        let s = CbrSource::try_new(
+            vec![CbrStream::new(Dest::Group(GroupId(3)), 80_000.0, 0)],
+            1000,
+            1,
+            Instant::ZERO,
+            Instant::MAX,
+            false,
+        )
+        .expect("valid source");
+        let mut d = run_source(s, Instant::from_nanos(950_000_000));
+        assert_eq!(d.sent.len(), 10);
+        assert!(d.agent.poll_timeout().is_some());
+        d.shutdown(Instant::from_nanos(960_000_000));
+        assert_eq!(d.agent.poll_timeout(), None);
+        d.advance_to(Instant::from_secs_f64(60.0));
+        assert_eq!(d.sent.len(), 10);
+        assert_eq!(d.agent.sent(), 10);
     }
 
     #[test]

@@ -823,4 +823,23 @@ mod tests {
         let (layers, _) = sent(&mut d);
         assert!(layers[1] > 0 && layers[2] == 0);
     }
+
+    #[test]
+    fn sender_told_to_stop_sends_no_more_data_nor_sess() {
+        let s =
+            NlmSender::try_new(NlmConfig::default(), G1, &[100e3, 100e3, 200e3], 1024, 7, t(0.0), Instant::MAX, false)
+                .unwrap();
+        let info = StartInfo { addr: Addr::new(NodeId(0), 1000), rng: Rng::seed_from_u64(1) };
+        let mut d = crate::testing::Driver::start_with(s, t(0.0), info);
+        d.advance_to(t(2.0));
+        let is_sess = |p: &Packet| matches!(p.header, Header::Nlm(h) if h.kind == NlmHeader::SESS);
+        let sent = d.sent.len();
+        assert!(d.sent.iter().any(|(_, p)| is_sess(p)) && d.sent.iter().any(|(_, p)| !is_sess(p)));
+        assert!(d.agent.poll_timeout().is_some());
+        d.shutdown(t(2.001));
+        assert_eq!(d.agent.poll_timeout(), None);
+        d.advance_to(t(60.0));
+        assert_eq!(d.sent.len(), sent);
+        assert_eq!(d.agent.records.data_sent + d.agent.records.sess_sent, sent as u64);
+    }
 }

@@ -183,6 +183,16 @@ impl Agent for NlmSender {
         (t != Instant::MAX).then_some(t)
     }
 
+    /// Told to stop: NLM (§3) has no message for a sender leaving its session (no SESS says
+    /// the session ends; LMRs and receivers let its state time out), so the sender sends
+    /// nothing more, neither data nor SESS, and disarms its timers. It holds no group.
+    fn handle_shutdown(&mut self, now: Instant) {
+        self.cbr.handle_shutdown(now);
+        self.stop = self.stop.min(now);
+        self.next_sess = Instant::MAX;
+        self.sess_due = false;
+    }
+
     fn poll_event(&mut self) -> Option<AgentEvent> {
         if self.events.is_empty() {
             None

@@ -334,6 +334,15 @@ impl Agent for RlcSender {
     fn poll_timeout(&self) -> Option<Instant> {
         self.timers.next()
     }
+
+    /// Told to stop: RLC (Vicisano et al. §2-§4) has no end-of-session message from the
+    /// sender (receivers see the layers go quiet), so the sender sends nothing more and
+    /// disarms its timer. It holds no group.
+    fn handle_shutdown(&mut self, now: Instant) {
+        self.stop = self.stop.min(now);
+        self.due = None;
+        self.timers.clear();
+    }
 }
 
 castlab_core::timers! {
@@ -770,6 +779,20 @@ mod tests {
         r.shutdown(ms(t + 30));
         assert_eq!(r.events.len(), k + 4);
         assert_eq!(r.agent.records().received.iter().sum::<u64>(), got);
+    }
+
+    #[test]
+    fn told_to_stop_the_sender_sends_nothing_more() {
+        let s = RlcSender::try_new(cfg4(), &groups(4), 7, Instant::ZERO, Instant::MAX).unwrap();
+        let mut d = Driver::start_with(s, Instant::ZERO, info());
+        d.advance_to(ms(2000));
+        let sent = d.sent.len();
+        assert!(sent > 0 && d.agent.poll_timeout().is_some());
+        d.shutdown(ms(2001));
+        assert_eq!(d.agent.poll_timeout(), None);
+        d.advance_to(ms(60_000));
+        assert_eq!(d.sent.len(), sent);
+        assert_eq!(d.agent.sent.iter().sum::<u64>(), sent as u64);
     }
 
     #[test]

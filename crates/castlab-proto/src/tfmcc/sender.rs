@@ -170,6 +170,8 @@ pub struct TfmccSender {
     events: [Option<AgentEvent>; 2],
     receivers: Vec<Addr>,
     records: SenderRecords,
+    /// Told to stop ([`Agent::handle_shutdown`]): feedback is no longer read.
+    stopped: bool,
 }
 
 impl TfmccSender {
@@ -222,6 +224,7 @@ impl TfmccSender {
             events: [None; 2],
             receivers: Vec::new(),
             records: SenderRecords::default(),
+            stopped: false,
         })
     }
 
@@ -637,7 +640,7 @@ impl Agent for TfmccSender {
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
-        if p.flow != self.flow {
+        if p.flow != self.flow || self.stopped {
             return;
         }
         match FeedbackHeader::decode(p) {
@@ -703,6 +706,18 @@ impl Agent for TfmccSender {
 
     fn poll_timeout(&self) -> Option<Instant> {
         self.timers.next()
+    }
+
+    /// Told to stop: RFC 4654's sender (§3.1-§3.7) has no message that ends its session (only
+    /// a receiver leaves, §4.2, by a flag in its feedback), so the sender sends nothing more and
+    /// disarms every timer (sending, feedback rounds, the no-feedback timer, a slowstart
+    /// ramp). It holds no group.
+    fn handle_shutdown(&mut self, now: Instant) {
+        self.stopped = true;
+        self.stop = self.stop.min(now);
+        self.due = false;
+        self.ramp = None;
+        self.timers.clear();
     }
 
     fn poll_event(&mut self) -> Option<AgentEvent> {

@@ -246,6 +246,24 @@ fn sender_starts_at_one_packet_per_rmax_with_no_suppression() {
 }
 
 #[test]
+fn sender_told_to_stop_sends_nothing_more_and_reads_no_feedback() {
+    let mut d = sender();
+    d.advance_to(ms(1200));
+    assert_eq!(d.sent.len(), 3); // one packet per 500 ms (§3.1)
+    assert!(d.agent.poll_timeout().is_some());
+    d.shutdown(ms(1201));
+    assert_eq!(d.agent.poll_timeout(), None);
+    // a report after the stop changes nothing and arms nothing
+    let rate = d.agent.rate_bps();
+    d.packet(ms(1300), &loss_report(rx_addr(1), ms(1300), 1e6, 0));
+    assert_eq!(d.agent.poll_timeout(), None);
+    assert_eq!(d.agent.rate_bps(), rate);
+    d.advance_to(ms(60_000));
+    assert_eq!(d.sent.len(), 3);
+    assert_eq!(d.agent.records().data_sent, 3);
+}
+
+#[test]
 fn sender_case_1_then_case_4_increase_at_most_one_packet_per_rmax() {
     let mut d = sender();
     let a = rx_addr(1);

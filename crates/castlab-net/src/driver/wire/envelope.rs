@@ -6,7 +6,7 @@ use std::net::{SocketAddr, SocketAddrV4};
 
 use castlab_core::{Dest, Instant, Packet};
 
-use super::super::{Driver, Sock};
+use super::super::{Driver, Sock, UID_COUNT_MASK};
 use crate::envelope::{OpenedDatagram, Reject};
 
 impl Driver {
@@ -17,7 +17,7 @@ impl Driver {
         let id = slot.id.0;
         self.next_uid += 1;
         // Unique across the session's processes: the node in the top bits, a count below.
-        p.uid = (slot.addr.node.0 as u64) << 40 | (self.next_uid & ((1 << 40) - 1));
+        p.uid = (slot.addr.node.0 as u64) << 40 | (self.next_uid & UID_COUNT_MASK);
         p.sent_at = Instant::from_nanos(self.epoch_ns.saturating_add(now.as_nanos()));
         let target = match p.dst {
             Dest::Unicast(a) => match (self.table.node(a.node), self.cfg.udp_port(a.port)) {
@@ -99,7 +99,7 @@ impl Driver {
                     self.stats.rejected[Reject::WrongSource as usize] += 1;
                     return;
                 }
-                if !self.epoch_ok(p.src.node, epoch) {
+                if !self.epoch_ok(p.src.node, epoch) || !self.replay_ok(&p, epoch) {
                     return;
                 }
                 self.to_local_time(&mut p);
@@ -133,7 +133,7 @@ impl Driver {
                     self.stats.rejected[Reject::WrongSource as usize] += 1;
                     return;
                 }
-                if !self.epoch_ok(p.src.node, epoch) {
+                if !self.epoch_ok(p.src.node, epoch) || !self.replay_ok(&p, epoch) {
                     return;
                 }
                 self.to_local_time(&mut p);
