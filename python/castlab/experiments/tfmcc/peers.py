@@ -839,7 +839,7 @@ def peers_claims(df: pd.DataFrame, tcp: tuple[str, ...], orders: tuple[str, ...]
             claims.append(claim_over_seeds(
                 at_least, d["lowest_10s_bps"] / fair, f"no-drop-to-zero-{n}-{o}", f"(variant) {label}, {o}: every "
                 f"{WINDOW_S:g} s window after the first {WARM_S:g} s carries more than a tenth of the fair share "
-                f"({fair / 1e3:.0f} kb/s)", DROP_FLOOR, None, "fraction of fair share", kind="variant",
+                f"({fair / 1e3:.0f} kb/s)", DROP_FLOOR, None, "fraction of fair share", kind="variant", worst="min",
                 explanation=f"lowest_10s_bps per seed in {where}"))
             if SCHEMES[n].twin is not None and "twin_share" in d:
                 ratio = d["share"].to_numpy(float) / d["twin_share"].to_numpy(float)
