@@ -696,7 +696,8 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
     """One run per scheme and start order against the kernel TCP flows `tcp` (one per algorithm),
     each in ``ORDER/SCHEME/``, plus the simulated twin in the same order where castlab has one; a
     scheme whose peer is missing gets a row with the reason. Writes ``peers.csv`` (a row per
-    scheme and order; ``share_wK`` and ``twin_share_wK`` are the shares per SHARE_WINDOW_S) and
+    scheme and order; ``share_wK`` and ``twin_share_wK`` are the shares per SHARE_WINDOW_S,
+    ``tcp_ALGO_bps`` and ``twin_tcp_ALGO_bps`` each TCP flow's rate on either side) and
     ``windows.csv`` (the same per window, long)."""
     rows, wins = [], []
     for order in orders:
