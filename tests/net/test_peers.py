@@ -351,3 +351,82 @@ def test_uftp_transfer_then_quick_net_peers_with_two_schemes(tmp_path):
         assert (tmp_path / "peers" / order / name / "sender_rates.csv").exists(), (name, order)
         assert r["tcp_errors"] == "" or pd.isna(r["tcp_errors"]), r["tcp_errors"]
     assert rows[("tfmcc", "tcp-first")]["twin_rate_bps"] > 0 and pd.isna(rows[("norm", "tcp-first")].get("twin_rate_bps"))
+
+
+# ---- the twins recomputed beside a testbed table, and where the two differ
+
+def test_refresh_twins_replaces_the_twin_columns_and_keeps_the_testbed_readings(tmp_path, monkeypatch):
+    # a seed's table as peers_table left it: a castlab scheme with an old twin (share 0.9) and a
+    # third-party one without; the testbed's per-flow TCP rates are only in the runs' case.json
+    old = pd.DataFrame([
+        {"scheme": "rlc", "label": "castlab RLC", "order": "scheme-first", "duration_s": 60.0, "skipped": "",
+         "rate_bps": 30_000.0, "share": 0.1, "loss": 0.1, "twin_rate_bps": 1.0, "twin_share": 0.9, "twin_loss": 0.5,
+         "twin_share_w0": 0.9},
+        {"scheme": "norm", "label": "NORM-CC", "order": "scheme-first", "duration_s": 60.0, "skipped": "",
+         "rate_bps": 20_000.0, "share": 0.2, "loss": 0.0}])
+    old.to_csv(tmp_path / "peers.csv", index=False)
+    pd.DataFrame([{"scheme": "rlc", "order": "scheme-first", "side": "testbed", "window": 0, "window_start_s": 0.0,
+                   "share": 0.1},
+                  {"scheme": "rlc", "order": "scheme-first", "side": "twin", "window": 0, "window_start_s": 0.0,
+                   "share": 0.9}]).to_csv(tmp_path / "windows.csv", index=False)
+    for n in ("rlc", "norm"):
+        (tmp_path / "scheme-first" / n).mkdir(parents=True)
+        (tmp_path / "scheme-first" / n / "case.json").write_text(
+            '{"tcp_means_bps": {"reno": 100000.0, "bbr": 500000.0}}')
+    asked = []
+
+    def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S):
+        asked.append((scheme, seed, duration, tcp, order))
+        if scheme == "norm":
+            return None
+        return {"scheme_mean_bps": 60_000.0, "share": 0.2, "loss": 0.02, "tcp_mean_bps": 300_000.0,
+                "tcp_means_bps": {"reno": 200_000.0, "bbr": 400_000.0}, "shares": {"reno": 0.3, "bbr": 0.15},
+                "window_shares": [0.25, 0.15]}
+
+    monkeypatch.setattr(peers, "twin", fake_twin)
+    df = peers.refresh_twins(tmp_path, 2, 60.0, ("reno", "bbr")).set_index("scheme")
+    assert asked == [("rlc", 2, 60.0, ("reno", "bbr"), "scheme-first"), ("norm", 2, 60.0, ("reno", "bbr"), "scheme-first")]
+    assert df.loc["rlc", "twin_share"] == 0.2 and df.loc["rlc", "twin_loss"] == 0.02
+    assert df.loc["rlc", "twin_tcp_reno_bps"] == 200_000 and df.loc["rlc", "twin_share_bbr"] == 0.15
+    assert df.loc["rlc", "twin_share_w1"] == 0.15
+    # the testbed's readings stay; its TCP flows' rates come from case.json
+    assert df.loc["rlc", "share"] == 0.1 and df.loc["rlc", "tcp_bbr_bps"] == 500_000
+    assert df.loc["norm", "tcp_reno_bps"] == 100_000 and pd.isna(df.loc["norm", "twin_share"])
+    w = pd.read_csv(tmp_path / "windows.csv")
+    assert list(w[w["side"] == "twin"]["share"]) == [0.25, 0.15]
+    assert list(w[w["side"] == "testbed"]["share"]) == [0.1]
+    assert pd.read_csv(tmp_path / "peers.csv").set_index("scheme").loc["rlc", "twin_share"] == 0.2
+
+
+def test_net_vs_sim_compares_each_flow_and_names_its_columns():
+    # two seeds of one scheme: testbed rates 20 and 40 kb/s against the twin's 50 and 50; reno
+    # 150/150 kb/s on both sides, bbr 600/500 against the twin's 400/400
+    rows = [{"scheme": "lesbcc-aimd", "order": "tcp-first", "skipped": "", "rate_bps": r, "twin_rate_bps": 50_000.0,
+             "share": s, "twin_share": 0.2, "loss": l, "twin_loss": 0.04, "tcp_reno_bps": 150_000.0,
+             "twin_tcp_reno_bps": 150_000.0, "tcp_bbr_bps": b, "twin_tcp_bbr_bps": 400_000.0}
+            for r, s, l, b in [(20_000.0, 0.05, 0.1, 600_000.0), (40_000.0, 0.1, 0.2, 500_000.0)]]
+    rows.append({"scheme": "norm", "order": "tcp-first", "skipped": "", "rate_bps": 1.0, "share": 0.1})
+    d = peers.net_vs_sim(pd.DataFrame(rows), ("reno", "bbr"))
+    assert list(d["scheme"]) == ["lesbcc-aimd"] and d.loc[0, "seeds"] == 2
+    assert d.loc[0, "rate_ratio"] == pytest.approx(30 / 50)
+    assert d.loc[0, "share_ratio"] == pytest.approx((0.25 + 0.5) / 2)
+    assert d.loc[0, "loss"] == pytest.approx(0.15)
+    assert d.loc[0, "tcp_reno_ratio"] == pytest.approx(1.0) and d.loc[0, "tcp_bbr_ratio"] == pytest.approx(550 / 400)
+    text = peers.differences(d.iloc[0], ("reno", "bbr"))
+    assert "0.60 of the twin's (rate_bps / twin_rate_bps)" in text
+    assert "15.0% against 4.0% (loss, twin_loss)" in text
+    assert "reno 1.00, bbr 1.38 (tcp_ALGO_bps / twin_tcp_ALGO_bps)" in text
+
+
+def test_twin_reports_each_tcp_flows_rate_beside_the_mean():
+    # the simulated twin (no testbed): two TCP flows and RLC share the 1 Mb/s bottleneck; each
+    # flow's rate is its own (the two flavours differ), they average to the mean the share is
+    # taken against, and with the scheme they fill the link without exceeding it
+    t = peers.twin("rlc", 1, 30.0, ("reno", "bbr"), "tcp-first", lead=2.0)
+    per = t["tcp_means_bps"]
+    assert list(per) == ["reno", "bbr"] and all(v > 0 for v in per.values())
+    assert per["reno"] != per["bbr"]
+    assert t["tcp_mean_bps"] == pytest.approx((per["reno"] + per["bbr"]) / 2)
+    assert t["shares"]["bbr"] == pytest.approx(t["scheme_mean_bps"] / per["bbr"])
+    total = t["scheme_mean_bps"] + per["reno"] + per["bbr"]
+    assert 0.8 * peers.LINK_BPS < total <= 1.01 * peers.LINK_BPS

@@ -609,7 +609,8 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
     kernel's), started in the testbed's `order`: the later side `lead` seconds after the earlier
     (the TCP flows 0.1 s apart), measured for `duration` seconds from the later side's start.
     Returns the scheme's rate and loss at rcv1, its share against the mean TCP flow after the
-    warm-up (the testbed's readings), and its share per SHARE_WINDOW_S."""
+    warm-up (the testbed's readings), each TCP flow's rate and the share against it
+    (``tcp_means_bps``, ``shares``, by algorithm), and its share per SHARE_WINDOW_S."""
     from castlab.experiments.tcp.net import linux_twin_flow
     from castlab.scenario import Scenario
 
@@ -658,7 +659,9 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
         return m, t, (m / t if t > 0 else float("nan"))
 
     m, t, sh = share(warm, duration)
+    tcp_means = {a: rate(f"tcp{k}", warm, duration) for k, a in enumerate(tcp)}
     return {"scheme_mean_bps": m, "loss": float(rows["rcv1"]["loss"]), "tcp_mean_bps": t, "share": sh,
+            "tcp_means_bps": tcp_means, "shares": {a: (m / v if v > 0 else float("nan")) for a, v in tcp_means.items()},
             "window_shares": [share(a, a + SHARE_WINDOW_S)[2] for a in wins]}
 
 
@@ -674,12 +677,27 @@ def _window_cols(prefix: str, shares: list[float]) -> dict:
     return {f"{prefix}{k}": v for k, v in enumerate(shares)}
 
 
+def _twin_cols(t: dict) -> dict:
+    """A twin's columns of peers.csv: the scheme's rate, share and loss, each TCP flow's rate
+    (``twin_tcp_ALGO_bps``) and the share against it (``twin_share_ALGO``), the share per window."""
+    return {"twin_rate_bps": t["scheme_mean_bps"], "twin_share": t["share"], "twin_loss": t["loss"],
+            **{f"twin_tcp_{a}_bps": v for a, v in t["tcp_means_bps"].items()},
+            **{f"twin_share_{a}": v for a, v in t["shares"].items()},
+            **_window_cols("twin_share_w", t["window_shares"])}
+
+
+def _twin_windows(name: str, order: str, t: dict) -> list[dict]:
+    return [{"scheme": name, "order": order, "side": "twin", "window": k, "window_start_s": k * SHARE_WINDOW_S,
+             "share": v} for k, v in enumerate(t["window_shares"])]
+
+
 def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: tuple[str, ...],
                 tb=None, orders: tuple[str, ...] = ORDERS, lead: float = LEAD_S) -> pd.DataFrame:
     """One run per scheme and start order against the kernel TCP flows `tcp` (one per algorithm),
     each in ``ORDER/SCHEME/``, plus the simulated twin in the same order where castlab has one; a
     scheme whose peer is missing gets a row with the reason. Writes ``peers.csv`` (a row per
-    scheme and order; ``share_wK`` and ``twin_share_wK`` are the shares per SHARE_WINDOW_S) and
+    scheme and order; ``share_wK`` and ``twin_share_wK`` are the shares per SHARE_WINDOW_S,
+    ``tcp_ALGO_bps`` and ``twin_tcp_ALGO_bps`` each TCP flow's rate on either side) and
     ``windows.csv`` (the same per window, long)."""
     rows, wins = [], []
     for order in orders:
@@ -694,22 +712,76 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
                            sender_rate_mean_bps=r["sender_rate_mean_bps"], lead_s=r["lead_s"],
                            startup_s=r["startup_s"],
                            **{f"share_{a}": v for a, v in r["shares"].items()},
+                           **{f"tcp_{a}_bps": v for a, v in r["tcp_means_bps"].items()},
                            **_window_cols("share_w", r["window_shares"]),
                            tcp_errors="; ".join(r["tcp_errors"]))
                 wins += [{"scheme": name, "order": order, "side": "testbed", "window": k,
                           "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(r["window_shares"])]
             t = twin(name, seed, duration, tcp, order, lead)
             if t:
-                row.update(twin_rate_bps=t["scheme_mean_bps"], twin_share=t["share"], twin_loss=t["loss"],
-                           **_window_cols("twin_share_w", t["window_shares"]))
-                wins += [{"scheme": name, "order": order, "side": "twin", "window": k,
-                          "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(t["window_shares"])]
+                row.update(_twin_cols(t))
+                wins += _twin_windows(name, order, t)
             rows.append(row)
     df = pd.DataFrame(rows)
     pd.DataFrame(wins, columns=["scheme", "order", "side", "window", "window_start_s", "share"]).to_csv(
         out / "windows.csv", index=False)
     df.to_csv(out / "peers.csv", index=False)
     return df
+
+
+def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...], lead: float = LEAD_S) -> pd.DataFrame:
+    """Recompute the simulated twins of a seed's table in `where` (``peers.csv``, ``windows.csv``
+    and ``ORDER/SCHEME/case.json`` as peers_table left them) without the testbed: every twin
+    column and the twin's rows of windows.csv are replaced by `twin`'s readings, and each TCP
+    flow's testbed rate (``tcp_ALGO_bps``) is filled in from its run's case.json. The testbed's
+    readings are kept as they are. Writes both tables back and returns peers.csv's."""
+    df = pd.read_csv(where / "peers.csv")
+    df = df.drop(columns=[c for c in df.columns if c.startswith("twin_")])
+    wpath = where / "windows.csv"
+    wins = pd.read_csv(wpath) if wpath.exists() else pd.DataFrame(
+        columns=["scheme", "order", "side", "window", "window_start_s", "share"])
+    wins = wins[wins["side"] != "twin"].to_dict("records")
+    rows = []
+    for row in df.to_dict("records"):
+        name, order = row["scheme"], row["order"]
+        case = where / order / name / "case.json"
+        if case.exists():
+            means = json.loads(case.read_text()).get("tcp_means_bps", {})
+            row.update({f"tcp_{a}_bps": float(means[a]) for a in tcp if a in means})
+        t = twin(name, seed, duration, tcp, order, lead)
+        if t:
+            row.update(_twin_cols(t))
+            wins += _twin_windows(name, order, t)
+        rows.append(row)
+    out = pd.DataFrame(rows)
+    pd.DataFrame(wins, columns=["scheme", "order", "side", "window", "window_start_s", "share"]).to_csv(wpath, index=False)
+    out.to_csv(where / "peers.csv", index=False)
+    return out
+
+
+def net_vs_sim(df: pd.DataFrame, tcp: tuple[str, ...]) -> pd.DataFrame:
+    """Where testbed and twin differ, per castlab scheme and start order, as means over the rows
+    (seeds) of peers.csv: the scheme's rate, share and loss on both sides and their ratio (testbed
+    over twin), and each TCP flow's rate on both sides and its ratio. Rows without a twin are
+    left out."""
+    have = [c for c in ("rate_bps", "twin_rate_bps", "share", "twin_share", "loss", "twin_loss") if c in df]
+    if "twin_share" not in df:
+        return pd.DataFrame()
+    d = _ran(df[df["twin_share"].notna()])
+    out = []
+    for (n, o), g in d.groupby(["scheme", "order"], sort=False):
+        m = {c: float(g[c].astype(float).mean()) for c in have}
+        row = {"scheme": n, "order": o, "seeds": len(g), **m,
+               "share_ratio": float(np.mean(g["share"].astype(float) / g["twin_share"].astype(float)))}
+        if "rate_bps" in m and "twin_rate_bps" in m:
+            row["rate_ratio"] = m["rate_bps"] / m["twin_rate_bps"]
+        for a in tcp:
+            tb, tw = f"tcp_{a}_bps", f"twin_tcp_{a}_bps"
+            if tb in g and tw in g:
+                row[tb], row[tw] = float(g[tb].mean()), float(g[tw].mean())
+                row[f"tcp_{a}_ratio"] = row[tb] / row[tw]
+        out.append(row)
+    return pd.DataFrame(out)
 
 
 def _skipped(d: pd.DataFrame) -> pd.Series:
@@ -843,13 +915,30 @@ def peers_claims(df: pd.DataFrame, tcp: tuple[str, ...], orders: tuple[str, ...]
                 explanation=f"lowest_10s_bps per seed in {where}"))
             if SCHEMES[n].twin is not None and "twin_share" in d:
                 ratio = d["share"].to_numpy(float) / d["twin_share"].to_numpy(float)
+                diff = net_vs_sim(d, tcp)
+                why = f"; {differences(diff.iloc[0], tcp)}" if len(diff) else ""
                 claims.append(claim_over_seeds(
                     in_range, ratio, f"net-vs-sim-{n}-{o}", f"(derived) {label}'s share of the mean kernel TCP "
                     f"flow on the testbed is within a factor of {NET_VS_SIM:g} of its simulated twin's under the "
                     f"same order ({o}) and TCP flavours, per seed", 1 / NET_VS_SIM, NET_VS_SIM, None, "ratio",
                     kind="derived", explanation=f"share and twin_share per seed in peers.csv ({o} rows); the share "
-                    f"per window on both sides in windows.csv; the testbed's rates over time in {where}"))
+                    f"per window on both sides in windows.csv; the testbed's rates over time in {where}{why}"))
     return claims
+
+
+def differences(r: pd.Series, tcp: tuple[str, ...]) -> str:
+    """A net_vs_sim row in words: testbed over twin for the scheme's rate and each TCP flow's,
+    the scheme's loss on both sides, each with the peers.csv columns it comes from."""
+    parts = []
+    if np.isfinite(r.get("rate_ratio", np.nan)):
+        parts.append(f"the scheme's rate at rcv1 {r['rate_ratio']:.2f} of the twin's (rate_bps / twin_rate_bps)")
+    if np.isfinite(r.get("loss", np.nan)) and np.isfinite(r.get("twin_loss", np.nan)):
+        parts.append(f"its loss {r['loss']:.1%} against {r['twin_loss']:.1%} (loss, twin_loss)")
+    flows = [f"{a} {r[f'tcp_{a}_ratio']:.2f}" for a in tcp if np.isfinite(r.get(f"tcp_{a}_ratio", np.nan))]
+    if flows:
+        parts.append(f"each TCP flow's rate over the twin's: {', '.join(flows)} (tcp_ALGO_bps / twin_tcp_ALGO_bps)")
+    return ("testbed against twin, means over seeds: " + "; ".join(parts) +
+            "; causes per scheme in docs/real-network.md, 'The testbed against its twin, per scheme'") if parts else ""
 
 
 def run_net_peers(out: Path, seed: int, quick: bool = False, seeds: int = FULL_SEEDS, reuse: bool = False) -> Result:
