@@ -66,7 +66,7 @@ def test_pgmcc_flid_and_webrc_roles_run_against_three_kernel_flows(tmp_path):
         assert row["rate_bps"] > 0 and row["tcp_mean_bps"] > 0, row
         for a in net.TCP:
             assert row[f"share_{a}"] > 0 and np.isfinite(row[f"twin_share_{a}"]) and row[f"twin_share_{a}"] > 0, row
-        s = pd.read_csv(tmp_path / name / "series.csv")
+        s = pd.read_csv(tmp_path / net.ORDER / name / "series.csv")
         total = s["scheme_bps"] + sum(s[f"tcp{k}_{a}_bps"] for k, a in enumerate(net.TCP))
         # IP bytes per second through a tbf at LINK_BPS (its bucket lets a second overshoot a little)
         assert total[1:].max() <= peers.LINK_BPS * 1.15, (name, total.max())
@@ -76,4 +76,4 @@ def test_pgmcc_flid_and_webrc_roles_run_against_three_kernel_flows(tmp_path):
     assert {c.kind for c in r.claims} == {"derived"}
     for f in ("peers.png", "shares.png"):
         assert (tmp_path / f).stat().st_size > 100, f
-    assert os.path.exists(tmp_path / "pgmcc" / "case.json")
+    assert os.path.exists(tmp_path / net.ORDER / "pgmcc" / "case.json")

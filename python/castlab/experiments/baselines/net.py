@@ -21,7 +21,6 @@ runs' seeds (one in the quick and the full form: no interval).
 from __future__ import annotations
 
 import contextlib
-import json
 import shutil
 from pathlib import Path
 
@@ -38,6 +37,9 @@ from castlab.experiments.tfmcc.peers import Scheme, _castlab_rx, _castlab_tx, _n
 #: The kernel flows every scheme runs against, one of each at once.
 TCP = ("reno", "cubic", "bbr")
 QUICK_S, FULL_S = 30.0, 60.0
+#: The start order of every run and its twin (net-peers' orders): the scheme first, the three
+#: kernel flows ``peers.LEAD_S`` later, measured from the moment both run.
+ORDER = "scheme-first"
 
 #: The roles net-peers does not run, in its Scheme shape: the twin's session (kind, config,
 #: receivers' protocol) and the roles' command lines, every setting the protocol's default.
@@ -91,34 +93,6 @@ def _shares_plot(out: Path, df: pd.DataFrame) -> list[str]:
     return files
 
 
-def twin_shares(scheme: str, seed: int, duration: float) -> dict:
-    """The twin's share against each of the three flows (net-peers' twin with per-flow rates)."""
-    from castlab.experiments.tcp.net import linux_twin_flow
-    from castlab.scenario import Scenario
-
-    kind, cfg, proto = peers.SCHEMES[scheme].twin
-    link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": 0.001,  # noqa: E731
-                               "queue_limit": peers.QUEUE_PKTS}
-    session = {"name": "m", "source": "src"}
-    if kind == "layered":
-        session.update(layers=6, base_rate=32e3, packet_size=1000)
-    else:
-        session.update(kind=kind, config=dict(cfg))
-    s = Scenario.from_dict({
-        "name": f"net-baselines twin {scheme}", "duration": duration, "nodes": ["src", "r1", "rcv1", "rcv2"],
-        "links": [link("up", "src", "r1", 100e6), link("b1", "r1", "rcv1", peers.LINK_BPS),
-                  link("b2", "r1", "rcv2", peers.LINK_BPS)],
-        "sessions": [session],
-        "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto} for h in ("rcv1", "rcv2")],
-        "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": 0.1 * k, **linux_twin_flow(a)}
-                for k, a in enumerate(TCP)]})
-    sim = s.build(seed)
-    sim.run(until=duration)
-    rows = {r["name"]: r for r in s.flow_table(sim)}
-    m = float(rows["rcv1"]["mean_rate_bps"])
-    return {f"twin_share_{a}": m / float(rows[f"tcp{k}"]["mean_rate_bps"]) for k, a in enumerate(TCP)}
-
-
 #: What a scheme's row that falls outside the band shows, beside the kernel flows' own rates.
 WHY = {
     "tfmcc": ("castlab's TFMCC on this testbed (no propagation delay; the kernel flows' slow starts fill the "
@@ -137,9 +111,9 @@ WHY = {
 
 def _why(row: dict) -> str:
     flows = ", ".join(f"{a} {row.get('tcp_means', {}).get(a, float('nan')) / 1e3:.0f}" for a in TCP)
-    return (f"{WHY[row['scheme']]}. The kernel flows' own rates differ (kb/s: {flows}; {row['scheme']}/case.json "
-            f"tcp_means_bps), so the ratio over the flow that takes most is the lowest; baselines-net.csv, "
-            f"{row['scheme']}/series.csv")
+    return (f"{WHY[row['scheme']]}. The kernel flows' own rates differ (kb/s: {flows}; baselines-net.csv "
+            f"tcp_ALGO_bps), so the ratio over the flow that takes most is the lowest; baselines-net.csv, "
+            f"{ORDER}/{row['scheme']}/series.csv")
 
 
 def run_net_baselines(out: Path, seed: int, quick: bool = False, only: list[str] | None = None,
@@ -156,9 +130,7 @@ def run_net_baselines(out: Path, seed: int, quick: bool = False, only: list[str]
     if duration is None:
         duration = QUICK_S if quick else FULL_S
     with schemes():
-        df = peers.peers_table(out, seed, duration, names, TCP)
-        tw = [twin_shares(s, seed, duration) for s in df["scheme"]]
-    df = df.assign(**{k: [t[k] for t in tw] for k in tw[0]}) if tw else df
+        df = peers.peers_table(out, seed, duration, names, TCP, orders=(ORDER,))
     df = df.assign(seed=seed)
     df.to_csv(out / "baselines-net.csv", index=False)
     (out / "peers.csv").unlink(missing_ok=True)
@@ -166,7 +138,7 @@ def run_net_baselines(out: Path, seed: int, quick: bool = False, only: list[str]
     claims = []
     for _, r in df.iterrows():
         label = SIM_SCHEMES[r["scheme"]][0]
-        tcp_means = json.loads((out / r["scheme"] / "case.json").read_text())["tcp_means_bps"]
+        tcp_means = {a: float(r.get(f"tcp_{a}_bps", np.nan)) for a in TCP}
         for a in TCP:
             claims.append(claim_over_seeds(
                 in_range, [r.get(f"share_{a}", np.nan)], f"net-share-{r['scheme']}-{a}",
@@ -179,6 +151,8 @@ def run_net_baselines(out: Path, seed: int, quick: bool = False, only: list[str]
     params = {"network": "real", "topology": peers.topology().description, "routers": "kernel (tbf + pfifo, igmpproxy)",
               "duration_s": duration, "warm_up_s": peers.warm_up(duration), "seed": seed,
               "tcp": "one kernel flow per algorithm at once, iperf3 -C " + "/".join(TCP),
-              "twin": "net-peers' twin: the same rates and queues, 1 ms per hop, each kernel flow as Linux runs it",
+              "order": f"{ORDER}: the kernel flows start {peers.LEAD_S:g} s after the scheme's first data",
+              "twin": "net-peers' twin in the same order: the same rates and queues, 1 ms per hop, each kernel flow "
+                      "as Linux runs it",
               "rows": df.to_dict("records")}
     return Result(params, claims, ["baselines-net.csv", *files])
