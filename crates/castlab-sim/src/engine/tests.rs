@@ -214,8 +214,12 @@ fn a_busy_links_alternating_arrives_and_departures_make_two_batches() {
     while let Some((time, ev)) = sim.queue.pop_until(u64::MAX) {
         sim.last_links = [None; OPEN_LINKS];
         let (kind, ids) = match ev {
-            Ev::Link(LinkEv::ArriveBatch { batch }) => ("arrives", sim.batches[batch as usize].iter().map(|m| m.0 .0).collect()),
-            Ev::Link(LinkEv::TxDoneBatch { batch }) => ("departures", sim.batches[batch as usize].iter().map(|m| m.0 .0).collect()),
+            Ev::Link(LinkEv::ArriveBatch { batch }) => {
+                ("arrives", sim.batches[batch as usize].iter().map(|m| m.0 .0).collect())
+            }
+            Ev::Link(LinkEv::TxDoneBatch { batch }) => {
+                ("departures", sim.batches[batch as usize].iter().map(|m| m.0 .0).collect())
+            }
             Ev::Sample { ch } => ("sample", vec![ch.0]),
             other => panic!("{other:?}"),
         };
