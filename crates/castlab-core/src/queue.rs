@@ -185,9 +185,14 @@ enum Disc {
     Red(Box<RedState>),
 }
 
-/// A FIFO of packet references with a discipline. Storage is allocated once, at creation.
+/// A FIFO of packet references with a discipline. Storage starts empty and doubles when full,
+/// never beyond the limit, so its memory follows its high-water mark, not its limit (most
+/// links' queues never come near their limit).
 /// Fields in declaration order (`repr(C)`): what a DropTail arrival touches first, then the
 /// discipline (RED's larger state boxed), 64 bytes in all.
+/// The storage a queue takes at its first packet (then doubled as needed).
+const FIRST_ROOM: usize = 4;
+
 #[derive(Clone, Debug)]
 #[repr(C)]
 pub struct Queue {
@@ -206,7 +211,7 @@ impl Queue {
             QueueConfig::DropTail { .. } => Disc::DropTail,
             QueueConfig::Red(r) => Disc::Red(Box::new(RedState::new(r.clone(), rate_bps))),
         };
-        Queue { buf: VecDeque::with_capacity(limit.min(1 << 20)), limit, disc, plain_avg: 0.0, plain_w: avg_weight }
+        Queue { buf: VecDeque::new(), limit, disc, plain_avg: 0.0, plain_w: avg_weight }
     }
 
     pub fn len(&self) -> usize {
@@ -256,8 +261,22 @@ impl Queue {
         if q >= self.limit {
             return Admit::DropForced;
         }
+        if q == self.buf.capacity() {
+            self.grow();
+        }
         self.buf.push_back(pkt);
         verdict
+    }
+
+    /// Room for more packets: double the storage (at least [`FIRST_ROOM`]), capped at the
+    /// limit, so that growth is amortised and the storage never exceeds the limit. Called
+    /// only when the queue is full and below its limit.
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self) {
+        let len = self.buf.len();
+        let room = len.saturating_mul(2).max(FIRST_ROOM).min(self.limit);
+        self.buf.reserve_exact(room - len);
     }
 
     /// Whether [`Queue::pass_through`] would take a packet now (it changes nothing).
@@ -392,6 +411,44 @@ mod tests {
         assert!(!red.pass_through());
         let mut none = Queue::new(&QueueConfig::DropTail { limit_pkts: 0 }, 1_000_000, 0.002);
         assert!(!none.pass_through());
+    }
+
+    #[test]
+    fn storage_grows_with_the_high_water_mark_never_past_the_limit_in_fifo_order() {
+        let mut q = Queue::new(&QueueConfig::DropTail { limit_pkts: 1000 }, 1_000_000, 0.002);
+        let mut rng = Rng::seed_from_u64(0);
+        assert_eq!(q.buf.capacity(), 0, "nothing reserved before the first packet");
+        // wrap the ring before it grows: pop 3 of 4, then fill past the first room
+        let (mut next_in, mut next_out) = (0u32, 0u32);
+        for _ in 0..4 {
+            assert_eq!(q.arrive(next_in, Instant::ZERO, None, &mut rng), Admit::Enqueued);
+            next_in += 1;
+        }
+        let first = q.buf.capacity();
+        assert!((4..1000).contains(&first), "{first}");
+        for _ in 0..3 {
+            assert_eq!(q.pop(), Some(next_out));
+            next_out += 1;
+        }
+        for _ in 0..20 {
+            assert_eq!(q.arrive(next_in, Instant::ZERO, None, &mut rng), Admit::Enqueued);
+            next_in += 1;
+        }
+        assert_eq!(q.len(), 21);
+        assert!(q.buf.capacity() < 64, "about twice the high-water mark: {}", q.buf.capacity());
+        // fill to the limit: room for exactly the limit, not the next power of two
+        while q.len() < 1000 {
+            assert_eq!(q.arrive(next_in, Instant::ZERO, None, &mut rng), Admit::Enqueued);
+            next_in += 1;
+        }
+        assert_eq!(q.buf.capacity(), 1000);
+        assert_eq!(q.arrive(next_in, Instant::ZERO, None, &mut rng), Admit::DropForced);
+        assert_eq!(q.buf.capacity(), 1000);
+        while let Some(p) = q.pop() {
+            assert_eq!(p, next_out, "first in, first out across the growths");
+            next_out += 1;
+        }
+        assert_eq!(next_out, next_in);
     }
 
     #[test]

@@ -41,6 +41,7 @@
 use castlab_core::{AgentId, ChannelId, Duration, GroupId, Instant, NodeId};
 
 use super::event::{Entry, Ev};
+use super::link::OPEN_LINKS;
 use super::pool::Slot;
 use super::{prefetch, Simulator, AHEAD};
 
@@ -182,7 +183,7 @@ impl Simulator {
         self.seq += 1;
         self.queue.push(Entry { time, seq: self.seq, ev });
         self.seq += k - 1;
-        self.last_link = None;
+        self.last_links = [None; OPEN_LINKS];
     }
 
     /// A live class at node `n` whose interfaces and agents are exactly group `g`'s fan-out

@@ -252,13 +252,19 @@ impl EventQueue {
         self.victim = (self.victim + 1) % OPEN;
     }
 
-    /// The most recently pushed event, in its place in the queue. Only valid while that event
-    /// has not been popped: the caller knows (the simulator asks only about the event of the
-    /// `schedule` call just before, with no pop in between).
+    /// Where the most recently pushed event sits: its run and its index there. The place stays
+    /// the event's until the next pop (a run is cleared and reused only once emptied by pops).
     #[inline]
-    pub(super) fn last_pushed_mut(&mut self) -> &mut Ev {
-        let (r, i) = self.last;
-        &mut self.runs[r as usize].items[i as usize]
+    pub(super) fn last_pushed(&self) -> (u32, u32) {
+        self.last
+    }
+
+    /// The event pushed at place `at` (from [`EventQueue::last_pushed`]). Only valid while no
+    /// pop came since that push: the caller knows (the simulator forgets its places at each
+    /// pop).
+    #[inline]
+    pub(super) fn pushed_mut(&mut self, at: (u32, u32)) -> &mut Ev {
+        &mut self.runs[at.0 as usize].items[at.1 as usize]
     }
 
     /// The earliest event: its time and what happens.

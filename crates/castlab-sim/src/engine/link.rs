@@ -34,26 +34,35 @@ pub(super) enum LinkEv {
         ch: ChannelId,
         pkt: Slot,
     },
-    /// Several `TxDone`s of one time with consecutive `seq`s, in that order (a fan-out's
-    /// copies leaving idle links of one rate): `Simulator::batches` holds their `(ch, pkt)`.
+    /// Several `TxDone`s of one time with no other event of that time between their `seq`s,
+    /// in that order (a fan-out's copies leaving links of one rate): `Simulator::batches` holds their `(ch, pkt)`.
     TxDoneBatch {
         batch: u32,
     },
-    /// Several `Arrive`s of one time with consecutive `seq`s, in that order.
+    /// Several `Arrive`s of one time with no other event of that time between their `seq`s,
+    /// in that order.
     ArriveBatch {
         batch: u32,
     },
 }
 
-/// The latest `TxDone` or `Arrive` pushed (see [`Simulator::schedule_link`]).
+/// A recent `TxDone` or `Arrive` that may still grow into a batch (see
+/// [`Simulator::schedule_link`]).
 #[derive(Clone, Copy)]
 pub(super) struct LastLink {
     time: u64,
+    /// The `seq` of its latest member.
     seq: u64,
     arrive: bool,
     /// Its batch, or `NO_BATCH` while it is a single event.
     batch: u32,
+    /// Where the single event sits in the queue (used when it becomes a batch).
+    at: (u32, u32),
 }
+
+/// How many link events may grow into batches at once: two, for a busy link's departure, which
+/// schedules its packet's `Arrive` and then the next packet's `TxDone`, alternating two times.
+pub(super) const OPEN_LINKS: usize = 2;
 
 const NO_BATCH: u32 = u32::MAX;
 
@@ -296,19 +305,22 @@ impl Simulator {
 
     /// Schedule a `TxDone` (`arrive` false) or an `Arrive` of packet `pkt` on channel `ch`.
     ///
-    /// Link events of one kind scheduled back to back at one time become one batch event:
-    /// a fan-out to idle links of one rate schedules one `TxDone` per copy in a row, each of
-    /// them an `Arrive` in a row. The order stays exactly `(time, seq)`: each member still
-    /// takes its own `seq`, and the members' `seq`s are consecutive (nothing was scheduled
-    /// between them) at one time, so no other event can come between two members; the batch
-    /// sits in the queue at its first member's key and runs its members in order, as their
-    /// own events would have run.
+    /// Link events of one kind at one time become one batch event when no other event of that
+    /// time is scheduled between them: a fan-out to idle links of one rate schedules one
+    /// `TxDone` per copy in a row, each of them an `Arrive` in a row; a fan-out's departures
+    /// from busy links alternate an `Arrive` (one time) and the next packet's `TxDone`
+    /// (another time), two batches at once. The order stays exactly `(time, seq)`: each member
+    /// still takes its own `seq`, and no event of the batch's time has a `seq` between two
+    /// members' (`last_links` holds at most one open batch per time; any other event of that
+    /// time closes it: a link event of the other kind replaces it, any other `schedule`, a
+    /// class event and every pop close all), so the batch sits in the queue at its first
+    /// member's key and runs its members in order, as their own events would have run.
     #[inline(always)]
     pub(super) fn schedule_link(&mut self, at: Instant, arrive: bool, ch: ChannelId, pkt: Slot) {
         let time = at.as_nanos();
-        // the common case inline (the next member of a fan-out's batch), the rest out of line
-        if let Some(l) = &mut self.last_link {
-            if l.seq == self.seq && l.time == time && l.arrive == arrive && l.batch != NO_BATCH {
+        // the common case inline (the next member of a batch), the rest out of line
+        for l in self.last_links.iter_mut().flatten() {
+            if l.time == time && l.arrive == arrive && l.batch != NO_BATCH {
                 self.seq += 1;
                 l.seq = self.seq;
                 self.batches[l.batch as usize].push((ch, pkt));
@@ -326,24 +338,43 @@ impl Simulator {
             let ev = if arrive { Ev::Link(LinkEv::Arrive { ch, pkt }) } else { Ev::Link(LinkEv::TxDone { ch, pkt }) };
             return self.schedule(at, ev);
         }
-        if let Some(l) = self.last_link {
-            if l.seq == self.seq && l.time == time && l.arrive == arrive {
-                self.seq += 1;
-                let batch = if l.batch == NO_BATCH { self.start_batch(arrive) } else { l.batch };
-                self.batches[batch as usize].push((ch, pkt));
-                self.last_link = Some(LastLink { seq: self.seq, batch, ..l });
-                return;
+        // the open link event of this time, if any (at most one)
+        let same_time = self.last_links.iter().position(|l| l.is_some_and(|l| l.time == time));
+        if let Some(i) = same_time {
+            if let Some(l) = self.last_links[i] {
+                if l.arrive == arrive {
+                    self.seq += 1;
+                    let batch = if l.batch == NO_BATCH { self.start_batch(l.at, arrive) } else { l.batch };
+                    self.batches[batch as usize].push((ch, pkt));
+                    self.last_links[i] = Some(LastLink { seq: self.seq, batch, ..l });
+                    return;
+                }
             }
         }
         self.seq += 1;
         let ev = if arrive { Ev::Link(LinkEv::Arrive { ch, pkt }) } else { Ev::Link(LinkEv::TxDone { ch, pkt }) };
         self.queue.push(Entry { time, seq: self.seq, ev });
-        self.last_link = Some(LastLink { time, seq: self.seq, arrive, batch: NO_BATCH });
+        let at = self.queue.last_pushed();
+        // it replaces the open one of its time (of the other kind: closed by this event), else
+        // an empty slot, else the older
+        let i = same_time.unwrap_or_else(|| {
+            let mut oldest = 0;
+            for (k, l) in self.last_links.iter().enumerate() {
+                match (l, self.last_links[oldest]) {
+                    (None, _) => return k,
+                    (Some(a), Some(b)) if a.seq < b.seq => oldest = k,
+                    _ => {}
+                }
+            }
+            oldest
+        });
+        self.last_links[i] = Some(LastLink { time, seq: self.seq, arrive, batch: NO_BATCH, at });
     }
 
-    /// Turn the event pushed last (a `TxDone` or an `Arrive`) into a batch holding it.
+    /// Turn the single link event at `at` in the queue (a `TxDone` or an `Arrive`) into a
+    /// batch holding it.
     #[inline(never)]
-    fn start_batch(&mut self, arrive: bool) -> u32 {
+    fn start_batch(&mut self, at: (u32, u32), arrive: bool) -> u32 {
         let b = match self.batch_free.pop() {
             Some(b) => b,
             None => {
@@ -351,10 +382,10 @@ impl Simulator {
                 (self.batches.len() - 1) as u32
             }
         };
-        let last = self.queue.last_pushed_mut();
+        let last = self.queue.pushed_mut(at);
         let first = match *last {
             Ev::Link(LinkEv::TxDone { ch, pkt } | LinkEv::Arrive { ch, pkt }) => (ch, pkt),
-            _ => unreachable!("the last push was a link event"),
+            _ => unreachable!("an open link event is a single link event"),
         };
         *last = Ev::Link(if arrive { LinkEv::ArriveBatch { batch: b } } else { LinkEv::TxDoneBatch { batch: b } });
         self.batches[b as usize].push(first);

@@ -79,7 +79,7 @@ use crate::routing::Routes;
 use class::{ClassId, Classes};
 use event::{Entry, Ev, EventQueue};
 use fanout::Touch;
-use link::{Channel, LastLink};
+use link::{Channel, LastLink, OPEN_LINKS};
 use multicast::{Group, Mc};
 use pool::{Pool, Slot};
 
@@ -186,8 +186,8 @@ pub struct Simulator {
     /// The `(ch, pkt)` lists of `Ev::TxDoneBatch` / `Ev::ArriveBatch`, reused.
     batches: Vec<Vec<(ChannelId, Slot)>>,
     batch_free: Vec<u32>,
-    /// The link event the latest `schedule` call pushed, while it may still grow into a batch.
-    last_link: Option<LastLink>,
+    /// The link events that may still grow into batches, at most one per time (`schedule_link`).
+    last_links: [Option<LastLink>; OPEN_LINKS],
     /// Batch link events and share fan-out copies' slots (off only in the test that checks
     /// that both give the same run).
     coalesce: bool,
@@ -314,7 +314,7 @@ impl Simulator {
             mc_unreachable: 0,
             batches: Vec::new(),
             batch_free: Vec::new(),
-            last_link: None,
+            last_links: [None; OPEN_LINKS],
             coalesce: true,
             in_sender: 0,
             prefetch_from: PREFETCH_FROM,
@@ -338,7 +338,7 @@ impl Simulator {
     #[inline]
     fn schedule(&mut self, at: Instant, ev: Ev) {
         self.seq += 1;
-        self.last_link = None;
+        self.last_links = [None; OPEN_LINKS];
         self.queue.push(Entry { time: at.as_nanos(), seq: self.seq, ev });
     }
 
@@ -387,7 +387,7 @@ impl Simulator {
             assert!(time >= self.now.as_nanos(), "time went back: {} < {}", time, self.now.as_nanos());
             self.now = Instant::from_nanos(time);
             // a popped event's batch is closed: later link events start their own
-            self.last_link = None;
+            self.last_links = [None; OPEN_LINKS];
             self.stats.events += 1;
             self.dispatch(ev);
             self.drain_dirty();

@@ -5,6 +5,7 @@ use castlab_core::{Duration, GroupId, Instant, NodeId};
 use castlab_proto::rlm::{RlmConfig, RlmReceiver};
 use castlab_proto::{CbrSource, CbrStream, LayeredSink};
 
+use super::link::OPEN_LINKS;
 use super::{ChannelId, Simulator};
 use crate::testext::LayerDropper;
 use crate::{LinkConfig, QueueConfig, RedConfig};
@@ -169,7 +170,7 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
         } else {
             let Some((time, ev)) = sim.queue.pop_until(u64::MAX) else { continue };
             now = time;
-            sim.last_link = None;
+            sim.last_links = [None; OPEN_LINKS];
             let ids: Vec<u32> = match ev {
                 Ev::Link(LinkEv::TxDone { ch, .. } | LinkEv::Arrive { ch, .. }) | Ev::Sample { ch } => vec![ch.0],
                 Ev::Link(LinkEv::TxDoneBatch { batch } | LinkEv::ArriveBatch { batch }) => {
@@ -187,6 +188,51 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
         }
     }
     assert!(batched > 1000, "{batched} batches");
+}
+
+#[test]
+fn a_busy_links_alternating_arrives_and_departures_make_two_batches() {
+    // A fan-out's departures from busy links: each schedules its packet's `Arrive` (time 10)
+    // and then the next packet's `TxDone` (time 20). Five such pairs are two queue entries,
+    // each a batch of five in order; any other event scheduled between them closes both
+    // batches (the members after it start new ones).
+    use super::event::Ev;
+    use super::link::LinkEv;
+    use super::pool::Slot;
+    let mut sim = Simulator::new(1);
+    let (t10, t20) = (Instant::from_nanos(10), Instant::from_nanos(20));
+    for c in 0..5 {
+        sim.schedule_link(t10, true, ChannelId(c), Slot(0));
+        sim.schedule_link(t20, false, ChannelId(100 + c), Slot(0));
+    }
+    sim.schedule(t10, Ev::Sample { ch: ChannelId(50) });
+    for c in 5..7 {
+        sim.schedule_link(t10, true, ChannelId(c), Slot(0));
+        sim.schedule_link(t20, false, ChannelId(100 + c), Slot(0));
+    }
+    let mut popped: Vec<(u64, &str, Vec<u32>)> = Vec::new();
+    while let Some((time, ev)) = sim.queue.pop_until(u64::MAX) {
+        sim.last_links = [None; OPEN_LINKS];
+        let (kind, ids) = match ev {
+            Ev::Link(LinkEv::ArriveBatch { batch }) => {
+                ("arrives", sim.batches[batch as usize].iter().map(|m| m.0 .0).collect())
+            }
+            Ev::Link(LinkEv::TxDoneBatch { batch }) => {
+                ("departures", sim.batches[batch as usize].iter().map(|m| m.0 .0).collect())
+            }
+            Ev::Sample { ch } => ("sample", vec![ch.0]),
+            other => panic!("{other:?}"),
+        };
+        popped.push((time, kind, ids));
+    }
+    let want: Vec<(u64, &str, Vec<u32>)> = vec![
+        (10, "arrives", vec![0, 1, 2, 3, 4]),
+        (10, "sample", vec![50]),
+        (10, "arrives", vec![5, 6]),
+        (20, "departures", vec![100, 101, 102, 103, 104]),
+        (20, "departures", vec![105, 106]),
+    ];
+    assert_eq!(popped, want);
 }
 
 #[test]
