@@ -105,7 +105,11 @@ WHY = {
     "rlc": ("RLC's receivers fall back at the first loss after each climb, as in the simulated rows "
             "(docs/fidelity/baselines.md)"),
     "flid": "FLID-DL's receivers drop levels in every slot with a loss",
-    "webrc": "WEBRC's receivers stay low here as in its twin (twin_share_*); not investigated further",
+    "webrc": ("started before the kernel flows, WEBRC's receivers keep the wave channels they joined on the idle "
+              "link and give them up slowly (at rcv1 946 kb/s 2 s after the TCP flows start, 436 kb/s at 56 s, "
+              "22 % loss, in the run of 2026-11-28), so the kernel flows get a fraction of it; its twin, in the "
+              "same order, stays nearer the band (twin_share_*); why the testbed's receivers leave more slowly "
+              "than the twin's is not investigated"),
 }
 
 
