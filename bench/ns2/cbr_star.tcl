@@ -1,4 +1,4 @@
-# The CBR star of issue 14 for ns-2.35, the same scenario as castlab's engine bench (c)
+# The CBR star for ns-2.35, the same scenario as castlab's engine bench (c)
 # (crates/castlab-sim/benches/engine.rs, `star`):
 #
 #   S --(10 Mb/s)-- R1 --(1.5 Mb/s, DropTail)-- R2 --(10 Mb/s)-- X_i, i = 1..N

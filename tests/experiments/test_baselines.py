@@ -1,4 +1,4 @@
-"""The baselines comparison (issue 42 item 6): its set-ups as built, the readings of one run
+"""The baselines comparison: its set-ups as built, the readings of one run
 against what the links allow, and the quick form through the command line."""
 
 from __future__ import annotations

@@ -470,13 +470,13 @@ REVISIONS += [R("tfmcc-scale", c, "56da62e", "parameter", "access links' DropTai
               for c in _TFMCC_SCALE_CLAIMS]
 
 
-# ---- RFC 4654 on the testbed: net-peers and net-tfmcc-uftp in both start orders (issue 37 item 2).
+# ---- RFC 4654 on the testbed: net-peers and net-tfmcc-uftp in both start orders.
 # Each claim became one per start order (its id gains the order); the verdicts before are those of
 # the last full forms (seeds 1-3, 2026-11-27/28), after those of bench/net_fair.py's full forms
 # (seeds 1-3, 2026-11-28 10:40-11:28 UTC).
 _ORDERS_BEFORE = ("60 s runs; the TCP flows started when UFTP sent its first data, or with castlab's sender "
                   "(the twin's 0.1 s after the scheme)")
-_ORDERS_REASON = ("issue 37 item 2: every scheme, castlab's and third-party, meets its TCP flows in the same "
+_ORDERS_REASON = ("fair set-ups: every scheme, castlab's and third-party, meets its TCP flows in the same "
                   "relation, both orders measured (the scheme 10 s first, TCP 10 s first), 180 s from the moment "
                   "both run with the share per 30 s window; the twins run the same orders")
 _RFC4654_S1 = ("A multicast flow is \"reasonably fair\" if its sending rate is generally within a factor of two of "

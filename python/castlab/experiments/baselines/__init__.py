@@ -26,7 +26,7 @@ READINGS: dict = {}
 
 EXPERIMENTS = [
     experiment(BASELINES_FIGURE),
-    Experiment("net-baselines", "castlab (issue 42): TFMCC, PGMCC, RLM, RLC, FLID-DL, WEBRC", "comparison (testbed)",
+    Experiment("net-baselines", "castlab: TFMCC, PGMCC, RLM, RLC, FLID-DL, WEBRC", "comparison (testbed)",
                "baselines' real-network rows: the six schemes' castlab net roles on a namespace testbed (1 Mb/s tbf) "
                "against one kernel reno, cubic and bbr flow, with simulated twins (root)", run_net_baselines),
 ]

@@ -311,7 +311,7 @@ def _params(quick: bool, seed: int) -> dict:
 
 
 BASELINES_FIGURE = Figure(
-    "baselines", "castlab (issue 42): TFMCC, PGMCC, RLM, RLC, FLID-DL, WEBRC", "comparison",
+    "baselines", "castlab: TFMCC, PGMCC, RLM, RLC, FLID-DL, WEBRC", "comparison",
     "the six multicast congestion-control schemes on one dumbbell (K = 1, 4) and one heterogeneous tree against "
     "Reno, CUBIC and BBR: share, loss, rate over time, fairness among receivers", _cases, _measure, _table, _claims,
     _plot, "baselines.csv", _params, summary=_summary, phase_s=PHASE_S["dumbbell"])

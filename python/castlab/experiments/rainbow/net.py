@@ -47,7 +47,7 @@ PAPER_OVERHEAD = 0.152  # §IV-A.3: the overhead of scenario A-(i)
 OVERHEAD_TOL = 0.15  # ours, decided before the first run: the set-up differs (two fast receivers, TCP beside)
 RATIO_BAND = (0.67, 1.5)  # rainbow-b3's derived ratio-* rule (a factor 1.5 either way), decided before the first run
 TWIN_BAND = (0.67, 1.5)
-#: Issue 37 item 5, declared before its first run: Rainbow's share of the TCP flow on the testbed
+#: Declared before its first run: Rainbow's share of the TCP flow on the testbed
 #: (`tcp-friendly`'s ratio) within a factor of 1.5 of the twin's share in its own window.
 SHARE_VS_SIM = (1 / 1.5, 1.5)
 #: The simulated twin starts its receivers this long after its TCP flow: about the time the

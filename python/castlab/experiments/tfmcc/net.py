@@ -131,7 +131,7 @@ def tfmcc_uftp_claims(df: pd.DataFrame, run_seeds: list[int], algos: tuple[str, 
     """Per start order and TCP algorithm, each on the mean over seeds with its t interval: castlab's
     rate within BAND of UFTP's (derived); each TFMCC and the twin within RFC 4654 §1's factor of two
     of the TCP flow (paper); castlab's testbed share within NET_VS_SIM of its twin's (derived,
-    issue 37 item 5, declared before the first run with the orders)."""
+    declared before the first run with the orders)."""
     def per_seed(impl: str, tcp: str, order: str, col: str) -> list[float]:
         return [float(df[(df["seed"] == s) & (df["impl"] == impl) & (df["tcp"] == tcp) & (df["order"] == order)]
                       [col].iloc[0]) for s in run_seeds]

@@ -48,7 +48,7 @@ DROP_FLOOR = 0.1  # no drop to zero: every 10 s window above a tenth of the fair
 # Seeds of net-peers' full form. Its claims are decided on the mean over them (claim_over_seeds),
 # a rule fixed before the first multi-seed run; quick is one run.
 FULL_SEEDS = 3
-# Start orders (issue 37 item 2): every scheme, castlab's and third-party, meets its TCP flows in
+# Start orders: every scheme, castlab's and third-party, meets its TCP flows in
 # the same relation. `scheme-first`: the TCP flows start LEAD_S after the scheme began sending
 # data; `tcp-first`: the scheme's sender is started LEAD_S after the TCP flows. Either way the
 # measurement (second 0 of series.csv) starts when both run: when the TCP flows start, or when the
@@ -895,7 +895,7 @@ def _read_seed(where: Path, expect: dict) -> Optional[pd.DataFrame]:
 def peers_claims(df: pd.DataFrame, tcp: tuple[str, ...], orders: tuple[str, ...]) -> list:
     """Per scheme and start order: RFC 4654 §1's factor of two against the mean TCP flow and no
     drop to zero (variant), and for a castlab scheme its testbed share within NET_VS_SIM of its
-    twin's (derived, issue 37 item 5); each on the mean over seeds with its t interval."""
+    twin's (derived); each on the mean over seeds with its t interval."""
     fair = LINK_BPS / (len(tcp) + 1)
     claims = []
     for o in orders:
