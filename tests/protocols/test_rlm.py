@@ -146,6 +146,8 @@ def test_windows_online_read_the_same_as_from_arrivals(run300):
     ({"t_max": 1.0}, "t_max"),
     ({"start": -2.0}, "start"),
     ({"member_timeout_intervals": 0}, "member_timeout_intervals"),
+    ({"member_limit": 0}, "member_limit"),
+    ({"member_limit": -1}, "member_limit"),
     ({"control_size_bytes": -5}, "control_size_bytes"),
     ({"session_bandwidth_bps": float("nan")}, "session_bandwidth_bps"),
     ({"data_groups": []}, "data_groups"),

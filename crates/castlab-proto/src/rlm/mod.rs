@@ -118,6 +118,15 @@ pub struct RlmConfig {
     /// (RTCP's member timeout is 5 intervals). The group-size estimate n̂ is 1 (this receiver)
     /// plus the number of distinct other senders of RLM messages heard within that time.
     pub member_timeout_intervals: u32,
+    /// L, the most other members the receiver stores for n̂ (not a paper constant; our choice).
+    /// Up to L current others n̂ is the exact count above; beyond, the member table samples
+    /// the membership by RFC 2762's key and mask (§2, §3) with its binning estimate (§4.2),
+    /// storing at most L (`members.rs`). Default 256: the largest RLM session of castlab's
+    /// experiments and tests has 100 receivers (rlm-fig10, rlm-fig11, rlm-fig12), so none
+    /// samples; L = 256 keeps the table at 6 KB (16-byte
+    /// entries and a 512-slot index), and once sampling the table holds L/2 to L members, so
+    /// n̂'s standard deviation is 6 to 9 % of its mean (RFC 2762 §2.1).
+    pub member_limit: u32,
     /// Size of RLM control packets (join announcements and session messages), bytes.
     pub control_size_bytes: u32,
     /// What the receiver keeps besides its protocol records (not a paper constant; our
@@ -183,6 +192,7 @@ impl Default for RlmConfig {
             session_interval_min: Duration::from_secs(5),
             session_bandwidth_bps: 1600.0,
             member_timeout_intervals: 5,
+            member_limit: 256,
             control_size_bytes: 40,
             record: Record::Summary,
             loss_ratio_in_m: false,
@@ -246,6 +256,7 @@ castlab_core::config_fields!(RlmConfig {
     session_interval_min,
     session_bandwidth_bps,
     member_timeout_intervals,
+    member_limit,
     control_size_bytes,
     record,
     loss_ratio_in_m,
@@ -297,6 +308,9 @@ impl RlmConfig {
         }
         if self.member_timeout_intervals == 0 {
             return bad("member_timeout_intervals", 0.0, "must be >= 1");
+        }
+        if self.member_limit == 0 {
+            return bad("member_limit", 0.0, "must be >= 1");
         }
         if self.windows.iter().any(|w| w.is_zero()) {
             return bad("windows", 0.0, "every window must be positive");
@@ -418,8 +432,9 @@ struct OwnExperiment {
 pub struct RlmMemory {
     /// The receiver's own struct (configuration, state, timers, estimators).
     pub fixed: usize,
-    /// The member table behind the group-size estimate n̂ (one entry per other receiver ever
-    /// heard, an expired one kept to be reused): grows with the session.
+    /// The member table behind the group-size estimate n̂ (one entry per other receiver
+    /// heard, an expired one kept to be reused until room is needed): at most
+    /// `member_limit` entries.
     pub members: usize,
     /// The rows of foreign join announcements heard (`heard_time_ns`, `heard_level`): grow with
     /// the session's experiments, so with the session size times the run's length.
@@ -506,6 +521,7 @@ impl RlmReceiver {
         let t_min = cfg.t_min.as_secs_f64();
         let windows = cfg.windows.iter().map(|w| WorstWindowLoss::new(w.as_nanos())).collect();
         let groups_distinct = data_groups.iter().enumerate().all(|(i, g)| !data_groups[..i].contains(g));
+        let member_limit = cfg.member_limit as usize;
         Ok(RlmReceiver {
             groups_distinct,
             td_s: cfg.detection_init.as_secs_f64(),
@@ -522,7 +538,7 @@ impl RlmReceiver {
             timers: TimerTable::default(),
             own: None,
             foreign_start: vec![None; l + 1],
-            members: Members::default(),
+            members: Members::new(member_limit),
             gap_next: vec![None; l],
             data_source: None,
             joined_at: vec![Instant::ZERO; l],
@@ -582,8 +598,9 @@ impl RlmReceiver {
         self.timers.get(RlmTimer::Session)
     }
     /// Estimated number of receivers n̂ (this one included), as of the last update.
+    /// Exact up to `member_limit` other receivers, RFC 2762's sampled estimate beyond.
     pub fn receivers_estimate(&self) -> u32 {
-        1 + self.members.current() as u32
+        1 + self.members.estimate().min(u64::from(u32::MAX - 1)) as u32
     }
     /// The effective `T_max`: `t_max · n̂` when scaling, else `t_max` (§3.5).
     pub fn t_max_effective(&self) -> Duration {
@@ -1046,7 +1063,7 @@ impl RlmReceiver {
             return; // our own message, back down the tree
         }
         if !self.members.heard(p.src, now) {
-            self.records.ignored += 1; // the member table is full (u32::MAX - 1 members)
+            self.records.ignored += 1; // the member table can neither store nor sample it
         }
         match h.kind {
             RlmKind::Join => {
@@ -1074,6 +1091,7 @@ impl Agent for RlmReceiver {
         }
         self.started = true;
         self.addr = info.addr;
+        self.members.set_key(info.addr);
         self.rng = info.rng;
         self.events.push_back(AgentEvent::Join(self.control_group));
         self.add_layer(now); // level 1: the base layer
@@ -1910,6 +1928,38 @@ mod tests {
         let t = r.fire_session();
         let d = secs(r.d.agent.session_deadline().unwrap() - t);
         assert!((2.5..7.5).contains(&d), "{d}");
+    }
+
+    /// n̂ is the exact count up to `member_limit` others and RFC 2762's sampled estimate
+    /// beyond, the member table's bytes bounded by the limit, and a foreign announcement is
+    /// heard whether or not its sender is sampled.
+    #[test]
+    fn the_group_estimate_is_exact_up_to_the_member_limit_and_sampled_beyond() {
+        let mut r = Rig::new();
+        let limit = r.d.agent.config().member_limit;
+        assert_eq!(limit, 256);
+        for i in 0..limit {
+            r.control(at(0.1 + f64::from(i) * 1e-4), other(i), RlmHeader::SESSION, 1);
+            assert_eq!(r.d.agent.receivers_estimate(), i + 2);
+        }
+        // 256 entries of 16 bytes and an index of 512 4-byte slots (at most 3/4 full)
+        let most = 256 * 16 + 512 * 4;
+        assert!(r.d.agent.memory().members <= most, "{:?}", r.d.agent.memory());
+        for i in limit..5000 {
+            r.control(at(0.2 + f64::from(i) * 1e-5), other(i), RlmHeader::SESSION, 1);
+            assert!(r.d.agent.memory().members <= most, "{:?}", r.d.agent.memory());
+        }
+        // 5,000 others: within 5 standard deviations of the binomial sampling (members.rs)
+        let m = r.d.agent.members.bits();
+        assert!(m > 0);
+        let sd = (5000.0 * ((1u64 << m) - 1) as f64).sqrt();
+        let n = f64::from(r.d.agent.receivers_estimate());
+        assert!((n - 5001.0).abs() <= 5.0 * sd, "n̂ {n} with {m} bits");
+        let heard = r.d.agent.records.heard_level.len();
+        for i in 5000..5020 {
+            r.control(at(0.3 + f64::from(i) * 1e-5), other(i), RlmHeader::JOIN, 2);
+        }
+        assert_eq!(r.d.agent.records.heard_level.len(), heard + 20);
     }
 
     /// Drive a rig through a run with losses, experiments and a foreign announcement.
