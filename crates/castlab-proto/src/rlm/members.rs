@@ -80,23 +80,26 @@ impl Member {
     }
 }
 
-/// Other receivers heard from (or a sample of them), numbered in the order stored.
+/// Other receivers heard from (or a sample of them), numbered in the order stored. In order
+/// (`repr(C)`): what a lookup reads first (the key and mask that may reject the sender, then
+/// the index), so that the receiver can keep them in its first cache line.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(super) struct Members {
-    /// Member number → the member.
-    all: Vec<Member>,
+    /// K, the hash of this receiver's own address (RFC 2762 §2: "usually derived from the
+    /// SSRC of the user who is performing the sampling").
+    key: u64,
+    /// m, the bits in the mask (RFC 2762 §2).
+    bits: u32,
     /// Open addressing with linear probing over a power-of-two length, at most 3/4 full: a
     /// member number or [`EMPTY`].
     slots: Vec<u32>,
+    /// Member number → the member.
+    all: Vec<Member>,
     /// Members stored and not expired.
     current: usize,
     /// Σ 2^bin over the current members: RFC 2762 §4.2's L(t), this receiver not included.
     estimate: u64,
-    /// m, the bits in the mask (RFC 2762 §2).
-    bits: u32,
-    /// K, the hash of this receiver's own address (RFC 2762 §2: "usually derived from the
-    /// SSRC of the user who is performing the sampling").
-    key: u64,
     /// L, the most members stored.
     limit: usize,
 }
@@ -148,6 +151,11 @@ impl Members {
     pub(super) fn stored(&self) -> usize {
         self.all.len()
     }
+
+    /// The bytes from the start of the table to the end of its index's handle: what a
+    /// lookup reads before the index itself.
+    #[cfg(test)]
+    pub(super) const HOT_BYTES: usize = std::mem::offset_of!(Members, slots) + std::mem::size_of::<Vec<u32>>();
 
     /// Bytes of its tables (allocated capacity).
     pub(super) fn heap_bytes(&self) -> usize {

@@ -457,18 +457,33 @@ impl RlmMemory {
 }
 
 /// An RLM receiver (§3). See the module documentation.
+///
+/// Laid out in order (`repr(C)`) from a cache line's start (`align(64)`): every control packet
+/// of the session reaches every receiver, and with 10^4 receivers their state fits no cache,
+/// so what a control packet reads comes first, in the first line: the flags and group that
+/// route it, the own address, and the member table's key, mask and index (`members`), which
+/// reject a sender not sampled without reading anything else.
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct RlmReceiver {
-    cfg: RlmConfig,
-    data_groups: Vec<GroupId>,
     control_group: GroupId,
-    /// No group carries two layers (then a packet's layer field can pick its layer directly).
-    groups_distinct: bool,
-    addr: Addr,
-    rng: Rng,
     started: bool,
     /// Told to stop ([`Agent::handle_shutdown`]): every group left, nothing armed.
     stopped: bool,
+    /// The last packet queued nothing and left the deadline as it was (`quiet_after_packet`).
+    quiet: bool,
+    /// `cfg.trace.on()`, beside the rest of what a join announcement reads.
+    trace_heard: bool,
+    addr: Addr,
+    /// Other members heard from, and when last heard.
+    members: Members,
+    /// Start (arrival of the announcement) of the latest foreign experiment per level.
+    foreign_start: Vec<Option<Instant>>,
+    cfg: RlmConfig,
+    data_groups: Vec<GroupId>,
+    /// No group carries two layers (then a packet's layer field can pick its layer directly).
+    groups_distinct: bool,
+    rng: Rng,
     state: RlmState,
     /// N, the current level of subscription (layers 1..N).
     level: u32,
@@ -479,10 +494,6 @@ pub struct RlmReceiver {
     sd_s: f64,
     timers: TimerTable<RlmTimer>,
     own: Option<OwnExperiment>,
-    /// Start (arrival of the announcement) of the latest foreign experiment per level.
-    foreign_start: Vec<Option<Instant>>,
-    /// Other members heard from, and when last heard.
-    members: Members,
     /// Next expected sequence number per layer (None until the first packet after a join).
     gap_next: Vec<Option<u64>>,
     /// The node the data comes from (its last data packet's), whose restart resets `gap_next`.
@@ -500,8 +511,6 @@ pub struct RlmReceiver {
     windows: Vec<WorstWindowLoss>,
     out: VecDeque<Packet>,
     events: VecDeque<AgentEvent>,
-    /// The last packet queued nothing and left the deadline as it was (`quiet_after_packet`).
-    quiet: bool,
     pub records: RlmRecords,
 }
 
@@ -523,6 +532,7 @@ impl RlmReceiver {
         let groups_distinct = data_groups.iter().enumerate().all(|(i, g)| !data_groups[..i].contains(g));
         let member_limit = cfg.member_limit as usize;
         Ok(RlmReceiver {
+            trace_heard: cfg.trace.on(),
             groups_distinct,
             td_s: cfg.detection_init.as_secs_f64(),
             sd_s: cfg.detection_dev_init.as_secs_f64(),
@@ -1074,7 +1084,7 @@ impl RlmReceiver {
                 }
                 // §3.4: note the experiment's start time for its level.
                 self.foreign_start[k as usize] = Some(now);
-                if self.cfg.trace.on() {
+                if self.trace_heard {
                     self.records.heard_time_ns.push(now.as_nanos());
                     self.records.heard_level.push(k);
                 }
@@ -1130,6 +1140,15 @@ impl Agent for RlmReceiver {
     }
 
     fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        // A control packet of the session (what `on_packet` gives to `on_control`) queues
+        // nothing and sets no timer: quiet, read from the first cache line (see the struct).
+        if let Header::Rlm(h) = p.header {
+            if self.started && !self.stopped && p.group() == Some(self.control_group) {
+                self.on_control(now, p, &h);
+                self.quiet = true;
+                return;
+            }
+        }
         // a driver polled after the previous call, or skipped the polls of a quiet one: either
         // way it has seen this deadline
         let deadline = self.timers.next();
@@ -1928,6 +1947,23 @@ mod tests {
         let t = r.fire_session();
         let d = secs(r.d.agent.session_deadline().unwrap() - t);
         assert!((2.5..7.5).contains(&d), "{d}");
+    }
+
+    #[test]
+    fn what_a_control_packet_reads_lies_in_the_first_cache_line() {
+        use std::mem::{align_of, offset_of, size_of};
+        assert_eq!(align_of::<RlmReceiver>(), 64);
+        for end in [
+            offset_of!(RlmReceiver, control_group) + size_of::<GroupId>(),
+            offset_of!(RlmReceiver, started) + 1,
+            offset_of!(RlmReceiver, stopped) + 1,
+            offset_of!(RlmReceiver, quiet) + 1,
+            offset_of!(RlmReceiver, trace_heard) + 1,
+            offset_of!(RlmReceiver, addr) + size_of::<Addr>(),
+            offset_of!(RlmReceiver, members) + Members::HOT_BYTES,
+        ] {
+            assert!(end <= 64, "{end}");
+        }
     }
 
     /// n̂ is the exact count up to `member_limit` others and RFC 2762's sampled estimate
