@@ -123,9 +123,9 @@ pub struct RlmConfig {
     /// the membership by RFC 2762's key and mask (§2, §3) with its binning estimate (§4.2),
     /// storing at most L (`members.rs`). Default 256: the largest RLM session of castlab's
     /// experiments and tests has 100 receivers (rlm-fig10, rlm-fig11, rlm-fig12), so none
-    /// samples; L = 256 keeps the table at 6 KB (16-byte
-    /// entries and a 512-slot index), and once sampling the table holds L/2 to L members, so
-    /// n̂'s standard deviation is 6 to 9 % of its mean (RFC 2762 §2.1).
+    /// samples; L = 256 keeps the table at 6 KB (16-byte entries and a 512-slot index), and
+    /// once sampling the table holds about L/2 to L members, so n̂'s standard deviation is
+    /// about 6 to 9 % of its mean (RFC 2762 §2.1).
     pub member_limit: u32,
     /// Size of RLM control packets (join announcements and session messages), bytes.
     pub control_size_bytes: u32,
@@ -472,7 +472,7 @@ pub struct RlmReceiver {
     stopped: bool,
     /// The last packet queued nothing and left the deadline as it was (`quiet_after_packet`).
     quiet: bool,
-    /// `cfg.trace.on()`, beside the rest of what a join announcement reads.
+    /// `cfg.trace.on()`, in the first line with the rest of what a control packet reads.
     trace_heard: bool,
     addr: Addr,
     /// Other members heard from, and when last heard.
