@@ -217,7 +217,8 @@ def run_net_tfmcc_uftp(out: Path, seed: int, quick: bool = False, seeds: int = F
               "queue_pkts": QUEUE_PKTS, "seeds": run_seeds,
               "decided_on": "one run" if quick else f"the mean over {len(run_seeds)} seeds (95 % t interval)",
               "uftp": "uftp -C tfmcc -x 4 -L (rate per feedback), -t hop count + 1, "
-              "-M/-P in 239/8, a file never finished inside the run; uftpd -d on rcv1 and rcv2",
+              "-M/-P in 239/8, -H rcv1's and rcv2's client IDs (a closed group) with -s 50 announce rounds, "
+              "a file never finished inside the run; uftpd -d -U ID on rcv1 and rcv2",
               "uftp_loss_event_rate": "not in UFTP's log: loss is the counters' packet loss",
               "tcp": "one kernel flow per run, iperf3 -C ALGO, the namespace's default named reno",
               "rows": df.to_dict("records")}

@@ -177,6 +177,14 @@ def _tfmcc_rates(c: Ctx) -> Optional[pd.DataFrame]:
 UFTP_PUB = "239.255.91.1"
 UFTP_PRIV = "239.255.92.1"
 UFTP_PORT = 6010
+#: Each receiver's client ID (uftpd -U) and the server's closed group of them (uftp -H): the server
+#: waits for every listed client, so a receiver whose ANNOUNCE sat behind a full queue is not left
+#: out of the session (the open group ends its announce phase on the clients it has heard).
+UFTP_CLIENTS = {"rcv1": "0x00000001", "rcv2": "0x00000002"}
+#: uftp -s: rounds of its announce phase (the man page's 10-50, default 20), each 3 GRTT. Once the
+#: receiver without TCP has registered the GRTT is its 10 ms, so 50 rounds give a receiver behind
+#: a queue of 0.6 s (net-peers' pfifo full) about 1.5 s to answer instead of 0.6 s.
+UFTP_ROBUST = 50
 
 
 def _uftp_needs() -> Optional[str]:
@@ -188,7 +196,8 @@ def _uftp_rx(c: Ctx, host: str, node: int) -> list:
     d = c.out / f"uftpd_{host}"
     d.mkdir(exist_ok=True)
     # -d: in the foreground (its pid is the one tracked); files land in a directory of the run's
-    return ["uftpd", "-d", "-D", d, "-M", UFTP_PUB, "-p", UFTP_PORT, "-L", c.logs / f"uftpd_{host}.log", "-x", 2]
+    return ["uftpd", "-d", "-D", d, "-M", UFTP_PUB, "-p", UFTP_PORT, "-L", c.logs / f"uftpd_{host}.log", "-x", 2,
+            "-U", UFTP_CLIENTS[host]]
 
 
 def udp_bound(tb, node: str, port: int) -> bool:
@@ -211,7 +220,8 @@ def _uftp_tx(c: Ctx) -> list:
         fh.truncate(int(c.duration * LINK_BPS / 8 * 1.5))
     tb = c.tb
     return ["uftp", "-C", "tfmcc", "-x", 4, "-L", c.out / "uftp.log", "-t", c.ttl, "-M", UFTP_PUB, "-P", UFTP_PRIV,
-            "-p", UFTP_PORT, "-I", tb.addr(tb.topo.source), "-Y", "none", f]
+            "-p", UFTP_PORT, "-I", tb.addr(tb.topo.source), "-Y", "none", "-H", ",".join(UFTP_CLIENTS.values()),
+            "-s", UFTP_ROBUST, f]
 
 
 def uftp_rate_log(path: Path) -> pd.DataFrame:
