@@ -301,12 +301,18 @@ SCHEMES = {
 #: Ablations, in neither experiment's table: castlab's TFMCC with one RFC 4654 departure switched
 #: on at its receivers and sender, run by hand (bench/net_fair.py) in run_case's set-up beside the
 #: default. `windows_over_rmax` counts the receive rate over max(R, R_max) instead of §4.3.4's k·R,
-#: as UFTP counts it over its group RTT (docs/fidelity/tfmcc.md, T9).
+#: as UFTP counts it over its group RTT (docs/fidelity/tfmcc.md, T9). `-first-uftp` adds UFTP's
+#: first loss interval (§5.6's l_0 with X_recv in bytes/s, truncated): both of UFTP's departures.
 ABLATIONS = {s.name: s for s in [
     Scheme("tfmcc-windows-rmax", "castlab TFMCC, windows over max(R, R_max)",
            ("tfmcc", {"packet_size": 1000, "windows_over_rmax": True}, "tfmcc"), _none,
            _castlab_rx("tfmcc-receiver", "--config", "windows_over_rmax=true"),
            _castlab_tx("tfmcc-source", "--config", "windows_over_rmax=true"), _tfmcc_rates),
+    Scheme("tfmcc-windows-rmax-first-uftp", "castlab TFMCC, windows over max(R, R_max), UFTP's first interval",
+           ("tfmcc", {"packet_size": 1000, "windows_over_rmax": True, "first_interval": "uftp"}, "tfmcc"), _none,
+           _castlab_rx("tfmcc-receiver", "--config", "windows_over_rmax=true", "--config", "first_interval=uftp"),
+           _castlab_tx("tfmcc-source", "--config", "windows_over_rmax=true", "--config", "first_interval=uftp"),
+           _tfmcc_rates),
 ]}
 
 
