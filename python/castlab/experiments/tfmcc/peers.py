@@ -178,8 +178,9 @@ UFTP_PUB = "239.255.91.1"
 UFTP_PRIV = "239.255.92.1"
 UFTP_PORT = 6010
 #: Each receiver's client ID (uftpd -U) and the server's closed group of them (uftp -H): the server
-#: waits for every listed client, so a receiver whose ANNOUNCE sat behind a full queue is not left
-#: out of the session (the open group ends its announce phase on the clients it has heard).
+#: announces until every listed client has registered (or its UFTP_ROBUST rounds run out), so a
+#: receiver whose ANNOUNCE sat behind a full queue is not left out while another registers at once
+#: (an open group runs its rounds on the clients it has heard and refuses later ones).
 UFTP_CLIENTS = {"rcv1": "0x00000001", "rcv2": "0x00000002"}
 #: uftp -s: rounds of its announce phase (the man page's 10-50, default 20), each 3 GRTT. Once the
 #: receiver without TCP has registered the GRTT is its 10 ms, so 50 rounds give a receiver behind
@@ -208,7 +209,7 @@ def udp_bound(tb, node: str, port: int) -> bool:
 
 
 def _uftp_sending(c: Ctx) -> bool:
-    # after its announce phase (about 20 rounds of its GRTT) UFTP logs the file it starts sending
+    # after its announce phase (until both receivers have registered) UFTP logs the file it sends
     p = c.out / "uftp.log"
     return p.exists() and "Sending file" in p.read_text(errors="replace")
 
