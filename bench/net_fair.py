@@ -4,6 +4,13 @@ seeds in parallel processes, then the claims decided over all seeds as `castlab 
     python bench/net_fair.py net-tfmcc-uftp OUT [--seeds 1-3]
     python bench/net_fair.py net-peers OUT --seeds 1
     python bench/net_fair.py tfmcc-windows-rmax OUT --seeds 1
+    python bench/net_fair.py net-peers OUT --seeds 1-3 --schemes uftp --orders tcp-first
+
+The fourth form reruns a selection of net-peers' cases (schemes, start orders; in net-tfmcc-uftp
+`tfmcc` or `uftp` against every TCP flavour) in seed tables a full run left in OUT (a copy: the
+cases' directories are replaced and the old ones kept in OUT/seed-K/replaced/), replaces their
+rows in each seed's table and windows.csv, and decides
+the claims over every seed's table as the full form does; its record is OUT/bench_rerun.json.
 
 The third form runs an ablation of `peers.ABLATIONS` in net-tfmcc-uftp's cases (one TCP flow per
 kernel algorithm, both start orders, a process per seed and order) with its twin, and writes
@@ -52,12 +59,60 @@ def _ablation(name: str, where: Path, seed: int, order: str) -> None:
     pd.DataFrame(rows).to_csv(where / f"ablation-{order}.csv", index=False)
 
 
-def _one(name: str, out: Path, seed: int, order: str | None = None) -> None:
+def _rerun(name: str, where: Path, seed: int, schemes: list[str], orders: list[str]) -> None:
+    """Run the cases `schemes` x `orders` of net-peers (or of net-tfmcc-uftp: "tfmcc", "uftp",
+    against each TCP flavour) again for the seed table in `where` and put them in its place: each
+    case's directory (the old one moved to ``replaced/``) and its rows of the table (in their
+    place) and of windows.csv."""
+    import shutil
+
+    import pandas as pd
+
+    from castlab.experiments.tfmcc import net, peers
+
+    table = "peers.csv" if name == "net-peers" else "tfmcc_uftp.csv"
+    if not (where / table).exists():
+        raise SystemExit(f"{where}/{table}: no table of a full run to rerun cases in")
+    scratch = where / "rerun"
+    shutil.rmtree(scratch, ignore_errors=True)
+    if name == "net-peers":
+        new = peers.peers_table(scratch, seed, peers.FULL_DURATION_S, schemes, peers.TCP_ALGOS, orders=tuple(orders))
+        key, dirs = ["scheme", "order"], [(o, n) for o in orders for n in schemes]
+        picked = lambda w: w["scheme"].isin(schemes) & w["order"].isin(orders)
+    else:
+        new = net.tfmcc_uftp_table(scratch, seed, peers.FULL_DURATION_S, peers.TCP_ALGOS, tuple(orders),
+                                   impls=tuple(schemes))
+        key, dirs = ["impl", "tcp", "order"], [(o, f"{n}_{a}") for o in orders for n in schemes for a in peers.TCP_ALGOS]
+        names = ["castlab" if n == "tfmcc" else n for n in schemes]
+        picked = lambda w: w["impl"].isin(names) & w["order"].isin(orders)
+    fresh = {tuple(r[k] for k in key): r for r in new.to_dict("records")}
+    old = pd.read_csv(where / table)
+    had = {tuple(r[k] for k in key) for r in old.to_dict("records")}
+    rows = [fresh.get(tuple(r[k] for k in key), r) for r in old.to_dict("records")]
+    rows += [r for k, r in fresh.items() if k not in had]
+    wins = pd.read_csv(where / "windows.csv")
+    wins = pd.concat([wins[~picked(wins)], pd.read_csv(scratch / "windows.csv")], ignore_index=True)
+    for o, d in dirs:
+        if (where / o / d).exists():
+            (where / "replaced" / o).mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(where / "replaced" / o / d, ignore_errors=True)
+            (where / o / d).rename(where / "replaced" / o / d)
+        (where / o).mkdir(parents=True, exist_ok=True)
+        (scratch / o / d).rename(where / o / d)
+    shutil.rmtree(scratch)
+    wins.to_csv(where / "windows.csv", index=False)
+    pd.DataFrame(rows, columns=list(dict.fromkeys([*old.columns, *new.columns]))).to_csv(where / table, index=False)
+
+
+def _one(name: str, out: Path, seed: int, order: str | None = None, schemes: list[str] | None = None,
+         orders: list[str] | None = None) -> None:
     from castlab.experiments.tfmcc import net, peers
 
     where = out / f"seed-{seed}"
     where.mkdir(parents=True, exist_ok=True)
-    if name in peers.ABLATIONS:
+    if schemes:
+        _rerun(name, where, seed, schemes, orders or list(peers.ORDERS))
+    elif name in peers.ABLATIONS:
         _ablation(name, where, seed, order or peers.ORDERS[0])
     elif name == "net-peers":
         peers.peers_table(where, seed, peers.FULL_DURATION_S, list(peers.SCHEMES), peers.TCP_ALGOS)
@@ -81,39 +136,57 @@ def main(argv=None) -> int:
     ap.add_argument("experiment", help="net-peers, net-tfmcc-uftp, or an ablation's name (peers.ABLATIONS)")
     ap.add_argument("out", type=Path)
     ap.add_argument("--seeds", default="1-3", help="consecutive seeds, e.g. 1-3 or 2 (default 1-3)")
+    ap.add_argument("--schemes", help="rerun only these schemes' cases (comma-separated; net-tfmcc-uftp: tfmcc, "
+                    "uftp) in the seed tables of a full run in OUT")
+    ap.add_argument("--orders", help="with --schemes: only in these start orders (comma-separated; default both)")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--order", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    from castlab.experiments.tfmcc.peers import ABLATIONS, ORDERS
+    a.out = a.out.resolve()  # the peers' own programs (uftpd -D) take absolute paths only
+    from castlab.experiments.tfmcc.peers import ABLATIONS, ORDERS, SCHEMES
 
     ablation = a.experiment in ABLATIONS
     if not ablation and a.experiment not in ("net-peers", "net-tfmcc-uftp"):
         ap.error(f"experiment: net-peers, net-tfmcc-uftp or one of {', '.join(ABLATIONS)}")
+    schemes = a.schemes.split(",") if a.schemes else None
+    orders = a.orders.split(",") if a.orders else None
+    if orders and not schemes:
+        ap.error("--orders: only with --schemes")
+    if schemes and ablation:
+        ap.error("--schemes: net-peers or net-tfmcc-uftp")
+    allowed = SCHEMES if a.experiment == "net-peers" else ("tfmcc", "uftp")
+    if schemes and not set(schemes) <= set(allowed):
+        ap.error(f"--schemes: of {', '.join(allowed)}")
+    if orders and not set(orders) <= set(ORDERS):
+        ap.error(f"--orders: of {', '.join(ORDERS)}")
     if a.one is not None:
-        _one(a.experiment, a.out, a.one, a.order)
+        _one(a.experiment, a.out, a.one, a.order, schemes, orders)
         return 0
     lo, _, hi = a.seeds.partition("-")
     seeds = list(range(int(lo), int(hi or lo) + 1))
     if not seeds:
         ap.error("--seeds: no seed")
     a.out.mkdir(parents=True, exist_ok=True)
-    rec = {"experiment": a.experiment, "seeds": seeds, "started": _now(), "load": []}
+    rec = {"experiment": a.experiment, "seeds": seeds, "started": _now(), "load": [],
+           **({"rerun": {"schemes": schemes, "orders": orders or list(ORDERS)}} if schemes else {})}
+    bench = "bench_rerun.json" if schemes else "bench.json"  # a rerun keeps the full run's record
     t0 = time.monotonic()
     procs = {}
     for s in seeds:
         for o in ORDERS if ablation else [None]:
             done = f"ablation-{o}.csv" if ablation else ("peers.csv" if a.experiment == "net-peers" else "tfmcc_uftp.csv")
-            if (a.out / f"seed-{s}" / done).exists():
+            if not schemes and (a.out / f"seed-{s}" / done).exists():
                 continue  # kept from an earlier run; _decide reads it
             tail = ["--order", o] if o else []
-            log = open(a.out / f"seed-{s}{'-' + o if o else ''}.log", "w")
+            tail += ["--schemes", a.schemes, *(["--orders", a.orders] if a.orders else [])] if schemes else []
+            log = open(a.out / f"seed-{s}{'-' + o if o else ''}{'-rerun' if schemes else ''}.log", "w")
             procs[f"{s}{'-' + o if o else ''}"] = subprocess.Popen(
                 [sys.executable, __file__, a.experiment, str(a.out), "--one", str(s), *tail],
                 stdout=log, stderr=subprocess.STDOUT)
     try:
         while any(p.poll() is None for p in procs.values()):
             rec["load"].append([round(time.monotonic() - t0), *os.getloadavg()])
-            (a.out / "bench.json").write_text(json.dumps(rec, indent=1))
+            (a.out / bench).write_text(json.dumps(rec, indent=1))
             time.sleep(30)
     finally:
         for p in procs.values():  # only the processes started here, by their pid
@@ -121,7 +194,7 @@ def main(argv=None) -> int:
                 p.terminate()
                 p.wait(timeout=60)
     rec.update(ended=_now(), wall_s=time.monotonic() - t0, exit={s: p.returncode for s, p in procs.items()})
-    (a.out / "bench.json").write_text(json.dumps(rec, indent=1))
+    (a.out / bench).write_text(json.dumps(rec, indent=1))
     if any(p.returncode != 0 for p in procs.values()):
         print(f"a seed's process failed: {rec['exit']} (OUT/seed-K.log)", file=sys.stderr)
         return 1

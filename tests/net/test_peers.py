@@ -353,6 +353,51 @@ def test_uftp_transfer_then_quick_net_peers_with_two_schemes(tmp_path):
     assert rows[("tfmcc", "tcp-first")]["twin_rate_bps"] > 0 and pd.isna(rows[("norm", "tcp-first")].get("twin_rate_bps"))
 
 
+@root
+@_need("uftp")
+def test_uftp_registers_the_receiver_behind_the_tcp_flows_queue_when_they_start_first(tmp_path):
+    # net-peers' tcp-first start: the three kernel flows fill rcv1's pfifo (0.6 s at 1 Mb/s) for
+    # LEAD_S before UFTP's server starts, with the scheme's own command lines (peers.SCHEMES).
+    # Its ANNOUNCE to rcv1 waits behind that queue or is dropped there, while rcv2 (no TCP)
+    # registers within milliseconds. The closed group must still take rcv1: the server logs
+    # rcv1's REGISTER, rcv1's uftpd is never told it is not in the host list, and data reach it.
+    from castlab.experiments.net_common import testbed_name
+    from castlab.testbed import Testbed
+
+    sc = peers.SCHEMES["uftp"]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    with Testbed(peers.topology(), testbed_name("g"), routers="kernel") as tb:
+        ttl = tb.topo.hops("src", "rcv1") + 1
+        c = peers.Ctx(tb, tmp_path, 20.0, ttl, 1, logs, listen=60.0)
+        procs = [tb.spawn("rcv1", ["iperf3", "-s", "-1", "-p", peers.TCP_PORT + k, "-B", tb.addr("rcv1")],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) for k in range(len(peers.TCP_ALGOS))]
+        try:
+            for h in ("rcv1", "rcv2"):
+                procs.append(tb.spawn(h, sc.receiver(c, h, tb.node_id(h)), stdout=subprocess.DEVNULL,
+                                      stderr=open(logs / f"rx_{h}.err", "w")))
+                assert peers._wait_until(lambda: sc.ready(c, h), 20), f"uftpd on {h}"
+            procs += [tb.spawn("src", ["iperf3", "-c", tb.addr("rcv1"), "-p", peers.TCP_PORT + k, "-t", 60, "-C", a],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                      for k, a in enumerate(peers.TCP_ALGOS)]
+            time.sleep(peers.LEAD_S)
+            procs.append(tb.spawn("src", sc.sender(c), stdout=subprocess.DEVNULL, stderr=open(logs / "source.err", "w")))
+            sending = peers._wait_until(lambda: sc.sending(c), 45)
+            time.sleep(3.0)  # data for a few seconds
+        finally:
+            for p in reversed(procs):
+                tb.stop(p, timeout=10)
+    log = (tmp_path / "uftp.log").read_text(errors="replace")
+    assert sending, log[-2000:]
+    assert f"Received REGISTER from client {peers.UFTP_CLIENTS['rcv1']}" in log, log[:3000]
+    for h in ("rcv1", "rcv2"):
+        told = (logs / f"rx_{h}.err").read_text(errors="replace")  # uftpd -d logs to stderr
+        assert "Not in host list" not in told, (h, told[-2000:])
+        assert "FILEINFO_ACK sent" in told, (h, told[-2000:])  # it takes part in the file's transfer
+    # rcv1, the slowest receiver, answers UFTP's data with its congestion feedback (-x 2 logs it)
+    assert "CC_ACK sent" in (logs / "rx_rcv1.err").read_text(errors="replace")
+
+
 # ---- the twins recomputed beside a testbed table, and where the two differ
 
 def test_refresh_twins_replaces_the_twin_columns_and_keeps_the_testbed_readings(tmp_path, monkeypatch):

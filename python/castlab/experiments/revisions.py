@@ -550,6 +550,44 @@ REVISIONS += [R(e, f"{c}-{o}", "46df4d5", "parameter", f"{c}: {_ORDERS_BEFORE}: 
               for e, c, h, b, o, a, x in _ORDER_RUNS]
 
 
+# ---- UFTP's sessions became a closed group (uftp -H with both receivers' client IDs, uftpd -U;
+# -s 50 announce rounds) after the full forms of 2026-11-28 10:40-11:28 UTC had been seen. The
+# verdicts before are those runs' under the rule as it stands; the tcp-first UFTP cases of both
+# experiments were run again with the closed group (bench/net_fair.py EXPERIMENT OUT --schemes uftp
+# --orders tcp-first, seeds 1-3, in copies of those runs).
+_UFTP_GROUP_BEFORE = "UFTP's open group (any receiver that answers registers; 20 announce rounds)"
+_UFTP_GROUP_AFTER = "a closed group of rcv1 and rcv2 (uftp -H, uftpd -U), up to 50 announce rounds (uftp -s 50)"
+_UFTP_GROUP_REASON = ("the open group ended its announce phase on the receivers it had heard: in seeds 1 and 2 of "
+                      "net-peers, tcp first, rcv1's ANNOUNCE sat behind the three TCP flows' full queue, rcv1 was "
+                      "told 'Not in host list' and UFTP sent to rcv2 alone, so those shares of 0 measured "
+                      "registration, not congestion control")
+_UFTP_SCHEME_FIRST = ("; not rerun: scheme first both receivers registered in every run of the open group (both "
+                      "REGISTERs in each uftp.log) and the TCP flows start 10 s after UFTP's first data in either "
+                      "group, so those runs are what the closed group measures")
+_UFTP_GROUP_RUNS = [  # (experiment, claim, verdict before, after)
+    ("net-peers", "tcp-friendly-uftp-tcp-first", "fails 0.067 (t interval 0..0.355; seeds 0, 0, 0.20)",
+     "rerun 2026-11-28 13:38-13:43 UTC: fails 0.228 (0.131..0.326; seeds 0.206, 0.206, 0.274)"),
+    ("net-peers", "no-drop-to-zero-uftp-tcp-first", "fails 0 (worst seed, seed 1; mean 0.064)",
+     "rerun: fails 0.099 (worst seed, seed 2; mean 0.163)"),
+    ("net-peers", "tcp-friendly-uftp-scheme-first", "undecided 0.342", "undecided 0.342" + _UFTP_SCHEME_FIRST),
+    ("net-peers", "no-drop-to-zero-uftp-scheme-first", "holds 0.177 (worst seed)", "holds 0.177" + _UFTP_SCHEME_FIRST),
+    *[("net-tfmcc-uftp", f"{c}-{a}-tcp-first", b, f"rerun 2026-11-28 13:43-13:56 UTC (UFTP's lead behind the flow "
+       f"10.2-11.6 s, was 15-42 s): {v}") for c, a, b, v in [
+        ("tcp-friendly-uftp", "reno", "undecided 0.482 (0.438..0.526)", "undecided 0.503 (0.347..0.659)"),
+        ("tcp-friendly-uftp", "cubic", "fails 0.206 (0.141..0.272)", "fails 0.173 (0.123..0.223)"),
+        ("tcp-friendly-uftp", "bbr", "holds 0.616 (0.583..0.648)", "holds 0.653 (0.608..0.698)"),
+        ("castlab-vs-uftp", "reno", "fails 0.0358", "fails 0.0350"),
+        ("castlab-vs-uftp", "cubic", "fails 0.0665", "fails 0.0769"),
+        ("castlab-vs-uftp", "bbr", "fails 0.0101", "fails 0.0098")]],
+    *[("net-tfmcc-uftp", f"{c}-{a}-scheme-first", v, v + _UFTP_SCHEME_FIRST) for c, a, v in [
+        ("tcp-friendly-uftp", "reno", "undecided 0.524"), ("tcp-friendly-uftp", "cubic", "fails 0.210"),
+        ("tcp-friendly-uftp", "bbr", "holds 0.652"), ("castlab-vs-uftp", "reno", "fails 0.0384"),
+        ("castlab-vs-uftp", "cubic", "fails 0.0554"), ("castlab-vs-uftp", "bbr", "fails 0.0103")]],
+]
+REVISIONS += [R(e, c, "325aa0f", "parameter", f"{_UFTP_GROUP_BEFORE}: {b}", f"{_UFTP_GROUP_AFTER}: {a}", "none", "kept",
+                _UFTP_GROUP_REASON) for e, c, b, a in _UFTP_GROUP_RUNS]
+
+
 def revisions_for(experiment: str, claim: str) -> list[dict]:
     """The revisions of one claim, as the dicts written into summary.json."""
     return [asdict(r) for r in REVISIONS if r.experiment == experiment and r.claim == claim]

@@ -56,14 +56,16 @@ def _loss_event_rate(case_dir: Path) -> float:
 
 
 def tfmcc_uftp_table(out: Path, seed: int, duration: float, algos: tuple[str, ...],
-                     orders: tuple[str, ...] = ORDERS, lead: float = LEAD_S) -> pd.DataFrame:
+                     orders: tuple[str, ...] = ORDERS, lead: float = LEAD_S,
+                     impls: tuple[str, ...] = ("tfmcc", "uftp")) -> pd.DataFrame:
     """Per start order and TCP algorithm: castlab's TFMCC and UFTP's on the testbed (each in
-    ``ORDER/IMPL_ALGO/``) and castlab's twin. Writes ``tfmcc_uftp.csv`` (a row per order,
-    algorithm and implementation; ``share_wK`` the share per SHARE_WINDOW_S) and ``windows.csv``."""
+    ``ORDER/IMPL_ALGO/``; `impls` of them) and castlab's twin (with castlab's). Writes
+    ``tfmcc_uftp.csv`` (a row per order, algorithm and implementation; ``share_wK`` the share per
+    SHARE_WINDOW_S) and ``windows.csv``."""
     rows, wins = [], []
     for order in orders:
         for algo in algos:
-            for impl in ("tfmcc", "uftp"):
+            for impl in impls:
                 d = out / order / f"{impl}_{algo}"
                 r = run_case(d, seed, duration, impl, (algo,), order=order, lead=lead)
                 name = "castlab" if impl == "tfmcc" else "uftp"
@@ -77,6 +79,8 @@ def tfmcc_uftp_table(out: Path, seed: int, duration: float, algos: tuple[str, ..
                              "tcp_errors": "; ".join(r["tcp_errors"])})
                 wins += [{"impl": name, "tcp": algo, "order": order, "side": name, "window": k,
                           "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(r["window_shares"])]
+            if "tfmcc" not in impls:
+                continue
             t = twin("tfmcc", seed, duration, (algo,), order, lead)
             rows.append({"impl": "castlab (simulated)", "tcp": algo, "order": order, "duration_s": duration,
                          "rate_bps": t["scheme_mean_bps"], "tcp_bps": t["tcp_mean_bps"], "share": t["share"],
@@ -217,7 +221,8 @@ def run_net_tfmcc_uftp(out: Path, seed: int, quick: bool = False, seeds: int = F
               "queue_pkts": QUEUE_PKTS, "seeds": run_seeds,
               "decided_on": "one run" if quick else f"the mean over {len(run_seeds)} seeds (95 % t interval)",
               "uftp": "uftp -C tfmcc -x 4 -L (rate per feedback), -t hop count + 1, "
-              "-M/-P in 239/8, a file never finished inside the run; uftpd -d on rcv1 and rcv2",
+              "-M/-P in 239/8, -H rcv1's and rcv2's client IDs (a closed group) with -s 50 announce rounds, "
+              "a file never finished inside the run; uftpd -d -U ID on rcv1 and rcv2",
               "uftp_loss_event_rate": "not in UFTP's log: loss is the counters' packet loss",
               "tcp": "one kernel flow per run, iperf3 -C ALGO, the namespace's default named reno",
               "rows": df.to_dict("records")}

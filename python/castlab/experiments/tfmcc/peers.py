@@ -177,6 +177,15 @@ def _tfmcc_rates(c: Ctx) -> Optional[pd.DataFrame]:
 UFTP_PUB = "239.255.91.1"
 UFTP_PRIV = "239.255.92.1"
 UFTP_PORT = 6010
+#: Each receiver's client ID (uftpd -U) and the server's closed group of them (uftp -H): the server
+#: announces until every listed client has registered (or its UFTP_ROBUST rounds run out), so a
+#: receiver whose ANNOUNCE sat behind a full queue is not left out while another registers at once
+#: (an open group runs its rounds on the clients it has heard and refuses later ones).
+UFTP_CLIENTS = {"rcv1": "0x00000001", "rcv2": "0x00000002"}
+#: uftp -s: rounds of its announce phase (the man page's 10-50, default 20), each 3 GRTT. Once the
+#: receiver without TCP has registered the GRTT is its 10 ms, so 50 rounds give a receiver behind
+#: a queue of 0.6 s (net-peers' pfifo full) about 1.5 s to answer instead of 0.6 s.
+UFTP_ROBUST = 50
 
 
 def _uftp_needs() -> Optional[str]:
@@ -188,7 +197,8 @@ def _uftp_rx(c: Ctx, host: str, node: int) -> list:
     d = c.out / f"uftpd_{host}"
     d.mkdir(exist_ok=True)
     # -d: in the foreground (its pid is the one tracked); files land in a directory of the run's
-    return ["uftpd", "-d", "-D", d, "-M", UFTP_PUB, "-p", UFTP_PORT, "-L", c.logs / f"uftpd_{host}.log", "-x", 2]
+    return ["uftpd", "-d", "-D", d, "-M", UFTP_PUB, "-p", UFTP_PORT, "-L", c.logs / f"uftpd_{host}.log", "-x", 2,
+            "-U", UFTP_CLIENTS[host]]
 
 
 def udp_bound(tb, node: str, port: int) -> bool:
@@ -199,7 +209,7 @@ def udp_bound(tb, node: str, port: int) -> bool:
 
 
 def _uftp_sending(c: Ctx) -> bool:
-    # after its announce phase (about 20 rounds of its GRTT) UFTP logs the file it starts sending
+    # after its announce phase (until both receivers have registered) UFTP logs the file it sends
     p = c.out / "uftp.log"
     return p.exists() and "Sending file" in p.read_text(errors="replace")
 
@@ -211,7 +221,8 @@ def _uftp_tx(c: Ctx) -> list:
         fh.truncate(int(c.duration * LINK_BPS / 8 * 1.5))
     tb = c.tb
     return ["uftp", "-C", "tfmcc", "-x", 4, "-L", c.out / "uftp.log", "-t", c.ttl, "-M", UFTP_PUB, "-P", UFTP_PRIV,
-            "-p", UFTP_PORT, "-I", tb.addr(tb.topo.source), "-Y", "none", f]
+            "-p", UFTP_PORT, "-I", tb.addr(tb.topo.source), "-Y", "none", "-H", ",".join(UFTP_CLIENTS.values()),
+            "-s", UFTP_ROBUST, f]
 
 
 def uftp_rate_log(path: Path) -> pd.DataFrame:
@@ -291,12 +302,18 @@ SCHEMES = {
 #: Ablations, in neither experiment's table: castlab's TFMCC with one RFC 4654 departure switched
 #: on at its receivers and sender, run by hand (bench/net_fair.py) in run_case's set-up beside the
 #: default. `windows_over_rmax` counts the receive rate over max(R, R_max) instead of §4.3.4's k·R,
-#: as UFTP counts it over its group RTT (docs/fidelity/tfmcc.md, T9).
+#: as UFTP counts it over its group RTT (docs/fidelity/tfmcc.md, T9). `-first-uftp` adds UFTP's
+#: first loss interval (§5.6's l_0 with X_recv in bytes/s, truncated): both of UFTP's departures.
 ABLATIONS = {s.name: s for s in [
     Scheme("tfmcc-windows-rmax", "castlab TFMCC, windows over max(R, R_max)",
            ("tfmcc", {"packet_size": 1000, "windows_over_rmax": True}, "tfmcc"), _none,
            _castlab_rx("tfmcc-receiver", "--config", "windows_over_rmax=true"),
            _castlab_tx("tfmcc-source", "--config", "windows_over_rmax=true"), _tfmcc_rates),
+    Scheme("tfmcc-windows-rmax-first-uftp", "castlab TFMCC, windows over max(R, R_max), UFTP's first interval",
+           ("tfmcc", {"packet_size": 1000, "windows_over_rmax": True, "first_interval": "uftp"}, "tfmcc"), _none,
+           _castlab_rx("tfmcc-receiver", "--config", "windows_over_rmax=true", "--config", "first_interval=uftp"),
+           _castlab_tx("tfmcc-source", "--config", "windows_over_rmax=true", "--config", "first_interval=uftp"),
+           _tfmcc_rates),
 ]}
 
 
