@@ -375,8 +375,11 @@ def test_refresh_twins_replaces_the_twin_columns_and_keeps_the_testbed_readings(
             '{"tcp_means_bps": {"reno": 100000.0, "bbr": 500000.0}}')
     asked = []
 
-    def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S):
+    def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S, records_dir=None,
+                  capture=False):
         asked.append((scheme, seed, duration, tcp, order))
+        # the twin's own records go beside the testbed run's
+        assert records_dir == tmp_path / order / scheme / "twin" and not capture
         if scheme == "norm":
             return None
         return {"scheme_mean_bps": 60_000.0, "share": 0.2, "loss": 0.02, "tcp_mean_bps": 300_000.0,
