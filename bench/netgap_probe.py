@@ -4,6 +4,7 @@ drops at the bottleneck and each flow's arrival pattern, both sides.
     python bench/netgap_probe.py OUT [--schemes lesbcc-aimd,rlc] [--order scheme-first]
                                      [--duration 60] [--seed 1] [--tcp reno,cubic,bbr]
                                      [--hops 0.001,0] [--twin-only] [--reuse]
+                                     [--user-router-delay SECONDS]
     python bench/netgap_probe.py OUT --sweep FULL [--hops 0.001,0.0002,0]
     python bench/netgap_probe.py OUT --records COPY
 
@@ -15,6 +16,9 @@ fraction in and out of them, gap quantiles, mean sojourn; per link: trains). Wri
 `--reuse` re-reads the testbed cases already in OUT; `--twin-only` runs the simulator alone. The
 testbed needs root, iproute2 and iperf3 (net-peers' needs). `--hops`: the twin once per
 propagation delay per link (`peers.twin`'s `hop_delay_s`; the testbed's links have none).
+`--user-router-delay D`: the testbed's r1 is castlab's user-space router instead of the kernel's
+(its DropTail queue of the same size at the same rate), with a delay line of D seconds on the
+bottleneck port (0: none); the phase columns then take a departure to be D before rcv1's arrival.
 
 `--sweep FULL` runs no testbed: every castlab scheme's twin over FULL_SEEDS seeds, both orders,
 the full duration, once per `--hops` value, beside the testbed's shares and losses of a full
@@ -59,6 +63,7 @@ def main() -> None:
     ap.add_argument("--hops", default="0.001", help="the twin's delay per link, seconds, comma-separated")
     ap.add_argument("--sweep", type=Path, help="a full net-peers run's directory (seed-N/peers.csv)")
     ap.add_argument("--records", type=Path, help="a copy of a full net-peers run's directory")
+    ap.add_argument("--user-router-delay", type=float, default=None)
     a = ap.parse_args()
     tcp = tuple(a.tcp.split(","))
     hops = [float(h) for h in a.hops.split(",")]
@@ -78,17 +83,31 @@ def main() -> None:
                 if why:
                     raise SystemExit(f"{name}: {why}")
                 load0 = os.getloadavg()
-                peers.run_case(case, a.seed, a.duration, name, tcp, order=a.order)
+                if a.user_router_delay is None:
+                    peers.run_case(case, a.seed, a.duration, name, tcp, order=a.order)
+                else:
+                    import dataclasses
+
+                    from castlab.experiments.net_common import testbed_name
+                    from castlab.testbed import Testbed
+
+                    topo = peers.topology()
+                    topo.lans = [dataclasses.replace(x, delay_s=a.user_router_delay) for x in topo.lans]
+                    with Testbed(topo, testbed_name("g"), routers="user") as tb:
+                        peers.run_case(case, a.seed, a.duration, name, tcp, tb, order=a.order)
                 load1 = os.getloadavg()
                 (case / "load.json").write_text(json.dumps({"before": load0, "after": load1}))
             rec = json.loads((case / "case.json").read_text())
             load = json.loads((case / "load.json").read_text()) if (case / "load.json").exists() else {}
-            t = fd.testbed_flows(case, a.duration, warm, tcp, peers.TCP_PORT, rec["t0_realtime_s"])
-            got = fd.read_log(case / "packets_rcv1.csv")
+            d = a.user_router_delay or 0.0
             t0 = rec["t0_realtime_s"]
+            t = fd.testbed_flows(case, a.duration, warm, tcp, peers.TCP_PORT, t0, delay_s=d)
+            got = fd.read_log(case / "packets_rcv1.csv")
+            got = got.assign(t_s=got["t_s"] - d)
             tr = fd.train_frac(got, peers.LINK_BPS, (t0 + warm, t0 + a.duration))
-            drops = sum(int(x.get("drops") or 0) for k, x in rec.get("qdisc", {}).items() if k == "pfifo")
-            rows += [{"side": "testbed", "scheme": name, "order": a.order, "seed": a.seed, **r,
+            drops = sum(int(x.get("drops") or 0) for k, x in rec.get("qdisc", {}).items() if k in ("pfifo", "user"))
+            rows += [{"side": "testbed" if a.user_router_delay is None else f"user-router-{d:g}",
+                      "scheme": name, "order": a.order, "seed": a.seed, **r,
                       "train_frac": tr, "pfifo_drops_run": drops, "share": rec["share"],
                       "load_1m": (load.get("after") or [float("nan")])[0]} for r in t.to_dict("records")]
         for hop in hops:

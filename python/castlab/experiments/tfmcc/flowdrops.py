@@ -205,21 +205,23 @@ def train_frac(got: pd.DataFrame, rate_bps: float, span: tuple[float, float]) ->
 
 
 def testbed_flows(case_dir: Path, duration: float, warm: float, tcp: tuple[str, ...], tcp_port: int,
-                  t0: float) -> pd.DataFrame:
+                  t0: float, delay_s: float = 0.0) -> pd.DataFrame:
     """:func:`flow_table` of a net-peers case's two packet logs (``packets_src.csv``,
     ``packets_rcv1.csv``) over [t0 + warm, t0 + duration) (t0: the measurement's second 0 on the
-    logs' clock, ``t0_realtime_s`` in case.json); TCP flows named by their algorithm."""
+    logs' clock, ``t0_realtime_s`` in case.json); TCP flows named by their algorithm. `delay_s`:
+    a delay between the queue and rcv1 (a router's delay line), taken off rcv1's times so that
+    they are the queue's departures."""
     sent = read_log(case_dir / "packets_src.csv")
     got = read_log(case_dir / "packets_rcv1.csv")
+    got = got.assign(t_s=got["t_s"] - delay_s)
     names = {f"tcp:{tcp_port + k}": a for k, a in enumerate(tcp)}
     return flow_table(sent, got, (t0 + warm, t0 + duration), names)
 
 
 def twin_names(sent: pd.DataFrame, tcp: tuple[str, ...], rcv1_ip: str) -> dict:
     """The twin's unicast flows to rcv1 named by their algorithm: the twin starts its TCP flows
-    0.1 s apart in `tcp`'s order, so they are the unicast flows to rcv1 in the order of their
-    first packet (those with fewer packets than the scheme's sender sends in a second, the
-    receivers' own reports, come from rcv1, not to it)."""
+    0.1 s apart in `tcp`'s order, and no other unicast flow goes from src to rcv1, so they are
+    the unicast flows to `rcv1_ip` in the order of their first packet."""
     uc = sent[sent["flow"].str.startswith(f"uc:{rcv1_ip}:")]
     first = uc.groupby("flow")["t_s"].min().sort_values()
     return {f: a for f, a in zip(first.index, tcp)}

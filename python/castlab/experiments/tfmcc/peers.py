@@ -495,8 +495,17 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
     if rates is not None and len(rates):
         rates = rates.assign(time_s=rates["time_s"] - offset)  # on the measurement's clock
         rates.to_csv(out / "sender_rates.csv", index=False)
-    # the packet logs' clock (CLOCK_REALTIME) at the measurement's second 0
-    rec.update(qdisc=qdisc, t0_realtime_s=t_both + (time.time() - time.monotonic()))
+    # the packet logs' clock (CLOCK_REALTIME) at the measurement's second 0; per flow, the drops
+    # at the bottleneck and the arrival pattern there after the warm-up (flowdrops: flows.csv)
+    t0_real = t_both + (time.time() - time.monotonic())
+    rec.update(qdisc=qdisc, t0_realtime_s=t0_real)
+    try:
+        from castlab.experiments.tfmcc import flowdrops
+
+        flowdrops.testbed_flows(out, duration, warm_up(duration), tcp, TCP_PORT, t0_real).to_csv(
+            out / "flows.csv", index=False)
+    except (OSError, ValueError, KeyError) as e:
+        rec.update(flows_error=str(e))
     rec.update(scheme=scheme, label=sc.label, tcp=list(tcp), order=order, lead_s=t_both - min(t_tcp, t_data),
                sender_rc=src_rc, tcp_errors=tcp_err, startup_s=startup, sender_clock_offset_s=offset,
                sender_rate_mean_bps=_mean_step(rates, warm_up(duration), duration) if rates is not None else float("nan"))
