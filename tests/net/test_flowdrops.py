@@ -183,3 +183,18 @@ def test_read_pcap_refuses_what_is_not_a_capture(tmp_path):
     with pytest.raises(ValueError, match="not a nanosecond IPv4 pcap"):
         fd.read_pcap(tmp_path / "x.pcap")
     assert np.isnan(fd.train_frac(pd.DataFrame({"t_s": [], "bytes": []}), 1e6, (0, 1)))
+
+
+def test_twin_hop_delay_sets_how_soon_an_ack_clocked_flow_refills_the_queue(tmp_path):
+    # reno's segment answers a departure at rcv1's queue one round trip later: four link
+    # crossings of hop_delay_s, the ACK's 52 bytes at 1 Mb/s back (0.416 ms) and the segment's
+    # 1500 bytes at 100 Mb/s out (0.12 ms)
+    ack_and_segment = 52 * 8 / 1e6 + 1500 * 8 / 100e6
+    for hop in (0.001, 0.0):
+        d = tmp_path / f"hop{hop:g}"
+        peers.twin("lesbcc-aimd", 1, 20.0, ("reno",), "scheme-first", lead=2.0, records_dir=d, capture=True,
+                   hop_delay_s=hop)
+        sent, got = fd.read_pcap(d / "twin_src.pcap"), fd.read_pcap(d / "twin_rcv1.pcap")
+        t = fd.flow_table(sent, got, (5.0, 22.0), fd.twin_names(sent, ("reno",), "10.0.0.3"), hop_s=hop)
+        phase = t.set_index("flow").loc["reno", "phase_p50_ms"]
+        assert phase == pytest.approx((4 * hop + ack_and_segment) * 1e3, abs=0.05), (hop, phase)

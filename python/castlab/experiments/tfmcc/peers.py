@@ -621,7 +621,8 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
          lead: float = LEAD_S, records_dir: Optional[Path] = None, capture: bool = False,
          hop_delay_s: float = 0.001) -> Optional[dict]:
     """The same set-up in the simulator: src - r1 - rcv1/rcv2, each last hop at LINK_BPS with a
-    DropTail queue of QUEUE_PKTS, a millisecond per hop (the testbed's round trip is queueing),
+    DropTail queue of QUEUE_PKTS, `hop_delay_s` per hop (a millisecond; the testbed's links have
+    no delay, and its round trip beyond the queue is about 0.05 ms),
     one TCP flow src -> rcv1 per kernel algorithm in `tcp`, as Linux runs it
     (``castlab.experiments.tcp.net.linux_twin_flow``: reno as the sack variant with Linux's
     settings, cubic and bbr from TcpConfig::linux(); net-tcp-vs-sim compares each with the
@@ -633,8 +634,8 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
     `records_dir`, the scheme's own records are written there in the testbed roles' files
     (``twin_records``: ``source/``, ``rx_rcv1/``, ``rx_rcv2/``), and with `capture` too the
     packets leaving src toward r1 and r1 toward rcv1 (``twin_src.pcap``, ``twin_rcv1.pcap``,
-    ``flowdrops.read_pcap``). `hop_delay_s` is each link's propagation delay (the default, a
-    millisecond; ``docs/real-network.md`` shows the twin beside the testbed with less)."""
+    ``flowdrops.read_pcap``). ``docs/real-network.md`` shows the twin beside the testbed with
+    less than a millisecond per hop."""
     from castlab.experiments.tcp.net import linux_twin_flow
     from castlab.experiments.tfmcc import twin_records
     from castlab.scenario import Scenario
