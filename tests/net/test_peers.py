@@ -12,6 +12,7 @@ libnorm-dev and g++) are missing.
 from __future__ import annotations
 
 import filecmp
+import json
 import os
 import shutil
 import subprocess
@@ -350,6 +351,16 @@ def test_uftp_transfer_then_quick_net_peers_with_two_schemes(tmp_path):
         assert 1.9 < r["lead_s"] < 2.0 + r["startup_s"] + 1.0, (name, order, r["lead_s"])
         assert (tmp_path / "peers" / order / name / "sender_rates.csv").exists(), (name, order)
         assert r["tcp_errors"] == "" or pd.isna(r["tcp_errors"]), r["tcp_errors"]
+        # per flow, the bottleneck's drops from the packet logs on both sides of it: each flow is
+        # there, and they are among the drops the pfifo counted (over the testbed's cases so far)
+        case = json.loads((tmp_path / "peers" / order / name / "case.json").read_text())
+        fl = pd.read_csv(tmp_path / "peers" / order / name / "flows.csv").set_index("flow")
+        assert "cubic" in fl.index and any(f.startswith("mc:") for f in fl.index), (name, order, fl)
+        assert (fl["packets"] > 0).all() and (fl["drops"] <= fl["packets"]).all(), (name, order, fl)
+        assert fl["drops"].sum() <= case["qdisc"]["pfifo"]["drops"], (name, order, fl, case["qdisc"])
+    # the twin's own records, in the testbed roles' files, beside castlab's runs
+    for order in peers.ORDERS:
+        assert (tmp_path / "peers" / order / "tfmcc" / "twin" / "source" / "tfmcc_fb.csv").exists()
     assert rows[("tfmcc", "tcp-first")]["twin_rate_bps"] > 0 and pd.isna(rows[("norm", "tcp-first")].get("twin_rate_bps"))
 
 
@@ -420,8 +431,11 @@ def test_refresh_twins_replaces_the_twin_columns_and_keeps_the_testbed_readings(
             '{"tcp_means_bps": {"reno": 100000.0, "bbr": 500000.0}}')
     asked = []
 
-    def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S):
+    def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S, records_dir=None,
+                  capture=False):
         asked.append((scheme, seed, duration, tcp, order))
+        # the twin's own records go beside the testbed run's
+        assert records_dir == tmp_path / order / scheme / "twin" and not capture
         if scheme == "norm":
             return None
         return {"scheme_mean_bps": 60_000.0, "share": 0.2, "loss": 0.02, "tcp_mean_bps": 300_000.0,

@@ -14,6 +14,19 @@ key, or ``tcp`` with the port: the destination port of what arrives, the source 
 leaves).
 Bytes are IP datagram lengths. Anything that is not IPv4 UDP to 239.0.0.0/8 or IPv4 TCP is
 ignored.
+
+With ``--packets FILE`` it also writes one row per counted packet,
+``time_ns,kind,key,bytes,pid,payload``:
+the kernel's receive timestamp of the packet on the tap (CLOCK_REALTIME, ns; for what leaves, the
+moment the interface's driver was handed it), the kind and key (a TCP packet's key is its
+destination port in either direction: the same flow on both sides of a path), the IP length
+(a sender's segmentation offload hands the tap one packet of several segments, which the
+bottleneck's tbf splits), ``pid`` and the transport payload's bytes. A UDP packet's ``pid`` is
+the CRC-32 of its UDP header and first payload bytes, which a router on the way leaves as they
+are (it changes the IP header's TTL and checksum); a TCP packet's is its sequence number, so that
+the segments cut from one offloaded packet are matched to it by their sequence numbers. The two
+logs of one run, on both sides of a bottleneck, tell which packets of each flow it dropped
+(``castlab.experiments.tfmcc.flowdrops``).
 """
 
 from __future__ import annotations
@@ -25,15 +38,30 @@ import socket
 import struct
 import sys
 import time
+import zlib
 
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
+SO_TIMESTAMPNS = 35  # Linux, <asm-generic/socket.h>: the receive time as a struct timespec
+PID_BYTES = 64  # transport header and payload bytes a packet's id covers
 
 
-def count(iface: str, direction: str, duration: float, bin_s: float = 1.0) -> dict:
+def packet_id(frame: bytes | bytearray | memoryview, n: int) -> int:
+    """The id of the IPv4 UDP packet in the Ethernet frame `frame[:n]`: the CRC-32 of up to
+    PID_BYTES bytes from its UDP header on (what a forwarding router leaves unchanged)."""
+    ihl = (frame[14] & 0x0F) * 4
+    a = 14 + ihl
+    return zlib.crc32(bytes(frame[a:min(n, a + PID_BYTES)]))
+
+
+def count(iface: str, direction: str, duration: float, bin_s: float = 1.0, packets=None) -> dict:
+    """Counts per bin; with `packets` (a csv writer) a row per counted packet (module doc)."""
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     s.bind((iface, 0))
     s.settimeout(0.2)
+    if packets is not None:
+        s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    anc = socket.CMSG_SPACE(16)
     stop = [False]
 
     def on_signal(signum, frame):
@@ -50,7 +78,13 @@ def count(iface: str, direction: str, duration: float, bin_s: float = 1.0) -> di
         if now >= duration:
             break
         try:
-            n, addr = s.recvfrom_into(buf)
+            if packets is None:
+                n, addr = s.recvfrom_into(buf)
+                ts = None
+            else:
+                n, cmsgs, _, addr = s.recvmsg_into([buf], anc)
+                ts = next((struct.unpack("@qq", d[:16]) for lvl, typ, d in cmsgs
+                           if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS and len(d) >= 16), None)
         except socket.timeout:
             continue
         except InterruptedError:
@@ -62,15 +96,26 @@ def count(iface: str, direction: str, duration: float, bin_s: float = 1.0) -> di
         total = struct.unpack_from("!H", buf, 16)[0]
         proto = buf[23]
         if proto == 17 and buf[30] == 239:
-            key = ("mc", socket.inet_ntoa(bytes(buf[30:34])))
+            key = flow = ("mc", socket.inet_ntoa(bytes(buf[30:34])))
         elif proto == 6 and n >= 14 + ihl + 4:
             sport, dport = struct.unpack_from("!HH", buf, 14 + ihl)
             key = ("tcp", str(sport if outgoing else dport))
+            flow = ("tcp", str(dport))
         else:
             continue
         c = counts.setdefault((int(now / bin_s), *key), [0, 0])
         c[0] += 1
         c[1] += total
+        if packets is not None:
+            t_ns = ts[0] * 1_000_000_000 + ts[1] if ts is not None else time.time_ns()
+            if proto == 6 and n >= 14 + ihl + 13:
+                # TCP: its sequence number and payload bytes, so that the segments the bottleneck
+                # cut from one offloaded packet are matched to it
+                seq, = struct.unpack_from("!I", buf, 14 + ihl + 4)
+                payload = total - ihl - (buf[14 + ihl + 12] >> 4) * 4
+                packets.writerow([t_ns, flow[0], flow[1], total, seq, payload])
+            else:
+                packets.writerow([t_ns, flow[0], flow[1], total, packet_id(buf, n), total - ihl - 8])
     s.close()
     return counts
 
@@ -82,16 +127,25 @@ def main(argv=None) -> int:
     ap.add_argument("--duration", type=float, required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--bin", type=float, default=1.0, help="bin width in seconds (default 1)")
+    ap.add_argument("--packets", help="also write one row per counted packet to this CSV (module doc)")
     a = ap.parse_args(argv)
     if not 0 < a.duration <= 86400:
         ap.error("--duration must be in (0, 86400] seconds")
     if not 0.001 <= a.bin <= 60:
         ap.error("--bin must be in [0.001, 60] seconds")
+    pf = open(a.packets, "w", newline="") if a.packets else None
     try:
-        counts = count(a.iface, a.direction, a.duration, a.bin)
+        pw = None
+        if pf is not None:
+            pw = csv.writer(pf)
+            pw.writerow(["time_ns", "kind", "key", "bytes", "pid", "payload"])
+        counts = count(a.iface, a.direction, a.duration, a.bin, pw)
     except OSError as e:
         print(f"count: {a.iface}: {e}", file=sys.stderr)
         return 1
+    finally:
+        if pf is not None:
+            pf.close()
     with open(a.out, "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["second", "kind", "key", "packets", "bytes"])

@@ -420,7 +420,8 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
             ready = logs / f"count_{node}.ready"
             counters.append(tb.spawn(node, [sys.executable, "-m", "castlab.testbed.count", "--iface",
                                             tb.iface(node, peer), "--direction", direction, "--duration",
-                                            listen + 60, "--bin", COUNT_BIN_S, "--out", out / f"count_{node}.csv"],
+                                            listen + 60, "--bin", COUNT_BIN_S, "--out", out / f"count_{node}.csv",
+                                            "--packets", out / f"packets_{node}.csv"],
                                      stdout=open(ready, "w"), stderr=open(logs / f"count_{node}.log", "w")))
         for node, p in zip(("src", meas), counters):
             if not _wait_ready(logs / f"count_{node}.ready", 30):
@@ -483,6 +484,12 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
             tb.stop(p, timeout=10)
         for p in servers + counters:
             tb.stop(p, timeout=10)
+        # the bottleneck's own drop count (cumulative over the cases of a shared testbed): the
+        # per-flow drops of flowdrops.py, from the two packet logs, add up to it
+        try:
+            qdisc = tb.qdisc_stats(meas)
+        except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as e:
+            qdisc = {"error": str(e)}
     for d in out.glob("uftpd_*"):
         shutil.rmtree(d, ignore_errors=True)
     (out / "uftp_payload.bin").unlink(missing_ok=True)
@@ -505,6 +512,17 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
     if rates is not None and len(rates):
         rates = rates.assign(time_s=rates["time_s"] - offset)  # on the measurement's clock
         rates.to_csv(out / "sender_rates.csv", index=False)
+    # the packet logs' clock (CLOCK_REALTIME) at the measurement's second 0; per flow, the drops
+    # at the bottleneck and the arrival pattern there after the warm-up (flowdrops: flows.csv)
+    t0_real = t_both + (time.time() - time.monotonic())
+    rec.update(qdisc=qdisc, t0_realtime_s=t0_real)
+    try:
+        from castlab.experiments.tfmcc import flowdrops
+
+        flowdrops.testbed_flows(out, duration, warm_up(duration), tcp, TCP_PORT, t0_real).to_csv(
+            out / "flows.csv", index=False)
+    except (OSError, ValueError, KeyError) as e:
+        rec.update(flows_error=str(e))
     rec.update(scheme=scheme, label=sc.label, tcp=list(tcp), order=order, lead_s=t_both - min(t_tcp, t_data),
                sender_rc=src_rc, tcp_errors=tcp_err, startup_s=startup, sender_clock_offset_s=offset,
                sender_rate_mean_bps=_mean_step(rates, warm_up(duration), duration) if rates is not None else float("nan"))
@@ -617,9 +635,11 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...], origins: tuple[fl
 
 
 def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
-         lead: float = LEAD_S) -> Optional[dict]:
+         lead: float = LEAD_S, records_dir: Optional[Path] = None, capture: bool = False,
+         hop_delay_s: float = 0.001) -> Optional[dict]:
     """The same set-up in the simulator: src - r1 - rcv1/rcv2, each last hop at LINK_BPS with a
-    DropTail queue of QUEUE_PKTS, a millisecond per hop (the testbed's round trip is queueing),
+    DropTail queue of QUEUE_PKTS, `hop_delay_s` per hop (a millisecond; the testbed's links have
+    no delay, and its round trip beyond the queue is about 0.05 ms),
     one TCP flow src -> rcv1 per kernel algorithm in `tcp`, as Linux runs it
     (``castlab.experiments.tcp.net.linux_twin_flow``: reno as the sack variant with Linux's
     settings, cubic and bbr from TcpConfig::linux(); net-tcp-vs-sim compares each with the
@@ -627,8 +647,14 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
     (the TCP flows 0.1 s apart), measured for `duration` seconds from the later side's start.
     Returns the scheme's rate and loss at rcv1, its share against the mean TCP flow after the
     warm-up (the testbed's readings), each TCP flow's rate and the share against it
-    (``tcp_means_bps``, ``shares``, by algorithm), and its share per SHARE_WINDOW_S."""
+    (``tcp_means_bps``, ``shares``, by algorithm), and its share per SHARE_WINDOW_S. With
+    `records_dir`, the scheme's own records are written there in the testbed roles' files
+    (``twin_records``: ``source/``, ``rx_rcv1/``, ``rx_rcv2/``), and with `capture` too the
+    packets leaving src toward r1 and r1 toward rcv1 (``twin_src.pcap``, ``twin_rcv1.pcap``,
+    ``flowdrops.read_pcap``). ``docs/real-network.md`` shows the twin beside the testbed with
+    less than a millisecond per hop."""
     from castlab.experiments.tcp.net import linux_twin_flow
+    from castlab.experiments.tfmcc import twin_records
     from castlab.scenario import Scenario
 
     sc = scheme_of(scheme)
@@ -638,7 +664,7 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
         raise ValueError(f"order: one of {', '.join(ORDERS)}, not {order!r}")
     kind, cfg, proto = sc.twin
     t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
-    link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": 0.001, "queue_limit": QUEUE_PKTS}
+    link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": hop_delay_s, "queue_limit": QUEUE_PKTS}
     session = {"name": "m", "source": "src", "start": t_scheme}
     if kind == "layered":
         session.update(layers=6, base_rate=32e3, packet_size=1000)
@@ -653,6 +679,10 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
                  for k, a in enumerate(tcp)]}
     s = Scenario.from_dict(d)
     sim = s.build(seed)
+    if records_dir is not None and capture:
+        Path(records_dir).mkdir(parents=True, exist_ok=True)
+        for a, b, f in (("src", "r1", "twin_src.pcap"), ("r1", "rcv1", "twin_rcv1.pcap")):
+            sim.enable_pcap(a, b, Path(records_dir) / f)
     starts = {"rcv1": t_scheme, **{f"tcp{k}": t_tcp + 0.1 * k for k in range(len(tcp))}}
     warm = warm_up(duration)
     wins = list(np.arange(0.0, duration - SHARE_WINDOW_S + 1e-9, SHARE_WINDOW_S))
@@ -676,6 +706,9 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
         return m, t, (m / t if t > 0 else float("nan"))
 
     m, t, sh = share(warm, duration)
+    if records_dir is not None and scheme in twin_records.ROLES:
+        twin_records.write_twin(sim, scheme, Path(records_dir))
+    del sim  # its captures are complete once it is dropped
     tcp_means = {a: rate(f"tcp{k}", warm, duration) for k, a in enumerate(tcp)}
     return {"scheme_mean_bps": m, "loss": float(rows["rcv1"]["loss"]), "tcp_mean_bps": t, "share": sh,
             "tcp_means_bps": tcp_means, "shares": {a: (m / v if v > 0 else float("nan")) for a, v in tcp_means.items()},
@@ -715,7 +748,8 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
     scheme whose peer is missing gets a row with the reason. Writes ``peers.csv`` (a row per
     scheme and order; ``share_wK`` and ``twin_share_wK`` are the shares per SHARE_WINDOW_S,
     ``tcp_ALGO_bps`` and ``twin_tcp_ALGO_bps`` each TCP flow's rate on either side) and
-    ``windows.csv`` (the same per window, long)."""
+    ``windows.csv`` (the same per window, long). The twin's own records of a castlab scheme go to
+    ``ORDER/SCHEME/twin/`` in the testbed roles' files (``twin_records``)."""
     rows, wins = [], []
     for order in orders:
         for name in schemes:
@@ -734,7 +768,7 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
                            tcp_errors="; ".join(r["tcp_errors"]))
                 wins += [{"scheme": name, "order": order, "side": "testbed", "window": k,
                           "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(r["window_shares"])]
-            t = twin(name, seed, duration, tcp, order, lead)
+            t = twin(name, seed, duration, tcp, order, lead, records_dir=out / order / name / "twin")
             if t:
                 row.update(_twin_cols(t))
                 wins += _twin_windows(name, order, t)
@@ -751,7 +785,8 @@ def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...],
     and ``ORDER/SCHEME/case.json`` as peers_table left them) without the testbed: every twin
     column and the twin's rows of windows.csv are replaced by `twin`'s readings, and each TCP
     flow's testbed rate (``tcp_ALGO_bps``) is filled in from its run's case.json. The testbed's
-    readings are kept as they are. Writes both tables back and returns peers.csv's."""
+    readings are kept as they are, and the twin's own records written to ``ORDER/SCHEME/twin/``.
+    Writes both tables back and returns peers.csv's."""
     df = pd.read_csv(where / "peers.csv")
     df = df.drop(columns=[c for c in df.columns if c.startswith("twin_")])
     wpath = where / "windows.csv"
@@ -765,7 +800,7 @@ def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...],
         if case.exists():
             means = json.loads(case.read_text()).get("tcp_means_bps", {})
             row.update({f"tcp_{a}_bps": float(means[a]) for a in tcp if a in means})
-        t = twin(name, seed, duration, tcp, order, lead)
+        t = twin(name, seed, duration, tcp, order, lead, records_dir=where / order / name / "twin")
         if t:
             row.update(_twin_cols(t))
             wins += _twin_windows(name, order, t)

@@ -1,0 +1,200 @@
+"""Per-flow drops at net-peers' bottleneck from packet logs on both sides (``flowdrops``), the
+packet counter's packet ids (``castlab.testbed.count``) and the twin's own records in the testbed
+roles' files (``twin_records``): on logs written by hand, and on a short simulated twin whose
+queue counts its own drops. No root needed."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from castlab.experiments.tfmcc import flowdrops as fd
+from castlab.experiments.tfmcc import peers, twin_records
+from castlab.testbed.count import packet_id
+
+
+def _log(path, rows):
+    pd.DataFrame(rows, columns=["time_ns", "kind", "key", "bytes", "pid", "payload"]).to_csv(path, index=False)
+
+
+def test_flow_table_counts_drops_bursts_and_phases_per_flow(tmp_path):
+    # A paced flow on group .1: a packet every 100 ms from 0.05 s, ids 1..20; ids 5 and 12 never
+    # reach rcv1. A TCP flow to port 5201: at 0.0205 s, 0.3205 s, 0.6205 s, ... an offloaded
+    # packet of two 1448-byte segments (seq 1000 + 2896 k), both halves at the same instant, so
+    # every second segment follows the first within 1 ms (a burst); the second segment of k = 2
+    # (seq 1000 + 2896*2 + 1448) is dropped. Each delivered packet reaches rcv1 20 ms after it
+    # was sent (the TCP flow's second segment 21 ms).
+    s, g = [], []
+    for i in range(20):
+        t = 50_000_000 + i * 100_000_000
+        s.append((t, "mc", "239.255.0.1", 588, i + 1, 560))
+        if i + 1 not in (5, 12):
+            g.append((t + 20_000_000, "mc", "239.255.0.1", 588, i + 1, 560))
+    for k in range(6):
+        t = 20_500_000 + k * 300_000_000
+        seq = 1000 + 2896 * k
+        s.append((t, "tcp", "5201", 52 + 2896, seq, 2896))
+        g.append((t + 20_000_000, "tcp", "5201", 1500, seq, 1448))
+        if k != 2:
+            g.append((t + 21_000_000, "tcp", "5201", 1500, seq + 1448, 1448))
+    _log(tmp_path / "packets_src.csv", s)
+    _log(tmp_path / "packets_rcv1.csv", g)
+    sent, got = fd.read_log(tmp_path / "packets_src.csv"), fd.read_log(tmp_path / "packets_rcv1.csv")
+    # the offloaded packets are cut into their segments, with their own sequence numbers
+    tcp = sent[sent["flow"] == "tcp:5201"]
+    assert len(tcp) == 12 and set(tcp["bytes"]) == {1500}
+    assert sorted(tcp["pid"]) == [1000 + 1448 * j for j in range(12)]
+    t = fd.flow_table(sent, got, (0.0, 10.0), {"tcp:5201": "reno"}).set_index("flow")
+    mc, reno = t.loc["mc:239.255.0.1"], t.loc["reno"]
+    assert (mc["packets"], mc["drops"]) == (20, 2) and mc["drop_frac"] == pytest.approx(0.1)
+    assert mc["burst_frac"] == 0 and mc["gap_p50_ms"] == pytest.approx(100.0)
+    assert mc["sojourn_ms"] == pytest.approx(20.0)
+    assert (reno["packets"], reno["drops"]) == (12, 1)
+    # 6 of its 12 segments follow the flow's previous one at once; the dropped one is among them
+    assert reno["burst_frac"] == pytest.approx(0.5)
+    assert reno["drop_burst"] == pytest.approx(1 / 6) and reno["drop_alone"] == 0
+    # phases: the paced flow's packets arrive 30 ms (or, after a drop, later) after rcv1's last
+    # arrival; none within 1 ms
+    assert mc["soon_frac"] == 0 and mc["drop_late"] == pytest.approx(0.1)
+    # a span keeps only the packets sent in it; a gap counts the flow's packet just before it
+    t2 = fd.flow_table(sent, got, (0.5, 1.0)).set_index("flow")
+    assert t2.loc["mc:239.255.0.1", "packets"] == 5 and t2.loc["mc:239.255.0.1", "gap_p10_ms"] == pytest.approx(100.0)
+
+
+def test_a_group_counts_only_while_rcv1_receives_it(tmp_path):
+    # group .2 sent every 100 ms for 10 s; rcv1 is a member from 2 s to 5 s only (it received
+    # the packets sent then, but the one at 3.0 s). Outside, the packets were never offered to
+    # its queue: not drops.
+    s = [(int(i * 1e8), "mc", "239.255.0.2", 1028, i, 1000) for i in range(100)]
+    g = [(int(i * 1e8) + 10_000_000, "mc", "239.255.0.2", 1028, i, 1000) for i in range(20, 51) if i != 30]
+    _log(tmp_path / "a.csv", s)
+    _log(tmp_path / "b.csv", g)
+    t = fd.flow_table(fd.read_log(tmp_path / "a.csv"), fd.read_log(tmp_path / "b.csv"), (0.0, 10.0))
+    # the member span, widened by MEMBER_S on neither side: sent 2.0 .. 5.0 s, 31 packets
+    assert list(t["packets"]) == [31] and list(t["drops"]) == [1]
+
+
+def test_a_repeated_packet_is_matched_to_its_copies_in_order():
+    # the same id sent three times (a TCP retransmission repeats its sequence number), received
+    # twice: the first copy is the dropped one
+    sent = pd.DataFrame({"t_s": [0.0, 1.0, 2.0], "flow": ["tcp:1"] * 3, "bytes": [1500] * 3, "pid": [7] * 3})
+    got = pd.DataFrame({"t_s": [1.5, 2.5], "flow": ["tcp:1"] * 2, "bytes": [1500] * 2, "pid": [7] * 2})
+    m = fd.match(sent, got)
+    assert list(m["delivered"]) == [False, True, True]
+    assert list(m["t_rx"].fillna(-1)) == [-1, 1.5, 2.5]
+
+
+def test_train_frac_counts_arrivals_closer_than_half_a_serialisation():
+    # 1500-byte packets at 1 Mb/s take 12 ms: arrivals 12 ms apart are a fluid link's, 1 ms
+    # apart a train's
+    got = pd.DataFrame({"t_s": [0.0, 0.012, 0.024, 0.025, 0.026, 0.038], "bytes": [1500] * 6})
+    assert fd.train_frac(got, 1e6, (0.0, 1.0)) == pytest.approx(2 / 5)
+
+
+def test_packet_id_ignores_the_ip_header_a_router_rewrites():
+    udp = struct.pack("!HHHH", 40000, 47000, 8 + 20, 0) + bytes(range(20))
+
+    def frame(ttl: int) -> bytes:
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(udp), 1, 0, ttl, 17, 0, bytes([10, 0, 0, 1]),
+                         bytes([239, 255, 0, 1]))
+        return bytes(12) + b"\x08\x00" + ip + udp
+
+    a, b = frame(64), frame(63)
+    assert packet_id(a, len(a)) == packet_id(b, len(b)) == zlib.crc32(udp)
+
+
+def test_twin_captures_count_the_drops_its_queue_counts(tmp_path):
+    # a 20 s twin of LE-SBCC (AIMD) against reno: every packet its queue toward rcv1 dropped is
+    # one that left src for rcv1 and never left r1 toward it; the queue's own counter says how many
+    tcp = ("reno",)
+    t = peers.twin("lesbcc-aimd", 1, 20.0, tcp, "scheme-first", lead=2.0, records_dir=tmp_path, capture=True)
+    assert t is not None
+    sent, got = fd.read_pcap(tmp_path / "twin_src.pcap"), fd.read_pcap(tmp_path / "twin_rcv1.pcap")
+    names = fd.twin_names(sent, tcp, "10.0.0.3")
+    table = fd.flow_table(sent, got, (0.0, 1e9), names).set_index("flow")
+    assert set(table.index) == {"mc:239.255.0.1", "reno"}
+    # the same twin's queue counter, from a second build of the same scenario and seed
+    sim = _twin_sim("lesbcc-aimd", tcp, 22.0)
+    drops = sim.channel_stats(sim.channel("r1", "rcv1"))["drops_forced"]
+    assert drops > 0
+    # a packet still queued at the end is neither delivered nor dropped: at most a queue's worth
+    assert 0 <= table["drops"].sum() - drops <= peers.QUEUE_PKTS
+    # its own records, in the testbed source's files
+    rtt = pd.read_csv(tmp_path / "source" / "lesbcc_rtt.csv")
+    assert list(rtt.columns) == ["time_s", "time_ns", "sample_s", "srtt_s", "sigma_s", "used"]
+
+
+def _twin_sim(scheme, tcp, until):
+    from castlab.experiments.tcp.net import linux_twin_flow
+    from castlab.scenario import Scenario
+
+    kind, cfg, proto = peers.scheme_of(scheme).twin
+    link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": 0.001, "queue_limit": peers.QUEUE_PKTS}
+    d = {"name": "t", "duration": until, "nodes": ["src", "r1", "rcv1", "rcv2"],
+         "links": [link("up", "src", "r1", 100e6), link("b1", "r1", "rcv1", peers.LINK_BPS),
+                   link("b2", "r1", "rcv2", peers.LINK_BPS)],
+         "sessions": [{"name": "m", "source": "src", "start": 0.0,
+                       **({"layers": 6, "base_rate": 32e3, "packet_size": 1000} if kind == "layered"
+                          else {"kind": kind, "config": dict(cfg)})}],
+         "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto, "start": 0.0} for h in ("rcv1", "rcv2")],
+         "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": 2.0 + 0.1 * k, **linux_twin_flow(a)}
+                 for k, a in enumerate(tcp)]}
+    s = Scenario.from_dict(d)
+    sim = s.build(1)
+    sim.run(until)
+    return sim
+
+
+@pytest.mark.parametrize("scheme, files", [
+    # the testbed roles' files and columns (net-peers' case directories)
+    ("rlm", {"rx_rcv1/rlm_level.csv": ["time_s", "time_ns", "level"],
+             "rx_rcv1/rlm_exp.csv": ["start_ns", "level", "outcome", "end_ns", "detect_ns"],
+             "rx_rcv1/levels.csv": ["time_s", "time_ns", "agent", "level"]}),
+    ("rlc", {"rx_rcv1/rlc_level.csv": ["time_s", "time_ns", "level"],
+             "rx_rcv2/levels.csv": ["time_s", "time_ns", "agent", "level"]}),
+    ("tfmcc", {"source/tfmcc_fb.csv": ["time_s", "time_ns", "receiver", "rate_bps", "loss_event_rate", "rtt_s",
+                                       "round", "from_clr"],
+               "source/tfmcc_rate.csv": ["time_s", "time_ns", "bps"]}),
+])
+def test_twin_records_are_the_testbed_roles_files(tmp_path, scheme, files):
+    sim = _twin_sim(scheme, ("reno",), 15.0)
+    twin_records.write_twin(sim, scheme, tmp_path)
+    for f, cols in files.items():
+        d = pd.read_csv(tmp_path / f)
+        assert list(d.columns) == cols, f
+    lv = tmp_path / "rx_rcv1" / "levels.csv"
+    if lv.exists():
+        # a role's driver has one agent: rcv1's levels only
+        agents = set(pd.read_csv(lv)["agent"])
+        assert agents == {sim.scenario_handles.receivers["rcv1"]}
+
+
+def test_twin_records_refuse_a_scheme_without_roles():
+    with pytest.raises(ValueError, match="no twin records"):
+        twin_records.write_twin(None, "norm", None)
+
+
+def test_read_pcap_refuses_what_is_not_a_capture(tmp_path):
+    (tmp_path / "x.pcap").write_bytes(b"\x00" * 40)
+    with pytest.raises(ValueError, match="not a nanosecond IPv4 pcap"):
+        fd.read_pcap(tmp_path / "x.pcap")
+    assert np.isnan(fd.train_frac(pd.DataFrame({"t_s": [], "bytes": []}), 1e6, (0, 1)))
+
+
+def test_twin_hop_delay_sets_how_soon_an_ack_clocked_flow_refills_the_queue(tmp_path):
+    # reno's segment answers a departure at rcv1's queue one round trip later: four link
+    # crossings of hop_delay_s, the ACK's 52 bytes at 1 Mb/s back (0.416 ms) and the segment's
+    # 1500 bytes at 100 Mb/s out (0.12 ms)
+    ack_and_segment = 52 * 8 / 1e6 + 1500 * 8 / 100e6
+    for hop in (0.001, 0.0):
+        d = tmp_path / f"hop{hop:g}"
+        peers.twin("lesbcc-aimd", 1, 20.0, ("reno",), "scheme-first", lead=2.0, records_dir=d, capture=True,
+                   hop_delay_s=hop)
+        sent, got = fd.read_pcap(d / "twin_src.pcap"), fd.read_pcap(d / "twin_rcv1.pcap")
+        t = fd.flow_table(sent, got, (5.0, 22.0), fd.twin_names(sent, ("reno",), "10.0.0.3"), hop_s=hop)
+        phase = t.set_index("flow").loc["reno", "phase_p50_ms"]
+        assert phase == pytest.approx((4 * hop + ack_and_segment) * 1e3, abs=0.05), (hop, phase)
