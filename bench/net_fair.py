@@ -5,6 +5,15 @@ seeds in parallel processes, then the claims decided over all seeds as `castlab 
     python bench/net_fair.py net-peers OUT --seeds 1
     python bench/net_fair.py tfmcc-windows-rmax OUT --seeds 1
     python bench/net_fair.py net-peers OUT --seeds 1-3 --schemes uftp --orders tcp-first
+    python bench/net_fair.py net-peers OUT --seeds 1-3 --refresh-twins
+    python bench/net_fair.py net-baselines OUT --refresh-twins
+
+The fifth form runs no testbed: in a copy of a full run in OUT (net-peers, net-tfmcc-uftp) it
+recomputes every seed's simulated twins (`peers.refresh_twins`, `net.refresh_twins`: the twin
+columns and rows replaced, the testbed's readings kept), a process per seed, and decides the
+claims over every seed's table as the full form does; the sixth does the same for a net-baselines
+run in OUT (its one seed, `baselines.net.refresh_twins`). summary.json keeps the run's own wall
+time; the refresh's is in OUT/bench_refresh.json.
 
 The fourth form reruns a selection of net-peers' cases (schemes, start orders; in net-tfmcc-uftp
 `tfmcc` or `uftp` against every TCP flavour) in seed tables a full run left in OUT (a copy: the
@@ -104,13 +113,46 @@ def _rerun(name: str, where: Path, seed: int, schemes: list[str], orders: list[s
     pd.DataFrame(rows, columns=list(dict.fromkeys([*old.columns, *new.columns]))).to_csv(where / table, index=False)
 
 
+def _refresh(name: str, where: Path, seed: int) -> None:
+    """Recompute the simulated twins of the seed table in `where` (no testbed)."""
+    from castlab.experiments.tfmcc import net, peers
+
+    if name == "net-peers":
+        peers.refresh_twins(where, seed, peers.FULL_DURATION_S, peers.TCP_ALGOS)
+    else:
+        net.refresh_twins(where, seed, peers.FULL_DURATION_S)
+
+
+def _baselines(out: Path) -> int:
+    """net-baselines' twins recomputed in the run in `out`, its claims decided again."""
+    from castlab.experiments import REGISTRY
+    from castlab.experiments.baselines import net as bnet
+    from castlab.experiments.common import write_summary
+
+    if not (out / "baselines-net.csv").exists():
+        raise SystemExit(f"{out}/baselines-net.csv: no table of a net-baselines run")
+    rec = {"experiment": "net-baselines", "refresh_twins": True, "started": _now(), "load": [list(os.getloadavg())]}
+    t0 = time.monotonic()
+    bnet.refresh_twins(out)
+    r = bnet.redecide(out)
+    rec.update(ended=_now(), wall_s=time.monotonic() - t0)
+    (out / "bench_refresh.json").write_text(json.dumps(rec, indent=1))
+    old = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
+    write_summary(out, REGISTRY["net-baselines"], int(r.params["seed"]), r, float(old.get("wall_s", rec["wall_s"])))
+    for c in r.claims:
+        print(f"{c.verdict:10s} {c.id}: {c.ours:.4g}" if isinstance(c.ours, float) else f"{c.verdict:10s} {c.id}")
+    return 0
+
+
 def _one(name: str, out: Path, seed: int, order: str | None = None, schemes: list[str] | None = None,
-         orders: list[str] | None = None) -> None:
+         orders: list[str] | None = None, refresh: bool = False) -> None:
     from castlab.experiments.tfmcc import net, peers
 
     where = out / f"seed-{seed}"
     where.mkdir(parents=True, exist_ok=True)
-    if schemes:
+    if refresh:
+        _refresh(name, where, seed)
+    elif schemes:
         _rerun(name, where, seed, schemes, orders or list(peers.ORDERS))
     elif name in peers.ABLATIONS:
         _ablation(name, where, seed, order or peers.ORDERS[0])
@@ -125,6 +167,9 @@ def _decide(name: str, out: Path, seeds: list[int], wall: float) -> None:
     from castlab.experiments.common import write_summary
 
     exp = REGISTRY[name]
+    if wall is None:  # a refresh of the twins: the run's own wall time stands
+        old = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
+        wall = float(old.get("wall_s", 0.0))
     r = exp.run(out, seeds[0], quick=False, seeds=len(seeds), reuse=True)
     write_summary(out, exp, seeds[0], r, wall, quick=False)
     for c in r.claims:
@@ -139,6 +184,8 @@ def main(argv=None) -> int:
     ap.add_argument("--schemes", help="rerun only these schemes' cases (comma-separated; net-tfmcc-uftp: tfmcc, "
                     "uftp) in the seed tables of a full run in OUT")
     ap.add_argument("--orders", help="with --schemes: only in these start orders (comma-separated; default both)")
+    ap.add_argument("--refresh-twins", action="store_true", help="recompute the simulated twins in the seed tables "
+                    "of a full run in OUT (a copy) and decide the claims again; no testbed")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--order", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -146,8 +193,14 @@ def main(argv=None) -> int:
     from castlab.experiments.tfmcc.peers import ABLATIONS, ORDERS, SCHEMES
 
     ablation = a.experiment in ABLATIONS
+    if a.experiment == "net-baselines":
+        if not a.refresh_twins:
+            ap.error("net-baselines: only with --refresh-twins (castlab reproduce net-baselines runs it)")
+        return _baselines(a.out)
     if not ablation and a.experiment not in ("net-peers", "net-tfmcc-uftp"):
         ap.error(f"experiment: net-peers, net-tfmcc-uftp or one of {', '.join(ABLATIONS)}")
+    if a.refresh_twins and (ablation or a.schemes):
+        ap.error("--refresh-twins: net-peers, net-tfmcc-uftp or net-baselines, without --schemes")
     schemes = a.schemes.split(",") if a.schemes else None
     orders = a.orders.split(",") if a.orders else None
     if orders and not schemes:
@@ -160,7 +213,7 @@ def main(argv=None) -> int:
     if orders and not set(orders) <= set(ORDERS):
         ap.error(f"--orders: of {', '.join(ORDERS)}")
     if a.one is not None:
-        _one(a.experiment, a.out, a.one, a.order, schemes, orders)
+        _one(a.experiment, a.out, a.one, a.order, schemes, orders, a.refresh_twins)
         return 0
     lo, _, hi = a.seeds.partition("-")
     seeds = list(range(int(lo), int(hi or lo) + 1))
@@ -168,18 +221,24 @@ def main(argv=None) -> int:
         ap.error("--seeds: no seed")
     a.out.mkdir(parents=True, exist_ok=True)
     rec = {"experiment": a.experiment, "seeds": seeds, "started": _now(), "load": [],
-           **({"rerun": {"schemes": schemes, "orders": orders or list(ORDERS)}} if schemes else {})}
-    bench = "bench_rerun.json" if schemes else "bench.json"  # a rerun keeps the full run's record
+           **({"rerun": {"schemes": schemes, "orders": orders or list(ORDERS)}} if schemes else {}),
+           **({"refresh_twins": True} if a.refresh_twins else {})}
+    # a rerun or a refresh keeps the full run's record
+    bench = "bench_rerun.json" if schemes else ("bench_refresh.json" if a.refresh_twins else "bench.json")
     t0 = time.monotonic()
     procs = {}
     for s in seeds:
         for o in ORDERS if ablation else [None]:
             done = f"ablation-{o}.csv" if ablation else ("peers.csv" if a.experiment == "net-peers" else "tfmcc_uftp.csv")
-            if not schemes and (a.out / f"seed-{s}" / done).exists():
+            if a.refresh_twins and not (a.out / f"seed-{s}" / done).exists():
+                ap.error(f"--refresh-twins: {a.out}/seed-{s}/{done}: no seed table of a full run")
+            if not schemes and not a.refresh_twins and (a.out / f"seed-{s}" / done).exists():
                 continue  # kept from an earlier run; _decide reads it
             tail = ["--order", o] if o else []
+            tail += ["--refresh-twins"] if a.refresh_twins else []
             tail += ["--schemes", a.schemes, *(["--orders", a.orders] if a.orders else [])] if schemes else []
-            log = open(a.out / f"seed-{s}{'-' + o if o else ''}{'-rerun' if schemes else ''}.log", "w")
+            kind = "-rerun" if schemes else ("-refresh" if a.refresh_twins else "")
+            log = open(a.out / f"seed-{s}{'-' + o if o else ''}{kind}.log", "w")
             procs[f"{s}{'-' + o if o else ''}"] = subprocess.Popen(
                 [sys.executable, __file__, a.experiment, str(a.out), "--one", str(s), *tail],
                 stdout=log, stderr=subprocess.STDOUT)
@@ -199,7 +258,7 @@ def main(argv=None) -> int:
         print(f"a seed's process failed: {rec['exit']} (OUT/seed-K.log)", file=sys.stderr)
         return 1
     if not ablation:
-        _decide(a.experiment, a.out, seeds, rec["wall_s"])
+        _decide(a.experiment, a.out, seeds, None if a.refresh_twins else rec["wall_s"])
     return 0
 
 

@@ -36,6 +36,39 @@ def test_unknown_schemes_are_refused_before_anything_runs(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
+def test_refresh_twins_recomputes_the_twins_of_a_run_and_its_claims_quote_them(tmp_path, monkeypatch):
+    # a run's table: PGMCC (a scheme net-peers has only inside net.schemes()) with an old twin
+    # share of 0.9 against each flow; its testbed shares 0.1 (reno), 0.6 (cubic), 0.3 (bbr)
+    row = {"scheme": "pgmcc", "label": "castlab PGMCC", "order": net.ORDER, "duration_s": 60.0, "skipped": "",
+           "rate_bps": 50e3, "share": 0.2, "loss": 0.05, "lowest_10s_bps": 40e3, "seed": 4,
+           "share_reno": 0.1, "share_cubic": 0.6, "share_bbr": 0.3,
+           **{f"tcp_{a}_bps": 300e3 for a in net.TCP}, "twin_share": 0.9,
+           **{f"twin_share_{a}": 0.9 for a in net.TCP}}
+    pd.DataFrame([row]).to_csv(tmp_path / "baselines-net.csv", index=False)
+    asked = []
+
+    def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S, records_dir=None,
+                  capture=False):
+        asked.append((scheme, seed, duration, tcp, order, scheme in peers.SCHEMES))
+        return {"scheme_mean_bps": 70e3, "share": 0.25, "loss": 0.02, "tcp_mean_bps": 280e3,
+                "tcp_means_bps": {a: 280e3 for a in tcp}, "shares": {"reno": 0.2, "cubic": 0.25, "bbr": 0.3},
+                "window_shares": [0.25]}
+
+    monkeypatch.setattr(peers, "twin", fake_twin)
+    monkeypatch.setattr(peers, "peers_figure", lambda out, df, tcp: [])
+    df = net.refresh_twins(tmp_path)
+    # at the run's seed and duration, with the extra schemes in place
+    assert asked == [("pgmcc", 4, 60.0, net.TCP, net.ORDER, True)]
+    assert "pgmcc" not in peers.SCHEMES and not (tmp_path / "peers.csv").exists()
+    assert df.loc[0, "twin_share_reno"] == 0.2 and df.loc[0, "share_cubic"] == 0.6 and df.loc[0, "seed"] == 4
+    r = net.redecide(tmp_path)
+    c = {x.id: x for x in r.claims}
+    assert r.params["seed"] == 4 and r.params["duration_s"] == 60.0
+    # the testbed decides the verdict; the statement quotes the refreshed twin
+    assert c["net-share-pgmcc-cubic"].verdict == "holds" and "[twin: 0.25]" in c["net-share-pgmcc-cubic"].statement
+    assert c["net-share-pgmcc-reno"].verdict == "fails" and "[twin: 0.2]" in c["net-share-pgmcc-reno"].statement
+
+
 def _reason():
     from castlab.testbed import available
 

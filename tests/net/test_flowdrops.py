@@ -128,22 +128,11 @@ def test_twin_captures_count_the_drops_its_queue_counts(tmp_path):
     assert list(rtt.columns) == ["time_s", "time_ns", "sample_s", "srtt_s", "sigma_s", "used"]
 
 
-def _twin_sim(scheme, tcp, until):
-    from castlab.experiments.tcp.net import linux_twin_flow
+def _twin_sim(scheme, tcp, until, lead=2.0):
+    # the scenario peers.twin builds (scheme first, the TCP flows `lead` later), run to `until`
     from castlab.scenario import Scenario
 
-    kind, cfg, proto = peers.scheme_of(scheme).twin
-    link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": 0.001, "queue_limit": peers.QUEUE_PKTS}
-    d = {"name": "t", "duration": until, "nodes": ["src", "r1", "rcv1", "rcv2"],
-         "links": [link("up", "src", "r1", 100e6), link("b1", "r1", "rcv1", peers.LINK_BPS),
-                   link("b2", "r1", "rcv2", peers.LINK_BPS)],
-         "sessions": [{"name": "m", "source": "src", "start": 0.0,
-                       **({"layers": 6, "base_rate": 32e3, "packet_size": 1000} if kind == "layered"
-                          else {"kind": kind, "config": dict(cfg)})}],
-         "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto, "start": 0.0} for h in ("rcv1", "rcv2")],
-         "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": 2.0 + 0.1 * k, **linux_twin_flow(a)}
-                 for k, a in enumerate(tcp)]}
-    s = Scenario.from_dict(d)
+    s = Scenario.from_dict(peers.twin_scenario(scheme, until - lead, tcp, "scheme-first", lead=lead))
     sim = s.build(1)
     sim.run(until)
     return sim
@@ -190,10 +179,13 @@ def test_twin_hop_delay_sets_how_soon_an_ack_clocked_flow_refills_the_queue(tmp_
     # crossings of hop_delay_s, the ACK's 52 bytes at 1 Mb/s back (0.416 ms) and the segment's
     # 1500 bytes at 100 Mb/s out (0.12 ms)
     ack_and_segment = 52 * 8 / 1e6 + 1500 * 8 / 100e6
-    for hop in (0.001, 0.0):
+    # without hop_delay_s the twin has the testbed's delay per link, declared in its topology
+    testbed = {link.delay_s for link in peers.topology().links} | {lan.delay_s for lan in peers.topology().lans}
+    assert len(testbed) == 1
+    for hop, given in ((0.001, {"hop_delay_s": 0.001}), (testbed.pop(), {})):
         d = tmp_path / f"hop{hop:g}"
         peers.twin("lesbcc-aimd", 1, 20.0, ("reno",), "scheme-first", lead=2.0, records_dir=d, capture=True,
-                   hop_delay_s=hop)
+                   **given)
         sent, got = fd.read_pcap(d / "twin_src.pcap"), fd.read_pcap(d / "twin_rcv1.pcap")
         t = fd.flow_table(sent, got, (5.0, 22.0), fd.twin_names(sent, ("reno",), "10.0.0.3"), hop_s=hop)
         phase = t.set_index("flow").loc["reno", "phase_p50_ms"]

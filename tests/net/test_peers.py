@@ -457,6 +457,59 @@ def test_refresh_twins_replaces_the_twin_columns_and_keeps_the_testbed_readings(
     assert pd.read_csv(tmp_path / "peers.csv").set_index("scheme").loc["rlc", "twin_share"] == 0.2
 
 
+def test_the_twin_has_the_testbeds_delay_on_every_link():
+    # the testbed declares its links' delay in its topology (veth pairs, no netem: none); the twin
+    # of every castlab scheme, in either order, puts that delay and no other on each of its links
+    topo = peers.topology()
+    declared = {link.delay_s for link in topo.links} | {lan.delay_s for lan in topo.lans}
+    assert declared == {0.0}  # docs/real-network.md: "no propagation delay"
+    twins = [n for n, sc in peers.SCHEMES.items() if sc.twin is not None]
+    assert {"lesbcc-aimd", "lesbcc-tfrc", "rlm", "rlc", "tfmcc"} <= set(twins)
+    for name in twins:
+        for order in peers.ORDERS:
+            d = peers.twin_scenario(name, 30.0, peers.TCP_ALGOS, order)
+            assert len(d["links"]) == 3 and {link["delay"] for link in d["links"]} == declared, (name, order)
+    assert peers.twin_scenario("norm", 30.0, peers.TCP_ALGOS) is None  # no twin of a third-party peer
+
+
+def test_tfmcc_uftp_refresh_twins_replaces_the_twin_rows_in_their_place(tmp_path, monkeypatch):
+    from castlab.experiments.tfmcc import net as tfmcc
+
+    # a seed's table as tfmcc_uftp_table left it: castlab, UFTP and an old twin row (share 0.9)
+    # per flavour, one order
+    old = pd.DataFrame([
+        {"impl": "castlab", "tcp": "reno", "order": "tcp-first", "duration_s": 60.0, "rate_bps": 10e3, "share": 0.01},
+        {"impl": "uftp", "tcp": "reno", "order": "tcp-first", "duration_s": 60.0, "rate_bps": 300e3, "share": 0.5},
+        {"impl": "castlab (simulated)", "tcp": "reno", "order": "tcp-first", "duration_s": 60.0, "rate_bps": 1.0,
+         "share": 0.9, "loss": 0.5, "share_w0": 0.9},
+        {"impl": "castlab", "tcp": "bbr", "order": "tcp-first", "duration_s": 60.0, "rate_bps": 5e3, "share": 0.004}])
+    old.to_csv(tmp_path / "tfmcc_uftp.csv", index=False)
+    pd.DataFrame([{"impl": "castlab", "tcp": "reno", "order": "tcp-first", "side": "castlab", "window": 0,
+                   "window_start_s": 0.0, "share": 0.01},
+                  {"impl": "castlab (simulated)", "tcp": "reno", "order": "tcp-first", "side": "twin", "window": 0,
+                   "window_start_s": 0.0, "share": 0.9}]).to_csv(tmp_path / "windows.csv", index=False)
+    asked = []
+
+    def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S, records_dir=None,
+                  capture=False):
+        asked.append((scheme, seed, duration, tcp, order, lead))
+        return {"scheme_mean_bps": 40e3, "share": 0.05, "loss": 0.1, "tcp_mean_bps": 800e3,
+                "tcp_means_bps": {tcp[0]: 800e3}, "shares": {tcp[0]: 0.05}, "window_shares": [0.02, 0.08]}
+
+    monkeypatch.setattr(tfmcc, "twin", fake_twin)
+    df = tfmcc.refresh_twins(tmp_path, 3, 60.0)
+    assert asked == [("tfmcc", 3, 60.0, ("reno",), "tcp-first", peers.LEAD_S)]
+    assert list(df["impl"]) == ["castlab", "uftp", "castlab (simulated)", "castlab"]
+    tw = df.iloc[2]
+    assert (tw["share"], tw["rate_bps"], tw["loss"], tw["tcp_bps"]) == (0.05, 40e3, 0.1, 800e3)
+    assert (tw["share_w0"], tw["share_w1"]) == (0.02, 0.08)
+    # the testbed's rows are as they were
+    assert list(df["share"].iloc[[0, 1, 3]]) == [0.01, 0.5, 0.004]
+    w = pd.read_csv(tmp_path / "windows.csv")
+    assert list(w[w["side"] == "twin"]["share"]) == [0.02, 0.08] and list(w[w["side"] == "castlab"]["share"]) == [0.01]
+    assert pd.read_csv(tmp_path / "tfmcc_uftp.csv").iloc[2]["share"] == 0.05
+
+
 def test_net_vs_sim_compares_each_flow_and_names_its_columns():
     # two seeds of one scheme: testbed rates 20 and 40 kb/s against the twin's 50 and 50; reno
     # 150/150 kb/s on both sides, bbr 600/500 against the twin's 400/400

@@ -138,6 +138,36 @@ def run_net_baselines(out: Path, seed: int, quick: bool = False, only: list[str]
     df = df.assign(seed=seed)
     df.to_csv(out / "baselines-net.csv", index=False)
     (out / "peers.csv").unlink(missing_ok=True)
+    return _result(out, df, seed, duration)
+
+
+def refresh_twins(out: Path) -> pd.DataFrame:
+    """Recompute the simulated twins of a run's ``baselines-net.csv`` in `out` without the testbed
+    (``peers.refresh_twins`` on its rows, at the run's seed and duration): every twin column and
+    the twin's rows of windows.csv replaced, the testbed's readings kept. Writes the table back
+    and returns it."""
+    table = out / "baselines-net.csv"
+    df = pd.read_csv(table)
+    seed, duration = int(df["seed"].iloc[0]), float(df["duration_s"].iloc[0])
+    df.to_csv(out / "peers.csv", index=False)
+    try:
+        with schemes():
+            new = peers.refresh_twins(out, seed, duration, TCP)
+    finally:
+        (out / "peers.csv").unlink(missing_ok=True)
+    new.to_csv(table, index=False)
+    return new
+
+
+def redecide(out: Path) -> Result:
+    """The claims, figures and parameters of the run whose ``baselines-net.csv`` is in `out`, from
+    that table as it stands (after ``refresh_twins``, say), as run_net_baselines gives them."""
+    df = pd.read_csv(out / "baselines-net.csv")
+    return _result(out, df, int(df["seed"].iloc[0]), float(df["duration_s"].iloc[0]))
+
+
+def _result(out: Path, df: pd.DataFrame, seed: int, duration: float) -> Result:
+    """Figures, claims (one per scheme and kernel flow) and parameters from the table `df`."""
     files = [*peers.peers_figure(out, df, TCP), *_shares_plot(out, df)]
     claims = []
     for _, r in df.iterrows():
@@ -156,7 +186,7 @@ def run_net_baselines(out: Path, seed: int, quick: bool = False, only: list[str]
               "duration_s": duration, "warm_up_s": peers.warm_up(duration), "seed": seed,
               "tcp": "one kernel flow per algorithm at once, iperf3 -C " + "/".join(TCP),
               "order": f"{ORDER}: the kernel flows start {peers.LEAD_S:g} s after the scheme's first data",
-              "twin": "net-peers' twin in the same order: the same rates and queues, 1 ms per hop, each kernel flow "
-                      "as Linux runs it",
+              "twin": "net-peers' twin in the same order: the same rates and queues, no delay per link (the "
+                      "testbed's), each kernel flow as Linux runs it",
               "rows": df.to_dict("records")}
     return Result(params, claims, ["baselines-net.csv", *files])

@@ -81,17 +81,52 @@ def tfmcc_uftp_table(out: Path, seed: int, duration: float, algos: tuple[str, ..
                           "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(r["window_shares"])]
             if "tfmcc" not in impls:
                 continue
-            t = twin("tfmcc", seed, duration, (algo,), order, lead)
-            rows.append({"impl": "castlab (simulated)", "tcp": algo, "order": order, "duration_s": duration,
-                         "rate_bps": t["scheme_mean_bps"], "tcp_bps": t["tcp_mean_bps"], "share": t["share"],
-                         "loss": t["loss"], **{f"share_w{k}": v for k, v in enumerate(t["window_shares"])}})
-            wins += [{"impl": "castlab (simulated)", "tcp": algo, "order": order, "side": "twin", "window": k,
-                      "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(t["window_shares"])]
+            row, w = _twin_row(seed, duration, algo, order, lead)
+            rows.append(row)
+            wins += w
     df = pd.DataFrame(rows)
-    pd.DataFrame(wins, columns=["impl", "tcp", "order", "side", "window", "window_start_s", "share"]).to_csv(
-        out / "windows.csv", index=False)
+    pd.DataFrame(wins, columns=WINDOW_COLS).to_csv(out / "windows.csv", index=False)
     df.to_csv(out / "tfmcc_uftp.csv", index=False)
     return df
+
+
+TWIN = "castlab (simulated)"
+WINDOW_COLS = ["impl", "tcp", "order", "side", "window", "window_start_s", "share"]
+
+
+def _twin_row(seed: int, duration: float, algo: str, order: str, lead: float) -> tuple[dict, list[dict]]:
+    """castlab's TFMCC twin against one TCP `algo` flow (``peers.twin``): its row of
+    tfmcc_uftp.csv and its rows of windows.csv."""
+    t = twin("tfmcc", seed, duration, (algo,), order, lead)
+    row = {"impl": TWIN, "tcp": algo, "order": order, "duration_s": duration, "rate_bps": t["scheme_mean_bps"],
+           "tcp_bps": t["tcp_mean_bps"], "share": t["share"], "loss": t["loss"],
+           **{f"share_w{k}": v for k, v in enumerate(t["window_shares"])}}
+    wins = [{"impl": TWIN, "tcp": algo, "order": order, "side": "twin", "window": k,
+             "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(t["window_shares"])]
+    return row, wins
+
+
+def refresh_twins(where: Path, seed: int, duration: float, lead: float = LEAD_S) -> pd.DataFrame:
+    """Recompute the simulated twins of a seed's table in `where` (``tfmcc_uftp.csv`` and
+    ``windows.csv`` as tfmcc_uftp_table left them) without the testbed: each twin row (impl
+    ``castlab (simulated)``, in its place) and the twin's rows of windows.csv are replaced by
+    ``peers.twin``'s readings for the row's TCP flavour and order; the testbed's rows are kept as
+    they are. Writes both tables back and returns tfmcc_uftp.csv's."""
+    df = pd.read_csv(where / "tfmcc_uftp.csv")
+    wpath = where / "windows.csv"
+    wins = pd.read_csv(wpath) if wpath.exists() else pd.DataFrame(columns=WINDOW_COLS)
+    wins = wins[wins["side"] != "twin"].to_dict("records")
+    rows = []
+    for row in df.to_dict("records"):
+        if row["impl"] == TWIN:
+            fresh, w = _twin_row(seed, duration, row["tcp"], row["order"], lead)
+            row = {**{k: float("nan") for k in row}, **fresh}
+            wins += w
+        rows.append(row)
+    out = pd.DataFrame(rows, columns=list(dict.fromkeys([*df.columns, *(k for r in rows for k in r)])))
+    pd.DataFrame(wins, columns=WINDOW_COLS).to_csv(wpath, index=False)
+    out.to_csv(where / "tfmcc_uftp.csv", index=False)
+    return out
 
 
 def tfmcc_uftp_figure(out: Path, algos: tuple[str, ...], orders: tuple[str, ...]) -> list[str]:
@@ -225,8 +260,10 @@ def run_net_tfmcc_uftp(out: Path, seed: int, quick: bool = False, seeds: int = F
               "a file never finished inside the run; uftpd -d -U ID on rcv1 and rcv2",
               "uftp_loss_event_rate": "not in UFTP's log: loss is the counters' packet loss",
               "tcp": "one kernel flow per run, iperf3 -C ALGO, the namespace's default named reno",
+              "twin": "castlab's TFMCC in the simulator (peers.twin): the same rates and queue, no delay per link "
+                      "(the testbed's), one TCP flow as Linux runs it, the same start order and lead",
               "rows": df.to_dict("records")}
     return Result(params, claims, ["tfmcc_uftp.csv", *([] if quick else ["windows.csv"]), *files])
 
 
-__all__ = ["run_net_tfmcc_uftp", "uftp_rate_log"]
+__all__ = ["refresh_twins", "run_net_tfmcc_uftp", "uftp_rate_log"]

@@ -66,6 +66,10 @@ COUNT_BIN_S = 0.1  # the counters' bins, placed on the run's clock to this resol
 # this factor of its simulated twin's share under the same order, per seed, decided on the mean
 # over seeds with its t interval (undecided where the interval spans a bound).
 NET_VS_SIM = 1.5
+# The testbed's propagation delay per link: none (no netem on this kernel; every link is a veth
+# pair). Its round trip beyond the queue is the stacks' latency, tens of µs (net-tcp-vs-sim's
+# ICMP echoes measured 24-88 µs), which the twin does not model. The twin puts this on every link.
+TESTBED_HOP_DELAY_S = 0.0
 
 
 def topology():
@@ -76,8 +80,8 @@ def topology():
 
     return Topology(name="peers", description=f"src - r1 =[{LINK_BPS / 1e6:g} Mb/s tbf, pfifo {QUEUE_PKTS} per port]=> "
                     "rcv1 (multicast + TCP), rcv2 (multicast)", hosts=["src", "rcv1", "rcv2"], routers=["r1"],
-                    links=[Link("src", "r1")],
-                    lans=[Lan("r1", ("rcv1", "rcv2"), LINK_BPS, QUEUE_PKTS, 0.0, "per-host")])
+                    links=[Link("src", "r1", delay_s=TESTBED_HOP_DELAY_S)],
+                    lans=[Lan("r1", ("rcv1", "rcv2"), LINK_BPS, QUEUE_PKTS, TESTBED_HOP_DELAY_S, "per-host")])
 
 
 def norm_binary() -> Optional[str]:
@@ -634,28 +638,13 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...], origins: tuple[fl
 # ------------------------------------------------------------------ the simulated twin
 
 
-def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
-         lead: float = LEAD_S, records_dir: Optional[Path] = None, capture: bool = False,
-         hop_delay_s: float = 0.001) -> Optional[dict]:
-    """The same set-up in the simulator: src - r1 - rcv1/rcv2, each last hop at LINK_BPS with a
-    DropTail queue of QUEUE_PKTS, `hop_delay_s` per hop (a millisecond; the testbed's links have
-    no delay, and its round trip beyond the queue is about 0.05 ms),
-    one TCP flow src -> rcv1 per kernel algorithm in `tcp`, as Linux runs it
-    (``castlab.experiments.tcp.net.linux_twin_flow``: reno as the sack variant with Linux's
-    settings, cubic and bbr from TcpConfig::linux(); net-tcp-vs-sim compares each with the
-    kernel's), started in the testbed's `order`: the later side `lead` seconds after the earlier
-    (the TCP flows 0.1 s apart), measured for `duration` seconds from the later side's start.
-    Returns the scheme's rate and loss at rcv1, its share against the mean TCP flow after the
-    warm-up (the testbed's readings), each TCP flow's rate and the share against it
-    (``tcp_means_bps``, ``shares``, by algorithm), and its share per SHARE_WINDOW_S. With
-    `records_dir`, the scheme's own records are written there in the testbed roles' files
-    (``twin_records``: ``source/``, ``rx_rcv1/``, ``rx_rcv2/``), and with `capture` too the
-    packets leaving src toward r1 and r1 toward rcv1 (``twin_src.pcap``, ``twin_rcv1.pcap``,
-    ``flowdrops.read_pcap``). ``docs/real-network.md`` shows the twin beside the testbed with
-    less than a millisecond per hop."""
+def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
+                  lead: float = LEAD_S, hop_delay_s: float = TESTBED_HOP_DELAY_S) -> Optional[dict]:
+    """The twin's scenario (``Scenario.from_dict``'s form) of `scheme` against one TCP flow per
+    algorithm in `tcp`, in `order`, or None where castlab has no twin of the scheme: src - r1 -
+    rcv1/rcv2, each last hop at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` on
+    every link (by default the testbed's, TESTBED_HOP_DELAY_S: none)."""
     from castlab.experiments.tcp.net import linux_twin_flow
-    from castlab.experiments.tfmcc import twin_records
-    from castlab.scenario import Scenario
 
     sc = scheme_of(scheme)
     if sc.twin is None:
@@ -670,13 +659,43 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
         session.update(layers=6, base_rate=32e3, packet_size=1000)
     else:
         session.update(kind=kind, config=dict(cfg))
-    d = {"name": f"net-peers twin {scheme}", "duration": lead + duration, "nodes": ["src", "r1", "rcv1", "rcv2"],
-         "links": [link("up", "src", "r1", 100e6), link("b1", "r1", "rcv1", LINK_BPS), link("b2", "r1", "rcv2", LINK_BPS)],
-         "sessions": [session],
-         "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto, "start": t_scheme}
-                       for h in ("rcv1", "rcv2")],
-         "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": t_tcp + 0.1 * k, **linux_twin_flow(a)}
-                 for k, a in enumerate(tcp)]}
+    return {"name": f"net-peers twin {scheme}", "duration": lead + duration, "nodes": ["src", "r1", "rcv1", "rcv2"],
+            "links": [link("up", "src", "r1", 100e6), link("b1", "r1", "rcv1", LINK_BPS),
+                      link("b2", "r1", "rcv2", LINK_BPS)],
+            "sessions": [session],
+            "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto, "start": t_scheme}
+                          for h in ("rcv1", "rcv2")],
+            "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": t_tcp + 0.1 * k, **linux_twin_flow(a)}
+                    for k, a in enumerate(tcp)]}
+
+
+def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
+         lead: float = LEAD_S, records_dir: Optional[Path] = None, capture: bool = False,
+         hop_delay_s: float = TESTBED_HOP_DELAY_S) -> Optional[dict]:
+    """The same set-up in the simulator (``twin_scenario``): src - r1 - rcv1/rcv2, each last hop
+    at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` per link. By default that is
+    the testbed's, none (TESTBED_HOP_DELAY_S): a twin models its testbed, whose round trip beyond
+    the queue is the stacks' latency, tens of µs (24-88 µs in net-tcp-vs-sim), not modelled here.
+    One TCP flow src -> rcv1 per kernel algorithm in `tcp`, as Linux runs it
+    (``castlab.experiments.tcp.net.linux_twin_flow``: reno as the sack variant with Linux's
+    settings, cubic and bbr from TcpConfig::linux(); net-tcp-vs-sim compares each with the
+    kernel's), started in the testbed's `order`: the later side `lead` seconds after the earlier
+    (the TCP flows 0.1 s apart), measured for `duration` seconds from the later side's start.
+    Returns the scheme's rate and loss at rcv1, its share against the mean TCP flow after the
+    warm-up (the testbed's readings), each TCP flow's rate and the share against it
+    (``tcp_means_bps``, ``shares``, by algorithm), and its share per SHARE_WINDOW_S. With
+    `records_dir`, the scheme's own records are written there in the testbed roles' files
+    (``twin_records``: ``source/``, ``rx_rcv1/``, ``rx_rcv2/``), and with `capture` too the
+    packets leaving src toward r1 and r1 toward rcv1 (``twin_src.pcap``, ``twin_rcv1.pcap``,
+    ``flowdrops.read_pcap``). ``docs/real-network.md`` shows the twin beside the testbed with
+    other delays per link."""
+    from castlab.experiments.tfmcc import twin_records
+    from castlab.scenario import Scenario
+
+    d = twin_scenario(scheme, duration, tcp, order, lead, hop_delay_s)
+    if d is None:
+        return None
+    t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
     s = Scenario.from_dict(d)
     sim = s.build(seed)
     if records_dir is not None and capture:
@@ -1038,14 +1057,15 @@ def run_net_peers(out: Path, seed: int, quick: bool = False, seeds: int = FULL_S
     claims = peers_claims(df, tcp, orders)
     fair = LINK_BPS / (len(tcp) + 1)
     params = {"network": "real", "topology": topology().description, "routers": "kernel (tbf + pfifo, igmpproxy)",
-              "propagation_delay_s": 0.0, "duration_s": duration, "warm_up_s": WARM_S, "window_s": WINDOW_S,
+              "propagation_delay_s": TESTBED_HOP_DELAY_S, "duration_s": duration, "warm_up_s": WARM_S,
+              "window_s": WINDOW_S,
               "share_window_s": SHARE_WINDOW_S, "orders": list(orders), "lead_s": LEAD_S,
               "bottleneck_bps": LINK_BPS, "queue_pkts": QUEUE_PKTS, "seeds": run_seeds,
               "decided_on": "one run" if quick else f"the mean over {len(run_seeds)} seeds (95 % t interval)",
               "tcp": f"one kernel flow per algorithm, iperf3 -C {'/'.join(tcp)}; the namespaces' default named reno",
-              "twin": "the simulator, the same rates and queue, 1 ms per hop, one TCP flow per kernel flow as Linux "
-                      "runs it (reno: sack with Linux's settings; cubic, bbr: TcpConfig::linux()), the same start "
-                      "order and lead",
+              "twin": "the simulator, the same rates and queue, no delay per link (the testbed's), one TCP flow "
+                      "per kernel flow as Linux runs it (reno: sack with Linux's settings; cubic, bbr: "
+                      "TcpConfig::linux()), the same start order and lead",
               "measured_at": "rcv1's interface (castlab.testbed.count): the scheme's multicast bytes and each TCP flow's",
               "fair_share_bps": fair, "rows": df.to_dict("records")}
     return Result(params, claims, ["peers.csv", *([] if quick else ["windows.csv"]), *files])
