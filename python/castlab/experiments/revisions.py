@@ -588,6 +588,74 @@ REVISIONS += [R(e, c, "325aa0f", "parameter", f"{_UFTP_GROUP_BEFORE}: {b}", f"{_
                 _UFTP_GROUP_REASON) for e, c, b, a in _UFTP_GROUP_RUNS]
 
 
+
+# ---- The twins' delay per link became the testbed's (none; peers.TESTBED_HOP_DELAY_S) after the
+# verdicts of the full forms had been seen: every claim whose value or statement uses a twin's
+# number. The testbed's readings are those runs' (net-peers and net-tfmcc-uftp: seeds 1-3,
+# 2026-11-28 10:40-11:28 UTC with UFTP's closed-group reruns; net-baselines: 60 s, seed 1); the
+# twins were recomputed beside them without the testbed (bench/net_fair.py --refresh-twins, on
+# copies of those runs, 2026-11-28). Bounds and rules are as declared before the first run.
+_HOP_BEFORE = "the twin with 1 ms of propagation delay on every link"
+_HOP_AFTER = "the twin with the testbed's delay per link, none"
+_HOP_REASON = ("the twin modelled a delay the testbed lacks: the testbed's links are veth pairs with no netem "
+               "(its round trip beyond the queue about 0.05 ms, the stacks' latency). Found by per-flow drops at "
+               "the bottleneck (docs/real-network.md): with 1 ms per link the twin's ACK-clocked TCP refilled a "
+               "freed queue place 4.5 ms after a departure, the kernel's within 0.1 ms, and the twin's pfifo took "
+               "a smaller part of the scheme's packets than the testbed's")
+_HOP_SETUP = ("the testbed's set-up, declared before the runs (docs/real-network.md, net-peers' set-up): \"no "
+              "propagation delay (round trips are queueing: up to 0.6 s)\"; issue 37 asks the twin to be that "
+              "set-up in the simulator (\"the same set-up\", peers.twin)")
+_HOP_RUNS = [  # (experiment, claim, verdict before, ours before, verdict after, ours after)
+    ("net-peers", "net-vs-sim-lesbcc-aimd-scheme-first", "fails", 0.389, "undecided", 0.5605),
+    ("net-peers", "net-vs-sim-lesbcc-tfrc-scheme-first", "undecided", 0.703, "undecided", 0.818),
+    ("net-peers", "net-vs-sim-rlm-scheme-first", "undecided", 0.7351, "undecided", 1.476),
+    ("net-peers", "net-vs-sim-rlc-scheme-first", "undecided", 0.6796, "undecided", 0.8541),
+    ("net-peers", "net-vs-sim-tfmcc-scheme-first", "fails", 0.08049, "undecided", 0.8171),
+    ("net-peers", "net-vs-sim-lesbcc-aimd-tcp-first", "fails", 0.3201, "undecided", 0.47),
+    ("net-peers", "net-vs-sim-lesbcc-tfrc-tcp-first", "fails", 0.4615, "undecided", 0.7006),
+    ("net-peers", "net-vs-sim-rlm-tcp-first", "undecided", 0.5531, "holds", 0.9641),
+    ("net-peers", "net-vs-sim-rlc-tcp-first", "undecided", 0.6278, "holds", 0.8196),
+    ("net-peers", "net-vs-sim-tfmcc-tcp-first", "undecided", 0.8388, "undecided", 0.8482),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-reno-scheme-first", "holds", 0.7602, "undecided", 0.4766),
+    ("net-tfmcc-uftp", "net-vs-sim-castlab-reno-scheme-first", "fails", 0.01758, "fails", 0.02783),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-cubic-scheme-first", "fails", 0.2713, "fails", 0.1727),
+    ("net-tfmcc-uftp", "net-vs-sim-castlab-cubic-scheme-first", "fails", 0.03847, "fails", 0.05996),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-bbr-scheme-first", "holds", 1.021, "holds", 1.033),
+    ("net-tfmcc-uftp", "net-vs-sim-castlab-bbr-scheme-first", "fails", 0.004, "fails", 0.003947),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-reno-tcp-first", "fails", 0.01038, "fails", 0.01175),
+    ("net-tfmcc-uftp", "net-vs-sim-castlab-reno-tcp-first", "undecided", 1.563, "holds", 1.001),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-cubic-tcp-first", "fails", 0.01199, "fails", 0.01044),
+    ("net-tfmcc-uftp", "net-vs-sim-castlab-cubic-tcp-first", "undecided", 0.9616, "holds", 1.093),
+    ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-bbr-tcp-first", "holds", 1.026, "holds", 1.025),
+    ("net-tfmcc-uftp", "net-vs-sim-castlab-bbr-tcp-first", "fails", 0.003769, "fails", 0.003778),
+]
+# net-baselines: each claim's verdict is the testbed's share; its statement quotes the twin's
+# (scheme, kernel flow, verdict, twin share before, after)
+_HOP_BASELINES = [
+    ("tfmcc", "reno", "fails", "0.71", "0.0559"), ("tfmcc", "cubic", "fails", "0.485", "0.0226"),
+    ("tfmcc", "bbr", "fails", "0.177", "0.0168"), ("pgmcc", "reno", "holds", "1.55", "1.41"),
+    ("pgmcc", "cubic", "holds", "1", "0.657"), ("pgmcc", "bbr", "fails", "0.361", "0.401"),
+    ("rlm", "reno", "fails", "0.356", "0.138"), ("rlm", "cubic", "fails", "0.214", "0.116"),
+    ("rlm", "bbr", "fails", "0.114", "0.0639"), ("rlc", "reno", "fails", "0.347", "0.296"),
+    ("rlc", "cubic", "fails", "0.257", "0.185"), ("rlc", "bbr", "fails", "0.115", "0.108"),
+    ("flid", "reno", "holds", "3.08", "3.04"), ("flid", "cubic", "holds", "3.27", "4.05"),
+    ("flid", "bbr", "fails", "0.571", "0.859"), ("webrc", "reno", "fails", "1.48", "1.37"),
+    ("webrc", "cubic", "fails", "1.06", "0.528"), ("webrc", "bbr", "fails", "0.473", "0.341"),
+]
+
+
+def _hop_direction(before: str, after: str) -> str:
+    return _order_direction(before == "holds", after)
+
+
+REVISIONS += [R(e, c, "d9d074b", "parameter", f"{_HOP_BEFORE}: {b} {x:.4g}", f"{_HOP_AFTER}: {a} {y:.4g}",
+                _hop_direction(b, a), "kept", _HOP_REASON,
+                _HOP_SETUP if _hop_direction(b, a) == "fail-to-hold" else "")
+              for e, c, b, x, a, y in _HOP_RUNS]
+REVISIONS += [R("net-baselines", f"net-share-{n}-{a}", "d9d074b", "parameter",
+                f"{_HOP_BEFORE}: the statement's twin share {tb}; {v}", f"{_HOP_AFTER}: twin share {ta}; {v} (the "
+                "testbed's share, unchanged)", "none", "kept", _HOP_REASON) for n, a, v, tb, ta in _HOP_BASELINES]
+
 def revisions_for(experiment: str, claim: str) -> list[dict]:
     """The revisions of one claim, as the dicts written into summary.json."""
     return [asdict(r) for r in REVISIONS if r.experiment == experiment and r.claim == claim]
