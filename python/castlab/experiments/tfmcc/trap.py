@@ -1,8 +1,9 @@
 """tfmcc-trap: TFMCC's start-up behind a queue that one TCP flow has filled, and which of the
 suspected causes (docs/fidelity/tfmcc.md, the review of castlab's TFMCC against UFTP's) hold.
 
-Set-up (the testbed's, as net-peers' twin has it): src - r1 - rcv, the last hop a 1 Mb/s link
-with a DropTail queue of 50 packets, a millisecond per hop (the round trip is queueing). One TFMCC
+Set-up (net-peers' bottleneck, with a millisecond per hop where its testbed and twin have none):
+src - r1 - rcv, the last hop a 1 Mb/s link with a DropTail queue of 50 packets (the round trip is
+mostly queueing). One TFMCC
 session src -> rcv (one receiver) and one TCP flow src -> rcv, either NewReno as ns-2 runs it
 (``TcpConfig::default()``: MSS 1000 B, initial window 2, no SACK) or CUBIC as Linux runs it
 (``TcpConfig::linux()``). The later of the two starts HEAD_S after the earlier; from then on the
