@@ -31,7 +31,8 @@ def twin(duration: float, seed: int, hold: str, tcp: list[str]) -> dict:
     cfg: dict = {"policy": "aimd"}
     if hold != "default":
         cfg["rtt_run_hold"] = float(hold)
-    link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": 0.001, "queue_limit": peers.QUEUE_PKTS}
+    hop = peers.TESTBED_HOP_DELAY_S  # the testbed's delay per link, as peers.twin's
+    link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": hop, "queue_limit": peers.QUEUE_PKTS}
     d = {"name": "lesbcc focus twin", "duration": duration, "nodes": ["src", "r1", "rcv1", "rcv2"],
          "links": [link("up", "src", "r1", 100e6), link("b1", "r1", "rcv1", peers.LINK_BPS),
                    link("b2", "r1", "rcv2", peers.LINK_BPS)],
