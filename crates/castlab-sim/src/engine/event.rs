@@ -15,7 +15,8 @@
 //! # The queue
 //! A heap of *runs* of equal-time events ([`EventQueue`] says why that keeps the exact
 //! order), keyed by `(time, seq)` packed into one `u128` so two keys compare in one step; the
-//! heap is 4-ary ([`RunHeap`]), for the millions of runs of a large session.
+//! heap is `std`'s binary heap while it is small and 4-ary ([`RunHeap`]) once it has held
+//! [`QUAD_FROM`] runs, for the millions of runs of a large session.
 //! Measured with callgrind on the CBR star with 100 receivers for 60 s (1.52 M events):
 //! 1.010 G instructions with `std`'s heap of single events and the `(time, seq)` tuple
 //! compare, 0.936 G with the packed key, 0.708 G with runs; wall time of the 10,000-receiver
@@ -24,6 +25,8 @@
 //! Four runs open to appends instead of one (see [`EventQueue`]): 6.52 G to 5.27 G on the
 //! protocols bench's layered-receiver scenario, whose saturated links had made nearly every run a single
 //! event.
+
+use std::collections::BinaryHeap;
 
 use castlab_core::{AgentId, ChannelId, GroupId, NodeId};
 
@@ -249,6 +252,85 @@ impl RunHeap {
     }
 }
 
+impl PartialEq for RunKey {
+    fn eq(&self, o: &Self) -> bool {
+        self.key == o.key
+    }
+}
+impl Eq for RunKey {}
+impl PartialOrd for RunKey {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for RunKey {
+    /// Reversed, so that `BinaryHeap` (a max-heap) pops the earliest run first.
+    #[inline(always)]
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.key.cmp(&self.key)
+    }
+}
+
+/// Runs in the heap from which it is a [`RunHeap`] rather than `std`'s binary heap: 2^15 keys
+/// are 1 MiB, about what a core's private caches hold. Below, every level is in the cache and
+/// the binary heap's fewer comparisons cost less (the RLM scenarios hold a few hundred runs);
+/// above, the 4-ary heap's fewer levels save cache misses (our choice, from a steady state of
+/// random keys: the two equal at 10^3 keys, the 4-ary 1.8 times faster at 10^5).
+const QUAD_FROM: usize = 1 << 15;
+
+/// The heap of runs: `std`'s binary heap while small, a [`RunHeap`] once it has held
+/// `quad_from` runs (for good: a simulation whose heap grew so far tends to again). Both pop the smallest
+/// key, and keys are distinct, so the order is the same either way.
+enum Heap {
+    Binary(BinaryHeap<RunKey>),
+    Quad(RunHeap),
+}
+
+impl Heap {
+    #[inline(always)]
+    fn peek(&self) -> Option<RunKey> {
+        match self {
+            Heap::Binary(h) => h.peek().copied(),
+            Heap::Quad(h) => h.peek(),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, k: RunKey, quad_from: usize) {
+        match self {
+            Heap::Binary(h) => {
+                h.push(k);
+                if h.len() >= quad_from {
+                    self.make_quad();
+                }
+            }
+            Heap::Quad(h) => h.push(k),
+        }
+    }
+
+    #[inline(always)]
+    fn pop(&mut self) {
+        match self {
+            Heap::Binary(h) => {
+                h.pop();
+            }
+            Heap::Quad(h) => h.pop(),
+        }
+    }
+
+    /// Move every key to a [`RunHeap`] (once per run of the simulator at most).
+    #[inline(never)]
+    fn make_quad(&mut self) {
+        if let Heap::Binary(h) = self {
+            let mut q = RunHeap::default();
+            for k in std::mem::take(h).into_vec() {
+                q.push(k);
+            }
+            *self = Heap::Quad(q);
+        }
+    }
+}
+
 /// Pending events, earliest `(time, seq)` first.
 ///
 /// A multicast fan-out schedules one event per branch at the same time in one go (every copy's
@@ -273,7 +355,9 @@ impl RunHeap {
 /// empty. A fan-out's events are then popped at O(1) each. Runs are recycled with their
 /// storage, so a steady state allocates nothing.
 pub(super) struct EventQueue {
-    heap: RunHeap,
+    heap: Heap,
+    /// When the heap becomes a [`RunHeap`] ([`QUAD_FROM`]; lower in tests).
+    quad_from: usize,
     runs: Vec<Run>,
     free: Vec<u32>,
     /// The buffers of the runs' later events, recycled with their storage (`rests_free`).
@@ -294,7 +378,8 @@ pub(super) struct EventQueue {
 impl Default for EventQueue {
     fn default() -> Self {
         EventQueue {
-            heap: RunHeap::default(),
+            heap: Heap::Binary(BinaryHeap::new()),
+            quad_from: QUAD_FROM,
             runs: Vec::new(),
             free: Vec::new(),
             rests: Vec::new(),
@@ -355,7 +440,7 @@ impl EventQueue {
             }
         };
         self.last = (r, 0);
-        self.heap.push(RunKey { key: e.key(), run: r });
+        self.heap.push(RunKey { key: e.key(), run: r }, self.quad_from);
         self.open[self.victim] = (e.time, r);
         self.victim = (self.victim + 1) % OPEN;
     }
@@ -467,9 +552,13 @@ mod tests {
         // the queue must return exactly the minimum every time. Few distinct times make long
         // runs and many runs of one time; bursts push one time many times in a row, as a
         // fan-out does.
-        for (distinct, burst) in [(2u64, 1usize), (3, 1), (6, 1), (50, 1), (5, 40), (1_000, 200)] {
+        // Each with the heap binary throughout, 4-ary from the start, and turning 4-ary mid-run.
+        for (distinct, burst, quad_from) in [(2u64, 1usize), (3, 1), (6, 1), (50, 1), (5, 40), (1_000, 200)]
+            .into_iter()
+            .flat_map(|(d, b)| [(d, b, QUAD_FROM), (d, b, 1), (d, b, 40)])
+        {
             let mut rng = Rng::seed_from_u64(7 + distinct);
-            let mut q = EventQueue::default();
+            let mut q = EventQueue { quad_from, ..EventQueue::default() };
             let mut reference: BTreeSet<(u64, u64)> = BTreeSet::new();
             let mut seq = 0;
             for _ in 0..20_000 {
@@ -525,6 +614,20 @@ mod tests {
         q.push(entry(1, 8));
         let order: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).map(popped).collect();
         assert_eq!(order, vec![(1, 8), (2, 6), (2, 7)]);
+    }
+
+    #[test]
+    fn the_heap_turns_4_ary_once_it_holds_quad_from_runs() {
+        let mut q = EventQueue { quad_from: 5, ..EventQueue::default() };
+        for s in 1..=4u64 {
+            q.push(entry(100 - s, s));
+        }
+        assert!(matches!(q.heap, Heap::Binary(_)));
+        q.push(entry(50, 5));
+        assert!(matches!(q.heap, Heap::Quad(_)));
+        let order: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).map(popped).collect();
+        assert_eq!(order, vec![(50, 5), (96, 4), (97, 3), (98, 2), (99, 1)]);
+        assert!(matches!(q.heap, Heap::Quad(_)));
     }
 
     #[test]
