@@ -273,9 +273,9 @@ impl Ord for RunKey {
 
 /// Runs in the heap from which it is a [`RunHeap`] rather than `std`'s binary heap: 2^15 keys
 /// are 1 MiB, about what a core's private caches hold. Below, every level is in the cache and
-/// the binary heap's fewer comparisons cost less (the RLM scenarios hold a few hundred runs);
-/// above, the 4-ary heap's fewer levels save cache misses (our choice, from a steady state of
-/// random keys: the two equal at 10^3 keys, the 4-ary 1.8 times faster at 10^5).
+/// the binary heap's fewer comparisons cost less (the layered receivers' scenarios hold a few
+/// hundred runs); above, the 4-ary heap's fewer levels save cache misses (our choice, from a
+/// steady state of random keys: the two equal at 10^3 keys, the 4-ary 1.8 times faster at 10^5).
 const QUAD_FROM: usize = 1 << 15;
 
 /// The heap of runs: `std`'s binary heap while small, a [`RunHeap`] once it has held
