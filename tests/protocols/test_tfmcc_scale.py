@@ -117,3 +117,34 @@ def test_quick_run_counts_rounds_and_follows_the_worsened_path(tmp_path):
         assert row["reports_per_round"] < row["n"] / 5
         # the receiver behind the lossier detour becomes CLR after the onset
         assert np.isfinite(row["follow_s"]) and row["follow_s"] >= 0.0
+
+
+def test_a_run_in_its_own_process_gives_the_same_row(monkeypatch):
+    # runs from OWN_PROCESS_FROM receivers go to a child process; its row comes back as JSON and
+    # must be the row of the same run in place, value for value and type for type (inf included)
+    from castlab.experiments.tfmcc import scale
+
+    monkeypatch.setattr(scale, "OWN_PROCESS_FROM", 100)
+    here = scale._measure_here(2, 100, 6.0)
+    child = scale.measure(2, 100, 6.0)
+    assert here.keys() == child.keys()
+    for k, v in here.items():
+        w = child[k]
+        assert type(w) in (type(v), float) and (w == v or (v != v and w != w)), (k, v, w)
+    # the victim never becomes CLR in 6 s (its link fails at 30 s): inf survives the round trip
+    assert child["follow_s"] == float("inf")
+    # below the threshold the run stays in this process
+    monkeypatch.setattr(scale, "_measure_in_own_process", lambda *a: (_ for _ in ()).throw(AssertionError(a)))
+    assert scale.measure(2, 99, 0.5)["n"] == 99
+
+
+def test_a_failed_own_process_run_is_an_error_naming_the_run(monkeypatch):
+    from castlab.experiments.tfmcc import scale
+
+    monkeypatch.setattr(scale, "OWN_PROCESS_FROM", 10)
+    try:
+        scale.measure(0, 20, -1.0)  # a negative duration: the child refuses the scenario
+    except RuntimeError as e:
+        assert "20 receivers" in str(e) and "exit status" in str(e)
+    else:
+        raise AssertionError("a failed child run must raise")

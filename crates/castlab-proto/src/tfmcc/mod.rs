@@ -87,6 +87,7 @@
 use castlab_core::config::check;
 use castlab_core::{Addr, ConfigError, ControlMsg, Duration, Header, Instant, NodeId, Packet};
 
+mod arrivals;
 mod loss;
 mod receiver;
 pub mod registration;

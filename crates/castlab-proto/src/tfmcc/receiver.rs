@@ -1,11 +1,10 @@
 //! The TFMCC receiver (RFC 4654 §4, §5).
 
-use std::collections::VecDeque;
-
 use castlab_core::{
     Addr, Agent, AgentEvent, ConfigError, Dest, Duration, GroupId, Instant, Packet, Rng, StartInfo, TimerTable,
 };
 
+use super::arrivals::Arrivals;
 use super::loss::{LossTracker, ReceiverLossHistory};
 use super::{
     micros, micros_between, round_is_newer, synthetic_interval, DataHeader, FeedbackHeader, FirstInterval, TfmccConfig,
@@ -44,13 +43,16 @@ const RATE_KEEP_WINDOWS: u64 = 4;
 /// packet of its first windows.
 const RATE_SPAN_FLOOR: Duration = Duration::from_millis(500);
 
-/// Bits per second in the arrivals (time, bytes; oldest first) of the last `window` before `now`.
-fn bits_per_s_over(arrivals: &VecDeque<(Instant, u32)>, now: Instant, window: Duration) -> f64 {
+/// Bits per second in the arrivals of the last `window` before `now`.
+fn bits_per_s_over(arrivals: &Arrivals, now: Instant, window: Duration) -> f64 {
     if window.is_zero() {
         return 0.0;
     }
-    let from = now - window;
-    let bytes: u64 = arrivals.iter().rev().take_while(|(t, _)| *t > from).map(|&(_, b)| b as u64).sum();
+    bits_per_s(arrivals.bytes_after(now - window), window)
+}
+
+/// `bytes` received over `window` (not zero) in bits per second.
+fn bits_per_s(bytes: u64, window: Duration) -> f64 {
     bytes as f64 * 8.0 / window.as_secs_f64()
 }
 
@@ -131,7 +133,7 @@ pub struct TfmccReceiver {
     history: ReceiverLossHistory,
     /// The arrivals of the last [`RATE_KEEP_WINDOWS`] windows (at most [`RATE_RING`]): when,
     /// and the packet's size, oldest first.
-    arrivals: VecDeque<(Instant, u32)>,
+    arrivals: Arrivals,
     /// The last data packet: its timestamp (sender's clock) and arrival.
     last_ts_us: u32,
     last_arrival: Option<Instant>,
@@ -178,7 +180,7 @@ impl TfmccReceiver {
             one_way_us: None,
             have_loss: false,
             is_clr: false,
-            arrivals: VecDeque::with_capacity(RATE_FIRST),
+            arrivals: Arrivals::with_capacity(RATE_FIRST),
             last_ts_us: 0,
             last_arrival: None,
             fb_nr: None,
@@ -262,7 +264,7 @@ impl TfmccReceiver {
     fn keep_arrival(&mut self, now: Instant, bytes: u32) {
         let span = if self.rtt.is_some() { self.rtt_span() } else { self.rtt_span().max(RATE_SPAN_FLOOR) };
         let keep = span * (self.cfg.receive_rate_rtts.max(1) as u64 * RATE_KEEP_WINDOWS);
-        while let Some(&(t, _)) = self.arrivals.front() {
+        while let Some(t) = self.arrivals.front_time() {
             if self.arrivals.len() >= RATE_RING || t + keep <= now {
                 self.arrivals.pop_front();
             } else {
@@ -273,7 +275,7 @@ impl TfmccReceiver {
         if cap > RATE_FIRST && self.arrivals.len() * 4 <= cap {
             self.arrivals.shrink_to(cap / 2);
         }
-        self.arrivals.push_back((now, bytes));
+        self.arrivals.push_back(now, bytes);
     }
 
     /// The rate equation (1) gives once a loss event was seen (§4.4), None before.
@@ -301,6 +303,23 @@ impl TfmccReceiver {
     fn desired_from(&self, now: Instant, calc: Option<f64>) -> f64 {
         let x = calc
             .unwrap_or_else(|| 2.0 * self.receive_rate_bps(now, self.rtt_span() * self.cfg.receive_rate_rtts as u64));
+        x.max(self.cfg.min_rate_bps())
+    }
+
+    /// [`TfmccReceiver::desired_from`] for the packet just kept: the same X_r, its k·R window's
+    /// bytes found from the window the last packet read (`Arrivals::bytes_after_tracked`).
+    fn desired_at_arrival(&mut self, now: Instant, calc: Option<f64>) -> f64 {
+        let x = match calc {
+            Some(x) => x,
+            None => {
+                let window = self.rtt_span() * self.cfg.receive_rate_rtts as u64;
+                if window.is_zero() {
+                    0.0
+                } else {
+                    2.0 * bits_per_s(self.arrivals.bytes_after_tracked(now - window), window)
+                }
+            }
+        };
         x.max(self.cfg.min_rate_bps())
     }
 
@@ -505,7 +524,7 @@ impl TfmccReceiver {
 
         let calc = self.calculated_rate_bps();
         self.watch_low_rate(now, calc);
-        let x = self.desired_from(now, calc);
+        let x = self.desired_at_arrival(now, calc);
         let new_round = self.fb_nr.is_none_or(|n| round_is_newer(h.fb_nr, n));
         if new_round {
             // §4.5: a new round cancels feedback for older ones; non-CLR receivers set a timer.

@@ -58,8 +58,10 @@ Claims and their tolerances, declared before the first run:
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import subprocess
 import sys
 import time
 
@@ -258,8 +260,47 @@ def _peak_rss_mb() -> float:
         return float("nan")
 
 
+#: Runs of at least this many receivers run each in a Python process of its own, started by
+#: ``measure`` (which reads the run's row back from it): the process holds that one simulator,
+#: so its peak memory, printed with the run's cost, is the run's, and the memory goes back to
+#: the system when it ends.
+OWN_PROCESS_FROM = 10_000
+#: Set in such a process: it measures in place.
+_CHILD_ENV = "CASTLAB_TFMCC_SCALE_CHILD"
+
+
 def measure(seed: int, n: int, duration: float, window: str = DECLARED) -> dict:
-    """One run of `n` receivers under the declared window (`window` = DECLARED) or the ablation."""
+    """One run of `n` receivers under the declared window (`window` = DECLARED) or the ablation;
+    in a process of its own from ``OWN_PROCESS_FROM`` receivers (the row is the same either way:
+    a run is a function of its arguments)."""
+    if n >= OWN_PROCESS_FROM and not os.environ.get(_CHILD_ENV):
+        return _measure_in_own_process(seed, n, duration, window)
+    return _measure_here(seed, n, duration, window)
+
+
+def _measure_in_own_process(seed: int, n: int, duration: float, window: str) -> dict:
+    """``_measure_here`` in a child Python process (the same interpreter and environment); its
+    row comes back as JSON on its stdout, its cost line on the shared stderr."""
+    code = ("import sys; from castlab.experiments.tfmcc.scale import _child_main; "
+            "_child_main(int(sys.argv[1]), int(sys.argv[2]), float(sys.argv[3]), sys.argv[4])")
+    r = subprocess.run([sys.executable, "-c", code, str(seed), str(n), repr(float(duration)), window],
+                       stdout=subprocess.PIPE, text=True, env={**os.environ, _CHILD_ENV: "1"})
+    if r.returncode != 0:
+        raise RuntimeError(f"tfmcc-scale: the run of {n:,} receivers (seed {seed}, {window}) in its own process "
+                           f"ended with exit status {r.returncode}")
+    return json.loads(r.stdout)
+
+
+def _child_main(seed: int, n: int, duration: float, window: str) -> None:
+    """The child process's side of ``_measure_in_own_process``: one run, its row as JSON."""
+    row = _measure_here(seed, n, duration, window)
+    # numpy scalars as Python numbers; inf and nan as JSON's Infinity and NaN (read back alike)
+    json.dump(row, sys.stdout, default=lambda v: v.item())
+    sys.stdout.flush()
+
+
+def _measure_here(seed: int, n: int, duration: float, window: str = DECLARED) -> dict:
+    """One run in this process."""
     c = SCALE
     wall, cpu = time.perf_counter(), time.process_time()
     sim = build(n, seed, duration, TFMCC_CONFIG if window == DECLARED else ABLATION_CONFIG)
