@@ -118,6 +118,9 @@ pub(super) struct Bucket {
     /// When `tokens` was last brought up to date.
     at: Instant,
     overhead: u32,
+    /// The head packet waits for tokens (a `Wake` is scheduled): the channel is busy with no
+    /// packet on its way out.
+    pub(super) waiting: bool,
 }
 
 const BIT_NS_PER_BYTE: u64 = 8 * 1_000_000_000;
@@ -126,7 +129,7 @@ impl Bucket {
     pub(super) fn new(b: TokenBucket) -> Self {
         let cap = b.burst_bytes as u64 * BIT_NS_PER_BYTE;
         // the bucket starts full, as tbf's tokens start at its buffer
-        Bucket { cap, tokens: cap, at: Instant::ZERO, overhead: b.overhead_bytes }
+        Bucket { cap, tokens: cap, at: Instant::ZERO, overhead: b.overhead_bytes, waiting: false }
     }
 
     /// The packet's cost in bit-nanoseconds.
@@ -332,6 +335,7 @@ impl Simulator {
                 let now = self.now;
                 self.schedule_link(now, false, ch, head);
             } else {
+                b.waiting = true;
                 let at = self.now + Duration::from_nanos(wait);
                 self.schedule(at, Ev::Link(LinkEv::Wake { ch }));
             }
@@ -389,6 +393,9 @@ impl Simulator {
         let c = &mut self.channels[ch.index()];
         c.busy = false;
         c.tx_doomed = false;
+        if let Some(b) = &mut c.bucket {
+            b.waiting = false;
+        }
         if c.queue.is_empty() {
             c.idle_since = now;
         } else {
@@ -645,6 +652,15 @@ mod token_bucket {
     /// 5 ms of delay, a FIFO of `limit`; the script's packets sent over it; returns the
     /// departures and the channel's counters.
     fn run(limit: usize, plan: &[(f64, u32)]) -> (Vec<(u64, u32)>, super::ChannelStats) {
+        run_failing(limit, plan, None)
+    }
+
+    /// `run`, the link going down and up again at `fail` (seconds), if given.
+    fn run_failing(
+        limit: usize,
+        plan: &[(f64, u32)],
+        fail: Option<(f64, f64)>,
+    ) -> (Vec<(u64, u32)>, super::ChannelStats) {
         let mut sim = Simulator::new(1);
         let (a, b) = (sim.add_node("a").unwrap(), sim.add_node("b").unwrap());
         let mut cfg = LinkConfig::new(1e6, 0.005, QueueConfig::DropTail { limit_pkts: limit });
@@ -654,7 +670,17 @@ mod token_bucket {
         sim.set_link_tap(ab, Box::new(Tap(seen.clone())));
         let plan = plan.iter().map(|&(t, s)| (Instant::from_secs_f64(t), s)).collect();
         sim.add_agent(a, None, Instant::ZERO, Box::new(Script { to: b, plan, next: 0, due: vec![] })).unwrap();
+        if let Some((down, up)) = fail {
+            sim.schedule_link_state(Instant::from_secs_f64(down), ab, false).unwrap();
+            sim.schedule_link_state(Instant::from_secs_f64(up), ab, true).unwrap();
+        }
+        // 2 ms after 1 s: where the tests' second packet waits for tokens, the head of its queue
+        sim.run(Instant::from_secs_f64(1.002)).unwrap();
+        let c = sim.conservation();
+        assert!(c.holds(), "{c:?}");
         sim.run(Instant::from_secs_f64(5.0)).unwrap();
+        let c = sim.conservation();
+        assert!(c.holds() && c.in_transmission == 0 && c.in_queues == 0, "{c:?}");
         let stats = sim.channel_stats(ab).unwrap().clone();
         let v = seen.lock().unwrap().clone();
         (v, stats)
@@ -699,6 +725,16 @@ mod token_bucket {
         let (dep, st) = run(1, &[(0.0, 1500), (0.0, 1500), (0.0, 1500)]);
         assert_eq!(dep, vec![(0, 1500), (11_424_000, 1500)]);
         assert_eq!((st.arrivals, st.enqueued, st.drops_forced), (3, 2, 1));
+    }
+
+    #[test]
+    fn a_failure_while_the_head_waits_drops_what_the_link_holds_and_the_bucket_goes_on() {
+        // at 1 s 588 B leaves at once (on the wire for 5 ms) and two 1500 B wait; the link
+        // fails at 1.002 s: the two queued and the one on the wire are lost. Up again at 1.5 s,
+        // the bucket is full by 2 s: 1500 B leaves at once.
+        let (dep, st) = run_failing(50, &[(1.0, 588), (1.0, 1500), (1.0, 1500), (2.0, 1500)], Some((1.002, 1.5)));
+        assert_eq!(dep, vec![(1000 * MS, 588), (2000 * MS, 1500)]);
+        assert_eq!((st.drops_link_down, st.departures, st.delivered), (3, 2, 1));
     }
 
     #[test]
