@@ -58,11 +58,16 @@ class Simulator:
         red_gentle: bool = False,
         red_mark: bool = False,
         mean_pkt_bytes: int = 1000,
+        tbf_burst: int = 0,
+        tbf_overhead: int = 14,
     ) -> tuple[int, int]:
         """A duplex link a <-> b of `rate_bps` bit/s and `delay` s each way, with an output queue
         per direction (`queue`: "droptail" with `queue_limit_pkts` waiting packets, or "red" with
         the red_* parameters, Floyd & Jacobson 1993), optional Bernoulli loss per direction and a
-        routing `cost`. Returns the two channel ids (a->b, b->a).
+        routing `cost`. `tbf_burst` > 0: each direction a token bucket of that many bytes in place
+        of serialisation, as Linux's tbf, charging a packet its size plus `tbf_overhead` bytes
+        (the scenario keys of the same names, docs/guide.md). Returns the two channel ids
+        (a->b, b->a).
         """
     def enable_pcap(self, a: str, b: str, path: Union[str, os.PathLike[str]], wire: str = "castlab", session: int = 1,
                     port_base: int = 47000) -> None:

@@ -432,7 +432,8 @@ def test_refresh_twins_replaces_the_twin_columns_and_keeps_the_testbed_readings(
     asked = []
 
     def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S, records_dir=None,
-                  capture=False):
+                  capture=False, tbf_burst=None):
+        assert tbf_burst is None  # the default twin serialises
         asked.append((scheme, seed, duration, tcp, order))
         # the twin's own records go beside the testbed run's
         assert records_dir == tmp_path / order / scheme / "twin" and not capture
@@ -542,3 +543,17 @@ def test_twin_reports_each_tcp_flows_rate_beside_the_mean():
     assert t["shares"]["bbr"] == pytest.approx(t["scheme_mean_bps"] / per["bbr"])
     total = t["scheme_mean_bps"] + per["reno"] + per["bbr"]
     assert 0.8 * peers.LINK_BPS < total <= 1.01 * peers.LINK_BPS
+
+
+def test_a_tbf_twin_puts_the_testbeds_bucket_on_the_last_hops_only():
+    # the testbed shapes r1's ports toward rcv1 and rcv2 with `tbf ... burst 1600`; src - r1 is
+    # a plain veth. Without tbf_burst the twin's links serialise (no bucket key at all).
+    assert peers.TESTBED_TBF_BURST_BYTES == 1600
+    d = peers.twin_scenario("tfmcc", 30.0, peers.TCP_ALGOS, tbf_burst=peers.TESTBED_TBF_BURST_BYTES)
+    assert {l["name"]: l.get("tbf_burst") for l in d["links"]} == {"up": None, "b1": 1600, "b2": 1600}
+    plain = peers.twin_scenario("tfmcc", 30.0, peers.TCP_ALGOS)
+    assert not any("tbf_burst" in l for l in plain["links"])
+    # TFMCC's 1000-byte packets and TCP's 1500 fit a 1600-byte bucket with the Ethernet header
+    from castlab.scenario import Scenario
+
+    Scenario.from_dict(d)

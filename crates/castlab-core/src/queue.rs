@@ -299,6 +299,10 @@ impl Queue {
         true
     }
 
+    /// The head packet, left in the queue.
+    pub fn front(&self) -> Option<u32> {
+        self.buf.front().copied()
+    }
     pub fn pop(&mut self) -> Option<u32> {
         self.buf.pop_front()
     }

@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use castlab_core::{ChannelId, Duration, GroupId, NodeId};
 use castlab_sim::metrics;
 use castlab_sim::testext::LayerDropper;
-use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig};
+use castlab_sim::{LinkConfig, QueueConfig, RedConfig, SimConfig, TokenBucket};
 
 mod args;
 mod config;
@@ -145,9 +145,12 @@ impl Simulator {
     /// (`queue_limit_pkts` waiting packets) or "red" (`red_min_th`, `red_max_th` in packets,
     /// `red_max_p`, `red_w_q`, `red_gentle`, `red_mark` to mark instead of drop, `mean_pkt_bytes`
     /// for the idle-time decay; Floyd & Jacobson 1993); `loss_ab`, `loss_ba`: Bernoulli loss per
-    /// direction; `cost`: the routing cost.
+    /// direction; `cost`: the routing cost; `tbf_burst` > 0: each direction a token bucket of
+    /// that many bytes in place of serialisation, charging each packet its size plus
+    /// `tbf_overhead` bytes (Linux's tbf charges the frame: 14 bytes of Ethernet header).
     #[pyo3(signature = (a, b, rate_bps, delay, queue="droptail", queue_limit_pkts=50, loss_ab=0.0, loss_ba=0.0, cost=1,
-        red_min_th=5.0, red_max_th=15.0, red_max_p=0.1, red_w_q=0.002, red_gentle=false, red_mark=false, mean_pkt_bytes=1000))]
+        red_min_th=5.0, red_max_th=15.0, red_max_p=0.1, red_w_q=0.002, red_gentle=false, red_mark=false, mean_pkt_bytes=1000,
+        tbf_burst=0, tbf_overhead=14))]
     #[allow(clippy::too_many_arguments)]
     fn add_link(
         &mut self,
@@ -167,6 +170,8 @@ impl Simulator {
         red_gentle: bool,
         red_mark: bool,
         mean_pkt_bytes: i64,
+        tbf_burst: i64,
+        tbf_overhead: i64,
     ) -> Result<(u32, u32)> {
         let na = self.node("a", a)?;
         let nb = self.node("b", b)?;
@@ -186,7 +191,23 @@ impl Simulator {
             }),
             other => return Err(bad("queue", format!("{other:?}"), "must be \"droptail\" or \"red\"")),
         };
-        let cfg = LinkConfig { rate_bps, delay_s: delay, queue: q, loss_ab, loss_ba, cost: nonneg_u64("cost", cost)? };
+        let bucket = match tbf_burst {
+            0 => None,
+            b => Some(TokenBucket {
+                burst_bytes: positive_u32("tbf_burst", b)?,
+                overhead_bytes: u32::try_from(tbf_overhead)
+                    .map_err(|_| bad("tbf_overhead", tbf_overhead, "must be >= 0"))?,
+            }),
+        };
+        let cfg = LinkConfig {
+            rate_bps,
+            delay_s: delay,
+            queue: q,
+            loss_ab,
+            loss_ba,
+            cost: nonneg_u64("cost", cost)?,
+            bucket,
+        };
         self.inner.add_link(na, nb, &cfg).map(|(x, y)| (x.0, y.0)).map_err(|e| {
             // RedConfig's fields arrive as the red_* keywords: name them as the caller wrote them
             let f = e.field();

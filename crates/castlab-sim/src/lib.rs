@@ -17,7 +17,7 @@ pub mod testext;
 
 pub use engine::{
     ChannelSeries, ChannelStats, Conservation, EngineStats, LinkConfig, LinkTap, NodeStats, SimConfig, Simulator,
-    Timelines,
+    Timelines, TokenBucket,
 };
 pub use error::{Result, SimError};
 pub use queue::{QueueConfig, RedConfig};

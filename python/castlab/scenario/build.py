@@ -145,7 +145,7 @@ def build(sc, seed: int, capture_dir: Optional[Path] = None):
     for n in d["nodes"]:
         sim.add_node(n)
     for l in d["links"]:
-        kw = {k: l[k] for k in _RED_KEYS if k in l}
+        kw = {k: l[k] for k in (*_RED_KEYS, "tbf_burst", "tbf_overhead") if k in l}
         h.channels[l["name"]] = at(f"links.{l['name']}", sim.add_link, l["a"], l["b"], l["rate"], l["delay"],
                                    queue=l["queue"], queue_limit_pkts=l["queue_limit"], loss_ab=l["loss_ab"],
                                    loss_ba=l["loss_ba"], cost=l["cost"], **kw)

@@ -387,6 +387,7 @@ def _normalise(raw: dict, chk: _Checker) -> dict:
     out["receivers"] = [_receiver(chk, i, it, nodes, sessions) for i, it in enumerate(raw.get("receivers", []))]
     for t, spec in _flow_kinds().items():
         out[t] = [_flow(chk, t, spec, i, it, nodes) for i, it in enumerate(raw.get(t, []))]
+    _check_buckets(chk, out)
     out["monitors"] = [_monitor(chk, i, it, links) for i, it in enumerate(raw.get("monitors", []))]
     if "events" in raw:
         # kept out of the canonical form when not given, as phase_overhead is
@@ -409,7 +410,8 @@ def _start(chk: _Checker, v: Any, path: tuple) -> Union[float, list[float]]:
 
 
 _LINK_KEYS = {"name", "a", "b", "rate", "delay", "queue", "queue_limit", "loss_ab", "loss_ba", "cost",
-              "red_min_th", "red_max_th", "red_max_p", "red_w_q", "red_gentle", "red_mark", "mean_pkt_bytes"}
+              "red_min_th", "red_max_th", "red_max_p", "red_w_q", "red_gentle", "red_mark", "mean_pkt_bytes",
+              "tbf_burst", "tbf_overhead"}
 _RED_KEYS = {"red_min_th", "red_max_th", "red_max_p", "red_w_q", "red_gentle", "red_mark", "mean_pkt_bytes"}
 
 
@@ -439,7 +441,46 @@ def _link(chk: _Checker, i: int, it: dict, nodes: list[str]) -> dict:
             want = (bool,) if isinstance(red[k], bool) else (int,) if k == "mean_pkt_bytes" else (int, float)
             red[k] = chk.typed(it[k], want, p + (k,), "a flag" if want == (bool,) else "a number")
         out.update(red)
+    if "tbf_overhead" in it and "tbf_burst" not in it:
+        raise chk.fail(p + ("tbf_overhead",), "tbf_overhead without tbf_burst (the link has no token bucket)")
+    if "tbf_burst" in it:
+        # kept out of the canonical form when not given: a link without them serialises
+        out["tbf_burst"] = chk.int_(it["tbf_burst"], p + ("tbf_burst",), 1, 2**30)
+        out["tbf_overhead"] = chk.int_(it.get("tbf_overhead", TBF_OVERHEAD_BYTES), p + ("tbf_overhead",), 0, 2**30)
     return out
+
+
+#: What Linux's tbf charges a packet beyond its IP size: the 14-byte Ethernet header
+#: (`sch_tbf.c` charges `qdisc_pkt_len`, the frame as the device sends it).
+TBF_OVERHEAD_BYTES = 14
+
+
+def _largest_packet(out: dict) -> tuple[int, str]:
+    """The largest packet the scenario declares (sessions' `packet_size`, TCP flows' `mss_bytes`
+    plus `header_bytes`) and where; (0, "") when none is declared. Packets of sizes left at a
+    protocol's default are not seen here: a token bucket drops and counts one it cannot hold."""
+    best = (0, "")
+    for i, s in enumerate(out.get("sessions", [])):
+        for size in (s.get("packet_size"), (s.get("config") or {}).get("packet_size")):
+            if isinstance(size, int) and size > best[0]:
+                best = (size, f"sessions[{i}] ({s['name']})")
+    for i, f in enumerate(out.get("tcp", [])):
+        c = f.get("config") or {}
+        if isinstance(c.get("mss_bytes"), int):
+            size = c["mss_bytes"] + int(c.get("header_bytes", 0))
+            if size > best[0]:
+                best = (size, f"tcp[{i}] ({f['name']})")
+    return best
+
+
+def _check_buckets(chk: _Checker, out: dict) -> None:
+    """A token bucket smaller than the largest packet (with its overhead) could never send it."""
+    size, where = _largest_packet(out)
+    for i, l in enumerate(out["links"]):
+        if "tbf_burst" in l and l["tbf_burst"] < size + l["tbf_overhead"]:
+            raise chk.fail(("links", i, "tbf_burst"),
+                           f"link {l['name']!r}: a token bucket of {l['tbf_burst']} bytes cannot hold the largest "
+                           f"packet, {size} bytes from {where} plus tbf_overhead {l['tbf_overhead']}")
 
 
 def _router(chk: _Checker, i: int, it: dict, nodes: list[str]) -> dict:

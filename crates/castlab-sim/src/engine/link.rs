@@ -44,6 +44,10 @@ pub(super) enum LinkEv {
     ArriveBatch {
         batch: u32,
     },
+    /// A token-bucket channel's head packet may leave: its bucket holds the packet's size.
+    Wake {
+        ch: ChannelId,
+    },
 }
 
 /// A recent `TxDone` or `Arrive` that may still grow into a batch (see
@@ -77,11 +81,81 @@ pub struct LinkConfig {
     pub loss_ba: f64,
     /// Routing cost of each direction (1 = hop count).
     pub cost: u64,
+    /// A token bucket in place of serialisation ([`TokenBucket`]), each direction; None: the
+    /// packet is serialised for `size / rate`.
+    pub bucket: Option<TokenBucket>,
 }
 
 impl LinkConfig {
     pub fn new(rate_bps: f64, delay_s: f64, queue: QueueConfig) -> Self {
-        LinkConfig { rate_bps, delay_s, queue, loss_ab: 0.0, loss_ba: 0.0, cost: 1 }
+        LinkConfig { rate_bps, delay_s, queue, loss_ab: 0.0, loss_ba: 0.0, cost: 1, bucket: None }
+    }
+}
+
+/// A token-bucket channel, as Linux's tbf over a child FIFO (`sch_tbf.c`): tokens fill at the
+/// link's rate up to `burst_bytes`; the head packet leaves the moment the bucket holds its
+/// charged length (`size + overhead_bytes`: tbf charges `qdisc_pkt_len`, the frame with its
+/// link-layer header, 14 bytes on Ethernet and veth) and reaches the far end after the
+/// link's delay, with no serialisation time. While it waits for tokens the head packet stays
+/// in the queue and counts toward its limit (tbf's dequeue peeks at the child and takes the
+/// packet only once it conforms). A packet charged more than `burst_bytes` can never conform:
+/// it is dropped on arrival and counted in `drops_forced`, as tbf's enqueue drops a packet
+/// above its `max_size`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TokenBucket {
+    pub burst_bytes: u32,
+    pub overhead_bytes: u32,
+}
+
+/// A channel's bucket state. Tokens are counted in bit-nanoseconds (bits x 10^9): `rate_bps`
+/// of them accrue per nanosecond and a byte costs 8 x 10^9, so filling and spending are exact
+/// integer operations that never drift.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Bucket {
+    /// The bucket's size in bit-nanoseconds.
+    cap: u64,
+    tokens: u64,
+    /// When `tokens` was last brought up to date.
+    at: Instant,
+    overhead: u32,
+    /// The head packet waits for tokens (a `Wake` is scheduled): the channel is busy with no
+    /// packet on its way out.
+    pub(super) waiting: bool,
+}
+
+const BIT_NS_PER_BYTE: u64 = 8 * 1_000_000_000;
+
+impl Bucket {
+    pub(super) fn new(b: TokenBucket) -> Self {
+        let cap = b.burst_bytes as u64 * BIT_NS_PER_BYTE;
+        // the bucket starts full, as tbf's tokens start at its buffer
+        Bucket { cap, tokens: cap, at: Instant::ZERO, overhead: b.overhead_bytes, waiting: false }
+    }
+
+    /// The packet's cost in bit-nanoseconds.
+    fn cost(&self, size_bytes: u32) -> u64 {
+        (size_bytes as u64 + self.overhead as u64) * BIT_NS_PER_BYTE
+    }
+
+    fn fits(&self, size_bytes: u32) -> bool {
+        self.cost(size_bytes) <= self.cap
+    }
+
+    /// Fill to `now`, then take a packet of `size_bytes` if the bucket holds it (true), else
+    /// return false and the nanoseconds until it will (`wait`).
+    fn take(&mut self, now: Instant, rate_bps: u64, size_bytes: u32, wait: &mut u64) -> bool {
+        let dt = now.as_nanos().saturating_sub(self.at.as_nanos()) as u128;
+        let filled = self.tokens as u128 + dt * rate_bps as u128;
+        self.tokens = filled.min(self.cap as u128) as u64;
+        self.at = now;
+        let cost = self.cost(size_bytes);
+        if self.tokens >= cost {
+            self.tokens -= cost;
+            true
+        } else {
+            *wait = (cost - self.tokens).div_ceil(rate_bps.max(1));
+            false
+        }
     }
 }
 
@@ -172,6 +246,9 @@ pub(super) struct Channel {
     pub(super) rng: Rng,
     // boxed: most channels keep no series, and every byte of a channel counts at 10^6 receivers
     pub(super) series: Option<Box<ChannelSeries>>,
+    /// A token bucket in place of serialisation ([`TokenBucket`]); while its head packet waits
+    /// for tokens the channel is `busy` with no packet, and a `Wake` ends the wait.
+    pub(super) bucket: Option<Bucket>,
 }
 
 impl Simulator {
@@ -196,6 +273,7 @@ impl Simulator {
             LinkEv::Arrive { ch, pkt } => self.arrive(ch, pkt),
             LinkEv::TxDoneBatch { batch } => self.run_batch(batch, false),
             LinkEv::ArriveBatch { batch } => self.run_batch(batch, true),
+            LinkEv::Wake { ch } => self.wake(ch),
         }
     }
 
@@ -209,7 +287,13 @@ impl Simulator {
             self.pool.release(p);
             return;
         }
-        if !c.busy && c.queue.pass_through() {
+        if let Some(b) = &c.bucket {
+            if !b.fits(self.pool.slots[p.index()].size_bytes) {
+                c.stats.drops_forced += 1;
+                self.pool.release(p);
+                return;
+            }
+        } else if !c.busy && c.queue.pass_through() {
             // admitted to the empty queue and popped at once: what `arrive` then `start_tx`
             // do, without the queue's buffer
             c.stats.enqueued += 1;
@@ -242,6 +326,21 @@ impl Simulator {
 
     pub(super) fn start_tx(&mut self, ch: ChannelId) {
         let c = &mut self.channels[ch.index()];
+        if let Some(b) = &mut c.bucket {
+            let Some(head) = c.queue.front().map(Slot) else { return };
+            c.busy = true;
+            let mut wait = 0;
+            if b.take(self.now, c.rate_bps, self.pool.slots[head.index()].size_bytes, &mut wait) {
+                c.queue.pop();
+                let now = self.now;
+                self.schedule_link(now, false, ch, head);
+            } else {
+                b.waiting = true;
+                let at = self.now + Duration::from_nanos(wait);
+                self.schedule(at, Ev::Link(LinkEv::Wake { ch }));
+            }
+            return;
+        }
         let Some(p) = c.queue.pop().map(Slot) else { return };
         c.busy = true;
         let t = self.now + Duration::transmission(self.pool.slots[p.index()].size_bytes, c.rate_bps);
@@ -279,6 +378,24 @@ impl Simulator {
             self.schedule_link(at, true, ch, p);
         }
         let c = &mut self.channels[ch.index()];
+        if c.queue.is_empty() {
+            c.idle_since = now;
+        } else {
+            self.start_tx(ch);
+        }
+    }
+
+    /// A token-bucket channel's wait for tokens ends: its head packet leaves now, unless a
+    /// failure emptied the queue meanwhile (the failure found the channel busy, but no packet
+    /// was on its way out).
+    fn wake(&mut self, ch: ChannelId) {
+        let now = self.now;
+        let c = &mut self.channels[ch.index()];
+        c.busy = false;
+        c.tx_doomed = false;
+        if let Some(b) = &mut c.bucket {
+            b.waiting = false;
+        }
         if c.queue.is_empty() {
             c.idle_since = now;
         } else {
@@ -475,5 +592,156 @@ mod layout {
             assert!(h <= 3 * 64, "{hot:?}");
         }
         assert_eq!(std::mem::align_of::<Channel>(), 64);
+    }
+}
+
+#[cfg(test)]
+mod token_bucket {
+    use std::sync::{Arc, Mutex};
+
+    use castlab_core::{Addr, Agent, ChannelId, Dest, Instant, NodeId, Packet, StartInfo};
+
+    use super::{LinkTap, TokenBucket};
+    use crate::{LinkConfig, QueueConfig, Simulator};
+
+    /// Sends packets of the given sizes at the given times to port 9 of `to`.
+    struct Script {
+        to: NodeId,
+        plan: Vec<(Instant, u32)>,
+        next: usize,
+        due: Vec<Packet>,
+    }
+
+    impl Agent for Script {
+        fn handle_start(&mut self, now: Instant, _info: StartInfo) {
+            self.handle_timeout(now);
+        }
+        fn handle_packet(&mut self, _now: Instant, _packet: &Packet) {}
+        fn handle_timeout(&mut self, now: Instant) {
+            while let Some(&(t, size)) = self.plan.get(self.next) {
+                if t > now {
+                    break;
+                }
+                self.due.push(Packet::data(Dest::Unicast(Addr::new(self.to, 9)), size));
+                self.next += 1;
+            }
+            self.due.reverse();
+        }
+        fn poll_transmit(&mut self) -> Option<Packet> {
+            self.due.pop()
+        }
+        fn poll_timeout(&self) -> Option<Instant> {
+            self.plan.get(self.next).map(|&(t, _)| t)
+        }
+    }
+
+    /// Departure times (ns) and sizes seen on a channel.
+    struct Tap(Arc<Mutex<Vec<(u64, u32)>>>);
+
+    impl LinkTap for Tap {
+        fn on_depart(&mut self, now: Instant, _from: NodeId, _to: NodeId, packet: &Packet) {
+            if let Ok(mut v) = self.0.lock() {
+                v.push((now.as_nanos(), packet.size_bytes));
+            }
+        }
+    }
+
+    const MS: u64 = 1_000_000;
+
+    /// A 1 Mb/s link with a 1600-byte bucket charging 14 bytes per packet (the testbed's tbf),
+    /// 5 ms of delay, a FIFO of `limit`; the script's packets sent over it; returns the
+    /// departures and the channel's counters.
+    fn run(limit: usize, plan: &[(f64, u32)]) -> (Vec<(u64, u32)>, super::ChannelStats) {
+        run_failing(limit, plan, None)
+    }
+
+    /// `run`, the link going down and up again at `fail` (seconds), if given.
+    fn run_failing(
+        limit: usize,
+        plan: &[(f64, u32)],
+        fail: Option<(f64, f64)>,
+    ) -> (Vec<(u64, u32)>, super::ChannelStats) {
+        let mut sim = Simulator::new(1);
+        let (a, b) = (sim.add_node("a").unwrap(), sim.add_node("b").unwrap());
+        let mut cfg = LinkConfig::new(1e6, 0.005, QueueConfig::DropTail { limit_pkts: limit });
+        cfg.bucket = Some(TokenBucket { burst_bytes: 1600, overhead_bytes: 14 });
+        let (ab, _): (ChannelId, ChannelId) = sim.add_link(a, b, &cfg).unwrap();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        sim.set_link_tap(ab, Box::new(Tap(seen.clone())));
+        let plan = plan.iter().map(|&(t, s)| (Instant::from_secs_f64(t), s)).collect();
+        sim.add_agent(a, None, Instant::ZERO, Box::new(Script { to: b, plan, next: 0, due: vec![] })).unwrap();
+        if let Some((down, up)) = fail {
+            sim.schedule_link_state(Instant::from_secs_f64(down), ab, false).unwrap();
+            sim.schedule_link_state(Instant::from_secs_f64(up), ab, true).unwrap();
+        }
+        // 2 ms after 1 s: where the tests' second packet waits for tokens, the head of its queue
+        sim.run(Instant::from_secs_f64(1.002)).unwrap();
+        let c = sim.conservation();
+        assert!(c.holds(), "{c:?}");
+        sim.run(Instant::from_secs_f64(5.0)).unwrap();
+        let c = sim.conservation();
+        assert!(c.holds() && c.in_transmission == 0 && c.in_queues == 0, "{c:?}");
+        let stats = sim.channel_stats(ab).unwrap().clone();
+        let v = seen.lock().unwrap().clone();
+        (v, stats)
+    }
+
+    #[test]
+    fn a_packet_leaves_when_the_bucket_holds_its_frame() {
+        // at 1 s, after idle (bucket full, 1600 B): 588 B (602 charged) leaves at once, 998 B
+        // left; 1500 B (1514 charged) waits for 516 B = 4128 bits = 4.128 ms; the next 1500 B
+        // for 1514 B = 12.112 ms more. At 2 s the bucket is full again: 1500 B leaves at once,
+        // and the 588 B behind it finds 86 B: 516 B more = 4.128 ms.
+        let (dep, st) = run(50, &[(1.0, 588), (1.0, 1500), (1.0, 1500), (2.0, 1500), (2.0, 588)]);
+        assert_eq!(
+            dep,
+            vec![
+                (1000 * MS, 588),
+                (1000 * MS + 4_128_000, 1500),
+                (1000 * MS + 16_240_000, 1500),
+                (2000 * MS, 1500),
+                (2000 * MS + 4_128_000, 588),
+            ]
+        );
+        assert_eq!((st.departures, st.delivered, st.drops(), st.bytes_departed), (5, 5, 0, 588 * 2 + 1500 * 3));
+    }
+
+    #[test]
+    fn back_to_back_packets_leave_at_the_token_rate() {
+        // 1500 B every 1 ms from 0 (far above 1 Mb/s): the first at once (86 B left), then one
+        // per 1514 B of tokens: 12.112 ms apart, the second after (1514 - 86) B = 11.424 ms
+        let plan: Vec<(f64, u32)> = (0..6).map(|k| (k as f64 * 1e-3, 1500)).collect();
+        let (dep, _) = run(50, &plan);
+        let times: Vec<u64> = dep.iter().map(|d| d.0).collect();
+        let want: Vec<u64> = (0..6).map(|k| if k == 0 { 0 } else { 11_424_000 + (k - 1) * 12_112_000 }).collect();
+        assert_eq!(times, want);
+    }
+
+    #[test]
+    fn the_head_waiting_for_tokens_holds_its_place_in_the_queue() {
+        // a FIFO of one: the first 1500 B leaves at once, the second waits at the head for
+        // tokens and fills the queue (tbf peeks at its child), so the third is dropped; were
+        // the waiting packet out of the queue, the third would be admitted
+        let (dep, st) = run(1, &[(0.0, 1500), (0.0, 1500), (0.0, 1500)]);
+        assert_eq!(dep, vec![(0, 1500), (11_424_000, 1500)]);
+        assert_eq!((st.arrivals, st.enqueued, st.drops_forced), (3, 2, 1));
+    }
+
+    #[test]
+    fn a_failure_while_the_head_waits_drops_what_the_link_holds_and_the_bucket_goes_on() {
+        // at 1 s 588 B leaves at once (on the wire for 5 ms) and two 1500 B wait; the link
+        // fails at 1.002 s: the two queued and the one on the wire are lost. Up again at 1.5 s,
+        // the bucket is full by 2 s: 1500 B leaves at once.
+        let (dep, st) = run_failing(50, &[(1.0, 588), (1.0, 1500), (1.0, 1500), (2.0, 1500)], Some((1.002, 1.5)));
+        assert_eq!(dep, vec![(1000 * MS, 588), (2000 * MS, 1500)]);
+        assert_eq!((st.drops_link_down, st.departures, st.delivered), (3, 2, 1));
+    }
+
+    #[test]
+    fn a_packet_larger_than_the_bucket_is_a_counted_drop() {
+        // 1600 B charges 1614 B > 1600 B: it could never leave; the 588 B after it does
+        let (dep, st) = run(50, &[(0.0, 1600), (0.5, 588)]);
+        assert_eq!(dep, vec![(500 * MS, 588)]);
+        assert_eq!((st.drops_forced, st.departures, st.delivered), (1, 1, 1));
     }
 }

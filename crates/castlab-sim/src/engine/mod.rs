@@ -83,7 +83,7 @@ use link::{Channel, LastLink, OPEN_LINKS};
 use multicast::{Group, Mc};
 use pool::{Pool, Slot};
 
-pub use link::{ChannelSeries, ChannelStats, LinkConfig, LinkTap};
+pub use link::{ChannelSeries, ChannelStats, LinkConfig, LinkTap, TokenBucket};
 pub use stats::{Conservation, EngineStats, NodeStats, Timelines};
 
 /// Engine-wide settings.

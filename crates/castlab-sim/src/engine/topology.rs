@@ -14,6 +14,10 @@ use super::{AgentSlot, ExtSlot, Node, Simulator};
 use crate::error::{Result, SimError};
 use crate::queue::{Queue, QueueConfig};
 
+/// The largest token bucket (and per-packet overhead) a link takes: 2^30 bytes, so that the
+/// bucket's bit-nanoseconds fit in a u64.
+const MAX_BURST_BYTES: u32 = 1 << 30;
+
 fn check_finite_nonneg(field: &'static str, v: f64) -> Result<()> {
     if !v.is_finite() || v < 0.0 {
         return Err(SimError::invalid(field, v, "must be a finite number >= 0"));
@@ -117,6 +121,14 @@ impl Simulator {
             return Err(SimError::invalid("cost", 0, "must be at least 1"));
         }
         check_queue(&cfg.queue)?;
+        if let Some(b) = cfg.bucket {
+            if !(1..=MAX_BURST_BYTES).contains(&b.burst_bytes) {
+                return Err(SimError::invalid("burst_bytes", b.burst_bytes, "must be 1 to 2^30 bytes"));
+            }
+            if b.overhead_bytes > MAX_BURST_BYTES {
+                return Err(SimError::invalid("overhead_bytes", b.overhead_bytes, "must be at most 2^30 bytes"));
+            }
+        }
         let rate = cfg.rate_bps.round() as u64;
         let delay = Duration::from_secs_f64(cfg.delay_s);
         let ab = self.channels.len() as u32;
@@ -145,6 +157,7 @@ impl Simulator {
                 class: super::class::NO_CLASS,
                 tx_doomed: false,
                 doomed: 0,
+                bucket: cfg.bucket.map(super::link::Bucket::new),
             });
             self.nodes[from.index()].out.push(ChannelId(id));
         }

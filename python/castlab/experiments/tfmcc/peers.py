@@ -70,6 +70,10 @@ NET_VS_SIM = 1.5
 # pair). Its round trip beyond the queue is the stacks' latency, tens of µs (net-tcp-vs-sim's
 # ICMP echoes measured 24-88 µs), which the twin does not model. The twin puts this on every link.
 TESTBED_HOP_DELAY_S = 0.0
+# The testbed's bottleneck is `tc ... tbf rate R burst 1600` over a pfifo (castlab.testbed's
+# shaping): a token bucket of 1600 bytes that lets a conforming packet leave at once. A twin
+# given `tbf_burst` puts such a bucket on its last hops in place of serialisation.
+TESTBED_TBF_BURST_BYTES = 1600
 
 
 def topology():
@@ -639,11 +643,16 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...], origins: tuple[fl
 
 
 def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
-                  lead: float = LEAD_S, hop_delay_s: float = TESTBED_HOP_DELAY_S) -> Optional[dict]:
+                  lead: float = LEAD_S, hop_delay_s: float = TESTBED_HOP_DELAY_S,
+                  tbf_burst: Optional[int] = None) -> Optional[dict]:
     """The twin's scenario (``Scenario.from_dict``'s form) of `scheme` against one TCP flow per
     algorithm in `tcp`, in `order`, or None where castlab has no twin of the scheme: src - r1 -
     rcv1/rcv2, each last hop at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` on
-    every link (by default the testbed's, TESTBED_HOP_DELAY_S: none)."""
+    every link (by default the testbed's, TESTBED_HOP_DELAY_S: none). With `tbf_burst` (bytes;
+    the testbed's is TESTBED_TBF_BURST_BYTES) each last hop is a token bucket of that size
+    charging the Ethernet header, as the testbed's tbf, in place of serialisation (the link key
+    ``tbf_burst``); both directions, where the testbed shapes only r1's ports (the reverse
+    direction carries only ACKs and reports, which the bucket passes at once)."""
     from castlab.experiments.tcp.net import linux_twin_flow
 
     sc = scheme_of(scheme)
@@ -654,14 +663,15 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
     kind, cfg, proto = sc.twin
     t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
     link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": hop_delay_s, "queue_limit": QUEUE_PKTS}
+    last = lambda n, a, b, r: {**link(n, a, b, r), **({} if tbf_burst is None else {"tbf_burst": int(tbf_burst)})}
     session = {"name": "m", "source": "src", "start": t_scheme}
     if kind == "layered":
         session.update(layers=6, base_rate=32e3, packet_size=1000)
     else:
         session.update(kind=kind, config=dict(cfg))
     return {"name": f"net-peers twin {scheme}", "duration": lead + duration, "nodes": ["src", "r1", "rcv1", "rcv2"],
-            "links": [link("up", "src", "r1", 100e6), link("b1", "r1", "rcv1", LINK_BPS),
-                      link("b2", "r1", "rcv2", LINK_BPS)],
+            "links": [link("up", "src", "r1", 100e6), last("b1", "r1", "rcv1", LINK_BPS),
+                      last("b2", "r1", "rcv2", LINK_BPS)],
             "sessions": [session],
             "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto, "start": t_scheme}
                           for h in ("rcv1", "rcv2")],
@@ -671,7 +681,7 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
 
 def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
          lead: float = LEAD_S, records_dir: Optional[Path] = None, capture: bool = False,
-         hop_delay_s: float = TESTBED_HOP_DELAY_S) -> Optional[dict]:
+         hop_delay_s: float = TESTBED_HOP_DELAY_S, tbf_burst: Optional[int] = None) -> Optional[dict]:
     """The same set-up in the simulator (``twin_scenario``): src - r1 - rcv1/rcv2, each last hop
     at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` per link. By default that is
     the testbed's, none (TESTBED_HOP_DELAY_S): a twin models its testbed, whose round trip beyond
@@ -688,11 +698,12 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
     (``twin_records``: ``source/``, ``rx_rcv1/``, ``rx_rcv2/``), and with `capture` too the
     packets leaving src toward r1 and r1 toward rcv1 (``twin_src.pcap``, ``twin_rcv1.pcap``,
     ``flowdrops.read_pcap``). ``docs/real-network.md`` shows the twin beside the testbed with
-    other delays per link."""
+    other delays per link, and with `tbf_burst` (``twin_scenario``: the testbed's token bucket
+    on the last hops)."""
     from castlab.experiments.tfmcc import twin_records
     from castlab.scenario import Scenario
 
-    d = twin_scenario(scheme, duration, tcp, order, lead, hop_delay_s)
+    d = twin_scenario(scheme, duration, tcp, order, lead, hop_delay_s, tbf_burst)
     if d is None:
         return None
     t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
@@ -799,13 +810,15 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
     return df
 
 
-def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...], lead: float = LEAD_S) -> pd.DataFrame:
+def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...], lead: float = LEAD_S,
+                  tbf_burst: Optional[int] = None) -> pd.DataFrame:
     """Recompute the simulated twins of a seed's table in `where` (``peers.csv``, ``windows.csv``
     and ``ORDER/SCHEME/case.json`` as peers_table left them) without the testbed: every twin
     column and the twin's rows of windows.csv are replaced by `twin`'s readings, and each TCP
     flow's testbed rate (``tcp_ALGO_bps``) is filled in from its run's case.json. The testbed's
     readings are kept as they are, and the twin's own records written to ``ORDER/SCHEME/twin/``.
-    Writes both tables back and returns peers.csv's."""
+    `tbf_burst`: the twins with a token bucket (``twin_scenario``). Writes both tables back and
+    returns peers.csv's."""
     df = pd.read_csv(where / "peers.csv")
     df = df.drop(columns=[c for c in df.columns if c.startswith("twin_")])
     wpath = where / "windows.csv"
@@ -819,7 +832,8 @@ def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...],
         if case.exists():
             means = json.loads(case.read_text()).get("tcp_means_bps", {})
             row.update({f"tcp_{a}_bps": float(means[a]) for a in tcp if a in means})
-        t = twin(name, seed, duration, tcp, order, lead, records_dir=where / order / name / "twin")
+        t = twin(name, seed, duration, tcp, order, lead, records_dir=where / order / name / "twin",
+                 tbf_burst=tbf_burst)
         if t:
             row.update(_twin_cols(t))
             wins += _twin_windows(name, order, t)
