@@ -87,8 +87,10 @@ castlab_core::config_fields!(PgmReceiverConfig {
     receive_window_pkts,
 });
 
-/// Counters of a [`PgmReceiver`].
+/// Counters of a [`PgmReceiver`]. Fields in declaration order (`repr(C)`): the ones every
+/// packet writes first.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct ReceiverStats {
     pub odata: u64,
     pub rdata: u64,
@@ -144,31 +146,44 @@ struct Missing {
 /// window, not with the window's size; an NCF or a duplicate for a sequence number the receiver
 /// holds is answered from the window's edges, or from the missing list, without any state per
 /// sequence number.
+///
+/// Fields in declaration order (`repr(C)`, aligned to a cache line): what every packet reads
+/// and writes (the window, the deadline, the flags, the first counters) lies in the first three
+/// cache lines, so that a receiver among thousands, each handed every NCF, costs three lines
+/// per packet (a layout test checks it).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct PgmReceiver {
-    cfg: PgmReceiverConfig,
-    group: Option<GroupId>,
+    /// Lowest sequence number not yet received (and not given up).
+    rx_trail: u64,
+    /// One past the highest sequence number known to exist.
+    lead: u64,
+    /// The earliest entry of `timers` (what `poll_timeout` returns), kept here so that a
+    /// packet reads it without the heap.
+    next: Option<Instant>,
+    /// The window's missing sequence numbers, ascending, all in [rx_trail, lead).
+    missing: VecDeque<Missing>,
+    naks: VecDeque<u64>,
+    /// When the receiver last became complete up to the source's lead (all data held).
+    pub complete_at: Option<Instant>,
+    /// `cfg.receive_window_pkts`.
+    window: u64,
     flow: u32,
-    rng: Rng,
     started: bool,
     joined: bool,
     /// Told to stop ([`Agent::handle_shutdown`]), and whether its group was left since.
     stopped: bool,
     left: bool,
+    source: Option<Addr>,
     /// The last packet queued nothing and left the deadline as it was (`quiet_after_packet`).
     quiet: bool,
-    source: Option<Addr>,
-    /// Lowest sequence number not yet received (and not given up).
-    rx_trail: u64,
-    /// One past the highest sequence number known to exist.
-    lead: u64,
-    /// The window's missing sequence numbers, ascending, all in [rx_trail, lead).
-    missing: VecDeque<Missing>,
-    timers: BinaryHeap<Reverse<(Instant, u64)>>,
-    naks: VecDeque<u64>,
+    /// `cfg.ncf_suppression`.
+    ncf_suppression: bool,
     pub stats: ReceiverStats,
-    /// When the receiver last became complete up to the source's lead (all data held).
-    pub complete_at: Option<Instant>,
+    timers: BinaryHeap<Reverse<(Instant, u64)>>,
+    cfg: PgmReceiverConfig,
+    group: Option<GroupId>,
+    rng: Rng,
 }
 
 impl PgmReceiver {
@@ -177,23 +192,26 @@ impl PgmReceiver {
     pub fn try_new(group: Option<GroupId>, flow: u32, cfg: PgmReceiverConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(PgmReceiver {
-            group,
+            rx_trail: 0,
+            lead: 0,
+            next: None,
+            missing: VecDeque::new(),
+            naks: VecDeque::new(),
+            complete_at: None,
+            window: cfg.receive_window_pkts as u64,
             flow,
-            rng: Rng::seed_from_u64(0),
             started: false,
             joined: false,
             stopped: false,
             left: false,
-            quiet: false,
             source: None,
-            rx_trail: 0,
-            lead: 0,
-            missing: VecDeque::new(),
-            timers: BinaryHeap::new(),
-            naks: VecDeque::new(),
+            quiet: false,
+            ncf_suppression: cfg.ncf_suppression,
             stats: ReceiverStats::default(),
-            complete_at: None,
+            timers: BinaryHeap::new(),
             cfg,
+            group,
+            rng: Rng::seed_from_u64(0),
         })
     }
 
@@ -251,7 +269,17 @@ impl PgmReceiver {
         m.state = state;
         m.deadline = deadline;
         if state != SlotState::Received {
-            self.timers.push(Reverse((deadline, m.seq)));
+            let seq = m.seq;
+            self.arm(deadline, seq);
+        }
+    }
+
+    /// A timer entry for `seq` at `at` (entries left behind by a state change are skipped
+    /// when they come up).
+    fn arm(&mut self, at: Instant, seq: u64) {
+        self.timers.push(Reverse((at, seq)));
+        if self.next.is_none_or(|t| at < t) {
+            self.next = Some(at);
         }
     }
 
@@ -295,7 +323,7 @@ impl PgmReceiver {
         if trail > self.rx_trail {
             self.give_up_below(trail);
         }
-        let w = self.cfg.receive_window_pkts as u64;
+        let w = self.window;
         if lead > self.rx_trail + w {
             // the receive window cannot hold the gap: give up the oldest
             self.give_up_below(lead - w);
@@ -309,7 +337,7 @@ impl PgmReceiver {
             self.stats.gaps += 1;
             let at = self.backoff(now);
             self.missing.push_back(Missing { seq: q, state: SlotState::Backoff, deadline: at });
-            self.timers.push(Reverse((at, q)));
+            self.arm(at, q);
         }
     }
 
@@ -353,7 +381,7 @@ impl PgmReceiver {
         // outside it
         let Some(k) = self.find(seq) else { return };
         match self.missing[k].state {
-            SlotState::Backoff if self.cfg.ncf_suppression => {
+            SlotState::Backoff if self.ncf_suppression => {
                 self.stats.naks_suppressed_ncf += 1;
                 self.set_state(k, SlotState::WaitData, now + self.cfg.nak_rdata_ivl);
             }
@@ -430,6 +458,7 @@ impl Agent for PgmReceiver {
         self.lead = 0;
         self.missing.clear();
         self.timers.clear();
+        self.next = None;
         self.naks.clear();
         self.complete_at = None;
         self.stats.source_restarts += 1;
@@ -440,6 +469,7 @@ impl Agent for PgmReceiver {
     fn handle_shutdown(&mut self, _now: Instant) {
         self.stopped = true;
         self.timers.clear();
+        self.next = None;
         self.naks.clear();
     }
 
@@ -485,6 +515,7 @@ impl Agent for PgmReceiver {
                 SlotState::Received => {}
             }
         }
+        self.next = self.timers.peek().map(|r| r.0 .0);
     }
 
     fn poll_transmit(&mut self) -> Option<Packet> {
@@ -498,7 +529,7 @@ impl Agent for PgmReceiver {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.peek().map(|r| r.0 .0)
+        self.next
     }
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
@@ -695,6 +726,25 @@ mod tests {
             r.advance_to(t.max(r.now));
         }
         panic!("timers never stop");
+    }
+
+    #[test]
+    fn what_every_packet_touches_lies_in_a_receivers_first_three_cache_lines() {
+        use std::mem::{offset_of, size_of};
+        let end = |off: usize, size: usize| off + size;
+        let hot = [
+            end(offset_of!(PgmReceiver, missing), size_of::<VecDeque<Missing>>()),
+            end(offset_of!(PgmReceiver, next), size_of::<Option<Instant>>()),
+            end(offset_of!(PgmReceiver, naks), size_of::<VecDeque<u64>>()),
+            end(offset_of!(PgmReceiver, complete_at), size_of::<Option<Instant>>()),
+            end(offset_of!(PgmReceiver, source), size_of::<Option<Addr>>()),
+            end(offset_of!(PgmReceiver, ncf_suppression), 1),
+            end(offset_of!(PgmReceiver, stats) + offset_of!(ReceiverStats, unique), 8),
+        ];
+        for h in hot {
+            assert!(h <= 3 * 64, "{hot:?}");
+        }
+        assert_eq!(std::mem::align_of::<PgmReceiver>(), 64);
     }
 
     #[test]
