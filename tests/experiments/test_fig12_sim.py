@@ -127,3 +127,21 @@ def test_full_form_stops_at_1001_receivers_unless_asked(monkeypatch):
         monkeypatch.setenv("CASTLAB_FIG12_SIM_MAX", bad)
         with pytest.raises(ValueError, match="CASTLAB_FIG12_SIM_MAX"):
             XF._fig12_sim_setup(False)
+
+
+def test_counts_by_kind_leave_the_run_as_it_is_and_add_up():
+    cost = ("events", "wall_s", "cpu_s")
+    plain = XS.fig12_run(1000, 5, 0.2, packets=200)
+    counted = XS.fig12_run(1000, 5, 0.2, packets=200, counts=True)
+    k = counted.pop("by_kind")
+    assert {c: v for c, v in plain.items() if c not in cost} == {c: v for c, v in counted.items() if c not in cost}
+    assert k["total_events"] == counted["events"]
+    # RFC 3208 §5.2: one multicast NCF per NAK; every NAK reaches the source (one LI each)
+    assert k["ncf"]["sent"] == k["nak"]["sent"] == k["nak"]["delivered"] == counted["lis"] > 0
+    assert k["odata"]["sent"] == 200 and k["rdata"]["sent"] == counted["rdata"] > 0
+    for kind in ("odata", "rdata", "ncf"):
+        # every copy reaches the router; 2 % to 20 % of the 5 receivers' copies are lost
+        assert 0.75 * 5 * k[kind]["sent"] < k[kind]["delivered"] < 5 * k[kind]["sent"]
+    # the agents' starts, timers and joins: at least the 6 agents' starts (a queue drop would
+    # break the hop arithmetic and show here as a shortfall)
+    assert counted["queue_drops"] == 0 and k["other"]["events"] >= 6

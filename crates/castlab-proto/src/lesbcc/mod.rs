@@ -325,6 +325,8 @@ mod filters;
 pub mod pgm_transport;
 mod receivers;
 pub mod registration;
+#[cfg(test)]
+mod ring_reference;
 mod source;
 mod synthetic;
 mod tfrc;

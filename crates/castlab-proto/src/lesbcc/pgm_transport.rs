@@ -49,7 +49,8 @@ pub struct PgmReceiverConfig {
     /// NAK size on the wire, bytes. Paper silent: 40.
     pub nak_bytes: u32,
     /// Receive window, packets: gaps further than this behind the newest sequence number are
-    /// given up. Paper silent: 16384.
+    /// given up. Paper silent: 16384. It costs no memory up front: the receiver keeps only the
+    /// sequence numbers missing in it.
     pub receive_window_pkts: usize,
 }
 
@@ -86,8 +87,10 @@ castlab_core::config_fields!(PgmReceiverConfig {
     receive_window_pkts,
 });
 
-/// Counters of a [`PgmReceiver`].
+/// Counters of a [`PgmReceiver`]. Fields in declaration order (`repr(C)`): the ones every
+/// packet writes first.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
 pub struct ReceiverStats {
     pub odata: u64,
     pub rdata: u64,
@@ -115,10 +118,8 @@ pub struct ReceiverStats {
     pub source_restarts: u64,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum SlotState {
-    #[default]
-    Empty,
     Received,
     /// Missing, NAK back-off running.
     Backoff,
@@ -128,37 +129,61 @@ enum SlotState {
     WaitData,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct Slot {
-    /// seq + 1 (0: unused).
-    tag: u64,
+/// A sequence number of the receive window that went missing: its NAK state, or `Received`
+/// once the repair came (until the trail passes it).
+#[derive(Clone, Copy, Debug)]
+struct Missing {
+    seq: u64,
     state: SlotState,
     deadline: Instant,
 }
 
 /// A PGM receiver: receive window, gap detection, NAK back-off and suppression, repair.
+///
+/// The receive window [`rx_trail`, `lead`) is kept as the sequence numbers that went missing
+/// in it (in order; those repaired since stay, marked received, until the trail passes them):
+/// every other sequence number of the window is held. Memory grows with the losses in the
+/// window, not with the window's size; an NCF or a duplicate for a sequence number the receiver
+/// holds is answered from the window's edges, or from the missing list, without any state per
+/// sequence number.
+///
+/// Fields in declaration order (`repr(C)`, aligned to a cache line): what every packet reads
+/// and writes (the window, the deadline, the flags, the first counters) lies in the first three
+/// cache lines, so that a receiver among thousands, each handed every NCF, costs three lines
+/// per packet (a layout test checks it).
 #[derive(Debug)]
+#[repr(C, align(64))]
 pub struct PgmReceiver {
-    cfg: PgmReceiverConfig,
-    group: Option<GroupId>,
+    /// Lowest sequence number not yet received (and not given up).
+    rx_trail: u64,
+    /// One past the highest sequence number known to exist.
+    lead: u64,
+    /// The earliest entry of `timers` (what `poll_timeout` returns), kept here so that a
+    /// packet reads it without the heap.
+    next: Option<Instant>,
+    /// The window's missing sequence numbers, ascending, all in [rx_trail, lead).
+    missing: VecDeque<Missing>,
+    naks: VecDeque<u64>,
+    /// When the receiver last became complete up to the source's lead (all data held).
+    pub complete_at: Option<Instant>,
+    /// `cfg.receive_window_pkts`.
+    window: u64,
     flow: u32,
-    rng: Rng,
     started: bool,
     joined: bool,
     /// Told to stop ([`Agent::handle_shutdown`]), and whether its group was left since.
     stopped: bool,
     left: bool,
     source: Option<Addr>,
-    /// Lowest sequence number not yet received (and not given up).
-    rx_trail: u64,
-    /// One past the highest sequence number known to exist.
-    lead: u64,
-    slots: Vec<Slot>,
-    timers: BinaryHeap<Reverse<(Instant, u64)>>,
-    naks: VecDeque<u64>,
+    /// The last packet queued nothing and left the deadline as it was (`quiet_after_packet`).
+    quiet: bool,
+    /// `cfg.ncf_suppression`.
+    ncf_suppression: bool,
     pub stats: ReceiverStats,
-    /// When the receiver last became complete up to the source's lead (all data held).
-    pub complete_at: Option<Instant>,
+    timers: BinaryHeap<Reverse<(Instant, u64)>>,
+    cfg: PgmReceiverConfig,
+    group: Option<GroupId>,
+    rng: Rng,
 }
 
 impl PgmReceiver {
@@ -166,24 +191,27 @@ impl PgmReceiver {
     /// (unicast, `group` None). The error names the bad configuration field.
     pub fn try_new(group: Option<GroupId>, flow: u32, cfg: PgmReceiverConfig) -> Result<Self, ConfigError> {
         cfg.validate()?;
-        let w = cfg.receive_window_pkts;
         Ok(PgmReceiver {
-            group,
+            rx_trail: 0,
+            lead: 0,
+            next: None,
+            missing: VecDeque::new(),
+            naks: VecDeque::new(),
+            complete_at: None,
+            window: cfg.receive_window_pkts as u64,
             flow,
-            rng: Rng::seed_from_u64(0),
             started: false,
             joined: false,
             stopped: false,
             left: false,
             source: None,
-            rx_trail: 0,
-            lead: 0,
-            slots: vec![Slot::default(); w],
-            timers: BinaryHeap::with_capacity(w),
-            naks: VecDeque::with_capacity(64),
+            quiet: false,
+            ncf_suppression: cfg.ncf_suppression,
             stats: ReceiverStats::default(),
-            complete_at: None,
+            timers: BinaryHeap::new(),
             cfg,
+            group,
+            rng: Rng::seed_from_u64(0),
         })
     }
 
@@ -207,16 +235,27 @@ impl PgmReceiver {
         if seq < self.rx_trail {
             return true;
         }
-        let s = &self.slots[self.idx(seq)];
-        s.tag == seq + 1 && s.state == SlotState::Received
+        if seq >= self.lead {
+            return false;
+        }
+        match self.find(seq) {
+            Some(k) => self.missing[k].state == SlotState::Received,
+            None => true,
+        }
     }
     /// Sequence numbers currently missing (in back-off or waiting).
     pub fn missing(&self) -> u64 {
-        (self.rx_trail..self.lead).filter(|&q| !self.has(q)).count() as u64
+        self.missing.iter().filter(|m| m.state != SlotState::Received).count() as u64
     }
 
-    fn idx(&self, seq: u64) -> usize {
-        (seq % self.slots.len() as u64) as usize
+    /// Where `seq` is in the missing list: O(1) when it lies outside the list's range (the
+    /// list's length and edges), else a binary search over the window's losses.
+    fn find(&self, seq: u64) -> Option<usize> {
+        let (first, last) = (self.missing.front()?, self.missing.back()?);
+        if seq < first.seq || seq > last.seq {
+            return None;
+        }
+        self.missing.binary_search_by_key(&seq, |m| m.seq).ok()
     }
 
     fn backoff(&mut self, now: Instant) -> Instant {
@@ -224,41 +263,51 @@ impl PgmReceiver {
         now + Duration::from_secs_f64(self.rng.uniform_range(0.0, max))
     }
 
-    fn set_state(&mut self, seq: u64, state: SlotState, deadline: Instant) {
-        let i = self.idx(seq);
-        self.slots[i] = Slot { tag: seq + 1, state, deadline };
+    /// Put the missing sequence number at `k` of the list into `state` until `deadline`.
+    fn set_state(&mut self, k: usize, state: SlotState, deadline: Instant) {
+        let m = &mut self.missing[k];
+        m.state = state;
+        m.deadline = deadline;
         if state != SlotState::Received {
-            self.timers.push(Reverse((deadline, seq)));
+            let seq = m.seq;
+            self.arm(deadline, seq);
+        }
+    }
+
+    /// A timer entry for `seq` at `at` (entries left behind by a state change are skipped
+    /// when they come up).
+    fn arm(&mut self, at: Instant, seq: u64) {
+        self.timers.push(Reverse((at, seq)));
+        if self.next.is_none_or(|t| at < t) {
+            self.next = Some(at);
         }
     }
 
     /// Give up everything below `to` that is missing; advance the trail.
     fn give_up_below(&mut self, to: u64) {
-        while self.rx_trail < to {
-            let q = self.rx_trail;
-            if !self.has(q) {
+        if to <= self.rx_trail {
+            return;
+        }
+        while let Some(m) = self.missing.front().copied().filter(|m| m.seq < to) {
+            if m.state != SlotState::Received {
                 self.stats.unrecoverable += 1;
             }
-            let i = self.idx(q);
-            self.slots[i] = Slot::default();
-            self.rx_trail += 1;
+            self.missing.pop_front();
         }
+        // sequence numbers not yet known to exist are missing too
+        self.stats.unrecoverable += to.saturating_sub(self.rx_trail.max(self.lead));
+        self.rx_trail = to;
         if self.lead < self.rx_trail {
             self.lead = self.rx_trail;
         }
     }
 
+    /// Advance the trail over held sequence numbers, to the first missing one or the lead.
     fn advance_trail(&mut self) {
-        while self.rx_trail < self.lead {
-            let q = self.rx_trail;
-            let i = self.idx(q);
-            if self.slots[i].tag == q + 1 && self.slots[i].state == SlotState::Received {
-                self.slots[i] = Slot::default();
-                self.rx_trail += 1;
-            } else {
-                break;
-            }
+        while self.missing.front().is_some_and(|m| m.state == SlotState::Received) {
+            self.missing.pop_front();
         }
+        self.rx_trail = self.missing.front().map_or(self.lead, |m| m.seq);
     }
 
     /// Window information from any source packet: sequence numbers below the source's trail
@@ -274,7 +323,7 @@ impl PgmReceiver {
         if trail > self.rx_trail {
             self.give_up_below(trail);
         }
-        let w = self.slots.len() as u64;
+        let w = self.window;
         if lead > self.rx_trail + w {
             // the receive window cannot hold the gap: give up the oldest
             self.give_up_below(lead - w);
@@ -287,28 +336,34 @@ impl PgmReceiver {
             }
             self.stats.gaps += 1;
             let at = self.backoff(now);
-            self.set_state(q, SlotState::Backoff, at);
+            self.missing.push_back(Missing { seq: q, state: SlotState::Backoff, deadline: at });
+            self.arm(at, q);
         }
     }
 
     fn on_data(&mut self, now: Instant, seq: u64, h: &PgmHeader) {
+        // beyond the lead it is new: the window below takes it as held
+        let fresh = !self.started || seq >= self.lead;
         let trail = if self.started { h.trail } else { h.trail.min(seq) };
         self.on_window(now, trail, h.lead.max(seq + 1), Some(seq));
-        if seq < self.rx_trail || self.has(seq) {
+        if seq < self.rx_trail {
             self.stats.duplicates += 1;
             return;
         }
-        let i = self.idx(seq);
-        let was = if self.slots[i].tag == seq + 1 { self.slots[i].state } else { SlotState::Empty };
-        match was {
-            SlotState::Backoff => {
+        if !fresh {
+            let k = match self.find(seq) {
+                Some(k) if self.missing[k].state != SlotState::Received => k,
+                _ => {
+                    self.stats.duplicates += 1;
+                    return;
+                }
+            };
+            if self.missing[k].state == SlotState::Backoff {
                 self.stats.naks_cancelled_repair += 1;
-                self.stats.repaired += 1;
             }
-            SlotState::WaitNcf | SlotState::WaitData => self.stats.repaired += 1,
-            _ => {}
+            self.stats.repaired += 1;
+            self.set_state(k, SlotState::Received, now);
         }
-        self.set_state(seq, SlotState::Received, now);
         self.stats.unique += 1;
         self.advance_trail();
     }
@@ -322,16 +377,15 @@ impl PgmReceiver {
         if seq < self.rx_trail || seq >= self.lead {
             return;
         }
-        let i = self.idx(seq);
-        if self.slots[i].tag != seq + 1 {
-            return;
-        }
-        match self.slots[i].state {
-            SlotState::Backoff if self.cfg.ncf_suppression => {
+        // held (not in the missing list) in O(1) as a rule: the list is empty or `seq` lies
+        // outside it
+        let Some(k) = self.find(seq) else { return };
+        match self.missing[k].state {
+            SlotState::Backoff if self.ncf_suppression => {
                 self.stats.naks_suppressed_ncf += 1;
-                self.set_state(seq, SlotState::WaitData, now + self.cfg.nak_rdata_ivl);
+                self.set_state(k, SlotState::WaitData, now + self.cfg.nak_rdata_ivl);
             }
-            SlotState::WaitNcf => self.set_state(seq, SlotState::WaitData, now + self.cfg.nak_rdata_ivl),
+            SlotState::WaitNcf => self.set_state(k, SlotState::WaitData, now + self.cfg.nak_rdata_ivl),
             _ => {}
         }
     }
@@ -345,41 +399,8 @@ impl PgmReceiver {
             self.complete_at = None;
         }
     }
-}
 
-impl Agent for PgmReceiver {
-    fn handle_start(&mut self, _now: Instant, info: StartInfo) {
-        self.rng = info.rng;
-    }
-
-    /// The source restarted: a new transmit window whose sequence numbers start afresh
-    /// (RFC 3208 would give it a new TSI, a new session). The receive window of the old one
-    /// is dropped, NAKs and repairs pending for it included, so no NAK names the old sequence
-    /// space; the window starts again at the next source packet, as at a late join. The
-    /// counters stay.
-    fn handle_peer_restart(&mut self, _now: Instant, node: NodeId) {
-        if self.source.map(|a| a.node) != Some(node) {
-            return;
-        }
-        self.started = false;
-        self.rx_trail = 0;
-        self.lead = 0;
-        self.slots.iter_mut().for_each(|s| *s = Slot::default());
-        self.timers.clear();
-        self.naks.clear();
-        self.complete_at = None;
-        self.stats.source_restarts += 1;
-    }
-
-    /// Told to stop: the receiver simply stops (RFC 3208 asks nothing of a departing
-    /// receiver): no more NAKs, its timers dropped, its group left; its counters stay.
-    fn handle_shutdown(&mut self, _now: Instant) {
-        self.stopped = true;
-        self.timers.clear();
-        self.naks.clear();
-    }
-
-    fn handle_packet(&mut self, now: Instant, p: &Packet) {
+    fn on_packet(&mut self, now: Instant, p: &Packet) {
         if self.stopped {
             self.stats.ignored += 1;
             return;
@@ -416,6 +437,54 @@ impl Agent for PgmReceiver {
         }
         self.check_complete(now);
     }
+}
+
+impl Agent for PgmReceiver {
+    fn handle_start(&mut self, _now: Instant, info: StartInfo) {
+        self.rng = info.rng;
+    }
+
+    /// The source restarted: a new transmit window whose sequence numbers start afresh
+    /// (RFC 3208 would give it a new TSI, a new session). The receive window of the old one
+    /// is dropped, NAKs and repairs pending for it included, so no NAK names the old sequence
+    /// space; the window starts again at the next source packet, as at a late join. The
+    /// counters stay.
+    fn handle_peer_restart(&mut self, _now: Instant, node: NodeId) {
+        if self.source.map(|a| a.node) != Some(node) {
+            return;
+        }
+        self.started = false;
+        self.rx_trail = 0;
+        self.lead = 0;
+        self.missing.clear();
+        self.timers.clear();
+        self.next = None;
+        self.naks.clear();
+        self.complete_at = None;
+        self.stats.source_restarts += 1;
+    }
+
+    /// Told to stop: the receiver simply stops (RFC 3208 asks nothing of a departing
+    /// receiver): no more NAKs, its timers dropped, its group left; its counters stay.
+    fn handle_shutdown(&mut self, _now: Instant) {
+        self.stopped = true;
+        self.timers.clear();
+        self.next = None;
+        self.naks.clear();
+    }
+
+    fn handle_packet(&mut self, now: Instant, p: &Packet) {
+        // a driver polled after the previous call, or skipped the polls of a quiet one: either
+        // way it has seen this deadline
+        let deadline = self.poll_timeout();
+        self.on_packet(now, p);
+        let no_event = self.joined && (!self.stopped || self.left);
+        self.quiet = self.naks.is_empty() && no_event && self.poll_timeout() == deadline;
+    }
+
+    fn quiet_after_packet(&self) -> bool {
+        self.quiet
+    }
 
     fn handle_timeout(&mut self, now: Instant) {
         while let Some(&Reverse((t, seq))) = self.timers.peek() {
@@ -426,26 +495,27 @@ impl Agent for PgmReceiver {
             if seq < self.rx_trail || seq >= self.lead {
                 continue;
             }
-            let i = self.idx(seq);
-            let s = self.slots[i];
-            if s.tag != seq + 1 || s.deadline != t {
+            let Some(k) = self.find(seq) else { continue }; // held: a stale entry
+            let m = self.missing[k];
+            if m.deadline != t {
                 continue; // stale entry
             }
-            match s.state {
+            match m.state {
                 SlotState::Backoff => {
                     // back-off over, no NCF or repair: send the NAK
                     self.naks.push_back(seq);
                     self.stats.naks_sent += 1;
-                    self.set_state(seq, SlotState::WaitNcf, now + self.cfg.nak_rpt_ivl);
+                    self.set_state(k, SlotState::WaitNcf, now + self.cfg.nak_rpt_ivl);
                 }
                 SlotState::WaitNcf | SlotState::WaitData => {
                     // no NCF / no repair in time: back off again
                     let at = self.backoff(now);
-                    self.set_state(seq, SlotState::Backoff, at);
+                    self.set_state(k, SlotState::Backoff, at);
                 }
-                _ => {}
+                SlotState::Received => {}
             }
         }
+        self.next = self.timers.peek().map(|r| r.0 .0);
     }
 
     fn poll_transmit(&mut self) -> Option<Packet> {
@@ -459,7 +529,7 @@ impl Agent for PgmReceiver {
     }
 
     fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.peek().map(|r| r.0 .0)
+        self.next
     }
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
@@ -656,6 +726,25 @@ mod tests {
             r.advance_to(t.max(r.now));
         }
         panic!("timers never stop");
+    }
+
+    #[test]
+    fn what_every_packet_touches_lies_in_a_receivers_first_three_cache_lines() {
+        use std::mem::{offset_of, size_of};
+        let end = |off: usize, size: usize| off + size;
+        let hot = [
+            end(offset_of!(PgmReceiver, missing), size_of::<VecDeque<Missing>>()),
+            end(offset_of!(PgmReceiver, next), size_of::<Option<Instant>>()),
+            end(offset_of!(PgmReceiver, naks), size_of::<VecDeque<u64>>()),
+            end(offset_of!(PgmReceiver, complete_at), size_of::<Option<Instant>>()),
+            end(offset_of!(PgmReceiver, source), size_of::<Option<Addr>>()),
+            end(offset_of!(PgmReceiver, ncf_suppression), 1),
+            end(offset_of!(PgmReceiver, stats) + offset_of!(ReceiverStats, unique), 8),
+        ];
+        for h in hot {
+            assert!(h <= 3 * 64, "{hot:?}");
+        }
+        assert_eq!(std::mem::align_of::<PgmReceiver>(), 64);
     }
 
     #[test]

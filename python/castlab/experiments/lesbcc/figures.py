@@ -808,9 +808,9 @@ SIM_TOL = 0.10
 
 
 #: The largest receiver count of the full form. A full run's work grows as N² (every NCF reaches
-#: every receiver): 11 s of CPU at 1,001 receivers, 92 s at 2,501, about 20-25 min at 10,001, so
-#: lesbcc-fig12's counts above 1,001 (to 10,001, 10 seeds: about 30 CPU-hours) run only when
-#: ``CASTLAB_FIG12_SIM_MAX`` names a larger bound (e.g. 10001).
+#: every receiver; the cost at each count is in docs/fidelity/lesbcc.md, fig12-sim), so
+#: lesbcc-fig12's counts above 1,001 (to 10,001) run only when ``CASTLAB_FIG12_SIM_MAX`` names a
+#: larger bound (e.g. 10001).
 SIM_MAX_RECEIVERS = 1001
 
 

@@ -161,7 +161,7 @@ FIG12_CAP_S = 4000.0
 
 
 def fig12_run(seed: int, receivers: int, worst_loss: float, li2le_reading: str = "window",
-              packets: int = FIG11["packets"]) -> dict:
+              packets: int = FIG11["packets"], counts: bool = False) -> dict:
     """Fig. 11's star (§3.1.4) at packet level: the LE-SBCC source and ``receivers`` PGM
     receivers on one router, each on its own link; receiver 0 loses ``worst_loss`` of the
     packets, the others FIG11's 2 %, Bernoulli on the link towards the receiver. The receivers
@@ -170,7 +170,9 @@ def fig12_run(seed: int, receivers: int, worst_loss: float, li2le_reading: str =
     all of them (or at FIG12_CAP_S). Returns the cascade's counts (LEs passed by Max-LPRF, the
     worst receiver's LIs and LEs), the transport's (RDATA, NCFs, NAK repeats), all up to the
     moment the last receiver completed, and the cost (events, wall and CPU time of the run).
-    The run's values do not depend on FIG12_STEP_S; the cost's do."""
+    The run's values do not depend on FIG12_STEP_S; the cost's do. ``counts`` adds
+    ``by_kind``: the packets and engine events of each PGM kind over the whole run
+    (:func:`fig12_counts_by_kind`)."""
     f = FIG11
     sim = Simulator(seed=seed)
     sim.add_node("src")
@@ -182,9 +184,9 @@ def fig12_run(seed: int, receivers: int, worst_loss: float, li2le_reading: str =
     qlim = 2 * receivers + 1000
     sim.add_link("src", "r", f["link_bps"], f["src_delay_s"], queue_limit_pkts=qlim)
     g = sim.add_group("src")
-    # A receive window of the transfer's length gives up nothing, as the default's 16,384 would
-    # not, and is the same receiver (every sequence number has its own slot), at a third of the
-    # memory per receiver.
+    # A receive window of the transfer's length: it gives up nothing, as the default's 16,384
+    # would not (a receiver's memory is that of the packets missing in its window, whatever
+    # the window's length).
     rkw = {"receive_window_pkts": packets}
     rx = []
     for i in range(receivers):
@@ -228,7 +230,32 @@ def fig12_run(seed: int, receivers: int, worst_loss: float, li2le_reading: str =
             "duration_s": end - f["start_s"], "queue_drops": drops, "complete": done,
             # the cost: the run goes on to the end of the step in which it completed (the rate
             # keeps rising in the idle tail), so these depend on the step; nothing above does
-            "events": sim.engine_stats()["events"], "wall_s": wall, "cpu_s": cpu}
+            "events": sim.engine_stats()["events"], "wall_s": wall, "cpu_s": cpu,
+            **({"by_kind": fig12_counts_by_kind(sim, st, rx)} if counts else {})}
+
+
+def fig12_counts_by_kind(sim: Simulator, st: dict, rx: list) -> dict:
+    """Where a fig12 run's work goes, by PGM packet kind, over the whole run: each kind's
+    packets sent (by the source; NAKs by the receivers), delivered to receivers (NAKs: to the
+    source, one LI each) and engine events. Fig. 11's star has no loss on the source's link nor
+    towards the source, so a source packet costs two events on its way to the router (end of
+    serialisation, arrival), then one per receiver link (serialisation) and one per copy that
+    survives the link's loss (arrival: a delivery); a NAK costs four (two links up). The rest
+    of the events are the agents' timers and the joins (``other``); a run with a queue drop
+    breaks the arithmetic, and ``other`` then says so by going negative."""
+    n = len(rx)
+    per = [sim.pgm_receiver_stats(r) for r in rx]
+    out = {}
+    for kind in ("odata", "rdata", "ncf", "spm"):
+        sent = int(st[f"{kind}_sent"])
+        got = sum(int(p[kind]) for p in per)
+        out[kind] = {"sent": sent, "delivered": got, "events": 2 * sent + n * sent + got}
+    naks = sum(int(p["naks_sent"]) for p in per)
+    out["nak"] = {"sent": naks, "delivered": int(st["lis"]), "events": 4 * naks}
+    total = int(sim.engine_stats()["events"])
+    out["other"] = {"events": total - sum(v["events"] for v in out.values())}
+    out["total_events"] = total
+    return out
 
 
 AGG_MODES = {"none": [], "partial": ["r2", "r3"], "complete": ["r1", "r2", "r3"]}
