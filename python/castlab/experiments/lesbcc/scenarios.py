@@ -180,7 +180,7 @@ def fig12_run(seed: int, receivers: int, worst_loss: float, li2le_reading: str =
     # The NAKs of one loss meet at the router's port towards the source (up to one per receiver)
     # and their NCFs leave the source back to back: those two queues hold a NAK and an NCF per
     # receiver. Towards a receiver the NCFs arrive at the rate they leave, and a receiver sends
-    # a burst's NAKs only: 1000, as fig19's. (A queue reserves its limit up front.)
+    # a burst's NAKs only: 1000, as fig19's. (A queue grows to its high-water mark.)
     qlim = 2 * receivers + 1000
     sim.add_link("src", "r", f["link_bps"], f["src_delay_s"], queue_limit_pkts=qlim)
     g = sim.add_group("src")
