@@ -603,8 +603,8 @@ _HOP_REASON = ("the twin modelled a delay the testbed lacks: the testbed's links
                "freed queue place 4.5 ms after a departure, the kernel's within 0.1 ms, and the twin's pfifo took "
                "a smaller part of the scheme's packets than the testbed's")
 _HOP_SETUP = ("the testbed's set-up, declared before the runs (docs/real-network.md, net-peers' set-up): \"no "
-              "propagation delay (round trips are queueing: up to 0.6 s)\"; issue 37 asks the twin to be that "
-              "set-up in the simulator (\"the same set-up\", peers.twin)")
+              "propagation delay (round trips are queueing: up to 0.6 s)\"; the twin is that set-up in "
+              "the simulator (\"the same set-up\", peers.twin)")
 _HOP_RUNS = [  # (experiment, claim, verdict before, ours before, verdict after, ours after)
     ("net-peers", "net-vs-sim-lesbcc-aimd-scheme-first", "fails", 0.389, "undecided", 0.5605),
     ("net-peers", "net-vs-sim-lesbcc-tfrc-scheme-first", "undecided", 0.703, "undecided", 0.818),
