@@ -228,7 +228,7 @@ impl Simulator {
                 && c.loss == 0.0
                 && c.rate_bps == rate
                 && c.delay == delay
-                && c.bucket.is_none()
+                && !c.bucketed
                 && c.queue.passes_through();
             if !link_ok {
                 return None;

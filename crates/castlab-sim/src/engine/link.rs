@@ -229,6 +229,9 @@ pub(super) struct Channel {
     pub(super) down: bool,
     pub(super) tx_doomed: bool,
     pub(super) forced_down: bool,
+    /// `bucket` is some: read here, in the first line, so a packet on a serialising channel
+    /// never touches the line that holds `bucket`.
+    pub(super) bucketed: bool,
     pub(super) downs: u32,
     /// The class (the engine's `class`) this channel is a member of, or `NO_CLASS`.
     pub(super) class: ClassId,
@@ -247,8 +250,9 @@ pub(super) struct Channel {
     // boxed: most channels keep no series, and every byte of a channel counts at 10^6 receivers
     pub(super) series: Option<Box<ChannelSeries>>,
     /// A token bucket in place of serialisation ([`TokenBucket`]); while its head packet waits
-    /// for tokens the channel is `busy` with no packet, and a `Wake` ends the wait.
-    pub(super) bucket: Option<Bucket>,
+    /// for tokens the channel is `busy` with no packet, and a `Wake` ends the wait. Boxed, as
+    /// `series`: most channels have none.
+    pub(super) bucket: Option<Box<Bucket>>,
 }
 
 impl Simulator {
@@ -287,8 +291,8 @@ impl Simulator {
             self.pool.release(p);
             return;
         }
-        if let Some(b) = &c.bucket {
-            if !b.fits(self.pool.slots[p.index()].size_bytes) {
+        if c.bucketed {
+            if !c.bucket.as_ref().is_some_and(|b| b.fits(self.pool.slots[p.index()].size_bytes)) {
                 c.stats.drops_forced += 1;
                 self.pool.release(p);
                 return;
@@ -326,25 +330,32 @@ impl Simulator {
 
     pub(super) fn start_tx(&mut self, ch: ChannelId) {
         let c = &mut self.channels[ch.index()];
-        if let Some(b) = &mut c.bucket {
-            let Some(head) = c.queue.front().map(Slot) else { return };
-            c.busy = true;
-            let mut wait = 0;
-            if b.take(self.now, c.rate_bps, self.pool.slots[head.index()].size_bytes, &mut wait) {
-                c.queue.pop();
-                let now = self.now;
-                self.schedule_link(now, false, ch, head);
-            } else {
-                b.waiting = true;
-                let at = self.now + Duration::from_nanos(wait);
-                self.schedule(at, Ev::Link(LinkEv::Wake { ch }));
-            }
-            return;
+        if c.bucketed {
+            return self.start_bucketed(ch);
         }
         let Some(p) = c.queue.pop().map(Slot) else { return };
         c.busy = true;
         let t = self.now + Duration::transmission(self.pool.slots[p.index()].size_bytes, c.rate_bps);
         self.schedule_link(t, false, ch, p);
+    }
+
+    /// `start_tx` on a token-bucket channel: the head packet leaves now if the bucket holds it,
+    /// else a `Wake` is scheduled for when it will, the packet staying at the queue's head.
+    fn start_bucketed(&mut self, ch: ChannelId) {
+        let now = self.now;
+        let c = &mut self.channels[ch.index()];
+        let Some(b) = c.bucket.as_deref_mut() else { return };
+        let Some(head) = c.queue.front().map(Slot) else { return };
+        c.busy = true;
+        let mut wait = 0;
+        if b.take(now, c.rate_bps, self.pool.slots[head.index()].size_bytes, &mut wait) {
+            c.queue.pop();
+            self.schedule_link(now, false, ch, head);
+        } else {
+            b.waiting = true;
+            let at = now + Duration::from_nanos(wait);
+            self.schedule(at, Ev::Link(LinkEv::Wake { ch }));
+        }
     }
 
     pub(super) fn tx_done(&mut self, ch: ChannelId, p: Slot) {

@@ -177,7 +177,7 @@ impl Simulator {
             c.ext_drops += ch.stats.ext_drops;
             c.in_queues += ch.queue.len() as u64;
             // a token-bucket channel waiting for tokens is busy with its packet still queued
-            c.in_transmission += (ch.busy && !ch.bucket.is_some_and(|b| b.waiting)) as u64;
+            c.in_transmission += (ch.busy && !ch.bucket.as_ref().is_some_and(|b| b.waiting)) as u64;
             c.in_flight += ch.in_flight;
         }
         for n in &self.nodes {

@@ -157,7 +157,8 @@ impl Simulator {
                 class: super::class::NO_CLASS,
                 tx_doomed: false,
                 doomed: 0,
-                bucket: cfg.bucket.map(super::link::Bucket::new),
+                bucketed: cfg.bucket.is_some(),
+                bucket: cfg.bucket.map(|b| Box::new(super::link::Bucket::new(b))),
             });
             self.nodes[from.index()].out.push(ChannelId(id));
         }
