@@ -9,7 +9,9 @@ Each CASE is a case directory of ``bench/netgap_probe.py`` (OUT/SCHEME: ``case.j
 ``packets_src.csv``, ``packets_rcv1.csv``, and the twins' captures it wrote: ``twin/`` with 1 ms
 per link, ``twin-hop-X/`` with X s). `--twins` also computes, where missing, the twin with no
 delay per link (``twin-hop-0/``) and the twin with the testbed's token bucket on its last hops
-(``twin-tbf/``, `--tbf-burst` bytes), with captures (``peers.twin``; simulated, so exact).
+(``twin-tbf/``, `--tbf-burst` bytes), and each of the two with Linux's quick-ACK mode at its TCP
+sinks (``twin-quickack/``, ``twin-tbf-quickack/``: ``peers.twin``'s `quickack_gap_s`, the
+testbed's receiver RTOs ``peers.TESTBED_RCV_RTO_S``), with captures (simulated, so exact).
 `--seed` is the cases' seed (the twins'; netgap_probe's ``flows.csv`` records it).
 
 Per side and flow, over the measured span (after the warm-up): ``flowdrops.occupancy_table``'s
@@ -43,8 +45,10 @@ def sides(case: Path) -> list[tuple[str, Path, float, bool]]:
             out.append(("twin-hop-0.001", d, 0.001, False))
         elif d.name.startswith("twin-hop-"):
             out.append((d.name, d, float(d.name[len("twin-hop-"):]), False))
-        elif d.name == "twin-tbf":
-            out.append(("twin-tbf", d, 0.0, True))
+        elif d.name in ("twin-tbf", "twin-tbf-quickack"):
+            out.append((d.name, d, 0.0, True))
+        elif d.name == "twin-quickack":
+            out.append((d.name, d, 0.0, False))
     return out
 
 
@@ -74,7 +78,9 @@ def main() -> None:
         t, link = fd.occupancy_table(occ, (t0 + warm, t0 + a.duration), peers.QUEUE_PKTS, names)
         rows += [{"side": "testbed", **base, **r, **link, "share": rec["share"]} for r in t.to_dict("records")]
         if a.twins:
-            for d, kw in (("twin-hop-0", {"hop_delay_s": 0.0}), ("twin-tbf", {"tbf_burst": a.tbf_burst})):
+            q = {"quickack_gap_s": peers.TESTBED_RCV_RTO_S[order]}
+            for d, kw in (("twin-hop-0", {"hop_delay_s": 0.0}), ("twin-tbf", {"tbf_burst": a.tbf_burst}),
+                          ("twin-quickack", q), ("twin-tbf-quickack", {"tbf_burst": a.tbf_burst, **q})):
                 if not (case / d / "twin_src.pcap").exists():
                     peers.twin(name, a.seed, a.duration, tcp, order, records_dir=case / d, capture=True, **kw)
         for label, d, hop, tbf in sides(case):
