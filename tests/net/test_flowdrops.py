@@ -236,6 +236,20 @@ def test_occupancy_rebuilds_a_drop_tail_queue_of_two():
     # in the queue on average, and while it is full (A in the first full spell; B in both, D in the second)
     assert x["in_queue_mean"] == pytest.approx(1.1 / 4) and x["in_queue_full"] == pytest.approx(0.9 / 1.4)
     assert y["in_queue_mean"] == pytest.approx(3.4 / 4) and y["in_queue_full"] == pytest.approx(1.9 / 1.4)
+    # y brought it to its limit twice (B, D), each spell lasting to the next departure (A at 1.0,
+    # B at 2.0): all of F
+    assert (y["fills"], x["fills"]) == (2, 0)
+    assert y["fill_ms"] == pytest.approx(700.0) and y["full_part"] == pytest.approx(0.35) and x["full_part"] == 0
+
+
+def test_occupancy_table_counts_how_a_flow_answers_its_own_departures():
+    # z's departures at 10, 20, 30, 40 and 60 ms: 0.1 ms after the first one packet of z
+    # arrives, 0.5 ms after the second two (a delayed ACK's pair), none within 2 ms of the others
+    sent = _frame([(0.0, "z", 1), (0.0101, "z", 2), (0.0205, "z", 3), (0.0205, "z", 4), (0.050, "z", 5)])
+    got = _frame([(0.010, "z", 1), (0.020, "z", 2), (0.030, "z", 3), (0.040, "z", 4), (0.060, "z", 5)])
+    t, _ = fd.occupancy_table(fd.occupancy(sent, got), (0.0, 1.0), 50)
+    z = t.set_index("flow").loc["z"]
+    assert z["answer_one"] == pytest.approx(1 / 5) and z["answer_none"] == pytest.approx(3 / 5)
 
 
 def test_occupancy_places_a_log_before_the_queue_by_its_delay():

@@ -269,7 +269,9 @@ def twin_names(sent: pd.DataFrame, tcp: tuple[str, ...], rcv1_ip: str) -> dict:
 # ------------------------------------------------------------------ the queue's occupancy
 
 OCC_COLUMNS = ["flow", "packets", "drops", "drop_frac", "full_frac", "full_index", "drop_if_full",
-               "drop_if_room", "in_queue_mean", "in_queue_full"]
+               "drop_if_room", "in_queue_mean", "in_queue_full", "fills", "fill_ms", "full_part",
+               "answer_none", "answer_one"]
+ANSWER_S = 2e-3  # a flow's arrival within 2 ms of one of its own departures answers it (an ACK clock)
 
 
 def occupancy(sent: pd.DataFrame, got: pd.DataFrame, hop_s: float = 0.0) -> pd.DataFrame:
@@ -347,7 +349,16 @@ def occupancy_table(occ: pd.DataFrame, span: tuple[float, float], limit: int,
     averages; above 1 when the flow arrives when the queue is full more than the time share);
     ``drop_if_full`` and ``drop_if_room``, its drop fraction among arrivals meeting a full
     queue and the rest; ``in_queue_mean``, its packets in the queue on average over `span`, and
-    ``in_queue_full``, on average over the time the queue is at its limit."""
+    ``in_queue_full``, on average over the time the queue is at its limit.
+
+    Who keeps it full: ``fills``, the flow's arrivals that brought the queue to its limit; each
+    starts a full spell that lasts to the next departure (``fill_ms``, their mean), and
+    ``full_part`` is their total over the span (the flows' parts add up to F, but for a spell
+    begun before the span). How the flow answers its own departures (an ACK clock with no
+    propagation delay answers within a fraction of a millisecond): of its departures in the
+    span, the fraction followed within ANSWER_S (and before its next departure) by none of its
+    own arrivals (``answer_none``) and by exactly one (``answer_one``: one segment per ACK,
+    where delayed ACKs release two for every second departure)."""
     a, b = span
     t, lv = _steps(occ)
     full_time = time_at(t, lv, span, lambda x: x >= limit)
@@ -363,10 +374,20 @@ def occupancy_table(occ: pd.DataFrame, span: tuple[float, float], limit: int,
     link = {"full_time": full_time, "mean_q": float(np.sum(dt * seg_lv) / (b - a)),
             "drops_seen_full": float(full[lost].mean()) if lost.any() else float("nan"),
             "admitted_seen_full": float(full[~lost].mean()) if (~lost).any() else float("nan")}
+    dep_all = np.sort(occ["t_out"].dropna().to_numpy(float))
     rows = []
     for f, g in sel.groupby("flow", sort=True):
         lo = ~g["delivered"].to_numpy(bool)
         fu = g["q"].to_numpy() >= limit
+        fill_t = g["t_in"].to_numpy(float)[~lo & (g["q"].to_numpy() == limit - 1)]
+        k_next = np.searchsorted(dep_all, fill_t, side="right")
+        spell = np.where(k_next < len(dep_all), dep_all[np.minimum(k_next, len(dep_all) - 1)], b) - fill_t
+        mine = occ[occ["flow"] == f]
+        own_dep = np.sort(mine["t_out"].dropna().to_numpy(float))
+        own_dep = own_dep[(own_dep >= a) & (own_dep < b)]
+        own_arr = np.sort(mine["t_in"].to_numpy(float))
+        until = np.minimum(own_dep + ANSWER_S, np.append(own_dep[1:], np.inf))
+        answers = np.searchsorted(own_arr, until, side="right") - np.searchsorted(own_arr, own_dep, side="right")
         ft, flv = _steps(occ, f)
         # the flow's level on the link's segments: evaluate at each segment's start
         k = np.searchsorted(ft, cuts[:-1], side="right") - 1
@@ -378,5 +399,9 @@ def occupancy_table(occ: pd.DataFrame, span: tuple[float, float], limit: int,
                      "drop_if_room": float(lo[~fu].mean()) if (~fu).any() else float("nan"),
                      "in_queue_mean": float(np.sum(dt * f_seg) / (b - a)),
                      "in_queue_full": float(np.sum((dt * f_seg)[full_seg]) / np.sum(dt[full_seg]))
-                     if full_seg.any() else float("nan")})
+                     if full_seg.any() else float("nan"),
+                     "fills": len(fill_t), "fill_ms": float(spell.mean() * 1e3) if len(spell) else float("nan"),
+                     "full_part": float(spell.sum() / (b - a)),
+                     "answer_none": float(np.mean(answers == 0)) if len(answers) else float("nan"),
+                     "answer_one": float(np.mean(answers == 1)) if len(answers) else float("nan")})
     return pd.DataFrame(rows, columns=OCC_COLUMNS), link
