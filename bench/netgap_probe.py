@@ -3,10 +3,10 @@ drops at the bottleneck and each flow's arrival pattern, both sides.
 
     python bench/netgap_probe.py OUT [--schemes lesbcc-aimd,rlc] [--order scheme-first]
                                      [--duration 60] [--seed 1] [--tcp reno,cubic,bbr]
-                                     [--hops 0.001,0] [--twin-only] [--reuse]
+                                     [--hops 0.001,0] [--serialising] [--twin-only] [--reuse]
                                      [--user-router-delay SECONDS] [--ss]
                                      [--rcv1-sysctl KEY=VALUE ...]
-    python bench/netgap_probe.py OUT --sweep FULL [--hops 0.001,0.0002,0]
+    python bench/netgap_probe.py OUT --sweep FULL [--hops 0.001,0.0002,0] [--serialising]
     python bench/netgap_probe.py OUT --records COPY
 
 Per scheme: one net-peers case on the testbed (`peers.run_case`, its packet logs on both sides of
@@ -16,7 +16,9 @@ fraction in and out of them, gap quantiles, mean sojourn; per link: trains). Wri
 (one row per side, scheme and flow, with the load average over the testbed run) and prints it.
 `--reuse` re-reads the testbed cases already in OUT; `--twin-only` runs the simulator alone. The
 testbed needs root, iproute2 and iperf3 (net-peers' needs). `--hops`: the twin once per
-propagation delay per link (`peers.twin`'s `hop_delay_s`; the testbed's links have none).
+propagation delay per link (`peers.twin`'s `hop_delay_s`; the testbed's links have none). The
+twin's last hops carry the testbed's token bucket (`peers.twin`'s default); `--serialising`: last
+hops that serialise every packet instead (`tbf_burst` None, the ablation).
 `--user-router-delay D`: the testbed's r1 is castlab's user-space router instead of the kernel's
 (its DropTail queue of the same size at the same rate), with a delay line of D seconds on the
 bottleneck port (0: none); the phase columns then take a departure to be D before rcv1's arrival.
@@ -72,11 +74,13 @@ def main() -> None:
     ap.add_argument("--ss", action="store_true", help="log the TCP sockets of rcv1 and src (ss -tin) during the case")
     ap.add_argument("--rcv1-sysctl", action="append", default=[], metavar="KEY=VALUE",
                     help="set in rcv1's namespace before the case (repeatable)")
+    ap.add_argument("--serialising", action="store_true", help="twins whose last hops serialise (no token bucket)")
     a = ap.parse_args()
     tcp = tuple(a.tcp.split(","))
     hops = [float(h) for h in a.hops.split(",")]
+    burst = None if a.serialising else peers.TESTBED_TBF_BURST_BYTES
     if a.sweep:
-        sweep(a.out, a.sweep, hops, tcp)
+        sweep(a.out, a.sweep, hops, tcp, burst)
         return
     if a.records:
         records(a.out, a.records, tcp)
@@ -131,14 +135,15 @@ def main() -> None:
                       "load_1m": (load.get("after") or [float("nan")])[0]} for r in t.to_dict("records")]
         for hop in hops:
             cap = case / ("twin" if hop == 0.001 else f"twin-hop-{hop:g}")
-            tw = peers.twin(name, a.seed, a.duration, tcp, a.order, records_dir=cap, capture=True, hop_delay_s=hop)
+            tw = peers.twin(name, a.seed, a.duration, tcp, a.order, records_dir=cap, capture=True, hop_delay_s=hop,
+                            tbf_burst=burst)
             sent, got = fd.read_pcap(cap / "twin_src.pcap"), fd.read_pcap(cap / "twin_rcv1.pcap")
             span = (peers.LEAD_S + warm, peers.LEAD_S + a.duration)
             rcv1_ip = "10.0.0.3"  # node 2 of the twin's ["src", "r1", "rcv1", "rcv2"] (castlab-py's pcap)
             # the up link's delay lies between src's capture and the queue
             t = fd.flow_table(sent, got, span, fd.twin_names(sent, tcp, rcv1_ip), hop_s=hop)
             tr = fd.train_frac(got, peers.LINK_BPS, span)
-            rows += [{"side": "twin", "hop_s": hop, "scheme": name, "order": a.order, "seed": a.seed, **r,
+            rows += [{"side": "twin", "hop_s": hop, "tbf_burst": burst, "scheme": name, "order": a.order, "seed": a.seed, **r,
                       "train_frac": tr, "share": tw["share"]} for r in t.to_dict("records")]
     df = pd.DataFrame(rows)
     a.out.mkdir(parents=True, exist_ok=True)
@@ -187,7 +192,7 @@ class _SsPoller:
         (self.case / "nstat_rcv1.txt").write_text(r.stdout)
 
 
-def sweep(out: Path, full: Path, hops: list[float], tcp: tuple[str, ...]) -> None:
+def sweep(out: Path, full: Path, hops: list[float], tcp: tuple[str, ...], burst) -> None:
     from castlab.experiments.tfmcc import peers
 
     tb = pd.concat([pd.read_csv(full / f"seed-{k}" / "peers.csv").assign(seed=k)
@@ -198,8 +203,9 @@ def sweep(out: Path, full: Path, hops: list[float], tcp: tuple[str, ...]) -> Non
             for seed in range(1, peers.FULL_SEEDS + 1):
                 r = tb[(tb["scheme"] == name) & (tb["order"] == order) & (tb["seed"] == seed)].iloc[0]
                 for hop in hops:
-                    t = peers.twin(name, seed, peers.FULL_DURATION_S, tcp, order, hop_delay_s=hop)
-                    rows.append({"scheme": name, "order": order, "seed": seed, "hop_s": hop, "share": r["share"],
+                    t = peers.twin(name, seed, peers.FULL_DURATION_S, tcp, order, hop_delay_s=hop, tbf_burst=burst)
+                    rows.append({"scheme": name, "order": order, "seed": seed, "hop_s": hop, "tbf_burst": burst,
+                                 "share": r["share"],
                                  "loss": r["loss"], "twin_share": t["share"], "twin_loss": t["loss"],
                                  "ratio": r["share"] / t["share"],
                                  **{f"twin_tcp_{k}_bps": v for k, v in t["tcp_means_bps"].items()}})

@@ -79,8 +79,9 @@ def main() -> None:
         rows += [{"side": "testbed", **base, **r, **link, "share": rec["share"]} for r in t.to_dict("records")]
         if a.twins:
             q = {"quickack_gap_s": peers.TESTBED_RCV_RTO_S[order]}
-            for d, kw in (("twin-hop-0", {"hop_delay_s": 0.0}), ("twin-tbf", {"tbf_burst": a.tbf_burst}),
-                          ("twin-quickack", q), ("twin-tbf-quickack", {"tbf_burst": a.tbf_burst, **q})):
+            ser = {"tbf_burst": None}  # the serialising twin (peers.twin's default has the bucket)
+            for d, kw in (("twin-hop-0", {"hop_delay_s": 0.0, **ser}), ("twin-tbf", {"tbf_burst": a.tbf_burst}),
+                          ("twin-quickack", {**q, **ser}), ("twin-tbf-quickack", {"tbf_burst": a.tbf_burst, **q})):
                 if not (case / d / "twin_src.pcap").exists():
                     peers.twin(name, a.seed, a.duration, tcp, order, records_dir=case / d, capture=True, **kw)
         for label, d, hop, tbf in sides(case):

@@ -176,8 +176,9 @@ def test_read_pcap_refuses_what_is_not_a_capture(tmp_path):
 
 def test_twin_hop_delay_sets_how_soon_an_ack_clocked_flow_refills_the_queue(tmp_path):
     # reno's segment answers a departure at rcv1's queue one round trip later: four link
-    # crossings of hop_delay_s, the ACK's 52 bytes at 1 Mb/s back (0.416 ms) and the segment's
-    # 1500 bytes at 100 Mb/s out (0.12 ms)
+    # crossings of hop_delay_s, the ACK's 52 bytes back at 1 Mb/s (0.416 ms) and the segment's
+    # 1500 bytes at 100 Mb/s out (0.12 ms); serialised here (tbf_burst None), as the last hop's
+    # token bucket would pass the ACK at once
     ack_and_segment = 52 * 8 / 1e6 + 1500 * 8 / 100e6
     # without hop_delay_s the twin has the testbed's delay per link, declared in its topology
     testbed = {link.delay_s for link in peers.topology().links} | {lan.delay_s for lan in peers.topology().lans}
@@ -185,7 +186,7 @@ def test_twin_hop_delay_sets_how_soon_an_ack_clocked_flow_refills_the_queue(tmp_
     for hop, given in ((0.001, {"hop_delay_s": 0.001}), (testbed.pop(), {})):
         d = tmp_path / f"hop{hop:g}"
         peers.twin("lesbcc-aimd", 1, 20.0, ("reno",), "scheme-first", lead=2.0, records_dir=d, capture=True,
-                   **given)
+                   tbf_burst=None, **given)
         sent, got = fd.read_pcap(d / "twin_src.pcap"), fd.read_pcap(d / "twin_rcv1.pcap")
         t = fd.flow_table(sent, got, (5.0, 22.0), fd.twin_names(sent, ("reno",), "10.0.0.3"), hop_s=hop)
         phase = t.set_index("flow").loc["reno", "phase_p50_ms"]
