@@ -10,7 +10,8 @@ drops at the bottleneck and each flow's arrival pattern, both sides.
     python bench/netgap_probe.py OUT --records COPY
 
 Per scheme: one net-peers case on the testbed (`peers.run_case`, its packet logs on both sides of
-the bottleneck) into OUT/SCHEME/, and its twin (`peers.twin` with captures) into OUT/SCHEME/twin/;
+the bottleneck) into OUT/SCHEME/, and its twins (`peers.twin` with captures) into OUT/SCHEME/twin-tbf-hop-H/
+(twin-tbf/ for no delay; serialising: twin-hop-H/, twin/ for 1 ms);
 then `flowdrops`' table of each (per flow: drops, drop fraction, bursts within 1 ms and the drop
 fraction in and out of them, gap quantiles, mean sojourn; per link: trains). Writes OUT/flows.csv
 (one row per side, scheme and flow, with the load average over the testbed run) and prints it.
@@ -134,7 +135,10 @@ def main() -> None:
                       "train_frac": tr, "pfifo_drops_run": drops, "share": rec["share"],
                       "load_1m": (load.get("after") or [float("nan")])[0]} for r in t.to_dict("records")]
         for hop in hops:
-            cap = case / ("twin" if hop == 0.001 else f"twin-hop-{hop:g}")
+            if burst is None:  # serialising last hops
+                cap = case / ("twin" if hop == 0.001 else f"twin-hop-{hop:g}")
+            else:  # the testbed's token bucket (queue_occupancy.py reads these names)
+                cap = case / ("twin-tbf" if hop == 0 else f"twin-tbf-hop-{hop:g}")
             tw = peers.twin(name, a.seed, a.duration, tcp, a.order, records_dir=cap, capture=True, hop_delay_s=hop,
                             tbf_burst=burst)
             sent, got = fd.read_pcap(cap / "twin_src.pcap"), fd.read_pcap(cap / "twin_rcv1.pcap")

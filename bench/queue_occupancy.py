@@ -45,6 +45,8 @@ def sides(case: Path) -> list[tuple[str, Path, float, bool]]:
             out.append(("twin-hop-0.001", d, 0.001, False))
         elif d.name.startswith("twin-hop-"):
             out.append((d.name, d, float(d.name[len("twin-hop-"):]), False))
+        elif d.name.startswith("twin-tbf-hop-"):
+            out.append((d.name, d, float(d.name[len("twin-tbf-hop-"):]), True))
         elif d.name in ("twin-tbf", "twin-tbf-quickack"):
             out.append((d.name, d, 0.0, True))
         elif d.name == "twin-quickack":
