@@ -575,3 +575,24 @@ def test_the_twin_puts_the_testbeds_bucket_on_its_last_hops_and_the_testbed_shap
             Scenario.from_dict(d)
     plain = peers.twin_scenario("tfmcc", 30.0, peers.TCP_ALGOS, tbf_burst=None)
     assert not any("tbf_burst" in l for l in plain["links"])
+
+
+def test_a_quickack_twin_acks_its_flows_segments_one_by_one_after_gaps():
+    # Linux's quick-ACK mode on reno's sink only: the flow's config carries it, the others' not
+    d = peers.twin_scenario("rlc", 20.0, ("reno", "cubic"), quickack_gap_s={"reno": 0.2})
+    cfg = {f["name"]: f.get("config", {}) for f in d["tcp"]}
+    assert cfg["tcp0"]["quickack"] is True and cfg["tcp0"]["quickack_gap"] == 0.2
+    assert "quickack" not in cfg["tcp1"]
+    # a gap of 1 ms: nearly every in-order segment of the 1 Mb/s bottleneck (one per 12 ms at
+    # most) follows the previous by more, so the sink ACKs about each one; with delayed ACKs
+    # alone about every second one (out-of-order segments aside)
+    from castlab.scenario import Scenario
+
+    per_seg = {}
+    for q in (None, {"reno": 0.001}):
+        s = Scenario.from_dict(peers.twin_scenario("rlc", 20.0, ("reno",), "tcp-first", lead=2.0, quickack_gap_s=q))
+        sim = s.build(1)
+        sim.run(22.0)
+        st = sim.tcp_stats(sim.scenario_handles.tcp["tcp0"])
+        per_seg[q is not None] = st["sink_acks_sent"] / st["sink_segments"]
+    assert per_seg[False] < 0.8 and per_seg[True] > 0.95

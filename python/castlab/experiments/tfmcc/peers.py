@@ -76,6 +76,13 @@ TESTBED_HOP_DELAY_S = 0.0
 # leave at once. The twin puts this bucket on its last hops in place of serialisation
 # (`tbf_burst`; None gives the serialising twin, an ablation).
 TESTBED_TBF_BURST_BYTES = TBF_BURST_BYTES
+# rcv1's own RTO for each kernel flow, per start order (ss -tin on rcv1, `rto`; LE-SBCC (AIMD),
+# seed 1, 2026-11-28): a receiver that sends no data keeps the RTO of its handshake's RTT, 200 ms
+# and a little more for the first flow (an empty path), over a second for flows whose handshake
+# waited behind a queue. Linux's receiver ACKs at once after a gap longer than it (quick-ACK
+# mode); a twin given `quickack_gap_s` does too.
+TESTBED_RCV_RTO_S = {"scheme-first": {"reno": 0.204, "cubic": 1.216, "bbr": 0.8},
+                     "tcp-first": {"reno": 0.204, "cubic": 1.784, "bbr": 1.604}}
 
 
 def topology():
@@ -646,7 +653,8 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...], origins: tuple[fl
 
 def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
                   lead: float = LEAD_S, hop_delay_s: float = TESTBED_HOP_DELAY_S,
-                  tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES) -> Optional[dict]:
+                  tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
+                  quickack_gap_s: Optional[dict] = None) -> Optional[dict]:
     """The twin's scenario (``Scenario.from_dict``'s form) of `scheme` against one TCP flow per
     algorithm in `tcp`, in `order`, or None where castlab has no twin of the scheme: src - r1 -
     rcv1/rcv2, each last hop at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` on
@@ -655,8 +663,17 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
     default the testbed's, TESTBED_TBF_BURST_BYTES: a twin models its testbed, whose tbf lets a
     packet that finds the bucket full leave at once. Both directions, where the testbed shapes
     only r1's ports (the reverse direction carries only ACKs and reports, which the bucket passes
-    at once). `tbf_burst` None: the last hops serialise every packet at LINK_BPS (an ablation)."""
+    at once). `tbf_burst` None: the last hops serialise every packet at LINK_BPS (an ablation).
+    With `quickack_gap_s` (algorithm -> seconds) the TCP sinks of those algorithms run Linux's
+    quick-ACK mode (the TCP config's ``quickack``), with that gap: the receiver's RTO, which
+    TESTBED_RCV_RTO_S gives as measured on the testbed's rcv1 (an opt-in)."""
     from castlab.experiments.tcp.net import linux_twin_flow
+
+    def flow(a: str) -> dict:
+        f = linux_twin_flow(a)
+        if quickack_gap_s and a in quickack_gap_s:
+            f["config"] = {**f.get("config", {}), "quickack": True, "quickack_gap": float(quickack_gap_s[a])}
+        return f
 
     sc = scheme_of(scheme)
     if sc.twin is None:
@@ -678,14 +695,15 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
             "sessions": [session],
             "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto, "start": t_scheme}
                           for h in ("rcv1", "rcv2")],
-            "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": t_tcp + 0.1 * k, **linux_twin_flow(a)}
+            "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": t_tcp + 0.1 * k, **flow(a)}
                     for k, a in enumerate(tcp)]}
 
 
 def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
          lead: float = LEAD_S, records_dir: Optional[Path] = None, capture: bool = False,
          hop_delay_s: float = TESTBED_HOP_DELAY_S,
-         tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES) -> Optional[dict]:
+         tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
+         quickack_gap_s: Optional[dict] = None) -> Optional[dict]:
     """The same set-up in the simulator (``twin_scenario``): src - r1 - rcv1/rcv2, each last hop
     at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` per link and the token bucket
     `tbf_burst`. By default both are the testbed's (a twin models its testbed): no delay
@@ -703,11 +721,12 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
     (``twin_records``: ``source/``, ``rx_rcv1/``, ``rx_rcv2/``), and with `capture` too the
     packets leaving src toward r1 and r1 toward rcv1 (``twin_src.pcap``, ``twin_rcv1.pcap``,
     ``flowdrops.read_pcap``). ``docs/real-network.md`` shows the twin beside the testbed with
-    other delays per link, and without the bucket (`tbf_burst` None: last hops that serialise)."""
+    other delays per link, without the bucket (`tbf_burst` None: last hops that serialise), and
+    with `quickack_gap_s` (``twin_scenario``: Linux's quick-ACK mode at the TCP sinks)."""
     from castlab.experiments.tfmcc import twin_records
     from castlab.scenario import Scenario
 
-    d = twin_scenario(scheme, duration, tcp, order, lead, hop_delay_s, tbf_burst)
+    d = twin_scenario(scheme, duration, tcp, order, lead, hop_delay_s, tbf_burst, quickack_gap_s)
     if d is None:
         return None
     t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
