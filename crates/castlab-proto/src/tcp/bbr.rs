@@ -6,9 +6,14 @@
 //! gain) until the queue STARTUP built is gone, PROBE_BW (the 8-phase gain cycle), and
 //! PROBE_RTT (4 segments for 200 ms and a round, when the minimum RTT is 10 s old).
 //!
+//! ACK aggregation: the window grows by the most data recently ACKed beyond what the
+//! bandwidth model expected (`bbr_update_ack_aggregation`, `bbr_ack_aggregation_cwnd`), so a
+//! burst of ACKs after a silence (delayed or stretched ACKs) does not leave the sender
+//! window-limited.
+//!
 //! Function names in comments are `tcp_bbr.c`'s. Left out (the simulator has no use for them
-//! or no input to them): the long-term bandwidth (policer) estimate, ACK-aggregation
-//! compensation, idle restart, and the losses a rate sample counts.
+//! or no input to them): the long-term bandwidth (policer) estimate, idle restart (with the
+//! aggregation epoch's restart on it), and the losses a rate sample counts.
 
 use super::*;
 
@@ -40,6 +45,18 @@ pub struct BbrConfig {
     /// Below this pacing rate (bytes/s) one segment per TSO burst is budgeted, else two
     /// (`bbr_min_tso_rate`, 1.2 Mbit/s).
     pub min_tso_rate: f64,
+    /// The ACK-aggregation allowance's gain on the recent maximum of extra data ACKed
+    /// (`bbr_extra_acked_gain`, 1); 0 turns the allowance and its estimate off, as in Linux.
+    pub extra_acked_gain: f64,
+    /// Each of the two extra-ACKed slots covers this many round trips, so the maximum spans
+    /// the last 5-10 (`bbr_extra_acked_win_rtts`, 5).
+    pub extra_acked_win_rtts: u32,
+    /// The allowance is at most the model bandwidth times this (`bbr_extra_acked_max_us`,
+    /// 100 ms).
+    pub extra_acked_max: Duration,
+    /// An aggregation epoch restarts once it has counted this many segments
+    /// (`bbr_ack_epoch_acked_reset_thresh`, 2^20).
+    pub ack_epoch_reset_segs: u64,
 }
 
 impl Default for BbrConfig {
@@ -58,6 +75,10 @@ impl Default for BbrConfig {
             full_bw_cnt: 3,
             pacing_margin: 0.01,
             min_tso_rate: 1.2e6 / 8.0,
+            extra_acked_gain: 1.0,
+            extra_acked_win_rtts: 5,
+            extra_acked_max: Duration::from_millis(100),
+            ack_epoch_reset_segs: 1 << 20,
         }
     }
 }
@@ -139,6 +160,15 @@ pub struct Bbr {
     pacing_rate: f64,
     has_seen_rtt: bool,
     delivered: u64,
+    /// The aggregation epoch: when it began (a delivery time) and the bytes (S)ACKed in it
+    /// (`ack_epoch_mstamp`, `ack_epoch_acked`).
+    ack_epoch_start: Instant,
+    ack_epoch_acked: u64,
+    /// The most extra bytes ACKed, per slot of `extra_acked_win_rtts` rounds; the slot in use
+    /// and the rounds it has run (`extra_acked`, `extra_acked_win_idx`, `extra_acked_win_rtts`).
+    extra_acked: [u64; 2],
+    extra_acked_idx: usize,
+    extra_acked_rounds: u32,
 }
 
 impl Bbr {
@@ -179,6 +209,11 @@ impl Bbr {
             pacing_rate: high * cwnd as f64 / 1e-3 * (1.0 - cfg.pacing_margin),
             has_seen_rtt: false,
             delivered: 0,
+            ack_epoch_start: Instant::ZERO,
+            ack_epoch_acked: 0,
+            extra_acked: [0; 2],
+            extra_acked_idx: 0,
+            extra_acked_rounds: 0,
             cfg,
         }
     }
@@ -213,13 +248,35 @@ impl Bbr {
     pub fn rounds(&self) -> u64 {
         self.rtt_cnt
     }
+    /// The most data ACKed beyond the model's expectation over the last 5-10 round trips,
+    /// bytes (`bbr_extra_acked`).
+    pub fn extra_acked(&self) -> u64 {
+        self.extra_acked[0].max(self.extra_acked[1])
+    }
+    /// The window's ACK-aggregation allowance, bytes: whole segments of `extra_acked` × gain,
+    /// at most the model bandwidth × `extra_acked_max`, and none before STARTUP filled the
+    /// pipe (`bbr_ack_aggregation_cwnd`).
+    pub fn ack_aggregation_cwnd(&self) -> u64 {
+        if self.cfg.extra_acked_gain <= 0.0 || !self.full_bw_reached {
+            return 0;
+        }
+        let cap = (self.max_bw() * self.cfg.extra_acked_max.as_secs_f64() / self.mss as f64) as u64;
+        let aggr = (self.cfg.extra_acked_gain * self.extra_acked() as f64 / self.mss as f64) as u64;
+        aggr.min(cap) * self.mss
+    }
 
     /// `bbr_bdp` + `bbr_quantization_budget` (`bbr_inflight`): the window for `bw` at `gain`,
     /// bytes. Before any RTT sample, the initial window (TCP_INIT_CWND, 10).
     fn inflight(&self, bw: f64, gain: f64) -> u64 {
+        self.inflight_plus(bw, gain, 0)
+    }
+
+    /// `bbr_inflight` with `extra` segments added to the BDP before the quantization budget,
+    /// bytes: `bbr_set_cwnd`'s target adds the ACK-aggregation allowance there.
+    fn inflight_plus(&self, bw: f64, gain: f64, extra: u64) -> u64 {
         let Some(rtt) = self.min_rtt else { return 10 * self.mss };
         let bdp = (bw * rtt.as_secs_f64() * gain / self.mss as f64).ceil() as u64;
-        self.quantization_budget(bdp) * self.mss
+        self.quantization_budget(bdp + extra) * self.mss
     }
 
     /// `bbr_quantization_budget`, segments: room for 3 TSO bursts (`bbr_tso_segs_goal`,
@@ -249,6 +306,37 @@ impl Bbr {
         if !rs.is_app_limited || bw >= self.max_bw() {
             self.bw.update(self.rtt_cnt, self.cfg.bw_rtts, bw);
         }
+    }
+
+    /// `bbr_update_ack_aggregation`: the data ACKed since the epoch began beyond the model
+    /// bandwidth × the epoch's length, at most cwnd, kept as a maximum per slot of
+    /// `extra_acked_win_rtts` round trips; the epoch restarts whenever the ACKs fall behind
+    /// the model (or it grows too long). Whole segments are expected, as Linux counts packets.
+    fn update_ack_aggregation(&mut self, s: &AckSample) {
+        let acked = s.newly_delivered;
+        if self.cfg.extra_acked_gain <= 0.0 || acked == 0 || s.rate.is_none() {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_rounds = (self.extra_acked_rounds + 1).min(0x1f);
+            if self.extra_acked_rounds >= self.cfg.extra_acked_win_rtts {
+                self.extra_acked_rounds = 0;
+                self.extra_acked_idx ^= 1;
+                self.extra_acked[self.extra_acked_idx] = 0;
+            }
+        }
+        let epoch = s.delivered_time.saturating_since(self.ack_epoch_start).as_secs_f64();
+        let mut expected = (self.max_bw() * epoch / self.mss as f64) as u64 * self.mss;
+        let limit = self.cfg.ack_epoch_reset_segs.saturating_mul(self.mss);
+        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + acked >= limit {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_start = s.delivered_time;
+            expected = 0;
+        }
+        self.ack_epoch_acked = (self.ack_epoch_acked + acked).min(limit);
+        let extra = self.ack_epoch_acked.saturating_sub(expected).min(self.cwnd);
+        let slot = &mut self.extra_acked[self.extra_acked_idx];
+        *slot = (*slot).max(extra);
     }
 
     /// `bbr_is_next_cycle_phase` and `bbr_advance_cycle_phase`.
@@ -413,7 +501,9 @@ impl Bbr {
                 conserving = true;
             }
             if !conserving {
-                let target = self.inflight(self.max_bw(), self.cwnd_gain);
+                // bbr_bdp + bbr_ack_aggregation_cwnd, then bbr_quantization_budget
+                let aggr = self.ack_aggregation_cwnd() / self.mss;
+                let target = self.inflight_plus(self.max_bw(), self.cwnd_gain, aggr);
                 if self.full_bw_reached {
                     cwnd = (cwnd + acked).min(target);
                 } else if cwnd < target || self.delivered < 10 * self.mss {
@@ -465,6 +555,7 @@ impl CongestionControl for Bbr {
         self.rng = Some(rng);
         self.min_rtt_stamp = now;
         self.cycle_stamp = now;
+        self.ack_epoch_start = now;
     }
 
     fn on_new_ack(&mut self, a: &AckInfo) -> AckResponse {
@@ -517,6 +608,7 @@ impl CongestionControl for Bbr {
         if let Some(rs) = &s.rate {
             self.update_bw(rs);
         }
+        self.update_ack_aggregation(s);
         self.update_cycle_phase(s);
         self.check_full_bw_reached(s.rate.as_ref());
         self.check_drain(s);
@@ -728,5 +820,149 @@ mod tests {
         assert_eq!(p.cc.mode(), BbrMode::ProbeBw);
         // the stale 40 ms minimum was replaced by the 41 ms samples
         assert_eq!(p.cc.min_rtt(), Some(Duration::from_millis(41)));
+    }
+
+    /// A controller fed ACKs by hand: every rate sample is one segment over `per_seg` (the
+    /// model bandwidth MSS / `per_seg`); `round` marks an ACK that starts a round trip.
+    struct Feed {
+        cc: Bbr,
+        delivered: u64,
+        per_seg: Duration,
+        rtt: Option<Duration>,
+    }
+
+    impl Feed {
+        fn new(cfg: BbrConfig, per_seg_ms: u64, rtt_ms: Option<u64>) -> Self {
+            let tcp = TcpConfig { mss_bytes: MSS as u32, initial_window_segs: 10, sack: true, ..TcpConfig::default() };
+            let mut cc = Bbr::new(&tcp, cfg);
+            cc.on_start(Instant::ZERO, Rng::seed_from_u64(1));
+            Feed { cc, delivered: 0, per_seg: Duration::from_millis(per_seg_ms), rtt: rtt_ms.map(Duration::from_millis) }
+        }
+        fn ack(&mut self, at_ms: u64, segs: u64, round: bool) {
+            let prior = self.delivered;
+            self.delivered += segs * MSS;
+            let now = Instant::from_nanos(at_ms * 1_000_000);
+            let s = AckSample {
+                now,
+                rtt: self.rtt,
+                srtt: None,
+                ack: self.delivered,
+                snd_nxt: self.delivered,
+                newly_delivered: segs * MSS,
+                inflight: 0,
+                delivered: self.delivered,
+                delivered_time: now,
+                rate: Some(RateSample {
+                    delivered: MSS,
+                    interval: self.per_seg,
+                    // a round starts when the sample's packet was sent after the last round began
+                    prior_delivered: if round { prior } else { 0 },
+                    is_app_limited: false,
+                }),
+            };
+            self.cc.on_ack_sample(&s);
+            self.cc.on_ack_processed(&s);
+        }
+    }
+
+    #[test]
+    fn extra_acked_counts_an_ack_train_beyond_the_model() {
+        // model: one segment per 10 ms (100 kB/s); an epoch expects floor(epoch / 10 ms)
+        // segments; it restarts when the ACKs have not got ahead of that
+        let mut f = Feed::new(BbrConfig::default(), 10, None);
+        let mut seen = vec![];
+        for (at, segs, round) in [
+            (10, 1, true),   // first ACK: epoch starts here, 1 segment extra
+            (21, 1, false),  // 11 ms: 1 expected, 1 acked -> restart, 1 extra
+            (50, 4, false),  // 29 ms: 2 expected, 1 acked -> restart; a stretch ACK of 4
+            (51, 1, false),  // 1 ms: 0 expected, 5 acked -> 5 extra
+            (52, 1, false),  // 6 acked, 0 expected -> 6
+            (61, 1, false),  // 11 ms: 1 expected, 7 acked -> 6
+            (75, 1, false),  // 25 ms: 2 expected, 8 acked -> 6
+            (135, 1, false), // 85 ms: 8 expected, 8 acked -> restart, 1 extra; the max stays 6
+        ] {
+            f.ack(at, segs, round);
+            seen.push(f.cc.extra_acked() / MSS);
+        }
+        assert_eq!(seen, vec![1, 1, 4, 5, 6, 6, 6, 6]);
+        // the window stayed above the extra counted (10 segments at least), so no cap applied
+        assert!(f.cc.cwnd() >= 10 * MSS);
+        // STARTUP has not filled the pipe: no allowance yet
+        assert_eq!(f.cc.ack_aggregation_cwnd(), 0);
+    }
+
+    #[test]
+    fn extra_acked_is_the_max_over_two_slots_of_five_rounds() {
+        let mut f = Feed::new(BbrConfig::default(), 10, None);
+        f.ack(10, 1, true); // round 1 of slot 0
+        f.ack(11, 5, false); // 1 ms: 6 acked, 0 expected
+        assert_eq!(f.cc.extra_acked(), 6 * MSS);
+        f.ack(75, 1, false); // 64 ms: 6 expected, 6 acked -> restart, 1 extra
+        let mut at = 75;
+        let mut seen = vec![];
+        // rounds 2..=10, one ACK each, 12 ms apart: each restarts the epoch with 1 extra
+        for _ in 2..=10 {
+            at += 12;
+            f.ack(at, 1, true);
+            seen.push(f.cc.extra_acked() / MSS);
+        }
+        // round 5 starts slot 1 (zeroed); slot 0's 6 stays in the max until round 10 starts
+        // slot 0 afresh
+        assert_eq!(seen, vec![6, 6, 6, 6, 6, 6, 6, 6, 1]);
+    }
+
+    #[test]
+    fn extra_acked_is_capped_at_cwnd() {
+        // without an RTT sample the target is the initial window, 10 segments; a first ACK of
+        // 10 segments leaves cwnd there (delivered is no longer below 10 segments)
+        let mut f = Feed::new(BbrConfig::default(), 10, None);
+        f.ack(10, 10, true);
+        assert_eq!(f.cc.cwnd(), 10 * MSS);
+        assert_eq!(f.cc.extra_acked(), 10 * MSS);
+        f.ack(11, 5, false); // 15 acked, 0 expected: capped at cwnd
+        assert_eq!(f.cc.cwnd(), 10 * MSS);
+        assert_eq!(f.cc.extra_acked(), 10 * MSS);
+    }
+
+    /// One segment per 100 ms (10 kB/s), RTT 100 ms: 4 rounds of the same bandwidth fill the
+    /// pipe; the most extra ACKed is 4 segments (a stretch ACK of 3 one ms after the first).
+    fn aggregated(cfg: BbrConfig) -> Feed {
+        let mut f = Feed::new(cfg, 100, Some(100));
+        f.ack(100, 1, true); // epoch starts: 1 extra
+        f.ack(101, 3, false); // 1 ms: 0 expected, 4 acked -> 4
+        f.ack(250, 1, true); // 150 ms: 1 expected, 5 acked -> 4
+        f.ack(400, 1, true); // 300 ms: 3 expected, 6 acked -> 3
+        assert!(!f.cc.full_bw_reached());
+        let on = f.cc.config().extra_acked_gain > 0.0;
+        assert_eq!(f.cc.extra_acked(), if on { 4 * MSS } else { 0 });
+        assert_eq!(f.cc.ack_aggregation_cwnd(), 0, "none before the pipe is full");
+        f.ack(550, 1, true); // 450 ms: 4 expected, 7 acked -> 3; full_bw_cnt reaches 3
+        assert!(f.cc.full_bw_reached());
+        assert_eq!(f.cc.mode(), BbrMode::ProbeBw);
+        f
+    }
+
+    #[test]
+    fn allowance_is_capped_at_bw_times_100_ms_and_enters_the_window() {
+        // 10 kB/s x 100 ms = 1 segment: the 4 extra are capped to 1
+        let f = aggregated(BbrConfig::default());
+        assert_eq!(f.cc.extra_acked(), 4 * MSS);
+        assert_eq!(f.cc.ack_aggregation_cwnd(), MSS);
+        // with a 1 s cap (10 segments) all 4 count
+        let wide = aggregated(BbrConfig { extra_acked_max: Duration::from_secs(1), ..BbrConfig::default() });
+        assert_eq!(wide.cc.ack_aggregation_cwnd(), 4 * MSS);
+        // switched off (gain 0): nothing counted, nothing added
+        let off = aggregated(BbrConfig { extra_acked_gain: 0.0, ..BbrConfig::default() });
+        assert_eq!(off.cc.extra_acked(), 0);
+        assert_eq!(off.cc.ack_aggregation_cwnd(), 0);
+        // the pipe is full, so cwnd snapped down to its target: BDP at gain 2 (2 segments)
+        // + 3 TSO bursts of 1 segment (pacing below 1.2 Mb/s), rounded up to even = 6, 2 more
+        // in the 5/4 phase; the allowance adds its segments before the rounding: 2 + 4 + 3 = 9
+        // rounds up to 10, and 2 + 1 + 3 = 6 stays 6
+        let base = if off.cc.cycle_index() == 0 { 8 } else { 6 };
+        assert_eq!(off.cc.cwnd(), base * MSS);
+        assert_eq!(wide.cc.cycle_index(), off.cc.cycle_index());
+        assert_eq!(wide.cc.cwnd(), (base + 4) * MSS);
+        assert_eq!(f.cc.cwnd(), base * MSS);
     }
 }
