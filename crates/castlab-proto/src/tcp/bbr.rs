@@ -836,7 +836,12 @@ mod tests {
             let tcp = TcpConfig { mss_bytes: MSS as u32, initial_window_segs: 10, sack: true, ..TcpConfig::default() };
             let mut cc = Bbr::new(&tcp, cfg);
             cc.on_start(Instant::ZERO, Rng::seed_from_u64(1));
-            Feed { cc, delivered: 0, per_seg: Duration::from_millis(per_seg_ms), rtt: rtt_ms.map(Duration::from_millis) }
+            Feed {
+                cc,
+                delivered: 0,
+                per_seg: Duration::from_millis(per_seg_ms),
+                rtt: rtt_ms.map(Duration::from_millis),
+            }
         }
         fn ack(&mut self, at_ms: u64, segs: u64, round: bool) {
             let prior = self.delivered;
