@@ -461,10 +461,14 @@ impl Simulator {
     /// `schedule_link` when the event does not join a batch already started.
     #[inline(never)]
     fn schedule_link_start(&mut self, time: u64, arrive: bool, ch: ChannelId, pkt: Slot) {
-        let at = Instant::from_nanos(time);
         if !self.coalesce {
-            let ev = if arrive { Ev::Link(LinkEv::Arrive { ch, pkt }) } else { Ev::Link(LinkEv::TxDone { ch, pkt }) };
-            return self.schedule(at, ev);
+            if arrive {
+                self.seq += 1;
+                self.last_links = [None; OPEN_LINKS];
+                let ev = Ev::Link(LinkEv::Arrive { ch, pkt });
+                return self.queue.push_wire(ch, Entry { time, seq: self.seq, ev });
+            }
+            return self.schedule(Instant::from_nanos(time), Ev::Link(LinkEv::TxDone { ch, pkt }));
         }
         // the open link event of this time, if any (at most one)
         let same_time = self.last_links.iter().position(|l| l.is_some_and(|l| l.time == time));
@@ -480,8 +484,13 @@ impl Simulator {
             }
         }
         self.seq += 1;
-        let ev = if arrive { Ev::Link(LinkEv::Arrive { ch, pkt }) } else { Ev::Link(LinkEv::TxDone { ch, pkt }) };
-        self.queue.push(Entry { time, seq: self.seq, ev });
+        if arrive {
+            // an arrival waits on its channel's wire (the event queue's "Arrivals on the wire")
+            let ev = Ev::Link(LinkEv::Arrive { ch, pkt });
+            self.queue.push_wire(ch, Entry { time, seq: self.seq, ev });
+        } else {
+            self.queue.push(Entry { time, seq: self.seq, ev: Ev::Link(LinkEv::TxDone { ch, pkt }) });
+        }
         let at = self.queue.last_pushed();
         // it replaces the open one of its time (of the other kind: closed by this event), else
         // an empty slot, else the older
