@@ -626,6 +626,24 @@ impl EventQueue {
         Some((time, ev))
     }
 
+    /// The channel whose front arrival is the earliest pending event, if it is one (read from
+    /// the two heaps' tops only).
+    #[inline(always)]
+    pub(super) fn next_wire(&self) -> Option<ChannelId> {
+        let head = self.heads.peek()?;
+        match self.heap.peek() {
+            Some(top) if top.key < head.key => None,
+            _ => Some(ChannelId(head.run)),
+        }
+    }
+
+    /// The address of channel `ch`'s wire (where its front is found), 0 if it has none: a
+    /// prefetch hint.
+    #[inline(always)]
+    pub(super) fn wire_addr(&self, ch: ChannelId) -> usize {
+        self.wires.get(ch.index()).map_or(0, |w| w as *const VecDeque<Wire> as usize)
+    }
+
     /// `pop_until` when the earliest event is the front of the wire in `head`.
     #[inline]
     fn pop_wire(&mut self, head: RunKey, limit: u64) -> Option<(u64, Ev)> {

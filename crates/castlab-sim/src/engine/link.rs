@@ -12,7 +12,7 @@
 
 use castlab_core::{ChannelId, Duration, Instant, NodeId, Packet, Rng};
 
-use castlab_core::{Agent, Dest};
+use castlab_core::{Agent, Dest, PacketLines};
 
 use super::class::ClassId;
 use super::event::{Entry, Ev};
@@ -48,6 +48,37 @@ pub(super) enum LinkEv {
     Wake {
         ch: ChannelId,
     },
+}
+
+/// Where the last arrival on a channel was handled: the far node, its group state and the
+/// member's slot and agent (a receiver's leaf), and the lines the agent said its next packet
+/// reads (`Agent::packet_lines`). Addresses only, to prefetch (`Simulator::prefetch_hint`):
+/// one gone stale (the tree or the agent changed) costs a wasted prefetch, never a wrong
+/// result; 0 for none.
+#[derive(Clone, Copy, Default)]
+pub(super) struct Hint {
+    node: usize,
+    mc: usize,
+    slot: usize,
+    agent: usize,
+    lines: PacketLines,
+}
+
+/// At most this much of an agent is asked for ahead of a packet (`Simulator::prefetch_hint`).
+const MAX_AGENT_BYTES: usize = 1024;
+
+/// The address of `x`, 0 for none.
+#[inline(always)]
+fn addr<T>(x: Option<&T>) -> usize {
+    x.map_or(0, |x| x as *const T as usize)
+}
+
+/// Prefetch the line at `a` (none for 0).
+#[inline(always)]
+fn prefetch_addr(a: usize) {
+    if a != 0 {
+        prefetch(a as *const u8);
+    }
 }
 
 /// A recent `TxDone` or `Arrive` that may still grow into a batch (see
@@ -428,7 +459,56 @@ impl Simulator {
         }
         c.stats.delivered += 1;
         let to = c.to;
+        if self.hinting {
+            // read before the packet's slot may be released
+            let dst = self.pool.slots[pkt.index()].dst;
+            self.node_receive(to, pkt, Some(ch), false);
+            return self.note_hint(ch, to, dst);
+        }
         self.node_receive(to, pkt, Some(ch), false);
+    }
+
+    /// Remember where an arrival on `ch` at node `to` was handled (its state still in the
+    /// caches), for the run loop to ask for it before the next arrival on `ch` (`Hint`).
+    #[inline]
+    fn note_hint(&mut self, ch: ChannelId, to: NodeId, dst: Dest) {
+        let n = to.index();
+        let mut h = Hint { node: addr(self.nodes.get(n)), ..Hint::default() };
+        if let Dest::Group(g) = dst {
+            if let Some(st) = self.groups.get(g.index()).and_then(|gr| gr.mc.get(n)) {
+                h.mc = addr(Some(st));
+                if let Some(a) = self.agents.get(st.member0.index()) {
+                    h.slot = addr(Some(a));
+                    h.agent = &*a.agent as *const dyn Agent as *const u8 as usize;
+                    h.lines = a.agent.packet_lines();
+                }
+            }
+        }
+        if let Some(x) = self.hints.get_mut(ch.index()) {
+            *x = h;
+        }
+    }
+
+    /// Ask the caches for what the arrival at the front of `ch` will read: the channel, its
+    /// wire, and where the last arrival on it was handled (`Hint`). A hint: no effect on what
+    /// the run computes.
+    #[inline]
+    pub(super) fn prefetch_hint(&self, ch: ChannelId) {
+        self.prefetch_channel(ch);
+        prefetch_addr(self.queue.wire_addr(ch));
+        let Some(h) = self.hints.get(ch.index()) else { return };
+        for a in [h.node, h.mc, h.slot] {
+            prefetch_addr(a);
+        }
+        if h.agent != 0 {
+            let hot = (h.lines.hot_bytes as usize).min(MAX_AGENT_BYTES);
+            for off in (0..hot).step_by(64) {
+                prefetch_addr(h.agent + off);
+            }
+        }
+        for a in h.lines.elsewhere {
+            prefetch_addr(a);
+        }
     }
 
     /// Schedule a `TxDone` (`arrive` false) or an `Arrive` of packet `pkt` on channel `ch`.

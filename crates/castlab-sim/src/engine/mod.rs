@@ -200,6 +200,11 @@ pub struct Simulator {
     /// Router extensions attached (classes are formed only without any: an extension may read
     /// any channel's queue through `NetView`).
     ext_count: usize,
+    /// Per channel, where the last arrival on it was handled (`link`'s `Hint`); kept only
+    /// from `hint_from` channels on (`hinting`, set when the run starts).
+    hints: Vec<link::Hint>,
+    hint_from: usize,
+    hinting: bool,
 }
 
 /// How many members ahead of the one it runs a batch asks for the next members' state.
@@ -208,6 +213,11 @@ pub(super) const AHEAD: usize = 8;
 /// stays in the caches and the hints only add instructions; above, it does not (about a
 /// kilobyte of state is touched per receiver and packet).
 const PREFETCH_FROM: usize = 1 << 15;
+/// From this many channels on, the run loop asks the caches for the state the next arrival
+/// will read while it handles the current event (`link`'s `Hint`): with thousands of
+/// receivers, each handling a packet in turn, a receiver's state has left the caches by its
+/// next packet (our choice: 2^13 channels, a few thousand receivers of a kilobyte or more).
+const HINT_FROM: usize = 1 << 13;
 
 /// A hint to the caches: fetch the line holding `at`. It never faults (any address may be
 /// given) and changes nothing the program computes.
@@ -320,6 +330,9 @@ impl Simulator {
             prefetch_from: PREFETCH_FROM,
             classes: Classes::default(),
             ext_count: 0,
+            hints: Vec::new(),
+            hint_from: HINT_FROM,
+            hinting: false,
         })
     }
 
@@ -356,6 +369,10 @@ impl Simulator {
             g.mc = vec![Mc::default(); n];
             g.mc[g.source.index()].on_tree = true;
         }
+        self.hinting = self.channels.len() >= self.hint_from;
+        if self.hinting {
+            self.hints = vec![link::Hint::default(); self.channels.len()];
+        }
     }
 
     /// Run until `until` (inclusive of events at `until`). May be called repeatedly.
@@ -389,6 +406,11 @@ impl Simulator {
             // a popped event's batch is closed: later link events start their own
             self.last_links = [None; OPEN_LINKS];
             self.stats.events += 1;
+            if self.hinting {
+                if let Some(ch) = self.queue.next_wire() {
+                    self.prefetch_hint(ch);
+                }
+            }
             self.dispatch(ev);
             self.drain_dirty();
         }
