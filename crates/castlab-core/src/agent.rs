@@ -81,17 +81,17 @@ impl<T: Any> AsAny for T {
 }
 
 /// What [`Agent::packet_lines`] tells: how many bytes from the agent's own address a packet
-/// reads (its hot fields laid out first), and up to four cache lines elsewhere (its buffers'
+/// reads (its hot fields laid out first), and up to three cache lines elsewhere (its buffers'
 /// current ends), 0 for none.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketLines {
     pub hot_bytes: u32,
-    pub elsewhere: [usize; 4],
+    pub elsewhere: [usize; 3],
 }
 
 impl Default for PacketLines {
     fn default() -> Self {
-        PacketLines { hot_bytes: 192, elsewhere: [0; 4] }
+        PacketLines { hot_bytes: 192, elsewhere: [0; 3] }
     }
 }
 

@@ -47,13 +47,11 @@ impl Arrivals {
         self.times.shrink_to(n);
     }
 
-    /// The addresses of the kept times a packet reads next (the oldest, the oldest of the last
-    /// window read, the newest), 0 where there is none: a prefetch hint
-    /// (`Agent::packet_lines`).
-    pub(super) fn lines(&self) -> [usize; 3] {
+    /// The addresses of the kept times a packet reads next (the oldest, and the oldest of the
+    /// last window read), 0 where there is none: a prefetch hint (`Agent::packet_lines`).
+    pub(super) fn lines(&self) -> [usize; 2] {
         let at = |i: u64| self.times.get(i as usize).map_or(0, |t| t as *const Instant as usize);
-        let n = self.times.len() as u64;
-        [at(0), at(self.cursor.saturating_sub(self.front)), at(n.saturating_sub(1))]
+        [at(0), at(self.cursor.saturating_sub(self.front))]
     }
 
     /// The oldest kept arrival's time.

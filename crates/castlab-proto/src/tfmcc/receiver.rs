@@ -653,7 +653,7 @@ impl Agent for TfmccReceiver {
     }
 
     /// Every field before `records` and its first line; the loss history too once a loss
-    /// event was seen (the rate reads it); the arrivals' ends and the window's start, and the
+    /// event was seen (the rate reads it); the oldest arrival and the window's start, and the
     /// loss tracker's next slot.
     fn packet_lines(&self) -> PacketLines {
         let end = if self.have_loss {
@@ -661,8 +661,8 @@ impl Agent for TfmccReceiver {
         } else {
             std::mem::offset_of!(TfmccReceiver, records) + 64
         };
-        let [a, b, c] = self.arrivals.lines();
-        PacketLines { hot_bytes: end as u32, elsewhere: [a, b, c, self.tracker.next_line()] }
+        let [a, b] = self.arrivals.lines();
+        PacketLines { hot_bytes: end as u32, elsewhere: [a, b, self.tracker.next_line()] }
     }
 }
 
@@ -694,7 +694,7 @@ mod layout {
         let with_loss = r.packet_lines().hot_bytes as usize;
         assert_eq!(with_loss, offset_of!(TfmccReceiver, history) + size_of::<ReceiverLossHistory>());
         // the tracker's slot for the first packet, and no arrival kept yet
-        assert_ne!(lines.elsewhere[3], 0);
-        assert_eq!(lines.elsewhere[..3], [0, 0, 0]);
+        assert_ne!(lines.elsewhere[2], 0);
+        assert_eq!(lines.elsewhere[..2], [0, 0]);
     }
 }

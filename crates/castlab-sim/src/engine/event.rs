@@ -644,6 +644,12 @@ impl EventQueue {
         self.wires.get(ch.index()).map_or(0, |w| w as *const VecDeque<Wire> as usize)
     }
 
+    /// The address of channel `ch`'s next arrival in its wire, 0 if none: a prefetch hint.
+    #[inline(always)]
+    pub(super) fn front_addr(&self, ch: ChannelId) -> usize {
+        self.wires.get(ch.index()).and_then(|w| w.front()).map_or(0, |x| x as *const Wire as usize)
+    }
+
     /// `pop_until` when the earliest event is the front of the wire in `head`.
     #[inline]
     fn pop_wire(&mut self, head: RunKey, limit: u64) -> Option<(u64, Ev)> {

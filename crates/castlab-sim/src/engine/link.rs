@@ -12,7 +12,7 @@
 
 use castlab_core::{ChannelId, Duration, Instant, NodeId, Packet, Rng};
 
-use castlab_core::{Agent, Dest, PacketLines};
+use castlab_core::{Agent, Dest};
 
 use super::class::ClassId;
 use super::event::{Entry, Ev};
@@ -51,17 +51,28 @@ pub(super) enum LinkEv {
 }
 
 /// Where the last arrival on a channel was handled: the far node, its group state and the
-/// member's slot and agent (a receiver's leaf), and the lines the agent said its next packet
-/// reads (`Agent::packet_lines`). Addresses only, to prefetch (`Simulator::prefetch_hint`):
-/// one gone stale (the tree or the agent changed) costs a wasted prefetch, never a wrong
-/// result; 0 for none.
-#[derive(Clone, Copy, Default)]
+/// member's slot and agent (a receiver's leaf), the lines the agent said its next packet
+/// reads (`Agent::packet_lines`), and the channel's next arrival in its wire. Addresses only,
+/// to prefetch (`Simulator::prefetch_hint`): one gone stale (the tree or the agent changed)
+/// costs a wasted prefetch, never a wrong result; 0 for none. One cache line, read at every
+/// event of a large run.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
 pub(super) struct Hint {
-    node: usize,
     mc: usize,
     slot: usize,
     agent: usize,
-    lines: PacketLines,
+    wire_front: usize,
+    elsewhere: [usize; 3],
+    hot_bytes: u32,
+    /// The node's index (`u32::MAX`: none).
+    node: u32,
+}
+
+impl Default for Hint {
+    fn default() -> Self {
+        Hint { mc: 0, slot: 0, agent: 0, wire_front: 0, elsewhere: [0; 3], hot_bytes: 0, node: u32::MAX }
+    }
 }
 
 /// At most this much of an agent is asked for ahead of a packet (`Simulator::prefetch_hint`).
@@ -473,14 +484,15 @@ impl Simulator {
     #[inline]
     fn note_hint(&mut self, ch: ChannelId, to: NodeId, dst: Dest) {
         let n = to.index();
-        let mut h = Hint { node: addr(self.nodes.get(n)), ..Hint::default() };
+        let mut h = Hint { node: to.0, wire_front: self.queue.front_addr(ch), ..Hint::default() };
         if let Dest::Group(g) = dst {
             if let Some(st) = self.groups.get(g.index()).and_then(|gr| gr.mc.get(n)) {
                 h.mc = addr(Some(st));
                 if let Some(a) = self.agents.get(st.member0.index()) {
                     h.slot = addr(Some(a));
                     h.agent = &*a.agent as *const dyn Agent as *const u8 as usize;
-                    h.lines = a.agent.packet_lines();
+                    let lines = a.agent.packet_lines();
+                    (h.hot_bytes, h.elsewhere) = (lines.hot_bytes, lines.elsewhere);
                 }
             }
         }
@@ -497,16 +509,16 @@ impl Simulator {
         self.prefetch_channel(ch);
         prefetch_addr(self.queue.wire_addr(ch));
         let Some(h) = self.hints.get(ch.index()) else { return };
-        for a in [h.node, h.mc, h.slot] {
+        for a in [addr(self.nodes.get(h.node as usize)), h.mc, h.slot, h.wire_front] {
             prefetch_addr(a);
         }
         if h.agent != 0 {
-            let hot = (h.lines.hot_bytes as usize).min(MAX_AGENT_BYTES);
+            let hot = (h.hot_bytes as usize).min(MAX_AGENT_BYTES);
             for off in (0..hot).step_by(64) {
                 prefetch_addr(h.agent + off);
             }
         }
-        for a in h.lines.elsewhere {
+        for a in h.elsewhere {
             prefetch_addr(a);
         }
     }
@@ -675,8 +687,13 @@ impl Simulator {
 
 #[cfg(test)]
 mod layout {
-    use super::Channel;
+    use super::{Channel, Hint};
     use std::mem::offset_of;
+
+    #[test]
+    fn a_hint_is_one_cache_line() {
+        assert_eq!((std::mem::size_of::<Hint>(), std::mem::align_of::<Hint>()), (64, 64));
+    }
 
     #[test]
     fn what_a_packet_touches_lies_in_a_channels_first_three_cache_lines() {
