@@ -223,7 +223,7 @@ impl Simulator {
                 && !c.busy
                 && !c.tx_doomed
                 && c.doomed == 0
-                && c.tap.is_none()
+                && !c.tapped
                 && c.series.is_none()
                 && c.loss == 0.0
                 && c.rate_bps == rate
@@ -317,6 +317,9 @@ impl Simulator {
                 if pf {
                     if let Some(&next) = chans.get(i + AHEAD / 2) {
                         self.prefetch_receiver(next, pkt);
+                    }
+                    if let Some(&next) = chans.get(i + AHEAD / 4) {
+                        self.prefetch_agent(next, pkt);
                     }
                 }
                 self.arrive(ch, pkt);

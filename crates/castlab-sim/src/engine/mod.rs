@@ -80,7 +80,7 @@ use class::{ClassId, Classes};
 use event::{Entry, Ev, EventQueue};
 use fanout::Touch;
 use link::{Channel, LastLink, OPEN_LINKS};
-use multicast::{Group, Mc};
+use multicast::Group;
 use pool::{Pool, Slot};
 
 pub use link::{ChannelSeries, ChannelStats, LinkConfig, LinkTap, TokenBucket};
@@ -353,8 +353,7 @@ impl Simulator {
             self.routes.add_channel(c.from, c.to, ChannelId(i as u32), c.cost);
         }
         for g in &mut self.groups {
-            g.mc = vec![Mc::default(); n];
-            g.mc[g.source.index()].on_tree = true;
+            g.size_for(n);
         }
     }
 
