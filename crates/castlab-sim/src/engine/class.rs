@@ -223,7 +223,7 @@ impl Simulator {
                 && !c.busy
                 && !c.tx_doomed
                 && c.doomed == 0
-                && !c.tapped
+                && c.tap.is_none()
                 && c.series.is_none()
                 && c.loss == 0.0
                 && c.rate_bps == rate

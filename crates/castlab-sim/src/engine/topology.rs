@@ -151,7 +151,6 @@ impl Simulator {
                 stats: ChannelStats::default(),
                 series: None,
                 tap: None,
-                tapped: false,
                 forced_down: false,
                 down: false,
                 downs: 0,
