@@ -206,9 +206,9 @@ pub struct Simulator {
 pub(super) const AHEAD: usize = 8;
 /// Batches and fan-outs at least this long prefetch (`AHEAD`): below, every receiver's state
 /// stays in the caches and the hints only add instructions; above, it does not (a receiver's
-/// copy touches about ten lines of engine state and its agent's own). Measured on the RLM star
-/// (docs/engine.md, "RLM at scale"): the hints cost about 10 % per event at 100 receivers, are
-/// even at 1,000 and save about a quarter at 10^4.
+/// copy touches about ten lines of engine state and its agent's own). Measured on the star of
+/// docs/engine.md's "at scale" section: the hints cost about 10 % per event at 100 receivers,
+/// are even at 1,000 and save about a quarter at 10^4.
 const PREFETCH_FROM: usize = 1 << 12;
 
 /// A hint to the caches: fetch the line holding `at`. It never faults (any address may be
