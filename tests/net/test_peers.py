@@ -476,8 +476,8 @@ def test_refresh_twins_replaces_the_twin_columns_and_keeps_the_testbed_readings(
     asked = []
 
     def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S, records_dir=None,
-                  capture=False, tbf_burst=None):
-        assert tbf_burst is None  # the default twin serialises
+                  capture=False, tbf_burst="not given"):
+        assert tbf_burst == peers.TESTBED_TBF_BURST_BYTES  # the default twin: the testbed's bucket
         asked.append((scheme, seed, duration, tcp, order))
         # the twin's own records go beside the testbed run's
         assert records_dir == tmp_path / order / scheme / "twin" and not capture
@@ -536,7 +536,8 @@ def test_tfmcc_uftp_refresh_twins_replaces_the_twin_rows_in_their_place(tmp_path
     asked = []
 
     def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S, records_dir=None,
-                  capture=False):
+                  capture=False, tbf_burst="not given"):
+        assert tbf_burst == peers.TESTBED_TBF_BURST_BYTES  # the default twin: the testbed's bucket
         asked.append((scheme, seed, duration, tcp, order, lead))
         return {"scheme_mean_bps": 40e3, "share": 0.05, "loss": 0.1, "tcp_mean_bps": 800e3,
                 "tcp_means_bps": {tcp[0]: 800e3}, "shares": {tcp[0]: 0.05}, "window_shares": [0.02, 0.08]}
@@ -589,15 +590,53 @@ def test_twin_reports_each_tcp_flows_rate_beside_the_mean():
     assert 0.8 * peers.LINK_BPS < total <= 1.01 * peers.LINK_BPS
 
 
-def test_a_tbf_twin_puts_the_testbeds_bucket_on_the_last_hops_only():
-    # the testbed shapes r1's ports toward rcv1 and rcv2 with `tbf ... burst 1600`; src - r1 is
-    # a plain veth. Without tbf_burst the twin's links serialise (no bucket key at all).
-    assert peers.TESTBED_TBF_BURST_BYTES == 1600
-    d = peers.twin_scenario("tfmcc", 30.0, peers.TCP_ALGOS, tbf_burst=peers.TESTBED_TBF_BURST_BYTES)
-    assert {l["name"]: l.get("tbf_burst") for l in d["links"]} == {"up": None, "b1": 1600, "b2": 1600}
-    plain = peers.twin_scenario("tfmcc", 30.0, peers.TCP_ALGOS)
+def test_the_twin_puts_the_testbeds_bucket_on_its_last_hops_and_the_testbed_shapes_with_it(monkeypatch):
+    # the testbed shapes r1's ports toward rcv1 and rcv2 with `tc ... tbf rate 1000000bit burst B`
+    # over its pfifo, B declared once (castlab.testbed.topology.TBF_BURST_BYTES); src - r1 is a
+    # plain veth. The default twin, of every castlab scheme in either order, puts the bucket of
+    # that same size on its two last hops and none on the first; tbf_burst None serialises (the
+    # ablation: no bucket key at all).
+    from castlab.scenario import Scenario
+    from castlab.testbed import Testbed
+    from castlab.testbed.topology import TBF_BURST_BYTES
+
+    tb = Testbed(peers.topology(), "tbfchk")  # built, not brought up: its commands are recorded
+    ran = []
+    monkeypatch.setattr(tb, "run", lambda node, argv, **kw: ran.append((node, list(argv))))
+    lan = peers.topology().lans[0]
+    tb._shape(lan.router, "n0p0", lan.rate_bps, lan.queue_pkts, lan.delay_s)
+    tbf = [a for _, a in ran if "tbf" in a]
+    assert len(tbf) == 1 and tbf[0][tbf[0].index("rate") + 1] == "1000000bit"
+    shaped = int(tbf[0][tbf[0].index("burst") + 1])
+    assert shaped == TBF_BURST_BYTES == peers.TESTBED_TBF_BURST_BYTES
+    assert any("pfifo" in a and a[-1] == str(peers.QUEUE_PKTS) for _, a in ran)
+    twins = [n for n, sc in peers.SCHEMES.items() if sc.twin is not None]
+    for name in twins:
+        for order in peers.ORDERS:
+            d = peers.twin_scenario(name, 30.0, peers.TCP_ALGOS, order)
+            assert {l["name"]: l.get("tbf_burst") for l in d["links"]} == {"up": None, "b1": shaped, "b2": shaped}
+            # every packet of the scheme and TCP's 1500 bytes fit the bucket with the Ethernet header
+            Scenario.from_dict(d)
+    plain = peers.twin_scenario("tfmcc", 30.0, peers.TCP_ALGOS, tbf_burst=None)
     assert not any("tbf_burst" in l for l in plain["links"])
-    # TFMCC's 1000-byte packets and TCP's 1500 fit a 1600-byte bucket with the Ethernet header
+
+
+def test_a_quickack_twin_acks_its_flows_segments_one_by_one_after_gaps():
+    # Linux's quick-ACK mode on reno's sink only: the flow's config carries it, the others' not
+    d = peers.twin_scenario("rlc", 20.0, ("reno", "cubic"), quickack_gap_s={"reno": 0.2})
+    cfg = {f["name"]: f.get("config", {}) for f in d["tcp"]}
+    assert cfg["tcp0"]["quickack"] is True and cfg["tcp0"]["quickack_gap"] == 0.2
+    assert "quickack" not in cfg["tcp1"]
+    # a gap of 1 ms: nearly every in-order segment of the 1 Mb/s bottleneck (one per 12 ms at
+    # most) follows the previous by more, so the sink ACKs about each one; with delayed ACKs
+    # alone about every second one (out-of-order segments aside)
     from castlab.scenario import Scenario
 
-    Scenario.from_dict(d)
+    per_seg = {}
+    for q in (None, {"reno": 0.001}):
+        s = Scenario.from_dict(peers.twin_scenario("rlc", 20.0, ("reno",), "tcp-first", lead=2.0, quickack_gap_s=q))
+        sim = s.build(1)
+        sim.run(22.0)
+        st = sim.tcp_stats(sim.scenario_handles.tcp["tcp0"])
+        per_seg[q is not None] = st["sink_acks_sent"] / st["sink_segments"]
+    assert per_seg[False] < 0.8 and per_seg[True] > 0.95

@@ -32,6 +32,7 @@ import pandas as pd
 
 from castlab.experiments.common import Result, at_least, claim_over_seeds, in_range
 from castlab.experiments.net_common import _castlab, _skip, _unavailable, testbed_name
+from castlab.testbed.topology import TBF_BURST_BYTES
 
 LINK_BPS = 1e6  # the issue's measurements: 1 Mb/s tbf
 QUEUE_PKTS = 50  # pfifo 50, as they were taken
@@ -75,9 +76,17 @@ NET_VS_SIM = 1.5
 # ICMP echoes measured 24-88 µs), which the twin does not model. The twin puts this on every link.
 TESTBED_HOP_DELAY_S = 0.0
 # The testbed's bottleneck is `tc ... tbf rate R burst 1600` over a pfifo (castlab.testbed's
-# shaping): a token bucket of 1600 bytes that lets a conforming packet leave at once. A twin
-# given `tbf_burst` puts such a bucket on its last hops in place of serialisation.
-TESTBED_TBF_BURST_BYTES = 1600
+# shaping, which declares the burst): a token bucket of 1600 bytes that lets a conforming packet
+# leave at once. The twin puts this bucket on its last hops in place of serialisation
+# (`tbf_burst`; None gives the serialising twin, an ablation).
+TESTBED_TBF_BURST_BYTES = TBF_BURST_BYTES
+# rcv1's own RTO for each kernel flow, per start order (ss -tin on rcv1, `rto`; LE-SBCC (AIMD),
+# seed 1, 2026-11-28): a receiver that sends no data keeps the RTO of its handshake's RTT, 200 ms
+# and a little more for the first flow (an empty path), over a second for flows whose handshake
+# waited behind a queue. Linux's receiver ACKs at once after a gap longer than it (quick-ACK
+# mode); a twin given `quickack_gap_s` does too.
+TESTBED_RCV_RTO_S = {"scheme-first": {"reno": 0.204, "cubic": 1.216, "bbr": 0.8},
+                     "tcp-first": {"reno": 0.204, "cubic": 1.784, "bbr": 1.604}}
 
 
 def topology():
@@ -676,16 +685,27 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...], origins: tuple[fl
 
 def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
                   lead: float = LEAD_S, hop_delay_s: float = TESTBED_HOP_DELAY_S,
-                  tbf_burst: Optional[int] = None) -> Optional[dict]:
+                  tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
+                  quickack_gap_s: Optional[dict] = None) -> Optional[dict]:
     """The twin's scenario (``Scenario.from_dict``'s form) of `scheme` against one TCP flow per
     algorithm in `tcp`, in `order`, or None where castlab has no twin of the scheme: src - r1 -
     rcv1/rcv2, each last hop at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` on
-    every link (by default the testbed's, TESTBED_HOP_DELAY_S: none). With `tbf_burst` (bytes;
-    the testbed's is TESTBED_TBF_BURST_BYTES) each last hop is a token bucket of that size
-    charging the Ethernet header, as the testbed's tbf, in place of serialisation (the link key
-    ``tbf_burst``); both directions, where the testbed shapes only r1's ports (the reverse
-    direction carries only ACKs and reports, which the bucket passes at once)."""
+    every link (by default the testbed's, TESTBED_HOP_DELAY_S: none). Each last hop is a token
+    bucket of `tbf_burst` bytes charging the Ethernet header (the link key ``tbf_burst``), by
+    default the testbed's, TESTBED_TBF_BURST_BYTES: a twin models its testbed, whose tbf lets a
+    packet that finds the bucket full leave at once. Both directions, where the testbed shapes
+    only r1's ports (the reverse direction carries only ACKs and reports, which the bucket passes
+    at once). `tbf_burst` None: the last hops serialise every packet at LINK_BPS (an ablation).
+    With `quickack_gap_s` (algorithm -> seconds) the TCP sinks of those algorithms run Linux's
+    quick-ACK mode (the TCP config's ``quickack``), with that gap: the receiver's RTO, which
+    TESTBED_RCV_RTO_S gives as measured on the testbed's rcv1 (an opt-in)."""
     from castlab.experiments.tcp.net import linux_twin_flow
+
+    def flow(a: str) -> dict:
+        f = linux_twin_flow(a)
+        if quickack_gap_s and a in quickack_gap_s:
+            f["config"] = {**f.get("config", {}), "quickack": True, "quickack_gap": float(quickack_gap_s[a])}
+        return f
 
     sc = scheme_of(scheme)
     if sc.twin is None:
@@ -707,17 +727,20 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
             "sessions": [session],
             "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto, "start": t_scheme}
                           for h in ("rcv1", "rcv2")],
-            "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": t_tcp + 0.1 * k, **linux_twin_flow(a)}
+            "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": t_tcp + 0.1 * k, **flow(a)}
                     for k, a in enumerate(tcp)]}
 
 
 def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
          lead: float = LEAD_S, records_dir: Optional[Path] = None, capture: bool = False,
-         hop_delay_s: float = TESTBED_HOP_DELAY_S, tbf_burst: Optional[int] = None) -> Optional[dict]:
+         hop_delay_s: float = TESTBED_HOP_DELAY_S,
+         tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
+         quickack_gap_s: Optional[dict] = None) -> Optional[dict]:
     """The same set-up in the simulator (``twin_scenario``): src - r1 - rcv1/rcv2, each last hop
-    at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` per link. By default that is
-    the testbed's, none (TESTBED_HOP_DELAY_S): a twin models its testbed, whose round trip beyond
-    the queue is the stacks' latency, tens of µs (24-88 µs in net-tcp-vs-sim), not modelled here.
+    at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` per link and the token bucket
+    `tbf_burst`. By default both are the testbed's (a twin models its testbed): no delay
+    (TESTBED_HOP_DELAY_S; its round trip beyond the queue is the stacks' latency, tens of µs,
+    24-88 µs in net-tcp-vs-sim, not modelled here) and tbf's bucket of TESTBED_TBF_BURST_BYTES.
     One TCP flow src -> rcv1 per kernel algorithm in `tcp`, as Linux runs it
     (``castlab.experiments.tcp.net.linux_twin_flow``: reno as the sack variant with Linux's
     settings, cubic and bbr from TcpConfig::linux(); net-tcp-vs-sim compares each with the
@@ -730,12 +753,12 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
     (``twin_records``: ``source/``, ``rx_rcv1/``, ``rx_rcv2/``), and with `capture` too the
     packets leaving src toward r1 and r1 toward rcv1 (``twin_src.pcap``, ``twin_rcv1.pcap``,
     ``flowdrops.read_pcap``). ``docs/real-network.md`` shows the twin beside the testbed with
-    other delays per link, and with `tbf_burst` (``twin_scenario``: the testbed's token bucket
-    on the last hops)."""
+    other delays per link, without the bucket (`tbf_burst` None: last hops that serialise), and
+    with `quickack_gap_s` (``twin_scenario``: Linux's quick-ACK mode at the TCP sinks)."""
     from castlab.experiments.tfmcc import twin_records
     from castlab.scenario import Scenario
 
-    d = twin_scenario(scheme, duration, tcp, order, lead, hop_delay_s, tbf_burst)
+    d = twin_scenario(scheme, duration, tcp, order, lead, hop_delay_s, tbf_burst, quickack_gap_s)
     if d is None:
         return None
     t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
@@ -843,13 +866,14 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
 
 
 def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...], lead: float = LEAD_S,
-                  tbf_burst: Optional[int] = None) -> pd.DataFrame:
+                  tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES) -> pd.DataFrame:
     """Recompute the simulated twins of a seed's table in `where` (``peers.csv``, ``windows.csv``
     and ``ORDER/SCHEME/case.json`` as peers_table left them) without the testbed: every twin
     column and the twin's rows of windows.csv are replaced by `twin`'s readings, and each TCP
     flow's testbed rate (``tcp_ALGO_bps``) is filled in from its run's case.json. The testbed's
     readings are kept as they are, and the twin's own records written to ``ORDER/SCHEME/twin/``.
-    `tbf_burst`: the twins with a token bucket (``twin_scenario``). Writes both tables back and
+    `tbf_burst`: the twins' token bucket (``twin_scenario``; None: the serialising twins, an
+    ablation). Writes both tables back and
     returns peers.csv's."""
     df = pd.read_csv(where / "peers.csv")
     df = df.drop(columns=[c for c in df.columns if c.startswith("twin_")])
@@ -1109,7 +1133,8 @@ def run_net_peers(out: Path, seed: int, quick: bool = False, seeds: int = FULL_S
               "bottleneck_bps": LINK_BPS, "queue_pkts": QUEUE_PKTS, "seeds": run_seeds,
               "decided_on": "one run" if quick else f"the mean over {len(run_seeds)} seeds (95 % t interval)",
               "tcp": f"one kernel flow per algorithm, iperf3 -C {'/'.join(tcp)}; the namespaces' default named reno",
-              "twin": "the simulator, the same rates and queue, no delay per link (the testbed's), one TCP flow "
+              "twin": f"the simulator, the same rates and queue, no delay per link and tbf's bucket of "
+                      f"{TESTBED_TBF_BURST_BYTES} bytes on the last hops (the testbed's), one TCP flow "
                       "per kernel flow as Linux runs it (reno: sack with Linux's settings; cubic, bbr: "
                       "TcpConfig::linux()), the same start order and lead",
               "measured_at": "rcv1's interface (castlab.testbed.count): the scheme's multicast bytes and each TCP flow's",
