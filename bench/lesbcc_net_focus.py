@@ -2,12 +2,14 @@
 with the source's own records on both sides: rate, loss, RTT samples, SRTT, LIs, reductions.
 
     python bench/lesbcc_net_focus.py OUT [--duration 60] [--seed 1] [--tcp reno,cubic,bbr]
-                                         [--hold default|SECONDS ...] [--twin-only]
+                                         [--hold default|SECONDS ...] [--twin-only] [--serialising]
 
 One run per `--hold` value (the source's `rtt_run_hold`; "default" is its default) on
 `castlab.experiments.tfmcc.peers`' testbed and set-up (`peers.run_case`: 1 Mb/s tbf + pfifo 50,
 kernel routers, TCP flows started once the source sends), then the twin of each (the same
-scenario as `peers.twin`, with the source's records read back). The testbed part needs root,
+scenario as `peers.twin`: no delay per link, the testbed's token bucket on the last hops, or with
+`--serialising` last hops that serialise, the ablation; the source's records read back). The
+testbed part needs root,
 iproute2 and iperf3 (net-peers' needs); `--twin-only` runs the simulator alone. Writes OUT/NAME/
 per testbed run (peers' files, the source's `lesbcc_*.csv`) and prints one block per run.
 """
@@ -23,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 
-def twin(duration: float, seed: int, hold: str, tcp: list[str]) -> dict:
+def twin(duration: float, seed: int, hold: str, tcp: list[str], serialising: bool = False) -> dict:
     from castlab.experiments.tcp.net import linux_twin_flow
     from castlab.experiments.tfmcc import peers
     from castlab.scenario import Scenario
@@ -33,9 +35,11 @@ def twin(duration: float, seed: int, hold: str, tcp: list[str]) -> dict:
         cfg["rtt_run_hold"] = float(hold)
     hop = peers.TESTBED_HOP_DELAY_S  # the testbed's delay per link, as peers.twin's
     link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": hop, "queue_limit": peers.QUEUE_PKTS}
+    # the testbed's token bucket on the last hops, as peers.twin's (serialising: the ablation)
+    bucket = {} if serialising else {"tbf_burst": peers.TESTBED_TBF_BURST_BYTES}
     d = {"name": "lesbcc focus twin", "duration": duration, "nodes": ["src", "r1", "rcv1", "rcv2"],
-         "links": [link("up", "src", "r1", 100e6), link("b1", "r1", "rcv1", peers.LINK_BPS),
-                   link("b2", "r1", "rcv2", peers.LINK_BPS)],
+         "links": [link("up", "src", "r1", 100e6), {**link("b1", "r1", "rcv1", peers.LINK_BPS), **bucket},
+                   {**link("b2", "r1", "rcv2", peers.LINK_BPS), **bucket}],
          "sessions": [{"name": "m", "source": "src", "kind": "lesbcc", "config": cfg}],
          "receivers": [{"name": h, "node": h, "session": "m", "protocol": "pgm"} for h in ("rcv1", "rcv2")],
          "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": 0.1 * k, **linux_twin_flow(a)}
@@ -89,12 +93,14 @@ def main() -> None:
     ap.add_argument("--tcp", default="reno")
     ap.add_argument("--hold", nargs="+", default=["default"])
     ap.add_argument("--twin-only", action="store_true")
+    ap.add_argument("--serialising", action="store_true", help="the twin's last hops serialise (no token bucket)")
     a = ap.parse_args()
     tcp = a.tcp.split(",")
     for hold in a.hold:
         if not a.twin_only:
             show(f"testbed, rtt_run_hold {hold}, vs {a.tcp}", testbed(a.out, a.duration, a.seed, hold, tcp))
-        show(f"twin, rtt_run_hold {hold}, vs {a.tcp}", twin(a.duration, a.seed, hold, tcp))
+        kind = "serialising twin" if a.serialising else "twin"
+        show(f"{kind}, rtt_run_hold {hold}, vs {a.tcp}", twin(a.duration, a.seed, hold, tcp, a.serialising))
 
 
 if __name__ == "__main__":

@@ -7,13 +7,16 @@ seeds in parallel processes, then the claims decided over all seeds as `castlab 
     python bench/net_fair.py net-peers OUT --seeds 1-3 --schemes uftp --orders tcp-first
     python bench/net_fair.py net-peers OUT --seeds 1-3 --refresh-twins
     python bench/net_fair.py net-baselines OUT --refresh-twins
+    python bench/net_fair.py net-peers OUT --seeds 1-3 --refresh-twins --serialising
 
 The fifth form runs no testbed: in a copy of a full run in OUT (net-peers, net-tfmcc-uftp) it
 recomputes every seed's simulated twins (`peers.refresh_twins`, `net.refresh_twins`: the twin
 columns and rows replaced, the testbed's readings kept), a process per seed, and decides the
 claims over every seed's table as the full form does; the sixth does the same for a net-baselines
 run in OUT (its one seed, `baselines.net.refresh_twins`). summary.json keeps the run's own wall
-time; the refresh's is in OUT/bench_refresh.json.
+time; the refresh's is in OUT/bench_refresh.json. The twins are the default ones (the testbed's
+delay per link and token bucket); with `--serialising` (the last form) their last hops serialise
+every packet instead (`tbf_burst` None, the ablation), and the claims are decided on those.
 
 The fourth form reruns a selection of net-peers' cases (schemes, start orders; in net-tfmcc-uftp
 `tfmcc` or `uftp` against every TCP flavour) in seed tables a full run left in OUT (a copy: the
@@ -113,17 +116,18 @@ def _rerun(name: str, where: Path, seed: int, schemes: list[str], orders: list[s
     pd.DataFrame(rows, columns=list(dict.fromkeys([*old.columns, *new.columns]))).to_csv(where / table, index=False)
 
 
-def _refresh(name: str, where: Path, seed: int) -> None:
+def _refresh(name: str, where: Path, seed: int, serialising: bool = False) -> None:
     """Recompute the simulated twins of the seed table in `where` (no testbed)."""
     from castlab.experiments.tfmcc import net, peers
 
+    burst = None if serialising else peers.TESTBED_TBF_BURST_BYTES
     if name == "net-peers":
-        peers.refresh_twins(where, seed, peers.FULL_DURATION_S, peers.TCP_ALGOS)
+        peers.refresh_twins(where, seed, peers.FULL_DURATION_S, peers.TCP_ALGOS, tbf_burst=burst)
     else:
-        net.refresh_twins(where, seed, peers.FULL_DURATION_S)
+        net.refresh_twins(where, seed, peers.FULL_DURATION_S, tbf_burst=burst)
 
 
-def _baselines(out: Path) -> int:
+def _baselines(out: Path, serialising: bool = False) -> int:
     """net-baselines' twins recomputed in the run in `out`, its claims decided again."""
     from castlab.experiments import REGISTRY
     from castlab.experiments.baselines import net as bnet
@@ -131,9 +135,10 @@ def _baselines(out: Path) -> int:
 
     if not (out / "baselines-net.csv").exists():
         raise SystemExit(f"{out}/baselines-net.csv: no table of a net-baselines run")
-    rec = {"experiment": "net-baselines", "refresh_twins": True, "started": _now(), "load": [list(os.getloadavg())]}
+    rec = {"experiment": "net-baselines", "refresh_twins": True, "serialising": serialising, "started": _now(),
+           "load": [list(os.getloadavg())]}
     t0 = time.monotonic()
-    bnet.refresh_twins(out)
+    bnet.refresh_twins(out, tbf_burst=None if serialising else bnet.peers.TESTBED_TBF_BURST_BYTES)
     r = bnet.redecide(out)
     rec.update(ended=_now(), wall_s=time.monotonic() - t0)
     (out / "bench_refresh.json").write_text(json.dumps(rec, indent=1))
@@ -145,13 +150,13 @@ def _baselines(out: Path) -> int:
 
 
 def _one(name: str, out: Path, seed: int, order: str | None = None, schemes: list[str] | None = None,
-         orders: list[str] | None = None, refresh: bool = False) -> None:
+         orders: list[str] | None = None, refresh: bool = False, serialising: bool = False) -> None:
     from castlab.experiments.tfmcc import net, peers
 
     where = out / f"seed-{seed}"
     where.mkdir(parents=True, exist_ok=True)
     if refresh:
-        _refresh(name, where, seed)
+        _refresh(name, where, seed, serialising)
     elif schemes:
         _rerun(name, where, seed, schemes, orders or list(peers.ORDERS))
     elif name in peers.ABLATIONS:
@@ -186,6 +191,8 @@ def main(argv=None) -> int:
     ap.add_argument("--orders", help="with --schemes: only in these start orders (comma-separated; default both)")
     ap.add_argument("--refresh-twins", action="store_true", help="recompute the simulated twins in the seed tables "
                     "of a full run in OUT (a copy) and decide the claims again; no testbed")
+    ap.add_argument("--serialising", action="store_true", help="with --refresh-twins: twins whose last hops "
+                    "serialise every packet (no token bucket; the ablation)")
     ap.add_argument("--one", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--order", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -193,10 +200,12 @@ def main(argv=None) -> int:
     from castlab.experiments.tfmcc.peers import ABLATIONS, ORDERS, SCHEMES
 
     ablation = a.experiment in ABLATIONS
+    if a.serialising and not a.refresh_twins:
+        ap.error("--serialising: only with --refresh-twins")
     if a.experiment == "net-baselines":
         if not a.refresh_twins:
             ap.error("net-baselines: only with --refresh-twins (castlab reproduce net-baselines runs it)")
-        return _baselines(a.out)
+        return _baselines(a.out, a.serialising)
     if not ablation and a.experiment not in ("net-peers", "net-tfmcc-uftp"):
         ap.error(f"experiment: net-peers, net-tfmcc-uftp or one of {', '.join(ABLATIONS)}")
     if a.refresh_twins and (ablation or a.schemes):
@@ -213,7 +222,7 @@ def main(argv=None) -> int:
     if orders and not set(orders) <= set(ORDERS):
         ap.error(f"--orders: of {', '.join(ORDERS)}")
     if a.one is not None:
-        _one(a.experiment, a.out, a.one, a.order, schemes, orders, a.refresh_twins)
+        _one(a.experiment, a.out, a.one, a.order, schemes, orders, a.refresh_twins, a.serialising)
         return 0
     lo, _, hi = a.seeds.partition("-")
     seeds = list(range(int(lo), int(hi or lo) + 1))
@@ -222,7 +231,7 @@ def main(argv=None) -> int:
     a.out.mkdir(parents=True, exist_ok=True)
     rec = {"experiment": a.experiment, "seeds": seeds, "started": _now(), "load": [],
            **({"rerun": {"schemes": schemes, "orders": orders or list(ORDERS)}} if schemes else {}),
-           **({"refresh_twins": True} if a.refresh_twins else {})}
+           **({"refresh_twins": True, "serialising": a.serialising} if a.refresh_twins else {})}
     # a rerun or a refresh keeps the full run's record
     bench = "bench_rerun.json" if schemes else ("bench_refresh.json" if a.refresh_twins else "bench.json")
     t0 = time.monotonic()
@@ -236,6 +245,7 @@ def main(argv=None) -> int:
                 continue  # kept from an earlier run; _decide reads it
             tail = ["--order", o] if o else []
             tail += ["--refresh-twins"] if a.refresh_twins else []
+            tail += ["--serialising"] if a.serialising else []
             tail += ["--schemes", a.schemes, *(["--orders", a.orders] if a.orders else [])] if schemes else []
             kind = "-rerun" if schemes else ("-refresh" if a.refresh_twins else "")
             log = open(a.out / f"seed-{s}{'-' + o if o else ''}{kind}.log", "w")

@@ -3,22 +3,30 @@ drops at the bottleneck and each flow's arrival pattern, both sides.
 
     python bench/netgap_probe.py OUT [--schemes lesbcc-aimd,rlc] [--order scheme-first]
                                      [--duration 60] [--seed 1] [--tcp reno,cubic,bbr]
-                                     [--hops 0.001,0] [--twin-only] [--reuse]
-                                     [--user-router-delay SECONDS]
-    python bench/netgap_probe.py OUT --sweep FULL [--hops 0.001,0.0002,0]
+                                     [--hops 0.001,0] [--serialising] [--twin-only] [--reuse]
+                                     [--user-router-delay SECONDS] [--ss]
+                                     [--rcv1-sysctl KEY=VALUE ...]
+    python bench/netgap_probe.py OUT --sweep FULL [--hops 0.001,0.0002,0] [--serialising]
     python bench/netgap_probe.py OUT --records COPY
 
 Per scheme: one net-peers case on the testbed (`peers.run_case`, its packet logs on both sides of
-the bottleneck) into OUT/SCHEME/, and its twin (`peers.twin` with captures) into OUT/SCHEME/twin/;
+the bottleneck) into OUT/SCHEME/, and its twins (`peers.twin` with captures) into OUT/SCHEME/twin-tbf-hop-H/
+(twin-tbf/ for no delay; serialising: twin-hop-H/, twin/ for 1 ms);
 then `flowdrops`' table of each (per flow: drops, drop fraction, bursts within 1 ms and the drop
 fraction in and out of them, gap quantiles, mean sojourn; per link: trains). Writes OUT/flows.csv
 (one row per side, scheme and flow, with the load average over the testbed run) and prints it.
 `--reuse` re-reads the testbed cases already in OUT; `--twin-only` runs the simulator alone. The
 testbed needs root, iproute2 and iperf3 (net-peers' needs). `--hops`: the twin once per
-propagation delay per link (`peers.twin`'s `hop_delay_s`; the testbed's links have none).
+propagation delay per link (`peers.twin`'s `hop_delay_s`; the testbed's links have none). The
+twin's last hops carry the testbed's token bucket (`peers.twin`'s default); `--serialising`: last
+hops that serialise every packet instead (`tbf_burst` None, the ablation).
 `--user-router-delay D`: the testbed's r1 is castlab's user-space router instead of the kernel's
 (its DropTail queue of the same size at the same rate), with a delay line of D seconds on the
 bottleneck port (0: none); the phase columns then take a departure to be D before rcv1's arrival.
+`--ss`: the case's TCP sockets on rcv1 and src logged during it (`ss -tin`, `_SsPoller`): rcv1's
+ACKs per data segment per flow. `--rcv1-sysctl KEY=VALUE`: a sysctl set in rcv1's namespace for
+the case (e.g. ``net.ipv4.tcp_rto_min_us=1000000``: rcv1's own RTO, which sets when Linux's
+receiver ACKs at once after a gap between data segments).
 
 `--sweep FULL` runs no testbed: every castlab scheme's twin over FULL_SEEDS seeds, both orders,
 the full duration, once per `--hops` value, beside the testbed's shares and losses of a full
@@ -64,11 +72,16 @@ def main() -> None:
     ap.add_argument("--sweep", type=Path, help="a full net-peers run's directory (seed-N/peers.csv)")
     ap.add_argument("--records", type=Path, help="a copy of a full net-peers run's directory")
     ap.add_argument("--user-router-delay", type=float, default=None)
+    ap.add_argument("--ss", action="store_true", help="log the TCP sockets of rcv1 and src (ss -tin) during the case")
+    ap.add_argument("--rcv1-sysctl", action="append", default=[], metavar="KEY=VALUE",
+                    help="set in rcv1's namespace before the case (repeatable)")
+    ap.add_argument("--serialising", action="store_true", help="twins whose last hops serialise (no token bucket)")
     a = ap.parse_args()
     tcp = tuple(a.tcp.split(","))
     hops = [float(h) for h in a.hops.split(",")]
+    burst = None if a.serialising else peers.TESTBED_TBF_BURST_BYTES
     if a.sweep:
-        sweep(a.out, a.sweep, hops, tcp)
+        sweep(a.out, a.sweep, hops, tcp, burst)
         return
     if a.records:
         records(a.out, a.records, tcp)
@@ -83,7 +96,18 @@ def main() -> None:
                 if why:
                     raise SystemExit(f"{name}: {why}")
                 load0 = os.getloadavg()
-                if a.user_router_delay is None:
+                if a.ss or a.rcv1_sysctl:
+                    import contextlib
+
+                    from castlab.experiments.net_common import testbed_name
+                    from castlab.testbed import Testbed
+
+                    with Testbed(peers.topology(), testbed_name("g")) as tb, \
+                            (_SsPoller(tb, case) if a.ss else contextlib.nullcontext()):
+                        for kv in a.rcv1_sysctl:
+                            tb.run("rcv1", ["sysctl", "-q", "-w", kv])
+                        peers.run_case(case, a.seed, a.duration, name, tcp, tb, order=a.order)
+                elif a.user_router_delay is None:
                     peers.run_case(case, a.seed, a.duration, name, tcp, order=a.order)
                 else:
                     import dataclasses
@@ -111,15 +135,19 @@ def main() -> None:
                       "train_frac": tr, "pfifo_drops_run": drops, "share": rec["share"],
                       "load_1m": (load.get("after") or [float("nan")])[0]} for r in t.to_dict("records")]
         for hop in hops:
-            cap = case / ("twin" if hop == 0.001 else f"twin-hop-{hop:g}")
-            tw = peers.twin(name, a.seed, a.duration, tcp, a.order, records_dir=cap, capture=True, hop_delay_s=hop)
+            if burst is None:  # serialising last hops
+                cap = case / ("twin" if hop == 0.001 else f"twin-hop-{hop:g}")
+            else:  # the testbed's token bucket (queue_occupancy.py reads these names)
+                cap = case / ("twin-tbf" if hop == 0 else f"twin-tbf-hop-{hop:g}")
+            tw = peers.twin(name, a.seed, a.duration, tcp, a.order, records_dir=cap, capture=True, hop_delay_s=hop,
+                            tbf_burst=burst)
             sent, got = fd.read_pcap(cap / "twin_src.pcap"), fd.read_pcap(cap / "twin_rcv1.pcap")
             span = (peers.LEAD_S + warm, peers.LEAD_S + a.duration)
             rcv1_ip = "10.0.0.3"  # node 2 of the twin's ["src", "r1", "rcv1", "rcv2"] (castlab-py's pcap)
             # the up link's delay lies between src's capture and the queue
             t = fd.flow_table(sent, got, span, fd.twin_names(sent, tcp, rcv1_ip), hop_s=hop)
             tr = fd.train_frac(got, peers.LINK_BPS, span)
-            rows += [{"side": "twin", "hop_s": hop, "scheme": name, "order": a.order, "seed": a.seed, **r,
+            rows += [{"side": "twin", "hop_s": hop, "tbf_burst": burst, "scheme": name, "order": a.order, "seed": a.seed, **r,
                       "train_frac": tr, "share": tw["share"]} for r in t.to_dict("records")]
     df = pd.DataFrame(rows)
     a.out.mkdir(parents=True, exist_ok=True)
@@ -128,7 +156,47 @@ def main() -> None:
         print(df.round(4).to_string(index=False))
 
 
-def sweep(out: Path, full: Path, hops: list[float], tcp: tuple[str, ...]) -> None:
+class _SsPoller:
+    """While open: every SS_PERIOD_S, ``ss -tin`` in rcv1's and src's namespaces appended to the
+    case's ``ss_rcv1.txt`` and ``ss_src.txt``, each snapshot under a ``# T`` line (T: this
+    process's CLOCK_REALTIME, s); at the end, rcv1's kernel counters (``nstat -az``) in
+    ``nstat_rcv1.txt``. Per socket, rcv1's ``segs_out`` over ``data_segs_in`` is its ACKs per data
+    segment received (delayed ACKs: about 1/2; one ACK per segment: 1)."""
+
+    SS_PERIOD_S = 0.5
+
+    def __init__(self, tb, case: Path):
+        import threading
+
+        self.tb, self.case, self.stop = tb, case, threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        import time
+
+        files = {n: open(self.case / f"ss_{n}.txt", "a") for n in ("rcv1", "src")}
+        try:
+            while not self.stop.wait(self.SS_PERIOD_S):
+                for n, f in files.items():
+                    r = self.tb.run(n, ["ss", "-tin"], check=False, timeout=5.0)
+                    f.write(f"# {time.time():.3f}\n{r.stdout}")
+        finally:
+            for f in files.values():
+                f.close()
+
+    def __enter__(self):
+        self.case.mkdir(parents=True, exist_ok=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop.set()
+        self.thread.join(timeout=10.0)
+        r = self.tb.run("rcv1", ["nstat", "-az"], check=False, timeout=5.0)
+        (self.case / "nstat_rcv1.txt").write_text(r.stdout)
+
+
+def sweep(out: Path, full: Path, hops: list[float], tcp: tuple[str, ...], burst) -> None:
     from castlab.experiments.tfmcc import peers
 
     tb = pd.concat([pd.read_csv(full / f"seed-{k}" / "peers.csv").assign(seed=k)
@@ -139,8 +207,9 @@ def sweep(out: Path, full: Path, hops: list[float], tcp: tuple[str, ...]) -> Non
             for seed in range(1, peers.FULL_SEEDS + 1):
                 r = tb[(tb["scheme"] == name) & (tb["order"] == order) & (tb["seed"] == seed)].iloc[0]
                 for hop in hops:
-                    t = peers.twin(name, seed, peers.FULL_DURATION_S, tcp, order, hop_delay_s=hop)
-                    rows.append({"scheme": name, "order": order, "seed": seed, "hop_s": hop, "share": r["share"],
+                    t = peers.twin(name, seed, peers.FULL_DURATION_S, tcp, order, hop_delay_s=hop, tbf_burst=burst)
+                    rows.append({"scheme": name, "order": order, "seed": seed, "hop_s": hop, "tbf_burst": burst,
+                                 "share": r["share"],
                                  "loss": r["loss"], "twin_share": t["share"], "twin_loss": t["loss"],
                                  "ratio": r["share"] / t["share"],
                                  **{f"twin_tcp_{k}_bps": v for k, v in t["tcp_means_bps"].items()}})

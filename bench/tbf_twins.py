@@ -1,22 +1,24 @@
-"""The net-peers twins with the testbed's token bucket on their last hops, beside the testbed
-and the serialising twins: does a tbf twin give the testbed's shares and per-flow drops?
+"""The net-peers twins with the testbed's token bucket on their last hops (the default twin),
+beside the testbed and the serialising twins (the ablation, ``tbf_burst`` None): what does the
+bucket change in the twins' shares and per-flow drops?
 
     python bench/tbf_twins.py COPY OUT [--burst 1600] [--seeds 1-3] [--probe-seeds 1,2]
 
-COPY is a copy of a full net-peers run (``seed-N/peers.csv``, ``windows.csv``, the cases), whose
-twins are the serialising ones. Its peers.csv per seed is kept as ``peers-serialised.csv``, then
-its twins are recomputed with a token bucket of `--burst` bytes (``peers.refresh_twins(...,
-tbf_burst=B)``, in place: the twin columns, windows and ``ORDER/SCHEME/twin/`` records). Writes
-to OUT:
+COPY is a copy of a full net-peers run (``seed-N/peers.csv``, ``windows.csv``, the cases); it is
+rewritten. Per seed its twins are recomputed twice (``peers.refresh_twins``, in place: the twin
+columns, windows and ``ORDER/SCHEME/twin/`` records): first serialising (``tbf_burst=None``), that
+peers.csv kept as ``peers-serialised.csv``, then with a token bucket of `--burst` bytes (by
+default the testbed's, ``peers.TESTBED_TBF_BURST_BYTES``), which peers.csv keeps. Writes to OUT:
 
 - ``vs_sim.csv``: ``peers.net_vs_sim`` of both twins, per scheme and order (means over seeds),
   the serialising twin's columns suffixed ``_ser``;
 - ``tfmcc_r.csv``: per seed, TFMCC's reported R (``tfmcc_fb.csv``, ``rtt_s``) before the TCP
-  flows start (scheme first, the first LEAD_S seconds): the testbed's, the serialising twin's
-  (read before the refresh) and the tbf twin's (median, smallest, count);
-- ``flows.csv``: ``flowdrops.flow_table`` of the tbf twin's captures for LE-SBCC (AIMD) and RLC,
+  flows start (scheme first, the first LEAD_S seconds): the testbed's, the serialising twin's and
+  the tbf twin's (median, smallest, count);
+- ``flows.csv``: ``flowdrops.flow_table`` of both twins' captures for LE-SBCC (AIMD) and RLC,
   scheme first, 60 s, each of `--probe-seeds` (the set-up of ``bench/netgap_probe.py``, whose
-  testbed rows docs/real-network.md gives), with the twin's share.
+  testbed rows docs/real-network.md gives), with the twin's share (``burst``: the bucket, or
+  empty for the serialising twin).
 
 Simulated only (no testbed, no root): a pure function of the copy and the seeds.
 """
@@ -63,10 +65,11 @@ def main() -> None:
     for s in seeds:
         where = a.copy / f"seed-{s}"
         fb = where / "scheme-first" / "tfmcc"
-        r_rows += [{"seed": s, "side": "testbed", **_r_before(fb / "source" / "tfmcc_fb.csv", peers.LEAD_S)},
-                   {"seed": s, "side": "twin", **_r_before(fb / "twin" / "source" / "tfmcc_fb.csv", peers.LEAD_S)}]
-        if not (where / "peers-serialised.csv").exists():
-            shutil.copy(where / "peers.csv", where / "peers-serialised.csv")
+        r_rows.append({"seed": s, "side": "testbed", **_r_before(fb / "source" / "tfmcc_fb.csv", peers.LEAD_S)})
+        peers.refresh_twins(where, s, peers.FULL_DURATION_S, peers.TCP_ALGOS, tbf_burst=None)
+        shutil.copy(where / "peers.csv", where / "peers-serialised.csv")
+        r_rows.append({"seed": s, "side": "twin, serialising",
+                       **_r_before(fb / "twin" / "source" / "tfmcc_fb.csv", peers.LEAD_S)})
         peers.refresh_twins(where, s, peers.FULL_DURATION_S, peers.TCP_ALGOS, tbf_burst=a.burst)
         r_rows.append({"seed": s, "side": f"twin, tbf {a.burst}",
                        **_r_before(fb / "twin" / "source" / "tfmcc_fb.csv", peers.LEAD_S)})
@@ -84,22 +87,22 @@ def main() -> None:
     duration = 60.0
     warm = peers.warm_up(duration)
     for name in ("lesbcc-aimd", "rlc"):
-        for s in (int(x) for x in a.probe_seeds.split(",")):
-            cap = a.out / "probe" / f"{name}-{s}"
+        for s, burst in ((int(x), b) for x in a.probe_seeds.split(",") for b in (a.burst, None)):
+            cap = a.out / "probe" / f"{name}-{s}{'' if burst else '-serialising'}"
             tw = peers.twin(name, s, duration, peers.TCP_ALGOS, "scheme-first", records_dir=cap, capture=True,
-                            tbf_burst=a.burst)
+                            tbf_burst=burst)
             sent, got = fd.read_pcap(cap / "twin_src.pcap"), fd.read_pcap(cap / "twin_rcv1.pcap")
             span = (peers.LEAD_S + warm, peers.LEAD_S + duration)
             rcv1_ip = "10.0.0.3"  # node 2 of the twin's ["src", "r1", "rcv1", "rcv2"] (castlab-py's pcap)
             t = fd.flow_table(sent, got, span, fd.twin_names(sent, peers.TCP_ALGOS, rcv1_ip))
-            rows += [{"scheme": name, "seed": s, "burst": a.burst, **r, "share": tw["share"]}
+            rows += [{"scheme": name, "seed": s, "burst": burst, **r, "share": tw["share"]}
                      for r in t.to_dict("records")]
     fl = pd.DataFrame(rows)
     fl.to_csv(a.out / "flows.csv", index=False)
     with pd.option_context("display.width", 250, "display.max_columns", 40):
         print(pd.DataFrame(r_rows).round(3).to_string(index=False))
         print(vs.round(3).to_string(index=False))
-        print(fl[["scheme", "seed", "flow", "packets", "drops", "drop_frac", "phase_p50_ms", "soon_frac",
+        print(fl[["scheme", "seed", "burst", "flow", "packets", "drops", "drop_frac", "phase_p50_ms", "soon_frac",
                   "share"]].round(4).to_string(index=False))
 
 

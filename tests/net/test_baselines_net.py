@@ -48,8 +48,8 @@ def test_refresh_twins_recomputes_the_twins_of_a_run_and_its_claims_quote_them(t
     asked = []
 
     def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S, records_dir=None,
-                  capture=False, tbf_burst=None):
-        assert tbf_burst is None  # the default twin serialises
+                  capture=False, tbf_burst="not given"):
+        assert tbf_burst == peers.TESTBED_TBF_BURST_BYTES  # the default twin: the testbed's bucket
         asked.append((scheme, seed, duration, tcp, order, scheme in peers.SCHEMES))
         return {"scheme_mean_bps": 70e3, "share": 0.25, "loss": 0.02, "tcp_mean_bps": 280e3,
                 "tcp_means_bps": {a: 280e3 for a in tcp}, "shares": {"reno": 0.2, "cubic": 0.25, "bbr": 0.3},

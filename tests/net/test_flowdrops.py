@@ -176,8 +176,9 @@ def test_read_pcap_refuses_what_is_not_a_capture(tmp_path):
 
 def test_twin_hop_delay_sets_how_soon_an_ack_clocked_flow_refills_the_queue(tmp_path):
     # reno's segment answers a departure at rcv1's queue one round trip later: four link
-    # crossings of hop_delay_s, the ACK's 52 bytes at 1 Mb/s back (0.416 ms) and the segment's
-    # 1500 bytes at 100 Mb/s out (0.12 ms)
+    # crossings of hop_delay_s, the ACK's 52 bytes back at 1 Mb/s (0.416 ms) and the segment's
+    # 1500 bytes at 100 Mb/s out (0.12 ms); serialised here (tbf_burst None), as the last hop's
+    # token bucket would pass the ACK at once
     ack_and_segment = 52 * 8 / 1e6 + 1500 * 8 / 100e6
     # without hop_delay_s the twin has the testbed's delay per link, declared in its topology
     testbed = {link.delay_s for link in peers.topology().links} | {lan.delay_s for lan in peers.topology().lans}
@@ -185,8 +186,77 @@ def test_twin_hop_delay_sets_how_soon_an_ack_clocked_flow_refills_the_queue(tmp_
     for hop, given in ((0.001, {"hop_delay_s": 0.001}), (testbed.pop(), {})):
         d = tmp_path / f"hop{hop:g}"
         peers.twin("lesbcc-aimd", 1, 20.0, ("reno",), "scheme-first", lead=2.0, records_dir=d, capture=True,
-                   **given)
+                   tbf_burst=None, **given)
         sent, got = fd.read_pcap(d / "twin_src.pcap"), fd.read_pcap(d / "twin_rcv1.pcap")
         t = fd.flow_table(sent, got, (5.0, 22.0), fd.twin_names(sent, ("reno",), "10.0.0.3"), hop_s=hop)
         phase = t.set_index("flow").loc["reno", "phase_p50_ms"]
         assert phase == pytest.approx((4 * hop + ack_and_segment) * 1e3, abs=0.05), (hop, phase)
+
+
+def _frame(rows):
+    # (t_s, flow, pid) rows as read_log's columns
+    return pd.DataFrame({"t_s": [r[0] for r in rows], "flow": [r[1] for r in rows], "bytes": [1500] * len(rows),
+                         "pid": [r[2] for r in rows]})
+
+
+def test_a_repeated_id_is_delivered_where_the_fifo_could_deliver_it():
+    # id 7 of flow z sent at 0.0 and again at 0.9, one arrival at 1.0. Packets p (sent 0.05) and
+    # q (sent 0.85) of flow w left the same FIFO at 1.05 and 1.9: a copy sent at 0.9 would leave
+    # after p, so the arrival at 1.0 is the copy of 0.0, and the later copy was dropped
+    sent = _frame([(0.0, "z", 7), (0.05, "w", 1), (0.85, "w", 2), (0.9, "z", 7)])
+    got = _frame([(1.0, "z", 7), (1.05, "w", 1), (1.9, "w", 2)])
+    m = fd.match(sent, got).set_index("t_s")
+    assert m.loc[0.0, "delivered"] and m.loc[0.0, "t_rx"] == 1.0
+    assert not m.loc[0.9, "delivered"]
+    # an arrival before any copy was sent belongs to a packet sent before the log began
+    m2 = fd.match(_frame([(2.0, "z", 8)]), _frame([(1.0, "z", 8)]))
+    assert not m2["delivered"].any()
+
+
+def test_occupancy_rebuilds_a_drop_tail_queue_of_two():
+    # A drop-tail queue of 2. x: A in 0.0 out 1.0; C at 0.2 and E at 1.6 meet it full (dropped);
+    # F in 3.5 out 3.6; H at 3.9 never leaves, after the last delivered arrival (undecided).
+    # y: B in 0.1 out 2.0; D and D2 at the same instant 1.5, D admitted (out 3.0), D2 dropped.
+    # The queue is full over [0.1, 1.0) and [1.5, 2.0): 1.4 s of the 4 s span.
+    sent = _frame([(0.0, "x", 1), (0.1, "y", 2), (0.2, "x", 3), (1.5, "y", 4), (1.5, "y", 5), (1.6, "x", 6),
+                   (3.5, "x", 7), (3.9, "x", 8)])
+    got = _frame([(1.0, "x", 1), (2.0, "y", 2), (3.0, "y", 4), (3.6, "x", 7)])
+    occ = fd.occupancy(sent, got)
+    assert list(occ["q"]) == [0, 1, 2, 1, 2, 2, 0, 0]
+    assert list(occ["decided"]) == [True] * 7 + [False]
+    t, link = fd.occupancy_table(occ, (0.0, 4.0), 2)
+    assert link["full_time"] == pytest.approx(1.4 / 4)
+    assert link["drops_seen_full"] == 1.0 and link["admitted_seen_full"] == 0.0
+    # the mean length: A 1.0 s, B 1.9 s, D 1.5 s, F 0.1 s
+    assert link["mean_q"] == pytest.approx((1.0 + 1.9 + 1.5 + 0.1) / 4)
+    x, y = t.set_index("flow").loc["x"], t.set_index("flow").loc["y"]
+    assert (x["packets"], x["drops"]) == (4, 2) and x["full_frac"] == 0.5
+    assert x["full_index"] == pytest.approx(0.5 / 0.35)
+    assert (x["drop_if_full"], x["drop_if_room"]) == (1.0, 0.0)
+    assert (y["packets"], y["drops"], y["full_frac"]) == (3, 1, pytest.approx(1 / 3))
+    # in the queue on average, and while it is full (A in the first full spell; B in both, D in the second)
+    assert x["in_queue_mean"] == pytest.approx(1.1 / 4) and x["in_queue_full"] == pytest.approx(0.9 / 1.4)
+    assert y["in_queue_mean"] == pytest.approx(3.4 / 4) and y["in_queue_full"] == pytest.approx(1.9 / 1.4)
+    # y brought it to its limit twice (B, D), each spell lasting to the next departure (A at 1.0,
+    # B at 2.0): all of F
+    assert (y["fills"], x["fills"]) == (2, 0)
+    assert y["fill_ms"] == pytest.approx(700.0) and y["full_part"] == pytest.approx(0.35) and x["full_part"] == 0
+
+
+def test_occupancy_table_counts_how_a_flow_answers_its_own_departures():
+    # z's departures at 10, 20, 30, 40 and 60 ms: 0.1 ms after the first one packet of z
+    # arrives, 0.5 ms after the second two (a delayed ACK's pair), none within 2 ms of the others
+    sent = _frame([(0.0, "z", 1), (0.0101, "z", 2), (0.0205, "z", 3), (0.0205, "z", 4), (0.050, "z", 5)])
+    got = _frame([(0.010, "z", 1), (0.020, "z", 2), (0.030, "z", 3), (0.040, "z", 4), (0.060, "z", 5)])
+    t, _ = fd.occupancy_table(fd.occupancy(sent, got), (0.0, 1.0), 50)
+    z = t.set_index("flow").loc["z"]
+    assert z["answer_one"] == pytest.approx(1 / 5) and z["answer_none"] == pytest.approx(3 / 5)
+
+
+def test_occupancy_places_a_log_before_the_queue_by_its_delay():
+    # the twin's capture at src is hop_s before the queue: a packet logged 1 ms before another's
+    # departure reaches the queue after it
+    sent = _frame([(0.0, "x", 1), (0.0095, "x", 2)])
+    got = _frame([(0.010, "x", 1), (0.020, "x", 2)])
+    assert list(fd.occupancy(sent, got)["q"]) == [0, 1]
+    assert list(fd.occupancy(sent, got, hop_s=0.001)["q"]) == [0, 0]

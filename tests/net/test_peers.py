@@ -113,6 +113,49 @@ def test_readings_place_tenth_second_bins_on_the_clock_of_the_moment_both_run(tm
     assert r["loss"] == 0
 
 
+def _packets(path: Path, rows: list[tuple]) -> None:
+    pd.DataFrame([(t, k, key, b, 0, b - 28) for t, k, key, b in rows],
+                 columns=["time_ns", "kind", "key", "bytes", "pid", "payload"]).to_csv(path, index=False)
+
+
+def test_readings_count_each_packet_in_the_second_of_its_kernel_timestamp(tmp_path):
+    # A sender that starts slowly, as NORM does: 2 s before the moment both run (t0) it sends a
+    # 56-byte command 10 ms after its start and a 1068-byte packet 30 ms after, then one of each
+    # about a second later; from t0 on, 1068 bytes every 0.1 s. The TCP flow on port 5201 sends
+    # 1500 bytes every 0.1 s from 1 ms after t0. The counters' 0.1 s bins of the same packets
+    # start 20 ms before the lead's first second, so the bin of the first two packets starts in
+    # second -3 and that of the second command in -2: the bins give the lead's first second 56
+    # bytes, as a real run's did; the packet logs put each packet in the second it arrived in.
+    t0 = 1_795_883_639.25
+    ns = lambda t: int(round((t0 + t) * 1e9))
+    g = "239.255.93.1"
+    mc = [(-1.99, 56), (-1.97, 1068), (-0.93, 56), (-0.90, 1068)] + [(k / 10 + 0.02, 1068) for k in range(60)]
+    rx = [(ns(t), "mc", g, b) for t, b in mc] + [(ns(k / 10 + 0.001), "tcp", "5201", 1500) for k in range(60)]
+    tx = [(ns(t - 0.0005), "mc", g, b) for t, b in mc] + [(ns(k / 10), "tcp", "5201", 1500) for k in range(60)]
+    _packets(tmp_path / "packets_rcv1.csv", rx)
+    _packets(tmp_path / "packets_src.csv", tx)
+    origin = 2.02  # the bins' origin 2.02 s before t0: bin 0.0 holds -2.02..-1.92
+    bins: dict = {}
+    for t, kind, key, b in [(t, "mc", g, b) for t, b in mc] + [(k / 10 + 0.001, "tcp", "5201", 1500) for k in range(60)]:
+        c = bins.setdefault((round(int((t + origin) / 0.1) * 0.1, 6), kind, key), [0, 0])
+        c[0] += 1
+        c[1] += b
+    _counts(tmp_path / "count_rcv1.csv", [(k, kind, key, n, b) for (k, kind, key), (n, b) in sorted(bins.items())])
+    _counts(tmp_path / "count_src.csv", [(k, kind, key, n, b) for (k, kind, key), (n, b) in sorted(bins.items())
+                                         if kind == "mc"])
+    readings(tmp_path, 6.0, ("cubic",), origins=(origin, origin), lead=2.0)
+    by_bins = pd.read_csv(tmp_path / "series.csv").set_index("second")
+    assert by_bins.loc[-2, "scheme_bps"] == 56 * 8  # the bins' reading: the first packets fell before it
+    r = readings(tmp_path, 6.0, ("cubic",), origins=(origin, origin), lead=2.0, t0_real=t0)
+    s = pd.read_csv(tmp_path / "series.csv").set_index("second")
+    assert list(s.index) == [-2, -1, 0, 1, 2, 3, 4, 5]
+    assert s.loc[-2, "scheme_bps"] == (56 + 1068) * 8 and s.loc[-1, "scheme_bps"] == (56 + 1068) * 8
+    assert (s.loc[-2:-1, "tcp0_cubic_bps"] == 0).all()
+    assert (s.loc[0:, "scheme_bps"] == 10 * 1068 * 8).all() and (s.loc[0:, "tcp0_cubic_bps"] == 10 * 1500 * 8).all()
+    # src's log: the same packets half a millisecond earlier, every one got
+    assert r["loss"] == 0 and r["mc_packets_got"] == 50  # seconds 0..4 (the lead's before 0), 10 each
+
+
 # ---- claims over seeds, on tables written by hand
 
 def _fake_testbed(monkeypatch, module):
@@ -342,9 +385,10 @@ def test_uftp_transfer_then_quick_net_peers_with_two_schemes(tmp_path):
         total = s["scheme_bps"] + s["tcp0_cubic_bps"]
         # IP bytes per second through a tbf at LINK_BPS (its bucket lets a second overshoot a little)
         assert total.iloc[1:].max() <= peers.LINK_BPS * 1.15, (name, order, total.max())
-        # the lead's first second carries only the side that started first; in its second the
-        # later side has at most one counter bin (0.1 s) at the link's rate: the bin that holds
-        # the moment both run is counted in the second it starts in
+        # the lead's first second carries only the side that started first (each packet in the
+        # second of its kernel timestamp; second -2 begins at the first side's start); in its
+        # second the later side, whose start is read before its spawn, has at most a tenth of a
+        # second at the link's rate
         early, late = ("scheme_bps", "tcp0_cubic_bps") if order == "scheme-first" else ("tcp0_cubic_bps", "scheme_bps")
         assert s.loc[-2, early] > 0 and s.loc[-2, late] == 0, (name, order, s.head())
         assert s.loc[-1, late] <= peers.LINK_BPS * peers.COUNT_BIN_S * 1.15, (name, order, s.head())
@@ -432,8 +476,8 @@ def test_refresh_twins_replaces_the_twin_columns_and_keeps_the_testbed_readings(
     asked = []
 
     def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S, records_dir=None,
-                  capture=False, tbf_burst=None):
-        assert tbf_burst is None  # the default twin serialises
+                  capture=False, tbf_burst="not given"):
+        assert tbf_burst == peers.TESTBED_TBF_BURST_BYTES  # the default twin: the testbed's bucket
         asked.append((scheme, seed, duration, tcp, order))
         # the twin's own records go beside the testbed run's
         assert records_dir == tmp_path / order / scheme / "twin" and not capture
@@ -492,7 +536,8 @@ def test_tfmcc_uftp_refresh_twins_replaces_the_twin_rows_in_their_place(tmp_path
     asked = []
 
     def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S, records_dir=None,
-                  capture=False):
+                  capture=False, tbf_burst="not given"):
+        assert tbf_burst == peers.TESTBED_TBF_BURST_BYTES  # the default twin: the testbed's bucket
         asked.append((scheme, seed, duration, tcp, order, lead))
         return {"scheme_mean_bps": 40e3, "share": 0.05, "loss": 0.1, "tcp_mean_bps": 800e3,
                 "tcp_means_bps": {tcp[0]: 800e3}, "shares": {tcp[0]: 0.05}, "window_shares": [0.02, 0.08]}
@@ -545,15 +590,53 @@ def test_twin_reports_each_tcp_flows_rate_beside_the_mean():
     assert 0.8 * peers.LINK_BPS < total <= 1.01 * peers.LINK_BPS
 
 
-def test_a_tbf_twin_puts_the_testbeds_bucket_on_the_last_hops_only():
-    # the testbed shapes r1's ports toward rcv1 and rcv2 with `tbf ... burst 1600`; src - r1 is
-    # a plain veth. Without tbf_burst the twin's links serialise (no bucket key at all).
-    assert peers.TESTBED_TBF_BURST_BYTES == 1600
-    d = peers.twin_scenario("tfmcc", 30.0, peers.TCP_ALGOS, tbf_burst=peers.TESTBED_TBF_BURST_BYTES)
-    assert {l["name"]: l.get("tbf_burst") for l in d["links"]} == {"up": None, "b1": 1600, "b2": 1600}
-    plain = peers.twin_scenario("tfmcc", 30.0, peers.TCP_ALGOS)
+def test_the_twin_puts_the_testbeds_bucket_on_its_last_hops_and_the_testbed_shapes_with_it(monkeypatch):
+    # the testbed shapes r1's ports toward rcv1 and rcv2 with `tc ... tbf rate 1000000bit burst B`
+    # over its pfifo, B declared once (castlab.testbed.topology.TBF_BURST_BYTES); src - r1 is a
+    # plain veth. The default twin, of every castlab scheme in either order, puts the bucket of
+    # that same size on its two last hops and none on the first; tbf_burst None serialises (the
+    # ablation: no bucket key at all).
+    from castlab.scenario import Scenario
+    from castlab.testbed import Testbed
+    from castlab.testbed.topology import TBF_BURST_BYTES
+
+    tb = Testbed(peers.topology(), "tbfchk")  # built, not brought up: its commands are recorded
+    ran = []
+    monkeypatch.setattr(tb, "run", lambda node, argv, **kw: ran.append((node, list(argv))))
+    lan = peers.topology().lans[0]
+    tb._shape(lan.router, "n0p0", lan.rate_bps, lan.queue_pkts, lan.delay_s)
+    tbf = [a for _, a in ran if "tbf" in a]
+    assert len(tbf) == 1 and tbf[0][tbf[0].index("rate") + 1] == "1000000bit"
+    shaped = int(tbf[0][tbf[0].index("burst") + 1])
+    assert shaped == TBF_BURST_BYTES == peers.TESTBED_TBF_BURST_BYTES
+    assert any("pfifo" in a and a[-1] == str(peers.QUEUE_PKTS) for _, a in ran)
+    twins = [n for n, sc in peers.SCHEMES.items() if sc.twin is not None]
+    for name in twins:
+        for order in peers.ORDERS:
+            d = peers.twin_scenario(name, 30.0, peers.TCP_ALGOS, order)
+            assert {l["name"]: l.get("tbf_burst") for l in d["links"]} == {"up": None, "b1": shaped, "b2": shaped}
+            # every packet of the scheme and TCP's 1500 bytes fit the bucket with the Ethernet header
+            Scenario.from_dict(d)
+    plain = peers.twin_scenario("tfmcc", 30.0, peers.TCP_ALGOS, tbf_burst=None)
     assert not any("tbf_burst" in l for l in plain["links"])
-    # TFMCC's 1000-byte packets and TCP's 1500 fit a 1600-byte bucket with the Ethernet header
+
+
+def test_a_quickack_twin_acks_its_flows_segments_one_by_one_after_gaps():
+    # Linux's quick-ACK mode on reno's sink only: the flow's config carries it, the others' not
+    d = peers.twin_scenario("rlc", 20.0, ("reno", "cubic"), quickack_gap_s={"reno": 0.2})
+    cfg = {f["name"]: f.get("config", {}) for f in d["tcp"]}
+    assert cfg["tcp0"]["quickack"] is True and cfg["tcp0"]["quickack_gap"] == 0.2
+    assert "quickack" not in cfg["tcp1"]
+    # a gap of 1 ms: nearly every in-order segment of the 1 Mb/s bottleneck (one per 12 ms at
+    # most) follows the previous by more, so the sink ACKs about each one; with delayed ACKs
+    # alone about every second one (out-of-order segments aside)
     from castlab.scenario import Scenario
 
-    Scenario.from_dict(d)
+    per_seg = {}
+    for q in (None, {"reno": 0.001}):
+        s = Scenario.from_dict(peers.twin_scenario("rlc", 20.0, ("reno",), "tcp-first", lead=2.0, quickack_gap_s=q))
+        sim = s.build(1)
+        sim.run(22.0)
+        st = sim.tcp_stats(sim.scenario_handles.tcp["tcp0"])
+        per_seg[q is not None] = st["sink_acks_sent"] / st["sink_segments"]
+    assert per_seg[False] < 0.8 and per_seg[True] > 0.95

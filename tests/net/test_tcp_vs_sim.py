@@ -88,6 +88,109 @@ def test_twin_is_a_function_of_its_seed():
         assert np.array_equal(fa["trace"]["rx_bytes"], fb["trace"]["rx_bytes"])
 
 
+def test_the_twins_bottleneck_is_the_testbeds_tbf_and_pfifo(monkeypatch):
+    # The testbed shapes r1's port towards rcv1 with `tc ... tbf rate R burst B` over a pfifo of
+    # limit L, B declared once (castlab.testbed.topology.TBF_BURST_BYTES). The default twin's
+    # bottleneck (r1 - rcv1) is a bucket of that same B at that same R, charging the 14 bytes of
+    # Ethernet header the tbf counts beyond the IP length, over a queue of L (the pfifo's limit
+    # counts the head packet waiting for tokens, as the twin's queue does); src - r1 is a plain
+    # veth in both. tbf_burst None: the serialising ablation, no bucket key at all.
+    from castlab.scenario import Scenario
+    from castlab.testbed import Testbed
+
+    tb = Testbed(net.topology(), "tcpchk")  # built, not brought up: its commands are recorded
+    ran = []
+    monkeypatch.setattr(tb, "run", lambda node, argv, **kw: ran.append((node, list(argv))))
+    shaped = [ln for ln in net.topology().links if ln.rate_bps is not None]
+    assert [(ln.a, ln.b) for ln in shaped] == [("r1", "rcv1")]
+    ln = shaped[0]
+    tb._shape(ln.a, "r1-rcv1", ln.rate_bps, ln.queue_pkts, ln.delay_s)
+    tbf = [a for node, a in ran if "tbf" in a and node == "r1"]
+    assert len(tbf) == 1
+    burst = int(tbf[0][tbf[0].index("burst") + 1])
+    rate = tbf[0][tbf[0].index("rate") + 1]
+    pfifo = [a for _, a in ran if "pfifo" in a]
+    assert len(pfifo) == 1
+    limit = int(pfifo[0][pfifo[0].index("limit") + 1])
+    d = net.twin_scenario(("reno", "bbr"), 6.0, 60e-6)
+    links = {l["name"]: l for l in d["links"]}
+    neck = links["bottleneck"]
+    assert (neck["a"], neck["b"]) == ("r1", "rcv1")
+    assert neck["tbf_burst"] == burst and f"{int(neck['rate'])}bit" == rate and neck["queue_limit"] == limit
+    assert neck["tbf_overhead"] == net.FRAME_BYTES - net.IP_BYTES == 14
+    assert "tbf_burst" not in links["up"]
+    Scenario.from_dict(d)  # a full segment's frame fits the bucket
+    plain = {l["name"]: l for l in net.twin_scenario(("reno",), 6.0, 60e-6, tbf_burst=None)["links"]}
+    assert not any("tbf_burst" in l for l in plain.values())
+    assert plain["bottleneck"]["queue_limit"] == limit - 1 and plain["bottleneck"]["rate"] < neck["rate"]
+    with pytest.raises(ValueError, match="tbf_burst"):
+        net.twin_scenario(("reno",), 6.0, 60e-6, tbf_burst=1500)
+
+
+def test_the_bucket_twin_passes_a_packet_on_an_idle_path_at_once():
+    # The first segment meets an empty queue and a full bucket: in the default twin it reaches
+    # rcv1 after the two links' delays (60 us / 4 each) and the veth's 1.2 us of serialisation,
+    # with no time at the tbf; the serialising twin adds the frame's 1514 bytes at 10 Mb/s
+    # (1.2112 ms). Under a standing queue the tbf releases a frame every 1.2112 ms, as the
+    # serialising link does: reno alone delivers the same bytes in both twins.
+    d = 60e-6 / 4
+    b = net.sim_case(("reno",), 3.0, 1, 60e-6)["flows"][0]
+    s = net.sim_case(("reno",), 3.0, 1, 60e-6, tbf_burst=None)["flows"][0]
+    first_b, first_s = b["trace"]["rx_time_ns"][0] / 1e9, s["trace"]["rx_time_ns"][0] / 1e9
+    assert first_b == pytest.approx(2 * d + 1500 * 8 / net.VETH_BPS, abs=1e-7)
+    assert first_s - first_b == pytest.approx(1514 * 8 / net.LINK_BPS, abs=1e-7)
+    assert net.mean_after(b["trace"], 1.0, 3.0, False) == pytest.approx(net.mean_after(s["trace"], 1.0, 3.0, False),
+                                                                         rel=0.002)
+
+
+def test_refresh_twins_replaces_the_twin_and_keeps_the_kernels_readings(tmp_path):
+    # A recorded quick run of two cases, its kernel readings written by hand and its twin
+    # columns stale (a throughput of 1 b/s). The refresh recomputes each row's twin from its
+    # case, seed and ping round trip, keeps every kernel column, and decides the ratios on the
+    # new twin: kernel over twin alone; for a pair each side's first-over-second ratio, kernel's
+    # over twin's. series.csv keeps its kernel columns and samples.csv its kernel rows.
+    base = 50e-6
+    rows = [{"case": "reno", "seed": 1, "base_rtt_s": base, "kernel_drops": 90, "kernel_errors": "",
+             "f0_reno_kernel_bps": 9.5e6, "f0_reno_sim_bps": 1.0, "kernel_median_srtt_ms": 29.0,
+             "sim_median_srtt_ms": 1.0, "tput_ratio": 1.0, "duration_s": net.QUICK_DURATION_S},
+            {"case": "reno+bbr", "seed": 2, "base_rtt_s": base, "kernel_drops": 400, "kernel_errors": "",
+             "f0_reno_kernel_bps": 3e6, "f1_bbr_kernel_bps": 6e6, "f0_reno_sim_bps": 1.0, "f1_bbr_sim_bps": 1.0,
+             "kernel_median_srtt_ms": 33.0, "sim_median_srtt_ms": 1.0, "pair_ratio": 1.0,
+             "duration_s": net.QUICK_DURATION_S}]
+    pd.DataFrame(rows).to_csv(tmp_path / "cases.csv", index=False)
+    n = int(net.QUICK_DURATION_S / net.BIN_S)
+    run = tmp_path / "reno+bbr" / "seed-2"
+    run.mkdir(parents=True)
+    pd.DataFrame({"time_s": np.arange(n) * net.BIN_S, "f0_reno_kernel_bps": 3e6, "f0_reno_sim_bps": 1.0}).to_csv(
+        run / "series.csv", index=False)
+    pd.DataFrame({"t": [0.1, 0.1], "cwnd": [10.0, 99.0], "flow": [0, 0], "algo": ["reno", "reno"],
+                  "side": ["kernel", "sim"]}).to_csv(run / "samples.csv", index=False)
+
+    df = net.refresh_twins(tmp_path).set_index("case")
+    assert (df["twin_tbf_burst_bytes"] == net.TWIN_TBF_BURST_BYTES).all()
+    assert list(df["kernel_drops"]) == [90, 400] and df.loc["reno", "f0_reno_kernel_bps"] == 9.5e6
+    warm = net.QUICK_WARM_S
+    alone = net.sim_case(("reno",), net.QUICK_DURATION_S, 1, base)["flows"][0]["trace"]
+    s0 = net.mean_after(alone, warm, net.QUICK_DURATION_S, False)
+    assert df.loc["reno", "f0_reno_sim_bps"] == pytest.approx(s0) and s0 > 9e6
+    assert df.loc["reno", "tput_ratio"] == pytest.approx(9.5e6 / s0)
+    assert df.loc["reno", "rtt_ratio"] == pytest.approx(29.0 / df.loc["reno", "sim_median_srtt_ms"])
+    pair = net.sim_case(("reno", "bbr"), net.QUICK_DURATION_S, 2, base)["flows"]
+    r, b = (net.mean_after(f["trace"], warm, net.QUICK_DURATION_S, False) for f in pair)
+    assert (df.loc["reno+bbr", "f0_reno_sim_bps"], df.loc["reno+bbr", "f1_bbr_sim_bps"]) == (pytest.approx(r),
+                                                                                           pytest.approx(b))
+    assert df.loc["reno+bbr", "pair_ratio"] == pytest.approx((3e6 / 6e6) / (r / b))
+    ser = pd.read_csv(run / "series.csv")
+    assert (ser["f0_reno_kernel_bps"] == 3e6).all() and ser["f0_reno_sim_bps"].sum() > 1e6
+    assert "f1_bbr_simphase_bps" in ser
+    smp = pd.read_csv(run / "samples.csv")
+    assert list(smp[smp["side"] == "kernel"]["cwnd"]) == [10.0] and 99.0 not in set(smp["cwnd"])
+    assert (smp["side"] == "sim").sum() == 2 * round(net.QUICK_DURATION_S / net.SS_PERIOD_S)  # two flows
+    # the ablation on the same record: the serialising twin, marked as such
+    again = net.refresh_twins(tmp_path, tbf_burst=None).set_index("case")
+    assert (again["twin_tbf_burst_bytes"] == 0).all() and again.loc["reno", "f0_reno_kernel_bps"] == 9.5e6
+
+
 REASON = net.missing()
 
 

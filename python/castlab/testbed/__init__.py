@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from castlab import stopping
-from castlab.testbed.topology import NET_PREFIX, Lan, Link, Topology, register, topologies
+from castlab.testbed.topology import NET_PREFIX, TBF_BURST_BYTES, Lan, Link, Topology, register, topologies
 
 __all__ = ["Testbed", "Topology", "Link", "Lan", "register", "topologies", "available", "down_by_name",
            "list_testbeds", "netem_available", "netns_pids", "reap_stale", "removed_elsewhere"]
@@ -754,11 +754,16 @@ class Testbed:
                 return self._ifaces[(node, peer)]
         raise RuntimeError(f"no interface of {node} on {members}")
 
+    @staticmethod
+    def tbf_argv(dev: str, rate_bps: float) -> list[str]:
+        """The `tc` command that puts the bottleneck's token bucket on `dev` (its queue, the pfifo
+        or netem, is attached below it): TBF_BURST_BYTES of burst."""
+        return ["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "tbf", "rate", f"{int(rate_bps)}bit",
+                "burst", str(TBF_BURST_BYTES), "latency", "10s"]
+
     def _shape(self, node: str, dev: str, rate_bps: float, queue_pkts: int, delay_s: float) -> None:
-        rate = f"{int(rate_bps)}bit"
         # tbf: one 1500-byte packet of burst at most (a fluid bottleneck); the queue is the pfifo
-        self.run(node, ["tc", "qdisc", "add", "dev", dev, "root", "handle", "1:", "tbf", "rate", rate,
-                        "burst", "1600", "latency", "10s"])
+        self.run(node, self.tbf_argv(dev, rate_bps))
         if delay_s > 0 and self.netem:
             self.run(node, ["tc", "qdisc", "add", "dev", dev, "parent", "1:1", "handle", "10:", "netem",
                             "delay", f"{delay_s * 1e3:.3f}ms", "limit", str(queue_pkts)])

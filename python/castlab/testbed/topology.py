@@ -17,6 +17,11 @@ from typing import Callable, Optional
 #: Every testbed address lies in 10.77.0.0/16, inside the namespaces the testbed creates (no
 #: interface of it is in the host's own namespace, so nothing routes there from outside).
 NET_PREFIX = "10.77"
+#: The kernel bottleneck's token bucket, bytes (`tc ... tbf rate R burst TBF_BURST_BYTES`): room
+#: for one full-size frame (1500 bytes and the 14-byte Ethernet header tbf charges) and no more, so
+#: the bottleneck passes no train of packets; a packet that finds the bucket full leaves at once.
+#: Simulated twins of a testbed take the same bucket on their bottleneck links (`tbf_burst`).
+TBF_BURST_BYTES = 1600
 
 
 @dataclass(frozen=True)

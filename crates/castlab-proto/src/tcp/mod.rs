@@ -97,6 +97,22 @@ pub struct TcpConfig {
     pub delayed_ack: bool,
     /// Delayed-ACK timer. Default 200 ms (RFC 1122 §4.2.3.2 allows up to 500 ms).
     pub delayed_ack_timeout: Duration,
+    /// Linux's quick-ACK mode at the sink (`tcp_incr_quickack`, `tcp_enter_quickack_mode` in
+    /// `tcp_input.c`): the first data segment, an in-order data segment arriving more than
+    /// `quickack_gap` after the previous in-order one (`tcp_event_data_recv`: "too long gap"),
+    /// and a duplicate segment each make the next `quickacks` ACKs immediate, as if delayed
+    /// ACKs were off. False (default): RFC 5681 has no such mode, and [`TcpConfig::linux`]
+    /// leaves it off too: our choice, an opt-in (the net-peers twin's `quickack_gap_s`,
+    /// docs/real-network.md).
+    pub quickack: bool,
+    /// The ACKs quick-ACK mode makes immediate: Linux's `TCP_MAX_QUICKACKS`, 16 (fewer only
+    /// with a receive window under 32 segments, `tcp_incr_quickack`).
+    pub quickacks: u32,
+    /// The gap that starts quick-ACK mode. Linux compares with the receiver's own RTO
+    /// (`icsk_rto`), which for a receiver that sends no data comes from its handshake's RTT:
+    /// 200 ms (`TCP_RTO_MIN`) and a little more on an empty path, seconds behind a full queue.
+    /// Default 200 ms.
+    pub quickack_gap: Duration,
     /// Selective acknowledgements (RFC 2018) at both ends: the sink reports SACK blocks and the
     /// sender recovers by RFC 6675's scoreboard. Default false (ns-2's default agents and
     /// RFC 5681 have none). Set by choosing the "sack" variant (`CcAlgorithm::Sack`), not on its
@@ -133,6 +149,9 @@ impl Default for TcpConfig {
             timestamps: true,
             delayed_ack: false,
             delayed_ack_timeout: Duration::from_millis(200),
+            quickack: false,
+            quickacks: 16,
+            quickack_gap: Duration::from_millis(200),
             sack: false,
             transfer: Transfer::Bulk,
             start: Instant::ZERO,
@@ -191,6 +210,8 @@ impl TcpConfig {
         nonzero("clock_granularity", self.clock_granularity)?;
         int_in("dupack_threshold", self.dupack_threshold.into(), 1, 1000)?;
         nonzero("delayed_ack_timeout", self.delayed_ack_timeout)?;
+        int_in("quickacks", self.quickacks.into(), 1, 1000)?;
+        nonzero("quickack_gap", self.quickack_gap)?;
         if self.stop < self.start {
             return Err(ConfigError::new("stop", self.stop.as_secs_f64(), "must not be before start"));
         }
@@ -217,6 +238,9 @@ castlab_core::config_fields!(TcpConfig {
     timestamps,
     delayed_ack,
     delayed_ack_timeout,
+    quickack,
+    quickacks,
+    quickack_gap,
     trace,
 });
 
@@ -756,6 +780,53 @@ mod tests {
         assert_eq!(s.agent.poll_timeout(), None);
         assert_eq!((s.agent.stats.duplicates, s.agent.stats.out_of_order, s.agent.stats.acks_sent), (1, 1, 5));
         assert_eq!(s.agent.trace.rx_bytes, vec![1000, 2000, 3000, 5000]);
+    }
+
+    #[test]
+    fn sink_quick_ack_mode_acks_the_first_segments_and_those_after_a_long_gap_at_once() {
+        // Linux's receiver: 2 quick ACKs after the first segment or a gap over 100 ms between
+        // in-order segments, delayed ACKs otherwise
+        let cfg = TcpConfig {
+            delayed_ack: true,
+            quickack: true,
+            quickacks: 2,
+            quickack_gap: Duration::from_millis(100),
+            ..Default::default()
+        };
+        let mut s = Driver::start_with(TcpSink::new(cfg), Instant::ZERO, info(RCV));
+        let k = &mut 0;
+        let mut at = |s: &mut Driver<TcpSink>, t: u64, sq: u64| {
+            s.packet(ms(t), &seg(sq, t));
+            acks(s, k).into_iter().map(|a| a.0).collect::<Vec<_>>()
+        };
+        // the first two segments: one ACK each; then every second segment
+        assert_eq!(at(&mut s, 0, 0), vec![1000]);
+        assert_eq!(at(&mut s, 10, 1000), vec![2000]);
+        assert_eq!(at(&mut s, 20, 2000), vec![]);
+        assert_eq!(at(&mut s, 30, 3000), vec![4000]);
+        // 100 ms after the last segment is no gap yet; a delayed ACK is due at 240 ms
+        assert_eq!(at(&mut s, 130, 4000), vec![]);
+        // 101 ms after it: quick again, for two ACKs (the first covers the segment held back)
+        assert_eq!(at(&mut s, 231, 5000), vec![6000]);
+        assert_eq!(at(&mut s, 241, 6000), vec![7000]);
+        assert_eq!(at(&mut s, 251, 7000), vec![]);
+        assert_eq!(at(&mut s, 261, 8000), vec![9000]);
+        // out-of-order segments neither start it nor are its clock: the hole-filling segment
+        // after a long wait does (Linux times the gap from the last in-order segment)
+        assert_eq!(at(&mut s, 300, 10000), vec![9000]);
+        assert_eq!(at(&mut s, 400, 9000), vec![11000]);
+        assert_eq!(at(&mut s, 410, 11000), vec![12000], "quick: the hole filled 139 ms after 8000");
+        assert_eq!(at(&mut s, 420, 12000), vec![]);
+        // a duplicate segment: quick again, its own ACK the first of the two
+        assert_eq!(at(&mut s, 430, 0), vec![13000]);
+        assert_eq!(at(&mut s, 440, 13000), vec![14000]);
+        assert_eq!(at(&mut s, 450, 14000), vec![]);
+        assert_eq!(at(&mut s, 460, 15000), vec![16000]);
+        // off (the default): the first segment waits for the timer
+        let off = TcpConfig { delayed_ack: true, ..Default::default() };
+        let mut s = Driver::start_with(TcpSink::new(off), Instant::ZERO, info(RCV));
+        s.packet(ms(0), &seg(0, 1));
+        assert!(s.sent.is_empty());
     }
 
     #[test]

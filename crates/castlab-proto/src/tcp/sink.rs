@@ -50,6 +50,10 @@ pub struct TcpSink {
     ooo: Vec<(u64, u64)>,
     /// In-order segments received since the last ACK (delayed ACKs).
     unacked: u32,
+    /// Immediate ACKs left in Linux's quick-ACK mode (`TcpConfig::quickack`).
+    quick: u32,
+    /// When the last in-order data segment arrived (`quickack_gap`), None before the first.
+    last_in_order: Option<Instant>,
     /// The SACK blocks of the last ACK, most recent first (RFC 2018 §4 repeats them).
     sack_recent: [(u64, u64); 3],
     /// The out-of-order segment that triggers the ACK being built (RFC 2018 §4: its block
@@ -75,6 +79,8 @@ impl TcpSink {
             sack_recent: [(0, 0); 3],
             sack_trigger: None,
             unacked: 0,
+            quick: 0,
+            last_in_order: None,
             ts_recent: 0,
             peer: None,
             fin_at: None,
@@ -137,6 +143,8 @@ impl TcpSink {
             sack,
         });
         self.unacked = 0;
+        // tcp_dec_quickack_mode: every ACK sent uses one of quick-ACK mode's
+        self.quick = self.quick.saturating_sub(1);
         self.timers.stop(SinkTimer::DelAck);
         self.stats.acks_sent += 1;
         self.out.push_back(p);
@@ -164,8 +172,12 @@ impl TcpSink {
         self.stats.segments += 1;
         let (s, e) = (p.seq, p.seq + h.payload as u64);
         if e <= self.rcv_nxt {
-            // A duplicate segment: ACK at once (RFC 793 / RFC 5681 §4.2).
+            // A duplicate segment: ACK at once (RFC 793 / RFC 5681 §4.2); Linux also enters
+            // quick-ACK mode (tcp_data_queue: tcp_enter_quickack_mode).
             self.stats.duplicates += 1;
+            if self.cfg.quickack {
+                self.quick = self.quick.max(self.cfg.quickacks);
+            }
             self.ts_recent = h.ts_val;
             self.send_ack();
             return;
@@ -201,11 +213,17 @@ impl TcpSink {
             self.trace.rx_bytes.push(self.rcv_nxt);
         }
         self.unacked += 1;
+        // tcp_event_data_recv: the first data segment, or one after a gap longer than the
+        // receiver's RTO, starts quick-ACK mode
+        if self.cfg.quickack && self.last_in_order.map_or(true, |t| now - t > self.cfg.quickack_gap) {
+            self.quick = self.quick.max(self.cfg.quickacks);
+        }
+        self.last_in_order = Some(now);
         if filled_hole {
             // RFC 5681 §4.2: a segment that fills (part of) a gap is ACKed immediately.
             self.ts_recent = h.ts_val;
             self.send_ack();
-        } else if !self.cfg.delayed_ack || self.unacked >= 2 || self.fin_at.is_some() {
+        } else if !self.cfg.delayed_ack || self.unacked >= 2 || self.quick > 0 || self.fin_at.is_some() {
             // RFC 5681 §4.2 / RFC 1122 §4.2.3.2: an ACK at least every second segment.
             self.send_ack();
         } else if !self.timers.is_armed(SinkTimer::DelAck) {

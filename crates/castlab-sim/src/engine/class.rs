@@ -318,6 +318,9 @@ impl Simulator {
                     if let Some(&next) = chans.get(i + AHEAD / 2) {
                         self.prefetch_receiver(next, pkt);
                     }
+                    if let Some(&next) = chans.get(i + AHEAD / 4) {
+                        self.prefetch_agent(next, pkt);
+                    }
                 }
                 self.arrive(ch, pkt);
             } else {

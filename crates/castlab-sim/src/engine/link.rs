@@ -10,14 +10,13 @@
 //! file's [`LinkEv`]s, batched here when a fan-out schedules them back to back
 //! (`schedule_link`); the run loop passes them to [`Simulator::link_event`].
 
-use castlab_core::{ChannelId, Duration, Instant, NodeId, Packet, Rng};
+use castlab_core::{AgentId, ChannelId, Duration, Instant, NodeId, Packet, Rng};
 
 use castlab_core::{Agent, Dest};
 
 use super::class::ClassId;
 use super::event::{Entry, Ev};
 use super::fanout::Touch;
-use super::multicast::Mc;
 use super::pool::Slot;
 use super::{prefetch, AgentSlot, Node, Simulator, AHEAD};
 use crate::queue::{Admit, Queue, QueueConfig};
@@ -486,9 +485,20 @@ impl Simulator {
         let n = to.index();
         let mut h = Hint { node: to.0, wire_front: self.queue.front_addr(ch), ..Hint::default() };
         if let Dest::Group(g) = dst {
-            if let Some(st) = self.groups.get(g.index()).and_then(|gr| gr.mc.get(n)) {
-                h.mc = addr(Some(st));
-                if let Some(a) = self.agents.get(st.member0.index()) {
+            if let Some(gr) = self.groups.get(g.index()) {
+                // a receiver's leaf is read in the dense `leaf` array, any other node in its
+                // group state (`Group::leaf`): hint the one the arrival reads
+                let member = match gr.leaf.get(n) {
+                    Some(&m) if m != super::multicast::NO_AGENT => {
+                        h.mc = addr(gr.leaf.get(n));
+                        Some(m)
+                    }
+                    _ => gr.mc.get(n).map(|st| {
+                        h.mc = addr(Some(st));
+                        st.member0
+                    }),
+                };
+                if let Some(a) = member.and_then(|m| self.agents.get(m.index())) {
                     h.slot = addr(Some(a));
                     h.agent = &*a.agent as *const dyn Agent as *const u8 as usize;
                     let lines = a.agent.packet_lines();
@@ -637,6 +647,9 @@ impl Simulator {
                     if let Some(&(c, q)) = list.get(i + AHEAD / 2) {
                         self.prefetch_receiver(c, q);
                     }
+                    if let Some(&(c, q)) = list.get(i + AHEAD / 4) {
+                        self.prefetch_agent(c, q);
+                    }
                 }
                 self.arrive(ch, pkt);
             } else {
@@ -663,25 +676,43 @@ impl Simulator {
         }
     }
 
-    /// The same for the far end of an arrival: the node, its group state, and the member's
-    /// slot and agent when it is a receiver's leaf (its channel was asked for earlier).
+    /// The same for the far end of an arrival: the node, and the member's slot when it is a
+    /// receiver's leaf (its channel was asked for earlier; the group's dense `leaf` array, read
+    /// here, stays in the caches). The agent itself is asked for later (`prefetch_agent`), once
+    /// the slot that points to it has come in: reading the slot here would wait for it.
     #[inline(always)]
     pub(super) fn prefetch_receiver(&self, ch: ChannelId, pkt: Slot) {
-        let Some(c) = self.channels.get(ch.index()) else { return };
-        let n = c.to.index();
+        let Some((n, m)) = self.leaf_of(ch, pkt) else { return };
         if let Some(nd) = self.nodes.get(n) {
             prefetch(nd as *const Node as *const u8);
         }
-        let Some(Dest::Group(g)) = self.pool.slots.get(pkt.index()).map(|p| p.dst) else { return };
-        let Some(st) = self.groups.get(g.index()).and_then(|gr| gr.mc.get(n)) else { return };
-        prefetch(st as *const Mc as *const u8);
-        if let Some(a) = self.agents.get(st.member0.index()) {
+        if let Some(a) = self.agents.get(m.index()) {
             prefetch(a as *const AgentSlot as *const u8);
+        }
+    }
+
+    /// The leaf member's agent at the far end of an arrival (its slot was asked for earlier).
+    #[inline(always)]
+    pub(super) fn prefetch_agent(&self, ch: ChannelId, pkt: Slot) {
+        let Some((_, m)) = self.leaf_of(ch, pkt) else { return };
+        if let Some(a) = self.agents.get(m.index()) {
             let at = &*a.agent as *const dyn Agent as *const u8;
             prefetch(at);
             prefetch(at.wrapping_add(64));
             prefetch(at.wrapping_add(128));
         }
+    }
+
+    /// The far node of channel `ch` and, for group packet `pkt`, the node's member when the node
+    /// is a receiver's leaf (`NO_AGENT` else, which indexes no agent).
+    #[inline(always)]
+    fn leaf_of(&self, ch: ChannelId, pkt: Slot) -> Option<(usize, AgentId)> {
+        let n = self.channels.get(ch.index())?.to.index();
+        let m = match self.pool.slots.get(pkt.index()).map(|p| p.dst) {
+            Some(Dest::Group(g)) => self.groups.get(g.index()).and_then(|gr| gr.leaf.get(n)).copied(),
+            _ => None,
+        };
+        Some((n, m.unwrap_or(super::multicast::NO_AGENT)))
     }
 }
 

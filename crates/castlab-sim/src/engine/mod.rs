@@ -80,7 +80,7 @@ use class::{ClassId, Classes};
 use event::{Entry, Ev, EventQueue};
 use fanout::Touch;
 use link::{Channel, LastLink, OPEN_LINKS};
-use multicast::{Group, Mc};
+use multicast::Group;
 use pool::{Pool, Slot};
 
 pub use link::{ChannelSeries, ChannelStats, LinkConfig, LinkTap, TokenBucket};
@@ -210,9 +210,11 @@ pub struct Simulator {
 /// How many members ahead of the one it runs a batch asks for the next members' state.
 pub(super) const AHEAD: usize = 8;
 /// Batches and fan-outs at least this long prefetch (`AHEAD`): below, every receiver's state
-/// stays in the caches and the hints only add instructions; above, it does not (about a
-/// kilobyte of state is touched per receiver and packet).
-const PREFETCH_FROM: usize = 1 << 15;
+/// stays in the caches and the hints only add instructions; above, it does not (a receiver's
+/// copy touches about ten lines of engine state and its agent's own). Measured on the star of
+/// docs/engine.md's "at scale" section: the hints cost about 10 % per event at 100 receivers,
+/// are even at 1,000 and save about a quarter at 10^4.
+const PREFETCH_FROM: usize = 1 << 12;
 /// From this many channels on, the run loop asks the caches for the state the next arrival
 /// will read while it handles the current event (`link`'s `Hint`): with thousands of
 /// receivers, each handling a packet in turn, a receiver's state has left the caches by its
@@ -366,8 +368,7 @@ impl Simulator {
             self.routes.add_channel(c.from, c.to, ChannelId(i as u32), c.cost);
         }
         for g in &mut self.groups {
-            g.mc = vec![Mc::default(); n];
-            g.mc[g.source.index()].on_tree = true;
+            g.size_for(n);
         }
         self.hinting = self.channels.len() >= self.hint_from;
         if self.hinting {

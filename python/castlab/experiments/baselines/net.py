@@ -8,7 +8,8 @@ multicast routing (igmpproxy): none of the six roles needs the user-space router
 and ACKs and TFMCC's reports are unicast to the source; RLM, RLC, FLID-DL and WEBRC receivers
 join and leave groups by IGMP). A packet counter at rcv1 gives the scheme's rate and each TCP
 flow's per second; the mean after the first 10 s is the reading. The twin is the same path in
-the simulator with each kernel flow as Linux runs it (``linux_twin_flow``). The schemes run with
+the simulator (``peers.twin``: no delay per link, tbf's bucket on the last hops, as the testbed's)
+with each kernel flow as Linux runs it (``linux_twin_flow``). The schemes run with
 their roles' defaults, their ``config_defaults`` as in the simulated rows (RLM: RLM §4's six
 layers of 32·2^m kb/s, 1 KB packets).
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import shutil
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pandas as pd
@@ -141,18 +143,18 @@ def run_net_baselines(out: Path, seed: int, quick: bool = False, only: list[str]
     return _result(out, df, seed, duration)
 
 
-def refresh_twins(out: Path) -> pd.DataFrame:
+def refresh_twins(out: Path, tbf_burst: Optional[int] = peers.TESTBED_TBF_BURST_BYTES) -> pd.DataFrame:
     """Recompute the simulated twins of a run's ``baselines-net.csv`` in `out` without the testbed
     (``peers.refresh_twins`` on its rows, at the run's seed and duration): every twin column and
-    the twin's rows of windows.csv replaced, the testbed's readings kept. Writes the table back
-    and returns it."""
+    the twin's rows of windows.csv replaced, the testbed's readings kept; `tbf_burst` the twins'
+    token bucket (None: the serialising twins, an ablation). Writes the table back and returns it."""
     table = out / "baselines-net.csv"
     df = pd.read_csv(table)
     seed, duration = int(df["seed"].iloc[0]), float(df["duration_s"].iloc[0])
     df.to_csv(out / "peers.csv", index=False)
     try:
         with schemes():
-            new = peers.refresh_twins(out, seed, duration, TCP)
+            new = peers.refresh_twins(out, seed, duration, TCP, tbf_burst=tbf_burst)
     finally:
         (out / "peers.csv").unlink(missing_ok=True)
     new.to_csv(table, index=False)
@@ -186,7 +188,8 @@ def _result(out: Path, df: pd.DataFrame, seed: int, duration: float) -> Result:
               "duration_s": duration, "warm_up_s": peers.warm_up(duration), "seed": seed,
               "tcp": "one kernel flow per algorithm at once, iperf3 -C " + "/".join(TCP),
               "order": f"{ORDER}: the kernel flows start {peers.LEAD_S:g} s after the scheme's first data",
-              "twin": "net-peers' twin in the same order: the same rates and queues, no delay per link (the "
-                      "testbed's), each kernel flow as Linux runs it",
+              "twin": "net-peers' twin in the same order: the same rates and queues, no delay per link and tbf's "
+                      f"bucket of {peers.TESTBED_TBF_BURST_BYTES} bytes on the last hops (the testbed's), each "
+                      "kernel flow as Linux runs it",
               "rows": df.to_dict("records")}
     return Result(params, claims, ["baselines-net.csv", *files])

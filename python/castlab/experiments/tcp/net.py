@@ -17,14 +17,19 @@ every 100 ms for each data connection's cwnd, smoothed RTT, pacing rate and deli
 ssthresh from the one before.
 
 The twin (``sim_case``) is the same path in the simulator: src - r1 at a veth-like 10 Gb/s,
-r1 - rcv1 the bottleneck, each link's one-way delay a quarter of the measured ping round trip,
-the bottleneck's DropTail holding ``QUEUE_PKTS - 1`` packets besides the one on the wire (the
-pfifo's limit counts the head packet waiting for the tbf's tokens), and its rate
-``LINK_BPS * 1500 / 1514`` (the tbf charges each frame's 14-byte Ethernet header, the simulator
-a packet's IP length, 1448 + 52 bytes). Kernel reno is the ``sack`` variant with Linux's
-settings (Linux's reno recovers by SACK), cubic and bbr are the variants of those names (which
-start from ``TcpConfig::linux()``). A pair's flows start 10 ms apart in the twin; the kernel's
-two iperf3 clients are started one after the other.
+r1 - rcv1 the bottleneck, each link's one-way delay a quarter of the measured ping round trip.
+The bottleneck is the testbed's tbf (a twin models its testbed): a token bucket of
+``TBF_BURST_BYTES`` (``castlab.testbed.topology``, the burst of the testbed's own tc line) filling
+at ``LINK_BPS`` and charging each packet's 14-byte Ethernet header besides its IP length (1448 +
+52 bytes), over a DropTail queue of ``QUEUE_PKTS`` that counts the head packet waiting for tokens
+(the pfifo's limit does): a packet that finds the bucket full leaves at once, with no
+serialisation time. With ``tbf_burst=None`` (an ablation) the bottleneck serialises every packet
+at ``LINK_BPS * 1500 / 1514`` with ``QUEUE_PKTS - 1`` packets queued besides the one on the wire.
+Kernel reno is the ``sack`` variant with Linux's settings (Linux's reno recovers by SACK), cubic
+and bbr are the variants of those names (which start from ``TcpConfig::linux()``). A pair's
+flows start 10 ms apart in the twin; the kernel's two iperf3 clients are started one after the
+other. ``refresh_twins`` recomputes the twins of a recorded run from its base RTTs and seeds,
+keeping the kernel's readings.
 
 The agreement bounds below were written before the experiment was first run (and
 docs/fidelity/tcp.md says so); a bound changed after a verdict was seen goes in
@@ -49,11 +54,18 @@ import pandas as pd
 
 from castlab.experiments.common import Result, at_most, claim_over_seeds, in_range
 from castlab.experiments.net_common import _skip, _unavailable, testbed_name
+from castlab.testbed.topology import TBF_BURST_BYTES
 
 LINK_BPS = 10e6  # the tbf's rate
 QUEUE_PKTS = 30  # the pfifo's limit: 36 ms of 1514-byte frames at LINK_BPS, the round trip's range
 FRAME_BYTES = 1514  # a full segment on the wire at the tbf: 1448 payload + 52 TCP/IP + 14 Ethernet
 IP_BYTES = 1500  # the same segment as the simulator counts it (mss + header_bytes)
+#: the twin's bottleneck is the testbed's tbf: a token bucket of the burst the testbed's tc line
+#: takes (the link key ``tbf_burst``)
+TWIN_TBF_BURST_BYTES = TBF_BURST_BYTES
+TBF_OVERHEAD_BYTES = FRAME_BYTES - IP_BYTES  # what the tbf charges beyond the IP length (``tbf_overhead``)
+#: the serialising twin's bottleneck rate (the ablation, ``tbf_burst=None``): the tbf's rate net
+#: of the Ethernet header
 TWIN_LINK_BPS = LINK_BPS * IP_BYTES / FRAME_BYTES
 VETH_BPS = 10e9  # the unshaped links (veth pairs) in the twin
 ALGOS = ("reno", "cubic", "bbr")
@@ -351,27 +363,45 @@ def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
 # ------------------------------------------------------------------ the twin
 
 
+def twin_scenario(algos: tuple[str, ...], duration: float, base_rtt_s: float,
+                  tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> dict:
+    """The twin's scenario (``Scenario.from_dict``'s form) of a kernel run of `algos`: src - r1 -
+    rcv1, each link's one-way delay base_rtt_s / 4, one TCP flow per algorithm as Linux runs it
+    (``linux_twin_flow``), PAIR_START_GAP_S apart. The bottleneck r1 - rcv1 is a token bucket of
+    `tbf_burst` bytes at LINK_BPS charging TBF_OVERHEAD_BYTES per packet over a queue of
+    QUEUE_PKTS (the testbed's tbf and pfifo; by default its burst), or with `tbf_burst` None a link
+    serialising at TWIN_LINK_BPS with QUEUE_PKTS - 1 queued besides the packet on the wire (the
+    ablation). The bucket is on both directions, where the testbed shapes only r1's port: the
+    reverse direction carries only ACKs, which it passes at once."""
+    if tbf_burst is not None and int(tbf_burst) < IP_BYTES + TBF_OVERHEAD_BYTES:
+        raise ValueError(f"tbf_burst: at least {IP_BYTES + TBF_OVERHEAD_BYTES} bytes, a full segment's frame "
+                         f"(got {tbf_burst})")
+    d = max(base_rtt_s, 0.0) / 4
+    if tbf_burst is None:
+        neck = {"rate": TWIN_LINK_BPS, "queue_limit": QUEUE_PKTS - 1}
+    else:
+        neck = {"rate": LINK_BPS, "queue_limit": QUEUE_PKTS, "tbf_burst": int(tbf_burst),
+                "tbf_overhead": TBF_OVERHEAD_BYTES}
+    tcp = [{"name": f"f{k}", "src": "src", "dst": "rcv1", "start": PAIR_START_GAP_S * k, **linux_twin_flow(a)}
+           for k, a in enumerate(algos)]
+    return {"name": f"net-tcp-vs-sim twin {case_name(algos)}", "duration": duration, "nodes": ["src", "r1", "rcv1"],
+            "links": [{"name": "up", "a": "src", "b": "r1", "rate": VETH_BPS, "delay": d, "queue_limit": 10_000},
+                      {"name": "bottleneck", "a": "r1", "b": "rcv1", "delay": d, **neck}],
+            "tcp": tcp}
+
+
 def sim_case(algos: tuple[str, ...], duration: float, seed: int, base_rtt_s: float,
-             phase_overhead_s: float = 0.0) -> dict:
-    """The twin of a kernel run: `algos` on the simulator's src - r1 - rcv1 (module docstring),
-    each link's one-way delay base_rtt_s / 4, phase randomisation (docs/fidelity/phase.md) at
-    `phase_overhead_s` (0: off, whatever the process's default). Returns per flow its trace and
-    stats, and the bottleneck's stats."""
+             phase_overhead_s: float = 0.0, tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> dict:
+    """The twin of a kernel run (``twin_scenario``; `tbf_burst` its bottleneck's bucket, by default
+    the testbed's, None the serialising ablation), seeded `seed`, with phase randomisation
+    (docs/fidelity/phase.md) at `phase_overhead_s` (0: off, whatever the process's default).
+    Returns per flow its trace and stats, and the bottleneck's drops."""
     import os
 
     from castlab.scenario import Scenario
     from castlab.simulator import PHASE_ENV
 
-    d = max(base_rtt_s, 0.0) / 4
-    tcp = []
-    for k, a in enumerate(algos):
-        tcp.append({"name": f"f{k}", "src": "src", "dst": "rcv1", "start": PAIR_START_GAP_S * k, **linux_twin_flow(a)})
-    s = Scenario.from_dict({
-        "name": f"net-tcp-vs-sim twin {case_name(algos)}", "duration": duration, "nodes": ["src", "r1", "rcv1"],
-        "links": [{"name": "up", "a": "src", "b": "r1", "rate": VETH_BPS, "delay": d, "queue_limit": 10_000},
-                  {"name": "bottleneck", "a": "r1", "b": "rcv1", "rate": TWIN_LINK_BPS, "delay": d,
-                   "queue_limit": QUEUE_PKTS - 1}],
-        "tcp": tcp})
+    s = Scenario.from_dict(twin_scenario(algos, duration, base_rtt_s, tbf_burst))
     saved = os.environ.get(PHASE_ENV)
     os.environ[PHASE_ENV] = repr(float(phase_overhead_s))
     try:
@@ -535,100 +565,168 @@ def dynamics(d: pd.DataFrame, warm: float) -> dict:
     return out
 
 
-def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float, seed: int) -> dict:
-    """The kernel run and its twin (seeded `seed`) of one case; writes ``series.csv`` (per BIN_S:
-    each flow's throughput and median smoothed RTT, kernel and twin side by side, and the
-    phase-randomised twin's throughput) and
-    ``samples.csv`` (every 100 ms: each flow's cwnd, smoothed RTT, pacing and delivery rate, both
-    sides). Returns the run's readings."""
+def _median_per_bin(d: pd.DataFrame, key: str, edges: np.ndarray) -> np.ndarray:
+    """The median of `key` over the samples of `d` in each bin of `edges` (NaN where none)."""
+    med = np.full(len(edges) - 1, np.nan)
+    if len(d) and key in d:
+        b = np.searchsorted(edges, d["t"].to_numpy(float), side="right") - 1
+        v_all = d[key].to_numpy(float)
+        for j in range(len(med)):
+            v = v_all[b == j]
+            v = v[np.isfinite(v)]
+            if len(v):
+                med[j] = float(np.median(v))
+    return med
+
+
+def twin_readings(algos: tuple[str, ...], duration: float, warm: float, seed: int, base_rtt_s: float,
+                  tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> dict:
+    """The twin's side of a run: the declared twin (``sim_case``, bucket `tbf_burst`) and beside it
+    the same twin with phase randomisation at one frame's time at the tbf (docs/fidelity/phase.md's
+    rule: a gap that closes there comes from the deterministic twin's phase effects, which flow's
+    packet meets the full pfifo, not from the algorithms). Returns ``row`` (cases.csv's twin
+    columns: ``sim_*``, ``phase_sim_*``, ``twin_tbf_burst_bytes``, 0 for the serialising twin),
+    ``series`` (series.csv's twin columns per BIN_S) and ``samples`` (samples.csv's twin rows)."""
+    s = sim_case(algos, duration, seed, base_rtt_s, tbf_burst=tbf_burst)
+    p = sim_case(algos, duration, seed, base_rtt_s, PHASE_S, tbf_burst=tbf_burst)
+    edges = np.arange(0.0, duration + 1e-9, BIN_S)
+    row = {"twin_tbf_burst_bytes": 0 if tbf_burst is None else int(tbf_burst), "sim_drops": s["drops"],
+           "sim_timeouts": int(sum(f["stats"]["timeouts"] for f in s["flows"]))}
+    series, samples, rtts = {}, [], []
+    for i, (sf, pf) in enumerate(zip(s["flows"], p["flows"])):
+        a = sf["algo"]
+        tag = f"f{i}_{a}"
+        sm = sim_samples(sf["trace"], duration, int(sf["stats"]["mss_bytes"]))
+        series[f"{tag}_sim_bps"] = sim_rate(sf["trace"], edges)
+        series[f"{tag}_simphase_bps"] = sim_rate(pf["trace"], edges)
+        series[f"{tag}_sim_srtt_ms"] = _median_per_bin(sm, "srtt_ms", edges)
+        keep = [c for c in ("t", "cwnd", "srtt_ms", "pacing_bps", "bbr_mrtt_ms", "bbr_pacing_gain") if c in sm]
+        samples.append(sm[keep].assign(flow=i, algo=a, side="sim"))
+        after = sm[sm["t"] >= warm]["srtt_ms"].dropna().to_numpy(float)
+        rtts.append(after)
+        se, sc = slow_start_exit(sm)
+        st = sf["stats"]
+        row.update({f"{tag}_sim_bps": mean_after(sf["trace"], warm, duration, False),
+                    f"{tag}_sim_median_srtt_ms": float(np.median(after)) if len(after) else float("nan"),
+                    f"{tag}_sim_median_cwnd": float(sm[sm["t"] >= warm]["cwnd"].median()),
+                    f"{tag}_sim_ss_exit_s": se, f"{tag}_sim_ss_exit_cwnd": sc,
+                    f"{tag}_sim_retrans_segs": float(st["retransmissions"]), f"{tag}_sim_timeouts": float(st["timeouts"]),
+                    **{f"{tag}_sim_{k}": v for k, v in dynamics(sm, warm).items()}})
+    all_s = np.concatenate(rtts) if rtts else np.array([])
+    row["sim_median_srtt_ms"] = float(np.median(all_s)) if len(all_s) else float("nan")
+    rp = [sim_samples(f["trace"], duration, int(f["stats"]["mss_bytes"])) for f in p["flows"]]
+    rp = np.concatenate([d[d["t"] >= warm]["srtt_ms"].dropna().to_numpy(float) for d in rp])
+    row["phase_sim_median_srtt_ms"] = float(np.median(rp)) if len(rp) else float("nan")
+    for i, f in enumerate(p["flows"]):
+        row[f"f{i}_{f['algo']}_phase_sim_bps"] = mean_after(f["trace"], warm, duration, False)
+    return {"row": row, "series": series, "samples": samples}
+
+
+def _div(a: float, b: float) -> float:
+    return a / b if b > 0 else float("nan")
+
+
+def ratios(row: dict, algos: tuple[str, ...]) -> dict:
+    """The claims' readings of a run from its kernel and twin columns: the median RTTs' ratio
+    (kernel over twin, and over the phase-randomised twin); alone the throughputs' ratio, for a
+    pair each side's first-over-second throughput ratio and the kernel's over the twin's."""
+    out = {"rtt_ratio": row["kernel_median_srtt_ms"] / row["sim_median_srtt_ms"],
+           "phase_rtt_ratio": row["kernel_median_srtt_ms"] / row["phase_sim_median_srtt_ms"]}
+    tags = [f"f{i}_{a}" for i, a in enumerate(algos)]
+    k, s, p = ([float(row[f"{t}_{side}_bps"]) for t in tags] for side in ("kernel", "sim", "phase_sim"))
+    if len(algos) == 1:
+        out.update(tput_ratio=_div(k[0], s[0]), phase_tput_ratio=_div(k[0], p[0]))
+    else:
+        rk, rs, rp = _div(k[0], k[1]), _div(s[0], s[1]), _div(p[0], p[1])
+        out.update(kernel_pair_ratio=rk, sim_pair_ratio=rs, pair_ratio=_div(rk, rs), phase_sim_pair_ratio=rp,
+                   phase_pair_ratio=_div(rk, rp))
+    return out
+
+
+def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float, seed: int,
+            tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> dict:
+    """The kernel run and its twin (seeded `seed`, bucket `tbf_burst`: ``twin_readings``) of one
+    case; writes ``series.csv`` (per BIN_S: each flow's throughput and median smoothed RTT, kernel
+    and twin side by side, and the phase-randomised twin's throughput) and ``samples.csv`` (every
+    100 ms: each flow's cwnd, smoothed RTT, pacing and delivery rate, both sides). Returns the
+    run's readings (cases.csv's row)."""
     pings = ping_rtts(tb, "src", "rcv1")
     base = float(np.nanmin(pings)) if pings and np.isfinite(pings).any() else 0.0
     k = kernel_case(tb, out, algos, duration)
-    s = sim_case(algos, duration, seed, base)
-    # beside the declared twin, the same twin with phase randomisation (one frame at the tbf,
-    # docs/fidelity/phase.md's rule): a gap that closes there comes from the deterministic
-    # twin's phase effects (which flow's packet meets the full pfifo), not from the algorithms
-    p = sim_case(algos, duration, seed, base, PHASE_S)
+    tw = twin_readings(algos, duration, warm, seed, base, tbf_burst)
     edges = np.arange(0.0, duration + 1e-9, BIN_S)
     series = {"time_s": edges[:-1]}
     samples = []
     row = {"case": case_name(algos), "seed": seed, "base_rtt_s": base, "kernel_drops": k["drops"],
-           "sim_drops": s["drops"],
            "kernel_errors": "; ".join(k["errors"]), "kernel_cc": ",".join(str(u) for u in k["used"]),
            "kernel_timeouts": k["counters"]["TcpExtTCPTimeouts"],
            "kernel_loss_probes": k["counters"]["TcpExtTCPLossProbes"],
-           "kernel_loss_probe_recoveries": k["counters"]["TcpExtTCPLossProbeRecovery"],
-           "sim_timeouts": int(sum(f["stats"]["timeouts"] for f in s["flows"]))}
-    rtts_k, rtts_s, tk, ts = [], [], [], []
-    for i, (kf, sf) in enumerate(zip(k["flows"], s["flows"])):
+           "kernel_loss_probe_recoveries": k["counters"]["TcpExtTCPLossProbeRecovery"]}
+    rtts_k = []
+    for i, kf in enumerate(k["flows"]):
         a = kf["algo"]
         tag = f"f{i}_{a}"
         series[f"{tag}_kernel_bps"] = kernel_rate(kf["intervals"], edges)
-        series[f"{tag}_sim_bps"] = sim_rate(sf["trace"], edges)
-        series[f"{tag}_simphase_bps"] = sim_rate(p["flows"][i]["trace"], edges)
         ss = kf["ss"]
-        sm = sim_samples(sf["trace"], duration, int(sf["stats"]["mss_bytes"]))
-        for side, d in (("kernel", ss), ("sim", sm)):
-            if len(d):
-                keep = [c for c in ("t", "cwnd", "ssthresh", "srtt_ms", "minrtt_ms", "pacing_bps", "delivery_bps",
-                                    "bytes_acked", "bbr_bw_bps", "bbr_mrtt_ms", "bbr_pacing_gain") if c in d]
-                samples.append(d[keep].assign(flow=i, algo=a, side=side))
-        for side, d, key in (("kernel", ss, "srtt_ms"), ("sim", sm, "srtt_ms")):
-            med = np.full(len(edges) - 1, np.nan)
-            if len(d) and key in d:
-                b = np.searchsorted(edges, d["t"].to_numpy(float), side="right") - 1
-                for j in range(len(med)):
-                    v = d[key].to_numpy(float)[b == j]
-                    v = v[np.isfinite(v)]
-                    if len(v):
-                        med[j] = float(np.median(v))
-            series[f"{tag}_{side}_srtt_ms"] = med
+        if len(ss):
+            keep = [c for c in ("t", "cwnd", "ssthresh", "srtt_ms", "minrtt_ms", "pacing_bps", "delivery_bps",
+                                "bytes_acked", "bbr_bw_bps", "bbr_mrtt_ms", "bbr_pacing_gain") if c in ss]
+            samples.append(ss[keep].assign(flow=i, algo=a, side="kernel"))
+        series[f"{tag}_kernel_srtt_ms"] = _median_per_bin(ss, "srtt_ms", edges)
         after_k = ss[(ss["t"] >= warm) & (ss["t"] <= duration)]["srtt_ms"].dropna() if len(ss) else pd.Series(dtype=float)
-        after_s = sm[(sm["t"] >= warm)]["srtt_ms"].dropna()
         rtts_k.append(after_k.to_numpy(float))
-        rtts_s.append(after_s.to_numpy(float))
-        tk.append(mean_after(kf["intervals"], warm, duration, True))
-        ts.append(mean_after(sf["trace"], warm, duration, False))
         ke, kc = slow_start_exit(ss)
-        se, sc = slow_start_exit(sm)
-        st = sf["stats"]
-        row.update({f"{tag}_kernel_bps": tk[-1], f"{tag}_sim_bps": ts[-1],
+        row.update({f"{tag}_kernel_bps": mean_after(kf["intervals"], warm, duration, True),
                     f"{tag}_kernel_median_srtt_ms": float(np.median(rtts_k[-1])) if len(rtts_k[-1]) else float("nan"),
-                    f"{tag}_sim_median_srtt_ms": float(np.median(rtts_s[-1])) if len(rtts_s[-1]) else float("nan"),
                     f"{tag}_kernel_median_cwnd": float(ss[ss["t"] >= warm]["cwnd"].median()) if len(ss) else float("nan"),
-                    f"{tag}_sim_median_cwnd": float(sm[sm["t"] >= warm]["cwnd"].median()),
                     f"{tag}_kernel_ss_exit_s": ke, f"{tag}_kernel_ss_exit_cwnd": kc,
-                    f"{tag}_sim_ss_exit_s": se, f"{tag}_sim_ss_exit_cwnd": sc,
-                    f"{tag}_kernel_retrans_segs": kf["retrans_segs"],
-                    f"{tag}_sim_retrans_segs": float(st["retransmissions"]), f"{tag}_sim_timeouts": float(st["timeouts"]),
-                    f"{tag}_kernel_ss_samples": int(len(ss))})
-        for side, d in (("kernel", ss), ("sim", sm)):
-            row.update({f"{tag}_{side}_{k}": v for k, v in dynamics(d, warm).items()})
+                    f"{tag}_kernel_retrans_segs": kf["retrans_segs"], f"{tag}_kernel_ss_samples": int(len(ss)),
+                    **{f"{tag}_kernel_{key}": v for key, v in dynamics(ss, warm).items()}})
+    all_k = np.concatenate(rtts_k) if rtts_k else np.array([])
+    row["kernel_median_srtt_ms"] = float(np.median(all_k)) if len(all_k) else float("nan")
+    row.update(tw["row"])
+    row.update(ratios(row, algos))
+    series.update(tw["series"])
     pd.DataFrame(series).to_csv(out / "series.csv", index=False)
+    samples += tw["samples"]
     if samples:
         pd.concat(samples, ignore_index=True).to_csv(out / "samples.csv", index=False)
-    all_k = np.concatenate(rtts_k) if rtts_k else np.array([])
-    all_s = np.concatenate(rtts_s) if rtts_s else np.array([])
-    row["kernel_median_srtt_ms"] = float(np.median(all_k)) if len(all_k) else float("nan")
-    row["sim_median_srtt_ms"] = float(np.median(all_s)) if len(all_s) else float("nan")
-    row["rtt_ratio"] = row["kernel_median_srtt_ms"] / row["sim_median_srtt_ms"]
-    tp = [mean_after(f["trace"], warm, duration, False) for f in p["flows"]]
-    rp = [sim_samples(f["trace"], duration, int(f["stats"]["mss_bytes"])) for f in p["flows"]]
-    rp = np.concatenate([d[d["t"] >= warm]["srtt_ms"].dropna().to_numpy(float) for d in rp])
-    row["phase_sim_median_srtt_ms"] = float(np.median(rp)) if len(rp) else float("nan")
-    row["phase_rtt_ratio"] = row["kernel_median_srtt_ms"] / row["phase_sim_median_srtt_ms"]
-    for i, a in enumerate(algos):
-        row[f"f{i}_{a}_phase_sim_bps"] = tp[i]
-    if len(algos) == 1:
-        row["tput_ratio"] = tk[0] / ts[0] if ts[0] > 0 else float("nan")
-        row["phase_tput_ratio"] = tk[0] / tp[0] if tp[0] > 0 else float("nan")
-    else:
-        rk = tk[0] / tk[1] if tk[1] > 0 else float("nan")
-        rs = ts[0] / ts[1] if ts[1] > 0 else float("nan")
-        rp2 = tp[0] / tp[1] if tp[1] > 0 else float("nan")
-        row.update(kernel_pair_ratio=rk, sim_pair_ratio=rs, pair_ratio=rk / rs if rs > 0 else float("nan"),
-                   phase_sim_pair_ratio=rp2, phase_pair_ratio=rk / rp2 if rp2 > 0 else float("nan"))
     return row
+
+
+def refresh_twins(where: Path, tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> pd.DataFrame:
+    """Recompute the twins of a recorded run in `where` (``cases.csv`` and ``CASE/seed-N/`` as
+    run_cases left them) without the testbed: each row's twin (``twin_readings`` from its case,
+    seed, recorded ``base_rtt_s`` and ``duration_s``, the warm-up of that form, bucket `tbf_burst`,
+    None: the serialising ablation) replaces its twin columns and the ratios, the twin's columns of
+    ``series.csv`` and its rows of ``samples.csv``. The kernel's readings are kept as they are.
+    Writes cases.csv back and returns it."""
+    df = pd.read_csv(where / "cases.csv")
+    rows = []
+    for row in df.to_dict("records"):
+        algos = tuple(str(row["case"]).split("+"))
+        if not set(algos) <= set(ALGOS):
+            raise ValueError(f"{where / 'cases.csv'}: unknown case {row['case']!r}")
+        duration = float(row["duration_s"])
+        warm = FULL_WARM_S if duration >= FULL_DURATION_S else QUICK_WARM_S
+        seed = int(row["seed"])
+        tw = twin_readings(algos, duration, warm, seed, float(row["base_rtt_s"]), tbf_burst)
+        row.update(tw["row"])
+        row.update(ratios(row, algos))
+        rows.append(row)
+        run = where / case_name(algos) / f"seed-{seed}"
+        if (run / "series.csv").exists():
+            s = pd.read_csv(run / "series.csv")
+            for c, v in tw["series"].items():
+                s[c] = v[:len(s)] if len(v) >= len(s) else np.pad(v, (0, len(s) - len(v)), constant_values=np.nan)
+            s.to_csv(run / "series.csv", index=False)
+        if (run / "samples.csv").exists():
+            old = pd.read_csv(run / "samples.csv")
+            new = pd.concat([old[old["side"] != "sim"], *tw["samples"]], ignore_index=True)
+            new.to_csv(run / "samples.csv", index=False)
+    out = pd.DataFrame(rows)
+    out.to_csv(where / "cases.csv", index=False)
+    return out
 
 
 # ------------------------------------------------------------------ plot
@@ -688,8 +786,10 @@ def missing() -> Optional[str]:
     return None
 
 
-def run_cases(out: Path, seed: int, runs: int, duration: float, warm: float, cases=CASES) -> pd.DataFrame:
-    """Every case `runs` times on one testbed (seeds `seed`.. for the twins); writes cases.csv."""
+def run_cases(out: Path, seed: int, runs: int, duration: float, warm: float, cases=CASES,
+              tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> pd.DataFrame:
+    """Every case `runs` times on one testbed (seeds `seed`.. and bucket `tbf_burst` for the
+    twins); writes cases.csv."""
     from castlab.testbed import Testbed
 
     rows = []
@@ -699,7 +799,7 @@ def run_cases(out: Path, seed: int, runs: int, duration: float, warm: float, cas
         for r in range(runs):
             for algos in cases:
                 where = out / case_name(algos) / f"seed-{seed + r}"
-                rows.append(one_run(tb, where, algos, duration, warm, seed + r))
+                rows.append(one_run(tb, where, algos, duration, warm, seed + r, tbf_burst))
                 pd.DataFrame(rows).to_csv(out / "cases.csv", index=False)
                 time.sleep(0.5)  # the pfifo drains
     return pd.DataFrame(rows)
@@ -756,20 +856,26 @@ def claims_for(df: pd.DataFrame) -> list:
     return claims
 
 
-def run_net_tcp_vs_sim(out: Path, seed: int, quick: bool = False, runs: int = FULL_RUNS) -> Result:
-    """The quick form: every case once for QUICK_DURATION_S. The full form: every case `runs`
-    times for FULL_DURATION_S, the claims on the mean over runs."""
-    reason = missing()
-    if reason:
-        return _skip(reason)
-    if runs < 1:
-        raise ValueError(f"runs: must be at least 1 (got {runs})")
-    duration = QUICK_DURATION_S if quick else FULL_DURATION_S
+def twin_description(tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> str:
+    """The twin's links as summary.json states them."""
+    if tbf_burst is None:
+        neck = (f"r1 - rcv1 serialising at {TWIN_LINK_BPS:.0f} b/s (LINK_BPS x {IP_BYTES}/{FRAME_BYTES}), DropTail "
+                f"{QUEUE_PKTS - 1} + 1 on the wire (the ablation: no token bucket)")
+    else:
+        neck = (f"r1 - rcv1 the testbed's tbf: a token bucket of {int(tbf_burst)} bytes at {LINK_BPS:.0f} b/s "
+                f"charging {TBF_OVERHEAD_BYTES} bytes of Ethernet header per packet, over a DropTail queue of "
+                f"{QUEUE_PKTS} counting the packet waiting for tokens")
+    return (f"src - r1 {VETH_BPS / 1e9:g} Gb/s; {neck}; each link's delay a quarter of the ping's minimum round "
+            "trip")
+
+
+def result_from(out: Path, df: pd.DataFrame, seed: int, quick: bool,
+                tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> Result:
+    """The experiment's result from its cases.csv `df` (a run's, or a refresh's,
+    ``refresh_twins``): the claims, the plots of seed `seed`'s runs and the parameters."""
+    duration = float(df["duration_s"].iloc[0])
     warm = QUICK_WARM_S if quick else FULL_WARM_S
-    n = 1 if quick else runs
-    df = run_cases(out, seed, n, duration, warm)
-    df["duration_s"] = duration
-    df.to_csv(out / "cases.csv", index=False)
+    seeds = sorted({int(x) for x in df["seed"]})
     files = ["cases.csv"]
     for algos in CASES:
         where = out / case_name(algos) / f"seed-{seed}"
@@ -781,17 +887,35 @@ def run_net_tcp_vs_sim(out: Path, seed: int, quick: bool = False, runs: int = FU
               "propagation_delay_s": 0.0,
               "no_delay": "this kernel has neither netem nor sch_fq: no propagation delay, the round trip is the "
                           "stacks' latency (ping) plus serialisation and queueing",
-              "bottleneck_bps": LINK_BPS, "queue_pkts": QUEUE_PKTS, "duration_s": duration, "warm_up_s": warm,
-              "runs": n, "seeds": list(range(seed, seed + n)), "cases": [case_name(c) for c in CASES],
+              "bottleneck_bps": LINK_BPS, "queue_pkts": QUEUE_PKTS, "tbf_burst_bytes": TBF_BURST_BYTES,
+              "duration_s": duration, "warm_up_s": warm,
+              "runs": len(seeds), "seeds": seeds, "cases": [case_name(c) for c in CASES],
               "offloads": "TSO, GSO, GRO, checksum and scatter-gather off on src, r1 and rcv1's veths",
               "kernel": "iperf3 -C ALGO -i 0.5 (servers' interval reports for throughput), ss -tin every 100 ms, "
                         "tcp_no_metrics_save=1",
-              "twin": {"links": f"src - r1 {VETH_BPS / 1e9:g} Gb/s; r1 - rcv1 {TWIN_LINK_BPS:.0f} b/s "
-                                f"(LINK_BPS x {IP_BYTES}/{FRAME_BYTES}), DropTail {QUEUE_PKTS - 1} + 1 on the wire; "
-                                "each link's delay a quarter of the ping's minimum round trip",
+              "twin": {"links": twin_description(tbf_burst), "tbf_burst_bytes": tbf_burst,
                        "variants": SIM_VARIANT, "reno_settings": LINUX_SETTINGS, "pair_start_gap_s": PAIR_START_GAP_S},
               "bounds": {"alone_throughput": ALONE_TPUT, "alone_rtt": ALONE_RTT, "pair_ratio": PAIR_RATIO,
                          "pair_rtt": PAIR_RTT},
-              "decided_on": "one run" if quick else f"the mean over {n} runs (95 % t interval)",
+              "decided_on": "one run" if quick else f"the mean over {len(seeds)} runs (95 % t interval)",
               "rows": df.to_dict("records")}
     return Result(params, claims, files)
+
+
+def run_net_tcp_vs_sim(out: Path, seed: int, quick: bool = False, runs: int = FULL_RUNS,
+                       tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> Result:
+    """The quick form: every case once for QUICK_DURATION_S. The full form: every case `runs`
+    times for FULL_DURATION_S, the claims on the mean over runs. `tbf_burst`: the twin's bucket,
+    by default the testbed's (None: the serialising twin, an ablation)."""
+    reason = missing()
+    if reason:
+        return _skip(reason)
+    if runs < 1:
+        raise ValueError(f"runs: must be at least 1 (got {runs})")
+    duration = QUICK_DURATION_S if quick else FULL_DURATION_S
+    warm = QUICK_WARM_S if quick else FULL_WARM_S
+    n = 1 if quick else runs
+    df = run_cases(out, seed, n, duration, warm, tbf_burst=tbf_burst)
+    df["duration_s"] = duration
+    df.to_csv(out / "cases.csv", index=False)
+    return result_from(out, df, seed, quick, tbf_burst)

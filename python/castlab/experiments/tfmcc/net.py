@@ -5,7 +5,7 @@ why kernel routers, see ``peers``), castlab's TFMCC and UFTP's each run against 
 flow per algorithm (reno, cubic, bbr: a run each), measured at the same receiver interface, with
 the simulated twin beside them: castlab's TFMCC against one TCP flow per algorithm as Linux runs it
 (``peers.twin``: reno as the sack variant with Linux's settings, cubic and bbr from
-TcpConfig::linux()) on the same rates and queue.
+TcpConfig::linux()) on the same rates, queue and token bucket.
 
 Both TFMCCs meet their TCP flow in the same relation, in both start orders (``peers.ORDERS``:
 the TFMCC ``LEAD_S`` before the TCP flow, or the TCP flow ``LEAD_S`` before the TFMCC), measured
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 import pandas as pd
@@ -35,7 +36,7 @@ from castlab.experiments.common import Result, claim_over_seeds, in_range
 from castlab.experiments.net_common import _skip, _unavailable
 from castlab.experiments.tfmcc.peers import (FAIR_HI, FAIR_LO, FULL_DURATION_S, LEAD_S, LINK_BPS, NET_VS_SIM,
                                            ORDERS, QUEUE_PKTS, QUICK_DURATION_S, QUICK_ORDERS, SHARE_WINDOW_S,
-                                           TCP_ALGOS, WARM_S, _read_seed, run_case, shares_figure, topology, twin,
+                                           TCP_ALGOS, TESTBED_TBF_BURST_BYTES, WARM_S, _read_seed, run_case, shares_figure, topology, twin,
                                            uftp_rate_log)
 
 # castlab's TFMCC rate within this factor of UFTP's, against the same TCP flow: decided before the
@@ -94,10 +95,11 @@ TWIN = "castlab (simulated)"
 WINDOW_COLS = ["impl", "tcp", "order", "side", "window", "window_start_s", "share"]
 
 
-def _twin_row(seed: int, duration: float, algo: str, order: str, lead: float) -> tuple[dict, list[dict]]:
-    """castlab's TFMCC twin against one TCP `algo` flow (``peers.twin``): its row of
-    tfmcc_uftp.csv and its rows of windows.csv."""
-    t = twin("tfmcc", seed, duration, (algo,), order, lead)
+def _twin_row(seed: int, duration: float, algo: str, order: str, lead: float,
+              tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES) -> tuple[dict, list[dict]]:
+    """castlab's TFMCC twin against one TCP `algo` flow (``peers.twin``, its last hops the token
+    bucket `tbf_burst`): its row of tfmcc_uftp.csv and its rows of windows.csv."""
+    t = twin("tfmcc", seed, duration, (algo,), order, lead, tbf_burst=tbf_burst)
     row = {"impl": TWIN, "tcp": algo, "order": order, "duration_s": duration, "rate_bps": t["scheme_mean_bps"],
            "tcp_bps": t["tcp_mean_bps"], "share": t["share"], "loss": t["loss"],
            **{f"share_w{k}": v for k, v in enumerate(t["window_shares"])}}
@@ -106,12 +108,14 @@ def _twin_row(seed: int, duration: float, algo: str, order: str, lead: float) ->
     return row, wins
 
 
-def refresh_twins(where: Path, seed: int, duration: float, lead: float = LEAD_S) -> pd.DataFrame:
+def refresh_twins(where: Path, seed: int, duration: float, lead: float = LEAD_S,
+                  tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES) -> pd.DataFrame:
     """Recompute the simulated twins of a seed's table in `where` (``tfmcc_uftp.csv`` and
     ``windows.csv`` as tfmcc_uftp_table left them) without the testbed: each twin row (impl
     ``castlab (simulated)``, in its place) and the twin's rows of windows.csv are replaced by
     ``peers.twin``'s readings for the row's TCP flavour and order; the testbed's rows are kept as
-    they are. Writes both tables back and returns tfmcc_uftp.csv's."""
+    they are. `tbf_burst`: the twins' token bucket (None: the serialising twins, an ablation).
+    Writes both tables back and returns tfmcc_uftp.csv's."""
     df = pd.read_csv(where / "tfmcc_uftp.csv")
     wpath = where / "windows.csv"
     wins = pd.read_csv(wpath) if wpath.exists() else pd.DataFrame(columns=WINDOW_COLS)
@@ -119,7 +123,7 @@ def refresh_twins(where: Path, seed: int, duration: float, lead: float = LEAD_S)
     rows = []
     for row in df.to_dict("records"):
         if row["impl"] == TWIN:
-            fresh, w = _twin_row(seed, duration, row["tcp"], row["order"], lead)
+            fresh, w = _twin_row(seed, duration, row["tcp"], row["order"], lead, tbf_burst)
             row = {**{k: float("nan") for k in row}, **fresh}
             wins += w
         rows.append(row)
@@ -261,7 +265,8 @@ def run_net_tfmcc_uftp(out: Path, seed: int, quick: bool = False, seeds: int = F
               "uftp_loss_event_rate": "not in UFTP's log: loss is the counters' packet loss",
               "tcp": "one kernel flow per run, iperf3 -C ALGO, the namespace's default named reno",
               "twin": "castlab's TFMCC in the simulator (peers.twin): the same rates and queue, no delay per link "
-                      "(the testbed's), one TCP flow as Linux runs it, the same start order and lead",
+                      f"and tbf's bucket of {TESTBED_TBF_BURST_BYTES} bytes on the last hops (the testbed's), one "
+                      "TCP flow as Linux runs it, the same start order and lead",
               "rows": df.to_dict("records")}
     return Result(params, claims, ["tfmcc_uftp.csv", *([] if quick else ["windows.csv"]), *files])
 

@@ -32,6 +32,7 @@ import pandas as pd
 
 from castlab.experiments.common import Result, at_least, claim_over_seeds, in_range
 from castlab.experiments.net_common import _castlab, _skip, _unavailable, testbed_name
+from castlab.testbed.topology import TBF_BURST_BYTES
 
 LINK_BPS = 1e6  # the issue's measurements: 1 Mb/s tbf
 QUEUE_PKTS = 50  # pfifo 50, as they were taken
@@ -51,9 +52,10 @@ FULL_SEEDS = 3
 # Start orders: every scheme, castlab's and third-party, meets its TCP flows in
 # the same relation. `scheme-first`: the TCP flows start LEAD_S after the scheme began sending
 # data; `tcp-first`: the scheme's sender is started LEAD_S after the TCP flows. Either way the
-# measurement (second 0 of series.csv) starts when both run: when the TCP flows start, or when the
-# scheme sends its first data (UFTP first registers its receivers, so its data comes a few seconds
-# after its start: the `lead_s` reading is the TCP flows' real head start).
+# measurement (second 0 of series.csv) starts when both run: when the TCP flows are due (their
+# spawn follows by milliseconds), or when the scheme sends its first data (UFTP first registers its
+# receivers, so its data comes a few seconds after its start: the `lead_s` reading is the first
+# side's real head start).
 ORDERS = ("scheme-first", "tcp-first")
 LEAD_S = 10.0
 # The full forms: 180 s from the moment both run, the share per 30 s window (a start-up trap
@@ -61,7 +63,10 @@ LEAD_S = 10.0
 FULL_DURATION_S, QUICK_DURATION_S = 180.0, 30.0
 SHARE_WINDOW_S = 30.0
 QUICK_ORDERS = ("scheme-first",)
-COUNT_BIN_S = 0.1  # the counters' bins, placed on the run's clock to this resolution
+# The counters' bins. The readings take their seconds from the packet logs' kernel timestamps;
+# the bins are the reading of a case without packet logs, placed on the run's clock to this
+# resolution (a bin that holds a second's boundary is counted in the second it starts in).
+COUNT_BIN_S = 0.1
 # Item 5 (decided before the first run with the orders): a castlab scheme's testbed share within
 # this factor of its simulated twin's share under the same order, per seed, decided on the mean
 # over seeds with its t interval (undecided where the interval spans a bound).
@@ -71,9 +76,17 @@ NET_VS_SIM = 1.5
 # ICMP echoes measured 24-88 µs), which the twin does not model. The twin puts this on every link.
 TESTBED_HOP_DELAY_S = 0.0
 # The testbed's bottleneck is `tc ... tbf rate R burst 1600` over a pfifo (castlab.testbed's
-# shaping): a token bucket of 1600 bytes that lets a conforming packet leave at once. A twin
-# given `tbf_burst` puts such a bucket on its last hops in place of serialisation.
-TESTBED_TBF_BURST_BYTES = 1600
+# shaping, which declares the burst): a token bucket of 1600 bytes that lets a conforming packet
+# leave at once. The twin puts this bucket on its last hops in place of serialisation
+# (`tbf_burst`; None gives the serialising twin, an ablation).
+TESTBED_TBF_BURST_BYTES = TBF_BURST_BYTES
+# rcv1's own RTO for each kernel flow, per start order (ss -tin on rcv1, `rto`; LE-SBCC (AIMD),
+# seed 1, 2026-11-28): a receiver that sends no data keeps the RTO of its handshake's RTT, 200 ms
+# and a little more for the first flow (an empty path), over a second for flows whose handshake
+# waited behind a queue. Linux's receiver ACKs at once after a gap longer than it (quick-ACK
+# mode); a twin given `quickack_gap_s` does too.
+TESTBED_RCV_RTO_S = {"scheme-first": {"reno": 0.204, "cubic": 1.216, "bbr": 0.8},
+                     "tcp-first": {"reno": 0.204, "cubic": 1.784, "bbr": 1.604}}
 
 
 def topology():
@@ -449,19 +462,26 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
             return t
 
         def start_sender() -> tuple[object, float, float]:
+            # the clock is read before the spawn: the sender's first packets may leave before
+            # the spawn returns. Its first data: that moment for a scheme that sends from its
+            # start, else the check that saw it sending (every 0.1 s)
+            t = t_first = time.monotonic()
             p = tb.spawn(topo.source, sc.sender(c), stdout=open(logs / "source.out", "w"),
                          stderr=open(logs / "source.err", "w"))
-            t = time.monotonic()
             while not sc.sending(c) and p.poll() is None and time.monotonic() - t < 60:
                 time.sleep(0.1)
-            return p, t, time.monotonic()
+                t_first = time.monotonic()
+            return p, t, t_first
 
         start_err = []
         if first:
             src, t_sender, t_data = start_sender()
-            _sleep_until(t_data + lead)
+            # second 0 is the moment the TCP flows are due, so that the lead's seconds of
+            # series.csv begin at the scheme's first data: their spawn follows it by the sleep's
+            # overshoot (tens of ms on a loaded machine), which `lead_s` records
+            t_both = t_data + lead
+            _sleep_until(t_both)
             t_tcp = start_tcp(tcp_s)
-            t_both = t_tcp
         else:
             t_tcp = start_tcp(tcp_s)
             _sleep_until(t_tcp + lead)
@@ -514,15 +534,18 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
                     tcp_err.append(f"{algo}: iperf3 ran {used}")
         except (ValueError, KeyError) as e:
             tcp_err.append(f"{algo}: unreadable iperf3 report ({e})")
-    # each counter's bins on the measurement's clock: bin start minus (t_both - its origin)
-    rec = readings(out, duration, tcp, origins=(t_both - origins[0], t_both - origins[1]), lead=lead)
+    # the packet logs' clock (CLOCK_REALTIME) at the measurement's second 0: the readings' seconds
+    # are the packets' kernel timestamps from there (each counter's bins, placed by its origin on
+    # this process's clock, where a packet log is missing)
+    t0_real = t_both + (time.time() - time.monotonic())
+    rec = readings(out, duration, tcp, origins=(t_both - origins[0], t_both - origins[1]), lead=lead,
+                   t0_real=t0_real)
     rates = sc.rates(c)
     if rates is not None and len(rates):
         rates = rates.assign(time_s=rates["time_s"] - offset)  # on the measurement's clock
         rates.to_csv(out / "sender_rates.csv", index=False)
-    # the packet logs' clock (CLOCK_REALTIME) at the measurement's second 0; per flow, the drops
-    # at the bottleneck and the arrival pattern there after the warm-up (flowdrops: flows.csv)
-    t0_real = t_both + (time.time() - time.monotonic())
+    # per flow, the drops at the bottleneck and the arrival pattern there after the warm-up
+    # (flowdrops: flows.csv)
     rec.update(qdisc=qdisc, t0_realtime_s=t0_real)
     try:
         from castlab.experiments.tfmcc import flowdrops
@@ -531,7 +554,7 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
             out / "flows.csv", index=False)
     except (OSError, ValueError, KeyError) as e:
         rec.update(flows_error=str(e))
-    rec.update(scheme=scheme, label=sc.label, tcp=list(tcp), order=order, lead_s=t_both - min(t_tcp, t_data),
+    rec.update(scheme=scheme, label=sc.label, tcp=list(tcp), order=order, lead_s=abs(t_tcp - t_data),
                sender_rc=src_rc, tcp_errors=tcp_err, startup_s=startup, sender_clock_offset_s=offset,
                sender_rate_mean_bps=_mean_step(rates, warm_up(duration), duration) if rates is not None else float("nan"))
     (out / "case.json").write_text(json.dumps(rec, indent=1, default=float))
@@ -564,6 +587,16 @@ def joined_seconds(got: np.ndarray) -> set[int]:
     return {x for x in s if x - 1 in s and x + 1 in s}
 
 
+def _log_seconds(path: Path, t0_real: float) -> pd.DataFrame:
+    """A packet log's packets (``castlab.testbed.count --packets``) per whole second of the
+    measurement's clock, by the kernel's timestamp of each (`t0_real`: second 0 on the log's
+    clock): the counters' columns ``second,kind,key,packets,bytes``."""
+    d = pd.read_csv(path, usecols=["time_ns", "kind", "key", "bytes"], dtype={"kind": str, "key": str})
+    sec = np.floor(d["time_ns"].to_numpy(np.int64) / 1e9 - t0_real).astype(int)
+    g = d.assign(second=sec).groupby(["second", "kind", "key"])["bytes"]
+    return pd.DataFrame({"packets": g.size(), "bytes": g.sum()}).reset_index()
+
+
 def _on_clock(d: pd.DataFrame, origin: float) -> pd.DataFrame:
     """A counter's rows with ``second`` the whole second of the measurement's clock their bin
     starts in (the bin's start minus `origin`, the measurement's start on the counter's clock)."""
@@ -588,18 +621,26 @@ def window_shares(series: pd.DataFrame, tcp: tuple[str, ...], duration: float,
 
 
 def readings(out: Path, duration: float, tcp: tuple[str, ...], origins: tuple[float, float] = (0.0, 0.0),
-             lead: float = 0.0) -> dict:
+             lead: float = 0.0, t0_real: Optional[float] = None) -> dict:
     """The counters' readings: per second the scheme's multicast rate at rcv1 and each TCP flow's;
     the means after the warm-up (WARM_S, or a third of a shorter run), the share against the mean TCP
     flow, the share per SHARE_WINDOW_S, the lowest WINDOW_S rate, and the scheme's loss from its
     packets sent and got per group in the seconds it was joined throughout. Second 0 is the
-    measurement's start: `origins` places it on the counters' clocks (src's, rcv1's); the `lead`
-    seconds before it are kept in ``series.csv`` (negative seconds) and left out of every reading."""
+    measurement's start: with `t0_real` (its moment on the packet logs' clock) each packet counts
+    in the second its kernel timestamp falls in, from the packet logs (``packets_src.csv``,
+    ``packets_rcv1.csv``); without it, or where a log is missing, the counters' bins count, which
+    `origins` places on the counters' clocks (src's, rcv1's) to COUNT_BIN_S. The `lead` seconds
+    before it are kept in ``series.csv`` (negative seconds) and left out of every reading."""
     secs = np.arange(-int(np.ceil(lead)), int(duration))
     empty = pd.DataFrame(columns=["second", "kind", "key", "packets", "bytes"])
-    rx = pd.read_csv(out / "count_rcv1.csv") if (out / "count_rcv1.csv").exists() else empty
-    tx = pd.read_csv(out / "count_src.csv") if (out / "count_src.csv").exists() else empty
-    tx, rx = _on_clock(tx, origins[0]), _on_clock(rx, origins[1])
+
+    def per_node(node: str, origin: float) -> pd.DataFrame:
+        if t0_real is not None and (out / f"packets_{node}.csv").exists():
+            return _log_seconds(out / f"packets_{node}.csv", t0_real)
+        return _on_clock(pd.read_csv(out / f"count_{node}.csv") if (out / f"count_{node}.csv").exists() else empty,
+                         origin)
+
+    tx, rx = per_node("src", origins[0]), per_node("rcv1", origins[1])
 
     def per_second(d: pd.DataFrame) -> np.ndarray:
         s = d.groupby("second")["bytes"].sum()
@@ -644,16 +685,27 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...], origins: tuple[fl
 
 def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
                   lead: float = LEAD_S, hop_delay_s: float = TESTBED_HOP_DELAY_S,
-                  tbf_burst: Optional[int] = None) -> Optional[dict]:
+                  tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
+                  quickack_gap_s: Optional[dict] = None) -> Optional[dict]:
     """The twin's scenario (``Scenario.from_dict``'s form) of `scheme` against one TCP flow per
     algorithm in `tcp`, in `order`, or None where castlab has no twin of the scheme: src - r1 -
     rcv1/rcv2, each last hop at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` on
-    every link (by default the testbed's, TESTBED_HOP_DELAY_S: none). With `tbf_burst` (bytes;
-    the testbed's is TESTBED_TBF_BURST_BYTES) each last hop is a token bucket of that size
-    charging the Ethernet header, as the testbed's tbf, in place of serialisation (the link key
-    ``tbf_burst``); both directions, where the testbed shapes only r1's ports (the reverse
-    direction carries only ACKs and reports, which the bucket passes at once)."""
+    every link (by default the testbed's, TESTBED_HOP_DELAY_S: none). Each last hop is a token
+    bucket of `tbf_burst` bytes charging the Ethernet header (the link key ``tbf_burst``), by
+    default the testbed's, TESTBED_TBF_BURST_BYTES: a twin models its testbed, whose tbf lets a
+    packet that finds the bucket full leave at once. Both directions, where the testbed shapes
+    only r1's ports (the reverse direction carries only ACKs and reports, which the bucket passes
+    at once). `tbf_burst` None: the last hops serialise every packet at LINK_BPS (an ablation).
+    With `quickack_gap_s` (algorithm -> seconds) the TCP sinks of those algorithms run Linux's
+    quick-ACK mode (the TCP config's ``quickack``), with that gap: the receiver's RTO, which
+    TESTBED_RCV_RTO_S gives as measured on the testbed's rcv1 (an opt-in)."""
     from castlab.experiments.tcp.net import linux_twin_flow
+
+    def flow(a: str) -> dict:
+        f = linux_twin_flow(a)
+        if quickack_gap_s and a in quickack_gap_s:
+            f["config"] = {**f.get("config", {}), "quickack": True, "quickack_gap": float(quickack_gap_s[a])}
+        return f
 
     sc = scheme_of(scheme)
     if sc.twin is None:
@@ -675,17 +727,20 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
             "sessions": [session],
             "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto, "start": t_scheme}
                           for h in ("rcv1", "rcv2")],
-            "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": t_tcp + 0.1 * k, **linux_twin_flow(a)}
+            "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": t_tcp + 0.1 * k, **flow(a)}
                     for k, a in enumerate(tcp)]}
 
 
 def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
          lead: float = LEAD_S, records_dir: Optional[Path] = None, capture: bool = False,
-         hop_delay_s: float = TESTBED_HOP_DELAY_S, tbf_burst: Optional[int] = None) -> Optional[dict]:
+         hop_delay_s: float = TESTBED_HOP_DELAY_S,
+         tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
+         quickack_gap_s: Optional[dict] = None) -> Optional[dict]:
     """The same set-up in the simulator (``twin_scenario``): src - r1 - rcv1/rcv2, each last hop
-    at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` per link. By default that is
-    the testbed's, none (TESTBED_HOP_DELAY_S): a twin models its testbed, whose round trip beyond
-    the queue is the stacks' latency, tens of µs (24-88 µs in net-tcp-vs-sim), not modelled here.
+    at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` per link and the token bucket
+    `tbf_burst`. By default both are the testbed's (a twin models its testbed): no delay
+    (TESTBED_HOP_DELAY_S; its round trip beyond the queue is the stacks' latency, tens of µs,
+    24-88 µs in net-tcp-vs-sim, not modelled here) and tbf's bucket of TESTBED_TBF_BURST_BYTES.
     One TCP flow src -> rcv1 per kernel algorithm in `tcp`, as Linux runs it
     (``castlab.experiments.tcp.net.linux_twin_flow``: reno as the sack variant with Linux's
     settings, cubic and bbr from TcpConfig::linux(); net-tcp-vs-sim compares each with the
@@ -698,12 +753,12 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
     (``twin_records``: ``source/``, ``rx_rcv1/``, ``rx_rcv2/``), and with `capture` too the
     packets leaving src toward r1 and r1 toward rcv1 (``twin_src.pcap``, ``twin_rcv1.pcap``,
     ``flowdrops.read_pcap``). ``docs/real-network.md`` shows the twin beside the testbed with
-    other delays per link, and with `tbf_burst` (``twin_scenario``: the testbed's token bucket
-    on the last hops)."""
+    other delays per link, without the bucket (`tbf_burst` None: last hops that serialise), and
+    with `quickack_gap_s` (``twin_scenario``: Linux's quick-ACK mode at the TCP sinks)."""
     from castlab.experiments.tfmcc import twin_records
     from castlab.scenario import Scenario
 
-    d = twin_scenario(scheme, duration, tcp, order, lead, hop_delay_s, tbf_burst)
+    d = twin_scenario(scheme, duration, tcp, order, lead, hop_delay_s, tbf_burst, quickack_gap_s)
     if d is None:
         return None
     t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
@@ -811,13 +866,14 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
 
 
 def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...], lead: float = LEAD_S,
-                  tbf_burst: Optional[int] = None) -> pd.DataFrame:
+                  tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES) -> pd.DataFrame:
     """Recompute the simulated twins of a seed's table in `where` (``peers.csv``, ``windows.csv``
     and ``ORDER/SCHEME/case.json`` as peers_table left them) without the testbed: every twin
     column and the twin's rows of windows.csv are replaced by `twin`'s readings, and each TCP
     flow's testbed rate (``tcp_ALGO_bps``) is filled in from its run's case.json. The testbed's
     readings are kept as they are, and the twin's own records written to ``ORDER/SCHEME/twin/``.
-    `tbf_burst`: the twins with a token bucket (``twin_scenario``). Writes both tables back and
+    `tbf_burst`: the twins' token bucket (``twin_scenario``; None: the serialising twins, an
+    ablation). Writes both tables back and
     returns peers.csv's."""
     df = pd.read_csv(where / "peers.csv")
     df = df.drop(columns=[c for c in df.columns if c.startswith("twin_")])
@@ -1077,7 +1133,8 @@ def run_net_peers(out: Path, seed: int, quick: bool = False, seeds: int = FULL_S
               "bottleneck_bps": LINK_BPS, "queue_pkts": QUEUE_PKTS, "seeds": run_seeds,
               "decided_on": "one run" if quick else f"the mean over {len(run_seeds)} seeds (95 % t interval)",
               "tcp": f"one kernel flow per algorithm, iperf3 -C {'/'.join(tcp)}; the namespaces' default named reno",
-              "twin": "the simulator, the same rates and queue, no delay per link (the testbed's), one TCP flow "
+              "twin": f"the simulator, the same rates and queue, no delay per link and tbf's bucket of "
+                      f"{TESTBED_TBF_BURST_BYTES} bytes on the last hops (the testbed's), one TCP flow "
                       "per kernel flow as Linux runs it (reno: sack with Linux's settings; cubic, bbr: "
                       "TcpConfig::linux()), the same start order and lead",
               "measured_at": "rcv1's interface (castlab.testbed.count): the scheme's multicast bytes and each TCP flow's",
