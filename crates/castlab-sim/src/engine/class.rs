@@ -322,7 +322,7 @@ impl Simulator {
                         self.prefetch_agent(next, pkt);
                     }
                 }
-                self.arrive(ch, pkt);
+                self.arrive(ch, pkt, false);
             } else {
                 self.tx_done(ch, pkt);
             }

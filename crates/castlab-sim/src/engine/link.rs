@@ -315,7 +315,7 @@ impl Simulator {
     pub(super) fn link_event(&mut self, ev: LinkEv) {
         match ev {
             LinkEv::TxDone { ch, pkt } => self.tx_done(ch, pkt),
-            LinkEv::Arrive { ch, pkt } => self.arrive(ch, pkt),
+            LinkEv::Arrive { ch, pkt } => self.arrive(ch, pkt, self.hinting),
             LinkEv::TxDoneBatch { batch } => self.run_batch(batch, false),
             LinkEv::ArriveBatch { batch } => self.run_batch(batch, true),
             LinkEv::Wake { ch } => self.wake(ch),
@@ -455,9 +455,11 @@ impl Simulator {
         }
     }
 
-    /// Packet `pkt` reaches the far end of channel `ch`.
+    /// Packet `pkt` reaches the far end of channel `ch`; with `hint`, where it was handled is
+    /// remembered for the run loop's prefetch of the channel's next arrival (`note_hint`). A
+    /// batch's members prefetch their own way (`run_batch`) and remember nothing.
     #[inline]
-    pub(super) fn arrive(&mut self, ch: ChannelId, pkt: Slot) {
+    pub(super) fn arrive(&mut self, ch: ChannelId, pkt: Slot, hint: bool) {
         let c = &mut self.channels[ch.index()];
         c.in_flight -= 1;
         if c.doomed > 0 {
@@ -469,7 +471,7 @@ impl Simulator {
         }
         c.stats.delivered += 1;
         let to = c.to;
-        if self.hinting {
+        if hint {
             // read before the packet's slot may be released
             let dst = self.pool.slots[pkt.index()].dst;
             self.node_receive(to, pkt, Some(ch), false);
@@ -651,7 +653,7 @@ impl Simulator {
                         self.prefetch_agent(c, q);
                     }
                 }
-                self.arrive(ch, pkt);
+                self.arrive(ch, pkt, false);
             } else {
                 self.tx_done(ch, pkt);
             }
