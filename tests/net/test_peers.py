@@ -113,6 +113,49 @@ def test_readings_place_tenth_second_bins_on_the_clock_of_the_moment_both_run(tm
     assert r["loss"] == 0
 
 
+def _packets(path: Path, rows: list[tuple]) -> None:
+    pd.DataFrame([(t, k, key, b, 0, b - 28) for t, k, key, b in rows],
+                 columns=["time_ns", "kind", "key", "bytes", "pid", "payload"]).to_csv(path, index=False)
+
+
+def test_readings_count_each_packet_in_the_second_of_its_kernel_timestamp(tmp_path):
+    # A sender that starts slowly, as NORM does: 2 s before the moment both run (t0) it sends a
+    # 56-byte command 10 ms after its start and a 1068-byte packet 30 ms after, then one of each
+    # about a second later; from t0 on, 1068 bytes every 0.1 s. The TCP flow on port 5201 sends
+    # 1500 bytes every 0.1 s from 1 ms after t0. The counters' 0.1 s bins of the same packets
+    # start 20 ms before the lead's first second, so the bin of the first two packets starts in
+    # second -3 and that of the second command in -2: the bins give the lead's first second 56
+    # bytes, as a real run's did; the packet logs put each packet in the second it arrived in.
+    t0 = 1_795_883_639.25
+    ns = lambda t: int(round((t0 + t) * 1e9))
+    g = "239.255.93.1"
+    mc = [(-1.99, 56), (-1.97, 1068), (-0.93, 56), (-0.90, 1068)] + [(k / 10 + 0.02, 1068) for k in range(60)]
+    rx = [(ns(t), "mc", g, b) for t, b in mc] + [(ns(k / 10 + 0.001), "tcp", "5201", 1500) for k in range(60)]
+    tx = [(ns(t - 0.0005), "mc", g, b) for t, b in mc] + [(ns(k / 10), "tcp", "5201", 1500) for k in range(60)]
+    _packets(tmp_path / "packets_rcv1.csv", rx)
+    _packets(tmp_path / "packets_src.csv", tx)
+    origin = 2.02  # the bins' origin 2.02 s before t0: bin 0.0 holds -2.02..-1.92
+    bins: dict = {}
+    for t, kind, key, b in [(t, "mc", g, b) for t, b in mc] + [(k / 10 + 0.001, "tcp", "5201", 1500) for k in range(60)]:
+        c = bins.setdefault((round(int((t + origin) / 0.1) * 0.1, 6), kind, key), [0, 0])
+        c[0] += 1
+        c[1] += b
+    _counts(tmp_path / "count_rcv1.csv", [(k, kind, key, n, b) for (k, kind, key), (n, b) in sorted(bins.items())])
+    _counts(tmp_path / "count_src.csv", [(k, kind, key, n, b) for (k, kind, key), (n, b) in sorted(bins.items())
+                                         if kind == "mc"])
+    readings(tmp_path, 6.0, ("cubic",), origins=(origin, origin), lead=2.0)
+    by_bins = pd.read_csv(tmp_path / "series.csv").set_index("second")
+    assert by_bins.loc[-2, "scheme_bps"] == 56 * 8  # the bins' reading: the first packets fell before it
+    r = readings(tmp_path, 6.0, ("cubic",), origins=(origin, origin), lead=2.0, t0_real=t0)
+    s = pd.read_csv(tmp_path / "series.csv").set_index("second")
+    assert list(s.index) == [-2, -1, 0, 1, 2, 3, 4, 5]
+    assert s.loc[-2, "scheme_bps"] == (56 + 1068) * 8 and s.loc[-1, "scheme_bps"] == (56 + 1068) * 8
+    assert (s.loc[-2:-1, "tcp0_cubic_bps"] == 0).all()
+    assert (s.loc[0:, "scheme_bps"] == 10 * 1068 * 8).all() and (s.loc[0:, "tcp0_cubic_bps"] == 10 * 1500 * 8).all()
+    # src's log: the same packets half a millisecond earlier, every one got
+    assert r["loss"] == 0 and r["mc_packets_got"] == 50  # seconds 0..4 (the lead's before 0), 10 each
+
+
 # ---- claims over seeds, on tables written by hand
 
 def _fake_testbed(monkeypatch, module):
@@ -342,9 +385,10 @@ def test_uftp_transfer_then_quick_net_peers_with_two_schemes(tmp_path):
         total = s["scheme_bps"] + s["tcp0_cubic_bps"]
         # IP bytes per second through a tbf at LINK_BPS (its bucket lets a second overshoot a little)
         assert total.iloc[1:].max() <= peers.LINK_BPS * 1.15, (name, order, total.max())
-        # the lead's first second carries only the side that started first; in its second the
-        # later side has at most one counter bin (0.1 s) at the link's rate: the bin that holds
-        # the moment both run is counted in the second it starts in
+        # the lead's first second carries only the side that started first (each packet in the
+        # second of its kernel timestamp; second -2 begins at the first side's start); in its
+        # second the later side, whose start is read before its spawn, has at most a tenth of a
+        # second at the link's rate
         early, late = ("scheme_bps", "tcp0_cubic_bps") if order == "scheme-first" else ("tcp0_cubic_bps", "scheme_bps")
         assert s.loc[-2, early] > 0 and s.loc[-2, late] == 0, (name, order, s.head())
         assert s.loc[-1, late] <= peers.LINK_BPS * peers.COUNT_BIN_S * 1.15, (name, order, s.head())

@@ -80,6 +80,21 @@ impl<T: Any> AsAny for T {
     }
 }
 
+/// What [`Agent::packet_lines`] tells: how many bytes from the agent's own address a packet
+/// reads (its hot fields laid out first), and up to three cache lines elsewhere (its buffers'
+/// current ends), 0 for none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketLines {
+    pub hot_bytes: u32,
+    pub elsewhere: [usize; 3],
+}
+
+impl Default for PacketLines {
+    fn default() -> Self {
+        PacketLines { hot_bytes: 192, elsewhere: [0; 3] }
+    }
+}
+
 /// A sans-IO protocol endpoint. See the module documentation for the driving rule.
 pub trait Agent: AsAny {
     /// Called once, at the agent's start time.
@@ -110,6 +125,14 @@ pub trait Agent: AsAny {
     /// always correct.
     fn quiet_after_packet(&self) -> bool {
         false
+    }
+    /// Where the agent's next [`Agent::handle_packet`] reads its state: a hint a driver may
+    /// prefetch before that packet is handled, when it knows which agent comes next (a
+    /// simulator with many receivers, each read once per packet, their state no longer in the
+    /// caches). Only addresses: reading it changes nothing, and a stale or wrong one costs a
+    /// wasted prefetch, never a wrong result. The default: the agent's first three lines.
+    fn packet_lines(&self) -> PacketLines {
+        PacketLines::default()
     }
     /// Node `node` restarted: its packets now come from a new incarnation whose sequence
     /// numbers start afresh (the real-network driver sees a newer session epoch in its

@@ -19,7 +19,7 @@ pub mod rng;
 pub mod router;
 pub mod time;
 
-pub use agent::{Agent, AgentEvent, StartInfo, Timer, TimerTable};
+pub use agent::{Agent, AgentEvent, PacketLines, StartInfo, Timer, TimerTable};
 pub use config::{Config, ConfigError, ConfigValue, Value};
 pub use headers::*;
 pub use ids::{Addr, AgentId, ChannelId, Dest, GroupId, NodeId, Port};

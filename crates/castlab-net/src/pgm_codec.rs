@@ -480,7 +480,7 @@ pub fn decode(d: &[u8]) -> Result<PgmPacket, PgmError> {
             }
             match t & !OPT_END {
                 OPT_NAK_LIST if p.has_nlas() => {
-                    if len % 4 != 0 || len == 4 || (len - 4) / 4 > NAK_LIST_MAX || !p.naks.is_empty() {
+                    if !len.is_multiple_of(4) || len == 4 || (len - 4) / 4 > NAK_LIST_MAX || !p.naks.is_empty() {
                         return Err(PgmError::Options);
                     }
                     for k in 0..(len - 4) / 4 {

@@ -197,7 +197,7 @@ fn overrides(r: &registry::Role, config: Option<&Bound<'_, PyDict>>) -> Result<V
 
 /// A reader's target as a [`Value`], checked for its kind.
 fn target_value(t: &Bound<'_, PyAny>) -> Result<Value> {
-    Ok(to_value("target", t)?)
+    to_value("target", t)
 }
 
 #[pymethods]
@@ -215,7 +215,7 @@ impl Simulator {
     ) -> Result<Bound<'py, PyAny>> {
         let r = registry::role(role).ok_or_else(|| no_such("role", role))?;
         if r.hosts == Hosts::Net {
-            return Err(Error::Value(format!("role: {role} runs on the real network only")).into());
+            return Err(Error::Value(format!("role: {role} runs on the real network only")));
         }
         let vals = complete(r.params, pairs(args)?)?;
         let cfg = overrides(r, config)?;
@@ -353,7 +353,7 @@ impl NetDriver {
     ) -> Result<Bound<'py, PyAny>> {
         let r = registry::role(role).ok_or_else(|| no_such("role", role))?;
         if r.hosts == Hosts::Sim {
-            return Err(Error::Value(format!("role: {role} runs in the simulator only")).into());
+            return Err(Error::Value(format!("role: {role} runs in the simulator only")));
         }
         let mut vals = complete(&net_params(r.params), pairs(args)?)?;
         vals.push(("node".into(), Value::Int(node)));
@@ -376,7 +376,7 @@ impl NetDriver {
     ) -> Result<Bound<'py, PyAny>> {
         let r = registry::reader(reader).ok_or_else(|| no_such("reader", reader))?;
         if r.hosts == Hosts::Sim {
-            return Err(Error::Value(format!("reader: {reader} reads the simulator only")).into());
+            return Err(Error::Value(format!("reader: {reader} reads the simulator only")));
         }
         let vals = complete(r.params, pairs(args)?)?;
         let host = NetHost { drv: self, agent_id: 0, port: 0, added: None };

@@ -6,12 +6,15 @@ rows of ``net-peers`` compare one reading. Run inside a node's namespace (root):
 
     python -m castlab.testbed.count --iface DEV --direction in --duration 60 --out FILE.csv
 
-It prints ``ready T0`` once the socket is bound (T0: the CLOCK_MONOTONIC second its bins count
-from, so that a caller can place them on its own clock), stops at the duration or on
-SIGINT/SIGTERM, and writes ``second,kind,key,packets,bytes`` rows, one per bin of ``--bin``
-seconds (default 1; ``second`` is the bin's start after T0; ``kind`` is ``mc`` with the group as
-key, or ``tcp`` with the port: the destination port of what arrives, the source port of what
-leaves).
+It prints ``ready T0 T0_REAL`` once the socket is bound (T0: the CLOCK_MONOTONIC second its bins
+count from, so that a caller can place them on its own clock; T0_REAL: the same moment on
+CLOCK_REALTIME, the packet log's clock), stops at the duration or on SIGINT/SIGTERM, and writes
+``second,kind,key,packets,bytes`` rows, one per bin of ``--bin`` seconds (default 1; ``second``
+is the bin's start after T0; ``kind`` is ``mc`` with the group as key, or ``tcp`` with the port:
+the destination port of what arrives, the source port of what leaves). A packet goes in the bin
+of the kernel's timestamp of it on the tap, not of the moment the counter reads it: a counter
+that waits in a blocking read, or falls behind on a loaded machine, reads a packet up to its
+read timeout before (the clock read before the wait) or arbitrarily long after it arrived.
 Bytes are IP datagram lengths. Anything that is not IPv4 UDP to 239.0.0.0/8 or IPv4 TCP is
 ignored.
 
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import math
 import signal
 import socket
 import struct
@@ -54,13 +58,25 @@ def packet_id(frame: bytes | bytearray | memoryview, n: int) -> int:
     return zlib.crc32(bytes(frame[a:min(n, a + PID_BYTES)]))
 
 
+def _origin() -> tuple[float, int]:
+    """The counter's origin on CLOCK_MONOTONIC (s) and on CLOCK_REALTIME (ns), read together: of
+    three pairs, the one whose realtime reads around the monotonic one are closest."""
+    best = None
+    for _ in range(3):
+        a = time.time_ns()
+        m = time.monotonic()
+        b = time.time_ns()
+        if best is None or b - a < best[0]:
+            best = (b - a, m, (a + b) // 2)
+    return best[1], best[2]
+
+
 def count(iface: str, direction: str, duration: float, bin_s: float = 1.0, packets=None) -> dict:
     """Counts per bin; with `packets` (a csv writer) a row per counted packet (module doc)."""
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
     s.bind((iface, 0))
     s.settimeout(0.2)
-    if packets is not None:
-        s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
+    s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)  # each packet's bin is its kernel timestamp's
     anc = socket.CMSG_SPACE(16)
     stop = [False]
 
@@ -70,21 +86,14 @@ def count(iface: str, direction: str, duration: float, bin_s: float = 1.0, packe
     signal.signal(signal.SIGINT, on_signal)
     signal.signal(signal.SIGTERM, on_signal)
     counts: dict[tuple[int, str, str], list[int]] = {}
-    t0 = time.monotonic()
-    print(f"ready {t0:.6f}", flush=True)
+    t0, t0_real_ns = _origin()
+    print(f"ready {t0:.6f} {t0_real_ns / 1e9:.6f}", flush=True)
     buf = bytearray(2048)
     while not stop[0]:
-        now = time.monotonic() - t0
-        if now >= duration:
+        if time.monotonic() - t0 >= duration:
             break
         try:
-            if packets is None:
-                n, addr = s.recvfrom_into(buf)
-                ts = None
-            else:
-                n, cmsgs, _, addr = s.recvmsg_into([buf], anc)
-                ts = next((struct.unpack("@qq", d[:16]) for lvl, typ, d in cmsgs
-                           if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS and len(d) >= 16), None)
+            n, cmsgs, _, addr = s.recvmsg_into([buf], anc)
         except socket.timeout:
             continue
         except InterruptedError:
@@ -103,11 +112,15 @@ def count(iface: str, direction: str, duration: float, bin_s: float = 1.0, packe
             flow = ("tcp", str(dport))
         else:
             continue
-        c = counts.setdefault((int(now / bin_s), *key), [0, 0])
+        ts = next((struct.unpack("@qq", d[:16]) for lvl, typ, d in cmsgs
+                   if lvl == socket.SOL_SOCKET and typ == SO_TIMESTAMPNS and len(d) >= 16), None)
+        # the kernel's receive time; the read's moment only for a packet that carries none
+        t_ns = ts[0] * 1_000_000_000 + ts[1] if ts is not None else time.time_ns()
+        now = (t_ns - t0_real_ns) / 1e9
+        c = counts.setdefault((math.floor(now / bin_s), *key), [0, 0])
         c[0] += 1
         c[1] += total
         if packets is not None:
-            t_ns = ts[0] * 1_000_000_000 + ts[1] if ts is not None else time.time_ns()
             if proto == 6 and n >= 14 + ihl + 13:
                 # TCP: its sequence number and payload bytes, so that the segments the bottleneck
                 # cut from one offloaded packet are matched to it

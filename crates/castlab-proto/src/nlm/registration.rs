@@ -107,9 +107,9 @@ fn lmr_records<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<O
     let mut d = Out::table(&lmr(host, v)?.records);
     // the codes' names, indexed by code: names["lcur_cause"][code] and so on
     let mut names = Out::dict();
-    names.set("lcur_cause", Out::names(&LcurCause::NAMES));
-    names.set("req_event", Out::names(&ReqEvent::NAMES));
-    names.set("intvl_reason", Out::names(&AddVerdict::NAMES));
+    names.set("lcur_cause", Out::names(LcurCause::NAMES));
+    names.set("req_event", Out::names(ReqEvent::NAMES));
+    names.set("intvl_reason", Out::names(AddVerdict::NAMES));
     d.set("names", names);
     Ok(d)
 }

@@ -7,6 +7,9 @@ use castlab_core::{AgentId, GroupId, Instant, NodeId};
 
 use super::{BuildError, BuildResult, Host};
 
+/// Named values in their order: config overrides or a call's arguments.
+pub type Pairs = Vec<(String, Value)>;
+
 /// A default of a role's or a reader's argument.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Default_ {
@@ -244,7 +247,7 @@ impl<'a> Args<'a> {
         Ok(base)
     }
     /// The overrides, split: those that are fields of `C` and the rest.
-    pub fn split_config<C: Config>(&self) -> (Vec<(String, Value)>, Vec<(String, Value)>) {
+    pub fn split_config<C: Config>(&self) -> (Pairs, Pairs) {
         self.config.iter().cloned().partition(|(k, _)| C::FIELDS.contains(&k.as_str()))
     }
     pub fn overrides(&self) -> &'a [(String, Value)] {

@@ -157,7 +157,7 @@ fn opts(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {
 }
 
 fn err_of(r: BuildResult<Out<'static>>) -> String {
-    r.err().expect("refused").to_string()
+    r.expect_err("refused").to_string()
 }
 
 #[test]

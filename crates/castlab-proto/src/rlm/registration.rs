@@ -38,10 +38,10 @@ fn records<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out<'
     let mut d = Out::table(&r.records);
     // the codes' names, indexed by code: names["trans_cause"][code] and so on
     let mut names = Out::dict();
-    names.set("trans_from", Out::names(&RlmState::NAMES));
-    names.set("trans_to", Out::names(&RlmState::NAMES));
-    names.set("trans_cause", Out::names(&Cause::NAMES));
-    names.set("exp_outcome", Out::names(&Outcome::NAMES));
+    names.set("trans_from", Out::names(RlmState::NAMES));
+    names.set("trans_to", Out::names(RlmState::NAMES));
+    names.set("trans_cause", Out::names(Cause::NAMES));
+    names.set("exp_outcome", Out::names(Outcome::NAMES));
     d.set("names", names);
     Ok(d)
 }

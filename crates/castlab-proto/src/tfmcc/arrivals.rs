@@ -47,6 +47,13 @@ impl Arrivals {
         self.times.shrink_to(n);
     }
 
+    /// The addresses of the kept times a packet reads next (the oldest, and the oldest of the
+    /// last window read), 0 where there is none: a prefetch hint (`Agent::packet_lines`).
+    pub(super) fn lines(&self) -> [usize; 2] {
+        let at = |i: u64| self.times.get(i as usize).map_or(0, |t| t as *const Instant as usize);
+        [at(0), at(self.cursor.saturating_sub(self.front))]
+    }
+
     /// The oldest kept arrival's time.
     pub(super) fn front_time(&self) -> Option<Instant> {
         self.times.front().copied()

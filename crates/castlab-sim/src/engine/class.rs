@@ -318,8 +318,11 @@ impl Simulator {
                     if let Some(&next) = chans.get(i + AHEAD / 2) {
                         self.prefetch_receiver(next, pkt);
                     }
+                    if let Some(&next) = chans.get(i + AHEAD / 4) {
+                        self.prefetch_agent(next, pkt);
+                    }
                 }
-                self.arrive(ch, pkt);
+                self.arrive(ch, pkt, false);
             } else {
                 self.tx_done(ch, pkt);
             }

@@ -16,7 +16,9 @@
 //! A heap of *runs* of equal-time events ([`EventQueue`] says why that keeps the exact
 //! order), keyed by `(time, seq)` packed into one `u128` so two keys compare in one step; the
 //! heap is `std`'s binary heap while it is small and 4-ary ([`RunHeap`]) once it has held
-//! [`QUAD_FROM`] runs, for the millions of runs of a large session.
+//! [`QUAD_FROM`] runs, for the millions of runs of a large session. Arrivals at the far end
+//! of a link wait apart, in a first-in-first-out queue per channel, with only each channel's
+//! front in a second heap (see "Arrivals on the wire" at [`EventQueue`]).
 //! Measured with callgrind on the CBR star with 100 receivers for 60 s (1.52 M events):
 //! 1.010 G instructions with `std`'s heap of single events and the `(time, seq)` tuple
 //! compare, 0.936 G with the packed key, 0.708 G with runs; wall time of the 10,000-receiver
@@ -26,7 +28,7 @@
 //! protocols bench's layered-receiver scenario, whose saturated links had made nearly every run a single
 //! event.
 
-use std::collections::BinaryHeap;
+use std::collections::{BinaryHeap, VecDeque};
 
 use castlab_core::{AgentId, ChannelId, GroupId, NodeId};
 
@@ -225,6 +227,20 @@ impl RunHeap {
         if self.len == 0 {
             return;
         }
+        self.sift_down(last);
+    }
+
+    /// Replace the top with `k` (one walk down instead of a pop's and a push's).
+    fn replace_top(&mut self, k: RunKey) {
+        if self.len == 0 {
+            return self.push(k);
+        }
+        self.sift_down(k);
+    }
+
+    /// Put `last` in the root's place and move it down to where it belongs.
+    #[inline(always)]
+    fn sift_down(&mut self, last: RunKey) {
         // unused slots hold `NO_KEY`, larger than every key: a node's four children are
         // compared without looking at `len`
         let mut p = 0;
@@ -318,6 +334,19 @@ impl Heap {
         }
     }
 
+    /// Replace the top (there is one) with `k`.
+    #[inline(always)]
+    fn replace_top(&mut self, k: RunKey) {
+        match self {
+            Heap::Binary(h) => {
+                if let Some(mut top) = h.peek_mut() {
+                    *top = k;
+                }
+            }
+            Heap::Quad(h) => h.replace_top(k),
+        }
+    }
+
     /// Move every key to a [`RunHeap`] (once per run of the simulator at most).
     #[inline(never)]
     fn make_quad(&mut self) {
@@ -330,6 +359,26 @@ impl Heap {
         }
     }
 }
+
+/// An arrival on a channel's wire (see [`EventQueue`]): its key and event (an `Arrive` or an
+/// `ArriveBatch` whose first member is on this channel).
+#[derive(Clone, Copy)]
+struct Wire {
+    time: u64,
+    seq: u64,
+    ev: Ev,
+}
+
+impl Wire {
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (u128::from(self.time) << 64) | u128::from(self.seq)
+    }
+}
+
+/// A place ([`EventQueue::last_pushed`]) whose first number carries this bit is in a wire:
+/// the channel is the rest of that number, the second number the index from the wire's front.
+const WIRE: u32 = 1 << 31;
 
 /// Pending events, earliest `(time, seq)` first.
 ///
@@ -347,13 +396,31 @@ impl Heap {
 /// Why the order is still exactly `(time, seq)`: `seq` only grows, and a push at T only ever
 /// appends to the *newest* run of time T (a run enters `open` when it is started, a new run of
 /// T is only started when no run of T is in `open`, and a run leaves `open` for good when it
-/// is evicted or emptied). So of two runs with the same time, every event of the older one has
-/// a smaller `seq` than every event of the newer one, and each run is in `seq` order. Hence the
+/// is evicted, emptied or closed by an arrival of its time, below). So of two runs with the
+/// same time, every event of the older one has a smaller `seq` than every event of the newer
+/// one, and each run is in `seq` order. Hence the
 /// run at the top of the heap holds the smallest pending `(time, seq)` at its front, keeps it
 /// after each pop (its key does not change, and whatever it is compared with is later in
 /// time or, at the same time, wholly after it), and is popped from the front until it is
 /// empty. A fan-out's events are then popped at O(1) each. Runs are recycled with their
 /// storage, so a steady state allocates nothing.
+///
+/// # Arrivals on the wire
+/// A packet's copies on links of distinct delays arrive at distinct times, so each would be a
+/// run of its own: at 10^5 receivers, millions of runs in the heap at once, each pop a walk
+/// down a heap far larger than the caches. But a channel delivers in order: its arrivals are
+/// scheduled at `now + delay` with one delay and `now` never going back, so in `(time, seq)`
+/// order. So arrivals ([`EventQueue::push_wire`]) wait in a FIFO per channel (`wires`), and
+/// only each channel's front sits in a second heap (`heads`, at most one key per channel); a
+/// pop takes whichever of the two heaps' tops has the smaller `(time, seq)`. Every event keeps
+/// the `seq` it was given, and each structure pops its own events in `(time, seq)` order, so
+/// the merged order is exactly that of one queue holding them all. For the runs that needs one
+/// more rule: an arrival closes the open run of its time (it leaves `open`), since a run's
+/// events pop together and a later push of that time must not join a run begun before the
+/// arrival, whose `seq` lies between theirs. An arrival whose key is
+/// not above its channel's last (none in the simulator; a caller may schedule so) goes to the
+/// runs instead: the order stays exact either way. The FIFOs keep their storage, so a steady
+/// state allocates nothing.
 pub(super) struct EventQueue {
     heap: Heap,
     /// When the heap becomes a [`RunHeap`] ([`QUAD_FROM`]; lower in tests).
@@ -373,6 +440,10 @@ pub(super) struct EventQueue {
     last: (u32, u32),
     /// Entries popped so far (a batch counts once).
     pub(super) pops: u64,
+    /// Per channel, its arrivals in `(time, seq)` order; grown to the highest channel pushed.
+    wires: Vec<VecDeque<Wire>>,
+    /// The front of every non-empty wire, keyed as a run is, `run` holding the channel.
+    heads: Heap,
 }
 
 impl Default for EventQueue {
@@ -389,6 +460,8 @@ impl Default for EventQueue {
             len: 0,
             last: (NONE, 0),
             pops: 0,
+            wires: Vec::new(),
+            heads: Heap::Binary(BinaryHeap::new()),
         }
     }
 }
@@ -402,7 +475,39 @@ impl EventQueue {
     /// The earliest pending event's time.
     #[cfg(test)]
     pub(super) fn peek_time(&self) -> Option<u64> {
-        self.heap.peek().map(|k| (k.key >> 64) as u64)
+        let k = self.heap.peek().map_or(u128::MAX, |k| k.key).min(self.heads.peek().map_or(u128::MAX, |k| k.key));
+        (k != u128::MAX).then_some((k >> 64) as u64)
+    }
+
+    /// Push an arrival on channel `ch` (see "Arrivals on the wire"). Its `seq` must be larger
+    /// than every earlier push's.
+    #[inline]
+    pub(super) fn push_wire(&mut self, ch: ChannelId, e: Entry) {
+        let c = ch.index();
+        if c >= self.wires.len() {
+            if ch.0 >= WIRE {
+                return self.push(e);
+            }
+            self.wires.resize_with(c + 1, VecDeque::new);
+        }
+        // a later push of this time must not join a run begun before it: that run's events
+        // would then pop together, this arrival after all of them
+        for slot in &mut self.open {
+            if slot.0 == e.time {
+                *slot = (0, NONE);
+            }
+        }
+        let key = e.key();
+        let w = &mut self.wires[c];
+        match w.back() {
+            None => self.heads.push(RunKey { key, run: ch.0 }, self.quad_from),
+            Some(b) if b.key() < key => {}
+            // not in order behind the channel's last arrival: among the runs, still exact
+            Some(_) => return self.push(e),
+        }
+        w.push_back(Wire { time: e.time, seq: e.seq, ev: e.ev });
+        self.last = (WIRE | ch.0, (w.len() - 1) as u32);
+        self.len += 1;
     }
 
     /// Push an event. Its `seq` must be larger than every earlier push's.
@@ -471,6 +576,9 @@ impl EventQueue {
     /// pop).
     #[inline]
     pub(super) fn pushed_mut(&mut self, at: (u32, u32)) -> &mut Ev {
+        if at.0 & WIRE != 0 {
+            return &mut self.wires[(at.0 & !WIRE) as usize][at.1 as usize].ev;
+        }
         let run = &mut self.runs[at.0 as usize];
         match at.1 {
             0 => &mut run.first,
@@ -487,7 +595,11 @@ impl EventQueue {
     /// The earliest event if its time is at most `limit`.
     #[inline]
     pub(super) fn pop_until(&mut self, limit: u64) -> Option<(u64, Ev)> {
-        let top = self.heap.peek()?;
+        let head = self.heads.peek();
+        let top = match self.heap.peek() {
+            Some(top) if head.is_none_or(|h| top.key < h.key) => top,
+            _ => return self.pop_wire(head?, limit),
+        };
         if (top.key >> 64) as u64 > limit {
             return None;
         }
@@ -514,6 +626,47 @@ impl EventQueue {
         self.len -= 1;
         self.pops += 1;
         Some((time, ev))
+    }
+
+    /// The channel whose front arrival is the earliest pending event, if it is one (read from
+    /// the two heaps' tops only).
+    #[inline(always)]
+    pub(super) fn next_wire(&self) -> Option<ChannelId> {
+        let head = self.heads.peek()?;
+        match self.heap.peek() {
+            Some(top) if top.key < head.key => None,
+            _ => Some(ChannelId(head.run)),
+        }
+    }
+
+    /// The address of channel `ch`'s wire (where its front is found), 0 if it has none: a
+    /// prefetch hint.
+    #[inline(always)]
+    pub(super) fn wire_addr(&self, ch: ChannelId) -> usize {
+        self.wires.get(ch.index()).map_or(0, |w| w as *const VecDeque<Wire> as usize)
+    }
+
+    /// The address of channel `ch`'s next arrival in its wire, 0 if none: a prefetch hint.
+    #[inline(always)]
+    pub(super) fn front_addr(&self, ch: ChannelId) -> usize {
+        self.wires.get(ch.index()).and_then(|w| w.front()).map_or(0, |x| x as *const Wire as usize)
+    }
+
+    /// `pop_until` when the earliest event is the front of the wire in `head`.
+    #[inline]
+    fn pop_wire(&mut self, head: RunKey, limit: u64) -> Option<(u64, Ev)> {
+        if (head.key >> 64) as u64 > limit {
+            return None;
+        }
+        let w = &mut self.wires[head.run as usize];
+        let x = w.pop_front()?;
+        match w.front() {
+            Some(next) => self.heads.replace_top(RunKey { key: next.key(), run: head.run }),
+            None => self.heads.pop(),
+        }
+        self.len -= 1;
+        self.pops += 1;
+        Some((x.time, x.ev))
     }
 }
 
@@ -657,6 +810,76 @@ mod tests {
             h.pop();
         }
         assert!(h.peek().is_none());
+    }
+
+    #[test]
+    fn arrivals_on_wires_and_other_events_pop_as_one_queue_would() {
+        // A simulated schedule: channels of few distinct delays (many arrivals of one time,
+        // on one channel and across channels), other events at times of their own or the
+        // arrivals' times. The queue with arrivals on wires must pop exactly what a queue
+        // holding every event as a run pops, and a sorted set's order. Some arrivals are
+        // pushed out of order behind their channel's last (they must go to the runs).
+        for (channels, delays, quad_from) in [(3u32, 2u64, QUAD_FROM), (50, 4, QUAD_FROM), (400, 40, 1), (400, 3, 64)] {
+            let mut rng = Rng::seed_from_u64(u64::from(channels) + delays);
+            let mut q = EventQueue { quad_from, ..EventQueue::default() };
+            let mut one = EventQueue::default();
+            let mut reference: BTreeSet<(u64, u64)> = BTreeSet::new();
+            let delay: Vec<u64> = (0..channels).map(|_| 1 + rng.below(delays)).collect();
+            let (mut seq, mut now, mut on_wires) = (0u64, 0u64, 0usize);
+            for _ in 0..40_000 {
+                let u = rng.uniform();
+                if u < 0.5 {
+                    // a departure's burst: arrivals on several channels at `now + delay`
+                    for _ in 0..1 + rng.below(6) {
+                        let ch = rng.below(u64::from(channels)) as u32;
+                        let odd = rng.uniform() < 0.02;
+                        let t = if odd { now + rng.below(delay[ch as usize]) } else { now + delay[ch as usize] };
+                        seq += 1;
+                        let e = Entry { time: t, seq, ev: Ev::Sample { ch: ChannelId(seq as u32) } };
+                        q.push_wire(ChannelId(ch), e);
+                        on_wires += usize::from(q.last_pushed().0 & WIRE != 0);
+                        one.push(e);
+                        reference.insert((t, seq));
+                    }
+                } else if u < 0.65 {
+                    // a timer or a departure, sometimes at an arrival's time
+                    let t = now + rng.below(delays + 2);
+                    seq += 1;
+                    q.push(entry(t, seq));
+                    one.push(entry(t, seq));
+                    reference.insert((t, seq));
+                } else {
+                    let want = reference.pop_first();
+                    assert_eq!(q.peek_time(), want.map(|w| w.0));
+                    let got = q.pop().map(popped);
+                    assert_eq!(got, want);
+                    assert_eq!(one.pop().map(popped), want);
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                }
+                assert_eq!(q.len(), reference.len());
+            }
+            while let Some(want) = reference.pop_first() {
+                assert_eq!(q.pop().map(popped), Some(want));
+            }
+            assert!(q.pop().is_none());
+            assert!(on_wires > 10_000, "{on_wires} arrivals on wires");
+        }
+    }
+
+    #[test]
+    fn an_arrival_on_a_wire_changed_in_place_pops_changed_and_in_its_place() {
+        // the simulator turns an arrival into a batch through `pushed_mut`, wherever it waits
+        let mut q = EventQueue::default();
+        q.push_wire(ChannelId(3), entry(10, 1));
+        let first = q.last_pushed();
+        q.push_wire(ChannelId(3), entry(12, 2));
+        q.push(entry(10, 3));
+        q.push_wire(ChannelId(1), entry(10, 4));
+        *q.pushed_mut(first) = Ev::Sample { ch: ChannelId(100) };
+        let order: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).map(popped).collect();
+        assert_eq!(order, vec![(10, 100), (10, 3), (10, 4), (12, 2)]);
     }
 
     #[test]

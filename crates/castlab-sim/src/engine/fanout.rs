@@ -20,6 +20,7 @@
 use castlab_core::{AgentId, ChannelId, GroupId, NodeId};
 
 use super::class::{CLASS_MIN, NO_CLASS};
+use super::multicast::NO_AGENT;
 use super::pool::Slot;
 use super::{Simulator, AHEAD};
 
@@ -87,11 +88,22 @@ impl Simulator {
     /// outgoing interface of the tree a copy.
     pub(super) fn fan_out(&mut self, g: GroupId, n: NodeId, p: Slot, off_link: bool) {
         let gr = &self.groups[g.index()];
-        let st = &gr.mc[n.index()];
-        if off_link && gr.source != n && st.is_leaf() && !self.nodes[n.index()].has_ext {
-            let m = st.member0;
-            return self.deliver_at_leaf(n, p, m);
+        if off_link {
+            // the leaf's member from the dense `leaf` array: the node's `mc` line stays unread
+            let m = gr.leaf[n.index()];
+            debug_assert_eq!(m, {
+                let st = &gr.mc[n.index()];
+                if gr.source != n && st.is_leaf() {
+                    st.member0
+                } else {
+                    NO_AGENT
+                }
+            });
+            if m != NO_AGENT && !self.nodes[n.index()].has_ext {
+                return self.deliver_at_leaf(n, p, m);
+            }
         }
+        let st = &gr.mc[n.index()];
         if !st.members.is_empty() {
             self.nodes[n.index()].stats.delivered_local += 1;
             let pkt = &self.pool.slots[p.index()];

@@ -152,6 +152,7 @@ impl Simulator {
             if st.oifs.contains(&ch) {
                 st.oifs.retain(|&o| o != ch);
                 st.gen = st.gen.wrapping_add(1);
+                self.groups[g].sync_leaf(from);
                 self.maybe_prune(GroupId(g as u32), from, Duration::ZERO);
             }
         }

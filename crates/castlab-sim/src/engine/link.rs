@@ -10,14 +10,13 @@
 //! file's [`LinkEv`]s, batched here when a fan-out schedules them back to back
 //! (`schedule_link`); the run loop passes them to [`Simulator::link_event`].
 
-use castlab_core::{ChannelId, Duration, Instant, NodeId, Packet, Rng};
+use castlab_core::{AgentId, ChannelId, Duration, Instant, NodeId, Packet, Rng};
 
 use castlab_core::{Agent, Dest};
 
 use super::class::ClassId;
 use super::event::{Entry, Ev};
 use super::fanout::Touch;
-use super::multicast::Mc;
 use super::pool::Slot;
 use super::{prefetch, AgentSlot, Node, Simulator, AHEAD};
 use crate::queue::{Admit, Queue, QueueConfig};
@@ -48,6 +47,48 @@ pub(super) enum LinkEv {
     Wake {
         ch: ChannelId,
     },
+}
+
+/// Where the last arrival on a channel was handled: the far node, its group state and the
+/// member's slot and agent (a receiver's leaf), the lines the agent said its next packet
+/// reads (`Agent::packet_lines`), and the channel's next arrival in its wire. Addresses only,
+/// to prefetch (`Simulator::prefetch_hint`): one gone stale (the tree or the agent changed)
+/// costs a wasted prefetch, never a wrong result; 0 for none. One cache line, read at every
+/// event of a large run.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+pub(super) struct Hint {
+    mc: usize,
+    slot: usize,
+    agent: usize,
+    wire_front: usize,
+    elsewhere: [usize; 3],
+    hot_bytes: u32,
+    /// The node's index (`u32::MAX`: none).
+    node: u32,
+}
+
+impl Default for Hint {
+    fn default() -> Self {
+        Hint { mc: 0, slot: 0, agent: 0, wire_front: 0, elsewhere: [0; 3], hot_bytes: 0, node: u32::MAX }
+    }
+}
+
+/// At most this much of an agent is asked for ahead of a packet (`Simulator::prefetch_hint`).
+const MAX_AGENT_BYTES: usize = 1024;
+
+/// The address of `x`, 0 for none.
+#[inline(always)]
+fn addr<T>(x: Option<&T>) -> usize {
+    x.map_or(0, |x| x as *const T as usize)
+}
+
+/// Prefetch the line at `a` (none for 0).
+#[inline(always)]
+fn prefetch_addr(a: usize) {
+    if a != 0 {
+        prefetch(a as *const u8);
+    }
 }
 
 /// A recent `TxDone` or `Arrive` that may still grow into a batch (see
@@ -274,7 +315,7 @@ impl Simulator {
     pub(super) fn link_event(&mut self, ev: LinkEv) {
         match ev {
             LinkEv::TxDone { ch, pkt } => self.tx_done(ch, pkt),
-            LinkEv::Arrive { ch, pkt } => self.arrive(ch, pkt),
+            LinkEv::Arrive { ch, pkt } => self.arrive(ch, pkt, self.hinting),
             LinkEv::TxDoneBatch { batch } => self.run_batch(batch, false),
             LinkEv::ArriveBatch { batch } => self.run_batch(batch, true),
             LinkEv::Wake { ch } => self.wake(ch),
@@ -414,9 +455,11 @@ impl Simulator {
         }
     }
 
-    /// Packet `pkt` reaches the far end of channel `ch`.
+    /// Packet `pkt` reaches the far end of channel `ch`; with `hint`, where it was handled is
+    /// remembered for the run loop's prefetch of the channel's next arrival (`note_hint`). A
+    /// batch's members prefetch their own way (`run_batch`) and remember nothing.
     #[inline]
-    pub(super) fn arrive(&mut self, ch: ChannelId, pkt: Slot) {
+    pub(super) fn arrive(&mut self, ch: ChannelId, pkt: Slot, hint: bool) {
         let c = &mut self.channels[ch.index()];
         c.in_flight -= 1;
         if c.doomed > 0 {
@@ -428,7 +471,68 @@ impl Simulator {
         }
         c.stats.delivered += 1;
         let to = c.to;
+        if hint {
+            // read before the packet's slot may be released
+            let dst = self.pool.slots[pkt.index()].dst;
+            self.node_receive(to, pkt, Some(ch), false);
+            return self.note_hint(ch, to, dst);
+        }
         self.node_receive(to, pkt, Some(ch), false);
+    }
+
+    /// Remember where an arrival on `ch` at node `to` was handled (its state still in the
+    /// caches), for the run loop to ask for it before the next arrival on `ch` (`Hint`).
+    #[inline]
+    fn note_hint(&mut self, ch: ChannelId, to: NodeId, dst: Dest) {
+        let n = to.index();
+        let mut h = Hint { node: to.0, wire_front: self.queue.front_addr(ch), ..Hint::default() };
+        if let Dest::Group(g) = dst {
+            if let Some(gr) = self.groups.get(g.index()) {
+                // a receiver's leaf is read in the dense `leaf` array, any other node in its
+                // group state (`Group::leaf`): hint the one the arrival reads
+                let member = match gr.leaf.get(n) {
+                    Some(&m) if m != super::multicast::NO_AGENT => {
+                        h.mc = addr(gr.leaf.get(n));
+                        Some(m)
+                    }
+                    _ => gr.mc.get(n).map(|st| {
+                        h.mc = addr(Some(st));
+                        st.member0
+                    }),
+                };
+                if let Some(a) = member.and_then(|m| self.agents.get(m.index())) {
+                    h.slot = addr(Some(a));
+                    h.agent = &*a.agent as *const dyn Agent as *const u8 as usize;
+                    let lines = a.agent.packet_lines();
+                    (h.hot_bytes, h.elsewhere) = (lines.hot_bytes, lines.elsewhere);
+                }
+            }
+        }
+        if let Some(x) = self.hints.get_mut(ch.index()) {
+            *x = h;
+        }
+    }
+
+    /// Ask the caches for what the arrival at the front of `ch` will read: the channel, its
+    /// wire, and where the last arrival on it was handled (`Hint`). A hint: no effect on what
+    /// the run computes.
+    #[inline]
+    pub(super) fn prefetch_hint(&self, ch: ChannelId) {
+        self.prefetch_channel(ch);
+        prefetch_addr(self.queue.wire_addr(ch));
+        let Some(h) = self.hints.get(ch.index()) else { return };
+        for a in [addr(self.nodes.get(h.node as usize)), h.mc, h.slot, h.wire_front] {
+            prefetch_addr(a);
+        }
+        if h.agent != 0 {
+            let hot = (h.hot_bytes as usize).min(MAX_AGENT_BYTES);
+            for off in (0..hot).step_by(64) {
+                prefetch_addr(h.agent + off);
+            }
+        }
+        for a in h.elsewhere {
+            prefetch_addr(a);
+        }
     }
 
     /// Schedule a `TxDone` (`arrive` false) or an `Arrive` of packet `pkt` on channel `ch`.
@@ -461,10 +565,14 @@ impl Simulator {
     /// `schedule_link` when the event does not join a batch already started.
     #[inline(never)]
     fn schedule_link_start(&mut self, time: u64, arrive: bool, ch: ChannelId, pkt: Slot) {
-        let at = Instant::from_nanos(time);
         if !self.coalesce {
-            let ev = if arrive { Ev::Link(LinkEv::Arrive { ch, pkt }) } else { Ev::Link(LinkEv::TxDone { ch, pkt }) };
-            return self.schedule(at, ev);
+            if arrive {
+                self.seq += 1;
+                self.last_links = [None; OPEN_LINKS];
+                let ev = Ev::Link(LinkEv::Arrive { ch, pkt });
+                return self.queue.push_wire(ch, Entry { time, seq: self.seq, ev });
+            }
+            return self.schedule(Instant::from_nanos(time), Ev::Link(LinkEv::TxDone { ch, pkt }));
         }
         // the open link event of this time, if any (at most one)
         let same_time = self.last_links.iter().position(|l| l.is_some_and(|l| l.time == time));
@@ -480,8 +588,13 @@ impl Simulator {
             }
         }
         self.seq += 1;
-        let ev = if arrive { Ev::Link(LinkEv::Arrive { ch, pkt }) } else { Ev::Link(LinkEv::TxDone { ch, pkt }) };
-        self.queue.push(Entry { time, seq: self.seq, ev });
+        if arrive {
+            // an arrival waits on its channel's wire (the event queue's "Arrivals on the wire")
+            let ev = Ev::Link(LinkEv::Arrive { ch, pkt });
+            self.queue.push_wire(ch, Entry { time, seq: self.seq, ev });
+        } else {
+            self.queue.push(Entry { time, seq: self.seq, ev: Ev::Link(LinkEv::TxDone { ch, pkt }) });
+        }
         let at = self.queue.last_pushed();
         // it replaces the open one of its time (of the other kind: closed by this event), else
         // an empty slot, else the older
@@ -536,8 +649,11 @@ impl Simulator {
                     if let Some(&(c, q)) = list.get(i + AHEAD / 2) {
                         self.prefetch_receiver(c, q);
                     }
+                    if let Some(&(c, q)) = list.get(i + AHEAD / 4) {
+                        self.prefetch_agent(c, q);
+                    }
                 }
-                self.arrive(ch, pkt);
+                self.arrive(ch, pkt, false);
             } else {
                 self.tx_done(ch, pkt);
             }
@@ -562,32 +678,55 @@ impl Simulator {
         }
     }
 
-    /// The same for the far end of an arrival: the node, its group state, and the member's
-    /// slot and agent when it is a receiver's leaf (its channel was asked for earlier).
+    /// The same for the far end of an arrival: the node, and the member's slot when it is a
+    /// receiver's leaf (its channel was asked for earlier; the group's dense `leaf` array, read
+    /// here, stays in the caches). The agent itself is asked for later (`prefetch_agent`), once
+    /// the slot that points to it has come in: reading the slot here would wait for it.
     #[inline(always)]
     pub(super) fn prefetch_receiver(&self, ch: ChannelId, pkt: Slot) {
-        let Some(c) = self.channels.get(ch.index()) else { return };
-        let n = c.to.index();
+        let Some((n, m)) = self.leaf_of(ch, pkt) else { return };
         if let Some(nd) = self.nodes.get(n) {
             prefetch(nd as *const Node as *const u8);
         }
-        let Some(Dest::Group(g)) = self.pool.slots.get(pkt.index()).map(|p| p.dst) else { return };
-        let Some(st) = self.groups.get(g.index()).and_then(|gr| gr.mc.get(n)) else { return };
-        prefetch(st as *const Mc as *const u8);
-        if let Some(a) = self.agents.get(st.member0.index()) {
+        if let Some(a) = self.agents.get(m.index()) {
             prefetch(a as *const AgentSlot as *const u8);
+        }
+    }
+
+    /// The leaf member's agent at the far end of an arrival (its slot was asked for earlier).
+    #[inline(always)]
+    pub(super) fn prefetch_agent(&self, ch: ChannelId, pkt: Slot) {
+        let Some((_, m)) = self.leaf_of(ch, pkt) else { return };
+        if let Some(a) = self.agents.get(m.index()) {
             let at = &*a.agent as *const dyn Agent as *const u8;
             prefetch(at);
             prefetch(at.wrapping_add(64));
             prefetch(at.wrapping_add(128));
         }
     }
+
+    /// The far node of channel `ch` and, for group packet `pkt`, the node's member when the node
+    /// is a receiver's leaf (`NO_AGENT` else, which indexes no agent).
+    #[inline(always)]
+    fn leaf_of(&self, ch: ChannelId, pkt: Slot) -> Option<(usize, AgentId)> {
+        let n = self.channels.get(ch.index())?.to.index();
+        let m = match self.pool.slots.get(pkt.index()).map(|p| p.dst) {
+            Some(Dest::Group(g)) => self.groups.get(g.index()).and_then(|gr| gr.leaf.get(n)).copied(),
+            _ => None,
+        };
+        Some((n, m.unwrap_or(super::multicast::NO_AGENT)))
+    }
 }
 
 #[cfg(test)]
 mod layout {
-    use super::Channel;
+    use super::{Channel, Hint};
     use std::mem::offset_of;
+
+    #[test]
+    fn a_hint_is_one_cache_line() {
+        assert_eq!((std::mem::size_of::<Hint>(), std::mem::align_of::<Hint>()), (64, 64));
+    }
 
     #[test]
     fn what_a_packet_touches_lies_in_a_channels_first_three_cache_lines() {

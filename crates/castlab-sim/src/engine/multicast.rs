@@ -7,15 +7,15 @@ use super::event::Ev;
 use super::fanout::Touch;
 use super::Simulator;
 
-/// A node's state in one group. One cache line (aligned): a receiver's leaf reads its lengths
-/// and `member0` on every packet.
+/// A node's state in one group. One cache line (aligned): a node that fans a packet out reads
+/// its lengths; a receiver's leaf is read in `Group::leaf` instead.
 #[derive(Clone)]
 #[repr(align(64))]
 pub(super) struct Mc {
     pub(super) oifs: Vec<ChannelId>,
     pub(super) members: Vec<AgentId>,
     /// `members[0]` (`NO_AGENT` when there is none), kept beside the lengths `is_leaf` reads so
-    /// that a receiver's leaf finds its member without reading the list.
+    /// that `Group::sync_leaf` and the classes find a leaf's member without reading the list.
     pub(super) member0: AgentId,
     pub(super) on_tree: bool,
     pub(super) gen: u32,
@@ -47,6 +47,12 @@ impl Mc {
 pub(super) struct Group {
     pub(super) source: NodeId,
     pub(super) mc: Vec<Mc>,
+    /// Per node, its member when the node is a receiver's leaf of this group (`Mc::is_leaf`,
+    /// not the source), else `NO_AGENT`: what a copy arriving at a leaf reads, 4 bytes a node
+    /// in one dense array instead of a cache line of `mc` per node, so that a fan-out to N
+    /// leaves reads N/16 lines here. Kept by `sync_leaf` wherever a node's members or
+    /// branches change.
+    pub(super) leaf: Vec<AgentId>,
     /// A bit per channel, set when a graft made the channel an outgoing interface of its
     /// sending node's state in `mc`. A clear bit means the channel is not in that node's
     /// `oifs`; a set one that it may be (code that removes an interface need not clear it),
@@ -57,7 +63,23 @@ pub(super) struct Group {
 
 impl Group {
     pub(super) fn new(source: NodeId) -> Self {
-        Group { source, mc: Vec::new(), oif_bits: Vec::new() }
+        Group { source, mc: Vec::new(), leaf: Vec::new(), oif_bits: Vec::new() }
+    }
+
+    /// The state of `nodes` nodes, none of them on the tree but the source.
+    pub(super) fn size_for(&mut self, nodes: usize) {
+        self.mc = vec![Mc::default(); nodes];
+        self.leaf = vec![NO_AGENT; nodes];
+        if let Some(st) = self.mc.get_mut(self.source.index()) {
+            st.on_tree = true;
+        }
+    }
+
+    /// Bring `leaf[n]` in line with node `n`'s members and branches.
+    #[inline]
+    pub(super) fn sync_leaf(&mut self, n: NodeId) {
+        let st = &self.mc[n.index()];
+        self.leaf[n.index()] = if n != self.source && st.is_leaf() { st.member0 } else { NO_AGENT };
     }
 
     /// Set or clear channel `ch`'s bit; returns its old value.
@@ -96,7 +118,9 @@ impl Simulator {
         }
         st.member0 = st.members[0];
         st.gen = st.gen.wrapping_add(1);
-        if !st.on_tree {
+        let on_tree = st.on_tree;
+        self.groups[gi].sync_leaf(node);
+        if !on_tree {
             self.graft_up(g, node, self.cfg.join_latency);
         }
     }
@@ -138,7 +162,9 @@ impl Simulator {
             st.oifs.push(oif);
         }
         st.gen = st.gen.wrapping_add(1);
-        if !st.on_tree {
+        let on_tree = st.on_tree;
+        grp.sync_leaf(u);
+        if !on_tree {
             self.graft_up(g, u, Duration::ZERO);
         }
     }
@@ -155,6 +181,7 @@ impl Simulator {
         st.members.retain(|m| *m != a);
         st.member0 = st.members.first().copied().unwrap_or(NO_AGENT);
         st.gen = st.gen.wrapping_add(1);
+        self.groups[gi].sync_leaf(node);
         self.maybe_prune(g, node, self.cfg.leave_latency);
     }
 
@@ -203,6 +230,7 @@ impl Simulator {
         let st = &mut grp.mc[u.index()];
         st.oifs.retain(|o| *o != oif);
         st.gen = st.gen.wrapping_add(1);
+        grp.sync_leaf(u);
         self.maybe_prune(g, u, Duration::ZERO);
     }
 }

@@ -237,12 +237,14 @@ fn a_busy_links_alternating_arrives_and_departures_make_two_batches() {
 
 #[test]
 fn prefetching_every_batch_and_fan_out_gives_the_same_run() {
-    // prefetching is a cache hint; forced on for every batch and fan-out here (the scenario's
-    // are far below the size where it starts), the run must not move
+    // prefetching is a cache hint; forced on for every batch and fan-out here, and the hints
+    // of the next arrival at every event (the scenario's are far below the sizes where they
+    // start), the run must not move
     for seed in [1, 2] {
         let mut a = scenario(seed, true);
         let mut b = scenario(seed, true);
         b.prefetch_from = 1;
+        b.hint_from = 0;
         for t in [7.3, 30.0] {
             a.run(Instant::from_secs_f64(t)).unwrap();
             b.run(Instant::from_secs_f64(t)).unwrap();

@@ -8,7 +8,7 @@ use castlab_core::{
 
 use super::event::Ev;
 use super::link::{Channel, ChannelSeries, ChannelStats, LinkConfig};
-use super::multicast::{Group, Mc};
+use super::multicast::Group;
 use super::stats::NodeStats;
 use super::{AgentSlot, ExtSlot, Node, Simulator};
 use crate::error::{Result, SimError};
@@ -171,8 +171,7 @@ impl Simulator {
         let id = GroupId(self.groups.len() as u32);
         let mut g = Group::new(source);
         if self.frozen {
-            g.mc = vec![Mc::default(); self.nodes.len()];
-            g.mc[source.index()].on_tree = true;
+            g.size_for(self.nodes.len());
         }
         self.groups.push(g);
         Ok(id)

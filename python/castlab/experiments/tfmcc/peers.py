@@ -52,9 +52,10 @@ FULL_SEEDS = 3
 # Start orders: every scheme, castlab's and third-party, meets its TCP flows in
 # the same relation. `scheme-first`: the TCP flows start LEAD_S after the scheme began sending
 # data; `tcp-first`: the scheme's sender is started LEAD_S after the TCP flows. Either way the
-# measurement (second 0 of series.csv) starts when both run: when the TCP flows start, or when the
-# scheme sends its first data (UFTP first registers its receivers, so its data comes a few seconds
-# after its start: the `lead_s` reading is the TCP flows' real head start).
+# measurement (second 0 of series.csv) starts when both run: when the TCP flows are due (their
+# spawn follows by milliseconds), or when the scheme sends its first data (UFTP first registers its
+# receivers, so its data comes a few seconds after its start: the `lead_s` reading is the first
+# side's real head start).
 ORDERS = ("scheme-first", "tcp-first")
 LEAD_S = 10.0
 # The full forms: 180 s from the moment both run, the share per 30 s window (a start-up trap
@@ -62,7 +63,10 @@ LEAD_S = 10.0
 FULL_DURATION_S, QUICK_DURATION_S = 180.0, 30.0
 SHARE_WINDOW_S = 30.0
 QUICK_ORDERS = ("scheme-first",)
-COUNT_BIN_S = 0.1  # the counters' bins, placed on the run's clock to this resolution
+# The counters' bins. The readings take their seconds from the packet logs' kernel timestamps;
+# the bins are the reading of a case without packet logs, placed on the run's clock to this
+# resolution (a bin that holds a second's boundary is counted in the second it starts in).
+COUNT_BIN_S = 0.1
 # Item 5 (decided before the first run with the orders): a castlab scheme's testbed share within
 # this factor of its simulated twin's share under the same order, per seed, decided on the mean
 # over seeds with its t interval (undecided where the interval spans a bound).
@@ -458,19 +462,26 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
             return t
 
         def start_sender() -> tuple[object, float, float]:
+            # the clock is read before the spawn: the sender's first packets may leave before
+            # the spawn returns. Its first data: that moment for a scheme that sends from its
+            # start, else the check that saw it sending (every 0.1 s)
+            t = t_first = time.monotonic()
             p = tb.spawn(topo.source, sc.sender(c), stdout=open(logs / "source.out", "w"),
                          stderr=open(logs / "source.err", "w"))
-            t = time.monotonic()
             while not sc.sending(c) and p.poll() is None and time.monotonic() - t < 60:
                 time.sleep(0.1)
-            return p, t, time.monotonic()
+                t_first = time.monotonic()
+            return p, t, t_first
 
         start_err = []
         if first:
             src, t_sender, t_data = start_sender()
-            _sleep_until(t_data + lead)
+            # second 0 is the moment the TCP flows are due, so that the lead's seconds of
+            # series.csv begin at the scheme's first data: their spawn follows it by the sleep's
+            # overshoot (tens of ms on a loaded machine), which `lead_s` records
+            t_both = t_data + lead
+            _sleep_until(t_both)
             t_tcp = start_tcp(tcp_s)
-            t_both = t_tcp
         else:
             t_tcp = start_tcp(tcp_s)
             _sleep_until(t_tcp + lead)
@@ -523,15 +534,18 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
                     tcp_err.append(f"{algo}: iperf3 ran {used}")
         except (ValueError, KeyError) as e:
             tcp_err.append(f"{algo}: unreadable iperf3 report ({e})")
-    # each counter's bins on the measurement's clock: bin start minus (t_both - its origin)
-    rec = readings(out, duration, tcp, origins=(t_both - origins[0], t_both - origins[1]), lead=lead)
+    # the packet logs' clock (CLOCK_REALTIME) at the measurement's second 0: the readings' seconds
+    # are the packets' kernel timestamps from there (each counter's bins, placed by its origin on
+    # this process's clock, where a packet log is missing)
+    t0_real = t_both + (time.time() - time.monotonic())
+    rec = readings(out, duration, tcp, origins=(t_both - origins[0], t_both - origins[1]), lead=lead,
+                   t0_real=t0_real)
     rates = sc.rates(c)
     if rates is not None and len(rates):
         rates = rates.assign(time_s=rates["time_s"] - offset)  # on the measurement's clock
         rates.to_csv(out / "sender_rates.csv", index=False)
-    # the packet logs' clock (CLOCK_REALTIME) at the measurement's second 0; per flow, the drops
-    # at the bottleneck and the arrival pattern there after the warm-up (flowdrops: flows.csv)
-    t0_real = t_both + (time.time() - time.monotonic())
+    # per flow, the drops at the bottleneck and the arrival pattern there after the warm-up
+    # (flowdrops: flows.csv)
     rec.update(qdisc=qdisc, t0_realtime_s=t0_real)
     try:
         from castlab.experiments.tfmcc import flowdrops
@@ -540,7 +554,7 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
             out / "flows.csv", index=False)
     except (OSError, ValueError, KeyError) as e:
         rec.update(flows_error=str(e))
-    rec.update(scheme=scheme, label=sc.label, tcp=list(tcp), order=order, lead_s=t_both - min(t_tcp, t_data),
+    rec.update(scheme=scheme, label=sc.label, tcp=list(tcp), order=order, lead_s=abs(t_tcp - t_data),
                sender_rc=src_rc, tcp_errors=tcp_err, startup_s=startup, sender_clock_offset_s=offset,
                sender_rate_mean_bps=_mean_step(rates, warm_up(duration), duration) if rates is not None else float("nan"))
     (out / "case.json").write_text(json.dumps(rec, indent=1, default=float))
@@ -573,6 +587,16 @@ def joined_seconds(got: np.ndarray) -> set[int]:
     return {x for x in s if x - 1 in s and x + 1 in s}
 
 
+def _log_seconds(path: Path, t0_real: float) -> pd.DataFrame:
+    """A packet log's packets (``castlab.testbed.count --packets``) per whole second of the
+    measurement's clock, by the kernel's timestamp of each (`t0_real`: second 0 on the log's
+    clock): the counters' columns ``second,kind,key,packets,bytes``."""
+    d = pd.read_csv(path, usecols=["time_ns", "kind", "key", "bytes"], dtype={"kind": str, "key": str})
+    sec = np.floor(d["time_ns"].to_numpy(np.int64) / 1e9 - t0_real).astype(int)
+    g = d.assign(second=sec).groupby(["second", "kind", "key"])["bytes"]
+    return pd.DataFrame({"packets": g.size(), "bytes": g.sum()}).reset_index()
+
+
 def _on_clock(d: pd.DataFrame, origin: float) -> pd.DataFrame:
     """A counter's rows with ``second`` the whole second of the measurement's clock their bin
     starts in (the bin's start minus `origin`, the measurement's start on the counter's clock)."""
@@ -597,18 +621,26 @@ def window_shares(series: pd.DataFrame, tcp: tuple[str, ...], duration: float,
 
 
 def readings(out: Path, duration: float, tcp: tuple[str, ...], origins: tuple[float, float] = (0.0, 0.0),
-             lead: float = 0.0) -> dict:
+             lead: float = 0.0, t0_real: Optional[float] = None) -> dict:
     """The counters' readings: per second the scheme's multicast rate at rcv1 and each TCP flow's;
     the means after the warm-up (WARM_S, or a third of a shorter run), the share against the mean TCP
     flow, the share per SHARE_WINDOW_S, the lowest WINDOW_S rate, and the scheme's loss from its
     packets sent and got per group in the seconds it was joined throughout. Second 0 is the
-    measurement's start: `origins` places it on the counters' clocks (src's, rcv1's); the `lead`
-    seconds before it are kept in ``series.csv`` (negative seconds) and left out of every reading."""
+    measurement's start: with `t0_real` (its moment on the packet logs' clock) each packet counts
+    in the second its kernel timestamp falls in, from the packet logs (``packets_src.csv``,
+    ``packets_rcv1.csv``); without it, or where a log is missing, the counters' bins count, which
+    `origins` places on the counters' clocks (src's, rcv1's) to COUNT_BIN_S. The `lead` seconds
+    before it are kept in ``series.csv`` (negative seconds) and left out of every reading."""
     secs = np.arange(-int(np.ceil(lead)), int(duration))
     empty = pd.DataFrame(columns=["second", "kind", "key", "packets", "bytes"])
-    rx = pd.read_csv(out / "count_rcv1.csv") if (out / "count_rcv1.csv").exists() else empty
-    tx = pd.read_csv(out / "count_src.csv") if (out / "count_src.csv").exists() else empty
-    tx, rx = _on_clock(tx, origins[0]), _on_clock(rx, origins[1])
+
+    def per_node(node: str, origin: float) -> pd.DataFrame:
+        if t0_real is not None and (out / f"packets_{node}.csv").exists():
+            return _log_seconds(out / f"packets_{node}.csv", t0_real)
+        return _on_clock(pd.read_csv(out / f"count_{node}.csv") if (out / f"count_{node}.csv").exists() else empty,
+                         origin)
+
+    tx, rx = per_node("src", origins[0]), per_node("rcv1", origins[1])
 
     def per_second(d: pd.DataFrame) -> np.ndarray:
         s = d.groupby("second")["bytes"].sum()
