@@ -65,3 +65,22 @@ def test_the_command_line_and_the_testbeds_submodules_do_not_load_the_experiment
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "experiments loaded: False"
+
+
+def test_testbed_names_differ_for_every_pid_linux_allows_and_fit_six_characters():
+    # one letter, then the pid in base 36: pids that agree in their last five decimal digits
+    # (123456 and 23456) get different names, and the largest pid Linux allows (2^22) fits
+    from castlab.experiments.net_common import testbed_name
+
+    assert testbed_name("p", 123456) == "p2n9c"  # 123456 = 2*36^3 + 23*36^2 + 9*36 + 12
+    assert testbed_name("p", 23456) == "pi3k"  # 23456 = 18*36^2 + 3*36 + 20
+    assert testbed_name("t", 1) == "t1"
+    big = testbed_name("u", 4194304)
+    assert big == "u2hwcg" and len(big) == 6  # 2^22 = 2*36^4 + 17*36^3 + 32*36^2 + 12*36 + 16
+    names = {testbed_name("r", n) for n in range(1, 200_000)}
+    assert len(names) == 199_999 and max(map(len, names)) <= 6
+    for kind in ("fr", "", "1"):
+        with pytest.raises(ValueError, match="one letter"):
+            testbed_name(kind)
+    with pytest.raises(ValueError, match="outside"):
+        testbed_name("p", 36 ** 5)

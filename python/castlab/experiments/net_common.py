@@ -44,9 +44,24 @@ LOSS_FLOOR = 0.005  # below 0.5 % both ways a short run cannot tell rates apart
 
 
 
-def testbed_name(kind: str) -> str:
-    """A testbed name of this process (kind + pid): runs in parallel never share namespaces."""
-    return f"{kind}{os.getpid() % 100000}"
+_DIGITS36 = "0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def testbed_name(kind: str, pid: Optional[int] = None) -> str:
+    """A testbed name of this process (`pid`, by default its own): `kind`, one letter, then the
+    pid in base 36, so that runs in parallel never share namespaces. Five base-36 digits hold
+    every pid Linux allows (its limit, 2^22, is below 36^5), and a name is at most six
+    characters (``Testbed``'s rule), so `kind` is one letter."""
+    if len(kind) != 1 or not kind.isalpha():
+        raise ValueError(f"testbed_name: kind {kind!r} must be one letter (a name is at most 6 characters)")
+    n = os.getpid() if pid is None else int(pid)
+    if not 0 < n < 36 ** 5:
+        raise ValueError(f"testbed_name: pid {n} is outside 1..{36 ** 5 - 1}")
+    digits = ""
+    while n:
+        n, d = divmod(n, 36)
+        digits = _DIGITS36[d] + digits
+    return kind + digits
 
 
 def _skip(reason: str) -> Optional[Result]:
