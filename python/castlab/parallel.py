@@ -129,7 +129,7 @@ def end_resource_tracker(timeout: float = 1.0) -> None:
 
     tracker = getattr(resource_tracker, "_resource_tracker", None)
     exit_cleanup = getattr(util, "_exit_function", None)
-    if getattr(tracker, "_fd", None) is None or exit_cleanup is None:
+    if tracker is None or exit_cleanup is None:
         return
     import warnings
 
@@ -138,6 +138,11 @@ def end_resource_tracker(timeout: float = 1.0) -> None:
         # new one, with a warning meant for a crash
         warnings.simplefilter("ignore")
         exit_cleanup()
+    # From here on this process tells no tracker anything: a finalizer that runs later (a pool
+    # queue's semaphore collected at interpreter exit) still unlinks its semaphore, but its
+    # message would start a tracker (a new one, or the first where none ran yet) that outlives
+    # this process, orphaned to init.
+    tracker._send = lambda *args, **kwargs: None
     fd, pid = getattr(tracker, "_fd", None), getattr(tracker, "_pid", None)
     if fd is None or pid is None:
         return

@@ -129,7 +129,7 @@ def test_a_stopped_sweep_ends_its_workers_keeps_its_runs_and_resumes(tmp_path, s
     err = cli.stderr()
     assert cli.p.returncode == EXIT[sig], err
     assert took < 2.0, f"took {took:.2f} s to stop"
-    assert left == [], left
+    assert left == [], (left, err)
     name = "Ctrl-C (SIGINT)" if sig == signal.SIGINT else signal.Signals(sig).name
     line = next(x for x in err.splitlines() if "stopped by" in x)
     assert f"castlab sweep: stopped by {name}: " in line and "the same command runs only those" in line
