@@ -801,8 +801,8 @@ _AGGR_REASON = ("the twin's BBR left out a term of Linux's cwnd (tcp_bbr.c bbr_s
                 "bbr_ack_aggregation_cwnd to the BDP before the quantization budget): alone, the twin kept 6.3 "
                 "segments above 2 x bandwidth x min RTT where the kernel keeps 10-12 (net-tcp-vs-sim run 2); "
                 "with it, 8.2")
-_AGGR_SETUP = ("issue 37, the set-up declared before the runs: the simulator's TCP is \"BBR (v1, as Linux's "
-               "`tcp_bbr.c`, with pacing)\" and \"the twins use the same TCP flavours ... as the kernel\"")
+_AGGR_SETUP = ("the simulator's TCP, declared before the runs (docs/fidelity/tcp.md): BBR v1 as Linux's "
+               "`tcp_bbr.c`, with pacing; the twins use the kernel's TCP flavours (peers.twin, tcp/net.py)")
 _AGGR_TCPSIM = [  # (claim, (verdict, ours) per full run 1-3 before, the same after)
     ("alone-rtt-bbr", (("undecided", 1.504), ("undecided", 1.512), ("undecided", 1.461)),
      (("undecided", 1.399), ("undecided", 1.407), ("undecided", 1.359))),
