@@ -29,7 +29,7 @@ class Simulator(_native.Simulator):
         cc_time_ns/cwnd_bytes/ssthresh_bytes (a row whenever either changed), rtt_time_ns/rtt_ns/
         srtt_ns/rto_ns (one row per RTT sample), retx_time_ns/retx_seq/retx_kind (1 fast
         retransmit, 2 NewReno partial ACK, 3 timeout, 4 go-back-N after a timeout, 5 a hole
-        chosen in SACK recovery),
+        chosen in SACK recovery, 6 a tail loss probe resending the last segment, RFC 8985),
         timeout_time_ns/timeout_rto_ns, ack_time_ns/acked_bytes (cumulative bytes acknowledged),
         for paced flows (bbr) tx_time_ns/tx_bytes (cumulative on-wire bytes sent, a row per
         segment), for bbr state_time_ns/state_code/pacing_rate_bps (a row per change of mode or

@@ -589,6 +589,10 @@ impl CongestionControl for Bbr {
         AckResponse { retransmit: true, restart_rto: false }
     }
 
+    /// Nothing: Linux's `tcp_end_cwnd_reduction` leaves cwnd alone for a module with its own
+    /// `cong_control`, and BBR's ssthresh only saves cwnd (`bbr_ssthresh`).
+    fn on_loss_repaired(&mut self, _a: &AckInfo) {}
+
     fn on_timeout(&mut self, to: &TimeoutInfo) {
         // tcp_enter_loss: save cwnd; cwnd = 1 segment (everything in flight is marked lost);
         // `bbr_set_state(TCP_CA_Loss)`: the round ends, full_bw is forgotten.

@@ -118,6 +118,30 @@ pub struct TcpConfig {
     /// RFC 5681 have none). Set by choosing the "sack" variant (`CcAlgorithm::Sack`), not on its
     /// own: the two ends negotiate it (SACK-permitted) and the sender needs the SACK controller.
     pub sack: bool,
+    /// RACK loss detection (RFC 8985 §6) on a SACK flow: segments are marked lost by their
+    /// transmit time (a later-sent segment delivered, and RACK.rtt plus the reordering window
+    /// passed), which replaces RFC 6675's DupThresh and `IsLost` and finds lost
+    /// retransmissions. Default false (ns-2's agents and RFC 6675); true in
+    /// [`TcpConfig::linux`] (`net.ipv4.tcp_recovery` 1, Linux's default). Needs SACK.
+    pub rack: bool,
+    /// Tail loss probes (RFC 8985 §7): a probe segment 2·SRTT after the last transmission or
+    /// ACK of new data, so that a lost tail is found by RACK rather than by the RTO. Default
+    /// false; true in [`TcpConfig::linux`] (`net.ipv4.tcp_early_retrans` 3). Needs `rack`.
+    pub tlp: bool,
+    /// RACK's reordering window is RACK.min_RTT over this (RFC 8985 §6.2 step 4: min_RTT/4,
+    /// Linux's `tcp_rack_reo_wnd`). Default 4.
+    pub rack_reo_wnd_divisor: u32,
+    /// Added to the reordering timer: Linux's `tcp_rack_mark_lost` adds `TCP_TIMEOUT_MIN`, two
+    /// jiffies, which is 8 ms with the testbed kernel's `CONFIG_HZ=250`. RFC 8985 adds none.
+    /// Default 8 ms.
+    pub rack_reo_slack: Duration,
+    /// TLP.max_ack_delay (RFC 8985 §7.2, "implementation specific"), added to the PTO when one
+    /// segment is in flight: Linux adds its minimum RTO (`tcp_schedule_loss_probe`,
+    /// `tcp_rto_min_us`), 200 ms. Default 200 ms.
+    pub tlp_max_ack_delay: Duration,
+    /// Added to the PTO when more than one segment is in flight: Linux's `TCP_TIMEOUT_MIN_US`,
+    /// 2 ms (`tcp_schedule_loss_probe`). RFC 8985 adds none. Default 2 ms.
+    pub tlp_slack: Duration,
     /// Bulk (FTP-like) or fixed-size transfer. Default bulk.
     pub transfer: Transfer,
     /// The sender starts sending at `max(start, the agent's start)`. Default 0.
@@ -153,6 +177,12 @@ impl Default for TcpConfig {
             quickacks: 16,
             quickack_gap: Duration::from_millis(200),
             sack: false,
+            rack: false,
+            tlp: false,
+            rack_reo_wnd_divisor: 4,
+            rack_reo_slack: Duration::from_millis(8),
+            tlp_max_ack_delay: Duration::from_millis(200),
+            tlp_slack: Duration::from_millis(2),
             transfer: Transfer::Bulk,
             start: Instant::ZERO,
             stop: Instant::MAX,
@@ -171,7 +201,8 @@ impl TcpConfig {
     /// 200 ms and 120 s (`TCP_RTO_MIN`, `TCP_RTO_MAX`) with an initial 1 s (`TCP_TIMEOUT_INIT`,
     /// RFC 6298 §2.1), the minimum applied to the variance term as Linux does
     /// (`rto_min_on_variance`); delayed ACKs, every second segment or after 40 ms (`TCP_DELACK_MIN`);
-    /// SACK at both ends. Everything else as [`TcpConfig::default`].
+    /// SACK at both ends; RACK-TLP (RFC 8985, `tcp_recovery` 1 and `tcp_early_retrans` 3).
+    /// Everything else as [`TcpConfig::default`].
     pub fn linux() -> Self {
         TcpConfig {
             mss_bytes: 1448,
@@ -185,6 +216,8 @@ impl TcpConfig {
             delayed_ack: true,
             delayed_ack_timeout: Duration::from_millis(40),
             sack: true,
+            rack: true,
+            tlp: true,
             ..TcpConfig::default()
         }
     }
@@ -212,6 +245,14 @@ impl TcpConfig {
         nonzero("delayed_ack_timeout", self.delayed_ack_timeout)?;
         int_in("quickacks", self.quickacks.into(), 1, 1000)?;
         nonzero("quickack_gap", self.quickack_gap)?;
+        if self.tlp && !self.rack {
+            return Err(ConfigError::new(
+                "tlp",
+                1,
+                "needs rack (RFC 8985 §7.4: RACK finds the losses a probe reveals)",
+            ));
+        }
+        int_in("rack_reo_wnd_divisor", self.rack_reo_wnd_divisor.into(), 1, 1000)?;
         if self.stop < self.start {
             return Err(ConfigError::new("stop", self.stop.as_secs_f64(), "must not be before start"));
         }
@@ -241,6 +282,12 @@ castlab_core::config_fields!(TcpConfig {
     quickack,
     quickacks,
     quickack_gap,
+    rack,
+    tlp,
+    rack_reo_wnd_divisor,
+    rack_reo_slack,
+    tlp_max_ack_delay,
+    tlp_slack,
     trace,
 });
 
@@ -248,6 +295,7 @@ mod bbr;
 mod congestion;
 mod cubic;
 mod new_reno;
+mod rack;
 mod rate;
 pub mod registration;
 mod reno;

@@ -48,6 +48,10 @@ fn add_tcp_flow(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> 
     cfg.transfer = transfer;
     // RFC 2018 SACK is negotiated by both ends: the variant turns it on at sender and sink
     cfg.sack = algo.uses_sack();
+    if cfg.rack && !cfg.sack {
+        // RFC 8985 §2: RACK-TLP reads SACK blocks; the sender's scoreboard is the SACK one
+        return Err(BuildError::bad("rack", true, "needs SACK: the \"sack\", \"cubic\" or \"bbr\" variant"));
+    }
     cfg.start = s;
     cfg.stop = e;
     let port = a.port("port")?;
@@ -146,6 +150,9 @@ fn tcp_stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out
         ("fast_retransmits", st.fast_retransmits),
         ("timeouts", st.timeouts),
         ("dup_acks", st.dup_acks),
+        ("tlp_probes", st.tlp_probes),
+        ("tlp_recoveries", st.tlp_recoveries),
+        ("rack_losses", st.rack_losses),
         ("ignored", st.ignored),
     ] {
         d.set(k, v);
@@ -203,7 +210,7 @@ static READERS: &[Reader] = &[
 cc_time_ns/cwnd_bytes/ssthresh_bytes (a row whenever either changed), rtt_time_ns/rtt_ns/\n\
 srtt_ns/rto_ns (one row per RTT sample), retx_time_ns/retx_seq/retx_kind (1 fast\n\
 retransmit, 2 NewReno partial ACK, 3 timeout, 4 go-back-N after a timeout, 5 a hole\n\
-chosen in SACK recovery),\n\
+chosen in SACK recovery, 6 a tail loss probe resending the last segment, RFC 8985),\n\
 timeout_time_ns/timeout_rto_ns, ack_time_ns/acked_bytes (cumulative bytes acknowledged),\n\
 for paced flows (bbr) tx_time_ns/tx_bytes (cumulative on-wire bytes sent, a row per\n\
 segment), for bbr state_time_ns/state_code/pacing_rate_bps (a row per change of mode or\n\
