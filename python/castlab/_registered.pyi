@@ -16,7 +16,8 @@ class Simulator(_native.Simulator):
         ends with RFC 6675 loss recovery, as ns-2's Agent/TCP/Sack1 with TCPSink/Sack1), from
         `config_defaults("tcp")`; "cubic" (RFC 9438 with Linux's HyStart) or "bbr" (BBR v1 as
         Linux's tcp_bbr.c, paced), from Linux's settings (MSS 1448, 52 header bytes, initial
-        window 10, receive window 3 MiB, RTO 200 ms..120 s, delayed ACKs after 40 ms, SACK);
+        window 10, receive window 3 MiB, RTO 200 ms..120 s, delayed ACKs after 40 ms, SACK,
+        RACK-TLP loss detection, RFC 8985: `rack=False, tlp=False` for RFC 6675's DupThresh);
         from `start` to `stop` seconds (None: the end of the run);
         `transfer_bytes`: the transfer's size (None: unbounded); `flow`: the flow id (None: the next
         free one); `config`: the keyword overrides, fields of `config_defaults("tcp")` (`timestamps`:

@@ -409,6 +409,28 @@ mod tests {
         assert_eq!(retx_of(&off, 2_000).len(), 2, "fast retransmit, then the timer's");
     }
 
+    #[test]
+    fn a_probe_that_repaired_the_only_loss_cuts_the_window_once() {
+        // A receive window of one segment: after the initial window (10 segments at 0 ms, sent
+        // before the window is known) a segment every 100 ms. Segment 13 (sent at 400 ms) is
+        // lost; SRTT 100 ms, RTO 100 + 200 = 300 ms (to 700 ms), PTO with one segment out
+        // 2·100 + 200 = 400 ms, capped at 700 ms. The probe resends it (the window has no room
+        // for new data), its ACK at 800 ms reaches TLP.end_seq, and the next ACK, at 900 ms,
+        // passes it with no duplicate seen: the probe repaired a loss (§7.4.2), and the window
+        // is cut once (RFC 5681 eq. (4) on a flight of one segment: 2 SMSS), no timeout.
+        let c = TcpConfig { rwnd_bytes: 1000, ..cfg(true, Transfer::Bulk) };
+        let s = run(c, ms(950), |seq, n| seq == 13_000 && n == 0);
+        assert_eq!(retx_of(&s, 13_000), vec![(700, RetxKind::Probe as u8)]);
+        assert_eq!((s.stats.timeouts, s.stats.tlp_probes, s.stats.tlp_recoveries), (0, 1, 1));
+        assert_eq!((s.cwnd(), s.ssthresh()), (2_000, 2_000));
+        assert_eq!(s.snd_una(), 15_000);
+        // without RACK-TLP the same loss is the RTO's at 700 ms
+        let off = run(TcpConfig { rwnd_bytes: 1000, ..cfg(false, Transfer::Bulk) }, ms(950), |seq, n| {
+            seq == 13_000 && n == 0
+        });
+        assert_eq!(off.trace.timeout_time_ns, vec![ms(700).as_nanos()]);
+    }
+
     fn ack(at_ack: u64, sack: Option<(u64, u64)>) -> Packet {
         let mut p = Packet::data(Dest::Unicast(SND), 52);
         p.flow = 5;

@@ -83,7 +83,8 @@ Keyword arguments override fields of the TCP configuration (`config_defaults(\"t
 ends with RFC 6675 loss recovery, as ns-2's Agent/TCP/Sack1 with TCPSink/Sack1), from\n\
 `config_defaults(\"tcp\")`; \"cubic\" (RFC 9438 with Linux's HyStart) or \"bbr\" (BBR v1 as\n\
 Linux's tcp_bbr.c, paced), from Linux's settings (MSS 1448, 52 header bytes, initial\n\
-window 10, receive window 3 MiB, RTO 200 ms..120 s, delayed ACKs after 40 ms, SACK);\n\
+window 10, receive window 3 MiB, RTO 200 ms..120 s, delayed ACKs after 40 ms, SACK,\n\
+RACK-TLP loss detection, RFC 8985: `rack=False, tlp=False` for RFC 6675's DupThresh);\n\
 from `start` to `stop` seconds (None: the end of the run);\n\
 `transfer_bytes`: the transfer's size (None: unbounded); `flow`: the flow id (None: the next\n\
 free one); `config`: the keyword overrides, fields of `config_defaults(\"tcp\")` (`timestamps`:\n\
