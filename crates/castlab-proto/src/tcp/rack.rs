@@ -119,7 +119,7 @@ impl Rack {
                 s.retransmitted = true;
                 s.xmit_ts = now;
                 if std::mem::take(&mut s.lost) {
-                    self.segs_lost -= 1;
+                    self.segs_lost = self.segs_lost.saturating_sub(1);
                 }
             }
             None if seq == self.end => {
@@ -180,7 +180,7 @@ impl Rack {
                     seg.sacked = true;
                     self.segs_sacked += 1;
                     if std::mem::take(&mut seg.lost) {
-                        self.segs_lost -= 1;
+                        self.segs_lost = self.segs_lost.saturating_sub(1);
                     }
                 }
                 j += 1;
@@ -188,8 +188,8 @@ impl Rack {
         }
         for _ in 0..i {
             if let Some(s) = self.segs.pop_front() {
-                self.segs_sacked -= u32::from(s.sacked);
-                self.segs_lost -= u32::from(s.lost);
+                self.segs_sacked = self.segs_sacked.saturating_sub(u32::from(s.sacked));
+                self.segs_lost = self.segs_lost.saturating_sub(u32::from(s.lost));
                 self.base = (self.base + self.mss).min(self.end);
             }
         }
