@@ -591,7 +591,11 @@ def twin_readings(algos: tuple[str, ...], duration: float, warm: float, seed: in
     p = sim_case(algos, duration, seed, base_rtt_s, PHASE_S, tbf_burst=tbf_burst)
     edges = np.arange(0.0, duration + 1e-9, BIN_S)
     row = {"twin_tbf_burst_bytes": 0 if tbf_burst is None else int(tbf_burst), "sim_drops": s["drops"],
-           "sim_timeouts": int(sum(f["stats"]["timeouts"] for f in s["flows"]))}
+           "sim_timeouts": int(sum(f["stats"]["timeouts"] for f in s["flows"])),
+           # RACK-TLP's counters, beside the kernel's kernel_loss_probes (TcpExtTCPLossProbes)
+           "sim_loss_probes": int(sum(f["stats"]["tlp_probes"] for f in s["flows"])),
+           "sim_loss_probe_recoveries": int(sum(f["stats"]["tlp_recoveries"] for f in s["flows"])),
+           "sim_rack_losses": int(sum(f["stats"]["rack_losses"] for f in s["flows"]))}
     series, samples, rtts = {}, [], []
     for i, (sf, pf) in enumerate(zip(s["flows"], p["flows"])):
         a = sf["algo"]
