@@ -35,6 +35,9 @@ Without `--run` the script reads OUT. Per seed, from the records (receivers are 
   first RTT measurement (``rx_rcv1/tfmcc_receiver_rtt.csv``);
 * ``floor_s``: the first rate of one packet per 8 s (``source/tfmcc_rate.csv``) and
   ``floor_by`` the receiver whose report it followed;
+* ``HOST_first_p_report_s``, ``HOST_first_p``, ``HOST_first_p_X_kbps``: each receiver's first
+  report with a loss event (its ``tfmcc_receiver_report.csv``; the records keep no time of the
+  event itself), its p and the sending rate then;
 * ``ss_end_s``: the first report with a loss (``slowstart_end_s`` of tfmcc_counts.json, §3.6) and
   ``ss_end_by``, ``ss_end_p`` the receiver and p of that report;
 * after the floor: the highest rate (``after_floor_peak_kbps``), the first round's end at or
@@ -166,6 +169,13 @@ def milestones(run: Path, late: Path | None = None) -> dict:
     m["ss_peak_kbps"] = float(rate[rate["time_s"] < m["floor_s"]]["bps"].max()) / 1e3
     m["rcv1_first_R_s"] = float(rtt["rcv1"]["time_s"].iloc[0]) if len(rtt["rcv1"]) else float("nan")
     m["rcv1_first_R_ms"] = float(rtt["rcv1"]["sample_s"].iloc[0]) * 1e3 if len(rtt["rcv1"]) else float("nan")
+    for h in ("rcv1", "rcv2"):
+        rep = pd.read_csv(run / f"rx_{h}" / "tfmcc_receiver_report.csv")
+        lossy = rep[rep["loss_event_rate"] > 0]
+        m[f"{h}_first_p_report_s"] = float(lossy["time_s"].iloc[0]) if len(lossy) else float("nan")
+        m[f"{h}_first_p"] = float(lossy["loss_event_rate"].iloc[0]) if len(lossy) else float("nan")
+        m[f"{h}_first_p_X_kbps"] = (float(rate[rate["time_s"] <= m[f"{h}_first_p_report_s"]]["bps"].iloc[-1]) / 1e3
+                                    if len(lossy) else float("nan"))
     m["ss_end_s"] = float(counts["slowstart_end_s"]) if counts.get("slowstart_end_s") is not None else float("nan")
     lossy = fb[fb["loss_event_rate"] > 0]
     m["ss_end_by"] = str(lossy["host"].iloc[0]) if len(lossy) else ""
