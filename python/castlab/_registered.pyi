@@ -35,7 +35,8 @@ class Simulator(_native.Simulator):
         for paced flows (bbr) tx_time_ns/tx_bytes (cumulative on-wire bytes sent, a row per
         segment), for bbr state_time_ns/state_code/pacing_rate_bps (a row per change of mode or
         gain-cycle phase: 0 STARTUP, 1 DRAIN, 2 PROBE_RTT, 8 + phase in PROBE_BW, 8 being the
-        5/4 phase and 9 the 3/4 one; the pacing rate then, bit/s),
+        5/4 phase and 9 the 3/4 one; the pacing rate then, bit/s; model_bw_bps/min_rtt_ns: the
+        bottleneck bandwidth estimate, bit/s, and minimum RTT, ns, then),
         and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).
         `agent`: the sender's agent id.
         """

@@ -134,6 +134,15 @@ pub trait CongestionControl: Debug {
     fn state_code(&self) -> Option<u8> {
         None
     }
+    /// The handshake's RTT sample ([`TcpConfig::handshake_rtt`]), once, when the transfer
+    /// starts, before any ACK; `srtt` is the estimator's after it. Default: nothing.
+    fn on_handshake_rtt(&mut self, _now: Instant, _rtt: Duration, _srtt: Duration) {}
+    /// The controller's model of the path, for the trace: the bottleneck bandwidth estimate
+    /// (payload bytes per second) and the minimum RTT it holds; `None` (the default) for
+    /// controllers without one.
+    fn path_model(&self) -> Option<(f64, Option<Duration>)> {
+        None
+    }
 }
 
 /// The algorithms shipped here, for callers that choose one by name.

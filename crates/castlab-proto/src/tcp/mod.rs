@@ -113,6 +113,14 @@ pub struct TcpConfig {
     /// 200 ms (`TCP_RTO_MIN`) and a little more on an empty path, seconds behind a full queue.
     /// Default 200 ms.
     pub quickack_gap: Duration,
+    /// The RTT the connection's handshake measured, which the sender holds when its transfer
+    /// starts: the RTT estimator's first sample, the rate sampler's minimum RTT, and a
+    /// controller's ([`CongestionControl::on_handshake_rtt`]; BBR's min RTT and initial pacing
+    /// rate, `bbr_init`). Linux takes this sample from the SYN-ACK (`tcp_synack_rtt_meas`,
+    /// `tcp_ack_update_rtt`), so `srtt_us` and `tcp_min_rtt` are set before the first data
+    /// segment. None (default): no handshake is modelled, the first sample is the first data
+    /// ACK's. Not an RFC value: a property of the path when the connection opened.
+    pub handshake_rtt: Option<Duration>,
     /// Selective acknowledgements (RFC 2018) at both ends: the sink reports SACK blocks and the
     /// sender recovers by RFC 6675's scoreboard. Default false (ns-2's default agents and
     /// RFC 5681 have none). Set by choosing the "sack" variant (`CcAlgorithm::Sack`), not on its
@@ -176,6 +184,7 @@ impl Default for TcpConfig {
             quickack: false,
             quickacks: 16,
             quickack_gap: Duration::from_millis(200),
+            handshake_rtt: None,
             sack: false,
             rack: false,
             tlp: false,
@@ -253,6 +262,9 @@ impl TcpConfig {
             ));
         }
         int_in("rack_reo_wnd_divisor", self.rack_reo_wnd_divisor.into(), 1, 1000)?;
+        if let Some(r) = self.handshake_rtt {
+            nonzero("handshake_rtt", r)?;
+        }
         if self.stop < self.start {
             return Err(ConfigError::new("stop", self.stop.as_secs_f64(), "must not be before start"));
         }
@@ -288,6 +300,7 @@ castlab_core::config_fields!(TcpConfig {
     rack_reo_slack,
     tlp_max_ack_delay,
     tlp_slack,
+    handshake_rtt,
     trace,
 });
 
@@ -335,6 +348,8 @@ castlab_core::records_table!(TcpTrace {
         state_time_ns,
         state_code,
         pacing_rate_bps,
+        model_bw_bps,
+        min_rtt_ns,
     ],
 });
 castlab_core::records_table!(SinkTrace { columns: [rx_time_ns, rx_bytes] });
@@ -745,6 +760,33 @@ mod tests {
         assert_eq!(pipe.a.agent.trace.rtt_time_ns.last(), Some(&ms(1100).as_nanos()));
         assert_eq!(pipe.a.agent.trace.rtt_ns.last(), Some(&100_000_000));
         assert_eq!(pipe.a.agent.rtt_estimator().rto(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_handshake_rtt_is_the_first_sample_and_the_floor_of_min_rtt() {
+        // Linux's settings: RTO = SRTT + max(200 ms, 4·RTTVAR) = 5 + 200 ms after the SYN-ACK's
+        // 5 ms sample; the first data ACK (100 ms RTT and the pacing of the segment it answers)
+        // does not raise the minimum
+        let cfg = TcpConfig { handshake_rtt: Some(Duration::from_millis(5)), ..TcpConfig::linux() };
+        let mut pipe =
+            pair(TcpSender::bbr(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50), |_, _| false);
+        pipe.run_until(ms(1));
+        let snd = &pipe.a.agent;
+        assert_eq!(snd.rtt_estimator().srtt(), Some(Duration::from_millis(5)));
+        assert_eq!(snd.rtt_estimator().rto(), Duration::from_millis(205));
+        assert_eq!((snd.trace.rtt_time_ns.clone(), snd.trace.rtt_ns.clone()), (vec![0], vec![5_000_000]));
+        pipe.run_until(ms(150));
+        assert!(pipe.a.agent.trace.rtt_ns.get(1).is_some_and(|&r| r >= 100_000_000));
+        assert_eq!(pipe.a.agent.min_rtt(), Some(Duration::from_millis(5)));
+        // without one, the first sample is the first data ACK's
+        let cfg = TcpConfig::linux();
+        let mut pipe =
+            pair(TcpSender::bbr(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50), |_, _| false);
+        pipe.run_until(ms(150));
+        assert!(pipe.a.agent.trace.rtt_ns.first().is_some_and(|&r| r >= 100_000_000));
+        assert!(pipe.a.agent.min_rtt().is_some_and(|r| r >= Duration::from_millis(100)));
+        let zero = TcpConfig { handshake_rtt: Some(Duration::ZERO), ..TcpConfig::linux() };
+        assert!(zero.validate().is_err());
     }
 
     #[test]

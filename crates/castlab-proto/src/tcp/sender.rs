@@ -56,10 +56,14 @@ pub struct TcpTrace {
     pub tx_time_ns: Vec<u64>,
     pub tx_bytes: Vec<u64>,
     /// Controllers with a state code ([`CongestionControl::state_code`]) only: one row
-    /// whenever the code changed, with the pacing rate (payload bits/s, 0 when not pacing) then.
+    /// whenever the code changed, with the pacing rate (payload bits/s, 0 when not pacing) then,
+    /// and the controller's path model then ([`CongestionControl::path_model`]): bottleneck
+    /// bandwidth (payload bits/s) and minimum RTT (ns; 0 before the first sample).
     pub state_time_ns: Vec<u64>,
     pub state_code: Vec<u8>,
     pub pacing_rate_bps: Vec<f64>,
+    pub model_bw_bps: Vec<f64>,
+    pub min_rtt_ns: Vec<u64>,
 }
 
 impl TcpTrace {
@@ -323,6 +327,24 @@ impl TcpSender {
         p
     }
 
+    /// The transfer starts: with a handshake RTT ([`TcpConfig::handshake_rtt`]), the sample
+    /// the connection's SYN-ACK gave is taken first (traced as an RTT sample).
+    fn begin(&mut self, now: Instant) {
+        self.started = true;
+        if let Some(r) = self.cfg.handshake_rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+            self.rtt.sample(r);
+            let srtt = self.rtt.srtt().unwrap_or(r);
+            if self.cfg.trace.on() {
+                self.trace.rtt_time_ns.push(now.as_nanos());
+                self.trace.rtt_ns.push(r.as_nanos());
+                self.trace.srtt_ns.push(srtt.as_nanos());
+                self.trace.rto_ns.push(self.rtt.rto().as_nanos());
+            }
+            self.cc.on_handshake_rtt(now, r, srtt);
+        }
+    }
+
     fn record_retx(&mut self, seq: u64, kind: RetxKind) {
         self.stats.retransmissions += 1;
         if self.cfg.trace.on() {
@@ -348,6 +370,9 @@ impl TcpSender {
             self.trace.state_time_ns.push(self.now.as_nanos());
             self.trace.state_code.push(state.unwrap_or(0));
             self.trace.pacing_rate_bps.push(self.cc.pacing_rate().map_or(0.0, |r| r * 8.0));
+            let (bw, min_rtt) = self.cc.path_model().unwrap_or((0.0, None));
+            self.trace.model_bw_bps.push(bw * 8.0);
+            self.trace.min_rtt_ns.push(min_rtt.map_or(0, |d| d.as_nanos()));
         }
     }
 
@@ -920,7 +945,7 @@ impl Agent for TcpSender {
             self.timers.set(SenderTimer::Stop, self.cfg.stop);
         }
         if self.cfg.start <= now {
-            self.started = true;
+            self.begin(now);
         } else {
             self.timers.set(SenderTimer::Start, self.cfg.start);
         }
@@ -940,7 +965,7 @@ impl Agent for TcpSender {
         self.now = now;
         while let Some(slot) = self.timers.expire(now) {
             match slot {
-                SenderTimer::Start => self.started = true,
+                SenderTimer::Start => self.begin(now),
                 SenderTimer::Stop => self.stopped = true,
                 SenderTimer::Rto => self.on_rto(now),
                 SenderTimer::Tlp => self.on_tlp(now),
