@@ -64,6 +64,7 @@ fn bbr_per_ack_work_allocates_nothing() {
                 prior_delivered: delivered.saturating_sub(50 * MSS),
                 is_app_limited: false,
             }),
+            losses: 0,
         };
         cc.on_ack_sample(&s);
         cc.on_ack_processed(&s);

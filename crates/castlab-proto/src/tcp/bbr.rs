@@ -11,9 +11,14 @@
 //! burst of ACKs after a silence (delayed or stretched ACKs) does not leave the sender
 //! window-limited.
 //!
+//! Losses (`rs->losses`, the segments an ACK newly marked lost): the 5/4 phase ends after a
+//! full min_rtt on an ACK that marked a loss, in-flight target reached or not
+//! (`bbr_is_next_cycle_phase`), and an ACK's losses come off cwnd before it grows again
+//! (`bbr_set_cwnd_to_recover_or_restore`).
+//!
 //! Function names in comments are `tcp_bbr.c`'s. Left out (the simulator has no use for them
-//! or no input to them): the long-term bandwidth (policer) estimate, idle restart (with the
-//! aggregation epoch's restart on it), and the losses a rate sample counts.
+//! or no input to them): the long-term bandwidth (policer) estimate, and idle restart (with
+//! the aggregation epoch's restart on it).
 
 use super::*;
 
@@ -357,8 +362,9 @@ impl Bbr {
         let next = if gain == 1.0 {
             full_length
         } else if gain > 1.0 {
-            // probing: until the queue the extra 1/4 builds is in flight
-            full_length && prior_inflight >= self.inflight(self.max_bw(), gain)
+            // probing: until the queue the extra 1/4 builds is in flight, or a loss says the
+            // path may not hold it
+            full_length && (s.losses > 0 || prior_inflight >= self.inflight(self.max_bw(), gain))
         } else {
             // draining: a full phase, or until in flight is down to the BDP
             full_length || prior_inflight <= self.inflight(self.max_bw(), 1.0)
@@ -492,6 +498,11 @@ impl Bbr {
         if acked > 0 {
             let mut cwnd = self.cwnd;
             let mut conserving = false;
+            // an ACK of P segments releases at most 2P: the losses it marked come off first,
+            // at least 1 segment is left
+            if s.losses > 0 {
+                cwnd = cwnd.saturating_sub(s.losses.saturating_mul(self.mss)).max(self.mss);
+            }
             if self.state == CaState::Recovery && self.prev_state != CaState::Recovery {
                 // packet conservation for the first round of recovery
                 self.packet_conservation = true;
@@ -653,12 +664,15 @@ mod tests {
 
     /// A fluid path: bottleneck `rate` bytes/s, base RTT `rtt`; every ACK delivers one
     /// segment and carries the rate sample the path would give (delivered over one RTT).
+    #[derive(Clone)]
     struct Path {
         cc: Bbr,
         rate: f64,
         rtt: Duration,
         now: Instant,
         delivered: u64,
+        /// Segments the next ACK marks lost.
+        losses: u64,
     }
 
     impl Path {
@@ -666,7 +680,7 @@ mod tests {
             let tcp = TcpConfig { mss_bytes: MSS as u32, initial_window_segs: 10, sack: true, ..TcpConfig::default() };
             let mut cc = Bbr::new(&tcp, BbrConfig::default());
             cc.on_start(Instant::ZERO, Rng::seed_from_u64(seed));
-            Path { cc, rate, rtt: Duration::from_millis(rtt_ms), now: Instant::ZERO, delivered: 0 }
+            Path { cc, rate, rtt: Duration::from_millis(rtt_ms), now: Instant::ZERO, delivered: 0, losses: 0 }
         }
         fn bdp(&self) -> u64 {
             (self.rate * self.rtt.as_secs_f64()) as u64
@@ -694,6 +708,7 @@ mod tests {
                     prior_delivered: self.delivered.saturating_sub(d),
                     is_app_limited: false,
                 }),
+                losses: std::mem::take(&mut self.losses),
             };
             self.cc.on_ack_sample(&s);
             self.cc.on_ack_processed(&s);
@@ -809,6 +824,85 @@ mod tests {
         }
     }
 
+    /// The fluid path's flow at the first ACK of a 5/4 phase.
+    fn at_probing_phase(seed: u64) -> Path {
+        let mut p = in_probe_bw(seed);
+        while p.cc.cycle_index() == 0 {
+            let inflight = probe_bw_inflight(&p);
+            p.ack(p.rtt, inflight, p.rate);
+        }
+        while p.cc.cycle_index() != 0 {
+            let inflight = probe_bw_inflight(&p);
+            p.ack(p.rtt, inflight, p.rate);
+        }
+        p
+    }
+
+    #[test]
+    fn probing_phase_ends_on_a_loss_after_a_full_min_rtt() {
+        // bbr_is_next_cycle_phase: the 5/4 phase ends after a full min_rtt once in flight
+        // reaches 5/4 of the BDP, or on an ACK that marked a loss. In flight stays at the BDP
+        // here, so only a loss can end it. One ACK every 0.8 ms; min_rtt 40 ms = 50 ACKs.
+        let start = at_probing_phase(2);
+        let bdp = start.bdp();
+
+        // without a loss the phase goes on, 5 min_rtts and more
+        let mut p = start.clone();
+        for _ in 0..250 {
+            p.ack(p.rtt, bdp, p.rate);
+        }
+        assert_eq!(p.cc.cycle_index(), 0);
+        assert_eq!(p.cc.pacing_gain(), 1.25);
+
+        // a loss before a full min_rtt (ACK 20, 16 ms in) does not end it
+        let mut p = start.clone();
+        for i in 0..45 {
+            p.losses = u64::from(i == 20);
+            p.ack(p.rtt, bdp, p.rate);
+        }
+        assert_eq!(p.cc.cycle_index(), 0);
+
+        // after a full min_rtt (60 ACKs, 48 ms) a loss ends it: the 3/4 phase follows
+        let mut p = start.clone();
+        for _ in 0..60 {
+            p.ack(p.rtt, bdp, p.rate);
+        }
+        assert_eq!(p.cc.cycle_index(), 0);
+        p.losses = 1;
+        p.ack(p.rtt, bdp, p.rate);
+        assert_eq!(p.cc.cycle_index(), 1);
+        assert_eq!(p.cc.pacing_gain(), 0.75);
+    }
+
+    #[test]
+    fn an_acks_losses_come_off_the_window_before_it_grows() {
+        // bbr_set_cwnd_to_recover_or_restore: cwnd - losses, then bbr_set_cwnd's
+        // min(cwnd + acked, target). At the target, an ACK of 1 segment that marks 3 lost
+        // leaves the window 2 segments lower; without losses it stays at the target.
+        let mut p = in_probe_bw(4);
+        // a gain-1 phase, the window settled at its target
+        while p.cc.pacing_gain() != 1.0 {
+            p.ack(p.rtt, p.bdp(), p.rate);
+        }
+        for _ in 0..20 {
+            p.ack(p.rtt, p.bdp(), p.rate);
+        }
+        assert_eq!((p.cc.mode(), p.cc.pacing_gain()), (BbrMode::ProbeBw, 1.0));
+        let mut q = p.clone();
+        q.ack(q.rtt, q.bdp(), q.rate);
+        let target = q.cc.cwnd();
+        assert_eq!(p.cc.cwnd(), target, "at the target before the ACK");
+        assert!(target > 50 * MSS, "above the 4-segment floor: {target}");
+        p.losses = 3;
+        p.ack(p.rtt, p.bdp(), p.rate);
+        assert_eq!(p.cc.cwnd(), target - 2 * MSS);
+        // losses beyond the window leave 1 segment, + 1 acked = 2, then the 4-segment floor
+        let mut r = q.clone();
+        r.losses = 1_000_000;
+        r.ack(r.rtt, r.bdp(), r.rate);
+        assert_eq!(r.cc.cwnd(), 4 * MSS);
+    }
+
     #[test]
     fn probe_rtt_after_ten_seconds_without_a_lower_rtt_for_200_ms() {
         let mut p = Path::new(5, 1.25e6, 40);
@@ -890,6 +984,7 @@ mod tests {
                     prior_delivered: if round { prior } else { 0 },
                     is_app_limited: false,
                 }),
+                losses: 0,
             };
             self.cc.on_ack_sample(&s);
             self.cc.on_ack_processed(&s);
@@ -1032,6 +1127,7 @@ mod tests {
                     prior_delivered: if prior >= round_end { prior } else { 0 },
                     is_app_limited: false,
                 }),
+                losses: 0,
             };
             if prior >= round_end {
                 round_end = delivered + cc.cwnd();

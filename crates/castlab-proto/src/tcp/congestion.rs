@@ -82,6 +82,11 @@ pub struct AckSample {
     pub delivered_time: Instant,
     /// This ACK's delivery-rate sample (only when the controller asks for them).
     pub rate: Option<RateSample>,
+    /// Segments this ACK's processing newly marked lost (Linux's `rs->losses`, counted by
+    /// `tcp_ack` as the growth of `tp->lost` across it): RACK's marks, or RFC 6675's `IsLost`
+    /// without RACK. A retransmission timeout's marks belong to no ACK and are not counted
+    /// here, as in Linux. Counted only when the controller asks for rate samples; else 0.
+    pub losses: u64,
 }
 
 /// A TCP congestion controller. The sender owns sequence numbers, timers and the receiver

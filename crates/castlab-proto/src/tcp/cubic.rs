@@ -477,6 +477,7 @@ mod tests {
                 delivered: 0,
                 delivered_time: Instant::ZERO,
                 rate: None,
+                losses: 0,
             };
             self.cc.on_ack_sample(&s);
             self.cc.on_new_ack(&info);
@@ -524,6 +525,7 @@ mod tests {
                 delivered: 0,
                 delivered_time: Instant::ZERO,
                 rate: None,
+                losses: 0,
             };
             self.cc.on_ack_sample(&s);
             self.cc.on_new_ack(&full);

@@ -326,7 +326,17 @@ mod tests {
     /// A sack-variant sender and its sink joined by 50 ms each way at infinite rate (a window
     /// leaves in one instant, its ACKs come back together 100 ms later), the data link losing
     /// the `n`-th transmission (0-based) of the segment at `seq` when `drop(seq, n)`.
-    fn run(c: TcpConfig, until: Instant, mut drop: impl FnMut(u64, u32) -> bool + 'static) -> TcpSender {
+    fn run(c: TcpConfig, until: Instant, drop: impl FnMut(u64, u32) -> bool + 'static) -> TcpSender {
+        run_sender(TcpSender::sack(RCV, 5, c.clone()), c, until, drop)
+    }
+
+    /// [`run`] with the sender given.
+    fn run_sender(
+        snd: TcpSender,
+        c: TcpConfig,
+        until: Instant,
+        mut drop: impl FnMut(u64, u32) -> bool + 'static,
+    ) -> TcpSender {
         let mut sent: Vec<u32> = Vec::new();
         let loss = move |p: &Packet| {
             let k = (p.seq / 1000) as usize;
@@ -337,14 +347,8 @@ mod tests {
             drop(p.seq, sent[k] - 1)
         };
         let d = Duration::from_millis(50);
-        let mut pair = Pair::start(
-            TcpSender::sack(RCV, 5, c.clone()),
-            info(SND),
-            TcpSink::new(c),
-            info(RCV),
-            Link::delay(d).loss(loss),
-            Link::delay(d),
-        );
+        let mut pair =
+            Pair::start(snd, info(SND), TcpSink::new(c), info(RCV), Link::delay(d).loss(loss), Link::delay(d));
         pair.run_until(until);
         pair.a.agent
     }
@@ -501,5 +505,115 @@ mod tests {
         assert_eq!(r.pipe(), 0);
         r.on_send(ms(140), 1000, 1000);
         assert_eq!((r.segs_lost, r.pipe(), r.first_lost()), (1, 1000, Some((2000, 1000))));
+    }
+    /// BBR, counting the losses each ACK's sample reports to it.
+    #[derive(Debug)]
+    struct LossCount {
+        bbr: Bbr,
+        losses: std::rc::Rc<std::cell::Cell<u64>>,
+    }
+
+    impl CongestionControl for LossCount {
+        fn name(&self) -> &'static str {
+            self.bbr.name()
+        }
+        fn cwnd(&self) -> u64 {
+            self.bbr.cwnd()
+        }
+        fn ssthresh(&self) -> u64 {
+            self.bbr.ssthresh()
+        }
+        fn in_recovery(&self) -> bool {
+            self.bbr.in_recovery()
+        }
+        fn on_new_ack(&mut self, a: &AckInfo) -> AckResponse {
+            self.bbr.on_new_ack(a)
+        }
+        fn on_dup_ack(&mut self, a: &AckInfo, n: u32) -> AckResponse {
+            self.bbr.on_dup_ack(a, n)
+        }
+        fn on_timeout(&mut self, to: &TimeoutInfo) {
+            self.bbr.on_timeout(to)
+        }
+        fn uses_sack(&self) -> bool {
+            self.bbr.uses_sack()
+        }
+        fn on_sack_loss(&mut self, a: &AckInfo) -> AckResponse {
+            self.bbr.on_sack_loss(a)
+        }
+        fn on_loss_repaired(&mut self, a: &AckInfo) {
+            self.bbr.on_loss_repaired(a)
+        }
+        fn on_start(&mut self, now: Instant, rng: Rng) {
+            self.bbr.on_start(now, rng)
+        }
+        fn wants_rate_samples(&self) -> bool {
+            self.bbr.wants_rate_samples()
+        }
+        fn on_ack_sample(&mut self, s: &AckSample) {
+            self.bbr.on_ack_sample(s)
+        }
+        fn on_ack_processed(&mut self, s: &AckSample) {
+            self.losses.set(self.losses.get() + s.losses);
+            self.bbr.on_ack_processed(s)
+        }
+        fn pacing_rate(&self) -> Option<f64> {
+            self.bbr.pacing_rate()
+        }
+        fn state_code(&self) -> Option<u8> {
+            self.bbr.state_code()
+        }
+        fn on_handshake_rtt(&mut self, now: Instant, rtt: Duration, srtt: Duration) {
+            self.bbr.on_handshake_rtt(now, rtt, srtt)
+        }
+        fn path_model(&self) -> Option<(f64, Option<Duration>)> {
+            self.bbr.path_model()
+        }
+    }
+
+    /// A BBR flow on [`run`]'s path: the sender and the losses its samples reported.
+    fn run_bbr(c: TcpConfig, until: Instant, drop: impl FnMut(u64, u32) -> bool + 'static) -> (TcpSender, u64) {
+        let losses = std::rc::Rc::new(std::cell::Cell::new(0));
+        let cc = LossCount { bbr: Bbr::new(&c, BbrConfig::default()), losses: losses.clone() };
+        let s = run_sender(TcpSender::new(RCV, 5, c.clone(), Box::new(cc)), c, until, drop);
+        (s, losses.get())
+    }
+
+    #[test]
+    fn an_acks_rack_marks_reach_the_rate_sample() {
+        // Segments 2 and 3 of the initial window lost once. 4, 5, 6 are SACKed at about
+        // 100 ms; the third makes reo_wnd 0 and RACK marks both on that ACK: 2 losses, as
+        // many as RACK marked. Without a loss no ACK reports one.
+        let c = cfg(true, Transfer::Bytes(30_000));
+        let (s, losses) = run_bbr(c.clone(), ms(3000), |seq, n| (seq == 2_000 || seq == 3_000) && n == 0);
+        assert_eq!(s.stats.timeouts, 0);
+        assert_eq!(s.stats.rack_losses, 2);
+        assert_eq!(losses, 2);
+        assert!(s.completed_at().is_some());
+        let (_, none) = run_bbr(c, ms(3000), |_, _| false);
+        assert_eq!(none, 0);
+    }
+
+    #[test]
+    fn without_rack_rfc_6675s_is_lost_marks_reach_the_rate_sample() {
+        // The same losses, RACK off: the ACK that SACKs segment 6 puts 3 segments above 3
+        // (more than (DupThresh - 1) SMSS), so IsLost covers 3 and 2 on it: 2 losses, once.
+        let c = cfg(false, Transfer::Bytes(30_000));
+        let (s, losses) = run_bbr(c, ms(3000), |seq, n| (seq == 2_000 || seq == 3_000) && n == 0);
+        assert_eq!(s.stats.timeouts, 0);
+        assert_eq!(losses, 2);
+        assert!(s.completed_at().is_some());
+    }
+
+    #[test]
+    fn a_timeouts_marks_belong_to_no_ack() {
+        // RACK off, the last 2 of 10 segments lost: no SACK above them, the RTO resends them.
+        // Linux marks them lost in the timer (`tcp_timeout_mark_lost`), outside any ACK, so
+        // no rate sample reports a loss.
+        let c = cfg(false, Transfer::Bytes(10_000));
+        let (s, losses) = run_bbr(c, ms(3000), |seq, n| seq >= 8_000 && n == 0);
+        assert_eq!(s.stats.timeouts, 1);
+        assert_eq!(losses, 0);
+        assert!(s.completed_at().is_some());
     }
 }

@@ -153,6 +153,11 @@ pub struct TcpSender {
     sack: bool,
     scoreboard: Vec<(u64, u64)>,
     high_rxt: u64,
+    /// Without RACK, for a controller that asks for rate samples: one past the segments
+    /// RFC 6675's `IsLost` has counted as lost. `IsLost` only grows with the SACKs above a
+    /// segment, so the lost unSACKed segments lie below this mark and an ACK's new losses
+    /// are those it moves past.
+    lost_mark: u64,
     /// Delivery-rate estimation, for a controller that asks for rate samples.
     rate: Option<RateSampler>,
     /// The smallest RTT sample so far.
@@ -190,6 +195,7 @@ impl TcpSender {
             last_state: None,
             scoreboard: Vec::with_capacity(if sack { 32 } else { 0 }),
             high_rxt: 0,
+            lost_mark: 0,
             rtt: RttEstimator::new(&cfg),
             cfg,
             dst,
@@ -409,7 +415,38 @@ impl TcpSender {
             delivered,
             delivered_time,
             rate,
+            losses: 0,
         }
+    }
+
+    /// Segments this ACK newly marked lost, for a controller that asks for rate samples
+    /// (Linux's `rs->losses`): RACK's marks (`rack_marked`), or without RACK the segments
+    /// RFC 6675's `IsLost` newly covers.
+    fn newly_lost(&mut self, rack_marked: u32) -> u64 {
+        if self.rate.is_none() {
+            return 0;
+        }
+        if self.rack.is_some() {
+            return u64::from(rack_marked);
+        }
+        if !self.sack {
+            return 0;
+        }
+        let top = self.high_sacked();
+        let mut s = self.lost_mark.max(self.snd_una);
+        let mut n = 0;
+        while s < top {
+            let len = self.seg_len(s).min(self.snd_max - s).max(1);
+            if !self.is_sacked(s, len) {
+                if !self.is_lost(s, len) {
+                    break;
+                }
+                n += 1;
+            }
+            s += len;
+        }
+        self.lost_mark = s;
+        n
     }
 
     fn outstanding(&self) -> bool {
@@ -605,12 +642,13 @@ impl TcpSender {
                 let flight = (self.snd_max - self.snd_una).saturating_sub(self.lt_bytes);
                 let info =
                     AckInfo { ack, bytes_acked: 0, flight_before: flight, flight_after: flight, snd_max: self.snd_max };
-                let sample = self.ack_sample(now, None, delivered.unwrap_or(0));
+                let mut sample = self.ack_sample(now, None, delivered.unwrap_or(0));
                 self.cc.on_ack_sample(&sample);
                 let in_recovery = self.cc.in_recovery();
+                let mut marked = 0;
                 let r = if self.rack.is_some() {
                     // RFC 8985 replaces DupThresh: RACK's marks alone start recovery
-                    self.rack_detect(now);
+                    marked = self.rack_detect(now);
                     if !self.tlp_allowed() {
                         self.timers.stop(SenderTimer::Tlp);
                     }
@@ -635,6 +673,7 @@ impl TcpSender {
                     // each send one new segment (checked in poll_transmit).
                     self.pending_lt = true;
                 }
+                sample.losses = self.newly_lost(marked);
                 self.cc.on_ack_processed(&sample);
             }
             return;
@@ -687,14 +726,15 @@ impl TcpSender {
             self.trace.ack_time_ns.push(now.as_nanos());
             self.trace.acked_bytes.push(ack);
         }
-        let sample = self.ack_sample(now, rtt_sample, delivered.unwrap_or(info.bytes_acked));
+        let mut sample = self.ack_sample(now, rtt_sample, delivered.unwrap_or(info.bytes_acked));
         self.cc.on_ack_sample(&sample);
         let r = self.cc.on_new_ack(&info);
         if r.retransmit {
             self.pending_retx = Some(RetxKind::Partial);
         }
+        let mut marked = 0;
         if self.rack.is_some() {
-            self.rack_detect(now);
+            marked = self.rack_detect(now);
         } else if self.sack && !self.cc.in_recovery() && self.outstanding() && self.first_is_lost() {
             // RFC 6675 §5 step 2 on an ACK that also SACKs: the scoreboard alone may show the
             // new first segment lost.
@@ -727,6 +767,7 @@ impl TcpSender {
                 self.timers.stop(SenderTimer::Reo);
             }
         }
+        sample.losses = self.newly_lost(marked);
         self.cc.on_ack_processed(&sample);
     }
 
@@ -784,8 +825,9 @@ impl TcpSender {
 
     /// §6.2 step 5 and the reordering timer; a segment marked lost starts fast recovery
     /// (Linux's `tcp_time_to_recover`: "Has loss detection marked at least one packet lost?").
-    fn rack_detect(&mut self, now: Instant) {
-        let Some(rack) = self.rack.as_mut() else { return };
+    /// Returns the segments it marked.
+    fn rack_detect(&mut self, now: Instant) -> u32 {
+        let Some(rack) = self.rack.as_mut() else { return 0 };
         let recovering = self.cc.in_recovery() || self.rto_recovery.is_some();
         let reo = rack.reo_wnd(&self.cfg, recovering, self.min_rtt, self.rtt.srtt());
         let (marked, timeout) = rack.detect_loss(now, reo);
@@ -795,7 +837,7 @@ impl TcpSender {
             None => self.timers.stop(SenderTimer::Reo),
         }
         if rack.segs_lost == 0 || self.cc.in_recovery() {
-            return;
+            return marked;
         }
         let flight = (self.snd_max - self.snd_una).saturating_sub(self.lt_bytes);
         let info = AckInfo {
@@ -815,6 +857,7 @@ impl TcpSender {
             self.pending_tlp = false;
             self.timers.stop(SenderTimer::Tlp);
         }
+        marked
     }
 
     /// §7.2's conditions for scheduling a probe: data in flight, not in fast or RTO
@@ -889,6 +932,7 @@ impl TcpSender {
     /// RACK's reordering timer expired (§6.2 step 5, `RACK_detect_loss_and_arm_timer`).
     fn on_reo(&mut self, now: Instant) {
         if self.outstanding() {
+            // marks off an ACK belong to no rate sample (Linux's `tcp_rack_reo_timeout`)
             self.rack_detect(now);
         }
     }
@@ -919,6 +963,9 @@ impl TcpSender {
         // reneged); go-back-N skips what later ACKs SACK again.
         self.scoreboard.clear();
         self.high_rxt = self.snd_una;
+        // the timeout marks everything outstanding lost (Linux's `tcp_timeout_mark_lost`),
+        // outside any ACK: later ACKs count only marks above it
+        self.lost_mark = self.snd_max;
         self.rto_recovery = Some(self.snd_max);
         if let Some(rack) = self.rack.as_mut() {
             // RFC 8985 §6.3 (the reordering window of RTO recovery) and §7.1
