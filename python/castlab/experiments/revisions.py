@@ -1171,6 +1171,41 @@ REVISIONS += [R("net-baselines", f"net-share-{n}-{a}", "b1e94a8", "parameter",
                 f"{_LOSS_BEFORE}: the statement's twin share {tb}; {v}", f"{_LOSS_AFTER}: twin share {ta}; {v} (the "
                 "testbed's share, unchanged)", "none", "kept", _LOSS_REASON) for n, a, v, tb, ta in _LOSS_BASELINES]
 
+# The simulated experiments with a BBR flow: tcp-bbr's and baselines' full forms run with the build
+# before and after on 2026-11-28 20:21-20:28 UTC; the build before gives docs/fidelity/claims.json's
+# values exactly, tcp-bbr's CSVs are byte-identical (its flow loses no packet). Claims whose value
+# moved (baselines, seeds 1-3, phase-randomised; only its bbr-flavoured claims moved):
+_LOSS_SIM = [  # (experiment, claim, verdict before, ours before, verdict after, ours after)
+    ("baselines", "share-tfmcc-bbr-k1", "holds", 0.6888, "holds", 0.6904),
+    ("baselines", "share-tfmcc-bbr-k4", "fails", 0.1095, "fails", 0.07941),
+    ("baselines", "slowest-hop-share-tfmcc-bbr", "fails", 0.1594, "fails", 0.1783),
+    ("baselines", "follows-the-slowest-tfmcc-bbr", "holds", 0.1958, "holds", 0.1938),
+    ("baselines", "share-pgmcc-bbr-k1", "fails", 0.4271, "fails", 0.4303),
+    ("baselines", "share-pgmcc-bbr-k4", "fails", 0.2008, "fails", 0.2231),
+    ("baselines", "slowest-hop-share-pgmcc-bbr", "fails", 0.2181, "fails", 0.2254),
+    ("baselines", "follows-the-slowest-pgmcc-bbr", "holds", 0.2013, "holds", 0.1997),
+    ("baselines", "share-rlm-bbr-k1", "fails", 0.299, "fails", 0.3085),
+    ("baselines", "share-rlm-bbr-k4", "fails", 0.03003, "fails", 0.03035),
+    ("baselines", "beyond-the-slowest-rlm-bbr", "fails", 0.1147, "fails", 0.1174),
+    ("baselines", "no-hop-overrun-rlm-bbr", "holds", 0.1194, "holds", 0.1197),
+    ("baselines", "share-rlc-bbr-k1", "fails", 0.1617, "fails", 0.1614),
+    ("baselines", "share-rlc-bbr-k4", "fails", 0.03364, "fails", 0.03316),
+    ("baselines", "beyond-the-slowest-rlc-bbr", "fails", 0.1553, "fails", 0.1531),
+    ("baselines", "no-hop-overrun-rlc-bbr", "holds", 0.1738, "holds", 0.1724),
+    ("baselines", "share-flid-bbr-k1", "fails", 0.3013, "fails", 0.3053),
+    ("baselines", "share-flid-bbr-k4", "fails", 0.1011, "fails", 0.1003),
+    ("baselines", "beyond-the-slowest-flid-bbr", "fails", 0.4687, "fails", 0.4912),
+    ("baselines", "no-hop-overrun-flid-bbr", "holds", 0.4767, "holds", 0.4607),
+    ("baselines", "share-webrc-bbr-k1", "fails", 0.454, "fails", 0.4527),
+    ("baselines", "share-webrc-bbr-k4", "fails", 0.05913, "fails", 0.05778),
+    ("baselines", "beyond-the-slowest-webrc-bbr", "fails", 0.2913, "fails", 0.3251),
+    ("baselines", "no-hop-overrun-webrc-bbr", "holds", 0.3835, "holds", 0.3871),
+]
+REVISIONS += [R(e, c, "b1e94a8", "parameter", f"{_LOSS_BEFORE}: {b} {x:.4g}", f"{_LOSS_AFTER}: {a} {y:.4g}",
+                _hop_direction(b, a), "kept", _LOSS_REASON,
+                _LOSS_SETUP if _hop_direction(b, a) == "fail-to-hold" else "")
+              for e, c, b, x, a, y in _LOSS_SIM]
+
 
 def revisions_for(experiment: str, claim: str) -> list[dict]:
     """The revisions of one claim, as the dicts written into summary.json."""

@@ -141,19 +141,19 @@ _WEBRC = ("WEBRC's receivers get 0.42-0.48 of a Reno or CUBIC flow on this dumbb
 #: Why a claim does not hold, by claim id: written after the runs, from the tables
 #: (baselines.csv, rates.csv); a claim that holds keeps none (but ``_vacuous``).
 EXPLANATIONS: dict[str, str] = {
-    "share-pgmcc-bbr-k1": f"{_BBR}: PGMCC loses 0.64 % against one BBR flow, 0.31-0.35 % against one CUBIC or "
-                          "Reno flow, and halves its window at each loss (share 0.40-0.41 by seed)",
-    "share-pgmcc-bbr-k4": f"{_BBR}: PGMCC loses 13.9 % against four BBR flows, 1.5-1.8 % against four CUBIC or "
-                          "Reno flows, and halves its window at each loss (share 0.20-0.23 by seed)",
-    "slowest-hop-share-pgmcc-bbr": f"{_BBR}: PGMCC loses 13.8-14.2 % against BBR, 2.3-2.9 % against CUBIC or Reno, "
-                                   "and follows its acker behind the 0.5 Mb/s hop down (rx0_share 0.23-0.26 by seed)",
-    "share-tfmcc-bbr-k4": f"{_BBR}: TFMCC loses 11.8 % against four BBR flows, 0.9 % against four CUBIC or Reno "
-                          "flows, and gets 36-94 kb/s at that loss (share 0.04-0.10 by seed)",
+    "share-pgmcc-bbr-k1": f"{_BBR}: PGMCC loses 0.58-0.72 % against one BBR flow, 0.29-0.36 % against one CUBIC "
+                          "or Reno flow, and halves its window at each loss (share 0.40-0.45 by seed)",
+    "share-pgmcc-bbr-k4": f"{_BBR}: PGMCC loses 12.5-13.0 % against four BBR flows, 1.4-1.9 % against four CUBIC "
+                          "or Reno flows, and halves its window at each loss (share 0.22-0.23 by seed)",
+    "slowest-hop-share-pgmcc-bbr": f"{_BBR}: PGMCC loses 13.5-14.6 % against BBR, 2.3-2.8 % against CUBIC or Reno, "
+                                   "and follows its acker behind the 0.5 Mb/s hop down (rx0_share 0.22-0.23 by seed)",
+    "share-tfmcc-bbr-k4": f"{_BBR}: TFMCC loses 9.5-10.9 % against four BBR flows, 0.9-1.0 % against four CUBIC or "
+                          "Reno flows, and gets 58-89 kb/s at that loss (share 0.062-0.095 by seed)",
     "slowest-hop-share-pgmcc-cubic": ("the t interval over seeds spans the band's lower end: 0.57, 0.56 and "
                                       "0.72 by seed (baselines.csv rx0_share), PGMCC losing 2.3-2.6 % at the "
                                       "slowest hop"),
-    "slowest-hop-share-tfmcc-bbr": f"{_BBR}: TFMCC's equation rate at 5.9 % loss at the 0.5 Mb/s hop, 64 kb/s "
-                                   "against BBR's 409 kb/s",
+    "slowest-hop-share-tfmcc-bbr": f"{_BBR}: TFMCC's equation rate at 4.8-5.8 % loss at the 0.5 Mb/s hop, "
+                                   "27-93 kb/s against BBR's 385-450 kb/s (by seed)",
     **{f"share-rlm-{f}-k{k}": _RLM for f in FLAVOURS for k in KS},
     **{f"beyond-the-slowest-rlm-{f}": _RLM for f in FLAVOURS},
     **{f"share-rlc-{f}-k{k}": _RLC for f in FLAVOURS for k in KS},
