@@ -2,7 +2,8 @@
 //! included, allocates nothing once its buffers have grown: a counting global allocator
 //! watches a cubic flow and its sink through a 10 Mb/s bottleneck with a 20-packet DropTail
 //! queue (losses every few seconds, fast recovery, lost retransmissions, probes), driven by a
-//! hand loop whose own queues are allocated beforehand.
+//! hand loop whose own queues are allocated beforehand; and a BBR flow through a queue of 8, whose
+//! sender counts each ACK's losses.
 //!
 //! Alone in its test binary, so that no other test's allocations are counted.
 
@@ -47,6 +48,8 @@ struct Path {
     acks: VecDeque<(Instant, Packet)>,
     busy: Instant,
     drops: u64,
+    /// The queue's limit, packets.
+    limit: usize,
 }
 
 const RATE_BPS: f64 = 10e6;
@@ -58,7 +61,7 @@ impl Path {
             while self.queue.front().is_some_and(|&t| t <= now) {
                 self.queue.pop_front();
             }
-            if self.queue.len() >= QUEUE {
+            if self.queue.len() >= self.limit {
                 self.drops += 1;
                 continue;
             }
@@ -110,22 +113,35 @@ impl Path {
     }
 }
 
-#[test]
-fn rack_tlp_sender_per_packet_work_allocates_nothing() {
-    let cfg = TcpConfig { trace: Trace::Off, sack: true, ..TcpConfig::linux() };
-    assert!(cfg.rack && cfg.tlp);
+/// `snd` and its sink on the path with a queue of `limit` packets, started.
+fn path(snd: TcpSender, cfg: TcpConfig, limit: usize) -> Path {
     let mut path = Path {
-        snd: TcpSender::cubic(RCV, 5, cfg.clone()),
+        snd,
         snk: TcpSink::new(cfg),
         queue: VecDeque::with_capacity(4 * QUEUE),
         data: VecDeque::with_capacity(4096),
         acks: VecDeque::with_capacity(4096),
         busy: Instant::ZERO,
         drops: 0,
+        limit,
     };
     path.snd.handle_start(Instant::ZERO, StartInfo { addr: SND, rng: Rng::seed_from_u64(1) });
     path.snk.handle_start(Instant::ZERO, StartInfo { addr: RCV, rng: Rng::seed_from_u64(2) });
     path.pump(Instant::ZERO);
+    path
+}
+
+/// One test, so that no other test's allocations run in the counted spans.
+#[test]
+fn per_packet_work_allocates_nothing() {
+    rack_tlp_sender_per_packet_work_allocates_nothing();
+    bbr_sender_counting_losses_allocates_nothing();
+}
+
+fn rack_tlp_sender_per_packet_work_allocates_nothing() {
+    let cfg = TcpConfig { trace: Trace::Off, sack: true, ..TcpConfig::linux() };
+    assert!(cfg.rack && cfg.tlp);
+    let mut path = path(TcpSender::cubic(RCV, 5, cfg.clone()), cfg, QUEUE);
     // warm-up: slow start's overshoot sizes every buffer
     path.run_until(Instant::from_secs_f64(10.0));
     let (before, drops0, rack0) = (ALLOCS.load(Ordering::Relaxed), path.drops, path.snd.stats.rack_losses);
@@ -135,4 +151,25 @@ fn rack_tlp_sender_per_packet_work_allocates_nothing() {
     assert!(path.drops > drops0 + 10, "the queue dropped in the counted span: {}", path.drops - drops0);
     assert!(st.rack_losses > rack0, "RACK marked losses in the counted span");
     assert_eq!(allocs, 0, "allocations in the sender's and sink's per-packet work ({st:?})");
+}
+
+/// A BBR sender counting each ACK's losses for its controller (RACK's marks, or RFC 6675's
+/// `IsLost` without RACK): a queue of 8 packets, below what the 5/4 phase puts in flight beyond
+/// the BDP, drops in every probing phase.
+fn bbr_sender_counting_losses_allocates_nothing() {
+    for rack in [true, false] {
+        let cfg = TcpConfig { trace: Trace::Off, sack: true, rack, tlp: rack, ..TcpConfig::linux() };
+        let mut path = path(TcpSender::bbr(RCV, 5, cfg.clone()), cfg, 8);
+        path.run_until(Instant::from_secs_f64(10.0));
+        let (before, drops0) = (ALLOCS.load(Ordering::Relaxed), path.drops);
+        path.run_until(Instant::from_secs_f64(60.0));
+        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+        let st = path.snd.stats;
+        assert!(
+            path.drops > drops0 + 10,
+            "rack {rack}: the queue dropped in the counted span: {}",
+            path.drops - drops0
+        );
+        assert_eq!(allocs, 0, "rack {rack}: allocations in the sender's and sink's per-packet work ({st:?})");
+    }
 }
