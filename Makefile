@@ -2,7 +2,7 @@
 #   make demo   set up, build, run the demo and reproduce RLM's Fig. 8
 #   make test   set up, build, run the Rust tests and the Python tests
 #   make bench  the engine benchmarks (release, whole-program optimisation) and ns-2 beside them
-# Needs python3 (with venv) and a Rust toolchain; everything else is installed into .venv.
+# Needs python3 (with venv) and a Rust toolchain (1.89 or newer, the workspace's rust-version); everything else is installed into .venv.
 
 VENV   ?= .venv
 PY     := $(VENV)/bin/python

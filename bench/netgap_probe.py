@@ -4,7 +4,7 @@ drops at the bottleneck and each flow's arrival pattern, both sides.
     python bench/netgap_probe.py OUT [--schemes lesbcc-aimd,rlc] [--order scheme-first]
                                      [--duration 60] [--seed 1] [--tcp reno,cubic,bbr]
                                      [--hops 0.001,0] [--serialising] [--twin-only] [--reuse]
-                                     [--user-router-delay SECONDS] [--ss]
+                                     [--user-router-delay SECONDS] [--ss] [--ss-period S]
                                      [--rcv1-sysctl KEY=VALUE ...]
     python bench/netgap_probe.py OUT --sweep FULL [--hops 0.001,0.0002,0] [--serialising]
     python bench/netgap_probe.py OUT --records COPY
@@ -24,7 +24,9 @@ hops that serialise every packet instead (`tbf_burst` None, the ablation).
 (its DropTail queue of the same size at the same rate), with a delay line of D seconds on the
 bottleneck port (0: none); the phase columns then take a departure to be D before rcv1's arrival.
 `--ss`: the case's TCP sockets on rcv1 and src logged during it (`ss -tin`, `_SsPoller`): rcv1's
-ACKs per data segment per flow. `--rcv1-sysctl KEY=VALUE`: a sysctl set in rcv1's namespace for
+ACKs per data segment per flow; src's every `--ss-period` seconds (0.5 by default; bbr's model
+in `bbr:(bw,mrtt,pacing_gain,cwnd_gain)`), and src's and rcv1's kernel counters (`nstat -asz`)
+before and after the case. `--rcv1-sysctl KEY=VALUE`: a sysctl set in rcv1's namespace for
 the case (e.g. ``net.ipv4.tcp_rto_min_us=1000000``: rcv1's own RTO, which sets when Linux's
 receiver ACKs at once after a gap between data segments).
 
@@ -73,6 +75,7 @@ def main() -> None:
     ap.add_argument("--records", type=Path, help="a copy of a full net-peers run's directory")
     ap.add_argument("--user-router-delay", type=float, default=None)
     ap.add_argument("--ss", action="store_true", help="log the TCP sockets of rcv1 and src (ss -tin) during the case")
+    ap.add_argument("--ss-period", type=float, default=_SsPoller.SS_PERIOD_S, help="src's ss period, s (rcv1's 0.5)")
     ap.add_argument("--rcv1-sysctl", action="append", default=[], metavar="KEY=VALUE",
                     help="set in rcv1's namespace before the case (repeatable)")
     ap.add_argument("--serialising", action="store_true", help="twins whose last hops serialise (no token bucket)")
@@ -103,7 +106,7 @@ def main() -> None:
                     from castlab.testbed import Testbed
 
                     with Testbed(peers.topology(), testbed_name("g")) as tb, \
-                            (_SsPoller(tb, case) if a.ss else contextlib.nullcontext()):
+                            (_SsPoller(tb, case, a.ss_period) if a.ss else contextlib.nullcontext()):
                         for kv in a.rcv1_sysctl:
                             tb.run("rcv1", ["sysctl", "-q", "-w", kv])
                         peers.run_case(case, a.seed, a.duration, name, tcp, tb, order=a.order)
@@ -157,43 +160,60 @@ def main() -> None:
 
 
 class _SsPoller:
-    """While open: every SS_PERIOD_S, ``ss -tin`` in rcv1's and src's namespaces appended to the
-    case's ``ss_rcv1.txt`` and ``ss_src.txt``, each snapshot under a ``# T`` line (T: this
-    process's CLOCK_REALTIME, s); at the end, rcv1's kernel counters (``nstat -az``) in
-    ``nstat_rcv1.txt``. Per socket, rcv1's ``segs_out`` over ``data_segs_in`` is its ACKs per data
-    segment received (delayed ACKs: about 1/2; one ACK per segment: 1)."""
+    """While open: ``ss -tin`` in src's namespace every `period` seconds and in rcv1's every
+    SS_PERIOD_S, appended to the case's ``ss_src.txt`` and ``ss_rcv1.txt``, each snapshot under a
+    ``# T`` line (T: this process's CLOCK_REALTIME, s); the kernel counters of both namespaces
+    (``nstat -asz``: absolute, zeros too, the history file left alone) in
+    ``nstat_NODE_before.txt`` on entry and ``nstat_NODE.txt`` at the end. Per socket, rcv1's
+    ``segs_out`` over ``data_segs_in`` is its ACKs per data segment received (delayed ACKs: about
+    1/2; one ACK per segment: 1)."""
 
     SS_PERIOD_S = 0.5
 
-    def __init__(self, tb, case: Path):
+    def __init__(self, tb, case: Path, period: float = SS_PERIOD_S):
         import threading
 
-        self.tb, self.case, self.stop = tb, case, threading.Event()
+        if not 0.01 <= period <= self.SS_PERIOD_S:
+            raise ValueError(f"ss period: between 0.01 and {self.SS_PERIOD_S} s, not {period}")
+        self.tb, self.case, self.period, self.stop = tb, case, period, threading.Event()
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         import time
 
         files = {n: open(self.case / f"ss_{n}.txt", "a") for n in ("rcv1", "src")}
+        every = {"src": 1, "rcv1": max(1, round(self.SS_PERIOD_S / self.period))}
+        k = 0
+        nxt = time.monotonic()
         try:
-            while not self.stop.wait(self.SS_PERIOD_S):
+            while True:
+                nxt += self.period
+                if self.stop.wait(max(0.0, nxt - time.monotonic())):
+                    break
+                k += 1
                 for n, f in files.items():
-                    r = self.tb.run(n, ["ss", "-tin"], check=False, timeout=5.0)
-                    f.write(f"# {time.time():.3f}\n{r.stdout}")
+                    if k % every[n] == 0:
+                        r = self.tb.run(n, ["ss", "-tin"], check=False, timeout=5.0)
+                        f.write(f"# {time.time():.3f}\n{r.stdout}")
         finally:
             for f in files.values():
                 f.close()
 
+    def _nstat(self, suffix: str) -> None:
+        for n in ("src", "rcv1"):
+            r = self.tb.run(n, ["nstat", "-asz"], check=False, timeout=5.0)
+            (self.case / f"nstat_{n}{suffix}.txt").write_text(r.stdout)
+
     def __enter__(self):
         self.case.mkdir(parents=True, exist_ok=True)
+        self._nstat("_before")
         self.thread.start()
         return self
 
     def __exit__(self, *exc) -> None:
         self.stop.set()
         self.thread.join(timeout=10.0)
-        r = self.tb.run("rcv1", ["nstat", "-az"], check=False, timeout=5.0)
-        (self.case / "nstat_rcv1.txt").write_text(r.stdout)
+        self._nstat("")
 
 
 def sweep(out: Path, full: Path, hops: list[float], tcp: tuple[str, ...], burst) -> None:

@@ -16,7 +16,8 @@ class Simulator(_native.Simulator):
         ends with RFC 6675 loss recovery, as ns-2's Agent/TCP/Sack1 with TCPSink/Sack1), from
         `config_defaults("tcp")`; "cubic" (RFC 9438 with Linux's HyStart) or "bbr" (BBR v1 as
         Linux's tcp_bbr.c, paced), from Linux's settings (MSS 1448, 52 header bytes, initial
-        window 10, receive window 3 MiB, RTO 200 ms..120 s, delayed ACKs after 40 ms, SACK);
+        window 10, receive window 3 MiB, RTO 200 ms..120 s, delayed ACKs after 40 ms, SACK,
+        RACK-TLP loss detection, RFC 8985: `rack=False, tlp=False` for RFC 6675's DupThresh);
         from `start` to `stop` seconds (None: the end of the run);
         `transfer_bytes`: the transfer's size (None: unbounded); `flow`: the flow id (None: the next
         free one); `config`: the keyword overrides, fields of `config_defaults("tcp")` (`timestamps`:
@@ -29,12 +30,13 @@ class Simulator(_native.Simulator):
         cc_time_ns/cwnd_bytes/ssthresh_bytes (a row whenever either changed), rtt_time_ns/rtt_ns/
         srtt_ns/rto_ns (one row per RTT sample), retx_time_ns/retx_seq/retx_kind (1 fast
         retransmit, 2 NewReno partial ACK, 3 timeout, 4 go-back-N after a timeout, 5 a hole
-        chosen in SACK recovery),
+        chosen in SACK recovery, 6 a tail loss probe resending the last segment, RFC 8985),
         timeout_time_ns/timeout_rto_ns, ack_time_ns/acked_bytes (cumulative bytes acknowledged),
         for paced flows (bbr) tx_time_ns/tx_bytes (cumulative on-wire bytes sent, a row per
         segment), for bbr state_time_ns/state_code/pacing_rate_bps (a row per change of mode or
         gain-cycle phase: 0 STARTUP, 1 DRAIN, 2 PROBE_RTT, 8 + phase in PROBE_BW, 8 being the
-        5/4 phase and 9 the 3/4 one; the pacing rate then, bit/s),
+        5/4 phase and 9 the 3/4 one; the pacing rate then, bit/s; model_bw_bps/min_rtt_ns: the
+        bottleneck bandwidth estimate, bit/s, and minimum RTT, ns, then),
         and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).
         `agent`: the sender's agent id.
         """

@@ -113,3 +113,27 @@ def test_baseline_checks_quick(tmp_path, name, files):
     assert not failed, failed
     for f in files:
         assert (out / f).stat().st_size > 100, f
+
+
+def test_rack_tlp_on_for_linux_flows_off_for_the_reno_family_and_switchable():
+    # a lossy path: Bernoulli loss on the data direction, so that RACK has losses to mark
+    sim = castlab.Simulator(seed=2)
+    sim.add_node("s")
+    sim.add_node("d")
+    sim.add_link("s", "d", 10e6, 0.020, queue_limit_pkts=100, loss_ab=0.02)
+    on = sim.add_tcp_flow("s", "d", variant="cubic")
+    off = sim.add_tcp_flow("s", "d", variant="cubic", rack=False, tlp=False)
+    ns2 = sim.add_tcp_flow("s", "d", variant="sack")
+    sim.run(20.0)
+    st_on, st_off, st_ns2 = (sim.tcp_stats(a) for a in (on, off, ns2))
+    assert st_on["retransmissions"] > 0 and st_on["rack_losses"] > 0
+    for st in (st_off, st_ns2):  # RFC 6675 alone: no RACK marks, no probes
+        assert st["retransmissions"] > 0
+        assert (st["rack_losses"], st["tlp_probes"], st["tlp_recoveries"]) == (0, 0, 0)
+    # RACK reads SACK blocks; TLP needs RACK: each refused naming the field, nothing added (the
+    # next flow's sender is the agent after the three flows' six)
+    with pytest.raises(ValueError, match=r"^rack:"):
+        sim.add_tcp_flow("s", "d", variant="newreno", rack=True, start=30.0)
+    with pytest.raises(ValueError, match=r"^tlp:"):
+        sim.add_tcp_flow("s", "d", variant="cubic", rack=False, start=30.0)
+    assert sim.add_tcp_flow("s", "d", variant="cubic", start=30.0) == 7

@@ -45,6 +45,10 @@ pub struct BbrConfig {
     /// Below this pacing rate (bytes/s) one segment per TSO burst is budgeted, else two
     /// (`bbr_min_tso_rate`, 1.2 Mbit/s).
     pub min_tso_rate: f64,
+    /// A TSO burst is at most this many bytes (`bbr_tso_segs_goal`: `GSO_MAX_SIZE - 1 -
+    /// MAX_TCP_HEADER`, 65,536 - 1 - 320 on x86_64, whose MAX_TCP_HEADER is
+    /// L1_CACHE_ALIGN(128 + MAX_HEADER 176)): 45 segments of 1448 bytes.
+    pub tso_max_bytes: f64,
     /// The ACK-aggregation allowance's gain on the recent maximum of extra data ACKed
     /// (`bbr_extra_acked_gain`, 1); 0 turns the allowance and its estimate off, as in Linux.
     pub extra_acked_gain: f64,
@@ -75,6 +79,7 @@ impl Default for BbrConfig {
             full_bw_cnt: 3,
             pacing_margin: 0.01,
             min_tso_rate: 1.2e6 / 8.0,
+            tso_max_bytes: 65_215.0,
             extra_acked_gain: 1.0,
             extra_acked_win_rtts: 5,
             extra_acked_max: Duration::from_millis(100),
@@ -280,11 +285,13 @@ impl Bbr {
     }
 
     /// `bbr_quantization_budget`, segments: room for 3 TSO bursts (`bbr_tso_segs_goal`,
-    /// `tcp_tso_autosize`: the pacing rate's 1/1024 s of segments, at least 1 below
-    /// `min_tso_rate` and 2 above), rounded up to even, 2 more in the 5/4 phase.
+    /// `tcp_tso_autosize`: the pacing rate's 1/1024 s of segments, at most `tso_max_bytes`,
+    /// at least 1 below `min_tso_rate` and 2 above), rounded up to even, 2 more in the 5/4
+    /// phase.
     fn quantization_budget(&self, segs: u64) -> u64 {
         let min_tso = if self.pacing_rate < self.cfg.min_tso_rate { 1 } else { 2 };
-        let goal = ((self.pacing_rate / 1024.0) as u64 / self.mss).clamp(min_tso, 0x7f);
+        let bytes = (self.pacing_rate / 1024.0).min(self.cfg.tso_max_bytes);
+        let goal = (bytes as u64 / self.mss).clamp(min_tso, 0x7f);
         let mut c = segs + 3 * goal;
         c = (c + 1) & !1;
         if self.mode == BbrMode::ProbeBw && self.cycle_idx == 0 {
@@ -551,6 +558,21 @@ impl CongestionControl for Bbr {
         })
     }
 
+    /// `bbr_init`: the min RTT is the handshake's (`tcp_min_rtt`), stamped now, and
+    /// `bbr_init_pacing_rate_from_rtt` paces the initial window at the high gain over SRTT
+    /// (at least 1 µs), which STARTUP then only raises (`bbr_set_pacing_rate`).
+    fn on_handshake_rtt(&mut self, now: Instant, rtt: Duration, srtt: Duration) {
+        self.min_rtt = Some(rtt);
+        self.min_rtt_stamp = now;
+        self.has_seen_rtt = true;
+        let secs = srtt.as_secs_f64().max(1e-6);
+        self.pacing_rate = self.cfg.high_gain * self.cwnd as f64 / secs * (1.0 - self.cfg.pacing_margin);
+    }
+
+    fn path_model(&self) -> Option<(f64, Option<Duration>)> {
+        Some((self.max_bw(), self.min_rtt))
+    }
+
     fn on_start(&mut self, now: Instant, rng: Rng) {
         self.rng = Some(rng);
         self.min_rtt_stamp = now;
@@ -588,6 +610,10 @@ impl CongestionControl for Bbr {
         self.partial_acks = 0;
         AckResponse { retransmit: true, restart_rto: false }
     }
+
+    /// Nothing: Linux's `tcp_end_cwnd_reduction` leaves cwnd alone for a module with its own
+    /// `cong_control`, and BBR's ssthresh only saves cwnd (`bbr_ssthresh`).
+    fn on_loss_repaired(&mut self, _a: &AckInfo) {}
 
     fn on_timeout(&mut self, to: &TimeoutInfo) {
         // tcp_enter_loss: save cwnd; cwnd = 1 segment (everything in flight is marked lost);
@@ -969,5 +995,89 @@ mod tests {
         assert_eq!(wide.cc.cycle_index(), off.cc.cycle_index());
         assert_eq!(wide.cc.cwnd(), (base + 4) * MSS);
         assert_eq!(f.cc.cwnd(), base * MSS);
+    }
+
+    /// STARTUP on a 1 Mb/s path with 100 ms RTT samples, 1448-byte segments (Linux's), after
+    /// a handshake that measured `handshake` (None: no handshake); ACK by ACK until DRAIN.
+    /// Returns the controller on the ACK that ended STARTUP and the largest cwnd before it,
+    /// segments.
+    fn startup_to_drain(handshake: Option<Duration>) -> (Bbr, u64) {
+        let tcp = TcpConfig::linux();
+        let mss = u64::from(tcp.mss_bytes);
+        let mut cc = Bbr::new(&tcp, BbrConfig::default());
+        cc.on_start(Instant::ZERO, Rng::seed_from_u64(1));
+        if let Some(r) = handshake {
+            cc.on_handshake_rtt(Instant::ZERO, r, r);
+        }
+        let (rate, rtt) = (125_000.0, Duration::from_millis(100));
+        let (mut now, mut delivered, mut round_end, mut max_cwnd) = (Instant::ZERO, 0u64, 0u64, 0u64);
+        for _ in 0..2000 {
+            now += Duration::from_secs_f64(mss as f64 / rate);
+            let prior = delivered;
+            delivered += mss;
+            let d = (rate * rtt.as_secs_f64()) as u64;
+            let s = AckSample {
+                now,
+                rtt: Some(rtt),
+                srtt: Some(rtt),
+                ack: delivered,
+                snd_nxt: delivered + cc.cwnd(),
+                newly_delivered: mss,
+                inflight: cc.cwnd(),
+                delivered,
+                delivered_time: now,
+                rate: Some(RateSample {
+                    delivered: d,
+                    interval: rtt,
+                    prior_delivered: if prior >= round_end { prior } else { 0 },
+                    is_app_limited: false,
+                }),
+            };
+            if prior >= round_end {
+                round_end = delivered + cc.cwnd();
+            }
+            cc.on_ack_sample(&s);
+            cc.on_ack_processed(&s);
+            if cc.mode() != BbrMode::Startup {
+                return (cc, max_cwnd);
+            }
+            max_cwnd = max_cwnd.max(cc.cwnd() / mss);
+        }
+        panic!("STARTUP did not end");
+    }
+
+    #[test]
+    fn a_handshake_rtt_sets_min_rtt_and_the_initial_pacing_rate() {
+        // bbr_init: min_rtt_us = tcp_min_rtt (the SYN-ACK's 20 µs), and
+        // bbr_init_pacing_rate_from_rtt: 2/ln 2 x 10 segments of 1448 bytes / 20 µs, less 1 %
+        let tcp = TcpConfig::linux();
+        let mut cc = Bbr::new(&tcp, BbrConfig::default());
+        cc.on_start(Instant::ZERO, Rng::seed_from_u64(1));
+        let r = Duration::from_micros(20);
+        cc.on_handshake_rtt(Instant::ZERO, r, r);
+        assert_eq!(cc.min_rtt(), Some(r));
+        let want = 2.0 / 2f64.ln() * 14_480.0 / 20e-6 * 0.99;
+        let got = cc.pacing_rate().unwrap_or(0.0);
+        assert!((got - want).abs() < 1e-6 * want, "{got} vs {want}");
+    }
+
+    #[test]
+    fn startup_after_an_empty_path_handshake_is_bounded_by_tso_bursts_not_the_bdp() {
+        // The testbed's kernel bbr beside a paced multicast flow (docs/real-network.md): its
+        // handshake met an empty path (13-21 µs), so the BDP is below a segment, while STARTUP
+        // keeps the initial pacing rate of tens of Gb/s and with it a budget of 3 TSO bursts
+        // of 45 segments (64 KiB less headers): ss showed ssthresh 136 (= 1 + 3 x 45, rounded
+        // up to even), set at DRAIN's start, and cwnd 56-64 in STARTUP.
+        let (cc, max_cwnd) = startup_to_drain(Some(Duration::from_micros(20)));
+        assert!(cc.full_bw_reached());
+        assert_eq!(cc.ssthresh(), 136 * 1448);
+        assert!(max_cwnd > 40, "cwnd in STARTUP {max_cwnd}");
+        // Without a handshake the first sample (100 ms) sets min_rtt: BDP 9 segments at 1 Mb/s
+        // (8.6 rounded up), and 3 TSO bursts of 2 segments (STARTUP's pacing rate, 2/ln 2 x
+        // 1 Mb/s, is above 1.2 Mb/s): ssthresh 15, rounded up to even, 16.
+        let (cc, max_cwnd) = startup_to_drain(None);
+        assert_eq!(cc.min_rtt(), Some(Duration::from_millis(100)));
+        assert_eq!(cc.ssthresh(), 16 * 1448);
+        assert!(max_cwnd < 40, "cwnd in STARTUP {max_cwnd}");
     }
 }

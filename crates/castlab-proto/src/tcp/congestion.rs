@@ -108,6 +108,11 @@ pub trait CongestionControl: Debug {
     fn on_sack_loss(&mut self, _ack: &AckInfo) -> AckResponse {
         AckResponse::default()
     }
+    /// A tail loss probe repaired a loss, seen when the ACK passed the probe (RFC 8985
+    /// §7.4.2, "invoke a congestion control response equivalent to a fast recovery"): reduce
+    /// the window once without entering recovery (Linux's CWR, `tcp_init_cwnd_reduction`
+    /// then `tcp_end_cwnd_reduction`). Default: nothing.
+    fn on_loss_repaired(&mut self, _ack: &AckInfo) {}
     /// The sender starts; `rng` is the agent's own random stream (determinism). Default: unused.
     fn on_start(&mut self, _now: Instant, _rng: Rng) {}
     /// Whether the sender keeps per-segment delivery records and hands rate samples in
@@ -127,6 +132,15 @@ pub trait CongestionControl: Debug {
     /// A small code naming the controller's current state (BBR: mode and gain-cycle phase),
     /// traced when it changes; `None` (the default) for controllers without one.
     fn state_code(&self) -> Option<u8> {
+        None
+    }
+    /// The handshake's RTT sample ([`TcpConfig::handshake_rtt`]), once, when the transfer
+    /// starts, before any ACK; `srtt` is the estimator's after it. Default: nothing.
+    fn on_handshake_rtt(&mut self, _now: Instant, _rtt: Duration, _srtt: Duration) {}
+    /// The controller's model of the path, for the trace: the bottleneck bandwidth estimate
+    /// (payload bytes per second) and the minimum RTT it holds; `None` (the default) for
+    /// controllers without one.
+    fn path_model(&self) -> Option<(f64, Option<Duration>)> {
         None
     }
 }

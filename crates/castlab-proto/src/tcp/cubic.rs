@@ -389,6 +389,14 @@ impl CongestionControl for Cubic {
         AckResponse { retransmit: true, restart_rto: false }
     }
 
+    fn on_loss_repaired(&mut self, a: &AckInfo) {
+        // RFC 9438 §4.6 as on entering recovery (`cubictcp_recalc_ssthresh` through
+        // `tcp_init_cwnd_reduction`); cwnd = ssthresh on the same ACK (`tcp_end_cwnd_reduction`)
+        if !self.recovering {
+            self.reduce(a.flight_before);
+        }
+    }
+
     fn on_timeout(&mut self, to: &TimeoutInfo) {
         // RFC 9438 §4.8: cwnd as RFC 5681 (1 SMSS), ssthresh by β_cubic (§4.6), unless the
         // segment was already retransmitted by the timer (RFC 5681 §3.1 holds it); the next

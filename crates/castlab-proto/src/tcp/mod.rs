@@ -113,11 +113,43 @@ pub struct TcpConfig {
     /// 200 ms (`TCP_RTO_MIN`) and a little more on an empty path, seconds behind a full queue.
     /// Default 200 ms.
     pub quickack_gap: Duration,
+    /// The RTT the connection's handshake measured, which the sender holds when its transfer
+    /// starts: the RTT estimator's first sample, the rate sampler's minimum RTT, and a
+    /// controller's ([`CongestionControl::on_handshake_rtt`]; BBR's min RTT and initial pacing
+    /// rate, `bbr_init`). Linux takes this sample from the SYN-ACK (`tcp_synack_rtt_meas`,
+    /// `tcp_ack_update_rtt`), so `srtt_us` and `tcp_min_rtt` are set before the first data
+    /// segment. None (default): no handshake is modelled, the first sample is the first data
+    /// ACK's. Not an RFC value: a property of the path when the connection opened.
+    pub handshake_rtt: Option<Duration>,
     /// Selective acknowledgements (RFC 2018) at both ends: the sink reports SACK blocks and the
     /// sender recovers by RFC 6675's scoreboard. Default false (ns-2's default agents and
     /// RFC 5681 have none). Set by choosing the "sack" variant (`CcAlgorithm::Sack`), not on its
     /// own: the two ends negotiate it (SACK-permitted) and the sender needs the SACK controller.
     pub sack: bool,
+    /// RACK loss detection (RFC 8985 §6) on a SACK flow: segments are marked lost by their
+    /// transmit time (a later-sent segment delivered, and RACK.rtt plus the reordering window
+    /// passed), which replaces RFC 6675's DupThresh and `IsLost` and finds lost
+    /// retransmissions. Default false (ns-2's agents and RFC 6675); true in
+    /// [`TcpConfig::linux`] (`net.ipv4.tcp_recovery` 1, Linux's default). Needs SACK.
+    pub rack: bool,
+    /// Tail loss probes (RFC 8985 §7): a probe segment 2·SRTT after the last transmission or
+    /// ACK of new data, so that a lost tail is found by RACK rather than by the RTO. Default
+    /// false; true in [`TcpConfig::linux`] (`net.ipv4.tcp_early_retrans` 3). Needs `rack`.
+    pub tlp: bool,
+    /// RACK's reordering window is RACK.min_RTT over this (RFC 8985 §6.2 step 4: min_RTT/4,
+    /// Linux's `tcp_rack_reo_wnd`). Default 4.
+    pub rack_reo_wnd_divisor: u32,
+    /// Added to the reordering timer: Linux's `tcp_rack_mark_lost` adds `TCP_TIMEOUT_MIN`, two
+    /// jiffies, which is 8 ms with the testbed kernel's `CONFIG_HZ=250`. RFC 8985 adds none.
+    /// Default 8 ms.
+    pub rack_reo_slack: Duration,
+    /// TLP.max_ack_delay (RFC 8985 §7.2, "implementation specific"), added to the PTO when one
+    /// segment is in flight: Linux adds its minimum RTO (`tcp_schedule_loss_probe`,
+    /// `tcp_rto_min_us`), 200 ms. Default 200 ms.
+    pub tlp_max_ack_delay: Duration,
+    /// Added to the PTO when more than one segment is in flight: Linux's `TCP_TIMEOUT_MIN_US`,
+    /// 2 ms (`tcp_schedule_loss_probe`). RFC 8985 adds none. Default 2 ms.
+    pub tlp_slack: Duration,
     /// Bulk (FTP-like) or fixed-size transfer. Default bulk.
     pub transfer: Transfer,
     /// The sender starts sending at `max(start, the agent's start)`. Default 0.
@@ -152,7 +184,14 @@ impl Default for TcpConfig {
             quickack: false,
             quickacks: 16,
             quickack_gap: Duration::from_millis(200),
+            handshake_rtt: None,
             sack: false,
+            rack: false,
+            tlp: false,
+            rack_reo_wnd_divisor: 4,
+            rack_reo_slack: Duration::from_millis(8),
+            tlp_max_ack_delay: Duration::from_millis(200),
+            tlp_slack: Duration::from_millis(2),
             transfer: Transfer::Bulk,
             start: Instant::ZERO,
             stop: Instant::MAX,
@@ -171,7 +210,8 @@ impl TcpConfig {
     /// 200 ms and 120 s (`TCP_RTO_MIN`, `TCP_RTO_MAX`) with an initial 1 s (`TCP_TIMEOUT_INIT`,
     /// RFC 6298 §2.1), the minimum applied to the variance term as Linux does
     /// (`rto_min_on_variance`); delayed ACKs, every second segment or after 40 ms (`TCP_DELACK_MIN`);
-    /// SACK at both ends. Everything else as [`TcpConfig::default`].
+    /// SACK at both ends; RACK-TLP (RFC 8985, `tcp_recovery` 1 and `tcp_early_retrans` 3).
+    /// Everything else as [`TcpConfig::default`].
     pub fn linux() -> Self {
         TcpConfig {
             mss_bytes: 1448,
@@ -185,6 +225,8 @@ impl TcpConfig {
             delayed_ack: true,
             delayed_ack_timeout: Duration::from_millis(40),
             sack: true,
+            rack: true,
+            tlp: true,
             ..TcpConfig::default()
         }
     }
@@ -212,6 +254,17 @@ impl TcpConfig {
         nonzero("delayed_ack_timeout", self.delayed_ack_timeout)?;
         int_in("quickacks", self.quickacks.into(), 1, 1000)?;
         nonzero("quickack_gap", self.quickack_gap)?;
+        if self.tlp && !self.rack {
+            return Err(ConfigError::new(
+                "tlp",
+                1,
+                "needs rack (RFC 8985 §7.4: RACK finds the losses a probe reveals)",
+            ));
+        }
+        int_in("rack_reo_wnd_divisor", self.rack_reo_wnd_divisor.into(), 1, 1000)?;
+        if let Some(r) = self.handshake_rtt {
+            nonzero("handshake_rtt", r)?;
+        }
         if self.stop < self.start {
             return Err(ConfigError::new("stop", self.stop.as_secs_f64(), "must not be before start"));
         }
@@ -241,6 +294,13 @@ castlab_core::config_fields!(TcpConfig {
     quickack,
     quickacks,
     quickack_gap,
+    rack,
+    tlp,
+    rack_reo_wnd_divisor,
+    rack_reo_slack,
+    tlp_max_ack_delay,
+    tlp_slack,
+    handshake_rtt,
     trace,
 });
 
@@ -248,6 +308,7 @@ mod bbr;
 mod congestion;
 mod cubic;
 mod new_reno;
+mod rack;
 mod rate;
 pub mod registration;
 mod reno;
@@ -287,6 +348,8 @@ castlab_core::records_table!(TcpTrace {
         state_time_ns,
         state_code,
         pacing_rate_bps,
+        model_bw_bps,
+        min_rtt_ns,
     ],
 });
 castlab_core::records_table!(SinkTrace { columns: [rx_time_ns, rx_bytes] });
@@ -697,6 +760,33 @@ mod tests {
         assert_eq!(pipe.a.agent.trace.rtt_time_ns.last(), Some(&ms(1100).as_nanos()));
         assert_eq!(pipe.a.agent.trace.rtt_ns.last(), Some(&100_000_000));
         assert_eq!(pipe.a.agent.rtt_estimator().rto(), Duration::from_secs(1));
+    }
+
+    #[test]
+    fn a_handshake_rtt_is_the_first_sample_and_the_floor_of_min_rtt() {
+        // Linux's settings: RTO = SRTT + max(200 ms, 4·RTTVAR) = 5 + 200 ms after the SYN-ACK's
+        // 5 ms sample; the first data ACK (100 ms RTT and the pacing of the segment it answers)
+        // does not raise the minimum
+        let cfg = TcpConfig { handshake_rtt: Some(Duration::from_millis(5)), ..TcpConfig::linux() };
+        let mut pipe =
+            pair(TcpSender::bbr(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50), |_, _| false);
+        pipe.run_until(ms(1));
+        let snd = &pipe.a.agent;
+        assert_eq!(snd.rtt_estimator().srtt(), Some(Duration::from_millis(5)));
+        assert_eq!(snd.rtt_estimator().rto(), Duration::from_millis(205));
+        assert_eq!((snd.trace.rtt_time_ns.clone(), snd.trace.rtt_ns.clone()), (vec![0], vec![5_000_000]));
+        pipe.run_until(ms(150));
+        assert!(pipe.a.agent.trace.rtt_ns.get(1).is_some_and(|&r| r >= 100_000_000));
+        assert_eq!(pipe.a.agent.min_rtt(), Some(Duration::from_millis(5)));
+        // without one, the first sample is the first data ACK's
+        let cfg = TcpConfig::linux();
+        let mut pipe =
+            pair(TcpSender::bbr(RCV, 5, cfg.clone()), TcpSink::new(cfg), Duration::from_millis(50), |_, _| false);
+        pipe.run_until(ms(150));
+        assert!(pipe.a.agent.trace.rtt_ns.first().is_some_and(|&r| r >= 100_000_000));
+        assert!(pipe.a.agent.min_rtt().is_some_and(|r| r >= Duration::from_millis(100)));
+        let zero = TcpConfig { handshake_rtt: Some(Duration::ZERO), ..TcpConfig::linux() };
+        assert!(zero.validate().is_err());
     }
 
     #[test]

@@ -48,6 +48,10 @@ fn add_tcp_flow(host: &mut dyn Host, a: &Args<'_>) -> BuildResult<Out<'static>> 
     cfg.transfer = transfer;
     // RFC 2018 SACK is negotiated by both ends: the variant turns it on at sender and sink
     cfg.sack = algo.uses_sack();
+    if cfg.rack && !cfg.sack {
+        // RFC 8985 §2: RACK-TLP reads SACK blocks; the sender's scoreboard is the SACK one
+        return Err(BuildError::bad("rack", true, "needs SACK: the \"sack\", \"cubic\" or \"bbr\" variant"));
+    }
     cfg.start = s;
     cfg.stop = e;
     let port = a.port("port")?;
@@ -79,7 +83,8 @@ Keyword arguments override fields of the TCP configuration (`config_defaults(\"t
 ends with RFC 6675 loss recovery, as ns-2's Agent/TCP/Sack1 with TCPSink/Sack1), from\n\
 `config_defaults(\"tcp\")`; \"cubic\" (RFC 9438 with Linux's HyStart) or \"bbr\" (BBR v1 as\n\
 Linux's tcp_bbr.c, paced), from Linux's settings (MSS 1448, 52 header bytes, initial\n\
-window 10, receive window 3 MiB, RTO 200 ms..120 s, delayed ACKs after 40 ms, SACK);\n\
+window 10, receive window 3 MiB, RTO 200 ms..120 s, delayed ACKs after 40 ms, SACK,\n\
+RACK-TLP loss detection, RFC 8985: `rack=False, tlp=False` for RFC 6675's DupThresh);\n\
 from `start` to `stop` seconds (None: the end of the run);\n\
 `transfer_bytes`: the transfer's size (None: unbounded); `flow`: the flow id (None: the next\n\
 free one); `config`: the keyword overrides, fields of `config_defaults(\"tcp\")` (`timestamps`:\n\
@@ -146,6 +151,9 @@ fn tcp_stats<'h>(host: &'h dyn Host, v: &Value, _: &Args<'_>) -> BuildResult<Out
         ("fast_retransmits", st.fast_retransmits),
         ("timeouts", st.timeouts),
         ("dup_acks", st.dup_acks),
+        ("tlp_probes", st.tlp_probes),
+        ("tlp_recoveries", st.tlp_recoveries),
+        ("rack_losses", st.rack_losses),
         ("ignored", st.ignored),
     ] {
         d.set(k, v);
@@ -203,12 +211,13 @@ static READERS: &[Reader] = &[
 cc_time_ns/cwnd_bytes/ssthresh_bytes (a row whenever either changed), rtt_time_ns/rtt_ns/\n\
 srtt_ns/rto_ns (one row per RTT sample), retx_time_ns/retx_seq/retx_kind (1 fast\n\
 retransmit, 2 NewReno partial ACK, 3 timeout, 4 go-back-N after a timeout, 5 a hole\n\
-chosen in SACK recovery),\n\
+chosen in SACK recovery, 6 a tail loss probe resending the last segment, RFC 8985),\n\
 timeout_time_ns/timeout_rto_ns, ack_time_ns/acked_bytes (cumulative bytes acknowledged),\n\
 for paced flows (bbr) tx_time_ns/tx_bytes (cumulative on-wire bytes sent, a row per\n\
 segment), for bbr state_time_ns/state_code/pacing_rate_bps (a row per change of mode or\n\
 gain-cycle phase: 0 STARTUP, 1 DRAIN, 2 PROBE_RTT, 8 + phase in PROBE_BW, 8 being the\n\
-5/4 phase and 9 the 3/4 one; the pacing rate then, bit/s),\n\
+5/4 phase and 9 the 3/4 one; the pacing rate then, bit/s; model_bw_bps/min_rtt_ns: the\n\
+bottleneck bandwidth estimate, bit/s, and minimum RTT, ns, then),\n\
 and the sink's rx_time_ns/rx_bytes (cumulative in-order bytes delivered).\n\
 `agent`: the sender's agent id.",
         Hosts::Sim,

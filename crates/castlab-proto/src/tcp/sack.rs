@@ -78,6 +78,14 @@ impl CongestionControl for Sack {
         AckResponse { retransmit: true, restart_rto: false }
     }
 
+    fn on_loss_repaired(&mut self, a: &AckInfo) {
+        // RFC 5681 eq. (4), as on entering recovery; cwnd = ssthresh at once, as Linux ends
+        // the reduction on the same ACK
+        let cwnd = self.w.cwnd;
+        self.w.halve(a.flight_before, cwnd);
+        self.w.cwnd = self.w.ssthresh;
+    }
+
     fn on_timeout(&mut self, to: &TimeoutInfo) {
         // RFC 6675 §5.1: an RTO during recovery sets RecoveryPoint to HighData and ends it.
         self.recover = to.snd_max;

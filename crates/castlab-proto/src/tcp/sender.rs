@@ -1,5 +1,6 @@
 //! The TCP sender agent: segments, ACK processing, retransmissions and the RTO timer.
 
+use super::rack::{Rack, Validity};
 use super::rate::RateSampler;
 use super::*;
 
@@ -22,6 +23,8 @@ pub enum RetxKind {
     /// A segment chosen by RFC 6675's `NextSeg` (rules 1 and 3) during SACK loss recovery,
     /// after the first retransmission (which is `Fast`).
     Sack = 5,
+    /// A tail loss probe that resends the last segment sent (RFC 8985 §7.3).
+    Probe = 6,
 }
 
 /// Columnar per-flow records of a [`TcpSender`]. All times are ns since the start of the run.
@@ -53,10 +56,14 @@ pub struct TcpTrace {
     pub tx_time_ns: Vec<u64>,
     pub tx_bytes: Vec<u64>,
     /// Controllers with a state code ([`CongestionControl::state_code`]) only: one row
-    /// whenever the code changed, with the pacing rate (payload bits/s, 0 when not pacing) then.
+    /// whenever the code changed, with the pacing rate (payload bits/s, 0 when not pacing) then,
+    /// and the controller's path model then ([`CongestionControl::path_model`]): bottleneck
+    /// bandwidth (payload bits/s) and minimum RTT (ns; 0 before the first sample).
     pub state_time_ns: Vec<u64>,
     pub state_code: Vec<u8>,
     pub pacing_rate_bps: Vec<f64>,
+    pub model_bw_bps: Vec<f64>,
+    pub min_rtt_ns: Vec<u64>,
 }
 
 impl TcpTrace {
@@ -85,15 +92,25 @@ pub struct TcpSenderStats {
     pub fast_retransmits: u64,
     pub timeouts: u64,
     pub dup_acks: u64,
+    /// Tail loss probes sent (RFC 8985 §7.3), new data or a retransmission.
+    pub tlp_probes: u64,
+    /// Probe episodes whose ACK showed that the probe repaired a loss (§7.4.2), each answered
+    /// by one window reduction.
+    pub tlp_recoveries: u64,
+    /// Segments RACK marked lost (§6.2 step 5), on an ACK or the reordering timer (the marks
+    /// of a retransmission timeout, §6.3, are not counted).
+    pub rack_losses: u64,
     /// Packets that were not a valid ACK for this flow (wrong header or flow, ACK beyond
     /// anything sent): counted and dropped.
     pub ignored: u64,
 }
 
 castlab_core::timers! {
-    /// The sender's timers: retransmission timeout, start and stop of the transfer, and the
-    /// next pacing deadline (only for a controller with a pacing rate).
-    pub enum SenderTimer { Rto, Start, Stop, Pace }
+    /// The sender's timers: the tail loss probe's PTO (RFC 8985 §7.2; before the RTO, so that
+    /// a PTO capped at the RTO's deadline goes first), retransmission timeout, start and stop
+    /// of the transfer, the next pacing deadline (only for a controller with a pacing rate)
+    /// and RACK's reordering timer (§6.2 step 5).
+    pub enum SenderTimer { Tlp, Rto, Start, Stop, Pace, Reo }
 }
 
 /// A TCP sender: one flow, to one [`TcpSink`].
@@ -142,6 +159,12 @@ pub struct TcpSender {
     min_rtt: Option<Duration>,
     /// Pacing: the earliest instant the next segment may leave (Linux's `tcp_wstamp_ns`).
     pace_next: Instant,
+    /// RACK-TLP (RFC 8985), on a SACK flow with `cfg.rack`.
+    pub(crate) rack: Option<Rack>,
+    /// The PTO expired and a probe is due (sent by the next `poll_transmit`).
+    pending_tlp: bool,
+    /// RTO recovery: `snd_max` when the timer last expired, until the cumulative ACK passes it.
+    rto_recovery: Option<u64>,
     /// On-wire bytes sent, for the paced flows' `tx_*` trace.
     tx_total: u64,
     last_state: Option<u8>,
@@ -154,9 +177,13 @@ impl TcpSender {
     pub fn new(dst: Addr, flow: u32, cfg: TcpConfig, cc: Box<dyn CongestionControl>) -> Self {
         let sack = cfg.sack && cc.uses_sack();
         let rate = cc.wants_rate_samples().then(RateSampler::new);
+        let rack = (cfg.rack && sack).then(|| Rack::new(u64::from(cfg.mss_bytes)));
         TcpSender {
             sack,
             rate,
+            rack,
+            pending_tlp: false,
+            rto_recovery: None,
             min_rtt: None,
             pace_next: Instant::ZERO,
             tx_total: 0,
@@ -300,6 +327,24 @@ impl TcpSender {
         p
     }
 
+    /// The transfer starts: with a handshake RTT ([`TcpConfig::handshake_rtt`]), the sample
+    /// the connection's SYN-ACK gave is taken first (traced as an RTT sample).
+    fn begin(&mut self, now: Instant) {
+        self.started = true;
+        if let Some(r) = self.cfg.handshake_rtt {
+            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
+            self.rtt.sample(r);
+            let srtt = self.rtt.srtt().unwrap_or(r);
+            if self.cfg.trace.on() {
+                self.trace.rtt_time_ns.push(now.as_nanos());
+                self.trace.rtt_ns.push(r.as_nanos());
+                self.trace.srtt_ns.push(srtt.as_nanos());
+                self.trace.rto_ns.push(self.rtt.rto().as_nanos());
+            }
+            self.cc.on_handshake_rtt(now, r, srtt);
+        }
+    }
+
     fn record_retx(&mut self, seq: u64, kind: RetxKind) {
         self.stats.retransmissions += 1;
         if self.cfg.trace.on() {
@@ -325,6 +370,9 @@ impl TcpSender {
             self.trace.state_time_ns.push(self.now.as_nanos());
             self.trace.state_code.push(state.unwrap_or(0));
             self.trace.pacing_rate_bps.push(self.cc.pacing_rate().map_or(0.0, |r| r * 8.0));
+            let (bw, min_rtt) = self.cc.path_model().unwrap_or((0.0, None));
+            self.trace.model_bw_bps.push(bw * 8.0);
+            self.trace.min_rtt_ns.push(min_rtt.map_or(0, |d| d.as_nanos()));
         }
     }
 
@@ -477,20 +525,30 @@ impl TcpSender {
     /// `NextSeg` by rules 1, 2, 3.
     fn sack_recovery_transmit(&mut self) -> Option<Packet> {
         if let Some(kind) = self.pending_retx.take() {
-            // §5 step 4.3: the first segment presumed dropped, whatever the window.
-            let seq = self.snd_una;
-            let len = self.seg_len(seq).min(self.snd_max - seq);
-            if len > 0 {
+            // §5 step 4.3: the first segment presumed dropped, whatever the window (with RACK,
+            // the first segment marked lost, as Linux's PRR sends at least one on entry).
+            let first = match self.rack.as_ref() {
+                Some(rack) => rack.first_lost(),
+                None => Some((self.snd_una, self.seg_len(self.snd_una).min(self.snd_max - self.snd_una))),
+            };
+            if let Some((seq, len)) = first.filter(|f| f.1 > 0) {
                 self.record_retx(seq, kind);
                 self.high_rxt = seq + len;
                 return Some(self.emit(seq, len));
             }
         }
         let mss = self.cfg.mss_bytes as u64;
-        if self.cc.cwnd() < self.pipe() + mss {
+        // RFC 8985 §9.2: RFC 6675's pipe and NextSeg do not go with RACK; then the pipe is
+        // Linux's `tcp_packets_in_flight` and the segments sent again are those marked lost
+        let pipe = self.rack.as_ref().map_or_else(|| self.pipe(), Rack::pipe);
+        if self.cc.cwnd() < pipe + mss {
             return None;
         }
-        if let Some((seq, len)) = self.next_hole(false) {
+        let hole = match self.rack.as_ref() {
+            Some(rack) => rack.first_lost(),
+            None => self.next_hole(false),
+        };
+        if let Some((seq, len)) = hole {
             self.record_retx(seq, RetxKind::Sack);
             self.high_rxt = seq + len;
             return Some(self.emit(seq, len));
@@ -505,6 +563,9 @@ impl TcpSender {
                 self.snd_max = self.snd_nxt;
                 return Some(self.emit(seq, len));
             }
+        }
+        if self.rack.is_some() {
+            return None;
         }
         if let Some((seq, len)) = self.next_hole(true) {
             self.record_retx(seq, RetxKind::Sack);
@@ -527,6 +588,8 @@ impl TcpSender {
         if self.sack {
             self.update_scoreboard(h);
         }
+        self.rack_on_ack(now, h);
+        self.tlp_on_ack(h);
         let delivered = self.rate_on_ack(now, h);
         let wnd = h.wnd as u64;
         if ack == self.snd_una {
@@ -545,15 +608,28 @@ impl TcpSender {
                 let sample = self.ack_sample(now, None, delivered.unwrap_or(0));
                 self.cc.on_ack_sample(&sample);
                 let in_recovery = self.cc.in_recovery();
-                let mut r = self.cc.on_dup_ack(&info, self.dupacks);
-                if self.sack && !r.retransmit && !in_recovery && self.first_is_lost() {
-                    // RFC 6675 §5 step 2: IsLost(HighACK + 1) enters recovery early.
-                    r = self.cc.on_sack_loss(&info);
-                }
+                let r = if self.rack.is_some() {
+                    // RFC 8985 replaces DupThresh: RACK's marks alone start recovery
+                    self.rack_detect(now);
+                    if !self.tlp_allowed() {
+                        self.timers.stop(SenderTimer::Tlp);
+                    }
+                    AckResponse { retransmit: self.pending_retx.is_some(), restart_rto: false }
+                } else {
+                    let mut r = self.cc.on_dup_ack(&info, self.dupacks);
+                    if self.sack && !r.retransmit && !in_recovery && self.first_is_lost() {
+                        // RFC 6675 §5 step 2: IsLost(HighACK + 1) enters recovery early.
+                        r = self.cc.on_sack_loss(&info);
+                    }
+                    r
+                };
                 if r.retransmit {
-                    self.stats.fast_retransmits += 1;
-                    self.pending_retx = Some(RetxKind::Fast);
-                    self.high_rxt = self.snd_una;
+                    // (rack_detect did the bookkeeping of a recovery it started)
+                    if self.rack.is_none() {
+                        self.stats.fast_retransmits += 1;
+                        self.pending_retx = Some(RetxKind::Fast);
+                        self.high_rxt = self.snd_una;
+                    }
                 } else if self.cfg.limited_transmit && !in_recovery && self.dupacks < self.cfg.dupack_threshold {
                     // RFC 3042 §2 / RFC 5681 §3.2 step 1: the first and second duplicate ACKs
                     // each send one new segment (checked in poll_transmit).
@@ -582,6 +658,9 @@ impl TcpSender {
             rtt_sample = Some(r);
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
             self.rtt.sample(r);
+            if let Some(rack) = self.rack.as_mut() {
+                rack.rtt_since_probe = true;
+            }
             if self.cfg.trace.on() {
                 self.trace.rtt_time_ns.push(now.as_nanos());
                 self.trace.rtt_ns.push(r.as_nanos());
@@ -601,6 +680,9 @@ impl TcpSender {
         self.lt_bytes = 0;
         self.pending_lt = false;
         self.rto_seq = None;
+        if self.rto_recovery.is_some_and(|p| ack >= p) {
+            self.rto_recovery = None;
+        }
         if self.cfg.trace.on() {
             self.trace.ack_time_ns.push(now.as_nanos());
             self.trace.acked_bytes.push(ack);
@@ -611,7 +693,9 @@ impl TcpSender {
         if r.retransmit {
             self.pending_retx = Some(RetxKind::Partial);
         }
-        if self.sack && !self.cc.in_recovery() && self.outstanding() && self.first_is_lost() {
+        if self.rack.is_some() {
+            self.rack_detect(now);
+        } else if self.sack && !self.cc.in_recovery() && self.outstanding() && self.first_is_lost() {
             // RFC 6675 §5 step 2 on an ACK that also SACKs: the scoreboard alone may show the
             // new first segment lost.
             let flight = (self.snd_max - self.snd_una).saturating_sub(self.lt_bytes);
@@ -634,7 +718,179 @@ impl TcpSender {
             // RFC 6298 §5.3: restart the timer so that it expires after RTO.
             self.timers.set(SenderTimer::Rto, now + self.rtt.rto());
         }
+        if self.rack.is_some() {
+            if self.outstanding() {
+                // RFC 8985 §7.2: an ACK of new data (re)starts the PTO
+                self.schedule_tlp(now);
+            } else {
+                self.timers.stop(SenderTimer::Tlp);
+                self.timers.stop(SenderTimer::Reo);
+            }
+        }
         self.cc.on_ack_processed(&sample);
+    }
+
+    // ----- RACK-TLP (RFC 8985) -----
+
+    /// §6.2 steps 1-3 for an ACK: the records of what it delivers, RACK.rtt, RACK.xmit_ts and
+    /// reordering.
+    fn rack_on_ack(&mut self, now: Instant, h: &TcpHeader) {
+        let Some(rack) = self.rack.as_mut() else { return };
+        // step 1: RACK.min_RTT, with this ACK's sample
+        let sample =
+            (h.ack > self.snd_una && (self.cfg.timestamps || h.ack > self.karn_mark) && h.ts_ecr <= now.as_nanos())
+                .then(|| Duration::from_nanos(now.as_nanos() - h.ts_ecr));
+        let min_rtt = match (self.min_rtt, sample) {
+            (Some(m), Some(r)) => Some(m.min(r)),
+            (m, r) => m.or(r),
+        };
+        let v = Validity { min_rtt };
+        let mut blocks = [(0u64, 0u64); 3];
+        for (i, b) in blocks.iter_mut().enumerate() {
+            *b = h.sack_block(i).unwrap_or((0, 0));
+        }
+        rack.on_ack(now, h.ack, &blocks, &v);
+    }
+
+    /// §7.4.2: whether the probe's ACK shows that it repaired a loss (the window is reduced
+    /// once, Linux's `tcp_process_tlp_ack`), or that it was not needed, ending the episode.
+    fn tlp_on_ack(&mut self, h: &TcpHeader) {
+        let Some(rack) = self.rack.as_mut() else { return };
+        let Some(end) = rack.tlp_end_seq else { return };
+        if h.ack < end {
+            return;
+        }
+        if !rack.tlp_is_retrans {
+            // a probe of new data was delivered
+            rack.tlp_end_seq = None;
+        } else if h.ack > end {
+            // the ACK passes the probe with no duplicate seen: the probe repaired a loss
+            rack.tlp_end_seq = None;
+            self.stats.tlp_recoveries += 1;
+            let flight = self.snd_max - self.snd_una;
+            let info = AckInfo {
+                ack: h.ack,
+                bytes_acked: h.ack - self.snd_una,
+                flight_before: flight,
+                flight_after: self.snd_max - h.ack,
+                snd_max: self.snd_max,
+            };
+            self.cc.on_loss_repaired(&info);
+        } else if h.ack == self.snd_una && h.payload == 0 && (0..h.sack.len()).all(|i| h.sack_block(i).is_none()) {
+            // case 2: a duplicate ACK without SACK, the original and the probe both arrived
+            rack.tlp_end_seq = None;
+        }
+    }
+
+    /// §6.2 step 5 and the reordering timer; a segment marked lost starts fast recovery
+    /// (Linux's `tcp_time_to_recover`: "Has loss detection marked at least one packet lost?").
+    fn rack_detect(&mut self, now: Instant) {
+        let Some(rack) = self.rack.as_mut() else { return };
+        let recovering = self.cc.in_recovery() || self.rto_recovery.is_some();
+        let reo = rack.reo_wnd(&self.cfg, recovering, self.min_rtt, self.rtt.srtt());
+        let (marked, timeout) = rack.detect_loss(now, reo);
+        self.stats.rack_losses += u64::from(marked);
+        match timeout {
+            Some(t) => self.timers.set(SenderTimer::Reo, now + t + self.cfg.rack_reo_slack),
+            None => self.timers.stop(SenderTimer::Reo),
+        }
+        if rack.segs_lost == 0 || self.cc.in_recovery() {
+            return;
+        }
+        let flight = (self.snd_max - self.snd_una).saturating_sub(self.lt_bytes);
+        let info = AckInfo {
+            ack: self.snd_una,
+            bytes_acked: 0,
+            flight_before: flight,
+            flight_after: flight,
+            snd_max: self.snd_max,
+        };
+        if self.cc.on_sack_loss(&info).retransmit {
+            self.stats.fast_retransmits += 1;
+            self.pending_retx = Some(RetxKind::Fast);
+            self.high_rxt = self.snd_una;
+            // §7.1: fast recovery resets the TLP episode; §7.2: no probe in recovery
+            rack.tlp_end_seq = None;
+            rack.tlp_is_retrans = false;
+            self.pending_tlp = false;
+            self.timers.stop(SenderTimer::Tlp);
+        }
+    }
+
+    /// §7.2's conditions for scheduling a probe: data in flight, not in fast or RTO
+    /// recovery, nothing SACKed.
+    fn tlp_allowed(&self) -> bool {
+        self.cfg.tlp
+            && self.outstanding()
+            && !self.cc.in_recovery()
+            && self.rto_recovery.is_none()
+            && self.rack.as_ref().is_some_and(|r| r.segs_sacked == 0)
+    }
+
+    /// §7.2 `TLP_calc_PTO`, with Linux's allowances: 2·SRTT, plus TLP.max_ack_delay with one
+    /// segment in flight or the timer slack with more; 1 s (the initial RTO) without an RTT
+    /// sample; never after the RTO would expire. Disarms the PTO when no probe may be
+    /// scheduled.
+    fn schedule_tlp(&mut self, now: Instant) {
+        if !self.tlp_allowed() {
+            self.timers.stop(SenderTimer::Tlp);
+            return;
+        }
+        let pto = match self.rtt.srtt() {
+            Some(srtt) => {
+                let one = self.snd_max - self.snd_una <= u64::from(self.cfg.mss_bytes);
+                srtt * 2 + if one { self.cfg.tlp_max_ack_delay } else { self.cfg.tlp_slack }
+            }
+            None => self.cfg.initial_rto,
+        };
+        let rto_at = self.timers.get(SenderTimer::Rto).unwrap_or(now + self.rtt.rto());
+        self.timers.set(SenderTimer::Tlp, (now + pto).min(rto_at));
+    }
+
+    /// §7.3 on the PTO's expiry: a probe is due if none is in flight and an RTT sample came
+    /// since the last; either way the RTO is re-armed.
+    fn on_tlp(&mut self, now: Instant) {
+        if !self.outstanding() {
+            return;
+        }
+        let Some(rack) = self.rack.as_ref() else { return };
+        if rack.tlp_end_seq.is_none() && rack.rtt_since_probe {
+            self.pending_tlp = true;
+        }
+        self.timers.set(SenderTimer::Rto, now + self.rtt.rto());
+    }
+
+    /// §7.3 `TLP_send_probe`: the next new segment if there is one and the receiver's window
+    /// takes it, else the last segment sent again; whatever the congestion window.
+    fn send_probe(&mut self) -> Option<Packet> {
+        let limit = self.data_limit();
+        let new_len = self.seg_len(self.snd_nxt).min(limit.saturating_sub(self.snd_nxt));
+        let (seq, len, retrans) =
+            if self.snd_nxt == self.snd_max && new_len > 0 && self.snd_max - self.snd_una + new_len <= self.snd_wnd {
+                let seq = self.snd_nxt;
+                self.snd_nxt += new_len;
+                self.snd_max = self.snd_nxt;
+                (seq, new_len, false)
+            } else {
+                let (seq, len) = self.rack.as_ref()?.last_segment()?;
+                self.record_retx(seq, RetxKind::Probe);
+                (seq, len, true)
+            };
+        self.stats.tlp_probes += 1;
+        let p = self.emit_segment(seq, len, true);
+        if let Some(rack) = self.rack.as_mut() {
+            rack.tlp_end_seq = Some(self.snd_max);
+            rack.tlp_is_retrans = retrans;
+            rack.rtt_since_probe = false;
+        }
+        Some(p)
+    }
+
+    /// RACK's reordering timer expired (§6.2 step 5, `RACK_detect_loss_and_arm_timer`).
+    fn on_reo(&mut self, now: Instant) {
+        if self.outstanding() {
+            self.rack_detect(now);
+        }
     }
 
     fn on_rto(&mut self, now: Instant) {
@@ -663,6 +919,15 @@ impl TcpSender {
         // reneged); go-back-N skips what later ACKs SACK again.
         self.scoreboard.clear();
         self.high_rxt = self.snd_una;
+        self.rto_recovery = Some(self.snd_max);
+        if let Some(rack) = self.rack.as_mut() {
+            // RFC 8985 §6.3 (the reordering window of RTO recovery) and §7.1
+            let reo = rack.reo_wnd(&self.cfg, true, self.min_rtt, self.rtt.srtt());
+            rack.on_rto(now, reo);
+        }
+        self.pending_tlp = false;
+        self.timers.stop(SenderTimer::Tlp);
+        self.timers.stop(SenderTimer::Reo);
         self.dupacks = 0;
         self.pending_retx = None;
         self.pending_lt = false;
@@ -680,7 +945,7 @@ impl Agent for TcpSender {
             self.timers.set(SenderTimer::Stop, self.cfg.stop);
         }
         if self.cfg.start <= now {
-            self.started = true;
+            self.begin(now);
         } else {
             self.timers.set(SenderTimer::Start, self.cfg.start);
         }
@@ -700,9 +965,11 @@ impl Agent for TcpSender {
         self.now = now;
         while let Some(slot) = self.timers.expire(now) {
             match slot {
-                SenderTimer::Start => self.started = true,
+                SenderTimer::Start => self.begin(now),
                 SenderTimer::Stop => self.stopped = true,
                 SenderTimer::Rto => self.on_rto(now),
+                SenderTimer::Tlp => self.on_tlp(now),
+                SenderTimer::Reo => self.on_reo(now),
                 // the pacing deadline: poll_transmit sends what waited for it
                 SenderTimer::Pace => {}
             }
@@ -749,6 +1016,11 @@ impl TcpSender {
     fn transmit(&mut self) -> Option<Packet> {
         if !self.started {
             return None;
+        }
+        if std::mem::take(&mut self.pending_tlp) && self.outstanding() {
+            if let Some(p) = self.send_probe() {
+                return Some(p);
+            }
         }
         if self.sack && self.cc.in_recovery() {
             return self.sack_recovery_transmit();
@@ -830,6 +1102,11 @@ impl TcpSender {
 
     /// Build a segment and do the per-send bookkeeping.
     fn emit(&mut self, seq: u64, len: u64) -> Packet {
+        self.emit_segment(seq, len, false)
+    }
+
+    /// [`Self::emit`]; `probe`: a tail loss probe, which schedules no further probe.
+    fn emit_segment(&mut self, seq: u64, len: u64, probe: bool) -> Packet {
         if let Some(rs) = self.rate.as_mut() {
             // nothing else in flight: this segment starts a new delivery interval
             let idle = seq == self.snd_una && self.snd_max <= seq + len;
@@ -840,6 +1117,14 @@ impl TcpSender {
         // RFC 6298 §5.1: start the timer, if it is not running, when data is sent.
         if !self.timers.is_armed(SenderTimer::Rto) {
             self.timers.set(SenderTimer::Rto, self.now + self.rtt.rto());
+        }
+        if let Some(rack) = self.rack.as_mut() {
+            let new_data = seq >= rack.end();
+            rack.on_send(self.now, seq, len);
+            if new_data && !probe {
+                // RFC 8985 §7.2: new data (not itself a probe) (re)starts the PTO
+                self.schedule_tlp(self.now);
+            }
         }
         self.segment(seq, len)
     }

@@ -79,7 +79,7 @@ SIM_VARIANT = {"reno": "sack", "cubic": "cubic", "bbr": "bbr"}
 #: docs/fidelity/tcp.md "Linux's settings for CUBIC and BBR" gives where each value comes from
 LINUX_SETTINGS = {"mss_bytes": 1448, "header_bytes": 52, "initial_window_segs": 10, "rwnd_bytes": 3 << 20,
                   "initial_rto": 1.0, "min_rto": 0.2, "max_rto": 120.0, "rto_min_on_variance": True,
-                  "delayed_ack": True, "delayed_ack_timeout": 0.04}
+                  "delayed_ack": True, "delayed_ack_timeout": 0.04, "rack": True, "tlp": True}
 PAIR_START_GAP_S = 0.01
 PHASE_S = FRAME_BYTES * 8 / LINK_BPS  # docs/fidelity/phase.md's overhead: one frame at the bottleneck
 SS_PERIOD_S = 0.1
@@ -591,7 +591,11 @@ def twin_readings(algos: tuple[str, ...], duration: float, warm: float, seed: in
     p = sim_case(algos, duration, seed, base_rtt_s, PHASE_S, tbf_burst=tbf_burst)
     edges = np.arange(0.0, duration + 1e-9, BIN_S)
     row = {"twin_tbf_burst_bytes": 0 if tbf_burst is None else int(tbf_burst), "sim_drops": s["drops"],
-           "sim_timeouts": int(sum(f["stats"]["timeouts"] for f in s["flows"]))}
+           "sim_timeouts": int(sum(f["stats"]["timeouts"] for f in s["flows"])),
+           # RACK-TLP's counters, beside the kernel's kernel_loss_probes (TcpExtTCPLossProbes)
+           "sim_loss_probes": int(sum(f["stats"]["tlp_probes"] for f in s["flows"])),
+           "sim_loss_probe_recoveries": int(sum(f["stats"]["tlp_recoveries"] for f in s["flows"])),
+           "sim_rack_losses": int(sum(f["stats"]["rack_losses"] for f in s["flows"]))}
     series, samples, rtts = {}, [], []
     for i, (sf, pf) in enumerate(zip(s["flows"], p["flows"])):
         a = sf["algo"]

@@ -686,7 +686,8 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...], origins: tuple[fl
 def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
                   lead: float = LEAD_S, hop_delay_s: float = TESTBED_HOP_DELAY_S,
                   tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
-                  quickack_gap_s: Optional[dict] = None) -> Optional[dict]:
+                  quickack_gap_s: Optional[dict] = None,
+                  handshake_rtt_s: Optional[dict] = None, source_delay_s: float = 0.0) -> Optional[dict]:
     """The twin's scenario (``Scenario.from_dict``'s form) of `scheme` against one TCP flow per
     algorithm in `tcp`, in `order`, or None where castlab has no twin of the scheme: src - r1 -
     rcv1/rcv2, each last hop at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` on
@@ -698,13 +699,21 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
     at once). `tbf_burst` None: the last hops serialise every packet at LINK_BPS (an ablation).
     With `quickack_gap_s` (algorithm -> seconds) the TCP sinks of those algorithms run Linux's
     quick-ACK mode (the TCP config's ``quickack``), with that gap: the receiver's RTO, which
-    TESTBED_RCV_RTO_S gives as measured on the testbed's rcv1 (an opt-in)."""
+    TESTBED_RCV_RTO_S gives as measured on the testbed's rcv1 (an opt-in). With
+    `handshake_rtt_s` (algorithm -> seconds) the TCP flows of those algorithms start holding that
+    RTT sample, as a kernel flow holds its handshake's (the TCP config's ``handshake_rtt``; an
+    opt-in: docs/real-network.md, "The kernel's bbr beside LE-SBCC, state by state"). The
+    scheme's source starts `source_delay_s` after its receivers (0, the default: together; the
+    testbed starts the sender once every receiver listens, so its receivers miss none of its first
+    packets, where a twin's receivers that start with the source miss the first; an ablation)."""
     from castlab.experiments.tcp.net import linux_twin_flow
 
     def flow(a: str) -> dict:
         f = linux_twin_flow(a)
         if quickack_gap_s and a in quickack_gap_s:
             f["config"] = {**f.get("config", {}), "quickack": True, "quickack_gap": float(quickack_gap_s[a])}
+        if handshake_rtt_s and a in handshake_rtt_s:
+            f["config"] = {**f.get("config", {}), "handshake_rtt": float(handshake_rtt_s[a])}
         return f
 
     sc = scheme_of(scheme)
@@ -716,7 +725,9 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
     t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
     link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": hop_delay_s, "queue_limit": QUEUE_PKTS}
     last = lambda n, a, b, r: {**link(n, a, b, r), **({} if tbf_burst is None else {"tbf_burst": int(tbf_burst)})}
-    session = {"name": "m", "source": "src", "start": t_scheme}
+    if not source_delay_s >= 0:
+        raise ValueError(f"source_delay_s must not be negative (got {source_delay_s})")
+    session = {"name": "m", "source": "src", "start": t_scheme + source_delay_s}
     if kind == "layered":
         session.update(layers=6, base_rate=32e3, packet_size=1000)
     else:
@@ -735,7 +746,8 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
          lead: float = LEAD_S, records_dir: Optional[Path] = None, capture: bool = False,
          hop_delay_s: float = TESTBED_HOP_DELAY_S,
          tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
-         quickack_gap_s: Optional[dict] = None) -> Optional[dict]:
+         quickack_gap_s: Optional[dict] = None, handshake_rtt_s: Optional[dict] = None,
+         source_delay_s: float = 0.0) -> Optional[dict]:
     """The same set-up in the simulator (``twin_scenario``): src - r1 - rcv1/rcv2, each last hop
     at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` per link and the token bucket
     `tbf_burst`. By default both are the testbed's (a twin models its testbed): no delay
@@ -754,11 +766,14 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
     packets leaving src toward r1 and r1 toward rcv1 (``twin_src.pcap``, ``twin_rcv1.pcap``,
     ``flowdrops.read_pcap``). ``docs/real-network.md`` shows the twin beside the testbed with
     other delays per link, without the bucket (`tbf_burst` None: last hops that serialise), and
-    with `quickack_gap_s` (``twin_scenario``: Linux's quick-ACK mode at the TCP sinks)."""
+    with `quickack_gap_s` (``twin_scenario``: Linux's quick-ACK mode at the TCP sinks) and with
+    `handshake_rtt_s` (``twin_scenario``: the flows' handshake RTT) and `source_delay_s` (the
+    source after its receivers)."""
     from castlab.experiments.tfmcc import twin_records
     from castlab.scenario import Scenario
 
-    d = twin_scenario(scheme, duration, tcp, order, lead, hop_delay_s, tbf_burst, quickack_gap_s)
+    d = twin_scenario(scheme, duration, tcp, order, lead, hop_delay_s, tbf_burst, quickack_gap_s, handshake_rtt_s,
+                      source_delay_s)
     if d is None:
         return None
     t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
