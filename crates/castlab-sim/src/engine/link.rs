@@ -535,6 +535,21 @@ impl Simulator {
         }
     }
 
+    /// Ask the caches for channel `ch`'s wire (its header: where its front and back are).
+    #[inline(always)]
+    pub(super) fn prefetch_wire(&self, ch: ChannelId) {
+        prefetch_addr(self.queue.wire_addr(ch));
+    }
+
+    /// Ask the caches for channel `ch`'s `Hint` line only (none for a channel without one, such
+    /// as `NONE`): read one event later by `prefetch_hint`.
+    #[inline(always)]
+    pub(super) fn prefetch_hint_line(&self, ch: u32) {
+        if let Some(h) = self.hints.get(ch as usize) {
+            prefetch(h as *const Hint as *const u8);
+        }
+    }
+
     /// Schedule a `TxDone` (`arrive` false) or an `Arrive` of packet `pkt` on channel `ch`.
     ///
     /// Link events of one kind at one time become one batch event when no other event of that
@@ -642,6 +657,10 @@ impl Simulator {
             if pf {
                 if let Some(&(c, _)) = list.get(i + AHEAD) {
                     self.prefetch_channel(c);
+                    if !arrive {
+                        // a departure puts its copy on the channel's wire
+                        self.prefetch_wire(c);
+                    }
                 }
             }
             if arrive {

@@ -410,6 +410,16 @@ impl Simulator {
             if self.hinting {
                 if let Some(ch) = self.queue.next_wire() {
                     self.prefetch_hint(ch);
+                } else if let Some(ch) = self.queue.next_tx_done() {
+                    // the next event ends a copy's serialisation: it reads the channel and
+                    // puts the copy on the channel's wire
+                    self.prefetch_channel(ch);
+                    self.prefetch_wire(ch);
+                }
+                // two events ahead: the hint lines of the arrivals that may come after the
+                // next, so that reading the next one's hint at the next event does not wait
+                for ch in self.queue.wires_after_next() {
+                    self.prefetch_hint_line(ch);
                 }
             }
             self.dispatch(ev);
