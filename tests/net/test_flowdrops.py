@@ -129,12 +129,14 @@ def test_twin_captures_count_the_drops_its_queue_counts(tmp_path):
 
 
 def _twin_sim(scheme, tcp, until, lead=2.0):
-    # the scenario peers.twin builds (scheme first, the TCP flows `lead` later), run to `until`
+    # the scenario peers.twin builds (scheme first, the TCP flows `lead` later), run to its end:
+    # `until` seconds after the source's start
     from castlab.scenario import Scenario
 
-    s = Scenario.from_dict(peers.twin_scenario(scheme, until - lead, tcp, "scheme-first", lead=lead))
+    d = peers.twin_scenario(scheme, until - lead, tcp, "scheme-first", lead=lead)
+    s = Scenario.from_dict(d)
     sim = s.build(1)
-    sim.run(until)
+    sim.run(d["duration"])
     return sim
 
 
@@ -178,7 +180,9 @@ def test_twin_hop_delay_sets_how_soon_an_ack_clocked_flow_refills_the_queue(tmp_
     # reno's segment answers a departure at rcv1's queue one round trip later: four link
     # crossings of hop_delay_s, the ACK's 52 bytes back at 1 Mb/s (0.416 ms) and the segment's
     # 1500 bytes at 100 Mb/s out (0.12 ms); serialised here (tbf_burst None), as the last hop's
-    # token bucket would pass the ACK at once
+    # token bucket would pass the ACK at once. The source starts with its receivers here (the
+    # start-order ablation, source_delay_s 0), the set-up this median was derived for; with the
+    # testbed's order the median at hop 0 falls on a pair's second segment (0.66 ms)
     ack_and_segment = 52 * 8 / 1e6 + 1500 * 8 / 100e6
     # without hop_delay_s the twin has the testbed's delay per link, declared in its topology
     testbed = {link.delay_s for link in peers.topology().links} | {lan.delay_s for lan in peers.topology().lans}
@@ -186,7 +190,7 @@ def test_twin_hop_delay_sets_how_soon_an_ack_clocked_flow_refills_the_queue(tmp_
     for hop, given in ((0.001, {"hop_delay_s": 0.001}), (testbed.pop(), {})):
         d = tmp_path / f"hop{hop:g}"
         peers.twin("lesbcc-aimd", 1, 20.0, ("reno",), "scheme-first", lead=2.0, records_dir=d, capture=True,
-                   tbf_burst=None, **given)
+                   tbf_burst=None, source_delay_s=0.0, **given)
         sent, got = fd.read_pcap(d / "twin_src.pcap"), fd.read_pcap(d / "twin_rcv1.pcap")
         t = fd.flow_table(sent, got, (5.0, 22.0), fd.twin_names(sent, ("reno",), "10.0.0.3"), hop_s=hop)
         phase = t.set_index("flow").loc["reno", "phase_p50_ms"]

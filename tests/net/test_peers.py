@@ -664,19 +664,59 @@ def test_a_handshake_twin_starts_bbr_from_the_handshakes_rtt():
     assert got[False][0] < 40 and got[False][1] < 40 and got[False][2] > 1_000_000
 
 
-def test_a_late_source_twin_starts_its_receivers_first():
-    # the testbed starts the sender once every receiver listens; the twin's source may follow
-    # its receivers by source_delay_s, and its receivers then miss none of its first packets
-    d = peers.twin_scenario("lesbcc-aimd", 20.0, ("reno",), source_delay_s=0.1)
-    assert d["sessions"][0]["start"] == 0.1 and all(r["start"] == 0.0 for r in d["receivers"])
+def test_a_twins_receivers_start_before_its_source_as_the_testbeds():
+    # run_case starts the sender once every receiver listens; the default twin starts its
+    # receivers TESTBED_RECEIVERS_LEAD_S before the source and keeps the source's and the TCP
+    # flows' times, lead 10 s apart: scheme first, the receivers at 0, so everything moves 0.1 s
+    # later (and the scenario with it); TCP first, only the receivers move
+    assert peers.TESTBED_RECEIVERS_LEAD_S == 0.1
+    for name in ("lesbcc-aimd", "lesbcc-tfrc", "rlm", "rlc", "tfmcc"):
+        d = peers.twin_scenario(name, 20.0, ("reno", "bbr"), "scheme-first", lead=10.0)
+        assert [r["start"] for r in d["receivers"]] == [0.0, 0.0], name
+        assert d["sessions"][0]["start"] == pytest.approx(0.1)
+        assert [f["start"] for f in d["tcp"]] == pytest.approx([10.1, 10.2])
+        assert d["duration"] == pytest.approx(30.1)
+        d = peers.twin_scenario(name, 20.0, ("reno", "bbr"), "tcp-first", lead=10.0)
+        assert [r["start"] for r in d["receivers"]] == pytest.approx([9.9, 9.9]), name
+        assert d["sessions"][0]["start"] == 10.0
+        assert [f["start"] for f in d["tcp"]] == pytest.approx([0.0, 0.1])
+        assert d["duration"] == 30.0
+    # the ablation: receivers and source together, nothing shifted
+    d = peers.twin_scenario("lesbcc-aimd", 20.0, ("reno",), "scheme-first", lead=10.0, source_delay_s=0.0)
+    assert d["sessions"][0]["start"] == 0.0 and [r["start"] for r in d["receivers"]] == [0.0, 0.0]
+    assert [f["start"] for f in d["tcp"]] == [10.0] and d["duration"] == 30.0
     with pytest.raises(ValueError, match="source_delay_s"):
         peers.twin_scenario("lesbcc-aimd", 20.0, ("reno",), source_delay_s=-1.0)
+
+
+def test_a_twins_first_packet_reaches_rcv1_unless_its_receivers_start_with_the_source(tmp_path):
+    # LE-SBCC's twin alone, captured on r1 -> rcv1: by default the source's first packet leaves
+    # r1 toward rcv1 as it is sent, and no receiver misses a packet or NAKs; with the receivers
+    # starting with the source (the ablation) the joins reach r1 after that packet, the capture
+    # begins with the source's second packet, and rcv1 finds a gap
+    from castlab.experiments.tfmcc import flowdrops as fd
     from castlab.scenario import Scenario
 
-    naks = {}
-    for late in (0.0, 0.1):
-        s = Scenario.from_dict(peers.twin_scenario("lesbcc-aimd", 20.0, (), source_delay_s=late))
-        sim = s.build(1)
-        sim.run(2.0)
-        naks[late] = sum(sim.pgm_receiver_stats(sim.scenario_handles.receivers[h])["naks_sent"] for h in ("rcv1", "rcv2"))
-    assert naks[0.0] >= 1 and naks[0.1] == 0
+    got = {}
+    for lead_r in (peers.TESTBED_RECEIVERS_LEAD_S, 0.0):
+        d = peers.twin_scenario("lesbcc-aimd", 2.0, (), source_delay_s=lead_r)
+        sim = Scenario.from_dict(d).build(1)
+        pcap = tmp_path / f"rcv1-{lead_r}.pcap"
+        sim.enable_pcap("r1", "rcv1", pcap)
+        sim.run(1.0)
+        h = sim.scenario_handles
+        st = {r: sim.pgm_receiver_stats(h.receivers[r]) for r in ("rcv1", "rcv2")}
+        del sim  # its capture is complete once it is dropped
+        mc = fd.read_pcap(pcap)
+        mc = mc[mc["flow"].str.startswith("mc:")]
+        got[lead_r] = (d["sessions"][0]["start"], mc, st)
+    t_src, mc, st = got[peers.TESTBED_RECEIVERS_LEAD_S]
+    assert t_src == pytest.approx(0.1) and mc["t_s"].iloc[0] - t_src < 1e-3
+    assert st["rcv1"]["gaps"] == 0 and st["rcv1"]["rdata"] == 0
+    assert sum(s["naks_sent"] for s in st.values()) == 0
+    t0, mc0, st0 = got[0.0]
+    assert t0 == 0.0 and mc0["t_s"].iloc[0] - t0 > 0.01
+    # the ablation's capture starts with the default's second packet: the first never came
+    assert mc0["pid"].iloc[0] == mc["pid"].iloc[1]
+    assert st0["rcv1"]["gaps"] >= 1
+    assert sum(s["naks_sent"] for s in st0.values()) >= 1

@@ -87,6 +87,13 @@ TESTBED_TBF_BURST_BYTES = TBF_BURST_BYTES
 # mode); a twin given `quickack_gap_s` does too.
 TESTBED_RCV_RTO_S = {"scheme-first": {"reno": 0.204, "cubic": 1.216, "bbr": 0.8},
                      "tcp-first": {"reno": 0.204, "cubic": 1.784, "bbr": 1.604}}
+# How long a twin's receivers start before its source. On the testbed `run_case` starts the
+# sender only once every receiver listens, so the receivers have joined before its first packet;
+# a twin whose receivers start with the source loses that packet (the graft reaches r1 as an event
+# after it) and its receivers NAK it or take a loss event from it. The value only has to exceed the
+# twin's join latency: the simulator's `join_latency` (0 in these scenarios) plus the links'
+# propagation delays on the graft's two hops (TESTBED_HOP_DELAY_S each: none), i.e. 0 s.
+TESTBED_RECEIVERS_LEAD_S = 0.1
 
 
 def topology():
@@ -683,11 +690,26 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...], origins: tuple[fl
 # ------------------------------------------------------------------ the simulated twin
 
 
+def _twin_times(order: str, lead: float, source_delay_s: float) -> tuple[float, float, float, float]:
+    """A twin's start times in `order`: (its receivers', its source's, the first TCP flow's, the
+    shift). The source and the TCP flows start as the testbed starts them, the later side `lead`
+    seconds after the earlier; the receivers `source_delay_s` before the source. Where that would
+    be before 0, every time is shifted later by the difference (the shift), the measurement too."""
+    if order not in ORDERS:
+        raise ValueError(f"order: one of {', '.join(ORDERS)}, not {order!r}")
+    if not source_delay_s >= 0:
+        raise ValueError(f"source_delay_s must not be negative (got {source_delay_s})")
+    t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
+    shift = max(0.0, source_delay_s - t_scheme)
+    return t_scheme + shift - source_delay_s, t_scheme + shift, t_tcp + shift, shift
+
+
 def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str = "scheme-first",
                   lead: float = LEAD_S, hop_delay_s: float = TESTBED_HOP_DELAY_S,
                   tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
                   quickack_gap_s: Optional[dict] = None,
-                  handshake_rtt_s: Optional[dict] = None, source_delay_s: float = 0.0) -> Optional[dict]:
+                  handshake_rtt_s: Optional[dict] = None,
+                  source_delay_s: float = TESTBED_RECEIVERS_LEAD_S) -> Optional[dict]:
     """The twin's scenario (``Scenario.from_dict``'s form) of `scheme` against one TCP flow per
     algorithm in `tcp`, in `order`, or None where castlab has no twin of the scheme: src - r1 -
     rcv1/rcv2, each last hop at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` on
@@ -703,9 +725,11 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
     `handshake_rtt_s` (algorithm -> seconds) the TCP flows of those algorithms start holding that
     RTT sample, as a kernel flow holds its handshake's (the TCP config's ``handshake_rtt``; an
     opt-in: docs/real-network.md, "The kernel's bbr beside LE-SBCC, state by state"). The
-    scheme's source starts `source_delay_s` after its receivers (0, the default: together; the
-    testbed starts the sender once every receiver listens, so its receivers miss none of its first
-    packets, where a twin's receivers that start with the source miss the first; an ablation)."""
+    scheme's receivers start `source_delay_s` before its source (by default the testbed's order,
+    TESTBED_RECEIVERS_LEAD_S: the testbed starts the sender once every receiver listens, so its
+    receivers miss none of its first packets; 0: together, the ablation, where the receivers miss
+    the first). The source's and the TCP flows' times keep their relation; where the receivers
+    would start before 0 the whole scenario is shifted later by that much (``_twin_times``)."""
     from castlab.experiments.tcp.net import linux_twin_flow
 
     def flow(a: str) -> dict:
@@ -719,24 +743,20 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
     sc = scheme_of(scheme)
     if sc.twin is None:
         return None
-    if order not in ORDERS:
-        raise ValueError(f"order: one of {', '.join(ORDERS)}, not {order!r}")
     kind, cfg, proto = sc.twin
-    t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
+    t_rcv, t_scheme, t_tcp, shift = _twin_times(order, lead, source_delay_s)
     link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": hop_delay_s, "queue_limit": QUEUE_PKTS}
     last = lambda n, a, b, r: {**link(n, a, b, r), **({} if tbf_burst is None else {"tbf_burst": int(tbf_burst)})}
-    if not source_delay_s >= 0:
-        raise ValueError(f"source_delay_s must not be negative (got {source_delay_s})")
-    session = {"name": "m", "source": "src", "start": t_scheme + source_delay_s}
+    session = {"name": "m", "source": "src", "start": t_scheme}
     if kind == "layered":
         session.update(layers=6, base_rate=32e3, packet_size=1000)
     else:
         session.update(kind=kind, config=dict(cfg))
-    return {"name": f"net-peers twin {scheme}", "duration": lead + duration, "nodes": ["src", "r1", "rcv1", "rcv2"],
+    return {"name": f"net-peers twin {scheme}", "duration": shift + lead + duration, "nodes": ["src", "r1", "rcv1", "rcv2"],
             "links": [link("up", "src", "r1", 100e6), last("b1", "r1", "rcv1", LINK_BPS),
                       last("b2", "r1", "rcv2", LINK_BPS)],
             "sessions": [session],
-            "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto, "start": t_scheme}
+            "receivers": [{"name": h, "node": h, "session": "m", "protocol": proto, "start": t_rcv}
                           for h in ("rcv1", "rcv2")],
             "tcp": [{"name": f"tcp{k}", "src": "src", "dst": "rcv1", "start": t_tcp + 0.1 * k, **flow(a)}
                     for k, a in enumerate(tcp)]}
@@ -747,7 +767,7 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
          hop_delay_s: float = TESTBED_HOP_DELAY_S,
          tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
          quickack_gap_s: Optional[dict] = None, handshake_rtt_s: Optional[dict] = None,
-         source_delay_s: float = 0.0) -> Optional[dict]:
+         source_delay_s: float = TESTBED_RECEIVERS_LEAD_S) -> Optional[dict]:
     """The same set-up in the simulator (``twin_scenario``): src - r1 - rcv1/rcv2, each last hop
     at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` per link and the token bucket
     `tbf_burst`. By default both are the testbed's (a twin models its testbed): no delay
@@ -767,8 +787,9 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
     ``flowdrops.read_pcap``). ``docs/real-network.md`` shows the twin beside the testbed with
     other delays per link, without the bucket (`tbf_burst` None: last hops that serialise), and
     with `quickack_gap_s` (``twin_scenario``: Linux's quick-ACK mode at the TCP sinks) and with
-    `handshake_rtt_s` (``twin_scenario``: the flows' handshake RTT) and `source_delay_s` (the
-    source after its receivers)."""
+    `handshake_rtt_s` (``twin_scenario``: the flows' handshake RTT). `source_delay_s`: how long
+    the receivers start before the source (``twin_scenario``; by default the testbed's order, 0 the
+    ablation); the measurement's window moves with the scenario's shift."""
     from castlab.experiments.tfmcc import twin_records
     from castlab.scenario import Scenario
 
@@ -776,21 +797,21 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
                       source_delay_s)
     if d is None:
         return None
-    t_scheme, t_tcp = (0.0, lead) if order == "scheme-first" else (lead, 0.0)
+    t_rcv, _, t_tcp, shift = _twin_times(order, lead, source_delay_s)
     s = Scenario.from_dict(d)
     sim = s.build(seed)
     if records_dir is not None and capture:
         Path(records_dir).mkdir(parents=True, exist_ok=True)
         for a, b, f in (("src", "r1", "twin_src.pcap"), ("r1", "rcv1", "twin_rcv1.pcap")):
             sim.enable_pcap(a, b, Path(records_dir) / f)
-    starts = {"rcv1": t_scheme, **{f"tcp{k}": t_tcp + 0.1 * k for k in range(len(tcp))}}
+    starts = {"rcv1": t_rcv, **{f"tcp{k}": t_tcp + 0.1 * k for k in range(len(tcp))}}
     warm = warm_up(duration)
     wins = list(np.arange(0.0, duration - SHARE_WINDOW_S + 1e-9, SHARE_WINDOW_S))
     edges = sorted({0.0, warm, duration, *wins, *(a + SHARE_WINDOW_S for a in wins)})
     bits: dict[float, dict[str, float]] = {}
     rows: dict = {}
     for e in edges:
-        sim.run(lead + e)
+        sim.run(shift + lead + e)
         rows = {r["name"]: r for r in s.flow_table(sim)}
         # each row's mean rate is over [its start, now]: the bits it got so far
         bits[e] = {n: (float(rows[n]["mean_rate_bps"]) * (sim.now - st) if sim.now > st else 0.0)

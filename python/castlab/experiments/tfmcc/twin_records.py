@@ -9,8 +9,9 @@ registration) read the driver's records of its one agent; here they read the sim
 of the twin's agent. Two differences: the simulator keeps no rate timeline of the driver's kind
 (the ``rates`` output, ``rates.csv``), so it is left out, as are the layered source's counters
 (``source.json``), which are not a protocol's records; and the times are the simulator's
-(second 0 is the twin's start, where the scheme starts first or, TCP first, `lead` seconds
-before the scheme), where a role's are its own start.
+(second 0 is the twin's start: its receivers' where the scheme starts first, and TCP first the
+TCP flows', `lead` seconds before the scheme's source; ``peers.twin_scenario``), where a role's
+are its own start.
 """
 
 from __future__ import annotations
