@@ -7,6 +7,7 @@
 //! it run unchanged in the simulator, in hand-driven unit tests and over real sockets.
 
 pub mod agent;
+pub mod alloc_count;
 pub mod codec;
 pub mod config;
 pub mod headers;

@@ -2,34 +2,16 @@
 //! steady stream of datagrams between two agents over loopback unicast (after a warm-up, so
 //! that the agents' own buffers and the driver's tables have their final size).
 //!
-//! Alone in its test binary, so that no other test's allocations are counted.
+//! Only the test's own thread is counted (`castlab_core::alloc_count`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::net::Ipv4Addr;
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use castlab_core::alloc_count::{counting_is_installed, thread_allocations, watch, CountingAlloc};
 use castlab_core::{Addr, Agent, AgentId, Dest, Duration, Instant, NodeId, Packet, StartInfo};
 use castlab_net::{Driver, NetConfig, SessionTable};
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
 #[global_allocator]
-static A: Counting = Counting;
+static A: CountingAlloc = CountingAlloc;
 
 /// Sends `burst` packets to `peer` every `every`; counts what it receives. Allocation-free.
 struct Blaster {
@@ -92,11 +74,13 @@ fn steady_state_send_and_receive_allocate_nothing() {
     d.add_agent(AgentId(0), a, Box::new(blaster(b))).unwrap();
     d.add_agent(AgentId(1), b, Box::new(blaster(a))).unwrap();
     d.run_until(d.now() + Duration::from_millis(200)).unwrap();
-    let before = ALLOCS.load(Ordering::Relaxed);
-    assert!(before > 0, "the counting allocator is not in use");
+    assert!(counting_is_installed(), "the counting allocator is not in use");
     let sent0 = d.stats().datagrams_sent;
+    let before = thread_allocations();
+    watch(true);
     d.run_until(d.now() + Duration::from_millis(500)).unwrap();
-    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    watch(false);
+    let allocs = thread_allocations() - before;
     let sent = d.stats().datagrams_sent - sent0;
     assert!(sent > 600, "only {sent} datagrams");
     assert_eq!(d.stats().rejected_total(), 0);

@@ -27,46 +27,17 @@ use castlab_core::{
     RouterSend, Verdict,
 };
 use castlab_net::router::config::{IfaceConfig, Route, RouteVia, RouterSession};
+use castlab_core::alloc_count;
 use castlab_net::router::port::LatencyHist;
 use castlab_net::router::{frame, sys};
 use castlab_net::{Envelope, GroupEntry, NetConfig, Router, RouterConfig, SessionTable};
 use socket2::{Domain, Protocol, Socket, Type};
 
-/// Counts the allocations of the threads that ask for it (`watch_allocs`), so that a test can
-/// check that the router's per-frame path allocates nothing while the rest of the test does.
-struct Counting;
-static ALLOCS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-thread_local! {
-    static WATCHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-fn count_alloc() {
-    if WATCHED.try_with(|w| w.get()).unwrap_or(false) {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-unsafe impl std::alloc::GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: std::alloc::Layout) -> *mut u8 {
-        count_alloc();
-        unsafe { std::alloc::System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: std::alloc::Layout) {
-        unsafe { std::alloc::System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: std::alloc::Layout, n: usize) -> *mut u8 {
-        count_alloc();
-        unsafe { std::alloc::System.realloc(p, l, n) }
-    }
-}
-
+/// Counts the allocations of the threads that ask for it (`alloc_count::watch`), in a counter
+/// per thread, so that a test can check that the router's per-frame path allocates nothing
+/// while the rest of the test does.
 #[global_allocator]
-static GLOBAL: Counting = Counting;
-
-/// Count (or stop counting) the calling thread's allocations in `ALLOCS`.
-fn watch_allocs(on: bool) {
-    WATCHED.with(|w| w.set(on));
-}
+static GLOBAL: alloc_count::CountingAlloc = alloc_count::CountingAlloc;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 /// One topology at a time: the tests measure timing on a shared 2-core machine.
@@ -1403,19 +1374,19 @@ fn forwarding_with_timings_on_allocates_nothing_per_frame() {
             r.run_until(until).expect("router runs");
         }
         // the counter counts this thread's allocations
-        let c0 = ALLOCS.load(Ordering::SeqCst);
-        watch_allocs(true);
+        let c0 = alloc_count::thread_allocations();
+        alloc_count::watch(true);
         drop(std::hint::black_box(vec![0u8; 64]));
-        watch_allocs(false);
-        assert_eq!(ALLOCS.load(Ordering::SeqCst) - c0, 1, "the counting allocator is not in use");
+        alloc_count::watch(false);
+        assert_eq!(alloc_count::thread_allocations() - c0, 1, "the counting allocator is not in use");
         r.clear_transit();
         let before = (r.stats().forwarded, r.stats().ext_arrival_calls);
-        let a0 = ALLOCS.load(Ordering::SeqCst);
-        watch_allocs(true);
+        let a0 = alloc_count::thread_allocations();
+        alloc_count::watch(true);
         let until = r.now() + Duration::from_millis(1000);
         r.run_until(until).expect("router runs");
-        watch_allocs(false);
-        let allocs = ALLOCS.load(Ordering::SeqCst) - a0;
+        alloc_count::watch(false);
+        let allocs = alloc_count::thread_allocations() - a0;
         let frames = r.transit(1).map_or(0, |h| h.count());
         (allocs, r.stats().forwarded - before.0, r.stats().ext_arrival_calls - before.1, frames)
     });
@@ -2048,13 +2019,13 @@ fn hostile_igmp_is_checked_capped_and_costs_the_stream_nothing() {
         while go_rx.try_recv().is_err() {
             step(&mut r);
         }
-        let a0 = ALLOCS.load(Ordering::SeqCst);
-        watch_allocs(true);
+        let a0 = alloc_count::thread_allocations();
+        alloc_count::watch(true);
         while done_rx.try_recv().is_err() {
             step(&mut r);
         }
-        watch_allocs(false);
-        let allocs = ALLOCS.load(Ordering::SeqCst) - a0;
+        alloc_count::watch(false);
+        let allocs = alloc_count::thread_allocations() - a0;
         for _ in 0..10 {
             step(&mut r);
         }

@@ -14,6 +14,16 @@ use std::collections::VecDeque;
 
 use castlab_core::{Addr, Agent, AgentEvent, Duration, Instant, NodeId, Packet, Rng, StartInfo, StreamKind};
 
+/// `x` milliseconds after the start of time.
+pub fn ms(x: u64) -> Instant {
+    Instant::from_nanos(x * 1_000_000)
+}
+
+/// An agent's start on `addr` with the random stream of seed 1.
+pub fn start_info(addr: Addr) -> StartInfo {
+    StartInfo { addr, rng: Rng::seed_from_u64(1) }
+}
+
 /// An agent on virtual time.
 pub struct Driver<A: Agent> {
     pub agent: A,

@@ -2,33 +2,15 @@
 //! global allocator watches a controller driven through STARTUP, PROBE_BW (DRAIN ends on the
 //! ACK that starts it: one BDP is in flight), ACK trains and PROBE_RTT by hand-made ACKs.
 //!
-//! Alone in its test binary, so that no other test's allocations are counted.
+//! Only the test's own thread is counted (`castlab_core::alloc_count`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use castlab_core::alloc_count::{counting_is_installed, thread_allocations, watch, CountingAlloc};
 use castlab_core::{Duration, Instant, Rng};
 use castlab_proto::tcp::{AckSample, Bbr, BbrConfig, BbrMode, CongestionControl, RateSample, TcpConfig};
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
 #[global_allocator]
-static A: Counting = Counting;
+static A: CountingAlloc = CountingAlloc;
 
 #[test]
 fn bbr_per_ack_work_allocates_nothing() {
@@ -39,7 +21,9 @@ fn bbr_per_ack_work_allocates_nothing() {
     let (rate, rtt) = (1.25e6, Duration::from_millis(40));
     let mut now = Instant::ZERO;
     let mut delivered = 0u64;
-    let before = ALLOCS.load(Ordering::Relaxed);
+    assert!(counting_is_installed(), "the counting allocator is not in use");
+    let before = thread_allocations();
+    watch(true);
     let mut modes = [false; 4];
     // 12 s of ACKs one segment apart at the link rate, every 50th a stretch ACK of 4 after a
     // silence; the RTT stays above the first sample, so PROBE_RTT comes at 10 s
@@ -70,7 +54,8 @@ fn bbr_per_ack_work_allocates_nothing() {
         cc.on_ack_processed(&s);
         modes[cc.state_code().map_or(0, |c| c.min(3)) as usize] = true;
     }
-    assert_eq!(ALLOCS.load(Ordering::Relaxed) - before, 0, "allocations in BBR's per-ACK work");
+    watch(false);
+    assert_eq!(thread_allocations() - before, 0, "allocations in BBR's per-ACK work");
     // the run went through STARTUP (0), PROBE_RTT (2) and PROBE_BW (8 and up), and the
     // allowance was in use
     assert_eq!(modes, [true, false, true, true], "{modes:?}");

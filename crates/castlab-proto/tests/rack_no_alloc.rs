@@ -5,35 +5,17 @@
 //! hand loop whose own queues are allocated beforehand; and a BBR flow through a queue of 8, whose
 //! sender counts each ACK's losses.
 //!
-//! Alone in its test binary, so that no other test's allocations are counted.
+//! Only the test's own thread is counted (`castlab_core::alloc_count`).
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
 
+use castlab_core::alloc_count::{counting_is_installed, thread_allocations, watch, CountingAlloc};
 use castlab_core::{Addr, Agent, Duration, Instant, NodeId, Packet, Rng, StartInfo};
 use castlab_proto::tcp::{TcpConfig, TcpSender, TcpSink};
 use castlab_proto::Trace;
 
-struct Counting;
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
 #[global_allocator]
-static A: Counting = Counting;
+static A: CountingAlloc = CountingAlloc;
 
 const SND: Addr = Addr::new(NodeId(0), 1);
 const RCV: Addr = Addr::new(NodeId(1), 2);
@@ -144,9 +126,12 @@ fn rack_tlp_sender_per_packet_work_allocates_nothing() {
     let mut path = path(TcpSender::cubic(RCV, 5, cfg.clone()), cfg, QUEUE);
     // warm-up: slow start's overshoot sizes every buffer
     path.run_until(Instant::from_secs_f64(10.0));
-    let (before, drops0, rack0) = (ALLOCS.load(Ordering::Relaxed), path.drops, path.snd.stats.rack_losses);
+    assert!(counting_is_installed(), "the counting allocator is not in use");
+    let (before, drops0, rack0) = (thread_allocations(), path.drops, path.snd.stats.rack_losses);
+    watch(true);
     path.run_until(Instant::from_secs_f64(60.0));
-    let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+    watch(false);
+    let allocs = thread_allocations() - before;
     let st = path.snd.stats;
     assert!(path.drops > drops0 + 10, "the queue dropped in the counted span: {}", path.drops - drops0);
     assert!(st.rack_losses > rack0, "RACK marked losses in the counted span");
@@ -161,9 +146,11 @@ fn bbr_sender_counting_losses_allocates_nothing() {
         let cfg = TcpConfig { trace: Trace::Off, sack: true, rack, tlp: rack, ..TcpConfig::linux() };
         let mut path = path(TcpSender::bbr(RCV, 5, cfg.clone()), cfg, 8);
         path.run_until(Instant::from_secs_f64(10.0));
-        let (before, drops0) = (ALLOCS.load(Ordering::Relaxed), path.drops);
+        let (before, drops0) = (thread_allocations(), path.drops);
+        watch(true);
         path.run_until(Instant::from_secs_f64(60.0));
-        let allocs = ALLOCS.load(Ordering::Relaxed) - before;
+        watch(false);
+        let allocs = thread_allocations() - before;
         let st = path.snd.stats;
         assert!(
             path.drops > drops0 + 10,

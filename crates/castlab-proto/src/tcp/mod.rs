@@ -357,19 +357,11 @@ castlab_core::records_table!(SinkTrace { columns: [rx_time_ns, rx_bytes] });
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Driver, Link, Pair};
-    use castlab_core::{NodeId, Rng};
+    use crate::testing::{ms, start_info as info, Driver, Link, Pair};
+    use castlab_core::NodeId;
 
     const SND: Addr = Addr::new(NodeId(0), 1);
     const RCV: Addr = Addr::new(NodeId(1), 2);
-
-    fn ms(x: u64) -> Instant {
-        Instant::from_nanos(x * 1_000_000)
-    }
-
-    fn info(addr: Addr) -> StartInfo {
-        StartInfo { addr, rng: Rng::seed_from_u64(1) }
-    }
 
     /// Sender and sink on the shared harness ([`crate::testing::Pair`]), joined by a link of
     /// fixed one-way delay and infinite rate each way, so that a window leaves in one instant

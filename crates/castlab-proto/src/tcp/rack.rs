@@ -295,19 +295,11 @@ pub(crate) struct Validity {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testing::{Driver, Link, Pair};
-    use castlab_core::{Addr, Dest, Header, NodeId, Packet, Rng, StartInfo, TcpHeader};
+    use crate::testing::{ms, start_info as info, Driver, Link, Pair};
+    use castlab_core::{Addr, Dest, Header, NodeId, Packet, TcpHeader};
 
     const SND: Addr = Addr::new(NodeId(0), 1);
     const RCV: Addr = Addr::new(NodeId(1), 2);
-
-    fn ms(x: u64) -> Instant {
-        Instant::from_nanos(x * 1_000_000)
-    }
-
-    fn info(addr: Addr) -> StartInfo {
-        StartInfo { addr, rng: Rng::seed_from_u64(1) }
-    }
 
     /// Linux's settings with 1000-byte segments and an ACK per segment, so that the windows
     /// below are counted by hand: IW 10, RTO = SRTT + max(200 ms, 4·RTTVAR), SACK, RACK-TLP.

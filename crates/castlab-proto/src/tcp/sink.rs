@@ -215,7 +215,7 @@ impl TcpSink {
         self.unacked += 1;
         // tcp_event_data_recv: the first data segment, or one after a gap longer than the
         // receiver's RTO, starts quick-ACK mode
-        if self.cfg.quickack && self.last_in_order.map_or(true, |t| now - t > self.cfg.quickack_gap) {
+        if self.cfg.quickack && self.last_in_order.is_none_or(|t| now - t > self.cfg.quickack_gap) {
             self.quick = self.quick.max(self.cfg.quickacks);
         }
         self.last_in_order = Some(now);
