@@ -16,9 +16,11 @@ the measurement after the warm-up (the kernel: its ss snapshots there). Writes R
 `--handshake-rtt`: a third side, the twin whose bbr flow starts holding a handshake's RTT sample
 (``peers.twin``'s `handshake_rtt_s`): "testbed" takes each seed's from the kernel socket's first
 ss snapshot (`minrtt`, which the SYN-ACK set), or give seconds. Its source's records go to
-RUNS/seed-N/lesbcc-aimd/twin-handshake/. `--source-delay S`: the twin whose source starts S
-seconds after its receivers, as the testbed's (``peers.twin``'s `source_delay_s`), alone
-(twin-late) and with the handshake (twin-handshake-late).
+RUNS/seed-N/lesbcc-aimd/twin-handshake/. The sides `twin` and `twin-handshake` start the
+receivers with the source (``peers.twin``'s `source_delay_s` 0, the ablation). `--source-delay
+S`: the twin whose receivers start S seconds before its source, as the testbed's (S = 0.1 is
+the twins' default, ``peers.TESTBED_RECEIVERS_LEAD_S``), alone (twin-late) and with the handshake
+(twin-handshake-late).
 
 STARTUP on both sides (the first 3 s of the bbr flow): its largest cwnd, the segments it
 retransmitted, and LE-SBCC's source then: its rate 5 s after the TCP flow's start and the RTT
@@ -173,7 +175,7 @@ def main() -> None:
     ap.add_argument("--seeds", default="1-3")
     ap.add_argument("--duration", type=float, default=60.0)
     ap.add_argument("--handshake-rtt", default=None, help='"testbed" (per seed, from ss) or seconds')
-    ap.add_argument("--source-delay", type=float, default=None, help="the twin's source after its receivers, s")
+    ap.add_argument("--source-delay", type=float, default=None, help="the twin's receivers before its source, s")
     a = ap.parse_args()
     lo, _, hi = a.seeds.partition("-")
     seeds = range(int(lo), int(hi or lo) + 1)

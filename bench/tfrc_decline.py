@@ -7,13 +7,15 @@ COPY: a copy of a full net-peers run (seed-N/ORDER/lesbcc-tfrc/, the testbed's r
 left them). `--twins` first runs each seed's and order's twin of lesbcc-tfrc (``peers.twin`` with
 captures; the twin as this build computes it) and writes its records beside the testbed's, in
 ``ORDER/lesbcc-tfrc/twin/`` (``source/``, ``rx_rcv1/``, ``twin_src.pcap``, ``twin_rcv1.pcap`` and
-``twin.json``, its readings); without it those files must be there. `--late S` adds a side
-``twin-late``: the twin with its source S seconds after its receivers (``peers.twin``'s
-`source_delay_s`, the ablation of bench/twin_start_ablation.py), run and written into
+``twin.json``, its readings); without it those files must be there. That twin starts its
+receivers with its source (``peers.twin``'s `source_delay_s` 0, the ablation). `--late S` adds a
+side ``twin-late``: the twin whose receivers start S seconds before its source, as the testbed's
+(S = 0.1 is the twins' default, ``peers.TESTBED_RECEIVERS_LEAD_S``), run and written into
 ``ORDER/lesbcc-tfrc/twin-late/``. Nothing runs on the testbed.
 
 Per seed, order, side and window (measurement seconds [30k, 30k + 30), on the source's clock
-the measurement's second 0 is ``sender_clock_offset_s`` on the testbed and LEAD_S in the twin)
+the measurement's second 0 is ``sender_clock_offset_s`` on the testbed and, in a twin, LEAD_S
+plus the shift of its start times, ``peers._twin_times``)
 writes OUT/tfrc-decline.csv:
 
 - ``share``: the claim's share in the window (case.json's ``window_shares``; the twin's from
@@ -218,7 +220,7 @@ def main() -> None:
     ap.add_argument("copy", type=Path)
     ap.add_argument("out", type=Path)
     ap.add_argument("--twins", action="store_true", help="run the twins first (records into ORDER/lesbcc-tfrc/twin/)")
-    ap.add_argument("--late", type=float, default=None, help="add the twin with its source S s after its receivers")
+    ap.add_argument("--late", type=float, default=None, help="add the twin whose receivers start S s before its source")
     ap.add_argument("--tcp", default=",".join(peers.TCP_ALGOS))
     a = ap.parse_args()
     tcp = tuple(a.tcp.split(","))
@@ -237,7 +239,9 @@ def main() -> None:
             sides = [("testbed", case / "source", t0, rec["window_shares"], sent, got)]
             for side in ("twin",) + (("twin-late",) if a.late is not None else ()):
                 tw = json.loads((case / side / "twin.json").read_text())
-                sides.append((side, case / side / "source", peers.LEAD_S, tw["window_shares"], *twin_counts(case / side)))
+                delay = a.late if side == "twin-late" else 0.0
+                t0_twin = peers.LEAD_S + peers._twin_times(order, peers.LEAD_S, delay)[3]
+                sides.append((side, case / side / "source", t0_twin, tw["window_shares"], *twin_counts(case / side)))
             for side, src, t0s, shares, s_, g_ in sides:
                 r, rp = side_rows(src, t0s, shares, s_, g_, floor_bps)
                 rows += [{"seed": seed, "order": order, "side": side, **x} for x in r]
@@ -287,7 +291,7 @@ def plot(s: pd.DataFrame, path: Path) -> None:
             if i == len(orders) - 1:
                 bot.set_xlabel("s from the measurement's start")
     ax[0][0].legend(fontsize=8)
-    late = ", twin with its source after its receivers (green)" if "twin-late" in colours else ""
+    late = ", twin with its receivers before its source (green)" if "twin-late" in colours else ""
     fig.suptitle(f"LE-SBCC (TFRC) in net-peers: testbed (red), twin (blue){late}; grey: the share's windows",
                  fontsize=10)
     fig.tight_layout()
