@@ -584,3 +584,25 @@ def test_a_store_whose_disk_fills_keeps_whole_runs_and_says_so(tmp_path):
         assert len(results(store)) == 8
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_the_dask_stop_filter_drops_only_the_cancellation_races():
+    """A stop cancels the sweep's futures; Dask then logs (through tornado) either a result handed
+    to a cancelled future or a wait on a future the closing cluster cancelled. Both are dropped;
+    any other error, and a record without one, is kept."""
+    import concurrent.futures as cf
+    import logging
+
+    from castlab.study.cluster import _CancelledRace
+
+    def record(exc):
+        info = (type(exc), exc, None) if exc is not None else None
+        return logging.LogRecord("tornado.application", logging.ERROR, __file__, 1, "Exception in callback",
+                                 None, info)
+
+    f = _CancelledRace()
+    assert not f.filter(record(cf.InvalidStateError("CANCELLED: <Future at 0x1 state=cancelled>")))
+    assert not f.filter(record(cf.CancelledError("execute-1 cancelled for reason: unknown.")))
+    assert f.filter(record(cf.InvalidStateError("FINISHED: <Future at 0x1 state=finished>")))
+    assert f.filter(record(RuntimeError("a worker's own error")))
+    assert f.filter(record(None))

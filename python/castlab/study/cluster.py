@@ -51,12 +51,16 @@ class DaskExecutor(cf.Executor):
 
 
 class _CancelledRace(logging.Filter):
-    """Drops the error Dask's executor logs (through tornado) when it hands a result to a future
-    the sweep has cancelled on a stop: the stop is said by the command, the race is harmless."""
+    """Drops the errors Dask's executor logs (through tornado) when a stop cancels the sweep's
+    futures: handing a result to a future the sweep has cancelled (InvalidStateError), or
+    waiting on a Dask future the closing cluster cancelled (Dask's FutureCancelledError, a
+    CancelledError). castlab cancels futures only on a stop, which the command says; the race
+    is harmless."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        return not (isinstance(exc, cf.InvalidStateError) and "CANCELLED" in str(exc))
+        return not ((isinstance(exc, cf.InvalidStateError) and "CANCELLED" in str(exc))
+                    or isinstance(exc, cf.CancelledError))
 
 
 @contextlib.contextmanager
@@ -79,9 +83,16 @@ def _dask_executor(address: str, jobs: Optional[int] = None) -> Iterator[DaskExe
     if not isinstance(address, str) or not address:
         raise ValueError(f"dask: expected 'local' or a scheduler address, got {address!r}")
     if address == "local":
-        # one single-threaded worker process per job: the simulator holds the GIL while it runs
+        import dask
+
+        # one single-threaded worker process per job: the simulator holds the GIL while it runs.
+        # Dask's statistical profiler is off in these workers: it takes the running task's frames
+        # from the worker's event-loop thread (sys._current_frames), and a run that returns while
+        # one is held has its simulator freed on that thread, which a simulator refuses (it
+        # belongs to the thread that built it: a traceback on stderr and a leaked simulator).
         n = jobs or os.cpu_count() or 1
-        with LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
+        with dask.config.set({"distributed.worker.profile.enabled": False}), \
+                LocalCluster(n_workers=n, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, \
                 Client(cluster) as client:
             try:
                 yield DaskExecutor(client)
