@@ -648,13 +648,27 @@ def _hop_direction(before: str, after: str) -> str:
     return _order_direction(before == "holds", after)
 
 
-REVISIONS += [R(e, c, "d9d074b", "parameter", f"{_HOP_BEFORE}: {b} {x:.4g}", f"{_HOP_AFTER}: {a} {y:.4g}",
-                _hop_direction(b, a), "kept", _HOP_REASON,
-                _HOP_SETUP if _hop_direction(b, a) == "fail-to-hold" else "")
-              for e, c, b, x, a, y in _HOP_RUNS]
-REVISIONS += [R("net-baselines", f"net-share-{n}-{a}", "d9d074b", "parameter",
-                f"{_HOP_BEFORE}: the statement's twin share {tb}; {v}", f"{_HOP_AFTER}: twin share {ta}; {v} (the "
-                "testbed's share, unchanged)", "none", "kept", _HOP_REASON) for n, a, v, tb, ta in _HOP_BASELINES]
+def _rerun_revisions(rows, commit: str, before: str, after: str, reason: str, setup: str,
+                     fmt: str = ".4g") -> list[Revision]:
+    """The revisions of claims re-decided after a set-up change: `rows` of (experiment, claim,
+    verdict before, value before, verdict after, value after); a claim that came to hold quotes
+    `setup`, the sentence that declares the set-up."""
+    return [R(e, c, commit, "parameter", f"{before}: {b} {x:{fmt}}", f"{after}: {a} {y:{fmt}}",
+              _hop_direction(b, a), "kept", reason, setup if _hop_direction(b, a) == "fail-to-hold" else "")
+            for e, c, b, x, a, y in rows]
+
+
+def _share_revisions(rows, commit: str, before: str, after: str, reason: str) -> list[Revision]:
+    """net-baselines' claims, decided on the testbed's share, whose statements quote a twin share
+    that a set-up change moved: `rows` of (scheme, kernel flow, verdict, twin share before, after)."""
+    return [R("net-baselines", f"net-share-{n}-{a}", commit, "parameter",
+              f"{before}: the statement's twin share {tb}; {v}",
+              f"{after}: twin share {ta}; {v} (the testbed's share, unchanged)", "none", "kept", reason)
+            for n, a, v, tb, ta in rows]
+
+
+REVISIONS += _rerun_revisions(_HOP_RUNS, "d9d074b", _HOP_BEFORE, _HOP_AFTER, _HOP_REASON, _HOP_SETUP)
+REVISIONS += _share_revisions(_HOP_BASELINES, "d9d074b", _HOP_BEFORE, _HOP_AFTER, _HOP_REASON)
 
 # ---- The twins' last hops became the testbed's token bucket (peers.TESTBED_TBF_BURST_BYTES, declared
 # with the testbed's tc command in castlab.testbed.topology) after the verdicts of the full forms
@@ -713,13 +727,8 @@ _TBF_BASELINES = [
     ("webrc", "cubic", "fails", "0.528", "0.902"), ("webrc", "bbr", "fails", "0.341", "0.364"),
 ]
 
-REVISIONS += [R(e, c, "509f967", "parameter", f"{_TBF_BEFORE}: {b} {x:.4g}", f"{_TBF_AFTER}: {a} {y:.4g}",
-                _hop_direction(b, a), "kept", _TBF_REASON,
-                _TBF_SETUP if _hop_direction(b, a) == "fail-to-hold" else "")
-              for e, c, b, x, a, y in _TBF_RUNS]
-REVISIONS += [R("net-baselines", f"net-share-{n}-{a}", "509f967", "parameter",
-                f"{_TBF_BEFORE}: the statement's twin share {tb}; {v}", f"{_TBF_AFTER}: twin share {ta}; {v} (the "
-                "testbed's share, unchanged)", "none", "kept", _TBF_REASON) for n, a, v, tb, ta in _TBF_BASELINES]
+REVISIONS += _rerun_revisions(_TBF_RUNS, "509f967", _TBF_BEFORE, _TBF_AFTER, _TBF_REASON, _TBF_SETUP)
+REVISIONS += _share_revisions(_TBF_BASELINES, "509f967", _TBF_BEFORE, _TBF_AFTER, _TBF_REASON)
 
 
 # ---- net-tcp-vs-sim's twin: its bottleneck became the testbed's token bucket (tcp/net.py
@@ -853,13 +862,8 @@ _AGGR_BASELINES = [  # (scheme, kernel flow, verdict, twin share before, after)
     ("flid", "bbr", "fails", "0.504", "0.626"), ("webrc", "reno", "fails", "1.17", "1.02"),
     ("webrc", "cubic", "fails", "0.902", "1.4"), ("webrc", "bbr", "fails", "0.364", "0.362"),
 ]
-REVISIONS += [R(e, c, "560558d", "parameter", f"{_AGGR_BEFORE}: {b} {x:.4g}", f"{_AGGR_AFTER}: {a} {y:.4g}",
-                _hop_direction(b, a), "kept", _AGGR_REASON,
-                _AGGR_SETUP if _hop_direction(b, a) == "fail-to-hold" else "")
-              for e, c, b, x, a, y in _AGGR_RUNS]
-REVISIONS += [R("net-baselines", f"net-share-{n}-{a}", "560558d", "parameter",
-                f"{_AGGR_BEFORE}: the statement's twin share {tb}; {v}", f"{_AGGR_AFTER}: twin share {ta}; {v} (the "
-                "testbed's share, unchanged)", "none", "kept", _AGGR_REASON) for n, a, v, tb, ta in _AGGR_BASELINES]
+REVISIONS += _rerun_revisions(_AGGR_RUNS, "560558d", _AGGR_BEFORE, _AGGR_AFTER, _AGGR_REASON, _AGGR_SETUP)
+REVISIONS += _share_revisions(_AGGR_BASELINES, "560558d", _AGGR_BEFORE, _AGGR_AFTER, _AGGR_REASON)
 # baselines (simulated): the full form (seeds 1-3, phase-randomised) with the allowance, run on
 # 2026-11-28 17:30 UTC, against the full report's run; its claims against reno and cubic are the
 # same, and the quick form (reno only) is byte-identical.
@@ -960,10 +964,7 @@ _RACK_RUNS = [  # (experiment, claim, verdict before, ours before, verdict after
     ("net-peers", "net-vs-sim-rlc-tcp-first", "undecided", 0.8295, "undecided", 0.8827),
     ("net-peers", "net-vs-sim-tfmcc-tcp-first", "undecided", 0.648, "undecided", 1.58),
 ]
-REVISIONS += [R(e, c, "31747dd", "parameter", f"{_RACK_BEFORE}: {b} {x:.4g}", f"{_RACK_AFTER}: {a} {y:.4g}",
-                _hop_direction(b, a), "kept", _RACK_REASON,
-                _RACK_SETUP if _hop_direction(b, a) == "fail-to-hold" else "")
-              for e, c, b, x, a, y in _RACK_RUNS]
+REVISIONS += _rerun_revisions(_RACK_RUNS, "31747dd", _RACK_BEFORE, _RACK_AFTER, _RACK_REASON, _RACK_SETUP)
 
 
 _RACK_RUNS_UFTP = [  # net-tfmcc-uftp, seeds 1-3 of its full form (/work/netfair_full), 19:51-19:52 UTC
@@ -978,10 +979,7 @@ _RACK_RUNS_UFTP = [  # net-tfmcc-uftp, seeds 1-3 of its full form (/work/netfair
     ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-bbr-tcp-first", "fails", 0.005867, "fails", 0.003423),
     ("net-tfmcc-uftp", "net-vs-sim-castlab-bbr-tcp-first", "undecided", 0.9194, "undecided", 1.136),
 ]
-REVISIONS += [R(e, c, "31747dd", "parameter", f"{_RACK_BEFORE}: {b} {x:.4g}", f"{_RACK_AFTER}: {a} {y:.4g}",
-                _hop_direction(b, a), "kept", _RACK_REASON,
-                _RACK_SETUP if _hop_direction(b, a) == "fail-to-hold" else "")
-              for e, c, b, x, a, y in _RACK_RUNS_UFTP]
+REVISIONS += _rerun_revisions(_RACK_RUNS_UFTP, "31747dd", _RACK_BEFORE, _RACK_AFTER, _RACK_REASON, _RACK_SETUP)
 _RACK_BASELINES = [  # (scheme, kernel flow, verdict, twin share before, after): net-baselines' seed-1 run
     ("tfmcc", "reno", "fails", "0.0162", "0.0268"), ("tfmcc", "cubic", "fails", "0.0141", "0.0102"),
     ("tfmcc", "bbr", "fails", "0.00865", "0.00816"), ("pgmcc", "reno", "holds", "1.49", "1.86"),
@@ -993,9 +991,7 @@ _RACK_BASELINES = [  # (scheme, kernel flow, verdict, twin share before, after):
     ("webrc", "reno", "fails", "1.02", "1.03"), ("webrc", "cubic", "fails", "1.4", "0.972"),
     ("webrc", "bbr", "fails", "0.362", "0.257"),
 ]
-REVISIONS += [R("net-baselines", f"net-share-{n}-{a}", "31747dd", "parameter",
-                f"{_RACK_BEFORE}: the statement's twin share {tb}; {v}", f"{_RACK_AFTER}: twin share {ta}; {v} (the "
-                "testbed's share, unchanged)", "none", "kept", _RACK_REASON) for n, a, v, tb, ta in _RACK_BASELINES]
+REVISIONS += _share_revisions(_RACK_BASELINES, "31747dd", _RACK_BEFORE, _RACK_AFTER, _RACK_REASON)
 # The simulated experiments whose flows run Linux's TCP (the cubic variant, and baselines' kernel
 # flavours): their full forms run with the build before and after on 2026-11-28 19:50-19:56 UTC;
 # the build before gives docs/fidelity/claims.json's values exactly. Claims whose value moved:
@@ -1097,10 +1093,7 @@ _RACK_SIM = [  # (experiment, claim, verdict before, ours before, verdict after,
     ("baselines", "beyond-the-slowest-webrc-bbr", "fails", 0.2545, "fails", 0.2913),
     ("baselines", "no-hop-overrun-webrc-bbr", "holds", 0.4239, "holds", 0.3835),
 ]
-REVISIONS += [R(e, c, "31747dd", "parameter", f"{_RACK_SIM_BEFORE}: {b} {x:.4g}", f"{_RACK_AFTER}: {a} {y:.4g}",
-                _hop_direction(b, a), "kept", _RACK_REASON,
-                _RACK_SETUP if _hop_direction(b, a) == "fail-to-hold" else "")
-              for e, c, b, x, a, y in _RACK_SIM]
+REVISIONS += _rerun_revisions(_RACK_SIM, "31747dd", _RACK_SIM_BEFORE, _RACK_AFTER, _RACK_REASON, _RACK_SETUP)
 
 # ---- The simulator's BBR took tcp_bbr.c's uses of an ACK's losses (rs->losses, the segments the
 # ACK newly marked lost; castlab_proto::tcp::bbr, commit b1e94a8) after the verdicts of every
@@ -1152,10 +1145,7 @@ _LOSS_RUNS = [  # (experiment, claim, verdict before, ours before, verdict after
     ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-bbr-tcp-first", "fails", 0.0034227, "fails", 0.00342278),
     ("net-tfmcc-uftp", "net-vs-sim-castlab-bbr-tcp-first", "undecided", 1.13637, "undecided", 1.13635),
 ]
-REVISIONS += [R(e, c, "b1e94a8", "parameter", f"{_LOSS_BEFORE}: {b} {x:.6g}", f"{_LOSS_AFTER}: {a} {y:.6g}",
-                _hop_direction(b, a), "kept", _LOSS_REASON,
-                _LOSS_SETUP if _hop_direction(b, a) == "fail-to-hold" else "")
-              for e, c, b, x, a, y in _LOSS_RUNS]
+REVISIONS += _rerun_revisions(_LOSS_RUNS, "b1e94a8", _LOSS_BEFORE, _LOSS_AFTER, _LOSS_REASON, _LOSS_SETUP, ".6g")
 _LOSS_BASELINES = [  # (scheme, kernel flow, verdict, twin share before, after): net-baselines' seed-1 run
     ("tfmcc", "reno", "fails", "0.0268", "0.0209"), ("tfmcc", "cubic", "fails", "0.0102", "0.0119"),
     ("tfmcc", "bbr", "fails", "0.00816", "0.00661"), ("pgmcc", "reno", "holds", "1.86", "1.43"),
@@ -1167,9 +1157,7 @@ _LOSS_BASELINES = [  # (scheme, kernel flow, verdict, twin share before, after):
     ("flid", "bbr", "fails", "0.455", "0.627"), ("webrc", "reno", "fails", "1.03", "1.2"),
     ("webrc", "cubic", "fails", "0.972", "0.572"), ("webrc", "bbr", "fails", "0.257", "0.414"),
 ]
-REVISIONS += [R("net-baselines", f"net-share-{n}-{a}", "b1e94a8", "parameter",
-                f"{_LOSS_BEFORE}: the statement's twin share {tb}; {v}", f"{_LOSS_AFTER}: twin share {ta}; {v} (the "
-                "testbed's share, unchanged)", "none", "kept", _LOSS_REASON) for n, a, v, tb, ta in _LOSS_BASELINES]
+REVISIONS += _share_revisions(_LOSS_BASELINES, "b1e94a8", _LOSS_BEFORE, _LOSS_AFTER, _LOSS_REASON)
 
 # The simulated experiments with a BBR flow: tcp-bbr's and baselines' full forms run with the build
 # before and after on 2026-11-28 20:21-20:28 UTC; the build before gives docs/fidelity/claims.json's
@@ -1201,10 +1189,7 @@ _LOSS_SIM = [  # (experiment, claim, verdict before, ours before, verdict after,
     ("baselines", "beyond-the-slowest-webrc-bbr", "fails", 0.2913, "fails", 0.3251),
     ("baselines", "no-hop-overrun-webrc-bbr", "holds", 0.3835, "holds", 0.3871),
 ]
-REVISIONS += [R(e, c, "b1e94a8", "parameter", f"{_LOSS_BEFORE}: {b} {x:.4g}", f"{_LOSS_AFTER}: {a} {y:.4g}",
-                _hop_direction(b, a), "kept", _LOSS_REASON,
-                _LOSS_SETUP if _hop_direction(b, a) == "fail-to-hold" else "")
-              for e, c, b, x, a, y in _LOSS_SIM]
+REVISIONS += _rerun_revisions(_LOSS_SIM, "b1e94a8", _LOSS_BEFORE, _LOSS_AFTER, _LOSS_REASON, _LOSS_SETUP)
 
 
 # ---- The twins start their receivers before the source (peers.TESTBED_RECEIVERS_LEAD_S, 0.1 s;
@@ -1249,10 +1234,7 @@ _START_RUNS = [  # (experiment, claim, verdict before, ours before, verdict afte
     ("net-tfmcc-uftp", "tcp-friendly-castlab-simulated-bbr-tcp-first", "fails", 0.00342278, "fails", 0.00342279),
     ("net-tfmcc-uftp", "net-vs-sim-castlab-bbr-tcp-first", "undecided", 1.13635, "undecided", 1.13653),
 ]
-REVISIONS += [R(e, c, "9961d8d", "parameter", f"{_START_BEFORE}: {b} {x:.6g}", f"{_START_AFTER}: {a} {y:.6g}",
-                _hop_direction(b, a), "kept", _START_REASON,
-                _START_SETUP if _hop_direction(b, a) == "fail-to-hold" else "")
-              for e, c, b, x, a, y in _START_RUNS]
+REVISIONS += _rerun_revisions(_START_RUNS, "9961d8d", _START_BEFORE, _START_AFTER, _START_REASON, _START_SETUP, ".6g")
 _START_BASELINES = [  # (scheme, kernel flow, verdict, twin share before, after): net-baselines' seed-1 run
     ("tfmcc", "reno", "fails", "0.0209", "0.0195"), ("tfmcc", "cubic", "fails", "0.0119", "0.013"),
     ("tfmcc", "bbr", "fails", "0.00661", "0.00714"), ("pgmcc", "reno", "holds", "1.43", "0.983"),
@@ -1263,10 +1245,7 @@ _START_BASELINES = [  # (scheme, kernel flow, verdict, twin share before, after)
     ("webrc", "reno", "fails", "1.2", "2.17"), ("webrc", "cubic", "fails", "0.572", "1.22"),
     ("webrc", "bbr", "fails", "0.414", "0.41"),
 ]
-REVISIONS += [R("net-baselines", f"net-share-{n}-{a}", "9961d8d", "parameter",
-                f"{_START_BEFORE}: the statement's twin share {tb}; {v}", f"{_START_AFTER}: twin share {ta}; {v} "
-                "(the testbed's share, unchanged)", "none", "kept", _START_REASON)
-              for n, a, v, tb, ta in _START_BASELINES]
+REVISIONS += _share_revisions(_START_BASELINES, "9961d8d", _START_BEFORE, _START_AFTER, _START_REASON)
 
 def revisions_for(experiment: str, claim: str) -> list[dict]:
     """The revisions of one claim, as the dicts written into summary.json."""
