@@ -397,6 +397,18 @@ const NO_BACK: u64 = u64::MAX;
 /// A place ([`EventQueue::last_pushed`]) whose first number carries this bit is in a wire:
 /// the channel is the rest of that number, the second number the index from the wire's front.
 const WIRE: u32 = 1 << 31;
+/// A place carrying this bit as well as `WIRE`, or a key of `heads` carrying it, is in a
+/// train: the train is the rest of that number (the place's second number: the index in the
+/// train). Channels from this number on have no wire (their arrivals go to the runs).
+const TRAIN: u32 = 1 << 30;
+
+/// A train of arrivals (see "Trains" at [`EventQueue`]): pushed in any order while it is
+/// built, sorted once, then popped from `head`. Its storage is recycled.
+#[derive(Default)]
+struct Train {
+    wires: Vec<Wire>,
+    head: usize,
+}
 
 /// Pending events, earliest `(time, seq)` first.
 ///
@@ -439,6 +451,21 @@ const WIRE: u32 = 1 << 31;
 /// not above its channel's last (none in the simulator; a caller may schedule so) goes to the
 /// runs instead: the order stays exact either way. The FIFOs keep their storage, so a steady
 /// state allocates nothing.
+///
+/// # Trains
+/// A fan-out to many receivers' links of one rate is one batch of departures, and each
+/// departure puts its copy on its own channel's wire at `now + delay`: with 10^5 receivers on
+/// links of distinct delays, each wire holds a packet or two and the heap of wire fronts holds
+/// about one key per receiver, so every arrival is a push and a pop in a heap of megabytes.
+/// The arrivals one batch of departures schedules are instead collected into a *train*
+/// ([`EventQueue::begin_train`], [`EventQueue::push_train`]), sorted by `(time, seq)` once
+/// when the batch is done ([`EventQueue::end_train`]), and the train's front alone sits in the
+/// heap of fronts (a key whose `run` carries `TRAIN`): a pop takes the next entry of an array
+/// read in order. The merged order is still exactly `(time, seq)`: every event keeps its
+/// `seq`, each train pops its own events in that order, and no pop comes while a train is
+/// built (a batch runs within one event). A train's entry closes the open run of its time, as
+/// an arrival on a wire does. While a train is built its entries' places (`last_pushed`) are
+/// valid; the sort moves them, so the caller forgets its places when the train ends.
 pub(super) struct EventQueue {
     heap: Heap,
     /// When the heap becomes a [`RunHeap`] ([`QUAD_FROM`]; lower in tests).
@@ -465,8 +492,14 @@ pub(super) struct EventQueue {
     /// it here rather than the wire's last entry, a cache miss of its own behind the wire's
     /// header at 10^5 channels.
     backs: Vec<u64>,
-    /// The front of every non-empty wire, keyed as a run is, `run` holding the channel.
+    /// The front of every non-empty wire and train, keyed as a run is, `run` holding the
+    /// channel (or `TRAIN` and the train).
     heads: Heap,
+    /// Trains, built, waiting, or free for reuse (`trains_free`).
+    trains: Vec<Train>,
+    trains_free: Vec<u32>,
+    /// Trains ended holding at least one event.
+    pub(super) trains_run: u64,
 }
 
 impl Default for EventQueue {
@@ -486,6 +519,9 @@ impl Default for EventQueue {
             wires: Vec::new(),
             backs: Vec::new(),
             heads: Heap::Binary(BinaryHeap::new()),
+            trains: Vec::new(),
+            trains_free: Vec::new(),
+            trains_run: 0,
         }
     }
 }
@@ -509,7 +545,7 @@ impl EventQueue {
     pub(super) fn push_wire(&mut self, ch: ChannelId, e: Entry) {
         let c = ch.index();
         if c >= self.wires.len() {
-            if ch.0 >= WIRE {
+            if ch.0 >= TRAIN {
                 return self.push(e);
             }
             self.wires.resize_with(c + 1, VecDeque::new);
@@ -539,6 +575,48 @@ impl EventQueue {
         w.push_back(Wire { time: e.time, seq: e.seq, ev: e.ev });
         self.last = (WIRE | ch.0, (w.len() - 1) as u32);
         self.len += 1;
+    }
+
+    /// A new train, empty, to be filled with `push_train` and ended with `end_train` before the
+    /// next pop (see "Trains").
+    pub(super) fn begin_train(&mut self) -> u32 {
+        match self.trains_free.pop() {
+            Some(t) => t,
+            None => {
+                self.trains.push(Train::default());
+                (self.trains.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Push an event on train `t` (begun and not yet ended). Its `seq` must be larger than
+    /// every earlier push's; its time may be any (the train is sorted when it ends).
+    #[inline]
+    pub(super) fn push_train(&mut self, t: u32, e: Entry) {
+        // a later push of this time must not join a run begun before it (as `push_wire`)
+        for slot in &mut self.open {
+            if slot.0 == e.time {
+                *slot = (0, NONE);
+            }
+        }
+        let tr = &mut self.trains[t as usize];
+        tr.wires.push(Wire { time: e.time, seq: e.seq, ev: e.ev });
+        self.last = (WIRE | TRAIN | t, (tr.wires.len() - 1) as u32);
+        self.len += 1;
+    }
+
+    /// End train `t`: sort it and put its front among the fronts (an empty train is freed).
+    /// The places of its entries (`last_pushed`) are no longer valid.
+    pub(super) fn end_train(&mut self, t: u32) {
+        let tr = &mut self.trains[t as usize];
+        let Some(_) = tr.wires.first() else {
+            self.trains_free.push(t);
+            return;
+        };
+        tr.wires.sort_unstable_by_key(Wire::key);
+        self.trains_run += 1;
+        let key = tr.wires[0].key();
+        self.heads.push(RunKey { key, run: TRAIN | t }, self.quad_from);
     }
 
     /// Push an event. Its `seq` must be larger than every earlier push's.
@@ -608,6 +686,9 @@ impl EventQueue {
     #[inline]
     pub(super) fn pushed_mut(&mut self, at: (u32, u32)) -> &mut Ev {
         if at.0 & WIRE != 0 {
+            if at.0 & TRAIN != 0 {
+                return &mut self.trains[(at.0 & !(WIRE | TRAIN)) as usize].wires[at.1 as usize].ev;
+            }
             return &mut self.wires[(at.0 & !WIRE) as usize][at.1 as usize].ev;
         }
         let run = &mut self.runs[at.0 as usize];
@@ -666,7 +747,19 @@ impl EventQueue {
         let head = self.heads.peek()?;
         match self.heap.peek() {
             Some(top) if top.key < head.key => None,
+            _ if head.run & TRAIN != 0 => self.train_channel(head.run, 0),
             _ => Some(ChannelId(head.run)),
+        }
+    }
+
+    /// The channel of the single arrival `k` entries after the front of train `run` (a key's
+    /// `run`, `TRAIN` included), if there is one.
+    #[inline(always)]
+    fn train_channel(&self, run: u32, k: usize) -> Option<ChannelId> {
+        let tr = self.trains.get((run & !TRAIN) as usize)?;
+        match tr.wires.get(tr.head + k)?.ev {
+            Ev::Link(LinkEv::Arrive { ch, .. }) => Some(ch),
+            _ => None,
         }
     }
 
@@ -694,7 +787,16 @@ impl EventQueue {
     /// hint, possibly wrong.
     #[inline(always)]
     pub(super) fn wires_after_next(&self) -> [u32; 4] {
-        self.heads.top_children()
+        match self.heads.peek() {
+            // a train's next entries are read in order: the two after the next, and the
+            // children of its key
+            Some(h) if h.run & TRAIN != 0 => {
+                let ch = |k| self.train_channel(h.run, k).map_or(NONE, |c| c.0);
+                let c = self.heads.top_children();
+                [ch(1), ch(2), c[0], c[1]]
+            }
+            _ => self.heads.top_children(),
+        }
     }
 
     /// The address of channel `ch`'s wire (where its front is found), 0 if it has none: a
@@ -716,6 +818,9 @@ impl EventQueue {
         if (head.key >> 64) as u64 > limit {
             return None;
         }
+        if head.run & TRAIN != 0 {
+            return Some(self.pop_train(head));
+        }
         let w = &mut self.wires[head.run as usize];
         let x = w.pop_front()?;
         match w.front() {
@@ -728,6 +833,30 @@ impl EventQueue {
         self.len -= 1;
         self.pops += 1;
         Some((x.time, x.ev))
+    }
+
+    /// `pop_wire` when the front is a train's (`head.run` carries `TRAIN`).
+    #[inline]
+    fn pop_train(&mut self, head: RunKey) -> (u64, Ev) {
+        let t = (head.run & !TRAIN) as usize;
+        let tr = &mut self.trains[t];
+        let x = tr.wires[tr.head];
+        tr.head += 1;
+        match tr.wires.get(tr.head) {
+            Some(next) => {
+                let key = next.key();
+                self.heads.replace_top(RunKey { key, run: head.run });
+            }
+            None => {
+                tr.wires.clear();
+                tr.head = 0;
+                self.heads.pop();
+                self.trains_free.push(t as u32);
+            }
+        }
+        self.len -= 1;
+        self.pops += 1;
+        (x.time, x.ev)
     }
 }
 
@@ -953,6 +1082,89 @@ mod tests {
             assert!(q.pop().is_none());
             assert!(on_wires > 10_000, "{on_wires} arrivals on wires");
         }
+    }
+
+    #[test]
+    fn trains_wires_and_runs_pop_as_one_queue_would() {
+        // Bursts of arrivals pushed on trains (times in any order, ties within a train and
+        // with other events), on wires, and as runs; other events at the same times. The queue
+        // must pop exactly a sorted set's order, and what a queue holding every event as a run
+        // pops; trains are ended before each pop, as the simulator ends one within its event.
+        for (span, quad_from) in [(3u64, QUAD_FROM), (40, QUAD_FROM), (1_000, 1), (7, 16)] {
+            let mut rng = Rng::seed_from_u64(span + 100);
+            let mut q = EventQueue { quad_from, ..EventQueue::default() };
+            let mut one = EventQueue::default();
+            let mut reference: BTreeSet<(u64, u64)> = BTreeSet::new();
+            let (mut seq, mut now, mut on_trains) = (0u64, 0u64, 0usize);
+            for _ in 0..40_000 {
+                let u = rng.uniform();
+                if u < 0.3 {
+                    // a batch of departures: its arrivals on one train, some other events
+                    // (a timer, another channel's arrival on its wire) scheduled in between
+                    let t = q.begin_train();
+                    for _ in 0..rng.below(40) {
+                        seq += 1;
+                        let time = now + rng.below(span);
+                        let e = entry(time, seq);
+                        match rng.below(10) {
+                            0 => q.push(e),
+                            1 => q.push_wire(ChannelId(rng.below(8) as u32), e),
+                            _ => {
+                                q.push_train(t, e);
+                                on_trains += 1;
+                            }
+                        }
+                        one.push(e);
+                        reference.insert((time, seq));
+                    }
+                    q.end_train(t);
+                } else if u < 0.45 {
+                    seq += 1;
+                    let time = now + rng.below(span);
+                    q.push(entry(time, seq));
+                    one.push(entry(time, seq));
+                    reference.insert((time, seq));
+                } else {
+                    let want = reference.pop_first();
+                    assert_eq!(q.peek_time(), want.map(|w| w.0));
+                    let got = q.pop().map(popped);
+                    assert_eq!(got, want);
+                    assert_eq!(one.pop().map(popped), want);
+                    if let Some((t, _)) = got {
+                        now = t;
+                    }
+                }
+                assert_eq!(q.len(), reference.len());
+            }
+            while let Some(want) = reference.pop_first() {
+                assert_eq!(q.pop().map(popped), Some(want));
+            }
+            assert!(q.pop().is_none());
+            assert!(on_trains > 100_000, "{on_trains} arrivals on trains");
+            // every train was emptied and freed for reuse
+            assert_eq!(q.trains.len(), q.trains_free.len());
+        }
+    }
+
+    #[test]
+    fn an_arrival_on_a_train_changed_in_place_while_it_is_built_pops_changed_and_in_its_place() {
+        // the simulator turns an arrival into a batch through `pushed_mut` while its train is
+        // built; the train's sort then moves it to its key's place
+        let mut q = EventQueue::default();
+        let t = q.begin_train();
+        q.push_train(t, entry(12, 1));
+        q.push_train(t, entry(10, 2));
+        let second = q.last_pushed();
+        q.push(entry(10, 3));
+        q.push_train(t, entry(11, 4));
+        *q.pushed_mut(second) = Ev::Sample { ch: ChannelId(100) };
+        q.end_train(t);
+        let order: Vec<(u64, u64)> = std::iter::from_fn(|| q.pop()).map(popped).collect();
+        assert_eq!(order, vec![(10, 100), (10, 3), (11, 4), (12, 1)]);
+        // an empty train is freed at once
+        let u = q.begin_train();
+        q.end_train(u);
+        assert_eq!(q.begin_train(), u);
     }
 
     #[test]

@@ -105,11 +105,15 @@ pub(super) struct LastLink {
     at: (u32, u32),
 }
 
-/// How many link events may grow into batches at once: two, for a busy link's departure, which
-/// schedules its packet's `Arrive` and then the next packet's `TxDone`, alternating two times.
-pub(super) const OPEN_LINKS: usize = 2;
+/// How many link events may grow into batches at once: at least two, for a busy link's
+/// departure, which schedules its packet's `Arrive` and then the next packet's `TxDone`,
+/// alternating two times; eight, for a fan-out to idle links of up to eight rates in any order,
+/// whose copies' `TxDone`s alternate between as many times (each rate's a batch of its own).
+pub(super) const OPEN_LINKS: usize = 8;
 
 const NO_BATCH: u32 = u32::MAX;
+/// `Simulator::train` while no train is being built.
+pub(super) const NO_TRAIN: u32 = u32::MAX;
 
 /// One direction of a duplex link, as given by the user.
 #[derive(Clone, Debug)]
@@ -604,9 +608,14 @@ impl Simulator {
         }
         self.seq += 1;
         if arrive {
-            // an arrival waits on its channel's wire (the event queue's "Arrivals on the wire")
+            // an arrival waits on its channel's wire (the event queue's "Arrivals on the wire"),
+            // or on the train a batch of departures builds ("Trains")
             let ev = Ev::Link(LinkEv::Arrive { ch, pkt });
-            self.queue.push_wire(ch, Entry { time, seq: self.seq, ev });
+            if self.train != NO_TRAIN {
+                self.queue.push_train(self.train, Entry { time, seq: self.seq, ev });
+            } else {
+                self.queue.push_wire(ch, Entry { time, seq: self.seq, ev });
+            }
         } else {
             self.queue.push(Entry { time, seq: self.seq, ev: Ev::Link(LinkEv::TxDone { ch, pkt }) });
         }
@@ -648,16 +657,21 @@ impl Simulator {
         b
     }
 
-    /// Run a batch's members in order, each as its own event would have run.
+    /// Run a batch's members in order, each as its own event would have run. The arrivals a
+    /// long batch of departures schedules go on one train (the event queue's "Trains").
     pub(super) fn run_batch(&mut self, batch: u32, arrive: bool) {
         let list = std::mem::take(&mut self.batches[batch as usize]);
         self.stats.events += list.len() as u64 - 1;
         let pf = list.len() >= self.prefetch_from;
+        let train = !arrive && self.coalesce && list.len() >= self.train_from;
+        if train {
+            self.train = self.queue.begin_train();
+        }
         for (i, &(ch, pkt)) in list.iter().enumerate() {
             if pf {
                 if let Some(&(c, _)) = list.get(i + AHEAD) {
                     self.prefetch_channel(c);
-                    if !arrive {
+                    if !arrive && !train {
                         // a departure puts its copy on the channel's wire
                         self.prefetch_wire(c);
                     }
@@ -677,6 +691,12 @@ impl Simulator {
                 self.tx_done(ch, pkt);
             }
             self.drain_dirty();
+        }
+        if train {
+            let t = std::mem::replace(&mut self.train, NO_TRAIN);
+            self.queue.end_train(t);
+            // the sort moved the train's entries: no batch may grow through their places
+            self.last_links = [None; OPEN_LINKS];
         }
         let mut list = list;
         list.clear();

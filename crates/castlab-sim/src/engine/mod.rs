@@ -205,6 +205,11 @@ pub struct Simulator {
     hints: Vec<link::Hint>,
     hint_from: usize,
     hinting: bool,
+    /// The train the running batch of departures fills with its arrivals (`NO_TRAIN`: none;
+    /// the event queue's "Trains"), and the shortest batch that builds one (`TRAIN_FROM`;
+    /// changed only in the tests that check that trains change nothing).
+    train: u32,
+    train_from: usize,
 }
 
 /// How many members ahead of the one it runs a batch asks for the next members' state.
@@ -220,6 +225,10 @@ const PREFETCH_FROM: usize = 1 << 12;
 /// receivers, each handling a packet in turn, a receiver's state has left the caches by its
 /// next packet (our choice: 2^13 channels, a few thousand receivers of a kilobyte or more).
 const HINT_FROM: usize = 1 << 13;
+/// A batch of departures at least this long puts its arrivals on a train (the event queue's
+/// "Trains"): below, the heap of wire fronts is small and a train's sort would cost more than
+/// it saves (our choice).
+const TRAIN_FROM: usize = 64;
 
 /// A hint to the caches: fetch the line holding `at`. It never faults (any address may be
 /// given) and changes nothing the program computes.
@@ -335,6 +344,8 @@ impl Simulator {
             hints: Vec::new(),
             hint_from: HINT_FROM,
             hinting: false,
+            train: link::NO_TRAIN,
+            train_from: TRAIN_FROM,
         })
     }
 

@@ -15,7 +15,8 @@ fn dt(limit: usize) -> QueueConfig {
 }
 
 /// A tree with every case a batch or a shared slot meets: receivers on links of equal and of
-/// different rates and delays (batches of several sizes, split by rate), Bernoulli loss on
+/// different rates and delays (batches of several sizes, split by rate; arrivals of one batch
+/// at several times), Bernoulli loss on
 /// some (lost members), RED marking and dropping queues (no sharing there), a receiver node
 /// with a downstream branch and an extension (unshared on arrival), RLM receivers that join,
 /// leave and announce to the group (grafts, prunes, packets up to the root), sinks joining
@@ -40,7 +41,8 @@ fn scenario(seed: u64, coalesce: bool) -> Simulator {
         let (rate, delay) = match (i % 7, i % 9) {
             (_, 4 | 5) => (300e3, 0.010), // RED queues that fill
             (3, _) => (2e6, 0.005),
-            _ => (10e6, 0.010),
+            // one rate, three delays: a batch of departures whose arrivals are not in order
+            _ => (10e6, 0.010 + 0.001 * (i % 3) as f64),
         };
         let q = match i % 9 {
             4 => QueueConfig::Red(red.clone()),
@@ -152,7 +154,12 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
     for _ in 0..50_000 {
         let u = rng.uniform();
         if u < 0.6 {
-            // a burst of link events of one kind and time, sometimes broken by another event
+            // a burst of link events of one kind and time, sometimes broken by another event;
+            // sometimes its arrivals go on a train, as a batch of departures puts them
+            let train = rng.uniform() < 0.3;
+            if train {
+                sim.train = sim.queue.begin_train();
+            }
             let t = now + rng.below(4);
             let arrive = rng.uniform() < 0.5;
             for _ in 0..1 + rng.below(5) {
@@ -166,6 +173,11 @@ fn batches_pop_in_exactly_the_order_of_their_members_keys() {
                     continue;
                 }
                 reference.insert((t, sim.seq, id));
+            }
+            if train {
+                let t = std::mem::replace(&mut sim.train, super::link::NO_TRAIN);
+                sim.queue.end_train(t);
+                sim.last_links = [None; OPEN_LINKS];
             }
         } else {
             let Some((time, ev)) = sim.queue.pop_until(u64::MAX) else { continue };
@@ -250,6 +262,34 @@ fn prefetching_every_batch_and_fan_out_gives_the_same_run() {
             b.run(Instant::from_secs_f64(t)).unwrap();
             assert_eq!(fingerprint(&a), fingerprint(&b), "seed {seed}, at {t} s");
         }
+    }
+}
+
+#[test]
+fn arrivals_on_trains_give_the_same_run_as_on_wires_and_as_single_events() {
+    // every batch of departures puts its arrivals on a train here (the scenario's batches are
+    // far below the length where trains start), with and without the prefetches and hints:
+    // the run must be the one with wires only, and the one without batches
+    for seed in [1, 2, 3] {
+        let mut wires = scenario(seed, true);
+        wires.train_from = usize::MAX;
+        let mut trains = scenario(seed, true);
+        trains.train_from = 1;
+        let mut hinted = scenario(seed, true);
+        (hinted.train_from, hinted.prefetch_from, hinted.hint_from) = (1, 1, 0);
+        let mut single = scenario(seed, false);
+        for t in [7.3, 19.99, 45.0, 60.0] {
+            let at = Instant::from_secs_f64(t);
+            for sim in [&mut wires, &mut trains, &mut hinted, &mut single] {
+                sim.run(at).unwrap();
+            }
+            let want = fingerprint(&single);
+            assert_eq!(fingerprint(&wires), want, "seed {seed}, at {t} s");
+            assert_eq!(fingerprint(&trains), want, "seed {seed}, at {t} s");
+            assert_eq!(fingerprint(&hinted), want, "seed {seed}, at {t} s");
+        }
+        assert!(trains.queue.trains_run > 1000, "{} trains", trains.queue.trains_run);
+        assert_eq!(wires.queue.trains_run, 0);
     }
 }
 
