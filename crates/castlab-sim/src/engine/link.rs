@@ -489,7 +489,10 @@ impl Simulator {
     #[inline]
     fn note_hint(&mut self, ch: ChannelId, to: NodeId, dst: Dest) {
         let n = to.index();
-        let mut h = Hint { node: to.0, wire_front: self.queue.front_addr(ch), ..Hint::default() };
+        // an arrival off a train leaves its channel's wire unread (the next one is likely on a
+        // train too)
+        let wire_front = if self.queue.popped_train { 0 } else { self.queue.front_addr(ch) };
+        let mut h = Hint { node: to.0, wire_front, ..Hint::default() };
         if let Dest::Group(g) = dst {
             if let Some(gr) = self.groups.get(g.index()) {
                 // a receiver's leaf is read in the dense `leaf` array, any other node in its
@@ -517,13 +520,15 @@ impl Simulator {
         }
     }
 
-    /// Ask the caches for what the arrival at the front of `ch` will read: the channel, its
-    /// wire, and where the last arrival on it was handled (`Hint`). A hint: no effect on what
-    /// the run computes.
+    /// Ask the caches for what the next arrival on `ch` will read: the channel, its wire (when
+    /// the arrival waits there, `on_wire`), and where the last arrival on it was handled
+    /// (`Hint`). A hint: no effect on what the run computes.
     #[inline]
-    pub(super) fn prefetch_hint(&self, ch: ChannelId) {
+    pub(super) fn prefetch_hint(&self, ch: ChannelId, on_wire: bool) {
         self.prefetch_channel(ch);
-        prefetch_addr(self.queue.wire_addr(ch));
+        if on_wire {
+            prefetch_addr(self.queue.wire_addr(ch));
+        }
         let Some(h) = self.hints.get(ch.index()) else { return };
         for a in [addr(self.nodes.get(h.node as usize)), h.mc, h.slot, h.wire_front] {
             prefetch_addr(a);

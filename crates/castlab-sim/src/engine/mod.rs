@@ -419,8 +419,8 @@ impl Simulator {
             self.last_links = [None; OPEN_LINKS];
             self.stats.events += 1;
             if self.hinting {
-                if let Some(ch) = self.queue.next_wire() {
-                    self.prefetch_hint(ch);
+                if let Some((ch, on_wire)) = self.queue.next_wire() {
+                    self.prefetch_hint(ch, on_wire);
                 } else if let Some(ch) = self.queue.next_tx_done() {
                     // the next event ends a copy's serialisation: it reads the channel and
                     // puts the copy on the channel's wire
