@@ -117,7 +117,9 @@ castlab_core::records_table!(ReceiverRecords {
 ///
 /// Fields in declaration order (`repr(C)`): what every data packet reads or writes first, then
 /// the counters it writes (`records` starts with them), then the loss history (read at every
-/// packet once a loss event was seen), then what only reports, timers and the set-up use. At
+/// packet once a loss event was seen), then what only reports, timers and the set-up use (the
+/// packets and events waiting to be polled too: two flags in the first line say whether there
+/// are any, so that the poll after every packet reads nothing else). At
 /// 10^5 receivers each packet finds its receiver out of the caches; this way it reads a run
 /// of adjacent lines that the simulator can ask for ahead ([`Agent::packet_lines`]) rather
 /// than lines scattered over 1.6 KB.
@@ -128,6 +130,9 @@ pub struct TfmccReceiver {
     have_loss: bool,
     is_clr: bool,
     data_since_report: bool,
+    /// Whether `out[0]` / `events[0]` holds something (every poll after a packet reads these).
+    out_ready: bool,
+    event_ready: bool,
     flow: u32,
     group: GroupId,
     /// The last data packet: its timestamp (sender's clock) and arrival.
@@ -204,6 +209,8 @@ impl TfmccReceiver {
             leave_at: None,
             left: false,
             low_since: None,
+            out_ready: false,
+            event_ready: false,
             out: [None; 2],
             timers: TimerTable::default(),
             events: [None; 2],
@@ -391,6 +398,7 @@ impl TfmccReceiver {
         self.records.left_s = Some(now.as_secs_f64());
         if let Some(slot) = self.events.iter_mut().find(|s| s.is_none()) {
             *slot = Some(AgentEvent::Leave(self.group));
+            self.event_ready = true;
         }
     }
 
@@ -418,6 +426,7 @@ impl TfmccReceiver {
         pkt.header = fb.encode();
         if let Some(slot) = self.out.iter_mut().find(|s| s.is_none()) {
             *slot = Some(pkt);
+            self.out_ready = true;
         }
         self.data_since_report = false;
         self.records.report_time_ns.push(now.as_nanos());
@@ -577,6 +586,7 @@ impl Agent for TfmccReceiver {
         self.me = info.addr;
         self.rng = info.rng;
         self.events[0] = Some(AgentEvent::Join(self.group));
+        self.event_ready = true;
         if let Some(at) = self.leave_at {
             self.timers.set(ReceiverTimer::Leave, at.max(now));
         }
@@ -637,8 +647,12 @@ impl Agent for TfmccReceiver {
     }
 
     fn poll_transmit(&mut self) -> Option<Packet> {
+        if !self.out_ready {
+            return None;
+        }
         let p = self.out[0].take()?;
         self.out.rotate_left(1);
+        self.out_ready = self.out[0].is_some();
         Some(p)
     }
 
@@ -647,8 +661,12 @@ impl Agent for TfmccReceiver {
     }
 
     fn poll_event(&mut self) -> Option<AgentEvent> {
+        if !self.event_ready {
+            return None;
+        }
         let e = self.events[0].take()?;
         self.events.rotate_left(1);
+        self.event_ready = self.events[0].is_some();
         Some(e)
     }
 
@@ -690,6 +708,9 @@ mod layout {
             assert!(e <= hot, "{e} > {hot}");
         }
         assert!(hot < offset_of!(TfmccReceiver, history) + 64);
+        // the polls after every packet read the flags in the first line, not `out`/`events`
+        assert!(offset_of!(TfmccReceiver, out_ready) < 64 && offset_of!(TfmccReceiver, event_ready) < 64);
+        assert!(offset_of!(TfmccReceiver, out) >= hot && offset_of!(TfmccReceiver, events) >= hot);
         r.have_loss = true;
         let with_loss = r.packet_lines().hot_bytes as usize;
         assert_eq!(with_loss, offset_of!(TfmccReceiver, history) + size_of::<ReceiverLossHistory>());
