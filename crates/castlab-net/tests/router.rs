@@ -21,13 +21,13 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration as StdDuration, Instant as StdInstant};
 
+use castlab_core::alloc_count;
 use castlab_core::queue::{QueueConfig, RedConfig};
 use castlab_core::{
     Addr, ChannelId, ControlMsg, Dest, Duration, GroupId, Header, Instant, NetView, NodeId, Packet, RouterExtension,
     RouterSend, Verdict,
 };
 use castlab_net::router::config::{IfaceConfig, Route, RouteVia, RouterSession};
-use castlab_core::alloc_count;
 use castlab_net::router::port::LatencyHist;
 use castlab_net::router::{frame, sys};
 use castlab_net::{Envelope, GroupEntry, NetConfig, Router, RouterConfig, SessionTable};

@@ -4,7 +4,6 @@
 //!
 //! Only the test's own thread is counted (`castlab_core::alloc_count`).
 
-
 use castlab_core::alloc_count::{counting_is_installed, thread_allocations, watch, CountingAlloc};
 use castlab_core::{Duration, Instant, Rng};
 use castlab_proto::tcp::{AckSample, Bbr, BbrConfig, BbrMode, CongestionControl, RateSample, TcpConfig};
