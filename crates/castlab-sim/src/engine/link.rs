@@ -676,9 +676,13 @@ impl Simulator {
             if pf {
                 if let Some(&(c, _)) = list.get(i + AHEAD) {
                     self.prefetch_channel(c);
-                    if !arrive && !train {
-                        // a departure puts its copy on the channel's wire
-                        self.prefetch_wire(c);
+                    if !arrive {
+                        // a departure draws its wire's loss
+                        self.prefetch_rng(c);
+                        if !train {
+                            // and puts its copy on the channel's wire
+                            self.prefetch_wire(c);
+                        }
                     }
                 }
             }
@@ -719,6 +723,15 @@ impl Simulator {
             prefetch(at);
             prefetch(at.wrapping_add(64));
             prefetch(at.wrapping_add(128));
+        }
+    }
+
+    /// Ask the caches for channel `ch`'s random stream (a departure on a lossy link draws
+    /// from it; it lies beyond the lines `prefetch_channel` asks for).
+    #[inline(always)]
+    pub(super) fn prefetch_rng(&self, ch: ChannelId) {
+        if let Some(c) = self.channels.get(ch.index()) {
+            prefetch((&c.rng) as *const Rng as *const u8);
         }
     }
 

@@ -422,9 +422,10 @@ impl Simulator {
                 if let Some((ch, on_wire)) = self.queue.next_wire() {
                     self.prefetch_hint(ch, on_wire);
                 } else if let Some(ch) = self.queue.next_tx_done() {
-                    // the next event ends a copy's serialisation: it reads the channel and
-                    // puts the copy on the channel's wire
+                    // the next event ends a copy's serialisation: it reads the channel, draws
+                    // its wire's loss and puts the copy on the channel's wire
                     self.prefetch_channel(ch);
+                    self.prefetch_rng(ch);
                     self.prefetch_wire(ch);
                 }
                 // two events ahead: the hint lines of the arrivals that may come after the
