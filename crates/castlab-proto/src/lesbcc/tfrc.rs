@@ -79,16 +79,16 @@ impl SourceLossHistory {
         let (mut num, mut den) = (0.0, 0.0);
         for k in 1..=n {
             let idx = i + k - 1;
-            if idx > big_n {
-                break;
-            }
+            // s_idx exists up to idx = N
+            let Some(s) = self.s(idx) else { break };
             let w = self.weights[k - 1];
-            num += self.s(idx).expect("in range") as f64 * w;
+            num += s as f64 * w;
             den += w;
         }
         let mut a = self.alpha;
         for k in (i + n)..=big_n {
-            num += self.s(k).expect("in range") as f64 * a;
+            let Some(s) = self.s(k) else { break };
+            num += s as f64 * a;
             den += a;
             a *= self.alpha;
         }
