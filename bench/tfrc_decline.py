@@ -15,7 +15,7 @@ side ``twin-late``: the twin whose receivers start S seconds before its source, 
 
 Per seed, order, side and window (measurement seconds [30k, 30k + 30), on the source's clock
 the measurement's second 0 is ``sender_clock_offset_s`` on the testbed and, in a twin, LEAD_S
-plus the shift of its start times, ``peers._twin_times``)
+plus the shift of its start times, ``peers.twin_times``)
 writes OUT/tfrc-decline.csv:
 
 - ``share``: the claim's share in the window (case.json's ``window_shares``; the twin's from
@@ -240,7 +240,7 @@ def main() -> None:
             for side in ("twin",) + (("twin-late",) if a.late is not None else ()):
                 tw = json.loads((case / side / "twin.json").read_text())
                 delay = a.late if side == "twin-late" else 0.0
-                t0_twin = peers.LEAD_S + peers._twin_times(order, peers.LEAD_S, delay)[3]
+                t0_twin = peers.LEAD_S + peers.twin_times(order, peers.LEAD_S, delay)[3]
                 sides.append((side, case / side / "source", t0_twin, tw["window_shares"], *twin_counts(case / side)))
             for side, src, t0s, shares, s_, g_ in sides:
                 r, rp = side_rows(src, t0s, shares, s_, g_, floor_bps)

@@ -690,7 +690,7 @@ def readings(out: Path, duration: float, tcp: tuple[str, ...], origins: tuple[fl
 # ------------------------------------------------------------------ the simulated twin
 
 
-def _twin_times(order: str, lead: float, source_delay_s: float) -> tuple[float, float, float, float]:
+def twin_times(order: str, lead: float, source_delay_s: float) -> tuple[float, float, float, float]:
     """A twin's start times in `order`: (its receivers', its source's, the first TCP flow's, the
     shift). The source and the TCP flows start as the testbed starts them, the later side `lead`
     seconds after the earlier; the receivers `source_delay_s` before the source. Where that would
@@ -729,7 +729,7 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
     TESTBED_RECEIVERS_LEAD_S: the testbed starts the sender once every receiver listens, so its
     receivers miss none of its first packets; 0: together, the ablation, where the receivers miss
     the first). The source's and the TCP flows' times keep their relation; where the receivers
-    would start before 0 the whole scenario is shifted later by that much (``_twin_times``)."""
+    would start before 0 the whole scenario is shifted later by that much (``twin_times``)."""
     from castlab.experiments.tcp.net import linux_twin_flow
 
     def flow(a: str) -> dict:
@@ -744,7 +744,7 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
     if sc.twin is None:
         return None
     kind, cfg, proto = sc.twin
-    t_rcv, t_scheme, t_tcp, shift = _twin_times(order, lead, source_delay_s)
+    t_rcv, t_scheme, t_tcp, shift = twin_times(order, lead, source_delay_s)
     link = lambda n, a, b, r: {"name": n, "a": a, "b": b, "rate": r, "delay": hop_delay_s, "queue_limit": QUEUE_PKTS}
     last = lambda n, a, b, r: {**link(n, a, b, r), **({} if tbf_burst is None else {"tbf_burst": int(tbf_burst)})}
     session = {"name": "m", "source": "src", "start": t_scheme}
@@ -797,7 +797,7 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
                       source_delay_s)
     if d is None:
         return None
-    t_rcv, _, t_tcp, shift = _twin_times(order, lead, source_delay_s)
+    t_rcv, _, t_tcp, shift = twin_times(order, lead, source_delay_s)
     s = Scenario.from_dict(d)
     sim = s.build(seed)
     if records_dir is not None and capture:
