@@ -887,6 +887,25 @@ mod tests {
         }
     }
 
+    /// Pop one event from `q` and from `one` (the same events, all as runs), each checked
+    /// against the sorted `reference`; the popped time, if any.
+    fn pop_as_reference(q: &mut EventQueue, one: &mut EventQueue, reference: &mut BTreeSet<(u64, u64)>) -> Option<u64> {
+        let want = reference.pop_first();
+        assert_eq!(q.peek_time(), want.map(|w| w.0));
+        let got = q.pop().map(popped);
+        assert_eq!(got, want);
+        assert_eq!(one.pop().map(popped), want);
+        got.map(|(t, _)| t)
+    }
+
+    /// Pop what is left in `q`, checked against `reference`, and find `q` empty.
+    fn drain_as_reference(q: &mut EventQueue, reference: &mut BTreeSet<(u64, u64)>) {
+        while let Some(want) = reference.pop_first() {
+            assert_eq!(q.pop().map(popped), Some(want));
+        }
+        assert!(q.pop().is_none());
+    }
+
     #[test]
     fn a_wire_takes_what_is_in_order_behind_its_last_arrival_and_nothing_else() {
         // the wire's last time is kept apart from the wire (`backs`): an arrival at that time
@@ -1073,22 +1092,12 @@ mod tests {
                     q.push(entry(t, seq));
                     one.push(entry(t, seq));
                     reference.insert((t, seq));
-                } else {
-                    let want = reference.pop_first();
-                    assert_eq!(q.peek_time(), want.map(|w| w.0));
-                    let got = q.pop().map(popped);
-                    assert_eq!(got, want);
-                    assert_eq!(one.pop().map(popped), want);
-                    if let Some((t, _)) = got {
-                        now = t;
-                    }
+                } else if let Some(t) = pop_as_reference(&mut q, &mut one, &mut reference) {
+                    now = t;
                 }
                 assert_eq!(q.len(), reference.len());
             }
-            while let Some(want) = reference.pop_first() {
-                assert_eq!(q.pop().map(popped), Some(want));
-            }
-            assert!(q.pop().is_none());
+            drain_as_reference(&mut q, &mut reference);
             assert!(on_wires > 10_000, "{on_wires} arrivals on wires");
         }
     }
@@ -1133,22 +1142,12 @@ mod tests {
                     q.push(entry(time, seq));
                     one.push(entry(time, seq));
                     reference.insert((time, seq));
-                } else {
-                    let want = reference.pop_first();
-                    assert_eq!(q.peek_time(), want.map(|w| w.0));
-                    let got = q.pop().map(popped);
-                    assert_eq!(got, want);
-                    assert_eq!(one.pop().map(popped), want);
-                    if let Some((t, _)) = got {
-                        now = t;
-                    }
+                } else if let Some(t) = pop_as_reference(&mut q, &mut one, &mut reference) {
+                    now = t;
                 }
                 assert_eq!(q.len(), reference.len());
             }
-            while let Some(want) = reference.pop_first() {
-                assert_eq!(q.pop().map(popped), Some(want));
-            }
-            assert!(q.pop().is_none());
+            drain_as_reference(&mut q, &mut reference);
             assert!(on_trains > 100_000, "{on_trains} arrivals on trains");
             // every train was emptied and freed for reuse
             assert_eq!(q.trains.len(), q.trains_free.len());
