@@ -140,6 +140,13 @@ _WEBRC = ("WEBRC's receivers get 0.42-0.49 of a Reno or CUBIC flow on this dumbb
           "by seed; baselines.csv share): at or just under the band's lower end, with the scheme's loss at 0.3 % "
           "(K = 1) to 1.3-1.4 % (K = 4); not investigated further")
 
+#: TFMCC's fall to the floor on the tree (seed 1), from a rerun of that run's first 200 s with the sender's
+#: records (`tfmcc_sender_records`); `at` the time of the floor report.
+_FLOOR = ("Why, from a rerun of that run's first 200 s with the sender's records: at {at} s the receiver behind the 4 Mb/s, "
+          "5 ms hop, which has seen no loss (p = 0), reports §4.4's floor of 1 kb/s (its window of k of its own "
+          "short RTTs held no packet) and, below the sending rate, becomes CLR (§3.3); the rate falls to the "
+          "floor and R_max to 8.01 s, so rounds last about 48 s (docs/fidelity/tfmcc.md, 'At the floor')")
+
 #: Why a claim does not hold, by claim id: written after the runs, from the tables
 #: (baselines.csv, rates.csv); a claim that holds keeps none (but ``_vacuous``).
 EXPLANATIONS: dict[str, str] = {
@@ -156,11 +163,11 @@ EXPLANATIONS: dict[str, str] = {
     "slowest-hop-share-tfmcc-reno": ("the t interval over seeds spans the band's lower end: 0.009, 1.11 and 1.11 by "
                                      "seed (baselines.csv rx0_share): in seed 1 the session's rate falls to 2-8 kb/s "
                                      "per minute after the first minute and stays there to 600 s, against 239-275 "
-                                     "kb/s in seeds 2 and 3 (rates.csv); why was not investigated"),
+                                     f"kb/s in seeds 2 and 3 (rates.csv). {_FLOOR.format(at='21.4')}"),
     "slowest-hop-share-tfmcc-cubic": ("the t interval over seeds spans the band's lower end: 0.020, 1.00 and 1.06 by "
                                       "seed (baselines.csv rx0_share): in seed 1 the session's rate stays at 3-16 "
                                       "kb/s per minute for the whole 600 s, against 219-289 kb/s in seeds 2 and 3 "
-                                      "(rates.csv); why was not investigated"),
+                                      f"(rates.csv). {_FLOOR.format(at='9.2')}"),
     "slowest-hop-share-tfmcc-bbr": f"{_BBR}: TFMCC's equation rate at 4.8-5.8 % loss at the 0.5 Mb/s hop, "
                                    "27-93 kb/s against BBR's 385-450 kb/s (by seed)",
     **{f"share-rlm-{f}-k{k}": _RLM for f in FLAVOURS for k in KS},
