@@ -556,13 +556,7 @@ impl EventQueue {
             self.wires.resize_with(c + 1, VecDeque::new);
             self.backs.resize(c + 1, NO_BACK);
         }
-        // a later push of this time must not join a run begun before it: that run's events
-        // would then pop together, this arrival after all of them
-        for slot in &mut self.open {
-            if slot.0 == e.time {
-                *slot = (0, NONE);
-            }
-        }
+        self.close_runs_of(e.time);
         let key = e.key();
         let w = &mut self.wires[c];
         // a later time than the last arrival's, or the same time with a larger `seq` (every
@@ -582,6 +576,18 @@ impl EventQueue {
         self.len += 1;
     }
 
+    /// An event of `time` kept apart from the runs (on a wire or a train) closes the open run of
+    /// its time: a later push of that time must not join a run begun before it, whose events
+    /// would then pop together, the kept-apart event after all of them.
+    #[inline(always)]
+    fn close_runs_of(&mut self, time: u64) {
+        for slot in &mut self.open {
+            if slot.0 == time {
+                *slot = (0, NONE);
+            }
+        }
+    }
+
     /// A new train, empty, to be filled with `push_train` and ended with `end_train` before the
     /// next pop (see "Trains").
     pub(super) fn begin_train(&mut self) -> u32 {
@@ -598,12 +604,7 @@ impl EventQueue {
     /// every earlier push's; its time may be any (the train is sorted when it ends).
     #[inline]
     pub(super) fn push_train(&mut self, t: u32, e: Entry) {
-        // a later push of this time must not join a run begun before it (as `push_wire`)
-        for slot in &mut self.open {
-            if slot.0 == e.time {
-                *slot = (0, NONE);
-            }
-        }
+        self.close_runs_of(e.time);
         let tr = &mut self.trains[t as usize];
         tr.wires.push(Wire { time: e.time, seq: e.seq, ev: e.ev });
         self.last = (WIRE | TRAIN | t, (tr.wires.len() - 1) as u32);
@@ -614,10 +615,10 @@ impl EventQueue {
     /// The places of its entries (`last_pushed`) are no longer valid.
     pub(super) fn end_train(&mut self, t: u32) {
         let tr = &mut self.trains[t as usize];
-        let Some(_) = tr.wires.first() else {
+        if tr.wires.is_empty() {
             self.trains_free.push(t);
             return;
-        };
+        }
         tr.wires.sort_unstable_by_key(Wire::key);
         self.trains_run += 1;
         let key = tr.wires[0].key();
