@@ -559,6 +559,10 @@ impl CongestionControl for Bbr {
     fn pacing_rate(&self) -> Option<f64> {
         Some(self.pacing_rate)
     }
+    /// `bbr_min_tso_segs`: 1 segment below `min_tso_rate`, else 2.
+    fn min_tso_segs(&self) -> Option<u32> {
+        Some(if self.pacing_rate < self.cfg.min_tso_rate { 1 } else { 2 })
+    }
     /// 0 STARTUP, 1 DRAIN, 2 PROBE_RTT, 8 + phase in PROBE_BW (8 is the 5/4 phase).
     fn state_code(&self) -> Option<u8> {
         Some(match self.mode {

@@ -134,6 +134,11 @@ pub trait CongestionControl: Debug {
     fn pacing_rate(&self) -> Option<f64> {
         None
     }
+    /// The fewest segments an skb holds under [`TcpConfig::skb_pacing`] (`min_tso_segs` of
+    /// `tcp_congestion_ops`); `None` (the default) takes [`TcpConfig::min_tso_segs`].
+    fn min_tso_segs(&self) -> Option<u32> {
+        None
+    }
     /// A small code naming the controller's current state (BBR: mode and gain-cycle phase),
     /// traced when it changes; `None` (the default) for controllers without one.
     fn state_code(&self) -> Option<u8> {

@@ -121,6 +121,33 @@ pub struct TcpConfig {
     /// segment. None (default): no handshake is modelled, the first sample is the first data
     /// ACK's. Not an RFC value: a property of the path when the connection opened.
     pub handshake_rtt: Option<Duration>,
+    /// Linux's internal pacing as `tcp_output.c` runs it, for a controller with a pacing rate
+    /// (BBR): data leaves in skbs of `tcp_tso_segs` segments, sent back to back (the stack's
+    /// GSO splits them on the wire); each skb pushes the next departure on by its payload at
+    /// the rate, less up to half of that for the time the sender fell behind its schedule
+    /// (`tcp_update_skb_after_send`, "take into account OS jitter"); and the first 10
+    /// segments are not paced (`data_segs_out >= 10`). An skb holds
+    /// `max(bytes / SMSS, min TSO segments)` segments, where bytes is the pacing rate's
+    /// 1/2^`pacing_shift` of a second plus `gso_max_bytes` >> (min RTT in µs >>
+    /// `tso_rtt_log`), at most `gso_max_bytes` (`tcp_tso_autosize`); the minimum is the
+    /// controller's (`min_tso_segs`: BBR's 1 below 1.2 Mbit/s, else 2) or `min_tso_segs`.
+    /// Fewer when the window or the data allow fewer. False (default; RFCs say nothing of
+    /// pacing's grain): each segment is paced on its own by its payload at the rate. True in
+    /// [`TcpConfig::linux`]: beside the kernel's bbr on the testbed it is what gives the twin's
+    /// BBR the kernel's bursts and min RTT (docs/fidelity/tcp.md, "Pacing per skb").
+    pub skb_pacing: bool,
+    /// `sk_pacing_shift`: an skb carries the pacing rate's 1/2^this of a second. Linux's
+    /// default for TCP, 10 (about 1 ms).
+    pub pacing_shift: u32,
+    /// `net.ipv4.tcp_tso_rtt_log`: for every 2^this µs of min RTT the extra skb allowance
+    /// halves. Linux's default, 9 (512 µs).
+    pub tso_rtt_log: u32,
+    /// The device's largest GSO skb, bytes (`sk_gso_max_size`; `GSO_LEGACY_MAX_SIZE`, 65,536,
+    /// for veth and most NICs).
+    pub gso_max_bytes: u32,
+    /// `net.ipv4.tcp_min_tso_segs`, for controllers without a minimum of their own. Linux's
+    /// default, 2.
+    pub min_tso_segs: u32,
     /// Selective acknowledgements (RFC 2018) at both ends: the sink reports SACK blocks and the
     /// sender recovers by RFC 6675's scoreboard. Default false (ns-2's default agents and
     /// RFC 5681 have none). Set by choosing the "sack" variant (`CcAlgorithm::Sack`), not on its
@@ -185,6 +212,11 @@ impl Default for TcpConfig {
             quickacks: 16,
             quickack_gap: Duration::from_millis(200),
             handshake_rtt: None,
+            skb_pacing: false,
+            pacing_shift: 10,
+            tso_rtt_log: 9,
+            gso_max_bytes: 65_536,
+            min_tso_segs: 2,
             sack: false,
             rack: false,
             tlp: false,
@@ -210,8 +242,9 @@ impl TcpConfig {
     /// 200 ms and 120 s (`TCP_RTO_MIN`, `TCP_RTO_MAX`) with an initial 1 s (`TCP_TIMEOUT_INIT`,
     /// RFC 6298 §2.1), the minimum applied to the variance term as Linux does
     /// (`rto_min_on_variance`); delayed ACKs, every second segment or after 40 ms (`TCP_DELACK_MIN`);
-    /// SACK at both ends; RACK-TLP (RFC 8985, `tcp_recovery` 1 and `tcp_early_retrans` 3).
-    /// Everything else as [`TcpConfig::default`].
+    /// SACK at both ends; RACK-TLP (RFC 8985, `tcp_recovery` 1 and `tcp_early_retrans` 3);
+    /// pacing per skb (`skb_pacing`, for a controller that paces). Everything else as
+    /// [`TcpConfig::default`].
     pub fn linux() -> Self {
         TcpConfig {
             mss_bytes: 1448,
@@ -227,6 +260,7 @@ impl TcpConfig {
             sack: true,
             rack: true,
             tlp: true,
+            skb_pacing: true,
             ..TcpConfig::default()
         }
     }
@@ -265,6 +299,10 @@ impl TcpConfig {
         if let Some(r) = self.handshake_rtt {
             nonzero("handshake_rtt", r)?;
         }
+        int_in("pacing_shift", self.pacing_shift.into(), 0, 31)?;
+        int_in("tso_rtt_log", self.tso_rtt_log.into(), 0, 31)?;
+        int_in("gso_max_bytes", self.gso_max_bytes.into(), self.mss_bytes.into(), 1 << 20)?;
+        int_in("min_tso_segs", self.min_tso_segs.into(), 1, 127)?;
         if self.stop < self.start {
             return Err(ConfigError::new("stop", self.stop.as_secs_f64(), "must not be before start"));
         }
@@ -301,6 +339,11 @@ castlab_core::config_fields!(TcpConfig {
     tlp_max_ack_delay,
     tlp_slack,
     handshake_rtt,
+    skb_pacing,
+    pacing_shift,
+    tso_rtt_log,
+    gso_max_bytes,
+    min_tso_segs,
     trace,
 });
 
@@ -988,5 +1031,109 @@ mod tests {
         assert_eq!(snd.stats.ignored, 2);
         assert_eq!(snd.snd_una(), 0);
         assert_eq!(snd.cwnd(), 2000);
+    }
+
+    /// A controller with a fixed window and a fixed pacing rate (payload bytes/s).
+    #[derive(Debug)]
+    struct Fixed {
+        cwnd: u64,
+        rate: f64,
+    }
+
+    impl CongestionControl for Fixed {
+        fn name(&self) -> &'static str {
+            "fixed"
+        }
+        fn cwnd(&self) -> u64 {
+            self.cwnd
+        }
+        fn ssthresh(&self) -> u64 {
+            self.cwnd
+        }
+        fn in_recovery(&self) -> bool {
+            false
+        }
+        fn on_new_ack(&mut self, _a: &AckInfo) -> AckResponse {
+            AckResponse { retransmit: false, restart_rto: true }
+        }
+        fn on_dup_ack(&mut self, _a: &AckInfo, _n: u32) -> AckResponse {
+            AckResponse { retransmit: false, restart_rto: false }
+        }
+        fn on_timeout(&mut self, _to: &TimeoutInfo) {}
+        fn pacing_rate(&self) -> Option<f64> {
+            Some(self.rate)
+        }
+    }
+
+    /// Paced at 10^6 payload bytes/s (1 ms per 1000-byte segment), a window of `cwnd_segs`,
+    /// Linux's skb pacing on.
+    fn skb_paced(cwnd_segs: u64, handshake_rtt: Option<Duration>) -> (TcpSender, TcpSink) {
+        let cfg = TcpConfig { skb_pacing: true, handshake_rtt, ..Default::default() };
+        let cc = Box::new(Fixed { cwnd: cwnd_segs * 1000, rate: 1e6 });
+        (TcpSender::new(RCV, 5, cfg.clone(), cc), TcpSink::new(cfg))
+    }
+
+    fn us(x: u64) -> Instant {
+        Instant::from_nanos(x * 1000)
+    }
+
+    #[test]
+    fn skb_pacing_sends_pairs_back_to_back_and_paces_each_pair() {
+        // tcp_tso_autosize at 10^6 B/s: 10^6 / 1024 = 976 bytes, under one segment, and the min
+        // RTT (100 ms) adds nothing (100,000 µs >> 9 is past 31): skbs of min_tso_segs = 2. The
+        // first 10 segments are not paced (data_segs_out < 10 before the fifth skb); from then
+        // each skb of 2,000 bytes holds the next back by 2 ms.
+        let (snd, snk) = skb_paced(100, None);
+        let (sent, _, _) = run(snd, snk, Duration::from_millis(50), ms(49), |_, _| false);
+        let mut want = vec![(ms(0), 10)];
+        want.extend((1..=24).map(|k| (ms(2 * k), 2)));
+        assert_eq!(rounds(&sent), want);
+    }
+
+    #[test]
+    fn skb_pacing_halves_the_first_gap_after_the_sender_fell_behind() {
+        // A window of 10 goes at 0 (unpaced) and sets the next departure at 2 ms; the window
+        // then holds the sender until the ACKs come back at 100 ms, 98 ms behind its schedule.
+        // The first ACK frees one segment: an skb of 1 at 100 ms, whose 1 ms loses half to that
+        // credit (tcp_update_skb_after_send). The other nine ACKs of the instant wait for
+        // 100.5 ms; from there skbs of 2 every 2 ms, then the last segment the window allows.
+        let (snd, snk) = skb_paced(10, None);
+        let (sent, _, _) = run(snd, snk, Duration::from_millis(50), ms(150), |_, _| false);
+        assert_eq!(
+            rounds(&sent),
+            vec![
+                (ms(0), 10),
+                (ms(100), 1),
+                (us(100_500), 2),
+                (us(102_500), 2),
+                (us(104_500), 2),
+                (us(106_500), 2),
+                (us(108_500), 1)
+            ]
+        );
+    }
+
+    #[test]
+    fn skb_pacing_sizes_skbs_by_the_min_rtt() {
+        // With a handshake RTT of 1 ms the min RTT is 1,000 µs: 1,000 >> 9 = 1, so an skb may
+        // take 976 + 65,536 / 2 = 33,744 bytes, 33 segments. Each 33-segment skb holds the next
+        // back by 33 ms; the window of 100 leaves one segment for the fourth.
+        let (snd, snk) = skb_paced(100, Some(Duration::from_millis(1)));
+        let (sent, _, _) = run(snd, snk, Duration::from_millis(50), ms(99), |_, _| false);
+        assert_eq!(rounds(&sent), vec![(ms(0), 33), (ms(33), 33), (ms(66), 33), (ms(99), 1)]);
+    }
+
+    #[test]
+    fn without_skb_pacing_each_segment_is_paced_on_its_own() {
+        let cfg = TcpConfig::default();
+        let cc = Box::new(Fixed { cwnd: 100_000, rate: 1e6 });
+        let (sent, _, _) = run(
+            TcpSender::new(RCV, 5, cfg.clone(), cc),
+            TcpSink::new(cfg),
+            Duration::from_millis(50),
+            ms(20),
+            |_, _| false,
+        );
+        assert_eq!(rounds(&sent), (0..=20).map(|k| (ms(k), 1)).collect::<Vec<_>>());
     }
 }

@@ -164,6 +164,9 @@ pub struct TcpSender {
     min_rtt: Option<Duration>,
     /// Pacing: the earliest instant the next segment may leave (Linux's `tcp_wstamp_ns`).
     pace_next: Instant,
+    /// The skb being sent under `cfg.skb_pacing`: segments it may still take, the instant it
+    /// is sent at, `pace_next` before it (`prior_wstamp`) and its payload so far.
+    skb: Skb,
     /// RACK-TLP (RFC 8985), on a SACK flow with `cfg.rack`.
     pub(crate) rack: Option<Rack>,
     /// The PTO expired and a probe is due (sent by the next `poll_transmit`).
@@ -191,6 +194,7 @@ impl TcpSender {
             rto_recovery: None,
             min_rtt: None,
             pace_next: Instant::ZERO,
+            skb: Skb::default(),
             tx_total: 0,
             last_state: None,
             scoreboard: Vec::with_capacity(if sack { 32 } else { 0 }),
@@ -1028,6 +1032,9 @@ impl Agent for TcpSender {
         let Some(rate) = self.cc.pacing_rate().filter(|r| *r > 0.0 && r.is_finite()) else {
             return self.transmit();
         };
+        if self.cfg.skb_pacing {
+            return self.poll_skb_paced(rate);
+        }
         // Pacing (as Linux's internal pacing, `tcp_update_skb_after_send`): a segment may
         // leave at `pace_next`, which each segment sent pushes on by its payload at the rate
         // (the controller's rate counts payload bytes, as its delivery-rate samples do).
@@ -1041,16 +1048,82 @@ impl Agent for TcpSender {
         let payload = p.size_bytes.saturating_sub(self.cfg.header_bytes).max(1);
         let gap = (payload as f64 / rate).min(Self::MAX_PACING_GAP_S);
         self.pace_next = self.pace_next.max(self.now) + Duration::from_secs_f64(gap);
+        self.traced_tx(p)
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+}
+
+/// An skb under [`TcpConfig::skb_pacing`]: see [`TcpSender::poll_skb_paced`].
+#[derive(Clone, Copy, Debug, Default)]
+struct Skb {
+    left: u32,
+    at: Instant,
+    prior: Instant,
+    payload: u64,
+}
+
+impl TcpSender {
+    /// Linux's internal pacing per skb (`tcp_write_xmit`, `tcp_pacing_check`,
+    /// `tcp_update_skb_after_send`): a new skb leaves at `pace_next` or later and takes up to
+    /// `tso_segs` segments at that instant, as many as the window allows; it then sets the
+    /// next departure to its own departure plus its payload at the rate, less the smaller of
+    /// half that and the time the sender was behind (`credit`). No delay until 10 segments
+    /// have been sent.
+    fn poll_skb_paced(&mut self, rate: f64) -> Option<Packet> {
+        let in_skb = self.skb.left > 0 && self.skb.at == self.now;
+        if !in_skb && self.now < self.pace_next {
+            if self.started {
+                self.timers.set(SenderTimer::Pace, self.pace_next);
+            }
+            return None;
+        }
+        let Some(p) = self.transmit() else {
+            self.skb.left = 0;
+            return None;
+        };
+        if !in_skb {
+            self.skb = Skb { left: self.tso_segs(rate), at: self.now, prior: self.pace_next, payload: 0 };
+        }
+        self.skb.left -= 1;
+        self.skb.payload += u64::from(p.size_bytes.saturating_sub(self.cfg.header_bytes));
+        let sent = self.skb.prior.max(self.now);
+        self.pace_next = sent;
+        if self.stats.segments_sent >= 10 {
+            let len = (self.skb.payload as f64 / rate).min(Self::MAX_PACING_GAP_S);
+            let credit = (sent - self.skb.prior).as_secs_f64();
+            self.pace_next = sent + Duration::from_secs_f64(len - credit.min(len / 2.0));
+        }
+        self.traced_tx(p)
+    }
+
+    /// `tcp_tso_segs` / `tcp_tso_autosize`: the segments an skb may hold at pacing rate `rate`
+    /// (payload bytes/s), given the flow's min RTT (`tcp_min_rtt`).
+    fn tso_segs(&self, rate: f64) -> u32 {
+        let cfg = &self.cfg;
+        let min_tso = self.cc.min_tso_segs().unwrap_or(cfg.min_tso_segs).max(1);
+        let gso = f64::from(cfg.gso_max_bytes);
+        let mut bytes = rate / f64::from(1u32 << cfg.pacing_shift);
+        if let Some(m) = self.min_rtt {
+            let r = (m.as_nanos() / 1000) >> cfg.tso_rtt_log;
+            if r < 32 {
+                bytes += gso / f64::from(1u32 << r);
+            }
+        }
+        let segs = (bytes.min(gso) / f64::from(cfg.mss_bytes)) as u32;
+        segs.max(min_tso)
+    }
+
+    /// A paced segment's trace row.
+    fn traced_tx(&mut self, p: Packet) -> Option<Packet> {
         self.tx_total += p.size_bytes as u64;
         if self.cfg.trace.on() {
             self.trace.tx_time_ns.push(self.now.as_nanos());
             self.trace.tx_bytes.push(self.tx_total);
         }
         Some(p)
-    }
-
-    fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next()
     }
 }
 
