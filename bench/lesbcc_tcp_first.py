@@ -1,10 +1,11 @@
-"""LE-SBCC (AIMD) in net-peers' TCP-first order, testbed against twin: how often the source
-climbs, the interval it climbs by, and what its RTT samples are made of.
+"""LE-SBCC in net-peers' TCP-first order, testbed against twin: how often the source climbs, the
+interval it climbs by, and what its RTT samples are made of.
 
     python bench/lesbcc_tcp_first.py RUN OUT [--seeds 1-3] [--twin-seeds 1-12] [--order tcp-first]
+                                     [--scheme lesbcc-aimd|lesbcc-tfrc]
 
 RUN is a net-peers full run (``bench/net_fair.py net-peers RUN --seeds 1-3``: its
-``seed-N/ORDER/lesbcc-aimd/`` cases with the source's records); it is only read. For each of
+``seed-N/ORDER/SCHEME/`` cases with the source's records); it is only read. For each of
 `--twin-seeds` the twin (``peers.twin``, the declared one, 180 s) is run with its source's records
 in OUT/twin-N/. For every testbed seed and every twin seed, after the source's first 10 s:
 - the share (the run's reading), the source's median rate, its increases and cuts (changes of
@@ -61,18 +62,19 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", default="1-3")
     ap.add_argument("--twin-seeds", default="1-12")
     ap.add_argument("--order", default="tcp-first", choices=("tcp-first", "scheme-first"))
+    ap.add_argument("--scheme", default="lesbcc-aimd", choices=("lesbcc-aimd", "lesbcc-tfrc"))
     a = ap.parse_args(argv)
     from castlab.experiments.tfmcc import peers
 
     rows = []
     for s in seeds(a.seeds):
-        case = a.run / f"seed-{s}" / a.order / "lesbcc-aimd"
+        case = a.run / f"seed-{s}" / a.order / a.scheme
         if not (case / "case.json").exists():
-            ap.error(f"{case}: no LE-SBCC (AIMD) case")
+            ap.error(f"{case}: no {a.scheme} case")
         rows.append(reading("testbed", s, case / "source", json.loads((case / "case.json").read_text())["share"]))
     for s in seeds(a.twin_seeds):
         rd = a.out / f"twin-{s}"
-        t = peers.twin("lesbcc-aimd", s, 180.0, ("reno", "cubic", "bbr"), a.order, records_dir=rd)
+        t = peers.twin(a.scheme, s, 180.0, ("reno", "cubic", "bbr"), a.order, records_dir=rd)
         rows.append(reading("twin", s, rd / "source", float(t["share"])))
         print(f"twin seed {s}: share {t['share']:.3f}", file=sys.stderr, flush=True)
     df = pd.DataFrame(rows)
