@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -284,19 +283,15 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.runs < 1 or a.duration <= WARM_S + 1 or not 0 <= a.load <= 16:
         ap.error("--runs at least 1, --duration above 6 s, --load 0-16")
-    from castlab.experiments.net_common import testbed_name
     from castlab.experiments.tcp import net
-    from castlab.testbed import Testbed
 
-    why = net.missing() or (None if shutil.which("dumpcap") and shutil.which("tshark") else "needs dumpcap and tshark")
+    why = net.missing(("dumpcap", "tshark"))
     if why:
         print(f"bbr_ack_timing: {why}", file=sys.stderr)
         return 2
     a.out.mkdir(parents=True, exist_ok=True)
     rows, first_wins = [], None
-    with Testbed(net.topology(), testbed_name("a"), routers="kernel") as tb:
-        net.offloads_off(tb)
-        tb.run("src", ["sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"])
+    with net.testbed("a") as tb:
         for r in range(a.runs):
             where = a.out / f"run-{r + 1}"
             pings = net.ping_rtts(tb, "src", "rcv1")

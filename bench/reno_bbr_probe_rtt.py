@@ -21,7 +21,6 @@ and dumpcap.
 from __future__ import annotations
 
 import argparse
-import shutil
 import subprocess
 import sys
 import time
@@ -176,19 +175,15 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if a.runs < 1 or a.duration < 12:
         ap.error("--runs at least 1, --duration at least 12 s (a PROBE_RTT comes 10 s in)")
-    from castlab.experiments.net_common import testbed_name
     from castlab.experiments.tcp import net
-    from castlab.testbed import Testbed
 
-    why = net.missing() or (None if shutil.which("dumpcap") and shutil.which("tshark") else "needs dumpcap and tshark")
+    why = net.missing(("dumpcap", "tshark"))
     if why:
         print(f"reno_bbr_probe_rtt: {why}", file=sys.stderr)
         return 2
     a.out.mkdir(parents=True, exist_ok=True)
     rows = []
-    with Testbed(net.topology(), testbed_name("p"), routers="kernel") as tb:
-        net.offloads_off(tb)
-        tb.run("src", ["sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"])
+    with net.testbed("p") as tb:
         for r in range(a.runs):
             base = float(np.nanmin(net.ping_rtts(tb, "src", "rcv1")))
             for row in kernel_run(tb, a.out / f"run-{r + 1}", a.duration) + twin_run(a.duration, a.seed + r, base):

@@ -43,6 +43,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from contextlib import contextmanager
 import subprocess
 import sys
 import time
@@ -775,14 +776,14 @@ def case_figure(out: Path, algos: tuple[str, ...], duration: float) -> list[str]
 # ------------------------------------------------------------------ the experiment
 
 
-def missing() -> Optional[str]:
-    """Why the experiment cannot run here, or None."""
+def missing(tools: tuple[str, ...] = ()) -> Optional[str]:
+    """Why the experiment (and a caller needing `tools` besides) cannot run here, or None."""
     reason = _unavailable()
     if reason:
         return reason
-    for tool in ("iperf3", "ss"):
+    for tool in ("iperf3", "ss", *tools):
         if shutil.which(tool) is None:
-            return f"needs `{tool}` (make setup installs iperf3 and iproute2 with apt)"
+            return f"needs `{tool}` (make setup installs iperf3, iproute2 and tshark with apt)"
     avail = Path("/proc/sys/net/ipv4/tcp_available_congestion_control")
     have = set(avail.read_text().split()) if avail.exists() else set()
     if not set(ALGOS) <= have:
@@ -790,16 +791,24 @@ def missing() -> Optional[str]:
     return None
 
 
+@contextmanager
+def testbed(tag: str = "t"):
+    """The experiment's testbed, up and prepared (offloads off, no cached TCP metrics in src's
+    namespace); removed on leaving, whatever happens."""
+    from castlab.testbed import Testbed
+
+    with Testbed(topology(), testbed_name(tag), routers="kernel") as tb:
+        offloads_off(tb)
+        tb.run("src", ["sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"])
+        yield tb
+
+
 def run_cases(out: Path, seed: int, runs: int, duration: float, warm: float, cases=CASES,
               tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> pd.DataFrame:
     """Every case `runs` times on one testbed (seeds `seed`.. and bucket `tbf_burst` for the
     twins); writes cases.csv."""
-    from castlab.testbed import Testbed
-
     rows = []
-    with Testbed(topology(), testbed_name("t"), routers="kernel") as tb:
-        offloads_off(tb)
-        tb.run("src", ["sysctl", "-qw", "net.ipv4.tcp_no_metrics_save=1"])
+    with testbed() as tb:
         for r in range(runs):
             for algos in cases:
                 where = out / case_name(algos) / f"seed-{seed + r}"
