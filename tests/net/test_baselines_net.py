@@ -97,12 +97,18 @@ def test_pgmcc_flid_and_webrc_roles_run_against_three_kernel_flows(tmp_path):
     assert list(df["scheme"]) == ["pgmcc", "flid", "webrc"] and df["skipped"].isna().all(), df
     for row in df.to_dict("records"):
         name = row["scheme"]
-        # every kernel flow ran the algorithm asked for, and iperf3 reported no error
-        assert row["rate_bps"] > 0 and not isinstance(row["tcp_errors"], str), row
-        # the kernel flows get nothing in the measured window only behind a scheme that fills the
-        # link: WEBRC, started first, can hold it for the quick form's 10 s (its receivers leave
-        # their wave channels slowly, docs/fidelity/baselines.md)
-        assert row["tcp_mean_bps"] > 0 or row["rate_bps"] > 0.8 * peers.LINK_BPS, row
+        assert row["rate_bps"] > 0, row
+        errors = [e for e in str(row["tcp_errors"]).split("; ") if e] if isinstance(row["tcp_errors"], str) else []
+        if row["rate_bps"] > 0.8 * peers.LINK_BPS:
+            # a scheme that holds the link starves the kernel flows: WEBRC, started first, can
+            # hold it for the quick form's 10 s (its receivers leave their wave channels slowly,
+            # docs/fidelity/baselines.md). A starved flow may get nothing in the measured window,
+            # and its iperf3 may end without a report; it still ran the algorithm asked for
+            assert all(e.split(": ", 1)[-1] == "the server has terminated" for e in errors), row
+        else:
+            # every kernel flow ran the algorithm asked for, iperf3 reported no error, and the
+            # kernel flows got some of the link
+            assert not errors and row["tcp_mean_bps"] > 0, row
         for a in net.TCP:
             # the scheme starts first: a kernel flow (or its twin) that got nothing over the whole
             # measured window has no share (NaN, which its claim counts as not holding)
