@@ -26,8 +26,8 @@ Both sides' departures and ACK streams, after the 5 s warm-up, go through the sa
   bursts of 2 segments at these rates, rounded up to even, 2 more in the 5/4 phase), set
   beside the side's own window at the same instants (ss's cwnd every 0.1 s; the trace's).
 
-Writes OUT/acks.csv (a row per run and side), OUT/run-N/ (the kernel case's files, src.pcap,
-gaps.csv, windows.csv), OUT/bbr_ack_timing.png, and prints the table. Needs root, the
+Writes OUT/acks.csv (a row per run and side), OUT/run-N/ (the kernel case's files, src.pcap and
+src.log, gaps.csv, windows.csv), OUT/bbr_ack_timing.png, and prints the table. Needs root, the
 testbed, iperf3, ss and dumpcap (tshark's package).
 """
 
@@ -180,20 +180,17 @@ def kernel_run(tb, where: Path, duration: float, load: int):
 
     where.mkdir(parents=True, exist_ok=True)
     pcap = where / "src.pcap"
-    cap = tb.spawn("src", ["dumpcap", "-q", "-P", "-s", "96", "-i", tb.iface("src", "r1"), "-w", str(pcap)],
-                   stdout=subprocess.DEVNULL, stderr=open(where / "dumpcap.log", "w"))
     busy = []
-    try:
-        time.sleep(1.0)  # dumpcap is capturing
-        busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(load)]
-        load0 = os.getloadavg()[0]
-        k = net.kernel_case(tb, where, ("bbr",), duration)
-        load1 = os.getloadavg()[0]
-    finally:
-        for p in busy:
-            p.terminate()
-            p.wait(timeout=10)
-        tb.stop(cap, timeout=10)
+    with net.src_capture(tb, pcap, snaplen=96):
+        try:
+            busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(load)]
+            load0 = os.getloadavg()[0]
+            k = net.kernel_case(tb, where, ("bbr",), duration)
+            load1 = os.getloadavg()[0]
+        finally:
+            for p in busy:
+                p.terminate()
+                p.wait(timeout=10)
     if k["errors"]:
         raise RuntimeError(f"{where}: {'; '.join(k['errors'])}")
     rows = net.parse_ss((where / "ss.txt").read_text())
@@ -206,7 +203,7 @@ def kernel_run(tb, where: Path, duration: float, load: int):
     bw = ss[["t", "bbr_bw_bps"]].dropna()
     return dict(ack_t=ack_t, ack_cum=ack_cum, tx_t=tx_t, tx_end=tx_end, bw_t=bw["t"].to_numpy(float),
                 bw_bps=bw["bbr_bw_bps"].to_numpy(float), win=win, t_start=float(tx_t[0]),
-                load=(load0, load1), base_rtt_s=None)
+                load=(load0, load1))
 
 
 def twin_run(duration: float, seed: int, base_rtt_s: float, skb_pacing: bool = True):

@@ -109,13 +109,8 @@ def kernel_run(tb, where: Path, duration: float) -> list[dict]:
 
     where.mkdir(parents=True, exist_ok=True)
     pcap = where / "src.pcap"
-    cap = tb.spawn("src", ["dumpcap", "-q", "-P", "-s", "128", "-i", tb.iface("src", "r1"), "-w", str(pcap)],
-                   stdout=subprocess.DEVNULL, stderr=open(where / "dumpcap.log", "w"))
-    try:
-        time.sleep(1.0)
+    with net.src_capture(tb, pcap):
         k = net.kernel_case(tb, where, ("reno", "bbr"), duration)
-    finally:
-        tb.stop(cap, timeout=10)
     if k["errors"]:
         raise RuntimeError(f"{where}: {'; '.join(k['errors'])}")
     ports = [net.PORT, net.PORT + 1]

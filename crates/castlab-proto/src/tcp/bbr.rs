@@ -289,12 +289,21 @@ impl Bbr {
         self.quantization_budget(bdp + extra) * self.mss
     }
 
+    /// `bbr_min_tso_segs`: 1 segment below `min_tso_rate`, else 2.
+    fn min_tso(&self) -> u32 {
+        if self.pacing_rate < self.cfg.min_tso_rate {
+            1
+        } else {
+            2
+        }
+    }
+
     /// `bbr_quantization_budget`, segments: room for 3 TSO bursts (`bbr_tso_segs_goal`,
     /// `tcp_tso_autosize`: the pacing rate's 1/1024 s of segments, at most `tso_max_bytes`,
     /// at least 1 below `min_tso_rate` and 2 above), rounded up to even, 2 more in the 5/4
     /// phase.
     fn quantization_budget(&self, segs: u64) -> u64 {
-        let min_tso = if self.pacing_rate < self.cfg.min_tso_rate { 1 } else { 2 };
+        let min_tso = u64::from(self.min_tso());
         let bytes = (self.pacing_rate / 1024.0).min(self.cfg.tso_max_bytes);
         let goal = (bytes as u64 / self.mss).clamp(min_tso, 0x7f);
         let mut c = segs + 3 * goal;
@@ -559,9 +568,8 @@ impl CongestionControl for Bbr {
     fn pacing_rate(&self) -> Option<f64> {
         Some(self.pacing_rate)
     }
-    /// `bbr_min_tso_segs`: 1 segment below `min_tso_rate`, else 2.
     fn min_tso_segs(&self) -> Option<u32> {
-        Some(if self.pacing_rate < self.cfg.min_tso_rate { 1 } else { 2 })
+        Some(self.min_tso())
     }
     /// 0 STARTUP, 1 DRAIN, 2 PROBE_RTT, 8 + phase in PROBE_BW (8 is the 5/4 phase).
     fn state_code(&self) -> Option<u8> {

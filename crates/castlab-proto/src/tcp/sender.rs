@@ -1038,10 +1038,7 @@ impl Agent for TcpSender {
         // Pacing (as Linux's internal pacing, `tcp_update_skb_after_send`): a segment may
         // leave at `pace_next`, which each segment sent pushes on by its payload at the rate
         // (the controller's rate counts payload bytes, as its delivery-rate samples do).
-        if self.now < self.pace_next {
-            if self.started {
-                self.timers.set(SenderTimer::Pace, self.pace_next);
-            }
+        if self.held_by_pacing() {
             return None;
         }
         let p = self.transmit()?;
@@ -1074,10 +1071,7 @@ impl TcpSender {
     /// have been sent.
     fn poll_skb_paced(&mut self, rate: f64) -> Option<Packet> {
         let in_skb = self.skb.left > 0 && self.skb.at == self.now;
-        if !in_skb && self.now < self.pace_next {
-            if self.started {
-                self.timers.set(SenderTimer::Pace, self.pace_next);
-            }
+        if !in_skb && self.held_by_pacing() {
             return None;
         }
         let Some(p) = self.transmit() else {
@@ -1097,6 +1091,17 @@ impl TcpSender {
             self.pace_next = sent + Duration::from_secs_f64(len - credit.min(len / 2.0));
         }
         self.traced_tx(p)
+    }
+
+    /// Whether the next departure is still to come; if so the pacing timer is set for it.
+    fn held_by_pacing(&mut self) -> bool {
+        if self.now >= self.pace_next {
+            return false;
+        }
+        if self.started {
+            self.timers.set(SenderTimer::Pace, self.pace_next);
+        }
+        true
     }
 
     /// `tcp_tso_segs` / `tcp_tso_autosize`: the segments an skb may hold at pacing rate `rate`

@@ -803,6 +803,20 @@ def testbed(tag: str = "t"):
         yield tb
 
 
+@contextmanager
+def src_capture(tb, pcap: Path, snaplen: int = 128):
+    """dumpcap on src's port toward r1 into `pcap` (the first `snaplen` bytes of each frame: data
+    departures and ACK arrivals as src's stack sees them; its log beside it) while the block
+    runs; it captures before the block starts and is stopped, by its id, whatever happens."""
+    cap = tb.spawn("src", ["dumpcap", "-q", "-P", "-s", str(int(snaplen)), "-i", tb.iface("src", "r1"), "-w",
+                           str(pcap)], stdout=subprocess.DEVNULL, stderr=open(pcap.with_suffix(".log"), "w"))
+    try:
+        time.sleep(1.0)  # dumpcap has opened the port
+        yield
+    finally:
+        tb.stop(cap, timeout=10)
+
+
 def run_cases(out: Path, seed: int, runs: int, duration: float, warm: float, cases=CASES,
               tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> pd.DataFrame:
     """Every case `runs` times on one testbed (seeds `seed`.. and bucket `tbf_burst` for the
