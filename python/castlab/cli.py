@@ -74,8 +74,11 @@ class _Progress:
         return list(self.done)
 
     def finished(self, part) -> None:
-        self.done.append(part)
-        self.save()
+        # one block: a stop between the two would leave a part said to be kept but missing
+        # from the file, so run again by the next command
+        with stopping.deferred():
+            self.done.append(part)
+            self.save()
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -307,6 +310,7 @@ def _cmd_reproduce(args) -> int:
                 with contextlib.suppress(OSError):
                     if n not in progress.done and (out / n / "summary.json").stat().st_mtime >= started:
                         progress.finished(n)
+            progress.save()  # the file says exactly what the line below says
             done = [n for n in names if n in progress.done]
             print(f"castlab reproduce: {how}: {len(done)} of {len(names)} experiments finished and are kept in "
                   f"{out}" + (f" ({', '.join(done)})" if done else "") + f"; nothing of the other "
@@ -605,6 +609,7 @@ def _cmd_scenario_run(args) -> int:
             with contextlib.suppress(OSError):
                 if (out / f"seed-{seed}" / "summary.json").stat().st_mtime >= t_wall:
                     progress.finished(seed)
+        progress.save()  # the file says exactly what the line below says
         done = [s for s in seeds if s in progress.done]
         print(f"castlab scenario: stopped by {stopping.what()} during seed {seed}: "
               + (f"{_seeds_text(done)} finished and are kept in {out}" if done else "no seed finished")

@@ -27,6 +27,8 @@ import threading
 import time
 from typing import Any, Callable, Iterator, Optional, Sequence
 
+from castlab import stopping
+
 __all__ = ["process_pool", "stop_pool", "end_resource_tracker", "as_completed", "WAIT_S", "workers", "current_workers", "map_calls", "map_runs"]
 
 _WORKERS: contextvars.ContextVar[int] = contextvars.ContextVar("castlab_workers", default=1)
@@ -63,6 +65,11 @@ def _worker_on_term(signum, frame) -> None:
         os._exit(128 + signum)
     if _TERM is None:
         _TERM = signum
+        if stopping.holding():
+            # inside ``stopping.deferred()`` (an experiment's folder being moved into place):
+            # the block ends first, then raises Stopped, and _worker_call ends the worker
+            stopping.hold(signum)
+            return
         raise _Ended(signum)  # the run unwinds; _worker_call then ends the worker
 
 

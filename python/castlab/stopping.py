@@ -24,8 +24,8 @@ import sys
 import threading
 from typing import Iterator, Optional
 
-__all__ = ["SIGNALS", "Stopped", "handled", "handler", "deferred", "received", "exit_code", "what", "exit_now",
-           "stop_on_signals"]
+__all__ = ["SIGNALS", "Stopped", "handled", "handler", "deferred", "holding", "hold", "received", "exit_code",
+           "what", "exit_now", "stop_on_signals"]
 
 #: The signals a long command stops on.
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -96,6 +96,19 @@ def deferred() -> Iterator[None]:
     if _defer_depth == 0 and _received is not None and not _raised:
         _raised = True
         raise Stopped(_received)
+
+
+def holding() -> bool:
+    """Whether this thread is inside ``deferred()``, where a stop waits for the block's end."""
+    return _defer_depth > 0 and threading.current_thread() is threading.main_thread()
+
+
+def hold(signum: int) -> None:
+    """Record the stop signal `signum` for the ``deferred()`` block open now to raise at its end,
+    as ``handler`` does: for a process whose own handler decides what a signal means (a pool
+    worker)."""
+    global _received, _raised
+    _received, _raised = int(signum), False
 
 
 def received() -> Optional[int]:

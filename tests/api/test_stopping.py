@@ -150,6 +150,11 @@ def test_a_stopped_sweep_ends_its_workers_keeps_its_runs_and_resumes(tmp_path, s
     assert set(stored["key"]) <= set(after["key"])
 
 
+def _listed(line: str) -> set[str]:
+    """The experiment names a stop or resume line lists in its parentheses."""
+    return set(line[line.index("(") + 1:line.index(")")].split(", "))
+
+
 def _summaries(out: Path) -> dict[str, int]:
     return {p.parent.name: p.stat().st_mtime_ns for p in out.glob("*/summary.json")}
 
@@ -173,7 +178,7 @@ def test_a_stopped_reproduce_all_keeps_the_finished_experiments_and_resumes(tmp_
     kept = _summaries(out)
     line = next(x for x in err.splitlines() if "stopped by" in x)
     assert f"castlab reproduce: stopped by SIGTERM: {len(kept)} of " in line, line
-    assert f"({', '.join(sorted(kept, key=line.index))})" in line and "the same command runs only those" in line
+    assert _listed(line) == set(kept) and "the same command runs only those" in line
     assert not (out / "report.json").exists()
     assert not [p.name for p in out.iterdir() if ".partial-" in p.name]  # a cut-off experiment leaves nothing
 
@@ -187,8 +192,9 @@ def test_a_stopped_reproduce_all_keeps_the_finished_experiments_and_resumes(tmp_
     err2 = second.stderr()
     assert second.p.returncode == 143 and took < 2.0 and left == [], (err2, took, left)
     n = len(kept)
+    line2 = next(x for x in err2.splitlines() if "finished by an earlier run" in x)
     assert f"{n} experiment{'' if n == 1 else 's'} finished by an earlier run of this command " \
-           f"{'is' if n == 1 else 'are'} kept ({', '.join(sorted(kept, key=err2.index))})" in err2
+           f"{'is' if n == 1 else 'are'} kept (" in line2 and _listed(line2) == set(kept), line2
     for name, mtime in kept.items():
         assert f"[{name}] running" not in err2
         assert (out / name / "summary.json").stat().st_mtime_ns == mtime  # not run again
@@ -280,3 +286,54 @@ def test_workers_end_themselves_when_the_command_is_killed(tmp_path):
         assert running == [], running
     finally:
         cli.kill()
+
+
+def test_a_stop_while_a_finished_part_is_counted_leaves_it_in_the_file(tmp_path):
+    """The progress file of `reproduce --all` and `scenario run` says what the stop line says:
+    a signal that comes as a part is counted waits until the file has it, so the next command
+    keeps it rather than running it again."""
+    from castlab import stopping
+    from castlab.cli import _Progress
+
+    class StopOnAppend(list):
+        def append(self, part):
+            super().append(part)
+            os.kill(os.getpid(), signal.SIGTERM)  # the stop comes the instant the part is counted
+            for _ in range(100):  # Python runs the handler at the next bytecode boundary
+                pass
+
+    path = tmp_path / ".progress"
+    progress = _Progress(path, {"seed": 1})
+    progress.done = StopOnAppend()
+    with pytest.raises(stopping.Stopped):
+        with stopping.handled():
+            progress.finished("tfmcc")
+    assert list(progress.done) == ["tfmcc"]
+    assert json.loads(path.read_text())["done"] == ["tfmcc"]
+    assert _Progress(path, {"seed": 1}).resume(["tfmcc", "rlm"], lambda n: True) == ["tfmcc"]
+
+
+def test_a_worker_stopped_inside_a_deferred_block_finishes_the_block_then_ends(tmp_path):
+    """A pool worker's SIGTERM handler holds the signal inside ``stopping.deferred()`` (an
+    experiment's folder being moved into place), so the block completes; the worker then ends
+    with 143 without running on."""
+    log = tmp_path / "log"
+    code = f"""
+import os, signal
+from castlab import parallel, stopping
+
+def run():
+    with stopping.deferred():
+        os.kill(os.getpid(), signal.SIGTERM)
+        for _ in range(100):
+            pass
+        open({str(log)!r}, "a").write("moved\\n")
+    open({str(log)!r}, "a").write("after the block\\n")
+
+signal.signal(signal.SIGTERM, parallel._worker_on_term)
+parallel._worker_call(run, (), {{}})
+open({str(log)!r}, "a").write("returned\\n")
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 143, p.stderr
+    assert log.read_text() == "moved\n"
