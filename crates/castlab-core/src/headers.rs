@@ -73,8 +73,11 @@ impl TcpHeader {
     pub const DATA: u8 = 1;
     pub const ACK: u8 = 2;
     pub const FIN: u8 = 4;
+    /// RFC 9293 §3.9.1's push: the sender marks the last segment of what it hands the network
+    /// at once (castlab-proto's `TcpConfig::push`).
+    pub const PSH: u8 = 8;
     /// Every flag bit; the codec rejects any other.
-    pub const ALL_FLAGS: u8 = Self::DATA | Self::ACK | Self::FIN;
+    pub const ALL_FLAGS: u8 = Self::DATA | Self::ACK | Self::FIN | Self::PSH;
 
     /// SACK block `i` as absolute `[start, end)`, or None when absent.
     pub fn sack_block(&self, i: usize) -> Option<(u64, u64)> {

@@ -172,7 +172,7 @@ fn rlm_kind_tcp_flags_and_packet_flags_are_checked() {
     let tcp = TcpHeader { flags: TcpHeader::ALL_FLAGS, ..Default::default() };
     let n = encode(&sample(Header::Tcp(tcp)), &mut buf).unwrap();
     assert!(decode(&buf[..n]).is_ok());
-    for bad_bit in [8u8, 0x80] {
+    for bad_bit in [16u8, 0x80] {
         let mut bad = buf;
         bad[FIXED_LEN + 8] |= bad_bit;
         assert_eq!(decode(&bad[..n]), Err(CodecError::Reserved("tcp flags")));

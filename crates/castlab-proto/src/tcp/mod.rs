@@ -136,6 +136,17 @@ pub struct TcpConfig {
     /// [`TcpConfig::linux`]: beside the kernel's bbr on the testbed it is what gives the twin's
     /// BBR the kernel's bursts and min RTT (docs/fidelity/tcp.md, "Pacing per skb").
     pub skb_pacing: bool,
+    /// Linux's push marks and its receiver's answer to them. The sender sets PSH on the last
+    /// new segment of each burst outside loss recovery: where the window is full after it, or
+    /// under [`TcpConfig::skb_pacing`] where its skb ends. (Linux marks the tail of the data the
+    /// application has written, `tcp_push`; a bulk sender whose socket buffer the window keeps
+    /// drained sends up to that tail at each ACK.) The sink ACKs an in-order full-sized PSH
+    /// segment at once while nothing is out of order: Linux (6.6 and later) sets
+    /// `ICSK_ACK_PUSHED` for it (`tcp_measure_rcv_mss`), and `tcp_cleanup_rbuf` sends the ACK
+    /// when the application has read all it holds. Without it a window's odd last segment waits
+    /// at the receiver for the next one. False (default): no PSH, RFC 1122 §4.2.3.2's ACK every
+    /// second segment. True in [`TcpConfig::linux`].
+    pub push: bool,
     /// `sk_pacing_shift`: an skb carries the pacing rate's 1/2^this of a second. Linux's
     /// default for TCP, 10 (about 1 ms).
     pub pacing_shift: u32,
@@ -213,6 +224,7 @@ impl Default for TcpConfig {
             quickack_gap: Duration::from_millis(200),
             handshake_rtt: None,
             skb_pacing: false,
+            push: false,
             pacing_shift: 10,
             tso_rtt_log: 9,
             gso_max_bytes: 65_536,
@@ -261,6 +273,7 @@ impl TcpConfig {
             rack: true,
             tlp: true,
             skb_pacing: true,
+            push: true,
             ..TcpConfig::default()
         }
     }
@@ -340,6 +353,7 @@ castlab_core::config_fields!(TcpConfig {
     tlp_slack,
     handshake_rtt,
     skb_pacing,
+    push,
     pacing_shift,
     tso_rtt_log,
     gso_max_bytes,
@@ -952,6 +966,123 @@ mod tests {
         let mut s = Driver::start_with(TcpSink::new(off), Instant::ZERO, info(RCV));
         s.packet(ms(0), &seg(0, 1));
         assert!(s.sent.is_empty());
+    }
+
+    #[test]
+    fn sink_with_push_acks_a_pushed_or_short_segment_at_once() {
+        // Linux 6.6 and later: a full-sized segment with PSH, or any shorter one, sets
+        // ICSK_ACK_PUSHED, and the read that empties the queue sends the ACK
+        let cfg = TcpConfig { delayed_ack: true, push: true, ..Default::default() };
+        let pushed = |sq: u64, ts: u64| {
+            let mut p = seg(sq, ts);
+            if let Header::Tcp(h) = &mut p.header {
+                h.flags |= TcpHeader::PSH;
+            }
+            p
+        };
+        let mut s = Driver::start_with(TcpSink::new(cfg), Instant::ZERO, info(RCV));
+        let k = &mut 0;
+        s.packet(ms(0), &pushed(0, 1));
+        assert_eq!(acks(&s, k), vec![(1000, 1)], "a pushed full segment: at once");
+        s.packet(ms(10), &seg(1000, 2));
+        assert_eq!(acks(&s, k), vec![], "not pushed: held");
+        s.packet(ms(20), &pushed(2000, 3));
+        assert_eq!(acks(&s, k), vec![(3000, 2)], "the second segment, pushed or not");
+        s.packet(ms(30), &seg(3000, 4));
+        s.advance_to(ms(229));
+        assert_eq!(acks(&s, k), vec![]);
+        s.advance_to(ms(230));
+        assert_eq!(acks(&s, k), vec![(4000, 4)], "the timer, 200 ms on");
+        let mut short = seg(4000, 5);
+        short.size_bytes = 540;
+        if let Header::Tcp(h) = &mut short.header {
+            h.payload = 500;
+        }
+        s.packet(ms(300), &short);
+        assert_eq!(acks(&s, k), vec![(4500, 5)], "a short segment: at once");
+        // with data out of order the read does not empty the queue: held as before, and
+        // the hole's filling is ACKed at once (RFC 5681 §4.2)
+        s.packet(ms(310), &seg(5500, 6));
+        assert_eq!(acks(&s, k), vec![(4500, 5)]);
+        s.packet(ms(320), &pushed(4500, 7));
+        assert_eq!(acks(&s, k), vec![(6500, 7)]);
+        // push off (the default): the pushed segment waits for the timer
+        let off = TcpConfig { delayed_ack: true, ..Default::default() };
+        let mut s = Driver::start_with(TcpSink::new(off), Instant::ZERO, info(RCV));
+        s.packet(ms(0), &pushed(0, 1));
+        assert!(s.sent.is_empty());
+    }
+
+    fn is_pushed(p: &Packet) -> bool {
+        matches!(p.header, Header::Tcp(h) if h.flags & TcpHeader::PSH != 0)
+    }
+
+    #[test]
+    fn push_marks_the_last_segment_of_each_burst_the_window_lets_out() {
+        // IW 2, slow start over a 100 ms RTT, an ACK per segment: the initial window at 0,
+        // then each ACK of one segment frees two (4 at 100 ms, 8 at 200 ms), sent as it is
+        // read. Each pair fills the window: its second segment is pushed, no other is; and
+        // without push none is.
+        let cfg = TcpConfig { push: true, ..Default::default() };
+        let (sent, _, _) =
+            run(sender(true, cfg), TcpSink::new(TcpConfig::default()), Duration::from_millis(50), ms(250), |_, _| {
+                false
+            });
+        let marks: Vec<(Instant, Vec<bool>)> = rounds(&sent)
+            .iter()
+            .map(|&(t, _)| (t, sent.iter().filter(|(u, _)| *u == t).map(|(_, p)| is_pushed(p)).collect()))
+            .collect();
+        let sizes: Vec<usize> = marks.iter().map(|(_, m)| m.len()).collect();
+        assert_eq!(sizes, vec![2, 4, 8]);
+        for (t, m) in &marks {
+            let want: Vec<bool> = (0..m.len()).map(|k| k % 2 == 1).collect();
+            assert_eq!(m, &want, "at {t:?}");
+        }
+        let (off, _, _) = run(
+            sender(true, TcpConfig::default()),
+            TcpSink::new(TcpConfig::default()),
+            Duration::from_millis(50),
+            ms(250),
+            |_, _| false,
+        );
+        assert!(off.iter().all(|(_, p)| !is_pushed(p)));
+    }
+
+    #[test]
+    fn push_marks_each_skb_end_under_skb_pacing() {
+        // skb_pacing_sends_pairs_back_to_back_and_paces_each_pair's departures: ten unpaced
+        // segments in skbs of 2, then a pair every 2 ms; each skb's second segment is pushed
+        let cfg = TcpConfig { skb_pacing: true, push: true, ..Default::default() };
+        let cc = Box::new(Fixed { cwnd: 100_000, rate: 1e6 });
+        let (sent, _, _) = run(
+            TcpSender::new(RCV, 5, cfg.clone(), cc),
+            TcpSink::new(cfg),
+            Duration::from_millis(50),
+            ms(49),
+            |_, _| false,
+        );
+        assert_eq!(sent.len(), 58);
+        for (k, (t, p)) in sent.iter().enumerate() {
+            assert_eq!(is_pushed(p), k % 2 == 1, "segment {k} at {t:?}");
+        }
+    }
+
+    #[test]
+    fn push_leaves_loss_recovery_unmarked() {
+        // The second segment of the initial window is lost; three later ACKs carry SACK blocks
+        // and RFC 6675 recovery resends it: the retransmission is not pushed.
+        let cfg = TcpConfig { push: true, sack: true, initial_window_segs: 10, ..Default::default() };
+        let (sent, snd, _) = run(
+            TcpSender::sack(RCV, 5, cfg.clone()),
+            TcpSink::new(cfg),
+            Duration::from_millis(50),
+            ms(400),
+            |seq, n| seq == 1000 && n == 0,
+        );
+        assert_eq!(snd.stats.fast_retransmits, 1);
+        let resent: Vec<&Packet> = sent.iter().filter(|(_, p)| p.seq == 1000).map(|(_, p)| p).skip(1).collect();
+        assert_eq!(resent.len(), 1);
+        assert!(!is_pushed(resent[0]));
     }
 
     #[test]

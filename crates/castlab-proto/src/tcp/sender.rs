@@ -1082,6 +1082,15 @@ impl TcpSender {
             self.skb = Skb { left: self.tso_segs(rate), at: self.now, prior: self.pace_next, payload: 0 };
         }
         self.skb.left -= 1;
+        let mut p = p;
+        if self.cfg.push && self.skb.left == 0 && !self.cc.in_recovery() {
+            // the skb ends: the last new segment of it is pushed
+            if let Header::Tcp(h) = p.header {
+                if p.seq + u64::from(h.payload) == self.snd_max && p.seq + u64::from(h.payload) == self.snd_nxt {
+                    Self::mark_push(&mut p);
+                }
+            }
+        }
         self.skb.payload += u64::from(p.size_bytes.saturating_sub(self.cfg.header_bytes));
         let sent = self.skb.prior.max(self.now);
         self.pace_next = sent;
@@ -1215,7 +1224,19 @@ impl TcpSender {
         }
         self.snd_nxt += len;
         self.snd_max = self.snd_max.max(self.snd_nxt);
-        Some(self.emit(seq, len))
+        let mut p = self.emit(seq, len);
+        let next = self.seg_len(self.snd_nxt).min(limit.saturating_sub(self.snd_nxt));
+        if self.cfg.push && seq + len == self.snd_max && (next == 0 || self.snd_nxt - self.snd_una + next > wnd) {
+            Self::mark_push(&mut p); // the window is full: the burst ends here
+        }
+        Some(p)
+    }
+
+    /// Set PSH ([`TcpConfig::push`]).
+    fn mark_push(p: &mut Packet) {
+        if let Header::Tcp(h) = &mut p.header {
+            h.flags |= TcpHeader::PSH;
+        }
     }
 
     /// RFC 6675 `IsLost(HighACK + 1)`: the first unacknowledged segment is lost by the

@@ -223,7 +223,12 @@ impl TcpSink {
             // RFC 5681 §4.2: a segment that fills (part of) a gap is ACKed immediately.
             self.ts_recent = h.ts_val;
             self.send_ack();
-        } else if !self.cfg.delayed_ack || self.unacked >= 2 || self.quick > 0 || self.fin_at.is_some() {
+        } else if !self.cfg.delayed_ack
+            || self.unacked >= 2
+            || self.quick > 0
+            || self.fin_at.is_some()
+            || (self.cfg.push && (h.flags & TcpHeader::PSH != 0 || h.payload < self.cfg.mss_bytes))
+        {
             // RFC 5681 §4.2 / RFC 1122 §4.2.3.2: an ACK at least every second segment.
             self.send_ack();
         } else if !self.timers.is_armed(SinkTimer::DelAck) {

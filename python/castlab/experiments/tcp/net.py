@@ -80,7 +80,7 @@ SIM_VARIANT = {"reno": "sack", "cubic": "cubic", "bbr": "bbr"}
 #: docs/fidelity/tcp.md "Linux's settings for CUBIC and BBR" gives where each value comes from
 LINUX_SETTINGS = {"mss_bytes": 1448, "header_bytes": 52, "initial_window_segs": 10, "rwnd_bytes": 3 << 20,
                   "initial_rto": 1.0, "min_rto": 0.2, "max_rto": 120.0, "rto_min_on_variance": True,
-                  "delayed_ack": True, "delayed_ack_timeout": 0.04, "rack": True, "tlp": True}
+                  "delayed_ack": True, "delayed_ack_timeout": 0.04, "rack": True, "tlp": True, "push": True}
 PAIR_START_GAP_S = 0.01
 PHASE_S = FRAME_BYTES * 8 / LINK_BPS  # docs/fidelity/phase.md's overhead: one frame at the bottleneck
 SS_PERIOD_S = 0.1
