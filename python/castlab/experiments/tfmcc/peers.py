@@ -709,7 +709,7 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
                   tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
                   quickack_gap_s: Optional[dict] = None,
                   handshake_rtt_s: Optional[dict] = None,
-                  source_delay_s: float = TESTBED_RECEIVERS_LEAD_S) -> Optional[dict]:
+                  source_delay_s: float = TESTBED_RECEIVERS_LEAD_S, push: bool = True) -> Optional[dict]:
     """The twin's scenario (``Scenario.from_dict``'s form) of `scheme` against one TCP flow per
     algorithm in `tcp`, in `order`, or None where castlab has no twin of the scheme: src - r1 -
     rcv1/rcv2, each last hop at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` on
@@ -729,11 +729,15 @@ def twin_scenario(scheme: str, duration: float, tcp: tuple[str, ...], order: str
     TESTBED_RECEIVERS_LEAD_S: the testbed starts the sender once every receiver listens, so its
     receivers miss none of its first packets; 0: together, the ablation, where the receivers miss
     the first). The source's and the TCP flows' times keep their relation; where the receivers
-    would start before 0 the whole scenario is shifted later by that much (``twin_times``)."""
+    would start before 0 the whole scenario is shifted later by that much (``twin_times``).
+    `push` False turns off Linux's push marks and push ACKs (the TCP config's ``push``) in every
+    TCP flow (an ablation)."""
     from castlab.experiments.tcp.net import linux_twin_flow
 
     def flow(a: str) -> dict:
         f = linux_twin_flow(a)
+        if not push:
+            f["config"] = {**f.get("config", {}), "push": False}
         if quickack_gap_s and a in quickack_gap_s:
             f["config"] = {**f.get("config", {}), "quickack": True, "quickack_gap": float(quickack_gap_s[a])}
         if handshake_rtt_s and a in handshake_rtt_s:
@@ -767,7 +771,7 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
          hop_delay_s: float = TESTBED_HOP_DELAY_S,
          tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
          quickack_gap_s: Optional[dict] = None, handshake_rtt_s: Optional[dict] = None,
-         source_delay_s: float = TESTBED_RECEIVERS_LEAD_S) -> Optional[dict]:
+         source_delay_s: float = TESTBED_RECEIVERS_LEAD_S, push: bool = True) -> Optional[dict]:
     """The same set-up in the simulator (``twin_scenario``): src - r1 - rcv1/rcv2, each last hop
     at LINK_BPS with a DropTail queue of QUEUE_PKTS, `hop_delay_s` per link and the token bucket
     `tbf_burst`. By default both are the testbed's (a twin models its testbed): no delay
@@ -789,12 +793,13 @@ def twin(scheme: str, seed: int, duration: float, tcp: tuple[str, ...], order: s
     with `quickack_gap_s` (``twin_scenario``: Linux's quick-ACK mode at the TCP sinks) and with
     `handshake_rtt_s` (``twin_scenario``: the flows' handshake RTT). `source_delay_s`: how long
     the receivers start before the source (``twin_scenario``; by default the testbed's order, 0 the
-    ablation); the measurement's window moves with the scenario's shift."""
+    ablation); the measurement's window moves with the scenario's shift. `push` False: the TCP
+    flows without Linux's push marks and push ACKs (``twin_scenario``; the ablation)."""
     from castlab.experiments.tfmcc import twin_records
     from castlab.scenario import Scenario
 
     d = twin_scenario(scheme, duration, tcp, order, lead, hop_delay_s, tbf_burst, quickack_gap_s, handshake_rtt_s,
-                      source_delay_s)
+                      source_delay_s, push)
     if d is None:
         return None
     t_rcv, _, t_tcp, shift = twin_times(order, lead, source_delay_s)
