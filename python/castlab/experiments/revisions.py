@@ -1359,10 +1359,10 @@ REVISIONS += _rerun_revisions(_SKB_SIM, "d220d51", _SKB_BEFORE, _SKB_AFTER, _SKB
 # an in-order pushed or short segment at once instead of holding it for the next one. The
 # testbed's readings are those of the recorded runs (net-tcp-vs-sim: /work/tvs-s6 full runs 1-3;
 # net-peers and net-tfmcc-uftp: seeds 1-3 of their full forms, /work/netfair_full; net-baselines: its
-# seed-1 run); the twins were recomputed beside them without the testbed on 2026-11-29 05:03-05:04
+# seed-1 run); the twins were recomputed beside them without the testbed on 2026-11-29 05:02-05:04
 # UTC with the build after (bench/tcp_vs_sim_refresh.py, bench/net_fair.py --refresh-twins); the
 # values before are the per-skb revisions' after values. Every other experiment ran its full form
-# with the build after (reproduce --all --no-net, 2026-11-29 05:07-05:23 UTC, 949 s) against
+# with the build after (reproduce --all --no-net, 2026-11-29 05:04-05:20 UTC, 949 s) against
 # docs/fidelity/claims.json (the build before's values). Bounds and rules are as declared before the
 # first run.
 _PUSH_BEFORE = "the simulator's Linux TCP without PSH: the sink ACKs every second segment or on its 40 ms timer"
