@@ -23,11 +23,10 @@ import contextvars
 import multiprocessing as mp
 import os
 import signal
+import sys
 import threading
 import time
 from typing import Any, Callable, Iterator, Optional, Sequence
-
-from castlab import stopping
 
 __all__ = ["process_pool", "stop_pool", "end_resource_tracker", "as_completed", "WAIT_S", "workers", "current_workers", "map_calls", "map_runs"]
 
@@ -65,7 +64,10 @@ def _worker_on_term(signum, frame) -> None:
         os._exit(128 + signum)
     if _TERM is None:
         _TERM = signum
-        if stopping.holding():
+        # castlab.stopping, if the run uses it: this module imports nothing of castlab's, and a
+        # deferred() block can be open only where something imported that one
+        stopping = sys.modules.get("castlab.stopping")
+        if stopping is not None and stopping.holding():
             # inside ``stopping.deferred()`` (an experiment's folder being moved into place):
             # the block ends first, then raises Stopped, and _worker_call ends the worker
             stopping.hold(signum)
