@@ -310,7 +310,6 @@ def _cmd_reproduce(args) -> int:
                 with contextlib.suppress(OSError):
                     if n not in progress.done and (out / n / "summary.json").stat().st_mtime >= started:
                         progress.finished(n)
-            progress.save()  # the file says exactly what the line below says
             done = [n for n in names if n in progress.done]
             print(f"castlab reproduce: {how}: {len(done)} of {len(names)} experiments finished and are kept in "
                   f"{out}" + (f" ({', '.join(done)})" if done else "") + f"; nothing of the other "
@@ -609,7 +608,6 @@ def _cmd_scenario_run(args) -> int:
             with contextlib.suppress(OSError):
                 if (out / f"seed-{seed}" / "summary.json").stat().st_mtime >= t_wall:
                     progress.finished(seed)
-        progress.save()  # the file says exactly what the line below says
         done = [s for s in seeds if s in progress.done]
         print(f"castlab scenario: stopped by {stopping.what()} during seed {seed}: "
               + (f"{_seeds_text(done)} finished and are kept in {out}" if done else "no seed finished")

@@ -1074,7 +1074,7 @@ impl TcpSender {
         if !in_skb && self.held_by_pacing() {
             return None;
         }
-        let Some(p) = self.transmit() else {
+        let Some(mut p) = self.transmit() else {
             self.skb.left = 0;
             return None;
         };
@@ -1082,11 +1082,11 @@ impl TcpSender {
             self.skb = Skb { left: self.tso_segs(rate), at: self.now, prior: self.pace_next, payload: 0 };
         }
         self.skb.left -= 1;
-        let mut p = p;
         if self.cfg.push && self.skb.left == 0 && !self.cc.in_recovery() {
             // the skb ends: the last new segment of it is pushed
             if let Header::Tcp(h) = p.header {
-                if p.seq + u64::from(h.payload) == self.snd_max && p.seq + u64::from(h.payload) == self.snd_nxt {
+                let end = p.seq + u64::from(h.payload);
+                if end == self.snd_max && end == self.snd_nxt {
                     Self::mark_push(&mut p);
                 }
             }
