@@ -531,10 +531,6 @@ fn transmission_ns(size_bytes: i64, rate_bps: f64) -> Result<u64> {
 
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    // NumPy's C API is loaded once, by Python code (the numpy crate reads numpy's version); done
-    // here, at import, a stop signal raised in that code fails the import as an exception, where
-    // at a run's first array it would make the crate panic
-    arr_u64(m.py(), &[]);
     m.add_class::<Simulator>()?;
     m.add_function(wrap_pyfunction!(worst_window_loss, m)?)?;
     m.add_function(wrap_pyfunction!(transmission_ns, m)?)?;
