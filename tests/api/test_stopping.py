@@ -337,3 +337,45 @@ open({str(log)!r}, "a").write("returned\\n")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 143, p.stderr
     assert log.read_text() == "moved\n"
+
+
+def test_a_stop_while_numpy_loads_for_the_first_array_is_a_clean_stop():
+    """The numpy crate loads NumPy's C API at a process's first array by running Python (it
+    reads numpy's version). A stop signal that arrives there is raised after the load, as
+    ``Stopped`` from the call that wanted the array, not inside it (where the crate would panic);
+    and the next array is made as usual."""
+    code = """
+import os, signal, sys
+import numpy, numpy.lib
+from castlab import Simulator, stopping
+
+real = numpy.lib.NumpyVersion
+seen = []
+
+def version(s):  # what the crate calls while it loads the API
+    seen.append(s)
+    os.kill(os.getpid(), signal.SIGTERM)
+    for _ in range(100):  # Python runs the handler at the next bytecode boundary
+        pass
+    return real(s)
+
+numpy.lib.NumpyVersion = version
+sim = Simulator(seed=1)
+sim.add_node("a"); sim.add_node("b"); sim.add_link("a", "b", 1e6, 0.01)
+g = sim.add_group("a")
+sim.add_layered_source("a", [g], [200e3], packet_size=500)
+sim.add_sink("b", groups=[g], schedule=[(0.0, 1)])
+sim.run(1.0)
+try:
+    with stopping.handled():
+        sim.level_timeline()  # the process's first array
+except stopping.Stopped as e:
+    assert e.signum == signal.SIGTERM and seen, seen
+else:
+    sys.exit("no Stopped")
+t = sim.level_timeline()
+assert list(t["level"]) == [1] and t["time_ns"].dtype == numpy.uint64 and len(seen) == 1, (t, seen)
+print("ok")
+"""
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0 and p.stdout.strip() == "ok", p.stderr

@@ -5,6 +5,7 @@
 use numpy::PyArray1;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub(crate) use crate::args::{bad, duration_s, err, nonneg_u64, positive_u32, time_s};
 use crate::error::{Error, Result};
@@ -34,6 +35,26 @@ pub(crate) fn arr_u64<'py>(py: Python<'py>, v: &[u64]) -> Bound<'py, PyArray1<u6
     PyArray1::from_slice(py, v)
 }
 
+/// Loads NumPy's C API, once per process, with stop signals held; every function that makes
+/// arrays calls it first. The numpy crate loads the API at the process's first array by running
+/// Python (it reads numpy's version), and panics if that code raises. A stop signal arriving
+/// there would: `castlab.stopping`'s handler raises `Stopped` wherever Python code runs. Inside
+/// `stopping.deferred()` the signal waits for the load and is raised after it, as an exception
+/// from the call that wanted the array. numpy itself is imported here, at the first array, not
+/// at castlab's import: a run that reads only counters never imports it.
+pub(crate) fn numpy_ready(py: Python<'_>) -> PyResult<()> {
+    static READY: AtomicBool = AtomicBool::new(false);
+    if READY.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    let held = py.import("castlab.stopping")?.call_method0("deferred")?;
+    held.call_method0("__enter__")?;
+    let _ = PyArray1::<u8>::zeros(py, 0, false);
+    READY.store(true, Ordering::Release);
+    held.call_method1("__exit__", (py.None(), py.None(), py.None()))?;
+    Ok(())
+}
+
 /// Subscription-level changes as numpy arrays: time_ns, agent, level.
 pub(crate) fn level_timeline_dict<'py>(
     py: Python<'py>,
@@ -41,6 +62,7 @@ pub(crate) fn level_timeline_dict<'py>(
     agent: &[u32],
     level: &[u32],
 ) -> Result<Bound<'py, PyDict>> {
+    numpy_ready(py)?;
     let d = PyDict::new(py);
     d.set_item("time_ns", arr_u64(py, time_ns))?;
     d.set_item("agent", PyArray1::from_slice(py, agent))?;
@@ -380,6 +402,7 @@ impl Simulator {
     fn channel_series<'py>(&self, py: Python<'py>, channel: i64) -> Result<Bound<'py, PyDict>> {
         let ch = self.chan("channel", channel)?;
         let s = self.inner.channel_series(ch).ok_or_else(|| bad("channel", channel, "is not monitored"))?;
+        numpy_ready(py)?;
         let d = PyDict::new(py);
         d.set_item("time_ns", arr_u64(py, &s.time_ns))?;
         d.set_item("qlen", PyArray1::from_slice(py, &s.qlen))?;

@@ -21,7 +21,7 @@ use castlab_net::{Driver, GroupEntry, NetConfig, SessionTable};
 
 use crate::config::{apply, config_dict};
 use crate::error::{Error, Result};
-use crate::{arr_u64, bad, duration_s, level_timeline_dict};
+use crate::{arr_u64, bad, duration_s, level_timeline_dict, numpy_ready};
 
 /// The longest the GIL stays released: the latency of Ctrl-C and of status callbacks.
 const SLICE: Duration = Duration::from_millis(100);
@@ -203,6 +203,7 @@ impl NetDriver {
     /// Sending-rate changes of every rate-controlled sender: time_ns, agent, rate_bps.
     fn rate_timeline<'py>(&self, py: Python<'py>) -> Result<Bound<'py, PyDict>> {
         let t = self.inner.timelines();
+        numpy_ready(py)?;
         let d = PyDict::new(py);
         d.set_item("time_ns", arr_u64(py, &t.rate_time_ns))?;
         d.set_item("agent", numpy::PyArray1::from_slice(py, &t.rate_agent))?;

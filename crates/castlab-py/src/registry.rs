@@ -17,7 +17,7 @@ use castlab_proto::registry::{self, Args, BuildError, BuildResult, Default_, Hos
 use crate::config::to_value;
 use crate::error::{Error, Result};
 use crate::net::NetDriver;
-use crate::Simulator;
+use crate::{numpy_ready, Simulator};
 
 /// Keyword arguments as (name, value) pairs.
 pub(crate) fn pairs(d: Option<&Bound<'_, PyDict>>) -> Result<Vec<(String, Value)>> {
@@ -50,6 +50,9 @@ pub(crate) fn complete(params: &[registry::Param], mut given: Vec<(String, Value
 
 /// An [`Out`] as a Python object: numpy arrays for columns, lists, tuples and dicts in order.
 pub(crate) fn to_py<'py>(py: Python<'py>, o: &Out<'_>) -> PyResult<Bound<'py, PyAny>> {
+    if matches!(o, Out::Col(_) | Out::Grid(..) | Out::U64s(_)) {
+        numpy_ready(py)?;
+    }
     Ok(match o {
         Out::None => py.None().into_bound(py),
         Out::Bool(b) => b.into_pyobject(py)?.to_owned().into_any(),
