@@ -99,6 +99,32 @@ def test_up_and_down_leave_nothing_behind():
             os.kill(pid, 0)
 
 
+CONNECT_AND_NAME_CC = """
+import socket, sys
+srv = socket.socket(); srv.bind((sys.argv[1], 0)); srv.listen(1)
+c = socket.create_connection(srv.getsockname(), timeout=5)
+print(c.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(b"\\0").decode())
+"""
+
+
+def _host_cc() -> str:
+    return open("/proc/sys/net/ipv4/tcp_congestion_control").read().strip()
+
+
+@pytest.mark.parametrize("routers", ["kernel", "user"])
+def test_every_namespace_starts_its_tcp_connections_under_reno_whatever_the_hosts_default(routers):
+    """A connection comes up under the namespace's default congestion control, and one that came
+    up under bbr stays paced after a switch (iperf3 -C switches then): the testbed names reno,
+    which does not pace, in each of its namespaces and leaves the host's default alone."""
+    host = _host_cc()
+    with Testbed(rlm1(receivers=1), _name("c"), routers=routers) as tb:
+        for node in ("src", "rcv1", "r1"):
+            assert tb.run(node, ["sysctl", "-n", "net.ipv4.tcp_congestion_control"]).stdout.strip() == "reno"
+        r = tb.run("src", [sys.executable, "-c", CONNECT_AND_NAME_CC, tb.addr("src")], timeout=30)
+        assert r.stdout.strip() == "reno", r.stderr
+    assert _host_cc() == host
+
+
 def test_unicast_crosses_the_topology():
     with Testbed(rlm1(receivers=1), _name("e")) as tb:
         srv = tb.spawn("rcv1", [sys.executable, "-c", ECHO_SERVER])

@@ -58,6 +58,9 @@ def __getattr__(name: str):
 
 
 STATE_ROOT = Path(tempfile.gettempdir()) / "castlab-testbed"
+#: Every namespace's default TCP congestion control (``Testbed._tcp_default``): reno, which does
+#: not pace.
+TCP_DEFAULT_CC = "reno"
 #: Every namespace the testbed creates starts with this; `down` removes only those of one name.
 NS_PREFIX = "cl-"
 #: The state file's format: only records of this format are removed as stale (an older one may
@@ -489,6 +492,19 @@ class Testbed:
             raise
         return self
 
+    def _tcp_default(self, node: str) -> None:
+        """Name `node`'s default congestion control, ``TCP_DEFAULT_CC``, rather than inherit the
+        host's. A program that names a connection's algorithm only once it is up (iperf3 -C)
+        starts it under the default; one started under bbr keeps BBR's internal pacing after the
+        switch (tcp_bbr.c's init asks for it in ``sk_pacing_status``, and nothing takes it back),
+        so on a host whose default is bbr a "reno" or "cubic" flow would be paced at Linux's
+        pacing rate, 1.2 cwnd/srtt. With a default that does not pace, reno and cubic run as
+        Linux runs them and bbr, switched to, asks for pacing itself."""
+        r = self.run(node, ["sysctl", "-qw", f"net.ipv4.tcp_congestion_control={TCP_DEFAULT_CC}"], check=False)
+        if r.returncode != 0:
+            print(f"castlab testbed: could not set {node}'s default congestion control to {TCP_DEFAULT_CC} "
+                  f"({(r.stderr or '').strip()}); its TCP flows start under the host's", file=sys.stderr, flush=True)
+
     def _build(self) -> None:
         if self.routers == "user":
             self._build_user()
@@ -499,6 +515,7 @@ class Testbed:
             _run(["ip", "netns", "add", self.ns(n)])
             self._save_state()
             self.run(n, ["ip", "link", "set", "lo", "up"])
+            self._tcp_default(n)
         self.netem = netem_available()
         for i, ln in enumerate(t.links):
             ia, ib = f"l{i}a", f"l{i}b"
@@ -588,6 +605,7 @@ class Testbed:
             _run(["ip", "netns", "add", self.ns(n)])
             self._save_state()
             self.run(n, ["ip", "link", "set", "lo", "up"])
+            self._tcp_default(n)
         for i, ln in enumerate(t.links):
             ia, ib = f"l{i}a", f"l{i}b"
             _run(["ip", "link", "add", ia, "netns", self.ns(ln.a), "type", "veth", "peer", "name", ib,

@@ -794,7 +794,8 @@ def missing(tools: tuple[str, ...] = ()) -> Optional[str]:
 @contextmanager
 def testbed(tag: str = "t"):
     """The experiment's testbed, up and prepared (offloads off, no cached TCP metrics in src's
-    namespace); removed on leaving, whatever happens."""
+    namespace; reno as every namespace's default congestion control, as every testbed has it,
+    ``Testbed._tcp_default``); removed on leaving, whatever happens."""
     from castlab.testbed import Testbed
 
     with Testbed(topology(), testbed_name(tag), routers="kernel") as tb:
