@@ -1,0 +1,45 @@
+"""``bench/kernel_reno_pacing.py``'s readings on series written here by hand (no testbed, no
+tshark): how long a flow waits after an ACK before it sends, and the stretches between BBR's
+PROBE_RTTs with the filter, the windows and the share in each."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
+
+import kernel_reno_pacing as krp  # noqa: E402
+
+
+def test_the_wait_from_an_ack_to_the_next_departure_counts_only_departures_before_the_next_ack():
+    flow = {"tx_t": [0.000, 0.000, 0.0095, 0.0125, 0.030],
+            "ack_t": [0.005, 0.006, 0.009, 0.020, 0.025],
+            "ack": [1, 1, 2, 3, 4]}  # the second ACK is a duplicate
+    # 0.005: the next departure (9.5 ms) comes after the next new ACK (9 ms): not answered;
+    # 0.009: answered 0.5 ms later; 0.020: the next departure (30 ms) is after the ACK at 25 ms;
+    # 0.025: answered 5 ms later
+    assert krp.departure_lags(flow) == pytest.approx([0.0005, 0.005])
+    row = krp.lag_row(flow)
+    assert row["answered_acks"] == 2 and row["over_1ms"] == 0.5
+    assert row["lag_p50_ms"] == pytest.approx(2.75)
+
+
+def test_stretches_between_probe_rtts_read_the_filter_windows_and_share_from_half_a_second_in():
+    # PROBE_RTTs at 1 s (start-up: left out), 5 s and 9 s; the run ends at 12 s
+    t = {"filter_ms": [0.0, 5.2, 9.2], "bbr_cwnd": [0.0], "reno_cwnd": [0.0, 7.05, 10.0],
+         "bbr_acked": [0.0, 5.45, 8.85, 9.45, 11.85], "reno_acked": [0.0, 5.45, 8.85, 9.45, 11.85]}
+    v = {"filter_ms": np.array([20.0, 8.0, 4.0]), "bbr_cwnd": np.array([20.0]), "reno_cwnd": np.array([10.0, 3.0, 6.0]),
+         "bbr_acked": np.array([0.0, 100, 440, 500, 740]), "reno_acked": np.array([0.0, 50, 135, 200, 320])}
+    first, second = krp.intervals([1.0, 5.0, 9.0], 12.0, t, v)
+    assert (first["from_s"], first["to_s"], second["from_s"], second["to_s"]) == (5.0, 9.0, 9.0, 12.0)
+    assert (first["filter_ms"], second["filter_ms"], first["bbr_cwnd"]) == (8.0, 4.0, 20.0)
+    # 5.5-8.9 s: reno's cwnd 10 at 5.5-7.0 s (16 samples), 3 at 7.1-8.9 s (19)
+    assert first["reno_cwnd"] == 3.0 and first["reno_cwnd_le4"] == pytest.approx(19 / 35)
+    # 9.5-11.9 s: 3 until 10 s (9.5-9.9 s, 5 samples), then 6 (20)
+    assert second["reno_cwnd"] == 6.0 and second["reno_cwnd_le4"] == pytest.approx(5 / 25)
+    # acknowledged bytes from 5.5 to 8.9 s: reno 85, bbr 340; from 9.5 to 11.9 s: 120 and 240
+    assert first["reno_over_bbr"] == pytest.approx(0.25) and second["reno_over_bbr"] == pytest.approx(0.5)
