@@ -102,15 +102,8 @@ def kernel_intervals(where: Path) -> list[dict]:
 
 def twin_intervals(duration: float, seed: int, base_rtt_s: float) -> list[dict]:
     from castlab.experiments.tcp import net
-    from castlab.scenario import Scenario
 
-    s = Scenario.from_dict(net.twin_scenario(("reno", "bbr"), duration, base_rtt_s))
-    sim = s.build(seed)
-    sim.run(duration)
-    reno = sim.tcp_trace(sim.scenario_handles.tcp["f0"])
-    bbr = sim.tcp_trace(sim.scenario_handles.tcp["f1"])
-    st, code = bbr["state_time_ns"] / 1e9, bbr["state_code"]
-    probes = [float(st[i]) for i in range(len(code)) if int(code[i]) == 2 and (i == 0 or int(code[i - 1]) != 2)]
+    reno, bbr, probes = probe.twin_traces(duration, seed, base_rtt_s)
     mt, mv = net.bbr_min_rtt(bbr)
     t = {"filter_ms": mt / 1e9, "bbr_cwnd": bbr["cc_time_ns"] / 1e9, "bbr_acked": bbr["ack_time_ns"] / 1e9,
          "reno_cwnd": reno["cc_time_ns"] / 1e9, "reno_acked": reno["ack_time_ns"] / 1e9}

@@ -133,7 +133,9 @@ def kernel_run(tb, where: Path, duration: float) -> list[dict]:
     return rows
 
 
-def twin_run(duration: float, seed: int, base_rtt_s: float) -> list[dict]:
+def twin_traces(duration: float, seed: int, base_rtt_s: float) -> tuple[dict, dict, list[float]]:
+    """The reno+bbr case's twin run for `duration` s: reno's and bbr's traces, and the times
+    bbr entered PROBE_RTT (state code 2)."""
     from castlab.experiments.tcp import net
     from castlab.scenario import Scenario
 
@@ -144,6 +146,13 @@ def twin_run(duration: float, seed: int, base_rtt_s: float) -> list[dict]:
     bbr = sim.tcp_trace(sim.scenario_handles.tcp["f1"])
     st, code = bbr["state_time_ns"] / 1e9, bbr["state_code"]
     starts = [float(st[i]) for i in range(len(code)) if int(code[i]) == 2 and (i == 0 or int(code[i - 1]) != 2)]
+    return reno, bbr, starts
+
+
+def twin_run(duration: float, seed: int, base_rtt_s: float) -> list[dict]:
+    from castlab.experiments.tcp import net
+
+    reno, bbr, starts = twin_traces(duration, seed, base_rtt_s)
     rt, rr = bbr["rtt_time_ns"] / 1e9, bbr["rtt_ns"] / 1e9
     ct, cw = reno["cc_time_ns"] / 1e9, reno["cwnd_bytes"] / MSS
     mt, mv = net.bbr_min_rtt(bbr)
