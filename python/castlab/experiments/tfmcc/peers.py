@@ -374,11 +374,6 @@ def _wait_ready(path: Path, timeout: float) -> bool:
     return _wait_until(lambda: _has_line(path), timeout)
 
 
-def _set_tcp(tb, node: str, algo: str) -> None:
-    """Name the namespace's default congestion control (a new namespace inherits the host's)."""
-    tb.run(node, ["sysctl", "-q", "-w", f"net.ipv4.tcp_congestion_control={algo}"])
-
-
 def _counter_origin(path: Path) -> Optional[float]:
     """The CLOCK_MONOTONIC second a counter's bins count from (its ``ready T0`` line)."""
     if not _has_line(path):
@@ -427,8 +422,6 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
     with (contextlib.nullcontext(tb) if tb is not None else Testbed(topo, testbed_name("p"), routers="kernel")) as tb:
         ttl = tb.topo.hops(topo.source, meas) + 1
         c = Ctx(tb, out, send_s, ttl, seed, logs, listen=listen)
-        for n in ("src", meas):
-            _set_tcp(tb, n, "reno")  # the default named; each flow sets its own below
         servers = [tb.spawn(meas, ["iperf3", "-s", "-1", "-p", TCP_PORT + k, "-B", tb.addr(meas)],
                             stdout=open(logs / f"iperf3_s{k}.log", "w"), stderr=subprocess.STDOUT)
                    for k in range(len(tcp))]
