@@ -61,6 +61,34 @@ def test_kernel_throughput_from_iperf3_intervals():
     assert net.mean_after(iv, 0.5, 2.0, True) == pytest.approx(8e6)
 
 
+def test_an_interval_across_the_window_counts_by_its_part_inside():
+    # A flow launched 1.2 s after the first reports from its own start: intervals [1.2, 1.7],
+    # [1.7, 2.2], [2.2, 2.7] of 500, 600 and 400 kB on the run's clock. Over [1.5, 2.5] it counts
+    # 0.2/0.5 of the first (200 kB), all of the second (600 kB) and 0.3/0.5 of the third
+    # (240 kB): 1.04 MB in 1 s.
+    iv = pd.DataFrame({"start_s": [1.2, 1.7, 2.2], "end_s": [1.7, 2.2, 2.7], "bytes": [500e3, 600e3, 400e3]})
+    assert net.mean_after(iv, 1.5, 2.5, True) == pytest.approx(8.32e6)
+    assert np.isnan(net.mean_after(iv, 3.0, 4.0, True))
+
+
+def test_a_pairs_late_reading_leaves_out_the_second_flows_first_probe_rtt():
+    # 30 s in 0.5 s bins, second flow 1 s after the first: the late window starts at 11.5 s. Up
+    # to then the kernel's first flow carries 5 Mb/s beside 5 (1.0) and the twin's 1 beside 9;
+    # from then on both sides carry 3 beside 6 (0.5). Late, kernel and twin agree (1.0); over
+    # the whole run the kernel's first flow would have had more.
+    t = np.arange(0.0, 30.0, net.BIN_S)
+    early = t < 11.5
+    series = {"time_s": t, "f0_reno_kernel_bps": np.where(early, 5e6, 3e6), "f1_bbr_kernel_bps": np.where(early, 5e6, 6e6),
+              "f0_reno_sim_bps": np.where(early, 1e6, 3e6), "f1_bbr_sim_bps": np.where(early, 9e6, 6e6)}
+    r = net.late_ratios(series, ("reno", "bbr"), 1.0, 30.0)
+    assert r["late_from_s"] == 1.0 + net.LATE_AFTER_SECOND_S == 11.5
+    assert (r["kernel_pair_ratio_late"], r["sim_pair_ratio_late"], r["pair_ratio_late"]) == (0.5, 0.5, 1.0)
+    assert net.late_ratios({"time_s": t, "f0_reno_kernel_bps": t}, ("reno",), 1.0, 30.0) == {}
+    # a NaN bin (iperf3 reported nothing there) is left out on both flows of that side
+    series["f1_bbr_kernel_bps"] = np.where(t == 20.0, np.nan, series["f1_bbr_kernel_bps"])
+    assert net.late_ratios(series, ("reno", "bbr"), 1.0, 30.0)["kernel_pair_ratio_late"] == 0.5
+
+
 def test_slow_start_exit_is_the_first_reduction():
     s = pd.DataFrame({"t": [0.1, 0.2, 0.3, 0.4, 0.5], "cwnd": [10, 20, 40, 28, 30]})
     assert net.slow_start_exit(s) == (0.4, 40.0)
@@ -148,7 +176,10 @@ def test_refresh_twins_replaces_the_twin_and_keeps_the_kernels_readings(tmp_path
     # columns stale (a throughput of 1 b/s). The refresh recomputes each row's twin from its
     # case, seed and ping round trip, keeps every kernel column, and decides the ratios on the
     # new twin: kernel over twin alone; for a pair each side's first-over-second ratio, kernel's
-    # over twin's. series.csv keeps its kernel columns and samples.csv its kernel rows.
+    # over twin's. series.csv keeps its kernel columns and samples.csv its kernel rows. The twin's
+    # flows start as the row's kernel clients did: a row recorded before pair_start_gap_s was a
+    # column had them launched together (RECORDED_PAIR_START_GAP_S), a row with it says how far
+    # apart. A flow's first min RTT comes from the first kernel sample that shows one.
     base = 50e-6
     rows = [{"case": "reno", "seed": 1, "base_rtt_s": base, "kernel_drops": 90, "kernel_errors": "",
              "f0_reno_kernel_bps": 9.5e6, "f0_reno_sim_bps": 1.0, "kernel_median_srtt_ms": 29.0,
@@ -156,6 +187,10 @@ def test_refresh_twins_replaces_the_twin_and_keeps_the_kernels_readings(tmp_path
             {"case": "reno+bbr", "seed": 2, "base_rtt_s": base, "kernel_drops": 400, "kernel_errors": "",
              "f0_reno_kernel_bps": 3e6, "f1_bbr_kernel_bps": 6e6, "f0_reno_sim_bps": 1.0, "f1_bbr_sim_bps": 1.0,
              "kernel_median_srtt_ms": 33.0, "sim_median_srtt_ms": 1.0, "pair_ratio": 1.0,
+             "duration_s": net.QUICK_DURATION_S},
+            {"case": "cubic+bbr", "seed": 3, "base_rtt_s": base, "kernel_drops": 300, "kernel_errors": "",
+             "f0_cubic_kernel_bps": 4e6, "f1_bbr_kernel_bps": 5e6, "f0_cubic_sim_bps": 1.0, "f1_bbr_sim_bps": 1.0,
+             "kernel_median_srtt_ms": 30.0, "sim_median_srtt_ms": 1.0, "pair_ratio": 1.0, "pair_start_gap_s": 1.0,
              "duration_s": net.QUICK_DURATION_S}]
     pd.DataFrame(rows).to_csv(tmp_path / "cases.csv", index=False)
     n = int(net.QUICK_DURATION_S / net.BIN_S)
@@ -163,28 +198,40 @@ def test_refresh_twins_replaces_the_twin_and_keeps_the_kernels_readings(tmp_path
     run.mkdir(parents=True)
     pd.DataFrame({"time_s": np.arange(n) * net.BIN_S, "f0_reno_kernel_bps": 3e6, "f0_reno_sim_bps": 1.0}).to_csv(
         run / "series.csv", index=False)
-    pd.DataFrame({"t": [0.1, 0.1], "cwnd": [10.0, 99.0], "flow": [0, 0], "algo": ["reno", "reno"],
-                  "side": ["kernel", "sim"]}).to_csv(run / "samples.csv", index=False)
+    pd.DataFrame({"t": [0.1, 0.1, 0.1, 0.2], "cwnd": [10.0, 99.0, 12.0, 14.0], "minrtt_ms": [0.02, 5.0, None, 0.012],
+                  "flow": [0, 0, 1, 1], "algo": ["reno", "reno", "bbr", "bbr"],
+                  "side": ["kernel", "sim", "kernel", "kernel"]}).to_csv(run / "samples.csv", index=False)
 
     df = net.refresh_twins(tmp_path).set_index("case")
     assert (df["twin_tbf_burst_bytes"] == net.TWIN_TBF_BURST_BYTES).all()
-    assert list(df["kernel_drops"]) == [90, 400] and df.loc["reno", "f0_reno_kernel_bps"] == 9.5e6
+    assert list(df["kernel_drops"]) == [90, 400, 300] and df.loc["reno", "f0_reno_kernel_bps"] == 9.5e6
     warm = net.QUICK_WARM_S
     alone = net.sim_case(("reno",), net.QUICK_DURATION_S, 1, base)["flows"][0]["trace"]
     s0 = net.mean_after(alone, warm, net.QUICK_DURATION_S, False)
     assert df.loc["reno", "f0_reno_sim_bps"] == pytest.approx(s0) and s0 > 9e6
     assert df.loc["reno", "tput_ratio"] == pytest.approx(9.5e6 / s0)
     assert df.loc["reno", "rtt_ratio"] == pytest.approx(29.0 / df.loc["reno", "sim_median_srtt_ms"])
-    pair = net.sim_case(("reno", "bbr"), net.QUICK_DURATION_S, 2, base)["flows"]
+    pair = net.sim_case(("reno", "bbr"), net.QUICK_DURATION_S, 2, base, gap=net.RECORDED_PAIR_START_GAP_S)["flows"]
     r, b = (net.mean_after(f["trace"], warm, net.QUICK_DURATION_S, False) for f in pair)
     assert (df.loc["reno+bbr", "f0_reno_sim_bps"], df.loc["reno+bbr", "f1_bbr_sim_bps"]) == (pytest.approx(r),
                                                                                            pytest.approx(b))
     assert df.loc["reno+bbr", "pair_ratio"] == pytest.approx((3e6 / 6e6) / (r / b))
+    assert df.loc["reno+bbr", "pair_start_gap_s"] == net.RECORDED_PAIR_START_GAP_S
+    later = net.sim_case(("cubic", "bbr"), net.QUICK_DURATION_S, 3, base, gap=1.0)["flows"]
+    c, b3 = (net.mean_after(f["trace"], warm, net.QUICK_DURATION_S, False) for f in later)
+    assert (df.loc["cubic+bbr", "f0_cubic_sim_bps"], df.loc["cubic+bbr", "f1_bbr_sim_bps"]) == (pytest.approx(c),
+                                                                                              pytest.approx(b3))
+    assert later[1]["trace"]["tx_time_ns"][0] == 1_000_000_000  # bbr's first segment leaves at 1 s
+    assert (df.loc["reno+bbr", "f0_reno_kernel_first_minrtt_ms"], df.loc["reno+bbr", "f1_bbr_kernel_first_minrtt_ms"]) \
+        == (0.02, 0.012)
+    # a 6 s run ends before a second flow's first PROBE_RTT is over: no late reading
+    assert df.loc["reno+bbr", "late_from_s"] == net.RECORDED_PAIR_START_GAP_S + net.LATE_AFTER_SECOND_S
+    assert np.isnan(df.loc["reno+bbr", "pair_ratio_late"])
     ser = pd.read_csv(run / "series.csv")
     assert (ser["f0_reno_kernel_bps"] == 3e6).all() and ser["f0_reno_sim_bps"].sum() > 1e6
     assert "f1_bbr_simphase_bps" in ser
     smp = pd.read_csv(run / "samples.csv")
-    assert list(smp[smp["side"] == "kernel"]["cwnd"]) == [10.0] and 99.0 not in set(smp["cwnd"])
+    assert list(smp[smp["side"] == "kernel"]["cwnd"]) == [10.0, 12.0, 14.0] and 99.0 not in set(smp["cwnd"])
     assert (smp["side"] == "sim").sum() == 2 * round(net.QUICK_DURATION_S / net.SS_PERIOD_S)  # two flows
     # the ablation on the same record: the serialising twin, marked as such
     again = net.refresh_twins(tmp_path, tbf_burst=None).set_index("case")
@@ -219,6 +266,10 @@ def test_quick_net_tcp_vs_sim_on_the_testbed(tmp_path):
             assert 0.9 * goodput <= total <= (1.01 if side == "sim" else 1.05) * goodput, (algos, side, total)
         for i, a in enumerate(algos):
             assert row[f"f{i}_{a}_kernel_ss_samples"] >= 0.8 * net.QUICK_DURATION_S / net.SS_PERIOD_S
+            # the k-th client was launched k x PAIR_START_GAP_S after the first (a busy
+            # machine's scheduling may add a little)
+            assert i * net.PAIR_START_GAP_S <= row[f"f{i}_{a}_kernel_start_s"] < i * net.PAIR_START_GAP_S + 0.2
+            assert row[f"f{i}_{a}_kernel_first_minrtt_ms"] > 0
     s = pd.read_csv(tmp_path / "reno+bbr" / "seed-1" / "samples.csv")
     assert set(s["side"]) == {"kernel", "sim"} and (s["cwnd"].dropna() > 0).all()
     assert {c.id for c in res.claims} >= {"alone-throughput-cubic", "pair-share-cubic-bbr", "kernel-runs-ok"}

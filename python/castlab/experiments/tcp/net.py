@@ -81,7 +81,20 @@ SIM_VARIANT = {"reno": "sack", "cubic": "cubic", "bbr": "bbr"}
 LINUX_SETTINGS = {"mss_bytes": 1448, "header_bytes": 52, "initial_window_segs": 10, "rwnd_bytes": 3 << 20,
                   "initial_rto": 1.0, "min_rto": 0.2, "max_rto": 120.0, "rto_min_on_variance": True,
                   "delayed_ack": True, "delayed_ack_timeout": 0.04, "rack": True, "tlp": True, "push": True}
-PAIR_START_GAP_S = 0.01
+# A pair's second flow starts this long after the first, on both sides: late enough that its
+# handshake and first RTT samples meet the queue the first flow keeps. Launched together, the
+# two iperf3 clients raced: where the bbr flow's handshake came before the first flow's data its
+# min RTT was the empty path's (0.01 ms) until its first PROBE_RTT 10 s later, and the first
+# flow had about as much as bbr meanwhile; where it came after, the min RTT was the queue's, as
+# the twin's first data segment measures it (docs/fidelity/tcp.md, "The pairs' start").
+PAIR_START_GAP_S = 1.0
+#: the gap of runs recorded before cases.csv had a pair_start_gap_s column: the clients launched
+#: one after the other at once, the twin's flows 10 ms apart
+RECORDED_PAIR_START_GAP_S = 0.01
+#: a pair's late readings start this long after its second flow: a bbr flow whose min RTT was
+#: last lowered at its start has left its first PROBE_RTT by then (tcp_bbr.c's 10 s min-RTT
+#: window, PROBE_RTT's 200 ms and a round trip)
+LATE_AFTER_SECOND_S = 10.5
 PHASE_S = FRAME_BYTES * 8 / LINK_BPS  # docs/fidelity/phase.md's overhead: one frame at the bottleneck
 SS_PERIOD_S = 0.1
 BIN_S = 0.5  # iperf3's reporting interval, and the series' bins
@@ -295,10 +308,12 @@ def iperf_intervals(report: dict) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["start_s", "end_s", "bytes"])
 
 
-def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
-    """One kernel run of `algos` (one iperf3 flow each, src -> rcv1) for `duration` s; writes
-    the iperf3 reports and ``ss.txt``. Returns per flow the intervals and the ss samples (times
-    from the first client's start), and the run's facts: the pfifo's drops and src's timeout and
+def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float, gap: float = PAIR_START_GAP_S) -> dict:
+    """One kernel run of `algos` (one iperf3 flow each, src -> rcv1, the k-th client launched
+    k x `gap` s after the first) for `duration` s each; writes the iperf3 reports and ``ss.txt``.
+    Returns per flow the intervals and the ss samples (times from the first client's start), the
+    min RTT its first ss sample shows (its handshake's, unless a data segment in the sampler's
+    first 100 ms was quicker), and the run's facts: the pfifo's drops and src's timeout and
     tail-loss-probe counters over the run (all connections of the case together, iperf3's
     control connections included)."""
     out.mkdir(parents=True, exist_ok=True)
@@ -322,12 +337,14 @@ def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
                                str(SS_PERIOD_S)])
     time.sleep(0.3)
     t0 = time.time()
-    clients = []
-    for p, a in zip(ports, algos):
+    clients, offsets = [], []
+    for k, (p, a) in enumerate(zip(ports, algos)):
+        time.sleep(max(t0 + k * gap - time.time(), 0.0))
+        offsets.append(time.time() - t0)
         clients.append(tb.spawn("src", ["iperf3", "-c", dst, "-p", str(p), "-t", str(int(duration)), "-C", a, "-J",
                                         "-i", str(BIN_S)], stdout=open(out / f"client{p}.json", "w"),
                                 stderr=subprocess.STDOUT))
-    deadline = time.monotonic() + duration + 20
+    deadline = time.monotonic() + duration + 20 + gap * (len(algos) - 1)
     for c in clients + servers:
         try:
             c.wait(timeout=max(deadline - time.monotonic(), 0.5))
@@ -340,7 +357,7 @@ def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
     errors, used = [], []
     flows = []
     conns = data_connections(parse_ss((out / "ss.txt").read_text() if (out / "ss.txt").exists() else ""), ports)
-    for p, a in zip(ports, algos):
+    for p, a, off in zip(ports, algos, offsets):
         try:
             srv = json.loads((out / f"server{p}.json").read_text())
             cli = json.loads((out / f"client{p}.json").read_text())
@@ -356,7 +373,10 @@ def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
         ss = conns[p]
         if len(ss):
             ss = ss.assign(t=ss["t"] - t0)
-        flows.append({"algo": a, "intervals": iperf_intervals(srv), "ss": ss,
+        # iperf3 counts from its own start; the run's clock is the first client's
+        iv = iperf_intervals(srv)
+        iv[["start_s", "end_s"]] += off
+        flows.append({"algo": a, "intervals": iv, "ss": ss, "start_s": off, "first_minrtt_ms": first_minrtt(ss),
                       "retrans_segs": float(cli.get("end", {}).get("sum_sent", {}).get("retransmits", float("nan")))})
     return {"flows": flows, "drops": drops, "errors": errors, "used": used, "counters": counters}
 
@@ -365,10 +385,10 @@ def kernel_case(tb, out: Path, algos: tuple[str, ...], duration: float) -> dict:
 
 
 def twin_scenario(algos: tuple[str, ...], duration: float, base_rtt_s: float,
-                  tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> dict:
+                  tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES, gap: float = PAIR_START_GAP_S) -> dict:
     """The twin's scenario (``Scenario.from_dict``'s form) of a kernel run of `algos`: src - r1 -
     rcv1, each link's one-way delay base_rtt_s / 4, one TCP flow per algorithm as Linux runs it
-    (``linux_twin_flow``), PAIR_START_GAP_S apart. The bottleneck r1 - rcv1 is a token bucket of
+    (``linux_twin_flow``), `gap` s apart (PAIR_START_GAP_S, as the kernel's clients). The bottleneck r1 - rcv1 is a token bucket of
     `tbf_burst` bytes at LINK_BPS charging TBF_OVERHEAD_BYTES per packet over a queue of
     QUEUE_PKTS (the testbed's tbf and pfifo; by default its burst), or with `tbf_burst` None a link
     serialising at TWIN_LINK_BPS with QUEUE_PKTS - 1 queued besides the packet on the wire (the
@@ -383,7 +403,7 @@ def twin_scenario(algos: tuple[str, ...], duration: float, base_rtt_s: float,
     else:
         neck = {"rate": LINK_BPS, "queue_limit": QUEUE_PKTS, "tbf_burst": int(tbf_burst),
                 "tbf_overhead": TBF_OVERHEAD_BYTES}
-    tcp = [{"name": f"f{k}", "src": "src", "dst": "rcv1", "start": PAIR_START_GAP_S * k, **linux_twin_flow(a)}
+    tcp = [{"name": f"f{k}", "src": "src", "dst": "rcv1", "start": gap * k, **linux_twin_flow(a)}
            for k, a in enumerate(algos)]
     return {"name": f"net-tcp-vs-sim twin {case_name(algos)}", "duration": duration, "nodes": ["src", "r1", "rcv1"],
             "links": [{"name": "up", "a": "src", "b": "r1", "rate": VETH_BPS, "delay": d, "queue_limit": 10_000},
@@ -392,9 +412,10 @@ def twin_scenario(algos: tuple[str, ...], duration: float, base_rtt_s: float,
 
 
 def sim_case(algos: tuple[str, ...], duration: float, seed: int, base_rtt_s: float,
-             phase_overhead_s: float = 0.0, tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> dict:
+             phase_overhead_s: float = 0.0, tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES,
+             gap: float = PAIR_START_GAP_S) -> dict:
     """The twin of a kernel run (``twin_scenario``; `tbf_burst` its bottleneck's bucket, by default
-    the testbed's, None the serialising ablation), seeded `seed`, with phase randomisation
+    the testbed's, None the serialising ablation; `gap` between its flows' starts), seeded `seed`, with phase randomisation
     (docs/fidelity/phase.md) at `phase_overhead_s` (0: off, whatever the process's default).
     Returns per flow its trace and stats, and the bottleneck's drops."""
     import os
@@ -402,7 +423,7 @@ def sim_case(algos: tuple[str, ...], duration: float, seed: int, base_rtt_s: flo
     from castlab.scenario import Scenario
     from castlab.simulator import PHASE_ENV
 
-    s = Scenario.from_dict(twin_scenario(algos, duration, base_rtt_s, tbf_burst))
+    s = Scenario.from_dict(twin_scenario(algos, duration, base_rtt_s, tbf_burst, gap))
     saved = os.environ.get(PHASE_ENV)
     os.environ[PHASE_ENV] = repr(float(phase_overhead_s))
     try:
@@ -477,6 +498,15 @@ def sim_rate(tr: dict, edges: np.ndarray) -> np.ndarray:
     return np.diff(cum) * 8 / np.diff(edges)
 
 
+def first_minrtt(ss: pd.DataFrame) -> float:
+    """The min RTT (ms) of a kernel flow's first ss sample that shows one: tcp_min_rtt, which the
+    handshake's RTT starts (and bbr's init copies), NaN without one."""
+    if not len(ss) or "minrtt_ms" not in ss:
+        return float("nan")
+    v = ss["minrtt_ms"].dropna()
+    return float(v.iloc[0]) if len(v) else float("nan")
+
+
 def kernel_rate(iv: pd.DataFrame, edges: np.ndarray) -> np.ndarray:
     """A kernel flow's payload bytes received per bin of `edges`, from iperf3's intervals (which
     are BIN_S long, so a bin is an interval), as b/s."""
@@ -492,13 +522,16 @@ def kernel_rate(iv: pd.DataFrame, edges: np.ndarray) -> np.ndarray:
 
 
 def mean_after(iv_or_tr, warm: float, duration: float, kernel: bool) -> float:
-    """Mean throughput (b/s) over [warm, duration]: kernel from iperf3's intervals inside it,
-    the twin from its delivered bytes."""
+    """Mean throughput (b/s) over [warm, duration]: kernel from iperf3's intervals, each by the
+    part of it inside (a flow started later than the first has intervals that straddle the
+    edges), the twin from its delivered bytes."""
     if kernel:
         iv = iv_or_tr
-        w = iv[(iv["start_s"] >= warm - 1e-6) & (iv["end_s"] <= duration + 1e-6)]
-        span = float((w["end_s"] - w["start_s"]).sum())
-        return float(w["bytes"].sum() * 8 / span) if span > 0 else float("nan")
+        a, b = iv["start_s"].to_numpy(float), iv["end_s"].to_numpy(float)
+        inside = np.clip(np.minimum(b, duration) - np.maximum(a, warm), 0.0, None)
+        span = float(inside.sum())
+        frac = inside / np.clip(b - a, 1e-9, None)
+        return float((iv["bytes"].to_numpy(float) * frac).sum() * 8 / span) if span > 0 else float("nan")
     tr = iv_or_tr
     cum = np.interp(np.array([warm, duration]) * 1e9, tr["rx_time_ns"], tr["rx_bytes"], left=0.0)
     return float((cum[1] - cum[0]) * 8 / (duration - warm))
@@ -581,15 +614,15 @@ def _median_per_bin(d: pd.DataFrame, key: str, edges: np.ndarray) -> np.ndarray:
 
 
 def twin_readings(algos: tuple[str, ...], duration: float, warm: float, seed: int, base_rtt_s: float,
-                  tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> dict:
+                  tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES, gap: float = PAIR_START_GAP_S) -> dict:
     """The twin's side of a run: the declared twin (``sim_case``, bucket `tbf_burst`) and beside it
     the same twin with phase randomisation at one frame's time at the tbf (docs/fidelity/phase.md's
     rule: a gap that closes there comes from the deterministic twin's phase effects, which flow's
     packet meets the full pfifo, not from the algorithms). Returns ``row`` (cases.csv's twin
     columns: ``sim_*``, ``phase_sim_*``, ``twin_tbf_burst_bytes``, 0 for the serialising twin),
     ``series`` (series.csv's twin columns per BIN_S) and ``samples`` (samples.csv's twin rows)."""
-    s = sim_case(algos, duration, seed, base_rtt_s, tbf_burst=tbf_burst)
-    p = sim_case(algos, duration, seed, base_rtt_s, PHASE_S, tbf_burst=tbf_burst)
+    s = sim_case(algos, duration, seed, base_rtt_s, tbf_burst=tbf_burst, gap=gap)
+    p = sim_case(algos, duration, seed, base_rtt_s, PHASE_S, tbf_burst=tbf_burst, gap=gap)
     edges = np.arange(0.0, duration + 1e-9, BIN_S)
     row = {"twin_tbf_burst_bytes": 0 if tbf_burst is None else int(tbf_burst), "sim_drops": s["drops"],
            "sim_timeouts": int(sum(f["stats"]["timeouts"] for f in s["flows"])),
@@ -627,6 +660,31 @@ def twin_readings(algos: tuple[str, ...], duration: float, warm: float, seed: in
     return {"row": row, "series": series, "samples": samples}
 
 
+def late_ratios(series, algos: tuple[str, ...], gap: float, duration: float) -> dict:
+    """A pair's first-over-second throughput ratio from LATE_AFTER_SECOND_S after its second
+    flow's start to the run's end (``series``' BIN_S bins wholly inside), kernel and twin, and
+    the kernel's over the twin's: the claim's reading without the stretch before a bbr flow's
+    first PROBE_RTT, where its min RTT is still the one it started with. Empty alone; NaN where
+    the run ends before."""
+    if len(algos) != 2:
+        return {}
+    late = gap + LATE_AFTER_SECOND_S
+    t = np.asarray(series["time_s"], float)
+    inside = (t >= late - 1e-9) & (t + BIN_S <= duration + 1e-9)
+    out = {"late_from_s": late}
+    for side in ("kernel", "sim"):
+        k0, k1 = f"f0_{algos[0]}_{side}_bps", f"f1_{algos[1]}_{side}_bps"
+        if k0 not in series or k1 not in series:
+            out[f"{side}_pair_ratio_late"] = float("nan")
+            continue
+        f0 = np.asarray(series[k0], float)[inside]
+        f1 = np.asarray(series[k1], float)[inside]
+        ok = np.isfinite(f0) & np.isfinite(f1)
+        out[f"{side}_pair_ratio_late"] = _div(float(f0[ok].mean()), float(f1[ok].mean())) if ok.any() else float("nan")
+    out["pair_ratio_late"] = _div(out["kernel_pair_ratio_late"], out["sim_pair_ratio_late"])
+    return out
+
+
 def _div(a: float, b: float) -> float:
     return a / b if b > 0 else float("nan")
 
@@ -657,12 +715,14 @@ def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float,
     run's readings (cases.csv's row)."""
     pings = ping_rtts(tb, "src", "rcv1")
     base = float(np.nanmin(pings)) if pings and np.isfinite(pings).any() else 0.0
-    k = kernel_case(tb, out, algos, duration)
-    tw = twin_readings(algos, duration, warm, seed, base, tbf_burst)
+    gap = PAIR_START_GAP_S
+    k = kernel_case(tb, out, algos, duration, gap)
+    tw = twin_readings(algos, duration, warm, seed, base, tbf_burst, gap)
     edges = np.arange(0.0, duration + 1e-9, BIN_S)
     series = {"time_s": edges[:-1]}
     samples = []
-    row = {"case": case_name(algos), "seed": seed, "base_rtt_s": base, "kernel_drops": k["drops"],
+    row = {"case": case_name(algos), "seed": seed, "base_rtt_s": base, "pair_start_gap_s": gap,
+           "kernel_drops": k["drops"],
            "kernel_errors": "; ".join(k["errors"]), "kernel_cc": ",".join(str(u) for u in k["used"]),
            "kernel_timeouts": k["counters"]["TcpExtTCPTimeouts"],
            "kernel_loss_probes": k["counters"]["TcpExtTCPLossProbes"],
@@ -682,6 +742,7 @@ def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float,
         rtts_k.append(after_k.to_numpy(float))
         ke, kc = slow_start_exit(ss)
         row.update({f"{tag}_kernel_bps": mean_after(kf["intervals"], warm, duration, True),
+                    f"{tag}_kernel_start_s": kf["start_s"], f"{tag}_kernel_first_minrtt_ms": kf["first_minrtt_ms"],
                     f"{tag}_kernel_median_srtt_ms": float(np.median(rtts_k[-1])) if len(rtts_k[-1]) else float("nan"),
                     f"{tag}_kernel_median_cwnd": float(ss[ss["t"] >= warm]["cwnd"].median()) if len(ss) else float("nan"),
                     f"{tag}_kernel_ss_exit_s": ke, f"{tag}_kernel_ss_exit_cwnd": kc,
@@ -692,6 +753,7 @@ def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float,
     row.update(tw["row"])
     row.update(ratios(row, algos))
     series.update(tw["series"])
+    row.update(late_ratios(series, algos, gap, duration))
     pd.DataFrame(series).to_csv(out / "series.csv", index=False)
     samples += tw["samples"]
     if samples:
@@ -705,7 +767,10 @@ def refresh_twins(where: Path, tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) 
     seed, recorded ``base_rtt_s`` and ``duration_s``, the warm-up of that form, bucket `tbf_burst`,
     None: the serialising ablation) replaces its twin columns and the ratios, the twin's columns of
     ``series.csv`` and its rows of ``samples.csv``. The kernel's readings are kept as they are.
-    Writes cases.csv back and returns it."""
+    The twin's flows start as the row's kernel clients did (``pair_start_gap_s``; rows without
+    it, RECORDED_PAIR_START_GAP_S). The late readings (``late_ratios``) are computed from the
+    refreshed series, and each flow's first min RTT from the kernel's samples where the row
+    lacks it. Writes cases.csv back and returns it."""
     df = pd.read_csv(where / "cases.csv")
     rows = []
     for row in df.to_dict("records"):
@@ -715,9 +780,12 @@ def refresh_twins(where: Path, tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) 
         duration = float(row["duration_s"])
         warm = FULL_WARM_S if duration >= FULL_DURATION_S else QUICK_WARM_S
         seed = int(row["seed"])
-        tw = twin_readings(algos, duration, warm, seed, float(row["base_rtt_s"]), tbf_burst)
+        gap = float(row.get("pair_start_gap_s", float("nan")))
+        gap = gap if np.isfinite(gap) else RECORDED_PAIR_START_GAP_S
+        tw = twin_readings(algos, duration, warm, seed, float(row["base_rtt_s"]), tbf_burst, gap)
         row.update(tw["row"])
         row.update(ratios(row, algos))
+        row["pair_start_gap_s"] = gap
         rows.append(row)
         run = where / case_name(algos) / f"seed-{seed}"
         if (run / "series.csv").exists():
@@ -725,8 +793,14 @@ def refresh_twins(where: Path, tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) 
             for c, v in tw["series"].items():
                 s[c] = v[:len(s)] if len(v) >= len(s) else np.pad(v, (0, len(s) - len(v)), constant_values=np.nan)
             s.to_csv(run / "series.csv", index=False)
+            row.update(late_ratios(s, algos, gap, duration))
         if (run / "samples.csv").exists():
             old = pd.read_csv(run / "samples.csv")
+            for i, a in enumerate(algos):
+                key = f"f{i}_{a}_kernel_first_minrtt_ms"
+                if not np.isfinite(float(row.get(key, float("nan")))) and "minrtt_ms" in old:
+                    mine = old[(old["side"] == "kernel") & (old["flow"] == i)]
+                    row[key] = first_minrtt(mine)
             new = pd.concat([old[old["side"] != "sim"], *tw["samples"]], ignore_index=True)
             new.to_csv(run / "samples.csv", index=False)
     out = pd.DataFrame(rows)
@@ -847,6 +921,10 @@ def claims_for(df: pd.DataFrame) -> list:
         cols += [f"f{i}_{a}_{{kernel,sim}}_reductions_per_s" for i, a in enumerate(algos)]
         cols += [f"f{i}_bbr_{{kernel,sim}}_{k}" for i, a in enumerate(algos) if a == "bbr"
                  for k in ("bbr_mrtt_median_ms", "bbr_cwnd_over_2bdp_segs")]
+        # a pair read again without its second flow's first 10.5 s, and the min RTT each kernel
+        # flow started with (its handshake's): the start the pair's set-up makes alike
+        if len(algos) == 2:
+            cols += ["pair_ratio_late", "f1_" + algos[1] + "_kernel_first_minrtt_ms"]
         where = (f"cases.csv rows {n}: {', '.join(cols)}; {n}/seed-N/series.csv, samples.csv "
                  "(rate_rtt.png: the first seed)")
         if len(algos) == 1:
@@ -897,6 +975,14 @@ def twin_description(tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> str:
             "trip")
 
 
+def _gaps(df: pd.DataFrame):
+    """The gap between a pair's clients in `df`'s runs: one value, or the sorted values if they
+    differ (RECORDED_PAIR_START_GAP_S for rows recorded without the column)."""
+    g = df["pair_start_gap_s"] if "pair_start_gap_s" in df else pd.Series([RECORDED_PAIR_START_GAP_S] * len(df))
+    vals = sorted({float(x) if np.isfinite(x) else RECORDED_PAIR_START_GAP_S for x in g})
+    return vals[0] if len(vals) == 1 else vals
+
+
 def result_from(out: Path, df: pd.DataFrame, seed: int, quick: bool,
                 tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> Result:
     """The experiment's result from its cases.csv `df` (a run's, or a refresh's,
@@ -920,9 +1006,11 @@ def result_from(out: Path, df: pd.DataFrame, seed: int, quick: bool,
               "runs": len(seeds), "seeds": seeds, "cases": [case_name(c) for c in CASES],
               "offloads": "TSO, GSO, GRO, checksum and scatter-gather off on src, r1 and rcv1's veths",
               "kernel": "iperf3 -C ALGO -i 0.5 (servers' interval reports for throughput), ss -tin every 100 ms, "
-                        "tcp_no_metrics_save=1",
+                        "tcp_no_metrics_save=1; a pair's second client launched pair_start_gap_s after the first",
+              "pair_start_gap_s": _gaps(df),
+              "late_after_second_s": LATE_AFTER_SECOND_S,
               "twin": {"links": twin_description(tbf_burst), "tbf_burst_bytes": tbf_burst,
-                       "variants": SIM_VARIANT, "reno_settings": LINUX_SETTINGS, "pair_start_gap_s": PAIR_START_GAP_S},
+                       "variants": SIM_VARIANT, "reno_settings": LINUX_SETTINGS, "pair_start_gap_s": _gaps(df)},
               "bounds": {"alone_throughput": ALONE_TPUT, "alone_rtt": ALONE_RTT, "pair_ratio": PAIR_RATIO,
                          "pair_rtt": PAIR_RTT},
               "decided_on": "one run" if quick else f"the mean over {len(seeds)} runs (95 % t interval)",
