@@ -11,7 +11,8 @@ reno+bbr case with ``src.pcap``, dumpcap on src's port, and ``ss.txt``); it is o
   come (an unpaced reno) answers within microseconds; one that is paced waits for its pacing
   timer when the rate, 1.2 cwnd/srtt in Linux, is below what the ACKs release.
 - ``intervals.csv``, kernel and twin (``net.twin_scenario`` with the round trip `base-rtt`, seeded
-  `seed` + run - 1, as that tool seeds its twins, for as long as the kernel's run): the stretches
+  `seed` + run - 1, as that tool seeds its twins, bbr starting as the recorded client did
+  (``recorded_gap``), for as long as the kernel's run): the stretches
   between two of bbr's PROBE_RTTs after the first 2 s (kernel: ss samples with bbr's cwnd at 4 or
   less; twin: state code 2), each with the min RTT bbr's filter held (median), bbr's and reno's
   median cwnd (segments), the fraction of the time reno's cwnd was 4 or less, and reno's
@@ -100,10 +101,10 @@ def kernel_intervals(where: Path) -> list[dict]:
     return intervals(probes, float(max(bt.max(), rt.max())), t, v)
 
 
-def twin_intervals(duration: float, seed: int, base_rtt_s: float) -> list[dict]:
+def twin_intervals(duration: float, seed: int, base_rtt_s: float, gap: float) -> list[dict]:
     from castlab.experiments.tcp import net
 
-    reno, bbr, probes = probe.twin_traces(duration, seed, base_rtt_s)
+    reno, bbr, probes = probe.twin_traces(duration, seed, base_rtt_s, gap)
     mt, mv = net.bbr_min_rtt(bbr)
     t = {"filter_ms": mt / 1e9, "bbr_cwnd": bbr["cc_time_ns"] / 1e9, "bbr_acked": bbr["ack_time_ns"] / 1e9,
          "reno_cwnd": reno["cc_time_ns"] / 1e9, "reno_acked": reno["ack_time_ns"] / 1e9}
@@ -127,6 +128,7 @@ def main(argv=None) -> int:
     if not folders:
         ap.error(f"{a.runs}: no run-N/src.pcap (bench/reno_bbr_probe_rtt.py's output)")
     a.out.mkdir(parents=True, exist_ok=True)
+    gap = probe.recorded_gap(a.runs)
     lags, spans = [], []
     for where in folders:
         run = int(where.name.split("-")[1])
@@ -136,7 +138,7 @@ def main(argv=None) -> int:
         duration = float(net.data_connections(net.parse_ss((where / "ss.txt").read_text()), [net.PORT])[net.PORT]
                          ["t"].pipe(lambda s: s.max() - s.min()))
         spans += [{"run": run, "side": "kernel", **r} for r in kernel_intervals(where)]
-        twin = twin_intervals(round(duration), a.seed + run - 1, a.base_rtt)
+        twin = twin_intervals(round(duration), a.seed + run - 1, a.base_rtt, gap)
         spans += [{"run": run, "side": "twin", **r} for r in twin]
     lags, spans = pd.DataFrame(lags), pd.DataFrame(spans)
     lags.to_csv(a.out / "lags.csv", index=False)

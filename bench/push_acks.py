@@ -5,7 +5,8 @@
 RUNS is the output folder of ``bench/reno_bbr_probe_rtt.py`` (its ``run-N/`` folders: the kernel's
 reno+bbr case with ``src.pcap``, dumpcap on src's port, and iperf3's ``server5201.json`` and
 ``server5202.json``); it is only read. For each recorded run, and for the twin of that case
-(``net.twin_scenario``, seeded `seed` + run - 1, as that tool seeds it) with ``TcpConfig::push``
+(``net.twin_scenario``, seeded `seed` + run - 1, as that tool seeds it, bbr starting as the
+recorded client did: ``reno_bbr_probe_rtt.recorded_gap``) with ``TcpConfig::push``
 on and off, after the 5 s warm-up and per flow (5201 reno, 5202 bbr):
 - kernel only: the fraction of bursts (departures of new data under 50 µs apart) whose last
   segment carries PSH, and the fraction of the other segments that do;
@@ -29,6 +30,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from reno_bbr_probe_rtt import recorded_gap  # noqa: E402
 
 MSS = 1448
 WARM_S = 5.0
@@ -83,11 +88,11 @@ def kernel_flow(df: pd.DataFrame, port: int) -> dict:
             "acks_of_one": float((sizes == 1).mean()), "rtt_over_40ms": float((rtts > 0.040).mean())}
 
 
-def twin(seed: int, duration: float, base_rtt_s: float, push: bool) -> dict:
+def twin(seed: int, duration: float, base_rtt_s: float, push: bool, gap: float) -> dict:
     from castlab.experiments.tcp import net
     from castlab.scenario import Scenario
 
-    d = net.twin_scenario(("reno", "bbr"), duration, base_rtt_s)
+    d = net.twin_scenario(("reno", "bbr"), duration, base_rtt_s, gap=gap)
     for f in d["tcp"]:
         f["config"] = {**f.get("config", {}), "push": push}
     sim = Scenario.from_dict(d).build(seed)
@@ -119,6 +124,7 @@ def main(argv=None) -> int:
     runs = sorted(p for p in a.runs.glob("run-*") if (p / "src.pcap").exists())
     if not runs:
         ap.error(f"{a.runs}: no run-N/src.pcap")
+    gap = recorded_gap(a.runs)
     rows = []
     for r, where in enumerate(runs, start=1):
         df = capture(where / "src.pcap")
@@ -128,7 +134,7 @@ def main(argv=None) -> int:
         for p, name in PORTS.items():
             rows.append({"run": r, "side": "kernel", "flow": name, **kernel_flow(df, p), "reno_over_bbr": ratio})
         for push in (True, False):
-            t = twin(a.seed + r - 1, a.duration, a.base_rtt, push)
+            t = twin(a.seed + r - 1, a.duration, a.base_rtt, push, gap)
             for name, v in t["flows"].items():
                 rows.append({"run": r, "side": f"twin, push {'on' if push else 'off'}", "flow": name, **v,
                              "reno_over_bbr": t["reno_over_bbr"]})

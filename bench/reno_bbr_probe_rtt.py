@@ -14,13 +14,17 @@ first such sample; twin: state code 2):
   cumulative ACK and the bytes SACKed above it, in segments, averaged over the ACKs of reno's in
   the episode; twin: reno's cwnd, which RFC 6675's recovery keeps at ssthresh, sampled every 0.1
   s in the episode).
-Writes OUT/episodes.csv (a row per episode) and prints it. Needs root, the testbed, iperf3, ss
+Writes OUT/episodes.csv (a row per episode) and OUT/run.json (the gap between the two clients,
+``net.PAIR_START_GAP_S``, which the twins and the tools reading OUT take from it; a folder
+without run.json was recorded with the clients launched together,
+``net.RECORDED_PAIR_START_GAP_S``), and prints the episodes. Needs root, the testbed, iperf3, ss
 and dumpcap.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import time
@@ -104,13 +108,22 @@ def episodes(t: np.ndarray, probe: np.ndarray) -> list[float]:
     return out
 
 
-def kernel_run(tb, where: Path, duration: float) -> list[dict]:
+def recorded_gap(runs: Path) -> float:
+    """The gap between the two clients of the runs in `runs` (this tool's OUT): run.json's, or
+    for a folder recorded before run.json was written the clients launched together."""
+    from castlab.experiments.tcp import net
+
+    f = runs / "run.json"
+    return float(json.loads(f.read_text())["pair_start_gap_s"]) if f.exists() else net.RECORDED_PAIR_START_GAP_S
+
+
+def kernel_run(tb, where: Path, duration: float, gap: float) -> list[dict]:
     from castlab.experiments.tcp import net
 
     where.mkdir(parents=True, exist_ok=True)
     pcap = where / "src.pcap"
     with net.src_capture(tb, pcap):
-        k = net.kernel_case(tb, where, ("reno", "bbr"), duration)
+        k = net.kernel_case(tb, where, ("reno", "bbr"), duration, gap)
     if k["errors"]:
         raise RuntimeError(f"{where}: {'; '.join(k['errors'])}")
     ports = [net.PORT, net.PORT + 1]
@@ -133,13 +146,13 @@ def kernel_run(tb, where: Path, duration: float) -> list[dict]:
     return rows
 
 
-def twin_traces(duration: float, seed: int, base_rtt_s: float) -> tuple[dict, dict, list[float]]:
-    """The reno+bbr case's twin run for `duration` s: reno's and bbr's traces, and the times
-    bbr entered PROBE_RTT (state code 2)."""
+def twin_traces(duration: float, seed: int, base_rtt_s: float, gap: float) -> tuple[dict, dict, list[float]]:
+    """The reno+bbr case's twin run for `duration` s, bbr starting `gap` s after reno: reno's and
+    bbr's traces, and the times bbr entered PROBE_RTT (state code 2)."""
     from castlab.experiments.tcp import net
     from castlab.scenario import Scenario
 
-    s = Scenario.from_dict(net.twin_scenario(("reno", "bbr"), duration, base_rtt_s))
+    s = Scenario.from_dict(net.twin_scenario(("reno", "bbr"), duration, base_rtt_s, gap=gap))
     sim = s.build(seed)
     sim.run(duration)
     reno = sim.tcp_trace(sim.scenario_handles.tcp["f0"])
@@ -149,10 +162,10 @@ def twin_traces(duration: float, seed: int, base_rtt_s: float) -> tuple[dict, di
     return reno, bbr, starts
 
 
-def twin_run(duration: float, seed: int, base_rtt_s: float) -> list[dict]:
+def twin_run(duration: float, seed: int, base_rtt_s: float, gap: float) -> list[dict]:
     from castlab.experiments.tcp import net
 
-    reno, bbr, starts = twin_traces(duration, seed, base_rtt_s)
+    reno, bbr, starts = twin_traces(duration, seed, base_rtt_s, gap)
     rt, rr = bbr["rtt_time_ns"] / 1e9, bbr["rtt_ns"] / 1e9
     ct, cw = reno["cc_time_ns"] / 1e9, reno["cwnd_bytes"] / MSS
     mt, mv = net.bbr_min_rtt(bbr)
@@ -186,11 +199,13 @@ def main(argv=None) -> int:
         print(f"reno_bbr_probe_rtt: {why}", file=sys.stderr)
         return 2
     a.out.mkdir(parents=True, exist_ok=True)
+    gap = net.PAIR_START_GAP_S
+    (a.out / "run.json").write_text(json.dumps({"pair_start_gap_s": gap}) + "\n")
     rows = []
     with net.testbed("p") as tb:
         for r in range(a.runs):
             base = float(np.nanmin(net.ping_rtts(tb, "src", "rcv1")))
-            for row in kernel_run(tb, a.out / f"run-{r + 1}", a.duration) + twin_run(a.duration, a.seed + r, base):
+            for row in kernel_run(tb, a.out / f"run-{r + 1}", a.duration, gap) + twin_run(a.duration, a.seed + r, base, gap):
                 rows.append({"run": r + 1, **row})
             pd.DataFrame(rows).to_csv(a.out / "episodes.csv", index=False)
             time.sleep(0.5)

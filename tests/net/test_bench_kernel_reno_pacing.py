@@ -43,3 +43,18 @@ def test_stretches_between_probe_rtts_read_the_filter_windows_and_share_from_hal
     assert second["reno_cwnd"] == 6.0 and second["reno_cwnd_le4"] == pytest.approx(5 / 25)
     # acknowledged bytes from 5.5 to 8.9 s: reno 85, bbr 340; from 9.5 to 11.9 s: 120 and 240
     assert first["reno_over_bbr"] == pytest.approx(0.25) and second["reno_over_bbr"] == pytest.approx(0.5)
+
+
+def test_the_twins_of_recorded_captures_start_bbr_as_the_recorded_client_did(tmp_path):
+    # reno_bbr_probe_rtt.py writes the gap between its two clients into OUT/run.json, and the
+    # tools that rerun twins beside its captures read it; captures recorded before that file
+    # was written had the clients launched together.
+    from castlab.experiments.tcp import net
+
+    assert krp.probe.recorded_gap(tmp_path) == net.RECORDED_PAIR_START_GAP_S == 0.01
+    (tmp_path / "run.json").write_text('{"pair_start_gap_s": 1.0}\n')
+    assert krp.probe.recorded_gap(tmp_path) == 1.0
+    reno, bbr, _ = krp.probe.twin_traces(3.0, 1, 2e-4, krp.probe.recorded_gap(tmp_path))
+    # reno's first segment reaches rcv1 at once, bbr's after 1 s behind the queue reno keeps
+    # (at most 30 frames of 1.2 ms)
+    assert reno["rx_time_ns"][0] < 1_000_000 and 1.0e9 < bbr["rx_time_ns"][0] < 1.0e9 + 30 * 1.22e6
