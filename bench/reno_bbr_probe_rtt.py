@@ -205,7 +205,8 @@ def main(argv=None) -> int:
     with net.testbed("p") as tb:
         for r in range(a.runs):
             base = float(np.nanmin(net.ping_rtts(tb, "src", "rcv1")))
-            for row in kernel_run(tb, a.out / f"run-{r + 1}", a.duration, gap) + twin_run(a.duration, a.seed + r, base, gap):
+            both = kernel_run(tb, a.out / f"run-{r + 1}", a.duration, gap) + twin_run(a.duration, a.seed + r, base, gap)
+            for row in both:
                 rows.append({"run": r + 1, **row})
             pd.DataFrame(rows).to_csv(a.out / "episodes.csv", index=False)
             time.sleep(0.5)

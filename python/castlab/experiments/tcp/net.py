@@ -388,12 +388,13 @@ def twin_scenario(algos: tuple[str, ...], duration: float, base_rtt_s: float,
                   tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES, gap: float = PAIR_START_GAP_S) -> dict:
     """The twin's scenario (``Scenario.from_dict``'s form) of a kernel run of `algos`: src - r1 -
     rcv1, each link's one-way delay base_rtt_s / 4, one TCP flow per algorithm as Linux runs it
-    (``linux_twin_flow``), `gap` s apart (PAIR_START_GAP_S, as the kernel's clients). The bottleneck r1 - rcv1 is a token bucket of
-    `tbf_burst` bytes at LINK_BPS charging TBF_OVERHEAD_BYTES per packet over a queue of
-    QUEUE_PKTS (the testbed's tbf and pfifo; by default its burst), or with `tbf_burst` None a link
-    serialising at TWIN_LINK_BPS with QUEUE_PKTS - 1 queued besides the packet on the wire (the
-    ablation). The bucket is on both directions, where the testbed shapes only r1's port: the
-    reverse direction carries only ACKs, which it passes at once."""
+    (``linux_twin_flow``), `gap` s apart (PAIR_START_GAP_S, as the kernel's clients). The
+    bottleneck r1 - rcv1 is a token bucket of `tbf_burst` bytes at LINK_BPS charging
+    TBF_OVERHEAD_BYTES per packet over a queue of QUEUE_PKTS (the testbed's tbf and pfifo; by
+    default its burst), or with `tbf_burst` None a link serialising at TWIN_LINK_BPS with
+    QUEUE_PKTS - 1 queued besides the packet on the wire (the ablation). The bucket is on both
+    directions, where the testbed shapes only r1's port: the reverse direction carries only
+    ACKs, which it passes at once."""
     if tbf_burst is not None and int(tbf_burst) < IP_BYTES + TBF_OVERHEAD_BYTES:
         raise ValueError(f"tbf_burst: at least {IP_BYTES + TBF_OVERHEAD_BYTES} bytes, a full segment's frame "
                          f"(got {tbf_burst})")
@@ -415,8 +416,9 @@ def sim_case(algos: tuple[str, ...], duration: float, seed: int, base_rtt_s: flo
              phase_overhead_s: float = 0.0, tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES,
              gap: float = PAIR_START_GAP_S) -> dict:
     """The twin of a kernel run (``twin_scenario``; `tbf_burst` its bottleneck's bucket, by default
-    the testbed's, None the serialising ablation; `gap` between its flows' starts), seeded `seed`, with phase randomisation
-    (docs/fidelity/phase.md) at `phase_overhead_s` (0: off, whatever the process's default).
+    the testbed's, None the serialising ablation; `gap` between its flows' starts), seeded
+    `seed`, with phase randomisation (docs/fidelity/phase.md) at `phase_overhead_s` (0: off,
+    whatever the process's default).
     Returns per flow its trace and stats, and the bottleneck's drops."""
     import os
 
