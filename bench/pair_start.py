@@ -28,17 +28,6 @@ import numpy as np
 import pandas as pd
 
 
-def _ratio(series, a: str, b: str, side: str, lo: float, hi: float) -> float:
-    from castlab.experiments.tcp import net
-
-    t = np.asarray(series["time_s"], float)
-    inside = (t >= lo - 1e-9) & (t + net.BIN_S <= hi + 1e-9)
-    f0 = np.asarray(series[f"f0_{a}_{side}_bps"], float)[inside]
-    f1 = np.asarray(series[f"f1_{b}_{side}_bps"], float)[inside]
-    ok = np.isfinite(f0) & np.isfinite(f1)
-    return float(f0[ok].mean() / f1[ok].mean()) if ok.any() and f1[ok].mean() > 0 else float("nan")
-
-
 def told_twin(algos: tuple[str, str], duration: float, seed: int, base_rtt_s: float, gap: float,
               handshake_s: float) -> dict:
     """The row's twin with its second flow holding `handshake_s` as its handshake's RTT: its
@@ -67,7 +56,6 @@ def rows_of(run: Path) -> list[dict]:
         algos = tuple(str(row["case"]).split("+"))
         if len(algos) != 2:
             continue
-        a, b = algos
         seed, duration = int(row["seed"]), float(row["duration_s"])
         warm = net.FULL_WARM_S if duration >= net.FULL_DURATION_S else net.QUICK_WARM_S
         gap = float(row.get("pair_start_gap_s", float("nan")))
@@ -80,12 +68,12 @@ def rows_of(run: Path) -> list[dict]:
         r = {"run": run.name, "case": row["case"], "seed": seed, "gap_s": gap, "first_minrtt_ms": first,
              "late_from_s": late}
         for side, name in (("kernel", "kernel"), ("sim", "twin")):
-            r[f"{name}_early"] = _ratio(series, a, b, side, warm, late)
-            r[f"{name}_late"] = _ratio(series, a, b, side, late, duration)
+            r[f"{name}_early"] = net.pair_window_ratio(series, algos, side, warm, late)
+            r[f"{name}_late"] = net.pair_window_ratio(series, algos, side, late, duration)
         if np.isfinite(first) and first > 0:
             told = told_twin(algos, duration, seed, float(row["base_rtt_s"]), gap, first / 1e3)
-            r["told_early"] = _ratio(told, a, b, "sim", warm, late)
-            r["told_late"] = _ratio(told, a, b, "sim", late, duration)
+            r["told_early"] = net.pair_window_ratio(told, algos, "sim", warm, late)
+            r["told_late"] = net.pair_window_ratio(told, algos, "sim", late, duration)
         else:
             r["told_early"] = r["told_late"] = float("nan")
         out.append(r)

@@ -662,27 +662,33 @@ def twin_readings(algos: tuple[str, ...], duration: float, warm: float, seed: in
     return {"row": row, "series": series, "samples": samples}
 
 
+def pair_window_ratio(series, algos: tuple[str, str], side: str, lo: float, hi: float) -> float:
+    """A pair's first-over-second throughput ratio on `side` ("kernel" or "sim") over the
+    ``series``' BIN_S bins wholly inside [lo, hi]: the ratio of the two flows' mean rates, bins
+    where either flow has no reading left out. NaN where a flow's column is missing or no bin
+    is left."""
+    k0, k1 = f"f0_{algos[0]}_{side}_bps", f"f1_{algos[1]}_{side}_bps"
+    if k0 not in series or k1 not in series:
+        return float("nan")
+    t = np.asarray(series["time_s"], float)
+    inside = (t >= lo - 1e-9) & (t + BIN_S <= hi + 1e-9)
+    f0, f1 = np.asarray(series[k0], float)[inside], np.asarray(series[k1], float)[inside]
+    ok = np.isfinite(f0) & np.isfinite(f1)
+    return _div(float(f0[ok].mean()), float(f1[ok].mean())) if ok.any() else float("nan")
+
+
 def late_ratios(series, algos: tuple[str, ...], gap: float, duration: float) -> dict:
     """A pair's first-over-second throughput ratio from LATE_AFTER_SECOND_S after its second
-    flow's start to the run's end (``series``' BIN_S bins wholly inside), kernel and twin, and
-    the kernel's over the twin's: the claim's reading without the stretch before a bbr flow's
-    first PROBE_RTT, where its min RTT is still the one it started with. Empty alone; NaN where
-    the run ends before."""
+    flow's start to the run's end (``pair_window_ratio``), kernel and twin, and the kernel's
+    over the twin's: the claim's reading without the stretch before a bbr flow's first
+    PROBE_RTT, where its min RTT is still the one it started with. Empty alone; NaN where the
+    run ends before."""
     if len(algos) != 2:
         return {}
     late = gap + LATE_AFTER_SECOND_S
-    t = np.asarray(series["time_s"], float)
-    inside = (t >= late - 1e-9) & (t + BIN_S <= duration + 1e-9)
     out = {"late_from_s": late}
     for side in ("kernel", "sim"):
-        k0, k1 = f"f0_{algos[0]}_{side}_bps", f"f1_{algos[1]}_{side}_bps"
-        if k0 not in series or k1 not in series:
-            out[f"{side}_pair_ratio_late"] = float("nan")
-            continue
-        f0 = np.asarray(series[k0], float)[inside]
-        f1 = np.asarray(series[k1], float)[inside]
-        ok = np.isfinite(f0) & np.isfinite(f1)
-        out[f"{side}_pair_ratio_late"] = _div(float(f0[ok].mean()), float(f1[ok].mean())) if ok.any() else float("nan")
+        out[f"{side}_pair_ratio_late"] = pair_window_ratio(series, algos, side, late, duration)
     out["pair_ratio_late"] = _div(out["kernel_pair_ratio_late"], out["sim_pair_ratio_late"])
     return out
 
