@@ -1255,6 +1255,16 @@ mod tests {
     }
 
     #[test]
+    fn skb_pacing_caps_an_skb_at_half_the_window() {
+        // The same 33-segment skbs as above, in a window of 20: tcp_cwnd_test lets one skb take
+        // at most half of it, 10 segments. The first skb goes unpaced (the sender's first 10
+        // segments) and sets the next departure 10 ms on; the window is full after the second.
+        let (snd, snk) = skb_paced(20, Some(Duration::from_millis(1)));
+        let (sent, _, _) = run(snd, snk, Duration::from_millis(50), ms(99), |_, _| false);
+        assert_eq!(rounds(&sent), vec![(ms(0), 10), (ms(10), 10)]);
+    }
+
+    #[test]
     fn without_skb_pacing_each_segment_is_paced_on_its_own() {
         let cfg = TcpConfig::default();
         let cc = Box::new(Fixed { cwnd: 100_000, rate: 1e6 });

@@ -1065,10 +1065,11 @@ struct Skb {
 impl TcpSender {
     /// Linux's internal pacing per skb (`tcp_write_xmit`, `tcp_pacing_check`,
     /// `tcp_update_skb_after_send`): a new skb leaves at `pace_next` or later and takes up to
-    /// `tso_segs` segments at that instant, as many as the window allows; it then sets the
-    /// next departure to its own departure plus its payload at the rate, less the smaller of
-    /// half that and the time the sender was behind (`credit`). No delay until 10 segments
-    /// have been sent.
+    /// `tso_segs` segments at that instant, and no more than half the window
+    /// (`tcp_cwnd_test`: "at least 2 GSO packets in flight"), as many as the window allows; it
+    /// then sets the next departure to its own departure plus its payload at the rate, less the
+    /// smaller of half that and the time the sender was behind (`credit`). No delay until 10
+    /// segments have been sent.
     fn poll_skb_paced(&mut self, rate: f64) -> Option<Packet> {
         let in_skb = self.skb.left > 0 && self.skb.at == self.now;
         if !in_skb && self.held_by_pacing() {
@@ -1079,7 +1080,9 @@ impl TcpSender {
             return None;
         };
         if !in_skb {
-            self.skb = Skb { left: self.tso_segs(rate), at: self.now, prior: self.pace_next, payload: 0 };
+            let half_cwnd = (self.cc.cwnd() / u64::from(self.cfg.mss_bytes.max(1)) / 2).max(1);
+            let left = u64::from(self.tso_segs(rate)).min(half_cwnd) as u32;
+            self.skb = Skb { left, at: self.now, prior: self.pace_next, payload: 0 };
         }
         self.skb.left -= 1;
         if self.cfg.push && self.skb.left == 0 && !self.cc.in_recovery() {
