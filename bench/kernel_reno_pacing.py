@@ -9,7 +9,10 @@ reno+bbr case with ``src.pcap``, dumpcap on src's port, and ``ss.txt``); it is o
   data and is followed by a departure of the flow before its next such ACK, the time from the ACK
   to that departure; its percentiles and the fraction over 1 ms. A flow that sends when its ACKs
   come (an unpaced reno) answers within microseconds; one that is paced waits for its pacing
-  timer when the rate, 1.2 cwnd/srtt in Linux, is below what the ACKs release.
+  timer when the rate, 1.2 cwnd/srtt in Linux, is below what the ACKs release. Beside it, before
+  and after the second flow's first PROBE_RTT (its start plus ``net.LATE_AFTER_SECOND_S``; the
+  first 2 s left out): the largest burst (departures each under 50 µs after the one before) and
+  the largest cwnd ss showed. Linux lets one skb take at most half the window (``tcp_cwnd_test``).
 - ``intervals.csv``, kernel and twin (``net.twin_scenario`` with the round trip `base-rtt`, seeded
   `seed` + run - 1, as that tool seeds its twins, bbr starting as the recorded client did
   (``recorded_gap``), for as long as the kernel's run): the stretches
@@ -57,6 +60,33 @@ def lag_row(flow: dict) -> dict:
     p = np.percentile(lag, [50, 90, 99]) if len(lag) else [np.nan] * 3
     return {"answered_acks": len(lag), "lag_p50_ms": p[0], "lag_p90_ms": p[1], "lag_p99_ms": p[2],
             "over_1ms": float(np.mean(lag > 1.0)) if len(lag) else np.nan}
+
+
+BURST_GAP_S = 50e-6  # departures closer than this left as one skb (the veth sends a segment in 1.2 us)
+
+
+def largest_burst(tx_t: np.ndarray, lo: float, hi: float) -> int:
+    """The most departures in [lo, hi) each under BURST_GAP_S after the one before (0 if none)."""
+    t = np.asarray(tx_t, float)
+    t = t[(t >= lo) & (t < hi)]
+    if not len(t):
+        return 0
+    best = run = 1
+    for g in np.diff(t):
+        run = run + 1 if g < BURST_GAP_S else 1
+        best = max(best, run)
+    return best
+
+
+def burst_row(tx_t: np.ndarray, ss: pd.DataFrame, late: float, end: float) -> dict:
+    """``largest_burst`` and ss's largest cwnd in [2 s, late) and [late, end] (times on one
+    clock)."""
+    out = {}
+    for tag, lo, hi in (("early", 2.0, late), ("late", late, end + 1e-9)):
+        c = ss[(ss["t"] >= lo) & (ss["t"] < hi)]["cwnd"] if len(ss) else pd.Series(dtype=float)
+        out[f"burst_{tag}"] = largest_burst(tx_t, lo, hi)
+        out[f"cwnd_max_{tag}"] = float(c.max()) if len(c) else np.nan
+    return out
 
 
 def _step(t: np.ndarray, v: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -133,8 +163,14 @@ def main(argv=None) -> int:
     for where in folders:
         run = int(where.name.split("-")[1])
         flows = probe.capture_flows(where / "src.pcap", [net.PORT, net.PORT + 1])
+        conns = net.data_connections(net.parse_ss((where / "ss.txt").read_text()), [net.PORT, net.PORT + 1])
+        t0 = float(min(f["tx_t"][0] for f in flows.values()))
+        s0 = float(min(c["t"].min() for c in conns.values()))
+        end = float(max(f["tx_t"][-1] for f in flows.values())) - t0
         for port, name in ((net.PORT, "reno"), (net.PORT + 1, "bbr")):
-            lags.append({"run": run, "flow": name, **lag_row(flows[port])})
+            ss = conns[port].assign(t=conns[port]["t"] - s0)
+            lags.append({"run": run, "flow": name, **lag_row(flows[port]),
+                         **burst_row(flows[port]["tx_t"] - t0, ss, gap + net.LATE_AFTER_SECOND_S, end)})
         duration = float(net.data_connections(net.parse_ss((where / "ss.txt").read_text()), [net.PORT])[net.PORT]
                          ["t"].pipe(lambda s: s.max() - s.min()))
         spans += [{"run": run, "side": "kernel", **r} for r in kernel_intervals(where)]

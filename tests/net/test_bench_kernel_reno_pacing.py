@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
@@ -58,3 +59,16 @@ def test_the_twins_of_recorded_captures_start_bbr_as_the_recorded_client_did(tmp
     # reno's first segment reaches rcv1 at once, bbr's after 1 s behind the queue reno keeps
     # (at most 30 frames of 1.2 ms)
     assert reno["rx_time_ns"][0] < 1_000_000 and 1.0e9 < bbr["rx_time_ns"][0] < 1.0e9 + 30 * 1.22e6
+
+
+def test_the_largest_burst_counts_departures_under_50_us_apart_on_each_side_of_the_split():
+    # Early (from 2 s): a burst of 3 (1.2 us apart), then one alone; the departure at 1 s is
+    # before the first 2 s. Late (from 10.5 s): a burst of 5, then 2. ss's largest cwnd on each
+    # side: 16 and 38 (the 50 at 1 s left out).
+    tx = np.array([1.0, 1.0000012, 3.0, 3.0000012, 3.0000024, 4.0,
+                   11.0, 11.0000012, 11.0000024, 11.0000036, 11.0000048, 12.0, 12.00001])
+    assert krp.largest_burst(tx, 2.0, 10.5) == 3 and krp.largest_burst(tx, 10.5, 20.0) == 5
+    assert krp.largest_burst(tx, 5.0, 10.0) == 0
+    ss = pd.DataFrame({"t": [1.0, 3.0, 5.0, 11.0, 12.0], "cwnd": [50, 16, 12, 38, 30]})
+    assert krp.burst_row(tx, ss, 10.5, 20.0) == {"burst_early": 3, "cwnd_max_early": 16.0,
+                                                 "burst_late": 5, "cwnd_max_late": 38.0}
