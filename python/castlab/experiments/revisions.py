@@ -1677,7 +1677,7 @@ REVISIONS += [R("net-tcp-vs-sim", c, "d37189b", "parameter", f"{_GAP_BEFORE}: {_
 _HALF_BEFORE = "an skb of up to tcp_tso_autosize segments, as many as the window allows"
 _HALF_AFTER = "an skb of up to tcp_tso_autosize segments and at most half the window (tcp_cwnd_test)"
 _HALF_REASON = ("the simulator's skbs could fill the whole free window where Linux's take at most half of it "
-                "(tcp_cwnd_test: 'ensure we have at least 2 GSO packets in flight'): the kernel's bbr in "
+                "(tcp_cwnd_test, which keeps two skbs in flight): the kernel's bbr in "
                 "net-tcp-vs-sim, its min RTT the 0.01 ms of a handshake on an empty path, sent bursts of at most "
                 "17-19 segments where ss saw its window reach 31-38, where the twin told that handshake sent up "
                 "to 30-31 at once (bench/kernel_reno_pacing.py on the reno+bbr captures of 2026-11-29 "

@@ -1066,7 +1066,7 @@ impl TcpSender {
     /// Linux's internal pacing per skb (`tcp_write_xmit`, `tcp_pacing_check`,
     /// `tcp_update_skb_after_send`): a new skb leaves at `pace_next` or later and takes up to
     /// `tso_segs` segments at that instant, and no more than half the window
-    /// (`tcp_cwnd_test`: "at least 2 GSO packets in flight"), as many as the window allows; it
+    /// (`tcp_cwnd_test`, which keeps two skbs in flight), as many as the window allows; it
     /// then sets the next departure to its own departure plus its payload at the rate, less the
     /// smaller of half that and the time the sender was behind (`credit`). No delay until 10
     /// segments have been sent.
