@@ -58,8 +58,7 @@ def rows_of(run: Path) -> list[dict]:
             continue
         seed, duration = int(row["seed"]), float(row["duration_s"])
         warm = net.FULL_WARM_S if duration >= net.FULL_DURATION_S else net.QUICK_WARM_S
-        gap = float(row.get("pair_start_gap_s", float("nan")))
-        gap = gap if np.isfinite(gap) else net.RECORDED_PAIR_START_GAP_S
+        gap = net.row_gap(row)
         late = gap + net.LATE_AFTER_SECOND_S
         where = run / row["case"] / f"seed-{seed}"
         series = pd.read_csv(where / "series.csv")

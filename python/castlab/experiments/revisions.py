@@ -833,10 +833,17 @@ def _any_direction(before: tuple, after: tuple) -> str:
     return next((d for d in ("hold-to-fail", "fail-to-hold") if d in ds), "none")
 
 
-REVISIONS += [R("net-tcp-vs-sim", c, "560558d", "parameter", f"{_AGGR_BEFORE}: {_runs_text(b)}",
-                f"{_AGGR_AFTER}: {_runs_text(a)}", _any_direction(b, a), "kept", _AGGR_REASON,
-                _AGGR_SETUP if _any_direction(b, a) == "fail-to-hold" else "")
-              for c, b, a in _AGGR_TCPSIM]
+def _tcpsim_revisions(rows, commit: str, before: str, after: str, reason: str, setup: str) -> list[Revision]:
+    """net-tcp-vs-sim's revisions of one change: `rows` of (claim, (verdict, ours) per full run
+    1-3 before, the same after), each with ``_any_direction``'s direction; a claim that came to
+    hold in a run quotes `setup`, the sentence that declares the set-up."""
+    return [R("net-tcp-vs-sim", c, commit, "parameter", f"{before}: {_runs_text(b)}", f"{after}: {_runs_text(a)}",
+              _any_direction(b, a), "kept", reason, setup if _any_direction(b, a) == "fail-to-hold" else "")
+            for c, b, a in rows]
+
+
+REVISIONS += _tcpsim_revisions(_AGGR_TCPSIM, "560558d", _AGGR_BEFORE, _AGGR_AFTER, _AGGR_REASON,
+                               _AGGR_SETUP)
 _AGGR_RUNS = [  # (experiment, claim, verdict before, ours before, verdict after, ours after)
     ("net-peers", "net-vs-sim-lesbcc-aimd-scheme-first", "undecided", 0.5293, "undecided", 0.5952),
     ("net-peers", "net-vs-sim-lesbcc-tfrc-scheme-first", "undecided", 0.8251, "undecided", 1.001),
@@ -948,10 +955,8 @@ _RACK_TCPSIM = [  # (claim, (verdict, ours) per full run 1-3 before, the same af
     ("pair-rtt-reno-bbr", (("holds", 0.9577), ("holds", 0.9443), ("holds", 0.963)),
      (("holds", 0.9467), ("holds", 0.9413), ("holds", 0.9552))),
 ]
-REVISIONS += [R("net-tcp-vs-sim", c, "31747dd", "parameter", f"{_RACK_BEFORE}: {_runs_text(b)}",
-                f"{_RACK_AFTER}: {_runs_text(a)}", _any_direction(b, a), "kept", _RACK_REASON,
-                _RACK_SETUP if _any_direction(b, a) == "fail-to-hold" else "")
-              for c, b, a in _RACK_TCPSIM]
+REVISIONS += _tcpsim_revisions(_RACK_TCPSIM, "31747dd", _RACK_BEFORE, _RACK_AFTER, _RACK_REASON,
+                               _RACK_SETUP)
 _RACK_RUNS = [  # (experiment, claim, verdict before, ours before, verdict after, ours after)
     ("net-peers", "net-vs-sim-lesbcc-aimd-scheme-first", "undecided", 0.5952, "undecided", 0.6516),
     ("net-peers", "net-vs-sim-lesbcc-tfrc-scheme-first", "undecided", 1.001, "undecided", 1.206),
@@ -1126,10 +1131,8 @@ _LOSS_TCPSIM = [  # (claim, (verdict, ours) per full run 1-3 before, the same af
     ("pair-rtt-reno-bbr", (("holds", 0.9467), ("holds", 0.9413), ("holds", 0.9552)),
      (("holds", 0.9555), ("holds", 0.939), ("holds", 0.9613))),
 ]
-REVISIONS += [R("net-tcp-vs-sim", c, "b1e94a8", "parameter", f"{_LOSS_BEFORE}: {_runs_text(b)}",
-                f"{_LOSS_AFTER}: {_runs_text(a)}", _any_direction(b, a), "kept", _LOSS_REASON,
-                _LOSS_SETUP if _any_direction(b, a) == "fail-to-hold" else "")
-              for c, b, a in _LOSS_TCPSIM]
+REVISIONS += _tcpsim_revisions(_LOSS_TCPSIM, "b1e94a8", _LOSS_BEFORE, _LOSS_AFTER, _LOSS_REASON,
+                               _LOSS_SETUP)
 _LOSS_RUNS = [  # (experiment, claim, verdict before, ours before, verdict after, ours after)
     ("net-peers", "net-vs-sim-lesbcc-aimd-scheme-first", "undecided", 0.6516, "undecided", 0.6999),
     ("net-peers", "net-vs-sim-lesbcc-tfrc-scheme-first", "undecided", 1.206, "undecided", 1.014),
@@ -1343,10 +1346,8 @@ _SKB_SIM = [  # (experiment, claim, verdict before, ours before, verdict after, 
     ("baselines", "beyond-the-slowest-webrc-bbr", "fails", 0.325133, "fails", 0.3702),
     ("baselines", "no-hop-overrun-webrc-bbr", "holds", 0.387108, "holds", 0.369125),
 ]
-REVISIONS += [R("net-tcp-vs-sim", c, "d220d51", "parameter", f"{_SKB_BEFORE}: {_runs_text(b)}",
-                f"{_SKB_AFTER}: {_runs_text(a)}", _any_direction(b, a), "kept", _SKB_REASON,
-                _SKB_SETUP if _any_direction(b, a) == "fail-to-hold" else "")
-              for c, b, a in _SKB_TCPSIM]
+REVISIONS += _tcpsim_revisions(_SKB_TCPSIM, "d220d51", _SKB_BEFORE, _SKB_AFTER, _SKB_REASON,
+                               _SKB_SETUP)
 REVISIONS += _rerun_revisions(_SKB_RUNS, "d220d51", _SKB_BEFORE, _SKB_AFTER, _SKB_REASON, _SKB_SETUP)
 REVISIONS += _share_revisions(_SKB_BASELINES, "d220d51", _SKB_BEFORE, _SKB_AFTER, _SKB_REASON)
 REVISIONS += _rerun_revisions(_SKB_SIM, "d220d51", _SKB_BEFORE, _SKB_AFTER, _SKB_REASON, _SKB_SETUP, ".6g")
@@ -1530,10 +1531,8 @@ _PUSH_SIM = [  # (experiment, claim, verdict before, ours before, verdict after,
     ("webrc", "tcp-friendly-cubic-k2", "holds", 0.717722, "holds", 0.63306),
     ("webrc", "tcp-friendly-cubic-k4", "undecided", 0.668629, "holds", 0.56959),
 ]
-REVISIONS += [R("net-tcp-vs-sim", c, "e2ba6a7", "parameter", f"{_PUSH_BEFORE}: {_runs_text(b)}",
-                f"{_PUSH_AFTER}: {_runs_text(a)}", _any_direction(b, a), "kept", _PUSH_REASON,
-                _PUSH_SETUP if _any_direction(b, a) == "fail-to-hold" else "")
-              for c, b, a in _PUSH_TCPSIM]
+REVISIONS += _tcpsim_revisions(_PUSH_TCPSIM, "e2ba6a7", _PUSH_BEFORE, _PUSH_AFTER, _PUSH_REASON,
+                               _PUSH_SETUP)
 REVISIONS += _rerun_revisions(_PUSH_RUNS, "e2ba6a7", _PUSH_BEFORE, _PUSH_AFTER, _PUSH_REASON, _PUSH_SETUP)
 REVISIONS += _share_revisions(_PUSH_BASELINES, "e2ba6a7", _PUSH_BEFORE, _PUSH_AFTER, _PUSH_REASON)
 REVISIONS += _rerun_revisions(_PUSH_SIM, "e2ba6a7", _PUSH_BEFORE, _PUSH_AFTER, _PUSH_REASON, _PUSH_SETUP, ".6g")
@@ -1588,10 +1587,8 @@ _UNPACED_TCPSIM = [  # (claim, (verdict, ours) per full run 1-3 before, the same
     ("pair-rtt-reno-bbr", (("holds", 0.966), ("holds", 0.9633), ("holds", 0.9832)),
      (("holds", 1.005), ("holds", 1.011), ("holds", 0.9288))),
 ]
-REVISIONS += [R("net-tcp-vs-sim", c, "5529d56", "parameter", f"{_UNPACED_BEFORE}: {_runs_text(b)}",
-                f"{_UNPACED_AFTER}: {_runs_text(a)}", _any_direction(b, a), "kept", _UNPACED_REASON,
-                _UNPACED_SETUP if _any_direction(b, a) == "fail-to-hold" else "")
-              for c, b, a in _UNPACED_TCPSIM]
+REVISIONS += _tcpsim_revisions(_UNPACED_TCPSIM, "5529d56", _UNPACED_BEFORE, _UNPACED_AFTER, _UNPACED_REASON,
+                               _UNPACED_SETUP)
 
 
 # The same testbed change for LE-SBCC's testbed experiments, whose 16 (fig21, openpgm) or four
@@ -1636,7 +1633,8 @@ REVISIONS += _rerun_revisions(_UNPACED_LESBCC, "5529d56", _UNPACED_LESBCC_BEFORE
 # single-flow claims' set-up did not change; their values moved only with the runs.
 _GAP_BEFORE = ("a pair's two iperf3 clients launched at once (the second's handshake before or after the "
                "first's data, as the scheduler had it); the twin's flows 10 ms apart")
-_GAP_AFTER = "a pair's second client launched 1 s after the first, and the twin's second flow started 1 s after its first"
+_GAP_AFTER = ("a pair's second client launched 1 s after the first, and the twin's second flow started 1 s after "
+              "its first")
 _GAP_REASON = ("the two sides started the second flow in different states: in the runs before, bbr's handshake met "
                "an empty path in 4 of 9 reno+bbr and 6 of 9 cubic+bbr runs (its first min RTT 0.008-0.014 ms, "
                "kept until its first PROBE_RTT 10 s later), and the first flow then had 1.0-1.4 times bbr's rate "
@@ -1660,10 +1658,8 @@ _GAP_TCPSIM = [  # (claim, (verdict, ours) per full run 1-3 before, the same aft
     ("pair-rtt-reno-bbr", (("holds", 1.005), ("holds", 1.011), ("holds", 0.9288)),
      (("holds", 1.016), ("holds", 1.024), ("holds", 1.012))),
 ]
-REVISIONS += [R("net-tcp-vs-sim", c, "d37189b", "parameter", f"{_GAP_BEFORE}: {_runs_text(b)}",
-                f"{_GAP_AFTER}: {_runs_text(a)}", _any_direction(b, a), "kept", _GAP_REASON,
-                _GAP_SETUP if _any_direction(b, a) == "fail-to-hold" else "")
-              for c, b, a in _GAP_TCPSIM]
+REVISIONS += _tcpsim_revisions(_GAP_TCPSIM, "d37189b", _GAP_BEFORE, _GAP_AFTER, _GAP_REASON,
+                               _GAP_SETUP)
 
 
 # ---- An skb under the simulator's per-skb pacing takes at most half the window (tcp_output.c's
@@ -1688,10 +1684,8 @@ _HALF_TCPSIM = [  # (claim, (verdict, ours) per full run 1-3 before, the same af
     ("alone-rtt-bbr", (("undecided", 1.298), ("holds", 1.1793), ("holds", 1.2182)),
      (("undecided", 1.2977), ("holds", 1.1809), ("holds", 1.2209))),
 ]
-REVISIONS += [R("net-tcp-vs-sim", c, "dbbd989", "parameter", f"{_HALF_BEFORE}: {_runs_text(b)}",
-                f"{_HALF_AFTER}: {_runs_text(a)}", _any_direction(b, a), "kept", _HALF_REASON,
-                _HALF_SETUP if _any_direction(b, a) == "fail-to-hold" else "")
-              for c, b, a in _HALF_TCPSIM]
+REVISIONS += _tcpsim_revisions(_HALF_TCPSIM, "dbbd989", _HALF_BEFORE, _HALF_AFTER, _HALF_REASON,
+                               _HALF_SETUP)
 _HALF_SIM = [  # (experiment, claim, verdict before, ours before, verdict after, ours after)
     ("baselines", "share-tfmcc-bbr-k1", "holds", 0.702047, "holds", 0.7016),
     ("baselines", "share-tfmcc-bbr-k4", "fails", 0.119089, "fails", 0.115133),

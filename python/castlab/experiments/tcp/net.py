@@ -769,6 +769,13 @@ def one_run(tb, out: Path, algos: tuple[str, ...], duration: float, warm: float,
     return row
 
 
+def row_gap(row: dict) -> float:
+    """The gap between the clients of a cases.csv row's pair: its ``pair_start_gap_s``, or for a
+    row recorded before that column RECORDED_PAIR_START_GAP_S."""
+    gap = float(row.get("pair_start_gap_s", float("nan")))
+    return gap if np.isfinite(gap) else RECORDED_PAIR_START_GAP_S
+
+
 def refresh_twins(where: Path, tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> pd.DataFrame:
     """Recompute the twins of a recorded run in `where` (``cases.csv`` and ``CASE/seed-N/`` as
     run_cases left them) without the testbed: each row's twin (``twin_readings`` from its case,
@@ -788,8 +795,7 @@ def refresh_twins(where: Path, tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) 
         duration = float(row["duration_s"])
         warm = FULL_WARM_S if duration >= FULL_DURATION_S else QUICK_WARM_S
         seed = int(row["seed"])
-        gap = float(row.get("pair_start_gap_s", float("nan")))
-        gap = gap if np.isfinite(gap) else RECORDED_PAIR_START_GAP_S
+        gap = row_gap(row)
         tw = twin_readings(algos, duration, warm, seed, float(row["base_rtt_s"]), tbf_burst, gap)
         row.update(tw["row"])
         row.update(ratios(row, algos))
@@ -986,8 +992,7 @@ def twin_description(tbf_burst: Optional[int] = TWIN_TBF_BURST_BYTES) -> str:
 def _gaps(df: pd.DataFrame):
     """The gap between a pair's clients in `df`'s runs: one value, or the sorted values if they
     differ (RECORDED_PAIR_START_GAP_S for rows recorded without the column)."""
-    g = df["pair_start_gap_s"] if "pair_start_gap_s" in df else pd.Series([RECORDED_PAIR_START_GAP_S] * len(df))
-    vals = sorted({float(x) if np.isfinite(x) else RECORDED_PAIR_START_GAP_S for x in g})
+    vals = sorted({row_gap(r) for r in df.to_dict("records")})
     return vals[0] if len(vals) == 1 else vals
 
 
