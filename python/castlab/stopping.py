@@ -12,6 +12,11 @@ twice, ``timeout`` and a scheduler both sending) is recorded and otherwise ignor
 cannot cut the clean-up short. Inside ``deferred()`` (a file being moved into place, a store row
 being renamed) a signal is held until the block ends, so that nothing is left half written.
 
+Python runs a handler wherever the main thread is. Where that is a weakref callback or a
+``__del__`` (a figure being closed, a dictionary of weak keys being cleaned), it prints the
+exception as "ignored" and carries on; ``handled()`` then delivers the stop again, so that it
+reaches the command instead of being lost.
+
 A leaf module: it imports nothing from castlab.
 """
 
@@ -22,6 +27,8 @@ import os
 import signal
 import sys
 import threading
+import time
+import _thread
 from typing import Iterator, Optional
 
 __all__ = ["SIGNALS", "Stopped", "handled", "handler", "deferred", "holding", "hold", "received", "exit_code",
@@ -44,6 +51,11 @@ _received: Optional[int] = None  # the first stop signal of this process, once o
 _raised = False  # whether Stopped was raised for it
 _defer_depth = 0
 _handled_depth = 0  # handled() blocks open
+_unraisable_before = None  # sys.unraisablehook outside the outermost handled() block
+_in_hook = False  # _unraisable is running: a stop there waits for its next delivery
+
+#: How long after a stop was lost in a callback it is delivered again.
+AGAIN_AFTER_S = 0.005
 
 
 def handler(signum, frame) -> None:
@@ -54,7 +66,7 @@ def handler(signum, frame) -> None:
         _received, _raised = int(signum), False
     elif _received is None:
         _received = int(signum)
-    if _raised or _defer_depth > 0:
+    if _raised or _defer_depth > 0 or _in_hook:
         return
     _raised = True
     raise Stopped(_received)
@@ -69,15 +81,52 @@ def handled() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    global _unraisable_before
     _received, _raised = None, False
     old = {s: signal.signal(s, handler) for s in SIGNALS}
+    if _handled_depth == 0:
+        _unraisable_before = sys.unraisablehook
+        sys.unraisablehook = _unraisable
     _handled_depth += 1
     try:
         yield
     finally:
         _handled_depth -= 1
+        if _handled_depth == 0:
+            sys.unraisablehook = _unraisable_before
+            _unraisable_before = None
         for s, h in old.items():
             signal.signal(s, h)
+
+
+def _unraisable(unraisable) -> None:
+    """``sys.unraisablehook`` inside ``handled()``: a :class:`Stopped` that Python could not
+    raise (the handler ran inside a weakref callback or a ``__del__``, which Python ends by
+    printing the exception and carrying on) is delivered again to the main thread, from another
+    thread and a moment later, so that the handler runs after the callback has returned.
+    Everything else goes to the hook that was there before."""
+    global _raised, _in_hook
+    stop = unraisable.exc_value
+    if not (isinstance(stop, Stopped) and _handled_depth > 0):
+        (_unraisable_before or sys.__unraisablehook__)(unraisable)
+        return
+    _raised = False  # the stop did not reach the command: the next delivery raises it
+    # not threading.Thread: its start() waits for the thread, and the handler would run (and
+    # be lost again) in that wait
+    _in_hook = True
+    try:
+        _thread.start_new_thread(_deliver_again, (stop.signum,))
+    finally:
+        _in_hook = False
+
+
+def _deliver_again(signum: int) -> None:
+    # a real signal (not _thread.interrupt_main) so that a main thread blocked in a system call
+    # wakes up; after a pause for the callback to return, and if it lands in another one it is
+    # delivered again from there
+    time.sleep(AGAIN_AFTER_S)
+    if _handled_depth > 0 and not _raised:
+        signal.pthread_kill(threading.main_thread().ident, signum)
 
 
 @contextlib.contextmanager

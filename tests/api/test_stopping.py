@@ -266,6 +266,43 @@ def test_a_signal_inside_deferred_waits_for_the_block(tmp_path):
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # handlers restored
 
 
+def test_a_signal_that_lands_in_a_weakref_callback_still_stops_the_command():
+    """Python runs a signal handler wherever the main thread is; inside a weakref callback (a
+    matplotlib figure being closed) the Stopped it raises is printed as "ignored" and dropped.
+    The stop must still reach the command: `castlab reproduce` used to finish the run and exit 0
+    after a Ctrl-C that came while a figure was closed."""
+    import gc
+    import weakref
+
+    from castlab import stopping
+
+    class Thing:
+        pass
+
+    landed = []
+
+    def callback(_ref):  # the handler runs here, at the call's bytecode boundary
+        os.kill(os.getpid(), signal.SIGINT)
+        landed.append("callback")
+
+    steps = 0
+    with pytest.raises(stopping.Stopped) as stop:
+        with stopping.handled():
+            thing = Thing()
+            ref = weakref.ref(thing, callback)
+            del thing
+            gc.collect()
+            deadline = time.monotonic() + 5.0
+            while time.monotonic() < deadline:  # the stop comes again from another thread
+                steps += 1
+                time.sleep(0.001)
+    assert stop.value.signum == signal.SIGINT and ref() is None
+    assert landed == [], "the handler did not run inside the callback: this test tests nothing"
+    assert steps < 1000, f"the stop came only after {steps} steps"
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    assert sys.unraisablehook is not stopping._unraisable
+
+
 def test_workers_end_themselves_when_the_command_is_killed(tmp_path):
     """SIGKILL cannot be caught: the pool workers see their parent gone and end (they used to
     wait for work forever), and so does the resource tracker once they have."""
