@@ -576,6 +576,75 @@ def test_net_vs_sim_compares_each_flow_and_names_its_columns():
     assert "reno 1.00, bbr 1.38 (tcp_ALGO_bps / twin_tcp_ALGO_bps)" in text
 
 
+def _packet_log(path: Path, rows: list[tuple]) -> None:
+    """src's packet log (castlab.testbed.count --packets): (seconds, port, seq, payload) per TCP
+    packet that leaves src, plus a multicast packet that must be left out."""
+    t0 = 1_700_000_000_000_000_000
+    recs = [(t0 + round(t * 1e9), "tcp", str(port), 52 + n, seq % 2**32, n) for t, port, seq, n in rows]
+    recs.append((t0, "mc", "239.255.0.1", 588, 5202, 0))
+    pd.DataFrame(sorted(recs), columns=["time_ns", "kind", "key", "bytes", "pid", "payload"]).to_csv(path, index=False)
+
+
+def test_handshake_rtts_time_each_flows_data_connection_from_its_syn_to_its_ack(tmp_path):
+    c, d = 1_000_000, 7_000_000  # reno's control and data connections' first sequence numbers
+    rows = [
+        # reno, port 5201: iperf3's control connection (SYN, ACK 85 µs later, its messages, a
+        # pure ACK, a 1-byte message and the pure ACK after it, which are no handshake) ...
+        (0.0, 5201, c, 0), (0.000085, 5201, c + 1, 0), (0.0001, 5201, c + 1, 37), (0.0002, 5201, c + 38, 0),
+        (0.0003, 5201, c + 38, 4), (0.0004, 5201, c + 42, 145), (0.0005, 5201, c + 187, 0),
+        (0.0006, 5201, c + 187, 1), (0.0007, 5201, c + 188, 0),
+        # ... then the data connection, its SYN sent again after a second: the RTT counts from
+        # the last copy (2.0 s) to the ACK (2.25 s)
+        (1.0, 5201, d, 0), (2.0, 5201, d, 0), (2.25, 5201, d + 1, 0), (2.26, 5201, d + 1, 37),
+        (2.3, 5201, d + 38, 1448), (2.4, 5201, d + 1486, 1448),
+        # its FIN after the data and the ACK of the server's FIN: not a handshake
+        (60.0, 5201, d + 2934, 0), (60.01, 5201, d + 2935, 0),
+        # cubic, port 5202: a data connection whose SYN took the last sequence number (the ACK
+        # wraps to 0), over an empty path (24 µs), after a control connection of 40 ms
+        (0.5, 5202, 50, 0), (0.54, 5202, 51, 0), (0.55, 5202, 51, 37),
+        (0.6, 5202, 2**32 - 1, 0), (0.600024, 5202, 2**32, 0), (0.61, 5202, 0, 1448),
+        # bbr, port 5203: only data, its handshakes before the log began
+        (0.7, 5203, 99, 1448)]
+    _packet_log(tmp_path / "packets_src.csv", rows)
+    got = peers.handshake_rtts(tmp_path / "packets_src.csv", ("reno", "cubic", "bbr"))
+    assert got["reno"] == pytest.approx(0.25, abs=1e-9)
+    assert got["cubic"] == pytest.approx(24e-6, abs=1e-9)
+    assert set(got) == {"reno", "cubic", "bbr"} and pd.isna(got["bbr"])
+
+
+def test_the_told_twin_is_given_each_runs_handshakes_and_net_vs_sim_quotes_it(tmp_path, monkeypatch):
+    # a seed's table with one castlab scheme whose run left a packet log but no handshakes in
+    # case.json: refresh_twins reads them from the log and runs the told twin with them
+    pd.DataFrame([{"scheme": "rlc", "label": "castlab RLC", "order": "tcp-first", "duration_s": 60.0, "skipped": "",
+                   "rate_bps": 30_000.0, "share": 0.1, "loss": 0.1}]).to_csv(tmp_path / "peers.csv", index=False)
+    case = tmp_path / "tcp-first" / "rlc"
+    case.mkdir(parents=True)
+    (case / "case.json").write_text('{"tcp_means_bps": {"reno": 100000.0, "bbr": 500000.0}}')
+    _packet_log(case / "packets_src.csv", [(1.0, 5201, 10, 0), (1.000030, 5201, 11, 0), (1.1, 5201, 11, 1448),
+                                           (1.2, 5202, 500, 0), (1.32, 5202, 501, 0), (1.4, 5202, 501, 1448)])
+    told = []
+
+    def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S, records_dir=None,
+                  capture=False, tbf_burst=None, handshake_rtt_s=None):
+        told.append(handshake_rtt_s)
+        share = 0.05 if handshake_rtt_s else 0.2
+        return {"scheme_mean_bps": 60_000.0 * share / 0.2, "share": share, "loss": 0.02, "tcp_mean_bps": 300_000.0,
+                "tcp_means_bps": {"reno": 200_000.0, "bbr": 400_000.0}, "shares": {"reno": 0.3, "bbr": 0.15},
+                "window_shares": [0.25, 0.15]}
+
+    monkeypatch.setattr(peers, "twin", fake_twin)
+    df = peers.refresh_twins(tmp_path, 1, 60.0, ("reno", "bbr"))
+    assert told[0] is None and told[1] == {"reno": pytest.approx(30e-6, abs=1e-9), "bbr": pytest.approx(0.12, abs=1e-9)}
+    r = df.iloc[0]
+    assert r["tcp_handshake_reno_ms"] == pytest.approx(0.030) and r["tcp_handshake_bbr_ms"] == pytest.approx(120.0)
+    assert r["twin_share"] == 0.2 and r["twin_told_share"] == 0.05
+    d = peers.net_vs_sim(df, ("reno", "bbr"))
+    assert d.loc[0, "share_ratio"] == pytest.approx(0.5) and d.loc[0, "told_share_ratio"] == pytest.approx(2.0)
+    text = peers.differences(d.iloc[0], ("reno", "bbr"))
+    assert "handshake RTTs reno 30 µs, bbr 120 ms (tcp_handshake_ALGO_ms)" in text
+    assert "share over the twin told those handshakes 2.00 (share / twin_told_share)" in text
+
+
 def test_twin_reports_each_tcp_flows_rate_beside_the_mean():
     # the simulated twin (no testbed): two TCP flows and RLC share the 1 Mb/s bottleneck; each
     # flow's rate is its own (the two flavours differ), they average to the mean the share is

@@ -548,6 +548,10 @@ def run_case(out: Path, seed: int, duration: float, scheme: str, tcp: tuple[str,
     # (flowdrops: flows.csv)
     rec.update(qdisc=qdisc, t0_realtime_s=t0_real)
     try:
+        rec.update(tcp_handshake_rtt_s=handshake_rtts(out / "packets_src.csv", tcp))
+    except (OSError, ValueError, KeyError) as e:
+        rec.update(handshake_error=str(e))
+    try:
         from castlab.experiments.tfmcc import flowdrops
 
         flowdrops.testbed_flows(out, duration, warm_up(duration), tcp, TCP_PORT, t0_real).to_csv(
@@ -595,6 +599,53 @@ def _log_seconds(path: Path, t0_real: float) -> pd.DataFrame:
     sec = np.floor(d["time_ns"].to_numpy(np.int64) / 1e9 - t0_real).astype(int)
     g = d.assign(second=sec).groupby(["second", "kind", "key"])["bytes"]
     return pd.DataFrame({"packets": g.size(), "bytes": g.sum()}).reset_index()
+
+
+#: A TCP segment of at least this many payload bytes is a bulk transfer's (iperf3's control
+#: connection carries a few hundred bytes at most, each segment far below this).
+BULK_SEGMENT_BYTES = 1000
+
+
+def handshake_rtts(path: Path, tcp: tuple[str, ...], port: int = TCP_PORT) -> dict[str, float]:
+    """Each kernel TCP flow's handshake RTT (s), from src's packet log (``castlab.testbed.count
+    --packets`` on what leaves src: a TCP packet's ``pid`` is its sequence number): the time from
+    the data connection's SYN to the ACK that completes its handshake, which src sends as the
+    SYN-ACK arrives. Linux takes this RTT as the flow's first sample and its min RTT
+    (``tcp_synack_rtt_meas``; BBR's filter starts from it), so it says whether the flow's
+    handshake met an empty path or a queue.
+
+    The flow of algorithm ``tcp[k]`` is the one to ``port + k``. iperf3 opens a control
+    connection to the same port first; the data connection is the last handshake before the
+    port's first bulk segment (BULK_SEGMENT_BYTES). A handshake is a packet without payload whose
+    sequence number s is new, followed by one without payload at s + 1 (the SYN takes one
+    sequence number); a retransmitted SYN counts from its last copy before that ACK, whose
+    timestamp the SYN-ACK echoes. NaN for a flow whose handshake is not in the log."""
+    d = pd.read_csv(path, usecols=["time_ns", "kind", "key", "pid", "payload"], dtype={"kind": str, "key": str})
+    d = d[d["kind"] == "tcp"]
+    out = {}
+    for k, algo in enumerate(tcp):
+        f = d[d["key"] == str(port + k)].sort_values("time_ns", kind="stable")
+        times = f["time_ns"].to_numpy(np.int64)
+        seqs = f["pid"].to_numpy(np.int64)
+        pay = f["payload"].to_numpy(np.int64)
+        bulk = np.flatnonzero(pay >= BULK_SEGMENT_BYTES)
+        end = int(bulk[0]) if len(bulk) else len(f)
+        # sequence numbers a connection has reached: a segment's and the one after its payload
+        # (a pure ACK there, or a 1-byte message and the ACK after it, is no handshake)
+        reached: set[int] = set()
+        syn_at: dict[int, int] = {}  # the sequence number a SYN took -> its last copy's time
+        found = float("nan")
+        for t, seq, n in zip(times[:end], seqs[:end], pay[:end]):
+            seq, t, n = int(seq), int(t), int(n)
+            if n == 0:
+                syn = (seq - 1) % 2**32
+                if syn in syn_at:
+                    found = (t - syn_at.pop(syn)) / 1e9
+                elif seq not in reached or seq in syn_at:
+                    syn_at[seq] = t
+            reached.update((seq, (seq + max(n, 1)) % 2**32))
+        out[algo] = found
+    return out
 
 
 def _on_clock(d: pd.DataFrame, origin: float) -> pd.DataFrame:
@@ -855,6 +906,32 @@ def _twin_cols(t: dict) -> dict:
             **_window_cols("twin_share_w", t["window_shares"])}
 
 
+def case_handshakes(case_dir: Path, tcp: tuple[str, ...]) -> dict[str, float]:
+    """A run's handshake RTTs (s) by algorithm: case.json's ``tcp_handshake_rtt_s``, or read from
+    its packet log (``handshake_rtts``) for a run recorded without them; {} where neither is."""
+    case = case_dir / "case.json"
+    got = json.loads(case.read_text()).get("tcp_handshake_rtt_s") if case.exists() else None
+    if got is None and (case_dir / "packets_src.csv").exists():
+        got = handshake_rtts(case_dir / "packets_src.csv", tcp)
+    return {a: float(v) for a, v in (got or {}).items() if a in tcp}
+
+
+def _told_cols(name: str, seed: int, duration: float, tcp: tuple[str, ...], order: str, lead: float,
+               handshakes: dict[str, float], tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES) -> dict:
+    """The handshake columns of peers.csv (``tcp_handshake_ALGO_ms``: each kernel flow's, from
+    its run) and the told twin's: the twin whose TCP flows start holding those RTTs as their
+    first sample and min RTT (``twin``'s `handshake_rtt_s`; a flow without one keeps the default,
+    no handshake), so that each meets its start as the kernel's did (``twin_told_share``, its
+    rate and each TCP flow's). An output beside the claims, which stay on the default twin."""
+    cols = {f"tcp_handshake_{a}_ms": handshakes.get(a, float("nan")) * 1e3 for a in tcp}
+    told = {a: v for a, v in handshakes.items() if np.isfinite(v) and v > 0}
+    t = twin(name, seed, duration, tcp, order, lead, handshake_rtt_s=told, tbf_burst=tbf_burst) if told else None
+    if t:
+        cols.update(twin_told_rate_bps=t["scheme_mean_bps"], twin_told_share=t["share"],
+                    **{f"twin_told_tcp_{a}_bps": v for a, v in t["tcp_means_bps"].items()})
+    return cols
+
+
 def _twin_windows(name: str, order: str, t: dict) -> list[dict]:
     return [{"scheme": name, "order": order, "side": "twin", "window": k, "window_start_s": k * SHARE_WINDOW_S,
              "share": v} for k, v in enumerate(t["window_shares"])]
@@ -866,8 +943,9 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
     each in ``ORDER/SCHEME/``, plus the simulated twin in the same order where castlab has one; a
     scheme whose peer is missing gets a row with the reason. Writes ``peers.csv`` (a row per
     scheme and order; ``share_wK`` and ``twin_share_wK`` are the shares per SHARE_WINDOW_S,
-    ``tcp_ALGO_bps`` and ``twin_tcp_ALGO_bps`` each TCP flow's rate on either side) and
-    ``windows.csv`` (the same per window, long). The twin's own records of a castlab scheme go to
+    ``tcp_ALGO_bps`` and ``twin_tcp_ALGO_bps`` each TCP flow's rate on either side,
+    ``tcp_handshake_ALGO_ms`` each kernel flow's handshake RTT and ``twin_told_*`` the twin told
+    those, ``_told_cols``) and ``windows.csv`` (the same per window, long). The twin's own records of a castlab scheme go to
     ``ORDER/SCHEME/twin/`` in the testbed roles' files (``twin_records``)."""
     rows, wins = [], []
     for order in orders:
@@ -891,6 +969,9 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
             if t:
                 row.update(_twin_cols(t))
                 wins += _twin_windows(name, order, t)
+                if not why:
+                    row.update(_told_cols(name, seed, duration, tcp, order, lead,
+                                          case_handshakes(out / order / name, tcp)))
             rows.append(row)
     df = pd.DataFrame(rows)
     pd.DataFrame(wins, columns=["scheme", "order", "side", "window", "window_start_s", "share"]).to_csv(
@@ -906,7 +987,8 @@ def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...],
     column and the twin's rows of windows.csv are replaced by `twin`'s readings, and each TCP
     flow's testbed rate (``tcp_ALGO_bps``) is filled in from its run's case.json. The testbed's
     readings are kept as they are, and the twin's own records written to ``ORDER/SCHEME/twin/``.
-    `tbf_burst`: the twins' token bucket (``twin_scenario``; None: the serialising twins, an
+    The told twin's columns (``_told_cols``) are recomputed too, from each run's handshakes
+    (``case_handshakes``: its packet log where case.json has none). `tbf_burst`: the twins' token bucket (``twin_scenario``; None: the serialising twins, an
     ablation). Writes both tables back and
     returns peers.csv's."""
     df = pd.read_csv(where / "peers.csv")
@@ -927,6 +1009,9 @@ def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...],
         if t:
             row.update(_twin_cols(t))
             wins += _twin_windows(name, order, t)
+            if case.exists():
+                row.update(_told_cols(name, seed, duration, tcp, order, lead,
+                                      case_handshakes(where / order / name, tcp), tbf_burst))
         rows.append(row)
     out = pd.DataFrame(rows)
     pd.DataFrame(wins, columns=["scheme", "order", "side", "window", "window_start_s", "share"]).to_csv(wpath, index=False)
@@ -937,8 +1022,10 @@ def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...],
 def net_vs_sim(df: pd.DataFrame, tcp: tuple[str, ...]) -> pd.DataFrame:
     """Where testbed and twin differ, per castlab scheme and start order, as means over the rows
     (seeds) of peers.csv: the scheme's rate, share and loss on both sides and their ratio (testbed
-    over twin), and each TCP flow's rate on both sides and its ratio. Rows without a twin are
-    left out."""
+    over twin), and each TCP flow's rate on both sides and its ratio; the share's ratio to the
+    told twin's (``told_share_ratio``, where every seed has one: ``_told_cols``) and the range of
+    each kernel flow's handshake RTT over the seeds (``tcp_handshake_ALGO_ms_min``/``_max``).
+    Rows without a twin are left out."""
     have = [c for c in ("rate_bps", "twin_rate_bps", "share", "twin_share", "loss", "twin_loss") if c in df]
     if "twin_share" not in df:
         return pd.DataFrame()
@@ -950,11 +1037,16 @@ def net_vs_sim(df: pd.DataFrame, tcp: tuple[str, ...]) -> pd.DataFrame:
                "share_ratio": float(np.mean(g["share"].astype(float) / g["twin_share"].astype(float)))}
         if "rate_bps" in m and "twin_rate_bps" in m:
             row["rate_ratio"] = m["rate_bps"] / m["twin_rate_bps"]
+        if "twin_told_share" in g and g["twin_told_share"].notna().all():
+            row["told_share_ratio"] = float(np.mean(g["share"].astype(float) / g["twin_told_share"].astype(float)))
         for a in tcp:
             tb, tw = f"tcp_{a}_bps", f"twin_tcp_{a}_bps"
             if tb in g and tw in g:
                 row[tb], row[tw] = float(g[tb].mean()), float(g[tw].mean())
                 row[f"tcp_{a}_ratio"] = row[tb] / row[tw]
+            hs = f"tcp_handshake_{a}_ms"
+            if hs in g:
+                row[f"{hs}_min"], row[f"{hs}_max"] = float(g[hs].min()), float(g[hs].max())
         out.append(row)
     return pd.DataFrame(out)
 
@@ -1112,8 +1204,21 @@ def differences(r: pd.Series, tcp: tuple[str, ...]) -> str:
     flows = [f"{a} {r[f'tcp_{a}_ratio']:.2f}" for a in tcp if np.isfinite(r.get(f"tcp_{a}_ratio", np.nan))]
     if flows:
         parts.append(f"each TCP flow's rate over the twin's: {', '.join(flows)} (tcp_ALGO_bps / twin_tcp_ALGO_bps)")
+    hs = [f"{a} {_ms_range(r[f'tcp_handshake_{a}_ms_min'], r[f'tcp_handshake_{a}_ms_max'])}" for a in tcp
+          if np.isfinite(r.get(f"tcp_handshake_{a}_ms_min", np.nan))]
+    if hs:
+        parts.append(f"the kernel flows' handshake RTTs {', '.join(hs)} (tcp_handshake_ALGO_ms)")
+    if np.isfinite(r.get("told_share_ratio", np.nan)):
+        parts.append(f"share over the twin told those handshakes {r['told_share_ratio']:.2f} (share / twin_told_share)")
     return ("testbed against twin, means over seeds: " + "; ".join(parts) +
             "; causes per scheme in docs/real-network.md, 'The testbed against its twin, per scheme'") if parts else ""
+
+
+def _ms_range(lo: float, hi: float) -> str:
+    """A range of milliseconds as the handshakes need it: µs below a millisecond (an empty path's
+    handshake takes tens of µs)."""
+    f = lambda v: f"{v * 1e3:.0f} µs" if v < 1 else f"{v:.0f} ms"  # noqa: E731
+    return f(lo) if np.isclose(lo, hi, rtol=0.05) else f"{f(lo)}-{f(hi)}"
 
 
 def run_net_peers(out: Path, seed: int, quick: bool = False, seeds: int = FULL_SEEDS, reuse: bool = False) -> Result:
