@@ -556,6 +556,31 @@ def test_tfmcc_uftp_refresh_twins_replaces_the_twin_rows_in_their_place(tmp_path
     assert pd.read_csv(tmp_path / "tfmcc_uftp.csv").iloc[2]["share"] == 0.05
 
 
+def test_tfmcc_uftp_twin_rows_carry_the_twin_told_castlabs_handshake(tmp_path, monkeypatch):
+    from castlab.experiments.tfmcc import net as tfmcc
+
+    pd.DataFrame([{"impl": "castlab", "tcp": "cubic", "order": "scheme-first", "duration_s": 60.0, "share": 0.02},
+                  {"impl": "castlab (simulated)", "tcp": "cubic", "order": "scheme-first", "duration_s": 60.0,
+                   "share": 0.9}]).to_csv(tmp_path / "tfmcc_uftp.csv", index=False)
+    case = tmp_path / "scheme-first" / "tfmcc_cubic"
+    case.mkdir(parents=True)
+    # the one TCP flow is on the first port whatever its algorithm; its handshake took 80 ms
+    _packet_log(case / "packets_src.csv", [(10.0, 5201, 7, 0), (10.08, 5201, 8, 0), (10.2, 5201, 8, 1448)])
+    told = []
+
+    def fake_twin(scheme, seed, duration, tcp, order="scheme-first", lead=peers.LEAD_S, records_dir=None,
+                  capture=False, tbf_burst=None, handshake_rtt_s=None):
+        told.append(handshake_rtt_s)
+        share = 0.01 if handshake_rtt_s else 0.05
+        return {"scheme_mean_bps": share * 1e6, "share": share, "loss": 0.1, "tcp_mean_bps": 800e3,
+                "tcp_means_bps": {tcp[0]: 800e3}, "shares": {tcp[0]: share}, "window_shares": [share]}
+
+    monkeypatch.setattr(tfmcc, "twin", fake_twin)
+    tw = tfmcc.refresh_twins(tmp_path, 1, 60.0).iloc[1]
+    assert told == [None, {"cubic": pytest.approx(0.08, abs=1e-9)}]
+    assert tw["share"] == 0.05 and tw["told_share"] == 0.01 and tw["handshake_ms"] == pytest.approx(80.0)
+
+
 def test_net_vs_sim_compares_each_flow_and_names_its_columns():
     # two seeds of one scheme: testbed rates 20 and 40 kb/s against the twin's 50 and 50; reno
     # 150/150 kb/s on both sides, bbr 600/500 against the twin's 400/400

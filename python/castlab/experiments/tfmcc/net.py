@@ -36,8 +36,8 @@ from castlab.experiments.common import Result, claim_over_seeds, in_range
 from castlab.experiments.net_common import _skip, _unavailable
 from castlab.experiments.tfmcc.peers import (FAIR_HI, FAIR_LO, FULL_DURATION_S, LEAD_S, LINK_BPS, NET_VS_SIM,
                                            ORDERS, QUEUE_PKTS, QUICK_DURATION_S, QUICK_ORDERS, SHARE_WINDOW_S,
-                                           TCP_ALGOS, TESTBED_TBF_BURST_BYTES, WARM_S, _read_seed, run_case, shares_figure, topology, twin,
-                                           uftp_rate_log)
+                                           TCP_ALGOS, TESTBED_TBF_BURST_BYTES, WARM_S, _read_seed, case_handshakes,
+                                           run_case, shares_figure, topology, twin, uftp_rate_log)
 
 # castlab's TFMCC rate within this factor of UFTP's, against the same TCP flow: decided before the
 # first run (two implementations of one RFC, different packet sizes and timer details)
@@ -82,7 +82,7 @@ def tfmcc_uftp_table(out: Path, seed: int, duration: float, algos: tuple[str, ..
                           "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(r["window_shares"])]
             if "tfmcc" not in impls:
                 continue
-            row, w = _twin_row(seed, duration, algo, order, lead)
+            row, w = _twin_row(seed, duration, algo, order, lead, case_dir=out / order / f"tfmcc_{algo}")
             rows.append(row)
             wins += w
     df = pd.DataFrame(rows)
@@ -96,13 +96,23 @@ WINDOW_COLS = ["impl", "tcp", "order", "side", "window", "window_start_s", "shar
 
 
 def _twin_row(seed: int, duration: float, algo: str, order: str, lead: float,
-              tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES) -> tuple[dict, list[dict]]:
+              tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES,
+              case_dir: Optional[Path] = None) -> tuple[dict, list[dict]]:
     """castlab's TFMCC twin against one TCP `algo` flow (``peers.twin``, its last hops the token
-    bucket `tbf_burst`): its row of tfmcc_uftp.csv and its rows of windows.csv."""
+    bucket `tbf_burst`): its row of tfmcc_uftp.csv and its rows of windows.csv. With `case_dir`
+    (castlab's testbed run beside it) the row also holds the kernel flow's handshake RTT
+    (``handshake_ms``, ``peers.case_handshakes``) and the share of the twin told it
+    (``told_share``, ``told_rate_bps``: ``peers.twin``'s `handshake_rtt_s`), an output beside the
+    claims, which stay on the default twin."""
     t = twin("tfmcc", seed, duration, (algo,), order, lead, tbf_burst=tbf_burst)
     row = {"impl": TWIN, "tcp": algo, "order": order, "duration_s": duration, "rate_bps": t["scheme_mean_bps"],
            "tcp_bps": t["tcp_mean_bps"], "share": t["share"], "loss": t["loss"],
            **{f"share_w{k}": v for k, v in enumerate(t["window_shares"])}}
+    hs = case_handshakes(case_dir, (algo,)).get(algo, float("nan")) if case_dir is not None else float("nan")
+    row["handshake_ms"] = hs * 1e3
+    if np.isfinite(hs) and hs > 0:
+        told = twin("tfmcc", seed, duration, (algo,), order, lead, tbf_burst=tbf_burst, handshake_rtt_s={algo: hs})
+        row.update(told_share=told["share"], told_rate_bps=told["scheme_mean_bps"])
     wins = [{"impl": TWIN, "tcp": algo, "order": order, "side": "twin", "window": k,
              "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(t["window_shares"])]
     return row, wins
@@ -114,8 +124,9 @@ def refresh_twins(where: Path, seed: int, duration: float, lead: float = LEAD_S,
     ``windows.csv`` as tfmcc_uftp_table left them) without the testbed: each twin row (impl
     ``castlab (simulated)``, in its place) and the twin's rows of windows.csv are replaced by
     ``peers.twin``'s readings for the row's TCP flavour and order; the testbed's rows are kept as
-    they are. `tbf_burst`: the twins' token bucket (None: the serialising twins, an ablation).
-    Writes both tables back and returns tfmcc_uftp.csv's."""
+    they are, and each twin row's told twin is recomputed from castlab's run beside it
+    (``_twin_row``). `tbf_burst`: the twins' token bucket (None: the serialising twins, an
+    ablation). Writes both tables back and returns tfmcc_uftp.csv's."""
     df = pd.read_csv(where / "tfmcc_uftp.csv")
     wpath = where / "windows.csv"
     wins = pd.read_csv(wpath) if wpath.exists() else pd.DataFrame(columns=WINDOW_COLS)
@@ -123,7 +134,8 @@ def refresh_twins(where: Path, seed: int, duration: float, lead: float = LEAD_S,
     rows = []
     for row in df.to_dict("records"):
         if row["impl"] == TWIN:
-            fresh, w = _twin_row(seed, duration, row["tcp"], row["order"], lead, tbf_burst)
+            fresh, w = _twin_row(seed, duration, row["tcp"], row["order"], lead, tbf_burst,
+                                 where / row["order"] / f"tfmcc_{row['tcp']}")
             row = {**{k: float("nan") for k in row}, **fresh}
             wins += w
         rows.append(row)
@@ -202,12 +214,20 @@ def tfmcc_uftp_claims(df: pd.DataFrame, run_seeds: list[int], algos: tuple[str, 
                 f"same rates and queue, {o}, within a factor of two", FAIR_LO, FAIR_HI, None, "ratio", kind="paper",
                 explanation=f"tfmcc_uftp.csv, castlab (simulated), {a}, {o}"))
             net = per_seed("castlab", a, o, "share")
+            told = per_seed(TWIN, a, o, "told_share") if "told_share" in df else []
+            told_why = ""
+            if told and all(np.isfinite(told)):
+                hs = per_seed(TWIN, a, o, "handshake_ms")
+                told_why = (f"; the kernel flow's handshake RTT per seed {', '.join(f'{h:.3g}' for h in hs)} ms "
+                            f"(handshake_ms), and the testbed's share over the twin told it "
+                            f"{np.mean([x / y for x, y in zip(net, told)]):.2f} on the mean over seeds (told_share)")
             claims.append(claim_over_seeds(
                 in_range, [x / y if y > 0 else float("nan") for x, y in zip(net, twin_shares)],
                 f"net-vs-sim-castlab-{a}-{o}", f"(derived) castlab's TFMCC share of the TCP {a} flow on the testbed "
                 f"is within a factor of {NET_VS_SIM:g} of its simulated twin's, {o}, per seed", 1 / NET_VS_SIM,
                 NET_VS_SIM, None, "ratio", kind="derived",
-                explanation=f"share of castlab and castlab (simulated) per seed, and share_wK per window, in {where}"))
+                explanation=f"share of castlab and castlab (simulated) per seed, and share_wK per window, in {where}"
+                            f"{told_why}"))
     return claims
 
 
