@@ -610,9 +610,9 @@ def handshake_rtts(path: Path, tcp: tuple[str, ...], port: int = TCP_PORT) -> di
     """Each kernel TCP flow's handshake RTT (s), from src's packet log (``castlab.testbed.count
     --packets`` on what leaves src: a TCP packet's ``pid`` is its sequence number): the time from
     the data connection's SYN to the ACK that completes its handshake, which src sends as the
-    SYN-ACK arrives. Linux takes this RTT as the flow's first sample and its min RTT
-    (``tcp_synack_rtt_meas``; BBR's filter starts from it), so it says whether the flow's
-    handshake met an empty path or a queue.
+    SYN-ACK arrives. Linux's connecting side takes this RTT as the flow's first sample and its
+    min RTT (the SYN's ACK goes through ``tcp_ack_update_rtt``; BBR's filter starts from it), so
+    it says whether the flow's handshake met an empty path or a queue.
 
     The flow of algorithm ``tcp[k]`` is the one to ``port + k``. iperf3 opens a control
     connection to the same port first; the data connection is the last handshake before the
@@ -945,8 +945,9 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
     scheme and order; ``share_wK`` and ``twin_share_wK`` are the shares per SHARE_WINDOW_S,
     ``tcp_ALGO_bps`` and ``twin_tcp_ALGO_bps`` each TCP flow's rate on either side,
     ``tcp_handshake_ALGO_ms`` each kernel flow's handshake RTT and ``twin_told_*`` the twin told
-    those, ``_told_cols``) and ``windows.csv`` (the same per window, long). The twin's own records of a castlab scheme go to
-    ``ORDER/SCHEME/twin/`` in the testbed roles' files (``twin_records``)."""
+    those, ``_told_cols``) and ``windows.csv`` (the same per window, long). The twin's own
+    records of a castlab scheme go to ``ORDER/SCHEME/twin/`` in the testbed roles' files
+    (``twin_records``)."""
     rows, wins = [], []
     for order in orders:
         for name in schemes:
@@ -988,9 +989,9 @@ def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...],
     flow's testbed rate (``tcp_ALGO_bps``) is filled in from its run's case.json. The testbed's
     readings are kept as they are, and the twin's own records written to ``ORDER/SCHEME/twin/``.
     The told twin's columns (``_told_cols``) are recomputed too, from each run's handshakes
-    (``case_handshakes``: its packet log where case.json has none). `tbf_burst`: the twins' token bucket (``twin_scenario``; None: the serialising twins, an
-    ablation). Writes both tables back and
-    returns peers.csv's."""
+    (``case_handshakes``: its packet log where case.json has none). `tbf_burst`: the twins'
+    token bucket (``twin_scenario``; None: the serialising twins, an ablation). Writes both
+    tables back and returns peers.csv's."""
     df = pd.read_csv(where / "peers.csv")
     df = df.drop(columns=[c for c in df.columns if c.startswith("twin_")])
     wpath = where / "windows.csv"
