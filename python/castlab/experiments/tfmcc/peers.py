@@ -922,10 +922,12 @@ def _told_cols(name: str, seed: int, duration: float, tcp: tuple[str, ...], orde
     its run) and the told twin's: the twin whose TCP flows start holding those RTTs as their
     first sample and min RTT (``twin``'s `handshake_rtt_s`; a flow without one keeps the default,
     no handshake), so that each meets its start as the kernel's did (``twin_told_share``, its
-    rate and each TCP flow's). An output beside the claims, which stay on the default twin."""
+    rate and each TCP flow's; none for a scheme without a twin). An output beside the claims,
+    which stay on the default twin."""
     cols = {f"tcp_handshake_{a}_ms": handshakes.get(a, float("nan")) * 1e3 for a in tcp}
     told = {a: v for a, v in handshakes.items() if np.isfinite(v) and v > 0}
-    t = twin(name, seed, duration, tcp, order, lead, handshake_rtt_s=told, tbf_burst=tbf_burst) if told else None
+    t = twin(name, seed, duration, tcp, order, lead, handshake_rtt_s=told, tbf_burst=tbf_burst) \
+        if told and SCHEMES[name].twin is not None else None
     if t:
         cols.update(twin_told_rate_bps=t["scheme_mean_bps"], twin_told_share=t["share"],
                     **{f"twin_told_tcp_{a}_bps": v for a, v in t["tcp_means_bps"].items()})
@@ -970,9 +972,8 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
             if t:
                 row.update(_twin_cols(t))
                 wins += _twin_windows(name, order, t)
-                if not why:
-                    row.update(_told_cols(name, seed, duration, tcp, order, lead,
-                                          case_handshakes(out / order / name, tcp)))
+            if not why:
+                row.update(_told_cols(name, seed, duration, tcp, order, lead, case_handshakes(out / order / name, tcp)))
             rows.append(row)
     df = pd.DataFrame(rows)
     pd.DataFrame(wins, columns=["scheme", "order", "side", "window", "window_start_s", "share"]).to_csv(
@@ -1010,9 +1011,9 @@ def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...],
         if t:
             row.update(_twin_cols(t))
             wins += _twin_windows(name, order, t)
-            if case.exists():
-                row.update(_told_cols(name, seed, duration, tcp, order, lead,
-                                      case_handshakes(where / order / name, tcp), tbf_burst))
+        if case.exists():
+            row.update(_told_cols(name, seed, duration, tcp, order, lead, case_handshakes(where / order / name, tcp),
+                                  tbf_burst))
         rows.append(row)
     out = pd.DataFrame(rows)
     pd.DataFrame(wins, columns=["scheme", "order", "side", "window", "window_start_s", "share"]).to_csv(wpath, index=False)
