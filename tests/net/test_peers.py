@@ -576,6 +576,7 @@ def test_tfmcc_uftp_twin_rows_carry_the_twin_told_castlabs_handshake(tmp_path, m
                 "tcp_means_bps": {tcp[0]: 800e3}, "shares": {tcp[0]: share}, "window_shares": [share]}
 
     monkeypatch.setattr(tfmcc, "twin", fake_twin)
+    monkeypatch.setattr(peers, "twin", fake_twin)  # the told twin runs through peers.told_twin
     tw = tfmcc.refresh_twins(tmp_path, 1, 60.0).iloc[1]
     assert told == [None, {"cubic": pytest.approx(0.08, abs=1e-9)}]
     assert tw["share"] == 0.05 and tw["told_share"] == 0.01 and tw["handshake_ms"] == pytest.approx(80.0)

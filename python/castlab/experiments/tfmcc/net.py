@@ -37,7 +37,7 @@ from castlab.experiments.net_common import _skip, _unavailable
 from castlab.experiments.tfmcc.peers import (FAIR_HI, FAIR_LO, FULL_DURATION_S, LEAD_S, LINK_BPS, NET_VS_SIM,
                                            ORDERS, QUEUE_PKTS, QUICK_DURATION_S, QUICK_ORDERS, SHARE_WINDOW_S,
                                            TCP_ALGOS, TESTBED_TBF_BURST_BYTES, WARM_S, _read_seed, case_handshakes,
-                                           run_case, shares_figure, topology, twin, uftp_rate_log)
+                                           run_case, shares_figure, told_twin, topology, twin, uftp_rate_log)
 
 # castlab's TFMCC rate within this factor of UFTP's, against the same TCP flow: decided before the
 # first run (two implementations of one RFC, different packet sizes and timer details)
@@ -102,16 +102,16 @@ def _twin_row(seed: int, duration: float, algo: str, order: str, lead: float,
     bucket `tbf_burst`): its row of tfmcc_uftp.csv and its rows of windows.csv. With `case_dir`
     (castlab's testbed run beside it) the row also holds the kernel flow's handshake RTT
     (``handshake_ms``, ``peers.case_handshakes``) and the share of the twin told it
-    (``told_share``, ``told_rate_bps``: ``peers.twin``'s `handshake_rtt_s`), an output beside the
+    (``told_share``, ``told_rate_bps``: ``peers.told_twin``), an output beside the
     claims, which stay on the default twin."""
     t = twin("tfmcc", seed, duration, (algo,), order, lead, tbf_burst=tbf_burst)
     row = {"impl": TWIN, "tcp": algo, "order": order, "duration_s": duration, "rate_bps": t["scheme_mean_bps"],
            "tcp_bps": t["tcp_mean_bps"], "share": t["share"], "loss": t["loss"],
            **{f"share_w{k}": v for k, v in enumerate(t["window_shares"])}}
-    hs = case_handshakes(case_dir, (algo,)).get(algo, float("nan")) if case_dir is not None else float("nan")
-    row["handshake_ms"] = hs * 1e3
-    if np.isfinite(hs) and hs > 0:
-        told = twin("tfmcc", seed, duration, (algo,), order, lead, tbf_burst=tbf_burst, handshake_rtt_s={algo: hs})
+    hs = case_handshakes(case_dir, (algo,)) if case_dir is not None else {}
+    row["handshake_ms"] = hs.get(algo, float("nan")) * 1e3
+    told = told_twin("tfmcc", seed, duration, (algo,), order, lead, hs, tbf_burst)
+    if told:
         row.update(told_share=told["share"], told_rate_bps=told["scheme_mean_bps"])
     wins = [{"impl": TWIN, "tcp": algo, "order": order, "side": "twin", "window": k,
              "window_start_s": k * SHARE_WINDOW_S, "share": v} for k, v in enumerate(t["window_shares"])]

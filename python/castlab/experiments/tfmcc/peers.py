@@ -916,6 +916,16 @@ def case_handshakes(case_dir: Path, tcp: tuple[str, ...]) -> dict[str, float]:
     return {a: float(v) for a, v in (got or {}).items() if a in tcp}
 
 
+def told_twin(name: str, seed: int, duration: float, tcp: tuple[str, ...], order: str, lead: float,
+              handshakes: dict[str, float], tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES) -> Optional[dict]:
+    """``twin`` told the kernel flows' `handshakes` (algorithm -> s; the measured ones, finite
+    and positive, are told), or None where none was measured or the scheme has no twin."""
+    told = {a: v for a, v in handshakes.items() if np.isfinite(v) and v > 0}
+    if not told or SCHEMES[name].twin is None:
+        return None
+    return twin(name, seed, duration, tcp, order, lead, handshake_rtt_s=told, tbf_burst=tbf_burst)
+
+
 def _told_cols(name: str, seed: int, duration: float, tcp: tuple[str, ...], order: str, lead: float,
                handshakes: dict[str, float], tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES) -> dict:
     """The handshake columns of peers.csv (``tcp_handshake_ALGO_ms``: each kernel flow's, from
@@ -925,9 +935,7 @@ def _told_cols(name: str, seed: int, duration: float, tcp: tuple[str, ...], orde
     rate and each TCP flow's; none for a scheme without a twin). An output beside the claims,
     which stay on the default twin."""
     cols = {f"tcp_handshake_{a}_ms": handshakes.get(a, float("nan")) * 1e3 for a in tcp}
-    told = {a: v for a, v in handshakes.items() if np.isfinite(v) and v > 0}
-    t = twin(name, seed, duration, tcp, order, lead, handshake_rtt_s=told, tbf_burst=tbf_burst) \
-        if told and SCHEMES[name].twin is not None else None
+    t = told_twin(name, seed, duration, tcp, order, lead, handshakes, tbf_burst)
     if t:
         cols.update(twin_told_rate_bps=t["scheme_mean_bps"], twin_told_share=t["share"],
                     **{f"twin_told_tcp_{a}_bps": v for a, v in t["tcp_means_bps"].items()})
