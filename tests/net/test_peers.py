@@ -815,3 +815,58 @@ def test_a_twins_first_packet_reaches_rcv1_unless_its_receivers_start_with_the_s
     assert mc0["pid"].iloc[0] == mc["pid"].iloc[1]
     assert st0["rcv1"]["gaps"] >= 1
     assert sum(s["naks_sent"] for s in st0.values()) >= 1
+
+
+def _sender_records(d: Path, rates, reports, rounds) -> None:
+    """castlab's TFMCC sender records in `d`/source, as the testbed's source and a twin write them."""
+    src = d / "source"
+    src.mkdir(parents=True)
+    ns = lambda t: int(round(t * 1e9))  # noqa: E731
+    pd.DataFrame([{"time_s": t, "time_ns": ns(t), "bps": b} for t, b in rates]).to_csv(src / "tfmcc_rate.csv",
+                                                                                      index=False)
+    pd.DataFrame([{"time_s": t, "time_ns": ns(t), "receiver": r, "rate_bps": x, "loss_event_rate": p, "rtt_s": rtt,
+                   "round": 0, "from_clr": False} for t, r, x, p, rtt in reports]).to_csv(src / "tfmcc_fb.csv",
+                                                                                         index=False)
+    pd.DataFrame([{"time_s": t, "time_ns": ns(t), "rmax_s": m} for t, m in rounds]).to_csv(src / "tfmcc_round.csv",
+                                                                                          index=False)
+
+
+def test_tfmcc_falls_name_the_report_behind_each_fall_to_the_floor(tmp_path):
+    # 1000-byte packets: the floor is one per 8 s, 1000 b/s. Four falls from above, each with a
+    # different cause, and a report at the floor while already there (no fall)
+    _sender_records(
+        tmp_path,
+        rates=[(0.1, 16e3), (8.5, 1e3), (16.5, 2e3), (60.1, 1e3), (70.0, 3e3), (80.0, 1e3), (85.0, 5e3), (90.0, 1e3)],
+        reports=[(8.5, 1, 1e3, 0.004, 0.001),   # a loss history, 1 ms: equation (1) gives Mb/s, so 2·X_recv
+                 (20.0, 1, 8e6, 0.004, 0.001),
+                 (60.1, 0, 2e6, 0.0, 0.3),      # at the same instant a higher report from another receiver
+                 (60.1, 1, 1e3, 0.0, 0.001),    # no loss yet: 2·X_recv of an empty window
+                 (62.0, 1, 1e3, 0.0, 0.001),
+                 (90.0, 0, 1e3, 0.5, 2.0)],     # p = 0.5 over 2 s: equation (1) gives about 215 b/s
+        rounds=[(8.6, 8.01), (60.1, 8.01)])
+    f = peers.tfmcc_falls(tmp_path)
+    assert list(f["at_s"]) == pytest.approx([8.4, 60.0, 79.9, 89.9])
+    assert list(f["cause"]) == [peers.FALL_LOSS_CLEARED, peers.FALL_BEFORE_LOSS, peers.FALL_NO_REPORT,
+                                peers.FALL_EQUATION]
+    assert list(f["receiver"].iloc[[0, 1, 3]]) == [1, 1, 0]
+    # only the fall at 60.1 s ended a feedback round, with R_max the floor's 8 s plus 10 ms
+    assert list(f["round_end"]) == [False, True, False, False] and f["rmax_s"].iloc[1] == 8.01
+    assert peers.falls_cols(tmp_path, "twin_") == {"twin_falls": 4, "twin_falls_loss_cleared": 1,
+                                                   "twin_falls_at_round_end": 1,
+                                                   "twin_first_fall_s": pytest.approx(8.4)}
+    assert peers.falls_cols(tmp_path / "nothing") == {}
+
+
+def test_the_twins_tfmcc_falls_once_a_round_and_each_round_lasts_six_floor_intervals(tmp_path):
+    # net-tfmcc-uftp's twin, castlab's TFMCC 10 s before one reno flow, seed 1: the receiver
+    # without a bottleneck (R = 1 ms) reports twice an empty 2 ms window's receive rate once it
+    # has cleared its loss flag after 10 RTTs without data (RFC 4654 §4.3.1, §4.4); that report
+    # ends the feedback round (§3.4) and takes the sender to the floor, so R_max becomes the
+    # floor's packet interval plus the clock granularity (§3.2) and the next round lasts
+    # round_rtts (6) of it before a report can end it
+    peers.twin("tfmcc", 1, 180.0, ("reno",), "scheme-first", records_dir=tmp_path)
+    f = peers.tfmcc_falls(tmp_path)
+    assert len(f) >= 2 and set(f["cause"]) == {peers.FALL_LOSS_CLEARED}
+    at_round_end = f[f["round_end"]]
+    assert len(at_round_end) >= 1 and list(at_round_end["rmax_s"]) == pytest.approx([8.0 + 0.01] * len(at_round_end))
+    assert (f["at_s"].diff().dropna() >= 6 * 8.01).all()

@@ -37,7 +37,8 @@ from castlab.experiments.net_common import _skip, _unavailable
 from castlab.experiments.tfmcc.peers import (FAIR_HI, FAIR_LO, FULL_DURATION_S, LEAD_S, LINK_BPS, NET_VS_SIM,
                                            ORDERS, QUEUE_PKTS, QUICK_DURATION_S, QUICK_ORDERS, SHARE_WINDOW_S,
                                            TCP_ALGOS, TESTBED_TBF_BURST_BYTES, WARM_S, _read_seed, case_handshakes,
-                                           run_case, shares_figure, told_twin, topology, twin, uftp_rate_log)
+                                           falls_cols, falls_phrase, run_case, shares_figure, told_twin, topology,
+                                           twin, uftp_rate_log)
 
 # castlab's TFMCC rate within this factor of UFTP's, against the same TCP flow: decided before the
 # first run (two implementations of one RFC, different packet sizes and timer details)
@@ -76,6 +77,7 @@ def tfmcc_uftp_table(out: Path, seed: int, duration: float, algos: tuple[str, ..
                              "sender_rate_mean_bps": r["sender_rate_mean_bps"], "lead_s": r["lead_s"],
                              "startup_s": r["startup_s"],
                              "loss_event_rate": _loss_event_rate(d) if impl == "tfmcc" else float("nan"),
+                             **(falls_cols(d) if impl == "tfmcc" else {}),
                              **{f"share_w{k}": v for k, v in enumerate(r["window_shares"])},
                              "tcp_errors": "; ".join(r["tcp_errors"])})
                 wins += [{"impl": name, "tcp": algo, "order": order, "side": name, "window": k,
@@ -103,11 +105,15 @@ def _twin_row(seed: int, duration: float, algo: str, order: str, lead: float,
     (castlab's testbed run beside it) the row also holds the kernel flow's handshake RTT
     (``handshake_ms``, ``peers.case_handshakes``) and the share of the twin told it
     (``told_share``, ``told_rate_bps``: ``peers.told_twin``), an output beside the
-    claims, which stay on the default twin."""
-    t = twin("tfmcc", seed, duration, (algo,), order, lead, tbf_burst=tbf_burst)
+    claims, which stay on the default twin; the twin's own records go to `case_dir`/``twin/``,
+    and its falls to the floor (``peers.falls_cols``) are in the row as the testbed run's are in
+    castlab's."""
+    records = case_dir / "twin" if case_dir is not None else None
+    t = twin("tfmcc", seed, duration, (algo,), order, lead, records_dir=records, tbf_burst=tbf_burst)
     row = {"impl": TWIN, "tcp": algo, "order": order, "duration_s": duration, "rate_bps": t["scheme_mean_bps"],
            "tcp_bps": t["tcp_mean_bps"], "share": t["share"], "loss": t["loss"],
-           **{f"share_w{k}": v for k, v in enumerate(t["window_shares"])}}
+           **{f"share_w{k}": v for k, v in enumerate(t["window_shares"])},
+           **(falls_cols(records) if records is not None else {})}
     hs = case_handshakes(case_dir, (algo,)) if case_dir is not None else {}
     row["handshake_ms"] = hs.get(algo, float("nan")) * 1e3
     told = told_twin("tfmcc", seed, duration, (algo,), order, lead, hs, tbf_burst)
@@ -138,6 +144,8 @@ def refresh_twins(where: Path, seed: int, duration: float, lead: float = LEAD_S,
                                  where / row["order"] / f"tfmcc_{row['tcp']}")
             row = {**{k: float("nan") for k in row}, **fresh}
             wins += w
+        elif row["impl"] == "castlab":
+            row.update(falls_cols(where / row["order"] / f"tfmcc_{row['tcp']}"))
         rows.append(row)
     out = pd.DataFrame(rows, columns=list(dict.fromkeys([*df.columns, *(k for r in rows for k in r)])))
     pd.DataFrame(wins, columns=WINDOW_COLS).to_csv(wpath, index=False)
@@ -221,6 +229,10 @@ def tfmcc_uftp_claims(df: pd.DataFrame, run_seeds: list[int], algos: tuple[str, 
                 told_why = (f"; the kernel flow's handshake RTT per seed {', '.join(f'{h:.3g}' for h in hs)} ms "
                             f"(handshake_ms), and the testbed's share over the twin told it "
                             f"{np.mean([x / y for x, y in zip(net, told)]):.2f} on the mean over seeds (told_share)")
+            both = pd.DataFrame({**{c: per_seed("castlab", a, o, c) for c in ("falls", "first_fall_s") if c in df},
+                                 **{f"twin_{c}": per_seed(TWIN, a, o, c) for c in ("falls", "first_fall_s") if c in df}})
+            falls = falls_phrase(both, "falls and first_fall_s of the castlab and castlab (simulated) rows")
+            told_why += f"; {falls}" if falls else ""
             claims.append(claim_over_seeds(
                 in_range, [x / y if y > 0 else float("nan") for x, y in zip(net, twin_shares)],
                 f"net-vs-sim-castlab-{a}-{o}", f"(derived) castlab's TFMCC share of the TCP {a} flow on the testbed "

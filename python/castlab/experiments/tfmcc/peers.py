@@ -916,6 +916,103 @@ def case_handshakes(case_dir: Path, tcp: tuple[str, ...]) -> dict[str, float]:
     return {a: float(v) for a, v in (got or {}).items() if a in tcp}
 
 
+#: Why castlab's TFMCC sender fell to its floor (``tfmcc_falls``' ``cause``). A report at the
+#: floor with no loss yet, or with a loss history whose equation (1) gives more than the floor, is
+#: twice the receive rate of a k·R window that held no packet (§4.4; with a loss history, the
+#: receiver had cleared have_loss after 10 RTTs without data, §4.3.1).
+FALL_BEFORE_LOSS = "no loss yet"
+FALL_LOSS_CLEARED = "loss flag cleared"
+FALL_EQUATION = "equation"
+FALL_NO_REPORT = "no report"
+
+
+def tfmcc_floor_bps(config: Optional[dict] = None) -> float:
+    """castlab's TFMCC floor, one packet per ``min_packet_interval`` (RFC 4654 §4.4's one per
+    8 s), for `config` over TfmccConfig's defaults."""
+    from castlab.net import config_defaults_of
+
+    c = {**config_defaults_of("tfmcc"), **(config or {})}
+    return 8.0 * float(c["packet_size"]) / float(c["min_packet_interval"])
+
+
+FALL_COLS = ["at_s", "receiver", "reported_bps", "loss_event_rate", "rtt_s", "cause", "round_end", "rmax_s"]
+
+
+def tfmcc_falls(run_dir: Path, floor_bps: Optional[float] = None) -> pd.DataFrame:
+    """Each time castlab's TFMCC sender whose records are in `run_dir` (``source/``: a testbed
+    run's, or a twin's ``twin/``) set its rate to its floor (`floor_bps`, by default
+    ``tfmcc_floor_bps`` of the schemes' packet size) from above, a row: ``at_s`` from the
+    sender's start (its first rate record), the report that did it at that instant (``receiver``
+    as the sender numbers them, ``reported_bps``, ``loss_event_rate``, the sender's ``rtt_s`` of
+    that receiver), why the report was that low (``cause``, FALL_*: ``no report`` where no
+    report arrived at that instant) and whether the same report ended a feedback round (§3.4:
+    the first non-CLR report after T), with R_max after it (``rmax_s``; the next round lasts
+    ``round_rtts`` of it). Empty where the records are missing."""
+    from castlab.metrics import padhye_throughput
+
+    src = Path(run_dir) / "source"
+    if not (src / "tfmcc_rate.csv").exists():
+        return pd.DataFrame(columns=FALL_COLS)
+    size = float(SCHEMES["tfmcc"].twin[1]["packet_size"])
+    floor = tfmcc_floor_bps({"packet_size": size}) if floor_bps is None else float(floor_bps)
+    rate = pd.read_csv(src / "tfmcc_rate.csv")
+    fb = pd.read_csv(src / "tfmcc_fb.csv") if (src / "tfmcc_fb.csv").exists() else pd.DataFrame(
+        columns=["time_ns", "receiver", "rate_bps", "loss_event_rate", "rtt_s"])
+    rounds = pd.read_csv(src / "tfmcc_round.csv") if (src / "tfmcc_round.csv").exists() else pd.DataFrame(
+        columns=["time_ns", "rmax_s"])
+    if not len(rate):
+        return pd.DataFrame(columns=FALL_COLS)
+    start_ns = int(rate["time_ns"].iloc[0])
+    at_floor = rate["bps"].to_numpy(float) <= floor * (1 + 1e-9)
+    rows = []
+    for k in np.flatnonzero(at_floor[1:] & ~at_floor[:-1]) + 1:
+        t_ns = int(rate["time_ns"].iloc[k])
+        now = fb[fb["time_ns"] == t_ns]
+        rnd = rounds[rounds["time_ns"] == t_ns]
+        row = {"at_s": (t_ns - start_ns) / 1e9, "receiver": np.nan, "reported_bps": np.nan, "loss_event_rate": np.nan,
+               "rtt_s": np.nan, "cause": FALL_NO_REPORT, "round_end": bool(len(rnd)),
+               "rmax_s": float(rnd["rmax_s"].iloc[-1]) if len(rnd) else np.nan}
+        if len(now):
+            r = now.loc[now["rate_bps"].astype(float).idxmin()]
+            p, rtt = float(r["loss_event_rate"]), float(r["rtt_s"])
+            if not p > 0:
+                cause = FALL_BEFORE_LOSS
+            elif float(padhye_throughput(size, rtt, p, 4 * rtt)) * 8 > floor:
+                cause = FALL_LOSS_CLEARED
+            else:
+                cause = FALL_EQUATION
+            row.update(receiver=int(r["receiver"]), reported_bps=float(r["rate_bps"]), loss_event_rate=p, rtt_s=rtt,
+                       cause=cause)
+        rows.append(row)
+    return pd.DataFrame(rows, columns=FALL_COLS)
+
+
+def falls_cols(run_dir: Path, prefix: str = "") -> dict:
+    """A run's falls to the floor (``tfmcc_falls``) as table columns: ``falls`` (how many),
+    ``falls_loss_cleared`` (of them, reports whose loss flag had cleared), ``falls_at_round_end``
+    and ``first_fall_s`` (from the sender's start), each after `prefix`; {} where the run left
+    no sender records."""
+    if not (Path(run_dir) / "source" / "tfmcc_rate.csv").exists():
+        return {}
+    f = tfmcc_falls(run_dir)
+    return {f"{prefix}falls": len(f), f"{prefix}falls_loss_cleared": int((f["cause"] == FALL_LOSS_CLEARED).sum()),
+            f"{prefix}falls_at_round_end": int(f["round_end"].astype(bool).sum()),
+            f"{prefix}first_fall_s": float(f["at_s"].iloc[0]) if len(f) else np.nan}
+
+
+def falls_phrase(d: pd.DataFrame, named: str, testbed: str = "", twin: str = "twin_") -> str:
+    """The falls of per-seed rows `d` in words for a claim's explanation, both sides (columns of
+    ``falls_cols`` after `testbed` and `twin`; `named` says where a reader finds them), or ""
+    where either side lacks them."""
+    cols = [f"{p}{c}" for p in (testbed, twin) for c in ("falls", "first_fall_s")]
+    if not all(c in d and len(d[c]) and d[c].notna().all() for c in cols):
+        return ""
+    n = lambda p: ", ".join(str(int(v)) for v in d[f"{p}falls"])  # noqa: E731
+    t = lambda p: ", ".join(f"{v:.1f}" for v in d[f"{p}first_fall_s"])  # noqa: E731
+    return (f"the sender's falls to its floor per seed: testbed {n(testbed)}, twin {n(twin)}, the first at "
+            f"{t(testbed)} s against {t(twin)} s from its start ({named}; each fall's report: tfmcc_falls)")
+
+
 def told_twin(name: str, seed: int, duration: float, tcp: tuple[str, ...], order: str, lead: float,
               handshakes: dict[str, float], tbf_burst: Optional[int] = TESTBED_TBF_BURST_BYTES) -> Optional[dict]:
     """``twin`` told the kernel flows' `handshakes` (algorithm -> s; the measured ones, finite
@@ -982,6 +1079,8 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
                 wins += _twin_windows(name, order, t)
             if not why:
                 row.update(_told_cols(name, seed, duration, tcp, order, lead, case_handshakes(out / order / name, tcp)))
+                row.update(falls_cols(out / order / name))
+            row.update(falls_cols(out / order / name / "twin", "twin_"))
             rows.append(row)
     df = pd.DataFrame(rows)
     pd.DataFrame(wins, columns=["scheme", "order", "side", "window", "window_start_s", "share"]).to_csv(
@@ -1022,6 +1121,8 @@ def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...],
         if case.exists():
             row.update(_told_cols(name, seed, duration, tcp, order, lead, case_handshakes(where / order / name, tcp),
                                   tbf_burst))
+            row.update(falls_cols(where / order / name))
+        row.update(falls_cols(where / order / name / "twin", "twin_"))
         rows.append(row)
     out = pd.DataFrame(rows)
     pd.DataFrame(wins, columns=["scheme", "order", "side", "window", "window_start_s", "share"]).to_csv(wpath, index=False)
@@ -1194,6 +1295,8 @@ def peers_claims(df: pd.DataFrame, tcp: tuple[str, ...], orders: tuple[str, ...]
                 ratio = d["share"].to_numpy(float) / d["twin_share"].to_numpy(float)
                 diff = net_vs_sim(d, tcp)
                 why = f"; {differences(diff.iloc[0], tcp)}" if len(diff) else ""
+                falls = falls_phrase(d, "falls, twin_falls, first_fall_s, twin_first_fall_s")
+                why += f"; {falls}" if falls else ""
                 claims.append(claim_over_seeds(
                     in_range, ratio, f"net-vs-sim-{n}-{o}", f"(derived) {label}'s share of the mean kernel TCP "
                     f"flow on the testbed is within a factor of {NET_VS_SIM:g} of its simulated twin's under the "
