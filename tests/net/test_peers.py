@@ -19,6 +19,7 @@ import subprocess
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -870,3 +871,22 @@ def test_the_twins_tfmcc_falls_once_a_round_and_each_round_lasts_six_floor_inter
     at_round_end = f[f["round_end"]]
     assert len(at_round_end) >= 1 and list(at_round_end["rmax_s"]) == pytest.approx([8.0 + 0.01] * len(at_round_end))
     assert (f["at_s"].diff().dropna() >= 6 * 8.01).all()
+
+
+def test_above_base_s_times_the_receivers_layers_above_the_first_from_its_start(tmp_path):
+    def levels(d: Path, rows) -> None:
+        (d / "rx_rcv1").mkdir(parents=True)
+        pd.DataFrame([{"time_s": t, "time_ns": int(t * 1e9), "agent": 1, "level": v} for t, v in rows]).to_csv(
+            d / "rx_rcv1" / "levels.csv", index=False)
+
+    # from its start at 5 s: level 2 for 30 s, back to 1, level 3 for the last 20 s of a 120 s
+    # span; a change after the span does not count
+    levels(tmp_path, [(5.0, 1), (15.0, 2), (45.0, 1), (105.0, 3), (200.0, 1)])
+    assert peers.above_base_s(tmp_path, 120.0) == pytest.approx(50.0)
+    levels(tmp_path / "twin", [(9.9, 1), (52.0, 2), (53.0, 1)])
+    # scheme first the receiver runs the lead and the measurement: 10 + 110 s
+    cols = peers.levels_cols(tmp_path, "scheme-first", 110.0, lead=10.0)
+    assert cols == {"above_base_s": pytest.approx(50.0), "twin_above_base_s": pytest.approx(1.0)}
+    assert "50 s on the testbed, 1 s in the twin" in peers.levels_phrase(pd.DataFrame([cols]))
+    assert peers.levels_cols(tmp_path / "twin", "tcp-first", 110.0) == {}  # its twin left no records
+    assert np.isnan(peers.above_base_s(tmp_path / "nothing", 120.0))

@@ -1000,6 +1000,41 @@ def falls_cols(run_dir: Path, prefix: str = "") -> dict:
             f"{prefix}first_fall_s": float(f["at_s"].iloc[0]) if len(f) else np.nan}
 
 
+def above_base_s(run_dir: Path, span_s: float, receiver: str = "rcv1") -> float:
+    """How long a layered scheme's `receiver` (its ``rx_RECEIVER/levels.csv``: a testbed run's or
+    a twin's) held more than the base layer in the `span_s` seconds from its first record; NaN
+    where the run left no level records."""
+    p = Path(run_dir) / f"rx_{receiver}" / "levels.csv"
+    if not p.exists():
+        return float("nan")
+    d = pd.read_csv(p)
+    if not len(d):
+        return float("nan")
+    t = d["time_ns"].to_numpy(np.int64) / 1e9
+    t = np.clip(t - t[0], 0.0, span_s)
+    held = np.diff(np.append(t, span_s))
+    return float(held[d["level"].to_numpy() >= 2].sum())
+
+
+def levels_cols(case_dir: Path, order: str, duration: float, lead: float = LEAD_S) -> dict:
+    """A layered scheme's run and its twin (`case_dir` and `case_dir`/``twin``): rcv1's seconds
+    above the base layer from its start to the end of the measurement, `duration` after the later
+    side's start (``above_base_s``, ``twin_above_base_s``); {} where either left no records."""
+    span = duration + (lead if order == "scheme-first" else 0.0)
+    a, b = above_base_s(case_dir, span), above_base_s(Path(case_dir) / "twin", span)
+    return {} if np.isnan(a) or np.isnan(b) else {"above_base_s": a, "twin_above_base_s": b}
+
+
+def levels_phrase(d: pd.DataFrame) -> str:
+    """``levels_cols`` of per-seed rows `d` in words, or "" where a seed lacks them."""
+    cols = ("above_base_s", "twin_above_base_s")
+    if not all(c in d and len(d[c]) and d[c].notna().all() for c in cols):
+        return ""
+    f = lambda c: ", ".join(f"{v:.0f}" for v in d[c])  # noqa: E731
+    return (f"rcv1 held more than the base layer per seed for {f(cols[0])} s on the testbed, {f(cols[1])} s in the "
+            f"twin (above_base_s, twin_above_base_s)")
+
+
 def falls_phrase(d: pd.DataFrame, named: str, testbed: str = "", twin: str = "twin_") -> str:
     """The falls of per-seed rows `d` in words for a claim's explanation, both sides (columns of
     ``falls_cols`` after `testbed` and `twin`; `named` says where a reader finds them), or ""
@@ -1080,6 +1115,7 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
             if not why:
                 row.update(_told_cols(name, seed, duration, tcp, order, lead, case_handshakes(out / order / name, tcp)))
                 row.update(falls_cols(out / order / name))
+                row.update(levels_cols(out / order / name, order, duration, lead))
             row.update(falls_cols(out / order / name / "twin", "twin_"))
             rows.append(row)
     df = pd.DataFrame(rows)
@@ -1122,6 +1158,7 @@ def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...],
             row.update(_told_cols(name, seed, duration, tcp, order, lead, case_handshakes(where / order / name, tcp),
                                   tbf_burst))
             row.update(falls_cols(where / order / name))
+            row.update(levels_cols(where / order / name, order, duration, lead))
         row.update(falls_cols(where / order / name / "twin", "twin_"))
         rows.append(row)
     out = pd.DataFrame(rows)
@@ -1295,8 +1332,8 @@ def peers_claims(df: pd.DataFrame, tcp: tuple[str, ...], orders: tuple[str, ...]
                 ratio = d["share"].to_numpy(float) / d["twin_share"].to_numpy(float)
                 diff = net_vs_sim(d, tcp)
                 why = f"; {differences(diff.iloc[0], tcp)}" if len(diff) else ""
-                falls = falls_phrase(d, "falls, twin_falls, first_fall_s, twin_first_fall_s")
-                why += f"; {falls}" if falls else ""
+                for more in (falls_phrase(d, "falls, twin_falls, first_fall_s, twin_first_fall_s"), levels_phrase(d)):
+                    why += f"; {more}" if more else ""
                 claims.append(claim_over_seeds(
                     in_range, ratio, f"net-vs-sim-{n}-{o}", f"(derived) {label}'s share of the mean kernel TCP "
                     f"flow on the testbed is within a factor of {NET_VS_SIM:g} of its simulated twin's under the "
