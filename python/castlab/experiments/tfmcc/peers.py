@@ -1087,9 +1087,10 @@ def peers_table(out: Path, seed: int, duration: float, schemes: list[str], tcp: 
     scheme and order; ``share_wK`` and ``twin_share_wK`` are the shares per SHARE_WINDOW_S,
     ``tcp_ALGO_bps`` and ``twin_tcp_ALGO_bps`` each TCP flow's rate on either side,
     ``tcp_handshake_ALGO_ms`` each kernel flow's handshake RTT and ``twin_told_*`` the twin told
-    those, ``_told_cols``) and ``windows.csv`` (the same per window, long). The twin's own
-    records of a castlab scheme go to ``ORDER/SCHEME/twin/`` in the testbed roles' files
-    (``twin_records``)."""
+    those, ``_told_cols``; TFMCC's falls to its floor, ``falls_cols``, and a layered scheme's time
+    above the base layer, ``levels_cols``, on both sides) and ``windows.csv`` (the same per window,
+    long). The twin's own records of a castlab scheme go to ``ORDER/SCHEME/twin/`` in the testbed
+    roles' files (``twin_records``)."""
     rows, wins = [], []
     for order in orders:
         for name in schemes:
@@ -1133,7 +1134,8 @@ def refresh_twins(where: Path, seed: int, duration: float, tcp: tuple[str, ...],
     flow's testbed rate (``tcp_ALGO_bps``) is filled in from its run's case.json. The testbed's
     readings are kept as they are, and the twin's own records written to ``ORDER/SCHEME/twin/``.
     The told twin's columns (``_told_cols``) are recomputed too, from each run's handshakes
-    (``case_handshakes``: its packet log where case.json has none). `tbf_burst`: the twins'
+    (``case_handshakes``: its packet log where case.json has none), and so are the falls and
+    levels columns of both sides (``falls_cols``, ``levels_cols``). `tbf_burst`: the twins'
     token bucket (``twin_scenario``; None: the serialising twins, an ablation). Writes both
     tables back and returns peers.csv's."""
     df = pd.read_csv(where / "peers.csv")
