@@ -309,3 +309,15 @@ def test_kernel_counters_are_read_from_nstat():
                                             "TcpExtTCPLossProbes             14                 0.0\n"})()
 
     assert net._nstat(Tb()) == {"TcpExtTCPTimeouts": 3, "TcpExtTCPLossProbes": 14}
+
+
+def test_a_claims_explanation_quotes_each_reading_per_run():
+    from castlab.experiments.tcp.net import quoted
+
+    d = pd.DataFrame({"phase_pair_ratio": [1.01, 0.868], "f1_bbr_kernel_bbr_mrtt_median_ms": [14.5, 10.9],
+                      "f1_bbr_sim_bbr_mrtt_median_ms": [12.1, 8.48], "empty": [np.nan, np.nan]})
+    got = quoted(d, ["phase_pair_ratio", "f1_bbr_{kernel,sim}_bbr_mrtt_median_ms", "empty", "absent"])
+    # a {kernel,sim} pair quotes both sides; a column with no value, or none, is left out
+    assert got == ("; per run: phase_pair_ratio 1.01, 0.868; f1_bbr_kernel_bbr_mrtt_median_ms 14.5, 10.9; "
+                   "f1_bbr_sim_bbr_mrtt_median_ms 12.1, 8.48")
+    assert quoted(d, ["absent"]) == ""

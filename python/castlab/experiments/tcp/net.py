@@ -921,6 +921,19 @@ def run_cases(out: Path, seed: int, runs: int, duration: float, warm: float, cas
     return pd.DataFrame(rows)
 
 
+def quoted(d: pd.DataFrame, cols: list[str]) -> str:
+    """The values of `cols` (a ``{kernel,sim}`` pair in a name stands for both) in rows `d`, per
+    run, for a claim's explanation: the readings a gap is explained by, with their numbers."""
+    names = []
+    for c in cols:
+        names += [c.replace("{kernel,sim}", side) for side in ("kernel", "sim")] if "{kernel,sim}" in c else [c]
+    have = [c for c in names if c in d and d[c].notna().any()]
+    if not have:
+        return ""
+    per_run = lambda c: ", ".join(f"{float(v):.3g}" for v in d[c])  # noqa: E731
+    return "; per run: " + "; ".join(f"{c} {per_run(c)}" for c in have)
+
+
 def claims_for(df: pd.DataFrame) -> list:
     claims = []
     for algos in CASES:
@@ -940,7 +953,7 @@ def claims_for(df: pd.DataFrame) -> list:
         if len(algos) == 2:
             cols += ["pair_ratio_late", "f1_" + algos[1] + "_kernel_first_minrtt_ms"]
         where = (f"cases.csv rows {n}: {', '.join(cols)}; {n}/seed-N/series.csv, samples.csv "
-                 "(rate_rtt.png: the first seed)")
+                 f"(rate_rtt.png: the first seed){quoted(d, cols)}")
         if len(algos) == 1:
             a = algos[0]
             claims.append(claim_over_seeds(
