@@ -1025,10 +1025,14 @@ def levels_cols(case_dir: Path, order: str, duration: float, lead: float = LEAD_
     return {} if np.isnan(a) or np.isnan(b) else {"above_base_s": a, "twin_above_base_s": b}
 
 
+def _every_row_has(d: pd.DataFrame, cols) -> bool:
+    return len(d) > 0 and all(c in d and d[c].notna().all() for c in cols)
+
+
 def levels_phrase(d: pd.DataFrame) -> str:
     """``levels_cols`` of per-seed rows `d` in words, or "" where a seed lacks them."""
     cols = ("above_base_s", "twin_above_base_s")
-    if not all(c in d and len(d[c]) and d[c].notna().all() for c in cols):
+    if not _every_row_has(d, cols):
         return ""
     f = lambda c: ", ".join(f"{v:.0f}" for v in d[c])  # noqa: E731
     return (f"rcv1 held more than the base layer per seed for {f(cols[0])} s on the testbed, {f(cols[1])} s in the "
@@ -1039,8 +1043,7 @@ def falls_phrase(d: pd.DataFrame, named: str, testbed: str = "", twin: str = "tw
     """The falls of per-seed rows `d` in words for a claim's explanation, both sides (columns of
     ``falls_cols`` after `testbed` and `twin`; `named` says where a reader finds them), or ""
     where either side lacks them."""
-    cols = [f"{p}{c}" for p in (testbed, twin) for c in ("falls", "first_fall_s")]
-    if not all(c in d and len(d[c]) and d[c].notna().all() for c in cols):
+    if not _every_row_has(d, [f"{p}{c}" for p in (testbed, twin) for c in ("falls", "first_fall_s")]):
         return ""
     n = lambda p: ", ".join(str(int(v)) for v in d[f"{p}falls"])  # noqa: E731
     t = lambda p: ", ".join(f"{v:.1f}" for v in d[f"{p}first_fall_s"])  # noqa: E731
